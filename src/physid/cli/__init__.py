@@ -1,0 +1,45 @@
+"""The ``physid`` command line.
+
+Each family of commands lives in its own module and registers itself on :data:`main`;
+heavy imports (Pinocchio, CVXPY, CasADi) happen inside the commands so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from physid import __version__
+from physid.errors import PhysidError
+
+
+class _PhysidGroup(click.Group):
+    """A click group that turns :class:`PhysidError` into a one-line message and exit code 2."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's signature
+        try:
+            return super().invoke(ctx)
+        except PhysidError as error:
+            click.echo(f"physid: error: {error}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_PhysidGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="physid")
+def main() -> None:
+    """physid: identify the dynamic parameters of robots and rigid bodies from measured motion.
+
+    Every result is physically consistent (each body could exist), comes with uncertainties, and
+    says in its status when the data could not support it.
+    """
+
+
+def _register() -> None:
+    from physid.cli import impacts_commands, offline_commands, online_commands
+
+    for module in (offline_commands, online_commands, impacts_commands):
+        module.register(main)
+
+
+_register()

@@ -1,0 +1,94 @@
+"""Atomic output: write to a temporary name beside the target, then rename.
+
+A crash in the middle of a write therefore never leaves a half-written result behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _to_jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _to_jsonable(value.tolist())
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        value = float(value)
+        # JSON has no NaN/inf; null is the honest encoding of "not available".
+        return value if math.isfinite(value) else None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def to_json_text(obj: Any) -> str:
+    """Serialise ``obj`` (dicts, lists, NumPy arrays and scalars) as indented JSON."""
+    return json.dumps(_to_jsonable(obj), indent=2, allow_nan=False) + "\n"
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], payload: bytes) -> Path:
+    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as JSON to ``path`` atomically (NaN and inf become null)."""
+    return write_text_atomic(path, to_json_text(obj))
+
+
+@contextmanager
+def atomic_output_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a fresh staging folder whose files replace those of ``path`` only on success.
+
+    Files are written into a hidden sibling folder; when the ``with`` block ends without an
+    exception each staged file is moved into ``path`` (created if needed) with an atomic rename.
+    On an exception the staging folder is removed and ``path`` is left untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
+    try:
+        yield staging
+        target.mkdir(parents=True, exist_ok=True)
+        for staged in sorted(staging.rglob("*")):
+            if staged.is_dir():
+                continue
+            destination = target / staged.relative_to(staging)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, destination)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
