@@ -1,0 +1,234 @@
+"""The ``--config`` YAML of ``physid identify`` / ``validate``: what flags cannot say well.
+
+Every key is optional; unknown keys are an error (a typo must not be silently ignored)::
+
+    joint_terms: [fv, fc, offset, Ia]     # friction/armature terms per joint
+    transmission:                          # motor-side data (qm_*, taum_* / i_* columns)
+      motors: [m1, m2, m3, m4, m5, m6]
+      reduction: [32, 32, 45, -48, 45, 32] # diagonal of the ratio: q_motor = N q_joint
+      coupling: {m6: {joint_5: 32}}        # extra ratio entries: motor m6 turns with joint_5 too
+      joint_offset: {joint_2: -1.5707963, joint_3: 1.5707963}   # rad, added on the joint side
+      coupled_motor_terms: true            # Iam, fvm, fcm of coupled motors (paper C §4.1)
+    drive_gains: {m1: 1.0}                 # N m per unit of current column i_<name>
+    filter:
+      method: classical                    # classical | irwsm1 | irwsm2 | given
+      butterworth_cutoff_hz: 100           # classical: omega_q (default: rule of thumb)
+      decimation_cutoff_hz: 20             # omega_f (default: rule of thumb; 0 = no decimation)
+      decimation_factor: 10                # default: largest that keeps omega_f at 0.8 Nyquist
+      nvr: 1.0e-5                          # irwsm*: noise variance ratio (default: ML)
+    split: {train_fraction: 0.6667}        # hold out the tail when no --validate file is given
+    estimation:
+      weighting: wls                       # wls (per-joint, paper C) | ols
+      essential_ratio: 30                  # max/min relative std of the essential set
+      consistency_margin: 1.0e-6           # pseudo-inertia >= margin * I  [kg m^2]
+      prior_std_relative: 0.3              # URDF inertial prior std / parameter scale (null: none)
+      prior_total_mass_std_relative: 0.02  # prior std of the total moving mass (null: none)
+      estimate_gravity_direction: false    # fit the base tilt (apparent gravity direction)
+    allow_large_angles: false              # skip the "looks like degrees" check
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from physid.errors import InputError
+from physid.model import JOINT_TERM_NAMES, Transmission
+
+METHODS = ("classical", "irwsm1", "irwsm2", "given")
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    method: str = "classical"
+    butterworth_cutoff_hz: float | None = None
+    decimation_cutoff_hz: float | None = None
+    decimation_factor: int | None = None
+    nvr: float | None = None
+
+
+@dataclass(frozen=True)
+class EstimationConfig:
+    weighting: str = "wls"
+    essential_ratio: float = 30.0
+    consistency_margin: float = 1e-6
+    prior_std_relative: float | None = 0.3
+    prior_total_mass_std_relative: float | None = 0.02
+    estimate_gravity_direction: bool = False
+
+
+@dataclass(frozen=True)
+class TransmissionConfig:
+    motors: tuple[str, ...]
+    reduction: tuple[float, ...]
+    coupling: dict[str, dict[str, float]] = field(default_factory=dict)
+    joint_offset: dict[str, float] = field(default_factory=dict)
+    coupled_motor_terms: bool = True
+
+    def build(self, joint_names: tuple[str, ...]) -> Transmission:
+        """The :class:`Transmission` for a model with these joints (in model order)."""
+        n = len(joint_names)
+        if len(self.motors) != n or len(self.reduction) != n:
+            raise InputError(
+                f"config transmission: {len(self.motors)} motors and {len(self.reduction)} "
+                f"reductions given, the model has {n} joints"
+            )
+        ratio = np.diag(np.asarray(self.reduction, dtype=float))
+        for motor, entries in self.coupling.items():
+            if motor not in self.motors:
+                raise InputError(f"config transmission.coupling: unknown motor '{motor}'")
+            for joint, value in entries.items():
+                if joint not in joint_names:
+                    raise InputError(
+                        f"config transmission.coupling.{motor}: unknown joint '{joint}'"
+                    )
+                ratio[self.motors.index(motor), joint_names.index(joint)] = float(value)
+        offset = np.zeros(n)
+        for joint, value in self.joint_offset.items():
+            if joint not in joint_names:
+                raise InputError(f"config transmission.joint_offset: unknown joint '{joint}'")
+            offset[joint_names.index(joint)] = float(value)
+        return Transmission(tuple(self.motors), ratio, offset)
+
+
+@dataclass(frozen=True)
+class IdentifyConfig:
+    joint_terms: tuple[str, ...] = JOINT_TERM_NAMES
+    transmission: TransmissionConfig | None = None
+    drive_gains: dict[str, float] = field(default_factory=dict)
+    filter: FilterConfig = field(default_factory=FilterConfig)
+    train_fraction: float | None = None
+    estimation: EstimationConfig = field(default_factory=EstimationConfig)
+    allow_large_angles: bool = False
+
+
+def _section(raw: dict[str, Any], allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+    return raw
+
+
+def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        raise InputError(f"config {where}.{key}: expected a number, got {value!r}")
+    if positive and value <= 0:
+        raise InputError(f"config {where}.{key}: must be > 0, got {value!r}")
+    return float(value)
+
+
+def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
+    """Validate a config mapping (as loaded from YAML) into an :class:`IdentifyConfig`."""
+    raw = _section(
+        raw or {}, set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"}, source
+    )
+    joint_terms = tuple(raw.get("joint_terms", JOINT_TERM_NAMES))
+    bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
+    if bad_terms:
+        raise InputError(
+            f"config joint_terms: unknown {bad_terms}; allowed: {list(JOINT_TERM_NAMES)}"
+        )
+
+    transmission = None
+    if raw.get("transmission") is not None:
+        t = _section(
+            raw["transmission"], set(TransmissionConfig.__dataclass_fields__), "transmission"
+        )
+        if "motors" not in t or "reduction" not in t:
+            raise InputError("config transmission: 'motors' and 'reduction' are required")
+        transmission = TransmissionConfig(
+            motors=tuple(str(m) for m in t["motors"]),
+            reduction=tuple(float(r) for r in t["reduction"]),
+            coupling={
+                str(k): {str(j): float(v) for j, v in dict(e).items()}
+                for k, e in dict(t.get("coupling") or {}).items()
+            },
+            joint_offset={str(k): float(v) for k, v in dict(t.get("joint_offset") or {}).items()},
+            coupled_motor_terms=bool(t.get("coupled_motor_terms", True)),
+        )
+
+    f = _section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
+    method = f.get("method", "classical")
+    if method not in METHODS:
+        raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
+    factor = f.get("decimation_factor")
+    if factor is not None and (not isinstance(factor, int) or factor < 1):
+        raise InputError(
+            f"config filter.decimation_factor: expected an integer >= 1, got {factor!r}"
+        )
+    decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
+    if decimation_cutoff is not None and decimation_cutoff < 0:
+        raise InputError("config filter.decimation_cutoff_hz: must be >= 0 (0 = no decimation)")
+    filter_config = FilterConfig(
+        method=method,
+        butterworth_cutoff_hz=_number(f, "butterworth_cutoff_hz", "filter", positive=True),
+        decimation_cutoff_hz=decimation_cutoff,
+        decimation_factor=factor,
+        nvr=_number(f, "nvr", "filter", positive=True),
+    )
+
+    split = _section(raw.get("split") or {}, {"train_fraction"}, "split")
+    train_fraction = _number(split, "train_fraction", "split")
+    if train_fraction is not None and not 0.0 < train_fraction < 1.0:
+        raise InputError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
+
+    e = _section(
+        raw.get("estimation") or {}, set(EstimationConfig.__dataclass_fields__), "estimation"
+    )
+    weighting = e.get("weighting", "wls")
+    if weighting not in ("wls", "ols"):
+        raise InputError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
+    defaults = EstimationConfig()
+    estimation = EstimationConfig(
+        weighting=weighting,
+        essential_ratio=_number(e, "essential_ratio", "estimation", positive=True)
+        or defaults.essential_ratio,
+        consistency_margin=_number(e, "consistency_margin", "estimation")
+        if e.get("consistency_margin") is not None
+        else defaults.consistency_margin,
+        prior_std_relative=_number(e, "prior_std_relative", "estimation", positive=True)
+        if "prior_std_relative" in e
+        else defaults.prior_std_relative,
+        prior_total_mass_std_relative=_number(
+            e, "prior_total_mass_std_relative", "estimation", positive=True
+        )
+        if "prior_total_mass_std_relative" in e
+        else defaults.prior_total_mass_std_relative,
+        estimate_gravity_direction=bool(e.get("estimate_gravity_direction", False)),
+    )
+    gains = {str(k): float(v) for k, v in dict(raw.get("drive_gains") or {}).items()}
+    return IdentifyConfig(
+        joint_terms=joint_terms,
+        transmission=transmission,
+        drive_gains=gains,
+        filter=filter_config,
+        train_fraction=train_fraction,
+        estimation=estimation,
+        allow_large_angles=bool(raw.get("allow_large_angles", False)),
+    )
+
+
+def load_config(path: str | Path | None) -> IdentifyConfig:
+    """Read and validate a YAML config file; ``None`` gives the defaults."""
+    if path is None:
+        return IdentifyConfig()
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"config file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+    try:
+        return parse_config(raw, str(path))
+    except InputError as error:
+        raise InputError(str(error), source=str(path)) from None

@@ -1,0 +1,322 @@
+"""Measured trajectories: reading, validation and conversion to the joint side.
+
+The trajectory contract (DESIGN.md): a table with ``t`` [s] strictly increasing, ``q_<joint>``,
+optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force) or
+``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
+``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV
+with a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`)
+adapts files that do not follow the contract.
+
+Every check fails with a one-line :class:`~physid.errors.InputError` naming file, column and row.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from physid.errors import InputError
+from physid.model import RobotModel, is_revolute
+
+JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
+MOTOR_PREFIXES = ("qm_", "taum_", "i_")
+# A revolute joint whose recorded angle exceeds this is almost surely in degrees.
+_MAX_PLAUSIBLE_ANGLE_RAD = 2.0 * np.pi + 0.5
+
+
+@dataclass(frozen=True)
+class Table:
+    """Named 1-D columns of equal length, as read from one file."""
+
+    columns: dict[str, np.ndarray]
+    source: str
+
+    @property
+    def n_rows(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A validated joint-side trajectory (SI units, joints in model order)."""
+
+    t: np.ndarray  # (N,) s
+    q: np.ndarray  # (N, n) rad or m
+    tau: np.ndarray  # (N, n) N m or N, joint side
+    joint_names: tuple[str, ...]
+    dq: np.ndarray | None = None
+    ddq: np.ndarray | None = None
+    source: str = ""
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.t)
+
+    def time_slice(self, start: int, stop: int) -> Trajectory:
+        """Rows ``start:stop`` as a new trajectory."""
+        cut = slice(start, stop)
+        return replace(
+            self,
+            t=self.t[cut],
+            q=self.q[cut],
+            tau=self.tau[cut],
+            dq=None if self.dq is None else self.dq[cut],
+            ddq=None if self.ddq is None else self.ddq[cut],
+        )
+
+
+def split_by_fraction(
+    trajectory: Trajectory, train_fraction: float
+) -> tuple[Trajectory, Trajectory]:
+    """Split one recording into a training head and a validation tail block."""
+    if not 0.0 < train_fraction < 1.0:
+        raise InputError(f"train fraction must lie in (0, 1), got {train_fraction}")
+    cut = int(round(train_fraction * trajectory.n_samples))
+    return trajectory.time_slice(0, cut), trajectory.time_slice(cut, trajectory.n_samples)
+
+
+def read_table(path: str | Path) -> Table:
+    """Read a CSV (header row), ``.npz`` or ``.parquet`` file, or a YAML recording manifest."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"data file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        from physid.recording import read_recording
+
+        return read_recording(path)
+    readers = {".csv": _read_csv, ".npz": _read_npz, ".parquet": _read_parquet}
+    if suffix not in readers:
+        raise InputError(
+            f"unsupported data format '{suffix}' (use .csv, .npz, .parquet or a .yaml manifest)",
+            source=str(path),
+        )
+    columns = readers[suffix](path)
+    _check_equal_lengths(columns, str(path))
+    return Table(columns, str(path))
+
+
+def _read_csv(path: Path) -> dict[str, np.ndarray]:
+    with path.open("r", encoding="utf-8") as handle:
+        header = handle.readline().strip()
+    names = [name.strip() for name in header.split(",")]
+    if not header or any(not name for name in names):
+        raise InputError("CSV header is missing or has an empty column name", source=str(path))
+    if any(_is_number(name) for name in names):
+        raise InputError("first CSV line must be a header of column names", source=str(path))
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(f"duplicate column(s) {duplicates}", source=str(path))
+    try:
+        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
+    except ValueError as error:
+        detail = str(error).strip().splitlines()[-1]
+        raise InputError(f"cannot read numbers: {detail}", source=str(path)) from None
+    if values.shape[0] == 0:
+        raise InputError("no data rows", source=str(path))
+    if values.shape[1] != len(names):
+        raise InputError(
+            f"rows have {values.shape[1]} values but the header names {len(names)} columns",
+            source=str(path),
+        )
+    return {name: values[:, k] for k, name in enumerate(names)}
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as archive:
+        columns = {}
+        for key in archive.files:
+            array = np.asarray(archive[key])
+            if array.ndim != 1:
+                raise InputError(
+                    f"array '{key}' has shape {array.shape}; the contract wants one 1-D array per "
+                    "column (use a recording manifest to map 2-D arrays)",
+                    source=str(path),
+                )
+            columns[key] = array.astype(float)
+    return columns
+
+
+def _read_parquet(path: Path) -> dict[str, np.ndarray]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(
+            "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
+        ) from None
+    table = pq.read_table(path)
+    return {name: table.column(name).to_numpy().astype(float) for name in table.column_names}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_equal_lengths(columns: dict[str, np.ndarray], source: str) -> None:
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        reference = "t" if "t" in lengths else next(iter(lengths))
+        odd = next(n for n, length in lengths.items() if length != lengths[reference])
+        raise InputError(
+            f"column '{odd}' has {lengths[odd]} rows but '{reference}' has {lengths[reference]}",
+            source=source,
+        )
+
+
+def _require(table: Table, name: str, what: str) -> np.ndarray:
+    if name in table.columns:
+        return table.columns[name]
+    hint = difflib.get_close_matches(name, table.columns.keys(), n=1, cutoff=0.6)
+    suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+    raise InputError(
+        f"missing column '{name}' ({what}){suggestion}; columns present: "
+        f"{', '.join(sorted(table.columns))}",
+        source=table.source,
+    )
+
+
+def _check_finite(table: Table, names: list[str]) -> None:
+    for name in names:
+        values = table.columns[name]
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            row = int(bad[0])
+            raise InputError(
+                f"column '{name}' row {row + 1} is {values[row]} ({bad.size} non-finite rows); "
+                "remove or repair those samples",
+                source=table.source,
+            )
+
+
+def _check_time(table: Table) -> np.ndarray:
+    t = _require(table, "t", "time in seconds")
+    _check_finite(table, ["t"])
+    steps = np.diff(t)
+    bad = np.flatnonzero(steps <= 0)
+    if bad.size:
+        row = int(bad[0]) + 1
+        raise InputError(
+            f"column 't' is not strictly increasing at row {row + 1} "
+            f"(t = {t[row]:.6g} s after {t[row - 1]:.6g} s)",
+            source=table.source,
+        )
+    if len(t) < 3:
+        raise InputError(f"only {len(t)} samples; at least 3 are needed", source=table.source)
+    return t
+
+
+def _drive_gain(gains: dict[str, float], name: str, source: str) -> float:
+    if name not in gains:
+        raise InputError(
+            f"column 'i_{name}' is a motor current but no drive gain is configured for '{name}' "
+            "(config: drive_gains)",
+            source=source,
+        )
+    return float(gains[name])
+
+
+def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]) -> np.ndarray:
+    torque_column = f"{torque_prefix}{name}"
+    if torque_column in table.columns:
+        return table.columns[torque_column]
+    if f"i_{name}" in table.columns:
+        return _drive_gain(gains, name, table.source) * table.columns[f"i_{name}"]
+    return _require(table, torque_column, f"torque of '{name}', or current 'i_{name}'")
+
+
+def trajectory_from_table(
+    table: Table,
+    model: RobotModel,
+    *,
+    drive_gains: dict[str, float] | None = None,
+    allow_large_angles: bool = False,
+) -> Trajectory:
+    """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`."""
+    gains = dict(drive_gains or {})
+    t = _check_time(table)
+    motor_side = model.transmission is not None and any(c.startswith("qm_") for c in table.columns)
+    _check_unknown_joints(table, model, motor_side)
+    if motor_side:
+        motors = model.transmission.motor_names
+        q_cols = [f"qm_{m}" for m in motors]
+        q_motor = np.column_stack([_require(table, c, "motor position") for c in q_cols])
+        tau_motor = np.column_stack([_effort(table, m, "taum_", gains) for m in motors])
+        q = model.transmission.joint_positions(q_motor)
+        tau = model.transmission.joint_torques(tau_motor)
+        used = set(q_cols) | {f"taum_{m}" for m in motors} | {f"i_{m}" for m in motors}
+        dq = ddq = None
+    else:
+        joints = model.joint_names
+        q = np.column_stack([_require(table, f"q_{j}", "joint position") for j in joints])
+        tau = np.column_stack([_effort(table, j, "tau_", gains) for j in joints])
+        dq = _optional_block(table, "dq_", joints)
+        ddq = _optional_block(table, "ddq_", joints)
+        used = {f"{p}{j}" for p in JOINT_PREFIXES for j in joints}
+    _check_finite(table, sorted(used & set(table.columns)))
+    if not allow_large_angles:
+        _check_radians(q, model, table.source)
+    unknown = sorted(set(table.columns) - used - {"t"})
+    warnings = (
+        (f"{table.source}: ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
+    )
+    return Trajectory(t, q, tau, model.joint_names, dq, ddq, table.source, warnings)
+
+
+def _optional_block(table: Table, prefix: str, joints: tuple[str, ...]) -> np.ndarray | None:
+    present = [f"{prefix}{j}" in table.columns for j in joints]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = [f"{prefix}{j}" for j, ok in zip(joints, present, strict=True) if not ok]
+        raise InputError(
+            f"columns {prefix}* are given for some joints only; missing {', '.join(missing)}",
+            source=table.source,
+        )
+    return np.column_stack([table.columns[f"{prefix}{j}"] for j in joints])
+
+
+def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> None:
+    known = set(model.joint_names)
+    motors = set(model.transmission.motor_names) if model.transmission is not None else set()
+    for column in table.columns:
+        for prefix in ("ddq_", "dq_", "qm_", "taum_", "q_", "tau_", "i_"):
+            if not column.startswith(prefix):
+                continue
+            name = column[len(prefix) :]
+            allowed = motors if prefix in ("qm_", "taum_") else known | motors
+            if name not in allowed:
+                kind = "motor" if prefix in ("qm_", "taum_") else "joint"
+                choices = sorted(allowed) or ["(none: no transmission configured)"]
+                raise InputError(
+                    f"column '{column}' names {kind} '{name}', which is not in the model "
+                    f"{model.source}; known: {', '.join(choices)}",
+                    source=table.source,
+                )
+            break
+
+
+def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
+    for k, joint in enumerate(model.joint_names):
+        if not is_revolute(model, joint):
+            continue
+        peak = float(np.max(np.abs(q[:, k])))
+        if peak > _MAX_PLAUSIBLE_ANGLE_RAD:
+            raise InputError(
+                f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi: it looks like "
+                "degrees (or motor-side angles without a transmission); convert to radians, or "
+                "set allow_large_angles: true in the config if this is intended",
+                source=source,
+            )
+
+
+def load_trajectory(path: str | Path, model: RobotModel, **options) -> Trajectory:
+    """Read a file (or manifest) and return its validated joint-side trajectory."""
+    return trajectory_from_table(read_table(path), model, **options)

@@ -1,0 +1,100 @@
+"""The apparent direction of gravity in the base frame, from the torque data.
+
+A base mounted a degree off level (or a URDF whose base frame is not exactly level) leaves a
+gravity torque that no physically consistent set of inertial parameters can explain, while an
+unconstrained fit silently absorbs it into inconsistent first moments. The regressor is affine in
+the gravity vector ``g``: ``W(q, dq, ddq; g) = W(q, dq, ddq; g0) + sum_i (g - g0)_i G_i(q)`` with
+``G_i`` the static regressor for unit gravity along base axis ``i``. So for each candidate tilt
+the base-parameter least squares is linear, and the two tilt angles are found by minimising its
+residual (separable least squares, Nelder–Mead on two variables) on the reduced system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+import scipy.optimize
+
+from physid.identify.reduced import ReducedSystem, reduce_system
+from physid.model import RobotModel
+
+
+@dataclass(frozen=True)
+class GravityEstimate:
+    """Gravity vector in the base frame and the tilt that turns the URDF's into it."""
+
+    gravity: np.ndarray  # (3,) m/s^2, base frame
+    tilt_rad: np.ndarray  # (2,) rotation about base x, then about base y, of the URDF gravity
+    residual_ratio: float  # residual norm with this gravity / with the URDF gravity
+    evaluations: int
+
+
+def static_gravity_regressors(model: RobotModel, q: np.ndarray) -> np.ndarray:
+    """``G`` (N, n, 3 p_inertial): inertial regressors at rest for unit gravity along x, y, z.
+
+    Column ``a * p_inertial + i`` is inertial column ``i`` for gravity along base axis ``a``.
+    """
+    pin_model = model.pin_model.copy()
+    data = pin_model.createData()
+    zeros = np.zeros(model.n_joints)
+    n_inertial = model.layout.n_inertial
+    out = np.empty((q.shape[0], model.n_joints, 3 * n_inertial))
+    for axis in range(3):
+        pin_model.gravity = pin.Motion(np.eye(3)[axis], np.zeros(3))
+        block = slice(axis * n_inertial, (axis + 1) * n_inertial)
+        for k in range(q.shape[0]):
+            out[k, :, block] = pin.computeJointTorqueRegressor(pin_model, data, q[k], zeros, zeros)
+    return out
+
+
+def tilted_gravity(gravity_urdf: np.ndarray, tilt_rad: np.ndarray) -> np.ndarray:
+    """URDF gravity rotated by ``tilt_rad[0]`` about base x, then ``tilt_rad[1]`` about base y."""
+    rotation = pin.rpy.rpyToMatrix(float(tilt_rad[0]), float(tilt_rad[1]), 0.0)
+    return rotation @ np.asarray(gravity_urdf, float)
+
+
+def gravity_shift(system: ReducedSystem, n_inertial: int, delta: np.ndarray) -> ReducedSystem:
+    """The reduced system re-expressed for gravity ``g0 + delta`` (its extras are ``G``)."""
+    p = system.n_standard
+    return system.shifted(
+        [(p + axis * n_inertial + np.arange(n_inertial), float(delta[axis])) for axis in range(3)]
+    )
+
+
+def estimate_gravity_direction(
+    system: ReducedSystem,
+    columns: np.ndarray,
+    n_inertial: int,
+    gravity_urdf: np.ndarray,
+    weights: np.ndarray,
+) -> GravityEstimate:
+    """Tilt minimising the weighted least-squares residual of the regressor columns ``columns``.
+
+    ``system`` was reduced with the static unit-gravity regressors as extra columns.
+    """
+
+    def residual(tilt: np.ndarray) -> float:
+        delta = tilted_gravity(gravity_urdf, tilt) - gravity_urdf
+        X, u = gravity_shift(system, n_inertial, delta).stacked(columns, weights)
+        return reduce_system(X, u)[2]
+
+    reference = residual(np.zeros(2))
+    solution = scipy.optimize.minimize(
+        residual,
+        np.zeros(2),
+        method="Nelder-Mead",
+        options={
+            "xatol": 1e-7,
+            "fatol": 1e-12 * reference,
+            "initial_simplex": [[0.0, 0.0], [0.01, 0.0], [0.0, 0.01]],
+        },
+    )
+    tilt = np.asarray(solution.x, float)
+    return GravityEstimate(
+        tilted_gravity(gravity_urdf, tilt),
+        tilt,
+        float(np.sqrt(solution.fun / max(reference, 1e-300))),
+        int(solution.nfev),
+    )

@@ -1,0 +1,120 @@
+"""Ordinary and per-joint weighted least squares of the IDIM (paper C eqs. 4–7).
+
+``theta = (X^T X)^-1 X^T u`` (eq. 5), ``Sigma = sigma^2 (X^T X)^-1`` (eq. 6),
+``sigma^2 = ||u - X theta||^2 / (N_t - b)`` (eq. 7). The weighted variant first estimates one noise
+level per joint from the ordinary residuals (Gautier's WLS:
+``sigma_j^2 = ||rho_j||^2 / (r_j - c_j)``
+with ``r_j`` rows and ``c_j`` parameters acting on joint j) and divides each joint's rows by it,
+so that eqs. 5–7 hold for homoscedastic errors. Solved by QR on the exactly reduced system of
+:mod:`physid.identify.reduced`, never by normal equations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from physid.errors import InputError
+from physid.identify.reduced import ReducedSystem
+
+
+@dataclass(frozen=True)
+class LeastSquaresResult:
+    """Estimate, uncertainty and residual level of one (weighted) least-squares fit."""
+
+    columns: np.ndarray  # (b,) standard-regressor columns estimated
+    theta: np.ndarray  # (b,)
+    covariance: np.ndarray  # (b, b)
+    std: np.ndarray  # (b,) standard deviations, sqrt(diag(covariance))
+    relative_std_percent: np.ndarray  # (b,) 100 std / |theta|
+    joint_sigma: np.ndarray  # (n,) per-joint residual standard deviation [N m]
+    weights: np.ndarray  # (n,) row weights used (1 for OLS, 1/sigma_j for WLS)
+    sigma2: float  # eq. 7 on the (weighted) system
+    condition_number: float  # of the (weighted) regressor
+    method: str  # "ols" or "wls"
+
+
+def solve_triangular_system(X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least-squares ``theta``, ``(X^T X)^-1`` (by QR) and the condition number of ``X``."""
+    R = scipy.linalg.qr(X, mode="r", check_finite=False)[0][: X.shape[1]]
+    diagonal = np.abs(np.diag(R))
+    if diagonal.size == 0 or diagonal.min() <= 1e-12 * diagonal.max():
+        raise InputError("the regressor is rank deficient: some base parameters are not excited")
+    theta = np.linalg.lstsq(X, u, rcond=None)[0]
+    R_inv = scipy.linalg.solve_triangular(R, np.eye(R.shape[0]))
+    singular = np.linalg.svd(R, compute_uv=False)
+    return theta, R_inv @ R_inv.T, float(singular[0] / singular[-1])
+
+
+def _fit(
+    system: ReducedSystem, columns: np.ndarray, weights: np.ndarray, method: str
+) -> LeastSquaresResult:
+    n_params = len(columns)
+    n_rows = system.n_samples * system.n_joints
+    if n_rows <= n_params:
+        raise InputError(
+            f"{n_rows} equations for {n_params} parameters: the system is not overdetermined"
+        )
+    X, u = system.stacked(columns, weights)
+    theta, XtX_inv, condition = solve_triangular_system(X, u)
+    joint_residual2 = system.joint_residual2(columns, theta)
+    sigma2 = float(np.sum(weights**2 * joint_residual2) / (n_rows - n_params))
+    covariance = sigma2 * XtX_inv
+    std = np.sqrt(np.diag(covariance))
+    with np.errstate(divide="ignore"):
+        relative = 100.0 * std / np.abs(theta)
+    dof = np.maximum(system.n_samples - system.acting(columns), 1)
+    joint_sigma = np.sqrt(joint_residual2 / dof)
+    return LeastSquaresResult(
+        np.asarray(columns),
+        theta,
+        covariance,
+        std,
+        relative,
+        joint_sigma,
+        weights,
+        sigma2,
+        condition,
+        method,
+    )
+
+
+def ordinary_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
+    """OLS of the selected regressor columns (paper C eqs. 5–7)."""
+    return _fit(system, columns, np.ones(system.n_joints), "ols")
+
+
+def weighted_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
+    """Per-joint WLS: rows of joint j divided by its OLS residual standard deviation."""
+    sigma = ordinary_least_squares(system, columns).joint_sigma
+    floor = 1e-9 * max(float(np.max(sigma)), 1e-300)
+    return _fit(system, columns, 1.0 / np.maximum(sigma, floor), "wls")
+
+
+def least_squares(
+    system: ReducedSystem, columns: np.ndarray, weighting: str = "wls"
+) -> LeastSquaresResult:
+    """Dispatch on ``weighting`` ("wls" or "ols")."""
+    if weighting == "ols":
+        return ordinary_least_squares(system, columns)
+    if weighting == "wls":
+        return weighted_least_squares(system, columns)
+    raise InputError(f"weighting must be 'wls' or 'ols', got '{weighting}'")
+
+
+def residual_autocorrelation(residual: np.ndarray, max_lag: int) -> np.ndarray:
+    """Normalised autocorrelation (n, max_lag + 1) of each joint's residual; lag 0 is 1.
+
+    White residuals stay inside ``+-1.96/sqrt(M)``; serially correlated ones (paper C Fig. 3)
+    mean eq. 6 underestimates the uncertainty.
+    """
+    centred = residual - residual.mean(axis=0)
+    n_samples = centred.shape[0]
+    max_lag = int(min(max_lag, n_samples - 1))
+    size = 1 << int(np.ceil(np.log2(2 * n_samples)))
+    spectrum = np.fft.rfft(centred, n=size, axis=0)
+    correlation = np.fft.irfft(np.abs(spectrum) ** 2, n=size, axis=0)[: max_lag + 1]
+    variance = np.maximum(correlation[0], 1e-300)
+    return (correlation / variance).T

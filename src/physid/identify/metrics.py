@@ -1,0 +1,30 @@
+"""How well parameters predict torques: per-joint RMSE and the stacked relative error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FitMetrics:
+    """Prediction quality on one set of observations."""
+
+    relative_error: float  # ||tau - tau_hat|| / ||tau||, all joints stacked (paper C Table 2)
+    rmse: np.ndarray  # (n,) per-joint root-mean-square error [N m]
+    n_samples: int
+
+    def as_dict(self, joint_names: tuple[str, ...]) -> dict:
+        return {
+            "relative_error": self.relative_error,
+            "rmse": dict(zip(joint_names, self.rmse.tolist(), strict=True)),
+            "n_samples": self.n_samples,
+        }
+
+
+def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
+    """Metrics of predictions ``tau_predicted`` against measurements ``tau`` (M, n)."""
+    error = tau - tau_predicted
+    relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau), 1e-300))
+    return FitMetrics(relative, np.sqrt(np.mean(error**2, axis=0)), tau.shape[0])

@@ -1,0 +1,175 @@
+"""From a measured trajectory to the observation system ``tau = W theta`` (paper C §2.3 / §3).
+
+Derivatives come from one of the pipelines of :mod:`physid.signal` (classical Butterworth,
+IRWSM 1/2 Kalman smoothing, or the recording's own ``dq``/``ddq``); the regressor is built at the
+full rate, then the regressor columns and the torques are low-passed by the *same* zero-phase
+filter and down-sampled together ("parallel decimation", §2.3 steps 3–4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from physid.config import FilterConfig
+from physid.data import Trajectory
+from physid.errors import InputError
+from physid.identify.gravity import static_gravity_regressors
+from physid.model import RobotModel
+from physid.regressor import observation_matrix
+from physid.signal.butterworth import Decimation, classical_derivatives, rule_of_thumb_cutoffs
+
+_JITTER_TOLERANCE = 0.01  # relative deviation of a time step from the median before resampling
+
+
+@dataclass(frozen=True)
+class Observations:
+    """Stacked, filtered and decimated identification data of one trajectory."""
+
+    t: np.ndarray  # (M,) s
+    W: np.ndarray  # (M, n, p) standard regressor
+    tau: np.ndarray  # (M, n) joint torques, filtered like W
+    q: np.ndarray  # (M, n) estimated states at the kept samples
+    dq: np.ndarray
+    ddq: np.ndarray
+    info: dict = field(default_factory=dict)
+    G: np.ndarray | None = None  # (M, n, 3 p_inertial) unit-gravity static regressors, if asked
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.t)
+
+
+def stack(observations: list[Observations]) -> Observations:
+    """Concatenate several trajectories' observations (time restarts per experiment)."""
+    if len(observations) == 1:
+        return observations[0]
+    cat = lambda name: np.concatenate([getattr(o, name) for o in observations])  # noqa: E731
+    info = {"experiments": [o.info for o in observations]}
+    G = None if any(o.G is None for o in observations) else cat("G")
+    return Observations(cat("t"), cat("W"), cat("tau"), cat("q"), cat("dq"), cat("ddq"), info, G)
+
+
+def _uniform(trajectory: Trajectory) -> tuple[Trajectory, float, bool]:
+    """Resample onto a uniform grid when the time steps jitter (filters need uniform sampling)."""
+    steps = np.diff(trajectory.t)
+    dt = float(np.median(steps))
+    if np.max(np.abs(steps - dt)) <= _JITTER_TOLERANCE * dt:
+        return trajectory, dt, False
+    t_uniform = trajectory.t[0] + dt * np.arange(
+        int(np.floor((trajectory.t[-1] - trajectory.t[0]) / dt)) + 1
+    )
+    interp = lambda x: np.column_stack(  # noqa: E731
+        [np.interp(t_uniform, trajectory.t, x[:, k]) for k in range(x.shape[1])]
+    )
+    resampled = Trajectory(
+        t_uniform,
+        interp(trajectory.q),
+        interp(trajectory.tau),
+        trajectory.joint_names,
+        None if trajectory.dq is None else interp(trajectory.dq),
+        None if trajectory.ddq is None else interp(trajectory.ddq),
+        trajectory.source,
+        trajectory.warnings,
+    )
+    return resampled, dt, True
+
+
+def estimate_states(
+    trajectory: Trajectory, options: FilterConfig, sample_time_s: float, info: dict
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, velocities and accelerations (N, n) by the configured pipeline."""
+    method = options.method
+    if method == "given":
+        if trajectory.dq is None or trajectory.ddq is None:
+            raise InputError(
+                "filter method 'given' needs dq_<joint> and ddq_<joint> columns in the data",
+                source=trajectory.source,
+            )
+        return trajectory.q, trajectory.dq, trajectory.ddq
+    if method == "classical":
+        cutoff = options.butterworth_cutoff_hz or info["rule_of_thumb_hz"]["omega_q"]
+        info["butterworth_cutoff_hz"] = cutoff
+        return classical_derivatives(trajectory.q, sample_time_s, cutoff)
+    from physid.signal.kalman import irwsm1_derivatives, irwsm2_derivatives
+
+    smoother = irwsm1_derivatives if method == "irwsm1" else irwsm2_derivatives
+    q_hat, dq_hat, ddq_hat = smoother(sample_time_s, trajectory.q, nvr=options.nvr)
+    info["nvr"] = "maximum likelihood" if options.nvr is None else options.nvr
+    return q_hat, dq_hat, ddq_hat
+
+
+def _decimation(options: FilterConfig, sample_rate_hz: float, info: dict) -> Decimation | None:
+    cutoff = options.decimation_cutoff_hz
+    if cutoff == 0 or (
+        cutoff is None and options.method == "given" and not options.decimation_factor
+    ):
+        return None
+    cutoff = cutoff or info["rule_of_thumb_hz"]["omega_f"]
+    if options.decimation_factor:
+        return Decimation(sample_rate_hz, cutoff, options.decimation_factor)
+    return Decimation.for_cutoff(sample_rate_hz, cutoff)
+
+
+def _structural_columns(W: np.ndarray) -> np.ndarray:
+    """Flat (row, column) entries of W that are not identically zero (about half of them)."""
+    return np.flatnonzero(np.any(W != 0.0, axis=0).reshape(-1))
+
+
+def build_observations(
+    model: RobotModel,
+    trajectory: Trajectory,
+    options: FilterConfig,
+    *,
+    gravity_regressors: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Observations:
+    """Filter, differentiate, build the regressor and decimate one trajectory.
+
+    With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built and
+    decimated alike, for estimating the direction of gravity.
+    """
+    note = progress or (lambda _message: None)
+    trajectory, dt, resampled = _uniform(trajectory)
+    sample_rate = 1.0 / dt
+    omega_dyn, omega_q, omega_f = rule_of_thumb_cutoffs(trajectory.q, sample_rate)
+    info: dict = {
+        "method": options.method,
+        "sample_rate_hz": sample_rate,
+        "resampled_to_uniform": resampled,
+        "n_raw_samples": trajectory.n_samples,
+        "rule_of_thumb_hz": {"omega_dyn": omega_dyn, "omega_q": omega_q, "omega_f": omega_f},
+    }
+    note(f"derivatives ({options.method})")
+    q, dq, ddq = estimate_states(trajectory, options, dt, info)
+    note("regressor")
+    W = observation_matrix(model, q, dq, ddq)
+    G = static_gravity_regressors(model, q) if gravity_regressors else None
+    tau = trajectory.tau
+    decimation = _decimation(options, sample_rate, info)
+    if decimation is None:
+        info["decimation"] = None
+        return Observations(trajectory.t, W, tau, q, dq, ddq, info, G)
+    note("parallel decimation")
+    rows = decimation.kept_rows(trajectory.n_samples)
+    n_samples, n_joints, n_params = W.shape
+    entries = _structural_columns(W)
+    flat = W.reshape(n_samples, -1)
+    W_decimated = np.zeros((rows.size, n_joints * n_params))
+    W_decimated[:, entries] = decimation.filter(flat[:, entries])[rows]
+    tau_decimated = decimation.filter(tau)[rows]
+    if G is not None:
+        G = decimation.filter(G.reshape(n_samples, -1))[rows].reshape(rows.size, *G.shape[1:])
+    info["decimation"] = {"cutoff_hz": decimation.cutoff_hz, "factor": decimation.factor}
+    return Observations(
+        trajectory.t[rows],
+        W_decimated.reshape(rows.size, n_joints, n_params),
+        tau_decimated,
+        q[rows],
+        dq[rows],
+        ddq[rows],
+        info,
+        G,
+    )

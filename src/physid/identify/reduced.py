@@ -1,0 +1,93 @@
+"""Exact compression of the stacked observation system, one QR per joint.
+
+For joint j, a QR factorisation ``[W_j | E_j | tau_j] = Q_j [R_j | r_j]`` (``W_j`` the M x p
+standard regressor rows of that joint, ``E_j`` optional extra columns) gives, for *any* subset S
+of columns, any parameters theta and any per-joint weight w_j,
+
+    ||w_j (tau_j - W_j,S theta)||^2 = ||w_j (r_j - R_j,S theta)||^2,
+
+because Q_j is orthogonal and ``[R_j | r_j]`` is square-ish (c + 1 rows). So ordinary and weighted
+least squares, covariances, essential-parameter elimination and the consistency SDP all run on
+``n (c + 1)`` rows instead of ``n M``, exactly, and the tall data are factorised once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.linalg
+
+
+@dataclass(frozen=True)
+class ReducedSystem:
+    """Per-joint triangular factors of ``[W | extras]`` and the matching torque projections."""
+
+    R: np.ndarray  # (n, c + 1, c): columns 0..p-1 standard regressor, then the extras
+    z: np.ndarray  # (n, c + 1)
+    n_samples: int  # M rows per joint in the original system
+    n_standard: int  # p
+    tau_norm2: np.ndarray  # (n,) ||tau_j||^2, for relative errors
+
+    @property
+    def n_joints(self) -> int:
+        return self.R.shape[0]
+
+    def acting(self, columns: np.ndarray) -> np.ndarray:
+        """Number of the selected parameters that act on each joint (non-zero columns)."""
+        return np.any(self.R[:, :, columns] != 0.0, axis=1).sum(axis=1)
+
+    def stacked(
+        self, columns: np.ndarray, weights: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, u)`` with ``||u - X theta|| = ||w (tau - W_S theta)||`` for columns S."""
+        w = np.ones(self.n_joints) if weights is None else np.asarray(weights, float)
+        X = (self.R[:, :, columns] * w[:, None, None]).reshape(-1, len(columns))
+        return X, (self.z * w[:, None]).reshape(-1)
+
+    def joint_residual2(self, columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """Per-joint squared residual norm ``||tau_j - W_j,S theta||^2`` (n,)."""
+        return np.sum((self.z - self.R[:, :, columns] @ theta) ** 2, axis=1)
+
+    def shifted(self, extras: list[tuple[np.ndarray, float]]) -> ReducedSystem:
+        """Add ``coefficient * extra block`` to the standard block: ``W + sum_i c_i E_i``.
+
+        Each entry is ``(extra column indices aligned with standard columns 0..len-1, c_i)``;
+        exact because the reduction is linear in the columns.
+        """
+        R = self.R.copy()
+        for columns, coefficient in extras:
+            R[:, :, : len(columns)] += coefficient * self.R[:, :, columns]
+        return replace(self, R=R)
+
+
+def reduce_system(X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Triangular form of ``min ||u - X theta||``: ``R`` (p, p), ``z = Q^T u`` and the residual.
+
+    ``||u - X theta||^2 = ||z - R theta||^2 + outside`` for every theta; one Householder QR of
+    ``[X | u]`` without forming Q.
+    """
+    cols = X.shape[1]
+    factor = scipy.linalg.qr(np.column_stack([X, u]), mode="r", check_finite=False)[0]
+    factor = np.vstack([factor, np.zeros((max(0, cols + 1 - factor.shape[0]), cols + 1))])
+    return factor[:cols, :cols], factor[:cols, cols], float(factor[cols, cols] ** 2)
+
+
+def reduce_observations(
+    W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None
+) -> ReducedSystem:
+    """Compress ``tau (M, n) = W (M, n, p) theta`` (plus extra columns (M, n, e)) per joint."""
+    n_samples, n_joints, n_standard = W.shape
+    blocks = W if extras is None else np.concatenate([W, extras], axis=2)
+    n_columns = blocks.shape[2]
+    R = np.zeros((n_joints, n_columns + 1, n_columns))
+    z = np.zeros((n_joints, n_columns + 1))
+    for j in range(n_joints):
+        # Structurally zero columns (bodies before joint j) are skipped: half the work.
+        active = np.flatnonzero(np.any(blocks[:, j, :] != 0.0, axis=0))
+        A = np.column_stack([blocks[:, j, active], tau[:, j]])
+        factor = scipy.linalg.qr(A, mode="r", check_finite=False)[0]
+        rows = min(factor.shape[0], active.size + 1)
+        R[j][:rows, active] = factor[:rows, : active.size]
+        z[j, :rows] = factor[:rows, active.size]
+    return ReducedSystem(R, z, n_samples, n_standard, np.sum(tau**2, axis=0))

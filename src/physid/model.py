@@ -1,0 +1,272 @@
+"""A robot to identify: a Pinocchio model plus the layout of its dynamic parameters.
+
+The standard parameter vector of a fixed-base serial robot is, in this order,
+
+1. ten inertial parameters per moving body, in Pinocchio's order
+   ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (inertia about the joint frame origin),
+   bodies in Pinocchio's joint order (fixed links merged into their parent, as Pinocchio does);
+2. joint terms, per joint: viscous ``fv``, Coulomb ``fc``, torque ``offset`` and armature ``Ia``
+   (DESIGN.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``);
+3. coupled-motor terms, per motor whose shaft turns with several joints (paper C §4.1, the TX40
+   wrist): the off-diagonal rotor inertia ``Iam``, viscous ``fvm`` and Coulomb ``fcm`` terms.
+
+Every parameter has a readable name such as ``joint_2.Izz``, ``joint_3.fv`` or ``motor_6.fcm``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from physid.errors import InputError
+from physid.inertia import PARAMETER_NAMES as INERTIAL_NAMES
+
+JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")
+COUPLED_MOTOR_TERM_NAMES = ("Iam", "fvm", "fcm")
+_SUPPORTED_JOINTS = {"R", "P"}  # revolute/prismatic about/along any axis (nq = nv = 1)
+
+
+@dataclass(frozen=True)
+class Transmission:
+    """Motor-side to joint-side map of positions and torques.
+
+    ``q_motor = ratio @ (q_joint - joint_offset)``, so
+    ``q_joint = ratio^-1 q_motor + joint_offset``.
+    By virtual power ``tau_joint = ratio.T @ tau_motor``. A row of ``ratio`` with several non-zero
+    entries is a coupled motor (e.g. TX40 motor 6 turns with joints 5 and 6).
+    """
+
+    motor_names: tuple[str, ...]
+    ratio: np.ndarray  # (n_motors, n_joints), dimensionless (rad of motor per rad of joint)
+    joint_offset: np.ndarray  # (n_joints,) rad or m, added after the inverse ratio
+
+    def __post_init__(self) -> None:
+        ratio = np.asarray(self.ratio, dtype=float)
+        if ratio.ndim != 2 or ratio.shape[0] != ratio.shape[1]:
+            raise InputError(f"transmission ratio must be a square matrix, got shape {ratio.shape}")
+        if not np.all(np.isfinite(ratio)) or abs(np.linalg.det(ratio)) < 1e-12:
+            raise InputError("transmission ratio matrix must be finite and invertible")
+        if len(self.motor_names) != ratio.shape[0]:
+            raise InputError(
+                f"transmission has {ratio.shape[0]} motors but {len(self.motor_names)} motor names"
+            )
+        offset = np.asarray(self.joint_offset, dtype=float).reshape(-1)
+        if offset.shape != (ratio.shape[1],):
+            raise InputError(f"transmission joint_offset must have {ratio.shape[1]} entries")
+        object.__setattr__(self, "ratio", ratio)
+        object.__setattr__(self, "joint_offset", offset)
+
+    def joint_positions(self, q_motor: np.ndarray) -> np.ndarray:
+        """Joint positions (N, n) from motor positions (N, n)."""
+        return np.linalg.solve(self.ratio, np.asarray(q_motor, float).T).T + self.joint_offset
+
+    def joint_rates(self, dq_motor: np.ndarray) -> np.ndarray:
+        """Joint velocities or accelerations (N, n) from the motor ones (no offset)."""
+        return np.linalg.solve(self.ratio, np.asarray(dq_motor, float).T).T
+
+    def joint_torques(self, tau_motor: np.ndarray) -> np.ndarray:
+        """Joint torques (N, n) from motor torques (N, n): ``tau_joint = ratio.T tau_motor``."""
+        return np.asarray(tau_motor, float) @ self.ratio
+
+    def motor_positions(self, q_joint: np.ndarray) -> np.ndarray:
+        """Motor positions (N, n) from joint positions (N, n)."""
+        return (np.asarray(q_joint, float) - self.joint_offset) @ self.ratio.T
+
+    def coupled_motors(self) -> tuple[int, ...]:
+        """Indices of motors whose shaft moves with more than one joint."""
+        nonzero = np.abs(self.ratio) > 1e-12 * np.abs(self.ratio).max()
+        return tuple(int(k) for k in np.flatnonzero(nonzero.sum(axis=1) > 1))
+
+    @classmethod
+    def diagonal(cls, ratios: Sequence[float], motor_names: Sequence[str]) -> Transmission:
+        """A transmission with one gearbox per joint and no coupling."""
+        return cls(tuple(motor_names), np.diag(np.asarray(ratios, float)), np.zeros(len(ratios)))
+
+
+@dataclass(frozen=True)
+class ParameterLayout:
+    """Names and blocks of the standard parameter vector (see the module docstring)."""
+
+    body_joints: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    joint_terms: tuple[str, ...]
+    coupled_motor_names: tuple[str, ...] = ()
+    names: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.joint_terms) - set(JOINT_TERM_NAMES)
+        if unknown:
+            raise InputError(
+                f"unknown joint term(s) {sorted(unknown)}; choose among {list(JOINT_TERM_NAMES)}"
+            )
+        ordered_terms = tuple(t for t in JOINT_TERM_NAMES if t in self.joint_terms)
+        object.__setattr__(self, "joint_terms", ordered_terms)
+        names = [f"{j}.{p}" for j in self.body_joints for p in INERTIAL_NAMES]
+        names += [f"{j}.{t}" for j in self.joint_names for t in ordered_terms]
+        names += [f"{m}.{t}" for m in self.coupled_motor_names for t in COUPLED_MOTOR_TERM_NAMES]
+        object.__setattr__(self, "names", tuple(names))
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_inertial(self) -> int:
+        return 10 * len(self.body_joints)
+
+    def body_slice(self, joint: str) -> slice:
+        """Slice of the ten inertial parameters of the body moved by ``joint``."""
+        k = self.body_joints.index(joint)
+        return slice(10 * k, 10 * k + 10)
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise InputError(f"unknown parameter '{name}'") from None
+
+    def joint_term_index(self, joint: str, term: str) -> int | None:
+        """Index of ``<joint>.<term>``, or None if that term is not modelled."""
+        if term not in self.joint_terms:
+            return None
+        return self.index(f"{joint}.{term}")
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    """A fixed-base robot: Pinocchio model, joint names, transmission and parameter layout.
+
+    Constant data only (the Pinocchio habit); work buffers live in ``pin.Data`` objects that the
+    algorithms create.
+    """
+
+    pin_model: pin.Model
+    joint_names: tuple[str, ...]
+    layout: ParameterLayout
+    transmission: Transmission | None = None
+    source: str = ""
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joint_names)
+
+    def joint_index(self, name: str) -> int:
+        """Index of a joint among the moving joints (= its velocity index)."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise InputError(
+                f"joint '{name}' is not in the model {self.source or ''}; "
+                f"its joints are {', '.join(self.joint_names)}"
+            ) from None
+
+    def prior_parameters(self) -> np.ndarray:
+        """Standard parameters of the URDF: inertias, ``<dynamics damping/friction>``, armature.
+
+        Terms that a URDF cannot express (offsets, coupled-motor terms) are zero.
+        """
+        values = np.zeros(self.layout.size)
+        for k, joint in enumerate(self.layout.body_joints):
+            joint_id = self.pin_model.getJointId(joint)
+            values[10 * k : 10 * k + 10] = self.pin_model.inertias[joint_id].toDynamicParameters()
+        urdf_terms = {
+            "fv": self.pin_model.damping,
+            "fc": self.pin_model.friction,
+            "Ia": self.pin_model.armature,
+        }
+        for v_index, joint in enumerate(self.joint_names):
+            for term, source in urdf_terms.items():
+                index = self.layout.joint_term_index(joint, term)
+                if index is not None:
+                    values[index] = source[v_index]
+        return values
+
+    def with_inertial_parameters(self, standard: np.ndarray) -> pin.Model:
+        """A copy of the Pinocchio model whose body inertias are those of ``standard``."""
+        model = self.pin_model.copy()
+        for k, joint in enumerate(self.layout.body_joints):
+            joint_id = model.getJointId(joint)
+            model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(
+                np.asarray(standard[10 * k : 10 * k + 10], float)
+            )
+        return model
+
+
+def with_gravity(model: RobotModel, gravity: np.ndarray) -> RobotModel:
+    """The same robot under another gravity vector (base frame, m/s^2)."""
+    pin_model = model.pin_model.copy()
+    pin_model.gravity = pin.Motion(np.asarray(gravity, dtype=float), np.zeros(3))
+    return replace(model, pin_model=pin_model)
+
+
+def gravity_of(model: RobotModel) -> np.ndarray:
+    """Gravity vector of the model in the base frame (m/s^2)."""
+    return np.array(model.pin_model.gravity.linear, dtype=float)
+
+
+def load_urdf(path: str | Path) -> pin.Model:
+    """Parse a URDF (kinematics and inertias only; meshes are never loaded)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"URDF file not found: {path}")
+    try:
+        return pin.buildModelFromUrdf(str(path))
+    except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(f"cannot parse URDF: {message}", source=str(path)) from None
+
+
+def build_robot_model(
+    pin_model: pin.Model,
+    *,
+    joint_terms: Sequence[str] = JOINT_TERM_NAMES,
+    transmission: Transmission | None = None,
+    coupled_motor_terms: bool = True,
+    source: str = "",
+) -> RobotModel:
+    """Wrap a fixed-base Pinocchio model of 1-DoF joints into a :class:`RobotModel`.
+
+    ``coupled_motor_terms`` adds ``Iam``, ``fvm``, ``fcm`` for every coupled motor of the
+    transmission (paper C §4.1).
+    """
+    joint_names: list[str] = []
+    for joint_id in range(1, pin_model.njoints):
+        joint = pin_model.joints[joint_id]
+        kind = joint.shortname().removeprefix("JointModel")
+        if joint.nq != 1 or joint.nv != 1 or kind[:1] not in _SUPPORTED_JOINTS:
+            raise InputError(
+                f"joint '{pin_model.names[joint_id]}' is of type {kind}; physid identify supports "
+                "fixed-base robots with revolute and prismatic joints",
+                source=source or None,
+            )
+        joint_names.append(pin_model.names[joint_id])
+    if transmission is not None and transmission.ratio.shape[1] != len(joint_names):
+        raise InputError(
+            f"transmission maps {transmission.ratio.shape[1]} joints but the model has "
+            f"{len(joint_names)}"
+        )
+    coupled = ()
+    if transmission is not None and coupled_motor_terms:
+        coupled = tuple(transmission.motor_names[k] for k in transmission.coupled_motors())
+    layout = ParameterLayout(
+        body_joints=tuple(joint_names),
+        joint_names=tuple(joint_names),
+        joint_terms=tuple(joint_terms),
+        coupled_motor_names=coupled,
+    )
+    return RobotModel(pin_model, tuple(joint_names), layout, transmission, source)
+
+
+def robot_from_urdf(path: str | Path, **options) -> RobotModel:
+    """Load a URDF and build its :class:`RobotModel` (options as :func:`build_robot_model`)."""
+    return build_robot_model(load_urdf(path), source=str(path), **options)
+
+
+def is_revolute(model: RobotModel, joint: str) -> bool:
+    """True for a revolute joint (position in radians), False for a prismatic one."""
+    joint_id = model.pin_model.getJointId(joint)
+    return "R" in model.pin_model.joints[joint_id].shortname().removeprefix("JointModel")[:1]

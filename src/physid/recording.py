@@ -1,0 +1,104 @@
+"""Recording manifests: adapt files that do not follow the trajectory contract, without copying.
+
+A manifest is a small YAML file::
+
+    format: physid.recording/1
+    sample_time: 0.0002          # only if no source maps a 't' column: t = k * sample_time
+    sources:
+      - file: ../data/pos_read_data.csv   # relative to the manifest
+        columns: {qm_motor_1: Joint_1, qm_motor_2: Joint_2}
+      - file: measurements.npz
+        columns: {t: times, q_lwr_0_joint: "positions[0]"}   # column 0 of a 2-D array
+
+Keys are contract names (see :mod:`physid.data`), values are a CSV/Parquet column, an ``.npz``
+array, or ``array[k]`` for column ``k`` of a 2-D array. All sources must have the same length.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from physid.errors import InputError
+
+FORMAT = "physid.recording/1"
+_INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
+
+
+def _raw_columns(path: Path) -> dict[str, np.ndarray]:
+    """All arrays of a file, 2-D ones kept as they are."""
+    from physid.data import read_table
+
+    if path.suffix.lower() == ".npz":
+        if not path.is_file():
+            raise InputError(f"data file not found: {path}")
+        with np.load(path, allow_pickle=False) as archive:
+            return {key: np.asarray(archive[key], dtype=float) for key in archive.files}
+    return dict(read_table(path).columns)
+
+
+def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
+    match = _INDEXED.match(spec.strip())
+    name, index = (match["name"], int(match["index"])) if match else (spec.strip(), None)
+    if name not in raw:
+        raise InputError(
+            f"no column or array '{name}'; present: {', '.join(sorted(raw))}", source=source
+        )
+    array = raw[name]
+    if index is None:
+        if array.ndim != 1:
+            raise InputError(
+                f"array '{name}' has shape {array.shape}; write '{name}[k]'", source=source
+            )
+        return array
+    if array.ndim != 2 or not -array.shape[1] <= index < array.shape[1]:
+        raise InputError(f"'{spec}' is out of range for shape {array.shape}", source=source)
+    return array[:, index]
+
+
+def read_recording(path: str | Path):
+    """Assemble the contract :class:`~physid.data.Table` that a manifest describes."""
+    from physid.data import Table
+
+    path = Path(path)
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise InputError(f"a recording manifest needs 'format: {FORMAT}'", source=str(path))
+    sources = spec.get("sources")
+    if not isinstance(sources, list) or not sources:
+        raise InputError("manifest has no 'sources' list", source=str(path))
+    columns: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
+    for number, entry in enumerate(sources, start=1):
+        if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
+            raise InputError(f"sources[{number}] needs 'file' and 'columns'", source=str(path))
+        file = (path.parent / str(entry["file"])).resolve()
+        raw = _raw_columns(file)
+        for contract_name, selector in dict(entry["columns"]).items():
+            if contract_name in columns:
+                raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))
+            columns[contract_name] = _select(raw, str(selector), str(file))
+            origin[contract_name] = f"{file.name}:{selector}"
+    lengths = {name: len(values) for name, values in columns.items()}
+    first = next(iter(lengths))
+    for name, length in lengths.items():
+        if length != lengths[first]:
+            raise InputError(
+                f"'{name}' ({origin[name]}) has {length} rows but '{first}' ({origin[first]}) "
+                f"has {lengths[first]}",
+                source=str(path),
+            )
+    if "t" not in columns:
+        sample_time = spec.get("sample_time")
+        if not isinstance(sample_time, int | float) or sample_time <= 0:
+            raise InputError(
+                "no 't' column is mapped, so 'sample_time' (s, > 0) is required", source=str(path)
+            )
+        columns = {"t": np.arange(lengths[first]) * float(sample_time), **columns}
+    return Table(columns, str(path))

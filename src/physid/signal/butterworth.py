@@ -1,0 +1,132 @@
+"""Tailor-made filtering of paper C §2.3: Butterworth, central differences, parallel decimation.
+
+Step 1: zero-phase (forward-backward) Butterworth low-pass of order ``n_d + 2`` on the positions,
+then centred differences for ``dq`` and ``ddq``. Steps 3–4: the same zero-phase low-pass applied
+to every regressor column and to the torques, then down-sampling ("parallel decimation", as
+MATLAB's ``decimate``). Cut-offs come from the rules of thumb ``omega_q = 10 omega_dyn`` and
+``omega_f = 2 omega_dyn`` unless given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.signal
+
+from physid.errors import InputError
+
+DERIVATIVE_ORDER = 2  # n_d: we need ddq
+
+
+def _check_cutoff(cutoff_hz: float, sample_rate_hz: float, name: str) -> None:
+    nyquist = 0.5 * sample_rate_hz
+    if not (np.isfinite(cutoff_hz) and 0.0 < cutoff_hz < nyquist):
+        raise InputError(
+            f"{name} = {cutoff_hz:g} Hz must lie in (0, {nyquist:g}) Hz, the Nyquist band of the "
+            f"{sample_rate_hz:g} Hz data"
+        )
+
+
+def zero_phase_lowpass(
+    x: np.ndarray, sample_rate_hz: float, cutoff_hz: float, order: int, *, name: str = "cut-off"
+) -> np.ndarray:
+    """Forward-backward Butterworth of the given order along axis 0 (gain |H|^2, no phase lag)."""
+    _check_cutoff(cutoff_hz, sample_rate_hz, name)
+    sos = scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
+    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+
+
+def classical_derivatives(
+    q: np.ndarray, sample_time_s: float, cutoff_hz: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paper C §2.3 step 1: Butterworth of order n_d + 2 = 4, zero phase, then centred differences.
+
+    Returns filtered positions, velocities and accelerations, all (N, n).
+    """
+    q_filtered = zero_phase_lowpass(
+        q, 1.0 / sample_time_s, cutoff_hz, DERIVATIVE_ORDER + 2, name="Butterworth cut-off"
+    )
+    dq = np.gradient(q_filtered, sample_time_s, axis=0)
+    ddq = np.gradient(dq, sample_time_s, axis=0)
+    return q_filtered, dq, ddq
+
+
+@dataclass(frozen=True)
+class Decimation:
+    """Paper C §2.3 steps 3–4: zero-phase low-pass at ``cutoff_hz`` and keep every ``factor``-th.
+
+    The filter is an order-8 Chebyshev type I (0.05 dB ripple), as MATLAB's and SciPy's
+    ``decimate``, applied forward-backward in second-order sections (stable at the low normalised
+    cut-offs of robot data). The same instance must filter the regressor and the torques.
+    """
+
+    sample_rate_hz: float
+    cutoff_hz: float
+    factor: int
+
+    def __post_init__(self) -> None:
+        if self.factor < 1:
+            raise InputError(f"decimation factor must be >= 1, got {self.factor}")
+        _check_cutoff(self.cutoff_hz, self.sample_rate_hz, "decimation cut-off")
+        new_nyquist = 0.5 * self.sample_rate_hz / self.factor
+        if self.factor > 1 and self.cutoff_hz > new_nyquist:
+            raise InputError(
+                f"decimation cut-off {self.cutoff_hz:g} Hz is above the Nyquist frequency "
+                f"{new_nyquist:g} Hz after decimating by {self.factor}: aliasing"
+            )
+
+    @classmethod
+    def for_cutoff(cls, sample_rate_hz: float, cutoff_hz: float) -> Decimation:
+        """Largest factor that keeps ``cutoff_hz`` at 80 % of the new Nyquist (as ``decimate``)."""
+        factor = max(1, int(np.floor(0.4 * sample_rate_hz / cutoff_hz)))
+        return cls(sample_rate_hz, cutoff_hz, factor)
+
+    @property
+    def sos(self) -> np.ndarray:
+        return scipy.signal.cheby1(8, 0.05, self.cutoff_hz, fs=self.sample_rate_hz, output="sos")
+
+    @property
+    def settling_samples(self) -> int:
+        """Samples at each end distorted by the filter start-up (about three time constants)."""
+        return int(np.ceil(3.0 * self.sample_rate_hz / self.cutoff_hz))
+
+    def filter(self, x: np.ndarray) -> np.ndarray:
+        """Zero-phase low-pass along axis 0, without down-sampling."""
+        return scipy.signal.sosfiltfilt(self.sos, x, axis=0)
+
+    def kept_rows(self, n_samples: int) -> np.ndarray:
+        """Indices of the samples kept: every ``factor``-th, away from the distorted ends."""
+        margin = self.settling_samples
+        rows = np.arange(margin, n_samples - margin, self.factor)
+        if rows.size < 2:
+            raise InputError(
+                f"recording too short for a {self.cutoff_hz:g} Hz decimation filter: "
+                f"{n_samples} samples, {margin} lost at each end"
+            )
+        return rows
+
+
+def excitation_bandwidth_hz(q: np.ndarray, sample_rate_hz: float, energy: float = 0.99) -> float:
+    """Frequency below which ``energy`` of the detrended position signal power lies (all joints).
+
+    Paper C §2.3 notes that the cut-offs may follow the excitation spectrum instead of the
+    (unknown) highest mode ``omega_dyn``; this is that spectrum's effective bandwidth.
+    """
+    detrended = scipy.signal.detrend(np.asarray(q, float), axis=0)
+    spectrum = np.abs(np.fft.rfft(detrended, axis=0)) ** 2
+    total = spectrum.sum(axis=1)
+    cumulative = np.cumsum(total) / max(total.sum(), 1e-300)
+    frequencies = np.fft.rfftfreq(detrended.shape[0], 1.0 / sample_rate_hz)
+    return float(frequencies[min(np.searchsorted(cumulative, energy), len(frequencies) - 1)])
+
+
+def rule_of_thumb_cutoffs(q: np.ndarray, sample_rate_hz: float) -> tuple[float, float, float]:
+    """``(omega_dyn, omega_q, omega_f)`` in Hz from paper C §2.3's rules of thumb.
+
+    ``omega_dyn`` is taken as the excitation bandwidth; ``omega_q = 10 omega_dyn`` (the top of the
+    recommended ``[2, 10] omega_dyn``), ``omega_f = 2 omega_dyn``; both are capped below Nyquist.
+    """
+    omega_dyn = max(excitation_bandwidth_hz(q, sample_rate_hz), 10.0 * sample_rate_hz / len(q))
+    cap = 0.4 * sample_rate_hz
+    return omega_dyn, min(10.0 * omega_dyn, cap), min(2.0 * omega_dyn, cap)
