@@ -176,11 +176,13 @@ def test_derivatives_of_sum_of_sines():
     y = q + 1e-4 * rng.normal(size=t.size)
     q2, dq2, ddq2 = irwsm2_derivatives(dt, y)
     q1, dq1, ddq1 = irwsm1_derivatives(dt, y, nvr_second=1e-5)
-    # Measured: IRWSM 2 q 4e-5, dq 5.3e-3, ddq 3.4e-2; IRWSM 1 dq 9.9e-3, ddq 2.4e-2. Most of the
-    # dq error is the half-sample offset of the forward increment Δx̂(k)/dt (paper C §3.2).
+    # Measured (derivatives moved onto the sample instants): IRWSM 2 q 4e-5, dq 1.5e-3,
+    # ddq 3.0e-2; IRWSM 1 dq 7.7e-3, ddq 1.8e-2. Left at the forward increments' instants
+    # (t_k + dt/2, t_k + dt) IRWSM 2's dq error was 5.3e-3: the alignment is what the 3e-3
+    # bound checks.
     assert rel_rms(q2, q) < 1e-4 and rel_rms(q1, q) < 2e-4
-    assert rel_rms(dq2, dq) < 1e-2 and rel_rms(ddq2, ddq) < 6e-2
-    assert rel_rms(dq1, dq) < 2e-2 and rel_rms(ddq1, ddq) < 5e-2
+    assert rel_rms(dq2, dq) < 3e-3 and rel_rms(ddq2, ddq) < 4e-2
+    assert rel_rms(dq1, dq) < 1e-2 and rel_rms(ddq1, ddq) < 3e-2
     dq_cd = np.gradient(y, dt)  # central differences: dq 2.7e-2, ddq 2.3 (noise amplified)
     assert rel_rms(dq2, dq) < 0.3 * rel_rms(dq_cd, dq)
     assert rel_rms(ddq2, ddq) < 0.1 * rel_rms(np.gradient(dq_cd, dt), ddq)

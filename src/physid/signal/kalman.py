@@ -416,6 +416,20 @@ def irw_smooth(
     )
 
 
+def _align_to_samples(dq: np.ndarray, ddq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Move forward-increment derivatives onto the sample instants.
+
+    Δx̂(k)/dt estimates dx/dt at t_k + dt/2 and the second difference d²x/dt² at t_k + dt, so
+    the value at t_k is the mean of two neighbouring first derivatives and the previous second
+    derivative. Without this the regressor would mix q(t_k) with accelerations one sample
+    ahead: a phase error of 2π f dt (2.5 % at 20 Hz and 5 kHz).
+    """
+    dq_at_samples, ddq_at_samples = dq.copy(), ddq.copy()
+    dq_at_samples[1:] = 0.5 * (dq[1:] + dq[:-1])
+    ddq_at_samples[1:] = ddq[:-1]
+    return dq_at_samples, ddq_at_samples
+
+
 def irwsm1_derivatives(
     t_or_dt, q, nvr=None, *, nvr_second=None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -423,26 +437,22 @@ def irwsm1_derivatives(
     algorithm to get ddq̂. ``t_or_dt`` is a sample period [s] or a time vector. ``nvr`` is for
     the first pass (None: ML), ``nvr_second`` for the second (None: same rule as ``nvr``).
     ML on the already smoothed dq̂ tends to run to the upper bound (it warns), so prefer a
-    fixed second NVR, e.g. paper C's 1e-5. Outputs have q's shape."""
+    fixed second NVR, e.g. paper C's 1e-5. Outputs have q's shape, with the derivatives moved
+    onto the sample instants (:func:`_align_to_samples`)."""
     timing = {"dt": t_or_dt} if np.ndim(t_or_dt) == 0 else {"t": t_or_dt}
     first = irw_smooth(q, **timing, order=1, nvr=nvr)
     nvr_second = nvr if nvr_second is None else nvr_second
     second = irw_smooth(first.derivative, **timing, order=1, nvr=nvr_second)
     shape = np.shape(q)
-    return (
-        first.value.reshape(shape),
-        first.derivative.reshape(shape),
-        second.derivative.reshape(shape),
-    )
+    dq, ddq = _align_to_samples(first.derivative, second.derivative)
+    return first.value.reshape(shape), dq.reshape(shape), ddq.reshape(shape)
 
 
 def irwsm2_derivatives(t_or_dt, q, nvr=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IRWSM 2 (paper C eq. 23): one smoothing pass with state [q, Δq, Δ²q] gives q̂, dq̂ and
-    ddq̂. ``t_or_dt`` is a sample period [s] or a time vector. Outputs have q's shape."""
+    ddq̂. ``t_or_dt`` is a sample period [s] or a time vector. Outputs have q's shape, with the
+    derivatives moved onto the sample instants (:func:`_align_to_samples`)."""
     res = irw_smooth(q, **{"dt" if np.ndim(t_or_dt) == 0 else "t": t_or_dt}, order=2, nvr=nvr)
     shape = np.shape(q)
-    return (
-        res.value.reshape(shape),
-        res.derivative.reshape(shape),
-        res.second_derivative.reshape(shape),
-    )
+    dq, ddq = _align_to_samples(res.derivative, res.second_derivative)
+    return res.value.reshape(shape), dq.reshape(shape), ddq.reshape(shape)
