@@ -208,12 +208,18 @@ def gravity_of(model: RobotModel) -> np.ndarray:
     return np.array(model.pin_model.gravity.linear, dtype=float)
 
 
-def load_urdf(path: str | Path) -> pin.Model:
-    """Parse a URDF (kinematics and inertias only; meshes are never loaded)."""
+def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
+    """Parse a URDF (kinematics and inertias only; meshes are never loaded).
+
+    With ``floating_base`` the root link is attached by a free-flyer joint named ``root_joint``
+    (configuration: position, then quaternion x, y, z, w; velocity in the root frame).
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"URDF file not found: {path}")
     try:
+        if floating_base:
+            return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), "root_joint")
         return pin.buildModelFromUrdf(str(path))
     except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
