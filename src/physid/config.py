@@ -23,8 +23,10 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       consistency_margin: 1.0e-6           # pseudo-inertia >= margin * I  [kg m^2]
       prior_std_relative: 0.3              # URDF inertial prior std / parameter scale (null: none)
       prior_total_mass_std_relative: 0.02  # prior std of the total moving mass (null: none)
+      prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
       estimate_gravity_direction: false    # fit the base tilt (apparent gravity direction)
     allow_large_angles: false              # skip the "looks like degrees" check
+    coulomb_deadband: 0.01                 # rad/s (m/s): |dq| below it -> sign(dq) = 0
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ import numpy as np
 import yaml
 
 from physid.errors import InputError
-from physid.model import JOINT_TERM_NAMES, Transmission
+from physid.model import (
+    JOINT_TERM_NAMES,
+    RobotModel,
+    Transmission,
+    build_robot_model,
+    load_urdf,
+)
 
 METHODS = ("classical", "irwsm1", "irwsm2", "given")
 
@@ -58,6 +66,7 @@ class EstimationConfig:
     consistency_margin: float = 1e-6
     prior_std_relative: float | None = 0.3
     prior_total_mass_std_relative: float | None = 0.02
+    prior_metric: str = "logdet"
     estimate_gravity_direction: bool = False
 
 
@@ -104,6 +113,7 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
+    coulomb_deadband: float = 0.01
 
 
 def _section(raw: dict[str, Any], allowed: set[str], where: str) -> dict[str, Any]:
@@ -184,6 +194,11 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     e = _section(
         raw.get("estimation") or {}, set(EstimationConfig.__dataclass_fields__), "estimation"
     )
+    prior_metric = e.get("prior_metric", "logdet")
+    if prior_metric not in ("logdet", "euclidean"):
+        raise InputError(
+            f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
+        )
     weighting = e.get("weighting", "wls")
     if weighting not in ("wls", "ols"):
         raise InputError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
@@ -203,6 +218,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         )
         if "prior_total_mass_std_relative" in e
         else defaults.prior_total_mass_std_relative,
+        prior_metric=prior_metric,
         estimate_gravity_direction=bool(e.get("estimate_gravity_direction", False)),
     )
     gains = {str(k): float(v) for k, v in dict(raw.get("drive_gains") or {}).items()}
@@ -214,6 +230,26 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         train_fraction=train_fraction,
         estimation=estimation,
         allow_large_angles=bool(raw.get("allow_large_angles", False)),
+        coulomb_deadband=_number(raw, "coulomb_deadband", "")
+        if "coulomb_deadband" in raw
+        else 0.01,
+    )
+
+
+def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
+    """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""
+    pin_model = load_urdf(urdf)
+    joint_names = tuple(pin_model.names[1:])
+    transmission = None if config.transmission is None else config.transmission.build(joint_names)
+    return build_robot_model(
+        pin_model,
+        joint_terms=config.joint_terms,
+        transmission=transmission,
+        coupled_motor_terms=config.transmission.coupled_motor_terms
+        if config.transmission
+        else False,
+        coulomb_deadband=config.coulomb_deadband,
+        source=str(urdf),
     )
 
 

@@ -13,12 +13,14 @@ Every check fails with a one-line :class:`~physid.errors.InputError` naming file
 from __future__ import annotations
 
 import difflib
+import io
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from physid.errors import InputError
+from physid.io import write_text_atomic
 from physid.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
@@ -315,6 +317,31 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
                 "set allow_large_angles: true in the config if this is intended",
                 source=source,
             )
+
+
+def trajectory_csv_text(trajectory: Trajectory) -> str:
+    """Contract CSV text of a trajectory: t, q_*, optional dq_* and ddq_*, tau_*."""
+    blocks = [
+        ("q_", trajectory.q),
+        ("dq_", trajectory.dq),
+        ("ddq_", trajectory.ddq),
+        ("tau_", trajectory.tau),
+    ]
+    names, columns = ["t"], [trajectory.t[:, None]]
+    for prefix, block in blocks:
+        if block is not None:
+            names += [f"{prefix}{j}" for j in trajectory.joint_names]
+            columns.append(block)
+    buffer = io.StringIO()
+    np.savetxt(
+        buffer, np.hstack(columns), delimiter=",", header=",".join(names), comments="", fmt="%.10g"
+    )
+    return buffer.getvalue()
+
+
+def write_trajectory_csv(path: str | Path, trajectory: Trajectory) -> Path:
+    """Write a trajectory as a contract CSV file, atomically."""
+    return write_text_atomic(path, trajectory_csv_text(trajectory))
 
 
 def load_trajectory(path: str | Path, model: RobotModel, **options) -> Trajectory:

@@ -149,6 +149,9 @@ class RobotModel:
     layout: ParameterLayout
     transmission: Transmission | None = None
     source: str = ""
+    # Below this speed [rad/s or m/s] the Coulomb term's sign(dq) is taken as 0: at standstill the
+    # friction is static (anywhere in +-fc) and a velocity estimate's noise would flip the sign.
+    coulomb_deadband: float = 0.01
 
     @property
     def n_joints(self) -> int:
@@ -232,6 +235,7 @@ def build_robot_model(
     joint_terms: Sequence[str] = JOINT_TERM_NAMES,
     transmission: Transmission | None = None,
     coupled_motor_terms: bool = True,
+    coulomb_deadband: float = 0.01,
     source: str = "",
 ) -> RobotModel:
     """Wrap a fixed-base Pinocchio model of 1-DoF joints into a :class:`RobotModel`.
@@ -264,7 +268,11 @@ def build_robot_model(
         joint_terms=tuple(joint_terms),
         coupled_motor_names=coupled,
     )
-    return RobotModel(pin_model, tuple(joint_names), layout, transmission, source)
+    if not (np.isfinite(coulomb_deadband) and coulomb_deadband >= 0):
+        raise InputError(f"coulomb_deadband must be >= 0, got {coulomb_deadband}")
+    return RobotModel(
+        pin_model, tuple(joint_names), layout, transmission, source, float(coulomb_deadband)
+    )
 
 
 def robot_from_urdf(path: str | Path, **options) -> RobotModel:

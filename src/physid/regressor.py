@@ -39,10 +39,16 @@ def inertial_regressor(
     return out
 
 
+def _sign_with_deadband(speed: np.ndarray, deadband: float) -> np.ndarray:
+    """``sign(speed)``, and 0 where ``|speed| < deadband`` (standstill: static friction)."""
+    return np.where(np.abs(speed) < deadband, 0.0, np.sign(speed))
+
+
 def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """Columns of the joint and coupled-motor terms: shape (N, n_joints, n_terms).
 
-    Joint terms (DESIGN.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the joint's own row.
+    Joint terms (DESIGN.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the joint's own row,
+    with ``sign`` taken as 0 below ``model.coulomb_deadband`` (standstill).
     A coupled motor k with ratio row ``r`` (paper C §4.1; TX40 dataset README) adds, with the
     motor speed ``dq_m = r @ dq`` and scale ``s = r[k]``:
     ``tau_i += Iam * sum_{j != i} r_i r_j / s^2 ddq_j + fvm * sum_{j != i} r_i r_j / s^2 dq_j
@@ -53,7 +59,8 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
     layout = model.layout
     n_samples, n_joints = dq.shape
     columns = []
-    per_term = {"fv": dq, "fc": np.sign(dq), "offset": np.ones_like(dq), "Ia": ddq}
+    sign = _sign_with_deadband(dq, model.coulomb_deadband)
+    per_term = {"fv": dq, "fc": sign, "offset": np.ones_like(dq), "Ia": ddq}
     for j in range(n_joints):
         for term in layout.joint_terms:
             col = np.zeros((n_samples, n_joints))
@@ -70,7 +77,10 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
             columns.append(ddq @ cross.T)
             columns.append(dq @ cross.T)
             # |s| keeps fcm = |s| * (motor Coulomb torque) >= 0 whatever the gear direction.
-            columns.append(np.outer(np.sign(dq @ row), row / abs(scale)))
+            motor_speed = dq @ row / abs(scale)  # joint-side units, comparable to the deadband
+            columns.append(
+                np.outer(_sign_with_deadband(motor_speed, model.coulomb_deadband), row / abs(scale))
+            )
     if not columns:
         return np.zeros((n_samples, n_joints, 0))
     return np.stack(columns, axis=-1)

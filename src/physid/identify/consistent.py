@@ -19,7 +19,12 @@ import cvxpy as cp
 import numpy as np
 
 from physid.identify.reduced import ReducedSystem
-from physid.inertia import PSEUDO_INERTIA_BASIS, ConsistencyReport, check_consistency
+from physid.inertia import (
+    PSEUDO_INERTIA_BASIS,
+    ConsistencyReport,
+    check_consistency,
+    pseudo_inertia,
+)
 from physid.model import RobotModel
 from physid.regressor import BaseParameters
 
@@ -73,6 +78,29 @@ def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list
     return constraints
 
 
+def _positive_definite(J0: np.ndarray) -> np.ndarray:
+    """A URDF body may be massless or inconsistent; lift its pseudo-inertia just inside the cone
+    so the divergence is defined (the prior then says "tiny body", which is what it meant)."""
+    floor = 1e-6 * max(float(np.trace(J0)), 1e-3)
+    smallest = float(np.linalg.eigvalsh(J0)[0])
+    return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
+
+
+def _logdet_divergence(model: RobotModel, theta: cp.Expression, prior: np.ndarray) -> cp.Expression:
+    """Sum over bodies of ``D(J || J0) = -log det(J0^-1 J) + tr(J0^-1 J) - 4`` (Lee, Wensing and
+    Park 2020): convex in J, invariant to units and frames, and a barrier that keeps each body
+    off the boundary of physical consistency. Near J0 it equals ``1/2 ||J0^-1/2 dJ J0^-1/2||_F^2``,
+    so weighting it by ``1 / rho^2`` makes ``rho`` a relative standard deviation."""
+    total = 0
+    for k in range(len(model.layout.body_joints)):
+        J0 = _positive_definite(pseudo_inertia(prior[10 * k : 10 * k + 10]))
+        root_inverse = np.linalg.inv(np.linalg.cholesky(J0))
+        J = sum(theta[10 * k + i] * PSEUDO_INERTIA_BASIS[i] for i in range(10))
+        scaled = root_inverse @ J @ root_inverse.T
+        total += -cp.log_det(scaled) + cp.trace(scaled) - 4
+    return total
+
+
 def _verify(model: RobotModel, theta: np.ndarray) -> tuple[bool, dict[str, ConsistencyReport]]:
     reports = {
         joint: check_consistency(theta[model.layout.body_slice(joint)])
@@ -108,12 +136,15 @@ def consistent_least_squares(
     margin: float = 1e-6,
     prior_std_relative: float | None = 0.3,
     prior_total_mass_std_relative: float | None = 0.02,
+    prior_metric: str = "logdet",
 ) -> ConsistentFit:
     """Maximum a posteriori standard parameters under the consistency constraints.
 
     Minimises ``||w (tau - W theta)||^2 / noise_variance`` plus a Gaussian prior centred on the
-    URDF: each inertial parameter with standard deviation ``rho * s`` (``s`` from
-    :func:`parameter_scales`, ``rho = prior_std_relative``) and the total moving mass with
+    URDF: each body's pseudo-inertia with relative standard deviation ``rho = prior_std_relative``
+    through the log-det divergence (``prior_metric="logdet"``, :func:`_logdet_divergence`), or
+    each inertial parameter with standard deviation ``rho * s`` (``"euclidean"``, ``s`` from
+    :func:`parameter_scales`), and the total moving mass with
     relative standard deviation ``prior_total_mass_std_relative`` (a robot's weight is usually
     known far better than how it splits between links, and joint torques of a fixed-base arm
     cannot tell it); joint and motor terms get only a 1e-8 tie-breaker (URDFs rarely know them).
@@ -134,7 +165,10 @@ def consistent_least_squares(
     theta = prior + cp.multiply(scales, x)
     objective = cp.sum_squares((X * scales) @ x - (u - X @ prior)) / noise_variance
     inertial_precision = 1e-8 * rows if prior_std_relative is None else prior_std_relative**-2
-    objective += inertial_precision * cp.sum_squares(x[inertial])
+    if prior_metric == "logdet" and prior_std_relative is not None:
+        objective += inertial_precision * _logdet_divergence(model, theta, prior)
+    else:
+        objective += inertial_precision * cp.sum_squares(x[inertial])
     if joint_terms.size:
         objective += 1e-8 * rows * cp.sum_squares(x[joint_terms])
     prior_mass = float(np.sum(prior[masses]))

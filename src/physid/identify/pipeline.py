@@ -172,6 +172,7 @@ def identify(
         margin=estimation.consistency_margin,
         prior_std_relative=estimation.prior_std_relative,
         prior_total_mass_std_relative=estimation.prior_total_mass_std_relative,
+        prior_metric=estimation.prior_metric,
     )
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std

@@ -1,0 +1,145 @@
+"""``physid demo``: identify a simulated 6-joint arm whose true parameters are known.
+
+The "real robot" is the bundled URDF with every body perturbed by up to +-20 % and industrial
+friction and armature added; the URDF itself serves as the imperfect CAD prior. Two experiments
+are simulated (closed-loop Fourier excitation, 18-bit encoders, 0.3 N m torque noise): one to
+identify, a fresh one to validate. The pipeline is exactly ``physid identify`` on the CSV files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from physid.config import parse_config
+from physid.data import write_trajectory_csv
+from physid.identify.metrics import fit_metrics
+from physid.identify.pipeline import IdentificationResult
+from physid.io import write_json_atomic
+from physid.sim.arm import (
+    FourierExcitation,
+    SensorNoise,
+    arm6_model,
+    arm6_urdf_path,
+    simulate_tracking,
+    true_parameters,
+)
+from physid.workflows import Progress, run_identify
+
+DEMO_CONFIG = {
+    "filter": {"method": "classical", "butterworth_cutoff_hz": 20.0, "decimation_cutoff_hz": 5.0},
+    "estimation": {"weighting": "wls"},
+}
+EXCURSION_RAD = np.array([1.2, 0.8, 0.9, 1.5, 1.0, 1.5])
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """The identification and its comparison with the simulation's ground truth."""
+
+    identification: IdentificationResult
+    theta_true: np.ndarray
+    validation_error: float  # identified parameters on the fresh experiment
+    noise_floor: float  # true parameters on the same processed data
+    base_z_scores: np.ndarray  # (identified base - true base) / reported std
+    comparison: dict
+
+    @property
+    def within_3_sigma(self) -> float:
+        return float(np.mean(np.abs(self.base_z_scores) < 3.0))
+
+
+def run_demo(
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    train_duration_s: float = 20.0,
+    validation_duration_s: float = 10.0,
+    sample_rate_hz: float = 1000.0,
+    progress: Progress | None = None,
+) -> DemoResult:
+    """Simulate, identify with ``physid identify``'s workflow, and compare with the truth."""
+    note = progress or (lambda _message: None)
+    out_dir = Path(out_dir)
+    rng = np.random.default_rng(seed)
+    model = arm6_model()
+    theta_true = true_parameters(model, rng)
+    noise = SensorNoise()
+    recordings = {}
+    for name, duration in (("train", train_duration_s), ("validation", validation_duration_s)):
+        note(f"simulating the {name} experiment ({duration:g} s)")
+        excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
+        simulation = simulate_tracking(
+            model,
+            theta_true,
+            excitation,
+            duration_s=duration,
+            sample_rate_hz=sample_rate_hz,
+            noise=noise,
+            rng=rng,
+        )
+        recordings[name] = write_trajectory_csv(
+            out_dir / "data" / f"{name}.csv", simulation.recorded
+        )
+    result = run_identify(
+        arm6_urdf_path(),
+        [recordings["train"]],
+        config=parse_config(DEMO_CONFIG),
+        validate=[recordings["validation"]],
+        out_dir=out_dir / "identification",
+        progress=note,
+    )
+    validation = result.validation_observations
+    floor = fit_metrics(validation.tau, validation.W @ theta_true).relative_error
+    excited = result.excited
+    true_base = result.base.from_standard(theta_true)
+    z_scores = (result.theta_base[excited] - true_base[excited]) / result.base_std[excited]
+    comparison = _comparison(result, theta_true, true_base, z_scores, floor)
+    write_json_atomic(out_dir / "truth_comparison.json", comparison)
+    return DemoResult(
+        result, theta_true, result.validation.relative_error, floor, z_scores, comparison
+    )
+
+
+def _comparison(
+    result: IdentificationResult,
+    theta_true: np.ndarray,
+    true_base: np.ndarray,
+    z_scores: np.ndarray,
+    floor: float,
+) -> dict:
+    model = result.model
+    layout = model.layout
+    joint_terms = {
+        name: {"true": float(theta_true[i]), "identified": float(result.theta[i])}
+        for i, name in enumerate(layout.names)
+        if i >= layout.n_inertial
+    }
+    excited = np.flatnonzero(result.excited)
+    base_rows = [
+        {
+            "name": result.base.short_names[i],
+            "true": float(true_base[i]),
+            "identified": float(result.theta_base[i]),
+            "std": float(result.base_std[i]),
+            "z": float(z),
+        }
+        for i, z in zip(excited, z_scores, strict=True)
+    ]
+    return {
+        "validation_relative_error": result.validation.relative_error,
+        "noise_floor_relative_error": floor,
+        "ratio_to_noise_floor": result.validation.relative_error / floor,
+        "base_parameters_within_3_sigma": float(np.mean(np.abs(z_scores) < 3.0)),
+        "total_moving_mass_kg": {
+            "true": float(sum(theta_true[layout.body_slice(j)][0] for j in layout.body_joints)),
+            "identified": result.moving_mass(),
+            "urdf_prior": float(
+                sum(model.prior_parameters()[layout.body_slice(j)][0] for j in layout.body_joints)
+            ),
+        },
+        "joint_terms": joint_terms,
+        "base_parameters": base_rows,
+    }

@@ -1,0 +1,1 @@
+"""Figures, HTML report and JSON outputs. Nothing below this layer imports it (DESIGN.md)."""
