@@ -25,6 +25,7 @@ from physid.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
+_CONTRACT_PREFIXES = JOINT_PREFIXES + MOTOR_PREFIXES
 # A revolute joint whose recorded angle exceeds this is almost surely in degrees.
 _MAX_PLAUSIBLE_ANGLE_RAD = 2.0 * np.pi + 0.5
 
@@ -176,7 +177,9 @@ def _check_equal_lengths(columns: dict[str, np.ndarray], source: str) -> None:
 def _require(table: Table, name: str, what: str) -> np.ndarray:
     if name in table.columns:
         return table.columns[name]
-    hint = difflib.get_close_matches(name, table.columns.keys(), n=1, cutoff=0.6)
+    # Suggest a column that the contract does not already claim: the likely typo.
+    unclaimed = [c for c in table.columns if c != "t" and not c.startswith(_CONTRACT_PREFIXES)]
+    hint = difflib.get_close_matches(name, unclaimed, n=1, cutoff=0.6)
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
     raise InputError(
         f"missing column '{name}' ({what}){suggestion}; columns present: "

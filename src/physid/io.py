@@ -80,7 +80,9 @@ def atomic_output_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
+    staging = Path(
+        tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent)
+    )
     try:
         yield staging
         target.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,9 @@ def params_document(model: RobotModel, theta: np.ndarray) -> dict:
         for joint in layout.joint_names
     }
     coupled = {
-        motor: {term: float(theta[layout.index(f"{motor}.{term}")]) for term in COUPLED_MOTOR_TERM_NAMES}
+        motor: {
+            term: float(theta[layout.index(f"{motor}.{term}")]) for term in COUPLED_MOTOR_TERM_NAMES
+        }
         for motor in layout.coupled_motor_names
     }
     extra = {"gravity": model.pin_model.gravity.linear.tolist()}
@@ -76,13 +78,17 @@ def _body_pi(name: str, body: dict, source: str) -> np.ndarray:
             [[_number(v, f"bodies.{name}.inertia", source) for v in row] for row in body["inertia"]]
         )
     except (KeyError, TypeError) as error:
-        raise InputError(f"bodies.{name}: needs mass, com [3] and inertia [3x3] ({error})", source=source) from None
+        raise InputError(
+            f"bodies.{name}: needs mass, com [3] and inertia [3x3] ({error})", source=source
+        ) from None
     if com.shape != (3,) or inertia.shape != (3, 3):
         raise InputError(f"bodies.{name}: com must have 3 entries and inertia 3x3", source=source)
     pi = pi_from_mass_com_inertia(mass, com, inertia)
     report = check_consistency(pi, name=name)
     if not report.consistent:
-        raise InputError(f"bodies.{name} is not physically consistent: {report.reason}", source=source)
+        raise InputError(
+            f"bodies.{name} is not physically consistent: {report.reason}", source=source
+        )
     return pi
 
 
@@ -96,13 +102,17 @@ def read_params(path: str | Path) -> ParamsFile:
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error}", source=str(path)) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InputError(f"not a physid parameter file ('format' must be '{FORMAT}')", source=str(path))
+        raise InputError(
+            f"not a physid parameter file ('format' must be '{FORMAT}')", source=str(path)
+        )
     bodies = {
         str(name): _body_pi(str(name), body, str(path))
         for name, body in dict(document.get("bodies") or {}).items()
     }
     joints = {
-        str(name): {str(k): _number(v, f"joints.{name}.{k}", str(path)) for k, v in dict(terms).items()}
+        str(name): {
+            str(k): _number(v, f"joints.{name}.{k}", str(path)) for k, v in dict(terms).items()
+        }
         for name, terms in dict(document.get("joints") or {}).items()
     }
     return ParamsFile(bodies, joints, dict(document.get("extra") or {}), document, str(path))
@@ -135,7 +145,9 @@ def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
         for term, value in dict(terms).items():
             name = f"{motor}.{term}"
             if name in layout.names:
-                theta[layout.index(name)] = _number(value, f"extra.coupled_motors.{name}", params.source)
+                theta[layout.index(name)] = _number(
+                    value, f"extra.coupled_motors.{name}", params.source
+                )
     return theta
 
 

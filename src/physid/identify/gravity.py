@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from physid.identify.reduced import ReducedSystem, reduce_system
+from physid.identify.reduced import ReducedSystem
 from physid.model import RobotModel
 
 
@@ -27,6 +27,7 @@ class GravityEstimate:
 
     gravity: np.ndarray  # (3,) m/s^2, base frame
     tilt_rad: np.ndarray  # (2,) rotation about base x, then about base y, of the URDF gravity
+    tilt_std_rad: np.ndarray  # (2,) standard deviations from the residual's curvature
     residual_ratio: float  # residual norm with this gravity / with the URDF gravity
     evaluations: int
 
@@ -72,13 +73,18 @@ def estimate_gravity_direction(
 ) -> GravityEstimate:
     """Tilt minimising the weighted least-squares residual of the regressor columns ``columns``.
 
-    ``system`` was reduced with the static unit-gravity regressors as extra columns.
+    ``system`` was reduced with the static unit-gravity regressors as extra columns; ``columns``
+    should be the base columns for a *generic* gravity direction, because a tilt makes first
+    moments identifiable that vertical gravity regroups (e.g. those of the first link).
     """
 
     def residual(tilt: np.ndarray) -> float:
         delta = tilted_gravity(gravity_urdf, tilt) - gravity_urdf
         X, u = gravity_shift(system, n_inertial, delta).stacked(columns, weights)
-        return reduce_system(X, u)[2]
+        # SVD-based: near zero tilt some columns vanish, and a QR would then misplace the
+        # residual (its free directions absorb part of u).
+        theta = np.linalg.lstsq(X, u, rcond=1e-12)[0]
+        return float(np.sum((u - X @ theta) ** 2))
 
     reference = residual(np.zeros(2))
     solution = scipy.optimize.minimize(
@@ -92,9 +98,36 @@ def estimate_gravity_direction(
         },
     )
     tilt = np.asarray(solution.x, float)
+    n_rows = system.n_samples * system.n_joints
+    sigma2 = solution.fun / max(n_rows - len(columns) - 2, 1)
+    # Gauss-Newton: Cov(tilt) = 2 sigma^2 H^-1 with H the Hessian of the residual sum of squares.
+    hessian = _hessian(residual, tilt, step=1e-4)
+    try:
+        covariance = 2.0 * sigma2 * np.linalg.inv(hessian)
+        std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    except np.linalg.LinAlgError:
+        std = np.full(2, np.inf)
     return GravityEstimate(
         tilted_gravity(gravity_urdf, tilt),
         tilt,
+        std,
         float(np.sqrt(solution.fun / max(reference, 1e-300))),
         int(solution.nfev),
     )
+
+
+def _hessian(function, x: np.ndarray, step: float) -> np.ndarray:
+    """Central finite-difference Hessian of a scalar function of two variables."""
+    hessian = np.empty((2, 2))
+    basis = np.eye(2) * step
+    center = function(x)
+    for i in range(2):
+        hessian[i, i] = (function(x + basis[i]) - 2 * center + function(x - basis[i])) / step**2
+    cross = (
+        function(x + basis[0] + basis[1])
+        - function(x + basis[0] - basis[1])
+        - function(x - basis[0] + basis[1])
+        + function(x - basis[0] - basis[1])
+    ) / (4 * step**2)
+    hessian[0, 1] = hessian[1, 0] = cross
+    return hessian

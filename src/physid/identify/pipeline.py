@@ -17,7 +17,12 @@ from physid.config import IdentifyConfig
 from physid.data import Trajectory
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
 from physid.identify.essential import EssentialParameters, essential_parameters
-from physid.identify.gravity import GravityEstimate, estimate_gravity_direction, gravity_shift
+from physid.identify.gravity import (
+    GravityEstimate,
+    estimate_gravity_direction,
+    gravity_shift,
+    tilted_gravity,
+)
 from physid.identify.least_squares import (
     LeastSquaresResult,
     least_squares,
@@ -97,16 +102,18 @@ def _fit_gravity(
 ) -> tuple[RobotModel, ReducedSystem, GravityEstimate]:
     """Estimate the gravity direction; return the re-oriented model and reduced system.
 
-    The search uses the base columns of the URDF gravity (a tilt also makes a few regrouped
-    first moments weakly identifiable; that second-order effect is left to the final fit, which
-    recomputes the base parameters under the estimated gravity).
+    Row weights come from a fit under the URDF gravity; the search uses the base parameters of a
+    generic gravity direction (a tilt makes first moments identifiable that vertical gravity
+    regroups, so the URDF's base set would bias the tilt).
     """
     base = base_parameters(model)
-    columns = base.independent[_excited(system, base)]
-    weights = least_squares(system, columns, weighting).weights
+    weights = least_squares(system, base.independent[_excited(system, base)], weighting).weights
     gravity_urdf = gravity_of(model)
+    generic = base_parameters(with_gravity(model, tilted_gravity(gravity_urdf, np.r_[0.1, 0.1])))
     n_inertial = model.layout.n_inertial
-    estimate = estimate_gravity_direction(system, columns, n_inertial, gravity_urdf, weights)
+    estimate = estimate_gravity_direction(
+        system, generic.independent, n_inertial, gravity_urdf, weights
+    )
     shifted = gravity_shift(system, n_inertial, estimate.gravity - gravity_urdf)
     return with_gravity(model, estimate.gravity), shifted, estimate
 

@@ -1,0 +1,63 @@
+"""Shared fixtures: the real datasets of ../shared and one simulated arm experiment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = Path(os.environ.get("PHYSID_DATASETS", REPO.parent / "shared" / "datasets"))
+KUKA = DATASETS / "kuka_lwr4"
+TX40 = DATASETS / "staubli_tx40"
+EXAMPLES = REPO / "examples"
+
+
+def require_dataset(folder: Path) -> Path:
+    """Skip (with the reason) when the real datasets are not beside the checkout."""
+    if not folder.is_dir():
+        pytest.skip(f"real dataset not found at {folder} (set PHYSID_DATASETS)")
+    return folder
+
+
+@dataclass(frozen=True)
+class ArmExperiment:
+    model: object
+    theta_true: np.ndarray
+    train: object  # Simulation
+    validation: object  # Simulation
+
+
+@pytest.fixture(scope="session")
+def arm_experiment() -> ArmExperiment:
+    """The demo arm identified from 20 s and validated on a fresh 10 s experiment."""
+    from physid.demo import EXCURSION_RAD
+    from physid.sim.arm import (
+        FourierExcitation,
+        SensorNoise,
+        arm6_model,
+        simulate_tracking,
+        true_parameters,
+    )
+
+    rng = np.random.default_rng(7)
+    model = arm6_model()
+    theta = true_parameters(model, rng)
+    runs = []
+    for duration in (20.0, 10.0):
+        excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
+        runs.append(
+            simulate_tracking(
+                model,
+                theta,
+                excitation,
+                duration_s=duration,
+                sample_rate_hz=1000.0,
+                noise=SensorNoise(),
+                rng=rng,
+            )
+        )
+    return ArmExperiment(model, theta, runs[0], runs[1])

@@ -1,0 +1,162 @@
+"""The command line: help texts, identify -> validate, one-line errors, no partial output."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.data import trajectory_csv_text
+from physid.sim.arm import arm6_urdf_path
+
+URDF = arm6_urdf_path()
+
+
+@pytest.fixture(scope="module")
+def recordings(arm_experiment, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recordings")
+    train, validation = folder / "train.csv", folder / "validation.csv"
+    train.write_text(trajectory_csv_text(arm_experiment.train.recorded))
+    validation.write_text(trajectory_csv_text(arm_experiment.validation.recorded))
+    config = folder / "config.yaml"
+    config.write_text(
+        "filter: {method: classical, butterworth_cutoff_hz: 20, decimation_cutoff_hz: 5}\n"
+    )
+    return train, validation, config
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_every_command_and_option_is_documented():
+    assert run("--help").exit_code == 0
+    for name, command in main.commands.items():
+        commands = command.commands.values() if isinstance(command, click.Group) else [command]
+        for sub in commands:
+            assert sub.help, f"{name} {sub.name} has no help text"
+            for parameter in sub.params:
+                if isinstance(parameter, click.Option):
+                    assert parameter.help, f"{name} {sub.name} {parameter.name} has no help text"
+    for name in ("identify", "validate", "demo"):
+        assert run(name, "--help").exit_code == 0
+
+
+def test_identify_then_validate_round_trip(recordings, tmp_path):
+    train, validation, config = recordings
+    out = tmp_path / "out"
+    result = run(
+        "identify",
+        "--urdf",
+        URDF,
+        "--data",
+        train,
+        "--validate",
+        validation,
+        "--config",
+        config,
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert result.exit_code == 0, result.output
+    params = json.loads((out / "params.json").read_text())
+    assert params["format"] == "physid.params/1" and params["physically_consistent"] is True
+    assert set(params["bodies"]) == {f"joint_{k}" for k in range(1, 7)}
+    for name in (
+        "report.html",
+        "torque_train.png",
+        "torque_validation.png",
+        "autocorrelation.png",
+        "parameters.png",
+        "consistency.png",
+    ):
+        assert (out / name).stat().st_size > 1000
+    report = tmp_path / "validation.json"
+    result = run(
+        "validate",
+        "--urdf",
+        URDF,
+        "--params",
+        out / "params.json",
+        "--data",
+        validation,
+        "--config",
+        config,
+        "--json",
+        report,
+        "--quiet",
+    )
+    assert result.exit_code == 0, result.output
+    overall = json.loads(report.read_text())["overall"]
+    # The same parameters, data and filter as identify's own validation.
+    assert overall["relative_error"] == pytest.approx(
+        params["fit"]["validation"]["relative_error"], rel=1e-6
+    )
+    assert set(overall["rmse"]) == {f"joint_{k}" for k in range(1, 7)}
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda c: c.pop("tau_joint_3"), "missing column 'tau_joint_3'"),
+        (
+            lambda c: c.__setitem__("q_joint_9", c["q_joint_1"]),
+            "column 'q_joint_9' names joint 'joint_9'",
+        ),
+        (lambda c: c["q_joint_2"].__setitem__(100, np.nan), "column 'q_joint_2' row 101 is nan"),
+        (lambda c: c["t"].__setitem__(50, 0.0), "not strictly increasing at row 51"),
+        (
+            lambda c: c.__setitem__("q_joint_4", np.degrees(c["q_joint_4"]) * 2),
+            "looks like degrees",
+        ),
+    ],
+)
+def test_bad_input_gives_one_line_and_no_output(recordings, tmp_path, damage, message):
+    train = recordings[0]
+    names = train.read_text().splitlines()[0].split(",")
+    values = np.loadtxt(train, delimiter=",", skiprows=1)
+    columns = {n: values[:, k].copy() for k, n in enumerate(names)}
+    damage(columns)
+    bad = tmp_path / "bad.csv"
+    np.savetxt(
+        bad,
+        np.column_stack(list(columns.values())),
+        delimiter=",",
+        header=",".join(columns),
+        comments="",
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["identify", "--urdf", URDF, "--data", str(bad), "--out", str(out), "--quiet"]
+    )
+    assert result.exit_code == 2
+    error_lines = [line for line in result.output.splitlines() if line.startswith("physid: error")]
+    assert len(error_lines) == 1 and message in error_lines[0] and "bad.csv" in error_lines[0]
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+
+
+def test_bad_config_names_the_key(recordings, tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("filter: {methd: classical}\n")
+    result = CliRunner().invoke(
+        main,
+        [
+            "identify",
+            "--urdf",
+            URDF,
+            "--data",
+            str(recordings[0]),
+            "--config",
+            str(config),
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 2 and "config filter: unknown key(s) ['methd']" in result.output
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,78 @@
+"""The consistency SDP and the recovery of consistent standard parameters from base ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from physid.identify.consistent import consistent_least_squares, consistent_standard_from_base
+from physid.identify.reduced import reduce_observations
+from physid.inertia import check_consistency
+from physid.regressor import base_parameters, observation_matrix
+from physid.sim.arm import arm6_model, true_parameters
+
+
+@pytest.fixture(scope="module")
+def noiseless():
+    rng = np.random.default_rng(0)
+    model = arm6_model()
+    theta = true_parameters(model, rng)
+    q, dq, ddq = (
+        rng.uniform(-2, 2, (600, 6)),
+        rng.standard_normal((600, 6)),
+        rng.standard_normal((600, 6)),
+    )
+    W = observation_matrix(model, q, dq, ddq)
+    return model, theta, W, W @ theta
+
+
+def test_noiseless_data_give_the_true_base_parameters_and_consistent_bodies(noiseless):
+    model, theta, W, tau = noiseless
+    base = base_parameters(model)
+    fit = consistent_least_squares(
+        model,
+        reduce_observations(W, tau),
+        np.ones(6),
+        model.prior_parameters(),
+        noise_variance=1e-6,
+    )
+    assert fit.status == "optimal" and fit.consistent
+    np.testing.assert_allclose(
+        base.from_standard(fit.theta), base.from_standard(theta), rtol=2e-3, atol=2e-4
+    )
+    for joint in model.layout.body_joints:
+        assert check_consistency(fit.theta[model.layout.body_slice(joint)]).consistent
+    assert np.all(fit.theta[[model.layout.index(f"{j}.fc") for j in model.joint_names]] >= 0)
+
+
+def test_inconsistent_least_squares_data_are_pulled_into_the_consistent_set(noiseless):
+    # Torques of a body with negative mass: least squares would copy it, the SDP may not.
+    model, theta, W, _ = noiseless
+    bad = theta.copy()
+    bad[model.layout.body_slice("joint_6")] *= -1.0
+    fit = consistent_least_squares(
+        model, reduce_observations(W, W @ bad), np.ones(6), model.prior_parameters()
+    )
+    assert fit.consistent and fit.theta[model.layout.body_slice("joint_6")][0] > 0
+
+
+def test_recovery_reproduces_given_base_parameters_exactly(noiseless):
+    model, theta, _, _ = noiseless
+    base = base_parameters(model)
+    target = base.from_standard(theta)
+    covariance = np.diag((1e-3 * (1 + np.abs(target))) ** 2)
+    fit = consistent_standard_from_base(model, base, target, covariance, model.prior_parameters())
+    assert fit.consistent
+    np.testing.assert_allclose(base.from_standard(fit.theta), target, rtol=1e-6, atol=1e-7)
+
+
+def test_recovery_explains_base_parameters_outside_the_consistent_set(noiseless):
+    model, theta, _, _ = noiseless
+    base = base_parameters(model)
+    target = base.from_standard(theta)
+    index = base.short_names.index("joint_6.Izz")
+    target[index] = -0.5  # a negative principal inertia cannot be made consistent
+    covariance = np.diag((1e-3 * (1 + np.abs(target))) ** 2)
+    fit = consistent_standard_from_base(model, base, target, covariance, model.prior_parameters())
+    assert fit.status == "infeasible" and fit.consistent
+    assert "not physically consistent" in fit.message and "sigma" in fit.message

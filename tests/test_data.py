@@ -1,0 +1,159 @@
+"""The trajectory contract: every kind of bad input fails with one line naming the culprit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from physid.data import load_trajectory, read_table, trajectory_csv_text, write_trajectory_csv
+from physid.errors import InputError
+from physid.model import Transmission, build_robot_model, load_urdf
+from physid.sim.arm import arm6_model, arm6_urdf_path
+
+MODEL = arm6_model()
+JOINTS = MODEL.joint_names
+
+
+def csv_file(tmp_path, columns: dict[str, np.ndarray], name: str = "data.csv"):
+    path = tmp_path / name
+    header = ",".join(columns)
+    np.savetxt(
+        path, np.column_stack(list(columns.values())), delimiter=",", header=header, comments=""
+    )
+    return path
+
+
+def good_columns(n: int = 50) -> dict[str, np.ndarray]:
+    t = np.arange(n) * 0.01
+    columns = {"t": t}
+    for k, joint in enumerate(JOINTS):
+        columns[f"q_{joint}"] = 0.5 * np.sin(t + k)
+    for k, joint in enumerate(JOINTS):
+        columns[f"tau_{joint}"] = np.cos(t + k)
+    return columns
+
+
+def expect_error(path, pattern, **options):
+    with pytest.raises(InputError, match=pattern) as error:
+        load_trajectory(path, MODEL, **options)
+    assert "\n" not in str(error.value)
+    return str(error.value)
+
+
+def test_a_good_file_round_trips_through_csv_npz_and_parquet(tmp_path):
+    columns = good_columns()
+    reference = load_trajectory(csv_file(tmp_path, columns), MODEL)
+    np.savez(tmp_path / "data.npz", **columns)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), tmp_path / "data.parquet")
+    for name in ("data.npz", "data.parquet"):
+        other = load_trajectory(tmp_path / name, MODEL)
+        np.testing.assert_allclose(other.q, reference.q)
+        np.testing.assert_allclose(other.tau, reference.tau)
+    written = write_trajectory_csv(tmp_path / "copy.csv", reference)
+    np.testing.assert_allclose(load_trajectory(written, MODEL).q, reference.q, rtol=1e-9)
+    assert trajectory_csv_text(reference).startswith("t,q_joint_1,")
+
+
+def test_missing_and_misnamed_columns(tmp_path):
+    columns = good_columns()
+    columns["q_jiont_3"] = columns.pop("q_joint_3")
+    message = expect_error(csv_file(tmp_path, columns), "column 'q_jiont_3' names joint 'jiont_3'")
+    assert "data.csv" in message
+    columns = good_columns()
+    columns["torque_joint_2"] = columns.pop("tau_joint_2")
+    expect_error(
+        csv_file(tmp_path, columns), r"missing column 'tau_joint_2'.*did you mean 'torque_joint_2'"
+    )
+
+
+def test_nan_and_inf_rows_are_named(tmp_path):
+    columns = good_columns()
+    columns["tau_joint_4"][17] = np.nan
+    expect_error(csv_file(tmp_path, columns), r"column 'tau_joint_4' row 18 is nan")
+    columns = good_columns()
+    columns["q_joint_1"][3] = np.inf
+    expect_error(csv_file(tmp_path, columns), r"column 'q_joint_1' row 4 is inf")
+
+
+def test_time_must_increase(tmp_path):
+    columns = good_columns()
+    columns["t"][10] = columns["t"][9]
+    expect_error(csv_file(tmp_path, columns), r"'t' is not strictly increasing at row 11")
+
+
+def test_mismatched_lengths(tmp_path):
+    columns = good_columns()
+    columns["tau_joint_6"] = columns["tau_joint_6"][:-3]
+    np.savez(tmp_path / "bad.npz", **columns)
+    expect_error(tmp_path / "bad.npz", r"column 'tau_joint_6' has 47 rows but 't' has 50")
+    csv = tmp_path / "ragged.csv"
+    csv.write_text("t,q_joint_1\n0,1\n0.1\n")
+    with pytest.raises(InputError, match="ragged.csv"):
+        read_table(csv)
+
+
+def test_positions_in_degrees_are_caught(tmp_path):
+    columns = good_columns()
+    columns["q_joint_2"] = np.degrees(columns["q_joint_2"]) * 3
+    expect_error(csv_file(tmp_path, columns), r"joint 'joint_2' reaches .* looks like degrees")
+    assert (
+        load_trajectory(csv_file(tmp_path, columns), MODEL, allow_large_angles=True).n_samples == 50
+    )
+
+
+def test_currents_need_drive_gains(tmp_path):
+    columns = good_columns()
+    columns["i_joint_1"] = columns.pop("tau_joint_1")
+    expect_error(csv_file(tmp_path, columns), r"'i_joint_1' is a motor current but no drive gain")
+    trajectory = load_trajectory(csv_file(tmp_path, columns), MODEL, drive_gains={"joint_1": 2.5})
+    np.testing.assert_allclose(trajectory.tau[:, 0], 2.5 * columns["i_joint_1"])
+
+
+def test_unknown_columns_are_reported_not_used(tmp_path):
+    columns = good_columns()
+    columns["temperature"] = np.ones(50)
+    trajectory = load_trajectory(csv_file(tmp_path, columns), MODEL)
+    assert any("temperature" in w for w in trajectory.warnings)
+
+
+def test_manifest_and_motor_side_conversion(tmp_path):
+    ratio = np.diag([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+    ratio[5, 4] = 60.0
+    transmission = Transmission(
+        tuple(f"m{k}" for k in range(1, 7)), ratio, np.r_[0, 0.5, 0, 0, 0, 0]
+    )
+    model = build_robot_model(load_urdf(arm6_urdf_path()), transmission=transmission)
+    rng = np.random.default_rng(0)
+    q_joint = rng.uniform(-1, 1, (40, 6))
+    tau_motor = rng.standard_normal((40, 6))
+    q_motor = transmission.motor_positions(q_joint)
+    np.savetxt(
+        tmp_path / "pos.csv",
+        q_motor,
+        delimiter=",",
+        header=",".join(f"J{k}" for k in range(6)),
+        comments="",
+    )
+    np.savez(tmp_path / "cur.npz", currents=tau_motor)
+    manifest = tmp_path / "rec.yaml"
+    manifest.write_text(
+        "format: physid.recording/1\nsample_time: 0.002\nsources:\n"
+        "  - file: pos.csv\n    columns: {"
+        + ", ".join(f"qm_m{k + 1}: J{k}" for k in range(6))
+        + "}\n"
+        "  - file: cur.npz\n    columns: {"
+        + ", ".join(f"taum_m{k + 1}: 'currents[{k}]'" for k in range(6))
+        + "}\n"
+    )
+    trajectory = load_trajectory(manifest, model)
+    np.testing.assert_allclose(trajectory.q, q_joint, atol=1e-12)
+    np.testing.assert_allclose(trajectory.tau, tau_motor @ ratio)
+    np.testing.assert_allclose(trajectory.t[:3], [0.0, 0.002, 0.004])
+    manifest.write_text(
+        "format: physid.recording/1\nsources:\n  - file: pos.csv\n    columns: {qm_m1: J0}\n"
+    )
+    with pytest.raises(InputError, match="sample_time"):
+        load_trajectory(manifest, model)

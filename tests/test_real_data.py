@@ -1,0 +1,88 @@
+"""Issue 2 acceptance 2 and 3 on the real recordings of ../shared/datasets (skipped if absent)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, KUKA, TX40, require_dataset
+
+from physid.config import load_config, parse_config, robot_for
+from physid.identify.least_squares import ordinary_least_squares
+from physid.identify.metrics import fit_metrics
+from physid.identify.pipeline import _excited, observations_of
+from physid.identify.reduced import reduce_observations
+from physid.regressor import base_parameters
+from physid.workflows import load_trajectories, run_identify
+
+KUKA_EXAMPLE = EXAMPLES / "kuka_lwr4"
+TX40_EXAMPLE = EXAMPLES / "staubli_tx40"
+
+
+@pytest.fixture(scope="module")
+def kuka_files():
+    require_dataset(KUKA)
+    return [KUKA_EXAMPLE / f"measurements_{k}.yaml" for k in (1, 2, 3)]
+
+
+def test_kuka_plain_ols_reproduces_the_published_validation_error(kuka_files):
+    # Dataset README: minimal OLS (given derivatives, fv/fc/offset, 64 base columns), trained on
+    # files 2+3 and validated on 1: 2.58 %. An independent check of regressor, base and LS.
+    # That reference uses a plain sign(dq), hence no deadband here (with physid's default
+    # 0.01 rad/s deadband the same OLS validates at 2.51 %).
+    config = parse_config(
+        {
+            "joint_terms": ["fv", "fc", "offset"],
+            "filter": {"method": "given"},
+            "coulomb_deadband": 0,
+        }
+    )
+    model = robot_for(KUKA / "kuka_lwr4.urdf", config)
+    train = observations_of(model, load_trajectories(kuka_files[1:], model, config), config)
+    validation = observations_of(model, load_trajectories(kuka_files[:1], model, config), config)
+    base = base_parameters(model)
+    system = reduce_observations(train.W, train.tau)
+    columns = base.independent[_excited(system, base)]
+    ols = ordinary_least_squares(system, columns)
+    error = fit_metrics(validation.tau, validation.W[:, :, columns] @ ols.theta).relative_error
+    assert len(columns) == 64 and error == pytest.approx(0.0258, abs=0.0003)
+
+
+def test_kuka_consistent_identification_meets_acceptance_2(kuka_files, tmp_path):
+    result = run_identify(
+        KUKA / "kuka_lwr4.urdf",
+        kuka_files[1:],
+        config_path=KUKA_EXAMPLE / "config.yaml",
+        validate=kuka_files[:1],
+        out_dir=tmp_path / "out",
+    )
+    assert result.status == "ok" and result.consistent.consistent
+    # Measured: 2.26 % (plain OLS ignoring consistency: 2.58 %); base tilt 1.37 deg.
+    assert result.validation.relative_error <= 0.026
+    # Measured: 14.33 kg for an a priori 14.4 kg (16.0 kg with the fixed base link).
+    assert result.moving_mass() == pytest.approx(14.4, rel=0.05)
+    assert (tmp_path / "out" / "params.json").is_file() and (
+        tmp_path / "out" / "report.html"
+    ).is_file()
+
+
+def test_tx40_as_shipped_identifies_the_coupled_wrist(tmp_path):
+    require_dataset(TX40)
+    config = load_config(TX40_EXAMPLE / "config.yaml")
+    result = run_identify(
+        TX40 / "tx40_mdh_modified.urdf",
+        [TX40_EXAMPLE / "recording.yaml"],
+        config_path=TX40_EXAMPLE / "config.yaml",
+    )
+    assert config.train_fraction == pytest.approx(0.6667)
+    assert result.status == "ok" and result.base.size == 61
+    names = np.asarray(result.base.short_names)[result.excited]
+    values = dict(zip(names, result.least_squares.theta, strict=True))
+    relative = dict(zip(names, result.least_squares.relative_std_percent, strict=True))
+    # Paper C Table 1 (same robot, other recordings): fv_m6 0.61, fc_m6 1.83, fv1 8.07, fc1 6.90.
+    assert values["m6.fvm"] == pytest.approx(0.61, rel=0.15) and relative["m6.fvm"] < 5
+    assert values["m6.fcm"] == pytest.approx(1.83, rel=0.2) and relative["m6.fcm"] < 10
+    assert values["joint_1.fv"] == pytest.approx(8.07, rel=0.1)
+    assert values["joint_1.fc"] == pytest.approx(6.90, rel=0.15)
+    # Paper C: 28 essential parameters of 60; training relative error 5.1 % (good knowledge).
+    assert 24 <= len(result.essential.names) <= 32
+    assert result.train.relative_error == pytest.approx(0.051, abs=0.01)
