@@ -19,7 +19,11 @@ from physid.errors import InputError
 from physid.identify.gravity import static_gravity_regressors
 from physid.model import RobotModel
 from physid.regressor import observation_matrix
-from physid.signal.butterworth import Decimation, classical_derivatives, rule_of_thumb_cutoffs
+from physid.signal.butterworth import (
+    MultirateDecimation,
+    classical_derivatives,
+    rule_of_thumb_cutoffs,
+)
 
 _JITTER_TOLERANCE = 0.01  # relative deviation of a time step from the median before resampling
 
@@ -101,16 +105,16 @@ def estimate_states(
     return q_hat, dq_hat, ddq_hat
 
 
-def _decimation(options: FilterConfig, sample_rate_hz: float, info: dict) -> Decimation | None:
+def _decimation(
+    options: FilterConfig, sample_rate_hz: float, info: dict
+) -> MultirateDecimation | None:
     cutoff = options.decimation_cutoff_hz
     if cutoff == 0 or (
         cutoff is None and options.method == "given" and not options.decimation_factor
     ):
         return None
     cutoff = cutoff or info["rule_of_thumb_hz"]["omega_f"]
-    if options.decimation_factor:
-        return Decimation(sample_rate_hz, cutoff, options.decimation_factor)
-    return Decimation.for_cutoff(sample_rate_hz, cutoff)
+    return MultirateDecimation.plan(sample_rate_hz, cutoff, options.decimation_factor)
 
 
 def _structural_columns(W: np.ndarray) -> np.ndarray:
@@ -144,27 +148,38 @@ def build_observations(
     }
     note(f"derivatives ({options.method})")
     q, dq, ddq = estimate_states(trajectory, options, dt, info)
+    decimation = _decimation(options, sample_rate, info)
+    t, tau = trajectory.t, trajectory.tau
+    if decimation is not None:
+        note("anti-aliasing")
+        # Stage 1: band-limit and thin the states and torques alike; the regressor is then
+        # built at the intermediate rate (see MultirateDecimation).
+        t = t[:: decimation.first_factor]
+        q, dq, ddq, tau = (decimation.first_stage(x) for x in (q, dq, ddq, tau))
     note("regressor")
     W = observation_matrix(model, q, dq, ddq)
     G = static_gravity_regressors(model, q) if gravity_regressors else None
-    tau = trajectory.tau
-    decimation = _decimation(options, sample_rate, info)
     if decimation is None:
         info["decimation"] = None
-        return Observations(trajectory.t, W, tau, q, dq, ddq, info, G)
+        return Observations(t, W, tau, q, dq, ddq, info, G)
     note("parallel decimation")
-    rows = decimation.kept_rows(trajectory.n_samples)
+    second = decimation.second
+    rows = second.kept_rows(len(t))
     n_samples, n_joints, n_params = W.shape
     entries = _structural_columns(W)
     flat = W.reshape(n_samples, -1)
     W_decimated = np.zeros((rows.size, n_joints * n_params))
-    W_decimated[:, entries] = decimation.filter(flat[:, entries])[rows]
-    tau_decimated = decimation.filter(tau)[rows]
+    W_decimated[:, entries] = second.filter(flat[:, entries])[rows]
+    tau_decimated = second.filter(tau)[rows]
     if G is not None:
-        G = decimation.filter(G.reshape(n_samples, -1))[rows].reshape(rows.size, *G.shape[1:])
-    info["decimation"] = {"cutoff_hz": decimation.cutoff_hz, "factor": decimation.factor}
+        G = second.filter(G.reshape(n_samples, -1))[rows].reshape(rows.size, *G.shape[1:])
+    info["decimation"] = {
+        "cutoff_hz": second.cutoff_hz,
+        "factor": decimation.first_factor * second.factor,
+        "intermediate_rate_hz": decimation.intermediate_rate_hz,
+    }
     return Observations(
-        trajectory.t[rows],
+        t[rows],
         W_decimated.reshape(rows.size, n_joints, n_params),
         tau_decimated,
         q[rows],

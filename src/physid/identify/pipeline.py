@@ -181,6 +181,11 @@ def identify(
         prior_total_mass_std_relative=estimation.prior_total_mass_std_relative,
         prior_metric=estimation.prior_metric,
     )
+    if fit.status == "optimal_inaccurate":
+        warnings.append(
+            "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
+            "the bodies were checked and are consistent, but the fit may be slightly suboptimal"
+        )
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
     if fit.theta is None or not fit.consistent:

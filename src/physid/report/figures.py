@@ -19,9 +19,14 @@ def _png(figure: Figure) -> bytes:
 
 
 def _grid(n_panels: int, width: float = 11.0, height_per_row: float = 2.1) -> tuple[Figure, list]:
+    # Fixed margins: Matplotlib's constrained layout costs more than drawing these figures.
     columns = 2 if n_panels > 3 else 1
     rows = int(np.ceil(n_panels / columns))
-    figure = Figure(figsize=(width, height_per_row * rows + 0.6), layout="constrained")
+    height = height_per_row * rows + 0.6
+    figure = Figure(figsize=(width, height))
+    figure.subplots_adjust(
+        left=0.07, right=0.98, bottom=0.45 / height, top=1 - 0.55 / height, hspace=0.75, wspace=0.18
+    )
     axes = figure.subplots(rows, columns, squeeze=False).ravel()
     for extra in axes[n_panels:]:
         extra.set_visible(False)
@@ -63,7 +68,7 @@ def autocorrelation_png(
     band = 1.96 / np.sqrt(max(n_samples, 1))
     lags = np.arange(autocorrelation.shape[1])
     for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
-        axis.bar(lags, autocorrelation[k], width=0.8, color="tab:blue")
+        axis.vlines(lags, 0.0, autocorrelation[k], color="tab:blue", lw=2)
         axis.axhspan(-band, band, color="tab:green", alpha=0.2, lw=0)
         axis.set_ylim(-1.05, 1.05)
         axis.set_title(joint, fontsize=9)
@@ -76,30 +81,29 @@ def autocorrelation_png(
 def parameter_table_png(
     names: tuple[str, ...], values: np.ndarray, relative_std_percent: np.ndarray, title: str
 ) -> bytes:
-    """Base parameters with their relative standard deviation %sigma (paper C Table 1 style)."""
-    n_rows = len(names)
-    figure = Figure(figsize=(11.0, 0.22 * n_rows + 1.2), layout="constrained")
-    axis = figure.subplots()
-    axis.axis("off")
-    cells = [
-        [name, f"{value:.4g}", "n/a" if not np.isfinite(rel) else f"{rel:.2f} %"]
+    """Base parameters with their relative standard deviation %sigma (paper C Table 1 style).
+
+    Two columns of monospace text; entries above 30 % (or not identifiable) are marked with *.
+    """
+    lines = [
+        f"{name[:34]:34s} {value:11.4g} {'  n/a' if not np.isfinite(rel) else f'{rel:7.2f} %'}"
+        f"{' *' if not np.isfinite(rel) or rel > 30 else ''}"
         for name, value, rel in zip(names, values, relative_std_percent, strict=True)
     ]
-    table = axis.table(
-        cellText=cells,
-        colLabels=["base parameter", "value", "rel. std"],
-        loc="upper center",
-        colWidths=[0.7, 0.15, 0.15],
-        cellLoc="left",
-    )
-    table.auto_set_font_size(False)
-    table.set_fontsize(7)
-    table.scale(1.0, 1.0)
-    for row, rel in enumerate(relative_std_percent, start=1):
-        if not np.isfinite(rel) or rel > 30:
-            for column in range(3):
-                table[row, column].set_facecolor("#fde2e1")
-    axis.set_title(title, fontsize=11)
+    half = int(np.ceil(len(lines) / 2))
+    height = 0.16 * half + 1.0
+    figure = Figure(figsize=(12.0, height))
+    header = f"{'parameter':34s} {'value':>11s} {'rel. std':>9s}"
+    for column, block in enumerate((lines[:half], lines[half:])):
+        figure.text(
+            0.01 + 0.5 * column,
+            1 - 0.55 / height,
+            "\n".join([header, *block]),
+            family="monospace",
+            fontsize=7,
+            va="top",
+        )
+    figure.suptitle(f"{title}   (* rel. std > 30 % or not identifiable)", fontsize=10)
     return _png(figure)
 
 
@@ -107,7 +111,8 @@ def consistency_png(
     body_names: tuple[str, ...], min_eigenvalues: np.ndarray, masses: np.ndarray, margin: float
 ) -> bytes:
     """Smallest pseudo-inertia eigenvalue and mass of every body (all must be > 0)."""
-    figure = Figure(figsize=(11.0, 3.2), layout="constrained")
+    figure = Figure(figsize=(11.0, 3.4))
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.25, top=0.83, wspace=0.2)
     left, right = figure.subplots(1, 2)
     positions = np.arange(len(body_names))
     colours = ["tab:green" if value > 0 else "tab:red" for value in min_eigenvalues]

@@ -441,7 +441,9 @@ def irwsm1_derivatives(
     onto the sample instants (:func:`_align_to_samples`)."""
     timing = {"dt": t_or_dt} if np.ndim(t_or_dt) == 0 else {"t": t_or_dt}
     first = irw_smooth(q, **timing, order=1, nvr=nvr)
-    nvr_second = nvr if nvr_second is None else nvr_second
+    # ML on the already smoothed dq̂ runs to the upper bound (paper C §4.3 warns that ML follows
+    # the noise); by default the second pass reuses the first pass's NVR instead.
+    nvr_second = first.nvr if nvr_second is None else nvr_second
     second = irw_smooth(first.derivative, **timing, order=1, nvr=nvr_second)
     shape = np.shape(q)
     dq, ddq = _align_to_samples(first.derivative, second.derivative)
