@@ -112,8 +112,14 @@ def _comparison(
 ) -> dict:
     model = result.model
     layout = model.layout
+    standalone = {name for name in result.base.short_names if not name.endswith("(R)")}
     joint_terms = {
-        name: {"true": float(theta_true[i]), "identified": float(result.theta[i])}
+        name: {
+            "true": float(theta_true[i]),
+            "identified": float(result.theta[i]),
+            # Only a base parameter on its own is identifiable; a regrouped one is not.
+            "identifiable_alone": name in standalone,
+        }
         for i, name in enumerate(layout.names)
         if i >= layout.n_inertial
     }

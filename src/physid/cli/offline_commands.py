@@ -224,7 +224,12 @@ def demo_command(out, seed, duration, quiet) -> None:
     )
     click.echo("  joint terms (true -> identified):")
     for name, values in comparison["joint_terms"].items():
-        click.echo(f"    {name:16s} {values['true']:9.4f} -> {values['identified']:9.4f}")
+        note = (
+            ""
+            if values["identifiable_alone"]
+            else "  (regrouped: only its base sum is identifiable)"
+        )
+        click.echo(f"    {name:16s} {values['true']:9.4f} -> {values['identified']:9.4f}{note}")
     click.echo(f"wrote {out / 'truth_comparison.json'}")
 
 
