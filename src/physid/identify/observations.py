@@ -56,12 +56,14 @@ def stack(observations: list[Observations]) -> Observations:
     return Observations(cat("t"), cat("W"), cat("tau"), cat("q"), cat("dq"), cat("ddq"), info, G)
 
 
-def _uniform(trajectory: Trajectory) -> tuple[Trajectory, float, bool]:
+def _is_uniform(t: np.ndarray, dt: float) -> bool:
+    return bool(np.max(np.abs(np.diff(t) - dt)) <= _JITTER_TOLERANCE * dt)
+
+
+def _uniform(trajectory: Trajectory, dt: float) -> tuple[Trajectory, bool]:
     """Resample onto a uniform grid when the time steps jitter (filters need uniform sampling)."""
-    steps = np.diff(trajectory.t)
-    dt = float(np.median(steps))
-    if np.max(np.abs(steps - dt)) <= _JITTER_TOLERANCE * dt:
-        return trajectory, dt, False
+    if _is_uniform(trajectory.t, dt):
+        return trajectory, False
     t_uniform = trajectory.t[0] + dt * np.arange(
         int(np.floor((trajectory.t[-1] - trajectory.t[0]) / dt)) + 1
     )
@@ -78,13 +80,17 @@ def _uniform(trajectory: Trajectory) -> tuple[Trajectory, float, bool]:
         trajectory.source,
         trajectory.warnings,
     )
-    return resampled, dt, True
+    return resampled, True
 
 
 def estimate_states(
     trajectory: Trajectory, options: FilterConfig, sample_time_s: float, info: dict
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions, velocities and accelerations (N, n) by the configured pipeline."""
+    """Positions, velocities and accelerations (N, n) by the configured pipeline.
+
+    The Kalman smoothers take the recorded time stamps when the sampling jitters (their model
+    handles it); the Butterworth pipeline needs, and gets, uniformly resampled data.
+    """
     method = options.method
     if method == "given":
         if trajectory.dq is None or trajectory.ddq is None:
@@ -100,7 +106,8 @@ def estimate_states(
     from physid.signal.kalman import irwsm1_derivatives, irwsm2_derivatives
 
     smoother = irwsm1_derivatives if method == "irwsm1" else irwsm2_derivatives
-    q_hat, dq_hat, ddq_hat = smoother(sample_time_s, trajectory.q, nvr=options.nvr)
+    timing = sample_time_s if _is_uniform(trajectory.t, sample_time_s) else trajectory.t
+    q_hat, dq_hat, ddq_hat = smoother(timing, trajectory.q, nvr=options.nvr)
     info["nvr"] = "maximum likelihood" if options.nvr is None else options.nvr
     return q_hat, dq_hat, ddq_hat
 
@@ -136,19 +143,22 @@ def build_observations(
     decimated alike, for estimating the direction of gravity.
     """
     note = progress or (lambda _message: None)
-    trajectory, dt, resampled = _uniform(trajectory)
+    dt = float(np.median(np.diff(trajectory.t)))
     sample_rate = 1.0 / dt
     omega_dyn, omega_q, omega_f = rule_of_thumb_cutoffs(trajectory.q, sample_rate)
     info: dict = {
         "method": options.method,
         "sample_rate_hz": sample_rate,
-        "resampled_to_uniform": resampled,
         "n_raw_samples": trajectory.n_samples,
         "rule_of_thumb_hz": {"omega_dyn": omega_dyn, "omega_q": omega_q, "omega_f": omega_f},
     }
+    decimation = _decimation(options, sample_rate, info)
+    resampled = False
+    if options.method == "classical" or decimation is not None:
+        trajectory, resampled = _uniform(trajectory, dt)
+    info["resampled_to_uniform"] = resampled
     note(f"derivatives ({options.method})")
     q, dq, ddq = estimate_states(trajectory, options, dt, info)
-    decimation = _decimation(options, sample_rate, info)
     t, tau = trajectory.t, trajectory.tau
     if decimation is not None:
         note("anti-aliasing")
