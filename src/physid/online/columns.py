@@ -1,0 +1,143 @@
+"""The trajectory-contract columns that ``physid online`` reads (DESIGN.md, plus floating base).
+
+From any table :func:`physid.data.read_table` reads (CSV, NPZ, Parquet, recording manifest):
+
+* ``t`` [s];
+* per 1-DoF joint ``<joint>`` (URDF name; every joint except the free-flyer ``root_joint``):
+  ``q_<joint>`` [rad or m], ``dq_<joint>`` [rad/s or m/s], ``tau_<joint>`` [N m or N];
+* floating base (config ``floating_base: true``), the root pose in the world frame
+  ``base_x, base_y, base_z`` [m] and unit quaternion ``base_qx, base_qy, base_qz, base_qw``, and
+  the root velocity *in the root frame* (Pinocchio's free-flyer convention)
+  ``base_vx, base_vy, base_vz`` [m/s] and ``base_wx, base_wy, base_wz`` [rad/s];
+* per contact frame ``<frame>`` (config ``contact_frames``), the measured wrench that the
+  environment applies to the robot, expressed in ``LOCAL_WORLD_ALIGNED`` at the frame (origin
+  of the frame, world axes): force ``f_<frame>_x, f_<frame>_y, f_<frame>_z`` [N] and moment
+  about the frame origin ``m_<frame>_x, m_<frame>_y, m_<frame>_z`` [N m]; zero when the contact
+  is open.
+
+Accelerations are not read: the filter differentiates ``dq`` itself (paper E §III-D), so
+``ddq_<joint>`` columns are reported as unused. Unlike ``physid identify``, non-finite values
+and time gaps are not errors here: the filter skips those samples and flags them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.data import Table
+from physid.errors import InputError
+from physid.online.measurement import is_floating_base
+
+BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+
+
+def wrench_columns(frame: str) -> tuple[str, ...]:
+    """The six columns of the measured wrench at ``frame`` (force, then moment)."""
+    return tuple(f"{kind}_{frame}_{axis}" for kind in ("f", "m") for axis in "xyz")
+
+
+@dataclass(frozen=True)
+class OnlineSignals:
+    """What a filter's ``update`` takes, for every sample of a recording."""
+
+    t: NDArray[np.float64]  # (N,)
+    q: NDArray[np.float64]  # (N, nq)
+    dq: NDArray[np.float64]  # (N, nv)
+    tau: NDArray[np.float64]  # (N, n_actuated)
+    wrenches: NDArray[np.float64] | None  # (N, n_contacts, 6)
+    source: str = ""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.t)
+
+
+def _column(table: Table, name: str, what: str) -> NDArray[np.float64]:
+    if name in table.columns:
+        return np.asarray(table.columns[name], dtype=float)
+    hint = difflib.get_close_matches(name, table.columns.keys(), n=1, cutoff=0.6)
+    suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+    raise InputError(f"missing column '{name}' ({what}){suggestion}", source=table.source)
+
+
+def actuated_joints(model: pin.Model) -> tuple[str, ...]:
+    """Names of the 1-DoF joints in velocity order; InputError for other joint types."""
+    names = []
+    first = 2 if is_floating_base(model) else 1
+    for joint_id in range(first, model.njoints):
+        joint = model.joints[joint_id]
+        if joint.nq != 1 or joint.nv != 1:
+            raise InputError(
+                f"joint '{model.names[joint_id]}' ({joint.shortname()}) is not supported online: "
+                "use revolute or prismatic joints, and a free flyer only as the root"
+            )
+        names.append(model.names[joint_id])
+    return tuple(names)
+
+
+def signals_from_table(
+    table: Table, model: pin.Model, contact_frames: tuple[str, ...] = ()
+) -> OnlineSignals:
+    """Pick and order the columns of ``table`` for ``model`` (see the module docstring)."""
+    joints = actuated_joints(model)
+    used = {"t"}
+    t = _column(table, "t", "time in seconds")
+
+    def block(names: tuple[str, ...], what: str) -> NDArray[np.float64]:
+        used.update(names)
+        if not names:
+            return np.zeros((len(t), 0))
+        return np.column_stack([_column(table, n, what) for n in names])
+
+    for joint in joints:
+        if f"tau_{joint}" not in table.columns and f"i_{joint}" in table.columns:
+            raise InputError(
+                f"column 'i_{joint}' is a motor current; physid online needs joint torques "
+                f"'tau_{joint}' (convert with the drive gain first)",
+                source=table.source,
+            )
+    q = block(tuple(f"q_{j}" for j in joints), "joint position")
+    dq = block(tuple(f"dq_{j}" for j in joints), "joint velocity")
+    tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
+    if is_floating_base(model):
+        q = np.hstack([block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
+        dq = np.hstack([block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
+    wrenches = None
+    if contact_frames:
+        wrenches = np.stack(
+            [block(wrench_columns(f), f"wrench at contact frame '{f}'") for f in contact_frames],
+            axis=1,
+        )
+    unused = sorted(set(table.columns) - used)
+    warnings = ()
+    if unused:
+        warnings = (f"{table.source}: unused column(s): {', '.join(unused)}",)
+    return OnlineSignals(t, q, dq, tau, wrenches, table.source, warnings)
+
+
+def signals_table(
+    signals: OnlineSignals, model: pin.Model, contact_frames: tuple[str, ...] = ()
+) -> dict[str, NDArray[np.float64]]:
+    """The inverse of :func:`signals_from_table`: contract columns, e.g. to write a recording."""
+    joints = actuated_joints(model)
+    columns: dict[str, NDArray[np.float64]] = {"t": signals.t}
+    q, dq = signals.q, signals.dq
+    if is_floating_base(model):
+        columns.update({n: q[:, k] for k, n in enumerate(BASE_POSE_COLUMNS)})
+        columns.update({n: dq[:, k] for k, n in enumerate(BASE_VELOCITY_COLUMNS)})
+        q, dq = q[:, 7:], dq[:, 6:]
+    for k, joint in enumerate(joints):
+        columns[f"q_{joint}"] = q[:, k]
+        columns[f"dq_{joint}"] = dq[:, k]
+        columns[f"tau_{joint}"] = signals.tau[:, k]
+    for c, frame in enumerate(contact_frames):
+        for k, name in enumerate(wrench_columns(frame)):
+            columns[name] = signals.wrenches[:, c, k]
+    return columns

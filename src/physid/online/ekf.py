@@ -1,0 +1,338 @@
+"""Physically consistent online inertial EKF on log-Cholesky parameters (paper E §III).
+
+State: ``theta`` (10 per estimated body, paper E eq. 16 order
+``[alpha, d1, d2, d3, s12, s13, s23, t1, t2, t3]``), mapped to ``pi = g(theta)`` by
+:func:`physid.inertia.pi_from_log_cholesky` (``J = U U^T``, Rucker & Wensing; the chart of
+Pinocchio's LogCholeskyParameters, not the printed eq. 17 which is ``U^T U``). Every theta gives
+a fully consistent body, so every streamed estimate is consistent by construction.
+
+Per sample (the shared loop of :class:`RecursiveInertialFilter`):
+
+1. causal finite-difference acceleration at the middle of the sample window, other signals
+   delayed to match (§III-D; :class:`~physid.online.stream.SampleWindow`);
+2. measurement ``delta_tau`` and ``Y_est`` (eqs. 7, 14, 15; :mod:`physid.online.measurement`),
+   minus the start-up bias (§IV-B);
+3. predict: random walk ``theta_k = theta_{k-1} + eta_k`` (eq. 18), ``P += Q dt`` with ``Q``
+   a spectral density, so the tuning does not depend on the sample rate;
+4. update with ``h(theta) = Y_est g(theta)`` (eq. 19), innovation and ``S = H P H^T + R`` with
+   ``H = Y_est G`` (eqs. 20-21), gain ``K = P H^T S^-1``, Joseph-form covariance;
+5. innovation gating ``nu^T S^-1 nu <= gamma`` (eq. 22) with gamma the chi-square quantile of
+   the configured probability, ``n_rows`` degrees of freedom;
+6. rate-limited output (§IV-B).
+
+The baseline linear KF (:mod:`physid.online.baseline`) differs only in the state map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pinocchio as pin
+import scipy.stats
+from numpy.typing import ArrayLike, NDArray
+
+from physid.errors import InputError
+from physid.inertia import log_cholesky_from_pi, log_cholesky_jacobian
+from physid.online.config import OnlineConfig
+from physid.online.measurement import SplitMeasurement
+from physid.online.results import BodyEstimate, OnlineEstimate
+from physid.online.stream import BiasCalibration, RateLimiter, SampleWindow
+
+# Paper E eq. 16 order <-> Pinocchio's LogCholeskyParameters order (s13 and s23 swapped); the
+# permutation is its own inverse.
+_PAPER_E_TO_PINOCCHIO = np.array([0, 1, 2, 3, 4, 6, 5, 7, 8, 9])
+
+
+def log_cholesky_pi_and_jacobian(
+    theta: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``pi = g(theta)`` and ``G = d pi / d theta`` (eq. 21) for ``theta`` of shape (n, 10).
+
+    The same chart as :func:`physid.inertia.pi_from_log_cholesky` and
+    :func:`physid.inertia.log_cholesky_jacobian` (``J = U U^T``, tested equal to them to
+    rounding), evaluated by Pinocchio's ``LogCholeskyParameters`` in C++: about 3 us per body
+    instead of 60 us, which is most of the difference between meeting the latency target of
+    ``benchmarks/online_latency.py`` and missing it.
+    """
+    n = theta.shape[0]
+    pi, G = np.empty((n, 10)), np.empty((n, 10, 10))
+    for b in range(n):
+        chart = pin.LogCholeskyParameters(theta[b, _PAPER_E_TO_PINOCCHIO])
+        pi[b] = chart.toDynamicParameters()
+        G[b] = chart.calculateJacobian()[:, _PAPER_E_TO_PINOCCHIO]
+    return pi, G
+
+
+def joseph_update(
+    P: NDArray[np.float64], K: NDArray[np.float64], H: NDArray[np.float64], r: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Joseph form ``(I - K H) P (I - K H)^T + K R K^T`` for diagonal ``R = diag(r)``.
+
+    Symmetric and positive semi-definite for any gain ``K`` (not only the optimal one), unlike
+    ``(I - K H) P``, which loses both to rounding.
+    """
+    A = -(K @ H)
+    A.flat[:: A.shape[0] + 1] += 1.0  # I - K H without allocating I
+    return A @ P @ A.T + (K * r) @ K.T
+
+
+class RecursiveInertialFilter:
+    """Shared predict/update loop of :class:`InertialEKF` and the baseline KF.
+
+    ``model``: Pinocchio model with the nominal inertias of every body (e.g. from
+    :func:`physid.model.load_urdf`, then :func:`physid.params_file.apply_inertias`); the initial
+    estimate of an estimated body is its nominal inertia. ``bodies``: joint names of the bodies to
+    estimate. InputError for an unknown body or frame, an inconsistent nominal model or config.
+
+    The streamed estimate is the filter's mean passed through the rate limiter; its covariance is
+    the filter's (``G P G^T``), the uncertainty of the state the output is moving toward.
+    """
+
+    _trust_region = True  # limit each update to max_update_std prior stds (see update)
+
+    def __init__(
+        self, model: pin.Model, bodies: Sequence[str], config: OnlineConfig | None = None
+    ) -> None:
+        self.config = config = config or OnlineConfig()
+        self.measurement = meas = SplitMeasurement(model, bodies, config.contact_frames)
+        self.bodies = meas.bodies
+        self.n_bodies = nb = len(meas.bodies)
+        for joint, pi in zip(meas.bodies, meas.nominal_pi, strict=True):
+            if not np.any(pi):
+                raise InputError(
+                    f"body '{joint}' has no inertia in the nominal model, so there is no initial "
+                    "estimate; give one through a params.json (config nominal_params)"
+                )
+        theta0 = log_cholesky_from_pi(meas.nominal_pi)  # InputError if a body is inconsistent
+        G0 = log_cholesky_jacobian(theta0)
+        self._x = self._state_from_pi(meas.nominal_pi)
+        self._P0 = self._covariance(config.initial_std.vector() ** 2, G0)
+        self._P = self._P0.copy()
+        self._inverse_std0 = 1.0 / np.sqrt(np.diag(self._P0))
+        self._max_step = config.max_update_std if self._trust_region else np.inf
+        self._Q = self._covariance(config.process_noise.vector() ** 2, G0)  # per second
+        noise = config.measurement_noise
+        self._r = meas.noise_std(noise.joint_torque, noise.base_force, noise.base_torque) ** 2
+        self._R = np.diag(self._r)
+        self._rhs = np.empty((meas.n_rows, 1 + 10 * nb))  # [innovation | H P] for one solve
+        p = config.gating.probability
+        self.gamma = np.inf if p is None else float(scipy.stats.chi2.ppf(p, df=meas.n_rows))
+        self._release_s = config.gating.release_after_s
+        n_wrench = 6 * len(meas.frame_ids)
+        self._window = SampleWindow(
+            model.nq,
+            model.nv,
+            meas.n_actuated,
+            n_wrench,
+            config.acceleration_window,
+            config.max_gap_s,
+        )
+        self.calibration = BiasCalibration(meas.n_rows, config.calibration_s)
+        self._limiter = RateLimiter(config.rate_limit, meas.nominal_pi)
+        self._t_update: float | None = None  # time of the last measurement update
+        self._gated_since: float | None = None
+        self._released = False
+        self._pi, self._G = self._pi_and_jacobian(self._x)
+        self._last = OnlineEstimate(np.nan, np.nan, self._bodies(self._pi), skipped=True)
+
+    # --- state map: overridden by the baseline ---------------------------------------------------
+    def _state_from_pi(self, pi: NDArray[np.float64]) -> NDArray[np.float64]:
+        return log_cholesky_from_pi(pi).ravel()
+
+    def _pi_and_jacobian(self, x: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        """``pi = g(theta)`` (n_bodies, 10) and ``G = d pi / d theta`` (n_bodies, 10, 10)."""
+        return log_cholesky_pi_and_jacobian(x.reshape(self.n_bodies, 10))
+
+    def _covariance(self, theta_variance: NDArray, G0: NDArray) -> NDArray[np.float64]:
+        """Block-diagonal covariance of the state from per-theta variances."""
+        return np.diag(np.tile(theta_variance, self.n_bodies))
+
+    # --- the loop ---------------------------------------------------------------------------------
+    @property
+    def delay_samples(self) -> int:
+        """Samples by which the measurement lags the latest input (§III-D)."""
+        return (self.config.acceleration_window - 1) // 2
+
+    @property
+    def estimate(self) -> OnlineEstimate:
+        """The latest streamed estimate."""
+        return self._last
+
+    def _wrenches(self, contacts: Mapping[str, ArrayLike] | ArrayLike | None) -> NDArray:
+        frames = self.measurement.contact_frames
+        if not frames:
+            return np.zeros(0)
+        if contacts is None:
+            raise InputError(f"contact wrenches are required for frames {list(frames)}")
+        if isinstance(contacts, Mapping):
+            missing = [f for f in frames if f not in contacts]
+            if missing:
+                raise InputError(f"no wrench given for contact frame(s) {missing}")
+            contacts = [contacts[f] for f in frames]
+        wrench = np.asarray(contacts, dtype=float).ravel()
+        if wrench.shape != (6 * len(frames),):
+            raise InputError(
+                f"contact wrenches must be ({len(frames)}, 6), got {wrench.size} values"
+            )
+        return wrench
+
+    def update(
+        self,
+        t: float,
+        q: ArrayLike,
+        dq: ArrayLike,
+        tau: ArrayLike,
+        contacts: Mapping[str, ArrayLike] | ArrayLike | None = None,
+    ) -> OnlineEstimate:
+        """Feed one sample and return the current (streamed) estimate.
+
+        ``q`` (nq; free flyer: position, quaternion x y z w, then joints), ``dq`` (nv; free flyer:
+        linear then angular velocity of the root in the root frame), ``tau`` the measured
+        actuated torques (nv, or nv - 6 with a free flyer), ``contacts`` the measured wrenches
+        ``[fx, fy, fz, mx, my, mz]`` per contact frame (mapping frame -> 6 values, or an array in
+        the configured frame order), world-aligned axes at the frame origin. A bad sample is
+        skipped and flagged, never raises; wrong array sizes raise InputError.
+        """
+        meas = self.measurement
+        model = meas.model
+        q = np.asarray(q, dtype=float)
+        dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+        if q.shape != (model.nq,) or dq.shape != (model.nv,) or tau.shape != (meas.n_actuated,):
+            raise InputError(
+                f"update expects q ({model.nq},), dq ({model.nv},) and tau ({meas.n_actuated},); "
+                f"got {q.shape}, {dq.shape}, {tau.shape}"
+            )
+        if meas.floating_base:  # a state estimator's quaternion drifts off the unit sphere
+            q = q.copy()
+            q[3:7] /= np.linalg.norm(q[3:7])
+        reason = self._window.push(float(t), q, dq, tau, self._wrenches(contacts))
+        if reason or not self._window.full:
+            return self._hold(t, np.nan, reason or "filling the acceleration window")
+        t_meas, q_m, v_m, tau_m, wrench_m, a_m = self._window.middle()
+        wrenches = wrench_m.reshape(-1, 6) if meas.frame_ids else None
+        delta_tau, Y = meas.evaluate(q_m, v_m, a_m, tau_m, wrenches)
+        if not np.isfinite(delta_tau.sum() + Y.sum()):
+            return self._hold(t, t_meas, "non-finite measurement")
+        h = Y @ self._pi.ravel()  # eq. 19 at the prior (random walk: prior mean = last mean)
+        if self.calibration.add(t_meas, delta_tau - h):
+            return self._hold(t, t_meas, "", calibrating=True)
+        innovation = delta_tau - self.calibration.bias - h  # eq. 20
+        dt = 0.0 if self._t_update is None else t_meas - self._t_update
+        P = self._P + self._Q * dt  # eq. 18 (predict)
+        H = self._measurement_jacobian(Y)  # eq. 21
+        X = self._solve(P, H, innovation)
+        if X is None:
+            return self._hold(t, t_meas, "singular innovation covariance")
+        nis = float(innovation @ X[:, 0])  # left side of eq. 22
+        self._t_update = t_meas
+        decision = self._gate(t_meas, nis)
+        if decision == "reject":
+            self._P = P
+            return self._emit(t, t_meas, gated=True, nis=nis)
+        if decision == "release":  # the load changed: reopen the prior uncertainty, re-solve
+            P = P + self._P0
+            X = self._solve(P, H, innovation)
+            if X is None:
+                return self._hold(t, t_meas, "singular innovation covariance")
+        K = X[:, 1:].T
+        step = K @ innovation
+        # Trust region: g grows like exp(2 alpha), so after a large load change the linearized
+        # step overshoots by orders of magnitude (0.3 -> 4.8 kg asks for alpha + 7.5). Scale the
+        # gain so that no parameter moves more than max_update_std prior stds in one update;
+        # the Joseph form keeps P consistent with the gain actually applied.
+        largest = float(np.max(np.abs(step) * self._inverse_std0))
+        if largest > self._max_step:
+            K = K * (self._max_step / largest)
+            step = K @ innovation
+        x_new = self._x + step
+        P_new = joseph_update(P, K, H, self._r)
+        pi_new, G_new = self._pi_and_jacobian(x_new)
+        if not np.isfinite(P_new.sum() + pi_new.sum()):
+            self._P = P
+            return self._hold(t, t_meas, "numerical failure of the update", nis=nis)
+        self._x, self._P, self._pi, self._G = x_new, P_new, pi_new, G_new
+        return self._emit(t, t_meas, gated=False, nis=nis)
+
+    def _solve(self, P: NDArray, H: NDArray, innovation: NDArray) -> NDArray | None:
+        """``S^-1 [nu, H P]`` with ``S = H P H^T + R`` (eq. 20): one solve gives both the
+        normalized innovation and ``K^T = S^-1 H P``; None if S is singular."""
+        PHt = P @ H.T
+        S = H @ PHt + self._R
+        rhs = self._rhs
+        rhs[:, 0], rhs[:, 1:] = innovation, PHt.T
+        try:
+            return np.linalg.solve(S, rhs)
+        except np.linalg.LinAlgError:
+            return None
+
+    def _measurement_jacobian(self, Y: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H = Y_est G`` with G block-diagonal over bodies (eq. 21)."""
+        if self.n_bodies == 1:
+            return Y @ self._G[0]
+        blocks = Y.reshape(Y.shape[0], self.n_bodies, 10).transpose(1, 0, 2) @ self._G
+        return blocks.transpose(1, 0, 2).reshape(Y.shape[0], -1)
+
+    def _gate(self, t_meas: float, nis: float) -> str:
+        """Eq. 22: ``"accept"`` or ``"reject"``; ``"release"`` after ``release_after_s`` of
+        uninterrupted rejection (then every sample is accepted until one passes the gate)."""
+        if nis <= self.gamma:
+            self._gated_since, self._released = None, False
+            return "accept"
+        if self._released:
+            return "accept"
+        if self._gated_since is None:
+            self._gated_since = t_meas
+        if self._release_s is not None and t_meas - self._gated_since >= self._release_s:
+            self._released = True  # a persistent innovation is a real change, not an impact
+            return "release"
+        return "reject"
+
+    def _bodies(self, streamed: NDArray[np.float64]) -> tuple[BodyEstimate, ...]:
+        out = []
+        for b, joint in enumerate(self.bodies):
+            block = slice(10 * b, 10 * b + 10)
+            cov = self._G[b] @ self._P[block, block] @ self._G[b].T
+            out.append(BodyEstimate(joint, streamed[b], cov))
+        return tuple(out)
+
+    def _emit(self, t: float, t_meas: float, *, gated: bool, nis: float) -> OnlineEstimate:
+        streamed = self._limiter(float(t), self._pi)
+        self._last = OnlineEstimate(
+            float(t), float(t_meas), self._bodies(streamed), gated=gated, nis=nis
+        )
+        return self._last
+
+    def _hold(
+        self,
+        t: float,
+        t_meas: float,
+        reason: str,
+        *,
+        calibrating: bool = False,
+        nis: float = np.nan,
+    ) -> OnlineEstimate:
+        """The previous estimate, flagged (a skipped update or a calibration sample)."""
+        self._last = OnlineEstimate(
+            float(t),
+            float(t_meas),
+            self._last.bodies,
+            skipped=not calibrating,
+            calibrating=calibrating,
+            nis=nis,
+            reason=reason,
+        )
+        return self._last
+
+
+class InertialEKF(RecursiveInertialFilter):
+    """Log-Cholesky EKF of paper E (eqs. 13-15, 18-22); see the module docstring.
+
+    Example::
+
+        model = apply_inertias(load_urdf("robot.urdf"), read_params("params.json"))
+        ekf = InertialEKF(model, ["wrist_joint"], load_online_config("online.yaml"))
+        for t, q, dq, tau in stream:
+            estimate = ekf.update(t, q, dq, tau)
+            controller.set_inertia(estimate.bodies[0].pi)
+    """

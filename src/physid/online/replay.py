@@ -1,0 +1,146 @@
+"""Run a recording through an online filter, sample by sample, and collect arrays (used by the
+``physid online`` command, the examples and the benchmarks)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.inertia import inertia_vector_from_matrix, is_consistent, mass_com_inertia_from_pi
+from physid.model import load_urdf
+from physid.online.baseline import BaselineKF
+from physid.online.columns import OnlineSignals
+from physid.online.config import OnlineConfig
+from physid.online.ekf import InertialEKF, RecursiveInertialFilter
+from physid.online.results import quantity_jacobian
+from physid.params_file import apply_inertias, read_params
+
+_CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
+
+
+def load_model(urdf: str | Path, config: OnlineConfig) -> pin.Model:
+    """The URDF (free flyer if configured) with the bodies of ``config.nominal_params``."""
+    model = load_urdf(urdf, floating_base=config.floating_base)
+    if config.nominal_params is not None:
+        model = apply_inertias(model, read_params(config.nominal_params))
+    return model
+
+
+def make_filter(
+    model: pin.Model, bodies: Sequence[str], config: OnlineConfig
+) -> RecursiveInertialFilter:
+    """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`."""
+    cls = BaselineKF if config.filter == "kf" else InertialEKF
+    return cls(model, bodies, config)
+
+
+def quantities_from_pi(
+    pi: NDArray[np.float64], covariance_pi: NDArray[np.float64] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """``[m, c, vech(I_c)]`` (..., 10) and their std from pi (..., 10) and its covariance.
+
+    Bodies whose mass is not positive (the baseline KF only) give NaN there.
+    """
+    pi = np.asarray(pi, dtype=float)
+    values = np.full(pi.shape, np.nan)
+    ok = pi[..., 0] > 0.0
+    if np.any(ok):
+        mass, com, inertia = mass_com_inertia_from_pi(pi[ok])
+        values[ok] = np.concatenate(
+            [mass[..., None], com, inertia_vector_from_matrix(inertia)], axis=-1
+        )
+    if covariance_pi is None:
+        return values, None
+    std = np.full(pi.shape, np.nan)
+    if np.any(ok):
+        jac = quantity_jacobian(pi[ok])
+        variance = np.einsum("...ij,...jk,...ik->...i", jac, covariance_pi[ok], jac)
+        std[ok] = np.sqrt(np.clip(variance, 0.0, None))
+    return values, std
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Every streamed estimate of a replay, as arrays over the N samples.
+
+    ``values`` and ``std`` are ``[mass, com_x, com_y, com_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+    (inertia about the centre of mass, joint frame) per body, ``(N, n_bodies, 10)``;
+    ``consistent`` is the :func:`physid.inertia.is_consistent` test of every streamed pi.
+    """
+
+    t: NDArray[np.float64]
+    bodies: tuple[str, ...]
+    pi: NDArray[np.float64]
+    values: NDArray[np.float64]
+    std: NDArray[np.float64]
+    gated: NDArray[np.bool_]
+    skipped: NDArray[np.bool_]
+    calibrating: NDArray[np.bool_]
+    nis: NDArray[np.float64]
+    consistent: NDArray[np.bool_]
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+    bias: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def n_updates(self) -> int:
+        """Samples whose measurement update was applied."""
+        return int(np.sum(~(self.gated | self.skipped | self.calibrating)))
+
+
+def replay(
+    filt: RecursiveInertialFilter, signals: OnlineSignals, *, progress: bool = False
+) -> ReplayResult:
+    """Feed every sample of ``signals`` to ``filt.update`` and collect what it streams."""
+    from tqdm import tqdm
+
+    n, nb = signals.n_samples, filt.n_bodies
+    pi = np.empty((n, nb, 10))
+    std = np.empty((n, nb, 10))
+    values = np.empty((n, nb, 10))
+    covariance = np.empty((min(n, _CHUNK), nb, 10, 10))
+    gated, skipped, calibrating = (np.zeros(n, dtype=bool) for _ in range(3))
+    nis = np.full(n, np.nan)
+    reasons: Counter[str] = Counter()
+    wrenches = signals.wrenches
+    steps = tqdm(range(n), disable=not progress, unit="sample", mininterval=0.5, leave=False)
+    for k in steps:
+        estimate = filt.update(
+            signals.t[k],
+            signals.q[k],
+            signals.dq[k],
+            signals.tau[k],
+            None if wrenches is None else wrenches[k],
+        )
+        for b, body in enumerate(estimate.bodies):
+            pi[k, b] = body.pi
+            covariance[k % _CHUNK, b] = body.covariance_pi
+        gated[k], skipped[k] = estimate.gated, estimate.skipped
+        calibrating[k], nis[k] = estimate.calibrating, estimate.nis
+        if estimate.skipped:
+            # group "time gap of 0.0123 s (dropped samples)" and the like by their first words
+            reasons[estimate.reason.split(" of ")[0].split(" (")[0]] += 1
+        if k % _CHUNK == _CHUNK - 1 or k == n - 1:
+            start = k - k % _CHUNK
+            chunk = slice(start, k + 1)
+            values[chunk], std[chunk] = quantities_from_pi(pi[chunk], covariance[: k + 1 - start])
+    consistent = is_consistent(pi) if n else np.zeros((0, nb), dtype=bool)
+    return ReplayResult(
+        t=np.asarray(signals.t, dtype=float),
+        bodies=filt.bodies,
+        pi=pi,
+        values=values,
+        std=std,
+        gated=gated,
+        skipped=skipped,
+        calibrating=calibrating,
+        nis=nis,
+        consistent=consistent,
+        skip_reasons=dict(reasons),
+        bias=filt.calibration.bias.copy(),
+    )

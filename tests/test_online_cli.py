@@ -1,0 +1,251 @@
+"""``physid online`` end to end: outputs as issue 3 specifies them, floating base with contact
+wrenches, bad input (NaN rows, unknown body, missing column, inconsistent nominal params)."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.inertia import check_consistency, pi_from_mass_com_inertia
+from physid.online.columns import OnlineSignals, signals_table
+from physid.online.results import QUANTITY_NAMES
+from physid.sim.legged import CONTACT_FRAMES, HUMANOID_URDF, SteppingScenario, simulate_stepping
+from physid.sim.payload_arm import ARM_URDF, PayloadProfile, load_arm, simulate_payload_arm
+
+ARM_CONFIG = """
+calibration_s: 0.3
+acceleration_window: 21
+process_noise: {alpha: 2.0, d: 0.05, s: 0.01, t: 0.005}
+measurement_noise: {joint_torque: 1.0}
+gating: {probability: 0.9999, release_after_s: 0.05}
+rate_limit: {mass: 100.0}
+"""
+
+
+@pytest.fixture(scope="module")
+def arm_columns():
+    profile = PayloadProfile(hold_s=0.5, sine_s=0.0, square_s=0.0, plateau_s=0.0, step_s=1.0)
+    rec = simulate_payload_arm(np.random.default_rng(9), profile)
+    signals = OnlineSignals(rec.t, rec.q, rec.dq, rec.tau, None)
+    return signals_table(signals, load_arm()), rec
+
+
+def write_csv(path, columns):
+    names = list(columns)
+    np.savetxt(
+        path,
+        np.column_stack([columns[n] for n in names]),
+        delimiter=",",
+        header=",".join(names),
+        comments="",
+    )
+
+
+def run(args):
+    return CliRunner().invoke(main, ["online", *map(str, args)], catch_exceptions=False)
+
+
+def read_rows(path):
+    with open(path, newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        return header, np.array([[float(v) for v in row] for row in reader])
+
+
+def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns):
+    columns, rec = arm_columns
+    columns = {k: v.copy() for k, v in columns.items()}
+    columns["tau_arm_joint_2"][400] = np.nan  # a bad sample
+    columns["ddq_arm_joint_1"] = np.zeros_like(columns["t"])  # reported, not used
+    write_csv(tmp_path / "rec.csv", columns)
+    (tmp_path / "online.yaml").write_text(ARM_CONFIG)
+    out = tmp_path / "out"
+    result = run(
+        [
+            "--urdf",
+            ARM_URDF,
+            "--data",
+            tmp_path / "rec.csv",
+            "--body",
+            "arm_joint_7",
+            "--config",
+            tmp_path / "online.yaml",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    header, rows = read_rows(out / "estimates.csv")
+    assert header == ["t", *[f"arm_joint_7/{n}" for n in QUANTITY_NAMES], "gated", "skipped"]
+    assert rows.shape == (len(rec.t), 13)
+    assert np.isfinite(rows).all()
+    assert rows[400, 12] == 1.0  # the NaN sample is flagged as skipped
+    for mass, *com_inertia in rows[:, 1:11]:  # every streamed estimate
+        com, v6 = np.array(com_inertia[:3]), com_inertia[3:]
+        inertia = np.array([[v6[0], v6[1], v6[3]], [v6[1], v6[2], v6[4]], [v6[3], v6[4], v6[5]]])
+        assert check_consistency(pi_from_mass_com_inertia(mass, com, inertia)).consistent
+    assert rows[-1, 1] == pytest.approx(rec.body_mass[-1], rel=0.02)
+    std_header, std = read_rows(out / "estimates_std.csv")
+    assert std_header == header[:11] and (std[-1, 1:] > 0).all()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["format"] == "physid.online/1" and summary["every_estimate_consistent"]
+    assert summary["skip_reasons"]["non-finite tau"] == 1
+    assert summary["bodies"]["arm_joint_7"]["final"]["mass"] == pytest.approx(rows[-1, 1])
+    assert any("ddq_arm_joint_1" in w for w in summary["warnings"])
+    assert (out / "estimates.png").stat().st_size > 10_000
+
+
+def test_floating_base_with_contact_wrenches(tmp_path):
+    scenario = SteppingScenario(duration_s=1.2, payload_time_s=10.0)
+    rec = simulate_stepping(np.random.default_rng(3), scenario)
+    from physid.sim.legged import load_humanoid
+
+    signals = OnlineSignals(rec.t, rec.q, rec.dq, rec.tau, rec.wrenches)
+    columns = signals_table(signals, load_humanoid(), CONTACT_FRAMES)
+    assert {"base_qw", "base_wz", "f_left_sole_z", "m_right_sole_x"} <= set(columns)
+    np.savez(tmp_path / "rec.npz", **columns)
+    (tmp_path / "online.yaml").write_text(
+        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n"
+        "acceleration_window: 41\nprocess_noise: {alpha: 0.03, d: 0.02, s: 0.002, t: 0.002}\n"
+        "measurement_noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 3.0}\n"
+    )
+    out = tmp_path / "out"
+    result = run(
+        [
+            "--urdf",
+            HUMANOID_URDF,
+            "--data",
+            tmp_path / "rec.npz",
+            "--body",
+            "waist_pitch",
+            "--body",
+            "root_joint",
+            "--config",
+            tmp_path / "online.yaml",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["every_estimate_consistent"] and summary["updates"] > 1000
+    assert summary["measurement_rows"][:6] == [
+        f"root_joint.{a}" for a in ("fx", "fy", "fz", "mx", "my", "mz")
+    ]
+    # Only the free-flyer rows see the masses themselves (a joint row sees the first moment
+    # about its axis), so with two bodies on one branch their total is what the data fix.
+    total = sum(summary["bodies"][b]["final"]["mass"] for b in ("waist_pitch", "root_joint"))
+    assert total == pytest.approx(25.0 + 8.0, rel=0.03)
+
+
+def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
+    columns, _ = arm_columns
+    write_csv(tmp_path / "rec.csv", columns)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    result = runner.invoke(
+        main,
+        [
+            "online",
+            "--urdf",
+            str(ARM_URDF),
+            "--data",
+            str(tmp_path / "rec.csv"),
+            "--body",
+            "wrist",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "body 'wrist' is not a joint of the model" in result.output
+    assert not out.exists()
+
+    missing = {k: v for k, v in columns.items() if k != "dq_arm_joint_4"}
+    write_csv(tmp_path / "missing.csv", missing)
+    result = runner.invoke(
+        main,
+        [
+            "online",
+            "--urdf",
+            str(ARM_URDF),
+            "--data",
+            str(tmp_path / "missing.csv"),
+            "--body",
+            "arm_joint_7",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2 and "missing column 'dq_arm_joint_4'" in result.output
+
+    params = {
+        "format": "physid.params/1",
+        "bodies": {
+            "arm_joint_3": {
+                "mass": 2.0,
+                "com": [0, 0, 0],
+                "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.5]],
+            }
+        },
+    }
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    (tmp_path / "online.yaml").write_text("nominal_params: params.json\n")
+    result = runner.invoke(
+        main,
+        [
+            "online",
+            "--urdf",
+            str(ARM_URDF),
+            "--data",
+            str(tmp_path / "rec.csv"),
+            "--body",
+            "arm_joint_7",
+            "--config",
+            str(tmp_path / "online.yaml"),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2 and "arm_joint_3" in result.output
+    assert "not physically consistent" in result.output
+    assert not out.exists()
+
+    (tmp_path / "typo.yaml").write_text("gatting: {probability: 0.99}\n")
+    result = runner.invoke(
+        main,
+        [
+            "online",
+            "--urdf",
+            str(ARM_URDF),
+            "--data",
+            str(tmp_path / "rec.csv"),
+            "--body",
+            "arm_joint_7",
+            "--config",
+            str(tmp_path / "typo.yaml"),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2 and "unknown key(s) ['gatting']" in result.output
+
+
+def test_help_documents_every_option():
+    result = CliRunner().invoke(main, ["online", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for option, help_text in (
+        ("--urdf", "Robot model (URDF)"),
+        ("--data", "Recording: CSV"),
+        ("--body", "Joint whose body is estimated online"),
+        ("--config", "YAML filter settings"),
+        ("--out", "Output folder"),
+        ("--quiet", "No progress bar"),
+    ):
+        assert f"{option}" in text and help_text in text
