@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from physid.errors import InputError
+from physid.io import read_yaml
 from physid.model import (
     JOINT_TERM_NAMES,
     RobotModel,
@@ -257,13 +257,7 @@ def load_config(path: str | Path | None) -> IdentifyConfig:
     """Read and validate a YAML config file; ``None`` gives the defaults."""
     if path is None:
         return IdentifyConfig()
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"config file not found: {path}")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+    raw = read_yaml(path, "config file")
     try:
         return parse_config(raw, str(path))
     except InputError as error:

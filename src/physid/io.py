@@ -1,6 +1,5 @@
-"""Atomic output: write to a temporary name beside the target, then rename.
-
-A crash in the middle of a write therefore never leaves a half-written result behind.
+"""File I/O helpers: atomic output (write to a temporary name beside the target, then rename,
+so a crash never leaves a half-written result behind) and YAML input with one-line errors.
 """
 
 from __future__ import annotations
@@ -68,6 +67,24 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
     """Write ``obj`` as JSON to ``path`` atomically (NaN and inf become null)."""
     return write_text_atomic(path, to_json_text(obj))
+
+
+def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
+    """Parse a YAML file; a missing file or bad YAML is an InputError naming the file.
+
+    ``what`` names the kind of file for the message ("config file", "recording manifest").
+    """
+    import yaml
+
+    from physid.errors import InputError
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} not found: {path}")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
 
 
 @contextmanager

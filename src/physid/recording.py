@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from physid.errors import InputError
+from physid.io import read_yaml
 
 FORMAT = "physid.recording/1"
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
@@ -64,10 +64,7 @@ def read_recording(path: str | Path):
     from physid.data import Table
 
     path = Path(path)
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+    spec = read_yaml(path, "recording manifest")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise InputError(f"a recording manifest needs 'format: {FORMAT}'", source=str(path))
     sources = spec.get("sources")

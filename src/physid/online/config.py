@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from physid.errors import InputError
+from physid.io import read_yaml
 
 FILTERS = ("ekf", "kf")
 THETA_GROUPS = ("alpha", "d", "s", "t")
@@ -237,12 +237,7 @@ def load_online_config(path: str | Path | None) -> OnlineConfig:
     if path is None:
         return OnlineConfig()
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"config file not found: {path}")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+    raw = read_yaml(path, "config file")
     try:
         return parse_online_config(raw, path.parent)
     except InputError as error:
