@@ -118,3 +118,36 @@ def residual_autocorrelation(residual: np.ndarray, max_lag: int) -> np.ndarray:
     correlation = np.fft.irfft(np.abs(spectrum) ** 2, n=size, axis=0)[: max_lag + 1]
     variance = np.maximum(correlation[0], 1e-300)
     return (correlation / variance).T
+
+
+def autocorrelation_robust_covariance(
+    X: np.ndarray, residual: np.ndarray, XtX_inv: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """Newey–West covariance of least squares with serially correlated errors.
+
+    ``X`` (M, n, b) is the (weighted) regressor as a time series, ``residual`` (M, n) the
+    (weighted) residual and ``XtX_inv`` = (X^T X)^-1. With the scores ``s_t = sum_j X_tj e_tj``,
+    ``Cov = (X^T X)^-1 Omega (X^T X)^-1`` where ``Omega = sum_l k(l/(L+1)) Gamma_l`` is the
+    Bartlett-weighted long-run covariance of the scores (Newey and West 1987), with Andrews'
+    (1991) AR(1) plug-in bandwidth L. Equals eq. 6 when the residuals are white. The lag sum is
+    evaluated in the frequency domain (one FFT of the scores), so any L costs the same.
+    Returns the covariance and L.
+    """
+    n_samples = X.shape[0]
+    scores = np.einsum("tjb,tj->tb", X, residual)
+    centred = residual - residual.mean(axis=0)
+    denominator = np.sum(centred[:-1] ** 2, axis=0)
+    rho = np.sum(centred[1:] * centred[:-1], axis=0) / np.maximum(denominator, 1e-300)
+    rho = float(np.clip(np.average(rho, weights=np.maximum(denominator, 1e-300)), -0.99, 0.99))
+    alpha = 4 * rho**2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
+    lags = int(min(np.ceil(1.1447 * (alpha * n_samples) ** (1 / 3)), n_samples - 1))
+    size = 1 << int(np.ceil(np.log2(n_samples + lags + 1)))
+    weights = np.zeros(size)
+    offsets = np.arange(lags + 1)
+    weights[offsets] = 1.0 - offsets / (lags + 1.0)
+    weights[size - offsets[1:]] = weights[offsets[1:]]  # symmetric lag window
+    spectrum = np.fft.fft(scores, n=size, axis=0)
+    window = np.fft.fft(weights).real  # real: the window is symmetric
+    # sum_l w_l Gamma_l = (1/size) sum_f W(f) S(f)^* S(f)^T (Wiener–Khinchin, zero-padded).
+    omega = ((spectrum.conj() * window[:, None]).T @ spectrum).real / size
+    return XtX_inv @ omega @ XtX_inv, lags

@@ -25,6 +25,7 @@ from physid.identify.gravity import (
 )
 from physid.identify.least_squares import (
     LeastSquaresResult,
+    autocorrelation_robust_covariance,
     least_squares,
     residual_autocorrelation,
 )
@@ -50,7 +51,8 @@ class IdentificationResult:
     consistent: ConsistentFit
     theta: np.ndarray | None  # (p,) consistent standard parameters
     theta_base: np.ndarray | None  # (b,) their base parameters
-    base_std: np.ndarray  # (b,) standard deviations, NaN where not identifiable
+    base_std: np.ndarray  # (b,) standard deviations (paper C eq. 6), NaN where not identifiable
+    base_std_robust: np.ndarray  # (b,) Newey-West standard deviations (serially correlated errors)
     train: FitMetrics
     validation: FitMetrics | None
     train_observations: Observations
@@ -132,6 +134,30 @@ def _joint_warnings(model: RobotModel, observations: Observations) -> list[str]:
     return messages
 
 
+def _robust_std(
+    observations: Observations, columns: np.ndarray, ls: LeastSquaresResult
+) -> np.ndarray:
+    """Standard deviations valid for serially correlated residuals (Newey–West)."""
+    weights = ls.weights[None, :]
+    X = observations.W[:, :, columns] * weights[:, :, None]
+    residual = (observations.tau - observations.W[:, :, columns] @ ls.theta) * weights
+    covariance, _ = autocorrelation_robust_covariance(X, residual, ls.covariance / ls.sigma2)
+    return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+
+
+def _whiteness_warnings(model: RobotModel, autocorrelation: np.ndarray) -> list[str]:
+    """Paper C §4.3: serially correlated residuals make eq. 6's standard deviations optimistic."""
+    lag1 = autocorrelation[:, 1]
+    correlated = [f"{j} {r:.2f}" for j, r in zip(model.joint_names, lag1, strict=True) if r > 0.5]
+    if not correlated:
+        return []
+    return [
+        "residuals are serially correlated (lag-1 autocorrelation "
+        + ", ".join(correlated)
+        + "): the standard deviations are optimistic; consider a lower decimation cut-off"
+    ]
+
+
 def identify(
     model: RobotModel,
     train: list[Trajectory],
@@ -188,6 +214,8 @@ def identify(
         )
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
+    base_std_robust = np.full(base.size, np.nan)
+    base_std_robust[excited] = _robust_std(observations, columns, ls)
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
         theta = theta_base = None
@@ -198,6 +226,7 @@ def identify(
         predicted = observations.W @ theta
     train_metrics = fit_metrics(observations.tau, predicted)
     autocorrelation = residual_autocorrelation(observations.tau - predicted, AUTOCORRELATION_LAGS)
+    warnings.extend(_whiteness_warnings(model, autocorrelation))
 
     validation_observations = validation_metrics = None
     if validation:
@@ -217,6 +246,7 @@ def identify(
         theta,
         theta_base,
         base_std,
+        base_std_robust,
         train_metrics,
         validation_metrics,
         observations,

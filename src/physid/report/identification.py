@@ -43,11 +43,16 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     relative[result.excited] = ls.relative_std_percent
     ls_values = np.full(base.size, np.nan)
     ls_values[result.excited] = ls.theta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative_robust = 100.0 * result.base_std_robust / np.abs(ls_values)
     document["base_parameters"] = {
         "names": list(base.names),
         "short_names": list(base.short_names),
         "values": result.theta_base,
-        "std": result.base_std,
+        # Newey-West: valid when the residuals are serially correlated (equals eq. 6 when white).
+        "std": result.base_std_robust,
+        "relative_std_percent_robust": relative_robust,
+        "std_eq6": result.base_std,
         "relative_std_percent": relative,
         "identifiable": result.excited,
         f"{ls.method}_values": ls_values,
@@ -84,6 +89,9 @@ def fit_summary(result: IdentificationResult) -> dict:
         "n_identifiable": int(np.sum(result.excited)),
         "n_essential": len(result.essential.names),
         "unidentifiable": list(result.unidentifiable),
+        "residual_lag1_autocorrelation": dict(
+            zip(joints, result.autocorrelation[:, 1].tolist(), strict=True)
+        ),
         "total_moving_mass_kg": result.moving_mass(),
         "consistency_solver": {
             "status": result.consistent.status,
@@ -218,12 +226,21 @@ def _html(result: IdentificationResult, document: dict) -> str:
     ]
     base = document["base_parameters"]
     base_rows = [
-        [short, _fmt(value), _fmt(std), _fmt(rel, 3), "yes" if ok else "NO (prior)", name]
-        for short, value, std, rel, ok, name in zip(
+        [
+            short,
+            _fmt(value),
+            _fmt(std6),
+            _fmt(rel, 3),
+            _fmt(std),
+            "yes" if ok else "NO (prior)",
+            name,
+        ]
+        for short, value, std6, rel, std, ok, name in zip(
             base["short_names"],
             base["values"],
-            base["std"],
+            base["std_eq6"],
             base["relative_std_percent"],
+            base["std"],
             base["identifiable"],
             base["names"],
             strict=True,
@@ -285,7 +302,20 @@ deviations are those of the {
         html.escape(result.least_squares.method.upper())
     } estimate (paper C eq. 6),
 valid only if the residuals are white (see the autocorrelation figure).</p>
-{_table(["parameter", "value", "std", "rel. std [%]", "identifiable", "combination"], base_rows)}
+{
+        _table(
+            [
+                "parameter",
+                "value",
+                "std (eq. 6)",
+                "rel. std [%]",
+                "std (Newey-West)",
+                "identifiable",
+                "combination",
+            ],
+            base_rows,
+        )
+    }
 <h2>Essential parameters</h2><p>{
         html.escape(", ".join(document["essential_parameters"]["names"]))
     }</p>
