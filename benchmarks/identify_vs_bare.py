@@ -74,7 +74,7 @@ def bare_reference(folder: Path) -> tuple[np.ndarray, float]:
     return theta, float(error)
 
 
-def physid_identify(folder: Path, out: Path):
+def physid_identify(folder: Path, out: Path | None):
     from physid.workflows import run_identify
 
     return run_identify(
@@ -107,12 +107,15 @@ def main() -> None:
     bare_time, (theta, bare_error) = best_time(lambda: bare_reference(folder), args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         physid_time, result = best_time(lambda: physid_identify(folder, Path(tmp) / "out"), args.repeat)
+    compute_time, _ = best_time(lambda: physid_identify(folder, None), args.repeat)
     print(f"bare reference (loop + Butterworth + decimation + lstsq): {bare_time:.2f} s, "
           f"{len(theta)} base columns, training relative error {100 * bare_error:.2f} %")
     print(f"physid identify (+ WLS, essential, consistency SDP, validation, report): "
           f"{physid_time:.2f} s, {result.base.size} base parameters, training relative error "
           f"{100 * result.train.relative_error:.2f} %, validation {100 * result.validation.relative_error:.2f} %")
     print(f"ratio physid / bare = {physid_time / bare_time:.2f} (target <= 1.2)")
+    print(f"physid without writing the report (same computation, no figures/HTML/JSON): "
+          f"{compute_time:.2f} s, ratio {compute_time / bare_time:.2f}")
     print(f"one-off import of physid.workflows (cumulative us, last line of -X importtime): {import_time}")
 
 
