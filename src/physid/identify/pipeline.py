@@ -154,7 +154,8 @@ def _whiteness_warnings(model: RobotModel, autocorrelation: np.ndarray) -> list[
     return [
         "residuals are serially correlated (lag-1 autocorrelation "
         + ", ".join(correlated)
-        + "): the standard deviations are optimistic; consider a lower decimation cut-off"
+        + "): paper C eq. 6 standard deviations are optimistic; params.json 'std' holds the "
+        "Newey-West ones, which account for it"
     ]
 
 
