@@ -91,7 +91,7 @@ def parameter_table_png(
         for name, value, rel in zip(names, values, relative_std_percent, strict=True)
     ]
     half = int(np.ceil(len(lines) / 2))
-    height = 0.16 * half + 1.0
+    height = 0.135 * half + 0.8
     figure = Figure(figsize=(12.0, height))
     header = f"{'parameter':34s} {'value':>11s} {'rel. std':>9s}"
     for column, block in enumerate((lines[:half], lines[half:])):

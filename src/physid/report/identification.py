@@ -188,8 +188,22 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}g}"
 
 
+def _preprocessing_text(info: dict) -> str:
+    first = info.get("experiments", [info])[0]
+    text = str(first.get("method"))
+    if first.get("butterworth_cutoff_hz"):
+        text += f", Butterworth {first['butterworth_cutoff_hz']:g} Hz"
+    if first.get("nvr") is not None:
+        text += f", NVR {first['nvr']}"
+    decimation = first.get("decimation")
+    if decimation:
+        text += f", decimation cut-off {decimation['cutoff_hz']:g} Hz (x{decimation['factor']})"
+    return text
+
+
 def _html(result: IdentificationResult, document: dict) -> str:
     model, fit = result.model, document["fit"]
+    method = html.escape(result.least_squares.method.upper())
     joints = model.joint_names
     summary_rows = [
         ["status", fit["status"]],
@@ -208,7 +222,7 @@ def _html(result: IdentificationResult, document: dict) -> str:
         ],
         ["condition number (weighted base regressor)", _fmt(fit["condition_number"])],
         ["total moving mass [kg]", _fmt(fit["total_moving_mass_kg"])],
-        ["preprocessing", str(result.train_observations.info.get("method"))],
+        ["preprocessing", _preprocessing_text(result.train_observations.info)],
     ]
     if result.gravity is not None:
         tilt = np.degrees(result.gravity.tilt_rad)
@@ -297,11 +311,10 @@ URDF: {html.escape(str(document["provenance"].get("urdf", "")))}</p>
     }
 <h2>Joint terms</h2>{_table(term_header, term_rows)}
 <h2>Base parameters</h2>
-<p>Values are the base parameters of the physically consistent standard parameters; standard
-deviations are those of the {
-        html.escape(result.least_squares.method.upper())
-    } estimate (paper C eq. 6),
-valid only if the residuals are white (see the autocorrelation figure).</p>
+<p>Values are the base parameters of the physically consistent standard parameters. Standard
+deviations are those of the {method} estimate: paper C eq. 6, valid only if the residuals are
+white (see the autocorrelation figure), and Newey-West's, valid when they are serially
+correlated (params.json "std").</p>
 {
         _table(
             [
