@@ -56,7 +56,8 @@ def bare_reference(folder: Path) -> tuple[np.ndarray, float]:
         W[k, :, :60] = pin.computeJointTorqueRegressor(model, data, q[k], dq[k], ddq[k])
     sign = np.where(np.abs(dq) < 0.01, 0.0, np.sign(dq))
     for j in range(6):
-        W[:, j, 60 + 4 * j : 64 + 4 * j] = np.column_stack([dq[:, j], sign[:, j], np.ones(n), ddq[:, j]])
+        W[:, j, 60 + 4 * j : 64 + 4 * j] = np.column_stack(
+            [dq[:, j], sign[:, j], np.ones(n), ddq[:, j]])
     W[:, 4, 84], W[:, 5, 84] = ddq[:, 5], ddq[:, 4]
     W[:, 4, 85], W[:, 5, 85] = dq[:, 5], dq[:, 4]
     motor6 = np.where(np.abs(dq[:, 4] + dq[:, 5]) < 0.01, 0.0, np.sign(dq[:, 4] + dq[:, 5]))
@@ -106,17 +107,20 @@ def main() -> None:
 
     bare_time, (theta, bare_error) = best_time(lambda: bare_reference(folder), args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
-        physid_time, result = best_time(lambda: physid_identify(folder, Path(tmp) / "out"), args.repeat)
+        physid_time, result = best_time(
+            lambda: physid_identify(folder, Path(tmp) / "out"), args.repeat)
     compute_time, _ = best_time(lambda: physid_identify(folder, None), args.repeat)
     print(f"bare reference (loop + Butterworth + decimation + lstsq): {bare_time:.2f} s, "
           f"{len(theta)} base columns, training relative error {100 * bare_error:.2f} %")
     print(f"physid identify (+ WLS, essential, consistency SDP, validation, report): "
           f"{physid_time:.2f} s, {result.base.size} base parameters, training relative error "
-          f"{100 * result.train.relative_error:.2f} %, validation {100 * result.validation.relative_error:.2f} %")
+          f"{100 * result.train.relative_error:.2f} %, "
+          f"validation {100 * result.validation.relative_error:.2f} %")
     print(f"ratio physid / bare = {physid_time / bare_time:.2f} (target <= 1.2)")
     print(f"physid without writing the report (same computation, no figures/HTML/JSON): "
           f"{compute_time:.2f} s, ratio {compute_time / bare_time:.2f}")
-    print(f"one-off import of physid.workflows (cumulative us, last line of -X importtime): {import_time}")
+    print("one-off import of physid.workflows (cumulative us, last line of -X importtime): "
+          f"{import_time}")
 
 
 if __name__ == "__main__":

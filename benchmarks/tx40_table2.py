@@ -36,7 +36,8 @@ from physid.workflows import run_identify
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "staubli_tx40"
 KNOWLEDGE = {"good": (100.0, 20.0), "poor": (400.0, 80.0)}
-METHODS = (("classical", None), ("irwsm1", 1e-5), ("irwsm2", 1e-5), ("irwsm1", "ml"), ("irwsm2", "ml"))
+METHODS = (("classical", None), ("irwsm1", 1e-5), ("irwsm2", 1e-5), ("irwsm1", "ml"),
+           ("irwsm2", "ml"))
 
 
 def moving_only_error(result) -> float:
