@@ -1,9 +1,161 @@
-"""CLI commands: impacts (filled in by its issue)."""
+"""CLI commands ``physid impacts simulate`` and ``physid impacts identify`` (paper D).
+
+Heavy imports (CasADi, Matplotlib) happen inside the commands so ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+SHAPE_HELP = (
+    "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
+    "semi-axes A (body x) and B (body y) in metres, or 'polygon:X1,Y1;X2,Y2;...' with convex "
+    "polygon vertices in metres."
+)
+SURFACE_HELP = (
+    "Environment line 'line:ANGLE,OFFSET': ANGLE in radians from the world x axis to the line, "
+    "OFFSET in metres = signed distance of the line from the origin along its normal "
+    "(-sin ANGLE, cos ANGLE), which points to the free side. 'line:0,0' is the ground y = 0. "
+    "Repeat for several lines."
+)
+
+
+def _shape_and_lines(shape_text: str, surfaces: tuple[str, ...]):  # noqa: ANN202
+    from physid.impacts.specs import parse_shape, parse_surface
+
+    return parse_shape(shape_text), [parse_surface(s) for s in surfaces]
+
+
+@click.group("impacts")
+def impacts() -> None:
+    """Planar rigid bodies with frictional impacts (paper D): simulate camera data, identify J/m
+    and the Coulomb friction coefficient from it. SI units; angles in radians."""
+
+
+@impacts.command("simulate")
+@click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
+@click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
+@click.option("--q0", required=True, metavar="X,Y,TH",
+              help="Initial pose: centre of mass X, Y [m] and orientation TH [rad].")
+@click.option("--v0", required=True, metavar="VX,VY,W",
+              help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].")
+@click.option("--mu", type=float, required=True, help="Coulomb friction coefficient [-], ≥ 0.")
+@click.option("--restitution", type=float, required=True,
+              help="Newton restitution coefficient ε of paper D eq. (4), in [0, 1].")
+@click.option("--duration", type=float, required=True, help="Simulated time T [s].")
+@click.option("--fps", type=float, required=True, help="Camera frame rate F [frames/s].")
+@click.option("--noise", type=float, required=True,
+              help="Standard deviation SIGMA [m] of the Gaussian noise added to x and y.")
+@click.option("--noise-angle", type=float, default=None,
+              help="Standard deviation [rad] of the noise on theta (default: SIGMA divided by "
+                   "the largest body radius, the angle error of a rim point tracked with SIGMA).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the noise generator (numpy default_rng).")
+@click.option("--inertia-ratio", type=float, default=None,
+              help="J/m [m²], J about the centre of mass (default: uniform lamina of the shape).")
+@click.option("--dt", type=float, default=None,
+              help="Simulation step h [s] (default: the largest step ≤ 0.5 ms that divides 1/F).")
+@click.option("--model", type=click.Choice(["irc", "igc"]), default="irc", show_default=True,
+              help="Contact model: impulse-restitution (paper D's simulator) or impulse-gap.")
+@click.option("--solver", type=click.Choice(["lcp", "nlp"]), default="lcp", show_default=True,
+              help="Per-step solver: Lemke LCP (fast) or the paper's IPOPT NLP, eq. (20).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Output CSV with columns t,x,y,theta (s, m, m, rad).")
+def simulate_command(shape_text, surfaces, q0, v0, mu, restitution, duration, fps, noise,  # noqa: ANN001, ANN201, PLR0913
+                     noise_angle, seed, inertia_ratio, dt, model, solver, out):
+    """Simulate a throw with paper D's time-stepping model and write noisy camera poses."""
+    import math
+
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.impacts.poses import camera_samples, poses_to_csv_text
+    from physid.impacts.simulator import simulate
+    from physid.impacts.specs import parse_vector3
+    from physid.io import write_text_atomic
+
+    shape, lines = _shape_and_lines(shape_text, surfaces)
+    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]")
+    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]")
+    for name, value, ok in (("--fps", fps, fps > 0), ("--noise", noise, noise >= 0),
+                            ("--duration", duration, duration > 0)):
+        if not (ok and math.isfinite(value)):
+            raise InputError(f"{value!r} is out of range", source=name)
+    if noise_angle is not None and not (noise_angle >= 0 and math.isfinite(noise_angle)):
+        raise InputError(f"{noise_angle!r} must be ≥ 0", source="--noise-angle")
+    if dt is None:
+        dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
+    ratio = inertia_ratio if inertia_ratio is not None else shape.uniform_inertia_ratio()
+    sim = simulate(shape, lines, q0_v, v0_v, inertia_ratio=ratio, mu=mu, restitution=restitution,
+                   dt=dt, duration=duration, model=model, solver=solver, progress=True)
+    if sim.status != "ok":
+        raise InputError(sim.status, source="simulate")
+    sigma_angle = noise_angle if noise_angle is not None else noise / shape.max_radius
+    t, q = camera_samples(sim, fps, noise_position=noise, noise_angle=sigma_angle,
+                          rng=np.random.default_rng(seed))
+    write_text_atomic(out, poses_to_csv_text(t, q))
+    contacts = int(sim.active.any(axis=1).sum())
+    click.echo(f"wrote {len(t)} poses to {out} (h = {dt * 1e3:.4g} ms, J/m = {ratio:.6g} m², "
+               f"{contacts} contact steps)")
+
+
+@impacts.command("identify")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous).")
+@click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
+@click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
+@click.option("--mass", type=float, default=1.0, show_default=True,
+              help="Mass m [kg], fixed: only J/m is identifiable; m only scales the impulses.")
+@click.option("--noise", type=float, default=1e-3, show_default=True,
+              help="Expected standard deviation [m] of x and y in the data (weights W_chi).")
+@click.option("--noise-angle", type=float, default=None,
+              help="Expected standard deviation [rad] of theta (default: --noise divided by the "
+                   "largest body radius).")
+@click.option("--max-substep", type=float, default=1e-3, show_default=True,
+              help="Largest model step h̄ [s]; each frame interval is split into n_s = "
+                   "ceil(Δt/h̄) steps (paper D eq. 25).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.")
+def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
+    """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
+    import math
+
+    from physid.errors import InputError
+    from physid.impacts.figures import plot_fit, plot_impulses
+    from physid.impacts.identify import IdentifyOptions, identify
+    from physid.impacts.poses import read_poses_csv, trajectory_csv_text
+    from physid.io import atomic_output_dir, write_json_atomic, write_text_atomic
+
+    shape, lines = _shape_and_lines(shape_text, surfaces)
+    for name, value in (("--noise", noise), ("--max-substep", max_substep)):
+        if not (value > 0 and math.isfinite(value)):
+            raise InputError(f"{value!r} must be a positive number", source=name)
+    if noise_angle is not None and not (noise_angle > 0 and math.isfinite(noise_angle)):
+        raise InputError(f"{noise_angle!r} must be a positive number", source="--noise-angle")
+    t, q, ignored = read_poses_csv(data)
+    if ignored:
+        click.echo(f"physid: note: {data}: ignoring unknown column(s) {', '.join(ignored)}",
+                   err=True)
+    options = IdentifyOptions(max_substep=max_substep, noise_position=noise,
+                              noise_angle=noise_angle)
+    result = identify(shape, lines, t, q, mass=mass, options=options, source=str(data),
+                      progress=True)
+    payload = result.to_json_dict()
+    payload["inputs"] = {"data": str(data), "shape": shape.spec(),
+                         "surfaces": [line.spec() for line in lines], "ignored_columns": ignored}
+    with atomic_output_dir(out) as staging:
+        write_json_atomic(staging / "result.json", payload)
+        write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
+        plot_fit(result, shape, lines, staging / "fit.png")
+        plot_impulses(result, staging / "impulses.png")
+    ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
+    mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
+    click.echo(f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "
+               f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the physid group."""
+    group.add_command(impacts)

@@ -1,0 +1,47 @@
+"""Planar rigid bodies with unscheduled frictional impacts (paper D, Gabiccini & Fusco).
+
+* :mod:`~physid.impacts.geometry` — shapes (ellipse, convex polygon), environment lines, gap,
+  contact frames and grasp matrices (§3.1–3.2, §4.1);
+* :func:`simulate` — the implicit-Euler time-stepping simulator with restitution (IRC) or
+  impulse–gap (IGC) contacts and Coulomb friction (§3.2–3.6), per-step LCP or IPOPT NLP;
+* :func:`identify` — the identification NLP of §5.1, eq. (27): J/m and μ from noisy poses;
+* :mod:`~physid.impacts.poses` — pose files and simulated cameras; :mod:`~physid.impacts.figures`.
+
+SI units everywhere, angles in radians. Only J/m is identifiable from poses (§5.2).
+"""
+
+from physid.impacts.geometry import (
+    STANDARD_GRAVITY,
+    ContactFrames,
+    Ellipse,
+    Line,
+    Polygon,
+    contact_frames,
+    grasp_matrices,
+    make_polygon,
+)
+from physid.impacts.identify import IdentifyOptions, identify
+from physid.impacts.poses import camera_samples, read_poses_csv
+from physid.impacts.results import IdentificationResult, SimulationResult
+from physid.impacts.simulator import simulate
+from physid.impacts.specs import parse_shape, parse_surface
+
+__all__ = [
+    "STANDARD_GRAVITY",
+    "ContactFrames",
+    "Ellipse",
+    "IdentificationResult",
+    "IdentifyOptions",
+    "Line",
+    "Polygon",
+    "SimulationResult",
+    "camera_samples",
+    "contact_frames",
+    "grasp_matrices",
+    "identify",
+    "make_polygon",
+    "parse_shape",
+    "parse_surface",
+    "read_poses_csv",
+    "simulate",
+]

@@ -1,0 +1,277 @@
+"""Identification of J/m and Coulomb's μ from noisy planar poses (paper D §5, eq. 27).
+
+:func:`identify` validates the data, builds the NLP of :mod:`physid.impacts.identify_nlp` on a grid
+n_s times finer than the camera's (eq. 25), solves it from each warm start built from the measured
+poses, keeps the lowest objective, estimates the standard deviation of J/m from the curvature of the
+objective profile, and judges whether J/m was identifiable at all (§5.2–5.3). Only the shared
+geometry (:mod:`physid.impacts.geometry`) is used — never the simulator.
+
+Choices beyond the paper, each for a stated reason: W_χ is the inverse noise variance (χᵀW_χχ is
+then a χ² statistic, ≈ 3 N_m at the truth); the products of eq. (26) are penalised by their
+weighted sum (the exact ℓ1 penalty of paper D ref. [46]) rather than its square, which IPOPT
+handles better at the complementarity corner; and a continuation on the weights (see
+:mod:`~physid.impacts.identify_nlp`). Weights and continuation were chosen on noise seeds disjoint
+from those of ``benchmarks/impacts_table1.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from tqdm import tqdm
+
+from physid.errors import InputError
+from physid.impacts.geometry import STANDARD_GRAVITY, Line, Shape, candidate_pairs, contact_frames
+from physid.impacts.identify_nlp import IdentificationNlp, SolveOutcome
+from physid.impacts.identify_report import assemble_result, free_flight_result
+from physid.impacts.results import IdentificationResult
+
+
+@dataclass(frozen=True)
+class IdentifyOptions:
+    """Settings of the identification; SI units, angles in radians.
+
+    ``max_substep``: h̄ of eq. (25) [s]. ``noise_position`` [m], ``noise_angle`` [rad]: the data's
+    noise, W_χ = diag(1/σ²) (``noise_angle=None``: σ_pos / largest body radius — the angle error of
+    a rim point tracked with σ_pos). ``weight_slip`` [s²/m²] multiplies the two friction products,
+    ``weight_gap`` [s/m²] the impulse–gap product (per-mass impulses). ``continuations``: schedules
+    of factors applied to both weights in successive warm-started IPOPT solves; every schedule is
+    run from every warm start and the lowest objective wins (neither schedule is best on all data:
+    each ends in a worse local minimum on some throws). ``warm_starts``: initial
+    trajectories — ``"bridged"`` (linear interpolation, except
+    where the ballistic flight predicted from the two previous frames reaches a surface before the
+    next frame: then that flight up to the contact) and ``"linear"``. ``inertia_ratio_init`` (None:
+    half the bound ρ²) and ``mu_init`` start J/m [m²] and μ; μ ≤ ``mu_max``; ``mu_weight`` is the
+    small price per unit μ that selects the least μ consistent with data showing no sliding.
+    ``profile_step``: relative step of J/m for the curvature-based standard deviation (0: skip
+    the profiles; μ then counts as a lower bound when no contact slides faster than 1 cm/s);
+    ``profile_polish``: how often a profile point with a lower objective may restart the solve.
+    """
+
+    max_substep: float = 1.0e-3
+    noise_position: float = 1.0e-3
+    noise_angle: float | None = None
+    weight_slip: float = 1.0e2
+    weight_gap: float = 1.0e4
+    penalty: Literal["l1", "l2"] = "l1"
+    continuations: tuple[tuple[float, ...], ...] = ((1e-3, 1e-2, 1e-1, 1.0), (1e-2, 1.0))
+    warm_starts: tuple[str, ...] = ("bridged", "linear")
+    inertia_ratio_init: float | None = None
+    mu_init: float = 0.5
+    mu_max: float = 3.0
+    mu_weight: float = 10.0
+    profile_step: float = 0.02
+    profile_polish: int = 3
+    gravity: float = STANDARD_GRAVITY
+    max_iter: int = 3000
+    tol: float = 1e-8
+    print_level: int = 0
+
+
+def validate_poses(shape: Shape, lines: list[Line], t: np.ndarray, q: np.ndarray, *,
+                   penetration_tol: float, source: str = "data") -> None:
+    """Raise :class:`InputError` naming the row (data rows count from 1) and column at fault."""
+    if t.ndim != 1 or q.shape != (t.size, 3):
+        raise InputError(f"expected times (n,) and poses (n, 3), got {t.shape} and {q.shape}",
+                         source=source)
+    if t.size < 3:
+        raise InputError(f"need at least 3 poses, got {t.size}", source=source)
+    for name, col in (("t", t), ("x", q[:, 0]), ("y", q[:, 1]), ("theta", q[:, 2])):
+        bad = np.flatnonzero(~np.isfinite(col))
+        if bad.size:
+            raise InputError(f"row {bad[0] + 1}, column {name}: value is {float(col[bad[0]])}",
+                             source=source)
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if bad.size:
+        i = bad[0] + 1
+        raise InputError(f"row {i + 1}, column t: time {float(t[i]):.9g} does not increase "
+                         f"(row {i}: {float(t[i - 1]):.9g})", source=source)
+    for i, qi in enumerate(q):
+        frames = contact_frames(shape, lines, qi)
+        j = int(np.argmin(frames.gap))
+        if frames.gap[j] < -penetration_tol:
+            line = frames.pairs[j][0]
+            raise InputError(
+                f"row {i + 1} (t = {t[i]:.6g} s): the body {'starts' if i == 0 else 'is'} "
+                f"inside surface {line + 1} ({lines[line].spec()}) by {-frames.gap[j] * 1e3:.3g}"
+                f" mm, more than the noise explains ({penetration_tol * 1e3:.3g} mm); check "
+                "shape, surfaces and units", source=source)
+
+
+def _ballistic_fit(t: np.ndarray, q: np.ndarray, t_fine: np.ndarray, weights: np.ndarray,
+                   gravity: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """Least-squares free flight through all frames: x, θ linear in t, y a parabola with −g.
+
+    Returns χ² (with W_χ) and the fitted poses and velocities on the fine grid. If χ² is what
+    the noise explains and the flight never reaches a surface, the data hold no contact (§5.3).
+    """
+    tau = t - t[0]
+    A = np.column_stack([np.ones_like(tau), tau])
+    target = q.copy()
+    target[:, 1] += 0.5 * gravity * tau**2
+    coef, *_ = np.linalg.lstsq(A, target, rcond=None)
+    chi2 = float(np.sum(weights * (A @ coef - target) ** 2))
+    tau_f = t_fine - t[0]
+    q_fine = coef[0] + tau_f[:, None] * coef[1]
+    q_fine[:, 1] -= 0.5 * gravity * tau_f**2
+    v_fine = np.tile(coef[1], (t_fine.size, 1))
+    v_fine[:, 1] -= gravity * tau_f
+    return chi2, q_fine, v_fine
+
+
+def _grid(t_meas: np.ndarray, max_substep: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """Eq. (25): n_s = ceil(Δt_max / h̄); each frame interval i has n_s steps h_i = Δt_i / n_s."""
+    dt = np.diff(t_meas)
+    ns = max(1, math.ceil(dt.max() / max_substep - 1e-9))
+    h = np.repeat(dt / ns, ns)
+    return ns, h, np.r_[t_meas[0], t_meas[0] + np.cumsum(h)]
+
+
+def initial_trajectory(kind: str, shape: Shape, lines: list[Line], t_meas: np.ndarray,
+                       q_meas: np.ndarray, t_fine: np.ndarray, ns: int,
+                       gravity: float) -> tuple[np.ndarray, np.ndarray]:
+    """Warm-start poses and velocities (backward differences, eq. 17) on the fine grid.
+
+    ``"bridged"`` repairs linear interpolation where it hides a contact: when the flight through
+    frames i-1 and i (gravity included) reaches a surface before frame i+1, the guess follows
+    that flight down to the contact and then goes straight to frame i+1. Without this, the
+    solver tends to put each impact on a camera frame instead of between frames.
+    """
+    q0 = np.column_stack([np.interp(t_fine, t_meas, q_meas[:, i]) for i in range(3)])
+    if kind == "bridged":
+        for i in range(1, t_meas.size - 1):
+            dt_prev = t_meas[i] - t_meas[i - 1]
+            v = (q_meas[i] - q_meas[i - 1]) / dt_prev
+            v[1] -= 0.5 * gravity * dt_prev  # velocity at t_i on the parabola through both frames
+            k0, k1 = ns * i, ns * (i + 1)
+            tau = t_fine[k0 : k1 + 1] - t_meas[i]
+            arc = q_meas[i] + tau[:, None] * v
+            arc[:, 1] -= 0.5 * gravity * tau**2
+            hit = np.flatnonzero([contact_frames(shape, lines, qa).gap.min() <= 0 for qa in arc])
+            if hit.size == 0 or not 0 < hit[0] < ns:
+                continue
+            c = k0 + hit[0]
+            q0[k0 : c + 1] = arc[: hit[0] + 1]
+            w = (t_fine[c : k1 + 1] - t_fine[c]) / (t_fine[k1] - t_fine[c])
+            q0[c : k1 + 1] = (1 - w)[:, None] * q0[c] + w[:, None] * q_meas[i + 1]
+    elif kind != "linear":
+        raise InputError(f"unknown warm start {kind!r} (bridged or linear)", source="warm_starts")
+    v0 = np.zeros_like(q0)
+    v0[1:] = np.diff(q0, axis=0) / np.diff(t_fine)[:, None]
+    v0[0] = v0[1]
+    return q0, v0
+
+
+def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.ndarray, *,
+             mass: float = 1.0, options: IdentifyOptions | None = None, source: str = "data",
+             progress: bool = False) -> IdentificationResult:
+    """Estimate J/m [m²] and μ from poses ``q_meas`` (N_m×3: x, y [m], θ [rad]) at ``t_meas`` [s].
+
+    ``mass`` [kg] is fixed — only J/m is identifiable (paper D §5.2) — and only scales the
+    reported impulses. Raises :class:`InputError` (naming ``source``, row and column) on unusable
+    data. A fit that cannot determine J/m (no contact, or contacts that do not change the rotation)
+    returns ``identifiable=False`` with NaN estimates and the reason in ``status``.
+    """
+    opts = options or IdentifyOptions()
+    t_meas, q_meas = np.asarray(t_meas, dtype=float), np.asarray(q_meas, dtype=float)
+    if not (mass > 0 and math.isfinite(mass)):
+        raise InputError(f"mass = {mass!r} must be a positive number", source="mass")
+    if not lines:
+        raise InputError("at least one surface line is needed", source="surfaces")
+    sig_p = opts.noise_position
+    sig_a = opts.noise_angle if opts.noise_angle is not None else sig_p / shape.max_radius
+    validate_poses(shape, lines, t_meas, q_meas, source=source,
+                   penetration_tol=5.0 * (sig_p + shape.max_radius * sig_a))
+    pairs = candidate_pairs(shape, lines)
+    ns, h, t_fine = _grid(t_meas, opts.max_substep)
+    start = time.perf_counter()
+    weights = np.array([sig_p, sig_p, sig_a]) ** -2.0
+    chi2, q_fly, v_fly = _ballistic_fit(t_meas, q_meas, t_fine, weights, opts.gravity)
+    n_frames = t_meas.size
+    if chi2 < 3 * n_frames + 5 * math.sqrt(6 * n_frames) and all(
+            contact_frames(shape, lines, qk).gap.min() > 0 for qk in q_fly):
+        return free_flight_result(shape, lines, pairs, mass=mass, ns=ns, t_fine=t_fine,
+                                  q_fine=q_fly, v_fine=v_fly, t_meas=t_meas, q_meas=q_meas,
+                                  chi2=chi2, solve_time=time.perf_counter() - start)
+    nlp = IdentificationNlp(
+        shape, lines, pairs, h, ns, q_meas, weights,
+        weights=(opts.weight_slip, opts.weight_gap), penalty=opts.penalty,
+        mu_weight=opts.mu_weight, mu_max=opts.mu_max, gravity=opts.gravity, tol=opts.tol,
+        max_iter=opts.max_iter, print_level=opts.print_level)
+    r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (
+        0.5 * nlp.r_scale)
+    n_steps = len(opts.warm_starts) * sum(len(c) for c in opts.continuations) + (
+        3 if opts.profile_step else 0)
+    bar = tqdm(total=n_steps, desc="identify", unit="solve", disable=None if progress else True,
+                leave=False)
+    best: tuple[SolveOutcome, tuple] | None = None
+    iterations = 0
+    for kind in opts.warm_starts:
+        q0, v0 = initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity)
+        x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
+        for schedule in opts.continuations:
+            outcome, multipliers = nlp.solve(x0, schedule, on_stage=bar.update)
+            iterations += outcome.iterations
+            if best is None or _better(outcome, best[0]):
+                best = (outcome, multipliers)
+    assert best is not None
+    outcome, multipliers = best
+    r_std, mu_rises = math.nan, math.nan
+    if opts.profile_step and outcome.success:
+        r_std, mu_rises, extra, outcome, multipliers = _profiles(
+            nlp, outcome, multipliers, opts, bar.update)
+        iterations += extra
+    bar.close()
+    return assemble_result(
+        shape, lines, nlp, outcome, mass=mass, ns=ns, t_fine=t_fine, t_meas=t_meas,
+        q_meas=q_meas, sigma_angle=sig_a, gravity=opts.gravity, iterations=iterations,
+        solve_time=time.perf_counter() - start, inertia_ratio_std=r_std,
+        friction_rise=mu_rises, options=opts)
+
+
+def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,
+              opts: IdentifyOptions, tick) -> tuple[float, float, int, SolveOutcome, tuple]:  # noqa: ANN001
+    """Curvature of the objective in J/m, and its rise when μ is raised by 10 %.
+
+    The objective is −2 log-likelihood for the given σ, so σ_r² = 2 / (d²f/dr²), from re-solves
+    at r̂(1 ± δ) warm-started at the optimum. Should one of them end lower than the optimum (IPOPT
+    stopped in a shallow local minimum), the free problem is re-solved from there and the profile
+    repeated, at most ``profile_polish`` times. If raising μ by 10 % costs less than Δf = 1 (one σ),
+    no contact slid in a way the data resolve and μ̂ is only a lower bound (paper D Fig. 19).
+    """
+    iterations = 0
+    for _ in range(opts.profile_polish + 1):
+        r_hat = float(outcome.x[-2] * nlp.r_scale)
+        trials = []
+        for sign in (-1.0, 1.0):
+            prof, mult = nlp.solve(outcome.x, (1.0,), warm=multipliers, on_stage=tick,
+                                   fix_inertia=r_hat * (1 + sign * opts.profile_step))
+            iterations += prof.iterations
+            trials.append((prof, mult))
+        values = [p.objective if p.success else math.nan for p, _ in trials]
+        best = min(range(2), key=lambda i: values[i] if math.isfinite(values[i]) else math.inf)
+        if not values[best] < outcome.objective - 1e-6 * abs(outcome.objective):
+            break
+        better, mult = nlp.solve(trials[best][0].x, (1.0,), warm=trials[best][1], on_stage=tick)
+        iterations += better.iterations
+        if not (better.success and better.objective < outcome.objective):
+            break
+        outcome, multipliers = better, mult
+    curvature = (values[0] + values[1] - 2 * outcome.objective) / (opts.profile_step * r_hat) ** 2
+    r_std = math.sqrt(2.0 / curvature) if curvature > 0 else math.nan
+    mu_hat = float(outcome.x[-1])
+    prof, _ = nlp.solve(outcome.x, (1.0,), fix_mu=1.1 * mu_hat, warm=multipliers, on_stage=tick)
+    iterations += prof.iterations
+    rise = prof.objective - outcome.objective - opts.mu_weight * 0.1 * mu_hat
+    return r_std, (rise if prof.success else math.nan), iterations, outcome, multipliers
+
+
+def _better(new: SolveOutcome, old: SolveOutcome) -> bool:
+    """A converged solution beats a failed one; otherwise the lower objective wins."""
+    if new.success != old.success:
+        return new.success
+    return new.objective < old.objective

@@ -1,0 +1,157 @@
+"""Time-stepping simulator of a planar rigid body with frictional impacts (paper D §3.5, §3.6).
+
+Implicit Euler (eqs. 16–17): ``M (v^{k+1} − v^k) = G~(q^k) c^{k+1} + h (f_ext − ∇V)`` and
+``q^{k+1} = q^k + h v^{k+1}``; the planar body has no gyroscopic term (K = 0). At each step the
+contacts are switched on or off from q^k and v^k by eq. (6) — on iff ``g_n(q^k) ≤ 0`` and
+``ġ_n(q^k, v^k) ≤ 0`` — (model ``"irc"``), or every candidate takes part with impulse–gap
+complementarity (model ``"igc"``, the comparison of §4.2). See :mod:`physid.impacts.steppers`
+for the per-step problem and its two solvers (``"lcp"``: Lemke, ``"nlp"``: IPOPT on eq. 20).
+
+Steps with no contact switched on (IRC) or no candidate that the free motion would close (IGC)
+have the unique solution c = 0 and are advanced without calling a solver.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from tqdm import tqdm
+
+from physid.errors import InputError
+from physid.impacts.geometry import (
+    STANDARD_GRAVITY,
+    Line,
+    Shape,
+    candidate_pairs,
+    contact_frames,
+    grasp_matrices,
+)
+from physid.impacts.results import SimulationResult
+from physid.impacts.steppers import NlpStepper, StepData, solve_step_lcp
+
+#: A contact whose gap at q^0 is below −this [m] means the body starts inside the environment.
+PENETRATION_TOLERANCE = 1e-9
+#: Round-off allowance on ġ_n ≤ 0 in eq. (6) [m/s], so resting contact does not chatter on 1e-17.
+SEPARATION_TOLERANCE = 1e-10
+
+
+def _vector3(value: np.ndarray | list[float], name: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float).ravel()
+    if arr.size != 3 or not np.all(np.isfinite(arr)):
+        raise InputError(f"{name} must be three finite numbers, got {value!r}")
+    return arr
+
+
+def simulate(
+    shape: Shape,
+    lines: list[Line],
+    q0: np.ndarray | list[float],
+    v0: np.ndarray | list[float],
+    *,
+    inertia_ratio: float,
+    mu: float,
+    restitution: float,
+    dt: float,
+    duration: float,
+    mass: float = 1.0,
+    model: Literal["irc", "igc"] = "irc",
+    solver: Literal["lcp", "nlp"] = "lcp",
+    gravity: float = STANDARD_GRAVITY,
+    progress: bool = False,
+) -> SimulationResult:
+    """Simulate ``duration`` seconds with step ``dt`` from pose ``q0`` and velocity ``v0``.
+
+    ``q0 = (x [m], y [m], θ [rad])``, ``v0 = (v_x [m/s], v_y [m/s], ω [rad/s])``;
+    ``inertia_ratio`` is J/m [m²] (J about the COM), ``mu`` the Coulomb coefficient,
+    ``restitution`` ε of eq. (4) (unused by IGC, which cannot model it). Raises
+    :class:`InputError` on bad parameters or a body that starts inside the environment.
+    """
+    q0, v0 = _vector3(q0, "q0"), _vector3(v0, "v0")
+    checks = {  # name: (value, admissible)
+        "inertia_ratio": (inertia_ratio, inertia_ratio > 0),
+        "mass": (mass, mass > 0),
+        "mu": (mu, mu >= 0),
+        "dt": (dt, dt > 0),
+        "duration": (duration, duration > 0),
+        "gravity": (gravity, gravity >= 0),
+        "restitution": (restitution, 0.0 <= restitution <= 1.0),
+    }
+    for name, (value, ok) in checks.items():
+        if not (ok and np.isfinite(value)):
+            raise InputError(f"{name} = {value!r} is out of range")
+    if model not in ("irc", "igc") or solver not in ("lcp", "nlp"):
+        raise InputError(f"unknown model/solver {model!r}/{solver!r}")
+    if not lines:
+        raise InputError("at least one surface line is needed")
+    frames0 = contact_frames(shape, lines, q0)
+    worst = int(np.argmin(frames0.gap))
+    if frames0.gap[worst] < -PENETRATION_TOLERANCE:
+        raise InputError(
+            f"q0 = {q0.tolist()} starts inside surface {frames0.pairs[worst][0] + 1} "
+            f"({lines[frames0.pairs[worst][0]].spec()}): penetration "
+            f"{-frames0.gap[worst] * 1e3:.3g} mm"
+        )
+
+    n_steps = int(round(duration / dt))
+    pairs = candidate_pairs(shape, lines)
+    nc = len(pairs)
+    t = np.arange(n_steps + 1) * dt
+    q = np.zeros((n_steps + 1, 3))
+    v = np.zeros((n_steps + 1, 3))
+    cn = np.zeros((n_steps, nc))
+    ct = np.zeros((n_steps, nc))
+    active = np.zeros((n_steps, nc), dtype=bool)
+    q[0], v[0] = q0, v0
+    inv_m = np.array([1.0, 1.0, 1.0 / inertia_ratio])
+    gravity_dv = np.array([0.0, -gravity * dt, 0.0])
+    nlp = NlpStepper(shape, lines) if solver == "nlp" else None
+    status = "ok"
+    steps = tqdm(range(n_steps), desc="simulate", unit="step", disable=None if progress else True,
+                leave=False)
+    for k in steps:
+        frames = contact_frames(shape, lines, q[k])
+        N_all, _ = grasp_matrices(frames.arm, frames.normal, frames.tangent)
+        v_free = v[k] + gravity_dv
+        if model == "irc":  # eq. (6)
+            on = (frames.gap <= 0.0) & (N_all.T @ v[k] <= SEPARATION_TOLERANCE)
+        else:  # IGC: only contacts the free motion would close can carry impulse
+            on = frames.gap + dt * (N_all.T @ v_free) < 0.0
+        idx = np.flatnonzero(on)
+        if idx.size == 0:
+            v[k + 1] = v_free
+        else:
+            N, T = grasp_matrices(frames.arm[idx], frames.normal[idx], frames.tangent[idx])
+            data = StepData(q[k], v[k], v_free, N, T, frames.gap[idx], inv_m, mu, restitution, dt)
+            if nlp is None:
+                sol = solve_step_lcp(data, model)
+            else:
+                sol = nlp.solve(data, model, [pairs[i] for i in idx])
+            if not sol.ok:
+                status = f"step solver failed at t = {t[k]:.6g} s ({solver}: {sol.message})"
+                q, v, t = q[: k + 1], v[: k + 1], t[: k + 1]
+                cn, ct, active = cn[:k], ct[:k], active[:k]
+                break
+            v[k + 1] = sol.v_next
+            cn[k, idx] = mass * sol.cn
+            ct[k, idx] = mass * (sol.ct[0::2] - sol.ct[1::2])
+            active[k, idx] = True
+        q[k + 1] = q[k] + dt * v[k + 1]
+    return SimulationResult(
+        t=t,
+        q=q,
+        v=v,
+        impulse_normal=cn,
+        impulse_tangent=ct,
+        active=active,
+        pairs=pairs,
+        mass=mass,
+        inertia_ratio=inertia_ratio,
+        mu=mu,
+        restitution=restitution,
+        dt=dt,
+        model=model,
+        solver=solver,
+        gravity=gravity,
+        status=status,
+    )

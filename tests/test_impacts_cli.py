@@ -1,0 +1,142 @@
+"""``physid impacts simulate`` and ``physid impacts identify`` end to end, and their bad inputs."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+
+SHAPE = "ellipse:0.05,0.025"
+THROW = ["--q0", "0,0.1,-0.785", "--v0", "3,-5,0", "--mu", "0.4", "--restitution", "0.2"]
+
+
+def _run(*args: str):  # noqa: ANN202
+    return CliRunner().invoke(main, ["impacts", *args])
+
+
+def _simulate(out: Path, *extra: str, noise: str = "0.001", fps: str = "240",
+              duration: str = "0.3"):  # noqa: ANN202
+    return _run("simulate", "--shape", SHAPE, "--surface", "line:0,0", *THROW,
+                "--duration", duration, "--fps", fps, "--noise", noise, "--out", str(out), *extra)
+
+
+def _read(path: Path) -> tuple[list[str], np.ndarray]:
+    lines = path.read_text().splitlines()
+    return lines[0].split(","), np.array([[float(v) for v in row.split(",")] for row in lines[1:]])
+
+
+def test_simulate_writes_poses_with_the_requested_noise(tmp_path: Path) -> None:
+    clean, noisy = tmp_path / "clean.csv", tmp_path / "noisy.csv"
+    assert _simulate(clean, noise="0").exit_code == 0
+    result = _simulate(noisy, "--seed", "7")
+    assert result.exit_code == 0, result.output
+    header, a = _read(clean)
+    _, b = _read(noisy)
+    assert header == ["t", "x", "y", "theta"] and a.shape == (73, 4)  # 0.3 s at 240 fps
+    np.testing.assert_allclose(np.diff(a[:, 0]), 1 / 240)
+    diff = b[:, 1:] - a[:, 1:]
+    assert np.std(diff[:, :2]) == pytest.approx(1e-3, rel=0.15)
+    assert np.std(diff[:, 2]) == pytest.approx(1e-3 / 0.05, rel=0.15)  # σ / largest radius
+    again = tmp_path / "again.csv"
+    _simulate(again, "--seed", "7")
+    assert again.read_text() == noisy.read_text()  # seeded: reproducible
+
+
+def test_identify_writes_result_and_figures(tmp_path: Path) -> None:
+    data, out = tmp_path / "poses.csv", tmp_path / "fit"
+    assert _simulate(data).exit_code == 0
+    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
+                  "--mass", "0.064", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["status"] == "ok" and payload["identifiable"] is True
+    # simulate's default J/m is the uniform lamina's, (a² + b²)/4 = 781 mm².
+    assert payload["inertia_ratio"] == pytest.approx((0.05**2 + 0.025**2) / 4, rel=0.1)
+    assert payload["friction"] == pytest.approx(0.4, abs=0.05)
+    assert "Only the ratio J/m is identifiable" in payload["identifiability_note"]
+    assert payload["solver"]["iterations"] > 0 and payload["solver"]["solve_time_s"] > 0
+    for name in ("fit.png", "impulses.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    header, traj = _read_trajectory(out / "trajectory.csv")
+    assert header[:4] == ["t", "x", "y", "theta"] and traj.shape[0] == 72 * 5 + 1
+
+
+def _read_trajectory(path: Path) -> tuple[list[str], list[list[str]]]:
+    lines = path.read_text().splitlines()
+    return lines[0].split(","), np.array([row.split(",") for row in lines[1:]])
+
+
+def test_trajectory_without_contact_says_unidentifiable(tmp_path: Path) -> None:
+    data, out = tmp_path / "flight.csv", tmp_path / "fit"
+    sim = _run("simulate", "--shape", SHAPE, "--surface", "line:0,0", "--q0", "0,1,0",
+               "--v0", "1,2,4", "--mu", "0.5", "--restitution", "0.2", "--duration", "0.2",
+               "--fps", "60", "--noise", "0.001", "--out", str(data))
+    assert sim.exit_code == 0, sim.output
+    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
+                  "--out", str(out))
+    assert result.exit_code == 0 and "not identified" in result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["identifiable"] is False and payload["inertia_ratio"] is None
+    assert payload["status"].startswith("unidentifiable: the poses are explained by free flight")
+
+
+def _write_csv(path: Path, rows: list[str]) -> Path:
+    path.write_text("t,x,y,theta\n" + "\n".join(rows) + "\n")
+    return path
+
+
+GOOD_ROWS = [f"{0.01 * i},{0.01 * i},{0.3 - 0.01 * i},0.1" for i in range(6)]
+
+
+@pytest.mark.parametrize(
+    ("rows", "options", "fragment"),
+    [
+        (GOOD_ROWS[:3] + ["0.01,0.03,0.27,0.1"] + GOOD_ROWS[4:], [], "row 4, column t"),
+        (GOOD_ROWS[:2] + ["0.02,0.02,nan,0.1"] + GOOD_ROWS[3:], [], "row 3, column y"),
+        (GOOD_ROWS[:2] + ["0.02,0.02,abc,0.1"] + GOOD_ROWS[3:], [], "row 3, column y"),
+        (["0.0,0.0,0.01,0.0"] + GOOD_ROWS[1:], [], "row 1 (t = 0 s): the body starts inside"),
+        (GOOD_ROWS, ["--shape", "ellipse:0.05"], "--shape"),
+        (GOOD_ROWS, ["--surface", "line:zero,0"], "--surface"),
+        (GOOD_ROWS, ["--mass", "-1"], "mass"),
+    ],
+)
+def test_identify_bad_input_one_line_and_no_output(tmp_path: Path, rows, options, fragment) -> None:
+    data, out = _write_csv(tmp_path / "bad.csv", rows), tmp_path / "out"
+    args = {"--data": str(data), "--shape": SHAPE, "--surface": "line:0,0", "--mass": "1",
+            "--out": str(out)}
+    args.update(zip(options[::2], options[1::2], strict=True))
+    result = _run("identify", *[item for pair in args.items() for item in pair])
+    assert result.exit_code == 2
+    message = result.output.strip()
+    assert message.startswith("physid: error:") and "\n" not in message and fragment in message
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+def test_simulate_bad_input_one_line_and_no_output(tmp_path: Path) -> None:
+    out = tmp_path / "poses.csv"
+    for args, fragment in (
+        (["--shape", "triangle:1"], "--shape"),
+        (["--shape", SHAPE, "--surface", "line:0"], "--surface"),
+        (["--shape", SHAPE, "--q0", "0,0.01,0"], "starts inside surface 1"),
+        (["--shape", SHAPE, "--q0", "0,a,0"], "--q0"),
+    ):
+        base = {"--surface": "line:0,0", "--q0": "0,0.1,0", "--v0": "0,0,0"}
+        base.update(dict(zip(args[::2], args[1::2], strict=True)))
+        flat = [item for pair in base.items() for item in pair]
+        result = _run("simulate", *flat, "--mu", "0.3", "--restitution", "0.2", "--duration",
+                      "0.1", "--fps", "60", "--noise", "0", "--out", str(out))
+        assert result.exit_code == 2, result.output
+        assert fragment in result.output and result.output.count("\n") == 1
+        assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_help_texts_name_units() -> None:
+    expected = {"simulate": ("[m]", "[rad]", "[s]", "[m/s]", "[rad/s]", "[frames/s]", "[m²]"),
+                "identify": ("[m]", "[rad]", "[s]", "[kg]", "metres")}
+    for command, units in expected.items():
+        text = " ".join(_run(command, "--help").output.split())
+        missing = [unit for unit in units if unit not in text]
+        assert not missing, f"{command} --help lacks {missing}"

@@ -1,0 +1,94 @@
+"""Identification (paper D eq. 27) against simulations with known J/m and μ."""
+
+import math
+
+import numpy as np
+import pytest
+
+from physid.errors import InputError
+from physid.impacts import Ellipse, IdentifyOptions, Line, camera_samples, identify, simulate
+
+ELLIPSE, GROUND = Ellipse(0.05, 0.025), [Line(0.0, 0.0)]
+RATIO, MASS = 756e-6, 0.064
+
+
+def _camera(mu: float, fps: float, duration: float, *, q0=(0.0, 0.1, -0.785), v0=(3.0, -5.0, 0.0),
+            seed: int = 3, noise: float = 1e-3):
+    sim = simulate(ELLIPSE, GROUND, q0, v0, inertia_ratio=RATIO, mu=mu, restitution=0.2,
+                   dt=1 / 4800, duration=duration, mass=MASS)
+    t, q = camera_samples(sim, fps, noise_position=noise, noise_angle=noise / ELLIPSE.a,
+                          rng=np.random.default_rng(seed))
+    return sim, t, q
+
+
+def test_noise_free_poses_give_inertia_friction_and_impulses() -> None:
+    """With exact poses the only error left is the model's (IRC truth vs. the IGC fit, grids)."""
+    sim, t, q = _camera(mu=0.3, fps=240, duration=0.3, noise=1e-9)
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS)
+    assert res.identifiable and res.converged and res.status == "ok"
+    assert res.inertia_ratio == pytest.approx(RATIO, rel=0.02)
+    assert res.friction == pytest.approx(0.3, abs=0.01) and not res.friction_is_lower_bound
+    # The impulses are those of the mass given: total normal impulse as simulated (±10 %).
+    assert res.impulse_normal.sum() == pytest.approx(sim.impulse_normal.sum(), rel=0.1)
+    assert res.n_substeps == 5 and res.t[5] == pytest.approx(t[1])  # eq. (25): h ≤ 1 ms
+
+
+def test_noisy_poses_give_inertia_within_the_expected_scatter() -> None:
+    # 1 mm and 0.02 rad noise on a 0.3 s window: the scatter over seeds is ~2 % (benchmark).
+    _, t, q = _camera(mu=0.3, fps=240, duration=0.3, seed=3)
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS)
+    assert res.identifiable and res.inertia_ratio == pytest.approx(RATIO, rel=0.08)
+    assert 0 < res.inertia_ratio_std < 0.05 * RATIO
+    assert res.friction == pytest.approx(0.3, abs=0.03)
+    # The reconstruction fits the data to the noise level, not closer than the noise allows.
+    rms = np.sqrt(np.mean(res.fit_residual**2, axis=0))
+    assert np.all(rms < [1.5e-3, 1.5e-3, 0.03]) and np.all(rms > [0.5e-3, 0.5e-3, 0.01])
+
+
+def test_free_flight_is_unidentifiable_not_a_number() -> None:
+    # Thrown upwards 1 m above the ground for 0.2 s: never touches.
+    _, t, q = _camera(mu=0.5, fps=60, duration=0.2, q0=(0.0, 1.0, 0.3), v0=(1.0, 1.0, 5.0))
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS)
+    assert not res.identifiable and math.isnan(res.inertia_ratio) and math.isnan(res.friction)
+    assert "free flight" in res.status and res.converged
+    assert res.to_json_dict()["inertia_ratio"] != res.to_json_dict()["inertia_ratio"]  # NaN
+
+
+def test_contacts_without_rotation_leave_inertia_unidentified() -> None:
+    # Dropped flat from rest: impacts, but no torque about G, so r Δω = 0 carries no J/m (eq. 31).
+    _, t, q = _camera(mu=0.5, fps=120, duration=0.2, q0=(0.0, 0.06, 0.0), v0=(0.0, 0.0, 0.0))
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS,
+                   options=IdentifyOptions(warm_starts=("linear",), profile_step=0.0))
+    assert not res.identifiable and res.status.startswith("unidentifiable: J/m")
+    assert res.diagnostics["total_normal_impulse_per_mass_m_s"] > 0.5  # it did hit the ground
+
+
+def _poses() -> tuple[np.ndarray, np.ndarray]:
+    t = np.linspace(0.0, 0.1, 11)
+    q = np.column_stack([t, 0.5 - t, 0.1 * t])
+    return t, q
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t, q: t.__setitem__(4, t[3]), "row 5, column t: time 0.03 does not increase"),
+        (lambda t, q: q.__setitem__((6, 2), np.nan), "row 7, column theta: value is nan"),
+        (lambda t, q: q.__setitem__((0, 1), 0.01), "row 1 .* starts inside surface 1"),
+        (lambda t, q: q.__setitem__((3, 1), -0.2), "row 4 .* is inside surface 1"),
+    ],
+)
+def test_bad_poses_fail_early_naming_the_row(edit, message: str) -> None:
+    t, q = _poses()
+    edit(t, q)
+    with pytest.raises(InputError, match=message) as info:
+        identify(ELLIPSE, GROUND, t, q, source="poses.csv")
+    assert str(info.value).startswith("poses.csv: ") and "\n" not in str(info.value)
+
+
+def test_bad_mass_and_missing_surface() -> None:
+    t, q = _poses()
+    with pytest.raises(InputError, match="mass"):
+        identify(ELLIPSE, GROUND, t, q, mass=-1.0)
+    with pytest.raises(InputError, match="surface"):
+        identify(ELLIPSE, [], t, q)
