@@ -31,6 +31,26 @@ def test_noise_free_poses_give_inertia_friction_and_impulses() -> None:
     # The impulses are those of the mass given: total normal impulse as simulated (±10 %).
     assert res.impulse_normal.sum() == pytest.approx(sim.impulse_normal.sum(), rel=0.1)
     assert res.n_substeps == 5 and res.t[5] == pytest.approx(t[1])  # eq. (25): h ≤ 1 ms
+    # Every warm start × continuation schedule is kept; the result is the lowest objective.
+    starts = res.diagnostics["starts"]
+    assert len(starts) == 4 and all(s["converged"] for s in starts)
+    assert res.diagnostics["objective"] <= min(s["objective"] for s in starts) + 1e-9
+    assert res.warnings == ()
+
+
+def test_ambiguity_warning_needs_an_equally_good_fit_elsewhere() -> None:
+    from physid.impacts.identify_report import ambiguity_warning
+
+    def start(objective: float, ratio: float) -> dict:
+        return {"warm_start": "linear", "converged": True, "objective": objective,
+                "inertia_ratio": ratio}
+
+    # 16 frames: objectives within 2 sqrt(96) = 19.6 count as equally good.
+    best = start(100.0, 7.5e-4)
+    assert ambiguity_warning([best, start(110.0, 6.0e-4)], 100.0, 7.5e-4, 2e-5, 16) is not None
+    assert ambiguity_warning([best, start(125.0, 6.0e-4)], 100.0, 7.5e-4, 2e-5, 16) is None
+    assert ambiguity_warning([best, start(110.0, 7.3e-4)], 100.0, 7.5e-4, 2e-5, 16) is None
+    assert ambiguity_warning([best, start(110.0, 6.0e-4)], 100.0, 7.5e-4, float("nan"), 16) is None
 
 
 def test_noisy_poses_give_inertia_within_the_expected_scatter() -> None:

@@ -150,6 +150,8 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
         plot_fit(result, shape, lines, staging / "fit.png")
         plot_impulses(result, staging / "impulses.png")
+    for warning in result.warnings:
+        click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
     mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
     click.echo(f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "

@@ -209,13 +209,17 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
     bar = tqdm(total=n_steps, desc="identify", unit="solve", disable=None if progress else True,
                 leave=False)
     best: tuple[SolveOutcome, tuple] | None = None
-    iterations = 0
+    iterations, starts = 0, []
     for kind in opts.warm_starts:
         q0, v0 = initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity)
         x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
         for schedule in opts.continuations:
             outcome, multipliers = nlp.solve(x0, schedule, on_stage=bar.update)
             iterations += outcome.iterations
+            starts.append({"warm_start": kind, "continuation": list(schedule),
+                           "converged": outcome.success, "objective": outcome.objective,
+                           "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
+                           "friction": float(outcome.x[-1])})
             if best is None or _better(outcome, best[0]):
                 best = (outcome, multipliers)
     assert best is not None
@@ -230,7 +234,7 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
         shape, lines, nlp, outcome, mass=mass, ns=ns, t_fine=t_fine, t_meas=t_meas,
         q_meas=q_meas, sigma_angle=sig_a, gravity=opts.gravity, iterations=iterations,
         solve_time=time.perf_counter() - start, inertia_ratio_std=r_std,
-        friction_rise=mu_rises, options=opts)
+        friction_rise=mu_rises, options=opts, starts=starts)
 
 
 def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,

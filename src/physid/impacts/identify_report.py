@@ -30,8 +30,14 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
                     outcome: SolveOutcome, *, mass: float, ns: int, t_fine: np.ndarray,
                     t_meas: np.ndarray, q_meas: np.ndarray, sigma_angle: float, gravity: float,
                     iterations: int, solve_time: float, inertia_ratio_std: float,
-                    friction_rise: float, options: Any) -> IdentificationResult:
-    """Unpack the solution, compute diagnostics and the identifiability verdict."""
+                    friction_rise: float, options: Any,
+                    starts: list[dict[str, Any]]) -> IdentificationResult:
+    """Unpack the solution, compute diagnostics and the identifiability verdict.
+
+    ``starts`` lists every (warm start, continuation) solve; a converged one whose objective is
+    within the noise of the best (2 standard deviations of a χ² with 3 N_m degrees of freedom)
+    but whose J/m differs by more than 2 σ makes J/m ambiguous, and the result warns about it.
+    """
     parts = nlp.layout.split(outcome.x)
     q, v, cn, ct, lam = parts["q"], parts["v"], parts["cn"], parts["ct"], parts["lam"]
     r_hat, mu_hat = float(parts["r_s"] * nlp.r_scale), float(parts["mu"])
@@ -79,6 +85,11 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         friction_is_lower_bound = identifiable and sliding_share < 0.05
     n_frames = int(t_meas.size)
     fit_value = nlp.fit_value(outcome.x)
+    warnings = []
+    if identifiable:
+        ambiguity = ambiguity_warning(starts, outcome.objective, r_hat, inertia_ratio_std,
+                                      n_frames)
+        warnings += [ambiguity] if ambiguity else []
     diagnostics = {
         "objective": outcome.objective,
         "fit_chi2": fit_value,
@@ -94,6 +105,7 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         "objective_rise_for_mu_plus_10pct": friction_rise,
         "max_products_slip_cone_gap": products,
         "min_gap_m": float(min(contact_frames(shape, lines, qk).gap.min() for qk in q)),
+        "starts": starts,
         "options": {k: getattr(options, k) for k in (
             "max_substep", "noise_position", "weight_slip", "weight_gap", "penalty",
             "continuations", "warm_starts", "mu_weight")},
@@ -109,7 +121,29 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         converged=outcome.success, iterations=iterations, solve_time=solve_time, mass=mass,
         n_substeps=ns, t=t_fine, q=q, v=v, impulse_normal=mass * cn,
         impulse_tangent=mass * (ct[:, 0::2] - ct[:, 1::2]), pairs=nlp.pairs,
-        t_meas=t_meas, q_meas=q_meas, fit_residual=q[::ns] - q_meas, diagnostics=diagnostics)
+        t_meas=t_meas, q_meas=q_meas, fit_residual=q[::ns] - q_meas, diagnostics=diagnostics,
+        warnings=tuple(warnings))
+
+
+def ambiguity_warning(starts: list[dict[str, Any]], best_objective: float, inertia_ratio: float,
+                      inertia_ratio_std: float, n_frames: int) -> str | None:
+    """A warning if another converged start fits as well but ends at a different J/m.
+
+    "As well": objective within 2 standard deviations of a χ² with 3 N_m degrees of freedom,
+    2 sqrt(6 N_m), of the best; "different": J/m more than 2 σ away (σ from the curvature).
+    """
+    if not math.isfinite(inertia_ratio_std):
+        return None
+    close = 2.0 * math.sqrt(6.0 * n_frames)
+    rivals = [s for s in starts if s["converged"] and s["objective"] - best_objective <= close
+              and abs(s["inertia_ratio"] - inertia_ratio) > 2.0 * inertia_ratio_std]
+    if not rivals:
+        return None
+    other = max(rivals, key=lambda s: abs(s["inertia_ratio"] - inertia_ratio))
+    return (f"ambiguous J/m: the {other['warm_start']} warm start ends at J/m = "
+            f"{other['inertia_ratio']:.4g} m² with an objective only "
+            f"{other['objective'] - best_objective:.3g} higher (within the noise); the standard "
+            "deviation does not cover this")
 
 
 def free_flight_result(shape: Shape, lines: list[Line], pairs: list[tuple[int, int]], *,

@@ -63,7 +63,8 @@ class IdentificationResult:
     ``friction_is_lower_bound`` says no contact slid, so μ is the least value the data allow.
     ``t``/``q``/``v`` is the reconstructed trajectory on the fine grid (N+1 instants, eq. 25);
     ``impulse_normal``/``impulse_tangent`` (N, nc) are the impulses [N·s] for the given ``mass``;
-    ``t_meas``/``q_meas`` the data and ``fit_residual`` (N_m, 3) the χ of eq. (24).
+    ``t_meas``/``q_meas`` the data and ``fit_residual`` (N_m, 3) the χ of eq. (24);
+    ``warnings`` what the user should know about an identified result (e.g. an ambiguous J/m).
     """
 
     inertia_ratio: float
@@ -88,6 +89,7 @@ class IdentificationResult:
     q_meas: np.ndarray
     fit_residual: np.ndarray
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
     note: str = IDENTIFIABILITY_NOTE
 
     @property
@@ -116,6 +118,7 @@ class IdentificationResult:
             "friction_note": self.friction_note,
             "identifiable": self.identifiable,
             "status": self.status,
+            "warnings": list(self.warnings),
             "identifiability_note": self.note,
             "mass": self.mass,
             "mass_note": "fixed, not estimated; the impulses (trajectory.csv, impulses.png) scale "
