@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import read_yaml
+from physid.io import config_number, config_section, read_yaml
 from physid.model import (
     JOINT_TERM_NAMES,
     RobotModel,
@@ -116,29 +116,14 @@ class IdentifyConfig:
     coulomb_deadband: float = 0.01
 
 
-def _section(raw: dict[str, Any], allowed: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - allowed)
-    if unknown:
-        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-    return raw
-
-
 def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-        raise InputError(f"config {where}.{key}: expected a number, got {value!r}")
-    if positive and value <= 0:
-        raise InputError(f"config {where}.{key}: must be > 0, got {value!r}")
-    return float(value)
+    """Optional number ``raw[key]`` of section ``where``."""
+    return config_number(raw.get(key), f"{where}.{key}", positive=positive, optional=True)
 
 
 def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
     """Validate a config mapping (as loaded from YAML) into an :class:`IdentifyConfig`."""
-    raw = _section(
+    raw = config_section(
         raw or {}, set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"}, source
     )
     joint_terms = tuple(raw.get("joint_terms", JOINT_TERM_NAMES))
@@ -150,7 +135,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
 
     transmission = None
     if raw.get("transmission") is not None:
-        t = _section(
+        t = config_section(
             raw["transmission"], set(TransmissionConfig.__dataclass_fields__), "transmission"
         )
         if "motors" not in t or "reduction" not in t:
@@ -166,7 +151,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
             coupled_motor_terms=bool(t.get("coupled_motor_terms", True)),
         )
 
-    f = _section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
+    f = config_section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
     method = f.get("method", "classical")
     if method not in METHODS:
         raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
@@ -186,12 +171,12 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         nvr=_number(f, "nvr", "filter", positive=True),
     )
 
-    split = _section(raw.get("split") or {}, {"train_fraction"}, "split")
+    split = config_section(raw.get("split") or {}, {"train_fraction"}, "split")
     train_fraction = _number(split, "train_fraction", "split")
     if train_fraction is not None and not 0.0 < train_fraction < 1.0:
         raise InputError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
 
-    e = _section(
+    e = config_section(
         raw.get("estimation") or {}, set(EstimationConfig.__dataclass_fields__), "estimation"
     )
     prior_metric = e.get("prior_metric", "logdet")

@@ -87,6 +87,41 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
         raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
 
 
+def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    """A YAML config mapping with only ``allowed`` keys (``None`` is an empty one).
+
+    Anything else is an InputError naming the section ``where``.
+    """
+    from physid.errors import InputError
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
+    unknown = sorted(set(map(str, raw)) - allowed)
+    if unknown:
+        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+    return raw
+
+
+def config_number(
+    value: Any, where: str, *, positive: bool = True, optional: bool = False
+) -> float | None:
+    """A finite YAML number as float (> 0 if ``positive``; ``None`` allowed if ``optional``).
+
+    Anything else is an InputError naming the key ``where``.
+    """
+    from physid.errors import InputError
+
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        raise InputError(f"config {where}: expected a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise InputError(f"config {where}: must be > 0, got {value!r}")
+    return float(value)
+
+
 @contextmanager
 def atomic_output_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a fresh staging folder whose files replace those of ``path`` only on success.

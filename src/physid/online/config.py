@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import read_yaml
+from physid.io import config_number, config_section, read_yaml
 
 FILTERS = ("ekf", "kf")
 THETA_GROUPS = ("alpha", "d", "s", "t")
@@ -139,31 +139,10 @@ class OnlineConfig:
 
 
 # --- YAML parsing --------------------------------------------------------------------------------
-def _mapping(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
-    unknown = sorted(set(map(str, raw)) - allowed)
-    if unknown:
-        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-    return raw
-
-
-def _number(value: Any, where: str, *, positive: bool = True, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-        raise InputError(f"config {where}: expected a finite number, got {value!r}")
-    if positive and value <= 0:
-        raise InputError(f"config {where}: must be > 0, got {value!r}")
-    return float(value)
-
-
 def _theta_std(raw: Any, default: ThetaStd, where: str) -> ThetaStd:
-    raw = _mapping(raw, set(THETA_GROUPS), where)
+    raw = config_section(raw, set(THETA_GROUPS), where)
     return ThetaStd(
-        **{g: _number(raw.get(g, getattr(default, g)), f"{where}.{g}") for g in THETA_GROUPS}
+        **{g: config_number(raw.get(g, getattr(default, g)), f"{where}.{g}") for g in THETA_GROUPS}
     )
 
 
@@ -173,15 +152,15 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
     ``nominal_params`` is resolved relative to ``base_dir`` (the config file's folder).
     """
     allowed = {f.name for f in fields(OnlineConfig)}
-    raw = _mapping(raw, allowed, "(top level)")
+    raw = config_section(raw, allowed, "(top level)")
     defaults = OnlineConfig()
-    noise = _mapping(
+    noise = config_section(
         raw.get("measurement_noise"),
         set(MeasurementNoise.__dataclass_fields__),
         "measurement_noise",
     )
-    gating = _mapping(raw.get("gating"), set(Gating.__dataclass_fields__), "gating")
-    rate = _mapping(raw.get("rate_limit"), set(RateLimit.__dataclass_fields__), "rate_limit")
+    gating = config_section(raw.get("gating"), set(Gating.__dataclass_fields__), "gating")
+    rate = config_section(raw.get("rate_limit"), set(RateLimit.__dataclass_fields__), "rate_limit")
     frames = raw.get("contact_frames") or []
     if not isinstance(frames, list) or not all(isinstance(f, str) for f in frames):
         raise InputError(f"config contact_frames: expected a list of frame names, got {frames!r}")
@@ -199,19 +178,19 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
         process_noise=_theta_std(raw.get("process_noise"), defaults.process_noise, "process_noise"),
         measurement_noise=MeasurementNoise(
             **{
-                k: _number(
+                k: config_number(
                     noise.get(k, getattr(defaults.measurement_noise, k)), f"measurement_noise.{k}"
                 )
                 for k in MeasurementNoise.__dataclass_fields__
             }
         ),
         gating=Gating(
-            probability=_number(
+            probability=config_number(
                 gating.get("probability", defaults.gating.probability),
                 "gating.probability",
                 optional=True,
             ),
-            release_after_s=_number(
+            release_after_s=config_number(
                 gating.get("release_after_s", defaults.gating.release_after_s),
                 "gating.release_after_s",
                 optional=True,
@@ -219,14 +198,14 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
         ),
         rate_limit=RateLimit(
             **{
-                k: _number(rate.get(k), f"rate_limit.{k}", optional=True)
+                k: config_number(rate.get(k), f"rate_limit.{k}", optional=True)
                 for k in RateLimit.__dataclass_fields__
             }
         ),
-        calibration_s=_number(raw.get("calibration_s", 0.0), "calibration_s", positive=False),
+        calibration_s=config_number(raw.get("calibration_s", 0.0), "calibration_s", positive=False),
         acceleration_window=window,
-        max_gap_s=_number(raw.get("max_gap_s"), "max_gap_s", optional=True),
-        max_update_std=_number(
+        max_gap_s=config_number(raw.get("max_gap_s"), "max_gap_s", optional=True),
+        max_update_std=config_number(
             raw.get("max_update_std", defaults.max_update_std), "max_update_std"
         ),
     )
