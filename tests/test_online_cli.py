@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
+from physid.data import table_csv_text
 from physid.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.online.columns import OnlineSignals, signals_table
 from physid.online.results import QUANTITY_NAMES
@@ -34,14 +35,7 @@ def arm_columns():
 
 
 def write_csv(path, columns):
-    names = list(columns)
-    np.savetxt(
-        path,
-        np.column_stack([columns[n] for n in names]),
-        delimiter=",",
-        header=",".join(names),
-        comments="",
-    )
+    path.write_text(table_csv_text(columns, fmt="%.18e"))  # numpy.savetxt's default: exact
 
 
 def run(args):
@@ -143,45 +137,24 @@ def test_floating_base_with_contact_wrenches(tmp_path):
     assert total == pytest.approx(25.0 + 8.0, rel=0.03)
 
 
+def run_bad(data, body, out, config=None):
+    """``physid online`` on the arm model with one bad input."""
+    args = ["--urdf", ARM_URDF, "--data", data, "--body", body, "--out", out]
+    return run(args + (["--config", config] if config is not None else []))
+
+
 def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
     columns, _ = arm_columns
     write_csv(tmp_path / "rec.csv", columns)
     out = tmp_path / "out"
-    runner = CliRunner()
-    result = runner.invoke(
-        main,
-        [
-            "online",
-            "--urdf",
-            str(ARM_URDF),
-            "--data",
-            str(tmp_path / "rec.csv"),
-            "--body",
-            "wrist",
-            "--out",
-            str(out),
-        ],
-    )
+    result = run_bad(tmp_path / "rec.csv", "wrist", out)
     assert result.exit_code == 2
     assert "body 'wrist' is not a joint of the model" in result.output
     assert not out.exists()
 
     missing = {k: v for k, v in columns.items() if k != "dq_arm_joint_4"}
     write_csv(tmp_path / "missing.csv", missing)
-    result = runner.invoke(
-        main,
-        [
-            "online",
-            "--urdf",
-            str(ARM_URDF),
-            "--data",
-            str(tmp_path / "missing.csv"),
-            "--body",
-            "arm_joint_7",
-            "--out",
-            str(out),
-        ],
-    )
+    result = run_bad(tmp_path / "missing.csv", "arm_joint_7", out)
     assert result.exit_code == 2 and "missing column 'dq_arm_joint_4'" in result.output
 
     params = {
@@ -196,43 +169,13 @@ def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
     }
     (tmp_path / "params.json").write_text(json.dumps(params))
     (tmp_path / "online.yaml").write_text("nominal_params: params.json\n")
-    result = runner.invoke(
-        main,
-        [
-            "online",
-            "--urdf",
-            str(ARM_URDF),
-            "--data",
-            str(tmp_path / "rec.csv"),
-            "--body",
-            "arm_joint_7",
-            "--config",
-            str(tmp_path / "online.yaml"),
-            "--out",
-            str(out),
-        ],
-    )
+    result = run_bad(tmp_path / "rec.csv", "arm_joint_7", out, tmp_path / "online.yaml")
     assert result.exit_code == 2 and "arm_joint_3" in result.output
     assert "not physically consistent" in result.output
     assert not out.exists()
 
     (tmp_path / "typo.yaml").write_text("gatting: {probability: 0.99}\n")
-    result = runner.invoke(
-        main,
-        [
-            "online",
-            "--urdf",
-            str(ARM_URDF),
-            "--data",
-            str(tmp_path / "rec.csv"),
-            "--body",
-            "arm_joint_7",
-            "--config",
-            str(tmp_path / "typo.yaml"),
-            "--out",
-            str(out),
-        ],
-    )
+    result = run_bad(tmp_path / "rec.csv", "arm_joint_7", out, tmp_path / "typo.yaml")
     assert result.exit_code == 2 and "unknown key(s) ['gatting']" in result.output
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.cli import main as physid_main
+from physid.data import table_csv_text
 from physid.online.columns import OnlineSignals, signals_table
 from physid.sim.legged import (
     CONTACT_FRAMES,
@@ -40,15 +41,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def write_csv(path: Path, columns: dict[str, np.ndarray]) -> None:
-    names = list(columns)
-    np.savetxt(
-        path,
-        np.column_stack([columns[n] for n in names]),
-        delimiter=",",
-        header=",".join(names),
-        comments="",
-        fmt="%.9g",
-    )
+    path.write_text(table_csv_text(columns, fmt="%.9g"))
 
 
 def run(args: list[str]) -> None:

@@ -322,6 +322,20 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
             )
 
 
+def table_csv_text(columns: dict[str, np.ndarray], fmt: str = "%.10g") -> str:
+    """CSV text with a header of the column names, one equal-length 1-D array per column."""
+    buffer = io.StringIO()
+    np.savetxt(
+        buffer,
+        np.column_stack(list(columns.values())),
+        delimiter=",",
+        header=",".join(columns),
+        comments="",
+        fmt=fmt,
+    )
+    return buffer.getvalue()
+
+
 def trajectory_csv_text(trajectory: Trajectory) -> str:
     """Contract CSV text of a trajectory: t, q_*, optional dq_* and ddq_*, tau_*."""
     blocks = [
@@ -330,16 +344,12 @@ def trajectory_csv_text(trajectory: Trajectory) -> str:
         ("ddq_", trajectory.ddq),
         ("tau_", trajectory.tau),
     ]
-    names, columns = ["t"], [trajectory.t[:, None]]
+    columns = {"t": trajectory.t}
     for prefix, block in blocks:
         if block is not None:
-            names += [f"{prefix}{j}" for j in trajectory.joint_names]
-            columns.append(block)
-    buffer = io.StringIO()
-    np.savetxt(
-        buffer, np.hstack(columns), delimiter=",", header=",".join(names), comments="", fmt="%.10g"
-    )
-    return buffer.getvalue()
+            names = (f"{prefix}{j}" for j in trajectory.joint_names)
+            columns.update(zip(names, block.T, strict=True))
+    return table_csv_text(columns)
 
 
 def write_trajectory_csv(path: str | Path, trajectory: Trajectory) -> Path:
