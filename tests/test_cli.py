@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import trajectory_csv_text
+from physid.data import table_csv_text, trajectory_csv_text
 from physid.sim.arm import arm6_urdf_path
 
 URDF = arm6_urdf_path()
@@ -123,13 +123,7 @@ def test_bad_input_gives_one_line_and_no_output(recordings, tmp_path, damage, me
     columns = {n: values[:, k].copy() for k, n in enumerate(names)}
     damage(columns)
     bad = tmp_path / "bad.csv"
-    np.savetxt(
-        bad,
-        np.column_stack(list(columns.values())),
-        delimiter=",",
-        header=",".join(columns),
-        comments="",
-    )
+    bad.write_text(table_csv_text(columns, fmt="%.18e"))  # numpy.savetxt's default: exact
     out = tmp_path / "out"
     result = CliRunner().invoke(
         main, ["identify", "--urdf", URDF, "--data", str(bad), "--out", str(out), "--quiet"]
