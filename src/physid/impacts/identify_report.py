@@ -44,8 +44,10 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
     N = cn.shape[0]
     dw_contact = np.zeros(N)  # ω change caused by the contacts at each step [rad/s]
     products = np.zeros(3)  # largest slip, cone and gap products of eq. (26)
+    min_gap = float(contact_frames(shape, lines, q[N]).gap.min())
     for k in range(N):
         frames = contact_frames(shape, lines, q[k])
+        min_gap = min(min_gap, float(frames.gap.min()))
         Nk, Tk = grasp_matrices(frames.arm, frames.normal, frames.tangent)
         dw_contact[k] = (Nk[2] @ cn[k] + Tk[2] @ ct[k]) / r_hat
         slip = Tk.T @ v[k + 1] + np.repeat(lam[k], 2)
@@ -104,7 +106,7 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         "sliding_impulse_share": sliding_share,
         "objective_rise_for_mu_plus_10pct": friction_rise,
         "max_products_slip_cone_gap": products,
-        "min_gap_m": float(min(contact_frames(shape, lines, qk).gap.min() for qk in q)),
+        "min_gap_m": min_gap,
         "starts": starts,
         "options": {k: getattr(options, k) for k in (
             "max_substep", "noise_position", "weight_slip", "weight_gap", "penalty",

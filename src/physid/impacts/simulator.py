@@ -111,7 +111,7 @@ def simulate(
                 leave=False)
     for k in steps:
         frames = contact_frames(shape, lines, q[k])
-        N_all, _ = grasp_matrices(frames.arm, frames.normal, frames.tangent)
+        N_all, T_all = grasp_matrices(frames.arm, frames.normal, frames.tangent)
         v_free = v[k] + gravity_dv
         if model == "irc":  # eq. (6)
             on = (frames.gap <= 0.0) & (N_all.T @ v[k] <= SEPARATION_TOLERANCE)
@@ -121,7 +121,7 @@ def simulate(
         if idx.size == 0:
             v[k + 1] = v_free
         else:
-            N, T = grasp_matrices(frames.arm[idx], frames.normal[idx], frames.tangent[idx])
+            N, T = N_all[:, idx], T_all[:, np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()]
             data = StepData(q[k], v[k], v_free, N, T, frames.gap[idx], inv_m, mu, restitution, dt)
             if nlp is None:
                 sol = solve_step_lcp(data, model)
