@@ -248,7 +248,7 @@ def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,
     no contact slid in a way the data resolve and μ̂ is only a lower bound (paper D Fig. 19).
     """
     iterations = 0
-    for _ in range(opts.profile_polish + 1):
+    for polish in range(opts.profile_polish + 1):
         r_hat = float(outcome.x[-2] * nlp.r_scale)
         trials = []
         for sign in (-1.0, 1.0):
@@ -258,8 +258,9 @@ def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,
             trials.append((prof, mult))
         values = [p.objective if p.success else math.nan for p, _ in trials]
         best = min(range(2), key=lambda i: values[i] if math.isfinite(values[i]) else math.inf)
-        if not values[best] < outcome.objective - 1e-6 * abs(outcome.objective):
-            break
+        lower = values[best] < outcome.objective - 1e-6 * abs(outcome.objective)
+        if not lower or polish == opts.profile_polish:
+            break  # (out of polishes: the profile stays the one around the current optimum)
         better, mult = nlp.solve(trials[best][0].x, (1.0,), warm=trials[best][1], on_stage=tick)
         iterations += better.iterations
         if not (better.success and better.objective < outcome.objective):
