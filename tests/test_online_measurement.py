@@ -10,11 +10,11 @@ from physid.errors import InputError
 from physid.inertia import (
     log_cholesky_from_pi,
     log_cholesky_jacobian,
+    log_cholesky_pi_and_jacobian,
     pi_from_log_cholesky,
     random_consistent_pi,
 )
 from physid.online import InertialEKF
-from physid.online.ekf import log_cholesky_pi_and_jacobian
 from physid.online.measurement import SplitMeasurement
 from physid.sim.legged import CONTACT_FRAMES, TORSO_JOINT, load_humanoid
 from physid.sim.payload_arm import PAYLOAD_JOINT, load_arm

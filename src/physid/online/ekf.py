@@ -33,35 +33,15 @@ import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
 from physid.errors import InputError
-from physid.inertia import log_cholesky_from_pi, log_cholesky_jacobian
+from physid.inertia import (
+    log_cholesky_from_pi,
+    log_cholesky_jacobian,
+    log_cholesky_pi_and_jacobian,
+)
 from physid.online.config import OnlineConfig
 from physid.online.measurement import SplitMeasurement
 from physid.online.results import BodyEstimate, OnlineEstimate
 from physid.online.stream import BiasCalibration, RateLimiter, SampleWindow
-
-# Paper E eq. 16 order <-> Pinocchio's LogCholeskyParameters order (s13 and s23 swapped); the
-# permutation is its own inverse.
-_PAPER_E_TO_PINOCCHIO = np.array([0, 1, 2, 3, 4, 6, 5, 7, 8, 9])
-
-
-def log_cholesky_pi_and_jacobian(
-    theta: NDArray[np.float64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``pi = g(theta)`` and ``G = d pi / d theta`` (eq. 21) for ``theta`` of shape (n, 10).
-
-    The same chart as :func:`physid.inertia.pi_from_log_cholesky` and
-    :func:`physid.inertia.log_cholesky_jacobian` (``J = U U^T``, tested equal to them to
-    rounding), evaluated by Pinocchio's ``LogCholeskyParameters`` in C++: about 3 us per body
-    instead of 60 us, which is most of the difference between meeting the latency target of
-    ``benchmarks/online_latency.py`` and missing it.
-    """
-    n = theta.shape[0]
-    pi, G = np.empty((n, 10)), np.empty((n, 10, 10))
-    for b in range(n):
-        chart = pin.LogCholeskyParameters(theta[b, _PAPER_E_TO_PINOCCHIO])
-        pi[b] = chart.toDynamicParameters()
-        G[b] = chart.calculateJacobian()[:, _PAPER_E_TO_PINOCCHIO]
-    return pi, G
 
 
 def joseph_update(
