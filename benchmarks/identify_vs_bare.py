@@ -18,6 +18,7 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/identify_vs_bare.py [--datasets PA
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -97,7 +98,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, default=HERE.parent.parent / "shared" / "datasets")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-pyarrow", action="store_true",
+                        help="hide pyarrow, so physid reads the CSVs with np.loadtxt like the bare "
+                             "reference (what a base install without physid[parquet] does)")
     args = parser.parse_args()
+    if args.no_pyarrow:
+        sys.modules["pyarrow"] = None  # type: ignore[assignment]  (import then raises ImportError)
     folder = args.datasets / "staubli_tx40"
     import_time = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import physid.workflows"],
@@ -116,6 +122,9 @@ def main() -> None:
           f"{physid_time:.2f} s, {result.base.size} base parameters, training relative error "
           f"{100 * result.train.relative_error:.2f} %, "
           f"validation {100 * result.validation.relative_error:.2f} %")
+    reader = "np.loadtxt" if args.no_pyarrow or importlib.util.find_spec("pyarrow") is None else (
+        "pyarrow.csv (physid[parquet] installed)")
+    print(f"physid CSV reader: {reader}")
     print(f"ratio physid / bare = {physid_time / bare_time:.2f} (target <= 1.2)")
     print(f"physid without writing the report (same computation, no figures/HTML/JSON): "
           f"{compute_time:.2f} s, ratio {compute_time / bare_time:.2f}")

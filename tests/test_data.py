@@ -157,3 +157,32 @@ def test_manifest_and_motor_side_conversion(tmp_path):
     )
     with pytest.raises(InputError, match="sample_time"):
         load_trajectory(manifest, model)
+
+
+@pytest.mark.parametrize(
+    ("text", "plain_numbers"),
+    [
+        ("t,q\n0,1.5\n1,2e-3\n", True),
+        ("t,q\n0,nan\n1,inf\n2,-inf\n", True),
+        ("t, q\n0, 1.5\n\n1 ,2\n+.5,-0\n", True),
+        ("t,q\n# comment\n0,1\n", False),
+        ("t,q\n0,\n1,2\n", False),
+        ("t,q\n0,abc\n", False),
+        ("t,q\n0,1,2\n1,2\n", False),
+        ("t,q\n", False),
+    ],
+)
+def test_fast_csv_parser_reads_what_loadtxt_reads_or_defers_to_it(
+    tmp_path, text, plain_numbers
+) -> None:
+    pytest.importorskip("pyarrow")
+    from physid.data import _parse_csv_numbers_fast
+
+    path = tmp_path / "x.csv"
+    path.write_text(text)
+    fast = _parse_csv_numbers_fast(path, ["t", "q"])
+    if not plain_numbers:  # comments, empty cells, text, ragged rows, no rows: np.loadtxt's job
+        assert fast is None
+        return
+    reference = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
+    assert fast is not None and np.array_equal(fast, reference, equal_nan=True)
