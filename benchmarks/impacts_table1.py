@@ -81,6 +81,8 @@ def run_case(case: tuple[float, int, int, int, float]) -> dict:
         "mu_hat": res.friction if res.identifiable else None,
         "mu_lower_bound": res.friction_is_lower_bound,
         "time_s": res.solve_time, "iterations": res.iterations,
+        "fit_chi2": res.diagnostics.get("fit_chi2"), "frames": int(t.size),
+        "solves": len(res.diagnostics.get("starts", [])),
     }
 
 

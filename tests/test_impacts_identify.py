@@ -65,6 +65,22 @@ def test_noisy_poses_give_inertia_within_the_expected_scatter() -> None:
     assert np.all(rms < [1.5e-3, 1.5e-3, 0.03]) and np.all(rms > [0.5e-3, 0.5e-3, 0.01])
 
 
+def test_fit_worse_than_the_noise_retries_other_inertia_starts() -> None:
+    # Noise declared 3x smaller than it is: chi2 ~ 9 x 3 N_m, far above the 3-sigma bound, so
+    # every start is solved again from J/m = 0.3 and 0.7 rho^2 and the lowest objective is kept.
+    _, t, q = _camera(mu=0.3, fps=120, duration=0.3, seed=3)
+    options = IdentifyOptions(noise_position=0.33e-3, noise_angle=0.33e-3 / ELLIPSE.a,
+                              warm_starts=("bridged",), continuations=((1e-2, 1.0),),
+                              profile_step=0.0)
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS, options=options)
+    starts = res.diagnostics["starts"]
+    rho2 = ELLIPSE.max_radius**2
+    assert [s["inertia_ratio_init"] / rho2 for s in starts] == pytest.approx([0.5, 0.3, 0.7])
+    assert res.diagnostics["fit_chi2"] > 3 * t.size + 3 * math.sqrt(6 * t.size)
+    assert res.diagnostics["objective"] == pytest.approx(min(s["objective"] for s in starts))
+    assert res.inertia_ratio == pytest.approx(RATIO, rel=0.1)
+
+
 def test_free_flight_is_unidentifiable_not_a_number() -> None:
     # Thrown upwards 1 m above the ground for 0.2 s: never touches.
     _, t, q = _camera(mu=0.5, fps=60, duration=0.2, q0=(0.0, 1.0, 0.3), v0=(1.0, 1.0, 5.0))

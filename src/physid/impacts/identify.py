@@ -47,6 +47,10 @@ class IdentifyOptions:
     next frame: then that flight up to the contact) and ``"linear"``. ``inertia_ratio_init`` (None:
     half the bound ρ²) and ``mu_init`` start J/m [m²] and μ; μ ≤ ``mu_max``; ``mu_weight`` is the
     small price per unit μ that selects the least μ consistent with data showing no sliding.
+    ``retry_inertia_ratios``: fractions of ρ² at which every warm start and schedule is solved
+    again when the best fit does not explain the data to the noise level (its χ² exceeds
+    3 N_m + 3·sqrt(6 N_m), the 3σ bound of χ²(3 N_m)): at 30 fps with μ = 0.1 the start value of
+    J/m decides which local minimum IPOPT reaches; fits at the noise level skip the retries.
     ``profile_step``: relative step of J/m for the curvature-based standard deviation (0: skip
     the profiles; μ then counts as a lower bound when no contact slides faster than 1 cm/s);
     ``profile_polish``: how often a profile point with a lower objective may restart the solve.
@@ -61,6 +65,7 @@ class IdentifyOptions:
     continuations: tuple[tuple[float, ...], ...] = ((1e-3, 1e-2, 1e-1, 1.0), (1e-2, 1.0))
     warm_starts: tuple[str, ...] = ("bridged", "linear")
     inertia_ratio_init: float | None = None
+    retry_inertia_ratios: tuple[float, ...] = (0.3, 0.7)
     mu_init: float = 0.5
     mu_max: float = 3.0
     mu_weight: float = 10.0
@@ -204,25 +209,22 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
         max_iter=opts.max_iter, print_level=opts.print_level)
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (
         0.5 * nlp.r_scale)
-    n_steps = len(opts.warm_starts) * sum(len(c) for c in opts.continuations) + (
-        3 if opts.profile_step else 0)
-    bar = tqdm(total=n_steps, desc="identify", unit="solve", disable=None if progress else True,
-                leave=False)
-    best: tuple[SolveOutcome, tuple] | None = None
-    iterations, starts = 0, []
-    for kind in opts.warm_starts:
-        q0, v0 = initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity)
-        x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
-        for schedule in opts.continuations:
-            outcome, multipliers = nlp.solve(x0, schedule, on_stage=bar.update)
-            iterations += outcome.iterations
-            starts.append({"warm_start": kind, "continuation": list(schedule),
-                           "converged": outcome.success, "objective": outcome.objective,
-                           "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
-                           "friction": float(outcome.x[-1])})
-            if best is None or _better(outcome, best[0]):
-                best = (outcome, multipliers)
-    assert best is not None
+    solves_per_start = len(opts.warm_starts) * sum(len(c) for c in opts.continuations)
+    bar = tqdm(total=solves_per_start + (3 if opts.profile_step else 0), desc="identify",
+               unit="solve", disable=None if progress else True, leave=False)
+    starts: list[dict] = []
+    trajectories = {kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns,
+                                             opts.gravity) for kind in opts.warm_starts}
+    best = _multistart(nlp, trajectories, [r_init], opts, starts, bar.update)
+    fit_limit = 3 * n_frames + 3 * math.sqrt(6 * n_frames)
+    if opts.retry_inertia_ratios and nlp.fit_value(best[0].x) > fit_limit:
+        bar.total += solves_per_start * len(opts.retry_inertia_ratios)
+        retry = _multistart(nlp, trajectories,
+                            [f * nlp.r_scale for f in opts.retry_inertia_ratios], opts, starts,
+                            bar.update)
+        if _better(retry[0], best[0]):
+            best = retry
+    iterations = sum(s["iterations"] for s in starts)
     outcome, multipliers = best
     r_std, mu_rises = math.nan, math.nan
     if opts.profile_step and outcome.success:
@@ -235,6 +237,29 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
         q_meas=q_meas, sigma_angle=sig_a, gravity=opts.gravity, iterations=iterations,
         solve_time=time.perf_counter() - start, inertia_ratio_std=r_std,
         friction_rise=mu_rises, options=opts, starts=starts)
+
+
+def _multistart(nlp: IdentificationNlp, trajectories: dict[str, tuple[np.ndarray, np.ndarray]],
+                r_inits: list[float], opts: IdentifyOptions, starts: list[dict],
+                tick) -> tuple[SolveOutcome, tuple]:  # noqa: ANN001
+    """Solve from every (warm start, J/m start, schedule); append each to ``starts``; the best."""
+    best: tuple[SolveOutcome, tuple] | None = None
+    for kind, (q0, v0) in trajectories.items():
+        for r_init in r_inits:
+            x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
+            for schedule in opts.continuations:
+                outcome, multipliers = nlp.solve(x0, schedule, on_stage=tick)
+                starts.append({"warm_start": kind, "inertia_ratio_init": r_init,
+                               "continuation": list(schedule), "converged": outcome.success,
+                               "objective": outcome.objective,
+                               "fit_chi2": nlp.fit_value(outcome.x),
+                               "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
+                               "friction": float(outcome.x[-1]),
+                               "iterations": outcome.iterations})
+                if best is None or _better(outcome, best[0]):
+                    best = (outcome, multipliers)
+    assert best is not None
+    return best
 
 
 def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,

@@ -34,9 +34,10 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
                     starts: list[dict[str, Any]]) -> IdentificationResult:
     """Unpack the solution, compute diagnostics and the identifiability verdict.
 
-    ``starts`` lists every (warm start, continuation) solve; a converged one whose objective is
-    within the noise of the best (2 standard deviations of a χ² with 3 N_m degrees of freedom)
-    but whose J/m differs by more than 2 σ makes J/m ambiguous, and the result warns about it.
+    ``starts`` lists every (warm start, J/m start, continuation) solve; a converged one whose
+    objective is within the noise of the best (2 standard deviations of a χ² with 3 N_m degrees
+    of freedom) but whose J/m differs by more than 2 σ makes J/m ambiguous, and the result warns
+    about it.
     """
     parts = nlp.layout.split(outcome.x)
     q, v, cn, ct, lam = parts["q"], parts["v"], parts["cn"], parts["ct"], parts["lam"]
@@ -110,7 +111,7 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         "starts": starts,
         "options": {k: getattr(options, k) for k in (
             "max_substep", "noise_position", "weight_slip", "weight_gap", "penalty",
-            "continuations", "warm_starts", "mu_weight")},
+            "continuations", "warm_starts", "retry_inertia_ratios", "mu_weight")},
     }
     if not identifiable:
         diagnostics["estimates_not_identified"] = {"inertia_ratio": r_hat, "friction": mu_hat}
