@@ -47,10 +47,10 @@ def _label(axes: list, titles: list[str], xlabel: str, ylabel: str | None) -> No
     columns = 2 if len(axes) > 3 else 1
     for k, (axis, title) in enumerate(zip(axes, titles, strict=True)):
         axis.set_title(title, fontsize=9, y=1.0)
-        if k + columns >= len(axes):
+        lowest = k + columns >= len(axes)  # (subplots(sharex=True) hid the labels of every
+        axis.tick_params(labelbottom=lowest)  # row but the last, hidden panels included)
+        if lowest:
             axis.set_xlabel(xlabel, fontsize=8)
-        else:
-            axis.tick_params(labelbottom=False)
         if ylabel and k % columns == 0:
             axis.set_ylabel(ylabel, fontsize=8)
         axis.locator_params(nbins=4)

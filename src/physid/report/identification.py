@@ -175,7 +175,10 @@ def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
     # Frozen objects are skipped by the garbage collector: without this, each worker's first
     # full collection walks (and copies on write) the whole inherited heap of Pinocchio, CVXPY
     # and CasADi objects, which doubled the time of its first figure (Python docs, gc.freeze).
-    gc.freeze()
+    # (An application that froze objects itself keeps its own freeze: we unfreeze only ours.)
+    ours = gc.get_freeze_count() == 0
+    if ours:
+        gc.freeze()
     try:
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             futures = {
@@ -183,7 +186,8 @@ def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
             }
             return {name: future.result() for name, future in futures.items()}
     finally:
-        gc.unfreeze()
+        if ours:
+            gc.unfreeze()
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
