@@ -27,7 +27,14 @@ import numpy as np
 from tqdm import tqdm
 
 from physid.errors import InputError
-from physid.impacts.geometry import STANDARD_GRAVITY, Line, Shape, candidate_pairs, contact_frames
+from physid.impacts.geometry import (
+    STANDARD_GRAVITY,
+    Line,
+    Shape,
+    candidate_pairs,
+    contact_frames,
+    min_gap,
+)
 from physid.impacts.identify_nlp import IdentificationNlp, SolveOutcome
 from physid.impacts.identify_report import assemble_result, free_flight_result
 from physid.impacts.results import IdentificationResult
@@ -98,13 +105,11 @@ def validate_poses(shape: Shape, lines: list[Line], t: np.ndarray, q: np.ndarray
         raise InputError(f"row {i + 1}, column t: time {float(t[i]):.9g} does not increase "
                          f"(row {i}: {float(t[i - 1]):.9g})", source=source)
     for i, qi in enumerate(q):
-        frames = contact_frames(shape, lines, qi)
-        j = int(np.argmin(frames.gap))
-        if frames.gap[j] < -penetration_tol:
-            line = frames.pairs[j][0]
+        gap, line = min_gap(shape, lines, qi)
+        if gap < -penetration_tol:
             raise InputError(
                 f"row {i + 1} (t = {t[i]:.6g} s): the body {'starts' if i == 0 else 'is'} "
-                f"inside surface {line + 1} ({lines[line].spec()}) by {-frames.gap[j] * 1e3:.3g}"
+                f"inside surface {line + 1} ({lines[line].spec()}) by {-gap * 1e3:.3g}"
                 f" mm, more than the noise explains ({penetration_tol * 1e3:.3g} mm); check "
                 "shape, surfaces and units", source=source)
 

@@ -26,6 +26,7 @@ from physid.impacts.geometry import (
     candidate_pairs,
     contact_frames,
     grasp_matrices,
+    min_gap,
 )
 from physid.impacts.results import SimulationResult
 from physid.impacts.steppers import NlpStepper, StepData, solve_step_lcp
@@ -84,13 +85,11 @@ def simulate(
         raise InputError(f"unknown model/solver {model!r}/{solver!r}")
     if not lines:
         raise InputError("at least one surface line is needed")
-    frames0 = contact_frames(shape, lines, q0)
-    worst = int(np.argmin(frames0.gap))
-    if frames0.gap[worst] < -PENETRATION_TOLERANCE:
+    gap0, line0 = min_gap(shape, lines, q0)
+    if gap0 < -PENETRATION_TOLERANCE:
         raise InputError(
-            f"q0 = {q0.tolist()} starts inside surface {frames0.pairs[worst][0] + 1} "
-            f"({lines[frames0.pairs[worst][0]].spec()}): penetration "
-            f"{-frames0.gap[worst] * 1e3:.3g} mm"
+            f"q0 = {q0.tolist()} starts inside surface {line0 + 1} ({lines[line0].spec()}): "
+            f"penetration {-gap0 * 1e3:.3g} mm"
         )
 
     n_steps = int(round(duration / dt))
