@@ -218,6 +218,12 @@ def grasp_matrices(arm: Any, normal: np.ndarray, tangent: np.ndarray) -> tuple[A
     return N, T
 
 
+def friction_pair_sum(nc: int) -> np.ndarray:
+    """E of paper D eqs. (12)–(15) for the column pairs (d+, d-) of :func:`grasp_matrices`:
+    block diagonal of (1, 1)ᵀ, shape (2nc, nc); ``Eᵀ c_t`` sums each contact's two impulses."""
+    return np.kron(np.eye(nc), np.ones((2, 1)))
+
+
 def min_gap(shape: Shape, lines: list[Line], q: np.ndarray) -> tuple[float, int]:
     """Smallest gap over all lines at pose ``q`` [m] and the index of the line that realises it."""
     frames = contact_frames(shape, lines, q)

@@ -27,7 +27,13 @@ from typing import Any
 import casadi as cs
 import numpy as np
 
-from physid.impacts.geometry import Line, Shape, gap_and_arm, grasp_matrices
+from physid.impacts.geometry import (
+    Line,
+    Shape,
+    friction_pair_sum,
+    gap_and_arm,
+    grasp_matrices,
+)
 
 
 def _interval_function(shape: Shape, lines: list[Line], pairs: list[tuple[int, int]],
@@ -46,7 +52,7 @@ def _interval_function(shape: Shape, lines: list[Line], pairs: list[tuple[int, i
     normals = np.array([lines[j].normal for j, _ in pairs])
     tangents = np.array([lines[j].tangent for j, _ in pairs])
     N, T = grasp_matrices(arms, normals, tangents)
-    E = cs.DM(np.kron(np.eye(nc), np.ones((2, 1))))
+    E = cs.DM(friction_pair_sum(nc))
     dyn = (cs.vertcat(1, 1, r) * (vk1 - vk) - cs.mtimes(N, cn) - cs.mtimes(T, ct)
            + cs.vertcat(0, gravity * h, 0))  # eq. (16) / m
     kin = qk1 - qk - h * vk1  # eq. (17)

@@ -27,7 +27,7 @@ from typing import Any
 import casadi as cs
 import numpy as np
 
-from physid.impacts.geometry import Line, Shape, gap_and_arm
+from physid.impacts.geometry import Line, Shape, friction_pair_sum, gap_and_arm
 from physid.impacts.lcp import lemke
 
 
@@ -62,16 +62,11 @@ class StepSolution:
     message: str = ""
 
 
-def _e_matrix(nc: int) -> np.ndarray:
-    """E of eqs. (12)–(15) for p = 2 friction directions: block diagonal of (1, 1)ᵀ."""
-    return np.kron(np.eye(nc), np.ones((2, 1)))
-
-
 def solve_step_lcp(data: StepData, model: str) -> StepSolution:
     """Solve one step as the LCP in z = (c̄_n, c̄_t, λ) (Stewart–Trinkle with eq. 4 or IGC rows)."""
     nc = data.N.shape[1]
     W = data.inv_mass_diag[:, None]
-    E = _e_matrix(nc)
+    E = friction_pair_sum(nc)
     WN, WT = W * data.N, W * data.T
     M = np.zeros((4 * nc, 4 * nc))
     M[:nc, :nc], M[:nc, nc : 3 * nc] = data.N.T @ WN, data.N.T @ WT
@@ -111,7 +106,7 @@ class NlpStepper:
         N = cs.reshape(p[12 : 12 + 3 * nc], 3, nc)
         T = cs.reshape(p[12 + 3 * nc : 12 + 9 * nc], 3, 2 * nc)
         mu, eps, h = p[12 + 9 * nc], p[13 + 9 * nc], p[14 + 9 * nc]
-        E = cs.DM(_e_matrix(nc))
+        E = cs.DM(friction_pair_sum(nc))
         # Dynamics (eq. 16) in per-mass impulses: v⁺ − v_free = M⁻¹ G~ c̄.
         dyn = v_next - v_free - inv_m * (cs.mtimes(N, cn) + cs.mtimes(T, ct))
         slip = cs.mtimes(T.T, v_next) + cs.mtimes(E, lam)  # eq. (14)
