@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import table_csv_text
 from physid.inertia import check_consistency, pi_from_mass_com_inertia
+from physid.io import table_csv_text
 from physid.online.columns import OnlineSignals, signals_table
 from physid.online.results import QUANTITY_NAMES
 from physid.sim.legged import CONTACT_FRAMES, HUMANOID_URDF, SteppingScenario, simulate_stepping

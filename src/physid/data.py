@@ -13,14 +13,13 @@ Every check fails with a one-line :class:`~physid.errors.InputError` naming file
 from __future__ import annotations
 
 import difflib
-import io
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import write_text_atomic
+from physid.io import table_csv_text, write_text_atomic
 from physid.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
@@ -115,8 +114,13 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     if duplicates:
         raise InputError(f"duplicate column(s) {duplicates}", source=str(path))
     values = _parse_csv_numbers_fast(path, names)
-    if values is not None:
-        return {name: values[:, k] for k, name in enumerate(names)}
+    if values is None:
+        values = _parse_csv_numbers(path, names)
+    return {name: values[:, k] for k, name in enumerate(names)}
+
+
+def _parse_csv_numbers(path: Path, names: list[str]) -> np.ndarray:
+    """The numbers under the header with ``np.loadtxt``; its message names row and column."""
     try:
         values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
     except ValueError as error:
@@ -129,7 +133,7 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
             f"rows have {values.shape[1]} values but the header names {len(names)} columns",
             source=str(path),
         )
-    return {name: values[:, k] for k, name in enumerate(names)}
+    return values
 
 
 def _parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
@@ -137,7 +141,8 @@ def _parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
     than ``np.loadtxt`` on a 45,000-row recording), when pyarrow is installed (``physid[parquet]``).
 
     None when it is not, or when the file is anything but a plain, complete table of numbers
-    (empty cells, comments, text, ragged rows): ``np.loadtxt`` then reads it, or words the error.
+    (empty cells, comments, text, ragged rows): :func:`_parse_csv_numbers` then reads it, or
+    words the error.
     """
     try:
         import pyarrow as pa
@@ -351,20 +356,6 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
                 "set allow_large_angles: true in the config if this is intended",
                 source=source,
             )
-
-
-def table_csv_text(columns: dict[str, np.ndarray], fmt: str = "%.10g") -> str:
-    """CSV text with a header of the column names, one equal-length 1-D array per column."""
-    buffer = io.StringIO()
-    np.savetxt(
-        buffer,
-        np.column_stack(list(columns.values())),
-        delimiter=",",
-        header=",".join(columns),
-        comments="",
-        fmt=fmt,
-    )
-    return buffer.getvalue()
 
 
 def trajectory_csv_text(trajectory: Trajectory) -> str:

@@ -1,5 +1,6 @@
 """File I/O helpers: atomic output (write to a temporary name beside the target, then rename,
-so a crash never leaves a half-written result behind) and YAML input with one-line errors.
+so a crash never leaves a half-written result behind), YAML input with one-line errors, and
+CSV text of named columns.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,20 @@ def config_number(
     if positive and value <= 0:
         raise InputError(f"config {where}: must be > 0, got {value!r}")
     return float(value)
+
+
+def table_csv_text(columns: dict[str, np.ndarray], fmt: str = "%.10g") -> str:
+    """CSV text with a header of the column names, one equal-length 1-D array per column."""
+    buffer = StringIO()
+    np.savetxt(
+        buffer,
+        np.column_stack(list(columns.values())),
+        delimiter=",",
+        header=",".join(columns),
+        comments="",
+        fmt=fmt,
+    )
+    return buffer.getvalue()
 
 
 @contextmanager

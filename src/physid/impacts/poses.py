@@ -16,6 +16,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.impacts.results import IdentificationResult, SimulationResult
+from physid.io import table_csv_text
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
 
@@ -49,12 +50,8 @@ def camera_samples(
 
 
 def poses_to_csv_text(t: np.ndarray, q: np.ndarray) -> str:
-    """CSV text with header ``t,x,y,theta`` and full float precision."""
-    out = io.StringIO()
-    out.write(",".join(POSE_COLUMNS) + "\n")
-    for ti, (x, y, th) in zip(t, q, strict=True):
-        out.write(",".join(repr(float(v)) for v in (ti, x, y, th)) + "\n")
-    return out.getvalue()
+    """CSV text with header ``t,x,y,theta``; 17 significant digits, so floats read back exactly."""
+    return table_csv_text(dict(zip(POSE_COLUMNS, (t, *np.asarray(q).T), strict=True)), "%.17g")
 
 
 def read_poses_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
