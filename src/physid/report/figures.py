@@ -24,10 +24,14 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _columns(n_panels: int) -> int:
+    return 2 if n_panels > 3 else 1
+
+
 def _grid(n_panels: int, width: float = 11.0, height_per_row: float = 2.1) -> tuple[Figure, list]:
     """Panels in one or two columns sharing the time axis, labelled by :func:`_label`."""
     # Fixed margins: Matplotlib's constrained layout costs more than drawing these figures.
-    columns = 2 if n_panels > 3 else 1
+    columns = _columns(n_panels)
     rows = int(np.ceil(n_panels / columns))
     height = height_per_row * rows + 0.6
     figure = Figure(figsize=(width, height))
@@ -44,7 +48,7 @@ def _label(axes: list, titles: list[str], xlabel: str, ylabel: str | None) -> No
     """Titles on every panel; x labels under the lowest panel of each column, y labels on the
     left column. Explicit title heights and few ticks: Matplotlib's automatic title placement
     and its tick and text layout are most of the cost of drawing these figures."""
-    columns = 2 if len(axes) > 3 else 1
+    columns = _columns(len(axes))
     for k, (axis, title) in enumerate(zip(axes, titles, strict=True)):
         axis.set_title(title, fontsize=9, y=1.0)
         lowest = k + columns >= len(axes)  # (subplots(sharex=True) hid the labels of every
