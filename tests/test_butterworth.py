@@ -58,10 +58,21 @@ def test_decimation_keeps_the_band_and_removes_what_would_alias():
 
 def test_rule_of_thumb_follows_the_excitation_spectrum():
     q = np.column_stack([np.sin(2 * np.pi * 0.5 * T), 0.3 * np.sin(2 * np.pi * 1.5 * T)])
-    bandwidth = excitation_bandwidth_hz(q, FS)
+    bandwidth = excitation_bandwidth_hz([(q, FS)])
     assert 0.4 <= bandwidth <= 1.6
-    omega_dyn, omega_q, omega_f = rule_of_thumb_cutoffs(q, FS)
+    omega_dyn, omega_q, omega_f = rule_of_thumb_cutoffs([(q, FS)])
     assert omega_q == pytest.approx(10 * omega_dyn) and omega_f == pytest.approx(2 * omega_dyn)
+
+
+def test_bandwidth_does_not_leak_on_a_segment_cut_mid_motion():
+    # Issue 9: a 0.3 Hz excitation cut at an arbitrary instant (the ends do not meet) read as
+    # several Hz by an unwindowed FFT; the Hann-windowed Welch spectrum keeps it below 0.6 Hz.
+    t = np.arange(0.0, 37.3, 1.0 / 200.0)
+    q = np.column_stack([np.sin(2 * np.pi * 0.3 * t + 0.4) + 0.4 * t / t[-1], np.cos(0.9 * t)])
+    cut = q[int(0.3 * len(t)) :]
+    assert excitation_bandwidth_hz([(cut, 200.0)]) < 0.6
+    # Pooled with a second recording at another rate, still the same band.
+    assert excitation_bandwidth_hz([(cut, 200.0), (q[::2], 100.0)]) < 0.6
 
 
 def test_bad_cutoffs_are_named():

@@ -70,10 +70,10 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
     assert set(params["bodies"]) == {f"joint_{k}" for k in range(1, 7)}
     for name in (
         "report.html",
-        "torque_train.png",
-        "torque_validation.png",
+        "torque_train_1.png",
+        "torque_validation_1.png",
         "autocorrelation.png",
-        "parameters.png",
+        "friction.png",
         "consistency.png",
     ):
         assert (out / name).stat().st_size > 1000
@@ -99,6 +99,16 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
         params["fit"]["validation"]["relative_error"], rel=1e-6
     )
     assert set(overall["rmse"]) == {f"joint_{k}" for k in range(1, 7)}
+    # Without the config, validate differentiates with the filter params.json recorded.
+    assert params["preprocessing"]["butterworth_cutoff_hz"] > 0
+    bare = tmp_path / "bare.json"
+    args = ("validate", "--urdf", URDF, "--params", out / "params.json", "--data", validation)
+    result = run(*args, "--json", bare, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert json.loads(bare.read_text())["overall"]["relative_error"] == pytest.approx(
+        overall["relative_error"], rel=1e-9
+    )
+    assert "Butterworth" in result.output
 
 
 @pytest.mark.parametrize(

@@ -31,9 +31,28 @@ def test_figures_are_pngs_of_the_expected_size(n_joints) -> None:
     pngs = [
         figures.torque_fit_png(t, tau, 0.9 * tau, names, "training"),
         figures.autocorrelation_png(rng.uniform(-1, 1, (n_joints, 51)), 500, names),
-        figures.parameter_table_png(names, rng.normal(size=n_joints), np.full(n_joints, 5.0), "p"),
+        figures.friction_png(
+            [rng.normal(size=(500, n_joints))],
+            [rng.normal(size=(500, n_joints))],
+            ["training"],
+            names,
+            np.ones((n_joints, 3)),
+            None,
+            (("rad/s", "N m"),) * n_joints,
+        ),
         figures.consistency_png(names, np.full(n_joints, 1e-3), np.ones(n_joints), 1e-6),
     ]
-    for png, width_inch in zip(pngs, (11, 11, 12, 11), strict=True):
+    for png, width_inch in zip(pngs, (11, 11, 11, 11), strict=True):
         image = Image.open(io.BytesIO(png))
         assert image.format == "PNG" and image.size[0] == 110 * width_inch  # at 110 dpi
+
+
+def test_envelope_keeps_the_extremes_of_a_long_curve_in_time_order() -> None:
+    rng = np.random.default_rng(1)
+    t = np.arange(45_000) * 1e-3
+    y = rng.normal(size=t.size)
+    y[12_345] = 50.0  # a spike a stride would miss
+    t_drawn, y_drawn = figures.envelope(t, y)
+    assert len(t_drawn) <= 4000 and np.all(np.diff(t_drawn) > 0)
+    assert y_drawn.max() == 50.0 and y_drawn.min() == y.min()
+    assert len(figures.envelope(t[:100], y[:100])[0]) == 100  # short curves are drawn whole

@@ -12,8 +12,8 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     drive_gains: {m1: 1.0}                 # N m per unit of current column i_<name>
     filter:
       method: classical                    # classical | irwsm1 | irwsm2 | given
-      butterworth_cutoff_hz: 100           # classical: omega_q (default: rule of thumb)
-      decimation_cutoff_hz: 20             # omega_f (default: rule of thumb; 0 = no decimation)
+      butterworth_cutoff_hz: 100           # classical: omega_q (default: 10 x excitation bandwidth)
+      decimation_cutoff_hz: 20             # omega_f (default: = the Butterworth cut-off; 0 = none)
       decimation_factor: 10                # default: largest that keeps omega_f at 0.8 Nyquist
       nvr: 1.0e-5                          # irwsm*: noise variance ratio (default: ML)
     split: {train_fraction: 0.6667}        # hold out the tail when no --validate file is given
@@ -22,11 +22,13 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       essential_ratio: 30                  # max/min relative std of the essential set
       consistency_margin: 1.0e-6           # pseudo-inertia >= margin * I  [kg m^2]
       prior_std_relative: 0.3              # URDF inertial prior std / parameter scale (null: none)
-      prior_total_mass_std_relative: 0.02  # prior std of the total moving mass (null: none)
+      prior_total_mass_std_relative: null  # prior std of the total moving mass (null: none)
       prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
-      estimate_gravity_direction: false    # fit the base tilt (apparent gravity direction)
+      estimate_gravity_direction: true     # fit the base tilt (apparent gravity direction)
     allow_large_angles: false              # skip the "looks like degrees" check
-    coulomb_deadband: 0.01                 # rad/s (m/s): |dq| below it -> sign(dq) = 0
+    coulomb_deadband: null                 # |dq| below it -> sign(dq) = 0: a number [rad/s] for
+                                           # revolute joints, or {revolute: .., prismatic: [m/s],
+                                           # <joint>: ..}; default none
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ class EstimationConfig:
     essential_ratio: float = 30.0
     consistency_margin: float = 1e-6
     prior_std_relative: float | None = 0.3
-    prior_total_mass_std_relative: float | None = 0.02
+    prior_total_mass_std_relative: float | None = None
     prior_metric: str = "logdet"
-    estimate_gravity_direction: bool = False
+    estimate_gravity_direction: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
-    coulomb_deadband: float = 0.01
+    coulomb_deadband: float | dict[str, float] | None = None
 
 
 def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
@@ -204,7 +206,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         if "prior_total_mass_std_relative" in e
         else defaults.prior_total_mass_std_relative,
         prior_metric=prior_metric,
-        estimate_gravity_direction=bool(e.get("estimate_gravity_direction", False)),
+        estimate_gravity_direction=_flag(e, "estimate_gravity_direction", True, "estimation"),
     )
     gains = {str(k): float(v) for k, v in dict(raw.get("drive_gains") or {}).items()}
     return IdentifyConfig(
@@ -215,10 +217,27 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         train_fraction=train_fraction,
         estimation=estimation,
         allow_large_angles=bool(raw.get("allow_large_angles", False)),
-        coulomb_deadband=_number(raw, "coulomb_deadband", "")
-        if "coulomb_deadband" in raw
-        else 0.01,
+        coulomb_deadband=_deadband(raw.get("coulomb_deadband")),
     )
+
+
+def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
+    """A YAML boolean (``'no'`` as a string is not one: a quoted word must not flip a switch)."""
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError(f"config {where}.{key}: expected true or false, got {value!r}")
+    return value
+
+
+def _deadband(raw: Any) -> float | dict[str, float] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        return {
+            str(k): config_number(v, f"coulomb_deadband.{k}", positive=False)
+            for k, v in raw.items()
+        }
+    return config_number(raw, "coulomb_deadband", positive=False)
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:

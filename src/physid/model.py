@@ -149,9 +149,10 @@ class RobotModel:
     layout: ParameterLayout
     transmission: Transmission | None = None
     source: str = ""
-    # Below this speed [rad/s or m/s] the Coulomb term's sign(dq) is taken as 0: at standstill the
-    # friction is static (anywhere in +-fc) and a velocity estimate's noise would flip the sign.
-    coulomb_deadband: float = 0.01
+    # Per joint, in the joint's own units [rad/s or m/s]: below it the Coulomb term's sign(dq) is
+    # taken as 0. None (the default) = no deadband: a joint at standstill holds its friction
+    # torque, which sign(dq) of the filtered velocity predicts better than 0 does.
+    coulomb_deadband: np.ndarray | None = None
 
     @property
     def n_joints(self) -> int:
@@ -235,13 +236,15 @@ def build_robot_model(
     joint_terms: Sequence[str] = JOINT_TERM_NAMES,
     transmission: Transmission | None = None,
     coupled_motor_terms: bool = True,
-    coulomb_deadband: float = 0.01,
+    coulomb_deadband: float | dict[str, float] | None = None,
     source: str = "",
 ) -> RobotModel:
     """Wrap a fixed-base Pinocchio model of 1-DoF joints into a :class:`RobotModel`.
 
     ``coupled_motor_terms`` adds ``Iam``, ``fvm``, ``fcm`` for every coupled motor of the
-    transmission (paper C §4.1).
+    transmission (paper C §4.1). ``coulomb_deadband``: a number applies to the revolute joints
+    [rad/s]; a mapping gives joints by name (``revolute``/``prismatic`` for all of a kind) in their
+    own units [rad/s or m/s].
     """
     joint_names: list[str] = []
     for joint_id in range(1, pin_model.njoints):
@@ -268,11 +271,28 @@ def build_robot_model(
         joint_terms=tuple(joint_terms),
         coupled_motor_names=coupled,
     )
-    if not (np.isfinite(coulomb_deadband) and coulomb_deadband >= 0):
-        raise InputError(f"coulomb_deadband must be >= 0, got {coulomb_deadband}")
-    return RobotModel(
-        pin_model, tuple(joint_names), layout, transmission, source, float(coulomb_deadband)
-    )
+    model = RobotModel(pin_model, tuple(joint_names), layout, transmission, source)
+    return replace(model, coulomb_deadband=_deadband_per_joint(model, coulomb_deadband))
+
+
+def _deadband_per_joint(
+    model: RobotModel, deadband: float | dict[str, float] | None
+) -> np.ndarray | None:
+    if deadband is None:
+        return None
+    if not isinstance(deadband, dict):
+        deadband = {"revolute": deadband}
+    values = np.zeros(model.n_joints)
+    for key, value in deadband.items():
+        value = float(value)
+        if not (np.isfinite(value) and value >= 0):
+            raise InputError(f"coulomb_deadband.{key}: must be a number >= 0, got {value}")
+        if key in ("revolute", "prismatic"):
+            kind = key == "revolute"
+            values[[is_revolute(model, j) == kind for j in model.joint_names]] = value
+        else:
+            values[model.joint_index(key)] = value
+    return values if np.any(values > 0) else None
 
 
 def robot_from_urdf(path: str | Path, **options) -> RobotModel:

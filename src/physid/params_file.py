@@ -64,6 +64,46 @@ def params_document(model: RobotModel, theta: np.ndarray) -> dict:
     return {"bodies": bodies, "joints": joints, "extra": extra}
 
 
+_ANNOTATION_KEYS = ("std", "source", "prior")  # per body / joint, beside the values
+
+
+def annotate_document(
+    document: dict,
+    model: RobotModel,
+    prior: np.ndarray,
+    theta_std: np.ndarray,
+    sources: tuple[str, ...],
+    bodies_std: dict[str, dict],
+) -> dict:
+    """Add, beside every body's and joint's values, its standard deviation, its ``source``
+    (``data`` / ``regrouped`` / ``prior``) and the URDF prior value (DESIGN.md: every reported
+    quantity says where it came from)."""
+    layout = model.layout
+    prior_doc = params_document(model, prior)
+    for joint, body in document["bodies"].items():
+        uncertainty = bodies_std[joint]
+        body["std"] = {k: uncertainty[k] for k in ("mass", "com", "inertia")}
+        body["source"] = uncertainty["source"]
+        body["prior"] = prior_doc["bodies"][joint]
+    for joint, terms in document["joints"].items():
+        indices = {
+            key: layout.index(f"{joint}.{term}")
+            for term, key in JOINT_TERM_KEYS.items()
+            if term in layout.joint_terms
+        }
+        terms["std"] = {key: float(theta_std[i]) for key, i in indices.items()}
+        terms["source"] = {key: sources[i] for key, i in indices.items()}
+        terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}
+    document["standard_parameters"] = {
+        "names": list(layout.names),
+        "values": None,  # filled by the caller with theta
+        "std": theta_std.tolist(),
+        "prior": prior.tolist(),
+        "source": list(sources),
+    }
+    return document
+
+
 def _number(value, where: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
         raise InputError(f"{where}: expected a finite number, got {value!r}", source=source)
@@ -111,7 +151,9 @@ def read_params(path: str | Path) -> ParamsFile:
     }
     joints = {
         str(name): {
-            str(k): _number(v, f"joints.{name}.{k}", str(path)) for k, v in dict(terms).items()
+            str(k): _number(v, f"joints.{name}.{k}", str(path))
+            for k, v in dict(terms).items()
+            if k not in _ANNOTATION_KEYS
         }
         for name, terms in dict(document.get("joints") or {}).items()
     }

@@ -9,13 +9,17 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from physid.config import IdentifyConfig, load_config, robot_for
 from physid.data import Trajectory, load_trajectory, split_by_fraction
 from physid.errors import InputError
-from physid.identify.metrics import fit_metrics
-from physid.identify.pipeline import IdentificationResult, identify, observations_of
+from physid.identify.pipeline import IdentificationResult, identify
+from physid.identify.prediction import predict_recording, stacked_metrics
+from physid.identify.preprocessing import (
+    Preprocessing,
+    is_resolved,
+    preprocessing_from_dict,
+    resolve_preprocessing,
+)
 from physid.model import RobotModel, with_gravity
 from physid.params_file import read_params, standard_parameters
 from physid.report.identification import write_identification
@@ -61,6 +65,7 @@ def run_identify(
     result = identify(model, train, config, validation=validation or None, progress=note)
     if result.theta is None:
         raise InputError(f"{result.status}; nothing was written")
+    note(result.preprocessing.summary())
     if out_dir is not None:
         note("writing report")
         provenance = {
@@ -72,7 +77,11 @@ def run_identify(
             "warnings_from_data": [w for t in train + validation for w in t.warnings],
         }
         write_identification(
-            result, out_dir, provenance, margin=config.estimation.consistency_margin
+            result,
+            out_dir,
+            provenance,
+            margin=config.estimation.consistency_margin,
+            total_mass_prior=config.estimation.prior_total_mass_std_relative,
         )
     return result
 
@@ -83,9 +92,41 @@ class ValidationReport:
 
     per_file: dict[str, dict]
     overall: dict
+    preprocessing: Preprocessing
 
     def as_dict(self) -> dict:
-        return {"format": "physid.validation/1", "overall": self.overall, "files": self.per_file}
+        return {
+            "format": "physid.validation/1",
+            "overall": self.overall,
+            "files": self.per_file,
+            "preprocessing": self.preprocessing.as_dict(),
+            "scored_on": "raw measured torque at the recordings' own samples",
+        }
+
+
+def validation_filter(
+    params_document: dict,
+    config: IdentifyConfig,
+    config_given: bool,
+    trajectories: list[Trajectory],
+    n_parameters: int,
+    source: str,
+) -> Preprocessing:
+    """The filter ``validate`` differentiates with: the training one recorded in ``params.json``,
+    unless a config's ``filter`` section overrides it (then resolved on these recordings)."""
+    recorded = params_document.get("preprocessing")
+    overridden = config_given and config.filter != IdentifyConfig().filter
+    if recorded is not None and not overridden:
+        return preprocessing_from_dict(recorded, source)
+    options = config.filter
+    if is_resolved(options):
+        return Preprocessing(options, None, ("filter from the config",))
+    resolved = resolve_preprocessing(options, trajectories, n_parameters)
+    return Preprocessing(
+        resolved.filter,
+        resolved.excitation_bandwidth_hz,
+        (*resolved.notes, "no training filter in the parameter file: resolved on these data"),
+    )
 
 
 def run_validate(
@@ -96,7 +137,11 @@ def run_validate(
     config_path: str | Path | None = None,
     progress: Progress | None = None,
 ) -> ValidationReport:
-    """``physid validate``: predict the torques of recordings with a ``params.json``."""
+    """``physid validate``: predict the raw torques of recordings with a ``params.json``.
+
+    Positions are differentiated with the training filter recorded in ``params.json`` (a config's
+    ``filter`` section overrides it); the measured torque is used as recorded, at every sample.
+    """
     note = progress or (lambda _message: None)
     config = load_config(config_path)
     model = robot_for(urdf, config)
@@ -104,13 +149,21 @@ def run_validate(
     if params.gravity is not None:
         model = with_gravity(model, params.gravity)
     theta = standard_parameters(model, params)
-    per_file, stacked_tau, stacked_prediction = {}, [], []
-    for path, trajectory in zip(data, load_trajectories(list(data), model, config), strict=True):
+    trajectories = load_trajectories(list(data), model, config)
+    preprocessing = validation_filter(
+        params.document,
+        config,
+        config_path is not None,
+        trajectories,
+        model.layout.size,
+        str(params_path),
+    )
+    note(preprocessing.summary())
+    per_file, fits = {}, []
+    for path, trajectory in zip(data, trajectories, strict=True):
         note(f"validating {Path(path).name}")
-        observations = observations_of(model, [trajectory], config)
-        prediction = observations.W @ theta
-        per_file[str(path)] = fit_metrics(observations.tau, prediction).as_dict(model.joint_names)
-        stacked_tau.append(observations.tau)
-        stacked_prediction.append(prediction)
-    overall = fit_metrics(np.concatenate(stacked_tau), np.concatenate(stacked_prediction))
-    return ValidationReport(per_file, overall.as_dict(model.joint_names))
+        fit = predict_recording(model, trajectory, preprocessing.filter, theta, str(path))
+        per_file[str(path)] = fit.metrics.as_dict(model.joint_names)
+        fits.append(fit)
+    overall = stacked_metrics(fits)
+    return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing)

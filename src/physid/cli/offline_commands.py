@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,18 +31,26 @@ def step_progress(description: str, quiet: bool) -> Iterator:
         yield advance
 
 
+SUSPECT_EXIT_CODE = 3
+
+
 def _print_identification(result, out: Path | None) -> None:
     fit_line = f"training relative error {100 * result.train.relative_error:.2f} %"
     if result.validation is not None:
         fit_line += f", validation {100 * result.validation.relative_error:.2f} %"
+    fit_line += " (raw measured torque at every sample)"
     click.echo(f"status: {result.status}")
+    for reason in result.suspect:
+        click.echo(f"suspect data: {reason}", err=True)
+    if result.preprocessing is not None:
+        click.echo(f"preprocessing: {result.preprocessing.summary()}")
     click.echo(
         f"{result.base.size} base parameters, {int(result.excited.sum())} identifiable, "
         f"{len(result.essential.names)} essential; {fit_line}"
     )
     click.echo(
-        f"total moving mass {result.moving_mass():.3f} kg; every body physically consistent: "
-        f"{result.consistent.consistent}"
+        f"total moving mass {result.moving_mass():.3f} +- {result.moving_mass_std:.3f} kg; "
+        f"every body physically consistent: {result.consistent.consistent}"
     )
     if result.gravity is not None:
         tilt = [f"{v:.3f}" for v in result.gravity.tilt_rad * 180 / 3.141592653589793]
@@ -100,6 +109,10 @@ def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
     parameters, weighted least squares with uncertainties, then a semidefinite program that
     makes every body physically consistent. Fails with a one-line reason and writes nothing
     if the data cannot support a consistent model.
+
+    Exit codes: 0 ok; 2 bad input or no consistent model (nothing written); 3 the outputs were
+    written but the data look wrong though well-formed (status "suspect": torque sign or scale
+    against the URDF, time not in seconds, degrees, joint columns out of order), with the reason.
     """
     from physid.workflows import run_identify
 
@@ -113,6 +126,8 @@ def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
             progress=progress,
         )
     _print_identification(result, out)
+    if result.suspect:
+        sys.exit(SUSPECT_EXIT_CODE)
 
 
 @click.command("validate")
@@ -136,7 +151,8 @@ def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
     "--config",
     "config_path",
     type=_EXISTING_FILE,
-    help="The same YAML settings as for identify (filter, transmission, ...).",
+    help="The same YAML settings as for identify (transmission, drive gains, ...). Its "
+    "filter section, if any, overrides the training filter recorded in params.json.",
 )
 @click.option(
     "--json",
@@ -148,7 +164,11 @@ def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> None:
-    """Predict measured torques with identified parameters and report the errors."""
+    """Predict measured torques with identified parameters and report the errors.
+
+    Scored on the raw measured torque at every sample of each recording; positions are
+    differentiated with the training filter that params.json records (printed).
+    """
     from physid.io import write_json_atomic
     from physid.workflows import run_validate
 
@@ -158,6 +178,7 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
         )
     write_json_atomic(json_out, report.as_dict())
     overall = report.overall
+    click.echo(f"preprocessing: {report.preprocessing.summary()}")
     click.echo(
         f"relative error {100 * overall['relative_error']:.2f} % over "
         f"{overall['n_samples']} samples; RMSE per joint [N m]: "

@@ -14,10 +14,14 @@ class FitMetrics:
     relative_error: float  # ||tau - tau_hat|| / ||tau||, all joints stacked (paper C Table 2)
     rmse: np.ndarray  # (n,) per-joint root-mean-square error [N m]
     n_samples: int
+    relative_error_per_joint: np.ndarray  # (n,) ||tau_j - tau_hat_j|| / ||tau_j||
 
     def as_dict(self, joint_names: tuple[str, ...]) -> dict:
         return {
             "relative_error": self.relative_error,
+            "relative_error_per_joint": dict(
+                zip(joint_names, self.relative_error_per_joint.tolist(), strict=True)
+            ),
             "rmse": dict(zip(joint_names, self.rmse.tolist(), strict=True)),
             "n_samples": self.n_samples,
         }
@@ -27,4 +31,5 @@ def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
     """Metrics of predictions ``tau_predicted`` against measurements ``tau`` (M, n)."""
     error = tau - tau_predicted
     relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau), 1e-300))
-    return FitMetrics(relative, np.sqrt(np.mean(error**2, axis=0)), tau.shape[0])
+    per_joint = np.linalg.norm(error, axis=0) / np.maximum(np.linalg.norm(tau, axis=0), 1e-300)
+    return FitMetrics(relative, np.sqrt(np.mean(error**2, axis=0)), tau.shape[0], per_joint)

@@ -17,13 +17,10 @@ from physid.config import FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
 from physid.identify.gravity import static_gravity_regressors
+from physid.identify.preprocessing import is_resolved, resolve_preprocessing
 from physid.model import RobotModel
 from physid.regressor import observation_matrix
-from physid.signal.butterworth import (
-    MultirateDecimation,
-    classical_derivatives,
-    rule_of_thumb_cutoffs,
-)
+from physid.signal.butterworth import MultirateDecimation, classical_derivatives
 
 _JITTER_TOLERANCE = 0.01  # relative deviation of a time step from the median before resampling
 
@@ -60,7 +57,7 @@ def _is_uniform(t: np.ndarray, dt: float) -> bool:
     return bool(np.max(np.abs(np.diff(t) - dt)) <= _JITTER_TOLERANCE * dt)
 
 
-def _uniform(trajectory: Trajectory, dt: float) -> tuple[Trajectory, bool]:
+def uniform_trajectory(trajectory: Trajectory, dt: float) -> tuple[Trajectory, bool]:
     """Resample onto a uniform grid when the time steps jitter (filters need uniform sampling)."""
     if _is_uniform(trajectory.t, dt):
         return trajectory, False
@@ -100,9 +97,8 @@ def estimate_states(
             )
         return trajectory.q, trajectory.dq, trajectory.ddq
     if method == "classical":
-        cutoff = options.butterworth_cutoff_hz or info["rule_of_thumb_hz"]["omega_q"]
-        info["butterworth_cutoff_hz"] = cutoff
-        return classical_derivatives(trajectory.q, sample_time_s, cutoff)
+        info["butterworth_cutoff_hz"] = options.butterworth_cutoff_hz
+        return classical_derivatives(trajectory.q, sample_time_s, options.butterworth_cutoff_hz)
     from physid.signal.kalman import irwsm1_derivatives, irwsm2_derivatives
 
     smoother = irwsm1_derivatives if method == "irwsm1" else irwsm2_derivatives
@@ -112,16 +108,12 @@ def estimate_states(
     return q_hat, dq_hat, ddq_hat
 
 
-def _decimation(
-    options: FilterConfig, sample_rate_hz: float, info: dict
-) -> MultirateDecimation | None:
-    cutoff = options.decimation_cutoff_hz
-    if cutoff == 0 or (
-        cutoff is None and options.method == "given" and not options.decimation_factor
-    ):
+def _decimation(options: FilterConfig, sample_rate_hz: float) -> MultirateDecimation | None:
+    if not options.decimation_cutoff_hz:
         return None
-    cutoff = cutoff or info["rule_of_thumb_hz"]["omega_f"]
-    return MultirateDecimation.plan(sample_rate_hz, cutoff, options.decimation_factor)
+    return MultirateDecimation.plan(
+        sample_rate_hz, options.decimation_cutoff_hz, options.decimation_factor
+    )
 
 
 def _structural_columns(W: np.ndarray) -> np.ndarray:
@@ -139,23 +131,26 @@ def build_observations(
 ) -> Observations:
     """Filter, differentiate, build the regressor and decimate one trajectory.
 
+    ``options`` should be resolved (:func:`physid.identify.preprocessing.resolve_preprocessing`
+    over all training recordings); unset cut-offs are otherwise resolved on this recording alone.
     With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built and
     decimated alike, for estimating the direction of gravity.
     """
     note = progress or (lambda _message: None)
+    if not is_resolved(options):
+        options = resolve_preprocessing(options, [trajectory], model.layout.size).filter
     dt = float(np.median(np.diff(trajectory.t)))
     sample_rate = 1.0 / dt
-    omega_dyn, omega_q, omega_f = rule_of_thumb_cutoffs(trajectory.q, sample_rate)
     info: dict = {
         "method": options.method,
+        "source": trajectory.source,
         "sample_rate_hz": sample_rate,
         "n_raw_samples": trajectory.n_samples,
-        "rule_of_thumb_hz": {"omega_dyn": omega_dyn, "omega_q": omega_q, "omega_f": omega_f},
     }
-    decimation = _decimation(options, sample_rate, info)
+    decimation = _decimation(options, sample_rate)
     resampled = False
     if options.method == "classical" or decimation is not None:
-        trajectory, resampled = _uniform(trajectory, dt)
+        trajectory, resampled = uniform_trajectory(trajectory, dt)
     info["resampled_to_uniform"] = resampled
     note(f"derivatives ({options.method})")
     q, dq, ddq = estimate_states(trajectory, options, dt, info)

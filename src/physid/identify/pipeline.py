@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.config import IdentifyConfig
+from physid.config import FilterConfig, IdentifyConfig
 from physid.data import Trajectory
+from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
 from physid.identify.essential import EssentialParameters, essential_parameters
 from physid.identify.gravity import (
@@ -31,7 +32,19 @@ from physid.identify.least_squares import (
 )
 from physid.identify.metrics import FitMetrics, fit_metrics
 from physid.identify.observations import Observations, build_observations, stack
+from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
+from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
 from physid.identify.reduced import ReducedSystem, reduce_observations
+from physid.identify.suspect import moving_mass_reason, suspect_reasons
+from physid.identify.uncertainty import (
+    BodyUncertainty,
+    body_uncertainties,
+    moving_mass_std,
+    parameter_sources,
+    posterior_covariance,
+    prior_decided,
+)
+from physid.inertia import check_consistency
 from physid.model import RobotModel, gravity_of, with_gravity
 from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
 
@@ -53,14 +66,38 @@ class IdentificationResult:
     theta_base: np.ndarray | None  # (b,) their base parameters
     base_std: np.ndarray  # (b,) standard deviations (paper C eq. 6), NaN where not identifiable
     base_std_robust: np.ndarray  # (b,) Newey-West standard deviations (serially correlated errors)
-    train: FitMetrics
+    train: FitMetrics  # at the recordings' own samples, raw measured torque
     validation: FitMetrics | None
-    train_observations: Observations
+    train_observations: Observations  # filtered and decimated, as fitted
     validation_observations: Observations | None
     autocorrelation: np.ndarray  # (n, lags + 1) of the training residual of theta
-    status: str  # "ok", or a one-line reason
+    status: str  # "ok", "suspect" (reasons in ``suspect``), or why nothing consistent exists
     warnings: tuple[str, ...] = field(default=())
     gravity: GravityEstimate | None = None  # when the gravity direction was estimated
+    preprocessing: Preprocessing | None = None
+    train_fits: tuple[RecordingFit, ...] = ()  # per recording, raw samples
+    validation_fits: tuple[RecordingFit, ...] = ()
+    prior: np.ndarray | None = None  # (p,) the URDF prior the fit was pulled toward
+    sources: tuple[str, ...] = ()  # (p,) "data" | "regrouped" | "prior" per standard parameter
+    theta_covariance: np.ndarray | None = None  # (p, p) Laplace covariance of theta
+    bodies: dict[str, BodyUncertainty] = field(default_factory=dict)
+    moving_mass_std: float = float("nan")  # kg
+    suspect: tuple[str, ...] = ()  # reasons the data look wrong though well-formed
+    # Paper C's error definition: on the filtered, decimated data the fit used (Table 2).
+    train_filtered: FitMetrics | None = None
+    validation_filtered: FitMetrics | None = None
+
+    @property
+    def ok(self) -> bool:
+        """A consistent estimate exists (status ``ok`` or ``suspect``)."""
+        return self.theta is not None
+
+    @property
+    def theta_std(self) -> np.ndarray | None:
+        """(p,) standard deviations of the standard parameters (Laplace approximation)."""
+        if self.theta_covariance is None:
+            return None
+        return np.sqrt(np.clip(np.diag(self.theta_covariance), 0.0, None))
 
     @property
     def unidentifiable(self) -> tuple[str, ...]:
@@ -76,26 +113,35 @@ class IdentificationResult:
 def observations_of(
     model: RobotModel,
     trajectories: list[Trajectory],
-    config: IdentifyConfig,
+    options: FilterConfig,
     progress: Callable[[str], None] | None = None,
     *,
     gravity_regressors: bool = False,
 ) -> Observations:
-    """Observations of several trajectories, processed alike and stacked."""
+    """Observations of several trajectories, processed alike (``options`` resolved) and stacked."""
     return stack(
         [
             build_observations(
-                model, t, config.filter, gravity_regressors=gravity_regressors, progress=progress
+                model, t, options, gravity_regressors=gravity_regressors, progress=progress
             )
             for t in trajectories
         ]
     )
 
 
-def _excited(system: ReducedSystem, base: BaseParameters) -> np.ndarray:
+def _excited(
+    system: ReducedSystem, base: BaseParameters, still_joints: tuple[str, ...] = ()
+) -> np.ndarray:
+    """Base parameters these data identify: within the numerical rank of the base regressor,
+    and not a velocity-driven term of a joint that never moves (its ``sign(dq)`` column would be
+    the sign of velocity noise, not friction)."""
     excited = np.ones(base.size, dtype=bool)
     X, _ = system.stacked(base.independent)
     excited[data_rank_deficiency(X)] = False
+    for k, name in enumerate(base.short_names):
+        joint, _, term = name.split(" ")[0].rpartition(".")
+        if joint in still_joints and term in ("fv", "fc", "Ia"):
+            excited[k] = False
     return excited
 
 
@@ -120,18 +166,24 @@ def _fit_gravity(
     return with_gravity(model, estimate.gravity), shifted, estimate
 
 
-def _joint_warnings(model: RobotModel, observations: Observations) -> list[str]:
-    """Name the joints that (almost) never move: their terms cannot be identified."""
-    messages = []
+def _still_joints(model: RobotModel, observations: Observations) -> dict[str, str]:
+    """The joints that (almost) never move, with a one-line description of how little."""
     span = np.ptp(observations.q, axis=0)
     speed = np.sqrt(np.mean(observations.dq**2, axis=0))
-    for k, joint in enumerate(model.joint_names):
-        if span[k] < 1e-3 or speed[k] < 1e-4:
-            messages.append(
-                f"joint '{joint}' barely moves (range {span[k]:.2g}, rms speed {speed[k]:.2g}): "
-                "its parameters are reported as unidentifiable"
-            )
-    return messages
+    return {
+        joint: f"range {span[k]:.2g}, rms speed {speed[k]:.2g}"
+        for k, joint in enumerate(model.joint_names)
+        if span[k] < 1e-3 or speed[k] < 1e-4
+    }
+
+
+def _joint_warnings(still: dict[str, str]) -> list[str]:
+    """Name the joints that (almost) never move: their terms cannot be identified."""
+    return [
+        f"joint '{joint}' barely moves ({how}): its friction and armature are reported as "
+        "unidentifiable"
+        for joint, how in still.items()
+    ]
 
 
 def _robust_std(
@@ -159,6 +211,50 @@ def _whiteness_warnings(model: RobotModel, autocorrelation: np.ndarray) -> list[
     ]
 
 
+def _prior_warnings(model: RobotModel, prior: np.ndarray) -> list[str]:
+    """Name the URDF bodies that no rigid body could have (the prior is lifted, not trusted)."""
+    messages = []
+    for joint in model.layout.body_joints:
+        report = check_consistency(prior[model.layout.body_slice(joint)], name=joint)
+        if not report.consistent:
+            messages.append(
+                f"URDF body '{joint}' is not physically consistent ({report.reason}); its prior "
+                "is lifted just inside the consistent set and counts as 'tiny body'"
+            )
+    return messages
+
+
+def _uncertainty(
+    model: RobotModel,
+    system: ReducedSystem,
+    ls: LeastSquaresResult,
+    theta: np.ndarray,
+    prior: np.ndarray,
+    inflation: float,
+    estimation,
+    total_mass_prior: float | None,
+) -> np.ndarray:
+    return posterior_covariance(
+        model,
+        system,
+        ls.weights,
+        theta,
+        prior,
+        noise_variance=ls.sigma2,
+        inflation=inflation,
+        prior_std_relative=estimation.prior_std_relative,
+        prior_total_mass_std_relative=total_mass_prior,
+        prior_metric=estimation.prior_metric,
+    )
+
+
+def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
+    """Variance inflation of serially correlated residuals (Newey-West over eq. 6), >= 1."""
+    ratio = (base_std_robust / base_std) ** 2
+    ratio = ratio[np.isfinite(ratio)]
+    return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
+
+
 def identify(
     model: RobotModel,
     train: list[Trajectory],
@@ -167,11 +263,23 @@ def identify(
     validation: list[Trajectory] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IdentificationResult:
-    """Identify ``model``'s parameters from training trajectories; validate on the others."""
+    """Identify ``model``'s parameters from training trajectories; validate on the others.
+
+    The filter is chosen once for all training recordings (:mod:`.preprocessing`); the errors
+    reported are those of the raw measured torques at the recordings' own samples
+    (:mod:`.prediction`).
+    """
     note = progress or (lambda _message: None)
+    if not train:
+        raise InputError("no training recording given")
     estimation = config.estimation
     fit_gravity = estimation.estimate_gravity_direction
-    observations = observations_of(model, train, config, note, gravity_regressors=fit_gravity)
+    note("preprocessing")
+    suspect = suspect_reasons(model, list(train) + list(validation or []))
+    n_estimated = base_parameters(model).size + (2 if fit_gravity else 0)
+    preprocessing = resolve_preprocessing(config.filter, train, n_estimated)
+    options = preprocessing.filter
+    observations = observations_of(model, train, options, note, gravity_regressors=fit_gravity)
     note("reduction")
     system = reduce_observations(observations.W, observations.tau, observations.G)
     gravity = None
@@ -183,9 +291,11 @@ def identify(
         observations = replace(observations, W=W, G=None)
     note("base parameters")
     base = base_parameters(model)
-    excited = _excited(system, base)
+    still = _still_joints(model, observations)
+    excited = _excited(system, base, tuple(still))
     columns = base.independent[excited]
-    warnings = _joint_warnings(model, observations)
+    prior = model.prior_parameters()
+    warnings = _joint_warnings(still) + _prior_warnings(model, prior)
 
     note("least squares")
     ls = least_squares(system, columns, estimation.weighting)
@@ -197,15 +307,16 @@ def identify(
         ratio=estimation.essential_ratio,
     )
     note("physically consistent fit (SDP)")
+    total_mass_prior = estimation.prior_total_mass_std_relative
     fit = consistent_least_squares(
         model,
         system,
         ls.weights,
-        model.prior_parameters(),
+        prior,
         noise_variance=ls.sigma2,
         margin=estimation.consistency_margin,
         prior_std_relative=estimation.prior_std_relative,
-        prior_total_mass_std_relative=estimation.prior_total_mass_std_relative,
+        prior_total_mass_std_relative=total_mass_prior,
         prior_metric=estimation.prior_metric,
     )
     if fit.status == "optimal_inaccurate":
@@ -217,24 +328,53 @@ def identify(
     base_std[excited] = ls.std
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = _robust_std(observations, columns, ls)
+    sources = parameter_sources(base, excited)
+    covariance = None
+    bodies: dict[str, BodyUncertainty] = {}
+    mass_std = float("nan")
+    train_fits: tuple[RecordingFit, ...] = ()
+    train_filtered = validation_filtered = None
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
         theta = theta_base = None
         predicted = observations.W[:, :, columns] @ ls.theta
+        train_metrics = fit_metrics(observations.tau, predicted)
     else:
-        status = "ok"
         theta, theta_base = fit.theta, base.from_standard(fit.theta)
         predicted = observations.W @ theta
-    train_metrics = fit_metrics(observations.tau, predicted)
+        note("uncertainty")
+        inflation = _inflation(base_std, base_std_robust)
+        args = (model, system, ls, theta, prior, inflation, estimation)
+        covariance = _uncertainty(*args, total_mass_prior)
+        bodies = body_uncertainties(model, theta, covariance, sources)
+        mass_std = moving_mass_std(model, covariance)
+        warnings.extend(_prior_decided_warnings(model, bodies, sources))
+        if total_mass_prior is not None:
+            free_std = moving_mass_std(model, _uncertainty(*args, None))
+            warnings.extend(
+                _total_mass_prior_warnings(model, prior, total_mass_prior, mass_std, free_std)
+            )
+        note("prediction at the recorded samples")
+        train_filtered = fit_metrics(observations.tau, predicted)
+        train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
+        train_metrics = stacked_metrics(list(train_fits))
+        mass = float(sum(theta[model.layout.body_slice(j)][0] for j in model.layout.body_joints))
+        reason = moving_mass_reason(mass, float(np.sum(prior[: model.layout.n_inertial : 10])))
+        if reason:
+            suspect.append(reason)
+        status = "suspect" if suspect else "ok"
     autocorrelation = residual_autocorrelation(observations.tau - predicted, AUTOCORRELATION_LAGS)
     warnings.extend(_whiteness_warnings(model, autocorrelation))
 
     validation_observations = validation_metrics = None
+    validation_fits: tuple[RecordingFit, ...] = ()
     if validation:
         note("validation")
-        validation_observations = observations_of(model, validation, config)
+        validation_observations = observations_of(model, validation, options)
         if theta is not None:
-            validation_metrics = fit_metrics(
+            validation_fits = tuple(predict_recording(model, t, options, theta) for t in validation)
+            validation_metrics = stacked_metrics(list(validation_fits))
+            validation_filtered = fit_metrics(
                 validation_observations.tau, validation_observations.W @ theta
             )
     return IdentificationResult(
@@ -256,7 +396,43 @@ def identify(
         status,
         tuple(warnings),
         gravity,
+        preprocessing,
+        train_fits,
+        validation_fits,
+        prior,
+        sources,
+        covariance,
+        bodies,
+        mass_std,
+        tuple(suspect),
+        train_filtered,
+        validation_filtered,
     )
+
+
+def _prior_decided_warnings(
+    model: RobotModel, bodies: dict[str, BodyUncertainty], sources: tuple[str, ...]
+) -> list[str]:
+    decided = prior_decided(model, bodies, sources)
+    if not decided:
+        return []
+    return [
+        "the data do not determine these reported quantities, at least in part; the URDF prior "
+        "decides them (source 'prior' in params.json): " + ", ".join(decided)
+    ]
+
+
+def _total_mass_prior_warnings(
+    model: RobotModel, prior: np.ndarray, relative_std: float, mass_std: float, free_std: float
+) -> list[str]:
+    prior_mass = float(np.sum(prior[: model.layout.n_inertial : 10]))
+    if not mass_std < 0.5 * free_std:
+        return []
+    return [
+        f"the total-mass prior ({prior_mass:.3g} kg +- {100 * relative_std:.3g} %) decides the "
+        f"moving mass: with it +- {mass_std:.3g} kg, from the data and body priors alone "
+        f"+- {free_std:.3g} kg"
+    ]
 
 
 def _shift_regressor(observations: Observations, delta: np.ndarray, n_inertial: int) -> np.ndarray:

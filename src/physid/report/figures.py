@@ -28,8 +28,11 @@ def _columns(n_panels: int) -> int:
     return 2 if n_panels > 3 else 1
 
 
-def _grid(n_panels: int, width: float = 11.0, height_per_row: float = 2.1) -> tuple[Figure, list]:
-    """Panels in one or two columns sharing the time axis, labelled by :func:`_label`."""
+def _grid(
+    n_panels: int, width: float = 11.0, height_per_row: float = 2.1, *, sharex: bool = True
+) -> tuple[Figure, list]:
+    """Panels in one or two columns (sharing the x axis unless told not to), labelled by
+    :func:`_label`."""
     # Fixed margins: Matplotlib's constrained layout costs more than drawing these figures.
     columns = _columns(n_panels)
     rows = int(np.ceil(n_panels / columns))
@@ -38,27 +41,55 @@ def _grid(n_panels: int, width: float = 11.0, height_per_row: float = 2.1) -> tu
     figure.subplots_adjust(
         left=0.07, right=0.98, bottom=0.45 / height, top=1 - 0.55 / height, hspace=0.45, wspace=0.18
     )
-    axes = figure.subplots(rows, columns, squeeze=False, sharex=True).ravel()
+    axes = figure.subplots(rows, columns, squeeze=False, sharex=sharex).ravel()
     for extra in axes[n_panels:]:
         extra.set_visible(False)
     return figure, list(axes[:n_panels])
 
 
-def _label(axes: list, titles: list[str], xlabel: str, ylabel: str | None) -> None:
-    """Titles on every panel; x labels under the lowest panel of each column, y labels on the
-    left column. Explicit title heights and few ticks: Matplotlib's automatic title placement
-    and its tick and text layout are most of the cost of drawing these figures."""
+def _label(
+    axes: list, titles: list[str], xlabel: str, ylabel: str | None, *, sharex: bool = True
+) -> None:
+    """Titles on every panel; x labels under the lowest panel of each column (under every panel
+    when the x axes are not shared), y labels on the left column. Explicit title heights and few
+    ticks: Matplotlib's automatic title placement and its tick and text layout are most of the
+    cost of drawing these figures."""
     columns = _columns(len(axes))
     for k, (axis, title) in enumerate(zip(axes, titles, strict=True)):
         axis.set_title(title, fontsize=9, y=1.0)
-        lowest = k + columns >= len(axes)  # (subplots(sharex=True) hid the labels of every
-        axis.tick_params(labelbottom=lowest)  # row but the last, hidden panels included)
+        lowest = not sharex or k + columns >= len(axes)  # (subplots(sharex=True) hid the labels
+        axis.tick_params(labelbottom=lowest)  # of every row but the last, hidden panels included)
         if lowest:
-            axis.set_xlabel(xlabel, fontsize=8)
+            axis.set_xlabel(xlabel, fontsize=8, labelpad=1)
         if ylabel and k % columns == 0:
             axis.set_ylabel(ylabel, fontsize=8)
         axis.locator_params(nbins=4)
         axis.tick_params(labelsize=7)
+
+
+def envelope(t: np.ndarray, y: np.ndarray, max_points: int = _MAX_POINTS) -> tuple:
+    """At most ``max_points`` samples of the curve ``(t, y)`` that draw like all of them.
+
+    The samples are cut into ``max_points / 2`` consecutive buckets and each keeps its minimum
+    and maximum, in time order: a stride would alias noise and miss the peaks a reader looks
+    for, while the line through the extremes covers the same pixels as the full curve. Drawing
+    only: every error of the report is computed on all samples.
+    """
+    n = len(t)
+    if n <= max_points:
+        return t, y
+    size = -(-n // max(1, max_points // 2))  # samples per bucket
+    buckets = -(-n // size)
+    padded = np.concatenate([y, np.repeat(y[-1:], buckets * size - n)]).reshape(buckets, size)
+    first = np.arange(buckets) * size
+    extremes = np.concatenate([first + padded.argmin(axis=1), first + padded.argmax(axis=1)])
+    index = np.unique(np.minimum(extremes, n - 1))  # sorted: the curve stays in time order
+    return t[index], y[index]
+
+
+def stride(n: int, max_points: int) -> np.ndarray:
+    """Evenly spread indices of at most ``max_points`` of ``n`` samples (scatter plots)."""
+    return np.arange(n)[:: max(1, int(np.ceil(n / max_points)))]
 
 
 def torque_fit_png(
@@ -67,23 +98,102 @@ def torque_fit_png(
     tau_predicted: np.ndarray,
     joint_names: tuple[str, ...],
     title: str,
+    units: tuple[str, ...] | None = None,
 ) -> bytes:
-    """Measured vs predicted torque and the error, one panel per joint (paper C Fig. 4 style)."""
-    step = max(1, len(t) // _MAX_POINTS)
+    """Measured vs predicted torque and the error, one panel per joint (paper C Fig. 4 style).
+
+    ``t`` is one recording's own time axis (a line across several recordings would bridge the
+    gap between them with a straight segment). The titles give each joint's relative error and
+    RMSE on all samples; the curves are drawn through their min/max :func:`envelope`.
+    ``units`` per joint ("N m" for revolute, "N" for prismatic joints; default N m).
+    """
+    units = units or ("N m",) * len(joint_names)
     figure, axes = _grid(len(joint_names))
     titles = []
     for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
-        axis.plot(t[::step], tau_measured[::step, k], color="tab:blue", lw=0.9, label="measured")
+        error = tau_measured[:, k] - tau_predicted[:, k]
+        axis.plot(*envelope(t, tau_measured[:, k]), color="tab:blue", lw=0.8, label="measured")
         axis.plot(
-            t[::step], tau_predicted[::step, k], "--", color="tab:red", lw=0.9, label="predicted"
+            *envelope(t, tau_predicted[:, k]), "--", color="tab:red", lw=0.9, label="predicted"
         )
-        error = tau_measured[::step, k] - tau_predicted[::step, k]
-        axis.plot(t[::step], error, ":", color="black", lw=0.8, label="error")
-        rmse = float(np.sqrt(np.mean((tau_measured[:, k] - tau_predicted[:, k]) ** 2)))
-        titles.append(f"{joint}  (RMSE {rmse:.3g} N m)")
-    _label(axes, titles, "t [s]", "torque [N m]")
-    axes[0].legend(fontsize=7, loc="upper right")
+        axis.plot(*envelope(t, error), color="0.35", lw=0.6, label="error")
+        rmse = float(np.sqrt(np.mean(error**2)))
+        relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau_measured[:, k]), 1e-300))
+        titles.append(f"{joint} [{units[k]}]: rel. error {100 * relative:.2f} %, RMSE {rmse:.3g}")
+    ylabel = f"torque [{units[0]}]" if len(set(units)) == 1 else "torque"
+    _label(axes, titles, "t [s] from the start of the recording", ylabel)
+    axes[0].legend(fontsize=7, loc="upper right", ncols=3)
     figure.suptitle(title, fontsize=11)
+    return _png(figure)
+
+
+def friction_png(
+    dq: list[np.ndarray],
+    residual: list[np.ndarray],
+    labels: list[str],
+    joint_names: tuple[str, ...],
+    friction: np.ndarray,
+    deadband: np.ndarray | None,
+    units: tuple[tuple[str, str], ...],
+) -> bytes:
+    """Per joint, the torque the rigid-body model leaves over against the velocity, with the
+    identified friction ``fv*dq + fc*sign(dq) + offset`` drawn over it.
+
+    A friction model that fits lies along the cloud; a cloud that bends away from the line at
+    high speed (Stribeck, viscous saturation) or splits by direction shows what it misses.
+    ``dq``/``residual``: one (N, n) array per group of recordings (``labels``), subsampled for
+    drawing; ``friction`` (n, 3): ``fv, fc, offset`` per joint (0 where not modelled);
+    ``deadband`` (n,) or None: |dq| below which ``sign(dq)`` is 0, as in the model;
+    ``units``: per joint (velocity unit, torque unit).
+    """
+    figure, axes = _grid(len(joint_names), height_per_row=2.4, sharex=False)
+    titles = []
+    per_group = max(200, 3000 // max(len(dq), 1))
+    for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
+        speeds, drawn = [np.zeros(1)], [np.zeros(0)]
+        for group, (v, r, label) in enumerate(zip(dq, residual, labels, strict=True)):
+            keep = stride(len(v), per_group)
+            axis.plot(
+                v[keep, k], r[keep, k], ".", ms=1.5, alpha=0.5, color=f"C{group}", label=label
+            )
+            speeds.append(v[:, k])
+            drawn.append(r[keep, k])
+        top = max(float(np.max(np.abs(np.concatenate(speeds)))), 1e-9)
+        fv, fc, offset = friction[k]
+        band = 0.0 if deadband is None else float(deadband[k])
+        model_values = []
+        for side in (-1.0, 1.0):  # sign(dq) jumps at 0 (or across the deadband)
+            v = side * np.linspace(band, top, 200)
+            model_values.append(fv * v + fc * side + offset)
+            axis.plot(v, model_values[-1], color="black", lw=1.3)
+        # The few samples at velocity reversals, where sign(dq) of a filtered estimate lags,
+        # would otherwise set the scale and flatten the cloud the reader wants to see.
+        cloud = np.concatenate(drawn)
+        if cloud.size:
+            model_values.append(np.percentile(cloud, [0.5, 99.5]))
+        values = np.concatenate(model_values)
+        low, high = float(np.min(values)), float(np.max(values))
+        pad = 0.1 * max(high - low, 1e-9)
+        axis.set_ylim(low - pad, high + pad)
+        if band > 0:
+            axis.plot([-band, band], [offset, offset], color="black", lw=1.3)
+        axis.axhline(0.0, color="0.6", lw=0.5)
+        axis.axvline(0.0, color="0.6", lw=0.5)
+        speed_unit, torque_unit = units[k]
+        titles.append(
+            f"{joint}: fv {fv:.3g} {torque_unit} s/{speed_unit.split('/')[0]}, "
+            f"fc {fc:.3g} {torque_unit}, offset {offset:.3g} {torque_unit}"
+        )
+    torque_units = {torque for _, torque in units}
+    ylabel = f"residual [{torque_units.pop()}]" if len(torque_units) == 1 else "residual"
+    _label(axes, titles, "velocity estimate", ylabel, sharex=False)
+    for k, axis in enumerate(axes):
+        axis.set_xlabel(f"velocity [{units[k][0]}]", fontsize=8, labelpad=1)
+    axes[0].legend(fontsize=7, loc="upper left", markerscale=4)
+    figure.suptitle(
+        "Friction: measured minus predicted rigid-body torque (dots) and identified model (line)",
+        fontsize=11,
+    )
     return _png(figure)
 
 
@@ -117,39 +227,6 @@ def autocorrelation_png(
         y=1.0,
     )
     figure.suptitle("Residual autocorrelation", fontsize=11)
-    return _png(figure)
-
-
-def parameter_table_png(
-    names: tuple[str, ...], values: np.ndarray, relative_std_percent: np.ndarray, title: str
-) -> bytes:
-    """Base parameters with their relative standard deviation %sigma (paper C Table 1 style).
-
-    Two columns of monospace text; entries above 30 % (or not identifiable) are marked with *.
-    """
-    # Names are padded only to the longest one: Matplotlib renders every glyph, spaces too, one
-    # by one, and glyphs are most of this figure's cost.
-    width = min(34, max((len(name) for name in names), default=9))
-    lines = [
-        f"{name[:width]:{width}s} {value:10.4g} "
-        f"{'  n/a' if not np.isfinite(rel) else f'{rel:7.2f} %'}"
-        f"{' *' if not np.isfinite(rel) or rel > 30 else ''}"
-        for name, value, rel in zip(names, values, relative_std_percent, strict=True)
-    ]
-    half = int(np.ceil(len(lines) / 2))
-    height = 0.135 * half + 0.8
-    figure = Figure(figsize=(12.0, height))
-    header = f"{'parameter':{width}s} {'value':>10s} {'rel. std':>9s}"
-    for column, block in enumerate((lines[:half], lines[half:])):
-        figure.text(
-            0.01 + 0.5 * column,
-            1 - 0.55 / height,
-            "\n".join([header, *block]),
-            family="monospace",
-            fontsize=7,
-            va="top",
-        )
-    figure.suptitle(f"{title}   (* rel. std > 30 % or not identifiable)", fontsize=10)
     return _png(figure)
 
 

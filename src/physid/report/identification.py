@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import datetime as _dt
 import gc
 import html
 import multiprocessing
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,18 +17,13 @@ import numpy as np
 from physid import __version__
 from physid.errors import PhysidError
 from physid.identify.pipeline import IdentificationResult
+from physid.identify.prediction import RecordingFit
+from physid.identify.uncertainty import SOURCES
 from physid.inertia import mass_com_inertia_from_pi
 from physid.io import atomic_output_dir, to_json_text
-from physid.params_file import FORMAT, params_document
+from physid.model import RobotModel, is_revolute
+from physid.params_file import FORMAT, annotate_document, params_document
 from physid.report import figures
-
-FIGURES = {
-    "torque_train.png": "Measured vs predicted torque, training data",
-    "torque_validation.png": "Measured vs predicted torque, validation data",
-    "autocorrelation.png": "Residual autocorrelation (training)",
-    "parameters.png": "Base parameters and relative standard deviations",
-    "consistency.png": "Physical consistency of every body",
-}
 
 
 def params_json(result: IdentificationResult, provenance: dict) -> dict:
@@ -35,6 +32,25 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
         raise PhysidError(result.status)
     model, base, ls = result.model, result.base, result.least_squares
     document = {"format": FORMAT, **params_document(model, result.theta)}
+    document["status"] = "suspect" if result.suspect else "ok"
+    document["suspect_reasons"] = list(result.suspect)
+    if result.preprocessing is not None:
+        document["preprocessing"] = result.preprocessing.as_dict()
+    if result.theta_covariance is not None:
+        annotate_document(
+            document,
+            model,
+            result.prior,
+            result.theta_std,
+            result.sources,
+            {joint: body.as_dict() for joint, body in result.bodies.items()},
+        )
+        document["standard_parameters"]["values"] = result.theta.tolist()
+        document["moving_mass"] = {
+            "value": result.moving_mass(),
+            "std": result.moving_mass_std,
+            "prior": float(np.sum(result.prior[: model.layout.n_inertial : 10])),
+        }
     if result.gravity is not None:
         document["extra"]["gravity_estimate"] = {
             "tilt_deg_about_x_then_y": np.degrees(result.gravity.tilt_rad).tolist(),
@@ -104,62 +120,211 @@ def fit_summary(result: IdentificationResult) -> dict:
 
 
 def write_identification(
-    result: IdentificationResult, out_dir: str | Path, provenance: dict, *, margin: float = 0.0
+    result: IdentificationResult,
+    out_dir: str | Path,
+    provenance: dict,
+    *,
+    margin: float = 0.0,
+    total_mass_prior: float | None = None,
 ) -> Path:
-    """Write params.json, report.html and the figures into ``out_dir`` (all or nothing)."""
+    """Write params.json, report.html and the figures into ``out_dir`` (all or nothing).
+
+    ``total_mass_prior`` is the relative standard deviation of the total-mass prior when the
+    estimation used one (``prior_total_mass_std_relative``): the report must say that the
+    moving mass was pulled toward the URDF's, and how hard. The PNG files are written beside
+    the report for reuse; the report embeds its own copies, so it can be mailed alone.
+    """
     document = params_json(result, provenance)
+    jobs = _figure_jobs(result, margin)
     with atomic_output_dir(out_dir) as staging:
-        for name, payload in _render(_figure_jobs(result, margin)).items():
+        pngs = _render({name: (function, args) for name, (function, args, _) in jobs.items()})
+        for name, payload in pngs.items():
             (staging / name).write_bytes(payload)
         (staging / "params.json").write_text(to_json_text(document), encoding="utf-8")
-        (staging / "report.html").write_text(_html(result, document), encoding="utf-8")
+        captions = {name: caption for name, (_, _, caption) in jobs.items()}
+        (staging / "report.html").write_text(
+            report_html(result, document, pngs, captions, total_mass_prior=total_mass_prior),
+            encoding="utf-8",
+        )
     return Path(out_dir)
 
 
+# --- units and the friction part of the prediction ----------------------------------------------
+
+
+def _joint_units(model: RobotModel, joint: str) -> dict[str, str]:
+    """Units of a joint's quantities: revolute joints act with torques about an axis, prismatic
+    ones with forces along it, and every table and axis must say which."""
+    if is_revolute(model, joint):
+        return {
+            "torque": "N m",
+            "speed": "rad/s",
+            "viscous": "N m s/rad",
+            "armature": "kg m^2",
+        }
+    return {"torque": "N", "speed": "m/s", "viscous": "N s/m", "armature": "kg"}
+
+
+def _header_unit(model: RobotModel, joints: tuple[str, ...], key: str) -> str:
+    """One unit for a column over several joints, or both when revolute and prismatic mix."""
+    return " or ".join(dict.fromkeys(_joint_units(model, j)[key] for j in joints))
+
+
+_INERTIAL_UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}
+_MOTOR_UNITS = {"Iam": "kg m^2", "fvm": "N m s/rad", "fcm": "N m"}
+_TERM_UNITS = {"fv": "viscous", "fc": "torque", "offset": "torque", "Ia": "armature"}
+
+
+def _parameter_unit(model: RobotModel, name: str) -> str:
+    """Unit of a standard parameter from its name (``joint_2.Izz``, ``joint_3.fv``, ...)."""
+    owner, _, term = name.partition(" ")[0].rpartition(".")
+    if term in _MOTOR_UNITS:
+        return _MOTOR_UNITS[term]
+    if term in _TERM_UNITS and owner in model.joint_names:
+        return _joint_units(model, owner)[_TERM_UNITS[term]]
+    return _INERTIAL_UNITS.get(term, "kg m^2")
+
+
+def _friction_coefficients(result: IdentificationResult) -> np.ndarray:
+    """(n, 3): ``fv, fc, offset`` of every joint in ``theta``, 0 where the term is not modelled."""
+    layout = result.model.layout
+    coefficients = np.zeros((result.model.n_joints, 3))
+    for k, joint in enumerate(result.model.joint_names):
+        for column, term in enumerate(("fv", "fc", "offset")):
+            index = layout.joint_term_index(joint, term)
+            if index is not None and result.theta is not None:
+                coefficients[k, column] = result.theta[index]
+    return coefficients
+
+
+def friction_torque(
+    coefficients: np.ndarray, dq: np.ndarray, deadband: np.ndarray | None = None
+) -> np.ndarray:
+    """``fv*dq + fc*sign(dq) + offset`` (N, n), with the model's Coulomb deadband (sign 0 below
+    it), exactly as the prediction contains it: subtracting it leaves the rigid-body part."""
+    sign = np.sign(dq)
+    if deadband is not None:
+        sign = np.where(np.abs(dq) < deadband, 0.0, sign)
+    fv, fc, offset = coefficients.T
+    return fv * dq + fc * sign + offset
+
+
+def friction_residuals(
+    result: IdentificationResult, fits: tuple[RecordingFit, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Velocity (M, n) and the torque the rigid-body model leaves over (M, n), stacked.
+
+    The residual is ``tau - (tau_predicted - friction)``: measured torque minus the predicted
+    rigid-body part (inertia, gravity, armature and coupled-motor terms), i.e. the friction the
+    data show plus the noise, to set against the identified friction model.
+    """
+    coefficients = _friction_coefficients(result)
+    deadband = result.model.coulomb_deadband
+    velocities, residuals = [], []
+    for fit in fits:
+        velocities.append(fit.dq)
+        residuals.append(
+            fit.tau - fit.tau_predicted + friction_torque(coefficients, fit.dq, deadband)
+        )
+    n = result.model.n_joints
+    if not velocities:
+        return np.zeros((0, n)), np.zeros((0, n))
+    return np.concatenate(velocities), np.concatenate(residuals)
+
+
+def _recordings(result: IdentificationResult) -> list[tuple[str, int, RecordingFit]]:
+    """``(set, number from 1, fit)`` of every recording with a prediction."""
+    return [
+        (kind, k + 1, fit)
+        for kind, fits in (("train", result.train_fits), ("validation", result.validation_fits))
+        for k, fit in enumerate(fits or ())
+    ]
+
+
+_SET_LABEL = {"train": "training", "validation": "validation"}
+
+
+def _recording_label(kind: str, number: int, fit: RecordingFit) -> str:
+    return (
+        f"{_SET_LABEL[kind]} {number}: {fit.name}" if fit.name else f"{_SET_LABEL[kind]} {number}"
+    )
+
+
+# --- figures -------------------------------------------------------------------------------------
+
+
 def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple]:
-    """``{file name: (figure function, arguments)}`` for every figure of the report."""
+    """``{file name: (figure function, arguments, caption)}`` for every figure of the report."""
     model, theta = result.model, result.theta
     joints = model.joint_names
+    units = tuple(_joint_units(model, j)["torque"] for j in joints)
+    jobs: dict[str, tuple] = {}
+    for kind, number, fit in _recordings(result):
+        label = _recording_label(kind, number, fit)
+        duration = float(fit.t[-1]) if len(fit.t) else 0.0
+        title = (
+            f"{label[0].upper()}{label[1:]} ({len(fit.t)} samples, {duration:.4g} s; "
+            f"relative error {100 * fit.metrics.relative_error:.2f} %)"
+        )
+        jobs[f"torque_{kind}_{number}.png"] = (
+            figures.torque_fit_png,
+            (fit.t, fit.tau, fit.tau_predicted, joints, title, units),
+            f"Measured (raw) vs predicted torque, {label}",
+        )
+    layout = model.layout
+    has_friction = any(
+        layout.joint_term_index(joints[0], term) is not None for term in ("fv", "fc", "offset")
+    )
+    groups = [
+        (_SET_LABEL[kind], _thinned(friction_residuals(result, fits)))
+        for kind, fits in (("train", result.train_fits), ("validation", result.validation_fits))
+        if fits
+    ]
+    if has_friction and groups:
+        jobs["friction.png"] = (
+            figures.friction_png,
+            (
+                [velocity for _, (velocity, _) in groups],
+                [residual for _, (_, residual) in groups],
+                [label for label, _ in groups],
+                joints,
+                _friction_coefficients(result),
+                model.coulomb_deadband,
+                tuple(
+                    (_joint_units(model, j)["speed"], _joint_units(model, j)["torque"])
+                    for j in joints
+                ),
+            ),
+            "Friction per joint: measured torque minus the predicted rigid-body torque against "
+            "the velocity estimate (subsampled dots), and the identified "
+            "fv*dq + fc*sign(dq) + offset (line)",
+        )
     train = result.train_observations
-    jobs = {
-        "torque_train.png": (
-            figures.torque_fit_png,
-            (train.t, train.tau, train.W @ theta, joints, "Training data"),
-        )
-    }
-    if result.validation_observations is not None:
-        val = result.validation_observations
-        jobs["torque_validation.png"] = (
-            figures.torque_fit_png,
-            (val.t, val.tau, val.W @ theta, joints, "Validation data (held out)"),
-        )
     jobs["autocorrelation.png"] = (
         figures.autocorrelation_png,
         (result.autocorrelation, train.n_samples, joints),
+        "Residual autocorrelation of the fitted (filtered, decimated) training data",
     )
-    relative = np.full(result.base.size, np.nan)
-    relative[result.excited] = result.least_squares.relative_std_percent
-    jobs["parameters.png"] = (
-        figures.parameter_table_png,
-        (
-            result.base.short_names,
-            result.theta_base,
-            relative,
-            f"{result.base.size} base parameters (physically consistent values, WLS %sigma)",
-        ),
-    )
-    bodies = model.layout.body_joints
+    bodies = layout.body_joints
     reports = result.consistent.bodies
     jobs["consistency.png"] = (
         figures.consistency_png,
         (
             bodies,
             np.array([reports[b].min_eigenvalue for b in bodies]),
-            np.array([theta[model.layout.body_slice(b)][0] for b in bodies]),
+            np.array([theta[layout.body_slice(b)][0] for b in bodies]),
             margin,
         ),
+        "Physical consistency of every body",
     )
     return jobs
+
+
+def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np.ndarray, ...]:
+    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, and
+    the worker process that draws it should not be sent (pickled) hours of samples."""
+    rows = figures.stride(len(arrays[0]), max_rows)
+    return tuple(a[rows] for a in arrays)
 
 
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
@@ -190,16 +355,39 @@ def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
             gc.unfreeze()
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+# --- HTML ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A table cell of ready-made HTML (escaped by its maker) with an optional CSS class."""
+
+    html: str
+    css: str = ""
+
+
+def _td(cell: object) -> str:
+    if isinstance(cell, _Cell):
+        css = f' class="{cell.css}"' if cell.css else ""
+        return f"<td{css}>{cell.html}</td>"
+    return f"<td>{html.escape(str(cell))}</td>"
+
+
+def _table(header: list[str], rows: list[list], table_id: str = "") -> str:
+    """An HTML table; cells are text (escaped here) or :class:`_Cell` (HTML as given)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    body = "".join("<tr>" + "".join(_td(c) for c in row) + "</tr>" for row in rows)
+    identifier = f' id="{table_id}"' if table_id else ""
+    return f"<table{identifier}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}g}"
+
+
+def percent(value: float | None) -> str:
+    """A ratio as the percentage the report tables show (``0.0512`` -> ``5.12``)."""
+    return "n/a" if value is None or not np.isfinite(value) else f"{100 * value:.2f}"
 
 
 def _preprocessing_text(info: dict) -> str:
@@ -215,47 +403,308 @@ def _preprocessing_text(info: dict) -> str:
     return text
 
 
-def _html(result: IdentificationResult, document: dict) -> str:
+def _estimate(value: float, std: float | None, prior: float | None, source: str) -> _Cell:
+    """``value ± std`` with the URDF prior beside it, styled by where the value comes from."""
+    text = html.escape(_fmt(value))
+    if std is not None and np.isfinite(std):
+        text += f' <span class="std">± {html.escape(_fmt(std, 2))}</span>'
+    if prior is not None and np.isfinite(prior):
+        text += f' <span class="urdf">(URDF {html.escape(_fmt(prior))})</span>'
+    return _Cell(text, f"src-{source}" if source in SOURCES else "")
+
+
+def _flag(source: str) -> _Cell:
+    if source not in SOURCES:
+        return _Cell("n/a")
+    return _Cell(f'<span class="flag flag-{source}">{source}</span>', f"src-{source}")
+
+
+_INERTIA_ENTRIES = (("Ixx", 0, 0), ("Iyy", 1, 1), ("Izz", 2, 2), ("Ixy", 0, 1), ("Ixz", 0, 2))
+_INERTIA_ENTRIES += (("Iyz", 1, 2),)
+
+
+def _prior_of(result: IdentificationResult) -> np.ndarray:
+    return result.prior if result.prior is not None else result.model.prior_parameters()
+
+
+def _body_tables(result: IdentificationResult) -> str:
+    """Mass and centre of mass, then inertia about the centre of mass, of every body: estimate,
+    standard deviation, URDF prior and source of each reported quantity."""
+    model, theta = result.model, result.theta
+    layout = model.layout
+    prior = _prior_of(result)
+    mass_rows, inertia_rows = [], []
+    for joint in layout.body_joints:
+        block = layout.body_slice(joint)
+        mass, com, inertia = mass_com_inertia_from_pi(theta[block])
+        mass0, com0, inertia0 = mass_com_inertia_from_pi(prior[block])
+        body = result.bodies.get(joint) if result.bodies else None
+        if body is None:
+            mass_std, com_std, inertia_std = None, np.full(3, np.nan), np.full((3, 3), np.nan)
+            sources = ("", "", "")
+        else:
+            mass_std, com_std, inertia_std = body.mass, body.com, body.inertia
+            sources = (body.mass_source, body.com_source, body.inertia_source)
+        mass_rows.append(
+            [
+                joint,
+                _estimate(mass, mass_std, mass0, sources[0]),
+                _flag(sources[0]),
+                *(_estimate(com[a], com_std[a], com0[a], sources[1]) for a in range(3)),
+                _flag(sources[1]),
+            ]
+        )
+        inertia_rows.append(
+            [
+                joint,
+                *(
+                    _estimate(inertia[a, b], inertia_std[a, b], inertia0[a, b], sources[2])
+                    for _, a, b in _INERTIA_ENTRIES
+                ),
+                _flag(sources[2]),
+            ]
+        )
+    mass_header = ["body (joint)", "mass [kg]", "source (mass)"]
+    mass_header += [f"CoM {axis} [m]" for axis in "xyz"] + ["source (CoM)"]
+    inertia_header = ["body (joint)", *(f"{name} [kg m^2]" for name, _, _ in _INERTIA_ENTRIES)]
+    inertia_header.append("source (inertia)")
+    return (
+        "<h3>Mass and centre of mass (joint frame)</h3>"
+        + _table(mass_header, mass_rows, "bodies-mass")
+        + "<h3>Inertia about the centre of mass (joint frame axes)</h3>"
+        + _table(inertia_header, inertia_rows, "bodies-inertia")
+    )
+
+
+def _consistency_table(result: IdentificationResult) -> str:
+    rows = []
+    for joint in result.model.layout.body_joints:
+        report = result.consistent.bodies[joint]
+        rows.append(
+            [
+                joint,
+                ", ".join(f"{m:.4g}" for m in report.principal_moments),
+                _fmt(report.min_eigenvalue, 3),
+            ]
+        )
+    header = ["body (joint)", "principal moments [kg m^2]", "min eigenvalue of J [kg m^2]"]
+    return _table(header, rows, "consistency")
+
+
+def _std_and_source(result: IdentificationResult, index: int) -> tuple[float | None, str]:
+    std = result.theta_std
+    source = result.sources[index] if index < len(result.sources or ()) else ""
+    return (None if std is None else float(std[index])), source
+
+
+_TERM_COLUMNS = (
+    ("fv", "viscous fv", "viscous"),
+    ("fc", "Coulomb fc", "torque"),
+    ("offset", "offset", "torque"),
+    ("Ia", "armature Ia", "armature"),
+)
+
+
+def _joint_term_tables(result: IdentificationResult) -> str:
+    """Friction, offset and armature per joint (and the coupled-motor terms): estimate, std,
+    URDF prior and source."""
+    model, theta = result.model, result.theta
+    layout, joints = model.layout, model.joint_names
+    prior = _prior_of(result)
+    columns = [c for c in _TERM_COLUMNS if c[0] in layout.joint_terms]
+    rows = []
+    for joint in joints:
+        row: list = [joint, "revolute" if is_revolute(model, joint) else "prismatic"]
+        for term, _, _ in columns:
+            index = layout.joint_term_index(joint, term)
+            std, source = _std_and_source(result, index)
+            row.append(_estimate(theta[index], std, prior[index], source))
+        rows.append(row)
+    header = ["joint", "type"]
+    header += [f"{label} [{_header_unit(model, joints, unit)}]" for _, label, unit in columns]
+    text = _table(header, rows, "joint-terms") if columns else "<p>No joint terms modelled.</p>"
+    if layout.coupled_motor_names:
+        motor_rows = []
+        for motor in layout.coupled_motor_names:
+            row = [motor]
+            for term in _MOTOR_UNITS:
+                index = layout.index(f"{motor}.{term}")
+                std, source = _std_and_source(result, index)
+                row.append(_estimate(theta[index], std, prior[index], source))
+            motor_rows.append(row)
+        motor_header = ["motor", *(f"{t} [{unit}]" for t, unit in _MOTOR_UNITS.items())]
+        text += "<h3>Coupled-motor terms</h3>" + _table(motor_header, motor_rows, "motor-terms")
+    return text
+
+
+def _error_tables(result: IdentificationResult) -> str:
+    """Per-joint relative error [%] and RMSE of every recording and of each set stacked."""
+    model = result.model
+    joints = model.joint_names
+    rows = []  # (set, recording, metrics)
+    for kind, metrics, fits in (
+        ("train", result.train, result.train_fits),
+        ("validation", result.validation, result.validation_fits),
+    ):
+        for k, fit in enumerate(fits or ()):
+            rows.append((kind, f"{k + 1}: {fit.name}" if fit.name else str(k + 1), fit.metrics))
+        if metrics is not None:
+            rows.append((kind, "all recordings stacked", metrics))
+    relative_rows = [
+        [
+            _SET_LABEL[kind],
+            name,
+            str(m.n_samples),
+            *(percent(e) for e in m.relative_error_per_joint),
+            _Cell(f"<b>{percent(m.relative_error)}</b>"),
+        ]
+        for kind, name, m in rows
+    ]
+    rmse_rows = [
+        [_SET_LABEL[kind], name, str(m.n_samples), *(_fmt(e) for e in m.rmse)]
+        for kind, name, m in rows
+    ]
+    head = ["set", "recording", "samples [-]"]
+    units = [_joint_units(model, j)["torque"] for j in joints]
+    return (
+        "<h3>Relative error ||tau - tau_hat|| / ||tau|| per joint [%]</h3>"
+        + _table(
+            [*head, *(f"{j} [%]" for j in joints), "all joints [%]"],
+            relative_rows,
+            "relative-error",
+        )
+        + "<h3>RMSE per joint</h3>"
+        + _table(
+            [*head, *(f"{j} [{u}]" for j, u in zip(joints, units, strict=True))],
+            rmse_rows,
+            "rmse",
+        )
+    )
+
+
+def _status_box(result: IdentificationResult) -> str:
+    """The verdict first: ok, suspect (with every reason) or failed."""
+    status = result.status
+    if status == "ok" and not result.suspect:
+        return '<div class="status ok"><b>Status: ok</b></div>'
+    if status == "suspect" or result.suspect:
+        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in result.suspect)
+        return (
+            '<div class="status suspect"><b>Status: suspect</b> — the data look wrong although '
+            f"they are well-formed; check before using these parameters:<ul>{reasons}</ul></div>"
+        )
+    return f'<div class="status failed"><b>Status: {html.escape(status)}</b></div>'
+
+
+def _moving_mass_text(result: IdentificationResult, total_mass_prior: float | None) -> str:
+    prior_mass = float(np.sum(_prior_of(result)[: result.model.layout.n_inertial : 10]))
+    text = f"{_fmt(result.moving_mass())} ± {_fmt(result.moving_mass_std, 2)} kg"
+    text += f" (URDF prior {_fmt(prior_mass)} kg)"
+    if total_mass_prior is not None:
+        text += f"; {_total_mass_prior_text(prior_mass, total_mass_prior)}"
+    return text
+
+
+def _total_mass_prior_text(prior_mass: float, relative_std: float) -> str:
+    return (
+        f"total-mass prior used: {_fmt(prior_mass)} kg ± {100 * relative_std:.3g} % "
+        f"(std {_fmt(relative_std * prior_mass, 3)} kg)"
+    )
+
+
+def _figure_html(name: str, png: bytes, caption: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<figure id="fig-{html.escape(name)}"><img src="data:image/png;base64,{data}" '
+        f'alt="{html.escape(caption)}"><figcaption>{html.escape(caption)} '
+        f"({html.escape(name)})</figcaption></figure>"
+    )
+
+
+_CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
+.status{padding:.8em 1.2em;border-radius:4px;margin:1em 0;font-size:15px}
+.status.ok{background:#e6f4e6;border:2px solid #3a3}
+.status.suspect{background:#fff3d6;border:2px solid #e90}
+.status.failed{background:#fde4e4;border:2px solid #c33}
+.std{color:#555}.urdf{color:#888;font-size:11px}
+.src-prior{color:#888;font-style:italic}.src-regrouped{background:#f3f6ff}
+.flag{font-size:11px;padding:0 4px;border-radius:3px;border:1px solid #bbb}
+.flag-data{background:#e6f4e6}.flag-regrouped{background:#dde6ff}.flag-prior{background:#eee}
+.note{color:#555;font-size:13px}"""
+
+
+def report_html(
+    result: IdentificationResult,
+    document: dict,
+    pngs: dict[str, bytes],
+    captions: dict[str, str] | None = None,
+    *,
+    total_mass_prior: float | None = None,
+) -> str:
+    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
+    moved or mailed without the folder it was written into.
+
+    ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
+    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
+    standard deviation of the total-mass prior when the estimation used one.
+    """
+    captions = captions or {}
     model, fit = result.model, document["fit"]
     method = html.escape(result.least_squares.method.upper())
-    joints = model.joint_names
+    provenance = document["provenance"]
+
+    def figure(name: str) -> str:
+        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
+
     summary_rows = [
-        ["status", fit["status"]],
+        ["status", result.status],
         ["physically consistent", str(document["physically_consistent"])],
         [
-            "base parameters (identifiable / essential)",
+            "base parameters (identifiable / essential) [-]",
             f"{fit['n_base_parameters']} ({fit['n_identifiable']} / {fit['n_essential']})",
         ],
+        ["training relative error, raw samples [%]", percent(result.train.relative_error)],
         [
-            "training relative error ||tau - tau_hat|| / ||tau||",
-            _fmt(fit["train"]["relative_error"]),
+            "validation relative error, raw samples [%]",
+            "n/a" if result.validation is None else percent(result.validation.relative_error),
         ],
-        [
-            "validation relative error",
-            "n/a" if fit["validation"] is None else _fmt(fit["validation"]["relative_error"]),
-        ],
-        ["condition number (weighted base regressor)", _fmt(fit["condition_number"])],
-        ["total moving mass [kg]", _fmt(fit["total_moving_mass_kg"])],
-        ["preprocessing", _preprocessing_text(result.train_observations.info)],
+        ["condition number (weighted base regressor) [-]", _fmt(fit["condition_number"])],
+        ["total moving mass ± std [kg]", _moving_mass_text(result, total_mass_prior)],
     ]
     if result.gravity is not None:
         tilt = np.degrees(result.gravity.tilt_rad)
         summary_rows.append(
-            ["estimated base tilt [deg] (about x, then y)", f"{tilt[0]:.3f}, {tilt[1]:.3f}"]
+            ["estimated base tilt (about x, then y) [deg]", f"{tilt[0]:.3f}, {tilt[1]:.3f}"]
         )
-    joint_rows = [
-        [
-            j,
-            _fmt(fit["train"]["rmse"][j]),
-            "n/a" if fit["validation"] is None else _fmt(fit["validation"]["rmse"][j]),
-            _fmt(fit["joint_sigma"][j]),
-        ]
-        for j in joints
-    ]
+    if result.preprocessing is not None:
+        preprocessing = html.escape(result.preprocessing.summary())
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.notes)
+        preprocessing_html = f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
+    else:
+        preprocessing_html = (
+            f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
+        )
+    all_warnings = list(result.warnings) + list(provenance.get("warnings_from_data") or [])
+    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in all_warnings) or "<li>none</li>"
+    prior_mass = float(np.sum(_prior_of(result)[: model.layout.n_inertial : 10]))
+    mass_prior_html = (
+        f"<p><b>{html.escape(_total_mass_prior_text(prior_mass, total_mass_prior))}</b>: the "
+        "moving mass was pulled toward the URDF total with this weight.</p>"
+        if total_mass_prior is not None
+        else "<p class=note>No total-mass prior was used.</p>"
+    )
+    torque_figures = "".join(figure(name) for name in pngs if name.startswith("torque_"))
+    if not torque_figures:
+        torque_figures = "<p>No per-recording prediction is available.</p>"
     base = document["base_parameters"]
+    layout_names = model.layout.names
     base_rows = [
         [
             short,
+            _parameter_unit(model, layout_names[index]),
             _fmt(value),
             _fmt(std6),
             _fmt(rel, 3),
@@ -263,8 +712,9 @@ def _html(result: IdentificationResult, document: dict) -> str:
             "yes" if ok else "NO (prior)",
             name,
         ]
-        for short, value, std6, rel, std, ok, name in zip(
+        for short, index, value, std6, rel, std, ok, name in zip(
             base["short_names"],
+            result.base.independent,
             base["values"],
             base["std_eq6"],
             base["relative_std_percent"],
@@ -274,75 +724,56 @@ def _html(result: IdentificationResult, document: dict) -> str:
             strict=True,
         )
     ]
-    body_rows = []
-    for joint in model.layout.body_joints:
-        mass, com, inertia = mass_com_inertia_from_pi(result.theta[model.layout.body_slice(joint)])
-        report = result.consistent.bodies[joint]
-        body_rows.append(
-            [
-                joint,
-                _fmt(mass),
-                ", ".join(f"{c:.4f}" for c in com),
-                ", ".join(f"{m:.4g}" for m in report.principal_moments),
-                _fmt(report.min_eigenvalue, 3),
-            ]
-        )
-    term_rows = [[j, *(_fmt(v) for v in terms.values())] for j, terms in document["joints"].items()]
-    term_header = ["joint", *next(iter(document["joints"].values()), {}).keys()]
-    images = "".join(
-        f'<figure><img src="{name}" alt="{html.escape(caption)}"><figcaption>{html.escape(caption)}'
-        "</figcaption></figure>"
-        for name, caption in FIGURES.items()
-        if name != "torque_validation.png" or result.validation_observations is not None
-    )
-    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in fit["warnings"]) or "<li>none</li>"
+    base_header = [
+        "parameter",
+        "unit",
+        "value [unit]",
+        "std (eq. 6) [unit]",
+        "rel. std [%]",
+        "std (Newey-West) [unit]",
+        "identifiable",
+        "combination",
+    ]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>physid identification report</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}
-table{{border-collapse:collapse;margin:1em 0;font-size:13px}}td,th{{border:1px solid #ccc;
-padding:3px 8px;text-align:left}}th{{background:#eee}}img{{max-width:100%}}figure{{margin:1.5em 0}}
-</style></head><body>
+<style>{_CSS}</style></head><body>
 <h1>physid identification report</h1>
-<p>physid {html.escape(__version__)}, created {html.escape(document["provenance"]["created_utc"])}.
-URDF: {html.escape(str(document["provenance"].get("urdf", "")))}</p>
-<h2>Summary</h2>{_table(["quantity", "value"], summary_rows)}
-<h2>Warnings</h2><ul>{warnings}</ul>
-<h2>Torque prediction per joint [N m]</h2>
-{_table(["joint", "train RMSE", "validation RMSE", "residual sigma (WLS)"], joint_rows)}
-<h2>Figures</h2>{images}
-<h2>Bodies (physically consistent; inertia about the CoM, joint frame)</h2>
-{
-        _table(
-            [
-                "body (joint)",
-                "mass [kg]",
-                "CoM [m]",
-                "principal moments [kg m^2]",
-                "min eig J [kg m^2]",
-            ],
-            body_rows,
-        )
-    }
-<h2>Joint terms</h2>{_table(term_header, term_rows)}
+<p>physid {html.escape(__version__)}, created {html.escape(str(provenance.get("created_utc")))}.
+URDF: {html.escape(str(provenance.get("urdf", "")))}</p>
+{_status_box(result)}
+<h2>Summary</h2>{_table(["quantity", "value"], summary_rows, "summary")}
+<h2>Preprocessing</h2>{preprocessing_html}
+<h2>Warnings</h2><ul id="warnings">{warnings}</ul>
+<h2>Torque prediction</h2>
+<p class=note>Errors of the raw measured torque at every recorded sample (not filtered, not
+decimated); the figures draw each curve through its min/max envelope.</p>
+{_error_tables(result)}
+{torque_figures}
+<h2>Friction</h2>
+{figure("friction.png") or "<p>No friction terms modelled.</p>"}
+<h2>Bodies</h2>
+<p class=note>Estimate ± standard deviation (Laplace approximation of the consistent estimate),
+URDF prior in brackets. Source: <span class="flag flag-data">data</span> identified on its own,
+<span class="flag flag-regrouped">regrouped</span> only a combination with other parameters is
+identified, <span class="flag flag-prior">prior</span> the data do not determine it: the value is
+the URDF's, moved only as far as consistency demands (grey italics).</p>
+<p>Total moving mass: {html.escape(_moving_mass_text(result, None))}</p>
+{mass_prior_html}
+{_body_tables(result)}
+<h3>Physical consistency</h3>
+{_consistency_table(result)}
+{figure("consistency.png")}
+<h2>Joint terms</h2>
+<p class=note>tau_f = fv*dq + fc*sign(dq) + offset, armature Ia*ddq; estimate ± std, URDF prior
+in brackets (URDF damping, friction, armature; offsets are 0).</p>
+{_joint_term_tables(result)}
 <h2>Base parameters</h2>
 <p>Values are the base parameters of the physically consistent standard parameters. Standard
 deviations are those of the {method} estimate: paper C eq. 6, valid only if the residuals are
 white (see the autocorrelation figure), and Newey-West's, valid when they are serially
 correlated (params.json "std").</p>
-{
-        _table(
-            [
-                "parameter",
-                "value",
-                "std (eq. 6)",
-                "rel. std [%]",
-                "std (Newey-West)",
-                "identifiable",
-                "combination",
-            ],
-            base_rows,
-        )
-    }
+{_table(base_header, base_rows, "base-parameters")}
+{figure("autocorrelation.png")}
 <h2>Essential parameters</h2><p>{
         html.escape(", ".join(document["essential_parameters"]["names"]))
     }</p>

@@ -161,26 +161,54 @@ class MultirateDecimation:
         return scipy.signal.sosfiltfilt(sos, x, axis=0)[:: self.first_factor]
 
 
-def excitation_bandwidth_hz(q: np.ndarray, sample_rate_hz: float, energy: float = 0.99) -> float:
-    """Frequency below which ``energy`` of the detrended position signal power lies (all joints).
+def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
+    """Welch power spectral density of the detrended positions, summed over joints.
 
-    Paper C §2.3 notes that the cut-offs may follow the excitation spectrum instead of the
+    A Hann-windowed, averaged spectrum: an unwindowed FFT of a segment cut mid-motion leaks the
+    jump between its ends over every frequency (a 0.4 Hz excitation read as 6 Hz). Segments of
+    at most 20 s (at least two per recording when it is longer) trade resolution for variance.
+    Returns ``(frequencies_hz, power)``.
+    """
+    q = np.asarray(q, float)
+    n = q.shape[0]
+    segment = int(min(n, max(16, min(20.0 * sample_rate_hz, n // 2 if n >= 64 else n))))
+    frequencies, psd = scipy.signal.welch(
+        q, fs=sample_rate_hz, window="hann", nperseg=segment, detrend="linear", axis=0
+    )
+    return frequencies, psd.reshape(len(frequencies), -1).sum(axis=1)
+
+
+def excitation_bandwidth_hz(
+    recordings: list[tuple[np.ndarray, float]], energy: float = 0.99
+) -> float:
+    """Frequency below which ``energy`` of the position power lies, all recordings pooled.
+
+    ``recordings`` holds ``(q, sample_rate_hz)`` pairs; each Welch spectrum
+    (:func:`position_spectrum`) is weighted by its duration and interpolated onto the finest
+    frequency grid. Paper C §2.3 lets the cut-offs follow the excitation spectrum instead of the
     (unknown) highest mode ``omega_dyn``; this is that spectrum's effective bandwidth.
     """
-    detrended = scipy.signal.detrend(np.asarray(q, float), axis=0)
-    spectrum = np.abs(np.fft.rfft(detrended, axis=0)) ** 2
-    total = spectrum.sum(axis=1)
-    cumulative = np.cumsum(total) / max(total.sum(), 1e-300)
-    frequencies = np.fft.rfftfreq(detrended.shape[0], 1.0 / sample_rate_hz)
-    return float(frequencies[min(np.searchsorted(cumulative, energy), len(frequencies) - 1)])
+    spectra = [position_spectrum(q, rate) + (len(q) / rate,) for q, rate in recordings]
+    grid = min((f for f, _, _ in spectra), key=lambda f: f[1] if len(f) > 1 else np.inf)
+    top = min(f[-1] for f, _, _ in spectra)
+    grid = grid[grid <= top]
+    total = sum(duration * np.interp(grid, f, p) for f, p, duration in spectra)
+    cumulative = np.cumsum(total) / max(float(total.sum()), 1e-300)
+    return float(grid[min(np.searchsorted(cumulative, energy), len(grid) - 1)])
 
 
-def rule_of_thumb_cutoffs(q: np.ndarray, sample_rate_hz: float) -> tuple[float, float, float]:
+def rule_of_thumb_cutoffs(
+    recordings: list[tuple[np.ndarray, float]],
+) -> tuple[float, float, float]:
     """``(omega_dyn, omega_q, omega_f)`` in Hz from paper C §2.3's rules of thumb.
 
-    ``omega_dyn`` is taken as the excitation bandwidth; ``omega_q = 10 omega_dyn`` (the top of the
-    recommended ``[2, 10] omega_dyn``), ``omega_f = 2 omega_dyn``; both are capped below Nyquist.
+    ``omega_dyn`` is taken as the excitation bandwidth of all recordings together;
+    ``omega_q = 10 omega_dyn`` (the top of the recommended ``[2, 10] omega_dyn``),
+    ``omega_f = 2 omega_dyn``; both are capped at 40 % of the lowest sample rate. The bandwidth
+    is floored at the resolution of the longest recording's spectrum (10 / duration).
     """
-    omega_dyn = max(excitation_bandwidth_hz(q, sample_rate_hz), 10.0 * sample_rate_hz / len(q))
-    cap = 0.4 * sample_rate_hz
+    rate = min(r for _, r in recordings)
+    longest = max(len(q) / r for q, r in recordings)
+    omega_dyn = max(excitation_bandwidth_hz(recordings), 10.0 / longest)
+    cap = 0.4 * rate
     return omega_dyn, min(10.0 * omega_dyn, cap), min(2.0 * omega_dyn, cap)

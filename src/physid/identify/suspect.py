@@ -1,0 +1,427 @@
+"""Plausibility checks on well-formed but wrong data: one-line reasons for ``status: "suspect"``.
+
+The loader (:mod:`physid.data`) rejects malformed files. Data that are well formed but wrong
+(time in milliseconds, angles in degrees, torques of the wrong sign or scale, torque columns in
+another joint order) still identify *something*, with a good fit, and would come back ``ok``.
+These checks compare each recording with what any robot recording and the URDF prior imply:
+
+1. the sample rate of a robot recording lies between 10 Hz and 100 kHz;
+2. revolute joint angles stay within one turn, or within the URDF limits, and joints move at
+   joint-side speeds;
+3. the measured torques follow the URDF's static gravity torque ``g(q)`` with a common scale
+   near 1 on the gravity-loaded joints, each joint following its own gravity torque.
+
+Every threshold is generous: a false alarm on good data costs more trust than a missed oddity
+costs results, and none of the checks fires on the shipped KUKA LWR4+ and Staubli TX40
+recordings (tests/test_suspect.py). The functions are pure (NumPy, SciPy, Pinocchio).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+import scipy.signal
+
+from physid.data import Trajectory
+from physid.model import RobotModel, is_revolute
+
+# 1. Time. The slowest robot controllers log at tens of Hz and the fastest drive loops at tens of
+# kHz; 10 Hz .. 100 kHz holds all of them with a factor of >= 3 to spare, while time in ms (or
+# us) moves a 1 kHz recording to 1 Hz (or 1 mHz), and time in minutes moves it up by 60.
+SAMPLE_RATE_RANGE_HZ = (10.0, 100e3)
+
+# 2. Angles. The loader's margin: a revolute angle beyond its bound by more than 0.5 rad (29 deg)
+# is no calibration offset. The bound is one turn (2 pi), or the URDF limit where that is wider.
+ANGLE_MARGIN_RAD = 0.5
+# URDF limits wider than this (or non-finite, or lower >= upper, which is how Pinocchio stores a
+# revolute without <limit lower/upper>) mean "unlimited".
+_LIMIT_MEANINGFUL_RAD = 100.0
+# Joint-side speeds of industrial arms top out near 20 rad/s (fast wrists, 1100 deg/s) and of
+# SCARA wrists near 50 rad/s; a 99th-percentile speed above 50 rad/s is motor-side or degrees
+# (degrees multiply every speed by 57: 1 rad/s looks like 57 rad/s).
+MAX_JOINT_SPEED_RAD_S = 50.0
+
+# 3. Torques. All signals are low-passed at 10 Hz (the content of excitation trajectories lies
+# well below it) and sampled at about 10 points per cut-off period.
+FILTER_CUTOFF_HZ = 10.0
+# A joint is gravity-loaded when the variation of its URDF gravity torque over the recording is
+# at least 10 % of the largest joint's: the shoulder and elbow of an arm, not its wrist, whose
+# small gravity torque is easily buried by friction and an imperfect CAD centre of mass (the
+# KUKA wrist joints measure correlations -0.1 .. 0.2 with theirs).
+GRAVITY_JOINT_FRACTION = 0.1
+# Below this variation [N m] the gravity torque is zero up to rounding: a horizontal robot.
+GRAVITY_FLOOR_NM = 1e-3
+# Correlations below this (after friction and inertia are taken out, see
+# :func:`gravity_comparison`) mean "does not follow": gravity would explain < 9 % of the variance.
+# Real data measure 0.89 .. 1.0 on gravity-loaded joints (>= 0.64 on 3 s thirds of them).
+MIN_CORRELATION = 0.3
+# A URDF from CAD gets the masses and first moments within tens of percent: a robot-wide scale
+# outside [0.5, 2] is a units or drive-gain error (real data measure 0.95 .. 0.98; 3 s thirds of
+# them 0.95 .. 1.40).
+SCALE_RANGE = (0.5, 2.0)
+# Two gravity-loaded joints may disagree through a poor CAD link (each within tens of percent),
+# but not 3-fold (real data: largest / smallest per-joint scale <= 1.15; thirds <= 1.6).
+JOINT_SCALE_RATIO = 3.0
+# A joint's gravity torque is "followed by another column" when that column at least halves the
+# part that its own column leaves unexplained (1 - r^2), reaching a correlation >= 0.9.
+SWAP_IMPROVEMENT = 0.5
+SWAP_MIN_CORRELATION = 0.9
+# Fewer filtered samples than this carry too little of a motion to judge torques on.
+_MIN_SAMPLES = 50
+
+# The identified moving mass: a CAD model's total mass is within a few percent of the robot's,
+# so 0.5 .. 2 x is generous (the KUKA LWR4+ identifies 14.3 kg for a prior of 14.4 kg).
+MASS_RATIO_RANGE = (0.5, 2.0)
+
+
+@dataclass(frozen=True)
+class GravityComparison:
+    """How one recording's torques follow the URDF's gravity torque (see
+    :func:`gravity_comparison`). Per-joint arrays cover ``joints`` (the gravity-loaded ones)."""
+
+    joints: tuple[str, ...]  # gravity-loaded joints, model order
+    scale: float  # robot-wide least-squares scale of measured on gravity torque (stacked)
+    correlation: float  # robot-wide correlation of measured and gravity torque (stacked)
+    joint_scales: np.ndarray  # (k,) per-joint scales
+    joint_correlations: np.ndarray  # (k,) per-joint correlations
+    swap: tuple[str, str, float, float] | None  # (joint, other column, r own, r other)
+
+
+def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
+    """One-line reasons why these recordings look wrong; empty when nothing looks suspect.
+
+    Per recording (named by its ``source``, else ``recording k``): the time check, the angle
+    check, then the torque checks. The torque checks need radians (the gravity torque is
+    computed from the angles), so they are skipped for a recording whose angles look like
+    degrees: the one reason is the cause, not its consequences. They do not need seconds (see
+    :func:`gravity_comparison`), so they still run when the time looks wrong.
+    """
+    reasons: list[str] = []
+    for k, trajectory in enumerate(trajectories):
+        name = trajectory.source or f"recording {k + 1}"
+        rate = sample_rate_hz(trajectory)
+        time = time_reason(rate)
+        if time is not None:
+            reasons.append(f"{name}: {time}")
+        time_ok = time is None
+        angles = degrees_reason(model, trajectory, rate if time_ok else None)
+        if angles is not None:
+            reasons.append(f"{name}: {angles}")
+            continue
+        reasons.extend(f"{name}: {reason}" for reason in torque_reasons(model, trajectory))
+    return reasons
+
+
+def moving_mass_reason(estimated_mass: float, prior_mass: float) -> str | None:
+    """A reason when the identified moving mass is outside 0.5 .. 2 x the URDF's, else None.
+
+    Data that are consistently mis-scaled (torques in the wrong unit, a wrong drive gain on
+    every joint) identify a robot of the wrong mass with a perfect fit; the CAD total mass is
+    known to a few percent, so a factor of two either way cannot be the robot.
+    """
+    if not (np.isfinite(estimated_mass) and np.isfinite(prior_mass)) or prior_mass <= 0.0:
+        return None
+    ratio = estimated_mass / prior_mass
+    low, high = MASS_RATIO_RANGE
+    if low <= ratio <= high:
+        return None
+    return (
+        f"identified moving mass {estimated_mass:.4g} kg is {ratio:.2g} x the URDF's "
+        f"{prior_mass:.4g} kg (torques in another unit or wrong drive gains?)"
+    )
+
+
+def sample_rate_hz(trajectory: Trajectory) -> float:
+    """Median sample rate [1/unit of t]; the median ignores dropped samples and jitter."""
+    if trajectory.n_samples < 2:
+        return float("nan")
+    step = float(np.median(np.diff(np.asarray(trajectory.t, float))))
+    return 1.0 / step if step > 0.0 else float("nan")
+
+
+def time_reason(rate_hz: float) -> str | None:
+    """A reason when the median sample rate is not that of a robot recording (10 Hz..100 kHz)."""
+    if not np.isfinite(rate_hz):
+        return "time stamps do not increase: is t a time column in seconds?"
+    low, high = SAMPLE_RATE_RANGE_HZ
+    if rate_hz < low:
+        return (
+            f"sample rate {rate_hz:.3g} Hz is implausible for a robot recording: "
+            "is t in milliseconds?"
+        )
+    if rate_hz > high:
+        return (
+            f"sample rate {rate_hz:.3g} Hz is implausible for a robot recording: "
+            "is t in seconds (not minutes or hours)?"
+        )
+    return None
+
+
+def degrees_reason(model: RobotModel, trajectory: Trajectory, rate_hz: float | None) -> str | None:
+    """A reason when a revolute joint's angles look like degrees, else None.
+
+    A joint is flagged when its peak ``|q|`` exceeds its bound by more than 0.5 rad, the bound
+    being one turn, or the URDF limit where that is finite and wider (multi-turn joints); or,
+    when ``rate_hz`` is given (time trusted), when its 99th-percentile speed exceeds 50 rad/s.
+    A joint without URDF limits is only flagged on both counts, since the loader lets a user
+    record several turns on purpose (``allow_large_angles``).
+    """
+    speeds = None
+    if rate_hz is not None and trajectory.n_samples > _MIN_SAMPLES:
+        q = _lowpass(np.asarray(trajectory.q, float), rate_hz)
+        speeds = np.percentile(np.abs(np.gradient(q, axis=0)) * rate_hz, 99.0, axis=0)
+    for k, joint in enumerate(model.joint_names):
+        if not is_revolute(model, joint):
+            continue
+        peak = float(np.max(np.abs(trajectory.q[:, k])))
+        limit = _joint_limit(model, joint)
+        too_far = peak > max(2.0 * np.pi, limit or 0.0) + ANGLE_MARGIN_RAD
+        too_fast = speeds is not None and speeds[k] > MAX_JOINT_SPEED_RAD_S
+        if limit is None and too_far and (speeds is None or too_fast):
+            speed = "" if speeds is None else f" at {speeds[k]:.3g} rad/s"
+            return (
+                f"joint '{joint}' positions reach {peak:.4g} rad (more than a turn){speed}: "
+                "are they in degrees?"
+            )
+        if limit is not None and too_far:
+            return (
+                f"joint '{joint}' positions reach {peak:.4g}, {peak / limit:.3g} x its URDF limit "
+                f"of {limit:.3g} rad: are they in degrees?"
+            )
+        if limit is not None and too_fast:
+            return (
+                f"joint '{joint}' moves at {speeds[k]:.3g} rad/s, implausible for a robot joint: "
+                "are its positions in degrees?"
+            )
+    return None
+
+
+def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
+    """Reasons from :func:`gravity_comparison`: sign, scale and column order of the torques.
+
+    - order, first: a gravity-loaded joint whose gravity torque another column follows far
+      better than its own (:data:`SWAP_IMPROVEMENT`). Checked before the sign because two
+      swapped columns can both run against their gravity torques, which looks like a flip,
+      whereas after a true flip each column still follows its own gravity torque best;
+    - sign: the robot-wide scale and correlation are negative (r <= -0.3) and so are most
+      gravity-loaded joints' scales: a sign convention flipped for the whole robot;
+    - order, then (at most one reason): a gravity-loaded joint that does not follow its gravity
+      torque (r < 0.3), else per-joint scales more than 3 x apart;
+    - scale: the robot-wide scale lies outside [0.5, 2] while gravity is followed (r >= 0.3) and
+      the joints agree (no order reason): a units or drive-gain error is robot-wide, whereas a
+      mixed-up column drags the robot-wide scale too and is reported as such;
+    - none of these when no joint carries a significant gravity torque (a horizontal robot).
+    """
+    comparison = gravity_comparison(model, trajectory)
+    if comparison is None:
+        return []
+    s, r = comparison.scale, comparison.correlation
+    order = _order_reason(comparison)
+    if order is not None and comparison.swap is not None:
+        return [order]  # a sign flip leaves no other column to follow better
+    negative = int(np.sum(comparison.joint_scales < 0.0))
+    if s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints):
+        return [
+            "torque sign looks flipped: measured torques are anti-correlated with the URDF's "
+            f"gravity torque (scale {s:.2g}, correlation {r:.2f})"
+        ]
+    if order is not None:
+        return [order]
+    low, high = SCALE_RANGE
+    if r >= MIN_CORRELATION and not low <= s <= high:
+        return [
+            f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
+            "(wrong drive gains or units?)"
+        ]
+    return []
+
+
+def _order_reason(comparison: GravityComparison) -> str | None:
+    """The strongest sign that torque columns are not in the model's joint order, if any."""
+    prefix = "joint columns may be in another order"
+    if comparison.swap is not None:
+        joint, other, r_own, r_other = comparison.swap
+        return (
+            f"{prefix}: the gravity torque of '{joint}' is followed by the torque of '{other}' "
+            f"(correlation {r_other:.2f}), not by its own ({r_own:.2f})"
+        )
+    worst: tuple[float, str] | None = None
+    for joint, r_j in zip(comparison.joints, comparison.joint_correlations, strict=True):
+        if r_j >= MIN_CORRELATION or (worst is not None and worst[0] <= r_j):
+            continue
+        text = f"joint '{joint}' torque does not follow its gravity torque (correlation {r_j:.2f})"
+        if r_j <= -MIN_CORRELATION:
+            text += ": columns swapped, or this joint's sign flipped"
+        worst = (r_j, text)
+    if worst is not None:
+        return f"{prefix}: {worst[1]}"
+    scales = comparison.joint_scales
+    if len(scales) > 1 and scales.min() > 0.0 and scales.max() > JOINT_SCALE_RATIO * scales.min():
+        low, high = int(np.argmin(scales)), int(np.argmax(scales))
+        return (
+            f"{prefix}: the torques of '{comparison.joints[low]}' and '{comparison.joints[high]}' "
+            f"are {scales[low]:.2g} x and {scales[high]:.2g} x their gravity torques "
+            "(a robot's joints agree within tens of percent)"
+        )
+    return None
+
+
+def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComparison | None:
+    """Compare the measured torques with the URDF's static gravity torque ``g(q)``.
+
+    Only ``g(q)`` is predicted, from the angles alone: it dominates the slow shoulder and elbow
+    joints of an arm and, unlike the inertial torque, needs neither derivatives nor trustworthy
+    URDF inertias. The rest of the measured torque is taken out per joint by least squares on
+    ``[ddq_j, dq_j, sign(dq_j), 1]`` (armature and diagonal inertia, viscous and Coulomb friction,
+    offset), from both the torque and the gravity torque, before scales and correlations are
+    computed, together with the URDF's own inertial torque (free scale: the URDF inertias need
+    not be right). These nuisance columns scale with the time unit, so the comparison holds even
+    when ``t`` is not in seconds (derivatives are taken per sample).
+
+    The robot-wide scale and correlation stack the gravity-loaded joints (gravity variation
+    >= 10 % of the largest joint's). None when there is none (a horizontal robot: its gravity
+    torques are constant) or the recording is too short.
+    """
+    rate = sample_rate_hz(trajectory)
+    if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+        return None
+    q = _lowpass(np.asarray(trajectory.q, float), rate)
+    tau = _lowpass(np.asarray(trajectory.tau, float), rate)
+    step = max(1, int(rate / (10.0 * _cutoff_hz(rate))))
+    q, tau = q[::step], tau[::step]
+    dq = np.gradient(q, axis=0)
+    ddq = np.gradient(dq, axis=0)
+    gravity, inertial = _prior_torques(model, q, dq, ddq)
+    variation = gravity.std(axis=0)
+    largest = float(variation.max(initial=0.0))
+    if largest < GRAVITY_FLOOR_NM or q.shape[0] < _MIN_SAMPLES:
+        return None
+    loaded = [int(j) for j in np.flatnonzero(variation >= GRAVITY_JOINT_FRACTION * largest)]
+    nuisance = {j: _nuisance_columns(dq[:, j], ddq[:, j], inertial[:, j]) for j in loaded}
+    rt = {j: _residual(nuisance[j], tau[:, j]) for j in loaded}
+    rg = {j: _residual(nuisance[j], gravity[:, j]) for j in loaded}
+    gg = sum(float(rg[j] @ rg[j]) for j in loaded)
+    if gg <= 0.0:
+        return None
+    scale = sum(float(rt[j] @ rg[j]) for j in loaded) / gg
+    correlation = _correlation(
+        np.concatenate([rt[j] for j in loaded]), np.concatenate([rg[j] for j in loaded])
+    )
+    joint_scales = np.array([float(rt[j] @ rg[j]) / float(rg[j] @ rg[j]) for j in loaded])
+    joint_correlations = np.array([_correlation(rt[j], rg[j]) for j in loaded])
+    swap = _best_swap(model, tau, nuisance, rg, joint_correlations)
+    return GravityComparison(
+        tuple(model.joint_names[j] for j in loaded),
+        float(scale),
+        float(correlation),
+        joint_scales,
+        joint_correlations,
+        swap,
+    )
+
+
+def _best_swap(
+    model: RobotModel,
+    tau: np.ndarray,
+    nuisance: dict[int, np.ndarray],
+    rg: dict[int, np.ndarray],
+    own_correlations: np.ndarray,
+) -> tuple[str, str, float, float] | None:
+    """A gravity-loaded joint whose gravity torque another torque column follows far better.
+
+    For gravity-loaded joint a and any other joint b, column b (its friction and inertia taken
+    out as if it were joint a's) is correlated with ``g_a``. Returned, as ``(a, b, r own,
+    r other)``, when the other column reaches r >= 0.9 and at least halves the unexplained part
+    ``1 - r^2`` of a's own column; the largest such gain wins. An own column of the opposite sign
+    (r near -1) still explains its gravity torque: that is a sign flip on one joint, reported by
+    :func:`_order_reason`, not a swap. On real data the own column is always the best (a
+    joint's own torque contains its gravity torque, another's at best a similar shape): own
+    r >= 0.89, best other r <= 0.79.
+    """
+    best: tuple[float, tuple[str, str, float, float]] | None = None
+    for a, r_own in zip(nuisance, own_correlations, strict=True):
+        for b in range(model.n_joints):
+            if b == a:
+                continue
+            r_other = _correlation(_residual(nuisance[a], tau[:, b]), rg[a])
+            if r_other < SWAP_MIN_CORRELATION:
+                continue
+            unexplained_own = 1.0 - float(r_own) ** 2  # a sign-flipped own column explains
+            unexplained_other = 1.0 - r_other**2
+            if unexplained_other > SWAP_IMPROVEMENT * unexplained_own:
+                continue
+            gain = unexplained_own / max(unexplained_other, 1e-12)
+            if best is None or gain > best[0]:
+                names = (model.joint_names[a], model.joint_names[b])
+                best = (gain, (*names, float(r_own), r_other))
+    return None if best is None else best[1]
+
+
+def _prior_torques(
+    model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The URDF's static gravity torque ``g(q)`` and inertial torque ``M ddq + C dq`` (N, n).
+
+    The inertial torque is quadratic in the time unit (``ddq`` and ``dq dq`` alike), so with
+    derivatives per sample it is the true one times a constant: good as a least-squares column
+    whatever ``t`` is in.
+    """
+    pin_model = model.pin_model
+    data = pin_model.createData()
+    gravity = np.array([pin.computeGeneralizedGravity(pin_model, data, row) for row in q])
+    full = np.array([pin.rnea(pin_model, data, *state) for state in zip(q, dq, ddq, strict=True)])
+    return gravity, full - gravity
+
+
+def _nuisance_columns(dq: np.ndarray, ddq: np.ndarray, inertial: np.ndarray) -> np.ndarray:
+    """``[ddq, dq, sign(dq), 1, inertial]`` of one joint, unit-norm columns (zero ones dropped).
+
+    What the measured torque holds besides gravity: armature and diagonal inertia, viscous and
+    Coulomb friction, a torque offset, and the URDF's full inertial torque (coupling and
+    Coriolis terms, with a free scale). The Coulomb sign is 0 below 2 % of the joint's
+    99th-percentile speed, where the static friction of a joint at rest is anywhere in its band.
+    Unit norms keep the least squares well conditioned whatever the time unit makes of the
+    derivatives.
+    """
+    speed = float(np.percentile(np.abs(dq), 99.0))
+    coulomb = np.where(np.abs(dq) > 0.02 * speed, np.sign(dq), 0.0)
+    columns = [ddq, dq, coulomb, np.ones_like(dq), inertial]
+    kept = [c / np.linalg.norm(c) for c in columns if np.linalg.norm(c) > 0.0]
+    return np.column_stack(kept)
+
+
+def _residual(columns: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``y`` minus its least-squares fit on ``columns``."""
+    coefficients, *_ = np.linalg.lstsq(columns, y, rcond=None)
+    return y - columns @ coefficients
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Uncentred correlation (the residuals are already centred by the constant column)."""
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm > 0.0 else 0.0
+
+
+def _cutoff_hz(rate_hz: float) -> float:
+    """10 Hz, or 20 % of the sample rate for slower (or mis-timed) recordings."""
+    return min(FILTER_CUTOFF_HZ, 0.2 * rate_hz)
+
+
+def _lowpass(x: np.ndarray, rate_hz: float) -> np.ndarray:
+    """Zero-phase 4th-order Butterworth at :func:`_cutoff_hz` along axis 0 (no lag: the torque
+    and the angle-derived signals stay aligned)."""
+    sos = scipy.signal.butter(4, _cutoff_hz(rate_hz), fs=rate_hz, output="sos")
+    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+
+
+def _joint_limit(model: RobotModel, joint: str) -> float | None:
+    """The URDF's largest ``|limit|`` of a 1-DoF joint [rad], or None when it has none."""
+    index = model.pin_model.joints[model.pin_model.getJointId(joint)].idx_q
+    lower = float(model.pin_model.lowerPositionLimit[index])
+    upper = float(model.pin_model.upperPositionLimit[index])
+    if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+        return None
+    limit = max(abs(lower), abs(upper))
+    return limit if limit <= _LIMIT_MEANINGFUL_RAD else None

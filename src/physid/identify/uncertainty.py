@@ -1,0 +1,203 @@
+"""What the data determine: where every standard parameter comes from, and how sure it is.
+
+*Sources.* A standard parameter is ``data`` when it is a base parameter on its own (nothing
+regrouped into it) that the data excite, ``regrouped`` when the data identify only a base
+combination it belongs to (``joint_2.Izz + 0.0625 joint_3.m``), and ``prior`` when no excited
+base parameter contains it (the mass of the first link of a fixed-base arm, the inertia of a link
+about an axis it never turns about): then the reported value is the URDF's, moved only as far as
+consistency demands.
+
+*Uncertainty of the consistent estimate.* The consistency SDP (:mod:`.consistent`) is a maximum a
+posteriori problem. Its Laplace approximation at the solution, ignoring which consistency
+constraints are active (which can only make the band wider), gives the covariance of the
+standard parameters: the inverse Hessian of the negative log posterior,
+
+    H = X^T X / sigma^2 / kappa  +  prior curvature,
+
+with ``X`` the weighted regressor, ``sigma^2`` the weighted residual variance (paper C eq. 7)
+and ``kappa`` the factor by which serially correlated residuals inflate the variance of the
+least-squares estimate (median ratio of the Newey-West to the eq. 6 variances of the base
+parameters). The log-det prior ``D(J || J0) / rho^2`` has curvature ``tr(J^-1 B_a J^-1 B_b) /
+(2 rho^2)`` with ``B_a`` the pseudo-inertia basis. Standard deviations of mass, centre of mass
+and inertia about the centre of mass follow by the delta method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from physid.identify.consistent import parameter_scales
+from physid.identify.reduced import ReducedSystem
+from physid.inertia import PSEUDO_INERTIA_BASIS, mass_com_inertia_from_pi, pseudo_inertia
+from physid.model import RobotModel
+from physid.regressor import BaseParameters
+
+SOURCES = ("data", "regrouped", "prior")
+
+
+@dataclass(frozen=True)
+class BodyUncertainty:
+    """Standard deviations of one body's reported quantities."""
+
+    mass: float  # kg
+    com: np.ndarray  # (3,) m, in the joint frame
+    inertia: np.ndarray  # (3, 3) kg m^2, about the centre of mass
+    mass_source: str
+    com_source: str
+    inertia_source: str
+
+    def as_dict(self) -> dict:
+        return {
+            "mass": self.mass,
+            "com": self.com.tolist(),
+            "inertia": self.inertia.tolist(),
+            "source": {
+                "mass": self.mass_source,
+                "com": self.com_source,
+                "inertia": self.inertia_source,
+            },
+        }
+
+
+def parameter_sources(base: BaseParameters, excited: np.ndarray) -> tuple[str, ...]:
+    """``data`` / ``regrouped`` / ``prior`` for every standard parameter (module docstring)."""
+    n_standard = len(base.independent) + len(base.dependent)
+    sources = ["prior"] * n_standard
+    for row, index in enumerate(base.independent):
+        if excited[row]:
+            sources[index] = "regrouped" if np.any(base.beta[row] != 0.0) else "data"
+    for column, index in enumerate(base.dependent):
+        if np.any((base.beta[:, column] != 0.0) & excited):
+            sources[index] = "regrouped"
+    return tuple(sources)
+
+
+def _logdet_curvature(J: np.ndarray) -> np.ndarray:
+    """Hessian of ``-log det J(pi) + tr(J0^-1 J(pi))`` in pi: ``tr(J^-1 B_a J^-1 B_b)``."""
+    inverse = np.linalg.inv(J)
+    left = np.einsum("ij,ajk->aik", inverse, PSEUDO_INERTIA_BASIS)
+    return np.einsum("aij,bji->ab", left, left)
+
+
+def posterior_covariance(
+    model: RobotModel,
+    system: ReducedSystem,
+    weights: np.ndarray,
+    theta: np.ndarray,
+    prior: np.ndarray,
+    *,
+    noise_variance: float,
+    inflation: float = 1.0,
+    prior_std_relative: float | None = 0.3,
+    prior_total_mass_std_relative: float | None = None,
+    prior_metric: str = "logdet",
+) -> np.ndarray:
+    """Laplace covariance (p, p) of the consistent MAP estimate (module docstring).
+
+    Mirrors the objective of :func:`physid.identify.consistent.consistent_least_squares`
+    (halved: that objective is twice a negative log posterior).
+    """
+    layout = model.layout
+    n_params = layout.size
+    X, _ = system.stacked(np.arange(n_params), weights)
+    hessian = X.T @ X / (noise_variance * inflation)
+    scales = parameter_scales(model, prior)
+    rows = system.n_samples * system.n_joints
+    n_inertial = layout.n_inertial
+    if prior_std_relative is None:
+        precision = 1e-8 * rows * np.ones(n_inertial)
+        hessian[:n_inertial, :n_inertial] += np.diag(precision / scales[:n_inertial] ** 2)
+    elif prior_metric == "logdet":
+        for k in range(len(layout.body_joints)):
+            block = slice(10 * k, 10 * k + 10)
+            curvature = _logdet_curvature(pseudo_inertia(theta[block]))
+            hessian[block, block] += 0.5 * curvature / prior_std_relative**2
+    else:
+        hessian[:n_inertial, :n_inertial] += np.diag(
+            1.0 / (prior_std_relative**2 * scales[:n_inertial] ** 2)
+        )
+    joint_terms = np.arange(n_inertial, n_params)
+    hessian[joint_terms, joint_terms] += 1e-8 * rows / scales[joint_terms] ** 2
+    masses = np.arange(0, n_inertial, 10)
+    prior_mass = float(np.sum(prior[masses]))
+    if prior_total_mass_std_relative is not None and prior_mass > 0:
+        mass_std = prior_total_mass_std_relative * prior_mass
+        hessian[np.ix_(masses, masses)] += 1.0 / mass_std**2
+    hessian = 0.5 * (hessian + hessian.T)
+    return np.linalg.pinv(hessian, rcond=1e-14, hermitian=True)
+
+
+def _mass_com_inertia_vector(pi: np.ndarray) -> np.ndarray:
+    mass, com, inertia = mass_com_inertia_from_pi(pi)
+    return np.concatenate([[mass], com, inertia.reshape(-1)])
+
+
+def _worst(sources: list[str]) -> str:
+    return max(sources, key=SOURCES.index)
+
+
+def body_uncertainties(
+    model: RobotModel, theta: np.ndarray, covariance: np.ndarray, sources: tuple[str, ...]
+) -> dict[str, BodyUncertainty]:
+    """Delta-method standard deviations of mass, com and inertia about the com, per body.
+
+    The source of a reported quantity is the weakest of the standard parameters it depends on:
+    mass on ``m``; com on ``m, mx, my, mz``; inertia about the com on all ten.
+    """
+    result = {}
+    for joint in model.layout.body_joints:
+        block = model.layout.body_slice(joint)
+        pi = theta[block]
+        step = 1e-6 * np.maximum(np.abs(pi), 1e-6 * max(abs(pi[0]), 1e-3))
+        jacobian = np.column_stack(
+            [
+                (
+                    _mass_com_inertia_vector(pi + step[a] * np.eye(10)[a])
+                    - _mass_com_inertia_vector(pi - step[a] * np.eye(10)[a])
+                )
+                / (2 * step[a])
+                for a in range(10)
+            ]
+        )
+        variance = np.einsum("ia,ab,ib->i", jacobian, covariance[block, block], jacobian)
+        std = np.sqrt(np.clip(variance, 0.0, None))
+        body_sources = list(sources[block])
+        result[joint] = BodyUncertainty(
+            float(std[0]),
+            std[1:4],
+            std[4:].reshape(3, 3),
+            body_sources[0],
+            _worst(body_sources[:4]),
+            _worst(body_sources),
+        )
+    return result
+
+
+def moving_mass_std(model: RobotModel, covariance: np.ndarray) -> float:
+    """Standard deviation of the total moving mass [kg]."""
+    masses = np.arange(0, model.layout.n_inertial, 10)
+    return float(np.sqrt(max(covariance[np.ix_(masses, masses)].sum(), 0.0)))
+
+
+def prior_decided(
+    model: RobotModel,
+    bodies: dict[str, BodyUncertainty],
+    sources: tuple[str, ...],
+) -> list[str]:
+    """Names of the reported quantities that the URDF prior alone decides."""
+    names = []
+    for joint, body in bodies.items():
+        quantities = [
+            q for q, s in (("mass", body.mass_source), ("com", body.com_source)) if s == "prior"
+        ]
+        if body.inertia_source == "prior":
+            quantities.append("inertia")
+        if quantities:
+            names.append(f"{joint} {'/'.join(quantities)}")
+    layout = model.layout
+    for index in range(layout.n_inertial, layout.size):
+        if sources[index] == "prior":
+            names.append(layout.names[index])
+    return names
