@@ -10,11 +10,11 @@ from conftest import KUKA, TX40, require_dataset
 from physid.errors import InputError
 from physid.model import Transmission, build_robot_model, load_urdf
 from physid.regressor import (
-    predict_torques,
     base_parameters,
     data_rank_deficiency,
     joint_term_regressor,
     observation_matrix,
+    predict_torques,
 )
 from physid.sim.arm import arm6_model, arm6_urdf_path, true_parameters
 

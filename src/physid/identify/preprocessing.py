@@ -126,7 +126,8 @@ def resolve_preprocessing(
     An unset Butterworth cut-off is ``omega_q = 10 omega_dyn`` of the pooled excitation bandwidth;
     an unset decimation cut-off is ``omega_q`` as well (module docstring), raised until at least
     20 equations per parameter remain, and dropped (no decimation) if the ceiling (40 % of the
-    sample rate) leaves too few. A user-given decimation is kept, with a note when it leaves too few.
+    sample rate) leaves too few. A user-given decimation is kept, with a note when it leaves
+    too few.
     The ``given`` method is not decimated unless asked to.
     """
     notes: list[str] = []
