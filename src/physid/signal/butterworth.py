@@ -34,7 +34,11 @@ def zero_phase_lowpass(
     """Forward-backward Butterworth of the given order along axis 0 (gain |H|^2, no phase lag)."""
     _check_cutoff(cutoff_hz, sample_rate_hz, name)
     sos = scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
-    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+    # Odd extension over three periods of the cut-off (scipy's default is a few samples): the
+    # filter's start-up transient then settles inside the padding, not in the first and last
+    # samples of the recording, where it made spikes in the derivatives.
+    padlen = min(int(np.ceil(3.0 * sample_rate_hz / cutoff_hz)), x.shape[0] - 1)
+    return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
 
 
 def classical_derivatives(
