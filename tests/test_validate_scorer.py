@@ -79,10 +79,13 @@ def test_validate_equals_an_independent_scorer_on_tx40(tmp_path):
     require_dataset(TX40)
     example = EXAMPLES / "staubli_tx40"
     config_text = (example / "config.yaml").read_text()
-    # Joint terms only (the scorer does not write out the coupled wrist); paper C's filter.
+    # Joint terms only (the scorer does not write out the coupled wrist), plain sign(dq);
+    # paper C's filter.
     config_path = tmp_path / "config.yaml"
     config_path.write_text(
-        config_text.replace("coupled_motor_terms: true", "coupled_motor_terms: false")
+        config_text.replace("coupled_motor_terms: true", "coupled_motor_terms: false").replace(
+            "coulomb_deadband: 0.01", ""
+        )
     )
     urdf = TX40 / "tx40_mdh_modified.urdf"
     recording = example / "recording.yaml"

@@ -137,8 +137,8 @@ def resolve_preprocessing(
     if options.method == "classical" and butterworth is None:
         butterworth = omega_q
         notes.append(
-            f"Butterworth cut-off {omega_q:.3g} Hz = 10 x the excitation bandwidth "
-            f"{omega_dyn:.3g} Hz"
+            f"Butterworth cut-off {omega_q:.3g} Hz: the positions' measurable band (at least 10 x "
+            f"the excitation bandwidth {omega_dyn:.3g} Hz)"
         )
     n_joints = trajectories[0].q.shape[1]
     needed = MIN_EQUATIONS_PER_PARAMETER * n_parameters
