@@ -65,7 +65,7 @@ def test_validate_equals_an_independent_scorer_on_kuka(tmp_path):
     config = load_config(None)
     trajectory = load_trajectories(files[:1], robot_for(urdf, config), config)[0]
     independent = _independent_error(urdf, params, trajectory)
-    # Measured: 2.653 % by physid validate and by the independent scorer; plain OLS with the
+    # Measured: 2.71 % by physid validate and by the independent scorer; plain OLS with the
     # dataset's own derivatives 2.58 %, with this 10 x bandwidth filter 2.77 % (README).
     assert report.overall["relative_error"] == pytest.approx(independent, rel=0.01)
     assert report.overall["relative_error"] == pytest.approx(

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from physid.config import FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
+from physid.identify.suspect import sample_rate_hz
 from physid.signal.butterworth import Decimation, rule_of_thumb_cutoffs
 
 MIN_EQUATIONS_PER_PARAMETER = 20
@@ -93,11 +92,6 @@ def preprocessing_from_dict(document: dict, source: str = "params.json") -> Prep
         raise InputError(f"preprocessing: unreadable ({error})", source=source) from None
     bandwidth = document.get("excitation_bandwidth_hz")
     return Preprocessing(filter_config, None if bandwidth is None else float(bandwidth))
-
-
-def sample_rate_hz(trajectory: Trajectory) -> float:
-    """Nominal sample rate: the inverse of the median time step."""
-    return 1.0 / float(np.median(np.diff(trajectory.t)))
 
 
 def is_resolved(options: FilterConfig) -> bool:
