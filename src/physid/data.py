@@ -58,6 +58,14 @@ class Trajectory:
     def n_samples(self) -> int:
         return len(self.t)
 
+    @property
+    def sample_rate_hz(self) -> float:
+        """Median sample rate [1/unit of t]; the median ignores dropped samples and jitter."""
+        if self.n_samples < 2:
+            return float("nan")
+        step = float(np.median(np.diff(np.asarray(self.t, float))))
+        return 1.0 / step if step > 0.0 else float("nan")
+
     def time_slice(self, start: int, stop: int) -> Trajectory:
         """Rows ``start:stop`` as a new trajectory."""
         cut = slice(start, stop)

@@ -143,11 +143,9 @@ def _comparison(
         "ratio_to_noise_floor": result.validation.relative_error / floor,
         "base_parameters_within_3_sigma": float(np.mean(np.abs(z_scores) < 3.0)),
         "total_moving_mass_kg": {
-            "true": float(sum(theta_true[layout.body_slice(j)][0] for j in layout.body_joints)),
+            "true": layout.total_mass(theta_true),
             "identified": result.moving_mass(),
-            "urdf_prior": float(
-                sum(model.prior_parameters()[layout.body_slice(j)][0] for j in layout.body_joints)
-            ),
+            "urdf_prior": layout.total_mass(model.prior_parameters()),
         },
         "joint_terms": joint_terms,
         "base_parameters": base_rows,

@@ -118,6 +118,15 @@ class ParameterLayout:
     def n_inertial(self) -> int:
         return 10 * len(self.body_joints)
 
+    @property
+    def mass_indices(self) -> np.ndarray:
+        """Indices of the bodies' masses in the standard parameter vector."""
+        return np.arange(0, self.n_inertial, 10)
+
+    def total_mass(self, theta: np.ndarray) -> float:
+        """Total mass of the moving bodies [kg] of standard parameters ``theta``."""
+        return float(np.sum(np.asarray(theta)[self.mass_indices]))
+
     def body_slice(self, joint: str) -> slice:
         """Slice of the ten inertial parameters of the body moved by ``joint``."""
         k = self.body_joints.index(joint)

@@ -70,6 +70,7 @@ _ANNOTATION_KEYS = ("std", "source", "prior")  # per body / joint, beside the va
 def annotate_document(
     document: dict,
     model: RobotModel,
+    theta: np.ndarray,
     prior: np.ndarray,
     theta_std: np.ndarray,
     sources: tuple[str, ...],
@@ -96,7 +97,7 @@ def annotate_document(
         terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}
     document["standard_parameters"] = {
         "names": list(layout.names),
-        "values": None,  # filled by the caller with theta
+        "values": theta.tolist(),
         "std": theta_std.tolist(),
         "prior": prior.tolist(),
         "source": list(sources),

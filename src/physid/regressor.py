@@ -39,8 +39,9 @@ def inertial_regressor(
     return out
 
 
-def _sign_with_deadband(speed: np.ndarray, deadband: np.ndarray | float | None) -> np.ndarray:
-    """``sign(speed)``, and 0 where ``|speed| < deadband`` (per column; None: no deadband)."""
+def coulomb_sign(speed: np.ndarray, deadband: np.ndarray | float | None) -> np.ndarray:
+    """The Coulomb friction column: ``sign(speed)``, and 0 where ``|speed| < deadband`` (per
+    column, the joint's own units; None: no deadband). The one place this rule lives."""
     if deadband is None:
         return np.sign(speed)
     return np.where(np.abs(speed) < deadband, 0.0, np.sign(speed))
@@ -61,7 +62,7 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
     layout = model.layout
     n_samples, n_joints = dq.shape
     columns = []
-    sign = _sign_with_deadband(dq, model.coulomb_deadband)
+    sign = coulomb_sign(dq, model.coulomb_deadband)
     per_term = {"fv": dq, "fc": sign, "offset": np.ones_like(dq), "Ia": ddq}
     for j in range(n_joints):
         for term in layout.joint_terms:
@@ -81,7 +82,7 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
             # |s| keeps fcm = |s| * (motor Coulomb torque) >= 0 whatever the gear direction.
             motor_speed = dq @ row / abs(scale)  # joint-side units, comparable to the deadband
             deadband = None if model.coulomb_deadband is None else model.coulomb_deadband[k]
-            columns.append(np.outer(_sign_with_deadband(motor_speed, deadband), row / abs(scale)))
+            columns.append(np.outer(coulomb_sign(motor_speed, deadband), row / abs(scale)))
     if not columns:
         return np.zeros((n_samples, n_joints, 0))
     return np.stack(columns, axis=-1)

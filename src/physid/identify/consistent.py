@@ -173,7 +173,7 @@ def consistent_least_squares(
     rows = system.n_samples * system.n_joints
     inertial = np.arange(layout.n_inertial)
     joint_terms = np.arange(layout.n_inertial, n_params)
-    masses = inertial[::10]
+    masses = layout.mass_indices
     x = cp.Variable(n_params)
     theta = prior + cp.multiply(scales, x)
     objective = cp.sum_squares((X * scales) @ x - (u - X @ prior)) / noise_variance
@@ -184,7 +184,7 @@ def consistent_least_squares(
         objective += inertial_precision * cp.sum_squares(x[inertial])
     if joint_terms.size:
         objective += 1e-8 * rows * cp.sum_squares(x[joint_terms])
-    prior_mass = float(np.sum(prior[masses]))
+    prior_mass = layout.total_mass(prior)
     if prior_total_mass_std_relative is not None and prior_mass > 0:
         mass_std = prior_total_mass_std_relative * prior_mass
         objective += cp.square((cp.sum(theta[masses]) - prior_mass) / mass_std)

@@ -106,8 +106,7 @@ class IdentificationResult:
     def moving_mass(self) -> float:
         """Total mass of the moving bodies [kg] of the consistent estimate (else the prior)."""
         theta = self.theta if self.theta is not None else self.model.prior_parameters()
-        layout = self.model.layout
-        return float(sum(theta[layout.body_slice(j)][0] for j in layout.body_joints))
+        return self.model.layout.total_mass(theta)
 
 
 def observations_of(
@@ -358,8 +357,8 @@ def identify(
         train_filtered = fit_metrics(observations.tau, predicted)
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
-        mass = float(sum(theta[model.layout.body_slice(j)][0] for j in model.layout.body_joints))
-        reason = moving_mass_reason(mass, float(np.sum(prior[: model.layout.n_inertial : 10])))
+        layout = model.layout
+        reason = moving_mass_reason(layout.total_mass(theta), layout.total_mass(prior))
         if reason:
             suspect.append(reason)
         status = "suspect" if suspect else "ok"
@@ -425,7 +424,7 @@ def _prior_decided_warnings(
 def _total_mass_prior_warnings(
     model: RobotModel, prior: np.ndarray, relative_std: float, mass_std: float, free_std: float
 ) -> list[str]:
-    prior_mass = float(np.sum(prior[: model.layout.n_inertial : 10]))
+    prior_mass = model.layout.total_mass(prior)
     if not mass_std < 0.5 * free_std:
         return []
     return [

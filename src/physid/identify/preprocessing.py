@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from physid.config import FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
-from physid.identify.suspect import sample_rate_hz
 from physid.signal.butterworth import Decimation, rule_of_thumb_cutoffs
 
 MIN_EQUATIONS_PER_PARAMETER = 20
@@ -106,7 +105,7 @@ def is_resolved(options: FilterConfig) -> bool:
 def _kept_equations(trajectories: list[Trajectory], cutoff_hz: float, n_joints: int) -> int:
     total = 0
     for trajectory in trajectories:
-        decimation = Decimation.for_cutoff(sample_rate_hz(trajectory), cutoff_hz)
+        decimation = Decimation.for_cutoff(trajectory.sample_rate_hz, cutoff_hz)
         margin = decimation.settling_samples
         total += max(0, (trajectory.n_samples - 2 * margin) // decimation.factor)
     return total * n_joints
@@ -125,7 +124,7 @@ def resolve_preprocessing(
     The ``given`` method is not decimated unless asked to.
     """
     notes: list[str] = []
-    recordings = [(t.q, sample_rate_hz(t)) for t in trajectories]
+    recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
     omega_dyn, omega_q, _ = rule_of_thumb_cutoffs(recordings)
     butterworth = options.butterworth_cutoff_hz
     if options.method == "classical" and butterworth is None:

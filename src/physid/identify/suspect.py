@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-import scipy.signal
 
 from physid.data import Trajectory
 from physid.model import RobotModel, is_revolute
+from physid.signal.butterworth import zero_phase_lowpass
 
 # 1. Time. The slowest robot controllers log at tens of Hz and the fastest drive loops at tens of
 # kHz; 10 Hz .. 100 kHz holds all of them with a factor of >= 3 to spare, while time in ms (or
@@ -101,7 +101,7 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
     reasons: list[str] = []
     for k, trajectory in enumerate(trajectories):
         name = trajectory.source or f"recording {k + 1}"
-        rate = sample_rate_hz(trajectory)
+        rate = trajectory.sample_rate_hz
         time = time_reason(rate)
         if time is not None:
             reasons.append(f"{name}: {time}")
@@ -131,14 +131,6 @@ def moving_mass_reason(estimated_mass: float, prior_mass: float) -> str | None:
         f"identified moving mass {estimated_mass:.4g} kg is {ratio:.2g} x the URDF's "
         f"{prior_mass:.4g} kg (torques in another unit or wrong drive gains?)"
     )
-
-
-def sample_rate_hz(trajectory: Trajectory) -> float:
-    """Median sample rate [1/unit of t]; the median ignores dropped samples and jitter."""
-    if trajectory.n_samples < 2:
-        return float("nan")
-    step = float(np.median(np.diff(np.asarray(trajectory.t, float))))
-    return 1.0 / step if step > 0.0 else float("nan")
 
 
 def time_reason(rate_hz: float) -> str | None:
@@ -284,7 +276,7 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     >= 10 % of the largest joint's). None when there is none (a horizontal robot: its gravity
     torques are constant) or the recording is too short.
     """
-    rate = sample_rate_hz(trajectory)
+    rate = trajectory.sample_rate_hz
     if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
         return None
     q = _lowpass(np.asarray(trajectory.q, float), rate)
@@ -412,8 +404,7 @@ def _cutoff_hz(rate_hz: float) -> float:
 def _lowpass(x: np.ndarray, rate_hz: float) -> np.ndarray:
     """Zero-phase 4th-order Butterworth at :func:`_cutoff_hz` along axis 0 (no lag: the torque
     and the angle-derived signals stay aligned)."""
-    sos = scipy.signal.butter(4, _cutoff_hz(rate_hz), fs=rate_hz, output="sos")
-    return scipy.signal.sosfiltfilt(sos, x, axis=0)
+    return zero_phase_lowpass(x, rate_hz, _cutoff_hz(rate_hz), 4)
 
 
 def _joint_limit(model: RobotModel, joint: str) -> float | None:

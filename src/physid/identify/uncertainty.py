@@ -120,8 +120,8 @@ def posterior_covariance(
         )
     joint_terms = np.arange(n_inertial, n_params)
     hessian[joint_terms, joint_terms] += 1e-8 * rows / scales[joint_terms] ** 2
-    masses = np.arange(0, n_inertial, 10)
-    prior_mass = float(np.sum(prior[masses]))
+    masses = layout.mass_indices
+    prior_mass = layout.total_mass(prior)
     if prior_total_mass_std_relative is not None and prior_mass > 0:
         mass_std = prior_total_mass_std_relative * prior_mass
         hessian[np.ix_(masses, masses)] += 1.0 / mass_std**2
@@ -177,7 +177,7 @@ def body_uncertainties(
 
 def moving_mass_std(model: RobotModel, covariance: np.ndarray) -> float:
     """Standard deviation of the total moving mass [kg]."""
-    masses = np.arange(0, model.layout.n_inertial, 10)
+    masses = model.layout.mass_indices
     return float(np.sqrt(max(covariance[np.ix_(masses, masses)].sum(), 0.0)))
 
 

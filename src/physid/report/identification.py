@@ -23,6 +23,7 @@ from physid.inertia import mass_com_inertia_from_pi
 from physid.io import atomic_output_dir, to_json_text
 from physid.model import RobotModel, is_revolute
 from physid.params_file import FORMAT, annotate_document, params_document
+from physid.regressor import coulomb_sign
 from physid.report import figures
 
 
@@ -40,16 +41,16 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
         annotate_document(
             document,
             model,
+            result.theta,
             result.prior,
             result.theta_std,
             result.sources,
             {joint: body.as_dict() for joint, body in result.bodies.items()},
         )
-        document["standard_parameters"]["values"] = result.theta.tolist()
         document["moving_mass"] = {
             "value": result.moving_mass(),
             "std": result.moving_mass_std,
-            "prior": float(np.sum(result.prior[: model.layout.n_inertial : 10])),
+            "prior": model.layout.total_mass(result.prior),
         }
     if result.gravity is not None:
         document["extra"]["gravity_estimate"] = {
@@ -202,11 +203,8 @@ def friction_torque(
 ) -> np.ndarray:
     """``fv*dq + fc*sign(dq) + offset`` (N, n), with the model's Coulomb deadband (sign 0 below
     it), exactly as the prediction contains it: subtracting it leaves the rigid-body part."""
-    sign = np.sign(dq)
-    if deadband is not None:
-        sign = np.where(np.abs(dq) < deadband, 0.0, sign)
     fv, fc, offset = coefficients.T
-    return fv * dq + fc * sign + offset
+    return fv * dq + fc * coulomb_sign(dq, deadband) + offset
 
 
 def friction_residuals(
@@ -597,7 +595,7 @@ def _status_box(result: IdentificationResult) -> str:
 
 
 def _moving_mass_text(result: IdentificationResult, total_mass_prior: float | None) -> str:
-    prior_mass = float(np.sum(_prior_of(result)[: result.model.layout.n_inertial : 10]))
+    prior_mass = result.model.layout.total_mass(_prior_of(result))
     text = f"{_fmt(result.moving_mass())} ± {_fmt(result.moving_mass_std, 2)} kg"
     text += f" (URDF prior {_fmt(prior_mass)} kg)"
     if total_mass_prior is not None:
@@ -689,7 +687,7 @@ def report_html(
         )
     all_warnings = list(result.warnings) + list(provenance.get("warnings_from_data") or [])
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in all_warnings) or "<li>none</li>"
-    prior_mass = float(np.sum(_prior_of(result)[: model.layout.n_inertial : 10]))
+    prior_mass = model.layout.total_mass(_prior_of(result))
     mass_prior_html = (
         f"<p><b>{html.escape(_total_mass_prior_text(prior_mass, total_mass_prior))}</b>: the "
         "moving mass was pulled toward the URDF total with this weight.</p>"

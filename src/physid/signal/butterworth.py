@@ -17,6 +17,8 @@ import scipy.signal
 from physid.errors import InputError
 
 DERIVATIVE_ORDER = 2  # n_d: we need ddq
+BANDWIDTH_ENERGY = 0.99  # share of the position power below the excitation bandwidth
+MEASURABLE_SIGNAL_TO_NOISE = 100.0  # position power over its noise floor, up to the measured band
 
 
 def _check_cutoff(cutoff_hz: float, sample_rate_hz: float, name: str) -> None:
@@ -183,7 +185,7 @@ def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray,
 
 
 def excitation_bandwidth_hz(
-    recordings: list[tuple[np.ndarray, float]], energy: float = 0.99
+    recordings: list[tuple[np.ndarray, float]], energy: float = BANDWIDTH_ENERGY
 ) -> float:
     """Frequency below which ``energy`` of the position power lies, all recordings pooled.
 
@@ -192,8 +194,11 @@ def excitation_bandwidth_hz(
     frequency grid. Paper C §2.3 lets the cut-offs follow the excitation spectrum instead of the
     (unknown) highest mode ``omega_dyn``; this is that spectrum's effective bandwidth.
     """
-    grid, total = _pooled_spectrum(recordings)
-    cumulative = np.cumsum(total) / max(float(total.sum()), 1e-300)
+    return _energy_point(*_pooled_spectrum(recordings), energy)
+
+
+def _energy_point(grid: np.ndarray, power: np.ndarray, energy: float) -> float:
+    cumulative = np.cumsum(power) / max(float(power.sum()), 1e-300)
     return float(grid[min(np.searchsorted(cumulative, energy), len(grid) - 1)])
 
 
@@ -205,7 +210,8 @@ def _pooled_spectrum(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.nda
 
 
 def measurable_bandwidth_hz(
-    recordings: list[tuple[np.ndarray, float]], signal_to_noise: float = 100.0
+    recordings: list[tuple[np.ndarray, float]],
+    signal_to_noise: float = MEASURABLE_SIGNAL_TO_NOISE,
 ) -> float:
     """Highest frequency at which the position spectrum stands ``signal_to_noise`` above its
     noise floor (the median power of the upper half of the band: encoder quantisation and
@@ -213,7 +219,10 @@ def measurable_bandwidth_hz(
     that a controller's corrections and a trajectory's corners put above the excitation's
     nominal band are real, and the measured torque contains them.
     """
-    grid, power = _pooled_spectrum(recordings)
+    return _noise_edge(*_pooled_spectrum(recordings), signal_to_noise)
+
+
+def _noise_edge(grid: np.ndarray, power: np.ndarray, signal_to_noise: float) -> float:
     noise = float(np.median(power[grid >= 0.5 * grid[-1]]))
     above = np.flatnonzero(power > signal_to_noise * max(noise, 1e-300))
     return float(grid[above[-1]]) if above.size else float(grid[-1])
@@ -233,7 +242,8 @@ def rule_of_thumb_cutoffs(
     """
     rate = min(r for _, r in recordings)
     longest = max(len(q) / r for q, r in recordings)
-    omega_dyn = max(excitation_bandwidth_hz(recordings), 10.0 / longest)
+    grid, power = _pooled_spectrum(recordings)  # one spectrum serves both rules
+    omega_dyn = max(_energy_point(grid, power, BANDWIDTH_ENERGY), 10.0 / longest)
     cap = 0.4 * rate
-    omega_q = max(10.0 * omega_dyn, measurable_bandwidth_hz(recordings))
+    omega_q = max(10.0 * omega_dyn, _noise_edge(grid, power, MEASURABLE_SIGNAL_TO_NOISE))
     return omega_dyn, min(omega_q, cap), min(2.0 * omega_dyn, cap)
