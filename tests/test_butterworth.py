@@ -130,3 +130,28 @@ def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experi
     assert rate == pytest.approx(1000.0)
     # Measured: mean z^2 1.8 (multi-rate) vs 2.8 (single rate); 1 for a perfect estimator.
     assert multirate < 1.1 * single and multirate < 2.5
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"coulomb_deadband": -1}, "coulomb_deadband: must be >= 0"),
+        ({"coulomb_deadband": {"prismatic": -0.1}}, "coulomb_deadband.prismatic: must be >= 0"),
+        ({"coulomb_deadband": [1, 2]}, "coulomb_deadband: expected a finite number"),
+        ({"estimation": {"estimate_gravity_direction": "no"}}, "expected true or false"),
+    ],
+)
+def test_filter_and_friction_settings_are_checked(raw, message):
+    from physid.config import parse_config
+
+    with pytest.raises(InputError, match=message):
+        parse_config(raw)
+
+
+def test_a_recorded_preprocessing_with_an_unknown_method_is_refused():
+    from physid.identify.preprocessing import preprocessing_from_dict
+
+    with pytest.raises(InputError, match="method 'fourier' is not one of"):
+        preprocessing_from_dict({"method": "fourier", "butterworth_cutoff_hz": 10.0})
+    recorded = preprocessing_from_dict({"method": "classical", "butterworth_cutoff_hz": 10.0})
+    assert recorded.filter.butterworth_cutoff_hz == 10.0 and recorded.filter.method == "classical"

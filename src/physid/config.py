@@ -232,12 +232,15 @@ def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
 def _deadband(raw: Any) -> float | dict[str, float] | None:
     if raw is None:
         return None
-    if isinstance(raw, dict):
-        return {
-            str(k): config_number(v, f"coulomb_deadband.{k}", positive=False)
-            for k, v in raw.items()
-        }
-    return config_number(raw, "coulomb_deadband", positive=False)
+    values = raw if isinstance(raw, dict) else {None: raw}
+    checked = {}
+    for key, value in values.items():
+        where = "coulomb_deadband" if key is None else f"coulomb_deadband.{key}"
+        number = config_number(value, where, positive=False)
+        if number < 0:
+            raise InputError(f"config {where}: must be >= 0, got {value!r}")
+        checked[key] = number
+    return checked[None] if not isinstance(raw, dict) else {str(k): v for k, v in checked.items()}
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from physid.config import FilterConfig
+from physid.config import METHODS, FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
 from physid.signal.butterworth import Decimation, rule_of_thumb_cutoffs
@@ -77,7 +77,9 @@ class Preprocessing:
 def preprocessing_from_dict(document: dict, source: str = "params.json") -> Preprocessing:
     """Read back :meth:`Preprocessing.as_dict` (as written into ``params.json``)."""
     try:
-        method = str(document["method"])
+        method = document["method"]
+        if method not in METHODS:
+            raise ValueError(f"method {method!r} is not one of {list(METHODS)}")
         number = lambda key: None if document.get(key) is None else float(document[key])  # noqa: E731
         factor = document.get("decimation_factor")
         filter_config = FilterConfig(
