@@ -89,9 +89,10 @@ SIM_ROBOTS = ("arm5p", "arm6", "scara4")
 DEADBAND = 0.0  # Coulomb: sign(dq), set to 0 where |dq| < DEADBAND (--deadband; 0 = plain sign)
 
 
-def coulomb_sign(speed: np.ndarray) -> np.ndarray:
-    """``sign(speed)`` of the OLS columns and of the scorer (0 inside the optional deadband)."""
-    return np.where(np.abs(speed) < DEADBAND, 0.0, np.sign(speed))
+def coulomb_sign(speed: np.ndarray, deadband: float | np.ndarray | None = None) -> np.ndarray:
+    """``sign(speed)``, 0 where ``|speed| <`` the deadband (per column; None: ``--deadband``)."""
+    band = DEADBAND if deadband is None else deadband
+    return np.where(np.abs(speed) < band, 0.0, np.sign(speed))
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,14 +218,18 @@ def params_prediction(model: pin.Model, params: dict, s: States) -> np.ndarray:
         model.gravity = pin.Motion(np.asarray(gravity, float), np.zeros(3))
     data = model.createData()
     tau = np.array([pin.rnea(model, data, *x) for x in zip(s.q, s.dq, s.ddq, strict=True)])
+    bands = []
     for j, joint in enumerate(model.names[1:]):
         terms = params.get("joints", {}).get(joint, {})
         fv, fc, offset, ia = (float(terms.get(k, 0.0))
                               for k in ("viscous", "coulomb", "offset", "armature"))  # fmt: skip
-        tau[:, j] += fv * s.dq[:, j] + fc * coulomb_sign(s.dq[:, j]) + offset + ia * s.ddq[:, j]
+        # The file's own friction model: its Coulomb deadband (if it has one), else --deadband.
+        bands.append(terms.get("coulomb_deadband"))
+        sign = coulomb_sign(s.dq[:, j], bands[-1])
+        tau[:, j] += fv * s.dq[:, j] + fc * sign + offset + ia * s.ddq[:, j]
     coupled = params.get("extra", {}).get("coupled_motors", {}).get("m6")
-    if coupled:  # TX40 README: joints 5 and 6 share motor 6
-        fc_sign = coulomb_sign(s.dq[:, 4] + s.dq[:, 5])
+    if coupled:  # TX40 README: joints 5 and 6 share motor 6 (motor speed in joint-side units)
+        fc_sign = coulomb_sign(s.dq[:, 4] + s.dq[:, 5], bands[5])
         tau[:, 4] += coupled["Iam"] * s.ddq[:, 5] + coupled["fvm"] * s.dq[:, 5]
         tau[:, 5] += coupled["Iam"] * s.ddq[:, 4] + coupled["fvm"] * s.dq[:, 4]
         tau[:, 4] += coupled["fcm"] * fc_sign
@@ -296,8 +301,8 @@ def tx40_case(datasets: Path, tmp: Path) -> Case:
                    delimiter=",", header=header, comments="", fmt="%.10g")  # fmt: skip
         files.append(path)
     config = yaml.safe_load((REPO / "examples/staubli_tx40/config.yaml").read_text())
-    config.pop("filter", None)
-    config.pop("split", None)
+    for section in ("filter", "split", "coulomb_deadband"):  # defaults, as for the other robots
+        config.pop(section, None)
     config_path = tmp / "tx40_config.yaml"
     config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return Case("staubli_tx40 (real)", folder / "tx40_mdh_modified.urdf", files[:1], files[1:],

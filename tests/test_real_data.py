@@ -27,7 +27,7 @@ def kuka_files():
 def test_kuka_plain_ols_reproduces_the_published_validation_error(kuka_files):
     # Dataset README: minimal OLS (given derivatives, fv/fc/offset, 64 base columns), trained on
     # files 2+3 and validated on 1: 2.58 %. An independent check of regressor, base and LS.
-    # That reference uses a plain sign(dq), as physid does by default (no Coulomb deadband).
+    # That reference uses a plain sign(dq) (given velocities: no automatic Coulomb deadband).
     config = parse_config(
         {
             "joint_terms": ["fv", "fc", "offset"],

@@ -44,9 +44,13 @@ def _independent_error(urdf, params: dict, trajectory) -> float:
     predicted = np.array([pin.rnea(model, data, *state) for state in zip(q, dq, ddq, strict=True)])
     for k, joint in enumerate(model.names[1:]):
         terms = params["joints"][joint]
+        # The documented Coulomb deadband: sign 0 where |dq| is below the file's value.
+        sign = np.where(
+            np.abs(dq[:, k]) < terms.get("coulomb_deadband", 0.0), 0.0, np.sign(dq[:, k])
+        )
         predicted[:, k] += (
             terms.get("viscous", 0.0) * dq[:, k]
-            + terms.get("coulomb", 0.0) * np.sign(dq[:, k])
+            + terms.get("coulomb", 0.0) * sign
             + terms.get("offset", 0.0)
             + terms.get("armature", 0.0) * ddq[:, k]
         )

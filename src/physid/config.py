@@ -26,9 +26,12 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
       estimate_gravity_direction: true     # fit the base tilt (apparent gravity direction)
     allow_large_angles: false              # skip the "looks like degrees" check
-    coulomb_deadband: null                 # |dq| below it -> sign(dq) = 0: a number [rad/s] for
+    coulomb_deadband: auto                 # |dq| below it -> sign(dq) = 0. auto: per joint, at
+                                           # least 3 x the velocity noise std, widened when the
+                                           # training residual asks (docs/identify.md); 0: none;
+                                           # a number [rad/s] for
                                            # revolute joints, or {revolute: .., prismatic: [m/s],
-                                           # <joint>: ..}; default none
+                                           # <joint>: ..}
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ from physid.model import (
 )
 
 METHODS = ("classical", "irwsm1", "irwsm2", "given")
+
+
+AUTO_DEADBAND = "auto"  # coulomb_deadband chosen from the velocity noise of the data
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,7 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
-    coulomb_deadband: float | dict[str, float] | None = None
+    coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
 
 
 def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
@@ -217,7 +223,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         train_fraction=train_fraction,
         estimation=estimation,
         allow_large_angles=bool(raw.get("allow_large_angles", False)),
-        coulomb_deadband=_deadband(raw.get("coulomb_deadband")),
+        coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
     )
 
 
@@ -229,9 +235,13 @@ def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
     return value
 
 
-def _deadband(raw: Any) -> float | dict[str, float] | None:
-    if raw is None:
-        return None
+def _deadband(raw: Any) -> float | dict[str, float] | str:
+    if raw is None or raw == AUTO_DEADBAND:  # an empty YAML value means the default
+        return AUTO_DEADBAND
+    if isinstance(raw, str):
+        raise InputError(
+            f"config coulomb_deadband: expected auto, a number or a mapping, got {raw!r}"
+        )
     values = raw if isinstance(raw, dict) else {None: raw}
     checked = {}
     for key, value in values.items():
@@ -255,7 +265,9 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
         coupled_motor_terms=config.transmission.coupled_motor_terms
         if config.transmission
         else False,
-        coulomb_deadband=config.coulomb_deadband,
+        coulomb_deadband=None
+        if config.coulomb_deadband == AUTO_DEADBAND
+        else config.coulomb_deadband,
         source=str(urdf),
     )
 

@@ -20,6 +20,7 @@ from physid.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
 
 FORMAT = "physid.params/1"
 JOINT_TERM_KEYS = {"fv": "viscous", "fc": "coulomb", "offset": "offset", "Ia": "armature"}
+DEADBAND_KEY = "coulomb_deadband"  # per joint, the joint's units/s: |dq| below it -> sign 0
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,16 @@ class ParamsFile:
     extra: dict = field(default_factory=dict)
     document: dict = field(default_factory=dict)
     source: str = ""
+
+    def coulomb_deadband(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
+        """The per-joint Coulomb deadband the file was identified with (None: none recorded)."""
+        values = [self.joints.get(joint, {}).get(DEADBAND_KEY) for joint in joint_names]
+        if all(value is None for value in values):
+            return None
+        for joint, value in zip(joint_names, values, strict=True):
+            if value is not None and value < 0:
+                raise InputError(f"joints.{joint}.{DEADBAND_KEY}: must be >= 0", source=self.source)
+        return np.array([0.0 if value is None else value for value in values])
 
     @property
     def gravity(self) -> np.ndarray | None:
@@ -52,6 +63,9 @@ def params_document(model: RobotModel, theta: np.ndarray) -> dict:
         }
         for joint in layout.joint_names
     }
+    if model.coulomb_deadband is not None:  # part of the friction model: sign(dq) = 0 below it
+        for joint, deadband in zip(layout.joint_names, model.coulomb_deadband, strict=True):
+            joints[joint][DEADBAND_KEY] = float(deadband)
     coupled = {
         motor: {
             term: float(theta[layout.index(f"{motor}.{term}")]) for term in COUPLED_MOTOR_TERM_NAMES
@@ -178,6 +192,8 @@ def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
         if joint not in layout.joint_names:
             raise InputError(f"joints.{joint}: no such joint in the model", source=params.source)
         for key, value in terms.items():
+            if key == DEADBAND_KEY:
+                continue  # not a parameter: see ParamsFile.coulomb_deadband
             term = inverse_keys.get(key)
             if term is None:
                 raise InputError(f"joints.{joint}.{key}: unknown term", source=params.source)

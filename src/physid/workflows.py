@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from physid.config import IdentifyConfig, load_config, robot_for
+from physid.config import AUTO_DEADBAND, IdentifyConfig, load_config, robot_for
 from physid.data import Trajectory, load_trajectory, split_by_fraction
 from physid.errors import InputError
 from physid.identify.pipeline import IdentificationResult, identify
@@ -148,6 +148,10 @@ def run_validate(
     params = read_params(params_path)
     if params.gravity is not None:
         model = with_gravity(model, params.gravity)
+    if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with
+        model = dataclasses.replace(
+            model, coulomb_deadband=params.coulomb_deadband(model.joint_names)
+        )
     theta = standard_parameters(model, params)
     trajectories = load_trajectories(list(data), model, config)
     preprocessing = validation_filter(

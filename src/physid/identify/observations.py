@@ -19,7 +19,7 @@ from physid.errors import InputError
 from physid.identify.gravity import static_gravity_regressors
 from physid.identify.preprocessing import is_resolved, resolve_preprocessing
 from physid.model import RobotModel
-from physid.regressor import observation_matrix
+from physid.regressor import joint_term_regressor, observation_matrix
 from physid.signal.butterworth import MultirateDecimation, classical_derivatives
 
 _JITTER_TOLERANCE = 0.01  # relative deviation of a time step from the median before resampling
@@ -121,22 +121,25 @@ def _structural_columns(W: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.any(W != 0.0, axis=0).reshape(-1))
 
 
-def build_observations(
+@dataclass(frozen=True)
+class _PreparedStates:
+    """States and torques ready for the regressor, before the final decimation stage."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    decimation: MultirateDecimation | None
+    info: dict
+
+
+def _prepare(
     model: RobotModel,
     trajectory: Trajectory,
     options: FilterConfig,
-    *,
-    gravity_regressors: bool = False,
-    progress: Callable[[str], None] | None = None,
-) -> Observations:
-    """Filter, differentiate, build the regressor and decimate one trajectory.
-
-    ``options`` should be resolved (:func:`physid.identify.preprocessing.resolve_preprocessing`
-    over all training recordings); unset cut-offs are otherwise resolved on this recording alone.
-    With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built and
-    decimated alike, for estimating the direction of gravity.
-    """
-    note = progress or (lambda _message: None)
+    note: Callable[[str], None],
+) -> _PreparedStates:
     if not is_resolved(options):
         options = resolve_preprocessing(options, [trajectory], model.layout.size).filter
     dt = float(np.median(np.diff(trajectory.t)))
@@ -161,35 +164,80 @@ def build_observations(
         # built at the intermediate rate (see MultirateDecimation).
         t = t[:: decimation.first_factor]
         q, dq, ddq, tau = (decimation.first_stage(x) for x in (q, dq, ddq, tau))
+    return _PreparedStates(t, q, dq, ddq, tau, decimation, info)
+
+
+def _second_stage(prepared: _PreparedStates, columns: np.ndarray) -> np.ndarray:
+    """Stage 2 of the parallel decimation of (N, n, k) columns: (M, n, k) at the kept rows."""
+    if prepared.decimation is None:
+        return columns
+    second = prepared.decimation.second
+    rows = second.kept_rows(columns.shape[0])
+    flat = columns.reshape(columns.shape[0], -1)
+    entries = _structural_columns(columns)
+    decimated = np.zeros((rows.size, flat.shape[1]))
+    decimated[:, entries] = second.filter(flat[:, entries])[rows]
+    return decimated.reshape(rows.size, *columns.shape[1:])
+
+
+def build_observations(
+    model: RobotModel,
+    trajectory: Trajectory,
+    options: FilterConfig,
+    *,
+    gravity_regressors: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Observations:
+    """Filter, differentiate, build the regressor and decimate one trajectory.
+
+    ``options`` should be resolved (:func:`physid.identify.preprocessing.resolve_preprocessing`
+    over all training recordings); unset cut-offs are otherwise resolved on this recording alone.
+    With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built and
+    decimated alike, for estimating the direction of gravity.
+    """
+    note = progress or (lambda _message: None)
+    prepared = _prepare(model, trajectory, options, note)
+    t, q, dq, ddq, tau, info = (
+        prepared.t, prepared.q, prepared.dq, prepared.ddq, prepared.tau, prepared.info
+    )  # fmt: skip
     note("regressor")
     W = observation_matrix(model, q, dq, ddq)
     G = static_gravity_regressors(model, q) if gravity_regressors else None
-    if decimation is None:
+    if prepared.decimation is None:
         info["decimation"] = None
         return Observations(t, W, tau, q, dq, ddq, info, G)
     note("parallel decimation")
-    second = decimation.second
+    second = prepared.decimation.second
     rows = second.kept_rows(len(t))
-    n_samples, n_joints, n_params = W.shape
-    entries = _structural_columns(W)
-    flat = W.reshape(n_samples, -1)
-    W_decimated = np.zeros((rows.size, n_joints * n_params))
-    W_decimated[:, entries] = second.filter(flat[:, entries])[rows]
+    W_decimated = _second_stage(prepared, W)
     tau_decimated = second.filter(tau)[rows]
     if G is not None:
-        G = second.filter(G.reshape(n_samples, -1))[rows].reshape(rows.size, *G.shape[1:])
+        G = second.filter(G.reshape(len(t), -1))[rows].reshape(rows.size, *G.shape[1:])
     info["decimation"] = {
         "cutoff_hz": second.cutoff_hz,
-        "factor": decimation.first_factor * second.factor,
-        "intermediate_rate_hz": decimation.intermediate_rate_hz,
+        "factor": prepared.decimation.first_factor * second.factor,
+        "intermediate_rate_hz": prepared.decimation.intermediate_rate_hz,
     }
-    return Observations(
-        t[rows],
-        W_decimated.reshape(rows.size, n_joints, n_params),
-        tau_decimated,
-        q[rows],
-        dq[rows],
-        ddq[rows],
-        info,
-        G,
-    )
+    return Observations(t[rows], W_decimated, tau_decimated, q[rows], dq[rows], ddq[rows], info, G)
+
+
+def joint_term_observations(
+    model: RobotModel,
+    trajectories: list[Trajectory],
+    options: FilterConfig,
+    models_for: Callable[[np.ndarray], list[RobotModel]],
+) -> list[np.ndarray]:
+    """The joint-term block of the observation matrix (stacked like :func:`stack` of
+    :func:`build_observations`, shape (M, n, n_terms)) under each model of
+    ``models_for(rms_speed)``, where ``rms_speed`` (n,) is the RMS of the estimated velocities
+    of all trajectories (the models differ in joint-term options such as the Coulomb deadband).
+    The states are estimated once."""
+    prepared = [_prepare(model, t, options, lambda _message: None) for t in trajectories]
+    speeds = np.concatenate([p.dq for p in prepared])
+    models = models_for(np.sqrt(np.mean(speeds**2, axis=0)))
+    return [
+        np.concatenate(
+            [_second_stage(p, joint_term_regressor(candidate, p.dq, p.ddq)) for p in prepared]
+        )
+        for candidate in models
+    ]

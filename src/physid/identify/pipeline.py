@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.config import FilterConfig, IdentifyConfig
+from physid.config import AUTO_DEADBAND, FilterConfig, IdentifyConfig
 from physid.data import Trajectory
 from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
+from physid.identify.deadband import choose_deadband
 from physid.identify.essential import EssentialParameters, essential_parameters
 from physid.identify.gravity import (
     GravityEstimate,
@@ -254,6 +255,28 @@ def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
     return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
 
 
+def _automatic_deadband(
+    model: RobotModel,
+    config: IdentifyConfig,
+    preprocessing: Preprocessing,
+    train: list[Trajectory],
+    observations: Observations,
+) -> tuple[RobotModel, Preprocessing, Observations]:
+    """Config ``coulomb_deadband: auto`` (:mod:`.deadband`): the model, notes and observations
+    with the chosen deadband. A deadband given in the config or the model is kept."""
+    noise = preprocessing.velocity_noise_std
+    given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
+    if given or noise is None:
+        return model, preprocessing, observations
+    choice = choose_deadband(model, train, preprocessing.filter, observations, np.asarray(noise))
+    W = np.concatenate([observations.W[..., : model.layout.n_inertial], choice.joint_terms], -1)
+    return (
+        replace(model, coulomb_deadband=choice.deadband),
+        replace(preprocessing, notes=preprocessing.notes + (choice.note(model.joint_names),)),
+        replace(observations, W=W),
+    )
+
+
 def identify(
     model: RobotModel,
     train: list[Trajectory],
@@ -279,6 +302,9 @@ def identify(
     preprocessing = resolve_preprocessing(config.filter, train, n_estimated)
     options = preprocessing.filter
     observations = observations_of(model, train, options, note, gravity_regressors=fit_gravity)
+    model, preprocessing, observations = _automatic_deadband(
+        model, config, preprocessing, train, observations
+    )
     note("reduction")
     system = reduce_observations(observations.W, observations.tau, observations.G)
     gravity = None

@@ -15,6 +15,10 @@ recordings of slow excitations, left a few dozen samples for a hundred parameter
 the KUKA LWR4+: 52 samples for 64 base parameters, 3.5 % held-out error against 2.9 % at
 ``omega_q``). The decimation factor is lowered (the cut-off raised) until at least
 :data:`MIN_EQUATIONS_PER_PARAMETER` equations per estimated parameter remain.
+
+The same spectra give the velocity noise of the derivative filter per joint
+(:func:`physid.signal.butterworth.derivative_noise_std`), the floor of the automatic Coulomb
+deadband (:mod:`.deadband`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, replace
 from physid.config import METHODS, FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
-from physid.signal.butterworth import Decimation, rule_of_thumb_cutoffs
+from physid.signal.butterworth import Decimation, derivative_noise_std, rule_of_thumb_cutoffs
 
 MIN_EQUATIONS_PER_PARAMETER = 20
 _RAISE_STEP = 1.25  # geometric step of the decimation cut-off while too few equations remain
@@ -41,6 +45,7 @@ class Preprocessing:
     filter: FilterConfig
     excitation_bandwidth_hz: float | None
     notes: tuple[str, ...] = ()
+    velocity_noise_std: tuple[float, ...] | None = None  # per joint, joint units / s
 
     def as_dict(self) -> dict:
         f = self.filter
@@ -51,6 +56,9 @@ class Preprocessing:
             "decimation_factor": f.decimation_factor,
             "nvr": f.nvr,
             "excitation_bandwidth_hz": self.excitation_bandwidth_hz,
+            "velocity_noise_std": None
+            if self.velocity_noise_std is None
+            else list(self.velocity_noise_std),
             "notes": list(self.notes),
         }
 
@@ -92,7 +100,16 @@ def preprocessing_from_dict(document: dict, source: str = "params.json") -> Prep
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"preprocessing: unreadable ({error})", source=source) from None
     bandwidth = document.get("excitation_bandwidth_hz")
-    return Preprocessing(filter_config, None if bandwidth is None else float(bandwidth))
+    noise = document.get("velocity_noise_std")
+    try:
+        noise = None if noise is None else tuple(float(x) for x in noise)
+    except (TypeError, ValueError):
+        raise InputError(
+            "preprocessing.velocity_noise_std: not a list of numbers", source=source
+        ) from None
+    return Preprocessing(
+        filter_config, None if bandwidth is None else float(bandwidth), velocity_noise_std=noise
+    )
 
 
 def is_resolved(options: FilterConfig) -> bool:
@@ -167,10 +184,19 @@ def resolve_preprocessing(
             f"the configured decimation ({decimation:g} Hz) leaves fewer than "
             f"{MIN_EQUATIONS_PER_PARAMETER} equations per parameter ({n_parameters} parameters)"
         )
+    velocity_noise = None
+    if options.method != "given":
+        cutoff = butterworth if options.method == "classical" else omega_q
+        velocity_noise = tuple(float(x) for x in derivative_noise_std(recordings, cutoff))
+        if options.method != "classical":
+            notes.append(
+                f"velocity noise estimated for a Butterworth at {omega_q:.3g} Hz (the smoother's "
+                "own noise gain is not computed)"
+            )
     resolved = replace(
         options,
         butterworth_cutoff_hz=butterworth,
         decimation_cutoff_hz=float(decimation),
         decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
     )
-    return Preprocessing(resolved, omega_dyn, tuple(notes))
+    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise)

@@ -167,13 +167,13 @@ class MultirateDecimation:
         return scipy.signal.sosfiltfilt(sos, x, axis=0)[:: self.first_factor]
 
 
-def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
-    """Welch power spectral density of the detrended positions, summed over joints.
+def position_spectra(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
+    """Welch power spectral density of the detrended positions, one column per joint.
 
     A Hann-windowed, averaged spectrum: an unwindowed FFT of a segment cut mid-motion leaks the
     jump between its ends over every frequency (a 0.4 Hz excitation read as 6 Hz). Segments of
     at most 20 s (at least two per recording when it is longer) trade resolution for variance.
-    Returns ``(frequencies_hz, power)``.
+    Returns ``(frequencies_hz (F,), power (F, n))``, power in ``unit^2 / Hz`` (one-sided).
     """
     q = np.asarray(q, float)
     n = q.shape[0]
@@ -181,7 +181,13 @@ def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray,
     frequencies, psd = scipy.signal.welch(
         q, fs=sample_rate_hz, window="hann", nperseg=segment, detrend="linear", axis=0
     )
-    return frequencies, psd.reshape(len(frequencies), -1).sum(axis=1)
+    return frequencies, psd.reshape(len(frequencies), -1)
+
+
+def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`position_spectra` summed over joints: ``(frequencies_hz, power)``."""
+    frequencies, power = position_spectra(q, sample_rate_hz)
+    return frequencies, power.sum(axis=1)
 
 
 def excitation_bandwidth_hz(
@@ -202,11 +208,26 @@ def _energy_point(grid: np.ndarray, power: np.ndarray, energy: float) -> float:
     return float(grid[min(np.searchsorted(cumulative, energy), len(grid) - 1)])
 
 
-def _pooled_spectrum(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, np.ndarray]:
-    spectra = [position_spectrum(q, rate) + (len(q) / rate,) for q, rate in recordings]
+def _pooled_spectra(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-joint spectra of all recordings, weighted by duration, on the finest common grid."""
+    spectra = [position_spectra(q, rate) + (len(q) / rate,) for q, rate in recordings]
     grid = min((f for f, _, _ in spectra), key=lambda f: f[1] if len(f) > 1 else np.inf)
     grid = grid[grid <= min(f[-1] for f, _, _ in spectra)]
-    return grid, sum(duration * np.interp(grid, f, p) for f, p, duration in spectra)
+    pooled = sum(
+        duration * np.column_stack([np.interp(grid, f, p[:, k]) for k in range(p.shape[1])])
+        for f, p, duration in spectra
+    )
+    return grid, pooled / sum(duration for _, _, duration in spectra)
+
+
+def _pooled_spectrum(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, np.ndarray]:
+    grid, pooled = _pooled_spectra(recordings)
+    return grid, pooled.sum(axis=1)
+
+
+def _noise_floor(grid: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """Median power of the upper half of the band (white there: quantisation, sensor noise)."""
+    return np.median(power[grid >= 0.5 * grid[-1]], axis=0)
 
 
 def measurable_bandwidth_hz(
@@ -223,7 +244,7 @@ def measurable_bandwidth_hz(
 
 
 def _noise_edge(grid: np.ndarray, power: np.ndarray, signal_to_noise: float) -> float:
-    noise = float(np.median(power[grid >= 0.5 * grid[-1]]))
+    noise = float(_noise_floor(grid, power))
     above = np.flatnonzero(power > signal_to_noise * max(noise, 1e-300))
     return float(grid[above[-1]]) if above.size else float(grid[-1])
 
@@ -247,3 +268,27 @@ def rule_of_thumb_cutoffs(
     cap = 0.4 * rate
     omega_q = max(10.0 * omega_dyn, _noise_edge(grid, power, MEASURABLE_SIGNAL_TO_NOISE))
     return omega_dyn, min(omega_q, cap), min(2.0 * omega_dyn, cap)
+
+
+def derivative_noise_std(
+    recordings: list[tuple[np.ndarray, float]], cutoff_hz: float
+) -> np.ndarray:
+    """Standard deviation (n,) of the velocity noise of :func:`classical_derivatives` at
+    ``cutoff_hz``, per joint, in the joint's units per second.
+
+    The position noise is white at its floor ``N0`` (one-sided PSD of the pooled spectra, the
+    median of the upper half band); through the zero-phase Butterworth (gain ``|H|^2``) and the
+    centred difference (gain ``sin(2 pi f dt) / dt``) its variance is
+    ``integral N0 |H(f)|^4 (sin(2 pi f dt) / dt)^2 df`` over ``[0, fs/2]``, at the lowest sample
+    rate of the recordings. A velocity below a few times this value cannot be told from zero.
+    """
+    grid, pooled = _pooled_spectra(recordings)
+    noise = _noise_floor(grid, pooled)
+    rate = min(r for _, r in recordings)
+    _check_cutoff(cutoff_hz, rate, "Butterworth cut-off")
+    frequencies = np.linspace(0.0, rate / 2.0, 4097)
+    sos = scipy.signal.butter(DERIVATIVE_ORDER + 2, cutoff_hz, fs=rate, output="sos")
+    _, response = scipy.signal.sosfreqz(sos, worN=frequencies, fs=rate)
+    difference = np.sin(2.0 * np.pi * frequencies / rate) * rate
+    gain = np.trapezoid(np.abs(response) ** 4 * difference**2, frequencies)
+    return np.sqrt(noise * gain)
