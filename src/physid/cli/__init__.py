@@ -36,9 +36,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from physid.cli import impacts_commands, offline_commands, online_commands
+    from physid.cli import impacts_commands, oe_commands, offline_commands, online_commands
 
-    for module in (offline_commands, online_commands, impacts_commands):
+    for module in (offline_commands, online_commands, impacts_commands, oe_commands):
         module.register(main)
 
 

@@ -1,0 +1,25 @@
+"""Multi-contact optimal estimation of inertial parameters and trajectories (paper B).
+
+MAP estimation over a horizon (eq. 16) of the states, process noise and the inertial parameters
+of chosen bodies in the log-Cholesky or exponential-eigenvalue chart, solved by a parametrized
+Riccati recursion (eqs. 20-31) with feasibility-driven, multiple- or single-shooting rollouts and
+a merit line search (eqs. 32-38). Fixed-base and free-flyer models (IMU terms); contact phases
+are not implemented yet.
+"""
+
+from physid.oe.build import initial_guess, make_problem
+from physid.oe.measurements import Measurements, NoiseStd
+from physid.oe.problem import OEProblem
+from physid.oe.result import OEResult
+from physid.oe.solver import OEOptions, solve
+
+__all__ = [
+    "Measurements",
+    "NoiseStd",
+    "OEOptions",
+    "OEProblem",
+    "OEResult",
+    "initial_guess",
+    "make_problem",
+    "solve",
+]

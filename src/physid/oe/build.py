@@ -1,0 +1,73 @@
+"""Assemble an :class:`OEProblem` and its initial guess from recorded signals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe.dynamics import ParametrizedModel
+from physid.oe.measurements import Measurements, NoiseStd, base_dofs
+from physid.oe.problem import OEProblem
+
+
+def default_actuation(model: pin.Model) -> NDArray[np.float64]:
+    """Commands drive every joint but the free-flyer base: ``tau = [0_6; u]`` or ``tau = u``."""
+    _, bv = base_dofs(model)
+    return np.eye(model.nv)[:, bv:]
+
+
+def make_problem(
+    model: pin.Model,
+    body_joints: Sequence[str],
+    chart: str,
+    dt: float,
+    u: NDArray,
+    measurements: Measurements,
+    noise: NoiseStd | None = None,
+    *,
+    actuation: NDArray | None = None,
+    theta_prior: NDArray | None = None,
+    theta_prior_std: float | NDArray | None = None,
+    x0_prior: NDArray | None = None,
+) -> OEProblem:
+    """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
+    (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
+    first measured configuration (its base part as in the model's neutral pose) at rest."""
+    if not (dt > 0 and np.isfinite(dt)):
+        raise InputError(f"node spacing dt must be positive, got {dt!r}")
+    u = np.atleast_2d(np.asarray(u, dtype=float))
+    act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt)
+    prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
+    std = None
+    if theta_prior_std is not None:
+        std = np.broadcast_to(np.asarray(theta_prior_std, float), prior.shape).copy()
+    if x0_prior is None:
+        q0 = pin.neutral(model) if measurements.q is None else measurements.q[0].copy()
+        x0_prior = np.r_[q0, np.zeros(model.nv)]
+    return OEProblem(
+        dyn, u, measurements, noise or NoiseStd(), np.asarray(x0_prior, float), prior, std
+    )
+
+
+def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """States from the measurements where available (arrival prior elsewhere), zero noise."""
+    model, meas = problem.dynamics.model, problem.measurements
+    n, nq = problem.horizon + 1, model.nq
+    _, bv = base_dofs(model)
+    xs = np.tile(problem.x0_prior, (n, 1))
+    if meas.q is not None:
+        xs[:, nq - (model.nq - 7 if bv else nq) : nq] = meas.q[:, (7 if bv else 0) :]
+    if meas.v is not None:
+        xs[:, nq + bv :] = meas.v
+    if bv and meas.base_quat is not None:
+        xs[:, 3:7] = meas.base_quat
+    if bv and meas.gyro is not None:
+        xs[:, nq + 3 : nq + 6] = meas.gyro
+    if bv and meas.base_velocity is not None:
+        xs[:, nq : nq + 3] = meas.base_velocity
+    return xs, np.zeros((problem.horizon, problem.dynamics.nx))

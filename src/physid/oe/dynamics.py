@@ -1,0 +1,121 @@
+"""Parametrized free dynamics of a Pinocchio model, one time step, with exact derivatives.
+
+The step is semi-implicit Euler on the state manifold::
+
+    a  = ABA(q, v, B u; pi(theta))          (paper B eq. 2 with lambda_c = 0)
+    v' = v + dt a,   q' = q (+) dt v'
+
+Derivatives with respect to x = (q, v) come from Pinocchio's analytical ABA derivatives; with
+respect to the inertial parameters theta of the estimated bodies they follow paper B eq. 17,
+``da/dtheta = -M^-1 Y(q, v, a) dpi/dtheta`` (Y: the joint-torque regressor; the paper prints it
+without the minus sign, which comes from ``M a + Y pi_rest = tau``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe.charts import pis_and_jacobians, theta_from_pis
+from physid.oe.state import ARG0, ARG1
+
+
+class ParametrizedModel:
+    """A private copy of a Pinocchio model whose chosen bodies' inertias are set from theta.
+
+    ``body_joints`` names the joints that move the estimated bodies (DESIGN.md keying);
+    ``actuation`` maps the commands u to generalized forces, ``tau = actuation @ u``.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        body_joints: Sequence[str],
+        chart: str,
+        actuation: NDArray[np.float64],
+        dt: float,
+    ) -> None:
+        self.model = model.copy()
+        self.data = self.model.createData()
+        self.chart = chart
+        self.dt = float(dt)
+        self.actuation = np.asarray(actuation, dtype=float)
+        if self.actuation.shape[0] != model.nv:
+            raise InputError(f"actuation must have {model.nv} rows, got {self.actuation.shape}")
+        ids = []
+        for name in body_joints:
+            if not self.model.existJointName(name):
+                raise InputError(f"no joint named {name!r} in the model", source="--body")
+            ids.append(self.model.getJointId(name))
+        if not ids or len(set(ids)) != len(ids):
+            raise InputError("estimated bodies must be given once each, at least one")
+        self.body_joints = tuple(body_joints)
+        self.joint_ids = tuple(int(i) for i in ids)
+        self.n_theta = 10 * len(ids)
+        self.G = np.zeros((len(ids), 10, 10))
+
+    @property
+    def nx(self) -> int:
+        return 2 * self.model.nv
+
+    def nominal_theta(self) -> NDArray[np.float64]:
+        """Chart coordinates of the model's current inertias of the estimated bodies."""
+        pis = np.array([self.model.inertias[j].toDynamicParameters() for j in self.joint_ids])
+        return theta_from_pis(self.chart, pis)
+
+    def set_theta(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Write ``pi(theta)`` into the model; keeps ``dpi/dtheta`` in ``self.G``; returns pis."""
+        pis, self.G = pis_and_jacobians(self.chart, theta)
+        for j, pi in zip(self.joint_ids, pis, strict=True):
+            self.model.inertias[int(j)] = pin.Inertia.FromDynamicParameters(pi)
+        return pis
+
+    def torque_theta_jacobian(self, q: NDArray, v: NDArray, a: NDArray) -> NDArray[np.float64]:
+        """``d ID(q, v, a) / d theta = Y(q, v, a) dpi/dtheta`` ``(nv, n_theta)`` (eqs. 17-19)."""
+        Y = pin.computeJointTorqueRegressor(self.model, self.data, q, v, a)
+        cols = [
+            Y[:, 10 * (j - 1) : 10 * j] @ G for j, G in zip(self.joint_ids, self.G, strict=True)
+        ]
+        return np.hstack(cols)
+
+    def free_step(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
+        """``f(x; theta | u)`` of the free phase (semi-implicit Euler)."""
+        nq = self.model.nq
+        q, v = x[:nq], x[nq:]
+        a = pin.aba(self.model, self.data, q, v, self.actuation @ u)
+        v1 = v + self.dt * a
+        return np.concatenate([pin.integrate(self.model, q, self.dt * v1), v1])
+
+    def free_step_derivatives(
+        self, x: NDArray, u: NDArray
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(f, df/dx, df/dtheta)`` of :meth:`free_step`, tangent-space Jacobians."""
+        model, data, nq = self.model, self.data, self.model.nq
+        q, v = x[:nq], x[nq:]
+        da_dq, da_dv, Minv = pin.computeABADerivatives(model, data, q, v, self.actuation @ u)
+        a = data.ddq.copy()
+        da_dtheta = -Minv @ self.torque_theta_jacobian(q, v, a)
+        return self._euler(q, v, a, da_dq, da_dv, da_dtheta)
+
+    def _euler(
+        self, q: NDArray, v: NDArray, a: NDArray, da_dq: NDArray, da_dv: NDArray, da_dth: NDArray
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Chain the acceleration derivatives through ``v' = v + dt a``, ``q' = q (+) dt v'``."""
+        model, dt, nv = self.model, self.dt, self.model.nv
+        v1 = v + dt * a
+        step = dt * v1
+        Jq = pin.dIntegrate(model, q, step, ARG0)
+        Jv = pin.dIntegrate(model, q, step, ARG1)
+        Fx = np.zeros((2 * nv, 2 * nv))
+        Fx[nv:, :nv] = dt * da_dq
+        Fx[nv:, nv:] = np.eye(nv) + dt * da_dv
+        Fx[:nv, :] = dt * Jv @ Fx[nv:, :]
+        Fx[:nv, :nv] += Jq
+        Ft = np.zeros((2 * nv, da_dth.shape[1]))
+        Ft[nv:] = dt * da_dth
+        Ft[:nv] = dt * Jv @ Ft[nv:]
+        return np.concatenate([pin.integrate(model, q, step), v1]), Fx, Ft

@@ -1,0 +1,151 @@
+"""The optimal-estimation problem of paper B eq. 16 and its Gauss-Newton linearization.
+
+Decision variables: states x_0..x_N on the manifold, process noise w_0..w_{N-1} in the tangent
+space, and the chart coordinates theta of the estimated bodies. Dynamics
+``x_{k+1} = f_p(x_k; theta | u_k) (+) w_k``. Cost (MAP, all terms whitened)::
+
+    1/2 |x_0 (-) x_bar|^2_{S0^-1} + 1/2 |theta - theta_bar|^2_{St^-1}
+      + 1/2 sum_k |w_k|^2_{Sw^-1} + 1/2 sum_k |z_k (-) h(x_k)|^2_{Sz^-1}
+
+The linearization around a guess gives the data of the KKT system eq. 21 (Gauss-Newton: the
+second derivatives of f and h are dropped, as in Crocoddyl) with the linearized dynamics
+``dx_{k+1} = A_k dx_k + B_k dw_k + C_k dtheta + fbar_{k+1}``, ``fbar_{k+1} = f(x_k, w_k) (-)
+x_{k+1}`` the gaps (eqs. 21, 34).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe import state
+from physid.oe.charts import prior_residual
+from physid.oe.dynamics import ParametrizedModel
+from physid.oe.measurements import Measurements, NoiseStd, residuals
+from physid.oe.phases import step, step_derivatives
+
+
+@dataclass
+class Linearization:
+    """Gauss-Newton data of eq. 21 at one guess (N nodes with noise, N + 1 states)."""
+
+    A: NDArray[np.float64]  # (N, nx, nx)
+    B: NDArray[np.float64]  # (N, nx, nx)
+    C: NDArray[np.float64]  # (N, nx, nt)
+    gaps: NDArray[np.float64]  # (N, nx): fbar_{k+1}
+    Lxx: NDArray[np.float64]  # (N+1, nx, nx)
+    lx: NDArray[np.float64]  # (N+1, nx)
+    Lww: NDArray[np.float64]  # (nx, nx), the same at every node
+    lw: NDArray[np.float64]  # (N, nx)
+    Ltt: NDArray[np.float64]  # (nt, nt), parameter prior
+    lt: NDArray[np.float64]  # (nt,)
+    cost: float
+    infeasibility: float  # sum_k |fbar_k|_1 (eq. 37)
+
+
+@dataclass
+class OEProblem:
+    """Problem data; ``theta_prior_std = None`` omits the prior (as in paper B section VI-A)."""
+
+    dynamics: ParametrizedModel
+    u: NDArray[np.float64]  # (N, nu) commands
+    measurements: Measurements
+    noise: NoiseStd
+    x0_prior: NDArray[np.float64]
+    theta_prior: NDArray[np.float64]
+    theta_prior_std: NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        model = self.dynamics.model
+        if self.u.ndim != 2 or self.u.shape[1] != self.dynamics.actuation.shape[1]:
+            raise InputError(f"commands u must be (N, {self.dynamics.actuation.shape[1]})")
+        if self.x0_prior.shape != (model.nq + model.nv,):
+            raise InputError(f"x0_prior must have nq + nv = {model.nq + model.nv} entries")
+        if self.theta_prior.shape != (self.dynamics.n_theta,):
+            raise InputError(f"theta_prior must have {self.dynamics.n_theta} entries")
+        nv = model.nv
+        self._w_std = np.r_[np.full(nv, self.noise.process_q), np.full(nv, self.noise.process_v)]
+        self._x0_std = np.r_[np.full(nv, self.noise.arrival_q), np.full(nv, self.noise.arrival_v)]
+
+    @property
+    def horizon(self) -> int:
+        return self.u.shape[0]
+
+    def transition(self, k: int, x: NDArray, w: NDArray) -> NDArray[np.float64]:
+        """``f_p(x_k; theta | u_k) (+) w_k`` (theta as last set on the dynamics)."""
+        return state.integrate(self.dynamics.model, step(self, k, x), w)
+
+    def _fixed_costs(self, x0: NDArray, theta: NDArray, ws: NDArray) -> float:
+        r0 = state.difference(self.dynamics.model, self.x0_prior, x0) / self._x0_std
+        cost = 0.5 * r0 @ r0 + 0.5 * np.sum((ws / self._w_std) ** 2)
+        if self.theta_prior_std is not None:
+            rt = prior_residual(self.dynamics.chart, theta, self.theta_prior)[0]
+            rt = rt / self.theta_prior_std
+            cost += 0.5 * rt @ rt
+        return float(cost)
+
+    def evaluate(
+        self, xs: NDArray, ws: NDArray, theta: NDArray
+    ) -> tuple[float, NDArray[np.float64]]:
+        """Cost of eq. 16 and the gaps ``(N, nx)`` at a guess (for the merit, eq. 37)."""
+        with np.errstate(all="ignore"):  # a diverged trial is reported by a non-finite cost
+            return self._evaluate(xs, ws, theta)
+
+    def _evaluate(
+        self, xs: NDArray, ws: NDArray, theta: NDArray
+    ) -> tuple[float, NDArray[np.float64]]:
+        model = self.dynamics.model
+        self.dynamics.set_theta(theta)
+        cost = self._fixed_costs(xs[0], theta, ws)
+        gaps = np.empty((self.horizon, self.dynamics.nx))
+        for k in range(self.horizon + 1):
+            r, _ = residuals(model, self.measurements, self.noise, k, xs[k], False)
+            cost += 0.5 * r @ r
+            if k < self.horizon:
+                gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k]))
+        return float(cost), gaps
+
+    def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:
+        """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``."""
+        model, dyn = self.dynamics.model, self.dynamics
+        N, nx, nt = self.horizon, dyn.nx, dyn.n_theta
+        dyn.set_theta(theta)
+        cost = self._fixed_costs(xs[0], theta, ws)
+        A, B, C = np.empty((N, nx, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
+        gaps, Lxx, lx = np.empty((N, nx)), np.empty((N + 1, nx, nx)), np.empty((N + 1, nx))
+        for k in range(N + 1):
+            r, J = residuals(model, self.measurements, self.noise, k, xs[k], True)
+            Lxx[k], lx[k] = J.T @ J, J.T @ r
+            cost += 0.5 * float(r @ r)
+            if k == N:
+                break
+            f0, Fx, Ft = step_derivatives(self, k, xs[k])
+            to_f0 = state.d_integrate(model, f0, ws[k], 0)
+            A[k], B[k], C[k] = to_f0 @ Fx, state.d_integrate(model, f0, ws[k], 1), to_f0 @ Ft
+            gaps[k] = state.difference(model, xs[k + 1], state.integrate(model, f0, ws[k]))
+        J0 = state.d_difference(model, self.x0_prior, xs[0], 1) / self._x0_std[:, None]
+        r0 = state.difference(model, self.x0_prior, xs[0]) / self._x0_std
+        Lxx[0] += J0.T @ J0
+        lx[0] += J0.T @ r0
+        Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
+        if self.theta_prior_std is not None:
+            rt, Jt = prior_residual(dyn.chart, theta, self.theta_prior)
+            Jt = Jt / self.theta_prior_std[:, None]
+            Ltt, lt = Jt.T @ Jt, Jt.T @ (rt / self.theta_prior_std)
+        return Linearization(
+            A,
+            B,
+            C,
+            gaps,
+            Lxx,
+            lx,
+            np.diag(self._w_std**-2.0),
+            ws / self._w_std**2,
+            Ltt,
+            lt,
+            cost,
+            float(np.abs(gaps).sum()),
+        )

@@ -1,0 +1,133 @@
+"""Read a fixed-base trajectory file for :mod:`physid.oe` and write its outputs.
+
+Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
+up to 1 % of dt), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command applied from
+that sample to the next) for every joint, optional ``dq_<joint>`` (all or none). Continuous
+(unbounded) joints are read as angles [rad]. Other columns are reported, not used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.data import read_table
+from physid.errors import InputError
+from physid.oe.measurements import Measurements
+from physid.oe.result import OEResult
+
+
+@dataclass(frozen=True)
+class OERecording:
+    t: NDArray[np.float64]
+    dt: float
+    u: NDArray[np.float64]  # (N, nv): tau at nodes 0..N-1
+    measurements: Measurements
+    unknown_columns: tuple[str, ...]
+
+
+def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
+    return [(model.names[i], model.joints[i]) for i in range(1, model.njoints)]
+
+
+def read_recording(path: str, model: pin.Model) -> OERecording:
+    """Trajectory of a fixed-base model; InputError naming the file, column or row."""
+    table = read_table(path)
+    cols = table.columns
+    for name, joint in _joints(model):
+        if joint.nv != 1:
+            raise InputError(f"joint {name!r} has {joint.nv} DoF; physid oe reads 1-DoF joints")
+        for prefix in ("q_", "tau_"):
+            if prefix + name not in cols:
+                raise InputError(f"missing column {prefix}{name}", source=path)
+    if "t" not in cols:
+        raise InputError("missing column t", source=path)
+    t = np.asarray(cols["t"], dtype=float)
+    steps = np.diff(t)
+    if t.size < 3 or np.any(steps <= 0):
+        raise InputError("column t must be strictly increasing with at least 3 rows", source=path)
+    dt = float(np.median(steps))
+    bad = np.flatnonzero(np.abs(steps - dt) > 0.01 * dt)
+    if bad.size:
+        raise InputError(
+            f"column t: row {bad[0] + 2} breaks the uniform grid dt = {dt:.6g} s "
+            "(optimal estimation needs one node per sample)",
+            source=path,
+        )
+    q = np.empty((t.size, model.nq))
+    for name, joint in _joints(model):
+        angle = np.asarray(cols["q_" + name], dtype=float)
+        if joint.nq == 2:
+            q[:, joint.idx_q], q[:, joint.idx_q + 1] = np.cos(angle), np.sin(angle)
+        else:
+            q[:, joint.idx_q] = angle
+    names = [name for name, _ in _joints(model)]
+    tau = np.column_stack([np.asarray(cols["tau_" + n], dtype=float) for n in names])
+    has_dq = [("dq_" + n) in cols for n in names]
+    if any(has_dq) and not all(has_dq):
+        raise InputError(
+            f"give dq_ for all joints or none (missing dq_{names[has_dq.index(False)]})",
+            source=path,
+        )
+    v = np.column_stack([cols["dq_" + n] for n in names]) if all(has_dq) else None
+    for label, arr in (("q", q), ("tau", tau), ("dq", v)):
+        if arr is not None and not np.all(np.isfinite(arr)):
+            row = int(np.argwhere(~np.isfinite(arr))[0][0])
+            raise InputError(f"non-finite {label} value in row {row + 2}", source=path)
+    used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
+    unknown = tuple(sorted(set(cols) - used))
+    return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v), unknown)
+
+
+def trajectory_columns(model: pin.Model, t: NDArray, result: OEResult) -> dict[str, NDArray]:
+    """The estimated trajectory as contract columns: ``t``, ``q_<joint>``, ``dq_<joint>``."""
+    out = {"t": t}
+    nq = model.nq
+    for name, joint in _joints(model):
+        qs = result.xs[:, joint.idx_q : joint.idx_q + joint.nq]
+        out["q_" + name] = np.arctan2(qs[:, 1], qs[:, 0]) if joint.nq == 2 else qs[:, 0]
+        out["dq_" + name] = result.xs[:, nq + joint.idx_v]
+    return out
+
+
+def params_document(model: pin.Model, result: OEResult, provenance: dict) -> dict:
+    """``params.json`` (format physid.params/1): estimated bodies from the data with their
+    standard deviations, every other body as given in the URDF."""
+    from physid.inertia import mass_com_inertia_from_pi
+
+    bodies = {}
+    estimated = result.body_summary()
+    for name, _ in _joints(model):
+        pi = model.inertias[model.getJointId(name)].toDynamicParameters()
+        if name in estimated:
+            body = estimated[name]
+            bodies[name] = {
+                "mass": body["mass"],
+                "com": body["com"],
+                "inertia": body["inertia"],
+                "source": "data",
+                "std": {
+                    "pi_order": ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"],
+                    "pi": body["pi_std"],
+                },
+            }
+        elif pi[0] > 0:
+            mass, com, inertia = mass_com_inertia_from_pi(pi)
+            bodies[name] = {
+                "mass": float(mass),
+                "com": com.tolist(),
+                "inertia": inertia.tolist(),
+                "source": "prior",
+            }
+    return {
+        "format": "physid.params/1",
+        "bodies": bodies,
+        "joints": {},
+        "extra": {"gravity": model.gravity.linear.tolist()},
+        "physically_consistent": True,
+        "fit": {"status": result.status, "cost": result.cost},
+        "provenance": provenance,
+    }

@@ -1,0 +1,75 @@
+"""What :func:`physid.oe.solve` returns: estimate, uncertainty and the solver's history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from physid.inertia import mass_com_inertia_from_pi
+
+
+@dataclass
+class OEResult:
+    """Outcome of one optimal-estimation solve (paper B eq. 16).
+
+    ``status`` is ``converged``, ``max_iterations``, ``line_search_failed`` or
+    ``numerical_failure: <reason>``; only ``converged`` means the tolerances were met.
+    ``theta_std``/``pi_std`` come from the inverse marginal Gauss-Newton Hessian of theta
+    (Laplace approximation); along the ``null_dim`` unidentifiable directions of the last step
+    they are not available and are reported as NaN for the entries those directions touch.
+    """
+
+    status: str
+    iterations: int
+    chart: str
+    rollout: str
+    body_joints: tuple[str, ...]
+    theta: NDArray[np.float64]
+    pis: NDArray[np.float64]  # (n_bodies, 10), Pinocchio order
+    theta_std: NDArray[np.float64]
+    pi_std: NDArray[np.float64]
+    xs: NDArray[np.float64]
+    ws: NDArray[np.float64]
+    cost: float
+    infeasibility: float
+    null_dim: int
+    solve_time: float
+    history: dict[str, list] = field(default_factory=dict)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    def body_summary(self) -> dict[str, dict]:
+        """Per estimated body: mass [kg], com [m], inertia about the com [kg m^2], pi, pi_std."""
+        out = {}
+        for name, pi, std in zip(self.body_joints, self.pis, self.pi_std, strict=True):
+            mass, com, inertia = mass_com_inertia_from_pi(pi)
+            out[name] = {
+                "mass": float(mass),
+                "com": com.tolist(),
+                "inertia": inertia.tolist(),
+                "pi": pi.tolist(),
+                "pi_std": std.tolist(),
+            }
+        return out
+
+    def to_json_dict(self) -> dict:
+        """Everything but the trajectories, JSON-ready (result.json of ``physid oe``)."""
+        return {
+            "status": self.status,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "chart": self.chart,
+            "rollout": self.rollout,
+            "cost": self.cost,
+            "infeasibility": self.infeasibility,
+            "null_dim": self.null_dim,
+            "solve_time_s": self.solve_time,
+            "theta": self.theta.tolist(),
+            "theta_std": self.theta_std.tolist(),
+            "bodies": self.body_summary(),
+            "history": {k: np.asarray(v).tolist() for k, v in self.history.items()},
+        }

@@ -1,0 +1,181 @@
+"""The optimal-estimation solver of paper B section V: Riccati step, rollout, merit, line search.
+
+Each iteration linearizes eq. 16, computes the Newton direction by the parametrized Riccati
+recursion (eqs. 22-31), tries the rollout chosen in :mod:`physid.oe.rollouts` with step lengths
+1, 1/2, 1/4, ..., and accepts by a non-monotone Armijo test on the merit function
+``phi = cost + nu sum_k |fbar_k|_1`` (eq. 37) with the penalty update of eq. 38. The predicted
+change is eq. 35 evaluated on the step itself, ``alpha g^T d + alpha^2/2 d^T H d`` (the quadratic
+model the Riccati recursion minimizes), minus ``alpha nu sum |fbar|_1`` for the gaps the linear
+model closes. Levenberg-Marquardt regularisation ``mu`` on Qww (and the arrival Schur complement)
+is decreased after full steps and increased after failed line searches or singular factorizations.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe.charts import step_limit
+from physid.oe.problem import OEProblem
+from physid.oe.result import OEResult
+from physid.oe.riccati import SingularStepError, backward_pass, parameter_hessian, solve_step
+from physid.oe.rollouts import ROLLOUTS, close_gaps, rollout
+
+
+@dataclass(frozen=True)
+class OEOptions:
+    """Solver settings. ``tolerance``: stop when the predicted reduction ``|g^T d|`` is below
+    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1)."""
+
+    rollout: str = "multiple"
+    nullspace: bool = True
+    nullspace_rtol: float = 1e-12
+    max_iterations: int = 100
+    tolerance: float = 1e-9
+    feasibility_tolerance: float = 1e-6
+    mu_init: float = 1e-8
+    mu_min: float = 1e-10
+    mu_max: float = 1e8
+    mu_factor: float = 10.0
+    armijo: float = 1e-4
+    window: int = 5  # non-monotone Armijo: compare with the worst of the last `window` merits
+    alpha_min: float = 2.0**-12
+    max_log_step: float = 1.0  # see physid.oe.charts.step_limit
+    nu_init: float = 1.0
+    rho: float = 0.5  # eq. 38
+    beta_nu: float = 0.9  # eq. 38
+
+    def __post_init__(self) -> None:
+        if self.rollout not in ROLLOUTS:
+            raise InputError(f"unknown rollout {self.rollout!r}; choose one of {ROLLOUTS}")
+
+
+def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
+    """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta."""
+    lin = problem.linearize(xs, ws, theta)
+    H = parameter_hessian(backward_pass(lin, 0.0))
+    lam, vec = np.linalg.eigh(0.5 * (H + H.T))
+    keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
+    cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T
+    touched = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0) > 1e-6
+    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    theta_std[touched] = np.nan
+    G = problem.dynamics.G
+    pi_std = []
+    for b in range(G.shape[0]):
+        s = slice(10 * b, 10 * b + 10)
+        c = G[b] @ cov[s, s] @ G[b].T
+        std = np.sqrt(np.clip(np.diag(c), 0, None))
+        if touched[s].any():
+            std[np.abs(G[b][:, touched[s]]).max(axis=1) > 0] = np.nan
+        pi_std.append(std)
+    return theta_std, np.array(pi_std)
+
+
+def solve(
+    problem: OEProblem,
+    xs: NDArray,
+    ws: NDArray,
+    theta: NDArray,
+    options: OEOptions | None = None,
+    callback=None,  # noqa: ANN001 - called as callback(iteration, theta)
+) -> OEResult:
+    """Solve eq. 16 from the guess ``(xs, ws, theta)``; never raises on numerical failure."""
+    opt = options or OEOptions()
+    start = time.perf_counter()
+    xs, ws, theta = np.array(xs, float), np.array(ws, float), np.array(theta, float)
+    if opt.rollout == "single":
+        xs = close_gaps(problem, xs, ws, theta)
+    cost, gaps = problem.evaluate(xs, ws, theta)
+    infeas = float(np.abs(gaps).sum())
+    mu, nu, null_dim, status, it = opt.mu_init, opt.nu_init, 0, "max_iterations", 0
+    hist: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
+    hist["theta"], recent = [theta.tolist()], [(cost, infeas)]
+    for it in range(1, opt.max_iterations + 1):
+        if not np.isfinite(cost):
+            status = "numerical_failure: non-finite cost"
+            break
+        with np.errstate(all="ignore"):  # non-finite values end in a status below
+            lin = problem.linearize(xs, ws, theta)
+        try:
+            if not (np.isfinite(lin.cost) and np.all(np.isfinite(lin.A))):
+                status = "numerical_failure: non-finite linearization"
+                break
+            step = solve_step(lin, mu, opt.nullspace, opt.nullspace_rtol)
+        except SingularStepError as error:
+            if mu >= opt.mu_max or not error.regularizable:
+                status = f"numerical_failure: {error}"
+                break
+            mu = min(max(mu, opt.mu_min) * opt.mu_factor, opt.mu_max)
+            continue
+        null_dim = step.null_dim
+        d1, d2 = step.gradient_dot, step.curvature
+        if abs(d1) <= opt.tolerance * (1.0 + abs(cost)) and infeas <= opt.feasibility_tolerance:
+            status = "converged"
+            break
+        if infeas > 0:  # eq. 38
+            nu = max(opt.beta_nu * nu, (d1 + 0.5 * d2) / ((1.0 - opt.rho) * infeas))
+        reference = max(c + nu * f for c, f in recent[-opt.window :])
+        alpha = step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
+        accepted = False
+        while alpha >= opt.alpha_min:
+            trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
+            cost_t, gaps_t = problem.evaluate(*trial)
+            infeas_t = float(np.abs(gaps_t).sum())
+            predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * infeas
+            merit_t = cost_t + nu * infeas_t
+            if np.isfinite(merit_t) and merit_t <= reference + opt.armijo * min(predicted, 0.0):
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            if mu >= opt.mu_max:
+                status = "line_search_failed"
+                break
+            mu = min(max(mu, opt.mu_min) * opt.mu_factor, opt.mu_max)
+            continue
+        xs, ws, theta = trial
+        cost, infeas = cost_t, infeas_t
+        recent.append((cost, infeas))
+        if alpha >= step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step):
+            mu = max(mu / opt.mu_factor, opt.mu_min)
+        for key, value in (
+            ("cost", cost),
+            ("merit", cost + nu * infeas),
+            ("infeasibility", infeas),
+            ("alpha", alpha),
+            ("mu", mu),
+        ):
+            hist[key].append(value)
+        hist["theta"].append(theta.tolist())
+        if callback is not None:
+            callback(it, theta)
+    try:
+        with np.errstate(all="ignore"):
+            theta_std, pi_std = _std(problem, xs, ws, theta, opt.nullspace_rtol)
+    except (SingularStepError, np.linalg.LinAlgError):
+        theta_std = np.full(theta.shape, np.nan)
+        pi_std = np.full((theta.size // 10, 10), np.nan)
+    pis = problem.dynamics.set_theta(theta)
+    return OEResult(
+        status,
+        it if status != "converged" else it - 1,
+        problem.dynamics.chart,
+        opt.rollout,
+        problem.dynamics.body_joints,
+        theta,
+        pis,
+        theta_std,
+        pi_std,
+        xs,
+        ws,
+        cost,
+        infeas,
+        null_dim,
+        time.perf_counter() - start,
+        hist,
+    )

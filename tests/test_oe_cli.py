@@ -1,0 +1,109 @@
+"""``physid oe`` end to end on a simulated Kinova recording (paper B)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pinocchio as pin
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.io import table_csv_text
+from physid.sim.oe_arm import simulate_arm
+from physid.sim.oe_robots import KINOVA, load_model, robot_urdf
+
+BODY = "j2s6s200_joint_6"
+
+
+def _write_recording(path, with_extra=False):
+    nominal = load_model(KINOVA)
+    true = nominal.copy()
+    j = true.getJointId(BODY)
+    true.inertias[j] = true.inertias[j] + pin.Inertia(
+        0.5, np.array([0.0, 0.02, 0.05]), np.diag([1e-3, 1.5e-3, 1.2e-3])
+    )
+    rec = simulate_arm(true, nominal, np.random.default_rng(5), duration=1.0, dt=0.01)
+    cols = {"t": rec.t}
+    for i in range(1, nominal.njoints):
+        name, joint = nominal.names[i], nominal.joints[i]
+        qs = rec.q_meas[:, joint.idx_q : joint.idx_q + joint.nq]
+        cols["q_" + name] = np.arctan2(qs[:, 1], qs[:, 0]) if joint.nq == 2 else qs[:, 0]
+        cols["dq_" + name] = rec.v_meas[:, joint.idx_v]
+        cols["tau_" + name] = np.r_[rec.tau[:, joint.idx_v], 0.0]
+    if with_extra:
+        cols["temperature"] = np.zeros_like(rec.t)
+    path.write_text(table_csv_text(cols))
+    return true.inertias[j]
+
+
+def test_oe_command_writes_params_and_result(tmp_path):
+    truth = _write_recording(tmp_path / "run.csv", with_extra=True)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main,
+        [
+            "oe",
+            "--urdf",
+            str(robot_urdf(KINOVA)),
+            "--data",
+            str(tmp_path / "run.csv"),
+            "--body",
+            BODY,
+            "--chart",
+            "log_cholesky",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "ignoring unknown column temperature" in result.output
+    params = json.loads((out / "params.json").read_text())
+    assert params["format"] == "physid.params/1"
+    assert params["bodies"][BODY]["source"] == "data"
+    assert params["bodies"]["j2s6s200_joint_1"]["source"] == "prior"
+    assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.02 * truth.mass
+    report = json.loads((out / "result.json").read_text())
+    assert report["status"] == "converged" and report["rollout"] == "multiple"
+    assert len(report["history"]["cost"]) == report["iterations"]
+    assert (out / "trajectory.csv").is_file() and (out / "convergence.png").is_file()
+
+
+def test_oe_command_names_a_missing_column(tmp_path):
+    _write_recording(tmp_path / "run.csv")
+    text = (tmp_path / "run.csv").read_text().replace("tau_j2s6s200_joint_3", "tau_x")
+    (tmp_path / "bad.csv").write_text(text)
+    result = CliRunner().invoke(
+        main,
+        [
+            "oe",
+            "--urdf",
+            str(robot_urdf(KINOVA)),
+            "--data",
+            str(tmp_path / "bad.csv"),
+            "--body",
+            BODY,
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "missing column tau_j2s6s200_joint_3" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_oe_help_lists_every_option():
+    text = CliRunner().invoke(main, ["oe", "--help"]).output
+    for option in (
+        "--urdf",
+        "--data",
+        "--body",
+        "--config",
+        "--chart",
+        "--rollout",
+        "--no-nullspace",
+        "--prior-std",
+        "--max-iterations",
+        "--out",
+    ):
+        assert option in text
