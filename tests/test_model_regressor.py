@@ -66,6 +66,19 @@ def test_regressor_times_parameters_equals_rnea_plus_friction(deadband):
         np.testing.assert_allclose(predicted[k], tau, rtol=1e-10, atol=1e-10)
 
 
+def test_prediction_is_linear_for_any_parameters_even_massless_bodies():
+    """Least-squares values (negative masses, a base solution's zero masses) are predicted as
+    ``W theta`` too: Pinocchio's com needs a positive mass, predict_torques shifts around it."""
+    rng = np.random.default_rng(5)
+    model = arm6_model()
+    theta = rng.standard_normal(model.layout.size)
+    theta[model.layout.mass_indices[:2]] = [0.0, -0.7]
+    q, dq, ddq = (rng.standard_normal((30, 6)) for _ in range(3))
+    expected = observation_matrix(model, q, dq, ddq) @ theta
+    predicted = predict_torques(model, theta, q, dq, ddq)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
 def test_base_parameters_reproduce_the_full_model_on_fresh_states():
     model = arm6_model()
     base = base_parameters(model)

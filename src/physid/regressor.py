@@ -105,16 +105,31 @@ def predict_torques(model: RobotModel, theta: np.ndarray, q, dq, ddq) -> np.ndar
     """
     theta = np.asarray(theta, float)
     q, dq, ddq = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, dq, ddq))
-    pin_model = model.with_inertial_parameters(theta)
+    n_inertial = model.layout.n_inertial
+    masses = theta[:n_inertial:10]
+    # RNEA is linear in the bodies' parameters, but Pinocchio stores a body as mass, com and
+    # inertia: a zero or negative mass (a least-squares value, or a body the base parameters
+    # leave at 0) has no com. Such parameters are shifted by c x a unit point mass at every
+    # joint origin, and the shift's torques (c x those of the unit masses) subtracted.
+    shift = 0.0 if np.all(masses > 0) else 1.0 + float(np.max(np.abs(masses)))
+    unit = np.tile([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], n_inertial // 10)
+    tau = _rnea_samples(model, theta[:n_inertial] + shift * unit, q, dq, ddq)
+    if shift:
+        tau -= shift * _rnea_samples(model, unit, q, dq, ddq)
+    if model.layout.size > n_inertial:
+        tau += joint_term_regressor(model, dq, ddq) @ theta[n_inertial:]
+    return tau
+
+
+def _rnea_samples(model: RobotModel, inertial: np.ndarray, q, dq, ddq) -> np.ndarray:
+    """Pinocchio RNEA (N, n) of the bodies ``inertial`` (positive masses), no armature."""
+    pin_model = model.with_inertial_parameters(inertial)
     pin_model.armature = np.zeros(pin_model.nv)  # armature is a joint term of theta, not the URDF's
     data = pin_model.createData()
     rnea = pin.rnea
     tau = np.empty_like(q)
     for k in range(q.shape[0]):
         tau[k] = rnea(pin_model, data, q[k], dq[k], ddq[k])
-    n_inertial = model.layout.n_inertial
-    if model.layout.size > n_inertial:
-        tau += joint_term_regressor(model, dq, ddq) @ theta[n_inertial:]
     return tau
 
 

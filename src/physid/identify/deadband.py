@@ -1,4 +1,5 @@
-"""The automatic Coulomb deadband: as small as the data allow, as large as the data ask for.
+"""The automatic Coulomb deadband (as small as the data allow, as large as the data ask for),
+and the friction-model term of the parameter uncertainty (:func:`friction_model_std`).
 
 The linear friction model ``fc sign(dq)`` jumps at zero speed. Two things make the jump wrong
 near zero, and both are read from the training data, not assumed:
@@ -29,10 +30,12 @@ import numpy as np
 
 from physid.config import FilterConfig
 from physid.data import Trajectory
+from physid.identify.least_squares import least_squares
 from physid.identify.observations import Observations, joint_term_observations
 from physid.identify.prediction import states_at_samples
+from physid.identify.reduced import reduce_observations
 from physid.model import RobotModel
-from physid.regressor import predict_torques
+from physid.regressor import base_parameters, predict_torques
 
 DEADBAND_NOISE_STDS = 3.0  # floor of the deadband, in velocity-noise standard deviations
 CANDIDATE_FRACTIONS = (0.0, 0.005, 0.01, 0.02, 0.05)  # of each joint's RMS speed
@@ -59,13 +62,18 @@ class DeadbandChoice:
         )
 
 
-def _least_squares(W: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """Minimum-norm least squares of the stacked (M, n, p) observations, columns normalised."""
-    A = W.reshape(-1, W.shape[-1])
+def _least_squares(W: np.ndarray, tau: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Standard parameters (p,) whose base ``columns`` solve the stacked (M, n, p) observations
+    by least squares (columns normalised), the other entries 0. Solving for the base columns
+    only matters: a minimum-norm solution over all standard columns puts huge, cancelling
+    values on the near-null directions, which RNEA then predicts with round-off (1e25 %)."""
+    A = W[..., columns].reshape(-1, len(columns))
     norms = np.linalg.norm(A, axis=0)
     norms[norms == 0.0] = 1.0
-    theta, *_ = np.linalg.lstsq(A / norms, tau.reshape(-1), rcond=None)
-    return theta / norms
+    solution, *_ = np.linalg.lstsq(A / norms, tau.reshape(-1), rcond=1e-10)
+    theta = np.zeros(W.shape[-1])
+    theta[columns] = solution / norms
+    return theta
 
 
 def _raw_relative_residual(
@@ -88,6 +96,7 @@ def choose_deadband(
     (built by :func:`physid.identify.observations.observations_of` with ``options``)."""
     floor = DEADBAND_NOISE_STDS * np.asarray(velocity_noise_std, float)
     inertial = observations.W[..., : model.layout.n_inertial]
+    columns = base_parameters(model).independent
     bands: list[np.ndarray] = []
 
     def candidates(rms_speed: np.ndarray) -> list[RobotModel]:
@@ -101,7 +110,8 @@ def choose_deadband(
     for fraction, candidate, block in zip(
         CANDIDATE_FRACTIONS, candidates_models, blocks, strict=True
     ):
-        theta = _least_squares(np.concatenate([inertial, block], axis=-1), observations.tau)
+        W = np.concatenate([inertial, block], axis=-1)
+        theta = _least_squares(W, observations.tau, columns)
         residuals[fraction] = _raw_relative_residual(candidate, theta, states, trajectories)
     best = 0
     for k in range(1, len(CANDIDATE_FRACTIONS)):
@@ -110,3 +120,43 @@ def choose_deadband(
         ):
             best = k
     return DeadbandChoice(bands[best], CANDIDATE_FRACTIONS[best], residuals, blocks[best])
+
+
+SENSITIVITY_SCALES = (0.5, 2.0)  # the deadband halved and doubled: the friction-model term
+
+
+def friction_model_std(
+    model: RobotModel,
+    trajectories: list[Trajectory],
+    options: FilterConfig,
+    observations: Observations,
+    columns: np.ndarray,
+    weighting: str,
+    theta: np.ndarray,
+) -> np.ndarray:
+    """Model-error standard deviation (b,) of the least-squares estimate ``theta`` of
+    ``columns``: the RMS change of the estimate when the Coulomb deadband is halved and doubled.
+
+    The friction model near zero speed is the least determined part of the linear model (the
+    true transition is neither a sign nor a deadband), and its error is not noise: it biases
+    friction, armature and, through the correlated columns, inertial estimates, which the
+    residual-based (Newey-West) standard deviations do not see. Measured on the independent
+    MuJoCo simulator (tanh Coulomb friction; ``benchmarks/vs_ols.py --coverage-seeds``): the
+    3-sigma coverage of the base parameters rises from 0.87 to 0.97 with this term added in
+    quadrature. Zero when the model has no deadband.
+    """
+    band = model.coulomb_deadband
+    if band is None or not np.any(band > 0):
+        return np.zeros(len(columns))
+    inertial = observations.W[..., : model.layout.n_inertial]
+    blocks = joint_term_observations(
+        model,
+        trajectories,
+        options,
+        lambda _rms: [replace(model, coulomb_deadband=s * band) for s in SENSITIVITY_SCALES],
+    )
+    changes = []
+    for block in blocks:
+        system = reduce_observations(np.concatenate([inertial, block], -1), observations.tau)
+        changes.append(least_squares(system, columns, weighting).theta - theta)
+    return np.sqrt(np.mean(np.square(changes), axis=0))

@@ -23,6 +23,9 @@ from physid.regressor import joint_term_regressor, observation_matrix
 from physid.signal.butterworth import MultirateDecimation, classical_derivatives
 
 _JITTER_TOLERANCE = 0.01  # relative deviation of a time step from the median before resampling
+# Periods of the Butterworth cut-off at each end of a recording whose equations are left out:
+# there the derivatives lean on the extrapolated padding (physid.signal.butterworth).
+EDGE_PERIODS = 3.0
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ class _PreparedStates:
     tau: np.ndarray
     decimation: MultirateDecimation | None
     info: dict
+    edge_s: float  # derivative-filter transient at each end, left out of the equations
 
 
 def _prepare(
@@ -164,15 +168,33 @@ def _prepare(
         # built at the intermediate rate (see MultirateDecimation).
         t = t[:: decimation.first_factor]
         q, dq, ddq, tau = (decimation.first_stage(x) for x in (q, dq, ddq, tau))
-    return _PreparedStates(t, q, dq, ddq, tau, decimation, info)
+    edge_s = 0.0
+    if options.method == "classical":
+        edge_s = EDGE_PERIODS / options.butterworth_cutoff_hz
+        if t[-1] - t[0] < 4.0 * edge_s:  # short recording: keep every sample
+            edge_s = 0.0
+    info["edge_s"] = edge_s
+    return _PreparedStates(t, q, dq, ddq, tau, decimation, info, edge_s)
+
+
+def _kept_rows(prepared: _PreparedStates) -> np.ndarray:
+    """Rows of the prepared (intermediate-rate) samples that become equations: those the
+    decimation keeps, minus the derivative filter's end transients (``edge_s`` at each end)."""
+    t = prepared.t
+    if prepared.decimation is None:
+        rows = np.arange(len(t))
+    else:
+        rows = prepared.decimation.second.kept_rows(len(t))
+    interior = (t[rows] >= t[0] + prepared.edge_s) & (t[rows] <= t[-1] - prepared.edge_s)
+    return rows[interior]
 
 
 def _second_stage(prepared: _PreparedStates, columns: np.ndarray) -> np.ndarray:
     """Stage 2 of the parallel decimation of (N, n, k) columns: (M, n, k) at the kept rows."""
+    rows = _kept_rows(prepared)
     if prepared.decimation is None:
-        return columns
+        return columns[rows]
     second = prepared.decimation.second
-    rows = second.kept_rows(columns.shape[0])
     flat = columns.reshape(columns.shape[0], -1)
     entries = _structural_columns(columns)
     decimated = np.zeros((rows.size, flat.shape[1]))
@@ -203,12 +225,13 @@ def build_observations(
     note("regressor")
     W = observation_matrix(model, q, dq, ddq)
     G = static_gravity_regressors(model, q) if gravity_regressors else None
+    rows = _kept_rows(prepared)
     if prepared.decimation is None:
         info["decimation"] = None
-        return Observations(t, W, tau, q, dq, ddq, info, G)
+        G = None if G is None else G[rows]
+        return Observations(t[rows], W[rows], tau[rows], q[rows], dq[rows], ddq[rows], info, G)
     note("parallel decimation")
     second = prepared.decimation.second
-    rows = second.kept_rows(len(t))
     W_decimated = _second_stage(prepared, W)
     tau_decimated = second.filter(tau)[rows]
     if G is not None:

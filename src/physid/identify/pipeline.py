@@ -17,7 +17,7 @@ from physid.config import AUTO_DEADBAND, FilterConfig, IdentifyConfig
 from physid.data import Trajectory
 from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
-from physid.identify.deadband import choose_deadband
+from physid.identify.deadband import choose_deadband, friction_model_std
 from physid.identify.essential import EssentialParameters, essential_parameters
 from physid.identify.gravity import (
     GravityEstimate,
@@ -66,7 +66,9 @@ class IdentificationResult:
     theta: np.ndarray | None  # (p,) consistent standard parameters
     theta_base: np.ndarray | None  # (b,) their base parameters
     base_std: np.ndarray  # (b,) standard deviations (paper C eq. 6), NaN where not identifiable
-    base_std_robust: np.ndarray  # (b,) Newey-West standard deviations (serially correlated errors)
+    # (b,) Newey-West standard deviations (serially correlated errors) with the friction-model
+    # term (deadband.friction_model_std) added in quadrature: what params.json reports as 'std'
+    base_std_robust: np.ndarray
     train: FitMetrics  # at the recordings' own samples, raw measured torque
     validation: FitMetrics | None
     train_observations: Observations  # filtered and decimated, as fitted
@@ -87,6 +89,7 @@ class IdentificationResult:
     # Paper C's error definition: on the filtered, decimated data the fit used (Table 2).
     train_filtered: FitMetrics | None = None
     validation_filtered: FitMetrics | None = None
+    base_std_friction_model: np.ndarray | None = None  # (b,) the friction-model term alone
 
     @property
     def ok(self) -> bool:
@@ -352,7 +355,12 @@ def identify(
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
     base_std_robust = np.full(base.size, np.nan)
-    base_std_robust[excited] = _robust_std(observations, columns, ls)
+    friction_std = friction_model_std(
+        model, train, options, observations, columns, estimation.weighting, ls.theta
+    )
+    base_std_robust[excited] = np.hypot(_robust_std(observations, columns, ls), friction_std)
+    base_std_friction = np.full(base.size, np.nan)
+    base_std_friction[excited] = friction_std
     sources = parameter_sources(base, excited)
     covariance = None
     bodies: dict[str, BodyUncertainty] = {}
@@ -432,6 +440,7 @@ def identify(
         tuple(suspect),
         train_filtered,
         validation_filtered,
+        base_std_friction,
     )
 
 

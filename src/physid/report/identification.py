@@ -67,8 +67,10 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
         "names": list(base.names),
         "short_names": list(base.short_names),
         "values": result.theta_base,
-        # Newey-West: valid when the residuals are serially correlated (equals eq. 6 when white).
+        # Newey-West (valid when the residuals are serially correlated; eq. 6 when white), with
+        # the friction-model term (the deadband halved/doubled) added in quadrature.
         "std": result.base_std_robust,
+        "std_friction_model": result.base_std_friction_model,
         "relative_std_percent_robust": relative_robust,
         "std_eq6": result.base_std,
         "relative_std_percent": relative,

@@ -36,11 +36,31 @@ def zero_phase_lowpass(
     """Forward-backward Butterworth of the given order along axis 0 (gain |H|^2, no phase lag)."""
     _check_cutoff(cutoff_hz, sample_rate_hz, name)
     sos = scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
-    # Odd extension over three periods of the cut-off (scipy's default is a few samples): the
-    # filter's start-up transient then settles inside the padding, not in the first and last
-    # samples of the recording, where it made spikes in the derivatives.
-    padlen = min(int(np.ceil(3.0 * sample_rate_hz / cutoff_hz)), x.shape[0] - 1)
-    return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    per_period = sample_rate_hz / cutoff_hz  # samples per period of the cut-off
+    n_pad = int(np.ceil(3.0 * per_period))
+    n_fit = int(np.ceil(2.0 * per_period))
+    if x.shape[0] < 2 * n_fit:  # too short to extrapolate: odd extension
+        padlen = min(n_pad, x.shape[0] - 1)
+        return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    padded = _cubic_extension(np.asarray(x, float), n_fit, n_pad)
+    return scipy.signal.sosfiltfilt(sos, padded, axis=0, padlen=0)[n_pad:-n_pad]
+
+
+def _cubic_extension(x: np.ndarray, n_fit: int, n_pad: int) -> np.ndarray:
+    """``x`` (N, ...) extended by ``n_pad`` rows at each end with the least-squares cubic of
+    its first / last ``n_fit`` rows (in samples)."""
+    poly = np.polynomial.polynomial
+    flat = x.reshape(x.shape[0], -1)
+    s = np.arange(n_fit, dtype=float)
+    head = poly.polyfit(s, flat[:n_fit], 3)
+    tail = poly.polyfit(s, flat[-n_fit:], 3)
+    # Shifted to pass through the end samples: the extension continues the recording without a
+    # jump (a jump would ring through the filter into the derivatives).
+    before = poly.polyval(-np.arange(n_pad, 0, -1.0), head).T + (flat[0] - head[0])
+    after = poly.polyval(s[-1] + np.arange(1.0, n_pad + 1), tail).T + (
+        flat[-1] - poly.polyval(s[-1], tail).T
+    )
+    return np.vstack([before, flat, after]).reshape(-1, *x.shape[1:])
 
 
 def classical_derivatives(
