@@ -9,9 +9,12 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from physid.config import AUTO_DEADBAND, IdentifyConfig, load_config, robot_for
 from physid.data import Trajectory, load_trajectory, split_by_fraction
 from physid.errors import InputError
+from physid.identify.payload import PayloadResult, identify_payload
 from physid.identify.pipeline import IdentificationResult, identify
 from physid.identify.prediction import predict_recording, stacked_metrics
 from physid.identify.preprocessing import (
@@ -21,7 +24,7 @@ from physid.identify.preprocessing import (
     resolve_preprocessing,
 )
 from physid.model import RobotModel, with_gravity
-from physid.params_file import read_params, standard_parameters
+from physid.params_file import ParamsFile, read_params, standard_parameters
 from physid.report.identification import write_identification
 
 Progress = Callable[[str], None]
@@ -129,6 +132,24 @@ def validation_filter(
     )
 
 
+def identified_robot(
+    urdf: str | Path, params_path: str | Path, config_path: str | Path | None
+) -> tuple[IdentifyConfig, RobotModel, ParamsFile, np.ndarray]:
+    """The robot of a ``params.json`` as it was identified: config, model (with the file's
+    gravity and, unless the config sets one, its Coulomb deadband), the file, and its standard
+    parameter vector."""
+    config = load_config(config_path)
+    model = robot_for(urdf, config)
+    params = read_params(params_path)
+    if params.gravity is not None:
+        model = with_gravity(model, params.gravity)
+    if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with
+        model = dataclasses.replace(
+            model, coulomb_deadband=params.coulomb_deadband(model.joint_names)
+        )
+    return config, model, params, standard_parameters(model, params)
+
+
 def run_validate(
     urdf: str | Path,
     params_path: str | Path,
@@ -143,16 +164,7 @@ def run_validate(
     ``filter`` section overrides it); the measured torque is used as recorded, at every sample.
     """
     note = progress or (lambda _message: None)
-    config = load_config(config_path)
-    model = robot_for(urdf, config)
-    params = read_params(params_path)
-    if params.gravity is not None:
-        model = with_gravity(model, params.gravity)
-    if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with
-        model = dataclasses.replace(
-            model, coulomb_deadband=params.coulomb_deadband(model.joint_names)
-        )
-    theta = standard_parameters(model, params)
+    config, model, params, theta = identified_robot(urdf, params_path, config_path)
     trajectories = load_trajectories(list(data), model, config)
     preprocessing = validation_filter(
         params.document,
@@ -171,3 +183,37 @@ def run_validate(
         fits.append(fit)
     overall = stacked_metrics(fits)
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing)
+
+
+def run_payload(
+    urdf: str | Path,
+    params_path: str | Path,
+    loaded: list[str | Path],
+    link: str,
+    *,
+    unloaded: list[str | Path] | None = None,
+    mass_kg: float | None = None,
+    config_path: str | Path | None = None,
+) -> PayloadResult:
+    """``physid payload``: the payload on ``link`` from recordings with it (and, optionally,
+    without it) and the robot's ``params.json``, differentiated with the training filter."""
+    config, model, params, theta = identified_robot(urdf, params_path, config_path)
+    with_payload = load_trajectories(list(loaded), model, config)
+    without = load_trajectories(list(unloaded or []), model, config)
+    preprocessing = validation_filter(
+        params.document,
+        config,
+        config_path is not None,
+        with_payload + without,
+        model.layout.size,
+        str(params_path),
+    )
+    return identify_payload(
+        model,
+        theta,
+        preprocessing.filter,
+        with_payload,
+        link,
+        unloaded=without,
+        mass_kg=mass_kg,
+    )

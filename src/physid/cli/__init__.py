@@ -36,9 +36,21 @@ def main() -> None:
 
 
 def _register() -> None:
-    from physid.cli import impacts_commands, oe_commands, offline_commands, online_commands
+    from physid.cli import (
+        impacts_commands,
+        oe_commands,
+        offline_commands,
+        online_commands,
+        payload_commands,
+    )
 
-    for module in (offline_commands, online_commands, impacts_commands, oe_commands):
+    for module in (
+        offline_commands,
+        payload_commands,
+        online_commands,
+        impacts_commands,
+        oe_commands,
+    ):
         module.register(main)
 
 

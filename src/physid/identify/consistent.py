@@ -69,7 +69,7 @@ def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list
     constraints = []
     identity = np.eye(4)
     for k in range(len(layout.body_joints)):
-        J = _pseudo_inertia_expression(theta[10 * k : 10 * k + 10])
+        J = pseudo_inertia_expression(theta[10 * k : 10 * k + 10])
         constraints.append(cp.Variable((4, 4), PSD=True) == J - margin * identity)
     non_negative = [
         i for i, name in enumerate(layout.names) if name.rsplit(".", 1)[1] in _NON_NEGATIVE_TERMS
@@ -79,7 +79,7 @@ def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list
     return constraints
 
 
-def _pseudo_inertia_expression(pi: cp.Expression, left: np.ndarray | None = None) -> cp.Expression:
+def pseudo_inertia_expression(pi: cp.Expression, left: np.ndarray | None = None) -> cp.Expression:
     """``L J(pi) L^T`` (``L = I`` by default) as one affine map of the 10 inertial parameters.
 
     One matrix product instead of a sum of ten scaled basis matrices: CVXPY compiles it several
@@ -106,7 +106,7 @@ def _logdet_divergence(model: RobotModel, theta: cp.Expression, prior: np.ndarra
     for k in range(len(model.layout.body_joints)):
         J0 = _positive_definite(pseudo_inertia(prior[10 * k : 10 * k + 10]))
         root_inverse = np.linalg.inv(np.linalg.cholesky(J0))
-        scaled = _pseudo_inertia_expression(theta[10 * k : 10 * k + 10], root_inverse)
+        scaled = pseudo_inertia_expression(theta[10 * k : 10 * k + 10], root_inverse)
         total += -cp.log_det(scaled) + cp.trace(scaled) - 4
     return total
 
@@ -128,7 +128,7 @@ def _clean_signs(model: RobotModel, theta: np.ndarray, scales: np.ndarray) -> np
     return theta
 
 
-def _solve(problem: cp.Problem) -> str:
+def solve_sdp(problem: cp.Problem) -> str:
     """Solve with Clarabel; the status says whether the solution is accurate (no warnings)."""
     try:
         with warnings.catch_warnings():
@@ -191,7 +191,7 @@ def consistent_least_squares(
     # Divided by the number of rows so the solver sees O(1) numbers whatever the data length.
     problem = cp.Problem(cp.Minimize(objective / rows), _constraints(model, theta, margin))
     started = time.perf_counter()
-    status = _solve(problem)
+    status = solve_sdp(problem)
     elapsed = time.perf_counter() - started
     if status not in _SOLVED or x.value is None:
         return ConsistentFit(None, status, False, {}, elapsed, f"consistent fit failed: {status}")
@@ -231,7 +231,7 @@ def consistent_standard_from_base(
     constraints = _constraints(model, theta, margin)
     exact = cp.Problem(cp.Minimize(cp.sum_squares(x)), [K @ theta == theta_base, *constraints])
     started = time.perf_counter()
-    status = _solve(exact)
+    status = solve_sdp(exact)
     if status in _SOLVED and x.value is not None:
         value = _clean_signs(model, prior + scales * x.value, scales)
         consistent, reports = _verify(model, value)
@@ -244,7 +244,7 @@ def consistent_standard_from_base(
         ),
         constraints,
     )
-    nearest_status = _solve(nearest)
+    nearest_status = solve_sdp(nearest)
     elapsed = time.perf_counter() - started
     if nearest_status not in _SOLVED or x.value is None:
         return ConsistentFit(None, status, False, {}, elapsed, f"no consistent set found: {status}")

@@ -264,3 +264,22 @@ def joint_term_observations(
         )
         for candidate in models
     ]
+
+
+def observations_of(
+    model: RobotModel,
+    trajectories: list[Trajectory],
+    options: FilterConfig,
+    progress: Callable[[str], None] | None = None,
+    *,
+    gravity_regressors: bool = False,
+) -> Observations:
+    """Observations of several trajectories, processed alike (``options`` resolved) and stacked."""
+    return stack(
+        [
+            build_observations(
+                model, t, options, gravity_regressors=gravity_regressors, progress=progress
+            )
+            for t in trajectories
+        ]
+    )

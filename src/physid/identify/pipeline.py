@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.config import AUTO_DEADBAND, FilterConfig, IdentifyConfig
+from physid.config import AUTO_DEADBAND, IdentifyConfig
 from physid.data import Trajectory
 from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
@@ -32,7 +32,7 @@ from physid.identify.least_squares import (
     residual_autocorrelation,
 )
 from physid.identify.metrics import FitMetrics, fit_metrics
-from physid.identify.observations import Observations, build_observations, stack
+from physid.identify.observations import Observations, observations_of
 from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
 from physid.identify.reduced import ReducedSystem, reduce_observations
@@ -111,25 +111,6 @@ class IdentificationResult:
         """Total mass of the moving bodies [kg] of the consistent estimate (else the prior)."""
         theta = self.theta if self.theta is not None else self.model.prior_parameters()
         return self.model.layout.total_mass(theta)
-
-
-def observations_of(
-    model: RobotModel,
-    trajectories: list[Trajectory],
-    options: FilterConfig,
-    progress: Callable[[str], None] | None = None,
-    *,
-    gravity_regressors: bool = False,
-) -> Observations:
-    """Observations of several trajectories, processed alike (``options`` resolved) and stacked."""
-    return stack(
-        [
-            build_observations(
-                model, t, options, gravity_regressors=gravity_regressors, progress=progress
-            )
-            for t in trajectories
-        ]
-    )
 
 
 def _excited(

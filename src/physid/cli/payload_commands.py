@@ -1,0 +1,110 @@
+"""CLI: ``physid payload`` — a payload's inertial parameters on an identified robot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.command()
+@click.option("--urdf", type=_EXISTING_FILE, required=True, help="Robot URDF (without payload).")
+@click.option(
+    "--params",
+    type=_EXISTING_FILE,
+    required=True,
+    help="params.json of `physid identify` for this robot WITHOUT the payload; its bodies, joint "
+    "terms, gravity, Coulomb deadband and training filter are used as they are.",
+)
+@click.option(
+    "--data",
+    "loaded",
+    type=_EXISTING_FILE,
+    multiple=True,
+    required=True,
+    help="Recording WITH the payload (trajectory CSV/.npz/.parquet or manifest, as for "
+    "`physid identify`); repeat for several.",
+)
+@click.option(
+    "--unloaded",
+    type=_EXISTING_FILE,
+    multiple=True,
+    help="Recording WITHOUT the payload, fitted jointly: the joint friction/offset terms are "
+    "re-estimated on both, so friction that drifted since identification is not read as "
+    "payload; repeat for several.",
+)
+@click.option(
+    "--link",
+    required=True,
+    help="URDF link the payload is fixed to; the centre of mass and inertia are reported in "
+    "its frame.",
+)
+@click.option(
+    "--mass",
+    type=float,
+    default=None,
+    help="Known payload mass [kg] (weighed): fixed in the fit; the centre of mass and inertia "
+    "are estimated. Default: estimated from the data.",
+)
+@click.option(
+    "--config",
+    type=_EXISTING_FILE,
+    default=None,
+    help="The identify config used for the robot (transmission, drive gains, joint terms); a "
+    "`filter` section in it overrides the training filter of params.json.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output folder: payload.json (mass, com and inertia about the com in the link frame, "
+    "their standard deviations and sources, the fit). Written atomically.",
+)
+def payload(
+    urdf: Path,
+    params: Path,
+    loaded: tuple[Path, ...],
+    unloaded: tuple[Path, ...],
+    link: str,
+    mass: float | None,
+    config: Path | None,
+    out: Path,
+) -> None:
+    """Estimate the 10 inertial parameters of a payload on LINK of an identified robot.
+
+    The robot's parameters come from --params (identified without the payload); the payload's
+    torques are what the robot model does not explain in the --data recordings. The result is
+    physically consistent (pseudo-inertia positive definite). Exit code 2 on bad input, 4 when
+    no physically consistent payload fits (status in payload.json).
+    """
+    from physid.io import atomic_output_dir, write_json_atomic
+    from physid.workflows import run_payload
+
+    result = run_payload(
+        urdf, params, list(loaded), link, unloaded=list(unloaded), mass_kg=mass, config_path=config
+    )
+    with atomic_output_dir(out) as staging:
+        write_json_atomic(staging / "payload.json", result.as_dict())
+    std = result.std
+    com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" for c, s in zip(
+        result.com_in_link, std["com"], strict=True))  # fmt: skip
+    click.echo(f"status: {result.status}")
+    click.echo(
+        f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
+        f"{std['mass']:.4f} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
+    )
+    click.echo(
+        "loaded torques (filtered) relative error: robot alone "
+        f"{100 * result.relative_error_robot_only:.2f} %, with the payload "
+        f"{100 * result.relative_error_with_payload:.2f} %"
+    )
+    click.echo(f"wrote {out / 'payload.json'}")
+    if not result.consistent:
+        raise SystemExit(4)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the physid group."""
+    group.add_command(payload)

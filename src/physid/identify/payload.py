@@ -1,0 +1,240 @@
+"""Payload identification: the 10 inertial parameters of a load fixed to one body of an
+identified robot, physically consistent, with standard deviations.
+
+A payload rigidly attached to the body moved by joint ``j`` adds ``Y_j(q, dq, ddq) pi_p`` to the
+joint torques, where ``Y_j`` are that body's 10 columns of the inertial regressor (the payload's
+parameters expressed, like the body's, in the joint frame). With the robot's parameters
+``theta`` known (``params.json`` of ``physid identify``), the loaded recordings give the linear
+system ``tau - W theta = Y_j pi_p`` (the classic "known robot" payload method; paper C's
+filtering and decimation make ``W`` and ``tau``). Recordings without the payload (``unloaded``),
+when given, are fitted jointly with the same joint-term corrections ``d`` (viscous, Coulomb,
+offset, armature): ``tau_u - W_u theta = J_u d`` and ``tau_l - W_l theta = Y_l pi_p + J_l d``, so
+friction that drifted since the robot was identified is not read as payload.
+
+Weighted least squares per joint (paper C), then the nearest physically consistent payload in the
+weighted metric (pseudo-inertia ``J(pi_p) >= margin I``, an SDP); a known mass fixes ``m``.
+Standard deviations: Newey-West covariance of the least squares (serially correlated residuals),
+propagated to mass, centre of mass and inertia about the centre of mass in the link frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+import pinocchio as pin
+
+from physid.config import FilterConfig
+from physid.data import Trajectory
+from physid.errors import InputError
+from physid.identify.consistent import pseudo_inertia_expression, solve_sdp
+from physid.identify.least_squares import autocorrelation_robust_covariance
+from physid.identify.observations import observations_of
+from physid.inertia import check_consistency
+from physid.model import RobotModel
+
+RANK_TOLERANCE = 1e-8  # singular value / largest: a payload direction the data do not see
+
+
+@dataclass(frozen=True)
+class PayloadResult:
+    """The payload of :func:`identify_payload`; quantities in the link frame unless named."""
+
+    joint: str  # the joint that moves the body carrying the payload
+    link: str
+    pi_in_joint: np.ndarray  # (10,) Pinocchio order, joint frame
+    covariance_in_joint: np.ndarray  # (10, 10) of the least-squares estimate
+    mass: float  # kg
+    com_in_link: np.ndarray  # (3,) m
+    inertia_about_com_in_link: np.ndarray  # (3, 3) kg m^2
+    std: dict  # mass, com (3,), inertia (3, 3), in the link frame
+    source: dict  # mass / com / inertia -> "data" | "mass given" | "undetermined"
+    consistent: bool
+    status: str  # "ok" or why not
+    relative_error_robot_only: float  # loaded torques (filtered) predicted without the payload
+    relative_error_with_payload: float
+    joint_term_corrections: dict[str, float]  # "<joint>.<term>" -> d, with unloaded data
+
+    def as_dict(self) -> dict:
+        return {
+            "format": "physid.payload/1",
+            "joint": self.joint,
+            "link": self.link,
+            "mass": self.mass,
+            "com_in_link": self.com_in_link.tolist(),
+            "inertia_about_com_in_link": self.inertia_about_com_in_link.tolist(),
+            "std": {k: np.asarray(v).tolist() for k, v in self.std.items()},
+            "source": self.source,
+            "pi_in_joint": self.pi_in_joint.tolist(),
+            "physically_consistent": self.consistent,
+            "status": self.status,
+            "fit": {
+                "relative_error_robot_only": self.relative_error_robot_only,
+                "relative_error_with_payload": self.relative_error_with_payload,
+            },
+            "joint_term_corrections": self.joint_term_corrections,
+        }
+
+
+def link_placement(model: RobotModel, link: str) -> tuple[str, pin.SE3]:
+    """The joint moving ``link`` and the link frame's placement in that joint's frame."""
+    pin_model = model.pin_model
+    if not pin_model.existFrame(link):
+        links = [f.name for f in pin_model.frames if f.type == pin.FrameType.BODY]
+        raise InputError(f"--link {link!r}: no such link in the URDF (links: {', '.join(links)})")
+    frame = pin_model.frames[pin_model.getFrameId(link)]
+    joint = pin_model.names[frame.parentJoint]
+    if joint not in model.layout.body_joints:
+        raise InputError(f"--link {link!r}: it does not move with any actuated joint")
+    return joint, frame.placement
+
+
+def _link_quantities(pi: np.ndarray, placement: pin.SE3) -> np.ndarray:
+    """``[m, com (3), inertia about com (9)]`` in the link frame of a joint-frame ``pi``."""
+    inertia = pin.Inertia.FromDynamicParameters(np.asarray(pi, float)).se3Action(
+        placement.inverse()
+    )
+    return np.concatenate([[inertia.mass], inertia.lever, inertia.inertia.reshape(-1)])
+
+
+def _propagate(pi: np.ndarray, covariance: np.ndarray, placement: pin.SE3) -> np.ndarray:
+    """Delta-method std of :func:`_link_quantities` (central differences, mass-scaled steps)."""
+    step = 1e-6 * max(abs(pi[0]), 1e-3) * np.ones(10)
+    jacobian = np.column_stack(
+        [
+            (_link_quantities(pi + h * e, placement) - _link_quantities(pi - h * e, placement))
+            / (2 * h)
+            for h, e in zip(step, np.eye(10), strict=True)
+        ]
+    )
+    return np.sqrt(np.clip(np.diag(jacobian @ covariance @ jacobian.T), 0.0, None))
+
+
+def identify_payload(
+    model: RobotModel,
+    theta: np.ndarray,
+    options: FilterConfig,
+    loaded: list[Trajectory],
+    link: str,
+    *,
+    unloaded: list[Trajectory] | None = None,
+    mass_kg: float | None = None,
+    margin: float = 1e-9,
+) -> PayloadResult:
+    """Estimate the payload on ``link`` (module docstring); ``theta`` are the robot's standard
+    parameters (its bodies without the payload) and ``options`` the resolved training filter."""
+    if not loaded:
+        raise InputError("no recording with the payload given")
+    if mass_kg is not None and not (np.isfinite(mass_kg) and mass_kg > 0):
+        raise InputError(f"--mass: must be a positive number of kg, got {mass_kg}")
+    joint, placement = link_placement(model, link)
+    body = model.layout.body_slice(joint)
+    n_inertial = model.layout.n_inertial
+    parts = [(observations_of(model, loaded, options), True)]
+    if unloaded:
+        parts.append((observations_of(model, unloaded, options), False))
+    blocks, rhs = [], []
+    for observations, has_payload in parts:
+        W, residual = observations.W, observations.tau - observations.W @ theta
+        payload = W[..., body] if has_payload else np.zeros((*W.shape[:2], 10))
+        terms = W[..., n_inertial:] if unloaded else W[..., :0]
+        blocks.append(np.concatenate([payload, terms], axis=-1))
+        rhs.append(residual)
+    X, b = np.concatenate(blocks), np.concatenate(rhs)
+    # Per-joint weights from a first ordinary fit (paper C's WLS), then the weighted fit.
+    A = X.reshape(-1, X.shape[-1])
+    first, *_ = np.linalg.lstsq(A, b.reshape(-1), rcond=None)
+    sigma = np.sqrt(np.mean((b - X @ first) ** 2, axis=0))
+    weights = 1.0 / np.maximum(sigma, 1e-12 * max(float(sigma.max()), 1e-300))
+    Xw, bw = X * weights[None, :, None], b * weights[None, :]
+    Aw = Xw.reshape(-1, X.shape[-1])
+    scales = np.linalg.norm(Aw, axis=0)
+    scales[scales == 0.0] = 1.0
+    U, s, Vt = np.linalg.svd(Aw / scales, full_matrices=False)
+    kept = s > RANK_TOLERANCE * s[0]
+    solution = (Vt[kept].T @ ((U[:, kept].T @ bw.reshape(-1)) / s[kept])) / scales
+    XtX_inv = (Vt[kept].T / s[kept] ** 2) @ Vt[kept] / np.outer(scales, scales)
+    covariance, _ = autocorrelation_robust_covariance(Xw, bw - Xw @ solution, XtX_inv)
+    undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
+
+    pi, consistent, status = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
+    n_terms = X.shape[-1] - 10
+    correction = solution[10:] if pi is None else _terms_given(Aw, bw.reshape(-1), pi, n_terms)
+    estimate = solution[:10] if pi is None else pi
+    values = _link_quantities(estimate, placement)
+    std = _propagate(estimate, covariance[:10, :10], placement)
+    if mass_kg is not None:
+        std[0] = 0.0
+    robot_only = float(np.linalg.norm(b[: len(parts[0][0].tau)]) / np.linalg.norm(parts[0][0].tau))
+    # (filtered, decimated loaded torques: the fit's own data)
+    loaded_rows = len(parts[0][0].tau)
+    fitted = b - X @ np.concatenate([estimate, correction])
+    after = float(np.linalg.norm(fitted[:loaded_rows]) / np.linalg.norm(parts[0][0].tau))
+    source = _sources(undetermined, mass_kg)
+    names = [f"{j}.{t}" for j in model.joint_names for t in model.layout.joint_terms]
+    return PayloadResult(
+        joint,
+        link,
+        estimate,
+        covariance[:10, :10],
+        float(values[0]),
+        values[1:4],
+        values[4:].reshape(3, 3),
+        {"mass": std[0], "com": std[1:4], "inertia": std[4:].reshape(3, 3)},
+        source,
+        consistent,
+        status,
+        robot_only,
+        after,
+        dict(zip(names, map(float, correction), strict=False)) if unloaded else {},
+    )
+
+
+def _sources(undetermined: np.ndarray | None, mass_kg: float | None) -> dict:
+    """``data`` unless a direction of the quantity is not seen by the data."""
+
+    def flag(indices: list[int]) -> str:
+        if undetermined is not None and undetermined[indices].any():
+            return "undetermined"
+        return "data"
+
+    return {
+        "mass": "mass given" if mass_kg is not None else flag([0]),
+        "com": flag([0, 1, 2, 3]),
+        "inertia": flag(list(range(10))),
+    }
+
+
+def _consistent_payload(
+    Aw: np.ndarray, bw: np.ndarray, solution: np.ndarray, margin: float, mass_kg: float | None
+) -> tuple[np.ndarray | None, bool, str]:
+    """Nearest consistent payload (pseudo-inertia >= margin I) in the weighted least-squares
+    metric, the joint-term corrections free; returns (pi or None, consistent, status)."""
+    Q, R = np.linalg.qr(Aw)
+    z = Q.T @ bw
+    x = cp.Variable(Aw.shape[1])
+    constraints = [
+        cp.Variable((4, 4), PSD=True) == pseudo_inertia_expression(x[:10]) - margin * np.eye(4)
+    ]
+    if mass_kg is not None:
+        constraints.append(x[0] == mass_kg)
+    scale = max(float(np.linalg.norm(z)), 1e-300)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares((R @ x - z) / scale)), constraints)
+    x.value = solution
+    status = solve_sdp(problem)
+    if x.value is None or not status.startswith("optimal"):
+        return None, False, f"no physically consistent payload: {status}"
+    pi = np.asarray(x.value[:10], float)
+    report = check_consistency(pi, name="payload")
+    if not report.consistent:
+        return None, False, f"no physically consistent payload: {report.reason}"
+    return pi, True, "ok"
+
+
+def _terms_given(Aw: np.ndarray, bw: np.ndarray, pi: np.ndarray, n_terms: int) -> np.ndarray:
+    """The joint-term corrections re-fitted with the payload fixed."""
+    if n_terms == 0:
+        return np.zeros(0)
+    terms, *_ = np.linalg.lstsq(Aw[:, 10:], bw - Aw[:, :10] @ pi, rcond=None)
+    return terms
