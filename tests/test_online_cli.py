@@ -89,6 +89,16 @@ def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns):
     assert summary["format"] == "physid.online/1" and summary["every_estimate_consistent"]
     assert summary["skip_reasons"]["non-finite tau"] == 1
     assert summary["bodies"]["arm_joint_7"]["final"]["mass"] == pytest.approx(rows[-1, 1])
+    # The robust summary: median over the default window (last quarter), from the CSV itself.
+    window = summary["bodies"]["arm_joint_7"]["window"]
+    t = rows[:, 0]
+    inside = t >= t[0] + 0.75 * (t[-1] - t[0])
+    assert window["samples"] == inside.sum()
+    assert window["median"]["mass"] == pytest.approx(np.median(rows[inside, 1]), rel=1e-9)
+    assert check_consistency(np.array(window["medoid_pi"])).consistent
+    bad = run(["--urdf", ARM_URDF, "--data", tmp_path / "rec.csv", "--body", "arm_joint_7",
+               "--out", tmp_path / "bad", "--summary-window", "9:1", "--quiet"])  # fmt: skip
+    assert bad.exit_code == 2 and "--summary-window '9:1'" in bad.output
     assert any("ddq_arm_joint_1" in w for w in summary["warnings"])
     assert (out / "estimates.png").stat().st_size > 10_000
 

@@ -57,9 +57,24 @@ def register(group: click.Group) -> None:
     help="Output folder: estimates.csv, estimates_std.csv, summary.json, estimates.png "
     "(written atomically: all or nothing).",
 )
+@click.option(
+    "--summary-window",
+    default=None,
+    metavar="START:END",
+    help="Time window [s, the recording's clock] summarised in summary.json and on the terminal "
+    "by the median of the streamed estimates, their spread and the medoid estimate (robust to "
+    "a late transient). Either end may be empty ('5:' = from 5 s to the end). Default: the last "
+    "quarter of the recording.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar and no warnings on stderr.")
 def online(
-    urdf: Path, data: Path, bodies: tuple[str, ...], config: Path | None, out: Path, quiet: bool
+    urdf: Path,
+    data: Path,
+    bodies: tuple[str, ...],
+    config: Path | None,
+    out: Path,
+    summary_window: str | None,
+    quiet: bool,
 ) -> None:
     """Replay a recording through the online inertial filter of paper E.
 
@@ -73,6 +88,7 @@ def online(
     from physid.online.config import load_online_config
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
+    from physid.online.results import window_estimate
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)
@@ -92,6 +108,11 @@ def online(
         elapsed,
         {"urdf": urdf, "data": data, "config": config},
     )
+    window = _window(summary_window, result.t)
+    for b, joint in enumerate(result.bodies):
+        summary["bodies"][joint]["window"] = window_estimate(
+            result.t, result.values[:, b], result.pi[:, b], *window
+        )
     with atomic_output_dir(out) as staging:
         (staging / "estimates.csv").write_text(_csv(result, result.values, flags=True))
         (staging / "estimates_std.csv").write_text(_csv(result, result.std, flags=False))
@@ -102,6 +123,36 @@ def online(
             f"physid online: {len(result.t)} samples, {result.n_updates} updates, "
             f"{int(result.gated.sum())} gated, {int(result.skipped.sum())} skipped -> {out}"
         )
+        for joint in result.bodies:
+            w = summary["bodies"][joint]["window"]
+            click.echo(
+                f"  {joint}: mass {w['median']['mass']:.4g} kg (median; spread "
+                f"{w['spread_std']['mass']:.2g}) over {w['start_s']:.3g}-{w['end_s']:.3g} s"
+            )
+
+
+def _window(text: str | None, t: np.ndarray) -> tuple[float, float]:
+    """``--summary-window`` as (start, end) seconds; default the last quarter of ``t``."""
+    from physid.errors import InputError
+
+    if text is None:
+        return float(t[0] + 0.75 * (t[-1] - t[0])), float(t[-1])
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        start = float(parts[0]) if parts[0].strip() else float(t[0])
+        end = float(parts[1]) if parts[1].strip() else float(t[-1])
+    except ValueError:
+        raise InputError(f"--summary-window {text!r}: expected START:END in seconds") from None
+    if not (np.isfinite(start) and np.isfinite(end)) or end < start:
+        raise InputError(f"--summary-window {text!r}: needs START <= END, finite")
+    if not np.any((t >= start) & (t <= end)):
+        raise InputError(
+            f"--summary-window {text!r}: no sample inside (the recording spans "
+            f"{t[0]:g}-{t[-1]:g} s)"
+        )
+    return start, end
 
 
 def _csv(result, table: np.ndarray, *, flags: bool) -> str:

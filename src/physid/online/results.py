@@ -124,3 +124,39 @@ class OnlineEstimate:
             if body.joint == joint:
                 return body
         raise KeyError(joint)
+
+
+def window_estimate(
+    t: NDArray[np.float64],
+    values: NDArray[np.float64],
+    pi: NDArray[np.float64],
+    start_s: float,
+    end_s: float,
+) -> dict:
+    """A robust summary of one body's streamed estimates over ``start_s <= t <= end_s``.
+
+    ``values`` (N, 10) are the quantities of :data:`QUANTITY_NAMES` and ``pi`` (N, 10) the
+    parameters. The summary is the per-quantity median and the spread (1.4826 x the median
+    absolute deviation: the std of Gaussian scatter, insensitive to a few outliers), and, as the
+    one body to use, the streamed estimate nearest to the medians (the medoid, in spread units):
+    an estimate the filter actually emitted, so it is physically consistent. The last sample of
+    a run is no summary: it carries whatever the final seconds did (paper E's rate limit makes a
+    late transient linger).
+    """
+    inside = (t >= start_s) & (t <= end_s)
+    if not inside.any():
+        raise ValueError(f"no estimate in the window [{start_s:g}, {end_s:g}] s")
+    window = values[inside]
+    median = np.median(window, axis=0)
+    spread = 1.4826 * np.median(np.abs(window - median), axis=0)
+    scale = np.where(spread > 0, spread, 1.0)
+    medoid = int(np.argmin(np.sum(((window - median) / scale) ** 2, axis=1)))
+    return {
+        "start_s": float(t[inside][0]),
+        "end_s": float(t[inside][-1]),
+        "samples": int(inside.sum()),
+        "median": dict(zip(QUANTITY_NAMES, median.tolist(), strict=True)),
+        "spread_std": dict(zip(QUANTITY_NAMES, spread.tolist(), strict=True)),
+        "medoid_t": float(t[inside][medoid]),
+        "medoid_pi": pi[inside][medoid].tolist(),
+    }
