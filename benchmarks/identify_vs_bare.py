@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -63,7 +64,8 @@ def bare_reference(folder: Path) -> tuple[np.ndarray, float]:
     sign = np.where(np.abs(dq) < 0.01, 0.0, np.sign(dq))
     for j in range(6):
         W[:, j, 60 + 4 * j : 64 + 4 * j] = np.column_stack(
-            [dq[:, j], sign[:, j], np.ones(n), ddq[:, j]])
+            [dq[:, j], sign[:, j], np.ones(n), ddq[:, j]]
+        )
     W[:, 4, 84], W[:, 5, 84] = ddq[:, 5], ddq[:, 4]
     W[:, 4, 85], W[:, 5, 85] = dq[:, 5], dq[:, 4]
     motor6 = np.where(np.abs(dq[:, 4] + dq[:, 5]) < 0.01, 0.0, np.sign(dq[:, 4] + dq[:, 5]))
@@ -85,8 +87,10 @@ def physid_identify(folder: Path, out: Path | None):
     from physid.workflows import run_identify
 
     return run_identify(
-        folder / "tx40_mdh_modified.urdf", [EXAMPLE / "recording.yaml"],
-        config_path=EXAMPLE / "config.yaml", out_dir=out,
+        folder / "tx40_mdh_modified.urdf",
+        [EXAMPLE / "recording.yaml"],
+        config_path=EXAMPLE / "config.yaml",
+        out_dir=out,
     )
 
 
@@ -101,40 +105,65 @@ def best_time(function, repeat: int) -> tuple[float, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=Path, default=HERE.parent.parent / "shared" / "datasets")
+    parser.add_argument(
+        "--datasets",
+        type=Path,
+        default=Path(os.environ.get("PHYSID_DATASETS", HERE.parent.parent / "shared" / "datasets")),
+    )
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-pyarrow", action="store_true",
-                        help="hide pyarrow, so physid reads the CSVs with np.loadtxt like the bare "
-                             "reference (what a base install without physid[parquet] does)")
+    parser.add_argument(
+        "--no-pyarrow",
+        action="store_true",
+        help="hide pyarrow, so physid reads the CSVs with np.loadtxt like the bare "
+        "reference (what a base install without physid[parquet] does)",
+    )
     args = parser.parse_args()
     if args.no_pyarrow:
         sys.modules["pyarrow"] = None  # type: ignore[assignment]  (import then raises ImportError)
     folder = args.datasets / "staubli_tx40"
-    import_time = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import physid.workflows"],
-        capture_output=True, text=True, check=True,
-    ).stderr.strip().splitlines()[-1]
+    import_time = (
+        subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import physid.workflows"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stderr.strip()
+        .splitlines()[-1]
+    )
     import physid.workflows  # noqa: F401  (warm: imports are not what we compare)
 
     bare_time, (theta, bare_error) = best_time(lambda: bare_reference(folder), args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         physid_time, result = best_time(
-            lambda: physid_identify(folder, Path(tmp) / "out"), args.repeat)
+            lambda: physid_identify(folder, Path(tmp) / "out"), args.repeat
+        )
     compute_time, _ = best_time(lambda: physid_identify(folder, None), args.repeat)
-    print(f"bare reference (loop + Butterworth + decimation + lstsq): {bare_time:.2f} s, "
-          f"{len(theta)} base columns, training relative error {100 * bare_error:.2f} %")
-    print(f"physid identify (+ WLS, essential, consistency SDP, validation, report): "
-          f"{physid_time:.2f} s, {result.base.size} base parameters, training relative error "
-          f"{100 * result.train.relative_error:.2f} %, "
-          f"validation {100 * result.validation.relative_error:.2f} %")
-    reader = "np.loadtxt" if args.no_pyarrow or importlib.util.find_spec("pyarrow") is None else (
-        "pyarrow.csv (physid[parquet] installed)")
+    print(
+        f"bare reference (loop + Butterworth + decimation + lstsq): {bare_time:.2f} s, "
+        f"{len(theta)} base columns, training relative error {100 * bare_error:.2f} %"
+    )
+    print(
+        f"physid identify (+ WLS, essential, consistency SDP, validation, report): "
+        f"{physid_time:.2f} s, {result.base.size} base parameters, training relative error "
+        f"{100 * result.train.relative_error:.2f} %, "
+        f"validation {100 * result.validation.relative_error:.2f} %"
+    )
+    reader = (
+        "np.loadtxt"
+        if args.no_pyarrow or importlib.util.find_spec("pyarrow") is None
+        else ("pyarrow.csv (physid[parquet] installed)")
+    )
     print(f"physid CSV reader: {reader}")
     print(f"ratio physid / bare = {physid_time / bare_time:.2f} (target <= 1.2)")
-    print(f"physid without writing the report (same computation, no figures/HTML/JSON): "
-          f"{compute_time:.2f} s, ratio {compute_time / bare_time:.2f}")
-    print("one-off import of physid.workflows (cumulative us, last line of -X importtime): "
-          f"{import_time}")
+    print(
+        f"physid without writing the report (same computation, no figures/HTML/JSON): "
+        f"{compute_time:.2f} s, ratio {compute_time / bare_time:.2f}"
+    )
+    print(
+        "one-off import of physid.workflows (cumulative us, last line of -X importtime): "
+        f"{import_time}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ the full size per sample and column, which the output says.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,15 @@ from pykalman import KalmanFilter
 
 from physid.signal.kalman import irw_smooth, optimise_nvr
 
-DEFAULT_CSV = Path("/work/shared/datasets/staubli_tx40/pos_read_data.csv")
+DEFAULT_CSV = (
+    Path(
+        os.environ.get(
+            "PHYSID_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"
+        )
+    )
+    / "staubli_tx40"
+    / "pos_read_data.csv"
+)
 SAMPLE_PERIOD_S = 2e-4  # 5 kHz (dataset README)
 P0 = 1e6
 

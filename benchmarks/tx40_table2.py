@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -36,8 +37,13 @@ from physid.workflows import run_identify
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "staubli_tx40"
 KNOWLEDGE = {"good": (100.0, 20.0), "poor": (400.0, 80.0)}
-METHODS = (("classical", None), ("irwsm1", 1e-5), ("irwsm2", 1e-5), ("irwsm1", "ml"),
-           ("irwsm2", "ml"))
+METHODS = (
+    ("classical", None),
+    ("irwsm1", 1e-5),
+    ("irwsm2", 1e-5),
+    ("irwsm1", "ml"),
+    ("irwsm2", "ml"),
+)
 
 
 def moving_only_error(result) -> float:
@@ -48,7 +54,11 @@ def moving_only_error(result) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=Path, default=HERE.parent.parent / "shared" / "datasets")
+    parser.add_argument(
+        "--datasets",
+        type=Path,
+        default=Path(os.environ.get("PHYSID_DATASETS", HERE.parent.parent / "shared" / "datasets")),
+    )
     args = parser.parse_args()
     urdf = args.datasets / "staubli_tx40" / "tx40_mdh_modified.urdf"
     base_config = load_config(EXAMPLE / "config.yaml")
@@ -60,8 +70,11 @@ def main() -> None:
             config = dataclasses.replace(
                 base_config,
                 filter=dataclasses.replace(
-                    base_config.filter, method=method, butterworth_cutoff_hz=butterworth,
-                    decimation_cutoff_hz=decimation, nvr=None if nvr == "ml" else nvr,
+                    base_config.filter,
+                    method=method,
+                    butterworth_cutoff_hz=butterworth,
+                    decimation_cutoff_hz=decimation,
+                    nvr=None if nvr == "ml" else nvr,
                 ),
             )
             started = time.perf_counter()
@@ -74,20 +87,26 @@ def main() -> None:
     print("Staubli TX40, paper C Table 2 style (consistent parameters; relative errors in %;")
     print("train/valid./moving on the filtered, decimated torque as in paper C; 'raw' on the")
     print("raw 5 kHz torque at every held-out sample)")
-    print(f"{'knowledge':9s} {'pipeline':22s} {'train':>6s} {'valid.':>7s} {'moving':>7s} "
-          f"{'raw':>6s} {'ess.':>4s}  validation RMSE per joint [N m]  {'time':>5s}")
+    print(
+        f"{'knowledge':9s} {'pipeline':22s} {'train':>6s} {'valid.':>7s} {'moving':>7s} "
+        f"{'raw':>6s} {'ess.':>4s}  validation RMSE per joint [N m]  {'time':>5s}"
+    )
     for knowledge, label, result, moving, elapsed in rows:
         rmse = " ".join(f"{v:5.2f}" for v in result.validation_filtered.rmse)
-        print(f"{knowledge:9s} {label:22s} {100 * result.train_filtered.relative_error:6.2f} "
-              f"{100 * result.validation_filtered.relative_error:7.2f} {100 * moving:7.2f} "
-              f"{100 * result.validation.relative_error:6.2f} "
-              f"{len(result.essential.names):4d}  {rmse}  {elapsed:5.1f}s")
+        print(
+            f"{knowledge:9s} {label:22s} {100 * result.train_filtered.relative_error:6.2f} "
+            f"{100 * result.validation_filtered.relative_error:7.2f} {100 * moving:7.2f} "
+            f"{100 * result.validation.relative_error:6.2f} "
+            f"{len(result.essential.names):4d}  {rmse}  {elapsed:5.1f}s"
+        )
     print(f"joints: {', '.join(joints)}")
     for knowledge in KNOWLEDGE:
         fixed = [r for r in rows if r[0] == knowledge and "ML" not in r[1]]
         best = min(fixed, key=lambda r: r[2].validation_filtered.relative_error)
-        print(f"{knowledge} knowledge: lowest validation error with {best[1]} "
-              f"({100 * best[2].validation_filtered.relative_error:.2f} %)")
+        print(
+            f"{knowledge} knowledge: lowest validation error with {best[1]} "
+            f"({100 * best[2].validation_filtered.relative_error:.2f} %)"
+        )
     good = {r[1]: r for r in rows if r[0] == "good"}
     poor = {r[1]: r for r in rows if r[0] == "poor"}
     print("degradation good -> poor (training error, percentage points):")
@@ -101,10 +120,14 @@ def main() -> None:
     names = np.asarray(coupled.base.short_names)[coupled.excited]
     for name in ("m6.Iam", "m6.fvm", "m6.fcm"):
         k = list(names).index(name)
-        print(f"coupled wrist (classical, good): {name} = {coupled.least_squares.theta[k]:.4f} "
-              f"({coupled.least_squares.relative_std_percent[k]:.1f} %)")
-    print("paper C (other recordings of this robot): fv_m6 0.61, fc_m6 1.83; relative error 5.1 %"
-          " (good), 9.2 / 7.5 / 8.6 % (poor: classical / IRWSM 1 / IRWSM 2)")
+        print(
+            f"coupled wrist (classical, good): {name} = {coupled.least_squares.theta[k]:.4f} "
+            f"({coupled.least_squares.relative_std_percent[k]:.1f} %)"
+        )
+    print(
+        "paper C (other recordings of this robot): fv_m6 0.61, fc_m6 1.83; relative error 5.1 %"
+        " (good), 9.2 / 7.5 / 8.6 % (poor: classical / IRWSM 1 / IRWSM 2)"
+    )
 
 
 if __name__ == "__main__":

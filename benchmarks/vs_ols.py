@@ -28,7 +28,8 @@ physid's base parameters (finite std in params.json) within 3 std of the truth.
 Targets: physid/OLS <= 1.00 on every case, mean ratio <= 0.97, simulated physid <= 1.1 x floor.
 
 Run: python benchmarks/vs_ols.py [--datasets PATH] [--seeds N] [--coverage-seeds N]
-(datasets default: $PHYSID_DATASETS, else ../shared/datasets relative to the repository root)
+(KUKA from the repository's data/; the TX40 from --datasets, default $PHYSID_DATASETS, else
+../shared/datasets beside the repository; skipped with a message when absent)
 
 RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-22 (automatic Coulomb deadband,
 cubic end extension of the derivative filter), 24 s wall::
@@ -390,15 +391,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = Path(os.environ.get("PHYSID_DATASETS", REPO.parent / "shared" / "datasets"))
     parser.add_argument("--datasets", type=Path, default=default,
-                        help="folder holding kuka_lwr4/ and staubli_tx40/ (default: "
-                             "$PHYSID_DATASETS or ../shared/datasets)")  # fmt: skip
+                        help="folder holding staubli_tx40/ (default: $PHYSID_DATASETS or "
+                             "../shared/datasets); the KUKA recordings are in data/")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=1, help="seeds per simulated robot")
     parser.add_argument("--coverage-seeds", type=int, default=0,
                         help="seeds per simulated robot for the 3-sigma coverage of physid's "
                              "base parameters (0: skip)")  # fmt: skip
     parser.add_argument("--deadband", type=float, default=0.0,
                         help="Coulomb sign(dq) = 0 where |dq| < this, in the OLS and the scorer "
-                             "(default 0: plain sign; physid's own default is 0.01)")  # fmt: skip
+                             "(default 0: plain sign; physid's params.json carries its own "
+                             "deadband, which the scorer applies to physid)")  # fmt: skip
     parser.add_argument("--skip-real", action="store_true", help="simulated cases only")
     parser.add_argument("--only", default="",
                         help="comma-separated case labels to run (kuka, tx40, arm5p_0, ...)")
@@ -413,9 +415,12 @@ def main() -> None:
         tmp = args.keep or Path(temporary)
         tmp.mkdir(parents=True, exist_ok=True)
         builders = [] if args.skip_real else [
-            ("kuka", lambda: kuka_case(args.datasets, tmp)),
-            ("tx40", lambda: tx40_case(args.datasets, tmp)),
+            ("kuka", lambda: kuka_case(REPO / "data", tmp)),
         ]  # fmt: skip
+        if not args.skip_real and (args.datasets / "staubli_tx40").is_dir():
+            builders.append(("tx40", lambda: tx40_case(args.datasets, tmp)))
+        elif not args.skip_real:
+            print(f"TX40 skipped: no staubli_tx40/ in {args.datasets} (--datasets)", flush=True)
         for robot in SIM_ROBOTS:
             for seed in range(args.seeds):
                 builders.append((f"{robot}_{seed}", lambda r=robot, s=seed: sim_case(r, s, tmp)))

@@ -1,4 +1,5 @@
-"""Shared fixtures: the real datasets of ../shared and one simulated arm experiment."""
+"""Shared fixtures: the real datasets (vendored under data/, or $PHYSID_DATASETS for the
+unvendored TX40) and one simulated arm experiment."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+VENDORED = REPO / "data"  # datasets whose licence allows redistribution (data/README.md)
+# Other datasets (the Staubli TX40): $PHYSID_DATASETS, or ../shared/datasets beside a checkout.
 DATASETS = Path(os.environ.get("PHYSID_DATASETS", REPO.parent / "shared" / "datasets"))
-KUKA = DATASETS / "kuka_lwr4"
+KUKA = VENDORED / "kuka_lwr4"
+PENDULUM = VENDORED / "multiarm_pendulum"
 TX40 = DATASETS / "staubli_tx40"
+# The TX40 example manifest reads ${PHYSID_DATASETS}/staubli_tx40/...
+os.environ.setdefault("PHYSID_DATASETS", str(DATASETS))
 EXAMPLES = REPO / "examples"
 
 

@@ -1,4 +1,4 @@
-"""Issue 2 acceptance 2 and 3 on the real recordings of ../shared/datasets (skipped if absent)."""
+"""Issue 2 acceptance 2 and 3 on real recordings (data/, $PHYSID_DATASETS; skipped if absent)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ A manifest is a small YAML file::
     format: physid.recording/1
     sample_time: 0.0002          # only if no source maps a 't' column: t = k * sample_time
     sources:
-      - file: ../data/pos_read_data.csv   # relative to the manifest
+      - file: ../data/pos_read_data.csv   # relative to the manifest; $VARS are expanded
         columns: {qm_motor_1: Joint_1, qm_motor_2: Joint_2}
       - file: measurements.npz
         columns: {t: times, q_lwr_0_joint: "positions[0]"}   # column 0 of a 2-D array
@@ -16,6 +16,7 @@ array, or ``array[k]`` for column ``k`` of a 2-D array. All sources must have th
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def read_recording(path: str | Path):
     for number, entry in enumerate(sources, start=1):
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise InputError(f"sources[{number}] needs 'file' and 'columns'", source=str(path))
-        file = (path.parent / str(entry["file"])).resolve()
+        file = (path.parent / _expand(str(entry["file"]), number, path)).resolve()
         raw = _raw_columns(file)
         for contract_name, selector in dict(entry["columns"]).items():
             if contract_name in columns:
@@ -99,3 +100,16 @@ def read_recording(path: str | Path):
             )
         columns = {"t": np.arange(lengths[first]) * float(sample_time), **columns}
     return Table(columns, str(path))
+
+
+def _expand(file: str, number: int, manifest: Path) -> str:
+    """Environment variables in a source path (``${PHYSID_DATASETS}/staubli_tx40/x.csv``), so a
+    manifest can point at data kept outside the repository; an unset one is named."""
+    expanded = os.path.expandvars(file)
+    if "$" in expanded:
+        raise InputError(
+            f"sources[{number}].file {file!r}: environment variable not set "
+            f"(e.g. export PHYSID_DATASETS=/path/to/datasets)",
+            source=str(manifest),
+        )
+    return expanded
