@@ -26,6 +26,11 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
       estimate_gravity_direction: true     # fit the base tilt (apparent gravity direction)
     allow_large_angles: false              # skip the "looks like degrees" check
+    joints: null                           # identify only these joints (list); every other
+                                           # joint is locked (default: all 1-DoF revolute and
+                                           # prismatic joints; others locked automatically)
+    locked: {}                             # positions of locked joints {joint: rad or m}
+                                           # (default: the neutral position, 0)
     coulomb_deadband: auto                 # |dq| below it -> sign(dq) = 0. auto: per joint, at
                                            # least 3 x the velocity noise std, widened when the
                                            # training residual asks (docs/identify.md); 0: none;
@@ -36,7 +41,7 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.io import config_number, config_section, read_yaml
+from physid.joint_locking import lock_joints
 from physid.model import (
     JOINT_TERM_NAMES,
     RobotModel,
@@ -122,6 +128,8 @@ class IdentifyConfig:
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
     coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
+    joints: tuple[str, ...] | None = None  # identify these; None: every 1-DoF joint of the URDF
+    locked: dict[str, float] = field(default_factory=dict)  # positions of locked joints
 
 
 def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
@@ -224,6 +232,8 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         estimation=estimation,
         allow_large_angles=bool(raw.get("allow_large_angles", False)),
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
+        joints=_joint_list(raw.get("joints")),
+        locked=_locked(raw.get("locked")),
     )
 
 
@@ -253,12 +263,28 @@ def _deadband(raw: Any) -> float | dict[str, float] | str:
     return checked[None] if not isinstance(raw, dict) else {str(k): v for k, v in checked.items()}
 
 
+def _joint_list(raw: Any) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw or not all(isinstance(j, str) for j in raw):
+        raise InputError(f"config joints: expected a list of joint names, got {raw!r}")
+    return tuple(raw)
+
+
+def _locked(raw: Any) -> dict[str, float]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(f"config locked: expected a mapping joint -> position, got {raw!r}")
+    return {str(k): config_number(v, f"locked.{k}") for k, v in raw.items()}
+
+
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""
-    pin_model = load_urdf(urdf)
+    pin_model, _, notes = lock_joints(load_urdf(urdf), config.joints, config.locked, str(urdf))
     joint_names = tuple(pin_model.names[1:])
     transmission = None if config.transmission is None else config.transmission.build(joint_names)
-    return build_robot_model(
+    model = build_robot_model(
         pin_model,
         joint_terms=config.joint_terms,
         transmission=transmission,
@@ -270,6 +296,7 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
         else config.coulomb_deadband,
         source=str(urdf),
     )
+    return replace(model, notes=notes) if notes else model
 
 
 def load_config(path: str | Path | None) -> IdentifyConfig:

@@ -162,6 +162,8 @@ class RobotModel:
     # taken as 0. None (the default) = no deadband: a joint at standstill holds its friction
     # torque, which sign(dq) of the filtered velocity predicts better than 0 does.
     coulomb_deadband: np.ndarray | None = None
+    # What was done to the URDF's tree (joints locked: physid.joint_locking).
+    notes: tuple[str, ...] = ()
 
     @property
     def n_joints(self) -> int:

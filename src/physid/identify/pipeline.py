@@ -304,7 +304,7 @@ def identify(
     excited = _excited(system, base, tuple(still))
     columns = base.independent[excited]
     prior = model.prior_parameters()
-    warnings = _joint_warnings(still) + _prior_warnings(model, prior)
+    warnings = list(model.notes) + _joint_warnings(still) + _prior_warnings(model, prior)
 
     note("least squares")
     ls = least_squares(system, columns, estimation.weighting)
