@@ -1,0 +1,175 @@
+"""CasADi expressions of one SPOOK step: mass matrix, forces, hinge constraints and their
+multipliers (paper A eqs. 2.3, 2.8-2.11, 2.17-2.18, Appendix F), shared by the simulator
+(:mod:`physid.multibody.simulate`) and the estimator's inverse dynamics (eqs. 3.7-3.8).
+
+Per hinge the holonomic rows are ``g = [x_P - x_C; n_P.u_C; n_P.w_C]`` (F.1) and the free-axis
+row ``D v = n_P.(w_C - w_P)`` carries viscous friction (F.2), the motor (F.3) and dry friction
+(F.4). ``G`` is the on-manifold Jacobian of ``g`` (``g_dot = G v``), obtained by differentiating
+``g(q [+] d)`` at ``d = 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from physid.multibody.kinematics import (
+    first_order_exp,
+    perturbed_quaternions,
+    quat_matrix,
+    quat_mul,
+)
+from physid.multibody.model import MultibodyModel
+
+
+def _rodrigues(axis: np.ndarray, angle: ca.SX) -> ca.SX:
+    K = ca.SX(np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]]))
+    return ca.SX.eye(3) + ca.sin(angle) * K + (1 - ca.cos(angle)) * (K @ K)
+
+
+def _tilt_axes(gravity: np.ndarray) -> np.ndarray:
+    g = gravity / np.linalg.norm(gravity)
+    seed = np.eye(3)[int(np.argmin(np.abs(g)))]
+    a1 = np.cross(g, seed)
+    a1 /= np.linalg.norm(a1)
+    return np.stack([a1, np.cross(g, a1)])
+
+
+@dataclass
+class StepExpressions:
+    """Symbolic quantities of one step at configuration ``q [+] d`` with velocity ``v``."""
+
+    M: ca.SX  # (6n, 6n) block-diagonal mass matrix, world-frame inertia (eq. 2.3)
+    f: ca.SX  # (6n,) gravity and fictitious force -w x J w (eq. 2.3)
+    g: ca.SX  # (5m,) holonomic constraint values (F.1)
+    G: ca.SX  # (5m, 6n) their Jacobian
+    D: ca.SX  # (m, 6n) free-axis rows (F.2-F.4)
+    angles_cs: ca.SX  # (m, 2) cos-like and sin-like parts of the joint angles
+
+
+def slot(model: MultibodyModel, chi: ca.SX, name: str) -> ca.SX:
+    return chi[model.index(name)]
+
+
+def _poses_matrices(
+    model: MultibodyModel, q: ca.SX, d: ca.SX, e: ca.SX | None = None
+) -> list[tuple[ca.SX, ca.SX]]:
+    """Per body ``(r, R)`` at ``q [+] d`` or, with ``e``, at ``(q [+] d) [+] e``."""
+    poses = perturbed_quaternions(q, d, model.n_bodies)
+    if e is not None:
+        poses = [
+            (r + e[6 * b : 6 * b + 3], quat_mul(first_order_exp(e[6 * b + 3 : 6 * b + 6]), quat))
+            for b, (r, quat) in enumerate(poses)
+        ]
+    return [(r, quat_matrix(quat)) for r, quat in poses]
+
+
+def _hinge_values(model: MultibodyModel, poses: list) -> tuple[ca.SX, ca.SX]:
+    """``g`` (5 rows per hinge) and the joint angle parts ``(cos, sin)`` per hinge."""
+    g_rows, cs = [], []
+    for hinge in model.hinges:
+        if hinge.parent < 0:
+            xP, nP, mP = ca.SX(hinge.p_parent), ca.SX(hinge.axis_parent), ca.SX(hinge.ref_parent)
+        else:
+            rP, RP = poses[hinge.parent]
+            xP = rP + RP @ ca.DM(hinge.p_parent)
+            nP, mP = RP @ ca.DM(hinge.axis_parent), RP @ ca.DM(hinge.ref_parent)
+        rC, RC = poses[hinge.child]
+        xC = rC + RC @ ca.DM(hinge.p_child)
+        uC, wC = RC @ ca.DM(hinge.perp_child[0]), RC @ ca.DM(hinge.perp_child[1])
+        mC = RC @ ca.DM(hinge.ref_child)
+        g_rows += [xP - xC, ca.dot(nP, uC), ca.dot(nP, wC)]
+        cs.append(ca.horzcat(ca.dot(mP, mC), ca.dot(nP, ca.cross(mP, mC))))
+    return ca.vertcat(*g_rows), ca.vertcat(*cs)
+
+
+def _free_axis_rows(model: MultibodyModel, poses: list) -> ca.SX:
+    nb = model.n_bodies
+    rows = []
+    for hinge in model.hinges:
+        row = ca.SX.zeros(1, 6 * nb)
+        if hinge.parent < 0:
+            n = ca.SX(hinge.axis_parent)
+        else:
+            n = poses[hinge.parent][1] @ ca.DM(hinge.axis_parent)
+            row[0, 6 * hinge.parent + 3 : 6 * hinge.parent + 6] = -n.T
+        row[0, 6 * hinge.child + 3 : 6 * hinge.child + 6] = n.T
+        rows.append(row)
+    return ca.vertcat(*rows)
+
+
+def gravity_vector(model: MultibodyModel, chi: ca.SX) -> ca.SX:
+    """Gravity ``R(a1, tilt_1) R(a2, tilt_2) g0``: the tilt as two rotations about horizontal
+    axes (a smooth 2-parameter version of the paper's tilt quaternion, §4.6)."""
+    a1, a2 = _tilt_axes(model.gravity)
+    R = _rodrigues(a1, chi[model.index("tilt_1")]) @ _rodrigues(a2, chi[model.index("tilt_2")])
+    return R @ ca.DM(model.gravity)
+
+
+def step_expressions(model: MultibodyModel, q: ca.SX, d: ca.SX, v: ca.SX, chi: ca.SX):
+    """The :class:`StepExpressions` at ``q [+] d``."""
+    nb = model.n_bodies
+    poses = _poses_matrices(model, q, d)
+    grav = gravity_vector(model, chi)
+    M = ca.SX.zeros(6 * nb, 6 * nb)
+    f = []
+    for b, body in enumerate(model.bodies):
+        n = body.name
+        mass = slot(model, chi, f"{n}.mass")
+        Ixy, Ixz, Iyz = (slot(model, chi, f"{n}.{s}") for s in ("Ixy", "Ixz", "Iyz"))
+        J_body = ca.vertcat(
+            ca.horzcat(slot(model, chi, f"{n}.Ixx"), Ixy, Ixz),
+            ca.horzcat(Ixy, slot(model, chi, f"{n}.Iyy"), Iyz),
+            ca.horzcat(Ixz, Iyz, slot(model, chi, f"{n}.Izz")),
+        )
+        R = poses[b][1]
+        J = R @ J_body @ R.T
+        w = v[6 * b + 3 : 6 * b + 6]
+        M[6 * b : 6 * b + 3, 6 * b : 6 * b + 3] = mass * ca.SX.eye(3)
+        M[6 * b + 3 : 6 * b + 6, 6 * b + 3 : 6 * b + 6] = J
+        f += [mass * grav, -ca.cross(w, J @ w)]
+    g, cs = _hinge_values(model, poses)
+    e = ca.SX.sym("e", 6 * nb)
+    g_e, _ = _hinge_values(model, _poses_matrices(model, q, d, e))
+    G = ca.substitute(ca.jacobian(g_e, e), e, ca.SX.zeros(6 * nb))
+    D = _free_axis_rows(model, poses)
+    return StepExpressions(M, ca.vertcat(*f), g, G, D, cs)
+
+
+def hinge_vectors(model: MultibodyModel, chi: ca.SX, h: float) -> dict[str, ca.SX]:
+    """Per-row SPOOK coefficients (eqs. 2.9-2.11) and per-hinge friction/motor coefficients."""
+    sigma, upsilon = [], []
+    per = {k: [] for k in ("b", "dry", "sdelta", "sc", "fcomp", "K", "Js")}
+    keys = {
+        "b": "viscous",
+        "dry": "dry",
+        "sdelta": "stribeck_delta",
+        "sc": "stribeck_c",
+        "fcomp": "friction_compliance",
+        "K": "gain",
+        "Js": "shaft_inertia",
+    }
+    for hinge in model.hinges:
+        tau = slot(model, chi, f"{hinge.name}.damping")
+        ups = 1 / (1 + 4 * tau / h)
+        for eps_name, count in (("compliance_linear", 3), ("compliance_rotational", 2)):
+            eps = slot(model, chi, f"{hinge.name}.{eps_name}")
+            sigma += [4 * eps * ups / h**2] * count
+            upsilon += [ups] * count
+        for key, name in keys.items():
+            per[key].append(slot(model, chi, f"{hinge.name}.{name}"))
+    out = {"sigma": ca.vertcat(*sigma), "upsilon": ca.vertcat(*upsilon)}
+    out.update({k: ca.vertcat(*v) for k, v in per.items()})
+    return out
+
+
+def dry_masks(model: MultibodyModel) -> np.ndarray:
+    """(m, 5m) 0/1 matrix summing each dry hinge's five holonomic rows (U of F.4)."""
+    m = len(model.hinges)
+    mask = np.zeros((m, 5 * m))
+    for j, hinge in enumerate(model.hinges):
+        if hinge.has_dry:
+            mask[j, 5 * j : 5 * j + 5] = 1.0
+    return mask

@@ -1,0 +1,121 @@
+"""Symbolic (CasADi SX) rigid-body kinematics on (R^3 x H_1)^n (paper A §2.1, eqs. 2.12-2.16).
+
+Angular velocities are in the world frame, so the configuration update is
+``e_{k+1} = exp(h w_{k+1}) * e_k`` (left multiplication; eq. 2.13 written for world-frame
+rotation vectors). A tangent perturbation ``d = [dr, dtheta]`` per body enters through the
+first-order exponential ``[1, dtheta/2]`` (Appendix D.2: its derivative at ``d = 0`` equals that
+of the exact map), so Jacobians with respect to ``d`` at ``d = 0`` are on-manifold Jacobians.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+
+def quat_mul(a: ca.SX, b: ca.SX) -> ca.SX:
+    """Hamilton product ``a * b`` of quaternions ``[w, x, y, z]``."""
+    av, bv = a[1:4], b[1:4]
+    return ca.vertcat(a[0] * b[0] - ca.dot(av, bv), a[0] * bv + b[0] * av + ca.cross(av, bv))
+
+
+def quat_conj(e: ca.SX) -> ca.SX:
+    return ca.vertcat(e[0], -e[1:4])
+
+
+def quat_matrix(e: ca.SX) -> ca.SX:
+    """Rotation matrix of a quaternion of any non-zero norm (homogeneous form)."""
+    w, x, y, z = e[0], e[1], e[2], e[3]
+    n = w * w + x * x + y * y + z * z
+    return (
+        ca.vertcat(
+            ca.horzcat(w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)),
+            ca.horzcat(2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)),
+            ca.horzcat(2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z),
+        )
+        / n
+    )
+
+
+def first_order_exp(d: ca.SX) -> ca.SX:
+    """``[1, d/2]``: the quaternion exponential to first order (App. D.2)."""
+    return ca.vertcat(1, d / 2)
+
+
+def perturbed_quaternions(q: ca.SX, d: ca.SX, n_bodies: int) -> list[tuple[ca.SX, ca.SX]]:
+    """Per body ``(r + dr, [1, dtheta/2] * e)`` from stacked ``q`` (7n) and ``d`` (6n)."""
+    poses = []
+    for b in range(n_bodies):
+        r, e = q[7 * b : 7 * b + 3], q[7 * b + 3 : 7 * b + 7]
+        dr, dt = d[6 * b : 6 * b + 3], d[6 * b + 3 : 6 * b + 6]
+        poses.append((r + dr, quat_mul(first_order_exp(dt), e)))
+    return poses
+
+
+def box_minus(q1: ca.SX, q0: ca.SX, n_bodies: int) -> ca.SX:
+    """``q1 [-] q0`` with the small-angle rotation residual ``2 e'_s e'_v`` of eq. 3.24,
+    ``e' = e1 * conj(e0)`` (world-frame difference)."""
+    out = []
+    for b in range(n_bodies):
+        r1, e1 = q1[b][0], q1[b][1]
+        r0, e0 = q0[b][0], q0[b][1]
+        rel = quat_mul(e1, quat_conj(e0))
+        out += [r1 - r0, 2 * rel[0] * rel[1:4]]
+    return ca.vertcat(*out)
+
+
+# ----------------------------------------------------------------- numeric counterparts (NumPy)
+
+
+def np_quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a * b`` of quaternions ``[w, x, y, z]`` (NumPy)."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + bw * ax + ay * bz - az * by,
+            aw * by + bw * ay + az * bx - ax * bz,
+            aw * bz + bw * az + ax * by - ay * bx,
+        ]
+    )
+
+
+def np_exp(psi: np.ndarray) -> np.ndarray:
+    """Exact quaternion of rotation vector ``psi`` (eq. 2.13)."""
+    angle = float(np.linalg.norm(psi))
+    if angle < 1e-12:
+        return np.concatenate([[1.0], psi / 2])
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * psi / angle])
+
+
+def np_box_plus(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``q [+] d``: translation added, rotation ``exp(dtheta) * e`` (eqs. 2.14, 2.16)."""
+    out = q.copy()
+    for b in range(len(q) // 7):
+        out[7 * b : 7 * b + 3] += d[6 * b : 6 * b + 3]
+        e = np_quat_mul(np_exp(d[6 * b + 3 : 6 * b + 6]), q[7 * b + 3 : 7 * b + 7])
+        out[7 * b + 3 : 7 * b + 7] = e / np.linalg.norm(e)
+    return out
+
+
+def np_box_minus(q1: np.ndarray, q0: np.ndarray) -> np.ndarray:
+    """Exact ``q1 [-] q0`` (eq. 3.23), the rotation vector of ``e1 * conj(e0)``."""
+    out = []
+    for b in range(len(q1) // 7):
+        out.append(q1[7 * b : 7 * b + 3] - q0[7 * b : 7 * b + 3])
+        e0 = q0[7 * b + 3 : 7 * b + 7] * np.array([1, -1, -1, -1])
+        rel = np_quat_mul(q1[7 * b + 3 : 7 * b + 7], e0)
+        rel = rel if rel[0] >= 0 else -rel
+        s = np.linalg.norm(rel[1:])
+        out.append(np.zeros(3) if s < 1e-15 else 2 * np.arctan2(s, rel[0]) * rel[1:] / s)
+    return np.concatenate(out)
+
+
+def np_quat_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion ``[w, x, y, z]`` of a rotation matrix."""
+    import pinocchio as pin
+
+    c = pin.Quaternion(R).coeffs()  # x, y, z, w
+    e = np.array([c[3], c[0], c[1], c[2]])
+    return e if e[0] >= 0 else -e

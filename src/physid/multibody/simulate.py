@@ -1,0 +1,166 @@
+"""The SPOOK stepper (paper A eqs. 2.8-2.19) with viscous friction (F.2), motor (F.3) and dry
+friction as an MLCP (eqs. 2.24-2.28, F.4), in maximal coordinates.
+
+Viscous and motor rows are regularised nonholonomic constraints whose multipliers are eliminated
+exactly: (F.2) gives ``l_b = -b h D v_{k+1}`` and (F.3) ``l_m = J_s D (v_k - v_{k+1}) + h K u_k``,
+so they add ``(h b + J_s) D^T D`` to the mass matrix and ``D^T (J_s D v_k + h K u_k)`` to the
+momentum (this also covers ``b = 0``, where ``Sigma = 1/(b h)`` of F.2 would be infinite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from physid.multibody.dynamics import hinge_vectors, step_expressions
+from physid.multibody.kinematics import np_box_plus, np_quat_from_matrix
+from physid.multibody.mlcp import solve_velocity
+from physid.multibody.model import MultibodyModel
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A simulated trajectory: maximal coordinates, joint angles/rates and the control used."""
+
+    t: np.ndarray  # (N,)
+    q: np.ndarray  # (N, 7n) [r, e] per body
+    v: np.ndarray  # (N, 6n) [v, w] per body, world frame
+    angles: np.ndarray  # (N, m)
+    rates: np.ndarray  # (N, m)
+    u: np.ndarray  # (N, m) control per hinge (zero where no motor)
+    constraint_violation: np.ndarray  # (N,) max |g| over the holonomic rows
+    lcp_failures: int = 0
+
+
+class Stepper:
+    """One model, one step size ``h``: CasADi functions built once, stepped in NumPy."""
+
+    def __init__(self, model: MultibodyModel, h: float, chi: np.ndarray | None = None) -> None:
+        self.model, self.h = model, float(h)
+        self.chi = model.values.copy() if chi is None else np.asarray(chi, float)
+        nb, m = model.n_bodies, len(model.hinges)
+        q, v = ca.SX.sym("q", 7 * nb), ca.SX.sym("v", 6 * nb)
+        u, chi_s = ca.SX.sym("u", m), ca.SX.sym("chi", len(model.names))
+        ex = step_expressions(model, q, ca.SX.zeros(6 * nb), v, chi_s)
+        hv = hinge_vectors(model, chi_s, h)
+        omega = ex.D @ v
+        M_eff = ex.M + ex.D.T @ ca.diag(h * hv["b"] + hv["Js"]) @ ex.D
+        p = ex.M @ v + h * ex.f + ex.D.T @ (hv["Js"] * omega + h * hv["K"] * u)
+        a = -4 / h * hv["upsilon"] * ex.g + hv["upsilon"] * (ex.G @ v)
+        bound = hv["dry"] + hv["sdelta"] * ca.exp(-hv["sc"] * omega**2)  # eq. 4.1
+        outs = [M_eff, p, ex.G, hv["sigma"], a, ex.D, bound, hv["fcomp"] / h, ex.g]
+        # one flat output (column-major blocks): a single CasADi -> NumPy conversion per step
+        self._shapes = [o.shape for o in outs]
+        flat = ca.vertcat(*[ca.vec(o) for o in outs])
+        self._terms = ca.Function("spook_terms", [q, v, u, chi_s], [flat])
+        angle = ca.atan2(ex.angles_cs[:, 1], ex.angles_cs[:, 0])
+        self._joint = ca.Function("joint_state", [q, v], [ca.vertcat(angle, omega)])
+        self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
+
+    def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
+        """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, g]`` of eq. 2.26 at step ``k``."""
+        flat = np.asarray(self._terms(q, v, u, self.chi), float).ravel()
+        out, start = [], 0
+        for rows, cols in self._shapes:
+            block = flat[start : start + rows * cols].reshape(cols, rows).T
+            out.append(block.ravel() if cols == 1 else block)
+            start += rows * cols
+        return out
+
+    def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple:
+        """``(q_{k+1}, v_{k+1}, ok, max|g_k|)``: velocity from eq. 2.26, configuration eq. 2.16."""
+        M, p, G, sig, a, D, bound, sig_t, g = self.terms(q, v, u)
+        v1, _, ok = solve_velocity(M, p, G, sig, a, D, bound, sig_t, self.dry)
+        return np_box_plus(q, self.h * v1), v1, ok, float(np.abs(g).max())
+
+    def joint_states(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint angles in (-pi, pi] and rates ``n_P.(w_C - w_P)`` for (N, 7n) / (N, 6n) rows."""
+        m = len(self.model.hinges)
+        out = np.asarray(self._joint.map(len(q))(q.T, v.T), float)
+        return out[:m].T, out[m:].T
+
+
+def state_from_joints(
+    model: MultibodyModel, angles: np.ndarray, rates: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Maximal coordinates ``(q, v)`` at zero constraint violation from joint angles/rates
+    (Pinocchio forward kinematics; bodies in joint order)."""
+    import pinocchio as pin
+
+    from physid.multibody.build import pin_configuration
+
+    pm = model.pin_model
+    data = pm.createData()
+    qp = pin_configuration(pm, model.q_slot, np.asarray(angles, float))
+    dq = np.zeros(pm.nv) if rates is None else np.asarray(rates, float)
+    pin.forwardKinematics(pm, data, qp, dq)
+    q, v = [], []
+    for i in range(1, pm.njoints):
+        lever = pm.inertias[i].lever
+        R = data.oMi[i].rotation
+        q += [data.oMi[i].act(lever), np_quat_from_matrix(R)]
+        w_local, v_local = data.v[i].angular, data.v[i].linear
+        v += [R @ (v_local + np.cross(w_local, lever)), R @ w_local]
+    return np.concatenate(q), np.concatenate(v)
+
+
+def simulate(
+    model: MultibodyModel,
+    h: float,
+    n_steps: int,
+    q0: np.ndarray,
+    v0: np.ndarray,
+    u: np.ndarray | None = None,
+    chi: np.ndarray | None = None,
+) -> Simulation:
+    """``n_steps`` SPOOK steps from ``(q0, v0)``; ``u`` is (n_steps, m) control per hinge."""
+    m = len(model.hinges)
+    u = np.zeros((n_steps, m)) if u is None else np.asarray(u, float).reshape(n_steps, m)
+    stepper = Stepper(model, h, chi)
+    qs, vs = [np.asarray(q0, float)], [np.asarray(v0, float)]
+    violation, failures = [], 0
+    for k in range(n_steps):
+        q1, v1, ok, gmax = stepper.step(qs[-1], vs[-1], u[k])
+        failures += not ok
+        violation.append(gmax)
+        qs.append(q1)
+        vs.append(v1)
+    q_arr, v_arr = np.array(qs), np.array(vs)
+    angles, rates = stepper.joint_states(q_arr, v_arr)
+    violation.append(float(np.abs(stepper.terms(q_arr[-1], v_arr[-1], u[-1])[-1]).max()))
+    return Simulation(
+        t=h * np.arange(n_steps + 1),
+        q=q_arr,
+        v=v_arr,
+        angles=np.unwrap(angles, axis=0),
+        rates=rates,
+        u=np.vstack([u, u[-1:]]),
+        constraint_violation=np.array(violation),
+        lcp_failures=failures,
+    )
+
+
+def energy(model: MultibodyModel, q: np.ndarray, v: np.ndarray, chi: np.ndarray) -> float:
+    """Kinetic plus potential energy (nominal gravity direction with the tilt ignored)."""
+    total = 0.0
+    for b, body in enumerate(model.bodies):
+        n = body.name
+        mass = chi[model.index(f"{n}.mass")]
+        Ixx, Iyy, Izz, Ixy, Ixz, Iyz = (
+            chi[model.index(f"{n}.{s}")] for s in ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
+        )
+        J = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
+        e = q[7 * b + 3 : 7 * b + 7]
+        R = _np_matrix(e)
+        w, lin = v[6 * b + 3 : 6 * b + 6], v[6 * b : 6 * b + 3]
+        total += 0.5 * mass * lin @ lin + 0.5 * w @ (R @ J @ R.T) @ w
+        total -= mass * model.gravity @ q[7 * b : 7 * b + 3]
+    return float(total)
+
+
+def _np_matrix(e: np.ndarray) -> np.ndarray:
+    import pinocchio as pin
+
+    return pin.Quaternion(e[0], e[1], e[2], e[3]).normalized().toRotationMatrix()
