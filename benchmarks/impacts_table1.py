@@ -55,15 +55,31 @@ TRUTH_DT, WINDOW, NOISE = 1.0 / 9600.0, 0.5, 1e-3
 MUS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 FPS = (30, 60, 120, 200, 240)
 PAPER = {  # Table 1 of paper D, J/m error in % (None: "//" in the paper)
-    0.1: (-72, -60, -53, -48, -37), 0.2: (None, -16, -5, 0, -2), 0.3: (-8, 12, 4, 2, -11),
-    0.4: (-21, -19, -4, -3, -6), 0.5: (-3, 3, 1, -1, 1), 0.6: (31, 11, 0, 5, -6),
-    0.7: (0, -6, 5, 5, 3), 0.8: (27, 2, 8, 6, 7), 0.9: (24, 1, 1, 7, 1),
+    0.1: (-72, -60, -53, -48, -37),
+    0.2: (None, -16, -5, 0, -2),
+    0.3: (-8, 12, 4, 2, -11),
+    0.4: (-21, -19, -4, -3, -6),
+    0.5: (-3, 3, 1, -1, 1),
+    0.6: (31, 11, 0, 5, -6),
+    0.7: (0, -6, 5, 5, 3),
+    0.8: (27, 2, 8, 6, 7),
+    0.9: (24, 1, 1, 7, 1),
 }
 
 
 def truth(mu: float):  # noqa: ANN201
-    return simulate(SHAPE, LINES, Q0, V0, inertia_ratio=RATIO, mu=mu, restitution=RESTITUTION,
-                    dt=TRUTH_DT, duration=WINDOW, mass=MASS)
+    return simulate(
+        SHAPE,
+        LINES,
+        Q0,
+        V0,
+        inertia_ratio=RATIO,
+        mu=mu,
+        restitution=RESTITUTION,
+        dt=TRUTH_DT,
+        duration=WINDOW,
+        mass=MASS,
+    )
 
 
 def run_case(case: tuple[float, int, int, int, float]) -> dict:
@@ -73,17 +89,27 @@ def run_case(case: tuple[float, int, int, int, float]) -> dict:
     # Independent stream per cell: (base, seed, μ index, fps) → SeedSequence.
     rng = np.random.default_rng([seed_base, seed, MUS.index(mu), fps])
     t, q = camera_samples(sim, fps, noise_position=NOISE, noise_angle=noise_angle, rng=rng)
-    res = identify(SHAPE, LINES, t, q, mass=MASS,
-                   options=IdentifyOptions(noise_position=NOISE, noise_angle=noise_angle,
-                                           **extra))
+    res = identify(
+        SHAPE,
+        LINES,
+        t,
+        q,
+        mass=MASS,
+        options=IdentifyOptions(noise_position=NOISE, noise_angle=noise_angle, **extra),
+    )
     return {
-        "mu": mu, "fps": fps, "seed": seed, "status": res.status,
+        "mu": mu,
+        "fps": fps,
+        "seed": seed,
+        "status": res.status,
         "error_pct": 100 * (res.inertia_ratio / RATIO - 1) if res.identifiable else None,
         "std_pct": 100 * res.inertia_ratio_std / RATIO if res.identifiable else None,
         "mu_hat": res.friction if res.identifiable else None,
         "mu_lower_bound": res.friction_is_lower_bound,
-        "time_s": res.solve_time, "iterations": res.iterations,
-        "fit_chi2": res.diagnostics.get("fit_chi2"), "frames": int(t.size),
+        "time_s": res.solve_time,
+        "iterations": res.iterations,
+        "fit_chi2": res.diagnostics.get("fit_chi2"),
+        "frames": int(t.size),
         "solves": len(res.diagnostics.get("starts", [])),
         "retried": len({s["inertia_ratio_init"] for s in res.diagnostics.get("starts", [])}) > 1,
     }
@@ -91,16 +117,19 @@ def run_case(case: tuple[float, int, int, int, float]) -> dict:
 
 def time_steppers() -> None:
     """Lemke LCP vs the paper's per-step IPOPT NLP on the μ = 0.5 truth, 0.3 s, h = 1/2400 s."""
-    kwargs = dict(inertia_ratio=RATIO, mu=0.5, restitution=RESTITUTION, dt=1 / 2400,
-                  duration=0.3, mass=MASS)
+    kwargs = dict(
+        inertia_ratio=RATIO, mu=0.5, restitution=RESTITUTION, dt=1 / 2400, duration=0.3, mass=MASS
+    )
     times = {}
     for solver in ("lcp", "nlp"):
         start = time.perf_counter()
         sim = simulate(SHAPE, LINES, Q0, V0, solver=solver, **kwargs)
         times[solver] = time.perf_counter() - start
         steps = int(sim.active.any(axis=1).sum())
-    print(f"\nsimulator, 720 steps ({steps} with contact): LCP {times['lcp']:.3f} s, IPOPT NLP "
-          f"{times['nlp']:.2f} s → LCP is {times['nlp'] / times['lcp']:.0f}× faster")
+    print(
+        f"\nsimulator, 720 steps ({steps} with contact): LCP {times['lcp']:.3f} s, IPOPT NLP "
+        f"{times['nlp']:.2f} s → LCP is {times['nlp'] / times['lcp']:.0f}× faster"
+    )
 
 
 def _fmt(values: list[float]) -> str:
@@ -111,21 +140,32 @@ def _fmt(values: list[float]) -> str:
 
 def report(rows: list[dict], mus: tuple, fps_list: tuple) -> None:
     def errs(mu_ok, fps_ok) -> list[float]:  # noqa: ANN001
-        return [r["error_pct"] for r in rows if mu_ok(r["mu"]) and fps_ok(r["fps"])
-                and r["error_pct"] is not None]
+        return [
+            r["error_pct"]
+            for r in rows
+            if mu_ok(r["mu"]) and fps_ok(r["fps"]) and r["error_pct"] is not None
+        ]
 
     print("\nJ/m error [%] per cell: mean signed / max |error| over seeds   (paper D Table 1)")
     print("  mu  " + "".join(f"{f:>14d} fps" for f in fps_list))
     for mu in mus:
-        cells = [_fmt(errs(lambda m, mu=mu: m == mu, lambda f, fps=fps: f == fps))
-                 for fps in fps_list]
+        cells = [
+            _fmt(errs(lambda m, mu=mu: m == mu, lambda f, fps=fps: f == fps)) for fps in fps_list
+        ]
         paper = [PAPER[mu][FPS.index(f)] for f in fps_list]
-        print(f"  {mu:.1f} " + "".join(f"{c:>18s}" for c in cells)
-              + "   paper " + " ".join("//" if p is None else f"{p:+d}" for p in paper))
+        print(
+            f"  {mu:.1f} "
+            + "".join(f"{c:>18s}" for c in cells)
+            + "   paper "
+            + " ".join("//" if p is None else f"{p:+d}" for p in paper)
+        )
     failed = [r for r in rows if r["error_pct"] is None]
-    print(f"\nnot identified: {len(failed)} of {len(rows)}"
-          + "".join(f"\n  mu={r['mu']} fps={r['fps']} seed={r['seed']}: {r['status']}"
-                    for r in failed))
+    print(
+        f"\nnot identified: {len(failed)} of {len(rows)}"
+        + "".join(
+            f"\n  mu={r['mu']} fps={r['fps']} seed={r['seed']}: {r['status']}" for r in failed
+        )
+    )
     hi = [abs(e) for e in errs(lambda m: m >= 0.2, lambda f: f >= 120)]
     low = [abs(e) for e in errs(lambda m: m >= 0.2, lambda f: f == 30)]
     mu01 = errs(lambda m: m == 0.1, lambda f: True)
@@ -133,34 +173,52 @@ def report(rows: list[dict], mus: tuple, fps_list: tuple) -> None:
     checks = [
         ("mean |err|, mu ≥ 0.2, ≥ 120 fps", hi, lambda v: np.mean(v) <= 2.0, "≤ 2 %", "3.9 %"),
         ("mean |err|, mu ≥ 0.2, 30 fps", low, lambda v: np.mean(v) <= 8.0, "≤ 8 %", "16 %"),
-        ("worst |err| at mu = 0.1", [abs(e) for e in mu01], lambda v: np.max(v) <= 20.0,
-         "≤ 20 %", "37–72 %"),
+        (
+            "worst |err| at mu = 0.1",
+            [abs(e) for e in mu01],
+            lambda v: np.max(v) <= 20.0,
+            "≤ 20 %",
+            "37–72 %",
+        ),
     ]
     for name, values, ok, target, paper in checks:
         if not values:
             continue
         verdict = "PASS" if ok(values) else "MISS"
-        print(f"  {name:34s} mean {np.mean(values):5.2f} %  max {np.max(values):5.1f} %  "
-              f"(n = {len(values)}; target {target}, paper {paper}) {verdict}")
-    z = [r["error_pct"] / r["std_pct"] for r in rows if r["error_pct"] is not None
-         and r["std_pct"] and r["fps"] >= 120 and r["mu"] >= 0.2]
+        print(
+            f"  {name:34s} mean {np.mean(values):5.2f} %  max {np.max(values):5.1f} %  "
+            f"(n = {len(values)}; target {target}, paper {paper}) {verdict}"
+        )
+    z = [
+        r["error_pct"] / r["std_pct"]
+        for r in rows
+        if r["error_pct"] is not None and r["std_pct"] and r["fps"] >= 120 and r["mu"] >= 0.2
+    ]
     if z:
-        print(f"  |error| ≤ 2·std (profile curvature) in {np.mean(np.abs(z) <= 2) * 100:.0f} % "
-              f"of the cells at ≥ 120 fps (95 % if the std were exact and unbiased)")
-    print("\nmu_hat (paper D Fig. 19): mean over fps ≥ 120 and seeds; |mu_hat − mu|; "
-          "share flagged 'no sliding → lower bound'")
+        print(
+            f"  |error| ≤ 2·std (profile curvature) in {np.mean(np.abs(z) <= 2) * 100:.0f} % "
+            f"of the cells at ≥ 120 fps (95 % if the std were exact and unbiased)"
+        )
+    print(
+        "\nmu_hat (paper D Fig. 19): mean over fps ≥ 120 and seeds; |mu_hat − mu|; "
+        "share flagged 'no sliding → lower bound'"
+    )
     for mu in mus:
         sel = [r for r in rows if r["mu"] == mu and r["fps"] >= 120 and r["mu_hat"] is not None]
         if sel:
             m = np.array([r["mu_hat"] for r in sel])
             lb = np.mean([r["mu_lower_bound"] for r in sel]) * 100
-            print(f"  mu {mu:.1f}: mu_hat {m.mean():.3f}  |err| mean {np.mean(np.abs(m - mu)):.3f}"
-                  f" max {np.max(np.abs(m - mu)):.3f}  lower-bound flag {lb:3.0f} %")
+            print(
+                f"  mu {mu:.1f}: mu_hat {m.mean():.3f}  |err| mean {np.mean(np.abs(m - mu)):.3f}"
+                f" max {np.max(np.abs(m - mu)):.3f}  lower-bound flag {lb:3.0f} %"
+            )
     times = np.array([r["time_s"] for r in rows])
     retried = sum(r.get("retried", False) for r in rows)
-    print(f"\nsolve time per problem (2 warm starts × 2 continuation schedules + profile solves; "
-          f"retried from other J/m starts: {retried} of {len(rows)}): "
-          f"mean {times.mean():.1f} s, median {np.median(times):.1f} s, max {times.max():.1f} s")
+    print(
+        f"\nsolve time per problem (2 warm starts × 2 continuation schedules + profile solves; "
+        f"retried from other J/m starts: {retried} of {len(rows)}): "
+        f"mean {times.mean():.1f} s, median {np.median(times):.1f} s, max {times.max():.1f} s"
+    )
     for fps in fps_list:
         tf = [r["time_s"] for r in rows if r["fps"] == fps]
         print(f"  {fps:3d} fps: mean {np.mean(tf):.1f} s")
@@ -169,18 +227,29 @@ def report(rows: list[dict], mus: tuple, fps_list: tuple) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="noise seeds per cell (default 3)")
-    parser.add_argument("--seed-base", type=int, default=0,
-                        help="first seed stream (0 = reporting seeds; tuning used 1000, 2000)")
-    parser.add_argument("--quick", action="store_true",
-                        help="mu 0.1, 0.3, 0.6, 0.9 × 30, 120, 240 fps, one seed (~2 min)")
+    parser.add_argument(
+        "--seed-base",
+        type=int,
+        default=0,
+        help="first seed stream (0 = reporting seeds; tuning used 1000, 2000)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="mu 0.1, 0.3, 0.6, 0.9 × 30, 120, 240 fps, one seed (~2 min)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--noise-angle", type=float, default=NOISE / SHAPE.a,
-                        help="σ_θ [rad] (default σ/a = 0.02)")
+    parser.add_argument(
+        "--noise-angle", type=float, default=NOISE / SHAPE.a, help="σ_θ [rad] (default σ/a = 0.02)"
+    )
     parser.add_argument("--mus", help="comma-separated subset of mu values, e.g. 0.2,0.5")
     parser.add_argument("--fps", help="comma-separated subset of frame rates, e.g. 120,240")
     parser.add_argument("--json", help="also write every row to this JSON file")
-    parser.add_argument("--options", default="{}",
-                        help='IdentifyOptions overrides as JSON, e.g. \'{"max_substep": 5e-4}\'')
+    parser.add_argument(
+        "--options",
+        default="{}",
+        help="IdentifyOptions overrides as JSON, e.g. '{\"max_substep\": 5e-4}'",
+    )
     args = parser.parse_args()
     mus, fps_list, seeds = MUS, FPS, range(args.seeds)
     if args.quick:
@@ -190,11 +259,17 @@ def main() -> None:
     if args.fps:
         fps_list = tuple(int(f) for f in args.fps.split(","))
     extra = json.loads(args.options)
-    cases = [(mu, f, s, args.seed_base, args.noise_angle, extra) for s in seeds for mu in mus
-             for f in fps_list]
-    print(f"{len(cases)} identifications, {args.jobs} processes, σ = {NOISE * 1e3:g} mm, "
-          f"σ_θ = {args.noise_angle:g} rad, window {WINDOW} s, seeds {list(seeds)} "
-          f"(base {args.seed_base})")
+    cases = [
+        (mu, f, s, args.seed_base, args.noise_angle, extra)
+        for s in seeds
+        for mu in mus
+        for f in fps_list
+    ]
+    print(
+        f"{len(cases)} identifications, {args.jobs} processes, σ = {NOISE * 1e3:g} mm, "
+        f"σ_θ = {args.noise_angle:g} rad, window {WINDOW} s, seeds {list(seeds)} "
+        f"(base {args.seed_base})"
+    )
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(tqdm(pool.map(run_case, cases), total=len(cases), unit="fit"))

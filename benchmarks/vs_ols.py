@@ -346,8 +346,9 @@ def score_case(case: Case, out_dir: Path) -> dict:
     row = {
         "case": case.name,
         "ols": relative_error(validate, ols_predictions),
-        "physid": relative_error(validate, [params_prediction(model, document, s)
-                                            for s in validate]),  # fmt: skip
+        "physid": relative_error(
+            validate, [params_prediction(model, document, s) for s in validate]
+        ),  # fmt: skip
         "physid_own": None if result.validation is None else result.validation.relative_error,
         "floor": None,
         "ols_time": ols_time,
@@ -402,10 +403,15 @@ def main() -> None:
                              "(default 0: plain sign; physid's params.json carries its own "
                              "deadband, which the scorer applies to physid)")  # fmt: skip
     parser.add_argument("--skip-real", action="store_true", help="simulated cases only")
-    parser.add_argument("--only", default="",
-                        help="comma-separated case labels to run (kuka, tx40, arm5p_0, ...)")
-    parser.add_argument("--keep", type=Path, default=None,
-                        help="write the cases and physid outputs here instead of a temp dir")
+    parser.add_argument(
+        "--only", default="", help="comma-separated case labels to run (kuka, tx40, arm5p_0, ...)"
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="write the cases and physid outputs here instead of a temp dir",
+    )
     args = parser.parse_args()
     global DEADBAND
     DEADBAND = args.deadband

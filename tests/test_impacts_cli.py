@@ -17,10 +17,26 @@ def _run(*args: str):  # noqa: ANN202
     return CliRunner().invoke(main, ["impacts", *args])
 
 
-def _simulate(out: Path, *extra: str, noise: str = "0.001", fps: str = "240",
-              duration: str = "0.3"):  # noqa: ANN202
-    return _run("simulate", "--shape", SHAPE, "--surface", "line:0,0", *THROW,
-                "--duration", duration, "--fps", fps, "--noise", noise, "--out", str(out), *extra)
+def _simulate(
+    out: Path, *extra: str, noise: str = "0.001", fps: str = "240", duration: str = "0.3"
+):  # noqa: ANN202
+    return _run(
+        "simulate",
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        *THROW,
+        "--duration",
+        duration,
+        "--fps",
+        fps,
+        "--noise",
+        noise,
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def _read(path: Path) -> tuple[list[str], np.ndarray]:
@@ -48,8 +64,19 @@ def test_simulate_writes_poses_with_the_requested_noise(tmp_path: Path) -> None:
 def test_identify_writes_result_and_figures(tmp_path: Path) -> None:
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
-    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
-                  "--mass", "0.064", "--out", str(out))
+    result = _run(
+        "identify",
+        "--data",
+        str(data),
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        "--mass",
+        "0.064",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads((out / "result.json").read_text())
     assert payload["status"] == "ok" and payload["identifiable"] is True
@@ -71,12 +98,41 @@ def _read_trajectory(path: Path) -> tuple[list[str], list[list[str]]]:
 
 def test_trajectory_without_contact_says_unidentifiable(tmp_path: Path) -> None:
     data, out = tmp_path / "flight.csv", tmp_path / "fit"
-    sim = _run("simulate", "--shape", SHAPE, "--surface", "line:0,0", "--q0", "0,1,0",
-               "--v0", "1,2,4", "--mu", "0.5", "--restitution", "0.2", "--duration", "0.2",
-               "--fps", "60", "--noise", "0.001", "--out", str(data))
+    sim = _run(
+        "simulate",
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        "--q0",
+        "0,1,0",
+        "--v0",
+        "1,2,4",
+        "--mu",
+        "0.5",
+        "--restitution",
+        "0.2",
+        "--duration",
+        "0.2",
+        "--fps",
+        "60",
+        "--noise",
+        "0.001",
+        "--out",
+        str(data),
+    )
     assert sim.exit_code == 0, sim.output
-    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
-                  "--out", str(out))
+    result = _run(
+        "identify",
+        "--data",
+        str(data),
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0 and "not identified" in result.output
     payload = json.loads((out / "result.json").read_text())
     assert payload["identifiable"] is False and payload["inertia_ratio"] is None
@@ -105,8 +161,13 @@ GOOD_ROWS = [f"{0.01 * i},{0.01 * i},{0.3 - 0.01 * i},0.1" for i in range(6)]
 )
 def test_identify_bad_input_one_line_and_no_output(tmp_path: Path, rows, options, fragment) -> None:
     data, out = _write_csv(tmp_path / "bad.csv", rows), tmp_path / "out"
-    args = {"--data": str(data), "--shape": SHAPE, "--surface": "line:0,0", "--mass": "1",
-            "--out": str(out)}
+    args = {
+        "--data": str(data),
+        "--shape": SHAPE,
+        "--surface": "line:0,0",
+        "--mass": "1",
+        "--out": str(out),
+    }
     args.update(zip(options[::2], options[1::2], strict=True))
     result = _run("identify", *[item for pair in args.items() for item in pair])
     assert result.exit_code == 2
@@ -126,16 +187,32 @@ def test_simulate_bad_input_one_line_and_no_output(tmp_path: Path) -> None:
         base = {"--surface": "line:0,0", "--q0": "0,0.1,0", "--v0": "0,0,0"}
         base.update(dict(zip(args[::2], args[1::2], strict=True)))
         flat = [item for pair in base.items() for item in pair]
-        result = _run("simulate", *flat, "--mu", "0.3", "--restitution", "0.2", "--duration",
-                      "0.1", "--fps", "60", "--noise", "0", "--out", str(out))
+        result = _run(
+            "simulate",
+            *flat,
+            "--mu",
+            "0.3",
+            "--restitution",
+            "0.2",
+            "--duration",
+            "0.1",
+            "--fps",
+            "60",
+            "--noise",
+            "0",
+            "--out",
+            str(out),
+        )
         assert result.exit_code == 2, result.output
         assert fragment in result.output and result.output.count("\n") == 1
         assert not out.exists() and not list(tmp_path.iterdir())
 
 
 def test_help_texts_name_units() -> None:
-    expected = {"simulate": ("[m]", "[rad]", "[s]", "[m/s]", "[rad/s]", "[frames/s]", "[m²]"),
-                "identify": ("[m]", "[rad]", "[s]", "[kg]", "metres")}
+    expected = {
+        "simulate": ("[m]", "[rad]", "[s]", "[m/s]", "[rad/s]", "[frames/s]", "[m²]"),
+        "identify": ("[m]", "[rad]", "[s]", "[kg]", "metres"),
+    }
     for command, units in expected.items():
         text = " ".join(_run(command, "--help").output.split())
         missing = [unit for unit in units if unit not in text]

@@ -29,8 +29,11 @@ def _gap_eq21_brute_force(ellipse: Ellipse, line: Line, q: np.ndarray) -> float:
     rho = a * b / np.sqrt(b**2 * np.cos(beta) ** 2 + a**2 * np.sin(beta) ** 2)
     alpha = line.angle
     x0, y0 = line.offset * line.normal
-    ell = ((q[1] - y0) * math.cos(alpha) - (q[0] - x0) * math.sin(alpha)
-           + rho * np.sin(beta + q[2] - alpha))
+    ell = (
+        (q[1] - y0) * math.cos(alpha)
+        - (q[0] - x0) * math.sin(alpha)
+        + rho * np.sin(beta + q[2] - alpha)
+    )
     return float(ell.min())
 
 
@@ -71,8 +74,9 @@ def test_grasp_matrix_columns_are_wrenches() -> None:
         r = frames.point[j] - q[:2]
         f = rng.normal(size=2)
         # Wrench of a force f at Q about G: (f, (GQ × f)_z); N and T~ apply it to (n·f, d·f).
-        np.testing.assert_allclose(N[:, j] * (n @ f) + T[:, 2 * j] * (d @ f),
-                                   [*f, _cross(r, f)], atol=1e-15)
+        np.testing.assert_allclose(
+            N[:, j] * (n @ f) + T[:, 2 * j] * (d @ f), [*f, _cross(r, f)], atol=1e-15
+        )
         np.testing.assert_allclose(T[:, 2 * j + 1], -T[:, 2 * j])
 
 
@@ -88,13 +92,15 @@ def test_polygon_vertices_gaps_and_inertia() -> None:
     square = make_polygon(np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float) * 0.1)
     assert square.uniform_inertia_ratio() == pytest.approx(0.2**2 / 6)  # side s: s²/6
     frames = contact_frames(square, [Line(0.0, 0.0)], np.array([0.0, 0.5, math.pi / 4]))
-    np.testing.assert_allclose(np.sort(frames.gap),
-                               0.5 + np.array([-1, 0, 0, 1]) * 0.1 * math.sqrt(2), atol=1e-12)
+    np.testing.assert_allclose(
+        np.sort(frames.gap), 0.5 + np.array([-1, 0, 0, 1]) * 0.1 * math.sqrt(2), atol=1e-12
+    )
     # Many-sided polygon → ellipse lamina value (a² + b²)/4.
     beta = np.linspace(0, 2 * np.pi, 2000, endpoint=False)
     ring = make_polygon(np.column_stack([0.05 * np.cos(beta), 0.025 * np.sin(beta)])[::-1])
-    assert ring.uniform_inertia_ratio() == pytest.approx(Ellipse(0.05, 0.025)
-                                                         .uniform_inertia_ratio(), rel=1e-5)
+    assert ring.uniform_inertia_ratio() == pytest.approx(
+        Ellipse(0.05, 0.025).uniform_inertia_ratio(), rel=1e-5
+    )
     with pytest.raises(ValueError, match="convex"):
         make_polygon(np.array([[0, 0], [1, 0], [0.2, 0.2], [0, 1]], dtype=float) - 0.1)
 

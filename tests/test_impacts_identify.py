@@ -12,12 +12,35 @@ ELLIPSE, GROUND = Ellipse(0.05, 0.025), [Line(0.0, 0.0)]
 RATIO, MASS = 756e-6, 0.064
 
 
-def _camera(mu: float, fps: float, duration: float, *, q0=(0.0, 0.1, -0.785), v0=(3.0, -5.0, 0.0),
-            seed: int = 3, noise: float = 1e-3):
-    sim = simulate(ELLIPSE, GROUND, q0, v0, inertia_ratio=RATIO, mu=mu, restitution=0.2,
-                   dt=1 / 4800, duration=duration, mass=MASS)
-    t, q = camera_samples(sim, fps, noise_position=noise, noise_angle=noise / ELLIPSE.a,
-                          rng=np.random.default_rng(seed))
+def _camera(
+    mu: float,
+    fps: float,
+    duration: float,
+    *,
+    q0=(0.0, 0.1, -0.785),
+    v0=(3.0, -5.0, 0.0),
+    seed: int = 3,
+    noise: float = 1e-3,
+):
+    sim = simulate(
+        ELLIPSE,
+        GROUND,
+        q0,
+        v0,
+        inertia_ratio=RATIO,
+        mu=mu,
+        restitution=0.2,
+        dt=1 / 4800,
+        duration=duration,
+        mass=MASS,
+    )
+    t, q = camera_samples(
+        sim,
+        fps,
+        noise_position=noise,
+        noise_angle=noise / ELLIPSE.a,
+        rng=np.random.default_rng(seed),
+    )
     return sim, t, q
 
 
@@ -42,8 +65,12 @@ def test_ambiguity_warning_needs_an_equally_good_fit_elsewhere() -> None:
     from physid.impacts.identify_report import ambiguity_warning
 
     def start(objective: float, ratio: float) -> dict:
-        return {"warm_start": "linear", "converged": True, "objective": objective,
-                "inertia_ratio": ratio}
+        return {
+            "warm_start": "linear",
+            "converged": True,
+            "objective": objective,
+            "inertia_ratio": ratio,
+        }
 
     # 16 frames: objectives within 2 sqrt(96) = 19.6 count as equally good.
     best = start(100.0, 7.5e-4)
@@ -69,9 +96,13 @@ def test_fit_worse_than_the_noise_retries_other_inertia_starts() -> None:
     # Noise declared 3x smaller than it is: chi2 ~ 9 x 3 N_m, far above the 3-sigma bound, so
     # every start is solved again from J/m = 0.3 and 0.7 rho^2 and the lowest objective is kept.
     _, t, q = _camera(mu=0.3, fps=120, duration=0.3, seed=3)
-    options = IdentifyOptions(noise_position=0.33e-3, noise_angle=0.33e-3 / ELLIPSE.a,
-                              warm_starts=("bridged",), continuations=((1e-2, 1.0),),
-                              profile_step=0.0)
+    options = IdentifyOptions(
+        noise_position=0.33e-3,
+        noise_angle=0.33e-3 / ELLIPSE.a,
+        warm_starts=("bridged",),
+        continuations=((1e-2, 1.0),),
+        profile_step=0.0,
+    )
     res = identify(ELLIPSE, GROUND, t, q, mass=MASS, options=options)
     starts = res.diagnostics["starts"]
     rho2 = ELLIPSE.max_radius**2
@@ -93,8 +124,14 @@ def test_free_flight_is_unidentifiable_not_a_number() -> None:
 def test_contacts_without_rotation_leave_inertia_unidentified() -> None:
     # Dropped flat from rest: impacts, but no torque about G, so r Δω = 0 carries no J/m (eq. 31).
     _, t, q = _camera(mu=0.5, fps=120, duration=0.2, q0=(0.0, 0.06, 0.0), v0=(0.0, 0.0, 0.0))
-    res = identify(ELLIPSE, GROUND, t, q, mass=MASS,
-                   options=IdentifyOptions(warm_starts=("linear",), profile_step=0.0))
+    res = identify(
+        ELLIPSE,
+        GROUND,
+        t,
+        q,
+        mass=MASS,
+        options=IdentifyOptions(warm_starts=("linear",), profile_step=0.0),
+    )
     assert not res.identifiable and res.status.startswith("unidentifiable: J/m")
     assert res.diagnostics["total_normal_impulse_per_mass_m_s"] > 0.5  # it did hit the ground
 

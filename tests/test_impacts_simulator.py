@@ -16,9 +16,20 @@ GROUND = [Line(0.0, 0.0)]
 
 
 def _drop(h: float, model: str, solver: str = "lcp"):
-    return simulate(BIG, GROUND, [0.0, 10.0, 0.0], [0.0, 0.0, 0.0], inertia_ratio=RATIO,
-                    mu=0.5, restitution=0.0, dt=h, duration=1.45, mass=MASS, model=model,
-                    solver=solver)
+    return simulate(
+        BIG,
+        GROUND,
+        [0.0, 10.0, 0.0],
+        [0.0, 0.0, 0.0],
+        inertia_ratio=RATIO,
+        mu=0.5,
+        restitution=0.0,
+        dt=h,
+        duration=1.45,
+        mass=MASS,
+        model=model,
+        solver=solver,
+    )
 
 
 def test_flat_drop_single_impulse_eq22_irc_vs_igc_scatter() -> None:
@@ -40,8 +51,9 @@ def test_flat_drop_single_impulse_eq22_irc_vs_igc_scatter() -> None:
 
 
 def test_irc_nlp_and_lcp_give_the_same_trajectory() -> None:
-    kwargs = dict(inertia_ratio=756e-6, mu=0.5, restitution=0.2, dt=1 / 1200, duration=0.35,
-                  mass=0.064)
+    kwargs = dict(
+        inertia_ratio=756e-6, mu=0.5, restitution=0.2, dt=1 / 1200, duration=0.35, mass=0.064
+    )
     shape, q0, v0 = Ellipse(0.05, 0.025), [0.0, 0.1, -0.785], [3.0, -5.0, 0.0]
     lcp = simulate(shape, GROUND, q0, v0, solver="lcp", **kwargs)
     nlp = simulate(shape, GROUND, q0, v0, solver="nlp", **kwargs)
@@ -62,8 +74,18 @@ def test_igc_nlp_and_lcp_agree_on_the_flat_drop() -> None:
 
 def _throw(restitution: float, mu: float, h: float = 1e-3, duration: float = 3.0):
     # Paper D §4.2/§4.4: q0 = (0, 5 m, 0), v0 = (10 m/s, -3 m/s, -8 rad/s).
-    return simulate(BIG, GROUND, [0.0, 5.0, 0.0], [10.0, -3.0, -8.0], inertia_ratio=RATIO,
-                    mu=mu, restitution=restitution, dt=h, duration=duration, mass=MASS)
+    return simulate(
+        BIG,
+        GROUND,
+        [0.0, 5.0, 0.0],
+        [10.0, -3.0, -8.0],
+        inertia_ratio=RATIO,
+        mu=mu,
+        restitution=restitution,
+        dt=h,
+        duration=duration,
+        mass=MASS,
+    )
 
 
 def test_energy_conserved_without_friction_and_full_restitution() -> None:
@@ -97,8 +119,18 @@ def test_energy_drops_only_at_impacts_by_the_restitution_loss() -> None:
 
 def _max_gap_and_vx(mu: float) -> tuple[float, float, np.ndarray]:
     # Fig. 11: tangent contact q0 = (0, 1 m, 0) — y0 = b, so the gap is exactly zero — v0 = 15 m/s.
-    sim = simulate(BIG, GROUND, [0.0, 1.0, 0.0], [15.0, 0.0, 0.0], inertia_ratio=RATIO, mu=mu,
-                   restitution=0.0, dt=1e-3, duration=1.0, mass=MASS)
+    sim = simulate(
+        BIG,
+        GROUND,
+        [0.0, 1.0, 0.0],
+        [15.0, 0.0, 0.0],
+        inertia_ratio=RATIO,
+        mu=mu,
+        restitution=0.0,
+        dt=1e-3,
+        duration=1.0,
+        mass=MASS,
+    )
     gaps = np.array([contact_frames(BIG, GROUND, q).gap[0] for q in sim.q])
     return float(gaps.max()), float(sim.v[-1, 0]), sim.energy()
 
@@ -116,8 +148,17 @@ def test_sliding_ellipse_leaps_for_large_mu_and_slides_for_small_mu() -> None:
 def test_polygon_on_a_slope_settles_without_sinking() -> None:
     square = make_polygon(np.array([[-0.05, -0.05], [0.05, -0.05], [0.05, 0.05], [-0.05, 0.05]]))
     slope = [Line(-0.2, 0.0)]
-    sim = simulate(square, slope, [0.0, 0.2, 0.3], [0.5, 0.0, 2.0], inertia_ratio=square
-                   .uniform_inertia_ratio(), mu=0.8, restitution=0.1, dt=1e-3, duration=1.5)
+    sim = simulate(
+        square,
+        slope,
+        [0.0, 0.2, 0.3],
+        [0.5, 0.0, 2.0],
+        inertia_ratio=square.uniform_inertia_ratio(),
+        mu=0.8,
+        restitution=0.1,
+        dt=1e-3,
+        duration=1.5,
+    )
     gaps = np.array([contact_frames(square, slope, q).gap.min() for q in sim.q])
     assert sim.status == "ok" and gaps.min() > -5e-3
     assert np.abs(sim.v[-100:]).max() < 0.05  # μ = 0.8 > tan 0.2: it comes to rest
@@ -125,8 +166,26 @@ def test_polygon_on_a_slope_settles_without_sinking() -> None:
 
 def test_body_starting_inside_the_environment_is_rejected() -> None:
     with pytest.raises(InputError, match="q0.*inside surface 1"):
-        simulate(BIG, GROUND, [0.0, 0.9, 0.0], [0.0, 0.0, 0.0], inertia_ratio=RATIO, mu=0.5,
-                 restitution=0.0, dt=1e-3, duration=0.1)
+        simulate(
+            BIG,
+            GROUND,
+            [0.0, 0.9, 0.0],
+            [0.0, 0.0, 0.0],
+            inertia_ratio=RATIO,
+            mu=0.5,
+            restitution=0.0,
+            dt=1e-3,
+            duration=0.1,
+        )
     with pytest.raises(InputError, match="restitution"):
-        simulate(BIG, GROUND, [0.0, 2.0, 0.0], [0.0, 0.0, 0.0], inertia_ratio=RATIO, mu=0.5,
-                 restitution=1.5, dt=1e-3, duration=0.1)
+        simulate(
+            BIG,
+            GROUND,
+            [0.0, 2.0, 0.0],
+            [0.0, 0.0, 0.0],
+            inertia_ratio=RATIO,
+            mu=0.5,
+            restitution=1.5,
+            dt=1e-3,
+            duration=0.1,
+        )

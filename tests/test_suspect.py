@@ -155,3 +155,18 @@ def test_shipped_real_recordings_are_not_suspect(dataset):
     for trajectory in trajectories:
         comparison = gravity_comparison(model, trajectory)
         assert 0.8 < comparison.scale < 1.25 and np.all(comparison.joint_correlations > 0.8)
+
+
+def test_pure_noise_torque_is_suspect_not_ok(arm_experiment):
+    """Issue 10 item 4: noise in place of the torques identifies nothing; the status says so."""
+    from physid.config import IdentifyConfig
+    from physid.identify.pipeline import identify
+
+    recording = arm_experiment.train.recorded
+    rng = np.random.default_rng(2)
+    noise = replace(recording, tau=rng.standard_normal(recording.tau.shape) * 5.0)
+    result = identify(arm_experiment.model, [noise], IdentifyConfig())
+    assert result.status != "ok"
+    assert any("unexplained" in reason for reason in result.suspect)
+    clean = identify(arm_experiment.model, [recording], IdentifyConfig())
+    assert not any("unexplained" in reason for reason in clean.suspect)

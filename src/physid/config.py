@@ -56,6 +56,7 @@ from physid.model import (
     Transmission,
     build_robot_model,
     load_urdf,
+    refuse_mimic_joints,
 )
 
 METHODS = ("classical", "irwsm1", "irwsm2", "given")
@@ -142,7 +143,14 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     raw = config_section(
         raw or {}, set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"}, source
     )
-    joint_terms = tuple(raw.get("joint_terms", JOINT_TERM_NAMES))
+    joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
+    if not isinstance(joint_terms, list | tuple) or not all(
+        isinstance(term, str) for term in joint_terms
+    ):
+        raise InputError(
+            f"config joint_terms: expected a list of {list(JOINT_TERM_NAMES)}, got {joint_terms!r}"
+        )
+    joint_terms = tuple(joint_terms)
     bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
     if bad_terms:
         raise InputError(
@@ -156,15 +164,22 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         )
         if "motors" not in t or "reduction" not in t:
             raise InputError("config transmission: 'motors' and 'reduction' are required")
+        if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
+            raise InputError("config transmission: 'motors' and 'reduction' must be lists")
+        reduction = [
+            config_number(r, "transmission.reduction", positive=False) for r in t["reduction"]
+        ]
+        if any(r == 0 for r in reduction):
+            raise InputError("config transmission.reduction: a ratio of 0 is not invertible")
+        coupling = _mapping(t.get("coupling"), "transmission.coupling")
         transmission = TransmissionConfig(
             motors=tuple(str(m) for m in t["motors"]),
-            reduction=tuple(float(r) for r in t["reduction"]),
+            reduction=tuple(reduction),
             coupling={
-                str(k): {str(j): float(v) for j, v in dict(e).items()}
-                for k, e in dict(t.get("coupling") or {}).items()
+                str(k): _numbers(e, f"transmission.coupling.{k}") for k, e in coupling.items()
             },
-            joint_offset={str(k): float(v) for k, v in dict(t.get("joint_offset") or {}).items()},
-            coupled_motor_terms=bool(t.get("coupled_motor_terms", True)),
+            joint_offset=_numbers(t.get("joint_offset"), "transmission.joint_offset"),
+            coupled_motor_terms=_flag(t, "coupled_motor_terms", True, "transmission"),
         )
 
     f = config_section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
@@ -172,9 +187,11 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     if method not in METHODS:
         raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
     factor = f.get("decimation_factor")
-    if factor is not None and (not isinstance(factor, int) or factor < 1):
+    if factor is not None and (
+        isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 10_000
+    ):
         raise InputError(
-            f"config filter.decimation_factor: expected an integer >= 1, got {factor!r}"
+            f"config filter.decimation_factor: expected an integer in [1, 10000], got {factor!r}"
         )
     decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
     if decimation_cutoff is not None and decimation_cutoff < 0:
@@ -222,7 +239,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         prior_metric=prior_metric,
         estimate_gravity_direction=_flag(e, "estimate_gravity_direction", True, "estimation"),
     )
-    gains = {str(k): float(v) for k, v in dict(raw.get("drive_gains") or {}).items()}
+    gains = _numbers(raw.get("drive_gains"), "drive_gains")
     return IdentifyConfig(
         joint_terms=joint_terms,
         transmission=transmission,
@@ -230,7 +247,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         filter=filter_config,
         train_fraction=train_fraction,
         estimation=estimation,
-        allow_large_angles=bool(raw.get("allow_large_angles", False)),
+        allow_large_angles=_flag(raw, "allow_large_angles", False, ""),
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
         joints=_joint_list(raw.get("joints")),
         locked=_locked(raw.get("locked")),
@@ -241,8 +258,26 @@ def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
     """A YAML boolean (``'no'`` as a string is not one: a quoted word must not flip a switch)."""
     value = raw.get(key, default)
     if not isinstance(value, bool):
-        raise InputError(f"config {where}.{key}: expected true or false, got {value!r}")
+        name = f"{where}.{key}" if where else key
+        raise InputError(f"config {name}: expected true or false, got {value!r}")
     return value
+
+
+def _mapping(raw: Any, where: str) -> dict:
+    """An optional YAML mapping (``None`` is an empty one)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(f"config {where}: expected a mapping, got {raw!r}")
+    return raw
+
+
+def _numbers(raw: Any, where: str) -> dict[str, float]:
+    """An optional mapping of names to finite numbers."""
+    return {
+        str(k): config_number(v, f"{where}.{k}", positive=False)
+        for k, v in _mapping(raw, where).items()
+    }
 
 
 def _deadband(raw: Any) -> float | dict[str, float] | str:
@@ -282,6 +317,7 @@ def _locked(raw: Any) -> dict[str, float]:
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""
     pin_model, _, notes = lock_joints(load_urdf(urdf), config.joints, config.locked, str(urdf))
+    refuse_mimic_joints(pin_model, urdf)
     joint_names = tuple(pin_model.names[1:])
     transmission = None if config.transmission is None else config.transmission.build(joint_names)
     model = build_robot_model(

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import table_csv_text, write_text_atomic
+from physid.io import read_text_file, table_csv_text, write_text_atomic
 from physid.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
@@ -53,6 +53,21 @@ class Trajectory:
     ddq: np.ndarray | None = None
     source: str = ""
     warnings: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        """Shapes must agree: t (N,), q/tau/dq/ddq (N, n) with n joint names."""
+        n_rows, n_joints = (
+            np.shape(self.t)[0] if np.ndim(self.t) == 1 else -1,
+            len(self.joint_names),
+        )
+        for name in ("q", "tau", "dq", "ddq"):
+            block = getattr(self, name)
+            if block is not None and np.shape(block) != (n_rows, n_joints):
+                raise InputError(
+                    f"trajectory '{name}' has shape {np.shape(block)}, expected ({n_rows}, "
+                    f"{n_joints}) for {n_joints} joints {list(self.joint_names)}",
+                    source=self.source or None,
+                )
 
     @property
     def n_samples(self) -> int:
@@ -111,8 +126,8 @@ def read_table(path: str | Path) -> Table:
 
 
 def _read_csv(path: Path) -> dict[str, np.ndarray]:
-    with path.open("r", encoding="utf-8") as handle:
-        header = handle.readline().strip()
+    text = read_text_file(path, "data file")
+    header = text.partition("\n")[0].strip()
     names = [name.strip() for name in header.split(",")]
     if not header or any(not name for name in names):
         raise InputError("CSV header is missing or has an empty column name", source=str(path))
@@ -123,25 +138,35 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
         raise InputError(f"duplicate column(s) {duplicates}", source=str(path))
     values = _parse_csv_numbers_fast(path, names)
     if values is None:
-        values = _parse_csv_numbers(path, names)
+        values = _parse_csv_numbers(text, names, str(path))
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
-def _parse_csv_numbers(path: Path, names: list[str]) -> np.ndarray:
-    """The numbers under the header with ``np.loadtxt``; its message names row and column."""
-    try:
-        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
-    except ValueError as error:
-        detail = str(error).strip().splitlines()[-1]
-        raise InputError(f"cannot read numbers: {detail}", source=str(path)) from None
-    if values.shape[0] == 0:
-        raise InputError("no data rows", source=str(path))
-    if values.shape[1] != len(names):
-        raise InputError(
-            f"rows have {values.shape[1]} values but the header names {len(names)} columns",
-            source=str(path),
-        )
-    return values
+def _parse_csv_numbers(text: str, names: list[str], source: str) -> np.ndarray:
+    """The numbers under the header; an unreadable cell is named by its column, its 1-based data
+    row (as everywhere in physid) and its line in an editor (the header is line 1)."""
+    rows = []
+    for number, line in enumerate(text.splitlines()[1:], start=2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        cells = line.split(",")
+        if len(cells) != len(names):
+            raise InputError(
+                f"line {number} has {len(cells)} values but the header names {len(names)} columns",
+                source=source,
+            )
+        try:
+            rows.append([float(cell) for cell in cells])
+        except ValueError:
+            k = next(k for k, cell in enumerate(cells) if not _is_number(cell))
+            raise InputError(
+                f"column '{names[k]}' row {number - 1} (line {number}): "
+                f"{cells[k].strip()[:40]!r} is not a number",
+                source=source,
+            ) from None
+    if not rows:
+        raise InputError("no data rows", source=source)
+    return np.array(rows, dtype=float)
 
 
 def _parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
@@ -173,18 +198,40 @@ def _parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
     return np.column_stack([table.column(name).to_numpy() for name in names])
 
 
+def npz_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file as floats (any shape); anything else is an InputError
+    naming the file and the array (pickled objects, strings, a damaged or empty archive)."""
+    try:
+        with path.open("rb") as handle:  # closed even when numpy gives up half-way
+            archive = np.load(handle, allow_pickle=False)
+            if not hasattr(archive, "files"):
+                raise ValueError("a single .npy array, not an .npz archive")
+            with archive:
+                raw = {key: archive[key] for key in archive.files}
+    except Exception as error:  # zipfile/pickle/format errors: numpy raises many kinds
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+        raise InputError(f"not a readable .npz archive ({detail})", source=str(path)) from None
+    if not isinstance(raw, dict) or not raw:
+        raise InputError("the .npz archive holds no arrays", source=str(path))
+    arrays = {}
+    for key, array in raw.items():
+        if array.dtype.kind not in "biuf":
+            raise InputError(
+                f"array '{key}' holds {array.dtype} values, not numbers", source=str(path)
+            )
+        arrays[key] = np.asarray(array, dtype=float)
+    return arrays
+
+
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as archive:
-        columns = {}
-        for key in archive.files:
-            array = np.asarray(archive[key])
-            if array.ndim != 1:
-                raise InputError(
-                    f"array '{key}' has shape {array.shape}; the contract wants one 1-D array per "
-                    "column (use a recording manifest to map 2-D arrays)",
-                    source=str(path),
-                )
-            columns[key] = array.astype(float)
+    columns = npz_arrays(path)
+    for key, array in columns.items():
+        if array.ndim != 1:
+            raise InputError(
+                f"array '{key}' has shape {array.shape}; the contract wants one 1-D array per "
+                "column (use a recording manifest to map 2-D arrays)",
+                source=str(path),
+            )
     return columns
 
 
@@ -195,14 +242,32 @@ def _read_parquet(path: Path) -> dict[str, np.ndarray]:
         raise InputError(
             "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
         ) from None
-    table = pq.read_table(path)
-    return {name: table.column(name).to_numpy().astype(float) for name in table.column_names}
+
+    try:
+        table = pq.read_table(path)
+        names = list(table.column_names)
+    except Exception as error:  # noqa: BLE001 - Arrow raises many kinds on a damaged file
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+        raise InputError(f"not a readable Parquet file ({detail})", source=str(path)) from None
+    columns = {}
+    for k, name in enumerate(names):
+        try:
+            column = table.column(k).to_numpy(zero_copy_only=False)
+            columns[name] = np.asarray(column, dtype=float).reshape(-1)
+        except Exception:  # noqa: BLE001 - strings, structs, dictionaries, ...
+            kind = table.schema.field(k).type
+            raise InputError(
+                f"column '{name}' holds {kind} values, not numbers", source=str(path)
+            ) from None
+    if not columns:
+        raise InputError("the Parquet file has no columns", source=str(path))
+    return columns
 
 
 def _is_number(text: str) -> bool:
     try:
         float(text)
-    except ValueError:
+    except (ValueError, TypeError):
         return False
     return True
 
@@ -245,6 +310,25 @@ def _check_finite(table: Table, names: list[str]) -> None:
             )
 
 
+_MAX_MAGNITUDE = 1e8  # no position, rate, torque or current of a robot is this large
+
+
+def _check_magnitude(table: Table, names: list[str]) -> None:
+    for name in names:
+        values = table.columns[name]
+        bad = np.flatnonzero(np.abs(values) > _MAX_MAGNITUDE)
+        if bad.size:
+            row = int(bad[0])
+            raise InputError(
+                f"column '{name}' row {row + 1} is {values[row]:.6g}, beyond any plausible "
+                f"value ({bad.size} such rows); check the units or repair those samples",
+                source=table.source,
+            )
+
+
+MAX_GAP_PERIODS = 10.0  # a longer step between samples is a gap (or a mistyped time stamp)
+
+
 def _check_time(table: Table) -> np.ndarray:
     t = _require(table, "t", "time in seconds")
     _check_finite(table, ["t"])
@@ -259,6 +343,16 @@ def _check_time(table: Table) -> np.ndarray:
         )
     if len(t) < 3:
         raise InputError(f"only {len(t)} samples; at least 3 are needed", source=table.source)
+    period = float(np.median(steps))
+    gaps = np.flatnonzero(steps > MAX_GAP_PERIODS * period)
+    if gaps.size:
+        row = int(gaps[0]) + 1
+        raise InputError(
+            f"column 't' jumps from {t[row - 1]:.6g} s to {t[row]:.6g} s at row {row + 1}, "
+            f"{steps[row - 1] / period:.3g} sample periods ({gaps.size} such gaps); physid does "
+            "not fill gaps: split the recording there, or fix the time stamp",
+            source=table.source,
+        )
     return t
 
 
@@ -310,6 +404,12 @@ def trajectory_from_table(
         ddq = _optional_block(table, "ddq_", joints)
         used = {f"{p}{j}" for p in JOINT_PREFIXES for j in joints}
     _check_finite(table, sorted(used & set(table.columns)))
+    _check_magnitude(table, sorted(used & set(table.columns)))
+    if not np.any(tau):
+        raise InputError(
+            "every torque is zero: nothing to identify from (check the tau_/i_ columns)",
+            source=table.source,
+        )
     if not allow_large_angles:
         _check_radians(q, model, table.source)
     unknown = sorted(set(table.columns) - used - {"t"})

@@ -71,6 +71,105 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
     return write_text_atomic(path, to_json_text(obj))
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def read_text_file(path: str | os.PathLike[str], what: str) -> str:
+    """The UTF-8 text of ``path``; anything else is an InputError naming the file and the line.
+
+    Binary files (gzip, zip, NUL bytes) and other encodings (UTF-16, Latin-1) are refused with
+    the 1-based line of the first undecodable byte, never read as garbage text.
+    """
+    from physid.errors import InputError
+
+    path = Path(path)
+    try:
+        payload = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found: {path}") from None
+    except OSError as error:
+        raise InputError(f"cannot read the {what} ({error.strerror})", source=str(path)) from None
+    if payload.startswith((_GZIP_MAGIC, _ZIP_MAGIC)):
+        kind = "gzip" if payload.startswith(_GZIP_MAGIC) else "zip"
+        raise InputError(f"the {what} is a {kind} archive; decompress it first", source=str(path))
+    if payload.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"the {what} is UTF-16 text; save it as UTF-8", source=str(path))
+    try:
+        text = payload.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = payload[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"the {what} is not UTF-8 text (byte 0x{payload[error.start]:02x} on line {line}); "
+            "save it as UTF-8",
+            source=str(path),
+        ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise InputError(f"the {what} is binary (NUL byte on line {line})", source=str(path))
+    return text
+
+
+@contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Silence what C/C++ libraries print on file descriptor 2 (urdfdom, LAPACK) for the block.
+
+    Python warnings raised meanwhile are silenced as well; errors still propagate as exceptions.
+    """
+    import sys
+    import warnings
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real descriptor 2 (embedded interpreters)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+        return
+    try:
+        with open(os.devnull, "wb") as null, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """Fail early, naming ``option``, if ``path`` cannot become a writable folder (it is a file,
+    lies under a file, or its nearest existing folder is read-only)."""
+    from physid.errors import InputError
+
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target} is a file, not a folder", source=option)
+    existing = target
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise InputError(f"{target} lies under the file {existing}", source=option)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{existing} is not writable", source=option)
+    return target
+
+
+def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
+    """Fail early, naming ``option``, if a file cannot be written at ``path``."""
+    from physid.errors import InputError
+
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"{target} is a folder, not a file", source=option)
+    check_output_dir(target.parent, option)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise InputError(f"{target} is not writable", source=option)
+    return target
+
+
 def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
     """Parse a YAML file; a missing file or bad YAML is an InputError naming the file.
 
@@ -83,10 +182,12 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{what} not found: {path}")
+    text = read_text_file(path, what)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise InputError(f"invalid YAML: {str(error).splitlines()[0]}", source=str(path)) from None
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise InputError(f"invalid YAML: {first}", source=str(path)) from None
 
 
 def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
@@ -138,27 +239,153 @@ def table_csv_text(columns: dict[str, np.ndarray], fmt: str = "%.10g") -> str:
     return buffer.getvalue()
 
 
+LOCK_NAME = ".physid.lock"  # inside an output folder while a run owns it (holds its pid)
+OUTPUTS_NAME = ".physid-outputs.json"  # inside an output folder: the files the last run wrote
+_held: dict[Path, int] = {}  # output folders this process owns, with a nesting count
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _take_lock(lock: Path, option: str) -> None:
+    from physid.errors import InputError
+
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                owner = int(lock.read_text().strip() or "0")
+            except (OSError, ValueError):
+                owner = 0
+            if owner and owner != os.getpid() and _alive(owner):
+                raise InputError(
+                    f"{lock.parent} is in use by another physid run (pid {owner}); wait for it "
+                    f"to finish, or delete {lock} if no such run exists",
+                    source=option,
+                ) from None
+            lock.unlink(missing_ok=True)  # left by a killed run
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(str(os.getpid()))
+        return
+    raise InputError(f"cannot lock {lock.parent}", source=option)
+
+
+def _previous_outputs(target: Path) -> set[str]:
+    try:
+        listed = json.loads((target / OUTPUTS_NAME).read_text(encoding="utf-8"))
+        return {str(name) for name in listed} if isinstance(listed, list) else set()
+    except (OSError, ValueError):
+        return set()
+
+
+def _existing_files(target: Path) -> set[str]:
+    if not target.is_dir():
+        return set()
+    return {
+        str(p.relative_to(target))
+        for p in target.rglob("*")
+        if p.is_file() and p.name not in (LOCK_NAME, OUTPUTS_NAME)
+    }
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Staging folders of this target left by a killed run (we hold the lock: none is live)."""
+    import re
+
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(\d+)\.[^.]+\.staging$")
+    for sibling in target.parent.glob(f".{target.name}.*.staging"):
+        match = pattern.match(sibling.name)
+        if match and int(match[1]) != os.getpid() and sibling.is_dir():
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
 @contextmanager
-def atomic_output_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+def claim_output_dir(
+    path: str | os.PathLike[str], *, overwrite: bool | None = None, option: str = "--out"
+) -> Iterator[Path]:
+    """Own the output folder ``path`` for the block: a lock file inside it (with the pid) makes
+    a second run fail with a clear error; a lock or staging folder left by a killed run is
+    cleaned up. With ``overwrite=False`` a folder holding files that physid did not write there
+    is refused (``--overwrite`` to replace them); nested claims by one process are allowed.
+    """
+    from physid.errors import InputError
+
+    target = check_output_dir(path, option).resolve()
+    if target in _held:
+        _held[target] += 1
+        try:
+            yield target
+        finally:
+            _held[target] -= 1
+        return
+    created = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    lock = target / LOCK_NAME
+    try:
+        _take_lock(lock, option)
+    except BaseException:
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+    _held[target] = 1
+    try:
+        _remove_stale_staging(target)
+        foreign = sorted(_existing_files(target) - _previous_outputs(target))
+        if overwrite is False and foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise InputError(
+                f"{target} holds files that physid did not write ({shown}); choose an empty "
+                "folder, or pass --overwrite to replace its content",
+                source=option,
+            )
+        yield target
+    finally:
+        del _held[target]
+        lock.unlink(missing_ok=True)
+        if created and not any(target.iterdir()):
+            target.rmdir()
+
+
+@contextmanager
+def atomic_output_dir(
+    path: str | os.PathLike[str], *, overwrite: bool | None = None
+) -> Iterator[Path]:
     """Yield a fresh staging folder whose files replace those of ``path`` only on success.
 
     Files are written into a hidden sibling folder; when the ``with`` block ends without an
     exception each staged file is moved into ``path`` (created if needed) with an atomic rename.
     On an exception the staging folder is removed and ``path`` is left untouched.
+
+    The folder is owned meanwhile (:func:`claim_output_dir`). On success the files of the
+    previous physid run that this one did not rewrite are removed (a stale validation figure
+    must not sit beside new results); with ``overwrite=True`` every other file goes too; with
+    ``overwrite=None`` (the default) files that physid never wrote are kept.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(
-        tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent)
-    )
-    try:
-        yield staging
-        target.mkdir(parents=True, exist_ok=True)
-        for staged in sorted(staging.rglob("*")):
-            if staged.is_dir():
-                continue
-            destination = target / staged.relative_to(staging)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, destination)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with claim_output_dir(path, overwrite=overwrite) as target:
+        staging = Path(
+            tempfile.mkdtemp(
+                prefix=f".{target.name}.{os.getpid()}.", suffix=".staging", dir=target.parent
+            )
+        )
+        try:
+            yield staging
+            written = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
+            stale = _previous_outputs(target) | (_existing_files(target) if overwrite else set())
+            for name in sorted(written):
+                destination = target / name
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / name, destination)
+            for name in sorted(stale - written):
+                (target / name).unlink(missing_ok=True)
+            write_json_atomic(target / OUTPUTS_NAME, sorted(written))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

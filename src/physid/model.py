@@ -229,16 +229,101 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     With ``floating_base`` the root link is attached by a free-flyer joint named ``root_joint``
     (configuration: position, then quaternion x, y, z, w; velocity in the root frame).
     """
+    from physid.io import quiet_stderr, read_text_file
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"URDF file not found: {path}")
+    _check_urdf_text(read_text_file(path, "URDF"), str(path))
     try:
-        if floating_base:
-            return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), "root_joint")
-        return pin.buildModelFromUrdf(str(path))
+        with quiet_stderr():  # urdfdom prints its warnings on descriptor 2
+            if floating_base:
+                model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), "root_joint")
+            else:
+                model = pin.buildModelFromUrdf(str(path))
     except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"cannot parse URDF: {message}", source=str(path)) from None
+    _check_inertias(model, str(path))
+    return model
+
+
+def _check_urdf_text(text: str, source: str) -> None:
+    """Refuse what Pinocchio would silently misread: malformed XML and impossible masses."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as error:
+        raise InputError(f"cannot parse URDF: {error}", source=source) from None
+    for link in root.iter("link"):
+        mass = link.find("inertial/mass")
+        if mass is None:
+            continue
+        try:
+            value = float(mass.get("value", "nan"))
+        except ValueError:
+            value = float("nan")
+        if not value >= 0.0 or value == float("inf"):  # NaN fails the comparison
+            raise InputError(
+                f"link '{link.get('name')}' has <mass value=\"{mass.get('value')}\">: a mass "
+                "must be a finite number >= 0",
+                source=source,
+            )
+
+
+def mimic_joints(path: str | Path) -> dict[str, str]:
+    """The URDF's mimic joints: joint name -> the joint it mimics (Pinocchio would read each as
+    an independent joint)."""
+    import xml.etree.ElementTree as ET
+
+    from physid.io import read_text_file
+
+    try:
+        root = ET.fromstring(read_text_file(path, "URDF"))
+    except ET.ParseError as error:
+        raise InputError(f"cannot parse URDF: {error}", source=str(path)) from None
+    return {
+        str(joint.get("name")): str(joint.find("mimic").get("joint"))
+        for joint in root.iter("joint")
+        if joint.find("mimic") is not None
+    }
+
+
+def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
+    """Identification needs independent joints: a mimic joint still in the model is an error."""
+    for joint, leader in mimic_joints(path).items():
+        if pin_model.existJointName(joint):
+            raise InputError(
+                f"joint '{joint}' mimics joint '{leader}'; mimic joints are not supported (physid "
+                "would identify it as an independent joint): lock it in the config, make it "
+                "fixed, or remove the <mimic>",
+                source=str(path),
+            )
+
+
+_MAX_URDF_VALUE = 1e8  # no mass [kg], length [m] or inertia [kg m^2] of a robot is this large
+
+
+def _check_inertias(model: pin.Model, source: str) -> None:
+    """Every body's mass must be finite and >= 0, its inertial and every joint placement
+    finite and of plausible size (URDF ``<inertial>`` and ``<origin>``)."""
+    for joint_id in range(1, model.njoints):
+        inertia = model.inertias[joint_id]
+        values = np.concatenate([[inertia.mass], inertia.lever, np.ravel(inertia.inertia)])
+        placement = model.jointPlacements[joint_id].translation
+        name = model.names[joint_id]
+        if not (np.all(np.abs(values) <= _MAX_URDF_VALUE) and inertia.mass >= 0):
+            raise InputError(
+                f"the body moved by joint '{name}' has mass {inertia.mass:g} and a non-finite, "
+                "negative or implausibly large inertial: fix its <inertial> element",
+                source=source,
+            )
+        if not np.all(np.abs(placement) <= _MAX_URDF_VALUE):
+            raise InputError(
+                f"joint '{name}' has a non-finite or implausibly large <origin xyz>",
+                source=source,
+            )
 
 
 def build_robot_model(
@@ -308,7 +393,9 @@ def _deadband_per_joint(
 
 def robot_from_urdf(path: str | Path, **options) -> RobotModel:
     """Load a URDF and build its :class:`RobotModel` (options as :func:`build_robot_model`)."""
-    return build_robot_model(load_urdf(path), source=str(path), **options)
+    pin_model = load_urdf(path)
+    refuse_mimic_joints(pin_model, path)
+    return build_robot_model(pin_model, source=str(path), **options)
 
 
 def is_revolute(model: RobotModel, joint: str) -> bool:

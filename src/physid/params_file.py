@@ -16,6 +16,7 @@ import pinocchio as pin
 
 from physid.errors import InputError
 from physid.inertia import check_consistency, mass_com_inertia_from_pi, pi_from_mass_com_inertia
+from physid.io import read_text_file
 from physid.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
 
 FORMAT = "physid.params/1"
@@ -46,7 +47,11 @@ class ParamsFile:
     @property
     def gravity(self) -> np.ndarray | None:
         value = self.extra.get("gravity")
-        return None if value is None else np.asarray(value, dtype=float)
+        if value is None:
+            return None
+        if not isinstance(value, list) or len(value) != 3:
+            raise InputError("extra.gravity: expected 3 numbers [m/s^2]", source=self.source)
+        return np.array([_number(v, "extra.gravity", self.source) for v in value])
 
 
 def params_document(model: RobotModel, theta: np.ndarray) -> dict:
@@ -75,7 +80,76 @@ def params_document(model: RobotModel, theta: np.ndarray) -> dict:
     extra = {"gravity": model.pin_model.gravity.linear.tolist()}
     if coupled:
         extra["coupled_motors"] = coupled
-    return {"bodies": bodies, "joints": joints, "extra": extra}
+    return {"robot": robot_section(model), "bodies": bodies, "joints": joints, "extra": extra}
+
+
+def robot_fingerprint(pin_model: pin.Model) -> str:
+    """A hash of the kinematics: per joint its name, type, axis, parent and placement, rounded
+    to 1e-9 (inertias excluded: identifying them is the point). Two URDFs with the same joint
+    names but another geometry get different fingerprints."""
+    import hashlib
+
+    def rounded(values) -> str:
+        return ",".join(f"{round(float(v), 9) + 0.0:.9f}" for v in np.ravel(values))
+
+    parts = []
+    for joint_id in range(1, pin_model.njoints):
+        joint = pin_model.joints[joint_id]
+        axis = getattr(joint.extract(), "axis", None)
+        placement = pin_model.jointPlacements[joint_id]
+        parts.append(
+            "|".join(
+                [
+                    pin_model.names[joint_id],
+                    joint.shortname(),
+                    "" if axis is None else rounded(axis),
+                    str(pin_model.parents[joint_id]),
+                    rounded(placement.translation),
+                    rounded(placement.rotation),
+                ]
+            )
+        )
+    return "sha256:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def robot_section(model: RobotModel) -> dict:
+    """The ``robot`` section: which robot a parameter file belongs to."""
+    pin_model = model.pin_model
+    return {
+        "joint_names": list(model.joint_names),
+        "joint_types": [
+            pin_model.joints[pin_model.getJointId(j)].shortname().removeprefix("JointModel")
+            for j in model.joint_names
+        ],
+        "kinematic_fingerprint": robot_fingerprint(pin_model),
+        "urdf": model.source,
+    }
+
+
+def check_same_robot(model: RobotModel, params: ParamsFile) -> None:
+    """Refuse a parameter file identified on another robot (joint names or kinematics differ).
+
+    Files written before the ``robot`` section existed are accepted.
+    """
+    recorded = _section(params.document.get("robot"), "robot", params.source)
+    if not recorded:
+        return
+    mine = robot_section(model)
+    names = recorded.get("joint_names")
+    if names is not None and names != mine["joint_names"]:
+        raise InputError(
+            f"identified on a robot with joints {names}, but the URDF {model.source} has "
+            f"{mine['joint_names']}",
+            source=params.source,
+        )
+    fingerprint = recorded.get("kinematic_fingerprint")
+    if fingerprint is not None and fingerprint != mine["kinematic_fingerprint"]:
+        urdf = recorded.get("urdf") if isinstance(recorded.get("urdf"), str) else "another URDF"
+        raise InputError(
+            f"identified on another robot ({urdf}): its kinematic fingerprint differs from that "
+            f"of {model.source} (joint axes or placements changed)",
+            source=params.source,
+        )
 
 
 _ANNOTATION_KEYS = ("std", "source", "prior")  # per body / joint, beside the values
@@ -119,9 +193,14 @@ def annotate_document(
     return document
 
 
+_MAX_MAGNITUDE = 1e8  # no mass [kg], length [m], inertia, friction or gravity is this large
+
+
 def _number(value, where: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
         raise InputError(f"{where}: expected a finite number, got {value!r}", source=source)
+    if abs(value) > _MAX_MAGNITUDE:
+        raise InputError(f"{where}: {value!r} is beyond any plausible value", source=source)
     return float(value)
 
 
@@ -132,14 +211,17 @@ def _body_pi(name: str, body: dict, source: str) -> np.ndarray:
         inertia = np.array(
             [[_number(v, f"bodies.{name}.inertia", source) for v in row] for row in body["inertia"]]
         )
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, InputError):
+            raise
         raise InputError(
             f"bodies.{name}: needs mass, com [3] and inertia [3x3] ({error})", source=source
         ) from None
     if com.shape != (3,) or inertia.shape != (3, 3):
         raise InputError(f"bodies.{name}: com must have 3 entries and inertia 3x3", source=source)
-    pi = pi_from_mass_com_inertia(mass, com, inertia)
-    report = check_consistency(pi, name=name)
+    with np.errstate(all="ignore"):  # a 1e300 entry is judged, not warned about
+        pi = pi_from_mass_com_inertia(mass, com, inertia)
+        report = check_consistency(pi, name=name)
     if not report.consistent:
         raise InputError(
             f"bodies.{name} is not physically consistent: {report.reason}", source=source
@@ -152,27 +234,54 @@ def read_params(path: str | Path) -> ParamsFile:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"parameter file not found: {path}")
+    text = read_text_file(path, "parameter file")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
+        document = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
         raise InputError(f"invalid JSON: {error}", source=str(path)) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputError(
             f"not a physid parameter file ('format' must be '{FORMAT}')", source=str(path)
         )
+    source = str(path)
     bodies = {
-        str(name): _body_pi(str(name), body, str(path))
-        for name, body in dict(document.get("bodies") or {}).items()
+        str(name): _body_pi(str(name), _section(body, f"bodies.{name}", source), source)
+        for name, body in _section(document.get("bodies"), "bodies", source).items()
     }
     joints = {
         str(name): {
-            str(k): _number(v, f"joints.{name}.{k}", str(path))
-            for k, v in dict(terms).items()
+            str(k): _number(v, f"joints.{name}.{k}", source)
+            for k, v in _section(terms, f"joints.{name}", source).items()
             if k not in _ANNOTATION_KEYS
         }
-        for name, terms in dict(document.get("joints") or {}).items()
+        for name, terms in _section(document.get("joints"), "joints", source).items()
     }
-    return ParamsFile(bodies, joints, dict(document.get("extra") or {}), document, str(path))
+    extra = _section(document.get("extra"), "extra", source)
+    parsed = ParamsFile(bodies, joints, extra, document, source)
+    parsed.gravity  # noqa: B018 - validates extra.gravity now, not at first use
+    _section(extra.get("coupled_motors"), "extra.coupled_motors", source)
+    return parsed
+
+
+def require_sections(params: ParamsFile, sections: tuple[str, ...] = ("bodies", "joints")) -> None:
+    """Refuse a file whose ``sections`` are missing or empty (``validate`` must not silently
+    score the URDF's values instead of the file's)."""
+    for section in sections:
+        if not params.document.get(section):
+            raise InputError(
+                f"the '{section}' section is missing or empty: this is not a complete "
+                "identification result",
+                source=params.source,
+            )
+
+
+def _section(value, where: str, source: str) -> dict:
+    """A JSON object (``None`` is an empty one); anything else is an InputError naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected an object, got {type(value).__name__}", source=source)
+    return value
 
 
 def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
@@ -200,8 +309,9 @@ def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
             index = layout.joint_term_index(joint, term)
             if index is not None:
                 theta[index] = value
-    for motor, terms in dict(params.extra.get("coupled_motors") or {}).items():
-        for term, value in dict(terms).items():
+    coupled = _section(params.extra.get("coupled_motors"), "extra.coupled_motors", params.source)
+    for motor, terms in coupled.items():
+        for term, value in _section(terms, f"extra.coupled_motors.{motor}", params.source).items():
             name = f"{motor}.{term}"
             if name in layout.names:
                 theta[layout.index(name)] = _number(

@@ -31,13 +31,12 @@ _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 def _raw_columns(path: Path) -> dict[str, np.ndarray]:
     """All arrays of a file, 2-D ones kept as they are."""
-    from physid.data import read_table
+    from physid.data import npz_arrays, read_table
 
     if path.suffix.lower() == ".npz":
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: np.asarray(archive[key], dtype=float) for key in archive.files}
+        return npz_arrays(path)
     return dict(read_table(path).columns)
 
 
@@ -77,12 +76,25 @@ def read_recording(path: str | Path):
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise InputError(f"sources[{number}] needs 'file' and 'columns'", source=str(path))
         file = (path.parent / _expand(str(entry["file"]), number, path)).resolve()
+        if not isinstance(entry["columns"], dict):
+            raise InputError(
+                f"sources[{number}].columns must be a mapping of contract name: source column, "
+                f"got a {type(entry['columns']).__name__}",
+                source=str(path),
+            )
+        if file.suffix.lower() in (".yaml", ".yml"):
+            raise InputError(
+                f"sources[{number}].file is a YAML file; manifests cannot be nested",
+                source=str(path),
+            )
         raw = _raw_columns(file)
-        for contract_name, selector in dict(entry["columns"]).items():
+        for contract_name, selector in entry["columns"].items():
             if contract_name in columns:
                 raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))
             columns[contract_name] = _select(raw, str(selector), str(file))
             origin[contract_name] = f"{file.name}:{selector}"
+    if not columns:
+        raise InputError("the manifest maps no columns", source=str(path))
     lengths = {name: len(values) for name, values in columns.items()}
     first = next(iter(lengths))
     for name, length in lengths.items():

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.config import AUTO_DEADBAND, IdentifyConfig, load_config, robot_for
-from physid.data import Trajectory, load_trajectory, split_by_fraction
+from physid.data import Table, Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
 from physid.identify.payload import PayloadResult, identify_payload
 from physid.identify.pipeline import IdentificationResult, identify
@@ -23,24 +23,34 @@ from physid.identify.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
+from physid.io import claim_output_dir
 from physid.model import RobotModel, with_gravity
-from physid.params_file import ParamsFile, read_params, standard_parameters
+from physid.params_file import (
+    ParamsFile,
+    check_same_robot,
+    read_params,
+    require_sections,
+    standard_parameters,
+)
 from physid.report.identification import write_identification
 
 Progress = Callable[[str], None]
 
 
+def source_name(item: str | Path | Table) -> str:
+    """How a data source is named in outputs: its path, or an in-memory table's ``source``."""
+    return item.source if isinstance(item, Table) else str(item)
+
+
 def load_trajectories(
-    paths: list[str | Path], model: RobotModel, config: IdentifyConfig
+    paths: list[str | Path | Table], model: RobotModel, config: IdentifyConfig
 ) -> list[Trajectory]:
-    """Read and validate every data file against the model."""
+    """Read and validate every data file (or in-memory :class:`Table`) against the model."""
+    options = {"drive_gains": config.drive_gains, "allow_large_angles": config.allow_large_angles}
     return [
-        load_trajectory(
-            path,
-            model,
-            drive_gains=config.drive_gains,
-            allow_large_angles=config.allow_large_angles,
-        )
+        trajectory_from_table(path, model, **options)
+        if isinstance(path, Table)
+        else load_trajectory(path, model, **options)
         for path in paths
     ]
 
@@ -54,9 +64,40 @@ def run_identify(
     validate: list[str | Path] | None = None,
     out_dir: str | Path | None = None,
     progress: Progress | None = None,
+    overwrite: bool = False,
 ) -> IdentificationResult:
-    """``physid identify``: load, identify, validate, and write the outputs (if ``out_dir``)."""
+    """``physid identify``: load, identify, validate, and write the outputs (if ``out_dir``).
+
+    The run owns ``out_dir`` from start to end (:func:`physid.io.claim_output_dir`: a second run
+    into it fails; a folder with files physid did not write is refused unless ``overwrite``).
+    """
+    options = {
+        "config_path": config_path,
+        "config": config,
+        "validate": validate,
+        "progress": progress,
+    }
+    if out_dir is None:
+        return _identify_and_write(urdf, data, out_dir=None, overwrite=overwrite, **options)
+    with claim_output_dir(out_dir, overwrite=overwrite):
+        return _identify_and_write(urdf, data, out_dir=out_dir, overwrite=overwrite, **options)
+
+
+def _identify_and_write(
+    urdf: str | Path,
+    data: list[str | Path],
+    *,
+    config_path: str | Path | None,
+    config: IdentifyConfig | None,
+    validate: list[str | Path] | None,
+    out_dir: str | Path | None,
+    progress: Progress | None,
+    overwrite: bool,
+) -> IdentificationResult:
     note = progress or (lambda _message: None)
+    data = [data] if isinstance(data, str | Path | Table) else list(data)
+    if not data:
+        raise InputError("no training data: give at least one recording")
     config = config or load_config(config_path)
     model = robot_for(urdf, config)
     note("reading data")
@@ -65,7 +106,18 @@ def run_identify(
     if not validation and config.train_fraction is not None:
         pairs = [split_by_fraction(t, config.train_fraction) for t in train]
         train, validation = [p[0] for p in pairs], [p[1] for p in pairs]
-    result = identify(model, train, config, validation=validation or None, progress=note)
+    try:
+        result = identify(model, train, config, validation=validation or None, progress=note)
+    except BaseException as error:  # the estimators should end in a status instead
+        # LAPACK failures, and Rust solver panics (pyo3's PanicException is a BaseException)
+        if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
+            "PanicException"
+        ):
+            raise
+        raise InputError(
+            f"identification failed numerically ({error}); check the torque and position "
+            f"columns of {', '.join(source_name(p) for p in data)}"
+        ) from None
     if result.theta is None:
         raise InputError(f"{result.status}; nothing was written")
     note(result.preprocessing.summary())
@@ -73,8 +125,8 @@ def run_identify(
         note("writing report")
         provenance = {
             "urdf": str(urdf),
-            "data": [str(p) for p in data],
-            "validate": [str(p) for p in validate or []],
+            "data": [source_name(p) for p in data],
+            "validate": [source_name(p) for p in validate or []],
             "config": None if config_path is None else str(config_path),
             "train_fraction": None if validate else config.train_fraction,
             "warnings_from_data": [w for t in train + validation for w in t.warnings],
@@ -85,6 +137,7 @@ def run_identify(
             provenance,
             margin=config.estimation.consistency_margin,
             total_mass_prior=config.estimation.prior_total_mass_std_relative,
+            overwrite=overwrite,
         )
     return result
 
@@ -141,6 +194,8 @@ def identified_robot(
     config = load_config(config_path)
     model = robot_for(urdf, config)
     params = read_params(params_path)
+    require_sections(params)
+    check_same_robot(model, params)
     if params.gravity is not None:
         model = with_gravity(model, params.gravity)
     if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with
@@ -177,9 +232,9 @@ def run_validate(
     note(preprocessing.summary())
     per_file, fits = {}, []
     for path, trajectory in zip(data, trajectories, strict=True):
-        note(f"validating {Path(path).name}")
-        fit = predict_recording(model, trajectory, preprocessing.filter, theta, str(path))
-        per_file[str(path)] = fit.metrics.as_dict(model.joint_names)
+        note(f"validating {Path(source_name(path)).name}")
+        fit = predict_recording(model, trajectory, preprocessing.filter, theta, source_name(path))
+        per_file[source_name(path)] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing)

@@ -37,7 +37,9 @@ def main() -> None:
 
 def _register() -> None:
     from physid.cli import (
+        export_commands,
         impacts_commands,
+        multibody_commands,
         oe_commands,
         offline_commands,
         online_commands,
@@ -50,6 +52,8 @@ def _register() -> None:
         online_commands,
         impacts_commands,
         oe_commands,
+        export_commands,
+        multibody_commands,
     ):
         module.register(main)
 

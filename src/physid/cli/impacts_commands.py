@@ -9,6 +9,10 @@ from pathlib import Path
 
 import click
 
+MAX_FPS = 1e5  # frames/s: beyond any camera
+MAX_DURATION_S = 3600.0
+MAX_STEPS = 2e6  # simulation steps: bounds time and memory
+
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
     "semi-axes A (body x) and B (body y) in metres, or 'polygon:X1,Y1;X2,Y2;...' with convex "
@@ -37,34 +41,97 @@ def impacts() -> None:
 @impacts.command("simulate")
 @click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
 @click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
-@click.option("--q0", required=True, metavar="X,Y,TH",
-              help="Initial pose: centre of mass X, Y [m] and orientation TH [rad].")
-@click.option("--v0", required=True, metavar="VX,VY,W",
-              help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].")
+@click.option(
+    "--q0",
+    required=True,
+    metavar="X,Y,TH",
+    help="Initial pose: centre of mass X, Y [m] and orientation TH [rad].",
+)
+@click.option(
+    "--v0",
+    required=True,
+    metavar="VX,VY,W",
+    help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].",
+)
 @click.option("--mu", type=float, required=True, help="Coulomb friction coefficient [-], ≥ 0.")
-@click.option("--restitution", type=float, required=True,
-              help="Newton restitution coefficient ε of paper D eq. (4), in [0, 1].")
+@click.option(
+    "--restitution",
+    type=float,
+    required=True,
+    help="Newton restitution coefficient ε of paper D eq. (4), in [0, 1].",
+)
 @click.option("--duration", type=float, required=True, help="Simulated time T [s].")
 @click.option("--fps", type=float, required=True, help="Camera frame rate F [frames/s].")
-@click.option("--noise", type=float, required=True,
-              help="Standard deviation SIGMA [m] of the Gaussian noise added to x and y.")
-@click.option("--noise-angle", type=float, default=None,
-              help="Standard deviation [rad] of the noise on theta (default: SIGMA divided by "
-                   "the largest body radius, the angle error of a rim point tracked with SIGMA).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the noise generator (numpy default_rng).")
-@click.option("--inertia-ratio", type=float, default=None,
-              help="J/m [m²], J about the centre of mass (default: uniform lamina of the shape).")
-@click.option("--dt", type=float, default=None,
-              help="Simulation step h [s] (default: the largest step ≤ 0.5 ms that divides 1/F).")
-@click.option("--model", type=click.Choice(["irc", "igc"]), default="irc", show_default=True,
-              help="Contact model: impulse-restitution (paper D's simulator) or impulse-gap.")
-@click.option("--solver", type=click.Choice(["lcp", "nlp"]), default="lcp", show_default=True,
-              help="Per-step solver: Lemke LCP (fast) or the paper's IPOPT NLP, eq. (20).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Output CSV with columns t,x,y,theta (s, m, m, rad).")
-def simulate_command(shape_text, surfaces, q0, v0, mu, restitution, duration, fps, noise,  # noqa: ANN001, ANN201, PLR0913
-                     noise_angle, seed, inertia_ratio, dt, model, solver, out):
+@click.option(
+    "--noise",
+    type=float,
+    required=True,
+    help="Standard deviation SIGMA [m] of the Gaussian noise added to x and y.",
+)
+@click.option(
+    "--noise-angle",
+    type=float,
+    default=None,
+    help="Standard deviation [rad] of the noise on theta (default: SIGMA divided by "
+    "the largest body radius, the angle error of a rim point tracked with SIGMA).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the noise generator (numpy default_rng).",
+)
+@click.option(
+    "--inertia-ratio",
+    type=float,
+    default=None,
+    help="J/m [m²], J about the centre of mass (default: uniform lamina of the shape).",
+)
+@click.option(
+    "--dt",
+    type=float,
+    default=None,
+    help="Simulation step h [s] (default: the largest step ≤ 0.5 ms that divides 1/F).",
+)
+@click.option(
+    "--model",
+    type=click.Choice(["irc", "igc"]),
+    default="irc",
+    show_default=True,
+    help="Contact model: impulse-restitution (paper D's simulator) or impulse-gap.",
+)
+@click.option(
+    "--solver",
+    type=click.Choice(["lcp", "nlp"]),
+    default="lcp",
+    show_default=True,
+    help="Per-step solver: Lemke LCP (fast) or the paper's IPOPT NLP, eq. (20).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Output CSV with columns t,x,y,theta (s, m, m, rad).",
+)
+def simulate_command(
+    shape_text,
+    surfaces,
+    q0,
+    v0,
+    mu,
+    restitution,
+    duration,
+    fps,
+    noise,  # noqa: ANN001, ANN201, PLR0913
+    noise_angle,
+    seed,
+    inertia_ratio,
+    dt,
+    model,
+    solver,
+    out,
+):
     """Simulate a throw with paper D's time-stepping model and write noisy camera poses."""
     import math
 
@@ -79,45 +146,98 @@ def simulate_command(shape_text, surfaces, q0, v0, mu, restitution, duration, fp
     shape, lines = _shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]")
     v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]")
-    for name, value, ok in (("--fps", fps, fps > 0), ("--noise", noise, noise >= 0),
-                            ("--duration", duration, duration > 0)):
+    for name, value, ok in (
+        ("--fps", fps, 0 < fps <= MAX_FPS),
+        ("--noise", noise, noise >= 0),
+        ("--duration", duration, 0 < duration <= MAX_DURATION_S),
+        ("--mu", mu, mu >= 0),
+        ("--restitution", restitution, 0 <= restitution <= 1),
+    ):
         if not (ok and math.isfinite(value)):
             raise InputError(f"{value!r} is out of range", source=name)
     if noise_angle is not None and not (noise_angle >= 0 and math.isfinite(noise_angle)):
         raise InputError(f"{noise_angle!r} must be ≥ 0", source="--noise-angle")
     if dt is None:
         dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
+    if not (math.isfinite(dt) and dt > 0 and duration / dt <= MAX_STEPS):
+        raise InputError(
+            f"{dt!r} gives more than {MAX_STEPS:.0e} steps over {duration} s", source="--dt"
+        )
+    if inertia_ratio is not None and not (inertia_ratio > 0 and math.isfinite(inertia_ratio)):
+        raise InputError(f"{inertia_ratio!r} must be > 0", source="--inertia-ratio")
     ratio = inertia_ratio if inertia_ratio is not None else shape.uniform_inertia_ratio()
-    sim = simulate(shape, lines, q0_v, v0_v, inertia_ratio=ratio, mu=mu, restitution=restitution,
-                   dt=dt, duration=duration, model=model, solver=solver, progress=True)
+    sim = simulate(
+        shape,
+        lines,
+        q0_v,
+        v0_v,
+        inertia_ratio=ratio,
+        mu=mu,
+        restitution=restitution,
+        dt=dt,
+        duration=duration,
+        model=model,
+        solver=solver,
+        progress=True,
+    )
     if sim.status != "ok":
         raise InputError(sim.status, source="simulate")
     sigma_angle = noise_angle if noise_angle is not None else noise / shape.max_radius
-    t, q = camera_samples(sim, fps, noise_position=noise, noise_angle=sigma_angle,
-                          rng=np.random.default_rng(seed))
+    t, q = camera_samples(
+        sim, fps, noise_position=noise, noise_angle=sigma_angle, rng=np.random.default_rng(seed)
+    )
     write_text_atomic(out, poses_to_csv_text(t, q))
     contacts = int(sim.active.any(axis=1).sum())
-    click.echo(f"wrote {len(t)} poses to {out} (h = {dt * 1e3:.4g} ms, J/m = {ratio:.6g} m², "
-               f"{contacts} contact steps)")
+    click.echo(
+        f"wrote {len(t)} poses to {out} (h = {dt * 1e3:.4g} ms, J/m = {ratio:.6g} m², "
+        f"{contacts} contact steps)"
+    )
 
 
 @impacts.command("identify")
-@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous).")
+@click.option(
+    "--data",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous).",
+)
 @click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
 @click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
-@click.option("--mass", type=float, default=1.0, show_default=True,
-              help="Mass m [kg], fixed: only J/m is identifiable; m only scales the impulses.")
-@click.option("--noise", type=float, default=1e-3, show_default=True,
-              help="Expected standard deviation [m] of x and y in the data (weights W_chi).")
-@click.option("--noise-angle", type=float, default=None,
-              help="Expected standard deviation [rad] of theta (default: --noise divided by the "
-                   "largest body radius).")
-@click.option("--max-substep", type=float, default=1e-3, show_default=True,
-              help="Largest model step h̄ [s]; each frame interval is split into n_s = "
-                   "ceil(Δt/h̄) steps (paper D eq. 25).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.")
+@click.option(
+    "--mass",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Mass m [kg], fixed: only J/m is identifiable; m only scales the impulses.",
+)
+@click.option(
+    "--noise",
+    type=float,
+    default=1e-3,
+    show_default=True,
+    help="Expected standard deviation [m] of x and y in the data (weights W_chi).",
+)
+@click.option(
+    "--noise-angle",
+    type=float,
+    default=None,
+    help="Expected standard deviation [rad] of theta (default: --noise divided by the "
+    "largest body radius).",
+)
+@click.option(
+    "--max-substep",
+    type=float,
+    default=1e-3,
+    show_default=True,
+    help="Largest model step h̄ [s]; each frame interval is split into n_s = "
+    "ceil(Δt/h̄) steps (paper D eq. 25).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
+)
 def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
     import math
@@ -136,15 +256,22 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         raise InputError(f"{noise_angle!r} must be a positive number", source="--noise-angle")
     t, q, ignored = read_poses_csv(data)
     if ignored:
-        click.echo(f"physid: note: {data}: ignoring unknown column(s) {', '.join(ignored)}",
-                   err=True)
-    options = IdentifyOptions(max_substep=max_substep, noise_position=noise,
-                              noise_angle=noise_angle)
-    result = identify(shape, lines, t, q, mass=mass, options=options, source=str(data),
-                      progress=True)
+        click.echo(
+            f"physid: note: {data}: ignoring unknown column(s) {', '.join(ignored)}", err=True
+        )
+    options = IdentifyOptions(
+        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle
+    )
+    result = identify(
+        shape, lines, t, q, mass=mass, options=options, source=str(data), progress=True
+    )
     payload = result.to_json_dict()
-    payload["inputs"] = {"data": str(data), "shape": shape.spec(),
-                         "surfaces": [line.spec() for line in lines], "ignored_columns": ignored}
+    payload["inputs"] = {
+        "data": str(data),
+        "shape": shape.spec(),
+        "surfaces": [line.spec() for line in lines],
+        "ignored_columns": ignored,
+    }
     with atomic_output_dir(out) as staging:
         write_json_atomic(staging / "result.json", payload)
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
@@ -154,8 +281,10 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
     mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
-    click.echo(f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "
-               f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}")
+    click.echo(
+        f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "
+        f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
+    )
 
 
 def register(group: click.Group) -> None:

@@ -34,6 +34,16 @@ def step_progress(description: str, quiet: bool) -> Iterator:
 SUSPECT_EXIT_CODE = 3
 
 
+def _in_range(value: float, option: str, low: float, high: float) -> float:
+    """A finite number in [low, high] (click's FloatRange lets NaN through), or a one-line
+    PhysidError naming the option."""
+    from physid.errors import InputError
+
+    if not low <= value <= high:  # False for NaN
+        raise InputError(f"{value} is not a number in [{low:g}, {high:g}]", source=option)
+    return value
+
+
 def _print_identification(result, out: Path | None) -> None:
     fit_line = f"training relative error {100 * result.train.relative_error:.2f} %"
     if result.validation is not None:
@@ -99,10 +109,18 @@ def _print_identification(result, out: Path | None) -> None:
     "--out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder: params.json, report.html and PNG figures (written atomically).",
+    help="Output folder: params.json, report.html and PNG figures (written atomically). The "
+    "run owns it: a second run into it fails while this one runs, and files of an earlier run "
+    "that this one does not rewrite are removed. A folder holding other files is refused "
+    "unless --overwrite.",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Accept an --out folder that holds files physid did not write, and remove them.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
+def identify_command(urdf, data, config_path, validate, out, overwrite, quiet) -> None:
     """Identify physically consistent dynamic parameters of a serial robot (paper C).
 
     Derivatives by Butterworth or Kalman smoothing, parallel decimation, base and essential
@@ -124,6 +142,7 @@ def identify_command(urdf, data, config_path, validate, out, quiet) -> None:
             validate=list(validate),
             out_dir=out,
             progress=progress,
+            overwrite=overwrite,
         )
     _print_identification(result, out)
     if result.suspect:
@@ -169,8 +188,10 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     Scored on the raw measured torque at every sample of each recording; positions are
     differentiated with the training filter that params.json records (printed).
     """
-    from physid.io import write_json_atomic
+    from physid.io import check_output_file, write_json_atomic
     from physid.workflows import run_validate
+
+    check_output_file(json_out, "--json")
 
     with step_progress("validate", quiet) as progress:
         report = run_validate(
@@ -206,7 +227,8 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     "--duration",
     default=20.0,
     show_default=True,
-    type=click.FloatRange(min=5.0),
+    type=float,
+    callback=lambda _ctx, _param, value: _in_range(value, "--duration", 5.0, 3600.0),
     help="Length of the training experiment [s] (validation: half of it).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")

@@ -13,7 +13,6 @@ reproduce given base parameters exactly, or says how far from consistency they a
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -26,6 +25,7 @@ from physid.inertia import (
     check_consistency,
     pseudo_inertia,
 )
+from physid.io import quiet_stderr
 from physid.model import RobotModel
 from physid.regressor import BaseParameters
 
@@ -129,13 +129,21 @@ def _clean_signs(model: RobotModel, theta: np.ndarray, scales: np.ndarray) -> np
 
 
 def solve_sdp(problem: cp.Problem) -> str:
-    """Solve with Clarabel; the status says whether the solution is accurate (no warnings)."""
+    """Solve with Clarabel; the status says whether the solution is accurate (no warnings).
+
+    A panic inside Clarabel's Rust code (seen on fuzzed inputs) reaches Python as pyo3's
+    ``PanicException``, a ``BaseException``: it becomes a ``solver_error`` status, and what the
+    panic prints on file descriptor 2 is kept off the terminal.
+    """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # reported through the status instead
+        with quiet_stderr():  # also silences the solver's UserWarnings: the status reports them
             problem.solve(solver=cp.CLARABEL)
     except cp.SolverError as error:
         return f"solver_error: {str(error).splitlines()[0]}"
+    except BaseException as error:  # noqa: BLE001 - pyo3 panics are BaseExceptions
+        if type(error).__name__ != "PanicException":
+            raise
+        return f"solver_error: the solver panicked ({str(error).splitlines()[0][:120]})"
     return str(problem.status)
 
 

@@ -36,7 +36,11 @@ from physid.identify.observations import Observations, observations_of
 from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
 from physid.identify.reduced import ReducedSystem, reduce_observations
-from physid.identify.suspect import moving_mass_reason, suspect_reasons
+from physid.identify.suspect import (
+    moving_mass_reason,
+    suspect_reasons,
+    unexplained_torque_reason,
+)
 from physid.identify.uncertainty import (
     BodyUncertainty,
     body_uncertainties,
@@ -373,9 +377,11 @@ def identify(
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
         layout = model.layout
-        reason = moving_mass_reason(layout.total_mass(theta), layout.total_mass(prior))
-        if reason:
-            suspect.append(reason)
+        reasons = (
+            moving_mass_reason(layout.total_mass(theta), layout.total_mass(prior)),
+            unexplained_torque_reason(train_filtered.relative_error),
+        )
+        suspect.extend(reason for reason in reasons if reason)
         status = "suspect" if suspect else "ok"
     autocorrelation = residual_autocorrelation(observations.tau - predicted, AUTOCORRELATION_LAGS)
     warnings.extend(_whiteness_warnings(model, autocorrelation))

@@ -27,8 +27,9 @@ def _outline(shape: Shape, q: np.ndarray) -> np.ndarray:
     return local @ np.array([[c, s], [-s, c]]) + q[:2]
 
 
-def plot_fit(result: IdentificationResult, shape: Shape, lines: list[Line],
-             path: str | Path) -> Path:
+def plot_fit(
+    result: IdentificationResult, shape: Shape, lines: list[Line], path: str | Path
+) -> Path:
     """Measured vs reconstructed x, y, θ over time, and the path in the plane with outlines."""
     fig = Figure(figsize=(12, 8), layout="constrained")
     FigureCanvasAgg(fig)
@@ -66,8 +67,10 @@ def plot_fit(result: IdentificationResult, shape: Shape, lines: list[Line],
     ax.set_ylabel("y [m]")
     if result.identifiable:
         std = result.inertia_ratio_std * 1e6
-        title = (f"J/m = {result.inertia_ratio * 1e6:.1f} ± {std:.1f} mm², "
-                 f"μ = {result.friction:.3f}{' (lower bound)' * result.friction_is_lower_bound}")
+        title = (
+            f"J/m = {result.inertia_ratio * 1e6:.1f} ± {std:.1f} mm², "
+            f"μ = {result.friction:.3f}{' (lower bound)' * result.friction_is_lower_bound}"
+        )
     else:
         title = "J/m and μ not identified"
     ax.set_title(f"{title}\n{result.status}", fontsize=9, wrap=True)
@@ -91,8 +94,9 @@ def plot_impulses(result: IdentificationResult, path: str | Path) -> Path:
     ax_t.set_ylabel("c_t [N·s] (along d+)")
     ax_t.set_xlabel("t [s] (impulse over [t, t + h])")
     ax_n.legend(loc="best", fontsize=8)
-    ax_n.set_title(f"identified impulses for m = {result.mass:g} kg (they scale with the mass)",
-                   fontsize=9)
+    ax_n.set_title(
+        f"identified impulses for m = {result.mass:g} kg (they scale with the mass)", fontsize=9
+    )
     path = Path(path)
     fig.savefig(path, dpi=110)
     return path

@@ -86,24 +86,36 @@ class IdentifyOptions:
     print_level: int = 0
 
 
-def validate_poses(shape: Shape, lines: list[Line], t: np.ndarray, q: np.ndarray, *,
-                   penetration_tol: float, source: str = "data") -> None:
+def validate_poses(
+    shape: Shape,
+    lines: list[Line],
+    t: np.ndarray,
+    q: np.ndarray,
+    *,
+    penetration_tol: float,
+    source: str = "data",
+) -> None:
     """Raise :class:`InputError` naming the row (data rows count from 1) and column at fault."""
     if t.ndim != 1 or q.shape != (t.size, 3):
-        raise InputError(f"expected times (n,) and poses (n, 3), got {t.shape} and {q.shape}",
-                         source=source)
+        raise InputError(
+            f"expected times (n,) and poses (n, 3), got {t.shape} and {q.shape}", source=source
+        )
     if t.size < 3:
         raise InputError(f"need at least 3 poses, got {t.size}", source=source)
     for name, col in (("t", t), ("x", q[:, 0]), ("y", q[:, 1]), ("theta", q[:, 2])):
         bad = np.flatnonzero(~np.isfinite(col))
         if bad.size:
-            raise InputError(f"row {bad[0] + 1}, column {name}: value is {float(col[bad[0]])}",
-                             source=source)
+            raise InputError(
+                f"row {bad[0] + 1}, column {name}: value is {float(col[bad[0]])}", source=source
+            )
     bad = np.flatnonzero(np.diff(t) <= 0)
     if bad.size:
         i = bad[0] + 1
-        raise InputError(f"row {i + 1}, column t: time {float(t[i]):.9g} does not increase "
-                         f"(row {i}: {float(t[i - 1]):.9g})", source=source)
+        raise InputError(
+            f"row {i + 1}, column t: time {float(t[i]):.9g} does not increase "
+            f"(row {i}: {float(t[i - 1]):.9g})",
+            source=source,
+        )
     for i, qi in enumerate(q):
         gap, line = min_gap(shape, lines, qi)
         if gap < -penetration_tol:
@@ -111,11 +123,14 @@ def validate_poses(shape: Shape, lines: list[Line], t: np.ndarray, q: np.ndarray
                 f"row {i + 1} (t = {t[i]:.6g} s): the body {'starts' if i == 0 else 'is'} "
                 f"inside surface {line + 1} ({lines[line].spec()}) by {-gap * 1e3:.3g}"
                 f" mm, more than the noise explains ({penetration_tol * 1e3:.3g} mm); check "
-                "shape, surfaces and units", source=source)
+                "shape, surfaces and units",
+                source=source,
+            )
 
 
-def _ballistic_fit(t: np.ndarray, q: np.ndarray, t_fine: np.ndarray, weights: np.ndarray,
-                   gravity: float) -> tuple[float, np.ndarray, np.ndarray]:
+def _ballistic_fit(
+    t: np.ndarray, q: np.ndarray, t_fine: np.ndarray, weights: np.ndarray, gravity: float
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Least-squares free flight through all frames: x, θ linear in t, y a parabola with −g.
 
     Returns χ² (with W_χ) and the fitted poses and velocities on the fine grid. If χ² is what
@@ -143,9 +158,16 @@ def _grid(t_meas: np.ndarray, max_substep: float) -> tuple[int, np.ndarray, np.n
     return ns, h, np.r_[t_meas[0], t_meas[0] + np.cumsum(h)]
 
 
-def initial_trajectory(kind: str, shape: Shape, lines: list[Line], t_meas: np.ndarray,
-                       q_meas: np.ndarray, t_fine: np.ndarray, ns: int,
-                       gravity: float) -> tuple[np.ndarray, np.ndarray]:
+def initial_trajectory(
+    kind: str,
+    shape: Shape,
+    lines: list[Line],
+    t_meas: np.ndarray,
+    q_meas: np.ndarray,
+    t_fine: np.ndarray,
+    ns: int,
+    gravity: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Warm-start poses and velocities (backward differences, eq. 17) on the fine grid.
 
     ``"bridged"`` repairs linear interpolation where it hides a contact: when the flight through
@@ -178,9 +200,17 @@ def initial_trajectory(kind: str, shape: Shape, lines: list[Line], t_meas: np.nd
     return q0, v0
 
 
-def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.ndarray, *,
-             mass: float = 1.0, options: IdentifyOptions | None = None, source: str = "data",
-             progress: bool = False) -> IdentificationResult:
+def identify(
+    shape: Shape,
+    lines: list[Line],
+    t_meas: np.ndarray,
+    q_meas: np.ndarray,
+    *,
+    mass: float = 1.0,
+    options: IdentifyOptions | None = None,
+    source: str = "data",
+    progress: bool = False,
+) -> IdentificationResult:
     """Estimate J/m [m²] and μ from poses ``q_meas`` (N_m×3: x, y [m], θ [rad]) at ``t_meas`` [s].
 
     ``mass`` [kg] is fixed — only J/m is identifiable (paper D §5.2) — and only scales the
@@ -196,8 +226,14 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
         raise InputError("at least one surface line is needed", source="surfaces")
     sig_p = opts.noise_position
     sig_a = opts.noise_angle if opts.noise_angle is not None else sig_p / shape.max_radius
-    validate_poses(shape, lines, t_meas, q_meas, source=source,
-                   penetration_tol=5.0 * (sig_p + shape.max_radius * sig_a))
+    validate_poses(
+        shape,
+        lines,
+        t_meas,
+        q_meas,
+        source=source,
+        penetration_tol=5.0 * (sig_p + shape.max_radius * sig_a),
+    )
     pairs = candidate_pairs(shape, lines)
     ns, h, t_fine = _grid(t_meas, opts.max_substep)
     start = time.perf_counter()
@@ -205,30 +241,65 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
     chi2, q_fly, v_fly = _ballistic_fit(t_meas, q_meas, t_fine, weights, opts.gravity)
     n_frames = t_meas.size
     if chi2 < 3 * n_frames + 5 * math.sqrt(6 * n_frames) and all(
-            contact_frames(shape, lines, qk).gap.min() > 0 for qk in q_fly):
-        return free_flight_result(shape, lines, pairs, mass=mass, ns=ns, t_fine=t_fine,
-                                  q_fine=q_fly, v_fine=v_fly, t_meas=t_meas, q_meas=q_meas,
-                                  chi2=chi2, solve_time=time.perf_counter() - start)
+        contact_frames(shape, lines, qk).gap.min() > 0 for qk in q_fly
+    ):
+        return free_flight_result(
+            shape,
+            lines,
+            pairs,
+            mass=mass,
+            ns=ns,
+            t_fine=t_fine,
+            q_fine=q_fly,
+            v_fine=v_fly,
+            t_meas=t_meas,
+            q_meas=q_meas,
+            chi2=chi2,
+            solve_time=time.perf_counter() - start,
+        )
     nlp = IdentificationNlp(
-        shape, lines, pairs, h, ns, q_meas, weights,
-        weights=(opts.weight_slip, opts.weight_gap), penalty=opts.penalty,
-        mu_weight=opts.mu_weight, mu_max=opts.mu_max, gravity=opts.gravity, tol=opts.tol,
-        max_iter=opts.max_iter, print_level=opts.print_level)
-    r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (
-        0.5 * nlp.r_scale)
+        shape,
+        lines,
+        pairs,
+        h,
+        ns,
+        q_meas,
+        weights,
+        weights=(opts.weight_slip, opts.weight_gap),
+        penalty=opts.penalty,
+        mu_weight=opts.mu_weight,
+        mu_max=opts.mu_max,
+        gravity=opts.gravity,
+        tol=opts.tol,
+        max_iter=opts.max_iter,
+        print_level=opts.print_level,
+    )
+    r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (0.5 * nlp.r_scale)
     solves_per_start = len(opts.warm_starts) * sum(len(c) for c in opts.continuations)
-    bar = tqdm(total=solves_per_start + (3 if opts.profile_step else 0), desc="identify",
-               unit="solve", disable=None if progress else True, leave=False)
+    bar = tqdm(
+        total=solves_per_start + (3 if opts.profile_step else 0),
+        desc="identify",
+        unit="solve",
+        disable=None if progress else True,
+        leave=False,
+    )
     starts: list[dict] = []
-    trajectories = {kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns,
-                                             opts.gravity) for kind in opts.warm_starts}
+    trajectories = {
+        kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity)
+        for kind in opts.warm_starts
+    }
     best = _multistart(nlp, trajectories, [r_init], opts, starts, bar.update)
     fit_limit = 3 * n_frames + 3 * math.sqrt(6 * n_frames)
     if opts.retry_inertia_ratios and nlp.fit_value(best[0].x) > fit_limit:
         bar.total += solves_per_start * len(opts.retry_inertia_ratios)
-        retry = _multistart(nlp, trajectories,
-                            [f * nlp.r_scale for f in opts.retry_inertia_ratios], opts, starts,
-                            bar.update)
+        retry = _multistart(
+            nlp,
+            trajectories,
+            [f * nlp.r_scale for f in opts.retry_inertia_ratios],
+            opts,
+            starts,
+            bar.update,
+        )
         if _better(retry[0], best[0]):
             best = retry
     iterations = sum(s["iterations"] for s in starts)
@@ -236,19 +307,39 @@ def identify(shape: Shape, lines: list[Line], t_meas: np.ndarray, q_meas: np.nda
     r_std, mu_rises = math.nan, math.nan
     if opts.profile_step and outcome.success:
         r_std, mu_rises, extra, outcome, multipliers = _profiles(
-            nlp, outcome, multipliers, opts, bar.update)
+            nlp, outcome, multipliers, opts, bar.update
+        )
         iterations += extra
     bar.close()
     return assemble_result(
-        shape, lines, nlp, outcome, mass=mass, ns=ns, t_fine=t_fine, t_meas=t_meas,
-        q_meas=q_meas, sigma_angle=sig_a, gravity=opts.gravity, iterations=iterations,
-        solve_time=time.perf_counter() - start, inertia_ratio_std=r_std,
-        friction_rise=mu_rises, options=opts, starts=starts)
+        shape,
+        lines,
+        nlp,
+        outcome,
+        mass=mass,
+        ns=ns,
+        t_fine=t_fine,
+        t_meas=t_meas,
+        q_meas=q_meas,
+        sigma_angle=sig_a,
+        gravity=opts.gravity,
+        iterations=iterations,
+        solve_time=time.perf_counter() - start,
+        inertia_ratio_std=r_std,
+        friction_rise=mu_rises,
+        options=opts,
+        starts=starts,
+    )
 
 
-def _multistart(nlp: IdentificationNlp, trajectories: dict[str, tuple[np.ndarray, np.ndarray]],
-                r_inits: list[float], opts: IdentifyOptions, starts: list[dict],
-                tick) -> tuple[SolveOutcome, tuple]:  # noqa: ANN001
+def _multistart(
+    nlp: IdentificationNlp,
+    trajectories: dict[str, tuple[np.ndarray, np.ndarray]],
+    r_inits: list[float],
+    opts: IdentifyOptions,
+    starts: list[dict],
+    tick,
+) -> tuple[SolveOutcome, tuple]:  # noqa: ANN001
     """Solve from every (warm start, J/m start, schedule); append each to ``starts``; the best."""
     best: tuple[SolveOutcome, tuple] | None = None
     for kind, (q0, v0) in trajectories.items():
@@ -256,21 +347,28 @@ def _multistart(nlp: IdentificationNlp, trajectories: dict[str, tuple[np.ndarray
             x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
             for schedule in opts.continuations:
                 outcome, multipliers = nlp.solve(x0, schedule, on_stage=tick)
-                starts.append({"warm_start": kind, "inertia_ratio_init": r_init,
-                               "continuation": list(schedule), "converged": outcome.success,
-                               "objective": outcome.objective,
-                               "fit_chi2": nlp.fit_value(outcome.x),
-                               "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
-                               "friction": float(outcome.x[-1]),
-                               "iterations": outcome.iterations})
+                starts.append(
+                    {
+                        "warm_start": kind,
+                        "inertia_ratio_init": r_init,
+                        "continuation": list(schedule),
+                        "converged": outcome.success,
+                        "objective": outcome.objective,
+                        "fit_chi2": nlp.fit_value(outcome.x),
+                        "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
+                        "friction": float(outcome.x[-1]),
+                        "iterations": outcome.iterations,
+                    }
+                )
                 if best is None or _better(outcome, best[0]):
                     best = (outcome, multipliers)
     assert best is not None
     return best
 
 
-def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,
-              opts: IdentifyOptions, tick) -> tuple[float, float, int, SolveOutcome, tuple]:  # noqa: ANN001
+def _profiles(
+    nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple, opts: IdentifyOptions, tick
+) -> tuple[float, float, int, SolveOutcome, tuple]:  # noqa: ANN001
     """Curvature of the objective in J/m, and its rise when μ is raised by 10 %.
 
     The objective is −2 log-likelihood for the given σ, so σ_r² = 2 / (d²f/dr²), from re-solves
@@ -284,8 +382,13 @@ def _profiles(nlp: IdentificationNlp, outcome: SolveOutcome, multipliers: tuple,
         r_hat = float(outcome.x[-2] * nlp.r_scale)
         trials = []
         for sign in (-1.0, 1.0):
-            prof, mult = nlp.solve(outcome.x, (1.0,), warm=multipliers, on_stage=tick,
-                                   fix_inertia=r_hat * (1 + sign * opts.profile_step))
+            prof, mult = nlp.solve(
+                outcome.x,
+                (1.0,),
+                warm=multipliers,
+                on_stage=tick,
+                fix_inertia=r_hat * (1 + sign * opts.profile_step),
+            )
             iterations += prof.iterations
             trials.append((prof, mult))
         values = [p.objective if p.success else math.nan for p, _ in trials]

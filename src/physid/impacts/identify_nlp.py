@@ -36,8 +36,9 @@ from physid.impacts.geometry import (
 )
 
 
-def _interval_function(shape: Shape, lines: list[Line], pairs: list[tuple[int, int]],
-                       gravity: float) -> cs.Function:
+def _interval_function(
+    shape: Shape, lines: list[Line], pairs: list[tuple[int, int]], gravity: float
+) -> cs.Function:
     """Equalities and the three product vectors of one interval k → k+1."""
     nc = len(pairs)
     qk, qk1, vk, vk1 = (cs.SX.sym(n, 3) for n in ("qk", "qk1", "vk", "vk1"))
@@ -53,17 +54,25 @@ def _interval_function(shape: Shape, lines: list[Line], pairs: list[tuple[int, i
     tangents = np.array([lines[j].tangent for j, _ in pairs])
     N, T = grasp_matrices(arms, normals, tangents)
     E = cs.DM(friction_pair_sum(nc))
-    dyn = (cs.vertcat(1, 1, r) * (vk1 - vk) - cs.mtimes(N, cn) - cs.mtimes(T, ct)
-           + cs.vertcat(0, gravity * h, 0))  # eq. (16) / m
+    dyn = (
+        cs.vertcat(1, 1, r) * (vk1 - vk)
+        - cs.mtimes(N, cn)
+        - cs.mtimes(T, ct)
+        + cs.vertcat(0, gravity * h, 0)
+    )  # eq. (16) / m
     kin = qk1 - qk - h * vk1  # eq. (17)
     slip = cs.mtimes(T.T, vk1) + cs.mtimes(E, lam)
     cone = mu * cn - cs.mtimes(E.T, ct)
     s_slip, s_cone, s_gap = s[: 2 * nc], s[2 * nc : 3 * nc], s[3 * nc :]
     eqs = cs.vertcat(dyn, kin, s_slip - slip, s_cone - cone, s_gap - cs.vertcat(*gaps))
-    p_slip = cs.vertcat(*[ct[2 * j] * s_slip[2 * j] + ct[2 * j + 1] * s_slip[2 * j + 1]
-                          for j in range(nc)])
-    return cs.Function("interval", [qk, qk1, vk, vk1, cn, ct, lam, s, h, r, mu],
-                       [eqs, p_slip, lam * s_cone, cn * s_gap])
+    p_slip = cs.vertcat(
+        *[ct[2 * j] * s_slip[2 * j] + ct[2 * j + 1] * s_slip[2 * j + 1] for j in range(nc)]
+    )
+    return cs.Function(
+        "interval",
+        [qk, qk1, vk, vk1, cn, ct, lam, s, h, r, mu],
+        [eqs, p_slip, lam * s_cone, cn * s_gap],
+    )
 
 
 @dataclass(frozen=True)
@@ -81,8 +90,14 @@ class Layout:
         """Named views (q, v: (N+1, 3); cn, lam: (N, nc); ct: (N, 2nc); r_s, mu: scalars)."""
         N, nc, o = self.N, self.nc, 0
         out: dict[str, Any] = {}
-        for name, rows, cols in (("q", N + 1, 3), ("v", N + 1, 3), ("cn", N, nc),
-                                 ("ct", N, 2 * nc), ("lam", N, nc), ("s", N, 4 * nc)):
+        for name, rows, cols in (
+            ("q", N + 1, 3),
+            ("v", N + 1, 3),
+            ("cn", N, nc),
+            ("ct", N, 2 * nc),
+            ("lam", N, nc),
+            ("s", N, 4 * nc),
+        ):
             out[name] = x[o : o + rows * cols].reshape(rows, cols)
             o += rows * cols
         out["r_s"], out["mu"] = x[o], x[o + 1]
@@ -103,10 +118,25 @@ class SolveOutcome:
 class IdentificationNlp:
     """Eq. (27) for given data, built once; ``solve`` runs one continuation from a warm start."""
 
-    def __init__(self, shape: Shape, lines: list[Line], pairs: list[tuple[int, int]],
-                 h: np.ndarray, ns: int, q_meas: np.ndarray, fit_weights: np.ndarray, *,
-                 weights: tuple[float, float], penalty: str, mu_weight: float, mu_max: float,
-                 gravity: float, tol: float, max_iter: int, print_level: int) -> None:
+    def __init__(
+        self,
+        shape: Shape,
+        lines: list[Line],
+        pairs: list[tuple[int, int]],
+        h: np.ndarray,
+        ns: int,
+        q_meas: np.ndarray,
+        fit_weights: np.ndarray,
+        *,
+        weights: tuple[float, float],
+        penalty: str,
+        mu_weight: float,
+        mu_max: float,
+        gravity: float,
+        tol: float,
+        max_iter: int,
+        print_level: int,
+    ) -> None:
         N, nc = h.size, len(pairs)
         self.layout, self.pairs = Layout(N, nc), pairs
         self.r_scale = shape.max_radius**2  # any mass inside the shape has J/m ≤ ρ²
@@ -115,8 +145,19 @@ class IdentificationNlp:
         S = cs.SX.sym("s", 4 * nc, N)
         r_s, mu = cs.SX.sym("r_s"), cs.SX.sym("mu")
         interval = _interval_function(shape, lines, pairs, gravity).map(N, "serial")
-        eqs, p_slip, p_cone, p_gap = interval(Q[:, :-1], Q[:, 1:], V[:, :-1], V[:, 1:], CN, CT,
-                                              LAM, S, cs.DM(h).T, r_s * self.r_scale, mu)
+        eqs, p_slip, p_cone, p_gap = interval(
+            Q[:, :-1],
+            Q[:, 1:],
+            V[:, :-1],
+            V[:, 1:],
+            CN,
+            CT,
+            LAM,
+            S,
+            cs.DM(h).T,
+            r_s * self.r_scale,
+            mu,
+        )
         last_gap = cs.vertcat(*[gap_and_arm(shape, lines[j], f, Q[:, N])[0] for j, f in pairs])
         chi = Q[:, ::ns] - cs.DM(q_meas.T)  # eq. (25): fine index n_s·i ↔ camera frame i
         fit = cs.sum2(cs.sum1(cs.DM(fit_weights) * chi**2))
@@ -124,23 +165,37 @@ class IdentificationNlp:
         if penalty == "l1":
             comp = w[0] * cs.sum2(cs.sum1(p_slip + p_cone)) + w[1] * cs.sum2(cs.sum1(p_gap))
         else:
-            comp = (w[0] * cs.sumsqr(cs.vertcat(cs.vec(p_slip), cs.vec(p_cone)))
-                    + w[1] * cs.sumsqr(p_gap))
+            comp = w[0] * cs.sumsqr(cs.vertcat(cs.vec(p_slip), cs.vec(p_cone))) + w[1] * cs.sumsqr(
+                p_gap
+            )
         # A small price on μ picks, when the data never show sliding, the least μ that explains
         # them (the behaviour reported in paper D Fig. 19) instead of an arbitrary one.
         objective = fit + comp + mu_weight * mu
-        x = cs.vertcat(cs.vec(Q), cs.vec(V), cs.vec(CN), cs.vec(CT), cs.vec(LAM), cs.vec(S),
-                       r_s, mu)
+        x = cs.vertcat(
+            cs.vec(Q), cs.vec(V), cs.vec(CN), cs.vec(CT), cs.vec(LAM), cs.vec(S), r_s, mu
+        )
         g = cs.vertcat(cs.vec(eqs), last_gap)
         self._fit_function = cs.Function("fit", [x], [fit])
         nlp = {"x": x, "f": objective, "g": g, "p": w}
-        ipopt = {"print_level": print_level, "max_iter": max_iter, "tol": tol,
-                 "mu_strategy": "adaptive", "bound_relax_factor": 0.0, "sb": "yes"}
+        ipopt = {
+            "print_level": print_level,
+            "max_iter": max_iter,
+            "tol": tol,
+            "mu_strategy": "adaptive",
+            "bound_relax_factor": 0.0,
+            "sb": "yes",
+        }
         self._cold = cs.nlpsol("impacts_id", "ipopt", nlp, {"print_time": False, "ipopt": ipopt})
-        warm = dict(ipopt, mu_init=1e-4, warm_start_init_point="yes",
-                    warm_start_bound_push=1e-9, warm_start_mult_bound_push=1e-9)
-        self._warm = cs.nlpsol("impacts_id_warm", "ipopt", nlp, {"print_time": False,
-                                                                 "ipopt": warm})
+        warm = dict(
+            ipopt,
+            mu_init=1e-4,
+            warm_start_init_point="yes",
+            warm_start_bound_push=1e-9,
+            warm_start_mult_bound_push=1e-9,
+        )
+        self._warm = cs.nlpsol(
+            "impacts_id_warm", "ipopt", nlp, {"print_time": False, "ipopt": warm}
+        )
         n_eq = (6 + 4 * nc) * N
         self.lbg = np.zeros(n_eq + nc)
         self.ubg = np.r_[np.zeros(n_eq), np.full(nc, np.inf)]
@@ -149,8 +204,9 @@ class IdentificationNlp:
         self.ubx = np.r_[np.full(n_free + 8 * nc * N, np.inf), 1.0, mu_max]
         self.weights = np.asarray(weights, dtype=float)
 
-    def initial_vector(self, q0: np.ndarray, v0: np.ndarray, r_init: float,
-                       mu_init: float) -> np.ndarray:
+    def initial_vector(
+        self, q0: np.ndarray, v0: np.ndarray, r_init: float, mu_init: float
+    ) -> np.ndarray:
         """Decision vector from an initial trajectory; impulses, λ and slacks start at 1e-3."""
         fill = np.full(8 * self.layout.nc * self.layout.N, 1e-3)
         return np.r_[q0.ravel(), v0.ravel(), fill, r_init / self.r_scale, mu_init]
@@ -159,10 +215,16 @@ class IdentificationNlp:
         """χᵀW_χχ at x (the noise-normalised misfit, ≈ 3 N_m at the truth)."""
         return float(self._fit_function(x))
 
-    def solve(self, x0: np.ndarray, continuation: tuple[float, ...], *,
-              fix_inertia: float | None = None, fix_mu: float | None = None,
-              warm: tuple[Any, Any] | None = None,
-              on_stage: Any = None) -> tuple[SolveOutcome, tuple[Any, Any]]:
+    def solve(
+        self,
+        x0: np.ndarray,
+        continuation: tuple[float, ...],
+        *,
+        fix_inertia: float | None = None,
+        fix_mu: float | None = None,
+        warm: tuple[Any, Any] | None = None,
+        on_stage: Any = None,
+    ) -> tuple[SolveOutcome, tuple[Any, Any]]:
         """Run the stages of ``continuation`` from x0; optionally hold J/m or μ fixed."""
         lbx, ubx, x0 = self.lbx.copy(), self.ubx.copy(), x0.copy()
         if fix_inertia is not None:
@@ -177,14 +239,16 @@ class IdentificationNlp:
                 extra = {"lam_x0": multipliers[0], "lam_g0": multipliers[1]}
             else:
                 extra = {}
-            sol = solver(x0=x, lbx=lbx, ubx=ubx, lbg=self.lbg, ubg=self.ubg,
-                         p=factor * self.weights, **extra)
+            sol = solver(
+                x0=x, lbx=lbx, ubx=ubx, lbg=self.lbg, ubg=self.ubg, p=factor * self.weights, **extra
+            )
             stats = solver.stats()
             iterations += int(stats["iter_count"])
             x = np.asarray(sol["x"]).ravel()
             multipliers = (sol["lam_x"], sol["lam_g"])
             if on_stage is not None:
                 on_stage()
-        outcome = SolveOutcome(x, float(sol["f"]), iterations, bool(stats["success"]),
-                               str(stats["return_status"]))
+        outcome = SolveOutcome(
+            x, float(sol["f"]), iterations, bool(stats["success"]), str(stats["return_status"])
+        )
         return outcome, multipliers

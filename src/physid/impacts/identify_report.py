@@ -26,12 +26,26 @@ SLIDING_SPEED = 0.01
 MAX_RELATIVE_STD = 0.3
 
 
-def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
-                    outcome: SolveOutcome, *, mass: float, ns: int, t_fine: np.ndarray,
-                    t_meas: np.ndarray, q_meas: np.ndarray, sigma_angle: float, gravity: float,
-                    iterations: int, solve_time: float, inertia_ratio_std: float,
-                    friction_rise: float, options: Any,
-                    starts: list[dict[str, Any]]) -> IdentificationResult:
+def assemble_result(
+    shape: Shape,
+    lines: list[Line],
+    nlp: IdentificationNlp,
+    outcome: SolveOutcome,
+    *,
+    mass: float,
+    ns: int,
+    t_fine: np.ndarray,
+    t_meas: np.ndarray,
+    q_meas: np.ndarray,
+    sigma_angle: float,
+    gravity: float,
+    iterations: int,
+    solve_time: float,
+    inertia_ratio_std: float,
+    friction_rise: float,
+    options: Any,
+    starts: list[dict[str, Any]],
+) -> IdentificationResult:
     """Unpack the solution, compute diagnostics and the identifiability verdict.
 
     ``starts`` lists every (warm start, J/m start, continuation) solve; a converged one whose
@@ -53,8 +67,9 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         dw_contact[k] = (Nk[2] @ cn[k] + Tk[2] @ ct[k]) / r_hat
         slip = Tk.T @ v[k + 1] + np.repeat(lam[k], 2)
         cone = mu_hat * cn[k] - ct[k, 0::2] - ct[k, 1::2]
-        products = np.maximum(products, [np.max(ct[k] * slip), np.max(lam[k] * cone),
-                                         np.max(cn[k] * frames.gap)])
+        products = np.maximum(
+            products, [np.max(ct[k] * slip), np.max(lam[k] * cone), np.max(cn[k] * frames.gap)]
+        )
     total_impulse = float(cn.sum())  # per unit mass [m/s]
     total_dw = float(np.abs(dw_contact).sum())
     # ω noise of a frame-to-frame difference: what a single contact must exceed to be seen.
@@ -67,19 +82,27 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
     elif total_impulse < 1e-3 * gravity * float(t_fine[-1] - t_fine[0]):
         status = "unidentifiable: no contact in the fitted trajectory (free flight only)"
     elif total_dw < 3.0 * omega_noise:
-        status = (f"unidentifiable: the contacts change ω by {total_dw:.3g} rad/s in total, "
-                  f"below 3× the angular-velocity noise ({omega_noise:.3g} rad/s)")
+        status = (
+            f"unidentifiable: the contacts change ω by {total_dw:.3g} rad/s in total, "
+            f"below 3× the angular-velocity noise ({omega_noise:.3g} rad/s)"
+        )
     elif not nlp.lbx[-2] * 1.001 < parts["r_s"] < nlp.ubx[-2] * 0.999:
         side = "upper bound (largest radius)²" if parts["r_s"] > 0.5 else "lower bound ≈ 0"
-        status = (f"unidentifiable: J/m ran to its {side} ({r_hat:.3g} m²): the contacts do "
-                  "not determine it")
+        status = (
+            f"unidentifiable: J/m ran to its {side} ({r_hat:.3g} m²): the contacts do "
+            "not determine it"
+        )
     elif options.profile_step and math.isnan(inertia_ratio_std):
-        status = (f"unidentifiable: the objective does not rise on both sides of J/m = "
-                  f"{r_hat:.3g} m² (re-solves at ±{100 * options.profile_step:g} % ended lower "
-                  "or failed): no well-defined minimum in J/m")
+        status = (
+            f"unidentifiable: the objective does not rise on both sides of J/m = "
+            f"{r_hat:.3g} m² (re-solves at ±{100 * options.profile_step:g} % ended lower "
+            "or failed): no well-defined minimum in J/m"
+        )
     elif options.profile_step and not inertia_ratio_std < MAX_RELATIVE_STD * r_hat:
-        status = (f"unidentifiable: the objective is flat in J/m (standard deviation "
-                  f"{inertia_ratio_std:.3g} m² for J/m = {r_hat:.3g} m²)")
+        status = (
+            f"unidentifiable: the objective is flat in J/m (standard deviation "
+            f"{inertia_ratio_std:.3g} m² for J/m = {r_hat:.3g} m²)"
+        )
     else:
         identifiable, status = True, "ok"
     if math.isfinite(friction_rise):
@@ -90,8 +113,7 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
     fit_value = nlp.fit_value(outcome.x)
     warnings = []
     if identifiable:
-        ambiguity = ambiguity_warning(starts, outcome.objective, r_hat, inertia_ratio_std,
-                                      n_frames)
+        ambiguity = ambiguity_warning(starts, outcome.objective, r_hat, inertia_ratio_std, n_frames)
         warnings += [ambiguity] if ambiguity else []
     diagnostics = {
         "objective": outcome.objective,
@@ -109,9 +131,20 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         "max_products_slip_cone_gap": products,
         "min_gap_m": min_gap,
         "starts": starts,
-        "options": {k: getattr(options, k) for k in (
-            "max_substep", "noise_position", "weight_slip", "weight_gap", "penalty",
-            "continuations", "warm_starts", "retry_inertia_ratios", "mu_weight")},
+        "options": {
+            k: getattr(options, k)
+            for k in (
+                "max_substep",
+                "noise_position",
+                "weight_slip",
+                "weight_gap",
+                "penalty",
+                "continuations",
+                "warm_starts",
+                "retry_inertia_ratios",
+                "mu_weight",
+            )
+        },
     }
     if not identifiable:
         diagnostics["estimates_not_identified"] = {"inertia_ratio": r_hat, "friction": mu_hat}
@@ -120,16 +153,35 @@ def assemble_result(shape: Shape, lines: list[Line], nlp: IdentificationNlp,
         inertia_ratio_std=inertia_ratio_std if identifiable else math.nan,
         friction=mu_hat if identifiable else math.nan,
         friction_is_lower_bound=friction_is_lower_bound,
-        identifiable=identifiable, status=status, solver_status=outcome.status,
-        converged=outcome.success, iterations=iterations, solve_time=solve_time, mass=mass,
-        n_substeps=ns, t=t_fine, q=q, v=v, impulse_normal=mass * cn,
-        impulse_tangent=mass * (ct[:, 0::2] - ct[:, 1::2]), pairs=nlp.pairs,
-        t_meas=t_meas, q_meas=q_meas, fit_residual=q[::ns] - q_meas, diagnostics=diagnostics,
-        warnings=tuple(warnings))
+        identifiable=identifiable,
+        status=status,
+        solver_status=outcome.status,
+        converged=outcome.success,
+        iterations=iterations,
+        solve_time=solve_time,
+        mass=mass,
+        n_substeps=ns,
+        t=t_fine,
+        q=q,
+        v=v,
+        impulse_normal=mass * cn,
+        impulse_tangent=mass * (ct[:, 0::2] - ct[:, 1::2]),
+        pairs=nlp.pairs,
+        t_meas=t_meas,
+        q_meas=q_meas,
+        fit_residual=q[::ns] - q_meas,
+        diagnostics=diagnostics,
+        warnings=tuple(warnings),
+    )
 
 
-def ambiguity_warning(starts: list[dict[str, Any]], best_objective: float, inertia_ratio: float,
-                      inertia_ratio_std: float, n_frames: int) -> str | None:
+def ambiguity_warning(
+    starts: list[dict[str, Any]],
+    best_objective: float,
+    inertia_ratio: float,
+    inertia_ratio_std: float,
+    n_frames: int,
+) -> str | None:
     """A warning if another converged start fits as well but ends at a different J/m.
 
     "As well": objective within 2 standard deviations of a χ² with 3 N_m degrees of freedom,
@@ -138,33 +190,73 @@ def ambiguity_warning(starts: list[dict[str, Any]], best_objective: float, inert
     if not math.isfinite(inertia_ratio_std):
         return None
     close = 2.0 * math.sqrt(6.0 * n_frames)
-    rivals = [s for s in starts if s["converged"] and s["objective"] - best_objective <= close
-              and abs(s["inertia_ratio"] - inertia_ratio) > 2.0 * inertia_ratio_std]
+    rivals = [
+        s
+        for s in starts
+        if s["converged"]
+        and s["objective"] - best_objective <= close
+        and abs(s["inertia_ratio"] - inertia_ratio) > 2.0 * inertia_ratio_std
+    ]
     if not rivals:
         return None
     other = max(rivals, key=lambda s: abs(s["inertia_ratio"] - inertia_ratio))
-    return (f"ambiguous J/m: the {other['warm_start']} warm start ends at J/m = "
-            f"{other['inertia_ratio']:.4g} m² with an objective only "
-            f"{other['objective'] - best_objective:.3g} higher (within the noise); the standard "
-            "deviation does not cover this")
+    return (
+        f"ambiguous J/m: the {other['warm_start']} warm start ends at J/m = "
+        f"{other['inertia_ratio']:.4g} m² with an objective only "
+        f"{other['objective'] - best_objective:.3g} higher (within the noise); the standard "
+        "deviation does not cover this"
+    )
 
 
-def free_flight_result(shape: Shape, lines: list[Line], pairs: list[tuple[int, int]], *,
-                       mass: float, ns: int, t_fine: np.ndarray, q_fine: np.ndarray,
-                       v_fine: np.ndarray, t_meas: np.ndarray, q_meas: np.ndarray,
-                       chi2: float, solve_time: float) -> IdentificationResult:
+def free_flight_result(
+    shape: Shape,
+    lines: list[Line],
+    pairs: list[tuple[int, int]],
+    *,
+    mass: float,
+    ns: int,
+    t_fine: np.ndarray,
+    q_fine: np.ndarray,
+    v_fine: np.ndarray,
+    t_meas: np.ndarray,
+    q_meas: np.ndarray,
+    chi2: float,
+    solve_time: float,
+) -> IdentificationResult:
     """Result for data that a contact-free ballistic flight explains (paper D §5.3)."""
     nc, N = len(pairs), t_fine.size - 1
     gap = float(min(contact_frames(shape, lines, qk).gap.min() for qk in q_fine))
-    status = (f"unidentifiable: the poses are explained by free flight (χ² = {chi2:.1f} for "
-              f"{t_meas.size} frames) that stays {gap * 1e3:.3g} mm clear of every surface, so "
-              "they carry no information on J/m or μ")
+    status = (
+        f"unidentifiable: the poses are explained by free flight (χ² = {chi2:.1f} for "
+        f"{t_meas.size} frames) that stays {gap * 1e3:.3g} mm clear of every surface, so "
+        "they carry no information on J/m or μ"
+    )
     return IdentificationResult(
-        inertia_ratio=math.nan, inertia_ratio_std=math.nan, friction=math.nan,
-        friction_is_lower_bound=False, identifiable=False, status=status,
-        solver_status="not run (free flight)", converged=True, iterations=0,
-        solve_time=solve_time, mass=mass, n_substeps=ns, t=t_fine, q=q_fine, v=v_fine,
-        impulse_normal=np.zeros((N, nc)), impulse_tangent=np.zeros((N, nc)), pairs=pairs,
-        t_meas=t_meas, q_meas=q_meas, fit_residual=q_fine[::ns] - q_meas,
-        diagnostics={"fit_chi2": chi2, "fit_chi2_expected": 3 * t_meas.size,
-                     "n_frames": int(t_meas.size), "min_gap_m": gap})
+        inertia_ratio=math.nan,
+        inertia_ratio_std=math.nan,
+        friction=math.nan,
+        friction_is_lower_bound=False,
+        identifiable=False,
+        status=status,
+        solver_status="not run (free flight)",
+        converged=True,
+        iterations=0,
+        solve_time=solve_time,
+        mass=mass,
+        n_substeps=ns,
+        t=t_fine,
+        q=q_fine,
+        v=v_fine,
+        impulse_normal=np.zeros((N, nc)),
+        impulse_tangent=np.zeros((N, nc)),
+        pairs=pairs,
+        t_meas=t_meas,
+        q_meas=q_meas,
+        fit_residual=q_fine[::ns] - q_meas,
+        diagnostics={
+            "fit_chi2": chi2,
+            "fit_chi2_expected": 3 * t_meas.size,
+            "n_frames": int(t_meas.size),
+            "min_gap_m": gap,
+        },
+    )

@@ -16,7 +16,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.impacts.results import IdentificationResult, SimulationResult
-from physid.io import table_csv_text
+from physid.io import read_text_file, table_csv_text
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
 
@@ -63,10 +63,7 @@ def read_poses_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray, list[str]]
     """
     path = Path(path)
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read the file ({error.strerror})", source=source) from None
+    text = read_text_file(path, "pose file")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise InputError("the file is empty", source=source)
@@ -117,8 +114,7 @@ def trajectory_csv_text(result: IdentificationResult) -> str:
     Columns ``t,x,y,theta,vx,vy,omega,cn_<i>,ct_<i>`` for every contact candidate i (1-based,
     surface and vertex in the header); the last row has no impulse (empty cells).
     """
-    names = [f"s{j + 1}" + (f"v{f + 1}" if len(result.pairs) > 1 else "")
-             for j, f in result.pairs]
+    names = [f"s{j + 1}" + (f"v{f + 1}" if len(result.pairs) > 1 else "") for j, f in result.pairs]
     header = ["t", "x", "y", "theta", "vx", "vy", "omega"]
     header += [f"cn_{n}" for n in names] + [f"ct_{n}" for n in names]
     out = io.StringIO()

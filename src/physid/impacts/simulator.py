@@ -106,8 +106,13 @@ def simulate(
     gravity_dv = np.array([0.0, -gravity * dt, 0.0])
     nlp = NlpStepper(shape, lines) if solver == "nlp" else None
     status = "ok"
-    steps = tqdm(range(n_steps), desc="simulate", unit="step", disable=None if progress else True,
-                leave=False)
+    steps = tqdm(
+        range(n_steps),
+        desc="simulate",
+        unit="step",
+        disable=None if progress else True,
+        leave=False,
+    )
     for k in steps:
         frames = contact_frames(shape, lines, q[k])
         N_all, T_all = grasp_matrices(frames.arm, frames.normal, frames.tangent)

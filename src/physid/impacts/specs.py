@@ -20,17 +20,21 @@ import numpy as np
 from physid.errors import InputError
 from physid.impacts.geometry import Ellipse, Line, Shape, make_polygon
 
+_MIN_SIZE_M, _MAX_SIZE_M = 1e-6, 1e3  # a body between a micrometre and a kilometre
+
 
 def _numbers(text: str, count: int | None, option: str, what: str) -> list[float]:
     parts = [p.strip() for p in text.split(",")]
     try:
         values = [float(p) for p in parts]
     except ValueError:
-        raise InputError(f"{text!r}: {what} must be numbers separated by commas",
-                         source=option) from None
+        raise InputError(
+            f"{text!r}: {what} must be numbers separated by commas", source=option
+        ) from None
     if count is not None and len(values) != count:
-        raise InputError(f"{text!r}: expected {count} numbers ({what}), got {len(values)}",
-                         source=option)
+        raise InputError(
+            f"{text!r}: expected {count} numbers ({what}), got {len(values)}", source=option
+        )
     if not all(math.isfinite(v) for v in values):
         raise InputError(f"{text!r}: {what} must be finite", source=option)
     return values
@@ -41,14 +45,21 @@ def parse_shape(text: str, option: str = "--shape") -> Shape:
     kind, sep, body = text.partition(":")
     kind = kind.strip().lower()
     if not sep or kind not in ("ellipse", "polygon"):
-        raise InputError(f"{text!r}: expected ellipse:A,B or polygon:X1,Y1;X2,Y2;...",
-                         source=option)
+        raise InputError(
+            f"{text!r}: expected ellipse:A,B or polygon:X1,Y1;X2,Y2;...", source=option
+        )
     if kind == "ellipse":
         a, b = _numbers(body, 2, option, "semi-axes A,B in metres")
-        if a <= 0 or b <= 0:
-            raise InputError(f"{text!r}: semi-axes must be positive", source=option)
+        if not (_MIN_SIZE_M <= a <= _MAX_SIZE_M and _MIN_SIZE_M <= b <= _MAX_SIZE_M):
+            raise InputError(
+                f"{text!r}: semi-axes must be positive, within [{_MIN_SIZE_M:g}, "
+                f"{_MAX_SIZE_M:g}] m",
+                source=option,
+            )
         return Ellipse(a, b)
     vertices = [_numbers(v, 2, option, "vertex X,Y in metres") for v in body.split(";")]
+    if any(abs(c) > _MAX_SIZE_M for vertex in vertices for c in vertex):
+        raise InputError(f"{text!r}: vertices must lie within {_MAX_SIZE_M:g} m", source=option)
     try:
         return make_polygon(np.array(vertices))
     except ValueError as error:

@@ -150,7 +150,10 @@ class RecursiveInertialFilter:
             if missing:
                 raise InputError(f"no wrench given for contact frame(s) {missing}")
             contacts = [contacts[f] for f in frames]
-        wrench = np.asarray(contacts, dtype=float).ravel()
+        try:
+            wrench = np.asarray(contacts, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise InputError("contact wrenches must be numbers, 6 per contact frame") from None
         if wrench.shape != (6 * len(frames),):
             raise InputError(
                 f"contact wrenches must be ({len(frames)}, 6), got {wrench.size} values"
@@ -176,8 +179,16 @@ class RecursiveInertialFilter:
         """
         meas = self.measurement
         model = meas.model
-        q = np.asarray(q, dtype=float)
-        dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+        try:
+            t = float(t)
+            q = np.asarray(q, dtype=float)
+            dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(
+                "update expects a number t and numeric arrays q, dq and tau; got "
+                f"{type(t).__name__}, {type(q).__name__}, {type(dq).__name__}, "
+                f"{type(tau).__name__}"
+            ) from None
         if q.shape != (model.nq,) or dq.shape != (model.nv,) or tau.shape != (meas.n_actuated,):
             raise InputError(
                 f"update expects q ({model.nq},), dq ({model.nv},) and tau ({meas.n_actuated},); "
@@ -186,9 +197,11 @@ class RecursiveInertialFilter:
         if meas.floating_base:  # a state estimator's quaternion drifts off the unit sphere
             q = q.copy()
             q[3:7] /= np.linalg.norm(q[3:7])
-        reason = self._window.push(float(t), q, dq, tau, self._wrenches(contacts))
+        reason = self._window.push(t, q, dq, tau, self._wrenches(contacts))
         if reason or not self._window.full:
-            return self._hold(t, np.nan, reason or "filling the acceleration window")
+            # a non-finite time is flagged, never echoed: the row keeps the last time stamp
+            t_row = t if np.isfinite(t) else self._last.t
+            return self._hold(t_row, np.nan, reason or "filling the acceleration window")
         t_meas, q_m, v_m, tau_m, wrench_m, a_m = self._window.middle()
         wrenches = wrench_m.reshape(-1, 6) if meas.frame_ids else None
         delta_tau, Y = meas.evaluate(q_m, v_m, a_m, tau_m, wrenches)

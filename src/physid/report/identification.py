@@ -129,6 +129,7 @@ def write_identification(
     *,
     margin: float = 0.0,
     total_mass_prior: float | None = None,
+    overwrite: bool | None = None,
 ) -> Path:
     """Write params.json, report.html and the figures into ``out_dir`` (all or nothing).
 
@@ -136,10 +137,12 @@ def write_identification(
     estimation used one (``prior_total_mass_std_relative``): the report must say that the
     moving mass was pulled toward the URDF's, and how hard. The PNG files are written beside
     the report for reuse; the report embeds its own copies, so it can be mailed alone.
+    Files of an earlier run that this one does not rewrite are removed (``overwrite``: see
+    :func:`physid.io.atomic_output_dir`).
     """
     document = params_json(result, provenance)
     jobs = _figure_jobs(result, margin)
-    with atomic_output_dir(out_dir) as staging:
+    with atomic_output_dir(out_dir, overwrite=overwrite) as staging:
         pngs = _render({name: (function, args) for name, (function, args, _) in jobs.items()})
         for name, payload in pngs.items():
             (staging / name).write_bytes(payload)
@@ -327,6 +330,32 @@ def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np
     return tuple(a[rows] for a in arrays)
 
 
+def _die_with_parent(parent: int) -> None:
+    """In a figure worker: end when the parent process dies (a SIGKILLed ``physid identify``
+    must not leave workers waiting forever). Linux: the kernel's parent-death signal; elsewhere
+    a watcher thread notices the worker was re-parented."""
+    import signal
+    import threading
+    import time
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    if os.getppid() != parent:  # died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
     """Render the figures, on every core where processes can be forked cheaply.
 
@@ -345,7 +374,9 @@ def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
     if ours:
         gc.freeze()
     try:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             futures = {
                 name: pool.submit(function, *args) for name, (function, args) in jobs.items()
             }

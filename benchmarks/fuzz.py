@@ -1,0 +1,441 @@
+"""Random corruptions of valid input files through the ``physid`` command line (issue 10).
+
+Each case takes one valid seed file (a tiny simulated recording as CSV or NPZ, a YAML config, a
+``params.json`` of the same robot, a recording manifest), damages it at random (byte flips,
+truncation, a cell replaced by garbage / NaN / huge numbers, header damage, a JSON or YAML value
+replaced by one of the wrong type) and runs ``physid identify`` or ``physid validate`` on it
+in-process. It counts
+
+* tracebacks: any exception other than a clean exit (codes 0, 2, 3);
+* unclean messages: exit 2 without exactly one ``physid: error:`` line (or click's usage error);
+* partial outputs: an output folder, a ``.staging`` folder or a ``--json`` left after exit 2;
+* NaN in outputs: ``NaN`` / ``Infinity`` in a written JSON file.
+
+By default the estimator itself is replaced by a stub once the inputs are validated (the cases
+test input handling; thousands run in minutes); ``--full`` runs the real identification.
+
+    python benchmarks/fuzz.py --cases 5000 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+KINDS = ("csv", "npz", "config", "params", "manifest", "urdf", "parquet")
+GARBAGE = (
+    "",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e300",
+    "-1e308",
+    "abc",
+    "0x1F",
+    "1,2",
+    "\x00",
+    "é",
+    " ",
+    "1e-320",
+    "True",
+    "null",
+    "[]",
+    "{a: 1}",
+    "9" * 400,
+)
+YAML_VALUES = (
+    None,
+    "no",
+    "yes",
+    5,
+    -1,
+    0,
+    1e300,
+    float("nan"),
+    [],
+    {},
+    [1, "x"],
+    {"j": "big"},
+    "auto",
+    True,
+    "classical",
+    [0, 0],
+)
+JSON_VALUES = (None, "x", [], {}, 1e300, -1.0, 0, [0, 0], True, [[1, 2], [3]], {"mass": "1"})
+
+
+def make_recording(folder: Path, seconds: float = 1.0, rate_hz: float = 100.0) -> Path:
+    """A tiny simulated recording of the demo arm, as a contract CSV."""
+    from physid.data import write_trajectory_csv
+    from physid.demo import EXCURSION_RAD
+    from physid.sim.arm import (
+        FourierExcitation,
+        SensorNoise,
+        arm6_model,
+        simulate_tracking,
+        true_parameters,
+    )
+
+    rng = np.random.default_rng(7)
+    model = arm6_model()
+    theta = true_parameters(model, rng)
+    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
+    sim = simulate_tracking(
+        model,
+        theta,
+        excitation,
+        duration_s=seconds,
+        sample_rate_hz=rate_hz,
+        noise=SensorNoise(),
+        rng=rng,
+    )
+    return write_trajectory_csv(folder / "train.csv", sim.recorded)
+
+
+def make_params(folder: Path) -> Path:
+    """A params.json of the URDF's own values (what identify writes, without running it)."""
+    from physid.io import write_json_atomic
+    from physid.params_file import FORMAT, params_document
+    from physid.sim.arm import arm6_model
+
+    model = arm6_model()
+    document = {"format": FORMAT, **params_document(model, model.prior_parameters())}
+    return write_json_atomic(folder / "params.json", document)
+
+
+def make_seeds(folder: Path) -> dict[str, Path]:
+    """One valid file of each kind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    train = make_recording(folder)
+    names = train.read_text().splitlines()[0].split(",")
+    values = np.loadtxt(train, delimiter=",", skiprows=1)
+    np.savez(folder / "train.npz", **{n: values[:, k] for k, n in enumerate(names)})
+    config = folder / "config.yaml"
+    config.write_text(
+        "joint_terms: [fv, fc, offset]\n"
+        "drive_gains: {joint_1: 1.0}\n"
+        "filter: {method: classical, butterworth_cutoff_hz: 20, decimation_cutoff_hz: 5}\n"
+        "split: {train_fraction: 0.7}\n"
+        "estimation: {weighting: wls, estimate_gravity_direction: true}\n"
+        "allow_large_angles: false\n"
+        "coulomb_deadband: auto\n"
+    )
+    manifest = folder / "manifest.yaml"
+    columns = ", ".join(f"{n}: {n}" for n in names)
+    manifest.write_text(
+        f"format: physid.recording/1\nsources:\n  - file: train.npz\n    columns: {{{columns}}}\n"
+    )
+    from physid.sim.arm import arm6_urdf_path
+
+    shutil.copy(arm6_urdf_path(), folder / "robot.urdf")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({n: values[:, k] for k, n in enumerate(names)}), folder / "t.parquet")
+    return {
+        "urdf": folder / "robot.urdf",
+        "parquet": folder / "t.parquet",
+        "csv": train,
+        "npz": folder / "train.npz",
+        "config": config,
+        "params": make_params(folder),
+        "manifest": manifest,
+    }
+
+
+# --- corruptions ---------------------------------------------------------------------------------
+
+
+def flip_bytes(rng: random.Random, payload: bytes) -> bytes:
+    data = bytearray(payload)
+    for _ in range(rng.randint(1, 8)):
+        if data:
+            data[rng.randrange(len(data))] = rng.randrange(256)
+    return bytes(data)
+
+
+def truncate(rng: random.Random, payload: bytes) -> bytes:
+    return payload[: rng.randrange(len(payload) + 1)]
+
+
+def replace_cells(rng: random.Random, payload: bytes) -> bytes:
+    lines = payload.decode().splitlines()
+    for _ in range(rng.randint(1, 3)):
+        row = rng.randrange(1, len(lines))
+        cells = lines[row].split(",")
+        cells[rng.randrange(len(cells))] = rng.choice(GARBAGE)
+        lines[row] = ",".join(cells)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def damage_header(rng: random.Random, payload: bytes) -> bytes:
+    lines = payload.decode().splitlines()
+    names = lines[0].split(",")
+    k = rng.randrange(len(names))
+    action = rng.choice(("rename", "drop", "duplicate", "empty", "number", "swap"))
+    if action == "rename":
+        names[k] = rng.choice(("q_joint_9", "tau_joint_1 ", "t", "x", "q_joint", "ddq_joint_2"))
+    elif action == "drop":
+        names.pop(k)
+    elif action == "duplicate":
+        names.append(names[k])
+    elif action == "empty":
+        names[k] = ""
+    elif action == "number":
+        names[k] = "1.5"
+    else:
+        j = rng.randrange(len(names))
+        names[k], names[j] = names[j], names[k]
+    return ("\n".join([",".join(names), *lines[1:]]) + "\n").encode()
+
+
+def replace_attribute(rng: random.Random, payload: bytes) -> bytes:
+    """A URDF with one attribute value (mass, xyz, axis, type, name, ...) replaced."""
+    import re
+
+    text = payload.decode()
+    spans = [m.span(1) for m in re.finditer(r'="([^"]*)"', text)]
+    start, end = rng.choice(spans)
+    value = rng.choice(
+        (*GARBAGE, "-1", "0 0", "1e300 0 0", "nan", "continuous", "floating", "joint_1", "0 0 0")
+    )
+    return (text[:start] + value.replace('"', "") + text[end:]).encode()
+
+
+def mutate_npz(rng: random.Random, path: Path) -> None:
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    key = rng.choice(sorted(arrays))
+    choice = rng.randrange(7)
+    if choice == 0:
+        arrays[key] = np.array(["a"] * len(arrays[key]))
+    elif choice == 1:
+        arrays[key] = np.zeros((len(arrays[key]), 2))
+    elif choice == 2:
+        arrays[key] = arrays[key][: rng.randrange(len(arrays[key]))]
+    elif choice == 3:
+        arrays[key] = arrays[key].copy()
+        arrays[key][rng.randrange(len(arrays[key]))] = rng.choice((np.nan, np.inf, 1e300))
+    elif choice == 4:
+        arrays.pop(key)
+    elif choice == 5:
+        arrays[key] = np.float64(3.0)
+    else:
+        arrays = {}
+    np.savez(path, **arrays)
+
+
+def _paths(node, prefix=()) -> Iterator[tuple]:
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*prefix, index))
+
+
+def mutate_tree(rng: random.Random, document, values: tuple):
+    """Replace one random node of a JSON/YAML tree by a value of a random (often wrong) type."""
+    paths = [p for p in _paths(document) if p]
+    if not paths:
+        return rng.choice(values)
+    path = rng.choice(paths)
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    if rng.random() < 0.2 and isinstance(parent, dict):
+        parent.pop(path[-1])
+    else:
+        parent[path[-1]] = rng.choice(values)
+    return document
+
+
+def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
+    """Write a damaged copy of ``seed`` (of ``kind``) at ``target``."""
+    payload = seed.read_bytes()
+    byte_level = (flip_bytes, truncate)
+    if kind == "npz":
+        if rng.random() < 0.5:
+            shutil.copy(seed, target)
+            mutate_npz(rng, target)
+            return
+        target.write_bytes(rng.choice(byte_level)(rng, payload))
+        return
+    structural = {
+        "csv": (replace_cells, replace_cells, damage_header),
+        "urdf": (replace_attribute, replace_attribute, replace_attribute),
+        "parquet": (),
+    }.get(kind)
+    if structural is None and rng.random() < 0.6:
+        import yaml
+
+        if kind == "params":
+            document = mutate_tree(rng, json.loads(payload), JSON_VALUES)
+            target.write_text(json.dumps(document))
+        else:
+            document = mutate_tree(rng, yaml.safe_load(payload), YAML_VALUES)
+            target.write_text(yaml.safe_dump(document))
+        return
+    target.write_bytes(rng.choice(byte_level + (structural or ()))(rng, payload))
+
+
+# --- one case ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stub_estimator(enabled: bool) -> Iterator[None]:
+    """Replace the identification by :class:`Accepted` once the inputs have been read."""
+    if not enabled:
+        yield
+        return
+    import physid.workflows as workflows
+    from physid.errors import PhysidError
+
+    class _AcceptedError(PhysidError):
+        pass
+
+    def stub(*_args, **_kwargs):
+        raise _AcceptedError("inputs accepted")
+
+    original = workflows.identify
+    workflows.identify = stub
+    try:
+        yield
+    finally:
+        workflows.identify = original
+
+
+def command(kind: str, seeds: dict[str, Path], bad: Path, work: Path) -> list[str]:
+    from physid.sim.arm import arm6_urdf_path
+
+    urdf = arm6_urdf_path()
+    if kind == "params":
+        return [
+            "validate",
+            "--urdf",
+            urdf,
+            "--params",
+            str(bad),
+            "--data",
+            str(seeds["csv"]),
+            "--json",
+            str(work / "v.json"),
+            "--quiet",
+        ]
+    args = ["identify", "--urdf", urdf, "--out", str(work / "out"), "--quiet"]
+    if kind == "config":
+        return [*args, "--data", str(seeds["csv"]), "--config", str(bad)]
+    if kind == "urdf":
+        args[2] = str(bad)
+        return [*args, "--data", str(seeds["csv"])]
+    return [*args, "--data", str(bad)]
+
+
+def run_case(
+    rng: random.Random, kind: str, seeds: dict[str, Path], work: Path
+) -> tuple[list[str], str]:
+    """Run one corrupted case; returns the problems found (empty: a clean outcome) and the
+    outcome (``accepted`` by the stub estimator, ``rejected`` with one line, ``exit N``)."""
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    for leftover in work.iterdir():
+        (shutil.rmtree if leftover.is_dir() else Path.unlink)(leftover)
+    seed = seeds[kind]
+    bad = work / f"bad{seed.suffix}"
+    if kind == "manifest":  # its source is relative: keep the data beside it
+        shutil.copy(seeds["npz"], work / "train.npz")
+    corrupt(rng, kind, seed, bad)
+    args = command(kind, seeds, bad, work)
+    try:
+        result = CliRunner().invoke(main, args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - e.g. a Rust panic that click re-raises
+        bad.rename(work.parent / f"crash_{kind}_{time.time_ns()}{bad.suffix}")
+        return [f"traceback: {type(error).__name__} (uncaught by click): {error}"], "crash"
+    problems = []
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        frame = traceback.extract_tb(result.exc_info[2])[-1]
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        problems.append(
+            f"traceback: {type(result.exception).__name__} at {where}: {result.exception}"
+        )
+    elif result.exit_code not in (0, 2, 3):
+        problems.append(f"exit code {result.exit_code}")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    if result.exit_code == 2 and not problems:
+        clean = len(lines) == 1 and lines[0].startswith("physid: error: ")
+        usage = bool(lines) and lines[0].startswith("Usage:")
+        if not (clean or usage):
+            problems.append(f"message: {lines}")
+        written = [p.name for p in work.iterdir() if p.name in ("out", "v.json")]
+        written += [p.name for p in work.glob(".*staging*")]
+        if written:
+            problems.append(f"partial output: {written}")
+    stray = [line for line in lines if "Warning" in line or "Traceback" in line]
+    if stray:
+        problems.append(f"stray stderr: {stray[:2]}")
+    for output in [work / "v.json", *work.glob("out/*.json")]:
+        if output.is_file() and ("NaN" in output.read_text() or "Infinity" in output.read_text()):
+            problems.append(f"NaN in {output.name}")
+    accepted = any("inputs accepted" in line for line in lines)
+    outcome = "accepted" if accepted else "rejected" if result.exit_code == 2 else "exit"
+    return problems, f"{outcome} {result.exit_code}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--full", action="store_true", help="run the real identification")
+    options = parser.parse_args(argv)
+    rng = random.Random(options.seed)
+    counts: collections.Counter = collections.Counter()
+    examples: dict[str, str] = {}
+    outcomes: collections.Counter = collections.Counter()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder, stub_estimator(not options.full):
+        seeds = make_seeds(Path(folder) / "seeds")
+        work = Path(folder) / "work"
+        work.mkdir()
+        for number in range(options.cases):
+            kind = KINDS[number % len(KINDS)]
+            problems, outcome = run_case(rng, kind, seeds, work)
+            counts["cases"] += 1
+            outcomes[f"{kind}: {outcome}"] += 1
+            for problem in problems:
+                category = problem.split(":")[0].split(" in ")[0]
+                counts[category] += 1
+                examples.setdefault(category, f"{kind}: {problem}"[:300])
+    elapsed = time.perf_counter() - started
+    print(
+        f"{counts['cases']} cases in {elapsed:.0f} s ({'real' if options.full else 'stub'} "
+        "estimator)"
+    )
+    for category in ("traceback", "message", "stray stderr", "partial output", "NaN", "exit code"):
+        print(f"  {category:15s} {counts[category]}")
+    print("outcomes (accepted: the inputs passed validation; rejected: one-line error):")
+    for outcome, count in sorted(outcomes.items()):
+        print(f"  {outcome:24s} {count}")
+    for category, example in examples.items():
+        print(f"  e.g. {category}: {example}")
+
+
+if __name__ == "__main__":
+    main()

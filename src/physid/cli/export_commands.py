@@ -1,0 +1,87 @@
+"""CLI: ``physid export`` (params.json into URDF / MJCF) and ``physid config --template``."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import click
+
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.command("export")
+@click.option(
+    "--params",
+    "params_path",
+    required=True,
+    type=_EXISTING_FILE,
+    help="params.json written by physid identify.",
+)
+@click.option(
+    "--urdf",
+    required=True,
+    type=_EXISTING_FILE,
+    help="The URDF the parameters were identified with (its kinematics are kept).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["urdf", "mjcf"]),
+    default=None,
+    help="Output format (default: from the suffix of --out: .urdf, or .xml/.mjcf).",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Output file (written atomically).",
+)
+def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) -> None:
+    """Write the robot with its identified inertials and joint terms as URDF or MJCF.
+
+    URDF: each identified body goes on the child link of its joint (links fixed to it lose their
+    inertial), viscous and Coulomb friction into <dynamics damping friction>. MJCF (needs
+    MuJoCo): body mass/ipos/fullinertia, joint damping, frictionloss, armature, and the gravity of
+    training. What a format cannot hold (torque offsets, coupled-motor terms, the Coulomb
+    deadband; armature and gravity in URDF) is listed on stderr. See docs/export.md.
+    """
+    from physid.export import write_export
+
+    notes = write_export(params_path, urdf, out, fmt)
+    for note in notes:
+        click.echo(f"not exported: {note}", err=True)
+    click.echo(f"wrote {out}")
+
+
+def config_template() -> str:
+    """Every ``physid identify`` config option with its default and a comment: the template
+    kept in the docstring of :mod:`physid.config` (one source of truth)."""
+    import physid.config
+
+    doc = physid.config.__doc__ or ""
+    _, _, block = doc.partition("::\n")
+    header = (
+        "# physid identify --config: every key is optional; a comment gives the default where\n"
+        "# the value shown is an example (transmission, drive_gains, filter cut-offs).\n"
+    )
+    return header + textwrap.dedent(block).strip("\n") + "\n"
+
+
+@click.command("config")
+@click.option(
+    "--template",
+    is_flag=True,
+    help="Print every identify option with its default and a comment (YAML).",
+)
+def config_command(template: bool) -> None:
+    """Configuration files of physid identify / validate."""
+    if not template:
+        raise click.UsageError("nothing to do: give --template")
+    click.echo(config_template(), nl=False)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the ``physid`` group."""
+    group.add_command(export_command)
+    group.add_command(config_command)

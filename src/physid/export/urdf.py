@@ -1,0 +1,163 @@
+"""Identified parameters back into a URDF, by editing the XML of the URDF they belong to.
+
+Mapping (``params.json`` contract, DESIGN.md): ``bodies`` is keyed by the joint that moves the
+body, with ``com`` and ``inertia`` (about the centre of mass) in that joint's frame. Pinocchio's
+URDF parser places a joint's frame at the child link's frame (the ``<joint><origin>``), and
+merges the links hanging below that child through ``fixed`` joints into the same body. So:
+
+- the child link of each identified joint gets the *whole* identified body: ``<inertial>`` with
+  ``<origin xyz=com rpy="0 0 0">``, the mass, and the full inertia tensor in the link frame;
+- links merged into it through fixed joints lose their ``<inertial>`` (zero mass in Pinocchio
+  and, with ``inertiafromgeom`` off, in MuJoCo), so the totals are those of ``params.json``;
+- joint terms go to ``<dynamics damping="viscous" friction="coulomb">`` (Pinocchio reads them
+  into ``model.damping`` / ``model.friction``). URDF has no armature and no torque offset: those
+  are listed in the export notes, not written. ``coulomb_deadband`` is a speed of the friction
+  model, not a parameter: it is ignored.
+
+Bodies and joints absent from ``params.json`` keep the URDF's values. Gravity is not part of a
+URDF: the one used in training (``extra.gravity``) is written in a comment.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from physid.errors import InputError
+from physid.inertia import mass_com_inertia_from_pi
+from physid.params_file import ParamsFile
+
+_MOVING = ("revolute", "continuous", "prismatic")
+_WHERE = {"armature": "no URDF tag (MJCF: joint armature)", "offset": "no URDF or MJCF field"}
+
+
+@dataclass
+class UrdfExport:
+    """An edited URDF tree and what could not be written into it."""
+
+    tree: ET.ElementTree
+    child_links: dict[str, str]  # identified joint -> the link that now carries its body
+    notes: list[str] = field(default_factory=list)
+
+    def to_string(self) -> str:
+        """The URDF as text (UTF-8 XML with a declaration)."""
+        ET.indent(self.tree, space="  ")
+        body = ET.tostring(self.tree.getroot(), encoding="unicode")
+        return '<?xml version="1.0"?>\n' + body + "\n"
+
+
+def parse_urdf(path: str | Path) -> ET.ElementTree:
+    """Parse a URDF keeping its comments; a missing file or bad XML is an InputError."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"URDF file not found: {path}")
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    try:
+        tree = ET.parse(path, parser=parser)
+    except ET.ParseError as error:
+        raise InputError(f"cannot parse URDF: {error}", source=str(path)) from None
+    if tree.getroot().tag != "robot":
+        raise InputError("not a URDF: the root element is not <robot>", source=str(path))
+    return tree
+
+
+def _fmt(values) -> str:
+    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
+
+
+def _set_inertial(link: ET.Element, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
+    """Replace the link's ``<inertial>`` by one at ``com`` with axes of the link frame."""
+    old = link.find("inertial")
+    position = list(link).index(old) if old is not None else 0
+    if old is not None:
+        link.remove(old)
+    inertial = ET.Element("inertial")
+    ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0 0 0")
+    ET.SubElement(inertial, "mass", value=repr(float(mass)))
+    names = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2)}
+    names["izz"] = (2, 2)
+    ET.SubElement(inertial, "inertia", {k: repr(float(inertia[ij])) for k, ij in names.items()})
+    link.insert(position, inertial)
+
+
+def _fixed_descendants(root: ET.Element, link: str) -> list[str]:
+    """Links reached from ``link`` through fixed joints only (merged into its body)."""
+    children: dict[str, list[str]] = {}
+    for joint in root.findall("joint"):
+        if joint.get("type") == "fixed":
+            parent, child = joint.find("parent"), joint.find("child")
+            if parent is not None and child is not None:
+                children.setdefault(parent.get("link"), []).append(child.get("link"))
+    found, stack = [], [link]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
+    """The URDF at ``urdf`` with the inertials and joint dynamics of ``params``."""
+    tree = parse_urdf(urdf)
+    root = tree.getroot()
+    joints = {j.get("name"): j for j in root.findall("joint")}
+    links = {link.get("name"): link for link in root.findall("link")}
+    export = UrdfExport(tree, {})
+    for name, pi in params.bodies.items():
+        joint = joints.get(name)
+        if joint is None or joint.get("type") not in _MOVING:
+            raise InputError(
+                f"bodies.{name}: no such moving joint in the URDF {urdf}", source=params.source
+            )
+        child = joint.find("child")
+        child = None if child is None else child.get("link")
+        if child not in links:
+            raise InputError(f"joint {name}: its child link is missing", source=str(urdf))
+        mass, com, inertia = mass_com_inertia_from_pi(pi)
+        _set_inertial(links[child], mass, com, inertia)
+        export.child_links[name] = child
+        for merged in _fixed_descendants(root, child):
+            old = links[merged].find("inertial")
+            if old is not None:
+                links[merged].remove(old)
+                export.notes.append(
+                    f"link {merged} (fixed to {child}): inertial removed, it is part of the "
+                    f"identified body of {name}"
+                )
+    _write_joint_terms(joints, params, export)
+    gravity = params.gravity
+    if gravity is not None:
+        root.insert(0, ET.Comment(f" physid: identified under gravity [{_fmt(gravity)}] m/s^2 "))
+    root.insert(0, ET.Comment(f" physid export of {Path(params.source).name or 'params.json'} "))
+    return export
+
+
+def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> None:
+    for name, terms in params.joints.items():
+        joint = joints.get(name)
+        if joint is None or joint.get("type") not in _MOVING:
+            raise InputError(
+                f"joints.{name}: no such moving joint in the URDF", source=params.source
+            )
+        values = {
+            "damping": terms.get("viscous"),
+            "friction": terms.get("coulomb"),
+        }
+        values = {k: v for k, v in values.items() if v is not None}
+        if values:
+            dynamics = joint.find("dynamics")
+            if dynamics is None:
+                dynamics = ET.SubElement(joint, "dynamics")
+            for key, value in values.items():
+                dynamics.set(key, repr(float(value)))
+        for key, what in (("armature", "armature"), ("offset", "torque offset")):
+            if terms.get(key):
+                export.notes.append(f"joint {name}: {what} {terms[key]:.6g}: {_WHERE[key]}")
+    coupled = dict(params.extra.get("coupled_motors") or {})
+    for motor in coupled:
+        export.notes.append(
+            f"coupled motor {motor} (Iam, fvm, fcm): not representable in a URDF or MJCF"
+        )

@@ -1,0 +1,169 @@
+"""physid export: round trips of identified parameters through URDF (Pinocchio) and MJCF
+(MuJoCo) on the real KUKA LWR4+ and Staubli TX40 identifications (issue 12, item 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from click.testing import CliRunner
+from conftest import EXAMPLES, KUKA, TX40, require_dataset
+
+from physid.cli import main
+from physid.errors import InputError
+from physid.export import write_export
+from physid.model import load_urdf
+from physid.params_file import apply_inertias, read_params
+
+ROBOTS = ("kuka", "tx40")
+
+
+# One BLAS thread: on a shared machine, multithreaded BLAS inside the identification is many
+# times slower than one thread (oversubscription); the environment must be set before NumPy
+# loads, hence a fresh interpreter.
+_SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_RUN = """
+import sys
+from physid.workflows import run_identify
+urdf, out, config, *data = sys.argv[1:]
+run_identify(urdf, data, config_path=config or None, out_dir=out)
+"""
+
+
+def _identify(urdf, data, out, config=None):
+    """params.json written by ``run_identify(out_dir=...)``, run in a fresh interpreter."""
+    arguments = [str(urdf), str(out), str(config or ""), *map(str, data)]
+    env = os.environ | _SINGLE_THREAD
+    run = subprocess.run(
+        [sys.executable, "-c", _RUN, *arguments], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return urdf, out / "params.json"
+
+
+@pytest.fixture(scope="module")
+def identified(tmp_path_factory) -> dict:
+    """params.json of ``run_identify``: KUKA without a config (one example manifest), TX40 with
+    the example config (motor-side data, coupled wrist)."""
+    out = tmp_path_factory.mktemp("identified")
+    runs = {}
+    if KUKA.is_dir():
+        data = [EXAMPLES / "kuka_lwr4" / "measurements_2.yaml"]
+        runs["kuka"] = _identify(KUKA / "kuka_lwr4.urdf", data, out / "kuka")
+    if TX40.is_dir():
+        config = EXAMPLES / "staubli_tx40" / "config.yaml"
+        data = [EXAMPLES / "staubli_tx40" / "recording.yaml"]
+        runs["tx40"] = _identify(TX40 / "tx40_mdh_modified.urdf", data, out / "tx40", config)
+    return runs
+
+
+def _case(identified: dict, robot: str):
+    require_dataset(KUKA if robot == "kuka" else TX40)
+    return identified[robot]
+
+
+def _states(model: pin.Model, count: int = 25):
+    rng = np.random.default_rng(3)
+    for _ in range(count):
+        q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        yield q, rng.uniform(-2, 2, model.nv), rng.uniform(-5, 5, model.nv)
+
+
+def _reference(urdf, params_path) -> pin.Model:
+    """The Pinocchio model of the params.json bodies (and its gravity) on the original URDF."""
+    return apply_inertias(load_urdf(urdf), read_params(params_path))
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_urdf_round_trip_in_pinocchio(identified, robot, tmp_path):
+    urdf, params_path = _case(identified, robot)
+    out = tmp_path / "exported.urdf"
+    write_export(params_path, urdf, out, "urdf")
+    reference = _reference(urdf, params_path)
+    exported = load_urdf(out)
+    exported.gravity = reference.gravity  # a URDF holds no gravity (written as a comment)
+    worst = 0.0
+    for q, v, a in _states(reference):
+        tau_ref = pin.rnea(reference, reference.createData(), q, v, a)
+        tau = pin.rnea(exported, exported.createData(), q, v, a)
+        worst = max(worst, np.linalg.norm(tau - tau_ref) / np.linalg.norm(tau_ref))
+    print(f"{robot} URDF/Pinocchio worst relative error {worst:.2e}")
+    assert worst < 1e-9
+    joints = read_params(params_path).joints
+    names = list(exported.names)[1:]
+    viscous = [joints[j]["viscous"] for j in names]
+    coulomb = [joints[j]["coulomb"] for j in names]
+    np.testing.assert_allclose(exported.damping, viscous, rtol=1e-12)
+    np.testing.assert_allclose(exported.friction, coulomb, rtol=1e-12)
+
+
+def mujoco_inverse(xml_path, q, v, a, joint_names) -> np.ndarray:
+    """MuJoCo inverse dynamics without passive forces, constraints and armature: rigid body."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (physid[mujoco])")
+    model = mujoco.MjModel.from_xml_path(str(xml_path))
+    off = mujoco.mjtDisableBit
+    for flag in (off.mjDSBL_CONSTRAINT, off.mjDSBL_DAMPER, off.mjDSBL_SPRING):
+        model.opt.disableflags |= int(flag)
+    data = mujoco.MjData(model)
+    dofs = [model.joint(name).dofadr[0] for name in joint_names]
+    data.qpos[[model.joint(n).qposadr[0] for n in joint_names]] = q
+    data.qvel[dofs], data.qacc[dofs] = v, a
+    mujoco.mj_inverse(model, data)
+    return (data.qfrc_inverse - model.dof_armature * data.qacc)[dofs]
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_mjcf_round_trip_in_mujoco(identified, robot, tmp_path):
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (physid[mujoco])")
+    urdf, params_path = _case(identified, robot)
+    out = tmp_path / "exported.xml"
+    write_export(params_path, urdf, out, "mjcf")
+    reference = _reference(urdf, params_path)
+    names = list(reference.names)[1:]
+    worst = 0.0
+    for q, v, a in _states(reference):
+        tau_ref = pin.rnea(reference, reference.createData(), q, v, a)
+        tau = mujoco_inverse(out, q, v, a, names)
+        worst = max(worst, np.linalg.norm(tau - tau_ref) / np.linalg.norm(tau_ref))
+    print(f"{robot} MJCF/MuJoCo worst relative error {worst:.2e}")
+    assert worst < 1e-6
+    model = mujoco.MjModel.from_xml_path(str(out))
+    joints = read_params(params_path).joints
+    for name in names:
+        dof = model.joint(name).dofadr[0]
+        assert model.dof_damping[dof] == pytest.approx(max(joints[name]["viscous"], 0.0))
+        assert model.dof_frictionloss[dof] == pytest.approx(max(joints[name]["coulomb"], 0.0))
+        assert model.dof_armature[dof] == pytest.approx(max(joints[name]["armature"], 0.0))
+    np.testing.assert_allclose(model.opt.gravity, reference.gravity.linear, rtol=1e-12)
+
+
+def test_tx40_export_lists_what_it_cannot_represent(identified, tmp_path):
+    urdf, params_path = _case(identified, "tx40")
+    notes = write_export(params_path, urdf, tmp_path / "tx40.urdf")
+    text = " ".join(notes)
+    assert "coupled motor m6" in text and "torque offset" in text
+    assert "coulomb_deadband" in text and "armature" in text
+
+
+def test_cli_export_and_bad_inputs(identified, tmp_path):
+    urdf, params_path = _case(identified, "kuka")
+    runner = CliRunner()
+    out = tmp_path / "kuka.xml"
+    args = ["export", "--params", str(params_path), "--urdf", str(urdf), "--out", str(out)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert out.is_file() and "<mujoco" in out.read_text()
+    bad = runner.invoke(main, [*args[:-1], str(tmp_path / "kuka.txt")])
+    assert bad.exit_code == 2 and "--format" in bad.output
+    document = json.loads(params_path.read_text())
+    document["bodies"]["no_such_joint"] = document["bodies"].pop("lwr_3_joint")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(document))
+    with pytest.raises(InputError, match="bodies.no_such_joint"):
+        write_export(wrong, urdf, tmp_path / "wrong.urdf")
+    assert not (tmp_path / "wrong.urdf").exists()

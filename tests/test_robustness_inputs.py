@@ -1,0 +1,433 @@
+"""Bad input through the command line (issue 10): one line ``physid: error: ...`` naming the
+file, row, column or option, exit code 2, nothing else on stderr and no traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.errors import InputError, PhysidError
+from physid.sim.arm import arm6_urdf_path
+
+URDF = arm6_urdf_path()
+
+
+def make_recording(folder: Path, seconds: float = 3.0, rate_hz: float = 200.0) -> Path:
+    """A tiny simulated recording of the demo arm (600 rows): the seed of every corruption."""
+    from physid.data import write_trajectory_csv
+    from physid.demo import EXCURSION_RAD
+    from physid.sim.arm import (
+        FourierExcitation,
+        SensorNoise,
+        arm6_model,
+        simulate_tracking,
+        true_parameters,
+    )
+
+    rng = np.random.default_rng(7)
+    model = arm6_model()
+    theta = true_parameters(model, rng)
+    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
+    sim = simulate_tracking(
+        model,
+        theta,
+        excitation,
+        duration_s=seconds,
+        sample_rate_hz=rate_hz,
+        noise=SensorNoise(),
+        rng=rng,
+    )
+    return write_trajectory_csv(folder / "train.csv", sim.recorded)
+
+
+def invoke(*args) -> tuple[int, str, str]:
+    """Run the CLI in-process: exit code, stdout, stderr; any exception but SystemExit fails."""
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"traceback for {args}") from result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def assert_one_line_error(args, *culprits: str) -> str:
+    code, _, stderr = invoke(*args)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == 2, stderr
+    if lines and lines[0].startswith("Usage:"):  # click's own usage error (click checked it)
+        lines = [line for line in lines if line.startswith("Error: ")]
+        assert len(lines) == 1, stderr
+    else:
+        assert len(lines) == 1 and lines[0].startswith("physid: error: "), stderr
+    for culprit in culprits:
+        assert culprit in lines[0], lines[0]
+    return lines[0]
+
+
+def make_params(folder: Path) -> Path:
+    """A params.json of the URDF's own values (what identify writes, without running it)."""
+    from physid.io import write_json_atomic
+    from physid.params_file import FORMAT, params_document
+    from physid.sim.arm import arm6_model
+
+    model = arm6_model()
+    document = {"format": FORMAT, **params_document(model, model.prior_parameters())}
+    return write_json_atomic(folder / "params.json", document)
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory):
+    """The tiny recording and a params.json of the robot it was recorded on."""
+    folder = tmp_path_factory.mktemp("seed")
+    return make_recording(folder), make_params(folder)
+
+
+def _identify(data, *extra, urdf=URDF, out=None):
+    return (
+        "identify",
+        "--urdf",
+        urdf,
+        "--data",
+        data,
+        "--out",
+        out or data.parent / "o",
+        "--quiet",
+        *extra,
+    )
+
+
+def _validate(params, data, json_out=None):
+    json_out = json_out or Path(params).parent / "v.json"
+    return (
+        "validate",
+        "--urdf",
+        URDF,
+        "--params",
+        params,
+        "--data",
+        data,
+        "--json",
+        json_out,
+        "--quiet",
+    )
+
+
+def _columns(train: Path) -> tuple[list[str], np.ndarray]:
+    return train.read_text().splitlines()[0].split(","), np.loadtxt(
+        train, delimiter=",", skiprows=1
+    )
+
+
+def _csv(names, values) -> str:
+    from physid.io import table_csv_text
+
+    return table_csv_text(dict(zip(names, values.T, strict=True)), fmt="%.17g")
+
+
+def test_zero_torque_is_named_for_identify_and_validate(seed, tmp_path):
+    train, params = seed
+    names, values = _columns(train)
+    values[:, [k for k, n in enumerate(names) if n.startswith("tau_")]] = 0.0
+    bad = tmp_path / "zero.csv"
+    bad.write_text(_csv(names, values))
+    assert_one_line_error(_identify(bad), "zero.csv", "every torque is zero")
+    assert_one_line_error(_validate(params, bad), "zero.csv", "every torque is zero")
+
+
+def test_huge_torque_names_the_cell(seed, tmp_path):
+    names, values = _columns(seed[0])
+    values[41, names.index("tau_joint_2")] = 1e300
+    bad = tmp_path / "huge.csv"
+    bad.write_text(_csv(names, values))
+    assert_one_line_error(_identify(bad), "huge.csv", "'tau_joint_2' row 42")
+
+
+@pytest.mark.parametrize("mass", ["-12.0", "nan"])
+def test_negative_or_nan_urdf_mass_is_named(seed, tmp_path, mass):
+    text = Path(URDF).read_text()
+    bad = tmp_path / "bad_mass.urdf"
+    bad.write_text(text.replace('<mass value="12.0"/>', f'<mass value="{mass}"/>', 1))
+    assert bad.read_text() != text
+    assert_one_line_error(_identify(seed[0], urdf=bad), "bad_mass.urdf", "mass")
+
+
+def test_mimic_joint_is_refused(seed, tmp_path):
+    text = Path(URDF).read_text()
+    bad = tmp_path / "mimic.urdf"
+    bad.write_text(text.replace("</joint>", '<mimic joint="joint_1"/></joint>', 1))
+    assert_one_line_error(_identify(seed[0], urdf=bad), "mimic.urdf", "mimic")
+
+
+@pytest.mark.parametrize("rows", [3, 5, 15])
+def test_few_rows_or_a_short_validation_recording(seed, tmp_path, rows):
+    train, params = seed
+    lines = train.read_text().splitlines()
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(lines[: rows + 1]) + "\n")
+    code, _, _ = invoke(*_validate(params, short))  # scipy's padlen must not escape
+    assert code in (0, 2)
+    if rows == 3:
+        assert_one_line_error(_identify(short), "not overdetermined")
+
+
+ENCODINGS = {
+    "binary": lambda text: bytes(range(256)) * 4,
+    "utf16": lambda text: text.encode("utf-16"),
+    "latin1": lambda text: ("é" + text).encode("latin-1"),
+    "gzip": lambda text: gzip.compress(text.encode()),
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+@pytest.mark.parametrize("kind", ["data", "config", "params", "poses", "manifest"])
+def test_non_utf8_files_are_named(seed, tmp_path, encoding, kind):
+    train, params = seed
+    text = {
+        "data": train.read_text(),
+        "config": "filter: {method: classical}\n",
+        "params": params.read_text(),
+        "poses": "t,x,y,theta\n0,0,0.1,0\n",
+        "manifest": "format: physid.recording/1\n",
+    }[kind]
+    suffix = {"data": ".csv", "config": ".yaml", "params": ".json", "poses": ".csv"}.get(
+        kind, ".yaml"
+    )
+    bad = tmp_path / f"bad_{kind}{suffix}"
+    bad.write_bytes(ENCODINGS[encoding](text))
+    args = {
+        "data": _identify(bad),
+        "manifest": _identify(bad),
+        "config": _identify(train, "--config", bad),
+        "params": _validate(bad, train),
+        "poses": (
+            "impacts",
+            "identify",
+            "--data",
+            bad,
+            "--shape",
+            "ellipse:0.05,0.02",
+            "--surface",
+            "line:0,0",
+            "--out",
+            tmp_path / "io",
+        ),
+    }[kind]
+    assert_one_line_error(args, bad.name)
+
+
+@pytest.mark.parametrize(
+    "name, payload, message",
+    [
+        ("garbage.npz", b"PK\x03\x04 garbage", "not a readable .npz"),
+        ("random.npz", bytes(range(200)), "not a readable .npz"),
+        ("garbage.parquet", b"PAR1 not really", "not a readable Parquet"),
+    ],
+)
+def test_garbage_binary_tables(seed, tmp_path, name, payload, message):
+    bad = tmp_path / name
+    bad.write_bytes(payload)
+    assert_one_line_error(_identify(bad), name, message)
+
+
+def test_empty_and_string_npz(seed, tmp_path):
+    np.savez(tmp_path / "empty.npz")
+    assert_one_line_error(_identify(tmp_path / "empty.npz"), "empty.npz", "no arrays")
+    np.savez(tmp_path / "text.npz", t=np.array(["a", "b", "c"]))
+    assert_one_line_error(_identify(tmp_path / "text.npz"), "text.npz", "array 't'")
+
+
+@pytest.mark.parametrize(
+    "config, culprit",
+    [
+        ("joint_terms: 5\n", "joint_terms"),
+        (
+            "transmission: {motors: [a, b, c, d, e, f], reduction: [1, 2, 3, 4, 5, x]}\n",
+            "reduction",
+        ),
+        ("drive_gains: {j: big}\n", "drive_gains.j"),
+        ("allow_large_angles: 'no'\n", "allow_large_angles"),
+        ("estimation: {estimate_gravity_direction: 'no'}\n", "estimate_gravity_direction"),
+        ("filter: {decimation_factor: true}\n", "decimation_factor"),
+        ("transmission: {motors: [a], reduction: [1], coupling: [1]}\n", "coupling"),
+        ("a: 2001-13-45\n", "invalid YAML"),
+    ],
+)
+def test_wrong_types_in_a_config(seed, tmp_path, config, culprit):
+    path = tmp_path / "config.yaml"
+    path.write_text(config)
+    assert_one_line_error(_identify(seed[0], "--config", path), "config.yaml", culprit)
+
+
+PARAMS_DAMAGE = {
+    "gravity_length": (lambda d: d["extra"].__setitem__("gravity", [0, 0]), "extra.gravity"),
+    "gravity_text": (lambda d: d["extra"].__setitem__("gravity", ["a", 0, 0]), "extra.gravity"),
+    "bodies_list": (lambda d: d.__setitem__("bodies", [1, 2]), "bodies"),
+    "joints_text": (lambda d: d.__setitem__("joints", "x"), "joints"),
+    "extra_list": (lambda d: d.__setitem__("extra", [1]), "extra"),
+    "joint_terms_list": (lambda d: d["joints"].__setitem__("joint_1", [1]), "joints.joint_1"),
+    "coupled_list": (lambda d: d["extra"].__setitem__("coupled_motors", [1]), "coupled_motors"),
+    "no_bodies": (lambda d: d.pop("bodies"), "'bodies' section is missing"),
+    "empty_joints": (lambda d: d.__setitem__("joints", {}), "'joints' section is missing"),
+    "another_robot": (
+        lambda d: d["robot"].__setitem__("kinematic_fingerprint", "sha256:0"),
+        "another robot",
+    ),
+    "other_joint_names": (
+        lambda d: d["robot"].__setitem__("joint_names", ["a"]),
+        "identified on a robot with joints",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(PARAMS_DAMAGE))
+def test_damaged_params_json(seed, tmp_path, damage):
+    train, params = seed
+    document = json.loads(params.read_text())
+    change, culprit = PARAMS_DAMAGE[damage]
+    change(document)
+    bad = tmp_path / "params.json"
+    bad.write_text(json.dumps(document))
+    assert_one_line_error(_validate(bad, train, tmp_path / "v.json"), "params.json", culprit)
+    assert not (tmp_path / "v.json").exists()
+
+
+def test_params_json_records_its_robot(seed):
+    from physid.model import robot_from_urdf
+    from physid.params_file import robot_fingerprint
+
+    robot = json.loads(seed[1].read_text())["robot"]
+    assert robot["joint_names"] == [f"joint_{k}" for k in range(1, 7)]
+    assert robot["joint_types"][0].startswith("R")
+    assert robot["kinematic_fingerprint"] == robot_fingerprint(robot_from_urdf(URDF).pin_model)
+
+
+def test_moved_joint_changes_the_fingerprint(tmp_path):
+    from physid.model import load_urdf
+    from physid.params_file import robot_fingerprint
+
+    text = Path(URDF).read_text()
+    moved = tmp_path / "moved.urdf"
+    moved.write_text(re.sub(r'xyz="0 0 0.35"', 'xyz="0 0 0.36"', text, count=1))
+    assert text != moved.read_text()
+    assert robot_fingerprint(load_urdf(moved)) != robot_fingerprint(load_urdf(URDF))
+
+
+def test_manifest_columns_as_a_list(seed, tmp_path):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        f"format: physid.recording/1\nsources:\n  - file: {seed[0]}\n    columns: [t, q_joint_1]\n"
+    )
+    assert_one_line_error(_identify(manifest), "m.yaml", "sources[1].columns")
+
+
+def test_bad_csv_cell_names_row_line_and_column(seed, tmp_path):
+    lines = seed[0].read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[2] = "oops"
+    lines[5] = ",".join(cells)
+    bad = tmp_path / "cell.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    name = lines[0].split(",")[2]
+    assert_one_line_error(_identify(bad), "cell.csv", f"'{name}' row 5 (line 6)")
+
+
+def test_unwritable_outputs_are_named(seed, tmp_path):
+    train, params = seed
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert_one_line_error(_identify(train, out=blocker / "sub"), "--out", "a_file")
+    assert_one_line_error(_identify(train, out=blocker), "--out")
+    assert_one_line_error(_validate(params, train, blocker / "v.json"), "--json", "a_file")
+    assert_one_line_error(_validate(params, train, tmp_path), "--json")
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (("demo", "--out", "{tmp}/d", "--duration", "nan", "--quiet"), "--duration"),
+        (("demo", "--out", "{tmp}/d", "--duration", "inf", "--quiet"), "--duration"),
+        (("impacts", "simulate", "--shape", "ellipse:1e300,0.02"), "--shape"),
+        (("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--fps", "1e9"), "--fps"),
+        (
+            ("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--duration", "1e9"),
+            "--duration",
+        ),
+        (("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--dt", "1e-12"), "--dt"),
+    ],
+)
+def test_absurd_numeric_options(tmp_path, args, option):
+    args = [a.format(tmp=tmp_path) for a in args]
+    if args[0] == "impacts":
+        defaults = {
+            "--surface": "line:0,0",
+            "--q0": "0,0.1,0",
+            "--v0": "0,0,0",
+            "--mu": "0.3",
+            "--restitution": "0.5",
+            "--duration": "0.5",
+            "--fps": "100",
+            "--noise": "0.001",
+            "--out": str(tmp_path / "p.csv"),
+        }
+        for key, value in defaults.items():
+            if key not in args:
+                args += [key, value]
+    assert_one_line_error(args, option)
+
+
+def test_python_api_raises_physid_errors(tmp_path):
+    import physid
+    from physid.workflows import run_identify
+
+    with pytest.raises(InputError, match="no training data"):
+        run_identify(URDF, [])
+    recording = physid.Recording.from_arrays(
+        np.arange(50) * 0.01,
+        np.zeros((50, 5)),
+        np.ones((50, 5)),
+        joint_names=[f"joint_{k}" for k in range(1, 6)],
+    )
+    with pytest.raises(PhysidError, match="joint_6"):
+        physid.identify(URDF, recording)
+    from physid.data import Trajectory
+
+    with pytest.raises(InputError, match="expected"):
+        Trajectory(np.arange(5.0), np.zeros((5, 5)), np.zeros((5, 5)), ("a", "b"))
+
+
+@pytest.mark.parametrize("where", ["middle", "last"])
+def test_time_gaps_fail_naming_the_row(seed, tmp_path, where):
+    names, values = _columns(seed[0])
+    if where == "last":  # a mistyped last time stamp: 2.995 -> 2995
+        values[-1, 0] *= 1000.0
+        row = len(values)
+    else:  # 100 s missing in the middle
+        values[300:, 0] += 100.0
+        row = 301
+    bad = tmp_path / "gap.csv"
+    bad.write_text(_csv(names, values))
+    assert_one_line_error(_identify(bad), "gap.csv", f"at row {row}", "does not fill gaps")
+
+
+def test_online_update_with_wrong_types_and_nan_time():
+    from physid.online import InertialEKF
+    from physid.sim.payload_arm import PAYLOAD_JOINT, load_arm
+
+    ekf = InertialEKF(load_arm(), [PAYLOAD_JOINT])
+    zeros = np.zeros(7)
+    for bad in (
+        ("x", zeros, zeros, zeros),
+        (0.0, None, zeros, zeros),
+        (0.0, zeros, ["a"] * 7, zeros),
+    ):
+        with pytest.raises(InputError, match="update expects"):
+            ekf.update(*bad)
+    first = ekf.update(0.0, zeros, zeros, zeros)
+    flagged = ekf.update(float("nan"), zeros, zeros, zeros)
+    assert flagged.skipped and "non-finite time" in flagged.reason
+    assert flagged.t == first.t == 0.0  # the NaN time is not echoed

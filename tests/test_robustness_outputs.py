@@ -1,0 +1,119 @@
+"""Output folders stay true (issue 10): a run owns its --out (lock), stale files and staging
+folders of earlier or killed runs go, foreign files need --overwrite, and figure workers die
+with their parent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_robustness_inputs import URDF, assert_one_line_error, make_recording
+
+from physid.errors import InputError
+from physid.io import LOCK_NAME, atomic_output_dir
+
+
+def _write(target: Path, *names: str, overwrite=None) -> None:
+    with atomic_output_dir(target, overwrite=overwrite) as staging:
+        for name in names:
+            (staging / name).write_text(name)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    return make_recording(tmp_path_factory.mktemp("rec"), seconds=1.0, rate_hz=100.0)
+
+
+def test_a_live_lock_refuses_a_second_run(recording, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / LOCK_NAME).write_text(str(os.getppid()))  # a live process owns it
+    args = ("identify", "--urdf", URDF, "--data", recording, "--out", out, "--quiet")
+    assert_one_line_error(args, "--out", "in use by another physid run")
+    assert (out / LOCK_NAME).exists()
+
+
+def test_a_dead_lock_and_a_stale_staging_folder_are_cleaned(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / LOCK_NAME).write_text(str(dead.pid))
+    stale = tmp_path / f".out.{dead.pid}.abcd1234.staging"
+    stale.mkdir()
+    (stale / "params.json").write_text("{")
+    _write(out, "params.json")
+    assert not stale.exists() and not (out / LOCK_NAME).exists()
+    assert (out / "params.json").read_text() == "params.json"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_files_of_the_previous_run_that_were_not_rewritten_are_removed(tmp_path):
+    out = tmp_path / "out"
+    _write(out, "params.json", "torque_validation.png")
+    _write(out, "params.json")
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["params.json"]
+
+
+def test_foreign_files_are_refused_unless_overwrite(recording, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="--overwrite"):
+        _write(out, "params.json", overwrite=False)
+    assert (out / "notes.txt").exists() and not (out / LOCK_NAME).exists()
+    args = ("identify", "--urdf", URDF, "--data", recording, "--out", out, "--quiet")
+    assert_one_line_error(args, "--out", "notes.txt")
+    _write(out, "params.json", overwrite=True)
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["params.json"]
+
+
+def test_a_failed_run_leaves_no_folder_and_no_lock(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError), atomic_output_dir(out) as staging:
+        (staging / "params.json").write_text("{}")
+        raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []
+
+
+_ORPHAN_SCRIPT = """
+import concurrent.futures, multiprocessing, os, sys, time
+from physid.report.identification import _die_with_parent
+pool = concurrent.futures.ProcessPoolExecutor(
+    1, mp_context=multiprocessing.get_context("fork"),
+    initializer=_die_with_parent, initargs=(os.getpid(),))
+print(pool.submit(os.getpid).result(), flush=True)
+pool.submit(time.sleep, 60)
+time.sleep(60)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in state
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+def test_figure_workers_die_with_their_parent():
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        worker = int(parent.stdout.readline())
+        assert not _gone(worker)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5.0
+        while not _gone(worker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(worker)
+    finally:
+        parent.kill()
