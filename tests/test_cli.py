@@ -165,3 +165,15 @@ def test_bad_config_names_the_key(recordings, tmp_path):
     )
     assert result.exit_code == 2 and "config filter: unknown key(s) ['methd']" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_usage_errors_are_one_line_naming_the_command(tmp_path):
+    """A malformed option of any subcommand: one 'physid: error:' line, exit code 2."""
+    for arguments, fragment in (
+        (["identify", "--urdf", str(tmp_path / "missing.urdf")], "physid identify: "),
+        (["impacts", "simulate", "--fps", "abc"], "physid impacts simulate: "),
+    ):
+        result = CliRunner().invoke(main, arguments, prog_name="physid")
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert lines[0].startswith("physid: error: " + fragment)

@@ -15,13 +15,21 @@ from physid.errors import PhysidError
 
 
 class _PhysidGroup(click.Group):
-    """A click group that turns :class:`PhysidError` into a one-line message and exit code 2."""
+    """A click group that turns :class:`PhysidError` and command-line usage errors (a missing
+    or malformed option of any subcommand) into one ``physid: error:`` line and exit code 2."""
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's signature
         try:
             return super().invoke(ctx)
         except PhysidError as error:
             click.echo(f"physid: error: {error}", err=True)
+            sys.exit(2)
+        except click.UsageError as error:
+            if type(error).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as usual
+                raise
+            where = error.ctx.command_path if error.ctx is not None else "physid"
+            message = " ".join(error.format_message().split())
+            click.echo(f"physid: error: {where}: {message} (see {where} --help)", err=True)
             sys.exit(2)
 
 
