@@ -427,3 +427,19 @@ def test_random_consistent_pi_is_reproducible_and_in_range():
     assert pis.shape == (100, 10) and is_consistent(pis).all()
     assert np.all((pis[:, 0] >= 2.0) & (pis[:, 0] <= 5.0))
     assert random_consistent_pi(np.random.default_rng(3)).shape == (10,)
+
+
+def test_projection_makes_a_rounding_inconsistent_body_consistent_at_any_scale():
+    """Issue 10 item 3: a near-flat body at 3e4 kg m^2 whose triangle inequality fails by a
+    rounding-sized 0.02 kg m^2 is projected (relative change 3e-7) and then passes the test."""
+    from physid.inertia import project_consistent
+
+    for scale in (1.0, 1e3, 1e6):
+        inertia = scale * np.diag([1.5e-2, 1.5e-2, 3e-2 + 2e-8])
+        pi = pi_from_mass_com_inertia(scale, np.array([0.1, 0.2, 0.3]), inertia)
+        assert not check_consistency(pi).consistent
+        projected, moved = project_consistent(pi)
+        assert moved and check_consistency(projected).consistent
+        assert np.abs(projected - pi).max() <= 1e-6 * np.abs(pi).max()
+        same, moved_again = project_consistent(projected)
+        assert not moved_again and np.array_equal(same, projected)

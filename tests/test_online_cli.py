@@ -74,8 +74,9 @@ def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns):
     )
     assert result.exit_code == 0, result.output
     header, rows = read_rows(out / "estimates.csv")
-    assert header == ["t", *[f"arm_joint_7/{n}" for n in QUANTITY_NAMES], "gated", "skipped"]
-    assert rows.shape == (len(rec.t), 13)
+    names = [f"arm_joint_7/{n}" for n in QUANTITY_NAMES]
+    assert header == ["t", *names, "gated", "skipped", "projected"]
+    assert rows.shape == (len(rec.t), 14)
     assert np.isfinite(rows).all()
     assert rows[400, 12] == 1.0  # the NaN sample is flagged as skipped
     for mass, *com_inertia in rows[:, 1:11]:  # every streamed estimate
@@ -202,3 +203,27 @@ def test_help_documents_every_option():
         ("--quiet", "No progress bar"),
     ):
         assert f"{option}" in text and help_text in text
+
+
+def test_torques_in_milli_newton_metres_still_stream_consistent_bodies(tmp_path, arm_columns):
+    """Issue 10 item 3: torques x 1000 (mN m read as N m) drive huge, near-flat bodies; every
+    emitted estimate must pass the independent 4x4 pseudo-inertia test, projected rows flagged."""
+    columns, _ = arm_columns
+    scaled = {k: (1000.0 * v if k.startswith("tau_") else v.copy()) for k, v in columns.items()}
+    write_csv(tmp_path / "rec.csv", scaled)
+    (tmp_path / "online.yaml").write_text(ARM_CONFIG)
+    arguments = ["--urdf", ARM_URDF, "--data", tmp_path / "rec.csv", "--body", "arm_joint_7"]
+    arguments += ["--config", tmp_path / "online.yaml", "--out", tmp_path / "out", "--quiet"]
+    assert run(arguments).exit_code == 0
+    header, rows = read_rows(tmp_path / "out" / "estimates.csv")
+    for mass, *com_inertia in rows[:, 1:11]:
+        com, v6 = np.array(com_inertia[:3]), com_inertia[3:]
+        inertia = np.array([[v6[0], v6[1], v6[3]], [v6[1], v6[2], v6[4]], [v6[3], v6[4], v6[5]]])
+        J = np.zeros((4, 4))  # independent of physid.inertia: the pseudo-inertia written out
+        J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia + mass * np.outer(com, com)
+        J[:3, 3] = J[3, :3] = mass * com
+        J[3, 3] = mass
+        assert np.linalg.eigvalsh(J)[0] > 0.0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["every_estimate_consistent"]
+    assert summary["projected"] == int(rows[:, header.index("projected")].sum())

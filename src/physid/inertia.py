@@ -229,6 +229,29 @@ def is_consistent(pi: ArrayLike, margin: float = 0.0) -> NDArray[np.bool_]:
     return np.linalg.eigvalsh(pseudo_inertia(pi))[..., 0] > margin
 
 
+PROJECTION_FLOOR = 1e-9  # smallest eigenvalue of J after projection, relative to the largest
+
+
+def project_consistent(pi: ArrayLike) -> tuple[NDArray[np.float64], bool]:
+    """``pi`` itself if its pseudo-inertia's smallest eigenvalue exceeds 0.1 x
+    :data:`PROJECTION_FLOOR` x the largest (consistent, with room for the rounding of later
+    conversions and files), else the nearest body (Frobenius norm of J) whose eigenvalues are at
+    least :data:`PROJECTION_FLOOR` x the largest, and True.
+
+    For estimates that are consistent in exact arithmetic (a log-Cholesky chart, a convex
+    combination of consistent bodies) but not after rounding: a near-flat body at 1e4 kg m^2
+    can come out with ``I1 + I2 - I3 = -1e-6``. The floor is relative, so the projected body
+    passes the absolute test at any scale, far above round-off (1e-16 x the largest).
+    """
+    pi = np.asarray(pi, dtype=float)
+    eigenvalues, vectors = np.linalg.eigh(pseudo_inertia(pi))
+    floor = PROJECTION_FLOOR * max(float(eigenvalues[-1]), 1e-300)
+    if eigenvalues[0] > 0.1 * floor:  # consistent with room for rounding downstream
+        return pi, False
+    clipped = (vectors * np.maximum(eigenvalues, floor)) @ vectors.T
+    return pi_from_pseudo_inertia(0.5 * (clipped + clipped.T)), True
+
+
 def require_consistent(
     pi: ArrayLike, margin: float = 0.0, name: str = "body"
 ) -> NDArray[np.float64]:

@@ -162,11 +162,11 @@ def _csv(result, table: np.ndarray, *, flags: bool) -> str:
     header = ["t"] + [f"{joint}/{name}" for joint in result.bodies for name in QUANTITY_NAMES]
     columns = [result.t[:, None], table.reshape(len(result.t), -1)]
     if flags:
-        header += ["gated", "skipped"]
-        columns += [result.gated[:, None], result.skipped[:, None]]
+        header += ["gated", "skipped", "projected"]
+        columns += [result.gated[:, None], result.skipped[:, None], result.projected[:, None]]
     buffer = io.StringIO()
     np.savetxt(
-        buffer, np.hstack(columns), delimiter=",", header=",".join(header), comments="", fmt="%.10g"
+        buffer, np.hstack(columns), delimiter=",", header=",".join(header), comments="", fmt="%.17g"
     )
     return buffer.getvalue()
 
@@ -201,6 +201,7 @@ def _summary(result, filt, settings, warnings, elapsed: float, inputs: dict) -> 
         "skip_reasons": result.skip_reasons,
         "calibrating": int(result.calibrating.sum()),
         "every_estimate_consistent": bool(result.consistent.all()),
+        "projected": int(result.projected.sum()),  # rows projected onto the consistent set
         "inconsistent_samples": int((~result.consistent.all(axis=1)).sum()),
         "gating_threshold_gamma": filt.gamma,
         "measurement_rows": row_names,

@@ -29,6 +29,7 @@ class BaselineKF(RecursiveInertialFilter):
     """
 
     _trust_region = False  # linear: no overshoot to guard against, plain eqs. 12 and 15
+    projects_emitted = False  # its leaving the consistent set is what it is there to show
 
     def _state_from_pi(self, pi: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array(pi, dtype=float).ravel()

@@ -86,6 +86,8 @@ class ReplayResult:
     consistent: NDArray[np.bool_]
     skip_reasons: dict[str, int] = field(default_factory=dict)
     bias: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    # rows whose emitted estimate was projected onto the consistent set (rounding, large scales)
+    projected: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def n_updates(self) -> int:
@@ -104,7 +106,7 @@ def replay(
     std = np.empty((n, nb, 10))
     values = np.empty((n, nb, 10))
     covariance = np.empty((min(n, _CHUNK), nb, 10, 10))
-    gated, skipped, calibrating = (np.zeros(n, dtype=bool) for _ in range(3))
+    gated, skipped, calibrating, projected = (np.zeros(n, dtype=bool) for _ in range(4))
     nis = np.full(n, np.nan)
     reasons: Counter[str] = Counter()
     wrenches = signals.wrenches
@@ -120,7 +122,7 @@ def replay(
         for b, body in enumerate(estimate.bodies):
             pi[k, b] = body.pi
             covariance[k % _CHUNK, b] = body.covariance_pi
-        gated[k], skipped[k] = estimate.gated, estimate.skipped
+        gated[k], skipped[k], projected[k] = estimate.gated, estimate.skipped, estimate.projected
         calibrating[k], nis[k] = estimate.calibrating, estimate.nis
         if estimate.skipped:
             # group "time gap of 0.0123 s (dropped samples)" and the like by their first words
@@ -143,4 +145,5 @@ def replay(
         consistent=consistent,
         skip_reasons=dict(reasons),
         bias=filt.calibration.bias.copy(),
+        projected=projected,
     )

@@ -118,6 +118,9 @@ class OnlineEstimate:
     calibrating: bool = False
     nis: float = float("nan")  # normalized innovation squared, left side of eq. 22
     reason: str = ""
+    # A body failed the consistency test after rounding and was projected onto the consistent
+    # set (physid.inertia.project_consistent): the emitted estimate is consistent either way.
+    projected: bool = False
 
     def body(self, joint: str) -> BodyEstimate:
         for body in self.bodies:
