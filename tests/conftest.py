@@ -47,30 +47,15 @@ class ArmExperiment:
 @pytest.fixture(scope="session")
 def arm_experiment() -> ArmExperiment:
     """The demo arm identified from 20 s and validated on a fresh 10 s experiment."""
-    from physid.demo import EXCURSION_RAD
-    from physid.sim.arm import (
-        FourierExcitation,
-        SensorNoise,
-        arm6_model,
-        simulate_tracking,
-        true_parameters,
-    )
+    from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
     rng = np.random.default_rng(7)
     model = arm6_model()
     theta = true_parameters(model, rng)
-    runs = []
-    for duration in (20.0, 10.0):
-        excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
-        runs.append(
-            simulate_tracking(
-                model,
-                theta,
-                excitation,
-                duration_s=duration,
-                sample_rate_hz=1000.0,
-                noise=SensorNoise(),
-                rng=rng,
-            )
+    runs = [
+        simulate_random_excitation(
+            model, theta, duration_s=duration, sample_rate_hz=1000.0, rng=rng
         )
+        for duration in (20.0, 10.0)
+    ]
     return ArmExperiment(model, theta, runs[0], runs[1])

@@ -10,12 +10,12 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.config import parse_config
-from physid.demo import DEMO_CONFIG, EXCURSION_RAD
+from physid.demo import DEMO_CONFIG
 from physid.identify.gravity import tilted_gravity
 from physid.identify.pipeline import identify
 from physid.io import atomic_output_dir, write_json_atomic
 from physid.model import gravity_of, with_gravity
-from physid.sim.arm import FourierExcitation, SensorNoise, simulate_tracking
+from physid.sim.arm import simulate_random_excitation
 
 
 def test_a_tilted_base_is_recovered(arm_experiment):
@@ -23,15 +23,8 @@ def test_a_tilted_base_is_recovered(arm_experiment):
     tilt = np.radians([1.0, -0.6])
     tilted = with_gravity(model, tilted_gravity(gravity_of(model), tilt))
     rng = np.random.default_rng(5)
-    excitation = FourierExcitation.random(rng, 6, amplitude_rad=EXCURSION_RAD)
-    simulation = simulate_tracking(
-        tilted,
-        theta,
-        excitation,
-        duration_s=12.0,
-        sample_rate_hz=1000.0,
-        noise=SensorNoise(),
-        rng=rng,
+    simulation = simulate_random_excitation(
+        tilted, theta, duration_s=12.0, sample_rate_hz=1000.0, rng=rng
     )
     config = parse_config({**DEMO_CONFIG, "estimation": {"estimate_gravity_direction": True}})
     result = identify(model, [simulation.recorded], config)

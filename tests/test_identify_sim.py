@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from physid.config import parse_config
-from physid.demo import DEMO_CONFIG, EXCURSION_RAD
+from physid.demo import DEMO_CONFIG
 from physid.identify.pipeline import identify
 from physid.identify.prediction import predict_recording
-from physid.sim.arm import FourierExcitation, SensorNoise, simulate_tracking
+from physid.sim.arm import EXCURSION_RAD, simulate_random_excitation
 
 
 def test_identified_arm_predicts_at_the_noise_floor_with_calibrated_uncertainty(arm_experiment):
@@ -38,15 +38,8 @@ def test_a_joint_that_never_moves_is_unidentifiable_and_the_rest_is_estimated(ar
     rng = np.random.default_rng(11)
     amplitude = EXCURSION_RAD.copy()
     amplitude[5] = 0.0  # joint_6 held still by its controller
-    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
-    simulation = simulate_tracking(
-        model,
-        theta,
-        excitation,
-        duration_s=12.0,
-        sample_rate_hz=1000.0,
-        noise=SensorNoise(),
-        rng=rng,
+    simulation = simulate_random_excitation(
+        model, theta, duration_s=12.0, sample_rate_hz=1000.0, rng=rng, amplitude_rad=amplitude
     )
     result = identify(model, [simulation.recorded], parse_config(DEMO_CONFIG))
     assert result.status == "ok" and result.consistent.consistent

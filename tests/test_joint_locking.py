@@ -16,7 +16,7 @@ from physid.config import parse_config, robot_for
 from physid.data import write_trajectory_csv
 from physid.errors import InputError
 from physid.identify.prediction import predict_recording
-from physid.sim.arm import FourierExcitation, SensorNoise, simulate_tracking, true_parameters
+from physid.sim.arm import SensorNoise, simulate_random_excitation, true_parameters
 from physid.sim.oe_robots import robot_urdf
 from physid.workflows import run_identify
 
@@ -78,10 +78,9 @@ def test_an_arm_with_locked_fingers_is_identified_from_its_arm_columns_only(tmp_
     theta = true_parameters(model, rng)
     files, recordings = [], []
     for name, duration in (("train", 15.0), ("validate", 5.0)):
-        excitation = FourierExcitation.random(rng, 7, amplitude_rad=np.full(7, 0.5))
-        simulation = simulate_tracking(
-            model, theta, excitation, duration_s=duration, sample_rate_hz=500.0,
-            noise=SensorNoise(torque_noise_std=0.05), rng=rng,
+        simulation = simulate_random_excitation(
+            model, theta, duration_s=duration, sample_rate_hz=500.0, rng=rng,
+            noise=SensorNoise(torque_noise_std=0.05), amplitude_rad=np.full(7, 0.5),
         )  # fmt: skip
         files.append(write_trajectory_csv(tmp_path / f"{name}.csv", simulation.recorded))
         recordings.append(simulation.recorded)

@@ -16,17 +16,9 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.data import write_trajectory_csv
-from physid.demo import EXCURSION_RAD
 from physid.errors import InputError
 from physid.inertia import pi_from_mass_com_inertia
-from physid.sim.arm import (
-    FourierExcitation,
-    SensorNoise,
-    arm6_model,
-    arm6_urdf_path,
-    simulate_tracking,
-    true_parameters,
-)
+from physid.sim.arm import arm6_model, arm6_urdf_path, simulate_random_excitation, true_parameters
 from physid.workflows import run_identify, run_payload
 
 PAYLOAD_MASS = 2.5  # kg
@@ -50,11 +42,9 @@ def payload_case(tmp_path_factory):
     ).toDynamicParameters()
     files = {}
     for name, parameters in (("unloaded", theta), ("loaded", loaded_theta)):
-        excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
-        simulation = simulate_tracking(
-            model, parameters, excitation, duration_s=20.0, sample_rate_hz=1000.0,
-            noise=SensorNoise(), rng=rng,
-        )  # fmt: skip
+        simulation = simulate_random_excitation(
+            model, parameters, duration_s=20.0, sample_rate_hz=1000.0, rng=rng
+        )
         files[name] = write_trajectory_csv(folder / f"{name}.csv", simulation.recorded)
     run_identify(arm6_urdf_path(), [files["unloaded"]], out_dir=folder / "robot")
     return folder, files

@@ -22,27 +22,13 @@ URDF = arm6_urdf_path()
 def make_recording(folder: Path, seconds: float = 3.0, rate_hz: float = 200.0) -> Path:
     """A tiny simulated recording of the demo arm (600 rows): the seed of every corruption."""
     from physid.data import write_trajectory_csv
-    from physid.demo import EXCURSION_RAD
-    from physid.sim.arm import (
-        FourierExcitation,
-        SensorNoise,
-        arm6_model,
-        simulate_tracking,
-        true_parameters,
-    )
+    from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
     rng = np.random.default_rng(7)
     model = arm6_model()
     theta = true_parameters(model, rng)
-    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
-    sim = simulate_tracking(
-        model,
-        theta,
-        excitation,
-        duration_s=seconds,
-        sample_rate_hz=rate_hz,
-        noise=SensorNoise(),
-        rng=rng,
+    sim = simulate_random_excitation(
+        model, theta, duration_s=seconds, sample_rate_hz=rate_hz, rng=rng
     )
     return write_trajectory_csv(folder / "train.csv", sim.recorded)
 

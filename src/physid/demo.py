@@ -19,11 +19,10 @@ from physid.identify.pipeline import IdentificationResult
 from physid.identify.prediction import predict_recording
 from physid.io import write_json_atomic
 from physid.sim.arm import (
-    FourierExcitation,
     SensorNoise,
     arm6_model,
     arm6_urdf_path,
-    simulate_tracking,
+    simulate_random_excitation,
     true_parameters,
 )
 from physid.workflows import Progress, run_identify
@@ -32,7 +31,6 @@ DEMO_CONFIG = {
     "filter": {"method": "classical", "butterworth_cutoff_hz": 20.0, "decimation_cutoff_hz": 5.0},
     "estimation": {"weighting": "wls"},
 }
-EXCURSION_RAD = np.array([1.2, 0.8, 0.9, 1.5, 1.0, 1.5])
 
 
 @dataclass(frozen=True)
@@ -70,16 +68,10 @@ def run_demo(
     recordings, recorded = {}, {}
     for name, duration in (("train", train_duration_s), ("validation", validation_duration_s)):
         note(f"simulating the {name} experiment ({duration:g} s)")
-        excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=EXCURSION_RAD)
-        simulation = simulate_tracking(
-            model,
-            theta_true,
-            excitation,
-            duration_s=duration,
-            sample_rate_hz=sample_rate_hz,
+        simulation = simulate_random_excitation(
+            model, theta_true, duration_s=duration, sample_rate_hz=sample_rate_hz, rng=rng,
             noise=noise,
-            rng=rng,
-        )
+        )  # fmt: skip
         recorded[name] = simulation.recorded
         recordings[name] = write_trajectory_csv(
             out_dir / "data" / f"{name}.csv", simulation.recorded

@@ -34,6 +34,9 @@ def arm6_model(**options) -> RobotModel:
     return robot_from_urdf(arm6_urdf_path(), **options)
 
 
+EXCURSION_RAD = np.array([1.2, 0.8, 0.9, 1.5, 1.0, 1.5])  # the demo arm's joint excursions
+
+
 @dataclass(frozen=True)
 class FourierExcitation:
     """``q_j(t) = q0_j + sum_l a_jl/(w l) sin(w l t) - b_jl/(w l) cos(w l t)`` (Swevers 1997)."""
@@ -159,6 +162,32 @@ def simulate_tracking(
     )
     recorded = Trajectory(t, q_recorded, tau_recorded, model.joint_names, source="simulation")
     return Simulation(t, log["q"], log["dq"], log["ddq"], log["tau"], recorded)
+
+
+def simulate_random_excitation(
+    model: RobotModel,
+    theta_true: np.ndarray,
+    *,
+    duration_s: float,
+    sample_rate_hz: float,
+    rng: np.random.Generator,
+    noise: SensorNoise | None = None,
+    amplitude_rad: np.ndarray | None = None,
+) -> Simulation:
+    """:func:`simulate_tracking` of a fresh random Fourier excitation (drawn from ``rng`` first)
+    with per-joint excursions ``amplitude_rad`` (default :data:`EXCURSION_RAD`, the demo arm's)
+    and ``noise`` (default :class:`SensorNoise`)."""
+    amplitude = EXCURSION_RAD if amplitude_rad is None else amplitude_rad
+    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
+    return simulate_tracking(
+        model,
+        theta_true,
+        excitation,
+        duration_s=duration_s,
+        sample_rate_hz=sample_rate_hz,
+        noise=SensorNoise() if noise is None else noise,
+        rng=rng,
+    )
 
 
 def _joint_term(model: RobotModel, theta: np.ndarray, term: str) -> np.ndarray:
