@@ -31,6 +31,7 @@ from physid.errors import InputError
 from physid.identify.consistent import pseudo_inertia_expression, solve_sdp
 from physid.identify.least_squares import autocorrelation_robust_covariance
 from physid.identify.observations import observations_of
+from physid.identify.uncertainty import delta_method_std
 from physid.inertia import check_consistency
 from physid.model import RobotModel
 
@@ -98,19 +99,6 @@ def _link_quantities(pi: np.ndarray, placement: pin.SE3) -> np.ndarray:
     return np.concatenate([[inertia.mass], inertia.lever, inertia.inertia.reshape(-1)])
 
 
-def _propagate(pi: np.ndarray, covariance: np.ndarray, placement: pin.SE3) -> np.ndarray:
-    """Delta-method std of :func:`_link_quantities` (central differences, mass-scaled steps)."""
-    step = 1e-6 * max(abs(pi[0]), 1e-3) * np.ones(10)
-    jacobian = np.column_stack(
-        [
-            (_link_quantities(pi + h * e, placement) - _link_quantities(pi - h * e, placement))
-            / (2 * h)
-            for h, e in zip(step, np.eye(10), strict=True)
-        ]
-    )
-    return np.sqrt(np.clip(np.diag(jacobian @ covariance @ jacobian.T), 0.0, None))
-
-
 def identify_payload(
     model: RobotModel,
     theta: np.ndarray,
@@ -163,14 +151,15 @@ def identify_payload(
     correction = solution[10:] if pi is None else _terms_given(Aw, bw.reshape(-1), pi, n_terms)
     estimate = solution[:10] if pi is None else pi
     values = _link_quantities(estimate, placement)
-    std = _propagate(estimate, covariance[:10, :10], placement)
+    std = delta_method_std(lambda p: _link_quantities(p, placement), estimate, covariance[:10, :10])
     if mass_kg is not None:
         std[0] = 0.0
-    robot_only = float(np.linalg.norm(b[: len(parts[0][0].tau)]) / np.linalg.norm(parts[0][0].tau))
-    # (filtered, decimated loaded torques: the fit's own data)
-    loaded_rows = len(parts[0][0].tau)
+    # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
+    loaded_tau = parts[0][0].tau
+    rows = len(loaded_tau)
     fitted = b - X @ np.concatenate([estimate, correction])
-    after = float(np.linalg.norm(fitted[:loaded_rows]) / np.linalg.norm(parts[0][0].tau))
+    robot_only = float(np.linalg.norm(b[:rows]) / np.linalg.norm(loaded_tau))
+    after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
     source = _sources(undetermined, mass_kg)
     names = [f"{j}.{t}" for j in model.joint_names for t in model.layout.joint_terms]
     return PayloadResult(

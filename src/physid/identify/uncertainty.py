@@ -24,6 +24,7 @@ and inertia about the centre of mass follow by the delta method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,6 +139,23 @@ def _worst(sources: list[str]) -> str:
     return max(sources, key=SOURCES.index)
 
 
+def delta_method_std(
+    quantities: Callable[[np.ndarray], np.ndarray], pi: np.ndarray, covariance: np.ndarray
+) -> np.ndarray:
+    """Delta-method standard deviations of ``quantities(pi)`` (a vector, e.g. mass, com and
+    inertia about the com) for parameters ``pi`` (10,) with ``covariance`` (10, 10); the Jacobian
+    by central differences, each step scaled to its parameter (and to the mass where it is 0)."""
+    step = 1e-6 * np.maximum(np.abs(pi), 1e-6 * max(abs(pi[0]), 1e-3))
+    jacobian = np.column_stack(
+        [
+            (quantities(pi + h * e) - quantities(pi - h * e)) / (2 * h)
+            for h, e in zip(step, np.eye(len(pi)), strict=True)
+        ]
+    )
+    variance = np.einsum("ia,ab,ib->i", jacobian, covariance, jacobian)
+    return np.sqrt(np.clip(variance, 0.0, None))
+
+
 def body_uncertainties(
     model: RobotModel, theta: np.ndarray, covariance: np.ndarray, sources: tuple[str, ...]
 ) -> dict[str, BodyUncertainty]:
@@ -149,20 +167,7 @@ def body_uncertainties(
     result = {}
     for joint in model.layout.body_joints:
         block = model.layout.body_slice(joint)
-        pi = theta[block]
-        step = 1e-6 * np.maximum(np.abs(pi), 1e-6 * max(abs(pi[0]), 1e-3))
-        jacobian = np.column_stack(
-            [
-                (
-                    _mass_com_inertia_vector(pi + step[a] * np.eye(10)[a])
-                    - _mass_com_inertia_vector(pi - step[a] * np.eye(10)[a])
-                )
-                / (2 * step[a])
-                for a in range(10)
-            ]
-        )
-        variance = np.einsum("ia,ab,ib->i", jacobian, covariance[block, block], jacobian)
-        std = np.sqrt(np.clip(variance, 0.0, None))
+        std = delta_method_std(_mass_com_inertia_vector, theta[block], covariance[block, block])
         body_sources = list(sources[block])
         result[joint] = BodyUncertainty(
             float(std[0]),
