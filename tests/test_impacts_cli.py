@@ -89,6 +89,11 @@ def test_identify_writes_result_and_figures(tmp_path: Path) -> None:
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     header, traj = _read_trajectory(out / "trajectory.csv")
     assert header[:4] == ["t", "x", "y", "theta"] and traj.shape[0] == 72 * 5 + 1
+    # every cell a finite number (an empty last-row cell broke CSV readers); nothing after the
+    # horizon: the last row's impulses are 0
+    numbers = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
+    assert numbers.shape == (72 * 5 + 1, len(header)) and np.all(np.isfinite(numbers))
+    assert np.all(numbers[-1, 7:] == 0.0) and np.any(numbers[:-1, 7:] != 0.0)
 
 
 def _read_trajectory(path: Path) -> tuple[list[str], list[list[str]]]:

@@ -112,7 +112,8 @@ def trajectory_csv_text(result: IdentificationResult) -> str:
     """The reconstructed fine-grid trajectory with the impulses acting over [t, t + h] [N·s].
 
     Columns ``t,x,y,theta,vx,vy,omega,cn_<i>,ct_<i>`` for every contact candidate i (1-based,
-    surface and vertex in the header); the last row has no impulse (empty cells).
+    surface and vertex in the header). The last row ends the horizon: nothing acts after it, so
+    its impulses are 0 (every cell is a number, for any CSV reader).
     """
     names = [f"s{j + 1}" + (f"v{f + 1}" if len(result.pairs) > 1 else "") for j, f in result.pairs]
     header = ["t", "x", "y", "theta", "vx", "vy", "omega"]
@@ -122,11 +123,10 @@ def trajectory_csv_text(result: IdentificationResult) -> str:
     n = result.t.size
     for k in range(n):
         cells = [result.t[k], *result.q[k], *result.v[k]]
-        text = [repr(float(c)) for c in cells]
         if k < n - 1:
-            text += [repr(float(c)) for c in result.impulse_normal[k]]
-            text += [repr(float(c)) for c in result.impulse_tangent[k]]
+            cells += [*result.impulse_normal[k], *result.impulse_tangent[k]]
         else:
-            text += [""] * (2 * len(names))
+            cells += [0.0] * (2 * len(names))
+        text = [repr(float(c)) for c in cells]
         out.write(",".join(text) + "\n")
     return out.getvalue()
