@@ -241,6 +241,14 @@ def test_empty_and_string_npz(seed, tmp_path):
         ("filter: {decimation_factor: true}\n", "decimation_factor"),
         ("transmission: {motors: [a], reduction: [1], coupling: [1]}\n", "coupling"),
         ("a: 2001-13-45\n", "invalid YAML"),
+        # numbers outside their sane range (config.RANGES)
+        ("filter: {butterworth_cutoff_hz: 1.0e+300}\n", "filter.butterworth_cutoff_hz"),
+        ("estimation: {essential_ratio: 0.5}\n", "estimation.essential_ratio"),
+        ("estimation: {consistency_margin: 5}\n", "estimation.consistency_margin"),
+        ("drive_gains: {joint_1: 0}\n", "drive_gains.joint_1"),
+        ("drive_gains: {joint_1: 1.0e+300}\n", "drive_gains.joint_1"),
+        ("coulomb_deadband: 1.0e+9\n", "coulomb_deadband"),
+        ("locked: {joint_1: 1.0e+9}\n", "locked.joint_1"),
     ],
 )
 def test_wrong_types_in_a_config(seed, tmp_path, config, culprit):
@@ -344,11 +352,32 @@ def test_unwritable_outputs_are_named(seed, tmp_path):
             "--duration",
         ),
         (("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--dt", "1e-12"), "--dt"),
+        (("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--seed", "-1"), "--seed"),
+        (("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--mu", "nan"), "--mu"),
+        (
+            ("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--noise-angle", "1e300"),
+            "--noise-angle",
+        ),
+        (
+            ("impacts", "simulate", "--shape", "ellipse:0.05,0.02", "--inertia-ratio", "5"),
+            "--inertia-ratio",
+        ),
+        (("impacts", "identify", "--mass", "1e300"), "--mass"),
+        (("impacts", "identify", "--noise", "1e300"), "--noise"),
+        (("impacts", "identify", "--noise-angle", "1e-300"), "--noise-angle"),
+        (("impacts", "identify", "--max-substep", "1e-300"), "--max-substep"),
     ],
 )
 def test_absurd_numeric_options(tmp_path, args, option):
     args = [a.format(tmp=tmp_path) for a in args]
-    if args[0] == "impacts":
+    if args[:2] == ["impacts", "identify"]:
+        poses = tmp_path / "poses.csv"
+        poses.write_text(
+            "t,x,y,theta\n" + "".join(f"{k / 60},0,{1 - k / 600},0\n" for k in range(30))
+        )
+        args += ["--data", str(poses), "--shape", "ellipse:0.05,0.02", "--surface", "line:0,0"]
+        args += ["--out", str(tmp_path / "fit")]
+    elif args[0] == "impacts":
         defaults = {
             "--surface": "line:0,0",
             "--q0": "0,0.1,0",
@@ -417,3 +446,19 @@ def test_online_update_with_wrong_types_and_nan_time():
     flagged = ekf.update(float("nan"), zeros, zeros, zeros)
     assert flagged.skipped and "non-finite time" in flagged.reason
     assert flagged.t == first.t == 0.0  # the NaN time is not echoed
+
+
+@pytest.mark.parametrize(
+    "raw, culprit",
+    [
+        ({"floating_base": "no"}, "floating_base"),  # a string is not a boolean
+        ({"calibration_s": 1e12}, "calibration_s"),
+        ({"max_update_std": 1e300}, "max_update_std"),
+        ({"measurement_noise": {"joint_torque": 1e300}}, "measurement_noise.joint_torque"),
+    ],
+)
+def test_online_config_types_and_ranges(raw, culprit):
+    from physid.online.config import parse_online_config
+
+    with pytest.raises(InputError, match=culprit):
+        parse_online_config(raw)

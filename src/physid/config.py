@@ -133,9 +133,29 @@ class IdentifyConfig:
     locked: dict[str, float] = field(default_factory=dict)  # positions of locked joints
 
 
+# Sane ranges of the numeric options (beyond them a value is a typo or a unit mistake, and would
+# run away in time or memory, or end in a meaningless fit).
+RANGES: dict[str, tuple[float, float]] = {
+    "filter.butterworth_cutoff_hz": (1e-3, 1e5),
+    "filter.decimation_cutoff_hz": (0.0, 1e5),
+    "filter.nvr": (1e-12, 1e12),
+    "estimation.essential_ratio": (1.0, 1e6),
+    "estimation.consistency_margin": (0.0, 1.0),  # kg m^2
+    "coulomb_deadband": (0.0, 100.0),  # rad/s or m/s
+    "locked": (-1e3, 1e3),  # rad or m
+    "estimation.prior_std_relative": (1e-6, 1e6),
+    "estimation.prior_total_mass_std_relative": (1e-6, 10.0),
+    "transmission.reduction": (-1e5, 1e5),
+    "drive_gains": (-1e6, 1e6),
+}
+
+
 def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float | None:
-    """Optional number ``raw[key]`` of section ``where``."""
-    return config_number(raw.get(key), f"{where}.{key}", positive=positive, optional=True)
+    """Optional number ``raw[key]`` of section ``where``, within its :data:`RANGES` entry."""
+    low, high = RANGES.get(f"{where}.{key}", (-np.inf, np.inf))
+    return config_number(
+        raw.get(key), f"{where}.{key}", positive=positive, optional=True, low=low, high=high
+    )
 
 
 def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
@@ -166,8 +186,10 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
             raise InputError("config transmission: 'motors' and 'reduction' are required")
         if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
             raise InputError("config transmission: 'motors' and 'reduction' must be lists")
+        low, high = RANGES["transmission.reduction"]
         reduction = [
-            config_number(r, "transmission.reduction", positive=False) for r in t["reduction"]
+            config_number(r, "transmission.reduction", positive=False, low=low, high=high)
+            for r in t["reduction"]
         ]
         if any(r == 0 for r in reduction):
             raise InputError("config transmission.reduction: a ratio of 0 is not invertible")
@@ -239,7 +261,10 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         prior_metric=prior_metric,
         estimate_gravity_direction=_flag(e, "estimate_gravity_direction", True, "estimation"),
     )
-    gains = _numbers(raw.get("drive_gains"), "drive_gains")
+    gains = _numbers(raw.get("drive_gains"), "drive_gains", RANGES["drive_gains"])
+    for joint, gain in gains.items():
+        if gain == 0:
+            raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
     return IdentifyConfig(
         joint_terms=joint_terms,
         transmission=transmission,
@@ -272,10 +297,13 @@ def _mapping(raw: Any, where: str) -> dict:
     return raw
 
 
-def _numbers(raw: Any, where: str) -> dict[str, float]:
-    """An optional mapping of names to finite numbers."""
+def _numbers(
+    raw: Any, where: str, bounds: tuple[float, float] = (-np.inf, np.inf)
+) -> dict[str, float]:
+    """An optional mapping of names to finite numbers within ``bounds``."""
+    low, high = bounds
     return {
-        str(k): config_number(v, f"{where}.{k}", positive=False)
+        str(k): config_number(v, f"{where}.{k}", positive=False, low=low, high=high)
         for k, v in _mapping(raw, where).items()
     }
 
@@ -291,10 +319,8 @@ def _deadband(raw: Any) -> float | dict[str, float] | str:
     checked = {}
     for key, value in values.items():
         where = "coulomb_deadband" if key is None else f"coulomb_deadband.{key}"
-        number = config_number(value, where, positive=False)
-        if number < 0:
-            raise InputError(f"config {where}: must be >= 0, got {value!r}")
-        checked[key] = number
+        low, high = RANGES["coulomb_deadband"]
+        checked[key] = config_number(value, where, positive=False, low=low, high=high)
     return checked[None] if not isinstance(raw, dict) else {str(k): v for k, v in checked.items()}
 
 
@@ -311,7 +337,7 @@ def _locked(raw: Any) -> dict[str, float]:
         return {}
     if not isinstance(raw, dict):
         raise InputError(f"config locked: expected a mapping joint -> position, got {raw!r}")
-    return {str(k): config_number(v, f"locked.{k}") for k, v in raw.items()}
+    return _numbers(raw, "locked", RANGES["locked"])  # any sign: 0 rad is a common lock
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:

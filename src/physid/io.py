@@ -208,11 +208,16 @@ def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
 
 
 def config_number(
-    value: Any, where: str, *, positive: bool = True, optional: bool = False
+    value: Any,
+    where: str,
+    *,
+    positive: bool = True,
+    optional: bool = False,
+    low: float = -np.inf,
+    high: float = np.inf,
 ) -> float | None:
-    """A finite YAML number as float (> 0 if ``positive``; ``None`` allowed if ``optional``).
-
-    Anything else is an InputError naming the key ``where``.
+    """A finite YAML number as float (> 0 if ``positive``; within [low, high]; ``None`` allowed
+    if ``optional``). Anything else is an InputError naming the key ``where``.
     """
     from physid.errors import InputError
 
@@ -222,6 +227,9 @@ def config_number(
         raise InputError(f"config {where}: expected a finite number, got {value!r}")
     if positive and value <= 0:
         raise InputError(f"config {where}: must be > 0, got {value!r}")
+    if not low <= value <= high:
+        bound = f"be <= {high:g}" if low == -np.inf else f"lie in [{low:g}, {high:g}]"
+        raise InputError(f"config {where}: must {bound}, got {value!r}")
     return float(value)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+from physid.cli.options import EXISTING_FILE
 
 
 @click.command("export")
@@ -15,13 +15,13 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     "--params",
     "params_path",
     required=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="params.json written by physid identify.",
 )
 @click.option(
     "--urdf",
     required=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="The URDF the parameters were identified with (its kinematics are kept).",
 )
 @click.option(

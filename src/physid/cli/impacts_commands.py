@@ -5,9 +5,12 @@ Heavy imports (CasADi, Matplotlib) happen inside the commands so ``--help`` stay
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
+
+from physid.cli.options import number_in
 
 MAX_FPS = 1e5  # frames/s: beyond any camera
 MAX_DURATION_S = 3600.0
@@ -53,31 +56,52 @@ def impacts() -> None:
     metavar="VX,VY,W",
     help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].",
 )
-@click.option("--mu", type=float, required=True, help="Coulomb friction coefficient [-], ≥ 0.")
+@click.option(
+    "--mu",
+    type=float,
+    required=True,
+    callback=number_in(0.0, 10.0),
+    help="Coulomb friction coefficient [-], in [0, 10].",
+)
 @click.option(
     "--restitution",
     type=float,
+    callback=number_in(0.0, 1.0),
     required=True,
     help="Newton restitution coefficient ε of paper D eq. (4), in [0, 1].",
 )
-@click.option("--duration", type=float, required=True, help="Simulated time T [s].")
-@click.option("--fps", type=float, required=True, help="Camera frame rate F [frames/s].")
+@click.option(
+    "--duration",
+    type=float,
+    required=True,
+    callback=number_in(0.0, MAX_DURATION_S, low_open=True),
+    help=f"Simulated time T [s], at most {MAX_DURATION_S:g}.",
+)
+@click.option(
+    "--fps",
+    type=float,
+    required=True,
+    callback=number_in(0.0, MAX_FPS, low_open=True),
+    help=f"Camera frame rate F [frames/s], at most {MAX_FPS:g}.",
+)
 @click.option(
     "--noise",
     type=float,
+    callback=number_in(0.0, 1.0),
     required=True,
     help="Standard deviation SIGMA [m] of the Gaussian noise added to x and y.",
 )
 @click.option(
     "--noise-angle",
     type=float,
+    callback=number_in(0.0, math.pi),
     default=None,
     help="Standard deviation [rad] of the noise on theta (default: SIGMA divided by "
     "the largest body radius, the angle error of a rim point tracked with SIGMA).",
 )
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(0, 2**32 - 1),
     default=0,
     show_default=True,
     help="Seed of the noise generator (numpy default_rng).",
@@ -85,12 +109,14 @@ def impacts() -> None:
 @click.option(
     "--inertia-ratio",
     type=float,
+    callback=number_in(0.0, 100.0, low_open=True),
     default=None,
     help="J/m [m²], J about the centre of mass (default: uniform lamina of the shape).",
 )
 @click.option(
     "--dt",
     type=float,
+    callback=number_in(0.0, 0.1, low_open=True),
     default=None,
     help="Simulation step h [s] (default: the largest step ≤ 0.5 ms that divides 1/F).",
 )
@@ -133,8 +159,6 @@ def simulate_command(
     out,
 ):
     """Simulate a throw with paper D's time-stepping model and write noisy camera poses."""
-    import math
-
     import numpy as np
 
     from physid.errors import InputError
@@ -146,25 +170,19 @@ def simulate_command(
     shape, lines = _shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]")
     v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]")
-    for name, value, ok in (
-        ("--fps", fps, 0 < fps <= MAX_FPS),
-        ("--noise", noise, noise >= 0),
-        ("--duration", duration, 0 < duration <= MAX_DURATION_S),
-        ("--mu", mu, mu >= 0),
-        ("--restitution", restitution, 0 <= restitution <= 1),
-    ):
-        if not (ok and math.isfinite(value)):
-            raise InputError(f"{value!r} is out of range", source=name)
-    if noise_angle is not None and not (noise_angle >= 0 and math.isfinite(noise_angle)):
-        raise InputError(f"{noise_angle!r} must be ≥ 0", source="--noise-angle")
     if dt is None:
         dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
     if not (math.isfinite(dt) and dt > 0 and duration / dt <= MAX_STEPS):
         raise InputError(
             f"{dt!r} gives more than {MAX_STEPS:.0e} steps over {duration} s", source="--dt"
         )
-    if inertia_ratio is not None and not (inertia_ratio > 0 and math.isfinite(inertia_ratio)):
-        raise InputError(f"{inertia_ratio!r} must be > 0", source="--inertia-ratio")
+    if inertia_ratio is not None and inertia_ratio > shape.max_radius**2:
+        # J about the centre of mass <= m r_max^2: all mass on the rim is the most a body can have
+        raise InputError(
+            f"J/m = {inertia_ratio!r} m² exceeds the shape's largest radius squared "
+            f"({shape.max_radius**2:.3g} m²): no body of this shape has it",
+            source="--inertia-ratio",
+        )
     ratio = inertia_ratio if inertia_ratio is not None else shape.uniform_inertia_ratio()
     sim = simulate(
         shape,
@@ -206,6 +224,7 @@ def simulate_command(
 @click.option(
     "--mass",
     type=float,
+    callback=number_in(1e-9, 1e6),
     default=1.0,
     show_default=True,
     help="Mass m [kg], fixed: only J/m is identifiable; m only scales the impulses.",
@@ -213,6 +232,7 @@ def simulate_command(
 @click.option(
     "--noise",
     type=float,
+    callback=number_in(1e-9, 1.0),
     default=1e-3,
     show_default=True,
     help="Expected standard deviation [m] of x and y in the data (weights W_chi).",
@@ -220,6 +240,7 @@ def simulate_command(
 @click.option(
     "--noise-angle",
     type=float,
+    callback=number_in(1e-9, math.pi),
     default=None,
     help="Expected standard deviation [rad] of theta (default: --noise divided by the "
     "largest body radius).",
@@ -227,6 +248,7 @@ def simulate_command(
 @click.option(
     "--max-substep",
     type=float,
+    callback=number_in(1e-6, 0.1),
     default=1e-3,
     show_default=True,
     help="Largest model step h̄ [s]; each frame interval is split into n_s = "
@@ -240,20 +262,12 @@ def simulate_command(
 )
 def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
-    import math
-
-    from physid.errors import InputError
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.identify import IdentifyOptions, identify
     from physid.impacts.poses import read_poses_csv, trajectory_csv_text
     from physid.io import atomic_output_dir, write_json_atomic, write_text_atomic
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
-    for name, value in (("--noise", noise), ("--max-substep", max_substep)):
-        if not (value > 0 and math.isfinite(value)):
-            raise InputError(f"{value!r} must be a positive number", source=name)
-    if noise_angle is not None and not (noise_angle > 0 and math.isfinite(noise_angle)):
-        raise InputError(f"{noise_angle!r} must be a positive number", source="--noise-angle")
     t, q, ignored = read_poses_csv(data)
     if ignored:
         click.echo(

@@ -2,46 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-
-
-@contextlib.contextmanager
-def step_progress(description: str, quiet: bool) -> Iterator:
-    """A tqdm bar advanced by each named pipeline step (shows which step runs and the time)."""
-    if quiet:
-        yield lambda _message: None
-        return
-    from tqdm import tqdm
-
-    with tqdm(
-        desc=description, unit=" step", bar_format="{desc}: {n} steps [{elapsed}] {postfix}"
-    ) as bar:
-
-        def advance(message: str) -> None:
-            bar.set_postfix_str(message)
-            bar.update(1)
-
-        yield advance
-
+from physid.cli.options import EXISTING_FILE, number_in, step_progress
 
 SUSPECT_EXIT_CODE = 3
-
-
-def _in_range(value: float, option: str, low: float, high: float) -> float:
-    """A finite number in [low, high] (click's FloatRange lets NaN through), or a one-line
-    PhysidError naming the option."""
-    from physid.errors import InputError
-
-    if not low <= value <= high:  # False for NaN
-        raise InputError(f"{value} is not a number in [{low:g}, {high:g}]", source=option)
-    return value
 
 
 def _print_identification(result, out: Path | None) -> None:
@@ -75,7 +43,7 @@ def _print_identification(result, out: Path | None) -> None:
 @click.option(
     "--urdf",
     required=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="Robot description (kinematics and a priori inertias; meshes are not needed).",
 )
 @click.option(
@@ -83,7 +51,7 @@ def _print_identification(result, out: Path | None) -> None:
     "data",
     required=True,
     multiple=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="Training recording: CSV/NPZ/Parquet following the trajectory contract "
     "(t, q_<joint>, tau_<joint> or i_<joint>, optional dq_/ddq_), or a YAML recording "
     "manifest that maps other files onto it. Repeat for several experiments.",
@@ -91,7 +59,7 @@ def _print_identification(result, out: Path | None) -> None:
 @click.option(
     "--config",
     "config_path",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="YAML settings: joint terms, transmission and coupled motors, drive gains, "
     "filter (classical | irwsm1 | irwsm2 | given, cut-offs, NVR), train/validation "
     "split, estimation (wls/ols, essential ratio, consistency margin, prior). See the "
@@ -101,7 +69,7 @@ def _print_identification(result, out: Path | None) -> None:
     "--validate",
     "validate",
     multiple=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="Held-out recording(s) to validate on. Without it, split.train_fraction of "
     "the config (if set) holds out the tail of each recording.",
 )
@@ -150,12 +118,12 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, quiet) -
 
 
 @click.command("validate")
-@click.option("--urdf", required=True, type=_EXISTING_FILE, help="Robot description.")
+@click.option("--urdf", required=True, type=EXISTING_FILE, help="Robot description.")
 @click.option(
     "--params",
     "params_path",
     required=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="params.json written by physid identify (bodies, joint terms, gravity).",
 )
 @click.option(
@@ -163,13 +131,13 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, quiet) -
     "data",
     required=True,
     multiple=True,
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="Recording(s) to predict (contract file or recording manifest).",
 )
 @click.option(
     "--config",
     "config_path",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     help="The same YAML settings as for identify (transmission, drive gains, ...). Its "
     "filter section, if any, overrides the training filter recorded in params.json.",
 )
@@ -228,7 +196,7 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     default=20.0,
     show_default=True,
     type=float,
-    callback=lambda _ctx, _param, value: _in_range(value, "--duration", 5.0, 3600.0),
+    callback=number_in(5.0, 3600.0),
     help="Length of the training experiment [s] (validation: half of it).",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")

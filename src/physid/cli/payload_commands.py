@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-_EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+from physid.cli.options import EXISTING_FILE, number_in
 
 
 @click.command()
-@click.option("--urdf", type=_EXISTING_FILE, required=True, help="Robot URDF (without payload).")
+@click.option("--urdf", type=EXISTING_FILE, required=True, help="Robot URDF (without payload).")
 @click.option(
     "--params",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     required=True,
     help="params.json of `physid identify` for this robot WITHOUT the payload; its bodies, joint "
     "terms, gravity, Coulomb deadband and training filter are used as they are.",
@@ -21,7 +21,7 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option(
     "--data",
     "loaded",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     multiple=True,
     required=True,
     help="Recording WITH the payload (trajectory CSV/.npz/.parquet or manifest, as for "
@@ -29,7 +29,7 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 )
 @click.option(
     "--unloaded",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     multiple=True,
     help="Recording WITHOUT the payload, fitted jointly: the joint friction/offset terms are "
     "re-estimated on both, so friction that drifted since identification is not read as "
@@ -45,12 +45,13 @@ _EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     "--mass",
     type=float,
     default=None,
+    callback=number_in(0.0, 1e4, low_open=True),
     help="Known payload mass [kg] (weighed): fixed in the fit; the centre of mass and inertia "
     "are estimated. Default: estimated from the data.",
 )
 @click.option(
     "--config",
-    type=_EXISTING_FILE,
+    type=EXISTING_FILE,
     default=None,
     help="The identify config used for the robot (transmission, drive gains, joint terms); a "
     "`filter` section in it overrides the training filter of params.json.",

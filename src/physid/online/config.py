@@ -138,11 +138,27 @@ class OnlineConfig:
             raise InputError(f"config gating.probability: must lie in (0, 1), got {p!r}")
 
 
+# Sane upper bounds: beyond them a value is a typo or a unit mistake.
+MAX_STD = 1e6  # standard deviations, rates and update bounds, in the quantity's SI unit
+MAX_SECONDS = 1e5  # durations [s]
+
+
+def _flag(raw: dict[str, Any], key: str, default: bool) -> bool:
+    """A YAML boolean (the string 'no' is not one: a quoted word must not flip a switch)."""
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError(f"config {key}: expected true or false, got {value!r}")
+    return value
+
+
 # --- YAML parsing --------------------------------------------------------------------------------
 def _theta_std(raw: Any, default: ThetaStd, where: str) -> ThetaStd:
     raw = config_section(raw, set(THETA_GROUPS), where)
     return ThetaStd(
-        **{g: config_number(raw.get(g, getattr(default, g)), f"{where}.{g}") for g in THETA_GROUPS}
+        **{
+            g: config_number(raw.get(g, getattr(default, g)), f"{where}.{g}", high=MAX_STD)
+            for g in THETA_GROUPS
+        }
     )
 
 
@@ -171,7 +187,7 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
     window = raw.get("acceleration_window", defaults.acceleration_window)
     return OnlineConfig(
         filter=str(raw.get("filter", defaults.filter)),
-        floating_base=bool(raw.get("floating_base", False)),
+        floating_base=_flag(raw, "floating_base", False),
         contact_frames=tuple(frames),
         nominal_params=nominal,
         initial_std=_theta_std(raw.get("initial_std"), defaults.initial_std, "initial_std"),
@@ -179,7 +195,9 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
         measurement_noise=MeasurementNoise(
             **{
                 k: config_number(
-                    noise.get(k, getattr(defaults.measurement_noise, k)), f"measurement_noise.{k}"
+                    noise.get(k, getattr(defaults.measurement_noise, k)),
+                    f"measurement_noise.{k}",
+                    high=MAX_STD,
                 )
                 for k in MeasurementNoise.__dataclass_fields__
             }
@@ -194,19 +212,22 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
                 gating.get("release_after_s", defaults.gating.release_after_s),
                 "gating.release_after_s",
                 optional=True,
+                high=MAX_SECONDS,
             ),
         ),
         rate_limit=RateLimit(
             **{
-                k: config_number(rate.get(k), f"rate_limit.{k}", optional=True)
+                k: config_number(rate.get(k), f"rate_limit.{k}", optional=True, high=MAX_STD)
                 for k in RateLimit.__dataclass_fields__
             }
         ),
-        calibration_s=config_number(raw.get("calibration_s", 0.0), "calibration_s", positive=False),
+        calibration_s=config_number(
+            raw.get("calibration_s", 0.0), "calibration_s", positive=False, high=MAX_SECONDS
+        ),
         acceleration_window=window,
-        max_gap_s=config_number(raw.get("max_gap_s"), "max_gap_s", optional=True),
+        max_gap_s=config_number(raw.get("max_gap_s"), "max_gap_s", optional=True, high=MAX_SECONDS),
         max_update_std=config_number(
-            raw.get("max_update_std", defaults.max_update_std), "max_update_std"
+            raw.get("max_update_std", defaults.max_update_std), "max_update_std", high=MAX_STD
         ),
     )
 

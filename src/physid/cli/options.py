@@ -1,0 +1,59 @@
+"""Pieces shared by the command modules: path types, numeric ranges and the step progress bar."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import click
+
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def in_range(
+    value: float | None, option: str, low: float, high: float, *, low_open: bool = False
+) -> float | None:
+    """``value`` if it is a finite number in [low, high] (``(low, high]`` with ``low_open``), or
+    ``None`` passed through (an unset optional); otherwise a one-line PhysidError naming the
+    option. Click's FloatRange lets NaN through, hence this check."""
+    from physid.errors import InputError
+
+    if value is None:
+        return None
+    above_low = value > low if low_open else value >= low
+    if not (above_low and value <= high):  # False for NaN
+        bracket = "(" if low_open else "["
+        raise InputError(f"{value} is not a number in {bracket}{low:g}, {high:g}]", source=option)
+    return value
+
+
+def number_in(
+    low: float, high: float, *, low_open: bool = False
+) -> Callable[[click.Context, click.Parameter, float | None], float | None]:
+    """A click callback checking :func:`in_range` under the option's own name."""
+
+    def check(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+        name = max(param.opts, key=len)
+        return in_range(value, name, low, high, low_open=low_open)
+
+    return check
+
+
+@contextlib.contextmanager
+def step_progress(description: str, quiet: bool) -> Iterator:
+    """A tqdm bar advanced by each named pipeline step (shows which step runs and the time)."""
+    if quiet:
+        yield lambda _message: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(
+        desc=description, unit=" step", bar_format="{desc}: {n} steps [{elapsed}] {postfix}"
+    ) as bar:
+
+        def advance(message: str) -> None:
+            bar.set_postfix_str(message)
+            bar.update(1)
+
+        yield advance
