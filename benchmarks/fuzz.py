@@ -1,9 +1,10 @@
 """Random corruptions of valid input files through the ``physid`` command line (issue 10).
 
-Each case takes one valid seed file (a tiny simulated recording as CSV or NPZ, a YAML config, a
-``params.json`` of the same robot, a recording manifest), damages it at random (byte flips,
-truncation, a cell replaced by garbage / NaN / huge numbers, header damage, a JSON or YAML value
-replaced by one of the wrong type) and runs ``physid identify`` or ``physid validate`` on it
+Each case takes one valid seed file (a tiny simulated recording as CSV, NPZ or Parquet, a YAML
+config, a ``params.json`` of the same robot, a recording manifest, a URDF, camera poses of paper
+D), damages it at random (byte flips, truncation, a cell replaced by garbage / NaN / huge numbers,
+header damage, a JSON or YAML value replaced by one of the wrong type) and runs ``physid
+identify``, ``physid validate`` or ``physid impacts identify`` on it
 in-process. It counts
 
 * tracebacks: any exception other than a clean exit (codes 0, 2, 3);
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import importlib
 import json
 import random
 import shutil
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("csv", "npz", "config", "params", "manifest", "urdf", "parquet")
+KINDS = ("csv", "npz", "config", "params", "manifest", "urdf", "parquet", "poses")
 GARBAGE = (
     "",
     "nan",
@@ -100,6 +102,15 @@ def make_params(folder: Path) -> Path:
     return write_json_atomic(folder / "params.json", document)
 
 
+def make_poses(folder: Path) -> Path:
+    """Camera poses t,x,y,theta of a spinning ellipse in flight (paper D's input), 60 fps."""
+    t = np.arange(30) / 60.0
+    table = np.column_stack([t, 0.5 * t, 0.3 + 1.0 * t - 4.905 * t**2, 2.0 * t])
+    path = folder / "poses.csv"
+    np.savetxt(path, table, delimiter=",", header="t,x,y,theta", comments="", fmt="%.9g")
+    return path
+
+
 def make_seeds(folder: Path) -> dict[str, Path]:
     """One valid file of each kind."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,6 +141,7 @@ def make_seeds(folder: Path) -> dict[str, Path]:
 
     pq.write_table(pa.table({n: values[:, k] for k, n in enumerate(names)}), folder / "t.parquet")
     return {
+        "poses": make_poses(folder),
         "urdf": folder / "robot.urdf",
         "parquet": folder / "t.parquet",
         "csv": train,
@@ -261,6 +273,7 @@ def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
         return
     structural = {
         "csv": (replace_cells, replace_cells, damage_header),
+        "poses": (replace_cells, replace_cells, damage_header),
         "urdf": (replace_attribute, replace_attribute, replace_attribute),
         "parquet": (),
     }.get(kind)
@@ -295,12 +308,15 @@ def stub_estimator(enabled: bool) -> Iterator[None]:
     def stub(*_args, **_kwargs):
         raise _AcceptedError("inputs accepted")
 
-    original = workflows.identify
-    workflows.identify = stub
+    # the module, not the function that physid.impacts re-exports under the same name
+    impacts = importlib.import_module("physid.impacts.identify")
+
+    originals = workflows.identify, impacts.identify
+    workflows.identify = impacts.identify = stub
     try:
         yield
     finally:
-        workflows.identify = original
+        workflows.identify, impacts.identify = originals
 
 
 def command(kind: str, seeds: dict[str, Path], bad: Path, work: Path) -> list[str]:
@@ -320,6 +336,9 @@ def command(kind: str, seeds: dict[str, Path], bad: Path, work: Path) -> list[st
             str(work / "v.json"),
             "--quiet",
         ]
+    if kind == "poses":
+        shape = ["--shape", "ellipse:0.05,0.025", "--surface", "line:0,0"]
+        return ["impacts", "identify", "--data", str(bad), *shape, "--out", str(work / "out")]
     args = ["identify", "--urdf", urdf, "--out", str(work / "out"), "--quiet"]
     if kind == "config":
         return [*args, "--data", str(seeds["csv"]), "--config", str(bad)]

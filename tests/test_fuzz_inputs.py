@@ -1,11 +1,12 @@
 """Property-based fuzzing (Hypothesis) of the command line's input handling (issue 10).
 
-Random corruptions of valid CSV, NPZ, YAML config, params.json and manifest files (byte flips,
-truncation, garbage / NaN / huge cells, header damage, values of the wrong type) go through
-``physid identify`` / ``validate`` in-process; anything but a clean exit (0/2/3 with one
-``physid: error:`` line, no partial output, no NaN in a written file) fails. The estimator is
-stubbed once the inputs are accepted, so the budget stays small; ``benchmarks/fuzz.py`` runs
-thousands of cases (``--full``: with the real estimator).
+Random corruptions of valid CSV, NPZ, Parquet, YAML config, params.json, manifest, URDF and
+camera-pose files (byte flips, truncation, garbage / NaN / huge cells, header damage, values of
+the wrong type) go through ``physid identify`` / ``validate`` / ``impacts identify``
+in-process; anything but a clean exit (0/2/3 with one ``physid: error:`` line, no partial
+output, no NaN in a written file) fails. The estimator is stubbed once the inputs are accepted,
+so the budget stays small; ``benchmarks/fuzz.py`` runs thousands of cases (``--full``: with the
+real estimator).
 """
 
 from __future__ import annotations
