@@ -4,7 +4,6 @@ with their parent."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -29,13 +28,71 @@ def recording(tmp_path_factory):
     return make_recording(tmp_path_factory.mktemp("rec"), seconds=1.0, rate_hz=100.0)
 
 
+_HOLDER = """
+import sys, time
+from physid.io import claim_output_dir
+with claim_output_dir(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
 def test_a_live_lock_refuses_a_second_run(recording, tmp_path):
     out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(out), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        args = ("identify", "--urdf", URDF, "--data", recording, "--out", out, "--quiet")
+        assert_one_line_error(args, "--out", f"in use by another physid run (pid {holder.pid})")
+        assert (out / LOCK_NAME).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # killed while holding it: the kernel released the lock, the next run takes the folder
+    _write(out, "params.json")
+    assert not (out / LOCK_NAME).exists()
+
+
+_RACER = """
+import os, sys, time
+from physid.errors import InputError
+from physid.io import claim_output_dir
+out, log, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+while time.time() < start:
+    pass
+try:
+    with claim_output_dir(out):
+        entered = time.time()
+        time.sleep(0.05)
+        with open(log, "a") as f:
+            f.write(f"{entered} {time.time()}\\n")
+except InputError:
+    pass
+"""
+
+
+def test_concurrent_runs_on_a_stale_lock_never_both_own_the_folder(tmp_path):
+    """Eight runs released at once on a folder whose lock names a dead process: at most one
+    owns it at any time (a pid-file lock let two that both saw the dead pid both proceed)."""
+    out, log = tmp_path / "out", tmp_path / "log.txt"
     out.mkdir()
-    (out / LOCK_NAME).write_text(str(os.getppid()))  # a live process owns it
-    args = ("identify", "--urdf", URDF, "--data", recording, "--out", out, "--quiet")
-    assert_one_line_error(args, "--out", "in use by another physid run")
-    assert (out / LOCK_NAME).exists()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / LOCK_NAME).write_text(str(dead.pid))
+    start = time.time() + 3.0
+    racers = [
+        subprocess.Popen([sys.executable, "-c", _RACER, str(out), str(log), str(start)])
+        for _ in range(8)
+    ]
+    for racer in racers:
+        assert racer.wait(timeout=60) == 0
+    intervals = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
+    assert intervals  # someone got it
+    for (_, end), (begin, _) in zip(intervals, intervals[1:], strict=False):
+        assert begin >= end  # no two owners at once
+    assert not (out / LOCK_NAME).exists()
 
 
 def test_a_dead_lock_and_a_stale_staging_folder_are_cleaned(tmp_path):

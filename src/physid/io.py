@@ -5,6 +5,7 @@ CSV text of named columns.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -250,6 +251,7 @@ def table_csv_text(columns: dict[str, np.ndarray], fmt: str = "%.10g") -> str:
 LOCK_NAME = ".physid.lock"  # inside an output folder while a run owns it (holds its pid)
 OUTPUTS_NAME = ".physid-outputs.json"  # inside an output folder: the files the last run wrote
 _held: dict[Path, int] = {}  # output folders this process owns, with a nesting count
+_lock_fds: dict[Path, int] = {}  # open lock files of the owned folders (hold the flock)
 
 
 def _alive(pid: int) -> bool:
@@ -262,29 +264,89 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _take_lock(lock: Path, option: str) -> None:
+def _in_use(lock: Path, owner: int, option: str) -> Exception:
+    from physid.errors import InputError
+
+    return InputError(
+        f"{lock.parent} is in use by another physid run (pid {owner}); wait for it to finish, "
+        f"or delete {lock} if no such run exists",
+        source=option,
+    )
+
+
+def _read_owner(lock: Path) -> int:
+    try:
+        return int(lock.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return 0
+
+
+def _take_lock(lock: Path, option: str) -> int:
+    """Take the folder's lock; returns the open lock file (kept open while the run owns it).
+
+    With ``fcntl`` (Linux, macOS) the kernel's advisory lock decides: it dies with its process,
+    so a lock file left by a killed run is simply free, and two runs can never both hold it (a
+    pid test races: two runs that both find a dead pid both remove the file and both proceed).
+    The path must still name the locked file once we hold it — a finishing run unlinks it.
+    Without ``fcntl`` (Windows) an exclusive create with a pid test stands in.
+    """
+    from physid.errors import InputError
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return _take_lock_by_pid(lock, option)
+    for _ in range(20):
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise _in_use(lock, _read_owner(lock), option) from None
+        try:
+            current = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            return fd
+        os.close(fd)  # we locked a file its owner had just unlinked: try the new one
+    raise InputError(f"cannot lock {lock.parent}", source=option)
+
+
+def _take_lock_by_pid(lock: Path, option: str) -> int:  # pragma: no cover - Windows
     from physid.errors import InputError
 
     for _ in range(2):
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            try:
-                owner = int(lock.read_text().strip() or "0")
-            except (OSError, ValueError):
-                owner = 0
+            owner = _read_owner(lock)
             if owner and owner != os.getpid() and _alive(owner):
-                raise InputError(
-                    f"{lock.parent} is in use by another physid run (pid {owner}); wait for it "
-                    f"to finish, or delete {lock} if no such run exists",
-                    source=option,
-                ) from None
+                raise _in_use(lock, owner, option) from None
             lock.unlink(missing_ok=True)  # left by a killed run
             continue
-        with os.fdopen(fd, "w") as handle:
-            handle.write(str(os.getpid()))
-        return
+        os.write(fd, str(os.getpid()).encode())
+        return fd
     raise InputError(f"cannot lock {lock.parent}", source=option)
+
+
+def forget_inherited_locks() -> None:
+    """In a forked worker: close the copies of the parent's lock files, so only the parent holds
+    its folders' locks (a worker outliving a killed parent for a moment must not keep them)."""
+    for fd in _lock_fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _lock_fds.clear()
+    _held.clear()
+
+
+def _release_lock(lock: Path, fd: int) -> None:
+    """Unlink while still holding the lock (a waiter that opened the old file sees it is no
+    longer the path's), then close (which releases it)."""
+    lock.unlink(missing_ok=True)
+    os.close(fd)
 
 
 def _previous_outputs(target: Path) -> set[str]:
@@ -339,7 +401,7 @@ def claim_output_dir(
     target.mkdir(parents=True, exist_ok=True)
     lock = target / LOCK_NAME
     try:
-        _take_lock(lock, option)
+        _lock_fds[target] = _take_lock(lock, option)
     except BaseException:
         if created:
             shutil.rmtree(target, ignore_errors=True)
@@ -358,7 +420,7 @@ def claim_output_dir(
         yield target
     finally:
         del _held[target]
-        lock.unlink(missing_ok=True)
+        _release_lock(lock, _lock_fds.pop(target))
         if created and not any(target.iterdir()):
             target.rmdir()
 

@@ -338,6 +338,9 @@ def _die_with_parent(parent: int) -> None:
     import threading
     import time
 
+    from physid.io import forget_inherited_locks
+
+    forget_inherited_locks()
     try:
         import ctypes
 
