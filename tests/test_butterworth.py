@@ -94,8 +94,18 @@ def test_multirate_plan_splits_the_factor():
     assert plan.first_factor * plan.second.factor == 100  # same total as MATLAB's rule
     assert plan.intermediate_rate_hz >= 25 * 20.0
     assert MultirateDecimation.plan(5000.0, 50.0).first_factor == 4  # 40 = 4 x 10
-    assert MultirateDecimation.plan(5000.0, 80.0).first_factor == 1  # 25 has no divisor <= 2
     assert MultirateDecimation.plan(1000.0, 100.0).first_factor == 1
+    # automatic: the largest first stage, the second rounded down (25 -> 2 x 12): a total
+    # without a small divisor (79, prime, at a 999.99 Hz clock for 5 Hz) no longer forces the
+    # regressor to the full rate
+    plan = MultirateDecimation.plan(5000.0, 80.0)
+    assert (plan.first_factor, plan.second.factor) == (2, 12)
+    plan = MultirateDecimation.plan(999.9999999996661, 5.00025)
+    assert (plan.first_factor, plan.second.factor) == (7, 11)
+    assert plan.second.cutoff_hz < 0.5 * plan.intermediate_rate_hz / plan.second.factor
+    # a factor the user chose is kept exactly
+    plan = MultirateDecimation.plan(5000.0, 80.0, 25)
+    assert (plan.first_factor, plan.second.factor) == (1, 25)
 
 
 def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experiment, monkeypatch):
@@ -135,8 +145,8 @@ def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experi
 @pytest.mark.parametrize(
     "raw, message",
     [
-        ({"coulomb_deadband": -1}, "coulomb_deadband: must be >= 0"),
-        ({"coulomb_deadband": {"prismatic": -0.1}}, "coulomb_deadband.prismatic: must be >= 0"),
+        ({"coulomb_deadband": -1}, r"coulomb_deadband: must lie in \[0, 100\]"),
+        ({"coulomb_deadband": {"prismatic": -0.1}}, "coulomb_deadband.prismatic: must lie in"),
         ({"coulomb_deadband": [1, 2]}, "coulomb_deadband: expected a finite number"),
         ({"estimation": {"estimate_gravity_direction": "no"}}, "expected true or false"),
     ],

@@ -189,6 +189,11 @@ def _kept_rows(prepared: _PreparedStates) -> np.ndarray:
     return rows[interior]
 
 
+# Columns filtered at a time by the second stage: bounds its temporaries (sosfiltfilt pads and
+# copies its input several times) to a block instead of the whole regressor.
+_FILTER_BLOCK_COLUMNS = 64
+
+
 def _second_stage(prepared: _PreparedStates, columns: np.ndarray) -> np.ndarray:
     """Stage 2 of the parallel decimation of (N, n, k) columns: (M, n, k) at the kept rows."""
     rows = _kept_rows(prepared)
@@ -198,7 +203,9 @@ def _second_stage(prepared: _PreparedStates, columns: np.ndarray) -> np.ndarray:
     flat = columns.reshape(columns.shape[0], -1)
     entries = _structural_columns(columns)
     decimated = np.zeros((rows.size, flat.shape[1]))
-    decimated[:, entries] = second.filter(flat[:, entries])[rows]
+    for start in range(0, entries.size, _FILTER_BLOCK_COLUMNS):
+        block = entries[start : start + _FILTER_BLOCK_COLUMNS]
+        decimated[:, block] = second.filter(flat[:, block])[rows]
     return decimated.reshape(rows.size, *columns.shape[1:])
 
 
@@ -233,9 +240,10 @@ def build_observations(
     note("parallel decimation")
     second = prepared.decimation.second
     W_decimated = _second_stage(prepared, W)
+    del W  # the full-rate regressor: the largest array of the run
     tau_decimated = second.filter(tau)[rows]
     if G is not None:
-        G = second.filter(G.reshape(len(t), -1))[rows].reshape(rows.size, *G.shape[1:])
+        G = _second_stage(prepared, G)
     info["decimation"] = {
         "cutoff_hz": second.cutoff_hz,
         "factor": prepared.decimation.first_factor * second.factor,

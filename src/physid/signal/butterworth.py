@@ -167,10 +167,20 @@ class MultirateDecimation:
         cls, sample_rate_hz: float, cutoff_hz: float, factor: int | None = None
     ) -> MultirateDecimation:
         """Split the decimation (total ``factor``, default as :meth:`Decimation.for_cutoff`)."""
-        total = factor or Decimation.for_cutoff(sample_rate_hz, cutoff_hz).factor
         limit = max(1, int(sample_rate_hz // (INTERMEDIATE_RATE_PER_CUTOFF * cutoff_hz)))
-        first = max(d for d in range(1, min(limit, total) + 1) if total % d == 0)
-        second = Decimation(sample_rate_hz / first, cutoff_hz, total // first)
+        if factor is None:
+            # Automatic: the largest first stage, and the second stage's factor rounded down
+            # (a total one or two below the ideal keeps the cut-off further from the Nyquist
+            # frequency). Requiring a divisor made a prime total (79 at 999.99 Hz for 5 Hz)
+            # build the regressor at the full rate: 80 times the memory and time.
+            total = Decimation.for_cutoff(sample_rate_hz, cutoff_hz).factor
+            first = min(limit, total)
+            return cls(
+                sample_rate_hz, first, Decimation(sample_rate_hz / first, cutoff_hz, total // first)
+            )
+        # A factor the user chose is kept exactly: the first stage takes its largest divisor.
+        first = max(d for d in range(1, min(limit, factor) + 1) if factor % d == 0)
+        second = Decimation(sample_rate_hz / first, cutoff_hz, factor // first)
         return cls(sample_rate_hz, first, second)
 
     @property

@@ -1,0 +1,111 @@
+"""Peak memory and time of ``physid identify`` and ``physid validate`` against the recording length.
+
+Issue 10 asks that memory not grow with the recording (identify and validate of 1e7 samples in
+under 1 GB peak RSS). This script measures where physid stands: for each length it writes a
+recording of the simulated six-axis arm (1 kHz, a periodic Fourier excitation, 18-bit encoders,
+torques from the arm's true parameters plus 0.3 N m noise; written in chunks, so the generator's
+own memory stays flat), then runs the two commands in fresh processes and reports their peak
+resident set size (the kernel's ``ru_maxrss`` of the process and everything it waited for,
+figure workers included) and wall time. Lengths whose projected peak (linear in the samples from
+the previous length) exceeds ``--max-rss-gb`` are skipped and said so, rather than pushing the
+machine into swap.
+
+    python benchmarks/memory_scaling.py                    # 1e4, 1e5, 1e6 samples
+    python benchmarks/memory_scaling.py --sizes 1e4 1e7 --max-rss-gb 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+RATE_HZ = 1000.0
+ENCODER_RAD = 2.0 * np.pi / 2**18  # 18-bit joint encoders, as physid.sim.arm.SensorNoise
+CHUNK = 200_000  # rows generated and written at a time
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def write_recording(path: Path, n_samples: int, seed: int = 0) -> None:
+    """A long recording of the simulated arm, written chunk by chunk."""
+    from physid.regressor import observation_matrix
+    from physid.sim.arm import EXCURSION_RAD, FourierExcitation, arm6_model, true_parameters
+
+    rng = np.random.default_rng(seed)
+    model = arm6_model()
+    theta = true_parameters(model, rng)
+    excitation = FourierExcitation.random(
+        rng, model.n_joints, base_frequency_hz=0.1, amplitude_rad=EXCURSION_RAD
+    )
+    names = model.joint_names
+    header = ",".join(["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)])
+    with path.open("w") as handle:
+        handle.write(header + "\n")
+        for start in range(0, n_samples, CHUNK):
+            t = np.arange(start, min(start + CHUNK, n_samples)) / RATE_HZ
+            q, dq, ddq = excitation(t)
+            tau = observation_matrix(model, q, dq, ddq) @ theta
+            q = np.round(q / ENCODER_RAD) * ENCODER_RAD  # what an encoder records
+            tau += 0.3 * rng.standard_normal(tau.shape)
+            np.savetxt(handle, np.column_stack([t, q, tau]), delimiter=",", fmt="%.9g")
+
+
+def measure(args: list[str]) -> tuple[int, float, float]:
+    """Exit code, peak RSS [GB] and wall time [s] of one command in a fresh process."""
+    started = time.perf_counter()
+    line = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *args], capture_output=True, text=True, check=True
+    ).stdout.split()
+    code, kilobytes = int(line[0]), float(line[1])
+    return code, kilobytes / 1024**2, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
+    parser.add_argument("--max-rss-gb", type=float, default=8.0)
+    options = parser.parse_args()
+    from physid.sim.arm import arm6_urdf_path
+
+    physid = [str(Path(sys.executable).with_name("physid"))]  # the installed entry point
+    urdf = arm6_urdf_path()
+    print(f"{'samples':>10} {'identify GB':>12} {'s':>7} {'validate GB':>12} {'s':>7}  MB/1k rows")
+    previous: tuple[int, float] | None = None
+    with tempfile.TemporaryDirectory() as folder:
+        for size in sorted(int(s) for s in options.sizes):
+            if previous is not None and previous[1] * size / previous[0] > options.max_rss_gb:
+                projected = previous[1] * size / previous[0]
+                print(f"{size:>10d}  skipped: projected {projected:.1f} GB > --max-rss-gb")
+                continue
+            data, out = Path(folder) / f"rec_{size}.csv", Path(folder) / f"out_{size}"
+            write_recording(data, size)
+            common = ["--urdf", urdf, "--data", str(data), "--quiet"]
+            code, rss, seconds = measure([*physid, "identify", *common, "--out", str(out)])
+            params = out / "params.json"
+            if code not in (0, 3) or not params.exists():
+                print(f"{size:>10d}  identify failed (exit {code})")
+                break
+            report = Path(folder) / f"validate_{size}.json"
+            v_code, v_rss, v_seconds = measure(
+                [*physid, "validate", *common, "--params", str(params), "--json", str(report)]
+            )
+            per_k = 1024 * max(rss, v_rss) / size * 1000
+            print(
+                f"{size:>10d} {rss:12.2f} {seconds:7.1f} {v_rss:12.2f} {v_seconds:7.1f}  "
+                f"{per_k:.2f}" + ("" if v_code == 0 else f"  (validate exit {v_code})")
+            )
+            previous = (size, max(rss, v_rss))
+            data.unlink()
+
+
+if __name__ == "__main__":
+    main()
