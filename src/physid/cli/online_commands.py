@@ -92,10 +92,11 @@ def online(
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)
-    filt = make_filter(model, bodies, settings)
+    filt, friction_notes = make_filter(model, bodies, settings)
     signals = signals_from_table(read_table(data), model, settings.contact_frames)
+    notes = friction_notes + signals.warnings
     if not quiet:
-        for warning in signals.warnings:
+        for warning in notes:
             click.echo(f"physid: warning: {warning}", err=True)
     start = time.perf_counter()
     result = replay(filt, signals, progress=not quiet)
@@ -104,10 +105,11 @@ def online(
         result,
         filt,
         settings,
-        signals.warnings,
+        notes,
         elapsed,
         {"urdf": urdf, "data": data, "config": config},
     )
+    summary["velocities"] = "from positions" if signals.dq is None else "measured"
     window = _window(summary_window, result.t)
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(
@@ -121,7 +123,8 @@ def online(
     if not quiet:
         click.echo(
             f"physid online: {len(result.t)} samples, {result.n_updates} updates, "
-            f"{int(result.gated.sum())} gated, {int(result.skipped.sum())} skipped -> {out}"
+            f"{int(result.gated.sum())} gated ({100 * summary['gated_fraction']:.1f} % of the "
+            f"filter's measurements), {int(result.skipped.sum())} skipped -> {out}"
         )
         for joint in result.bodies:
             w = summary["bodies"][joint]["window"]
@@ -197,6 +200,10 @@ def _summary(result, filt, settings, warnings, elapsed: float, inputs: dict) -> 
         "samples": n,
         "updates": result.n_updates,
         "gated": int(result.gated.sum()),
+        # of the measurements the filter judged (not skipped, not calibrating)
+        "gated_fraction": float(result.gated.sum())
+        / max(int(np.sum(~(result.skipped | result.calibrating))), 1),
+        "joint_friction": "none" if meas.joint_friction is None else "nominal params.json",
         "skipped": int(result.skipped.sum()),
         "skip_reasons": result.skip_reasons,
         "calibrating": int(result.calibrating.sum()),

@@ -48,7 +48,7 @@ class OnlineSignals:
 
     t: NDArray[np.float64]  # (N,)
     q: NDArray[np.float64]  # (N, nq)
-    dq: NDArray[np.float64]  # (N, nv)
+    dq: NDArray[np.float64] | None  # (N, nv); None: estimated from q by the filter
     tau: NDArray[np.float64]  # (N, n_actuated)
     wrenches: NDArray[np.float64] | None  # (N, n_contacts, 6)
     source: str = ""
@@ -104,7 +104,16 @@ def signals_from_table(
                 source=table.source,
             )
     q = block(tuple(f"q_{j}" for j in joints), "joint position")
-    dq = block(tuple(f"dq_{j}" for j in joints), "joint velocity")
+    velocity_names = tuple(f"dq_{j}" for j in joints)
+    notes: list[str] = []
+    if is_floating_base(model) or any(n in table.columns for n in velocity_names):
+        dq = block(velocity_names, "joint velocity")
+    else:  # a plain log: positions and torques only
+        dq = None
+        notes.append(
+            f"{table.source}: no dq_ columns: velocities estimated from the positions (causal "
+            "quadratic fit over the acceleration window, same delay)"
+        )
     tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
     if is_floating_base(model):
         q = np.hstack([block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
@@ -116,10 +125,9 @@ def signals_from_table(
             axis=1,
         )
     unused = sorted(set(table.columns) - used)
-    warnings = ()
     if unused:
-        warnings = (f"{table.source}: unused column(s): {', '.join(unused)}",)
-    return OnlineSignals(t, q, dq, tau, wrenches, table.source, warnings)
+        notes.append(f"{table.source}: unused column(s): {', '.join(unused)}")
+    return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
 
 
 def signals_table(
@@ -129,13 +137,14 @@ def signals_table(
     joints = actuated_joints(model)
     columns: dict[str, NDArray[np.float64]] = {"t": signals.t}
     q, dq = signals.q, signals.dq
-    if is_floating_base(model):
+    if is_floating_base(model):  # (a floating base always has dq)
         columns.update({n: q[:, k] for k, n in enumerate(BASE_POSE_COLUMNS)})
         columns.update({n: dq[:, k] for k, n in enumerate(BASE_VELOCITY_COLUMNS)})
         q, dq = q[:, 7:], dq[:, 6:]
     for k, joint in enumerate(joints):
         columns[f"q_{joint}"] = q[:, k]
-        columns[f"dq_{joint}"] = dq[:, k]
+        if dq is not None:
+            columns[f"dq_{joint}"] = dq[:, k]
         columns[f"tau_{joint}"] = signals.tau[:, k]
     for c, frame in enumerate(contact_frames):
         for k, name in enumerate(wrench_columns(frame)):

@@ -40,6 +40,7 @@ from physid.inertia import (
     project_consistent,
 )
 from physid.online.config import OnlineConfig
+from physid.online.friction import JointFriction
 from physid.online.measurement import SplitMeasurement
 from physid.online.results import BodyEstimate, OnlineEstimate
 from physid.online.stream import BiasCalibration, RateLimiter, SampleWindow
@@ -69,6 +70,8 @@ class RecursiveInertialFilter:
     :func:`physid.model.load_urdf`, then :func:`physid.params_file.apply_inertias`); the initial
     estimate of an estimated body is its nominal inertia. ``bodies``: joint names of the bodies to
     estimate. InputError for an unknown body or frame, an inconsistent nominal model or config.
+    ``joint_friction``: the joints' friction and armature (:mod:`physid.online.friction`, from an
+    offline params.json), part of the nominal model; without it they are taken as zero.
 
     The streamed estimate is the filter's mean passed through the rate limiter; its covariance is
     the filter's (``G P G^T``), the uncertainty of the state the output is moving toward.
@@ -78,10 +81,16 @@ class RecursiveInertialFilter:
     projects_emitted = True  # see the class docstring
 
     def __init__(
-        self, model: pin.Model, bodies: Sequence[str], config: OnlineConfig | None = None
+        self,
+        model: pin.Model,
+        bodies: Sequence[str],
+        config: OnlineConfig | None = None,
+        joint_friction: JointFriction | None = None,
     ) -> None:
         self.config = config = config or OnlineConfig()
-        self.measurement = meas = SplitMeasurement(model, bodies, config.contact_frames)
+        self.measurement = meas = SplitMeasurement(
+            model, bodies, config.contact_frames, joint_friction
+        )
         self.bodies = meas.bodies
         self.n_bodies = nb = len(meas.bodies)
         for joint, pi in zip(meas.bodies, meas.nominal_pi, strict=True):
@@ -100,7 +109,6 @@ class RecursiveInertialFilter:
         self._Q = self._covariance(config.process_noise.vector() ** 2, G0)  # per second
         noise = config.measurement_noise
         self._r = meas.noise_std(noise.joint_torque, noise.base_force, noise.base_torque) ** 2
-        self._R = np.diag(self._r)
         self._rhs = np.empty((meas.n_rows, 1 + 10 * nb))  # [innovation | H P] for one solve
         p = config.gating.probability
         self.gamma = np.inf if p is None else float(scipy.stats.chi2.ppf(p, df=meas.n_rows))
@@ -170,7 +178,7 @@ class RecursiveInertialFilter:
         self,
         t: float,
         q: ArrayLike,
-        dq: ArrayLike,
+        dq: ArrayLike | None,
         tau: ArrayLike,
         contacts: Mapping[str, ArrayLike] | ArrayLike | None = None,
     ) -> OnlineEstimate:
@@ -182,13 +190,24 @@ class RecursiveInertialFilter:
         ``[fx, fy, fz, mx, my, mz]`` per contact frame (mapping frame -> 6 values, or an array in
         the configured frame order), world-aligned axes at the frame origin. A bad sample is
         skipped and flagged, never raises; wrong array sizes raise InputError.
+
+        ``dq=None`` (fixed base only; every sample alike): the velocities are estimated from the
+        positions, by the same causal window as the accelerations (a quadratic least-squares fit
+        over the window, valid at its middle sample: delay ``(W - 1) / 2`` samples, compensated
+        by delaying positions and torques alike; :class:`~physid.online.stream.SampleWindow`).
         """
         meas = self.measurement
         model = meas.model
+        from_positions = dq is None
+        if from_positions and meas.floating_base:
+            raise InputError(
+                "dq is required with a floating base (its velocity is not estimated from poses)"
+            )
         try:
             t = float(t)
             q = np.asarray(q, dtype=float)
-            dq, tau = np.asarray(dq, dtype=float), np.asarray(tau, dtype=float)
+            dq = np.zeros(model.nv) if from_positions else np.asarray(dq, dtype=float)
+            tau = np.asarray(tau, dtype=float)
         except (TypeError, ValueError):
             raise InputError(
                 "update expects a number t and numeric arrays q, dq and tau; got "
@@ -203,7 +222,9 @@ class RecursiveInertialFilter:
         if meas.floating_base:  # a state estimator's quaternion drifts off the unit sphere
             q = q.copy()
             q[3:7] /= np.linalg.norm(q[3:7])
-        reason = self._window.push(t, q, dq, tau, self._wrenches(contacts))
+        reason = self._window.push(
+            t, q, dq, tau, self._wrenches(contacts), velocity_from_positions=from_positions
+        )
         if reason or not self._window.full:
             # a non-finite time is flagged, never echoed: the row keeps the last time stamp
             t_row = t if np.isfinite(t) else self._last.t
@@ -220,7 +241,9 @@ class RecursiveInertialFilter:
         dt = 0.0 if self._t_update is None else t_meas - self._t_update
         P = self._P + self._Q * dt  # eq. 18 (predict)
         H = self._measurement_jacobian(Y)  # eq. 21
-        X = self._solve(P, H, innovation)
+        extra = meas.model_variance(v_m)  # friction-model uncertainty near zero speed
+        r = self._r if extra is None else self._r + extra
+        X = self._solve(P, H, innovation, r)
         if X is None:
             return self._hold(t, t_meas, "singular innovation covariance")
         nis = float(innovation @ X[:, 0])  # left side of eq. 22
@@ -231,7 +254,7 @@ class RecursiveInertialFilter:
             return self._emit(t, t_meas, gated=True, nis=nis)
         if decision == "release":  # the load changed: reopen the prior uncertainty, re-solve
             P = P + self._P0
-            X = self._solve(P, H, innovation)
+            X = self._solve(P, H, innovation, r)
             if X is None:
                 return self._hold(t, t_meas, "singular innovation covariance")
         K = X[:, 1:].T
@@ -245,7 +268,7 @@ class RecursiveInertialFilter:
             K = K * (self._max_step / largest)
             step = K @ innovation
         x_new = self._x + step
-        P_new = joseph_update(P, K, H, self._r)
+        P_new = joseph_update(P, K, H, r)
         pi_new, G_new = self._pi_and_jacobian(x_new)
         if not np.isfinite(P_new.sum() + pi_new.sum()):
             self._P = P
@@ -253,11 +276,12 @@ class RecursiveInertialFilter:
         self._x, self._P, self._pi, self._G = x_new, P_new, pi_new, G_new
         return self._emit(t, t_meas, gated=False, nis=nis)
 
-    def _solve(self, P: NDArray, H: NDArray, innovation: NDArray) -> NDArray | None:
-        """``S^-1 [nu, H P]`` with ``S = H P H^T + R`` (eq. 20): one solve gives both the
+    def _solve(self, P: NDArray, H: NDArray, innovation: NDArray, r: NDArray) -> NDArray | None:
+        """``S^-1 [nu, H P]`` with ``S = H P H^T + diag(r)`` (eq. 20): one solve gives both the
         normalized innovation and ``K^T = S^-1 H P``; None if S is singular."""
         PHt = P @ H.T
-        S = H @ PHt + self._R
+        S = H @ PHt
+        S[np.diag_indices_from(S)] += r
         rhs = self._rhs
         rhs[:, 0], rhs[:, 1:] = innovation, PHt.T
         try:

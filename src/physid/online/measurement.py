@@ -11,6 +11,8 @@ with ``S^T tau_obs`` the measured actuated torques (zero on the six rows of a fr
 ``J_c`` the 6 x nv Jacobian of contact frame ``c`` in ``LOCAL_WORLD_ALIGNED`` and
 ``lambda_c = [f; m]`` the measured wrench that the environment applies to the robot: force ``f``
 [N] at the frame origin and moment ``m`` [N m] about that origin, both along the world axes.
+With the joint terms of an offline identification (:mod:`physid.online.friction`), their torque
+is part of ``tau_nom`` (on the actuated rows).
 
 Only the rows that can see an estimated body are kept: those of the joints that support it
 (Pinocchio's ``model.supports``), including the six free-flyer rows. On the other rows ``Y_est``
@@ -28,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from physid.errors import InputError
 from physid.inertia import check_consistency
+from physid.online.friction import JointFriction
 
 #: Tolerance of the nominal-model check: a body whose pseudo-inertia has an eigenvalue below
 #: ``-_PSD_TOLERANCE * scale`` is rejected; degenerate bodies (massless links, point masses,
@@ -64,7 +67,11 @@ class SplitMeasurement:
     """
 
     def __init__(
-        self, model: pin.Model, bodies: Sequence[str], contact_frames: Sequence[str] = ()
+        self,
+        model: pin.Model,
+        bodies: Sequence[str],
+        contact_frames: Sequence[str] = (),
+        joint_friction: JointFriction | None = None,
     ) -> None:
         bodies = tuple(bodies)
         if not bodies:
@@ -92,6 +99,12 @@ class SplitMeasurement:
         )
         self.nv = model.nv
         self.n_actuated = model.nv - 6 if self.floating_base else model.nv
+        self.joint_friction = joint_friction
+        if joint_friction is not None and joint_friction.viscous.shape != (self.n_actuated,):
+            raise InputError(
+                f"joint friction for {joint_friction.viscous.size} joints, the model actuates "
+                f"{self.n_actuated}"
+            )
         # Columns of the estimated bodies in Pinocchio's joint-torque regressor (body of joint
         # id k: 10(k-1) .. 10k).
         self.columns = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self.joint_ids])
@@ -121,8 +134,28 @@ class SplitMeasurement:
 
     # --- full-size pieces (tests and diagnostics) -----------------------------------------------
     def tau_nominal(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
-        """``tau_nom`` (nv,): RNEA with the estimated bodies' inertias zeroed (paper E eq. 7)."""
-        return pin.rnea(self._model_nominal, self._data_nominal, q, v, a).copy()
+        """``tau_nom`` (nv,): RNEA with the estimated bodies' inertias zeroed (paper E eq. 7),
+        plus the joint terms when given."""
+        tau = pin.rnea(self._model_nominal, self._data_nominal, q, v, a).copy()
+        return tau + self._joint_terms(np.asarray(v, float), np.asarray(a, float))
+
+    def model_variance(self, v: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """Extra measurement variance per row (as :attr:`rows`) from the joint-friction model
+        near zero speed (:meth:`JointFriction.torque_variance`); None without joint friction."""
+        if self.joint_friction is None:
+            return None
+        out = np.zeros(self.nv)
+        actuated = slice(self.nv - self.n_actuated, self.nv)
+        out[actuated] = self.joint_friction.torque_variance(np.asarray(v, float)[actuated])
+        return out[self.rows]
+
+    def _joint_terms(self, v: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray:
+        """Joint-term torques (nv,), zero on free-flyer rows (0 without joint friction)."""
+        out = np.zeros(self.nv)
+        if self.joint_friction is not None:
+            actuated = slice(self.nv - self.n_actuated, self.nv)
+            out[actuated] = self.joint_friction.torque(v[actuated], a[actuated])
+        return out
 
     def regressor(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """``Y_est`` (nv, 10 n_bodies): the estimated bodies' regressor columns (eq. 6)."""
@@ -159,6 +192,8 @@ class SplitMeasurement:
         tau_full = self._tau_full
         tau_full[self.nv - self.n_actuated :] = tau_actuated
         delta = tau_full[rows] - pin.rnea(self._model_nominal, self._data_nominal, q, v, a)[rows]
+        if self.joint_friction is not None:
+            delta -= self._joint_terms(v, a)[rows]
         # Y_est column block of body k = J_k^T A_k: the body regressor A_k (spatial force of the
         # body as a linear map of its pi, gravity as an acceleration) pulled back by the body's
         # LOCAL joint Jacobian. Equal to the columns of pin.computeJointTorqueRegressor (see

@@ -15,9 +15,10 @@ from numpy.typing import NDArray
 from physid.inertia import inertia_vector_from_matrix, is_consistent, mass_com_inertia_from_pi
 from physid.model import load_urdf
 from physid.online.baseline import BaselineKF
-from physid.online.columns import OnlineSignals
+from physid.online.columns import OnlineSignals, actuated_joints
 from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
+from physid.online.friction import joint_friction_from_params
 from physid.online.results import quantity_jacobian
 from physid.params_file import apply_inertias, read_params
 
@@ -34,10 +35,18 @@ def load_model(urdf: str | Path, config: OnlineConfig) -> pin.Model:
 
 def make_filter(
     model: pin.Model, bodies: Sequence[str], config: OnlineConfig
-) -> RecursiveInertialFilter:
-    """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`."""
+) -> tuple[RecursiveInertialFilter, tuple[str, ...]]:
+    """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`, and notes.
+
+    With ``config.nominal_params`` the joints' friction and armature of that file join the
+    nominal model (:mod:`physid.online.friction`).
+    """
     cls = BaselineKF if config.filter == "kf" else InertialEKF
-    return cls(model, bodies, config)
+    friction, notes = None, ()
+    if config.nominal_params is not None:
+        joints = actuated_joints(model)
+        friction, notes = joint_friction_from_params(read_params(config.nominal_params), joints)
+    return cls(model, bodies, config, friction), notes
 
 
 def quantities_from_pi(
@@ -115,7 +124,7 @@ def replay(
         estimate = filt.update(
             signals.t[k],
             signals.q[k],
-            signals.dq[k],
+            None if signals.dq is None else signals.dq[k],
             signals.tau[k],
             None if wrenches is None else wrenches[k],
         )

@@ -3,9 +3,12 @@
 * :class:`SampleWindow` — the last ``W`` samples; accelerations by a causal finite difference
   (least-squares slope of the velocity over the window, ``W = 3`` is the central difference),
   valid at the window's middle sample, so positions, torques and wrenches are delayed by
-  ``(W - 1) / 2`` samples to match (§III-D). Bad samples (non-finite values, time not increasing)
-  are rejected; a non-finite sample or a time gap longer than ``max_gap_s`` (a dropped sample)
-  empties the window, since a difference across the hole would be wrong.
+  ``(W - 1) / 2`` samples to match (§III-D). Without measured velocities, velocity and
+  acceleration both come from a least-squares quadratic in time fitted to the window's positions
+  (a Savitzky-Golay derivative), valid at the same middle sample with the same delay. Bad samples
+  (non-finite values, time not increasing) are rejected; a non-finite sample or a time gap
+  longer than ``max_gap_s`` (a dropped sample) empties the window, since a difference across
+  the hole would be wrong.
 * :class:`BiasCalibration` — the start-up calibration of §IV-B: the mean residual over a window
   is afterwards subtracted from ``delta_tau`` (an extra constant term in eq. 14).
 * :class:`RateLimiter` — limits how fast the streamed estimate may move (§IV-B, 3 kg/s).
@@ -42,6 +45,7 @@ class SampleWindow:
         self._count = 0  # samples in the window since the last reset
         self._head = -1  # slot of the newest sample
         self._last_t = -np.inf
+        self.velocity_from_positions: bool | None = None  # fixed by the first sample
 
     @property
     def full(self) -> bool:
@@ -50,8 +54,27 @@ class SampleWindow:
     def reset(self) -> None:
         self._count = 0
 
-    def push(self, t: float, q: NDArray, v: NDArray, tau: NDArray, wrench: NDArray) -> str:
-        """Add a sample; return '' if it was taken, else why it was not (the window may reset)."""
+    def push(
+        self,
+        t: float,
+        q: NDArray,
+        v: NDArray,
+        tau: NDArray,
+        wrench: NDArray,
+        *,
+        velocity_from_positions: bool = False,
+    ) -> str:
+        """Add a sample; return '' if it was taken, else why it was not (the window may reset).
+
+        ``velocity_from_positions``: ``v`` is a placeholder, the velocity is estimated from the
+        positions (every sample of a stream alike: mixing raises InputError).
+        """
+        if self.velocity_from_positions is None:
+            self.velocity_from_positions = velocity_from_positions
+        elif self.velocity_from_positions != velocity_from_positions:
+            from physid.errors import InputError
+
+            raise InputError("give dq for every sample or for none (then it is estimated)")
         if not math.isfinite(t):
             self.reset()
             return "non-finite time"
@@ -84,6 +107,12 @@ class SampleWindow:
         middle sample.
         """
         k = (self._head - (self.size - 1) // 2) % self.size
+        if self.velocity_from_positions:
+            # q(t) ~ c0 + c1 s + c2 s^2 with s = t - t_middle (centred: well conditioned)
+            s = self.t - self.t[k]
+            basis = np.column_stack([np.ones_like(s), s, s * s])
+            c = np.linalg.solve(basis.T @ basis, basis.T @ self.q)
+            return self.t[k], self.q[k], c[1], self.tau[k], self.wrench[k], 2.0 * c[2]
         dt = self.t - self.t.mean()
         weights = dt / (dt @ dt)
         return self.t[k], self.q[k], self.v[k], self.tau[k], self.wrench[k], weights @ self.v

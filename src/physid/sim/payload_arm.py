@@ -129,6 +129,19 @@ class ArmNoise:
 
 
 @dataclass(frozen=True)
+class ArmFriction:
+    """True joint friction: ``viscous dq + coulomb tanh(dq / smoothing)`` per joint — the
+    smooth transition of real friction, which a sign model with a deadband only approximates."""
+
+    viscous: NDArray[np.float64]  # (7,) N m s/rad
+    coulomb: NDArray[np.float64]  # (7,) N m
+    smoothing_rad_s: float = 0.005
+
+    def torque(self, dq: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.viscous * dq + self.coulomb * np.tanh(dq / self.smoothing_rad_s)
+
+
+@dataclass(frozen=True)
 class ArmRecording:
     """Simulated measurements and the truth; arrays over the N samples."""
 
@@ -160,8 +173,10 @@ def simulate_payload_arm(
     *,
     rate_hz: float = 1000.0,
     noise: ArmNoise | None = None,
+    friction: ArmFriction | None = None,
 ) -> ArmRecording:
-    """Sample the excitation at ``rate_hz`` with the payload of ``profile`` (see the module)."""
+    """Sample the excitation at ``rate_hz`` with the payload of ``profile`` (see the module),
+    and the joint ``friction`` (none by default) in the measured torques."""
     profile = profile or PayloadProfile()
     noise = noise or ArmNoise()
     model = load_arm()
@@ -175,6 +190,8 @@ def simulate_payload_arm(
     for k in range(len(t)):
         model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(pi_body[k])
         tau[k] = pin.rnea(model, data, q[k], dq[k], ddq[k])
+    if friction is not None:
+        tau += friction.torque(dq)
     n, nv = q.shape
     offsets = rng.normal(scale=noise.tau_offset_std, size=nv)
     return ArmRecording(

@@ -1,0 +1,82 @@
+"""Joint friction and armature of an offline identification, for the online filter's nominal model.
+
+Paper E's measurement (eq. 14) subtracts the torque of everything that is not estimated; on a real
+arm that includes the joints' own friction, which an inertial-only nominal model leaves in the
+residual, where the filter reads it as a payload (or gates the update). ``physid identify`` writes
+these terms per joint in ``params.json`` (DESIGN.md joint terms):
+
+    tau_j = fv dq_j + fc sign(dq_j) + offset + Ia ddq_j,   sign = 0 where |dq_j| < deadband_j,
+
+the same rule as the offline regressor (:func:`physid.regressor.coulomb_sign`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.params_file import DEADBAND_KEY, JOINT_TERM_KEYS, ParamsFile
+from physid.regressor import coulomb_sign
+
+
+@dataclass(frozen=True)
+class JointFriction:
+    """Per actuated joint (velocity order): viscous [N m s/rad], Coulomb [N m], offset [N m],
+    armature [kg m^2] and the Coulomb deadband [rad/s] (prismatic joints: N, m, kg)."""
+
+    viscous: NDArray[np.float64]
+    coulomb: NDArray[np.float64]
+    offset: NDArray[np.float64]
+    armature: NDArray[np.float64]
+    deadband: NDArray[np.float64]
+
+    def torque(self, v: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Joint-term torques (n,) at joint velocities ``v`` and accelerations ``a`` (n,)."""
+        sign = coulomb_sign(v, self.deadband)
+        return self.viscous * v + self.coulomb * sign + self.offset + self.armature * a
+
+    def torque_variance(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Variance (n,) [N^2 m^2] of the model's Coulomb torque near zero speed, where the sign
+        model is least right: static friction holds anything in [-fc, fc], the transition is not
+        a step, and a noisy velocity flips the sign. ``(fc b)^2`` with the bump
+        ``b = exp(-(v / deadband)^2 / 2)`` (1 at rest, 0.14 at two deadbands, 0.01 at three);
+        zero for a joint without deadband. Added to the measurement noise of that joint's row,
+        so a reversal neither pulls the estimate nor is gated as a load change."""
+        width = np.where(self.deadband > 0, self.deadband, 1.0)
+        bump = np.where(self.deadband > 0, np.exp(-0.5 * (v / width) ** 2), 0.0)
+        return (self.coulomb * bump) ** 2
+
+
+def joint_friction_from_params(
+    params: ParamsFile, joints: tuple[str, ...]
+) -> tuple[JointFriction, tuple[str, ...]]:
+    """The joint terms of ``params`` for the actuated ``joints`` (absent terms are 0), and notes
+    on what the online model cannot use (coupled-motor terms, joints the file does not name)."""
+    values = {term: np.zeros(len(joints)) for term in JOINT_TERM_KEYS}
+    deadband = np.zeros(len(joints))
+    unknown = sorted(set(params.joints) - set(joints))
+    if unknown:
+        raise InputError(
+            f"joints {unknown} of the nominal params.json are not actuated joints of the model "
+            f"({', '.join(joints)})",
+            source=params.source,
+        )
+    for k, joint in enumerate(joints):
+        terms = params.joints.get(joint, {})
+        for term, key in JOINT_TERM_KEYS.items():
+            values[term][k] = float(terms.get(key, 0.0))
+        deadband[k] = float(terms.get(DEADBAND_KEY) or 0.0)
+    notes = []
+    missing = [j for j in joints if j not in params.joints]
+    if missing:
+        notes.append(f"{params.source}: no joint terms for {', '.join(missing)} (taken as 0)")
+    if params.extra.get("coupled_motors"):
+        notes.append(
+            f"{params.source}: coupled-motor friction terms are not modelled online (only each "
+            "joint's own terms)"
+        )
+    friction = JointFriction(values["fv"], values["fc"], values["offset"], values["Ia"], deadband)
+    return friction, tuple(notes)

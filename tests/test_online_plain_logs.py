@@ -1,0 +1,142 @@
+"""Online estimation on a plain log (issue 11 item 5): positions and torques only, an arm with
+joint friction, the friction taken from an offline params.json.
+
+Truth: the simulated 7-axis arm (physid.sim.payload_arm) with a 2 kg payload step and smooth
+(tanh) Coulomb plus viscous friction in its torques; the velocities are not given to the filter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.inertia import check_consistency
+from physid.online import InertialEKF, OnlineConfig
+from physid.online.columns import OnlineSignals
+from physid.online.config import Gating, MeasurementNoise, ThetaStd
+from physid.online.friction import JointFriction
+from physid.online.metrics import settling_time
+from physid.online.replay import replay
+from physid.online.stream import SampleWindow
+from physid.sim.payload_arm import (
+    ARM_URDF,
+    PAYLOAD_JOINT,
+    ArmFriction,
+    PayloadProfile,
+    load_arm,
+    simulate_payload_arm,
+)
+
+CONFIG = OnlineConfig(
+    calibration_s=0.5,
+    acceleration_window=61,  # plain logs: velocity and acceleration from positions
+    process_noise=ThetaStd(alpha=2.0, d=0.05, s=0.01, t=0.005),
+    measurement_noise=MeasurementNoise(joint_torque=1.0),
+    gating=Gating(probability=0.9999, release_after_s=0.05),
+)
+# 2.5 kg from the end of the hold, then a step to 4.5 kg: a 2 kg step
+STEP = PayloadProfile(hold_s=0.6, sine_s=0.0, square_s=0.0, plateau_s=2.5, step_s=3.0,
+                      offset_kg=2.5, step_to_kg=4.5)  # fmt: skip
+VISCOUS = np.array([2.0, 2.5, 1.5, 1.2, 0.8, 0.6, 0.4])  # N m s/rad
+COULOMB = np.array([4.0, 5.0, 3.0, 2.5, 1.5, 1.0, 0.8])  # N m
+TRUE_FRICTION = ArmFriction(VISCOUS, COULOMB, smoothing_rad_s=0.005)
+
+
+@pytest.fixture(scope="module")
+def recording():
+    return simulate_payload_arm(np.random.default_rng(5), STEP, friction=TRUE_FRICTION)
+
+
+def _plain(rec) -> OnlineSignals:
+    return OnlineSignals(rec.t, rec.q, None, rec.tau, None)
+
+
+def _identified_friction() -> JointFriction:
+    """What an offline fit reports for this friction: the same coefficients, a sign model whose
+    deadband is the width of the true transition."""
+    zeros = np.zeros(7)
+    return JointFriction(VISCOUS, COULOMB, zeros, zeros, np.full(7, 0.005))
+
+
+def test_velocity_from_positions_is_the_derivative_at_the_middle_sample():
+    # closed form: a quadratic least-squares fit over a symmetric window is exact for the
+    # quadratic part; of a cubic d s^3 (s from the middle) it reads the slope d sum(s^4)/sum(s^2)
+    # and no curvature
+    window = SampleWindow(1, 1, 1, 0, 21)
+    t = 0.3 + np.arange(21) * 1e-3
+    q = 0.2 + 0.5 * t - 1.5 * t**2 + 0.8 * t**3
+    for tk, qk in zip(t, q, strict=True):
+        window.push(tk, np.array([qk]), np.zeros(1), np.zeros(1), np.zeros(0),
+                    velocity_from_positions=True)  # fmt: skip
+    t_mid, q_mid, v, _, _, a = window.middle()
+    assert t_mid == pytest.approx(t[10]) and q_mid[0] == pytest.approx(q[10])
+    s = t - t_mid
+    bias = 0.8 * np.sum(s**4) / np.sum(s**2)
+    assert v[0] == pytest.approx(0.5 - 3.0 * t_mid + 2.4 * t_mid**2 + bias, abs=1e-9)
+    assert a[0] == pytest.approx(-3.0 + 4.8 * t_mid, abs=1e-7)
+
+
+def test_payload_step_on_a_plain_log_with_friction_from_params(recording):
+    rec = recording
+    result = replay(InertialEKF(load_arm(), [PAYLOAD_JOINT], CONFIG, _identified_friction()),
+                    _plain(rec))  # fmt: skip
+    mass, truth = result.values[:, 0, 0], rec.body_mass
+    settle = settling_time(rec.t, mass, truth, STEP.step_time_s, 0.03)
+    assert settle <= 2.0, f"mass within 3 % only {settle:.2f} s after the 2 kg step"
+    # gating outside the mass discontinuities (attach at the end of the hold, the step)
+    impacts = np.zeros_like(rec.t, dtype=bool)
+    for t_jump in STEP.step_times():
+        impacts |= np.abs(rec.t - t_jump) < 0.5
+    judged = ~(result.skipped | result.calibrating) & ~impacts
+    gated = result.gated[judged].mean()
+    assert gated < 0.05, f"{100 * gated:.1f} % of the updates gated outside the mass steps"
+    bad = [k for k, p in enumerate(result.pi[:, 0]) if not check_consistency(p).consistent]
+    assert not bad and not np.isnan(result.values).any()
+
+
+def test_without_the_friction_model_the_same_log_misleads_the_filter(recording):
+    # the cause the friction model removes: joint friction read as payload, or gated away
+    rec = recording
+    result = replay(InertialEKF(load_arm(), [PAYLOAD_JOINT], CONFIG), _plain(rec))
+    mass, truth = result.values[:, 0, 0], rec.body_mass
+    late = rec.t >= STEP.duration_s - 1.0
+    error = np.mean(np.abs(mass[late] - truth[late]) / truth[late])
+    judged = ~(result.skipped | result.calibrating)
+    assert error > 0.05 or result.gated[judged].mean() > 0.2
+
+
+def test_cli_reads_friction_from_params_and_estimates_velocities(recording, tmp_path: Path):
+    rec = recording
+    names = rec.joint_names
+    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
+    data = tmp_path / "plain.csv"
+    np.savetxt(data, np.column_stack([rec.t, rec.q, rec.tau]), delimiter=",",
+               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    joints = {
+        j: {"viscous": VISCOUS[k], "coulomb": COULOMB[k], "coulomb_deadband": 0.005}
+        for k, j in enumerate(names)
+    }
+    (tmp_path / "params.json").write_text(json.dumps({"format": "physid.params/1", "bodies": {}, "joints": joints}))
+    config = tmp_path / "online.yaml"
+    config.write_text(
+        "calibration_s: 0.5\nacceleration_window: 61\nnominal_params: params.json\n"
+        "process_noise: {alpha: 2.0, d: 0.05, s: 0.01, t: 0.005}\n"
+        "gating: {probability: 0.9999, release_after_s: 0.05}\n"
+    )
+    out = tmp_path / "online"
+    args = ["online", "--urdf", str(ARM_URDF), "--data", str(data), "--body", PAYLOAD_JOINT,
+            "--config", str(config), "--out", str(out), "--quiet"]  # fmt: skip
+    args += ["--summary-window", "4.5:"]  # the last 1.6 s, after the step
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["velocities"] == "from positions"
+    assert summary["joint_friction"] == "nominal params.json"
+    assert 0.0 <= summary["gated_fraction"] < 0.05
+    window_mass = summary["bodies"][PAYLOAD_JOINT]["window"]["median"]["mass"]
+    assert window_mass == pytest.approx(rec.body_mass[-1], rel=0.03)
