@@ -121,7 +121,8 @@ def test_cli_reads_friction_from_params_and_estimates_velocities(recording, tmp_
         j: {"viscous": VISCOUS[k], "coulomb": COULOMB[k], "coulomb_deadband": 0.005}
         for k, j in enumerate(names)
     }
-    (tmp_path / "params.json").write_text(json.dumps({"format": "physid.params/1", "bodies": {}, "joints": joints}))
+    document = {"format": "physid.params/1", "bodies": {}, "joints": joints}
+    (tmp_path / "params.json").write_text(json.dumps(document))
     config = tmp_path / "online.yaml"
     config.write_text(
         "calibration_s: 0.5\nacceleration_window: 61\nnominal_params: params.json\n"

@@ -9,7 +9,11 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       coupling: {m6: {joint_5: 32}}        # extra ratio entries: motor m6 turns with joint_5 too
       joint_offset: {joint_2: -1.5707963, joint_3: 1.5707963}   # rad, added on the joint side
       coupled_motor_terms: true            # Iam, fvm, fcm of coupled motors (paper C §4.1)
-    drive_gains: {m1: 1.0}                 # N m per unit of current column i_<name>
+    drive_gains: {m1: 1.0}                 # N m per unit of current column i_<name>; or
+                                           # 'identify': from --loaded-data with this payload
+    payload: null                          # {joint: J, mass: kg, com: [x, y, z] m, inertia:
+                                           # [Ixx, Ixy, Iyy, Ixz, Iyz, Izz] kg m^2 about the com}
+                                           # (com and inertia optional: then estimated)
     filter:
       method: classical                    # classical | irwsm1 | irwsm2 | given
       butterworth_cutoff_hz: 100           # classical: omega_q (default: 10 x excitation bandwidth)
@@ -48,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
+from physid.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.io import config_number, config_section, read_yaml
 from physid.joint_locking import lock_joints
 from physid.model import (
@@ -123,7 +128,8 @@ class TransmissionConfig:
 class IdentifyConfig:
     joint_terms: tuple[str, ...] = JOINT_TERM_NAMES
     transmission: TransmissionConfig | None = None
-    drive_gains: dict[str, float] = field(default_factory=dict)
+    drive_gains: dict[str, float] | str = field(default_factory=dict)  # or IDENTIFY_GAINS
+    payload: KnownPayload | None = None  # the known payload of the --loaded-data recordings
     filter: FilterConfig = field(default_factory=FilterConfig)
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
@@ -135,6 +141,20 @@ class IdentifyConfig:
 
 # Sane ranges of the numeric options (beyond them a value is a typo or a unit mistake, and would
 # run away in time or memory, or end in a meaningless fit).
+@dataclass(frozen=True)
+class KnownPayload:
+    """A payload of known inertia fixed to the body moved by ``joint``: ``pi`` (10,) in that
+    joint's frame, Pinocchio order ``[m, m c, I_origin (xx, xy, yy, xz, yz, zz)]``."""
+
+    joint: str
+    pi: np.ndarray
+    # False: only the mass is known (com and inertia not given); the payload's first and second
+    # moments are then estimated with the gains (identify.drive_gains)
+    moments_known: bool = True
+
+
+IDENTIFY_GAINS = "identify"  # config drive_gains: estimate them (identify.drive_gains)
+
 RANGES: dict[str, tuple[float, float]] = {
     "filter.butterworth_cutoff_hz": (1e-3, 1e5),
     "filter.decimation_cutoff_hz": (0.0, 1e5),
@@ -261,14 +281,21 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         prior_metric=prior_metric,
         estimate_gravity_direction=_flag(e, "estimate_gravity_direction", True, "estimation"),
     )
-    gains = _numbers(raw.get("drive_gains"), "drive_gains", RANGES["drive_gains"])
-    for joint, gain in gains.items():
-        if gain == 0:
-            raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
+    if raw.get("drive_gains") == IDENTIFY_GAINS:
+        gains: dict[str, float] | str = IDENTIFY_GAINS
+    else:
+        gains = _numbers(raw.get("drive_gains"), "drive_gains", RANGES["drive_gains"])
+        for joint, gain in gains.items():
+            if gain == 0:
+                raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
+    payload = _payload(raw.get("payload"))
+    if gains == IDENTIFY_GAINS and payload is None:
+        raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
     return IdentifyConfig(
         joint_terms=joint_terms,
         transmission=transmission,
         drive_gains=gains,
+        payload=payload,
         filter=filter_config,
         train_fraction=train_fraction,
         estimation=estimation,
@@ -322,6 +349,34 @@ def _deadband(raw: Any) -> float | dict[str, float] | str:
         low, high = RANGES["coulomb_deadband"]
         checked[key] = config_number(value, where, positive=False, low=low, high=high)
     return checked[None] if not isinstance(raw, dict) else {str(k): v for k, v in checked.items()}
+
+
+def _payload(raw: Any) -> KnownPayload | None:
+    """Config ``payload``: a known mass (and optionally its com and inertia) fixed to a body."""
+    if raw is None:
+        return None
+    section = config_section(raw, {"joint", "mass", "com", "inertia"}, "payload")
+    if not isinstance(section.get("joint"), str):
+        raise InputError("config payload.joint: the joint whose body carries the payload")
+    mass = config_number(section.get("mass"), "payload.mass", low=1e-6, high=1e4)
+    moments_known = "com" in section
+    if "inertia" in section and not moments_known:
+        raise InputError("config payload.inertia: give the centre of mass (payload.com) too")
+    com = _vector(section.get("com", [0.0, 0.0, 0.0]), 3, "payload.com", 10.0)
+    values = _vector(section.get("inertia", [0.0] * 6), 6, "payload.inertia", 1e4)
+    xx, xy, yy, xz, yz, zz = values
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    pi = pi_from_mass_com_inertia(mass, com, inertia)
+    report = check_consistency(pi, name="payload")
+    if not report.consistent and np.any(values):
+        raise InputError(f"config payload: no rigid body has this inertia ({report.reason})")
+    return KnownPayload(section["joint"], pi, moments_known)
+
+
+def _vector(raw: Any, size: int, where: str, bound: float) -> np.ndarray:
+    if not isinstance(raw, list) or len(raw) != size:
+        raise InputError(f"config {where}: expected a list of {size} numbers, got {raw!r}")
+    return np.array([config_number(v, where, positive=False, low=-bound, high=bound) for v in raw])
 
 
 def _joint_list(raw: Any) -> tuple[str, ...] | None:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.config import AUTO_DEADBAND, IdentifyConfig, load_config, robot_for
+from physid.config import AUTO_DEADBAND, IDENTIFY_GAINS, IdentifyConfig, load_config, robot_for
 from physid.data import Table, Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
+from physid.identify.drive_gains import identify_drive_gains
 from physid.identify.payload import PayloadResult, identify_payload
 from physid.identify.pipeline import IdentificationResult, identify
 from physid.identify.prediction import predict_recording, stacked_metrics
@@ -45,8 +46,14 @@ def source_name(item: str | Path | Table) -> str:
 def load_trajectories(
     paths: list[str | Path | Table], model: RobotModel, config: IdentifyConfig
 ) -> list[Trajectory]:
-    """Read and validate every data file (or in-memory :class:`Table`) against the model."""
-    options = {"drive_gains": config.drive_gains, "allow_large_angles": config.allow_large_angles}
+    """Read and validate every data file (or in-memory :class:`Table`) against the model.
+
+    With ``drive_gains: identify`` the currents are read as they are (unit gains): the gains are
+    estimated afterwards (:func:`identify_drive_gains`)."""
+    gains = config.drive_gains
+    if gains == IDENTIFY_GAINS:
+        gains = {joint: 1.0 for joint in model.joint_names}
+    options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles}
     return [
         trajectory_from_table(path, model, **options)
         if isinstance(path, Table)
@@ -65,17 +72,20 @@ def run_identify(
     out_dir: str | Path | None = None,
     progress: Progress | None = None,
     overwrite: bool = False,
+    loaded: list[str | Path] | None = None,
 ) -> IdentificationResult:
     """``physid identify``: load, identify, validate, and write the outputs (if ``out_dir``).
 
     The run owns ``out_dir`` from start to end (:func:`physid.io.claim_output_dir`: a second run
     into it fails; a folder with files physid did not write is refused unless ``overwrite``).
+    ``loaded``: recordings with the config's known ``payload``, for ``drive_gains: identify``.
     """
     options = {
         "config_path": config_path,
         "config": config,
         "validate": validate,
         "progress": progress,
+        "loaded": loaded,
     }
     if out_dir is None:
         return _identify_and_write(urdf, data, out_dir=None, overwrite=overwrite, **options)
@@ -93,6 +103,7 @@ def _identify_and_write(
     out_dir: str | Path | None,
     progress: Progress | None,
     overwrite: bool,
+    loaded: list[str | Path] | None = None,
 ) -> IdentificationResult:
     note = progress or (lambda _message: None)
     data = [data] if isinstance(data, str | Path | Table) else list(data)
@@ -103,11 +114,24 @@ def _identify_and_write(
     note("reading data")
     train = load_trajectories(list(data), model, config)
     validation = load_trajectories(list(validate or []), model, config)
+    gains = None
+    if config.drive_gains == IDENTIFY_GAINS:
+        note("drive gains")
+        with_payload = load_trajectories(list(loaded or []), model, config)
+        gains = identify_drive_gains(model, train, with_payload, config.payload, config.filter)
+        train, validation = (
+            [dataclasses.replace(t, tau=t.tau * gains.gains) for t in recordings]
+            for recordings in (train, validation)
+        )
+    elif loaded:
+        raise InputError("--loaded-data is for 'drive_gains: identify' (config)")
     if not validation and config.train_fraction is not None:
         pairs = [split_by_fraction(t, config.train_fraction) for t in train]
         train, validation = [p[0] for p in pairs], [p[1] for p in pairs]
     try:
         result = identify(model, train, config, validation=validation or None, progress=note)
+        if gains is not None:
+            result = dataclasses.replace(result, drive_gains=gains.as_dict())
     except BaseException as error:  # the estimators should end in a status instead
         # LAPACK failures, and Rust solver panics (pyo3's PanicException is a BaseException)
         if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
@@ -127,6 +151,7 @@ def _identify_and_write(
             "urdf": str(urdf),
             "data": [source_name(p) for p in data],
             "validate": [source_name(p) for p in validate or []],
+            "loaded_data": [source_name(p) for p in loaded or []],
             "config": None if config_path is None else str(config_path),
             "train_fraction": None if validate else config.train_fraction,
             "warnings_from_data": [w for t in train + validation for w in t.warnings],

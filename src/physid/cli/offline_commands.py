@@ -22,6 +22,13 @@ def _print_identification(result, out: Path | None) -> None:
         click.echo(f"suspect data: {reason}", err=True)
     if result.preprocessing is not None:
         click.echo(f"preprocessing: {result.preprocessing.summary()}")
+    if result.drive_gains is not None:
+        click.echo(
+            "drive gains (known payload): "
+            + ", ".join(
+                f"{j} {g['value']:.5g} +- {g['std']:.2g}" for j, g in result.drive_gains.items()
+            )
+        )
     click.echo(
         f"{result.base.size} base parameters, {int(result.excited.sum())} identifiable, "
         f"{len(result.essential.names)} essential; {fit_line}"
@@ -87,8 +94,17 @@ def _print_identification(result, out: Path | None) -> None:
     is_flag=True,
     help="Accept an --out folder that holds files physid did not write, and remove them.",
 )
+@click.option(
+    "--loaded-data",
+    "loaded",
+    multiple=True,
+    type=EXISTING_FILE,
+    help="Recording(s) of motor currents with the config's known payload attached, for "
+    "'drive_gains: identify': the payload fixes the drive gains (Gautier & Briot 2014); the "
+    "--data recordings (without it) then give the robot's parameters. Repeatable.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def identify_command(urdf, data, config_path, validate, out, overwrite, quiet) -> None:
+def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, quiet) -> None:
     """Identify physically consistent dynamic parameters of a serial robot (paper C).
 
     Derivatives by Butterworth or Kalman smoothing, parallel decimation, base and essential
@@ -111,6 +127,7 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, quiet) -
             out_dir=out,
             progress=progress,
             overwrite=overwrite,
+            loaded=list(loaded),
         )
     _print_identification(result, out)
     if result.suspect:

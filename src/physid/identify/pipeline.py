@@ -94,6 +94,8 @@ class IdentificationResult:
     train_filtered: FitMetrics | None = None
     validation_filtered: FitMetrics | None = None
     base_std_friction_model: np.ndarray | None = None  # (b,) the friction-model term alone
+    # {joint: {"value", "std"}} when the drive gains were identified (identify.drive_gains)
+    drive_gains: dict | None = None
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,8 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     document = {"format": FORMAT, **params_document(model, result.theta)}
     document["status"] = "suspect" if result.suspect else "ok"
     document["suspect_reasons"] = list(result.suspect)
+    if result.drive_gains is not None:  # N m/A (N/A), estimated with the known payload
+        document["extra"]["drive_gains"] = result.drive_gains
     if result.preprocessing is not None:
         document["preprocessing"] = result.preprocessing.as_dict()
     if result.theta_covariance is not None:
