@@ -45,6 +45,7 @@ def main() -> None:
 
 def _register() -> None:
     from physid.cli import (
+        excite_commands,
         export_commands,
         impacts_commands,
         multibody_commands,
@@ -52,6 +53,7 @@ def _register() -> None:
         offline_commands,
         online_commands,
         payload_commands,
+        sweep_commands,
     )
 
     for module in (
@@ -62,6 +64,8 @@ def _register() -> None:
         oe_commands,
         export_commands,
         multibody_commands,
+        sweep_commands,
+        excite_commands,
     ):
         module.register(main)
 
