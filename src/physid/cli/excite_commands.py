@@ -1,0 +1,140 @@
+"""CLI: ``physid excite`` (optimal excitation-trajectory design)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from physid.cli.options import EXISTING_FILE, number_in
+
+
+@click.command("excite")
+@click.option(
+    "--urdf",
+    required=True,
+    type=EXISTING_FILE,
+    help="The robot: kinematics, nominal inertias (for the torques) and joint limits "
+    "(<limit lower upper velocity effort>).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=EXISTING_FILE,
+    default=None,
+    help="YAML: the identify keys that shape the model (joint_terms, transmission, joints, "
+    "locked, ...) and an 'excitation' section (limit overrides incl. acceleration, margin, "
+    "prior weighting, grids, IPOPT iterations, sample rate); see docs/excitation.md.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Trajectory CSV to write (t, q_<joint>, dq_<joint>, ddq_<joint>, and tau_<joint> of "
+    "the URDF's nominal parameters). A summary JSON goes beside it (same name, .json).",
+)
+@click.option(
+    "--duration",
+    type=float,
+    default=None,
+    callback=number_in(0.0, 1e6, low_open=True),
+    help="Length of the written trajectory [s], a whole number of periods (default: one "
+    "period; alone, it sets the period: base frequency = 1 / duration).",
+)
+@click.option(
+    "--harmonics",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="Harmonics L of the Fourier series per joint (bandwidth = L x base frequency).",
+)
+@click.option(
+    "--base-frequency",
+    type=float,
+    default=None,
+    callback=number_in(0.0, 1e3, low_open=True),
+    help="Base frequency f0 [Hz]; the period is 1/f0 (default: 1 / --duration, else 0.1 Hz).",
+)
+@click.option(
+    "--criterion",
+    type=click.Choice(["cond", "logdet"]),
+    default="cond",
+    show_default=True,
+    help="cond: minimise the condition number of the column-scaled base regressor (identifies "
+    "best in benchmarks/excitation.py); logdet: maximise log det of the base parameters' "
+    "information matrix (D-optimal; Bayesian when the config gives a prior).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**32 - 1),
+    default=0,
+    show_default=True,
+    help="Seed of the first random Fourier start (scaled into the limits); the config's "
+    "excitation.starts (default 3) starts use seeds --seed, --seed + 1, ...",
+)
+@click.option(
+    "--summary",
+    "summary_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the JSON summary (default: --out with the suffix .json).",
+)
+@click.option("--verbose", is_flag=True, help="Print IPOPT's iteration log.")
+def excite_command(
+    urdf: Path,
+    config_path: Path | None,
+    out: Path,
+    duration: float | None,
+    harmonics: int,
+    base_frequency: float | None,
+    criterion: str,
+    seed: int,
+    summary_path: Path | None,
+    verbose: bool,
+) -> None:
+    """Design an excitation trajectory that identifies the base parameters well.
+
+    A finite Fourier series per joint (Swevers et al. 1997) with zero velocity and
+    acceleration at the start and end, periodic, optimised by IPOPT (CasADi) for the chosen
+    criterion under position, velocity, acceleration and torque limits checked on a dense time
+    grid (limits from the URDF, overridable in the config; acceleration default: velocity limit
+    x 2 pi x the highest harmonic). Prints the criterion, condition number and log-det before
+    and after, and the largest use of each limit. See docs/excitation.md.
+    """
+    from physid.excite.workflow import run_excite, summary_path_for
+
+    result = run_excite(
+        urdf,
+        out,
+        config_path=config_path,
+        duration_s=duration,
+        harmonics=harmonics,
+        base_frequency_hz=base_frequency,
+        criterion=criterion,
+        seed=seed,
+        summary_path=summary_path,
+        verbose=verbose,
+    )
+    start, best, check = result.start_quality, result.quality, result.limit_check
+    click.echo(f"status: {result.status} ({result.iterations} IPOPT iterations, "
+               f"{result.seconds:.1f} s)")  # fmt: skip
+    click.echo(f"{'':24s}{'start':>12s}{'optimised':>12s}")
+    for label, attribute in (
+        (f"criterion ({result.options.criterion})", "criterion"),
+        ("condition number", "condition_number"),
+        ("cond (columns scaled)", "condition_number_scaled"),
+        ("log det(W^T W / rows)", "logdet"),
+    ):
+        click.echo(f"{label:24s}{getattr(start, attribute):12.4g}{getattr(best, attribute):12.4g}")
+    click.echo(
+        f"limit use (1 = at the limit): position {check.position:.3f}, velocity "
+        f"{check.velocity:.3f}, acceleration {check.acceleration:.3f}, torque {check.torque:.3f}"
+    )
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"wrote {out} and {summary_path or summary_path_for(out)}")
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the ``physid`` group."""
+    group.add_command(excite_command)

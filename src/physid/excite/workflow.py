@@ -1,0 +1,119 @@
+"""``physid excite``: URDF + config in, an optimised excitation trajectory and its summary out.
+
+The trajectory is written in physid's trajectory contract (DESIGN.md): ``t``, ``q_<joint>``,
+``dq_<joint>``, ``ddq_<joint>`` and ``tau_<joint>``, where ``tau`` is the torque the URDF's
+nominal parameters need (for a feasibility check and a feed-forward; it is not a measurement).
+The summary (``physid.excitation/1`` JSON) holds the criterion, the condition number and the
+log-det of the base regressor before and after the optimisation, the limits and how much of
+each the trajectory uses, and the Fourier coefficients. Both files are written atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from physid.config import robot_for
+from physid.data import Trajectory, write_trajectory_csv
+from physid.errors import InputError
+from physid.excite.config import load_excite_config
+from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
+from physid.excite.limits import NominalTorques, joint_limits
+from physid.io import write_json_atomic
+
+
+def resolve_timing(
+    duration_s: float | None, base_frequency_hz: float | None
+) -> tuple[float, float]:
+    """``(duration, base frequency)``: the duration is a whole number of periods; without a
+    base frequency it is one period, without a duration one period of 0.1 Hz (10 s)."""
+    for value, option in ((duration_s, "--duration"), (base_frequency_hz, "--base-frequency")):
+        if value is not None and not (np.isfinite(value) and value > 0):
+            raise InputError(f"must be a number > 0, got {value}", source=option)
+    if base_frequency_hz is None:
+        base_frequency_hz = 1.0 / duration_s if duration_s is not None else 0.1
+    period = 1.0 / base_frequency_hz
+    if duration_s is None:
+        return period, base_frequency_hz
+    periods = duration_s / period
+    if abs(periods - round(periods)) > 1e-6 * max(periods, 1.0) or round(periods) < 1:
+        raise InputError(
+            f"{duration_s:g} s is not a whole number of periods of {period:g} s "
+            f"(1 / --base-frequency {base_frequency_hz:g} Hz)",
+            source="--duration",
+        )
+    return duration_s, base_frequency_hz
+
+
+def excitation_trajectory(
+    result: ExcitationResult, torques: NominalTorques, duration_s: float, sample_rate_hz: float
+) -> Trajectory:
+    """The designed excitation sampled over ``duration_s`` (the end sample included)."""
+    n_rows = int(round(duration_s * sample_rate_hz)) + 1
+    if n_rows > 10_000_000:
+        raise InputError(f"{n_rows} rows: lower excitation.sample_rate_hz or --duration")
+    t = np.arange(n_rows) / sample_rate_hz
+    q, dq, ddq = result.states(t)
+    tau = torques.torques(q, dq, ddq)
+    return Trajectory(t, q, tau, result.limits.joint_names, dq=dq, ddq=ddq, source="excitation")
+
+
+def summary_path_for(out: str | Path) -> Path:
+    """The summary's default path: the trajectory's, with ``.json`` for its suffix."""
+    return Path(out).with_suffix(".json")
+
+
+def run_excite(
+    urdf: str | Path,
+    out: str | Path,
+    *,
+    config_path: str | Path | None = None,
+    duration_s: float | None = None,
+    harmonics: int = 5,
+    base_frequency_hz: float | None = None,
+    criterion: str = "cond",
+    seed: int = 0,
+    summary_path: str | Path | None = None,
+    verbose: bool = False,
+) -> ExcitationResult:
+    """Design an excitation for the robot of ``urdf`` and write ``out`` and its summary."""
+    if Path(out).suffix.lower() != ".csv":
+        raise InputError(f"the trajectory is written as CSV: give a .csv name, got {out}")
+    duration_s, base_frequency_hz = resolve_timing(duration_s, base_frequency_hz)
+    identify_config, excitation = load_excite_config(config_path)
+    model = robot_for(urdf, identify_config)
+    options = ExcitationOptions(
+        base_frequency_hz=base_frequency_hz,
+        harmonics=harmonics,
+        criterion=criterion,
+        seed=seed,
+        margin=excitation.margin,
+        prior_std_relative=excitation.prior_std_relative,
+        noise_std=excitation.noise_std,
+        constraint_points=excitation.constraint_points,
+        information_points=excitation.information_points,
+        max_iterations=excitation.max_iterations,
+        starts=excitation.starts,
+    )
+    limits = joint_limits(
+        model,
+        excitation.limits,
+        default_acceleration=excitation.acceleration,
+        highest_frequency_hz=harmonics * base_frequency_hz,
+    )
+    result = design_excitation(model, limits, options, verbose=verbose)
+    trajectory = excitation_trajectory(
+        result, NominalTorques(model), duration_s, excitation.sample_rate_hz
+    )
+    summary = result.summary() | {
+        "duration_s": duration_s,
+        "sample_rate_hz": excitation.sample_rate_hz,
+        "urdf": str(urdf),
+        "config": None if config_path is None else str(config_path),
+        "trajectory": str(out),
+        "base_parameters": list(result.base.names),
+    }
+    write_trajectory_csv(out, trajectory)
+    write_json_atomic(summary_path or summary_path_for(out), summary)
+    return result
