@@ -86,3 +86,86 @@ def test_help_explains_every_option():
     assert result.exit_code == 0
     for option in ("--urdf", "--config", "--control", "--out", "--dt", "--q0", "--dq0", "--every"):
         assert option in result.output
+
+
+# ---------------------------------------------------------------- physid multibody identify
+
+
+def _pendulum_csv(tmp_path: Path, name: str, angle0: float, seed: int) -> Path:
+    from physid.multibody import load_model, simulate, state_from_joints
+
+    truth = {"gravity": [0, 0, -9.81], "joints": {"pendulum": {"viscous": 0.01}}}
+    model = load_model(EXAMPLES / "pendulum.urdf", truth)
+    sim = simulate(model, 1e-3, 1500, *state_from_joints(model, [angle0], [0.0]))
+    q = sim.angles[:, 0] + 1e-3 * np.random.default_rng(seed).normal(size=len(sim.t))
+    path = tmp_path / name
+    rows = "\n".join(f"{t:.4f},{a:.8f},0" for t, a in zip(sim.t, q, strict=True))
+    path.write_text("t,q_pendulum,extra\n" + rows + "\n")
+    return path
+
+
+def _identify_config(tmp_path: Path) -> Path:
+    path = tmp_path / "id.yaml"
+    path.write_text(
+        "gravity: [0, 0, -9.81]\n"
+        "defaults: {compliance_linear: 1.0e-5, compliance_rotational: 1.0e-5}\n"
+        "bodies: {pendulum: {Iyy: 0.02}}\n"
+        "joints: {pendulum: {viscous: 0.001}}\n"
+        "estimate: [pendulum.Iyy, pendulum.viscous]\n"
+    )
+    return path
+
+
+def test_identify_writes_params_result_states_and_report(tmp_path):
+    d1 = _pendulum_csv(tmp_path, "a.csv", 1.0, 1)
+    d2 = _pendulum_csv(tmp_path, "b.csv", 0.7, 2)
+    out = tmp_path / "fit"
+    args = ["multibody", "identify", "--urdf", str(EXAMPLES / "pendulum.urdf")]
+    args += ["--data", str(d1), "--data", str(d2), "--config", str(_identify_config(tmp_path))]
+    args += ["--out", str(out), "--dt", "5e-3", "--cross-validate"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "ignoring column(s) extra" in result.output
+    params = json.loads((out / "params.json").read_text())
+    assert params["format"] == "physid.params/1" and params["physically_consistent"]
+    # truth of the simulation: Iyy (about the COM) = 0.01, viscous = 0.01
+    iyy = params["bodies"]["pendulum"]["inertia"][1][1]
+    assert iyy == pytest.approx(0.01, rel=0.02)
+    assert params["joints"]["pendulum"]["viscous"] == pytest.approx(0.01, rel=0.05)
+    assert params["extra"]["parameters"]["pendulum.Iyy"]["source"] == "data"
+    assert params["extra"]["parameters"]["pendulum.mass"]["source"] == "prior"
+    res = json.loads((out / "result.json").read_text())
+    assert res["converged"] and res["h"] == 5e-3 and res["kappa"] == 100.0
+    assert len(res["cost_history"]) == res["iterations"] + 1
+    assert len(res["gain_ratio_history"]) == res["iterations"]
+    assert np.array(res["covariance"]).shape == (2, 2) and len(res["singular_values"]) == 2
+    assert res["compliances"]["pendulum"]["compliance_linear"] == 1e-5
+    folds = res["cross_validation"]
+    assert len(folds) == 2 and all(f["observation_mse"] < 1e-5 for f in folds)
+    states = np.load(out / "states.npz")
+    assert states["q_0"].shape[1] == 7 and states["angles_1"].shape == states["measured_1"].shape
+    assert np.abs(states["angles_0"] - states["measured_0"]).max() < 5e-3
+    assert (out / "report.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "message"),
+    [
+        ("t,q_other\n0,0\n0.1,0\n0.2,0\n", [], "missing column 'q_pendulum'"),
+        ("t,q_pendulum\n0,0\n0.1,nan\n0.2,0\n", [], "row 2"),
+        ("t,q_pendulum\n0,0\n0,0\n0.2,0\n", [], "not strictly increasing at row 2"),
+        ("t,q_pendulum\n0,0\n0.1,0\n0.2,0\n", ["--cross-validate"], "at least two --data"),
+        ("t,q_pendulum\n0,0\n0.1,0\n0.2,0\n", ["--dt", "0"], "--dt"),
+    ],
+)
+def test_identify_bad_input_is_one_line(tmp_path, text, extra, message):
+    data = tmp_path / "d.csv"
+    data.write_text(text)
+    out = tmp_path / "fit"
+    args = ["multibody", "identify", "--urdf", str(EXAMPLES / "pendulum.urdf"), "--data"]
+    args += [str(data), "--config", str(_identify_config(tmp_path)), "--out", str(out), *extra]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not out.exists()

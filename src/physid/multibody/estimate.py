@@ -103,6 +103,8 @@ def identify(
     names: list[str] | None = None,
     cutoff_hz: float | None = 10.0,
     max_iterations: int = 20,
+    ptol: float = 1e-4,
+    ftol: float = 1e-9,
 ) -> MultibodyFit:
     """Estimate the states and the parameters ``names`` (default: ``model.estimate``; ``[]``
     for state estimation only, as in the cross-validation of §4.5) from ``recordings``."""
@@ -126,6 +128,8 @@ def identify(
         upper,
         problem.n_state_vars,
         max_iterations=max_iterations,
+        ptol=ptol,
+        ftol=ftol,
     )
     fitted = model.with_values(dict(zip(names, lm.p, strict=True)))
     r, J = problem.residual(lm.x, lm.p, True)

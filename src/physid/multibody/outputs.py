@@ -1,0 +1,253 @@
+"""Outputs of ``physid multibody identify``: recordings from contract files, ``params.json``
+(the physid contract, multibody terms under ``extra``), ``result.json``, ``states.npz`` and the
+report figure (measured vs estimated angles, impulse residuals of eqs. 3.7-3.8, simulation of the
+identified model from the first estimated state).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from physid.data import read_table
+from physid.errors import InputError
+from physid.multibody.estimate import MultibodyFit, Recording
+from physid.multibody.model import MultibodyModel
+from physid.multibody.problem import Problem
+
+
+def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, list[str]]:
+    """``t``, ``q_<joint>`` for every hinge and ``u_<joint>`` for every motor hinge; returns the
+    recording and the columns that were not used (reported by the caller)."""
+    table = read_table(path)
+    cols, source = table.columns, table.source
+    if "t" not in cols:
+        raise InputError("missing column 't' (time in seconds)", source=source)
+    t = np.asarray(cols["t"], float)
+    if len(t) < 3:
+        raise InputError(f"only {len(t)} rows; at least 3 are needed", source=source)
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if bad.size:
+        raise InputError(
+            f"column 't' is not strictly increasing at row {bad[0] + 2}", source=source
+        )
+    used, angles, control = {"t"}, [], np.zeros((len(t), len(model.hinges)))
+    for j, hinge in enumerate(model.hinges):
+        name = f"q_{hinge.name}"
+        if name not in cols:
+            raise InputError(f"missing column '{name}' (angle of hinge)", source=source)
+        angles.append(np.asarray(cols[name], float))
+        used.add(name)
+        if hinge.has_motor:
+            uname = f"u_{hinge.name}"
+            if uname not in cols:
+                raise InputError(
+                    f"missing column '{uname}' (control of motor hinge)", source=source
+                )
+            control[:, j] = cols[uname]
+            used.add(uname)
+    for name in sorted(used):
+        values = np.asarray(cols[name], float)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise InputError(f"column '{name}' row {bad[0] + 1} is {values[bad[0]]}", source=source)
+    ignored = sorted(set(cols) - used - {f"dq_{n}" for n in model.joint_names})
+    return Recording(t, np.column_stack(angles), control, source), ignored
+
+
+def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
+    """Per segment the unweighted impulse residuals ``[dp_v, dp_q]`` (n-1, 12 n_bodies)."""
+    problem = Problem(fit.model, fit.h, [], fit.kappa, fit.segments)
+    r = problem.residual(fit.states, np.zeros(0), False)
+    out, row, ns = [], 0, problem.ns
+    for seg in fit.segments:
+        n = len(seg.y)
+        out.append(r[row + ns : row + n * ns].reshape(n - 1, ns) / np.sqrt(fit.kappa))
+        row += n * ns + n * problem.fn.n_obs
+    return out
+
+
+def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
+    from physid.multibody.simulate import Stepper
+
+    stepper = Stepper(fit.model, fit.h)
+    return [
+        np.unwrap(stepper.joint_states(q, v)[0], axis=0)
+        for q, v in zip(fit.states.q, fit.states.v, strict=True)
+    ]
+
+
+def simulated_angles(fit: MultibodyFit, segment: int = 0) -> np.ndarray:
+    """Simulation of the identified model from the first estimated state of ``segment``."""
+    from physid.multibody.simulate import simulate
+
+    seg = fit.segments[segment]
+    q0, v0 = fit.states.q[segment][0], fit.states.v[segment][0]
+    sim = simulate(fit.model, fit.h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
+    return sim.angles
+
+
+def _unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    shift = np.round((reference[0] - angles[0]) / (2 * np.pi)) * 2 * np.pi
+    return angles + shift
+
+
+def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]):
+    """``params.json`` (DESIGN.md contract): bodies and joint terms, multibody terms in extra."""
+    model, std = fit.model, dict(zip(fit.names, fit.std.tolist(), strict=True))
+    value = {n: float(v) for n, v in zip(model.names, model.values, strict=True)}
+
+    def origin(name: str) -> str:
+        return "data" if name in std else "prior"
+
+    bodies, joints, consistent = {}, {}, True
+    pm = model.pin_model
+    for i, hinge in enumerate(model.hinges, start=1):
+        n = hinge.name
+        inertia = np.array(
+            [
+                [value[f"{n}.Ixx"], value[f"{n}.Ixy"], value[f"{n}.Ixz"]],
+                [value[f"{n}.Ixy"], value[f"{n}.Iyy"], value[f"{n}.Iyz"]],
+                [value[f"{n}.Ixz"], value[f"{n}.Iyz"], value[f"{n}.Izz"]],
+            ]
+        )
+        eig = np.sort(np.linalg.eigvalsh(inertia))
+        consistent &= bool(value[f"{n}.mass"] > 0 and eig[0] > 0 and eig[0] + eig[1] >= eig[2])
+        bodies[n] = {
+            "mass": value[f"{n}.mass"],
+            "com": pm.inertias[i].lever.tolist(),
+            "inertia": inertia.tolist(),
+        }
+        joints[n] = {
+            "viscous": value[f"{n}.viscous"],
+            "coulomb": 0.0,
+            "offset": 0.0,
+            "armature": value[f"{n}.shaft_inertia"],
+        }
+    extra = {
+        "format": "physid.multibody/1",
+        "parameters": {
+            name: {"value": value[name], "std": std.get(name), "source": origin(name)}
+            for name in model.names
+        },
+        "h": fit.h,
+        "kappa": fit.kappa,
+        "note": "coulomb is 0: dry friction is the hinge's r*mu [m] (paper A F.4) in parameters",
+    }
+    digest = hashlib.sha256(urdf.read_bytes()).hexdigest()
+    return {
+        "format": "physid.params/1",
+        "bodies": bodies,
+        "joints": joints,
+        "extra": extra,
+        "base_parameters": {
+            "names": fit.names,
+            "values": fit.values.tolist(),
+            "std": fit.std.tolist(),
+        },
+        "physically_consistent": consistent,
+        "fit": {
+            "status": fit.status,
+            "cost_per_step": fit.cost_per_step,
+            "observation_mse": fit.observation_mse,
+            "impulse_mse": fit.impulse_mse,
+        },
+        "provenance": {
+            "estimator": "physid.multibody (paper A)",
+            "robot": {
+                "urdf": str(urdf),
+                "urdf_sha256": digest,
+                "joints": {h.name: "revolute" for h in model.hinges},
+            },
+            "config": None if config is None else str(config),
+            "data": sources,
+            "preprocessing": {
+                "initialisation_filter": "butterworth order 2, 10 Hz, zero-phase (§4.4)",
+                "resampled_step": fit.h,
+            },
+            "gravity": model.gravity.tolist(),
+        },
+    }
+
+
+def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> dict:
+    model = fit.model
+    compliances = {
+        h.name: {
+            k: float(model.values[model.index(f"{h.name}.{k}")])
+            for k in ("compliance_linear", "compliance_rotational", "damping")
+        }
+        for h in model.hinges
+    }
+    return {
+        "format": "physid.multibody.result/1",
+        "status": fit.status,
+        "converged": fit.converged,
+        "iterations": fit.iterations,
+        "seconds": fit.seconds,
+        "cost": fit.cost,
+        "cost_per_step": fit.cost_per_step,
+        "observation_mse": fit.observation_mse,
+        "impulse_mse": fit.impulse_mse,
+        "cost_history": fit.cost_history,
+        "gain_ratio_history": fit.gain_ratio_history,
+        "names": fit.names,
+        "values": fit.values.tolist(),
+        "initial_values": fit.initial_values.tolist(),
+        "std": fit.std.tolist(),
+        "covariance": np.asarray(fit.covariance).tolist(),
+        "singular_values": np.asarray(fit.singular_values).tolist(),
+        "not_identifiable": fit.not_identifiable,
+        "h": fit.h,
+        "kappa": fit.kappa,
+        "compliances": compliances,
+        "cross_validation": cross_validation,
+        "notes": fit.notes,
+    }
+
+
+def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
+    out = {}
+    for s, (seg, q, v, ang) in enumerate(
+        zip(fit.segments, fit.states.q, fit.states.v, estimated_angles(fit), strict=True)
+    ):
+        out[f"t_{s}"] = fit.h * np.arange(len(seg.y))
+        out[f"q_{s}"], out[f"v_{s}"], out[f"angles_{s}"] = q, v, ang
+        out[f"measured_{s}"] = seg.y
+    return out
+
+
+def plot_report(fit: MultibodyFit, path: Path) -> None:
+    """Measured vs estimated angles, impulse residuals, simulation from the first state."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seg = fit.segments[0]
+    t = fit.h * np.arange(len(seg.y))
+    est = _unwrap_like(estimated_angles(fit)[0], seg.y)
+    sim = _unwrap_like(simulated_angles(fit), seg.y)
+    imp = impulse_residuals(fit)[0]
+    fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
+    for j, name in enumerate(fit.model.joint_names):
+        axes[0].plot(t, seg.y[:, j], ".", ms=2, label=f"measured {name}")
+        axes[0].plot(t, est[:, j], "-", lw=1, label=f"estimated {name}")
+        axes[2].plot(t, seg.y[:, j], ".", ms=2, label=f"measured {name}")
+        axes[2].plot(t, sim[:, j], "-", lw=1, label=f"simulated {name}")
+    axes[0].set_ylabel("angle [rad]")
+    axes[0].legend(fontsize=7)
+    axes[1].plot(t[1:], np.linalg.norm(imp[:, : imp.shape[1] // 2], axis=1), label="|dp_v|")
+    axes[1].plot(t[1:], np.linalg.norm(imp[:, imp.shape[1] // 2 :], axis=1), label="|dp_q|")
+    axes[1].set_ylabel("impulse residual [N s]")
+    axes[1].set_yscale("log")
+    axes[1].legend(fontsize=7)
+    axes[2].set_ylabel("angle [rad]")
+    axes[2].set_xlabel("time [s]")
+    axes[2].legend(fontsize=7)
+    axes[0].set_title(f"{fit.status}, {fit.iterations} iterations, h = {fit.h:g} s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
