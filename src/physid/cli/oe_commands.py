@@ -9,7 +9,17 @@ from pathlib import Path
 
 import click
 
-NOISE_KEYS = ("encoder", "joint_velocity", "process_q", "process_v", "arrival_q", "arrival_v")
+NOISE_KEYS = (
+    "encoder",
+    "joint_velocity",
+    "orientation",
+    "gyro",
+    "base_velocity",
+    "process_q",
+    "process_v",
+    "arrival_q",
+    "arrival_v",
+)
 
 
 @click.command("oe")
@@ -17,14 +27,21 @@ NOISE_KEYS = ("encoder", "joint_velocity", "process_q", "process_v", "arrival_q"
     "--urdf",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
-    help="Robot URDF (fixed base). Its inertias are the initial guess and the prior.",
+    help="Robot URDF. Its inertias are the initial guess and the prior.",
+)
+@click.option(
+    "--floating",
+    is_flag=True,
+    help="Add a free-flyer root joint 'root_joint' (legged robots, drones): reads the base, "
+    "IMU and contact_<frame> columns (docs/oe.md); the commands drive the other joints.",
 )
 @click.option(
     "--data",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
     help="Trajectory (CSV/.npz/.parquet) on a uniform time grid: t, q_<joint> and "
-    "tau_<joint> for every joint, optional dq_<joint>; one node per row (see "
+    "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
+    "gyro_*, base_v*, optional base_x/y/z and contact_<frame>; one node per row (see "
     "docs/oe.md).",
 )
 @click.option(
@@ -40,8 +57,8 @@ NOISE_KEYS = ("encoder", "joint_velocity", "process_q", "process_v", "arrival_q"
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="YAML with a 'noise' mapping of standard deviations (SI): encoder [rad], "
-    "joint_velocity [rad/s], process_q [rad], process_v [rad/s] (per node), "
-    "arrival_q, arrival_v.",
+    "joint_velocity [rad/s], orientation [rad], gyro [rad/s], base_velocity [m/s], "
+    "process_q, process_v (per node), arrival_q, arrival_v.",
 )
 @click.option(
     "--chart",
@@ -85,6 +102,7 @@ NOISE_KEYS = ("encoder", "joint_velocity", "process_q", "process_v", "arrival_q"
 )
 def oe_command(
     urdf,
+    floating,
     data,
     bodies,
     config,
@@ -96,7 +114,7 @@ def oe_command(
     out,
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
-    (paper B eq. 16) from encoders and torque commands."""
+    (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
     import pinocchio as pin
 
     from physid.errors import InputError
@@ -117,7 +135,10 @@ def oe_command(
 
     if not urdf.is_file():
         raise InputError(f"URDF not found: {urdf}", source="--urdf")
-    model = pin.buildModelFromUrdf(str(urdf))
+    if floating:
+        model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+    else:
+        model = pin.buildModelFromUrdf(str(urdf))
     noise = {}
     if config is not None:
         raw = config_section(read_yaml(config, "config file"), {"noise"}, str(config))
@@ -135,6 +156,9 @@ def oe_command(
         recording.measurements,
         NoiseStd(**noise),
         theta_prior_std=prior_std,
+        x0_prior=recording.x0_prior,
+        contact_frames=recording.contact_frames,
+        contact_flags=recording.contact_flags,
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
@@ -143,6 +167,8 @@ def oe_command(
         "urdf": str(urdf),
         "data": str(data),
         "dt": recording.dt,
+        "floating_base": bool(floating),
+        "contact_frames": list(recording.contact_frames),
         "chart": chart,
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,

@@ -3,17 +3,20 @@
 MAP estimation over a horizon (eq. 16) of the states, process noise and the inertial parameters
 of chosen bodies in the log-Cholesky or exponential-eigenvalue chart, solved by a parametrized
 Riccati recursion (eqs. 20-31) with feasibility-driven, multiple- or single-shooting rollouts and
-a merit line search (eqs. 32-38). Fixed-base and free-flyer models (IMU terms); contact phases
-are not implemented yet.
+a merit line search (eqs. 32-38). Fixed-base and free-flyer models (IMU terms, thrust
+actuation), multi-phase rigid contact dynamics with impulse reset maps at touch-down (eqs. 2-3,
+16-19) from a known contact sequence.
 """
 
 from physid.oe.build import initial_guess, make_problem
 from physid.oe.measurements import Measurements, NoiseStd
+from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
 from physid.oe.solver import OEOptions, solve
 
 __all__ = [
+    "ContactSchedule",
     "Measurements",
     "NoiseStd",
     "OEOptions",

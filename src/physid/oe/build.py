@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs
+from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
 
 
@@ -33,10 +34,13 @@ def make_problem(
     theta_prior: NDArray | None = None,
     theta_prior_std: float | NDArray | None = None,
     x0_prior: NDArray | None = None,
+    contact_frames: Sequence[str] = (),
+    contact_flags: NDArray | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
-    first measured configuration (its base part as in the model's neutral pose) at rest."""
+    first measured configuration (its base part as in the model's neutral pose) at rest.
+    ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -49,8 +53,11 @@ def make_problem(
     if x0_prior is None:
         q0 = pin.neutral(model) if measurements.q is None else measurements.q[0].copy()
         x0_prior = np.r_[q0, np.zeros(model.nv)]
+    schedule = None
+    if contact_flags is not None:
+        schedule = ContactSchedule(dyn.model, contact_frames, contact_flags)
     return OEProblem(
-        dyn, u, measurements, noise or NoiseStd(), np.asarray(x0_prior, float), prior, std
+        dyn, u, measurements, noise or NoiseStd(), np.asarray(x0_prior, float), prior, std, schedule
     )
 
 

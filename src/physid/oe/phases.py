@@ -1,27 +1,76 @@
-"""Which dynamics f_p applies at each node (paper B eq. 16): the phase dispatch.
+"""Which dynamics applies at each node (paper B eq. 16): the phase dispatch.
 
-Only the free phase exists so far: every node uses the free dynamics of
-:mod:`physid.oe.dynamics` (contact phases and impulse reset maps are not implemented yet).
+Without a contact schedule every node uses the free dynamics of :mod:`physid.oe.dynamics`.
+With one, node k integrates the contact phase of the feet in contact at node k (eqs. 2-3) and,
+when node k+1 adds feet (touch-down), applies the impulse reset map Delta of the contact set of
+node k+1 to the result::
+
+    x_{k+1} = Delta_{c_{k+1}}( f_{c_k}(x_k; theta | u_k) ) (+) w_k     (touch-down at k+1)
+    x_{k+1} = f_{c_k}(x_k; theta | u_k) (+) w_k                        (otherwise)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe.contact import (
+    ContactModels,
+    contact_step,
+    contact_step_derivatives,
+    impulse,
+    impulse_derivatives,
+)
 
 if TYPE_CHECKING:
     from physid.oe.problem import OEProblem
 
 
+class ContactSchedule:
+    """The known contact sequence: ``flags[k, i]`` is True when ``frames[i]`` touches at node k
+    (``N + 1`` rows); contacts are rigid 3D point contacts at those frames' origins."""
+
+    def __init__(self, model: pin.Model, frames: Sequence[str], flags: NDArray) -> None:
+        self.flags = np.asarray(flags, dtype=bool)
+        if self.flags.ndim != 2 or self.flags.shape[1] != len(frames):
+            raise InputError(f"contact flags must be (N+1, {len(frames)}), got {self.flags.shape}")
+        self.frames = tuple(frames)
+        self.models = ContactModels(model, frames)
+
+    def active(self, k: int) -> tuple[str, ...]:
+        return tuple(f for f, on in zip(self.frames, self.flags[k], strict=True) if on)
+
+    def touchdown(self, k: int) -> bool:
+        """True when node ``k`` (>= 1) adds a foot to the contact set of node ``k - 1``."""
+        return bool(np.any(self.flags[k] & ~self.flags[k - 1]))
+
+
 def step(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
-    """``f_p(x_k; theta | u_k)`` of the phase of node k."""
-    return problem.dynamics.free_step(x, problem.u[k])
+    """``f_p(x_k; theta | u_k)`` of the phase of node k, with the reset map if any."""
+    sched = problem.contacts
+    if sched is None:
+        return problem.dynamics.free_step(x, problem.u[k])
+    y = contact_step(problem.dynamics, sched.models, sched.active(k), x, problem.u[k])
+    if sched.touchdown(k + 1):
+        y = impulse(problem.dynamics, sched.models, sched.active(k + 1), y)
+    return y
 
 
 def step_derivatives(
     problem: OEProblem, k: int, x: NDArray
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``(f_p, df_p/dx, df_p/dtheta)`` of the phase of node k."""
-    return problem.dynamics.free_step_derivatives(x, problem.u[k])
+    """``(f_p, df_p/dx, df_p/dtheta)`` of :func:`step` (chain rule through the reset map)."""
+    sched = problem.contacts
+    if sched is None:
+        return problem.dynamics.free_step_derivatives(x, problem.u[k])
+    dyn = problem.dynamics
+    y, Fx, Ft = contact_step_derivatives(dyn, sched.models, sched.active(k), x, problem.u[k])
+    if sched.touchdown(k + 1):
+        y, Dx, Dt = impulse_derivatives(dyn, sched.models, sched.active(k + 1), y)
+        Fx, Ft = Dx @ Fx, Dx @ Ft + Dt
+    return y, Fx, Ft

@@ -25,7 +25,7 @@ from physid.oe import state
 from physid.oe.charts import prior_residual
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, residuals
-from physid.oe.phases import step, step_derivatives
+from physid.oe.phases import ContactSchedule, step, step_derivatives
 
 
 @dataclass
@@ -48,7 +48,8 @@ class Linearization:
 
 @dataclass
 class OEProblem:
-    """Problem data; ``theta_prior_std = None`` omits the prior (as in paper B section VI-A)."""
+    """Problem data; ``theta_prior_std = None`` omits the prior (as in paper B section VI-A);
+    ``contacts = None``: free dynamics at every node, else the known contact sequence."""
 
     dynamics: ParametrizedModel
     u: NDArray[np.float64]  # (N, nu) commands
@@ -57,6 +58,7 @@ class OEProblem:
     x0_prior: NDArray[np.float64]
     theta_prior: NDArray[np.float64]
     theta_prior_std: NDArray[np.float64] | None = None
+    contacts: ContactSchedule | None = None
 
     def __post_init__(self) -> None:
         model = self.dynamics.model
@@ -66,6 +68,8 @@ class OEProblem:
             raise InputError(f"x0_prior must have nq + nv = {model.nq + model.nv} entries")
         if self.theta_prior.shape != (self.dynamics.n_theta,):
             raise InputError(f"theta_prior must have {self.dynamics.n_theta} entries")
+        if self.contacts is not None and self.contacts.flags.shape[0] != self.u.shape[0] + 1:
+            raise InputError(f"contact flags must have N + 1 = {self.u.shape[0] + 1} rows")
         nv = model.nv
         self._w_std = np.r_[np.full(nv, self.noise.process_q), np.full(nv, self.noise.process_v)]
         self._x0_std = np.r_[np.full(nv, self.noise.arrival_q), np.full(nv, self.noise.arrival_v)]

@@ -1,9 +1,11 @@
-"""Read a fixed-base trajectory file for :mod:`physid.oe` and write its outputs.
+"""Read a trajectory file for :mod:`physid.oe` and write its outputs.
 
 Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
 up to 1 % of dt), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command applied from
 that sample to the next) for every joint, optional ``dq_<joint>`` (all or none). Continuous
-(unbounded) joints are read as angles [rad]. Other columns are reported, not used.
+(unbounded) joints are read as angles [rad]. Other columns are reported, not used. A model
+with a free-flyer root also reads the base and contact columns of
+:mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root joint).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from numpy.typing import NDArray
 
 from physid.data import read_table
 from physid.errors import InputError
-from physid.oe.measurements import Measurements
+from physid.oe.measurements import Measurements, base_dofs
+from physid.oe.recording_floating import base_columns, read_base_signals, read_contacts
 from physid.oe.result import OEResult
 
 
@@ -27,10 +30,15 @@ class OERecording:
     u: NDArray[np.float64]  # (N, nv): tau at nodes 0..N-1
     measurements: Measurements
     unknown_columns: tuple[str, ...]
+    x0_prior: NDArray[np.float64] | None = None  # floating base: first row, at rest
+    contact_frames: tuple[str, ...] = ()
+    contact_flags: NDArray[np.bool_] | None = None
 
 
 def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
-    return [(model.names[i], model.joints[i]) for i in range(1, model.njoints)]
+    """The joints with contract columns (every joint but a free-flyer root)."""
+    first = 2 if base_dofs(model)[1] else 1
+    return [(model.names[i], model.joints[i]) for i in range(first, model.njoints)]
 
 
 def read_recording(path: str, model: pin.Model) -> OERecording:
@@ -57,7 +65,7 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
             "(optimal estimation needs one node per sample)",
             source=path,
         )
-    q = np.empty((t.size, model.nq))
+    q = np.tile(pin.neutral(model), (t.size, 1))
     for name, joint in _joints(model):
         angle = np.asarray(cols["q_" + name], dtype=float)
         if joint.nq == 2:
@@ -78,14 +86,33 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
             row = int(np.argwhere(~np.isfinite(arr))[0][0])
             raise InputError(f"non-finite {label} value in row {row + 2}", source=path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
+    if not base_dofs(model)[1]:
+        unknown = tuple(sorted(set(cols) - used))
+        return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v), unknown)
+    base = read_base_signals(cols, path)
+    frames, flags = read_contacts(cols, model, path)
+    from physid.oe.recording_floating import GYRO, POS, QUAT, VEL
+
+    used |= set(QUAT + GYRO + VEL + POS) | {"contact_" + f for f in frames}
+    q[:, :3], q[:, 3:7] = base["base_position"], base["base_quat"]
+    x0 = np.r_[q[0], np.zeros(model.nv)]
+    meas = Measurements(
+        q=q,
+        v=v,
+        base_quat=base["base_quat"],
+        gyro=base["gyro"],
+        base_velocity=base["base_velocity"],
+    )
     unknown = tuple(sorted(set(cols) - used))
-    return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v), unknown)
+    return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags)
 
 
 def trajectory_columns(model: pin.Model, t: NDArray, result: OEResult) -> dict[str, NDArray]:
     """The estimated trajectory as contract columns: ``t``, ``q_<joint>``, ``dq_<joint>``."""
     out = {"t": t}
     nq = model.nq
+    if base_dofs(model)[1]:
+        out |= base_columns(result.xs, nq)
     for name, joint in _joints(model):
         qs = result.xs[:, joint.idx_q : joint.idx_q + joint.nq]
         out["q_" + name] = np.arctan2(qs[:, 1], qs[:, 0]) if joint.nq == 2 else qs[:, 0]
@@ -100,7 +127,7 @@ def params_document(model: pin.Model, result: OEResult, provenance: dict) -> dic
 
     bodies = {}
     estimated = result.body_summary()
-    for name, _ in _joints(model):
+    for name in list(model.names)[1:]:
         pi = model.inertias[model.getJointId(name)].toDynamicParameters()
         if name in estimated:
             body = estimated[name]

@@ -1,0 +1,79 @@
+"""Floating-base columns of a ``physid oe`` trajectory file (documented in docs/oe.md).
+
+- ``base_qx, base_qy, base_qz, base_qw``: IMU orientation of the base frame (quaternion, world
+  from base) — the SO(3) residual of paper B section VI-C;
+- ``gyro_x, gyro_y, gyro_z``: IMU angular velocity in the base frame [rad/s];
+- ``base_vx, base_vy, base_vz``: base linear velocity in the base frame [m/s] (pre-integrated
+  accelerometer);
+- ``base_x, base_y, base_z`` (optional): base position in the world [m]; only the first row is
+  used, as the arrival prior of the base position (default: the origin);
+- ``contact_<frame>`` (optional, 0/1): the known contact sequence, one column per foot frame
+  (rigid 3D point contact at that frame, eqs. 2-3; a 0 -> 1 change is a touch-down with an
+  impulse, the reset map of eq. 16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+
+QUAT = ("base_qx", "base_qy", "base_qz", "base_qw")
+GYRO = ("gyro_x", "gyro_y", "gyro_z")
+VEL = ("base_vx", "base_vy", "base_vz")
+POS = ("base_x", "base_y", "base_z")
+
+
+def _block(cols: dict, names: tuple[str, ...], path: str) -> NDArray[np.float64]:
+    missing = [n for n in names if n not in cols]
+    if missing:
+        raise InputError(f"missing column {missing[0]} (floating base)", source=path)
+    out = np.column_stack([np.asarray(cols[n], dtype=float) for n in names])
+    if not np.all(np.isfinite(out)):
+        row = int(np.argwhere(~np.isfinite(out))[0][0])
+        raise InputError(f"non-finite {names[0][:-2]} value in row {row + 2}", source=path)
+    return out
+
+
+def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
+    """IMU orientation, gyro, base velocity and the base position of the first row."""
+    quat = _block(cols, QUAT, path)
+    norms = np.linalg.norm(quat, axis=1)
+    if np.any(np.abs(norms - 1.0) > 1e-2):
+        row = int(np.argmax(np.abs(norms - 1.0)))
+        raise InputError(f"base_q* is not a unit quaternion in row {row + 2}", source=path)
+    pos = _block(cols, POS, path)[0] if all(n in cols for n in POS) else np.zeros(3)
+    return {
+        "base_quat": quat / norms[:, None],
+        "gyro": _block(cols, GYRO, path),
+        "base_velocity": _block(cols, VEL, path),
+        "base_position": pos,
+    }
+
+
+def read_contacts(
+    cols: dict, model: pin.Model, path: str
+) -> tuple[tuple[str, ...], NDArray[np.bool_] | None]:
+    """``contact_<frame>`` columns as flags ``(rows, n_frames)``; frames must exist."""
+    names = sorted(c for c in cols if c.startswith("contact_"))
+    frames = tuple(c[len("contact_") :] for c in names)
+    for c, f in zip(names, frames, strict=True):
+        if not model.existFrame(f):
+            raise InputError(f"column {c}: no frame named {f!r} in the URDF", source=path)
+        values = np.asarray(cols[c], dtype=float)
+        if not np.all(np.isin(values, (0.0, 1.0))):
+            raise InputError(f"column {c} must hold 0 or 1", source=path)
+    if not frames:
+        return (), None
+    return frames, np.column_stack([np.asarray(cols[c]) > 0.5 for c in names])
+
+
+def base_columns(xs: NDArray, nq: int) -> dict[str, NDArray]:
+    """Estimated base pose and velocity (base frame) of states ``xs`` as trajectory columns."""
+    out = {n: xs[:, i] for i, n in enumerate(POS)}
+    out |= {n: xs[:, 3 + i] for i, n in enumerate(QUAT)}
+    out |= {n: xs[:, nq + i] for i, n in enumerate(VEL)}
+    out |= {n: xs[:, nq + 3 + i] for i, n in enumerate(GYRO)}
+    return out

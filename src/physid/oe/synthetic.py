@@ -1,0 +1,243 @@
+"""Simulated floating-base recordings with a known truth for paper B's tests and benchmarks.
+
+Not used by the estimator (it belongs with the simulators of ``physid.sim``; it lives here only
+because of file ownership while paper B is built). Each simulator integrates the *true* model
+with Pinocchio directly — ``pin.aba`` in flight, ``pin.constraintDynamics`` (eqs. 2-3) in stance
+and ``pin.impulseDynamics`` at every touch-down — by semi-implicit Euler at the node spacing, so
+the true trajectory has zero process noise; controllers only know the *nominal* model. Sensor
+signals follow :class:`physid.oe.Measurements` (encoders, joint velocities, IMU orientation,
+angular velocity and base linear velocity in the base frame) with Gaussian noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.oe.measurements import Measurements, NoiseStd
+
+_PROX = pin.ProximalSettings(1e-12, 0.0, 1)
+GO1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+GO1_STAND = np.array([0.0, 0.8, -1.6] * 4)
+
+
+@dataclass(frozen=True)
+class FloatingRecording:
+    """True states ``x (N+1, nq+nv)``, commands ``u (N, nu)``, noisy measurements, contact
+    flags ``(N+1, n_frames)`` (empty for flyers) at nodes spaced by ``dt``."""
+
+    dt: float
+    x: NDArray[np.float64]
+    u: NDArray[np.float64]
+    measurements: Measurements
+    contact_frames: tuple[str, ...]
+    contact_flags: NDArray[np.bool_]
+
+
+def measure(model: pin.Model, x: NDArray, rng: np.random.Generator, std: NoiseStd) -> Measurements:
+    """Noisy encoders, joint velocities and IMU signals of true states ``x`` (free-flyer)."""
+    nq, n = model.nq, x.shape[0]
+    q_meas = x[:, :nq].copy()
+    q_meas[:, 7:] += std.encoder * rng.standard_normal((n, nq - 7))
+    quats = []
+    for q in x[:, :nq]:
+        R = pin.Quaternion(q[3:7]).toRotationMatrix() @ pin.exp3(
+            std.orientation * rng.standard_normal(3)
+        )
+        quats.append(pin.Quaternion(R).coeffs())
+    v = x[:, nq:]
+    return Measurements(
+        q=q_meas if nq > 7 else None,
+        v=v[:, 6:] + std.joint_velocity * rng.standard_normal((n, model.nv - 6))
+        if model.nv > 6
+        else None,
+        base_quat=np.array(quats),
+        gyro=v[:, 3:6] + std.gyro * rng.standard_normal((n, 3)),
+        base_velocity=v[:, 0:3] + std.base_velocity * rng.standard_normal((n, 3)),
+    )
+
+
+def _euler(model: pin.Model, x: NDArray, a: NDArray, dt: float) -> NDArray[np.float64]:
+    nq = model.nq
+    v1 = x[nq:] + dt * a
+    return np.concatenate([pin.integrate(model, x[:nq], dt * v1), v1])
+
+
+def simulate_flyer(
+    true_model: pin.Model,
+    nominal_model: pin.Model,
+    actuation: NDArray,
+    n_rotors: int,
+    rng: np.random.Generator,
+    duration: float = 3.0,
+    dt: float = 0.01,
+    noise: NoiseStd | None = None,
+) -> FloatingRecording:
+    """A multirotor (thrusts as the first ``n_rotors`` commands; any arm joints torque-driven)
+    tracking a random smooth position/yaw reference with a geometric controller, arm joints by
+    PD on sinusoids."""
+    nq, nv = true_model.nq, true_model.nv
+    data, nominal_data = true_model.createData(), nominal_model.createData()
+    mass = pin.computeTotalMass(nominal_model)
+    inertia = nominal_model.inertias[1].inertia
+    amp, freq = rng.uniform(0.2, 0.5, 4), 2 * np.pi * rng.uniform(0.2, 0.6, 4)
+    alloc = np.linalg.pinv(actuation[2:6, :n_rotors])
+    n = int(round(duration / dt))
+    x = np.zeros((n + 1, nq + nv))
+    x[0, :nq] = pin.neutral(true_model)
+    u = np.zeros((n, actuation.shape[1]))
+    g = np.array([0.0, 0.0, 9.81])
+    for k in range(n):
+        t, q, v = k * dt, x[k, :nq], x[k, nq:]
+        R = pin.Quaternion(q[3:7]).toRotationMatrix()
+        p_ref = amp[:3] * np.sin(freq[:3] * t)
+        dp_ref = amp[:3] * freq[:3] * np.cos(freq[:3] * t)
+        ddp_ref = -amp[:3] * freq[:3] ** 2 * np.sin(freq[:3] * t)
+        force = mass * (g + ddp_ref + 16.0 * (p_ref - q[:3]) + 8.0 * (dp_ref - R @ v[:3]))
+        yaw = amp[3] * np.sin(freq[3] * t)
+        z = force / np.linalg.norm(force)
+        y = np.cross(z, [np.cos(yaw), np.sin(yaw), 0.0])
+        y /= np.linalg.norm(y)
+        R_d = np.column_stack([np.cross(y, z), y, z])
+        torque = inertia @ (-200.0 * pin.log3(R_d.T @ R) - 28.0 * v[3:6])
+        u[k, :n_rotors] = np.maximum(alloc @ np.r_[force @ R[:, 2], torque], 0.0)  # rotors push
+        if nv > 6:
+            ref = 0.3 * np.sin(freq[: nv - 6] * t + np.arange(nv - 6))
+            inertia_j = np.diag(pin.crba(nominal_model, nominal_data, q))[6:]
+            u[k, n_rotors:] = inertia_j * (100.0 * (ref - q[7:]) - 14.0 * v[6:])
+        a = pin.aba(true_model, data, q, v, actuation @ u[k])
+        x[k + 1] = _euler(true_model, x[k], a, dt)
+    meas = measure(true_model, x, rng, noise or NoiseStd())
+    return FloatingRecording(dt, x, u, meas, (), np.zeros((n + 1, 0), dtype=bool))
+
+
+def walk_flags(n_nodes: int, dt: float, period: float = 0.8, swing: float = 0.15) -> NDArray:
+    """Contact flags of a walking (crawl) gait: one foot swings at a time for ``swing`` s, in
+    the order FL, RR, FR, RL, each a quarter ``period`` apart; three feet always hold the
+    robot (with bilateral point contacts two diagonal feet would leave it free to tip about
+    the diagonal). Starts with ``period / 4`` of four-foot stance."""
+    t = dt * np.arange(n_nodes) - 0.25 * period
+    phase = np.mod(t, period) / period
+    flags = np.ones((n_nodes, 4), dtype=bool)
+    for slot, leg in enumerate((0, 3, 1, 2)):
+        start = 0.25 * slot
+        flags[(phase >= start) & (phase < start + swing / period) & (t >= 0), leg] = False
+    return flags
+
+
+def _contacts(model: pin.Model, frames: tuple[str, ...]) -> tuple:
+    data = model.createData()
+    cms = pin.StdVec_RigidConstraintModel()
+    for name in frames:
+        f = model.frames[model.getFrameId(name)]
+        cms.append(
+            pin.RigidConstraintModel(
+                pin.ContactType.CONTACT_3D,
+                model,
+                f.parentJoint,
+                f.placement,
+                pin.LOCAL_WORLD_ALIGNED,
+            )
+        )
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+    pin.initConstraintDynamics(model, data, cms, cds)
+    return data, cms, cds
+
+
+def go1_standing(model: pin.Model) -> NDArray[np.float64]:
+    """Configuration of :data:`GO1_STAND` with the feet on the ground plane z = 0."""
+    q = pin.neutral(model)
+    q[7:] = GO1_STAND
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    q[2] = -min(data.oMf[model.getFrameId(f)].translation[2] for f in GO1_FEET)
+    return q
+
+
+def simulate_go1(
+    true_model: pin.Model,
+    nominal_model: pin.Model,
+    rng: np.random.Generator,
+    duration: float = 4.0,
+    dt: float = 0.005,
+    noise: NoiseStd | None = None,
+    flags_fn: Callable[[int, float], NDArray] = walk_flags,
+) -> FloatingRecording:
+    """Go1 walking in place (:func:`walk_flags`) while swaying its torso.
+
+    Controller (nominal model only): a virtual-model controller holds the torso on a swaying
+    reference (PID on height, PD on the rest) by distributing the wanted torso wrench over the
+    stance feet (minimum norm), ``tau = g_j - Jc_j^T f``; swing legs track a foot-lift bump by
+    joint PD plus gravity. The integral term absorbs the unknown payload's weight."""
+    nq, nv = true_model.nq, true_model.nv
+    n = int(round(duration / dt))
+    flags = flags_fn(n + 1, dt)
+    cache: dict[tuple[str, ...], tuple] = {}
+    q0 = go1_standing(true_model)
+    nd = nominal_model.createData()
+    mass = pin.computeTotalMass(nominal_model)
+    feet = [nominal_model.getFrameId(f) for f in GO1_FEET]
+    amp = rng.uniform(0.5, 1.0, 5) * np.array([0.02, 0.02, 0.02, 0.1, 0.1])
+    freq = 2 * np.pi * rng.uniform(0.3, 1.0, 5)
+    x = np.zeros((n + 1, nq + nv))
+    x[0, :nq] = q0
+    u = np.zeros((n, nv - 6))
+    swing, integral = 0.15, 0.0
+    lift_start = np.zeros(4, dtype=int)
+    for k in range(n):
+        t, q, v = k * dt, x[k, :nq], x[k, nq:]
+        s = amp * np.sin(freq * t)
+        ds = amp * freq * np.cos(freq * t)
+        R = pin.Quaternion(q[3:7]).toRotationMatrix()
+        p_ref = q0[:3] + s[:3]
+        R_ref = pin.rpy.rpyToMatrix(s[3], s[4], 0.0)
+        integral += dt * (p_ref[2] - q[2])
+        lin, ang = R @ v[:3], R @ v[3:6]
+        force = mass * (np.array([0, 0, 9.81]) + 200.0 * (p_ref - q[:3]) + 20.0 * (ds[:3] - lin))
+        force[2] += mass * 500.0 * integral
+        torque = 60.0 * R @ pin.log3(R.T @ R_ref) + 6.0 * (np.r_[ds[3:5], 0.0] - ang)
+        pin.computeGeneralizedGravity(nominal_model, nd, q)
+        pin.computeJointJacobians(nominal_model, nd, q)
+        pin.framesForwardKinematics(nominal_model, nd, q)
+        stance = [i for i in range(4) if flags[k, i]]
+        G = np.vstack(
+            [
+                np.hstack([np.eye(3) for _ in stance]),
+                np.hstack([pin.skew(nd.oMf[feet[i]].translation - q[:3]) for i in stance]),
+            ]
+        )
+        f = np.linalg.lstsq(G, np.r_[force, torque], rcond=None)[0]
+        tau = nd.g[6:].copy()
+        for j, i in enumerate(stance):
+            Jf = pin.getFrameJacobian(nominal_model, nd, feet[i], pin.LOCAL_WORLD_ALIGNED)[:3]
+            tau -= Jf[:, 6:].T @ f[3 * j : 3 * j + 3]
+        tau -= 0.3 * v[6:]
+        for i in range(4):
+            if flags[k, i]:
+                lift_start[i] = k + 1
+                continue
+            bump = np.sin(np.pi * min((k - lift_start[i]) * dt / swing, 1.0))
+            ref = GO1_STAND[3 * i : 3 * i + 3] + np.array([0.0, 0.3, -0.6]) * bump
+            sl = slice(3 * i, 3 * i + 3)
+            tau[sl] += 30.0 * (ref - q[7:][sl]) - 0.5 * v[6:][sl]
+        u[k] = tau
+        active = tuple(f for f, on in zip(GO1_FEET, flags[k], strict=True) if on)
+        if active not in cache:
+            cache[active] = _contacts(true_model, active)
+        d, cms, cds = cache[active]
+        a = pin.constraintDynamics(true_model, d, q, v, np.r_[np.zeros(6), u[k]], cms, cds, _PROX)
+        x[k + 1] = _euler(true_model, x[k], a, dt)
+        if np.any(flags[k + 1] & ~flags[k]):  # touch-down: plastic impact of the new stance
+            nxt = tuple(f for f, on in zip(GO1_FEET, flags[k + 1], strict=True) if on)
+            if nxt not in cache:
+                cache[nxt] = _contacts(true_model, nxt)
+            d, cms, cds = cache[nxt]
+            x[k + 1, nq:] = pin.impulseDynamics(
+                true_model, d, x[k + 1, :nq], x[k + 1, nq:], cms, cds, 0.0, _PROX
+            )
+    meas = measure(true_model, x, rng, noise or NoiseStd())
+    return FloatingRecording(dt, x, u, meas, GO1_FEET, flags)
