@@ -6,11 +6,15 @@ Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays 
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import click
 
+from physid.cli.options import number_in
+
 MAX_STEPS = 2e6  # simulation steps: bounds time and memory
+_POSITIVE = number_in(0.0, sys.float_info.max, low_open=True)  # a finite number > 0
 
 
 def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[float]:
@@ -73,6 +77,7 @@ def multibody() -> None:
     type=float,
     default=1e-3,
     show_default=True,
+    callback=_POSITIVE,
     help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19).",
 )
 @click.option(
@@ -90,7 +95,7 @@ def multibody() -> None:
 )
 @click.option(
     "--every",
-    type=int,
+    type=click.IntRange(min=1),
     default=1,
     show_default=True,
     help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt).",
@@ -106,10 +111,6 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     from physid.multibody.files import hold, read_control, trajectory_csv_text
     from physid.multibody.simulate import simulate, state_from_joints
 
-    if not (math.isfinite(dt) and dt > 0):
-        raise InputError(f"{dt!r} must be a positive step in seconds", source="--dt")
-    if every < 1:
-        raise InputError(f"{every} must be >= 1", source="--every")
     model = load_model(urdf, config)
     m = len(model.hinges)
     angles = _joint_vector(q0, m, "--q0", "rad")
@@ -178,16 +179,28 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     help="Output folder: params.json, result.json, states.npz, report.png (written to a "
     "temporary folder and renamed).",
 )
-@click.option("--dt", type=float, default=0.01, show_default=True, help="Model step h [s].")
+@click.option(
+    "--dt",
+    type=float,
+    default=0.01,
+    show_default=True,
+    callback=_POSITIVE,
+    help="Model step h [s].",
+)
 @click.option(
     "--kappa",
     type=float,
     default=100.0,
+    callback=_POSITIVE,
     show_default=True,
     help="State error weight: Omega^-1 = kappa I, R^-1 = I (paper A §4.4).",
 )
 @click.option(
-    "--max-iterations", type=int, default=20, show_default=True, help="Levenberg-Marquardt cap."
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Levenberg-Marquardt cap.",
 )
 @click.option(
     "--cross-validate",
@@ -213,12 +226,6 @@ def identify_command(urdf, data_files, config, out, dt, kappa, max_iterations, c
         states_arrays,
     )
 
-    if not (math.isfinite(dt) and dt > 0):
-        raise InputError(f"{dt!r} must be a positive step in seconds", source="--dt")
-    if not (math.isfinite(kappa) and kappa > 0):
-        raise InputError(f"{kappa!r} must be a positive weight", source="--kappa")
-    if max_iterations < 1:
-        raise InputError(f"{max_iterations} must be >= 1", source="--max-iterations")
     if cross_validate and len(data_files) < 2:
         raise InputError("needs at least two --data files", source="--cross-validate")
     model = load_model(urdf, config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,8 +24,11 @@ def in_range(
         return None
     above_low = value > low if low_open else value >= low
     if not (above_low and value <= high):  # False for NaN
-        bracket = "(" if low_open else "["
-        raise InputError(f"{value} is not a number in {bracket}{low:g}, {high:g}]", source=option)
+        if high >= sys.float_info.max:  # no upper bound but finiteness
+            wanted = f"a finite number {'>' if low_open else '>='} {low:g}"
+        else:
+            wanted = f"a number in {'(' if low_open else '['}{low:g}, {high:g}]"
+        raise InputError(f"{value} is not {wanted}", source=option)
     return value
 
 
