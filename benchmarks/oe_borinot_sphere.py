@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve
 from physid.oe.actuation import quad_x_rotors, thrust_actuation
-from physid.oe.synthetic import simulate_flyer
+from physid.sim.oe_floating import simulate_flyer
 from physid.sim.oe_robots import BORINOT, load_model
 
 END_LINK = "flying_arm_2__j_link1_link2"

@@ -20,7 +20,7 @@ import pinocchio as pin
 
 from physid.oe import NoiseStd, OEOptions, make_problem, solve
 from physid.oe.build import initial_guess
-from physid.oe.synthetic import simulate_go1
+from physid.sim.oe_floating import simulate_go1
 from physid.sim.oe_robots import GO1, load_model
 
 PAYLOAD = pin.Inertia(7.2, np.array([-0.03, 0.01, 0.07]), np.diag([0.035, 0.09, 0.10]))

@@ -25,8 +25,8 @@ from physid.oe import NoiseStd, OEOptions, make_problem, solve, state
 from physid.oe.actuation import quad_x_rotors, thrust_actuation
 from physid.oe.build import initial_guess
 from physid.oe.charts import pis_and_jacobians, theta_from_pis
-from physid.oe.synthetic import simulate_flyer, simulate_go1
 from physid.sim.oe_arm import simulate_arm
+from physid.sim.oe_floating import simulate_flyer, simulate_go1
 from physid.sim.oe_robots import GO1, HECTOR, KINOVA, load_model
 
 ROLLOUTS = ("single", "feasible", "multiple")

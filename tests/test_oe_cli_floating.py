@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.io import table_csv_text
-from physid.oe.synthetic import simulate_go1
+from physid.sim.oe_floating import simulate_go1
 from physid.sim.oe_robots import GO1, load_model, robot_urdf
 
 PAYLOAD = pin.Inertia(3.0, np.array([0.02, 0.0, 0.05]), np.diag([0.02, 0.04, 0.05]))

@@ -14,7 +14,7 @@ from physid.oe.charts import retract
 from physid.oe.kkt import solve_kkt
 from physid.oe.phases import step, step_derivatives
 from physid.oe.riccati import solve_step
-from physid.oe.synthetic import simulate_flyer, simulate_go1
+from physid.sim.oe_floating import simulate_flyer, simulate_go1
 from physid.sim.oe_robots import GO1, HECTOR, load_model
 
 PAYLOAD = pin.Inertia(7.2, np.array([-0.03, 0.01, 0.07]), np.diag([0.035, 0.09, 0.10]))
