@@ -7,9 +7,10 @@ from dataclasses import replace
 import numpy as np
 
 from physid.config import FilterConfig
-from physid.identify.deadband import CANDIDATE_FRACTIONS, choose_deadband
-from physid.identify.pipeline import observations_of
+from physid.identify.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
+from physid.identify.observations import joint_speed_rms, observation_chunks
 from physid.identify.preprocessing import resolve_preprocessing
+from physid.identify.reduced import ReductionAccumulator
 from physid.signal.butterworth import classical_derivatives, derivative_noise_std
 
 
@@ -47,9 +48,16 @@ def _choice(arm_experiment, transition):
     model = arm_experiment.model
     trajectory = _training(arm_experiment, transition)
     preprocessing = resolve_preprocessing(FilterConfig(), [trajectory], model.layout.size)
-    observations = observations_of(model, [trajectory], preprocessing.filter)
+    options = preprocessing.filter
     noise = np.asarray(preprocessing.velocity_noise_std)
-    choice = choose_deadband(model, [trajectory], preprocessing.filter, observations, noise)
+    candidates = candidate_models(model, joint_speed_rms(model, [trajectory], options), noise)
+    sums = [ReductionAccumulator() for _ in candidates]
+    n_inertial = model.layout.n_inertial
+    chunks = observation_chunks(model, trajectory, options, joint_term_models=tuple(candidates))
+    for chunk in chunks:
+        for total, block in zip(sums, chunk.joint_terms, strict=True):
+            total.add(np.concatenate([chunk.W[..., :n_inertial], block], -1), chunk.tau)
+    choice = choose_deadband(candidates, [s.system() for s in sums], [trajectory], options)
     assert np.all(choice.deadband >= 3.0 * noise - 1e-15)
     assert set(choice.relative_residuals) == set(CANDIDATE_FRACTIONS)
     return choice

@@ -9,7 +9,8 @@ from conftest import EXAMPLES, KUKA, TX40, require_dataset
 from physid.config import load_config, parse_config, robot_for
 from physid.identify.least_squares import ordinary_least_squares
 from physid.identify.metrics import fit_metrics
-from physid.identify.pipeline import _excited, observations_of
+from physid.identify.observations import observations_of
+from physid.identify.pipeline import _excited
 from physid.identify.reduced import reduce_observations
 from physid.regressor import base_parameters
 from physid.workflows import load_trajectories, run_identify

@@ -35,6 +35,7 @@ class Table:
 
     columns: dict[str, np.ndarray]
     source: str
+    first_row: int = 1  # 1-based data row of the first entry (a block of a longer file: more)
 
     @property
     def n_rows(self) -> int:
@@ -81,6 +82,11 @@ class Trajectory:
         step = float(np.median(np.diff(np.asarray(self.t, float))))
         return 1.0 / step if step > 0.0 else float("nan")
 
+    def part(self, start: int, stop: int) -> Trajectory:
+        """Rows ``start:stop`` (as :meth:`time_slice`; a long recording on disk,
+        :class:`physid.streamed.RecordingFile`, answers with a part of itself)."""
+        return self.time_slice(start, stop)
+
     def time_slice(self, start: int, stop: int) -> Trajectory:
         """Rows ``start:stop`` as a new trajectory."""
         cut = slice(start, stop)
@@ -101,7 +107,7 @@ def split_by_fraction(
     if not 0.0 < train_fraction < 1.0:
         raise InputError(f"train fraction must lie in (0, 1), got {train_fraction}")
     cut = int(round(train_fraction * trajectory.n_samples))
-    return trajectory.time_slice(0, cut), trajectory.time_slice(cut, trajectory.n_samples)
+    return trajectory.part(0, cut), trajectory.part(cut, trajectory.n_samples)
 
 
 def read_table(path: str | Path) -> Table:
@@ -142,11 +148,14 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
-def _parse_csv_numbers(text: str, names: list[str], source: str) -> np.ndarray:
+def _parse_csv_numbers(
+    text: str, names: list[str], source: str, first_line: int = 2
+) -> np.ndarray:
     """The numbers under the header; an unreadable cell is named by its column, its 1-based data
-    row (as everywhere in physid) and its line in an editor (the header is line 1)."""
+    row (as everywhere in physid) and its line in an editor (the header is line 1).
+    ``first_line``: the line number of the first line after the header line of ``text``."""
     rows = []
-    for number, line in enumerate(text.splitlines()[1:], start=2):
+    for number, line in enumerate(text.splitlines()[1:], start=first_line):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         cells = line.split(",")
@@ -304,7 +313,8 @@ def _check_finite(table: Table, names: list[str]) -> None:
         if bad.size:
             row = int(bad[0])
             raise InputError(
-                f"column '{name}' row {row + 1} is {values[row]} ({bad.size} non-finite rows); "
+                f"column '{name}' row {row + table.first_row} is {values[row]} "
+                f"({bad.size} non-finite rows); "
                 "remove or repair those samples",
                 source=table.source,
             )
@@ -320,7 +330,8 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
         if bad.size:
             row = int(bad[0])
             raise InputError(
-                f"column '{name}' row {row + 1} is {values[row]:.6g}, beyond any plausible "
+                f"column '{name}' row {row + table.first_row} is {values[row]:.6g}, beyond any "
+                "plausible "
                 f"value ({bad.size} such rows); check the units or repair those samples",
                 source=table.source,
             )
@@ -383,8 +394,35 @@ def trajectory_from_table(
     allow_large_angles: bool = False,
 ) -> Trajectory:
     """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`."""
-    gains = dict(drive_gains or {})
     t = _check_time(table)
+    trajectory = trajectory_block(
+        table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
+    )
+    check_some_torque(trajectory.tau, table.source)
+    return trajectory
+
+
+def check_some_torque(tau: np.ndarray, source: str) -> None:
+    """A recording whose torques are all zero carries nothing to identify from."""
+    if not np.any(tau):
+        raise InputError(
+            "every torque is zero: nothing to identify from (check the tau_/i_ columns)",
+            source=source,
+        )
+
+
+def trajectory_block(
+    table: Table,
+    model: RobotModel,
+    t: np.ndarray,
+    *,
+    drive_gains: dict[str, float] | None = None,
+    allow_large_angles: bool = False,
+) -> Trajectory:
+    """The checks of :func:`trajectory_from_table` that hold row by row (columns, finiteness,
+    magnitudes, units), for a whole table or one block of a long file
+    (:mod:`physid.streamed`); the time stamps ``t`` are checked by the caller."""
+    gains = dict(drive_gains or {})
     motor_side = model.transmission is not None and any(c.startswith("qm_") for c in table.columns)
     _check_unknown_joints(table, model, motor_side)
     if motor_side:
@@ -405,11 +443,6 @@ def trajectory_from_table(
         used = {f"{p}{j}" for p in JOINT_PREFIXES for j in joints}
     _check_finite(table, sorted(used & set(table.columns)))
     _check_magnitude(table, sorted(used & set(table.columns)))
-    if not np.any(tau):
-        raise InputError(
-            "every torque is zero: nothing to identify from (check the tau_/i_ columns)",
-            source=table.source,
-        )
     if not allow_large_angles:
         _check_radians(q, model, table.source)
     unknown = sorted(set(table.columns) - used - {"t"})

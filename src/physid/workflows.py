@@ -24,6 +24,7 @@ from physid.identify.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
+from physid.identify.windows import Recording
 from physid.io import claim_output_dir
 from physid.model import RobotModel, with_gravity
 from physid.params_file import (
@@ -34,6 +35,7 @@ from physid.params_file import (
     standard_parameters,
 )
 from physid.report.identification import write_identification
+from physid.streamed import open_recording, should_stream
 
 Progress = Callable[[str], None]
 
@@ -45,21 +47,29 @@ def source_name(item: str | Path | Table) -> str:
 
 def load_trajectories(
     paths: list[str | Path | Table], model: RobotModel, config: IdentifyConfig
-) -> list[Trajectory]:
+) -> list[Recording]:
     """Read and validate every data file (or in-memory :class:`Table`) against the model.
 
+    A CSV file too large to hold (:func:`physid.streamed.should_stream`) is validated in blocks
+    and stays on disk (:class:`~physid.streamed.RecordingFile`) unless the configured method
+    needs the whole recording at once (the Kalman smoothers, drive-gain identification).
     With ``drive_gains: identify`` the currents are read as they are (unit gains): the gains are
     estimated afterwards (:func:`identify_drive_gains`)."""
     gains = config.drive_gains
+    whole = config.filter.method.startswith("irwsm") or gains == IDENTIFY_GAINS
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
     options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles}
-    return [
-        trajectory_from_table(path, model, **options)
-        if isinstance(path, Table)
-        else load_trajectory(path, model, **options)
-        for path in paths
-    ]
+    recordings: list[Recording] = []
+    for path in paths:
+        if isinstance(path, Table):
+            recordings.append(trajectory_from_table(path, model, **options))
+        elif should_stream(path):
+            recording = open_recording(path, model, **options)
+            recordings.append(recording.in_memory() if whole else recording)
+        else:
+            recordings.append(load_trajectory(path, model, **options))
+    return recordings
 
 
 def run_identify(

@@ -29,11 +29,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.config import FilterConfig
-from physid.data import Trajectory
 from physid.identify.least_squares import least_squares
-from physid.identify.observations import Observations, joint_term_observations
-from physid.identify.prediction import states_at_samples
-from physid.identify.reduced import reduce_observations
+from physid.identify.metrics import MetricsAccumulator
+from physid.identify.observations import joint_term_chunks
+from physid.identify.reduced import ReducedSystem, ReductionAccumulator
+from physid.identify.store import ObservationStore
+from physid.identify.windows import Recording, plan_recording, raw_windows
 from physid.model import RobotModel
 from physid.regressor import base_parameters, predict_torques
 
@@ -49,7 +50,7 @@ class DeadbandChoice:
     deadband: np.ndarray
     fraction: float
     relative_residuals: dict[float, float]  # fraction -> raw training ||tau - tau_hat||/||tau||
-    joint_terms: np.ndarray  # (M, n, n_terms) the observations' joint-term block under it
+    index: int  # of the chosen candidate in CANDIDATE_FRACTIONS
 
     def note(self, joint_names: tuple[str, ...]) -> str:
         listed = ", ".join(
@@ -62,64 +63,60 @@ class DeadbandChoice:
         )
 
 
-def _least_squares(W: np.ndarray, tau: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """Standard parameters (p,) whose base ``columns`` solve the stacked (M, n, p) observations
-    by least squares (columns normalised), the other entries 0. Solving for the base columns
+def candidate_models(
+    model: RobotModel, rms_speed: np.ndarray, velocity_noise_std: np.ndarray
+) -> list[RobotModel]:
+    """``model`` under each candidate deadband ``max(noise floor, fraction x RMS speed)``."""
+    floor = DEADBAND_NOISE_STDS * np.asarray(velocity_noise_std, float)
+    return [
+        replace(model, coulomb_deadband=np.maximum(floor, f * rms_speed))
+        for f in CANDIDATE_FRACTIONS
+    ]
+
+
+def _least_squares(system: ReducedSystem, columns: np.ndarray) -> np.ndarray:
+    """Standard parameters (p,) whose base ``columns`` solve the (reduced) observations by
+    least squares (columns normalised), the other entries 0. Solving for the base columns
     only matters: a minimum-norm solution over all standard columns puts huge, cancelling
     values on the near-null directions, which RNEA then predicts with round-off (1e25 %)."""
-    A = W[..., columns].reshape(-1, len(columns))
+    A, u = system.stacked(columns)
     norms = np.linalg.norm(A, axis=0)
     norms[norms == 0.0] = 1.0
-    solution, *_ = np.linalg.lstsq(A / norms, tau.reshape(-1), rcond=1e-10)
-    theta = np.zeros(W.shape[-1])
+    solution, *_ = np.linalg.lstsq(A / norms, u, rcond=1e-10)
+    theta = np.zeros(system.n_standard)
     theta[columns] = solution / norms
     return theta
 
 
-def _raw_relative_residual(
-    model: RobotModel, theta: np.ndarray, states: list[tuple], trajectories: list[Trajectory]
-) -> float:
-    """||tau - tau_hat|| / ||tau|| on the raw training torques at every sample."""
-    measured = np.concatenate([t.tau for t in trajectories])
-    predicted = np.concatenate([predict_torques(model, theta, *x) for x in states])
-    return float(np.linalg.norm(measured - predicted) / max(np.linalg.norm(measured), 1e-300))
-
-
 def choose_deadband(
-    model: RobotModel,
-    trajectories: list[Trajectory],
+    candidates: list[RobotModel],
+    systems: list[ReducedSystem],
+    trajectories: list[Recording],
     options: FilterConfig,
-    observations: Observations,
-    velocity_noise_std: np.ndarray,
 ) -> DeadbandChoice:
-    """Pick the deadband (module docstring) for ``model`` on the training ``observations``
-    (built by :func:`physid.identify.observations.observations_of` with ``options``)."""
-    floor = DEADBAND_NOISE_STDS * np.asarray(velocity_noise_std, float)
-    inertial = observations.W[..., : model.layout.n_inertial]
-    columns = base_parameters(model).independent
-    bands: list[np.ndarray] = []
-
-    def candidates(rms_speed: np.ndarray) -> list[RobotModel]:
-        bands.extend(np.maximum(floor, f * rms_speed) for f in CANDIDATE_FRACTIONS)
-        return [replace(model, coulomb_deadband=band) for band in bands]
-
-    blocks = joint_term_observations(model, trajectories, options, candidates)
-    candidates_models = [replace(model, coulomb_deadband=band) for band in bands]
-    states = [states_at_samples(t, options) for t in trajectories]
-    residuals = {}
-    for fraction, candidate, block in zip(
-        CANDIDATE_FRACTIONS, candidates_models, blocks, strict=True
-    ):
-        W = np.concatenate([inertial, block], axis=-1)
-        theta = _least_squares(W, observations.tau, columns)
-        residuals[fraction] = _raw_relative_residual(candidate, theta, states, trajectories)
+    """Pick the deadband (module docstring) among the ``candidates`` (:func:`candidate_models`),
+    given each one's reduced training observations ``systems`` (standard columns: the inertial
+    ones, then the candidate's joint terms), by the raw residual of each one's least squares."""
+    columns = base_parameters(candidates[0]).independent
+    thetas = [_least_squares(system, columns) for system in systems]
+    sums = [MetricsAccumulator() for _ in candidates]
+    for trajectory in trajectories:
+        plan = plan_recording(candidates[0], trajectory, options)
+        for owned, q, dq, ddq in raw_windows(trajectory, plan):
+            for total, candidate, theta in zip(sums, candidates, thetas, strict=True):
+                total.add(owned.tau, predict_torques(candidate, theta, q, dq, ddq))
+    residuals = {
+        fraction: total.metrics().relative_error
+        for fraction, total in zip(CANDIDATE_FRACTIONS, sums, strict=True)
+    }
     best = 0
     for k in range(1, len(CANDIDATE_FRACTIONS)):
         if residuals[CANDIDATE_FRACTIONS[k]] < residuals[CANDIDATE_FRACTIONS[best]] * (
             1.0 - MIN_RELATIVE_GAIN
         ):
             best = k
-    return DeadbandChoice(bands[best], CANDIDATE_FRACTIONS[best], residuals, blocks[best])
+    deadband = candidates[best].coulomb_deadband
+    return DeadbandChoice(deadband, CANDIDATE_FRACTIONS[best], residuals, best)
 
 
 SENSITIVITY_SCALES = (0.5, 2.0)  # the deadband halved and doubled: the friction-model term
@@ -127,9 +124,9 @@ SENSITIVITY_SCALES = (0.5, 2.0)  # the deadband halved and doubled: the friction
 
 def friction_model_std(
     model: RobotModel,
-    trajectories: list[Trajectory],
+    trajectories: list[Recording],
     options: FilterConfig,
-    observations: Observations,
+    store: ObservationStore,
     columns: np.ndarray,
     weighting: str,
     theta: np.ndarray,
@@ -143,20 +140,20 @@ def friction_model_std(
     residual-based (Newey-West) standard deviations do not see. Measured on the independent
     MuJoCo simulator (tanh Coulomb friction; ``benchmarks/vs_ols.py --coverage-seeds``): the
     3-sigma coverage of the base parameters rises from 0.87 to 0.97 with this term added in
-    quadrature. Zero when the model has no deadband.
+    quadrature. Zero when the model has no deadband. ``store`` holds the training observations
+    (:mod:`.store`) of ``trajectories``, in order.
     """
     band = model.coulomb_deadband
     if band is None or not np.any(band > 0):
         return np.zeros(len(columns))
-    inertial = observations.W[..., : model.layout.n_inertial]
-    blocks = joint_term_observations(
-        model,
-        trajectories,
-        options,
-        lambda _rms: [replace(model, coulomb_deadband=s * band) for s in SENSITIVITY_SCALES],
-    )
-    changes = []
-    for block in blocks:
-        system = reduce_observations(np.concatenate([inertial, block], -1), observations.tau)
-        changes.append(least_squares(system, columns, weighting).theta - theta)
+    n_inertial = model.layout.n_inertial
+    scaled = [replace(model, coulomb_deadband=s * band) for s in SENSITIVITY_SCALES]
+    sums = [ReductionAccumulator() for _ in scaled]
+    for k, trajectory in enumerate(trajectories):
+        blocks_of = joint_term_chunks(model, trajectory, options, scaled)
+        for chunk, blocks in zip(store.of_recording(k), blocks_of, strict=True):
+            inertial = chunk.W[..., :n_inertial]
+            for total, block in zip(sums, blocks, strict=True):
+                total.add(np.concatenate([inertial, block], -1), chunk.tau)
+    changes = [least_squares(total.system(), columns, weighting).theta - theta for total in sums]
     return np.sqrt(np.mean(np.square(changes), axis=0))

@@ -133,8 +133,20 @@ def autocorrelation_robust_covariance(
     evaluated in the frequency domain (one FFT of the scores), so any L costs the same.
     Returns the covariance and L.
     """
-    n_samples = X.shape[0]
-    scores = np.einsum("tjb,tj->tb", X, residual)
+    return newey_west_covariance(np.einsum("tjb,tj->tb", X, residual), residual, XtX_inv)
+
+
+_SPECTRUM_COLUMNS = 16  # score columns transformed at a time (bounds the FFT's memory)
+
+
+def newey_west_covariance(
+    scores: np.ndarray, residual: np.ndarray, XtX_inv: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """:func:`autocorrelation_robust_covariance` from the scores ``s_t = sum_j X_tj e_tj``
+    (M, b) and the residual (M, n), which a long recording accumulates window by window. The
+    long-run covariance is assembled from blocks of :data:`_SPECTRUM_COLUMNS` columns, so the
+    zero-padded spectra of all scores are never held at once."""
+    n_samples = scores.shape[0]
     centred = residual - residual.mean(axis=0)
     denominator = np.sum(centred[:-1] ** 2, axis=0)
     rho = np.sum(centred[1:] * centred[:-1], axis=0) / np.maximum(denominator, 1e-300)
@@ -146,8 +158,15 @@ def autocorrelation_robust_covariance(
     offsets = np.arange(lags + 1)
     weights[offsets] = 1.0 - offsets / (lags + 1.0)
     weights[size - offsets[1:]] = weights[offsets[1:]]  # symmetric lag window
-    spectrum = np.fft.fft(scores, n=size, axis=0)
     window = np.fft.fft(weights).real  # real: the window is symmetric
     # sum_l w_l Gamma_l = (1/size) sum_f W(f) S(f)^* S(f)^T (Wiener–Khinchin, zero-padded).
-    omega = ((spectrum.conj() * window[:, None]).T @ spectrum).real / size
+    n_scores = scores.shape[1]
+    blocks = [slice(k, k + _SPECTRUM_COLUMNS) for k in range(0, n_scores, _SPECTRUM_COLUMNS)]
+    omega = np.zeros((n_scores, n_scores))
+    for a, rows in enumerate(blocks):
+        left = np.fft.fft(scores[:, rows], n=size, axis=0).conj() * window[:, None]
+        for columns in blocks[a:]:
+            right = np.fft.fft(scores[:, columns], n=size, axis=0)
+            omega[rows, columns] = (left.T @ right).real / size
+            omega[columns, rows] = omega[rows, columns].T
     return XtX_inv @ omega @ XtX_inv, lags

@@ -33,3 +33,29 @@ def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
     relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau), 1e-300))
     per_joint = np.linalg.norm(error, axis=0) / np.maximum(np.linalg.norm(tau, axis=0), 1e-300)
     return FitMetrics(relative, np.sqrt(np.mean(error**2, axis=0)), tau.shape[0], per_joint)
+
+
+class MetricsAccumulator:
+    """:func:`fit_metrics` of rows given in chunks (a long recording's windows)."""
+
+    def __init__(self) -> None:
+        self._error2: np.ndarray | float = 0.0  # per joint sums of squares
+        self._tau2: np.ndarray | float = 0.0
+        self._rows = 0
+
+    def add(self, tau: np.ndarray, tau_predicted: np.ndarray) -> None:
+        self._error2 = self._error2 + np.sum((tau - tau_predicted) ** 2, axis=0)
+        self._tau2 = self._tau2 + np.sum(tau**2, axis=0)
+        self._rows += tau.shape[0]
+
+    def metrics(self) -> FitMetrics:
+        error2, tau2 = np.asarray(self._error2, float), np.asarray(self._tau2, float)
+        relative = float(np.sqrt(error2.sum()) / max(np.sqrt(tau2.sum()), 1e-300))
+        per_joint = np.sqrt(error2) / np.maximum(np.sqrt(tau2), 1e-300)
+        return FitMetrics(relative, np.sqrt(error2 / self._rows), self._rows, per_joint)
+
+    def merge(self, other: MetricsAccumulator) -> None:
+        """Add another accumulator's rows."""
+        self._error2 = self._error2 + other._error2
+        self._tau2 = self._tau2 + other._tau2
+        self._rows += other._rows

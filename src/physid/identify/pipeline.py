@@ -9,15 +9,14 @@ validation on held-out data.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from physid.config import AUTO_DEADBAND, IdentifyConfig
-from physid.data import Trajectory
+from physid.config import IdentifyConfig
 from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
-from physid.identify.deadband import choose_deadband, friction_model_std
+from physid.identify.deadband import friction_model_std
 from physid.identify.essential import EssentialParameters, essential_parameters
 from physid.identify.gravity import (
     GravityEstimate,
@@ -27,19 +26,26 @@ from physid.identify.gravity import (
 )
 from physid.identify.least_squares import (
     LeastSquaresResult,
-    autocorrelation_robust_covariance,
     least_squares,
     residual_autocorrelation,
 )
-from physid.identify.metrics import FitMetrics, fit_metrics
-from physid.identify.observations import Observations, observations_of
+from physid.identify.metrics import FitMetrics
+from physid.identify.observations import Observations
 from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
-from physid.identify.reduced import ReducedSystem, reduce_observations
+from physid.identify.reduced import ReducedSystem
 from physid.identify.suspect import (
     moving_mass_reason,
     suspect_reasons,
     unexplained_torque_reason,
+)
+from physid.identify.training import (
+    collect_training,
+    filtered_fit,
+    gravity_shifted,
+    observe_validation,
+    robust_std,
+    still_joints,
 )
 from physid.identify.uncertainty import (
     BodyUncertainty,
@@ -49,9 +55,11 @@ from physid.identify.uncertainty import (
     posterior_covariance,
     prior_decided,
 )
+from physid.identify.windows import Recording
 from physid.inertia import check_consistency
 from physid.model import RobotModel, gravity_of, with_gravity
 from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
+from physid.streamed import preview
 
 AUTOCORRELATION_LAGS = 50
 
@@ -156,17 +164,6 @@ def _fit_gravity(
     return with_gravity(model, estimate.gravity), shifted, estimate
 
 
-def _still_joints(model: RobotModel, observations: Observations) -> dict[str, str]:
-    """The joints that (almost) never move, with a one-line description of how little."""
-    span = np.ptp(observations.q, axis=0)
-    speed = np.sqrt(np.mean(observations.dq**2, axis=0))
-    return {
-        joint: f"range {span[k]:.2g}, rms speed {speed[k]:.2g}"
-        for k, joint in enumerate(model.joint_names)
-        if span[k] < 1e-3 or speed[k] < 1e-4
-    }
-
-
 def _joint_warnings(still: dict[str, str]) -> list[str]:
     """Name the joints that (almost) never move: their terms cannot be identified."""
     return [
@@ -174,17 +171,6 @@ def _joint_warnings(still: dict[str, str]) -> list[str]:
         "unidentifiable"
         for joint, how in still.items()
     ]
-
-
-def _robust_std(
-    observations: Observations, columns: np.ndarray, ls: LeastSquaresResult
-) -> np.ndarray:
-    """Standard deviations valid for serially correlated residuals (Newey–West)."""
-    weights = ls.weights[None, :]
-    X = observations.W[:, :, columns] * weights[:, :, None]
-    residual = (observations.tau - observations.W[:, :, columns] @ ls.theta) * weights
-    covariance, _ = autocorrelation_robust_covariance(X, residual, ls.covariance / ls.sigma2)
-    return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
 
 
 def _whiteness_warnings(model: RobotModel, autocorrelation: np.ndarray) -> list[str]:
@@ -245,34 +231,12 @@ def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
     return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
 
 
-def _automatic_deadband(
-    model: RobotModel,
-    config: IdentifyConfig,
-    preprocessing: Preprocessing,
-    train: list[Trajectory],
-    observations: Observations,
-) -> tuple[RobotModel, Preprocessing, Observations]:
-    """Config ``coulomb_deadband: auto`` (:mod:`.deadband`): the model, notes and observations
-    with the chosen deadband. A deadband given in the config or the model is kept."""
-    noise = preprocessing.velocity_noise_std
-    given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
-    if given or noise is None:
-        return model, preprocessing, observations
-    choice = choose_deadband(model, train, preprocessing.filter, observations, np.asarray(noise))
-    W = np.concatenate([observations.W[..., : model.layout.n_inertial], choice.joint_terms], -1)
-    return (
-        replace(model, coulomb_deadband=choice.deadband),
-        replace(preprocessing, notes=preprocessing.notes + (choice.note(model.joint_names),)),
-        replace(observations, W=W),
-    )
-
-
 def identify(
     model: RobotModel,
-    train: list[Trajectory],
+    train: list[Recording],
     config: IdentifyConfig,
     *,
-    validation: list[Trajectory] | None = None,
+    validation: list[Recording] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IdentificationResult:
     """Identify ``model``'s parameters from training trajectories; validate on the others.
@@ -287,26 +251,23 @@ def identify(
     estimation = config.estimation
     fit_gravity = estimation.estimate_gravity_direction
     note("preprocessing")
-    suspect = suspect_reasons(model, list(train) + list(validation or []))
+    suspect = suspect_reasons(model, [preview(t) for t in list(train) + list(validation or [])])
     n_estimated = base_parameters(model).size + (2 if fit_gravity else 0)
     preprocessing = resolve_preprocessing(config.filter, train, n_estimated)
     options = preprocessing.filter
-    observations = observations_of(model, train, options, note, gravity_regressors=fit_gravity)
-    model, preprocessing, observations = _automatic_deadband(
-        model, config, preprocessing, train, observations
+    data = collect_training(
+        model, config, preprocessing, train, gravity_regressors=fit_gravity, note=note
     )
-    note("reduction")
-    system = reduce_observations(observations.W, observations.tau, observations.G)
+    model, preprocessing, store, system = data.model, data.preprocessing, data.store, data.system
     gravity = None
     if fit_gravity:
         note("gravity direction")
         gravity_urdf = gravity_of(model)
         model, system, gravity = _fit_gravity(model, system, estimation.weighting)
-        W = _shift_regressor(observations, gravity.gravity - gravity_urdf, model.layout.n_inertial)
-        observations = replace(observations, W=W, G=None)
+        store = gravity_shifted(store, gravity.gravity - gravity_urdf, model.layout.n_inertial)
     note("base parameters")
     base = base_parameters(model)
-    still = _still_joints(model, observations)
+    still = still_joints(model, store)
     excited = _excited(system, base, tuple(still))
     columns = base.independent[excited]
     prior = model.prior_parameters()
@@ -342,10 +303,11 @@ def identify(
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
     base_std_robust = np.full(base.size, np.nan)
+    note("uncertainty")
     friction_std = friction_model_std(
-        model, train, options, observations, columns, estimation.weighting, ls.theta
+        model, train, options, store, columns, estimation.weighting, ls.theta
     )
-    base_std_robust[excited] = np.hypot(_robust_std(observations, columns, ls), friction_std)
+    base_std_robust[excited] = np.hypot(robust_std(store, columns, ls), friction_std)
     base_std_friction = np.full(base.size, np.nan)
     base_std_friction[excited] = friction_std
     sources = parameter_sources(base, excited)
@@ -357,12 +319,9 @@ def identify(
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
         theta = theta_base = None
-        predicted = observations.W[:, :, columns] @ ls.theta
-        train_metrics = fit_metrics(observations.tau, predicted)
+        train_metrics, residual = filtered_fit(store, ls.theta, columns)
     else:
         theta, theta_base = fit.theta, base.from_standard(fit.theta)
-        predicted = observations.W @ theta
-        note("uncertainty")
         inflation = _inflation(base_std, base_std_robust)
         args = (model, system, ls, theta, prior, inflation, estimation)
         covariance = _uncertainty(*args, total_mass_prior)
@@ -375,7 +334,7 @@ def identify(
                 _total_mass_prior_warnings(model, prior, total_mass_prior, mass_std, free_std)
             )
         note("prediction at the recorded samples")
-        train_filtered = fit_metrics(observations.tau, predicted)
+        train_filtered, residual = filtered_fit(store, theta)
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
         layout = model.layout
@@ -385,20 +344,21 @@ def identify(
         )
         suspect.extend(reason for reason in reasons if reason)
         status = "suspect" if suspect else "ok"
-    autocorrelation = residual_autocorrelation(observations.tau - predicted, AUTOCORRELATION_LAGS)
+    autocorrelation = residual_autocorrelation(residual, AUTOCORRELATION_LAGS)
     warnings.extend(_whiteness_warnings(model, autocorrelation))
 
     validation_observations = validation_metrics = None
     validation_fits: tuple[RecordingFit, ...] = ()
     if validation:
         note("validation")
-        validation_observations = observations_of(model, validation, options)
+        validation_store, validation_filtered = observe_validation(
+            model, validation, options, theta
+        )
+        validation_observations = validation_store.stacked()
         if theta is not None:
             validation_fits = tuple(predict_recording(model, t, options, theta) for t in validation)
             validation_metrics = stacked_metrics(list(validation_fits))
-            validation_filtered = fit_metrics(
-                validation_observations.tau, validation_observations.W @ theta
-            )
+    observations = store.stacked()
     return IdentificationResult(
         model,
         base,
@@ -458,10 +418,3 @@ def _total_mass_prior_warnings(
     ]
 
 
-def _shift_regressor(observations: Observations, delta: np.ndarray, n_inertial: int) -> np.ndarray:
-    """The observations' standard regressor for gravity ``g0 + delta`` (exact, linear in g)."""
-    W = observations.W.copy()
-    for axis in range(3):
-        block = observations.G[:, :, axis * n_inertial : (axis + 1) * n_inertial]
-        W[:, :, :n_inertial] += delta[axis] * block
-    return W

@@ -77,17 +77,55 @@ def reduce_observations(
     W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None
 ) -> ReducedSystem:
     """Compress ``tau (M, n) = W (M, n, p) theta`` (plus extra columns (M, n, e)) per joint."""
-    n_samples, n_joints, n_standard = W.shape
-    blocks = W if extras is None else np.concatenate([W, extras], axis=2)
-    n_columns = blocks.shape[2]
-    R = np.zeros((n_joints, n_columns + 1, n_columns))
-    z = np.zeros((n_joints, n_columns + 1))
-    for j in range(n_joints):
-        # Structurally zero columns (bodies before joint j) are skipped: half the work.
-        active = np.flatnonzero(np.any(blocks[:, j, :] != 0.0, axis=0))
-        A = np.column_stack([blocks[:, j, active], tau[:, j]])
-        factor = scipy.linalg.qr(A, mode="r", check_finite=False)[0]
-        rows = min(factor.shape[0], active.size + 1)
-        R[j][:rows, active] = factor[:rows, : active.size]
-        z[j, :rows] = factor[:rows, active.size]
-    return ReducedSystem(R, z, n_samples, n_standard, np.sum(tau**2, axis=0))
+    accumulator = ReductionAccumulator()
+    accumulator.add(W, tau, extras)
+    return accumulator.system()
+
+
+class ReductionAccumulator:
+    """:func:`reduce_observations` of a system given in row chunks (a long recording's windows):
+    each chunk is stacked under the triangular factor of the previous ones and factorised again,
+    so the tall data are never held together. The factor of all chunks equals that of the whole
+    system up to the signs of its rows, which no least-squares quantity depends on."""
+
+    def __init__(self) -> None:
+        self._factors: list[np.ndarray] = []  # per joint: (k + 1, k + 1) over _active[j] + tau
+        self._active: list[np.ndarray] = []
+        self._n_samples = 0
+        self._n_standard = 0
+        self._n_columns = 0
+        self._tau_norm2: np.ndarray | None = None
+
+    def add(self, W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None) -> None:
+        """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others."""
+        blocks = W if extras is None else np.concatenate([W, extras], axis=2)
+        n_joints = blocks.shape[1]
+        if not self._factors:
+            self._factors = [np.zeros((1, 1)) for _ in range(n_joints)]
+            self._active = [np.zeros(0, dtype=int) for _ in range(n_joints)]
+            self._n_standard, self._n_columns = W.shape[2], blocks.shape[2]
+            self._tau_norm2 = np.zeros(n_joints)
+        self._n_samples += blocks.shape[0]
+        self._tau_norm2 += np.sum(tau**2, axis=0)
+        for j in range(n_joints):
+            # Structurally zero columns (bodies before joint j) are skipped: half the work.
+            present = np.flatnonzero(np.any(blocks[:, j, :] != 0.0, axis=0))
+            active = np.union1d(self._active[j], present)
+            previous = np.zeros((self._factors[j].shape[0], active.size + 1))
+            previous[:, np.searchsorted(active, self._active[j])] = self._factors[j][:, :-1]
+            previous[:, -1] = self._factors[j][:, -1]
+            A = np.vstack([previous, np.column_stack([blocks[:, j, active], tau[:, j]])])
+            factor = scipy.linalg.qr(A, mode="r", check_finite=False)[0]
+            rows = min(factor.shape[0], active.size + 1)
+            self._factors[j], self._active[j] = factor[:rows], active
+
+    def system(self) -> ReducedSystem:
+        """The reduced system of every row added so far."""
+        n_joints, n_columns = len(self._factors), self._n_columns
+        R = np.zeros((n_joints, n_columns + 1, n_columns))
+        z = np.zeros((n_joints, n_columns + 1))
+        for j, (factor, active) in enumerate(zip(self._factors, self._active, strict=True)):
+            rows = factor.shape[0]
+            R[j][:rows, active] = factor[:, : active.size]
+            z[j, :rows] = factor[:, active.size]
+        return ReducedSystem(R, z, self._n_samples, self._n_standard, self._tau_norm2.copy())

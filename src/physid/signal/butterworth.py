@@ -204,14 +204,28 @@ def position_spectra(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, 
     jump between its ends over every frequency (a 0.4 Hz excitation read as 6 Hz). Segments of
     at most 20 s (at least two per recording when it is longer) trade resolution for variance.
     Returns ``(frequencies_hz (F,), power (F, n))``, power in ``unit^2 / Hz`` (one-sided).
+
+    ``q`` is an (N, n) array or anything with ``len`` and row slicing (a long recording on disk,
+    :class:`physid.streamed.RecordingFile`): the segments are read one at a time (scipy's
+    ``welch`` per segment, averaged: the same estimate as one ``welch`` call over the array).
     """
-    q = np.asarray(q, float)
-    n = q.shape[0]
+    n = len(q)
     segment = int(min(n, max(16, min(20.0 * sample_rate_hz, n // 2 if n >= 64 else n))))
-    frequencies, psd = scipy.signal.welch(
-        q, fs=sample_rate_hz, window="hann", nperseg=segment, detrend="linear", axis=0
-    )
-    return frequencies, psd.reshape(len(frequencies), -1)
+    step = segment - segment // 2  # scipy's default overlap: half a segment
+    starts = range(0, n - segment + 1, step)
+    total = None
+    for start in starts:
+        frequencies, psd = scipy.signal.welch(
+            np.asarray(q[start : start + segment], float),
+            fs=sample_rate_hz,
+            window="hann",
+            nperseg=segment,
+            detrend="linear",
+            axis=0,
+        )
+        total = psd if total is None else total + psd
+    power = total / len(starts)
+    return frequencies, power.reshape(len(frequencies), -1)
 
 
 def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,174 @@
+"""The training observations of :func:`physid.identify.pipeline.identify`, gathered in one pass
+over the recordings' windows, and the statistics later steps read back from them.
+
+One pass builds every window's observations (:func:`.observations.observation_chunks`), keeps
+them in an :class:`~.store.ObservationStore` and accumulates the exact per-joint reduction
+(:class:`~.reduced.ReductionAccumulator`) — under each candidate Coulomb deadband when the
+deadband is chosen automatically (:mod:`.deadband`), whose joint-term blocks are built in the
+same pass. What needs the rows again after the fit (Newey-West scores, residual series, ranges
+of motion) reads the store chunk by chunk, so the stacked regressor is never formed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from physid.config import AUTO_DEADBAND, IdentifyConfig
+from physid.identify.deadband import candidate_models, choose_deadband
+from physid.identify.least_squares import LeastSquaresResult, newey_west_covariance
+from physid.identify.metrics import FitMetrics, MetricsAccumulator
+from physid.identify.observations import Observations, joint_speed_rms, observation_chunks
+from physid.identify.preprocessing import Preprocessing
+from physid.identify.reduced import ReducedSystem, ReductionAccumulator
+from physid.identify.store import ObservationStore
+from physid.identify.windows import Recording
+from physid.model import RobotModel
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The model (with the chosen deadband), the notes, the stored observations as fitted and
+    their reduced system ([W | G] when the gravity regressors were asked for)."""
+
+    model: RobotModel
+    preprocessing: Preprocessing
+    store: ObservationStore
+    system: ReducedSystem
+
+
+def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], Observations]:
+    def view(chunk: Observations) -> Observations:
+        W = np.concatenate([chunk.W[..., :n_inertial], chunk.joint_terms[index]], axis=-1)
+        return replace(chunk, W=W, joint_terms=())
+
+    return view
+
+
+def collect_training(
+    model: RobotModel,
+    config: IdentifyConfig,
+    preprocessing: Preprocessing,
+    train: list[Recording],
+    *,
+    gravity_regressors: bool,
+    note: Callable[[str], None],
+) -> TrainingData:
+    """Observe, store and reduce the training recordings (module docstring)."""
+    options = preprocessing.filter
+    noise = preprocessing.velocity_noise_std
+    given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
+    candidates: list[RobotModel] = []
+    if not given and noise is not None:
+        note("velocity scale")
+        candidates = candidate_models(model, joint_speed_rms(model, train, options), noise)
+    n_inertial = model.layout.n_inertial
+    store = ObservationStore()
+    sums = [ReductionAccumulator() for _ in candidates or [model]]
+    for k, recording in enumerate(train):
+        chunks = observation_chunks(
+            model,
+            recording,
+            options,
+            gravity_regressors=gravity_regressors,
+            joint_term_models=tuple(candidates),
+            progress=note,
+        )
+        for chunk in chunks:
+            store.append(chunk, k)
+            if not candidates:
+                sums[0].add(chunk.W, chunk.tau, chunk.G)
+            for total, block in zip(sums, chunk.joint_terms, strict=False):
+                W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
+                total.add(W, chunk.tau, chunk.G)
+    systems = [total.system() for total in sums]
+    if not candidates:
+        return TrainingData(model, preprocessing, store, systems[0])
+    note("Coulomb deadband")
+    choice = choose_deadband(candidates, systems, train, options)
+    return TrainingData(
+        replace(model, coulomb_deadband=choice.deadband),
+        replace(preprocessing, notes=preprocessing.notes + (choice.note(model.joint_names),)),
+        store.mapped(_with_joint_terms(n_inertial, choice.index)),
+        systems[choice.index],
+    )
+
+
+def gravity_shifted(
+    store: ObservationStore, delta: np.ndarray, n_inertial: int
+) -> ObservationStore:
+    """The store's regressor for gravity ``g0 + delta`` (exact, linear in g; needs ``G``)."""
+
+    def shift(chunk: Observations) -> Observations:
+        W = chunk.W.copy()
+        for axis in range(3):
+            block = chunk.G[:, :, axis * n_inertial : (axis + 1) * n_inertial]
+            W[:, :, :n_inertial] += delta[axis] * block
+        return replace(chunk, W=W, G=None)
+
+    return store.mapped(shift)
+
+
+def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
+    """The joints that (almost) never move, with a one-line description of how little."""
+    low = high = speed2 = None
+    rows = 0
+    for chunk in store:
+        low = chunk.q.min(axis=0) if low is None else np.minimum(low, chunk.q.min(axis=0))
+        high = chunk.q.max(axis=0) if high is None else np.maximum(high, chunk.q.max(axis=0))
+        speed2 = np.sum(chunk.dq**2, axis=0) + (0.0 if speed2 is None else speed2)
+        rows += len(chunk.q)
+    span, speed = high - low, np.sqrt(speed2 / rows)
+    return {
+        joint: f"range {span[k]:.2g}, rms speed {speed[k]:.2g}"
+        for k, joint in enumerate(model.joint_names)
+        if span[k] < 1e-3 or speed[k] < 1e-4
+    }
+
+
+def robust_std(
+    store: ObservationStore, columns: np.ndarray, ls: LeastSquaresResult
+) -> np.ndarray:
+    """Standard deviations valid for serially correlated residuals (Newey–West), from the
+    weighted scores accumulated chunk by chunk."""
+    weights = ls.weights[None, :]
+    scores, residuals = [], []
+    for chunk in store:
+        X = chunk.W[:, :, columns] * weights[:, :, None]
+        residual = (chunk.tau - chunk.W[:, :, columns] @ ls.theta) * weights
+        scores.append(np.einsum("tjb,tj->tb", X, residual))
+        residuals.append(residual)
+    covariance, _ = newey_west_covariance(
+        np.concatenate(scores), np.concatenate(residuals), ls.covariance / ls.sigma2
+    )
+    return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+
+
+def filtered_fit(
+    store: ObservationStore, theta: np.ndarray, columns: np.ndarray | None = None
+) -> tuple[FitMetrics, np.ndarray]:
+    """Metrics of ``W[:, :, columns] @ theta`` against the filtered torques, and the residual
+    series (M, n) (columns None: every standard column)."""
+    sums, residuals = MetricsAccumulator(), []
+    for chunk in store:
+        W = chunk.W if columns is None else chunk.W[:, :, columns]
+        predicted = W @ theta
+        sums.add(chunk.tau, predicted)
+        residuals.append(chunk.tau - predicted)
+    return sums.metrics(), np.concatenate(residuals)
+
+
+def observe_validation(
+    model: RobotModel, validation: list[Recording], options, theta: np.ndarray | None
+) -> tuple[ObservationStore, FitMetrics | None]:
+    """The validation recordings' observations (stored) and, with ``theta``, the metrics of its
+    prediction of their filtered torques."""
+    store, sums = ObservationStore(), MetricsAccumulator()
+    for k, recording in enumerate(validation):
+        for chunk in observation_chunks(model, recording, options):
+            store.append(chunk, k)
+            if theta is not None:
+                sums.add(chunk.tau, chunk.W @ theta)
+    return store, None if theta is None else sums.metrics()

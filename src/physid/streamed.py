@@ -1,0 +1,266 @@
+"""Recordings too long to hold in memory: validated in one pass, re-read in row ranges.
+
+A CSV recording larger than :data:`STREAM_BYTES` is read block by block (issue 10: memory must
+not grow with the recording). Every block passes the same row checks as an in-memory file
+(:func:`physid.data.trajectory_block`: columns, finiteness, magnitudes, units, with the file's own
+1-based row numbers), the time stamps are checked as a whole at the end (they are the only column
+kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private temporary
+folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as an
+ordinary :class:`~physid.data.Trajectory`, so the windowed pipeline
+(:mod:`physid.identify.windows`) treats an in-memory trajectory and a long file alike.
+
+The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
+or the interpreter exits; a killed process leaves it in the system's temporary directory
+(``physid-recording-*``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from physid.data import (
+    Table,
+    Trajectory,
+    _check_time,
+    _is_number,
+    _parse_csv_numbers,
+    check_some_torque,
+    trajectory_block,
+)
+from physid.errors import InputError
+from physid.model import RobotModel
+
+STREAM_BYTES = 64 * 1024**2  # CSV files larger than this are streamed (about 500,000 rows)
+BLOCK_ROWS = 50_000  # rows parsed, checked and spilled at a time
+_FIELDS = ("q", "tau", "dq", "ddq")
+
+
+class _Spill:
+    """The temporary folder of spilled blocks, removed with the last recording using it."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="physid-recording-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+
+    def remove(self) -> None:
+        self._cleanup()
+
+
+class _Rows:
+    """One field of a :class:`RecordingFile` as a row-sliceable, array-like object (what
+    :func:`physid.signal.butterworth.position_spectra` reads segment by segment)."""
+
+    def __init__(self, recording: RecordingFile, name: str) -> None:
+        self._recording, self._name = recording, name
+
+    def __len__(self) -> int:
+        return self._recording.n_samples
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self._recording.n_samples, len(self._recording.joint_names))
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, step = rows.indices(len(self))
+        return self._recording._field(self._name, start, stop)[::step]
+
+
+@dataclass(frozen=True, eq=False)
+class RecordingFile:
+    """A validated recording on disk: its time stamps in memory, the rest read on demand."""
+
+    t: np.ndarray  # (N,) s, every time stamp
+    joint_names: tuple[str, ...]
+    source: str
+    warnings: tuple[str, ...]
+    spill: _Spill  # the folder of blocks block_<k>_<field>.npy
+    block_starts: np.ndarray  # (blocks + 1,) first row of each block, then the row count
+    has_velocities: bool
+    has_accelerations: bool
+    row_offset: int = 0  # of row 0 in the spilled blocks (a part of a longer recording)
+
+    @property
+    def q(self) -> _Rows:
+        """The joint positions, read on demand (``q[a:b]`` is an (b - a, n) array)."""
+        return _Rows(self, "q")
+
+    def part(self, start: int, stop: int) -> RecordingFile:
+        """Rows ``start:stop`` as a recording on the same spilled blocks (nothing is read)."""
+        return replace(self, t=self.t[start:stop], row_offset=self.row_offset + start)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.t)
+
+    @property
+    def sample_rate_hz(self) -> float:
+        """Median sample rate, as :attr:`physid.data.Trajectory.sample_rate_hz`."""
+        step = float(np.median(np.diff(self.t)))
+        return 1.0 / step if step > 0.0 else float("nan")
+
+    def _field(self, name: str, start: int, stop: int) -> np.ndarray:
+        start, stop = start + self.row_offset, stop + self.row_offset
+        starts = self.block_starts
+        first = int(np.searchsorted(starts, start, side="right")) - 1
+        last = int(np.searchsorted(starts, stop - 1, side="right")) - 1
+        parts = []
+        for block in range(first, last + 1):
+            offset = int(starts[block])
+            array = np.load(self.spill.folder / f"block_{block}_{name}.npy", mmap_mode="r")
+            parts.append(np.array(array[max(start - offset, 0) : stop - offset]))
+            del array  # unmap now: mapped pages count in the resident set
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def time_slice(self, start: int, stop: int) -> Trajectory:
+        """Rows ``start:stop`` as an in-memory :class:`~physid.data.Trajectory`."""
+        start, stop = max(0, start), min(self.n_samples, stop)
+        if stop <= start:
+            raise ValueError(f"empty row range {start}:{stop}")
+        read = lambda name: self._field(name, start, stop)  # noqa: E731
+        return Trajectory(
+            self.t[start:stop],
+            read("q"),
+            read("tau"),
+            self.joint_names,
+            read("dq") if self.has_velocities else None,
+            read("ddq") if self.has_accelerations else None,
+            self.source,
+            self.warnings,
+        )
+
+    def in_memory(self) -> Trajectory:
+        """The whole recording as a :class:`~physid.data.Trajectory` (for the methods that need
+        it at once: the Kalman smoothers, drive-gain and payload fits)."""
+        return self.time_slice(0, self.n_samples)
+
+
+def should_stream(path: str | Path) -> bool:
+    """True for a CSV file large enough to be read in blocks."""
+    path = Path(path)
+    return path.suffix.lower() == ".csv" and path.is_file() and path.stat().st_size > STREAM_BYTES
+
+
+def _csv_header(handle, source: str) -> list[str]:  # noqa: ANN001
+    header = handle.readline().strip().removeprefix("\ufeff")
+    names = [name.strip() for name in header.split(",")]
+    if not header or any(not name for name in names):
+        raise InputError("CSV header is missing or has an empty column name", source=source)
+    if any(_is_number(name) for name in names):
+        raise InputError("first CSV line must be a header of column names", source=source)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(f"duplicate column(s) {duplicates}", source=source)
+    return names
+
+
+def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
+    """``(first data row, table)`` per block of the CSV file's numbers."""
+    source = str(path)
+    line_number = 1  # of the last line read (the header is line 1)
+    row = 1  # 1-based data row of the next number row, as in physid's messages
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            names = _csv_header(handle, source)
+            while True:
+                lines = list(itertools.islice(handle, block_rows))
+                if not lines:
+                    return
+                if any("\x00" in line for line in lines):
+                    raise InputError("the data file is binary (NUL byte)", source=source)
+                try:
+                    values = np.loadtxt(lines, delimiter=",", ndmin=2, comments="#")
+                    if values.shape[1] != len(names):
+                        raise ValueError
+                except ValueError:
+                    text = "header\n" + "".join(lines)
+                    values = _parse_csv_numbers(text, names, source, first_line=line_number + 1)
+                line_number += len(lines)
+                if len(values):
+                    columns = {name: values[:, k] for k, name in enumerate(names)}
+                    yield row, Table(columns, source, first_row=row)
+                    row += len(values)
+    except UnicodeDecodeError:
+        raise InputError(
+            f"the data file is not UTF-8 text (after line {line_number}); save it as UTF-8",
+            source=source,
+        ) from None
+
+
+def open_recording(
+    path: str | Path,
+    model: RobotModel,
+    *,
+    drive_gains: dict[str, float] | None = None,
+    allow_large_angles: bool = False,
+    block_rows: int = BLOCK_ROWS,
+) -> RecordingFile:
+    """Read and validate a CSV recording in blocks (same checks and messages as
+    :func:`physid.data.load_trajectory`); the joint-side data go to a temporary folder."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"data file not found: {path}")
+    spill = _Spill()
+    folder = spill.folder
+    try:
+        times, first, starts = [], None, [0]
+        for block, (_, table) in enumerate(_csv_blocks(path, block_rows)):
+            trajectory = trajectory_block(
+                table,
+                model,
+                table.columns.get("t", np.zeros(table.n_rows)),
+                drive_gains=drive_gains,
+                allow_large_angles=allow_large_angles,
+            )
+            first = first or trajectory
+            if "t" in table.columns:
+                times.append(table.columns["t"])
+            for name in _FIELDS:
+                values = getattr(trajectory, name)
+                if values is not None:
+                    np.save(folder / f"block_{block}_{name}.npy", values)
+            starts.append(starts[-1] + table.n_rows)
+        if first is None:
+            raise InputError("no data rows", source=str(path))
+        t = _check_time(Table({"t": np.concatenate(times)} if times else {}, str(path)))
+        recording = RecordingFile(
+            t,
+            model.joint_names,
+            str(path),
+            first.warnings,
+            spill,
+            np.asarray(starts),
+            first.dq is not None,
+            first.ddq is not None,
+        )
+        _check_torque_present(recording)
+    except BaseException:
+        spill.remove()
+        raise
+    return recording
+
+
+def _check_torque_present(recording: RecordingFile) -> None:
+    starts = recording.block_starts
+    for start, stop in zip(starts[:-1], starts[1:], strict=True):
+        if np.any(recording._field("tau", int(start), int(stop))):
+            return
+    check_some_torque(np.zeros(1), recording.source)
+
+
+PREVIEW_SAMPLES = 200_000  # what the data-plausibility checks read of a long recording
+
+
+def preview(recording: Trajectory | RecordingFile) -> Trajectory:
+    """The recording in memory, or the first :data:`PREVIEW_SAMPLES` of a long one (for the
+    plausibility checks of :mod:`physid.identify.suspect`: units, swapped columns, sign)."""
+    if isinstance(recording, Trajectory):
+        return recording
+    return recording.time_slice(0, min(recording.n_samples, PREVIEW_SAMPLES))
