@@ -34,7 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("csv", "npz", "config", "params", "manifest", "urdf", "parquet", "poses")
+# csv_streamed: the CSV corruptions through the block reader of long recordings
+# (physid.streamed, forced on with blocks of 37 rows so that damage lands in later blocks)
+KINDS = ("csv", "csv_streamed", "npz", "config", "params", "manifest", "urdf", "parquet", "poses")
 GARBAGE = (
     "",
     "nan",
@@ -145,6 +147,7 @@ def make_seeds(folder: Path) -> dict[str, Path]:
         "urdf": folder / "robot.urdf",
         "parquet": folder / "t.parquet",
         "csv": train,
+        "csv_streamed": train,
         "npz": folder / "train.npz",
         "config": config,
         "params": make_params(folder),
@@ -273,6 +276,7 @@ def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
         return
     structural = {
         "csv": (replace_cells, replace_cells, damage_header),
+        "csv_streamed": (replace_cells, replace_cells, damage_header),
         "poses": (replace_cells, replace_cells, damage_header),
         "urdf": (replace_attribute, replace_attribute, replace_attribute),
         "parquet": (),
@@ -317,6 +321,20 @@ def stub_estimator(enabled: bool) -> Iterator[None]:
         yield
     finally:
         workflows.identify, impacts.identify = originals
+
+
+@contextlib.contextmanager
+def streaming(enabled: bool) -> Iterator[None]:
+    """Read every CSV recording as a long one, in blocks of 37 rows."""
+    import physid.streamed as streamed
+
+    originals = streamed.STREAM_BYTES, streamed.BLOCK_ROWS
+    if enabled:
+        streamed.STREAM_BYTES, streamed.BLOCK_ROWS = 0, 37
+    try:
+        yield
+    finally:
+        streamed.STREAM_BYTES, streamed.BLOCK_ROWS = originals
 
 
 def command(kind: str, seeds: dict[str, Path], bad: Path, work: Path) -> list[str]:
@@ -366,7 +384,8 @@ def run_case(
     corrupt(rng, kind, seed, bad)
     args = command(kind, seeds, bad, work)
     try:
-        result = CliRunner().invoke(main, args)
+        with streaming(kind == "csv_streamed"):
+            result = CliRunner().invoke(main, args)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - e.g. a Rust panic that click re-raises

@@ -59,6 +59,34 @@ def write_recording(path: Path, n_samples: int, seed: int = 0) -> None:
             np.savetxt(handle, np.column_stack([t, q, tau]), delimiter=",", fmt="%.9g")
 
 
+_COMPARE = """
+import sys
+import numpy as np
+from physid.config import IdentifyConfig, robot_for
+from physid.data import load_trajectory
+from physid.identify import store, windows
+from physid.identify.pipeline import identify
+from physid.params_file import read_params, standard_parameters
+windows.WINDOW_ROWS = windows.RAW_WINDOW_SAMPLES = 10**9  # one window: the whole recording
+store.MEMORY_BYTES = 2**62
+urdf, data, params = sys.argv[1:]
+model = robot_for(urdf, IdentifyConfig())
+result = identify(model, [load_trajectory(data, model)], IdentifyConfig())
+streamed = standard_parameters(result.model, read_params(params))
+print(float(np.max(np.abs(streamed - result.theta) / result.theta_std)))
+"""
+
+
+def in_memory_difference(urdf: str, data: Path, params: Path) -> float:
+    """Max |theta_streamed - theta_in_memory| / std over the standard parameters: the CLI's
+    params.json (streamed) against one whole-recording window with everything in memory."""
+    out = subprocess.run(
+        [sys.executable, "-c", _COMPARE, urdf, str(data), str(params)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return float(out.stdout.split()[-1])
+
+
 def measure(args: list[str]) -> tuple[int, float, float]:
     """Exit code, peak RSS [GB] and wall time [s] of one command in a fresh process."""
     started = time.perf_counter()
@@ -73,12 +101,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
     parser.add_argument("--max-rss-gb", type=float, default=8.0)
+    parser.add_argument(
+        "--compare-up-to",
+        type=float,
+        default=1e6,
+        help="also identify in memory (one window) up to this size and compare",
+    )
     options = parser.parse_args()
     from physid.sim.arm import arm6_urdf_path
 
     physid = [str(Path(sys.executable).with_name("physid"))]  # the installed entry point
     urdf = arm6_urdf_path()
-    print(f"{'samples':>10} {'identify GB':>12} {'s':>7} {'validate GB':>12} {'s':>7}  MB/1k rows")
+    print(
+        f"{'samples':>10} {'identify GB':>12} {'s':>7} {'validate GB':>12} {'s':>7}  MB/1k rows"
+        "  max|dtheta|/std vs in memory"
+    )
     previous: tuple[int, float] | None = None
     with tempfile.TemporaryDirectory() as folder:
         for size in sorted(int(s) for s in options.sizes):
@@ -99,9 +136,13 @@ def main() -> None:
                 [*physid, "validate", *common, "--params", str(params), "--json", str(report)]
             )
             per_k = 1024 * max(rss, v_rss) / size * 1000
+            compared = "-"
+            if size <= options.compare_up_to:
+                compared = f"{in_memory_difference(str(urdf), data, params):.2g}"
             print(
                 f"{size:>10d} {rss:12.2f} {seconds:7.1f} {v_rss:12.2f} {v_seconds:7.1f}  "
-                f"{per_k:.2f}" + ("" if v_code == 0 else f"  (validate exit {v_code})")
+                f"{per_k:10.2f}  {compared}"
+                + ("" if v_code == 0 else f"  (validate exit {v_code})")
             )
             previous = (size, max(rss, v_rss))
             data.unlink()

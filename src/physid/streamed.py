@@ -200,7 +200,7 @@ def open_recording(
     *,
     drive_gains: dict[str, float] | None = None,
     allow_large_angles: bool = False,
-    block_rows: int = BLOCK_ROWS,
+    block_rows: int | None = None,
 ) -> RecordingFile:
     """Read and validate a CSV recording in blocks (same checks and messages as
     :func:`physid.data.load_trajectory`); the joint-side data go to a temporary folder."""
@@ -211,7 +211,7 @@ def open_recording(
     folder = spill.folder
     try:
         times, first, starts = [], None, [0]
-        for block, (_, table) in enumerate(_csv_blocks(path, block_rows)):
+        for block, (_, table) in enumerate(_csv_blocks(path, block_rows or BLOCK_ROWS)):
             trajectory = trajectory_block(
                 table,
                 model,
