@@ -34,7 +34,12 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
                                            # joint is locked (default: all 1-DoF revolute and
                                            # prismatic joints; others locked automatically)
     locked: {}                             # positions of locked joints {joint: rad or m}
-                                           # (default: the neutral position, 0)
+                                           # (default: the neutral position, 0), or
+                                           # {joint: recorded}: kept in the model, moved by its
+                                           # recorded q_ column, its torque not fitted
+    fit_joints: null                       # fit only these joints' torques (list; default:
+                                           # every joint not locked); the others' tau_ columns
+                                           # may be absent
     coulomb_deadband: auto                 # |dq| below it -> sign(dq) = 0. auto: per joint, at
                                            # least 3 x the velocity noise std, widened when the
                                            # training residual asks (docs/identify.md); 0: none;
@@ -136,7 +141,10 @@ class IdentifyConfig:
     allow_large_angles: bool = False
     coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
     joints: tuple[str, ...] | None = None  # identify these; None: every 1-DoF joint of the URDF
-    locked: dict[str, float] = field(default_factory=dict)  # positions of locked joints
+    # positions of locked joints, or RECORDED: kept in the model, moved by the recorded position,
+    # the torque not fitted
+    locked: dict[str, float | str] = field(default_factory=dict)
+    fit_joints: tuple[str, ...] | None = None  # whose torques are fitted; None: all not locked
 
 
 # Sane ranges of the numeric options (beyond them a value is a typo or a unit mistake, and would
@@ -181,7 +189,9 @@ def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False
 def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
     """Validate a config mapping (as loaded from YAML) into an :class:`IdentifyConfig`."""
     raw = config_section(
-        raw or {}, set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"}, source
+        raw or {},
+        set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"},
+        source,
     )
     joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
     if not isinstance(joint_terms, list | tuple) or not all(
@@ -303,6 +313,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
         joints=_joint_list(raw.get("joints")),
         locked=_locked(raw.get("locked")),
+        fit_joints=_joint_list(raw.get("fit_joints"), "fit_joints"),
     )
 
 
@@ -379,27 +390,82 @@ def _vector(raw: Any, size: int, where: str, bound: float) -> np.ndarray:
     return np.array([config_number(v, where, positive=False, low=-bound, high=bound) for v in raw])
 
 
-def _joint_list(raw: Any) -> tuple[str, ...] | None:
+def _joint_list(raw: Any, key: str = "joints") -> tuple[str, ...] | None:
     if raw is None:
         return None
     if not isinstance(raw, list) or not raw or not all(isinstance(j, str) for j in raw):
-        raise InputError(f"config joints: expected a list of joint names, got {raw!r}")
+        raise InputError(f"config {key}: expected a list of joint names, got {raw!r}")
     return tuple(raw)
 
 
-def _locked(raw: Any) -> dict[str, float]:
+RECORDED = "recorded"  # config locked: {joint: recorded}
+
+
+def _locked(raw: Any) -> dict[str, float | str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(f"config locked: expected a mapping joint -> position, got {raw!r}")
-    return _numbers(raw, "locked", RANGES["locked"])  # any sign: 0 rad is a common lock
+        raise InputError(
+            f"config locked: expected a mapping joint -> position or '{RECORDED}', got {raw!r}"
+        )
+    fixed = {joint: value for joint, value in raw.items() if value != RECORDED}
+    positions = _numbers(fixed, "locked", RANGES["locked"])  # any sign: 0 rad is a common lock
+    return {joint: positions.get(joint, RECORDED) for joint in raw}
+
+
+def _split_locks(locked: dict[str, float | str]) -> tuple[dict[str, float], tuple[str, ...]]:
+    """``(fixed positions, joints locked at their recorded positions)`` of config ``locked``."""
+    recorded = tuple(joint for joint, value in locked.items() if value == RECORDED)
+    return {j: v for j, v in locked.items() if j not in recorded}, recorded
+
+
+def _fitted_joints(
+    config: IdentifyConfig, recorded: tuple[str, ...], joint_names: tuple[str, ...], source: str
+) -> tuple:
+    """Whose torques are fitted: ``fit_joints``, else every kept joint not locked at its
+    ``recorded`` position. Names are checked against the model."""
+    fitted = config.fit_joints or tuple(j for j in joint_names if j not in recorded)
+    for joint in fitted:
+        if joint not in joint_names:
+            raise InputError(
+                f"fit_joints: '{joint}' is not a joint of the model ({', '.join(joint_names)})",
+                source=source,
+            )
+        if joint in recorded:
+            raise InputError(
+                f"fit_joints: '{joint}' is locked at its recorded position (locked: "
+                f"{{{joint}: {RECORDED}}}): its torque cannot be fitted",
+                source=source,
+            )
+    if not fitted:
+        raise InputError("no joint left whose torque is fitted (fit_joints)", source=source)
+    return fitted
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""
-    pin_model, _, notes = lock_joints(load_urdf(urdf), config.joints, config.locked, str(urdf))
+    positions, recorded = _split_locks(config.locked)
+    keep = config.joints
+    if keep is not None:
+        keep = tuple(keep) + tuple(j for j in recorded if j not in keep)
+    pin_model, _, notes = lock_joints(load_urdf(urdf), keep, positions, str(urdf))
     refuse_mimic_joints(pin_model, urdf)
     joint_names = tuple(pin_model.names[1:])
+    for joint in recorded:
+        if joint not in joint_names:
+            raise InputError(
+                f"locked.{joint}: '{RECORDED}' needs a 1-DoF revolute or prismatic joint of "
+                "the URDF",
+                source=str(urdf),
+            )
+    fitted = _fitted_joints(config, recorded, joint_names, str(urdf))
+    if len(fitted) < len(joint_names):
+        unfitted = [j for j in joint_names if j not in fitted]
+        notes = (
+            *notes,
+            "torques not fitted (the joints move the model by their recorded positions): "
+            + ", ".join(unfitted),
+        )
     transmission = None if config.transmission is None else config.transmission.build(joint_names)
     model = build_robot_model(
         pin_model,
@@ -413,7 +479,11 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
         else config.coulomb_deadband,
         source=str(urdf),
     )
-    return replace(model, notes=notes) if notes else model
+    return replace(
+        model,
+        notes=notes,
+        fitted_joints=None if len(fitted) == len(joint_names) else tuple(fitted),
+    )
 
 
 def load_config(path: str | Path | None) -> IdentifyConfig:

@@ -437,7 +437,15 @@ def trajectory_block(
     else:
         joints = model.joint_names
         q = np.column_stack([_require(table, f"q_{j}", "joint position") for j in joints])
-        tau = np.column_stack([_effort(table, j, "tau_", gains) for j in joints])
+        fitted = model.fitted
+        tau = np.column_stack(
+            [
+                _effort(table, j, "tau_", gains)
+                if fitted[k] or {f"tau_{j}", f"i_{j}"} & set(table.columns)
+                else np.zeros(table.n_rows)  # not fitted (config fit_joints): may be absent
+                for k, j in enumerate(joints)
+            ]
+        )
         dq = _optional_block(table, "dq_", joints)
         ddq = _optional_block(table, "ddq_", joints)
         used = {f"{p}{j}" for p in JOINT_PREFIXES for j in joints}

@@ -164,10 +164,20 @@ class RobotModel:
     coulomb_deadband: np.ndarray | None = None
     # What was done to the URDF's tree (joints locked: physid.joint_locking).
     notes: tuple[str, ...] = ()
+    # The joints whose torques are measured and fitted (config fit_joints); None: all. The others
+    # move the model by their recorded positions, but their torque rows are left out.
+    fitted_joints: tuple[str, ...] | None = None
 
     @property
     def n_joints(self) -> int:
         return len(self.joint_names)
+
+    @property
+    def fitted(self) -> np.ndarray:
+        """(n,) bool: whose torque rows are fitted (:attr:`fitted_joints`)."""
+        if self.fitted_joints is None:
+            return np.ones(self.n_joints, dtype=bool)
+        return np.array([j in self.fitted_joints for j in self.joint_names])
 
     def joint_index(self, name: str) -> int:
         """Index of a joint among the moving joints (= its velocity index)."""

@@ -221,7 +221,7 @@ def open_recording(
             )
             first = first or trajectory
             if "t" in table.columns:
-                times.append(table.columns["t"])
+                times.append(table.columns["t"].copy())  # a view would keep the block
             for name in _FIELDS:
                 values = getattr(trajectory, name)
                 if values is not None:

@@ -178,7 +178,7 @@ def consistent_least_squares(
     n_params = layout.size
     X, u = system.stacked(np.arange(n_params), weights)
     scales = parameter_scales(model, prior)
-    rows = system.n_samples * system.n_joints
+    rows = system.n_rows
     inertial = np.arange(layout.n_inertial)
     joint_terms = np.arange(layout.n_inertial, n_params)
     masses = layout.mass_indices

@@ -99,7 +99,7 @@ def choose_deadband(
     ones, then the candidate's joint terms), by the raw residual of each one's least squares."""
     columns = base_parameters(candidates[0]).independent
     thetas = [_least_squares(system, columns) for system in systems]
-    sums = [MetricsAccumulator() for _ in candidates]
+    sums = [MetricsAccumulator(candidates[0].fitted) for _ in candidates]
     for trajectory in trajectories:
         plan = plan_recording(candidates[0], trajectory, options)
         for owned, q, dq, ddq in raw_windows(trajectory, plan):

@@ -43,7 +43,7 @@ def essential_parameters(
     """
     X, u = system.stacked(columns, weights)
     R, projected, outside = reduce_system(X, u)
-    n_rows = system.n_samples * system.n_joints
+    n_rows = system.n_rows
     active = list(range(len(columns)))
     removed: list[str] = []
     while True:

@@ -98,7 +98,7 @@ def estimate_gravity_direction(
         },
     )
     tilt = np.asarray(solution.x, float)
-    n_rows = system.n_samples * system.n_joints
+    n_rows = system.n_rows
     sigma2 = solution.fun / max(n_rows - len(columns) - 2, 1)
     # Gauss-Newton: Cov(tilt) = 2 sigma^2 H^-1 with H the Hessian of the residual sum of squares.
     hessian = _hessian(residual, tilt, step=1e-4)

@@ -52,7 +52,7 @@ def _fit(
     system: ReducedSystem, columns: np.ndarray, weights: np.ndarray, method: str
 ) -> LeastSquaresResult:
     n_params = len(columns)
-    n_rows = system.n_samples * system.n_joints
+    n_rows = system.n_rows
     if n_rows <= n_params:
         raise InputError(
             f"{n_rows} equations for {n_params} parameters: the system is not overdetermined"
@@ -67,6 +67,8 @@ def _fit(
         relative = 100.0 * std / np.abs(theta)
     dof = np.maximum(system.n_samples - system.acting(columns), 1)
     joint_sigma = np.sqrt(joint_residual2 / dof)
+    if system.fitted is not None:
+        joint_sigma[~system.fitted] = np.nan  # no measured torque
     return LeastSquaresResult(
         np.asarray(columns),
         theta,
@@ -89,8 +91,10 @@ def ordinary_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastS
 def weighted_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
     """Per-joint WLS: rows of joint j divided by its OLS residual standard deviation."""
     sigma = ordinary_least_squares(system, columns).joint_sigma
-    floor = 1e-9 * max(float(np.max(sigma)), 1e-300)
-    return _fit(system, columns, 1.0 / np.maximum(sigma, floor), "wls")
+    floor = 1e-9 * max(float(np.nanmax(sigma)), 1e-300)
+    weights = 1.0 / np.maximum(sigma, floor)
+    weights[np.isnan(sigma)] = 0.0  # joints without a measured torque: zero rows anyway
+    return _fit(system, columns, weights, "wls")
 
 
 def least_squares(

@@ -36,12 +36,15 @@ def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
 
 
 class MetricsAccumulator:
-    """:func:`fit_metrics` of rows given in chunks (a long recording's windows)."""
+    """:func:`fit_metrics` of rows given in chunks (a long recording's windows). Joints outside
+    ``fitted`` (n,) bool (no measured torque: config ``fit_joints``) get NaN and stay out of the
+    stacked error."""
 
-    def __init__(self) -> None:
+    def __init__(self, fitted: np.ndarray | None = None) -> None:
         self._error2: np.ndarray | float = 0.0  # per joint sums of squares
         self._tau2: np.ndarray | float = 0.0
         self._rows = 0
+        self._fitted = None if fitted is None or np.all(fitted) else np.asarray(fitted, bool)
 
     def add(self, tau: np.ndarray, tau_predicted: np.ndarray) -> None:
         self._error2 = self._error2 + np.sum((tau - tau_predicted) ** 2, axis=0)
@@ -50,12 +53,16 @@ class MetricsAccumulator:
 
     def metrics(self) -> FitMetrics:
         error2, tau2 = np.asarray(self._error2, float), np.asarray(self._tau2, float)
-        relative = float(np.sqrt(error2.sum()) / max(np.sqrt(tau2.sum()), 1e-300))
+        if self._fitted is not None:
+            error2, tau2 = error2.copy(), tau2.copy()
+            error2[~self._fitted] = tau2[~self._fitted] = np.nan
+        relative = float(np.sqrt(np.nansum(error2)) / max(np.sqrt(np.nansum(tau2)), 1e-300))
         per_joint = np.sqrt(error2) / np.maximum(np.sqrt(tau2), 1e-300)
         return FitMetrics(relative, np.sqrt(error2 / self._rows), self._rows, per_joint)
 
     def merge(self, other: MetricsAccumulator) -> None:
-        """Add another accumulator's rows."""
+        """Add another accumulator's rows (of the same joints)."""
+        self._fitted = other._fitted if self._fitted is None else self._fitted
         self._error2 = self._error2 + other._error2
         self._tau2 = self._tau2 + other._tau2
         self._rows += other._rows

@@ -319,7 +319,7 @@ def identify(
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
         theta = theta_base = None
-        train_metrics, residual = filtered_fit(store, ls.theta, columns)
+        train_metrics, residual = filtered_fit(model, store, ls.theta, columns)
     else:
         theta, theta_base = fit.theta, base.from_standard(fit.theta)
         inflation = _inflation(base_std, base_std_robust)
@@ -334,7 +334,7 @@ def identify(
                 _total_mass_prior_warnings(model, prior, total_mass_prior, mass_std, free_std)
             )
         note("prediction at the recorded samples")
-        train_filtered, residual = filtered_fit(store, theta)
+        train_filtered, residual = filtered_fit(model, store, theta)
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
         layout = model.layout

@@ -34,7 +34,7 @@ class RecordingFit:
     tau: np.ndarray  # (N, n) measured, raw [N m or N]
     tau_predicted: np.ndarray  # (N, n)
     dq: np.ndarray  # (N, n) the velocity estimate the prediction used [rad/s or m/s]
-    sums: MetricsAccumulator | None = None  # over every sample; None: the arrays are complete
+    sums: MetricsAccumulator | None = None  # over every sample; None: from the arrays
     display_every: int = 1
 
     @property
@@ -62,7 +62,7 @@ def predict_recording(
     """Predict a recording's raw torques with standard parameters ``theta``."""
     plan = plan_recording(model, trajectory, options)
     every = int(np.ceil(trajectory.n_samples / DISPLAY_SAMPLES))
-    sums = MetricsAccumulator()
+    sums = MetricsAccumulator(model.fitted)
     parts: list[tuple[np.ndarray, ...]] = []
     start = 0
     for owned, q, dq, ddq in raw_windows(trajectory, plan):
@@ -78,7 +78,7 @@ def predict_recording(
         tau,
         predicted,
         dq,
-        sums if every > 1 else None,
+        sums,
         every,
     )
 

@@ -28,10 +28,21 @@ class ReducedSystem:
     n_samples: int  # M rows per joint in the original system
     n_standard: int  # p
     tau_norm2: np.ndarray  # (n,) ||tau_j||^2, for relative errors
+    # (n,) bool: joints whose rows are fitted (None: all); the others' factors are zero
+    fitted: np.ndarray | None = None
 
     @property
     def n_joints(self) -> int:
         return self.R.shape[0]
+
+    @property
+    def n_fitted(self) -> int:
+        return self.n_joints if self.fitted is None else int(np.sum(self.fitted))
+
+    @property
+    def n_rows(self) -> int:
+        """Equations of the original system (M rows for each fitted joint)."""
+        return self.n_samples * self.n_fitted
 
     def acting(self, columns: np.ndarray) -> np.ndarray:
         """Number of the selected parameters that act on each joint (non-zero columns)."""

@@ -305,7 +305,7 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     dq = np.gradient(q, axis=0)
     ddq = np.gradient(dq, axis=0)
     gravity, inertial = _prior_torques(model, q, dq, ddq)
-    variation = gravity.std(axis=0)
+    variation = np.where(model.fitted, gravity.std(axis=0), 0.0)  # measured torques only
     largest = float(variation.max(initial=0.0))
     if largest < GRAVITY_FLOOR_NM or q.shape[0] < _MIN_SAMPLES:
         return None

@@ -47,6 +47,21 @@ def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], O
     return view
 
 
+def without_unfitted(chunk: Observations, fitted: np.ndarray) -> Observations:
+    """The chunk with the rows of joints whose torque is not fitted set to zero (config
+    ``fit_joints``): they add nothing to any reduction, residual or score."""
+    if np.all(fitted):
+        return chunk
+    zero = lambda x: None if x is None else np.where(fitted[:, None], x, 0.0)  # noqa: E731
+    return replace(
+        chunk,
+        W=zero(chunk.W),
+        G=zero(chunk.G),
+        tau=np.where(fitted, chunk.tau, 0.0),
+        joint_terms=tuple(zero(block) for block in chunk.joint_terms),
+    )
+
+
 def collect_training(
     model: RobotModel,
     config: IdentifyConfig,
@@ -76,14 +91,15 @@ def collect_training(
             joint_term_models=tuple(candidates),
             progress=note,
         )
-        for chunk in chunks:
+        for chunk in map(lambda c: without_unfitted(c, model.fitted), chunks):  # noqa: C417
             store.append(chunk, k)
             if not candidates:
                 sums[0].add(chunk.W, chunk.tau, chunk.G)
             for total, block in zip(sums, chunk.joint_terms, strict=False):
                 W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
                 total.add(W, chunk.tau, chunk.G)
-    systems = [total.system() for total in sums]
+    fitted = None if np.all(model.fitted) else model.fitted
+    systems = [replace(total.system(), fitted=fitted) for total in sums]
     if not candidates:
         return TrainingData(model, preprocessing, store, systems[0])
     note("Coulomb deadband")
@@ -147,11 +163,14 @@ def robust_std(
 
 
 def filtered_fit(
-    store: ObservationStore, theta: np.ndarray, columns: np.ndarray | None = None
+    model: RobotModel,
+    store: ObservationStore,
+    theta: np.ndarray,
+    columns: np.ndarray | None = None,
 ) -> tuple[FitMetrics, np.ndarray]:
     """Metrics of ``W[:, :, columns] @ theta`` against the filtered torques, and the residual
     series (M, n) (columns None: every standard column)."""
-    sums, residuals = MetricsAccumulator(), []
+    sums, residuals = MetricsAccumulator(model.fitted), []
     for chunk in store:
         W = chunk.W if columns is None else chunk.W[:, :, columns]
         predicted = W @ theta
@@ -165,9 +184,10 @@ def observe_validation(
 ) -> tuple[ObservationStore, FitMetrics | None]:
     """The validation recordings' observations (stored) and, with ``theta``, the metrics of its
     prediction of their filtered torques."""
-    store, sums = ObservationStore(), MetricsAccumulator()
+    store, sums = ObservationStore(), MetricsAccumulator(model.fitted)
     for k, recording in enumerate(validation):
         for chunk in observation_chunks(model, recording, options):
+            chunk = without_unfitted(chunk, model.fitted)
             store.append(chunk, k)
             if theta is not None:
                 sums.add(chunk.tau, chunk.W @ theta)

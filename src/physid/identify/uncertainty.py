@@ -105,7 +105,7 @@ def posterior_covariance(
     X, _ = system.stacked(np.arange(n_params), weights)
     hessian = X.T @ X / (noise_variance * inflation)
     scales = parameter_scales(model, prior)
-    rows = system.n_samples * system.n_joints
+    rows = system.n_rows
     n_inertial = layout.n_inertial
     if prior_std_relative is None:
         precision = 1e-8 * rows * np.ones(n_inertial)
