@@ -184,3 +184,20 @@ def test_the_chunked_reduction_handles_a_rank_one_chunk():
     R_whole = scipy.linalg.qr(np.column_stack([W[:, 0], tau]), mode="r")[0][:7]
     R_chunked = np.column_stack([total.system().R[0], total.system().z[0]])
     np.testing.assert_allclose(np.abs(R_chunked), np.abs(R_whole), rtol=1e-10, atol=1e-12)
+
+
+def test_a_killed_runs_spilled_recording_is_removed_by_the_next(tmp_path, monkeypatch):
+    """The folder of a process that no longer exists goes; a live process's stays."""
+    import os
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / "physid-recording-999999999-dead"  # no such pid
+    live = tmp_path / f"physid-recording-{os.getpid()}-live"
+    for folder in (stale, live):
+        folder.mkdir()
+        (folder / "block_0_q.npy").write_bytes(b"x")
+    path = write_trajectory_csv(tmp_path / "arm.csv", _recording(3_000))
+    recording = open_recording(path, arm6_model(), block_rows=1_000)
+    assert not stale.exists() and live.exists()
+    assert recording.spill.folder.parent == tmp_path

@@ -264,6 +264,21 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def scratch_dir(kind: str) -> Path:
+    """A private temporary folder ``physid-<kind>-<pid>-*`` for data spilled to disk (a long
+    recording, its observations). Folders of the same kind left by processes that no longer
+    exist (a killed run) are removed first, so a SIGKILL does not leak disk for good."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.gettempdir())
+    for stale in root.glob(f"physid-{kind}-*-*"):
+        pid = stale.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"physid-{kind}-{os.getpid()}-"))
+
+
 def _in_use(lock: Path, owner: int, option: str) -> Exception:
     from physid.errors import InputError
 

@@ -10,15 +10,14 @@ ordinary :class:`~physid.data.Trajectory`, so the windowed pipeline
 (:mod:`physid.identify.windows`) treats an in-memory trajectory and a long file alike.
 
 The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
-or the interpreter exits; a killed process leaves it in the system's temporary directory
-(``physid-recording-*``).
+or the interpreter exits; one left by a killed process (``physid-recording-<pid>-*`` in the
+system's temporary directory) is removed by the next run that spills a recording.
 """
 
 from __future__ import annotations
 
 import itertools
 import shutil
-import tempfile
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -36,6 +35,7 @@ from physid.data import (
     trajectory_block,
 )
 from physid.errors import InputError
+from physid.io import scratch_dir
 from physid.model import RobotModel
 
 STREAM_BYTES = 64 * 1024**2  # CSV files larger than this are streamed (about 500,000 rows)
@@ -47,7 +47,7 @@ class _Spill:
     """The temporary folder of spilled blocks, removed with the last recording using it."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="physid-recording-"))
+        self.folder = scratch_dir("recording")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
 
     def remove(self) -> None:

@@ -13,7 +13,6 @@ gravity), so the stored arrays are never modified.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.identify.observations import Observations, stack
+from physid.io import scratch_dir
 
 MEMORY_BYTES = 64 * 1024**2
 _ARRAYS = ("t", "W", "tau", "q", "dq", "ddq", "G")
@@ -41,7 +41,7 @@ class _Chunks:
         self.folder: Path | None = None
 
     def _spill(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="physid-observations-"))
+        self.folder = scratch_dir("observations")
         weakref.finalize(self, shutil.rmtree, self.folder, True)
         for chunk in self.memory:
             self._save(chunk)
