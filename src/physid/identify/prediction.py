@@ -31,7 +31,7 @@ class RecordingFit:
 
     name: str
     t: np.ndarray  # (N,) s from the recording's first sample
-    tau: np.ndarray  # (N, n) measured, raw [N m or N]
+    tau: np.ndarray  # (N, n) measured, raw [N m or N]; NaN for joints not fitted
     tau_predicted: np.ndarray  # (N, n)
     dq: np.ndarray  # (N, n) the velocity estimate the prediction used [rad/s or m/s]
     sums: MetricsAccumulator | None = None  # over every sample; None: from the arrays
@@ -69,7 +69,8 @@ def predict_recording(
         predicted = predict_torques(model, theta, q, dq, ddq)
         sums.add(owned.tau, predicted)
         keep = np.flatnonzero((start + np.arange(owned.n_samples)) % every == 0)
-        parts.append((owned.t[keep], owned.tau[keep], predicted[keep], dq[keep]))
+        measured = np.where(model.fitted, owned.tau[keep], np.nan)  # not logged: not drawn
+        parts.append((owned.t[keep], measured, predicted[keep], dq[keep]))
         start += owned.n_samples
     t, tau, predicted, dq = (np.concatenate(column) for column in zip(*parts, strict=True))
     return RecordingFit(
