@@ -68,22 +68,29 @@ def test_bad_joint_selections_are_named(raw, message):
         robot_for(robot_urdf(TIAGO), parse_config(raw))
 
 
+def _train_and_validate(model, seed: int, amplitude: np.ndarray, folder):  # noqa: ANN001, ANN202
+    """True parameters, train/validate CSV files (15 s / 5 s at 500 Hz, 0.05 N m torque
+    noise) and their recordings of ``model`` under random excitation."""
+    rng = np.random.default_rng(seed)
+    theta = true_parameters(model, rng)
+    files, recordings = [], []
+    for name, duration in (("train", 15.0), ("validate", 5.0)):
+        simulation = simulate_random_excitation(
+            model, theta, duration_s=duration, sample_rate_hz=500.0, rng=rng,
+            noise=SensorNoise(torque_noise_std=0.05), amplitude_rad=amplitude,
+        )  # fmt: skip
+        files.append(write_trajectory_csv(folder / f"{name}.csv", simulation.recorded))
+        recordings.append(simulation.recorded)
+    return theta, files, recordings
+
+
 def test_an_arm_with_locked_fingers_is_identified_from_its_arm_columns_only(tmp_path):
     """Panda recorded without its fingers: the fit sees 7 joints, the fingers ride on link 7."""
     urdf = robot_urdf(PANDA)
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump({"joints": PANDA_ARM}), encoding="utf-8")
     model = robot_for(urdf, parse_config({"joints": PANDA_ARM}))
-    rng = np.random.default_rng(8)
-    theta = true_parameters(model, rng)
-    files, recordings = [], []
-    for name, duration in (("train", 15.0), ("validate", 5.0)):
-        simulation = simulate_random_excitation(
-            model, theta, duration_s=duration, sample_rate_hz=500.0, rng=rng,
-            noise=SensorNoise(torque_noise_std=0.05), amplitude_rad=np.full(7, 0.5),
-        )  # fmt: skip
-        files.append(write_trajectory_csv(tmp_path / f"{name}.csv", simulation.recorded))
-        recordings.append(simulation.recorded)
+    theta, files, recordings = _train_and_validate(model, 8, np.full(7, 0.5), tmp_path)
     result = run_identify(urdf, files[:1], config_path=config_path, validate=files[1:],
                           out_dir=tmp_path / "out")  # fmt: skip
     assert result.status == "ok" and result.consistent.consistent
@@ -117,17 +124,10 @@ def test_a_moving_torso_locked_at_its_recorded_position(tmp_path):
     assert model.joint_names == ("torso_lift_joint", *TIAGO_ARM)
     assert model.fitted_joints == tuple(TIAGO_ARM) and not model.fitted[0]
     assert any("torques not fitted" in note and "torso_lift_joint" in note for note in model.notes)
-    rng = np.random.default_rng(5)
-    theta = true_parameters(model, rng)
-    files, recordings = [], []
-    for name, duration in (("train", 15.0), ("validate", 5.0)):
-        simulation = simulate_random_excitation(
-            model, theta, duration_s=duration, sample_rate_hz=500.0, rng=rng,
-            noise=SensorNoise(torque_noise_std=0.05), amplitude_rad=np.r_[0.3, np.full(7, 0.5)],
-        )  # fmt: skip
-        path = write_trajectory_csv(tmp_path / f"{name}.csv", simulation.recorded)
-        files.append(_without_columns(path, {"tau_torso_lift_joint"}))
-        recordings.append(simulation.recorded)
+    amplitude = np.r_[0.3, np.full(7, 0.5)]
+    theta, files, recordings = _train_and_validate(model, 5, amplitude, tmp_path)
+    for path in files:
+        _without_columns(path, {"tau_torso_lift_joint"})
     config = tmp_path / "recorded.yaml"
     config.write_text(yaml.safe_dump(recorded), encoding="utf-8")
     result = run_identify(urdf, files[:1], config_path=config, validate=files[1:])
