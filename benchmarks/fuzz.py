@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-# csv_streamed: the CSV corruptions through the block reader of long recordings
+# *_streamed: the CSV / Parquet corruptions through the block reader of long recordings
 # (physid.streamed, forced on with blocks of 37 rows so that damage lands in later blocks)
-KINDS = ("csv", "csv_streamed", "npz", "config", "params", "manifest", "urdf", "parquet", "poses")
+KINDS = ("csv", "csv_streamed", "npz", "config", "params", "manifest", "urdf", "parquet",
+         "parquet_streamed", "poses")  # fmt: skip
 GARBAGE = (
     "",
     "nan",
@@ -146,6 +147,7 @@ def make_seeds(folder: Path) -> dict[str, Path]:
         "poses": make_poses(folder),
         "urdf": folder / "robot.urdf",
         "parquet": folder / "t.parquet",
+        "parquet_streamed": folder / "t.parquet",
         "csv": train,
         "csv_streamed": train,
         "npz": folder / "train.npz",
@@ -280,6 +282,7 @@ def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
         "poses": (replace_cells, replace_cells, damage_header),
         "urdf": (replace_attribute, replace_attribute, replace_attribute),
         "parquet": (),
+        "parquet_streamed": (),
     }.get(kind)
     if structural is None and rng.random() < 0.6:
         import yaml
@@ -384,7 +387,7 @@ def run_case(
     corrupt(rng, kind, seed, bad)
     args = command(kind, seeds, bad, work)
     try:
-        with streaming(kind == "csv_streamed"):
+        with streaming(kind.endswith("_streamed")):
             result = CliRunner().invoke(main, args)
     except KeyboardInterrupt:
         raise

@@ -245,19 +245,35 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def _read_parquet(path: Path) -> dict[str, np.ndarray]:
+    pq = _pyarrow_parquet(path)
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # noqa: BLE001 - Arrow raises many kinds on a damaged file
+        raise _unreadable_parquet(path, error) from None
+    return parquet_columns(table, str(path))
+
+
+def _pyarrow_parquet(path: Path):  # noqa: ANN202
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
             "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
         ) from None
+    return pq
 
+
+def _unreadable_parquet(path: Path, error: Exception) -> InputError:
+    detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+    return InputError(f"not a readable Parquet file ({detail})", source=str(path))
+
+
+def parquet_columns(table, source: str) -> dict[str, np.ndarray]:  # noqa: ANN001
+    """The numeric columns of a pyarrow table (a whole file or one batch of it)."""
     try:
-        table = pq.read_table(path)
         names = list(table.column_names)
-    except Exception as error:  # noqa: BLE001 - Arrow raises many kinds on a damaged file
-        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
-        raise InputError(f"not a readable Parquet file ({detail})", source=str(path)) from None
+    except Exception as error:  # noqa: BLE001 - e.g. column names that are not UTF-8
+        raise _unreadable_parquet(Path(source), error) from None
     columns = {}
     for k, name in enumerate(names):
         try:
@@ -265,12 +281,33 @@ def _read_parquet(path: Path) -> dict[str, np.ndarray]:
             columns[name] = np.asarray(column, dtype=float).reshape(-1)
         except Exception:  # noqa: BLE001 - strings, structs, dictionaries, ...
             kind = table.schema.field(k).type
-            raise InputError(
-                f"column '{name}' holds {kind} values, not numbers", source=str(path)
-            ) from None
+            raise InputError(f"column '{name}' holds {kind} values, not numbers",
+                             source=source) from None  # fmt: skip
     if not columns:
-        raise InputError("the Parquet file has no columns", source=str(path))
+        raise InputError("the Parquet file has no columns", source=source)
     return columns
+
+
+def parquet_batches(path: Path, rows: int):  # noqa: ANN201
+    """``(number of rows, batches of at most ``rows`` rows as pyarrow tables)`` of a Parquet
+    file, read one batch at a time (:mod:`physid.streamed`)."""
+    pq = _pyarrow_parquet(path)
+    import pyarrow as pa
+
+    try:
+        handle = pq.ParquetFile(path)
+        n_rows = handle.metadata.num_rows
+    except Exception as error:  # noqa: BLE001
+        raise _unreadable_parquet(path, error) from None
+
+    def batches():  # noqa: ANN202
+        try:
+            for batch in handle.iter_batches(batch_size=rows):
+                yield pa.Table.from_batches([batch])
+        except Exception as error:  # noqa: BLE001
+            raise _unreadable_parquet(path, error) from None
+
+    return n_rows, batches()
 
 
 def _is_number(text: str) -> bool:

@@ -1,12 +1,12 @@
 """Recordings too long to hold in memory: validated in one pass, re-read in row ranges.
 
-A CSV recording larger than :data:`STREAM_BYTES` is read block by block (issue 10: memory must
-not grow with the recording). Every block passes the same row checks as an in-memory file
-(:func:`physid.data.trajectory_block`: columns, finiteness, magnitudes, units, with the file's own
-1-based row numbers), the time stamps are checked as a whole at the end (they are the only column
-kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private temporary
-folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as an
-ordinary :class:`~physid.data.Trajectory`, so the windowed pipeline
+A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (issue 10:
+memory must not grow with the recording). Every block passes the same row checks as an in-memory
+file (:func:`physid.data.trajectory_block`: columns, finiteness, magnitudes, units, with the file's
+own 1-based row numbers), the time stamps are checked as a whole at the end (they are the only
+column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
+temporary folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as
+an ordinary :class:`~physid.data.Trajectory`, so the windowed pipeline
 (:mod:`physid.identify.windows`) treats an in-memory trajectory and a long file alike.
 
 The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
@@ -32,6 +32,8 @@ from physid.data import (
     _is_number,
     _parse_csv_numbers,
     check_some_torque,
+    parquet_batches,
+    parquet_columns,
     trajectory_block,
 )
 from physid.errors import InputError
@@ -143,9 +145,31 @@ class RecordingFile:
 
 
 def should_stream(path: str | Path) -> bool:
-    """True for a CSV file large enough to be read in blocks."""
+    """True for a CSV or Parquet file large enough to be read in blocks (Parquet: by its
+    uncompressed size, rows x columns x 8 bytes)."""
     path = Path(path)
-    return path.suffix.lower() == ".csv" and path.is_file() and path.stat().st_size > STREAM_BYTES
+    suffix = path.suffix.lower()
+    if not path.is_file() or suffix not in (".csv", ".parquet"):
+        return False
+    if suffix == ".csv":
+        return path.stat().st_size > STREAM_BYTES
+    try:
+        import pyarrow.parquet as pq
+
+        metadata = pq.ParquetFile(path).metadata
+    except Exception:  # noqa: BLE001 - unreadable: the in-memory reader words the error
+        return False
+    return metadata.num_rows * metadata.num_columns * 8 > STREAM_BYTES
+
+
+def _parquet_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
+    """``(first data row, table)`` per batch of a Parquet file."""
+    _, batches = parquet_batches(path, block_rows)
+    row = 1
+    for batch in batches:
+        if batch.num_rows:
+            yield row, Table(parquet_columns(batch, str(path)), str(path), first_row=row)
+            row += batch.num_rows
 
 
 def _csv_header(handle, source: str) -> list[str]:  # noqa: ANN001
@@ -202,7 +226,7 @@ def open_recording(
     allow_large_angles: bool = False,
     block_rows: int | None = None,
 ) -> RecordingFile:
-    """Read and validate a CSV recording in blocks (same checks and messages as
+    """Read and validate a CSV or Parquet recording in blocks (same checks and messages as
     :func:`physid.data.load_trajectory`); the joint-side data go to a temporary folder."""
     path = Path(path)
     if not path.is_file():
@@ -211,7 +235,8 @@ def open_recording(
     folder = spill.folder
     try:
         times, first, starts = [], None, [0]
-        for block, (_, table) in enumerate(_csv_blocks(path, block_rows or BLOCK_ROWS)):
+        reader = _parquet_blocks if path.suffix.lower() == ".parquet" else _csv_blocks
+        for block, (_, table) in enumerate(reader(path, block_rows or BLOCK_ROWS)):
             trajectory = trajectory_block(
                 table,
                 model,
