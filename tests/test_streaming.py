@@ -110,7 +110,7 @@ def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
     """The same CSV read in memory and streamed (blocks of 6,000 rows, windows of 300
     intermediate rows, observations spilled to disk): the least-squares estimate and its
     standard deviations agree to 1e-9, the physically consistent estimate to a small fraction
-    of its standard deviation (the SDP solver's own tolerance: measured 3.5e-4 sigma), and the
+    of its standard deviation (the SDP solver's tolerance: measured 3.5e-4 sigma), and the
     raw-torque errors to 1e-7."""
     path = write_trajectory_csv(tmp_path / "arm.csv", _recording(60_000))
     config = IdentifyConfig()
