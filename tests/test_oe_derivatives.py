@@ -37,8 +37,9 @@ def kinova() -> pin.Model:
 def test_free_step_derivatives_match_finite_differences(kinova, chart):
     rng = np.random.default_rng(0)
     # Pinocchio's own generator draws the configuration: seeded, so the suite is deterministic.
-    # Unseeded, 5 of 60 configurations failed on one entry of Ft by exactly a factor 2 (log-
-    # Cholesky; FD rounding of tiny steps on the unbounded joint suspected, not established).
+    # (Before state.difference took atan2 on unbounded joints, 5 of 60 configurations failed on
+    # one entry of Ft by exactly a factor 2: pin.difference returned 0 for one side's 1e-9 rad
+    # step; see test_unbounded_joint_difference_is_exact_for_tiny_steps.)
     pin.seed(0)
     dyn = ParametrizedModel(
         kinova, ["j2s6s200_joint_5", "j2s6s200_joint_6"], chart, np.eye(kinova.nv), dt=0.05
@@ -65,6 +66,18 @@ def test_free_step_derivatives_match_finite_differences(kinova, chart):
 
     Ft_fd = _fd(step_at, theta, dyn.n_theta, along_theta, eps=1e-5)
     np.testing.assert_allclose(Ft, Ft_fd, rtol=1e-4, atol=1e-6 * np.abs(Ft).max())
+
+
+def test_unbounded_joint_difference_is_exact_for_tiny_steps(kinova):
+    """Tiny steps of every unbounded revolute joint are differenced exactly (Pinocchio 4.1's
+    own difference returns 0 for some steps below 1e-8 rad)."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        pin.seed(int(rng.integers(1 << 30)))
+        x0 = np.r_[pin.randomConfiguration(kinova), np.zeros(kinova.nv)]
+        step = rng.choice([-1.0, 1.0], kinova.nv) * 10.0 ** rng.uniform(-10, -8, kinova.nv)
+        x1 = state.integrate(kinova, x0, np.r_[step, np.zeros(kinova.nv)])
+        np.testing.assert_allclose(state.difference(kinova, x0, x1)[: kinova.nv], step, rtol=1e-5)
 
 
 def test_measurement_jacobians_floating_base():

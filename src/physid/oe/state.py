@@ -22,9 +22,21 @@ def integrate(model: pin.Model, x: NDArray, dx: NDArray) -> NDArray[np.float64]:
 
 
 def difference(model: pin.Model, x0: NDArray, x1: NDArray) -> NDArray[np.float64]:
-    """``x1 (-) x0``, the tangent vector at ``x0`` with ``x0 (+) (x1 (-) x0) = x1``."""
+    """``x1 (-) x0``, the tangent vector at ``x0`` with ``x0 (+) (x1 (-) x0) = x1``.
+
+    Unbounded revolute joints (``(cos, sin)`` coordinates) are differenced by ``atan2`` of the
+    cross and dot products: Pinocchio 4.1's difference returns exactly 0 for some angle steps
+    below about 1e-8 rad (0.5 % of random 1e-9 steps), which halved one entry of a central
+    finite difference of the parameter Jacobian.
+    """
     nq = model.nq
-    return np.concatenate([pin.difference(model, x0[:nq], x1[:nq]), x1[nq:] - x0[nq:]])
+    dq = pin.difference(model, x0[:nq], x1[:nq])
+    for joint in model.joints[1:]:
+        if joint.shortname().startswith("JointModelRUB"):
+            c0, s0 = x0[joint.idx_q : joint.idx_q + 2]
+            c1, s1 = x1[joint.idx_q : joint.idx_q + 2]
+            dq[joint.idx_v] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+    return np.concatenate([dq, x1[nq:] - x0[nq:]])
 
 
 def _block(config_jacobian: NDArray, nv: int, velocity: float) -> NDArray[np.float64]:
