@@ -22,12 +22,11 @@ import numpy as np
 import pinocchio as pin
 
 from physid.oe import NoiseStd, OEOptions, make_problem, solve, state
-from physid.oe.actuation import quad_x_rotors, thrust_actuation
 from physid.oe.build import initial_guess
 from physid.oe.charts import pis_and_jacobians, theta_from_pis
 from physid.sim.oe_arm import simulate_arm
-from physid.sim.oe_floating import simulate_flyer, simulate_go1
-from physid.sim.oe_robots import GO1, HECTOR, KINOVA, load_model
+from physid.sim.oe_floating import hector_flight, simulate_go1
+from physid.sim.oe_robots import GO1, KINOVA, load_model
 
 ROLLOUTS = ("single", "feasible", "multiple")
 
@@ -55,23 +54,13 @@ def kinova(rng, chart):
 
 
 def quadrotor(rng, chart):
-    nominal = load_model(HECTOR, floating=True)
-    true = nominal.copy()
-    true.inertias[1] = pin.Inertia(1.9, np.array([0.02, -0.01, 0.03]), np.diag([0.015, 0.02, 0.03]))
-    B = thrust_actuation(nominal, *quad_x_rotors(0.22))
-    rec = simulate_flyer(true, nominal, B, 4, rng, duration=2.0, dt=0.01)
+    flight = hector_flight(rng, duration=2.0, dt=0.01)
+    rec = flight.recording
     problem = make_problem(
-        nominal,
-        ["root_joint"],
-        "exp_eig",
-        rec.dt,
-        rec.u,
-        rec.measurements,
-        NoiseStd(),
-        actuation=B,
-        x0_prior=np.r_[rec.x[0, :7], np.zeros(6)],
-    )
-    return problem, rec.x, true
+        flight.nominal, ["root_joint"], "exp_eig", rec.dt, rec.u, rec.measurements, NoiseStd(),
+        actuation=flight.actuation, x0_prior=np.r_[rec.x[0, :7], np.zeros(6)],
+    )  # fmt: skip
+    return problem, rec.x, flight.true
 
 
 def quadruped(rng, chart):

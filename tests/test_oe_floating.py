@@ -14,7 +14,7 @@ from physid.oe.charts import retract
 from physid.oe.kkt import solve_kkt
 from physid.oe.phases import step, step_derivatives
 from physid.oe.riccati import solve_step
-from physid.sim.oe_floating import simulate_flyer, simulate_go1
+from physid.sim.oe_floating import hector_flight, simulate_flyer, simulate_go1
 from physid.sim.oe_robots import GO1, HECTOR, load_model
 
 PAYLOAD = pin.Inertia(7.2, np.array([-0.03, 0.01, 0.07]), np.diag([0.035, 0.09, 0.10]))
@@ -126,22 +126,12 @@ def test_go1_payload_recovered(go1):
 
 
 def test_hector_inertia_recovered_from_imu_and_thrusts():
-    nominal = load_model(HECTOR, floating=True)
-    true = nominal.copy()
-    true.inertias[1] = pin.Inertia(1.9, np.array([0.02, -0.01, 0.03]), np.diag([0.015, 0.02, 0.03]))
-    B = thrust_actuation(nominal, *quad_x_rotors(0.22))
-    rec = simulate_flyer(true, nominal, B, 4, np.random.default_rng(1), duration=3.0, dt=0.01)
+    flight = hector_flight(np.random.default_rng(1), duration=3.0, dt=0.01)
+    rec, true = flight.recording, flight.true
     problem = make_problem(
-        nominal,
-        ["root_joint"],
-        "exp_eig",
-        rec.dt,
-        rec.u,
-        rec.measurements,
-        NoiseStd(),
-        actuation=B,
-        x0_prior=np.r_[rec.x[0, :7], np.zeros(6)],
-    )
+        flight.nominal, ["root_joint"], "exp_eig", rec.dt, rec.u, rec.measurements, NoiseStd(),
+        actuation=flight.actuation, x0_prior=np.r_[rec.x[0, :7], np.zeros(6)],
+    )  # fmt: skip
     xs, ws = initial_guess(problem)
     result = solve(problem, xs, ws, problem.dynamics.nominal_theta(), OEOptions(max_iterations=60))
     assert result.status == "converged", result.status

@@ -115,6 +115,36 @@ def simulate_flyer(
     return FloatingRecording(dt, x, u, meas, (), np.zeros((n + 1, 0), dtype=bool))
 
 
+@dataclass(frozen=True)
+class Flight:
+    """A simulated quadrotor flight with its truth: the nominal model (URDF), the true one, the
+    thrust actuation matrix and the recording."""
+
+    nominal: pin.Model
+    true: pin.Model
+    actuation: NDArray[np.float64]
+    recording: FloatingRecording
+
+
+# Hector's body as the flights fly it (the URDF's nominal is the starting guess)
+HECTOR_TRUE_BODY = (1.9, (0.02, -0.01, 0.03), (0.015, 0.02, 0.03))  # kg, com [m], diag [kg m^2]
+
+
+def hector_flight(rng: np.random.Generator, duration: float, dt: float) -> Flight:
+    """Hector (example-robot-data) with :data:`HECTOR_TRUE_BODY`, four X-configuration rotors
+    at 0.22 m, tracking a random reference (:func:`simulate_flyer`)."""
+    from physid.oe.actuation import quad_x_rotors, thrust_actuation
+    from physid.sim.oe_robots import HECTOR, load_model
+
+    nominal = load_model(HECTOR, floating=True)
+    true = nominal.copy()
+    mass, com, diagonal = HECTOR_TRUE_BODY
+    true.inertias[1] = pin.Inertia(mass, np.array(com), np.diag(diagonal))
+    actuation = thrust_actuation(nominal, *quad_x_rotors(0.22))
+    recording = simulate_flyer(true, nominal, actuation, 4, rng, duration=duration, dt=dt)
+    return Flight(nominal, true, actuation, recording)
+
+
 def walk_flags(n_nodes: int, dt: float, period: float = 0.8, swing: float = 0.15) -> NDArray:
     """Contact flags of a walking (crawl) gait: one foot swings at a time for ``swing`` s, in
     the order FL, RR, FR, RL, each a quarter ``period`` apart; three feet always hold the
