@@ -136,3 +136,25 @@ def test_non_finite_data_is_an_input_error_naming_the_row():
     rec = Recording(t, angles, np.zeros_like(angles), "run.npz")
     with pytest.raises(InputError, match="run.npz: angles row 8"):
         identify(model, [rec], names=["pendulum.Iyy"])
+
+
+def test_free_swing_scale_is_refused_and_really_free():
+    """Scaling every mass, inertia and friction coefficient (and the compliances inversely)
+    leaves a free swing unchanged, so estimating all of them has the trivial optimum zero:
+    physid refuses that estimate."""
+    cfg = {"gravity": [0, 0, -9.81], "joints": {"pendulum": {"viscous": 0.01}}}
+    model = load_model(ROOT / "pendulum.urdf", cfg)
+    scaled_names = ["pendulum.mass", "pendulum.Ixx", "pendulum.Iyy", "pendulum.Izz"]
+    updates = {n: 3.0 * model.values[model.index(n)] for n in [*scaled_names, "pendulum.viscous"]}
+    for n in ("pendulum.compliance_linear", "pendulum.compliance_rotational"):
+        updates[n] = model.values[model.index(n)] / 3.0
+    scaled = model.with_values(updates)
+    q0, v0 = state_from_joints(model, [1.0], [0.0])
+    a = simulate(model, 1e-3, 2000, q0, v0).angles
+    b = simulate(scaled, 1e-3, 2000, q0, v0).angles
+    assert np.abs(a - b).max() < 1e-9
+    rec = Recording(np.arange(2001) * 1e-3, a, np.zeros_like(a), "swing")
+    with pytest.raises(InputError, match="^estimate: .*only their ratios"):
+        identify(model, [rec], names=[*scaled_names, "pendulum.viscous"])
+    fit = identify(model, [rec], h=5e-3, names=scaled_names[1:] + ["pendulum.viscous"])
+    assert fit.values[1] == pytest.approx(0.01, rel=0.05)  # Iyy, with the mass known

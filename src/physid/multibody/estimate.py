@@ -94,6 +94,35 @@ def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple
     return Q, np.vstack([V[:1], V])
 
 
+SCALE_SLOTS = ("mass", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "viscous", "shaft_inertia")
+
+
+def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list[Recording]) -> None:
+    """InputError when the estimate leaves the overall scale of the dynamics free.
+
+    Scaling every mass, inertia, viscous coefficient, shaft inertia and motor gain by the same
+    factor leaves the motion unchanged (up to the constraint compliance): the impulse residuals
+    (eq. 3.7) scale with it, so the fit can drive them to zero by sending all of them to zero
+    and match the angles exactly — a trivial optimum, not an estimate. The scale is fixed by one
+    such number kept at a known value, or by a motor whose gain is known and whose control is
+    not zero (the measured torque is the only absolute force a free swing has)."""
+    wanted = set(names)
+    for name, value in zip(model.names, model.values, strict=True):
+        if name.rsplit(".", 1)[-1] in SCALE_SLOTS and value != 0.0 and name not in wanted:
+            return
+    for j, hinge in enumerate(model.hinges):
+        gain = f"{hinge.name}.gain"
+        driven = any(np.any(rec.control[:, j] != 0.0) for rec in recordings)
+        if hinge.has_motor and driven and gain not in wanted and model.values[model.index(gain)]:
+            return
+    raise InputError(
+        "every mass, inertia and friction coefficient is estimated and no motor of known gain "
+        "acts: only their ratios are identifiable (the fit would send them all to zero); keep "
+        "one of them at a known value (e.g. remove a body's mass from 'estimate')",
+        source="estimate",
+    )
+
+
 def identify(
     model: MultibodyModel,
     recordings: list[Recording],
@@ -112,6 +141,8 @@ def identify(
     names = list(model.estimate if names is None else names)
     for name in names:
         model.index(name)
+    if names:
+        check_scale_fixed(model, names, recordings)
     resampled = [resample(rec, h, cutoff_hz) for rec in recordings]
     segments = [seg for seg, _ in resampled]
     problem = Problem(model, h, names, kappa, segments)
