@@ -210,9 +210,11 @@ def test_uniform_time_vector_equals_dt_and_columns_are_independent():
     res = irw_smooth(y, dt=0.01, nvr=nvr)
     res_t = irw_smooth(y, t=5.0 + 0.01 * np.arange(3000), nvr=nvr)
     assert np.allclose(res_t.states, res.states, rtol=0, atol=1e-12)
-    for j in range(3):  # grouping columns by NVR must not mix them
+    for j in range(3):  # grouping columns by NVR must not mix them (mixing gives O(1) errors;
+        # a column filtered alone or in a batch differs by round-off only: 5.6e-11 seen with
+        # NumPy 2.4 / OpenBLAS, whose vectorised paths depend on the array's shape)
         single = irw_smooth(y[:, j], dt=0.01, nvr=nvr[j])
-        assert np.all(rel_err(single.states[:, 0], res.states[:, j]) < 1e-12)
+        assert np.all(rel_err(single.states[:, 0], res.states[:, j]) < 1e-9)
         assert single.log_likelihood[0] == pytest.approx(res.log_likelihood[j], rel=1e-12)
 
 
