@@ -17,11 +17,15 @@ from physid.oe.problem import Linearization
 
 
 def kkt_system(lin: Linearization, mu: float = 0.0) -> tuple[sp.csc_matrix, NDArray[np.float64]]:
-    """The KKT matrix ``[[H, G^T], [G, 0]]`` and right-hand side ``[-g; fbar]``."""
+    """The KKT matrix ``[[H, G^T], [G, 0]]`` and right-hand side ``[-g; fbar]``; ``mu`` is the
+    Levenberg-Marquardt term on the noise, arrival-state and parameter blocks of H (where
+    :func:`physid.oe.riccati.solve_step` puts it)."""
     N, nx = lin.lw.shape
     nt = lin.lt.shape[0]
     Lww = lin.Lww + mu * np.eye(nx)
-    H = sp.block_diag([*lin.Lxx, *([Lww] * N), lin.Ltt], format="csr")
+    Lxx = lin.Lxx.copy()
+    Lxx[0] += mu * np.eye(nx)
+    H = sp.block_diag([*Lxx, *([Lww] * N), lin.Ltt + mu * np.eye(nt)], format="csr")
     n_x, n_w = (N + 1) * nx, N * nx
     row = np.arange(N)[:, None, None] * nx + np.arange(nx)[None, :, None]  # (N, nx, 1)
     col_x = np.arange(N)[:, None, None] * nx + np.arange(nx)[None, None, :]

@@ -22,7 +22,8 @@ from physid.oe.problem import Linearization
 
 class SingularStepError(ArithmeticError):
     """A matrix that must be positive definite is not (Qww, Vxx0 or, for Schur, Vtt);
-    ``regularizable`` is False for Vtt, which the Levenberg-Marquardt term does not touch."""
+    ``regularizable`` is False for a singular Vtt in the Schur complement: that is eq. 31's
+    case, which the Levenberg-Marquardt term is not meant to hide."""
 
     def __init__(self, message: str, regularizable: bool = True) -> None:
         super().__init__(message)
@@ -98,16 +99,26 @@ def _range_basis(Vtt: NDArray, rtol: float) -> NDArray[np.float64]:
 def arrival_step(
     V: ValueAtArrival, nullspace: bool, rtol: float = 1e-12, mu: float = 0.0
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
-    """``(dx0, dtheta, null_dim)`` from eq. 28.
+    """``(dx0, dtheta, null_dim)`` from eq. 28, Levenberg-Marquardt-regularised by ``mu``.
 
     Schur complement (eqs. 29-30): ``k_t = Vtt^-1 Vt``, ``K_t = Vtt^-1 Vxt^T``,
     ``Vxx0 = Vxx - Vxt K_t``, ``Vx0 = Vx - Vxt k_t``, ``dx0 = -Vxx0^-1 Vx0``,
     ``dtheta = -k_t - K_t dx0``. Nullspace (eq. 31): the same with ``dtheta = Y dtheta_y``,
     Y spanning the range of Vtt, so that singular directions Z (``Vtt Z = 0``) are not moved.
+
+    ``mu`` is added to ``Vxx0`` and to ``Vtt`` (restricted to Y) — the same as adding it to the
+    arrival-state and parameter blocks of eq. 21 (:func:`physid.oe.kkt.kkt_system`), the
+    parameters being part of the augmented state (section V-A). Without it on ``Vtt`` the LM
+    term cannot shorten the parameter step, which is the most nonlinear part of a step in the
+    logarithmic chart coordinates. The Schur complement still requires ``Vtt`` itself to be
+    positive definite: the regularisation does not hide a singular ``Vtt`` (eq. 31's case).
     """
     nt = V.Vtt.shape[0]
     Y = _range_basis(V.Vtt, rtol) if nullspace else np.eye(nt)
     Vtt_y = Y.T @ V.Vtt @ Y
+    if not nullspace:
+        _chol_solve(Vtt_y, np.zeros(nt), "Vtt")  # raises when Vtt is singular
+    Vtt_y = Vtt_y + mu * np.eye(Y.shape[1])
     gains = _chol_solve(Vtt_y, np.column_stack([Y.T @ V.Vt, Y.T @ V.Vxt.T]), "Vtt")
     k_t, K_t = gains[:, 0], gains[:, 1:]
     Vx0 = V.Vx - V.Vxt @ Y @ k_t
