@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 from physid.oe.problem import Linearization
 
@@ -65,22 +66,33 @@ def _chol_solve(M: NDArray, rhs: NDArray, what: str) -> NDArray[np.float64]:
 
 
 def backward_pass(lin: Linearization, mu: float = 0.0) -> ValueAtArrival:
-    """Eqs. 22-27 from node N-1 down to 0; ``mu`` is the Levenberg-Marquardt term on Qww."""
+    """Eqs. 22-27 from node N-1 down to 0; ``mu`` is the Levenberg-Marquardt term on Qww.
+
+    With ``F = [A B C]`` the products of eq. 23 come from two matrix products per node,
+    ``F^T Vxx' F`` and ``F^T Vxt'``, and Qww is factored by LAPACK directly: the recursion is
+    bound by the number of small NumPy calls per node, not by their flops."""
     N, nx = lin.lw.shape
     nt = lin.lt.shape[0]
+    F = np.concatenate([lin.A, lin.B, lin.C], axis=2)  # (N, nx, 2 nx + nt)
+    FT = np.ascontiguousarray(F.transpose(0, 2, 1))
+    x, w, t = slice(0, nx), slice(nx, 2 * nx), slice(2 * nx, 2 * nx + nt)
     Vxx, Vx = lin.Lxx[N].copy(), lin.lx[N].copy()
     Vxt, Vt, Vtt = np.zeros((nx, nt)), np.zeros(nt), np.zeros((nt, nt))
     ks, Ks, Ps = np.empty((N, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
     Lww = lin.Lww + mu * np.eye(nx)
+    rhs = np.empty((nx, 1 + nx + nt))
     for i in range(N - 1, -1, -1):
-        A, B, C, gap = lin.A[i], lin.B[i], lin.C[i], lin.gaps[i]
-        Vx_plus, Vt_plus = Vx + Vxx @ gap, Vt + Vxt.T @ gap
-        VxxA, VxxB, W = Vxx @ A, Vxx @ B, Vxt + Vxx @ C
-        Qxx, Qxw, Qww = lin.Lxx[i] + A.T @ VxxA, A.T @ VxxB, Lww + B.T @ VxxB
-        Qxt, Qwt = A.T @ W, B.T @ W
-        Qtt = Vtt + C.T @ W + Vxt.T @ C
-        Qx, Qw, Qt = lin.lx[i] + A.T @ Vx_plus, lin.lw[i] + B.T @ Vx_plus, Vt_plus + C.T @ Vx_plus
-        gains = _chol_solve(Qww, np.column_stack([Qw, Qxw.T, Qwt]), f"Qww at node {i}")
+        H, G = FT[i] @ (Vxx @ F[i]), FT[i] @ Vxt  # F^T Vxx' F and F^T Vxt'
+        g = FT[i] @ (Vx + Vxx @ lin.gaps[i])  # F^T Vx+ (gap-deflected gradient)
+        Qxx, Qxw, Qww = lin.Lxx[i] + H[x, x], H[x, w], Lww + H[w, w]
+        Qxt, Qwt = G[x] + H[x, t], G[w] + H[w, t]
+        Qtt = Vtt + G[t] + G[t].T + H[t, t]
+        Qx, Qw, Qt = lin.lx[i] + g[x], lin.lw[i] + g[w], Vt + Vxt.T @ lin.gaps[i] + g[t]
+        factor, info = dpotrf(Qww, lower=1, clean=0)
+        if info != 0:
+            raise SingularStepError(f"Qww at node {i} is not positive definite")
+        rhs[:, 0], rhs[:, 1 : 1 + nx], rhs[:, 1 + nx :] = Qw, Qxw.T, Qwt
+        gains = dpotrs(factor, rhs, lower=1)[0]
         k, K, P = gains[:, 0], gains[:, 1 : 1 + nx], gains[:, 1 + nx :]
         ks[i], Ks[i], Ps[i] = k, K, P
         Vx, Vt = Qx - Qxw @ k, Qt - Qwt.T @ k
