@@ -1,10 +1,12 @@
 """Simulated floating-base recordings with a known truth for paper B's tests and benchmarks.
 
-Not used by the estimator (it belongs with the simulators of ``physid.sim``; it lives here only
-because of file ownership while paper B is built). Each simulator integrates the *true* model
-with Pinocchio directly — ``pin.aba`` in flight, ``pin.constraintDynamics`` (eqs. 2-3) in stance
-and ``pin.impulseDynamics`` at every touch-down — by semi-implicit Euler at the node spacing, so
-the true trajectory has zero process noise; controllers only know the *nominal* model. Sensor
+Not used by the estimator. Each simulator integrates the *true* model with Pinocchio directly —
+``pin.aba`` in flight, ``pin.constraintDynamics`` (eqs. 2-3) in stance and
+``pin.impulseDynamics`` at every touch-down — by default by semi-implicit Euler at the node
+spacing, the estimator's own step, so that the true trajectory has zero process noise; the Go1
+walk can instead be integrated by RK4 on sub-steps (``integrator``, ``substeps``), so that data
+and estimator model differ as a real robot and its model do. Controllers only know the
+*nominal* model. Sensor
 signals follow :class:`physid.oe.Measurements` (encoders, joint velocities, IMU orientation,
 angular velocity and base linear velocity in the base frame) with Gaussian noise.
 """
@@ -65,6 +67,31 @@ def _euler(model: pin.Model, x: NDArray, a: NDArray, dt: float) -> NDArray[np.fl
     nq = model.nq
     v1 = x[nq:] + dt * a
     return np.concatenate([pin.integrate(model, x[:nq], dt * v1), v1])
+
+
+def _advance(
+    model: pin.Model, x: NDArray, accel: Callable, dt: float, substeps: int, integrator: str
+) -> NDArray[np.float64]:
+    """``x`` after ``dt`` under ``a = accel(q, v)`` by ``substeps`` steps of semi-implicit Euler
+    or classical RK4 (stages combined in the tangent space at q, an O(h^2)-accurate Lie-group
+    variant: enough to make the data differ from the estimator's 1-step Euler)."""
+    nq, h = model.nq, dt / substeps
+    q, v = x[:nq].copy(), x[nq:].copy()
+    for _ in range(substeps):
+        if integrator == "euler":
+            v = v + h * accel(q, v)
+            q = pin.integrate(model, q, h * v)
+            continue
+        a1 = accel(q, v)
+        v2 = v + 0.5 * h * a1
+        a2 = accel(pin.integrate(model, q, 0.5 * h * v), v2)
+        v3 = v + 0.5 * h * a2
+        a3 = accel(pin.integrate(model, q, 0.5 * h * v2), v3)
+        v4 = v + h * a3
+        a4 = accel(pin.integrate(model, q, h * v3), v4)
+        q = pin.integrate(model, q, h / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4))
+        v = v + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    return np.concatenate([q, v])
 
 
 def simulate_flyer(
@@ -196,8 +223,12 @@ def simulate_go1(
     dt: float = 0.005,
     noise: NoiseStd | None = None,
     flags_fn: Callable[[int, float], NDArray] = walk_flags,
+    integrator: str = "euler",
+    substeps: int = 1,
 ) -> FloatingRecording:
-    """Go1 walking in place (:func:`walk_flags`) while swaying its torso.
+    """Go1 walking in place (:func:`walk_flags`) while swaying its torso; the torques are held
+    over each node and integrated by ``substeps`` steps of ``integrator`` (``euler``: the
+    estimator's semi-implicit Euler, ``rk4``).
 
     Controller (nominal model only): a virtual-model controller holds the torso on a swaying
     reference (PID on height, PD on the rest) by distributing the wanted torso wrench over the
@@ -259,8 +290,12 @@ def simulate_go1(
         if active not in cache:
             cache[active] = _contacts(true_model, active)
         d, cms, cds = cache[active]
-        a = pin.constraintDynamics(true_model, d, q, v, np.r_[np.zeros(6), u[k]], cms, cds, _PROX)
-        x[k + 1] = _euler(true_model, x[k], a, dt)
+        tau_k = np.r_[np.zeros(6), u[k]]
+
+        def accel(qs, vs, d=d, cms=cms, cds=cds, tau_k=tau_k):  # noqa: ANN001, ANN202
+            return pin.constraintDynamics(true_model, d, qs, vs, tau_k, cms, cds, _PROX).copy()
+
+        x[k + 1] = _advance(true_model, x[k], accel, dt, substeps, integrator)
         if np.any(flags[k + 1] & ~flags[k]):  # touch-down: plastic impact of the new stance
             nxt = tuple(f for f, on in zip(GO1_FEET, flags[k + 1], strict=True) if on)
             if nxt not in cache:
