@@ -464,18 +464,22 @@ def simulate(
     control_rate_hz: float = 1000.0,
     bandwidth_hz: float = 10.0,
     excitation: FourierExcitation | None = None,
+    friction: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Recording:
     """Simulate ``spec`` tracking a random Fourier excitation and record it (see module doc).
 
     ``noise_relative``: torque noise std as a fraction of each joint's torque RMS, plus
     ``noise_floor`` [N m or N]. ``bandwidth_hz``: closed-loop bandwidth of the computed-torque
-    controller (gains ``Kp = w^2``, ``Kd = 2 w``).
+    controller (gains ``Kp = w^2``, ``Kd = 2 w``). ``friction``: the speed-dependent friction
+    torque (n,) at joint speeds (n,) applied besides MuJoCo's viscous ``damping`` (default: the
+    spec's ``fc tanh(dq / v_s)``).
     """
     model = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s))
     data, inverse = mujoco.MjData(model), mujoco.MjData(model)
     excitation = excitation or FourierExcitation.random(spec, rng)
     n = spec.n
     fc, v_s = spec.column("fc"), spec.column("v_s")
+    friction_law = friction or (lambda speed: fc * np.tanh(speed / v_s))
     omega = 2 * np.pi * bandwidth_hz
     kp, kd = omega**2, 2 * omega
 
@@ -500,7 +504,7 @@ def simulate(
     qpos, qvel, ctrl, applied = data.qpos, data.qvel, data.ctrl, data.qfrc_applied
     row = 0
     for i in range(events.size - 1):
-        friction = fc * np.tanh(qvel / v_s)
+        friction = friction_law(qvel)
         if is_control[i]:
             k = events[i] // control_us
             inverse.qpos[:], inverse.qvel[:] = qpos, qvel

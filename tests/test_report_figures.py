@@ -36,8 +36,9 @@ def test_figures_are_pngs_of_the_expected_size(n_joints) -> None:
             [rng.normal(size=(500, n_joints))],
             ["training"],
             names,
-            np.ones((n_joints, 3)),
-            None,
+            [(np.array([-1.0, -1e-9, np.nan, 1e-9, 1.0]), np.array([-2, -1, np.nan, 1, 2.0]))]
+            * n_joints,
+            ("fv 1, fc 1, offset 0 [N m]",) * n_joints,
             (("rad/s", "N m"),) * n_joints,
         ),
         figures.consistency_png(names, np.full(n_joints, 1e-3), np.ones(n_joints), 1e-6),

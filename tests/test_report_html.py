@@ -17,8 +17,8 @@ from physid.config import parse_config
 from physid.demo import DEMO_CONFIG
 from physid.identify.pipeline import identify
 from physid.identify.prediction import RecordingFit
+from physid.report.friction import friction_residuals
 from physid.report.identification import (
-    friction_residuals,
     params_json,
     report_html,
     write_identification,

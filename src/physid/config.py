@@ -3,6 +3,9 @@
 Every key is optional; unknown keys are an error (a typo must not be silently ignored)::
 
     joint_terms: [fv, fc, offset, Ia]     # friction/armature terms per joint
+    friction: linear                       # linear | sigmoid | stribeck for every joint, or
+                                           # {joint: model}; nonlinear shapes fitted by
+                                           # variable projection (docs/identify.md §10)
     transmission:                          # motor-side data (qm_*, taum_* / i_* columns)
       motors: [m1, m2, m3, m4, m5, m6]
       reduction: [32, 32, 45, -48, 45, 32] # diagonal of the ratio: q_motor = N q_joint
@@ -42,7 +45,8 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
                                            # may be absent
     coulomb_deadband: auto                 # |dq| below it -> sign(dq) = 0. auto: per joint, at
                                            # least 3 x the velocity noise std, widened when the
-                                           # training residual asks (docs/identify.md); 0: none;
+                                           # training residual asks (docs/identify.md; linear-
+                                           # friction joints only: sigmoid/Stribeck get 0); 0: none;
                                            # a number [rad/s] for
                                            # revolute joints, or {revolute: .., prismatic: [m/s],
                                            # <joint>: ..}
@@ -57,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
+from physid.friction import FRICTION_MODELS
 from physid.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.io import config_number, config_section, read_yaml
 from physid.joint_locking import lock_joints
@@ -132,6 +137,8 @@ class TransmissionConfig:
 @dataclass(frozen=True)
 class IdentifyConfig:
     joint_terms: tuple[str, ...] = JOINT_TERM_NAMES
+    # "linear" | "sigmoid" | "stribeck" for every joint, or {joint: model} (others linear)
+    friction: str | dict[str, str] = "linear"
     transmission: TransmissionConfig | None = None
     drive_gains: dict[str, float] | str = field(default_factory=dict)  # or IDENTIFY_GAINS
     payload: KnownPayload | None = None  # the known payload of the --loaded-data recordings
@@ -303,6 +310,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
     return IdentifyConfig(
         joint_terms=joint_terms,
+        friction=_friction(raw.get("friction", "linear")),
         transmission=transmission,
         drive_gains=gains,
         payload=payload,
@@ -315,6 +323,21 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         locked=_locked(raw.get("locked")),
         fit_joints=_joint_list(raw.get("fit_joints"), "fit_joints"),
     )
+
+
+def _friction(raw: Any) -> str | dict[str, str]:
+    """Config ``friction``: one model for every joint, or a mapping joint -> model."""
+    if isinstance(raw, str):
+        if raw not in FRICTION_MODELS:
+            raise InputError(f"config friction: '{raw}' is not one of {list(FRICTION_MODELS)}")
+        return raw
+    mapping = _mapping(raw, "friction")
+    for joint, kind in mapping.items():
+        if kind not in FRICTION_MODELS:
+            raise InputError(
+                f"config friction.{joint}: {kind!r} is not one of {list(FRICTION_MODELS)}"
+            )
+    return {str(joint): str(kind) for joint, kind in mapping.items()}
 
 
 def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
@@ -470,6 +493,7 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     model = build_robot_model(
         pin_model,
         joint_terms=config.joint_terms,
+        friction=config.friction,
         transmission=transmission,
         coupled_motor_terms=config.transmission.coupled_motor_terms
         if config.transmission

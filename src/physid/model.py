@@ -6,7 +6,9 @@ The standard parameter vector of a fixed-base serial robot is, in this order,
    ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (inertia about the joint frame origin),
    bodies in Pinocchio's joint order (fixed links merged into their parent, as Pinocchio does);
 2. joint terms, per joint: viscous ``fv``, Coulomb ``fc``, torque ``offset`` and armature ``Ia``
-   (DESIGN.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``);
+   (DESIGN.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``); a joint with a
+   nonlinear friction model (:mod:`physid.friction`) has ``phi1`` in place of ``fc`` (sigmoid)
+   or the static level ``fs`` after ``fc`` (Stribeck);
 3. coupled-motor terms, per motor whose shaft turns with several joints (paper C §4.1, the TX40
    wrist): the off-diagonal rotor inertia ``Iam``, viscous ``fvm`` and Coulomb ``fcm`` terms.
 
@@ -23,9 +25,12 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
+from physid.friction import COEFFICIENTS, FRICTION_MODELS, SHAPE_PARAMETERS
 from physid.inertia import PARAMETER_NAMES as INERTIAL_NAMES
 
-JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")
+JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")  # what config joint_terms may list
+# Every joint term in the order of the parameter vector, with the nonlinear models' coefficients.
+ALL_JOINT_TERMS = ("fv", "fc", "fs", "phi1", "offset", "Ia")
 COUPLED_MOTOR_TERM_NAMES = ("Iam", "fvm", "fcm")
 _SUPPORTED_JOINTS = {"R", "P"}  # revolute/prismatic about/along any axis (nq = nv = 1)
 
@@ -95,6 +100,9 @@ class ParameterLayout:
     joint_names: tuple[str, ...]
     joint_terms: tuple[str, ...]
     coupled_motor_names: tuple[str, ...] = ()
+    # Per joint (joint_names order): "linear", "sigmoid" or "stribeck" (physid.friction);
+    # empty: every joint linear.
+    friction_models: tuple[str, ...] = ()
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -105,8 +113,15 @@ class ParameterLayout:
             )
         ordered_terms = tuple(t for t in JOINT_TERM_NAMES if t in self.joint_terms)
         object.__setattr__(self, "joint_terms", ordered_terms)
+        models = tuple(self.friction_models)
+        if models and len(models) != len(self.joint_names):
+            raise InputError(f"{len(models)} friction models for {len(self.joint_names)} joints")
+        bad = sorted(set(models) - set(FRICTION_MODELS))
+        if bad:
+            raise InputError(f"unknown friction model(s) {bad}; choose among {FRICTION_MODELS}")
+        object.__setattr__(self, "friction_models", models)
         names = [f"{j}.{p}" for j in self.body_joints for p in INERTIAL_NAMES]
-        names += [f"{j}.{t}" for j in self.joint_names for t in ordered_terms]
+        names += [f"{j}.{t}" for j in self.joint_names for t in self.terms_of(j)]
         names += [f"{m}.{t}" for m in self.coupled_motor_names for t in COUPLED_MOTOR_TERM_NAMES]
         object.__setattr__(self, "names", tuple(names))
 
@@ -138,9 +153,29 @@ class ParameterLayout:
         except ValueError:
             raise InputError(f"unknown parameter '{name}'") from None
 
+    def friction_of(self, joint: str) -> str:
+        """The friction model of ``joint`` (:data:`physid.friction.FRICTION_MODELS`)."""
+        if not self.friction_models:
+            return "linear"
+        return self.friction_models[self.joint_names.index(joint)]
+
+    @property
+    def nonlinear_friction(self) -> bool:
+        """Some joint has a sigmoid or Stribeck friction model."""
+        return any(kind != "linear" for kind in self.friction_models)
+
+    def terms_of(self, joint: str) -> tuple[str, ...]:
+        """The joint terms of ``joint``, in :data:`ALL_JOINT_TERMS` order: the configured ones,
+        with the Coulomb coefficient(s) of its friction model in place of ``fc``."""
+        kind = self.friction_of(joint)
+        terms = set(self.joint_terms)
+        if kind != "linear":
+            terms = (terms - {"fc"}) | set(COEFFICIENTS[kind])
+        return tuple(t for t in ALL_JOINT_TERMS if t in terms)
+
     def joint_term_index(self, joint: str, term: str) -> int | None:
         """Index of ``<joint>.<term>``, or None if that term is not modelled."""
-        if term not in self.joint_terms:
+        if term not in self.terms_of(joint):
             return None
         return self.index(f"{joint}.{term}")
 
@@ -167,6 +202,10 @@ class RobotModel:
     # The joints whose torques are measured and fitted (config fit_joints); None: all. The others
     # move the model by their recorded positions, but their torque rows are left out.
     fitted_joints: tuple[str, ...] | None = None
+    # Per joint, the shape parameters of its friction model (physid.friction.SHAPE_PARAMETERS;
+    # () for a linear joint); empty: none set (every joint linear, or shapes not yet fitted:
+    # physid.friction.initial_shape is used then).
+    friction_shape: tuple[tuple[float, ...], ...] = ()
 
     @property
     def n_joints(self) -> int:
@@ -179,6 +218,19 @@ class RobotModel:
             return np.ones(self.n_joints, dtype=bool)
         return np.array([j in self.fitted_joints for j in self.joint_names])
 
+    def shape_of(self, k: int) -> tuple[float, ...]:
+        """Shape parameters of joint ``k``'s friction model (() for a linear joint)."""
+        kind = self.layout.friction_of(self.joint_names[k])
+        if kind == "linear":
+            return ()
+        shape = self.friction_shape[k] if self.friction_shape else ()
+        if len(shape) != len(SHAPE_PARAMETERS[kind]):
+            raise InputError(
+                f"joint '{self.joint_names[k]}': its {kind} friction needs the shape parameters "
+                f"{', '.join(SHAPE_PARAMETERS[kind])}"
+            )
+        return tuple(float(v) for v in shape)
+
     def joint_index(self, name: str) -> int:
         """Index of a joint among the moving joints (= its velocity index)."""
         try:
@@ -190,7 +242,8 @@ class RobotModel:
             ) from None
 
     def prior_parameters(self) -> np.ndarray:
-        """Standard parameters of the URDF: inertias, ``<dynamics damping/friction>``, armature.
+        """Standard parameters of the URDF: inertias, ``<dynamics damping/friction>``, armature
+        (the nonlinear friction coefficients as the Coulomb level of ``friction``).
 
         Terms that a URDF cannot express (offsets, coupled-motor terms) are zero.
         """
@@ -198,9 +251,13 @@ class RobotModel:
         for k, joint in enumerate(self.layout.body_joints):
             joint_id = self.pin_model.getJointId(joint)
             values[10 * k : 10 * k + 10] = self.pin_model.inertias[joint_id].toDynamicParameters()
+        # A URDF's <dynamics friction> is a Coulomb level: the Stribeck static level starts equal
+        # to it (no Stribeck effect), the sigmoid's amplitude spans -fc..fc (phi1 = 2 fc).
         urdf_terms = {
             "fv": self.pin_model.damping,
             "fc": self.pin_model.friction,
+            "fs": self.pin_model.friction,
+            "phi1": 2.0 * self.pin_model.friction,
             "Ia": self.pin_model.armature,
         }
         for v_index, joint in enumerate(self.joint_names):
@@ -343,6 +400,7 @@ def build_robot_model(
     transmission: Transmission | None = None,
     coupled_motor_terms: bool = True,
     coulomb_deadband: float | dict[str, float] | None = None,
+    friction: str | dict[str, str] = "linear",
     source: str = "",
 ) -> RobotModel:
     """Wrap a fixed-base Pinocchio model of 1-DoF joints into a :class:`RobotModel`.
@@ -350,7 +408,8 @@ def build_robot_model(
     ``coupled_motor_terms`` adds ``Iam``, ``fvm``, ``fcm`` for every coupled motor of the
     transmission (paper C §4.1). ``coulomb_deadband``: a number applies to the revolute joints
     [rad/s]; a mapping gives joints by name (``revolute``/``prismatic`` for all of a kind) in their
-    own units [rad/s or m/s].
+    own units [rad/s or m/s]. ``friction``: the friction model (:mod:`physid.friction`) of every
+    joint, or a mapping joint -> model (the others linear).
     """
     joint_names: list[str] = []
     for joint_id in range(1, pin_model.njoints):
@@ -376,9 +435,26 @@ def build_robot_model(
         joint_names=tuple(joint_names),
         joint_terms=tuple(joint_terms),
         coupled_motor_names=coupled,
+        friction_models=_friction_per_joint(joint_names, friction, source),
     )
     model = RobotModel(pin_model, tuple(joint_names), layout, transmission, source)
     return replace(model, coulomb_deadband=_deadband_per_joint(model, coulomb_deadband))
+
+
+def _friction_per_joint(
+    joint_names: list[str], friction: str | dict[str, str], source: str
+) -> tuple[str, ...]:
+    if isinstance(friction, str):
+        return () if friction == "linear" else tuple(friction for _ in joint_names)
+    for joint in friction:
+        if joint not in joint_names:
+            raise InputError(
+                f"config friction.{joint}: no such joint; the model's joints are "
+                f"{', '.join(joint_names)}",
+                source=source or None,
+            )
+    models = tuple(friction.get(joint, "linear") for joint in joint_names)
+    return models if any(kind != "linear" for kind in models) else ()
 
 
 def _deadband_per_joint(

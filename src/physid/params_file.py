@@ -3,6 +3,11 @@
 ``bodies`` is keyed by the name of the joint that moves the body; ``com`` is in that joint's frame
 and ``inertia`` is about the centre of mass, in that frame. ``joints`` holds the friction and
 armature terms; ``extra`` the coupled-motor terms and the gravity vector used.
+
+A joint with a nonlinear friction model (:mod:`physid.friction`) also has ``friction_model``
+(``"sigmoid"`` or ``"stribeck"``), its linear coefficients (``phi1``; ``coulomb`` and ``static``)
+and its shape parameters (``phi2``, ``phi3``; ``stribeck_velocity``); a joint without
+``friction_model`` is linear.
 """
 
 from __future__ import annotations
@@ -15,13 +20,23 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
+from physid.friction import FRICTION_MODELS, SHAPE_PARAMETERS
 from physid.inertia import check_consistency, mass_com_inertia_from_pi, pi_from_mass_com_inertia
 from physid.io import read_text_file
 from physid.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
 
 FORMAT = "physid.params/1"
-JOINT_TERM_KEYS = {"fv": "viscous", "fc": "coulomb", "offset": "offset", "Ia": "armature"}
+JOINT_TERM_KEYS = {
+    "fv": "viscous",
+    "fc": "coulomb",
+    "fs": "static",  # Stribeck: the friction level at rest
+    "phi1": "phi1",  # sigmoid: the amplitude
+    "offset": "offset",
+    "Ia": "armature",
+}
 DEADBAND_KEY = "coulomb_deadband"  # per joint, the joint's units/s: |dq| below it -> sign 0
+FRICTION_MODEL_KEY = "friction_model"  # absent: linear
+SHAPE_KEYS = {"phi2": "phi2", "phi3": "phi3", "vs": "stribeck_velocity"}  # not parameters
 
 
 @dataclass(frozen=True)
@@ -33,6 +48,28 @@ class ParamsFile:
     extra: dict = field(default_factory=dict)
     document: dict = field(default_factory=dict)
     source: str = ""
+    friction_models: dict[str, str] = field(default_factory=dict)  # nonlinear joints only
+
+    def friction_shapes(self, joint_names: tuple[str, ...]) -> tuple[tuple[float, ...], ...]:
+        """Per joint of ``joint_names``, the shape parameters of its friction model
+        (:data:`physid.friction.SHAPE_PARAMETERS` order; () for a linear joint)."""
+        shapes = []
+        for joint in joint_names:
+            kind = self.friction_models.get(joint, "linear")
+            terms = self.joints.get(joint, {})
+            shape = []
+            for name in SHAPE_PARAMETERS[kind]:
+                key = SHAPE_KEYS[name]
+                if key not in terms:
+                    raise InputError(
+                        f"joints.{joint}.{key}: missing (the {kind} friction model needs it)",
+                        source=self.source,
+                    )
+                if name != "phi3" and terms[key] <= 0:
+                    raise InputError(f"joints.{joint}.{key}: must be > 0", source=self.source)
+                shape.append(float(terms[key]))
+            shapes.append(tuple(shape))
+        return tuple(shapes)
 
     def coulomb_deadband(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
         """The per-joint Coulomb deadband the file was identified with (None: none recorded)."""
@@ -64,10 +101,16 @@ def params_document(model: RobotModel, theta: np.ndarray) -> dict:
     joints = {
         joint: {
             JOINT_TERM_KEYS[term]: float(theta[layout.index(f"{joint}.{term}")])
-            for term in layout.joint_terms
+            for term in layout.terms_of(joint)
         }
         for joint in layout.joint_names
     }
+    for k, joint in enumerate(layout.joint_names):
+        kind = layout.friction_of(joint)
+        if kind != "linear":
+            joints[joint][FRICTION_MODEL_KEY] = kind
+            for name, value in zip(SHAPE_PARAMETERS[kind], model.shape_of(k), strict=True):
+                joints[joint][SHAPE_KEYS[name]] = value
     if model.coulomb_deadband is not None:  # part of the friction model: sign(dq) = 0 below it
         for joint, deadband in zip(layout.joint_names, model.coulomb_deadband, strict=True):
             joints[joint][DEADBAND_KEY] = float(deadband)
@@ -163,10 +206,13 @@ def annotate_document(
     theta_std: np.ndarray,
     sources: tuple[str, ...],
     bodies_std: dict[str, dict],
+    shape_std: dict[str, float] | None = None,
 ) -> dict:
     """Add, beside every body's and joint's values, its standard deviation, its ``source``
     (``data`` / ``regrouped`` / ``prior``) and the URDF prior value (DESIGN.md: every reported
-    quantity says where it came from)."""
+    quantity says where it came from). ``shape_std``: the standard deviation of every fitted
+    friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.identify.friction_shapes`).
+    """
     layout = model.layout
     prior_doc = params_document(model, prior)
     for joint, body in document["bodies"].items():
@@ -176,13 +222,15 @@ def annotate_document(
         body["prior"] = prior_doc["bodies"][joint]
     for joint, terms in document["joints"].items():
         indices = {
-            key: layout.index(f"{joint}.{term}")
-            for term, key in JOINT_TERM_KEYS.items()
-            if term in layout.joint_terms
+            JOINT_TERM_KEYS[term]: layout.index(f"{joint}.{term}")
+            for term in layout.terms_of(joint)
         }
         terms["std"] = {key: float(theta_std[i]) for key, i in indices.items()}
         terms["source"] = {key: sources[i] for key, i in indices.items()}
         terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}
+        for name in SHAPE_PARAMETERS[layout.friction_of(joint)]:
+            terms["std"][SHAPE_KEYS[name]] = (shape_std or {}).get(f"{joint}.{name}", float("nan"))
+            terms["source"][SHAPE_KEYS[name]] = "data"
     document["standard_parameters"] = {
         "names": list(layout.names),
         "values": theta.tolist(),
@@ -248,16 +296,26 @@ def read_params(path: str | Path) -> ParamsFile:
         str(name): _body_pi(str(name), _section(body, f"bodies.{name}", source), source)
         for name, body in _section(document.get("bodies"), "bodies", source).items()
     }
-    joints = {
-        str(name): {
+    joints, friction_models = {}, {}
+    for name, terms in _section(document.get("joints"), "joints", source).items():
+        terms = _section(terms, f"joints.{name}", source)
+        kind = terms.get(FRICTION_MODEL_KEY, "linear")
+        if kind not in FRICTION_MODELS:
+            raise InputError(
+                f"joints.{name}.{FRICTION_MODEL_KEY}: {kind!r} is not one of "
+                f"{list(FRICTION_MODELS)}",
+                source=source,
+            )
+        if kind != "linear":
+            friction_models[str(name)] = str(kind)
+        joints[str(name)] = {
             str(k): _number(v, f"joints.{name}.{k}", source)
-            for k, v in _section(terms, f"joints.{name}", source).items()
-            if k not in _ANNOTATION_KEYS
+            for k, v in terms.items()
+            if k not in _ANNOTATION_KEYS and k != FRICTION_MODEL_KEY
         }
-        for name, terms in _section(document.get("joints"), "joints", source).items()
-    }
     extra = _section(document.get("extra"), "extra", source)
-    parsed = ParamsFile(bodies, joints, extra, document, source)
+    parsed = ParamsFile(bodies, joints, extra, document, source, friction_models)
+    parsed.friction_shapes(tuple(joints))  # validates every nonlinear joint's shape now
     parsed.gravity  # noqa: B018 - validates extra.gravity now, not at first use
     _section(extra.get("coupled_motors"), "extra.coupled_motors", source)
     return parsed
@@ -296,13 +354,21 @@ def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
         if joint not in layout.body_joints:
             raise InputError(f"bodies.{joint}: no such body in the model", source=params.source)
         theta[layout.body_slice(joint)] = pi
+    for joint in layout.joint_names:
+        identified_with = params.friction_models.get(joint, "linear")
+        if identified_with != layout.friction_of(joint):
+            raise InputError(
+                f"joints.{joint}: identified with {identified_with} friction, but the model has "
+                f"{layout.friction_of(joint)} friction",
+                source=params.source,
+            )
     inverse_keys = {v: k for k, v in JOINT_TERM_KEYS.items()}
     for joint, terms in params.joints.items():
         if joint not in layout.joint_names:
             raise InputError(f"joints.{joint}: no such joint in the model", source=params.source)
         for key, value in terms.items():
-            if key == DEADBAND_KEY:
-                continue  # not a parameter: see ParamsFile.coulomb_deadband
+            if key == DEADBAND_KEY or key in SHAPE_KEYS.values():
+                continue  # not parameters: see ParamsFile.coulomb_deadband, .friction_shapes
             term = inverse_keys.get(key)
             if term is None:
                 raise InputError(f"joints.{joint}.{key}: unknown term", source=params.source)

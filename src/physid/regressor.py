@@ -9,12 +9,20 @@ trajectory excites them is checked separately (:func:`data_rank_deficiency`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
 
+from physid.friction import (
+    COEFFICIENTS,
+    coulomb_sign,
+    friction_column_derivatives,
+    friction_columns,
+    friction_torque,
+    initial_shape,
+)
 from physid.model import RobotModel
 
 # Order in which the inertial parameters of one body are offered to the sequential QR: a column
@@ -39,19 +47,13 @@ def inertial_regressor(
     return out
 
 
-def coulomb_sign(speed: np.ndarray, deadband: np.ndarray | float | None) -> np.ndarray:
-    """The Coulomb friction column: ``sign(speed)``, and 0 where ``|speed| < deadband`` (per
-    column, the joint's own units; None: no deadband). The one place this rule lives."""
-    if deadband is None:
-        return np.sign(speed)
-    return np.where(np.abs(speed) < deadband, 0.0, np.sign(speed))
-
-
 def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """Columns of the joint and coupled-motor terms: shape (N, n_joints, n_terms).
 
     Joint terms (DESIGN.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the joint's own row,
-    with ``sign`` taken as 0 below ``model.coulomb_deadband`` (per joint, if set).
+    with ``sign`` taken as 0 below ``model.coulomb_deadband`` (per joint, if set); a joint with a
+    sigmoid or Stribeck model has its coefficients' columns instead of ``sign``
+    (:func:`physid.friction.friction_columns`, shapes ``model.friction_shape``).
     A coupled motor k with ratio row ``r`` (paper C §4.1; TX40 dataset README) adds, with the
     motor speed ``dq_m = r @ dq`` and scale ``s = r[k]``:
     ``tau_i += Iam * sum_{j != i} r_i r_j / s^2 ddq_j + fvm * sum_{j != i} r_i r_j / s^2 dq_j
@@ -62,12 +64,16 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
     layout = model.layout
     n_samples, n_joints = dq.shape
     columns = []
-    sign = coulomb_sign(dq, model.coulomb_deadband)
-    per_term = {"fv": dq, "fc": sign, "offset": np.ones_like(dq), "Ia": ddq}
-    for j in range(n_joints):
-        for term in layout.joint_terms:
+    deadband = model.coulomb_deadband
+    per_term = {"fv": dq, "offset": np.ones_like(dq), "Ia": ddq}
+    for j, joint in enumerate(model.joint_names):
+        kind = layout.friction_of(joint)
+        friction = friction_columns(
+            kind, dq[:, j], model.shape_of(j), None if deadband is None else deadband[j]
+        )
+        for term in layout.terms_of(joint):
             col = np.zeros((n_samples, n_joints))
-            col[:, j] = per_term[term][:, j]
+            col[:, j] = friction[term] if term in friction else per_term[term][:, j]
             columns.append(col)
     if layout.coupled_motor_names:
         transmission = model.transmission
@@ -81,11 +87,77 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
             columns.append(dq @ cross.T)
             # |s| keeps fcm = |s| * (motor Coulomb torque) >= 0 whatever the gear direction.
             motor_speed = dq @ row / abs(scale)  # joint-side units, comparable to the deadband
-            deadband = None if model.coulomb_deadband is None else model.coulomb_deadband[k]
-            columns.append(np.outer(coulomb_sign(motor_speed, deadband), row / abs(scale)))
+            deadband_k = None if deadband is None else deadband[k]
+            columns.append(np.outer(coulomb_sign(motor_speed, deadband_k), row / abs(scale)))
     if not columns:
         return np.zeros((n_samples, n_joints, 0))
     return np.stack(columns, axis=-1)
+
+
+def joint_friction_torque(model: RobotModel, theta: np.ndarray, dq: np.ndarray) -> np.ndarray:
+    """The friction torque (N, n) of every joint's own terms in ``theta`` at joint speeds ``dq``
+    (N, n): ``fv dq + offset`` plus its Coulomb, sigmoid or Stribeck part with the model's
+    shapes and deadband, exactly as :func:`joint_term_regressor` contains it (armature and
+    coupled-motor terms excluded)."""
+    dq = np.atleast_2d(np.asarray(dq, dtype=float))
+    layout, deadband = model.layout, model.coulomb_deadband
+    torque = np.zeros(dq.shape)
+    for j, joint in enumerate(model.joint_names):
+        coefficients = {
+            term: float(theta[layout.index(f"{joint}.{term}")])
+            for term in layout.terms_of(joint)
+            if term != "Ia"
+        }
+        torque[:, j] = friction_torque(
+            layout.friction_of(joint),
+            dq[:, j],
+            model.shape_of(j),
+            coefficients,
+            None if deadband is None else deadband[j],
+        )
+    return torque
+
+
+def friction_shape_pairs(model: RobotModel) -> np.ndarray:
+    """(k, 2) integer pairs ``(standard parameter index, shape index)``: every coefficient of a
+    nonlinear friction model (:data:`physid.friction.COEFFICIENTS`) with each shape parameter of
+    its joint; shape indices count every joint's shape parameters in joint order. The columns of
+    :func:`friction_shape_derivatives` follow this order."""
+    layout = model.layout
+    pairs, shape_index = [], 0
+    for j, joint in enumerate(model.joint_names):
+        n_shape = len(model.shape_of(j))
+        for term in COEFFICIENTS[layout.friction_of(joint)] if n_shape else ():
+            index = layout.index(f"{joint}.{term}")
+            pairs.extend((index, shape_index + s) for s in range(n_shape))
+        shape_index += n_shape
+    return np.array(pairs, dtype=int).reshape(-1, 2)
+
+
+def friction_shape_derivatives(model: RobotModel, dq: np.ndarray) -> np.ndarray:
+    """(N, n_joints, k): per pair of :func:`friction_shape_pairs` ``(i, s)``, the derivative of
+    the regressor column of standard parameter i with respect to shape parameter s, on its
+    joint's row (the other rows are 0). ``dW/ds theta`` is the sum over the pairs of s of
+    ``theta_i`` times these columns."""
+    dq = np.atleast_2d(np.asarray(dq, dtype=float))
+    layout = model.layout
+    deadband = model.coulomb_deadband
+    blocks = []
+    for j, joint in enumerate(model.joint_names):
+        shape = model.shape_of(j)
+        if not shape:
+            continue
+        kind = layout.friction_of(joint)
+        band = None if deadband is None else deadband[j]
+        derivatives = friction_column_derivatives(kind, dq[:, j], shape, band)
+        for term in COEFFICIENTS[kind]:
+            for s in range(len(shape)):
+                block = np.zeros(dq.shape)
+                block[:, j] = derivatives[term][:, s]
+                blocks.append(block)
+    if not blocks:
+        return np.zeros((*dq.shape, 0))
+    return np.stack(blocks, axis=-1)
 
 
 def observation_matrix(
@@ -213,6 +285,10 @@ def base_parameters(
     """
     rng = np.random.default_rng(seed)
     p = model.layout.size
+    if model.layout.nonlinear_friction and not model.friction_shape:
+        # Which columns are independent does not depend on the shapes' values: any will do.
+        shapes = tuple(initial_shape(model.layout.friction_of(j), 1.0) for j in model.joint_names)
+        model = replace(model, friction_shape=shapes)
     n_samples = n_samples or max(60, 3 * p // max(model.n_joints, 1))
     q, dq, ddq = _random_states(model, n_samples, rng)
     order = _column_order(model)

@@ -224,13 +224,16 @@ def identified_robot(
     urdf: str | Path, params_path: str | Path, config_path: str | Path | None
 ) -> tuple[IdentifyConfig, RobotModel, ParamsFile, np.ndarray]:
     """The robot of a ``params.json`` as it was identified: config, model (with the file's
-    gravity and, unless the config sets one, its Coulomb deadband), the file, and its standard
-    parameter vector."""
+    gravity, friction models and shapes and, unless the config sets one, its Coulomb deadband),
+    the file, and its standard parameter vector."""
     config = load_config(config_path)
-    model = robot_for(urdf, config)
     params = read_params(params_path)
+    # the friction models it was identified with (the parameter vector depends on them)
+    model = robot_for(urdf, dataclasses.replace(config, friction=params.friction_models))
     require_sections(params)
     check_same_robot(model, params)
+    if params.friction_models:
+        model = dataclasses.replace(model, friction_shape=params.friction_shapes(model.joint_names))
     if params.gravity is not None:
         model = with_gravity(model, params.gravity)
     if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with

@@ -10,7 +10,8 @@ Then, on the ``MjSpec``:
   ``ipos`` = com and ``fullinertia`` about the com in the body frame (MuJoCo's body frame is the
   URDF link frame); ``inertiafromgeom`` is switched off, so links without an inertial are massless
   and the totals are those of ``params.json``; static links are fused as MuJoCo does for URDF;
-- joints get ``damping`` (viscous), ``frictionloss`` (Coulomb) and ``armature``;
+- joints get ``damping`` (viscous), ``frictionloss`` (Coulomb; a sigmoid or Stribeck joint its
+  high-speed Coulomb equivalent, :func:`physid.export.urdf.linear_friction`) and ``armature``;
 - ``option.gravity`` is the gravity of training (``extra.gravity``, e.g. an estimated base tilt).
 
 Not representable: the torque offsets, the coupled-motor terms (``extra.coupled_motors``) and the
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.export.urdf import export_urdf
+from physid.export.urdf import export_urdf, linear_friction
 from physid.inertia import mass_com_inertia_from_pi
 from physid.params_file import ParamsFile
 
@@ -94,7 +95,8 @@ def export_mjcf(urdf: str | Path, params: ParamsFile) -> MjcfExport:
             inertia[0, 2],
             inertia[1, 2],
         ]
-    for name, terms in params.joints.items():
+    for name in params.joints:
+        terms = linear_friction(params, name, [])  # its note is in the URDF export's notes
         joint = spec.joint(name)
         damping = _non_negative(terms.get("viscous"), f"joint {name}: viscous", notes)
         if damping is not None:

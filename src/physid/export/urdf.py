@@ -12,7 +12,9 @@ merges the links hanging below that child through ``fixed`` joints into the same
 - joint terms go to ``<dynamics damping="viscous" friction="coulomb">`` (Pinocchio reads them
   into ``model.damping`` / ``model.friction``). URDF has no armature and no torque offset: those
   are listed in the export notes, not written. ``coulomb_deadband`` is a speed of the friction
-  model, not a parameter: it is ignored.
+  model, not a parameter: it is ignored. A sigmoid or Stribeck joint (``friction_model``) is
+  written as the Coulomb level with the same high-speed friction
+  (:func:`physid.friction.coulomb_equivalent`), with a note of what is lost.
 
 Bodies and joints absent from ``params.json`` keep the URDF's values. Gravity is not part of a
 URDF: the one used in training (``extra.gravity``) is written in a comment.
@@ -27,8 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
+from physid.friction import COEFFICIENTS, coulomb_equivalent
 from physid.inertia import mass_com_inertia_from_pi
-from physid.params_file import ParamsFile
+from physid.params_file import JOINT_TERM_KEYS, ParamsFile
 
 _MOVING = ("revolute", "continuous", "prismatic")
 _WHERE = {"armature": "no URDF tag (MJCF: joint armature)", "offset": "no URDF or MJCF field"}
@@ -135,13 +138,43 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
     return export
 
 
+def linear_friction(params: ParamsFile, name: str, notes: list[str]) -> dict[str, float]:
+    """The joint terms of ``name`` as a linear model (``viscous``, ``coulomb``, ``offset``,
+    ``armature``, as present): a sigmoid or Stribeck joint's speed-dependent friction becomes
+    its high-speed Coulomb equivalent, and a note says so."""
+    terms = dict(params.joints[name])
+    kind = params.friction_models.get(name, "linear")
+    if kind == "linear":
+        return terms
+    k = list(params.joints).index(name)
+    shape = params.friction_shapes(tuple(params.joints))[k]
+    coefficients = {
+        term: terms.get(JOINT_TERM_KEYS[term], 0.0) for term in (*COEFFICIENTS[kind], "offset")
+    }
+    coulomb, offset = coulomb_equivalent(kind, shape, coefficients)
+    notes.append(
+        f"joint {name}: {kind} friction written as its high-speed Coulomb level {coulomb:.6g}"
+        + (f" and offset {offset:.6g}" if offset else "")
+        + (
+            "; the static level and the Stribeck decay are not representable"
+            if kind == "stribeck"
+            else "; the smooth transition around zero speed is not representable"
+        )
+    )
+    terms["coulomb"] = coulomb
+    if offset:
+        terms["offset"] = offset
+    return terms
+
+
 def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> None:
-    for name, terms in params.joints.items():
+    for name in params.joints:
         joint = joints.get(name)
         if joint is None or joint.get("type") not in _MOVING:
             raise InputError(
                 f"joints.{name}: no such moving joint in the URDF", source=params.source
             )
+        terms = linear_friction(params, name, export.notes)
         values = {
             "damping": terms.get("viscous"),
             "friction": terms.get("coulomb"),

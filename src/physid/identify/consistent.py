@@ -29,7 +29,7 @@ from physid.io import quiet_stderr
 from physid.model import RobotModel
 from physid.regressor import BaseParameters
 
-_NON_NEGATIVE_TERMS = ("fv", "fc", "Ia", "Iam", "fvm", "fcm")
+_NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
 _SOLVED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
 

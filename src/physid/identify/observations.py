@@ -25,7 +25,11 @@ from physid.identify.windows import (
     prepared_windows,
 )
 from physid.model import RobotModel
-from physid.regressor import joint_term_regressor, observation_matrix
+from physid.regressor import (
+    friction_shape_derivatives,
+    joint_term_regressor,
+    observation_matrix,
+)
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,20 @@ def joint_term_chunks(
     for window in prepared_windows(recording, plan):
         yield tuple(
             _second_stage(window, joint_term_regressor(m, window.dq, window.ddq)) for m in models
+        )
+
+
+def friction_chunks(
+    model: RobotModel, recording: Recording, options: FilterConfig
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per window of ``recording`` (as :func:`observation_chunks`): the joint-term block of the
+    observation matrix and its derivatives with respect to the friction shape parameters
+    (:func:`physid.regressor.friction_shape_derivatives`), decimated like the observations."""
+    plan = plan_recording(model, recording, options)
+    for window in prepared_windows(recording, plan):
+        yield (
+            _second_stage(window, joint_term_regressor(model, window.dq, window.ddq)),
+            _second_stage(window, friction_shape_derivatives(model, window.dq)),
         )
 
 

@@ -9,7 +9,7 @@ validation on held-out data.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -18,6 +18,13 @@ from physid.errors import InputError
 from physid.identify.consistent import ConsistentFit, consistent_least_squares
 from physid.identify.deadband import friction_model_std
 from physid.identify.essential import EssentialParameters, essential_parameters
+from physid.identify.friction_shapes import (
+    START_FRACTIONS,
+    FrictionShapeFit,
+    fit_friction_shapes,
+    resolvable_speed,
+    with_initial_shapes,
+)
 from physid.identify.gravity import (
     GravityEstimate,
     estimate_gravity_direction,
@@ -30,7 +37,7 @@ from physid.identify.least_squares import (
     residual_autocorrelation,
 )
 from physid.identify.metrics import FitMetrics
-from physid.identify.observations import Observations
+from physid.identify.observations import Observations, joint_speed_rms
 from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
 from physid.identify.reduced import ReducedSystem
@@ -104,6 +111,8 @@ class IdentificationResult:
     base_std_friction_model: np.ndarray | None = None  # (b,) the friction-model term alone
     # {joint: {"value", "std"}} when the drive gains were identified (identify.drive_gains)
     drive_gains: dict | None = None
+    # the sigmoid / Stribeck shapes, when some joint has such a friction model
+    friction_shapes: FrictionShapeFit | None = None
 
     @property
     def ok(self) -> bool:
@@ -138,7 +147,7 @@ def _excited(
     excited[data_rank_deficiency(X)] = False
     for k, name in enumerate(base.short_names):
         joint, _, term = name.split(" ")[0].rpartition(".")
-        if joint in still_joints and term in ("fv", "fc", "Ia"):
+        if joint in still_joints and term in ("fv", "fc", "fs", "phi1", "Ia"):
             excited[k] = False
     return excited
 
@@ -255,10 +264,26 @@ def identify(
     n_estimated = base_parameters(model).size + (2 if fit_gravity else 0)
     preprocessing = resolve_preprocessing(config.filter, train, n_estimated)
     options = preprocessing.filter
+    if model.layout.nonlinear_friction:  # the first pass needs shapes; the fit picks the start
+        rms_speed = joint_speed_rms(model, train, options)
+        model = with_initial_shapes(model, rms_speed, START_FRACTIONS[0])
     data = collect_training(
         model, config, preprocessing, train, gravity_regressors=fit_gravity, note=note
     )
     model, preprocessing, store, system = data.model, data.preprocessing, data.store, data.system
+    shapes = None
+    if model.layout.nonlinear_friction:  # first: a wrong friction shape would tilt gravity
+        model, store, system, shapes = fit_friction_shapes(
+            model,
+            train,
+            options,
+            store,
+            rms_speed,
+            resolvable_speed=resolvable_speed(model, preprocessing),
+            weighting=estimation.weighting,
+            note=note,
+        )
+        preprocessing = replace(preprocessing, notes=(*preprocessing.notes, shapes.note()))
     gravity = None
     if fit_gravity:
         note("gravity direction")
@@ -272,6 +297,8 @@ def identify(
     columns = base.independent[excited]
     prior = model.prior_parameters()
     warnings = list(model.notes) + _joint_warnings(still) + _prior_warnings(model, prior)
+    if shapes is not None:
+        warnings.extend(shapes.warnings())
 
     note("least squares")
     ls = least_squares(system, columns, estimation.weighting)
@@ -390,6 +417,7 @@ def identify(
         train_filtered,
         validation_filtered,
         base_std_friction,
+        friction_shapes=shapes,
     )
 
 
@@ -416,5 +444,3 @@ def _total_mass_prior_warnings(
         f"moving mass: with it +- {mass_std:.3g} kg, from the data and body priors alone "
         f"+- {free_std:.3g} kg"
     ]
-
-

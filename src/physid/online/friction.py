@@ -7,19 +7,21 @@ these terms per joint in ``params.json`` (DESIGN.md joint terms):
 
     tau_j = fv dq_j + fc sign(dq_j) + offset + Ia ddq_j,   sign = 0 where |dq_j| < deadband_j,
 
-the same rule as the offline regressor (:func:`physid.regressor.coulomb_sign`).
+the same rule as the offline regressor (:func:`physid.friction.coulomb_sign`); a joint identified
+with a sigmoid or Stribeck model (``friction_model`` in params.json) has that model's friction
+in place of ``fc sign(dq_j)``, with its fitted shape (:func:`physid.friction.friction_torque`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.friction import COEFFICIENTS, coulomb_sign, friction_torque
 from physid.params_file import DEADBAND_KEY, JOINT_TERM_KEYS, ParamsFile
-from physid.regressor import coulomb_sign
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,21 @@ class JointFriction:
     offset: NDArray[np.float64]
     armature: NDArray[np.float64]
     deadband: NDArray[np.float64]
+    # Joints with a sigmoid or Stribeck model: index -> (model, shape, the coefficients of
+    # physid.friction.COEFFICIENTS[model]); that part replaces their ``coulomb * sign`` term.
+    nonlinear: dict[int, tuple[str, tuple[float, ...], dict[str, float]]] = field(
+        default_factory=dict
+    )
 
     def torque(self, v: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray[np.float64]:
         """Joint-term torques (n,) at joint velocities ``v`` and accelerations ``a`` (n,)."""
         sign = coulomb_sign(v, self.deadband)
-        return self.viscous * v + self.coulomb * sign + self.offset + self.armature * a
+        torque = self.viscous * v + self.coulomb * sign + self.offset + self.armature * a
+        for k, (kind, shape, coefficients) in self.nonlinear.items():
+            band = self.deadband[k] or None
+            speed_dependent = friction_torque(kind, np.atleast_1d(v[k]), shape, coefficients, band)
+            torque[k] += speed_dependent[0] - self.coulomb[k] * sign[k]  # replaces fc sign(v)
+        return torque
 
     def torque_variance(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """Variance (n,) [N^2 m^2] of the model's Coulomb torque near zero speed, where the sign
@@ -44,10 +56,15 @@ class JointFriction:
         a step, and a noisy velocity flips the sign. ``(fc b)^2`` with the bump
         ``b = exp(-(v / deadband)^2 / 2)`` (1 at rest, 0.14 at two deadbands, 0.01 at three);
         zero for a joint without deadband. Added to the measurement noise of that joint's row,
-        so a reversal neither pulls the estimate nor is gated as a load change."""
+        so a reversal neither pulls the estimate nor is gated as a load change. A Stribeck joint
+        counts with its static level ``fs``; a sigmoid joint, whose model has no step at rest,
+        adds nothing."""
         width = np.where(self.deadband > 0, self.deadband, 1.0)
         bump = np.where(self.deadband > 0, np.exp(-0.5 * (v / width) ** 2), 0.0)
-        return (self.coulomb * bump) ** 2
+        level = self.coulomb.copy()
+        for k, (kind, _, coefficients) in self.nonlinear.items():
+            level[k] = coefficients.get("fs", 0.0) if kind == "stribeck" else 0.0
+        return (level * bump) ** 2
 
 
 def joint_friction_from_params(
@@ -78,5 +95,14 @@ def joint_friction_from_params(
             f"{params.source}: coupled-motor friction terms are not modelled online (only each "
             "joint's own terms)"
         )
-    friction = JointFriction(values["fv"], values["fc"], values["offset"], values["Ia"], deadband)
+    nonlinear = {}
+    shapes = params.friction_shapes(joints)
+    for k, joint in enumerate(joints):
+        kind = params.friction_models.get(joint, "linear")
+        if kind != "linear":
+            coefficients = {term: values[term][k] for term in COEFFICIENTS[kind]}
+            nonlinear[k] = (kind, shapes[k], coefficients)
+    friction = JointFriction(
+        values["fv"], values["fc"], values["offset"], values["Ia"], deadband, nonlinear
+    )
     return friction, tuple(notes)

@@ -132,60 +132,48 @@ def friction_png(
     residual: list[np.ndarray],
     labels: list[str],
     joint_names: tuple[str, ...],
-    friction: np.ndarray,
-    deadband: np.ndarray | None,
+    curves: list[tuple[np.ndarray, np.ndarray]],
+    descriptions: tuple[str, ...],
     units: tuple[tuple[str, str], ...],
 ) -> bytes:
     """Per joint, the torque the rigid-body model leaves over against the velocity, with the
-    identified friction ``fv*dq + fc*sign(dq) + offset`` drawn over it.
+    identified friction model drawn over it.
 
     A friction model that fits lies along the cloud; a cloud that bends away from the line at
     high speed (Stribeck, viscous saturation) or splits by direction shows what it misses.
     ``dq``/``residual``: one (N, n) array per group of recordings (``labels``), subsampled for
-    drawing; ``friction`` (n, 3): ``fv, fc, offset`` per joint (0 where not modelled);
-    ``deadband`` (n,) or None: |dq| below which ``sign(dq)`` is 0, as in the model;
-    ``units``: per joint (velocity unit, torque unit).
+    drawing; ``curves``: per joint, the model's velocity grid and torque (NaN where the line
+    breaks, e.g. across the Coulomb step); ``descriptions``: per joint, the model in a few words
+    (the panel's title); ``units``: per joint (velocity unit, torque unit).
     """
     figure, axes = _grid(len(joint_names), height_per_row=2.4, sharex=False)
-    titles = []
     per_group = max(200, 3000 // max(len(dq), 1))
-    for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
-        speeds, drawn = [np.zeros(1)], [np.zeros(0)]
+    for k, axis in enumerate(axes):
+        drawn = [np.zeros(0)]
         for group, (v, r, label) in enumerate(zip(dq, residual, labels, strict=True)):
             keep = stride(len(v), per_group)
             axis.plot(
                 v[keep, k], r[keep, k], ".", ms=1.5, alpha=0.5, color=f"C{group}", label=label
             )
-            speeds.append(v[:, k])
             drawn.append(r[keep, k])
-        top = max(float(np.max(np.abs(np.concatenate(speeds)))), 1e-9)
-        fv, fc, offset = friction[k]
-        band = 0.0 if deadband is None else float(deadband[k])
-        model_values = []
-        for side in (-1.0, 1.0):  # sign(dq) jumps at 0 (or across the deadband)
-            v = side * np.linspace(band, top, 200)
-            model_values.append(fv * v + fc * side + offset)
-            axis.plot(v, model_values[-1], color="black", lw=1.3)
-        # The few samples at velocity reversals, where sign(dq) of a filtered estimate lags,
+        speed, torque = curves[k]
+        axis.plot(speed, torque, color="black", lw=1.3)
+        # The few samples at velocity reversals, where the sign of a filtered estimate lags,
         # would otherwise set the scale and flatten the cloud the reader wants to see.
+        values = [torque[np.isfinite(torque)]]
         cloud = np.concatenate(drawn)
         if cloud.size:
-            model_values.append(np.percentile(cloud, [0.5, 99.5]))
-        values = np.concatenate(model_values)
-        low, high = float(np.min(values)), float(np.max(values))
-        pad = 0.1 * max(high - low, 1e-9)
-        axis.set_ylim(low - pad, high + pad)
-        if band > 0:
-            axis.plot([-band, band], [offset, offset], color="black", lw=1.3)
+            values.append(np.percentile(cloud, [0.5, 99.5]))
+        values = np.concatenate(values)
+        if values.size:
+            low, high = float(np.min(values)), float(np.max(values))
+            pad = 0.1 * max(high - low, 1e-9)
+            axis.set_ylim(low - pad, high + pad)
         axis.axhline(0.0, color="0.6", lw=0.5)
         axis.axvline(0.0, color="0.6", lw=0.5)
-        speed_unit, torque_unit = units[k]
-        titles.append(
-            f"{joint}: fv {fv:.3g} {torque_unit} s/{speed_unit.split('/')[0]}, "
-            f"fc {fc:.3g} {torque_unit}, offset {offset:.3g} {torque_unit}"
-        )
     torque_units = {torque for _, torque in units}
     ylabel = f"residual [{torque_units.pop()}]" if len(torque_units) == 1 else "residual"
+    titles = [f"{joint}: {text}" for joint, text in zip(joint_names, descriptions, strict=True)]
     _label(axes, titles, "velocity estimate", ylabel, sharex=False)
     for k, axis in enumerate(axes):
         axis.set_xlabel(f"velocity [{units[k][0]}]", fontsize=8, labelpad=1)

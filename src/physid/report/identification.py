@@ -23,8 +23,12 @@ from physid.inertia import mass_com_inertia_from_pi
 from physid.io import atomic_output_dir, to_json_text
 from physid.model import RobotModel, is_revolute
 from physid.params_file import FORMAT, annotate_document, params_document
-from physid.regressor import coulomb_sign
 from physid.report import figures
+from physid.report.friction import (
+    friction_curves,
+    friction_descriptions,
+    friction_residuals,
+)
 
 
 def params_json(result: IdentificationResult, provenance: dict) -> dict:
@@ -37,6 +41,8 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     document["suspect_reasons"] = list(result.suspect)
     if result.drive_gains is not None:  # N m/A (N/A), estimated with the known payload
         document["extra"]["drive_gains"] = result.drive_gains
+    if result.friction_shapes is not None:  # how the nonlinear friction shapes were found
+        document["extra"]["friction_shapes"] = result.friction_shapes.as_dict()
     if result.preprocessing is not None:
         document["preprocessing"] = result.preprocessing.as_dict()
     if result.theta_covariance is not None:
@@ -48,6 +54,7 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
             result.theta_std,
             result.sources,
             {joint: body.as_dict() for joint, body in result.bodies.items()},
+            shape_std=shapes.std_by_name if (shapes := result.friction_shapes) else None,
         )
         document["moving_mass"] = {
             "value": result.moving_mass(),
@@ -180,7 +187,14 @@ def _header_unit(model: RobotModel, joints: tuple[str, ...], key: str) -> str:
 
 _INERTIAL_UNITS = {"m": "kg", "mx": "kg m", "my": "kg m", "mz": "kg m"}
 _MOTOR_UNITS = {"Iam": "kg m^2", "fvm": "N m s/rad", "fcm": "N m"}
-_TERM_UNITS = {"fv": "viscous", "fc": "torque", "offset": "torque", "Ia": "armature"}
+_TERM_UNITS = {
+    "fv": "viscous",
+    "fc": "torque",
+    "fs": "torque",
+    "phi1": "torque",
+    "offset": "torque",
+    "Ia": "armature",
+}
 
 
 def _parameter_unit(model: RobotModel, name: str) -> str:
@@ -191,50 +205,6 @@ def _parameter_unit(model: RobotModel, name: str) -> str:
     if term in _TERM_UNITS and owner in model.joint_names:
         return _joint_units(model, owner)[_TERM_UNITS[term]]
     return _INERTIAL_UNITS.get(term, "kg m^2")
-
-
-def _friction_coefficients(result: IdentificationResult) -> np.ndarray:
-    """(n, 3): ``fv, fc, offset`` of every joint in ``theta``, 0 where the term is not modelled."""
-    layout = result.model.layout
-    coefficients = np.zeros((result.model.n_joints, 3))
-    for k, joint in enumerate(result.model.joint_names):
-        for column, term in enumerate(("fv", "fc", "offset")):
-            index = layout.joint_term_index(joint, term)
-            if index is not None and result.theta is not None:
-                coefficients[k, column] = result.theta[index]
-    return coefficients
-
-
-def friction_torque(
-    coefficients: np.ndarray, dq: np.ndarray, deadband: np.ndarray | None = None
-) -> np.ndarray:
-    """``fv*dq + fc*sign(dq) + offset`` (N, n), with the model's Coulomb deadband (sign 0 below
-    it), exactly as the prediction contains it: subtracting it leaves the rigid-body part."""
-    fv, fc, offset = coefficients.T
-    return fv * dq + fc * coulomb_sign(dq, deadband) + offset
-
-
-def friction_residuals(
-    result: IdentificationResult, fits: tuple[RecordingFit, ...]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Velocity (M, n) and the torque the rigid-body model leaves over (M, n), stacked.
-
-    The residual is ``tau - (tau_predicted - friction)``: measured torque minus the predicted
-    rigid-body part (inertia, gravity, armature and coupled-motor terms), i.e. the friction the
-    data show plus the noise, to set against the identified friction model.
-    """
-    coefficients = _friction_coefficients(result)
-    deadband = result.model.coulomb_deadband
-    velocities, residuals = [], []
-    for fit in fits:
-        velocities.append(fit.dq)
-        residuals.append(
-            fit.tau - fit.tau_predicted + friction_torque(coefficients, fit.dq, deadband)
-        )
-    n = result.model.n_joints
-    if not velocities:
-        return np.zeros((0, n)), np.zeros((0, n))
-    return np.concatenate(velocities), np.concatenate(residuals)
 
 
 def _recordings(result: IdentificationResult) -> list[tuple[str, int, RecordingFit]]:
@@ -278,7 +248,7 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
         )
     layout = model.layout
     has_friction = any(
-        layout.joint_term_index(joints[0], term) is not None for term in ("fv", "fc", "offset")
+        term in ("fv", "fc", "fs", "phi1", "offset") for j in joints for term in layout.terms_of(j)
     )
     groups = [
         (_SET_LABEL[kind], _thinned(friction_residuals(result, fits)))
@@ -286,6 +256,7 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
         if fits
     ]
     if has_friction and groups:
+        top = np.max([np.max(np.abs(v), axis=0, initial=0.0) for _, (v, _) in groups], axis=0)
         jobs["friction.png"] = (
             figures.friction_png,
             (
@@ -293,16 +264,15 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
                 [residual for _, (_, residual) in groups],
                 [label for label, _ in groups],
                 joints,
-                _friction_coefficients(result),
-                model.coulomb_deadband,
+                friction_curves(model, theta, top),
+                friction_descriptions(model, theta),
                 tuple(
                     (_joint_units(model, j)["speed"], _joint_units(model, j)["torque"])
                     for j in joints
                 ),
             ),
             "Friction per joint: measured torque minus the predicted rigid-body torque against "
-            "the velocity estimate (subsampled dots), and the identified "
-            "fv*dq + fc*sign(dq) + offset (line)",
+            "the velocity estimate (subsampled dots), and the identified friction model (line)",
         )
     train = result.train_observations
     jobs["autocorrelation.png"] = (
@@ -536,6 +506,8 @@ def _std_and_source(result: IdentificationResult, index: int) -> tuple[float | N
 _TERM_COLUMNS = (
     ("fv", "viscous fv", "viscous"),
     ("fc", "Coulomb fc", "torque"),
+    ("fs", "static fs", "torque"),
+    ("phi1", "sigmoid phi1", "torque"),
     ("offset", "offset", "torque"),
     ("Ia", "armature Ia", "armature"),
 )
@@ -543,22 +515,37 @@ _TERM_COLUMNS = (
 
 def _joint_term_tables(result: IdentificationResult) -> str:
     """Friction, offset and armature per joint (and the coupled-motor terms): estimate, std,
-    URDF prior and source."""
+    URDF prior and source; the nonlinear friction shapes, if any."""
     model, theta = result.model, result.theta
     layout, joints = model.layout, model.joint_names
     prior = _prior_of(result)
-    columns = [c for c in _TERM_COLUMNS if c[0] in layout.joint_terms]
+    modelled = {term for joint in joints for term in layout.terms_of(joint)}
+    columns = [c for c in _TERM_COLUMNS if c[0] in modelled]
     rows = []
     for joint in joints:
         row: list = [joint, "revolute" if is_revolute(model, joint) else "prismatic"]
         for term, _, _ in columns:
             index = layout.joint_term_index(joint, term)
+            if index is None:
+                row.append("—")
+                continue
             std, source = _std_and_source(result, index)
             row.append(_estimate(theta[index], std, prior[index], source))
         rows.append(row)
     header = ["joint", "type"]
     header += [f"{label} [{_header_unit(model, joints, unit)}]" for _, label, unit in columns]
     text = _table(header, rows, "joint-terms") if columns else "<p>No joint terms modelled.</p>"
+    shapes = result.friction_shapes
+    if shapes is not None:
+        shape_rows = [
+            [name, _fmt(value), _fmt(std)]
+            for name, value, std in zip(shapes.names, shapes.values, shapes.std, strict=True)
+        ]
+        text += (
+            "<h3>Friction shapes (sigmoid phi2 [s/rad], phi3 [rad/s]; Stribeck vs [rad/s])</h3>"
+            f"<p class=note>{html.escape(shapes.note())}</p>"
+            + _table(["parameter", "estimate", "std"], shape_rows, "friction-shapes")
+        )
     if layout.coupled_motor_names:
         motor_rows = []
         for motor in layout.coupled_motor_names:
@@ -800,8 +787,10 @@ the URDF's, moved only as far as consistency demands (grey italics).</p>
 {_consistency_table(result)}
 {figure("consistency.png")}
 <h2>Joint terms</h2>
-<p class=note>tau_f = fv*dq + fc*sign(dq) + offset, armature Ia*ddq; estimate ± std, URDF prior
-in brackets (URDF damping, friction, armature; offsets are 0).</p>
+<p class=note>tau_f = fv*dq + fc*sign(dq) + offset, armature Ia*ddq (a sigmoid joint:
+phi1/(1+exp(-phi2 (dq+phi3))) - phi1/(1+exp(-phi2 phi3)) in place of fc*sign(dq); a Stribeck
+joint: sign(dq) (fc + (fs - fc) exp(-(dq/vs)^2))); estimate ± std, URDF prior in brackets (URDF
+damping, friction, armature; offsets are 0).</p>
 {_joint_term_tables(result)}
 <h2>Base parameters</h2>
 <p>Values are the base parameters of the physically consistent standard parameters. Standard
