@@ -218,8 +218,11 @@ def true_parameters(
         mass, com, inertia = mass_com_inertia_from_pi(theta[body])
         moments, axes = np.linalg.eigh(inertia)
         moments = moments * (1.0 + spread * rng.uniform(-1.0, 1.0, 3))
-        # Keep the triangle inequalities: shrink the largest moment if the draw broke them.
-        moments[2] = min(moments[2], 0.98 * (moments[0] + moments[1]))
+        # Keep the triangle inequalities: shrink the largest moment if the draw broke them (the
+        # scaling may have reordered them: eigh's last is not always the largest any more).
+        largest = int(np.argmax(moments))
+        others = np.sum(moments) - moments[largest]
+        moments[largest] = min(moments[largest], 0.98 * others)
         theta[body] = pi_from_mass_com_inertia(
             mass * (1.0 + spread * rng.uniform(-1.0, 1.0)),
             com * (1.0 + spread * rng.uniform(-1.0, 1.0, 3)),
