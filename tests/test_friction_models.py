@@ -235,3 +235,12 @@ def test_bad_nonlinear_friction_entries_are_named(tmp_path, terms, message) -> N
     path.write_text(json.dumps(_one_joint_document(**terms)))
     with pytest.raises(InputError, match=message.replace("(", r"\(")):
         read_params(path)
+
+
+def test_drive_gain_identification_with_nonlinear_friction_is_refused_by_name() -> None:
+    from physid.config import parse_config
+
+    raw = {"friction": "stribeck", "drive_gains": "identify",
+           "payload": {"joint": "j6", "mass": 2.0}}  # fmt: skip
+    with pytest.raises(InputError, match="drive_gains: identify fits the linear friction model"):
+        parse_config(raw)

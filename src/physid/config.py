@@ -308,9 +308,16 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     payload = _payload(raw.get("payload"))
     if gains == IDENTIFY_GAINS and payload is None:
         raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
+    friction = _friction(raw.get("friction", "linear"))
+    if gains == IDENTIFY_GAINS and friction not in ("linear", {}):
+        raise InputError(
+            "config drive_gains: identify fits the linear friction model only; identify the "
+            "gains with friction: linear, then give them as numbers beside friction: "
+            f"{friction if isinstance(friction, str) else 'sigmoid/stribeck'}"
+        )
     return IdentifyConfig(
         joint_terms=joint_terms,
-        friction=_friction(raw.get("friction", "linear")),
+        friction=friction,
         transmission=transmission,
         drive_gains=gains,
         payload=payload,
