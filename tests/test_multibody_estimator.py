@@ -80,16 +80,22 @@ def test_box_qp_matches_brute_force():
         assert np.allclose(d, x, atol=1e-6)
 
 
-def test_variable_projection_equals_parameter_block_of_inverse():
+def test_variable_projection_covariance_is_the_sandwich_of_the_estimator():
+    """Eq. 3.31 against the full least-squares propagation and a Monte Carlo of the linear
+    problem whose residual noise has the given levels (the estimator is unweighted LS)."""
     rng = np.random.default_rng(5)
-    J = sp.csr_matrix(rng.normal(size=(60, 12)))
+    J = sp.csr_matrix(rng.normal(size=(60, 12)) * np.r_[np.full(9, 1e3), np.ones(3)])
     sigma = rng.uniform(0.5, 2.0, size=60)
     p = rng.normal(size=3)
     sens = parameter_sensitivity(J, sigma, 9, p)
-    Jw = J.toarray() / sigma[:, None]
-    expected = np.linalg.inv(Jw.T @ Jw)[9:, 9:]
-    assert np.allclose(sens.covariance, expected, rtol=1e-8)
-    assert np.allclose(sens.std, np.sqrt(np.diag(expected)))
+    Jd = J.toarray()
+    Ji = np.linalg.pinv(Jd)
+    expected = (Ji * sigma**2) @ Ji.T
+    assert np.allclose(sens.covariance, expected[9:, 9:], rtol=1e-8)
+    draws = (Ji @ (sigma[:, None] * rng.normal(size=(60, 20000))))[9:]
+    assert np.allclose(sens.std, draws.std(axis=1), rtol=0.03)
+    Jw = Jd / sigma[:, None]  # the information form is smaller: not what the estimator has
+    assert np.all(np.sqrt(np.diag(np.linalg.inv(Jw.T @ Jw)))[9:] < sens.std)
 
 
 def test_pendulum_identification_recovers_inertia_and_damping():

@@ -1,11 +1,22 @@
 """Linearised parameter covariance by variable projection (paper A eqs. 3.26-3.32).
 
-The residual noise levels are the sample variances of each residual component over the time
-steps (eqs. 3.26-3.27, diagonal: one variance per impulse component and per observed angle), which
-whiten the Jacobian (eq. 3.28). Eliminating the states from the linearisation (eqs. 3.29-3.32)
-gives ``T^T W T = J_p^T W J_p - J_p^T W J_s (J_s^T W J_s)^-1 J_s^T W J_p``, the Schur complement
-of the whitened normal matrix; its inverse is the parameter covariance and the square roots of
-its eigenvalues are the singular values of ``W^1/2 T``, the identifiability verdict.
+``T = (I - J_s J_s^+) J_p`` (eq. 3.32) is the parameter Jacobian with the states projected out,
+``J`` the Jacobian of the residual the solver minimises (weights ``sqrt(kappa)`` included). The
+residual noise levels are the sample variances of each residual component over the time steps
+(eqs. 3.26-3.27, one variance per impulse component and per observed angle), and the covariance
+of the estimate is the propagation of eq. 3.31,
+``Lambda = (T^T T)^-1 T^T diag(sigma^2) T (T^T T)^-1``: the sandwich of the estimator that was
+actually run (weights ``kappa I, I``), not the information ``(T^T W T)^-1`` of one weighted by the
+sample variances, which is smaller whenever the two weightings differ. Measured on the synthetic
+Furuta (inverse crime at h = 1e-2 s, kappa = 100, 10 noise seeds): Monte Carlo std of J_Azz,
+J_Byy, b1, b2 = 0.44, 0.036, 1.12, 0.41 %; this sandwich 0.51, 0.027, 0.96, 0.57 %; the
+information form 0.063, 0.013, 0.25, 0.35 % (7x too small on J_Azz).
+
+``J_s^+ J_p`` is computed from the normal equations of the column-equilibrated state block with
+one step of iterative refinement (corrected semi-normal equations): the stiff impulse rows make
+``J_s`` badly conditioned (singular values 3e5 .. 1e-2 at kappa = 1e4), and the earlier
+regularisation ``1e-12 max diag(J_s^T J_s)`` of the unscaled normal matrix exceeded its smallest
+eigenvalues, which shrank the std 7x at kappa = 1e4 (checked against a dense QR projection).
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ import scipy.sparse.linalg as spla
 
 @dataclass(frozen=True)
 class Sensitivity:
-    covariance: np.ndarray  # (p, p)
+    covariance: np.ndarray  # (p, p), eq. 3.31
     std: np.ndarray  # (p,) inf where a direction is not identifiable
     singular_values: np.ndarray  # (p,) of W^1/2 T with columns scaled by max(|p_i|, 1e-12)
     null_directions: np.ndarray  # (p, k) scaled-parameter directions with s < 1e-8 s_max
@@ -37,27 +48,38 @@ def residual_std(r: np.ndarray, layout: list[tuple[int, int, int]]) -> np.ndarra
     return sigma
 
 
+def projected_jacobian(J: sp.spmatrix, n_state: int) -> np.ndarray:
+    """``T = J_p - J_s X`` with ``X = argmin ||J_s X - J_p||`` (eq. 3.32), dense (rows, p)."""
+    J = J.tocsc()
+    Js, Jp = J[:, :n_state], J[:, n_state:].toarray()
+    norms = np.sqrt(np.asarray(Js.multiply(Js).sum(axis=0)).ravel())
+    A = Js @ sp.diags(1.0 / np.maximum(norms, 1e-300))
+    H = (A.T @ A).tocsc()
+    try:
+        lu = spla.splu(H)
+    except RuntimeError:  # exactly singular: a state no residual sees; regularise it away
+        lu = spla.splu((H + 1e-14 * sp.identity(n_state, format="csc")).tocsc())
+    X = lu.solve(np.asarray(A.T @ Jp))
+    T = Jp - A @ X
+    X = X + lu.solve(np.asarray(A.T @ T))  # refinement: the accuracy of a QR projection
+    return Jp - A @ X
+
+
 def parameter_sensitivity(
-    J: sp.csr_matrix, sigma: np.ndarray, n_state: int, p: np.ndarray
+    J: sp.spmatrix, sigma: np.ndarray, n_state: int, p: np.ndarray
 ) -> Sensitivity:
-    """Covariance of the ``p`` (last columns of ``J``) with the states projected out."""
-    Jw = sp.diags(1.0 / sigma) @ J
-    H = (Jw.T @ Jw).tocsc()
-    Hss, Hsp = H[:n_state, :n_state], H[:n_state, n_state:].toarray()
-    Hpp = H[n_state:, n_state:].toarray()
-    reg = 1e-12 * max(float(Hss.diagonal().max()), 1e-300)
-    lu = spla.splu((Hss + reg * sp.identity(n_state, format="csc")).tocsc())
-    S = Hpp - Hsp.T @ lu.solve(Hsp)
-    S = 0.5 * (S + S.T)
-    eig, vec = np.linalg.eigh(S)
-    tol = 1e-14 * max(eig.max(), 1e-300)
-    good = eig > tol
-    cov = (vec[:, good] / eig[good]) @ vec[:, good].T  # pseudo-inverse on the identifiable part
-    std = np.sqrt(np.diag(cov))
+    """Covariance (eq. 3.31) of the ``p`` (last columns of ``J``) with the states projected out,
+    for residual noise levels ``sigma`` (eqs. 3.26-3.27)."""
+    T = projected_jacobian(J, n_state)
+    TT = 0.5 * (T.T @ T + (T.T @ T).T)
+    eig, vec = np.linalg.eigh(TT)
+    good = eig > 1e-14 * max(eig.max(), 1e-300)
+    TTi = (vec[:, good] / eig[good]) @ vec[:, good].T  # pseudo-inverse on the identifiable part
+    cov = TTi @ ((T.T * sigma**2) @ T) @ TTi
+    cov = 0.5 * (cov + cov.T)
+    std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     std[np.any(np.abs(vec[:, ~good]) > 1e-6, axis=1)] = np.inf  # touches a null direction
-    scale = np.maximum(np.abs(p), 1e-12)
-    Ss = S * np.outer(scale, scale)
-    eig_s, vec_s = np.linalg.eigh(0.5 * (Ss + Ss.T))
-    sv = np.sqrt(np.clip(eig_s, 0.0, None))[::-1]
-    null = vec_s[:, ::-1][:, sv < 1e-8 * max(sv.max(), 1e-300)]
+    Tw = (T / sigma[:, None]) * np.maximum(np.abs(p), 1e-12)[None, :]
+    _, sv, vt = np.linalg.svd(Tw, full_matrices=False)
+    null = vt[sv < 1e-8 * max(sv.max(), 1e-300)].T
     return Sensitivity(cov, std, sv, null)
