@@ -89,7 +89,8 @@ def resample(
 def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple:
     """Configurations at zero constraint violation (forward kinematics) and velocities by
     eq. 4.3, ``v_{k+1} = (q_{k+1} [-] q_k) / h`` (``v_0 = v_1``)."""
-    Q = np.array([state_from_joints(model, a)[0] for a in angles])
+    data = model.pin_model.createData()
+    Q = np.array([state_from_joints(model, a, data=data)[0] for a in angles])
     V = np.array([np_box_minus(Q[k + 1], Q[k]) / h for k in range(len(Q) - 1)])
     return Q, np.vstack([V[:1], V])
 
@@ -134,9 +135,12 @@ def identify(
     max_iterations: int = 20,
     ptol: float = 1e-4,
     ftol: float = 1e-9,
+    compile: bool = False,
 ) -> MultibodyFit:
     """Estimate the states and the parameters ``names`` (default: ``model.estimate``; ``[]``
-    for state estimation only, as in the cross-validation of §4.5) from ``recordings``."""
+    for state estimation only, as in the cross-validation of §4.5) from ``recordings``.
+    ``compile``: evaluate the per-step functions as C code compiled once per machine and
+    cached (:mod:`physid.multibody.compiled`); the first call pays the compilation."""
     start = time.perf_counter()
     names = list(model.estimate if names is None else names)
     for name in names:
@@ -145,7 +149,7 @@ def identify(
         check_scale_fixed(model, names, recordings)
     resampled = [resample(rec, h, cutoff_hz) for rec in recordings]
     segments = [seg for seg, _ in resampled]
-    problem = Problem(model, h, names, kappa, segments)
+    problem = Problem(model, h, names, kappa, segments, compile)
     init = [initial_states(model, smooth, h) for _, smooth in resampled]
     states = States([q for q, _ in init], [v for _, v in init])
     p0 = np.array([model.values[model.index(n)] for n in names])
@@ -212,5 +216,7 @@ def identify(
         segments=segments,
         model=fitted,
         seconds=time.perf_counter() - start,
-        notes=notes + ([] if ok else [f"LM ended with status {lm.status}"]),
+        notes=notes
+        + list(problem.fn.notes)
+        + ([] if ok else [f"LM ended with status {lm.status}"]),
     )

@@ -116,6 +116,31 @@ def np_box_plus(q: np.ndarray, d: np.ndarray) -> np.ndarray:
     return out
 
 
+def np_box_plus_rows(Q: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """:func:`np_box_plus` of every row of ``Q`` (N, 7n) with the row of ``D`` (N, 6n)."""
+    out = Q.copy()
+    for b in range(Q.shape[1] // 7):
+        out[:, 7 * b : 7 * b + 3] += D[:, 6 * b : 6 * b + 3]
+        psi = D[:, 6 * b + 3 : 6 * b + 6]
+        angle = np.linalg.norm(psi, axis=1)
+        half = 0.5 * angle
+        # sin(angle/2)/angle, with its series where the division is inaccurate
+        ratio = np.where(
+            angle > 1e-6, np.sin(half) / np.maximum(angle, 1e-300), 0.5 - angle**2 / 48
+        )
+        ew, ev = np.cos(half), ratio[:, None] * psi
+        e = Q[:, 7 * b + 3 : 7 * b + 7]
+        w, v = e[:, :1], e[:, 1:]
+        new = np.column_stack(
+            [
+                ew * w[:, 0] - np.einsum("ij,ij->i", ev, v),
+                ew[:, None] * v + w * ev + np.cross(ev, v),
+            ]
+        )
+        out[:, 7 * b + 3 : 7 * b + 7] = new / np.linalg.norm(new, axis=1, keepdims=True)
+    return out
+
+
 def np_box_minus(q1: np.ndarray, q0: np.ndarray) -> np.ndarray:
     """Exact ``q1 [-] q0`` (eq. 3.23), the rotation vector of ``e1 * conj(e0)``."""
     out = []

@@ -3,9 +3,10 @@ Appendix C).
 
 Each step solves ``min ||r + J dx||^2 + alpha dx^T S dx`` subject to the parameters staying in
 their box, ``S = diag(J^T J)`` (Marquardt's scaling, so the result does not depend on parameter
-units; Algorithm 1 uses ``S = I``). The states are eliminated by a sparse LU of their block
-(a Schur complement, as in the MLCP of Appendix C); the remaining small box-constrained QP in the
-parameters is an LCP solved exactly by Lemke's algorithm. The update is ``X <- X [+] dx``; the
+units; Algorithm 1 uses ``S = I``). The states are eliminated by a banded Cholesky of their
+block (a Schur complement, as in the MLCP of Appendix C; :mod:`physid.multibody.normal`); the
+remaining small box-constrained QP in the parameters is an LCP solved exactly by Lemke's
+algorithm. The update is ``X <- X [+] dx``; the
 damping follows Algorithm 1 (``alpha *= nu`` on rejection, ``alpha *= max(1/3, 1-(2 rho-1)^3)``
 on acceptance).
 
@@ -31,10 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from physid.impacts.lcp import lemke
+from physid.multibody.normal import NormalEquations, box_qp
+
+__all__ = ["LMResult", "box_qp", "levenberg_marquardt"]
 
 
 @dataclass
@@ -49,47 +50,6 @@ class LMResult:
     gain_ratio_history: list[float] = field(default_factory=list)
     alpha_history: list[float] = field(default_factory=list)
     evaluations: int = 0  # residual evaluations without Jacobian (trial steps, corrections)
-
-
-def box_qp(H: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``argmin 1/2 d^T H d + g^T d`` s.t. ``lo <= d <= hi`` (H positive definite) as an LCP in
-    the bound multipliers, ``[[Hi, -Hi], [-Hi, Hi]]`` with ``Hi = H^-1`` (PSD: Lemke solves it)."""
-    Hi = np.linalg.inv(H)
-    c = -Hi @ g
-    L, U = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
-    if np.all(c[L] >= lo[L]) and np.all(c[U] <= hi[U]):
-        return c
-    P = np.vstack([np.eye(len(g))[L], -np.eye(len(g))[U]])  # d_L >= lo, -d_U >= -hi
-    M = P @ Hi @ P.T
-    q = P @ c - np.concatenate([lo[L], -hi[U]])
-    sol = lemke(M, q)
-    d = c + Hi @ (P.T @ sol.z)
-    return np.clip(d, lo, hi)
-
-
-def _factor_step(H, alpha: float, n_state: int, lo: np.ndarray, hi: np.ndarray):
-    """Factor ``H + alpha diag(H)`` once (sparse LU of the state block, dense Schur complement
-    of the parameters) and return ``solve(g, lo, hi)`` for ``(H + alpha S) dx = -g`` with the
-    parameter part of ``dx`` kept in ``[lo, hi]`` (the box QP of Appendix C)."""
-    diag = H.diagonal()
-    scale = np.maximum(diag, 1e-12 * max(diag.max(), 1e-300))
-    A = (H + alpha * sp.diags(scale)).tocsc()
-    if H.shape[0] == n_state:
-        lu = spla.splu(A)
-        return lambda g, lo=lo, hi=hi: -lu.solve(g)
-    Ass, Asp = A[:n_state, :n_state], A[:n_state, n_state:].toarray()
-    App = A[n_state:, n_state:].toarray()
-    lu = spla.splu(Ass.tocsc())
-    Y = lu.solve(Asp)
-    Hr = App - Asp.T @ Y
-    Hr = 0.5 * (Hr + Hr.T)
-
-    def solve(g: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> np.ndarray:
-        ys = lu.solve(g[:n_state])
-        dp = box_qp(Hr, g[n_state:] - Asp.T @ ys, lo, hi)
-        return np.concatenate([-(ys + Y @ dp), dp])
-
-    return solve
 
 
 def levenberg_marquardt(
@@ -131,21 +91,22 @@ def levenberg_marquardt(
         return result
     alpha, nu = alpha0, 2.0
     for it in range(1, max_iterations + 1):
-        H, g = (J.T @ J).tocsr(), J.T @ r
+        normal = NormalEquations(J, r, n_state)
+        g = normal.g
         if np.abs(g).max() <= eps_gradient * max(cost, 1e-300):
             result.status = "converged_gradient"
             break
         rho, dx = -1.0, None
         while rho <= 0 and alpha < 2.0**32:
             try:
-                solve = _factor_step(H, alpha, n_state, lower - p, upper - p)
+                solve = normal.factor(alpha, lower - p, upper - p)
                 dx = solve(g)
                 xn, pn = retract(x, p, dx)
                 rn = residual(xn, pn, False)
                 cost_n = float(rn @ rn)
                 result.evaluations += 1
                 # cost the linear model promises (plus a tenth of the promised decrease)
-                enough = cost + 0.9 * (2 * g @ dx + dx @ (H @ dx))
+                enough = cost + 0.9 * (2 * g @ dx + normal.quadratic(dx))
                 trial_dx, trial_r = dx, rn
                 for _ in range(corrections if np.isfinite(cost_n) else 0):
                     if cost_n <= enough:
@@ -163,7 +124,7 @@ def levenberg_marquardt(
                         break
                     if cost_2 < cost_n:
                         dx, xn, pn, rn, cost_n = trial_dx, x2, p2, trial_r, cost_2
-                predicted = -(2 * g @ dx + dx @ (H @ dx))
+                predicted = -(2 * g @ dx + normal.quadratic(dx))
                 rho = (cost - cost_n) / predicted if predicted > 0 else -1.0
                 if not np.isfinite(cost_n):
                     rho = -1.0

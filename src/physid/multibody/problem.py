@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from physid.multibody.kinematics import np_box_plus
+from physid.multibody.assembly import CsrGather, SegmentEvaluator
+from physid.multibody.kinematics import np_box_plus_rows
 from physid.multibody.model import MultibodyModel
 from physid.multibody.residuals import build_residuals
 
@@ -48,95 +48,54 @@ class Problem:
         names: list[str],
         kappa: float,
         segments: list[Segment],
+        compile: bool = False,
     ) -> None:
         self.model, self.h, self.names, self.kappa = model, h, list(names), kappa
         self.segments = segments
-        self.fn = build_residuals(model, h, self.names, kappa)
+        self.fn = build_residuals(model, h, self.names, kappa, compile)
         self.ns = self.fn.n_state
         self.fixed = model.values.copy()
         self.n_params = len(self.names)
         self.state_offsets = np.cumsum([0] + [len(s.y) * self.ns for s in segments])
         self.n_state_vars = int(self.state_offsets[-1])
-        self._maps: dict[int, tuple] = {}
+        self._evaluators: dict[int, SegmentEvaluator] = {}
+        self._gather: CsrGather | None = None
 
-    def _mapped(self, n: int):
-        if n not in self._maps:
-            self._maps[n] = (self.fn.dyn_jac.map(n - 1), self.fn.obs_jac.map(n))
-        return self._maps[n]
+    def _evaluator(self, n: int) -> SegmentEvaluator:
+        if n not in self._evaluators:
+            self._evaluators[n] = SegmentEvaluator(self.fn, n, self.n_params)
+        return self._evaluators[n]
+
+    def _csr(self) -> CsrGather:
+        if self._gather is None:
+            rows, cols, row0 = [], [], 0
+            for s, seg in enumerate(self.segments):
+                ev = self._evaluator(len(seg.y))
+                rr, cc = ev.pattern(row0, int(self.state_offsets[s]), self.n_state_vars)
+                rows.append(rr)
+                cols.append(cc)
+                row0 += ev.n_rows
+            shape = (row0, self.n_state_vars + self.n_params)
+            self._gather = CsrGather(np.concatenate(rows), np.concatenate(cols), shape)
+        return self._gather
 
     def residual(self, states: States, p: np.ndarray, jacobian: bool = True):
         """``r`` and (if ``jacobian``) the sparse ``dr/dX`` (CSR)."""
-        ns, npar = self.ns, self.n_params
-        n6 = ns // 2
-        rs, rows, cols, vals = [], [], [], []
-        row0 = 0
+        rs, vals = [], []
+        p = np.asarray(p, float)
         for s, seg in enumerate(self.segments):
-            Q, V = states.q[s], states.v[s]
-            n = len(Q)
-            col0 = int(self.state_offsets[s])
-            dyn_map, obs_map = self._mapped(n)
-            ri, Jx, Jp = self.fn.init_jac(Q[0], V[0], p, self.fixed)
-            rd, Jdx, Jdp = dyn_map(
-                Q[:-1].T, V[:-1].T, Q[1:].T, V[1:].T, seg.u[:-1].T, p, self.fixed
-            )
-            ro, Jo = obs_map(Q.T, seg.y.T, p, self.fixed)
-            ri, rd, ro = (np.asarray(a, float) for a in (ri, rd, ro))
-            rs += [ri.ravel(), rd.T.ravel(), ro.T.ravel()]
-            if jacobian:
-                m = self.fn.n_obs
-                blocks = [
-                    (np.asarray(Jx, float)[None], row0, col0, ns),
-                    (
-                        np.asarray(Jdx, float).reshape(ns, n - 1, 2 * ns).transpose(1, 0, 2),
-                        row0 + ns,
-                        col0,
-                        ns,
-                    ),
-                ]
-                for B, r_start, c_start, c_step in blocks:
-                    nblk, nr, nc = B.shape
-                    rr = (
-                        r_start + np.arange(nblk)[:, None, None] * nr + np.arange(nr)[None, :, None]
-                    )
-                    cc = (
-                        c_start
-                        + np.arange(nblk)[:, None, None] * c_step
-                        + np.arange(nc)[None, None, :]
-                    )
-                    rows.append(np.broadcast_to(rr, B.shape).ravel())
-                    cols.append(np.broadcast_to(cc, B.shape).ravel())
-                    vals.append(B.ravel())
-                Jo = np.asarray(Jo, float).reshape(m, n, n6).transpose(1, 0, 2)
-                obs_row0 = row0 + ns + (n - 1) * ns
-                rr = obs_row0 + np.arange(n)[:, None, None] * m + np.arange(m)[None, :, None]
-                cc = col0 + np.arange(n)[:, None, None] * ns + np.arange(n6)[None, None, :]
-                rows.append(np.broadcast_to(rr, Jo.shape).ravel())
-                cols.append(np.broadcast_to(cc, Jo.shape).ravel())
-                vals.append(Jo.ravel())
-                if npar:
-                    Pp = np.vstack(
-                        [
-                            np.asarray(Jp, float),
-                            np.asarray(Jdp, float)
-                            .reshape(ns, n - 1, npar)
-                            .transpose(1, 0, 2)
-                            .reshape(-1, npar),
-                        ]
-                    )
-                    rr = row0 + np.arange(Pp.shape[0])[:, None]
-                    cc = self.n_state_vars + np.arange(npar)[None, :]
-                    rows.append(np.broadcast_to(rr, Pp.shape).ravel())
-                    cols.append(np.broadcast_to(cc, Pp.shape).ravel())
-                    vals.append(Pp.ravel())
-            row0 += ns + (n - 1) * ns + n * self.fn.n_obs
+            ev = self._evaluator(len(seg.y))
+            args = (states.q[s], states.v[s], seg.u, seg.y, p, self.fixed)
+            if not jacobian:
+                rs.append(ev.residual(*args))
+                continue
+            r, values = ev.jacobian(*args)
+            rs.append(r)
+            vals += [v.copy() for v in values]  # the buffers are reused by the next call
         r = np.concatenate(rs)
         if not jacobian:
             return r
-        shape = (len(r), self.n_state_vars + npar)
-        J = sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape
-        )
-        return r, J
+        return r, self._csr().matrix(np.concatenate(vals))
 
     def retract(
         self, states: States, p: np.ndarray, delta: np.ndarray
@@ -146,8 +105,6 @@ class Problem:
         ns, n6 = self.ns, self.ns // 2
         for s in range(len(self.segments)):
             blk = delta[self.state_offsets[s] : self.state_offsets[s + 1]].reshape(-1, ns)
-            out.q[s] = np.array(
-                [np_box_plus(q, d) for q, d in zip(out.q[s], blk[:, :n6], strict=True)]
-            )
+            out.q[s] = np_box_plus_rows(out.q[s], blk[:, :n6])
             out.v[s] = out.v[s] + blk[:, n6:]
         return out, p + delta[self.n_state_vars :]

@@ -19,6 +19,7 @@ All impulse residuals are weighted by ``sqrt(kappa)`` (``Omega^-1 = kappa I``, `
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import casadi as ca
@@ -35,10 +36,12 @@ class ResidualFunctions:
 
     dyn: ca.Function  # (q0, v0, q1, v1, u, p, fixed) -> r (12n)
     dyn_jac: ca.Function  # same inputs -> (r, dr/d[d0, v0, d1, v1], dr/dp)
+    obs: ca.Function  # (q, y, p, fixed) -> r (m)
     obs_jac: ca.Function  # (q, y, p, fixed) -> (r (m), dr/dd (m x 6n))
     init_jac: ca.Function  # (q, v, p, fixed) -> (r (12n), dr/d[d, v], dr/dp)
     n_state: int  # tangent dimension per step (12 n_bodies)
     n_obs: int
+    notes: tuple[str, ...] = ()  # why functions were not compiled, if asked to
 
 
 def _chi(model: MultibodyModel, p: ca.SX, fixed: ca.SX, names: list[str]) -> ca.SX:
@@ -49,10 +52,38 @@ def _chi(model: MultibodyModel, p: ca.SX, fixed: ca.SX, names: list[str]) -> ca.
     return ca.vertcat(*entries)
 
 
+_CACHE: dict[str, ResidualFunctions] = {}
+
+
+def _structure_key(model: MultibodyModel, *rest: object) -> str:
+    """What the expressions depend on: geometry, hinge kinds, gravity, parameter names (the
+    parameter values are an input), plus ``rest``."""
+    digest = hashlib.sha256(repr((model.names, rest)).encode())
+    for item in [*model.bodies, *model.hinges]:
+        for value in vars(item).values():
+            digest.update(np.asarray(value).tobytes() if not isinstance(value, str) else b"")
+            digest.update(repr(value).encode() if isinstance(value, str | bool | int) else b"")
+    digest.update(np.asarray(model.gravity, float).tobytes())
+    return digest.hexdigest()
+
+
 def build_residuals(
-    model: MultibodyModel, h: float, names: list[str], kappa: float
+    model: MultibodyModel, h: float, names: list[str], kappa: float, compile: bool = False
 ) -> ResidualFunctions:
-    """Residual functions for the estimated parameters ``names`` (paper A eqs. 3.7-3.8)."""
+    """Residual functions for the estimated parameters ``names`` (paper A eqs. 3.7-3.8);
+    ``compile``: the per-step functions as cached C code (:mod:`physid.multibody.compiled`).
+    Built functions are kept in memory per model structure (the last 16)."""
+    key = _structure_key(model, float(h), list(names), float(kappa), bool(compile))
+    if key not in _CACHE:
+        if len(_CACHE) >= 16:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _build(model, h, names, kappa, compile)
+    return _CACHE[key]
+
+
+def _build(
+    model: MultibodyModel, h: float, names: list[str], kappa: float, compile: bool
+) -> ResidualFunctions:
     nb, m = model.n_bodies, len(model.hinges)
     n6 = 6 * nb
     q0, q1 = ca.SX.sym("q0", 7 * nb), ca.SX.sym("q1", 7 * nb)
@@ -78,7 +109,7 @@ def build_residuals(
     pose0 = perturbed_quaternions(q0, d0, nb)
     pose1 = perturbed_quaternions(q1, d1, nb)
     dp_q = ex.M @ (box_minus(pose1, pose0, nb) / h - v1)
-    r = w * ca.vertcat(dp_v, dp_q)
+    r = ca.densify(w * ca.vertcat(dp_v, dp_q))
     x = ca.vertcat(d0, v0, d1, v1)
     J_x, J_p = ca.jacobian(r, x), ca.jacobian(r, p)
     ins = [q0, v0, q1, v1, u, p, fixed]
@@ -90,8 +121,9 @@ def build_residuals(
     c, s = ex.angles_cs[:, 0], ex.angles_cs[:, 1]
     r_obs = ca.atan2(ca.sin(y) * c - ca.cos(y) * s, ca.cos(y) * c + ca.sin(y) * s)
     J_obs = ca.jacobian(r_obs, d0)
-    obs_subs = [ca.substitute(e, d0, ca.SX.zeros(n6)) for e in (r_obs, J_obs)]
+    obs_subs = [ca.substitute(e, d0, ca.SX.zeros(n6)) for e in (ca.densify(r_obs), J_obs)]
     obs_jac = ca.Function("obs_jac", [q0, y, p, fixed], obs_subs)
+    obs = ca.Function("obs", [q0, y, p, fixed], obs_subs[:1])
 
     # initial-state residuals (eqs. 3.16-3.17): M G^T (G G^T)^-1 g / h and M G^T (G G^T)^-1 G v
     GGt = ex.G @ ex.G.T
@@ -104,4 +136,11 @@ def build_residuals(
         for e in (r_init, ca.jacobian(r_init, x0), ca.jacobian(r_init, p))
     ]
     init_jac = ca.Function("init_jac", [q0, v0, p, fixed], init_subs)
-    return ResidualFunctions(dyn, dyn_jac, obs_jac, init_jac, 2 * n6, m)
+    functions, notes = [dyn, dyn_jac, obs, obs_jac], []
+    if compile:  # the per-step functions; init_jac runs once per evaluation and is large
+        from physid.multibody.compiled import compiled
+
+        done = [compiled(f) for f in functions]
+        functions = [f for f, _ in done]
+        notes = sorted({note for _, note in done if note})
+    return ResidualFunctions(*functions, init_jac, 2 * n6, m, tuple(notes))

@@ -9,6 +9,7 @@ momentum (this also covers ``b = 0``, where ``Sigma = 1/(b h)`` of F.2 would be 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import casadi as ca
@@ -83,16 +84,20 @@ class Stepper:
 
 
 def state_from_joints(
-    model: MultibodyModel, angles: np.ndarray, rates: np.ndarray | None = None
+    model: MultibodyModel,
+    angles: np.ndarray,
+    rates: np.ndarray | None = None,
+    data: object | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Maximal coordinates ``(q, v)`` at zero constraint violation from joint angles/rates
-    (Pinocchio forward kinematics; bodies in joint order)."""
+    (Pinocchio forward kinematics; bodies in joint order). ``data``: a Pinocchio ``Data`` of
+    ``model.pin_model`` to reuse over many calls."""
     import pinocchio as pin
 
     from physid.multibody.build import pin_configuration
 
     pm = model.pin_model
-    data = pm.createData()
+    data = pm.createData() if data is None else data
     qp = pin_configuration(pm, model.q_slot, np.asarray(angles, float))
     dq = np.zeros(pm.nv) if rates is None else np.asarray(rates, float)
     pin.forwardKinematics(pm, data, qp, dq)
@@ -114,14 +119,20 @@ def simulate(
     v0: np.ndarray,
     u: np.ndarray | None = None,
     chi: np.ndarray | None = None,
+    controller: Callable[[int, np.ndarray, np.ndarray], np.ndarray | None] | None = None,
 ) -> Simulation:
-    """``n_steps`` SPOOK steps from ``(q0, v0)``; ``u`` is (n_steps, m) control per hinge."""
+    """``n_steps`` SPOOK steps from ``(q0, v0)``; ``u`` is (n_steps, m) control per hinge.
+    ``controller(k, q_k, v_k)``, if given, returns the control row of step ``k`` (or None to
+    keep ``u[k]``); the control used is recorded in ``Simulation.u``."""
     m = len(model.hinges)
-    u = np.zeros((n_steps, m)) if u is None else np.asarray(u, float).reshape(n_steps, m)
+    u = np.zeros((n_steps, m)) if u is None else np.array(u, float).reshape(n_steps, m)
     stepper = Stepper(model, h, chi)
     qs, vs = [np.asarray(q0, float)], [np.asarray(v0, float)]
     violation, failures = [], 0
     for k in range(n_steps):
+        if controller is not None:
+            row = controller(k, qs[-1], vs[-1])
+            u[k] = u[k] if row is None else row
         q1, v1, ok, gmax = stepper.step(qs[-1], vs[-1], u[k])
         failures += not ok
         violation.append(gmax)

@@ -1,0 +1,113 @@
+"""The damped normal equations of one Levenberg–Marquardt iteration (paper A eq. 3.21,
+Appendices B-C), solved by eliminating the states.
+
+``H = J^T J`` splits into the state block ``H_ss`` (block-tridiagonal: the impulse residual of
+step k touches the states k and k+1, eq. 3.25), the state-parameter block ``H_sp`` and the small
+parameter block ``H_pp``. ``H_ss + alpha S_ss`` is factorised by a banded Cholesky (LAPACK
+``pbtrf``; bandwidth ``2 x 12 n_bodies - 1``), the parameters by their dense Schur complement
+and the box-constrained QP of Appendix C (:func:`box_qp`). Measured on the
+synthetic Furuta (500 steps, 12,000 states): the sparse LU it replaces took 0.1 s per
+factorisation, the banded Cholesky 0.01 s. A state block that is not positive definite (a state
+no residual sees) falls back to the sparse LU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from physid.impacts.lcp import lemke
+
+MAX_BAND = 400  # wider than this (many bodies): the sparse LU is the better choice
+
+
+def box_qp(H: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``argmin 1/2 d^T H d + g^T d`` s.t. ``lo <= d <= hi`` (H positive definite) as an LCP in
+    the bound multipliers, ``[[Hi, -Hi], [-Hi, Hi]]`` with ``Hi = H^-1`` (PSD: Lemke solves it)."""
+    Hi = np.linalg.inv(H)
+    c = -Hi @ g
+    L, U = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
+    if np.all(c[L] >= lo[L]) and np.all(c[U] <= hi[U]):
+        return c
+    P = np.vstack([np.eye(len(g))[L], -np.eye(len(g))[U]])  # d_L >= lo, -d_U >= -hi
+    M = P @ Hi @ P.T
+    q = P @ c - np.concatenate([lo[L], -hi[U]])
+    sol = lemke(M, q)
+    d = c + Hi @ (P.T @ sol.z)
+    return np.clip(d, lo, hi)
+
+
+class NormalEquations:
+    """``J^T J`` and ``J^T r`` of one iterate, split into state and parameter blocks."""
+
+    def __init__(self, J: sp.spmatrix, r: np.ndarray, n_state: int) -> None:
+        Jc = J.tocsc()
+        self.J, self.n_state = J.tocsr(), n_state
+        Js, Jp = Jc[:, :n_state], Jc[:, n_state:]
+        self.Hss = (Js.T @ Js).tocoo()
+        self.Hsp = np.asarray((Js.T @ Jp).todense())
+        self.Hpp = np.asarray((Jp.T @ Jp).todense())
+        self.g = np.asarray(J.T @ r).ravel()
+        diag = np.concatenate([self._diag_ss(), np.diag(self.Hpp)])
+        self.scale = np.maximum(diag, 1e-12 * max(diag.max(initial=0.0), 1e-300))
+        off = self.Hss.col - self.Hss.row
+        upper = off >= 0
+        self.band = int(off[upper].max(initial=0))
+        self.ab = None
+        if self.band <= MAX_BAND:
+            self.ab = np.zeros((self.band + 1, n_state), order="F")  # C order: 30x slower
+            self.ab[self.band - off[upper], self.Hss.col[upper]] = self.Hss.data[upper]
+            # flush entries below 1e-24 of the largest: they cannot change a double-precision
+            # factor, but subnormal ones (~1e-300 products of the sparse Jacobian) made
+            # pbtrf 8x slower (0.73 s -> 0.096 s measured)
+            self.ab[np.abs(self.ab) < 1e-24 * np.abs(self.ab).max(initial=0.0)] = 0.0
+
+    def _diag_ss(self) -> np.ndarray:
+        d = np.zeros(self.n_state)
+        on = self.Hss.row == self.Hss.col
+        np.add.at(d, self.Hss.row[on], self.Hss.data[on])
+        return d
+
+    def quadratic(self, dx: np.ndarray) -> float:
+        """``dx^T H dx = ||J dx||^2``."""
+        Jdx = self.J @ dx
+        return float(Jdx @ Jdx)
+
+    def _state_solver(self, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
+        damp = alpha * self.scale[: self.n_state]
+        if self.ab is not None:
+            ab = self.ab.copy(order="F")
+            ab[-1] += damp
+            try:
+                chol = sla.cholesky_banded(ab, lower=False, check_finite=False)
+                return lambda b: sla.cho_solve_banded((chol, False), b, check_finite=False)
+            except np.linalg.LinAlgError:
+                pass
+        A = (self.Hss + sp.diags(damp)).tocsc()
+        return spla.splu(A).solve
+
+    def factor(
+        self, alpha: float, lo: np.ndarray, hi: np.ndarray
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """``solve(g, lo, hi)``: ``dx`` of ``(H + alpha S) dx = -g``, ``S = diag(H)``
+        (Marquardt's scaling), with the parameter part of ``dx`` kept in ``[lo, hi]``."""
+        n_state = self.n_state
+        solve_ss = self._state_solver(alpha)
+        if self.Hpp.shape[0] == 0:
+            return lambda g, lo=lo, hi=hi: -solve_ss(g)
+        Asp = self.Hsp
+        App = self.Hpp + np.diag(alpha * self.scale[n_state:])
+        Y = solve_ss(Asp)
+        Hr = App - Asp.T @ Y
+        Hr = 0.5 * (Hr + Hr.T)
+
+        def solve(g: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> np.ndarray:
+            ys = solve_ss(g[:n_state])
+            dp = box_qp(Hr, g[n_state:] - Asp.T @ ys, lo, hi)
+            return np.concatenate([-(ys + Y @ dp), dp])
+
+        return solve
