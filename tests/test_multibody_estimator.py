@@ -80,6 +80,45 @@ def test_box_qp_matches_brute_force():
         assert np.allclose(d, x, atol=1e-6)
 
 
+def test_box_qp_with_linear_inequalities_matches_slsqp():
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        A = rng.normal(size=(3, 3))
+        H = A @ A.T + 0.1 * np.eye(3)
+        g = rng.normal(size=3) * 3
+        lo, hi = np.array([-1.0, -np.inf, -0.5]), np.array([1.0, 0.4, np.inf])
+        C, b = np.array([[1.0, 1.0, -1.0], [-1.0, 1.0, 1.0]]), np.array([-0.2, -0.3])
+        d = box_qp(H, g, lo, hi, C, b)
+        ref = minimize(
+            lambda x, H=H, g=g: 0.5 * x @ H @ x + g @ x,
+            np.zeros(3),
+            jac=lambda x, H=H, g=g: H @ x + g,
+            bounds=list(zip(lo, hi, strict=True)),
+            constraints=[
+                {"type": "ineq", "fun": lambda x, C=C, b=b: C @ x - b, "jac": lambda _, C=C: C}
+            ],
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        assert np.allclose(d, ref.x, atol=1e-6)
+        assert np.all(C @ d >= b - 1e-9)
+
+
+def test_triangle_inequalities_of_estimated_inertias():
+    model = load_model(ROOT / "furuta.urdf", {"gravity": [0, 0, -9.82]})
+    names = ["hinge1.Ixx", "hinge1.Izz", "hinge2.mass"]
+    C, c = model.triangle_inequalities(names)
+    iyy = model.values[model.index("hinge1.Iyy")]
+    # rows: Iyy + Izz >= Ixx, Ixx + Izz >= Iyy, Ixx + Iyy >= Izz (hinge2 has none estimated)
+    expected = np.array([[-1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [1.0, -1.0, 0.0]])
+    assert np.allclose(C, expected) and np.allclose(c, [-iyy, iyy, -iyy])
+    p = np.array([1e-4, 0.003, 0.4])
+    assert np.all(C @ p >= c)  # the URDF values are consistent
+    assert not np.all(C @ np.array([0.0, 0.01, 0.4]) >= c)  # Ixx + Iyy < Izz is not
+
+
 def test_variable_projection_covariance_is_the_sandwich_of_the_estimator():
     """Eq. 3.31 against the full least-squares propagation and a Monte Carlo of the linear
     problem whose residual noise has the given levels (the estimator is unweighted LS)."""

@@ -51,3 +51,26 @@ def test_lm_recovers_the_furuta_truth_in_few_iterations(release):
     assert est["hinge1.viscous"] == pytest.approx(TRUTH["hinge1.viscous"], rel=0.05)
     assert est["hinge2.viscous"] == pytest.approx(TRUTH["hinge2.viscous"], rel=0.2)
     assert fit.not_identifiable == []
+
+
+def test_thirteen_parameter_swing_up_recovers_the_truth():
+    """Paper A §4.6 on a simulated swing-up (reduced: 3 s, simulated at the identification step
+    h = 5 ms so the shadow bias of §4.9 is absent; benchmarks/multibody_furuta.py has the full
+    problem at the paper's step). Motor gain, five inertias, four friction terms and the tilt
+    from Table 1's start: the excited ones within 3 std (the linearised std matched a 10-seed
+    Monte Carlo within 25 % on the release problem; measured here: |z| <= 2.7, the largest on
+    J_Azz, -6.8 %, the kappa = 100 bias that the release inverse crime also shows: -1.2 % +-
+    0.14 % over 10 seeds, gone at kappa = 1e4), the arm's J_xx and J_yy (the arm only turns
+    about z) reported not identifiable. Converges (stalled: dry friction) in 8 iterations."""
+    from physid.sim.furuta import swing_up, thirteen_start, thirteen_truth
+
+    data = swing_up(URDF, thirteen_truth(), duration=3.0, h_sim=5e-3)
+    fit = identify(load_model(URDF, thirteen_start()), [data.recording], h=5e-3, max_iterations=30)
+    assert fit.status.startswith("converged"), fit.status
+    truth = data.truth
+    assert {"hinge1.Ixx", "hinge1.Iyy"} <= set(fit.not_identifiable)
+    for name, value, std in zip(fit.names, fit.values, fit.std, strict=True):
+        if name in fit.not_identifiable:
+            continue
+        true = truth.values[truth.index(name)]
+        assert abs(value - true) < 3 * std, (name, value, true, std)

@@ -61,7 +61,8 @@ def test_banded_normal_equations_solve_the_damped_system():
     assert normal.ab is not None and normal.band == 2 * ns - 1
     H = J.T @ J
     for alpha in (1e-15, 1e-3, 1.0):
-        dx = normal.factor(alpha, np.full(npar, -np.inf), np.full(npar, np.inf))(J.T @ r)
+        free = np.full(npar, np.inf)
+        dx = normal.factor(alpha)(J.T @ r, -free, free)
         expected = -np.linalg.solve(H + alpha * np.diag(np.diag(H)), J.T @ r)
         assert np.allclose(dx, expected, rtol=1e-8, atol=1e-10)
     assert normal.quadratic(dx) == pytest.approx(dx @ H @ dx, rel=1e-10)

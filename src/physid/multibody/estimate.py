@@ -165,6 +165,7 @@ def identify(
         max_iterations=max_iterations,
         ptol=ptol,
         ftol=ftol,
+        inequality=model.triangle_inequalities(names),
     )
     fitted = model.with_values(dict(zip(names, lm.p, strict=True)))
     r, J = problem.residual(lm.x, lm.p, True)

@@ -25,17 +25,27 @@ from physid.impacts.lcp import lemke
 MAX_BAND = 400  # wider than this (many bodies): the sparse LU is the better choice
 
 
-def box_qp(H: np.ndarray, g: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``argmin 1/2 d^T H d + g^T d`` s.t. ``lo <= d <= hi`` (H positive definite) as an LCP in
-    the bound multipliers, ``[[Hi, -Hi], [-Hi, Hi]]`` with ``Hi = H^-1`` (PSD: Lemke solves it)."""
+def box_qp(
+    H: np.ndarray,
+    g: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    C: np.ndarray | None = None,
+    b: np.ndarray | None = None,
+) -> np.ndarray:
+    """``argmin 1/2 d^T H d + g^T d`` s.t. ``lo <= d <= hi`` and ``C d >= b`` (H positive
+    definite) as an LCP in the constraint multipliers: rows ``P d >= q0``, ``M = P H^-1 P^T``
+    (PSD: Lemke solves it)."""
     Hi = np.linalg.inv(H)
     c = -Hi @ g
     L, U = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
-    if np.all(c[L] >= lo[L]) and np.all(c[U] <= hi[U]):
+    C = np.zeros((0, len(g))) if C is None else np.asarray(C, float)
+    b = np.zeros(0) if b is None else np.asarray(b, float)
+    if np.all(c[L] >= lo[L]) and np.all(c[U] <= hi[U]) and np.all(C @ c >= b):
         return c
-    P = np.vstack([np.eye(len(g))[L], -np.eye(len(g))[U]])  # d_L >= lo, -d_U >= -hi
+    P = np.vstack([np.eye(len(g))[L], -np.eye(len(g))[U], C])  # d_L >= lo, -d_U >= -hi, C d >= b
     M = P @ Hi @ P.T
-    q = P @ c - np.concatenate([lo[L], -hi[U]])
+    q = P @ c - np.concatenate([lo[L], -hi[U], b])
     sol = lemke(M, q)
     d = c + Hi @ (P.T @ sol.z)
     return np.clip(d, lo, hi)
@@ -91,23 +101,26 @@ class NormalEquations:
         return spla.splu(A).solve
 
     def factor(
-        self, alpha: float, lo: np.ndarray, hi: np.ndarray
-    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-        """``solve(g, lo, hi)``: ``dx`` of ``(H + alpha S) dx = -g``, ``S = diag(H)``
-        (Marquardt's scaling), with the parameter part of ``dx`` kept in ``[lo, hi]``."""
+        self, alpha: float, C: np.ndarray | None = None
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], np.ndarray]:
+        """``solve(g, lo, hi, b)``: ``dx`` of ``(H + alpha S) dx = -g``, ``S = diag(H)``
+        (Marquardt's scaling), with the parameter part ``dp`` of ``dx`` kept in ``[lo, hi]``
+        and ``C dp >= b``."""
         n_state = self.n_state
         solve_ss = self._state_solver(alpha)
         if self.Hpp.shape[0] == 0:
-            return lambda g, lo=lo, hi=hi: -solve_ss(g)
+            return lambda g, lo=None, hi=None, b=None: -solve_ss(g)
         Asp = self.Hsp
         App = self.Hpp + np.diag(alpha * self.scale[n_state:])
         Y = solve_ss(Asp)
         Hr = App - Asp.T @ Y
         Hr = 0.5 * (Hr + Hr.T)
 
-        def solve(g: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> np.ndarray:
+        def solve(
+            g: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: np.ndarray | None = None
+        ) -> np.ndarray:
             ys = solve_ss(g[:n_state])
-            dp = box_qp(Hr, g[n_state:] - Asp.T @ ys, lo, hi)
+            dp = box_qp(Hr, g[n_state:] - Asp.T @ ys, lo, hi, C, b)
             return np.concatenate([-(ys + Y @ dp), dp])
 
         return solve

@@ -66,6 +66,41 @@ def table1_start(estimate: list[str], compliance: float = 1e-5, **joints: dict) 
     return cfg
 
 
+# §4.6: motor gain, five inertias, four friction terms and the tilt (two rotations here; the
+# paper's tilt quaternion has a third, about gravity, that changes nothing)
+THIRTEEN = [
+    "hinge1.gain",
+    "hinge1.Ixx",
+    "hinge1.Iyy",
+    "hinge1.Izz",
+    "hinge2.Iyy",
+    "hinge2.Izz",
+    "hinge1.viscous",
+    "hinge2.viscous",
+    "hinge1.dry",
+    "hinge2.dry",
+    "tilt_1",
+    "tilt_2",
+]
+
+
+def thirteen_truth() -> dict:
+    """Table G.5 plus K = 0.15 N m per unit, r mu = 5e-4 / 2e-4 m, tilt (0.01, -0.02) rad."""
+    cfg = table_g5(hinge1={"gain": 0.15, "dry": 5e-4}, hinge2={"dry": 2e-4})
+    cfg["tilt"] = [0.01, -0.02]
+    return cfg
+
+
+def thirteen_start() -> dict:
+    """Table 1's start for the §4.6 problem: inertias 0.01, viscous and dry 1e-4, K = 0.1."""
+    cfg = table1_start(THIRTEEN, hinge1={"gain": 0.1, "dry": 1e-4}, hinge2={"dry": 1e-4})
+    cfg["bodies"] = {
+        "hinge1": {"Ixx": 0.01, "Iyy": 0.01, "Izz": 0.01},
+        "hinge2": {"Iyy": 0.01, "Izz": 0.01},
+    }
+    return cfg
+
+
 @dataclass(frozen=True)
 class Synthetic:
     """A noisy recording (1 kHz), its noise-free angles, and the model that generated it."""
