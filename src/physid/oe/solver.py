@@ -91,7 +91,7 @@ def solve(
     ws: NDArray,
     theta: NDArray,
     options: OEOptions | None = None,
-    callback=None,  # noqa: ANN001 - called as callback(iteration, theta)
+    callback=None,  # noqa: ANN001 - called as callback(iteration, theta, xs)
 ) -> OEResult:
     """Solve eq. 16 from the guess ``(xs, ws, theta)``; never raises on numerical failure."""
     opt = options or OEOptions()
@@ -170,7 +170,7 @@ def solve(
             hist[key].append(value)
         hist["theta"].append(theta.tolist())
         if callback is not None:
-            callback(it, theta)
+            callback(it, theta, xs)
     try:
         with np.errstate(all="ignore"):
             theta_std, pi_std = _std(problem, xs, ws, theta, opt.nullspace_rtol)
