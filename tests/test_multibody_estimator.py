@@ -108,15 +108,14 @@ def test_box_qp_with_linear_inequalities_matches_slsqp():
 
 def test_triangle_inequalities_of_estimated_inertias():
     model = load_model(ROOT / "furuta.urdf", {"gravity": [0, 0, -9.82]})
-    names = ["hinge1.Ixx", "hinge1.Izz", "hinge2.mass"]
+    names = ["hinge1.Ixx", "hinge1.Izz", "hinge2.mass", "hinge1.Iyy", "hinge2.Iyy"]
     C, c = model.triangle_inequalities(names)
-    iyy = model.values[model.index("hinge1.Iyy")]
-    # rows: Iyy + Izz >= Ixx, Ixx + Izz >= Iyy, Ixx + Iyy >= Izz (hinge2 has none estimated)
-    expected = np.array([[-1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [1.0, -1.0, 0.0]])
-    assert np.allclose(C, expected) and np.allclose(c, [-iyy, iyy, -iyy])
-    p = np.array([1e-4, 0.003, 0.4])
-    assert np.all(C @ p >= c)  # the URDF values are consistent
-    assert not np.all(C @ np.array([0.0, 0.01, 0.4]) >= c)  # Ixx + Iyy < Izz is not
+    # hinge1 (all three estimated): Iyy + Izz >= Ixx, Ixx + Izz >= Iyy, Ixx + Iyy >= Izz;
+    # hinge2 (only Iyy estimated): none
+    expected = np.array([[-1, 1, 0, 1, 0], [1, 1, 0, -1, 0], [1, -1, 0, 1, 0]], float)
+    assert np.allclose(C, expected) and np.allclose(c, 0.0)
+    assert np.all(C @ np.array([1e-4, 0.003, 0.4, 0.003, 0.004]) >= c)  # the URDF's values
+    assert not np.all(C @ np.array([0.0, 0.01, 0.4, 0.0, 0.004]) >= c)  # Ixx + Iyy < Izz
 
 
 def test_variable_projection_covariance_is_the_sandwich_of_the_estimator():

@@ -203,13 +203,22 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     help="Levenberg-Marquardt cap.",
 )
 @click.option(
+    "--compile",
+    "compile_c",
+    is_flag=True,
+    help="Evaluate the per-step residuals as C code (needs a C compiler; compiled once per "
+    "model, step and parameter list, cached under $PHYSID_CACHE or ~/.cache/physid).",
+)
+@click.option(
     "--cross-validate",
     is_flag=True,
     help="Leave-one-recording-out (paper A §4.5): identify on the other recordings, then "
     "estimate the states of the left-out one with the parameters fixed; its cost per step is "
     "the cross-validation score. Needs at least two --data.",
 )
-def identify_command(urdf, data_files, config, out, dt, kappa, max_iterations, cross_validate):  # noqa: ANN001, ANN201, PLR0913
+def identify_command(
+    urdf, data_files, config, out, dt, kappa, max_iterations, compile_c, cross_validate
+):  # noqa: ANN001, ANN201, PLR0913, E501
     """Joint state and parameter estimation (paper A §3-4): Levenberg-Marquardt on impulse and
     angle residuals; writes the parameters, their covariance and a report."""
     import numpy as np
@@ -237,7 +246,7 @@ def identify_command(urdf, data_files, config, out, dt, kappa, max_iterations, c
         if ignored:
             click.echo(f"physid: note: {path}: ignoring column(s) {', '.join(ignored)}", err=True)
         recordings.append(rec)
-    options = {"h": dt, "kappa": kappa, "max_iterations": max_iterations}
+    options = {"h": dt, "kappa": kappa, "max_iterations": max_iterations, "compile": compile_c}
     fit = identify(model, recordings, **options)
     folds = None
     if cross_validate:
