@@ -23,17 +23,18 @@ quadrotor: Hector torso, 1.0 s at 10 ms = 100 nodes; Go1: torso + 7.2 kg payload
 5 ms = 100 nodes; 900 solves, 7,685 s of solver time, 2 h 08 min wall under nice -n 10 on the
 shared 2 cores). Mean +- std over the converged trials (local minima included):
 
-                 Iterations   Cost/node [1e-1]    Error [l_inf]  conv.  | paper: iterations
-  Kinova  single          X                  X                X  0/100  | 39.7 ± 11.2
-          feasible  40.5±11      57.3 ± 0.029  0.0272 ± 9.9e-5 100/100  | 44.7 ± 11.6
-          multiple  49.3±28      57.3 ± 0.098  0.0273 ± 2.4e-4  98/100  | 99.4 ± 71.5
-  Quadr.  single    42.6±25   2.9e3 ± 9.4e3       0.213 ± 0.53  41/100  | 140.9 ± 65.1
-          feasible  24.4±7.9      109 ± 170      0.0268 ± 0.049 100/100  | 150.1 ± 59.3
-          multiple  11.9±5.7     83.5 ± 140      0.0195 ± 0.040 100/100  | 16.9 ± 19.1
-  Go1     single          X                  X                X  0/100  | X
-          feasible  26.8±7.6      163 ± 0.024   0.0110 ± 2.2e-5 100/100  | 198.3 ± 16.6
-          multiple  13.9±6.0      163 ± 0.11    0.0111 ± 4.1e-4 100/100  | 14.1 ± 14.8
-(paper's cost [1e-1] and l_inf error columns in PAPER below; its units are not comparable:
+                 Iterations   Cost/node [1e-1]    Error [l_inf]  mass err [%]  conv. | paper: it.
+  Kinova  single          X                  X                X            X  0/100 | 39.7±11.2
+          feasible  40.5±11      57.3 ± 0.029  0.0272 ± 9.9e-5     21.9 ± 17 100/100 | 44.7±11.6
+          multiple  49.3±28      57.3 ± 0.098  0.0273 ± 2.4e-4     50.1 ± 24  98/100 | 99.4±71.5
+  Quadr.  single    42.6±25   2.9e3 ± 9.4e3       0.213 ± 0.53  1.5e4 ± 5.9e4  41/100 | 140.9±65.1
+          feasible  24.4±7.9      109 ± 170      0.0268 ± 0.049 0.063 ± 0.028 100/100 | 150.1±59.3
+          multiple  11.9±5.7     83.5 ± 140      0.0195 ± 0.040 0.059 ± 0.022 100/100 | 16.9±19.1
+  Go1     single          X                  X                X            X  0/100 | X
+          feasible  26.8±7.6      163 ± 0.024   0.0110 ± 2.2e-5 0.0228 ± 3e-5 100/100 | 198.3±16.6
+          multiple  13.9±6.0      163 ± 0.11    0.0111 ± 4.1e-4 0.0228 ± 6e-5 100/100 | 14.1±14.8
+(mass err: largest error of an estimated body's mass over the heaviest true estimated mass;
+the paper's cost [1e-1] and l_inf error columns are in PAPER below; its units are not comparable:
 its costs are not per node and its error is against "the nominal" trajectory.)
 
 Failures: Kinova single 87 numerical_failure (79 at iteration 1: the open-loop rollout of the
