@@ -1,6 +1,7 @@
-"""Paper B eqs. 2-3, 16-19: contact dynamics, impulse reset maps and the multi-phase step of a
-floating-base quadruped (Go1) against central finite differences, and the impulse against its
-defining equations."""
+"""Paper B eqs. 2-3, 16-19: contact dynamics (with and without the Baumgarte velocity gain),
+impulse reset maps, the multi-phase step and the feet's velocity (no-slip term) of a
+floating-base quadruped (Go1) against central finite differences, and the impulse and the
+damped contact against their defining equations."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from physid.errors import InputError
 from physid.oe import state
 from physid.oe.build import default_actuation
 from physid.oe.charts import retract
 from physid.oe.contact import (
     ContactModels,
+    contact_acceleration,
     contact_step,
     contact_step_derivatives,
+    feet_velocity,
     impulse,
     impulse_derivatives,
 )
@@ -77,9 +81,10 @@ def _close(mine, ref, rtol=1e-5):
 
 @pytest.mark.parametrize("chart", ["exp_eig", "log_cholesky"])
 @pytest.mark.parametrize("active", [("FL_foot", "RR_foot"), FEET])
-def test_contact_step_derivatives(go1, chart, active):
+@pytest.mark.parametrize("damping", [0.0, 50.0])
+def test_contact_step_derivatives(go1, chart, active, damping):
     dyn, theta, x, u = _setup(go1, chart, 0)
-    contacts = ContactModels(dyn.model, FEET)
+    contacts = ContactModels(dyn.model, FEET, damping)
     f, Fx, Ft = contact_step_derivatives(dyn, contacts, active, x, u)
     _close(f, contact_step(dyn, contacts, active, x, u), 1e-12)
     _close(Fx, _fd_x(lambda xx: contact_step(dyn, contacts, active, xx, u), go1, x))
@@ -129,8 +134,6 @@ def test_contact_step_keeps_feet_still(go1):
     model, data = dyn.model, dyn.model.createData()
     q = x[: model.nq]
     v = impulse(dyn, contacts, FEET, x)[model.nq :]  # feet at rest
-    from physid.oe.contact import contact_acceleration
-
     a = contact_acceleration(dyn, contacts, FEET, q, v, dyn.actuation @ u)
     pin.forwardKinematics(model, data, q, v, a)
     for f in FEET:
@@ -138,3 +141,49 @@ def test_contact_step_keeps_feet_still(go1):
             model, data, model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
         )
         np.testing.assert_allclose(acc.linear, 0, atol=1e-8)
+
+
+def test_damped_contact_removes_foot_velocity(go1):
+    """Baumgarte velocity gain Kd: the feet's classical acceleration is -Kd times their velocity
+    (J a + Jdot v = -Kd J v), so a foot velocity decays like exp(-Kd t) instead of staying."""
+    dyn, _, x, u = _setup(go1, "exp_eig", 4)
+    kd = 50.0
+    contacts = ContactModels(dyn.model, FEET, kd)
+    model, data = dyn.model, dyn.model.createData()
+    q, v = x[: model.nq], x[model.nq :]  # feet moving
+    a = contact_acceleration(dyn, contacts, FEET, q, v, dyn.actuation @ u)
+    pin.forwardKinematics(model, data, q, v, a)
+    for f in FEET:
+        fid = model.getFrameId(f)
+        acc = pin.getFrameClassicalAcceleration(model, data, fid, pin.LOCAL_WORLD_ALIGNED).linear
+        vel = pin.getFrameVelocity(model, data, fid, pin.LOCAL_WORLD_ALIGNED).linear
+        assert np.linalg.norm(vel) > 0.1
+        np.testing.assert_allclose(acc, -kd * vel, atol=1e-7 * kd * np.linalg.norm(vel))
+    with pytest.raises(InputError, match="damping"):
+        ContactModels(model, FEET, -1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_feet_velocity_and_its_derivatives(go1, seed):
+    """World velocity of the feet against J(q) v from Pinocchio's frame Jacobian, and its
+    tangent-space Jacobian against central differences (max error measured 2.7e-10)."""
+    rng = np.random.default_rng(seed)
+    q = pin.integrate(go1, pin.neutral(go1), rng.standard_normal(go1.nv))  # base tilted, moved
+    x = np.r_[q, rng.standard_normal(go1.nv)]
+    data = go1.createData()
+    active = ("FL_foot", "RR_foot")
+    r, J = feet_velocity(go1, data, active, x, True)
+    np.testing.assert_allclose(r, feet_velocity(go1, data, active, x, False)[0], atol=1e-14)
+    pin.computeJointJacobians(go1, data, q)
+    pin.updateFramePlacements(go1, data)
+    world = pin.LOCAL_WORLD_ALIGNED
+    Jw = [pin.getFrameJacobian(go1, data, go1.getFrameId(f), world) for f in active]
+    np.testing.assert_allclose(r, np.concatenate([j[:3] @ x[go1.nq :] for j in Jw]), atol=1e-12)
+    cols = []
+    for i in range(2 * go1.nv):
+        e = np.zeros(2 * go1.nv)
+        e[i] = EPS
+        plus = feet_velocity(go1, data, active, state.integrate(go1, x, e), False)[0]
+        minus = feet_velocity(go1, data, active, state.integrate(go1, x, -e), False)[0]
+        cols.append((plus - minus) / (2 * EPS))
+    _close(J, np.column_stack(cols), 1e-8)

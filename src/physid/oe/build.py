@@ -9,6 +9,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.oe.contact import ContactModels
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs
 from physid.oe.phases import ContactSchedule
@@ -36,11 +37,13 @@ def make_problem(
     x0_prior: NDArray | None = None,
     contact_frames: Sequence[str] = (),
     contact_flags: NDArray | None = None,
+    contact_damping: float = 0.0,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
     first measured configuration (its base part as in the model's neutral pose) at rest.
-    ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16)."""
+    ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
+    ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -56,6 +59,8 @@ def make_problem(
     schedule = None
     if contact_flags is not None:
         schedule = ContactSchedule(dyn.model, contact_frames, contact_flags)
+        # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
+        schedule.models = ContactModels(dyn.model, contact_frames, contact_damping)
     return OEProblem(
         dyn, u, measurements, noise or NoiseStd(), np.asarray(x0_prior, float), prior, std, schedule
     )

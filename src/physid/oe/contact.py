@@ -1,12 +1,17 @@
 """Contact dynamics (paper B eqs. 2-3) and impulse reset maps, parametrized by theta.
 
 A contact set is a tuple of foot frame names, each a rigid point contact (3D, the foot point
-does not accelerate, eq. 3, no Baumgarte term). One time step of a contact phase is the
-semi-implicit Euler step of :mod:`physid.oe.dynamics` with the constrained acceleration of
-``pin.constraintDynamics``::
+does not accelerate, eq. 3). One time step of a contact phase is the semi-implicit Euler step
+of :mod:`physid.oe.dynamics` with the constrained acceleration of ``pin.constraintDynamics``::
 
-    [M  Jc^T] [ a      ]   [tau - h    ]
-    [Jc  0  ] [-lambda ] = [-Jc_dot v  ]                       (eqs. 2-3)
+    [M  Jc^T] [ a      ]   [tau - h              ]
+    [Jc  0  ] [-lambda ] = [-Jc_dot v - Kd Jc v  ]              (eqs. 2-3)
+
+``Kd`` (``damping``, 1/s, default 0: eq. 3 as printed) is Pinocchio's Baumgarte velocity gain,
+the ``a_c(q, v)`` of eq. 3 as Crocoddyl's contact models define it: a foot velocity in contact
+decays like ``exp(-Kd t)`` instead of being carried. There is no position gain: its reference
+(the foot's touch-down point) is a function of an earlier node's state, which would couple
+non-adjacent nodes and break the Markov structure the Riccati recursion relies on.
 
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
@@ -36,12 +41,15 @@ _PROX = pin.ProximalSettings(1e-12, 0.0, 1)
 class ContactModels:
     """Pinocchio rigid-constraint models and work data, one set per contact combination."""
 
-    def __init__(self, model: pin.Model, frames: Sequence[str]) -> None:
+    def __init__(self, model: pin.Model, frames: Sequence[str], damping: float = 0.0) -> None:
         self.model = model
         self.frames = tuple(frames)
         for name in self.frames:
             if not model.existFrame(name):
                 raise InputError(f"no frame named {name!r} in the model", source="contacts")
+        if not (np.isfinite(damping) and damping >= 0.0):
+            raise InputError(f"contact damping must be >= 0 [1/s], got {damping!r}")
+        self.damping = float(damping)
         self._cache: dict[tuple[str, ...], tuple] = {}
 
     def get(self, active: tuple[str, ...]) -> tuple:
@@ -51,15 +59,17 @@ class ContactModels:
             cms = pin.StdVec_RigidConstraintModel()
             for name in active:
                 frame = model.frames[model.getFrameId(name)]
-                cms.append(
-                    pin.RigidConstraintModel(
-                        pin.ContactType.CONTACT_3D,
-                        model,
-                        frame.parentJoint,
-                        frame.placement,
-                        pin.LOCAL_WORLD_ALIGNED,
-                    )
+                cm = pin.RigidConstraintModel(
+                    pin.ContactType.CONTACT_3D,
+                    model,
+                    frame.parentJoint,
+                    frame.placement,
+                    pin.LOCAL_WORLD_ALIGNED,
                 )
+                gains = cm.m_baumgarte_parameters
+                gains.Kp, gains.Kd = 0.0, self.damping
+                cm.setBaumgarteCorrectorParameters(gains)
+                cms.append(cm)
             cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
             data = model.createData()
             pin.initConstraintDynamics(model, data, cms, cds)
@@ -154,3 +164,36 @@ def impulse_derivatives(
     Ft = np.zeros((2 * nv, dyn.n_theta))
     Ft[nv:] = -_kkt_solve(model, data, q, Jc, dtau)
     return np.concatenate([q, v_plus]), Fx, Ft
+
+
+def feet_velocity(
+    model: pin.Model, data: pin.Data, frames: Sequence[str], x: NDArray, jacobian: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """World linear velocities of the frames' origins ``(3 n,)`` at the state ``x`` and, if
+    asked, their Jacobian ``(3 n, 2 nv)`` in the tangent space (``pin`` velocity derivatives).
+
+    The no-slip observation of :class:`physid.oe.measurements.NoiseStd` ``foot_velocity``:
+    a foot in contact does not move, up to a slip of that standard deviation per node."""
+    nq, nv = model.nq, model.nv
+    q, v = x[:nq], x[nq:]
+    ids = [model.getFrameId(f) for f in frames]
+    if not jacobian:
+        pin.forwardKinematics(model, data, q, v)
+        r = [pin.getFrameVelocity(model, data, i, pin.LOCAL_WORLD_ALIGNED).linear for i in ids]
+        return (np.concatenate(r) if r else np.zeros(0)), None
+    # LOCAL derivatives rotated to the world: Pinocchio 4.1's LOCAL_WORLD_ALIGNED velocity
+    # derivative is not the derivative of the world velocity of the point (it moves with a
+    # base translation, measured against central differences)
+    pin.computeForwardKinematicsDerivatives(model, data, q, v, np.zeros(nv))
+    pin.updateFramePlacements(model, data)
+    r, J = np.empty(3 * len(ids)), np.zeros((3 * len(ids), 2 * nv))
+    for n, i in enumerate(ids):
+        rows = slice(3 * n, 3 * n + 3)
+        R = data.oMf[i].rotation
+        local = pin.getFrameVelocity(model, data, i, pin.LOCAL).linear
+        dv_dq, dv_dv = pin.getFrameVelocityDerivatives(model, data, i, pin.LOCAL)
+        # d(R v_l) = R (dv_l - v_l x dtheta), dtheta = the frame's angular Jacobian (LOCAL)
+        r[rows] = R @ local
+        J[rows, :nv] = R @ (dv_dq[:3] - pin.skew(local) @ dv_dv[3:])
+        J[rows, nv:] = R @ dv_dv[:3]
+    return r, J

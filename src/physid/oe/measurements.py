@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from physid.errors import InputError
 from physid.oe.state import ARG1
 
 
@@ -42,17 +43,66 @@ class Measurements:
 @dataclass(frozen=True)
 class NoiseStd:
     """Standard deviations of the sensors, the process noise w (per node, for the q and v parts
-    of the tangent space) and the arrival state, all SI."""
+    of the tangent space) and the arrival state, all SI.
+
+    ``process_q`` / ``process_v``: one number for every degree of freedom, or one per degree
+    of freedom of the tangent space (``nv`` values, the base's 6 first for a free-flyer), e.g.
+    from the actuators' torque uncertainty by :func:`process_std_from_torque`.
+    ``foot_velocity`` [m/s]: the no-slip observation of the feet in contact (their world
+    velocity is 0 with this standard deviation at every node of their stance); None: no term.
+    """
 
     encoder: float = 1e-3
     joint_velocity: float = 5e-2
     orientation: float = 1e-2
     gyro: float = 1e-2
     base_velocity: float = 2e-2
-    process_q: float = 1e-5
-    process_v: float = 1e-3
+    process_q: float | NDArray[np.float64] = 1e-5
+    process_v: float | NDArray[np.float64] = 1e-3
     arrival_q: float = 1e-1
     arrival_v: float = 1.0
+    foot_velocity: float | None = None
+
+    def process_std(self, nv: int) -> NDArray[np.float64]:
+        """Standard deviations of ``w = [w_q; w_v]`` ``(2 nv,)``; bad values are an InputError
+        naming the field."""
+        parts = []
+        for name in ("process_q", "process_v"):
+            value = np.asarray(getattr(self, name), dtype=float)
+            if value.ndim > 1 or (value.ndim == 1 and value.shape[0] != nv):
+                raise InputError(f"noise {name} must be one number or {nv} (nv) numbers")
+            if not np.all(np.isfinite(value) & (value > 0)):
+                raise InputError(f"noise {name} must be positive and finite, got {value}")
+            parts.append(np.broadcast_to(value, (nv,)))
+        return np.concatenate(parts)
+
+
+def process_std_from_torque(
+    model: pin.Model,
+    q: NDArray,
+    dt: float,
+    torque_std: float | NDArray,
+    floor: float = 1e-3,
+    base_wrench_std: float | NDArray = 0.0,
+) -> NDArray[np.float64]:
+    """Per-DoF ``process_v`` ``(nv,)`` from what a user knows about the actuators.
+
+    ``torque_std`` [N m or N]: the uncertainty of the torque each joint after the base really
+    applies for its command (torque-constant spread times the typical command, friction, ...),
+    one number or one per joint; ``base_wrench_std``: an unmodelled external wrench on a
+    free-flyer base (default none). A generalized-force error ``delta_tau`` held over a node
+    changes v by ``dt M(q)^-1 delta_tau`` (semi-implicit Euler), so the standard deviations are
+    ``dt sqrt(diag(M^-1 Sigma_tau M^-1))`` at a typical configuration ``q`` (free dynamics: the
+    contacts' share is ignored), never below ``floor``."""
+    _, bv = base_dofs(model)
+    joints = np.broadcast_to(np.asarray(torque_std, dtype=float), (model.nv - bv,))
+    std = np.r_[np.broadcast_to(np.asarray(base_wrench_std, dtype=float), (bv,)), joints]
+    if not np.all(np.isfinite(std) & (std >= 0)):
+        raise InputError(f"torque_std must be non-negative and finite, got {torque_std!r}")
+    M = pin.crba(model, model.createData(), np.asarray(q, dtype=float))
+    Minv = np.linalg.inv(np.triu(M) + np.triu(M, 1).T)
+    cov = (Minv * std**2) @ Minv.T
+    return np.maximum(dt * np.sqrt(np.diag(cov)), floor)
 
 
 def base_dofs(model: pin.Model) -> tuple[int, int]:

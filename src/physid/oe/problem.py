@@ -6,6 +6,14 @@ space, and the chart coordinates theta of the estimated bodies. Dynamics
 
     1/2 |x_0 (-) x_bar|^2_{S0^-1} + 1/2 |theta - theta_bar|^2_{St^-1}
       + 1/2 sum_k |w_k|^2_{Sw^-1} + 1/2 sum_k |z_k (-) h(x_k)|^2_{Sz^-1}
+      [+ 1/2 sum_k sum_{feet in contact at k} |v_foot(x_k)|^2 / s_slip^2]
+
+``Sw`` is diagonal, one standard deviation per tangent direction (``NoiseStd.process_std``).
+The last sum (optional, ``NoiseStd.foot_velocity = s_slip``) is a no-slip observation of the
+feet in contact: a zero-velocity pseudo-measurement of each such foot at every node. A foot
+velocity the dynamics would otherwise carry through the stance (eq. 3 only zeroes its
+acceleration) then costs ``n / s_slip^2`` per unit squared over n nodes — the foot-position
+random walk of a leg-kinematics EKF (Bloesch et al. 2012) with ``s_walk^2 = dt s_slip^2``.
 
 The linearization around a guess gives the data of the KKT system eq. 21 (Gauss-Newton: the
 second derivatives of f and h are dropped, as in Crocoddyl) with the linearized dynamics
@@ -23,6 +31,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe import state
 from physid.oe.charts import prior_residual
+from physid.oe.contact import feet_velocity
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, residuals
 from physid.oe.phases import ContactSchedule, step, step_derivatives
@@ -71,7 +80,11 @@ class OEProblem:
         if self.contacts is not None and self.contacts.flags.shape[0] != self.u.shape[0] + 1:
             raise InputError(f"contact flags must have N + 1 = {self.u.shape[0] + 1} rows")
         nv = model.nv
-        self._w_std = np.r_[np.full(nv, self.noise.process_q), np.full(nv, self.noise.process_v)]
+        self._w_std = self.noise.process_std(nv)
+        slip = self.noise.foot_velocity
+        if slip is not None and not (np.isfinite(slip) and slip > 0):
+            raise InputError(f"noise foot_velocity must be positive (or None), got {slip!r}")
+        self._kinematics = model.createData()  # work data of the no-slip term
         self._x0_std = np.r_[np.full(nv, self.noise.arrival_q), np.full(nv, self.noise.arrival_v)]
 
     @property
@@ -81,6 +94,20 @@ class OEProblem:
     def transition(self, k: int, x: NDArray, w: NDArray) -> NDArray[np.float64]:
         """``f_p(x_k; theta | u_k) (+) w_k`` (theta as last set on the dynamics)."""
         return state.integrate(self.dynamics.model, step(self, k, x), w)
+
+    def node_residuals(
+        self, k: int, x: NDArray, jacobian: bool
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+        """Whitened observation residuals of node k (sensors, then the no-slip term)."""
+        model = self.dynamics.model
+        r, J = residuals(model, self.measurements, self.noise, k, x, jacobian)
+        slip, sched = self.noise.foot_velocity, self.contacts
+        if slip is None or sched is None or not sched.active(k):
+            return r, J
+        rf, Jf = feet_velocity(model, self._kinematics, sched.active(k), x, jacobian)
+        if not jacobian:
+            return np.concatenate([r, rf / slip]), None
+        return np.concatenate([r, rf / slip]), np.vstack([J, Jf / slip])
 
     def _fixed_costs(self, x0: NDArray, theta: NDArray, ws: NDArray) -> float:
         r0 = state.difference(self.dynamics.model, self.x0_prior, x0) / self._x0_std
@@ -106,7 +133,7 @@ class OEProblem:
         cost = self._fixed_costs(xs[0], theta, ws)
         gaps = np.empty((self.horizon, self.dynamics.nx))
         for k in range(self.horizon + 1):
-            r, _ = residuals(model, self.measurements, self.noise, k, xs[k], False)
+            r, _ = self.node_residuals(k, xs[k], False)
             cost += 0.5 * r @ r
             if k < self.horizon:
                 gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k]))
@@ -121,7 +148,7 @@ class OEProblem:
         A, B, C = np.empty((N, nx, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
         gaps, Lxx, lx = np.empty((N, nx)), np.empty((N + 1, nx, nx)), np.empty((N + 1, nx))
         for k in range(N + 1):
-            r, J = residuals(model, self.measurements, self.noise, k, xs[k], True)
+            r, J = self.node_residuals(k, xs[k], True)
             Lxx[k], lx[k] = J.T @ J, J.T @ r
             cost += 0.5 * float(r @ r)
             if k == N:
