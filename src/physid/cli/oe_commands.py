@@ -19,7 +19,32 @@ NOISE_KEYS = (
     "process_v",
     "arrival_q",
     "arrival_v",
+    "foot_velocity",
 )
+PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
+
+
+def read_oe_config(path: Path | None) -> tuple[dict, float]:
+    """The ``noise`` mapping (NoiseStd keyword arguments) and the contact damping [1/s] of a
+    ``physid oe --config`` YAML; a bad entry is an InputError naming its key."""
+    import numpy as np
+
+    from physid.io import config_number, config_section, read_yaml
+
+    if path is None:
+        return {}, 0.0
+    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts"}, str(path))
+    section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
+    noise = {}
+    for key, value in section.items():
+        if key in PER_DOF_KEYS and isinstance(value, list):
+            items = [config_number(v, f"noise.{key}[{i}]") for i, v in enumerate(value)]
+            noise[key] = np.array(items, dtype=float)
+        else:
+            noise[key] = config_number(value, f"noise.{key}")
+    contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
+    damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
+    return noise, float(damping)
 
 
 @click.command("oe")
@@ -58,7 +83,10 @@ NOISE_KEYS = (
     default=None,
     help="YAML with a 'noise' mapping of standard deviations (SI): encoder [rad], "
     "joint_velocity [rad/s], orientation [rad], gyro [rad/s], base_velocity [m/s], "
-    "process_q, process_v (per node), arrival_q, arrival_v.",
+    "process_q, process_v (per node; one number or a list of nv, the base's 6 first), "
+    "arrival_q, arrival_v, foot_velocity [m/s] (no-slip observation of the feet in "
+    "contact, e.g. 0.03; default: none); and a 'contacts' mapping with damping [1/s] "
+    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3). See docs/oe.md.",
 )
 @click.option(
     "--chart",
@@ -120,9 +148,6 @@ def oe_command(
     from physid.errors import InputError
     from physid.io import (
         atomic_output_dir,
-        config_number,
-        config_section,
-        read_yaml,
         table_csv_text,
         write_json_atomic,
         write_text_atomic,
@@ -139,11 +164,7 @@ def oe_command(
         model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
     else:
         model = pin.buildModelFromUrdf(str(urdf))
-    noise = {}
-    if config is not None:
-        raw = config_section(read_yaml(config, "config file"), {"noise"}, str(config))
-        section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
-        noise = {k: config_number(v, f"noise.{k}") for k, v in section.items()}
+    noise, damping = read_oe_config(config)
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
@@ -159,6 +180,7 @@ def oe_command(
         x0_prior=recording.x0_prior,
         contact_frames=recording.contact_frames,
         contact_flags=recording.contact_flags,
+        contact_damping=damping,
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
@@ -172,6 +194,7 @@ def oe_command(
         "chart": chart,
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,
+        "contact_damping": damping,
     }
     payload = result.to_json_dict()
     payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
