@@ -152,6 +152,18 @@ def test_bad_config_names_the_key():
         load_model(PENDULUM, {"estimate": ["pendulum.nope"]})
 
 
+def test_massless_body_is_one_line_naming_the_parameter():
+    """A fit can drive a body to zero mass or inertia (the double pendulum did); simulating it
+    must name the parameter instead of failing with a singular-matrix traceback."""
+    model = _pendulum()
+    q0, v0 = state_from_joints(model, [0.3])
+    assert np.isfinite(simulate(model, 1e-3, 2, q0, v0).angles).all()
+    with pytest.raises(InputError, match="pendulum.mass = 0"):
+        simulate(model.with_values({"pendulum.mass": 0.0}), 1e-3, 2, q0, v0)
+    with pytest.raises(InputError, match="pendulum.Ixx/Iyy/Izz"):
+        simulate(model.with_values({"pendulum.Iyy": 0.0}), 1e-3, 2, q0, v0)
+
+
 @pytest.mark.parametrize(("torque", "sticks"), [(1.3, True), (2.0, False)])
 def test_stribeck_breakaway_exceeds_kinetic_friction(tmp_path, torque, sticks):
     """Eq. 4.1: the bound r mu + r dmu exp(-c w^2) holds the hinge above the kinetic threshold."""

@@ -229,7 +229,10 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
     seg = fit.segments[0]
     t = fit.h * np.arange(len(seg.y))
     est = _unwrap_like(estimated_angles(fit)[0], seg.y)
-    sim = _unwrap_like(simulated_angles(fit), seg.y)
+    try:
+        sim, why = _unwrap_like(simulated_angles(fit), seg.y), ""
+    except InputError as err:  # e.g. an estimate at a zero mass: report it, keep the rest
+        sim, why = np.full_like(seg.y, np.nan), f"no simulation: {err}"
     imp = impulse_residuals(fit)[0]
     fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
     for j, name in enumerate(fit.model.joint_names):
@@ -245,6 +248,7 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
     axes[1].set_yscale("log")
     axes[1].legend(fontsize=7)
     axes[2].set_ylabel("angle [rad]")
+    axes[2].set_title(why, fontsize=8)
     axes[2].set_xlabel("time [s]")
     axes[2].legend(fontsize=7)
     axes[0].set_title(f"{fit.status}, {fit.iterations} iterations, h = {fit.h:g} s")

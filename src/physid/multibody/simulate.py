@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from physid.errors import InputError
 from physid.multibody.dynamics import hinge_vectors, step_expressions
 from physid.multibody.kinematics import np_box_plus, np_quat_from_matrix
 from physid.multibody.mlcp import solve_velocity
@@ -35,12 +36,33 @@ class Simulation:
     lcp_failures: int = 0
 
 
+def _require_positive_inertia(model: MultibodyModel, chi: np.ndarray) -> None:
+    """A body with zero mass or a singular inertia makes the SPOOK mass matrix singular (an
+    identification can drive one there, e.g. a free-swing fit that collapses a body to zero):
+    one line naming the parameter instead of a LinAlgError from the first step."""
+    for body in model.bodies:
+        name = body.name
+        mass = chi[model.index(f"{name}.mass")]
+        if not mass > 0:
+            raise InputError(f"{name}.mass = {mass:g}: a simulated body needs a positive mass")
+        ix, iy, iz, ixy, ixz, iyz = (
+            chi[model.index(f"{name}.{k}")] for k in ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
+        )
+        inertia = np.array([[ix, ixy, ixz], [ixy, iy, iyz], [ixz, iyz, iz]])
+        if not np.linalg.eigvalsh(inertia)[0] > 0:
+            raise InputError(
+                f"{name}.Ixx/Iyy/Izz = {ix:g}/{iy:g}/{iz:g}: a simulated body needs a positive "
+                "definite inertia"
+            )
+
+
 class Stepper:
     """One model, one step size ``h``: CasADi functions built once, stepped in NumPy."""
 
     def __init__(self, model: MultibodyModel, h: float, chi: np.ndarray | None = None) -> None:
         self.model, self.h = model, float(h)
         self.chi = model.values.copy() if chi is None else np.asarray(chi, float)
+        _require_positive_inertia(model, self.chi)
         nb, m = model.n_bodies, len(model.hinges)
         q, v = ca.SX.sym("q", 7 * nb), ca.SX.sym("v", 6 * nb)
         u, chi_s = ca.SX.sym("u", m), ca.SX.sym("chi", len(model.names))
