@@ -13,40 +13,55 @@ The OE's base velocity is the accelerometer pre-integrated with the fused orient
 Two data sets per seed: ``ideal`` (truth integrated with the OE's own step and ideal actuators:
 the OE's model is exact but for the payload) and ``realistic`` (truth integrated at dt/4, and the
 motors apply the command with a 3 % torque-constant spread and 0.02 N m s/rad + 0.2 N m friction).
-Estimators: EKF with / without the fused-orientation update; OE as it is (library default
-process noise) with the torso estimated (payload on) or fixed at the URDF (payload off); OE with
-the changes prototyped in ``benchmarks/oe_proposed.py`` (contact damping K_d = 50 /s, then also
-per-DoF process noise from the actuator spec), torso estimated. A figure goes to ``--out``
+Estimators: EKF with / without the fused-orientation update; physid.oe with the torso
+estimated (from the URDF, no prior) or held at the URDF (payload off), and the options of
+``physid.oe`` (all public API): ``NoiseStd.foot_velocity`` (no-slip observation of the feet in
+contact, its std the EKF's foot random walk per node: 1e-3 m/sqrt(s) / sqrt(dt) = 3.2 cm/s at
+1 ms), ``make_problem(contact_damping=50)`` (Baumgarte velocity gain, 1/s) and per-DoF
+``process_v`` from the actuator spec (``process_std_from_torque``). A figure goes to ``--out``
 (git-ignored ``out/`` by default).
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/oe_localisation.py [--seeds 1]
 
 RESULTS (2026-11-23, --seeds 3, mean of seeds 0-2, 1 ms nodes; position mm, orientation mrad;
 RMS / max over the whole jump, then over the flight; real. = realistic; discussion in
-docs/oe.md "Localisation"):
+docs/oe.md "Localisation"; * = morning run (commit f42c81d, same problem: the afternoon's ideal
+"as printed" and "damping" rows reproduce it to every digit), not re-run):
 
 data  estimator                 pos rms   max  flight rms  max  ori rms   max  flight rms   max
 ideal EKF (kinematics + IMU)       2.11  4.17     1.34   2.24     4.07  5.52     3.87   4.05
 ideal EKF + fused orientation      1.98  3.95     1.12   1.91     3.12  5.73     3.09   3.20
-ideal OE, payload estimated        8.75 20.08     7.07   8.18     2.86  4.00     2.77   2.89
-ideal OE, torso = URDF            16.91 48.92    22.07  25.51   111.79 122.62  105.02 108.09
-ideal OE + contact damping         2.49  5.45     1.63   2.36     3.28  5.18     2.86   3.03
-ideal OE + damping + DoF noise     6.21 13.58     4.78   6.03     3.10  4.22     2.99   3.15
+ideal OE as printed (no anchor)    8.75 20.08     7.07   8.18     2.86  4.00     2.77   2.89
+ideal OE as printed, torso=URDF*  16.91 48.92    22.07  25.51   111.79 122.62  105.02 108.09
+ideal OE + no-slip                 1.95  4.15     1.52   2.30     2.86  4.00     2.77   2.89
+ideal OE + damping                 2.49  5.45     1.63   2.36     3.28  5.18     2.86   3.03
+ideal OE + no-slip + damping       2.30  5.18     1.40   2.13     3.29  5.21     2.84   3.01
+ideal OE + no-slip + DoF noise     2.11  4.41     1.59   2.49     3.10  4.25     2.99   3.14
+ideal OE + all three               2.06  4.34     1.55   2.45     3.10  4.24     2.98   3.14
 real. EKF (kinematics + IMU)       0.79  1.80     0.95   1.14     7.83  9.23     8.19   8.29
 real. EKF + fused orientation      0.69  1.49     0.76   0.90     6.73  8.26     6.84   6.92
-real. OE, payload estimated       13.25 30.15    11.01  12.84     5.73  8.47     6.04   8.10
-real. OE, torso = URDF            16.09 38.48    17.12  20.77   110.91 122.15  104.15 109.60
-real. OE + contact damping        53.85 87.46    56.77  67.58     7.15 10.45     6.67   8.89
-real. OE + damping + DoF noise    10.66 22.69     7.62  10.06     6.77  7.96     6.82   6.93
+real. OE as printed (no anchor)*  13.25 30.15    11.01  12.84     5.73  8.47     6.04   8.10
+real. OE as printed, torso=URDF*  16.09 38.48    17.12  20.77   110.91 122.15  104.15 109.60
+real. OE + no-slip                 4.07  6.99     3.46   5.12     5.73  8.48     6.03   8.10
+real. OE + damping*               53.85 87.46    56.77  67.58     7.15 10.45     6.67   8.89
+real. OE + no-slip + damping      40.99 64.92    43.92  53.61     7.08 10.34     6.57   8.79
+real. OE + no-slip + DoF noise     3.11  5.33     2.64   4.30     6.78  7.98     6.83   6.94
+real. OE + all three               3.03  5.13     2.35   3.87     6.77  7.94     6.81   6.91
 
-OE statuses: ideal, all converged (7-13 iterations); realistic, OE as it is at max_iterations
-(60) on seeds 0 and 2, converged in 54 on seed 1; damping + DoF noise at 60 on seed 2.
-Torso mass estimated 12.762-12.767 kg (ideal), 12.53-12.67 kg (realistic) for 12.761.
-EKF alone on the walking Go1 (8 s, 0.76 m of path): position RMS 0.38 mm (max 0.75),
-orientation RMS 4.82 mrad (max 11.50). Paper (Fig. 6): no number in the text, the OE's errors
-below PRONTO's. Orientation: the OE is 8 % (ideal) / 15 % (realistic) below the better EKF.
-Position: NOT reproduced, the OE is 4x / 19x worse (cause: contacts at the acceleration level
-let the drifting pre-integrated velocity move the whole robot; see oe_proposed.py).
+OE statuses: ideal, all converged (8-15 iterations). Realistic (limit 60): as printed 60/54/60
+(seeds 0/1/2), no-slip 60/44/60, no-slip + DoF noise 39/26/60, all three 39/26/60, no-slip +
+damping converged 33/45/46 with the torso at 14.6-14.9 kg (12.761). Torso mass otherwise
+12.735-12.80 kg (ideal), 12.53-12.94 kg (realistic). EKF alone on the walking Go1 (8 s,
+0.76 m of path, morning run): position RMS 0.38 mm (max 0.75), orientation RMS 4.82 mrad.
+Paper (Fig. 6): no number in the text, the OE's errors below PRONTO's. Orientation: the OE is
+8 % (ideal) / 15 % (realistic) below the better EKF, with or without the anchor. Position:
+as printed NOT reproduced (4x / 19x worse: eq. 3 lets the drifting pre-integrated velocity move
+the whole robot); with the no-slip anchor (recommended: EKF's foot walk, no damping) the OE
+matches the EKF on ideal data (1.95 vs 1.98 mm) and is still 6x worse on realistic data (4.07
+vs 0.69 mm; 3.11 with per-DoF noise): the error is made at the push-off and in the flight,
+where the OE's dynamics carry the actuators' torque errors that the EKF never uses (seed 2
+re-solved: 0.19 mm before the push-off, 1.25 mm after it, 8.9 mm at touch-down; take-off base
+velocity error 56 mm/s vertical; estimated feet in contact at up to 55 mm/s in the push-off).
 """
 
 from __future__ import annotations
@@ -63,10 +78,10 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from leg_ekf import EkfSettings, run_ekf  # noqa: E402
-from oe_proposed import apply_proposed, process_std_from_spec  # noqa: E402
 
 from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve  # noqa: E402
-from physid.sim.oe_floating import simulate_go1  # noqa: E402
+from physid.oe.measurements import process_std_from_torque  # noqa: E402
+from physid.sim.oe_floating import go1_standing, simulate_go1  # noqa: E402
 from physid.sim.oe_imu import ImuLog, ImuSpec, measure_imu, oe_measurements, oe_noise_std  # noqa: E402
 from physid.sim.oe_jump import PHASES, JumpTruth, go1_actuators, simulate_jump  # noqa: E402
 from physid.sim.oe_robots import GO1, load_model  # noqa: E402
@@ -74,6 +89,10 @@ from physid.sim.oe_robots import GO1, load_model  # noqa: E402
 PAYLOAD = pin.Inertia(7.2, np.array([-0.03, 0.01, 0.07]), np.diag([0.035, 0.09, 0.10]))
 ACTUATOR = {"gain_std": 0.03, "viscous": 0.02, "coulomb": 0.2}
 CONTACT_DAMPING = 50.0  # 1/s: the feet come to rest within ~20 ms (one value, not tuned)
+# The no-slip observation's std is the EKF's foot random walk (Bloesch 2012, EkfSettings
+# foot_slip, 1e-3 m/sqrt(s)) per node: s_slip = s_walk / sqrt(dt), 3.2 cm/s at 1 ms, inside
+# the 1-5 cm/s slip of a real robot's foot; both estimators assume the same slip (not tuned).
+FOOT_WALK = EkfSettings().foot_slip
 MAX_ITERATIONS = 60
 
 
@@ -136,11 +155,29 @@ def ekf_track(case: Case, use_orientation: bool) -> tuple[NDArray, NDArray, dict
     return track.position, track.rotation, info
 
 
-def oe_track(case: Case, torso: str, proposed: str = "") -> tuple[NDArray, NDArray, dict]:
+def torque_std(u: NDArray, joint_velocity: NDArray) -> NDArray[np.float64]:
+    """Per-joint torque uncertainty [N m] a user derives from the actuators' spec: the
+    torque-constant spread on the RMS command, Coulomb and viscous friction (RMS speed)."""
+    u_rms = np.sqrt((u**2).mean(axis=0))
+    dq_rms = np.sqrt((joint_velocity**2).mean(axis=0))
+    a = ACTUATOR
+    return np.sqrt((a["gain_std"] * u_rms) ** 2 + a["coulomb"] ** 2 + (a["viscous"] * dq_rms) ** 2)
+
+
+def oe_track(
+    case: Case, torso: str, damping: float = 0.0, slip: bool = False, dof_noise: bool = False
+) -> tuple[NDArray, NDArray, dict]:
     """``torso``: 'estimate' (from the URDF, no prior) or 'urdf' (held at the URDF);
-    ``proposed``: '' (physid.oe as it is), 'damping' or 'damping+noise' (oe_proposed.py)."""
+    ``damping``: contact Baumgarte gain [1/s]; ``slip``: the no-slip observation of the feet
+    in contact (``NoiseStd.foot_velocity``); ``dof_noise``: per-DoF ``process_v`` from the
+    actuator spec (:func:`physid.oe.measurements.process_std_from_torque`)."""
     tr, log, model = case.truth, case.log, case.nominal
     std = oe_noise_std(case.spec, tr.dt, tr.x.shape[0] * tr.dt)
+    if dof_noise:
+        tau = torque_std(tr.u, log.joint_velocity)
+        std["process_v"] = process_std_from_torque(model, go1_standing(model), tr.dt, tau)
+    if slip:
+        std["foot_velocity"] = FOOT_WALK / np.sqrt(tr.dt)
     noise = NoiseStd(**std, arrival_v=1e-3)  # at rest, as the EKF is told
     x0 = np.r_[tr.x[0, :3], log.quat[0], log.encoders[0], np.zeros(model.nv)]
     problem = make_problem(
@@ -155,13 +192,8 @@ def oe_track(case: Case, torso: str, proposed: str = "") -> tuple[NDArray, NDArr
         contact_frames=tr.contact_frames,
         contact_flags=tr.contact_flags,
         theta_prior_std=None if torso == "estimate" else 1e-6,
+        contact_damping=damping,
     )
-    if proposed == "damping":
-        apply_proposed(problem, CONTACT_DAMPING)
-    elif proposed == "damping+noise":
-        floor = (noise.process_q, noise.process_v)
-        sq, sv = process_std_from_spec(model, tr.dt, tr.u, log.joint_velocity, ACTUATOR, floor)
-        apply_proposed(problem, CONTACT_DAMPING, sq, sv)
     xs, ws = initial_guess(problem)
     theta0 = problem.dynamics.nominal_theta()
     result = solve(problem, xs, ws, theta0, OEOptions(max_iterations=MAX_ITERATIONS))
@@ -177,10 +209,13 @@ def oe_track(case: Case, torso: str, proposed: str = "") -> tuple[NDArray, NDArr
 ESTIMATORS = {
     "EKF (kinematics + IMU)": lambda c: ekf_track(c, False),
     "EKF + fused orientation": lambda c: ekf_track(c, True),
-    "OE, payload estimated": lambda c: oe_track(c, "estimate"),
-    "OE, torso = URDF": lambda c: oe_track(c, "urdf"),
-    "OE + contact damping": lambda c: oe_track(c, "estimate", "damping"),
-    "OE + damping + DoF noise": lambda c: oe_track(c, "estimate", "damping+noise"),
+    "OE as printed (no anchor)": lambda c: oe_track(c, "estimate"),
+    "OE as printed, torso=URDF": lambda c: oe_track(c, "urdf"),
+    "OE + no-slip": lambda c: oe_track(c, "estimate", slip=True),
+    "OE + damping": lambda c: oe_track(c, "estimate", CONTACT_DAMPING),
+    "OE + no-slip + damping": lambda c: oe_track(c, "estimate", CONTACT_DAMPING, True),
+    "OE + no-slip + DoF noise": lambda c: oe_track(c, "estimate", slip=True, dof_noise=True),
+    "OE + all three": lambda c: oe_track(c, "estimate", CONTACT_DAMPING, True, True),
 }
 
 
