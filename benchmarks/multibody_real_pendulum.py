@@ -35,7 +35,9 @@ Single arm, per-file fits (Tables 2-3), h = 1e-2, kappa = 100: cost / CV per ste
 1.47e-6 / 1.48e-6, 1.18e-6 / 1.20e-6). Inertia per file (dry) 7.04e-5 ... 1.070e-4 (spread
 52 %, paper 0.8 %): amplitude-dependent shadow inertia at h = 1e-2 (at h = 2e-3 the viscous
 fits give 1.040e-4 ... 1.095e-4). Stribeck broken on train_00 (J -> 0, 40 it, cost 4.6e-6) and
-train_01 (J = 1.2e-5).
+train_01 (J = 1.2e-5). At h = 2e-3 (``--h 0.002 --kappa 100 --grid-h ""``): viscous 5.22e-10 /
+5.33e-10, dry 5.14e-10 / 5.37e-10, Stribeck 5.02e-10 / 7.02e-10 (dry / viscous 0.985, paper
+0.77; Stribeck / dry 0.977, paper 0.80); J per file 1.040e-4 ... 1.097e-4; no collapsed fit.
 Single arm, all training files, validation valid_00 / valid_01 (README 1.95 / 1.39; whole file
 14.7 / 20.5; our integration of the README model 1.96 / 1.40, 14.9 / 20.5):
     h, kappa     stepped       viscous       dry           Stribeck
