@@ -55,8 +55,9 @@ Double arm, h = 1e-3, kappa = 1e4, 6 training files (4 it, 45 s): J1 4.351e-4, J
 over 1 s: valid_00 1.66 / 3.17 (README 1.62 / 2.90, stepped 1.57 / 2.83), valid_01 2.19 / 2.19
 (README 2.10 / 1.94, stepped 2.15 / 2.12): NOT met by 0.04-0.27 mrad; whole file 4.0 / 6.0 and
 3.6 / 5.9 (stepped 3.5 / 5.0, 3.2 / 5.0). At h = 1e-2, kappa 100: J1 4.158e-4, J2 1.256e-3,
-b1 = b2 = 0; 1.41 / 3.19 and 3.56 / 4.76. Before the joint-1 shift, and with arm 2's mass
-free, the fit collapsed every estimate to 0 (546 s, 40 it).
+b1 = b2 = 0; 1.41 / 3.19 and 3.56 / 4.76. All 26 training files at 1e-3 (4 it, 324 s): J1
+4.355e-4, J2 1.270e-3, b1 1.4e-4, b2 2.0e-5; 1.61 / 3.06 and 2.16 / 2.15 (NOT met on 3 of 4).
+Before the joint-1 shift the fit collapsed every estimate to 0 (546 s, 40 it).
 """
 
 from __future__ import annotations
