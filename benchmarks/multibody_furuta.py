@@ -33,6 +33,9 @@ the one-core figure; z = (estimate - truth) / reported std; 10 of the 12 numbers
   +0.1 % (+0.4); h = 2e-3 (37 it): J_Azz +27 % (+8.2), b1 -46 % (-13), r mu1 +159 % (+8.1),
   tilt_1 +77 % (+14). h = 2e-3 with kappa 2500 (the h^2 scaling of the impulse weight that
   keeps kappa 100 at 1e-2): 60 iterations without convergence, b1 -72 %, r mu1 +287 %.
+  h = 5e-3 with kappa 400 (same scaling): 47 it, gain +0.6 % (z +6.2), J_Azz +4.9 % (+3.4),
+  J_Bzz -6.4 % (-4.0), b1 -10 % (-8.4), r mu1 +35 % (+7.0), tilt +8 / +4 % (+6.5 / -7.8):
+  much closer to the truth than at 1e-2, still beyond 2 sigma.
 - Inverse crime (data simulated at h = 1e-2 itself, ``--h-sim 0.01``): kappa 100, 6 iterations
   (cost 4.5737e-4, converged_stalled at 9 with 4.5734e-4), 2.1 s wall, CPU 1.30 s: 9 of 10
   within 2 sigma (gain -0.1 %, J_Byy +0.1, J_Bzz +2.7 (z +2.0), b1 +0.2, b2 +2.6, r mu1 +0.4,
