@@ -25,8 +25,8 @@ contact, its std the EKF's foot random walk per node: 1e-3 m/sqrt(s) / sqrt(dt) 
 
 RESULTS (2026-11-23, --seeds 3, mean of seeds 0-2, 1 ms nodes; position mm, orientation mrad;
 RMS / max over the whole jump, then over the flight; real. = realistic; discussion in
-docs/oe.md "Localisation"; * = morning run (commit f42c81d, same problem: the afternoon's ideal
-"as printed" and "damping" rows reproduce it to every digit), not re-run):
+docs/oe.md "Localisation"; * = morning run (commit f42c81d, same problem: the afternoon's
+"as printed" and "damping" rows reproduce it to every printed digit), not re-run):
 
 data  estimator                 pos rms   max  flight rms  max  ori rms   max  flight rms   max
 ideal EKF (kinematics + IMU)       2.11  4.17     1.34   2.24     4.07  5.52     3.87   4.05
@@ -40,17 +40,18 @@ ideal OE + no-slip + DoF noise     2.11  4.41     1.59   2.49     3.10  4.25    
 ideal OE + all three               2.06  4.34     1.55   2.45     3.10  4.24     2.98   3.14
 real. EKF (kinematics + IMU)       0.79  1.80     0.95   1.14     7.83  9.23     8.19   8.29
 real. EKF + fused orientation      0.69  1.49     0.76   0.90     6.73  8.26     6.84   6.92
-real. OE as printed (no anchor)*  13.25 30.15    11.01  12.84     5.73  8.47     6.04   8.10
+real. OE as printed (no anchor)   13.25 30.15    11.01  12.84     5.73  8.47     6.04   8.10
 real. OE as printed, torso=URDF*  16.09 38.48    17.12  20.77   110.91 122.15  104.15 109.60
 real. OE + no-slip                 4.07  6.99     3.46   5.12     5.73  8.48     6.03   8.10
-real. OE + damping*               53.85 87.46    56.77  67.58     7.15 10.45     6.67   8.89
+real. OE + damping                53.85 87.46    56.77  67.58     7.15 10.45     6.67   8.89
 real. OE + no-slip + damping      40.99 64.92    43.92  53.61     7.08 10.34     6.57   8.79
 real. OE + no-slip + DoF noise     3.11  5.33     2.64   4.30     6.78  7.98     6.83   6.94
 real. OE + all three               3.03  5.13     2.35   3.87     6.77  7.94     6.81   6.91
 
-OE statuses: ideal, all converged (8-15 iterations). Realistic (limit 60): as printed 60/54/60
-(seeds 0/1/2), no-slip 60/44/60, no-slip + DoF noise 39/26/60, all three 39/26/60, no-slip +
-damping converged 33/45/46 with the torso at 14.6-14.9 kg (12.761). Torso mass otherwise
+OE statuses: ideal, all converged (8-15 iterations). Realistic (limit 60): as printed 60/50/60
+(seeds 0/1/2), no-slip 60/44/60, no-slip + DoF noise 39/26/60, all three 39/26/60; damping
+converged 33/45/55 with the torso at 16.2-17.1 kg, no-slip + damping 33/45/46 at 14.6-14.9 kg
+(truth 12.761). Torso mass otherwise
 12.735-12.80 kg (ideal), 12.53-12.94 kg (realistic). EKF alone on the walking Go1 (8 s,
 0.76 m of path, morning run): position RMS 0.38 mm (max 0.75), orientation RMS 4.82 mrad.
 Paper (Fig. 6): no number in the text, the OE's errors below PRONTO's. Orientation: the OE is
