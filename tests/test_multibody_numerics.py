@@ -14,9 +14,16 @@ import pytest
 import scipy.sparse as sp
 
 from physid.multibody import Recording, identify, load_model, simulate, state_from_joints
-from physid.multibody.kinematics import box_minus, np_box_minus, np_exp, np_quat_mul
+from physid.multibody.kinematics import (
+    box_minus,
+    np_box_minus,
+    np_box_minus_rows,
+    np_exp,
+    np_quat_mul,
+)
 from physid.multibody.normal import NormalEquations
 from physid.multibody.residuals import build_residuals
+from physid.multibody.simulate import configurations_from_joints
 from physid.sim.furuta import table1_start, table_g5
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
@@ -41,6 +48,31 @@ def test_rotation_residual_is_the_exact_rotation_vector_for_either_quaternion_si
             assert np.allclose(got, np_box_minus(b, a), atol=1e-12)
         jac = ca.Function("j", [q1, q0], [ca.jacobian(fn(q1, q0), q1)])
         assert np.all(np.isfinite(np.asarray(jac(b, a), float)))  # smooth at angle 0 too
+
+
+def test_vectorised_initial_states_equal_the_per_row_functions():
+    """The rows of ``np_box_minus_rows`` are the known rotation vectors, and the vectorised
+    configurations equal ``state_from_joints`` row by row, including turns beyond 120 deg
+    (Eigen's negative-trace branch of the quaternion)."""
+    rng = np.random.default_rng(5)
+    psi = rng.normal(size=(400, 3))
+    psi *= rng.uniform(0.0, 3.1, size=(400, 1)) / np.linalg.norm(psi, axis=1, keepdims=True)
+    psi[0] = 0.0
+    e0 = rng.normal(size=(400, 4))
+    e0 /= np.linalg.norm(e0, axis=1, keepdims=True)
+    e1 = np.array([np_quat_mul(np_exp(d), e) for d, e in zip(psi, e0, strict=True)])
+    e1[::2] *= -1.0  # either sign of the quaternion
+    q0 = np.column_stack([rng.normal(size=(400, 3)), e0])
+    q1 = np.column_stack([q0[:, :3] + 1.0, e1])
+    got = np_box_minus_rows(q1, q0)
+    assert np.allclose(got[:, 3:], psi, atol=1e-12, rtol=1e-10)
+    assert np.allclose(got[:, :3], 1.0, atol=1e-15)
+    model = load_model(ROOT / "furuta.urdf", table_g5())
+    angles = rng.uniform(-7.0, 7.0, size=(300, 2))
+    Q = configurations_from_joints(model, angles)
+    want = np.array([state_from_joints(model, a)[0] for a in angles])
+    assert np.array_equal(Q, want)  # same arithmetic, same bits
+    assert np.allclose(np.linalg.norm(Q[:, [3, 4, 5, 6]], axis=1), 1.0, atol=1e-15)
 
 
 def test_banded_normal_equations_solve_the_damped_system():

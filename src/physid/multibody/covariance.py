@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
+
+from physid.multibody.normal import spd_solver, upper_band
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,11 @@ def projected_jacobian(J: sp.spmatrix, n_state: int) -> np.ndarray:
     # the refinements converge to the exact projection on the others. Measured on the Furuta
     # swing-up (1 s, 12 parameters): equal to a dense SVD projection with tolerance 1e-9 or
     # 1e-7 to 3 digits; one refinement without the floor was off by up to 4x.
-    lu = spla.splu((H + 1e-14 * sp.identity(n_state, format="csc")).tocsc())
-    X = lu.solve(np.asarray(A.T @ Jp))
+    Hreg = H + 1e-14 * sp.identity(n_state, format="csc")
+    solve = spd_solver(upper_band(Hreg), lambda: Hreg)  # banded Cholesky: 0.3 s -> 0.03 s
+    X = solve(np.asarray(A.T @ Jp))
     for _ in range(4):
-        X = X + lu.solve(np.asarray(A.T @ (Jp - A @ X)))
+        X = X + solve(np.asarray(A.T @ (Jp - A @ X)))
     return Jp - A @ X
 
 

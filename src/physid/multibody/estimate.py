@@ -11,11 +11,11 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.multibody.covariance import parameter_sensitivity, residual_std
-from physid.multibody.kinematics import np_box_minus
+from physid.multibody.kinematics import np_box_minus_rows
 from physid.multibody.lm import levenberg_marquardt
 from physid.multibody.model import MultibodyModel
 from physid.multibody.problem import Problem, Segment, States
-from physid.multibody.simulate import state_from_joints
+from physid.multibody.simulate import configurations_from_joints
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,8 @@ def resample(
 def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple:
     """Configurations at zero constraint violation (forward kinematics) and velocities by
     eq. 4.3, ``v_{k+1} = (q_{k+1} [-] q_k) / h`` (``v_0 = v_1``)."""
-    data = model.pin_model.createData()
-    Q = np.array([state_from_joints(model, a, data=data)[0] for a in angles])
-    V = np.array([np_box_minus(Q[k + 1], Q[k]) / h for k in range(len(Q) - 1)])
+    Q = configurations_from_joints(model, angles)
+    V = np_box_minus_rows(Q[1:], Q[:-1]) / h
     return Q, np.vstack([V[:1], V])
 
 
@@ -168,7 +167,7 @@ def identify(
         inequality=model.triangle_inequalities(names),
     )
     fitted = model.with_values(dict(zip(names, lm.p, strict=True)))
-    r, J = problem.residual(lm.x, lm.p, True)
+    r, J = (lm.r, lm.J) if lm.J is not None else problem.residual(lm.x, lm.p, True)
     n_steps = sum(len(s.y) for s in segments)
     layout, obs_sq, imp_sq, row = [], 0.0, 0.0, 0
     ns, m = problem.ns, problem.fn.n_obs

@@ -154,6 +154,47 @@ def np_box_minus(q1: np.ndarray, q0: np.ndarray) -> np.ndarray:
     return np.concatenate(out)
 
 
+def np_box_minus_rows(Q1: np.ndarray, Q0: np.ndarray) -> np.ndarray:
+    """:func:`np_box_minus` of every row of ``Q1`` (N, 7n) and ``Q0`` (N, 7n): (N, 6n)."""
+    out = np.empty((Q1.shape[0], Q1.shape[1] // 7 * 6))
+    for b in range(Q1.shape[1] // 7):
+        out[:, 6 * b : 6 * b + 3] = Q1[:, 7 * b : 7 * b + 3] - Q0[:, 7 * b : 7 * b + 3]
+        a, e = Q1[:, 7 * b + 3 : 7 * b + 7].T, Q0[:, 7 * b + 3 : 7 * b + 7].T
+        rel = np_quat_mul(a, e * np.array([1.0, -1.0, -1.0, -1.0])[:, None])
+        rel = np.where(rel[0] >= 0, rel, -rel)
+        s = np.linalg.norm(rel[1:], axis=0)
+        rot = 2 * np.arctan2(s, rel[0]) * rel[1:] / np.where(s < 1e-15, 1.0, s)
+        out[:, 6 * b + 3 : 6 * b + 6] = np.where(s < 1e-15, 0.0, rot).T
+    return out
+
+
+def np_quat_from_matrices(R: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[w, x, y, z]`` (N, 4), ``w >= 0``, of rotation matrices (N, 3, 3):
+    Eigen's branch on the trace and the largest diagonal entry (the formula behind
+    :func:`np_quat_from_matrix`), vectorised."""
+    e = np.empty((R.shape[0], 4))
+    trace = R[:, 0, 0] + (R[:, 1, 1] + R[:, 2, 2])  # Eigen's summation order: same bits
+    pos = trace > 0
+    t = np.sqrt(np.where(pos, trace, 0.0) + 1.0)
+    half = 0.5 / t
+    e[:, 0] = 0.5 * t
+    e[:, 1] = (R[:, 2, 1] - R[:, 1, 2]) * half
+    e[:, 2] = (R[:, 0, 2] - R[:, 2, 0]) * half
+    e[:, 3] = (R[:, 1, 0] - R[:, 0, 1]) * half
+    n = np.flatnonzero(~pos)  # turned more than 120 deg from the reference
+    d = R[n][:, [0, 1, 2], [0, 1, 2]]
+    i = np.where(d[:, 1] > d[:, 0], 1, 0)
+    i = np.where(d[:, 2] > d[np.arange(len(n)), i], 2, i)
+    j, k = (i + 1) % 3, (i + 2) % 3
+    t = np.sqrt(R[n, i, i] - R[n, j, j] - R[n, k, k] + 1.0)
+    half = 0.5 / t
+    e[n, 1 + i] = 0.5 * t
+    e[n, 0] = (R[n, k, j] - R[n, j, k]) * half
+    e[n, 1 + j] = (R[n, j, i] + R[n, i, j]) * half
+    e[n, 1 + k] = (R[n, k, i] + R[n, i, k]) * half
+    return np.where(e[:, :1] >= 0, e, -e)
+
+
 def np_quat_from_matrix(R: np.ndarray) -> np.ndarray:
     """Unit quaternion ``[w, x, y, z]`` of a rotation matrix."""
     import pinocchio as pin

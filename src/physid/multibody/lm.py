@@ -51,6 +51,8 @@ class LMResult:
     gain_ratio_history: list[float] = field(default_factory=list)
     alpha_history: list[float] = field(default_factory=list)
     evaluations: int = 0  # residual evaluations without Jacobian (trial steps, corrections)
+    r: np.ndarray | None = None  # residual and Jacobian at (x, p), for the covariance
+    J: object = None
 
 
 def _sq(r: np.ndarray) -> float:
@@ -184,5 +186,5 @@ def levenberg_marquardt(
         if previous - cost <= ftol * previous or cost <= 1e-20 * result.cost_history[0]:
             result.status = "converged_cost"  # stalled, or at round-off (exact data)
             break
-    result.x, result.p = x, p
+    result.x, result.p, result.r, result.J = x, p, r, J
     return result

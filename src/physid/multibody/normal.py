@@ -51,6 +51,38 @@ def box_qp(
     return np.clip(d, lo, hi)
 
 
+def upper_band(H: sp.spmatrix) -> np.ndarray | None:
+    """LAPACK upper band storage (``ab[band + i - j, j] = H[i, j]``, Fortran order) of the
+    symmetric ``H``, or None when the band is wider than :data:`MAX_BAND`."""
+    H = H.tocoo()
+    off = H.col - H.row
+    upper = off >= 0
+    band = int(off[upper].max(initial=0))
+    if band > MAX_BAND:
+        return None
+    ab = np.zeros((band + 1, H.shape[0]), order="F")  # C order: 30x slower
+    ab[band - off[upper], H.col[upper]] = H.data[upper]
+    # flush entries below 1e-24 of the largest: they cannot change a double-precision factor,
+    # but subnormal ones (~1e-300 products of the sparse Jacobian) made pbtrf 8x slower
+    # (0.73 s -> 0.096 s measured)
+    ab[np.abs(ab) < 1e-24 * np.abs(ab).max(initial=0.0)] = 0.0
+    return ab
+
+
+def spd_solver(
+    ab: np.ndarray | None, matrix: Callable[[], sp.spmatrix]
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``b -> H^-1 b`` for a symmetric ``H``: banded Cholesky of its upper band ``ab``
+    (:func:`upper_band`) when given and positive definite, else the sparse LU of ``matrix()``."""
+    if ab is not None:
+        try:
+            chol = sla.cholesky_banded(ab, lower=False, check_finite=False)
+            return lambda b: sla.cho_solve_banded((chol, False), b, check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    return spla.splu(sp.csc_matrix(matrix())).solve
+
+
 class NormalEquations:
     """``J^T J`` and ``J^T r`` of one iterate, split into state and parameter blocks."""
 
@@ -64,17 +96,8 @@ class NormalEquations:
         self.g = np.asarray(J.T @ r).ravel()
         diag = np.concatenate([self._diag_ss(), np.diag(self.Hpp)])
         self.scale = np.maximum(diag, 1e-12 * max(diag.max(initial=0.0), 1e-300))
-        off = self.Hss.col - self.Hss.row
-        upper = off >= 0
-        self.band = int(off[upper].max(initial=0))
-        self.ab = None
-        if self.band <= MAX_BAND:
-            self.ab = np.zeros((self.band + 1, n_state), order="F")  # C order: 30x slower
-            self.ab[self.band - off[upper], self.Hss.col[upper]] = self.Hss.data[upper]
-            # flush entries below 1e-24 of the largest: they cannot change a double-precision
-            # factor, but subnormal ones (~1e-300 products of the sparse Jacobian) made
-            # pbtrf 8x slower (0.73 s -> 0.096 s measured)
-            self.ab[np.abs(self.ab) < 1e-24 * np.abs(self.ab).max(initial=0.0)] = 0.0
+        self.ab = upper_band(self.Hss)
+        self.band = None if self.ab is None else self.ab.shape[0] - 1
 
     def _diag_ss(self) -> np.ndarray:
         d = np.zeros(self.n_state)
@@ -89,16 +112,11 @@ class NormalEquations:
 
     def _state_solver(self, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
         damp = alpha * self.scale[: self.n_state]
+        ab = None
         if self.ab is not None:
             ab = self.ab.copy(order="F")
             ab[-1] += damp
-            try:
-                chol = sla.cholesky_banded(ab, lower=False, check_finite=False)
-                return lambda b: sla.cho_solve_banded((chol, False), b, check_finite=False)
-            except np.linalg.LinAlgError:
-                pass
-        A = (self.Hss + sp.diags(damp)).tocsc()
-        return spla.splu(A).solve
+        return spd_solver(ab, lambda: self.Hss + sp.diags(damp))
 
     def factor(
         self, alpha: float, C: np.ndarray | None = None

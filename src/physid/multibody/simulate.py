@@ -17,7 +17,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.multibody.dynamics import hinge_vectors, step_expressions
-from physid.multibody.kinematics import np_box_plus, np_quat_from_matrix
+from physid.multibody.kinematics import np_box_plus, np_quat_from_matrices, np_quat_from_matrix
 from physid.multibody.mlcp import solve_velocity
 from physid.multibody.model import MultibodyModel
 
@@ -131,6 +131,34 @@ def state_from_joints(
         w_local, v_local = data.v[i].angular, data.v[i].linear
         v += [R @ (v_local + np.cross(w_local, lever)), R @ w_local]
     return np.concatenate(q), np.concatenate(v)
+
+
+def configurations_from_joints(model: MultibodyModel, angles: np.ndarray) -> np.ndarray:
+    """The ``q`` of :func:`state_from_joints` for every row of ``angles`` (N, m): (N, 7n). One
+    Pinocchio forward kinematics per row, the rest vectorised over the rows (the per-row call
+    took 0.3 s for 601 rows, mostly NumPy overhead on 3-vectors)."""
+    import pinocchio as pin
+
+    pm = model.pin_model
+    angles = np.asarray(angles, float).reshape(len(angles), -1)
+    qp = np.tile(pin.neutral(pm), (len(angles), 1))
+    for slot, joint, a in zip(model.q_slot, pm.joints[1:], angles.T, strict=True):
+        if joint.nq == 1:
+            qp[:, slot] = a
+        else:
+            qp[:, slot], qp[:, slot + 1] = np.cos(a), np.sin(a)
+    nb = pm.njoints - 1
+    R, t = np.empty((len(qp), nb, 3, 3)), np.empty((len(qp), nb, 3))
+    data = pm.createData()
+    for k, qk in enumerate(qp):
+        pin.forwardKinematics(pm, data, qk)
+        for i in range(nb):
+            R[k, i], t[k, i] = data.oMi[i + 1].rotation, data.oMi[i + 1].translation
+    q = np.empty((len(qp), nb, 7))
+    for i in range(nb):
+        q[:, i, :3] = np.einsum("kab,b->ka", R[:, i], pm.inertias[i + 1].lever) + t[:, i]
+        q[:, i, 3:] = np_quat_from_matrices(R[:, i])
+    return q.reshape(len(qp), 7 * nb)
 
 
 def simulate(
