@@ -91,7 +91,7 @@ class Problem:
                 continue
             r, values = ev.jacobian(*args)
             rs.append(r)
-            vals += [v.copy() for v in values]  # the buffers are reused by the next call
+            vals.append(np.concatenate(values))  # a copy: the buffers are reused
         r = np.concatenate(rs)
         if not jacobian:
             return r
