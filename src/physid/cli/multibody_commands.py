@@ -1,4 +1,5 @@
-"""CLI command ``physid multibody simulate`` (paper A: SPOOK in maximal coordinates).
+"""CLI commands ``physid multibody simulate`` and ``identify`` (paper A: SPOOK in maximal
+coordinates; joint state and parameter estimation).
 
 Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays fast.
 """
@@ -36,7 +37,8 @@ def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[floa
 @click.group("multibody")
 def multibody() -> None:
     """Multibody dynamics in maximal coordinates with regularised, frictional hinges (paper A):
-    simulate a URDF with SPOOK. SI units; angles in radians."""
+    simulate a URDF with SPOOK, or identify the parameters of that discrete model (with its
+    unmeasured states) from measured joint angles and the control. SI units; angles in radians."""
 
 
 @multibody.command("simulate")
