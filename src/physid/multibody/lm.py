@@ -124,8 +124,9 @@ def levenberg_marquardt(
                 cost_n = _sq(rn)
                 result.evaluations += 1
                 # cost the linear model promises (plus a tenth of the promised decrease)
-                enough = cost + 0.9 * (2 * g @ dx + normal.quadratic(dx))
-                trial_dx, trial_r = dx, rn
+                model_decrease = 2 * g @ dx + normal.quadratic(dx)
+                enough = cost + 0.9 * model_decrease
+                trial_dx, trial_r, first_dx = dx, rn, dx
                 for _ in range(corrections if np.isfinite(cost_n) else 0):
                     if cost_n <= enough:
                         break
@@ -143,7 +144,10 @@ def levenberg_marquardt(
                         break
                     if cost_2 < cost_n:
                         dx, xn, pn, rn, cost_n = trial_dx, x2, p2, trial_r, cost_2
-                predicted = -(2 * g @ dx + normal.quadratic(dx))
+                # the first trial's model value unless a correction replaced the step
+                predicted = -(
+                    model_decrease if dx is first_dx else 2 * g @ dx + normal.quadratic(dx)
+                )
                 rho = (cost - cost_n) / predicted if predicted > 0 else -1.0
                 if not np.isfinite(cost_n):
                     rho = -1.0
