@@ -67,6 +67,8 @@ def test_oe_command_writes_params_and_result(tmp_path):
     assert report["status"] == "converged" and report["rollout"] == "multiple"
     assert len(report["history"]["cost"]) == report["iterations"]
     assert (out / "trajectory.csv").is_file() and (out / "convergence.png").is_file()
+    assert (out / "report.png").stat().st_size > 10_000  # ellipsoid panels only (fixed base)
+    assert not (out / "contact_forces.csv").exists()  # no contact sequence
 
 
 def test_oe_command_names_a_missing_column(tmp_path):
@@ -107,3 +109,4 @@ def test_oe_help_lists_every_option():
         "--out",
     ):
         assert option in text
+    assert "report.png" in text and "contact_forces.csv" in text  # the outputs of --out

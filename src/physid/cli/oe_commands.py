@@ -125,8 +125,11 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Output folder: params.json, result.json, trajectory.csv, convergence.png "
-    "(written to a temporary folder, then renamed).",
+    help="Output folder: params.json, result.json, trajectory.csv, convergence.png, "
+    "report.png (equivalent ellipsoid of each estimated body over the iterations; with "
+    "--floating the base pose error; with contact columns the contact forces) and "
+    "contact_forces.csv (t, fx/fy/fz_<frame> [N], world frame; when contacts are given); "
+    "written to a temporary folder, then renamed.",
 )
 def oe_command(
     urdf,
@@ -206,11 +209,45 @@ def oe_command(
             table_csv_text(trajectory_columns(model, recording.t, result)),
         )
         plot_convergence(result, staging / "convergence.png")
+        write_report(staging, model, data, recording, problem, result)
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in result.body_summary().items())
     click.echo(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
         f"{result.solve_time:.1f} s); wrote {out}"
     )
+
+
+def write_report(staging: Path, model, data: Path, recording, problem, result) -> None:  # noqa: ANN001
+    """``report.png`` and, with a contact sequence, ``contact_forces.csv`` into ``staging``.
+
+    The base position reference is the ``base_x/y/z`` columns when the file has them (the
+    recording keeps only their first row, the arrival prior)."""
+    import numpy as np
+
+    from physid.data import read_table
+    from physid.io import table_csv_text, write_text_atomic
+    from physid.oe.measurements import base_dofs
+    from physid.oe.plot import plot_report
+    from physid.oe.recording_floating import POS
+    from physid.oe.report import base_pose_errors, contact_force_columns, contact_forces
+
+    pose = forces = None
+    finite = bool(np.all(np.isfinite(result.xs)) and np.all(np.isfinite(result.theta)))
+    if base_dofs(model)[1] and finite:  # a diverged solve: ellipsoids only
+        cols = read_table(str(data)).columns
+        reference = None
+        if all(name in cols for name in POS):
+            reference = np.column_stack([np.asarray(cols[n], dtype=float) for n in POS])
+        orientation, position = base_pose_errors(
+            result.xs, recording.measurements.base_quat, reference
+        )
+        pose = {"orientation": orientation, "position": position, "estimate": result.xs[:, :3]}
+    if problem.contacts is not None and finite:
+        frames = problem.contacts.frames
+        forces = (frames, contact_forces(problem, result.xs, result.theta))
+        columns = contact_force_columns(recording.t, frames, forces[1])
+        write_text_atomic(staging / "contact_forces.csv", table_csv_text(columns))
+    plot_report(result, staging / "report.png", recording.t, pose, forces)
 
 
 def register(group: click.Group) -> None:
