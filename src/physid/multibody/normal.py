@@ -98,10 +98,12 @@ def spd_solver(
     ab: np.ndarray | None, matrix: Callable[[], sp.spmatrix]
 ) -> Callable[[np.ndarray], np.ndarray]:
     """``b -> H^-1 b`` for a symmetric ``H``: banded Cholesky of its upper band ``ab``
-    (:func:`upper_band`) when given and positive definite, else the sparse LU of ``matrix()``."""
+    (:func:`upper_band`; overwritten) when given and positive definite, else the sparse LU of
+    ``matrix()``."""
     if ab is not None:
         try:
-            chol = sla.cholesky_banded(ab, lower=False, check_finite=False)
+            # in place: the callers hand over a fresh array (the copy took 4 of 14 ms)
+            chol = sla.cholesky_banded(ab, overwrite_ab=True, lower=False, check_finite=False)
             return lambda b: sla.cho_solve_banded((chol, False), b, check_finite=False)
         except np.linalg.LinAlgError:
             pass
