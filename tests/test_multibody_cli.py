@@ -135,7 +135,8 @@ def test_identify_writes_params_result_states_and_report(tmp_path):
     assert params["extra"]["parameters"]["pendulum.Iyy"]["source"] == "data"
     assert params["extra"]["parameters"]["pendulum.mass"]["source"] == "prior"
     res = json.loads((out / "result.json").read_text())
-    assert res["converged"] and res["h"] == 5e-3 and res["kappa"] == 100.0
+    # default kappa = 100 (0.01 / h)^2: the paper's 100 at h = 0.01, 400 at 5e-3
+    assert res["converged"] and res["h"] == 5e-3 and res["kappa"] == pytest.approx(400.0)
     assert len(res["cost_history"]) == res["iterations"] + 1
     assert len(res["gain_ratio_history"]) == res["iterations"]
     assert np.array(res["covariance"]).shape == (2, 2) and len(res["singular_values"]) == 2

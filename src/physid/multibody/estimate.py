@@ -123,12 +123,21 @@ def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list[
     )
 
 
+def default_kappa(h: float) -> float:
+    """The state error weight that weighs the impulse residuals like paper A's kappa = 100 at
+    h = 0.01 s: ``100 (0.01 / h)^2``. An impulse residual is a force error times h, so a fixed
+    kappa weighs the dynamics h^2 less at a finer step; measured: kappa = 100 at h = 1e-3 on the
+    real single-arm pendulum is the overfitting regime of the paper's Fig. 7 (4-5 mrad 1-s
+    simulation error), kappa = 1e4 there validates at 0.8-1.2 mrad (docs/multibody.md)."""
+    return 100.0 * (0.01 / h) ** 2
+
+
 def identify(
     model: MultibodyModel,
     recordings: list[Recording],
     *,
     h: float = 0.01,
-    kappa: float = 100.0,
+    kappa: float | None = None,
     names: list[str] | None = None,
     cutoff_hz: float | None = 10.0,
     max_iterations: int = 20,
@@ -139,8 +148,10 @@ def identify(
     """Estimate the states and the parameters ``names`` (default: ``model.estimate``; ``[]``
     for state estimation only, as in the cross-validation of §4.5) from ``recordings``.
     ``compile``: evaluate the per-step functions as C code compiled once per machine and
-    cached (:mod:`physid.multibody.compiled`); the first call pays the compilation."""
+    cached (:mod:`physid.multibody.compiled`); the first call pays the compilation.
+    ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``."""
     start = time.perf_counter()
+    kappa = default_kappa(h) if kappa is None else float(kappa)
     names = list(model.estimate if names is None else names)
     for name in names:
         model.index(name)
