@@ -186,6 +186,8 @@ def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> d
         "status": fit.status,
         "converged": fit.converged,
         "iterations": fit.iterations,
+        "state_iterations": fit.state_iterations,
+        "at_bound": fit.at_bound,
         "seconds": fit.seconds,
         "cost": fit.cost,
         "cost_per_step": fit.cost_per_step,
