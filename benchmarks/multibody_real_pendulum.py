@@ -25,31 +25,39 @@ single arm, of arm 1) — physid refuses an estimate that leaves this scale free
 
 Usage: python benchmarks/multibody_real_pendulum.py [--only single|double] [--h 1e-3]
     [--kappa 1e4] [--grid-h 0.01,0.002,0.001] [--grid-kappa 100,10000] [--no-table]
-    [--double-train 6] [--double-m2]
+    [--double-train 6] [--double-m2] [--models viscous,dry,stribeck]
 
 RESULTS (2026-11-23, 2 shared cores, one thread; RMS [mrad] over the first 1 s / the whole file;
 README: the authors' model; "stepped": the README's parameters in physid's simulator at h)
 
 Single arm, per-file fits (Tables 2-3), h = 1e-2, kappa = 100: cost / CV per step viscous
-1.80e-9 / 9.04e-9, dry 1.74e-9 / 8.61e-9, Stribeck 1.66e-6 / 8.23e-9 (paper: 1.92e-6 / 1.92e-6,
+1.80e-9 / 9.04e-9, dry 1.74e-9 / 8.61e-9, Stribeck 5.0e-7 / 2.89e-8 (paper: 1.92e-6 / 1.92e-6,
 1.47e-6 / 1.48e-6, 1.18e-6 / 1.20e-6). Inertia per file (dry) 7.04e-5 ... 1.070e-4 (spread
 52 %, paper 0.8 %): amplitude-dependent shadow inertia at h = 1e-2 (at h = 2e-3 the viscous
-fits give 1.040e-4 ... 1.095e-4). Stribeck broken on train_00 (J -> 0, 40 it, cost 4.6e-6) and
-train_01 (J = 1.2e-5). At h = 2e-3 (``--h 0.002 --kappa 100 --grid-h ""``): viscous 5.22e-10 /
+fits give 1.040e-4 ... 1.095e-4). Stribeck (``--models stribeck``, 5ddf320): train_00 collapsed
+(J -> 0, 40 it, cost 4.6e-6; before 5ddf320 the answer) and was restarted by identify from
+states estimated at the start: 21 it, cost 1.67e-9 (its dry fit 4.29e-9), J 5.49e-5; train_01
+still stuck (J = 1.23e-5, cost 2.0e-6, 1200x its dry fit; not at the bound, so not flagged);
+train_02/03 3.9e-10 / 2.6e-10. The CV rose from 8.23e-9 (collapsed train_00 fit) to 2.89e-8.
+At h = 2e-3 (``--h 0.002 --kappa 100 --grid-h ""``): viscous 5.22e-10 /
 5.33e-10, dry 5.14e-10 / 5.37e-10, Stribeck 5.02e-10 / 7.02e-10 (dry / viscous 0.985, paper
 0.77; Stribeck / dry 0.977, paper 0.80); J per file 1.040e-4 ... 1.097e-4; no collapsed fit.
 Single arm, all training files, validation valid_00 / valid_01 (README 1.95 / 1.39; whole file
 14.7 / 20.5; our integration of the README model 1.96 / 1.40, 14.9 / 20.5):
     h, kappa     stepped       viscous       dry           Stribeck
-    1e-2, 100    8.28 / 7.52   14.71 / 12.44 14.16 / 11.37 28.01 / 92.39 (J -> 3e-25)
+    1e-2, 100    8.28 / 7.52   14.71 / 12.44 14.16 / 11.37 28.01 / 92.39 (J -> 3e-25, at_bound)
     1e-2, 1e4                  14.68 / 12.42 14.13 / 11.35 10.44 / 7.86
     2e-3, 100    1.79 / 2.15   2.76 / 3.50   2.50 / 2.74   1.91 / 2.25
     2e-3, 1e4                  2.12 / 3.22   1.68 / 2.30   1.49 / 2.13
-    1e-3, 100    1.63 / 1.65   4.93 / 4.30   4.94 / 3.87   54.71 / 404.26 (J -> 8e-9)
+    1e-3, 100    1.63 / 1.65   4.93 / 4.30   4.94 / 3.87   54.71 / 404.26 (J -> 8e-9, at_bound)
     1e-3, 1e4                  1.16 / 2.50   0.79 / 1.42   1.15 / 0.77
   whole file at (1e-3, 1e4): viscous 13.8 / 32.0, dry 3.9 / 19.4, Stribeck 9.8 / 3.0. Target
   (<= the README over 1 s) met by the Stribeck model at (1e-3, 1e4); dry misses valid_01 by
   0.03 mrad. The README parameters stepped at 1e-4: 1.91 / 1.37 (the step's own error).
+  The two collapsed Stribeck fits converge at J ~ 0 (17 and 11 it): identify reports
+  at_bound ['pendulum.Iyy'] and a warning, and does not restart a converged fit (a restart
+  from consistent states measured at 1e-2: J 7.04e-5, 1.62e-9 per step, 13 it; not default,
+  see physid.multibody.estimate).
 Double arm, h = 1e-3, kappa = 1e4, 6 training files (4 it, 45 s): J1 4.351e-4, J2 1.270e-3
 (README 4.3753e-4, 1.26883e-3), b1 9.8e-5, b2 2.0e-5 (README 2.37e-4, 1.0e-5). Joint 1 / arm 2
 over 1 s: valid_00 1.66 / 3.17 (README 1.62 / 2.90, stepped 1.57 / 2.83), valid_01 2.19 / 2.19
@@ -186,7 +194,8 @@ def per_file_table(train: list, h: float, kappa: float) -> None:
             ]
             values = " ".join(f"{v:.4g}({s:.1g})" for v, s in zip(fit.values, fit.std, strict=True))
             print(f"  {label:8s} train_{i:02d}: cost {fit.cost_per_step:.3g} "
-                  f"[{fit.status}, {fit.iterations} it] {values}")  # fmt: skip
+                  f"[{fit.status}, {fit.iterations} it] {values} "
+                  f"at bound {fit.at_bound}")  # fmt: skip
         print(f"  {label:8s} combined: cost {np.mean(costs):.3g}  CV {np.mean(scores):.3g}")
 
 
@@ -224,7 +233,8 @@ def validate_single(train: list, valid: dict, grid: list[tuple[float, float]]) -
                 errors.append(f"{1e3 * rms(t, err, 1.0)[0]:.2f} / {1e3 * rms(t, err, None)[0]:.1f}")
             print(f"    {label:8s} valid_00 {errors[0]:>13s}  valid_01 {errors[1]:>13s}  "
                   f"({fit.status}, {fit.iterations} it, {time.perf_counter() - start:.0f} s; "
-                  f"{values})")  # fmt: skip
+                  f"{values}; at bound {fit.at_bound}; "
+                  f"{fit.state_iterations} restart it)")  # fmt: skip
 
 
 def load_double(name: str) -> tuple[Recording, np.ndarray]:
@@ -288,7 +298,10 @@ def main() -> None:
     parser.add_argument("--only", choices=["single", "double"], help="run one rig only")
     parser.add_argument("--no-table", action="store_true", help="single: validation grid only")
     parser.add_argument("--double-m2", action="store_true", help="estimate arm 2's mass too")
+    parser.add_argument("--models", default=",".join(SINGLE_MODELS), help="single-arm models")
     args = parser.parse_args()
+    for label in set(SINGLE_MODELS) - set(args.models.split(",")):
+        del SINGLE_MODELS[label]
     if args.only != "double":
         steps = [float(a) for a in args.grid_h.split(",") if a]
         grid = [(a, float(b)) for a in steps for b in args.grid_kappa.split(",")]
