@@ -209,7 +209,7 @@ def oe_command(
             table_csv_text(trajectory_columns(model, recording.t, result)),
         )
         plot_convergence(result, staging / "convergence.png")
-        write_report(staging, model, data, recording, problem, result)
+        write_report(staging, model, recording, problem, result)
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in result.body_summary().items())
     click.echo(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
@@ -217,29 +217,22 @@ def oe_command(
     )
 
 
-def write_report(staging: Path, model, data: Path, recording, problem, result) -> None:  # noqa: ANN001
+def write_report(staging: Path, model, recording, problem, result) -> None:  # noqa: ANN001
     """``report.png`` and, with a contact sequence, ``contact_forces.csv`` into ``staging``.
 
-    The base position reference is the ``base_x/y/z`` columns when the file has them (the
-    recording keeps only their first row, the arrival prior)."""
+    The base position reference is the ``base_x/y/z`` columns when the file has them."""
     import numpy as np
 
-    from physid.data import read_table
     from physid.io import table_csv_text, write_text_atomic
     from physid.oe.measurements import base_dofs
     from physid.oe.plot import plot_report
-    from physid.oe.recording_floating import POS
     from physid.oe.report import base_pose_errors, contact_force_columns, contact_forces
 
     pose = forces = None
     finite = bool(np.all(np.isfinite(result.xs)) and np.all(np.isfinite(result.theta)))
     if base_dofs(model)[1] and finite:  # a diverged solve: ellipsoids only
-        cols = read_table(str(data)).columns
-        reference = None
-        if all(name in cols for name in POS):
-            reference = np.column_stack([np.asarray(cols[n], dtype=float) for n in POS])
         orientation, position = base_pose_errors(
-            result.xs, recording.measurements.base_quat, reference
+            result.xs, recording.measurements.base_quat, recording.base_position
         )
         pose = {"orientation": orientation, "position": position, "estimate": result.xs[:, :3]}
     if problem.contacts is not None and finite:

@@ -33,6 +33,7 @@ class OERecording:
     x0_prior: NDArray[np.float64] | None = None  # floating base: first row, at rest
     contact_frames: tuple[str, ...] = ()
     contact_flags: NDArray[np.bool_] | None = None
+    base_position: NDArray[np.float64] | None = None  # (N+1, 3) base_x/y/z rows, if given
 
 
 def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
@@ -104,7 +105,8 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
         base_velocity=base["base_velocity"],
     )
     unknown = tuple(sorted(set(cols) - used))
-    return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags)
+    reference = base["base_position_reference"]
+    return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags, reference)
 
 
 def trajectory_columns(model: pin.Model, t: NDArray, result: OEResult) -> dict[str, NDArray]:

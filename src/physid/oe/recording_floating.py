@@ -38,18 +38,21 @@ def _block(cols: dict, names: tuple[str, ...], path: str) -> NDArray[np.float64]
 
 
 def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
-    """IMU orientation, gyro, base velocity and the base position of the first row."""
+    """IMU orientation, gyro, base velocity, the base position of the first row (the arrival
+    prior) and the ``base_x/y/z`` columns of every row when given (a reference such as motion
+    capture, for the report; not an observation of the estimator), else None."""
     quat = _block(cols, QUAT, path)
     norms = np.linalg.norm(quat, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-2):
         row = int(np.argmax(np.abs(norms - 1.0)))
         raise InputError(f"base_q* is not a unit quaternion in row {row + 2}", source=path)
-    pos = _block(cols, POS, path)[0] if all(n in cols for n in POS) else np.zeros(3)
+    reference = _block(cols, POS, path) if all(n in cols for n in POS) else None
     return {
         "base_quat": quat / norms[:, None],
         "gyro": _block(cols, GYRO, path),
         "base_velocity": _block(cols, VEL, path),
-        "base_position": pos,
+        "base_position": np.zeros(3) if reference is None else reference[0],
+        "base_position_reference": reference,
     }
 
 
