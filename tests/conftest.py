@@ -59,3 +59,24 @@ def arm_experiment() -> ArmExperiment:
         for duration in (20.0, 10.0)
     ]
     return ArmExperiment(model, theta, runs[0], runs[1])
+
+
+KINOVA_PAYLOAD_BODY = "j2s6s200_joint_6"
+
+
+@pytest.fixture(scope="session")
+def kinova_payload_arm():
+    """Paper B tests: ``(nominal, true, recording)``, a Kinova arm with a 0.8 kg payload on its
+    last link, 1 s tracked at 10 ms nodes (physid.sim.oe_arm), noisy encoders."""
+    import pinocchio as pin
+
+    from physid.sim.oe_arm import simulate_arm
+    from physid.sim.oe_robots import KINOVA, load_model
+
+    payload = pin.Inertia(0.8, np.array([0.02, -0.03, 0.08]), np.diag([2e-3, 2.5e-3, 1.5e-3]))
+    nominal = load_model(KINOVA)
+    true = nominal.copy()
+    j = true.getJointId(KINOVA_PAYLOAD_BODY)
+    true.inertias[j] = true.inertias[j] + payload
+    rec = simulate_arm(true, nominal, np.random.default_rng(0), duration=1.0, dt=0.01)
+    return nominal, true, rec

@@ -10,13 +10,14 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.io import table_csv_text
-from physid.sim.oe_arm import simulate_arm
+from physid.oe.wrench import WRENCH_AXES
+from physid.sim.oe_arm import joint_wrenches, simulate_arm
 from physid.sim.oe_robots import KINOVA, load_model, robot_urdf
 
 BODY = "j2s6s200_joint_6"
 
 
-def _write_recording(path, with_extra=False):
+def _write_recording(path, with_extra=False, wrench_std=None, tau_scale=1.0):
     nominal = load_model(KINOVA)
     true = nominal.copy()
     j = true.getJointId(BODY)
@@ -30,7 +31,11 @@ def _write_recording(path, with_extra=False):
         qs = rec.q_meas[:, joint.idx_q : joint.idx_q + joint.nq]
         cols["q_" + name] = np.arctan2(qs[:, 1], qs[:, 0]) if joint.nq == 2 else qs[:, 0]
         cols["dq_" + name] = rec.v_meas[:, joint.idx_v]
-        cols["tau_" + name] = np.r_[rec.tau[:, joint.idx_v], 0.0]
+        cols["tau_" + name] = tau_scale * np.r_[rec.tau[:, joint.idx_v], 0.0]
+    if wrench_std is not None:  # a wrist sensor at the last joint, ideal plus white noise
+        ideal = joint_wrenches(true, BODY, rec.q, rec.v, rec.dt)
+        noisy = ideal + np.random.default_rng(6).standard_normal(ideal.shape) * wrench_std
+        cols |= {f"ft_{BODY}_{axis}": noisy[:, i] for i, axis in enumerate(WRENCH_AXES)}
     if with_extra:
         cols["temperature"] = np.zeros_like(rec.t)
     path.write_text(table_csv_text(cols))
@@ -69,6 +74,32 @@ def test_oe_command_writes_params_and_result(tmp_path):
     assert (out / "trajectory.csv").is_file() and (out / "convergence.png").is_file()
     assert (out / "report.png").stat().st_size > 10_000  # ellipsoid panels only (fixed base)
     assert not (out / "contact_forces.csv").exists()  # no contact sequence
+
+
+def test_oe_command_reads_a_force_torque_sensor(tmp_path):
+    """Commands 15 % off (a torque-constant error): the ft_<frame>_* columns carry the
+    payload; without them the same run is 20 % off (tests/test_oe_wrench.py)."""
+    sensor_std = np.r_[np.full(3, 0.1), np.full(3, 5e-3)]
+    truth = _write_recording(tmp_path / "run.csv", wrench_std=sensor_std, tau_scale=1.15)
+    (tmp_path / "c.yaml").write_text("noise: {process_v: 0.05, force: 0.1, torque: 0.005}\n")
+    args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data", str(tmp_path / "run.csv"),
+            "--body", BODY, "--config", str(tmp_path / "c.yaml")]  # fmt: skip
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "ignoring" not in result.output
+    params = json.loads((tmp_path / "out" / "params.json").read_text())
+    assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.01 * truth.mass
+    fit = json.loads((tmp_path / "out" / "result.json").read_text())["wrench_fit"][BODY]
+    for axis, std in zip(WRENCH_AXES, sensor_std, strict=True):
+        assert 0.5 * std < fit["rms_residual"][axis] < 2.0 * std  # down to the sensor noise
+        assert fit["rms_measured"][axis] > 5.0 * std
+    text = (tmp_path / "run.csv").read_text().replace(f"ft_{BODY}_ty", "ft_x")
+    (tmp_path / "bad.csv").write_text(text)
+    args[4] = str(tmp_path / "bad.csv")
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out2")])
+    assert result.exit_code == 2
+    assert f"missing column ft_{BODY}_ty" in result.output
+    assert not (tmp_path / "out2").exists()
 
 
 def test_oe_command_names_a_missing_column(tmp_path):

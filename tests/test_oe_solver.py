@@ -21,13 +21,9 @@ PAYLOAD = pin.Inertia(0.8, np.array([0.02, -0.03, 0.08]), np.diag([2e-3, 2.5e-3,
 
 
 @pytest.fixture(scope="module")
-def arm():
-    nominal = load_model(KINOVA)
-    true = nominal.copy()
-    j = true.getJointId(BODY)
-    true.inertias[j] = true.inertias[j] + PAYLOAD
-    rec = simulate_arm(true, nominal, np.random.default_rng(0), duration=1.0, dt=0.01)
-    return nominal, true.inertias[j], rec
+def arm(kinova_payload_arm):
+    nominal, true, rec = kinova_payload_arm
+    return nominal, true.inertias[true.getJointId(BODY)], rec
 
 
 def _problem(arm, chart, n=None, prior_std=None, model=None):

@@ -20,6 +20,8 @@ NOISE_KEYS = (
     "arrival_q",
     "arrival_v",
     "foot_velocity",
+    "force",
+    "torque",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
@@ -66,8 +68,9 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     required=True,
     help="Trajectory (CSV/.npz/.parquet) on a uniform time grid: t, q_<joint> and "
     "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
-    "gyro_*, base_v*, optional base_x/y/z and contact_<frame>; one node per row (see "
-    "docs/oe.md).",
+    "gyro_*, base_v*, optional base_x/y/z and contact_<frame>; optional force/torque "
+    "sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's joint, in the frame); "
+    "one node per row (see docs/oe.md).",
 )
 @click.option(
     "--body",
@@ -85,7 +88,8 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     "joint_velocity [rad/s], orientation [rad], gyro [rad/s], base_velocity [m/s], "
     "process_q, process_v (per node; one number or a list of nv, the base's 6 first), "
     "arrival_q, arrival_v, foot_velocity [m/s] (no-slip observation of the feet in "
-    "contact, e.g. 0.03; default: none); and a 'contacts' mapping with damping [1/s] "
+    "contact, e.g. 0.03; default: none), force [N] and torque [N m] (force/torque "
+    "sensors, per axis; default 0.1, 0.005); and a 'contacts' mapping with damping [1/s] "
     "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3). See docs/oe.md.",
 )
 @click.option(
@@ -125,7 +129,8 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Output folder: params.json, result.json, trajectory.csv, convergence.png, "
+    help="Output folder: params.json, result.json (with force/torque sensors: wrench_fit, the "
+    "RMS of measured minus estimated wrench per axis), trajectory.csv, convergence.png, "
     "report.png (equivalent ellipsoid of each estimated body over the iterations; with "
     "--floating the base pose error; with contact columns the contact forces) and "
     "contact_forces.csv (t, fx/fy/fz_<frame> [N], world frame; when contacts are given); "
@@ -146,6 +151,7 @@ def oe_command(
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
+    import numpy as np
     import pinocchio as pin
 
     from physid.errors import InputError
@@ -159,6 +165,7 @@ def oe_command(
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
     from physid.oe.recording import params_document, read_recording, trajectory_columns
+    from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
 
     if not urdf.is_file():
@@ -201,6 +208,8 @@ def oe_command(
     }
     payload = result.to_json_dict()
     payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
+    if problem.wrench_frames and np.all(np.isfinite(result.xs)):
+        payload["wrench_fit"] = wrench_fit(problem, result.xs, result.ws, result.theta)
     with atomic_output_dir(out) as staging:
         write_json_atomic(staging / "params.json", params_document(model, result, provenance))
         write_json_atomic(staging / "result.json", payload)

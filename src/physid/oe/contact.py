@@ -117,21 +117,29 @@ def contact_step(
     return np.concatenate([pin.integrate(dyn.model, q, dyn.dt * v1), v1])
 
 
-def contact_step_derivatives(
+def contact_acceleration_derivatives(
     dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
-    """``(f, df/dx, df/dtheta)`` of :func:`contact_step`; da/dtheta by eq. 18."""
+    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18."""
     if not active:
-        return dyn.free_step_derivatives(x, u)
+        return dyn.free_acceleration_derivatives(x, u)
     model, nq = dyn.model, dyn.model.nq
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
     a = pin.constraintDynamics(model, data, q, v, dyn.actuation @ u, cms, cds, _PROX).copy()
     derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
-    da_dq, da_dv = derivatives[0].copy(), derivatives[1].copy()
+    da_dx = np.hstack([derivatives[0], derivatives[1]])
     Jc = _jacobian(model, data, cms, cds)
     da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
-    return dyn._euler(q, v, a, da_dq, da_dv, da_dtheta)
+    return a, da_dx, da_dtheta
+
+
+def contact_step_derivatives(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
+    """``(f, df/dx, df/dtheta)`` of :func:`contact_step`."""
+    accel = contact_acceleration_derivatives(dyn, contacts, active, x, u)
+    return dyn.euler_derivatives(x, *accel)
 
 
 def impulse(

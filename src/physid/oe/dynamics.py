@@ -90,29 +90,38 @@ class ParametrizedModel:
         v1 = v + self.dt * a
         return np.concatenate([pin.integrate(self.model, q, self.dt * v1), v1])
 
-    def free_step_derivatives(
+    def free_acceleration_derivatives(
         self, x: NDArray, u: NDArray
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """``(f, df/dx, df/dtheta)`` of :meth:`free_step`, tangent-space Jacobians."""
+        """``(a, da/dx (nv, 2 nv), da/dtheta)`` of the free dynamics (ABA, eq. 17)."""
         model, data, nq = self.model, self.data, self.model.nq
         q, v = x[:nq], x[nq:]
         da_dq, da_dv, Minv = pin.computeABADerivatives(model, data, q, v, self.actuation @ u)
         a = data.ddq.copy()
         da_dtheta = -Minv @ self.torque_theta_jacobian(q, v, a)
-        return self._euler(q, v, a, da_dq, da_dv, da_dtheta)
+        return a, np.hstack([da_dq, da_dv]), da_dtheta
 
-    def _euler(
-        self, q: NDArray, v: NDArray, a: NDArray, da_dq: NDArray, da_dv: NDArray, da_dth: NDArray
+    def free_step_derivatives(
+        self, x: NDArray, u: NDArray
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """Chain the acceleration derivatives through ``v' = v + dt a``, ``q' = q (+) dt v'``."""
+        """``(f, df/dx, df/dtheta)`` of :meth:`free_step`, tangent-space Jacobians."""
+        return self.euler_derivatives(x, *self.free_acceleration_derivatives(x, u))
+
+    def euler_derivatives(
+        self, x: NDArray, a: NDArray, da_dx: NDArray, da_dth: NDArray
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(f, df/dx, df/dtheta)`` of one semi-implicit Euler step from the acceleration ``a``
+        of any phase and its derivatives: the chain through ``v' = v + dt a``,
+        ``q' = q (+) dt v'``."""
         model, dt, nv = self.model, self.dt, self.model.nv
+        q, v = x[: model.nq], x[model.nq :]
         v1 = v + dt * a
         step = dt * v1
         Jq = pin.dIntegrate(model, q, step, ARG0)
         Jv = pin.dIntegrate(model, q, step, ARG1)
         Fx = np.zeros((2 * nv, 2 * nv))
-        Fx[nv:, :nv] = dt * da_dq
-        Fx[nv:, nv:] = np.eye(nv) + dt * da_dv
+        Fx[nv:] = dt * da_dx
+        Fx[nv:, nv:] += np.eye(nv)
         Fx[:nv, :] = dt * Jv @ Fx[nv:, :]
         Fx[:nv, :nv] += Jq
         Ft = np.zeros((2 * nv, da_dth.shape[1]))

@@ -43,10 +43,40 @@ def kkt_system(lin: Linearization, mu: float = 0.0) -> tuple[sp.csc_matrix, NDAr
         vals.append(np.asarray(v).ravel())
     shape = (N * nx, n_x + n_w + nt)
     G = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape)
+    if lin.coupling is not None:
+        H = H + _coupling_blocks(lin, n_x, n_w)
     K = sp.bmat([[H, G.T], [G, None]], format="csc")
     g = np.concatenate([lin.lx.ravel(), lin.lw.ravel(), lin.lt])
     rhs = np.concatenate([-g, lin.gaps.ravel()])
     return K, rhs
+
+
+def _coupling_blocks(lin: Linearization, n_x: int, n_w: int) -> sp.csr_matrix:
+    """The symmetric off-diagonal (and per-node ww) Hessian blocks of ``lin.coupling``."""
+    c = lin.coupling
+    N, nx, nt = c.Lxt.shape
+    size = n_x + n_w + nt
+    node = np.arange(N)[:, None, None] * nx
+    r_i, c_j = np.arange(nx)[None, :, None], np.arange(nx)[None, None, :]
+    t_j = n_x + n_w + np.arange(nt)[None, None, :]
+    blocks = (  # (rows, cols, values): x_k-w_k, w_k-w_k, x_k-theta, w_k-theta
+        (node + r_i, n_x + node + c_j, c.Lxw),
+        (n_x + node + r_i, n_x + node + c_j, c.Lww),
+        (node + r_i, t_j, c.Lxt),
+        (n_x + node + r_i, t_j, c.Lwt),
+    )
+    rows, cols, vals = [], [], []
+    for r, col, v in blocks:
+        r, col = np.broadcast_arrays(r, col)
+        rows.append(r.ravel())
+        cols.append(col.ravel())
+        vals.append(v.ravel())
+        if v is not c.Lww:  # its transpose, below the diagonal
+            rows.append(col.ravel())
+            cols.append(r.ravel())
+            vals.append(v.ravel())
+    data = (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols)))
+    return sp.csr_matrix(data, shape=(size, size))
 
 
 def solve_kkt(

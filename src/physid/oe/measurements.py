@@ -7,11 +7,14 @@ Gauss-Newton Hessian ``J^T J``. Terms (each optional, per node k = 0..N):
 - joint velocities (e.g. differentiated encoders): ``v_joints - v_hat``;
 - IMU orientation of the base frame: ``Log(R_hat^T R_b)`` in SO(3) (section VI-C);
 - IMU angular velocity and base linear velocity (pre-integrated accelerometer), both in the base
-  frame, i.e. Pinocchio's local free-flyer velocity ``v[3:6]`` and ``v[0:3]`` (section VI-C).
+  frame, i.e. Pinocchio's local free-flyer velocity ``v[3:6]`` and ``v[0:3]`` (section VI-C);
+- six-axis force/torque sensors: the samples are held here, the model (which depends on the
+  node's acceleration and on theta) is :mod:`physid.oe.wrench`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +33,9 @@ class Measurements:
     configuration is ignored); ``v``: joint velocities ``(N+1, nv_joints)``; ``base_quat``:
     IMU orientation of the base as quaternion ``(x, y, z, w)``, ``(N+1, 4)``; ``gyro``: base
     angular velocity in the base frame [rad/s]; ``base_velocity``: base linear velocity in the
-    base frame [m/s].
+    base frame [m/s]; ``wrench``: force/torque sensor samples by sensor frame name, ``(N+1, 6)``
+    ``[fx, fy, fz, tx, ty, tz]`` [N, N m] in that frame, bias removed (:mod:`physid.oe.wrench`;
+    the last row is not used: there is no command at node N).
     """
 
     q: NDArray[np.float64] | None = None
@@ -38,6 +43,7 @@ class Measurements:
     base_quat: NDArray[np.float64] | None = None
     gyro: NDArray[np.float64] | None = None
     base_velocity: NDArray[np.float64] | None = None
+    wrench: Mapping[str, NDArray[np.float64]] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,9 @@ class NoiseStd:
     from the actuators' torque uncertainty by :func:`process_std_from_torque`.
     ``foot_velocity`` [m/s]: the no-slip observation of the feet in contact (their world
     velocity is 0 with this standard deviation at every node of their stance); None: no term.
+    ``force`` [N] / ``torque`` [N m]: force/torque sensors, per axis (default: a wrist-class
+    six-axis sensor, e.g. ATI Mini45 resolution 1/16 N and 1/752 N m, with margin for its
+    drift after taring).
     """
 
     encoder: float = 1e-3
@@ -62,6 +71,8 @@ class NoiseStd:
     arrival_q: float = 1e-1
     arrival_v: float = 1.0
     foot_velocity: float | None = None
+    force: float = 0.1
+    torque: float = 5e-3
 
     def process_std(self, nv: int) -> NDArray[np.float64]:
         """Standard deviations of ``w = [w_q; w_v]`` ``(2 nv,)``; bad values are an InputError

@@ -21,8 +21,9 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.contact import (
     ContactModels,
+    contact_acceleration,
+    contact_acceleration_derivatives,
     contact_step,
-    contact_step_derivatives,
     impulse,
     impulse_derivatives,
 )
@@ -61,16 +62,38 @@ def step(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
     return y
 
 
-def step_derivatives(
+def acceleration(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
+    """Acceleration ``a_k`` of node k's phase (before a touch-down reset at k+1)."""
+    dyn, sched, nq = problem.dynamics, problem.contacts, problem.dynamics.model.nq
+    tau = dyn.actuation @ problem.u[k]
+    if sched is None:
+        return pin.aba(dyn.model, dyn.data, x[:nq], x[nq:], tau).copy()
+    return contact_acceleration(dyn, sched.models, sched.active(k), x[:nq], x[nq:], tau)
+
+
+def acceleration_derivatives(
     problem: OEProblem, k: int, x: NDArray
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``(f_p, df_p/dx, df_p/dtheta)`` of :func:`step` (chain rule through the reset map)."""
+    """``(a_k, da_k/dx, da_k/dtheta)`` of node k's phase (eqs. 17-18)."""
     sched = problem.contacts
     if sched is None:
-        return problem.dynamics.free_step_derivatives(x, problem.u[k])
-    dyn = problem.dynamics
-    y, Fx, Ft = contact_step_derivatives(dyn, sched.models, sched.active(k), x, problem.u[k])
-    if sched.touchdown(k + 1):
+        return problem.dynamics.free_acceleration_derivatives(x, problem.u[k])
+    return contact_acceleration_derivatives(
+        problem.dynamics, sched.models, sched.active(k), x, problem.u[k]
+    )
+
+
+def step_derivatives(
+    problem: OEProblem,
+    k: int,
+    x: NDArray,
+    accel: tuple[NDArray, NDArray, NDArray] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(f_p, df_p/dx, df_p/dtheta)`` of :func:`step` (chain rule through the reset map);
+    ``accel``: :func:`acceleration_derivatives` at ``(k, x)`` if already computed."""
+    dyn, sched = problem.dynamics, problem.contacts
+    y, Fx, Ft = dyn.euler_derivatives(x, *(accel or acceleration_derivatives(problem, k, x)))
+    if sched is not None and sched.touchdown(k + 1):
         y, Dx, Dt = impulse_derivatives(dyn, sched.models, sched.active(k + 1), y)
         Fx, Ft = Dx @ Fx, Dx @ Ft + Dt
     return y, Fx, Ft

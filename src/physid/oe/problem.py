@@ -7,6 +7,7 @@ space, and the chart coordinates theta of the estimated bodies. Dynamics
     1/2 |x_0 (-) x_bar|^2_{S0^-1} + 1/2 |theta - theta_bar|^2_{St^-1}
       + 1/2 sum_k |w_k|^2_{Sw^-1} + 1/2 sum_k |z_k (-) h(x_k)|^2_{Sz^-1}
       [+ 1/2 sum_k sum_{feet in contact at k} |v_foot(x_k)|^2 / s_slip^2]
+      [+ 1/2 sum_{k<N} |f(x_k, w_k; theta) - f_hat_k|^2_{Sf^-1}]
 
 ``Sw`` is diagonal, one standard deviation per tangent direction (``NoiseStd.process_std``).
 The last sum (optional, ``NoiseStd.foot_velocity = s_slip``) is a no-slip observation of the
@@ -14,6 +15,9 @@ feet in contact: a zero-velocity pseudo-measurement of each such foot at every n
 velocity the dynamics would otherwise carry through the stance (eq. 3 only zeroes its
 acceleration) then costs ``n / s_slip^2`` per unit squared over n nodes — the foot-position
 random walk of a leg-kinematics EKF (Bloesch et al. 2012) with ``s_walk^2 = dt s_slip^2``.
+The last (optional, ``Measurements.wrench``) are force/torque sensors (:mod:`physid.oe.wrench`):
+they see the node's acceleration, hence theta and the process noise, which couples dx_k, dw_k
+and dtheta in the Hessian (``ObservationCoupling``, carried by the Riccati recursion).
 
 The linearization around a guess gives the data of the KKT system eq. 21 (Gauss-Newton: the
 second derivatives of f and h are dropped, as in Crocoddyl) with the linearized dynamics
@@ -34,7 +38,27 @@ from physid.oe.charts import prior_residual
 from physid.oe.contact import feet_velocity
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, residuals
-from physid.oe.phases import ContactSchedule, step, step_derivatives
+from physid.oe.phases import (
+    ContactSchedule,
+    acceleration,
+    acceleration_derivatives,
+    step,
+    step_derivatives,
+)
+from physid.oe.wrench import WRENCH_AXES, WrenchSensor, wrench_residuals
+
+
+@dataclass
+class ObservationCoupling:
+    """Per-node Gauss-Newton blocks of observations that see ``w_k`` and ``theta`` (force/torque
+    sensors), nodes 0..N-1: ``J_x^T J_w``, ``J_w^T J_w``, ``J_x^T J_theta``, ``J_w^T J_theta``.
+    Their ``J_x^T J_x`` / ``J_x^T r`` are in ``Lxx`` / ``lx``, ``J_w^T r`` in ``lw``, and the
+    theta-only terms in ``Ltt`` / ``lt`` (theta is one vector for all nodes: its terms add)."""
+
+    Lxw: NDArray[np.float64]  # (N, nx, nx)
+    Lww: NDArray[np.float64]  # (N, nx, nx)
+    Lxt: NDArray[np.float64]  # (N, nx, nt)
+    Lwt: NDArray[np.float64]  # (N, nx, nt)
 
 
 @dataclass
@@ -49,10 +73,11 @@ class Linearization:
     lx: NDArray[np.float64]  # (N+1, nx)
     Lww: NDArray[np.float64]  # (nx, nx), the same at every node
     lw: NDArray[np.float64]  # (N, nx)
-    Ltt: NDArray[np.float64]  # (nt, nt), parameter prior
+    Ltt: NDArray[np.float64]  # (nt, nt), parameter prior (+ theta terms of observations)
     lt: NDArray[np.float64]  # (nt,)
     cost: float
     infeasibility: float  # sum_k |fbar_k|_1 (eq. 37)
+    coupling: ObservationCoupling | None = None  # force/torque sensors only
 
 
 @dataclass
@@ -86,6 +111,37 @@ class OEProblem:
             raise InputError(f"noise foot_velocity must be positive (or None), got {slip!r}")
         self._kinematics = model.createData()  # work data of the no-slip term
         self._x0_std = np.r_[np.full(nv, self.noise.arrival_q), np.full(nv, self.noise.arrival_v)]
+        self._init_wrench_sensors()
+
+    def _init_wrench_sensors(self) -> None:
+        samples = dict(self.measurements.wrench or {})
+        frames = () if self.contacts is None else self.contacts.frames
+        self._sensors = [WrenchSensor(self.dynamics.model, n, frames) for n in samples]
+        rows = self.horizon + 1
+        for name, z in samples.items():
+            z = np.asarray(z)
+            if z.shape != (rows, 6):
+                raise InputError(f"force/torque sensor {name!r}: samples must be ({rows}, 6)")
+            if not np.all(np.isfinite(z)):
+                row = int(np.argwhere(~np.isfinite(z))[0][0])
+                axis = WRENCH_AXES[int(np.argwhere(~np.isfinite(z))[0][1])]
+                raise InputError(f"force/torque sensor {name!r}: non-finite {axis} at node {row}")
+        self._wrench = [np.asarray(z, dtype=float) for z in samples.values()]
+        force, torque = self.noise.force, self.noise.torque
+        for label, value in (("force", force), ("torque", torque)):
+            if not (np.isfinite(value) and value > 0):
+                raise InputError(f"noise {label} must be positive and finite, got {value!r}")
+        self._wrench_std = np.r_[np.full(3, force), np.full(3, torque)]
+
+    @property
+    def wrench_frames(self) -> tuple[str, ...]:
+        """The force/torque sensors' frames, in the order of :meth:`wrench_terms`."""
+        return tuple(sensor.name for sensor in self._sensors)
+
+    @property
+    def wrench_std(self) -> NDArray[np.float64]:
+        """Per-axis standard deviations ``(6,)`` [N, N m] that whiten a sensor's residual."""
+        return self._wrench_std.copy()
 
     @property
     def horizon(self) -> int:
@@ -137,7 +193,17 @@ class OEProblem:
             cost += 0.5 * r @ r
             if k < self.horizon:
                 gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k]))
+            if k < self.horizon and self._sensors:
+                a = acceleration(self, k, xs[k])
+                (rf,) = self.wrench_terms(k, xs[k], ws[k], a)
+                cost += 0.5 * rf @ rf
         return float(cost), gaps
+
+    def wrench_terms(self, k: int, x: NDArray, w: NDArray, accel) -> tuple:  # noqa: ANN001
+        """Force/torque residuals of node ``k < N`` (:func:`physid.oe.wrench.wrench_residuals`;
+        ``accel``: node k's acceleration, or it and its derivatives for the Jacobians)."""
+        z = [samples[k] for samples in self._wrench]
+        return wrench_residuals(self._sensors, z, self._wrench_std, self.dynamics, x, w, accel)
 
     def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:
         """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``."""
@@ -147,25 +213,41 @@ class OEProblem:
         cost = self._fixed_costs(xs[0], theta, ws)
         A, B, C = np.empty((N, nx, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
         gaps, Lxx, lx = np.empty((N, nx)), np.empty((N + 1, nx, nx)), np.empty((N + 1, nx))
+        lw = ws / self._w_std**2
+        Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
+        coupling = None
+        if self._sensors:
+            coupling = ObservationCoupling(*(np.empty((N, nx, n)) for n in (nx, nx, nt, nt)))
         for k in range(N + 1):
             r, J = self.node_residuals(k, xs[k], True)
             Lxx[k], lx[k] = J.T @ J, J.T @ r
             cost += 0.5 * float(r @ r)
             if k == N:
                 break
-            f0, Fx, Ft = step_derivatives(self, k, xs[k])
+            accel = acceleration_derivatives(self, k, xs[k])
+            f0, Fx, Ft = step_derivatives(self, k, xs[k], accel)
             to_f0 = state.d_integrate(model, f0, ws[k], 0)
             A[k], B[k], C[k] = to_f0 @ Fx, state.d_integrate(model, f0, ws[k], 1), to_f0 @ Ft
             gaps[k] = state.difference(model, xs[k + 1], state.integrate(model, f0, ws[k]))
+            if coupling is not None:
+                r, Jx, Jw, Jt = self.wrench_terms(k, xs[k], ws[k], accel)
+                cost += 0.5 * float(r @ r)
+                Lxx[k] += Jx.T @ Jx
+                lx[k] += Jx.T @ r
+                lw[k] += Jw.T @ r
+                coupling.Lxw[k], coupling.Lww[k] = Jx.T @ Jw, Jw.T @ Jw
+                coupling.Lxt[k], coupling.Lwt[k] = Jx.T @ Jt, Jw.T @ Jt
+                Ltt += Jt.T @ Jt
+                lt += Jt.T @ r
         J0 = state.d_difference(model, self.x0_prior, xs[0], 1) / self._x0_std[:, None]
         r0 = state.difference(model, self.x0_prior, xs[0]) / self._x0_std
         Lxx[0] += J0.T @ J0
         lx[0] += J0.T @ r0
-        Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
         if self.theta_prior_std is not None:
             rt, Jt = prior_residual(dyn.chart, theta, self.theta_prior)
             Jt = Jt / self.theta_prior_std[:, None]
-            Ltt, lt = Jt.T @ Jt, Jt.T @ (rt / self.theta_prior_std)
+            Ltt += Jt.T @ Jt
+            lt += Jt.T @ (rt / self.theta_prior_std)
         return Linearization(
             A,
             B,
@@ -174,9 +256,10 @@ class OEProblem:
             Lxx,
             lx,
             np.diag(self._w_std**-2.0),
-            ws / self._w_std**2,
+            lw,
             Ltt,
             lt,
             cost,
             float(np.abs(gaps).sum()),
+            coupling,
         )

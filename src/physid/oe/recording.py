@@ -3,9 +3,12 @@
 Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
 up to 1 % of dt), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command applied from
 that sample to the next) for every joint, optional ``dq_<joint>`` (all or none). Continuous
-(unbounded) joints are read as angles [rad]. Other columns are reported, not used. A model
-with a free-flyer root also reads the base and contact columns of
-:mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root joint).
+(unbounded) joints are read as angles [rad]. Optional force/torque sensors:
+``ft_<frame>_fx, _fy, _fz`` [N] and ``ft_<frame>_tx, _ty, _tz`` [N m], all six per sensor, the
+wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`).
+Other columns are reported, not used. A model with a free-flyer root also reads the base and
+contact columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root
+joint).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from physid.errors import InputError
 from physid.oe.measurements import Measurements, base_dofs
 from physid.oe.recording_floating import base_columns, read_base_signals, read_contacts
 from physid.oe.result import OEResult
+from physid.oe.wrench import WRENCH_AXES
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,29 @@ def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
     """The joints with contract columns (every joint but a free-flyer root)."""
     first = 2 if base_dofs(model)[1] else 1
     return [(model.names[i], model.joints[i]) for i in range(first, model.njoints)]
+
+
+def read_wrenches(cols: dict, model: pin.Model, path: str) -> dict[str, NDArray[np.float64]]:
+    """``ft_<frame>_<axis>`` columns as ``{frame: (rows, 6)}``; the frame must exist and
+    have all six columns, every value finite."""
+    suffixes = tuple("_" + axis for axis in WRENCH_AXES)
+    names = sorted({c[3:-3] for c in cols if c.startswith("ft_") and c.endswith(suffixes)})
+    out = {}
+    for name in names:
+        if not model.existFrame(name):
+            raise InputError(
+                f"column ft_{name}_*: no frame named {name!r} in the URDF", source=path
+            )
+        columns = [f"ft_{name}_{axis}" for axis in WRENCH_AXES]
+        missing = [c for c in columns if c not in cols]
+        if missing:
+            raise InputError(f"missing column {missing[0]} (a sensor needs all six)", source=path)
+        z = np.column_stack([np.asarray(cols[c], dtype=float) for c in columns])
+        if not np.all(np.isfinite(z)):
+            row, axis = np.argwhere(~np.isfinite(z))[0]
+            raise InputError(f"non-finite {columns[axis]} value in row {row + 2}", source=path)
+        out[name] = z
+    return out
 
 
 def read_recording(path: str, model: pin.Model) -> OERecording:
@@ -87,9 +114,11 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
             row = int(np.argwhere(~np.isfinite(arr))[0][0])
             raise InputError(f"non-finite {label} value in row {row + 2}", source=path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
+    wrench = read_wrenches(cols, model, path)
+    used |= {f"ft_{name}_{axis}" for name in wrench for axis in WRENCH_AXES}
     if not base_dofs(model)[1]:
         unknown = tuple(sorted(set(cols) - used))
-        return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v), unknown)
+        return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v, wrench=wrench or None), unknown)
     base = read_base_signals(cols, path)
     frames, flags = read_contacts(cols, model, path)
     from physid.oe.recording_floating import GYRO, POS, QUAT, VEL
@@ -103,6 +132,7 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
         base_quat=base["base_quat"],
         gyro=base["gyro"],
         base_velocity=base["base_velocity"],
+        wrench=wrench or None,
     )
     unknown = tuple(sorted(set(cols) - used))
     reference = base["base_position_reference"]

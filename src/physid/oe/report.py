@@ -7,6 +7,8 @@ is drawn by :func:`physid.oe.plot.plot_report`.
   semi-axes ``(a, b, c)`` has principal moments ``m (b^2 + c^2) / 5`` etc., so
   ``a^2 = 5 (I_y + I_z - I_x) / (2 m)``: real exactly when the triangle inequalities hold,
   which both charts of paper B guarantee (eqs. 9-15).
+- Force/torque sensors: the RMS of the measured minus the estimated wrench per axis, next to
+  the RMS of the measured wrench (how much of the signal the estimate explains).
 - Contact forces: the ``lambda`` of eqs. 2-3 at the estimated states, commands and final theta,
   from the same ``pin.constraintDynamics`` call the estimator's contact phases make
   (:func:`physid.oe.contact.contact_acceleration`).
@@ -22,7 +24,9 @@ from numpy.typing import NDArray
 
 from physid.inertia import mass_com_inertia_from_pi
 from physid.oe.contact import contact_acceleration
+from physid.oe.phases import acceleration
 from physid.oe.problem import OEProblem
+from physid.oe.wrench import WRENCH_AXES
 
 
 def equivalent_ellipsoid(
@@ -102,4 +106,29 @@ def contact_force_columns(
     out = {"t": np.asarray(t, dtype=float)[: forces.shape[0]]}
     for j, name in enumerate(frames):
         out |= {f"f{a}_{name}": forces[:, j, i] for i, a in enumerate("xyz")}
+    return out
+
+
+def wrench_fit(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray) -> dict[str, dict]:
+    """Per force/torque sensor, ``{"rms_residual": {axis: ...}, "rms_measured": {axis: ...}}``
+    [N, N m] over nodes 0..N-1 at the estimate (the sensor model of the estimator, process
+    noise included). Sets ``theta`` on ``problem.dynamics``."""
+    frames = problem.wrench_frames
+    if not frames:
+        return {}
+    problem.dynamics.set_theta(np.asarray(theta, dtype=float))
+    std = np.tile(problem.wrench_std, len(frames))
+    residual = np.empty((problem.horizon, 6 * len(frames)))
+    for k in range(problem.horizon):
+        a = acceleration(problem, k, xs[k])
+        residual[k] = problem.wrench_terms(k, xs[k], ws[k], a)[0] * std
+    measured = problem.measurements.wrench or {}
+    out = {}
+    for i, name in enumerate(frames):
+        rms = np.sqrt(np.mean(residual[:, 6 * i : 6 * i + 6] ** 2, axis=0))
+        scale = np.sqrt(np.mean(np.asarray(measured[name])[: problem.horizon] ** 2, axis=0))
+        out[name] = {
+            "rms_residual": dict(zip(WRENCH_AXES, rms.tolist(), strict=True)),
+            "rms_measured": dict(zip(WRENCH_AXES, scale.tolist(), strict=True)),
+        }
     return out

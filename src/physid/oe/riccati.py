@@ -3,7 +3,8 @@
 The value function of node k is quadratic in the state and parameter deviations,
 ``V(dx; dtheta) = 1/2 [dx; dt]^T [[Vxx, Vxt], [Vxt^T, Vtt]] [dx; dt] + Vx^T dx + Vt^T dt``.
 The backward pass forms the action-value terms Q (eq. 23, with the gap-deflected gradients
-``Vx+ = Vx' + Vxx' fbar``, ``Vt+ = Vt' + Vxt'^T fbar``), the estimation policy
+``Vx+ = Vx' + Vxx' fbar``, ``Vt+ = Vt' + Vxt'^T fbar``, plus the node's own Qxw, Qww, Qxt, Qwt
+blocks of observations that see w and theta, ``Linearization.coupling``), the estimation policy
 ``dw = -k - K dx - P dtheta`` (eq. 25) and the new value function (eq. 27). At the arrival node
 eq. 28 is solved by the Schur complement (eqs. 29-30) or, when ``Vtt`` is singular, by the
 nullspace step (eq. 31) that restricts dtheta to the range of ``Vtt``.
@@ -81,11 +82,14 @@ def backward_pass(lin: Linearization, mu: float = 0.0) -> ValueAtArrival:
     ks, Ks, Ps = np.empty((N, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
     Lww = lin.Lww + mu * np.eye(nx)
     rhs = np.empty((nx, 1 + nx + nt))
+    c = lin.coupling
     for i in range(N - 1, -1, -1):
         H, G = FT[i] @ (Vxx @ F[i]), FT[i] @ Vxt  # F^T Vxx' F and F^T Vxt'
         g = FT[i] @ (Vx + Vxx @ lin.gaps[i])  # F^T Vx+ (gap-deflected gradient)
         Qxx, Qxw, Qww = lin.Lxx[i] + H[x, x], H[x, w], Lww + H[w, w]
         Qxt, Qwt = G[x] + H[x, t], G[w] + H[w, t]
+        if c is not None:  # observations that see w_i and theta (force/torque sensors)
+            Qxw, Qww, Qxt, Qwt = Qxw + c.Lxw[i], Qww + c.Lww[i], Qxt + c.Lxt[i], Qwt + c.Lwt[i]
         Qtt = Vtt + G[t] + G[t].T + H[t, t]
         Qx, Qw, Qt = lin.lx[i] + g[x], lin.lw[i] + g[w], Vt + Vxt.T @ lin.gaps[i] + g[t]
         factor, info = dpotrf(Qww, lower=1, clean=0)
@@ -154,6 +158,16 @@ def solve_step(
     g = np.einsum("ki,ki->", lin.lx, dx) + np.einsum("ki,ki->", lin.lw, dw) + lin.lt @ dtheta
     h = np.einsum("ki,kij,kj->", dx, lin.Lxx, dx) + np.einsum("ki,ij,kj->", dw, lin.Lww, dw)
     h += dtheta @ lin.Ltt @ dtheta
+    if lin.coupling is not None:
+        c = lin.coupling
+        h += np.einsum("ki,kij,kj->", dw, c.Lww, dw) + 2.0 * np.einsum(
+            "ki,kij,kj->", dx[:-1], c.Lxw, dw
+        )
+        h += (
+            2.0
+            * (np.einsum("ki,kij->j", dx[:-1], c.Lxt) + np.einsum("ki,kij->j", dw, c.Lwt))
+            @ dtheta
+        )
     return Step(dx, dw, dtheta, null_dim, V, float(g), float(h))
 
 

@@ -74,3 +74,19 @@ def simulate_arm(
     )
     v_meas = v + velocity_std * rng.standard_normal(v.shape)
     return ArmRecording(t, dt, q, v, tau, q_meas, v_meas)
+
+
+def joint_wrenches(
+    model: pin.Model, joint: str, q: NDArray, v: NDArray, dt: float
+) -> NDArray[np.float64]:
+    """What an ideal six-axis sensor at ``joint`` reads ``(N+1, 6)`` [N, N m], joint frame:
+    Pinocchio's RNEA joint force ``data.f`` at the accelerations the recorded motion had,
+    ``(v_{k+1} - v_k) / dt`` (the last row repeats the one before: no acceleration at N)."""
+    data, j = model.createData(), model.getJointId(joint)
+    a = np.diff(v, axis=0) / dt
+    out = np.empty((v.shape[0], 6))
+    for k in range(a.shape[0]):
+        pin.rnea(model, data, q[k], v[k], a[k])
+        out[k] = data.f[j].vector
+    out[-1] = out[-2]
+    return out
