@@ -180,3 +180,43 @@ def test_sensor_identifies_the_payload_when_the_torque_commands_are_biased(arm):
         errors[label] = abs(mass - truth.mass) / truth.mass
     assert errors["with sensor"] < 0.01
     assert errors["commands only"] > 3 * errors["with sensor"]
+
+
+def test_wrench_jacobians_on_a_floating_base_match_finite_differences():
+    """Borinot (a drone with a 2-link arm), sensor at the arm's first joint: the base's
+    free-flyer tangent enters through the kinematics and the free dynamics."""
+    from physid.sim.oe_robots import BORINOT
+
+    model = load_model(BORINOT, floating=True)
+    rng = np.random.default_rng(5)
+    n, sensor = 4, "flying_arm_2__j_bl_link1"
+    q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+    meas = Measurements(q=np.tile(q, (n + 1, 1)), wrench={sensor: np.zeros((n + 1, 6))})
+    problem = make_problem(
+        model, ["flying_arm_2__j_link1_link2"], "log_cholesky", 0.01,
+        rng.standard_normal((n, model.nv - 6)), meas,
+    )  # fmt: skip
+    x = np.r_[q, rng.standard_normal(model.nv)]
+    w = 1e-3 * rng.standard_normal(2 * model.nv)
+    theta = problem.dynamics.nominal_theta()
+    problem.dynamics.set_theta(theta)
+    r, Jx, Jw, Jt = problem.wrench_terms(1, x, w, acceleration_derivatives(problem, 1, x))
+
+    def residual(x_, theta_):
+        problem.dynamics.set_theta(theta_)
+        return problem.wrench_terms(1, x_, w, acceleration(problem, 1, x_))[0]
+
+    eps = 1e-6
+    for i in range(2 * model.nv):
+        e = eps * np.eye(2 * model.nv)[i]
+        fd = (residual(state.integrate(model, x, e), theta)
+              - residual(state.integrate(model, x, -e), theta)) / (2 * eps)  # fmt: skip
+        assert fd == pytest.approx(Jx[:, i], rel=1e-5, abs=1e-4)
+    for i in range(10):
+        e = eps * np.eye(10)[i]
+        fd = (residual(x, theta + e) - residual(x, theta - e)) / (2 * eps)  # additive chart
+        assert fd == pytest.approx(Jt[:, i], rel=1e-5, abs=1e-4)
+    # free fall: no gravity inside the robot, so the base pose leaves the wrench unchanged
+    # (a closed-form check of the contact-free model); the base's spin does not
+    assert np.abs(Jx[:, :6]).max() < 1e-9
+    assert np.abs(Jx[:, model.nv + 3 : model.nv + 6]).max() > 1e-2

@@ -68,7 +68,7 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     required=True,
     help="Trajectory (CSV/.npz/.parquet) on a uniform time grid: t, q_<joint> and "
     "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
-    "gyro_*, base_v*, optional base_x/y/z and contact_<frame>; optional force/torque "
+    "gyro_*, optional base_v*, base_x/y/z and contact_<frame>; optional force/torque "
     "sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's joint, in the frame); "
     "one node per row (see docs/oe.md).",
 )
@@ -178,6 +178,12 @@ def oe_command(
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
+    if floating and recording.measurements.base_velocity is None:
+        click.echo(
+            f"physid: note: {data}: no base_v* columns: the base's linear velocity is observed "
+            "only through the dynamics and the legs (consider noise.foot_velocity)",
+            err=True,
+        )
     problem = make_problem(
         model,
         list(bodies),

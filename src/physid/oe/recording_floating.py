@@ -3,8 +3,9 @@
 - ``base_qx, base_qy, base_qz, base_qw``: IMU orientation of the base frame (quaternion, world
   from base) — the SO(3) residual of paper B section VI-C;
 - ``gyro_x, gyro_y, gyro_z``: IMU angular velocity in the base frame [rad/s];
-- ``base_vx, base_vy, base_vz``: base linear velocity in the base frame [m/s] (pre-integrated
-  accelerometer);
+- ``base_vx, base_vy, base_vz`` (optional, all three or none): base linear velocity in the base
+  frame [m/s] (pre-integrated accelerometer); without them the base velocity is observed only
+  through the dynamics and the legs (best with the feet's no-slip term, ``foot_velocity``);
 - ``base_x, base_y, base_z`` (optional): base position in the world [m]; only the first row is
   used, as the arrival prior of the base position (default: the origin);
 - ``contact_<frame>`` (optional, 0/1): the known contact sequence, one column per foot frame
@@ -38,9 +39,10 @@ def _block(cols: dict, names: tuple[str, ...], path: str) -> NDArray[np.float64]
 
 
 def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
-    """IMU orientation, gyro, base velocity, the base position of the first row (the arrival
-    prior) and the ``base_x/y/z`` columns of every row when given (a reference such as motion
-    capture, for the report; not an observation of the estimator), else None."""
+    """IMU orientation, gyro, base velocity (None without its columns), the base position of
+    the first row (the arrival prior) and the ``base_x/y/z`` columns of every row when given
+    (a reference such as motion capture, for the report; not an observation of the
+    estimator), else None."""
     quat = _block(cols, QUAT, path)
     norms = np.linalg.norm(quat, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-2):
@@ -50,7 +52,7 @@ def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
     return {
         "base_quat": quat / norms[:, None],
         "gyro": _block(cols, GYRO, path),
-        "base_velocity": _block(cols, VEL, path),
+        "base_velocity": _block(cols, VEL, path) if any(n in cols for n in VEL) else None,
         "base_position": np.zeros(3) if reference is None else reference[0],
         "base_position_reference": reference,
     }
