@@ -109,13 +109,14 @@ DOUBLE_AUTHORS = {
     "joint1.viscous": 2.3714e-4,
     "joint2.viscous": 1.0e-5,
 }
-DOUBLE_NAMES = [
-    "joint1.Iyy",
-    "joint2.mass",
-    "joint2.Iyy",
-    "joint1.viscous",
-    "joint2.viscous",
-]
+DOUBLE_FRICTION = {  # friction terms of both joints and their start values (paper A §4.5)
+    "viscous": {"viscous": 2e-4},
+    "dry": {"viscous": 2e-4, "dry": 1e-4},
+    "stribeck": {"viscous": 2e-4, "dry": 1e-4, "stribeck_delta": 1e-4, "stribeck_c": 1.0},
+}
+# --double-nested: the terms a richer model adds start here, the others at the simpler model's
+# estimate (r dmu > 0: at 0 the cost would not depend on c)
+NESTED_START = {"dry": 0.0, "stribeck_delta": 1e-5, "stribeck_c": 1.0}
 
 
 def load(folder: str, name: str, joints: list[str]) -> tuple[Recording, np.ndarray]:
@@ -176,27 +177,40 @@ def run_single(h: float, kappa: float, grid: list[tuple[float, float]], table: b
     train = [load("single", f"train_{i:02d}", joints) for i in range(4)]
     valid = {f"valid_{i:02d}": load("single", f"valid_{i:02d}", joints) for i in range(2)}
     if table:
-        per_file_table(train, h, kappa)
+        models = {label: (single_model(names), names) for label, names in SINGLE_MODELS.items()}
+        per_file_table(models, train, h, kappa, "single arm")
     validate_single(train, valid, grid)
 
 
-def per_file_table(train: list, h: float, kappa: float) -> None:
-    print(f"\n== single arm: h = {h} s, kappa = {kappa}; per-file fits (Tables 2-3) ==")
-    for label, names in SINGLE_MODELS.items():
-        model = single_model(names)
-        costs, scores = [], []
+def per_file_table(
+    models: dict, train: list, h: float, kappa: float, title: str, cutoff_hz: float = 10.0
+) -> dict:
+    """Tables 2-3 of §4.5: every model (``label -> (model, names)``) identified on each training
+    file alone; its cost per step, and its cross-validation score: the state estimation (the
+    parameters fixed) of every other training file, averaged. Returns ``label -> (cost, CV)``.
+    ``cutoff_hz``: the initialisation filter of ``identify`` (§4.4)."""
+    print(f"\n== {title}: h = {h} s, kappa = {kappa}; per-file fits (Tables 2-3) ==")
+    combined, options = {}, {"h": h, "kappa": kappa, "cutoff_hz": cutoff_hz, "max_iterations": 40}
+    for label, (model, names) in models.items():
+        costs, scores, stopped = [], [], 0
         for i, (rec, _) in enumerate(train):
-            fit = identify(model, [rec], h=h, kappa=kappa, names=names, max_iterations=40)
+            start = time.perf_counter()
+            fit = identify(model, [rec], names=names, **options)
             costs.append(fit.cost_per_step)
             others = [r for j, (r, _) in enumerate(train) if j != i]
-            scores += [
-                identify(fit.model, [r], h=h, kappa=kappa, names=[]).cost_per_step for r in others
-            ]
+            for other in others:
+                state = identify(fit.model, [other], names=[], **options)
+                scores.append(state.cost_per_step)
+                stopped += not state.converged
             values = " ".join(f"{v:.4g}({s:.1g})" for v, s in zip(fit.values, fit.std, strict=True))
             print(f"  {label:8s} train_{i:02d}: cost {fit.cost_per_step:.3g} "
-                  f"[{fit.status}, {fit.iterations} it] {values} "
+                  f"CV {np.mean(scores[-len(others):]):.3g} [{fit.status}, {fit.iterations} it, "
+                  f"{time.perf_counter() - start:.0f} s] {values} "
                   f"at bound {fit.at_bound}")  # fmt: skip
-        print(f"  {label:8s} combined: cost {np.mean(costs):.3g}  CV {np.mean(scores):.3g}")
+        combined[label] = (float(np.mean(costs)), float(np.mean(scores)))
+        print(f"  {label:8s} combined: cost {combined[label][0]:.3g}  CV {combined[label][1]:.3g}"
+              f"  ({stopped} CV state estimations not converged in 40 it)")  # fmt: skip
+    return combined
 
 
 def validate_single(train: list, valid: dict, grid: list[tuple[float, float]]) -> None:
@@ -247,45 +261,83 @@ def load_double(name: str) -> tuple[Recording, np.ndarray]:
     return Recording(rec.t, angles, rec.control, rec.source), rates
 
 
-def run_double(h: float, kappa: float, n_train: int, estimate_m2: bool) -> None:
-    train = [load_double(f"train_{i:02d}")[0] for i in range(n_train)]
+def double_model(friction: str, estimate_m2: bool, gravity: float = 9.81):  # noqa: ANN201
+    """The double arm with one friction model on both joints (``DOUBLE_FRICTION``): the model
+    and the names to estimate (inertias, arm 2's mass with ``estimate_m2``, friction terms)."""
+    terms = DOUBLE_FRICTION[friction]
     bodies = {"joint1": {"mass": 0.093844}} | (
         {} if estimate_m2 else {"joint2": {"mass": 0.137596}}
     )
+    names = ["joint1.Iyy", "joint2.Iyy"] + (["joint2.mass"] if estimate_m2 else [])
+    names += [f"{joint}.{key}" for joint in ("joint1", "joint2") for key in terms]
     config = {
-        "gravity": [0, 0, -9.81],
+        "gravity": [0, 0, -gravity],
         "defaults": SOFT,
-        "joints": {"joint1": {"viscous": 2e-4}, "joint2": {"viscous": 2e-4}},
+        "joints": {"joint1": dict(terms), "joint2": dict(terms)},
         "bodies": bodies,
-        "estimate": [n for n in DOUBLE_NAMES if estimate_m2 or n != "joint2.mass"],
+        "estimate": names,
     }
-    start = time.perf_counter()
-    fit = identify(load_model(DOUBLE_URDF, config), train, h=h, kappa=kappa, max_iterations=40)
-    values = ", ".join(
-        f"{n} {v:.4g}({s:.1g})" for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
-    )
-    print(f"\n== double arm: {n_train} training files, h = {h} s ({fit.status}, "
-          f"{fit.iterations} it, {time.perf_counter() - start:.0f} s) ==\n  {values}")  # fmt: skip
-    print("  validation: RMS [mrad] joint 1 / arm 2 absolute over 1 s; whole file; README 1 s; "
-          "the README's parameters stepped by physid at h: 1 s; whole file")  # fmt: skip
-    fixed = config | {"estimate": [], "gravity": [0, 0, -9.80858]}
-    authors = load_model(DOUBLE_URDF, fixed).with_values(DOUBLE_AUTHORS)
-    for i in range(4):
-        rec, rates = load_double(f"valid_{i:02d}")
-        try:
-            t, err = simulated_rms(fit.model, rec, rates, h)
-        except InputError as why:  # the fit collapsed a body (zero mass or inertia)
-            print(f"  valid_{i:02d}: no simulation: {why}")
-            continue
-        err = np.column_stack([err[:, 0], err[:, 0] + err[:, 1]])
-        one, whole = 1e3 * rms(t, err, 1.0), 1e3 * rms(t, err, None)
-        ref = PUBLISHED_DOUBLE.get(f"valid_{i:02d}")
-        t, err = simulated_rms(authors, rec, rates, h)
-        err = np.column_stack([err[:, 0], err[:, 0] + err[:, 1]])
-        a_one, a_whole = 1e3 * rms(t, err, 1.0), 1e3 * rms(t, err, None)
-        print(f"  valid_{i:02d}: {one[0]:.2f} / {one[1]:.2f}; {whole[0]:.1f} / {whole[1]:.1f}; "
-              f"{'-' if ref is None else f'{ref[0]} / {ref[1]}'}; {a_one[0]:.2f} / {a_one[1]:.2f}; "
-              f"{a_whole[0]:.1f} / {a_whole[1]:.1f}")  # fmt: skip
+    return load_model(DOUBLE_URDF, config), names
+
+
+def double_errors(model, rec: Recording, rates: np.ndarray, h: float) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+    """RMS [mrad] of joint 1 and of arm 2's absolute angle (q1 + q2) over 1 s and the file."""
+    t, err = simulated_rms(model, rec, rates, h)
+    err = np.column_stack([err[:, 0], err[:, 0] + err[:, 1]])
+    return 1e3 * rms(t, err, 1.0), 1e3 * rms(t, err, None)
+
+
+def run_double(
+    h: float,
+    kappa: float,
+    n_train: int,
+    estimate_m2: bool,
+    models: list[str],
+    table: bool,
+    cutoff_hz: float,
+    nested: bool,
+) -> None:
+    train = [load_double(f"train_{i:02d}") for i in range(n_train)]
+    valid = {f"valid_{i:02d}": load_double(f"valid_{i:02d}") for i in range(4)}
+    if table:  # §4.5: the model is chosen on the training files alone, by its CV score
+        built = {label: double_model(label, estimate_m2) for label in models}
+        title = f"double arm, {n_train} files, cutoff {cutoff_hz} Hz"
+        scores = per_file_table(built, train, h, kappa, title, cutoff_hz)
+        print(f"  lowest CV: {min(scores, key=lambda label: scores[label][1])}")
+    print(f"\n== double arm: {n_train} training files together, h = {h} s, kappa = {kappa} ==")
+    print("  validation: RMS [mrad] joint 1 / arm 2 absolute, over 1 s; whole file")
+    authors = double_model("viscous", False, 9.80858)[0].with_values(DOUBLE_AUTHORS)
+    for name, (rec, rates) in valid.items():
+        one, whole = double_errors(authors, rec, rates, h)
+        ref = PUBLISHED_DOUBLE.get(name)
+        print(f"  {'stepped':8s} {name}: {one[0]:.2f} / {one[1]:.2f}; {whole[0]:.1f} / "
+              f"{whole[1]:.1f}  (the README's parameters in physid's simulator; README 1 s: "
+              f"{'-' if ref is None else f'{ref[0]} / {ref[1]}'})")  # fmt: skip
+    previous = None
+    for label in models:
+        model, names = double_model(label, estimate_m2)
+        if nested and previous is not None:  # start at the simpler model's estimate
+            new = {n: NESTED_START[n.split(".")[1]] for n in names if n not in previous.names}
+            model = model.with_values(dict(zip(previous.names, previous.values, strict=True)) | new)
+        start = time.perf_counter()
+        recs = [r for r, _ in train]
+        fit = identify(model, recs, h=h, kappa=kappa, cutoff_hz=cutoff_hz, max_iterations=40)
+        values = ", ".join(
+            f"{n} {v:.4g}({s:.1g})" for n, v, s in zip(names, fit.values, fit.std, strict=True)
+        )
+        print(f"  {label:8s} ({fit.status}, {fit.iterations} it, "
+              f"{time.perf_counter() - start:.0f} s, cost {fit.cost_per_step:.4g} from "
+              f"{fit.cost_history[0] / fit.cost * fit.cost_per_step:.4g}, at bound "
+              f"{fit.at_bound}): {values}")  # fmt: skip
+        previous = fit
+        for name, (rec, rates) in valid.items():
+            try:
+                one, whole = double_errors(fit.model, rec, rates, h)
+            except InputError as why:  # the fit collapsed a body (zero mass or inertia)
+                print(f"  {label:8s} {name}: no simulation: {why}")
+                continue
+            print(f"  {label:8s} {name}: {one[0]:.2f} / {one[1]:.2f}; "
+                  f"{whole[0]:.1f} / {whole[1]:.1f}")  # fmt: skip
 
 
 def main() -> None:
@@ -299,6 +351,18 @@ def main() -> None:
     parser.add_argument("--no-table", action="store_true", help="single: validation grid only")
     parser.add_argument("--double-m2", action="store_true", help="estimate arm 2's mass too")
     parser.add_argument("--models", default=",".join(SINGLE_MODELS), help="single-arm models")
+    parser.add_argument("--double-models", default="viscous", help="double-arm friction models")
+    parser.add_argument(
+        "--double-table", action="store_true", help="double: per-file cost / CV table first"
+    )
+    parser.add_argument(
+        "--double-nested",
+        action="store_true",
+        help="double: start each model's all-files fit at the previous model's estimate",
+    )
+    parser.add_argument(
+        "--double-cutoff", type=float, default=30.0, help="double: initialisation filter [Hz]"
+    )
     args = parser.parse_args()
     for label in set(SINGLE_MODELS) - set(args.models.split(",")):
         del SINGLE_MODELS[label]
@@ -307,7 +371,17 @@ def main() -> None:
         grid = [(a, float(b)) for a in steps for b in args.grid_kappa.split(",")]
         run_single(args.h, args.kappa, grid, not args.no_table)
     if args.only != "single":
-        run_double(args.h, args.kappa, args.double_train, args.double_m2)
+        models = args.double_models.split(",")
+        run_double(
+            args.h,
+            args.kappa,
+            args.double_train,
+            args.double_m2,
+            models,
+            args.double_table,
+            args.double_cutoff,
+            args.double_nested,
+        )
 
 
 if __name__ == "__main__":
