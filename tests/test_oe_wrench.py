@@ -8,11 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from oe_checks import node_jacobians_by_central_differences
 
 from physid.errors import InputError
-from physid.oe import state
 from physid.oe.build import initial_guess, make_problem
-from physid.oe.charts import retract
 from physid.oe.kkt import solve_kkt
 from physid.oe.measurements import Measurements, NoiseStd
 from physid.oe.phases import acceleration, acceleration_derivatives
@@ -97,19 +96,10 @@ def test_wrench_jacobians_match_finite_differences(arm):
         return problem.wrench_terms(k, x_, w_, acceleration(problem, k, x_))[0]
 
     assert residual(x, w, theta) == pytest.approx(r, abs=1e-10)
-    eps, nx = 1e-6, problem.dynamics.nx
-    for i in range(nx):
-        e = eps * np.eye(nx)[i]
-        fd = (residual(state.integrate(model, x, e), w, theta)
-              - residual(state.integrate(model, x, -e), w, theta)) / (2 * eps)  # fmt: skip
-        assert fd == pytest.approx(Jx[:, i], rel=1e-5, abs=1e-4)
-        fd = (residual(x, w + e, theta) - residual(x, w - e, theta)) / (2 * eps)
-        assert fd == pytest.approx(Jw[:, i], rel=1e-5, abs=1e-4)
-    for i in range(10):
-        e = eps * np.eye(10)[i]
-        plus, minus = retract("exp_eig", theta, e), retract("exp_eig", theta, -e)
-        fd = (residual(x, w, plus) - residual(x, w, minus)) / (2 * eps)  # chart's increment
-        assert fd == pytest.approx(Jt[:, i], rel=1e-5, abs=1e-4)
+    fd = node_jacobians_by_central_differences(residual, model, x, w, theta, "exp_eig")
+    for mine, ref in zip((Jx, Jw, Jt), fd, strict=True):
+        assert ref == pytest.approx(mine, rel=1e-5, abs=1e-4)
+    nx = problem.dynamics.nx
     assert np.abs(Jt).max() > 1.0 and np.abs(Jw[:, nx // 2 :]).max() > 1.0  # not vacuous
 
 
@@ -202,20 +192,13 @@ def test_wrench_jacobians_on_a_floating_base_match_finite_differences():
     problem.dynamics.set_theta(theta)
     r, Jx, Jw, Jt = problem.wrench_terms(1, x, w, acceleration_derivatives(problem, 1, x))
 
-    def residual(x_, theta_):
+    def residual(x_, w_, theta_):
         problem.dynamics.set_theta(theta_)
-        return problem.wrench_terms(1, x_, w, acceleration(problem, 1, x_))[0]
+        return problem.wrench_terms(1, x_, w_, acceleration(problem, 1, x_))[0]
 
-    eps = 1e-6
-    for i in range(2 * model.nv):
-        e = eps * np.eye(2 * model.nv)[i]
-        fd = (residual(state.integrate(model, x, e), theta)
-              - residual(state.integrate(model, x, -e), theta)) / (2 * eps)  # fmt: skip
-        assert fd == pytest.approx(Jx[:, i], rel=1e-5, abs=1e-4)
-    for i in range(10):
-        e = eps * np.eye(10)[i]
-        fd = (residual(x, theta + e) - residual(x, theta - e)) / (2 * eps)  # additive chart
-        assert fd == pytest.approx(Jt[:, i], rel=1e-5, abs=1e-4)
+    fd = node_jacobians_by_central_differences(residual, model, x, w, theta, "log_cholesky")
+    for mine, ref in zip((Jx, Jw, Jt), fd, strict=True):
+        assert ref == pytest.approx(mine, rel=1e-5, abs=1e-4)
     # free fall: no gravity inside the robot, so the base pose leaves the wrench unchanged
     # (a closed-form check of the contact-free model); the base's spin does not
     assert np.abs(Jx[:, :6]).max() < 1e-9

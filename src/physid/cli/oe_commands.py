@@ -22,20 +22,23 @@ NOISE_KEYS = (
     "foot_velocity",
     "force",
     "torque",
+    "accelerometer",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 
-def read_oe_config(path: Path | None) -> tuple[dict, float]:
-    """The ``noise`` mapping (NoiseStd keyword arguments) and the contact damping [1/s] of a
-    ``physid oe --config`` YAML; a bad entry is an InputError naming its key."""
+def read_oe_config(path: Path | None) -> tuple[dict, float, str | None]:
+    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
+    accelerometer's frame (``imu.frame``, None: the base) of a ``physid oe --config`` YAML; a
+    bad entry is an InputError naming its key."""
     import numpy as np
 
+    from physid.errors import InputError
     from physid.io import config_number, config_section, read_yaml
 
     if path is None:
-        return {}, 0.0
-    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts"}, str(path))
+        return {}, 0.0, None
+    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
     for key, value in section.items():
@@ -46,7 +49,10 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
             noise[key] = config_number(value, f"noise.{key}")
     contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
-    return noise, float(damping)
+    frame = config_section(raw.get("imu"), {"frame"}, "imu").get("frame")
+    if frame is not None and not isinstance(frame, str):
+        raise InputError(f"imu.frame must be a frame name, got {frame!r}", source=str(path))
+    return noise, float(damping), frame
 
 
 @click.command("oe")
@@ -68,8 +74,9 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     required=True,
     help="Trajectory (CSV/.npz/.parquet) on a uniform time grid: t, q_<joint> and "
     "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
-    "gyro_*, optional base_v*, base_x/y/z and contact_<frame>; optional force/torque "
-    "sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's joint, in the frame); "
+    "gyro_*, optional base_v*, acc_* (raw accelerometer), base_x/y/z and contact_<frame>; "
+    "optional force/torque sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's "
+    "joint, in the frame); "
     "one node per row (see docs/oe.md).",
 )
 @click.option(
@@ -89,8 +96,11 @@ def read_oe_config(path: Path | None) -> tuple[dict, float]:
     "process_q, process_v (per node; one number or a list of nv, the base's 6 first), "
     "arrival_q, arrival_v, foot_velocity [m/s] (no-slip observation of the feet in "
     "contact, e.g. 0.03; default: none), force [N] and torque [N m] (force/torque "
-    "sensors, per axis; default 0.1, 0.005); and a 'contacts' mapping with damping [1/s] "
-    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3). See docs/oe.md.",
+    "sensors, per axis; default 0.1, 0.005), accelerometer [m/s^2] (acc_* columns, default "
+    "0.1); a 'contacts' mapping with damping [1/s] "
+    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3); and an 'imu' "
+    "mapping with frame (the accelerometer's frame on the base, default the base). "
+    "See docs/oe.md.",
 )
 @click.option(
     "--chart",
@@ -174,13 +184,15 @@ def oe_command(
         model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
     else:
         model = pin.buildModelFromUrdf(str(urdf))
-    noise, damping = read_oe_config(config)
+    noise, damping, imu_frame = read_oe_config(config)
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
-    if floating and recording.measurements.base_velocity is None:
+    meas = recording.measurements
+    if floating and meas.base_velocity is None and meas.accelerometer is None:
         click.echo(
-            f"physid: note: {data}: no base_v* columns: the base's linear velocity is observed "
+            f"physid: note: {data}: no base_v* or acc_* columns: the base's linear velocity is "
+            "observed "
             "only through the dynamics and the legs (consider noise.foot_velocity)",
             err=True,
         )
@@ -197,6 +209,7 @@ def oe_command(
         contact_frames=recording.contact_frames,
         contact_flags=recording.contact_flags,
         contact_damping=damping,
+        imu_frame=imu_frame,
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
@@ -211,6 +224,8 @@ def oe_command(
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,
         "contact_damping": damping,
+        "imu_frame": imu_frame,
+        "accelerometer": recording.measurements.accelerometer is not None,
     }
     payload = result.to_json_dict()
     payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}

@@ -38,12 +38,14 @@ def make_problem(
     contact_frames: Sequence[str] = (),
     contact_flags: NDArray | None = None,
     contact_damping: float = 0.0,
+    imu_frame: str | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
     first measured configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
-    ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``)."""
+    ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
+    ``imu_frame``: the frame of the accelerometer on the base (default: the base frame)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -61,9 +63,9 @@ def make_problem(
         schedule = ContactSchedule(dyn.model, contact_frames, contact_flags)
         # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
         schedule.models = ContactModels(dyn.model, contact_frames, contact_damping)
-    return OEProblem(
-        dyn, u, measurements, noise or NoiseStd(), np.asarray(x0_prior, float), prior, std, schedule
-    )
+    x0 = np.asarray(x0_prior, float)
+    noise = noise or NoiseStd()
+    return OEProblem(dyn, u, measurements, noise, x0, prior, std, schedule, imu_frame)
 
 
 def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -35,7 +35,9 @@ class Measurements:
     angular velocity in the base frame [rad/s]; ``base_velocity``: base linear velocity in the
     base frame [m/s]; ``wrench``: force/torque sensor samples by sensor frame name, ``(N+1, 6)``
     ``[fx, fy, fz, tx, ty, tz]`` [N, N m] in that frame, bias removed (:mod:`physid.oe.wrench`;
-    the last row is not used: there is no command at node N).
+    the last row is not used: there is no command at node N); ``accelerometer``: specific force
+    ``(N+1, 3)`` [m/s^2] of the base's IMU in its frame (:mod:`physid.oe.accelerometer`; the
+    last row is not used).
     """
 
     q: NDArray[np.float64] | None = None
@@ -44,6 +46,7 @@ class Measurements:
     gyro: NDArray[np.float64] | None = None
     base_velocity: NDArray[np.float64] | None = None
     wrench: Mapping[str, NDArray[np.float64]] | None = None
+    accelerometer: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ class NoiseStd:
     velocity is 0 with this standard deviation at every node of their stance); None: no term.
     ``force`` [N] / ``torque`` [N m]: force/torque sensors, per axis (default: a wrist-class
     six-axis sensor, e.g. ATI Mini45 resolution 1/16 N and 1/752 N m, with margin for its
-    drift after taring).
+    drift after taring). ``accelerometer`` [m/s^2]: per axis (a BMI088-class IMU reads
+    0.04 m/s^2 of white noise over a 500 Hz band; the rest is margin for vibration).
     """
 
     encoder: float = 1e-3
@@ -73,6 +77,7 @@ class NoiseStd:
     foot_velocity: float | None = None
     force: float = 0.1
     torque: float = 5e-3
+    accelerometer: float = 0.1
 
     def process_std(self, nv: int) -> NDArray[np.float64]:
         """Standard deviations of ``w = [w_q; w_v]`` ``(2 nv,)``; bad values are an InputError

@@ -7,7 +7,7 @@ space, and the chart coordinates theta of the estimated bodies. Dynamics
     1/2 |x_0 (-) x_bar|^2_{S0^-1} + 1/2 |theta - theta_bar|^2_{St^-1}
       + 1/2 sum_k |w_k|^2_{Sw^-1} + 1/2 sum_k |z_k (-) h(x_k)|^2_{Sz^-1}
       [+ 1/2 sum_k sum_{feet in contact at k} |v_foot(x_k)|^2 / s_slip^2]
-      [+ 1/2 sum_{k<N} |f(x_k, w_k; theta) - f_hat_k|^2_{Sf^-1}]
+      [+ 1/2 sum_{k<N} |f(x_k, w_k; theta) - f_hat_k|^2_{Sf^-1}]  (and the accelerometer)
 
 ``Sw`` is diagonal, one standard deviation per tangent direction (``NoiseStd.process_std``).
 The last sum (optional, ``NoiseStd.foot_velocity = s_slip``) is a no-slip observation of the
@@ -15,9 +15,10 @@ feet in contact: a zero-velocity pseudo-measurement of each such foot at every n
 velocity the dynamics would otherwise carry through the stance (eq. 3 only zeroes its
 acceleration) then costs ``n / s_slip^2`` per unit squared over n nodes — the foot-position
 random walk of a leg-kinematics EKF (Bloesch et al. 2012) with ``s_walk^2 = dt s_slip^2``.
-The last (optional, ``Measurements.wrench``) are force/torque sensors (:mod:`physid.oe.wrench`):
-they see the node's acceleration, hence theta and the process noise, which couples dx_k, dw_k
-and dtheta in the Hessian (``ObservationCoupling``, carried by the Riccati recursion).
+The last (optional, ``Measurements.wrench`` / ``accelerometer``) are force/torque sensors and
+the base's accelerometer (:mod:`physid.oe.node_acceleration`): they see the node's
+acceleration, hence theta and the process noise, which couples dx_k, dw_k and dtheta in the
+Hessian (``ObservationCoupling``, carried by the Riccati recursion).
 
 The linearization around a guess gives the data of the KKT system eq. 21 (Gauss-Newton: the
 second derivatives of f and h are dropped, as in Crocoddyl) with the linearized dynamics
@@ -38,6 +39,7 @@ from physid.oe.charts import prior_residual
 from physid.oe.contact import feet_velocity
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, residuals
+from physid.oe.node_acceleration import NodeAccelerationObservations
 from physid.oe.phases import (
     ContactSchedule,
     acceleration,
@@ -45,7 +47,6 @@ from physid.oe.phases import (
     step,
     step_derivatives,
 )
-from physid.oe.wrench import WRENCH_AXES, WrenchSensor, wrench_residuals
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Linearization:
     lt: NDArray[np.float64]  # (nt,)
     cost: float
     infeasibility: float  # sum_k |fbar_k|_1 (eq. 37)
-    coupling: ObservationCoupling | None = None  # force/torque sensors only
+    coupling: ObservationCoupling | None = None  # force/torque sensors, accelerometer only
 
 
 @dataclass
@@ -93,6 +94,7 @@ class OEProblem:
     theta_prior: NDArray[np.float64]
     theta_prior_std: NDArray[np.float64] | None = None
     contacts: ContactSchedule | None = None
+    imu_frame: str | None = None  # the accelerometer's frame on the base (None: the base)
 
     def __post_init__(self) -> None:
         model = self.dynamics.model
@@ -111,37 +113,38 @@ class OEProblem:
             raise InputError(f"noise foot_velocity must be positive (or None), got {slip!r}")
         self._kinematics = model.createData()  # work data of the no-slip term
         self._x0_std = np.r_[np.full(nv, self.noise.arrival_q), np.full(nv, self.noise.arrival_v)]
-        self._init_wrench_sensors()
-
-    def _init_wrench_sensors(self) -> None:
-        samples = dict(self.measurements.wrench or {})
         frames = () if self.contacts is None else self.contacts.frames
-        self._sensors = [WrenchSensor(self.dynamics.model, n, frames) for n in samples]
-        rows = self.horizon + 1
-        for name, z in samples.items():
-            z = np.asarray(z)
-            if z.shape != (rows, 6):
-                raise InputError(f"force/torque sensor {name!r}: samples must be ({rows}, 6)")
-            if not np.all(np.isfinite(z)):
-                row = int(np.argwhere(~np.isfinite(z))[0][0])
-                axis = WRENCH_AXES[int(np.argwhere(~np.isfinite(z))[0][1])]
-                raise InputError(f"force/torque sensor {name!r}: non-finite {axis} at node {row}")
-        self._wrench = [np.asarray(z, dtype=float) for z in samples.values()]
-        force, torque = self.noise.force, self.noise.torque
-        for label, value in (("force", force), ("torque", torque)):
-            if not (np.isfinite(value) and value > 0):
-                raise InputError(f"noise {label} must be positive and finite, got {value!r}")
-        self._wrench_std = np.r_[np.full(3, force), np.full(3, torque)]
+        self._accel_obs = NodeAccelerationObservations(
+            self.dynamics, self.measurements, self.noise, self.horizon, frames, self.imu_frame
+        )
 
     @property
     def wrench_frames(self) -> tuple[str, ...]:
         """The force/torque sensors' frames, in the order of :meth:`wrench_terms`."""
-        return tuple(sensor.name for sensor in self._sensors)
+        return tuple(sensor.name for sensor in self._accel_obs.sensors)
 
     @property
     def wrench_std(self) -> NDArray[np.float64]:
         """Per-axis standard deviations ``(6,)`` [N, N m] that whiten a sensor's residual."""
-        return self._wrench_std.copy()
+        return self._accel_obs.wrench_std.copy()
+
+    def wrench_terms(self, k: int, x: NDArray, w: NDArray, accel) -> tuple:  # noqa: ANN001
+        """Force/torque residuals of node ``k < N`` (:func:`physid.oe.wrench.wrench_residuals`;
+        ``accel``: node k's acceleration, or it and its derivatives for the Jacobians)."""
+        return self._accel_obs.wrench_terms(self.dynamics, k, x, w, accel)
+
+    def acceleration_observed(self, k: int) -> bool:
+        """Whether node k has the acceleration observations: every node with a command but the
+        one before a touch-down, whose interval holds the impact (in the reset map, not in
+        ``a_k``; a real sample there reads the impact's spike)."""
+        if not self._accel_obs.active or k >= self.horizon:
+            return False
+        return self.contacts is None or not self.contacts.touchdown(k + 1)
+
+    def acceleration_terms(self, k: int, x: NDArray, w: NDArray, accel) -> tuple:  # noqa: ANN001
+        """Every observation of node ``k < N`` that sees its acceleration (force/torque sensors,
+        accelerometer), :class:`physid.oe.node_acceleration.NodeAccelerationObservations`."""
+        return self._accel_obs.terms(self.dynamics, k, x, w, accel)
 
     @property
     def horizon(self) -> int:
@@ -193,17 +196,11 @@ class OEProblem:
             cost += 0.5 * r @ r
             if k < self.horizon:
                 gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k]))
-            if k < self.horizon and self._sensors:
+            if self.acceleration_observed(k):
                 a = acceleration(self, k, xs[k])
-                (rf,) = self.wrench_terms(k, xs[k], ws[k], a)
+                (rf,) = self.acceleration_terms(k, xs[k], ws[k], a)
                 cost += 0.5 * rf @ rf
         return float(cost), gaps
-
-    def wrench_terms(self, k: int, x: NDArray, w: NDArray, accel) -> tuple:  # noqa: ANN001
-        """Force/torque residuals of node ``k < N`` (:func:`physid.oe.wrench.wrench_residuals`;
-        ``accel``: node k's acceleration, or it and its derivatives for the Jacobians)."""
-        z = [samples[k] for samples in self._wrench]
-        return wrench_residuals(self._sensors, z, self._wrench_std, self.dynamics, x, w, accel)
 
     def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:
         """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``."""
@@ -216,8 +213,8 @@ class OEProblem:
         lw = ws / self._w_std**2
         Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
         coupling = None
-        if self._sensors:
-            coupling = ObservationCoupling(*(np.empty((N, nx, n)) for n in (nx, nx, nt, nt)))
+        if self._accel_obs.active:
+            coupling = ObservationCoupling(*(np.zeros((N, nx, n)) for n in (nx, nx, nt, nt)))
         for k in range(N + 1):
             r, J = self.node_residuals(k, xs[k], True)
             Lxx[k], lx[k] = J.T @ J, J.T @ r
@@ -229,8 +226,8 @@ class OEProblem:
             to_f0 = state.d_integrate(model, f0, ws[k], 0)
             A[k], B[k], C[k] = to_f0 @ Fx, state.d_integrate(model, f0, ws[k], 1), to_f0 @ Ft
             gaps[k] = state.difference(model, xs[k + 1], state.integrate(model, f0, ws[k]))
-            if coupling is not None:
-                r, Jx, Jw, Jt = self.wrench_terms(k, xs[k], ws[k], accel)
+            if self.acceleration_observed(k):
+                r, Jx, Jw, Jt = self.acceleration_terms(k, xs[k], ws[k], accel)
                 cost += 0.5 * float(r @ r)
                 Lxx[k] += Jx.T @ Jx
                 lx[k] += Jx.T @ r

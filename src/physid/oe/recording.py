@@ -121,9 +121,9 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
         return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v, wrench=wrench or None), unknown)
     base = read_base_signals(cols, path)
     frames, flags = read_contacts(cols, model, path)
-    from physid.oe.recording_floating import GYRO, POS, QUAT, VEL
+    from physid.oe.recording_floating import ACC, GYRO, POS, QUAT, VEL
 
-    used |= set(QUAT + GYRO + VEL + POS) | {"contact_" + f for f in frames}
+    used |= set(QUAT + GYRO + VEL + POS + ACC) | {"contact_" + f for f in frames}
     q[:, :3], q[:, 3:7] = base["base_position"], base["base_quat"]
     x0 = np.r_[q[0], np.zeros(model.nv)]
     meas = Measurements(
@@ -133,6 +133,7 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
         gyro=base["gyro"],
         base_velocity=base["base_velocity"],
         wrench=wrench or None,
+        accelerometer=base["accelerometer"],
     )
     unknown = tuple(sorted(set(cols) - used))
     reference = base["base_position_reference"]

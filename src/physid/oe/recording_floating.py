@@ -6,6 +6,8 @@
 - ``base_vx, base_vy, base_vz`` (optional, all three or none): base linear velocity in the base
   frame [m/s] (pre-integrated accelerometer); without them the base velocity is observed only
   through the dynamics and the legs (best with the feet's no-slip term, ``foot_velocity``);
+- ``acc_x, acc_y, acc_z`` (optional, all three or none): the IMU's specific force [m/s^2] in
+  its frame (config ``imu.frame``, default the base frame), :mod:`physid.oe.accelerometer`;
 - ``base_x, base_y, base_z`` (optional): base position in the world [m]; only the first row is
   used, as the arrival prior of the base position (default: the origin);
 - ``contact_<frame>`` (optional, 0/1): the known contact sequence, one column per foot frame
@@ -25,6 +27,7 @@ QUAT = ("base_qx", "base_qy", "base_qz", "base_qw")
 GYRO = ("gyro_x", "gyro_y", "gyro_z")
 VEL = ("base_vx", "base_vy", "base_vz")
 POS = ("base_x", "base_y", "base_z")
+ACC = ("acc_x", "acc_y", "acc_z")
 
 
 def _block(cols: dict, names: tuple[str, ...], path: str) -> NDArray[np.float64]:
@@ -39,10 +42,10 @@ def _block(cols: dict, names: tuple[str, ...], path: str) -> NDArray[np.float64]
 
 
 def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
-    """IMU orientation, gyro, base velocity (None without its columns), the base position of
-    the first row (the arrival prior) and the ``base_x/y/z`` columns of every row when given
-    (a reference such as motion capture, for the report; not an observation of the
-    estimator), else None."""
+    """IMU orientation, gyro, base velocity and accelerometer (None without their columns), the
+    base position of the first row (the arrival prior) and the ``base_x/y/z`` columns of every
+    row when given (a reference such as motion capture, for the report; not an observation of
+    the estimator), else None."""
     quat = _block(cols, QUAT, path)
     norms = np.linalg.norm(quat, axis=1)
     if np.any(np.abs(norms - 1.0) > 1e-2):
@@ -53,6 +56,7 @@ def read_base_signals(cols: dict, path: str) -> dict[str, NDArray]:
         "base_quat": quat / norms[:, None],
         "gyro": _block(cols, GYRO, path),
         "base_velocity": _block(cols, VEL, path) if any(n in cols for n in VEL) else None,
+        "accelerometer": _block(cols, ACC, path) if any(n in cols for n in ACC) else None,
         "base_position": np.zeros(3) if reference is None else reference[0],
         "base_position_reference": reference,
     }

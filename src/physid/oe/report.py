@@ -111,22 +111,24 @@ def contact_force_columns(
 
 def wrench_fit(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray) -> dict[str, dict]:
     """Per force/torque sensor, ``{"rms_residual": {axis: ...}, "rms_measured": {axis: ...}}``
-    [N, N m] over nodes 0..N-1 at the estimate (the sensor model of the estimator, process
-    noise included). Sets ``theta`` on ``problem.dynamics``."""
+    [N, N m] at the estimate, over the nodes that observe it
+    (``OEProblem.acceleration_observed``), with the estimator's sensor model (process noise
+    included). Sets ``theta`` on ``problem.dynamics``."""
     frames = problem.wrench_frames
     if not frames:
         return {}
     problem.dynamics.set_theta(np.asarray(theta, dtype=float))
     std = np.tile(problem.wrench_std, len(frames))
-    residual = np.empty((problem.horizon, 6 * len(frames)))
-    for k in range(problem.horizon):
+    nodes = [k for k in range(problem.horizon) if problem.acceleration_observed(k)]
+    residual = np.empty((len(nodes), 6 * len(frames)))
+    for row, k in enumerate(nodes):
         a = acceleration(problem, k, xs[k])
-        residual[k] = problem.wrench_terms(k, xs[k], ws[k], a)[0] * std
+        residual[row] = problem.wrench_terms(k, xs[k], ws[k], a)[0] * std
     measured = problem.measurements.wrench or {}
     out = {}
     for i, name in enumerate(frames):
         rms = np.sqrt(np.mean(residual[:, 6 * i : 6 * i + 6] ** 2, axis=0))
-        scale = np.sqrt(np.mean(np.asarray(measured[name])[: problem.horizon] ** 2, axis=0))
+        scale = np.sqrt(np.mean(np.asarray(measured[name])[nodes] ** 2, axis=0))
         out[name] = {
             "rms_residual": dict(zip(WRENCH_AXES, rms.tolist(), strict=True)),
             "rms_measured": dict(zip(WRENCH_AXES, scale.tolist(), strict=True)),

@@ -306,3 +306,46 @@ def simulate_go1(
             )
     meas = measure(true_model, x, rng, noise or NoiseStd())
     return FloatingRecording(dt, x, u, meas, GO1_FEET, flags)
+
+
+def accelerometer_readings(
+    model: pin.Model, x: NDArray, dt: float, frame: str | None = None
+) -> NDArray[np.float64]:
+    """What an ideal accelerometer at ``frame`` on the base (None: the base frame) reads
+    ``(N+1, 3)`` [m/s^2] along a trajectory ``x``: the finite difference of the point's world
+    velocity over each node, minus gravity, in the sensor's axes at the node's start (the last
+    row repeats the one before). Independent of physid.oe.accelerometer's closed form; over a
+    touch-down it holds the impact's spike, as a real sample averaged over the step would."""
+    nq = model.nq
+    M = pin.SE3.Identity() if frame is None else model.frames[model.getFrameId(frame)].placement
+    vel, rot = np.empty((x.shape[0], 3)), []
+    for k, xk in enumerate(x):
+        R = pin.Quaternion(xk[3:7]).normalized().toRotationMatrix()
+        v_l, w = xk[nq : nq + 3], xk[nq + 3 : nq + 6]
+        vel[k] = R @ (v_l + np.cross(w, M.translation))
+        rot.append(R @ M.rotation)
+    out = np.empty_like(vel)
+    for k in range(x.shape[0] - 1):
+        out[k] = rot[k].T @ ((vel[k + 1] - vel[k]) / dt - model.gravity.linear)
+    out[-1] = out[-2]
+    return out
+
+
+def contract_columns(model: pin.Model, rec: FloatingRecording) -> dict[str, NDArray]:
+    """A legged recording as ``physid oe --floating`` trajectory columns (docs/oe.md): ``t``, the
+    true base position, the measured IMU orientation, gyro and base velocity, ``q_``, ``dq_``,
+    ``tau_`` of every joint after the root, ``contact_<frame>``."""
+    m, n = rec.measurements, rec.x.shape[0]
+    cols = {"t": rec.dt * np.arange(n)}
+    cols |= {f"base_{a}": rec.x[:, i] for i, a in enumerate("xyz")}
+    cols |= {f"base_q{a}": m.base_quat[:, i] for i, a in enumerate("xyzw")}
+    cols |= {f"gyro_{a}": m.gyro[:, i] for i, a in enumerate("xyz")}
+    cols |= {f"base_v{a}": m.base_velocity[:, i] for i, a in enumerate("xyz")}
+    for i in range(2, model.njoints):
+        name, joint = model.names[i], model.joints[i]
+        cols["q_" + name] = m.q[:, joint.idx_q]
+        cols["dq_" + name] = m.v[:, joint.idx_v - 6]
+        cols["tau_" + name] = np.r_[rec.u[:, joint.idx_v - 6], 0.0]
+    for j, frame in enumerate(rec.contact_frames):
+        cols["contact_" + frame] = rec.contact_flags[:, j].astype(float)
+    return cols

@@ -1,0 +1,38 @@
+"""Finite-difference checks shared by the physid.oe observation tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.oe import state
+from physid.oe.charts import retract
+
+
+def node_jacobians_by_central_differences(
+    residual: Callable[[NDArray, NDArray, NDArray], NDArray],
+    model: pin.Model,
+    x: NDArray,
+    w: NDArray,
+    theta: NDArray,
+    chart: str,
+    eps: float = 1e-6,
+) -> tuple[NDArray, NDArray, NDArray]:
+    """``(dr/dx, dr/dw, dr/dtheta)`` of ``residual(x, w, theta)`` by central differences along
+    the increments the estimator uses: ``x (+) dx`` on the state manifold, ``w + dw``, and the
+    chart's retraction ``theta (+) dtheta``."""
+    nx, nt = x.shape[0] - model.nq + model.nv, theta.shape[0]
+    columns: tuple[list, list, list] = ([], [], [])
+    for i in range(nx):
+        e = eps * np.eye(nx)[i]
+        plus, minus = state.integrate(model, x, e), state.integrate(model, x, -e)
+        columns[0].append((residual(plus, w, theta) - residual(minus, w, theta)) / (2 * eps))
+        columns[1].append((residual(x, w + e, theta) - residual(x, w - e, theta)) / (2 * eps))
+    for i in range(nt):
+        e = eps * np.eye(nt)[i]
+        plus, minus = retract(chart, theta, e), retract(chart, theta, -e)
+        columns[2].append((residual(x, w, plus) - residual(x, w, minus)) / (2 * eps))
+    return tuple(np.column_stack(c) for c in columns)
