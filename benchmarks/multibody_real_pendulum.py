@@ -38,8 +38,8 @@ RESULTS (2026-11-23, 2 shared cores, one thread; RMS [mrad] over the first 1 s /
 README: the authors' model; "stepped": the README's parameters in physid's simulator at h)
 
 Single arm, per-file fits (Tables 2-3; measured when the CV state estimations stopped at 20
-LM iterations, now 40 as for the double arm; not re-run), h = 1e-2, kappa = 100: cost / CV
-per step viscous
+LM iterations, now 40 as for the double arm; the viscous row re-run with 40: unchanged),
+h = 1e-2, kappa = 100: cost / CV per step viscous
 1.80e-9 / 9.04e-9, dry 1.74e-9 / 8.61e-9, Stribeck 5.0e-7 / 2.89e-8 (paper: 1.92e-6 / 1.92e-6,
 1.47e-6 / 1.48e-6, 1.18e-6 / 1.20e-6). Inertia per file (dry) 7.04e-5 ... 1.070e-4 (spread
 52 %, paper 0.8 %): amplitude-dependent shadow inertia at h = 1e-2 (at h = 2e-3 the viscous
@@ -95,9 +95,9 @@ is below the viscous fit's in all 6). All training files together, 1-s RMS joint
   its cost and CV are lower (its friction terms are not yet pinned by 6 x 2.67 s of data).
 2-fold CV of the all-files fits on the 26 training files (``--double-folds 2``, nested; even /
   odd files): viscous fits 7.377e-9, 7.79e-9, held out 7.801e-9, 7.387e-9; Stribeck fits
-  6.665e-9, 8.403e-9 (the second converged_stalled above its viscous start: a parameter-space
-  stall, its states are optimal -- re-estimating them at its parameters gives the same cost, as
-  checked on the 6-file cold start, 1.709e-8 both ways), held out 6.906e-9, 6.863e-9. CV
+  6.665e-9, 8.403e-9 (the second converged_stalled above its viscous start; not re-checked, but
+  the 6-file cold start that did the same is a parameter-space stall: its states re-estimated
+  at its parameters give the same 1.709e-8), held out 6.906e-9, 6.863e-9. CV
   viscous 7.594e-9, Stribeck 6.885e-9 (-9 %): Stribeck again, on the training files only.
 h = 2e-3, kappa = 2500 (the h^-2 rule), 26 files, nested: stepped 1.54 / 2.79; 2.22 / 2.34.
   viscous (4 it, 39 s; cost 8.143e-9) 1.57 / 3.01 (3.8 / 5.6); 2.26 / 2.39 (3.6 / 5.9).
