@@ -27,17 +27,18 @@ NOISE_KEYS = (
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 
-def read_oe_config(path: Path | None) -> tuple[dict, float, str | None]:
+def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
-    accelerometer's frame (``imu.frame``, None: the base) of a ``physid oe --config`` YAML; a
-    bad entry is an InputError naming its key."""
+    ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
+    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming its
+    key."""
     import numpy as np
 
     from physid.errors import InputError
     from physid.io import config_number, config_section, read_yaml
 
     if path is None:
-        return {}, 0.0, None
+        return {}, 0.0, {"frame": None, "estimate_bias": True}
     raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
@@ -49,10 +50,13 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, str | None]:
             noise[key] = config_number(value, f"noise.{key}")
     contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
-    frame = config_section(raw.get("imu"), {"frame"}, "imu").get("frame")
+    imu = config_section(raw.get("imu"), {"frame", "estimate_bias"}, "imu")
+    frame, estimate_bias = imu.get("frame"), imu.get("estimate_bias", True)
     if frame is not None and not isinstance(frame, str):
         raise InputError(f"imu.frame must be a frame name, got {frame!r}", source=str(path))
-    return noise, float(damping), frame
+    if not isinstance(estimate_bias, bool):
+        raise InputError(f"imu.estimate_bias must be true or false, got {estimate_bias!r}")
+    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
 
 
 @click.command("oe")
@@ -99,7 +103,9 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, str | None]:
     "sensors, per axis; default 0.1, 0.005), accelerometer [m/s^2] (acc_* columns, default "
     "0.1); a 'contacts' mapping with damping [1/s] "
     "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3); and an 'imu' "
-    "mapping with frame (the accelerometer's frame on the base, default the base). "
+    "mapping with frame (the accelerometer's frame on the base, default the base) and "
+    "estimate_bias (default true: the accelerometer's constant bias is estimated by "
+    "alternating rounds, reported in result.json). "
     "See docs/oe.md.",
 )
 @click.option(
@@ -140,7 +146,8 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, str | None]:
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
     help="Output folder: params.json, result.json (with force/torque sensors: wrench_fit, the "
-    "RMS of measured minus estimated wrench per axis), trajectory.csv, convergence.png, "
+    "RMS of measured minus estimated wrench per axis; with acc_* columns: "
+    "accelerometer_bias), trajectory.csv, convergence.png, "
     "report.png (equivalent ellipsoid of each estimated body over the iterations; with "
     "--floating the base pose error; with contact columns the contact forces) and "
     "contact_forces.csv (t, fx/fy/fz_<frame> [N], world frame; when contacts are given); "
@@ -172,6 +179,7 @@ def oe_command(
         write_text_atomic,
     )
     from physid.oe.build import initial_guess, make_problem
+    from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
     from physid.oe.recording import params_document, read_recording, trajectory_columns
@@ -184,7 +192,7 @@ def oe_command(
         model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
     else:
         model = pin.buildModelFromUrdf(str(urdf))
-    noise, damping, imu_frame = read_oe_config(config)
+    noise, damping, imu = read_oe_config(config)
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
@@ -209,11 +217,17 @@ def oe_command(
         contact_frames=recording.contact_frames,
         contact_flags=recording.contact_flags,
         contact_damping=damping,
-        imu_frame=imu_frame,
+        imu_frame=imu["frame"],
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
-    result = solve(problem, xs, ws, problem.dynamics.nominal_theta(), options)
+    theta0 = problem.dynamics.nominal_theta()
+    bias_rounds = None
+    if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
+        bias_rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
+        result = bias_rounds.result
+    else:
+        result = solve(problem, xs, ws, theta0, options)
     provenance = {
         "urdf": str(urdf),
         "data": str(data),
@@ -224,11 +238,18 @@ def oe_command(
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,
         "contact_damping": damping,
-        "imu_frame": imu_frame,
+        "imu_frame": imu["frame"],
         "accelerometer": recording.measurements.accelerometer is not None,
     }
     payload = result.to_json_dict()
     payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
+    if bias_rounds is not None:
+        payload["accelerometer_bias"] = {
+            "estimate": list(bias_rounds.bias_history[-1]),
+            "history": [list(b) for b in bias_rounds.bias_history],
+            "converged": bias_rounds.converged,
+            "iterations_all_rounds": bias_rounds.iterations,
+        }
     if problem.wrench_frames and np.all(np.isfinite(result.xs)):
         payload["wrench_fit"] = wrench_fit(problem, result.xs, result.ws, result.theta)
     with atomic_output_dir(out) as staging:

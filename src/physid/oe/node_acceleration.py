@@ -61,6 +61,7 @@ class NodeAccelerationObservations:
             self.imu = Accelerometer(dyn.model, imu_frame)
             self.acc = _samples("accelerometer", meas.accelerometer, rows, ACC_COLUMNS)
             self.acc_std = _positive("accelerometer", noise.accelerometer)
+        self.acc_bias = np.zeros(3)  # m/s^2, sensor axes: added to the model's reading
 
     @property
     def active(self) -> bool:
@@ -89,9 +90,10 @@ class NodeAccelerationObservations:
                     x, a, accel[1], accel[2], dyn.dt, nq
                 )
                 s = self.acc_std
-                parts.append(((f - self.acc[k]) / s, Jx / s, Jw / s, Jt / s))
+                parts.append(((f + self.acc_bias - self.acc[k]) / s, Jx / s, Jw / s, Jt / s))
             else:
-                parts.append(((self.imu.specific_force(x, a, nq) - self.acc[k]) / self.acc_std,))
+                f = self.imu.specific_force(x, a, nq)
+                parts.append(((f + self.acc_bias - self.acc[k]) / self.acc_std,))
         if len(parts) == 1:
             return parts[0]
         r = np.concatenate([p[0] for p in parts])

@@ -133,6 +133,31 @@ class OEProblem:
         ``accel``: node k's acceleration, or it and its derivatives for the Jacobians)."""
         return self._accel_obs.wrench_terms(self.dynamics, k, x, w, accel)
 
+    @property
+    def accelerometer_bias(self) -> NDArray[np.float64]:
+        """Constant accelerometer bias [m/s^2] (sensor axes) added to the modelled reading;
+        zero unless set (:func:`physid.oe.imu_bias.solve_with_accelerometer_bias`)."""
+        return self._accel_obs.acc_bias.copy()
+
+    @accelerometer_bias.setter
+    def accelerometer_bias(self, bias: NDArray) -> None:
+        self._accel_obs.acc_bias = np.asarray(bias, dtype=float).reshape(3).copy()
+
+    def accelerometer_residuals(self, xs: NDArray, ws: NDArray, theta: NDArray) -> NDArray:
+        """Measured minus modelled accelerometer readings ``(n, 3)`` [m/s^2], bias included,
+        at the nodes that observe it (sets theta on the dynamics)."""
+        obs = self._accel_obs
+        if obs.imu is None:
+            return np.zeros((0, 3))
+        self.dynamics.set_theta(theta)
+        nq, nv, dt = self.dynamics.model.nq, self.dynamics.model.nv, self.dynamics.dt
+        rows = []
+        for k in range(self.horizon):
+            if self.acceleration_observed(k):
+                a = acceleration(self, k, xs[k]) + ws[k][nv:] / dt
+                rows.append(obs.acc[k] - obs.imu.specific_force(xs[k], a, nq) - obs.acc_bias)
+        return np.array(rows).reshape(-1, 3)
+
     def acceleration_observed(self, k: int) -> bool:
         """Whether node k has the acceleration observations: every node with a command but the
         one before a touch-down, whose interval holds the impact (in the reset map, not in
