@@ -47,7 +47,18 @@ real. OE + damping                53.85 87.46    56.77  67.58     7.15 10.45    
 real. OE + no-slip + damping      40.99 64.92    43.92  53.61     7.08 10.34     6.57   8.79
 real. OE + no-slip + DoF noise     3.11  5.33     2.64   4.30     6.78  7.98     6.83   6.94
 real. OE + all three               3.03  5.13     2.35   3.87     6.77  7.94     6.81   6.91
+evening run (2026-11-23, the accelerometer rows; the re-run rows above reproduced every digit):
+ideal OE + no-slip + accelerometer 0.79  2.13     0.54   0.74     2.91  4.02     2.85   2.96
+ideal OE + no-slip + acc + DoF     1.09  2.80     0.64   1.00     3.10  4.17     3.01   3.16
+ideal OE + no-slip + acc+bias+DoF  0.84  2.37     0.42   0.47     3.08  4.16     3.00   3.15
+real. OE + no-slip + accelerometer 7.44 13.23     5.73   7.87     5.99  8.66     6.20   8.36
+real. OE + no-slip + acc + DoF     1.60  2.98     1.65   2.58     6.81  7.95     6.85   6.96
+real. OE + no-slip + acc+bias+DoF  0.90  1.52     1.13   1.52     6.78  7.92     6.83   6.94
+(per seed, realistic, acc + bias + DoF: 1.33 / 0.83 / 0.55 mm; EKF + fused 0.87 / 0.50 / 0.69)
 
+Accelerometer rows: ``Measurements.accelerometer`` from the raw IMU (imu_link) instead of the
+pre-integrated velocity; "bias" estimates its constant bias (physid.oe.imu_bias, 2 rounds on
+every seed); discussion in docs/oe.md "Localisation". Realistic: still 1.3x the EKF (from 6x).
 OE statuses: ideal, all converged (8-15 iterations). Realistic (limit 60): as printed 60/50/60
 (seeds 0/1/2), no-slip 60/44/60, no-slip + DoF noise 39/26/60, all three 39/26/60; damping
 converged 33/45/55 with the torso at 16.2-17.1 kg, no-slip + damping 33/45/46 at 14.6-14.9 kg
@@ -70,7 +81,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +92,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from leg_ekf import EkfSettings, run_ekf  # noqa: E402
 
 from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve  # noqa: E402
+from physid.oe.imu_bias import solve_with_accelerometer_bias  # noqa: E402
 from physid.oe.measurements import process_std_from_torque  # noqa: E402
 from physid.sim.oe_floating import go1_standing, simulate_go1  # noqa: E402
 from physid.sim.oe_imu import ImuLog, ImuSpec, measure_imu, oe_measurements, oe_noise_std  # noqa: E402
@@ -166,14 +178,29 @@ def torque_std(u: NDArray, joint_velocity: NDArray) -> NDArray[np.float64]:
 
 
 def oe_track(
-    case: Case, torso: str, damping: float = 0.0, slip: bool = False, dof_noise: bool = False
+    case: Case,
+    torso: str,
+    damping: float = 0.0,
+    slip: bool = False,
+    dof_noise: bool = False,
+    accelerometer: bool = False,
+    bias: bool = False,
 ) -> tuple[NDArray, NDArray, dict]:
     """``torso``: 'estimate' (from the URDF, no prior) or 'urdf' (held at the URDF);
     ``damping``: contact Baumgarte gain [1/s]; ``slip``: the no-slip observation of the feet
     in contact (``NoiseStd.foot_velocity``); ``dof_noise``: per-DoF ``process_v`` from the
-    actuator spec (:func:`physid.oe.measurements.process_std_from_torque`)."""
+    actuator spec (:func:`physid.oe.measurements.process_std_from_torque`); ``accelerometer``:
+    the raw accelerometer at the IMU frame (``Measurements.accelerometer``, std from the spec's
+    density and bias) instead of the pre-integrated base velocity; ``bias``: its constant bias
+    estimated too (:func:`physid.oe.imu_bias.solve_with_accelerometer_bias`)."""
     tr, log, model = case.truth, case.log, case.nominal
     std = oe_noise_std(case.spec, tr.dt, tr.x.shape[0] * tr.dt)
+    meas = oe_measurements(model, log)
+    if accelerometer:
+        acc = np.vstack([log.accel, log.accel[-1:]])  # node N has no sample (and no term)
+        meas = replace(meas, base_velocity=None, accelerometer=acc)
+        white = case.spec.accel_density / np.sqrt(tr.dt)
+        std["accelerometer"] = float(np.hypot(white, case.spec.accel_bias))
     if dof_noise:
         tau = torque_std(tr.u, log.joint_velocity)
         std["process_v"] = process_std_from_torque(model, go1_standing(model), tr.dt, tau)
@@ -187,23 +214,33 @@ def oe_track(
         "exp_eig",
         tr.dt,
         tr.u,
-        oe_measurements(model, log),
+        meas,
         noise,
         x0_prior=x0,
         contact_frames=tr.contact_frames,
         contact_flags=tr.contact_flags,
         theta_prior_std=None if torso == "estimate" else 1e-6,
         contact_damping=damping,
+        imu_frame="imu_link" if accelerometer else None,
     )
     xs, ws = initial_guess(problem)
     theta0 = problem.dynamics.nominal_theta()
-    result = solve(problem, xs, ws, theta0, OEOptions(max_iterations=MAX_ITERATIONS))
+    options = OEOptions(max_iterations=MAX_ITERATIONS)
+    rounds = None
+    if bias:
+        rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
+        result = rounds.result
+    else:
+        result = solve(problem, xs, ws, theta0, options)
     rotation = np.array([pin.Quaternion(q[3:7]).toRotationMatrix() for q in result.xs])
     info = {
         "status": f"{result.status} ({result.iterations} it)",
         "time_s": result.solve_time,
         "torso_mass": float(result.pis[0][0]),
     }
+    if rounds is not None:
+        info["status"] += f", {len(rounds.bias_history) - 1} bias rounds, {rounds.iterations} it"
+        info["bias_error"] = np.round(np.array(rounds.bias_history[-1]) - case.log.accel_bias, 4)
     return result.xs[:, :3], rotation, info
 
 
@@ -217,6 +254,15 @@ ESTIMATORS = {
     "OE + no-slip + damping": lambda c: oe_track(c, "estimate", CONTACT_DAMPING, True),
     "OE + no-slip + DoF noise": lambda c: oe_track(c, "estimate", slip=True, dof_noise=True),
     "OE + all three": lambda c: oe_track(c, "estimate", CONTACT_DAMPING, True, True),
+    "OE + no-slip + accelerometer": lambda c: oe_track(
+        c, "estimate", slip=True, accelerometer=True
+    ),
+    "OE + no-slip + acc + DoF noise": lambda c: oe_track(
+        c, "estimate", slip=True, dof_noise=True, accelerometer=True
+    ),
+    "OE + no-slip + acc + bias + DoF": lambda c: oe_track(
+        c, "estimate", slip=True, dof_noise=True, accelerometer=True, bias=True
+    ),
 }
 
 
@@ -314,11 +360,11 @@ def main() -> None:
             f"\n{data} data: {tr.u.shape[0]} nodes at {args.dt * 1e3:g} ms, flight {flight:.3f} s"
         )
         print(f"mean over {args.seeds} seed(s)")
-        print(f"{'estimator':26s}" + "".join(f"{k:>15s}" for k in keys) + "  status")
+        print(f"{'estimator':31s}" + "".join(f"{k:>15s}" for k in keys) + "  status")
         for name in names:
             mean = {k: np.mean([r[k] for r in rows[name]]) for k in keys}
             status = "; ".join(str(r["status"]) for r in rows[name])
-            print(f"{name:26s}" + "".join(f"{mean[k]:15.2f}" for k in keys) + f"  {status}")
+            print(f"{name:31s}" + "".join(f"{mean[k]:15.2f}" for k in keys) + f"  {status}")
         figure({data: cases[data]}, errors, Path(args.out) / f"jump_errors_{data}.png")
     print(f"(positions in mm, orientations in mrad; figures in {args.out})")
 
