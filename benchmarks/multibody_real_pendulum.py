@@ -38,7 +38,8 @@ RESULTS (2026-11-23, 2 shared cores, one thread; RMS [mrad] over the first 1 s /
 README: the authors' model; "stepped": the README's parameters in physid's simulator at h)
 
 Single arm, per-file fits (Tables 2-3; measured when the CV state estimations stopped at 20
-LM iterations, now 40 as for the double arm; the viscous row re-run with 40: unchanged),
+LM iterations, now 40 as for the double arm; every row re-run with 40: viscous unchanged, dry
+1.75e-9 / 8.59e-9, Stribeck 5.0e-7 / 2.90e-8, all CV state estimations converged),
 h = 1e-2, kappa = 100: cost / CV per step viscous
 1.80e-9 / 9.04e-9, dry 1.74e-9 / 8.61e-9, Stribeck 5.0e-7 / 2.89e-8 (paper: 1.92e-6 / 1.92e-6,
 1.47e-6 / 1.48e-6, 1.18e-6 / 1.20e-6). Inertia per file (dry) 7.04e-5 ... 1.070e-4 (spread
