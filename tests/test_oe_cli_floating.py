@@ -18,7 +18,7 @@ from physid.sim.oe_robots import GO1, load_model, robot_urdf
 PAYLOAD = pin.Inertia(3.0, np.array([0.02, 0.0, 0.05]), np.diag([0.02, 0.04, 0.05]))
 
 
-def _write(path, drop=None):
+def _write(path, drop=None, extra=None):
     nominal = load_model(GO1, floating=True)
     true = nominal.copy()
     true.inertias[1] = nominal.inertias[1] + PAYLOAD
@@ -26,6 +26,8 @@ def _write(path, drop=None):
     cols = contract_columns(nominal, rec)
     for name in (drop,) if isinstance(drop, str) else drop or ():
         del cols[name]
+    for name, value in (extra or {}).items():
+        cols[name] = np.full(rec.x.shape[0], value)
     path.write_text(table_csv_text(cols))
     return true.inertias[1]
 
@@ -128,3 +130,14 @@ def test_oe_floating_config_errors_name_the_key(tmp_path):
         config.write_text(text)
         result = _run(tmp_path, "--config", str(config))
         assert result.exit_code != 0 and key in result.output, (text, result.output)
+
+
+def test_oe_floating_foot_force_sensor_is_reported_and_not_used(tmp_path):
+    """A foot's six-axis sensor carries the ground's force, which the sensor model does not
+    include: the run goes on without it and says so."""
+    extra = {f"ft_FL_foot_{axis}": 1.0 for axis in ("fx", "fy", "fz", "tx", "ty", "tz")}
+    _write(tmp_path / "go1.csv", extra=extra)
+    result = _run(tmp_path, "--max-iterations", "3")
+    assert result.exit_code == 0, result.output
+    assert "not using force/torque sensor 'FL_foot': contact frame 'FL_foot'" in result.output
+    assert "wrench_fit" not in json.loads((tmp_path / "out" / "result.json").read_text())

@@ -168,6 +168,8 @@ def oe_command(
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
+    import dataclasses
+
     import numpy as np
     import pinocchio as pin
 
@@ -185,6 +187,7 @@ def oe_command(
     from physid.oe.recording import params_document, read_recording, trajectory_columns
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
+    from physid.oe.wrench import unsupported_sensor
 
     if not urdf.is_file():
         raise InputError(f"URDF not found: {urdf}", source="--urdf")
@@ -197,6 +200,16 @@ def oe_command(
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
     meas = recording.measurements
+    if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
+        usable = {}
+        for frame, samples in meas.wrench.items():
+            reason = unsupported_sensor(model, frame, recording.contact_frames)
+            if reason is None:
+                usable[frame] = samples
+            else:
+                click.echo(f"physid: note: {data}: not using {reason}", err=True)
+        meas = dataclasses.replace(meas, wrench=usable or None)
+        recording = dataclasses.replace(recording, measurements=meas)
     if floating and meas.base_velocity is None and meas.accelerometer is None:
         click.echo(
             f"physid: note: {data}: no base_v* or acc_* columns: the base's linear velocity is "

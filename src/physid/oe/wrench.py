@@ -44,26 +44,38 @@ def _subtree(model: pin.Model, joint_id: int) -> set[int]:
     return ids
 
 
+def unsupported_sensor(
+    model: pin.Model, name: str, contact_frames: Sequence[str] = ()
+) -> str | None:
+    """Why a sensor at frame ``name`` cannot be modelled (one line naming it), or None."""
+    if not model.existFrame(name):
+        return f"force/torque sensor {name!r}: no such frame in the model"
+    joint = int(model.frames[model.getFrameId(name)].parentJoint)
+    if joint == 0 or (joint == 1 and base_dofs(model)[1]):
+        where = "world" if joint == 0 else "base"
+        return (
+            f"force/torque sensor {name!r} sits on the {where}: "
+            "nothing transmits a measurable wrench there"
+        )
+    subtree = _subtree(model, joint)
+    for contact in contact_frames:
+        if model.frames[model.getFrameId(contact)].parentJoint in subtree:
+            return (
+                f"force/torque sensor {name!r}: contact frame {contact!r} is beyond it "
+                "(a wrench with contact forces is not modelled)"
+            )
+    return None
+
+
 class WrenchSensor:
     """The augmented model of one sensor (frame ``name``) and the maps into it."""
 
     def __init__(self, model: pin.Model, name: str, contact_frames: Sequence[str] = ()) -> None:
-        if not model.existFrame(name):
-            raise InputError(f"force/torque sensor {name!r}: no such frame in the model")
+        reason = unsupported_sensor(model, name, contact_frames)
+        if reason is not None:
+            raise InputError(reason)
         frame = model.frames[model.getFrameId(name)]
         joint = int(frame.parentJoint)
-        if joint == 0 or (joint == 1 and base_dofs(model)[1]):
-            raise InputError(
-                f"force/torque sensor {name!r} sits on the {'world' if joint == 0 else 'base'}: "
-                "nothing transmits a measurable wrench there"
-            )
-        subtree = _subtree(model, joint)
-        for contact in contact_frames:
-            if model.frames[model.getFrameId(contact)].parentJoint in subtree:
-                raise InputError(
-                    f"force/torque sensor {name!r}: contact frame {contact!r} is beyond it "
-                    "(a wrench with contact forces is not modelled)"
-                )
         self.name, self.joint = name, joint
         # force in J's frame -> force in the sensor frame F (dual action of F^-1)
         self.to_sensor = frame.placement.inverse().toDualActionMatrix()
