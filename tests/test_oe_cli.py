@@ -17,7 +17,7 @@ from physid.sim.oe_robots import KINOVA, load_model, robot_urdf
 BODY = "j2s6s200_joint_6"
 
 
-def _write_recording(path, with_extra=False, wrench_std=None, tau_scale=1.0):
+def _write_recording(path, with_extra=False, wrench_std=None, tau_scale=1.0, jitter=0.0):
     nominal = load_model(KINOVA)
     true = nominal.copy()
     j = true.getJointId(BODY)
@@ -38,6 +38,14 @@ def _write_recording(path, with_extra=False, wrench_std=None, tau_scale=1.0):
         cols |= {f"ft_{BODY}_{axis}": noisy[:, i] for i, axis in enumerate(WRENCH_AXES)}
     if with_extra:
         cols["temperature"] = np.zeros_like(rec.t)
+    if jitter:  # stamps up to jitter * dt early (the first exact), signals sampled there
+        early = jitter * rec.dt * np.random.default_rng(9).uniform(size=rec.t.size)
+        early[0] = 0.0
+        stamps = rec.t - early
+        for name in cols:
+            if not name.startswith(("t", "tau_")):  # a command is held from its stamp
+                cols[name] = np.interp(stamps, rec.t, cols[name])
+        cols["t"] = stamps
     path.write_text(table_csv_text(cols))
     return true.inertias[j]
 
@@ -100,6 +108,29 @@ def test_oe_command_reads_a_force_torque_sensor(tmp_path):
     assert result.exit_code == 2
     assert f"missing column ft_{BODY}_ty" in result.output
     assert not (tmp_path / "out2").exists()
+
+
+def test_oe_command_regrids_a_jittery_log_and_refuses_a_gap(tmp_path):
+    """Stamps up to 30 % of the 10 ms step early: resampled to the median step with a note;
+    the payload is still recovered. A dropout of 10 rows is an error naming the row."""
+    truth = _write_recording(tmp_path / "run.csv", jitter=0.3)
+    args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--body", BODY, "--data"]
+    result = CliRunner().invoke(
+        main, [*args, str(tmp_path / "run.csv"), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "resampled to" in result.output
+    params = json.loads((tmp_path / "o" / "params.json").read_text())
+    assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.02 * truth.mass
+    inputs = json.loads((tmp_path / "o" / "result.json").read_text())["inputs"]
+    assert inputs["regridded_from_rows"] == 101 and abs(inputs["dt"] - 0.01) < 1e-3
+    lines = (tmp_path / "run.csv").read_text().splitlines()
+    (tmp_path / "gap.csv").write_text("\n".join(lines[:40] + lines[50:]) + "\n")
+    result = CliRunner().invoke(
+        main, [*args, str(tmp_path / "gap.csv"), "--out", str(tmp_path / "g")]
+    )
+    assert result.exit_code == 2 and "a gap of" in result.output and "after row 40" in result.output
+    assert not (tmp_path / "g").exists()
 
 
 def test_oe_command_names_a_missing_column(tmp_path):

@@ -199,6 +199,13 @@ def oe_command(
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
         click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
+    if recording.regridded_from is not None:
+        click.echo(
+            f"physid: note: {data}: time stamps jitter by more than 1 % of the median step: "
+            f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
+            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)",
+            err=True,
+        )
     meas = recording.measurements
     if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
         usable = {}
@@ -245,6 +252,7 @@ def oe_command(
         "urdf": str(urdf),
         "data": str(data),
         "dt": recording.dt,
+        "regridded_from_rows": recording.regridded_from,
         "floating_base": bool(floating),
         "contact_frames": list(recording.contact_frames),
         "chart": chart,

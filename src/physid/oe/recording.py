@@ -1,9 +1,10 @@
 """Read a trajectory file for :mod:`physid.oe` and write its outputs.
 
 Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
-up to 1 % of dt), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command applied from
-that sample to the next) for every joint, optional ``dq_<joint>`` (all or none). Continuous
-(unbounded) joints are read as angles [rad]. Optional force/torque sensors:
+up to 1 % of dt; a file that jitters more is resampled at its median step by
+:func:`physid.oe.regrid.regrid`), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque
+command applied from that sample to the next) for every joint, optional ``dq_<joint>`` (all
+or none). Continuous (unbounded) joints are read as angles [rad]. Optional force/torque sensors:
 ``ft_<frame>_fx, _fy, _fz`` [N] and ``ft_<frame>_tx, _ty, _tz`` [N m], all six per sensor, the
 wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`).
 Other columns are reported, not used. A model with a free-flyer root also reads the base and
@@ -23,6 +24,7 @@ from physid.data import read_table
 from physid.errors import InputError
 from physid.oe.measurements import Measurements, base_dofs
 from physid.oe.recording_floating import base_columns, read_base_signals, read_contacts
+from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
 
@@ -38,6 +40,7 @@ class OERecording:
     contact_frames: tuple[str, ...] = ()
     contact_flags: NDArray[np.bool_] | None = None
     base_position: NDArray[np.float64] | None = None  # (N+1, 3) base_x/y/z rows, if given
+    regridded_from: int | None = None  # rows of a jittery file resampled to the grid (regrid)
 
 
 def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
@@ -86,13 +89,10 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
     if t.size < 3 or np.any(steps <= 0):
         raise InputError("column t must be strictly increasing with at least 3 rows", source=path)
     dt = float(np.median(steps))
-    bad = np.flatnonzero(np.abs(steps - dt) > 0.01 * dt)
-    if bad.size:
-        raise InputError(
-            f"column t: row {bad[0] + 2} breaks the uniform grid dt = {dt:.6g} s "
-            "(optimal estimation needs one node per sample)",
-            source=path,
-        )
+    regridded = None
+    if np.any(np.abs(steps - dt) > 0.01 * dt):  # one node per sample: put it on a grid
+        cols = regrid({c: np.asarray(v, dtype=float) for c, v in cols.items()}, t, dt, path)
+        regridded, t = t.size, cols["t"]
     q = np.tile(pin.neutral(model), (t.size, 1))
     for name, joint in _joints(model):
         angle = np.asarray(cols["q_" + name], dtype=float)
@@ -118,7 +118,8 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
     used |= {f"ft_{name}_{axis}" for name in wrench for axis in WRENCH_AXES}
     if not base_dofs(model)[1]:
         unknown = tuple(sorted(set(cols) - used))
-        return OERecording(t, dt, tau[:-1], Measurements(q=q, v=v, wrench=wrench or None), unknown)
+        meas = Measurements(q=q, v=v, wrench=wrench or None)
+        return OERecording(t, dt, tau[:-1], meas, unknown, regridded_from=regridded)
     base = read_base_signals(cols, path)
     frames, flags = read_contacts(cols, model, path)
     from physid.oe.recording_floating import ACC, GYRO, POS, QUAT, VEL
@@ -137,7 +138,7 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
     )
     unknown = tuple(sorted(set(cols) - used))
     reference = base["base_position_reference"]
-    return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags, reference)
+    return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags, reference, regridded)
 
 
 def trajectory_columns(model: pin.Model, t: NDArray, result: OEResult) -> dict[str, NDArray]:
