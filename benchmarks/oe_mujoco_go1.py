@@ -3,25 +3,44 @@ integrator), not by physid's Pinocchio simulators: a 7.2 kg payload on the torso
 from the encoders, the IMU, the torque commands and contact flags detected from MuJoCo's
 contact forces.
 
-RESULTS (2026-11-23, seed 0, ``--gait sway --duration 6 --dt 0.002``: 3,000 nodes, four feet
-on the ground, torso swaying; MuJoCo 4.0.0 at 0.5 ms; library defaults + foot_velocity
-2.24e-2 m/s; wall seconds of the ``physid oe`` child process on the shared 2 cores)::
+RESULTS (2026-11-23, seed 0, 6 s at ``--dt 0.002``: 3,000 nodes; MuJoCo 4.0.0 at 0.5 ms;
+library defaults + foot_velocity 2.24e-2 m/s; time = wall seconds of the ``physid oe`` child
+process on the shared 2 cores; truth 12.7611 kg = URDF torso 5.5611 + 7.2; out/oe_mujoco_go1/
+<case>/ and <case>.log)::
 
-    columns  status     it    time | torso kg | payload kg  error | CoM err | inertia err
-    base_v*  converged  14    27 s |  12.7584 |   7.197   -0.04 % |  2.9 mm |  23.9 %
-    acc_*    converged  17*   48 s |  12.7587 |   7.198   -0.03 % |  2.9 mm |  26.7 %
-    truth (URDF torso 5.5611 + 7.2) 12.7611 kg; the URDF torso alone is 56 % light
-    * all bias rounds (2 rounds; bias estimate (2.7, 0.5, -0.8) mm/s^2 for a true 0)
+    case                          columns  status     it     time | payload kg  error | CoM err
+    sway (4 feet down)            base_v*  converged  13     23 s |  7.198   -0.03 % |  2.7 mm
+    sway                          acc_*    converged  17 a   46 s |  7.198   -0.03 % |  2.7 mm
+    sway, 2 mm feet               base_v*  converged  13     22 s |  7.201   +0.01 % |  0.3 mm
+    sway, --contact-point sole    base_v*  converged  18     29 s |  7.205   +0.07 % |  2.1 mm
+    crawl, detector flags         base_v*  converged  36     59 s |  7.673   +6.56 % |  2.7 mm
+    crawl, detector flags         acc_*    converged  64 b  152 s |  7.668   +6.50 % |  2.9 mm
+    crawl, ideal flags            base_v*  converged  30     50 s |  7.440   +3.33 % |  1.1 mm
+    crawl, foot_velocity 0.1 c    base_v*  converged  35     49 s |  7.672   +6.56 % |  2.6 mm
+    crawl, 2 mm feet, ideal flags base_v*  max_it.   100    138 s |  7.379   +2.48 % |  1.4 mm
+    crawl, --dt 0.001 (6,000)     base_v*  converged  14     44 s |  7.581   +5.29 % |  2.4 mm
+    a: all rounds of the bias estimation (2 rounds; estimate (2.5, 0.6, -0.3) mm/s^2, truth 0)
+    b: 3 rounds, bias estimate (36, 61, -11) mm/s^2 for a true 0
+    c: diagnosis only (--noise foot_velocity=0.1), not a recommended setting
+    The URDF torso alone (no payload) is 7.2 kg (56 %) light; the estimate starts there.
 
-- mass: met (payload within 0.04 %; the estimated torso mass std is 1.3 g);
-- CoM: the error is all along z (-2.87 mm; x, y within 0.04 mm), 18 standard deviations
-  (mz std 2.0e-3 kg m): a systematic bias, see below;
-- inertia: Ixx +0.024, Izz +0.055 kg m^2 off; Izz's std is 0.036 (the sway has no yaw),
-  so the inertia error is mostly the unexcited yaw axis;
-- data vs the estimator's model: feet (frame = sphere centre) move at 10.9 mm/s RMS in
-  stance (p99 19.7; the sphere rolls and the soft contact creeps; foot_velocity std 22 mm/s),
-  penetration 2.6 mm mean / 4.0 mm max; one-step v error of the rigid-contact Euler model at
-  the TRUE torso 3.9e-4 RMS (p99 1.1e-3) against process_v 1e-3.
+- four feet on the ground: payload met (0.03 %); the torso CoM is 2.66 mm too low (z; x, y
+  within 0.1 mm), 17 standard deviations: MuJoCo's contact force acts at the bottom of the
+  2 cm sphere, physid's at the foot frame (its centre). 2 mm spheres: 0.3 mm. A frame at the
+  sphere's bottom in the standing pose over-corrects (+2.1 mm): the sphere rolls;
+- crawl: payload +6.6 % (std reported 1.7 g, i.e. 280 sigma off); cost per node 925 against
+  11 on the sway. One-step v error of the estimator's rigid-contact Euler model at the TRUE
+  torso: 0.15 RMS (process_v 1e-3; sway 4.2e-4). With ideal flags, nodes where every foot in
+  contact moves < 5 cm/s: 4.2e-3; nodes where one creeps or bounces faster (38 %): 0.12. Feet
+  in stance (detector flags) move at 85 mm/s RMS; friction ratio |f_t|/f_n < 0.84 on 99 % of
+  loaded contacts (soft-contact creep and bounce, not Coulomb slip). Detector touch-downs are
+  5 ms late (median; -18..+22 ms); 10 of the 108 ideal touch-down and lift-off events
+  (bounces) have no detector event within 50 ms. Ideal flags halve the bias; a 4.5x looser
+  no-slip std changes nothing; 1 ms nodes (debounce 2 ms) reduce it to +5.3 %;
+- the crawl is this script's controller (three feet down, torso moved 40 % of the way to
+  the support triangle's centroid, stance feet held by a Cartesian spring, swing by joint PD):
+  its feet bounce and creep more than a real Go1's would. The number is a sensitivity, not a
+  prediction for a real robot.
 
 Model: the MJCF is written from the Pinocchio model of example-robot-data's Go1 URDF (fixed
 links merged as physid merges them, so both programs hold the same rigid bodies; checked at
@@ -33,11 +52,15 @@ friction. The payload of ``benchmarks/oe_go1_payload.py`` (7.2 kg, CoM (-0.03, 0
 principal moments 0.035 / 0.09 / 0.10 kg m^2) is added to the torso's inertial.
 
 Controller (nominal URDF model only, torques from Pinocchio at the MuJoCo state, held over
-each control period ``--dt``; MuJoCo steps at ``--timestep``): the virtual-model walk of
-:func:`physid.sim.oe_floating.simulate_go1` (crawl in place, one foot swings at a time,
-torso swaying), with the swing's end pushed 1 cm below the stand so that every foot lands.
-A ``--warmup`` (s) of standing precedes the recording so that the height integrator has
-taken up the payload's weight.
+each control period ``--dt``; MuJoCo steps at ``--timestep``): the virtual-model controller
+of :func:`physid.sim.oe_floating.simulate_go1` (torso swaying; torso wrench spread over the
+feet that are scheduled AND touching, by a bounded least squares: normal forces 10-400 N,
+no pulling), plus a Cartesian spring on each stance foot relative to the torso reference.
+``--gait crawl``: one foot swings at a time (walk_flags, 2 s cycle, 0.2 s swing, lift and
+land at zero speed, then reach down until touching), the torso first moved toward the
+centroid of the three other feet (without it the robot tips over the diagonal: MuJoCo's
+contacts are unilateral, physid's simulated ones bilateral). A ``--warmup`` (s) of standing
+precedes the recording so that the height integrator has taken up the payload's weight.
 
 Recorded per row (docs/oe.md, floating-base contract): encoders (1e-3 rad), joint velocities
 (3e-2 rad/s), IMU orientation (2e-3 rad), gyro (2.4e-4 rad/s/sqrt(Hz)), base velocity in the
@@ -50,8 +73,11 @@ as on a robot). For diagnosis the script also computes the *ideal* flags (mean n
 over the row's interval > 0.5 N, non-causal) and the one-step error of the estimator's own
 model (rigid contacts, Euler) at the TRUE inertia on the MuJoCo states.
 
-    OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/oe_mujoco_go1.py [--duration 8]
-        [--dt 0.002] [--seed 0] [--out out/oe_mujoco_go1] [--variants vel,acc,vel_ideal]
+    OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/oe_mujoco_go1.py [--gait both]
+        [--duration 6] [--dt 0.002] [--seed 0] [--out out/oe_mujoco_go1] [--variants vel,acc]
+        [--foot-radius 0.02] [--contact-point centre|sole] [--noise KEY=VALUE (diagnosis)]
+
+About 6 min with the defaults (both gaits, base_v* and acc_*).
 """
 
 from __future__ import annotations
@@ -86,7 +112,8 @@ ENCODER_STD, JOINT_VEL_STD, ORIENT_STD, BASE_VEL_STD = 1e-3, 3e-2, 2e-3, 2e-2
 GYRO_DENSITY, ACC_DENSITY = 2.4e-4, 1.7e-3  # per sqrt(Hz)
 FORCE_ON, FORCE_OFF = 15.0, 5.0  # N, contact detector hysteresis
 PERIOD, SWING = 2.0, 0.2  # s: crawl cycle (one foot swings at a time), swing of one foot
-SHIFT = 0.7  # share of the way to the support triangle's centroid
+STANCE_K, STANCE_D = 1500.0, 40.0  # N/m, N s/m: stance feet held relative to the torso
+SHIFT = 0.4  # share of the way to the support triangle's centroid
 LEG_ORDER = (0, 3, 1, 2)  # FL, RR, FR, RL: the swing order of walk_flags
 IDEAL_FORCE = 0.5  # N, mean normal force over a row's interval for the ideal flags
 
@@ -120,7 +147,13 @@ def _joint_axis(model: pin.Model, j: int) -> NDArray:
     return np.asarray(model.joints[j].extract().axis)  # revolute unaligned
 
 
-def mjcf(model: pin.Model, torso: pin.Inertia, base_height: float, timestep: float) -> str:
+def mjcf(
+    model: pin.Model,
+    torso: pin.Inertia,
+    base_height: float,
+    timestep: float,
+    foot_radius: float = FOOT_RADIUS,
+) -> str:
     """MJCF of a Pinocchio free-flyer model (joint 1 = free base with inertia ``torso``,
     1-DoF revolute joints after it, one body per joint), ground plane, foot spheres, an IMU
     site with accelerometer and gyro, a motor per joint (gear 1, unlimited)."""
@@ -154,7 +187,7 @@ def mjcf(model: pin.Model, torso: pin.Inertia, base_height: float, timestep: flo
                 out.append(f'{indent}<site name="imu" pos="{pos}" quat="{quat}"/>')
             else:
                 out.append(
-                    f'{indent}<geom name="{f.name}" type="sphere" size="{FOOT_RADIUS}" '
+                    f'{indent}<geom name="{f.name}" type="sphere" size="{foot_radius}" '
                     f'pos="{pos}" contype="1" conaffinity="0"/>'
                 )
                 out.append(f'{indent}<site name="{f.name}" pos="{pos}" quat="{quat}"/>')
@@ -273,6 +306,7 @@ class Controller:
         self.freq = 2 * np.pi * rng.uniform(0.3, 1.0, 5)
         self.integral, self.swing = 0.0, SWING
         self.lift_start = np.zeros(4)
+        self.anchor: list[NDArray | None] = [None] * 4  # world foot position in stance
 
     def __call__(  # noqa: ANN204
         self,
@@ -317,14 +351,27 @@ class Controller:
             ]
         )
         f = []
-        if legs:  # least squares (nearly minimum norm) with normal forces >= 10 N: no pulling
-            lower = np.tile([-np.inf, -np.inf, 10.0], len(legs))
-            A = np.vstack([G, 1e-3 * np.eye(G.shape[1])])
+        if legs:  # regularized least squares, 10 N <= normal <= 400 N, |tangential| <= 100 N
+            lower = np.tile([-100.0, -100.0, 10.0], len(legs))
+            upper = np.tile([100.0, 100.0, 400.0], len(legs))
+            A = np.vstack([G, 0.03 * np.eye(G.shape[1])])
             b = np.r_[force, torque, np.zeros(G.shape[1])]
-            f = lsq_linear(A, b, bounds=(lower, np.full(lower.size, np.inf))).x
+            f = lsq_linear(A, b, bounds=(lower, upper)).x
         for j, i in enumerate(legs):
             Jf = pin.getFrameJacobian(model, nd, self.feet[i], pin.LOCAL_WORLD_ALIGNED)[:3]
             tau -= Jf[:, 6:].T @ f[3 * j : 3 * j + 3]
+        for i in range(4):  # stance legs: foot held where the torso reference wants it
+            foot = nd.oMf[self.feet[i]].translation
+            if not stance[i] or self.anchor[i] is None:
+                self.anchor[i] = foot.copy() if stance[i] else None
+                continue
+            Jf = pin.getFrameJacobian(model, nd, self.feet[i], pin.LOCAL_WORLD_ALIGNED)[:3]
+            wanted = R @ R_ref.T @ (self.anchor[i] - p_ref)  # foot from the base, world axes
+            rel_vel = Jf[:, 6:] @ v[6:]
+            sl = slice(3 * i, 3 * i + 3)
+            tau[sl] += Jf[:, 6 + 3 * i : 9 + 3 * i].T @ (
+                STANCE_K * (wanted - (foot - q[:3])) - STANCE_D * rel_vel
+            )
         tau -= 0.3 * v[6:]
         for i in range(4):
             if stance[i]:
@@ -360,8 +407,9 @@ def simulate(args: argparse.Namespace, nominal: pin.Model, torso: pin.Inertia) -
     q0[7:] = GO1_STAND
     nd = nominal.createData()
     pin.framesForwardKinematics(nominal, nd, q0)
-    q0[2] = FOOT_RADIUS - min(nd.oMf[nominal.getFrameId(f)].translation[2] for f in GO1_FEET)
-    mj_model = mujoco.MjModel.from_xml_string(mjcf(nominal, torso, q0[2], args.timestep))
+    radius = args.foot_radius
+    q0[2] = radius - min(nd.oMf[nominal.getFrameId(f)].translation[2] for f in GO1_FEET)
+    mj_model = mujoco.MjModel.from_xml_string(mjcf(nominal, torso, q0[2], args.timestep, radius))
     check = check_conversion(nominal, torso, mj_model)
     d = mujoco.MjData(mj_model)
     d.qpos[:] = np.r_[q0[:3], 1.0, 0.0, 0.0, 0.0, q0[7:]]
@@ -413,7 +461,7 @@ def simulate(args: argparse.Namespace, nominal: pin.Model, torso: pin.Inertia) -
         rows["acc"].append(acc)
         rows["f_row"].append(f_row)
         rows["f_mean"].append(f_mean)
-        rows["pen"].append([FOOT_RADIUS - pd.oMf[i].translation[2] for i in foot_ids])
+        rows["pen"].append([radius - pd.oMf[i].translation[2] for i in foot_ids])
         rows["speed"].append(
             [
                 np.linalg.norm(pin.getFrameVelocity(nominal, pd, i, pin.LOCAL_WORLD_ALIGNED).linear)
@@ -451,22 +499,35 @@ def detect_contacts(force: NDArray, debounce: int) -> NDArray[np.bool_]:
 
 
 def flag_timing(flags: NDArray, ideal: NDArray, dt: float) -> dict:
-    """Touch-down / lift-off delays of ``flags`` against ``ideal`` [ms] (matched events)."""
+    """Touch-down / lift-off delays of ``flags`` against ``ideal`` [ms]: each ideal event
+    matched to the nearest detector event of the same foot and kind within 50 ms
+    (``unmatched``: ideal events without one, i.e. contact chatter the detector filtered)."""
     out = {"touchdown_ms": [], "liftoff_ms": [], "rows_differ": int(np.sum(flags != ideal))}
+    out["unmatched"] = 0
     for j in range(flags.shape[1]):
         for key, sign in (("touchdown_ms", 1), ("liftoff_ms", -1)):
             ev_f = np.flatnonzero(np.diff(flags[:, j].astype(int)) == sign)
             ev_i = np.flatnonzero(np.diff(ideal[:, j].astype(int)) == sign)
             for e in ev_i:
-                if ev_f.size:
-                    out[key].append(1e3 * dt * (ev_f[np.argmin(np.abs(ev_f - e))] - e))
+                near = ev_f[np.abs(ev_f - e) * dt <= 0.05]
+                if near.size:
+                    out[key].append(1e3 * dt * (near[np.argmin(np.abs(near - e))] - e))
+                else:
+                    out["unmatched"] += 1
     return out
 
 
 def columns(
-    nominal: pin.Model, run: Run, flags: NDArray, rng: np.random.Generator, dt: float, kind: str
+    nominal: pin.Model,
+    run: Run,
+    flags: NDArray,
+    rng: np.random.Generator,
+    dt: float,
+    kind: str,
+    frames: tuple[str, ...] = GO1_FEET,
 ) -> dict[str, NDArray]:
-    """The docs/oe.md floating-base columns; ``kind`` 'vel' writes base_v*, 'acc' acc_*."""
+    """The docs/oe.md floating-base columns; ``kind`` 'vel' writes base_v*, 'acc' acc_*;
+    contact flags named after ``frames``."""
     n = run.t.size
     cols = {"t": run.t}
     cols |= {f"base_{a}": run.q[:, i] for i, a in enumerate("xyz")}
@@ -489,7 +550,7 @@ def columns(
         cols["q_" + name] = run.q[:, joint.idx_q] + ENCODER_STD * rng.standard_normal(n)
         cols["dq_" + name] = run.v[:, joint.idx_v] + JOINT_VEL_STD * rng.standard_normal(n)
         cols["tau_" + name] = run.tau[:, joint.idx_v - 6]
-    for j, frame in enumerate(GO1_FEET):
+    for j, frame in enumerate(frames):
         cols["contact_" + frame] = flags[:, j].astype(float)
     return cols
 
@@ -532,13 +593,41 @@ def one_step_error(true: pin.Model, run: Run, flags: NDArray, dt: float) -> dict
     def rms(mask: NDArray) -> float:
         return float(np.sqrt(np.mean(w[mask] ** 2))) if mask.any() else float("nan")
 
+    speed = np.where(flags[:-1], np.maximum(run.foot_speed[:-1], run.foot_speed[1:]), 0.0)
+    slow = speed.max(axis=1) < 0.05  # every foot in contact moves slower than 5 cm/s
     return {
+        "v_rms_plain_slow": rms(plain & slow),
+        "v_rms_plain_fast": rms(plain & ~slow),
+        "plain_fast_share": float(np.mean(~slow[plain])),
         "v_rms_all": rms(np.ones(len(w), bool)),
         "v_rms_plain": rms(plain),
         "v_rms_touchdown": rms(td),
         "v_rms_liftoff": rms(lo),
         "v_p99_plain": float(np.percentile(np.abs(w[plain]), 99)),
     }
+
+
+def sole_urdf(nominal: pin.Model, source: Path, radius: float, out: Path) -> Path:
+    """A copy of the URDF with a frame ``<leg>_sole`` under each foot frame at the sphere's
+    lowest point in the standing pose (the foot frame's -z is along the calf, not vertical):
+    the point where MuJoCo's contact force acts, for a user-side contact-point fix."""
+    q = pin.neutral(nominal)
+    q[7:] = GO1_STAND
+    data = nominal.createData()
+    pin.framesForwardKinematics(nominal, data, q)
+    extra = []
+    for foot in GO1_FEET:
+        offset = data.oMf[nominal.getFrameId(foot)].rotation.T @ np.array([0.0, 0.0, -radius])
+        sole = foot.replace("_foot", "_sole")
+        extra.append(
+            f'  <joint name="{sole}_fixed" type="fixed"><parent link="{foot}"/>'
+            f'<child link="{sole}"/><origin xyz="{_v(offset)}" rpy="0 0 0"/></joint>\n'
+            f'  <link name="{sole}"/>\n'
+        )
+    text = source.read_text()
+    path = out / "go1_soles.urdf"
+    path.write_text(text.replace("</robot>", "".join(extra) + "</robot>"))
+    return path
 
 
 def run_physid(urdf: Path, csv: Path, config: Path, out: Path) -> tuple[dict, float, str]:
@@ -567,28 +656,61 @@ def torso_estimate(result: dict) -> pin.Inertia | None:
 def _stats(values: list[float]) -> str:
     if not values:
         return "(no event)"
-    return f"mean {np.mean(values):.1f} (min {np.min(values):.0f}, max {np.max(values):.0f})"
+    return (
+        f"mean {np.mean(values):.1f}, median {np.median(values):.0f} (min {np.min(values):.0f},"
+        f" max {np.max(values):.0f}, n {len(values)})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=8.0, help="recorded seconds")
+    parser.add_argument("--duration", type=float, default=6.0, help="recorded seconds")
     parser.add_argument("--dt", type=float, default=0.002, help="control/record period [s]")
     parser.add_argument("--timestep", type=float, default=0.0005, help="MuJoCo step [s]")
     parser.add_argument("--warmup", type=float, default=1.0, help="standing before [s]")
     parser.add_argument("--debounce", type=int, default=2, help="contact detector rows")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--noise",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra/overriding noise entry of oe.yaml, for diagnosis (default: library "
+        "defaults + foot_velocity = 1e-3 m/sqrt(s) / sqrt(dt))",
+    )
+    parser.add_argument(
+        "--contact-point",
+        choices=("centre", "sole"),
+        default="centre",
+        help="estimator's contact frames: the URDF's foot frames (sphere centres) or frames "
+        "added at the sphere's lowest point in the standing pose (URDF copy in --out)",
+    )
+    parser.add_argument(
+        "--foot-radius", type=float, default=FOOT_RADIUS, help="MuJoCo foot sphere [m]"
+    )
+    parser.add_argument(
         "--gait",
-        choices=("sway", "crawl"),
-        default="sway",
-        help="sway: four feet on the ground, torso swaying; crawl: static crawl (falls over)",
+        choices=("sway", "crawl", "both"),
+        default="both",
+        help="sway: four feet on the ground, torso swaying; crawl: static crawl in place, one "
+        "foot at a time (feet bounce and creep: see RESULTS); both: each in --out/<gait>",
     )
     parser.add_argument("--out", type=Path, default=Path("out/oe_mujoco_go1"))
     parser.add_argument(
         "--variants", default="vel,acc", help="comma list of vel, acc, vel_ideal, acc_ideal"
     )
     args = parser.parse_args()
+    gaits = ("sway", "crawl") if args.gait == "both" else (args.gait,)
+    for gait in gaits:
+        print(f"=== gait {gait}")
+        case = argparse.Namespace(**vars(args))
+        case.gait = gait
+        case.out = args.out / gait if len(gaits) > 1 else args.out
+        run_case(case)
+
+
+def run_case(args: argparse.Namespace) -> None:
+    """Simulate one gait, print the diagnostics, run ``physid oe`` on each variant."""
     args.out.mkdir(parents=True, exist_ok=True)
     urdf = robot_urdf(GO1)
     nominal = load_model(GO1, floating=True)
@@ -608,7 +730,8 @@ def main() -> None:
         f"contacts: touch-downs {int(np.sum(flags[1:] & ~flags[:-1]))} (ideal "
         f"{int(np.sum(ideal[1:] & ~ideal[:-1]))}); detector vs ideal flags differ on "
         f"{timing['rows_differ']} foot-rows; touch-down delay [ms] "
-        f"{_stats(timing['touchdown_ms'])}, lift-off delay {_stats(timing['liftoff_ms'])}"
+        f"{_stats(timing['touchdown_ms'])}, lift-off delay {_stats(timing['liftoff_ms'])}; "
+        f"{timing['unmatched']} ideal events without a detector event within 50 ms"
     )
     print(
         f"stance (detector flags): foot-frame speed RMS {1e3 * np.sqrt(np.mean(run.foot_speed[in_stance] ** 2)):.1f} mm/s, "  # noqa: E501
@@ -627,23 +750,34 @@ def main() -> None:
             f"touch-down nodes {e['v_rms_touchdown']:.2e}; lift-off {e['v_rms_liftoff']:.2e});"
             f" process_v default 1e-3"
         )
+        print(
+            f"   no contact change, every foot in contact < 5 cm/s: {e['v_rms_plain_slow']:.2e};"
+            f" some foot >= 5 cm/s ({100 * e['plain_fast_share']:.0f} % of those nodes): "
+            f"{e['v_rms_plain_fast']:.2e}"
+        )
     print(
         f"truth: torso {torso.mass:.4f} kg (URDF {nominal.inertias[1].mass:.4f} + payload "
         f"{PAYLOAD.mass}), CoM {np.round(torso.lever, 4)}"
     )
     config = args.out / "oe.yaml"
-    config.write_text(f"noise:\n  foot_velocity: {1e-3 / np.sqrt(args.dt):.6g}\n")
+    noise = {"foot_velocity": f"{1e-3 / np.sqrt(args.dt):.6g}"}
+    noise |= dict(item.split("=", 1) for item in args.noise)  # diagnosis only
+    config.write_text("noise:\n" + "".join(f"  {k}: {v}\n" for k, v in noise.items()))
     rng = np.random.default_rng(args.seed + 1000)
+    model_file, frames = urdf, GO1_FEET
+    if args.contact_point == "sole":
+        model_file = sole_urdf(nominal, urdf, args.foot_radius, args.out)
+        frames = tuple(f.replace("_foot", "_sole") for f in GO1_FEET)
     for variant in [v for v in args.variants.split(",") if v]:
         kind, _, which = variant.partition("_")
         fl = ideal if which == "ideal" else flags
         csv = args.out / f"{variant}.csv"
-        write_csv(csv, columns(nominal, run, fl, rng, args.dt, kind))
+        write_csv(csv, columns(nominal, run, fl, rng, args.dt, kind, frames))
         cfg = config
         if kind == "acc":
             cfg = args.out / "oe_acc.yaml"
             cfg.write_text(config.read_text() + f"imu:\n  frame: {IMU_FRAME}\n")
-        result, wall, err = run_physid(urdf, csv, cfg, args.out / variant)
+        result, wall, err = run_physid(model_file, csv, cfg, args.out / variant)
         est = torso_estimate(result)
         if est is None:
             print(f"{variant}: physid oe FAILED after {wall:.0f} s: {err}")
