@@ -5,10 +5,13 @@ of chosen bodies in the log-Cholesky or exponential-eigenvalue chart, solved by 
 Riccati recursion (eqs. 20-31) with feasibility-driven, multiple- or single-shooting rollouts and
 a merit line search (eqs. 32-38). Fixed-base and free-flyer models (IMU terms, thrust
 actuation), multi-phase rigid contact dynamics with impulse reset maps at touch-down (eqs. 2-3,
-16-19) from a known contact sequence.
+16-19) from a known contact sequence. Optional observations that see a node's acceleration:
+six-axis force/torque sensors and the base's accelerometer (with its bias estimated by
+:func:`solve_with_accelerometer_bias`).
 """
 
 from physid.oe.build import initial_guess, make_problem
+from physid.oe.imu_bias import solve_with_accelerometer_bias
 from physid.oe.measurements import Measurements, NoiseStd
 from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
@@ -25,4 +28,5 @@ __all__ = [
     "initial_guess",
     "make_problem",
     "solve",
+    "solve_with_accelerometer_bias",
 ]
