@@ -76,12 +76,12 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     "--data",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
-    help="Trajectory (CSV/.npz/.parquet) on a uniform time grid: t, q_<joint> and "
+    help="Trajectory (CSV/.npz/.parquet), one node per row on a uniform time grid (a "
+    "jittery one is resampled at its median step, with a note): t, q_<joint> and "
     "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
     "gyro_*, optional base_v*, acc_* (raw accelerometer), base_x/y/z and contact_<frame>; "
     "optional force/torque sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's "
-    "joint, in the frame); "
-    "one node per row (see docs/oe.md).",
+    "joint, in the frame). See docs/oe.md.",
 )
 @click.option(
     "--body",
