@@ -78,6 +78,7 @@ def test_oe_command_writes_params_and_result(tmp_path):
     assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.02 * truth.mass
     report = json.loads((out / "result.json").read_text())
     assert report["status"] == "converged" and report["rollout"] == "multiple"
+    assert 0.8 < report["chi2_reduced"] < 1.2  # simulated with the default noise: 0.97
     assert len(report["history"]["cost"]) == report["iterations"]
     assert (out / "trajectory.csv").is_file() and (out / "convergence.png").is_file()
     assert (out / "report.png").stat().st_size > 10_000  # ellipsoid panels only (fixed base)
@@ -131,6 +132,19 @@ def test_oe_command_regrids_a_jittery_log_and_refuses_a_gap(tmp_path):
     )
     assert result.exit_code == 2 and "a gap of" in result.output and "after row 40" in result.output
     assert not (tmp_path / "g").exists()
+
+
+def test_oe_command_warns_when_the_noise_model_does_not_fit(tmp_path):
+    """Commands 15 % off and nothing to explain it: the payload comes out 25 % heavy with a
+    tiny standard deviation, and the reduced chi-square (measured 4.9) says not to trust it."""
+    _write_recording(tmp_path / "run.csv", tau_scale=1.15)
+    args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data", str(tmp_path / "run.csv"),
+            "--body", BODY, "--out", str(tmp_path / "out")]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "warning: the noise model does not fit the data (reduced chi-square" in result.output
+    report = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert report["chi2_reduced"] > 3.0
 
 
 def test_oe_command_names_a_missing_column(tmp_path):

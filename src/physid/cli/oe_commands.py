@@ -25,6 +25,10 @@ NOISE_KEYS = (
     "accelerometer",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
+# reduced chi-square above which the fit is reported as not matching the noise model: the
+# 99.9 % quantile of chi2/dof is below 1.1 for the >= 1,000 residuals of any real recording,
+# so 3 flags a noise model off by sqrt(3) = 1.7x or worse, not bad luck
+CHI2_WARNING = 3.0
 
 
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
@@ -282,6 +286,15 @@ def oe_command(
         )
         plot_convergence(result, staging / "convergence.png")
         write_report(staging, model, recording, problem, result)
+    if result.chi2_reduced > CHI2_WARNING:
+        click.echo(
+            f"physid: warning: the noise model does not fit the data (reduced chi-square "
+            f"{result.chi2_reduced:.3g}: residuals about {np.sqrt(result.chi2_reduced):.2g}x "
+            "the standard deviations given); the reported standard deviations are too small "
+            "and the estimate may be biased: check the contact flags, the noise config and "
+            "the commands (docs/oe.md, 'Checking the fit')",
+            err=True,
+        )
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in result.body_summary().items())
     click.echo(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "

@@ -38,7 +38,7 @@ from physid.oe import state
 from physid.oe.charts import prior_residual
 from physid.oe.contact import feet_velocity
 from physid.oe.dynamics import ParametrizedModel
-from physid.oe.measurements import Measurements, NoiseStd, residuals
+from physid.oe.measurements import Measurements, NoiseStd, base_dofs, residuals
 from physid.oe.node_acceleration import NodeAccelerationObservations
 from physid.oe.phases import (
     ContactSchedule,
@@ -157,6 +157,33 @@ class OEProblem:
                 a = acceleration(self, k, xs[k]) + ws[k][nv:] / dt
                 rows.append(obs.acc[k] - obs.imu.specific_force(xs[k], a, nq) - obs.acc_bias)
         return np.array(rows).reshape(-1, 3)
+
+    def observation_count(self) -> int:
+        """Scalar observation residuals in the cost (every sensor term of every node)."""
+        meas, model = self.measurements, self.dynamics.model
+        bv = base_dofs(model)[1]
+        per_node = (model.nv - bv) * ((meas.q is not None) + (meas.v is not None))
+        if bv:
+            per_node += 3 * sum(
+                s is not None for s in (meas.base_quat, meas.gyro, meas.base_velocity)
+            )
+        count = per_node * (self.horizon + 1)
+        if self.noise.foot_velocity is not None and self.contacts is not None:
+            count += 3 * int(self.contacts.flags.sum())
+        obs = self._accel_obs
+        per_acceleration = 6 * len(obs.sensors) + (3 if obs.imu is not None else 0)
+        observed = sum(self.acceleration_observed(k) for k in range(self.horizon))
+        return count + per_acceleration * observed
+
+    def reduced_chi_square(self, cost: float) -> float:
+        """``2 cost / (m + p - n_theta)``: the MAP cost against its expectation when every
+        noise model is right (m observation scalars, p prior scalars; the states and the
+        process noise are as many unknowns as the dynamics removes). About 1 when the
+        standard deviations given match the data; k means residuals sqrt(k) times larger
+        than assumed, and the parameter standard deviations about that much too small."""
+        nt = self.dynamics.n_theta
+        prior = 0 if self.theta_prior_std is None else nt
+        return 2.0 * cost / max(self.observation_count() + prior - nt, 1)
 
     def acceleration_observed(self, k: int) -> bool:
         """Whether node k has the acceleration observations: every node with a command but the

@@ -19,6 +19,8 @@ class OEResult:
     ``theta_std``/``pi_std`` come from the inverse marginal Gauss-Newton Hessian of theta
     (Laplace approximation); along the ``null_dim`` unidentifiable directions of the last step
     they are not available and are reported as NaN for the entries those directions touch.
+    ``chi2_reduced`` (:meth:`physid.oe.problem.OEProblem.reduced_chi_square`): about 1 when
+    the noise model fits the data; far above, the standard deviations are too small.
     """
 
     status: str
@@ -37,6 +39,7 @@ class OEResult:
     null_dim: int
     solve_time: float
     history: dict[str, list] = field(default_factory=dict)
+    chi2_reduced: float = float("nan")
 
     @property
     def converged(self) -> bool:
@@ -67,6 +70,7 @@ class OEResult:
             "cost": self.cost,
             "infeasibility": self.infeasibility,
             "null_dim": self.null_dim,
+            "chi2_reduced": self.chi2_reduced,
             "solve_time_s": self.solve_time,
             "theta": self.theta.tolist(),
             "theta_std": self.theta_std.tolist(),

@@ -195,4 +195,5 @@ def solve(
         null_dim,
         time.perf_counter() - start,
         hist,
+        problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan"),
     )
