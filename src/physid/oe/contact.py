@@ -111,10 +111,8 @@ def contact_step(
 ) -> NDArray[np.float64]:  # noqa: ANN001
     """One semi-implicit Euler step of the contact phase ``active`` (eqs. 2-3, 16)."""
     nq = dyn.model.nq
-    q, v = x[:nq], x[nq:]
-    a = contact_acceleration(dyn, contacts, active, q, v, dyn.actuation @ u)
-    v1 = v + dyn.dt * a
-    return np.concatenate([pin.integrate(dyn.model, q, dyn.dt * v1), v1])
+    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.actuation @ u)
+    return dyn.euler_step(x, a)
 
 
 def contact_acceleration_derivatives(

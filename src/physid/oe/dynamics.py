@@ -82,13 +82,19 @@ class ParametrizedModel:
         ]
         return np.hstack(cols)
 
+    def euler_step(self, x: NDArray, a: NDArray) -> NDArray[np.float64]:
+        """One semi-implicit Euler step from the acceleration ``a`` of any phase:
+        ``v' = v + dt a``, ``q' = q (+) dt v'``."""
+        nq = self.model.nq
+        v1 = x[nq:] + self.dt * a
+        return np.concatenate([pin.integrate(self.model, x[:nq], self.dt * v1), v1])
+
     def free_step(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
         """``f(x; theta | u)`` of the free phase (semi-implicit Euler)."""
         nq = self.model.nq
-        q, v = x[:nq], x[nq:]
-        a = pin.aba(self.model, self.data, q, v, self.actuation @ u)
-        v1 = v + self.dt * a
-        return np.concatenate([pin.integrate(self.model, q, self.dt * v1), v1])
+        return self.euler_step(
+            x, pin.aba(self.model, self.data, x[:nq], x[nq:], self.actuation @ u)
+        )
 
     def free_acceleration_derivatives(
         self, x: NDArray, u: NDArray

@@ -75,6 +75,15 @@ class NodeAccelerationObservations:
         z = [samples[k] for samples in self.wrench]
         return wrench_residuals(self.sensors, z, self.wrench_std, dyn, x, w, accel)
 
+    def accelerometer_error(
+        self, dyn: ParametrizedModel, k: int, x: NDArray, w: NDArray, a: NDArray
+    ) -> NDArray[np.float64]:
+        """Modelled minus measured accelerometer reading [m/s^2] at node k, bias included;
+        ``a``: the node's acceleration, to which the process noise's ``w_v / dt`` is added."""
+        nq, nv = dyn.model.nq, dyn.model.nv
+        f = self.imu.specific_force(x, a + w[nv:] / dyn.dt, nq)
+        return f + self.acc_bias - self.acc[k]
+
     def terms(
         self, dyn: ParametrizedModel, k: int, x: NDArray, w: NDArray, accel
     ) -> tuple[NDArray[np.float64], ...]:  # noqa: ANN001
@@ -83,17 +92,16 @@ class NodeAccelerationObservations:
         jacobian = isinstance(accel, tuple)
         parts = [self.wrench_terms(dyn, k, x, w, accel)] if self.sensors else []
         if self.imu is not None:
-            nq, nv = dyn.model.nq, dyn.model.nv
-            a = (accel[0] if jacobian else accel) + w[nv:] / dyn.dt
+            s = self.acc_std
             if jacobian:
+                nq, nv = dyn.model.nq, dyn.model.nv
+                a = accel[0] + w[nv:] / dyn.dt
                 f, Jx, Jw, Jt = self.imu.residual_and_jacobians(
                     x, a, accel[1], accel[2], dyn.dt, nq
                 )
-                s = self.acc_std
                 parts.append(((f + self.acc_bias - self.acc[k]) / s, Jx / s, Jw / s, Jt / s))
             else:
-                f = self.imu.specific_force(x, a, nq)
-                parts.append(((f + self.acc_bias - self.acc[k]) / self.acc_std,))
+                parts.append((self.accelerometer_error(dyn, k, x, w, accel) / s,))
         if len(parts) == 1:
             return parts[0]
         r = np.concatenate([p[0] for p in parts])

@@ -23,7 +23,6 @@ from physid.oe.contact import (
     ContactModels,
     contact_acceleration,
     contact_acceleration_derivatives,
-    contact_step,
     impulse,
     impulse_derivatives,
 )
@@ -51,13 +50,12 @@ class ContactSchedule:
         return bool(np.any(self.flags[k] & ~self.flags[k - 1]))
 
 
-def step(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
-    """``f_p(x_k; theta | u_k)`` of the phase of node k, with the reset map if any."""
+def step(problem: OEProblem, k: int, x: NDArray, a: NDArray | None = None) -> NDArray[np.float64]:
+    """``f_p(x_k; theta | u_k)`` of the phase of node k, with the reset map if any;
+    ``a``: :func:`acceleration` at ``(k, x)`` if already computed."""
     sched = problem.contacts
-    if sched is None:
-        return problem.dynamics.free_step(x, problem.u[k])
-    y = contact_step(problem.dynamics, sched.models, sched.active(k), x, problem.u[k])
-    if sched.touchdown(k + 1):
+    y = problem.dynamics.euler_step(x, acceleration(problem, k, x) if a is None else a)
+    if sched is not None and sched.touchdown(k + 1):
         y = impulse(problem.dynamics, sched.models, sched.active(k + 1), y)
     return y
 

@@ -150,12 +150,11 @@ class OEProblem:
         if obs.imu is None:
             return np.zeros((0, 3))
         self.dynamics.set_theta(theta)
-        nq, nv, dt = self.dynamics.model.nq, self.dynamics.model.nv, self.dynamics.dt
-        rows = []
-        for k in range(self.horizon):
-            if self.acceleration_observed(k):
-                a = acceleration(self, k, xs[k]) + ws[k][nv:] / dt
-                rows.append(obs.acc[k] - obs.imu.specific_force(xs[k], a, nq) - obs.acc_bias)
+        rows = [
+            -obs.accelerometer_error(self.dynamics, k, xs[k], ws[k], acceleration(self, k, xs[k]))
+            for k in range(self.horizon)
+            if self.acceleration_observed(k)
+        ]
         return np.array(rows).reshape(-1, 3)
 
     def observation_count(self) -> int:
@@ -202,9 +201,12 @@ class OEProblem:
     def horizon(self) -> int:
         return self.u.shape[0]
 
-    def transition(self, k: int, x: NDArray, w: NDArray) -> NDArray[np.float64]:
-        """``f_p(x_k; theta | u_k) (+) w_k`` (theta as last set on the dynamics)."""
-        return state.integrate(self.dynamics.model, step(self, k, x), w)
+    def transition(
+        self, k: int, x: NDArray, w: NDArray, a: NDArray | None = None
+    ) -> NDArray[np.float64]:
+        """``f_p(x_k; theta | u_k) (+) w_k`` (theta as last set on the dynamics; ``a``: the
+        node's acceleration if already computed)."""
+        return state.integrate(self.dynamics.model, step(self, k, x, a), w)
 
     def node_residuals(
         self, k: int, x: NDArray, jacobian: bool
@@ -246,10 +248,11 @@ class OEProblem:
         for k in range(self.horizon + 1):
             r, _ = self.node_residuals(k, xs[k], False)
             cost += 0.5 * r @ r
-            if k < self.horizon:
-                gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k]))
-            if self.acceleration_observed(k):
-                a = acceleration(self, k, xs[k])
+            if k == self.horizon:
+                break
+            a = acceleration(self, k, xs[k]) if self.acceleration_observed(k) else None
+            gaps[k] = state.difference(model, xs[k + 1], self.transition(k, xs[k], ws[k], a))
+            if a is not None:  # the same acceleration the transition integrated
                 (rf,) = self.acceleration_terms(k, xs[k], ws[k], a)
                 cost += 0.5 * rf @ rf
         return float(cost), gaps
