@@ -61,6 +61,23 @@ def arm_experiment() -> ArmExperiment:
     return ArmExperiment(model, theta, runs[0], runs[1])
 
 
+@pytest.fixture(scope="session")
+def go1_payload_walk():
+    """Paper B tests: ``(nominal, true, recording)``, a Go1 with a 3 kg payload on its torso
+    walking 0.8 s at 5 ms nodes (physid.sim.oe_floating.simulate_go1, seed 2)."""
+    import pinocchio as pin
+
+    from physid.sim.oe_floating import simulate_go1
+    from physid.sim.oe_robots import GO1, load_model
+
+    payload = pin.Inertia(3.0, np.array([0.02, 0.0, 0.05]), np.diag([0.02, 0.04, 0.05]))
+    nominal = load_model(GO1, floating=True)
+    true = nominal.copy()
+    true.inertias[1] = nominal.inertias[1] + payload
+    rec = simulate_go1(true, nominal, np.random.default_rng(2), duration=0.8, dt=0.005)
+    return nominal, true, rec
+
+
 KINOVA_PAYLOAD_BODY = "j2s6s200_joint_6"
 
 

@@ -36,3 +36,9 @@ def node_jacobians_by_central_differences(
         plus, minus = retract(chart, theta, e), retract(chart, theta, -e)
         columns[2].append((residual(x, w, plus) - residual(x, w, minus)) / (2 * eps))
     return tuple(np.column_stack(c) for c in columns)
+
+
+def torso_payload_mass(walk: tuple) -> float:
+    """Mass [kg] added to the torso (joint 1) by a ``(nominal, true, recording)`` fixture."""
+    nominal, true, _ = walk
+    return float(true.inertias[1].mass - nominal.inertias[1].mass)

@@ -11,7 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from click.testing import CliRunner
-from oe_checks import node_jacobians_by_central_differences
+from oe_checks import node_jacobians_by_central_differences, torso_payload_mass
 
 from physid.cli import main
 from physid.errors import InputError
@@ -22,10 +22,8 @@ from physid.oe.kkt import solve_kkt
 from physid.oe.measurements import Measurements
 from physid.oe.phases import acceleration, acceleration_derivatives
 from physid.oe.riccati import solve_step
-from physid.sim.oe_floating import accelerometer_readings, contract_columns, simulate_go1
+from physid.sim.oe_floating import accelerometer_readings, contract_columns
 from physid.sim.oe_robots import GO1, KINOVA, load_model, robot_urdf
-
-PAYLOAD = pin.Inertia(3.0, np.array([0.02, 0.0, 0.05]), np.diag([0.02, 0.04, 0.05]))
 
 
 def test_specific_force_closed_forms():
@@ -47,17 +45,8 @@ def test_specific_force_closed_forms():
     assert imu.specific_force(x, np.zeros(nv), nq) == pytest.approx(centripetal, abs=1e-12)
 
 
-@pytest.fixture(scope="module")
-def go1_walk():
-    nominal = load_model(GO1, floating=True)
-    true = nominal.copy()
-    true.inertias[1] = nominal.inertias[1] + PAYLOAD
-    rec = simulate_go1(true, nominal, np.random.default_rng(2), duration=0.8, dt=0.005)
-    return nominal, true, rec
-
-
-def _problem(go1_walk, n, imu_frame="imu_link", acc=None):
-    nominal, true, rec = go1_walk
+def _problem(go1_payload_walk, n, imu_frame="imu_link", acc=None):
+    nominal, true, rec = go1_payload_walk
     m = rec.measurements
     if acc is None:
         acc = accelerometer_readings(true, rec.x, rec.dt, imu_frame)
@@ -72,9 +61,9 @@ def _problem(go1_walk, n, imu_frame="imu_link", acc=None):
     )  # fmt: skip
 
 
-def test_accelerometer_jacobians_match_finite_differences(go1_walk):
-    _, _, rec = go1_walk
-    problem = _problem(go1_walk, 60)
+def test_accelerometer_jacobians_match_finite_differences(go1_payload_walk):
+    _, _, rec = go1_payload_walk
+    problem = _problem(go1_payload_walk, 60)
     model, rng = problem.dynamics.model, np.random.default_rng(3)
     k = 50
     assert 0 < len(problem.contacts.active(k)) < 4  # a contact phase, not all feet
@@ -95,8 +84,8 @@ def test_accelerometer_jacobians_match_finite_differences(go1_walk):
     assert np.abs(Jx[:, 3:6]).max() > 1.0 and np.abs(Jt).max() > 0.1  # not vacuous
 
 
-def test_riccati_step_with_the_accelerometer_equals_the_sparse_kkt_solution(go1_walk):
-    problem = _problem(go1_walk, 80)
+def test_riccati_step_with_the_accelerometer_equals_the_sparse_kkt_solution(go1_payload_walk):
+    problem = _problem(go1_payload_walk, 80)
     assert any(problem.contacts.touchdown(k + 1) for k in range(80))  # skipped nodes too
     rng = np.random.default_rng(4)
     xs, ws = initial_guess(problem)
@@ -110,7 +99,7 @@ def test_riccati_step_with_the_accelerometer_equals_the_sparse_kkt_solution(go1_
     assert problem.evaluate(xs, ws, theta)[0] == pytest.approx(lin.cost, rel=1e-12)
 
 
-def test_accelerometer_refusals(go1_walk):
+def test_accelerometer_refusals(go1_payload_walk):
     with pytest.raises(InputError, match="floating base"):
         Accelerometer(load_model(KINOVA))
     model = load_model(GO1, floating=True)
@@ -118,18 +107,18 @@ def test_accelerometer_refusals(go1_walk):
         Accelerometer(model, "FL_foot")
     with pytest.raises(InputError, match="'nope': no such frame"):
         Accelerometer(model, "nope")
-    acc = accelerometer_readings(go1_walk[1], go1_walk[2].x, go1_walk[2].dt)
+    acc = accelerometer_readings(go1_payload_walk[1], go1_payload_walk[2].x, go1_payload_walk[2].dt)
     acc[5, 1] = np.inf
     with pytest.raises(InputError, match="accelerometer: non-finite acc_y at node 5"):
-        _problem(go1_walk, 10, acc=acc)
+        _problem(go1_payload_walk, 10, acc=acc)
 
 
-def test_go1_payload_from_the_raw_accelerometer(go1_walk, tmp_path):
+def test_go1_payload_from_the_raw_accelerometer(go1_payload_walk, tmp_path):
     """The CLI on a log with acc_* columns (IMU at imu_link, 0.1 m/s^2 noise) and no base_v*.
     Measured: torso 8.5625 kg (truth 8.5611; base_v* columns instead: 8.5627, neither:
     8.5623); the default bias rounds: 3, 12 iterations in all, bias 0.01 m/s^2 (none in the
     data: the noise's mean over 160 nodes is 0.008 m/s^2)."""
-    nominal, true, rec = go1_walk
+    nominal, true, rec = go1_payload_walk
     acc = accelerometer_readings(true, rec.x, rec.dt, "imu_link")
     acc += 0.1 * np.random.default_rng(7).standard_normal(acc.shape)
     cols = contract_columns(nominal, rec)
@@ -148,24 +137,24 @@ def test_go1_payload_from_the_raw_accelerometer(go1_walk, tmp_path):
     assert res["status"] == "converged"
     assert res["inputs"]["imu_frame"] == "imu_link" and res["inputs"]["accelerometer"]
     mass = res["bodies"]["root_joint"]["mass"]
-    assert abs(mass - true.inertias[1].mass) < 0.01 * PAYLOAD.mass
+    assert abs(mass - true.inertias[1].mass) < 0.01 * torso_payload_mass(go1_payload_walk)
     bias = res["accelerometer_bias"]  # estimated by default; the data have none
     assert bias["converged"] and np.abs(bias["estimate"]).max() < 0.03
 
 
-def test_accelerometer_bias_is_estimated_by_alternating_rounds(go1_walk):
+def test_accelerometer_bias_is_estimated_by_alternating_rounds(go1_payload_walk):
     """A 0.15 m/s^2 bias (3x a BMI088's post-calibration residual) on a 0.8 s walk: the rounds
     of physid.oe.imu_bias recover it (measured: within 5e-3 m/s^2 in 3 rounds, 13 Gauss-Newton
     iterations in all; torso 8.5623 kg for 8.5611, 8.5642 kg without the rounds)."""
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.solver import OEOptions, solve
 
-    _, true, rec = go1_walk
+    _, true, rec = go1_payload_walk
     bias = np.array([0.15, -0.10, 0.08])
     acc = accelerometer_readings(true, rec.x, rec.dt, "imu_link") + bias
     acc += 0.02 * np.random.default_rng(8).standard_normal(acc.shape)
     n = rec.u.shape[0]
-    problem = _problem(go1_walk, n, acc=acc)
+    problem = _problem(go1_payload_walk, n, acc=acc)
     xs, ws = initial_guess(problem)
     theta0 = problem.dynamics.nominal_theta()
     plain = solve(problem, xs, ws, theta0, OEOptions())
@@ -175,4 +164,4 @@ def test_accelerometer_bias_is_estimated_by_alternating_rounds(go1_walk):
     truth = true.inertias[1].mass
     error_plain = abs(plain.pis[0][0] - truth)
     error_rounds = abs(rounds.result.pis[0][0] - truth)
-    assert error_rounds < 0.01 * PAYLOAD.mass and error_rounds < error_plain
+    assert error_rounds < 0.01 * torso_payload_mass(go1_payload_walk) and error_rounds < error_plain

@@ -8,21 +8,19 @@ import json
 import numpy as np
 import pinocchio as pin
 from click.testing import CliRunner
+from oe_checks import torso_payload_mass
 
 from physid.cli import main
 from physid.data import read_table
 from physid.io import table_csv_text
-from physid.sim.oe_floating import contract_columns, simulate_go1
+from physid.sim.oe_floating import contract_columns
 from physid.sim.oe_robots import GO1, load_model, robot_urdf
 
-PAYLOAD = pin.Inertia(3.0, np.array([0.02, 0.0, 0.05]), np.diag([0.02, 0.04, 0.05]))
 
-
-def _write(path, drop=None, extra=None):
-    nominal = load_model(GO1, floating=True)
-    true = nominal.copy()
-    true.inertias[1] = nominal.inertias[1] + PAYLOAD
-    rec = simulate_go1(true, nominal, np.random.default_rng(2), duration=0.8, dt=0.005)
+def _write(walk, path, drop=None, extra=None):
+    """The walk of the ``go1_payload_walk`` fixture as a contract file, without the columns
+    ``drop`` and with constant ``extra`` columns; returns the true torso inertia."""
+    nominal, true, rec = walk
     cols = contract_columns(nominal, rec)
     for name in (drop,) if isinstance(drop, str) else drop or ():
         del cols[name]
@@ -51,15 +49,16 @@ def _run(tmp_path, *extra):
     )
 
 
-def test_oe_floating_go1_payload(tmp_path):
-    truth = _write(tmp_path / "go1.csv")
+def test_oe_floating_go1_payload(go1_payload_walk, tmp_path):
+    truth = _write(go1_payload_walk, tmp_path / "go1.csv")
     result = _run(tmp_path)
     assert result.exit_code == 0, result.output
     res = json.loads((tmp_path / "out" / "result.json").read_text())
     assert res["status"] == "converged"
     params = json.loads((tmp_path / "out" / "params.json").read_text())
     torso = params["bodies"]["root_joint"]
-    assert torso["source"] == "data" and abs(torso["mass"] - truth.mass) < 0.03 * PAYLOAD.mass
+    payload = torso_payload_mass(go1_payload_walk)
+    assert torso["source"] == "data" and abs(torso["mass"] - truth.mass) < 0.03 * payload
     assert res["inputs"]["contact_frames"] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
     header = (tmp_path / "out" / "trajectory.csv").read_text().partition("\n")[0].split(",")
     assert {"base_x", "base_qw", "gyro_z", "base_vx", "q_FL_calf_joint"} <= set(header)
@@ -71,38 +70,39 @@ def test_oe_floating_go1_payload(tmp_path):
     # momentum balance over the 0.8 s: the mean total normal force is the weight of the robot
     # with its payload, up to the change of vertical momentum and the touch-down impulses
     # (not in the file); measured 156.82 N for 157.95 N (-0.71 %)
-    weight = (pin.computeTotalMass(load_model(GO1, floating=True)) + PAYLOAD.mass) * 9.81
+    weight = (pin.computeTotalMass(load_model(GO1, floating=True)) + payload) * 9.81
     total = sum(forces["fz_" + f] for f in feet)
     assert abs(total.mean() - weight) < 0.02 * weight
 
 
-def test_oe_floating_missing_imu_column_is_named(tmp_path):
-    _write(tmp_path / "go1.csv", drop="gyro_y")
+def test_oe_floating_missing_imu_column_is_named(go1_payload_walk, tmp_path):
+    _write(go1_payload_walk, tmp_path / "go1.csv", drop="gyro_y")
     result = _run(tmp_path)
     assert result.exit_code != 0 and "gyro_y" in result.output
 
 
-def test_oe_floating_without_base_velocity_columns(tmp_path):
+def test_oe_floating_without_base_velocity_columns(go1_payload_walk, tmp_path):
     """A log with no pre-integrated accelerometer: the base velocity comes from the legs'
     no-slip observation and the dynamics; one column of the three is an error."""
-    truth = _write(tmp_path / "go1.csv", drop=("base_vx", "base_vy", "base_vz"))
+    truth = _write(go1_payload_walk, tmp_path / "go1.csv", drop=("base_vx", "base_vy", "base_vz"))
     (tmp_path / "oe.yaml").write_text("noise:\n  foot_velocity: 0.03\n")
     result = _run(tmp_path, "--config", str(tmp_path / "oe.yaml"))
     assert result.exit_code == 0, result.output
     assert "no base_v* or acc_* columns" in result.output
     res = json.loads((tmp_path / "out" / "result.json").read_text())
     assert res["status"] == "converged"
-    assert abs(res["bodies"]["root_joint"]["mass"] - truth.mass) < 0.03 * PAYLOAD.mass
-    _write(tmp_path / "go1.csv", drop=("base_vx", "base_vz"))
+    payload = torso_payload_mass(go1_payload_walk)
+    assert abs(res["bodies"]["root_joint"]["mass"] - truth.mass) < 0.03 * payload
+    _write(go1_payload_walk, tmp_path / "go1.csv", drop=("base_vx", "base_vz"))
     result = _run(tmp_path)
     assert result.exit_code != 0 and "missing column base_vx" in result.output
 
 
-def test_oe_floating_config_anchor_and_per_dof_noise(tmp_path):
+def test_oe_floating_config_anchor_and_per_dof_noise(go1_payload_walk, tmp_path):
     """The localisation options of docs/oe.md through --config: the feet's no-slip observation,
     the contacts' damping and a per-DoF process_v list (nv = 18 numbers, the base's 6 first);
     the payload is still recovered (measured torso mass 8.565 kg for 8.561; 8.563 without them)."""
-    truth = _write(tmp_path / "go1.csv")
+    truth = _write(go1_payload_walk, tmp_path / "go1.csv")
     process_v = [1e-3] * 6 + [2e-3] * 12
     config = tmp_path / "oe.yaml"
     config.write_text(
@@ -112,14 +112,15 @@ def test_oe_floating_config_anchor_and_per_dof_noise(tmp_path):
     assert result.exit_code == 0, result.output
     res = json.loads((tmp_path / "out" / "result.json").read_text())
     assert res["status"] == "converged"
-    assert abs(res["bodies"]["root_joint"]["mass"] - truth.mass) < 0.03 * PAYLOAD.mass
+    payload = torso_payload_mass(go1_payload_walk)
+    assert abs(res["bodies"]["root_joint"]["mass"] - truth.mass) < 0.03 * payload
     inputs = res["inputs"]
     assert inputs["noise"]["foot_velocity"] == 0.03 and inputs["contact_damping"] == 20.0
     assert inputs["noise"]["process_v"] == process_v
 
 
-def test_oe_floating_config_errors_name_the_key(tmp_path):
-    _write(tmp_path / "go1.csv")
+def test_oe_floating_config_errors_name_the_key(go1_payload_walk, tmp_path):
+    _write(go1_payload_walk, tmp_path / "go1.csv")
     config = tmp_path / "oe.yaml"
     for text, key in (
         ("noise:\n  process_v: [0.001, 0.001]\n", "process_v"),  # not nv = 18 numbers
@@ -132,11 +133,11 @@ def test_oe_floating_config_errors_name_the_key(tmp_path):
         assert result.exit_code != 0 and key in result.output, (text, result.output)
 
 
-def test_oe_floating_foot_force_sensor_is_reported_and_not_used(tmp_path):
+def test_oe_floating_foot_force_sensor_is_reported_and_not_used(go1_payload_walk, tmp_path):
     """A foot's six-axis sensor carries the ground's force, which the sensor model does not
     include: the run goes on without it and says so."""
     extra = {f"ft_FL_foot_{axis}": 1.0 for axis in ("fx", "fy", "fz", "tx", "ty", "tz")}
-    _write(tmp_path / "go1.csv", extra=extra)
+    _write(go1_payload_walk, tmp_path / "go1.csv", extra=extra)
     result = _run(tmp_path, "--max-iterations", "3")
     assert result.exit_code == 0, result.output
     assert "not using force/torque sensor 'FL_foot': contact frame 'FL_foot'" in result.output
