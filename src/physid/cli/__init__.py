@@ -6,12 +6,22 @@ heavy imports (Pinocchio, CVXPY, CasADi) happen inside the commands so ``--help`
 
 from __future__ import annotations
 
+import os
 import sys
 
-import click
+# One BLAS thread unless the user asks for more, set before anything imports NumPy. physid's
+# linear algebra is many small factorisations (per-joint QRs of ~100 columns, SDPs of a few
+# hundred variables) where OpenBLAS' worker threads spin instead of work. Measured on the UR10e
+# benchmark case (benchmarks/real_corpus.py, 2 cores, shared): 24.5 CPU s / 28.8 s wall with
+# the default threads, 4.1 CPU s / 5.4 s wall with one. Export OPENBLAS_NUM_THREADS (or
+# OMP_/MKL_NUM_THREADS) to override.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from physid import __version__
-from physid.errors import PhysidError
+import click  # noqa: E402
+
+from physid import __version__  # noqa: E402
+from physid.errors import PhysidError  # noqa: E402
 
 
 class _PhysidGroup(click.Group):

@@ -1,0 +1,234 @@
+"""physid with NO config against plain OLS and figaroh on every real arm recording we have.
+
+The benchmark every default of ``physid identify`` answers to (issue 24). For each case of
+:mod:`real_cases` (KUKA LWR4+, Staubli TX40, UR10e, xMate7p, DFKI double pendulum; stated
+train / held-out splits) it prints:
+
+* the held-out relative error ``||tau - tau_hat|| / ||tau||`` on the RAW torque (current x gain
+  where no torque is logged), all joints stacked, by one independent scorer (:mod:`scoring`: a
+  fixed 10 Hz Butterworth for every method's states; no physid code) for
+  - physid: the ``physid identify`` command, run as a user runs it (no config; the TX40 gets
+    only its transmission, a description of the robot), its ``params.json`` re-scored;
+  - OLS: written in :mod:`scoring` (inertial + viscous, Coulomb, offset (+ armature) per joint,
+    ``lstsq`` on the raw torques);
+  - figaroh 1.0.2 (PyPI, ``benchmarks/figaroh_baseline.py``; skipped when not installed);
+  - the URDF's own model (its inertias, no friction): what the robot's maker predicts;
+* the moving mass and the body masses of physid against the URDF's (worst ratio named);
+* CPU seconds of the physid command (the process and its children: imports, report and
+  figures included) and of figaroh's fit.
+
+Targets (issue 24): physid <= min(OLS, figaroh) on every case; every body mass within
+[0.5, 2] x its URDF value or named in a warning, the moving mass within [0.8, 1.25] x; physid's
+CPU <= figaroh's.
+
+Run: python benchmarks/real_corpus.py [--datasets PATH] [--only kuka_23_1,ur10e_30s,...]
+[--keep DIR] [--no-figaroh]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# physid runs in the environment a user has (_USER_ENVIRONMENT); this process (the OLS, the
+# scorer and figaroh, which runs in-process) gets one BLAS thread, figaroh's fastest setting on a
+# 2-core machine, so its CPU time is not inflated by spinning OpenBLAS threads.
+_USER_ENVIRONMENT = dict(os.environ)
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from real_cases import DEFAULT_DATASETS, RealCase, corpus  # noqa: E402
+from scoring import (  # noqa: E402
+    butterworth_states,
+    ols_fit,
+    ols_regressor,
+    params_prediction,
+    relative_error,
+)
+
+
+@dataclass
+class Row:
+    case: str
+    ols: float
+    physid: float | None
+    figaroh: float | None
+    urdf: float
+    physid_cpu_s: float
+    figaroh_cpu_s: float | None
+    status: str
+    moving_mass: float | None
+    urdf_mass: float
+    worst_body: str
+    warnings: int
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_physid(case: RealCase, out: Path) -> tuple[dict | None, float, str]:
+    """The ``physid identify`` command as a user types it; (params.json or None, CPU s, status)."""
+    script = Path(sys.executable).with_name("physid")  # the console script pip installed
+    launcher = [str(script)] if script.is_file() else [sys.executable, "-c",
+                                                       "from physid.cli import main; main()"]
+    command = [*launcher, "identify", "--urdf", str(case.urdf), "--out", str(out), "--quiet",
+               "--overwrite"]  # fmt: skip
+    for path in case.physid_train:
+        command += ["--data", str(path)]
+    for path in case.physid_validate:
+        command += ["--validate", str(path)]
+    if case.config is not None:
+        command += ["--config", str(case.config)]
+    before = _children_cpu()
+    done = subprocess.run(command, capture_output=True, text=True, env=_USER_ENVIRONMENT)
+    cpu = _children_cpu() - before
+    params = out / "params.json"
+    if done.returncode not in (0, 3) or not params.is_file():
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return None, cpu, f"failed ({done.returncode}): {last[:100]}"
+    document = json.loads(params.read_text(encoding="utf-8"))
+    return document, cpu, str(document.get("status", "?"))
+
+
+def urdf_document(model: pin.Model) -> dict:
+    """The URDF's own model as a params document: its inertias, no friction, its gravity."""
+    bodies = {}
+    for joint_id in range(1, model.njoints):
+        inertia = model.inertias[joint_id]
+        bodies[model.names[joint_id]] = {"mass": inertia.mass, "com": inertia.lever.tolist(),
+                                         "inertia": inertia.inertia.tolist()}  # fmt: skip
+    return {"bodies": bodies, "joints": {}}
+
+
+def mass_summary(model: pin.Model, document: dict) -> tuple[float, float, str]:
+    """(moving mass, URDF moving mass, the body whose mass ratio to the URDF is worst)."""
+    urdf = {model.names[j]: model.inertias[j].mass for j in range(1, model.njoints)}
+    masses = {joint: float(body["mass"]) for joint, body in document["bodies"].items()}
+    ratios = {j: m / urdf[j] for j, m in masses.items() if urdf.get(j, 0.0) > 1e-3}
+    worst = max(ratios, key=lambda j: abs(np.log(ratios[j])), default="")
+    label = f"{worst} {masses[worst]:.3g}/{urdf[worst]:.3g} kg" if worst else "-"
+    return sum(masses.values()), sum(urdf.values()), label
+
+
+def run_figaroh(case: RealCase, model: pin.Model, validate_states: list) -> tuple[float, float]:
+    from figaroh_baseline import Recording, figaroh_fit
+
+    train = [Recording(s.t, s.q, s.tau) for s in case.train]
+    fit = figaroh_fit(case.urdf, case.joints, train, has_armature=case.armature)
+    predictions = [fit.predict(s.q, s.dq, s.ddq) for s in validate_states]
+    return relative_error(validate_states, predictions), fit.cpu_seconds
+
+
+def score(case: RealCase, out: Path, with_figaroh: bool) -> Row:
+    model = pin.buildModelFromUrdf(str(case.urdf))
+    train = [butterworth_states(s) for s in case.train]
+    validate = [butterworth_states(s) for s in case.validate]
+    theta = ols_fit(model, train, case.armature, case.wrist)
+    ols = relative_error(validate, [(ols_regressor(model, s, case.armature, case.wrist) @ theta)
+                                    .reshape(-1, model.nv) for s in validate])  # fmt: skip
+    urdf_error = relative_error(
+        validate, [params_prediction(model, urdf_document(model), s) for s in validate]
+    )
+    document, cpu, status = run_physid(case, out)
+    physid = moving = None
+    worst = "-"
+    n_warnings = 0
+    urdf_mass = mass_summary(model, urdf_document(model))[1]
+    if document is not None:
+        physid = relative_error(validate, [params_prediction(model, document, s)
+                                           for s in validate])  # fmt: skip
+        moving, urdf_mass, worst = mass_summary(model, document)
+        n_warnings = len(document.get("fit", {}).get("warnings", []))
+    figaroh = figaroh_cpu = None
+    if with_figaroh:
+        try:
+            figaroh, figaroh_cpu = run_figaroh(case, model, validate)
+        except Exception as error:  # noqa: BLE001 - a peer's failure is a row, not a crash
+            print(f"  figaroh failed on {case.name}: {type(error).__name__}: {error}")
+    return Row(case.name, ols, physid, figaroh, urdf_error, cpu, figaroh_cpu, status, moving,
+               urdf_mass, worst, n_warnings)  # fmt: skip
+
+
+def _pct(x: float | None) -> str:
+    return "     -" if x is None else f"{100 * x:6.2f}"
+
+
+def print_table(rows: list[Row]) -> None:
+    print("\nheld-out relative error [%] on raw torque (independent scorer, 10 Hz states); "
+          "masses [kg]; CPU [s]")  # fmt: skip
+    print(f"{'case':34s} {'OLS':>6s} {'figaro':>6s} {'URDF':>6s} {'physid':>6s} {'best?':>5s} "
+          f"{'mass':>6s} {'URDF':>6s} {'worst body':>28s} {'CPU ph':>6s} {'CPU fg':>6s}  "
+          "status")  # fmt: skip
+    met_error = met_mass = met_cpu = True
+    for r in rows:
+        bar = min(x for x in (r.ols, r.figaroh) if x is not None)
+        best = r.physid is not None and r.physid <= bar * (1 + 1e-9)
+        met_error &= best
+        plausible = r.moving_mass is not None and 0.8 <= r.moving_mass / r.urdf_mass <= 1.25
+        met_mass &= plausible
+        if r.figaroh_cpu_s is not None:
+            met_cpu &= r.physid_cpu_s <= r.figaroh_cpu_s
+        mass = "     -" if r.moving_mass is None else f"{r.moving_mass:6.2f}"
+        fg_cpu = "     -" if r.figaroh_cpu_s is None else f"{r.figaroh_cpu_s:6.1f}"
+        print(f"{r.case:34s} {_pct(r.ols)} {_pct(r.figaroh)} {_pct(r.urdf)} {_pct(r.physid)} "
+              f"{'yes' if best else 'NO':>5s} {mass} {r.urdf_mass:6.2f} {r.worst_body:>28s} "
+              f"{r.physid_cpu_s:6.1f} {fg_cpu}  {r.status} ({r.warnings} warnings)")  # fmt: skip
+    met = lambda ok: "MET" if ok else "NOT MET"  # noqa: E731
+    print(f"targets: physid <= min(OLS, figaroh) on every case {met(met_error)}; moving mass in "
+          f"[0.8, 1.25] x URDF {met(met_mass)}; CPU <= figaroh {met(met_cpu)}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
+                        help="folder of the real datasets (default: $PHYSID_DATASETS or "
+                             "../shared/datasets); the KUKA recordings are in data/")  # fmt: skip
+    parser.add_argument("--only", default="", help="comma-separated case labels")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep the contract files and physid outputs here")  # fmt: skip
+    parser.add_argument("--no-figaroh", action="store_true", help="skip figaroh")
+    args = parser.parse_args()
+    with_figaroh = not args.no_figaroh
+    if with_figaroh:
+        try:
+            import figaroh_baseline  # noqa: F401
+        except ImportError as error:
+            print(f"figaroh skipped: {error} (pip install -e '.[bench]')")
+            with_figaroh = False
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as temporary:
+        tmp = args.keep or Path(temporary)
+        tmp.mkdir(parents=True, exist_ok=True)
+        builders = corpus(args.datasets, tmp)
+        if args.only:
+            wanted = args.only.split(",")
+            builders = [(label, build) for label, build in builders if label in wanted]
+        rows = []
+        for label, build in builders:
+            case = build()
+            row = score(case, tmp / f"out_{label}", with_figaroh)
+            rows.append(row)
+            print(f"  {label}: OLS {_pct(row.ols)}, figaroh {_pct(row.figaroh)}, physid "
+                  f"{_pct(row.physid)} ({row.status}), {row.physid_cpu_s:.1f} CPU s"
+                  + "".join(f"; {n}" for n in case.notes), flush=True)  # fmt: skip
+        print_table(rows)
+    print(f"total wall time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""The independent scorer and the plain OLS shared by ``vs_ols.py`` and ``real_corpus.py``.
+
+No physid code: derivatives by a fixed zero-phase Butterworth (``CUTOFF_HZ``, 4th order) on
+uniformly resampled positions, ``np.gradient`` twice, back at the recordings' own sample times;
+the OLS is Pinocchio's ``computeJointTorqueRegressor`` plus per-joint viscous, Coulomb and offset
+columns (+ armature, + the TX40 coupled wrist) solved by ``numpy.linalg.lstsq`` on the raw
+torques; a ``physid.params/1`` document is scored by Pinocchio's RNEA with the file's bodies.
+Every error is ``||tau - tau_hat|| / ||tau||`` on the RAW measured torques, joints stacked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import scipy.signal
+
+CUTOFF_HZ = 10.0  # Butterworth cut-off of the scorer and of the OLS (fixed, not tuned)
+
+
+def coulomb_sign(speed: np.ndarray, deadband: float | np.ndarray | None = 0.0) -> np.ndarray:
+    """``sign(speed)``, 0 where ``|speed| <`` the deadband (per column; None or 0: plain sign)."""
+    band = 0.0 if deadband is None else deadband
+    return np.where(np.abs(speed) < band, 0.0, np.sign(speed))
+
+
+# --------------------------------------------------------------------------------------------
+# Signals and the shared derivative estimate
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Signals:
+    """One joint-side recording: raw sample times, positions and measured torques."""
+
+    t: np.ndarray
+    q: np.ndarray
+    tau: np.ndarray
+
+
+@dataclass(frozen=True)
+class States:
+    """Butterworth state estimate at the recording's own samples, and its raw torques."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+
+
+def _cubic_extension(x: np.ndarray, dt: float, n_fit: int, n_pad: int) -> np.ndarray:
+    """``x`` (N, n) extended at both ends by a cubic fitted to its first/last ``n_fit`` rows.
+
+    sosfiltfilt's default odd padding (a few samples) leaves start/end transients that, after two
+    differentiations, dominate the torque error near the ends; a cubic keeps the curvature.
+    """
+    poly = np.polynomial.polynomial
+    s = np.arange(n_fit) * dt
+    head, tail = poly.polyfit(s, x[:n_fit], 3), poly.polyfit(s, x[-n_fit:], 3)
+    before = poly.polyval(-dt * np.arange(n_pad, 0, -1), head).T
+    after = poly.polyval(s[-1] + dt * np.arange(1, n_pad + 1), tail).T
+    return np.vstack([before, x, after])
+
+
+def butterworth_states(signals: Signals, cutoff_hz: float = CUTOFF_HZ) -> States:
+    """Uniform resampling, zero-phase Butterworth (order 4), np.gradient twice, back to ``t``.
+
+    The ends are padded by cubic extrapolation over three filter time scales (3 fs / cutoff).
+    """
+    t = signals.t
+    dt = float(np.median(np.diff(t)))
+    grid = t[0] + dt * np.arange(int(np.floor((t[-1] - t[0]) / dt)) + 1)
+    columns = lambda x, at, where: np.column_stack(  # noqa: E731
+        [np.interp(at, where, x[:, k]) for k in range(x.shape[1])]
+    )
+    per_scale = int(round(1.0 / (dt * cutoff_hz)))  # samples per 1/cutoff
+    n_fit, n_pad = min(2 * per_scale, len(grid) // 4), 3 * per_scale
+    sos = scipy.signal.butter(4, cutoff_hz, fs=1.0 / dt, output="sos")
+    padded = _cubic_extension(columns(signals.q, grid, t), dt, n_fit, n_pad)
+    q = scipy.signal.sosfiltfilt(sos, padded, axis=0)[n_pad:-n_pad]
+    dq = np.gradient(q, dt, axis=0)
+    ddq = np.gradient(dq, dt, axis=0)
+    back = [columns(x, t, grid) for x in (q, dq, ddq)]
+    return States(*back, signals.tau)
+
+
+def read_sim_csv(path: Path) -> Signals:
+    """A physid contract CSV written by independent_sim (t, q_*, tau_*)."""
+    with path.open(encoding="utf-8") as handle:
+        names = handle.readline().strip().split(",")
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    q = table[:, [k for k, n in enumerate(names) if n.startswith("q_")]]
+    tau = table[:, [k for k, n in enumerate(names) if n.startswith("tau_")]]
+    return Signals(table[:, 0], q, tau)
+
+
+# --------------------------------------------------------------------------------------------
+# Plain OLS
+# --------------------------------------------------------------------------------------------
+
+
+def ols_regressor(
+    model: pin.Model, s: States, armature: bool, wrist: bool, deadband: float = 0.0
+) -> np.ndarray:
+    """Stacked rows (N n, p): inertial columns, per-joint fv, fc, offset (, Ia) (, TX40 wrist)."""
+    data = model.createData()
+    N, n = s.q.shape
+    Y = np.stack([pin.computeJointTorqueRegressor(model, data, *x)
+                  for x in zip(s.q, s.dq, s.ddq, strict=True)])  # fmt: skip
+    per_joint = [s.dq, coulomb_sign(s.dq, deadband), np.ones_like(s.dq)]
+    per_joint += [s.ddq] if armature else []
+    joint_cols = np.zeros((N, n, n * len(per_joint)))
+    for j in range(n):
+        for k, x in enumerate(per_joint):
+            joint_cols[:, j, j * len(per_joint) + k] = x[:, j]
+    blocks = [Y, joint_cols]
+    if wrist:  # TX40 README: motor 6 turns with joints 5 and 6
+        w = np.zeros((N, n, 3))
+        w[:, 4, 0], w[:, 5, 0] = s.ddq[:, 5], s.ddq[:, 4]
+        w[:, 4, 1], w[:, 5, 1] = s.dq[:, 5], s.dq[:, 4]
+        w[:, 4, 2] = w[:, 5, 2] = coulomb_sign(s.dq[:, 4] + s.dq[:, 5], deadband)
+        blocks.append(w)
+    return np.concatenate(blocks, axis=2).reshape(N * n, -1)
+
+
+def ols_fit(
+    model: pin.Model, train: list[States], armature: bool, wrist: bool, deadband: float = 0.0
+) -> np.ndarray:
+    """Minimum-norm least squares on normalised columns (no base-parameter bookkeeping)."""
+    W = np.vstack([ols_regressor(model, s, armature, wrist, deadband) for s in train])
+    tau = np.concatenate([s.tau.reshape(-1) for s in train])
+    norms = np.linalg.norm(W, axis=0)
+    norms[norms == 0.0] = 1.0
+    theta, *_ = np.linalg.lstsq(W / norms, tau, rcond=None)
+    return theta / norms
+
+
+# --------------------------------------------------------------------------------------------
+# Independent scorer of a physid.params/1 document
+# --------------------------------------------------------------------------------------------
+
+
+def params_prediction(
+    model: pin.Model, params: dict, s: States, deadband: float = 0.0
+) -> np.ndarray:
+    """Torques (N, n) predicted by a params.json document on the model's kinematics (the
+    file's own Coulomb deadband per joint where it has one, else ``deadband``)."""
+    model = model.copy()
+    for joint, body in params["bodies"].items():
+        model.inertias[model.getJointId(joint)] = pin.Inertia(
+            float(body["mass"]), np.asarray(body["com"], float), np.asarray(body["inertia"], float)
+        )
+    gravity = params.get("extra", {}).get("gravity")
+    if gravity is not None:
+        model.gravity = pin.Motion(np.asarray(gravity, float), np.zeros(3))
+    data = model.createData()
+    tau = np.array([pin.rnea(model, data, *x) for x in zip(s.q, s.dq, s.ddq, strict=True)])
+    bands = []
+    for j, joint in enumerate(model.names[1:]):
+        terms = params.get("joints", {}).get(joint, {})
+        fv, fc, offset, ia = (float(terms.get(k, 0.0))
+                              for k in ("viscous", "coulomb", "offset", "armature"))  # fmt: skip
+        bands.append(terms.get("coulomb_deadband", deadband))
+        sign = coulomb_sign(s.dq[:, j], bands[-1])
+        tau[:, j] += fv * s.dq[:, j] + fc * sign + offset + ia * s.ddq[:, j]
+    coupled = params.get("extra", {}).get("coupled_motors", {}).get("m6")
+    if coupled:  # TX40 README: joints 5 and 6 share motor 6 (motor speed in joint-side units)
+        fc_sign = coulomb_sign(s.dq[:, 4] + s.dq[:, 5], bands[5])
+        tau[:, 4] += coupled["Iam"] * s.ddq[:, 5] + coupled["fvm"] * s.dq[:, 5]
+        tau[:, 5] += coupled["Iam"] * s.ddq[:, 4] + coupled["fvm"] * s.dq[:, 4]
+        tau[:, 4] += coupled["fcm"] * fc_sign
+        tau[:, 5] += coupled["fcm"] * fc_sign
+    return tau
+
+
+def relative_error(states: list[States], predictions: list[np.ndarray]) -> float:
+    """||tau - tau_hat|| / ||tau||, every joint and recording stacked."""
+    tau = np.concatenate([s.tau for s in states])
+    return float(np.linalg.norm(tau - np.concatenate(predictions)) / np.linalg.norm(tau))
