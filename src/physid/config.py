@@ -31,8 +31,14 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       prior_std_relative: 0.3              # URDF inertial prior std / parameter scale (null: none)
       prior_total_mass_std_relative: null  # prior std of the total moving mass (null: none)
       prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
-      estimate_gravity_direction: true     # fit the base tilt (apparent gravity direction)
+      estimate_gravity_direction: auto     # the base tilt (apparent gravity direction): auto =
+                                           # estimated, and kept if cross-validation on the
+                                           # training data supports it; true; false
     allow_large_angles: false              # skip the "looks like degrees" check
+    time_base: auto                        # auto: check the stamps against the motion (drop
+                                           # repeated samples; rebuild from controller ticks
+                                           # or a uniform grid when the positions are clearly
+                                           # smoother on it; docs/identify.md); stamps: trust
     joints: null                           # identify only these joints (list); every other
                                            # joint is locked (default: all 1-DoF revolute and
                                            # prismatic joints; others locked automatically)
@@ -60,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from physid.data import TIME_BASE_CHOICES
 from physid.errors import InputError
 from physid.friction import FRICTION_MODELS
 from physid.inertia import check_consistency, pi_from_mass_com_inertia
@@ -97,7 +104,9 @@ class EstimationConfig:
     prior_std_relative: float | None = 0.3
     prior_total_mass_std_relative: float | None = None
     prior_metric: str = "logdet"
-    estimate_gravity_direction: bool = True
+    # true | false | "auto": the base tilt, if blocked cross-validation on the training data
+    # supports it (identify.choices)
+    estimate_gravity_direction: bool | str = "auto"
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,7 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
+    time_base: str = "auto"  # physid.data.TIME_BASE_CHOICES: check the stamps, or trust them
     coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
     joints: tuple[str, ...] | None = None  # identify these; None: every 1-DoF joint of the URDF
     # positions of locked joints, or RECORDED: kept in the model, moved by the recorded position,
@@ -296,7 +306,9 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         if "prior_total_mass_std_relative" in e
         else defaults.prior_total_mass_std_relative,
         prior_metric=prior_metric,
-        estimate_gravity_direction=_flag(e, "estimate_gravity_direction", True, "estimation"),
+        estimate_gravity_direction="auto"
+        if e.get("estimate_gravity_direction", "auto") in ("auto", None)
+        else _flag(e, "estimate_gravity_direction", True, "estimation"),
     )
     if raw.get("drive_gains") == IDENTIFY_GAINS:
         gains: dict[str, float] | str = IDENTIFY_GAINS
@@ -325,6 +337,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         train_fraction=train_fraction,
         estimation=estimation,
         allow_large_angles=_flag(raw, "allow_large_angles", False, ""),
+        time_base=_choice(raw, "time_base", TIME_BASE_CHOICES),
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
         joints=_joint_list(raw.get("joints")),
         locked=_locked(raw.get("locked")),
@@ -345,6 +358,16 @@ def _friction(raw: Any) -> str | dict[str, str]:
                 f"config friction.{joint}: {kind!r} is not one of {list(FRICTION_MODELS)}"
             )
     return {str(joint): str(kind) for joint, kind in mapping.items()}
+
+
+def _choice(raw: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
+    """A word out of ``choices`` (the first is the default)."""
+    value = raw.get(key, choices[0])
+    if value is None:
+        return choices[0]
+    if value not in choices:
+        raise InputError(f"config {key}: {value!r} is not one of {list(choices)}")
+    return value
 
 
 def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:

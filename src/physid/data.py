@@ -54,6 +54,8 @@ class Trajectory:
     ddq: np.ndarray | None = None
     source: str = ""
     warnings: tuple[str, ...] = field(default=())
+    # what physid.timebase found and did to the time stamps (as_dict), when checked
+    time_base: dict | None = None
 
     def __post_init__(self) -> None:
         """Shapes must agree: t (N,), q/tau/dq/ddq (N, n) with n joint names."""
@@ -89,15 +91,15 @@ class Trajectory:
 
     def time_slice(self, start: int, stop: int) -> Trajectory:
         """Rows ``start:stop`` as a new trajectory."""
-        cut = slice(start, stop)
-        return replace(
-            self,
-            t=self.t[cut],
-            q=self.q[cut],
-            tau=self.tau[cut],
-            dq=None if self.dq is None else self.dq[cut],
-            ddq=None if self.ddq is None else self.ddq[cut],
-        )
+        return self.rows(slice(start, stop))
+
+    def rows(self, index: slice | np.ndarray, **changes) -> Trajectory:
+        """The rows ``index`` (a slice or indices) as a new trajectory, with ``changes``
+        (other field values, e.g. new time stamps) applied."""
+        pick = lambda x: None if x is None else x[index]  # noqa: E731
+        fields = {"t": self.t[index], "q": self.q[index], "tau": self.tau[index],
+                  "dq": pick(self.dq), "ddq": pick(self.ddq)}  # fmt: skip
+        return replace(self, **{**fields, **changes})
 
 
 def split_by_fraction(
@@ -423,20 +425,46 @@ def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]
     return _require(table, torque_column, f"torque of '{name}', or current 'i_{name}'")
 
 
+TIME_BASE_CHOICES = ("auto", "stamps")
+
+
 def trajectory_from_table(
     table: Table,
     model: RobotModel,
     *,
     drive_gains: dict[str, float] | None = None,
     allow_large_angles: bool = False,
+    time_base: str = "auto",
 ) -> Trajectory:
-    """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`."""
+    """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`.
+
+    ``time_base="auto"``: the stamps are checked against the motion (:mod:`physid.timebase`):
+    repeated samples are dropped and stamps that do not track the samples are replaced by the
+    controller's ticks or a uniform grid, with a warning that says so with counts;
+    ``"stamps"``: the stamps are trusted as they are.
+    """
     t = _check_time(table)
     trajectory = trajectory_block(
         table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
     )
     check_some_torque(trajectory.tau, table.source)
+    if time_base == "auto":
+        trajectory = checked_time_base(trajectory)
     return trajectory
+
+
+def checked_time_base(trajectory: Trajectory) -> Trajectory:
+    """``trajectory`` on the time base its own motion supports (:func:`physid.timebase.
+    check_time_base`); the finding is kept in ``time_base`` and, if anything changed, in a
+    warning."""
+    from physid.timebase import check_time_base
+
+    keep, t, check = check_time_base(np.asarray(trajectory.t, float), trajectory.q)
+    record = {"source": trajectory.source, **check.as_dict()}
+    if not check.changed:
+        return replace(trajectory, time_base=record)
+    note = check.note(trajectory.source)
+    return trajectory.rows(keep, t=t, warnings=(*trajectory.warnings, note), time_base=record)
 
 
 def check_some_torque(tau: np.ndarray, source: str) -> None:

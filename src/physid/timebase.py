@@ -1,0 +1,233 @@
+"""The time base of a recording, checked against its own motion before anything is filtered.
+
+Real logs are not sampled when their time stamps say. A controller that logs every tick may send
+a row late (two ticks in one row) or twice (no new sample), while the stamp is taken when the
+row is written: on a real 7-axis arm at 1 kHz, rows advancing 0, 1 and 2 ticks were stamped
+0.89, 1.00 and 1.28 ms apart on average. Differentiating the positions twice on such stamps
+turns the timing error into false acceleration (6-9 rad/s^2 against 1-1.5 of real motion
+there), which the fit then explains with wrong masses. The positions themselves say when they
+were sampled: a smooth motion advances in proportion to the time that passed.
+
+:func:`check_time_base` therefore
+
+1. drops *repeated samples*: rows whose positions equal the previous row's on every joint while
+   the arm moves by several position quanta per step (a resent packet, not a standstill);
+2. estimates the controller *tick* ``T`` and the whole number of ticks ``k_i`` each remaining row
+   advanced, from position increments against the local velocity (iterated: the velocity is
+   re-estimated on the rebuilt timeline), and scales ``T`` so that the ticks span the stamps'
+   duration;
+3. compares how smooth the positions are on three timelines (the stamps, the ticks, a uniform
+   grid), by the residual of a local quadratic fit per row, and keeps the stamps unless another
+   timeline is clearly smoother (:data:`CLEAR_EVIDENCE`): the ticks when most fast rows land on
+   whole ticks, else the uniform grid (the stamps are then jitter that does not track the
+   samples).
+
+What was done is returned with counts (:class:`TimeBaseCheck`) for the output and ``params.json``.
+Rows at rest carry no timing evidence and change nothing; a recording whose stamps do track its
+samples (a loop that measures its own time) keeps them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+HALF_WINDOW = 4  # rows on each side of the local quadratic fits
+CLEAR_EVIDENCE = 1.5  # the stamps must be this much rougher (RMS residual) to be replaced
+MIN_EVIDENCE_ROWS = 50  # fast rows needed before any timeline may replace the stamps
+ON_TICK_SHARE = 0.9  # share of fast rows within ON_TICK_TOLERANCE of a whole tick count
+ON_TICK_TOLERANCE = 0.2
+FAST_ROW_SNR = 8.0  # per-step increment over the position noise for a row to be evidence
+
+
+@dataclass(frozen=True)
+class TimeBaseCheck:
+    """What :func:`check_time_base` found and did on one recording."""
+
+    action: str  # "kept" | "rebuilt from ticks" | "uniform grid"
+    n_rows: int  # rows read
+    repeated_rows: int  # dropped: positions identical to the previous row's while moving
+    jitter: float  # std / median of the stamps' steps
+    tick_s: float | None = None  # the controller tick, when the rows were counted in ticks
+    tick_counts: dict[int, int] = field(default_factory=dict)  # rows advancing k ticks (k >= 1)
+    stamp_error_rms_s: float | None = None  # stamps minus the timeline kept, RMS
+    roughness: dict[str, float] = field(default_factory=dict)  # per timeline, relative RMS
+    evidence_rows: int = 0  # fast rows that could show the timing
+
+    @property
+    def changed(self) -> bool:
+        return self.action != "kept" or self.repeated_rows > 0
+
+    def note(self, source: str) -> str:
+        """One line for the terminal and the report."""
+        parts = [f"{source}: time base {self.action}"]
+        if self.repeated_rows:
+            parts.append(f"{self.repeated_rows} of {self.n_rows} rows dropped as repeated samples")
+        if self.action == "rebuilt from ticks":
+            counts = ", ".join(f"{n} rows x {k}" for k, n in sorted(self.tick_counts.items()))
+            parts.append(f"tick {1e3 * self.tick_s:.4g} ms ({counts})")
+        if self.action != "kept" and self.stamp_error_rms_s is not None:
+            parts.append(
+                f"the stamps were off by {1e3 * self.stamp_error_rms_s:.3g} ms RMS "
+                f"(positions {self.roughness.get('stamps', np.nan) / self.best_roughness:.3g} x "
+                "rougher on them)"
+            )
+        return "; ".join(parts)
+
+    @property
+    def best_roughness(self) -> float:
+        return min(self.roughness.values()) if self.roughness else float("nan")
+
+    def as_dict(self) -> dict:
+        return {
+            "action": self.action,
+            "rows": self.n_rows,
+            "repeated_rows_dropped": self.repeated_rows,
+            "stamp_jitter_relative": self.jitter,
+            "tick_s": self.tick_s,
+            "rows_per_tick_count": {str(k): n for k, n in sorted(self.tick_counts.items())},
+            "stamp_error_rms_s": self.stamp_error_rms_s,
+            "position_roughness": dict(self.roughness),
+            "evidence_rows": self.evidence_rows,
+        }
+
+
+def _windows(x: np.ndarray, half: int) -> np.ndarray:
+    """(N, 2 half + 1, ...) neighbourhoods of every row, edge rows reflected inward."""
+    n = len(x)
+    offsets = np.arange(-half, half + 1)
+    rows = np.arange(n)[:, None] + offsets[None, :]
+    rows = np.abs(rows)
+    rows = np.where(rows >= n, 2 * (n - 1) - rows, rows)
+    return x[np.clip(rows, 0, n - 1)]
+
+
+def local_quadratic(t: np.ndarray, q: np.ndarray, half: int = HALF_WINDOW):
+    """Residual of each row from the quadratic fitted to its neighbours (itself excluded), and
+    the fitted velocity at each row: ``(residual (N, n), velocity (N, n))``.
+
+    Leaving the row out of its own fit makes the residual a prediction error: on the right
+    timeline it is position noise, on a wrong one it adds ``velocity x timing error``.
+    """
+    tw = _windows(t, half) - t[:, None]  # (N, w) times relative to the row
+    qw = _windows(q, half)  # (N, w, n)
+    keep = np.ones(2 * half + 1, dtype=bool)
+    keep[half] = False
+    A = np.stack([np.ones_like(tw), tw, tw**2], axis=-1)[:, keep]  # (N, w - 1, 3)
+    scale = np.maximum(np.abs(tw).max(axis=1), 1e-12)[:, None]  # conditioning
+    A = A / np.stack([np.ones_like(scale), scale, scale**2], axis=-1)
+    coefficients, *_ = _batched_lstsq(A, qw[:, keep])  # (N, 3, n)
+    residual = q - coefficients[:, 0]
+    velocity = coefficients[:, 1] / scale
+    return residual, velocity
+
+
+def _batched_lstsq(A: np.ndarray, b: np.ndarray):
+    """Least squares of every row's small system (normal equations: 3 well-scaled columns)."""
+    AtA = np.einsum("nwi,nwj->nij", A, A)
+    Atb = np.einsum("nwi,nwk->nik", A, b)
+    AtA += 1e-12 * np.eye(3)
+    return (np.linalg.solve(AtA, Atb),)
+
+
+def roughness(t: np.ndarray, q: np.ndarray, weights: np.ndarray) -> float:
+    """RMS of the leave-one-out local-quadratic residual, joints weighted (1 / their noise)."""
+    residual, _ = local_quadratic(t, q)
+    return float(np.sqrt(np.mean((residual[HALF_WINDOW:-HALF_WINDOW] * weights) ** 2)))
+
+
+def _noise(q: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per joint: position noise (robust scale of the residual) floored at the quantum."""
+    residual, _ = local_quadratic(t, q)
+    mad = 1.4826 * np.median(np.abs(residual - np.median(residual, axis=0)), axis=0)
+    steps = np.abs(np.diff(q, axis=0))
+    quantum = np.array([np.min(s[s > 0]) if np.any(s > 0) else 0.0 for s in steps.T])
+    return np.maximum(np.maximum(mad, 0.5 * quantum), 1e-12)
+
+
+def repeated_rows(t: np.ndarray, q: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """Rows (bool, N) whose positions equal the previous row's on every joint while some joint
+    moves by more than 3 noise levels per step (a resent sample, not a standstill)."""
+    same = np.zeros(len(t), dtype=bool)
+    same[1:] = np.all(q[1:] == q[:-1], axis=1)
+    if not np.any(same):
+        return same
+    _, velocity = local_quadratic(t, q)
+    step = float(np.median(np.diff(t)))
+    moving = np.max(np.abs(velocity) * step / noise, axis=1) > 3.0
+    return same & moving
+
+
+def _tick_counts(t, q, tick, weights, iterations=3):
+    """Whole ticks per row from the increments against the local velocity; returns
+    ``(counts (N-1,), ratio (N-1,), fast (N-1,) bool)``."""
+    step_counts = np.maximum(np.rint(np.diff(t) / tick), 1.0)
+    timeline = t
+    ratio = fast = None
+    for _ in range(iterations):
+        _, velocity = local_quadratic(timeline, q)
+        v_mid = 0.5 * (velocity[1:] + velocity[:-1]) * weights  # per tick, weighted joints
+        increment = np.diff(q, axis=0) * weights
+        speed2 = np.sum(v_mid**2, axis=1)
+        ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
+        fast = np.sqrt(speed2) * tick > FAST_ROW_SNR
+        counts = np.where(fast, np.maximum(np.rint(ratio), 1.0), step_counts)
+        timeline = t[0] + tick * np.concatenate([[0.0], np.cumsum(counts)])
+    return counts.astype(int), ratio, fast
+
+
+def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, TimeBaseCheck]:
+    """Check a recording's stamps against its motion (module docstring).
+
+    ``t`` (N,) strictly increasing stamps [s], ``q`` (N, n) positions. Returns the rows to keep
+    (indices), their times on the timeline chosen, and what was found.
+    """
+    n_rows = len(t)
+    steps = np.diff(t)
+    median = float(np.median(steps))
+    jitter = float(np.std(steps) / median)
+    keep = np.arange(n_rows)
+    if n_rows < 8 * (2 * HALF_WINDOW + 1):
+        return keep, t, TimeBaseCheck("kept", n_rows, 0, jitter)
+    noise = _noise(q, t)
+    repeats = repeated_rows(t, q, noise)
+    keep = np.flatnonzero(~repeats)
+    t_kept, q_kept = t[keep], q[keep]
+    weights = 1.0 / noise
+    tick = median
+    counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
+    evidence = int(np.sum(fast))
+    # Two ticks in one row is rarer than one: if most fast rows sit on half-ticks, halve T.
+    if evidence and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3:
+        tick = median / 2.0
+        counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
+    duration = t_kept[-1] - t_kept[0]
+    tick = duration / max(int(np.sum(counts)), 1)  # the ticks span the stamps' duration
+    ticks = t_kept[0] + tick * np.concatenate([[0], np.cumsum(counts)])
+    uniform = np.linspace(t_kept[0], t_kept[-1], len(t_kept))
+    rough = {
+        "stamps": roughness(t_kept, q_kept, weights),
+        "ticks": roughness(ticks, q_kept, weights),
+        "uniform": roughness(uniform, q_kept, weights),
+    }
+    on_tick = np.mean(np.abs(ratio[fast] - counts[fast]) < ON_TICK_TOLERANCE) if evidence else 0.0
+    values, numbers = np.unique(counts, return_counts=True)
+    tick_counts = {int(k): int(n) for k, n in zip(values, numbers, strict=True)}
+    base = dict(n_rows=n_rows, repeated_rows=int(np.sum(repeats)), jitter=jitter,
+                roughness=rough, evidence_rows=evidence)  # fmt: skip
+    candidates = []  # (timeline key, action, times)
+    if evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE and len(tick_counts) > 1:
+        candidates.append(("ticks", "rebuilt from ticks", ticks))
+    if evidence >= MIN_EVIDENCE_ROWS:
+        candidates.append(("uniform", "uniform grid", uniform))
+    if candidates:
+        key, action, times = min(candidates, key=lambda c: rough[c[0]])
+        if rough["stamps"] > CLEAR_EVIDENCE * rough[key]:
+            error = float(np.sqrt(np.mean((t_kept - times) ** 2)))
+            ticked = key == "ticks"
+            check = TimeBaseCheck(action, tick_s=tick if ticked else None,
+                                  tick_counts=tick_counts if ticked else {},
+                                  stamp_error_rms_s=error, **base)  # fmt: skip
+            return keep, times, check
+    return keep, t_kept, TimeBaseCheck("kept", **base)
