@@ -13,7 +13,7 @@ import pytest
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
 from physid.data import Trajectory, split_by_fraction
-from physid.identify.suspect import gravity_comparison, moving_mass_reason, suspect_reasons
+from physid.identify.suspect import gravity_comparison, suspect_reasons
 from physid.model import with_gravity
 
 
@@ -113,14 +113,6 @@ def test_unlimited_joint_may_turn_in_radians_but_not_in_degrees(arm_experiment, 
     assert len(in_degrees) == 1 and "joint_1" in in_degrees[0] and "degrees" in in_degrees[0]
     # With its URDF limit of 2.8 rad the same radians are suspect.
     assert "degrees" in suspect_reasons(arm_experiment.model, [replace(clean, q=q)])[0]
-
-
-def test_moving_mass_reason():
-    assert moving_mass_reason(14.33, 14.4) is None  # KUKA LWR4+: identified vs URDF
-    assert moving_mass_reason(8.0, 14.4) is None and moving_mass_reason(27.0, 14.4) is None
-    assert "0.1 x" in moving_mass_reason(1.44, 14.4)
-    assert "mass" in moving_mass_reason(30.0, 14.4)
-    assert moving_mass_reason(float("nan"), 14.4) is None and moving_mass_reason(3.0, 0.0) is None
 
 
 def _kuka():

@@ -34,6 +34,7 @@ from physid.params_file import (
     require_sections,
     standard_parameters,
 )
+from physid.regressor import base_parameters
 from physid.report.identification import write_identification
 from physid.streamed import open_recording, should_stream
 
@@ -60,15 +61,16 @@ def load_trajectories(
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
     options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles}
+    in_memory = {**options, "time_base": config.time_base}
     recordings: list[Recording] = []
     for path in paths:
         if isinstance(path, Table):
-            recordings.append(trajectory_from_table(path, model, **options))
+            recordings.append(trajectory_from_table(path, model, **in_memory))
         elif should_stream(path):
             recording = open_recording(path, model, **options)
             recordings.append(recording.in_memory() if whole else recording)
         else:
-            recordings.append(load_trajectory(path, model, **options))
+            recordings.append(load_trajectory(path, model, **in_memory))
     return recordings
 
 
@@ -278,6 +280,17 @@ def run_validate(
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing)
 
 
+def _base_uncertainty(model: RobotModel, document: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """The robot's base columns and their standard deviations as ``params.json`` records them,
+    when its base parameters are those of this model (else None: not propagated)."""
+    recorded = document.get("base_parameters") or {}
+    base = base_parameters(model)
+    if list(recorded.get("short_names") or []) != list(base.short_names):
+        return None
+    std = np.array([np.nan if v is None else float(v) for v in recorded.get("std", [])])
+    return (base.independent, std) if len(std) == base.size else None
+
+
 def run_payload(
     urdf: str | Path,
     params_path: str | Path,
@@ -301,7 +314,7 @@ def run_payload(
         model.layout.size,
         str(params_path),
     )
-    return identify_payload(
+    result = identify_payload(
         model,
         theta,
         preprocessing.filter,
@@ -309,4 +322,7 @@ def run_payload(
         link,
         unloaded=without,
         mass_kg=mass_kg,
+        robot_uncertainty=_base_uncertainty(model, params.document),
     )
+    gains = config.drive_gains if isinstance(config.drive_gains, dict) else {}
+    return dataclasses.replace(result, drive_gains=dict(gains))

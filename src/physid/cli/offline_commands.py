@@ -22,6 +22,10 @@ def _print_identification(result, out: Path | None) -> None:
         click.echo(f"suspect data: {reason}", err=True)
     if result.preprocessing is not None:
         click.echo(f"preprocessing: {result.preprocessing.summary()}")
+        for line in result.preprocessing.notes:
+            click.echo(f"  {line}")
+    if result.prior_check is not None:
+        click.echo(result.prior_check.note())
     if result.drive_gains is not None:
         click.echo(
             "drive gains (known payload): "
@@ -38,7 +42,14 @@ def _print_identification(result, out: Path | None) -> None:
         f"every body physically consistent: {result.consistent.consistent}"
     )
     if result.gravity is not None:
-        tilt = [f"{v:.3f}" for v in result.gravity.tilt_rad * 180 / 3.141592653589793]
+        tilt = [
+            f"{v:.3f} +- {s:.2g}"
+            for v, s in zip(
+                result.gravity.tilt_rad * 180 / 3.141592653589793,
+                result.gravity.tilt_std_rad * 180 / 3.141592653589793,
+                strict=True,
+            )
+        ]
         click.echo(f"estimated base tilt [deg] about x, y: {', '.join(tilt)}")
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -130,7 +141,7 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
             loaded=list(loaded),
         )
     _print_identification(result, out)
-    if result.suspect:
+    if result.suspect or result.status != "ok":
         sys.exit(SUSPECT_EXIT_CODE)
 
 

@@ -96,6 +96,14 @@ def payload(
         f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
         f"{std['mass']:.4f} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
     )
+    click.echo(f"method: {result.method}")
+    if result.held_offsets:
+        click.echo(
+            "warning: moved one way only, their offset correction is not separable from the "
+            f"Coulomb one and is held at 0: {', '.join(result.held_offsets)}",
+            err=True,
+        )
+    click.echo(result.gain_note())
     click.echo(
         "loaded torques (filtered) relative error: robot alone "
         f"{100 * result.relative_error_robot_only:.2f} %, with the payload "

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 
+from physid.identify.joint_prior import JointPrior
 from physid.identify.reduced import ReducedSystem
 from physid.inertia import (
     PSEUDO_INERTIA_BASIS,
@@ -147,6 +149,107 @@ def solve_sdp(problem: cp.Problem) -> str:
     return str(problem.status)
 
 
+class ConsistentProblem:
+    """The consistent MAP problem of one model and prior, compiled once and solved for any data.
+
+    Cross-validation solves it for every fold of every candidate (:mod:`.choices`,
+    :mod:`.against_prior`): the data, the row weights and the prior strengths enter as CVXPY
+    parameters (disciplined parametrized programming), so CVXPY canonicalises the problem once
+    and each later solve only refills the parameters and runs Clarabel (measured: 0.23 s of
+    compilation against 0.04 s of solver per solve of a 7-joint arm).
+    """
+
+    def __init__(
+        self, model: RobotModel, prior: np.ndarray, *, margin: float, prior_metric: str
+    ) -> None:
+        layout = model.layout
+        self.model, self.prior, self.metric = model, prior, prior_metric
+        n_params = layout.size
+        self.scales = parameter_scales(model, prior)
+        self.x = cp.Variable(n_params)
+        theta = prior + cp.multiply(self.scales, self.x)
+        self.theta = theta
+        # the data term ||A x - b||^2 through the triangular factor of [A | b]: p x p
+        self.A = cp.Parameter((n_params, n_params), name="A")
+        self.b = cp.Parameter(self.A.shape[0], name="b")
+        self.inertial_weight = cp.Parameter(nonneg=True, name="inertial_weight")
+        self.joint_weight = cp.Parameter(n_params, nonneg=True, name="joint_weight")
+        self.mass_weight = cp.Parameter(nonneg=True, name="mass_weight")
+        self.held = cp.Parameter(n_params, nonneg=True, name="held")
+        inertial = np.arange(layout.n_inertial)
+        objective = cp.sum_squares(self.A @ self.x - self.b)
+        if prior_metric == "logdet":
+            objective += self.inertial_weight * _logdet_divergence(model, theta, prior)
+        else:
+            objective += self.inertial_weight * cp.sum_squares(self.x[inertial])
+        objective += cp.sum_squares(cp.multiply(self.joint_weight, self.x))
+        prior_mass = layout.total_mass(prior)
+        self.prior_mass = prior_mass
+        if prior_mass > 0:
+            objective += self.mass_weight * cp.square(
+                cp.sum(theta[layout.mass_indices]) - prior_mass
+            )
+        constraints = _constraints(model, theta, margin)
+        constraints.append(cp.multiply(self.held, self.x) == 0)
+        self.problem = cp.Problem(cp.Minimize(objective), constraints)
+
+    def solve(
+        self,
+        system: ReducedSystem,
+        weights: np.ndarray,
+        *,
+        noise_variance: float,
+        prior_std_relative: float | None,
+        prior_total_mass_std_relative: float | None,
+        joint: JointPrior | None,
+    ) -> ConsistentFit:
+        """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there)."""
+        model, prior, scales = self.model, self.prior, self.scales
+        layout = model.layout
+        n_params = layout.size
+        X, u = system.stacked(np.arange(n_params), weights)
+        rows = system.n_rows
+        # Everything divided by the rows (and the data by the noise variance): the solver sees
+        # O(1) numbers whatever the data length.
+        factor = 1.0 / np.sqrt(noise_variance * rows)
+        augmented = np.column_stack([(X * scales) * factor, (u - X @ prior) * factor])
+        triangle = scipy.linalg.qr(augmented, mode="r", check_finite=False)[0]
+        square = np.zeros((n_params + 1, n_params + 1))
+        square[: triangle.shape[0]] = triangle[: n_params + 1]
+        self.A.value, self.b.value = square[:n_params, :n_params], square[:n_params, n_params]
+        if prior_std_relative is None:
+            self.inertial_weight.value = 1e-8
+        else:
+            self.inertial_weight.value = prior_std_relative**-2 / rows
+        joint_terms = np.arange(layout.n_inertial, n_params)
+        weight = np.zeros(n_params)
+        held = np.zeros(n_params)
+        if joint is None:
+            weight[joint_terms] = 1e-4  # sqrt of the 1e-8 tie-breaker per row
+        else:
+            free = joint_terms[~joint.held[joint_terms]]
+            weight[free] = scales[free] / joint.std[free] / np.sqrt(rows)
+            held[joint_terms[joint.held[joint_terms]]] = 1.0
+        self.joint_weight.value, self.held.value = weight, held
+        mass_weight = 0.0
+        if prior_total_mass_std_relative is not None and self.prior_mass > 0:
+            mass_weight = (prior_total_mass_std_relative * self.prior_mass) ** -2 / rows
+        self.mass_weight.value = mass_weight
+        started = time.perf_counter()
+        status = solve_sdp(self.problem)
+        elapsed = time.perf_counter() - started
+        x = self.x.value
+        if status not in _SOLVED or x is None:
+            return ConsistentFit(
+                None, status, False, {}, elapsed, f"consistent fit failed: {status}"
+            )
+        value = _clean_signs(model, prior + scales * x, scales)
+        value[held > 0] = prior[held > 0]  # exactly, not to the solver's tolerance
+        consistent, reports = _verify(model, value)
+        message = "" if consistent else _first_violation(reports)
+        return ConsistentFit(value, status, consistent, reports, elapsed, message)
+
+
 def consistent_least_squares(
     model: RobotModel,
     system: ReducedSystem,
@@ -158,6 +261,8 @@ def consistent_least_squares(
     prior_std_relative: float | None = 0.3,
     prior_total_mass_std_relative: float | None = 0.02,
     prior_metric: str = "logdet",
+    joint: JointPrior | None = None,
+    problem: ConsistentProblem | None = None,
 ) -> ConsistentFit:
     """Maximum a posteriori standard parameters under the consistency constraints.
 
@@ -168,45 +273,26 @@ def consistent_least_squares(
     :func:`parameter_scales`), and the total moving mass with
     relative standard deviation ``prior_total_mass_std_relative`` (a robot's weight is usually
     known far better than how it splits between links, and joint torques of a fixed-base arm
-    cannot tell it); joint and motor terms get only a 1e-8 tie-breaker (URDFs rarely know them).
+    cannot tell it); joint and motor terms get the Gaussian prior of ``joint``
+    (:mod:`physid.identify.joint_prior`: centred on the URDF's values, a stated std in torque,
+    the terms it holds fixed at their prior), or without it only a 1e-8 tie-breaker.
     Subject to ``J_b(theta) >= margin I`` for every body and non-negative friction/armature.
     ``system`` holds the standard regressor in its first p columns, ``weights`` (n,) are the WLS
     row weights and ``noise_variance`` the residual variance of that weighted system (eq. 7), so
-    the data term is a chi-square. None switches a prior term off.
+    the data term is a chi-square. None switches a prior term off. ``problem``: a compiled
+    :class:`ConsistentProblem` of this model, prior, margin and metric to reuse.
     """
-    layout = model.layout
-    n_params = layout.size
-    X, u = system.stacked(np.arange(n_params), weights)
-    scales = parameter_scales(model, prior)
-    rows = system.n_rows
-    inertial = np.arange(layout.n_inertial)
-    joint_terms = np.arange(layout.n_inertial, n_params)
-    masses = layout.mass_indices
-    x = cp.Variable(n_params)
-    theta = prior + cp.multiply(scales, x)
-    objective = cp.sum_squares((X * scales) @ x - (u - X @ prior)) / noise_variance
-    inertial_precision = 1e-8 * rows if prior_std_relative is None else prior_std_relative**-2
-    if prior_metric == "logdet" and prior_std_relative is not None:
-        objective += inertial_precision * _logdet_divergence(model, theta, prior)
-    else:
-        objective += inertial_precision * cp.sum_squares(x[inertial])
-    if joint_terms.size:
-        objective += 1e-8 * rows * cp.sum_squares(x[joint_terms])
-    prior_mass = layout.total_mass(prior)
-    if prior_total_mass_std_relative is not None and prior_mass > 0:
-        mass_std = prior_total_mass_std_relative * prior_mass
-        objective += cp.square((cp.sum(theta[masses]) - prior_mass) / mass_std)
-    # Divided by the number of rows so the solver sees O(1) numbers whatever the data length.
-    problem = cp.Problem(cp.Minimize(objective / rows), _constraints(model, theta, margin))
-    started = time.perf_counter()
-    status = solve_sdp(problem)
-    elapsed = time.perf_counter() - started
-    if status not in _SOLVED or x.value is None:
-        return ConsistentFit(None, status, False, {}, elapsed, f"consistent fit failed: {status}")
-    value = _clean_signs(model, prior + scales * x.value, scales)
-    consistent, reports = _verify(model, value)
-    message = "" if consistent else _first_violation(reports)
-    return ConsistentFit(value, status, consistent, reports, elapsed, message)
+    system = system.standard_only()
+    if problem is None:
+        problem = ConsistentProblem(model, prior, margin=margin, prior_metric=prior_metric)
+    return problem.solve(
+        system,
+        weights,
+        noise_variance=noise_variance,
+        prior_std_relative=prior_std_relative,
+        prior_total_mass_std_relative=prior_total_mass_std_relative,
+        joint=joint,
+    )
 
 
 def _first_violation(reports: dict[str, ConsistencyReport]) -> str:

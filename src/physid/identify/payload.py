@@ -19,7 +19,7 @@ propagated to mass, centre of mass and inertia about the centre of mass in the l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
@@ -31,6 +31,7 @@ from physid.errors import InputError
 from physid.identify.consistent import pseudo_inertia_expression, solve_sdp
 from physid.identify.least_squares import autocorrelation_robust_covariance
 from physid.identify.observations import observations_of
+from physid.identify.payload_pairing import pair_runs
 from physid.identify.uncertainty import delta_method_std
 from physid.inertia import check_consistency
 from physid.model import RobotModel
@@ -56,6 +57,13 @@ class PayloadResult:
     relative_error_robot_only: float  # loaded torques (filtered) predicted without the payload
     relative_error_with_payload: float
     joint_term_corrections: dict[str, float]  # "<joint>.<term>" -> d, with unloaded data
+    method: str = "known robot"  # or the paired-difference note (payload_pairing.Pairing)
+    # d(mass)/mass per d(torque scale)/scale of each joint: how a drive gain's error moves it
+    mass_sensitivity: dict[str, float] = field(default_factory=dict)
+    # the drive gains the currents were converted with (config drive_gains; {}: torque data)
+    drive_gains: dict[str, float] = field(default_factory=dict)
+    # joints that moved one way only: their offset correction is held at 0 (not decidable)
+    held_offsets: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -75,7 +83,19 @@ class PayloadResult:
                 "relative_error_with_payload": self.relative_error_with_payload,
             },
             "joint_term_corrections": self.joint_term_corrections,
+            "method": self.method,
+            "mass_sensitivity_to_torque_scale": self.mass_sensitivity,
+            "drive_gains": self.drive_gains,
+            "offset_corrections_held_at_zero": list(self.held_offsets),
         }
+
+    def gain_note(self) -> str:
+        """One line: the gains used and how the mass moves with them (the two largest)."""
+        used = ("drive gains " + ", ".join(f"{j} {g:.4g}" for j, g in self.drive_gains.items())
+                if self.drive_gains else "torque columns as given (no drive gains)")  # fmt: skip
+        largest = sorted(self.mass_sensitivity.items(), key=lambda item: -abs(item[1]))[:2]
+        moves = ", ".join(f"{s:+.2f} % per +1 % on {j}" for j, s in largest)
+        return f"{used}; the mass moves {moves}" if moves else used
 
 
 def link_placement(model: RobotModel, link: str) -> tuple[str, pin.SE3]:
@@ -109,9 +129,15 @@ def identify_payload(
     unloaded: list[Trajectory] | None = None,
     mass_kg: float | None = None,
     margin: float = 1e-9,
+    robot_uncertainty: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PayloadResult:
     """Estimate the payload on ``link`` (module docstring); ``theta`` are the robot's standard
-    parameters (its bodies without the payload) and ``options`` the resolved training filter."""
+    parameters (its bodies without the payload) and ``options`` the resolved training filter.
+
+    ``robot_uncertainty``: ``(base columns, their standard deviations)`` of the robot's
+    identification (``params.json`` ``base_parameters``): the error of ``theta`` moves the
+    payload through ``tau - W theta``, and its variance is added to the payload's (correlations
+    between base parameters ignored)."""
     if not loaded:
         raise InputError("no recording with the payload given")
     if mass_kg is not None and not (np.isfinite(mass_kg) and mass_kg > 0):
@@ -119,17 +145,35 @@ def identify_payload(
     joint, placement = link_placement(model, link)
     body = model.layout.body_slice(joint)
     n_inertial = model.layout.n_inertial
-    parts = [(observations_of(model, loaded, options), True)]
-    if unloaded:
-        parts.append((observations_of(model, unloaded, options), False))
-    blocks, rhs = [], []
-    for observations, has_payload in parts:
-        W, residual = observations.W, observations.tau - observations.W @ theta
-        payload = W[..., body] if has_payload else np.zeros((*W.shape[:2], 10))
-        terms = W[..., n_inertial:] if unloaded else W[..., :0]
-        blocks.append(np.concatenate([payload, terms], axis=-1))
-        rhs.append(residual)
-    X, b = np.concatenate(blocks), np.concatenate(rhs)
+    pairs = _pairs(loaded, unloaded)
+    method = "known robot"
+    held: dict[str, int] = {}
+    if pairs is not None:
+        # loaded minus unloaded, sample by sample: the robot model's own error cancels
+        method = "; ".join(p.note() for p in pairs)
+        with_load = observations_of(model, [p.loaded for p in pairs], options)
+        without = observations_of(model, [p.unloaded for p in pairs], options)
+        X = with_load.W[..., body]
+        b = (with_load.tau - with_load.W @ theta) - (without.tau - without.W @ theta)
+        robot_rows = [with_load.W - without.W]  # d b / d theta = -(W_l - W_u)
+        parts = [(with_load, True)]
+        unloaded = None  # no joint-term corrections: friction changes with the load cancel out
+    else:
+        parts = [(observations_of(model, loaded, options), True)]
+        if unloaded:
+            parts.append((observations_of(model, unloaded, options), False))
+        blocks, rhs, robot_rows = [], [], []
+        for observations, has_payload in parts:
+            W, residual = observations.W, observations.tau - observations.W @ theta
+            robot_rows.append(W)
+            payload = W[..., body] if has_payload else np.zeros((*W.shape[:2], 10))
+            terms = W[..., n_inertial:] if unloaded else W[..., :0]
+            blocks.append(np.concatenate([payload, terms], axis=-1))
+            rhs.append(residual)
+        X, b = np.concatenate(blocks), np.concatenate(rhs)
+        if unloaded:
+            held = _one_way_offsets(model, [o for o, _ in parts])
+            X[..., [10 + layout_index - n_inertial for layout_index in held.values()]] = 0.0
     # Per-joint weights from a first ordinary fit (paper C's WLS), then the weighted fit.
     A = X.reshape(-1, X.shape[-1])
     first, *_ = np.linalg.lstsq(A, b.reshape(-1), rcond=None)
@@ -144,6 +188,11 @@ def identify_payload(
     solution = (Vt[kept].T @ ((U[:, kept].T @ bw.reshape(-1)) / s[kept])) / scales
     XtX_inv = (Vt[kept].T / s[kept] ** 2) @ Vt[kept] / np.outer(scales, scales)
     covariance, _ = autocorrelation_robust_covariance(Xw, bw - Xw @ solution, XtX_inv)
+    if robot_uncertainty is not None:
+        columns, base_std = robot_uncertainty
+        D = np.concatenate(robot_rows)[..., columns] * weights[None, :, None]
+        gain = XtX_inv @ (Aw.T @ D.reshape(-1, len(columns)))  # d solution / d theta_base
+        covariance = covariance + (gain * np.nan_to_num(base_std) ** 2) @ gain.T
     undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
 
     pi, consistent, status = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
@@ -161,7 +210,8 @@ def identify_payload(
     robot_only = float(np.linalg.norm(b[:rows]) / np.linalg.norm(loaded_tau))
     after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
     source = _sources(undetermined, mass_kg)
-    names = [f"{j}.{t}" for j in model.joint_names for t in model.layout.joint_terms]
+    names = list(model.layout.names[n_inertial:])
+    sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
     return PayloadResult(
         joint,
         link,
@@ -177,7 +227,55 @@ def identify_payload(
         robot_only,
         after,
         dict(zip(names, map(float, correction), strict=False)) if unloaded else {},
+        method,
+        sensitivity,
+        held_offsets=tuple(held),
     )
+
+
+def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
+    """Joints that moved one way only in these recordings (the offset correction and the
+    Coulomb correction are one column there: the offset's is held at 0, issue 32 item 5), as
+    ``{joint: index of its offset term}``."""
+    from physid.identify.joint_prior import joint_motion
+
+    dq = np.concatenate([o.dq for o in observations])
+    threshold = 1e-3 * np.maximum(np.sqrt(np.mean(dq**2, axis=0)), 1e-12)
+    held = {}
+    for joint, motion in zip(model.joint_names, joint_motion(dq, threshold), strict=True):
+        index = model.layout.joint_term_index(joint, "offset")
+        if motion.one_way and index is not None:
+            held[joint] = index
+    return held
+
+
+def _pairs(loaded: list[Trajectory], unloaded: list[Trajectory] | None):
+    """Each loaded run paired with the unloaded run of the same trajectory, or None."""
+    if not unloaded or len(unloaded) != len(loaded):
+        return None
+    pairs = [pair_runs(a, b) for a, b in zip(loaded, unloaded, strict=True)]
+    return None if any(p is None for p in pairs) else pairs
+
+
+def _mass_sensitivity(
+    X: np.ndarray, b: np.ndarray, weights: np.ndarray, mass: float, joints: tuple[str, ...]
+) -> dict[str, float]:
+    """Relative change of the least-squares payload mass per relative change of one joint's
+    torque scale (a drive gain): the measured torque of that joint scaled by 1 + 1e-3."""
+    if not mass > 0:
+        return {}
+    Xw = (X * weights[None, :, None]).reshape(-1, X.shape[-1])
+
+    def mass_of(rhs: np.ndarray) -> float:
+        return float(np.linalg.lstsq(Xw, (rhs * weights[None, :]).reshape(-1), rcond=1e-10)[0][0])
+
+    reference = mass_of(b)
+    sensitivity = {}
+    for k, joint in enumerate(joints):
+        scaled = b.copy()
+        scaled[:, k] *= 1.0 + 1e-3
+        sensitivity[joint] = (mass_of(scaled) - reference) / (1e-3 * max(abs(reference), 1e-12))
+    return sensitivity
 
 
 def _sources(undetermined: np.ndarray | None, mass_kg: float | None) -> dict:

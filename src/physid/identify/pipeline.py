@@ -1,9 +1,11 @@
 """Offline identification of a serial robot, end to end (paper C).
 
-trajectories -> observations (filtering, regressor, decimation) -> exact per-joint reduction ->
-[gravity direction] -> base parameters and which of them the data excite -> (W)LS with
-covariance -> essential parameters -> physically consistent standard parameters (SDP) ->
-validation on held-out data.
+trajectories -> observations under each candidate filter (filtering, regressor, decimation) ->
+exact per-joint reduction per cross-validation fold -> cut-off, deadband and gravity direction
+chosen by the folds -> base parameters and which of them the data excite -> (W)LS with
+covariance -> essential parameters -> joint-term prior -> the consistent fit scored on the
+folds against the URDF's own model (prior tightened if it does worse) -> physically consistent
+standard parameters (SDP) -> validation on held-out data.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import numpy as np
 
 from physid.config import IdentifyConfig
 from physid.errors import InputError
-from physid.identify.consistent import ConsistentFit, consistent_least_squares
+from physid.identify.against_prior import PriorCheck, check_against_prior
+from physid.identify.choices import choose_gravity, choose_training, tilt_mass_change
+from physid.identify.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
 from physid.identify.deadband import friction_model_std
 from physid.identify.essential import EssentialParameters, essential_parameters
+from physid.identify.folds import FoldPlan
 from physid.identify.friction_shapes import (
     START_FRACTIONS,
     FrictionShapeFit,
@@ -25,12 +30,8 @@ from physid.identify.friction_shapes import (
     resolvable_speed,
     with_initial_shapes,
 )
-from physid.identify.gravity import (
-    GravityEstimate,
-    estimate_gravity_direction,
-    gravity_shift,
-    tilted_gravity,
-)
+from physid.identify.gravity import GravityEstimate
+from physid.identify.joint_prior import JointPrior, joint_prior
 from physid.identify.least_squares import (
     LeastSquaresResult,
     least_squares,
@@ -38,16 +39,13 @@ from physid.identify.least_squares import (
 )
 from physid.identify.metrics import FitMetrics
 from physid.identify.observations import Observations, joint_speed_rms
+from physid.identify.plausibility import plausibility_warnings
 from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
 from physid.identify.reduced import ReducedSystem
-from physid.identify.suspect import (
-    moving_mass_reason,
-    suspect_reasons,
-    unexplained_torque_reason,
-)
+from physid.identify.selection import Choice
+from physid.identify.suspect import suspect_reasons, unexplained_torque_reason
 from physid.identify.training import (
-    collect_training,
     filtered_fit,
     gravity_shifted,
     observe_validation,
@@ -61,14 +59,16 @@ from physid.identify.uncertainty import (
     parameter_sources,
     posterior_covariance,
     prior_decided,
+    prior_limited_sources,
 )
 from physid.identify.windows import Recording
 from physid.inertia import check_consistency
-from physid.model import RobotModel, gravity_of, with_gravity
+from physid.model import RobotModel, gravity_of
 from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
 from physid.streamed import preview
 
 AUTOCORRELATION_LAGS = 50
+WORSE_THAN_URDF = "worse_than_urdf"
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,10 @@ class IdentificationResult:
     train_observations: Observations  # filtered and decimated, as fitted
     validation_observations: Observations | None
     autocorrelation: np.ndarray  # (n, lags + 1) of the training residual of theta
-    status: str  # "ok", "suspect" (reasons in ``suspect``), or why nothing consistent exists
+    # "ok"; "suspect" (reasons in ``suspect``: the data look wrong); WORSE_THAN_URDF (the fit
+    # predicts held-out folds of the training data worse than the URDF's own model); or why
+    # nothing consistent exists
+    status: str
     warnings: tuple[str, ...] = field(default=())
     gravity: GravityEstimate | None = None  # when the gravity direction was estimated
     preprocessing: Preprocessing | None = None
@@ -113,6 +116,9 @@ class IdentificationResult:
     drive_gains: dict | None = None
     # the sigmoid / Stribeck shapes, when some joint has such a friction model
     friction_shapes: FrictionShapeFit | None = None
+    joint_prior: JointPrior | None = None  # the joint terms' prior and what the motion decides
+    choices: tuple[Choice, ...] = ()  # cut-off, deadband, gravity: cross-validated (.choices)
+    prior_check: PriorCheck | None = None  # the fit against the URDF's own model and OLS
 
     @property
     def ok(self) -> bool:
@@ -152,27 +158,6 @@ def _excited(
     return excited
 
 
-def _fit_gravity(
-    model: RobotModel, system: ReducedSystem, weighting: str
-) -> tuple[RobotModel, ReducedSystem, GravityEstimate]:
-    """Estimate the gravity direction; return the re-oriented model and reduced system.
-
-    Row weights come from a fit under the URDF gravity; the search uses the base parameters of a
-    generic gravity direction (a tilt makes first moments identifiable that vertical gravity
-    regroups, so the URDF's base set would bias the tilt).
-    """
-    base = base_parameters(model)
-    weights = least_squares(system, base.independent[_excited(system, base)], weighting).weights
-    gravity_urdf = gravity_of(model)
-    generic = base_parameters(with_gravity(model, tilted_gravity(gravity_urdf, np.r_[0.1, 0.1])))
-    n_inertial = model.layout.n_inertial
-    estimate = estimate_gravity_direction(
-        system, generic.independent, n_inertial, gravity_urdf, weights
-    )
-    shifted = gravity_shift(system, n_inertial, estimate.gravity - gravity_urdf)
-    return with_gravity(model, estimate.gravity), shifted, estimate
-
-
 def _joint_warnings(still: dict[str, str]) -> list[str]:
     """Name the joints that (almost) never move: their terms cannot be identified."""
     return [
@@ -209,30 +194,6 @@ def _prior_warnings(model: RobotModel, prior: np.ndarray) -> list[str]:
     return messages
 
 
-def _uncertainty(
-    model: RobotModel,
-    system: ReducedSystem,
-    ls: LeastSquaresResult,
-    theta: np.ndarray,
-    prior: np.ndarray,
-    inflation: float,
-    estimation,
-    total_mass_prior: float | None,
-) -> np.ndarray:
-    return posterior_covariance(
-        model,
-        system,
-        ls.weights,
-        theta,
-        prior,
-        noise_variance=ls.sigma2,
-        inflation=inflation,
-        prior_std_relative=estimation.prior_std_relative,
-        prior_total_mass_std_relative=total_mass_prior,
-        prior_metric=estimation.prior_metric,
-    )
-
-
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
     """Variance inflation of serially correlated residuals (Newey-West over eq. 6), >= 1."""
     ratio = (base_std_robust / base_std) ** 2
@@ -250,7 +211,55 @@ def identify(
 ) -> IdentificationResult:
     """Identify ``model``'s parameters from training trajectories; validate on the others.
 
-    The filter is chosen once for all training recordings (:mod:`.preprocessing`); the errors
+    Suspect means the data, never physid's own choices (issue 24 item 5): when the fit with the
+    data-chosen preprocessing explains too little of the torque, it is refitted with the
+    conservative choices (paper C's cut-off, the URDF's gravity); if that one is not suspect,
+    the first was physid's failure, and the conservative fit is returned with a warning that
+    says so with both errors.
+    """
+    result = _identify(model, train, config, validation=validation, progress=progress)
+    bold = [c for c in result.choices if c.chosen != c.conservative]
+    fit_blamed = any(reason.startswith("the identified model leaves") for reason in result.suspect)
+    if not (fit_blamed and bold):
+        return result
+    cutoff = next((c for c in result.choices if c.what == "Butterworth cut-off"), None)
+    conservative = config
+    if cutoff is not None:
+        hz = float(cutoff.scores[cutoff.conservative].label.split()[0])
+        conservative = replace(
+            conservative, filter=replace(config.filter, butterworth_cutoff_hz=hz)
+        )
+    conservative = replace(
+        conservative,
+        estimation=replace(config.estimation, estimate_gravity_direction=False),
+    )
+    retry = _identify(model, train, conservative, validation=validation, progress=progress)
+    if retry.suspect or retry.theta is None:
+        return result
+    chosen = ", ".join(f"{c.what} {c.label}" for c in bold)
+    message = (
+        f"the data-chosen preprocessing ({chosen}) left {100 * result.train.relative_error:.3g} "
+        f"% of the raw training torque unexplained; with the conservative choices it is "
+        f"{100 * retry.train.relative_error:.3g} %: physid's choice failed, not the data, and "
+        "the conservative fit is reported"
+    )
+    return replace(retry, warnings=(*retry.warnings, message))
+
+
+def _identify(
+    model: RobotModel,
+    train: list[Recording],
+    config: IdentifyConfig,
+    *,
+    validation: list[Recording] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> IdentificationResult:
+    """One identification with the given config (:func:`identify`).
+
+    The filter, the Coulomb deadband and the gravity direction are chosen once for all training
+    recordings by blocked cross-validation on them (:mod:`.choices`); the identified model is
+    compared on the same folds with the URDF's own and with plain least squares, and falls back
+    toward the prior where the data cannot support it (:mod:`.against_prior`). The errors
     reported are those of the raw measured torques at the recordings' own samples
     (:mod:`.prediction`).
     """
@@ -258,38 +267,60 @@ def identify(
     if not train:
         raise InputError("no training recording given")
     estimation = config.estimation
-    fit_gravity = estimation.estimate_gravity_direction
+    want_gravity = estimation.estimate_gravity_direction is not False
     note("preprocessing")
     suspect = suspect_reasons(model, [preview(t) for t in list(train) + list(validation or [])])
-    n_estimated = base_parameters(model).size + (2 if fit_gravity else 0)
-    preprocessing = resolve_preprocessing(config.filter, train, n_estimated)
-    options = preprocessing.filter
+    n_estimated = base_parameters(model).size + (2 if want_gravity else 0)
+    folds = FoldPlan.of(train)
+    model_urdf = model
+    rms_speed = None
     if model.layout.nonlinear_friction:  # the first pass needs shapes; the fit picks the start
-        rms_speed = joint_speed_rms(model, train, options)
+        start = resolve_preprocessing(config.filter, train, n_estimated).filter
+        rms_speed = joint_speed_rms(model, train, start)
         model = with_initial_shapes(model, rms_speed, START_FRACTIONS[0])
-    data = collect_training(
-        model, config, preprocessing, train, gravity_regressors=fit_gravity, note=note
-    )
-    model, preprocessing, store, system = data.model, data.preprocessing, data.store, data.system
+    problem = ConsistentProblem(
+        model, model.prior_parameters(), margin=estimation.consistency_margin,
+        prior_metric=estimation.prior_metric,
+    )  # fmt: skip
+    training, choices, score = choose_training(
+        model, config, train, folds, gravity_regressors=want_gravity,
+        n_estimated=n_estimated, problem=problem, note=note,
+    )  # fmt: skip
+    model, preprocessing = training.model, training.preprocessing
+    options = preprocessing.filter
     shapes = None
     if model.layout.nonlinear_friction:  # first: a wrong friction shape would tilt gravity
         model, store, system, shapes = fit_friction_shapes(
             model,
             train,
             options,
-            store,
+            training.store,
             rms_speed,
             resolvable_speed=resolvable_speed(model, preprocessing),
             weighting=estimation.weighting,
             note=note,
         )
         preprocessing = replace(preprocessing, notes=(*preprocessing.notes, shapes.note()))
-    gravity = None
-    if fit_gravity:
-        note("gravity direction")
-        gravity_urdf = gravity_of(model)
-        model, system, gravity = _fit_gravity(model, system, estimation.weighting)
-        store = gravity_shifted(store, gravity.gravity - gravity_urdf, model.layout.n_inertial)
+        training = replace(training, store=store, system=system, preprocessing=preprocessing)
+    upright_model, upright = model, training
+    model, training, gravity, gravity_choice = choose_gravity(
+        model, training, config, problem, note, upright_score=score
+    )
+    if gravity_choice is not None and len(gravity_choice.scores) > 1:
+        score = gravity_choice.scores[gravity_choice.chosen]
+    elif gravity is not None:  # tilted without a cross-validated choice: not scored yet
+        score = None
+    if gravity_choice is not None:
+        choices.append(gravity_choice)
+        preprocessing = replace(preprocessing, notes=(*preprocessing.notes, gravity_choice.note()))
+    if gravity is not None:
+        training = replace(
+            training,
+            store=gravity_shifted(
+                training.store, gravity.gravity - gravity_of(upright_model), model.layout.n_inertial
+            ),  # fmt: skip
+        )
+    store, system = training.store, training.system
     note("base parameters")
     base = base_parameters(model)
     still = still_joints(model, store)
@@ -297,6 +328,8 @@ def identify(
     columns = base.independent[excited]
     prior = model.prior_parameters()
     warnings = list(model.notes) + _joint_warnings(still) + _prior_warnings(model, prior)
+    if gravity_choice is not None and "levelling error" in gravity_choice.reason:
+        warnings.append(gravity_choice.note())
     if shapes is not None:
         warnings.extend(shapes.warnings())
 
@@ -309,19 +342,37 @@ def identify(
         ls.weights,
         ratio=estimation.essential_ratio,
     )
-    note("physically consistent fit (SDP)")
+    joint = joint_prior(model, store, prior, preprocessing.velocity_noise_std)
+    warnings.extend(joint.reasons.values())
     total_mass_prior = estimation.prior_total_mass_std_relative
-    fit = consistent_least_squares(
-        model,
-        system,
-        ls.weights,
-        prior,
-        noise_variance=ls.sigma2,
-        margin=estimation.consistency_margin,
-        prior_std_relative=estimation.prior_std_relative,
-        prior_total_mass_std_relative=total_mass_prior,
-        prior_metric=estimation.prior_metric,
-    )
+
+    def consistent_fit(fold_system, scale: float):
+        rho = estimation.prior_std_relative
+        return consistent_least_squares(
+            model,
+            fold_system,
+            ls.weights,
+            prior,
+            noise_variance=ls.sigma2,
+            prior_std_relative=None if rho is None else rho * scale,
+            prior_total_mass_std_relative=total_mass_prior,
+            joint=joint if scale == 1.0 else joint.scaled(scale),
+            problem=problem,
+        )
+
+    check = None
+    scale = 1.0
+    if shapes is None:  # the folds hold the linear model's observations only
+        check = check_against_prior(
+            model, model_urdf, training, columns, prior,
+            lambda s, k: consistent_fit(s, k).theta, note, first=score,
+        )  # fmt: skip
+        scale = check.scale
+        warnings.extend(check.warnings())
+        if scale != 1.0:
+            joint = joint.scaled(scale)
+    note("physically consistent fit (SDP)")
+    fit = consistent_fit(system, scale)
     if fit.status == "optimal_inaccurate":
         warnings.append(
             "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
@@ -343,6 +394,7 @@ def identify(
     mass_std = float("nan")
     train_fits: tuple[RecordingFit, ...] = ()
     train_filtered = validation_filtered = None
+    rho = estimation.prior_std_relative
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
         theta = theta_base = None
@@ -350,29 +402,60 @@ def identify(
     else:
         theta, theta_base = fit.theta, base.from_standard(fit.theta)
         inflation = _inflation(base_std, base_std_robust)
-        args = (model, system, ls, theta, prior, inflation, estimation)
-        covariance = _uncertainty(*args, total_mass_prior)
+        uncertainty = dict(
+            noise_variance=ls.sigma2,
+            inflation=inflation,
+            prior_std_relative=None if rho is None else rho * scale,
+            prior_metric=estimation.prior_metric,
+            joint=joint,
+        )
+        covariance = posterior_covariance(
+            model, system, ls.weights, theta, prior,
+            prior_total_mass_std_relative=total_mass_prior, **uncertainty,
+        )  # fmt: skip
+        sources = prior_limited_sources(model, sources, covariance, joint)
         bodies = body_uncertainties(model, theta, covariance, sources)
         mass_std = moving_mass_std(model, covariance)
         warnings.extend(_prior_decided_warnings(model, bodies, sources))
         if total_mass_prior is not None:
-            free_std = moving_mass_std(model, _uncertainty(*args, None))
+            free = posterior_covariance(model, system, ls.weights, theta, prior, **uncertainty)
             warnings.extend(
-                _total_mass_prior_warnings(model, prior, total_mass_prior, mass_std, free_std)
+                _total_mass_prior_warnings(
+                    model, prior, total_mass_prior, mass_std, moving_mass_std(model, free)
+                )
             )
+        if gravity is not None:
+            change = tilt_mass_change(upright_model, upright, model, training, config, problem)
+            if abs(change) > mass_std:
+                tilt = np.degrees(gravity.tilt_rad)
+                warnings.append(
+                    f"estimating the base tilt ({tilt[0]:.2f}, {tilt[1]:.2f} deg) moves the "
+                    f"moving mass by {change:+.3g} kg, more than its std {mass_std:.2g} kg"
+                )
         note("prediction at the recorded samples")
         train_filtered, residual = filtered_fit(model, store, theta)
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
-        layout = model.layout
-        reasons = (
-            moving_mass_reason(layout.total_mass(theta), layout.total_mass(prior)),
-            unexplained_torque_reason(train_filtered.relative_error),
+        warnings.extend(
+            plausibility_warnings(model, theta, prior, joint, gravity, upright_model, train)
         )
-        suspect.extend(reason for reason in reasons if reason)
+        reason = unexplained_torque_reason(
+            train_filtered.relative_error, train_metrics.relative_error,
+            options.decimation_cutoff_hz or options.butterworth_cutoff_hz,
+        )  # fmt: skip
+        if reason:
+            suspect.append(reason)
         status = "suspect" if suspect else "ok"
+        if status == "ok" and check is not None and not check.better_than_urdf:
+            status = WORSE_THAN_URDF
     autocorrelation = residual_autocorrelation(residual, AUTOCORRELATION_LAGS)
     warnings.extend(_whiteness_warnings(model, autocorrelation))
+    preprocessing = replace(
+        preprocessing,
+        time_base=tuple(
+            t.time_base for t in [*train, *(validation or [])] if getattr(t, "time_base", None)
+        ),  # fmt: skip
+    )
 
     validation_observations = validation_metrics = None
     validation_fits: tuple[RecordingFit, ...] = ()
@@ -418,6 +501,9 @@ def identify(
         validation_filtered,
         base_std_friction,
         friction_shapes=shapes,
+        joint_prior=joint,
+        choices=tuple(choices),
+        prior_check=check,
     )
 
 

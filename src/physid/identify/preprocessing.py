@@ -6,14 +6,19 @@ recordings together (a windowed spectrum, :func:`physid.signal.butterworth.excit
 so every recording is filtered alike, and records the result in ``params.json`` so that
 ``physid validate`` differentiates new recordings with the very same filter.
 
-The parallel decimation (torques and regressor low-passed alike, §2.3 steps 3-4) defaults to the
-same cut-off ``omega_q``, not paper C's ``2 omega_dyn``: the parameters are judged on how well
-they predict the raw measured torque, and everything the states are trusted for (up to
-``omega_q``) is information the fit should see. Decimating at ``2 omega_dyn`` threw away the
-torque content between the two (friction switching, fast inertial transients) and, on short
-recordings of slow excitations, left a few dozen samples for a hundred parameters (measured on
-the KUKA LWR4+: 52 samples for 64 base parameters, 3.5 % held-out error against 2.9 % at
-``omega_q``). The decimation factor is lowered (the cut-off raised) until at least
+The parallel decimation (torques and regressor low-passed alike, §2.3 steps 3-4) defaults to
+three times the derivative cut-off ``omega_q`` (:data:`DECIMATION_PER_CUTOFF`; capped at 40 % of
+the sample rate), not paper C's ``2 omega_dyn``: the parameters are judged on how well they
+predict the raw measured torque, and the regressor carries products of velocities
+(``dq_i dq_j``, Coriolis and centrifugal terms) whose spectrum reaches twice the states' band, so
+decimating at ``omega_q`` itself cut both sides of the equation short of the torque it is
+judged on. Measured on the real recordings of ``benchmarks/real_corpus.py`` (held-out error,
+independent scorer), decimating at ``omega_q`` / at ``3 omega_q`` / not at all: KUKA LWR4+ file
+2 -> 1 2.66 / 2.55 / 2.55 %, Staubli TX40 21.6 / 20.1 / 20.6 %, UR10e 6.30 / 6.23 / 6.21 %,
+xMate7p 3.87 / 3.81 / 3.81 %, DFKI pendulum (PD run -> sinusoids) 79.3 / 58.6 / 60.6 %; no
+decimation costs the 5 kHz TX40 41 CPU s against 20. (Paper C's ``2 omega_dyn`` threw away
+even more: KUKA 3.5 % against 2.9 %, and a few dozen samples for a hundred parameters on short
+slow recordings.) The decimation factor is lowered (the cut-off raised) until at least
 :data:`MIN_EQUATIONS_PER_PARAMETER` equations per estimated parameter remain.
 
 The same spectra give the velocity noise of the derivative filter per joint
@@ -28,9 +33,21 @@ from dataclasses import dataclass, replace
 from physid.config import METHODS, FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
-from physid.signal.butterworth import Decimation, derivative_noise_std, rule_of_thumb_cutoffs
+from physid.signal.butterworth import (
+    Decimation,
+    derivative_noise_std,
+    measurable_bandwidth_hz,
+    rule_of_thumb_cutoffs,
+)
 
 MIN_EQUATIONS_PER_PARAMETER = 20
+# The decimation cut-off over the derivative cut-off (module docstring), measured on every real
+# recording of benchmarks/real_corpus.py. With sigmoid or Stribeck friction it is 1: their
+# columns are nonlinear in the filtered velocity, and torque content above the states' band
+# (the narrow static-friction peak at each reversal) that those columns cannot follow biased
+# the static level by 5-9 % on the simulated wrist joints (tests/test_friction_models.py).
+DECIMATION_PER_CUTOFF = 3.0
+DECIMATION_PER_CUTOFF_NONLINEAR_FRICTION = 1.0
 _RAISE_STEP = 1.25  # geometric step of the decimation cut-off while too few equations remain
 
 
@@ -46,10 +63,13 @@ class Preprocessing:
     excitation_bandwidth_hz: float | None
     notes: tuple[str, ...] = ()
     velocity_noise_std: tuple[float, ...] | None = None  # per joint, joint units / s
+    # per recording, what physid.timebase found and did (physid.data.checked_time_base)
+    time_base: tuple[dict, ...] = ()
 
     def as_dict(self) -> dict:
         f = self.filter
         return {
+            "time_base": list(self.time_base),
             "method": f.method,
             "butterworth_cutoff_hz": f.butterworth_cutoff_hz,
             "decimation_cutoff_hz": f.decimation_cutoff_hz,
@@ -131,7 +151,11 @@ def _kept_equations(trajectories: list[Trajectory], cutoff_hz: float, n_joints: 
 
 
 def resolve_preprocessing(
-    options: FilterConfig, trajectories: list[Trajectory], n_parameters: int
+    options: FilterConfig,
+    trajectories: list[Trajectory],
+    n_parameters: int,
+    *,
+    decimation_per_cutoff: float = DECIMATION_PER_CUTOFF,
 ) -> Preprocessing:
     """Make every cut-off of ``options`` concrete for these training recordings.
 
@@ -149,8 +173,8 @@ def resolve_preprocessing(
     if options.method == "classical" and butterworth is None:
         butterworth = omega_q
         notes.append(
-            f"Butterworth cut-off {omega_q:.3g} Hz: the positions' measurable band (at least 10 x "
-            f"the excitation bandwidth {omega_dyn:.3g} Hz)"
+            f"Butterworth cut-off {omega_q:.3g} Hz: 10 x the excitation bandwidth {omega_dyn:.3g} "
+            "Hz (paper C)"
         )
     n_joints = trajectories[0].q.shape[1]
     needed = MIN_EQUATIONS_PER_PARAMETER * n_parameters
@@ -160,8 +184,8 @@ def resolve_preprocessing(
     if decimation is None and options.method == "given" and not factor:
         decimation = 0.0
     elif decimation is None:
-        ceiling = 0.4 * lowest_rate
-        omega_f = min(butterworth or omega_q, ceiling)
+        ceiling = 0.4 * lowest_rate  # the cap of Decimation.for_cutoff
+        omega_f = min(decimation_per_cutoff * (butterworth or omega_q), ceiling)
         decimation = omega_f
         while _kept_equations(trajectories, decimation, n_joints) < needed and decimation < ceiling:
             decimation = min(decimation * _RAISE_STEP, ceiling)
@@ -173,12 +197,16 @@ def resolve_preprocessing(
             decimation = 0.0
         elif decimation > omega_f * (1 + 1e-9):
             notes.append(
-                f"decimation cut-off raised from the derivative cut-off {omega_f:.3g} Hz to "
+                f"decimation cut-off raised from {omega_f:.3g} Hz ({decimation_per_cutoff:g} x the "
+                f"derivative cut-off, or 40 % of the sample rate) to "
                 f"{decimation:.3g} Hz to keep >= {MIN_EQUATIONS_PER_PARAMETER} equations per "
                 f"parameter ({n_parameters} parameters)"
             )
         else:
-            notes.append(f"decimation cut-off {decimation:.3g} Hz = the derivative cut-off")
+            notes.append(
+                f"decimation cut-off {decimation:.3g} Hz: {decimation_per_cutoff:g} x the "
+                "derivative cut-off (or 40 % of the sample rate)"
+            )
     elif decimation > 0 and _kept_equations(trajectories, decimation, n_joints) < needed:
         notes.append(
             f"the configured decimation ({decimation:g} Hz) leaves fewer than "
@@ -200,3 +228,43 @@ def resolve_preprocessing(
         decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
     )
     return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise)
+
+
+CUTOFF_FACTORS = (1.0, 0.5, 2.0)  # of the conservative 10 x excitation bandwidth
+DISTINCT_CUTOFFS = 1.25  # candidates closer than this ratio to a kept one are dropped
+
+
+def cutoff_candidates(
+    options: FilterConfig,
+    trajectories: list[Trajectory],
+    n_parameters: int,
+    *,
+    decimation_per_cutoff: float = DECIMATION_PER_CUTOFF,
+) -> list[Preprocessing]:
+    """The preprocessings whose Butterworth cut-off the training data may choose between
+    (:mod:`physid.identify.selection`), the conservative one (paper C's ``10 omega_dyn``)
+    first: half and twice it, and the positions' measurable band
+    (:func:`physid.signal.butterworth.measurable_bandwidth_hz`), all below 40 % of the sample
+    rate. A cut-off the user set, or another derivative method, has no alternatives."""
+    per = {"decimation_per_cutoff": decimation_per_cutoff}
+    conservative = resolve_preprocessing(options, trajectories, n_parameters, **per)
+    if options.method != "classical" or options.butterworth_cutoff_hz is not None:
+        return [conservative]
+    recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
+    base = conservative.filter.butterworth_cutoff_hz
+    cap = 0.4 * min(rate for _, rate in recordings)
+    wanted = [base * f for f in CUTOFF_FACTORS[1:]]
+    wanted.append(min(measurable_bandwidth_hz(recordings), cap))
+    kept = [base]
+    for cutoff in wanted:
+        cutoff = min(cutoff, cap)
+        if all(max(cutoff / k, k / cutoff) >= DISTINCT_CUTOFFS for k in kept):
+            kept.append(cutoff)
+    candidates = [conservative]
+    for cutoff in kept[1:]:
+        chosen = replace(options, butterworth_cutoff_hz=cutoff)
+        resolved = resolve_preprocessing(chosen, trajectories, n_parameters, **per)
+        candidates.append(
+            replace(resolved, excitation_bandwidth_hz=conservative.excitation_bandwidth_hz)
+        )
+    return candidates

@@ -56,6 +56,20 @@ class ReducedSystem:
         X = (self.R[:, :, columns] * w[:, None, None]).reshape(-1, len(columns))
         return X, (self.z * w[:, None]).reshape(-1)
 
+    def standard_only(self) -> ReducedSystem:
+        """The same system without its extra columns (``n_standard`` columns): exact for every
+        least-squares quantity of the standard columns (the torque's part along the extras
+        joins the residual row), and a much smaller factor to combine (:mod:`.folds`)."""
+        p = self.n_standard
+        if self.R.shape[2] == p:
+            return self
+        R = np.zeros((self.n_joints, p + 1, p))
+        z = np.zeros((self.n_joints, p + 1))
+        R[:, :p] = self.R[:, :p, :p]
+        z[:, :p] = self.z[:, :p]
+        z[:, p] = np.linalg.norm(self.z[:, p:], axis=1)
+        return replace(self, R=R, z=z)
+
     def joint_residual2(self, columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """Per-joint squared residual norm ``||tau_j - W_j,S theta||^2`` (n,)."""
         return np.sum((self.z - self.R[:, :, columns] @ theta) ** 2, axis=1)
@@ -106,6 +120,11 @@ class ReductionAccumulator:
         self._n_standard = 0
         self._n_columns = 0
         self._tau_norm2: np.ndarray | None = None
+
+    @property
+    def n_samples(self) -> int:
+        """Rows added so far."""
+        return self._n_samples
 
     def add(self, W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None) -> None:
         """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others."""

@@ -2,11 +2,13 @@
 over the recordings' windows, and the statistics later steps read back from them.
 
 One pass builds every window's observations (:func:`.observations.observation_chunks`), keeps
-them in an :class:`~.store.ObservationStore` and accumulates the exact per-joint reduction
-(:class:`~.reduced.ReductionAccumulator`) — under each candidate Coulomb deadband when the
-deadband is chosen automatically (:mod:`.deadband`), whose joint-term blocks are built in the
-same pass. What needs the rows again after the fit (Newey-West scores, residual series, ranges
-of motion) reads the store chunk by chunk, so the stacked regressor is never formed.
+them in an :class:`~.store.ObservationStore` and accumulates the exact per-joint reduction of
+each cross-validation fold (:class:`~.folds.FoldAccumulator`) — under each candidate Coulomb
+deadband when the deadband is chosen automatically (:mod:`.deadband`), whose joint-term blocks
+are built in the same pass; the raw scoring rows of each fold come from one more pass
+(:func:`.crossval.raw_rows`). What needs the rows again after the fit (Newey-West scores,
+residual series, ranges of motion) reads the store chunk by chunk, so the stacked regressor is
+never formed.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.config import AUTO_DEADBAND, IdentifyConfig
-from physid.identify.deadband import candidate_models, choose_deadband
+from physid.identify.crossval import RawRows, raw_rows
+from physid.identify.deadband import candidate_models
+from physid.identify.folds import FoldAccumulator, FoldPlan, combine
 from physid.identify.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.identify.metrics import FitMetrics, MetricsAccumulator
-from physid.identify.observations import Observations, joint_speed_rms, observation_chunks
+from physid.identify.observations import Observations, observation_chunks
 from physid.identify.preprocessing import Preprocessing
-from physid.identify.reduced import ReducedSystem, ReductionAccumulator
+from physid.identify.reduced import ReducedSystem
 from physid.identify.store import ObservationStore
 from physid.identify.windows import Recording
 from physid.model import RobotModel
@@ -31,12 +35,40 @@ from physid.model import RobotModel
 @dataclass(frozen=True)
 class TrainingData:
     """The model (with the chosen deadband), the notes, the stored observations as fitted and
-    their reduced system ([W | G] when the gravity regressors were asked for)."""
+    their reduced system ([W | G] when the gravity regressors were asked for), the same per
+    cross-validation fold, and the raw scoring rows of each fold (:mod:`.crossval`)."""
 
     model: RobotModel
     preprocessing: Preprocessing
     store: ObservationStore
     system: ReducedSystem
+    folds: list[ReducedSystem]
+    rows: list[RawRows]
+
+
+@dataclass(frozen=True)
+class CandidateObservations:
+    """One candidate preprocessing's training data with every joint-term model (the Coulomb
+    deadband candidates; one model when the deadband is given): per model the fold systems."""
+
+    models: list[RobotModel]
+    preprocessing: Preprocessing
+    store: ObservationStore  # every model's joint-term block in chunk.joint_terms
+    folds: list[list[ReducedSystem]]  # [model][fold]
+    rows: list[RawRows]
+    n_inertial: int
+    blocks: bool  # the stored chunks carry one joint-term block per model
+
+    def training(self, index: int, *, extras: bool = False) -> TrainingData:
+        """The observations under joint-term model ``index``; ``extras``: the whole system
+        keeps the gravity regressors' columns (for estimating the tilt)."""
+        store = self.store
+        if self.blocks:
+            store = store.mapped(_with_joint_terms(self.n_inertial, index))
+        folds = self.folds[index]
+        whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
+        return TrainingData(self.models[index], self.preprocessing, store, whole, folds,
+                            self.rows)  # fmt: skip
 
 
 def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], Observations]:
@@ -62,26 +94,29 @@ def without_unfitted(chunk: Observations, fitted: np.ndarray) -> Observations:
     )
 
 
-def collect_training(
+def observe_candidate(
     model: RobotModel,
     config: IdentifyConfig,
     preprocessing: Preprocessing,
     train: list[Recording],
+    folds: FoldPlan,
     *,
     gravity_regressors: bool,
     note: Callable[[str], None],
-) -> TrainingData:
-    """Observe, store and reduce the training recordings (module docstring)."""
+) -> CandidateObservations:
+    """Observe, store and reduce (per fold) the training recordings under one preprocessing,
+    with every automatic-deadband candidate's joint-term block built in the same pass."""
     options = preprocessing.filter
     noise = preprocessing.velocity_noise_std
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
+    rows = raw_rows(model, train, options, folds)
     candidates: list[RobotModel] = []
     if not given and noise is not None:
-        note("velocity scale")
-        candidates = candidate_models(model, joint_speed_rms(model, train, options), noise)
+        rms_speed = np.sqrt(np.mean(np.concatenate([r.dq for r in rows]) ** 2, axis=0))
+        candidates = candidate_models(model, rms_speed, noise)
     n_inertial = model.layout.n_inertial
     store = ObservationStore()
-    sums = [ReductionAccumulator() for _ in candidates or [model]]
+    sums = [FoldAccumulator(folds) for _ in candidates or [model]]
     for k, recording in enumerate(train):
         chunks = observation_chunks(
             model,
@@ -94,22 +129,16 @@ def collect_training(
         for chunk in map(lambda c: without_unfitted(c, model.fitted), chunks):  # noqa: C417
             store.append(chunk, k)
             if not candidates:
-                sums[0].add(chunk.W, chunk.tau, chunk.G)
+                sums[0].add(k, chunk.t, chunk.W, chunk.tau, chunk.G)
             for total, block in zip(sums, chunk.joint_terms, strict=False):
                 W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
-                total.add(W, chunk.tau, chunk.G)
+                total.add(k, chunk.t, W, chunk.tau, chunk.G)
     fitted = None if np.all(model.fitted) else model.fitted
-    systems = [replace(total.system(), fitted=fitted) for total in sums]
-    if not candidates:
-        return TrainingData(model, preprocessing, store, systems[0])
-    note("Coulomb deadband")
-    choice = choose_deadband(candidates, systems, train, options)
-    return TrainingData(
-        replace(model, coulomb_deadband=choice.deadband),
-        replace(preprocessing, notes=preprocessing.notes + (choice.note(model.joint_names),)),
-        store.mapped(_with_joint_terms(n_inertial, choice.index)),
-        systems[choice.index],
-    )
+    fold_systems = [
+        [replace(system, fitted=fitted) for system in total.systems()] for total in sums
+    ]
+    return CandidateObservations(candidates or [model], preprocessing, store, fold_systems, rows,
+                                 n_inertial, bool(candidates))  # fmt: skip
 
 
 def gravity_shifted(
@@ -132,6 +161,8 @@ def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
     low = high = speed2 = None
     rows = 0
     for chunk in store:
+        if not len(chunk.q):  # a window that kept no equation
+            continue
         low = chunk.q.min(axis=0) if low is None else np.minimum(low, chunk.q.min(axis=0))
         high = chunk.q.max(axis=0) if high is None else np.maximum(high, chunk.q.max(axis=0))
         speed2 = np.sum(chunk.dq**2, axis=0) + (0.0 if speed2 is None else speed2)
@@ -144,9 +175,7 @@ def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
     }
 
 
-def robust_std(
-    store: ObservationStore, columns: np.ndarray, ls: LeastSquaresResult
-) -> np.ndarray:
+def robust_std(store: ObservationStore, columns: np.ndarray, ls: LeastSquaresResult) -> np.ndarray:
     """Standard deviations valid for serially correlated residuals (Newey–West), from the
     weighted scores accumulated chunk by chunk."""
     weights = ls.weights[None, :]

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.identify.consistent import parameter_scales
+from physid.identify.gaussian_prior import gaussian_prior
+from physid.identify.joint_prior import JointPrior
 from physid.identify.reduced import ReducedSystem
-from physid.inertia import PSEUDO_INERTIA_BASIS, mass_com_inertia_from_pi, pseudo_inertia
+from physid.inertia import mass_com_inertia_from_pi
 from physid.model import RobotModel
 from physid.regressor import BaseParameters
 
@@ -75,11 +76,33 @@ def parameter_sources(base: BaseParameters, excited: np.ndarray) -> tuple[str, .
     return tuple(sources)
 
 
-def _logdet_curvature(J: np.ndarray) -> np.ndarray:
-    """Hessian of ``-log det J(pi) + tr(J0^-1 J(pi))`` in pi: ``tr(J^-1 B_a J^-1 B_b)``."""
-    inverse = np.linalg.inv(J)
-    left = np.einsum("ij,ajk->aik", inverse, PSEUDO_INERTIA_BASIS)
-    return np.einsum("aij,bji->ab", left, left)
+PRIOR_LIMITED_VARIANCE = 0.25  # posterior / prior variance above which the prior decides
+
+
+def prior_limited_sources(
+    model: RobotModel,
+    sources: tuple[str, ...],
+    covariance: np.ndarray,
+    joint: JointPrior | None,
+) -> tuple[str, ...]:
+    """``sources`` with the joint terms that the data do not decide marked ``prior``: those held
+    at their prior, and those whose posterior variance is above :data:`PRIOR_LIMITED_VARIANCE`
+    of their prior variance (the data did not shrink it by a factor of 4: a column the motion
+    barely excites, or one collinear with another, e.g. viscous and Coulomb friction on a joint
+    that moved at one speed). The threshold compares the data's information with the prior's,
+    so it follows the noise of these data rather than an absolute rank test."""
+    if joint is None:
+        return sources
+    marked = list(sources)
+    variance = np.diag(covariance)
+    for index in range(model.layout.n_inertial, model.layout.size):
+        prior_variance = joint.std[index] ** 2
+        limited = np.isfinite(prior_variance) and variance[index] > (
+            PRIOR_LIMITED_VARIANCE * prior_variance
+        )
+        if joint.held[index] or limited:
+            marked[index] = "prior"
+    return tuple(marked)
 
 
 def posterior_covariance(
@@ -94,40 +117,45 @@ def posterior_covariance(
     prior_std_relative: float | None = 0.3,
     prior_total_mass_std_relative: float | None = None,
     prior_metric: str = "logdet",
+    joint: JointPrior | None = None,
 ) -> np.ndarray:
     """Laplace covariance (p, p) of the consistent MAP estimate (module docstring).
 
     Mirrors the objective of :func:`physid.identify.consistent.consistent_least_squares`
-    (halved: that objective is twice a negative log posterior).
+    (halved: that objective is twice a negative log posterior), through
+    :func:`physid.identify.gaussian_prior.gaussian_prior` at the estimate. Joint terms held at
+    their prior (``joint.held``) are not fitted: the free parameters' estimate moves with them
+    as ``d theta_free / d h = -H_ff^-1 H_fh``, so their prior variance is carried into the free
+    parameters' covariance (``B Sigma_h B^T``), and theirs is the prior's.
     """
     layout = model.layout
     n_params = layout.size
     X, _ = system.stacked(np.arange(n_params), weights)
-    hessian = X.T @ X / (noise_variance * inflation)
-    scales = parameter_scales(model, prior)
-    rows = system.n_rows
-    n_inertial = layout.n_inertial
-    if prior_std_relative is None:
-        precision = 1e-8 * rows * np.ones(n_inertial)
-        hessian[:n_inertial, :n_inertial] += np.diag(precision / scales[:n_inertial] ** 2)
-    elif prior_metric == "logdet":
-        for k in range(len(layout.body_joints)):
-            block = slice(10 * k, 10 * k + 10)
-            curvature = _logdet_curvature(pseudo_inertia(theta[block]))
-            hessian[block, block] += 0.5 * curvature / prior_std_relative**2
-    else:
-        hessian[:n_inertial, :n_inertial] += np.diag(
-            1.0 / (prior_std_relative**2 * scales[:n_inertial] ** 2)
-        )
-    joint_terms = np.arange(n_inertial, n_params)
-    hessian[joint_terms, joint_terms] += 1e-8 * rows / scales[joint_terms] ** 2
-    masses = layout.mass_indices
-    prior_mass = layout.total_mass(prior)
-    if prior_total_mass_std_relative is not None and prior_mass > 0:
-        mass_std = prior_total_mass_std_relative * prior_mass
-        hessian[np.ix_(masses, masses)] += 1.0 / mass_std**2
+    quadratic = gaussian_prior(
+        model,
+        prior,
+        rows=system.n_rows,
+        prior_std_relative=prior_std_relative,
+        prior_metric=prior_metric,
+        prior_total_mass_std_relative=prior_total_mass_std_relative,
+        joint=joint,
+        at=theta,
+    )
+    hessian = X.T @ X / (noise_variance * inflation) + quadratic.precision
     hessian = 0.5 * (hessian + hessian.T)
-    return np.linalg.pinv(hessian, rcond=1e-14, hermitian=True)
+    held = quadratic.held
+    if not np.any(held):
+        return np.linalg.pinv(hessian, rcond=1e-14, hermitian=True)
+    free = ~held
+    covariance_free = np.linalg.pinv(hessian[np.ix_(free, free)], rcond=1e-14, hermitian=True)
+    coupling = covariance_free @ hessian[np.ix_(free, held)]  # B = H_ff^-1 H_fh
+    held_variance = np.diag(quadratic.held_std[held] ** 2)
+    covariance = np.zeros((n_params, n_params))
+    covariance[np.ix_(free, free)] = covariance_free + coupling @ held_variance @ coupling.T
+    covariance[np.ix_(free, held)] = -coupling @ held_variance
+    covariance[np.ix_(held, free)] = covariance[np.ix_(free, held)].T
+    covariance[np.ix_(held, held)] = held_variance
+    return covariance
 
 
 def _mass_com_inertia_vector(pi: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
         raise PhysidError(result.status)
     model, base, ls = result.model, result.base, result.least_squares
     document = {"format": FORMAT, **params_document(model, result.theta)}
-    document["status"] = "suspect" if result.suspect else "ok"
+    document["status"] = "suspect" if result.suspect else result.status
     document["suspect_reasons"] = list(result.suspect)
     if result.drive_gains is not None:  # N m/A (N/A), estimated with the known payload
         document["extra"]["drive_gains"] = result.drive_gains
@@ -45,6 +45,10 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
         document["extra"]["friction_shapes"] = result.friction_shapes.as_dict()
     if result.preprocessing is not None:
         document["preprocessing"] = result.preprocessing.as_dict()
+        # the choices the training data made (blocked cross-validation), with every score
+        document["preprocessing"]["selection"] = {c.what: c.as_dict() for c in result.choices}
+    if result.joint_prior is not None:
+        document["joint_prior"] = result.joint_prior.as_dict(model)
     if result.theta_covariance is not None:
         annotate_document(
             document,
@@ -64,6 +68,7 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     if result.gravity is not None:
         document["extra"]["gravity_estimate"] = {
             "tilt_deg_about_x_then_y": np.degrees(result.gravity.tilt_rad).tolist(),
+            "tilt_std_deg": np.degrees(result.gravity.tilt_std_rad).tolist(),
             "residual_ratio_vs_urdf_gravity": result.gravity.residual_ratio,
         }
     relative = np.full(base.size, np.nan)
@@ -127,6 +132,7 @@ def fit_summary(result: IdentificationResult) -> dict:
             "solve_time_s": result.consistent.solve_time_s,
         },
         "preprocessing": result.train_observations.info,
+        "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
         "warnings": list(result.warnings),
     }
 

@@ -82,6 +82,21 @@ class FourierExcitation:
 
 
 @dataclass(frozen=True)
+class DriftingExcitation:
+    """A Fourier excitation plus a constant drift ``velocity`` (n,) rad/s: with oscillations
+    slower than the drift, a joint turns one way only (short moves, a wrist that never
+    reverses: issue 32)."""
+
+    base: FourierExcitation
+    velocity: np.ndarray
+
+    def __call__(self, t: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        q, dq, ddq = self.base(t)
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        return q + np.outer(t, self.velocity), dq + self.velocity, ddq
+
+
+@dataclass(frozen=True)
 class SensorNoise:
     """What the drives record: quantised encoders and noisy torques."""
 
@@ -104,7 +119,7 @@ class Simulation:
 def simulate_tracking(
     model: RobotModel,
     theta_true: np.ndarray,
-    excitation: FourierExcitation,
+    excitation: FourierExcitation | DriftingExcitation,
     *,
     duration_s: float,
     sample_rate_hz: float,

@@ -1,0 +1,117 @@
+"""Never worse than the robot's own model without saying so (issue 32 item 4).
+
+The identified model is scored on the same blocked folds of the training data (:mod:`.crossval`)
+as two baselines a user would otherwise take: the URDF's own model (its inertias and
+``<dynamics>``, nothing fitted) and plain least squares of the base parameters. If the
+consistent fit predicts the held-out folds worse than the URDF, the data did not support the
+freedom the prior gave them (one-way joints, short or slow runs, unmodelled effects): the fit
+falls back toward the prior, every prior standard deviation scaled down along
+:data:`PRIOR_SCALES`, and takes the first scale that predicts the folds at least as well as the
+URDF. If none does, the result says so with the numbers, and its status is not ``ok``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from physid.identify.crossval import CVScore, cv_score, fixed_score, least_squares_fit
+from physid.identify.reduced import ReducedSystem
+from physid.identify.training import TrainingData
+from physid.model import RobotModel
+
+PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in order
+
+
+@dataclass(frozen=True)
+class PriorCheck:
+    """Cross-validated errors of the identified model and of the two baselines."""
+
+    identified: CVScore  # at the prior scale finally used
+    urdf: CVScore
+    ols: CVScore
+    scale: float  # of the prior standard deviations in the final fit
+    tried: tuple[CVScore, ...]  # every scale tried, in order
+
+    @property
+    def better_than_urdf(self) -> bool:
+        return self.identified.total <= self.urdf.total
+
+    def note(self) -> str:
+        line = (
+            f"cross-validated error on raw training torque ({len(self.urdf.fold_errors)} blocked "
+            f"folds): identified model {100 * self.identified.total:.3g} %, the URDF's own model "
+            f"{100 * self.urdf.total:.3g} %, plain least squares {100 * self.ols.total:.3g} %"
+        )
+        if self.scale != 1.0:
+            line += f"; prior standard deviations scaled by {self.scale:g} to get there"
+        return line
+
+    def warnings(self) -> list[str]:
+        if self.better_than_urdf and self.scale == 1.0:
+            return []
+        tried = ", ".join(f"x{s.label} {100 * s.total:.3g} %" for s in self.tried)
+        if self.better_than_urdf:
+            return [
+                f"with the default prior the identified model predicted the training folds worse "
+                f"than the URDF's own model ({100 * self.tried[0].total:.3g} % vs "
+                f"{100 * self.urdf.total:.3g} %): the data cannot support that much freedom; the "
+                f"prior standard deviations were scaled by {self.scale:g} (tried {tried})"
+            ]
+        return [
+            f"the identified model predicts the training folds worse than the URDF's own model "
+            f"even with a tight prior ({100 * self.identified.total:.3g} % vs "
+            f"{100 * self.urdf.total:.3g} %; tried {tried}): unmodelled effects, or data that "
+            "cannot decide these parameters"
+        ]
+
+    def as_dict(self) -> dict:
+        return {
+            "identified": self.identified.as_dict(),
+            "urdf": self.urdf.as_dict(),
+            "ols": self.ols.as_dict(),
+            "prior_scale": self.scale,
+            "tried": [s.as_dict() for s in self.tried],
+            "better_than_urdf": self.better_than_urdf,
+        }
+
+
+ConsistentFit = Callable[[ReducedSystem, float], np.ndarray | None]
+
+
+def check_against_prior(
+    model: RobotModel,
+    urdf_model: RobotModel,
+    training: TrainingData,
+    columns: np.ndarray,
+    prior: np.ndarray,
+    fit: ConsistentFit,
+    note: Callable[[str], None],
+    first: CVScore | None = None,
+) -> PriorCheck:
+    """Score the consistent fit (``fit(system, scale)``, standard parameters or None when it
+    fails) against the URDF (``prior`` on ``urdf_model``, its own gravity) and OLS (module
+    docstring). ``first``: the fit's score at scale 1 when the choices already computed it
+    (the same estimator on the same folds)."""
+    note("cross-validation against the URDF's model")
+    urdf = fixed_score("URDF", urdf_model, training.rows, prior)
+    ols = cv_score("OLS", model, training.folds, training.rows,
+                   least_squares_fit(columns, model.layout.size))  # fmt: skip
+    tried: list[CVScore] = []
+    for scale in PRIOR_SCALES:
+
+        def at_scale(system: ReducedSystem | None, scale: float = scale) -> np.ndarray:
+            theta = fit(system, scale)
+            return prior if theta is None else theta
+
+        if scale == 1.0 and first is not None:
+            score = replace(first, label="1")
+        else:
+            score = cv_score(f"{scale:g}", model, training.folds, training.rows, at_scale)
+        tried.append(score)
+        if score.total <= urdf.total:
+            break
+    best = tried[-1] if tried[-1].total <= urdf.total else min(tried, key=lambda s: s.total)
+    return PriorCheck(best, urdf, ols, float(best.label), tuple(tried))

@@ -1,0 +1,111 @@
+"""Plausible, not only consistent (issue 24 item 4): masses far from the URDF's are named, with
+what the data show that drives them.
+
+A physically consistent body can still be the wrong robot: an 11 kg link where the CAD says
+1.16 kg, a 72 kg arm where the URDF has 16 kg. A CAD model's masses are rarely off by a factor
+of two per body, and its total by a quarter; outside :data:`BODY_MASS_RANGE` (per body) or
+:data:`MOVING_MASS_RANGE` (all moving bodies) the result is named in a warning together with
+the numbers that can explain it:
+
+- the static torques of the recordings against the URDF's gravity torque (per gravity-loaded
+  joint, :func:`physid.identify.suspect.gravity_comparison`): a ratio well above 1 is a tool on
+  the flange or a light URDF, which the data do support;
+- the estimated base tilt, if any;
+- large torque offsets and friction levels (against the joint's RMS torque), which trade with
+  first moments on slow or one-way motion.
+
+The warning states what was seen; it does not guess a cause (``suspect`` is reserved for the
+data, :mod:`.suspect`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from physid.identify.gravity import GravityEstimate
+from physid.identify.joint_prior import JointPrior
+from physid.identify.suspect import gravity_comparison
+from physid.model import RobotModel
+from physid.streamed import preview
+
+BODY_MASS_RANGE = (0.5, 2.0)  # identified / URDF mass of one body
+MOVING_MASS_RANGE = (0.8, 1.25)  # of the total moving mass
+LARGE_TERM = 0.5  # an offset or Coulomb level above this share of the joint's RMS torque
+_NEGLIGIBLE_BODY = 0.01  # bodies lighter than this share of the URDF's moving mass are skipped
+
+
+def _static_torque_ratios(model: RobotModel, recordings: list) -> dict[str, float]:
+    """Per gravity-loaded joint, the median over recordings of measured / URDF static torque."""
+    ratios: dict[str, list[float]] = {}
+    for recording in recordings:
+        comparison = gravity_comparison(model, preview(recording))
+        if comparison is None:
+            continue
+        for joint, scale in zip(comparison.joints, comparison.joint_scales, strict=True):
+            ratios.setdefault(joint, []).append(float(scale))
+    return {joint: float(np.median(values)) for joint, values in ratios.items()}
+
+
+def _drivers(
+    model: RobotModel,
+    theta: np.ndarray,
+    joint: JointPrior | None,
+    gravity: GravityEstimate | None,
+    upright: RobotModel,
+    recordings: list,
+) -> str:
+    parts = []
+    ratios = _static_torque_ratios(upright, recordings)
+    if ratios:
+        listed = ", ".join(f"{j} {r:.2f}" for j, r in ratios.items())
+        parts.append(f"measured / URDF static gravity torque: {listed}")
+    if gravity is not None:
+        tilt = np.degrees(gravity.tilt_rad)
+        parts.append(f"estimated base tilt {tilt[0]:.2f}, {tilt[1]:.2f} deg")
+    if joint is not None:
+        layout = model.layout
+        large = []
+        for k, name in enumerate(model.joint_names):
+            for term in ("offset", "fc"):
+                index = layout.joint_term_index(name, term)
+                if index is not None and abs(theta[index]) > LARGE_TERM * joint.torque_rms[k]:
+                    large.append(f"{name}.{term} {theta[index]:.3g} (RMS torque "
+                                 f"{joint.torque_rms[k]:.3g})")  # fmt: skip
+        if large:
+            parts.append("large joint terms: " + ", ".join(large))
+    return "; ".join(parts) if parts else "no static-torque, tilt or joint-term evidence found"
+
+
+def plausibility_warnings(
+    model: RobotModel,
+    theta: np.ndarray,
+    prior: np.ndarray,
+    joint: JointPrior | None,
+    gravity: GravityEstimate | None,
+    upright: RobotModel,
+    recordings: list,
+) -> list[str]:
+    """Warnings for body masses and a moving mass far from the URDF's (module docstring)."""
+    layout = model.layout
+    masses, prior_masses = theta[layout.mass_indices], prior[layout.mass_indices]
+    total, prior_total = float(masses.sum()), float(prior_masses.sum())
+    if prior_total <= 0:
+        return []
+    bodies = []
+    for name, mass, prior_mass in zip(layout.body_joints, masses, prior_masses, strict=True):
+        if prior_mass < _NEGLIGIBLE_BODY * prior_total:
+            continue
+        ratio = mass / prior_mass
+        if not BODY_MASS_RANGE[0] <= ratio <= BODY_MASS_RANGE[1]:
+            bodies.append(f"{name} {mass:.3g} kg ({ratio:.2g} x the URDF's {prior_mass:.3g} kg)")
+    ratio = total / prior_total
+    moving_off = not MOVING_MASS_RANGE[0] <= ratio <= MOVING_MASS_RANGE[1]
+    if not bodies and not moving_off:
+        return []
+    what = []
+    if moving_off:
+        what.append(f"moving mass {total:.3g} kg is {ratio:.2g} x the URDF's {prior_total:.3g} kg")
+    if bodies:
+        what.append("body masses outside 0.5-2 x the URDF's: " + ", ".join(bodies))
+    drivers = _drivers(model, theta, joint, gravity, upright, recordings)
+    return ["implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})"]
