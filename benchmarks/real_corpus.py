@@ -15,7 +15,8 @@ train / held-out splits) it prints:
   - the URDF's own model (its inertias, no friction): what the robot's maker predicts;
 * the moving mass and the body masses of physid against the URDF's (worst ratio named);
 * CPU seconds of the physid command (the process and its children: imports, report and
-  figures included) and of figaroh's fit.
+  figures included) and of figaroh's (in its own process: start-up and imports included, one
+  BLAS thread).
 
 Targets (issue 24): physid <= min(OLS, figaroh) on every case; every body mass within
 [0.5, 2] x its URDF value or named in a warning, the moving mass within [0.8, 1.25] x; physid's
@@ -81,19 +82,44 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_physid(case: RealCase, out: Path) -> tuple[dict | None, float, str]:
-    """The ``physid identify`` command as a user types it; (params.json or None, CPU s, status)."""
+def _with_overrides(case: RealCase, overrides: dict | None, out: Path) -> Path | None:
+    """The case's config (robot description) with ``overrides`` merged in (ablations)."""
+    import yaml
+
+    if not overrides:
+        return case.config
+    config = {} if case.config is None else yaml.safe_load(case.config.read_text())
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key] = {**config[key], **value}
+        else:
+            config[key] = value
+    path = out.with_suffix(".config.yaml")
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def run_physid(
+    case: RealCase, out: Path, overrides: dict | None = None
+) -> tuple[dict | None, float, str]:
+    """The ``physid identify`` command as a user types it; (params.json or None, CPU s, status).
+    ``overrides``: config keys merged into the case's (for ablations; the benchmark's table is
+    without any)."""
     script = Path(sys.executable).with_name("physid")  # the console script pip installed
-    launcher = [str(script)] if script.is_file() else [sys.executable, "-c",
-                                                       "from physid.cli import main; main()"]
+    launcher = (
+        [str(script)]
+        if script.is_file()
+        else [sys.executable, "-c", "from physid.cli import main; main()"]
+    )
     command = [*launcher, "identify", "--urdf", str(case.urdf), "--out", str(out), "--quiet",
                "--overwrite"]  # fmt: skip
     for path in case.physid_train:
         command += ["--data", str(path)]
     for path in case.physid_validate:
         command += ["--validate", str(path)]
-    if case.config is not None:
-        command += ["--config", str(case.config)]
+    config = _with_overrides(case, overrides, out)
+    if config is not None:
+        command += ["--config", str(config)]
     before = _children_cpu()
     done = subprocess.run(command, capture_output=True, text=True, env=_USER_ENVIRONMENT)
     cpu = _children_cpu() - before
@@ -126,15 +152,16 @@ def mass_summary(model: pin.Model, document: dict) -> tuple[float, float, str]:
 
 
 def run_figaroh(case: RealCase, model: pin.Model, validate_states: list) -> tuple[float, float]:
-    from figaroh_baseline import Recording, figaroh_fit
+    """figaroh in its own process (start-up and imports counted, as for physid's command)."""
+    from figaroh_baseline import Recording, fit_in_process
 
     train = [Recording(s.t, s.q, s.tau) for s in case.train]
-    fit = figaroh_fit(case.urdf, case.joints, train, has_armature=case.armature)
-    predictions = [fit.predict(s.q, s.dq, s.ddq) for s in validate_states]
-    return relative_error(validate_states, predictions), fit.cpu_seconds
+    states = [(s.q, s.dq, s.ddq) for s in validate_states]
+    run = fit_in_process(case.urdf, case.joints, train, states, has_armature=case.armature)
+    return relative_error(validate_states, run.predictions), run.cpu_seconds
 
 
-def score(case: RealCase, out: Path, with_figaroh: bool) -> Row:
+def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None = None) -> Row:
     model = pin.buildModelFromUrdf(str(case.urdf))
     train = [butterworth_states(s) for s in case.train]
     validate = [butterworth_states(s) for s in case.validate]
@@ -144,7 +171,7 @@ def score(case: RealCase, out: Path, with_figaroh: bool) -> Row:
     urdf_error = relative_error(
         validate, [params_prediction(model, urdf_document(model), s) for s in validate]
     )
-    document, cpu, status = run_physid(case, out)
+    document, cpu, status = run_physid(case, out, overrides)
     physid = moving = None
     worst = "-"
     n_warnings = 0
@@ -202,6 +229,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the contract files and physid outputs here")  # fmt: skip
     parser.add_argument("--no-figaroh", action="store_true", help="skip figaroh")
+    parser.add_argument("--physid-config", type=Path, default=None,
+                        help="YAML merged into every case's config (ablations only: the "
+                             "benchmark's targets are for physid with no config)")  # fmt: skip
     args = parser.parse_args()
     with_figaroh = not args.no_figaroh
     if with_figaroh:
@@ -210,6 +240,11 @@ def main() -> None:
         except ImportError as error:
             print(f"figaroh skipped: {error} (pip install -e '.[bench]')")
             with_figaroh = False
+    overrides = None
+    if args.physid_config is not None:
+        import yaml
+
+        overrides = yaml.safe_load(args.physid_config.read_text())
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as temporary:
         tmp = args.keep or Path(temporary)
@@ -221,7 +256,7 @@ def main() -> None:
         rows = []
         for label, build in builders:
             case = build()
-            row = score(case, tmp / f"out_{label}", with_figaroh)
+            row = score(case, tmp / f"out_{label}", with_figaroh, overrides)
             rows.append(row)
             print(f"  {label}: OLS {_pct(row.ols)}, figaroh {_pct(row.figaroh)}, physid "
                   f"{_pct(row.physid)} ({row.status}), {row.physid_cpu_s:.1f} CPU s"
