@@ -1,11 +1,11 @@
 """Measured trajectories: reading, validation and conversion to the joint side.
 
-The trajectory contract (DESIGN.md): a table with ``t`` [s] strictly increasing, ``q_<joint>``,
-optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force) or
-``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
-``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV
-with a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`)
-adapts files that do not follow the contract.
+The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly increasing,
+``q_<joint>``, optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force)
+or ``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
+``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV with
+a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`) adapts
+files that do not follow the contract.
 
 Every check fails with a one-line :class:`~physid.errors.InputError` naming file, column and row.
 """

@@ -1,6 +1,6 @@
 """One rigid body's 10 inertial parameters: conversions, consistency, parametrizations, distances.
 
-Convention (Pinocchio's ``Inertia.toDynamicParameters()`` order, DESIGN.md layer 1)::
+Convention (Pinocchio's ``Inertia.toDynamicParameters()`` order, docs/architecture.md layer 1)::
 
     pi = [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
 

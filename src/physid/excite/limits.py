@@ -5,7 +5,7 @@ effort>``, as Pinocchio reads them); the acceleration limit, which a URDF cannot
 override come from the ``excitation`` section of the config (:mod:`physid.excite.config`).
 Torques are those of the nominal model (the URDF's inertias, damping, friction and armature):
 Pinocchio's RNEA and its analytical derivatives (``computeRNEADerivatives``), plus the joint
-terms of DESIGN.md (``fv dq + fc sign(dq) + offset``).
+terms of docs/architecture.md (``fv dq + fc sign(dq) + offset``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """``physid excite``: URDF + config in, an optimised excitation trajectory and its summary out.
 
-The trajectory is written in physid's trajectory contract (DESIGN.md): ``t``, ``q_<joint>``,
-``dq_<joint>``, ``ddq_<joint>`` and ``tau_<joint>``, where ``tau`` is the torque the URDF's
-nominal parameters need (for a feasibility check and a feed-forward; it is not a measurement).
-The summary (``physid.excitation/1`` JSON) holds the criterion, the condition number and the
-log-det of the base regressor before and after the optimisation, the limits and how much of
+The trajectory is written in physid's trajectory contract (docs/architecture.md): ``t``,
+``q_<joint>``, ``dq_<joint>``, ``ddq_<joint>`` and ``tau_<joint>``, where ``tau`` is the torque the
+URDF's nominal parameters need (for a feasibility check and a feed-forward; it is not a
+measurement). The summary (``physid.excitation/1`` JSON) holds the criterion, the condition number
+and the log-det of the base regressor before and after the optimisation, the limits and how much of
 each the trajectory uses, and the Fourier coefficients. Both files are written atomically.
 """
 

@@ -95,7 +95,8 @@ def _unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]):
-    """``params.json`` (DESIGN.md contract): bodies and joint terms, multibody terms in extra."""
+    """``params.json`` (docs/architecture.md contract): bodies and joint terms, multibody terms in
+    extra."""
     model, std = fit.model, dict(zip(fit.names, fit.std.tolist(), strict=True))
     value = {n: float(v) for n, v in zip(model.names, model.values, strict=True)}
 

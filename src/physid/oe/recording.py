@@ -1,15 +1,14 @@
 """Read a trajectory file for :mod:`physid.oe` and write its outputs.
 
-Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
-up to 1 % of dt; a file that jitters more is resampled at its median step by
-:func:`physid.oe.regrid.regrid`), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque
-command applied from that sample to the next) for every joint, optional ``dq_<joint>`` (all
-or none). Continuous (unbounded) joints are read as angles [rad]. Optional force/torque sensors:
+Columns (docs/architecture.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing
+dt; jitter up to 1 % of dt; a file that jitters more is resampled at its median step by
+:func:`physid.oe.regrid.regrid`), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command
+applied from that sample to the next) for every joint, optional ``dq_<joint>`` (all or none).
+Continuous (unbounded) joints are read as angles [rad]. Optional force/torque sensors:
 ``ft_<frame>_fx, _fy, _fz`` [N] and ``ft_<frame>_tx, _ty, _tz`` [N m], all six per sensor, the
-wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`).
-Other columns are reported, not used. A model with a free-flyer root also reads the base and
-contact columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root
-joint).
+wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`). Other
+columns are reported, not used. A model with a free-flyer root also reads the base and contact
+columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root joint).
 """
 
 from __future__ import annotations

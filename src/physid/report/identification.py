@@ -32,7 +32,8 @@ from physid.report.friction import (
 
 
 def params_json(result: IdentificationResult, provenance: dict) -> dict:
-    """The ``params.json`` document (DESIGN.md contract) of a successful identification."""
+    """The ``params.json`` document (docs/architecture.md contract) of a successful
+    identification."""
     if result.theta is None:
         raise PhysidError(result.status)
     model, base, ls = result.model, result.base, result.least_squares
