@@ -40,7 +40,9 @@ def _print_identification(result, out: Path | None) -> None:
     if result.gravity is not None:
         tilt = [f"{v:.3f}" for v in result.gravity.tilt_rad * 180 / 3.141592653589793]
         click.echo(f"estimated base tilt [deg] about x, y: {', '.join(tilt)}")
-    for warning in result.warnings:
+    from physid.report.flags import report_warnings
+
+    for warning in [*result.warnings, *report_warnings(result)]:
         click.echo(f"warning: {warning}", err=True)
     if out is not None:
         click.echo(f"wrote {out / 'params.json'}, {out / 'report.html'} and figures")
