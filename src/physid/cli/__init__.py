@@ -6,12 +6,21 @@ heavy imports (Pinocchio, CVXPY, CasADi) happen inside the commands so ``--help`
 
 from __future__ import annotations
 
+import os
 import sys
 
-import click
+# One BLAS thread unless the user says otherwise, set before NumPy loads: physid's matrices are
+# small (a 420 x 71 SVD), and a multi-threaded OpenBLAS on a busy machine spins instead of
+# computing (measured on 2 shared cores: that SVD 0.21 s threaded, 0.002 s on one thread;
+# physid excite on the KUKA spent 27 of 37 s in it). tests/conftest.py and the benchmarks do the
+# same.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from physid import __version__
-from physid.errors import PhysidError
+import click  # noqa: E402 - after the thread settings
+
+from physid import __version__  # noqa: E402
+from physid.errors import PhysidError  # noqa: E402
 
 
 class _PhysidGroup(click.Group):
