@@ -111,6 +111,7 @@ class Row:
     error_ls: float
     error_consistent: float
     limit_use: float
+    held_out: float  # relative raw-torque error on the held-out recording
 
 
 def urdf_limits(path: str, joints: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -141,7 +142,7 @@ def independent_limit_use(model, x: np.ndarray, basis: FourierBasis, urdf: str) 
     )
 
 
-def evaluate(name, x, basis, model, theta_true, base, config, noise_seeds, urdf) -> Row:
+def evaluate(name, x, basis, model, theta_true, base, config, noise_seeds, urdf, held_out) -> Row:
     offset, a, b = basis.unpack(x)
     excitation = FourierExcitation(basis.base_frequency_hz, offset, a, b)
     t = basis.grid(60, shift=0.5)
@@ -149,7 +150,7 @@ def evaluate(name, x, basis, model, theta_true, base, config, noise_seeds, urdf)
     W = base.columns(observation_matrix(model, q, dq, ddq)).reshape(-1, base.size)
     cond, cond_scaled = condition_numbers(W)
     theta_b = base.from_standard(theta_true)
-    errors_ls, errors_consistent = [], []
+    errors_ls, errors_consistent, errors_held_out = [], [], []
     for seed in range(noise_seeds):
         sim = simulate_tracking(
             model,
@@ -170,6 +171,12 @@ def evaluate(name, x, basis, model, theta_true, base, config, noise_seeds, urdf)
         errors_consistent.append(
             np.inf if consistent is None else np.linalg.norm(consistent - theta_b) / norm
         )
+        # the identified model predicting motions it was not fitted on, against the true
+        # model's torques on the same true states (no sensor noise, no filter in the way)
+        q_h, dq_h, ddq_h = held_out
+        truth = predict_torques(model, theta_true, q_h, dq_h, ddq_h)
+        predicted = predict_torques(model, result.theta, q_h, dq_h, ddq_h)
+        errors_held_out.append(np.linalg.norm(predicted - truth) / np.linalg.norm(truth))
     return Row(
         name,
         cond,
@@ -177,6 +184,7 @@ def evaluate(name, x, basis, model, theta_true, base, config, noise_seeds, urdf)
         float(np.mean(errors_ls)),
         float(np.mean(errors_consistent)),
         independent_limit_use(model, x, basis, urdf),
+        float(np.mean(errors_held_out)),
     )
 
 
@@ -186,6 +194,9 @@ def main() -> None:
     parser.add_argument("--noise-seeds", type=int, default=4)
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--starts", type=int, default=3, help="random starts per design")
+    parser.add_argument(
+        "--time-limit", type=float, default=180.0, help="wall-clock budget per design [s]"
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     urdf = arm6_urdf_path()
@@ -203,13 +214,25 @@ def main() -> None:
     )
     basis = FourierBasis(BASE_FREQUENCY_HZ, HARMONICS, model.n_joints)
     torques = NominalTorques(model)
+    # Held-out motions: 5 random excitations of their own (seeds used nowhere else) within the
+    # same limits, one period each at 200 Hz, stacked.
+    held_out_states = []
+    for seed in range(987_000, 987_005):
+        x = scale_into_limits(
+            basis, basis.random(np.random.default_rng(seed)), limits.shrunk(MARGIN), torques,
+            basis.grid(ExcitationOptions(BASE_FREQUENCY_HZ, HARMONICS).n_constraint),
+        )  # fmt: skip
+        offset, a, b = basis.unpack(x)
+        t = np.arange(0.0, basis.period_s, 1.0 / SAMPLE_RATE_HZ)
+        held_out_states.append(FourierExcitation(BASE_FREQUENCY_HZ, offset, a, b)(t))
+    held_out = tuple(np.vstack(parts) for parts in zip(*held_out_states, strict=True))
     rows: list[Row] = []
     designs = [("cond", None, 0), ("logdet", None, 0), ("logdet", PRIOR_STD_RELATIVE, 0)]
     for criterion, prior, seed in designs:
         options = ExcitationOptions(
             BASE_FREQUENCY_HZ, HARMONICS, criterion, seed=seed, margin=MARGIN,
             max_iterations=args.iterations, prior_std_relative=prior, starts=args.starts,
-            noise_std=SensorNoise().torque_noise_std,
+            noise_std=SensorNoise().torque_noise_std, time_limit_s=args.time_limit,
         )  # fmt: skip
         design = design_excitation(model, limits, options)
         label = "" if prior is None else f", prior {prior}"
@@ -218,7 +241,7 @@ def main() -> None:
         rows.append(
             evaluate(
                 name, design.coefficients, basis, model, theta_true, base, config,
-                args.noise_seeds, urdf,
+                args.noise_seeds, urdf, held_out,
             )
         )  # fmt: skip
     inner = limits.shrunk(MARGIN)
@@ -230,7 +253,7 @@ def main() -> None:
         )
         random_rows.append(
             evaluate(f"random {k}", x, basis, model, theta_true, base, config,
-                     args.noise_seeds, urdf)
+                     args.noise_seeds, urdf, held_out)
         )  # fmt: skip
         if (k + 1) % 10 == 0:
             print(f"  {k + 1} random trajectories done", flush=True)
@@ -238,7 +261,8 @@ def main() -> None:
     def stat(label: str, pick) -> Row:
         values = {
             f: pick([getattr(r, f) for r in random_rows])
-            for f in ("cond", "cond_scaled", "error_ls", "error_consistent", "limit_use")
+            for f in ("cond", "cond_scaled", "error_ls", "error_consistent", "limit_use",
+                      "held_out")
         }
         return Row(label, **values)
 
@@ -246,13 +270,15 @@ def main() -> None:
     table = rows + [best, stat("random median", np.median), stat("random worst", np.max)]
     print()
     header = f"{'trajectory':32s}{'cond':>8s}{'cond sc.':>9s}{'err LS':>8s}{'err cons':>9s}"
-    print(header + f"{'limit use':>10s}{'rand. better (LS)':>18s}")
+    print(header + f"{'held-out':>9s}{'limit use':>10s}{'rand. better (LS, held-out)':>28s}")
     for r in table:
         beaten = sum(x.error_ls < r.error_ls for x in random_rows)
-        rank = f"{beaten:>5d}/{len(random_rows)}" if r in rows else ""
+        beaten_held_out = sum(x.held_out < r.held_out for x in random_rows)
+        n = len(random_rows)
+        rank = f"{beaten}/{n}, {beaten_held_out}/{n}" if r in rows else ""
         print(
             f"{r.name:32s}{r.cond:8.1f}{r.cond_scaled:9.2f}{r.error_ls:8.4f}"
-            f"{r.error_consistent:9.4f}{r.limit_use:10.3f}{rank:>18s}"
+            f"{r.error_consistent:9.4f}{100 * r.held_out:8.3f}%{r.limit_use:10.3f}{rank:>28s}"
         )
     cond_row = rows[0]
     checks = {
@@ -261,6 +287,10 @@ def main() -> None:
         "LS and consistent errors (default criterion) < best random": cond_row.error_ls
         < best.error_ls
         and cond_row.error_consistent < best.error_consistent,
+        "held-out torque error (default criterion) < median random": cond_row.held_out
+        < float(np.median([r.held_out for r in random_rows])),
+        "held-out torque error (default criterion) < best random": cond_row.held_out
+        < best.held_out,
     }
     for row in rows[1:]:  # reported, not the target: the other criterion
         checks[f"cond and LS error of {row.name} < best random"] = (
