@@ -1,6 +1,7 @@
 """Write ``go1_walk.csv``: the input of the README's ``physid oe`` command, made by physid's own
-simulator (a Go1 from example-robot-data with a 3 kg payload on its torso, walking 0.8 s at 5 ms
-nodes: physid.sim.oe_floating.simulate_go1, seed 2 - the recording of tests/test_oe_cli_floating.py).
+simulator (a Go1 from example-robot-data with a 3 kg payload on its torso, walking 0.8 s at
+5 ms nodes: physid.sim.oe_floating.simulate_go1, seed 2, the recording of
+tests/test_oe_cli_floating.py).
 
     python examples/oe/make_go1_walk.py [--out examples/oe/go1_walk.csv]
 
