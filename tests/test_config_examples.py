@@ -23,6 +23,7 @@ from physid.cli import main
 from physid.config import FilterConfig, IdentifyConfig, parse_config, robot_for
 from physid.config_template import COMMENTS, EXAMPLES, config_keys, example_config
 from physid.data import load_trajectory, split_by_fraction, write_trajectory_csv
+from physid.errors import InputError
 from physid.identify.prediction import predict_recording
 from physid.inertia import pi_from_mass_com_inertia
 from physid.io import table_csv_text
@@ -203,3 +204,26 @@ def _chosen(document: dict) -> dict:
     """The filter settings the fit chose (cut-offs, decimation, NVR), as FilterConfig fields."""
     chosen = document["preprocessing"]
     return {key: chosen[key] for key in FilterConfig.__dataclass_fields__ if key in chosen}
+
+
+def test_sections_the_data_do_not_use_are_errors(tmp_path):
+    """A config copied from another robot must not change a fit silently (issue 28: the old
+    template's 6-motor transmission turned the demo arm's 60 base parameters into 63)."""
+    model = robot_for(URDF, parse_config({}))
+    theta = true_parameters(model, np.random.default_rng(0))
+    sim = simulate_random_excitation(
+        model, theta, duration_s=2.0, sample_rate_hz=200.0, rng=np.random.default_rng(1)
+    )
+    data = write_trajectory_csv(tmp_path / "run.csv", sim.recorded)  # joint side, torques
+    for key, message in (
+        ("transmission", "config transmission: motors m1, m2, m3, m4, m5, m6 are configured"),
+        ("drive_gains", "config drive_gains: no current column for joint_1"),
+    ):
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump(example_config(key)))
+        args = ["identify", "--urdf", URDF, "--data", str(data), "--config",
+                str(tmp_path / "c.yaml"), "--out", str(tmp_path / key)]  # fmt: skip
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert not (tmp_path / key).exists()
+    with pytest.raises(InputError, match="config payload: .* used only with drive_gains"):
+        parse_config(example_config("payload"))

@@ -264,6 +264,11 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     payload = _payload(raw.get("payload"))
     if gains == IDENTIFY_GAINS and payload is None:
         raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
+    if payload is not None and gains != IDENTIFY_GAINS:
+        raise InputError(
+            "config payload: the known payload of the --loaded-data recordings is used only with "
+            "drive_gains: identify; remove the section, or set drive_gains: identify"
+        )
     friction = _friction(raw.get("friction", "linear"))
     if gains == IDENTIFY_GAINS and friction not in ("linear", {}):
         raise InputError(
