@@ -109,6 +109,12 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
         overall["relative_error"], rel=1e-9
     )
     assert "Butterworth" in result.output
+    # Without --json the numbers are printed (issue 28): the same relative error, per joint too.
+    result = run(*args, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert f"relative error {100 * overall['relative_error']:.2f} %" in result.output
+    joint_3 = 100 * overall["relative_error_per_joint"]["joint_3"]
+    assert f"joint_3 {joint_3:.2f} % (RMSE {overall['rmse']['joint_3']:.3g})" in result.output
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ locked joints held still at their positions (no shared code with buildReducedMod
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -130,8 +132,12 @@ def test_a_moving_torso_locked_at_its_recorded_position(tmp_path):
         _without_columns(path, {"tau_torso_lift_joint"})
     config = tmp_path / "recorded.yaml"
     config.write_text(yaml.safe_dump(recorded), encoding="utf-8")
-    result = run_identify(urdf, files[:1], config_path=config, validate=files[1:])
+    out = tmp_path / "out"  # the outputs written: the report draws the unfitted torso too
+    result = run_identify(urdf, files[:1], config_path=config, validate=files[1:], out_dir=out)
     assert result.status == "ok"
+    assert (out / "report.html").is_file() and (out / "torque_validation_1.png").is_file()
+    document = json.loads((out / "params.json").read_text())
+    assert "torso_lift_joint" in document["fit"]["train"]["rmse"]
     validation = result.validation
     assert np.isnan(validation.rmse[0]) and np.all(np.isfinite(validation.rmse[1:]))
     floor = predict_recording(result.model, recordings[1], result.preprocessing.filter, theta)

@@ -134,6 +134,14 @@ def test_identify_writes_params_result_states_and_report(tmp_path):
     assert params["joints"]["pendulum"]["viscous"] == pytest.approx(0.01, rel=0.05)
     assert params["extra"]["parameters"]["pendulum.Iyy"]["source"] == "data"
     assert params["extra"]["parameters"]["pendulum.mass"]["source"] == "prior"
+    # identify's per-body layout (issue 28): std and source per quantity
+    body = params["bodies"]["pendulum"]
+    assert body["source"] == {"mass": "prior", "com": "prior", "inertia": "data"}
+    assert body["std"]["mass"] is None and body["std"]["inertia"][0][0] is None
+    assert body["std"]["inertia"][1][1] == params["extra"]["parameters"]["pendulum.Iyy"]["std"]
+    assert 0 < body["std"]["inertia"][1][1] < 0.02 * iyy
+    joint = params["joints"]["pendulum"]
+    assert joint["source"]["viscous"] == "data" and joint["std"]["viscous"] > 0
     res = json.loads((out / "result.json").read_text())
     # default kappa = 100 (0.01 / h)^2: the paper's 100 at h = 0.01, 400 at 5e-3
     assert res["converged"] and res["h"] == 5e-3 and res["kappa"] == pytest.approx(400.0)

@@ -73,9 +73,14 @@ def test_oe_command_writes_params_and_result(tmp_path):
     assert "ignoring unknown column temperature" in result.output
     params = json.loads((out / "params.json").read_text())
     assert params["format"] == "physid.params/1"
-    assert params["bodies"][BODY]["source"] == "data"
-    assert params["bodies"]["j2s6s200_joint_1"]["source"] == "prior"
-    assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.02 * truth.mass
+    body = params["bodies"][BODY]  # identify's per-body layout (issue 28 item 9)
+    assert body["source"] == {"mass": "data", "com": "data", "inertia": "data"}
+    assert params["bodies"]["j2s6s200_joint_1"]["source"]["mass"] == "prior"
+    assert abs(body["mass"] - truth.mass) < 0.02 * truth.mass
+    # the reported std covers the error (the truth within 4 std) and is not a blanket
+    assert abs(body["mass"] - truth.mass) < 4 * body["std"]["mass"] < 0.05 * truth.mass
+    assert np.all(np.abs(np.subtract(body["com"], truth.lever)) < 4 * np.array(body["std"]["com"]))
+    assert len(body["std"]["pi"]) == 10 and body["prior"]["mass"] > 0
     report = json.loads((out / "result.json").read_text())
     assert report["status"] == "converged" and report["rollout"] == "multiple"
     assert 0.8 < report["chi2_reduced"] < 1.2  # simulated with the default noise: 0.97

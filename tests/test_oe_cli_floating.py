@@ -58,7 +58,8 @@ def test_oe_floating_go1_payload(go1_payload_walk, tmp_path):
     params = json.loads((tmp_path / "out" / "params.json").read_text())
     torso = params["bodies"]["root_joint"]
     payload = torso_payload_mass(go1_payload_walk)
-    assert torso["source"] == "data" and abs(torso["mass"] - truth.mass) < 0.03 * payload
+    assert torso["source"]["mass"] == "data" and abs(torso["mass"] - truth.mass) < 0.03 * payload
+    assert abs(torso["mass"] - truth.mass) < 4 * torso["std"]["mass"]
     assert res["inputs"]["contact_frames"] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
     header = (tmp_path / "out" / "trajectory.csv").read_text().partition("\n")[0].split(",")
     assert {"base_x", "base_qw", "gyro_z", "base_vx", "q_FL_calf_joint"} <= set(header)

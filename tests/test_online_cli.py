@@ -200,7 +200,7 @@ def test_help_documents_every_option():
         ("--body", "Joint whose body is estimated online"),
         ("--config", "YAML filter settings"),
         ("--out", "Output folder"),
-        ("--quiet", "No progress bar"),
+        ("--quiet", "No progress display"),
     ):
         assert f"{option}" in text and help_text in text
 

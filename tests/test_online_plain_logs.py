@@ -141,3 +141,17 @@ def test_cli_reads_friction_from_params_and_estimates_velocities(recording, tmp_
     assert 0.0 <= summary["gated_fraction"] < 0.05
     window_mass = summary["bodies"][PAYLOAD_JOINT]["window"]["median"]["mass"]
     assert window_mass == pytest.approx(rec.body_mass[-1], rel=0.03)
+    assert f"{PAYLOAD_JOINT}: mass" in result.output  # --quiet keeps the result lines
+    assert "does not explain the torques" not in result.output
+    # Without the joints' friction the same log misleads the filter: it must say so (issue 28).
+    config.write_text(config.read_text().replace("nominal_params: params.json\n", ""))
+    args[args.index(str(out))] = str(tmp_path / "no_friction")
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "no_friction" / "summary.json").read_text())
+    window_mass = summary["bodies"][PAYLOAD_JOINT]["window"]["median"]["mass"]
+    assert abs(window_mass / rec.body_mass[-1] - 1.0) > 0.05  # it failed (3.39 kg, 5.1 % gated)
+    assert "does not explain the torques" in result.output  # ... and says so
+    assert "nominal_params" in result.output
+    assert any("does not explain the torques" in w for w in summary["warnings"])
+    assert summary["nis_median_accepted"] > 3 * len(summary["measurement_rows"])

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Paper D in two commands: simulate a thrown ellipse seen by a 240 fps camera, then identify its
 # inertia-to-mass ratio J/m and the Coulomb friction coefficient from the noisy poses alone.
-# Run from anywhere: outputs go next to this script (poses.csv, fit/).
+# Run from anywhere: outputs (poses.csv, fit/) go next to this script, or into the folder given
+# as the first argument.
 set -euo pipefail
-cd "$(dirname "$0")"
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-$here}"
+mkdir -p "$out"
+cd "$out"
 
 physid impacts simulate \
     --shape ellipse:0.05,0.025 --surface line:0,0 \

@@ -32,10 +32,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("online_payload_arm"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="shorter profile (the test's)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     config = load_online_config(HERE / "payload_arm.yaml")
     profile = PayloadProfile()  # hold 1 s | sine 8 s | square 8 s | 4.5 kg 4 s | 7.5 kg 4 s
+    if args.quick:  # as benchmarks/online_scenarios.py --quick
+        profile = PayloadProfile(sine_s=3.0, square_s=3.0, plateau_s=2.0, step_s=3.0)
 
     # (a) tracking, EKF versus the baseline KF on the same measurements
     rec = simulate_payload_arm(np.random.default_rng(args.seed), profile)

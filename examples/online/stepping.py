@@ -31,10 +31,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("online_stepping"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="8 s, payload at 4 s (the test's)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     config = load_online_config(HERE / "stepping.yaml")
     scenario = SteppingScenario()  # 12 s, steps of 0.8 s, +5 kg on the torso at 6 s
+    if args.quick:  # as benchmarks/online_scenarios.py --quick
+        scenario = SteppingScenario(duration_s=8.0, payload_time_s=4.0)
     rec = simulate_stepping(np.random.default_rng(args.seed), scenario)
     signals = OnlineSignals(rec.t, rec.q, rec.dq, rec.tau, rec.wrenches)
     truth = rec.torso_pi[:, 0]

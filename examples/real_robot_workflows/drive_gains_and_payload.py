@@ -48,7 +48,11 @@ def _physid(*args: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("gains_and_payload"))
-    out = parser.parse_args().out
+    parser.add_argument(
+        "--duration", type=float, default=20.0, help="seconds per simulated run (tests: shorter)"
+    )
+    args = parser.parse_args()
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(21)
     model = arm6_model()
@@ -59,7 +63,7 @@ def main() -> None:
         if payload is not None:
             truth[model.layout.body_slice("joint_6")] += _sphere(*payload)
         sim = simulate_random_excitation(
-            model, truth, duration_s=20.0, sample_rate_hz=1000.0, rng=rng
+            model, truth, duration_s=args.duration, sample_rate_hz=1000.0, rng=rng
         )
         files[name] = _write_currents(out / f"{name}.csv", model, sim.recorded)
     mass, com = CALIBRATION

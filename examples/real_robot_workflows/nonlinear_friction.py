@@ -38,7 +38,11 @@ def _physid(*args: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("nonlinear_friction"))
-    out = parser.parse_args().out
+    parser.add_argument(
+        "--duration", type=float, default=20.0, help="seconds per simulated run (tests: shorter)"
+    )
+    args = parser.parse_args()
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(4)
     model = arm6_model(friction="sigmoid")
@@ -56,7 +60,7 @@ def main() -> None:
     files = []
     for k in range(3):
         sim = simulate_random_excitation(
-            model, truth, duration_s=20.0, sample_rate_hz=1000.0, rng=rng
+            model, truth, duration_s=args.duration, sample_rate_hz=1000.0, rng=rng
         )
         files.append(write_trajectory_csv(out / f"run_{k + 1}.csv", sim.recorded))
     (out / "truth.json").write_text(json.dumps({"format": FORMAT, **params_document(model, truth)}))

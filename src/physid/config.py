@@ -1,61 +1,11 @@
 """The ``--config`` YAML of ``physid identify`` / ``validate``: what flags cannot say well.
 
-Every key is optional; unknown keys are an error (a typo must not be silently ignored)::
-
-    joint_terms: [fv, fc, offset, Ia]     # friction/armature terms per joint
-    friction: linear                       # linear | sigmoid | stribeck for every joint, or
-                                           # {joint: model}; nonlinear shapes fitted by
-                                           # variable projection (docs/identify.md §10)
-    transmission:                          # motor-side data (qm_*, taum_* / i_* columns)
-      motors: [m1, m2, m3, m4, m5, m6]
-      reduction: [32, 32, 45, -48, 45, 32] # diagonal of the ratio: q_motor = N q_joint
-      coupling: {m6: {joint_5: 32}}        # extra ratio entries: motor m6 turns with joint_5 too
-      joint_offset: {joint_2: -1.5707963, joint_3: 1.5707963}   # rad, added on the joint side
-      coupled_motor_terms: true            # Iam, fvm, fcm of coupled motors (paper C §4.1)
-    drive_gains: {m1: 1.0}                 # N m per unit of current column i_<name>; or
-                                           # 'identify': from --loaded-data with this payload
-    payload: null                          # {joint: J, mass: kg, com: [x, y, z] m, inertia:
-                                           # [Ixx, Ixy, Iyy, Ixz, Iyz, Izz] kg m^2 about the com}
-                                           # (com and inertia optional: then estimated)
-    filter:
-      method: classical                    # classical | irwsm1 | irwsm2 | given
-      butterworth_cutoff_hz: 100           # classical: omega_q (default: 10 x excitation bandwidth)
-      decimation_cutoff_hz: 20             # omega_f (default: = the Butterworth cut-off; 0 = none)
-      decimation_factor: 10                # default: largest that keeps omega_f at 0.8 Nyquist
-      nvr: 1.0e-5                          # irwsm*: noise variance ratio (default: ML)
-    split: {train_fraction: 0.6667}        # hold out the tail when no --validate file is given
-    estimation:
-      weighting: wls                       # wls (per-joint, paper C) | ols
-      essential_ratio: 30                  # max/min relative std of the essential set
-      consistency_margin: 1.0e-6           # pseudo-inertia >= margin * I  [kg m^2]
-      prior_std_relative: 0.3              # URDF inertial prior std / parameter scale (null: none)
-      prior_total_mass_std_relative: null  # prior std of the total moving mass (null: none)
-      prior_metric: logdet                 # logdet (geometric, keeps bodies interior) | euclidean
-      estimate_gravity_direction: auto     # the base tilt (apparent gravity direction): auto =
-                                           # estimated, and kept if cross-validation on the
-                                           # training data supports it; true; false
-    allow_large_angles: false              # skip the "looks like degrees" check
-    time_base: auto                        # auto: check the stamps against the motion (drop
-                                           # repeated samples; rebuild from controller ticks
-                                           # or a uniform grid when the positions are clearly
-                                           # smoother on it; docs/identify.md); stamps: trust
-    joints: null                           # identify only these joints (list); every other
-                                           # joint is locked (default: all 1-DoF revolute and
-                                           # prismatic joints; others locked automatically)
-    locked: {}                             # positions of locked joints {joint: rad or m}
-                                           # (default: the neutral position, 0), or
-                                           # {joint: recorded}: kept in the model, moved by its
-                                           # recorded q_ column, its torque not fitted
-    fit_joints: null                       # fit only these joints' torques (list; default:
-                                           # every joint not locked); the others' tau_ columns
-                                           # may be absent
-    coulomb_deadband: auto                 # |dq| below it -> sign(dq) = 0. auto: per joint, at
-                                           # least 3 x the velocity noise std, widened when the
-                                           # training residual asks (docs/identify.md; linear-
-                                           # friction joints only: sigmoid/Stribeck get 0); 0: none;
-                                           # a number [rad/s] for
-                                           # revolute joints, or {revolute: .., prismatic: [m/s],
-                                           # <joint>: ..}
+Every key is optional; unknown keys are an error (a typo must not be silently ignored). The
+dataclasses below are the one source of the keys and their defaults: ``physid config
+--template`` prints them, with comments and commented-out examples
+(:mod:`physid.config_template`), and :func:`parse_config` of an empty mapping returns exactly
+those defaults. A new key needs a field here (with its default), its parsing in
+:func:`parse_config`, and a comment in :data:`physid.config_template.COMMENTS`.
 """
 
 from __future__ import annotations
@@ -320,6 +270,11 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     payload = _payload(raw.get("payload"))
     if gains == IDENTIFY_GAINS and payload is None:
         raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
+    if payload is not None and gains != IDENTIFY_GAINS:
+        raise InputError(
+            "config payload: the known payload of the --loaded-data recordings is used only with "
+            "drive_gains: identify; remove the section, or set drive_gains: identify"
+        )
     friction = _friction(raw.get("friction", "linear"))
     if gains == IDENTIFY_GAINS and friction not in ("linear", {}):
         raise InputError(

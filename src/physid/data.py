@@ -1,11 +1,11 @@
 """Measured trajectories: reading, validation and conversion to the joint side.
 
-The trajectory contract (DESIGN.md): a table with ``t`` [s] strictly increasing, ``q_<joint>``,
-optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force) or
-``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
-``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV
-with a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`)
-adapts files that do not follow the contract.
+The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly increasing,
+``q_<joint>``, optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force)
+or ``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
+``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV with
+a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`) adapts
+files that do not follow the contract.
 
 Every check fails with a one-line :class:`~physid.errors.InputError` naming file, column and row.
 """
@@ -490,6 +490,7 @@ def trajectory_block(
     gains = dict(drive_gains or {})
     motor_side = model.transmission is not None and any(c.startswith("qm_") for c in table.columns)
     _check_unknown_joints(table, model, motor_side)
+    _check_configured_columns(table, model, gains, motor_side)
     if motor_side:
         motors = model.transmission.motor_names
         q_cols = [f"qm_{m}" for m in motors]
@@ -536,6 +537,31 @@ def _optional_block(table: Table, prefix: str, joints: tuple[str, ...]) -> np.nd
             source=table.source,
         )
     return np.column_stack([table.columns[f"{prefix}{j}"] for j in joints])
+
+
+def _check_configured_columns(
+    table: Table, model: RobotModel, gains: dict[str, float], motor_side: bool
+) -> None:
+    """Config sections that the recording gives nothing to act on are errors, not silently
+    unused: a transmission without motor-side columns would still add its coupled-motor
+    parameters to the fit, and a drive gain without its current column means the config was
+    written for other data."""
+    if model.transmission is not None and not motor_side:
+        motors = model.transmission.motor_names
+        raise InputError(
+            f"config transmission: motors {', '.join(motors)} are configured but the recording "
+            f"has no motor-side position column (qm_{motors[0]}, ...): for joint-side data "
+            "(q_/tau_ columns) remove the transmission section",
+            source=table.source,
+        )
+    unused = [name for name in gains if f"i_{name}" not in table.columns]
+    if unused:
+        raise InputError(
+            f"config drive_gains: no current column for {', '.join(unused)} (expected "
+            f"i_{unused[0]}, ...); a gain applies to a current column only: remove it, or give "
+            "the currents",
+            source=table.source,
+        )
 
 
 def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> None:

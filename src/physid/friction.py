@@ -1,4 +1,5 @@
-"""Joint friction models: the linear one of DESIGN.md and two nonlinear ones (issue 11 item 4).
+"""Joint friction models: the linear one of docs/architecture.md and two nonlinear ones (issue 11
+item 4).
 
 Per joint, with ``dq`` the joint speed (rad/s or m/s):
 

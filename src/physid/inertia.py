@@ -1,6 +1,6 @@
 """One rigid body's 10 inertial parameters: conversions, consistency, parametrizations, distances.
 
-Convention (Pinocchio's ``Inertia.toDynamicParameters()`` order, DESIGN.md layer 1)::
+Convention (Pinocchio's ``Inertia.toDynamicParameters()`` order, docs/architecture.md layer 1)::
 
     pi = [m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
 
@@ -125,6 +125,35 @@ def mass_com_inertia_from_pi(
         raise InputError(f"mass must be positive to define a centre of mass, got {mass.min():.6g}")
     inertia_c = inertia_matrix_from_vector(pi[..., 4:]) - _parallel_axis_shift(h, mass)
     return mass, h / mass[..., None], inertia_c
+
+
+def mass_com_inertia_std(
+    pi: ArrayLike, covariance: ArrayLike
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Standard deviations ``(mass, com (3,), inertia about the com (3, 3))`` of one body whose
+    parameters ``pi`` (10,) have ``covariance`` (10, 10): first-order propagation with the exact
+    Jacobian of :func:`mass_com_inertia_from_pi` (``c = h / m``,
+    ``I_c = I_o - (|h|^2 E - h h^T) / m``). Every estimator that writes ``params.json`` reports
+    its bodies this way (identify's delta method, ``physid oe``)."""
+    pi, covariance = np.asarray(pi, float), np.asarray(covariance, float)
+    mass, h = float(pi[0]), pi[1:4]
+    if mass <= 0.0:
+        raise InputError(f"mass must be positive to define a centre of mass, got {mass:.6g}")
+    jacobian = np.zeros((13, 10))
+    jacobian[0, 0] = 1.0
+    jacobian[1:4, 0] = -h / mass**2
+    jacobian[1:4, 1:4] = np.eye(3) / mass
+    shift = (h @ h * np.eye(3) - np.outer(h, h)) / mass  # the parallel-axis term
+    jacobian[4:, 0] = (shift / mass).reshape(-1)
+    for a in range(3):  # d shift / d h_a
+        unit = np.eye(3)[a]
+        d_shift = (2.0 * h[a] * np.eye(3) - np.outer(unit, h) - np.outer(h, unit)) / mass
+        jacobian[4:, 1 + a] = -d_shift.reshape(-1)
+    for k in range(6):  # d I_o / d (Ixx, Ixy, Iyy, Ixz, Iyz, Izz)
+        jacobian[4:, 4 + k] = inertia_matrix_from_vector(np.eye(6)[k]).reshape(-1)
+    variance = np.einsum("ia,ab,ib->i", jacobian, covariance, jacobian)
+    std = np.sqrt(np.clip(variance, 0.0, None))
+    return float(std[0]), std[1:4], std[4:].reshape(3, 3)
 
 
 # --- pseudo-inertia ------------------------------------------------------------------------------

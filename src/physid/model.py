@@ -6,9 +6,9 @@ The standard parameter vector of a fixed-base serial robot is, in this order,
    ``[m, mx, my, mz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (inertia about the joint frame origin),
    bodies in Pinocchio's joint order (fixed links merged into their parent, as Pinocchio does);
 2. joint terms, per joint: viscous ``fv``, Coulomb ``fc``, torque ``offset`` and armature ``Ia``
-   (DESIGN.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``); a joint with a
-   nonlinear friction model (:mod:`physid.friction`) has ``phi1`` in place of ``fc`` (sigmoid)
-   or the static level ``fs`` after ``fc`` (Stribeck);
+   (docs/architecture.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``); a joint
+   with a nonlinear friction model (:mod:`physid.friction`) has ``phi1`` in place of ``fc``
+   (sigmoid) or the static level ``fs`` after ``fc`` (Stribeck);
 3. coupled-motor terms, per motor whose shaft turns with several joints (paper C §4.1, the TX40
    wrist): the off-diagonal rotor inertia ``Iam``, viscous ``fvm`` and Coulomb ``fcm`` terms.
 

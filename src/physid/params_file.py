@@ -1,4 +1,5 @@
-"""The ``params.json`` contract (DESIGN.md): writing it from standard parameters, reading it back.
+"""The ``params.json`` contract (docs/architecture.md): writing it from standard parameters, reading
+it back.
 
 ``bodies`` is keyed by the name of the joint that moves the body; ``com`` is in that joint's frame
 and ``inertia`` is about the centre of mass, in that frame. ``joints`` holds the friction and
@@ -208,8 +209,8 @@ def annotate_document(
     bodies_std: dict[str, dict],
     shape_std: dict[str, float] | None = None,
 ) -> dict:
-    """Add, beside every body's and joint's values, its standard deviation, its ``source``
-    (``data`` / ``regrouped`` / ``prior``) and the URDF prior value (DESIGN.md: every reported
+    """Add, beside every body's and joint's values, its standard deviation, its ``source`` (``data``
+    / ``regrouped`` / ``prior``) and the URDF prior value (docs/architecture.md: every reported
     quantity says where it came from). ``shape_std``: the standard deviation of every fitted
     friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.identify.friction_shapes`).
     """

@@ -50,9 +50,9 @@ def inertial_regressor(
 def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """Columns of the joint and coupled-motor terms: shape (N, n_joints, n_terms).
 
-    Joint terms (DESIGN.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the joint's own row,
-    with ``sign`` taken as 0 below ``model.coulomb_deadband`` (per joint, if set); a joint with a
-    sigmoid or Stribeck model has its coefficients' columns instead of ``sign``
+    Joint terms (docs/architecture.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the
+    joint's own row, with ``sign`` taken as 0 below ``model.coulomb_deadband`` (per joint, if
+    set); a joint with a sigmoid or Stribeck model has its coefficients' columns instead of ``sign``
     (:func:`physid.friction.friction_columns`, shapes ``model.friction_shape``).
     A coupled motor k with ratio row ``r`` (paper C §4.1; TX40 dataset README) adds, with the
     motor speed ``dq_m = r @ dq`` and scale ``s = r[k]``:

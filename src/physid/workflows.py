@@ -1,6 +1,6 @@
 """End-to-end workflows shared by the CLI and the demo: files in, results out.
 
-Nothing below this module imports it (DESIGN.md layer 7).
+Nothing below this module imports it (docs/architecture.md layer 7).
 """
 
 from __future__ import annotations

@@ -11,14 +11,15 @@ import sys
 
 # One BLAS thread unless the user asks for more, set before anything imports NumPy. physid's
 # linear algebra is many small factorisations (per-joint QRs of ~100 columns, SDPs of a few
-# hundred variables) where OpenBLAS' worker threads spin instead of work. Measured on the UR10e
-# benchmark case (benchmarks/real_corpus.py, 2 cores, shared): 24.5 CPU s / 28.8 s wall with
-# the default threads, 4.1 CPU s / 5.4 s wall with one. Export OPENBLAS_NUM_THREADS (or
-# OMP_/MKL_NUM_THREADS) to override.
+# hundred variables, a 420 x 71 SVD) where OpenBLAS' worker threads spin instead of work.
+# Measured on 2 shared cores: the UR10e case of benchmarks/real_corpus.py 24.5 CPU s / 28.8 s
+# wall with the default threads, 4.1 / 5.4 s with one; physid excite's SVD 0.21 s threaded,
+# 0.002 s on one thread. Export OPENBLAS_NUM_THREADS (or OMP_/MKL_NUM_THREADS) to override;
+# tests/conftest.py and the benchmarks do the same.
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import click  # noqa: E402
+import click  # noqa: E402 - after the thread settings
 
 from physid import __version__  # noqa: E402
 from physid.errors import PhysidError  # noqa: E402

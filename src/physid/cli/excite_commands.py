@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import numpy as np
 
 from physid.cli.options import EXISTING_FILE, number_in
 
@@ -98,8 +99,11 @@ def excite_command(
     acceleration at the start and end, periodic, optimised by IPOPT (CasADi) for the chosen
     criterion under position, velocity, acceleration and torque limits checked on a dense time
     grid (limits from the URDF, overridable in the config; acceleration default: velocity limit
-    x 2 pi x the highest harmonic). Prints the criterion, condition number and log-det before
-    and after, and the largest use of each limit. See docs/excitation.md.
+    x 2 pi x the highest harmonic), bodies kept apart by the URDF's collision geometry and, if
+    configured, frames kept inside a workspace box. Stops at excitation.time_limit_s (default
+    180 s) and prints a progress line every 5 s on stderr. Prints the status, the criterion,
+    condition number and log-det of the start and of the result (how far it got), the largest
+    use of each limit and the smallest distance between bodies. See docs/excitation.md.
     """
     from physid.excite.workflow import run_excite, summary_path_for
 
@@ -114,6 +118,7 @@ def excite_command(
         seed=seed,
         summary_path=summary_path,
         verbose=verbose,
+        progress=None if verbose else lambda line: click.echo(f"excite: {line}", err=True),
     )
     start, best, check = result.start_quality, result.quality, result.limit_check
     click.echo(f"status: {result.status} ({result.iterations} IPOPT iterations, "
@@ -130,6 +135,15 @@ def excite_command(
         f"limit use (1 = at the limit): position {check.position:.3f}, velocity "
         f"{check.velocity:.3f}, acceleration {check.acceleration:.3f}, torque {check.torque:.3f}"
     )
+    if np.isfinite(check.min_distance):
+        click.echo(
+            f"self-collision: smallest distance between bodies {1000 * check.min_distance:.1f} mm "
+            f"({len(result.geometry.collision.pairs)} pairs checked)"
+        )
+    if result.geometry is not None and result.geometry.workspace is not None:
+        click.echo(f"workspace: largest excursion out of the box {check.outside_workspace:.4f} m")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {out} and {summary_path or summary_path_for(out)}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import click
@@ -55,24 +54,19 @@ def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) ->
 
 
 def config_template() -> str:
-    """Every ``physid identify`` config option with its default and a comment: the template
-    kept in the docstring of :mod:`physid.config` (one source of truth)."""
-    import physid.config
+    """Every ``physid identify`` config key with its default and a comment, examples commented
+    out (generated from the config dataclasses: :mod:`physid.config_template`)."""
+    from physid.config_template import render_template
 
-    doc = physid.config.__doc__ or ""
-    _, _, block = doc.partition("::\n")
-    header = (
-        "# physid identify --config: every key is optional; a comment gives the default where\n"
-        "# the value shown is an example (transmission, drive_gains, filter cut-offs).\n"
-    )
-    return header + textwrap.dedent(block).strip("\n") + "\n"
+    return render_template()
 
 
 @click.command("config")
 @click.option(
     "--template",
     is_flag=True,
-    help="Print every identify option with its default and a comment (YAML).",
+    help="Print every identify option at its default, with a comment and a commented-out "
+    "example (YAML; the file as printed changes nothing).",
 )
 def config_command(template: bool) -> None:
     """Configuration files of physid identify / validate."""

@@ -117,26 +117,45 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     type=click.Choice(["exp_eig", "log_cholesky"]),
     default="exp_eig",
     show_default=True,
-    help="Inertial chart: exponential eigenvalue (paper B eqs. 11-15) or log-Cholesky (eqs. 9-10).",
+    help="How each estimated body's 10 inertial parameters are coordinatised while solving; "
+    "every value of either chart is a physically consistent body, so the result is the same "
+    "when both converge. exp_eig: log mass, log principal second moments [log kg m^2] and the "
+    "principal axes as a rotation vector [rad] (paper B eqs. 11-15); converged on 30/30 test "
+    "starts against 26/30, in up to 2x fewer iterations (docs/oe.md, Fig. 3). log_cholesky "
+    "(eqs. 9-10): no rotation coordinates; try it when exp_eig stops on a numerical failure.",
 )
 @click.option(
     "--rollout",
     type=click.Choice(["multiple", "feasible", "single"]),
     default="multiple",
     show_default=True,
-    help="Multiple shooting (eq. 34), feasibility-driven (eq. 33) or single shooting.",
+    help="How the trajectory follows each parameter step. multiple: every node state moves "
+    "with the linear step and the gaps between nodes close over the iterations (eq. 34); "
+    "fewest iterations on floating bases. feasible: the gaps are closed by a partial "
+    "nonlinear rollout (eq. 33); converged on 100/100 random starts 70 % off on every test "
+    "robot (multiple: 98-100/100), the one to try when multiple stalls. single: every iterate "
+    "is a full open-loop simulation; only for a good initial model and an open-loop stable "
+    "system (0/100 on the arm and the Go1; benchmarks/oe_table1.py).",
 )
 @click.option(
     "--no-nullspace",
     is_flag=True,
-    help="Use the plain Schur complement (eqs. 29-30) instead of the nullspace step "
-    "(eq. 31); fails at symmetric inertias in the exp_eig chart.",
+    help="Solve for the parameter step by the plain Schur complement (eqs. 29-30) instead of "
+    "the nullspace step (eq. 31, default). The plain step fails when the parameters have a "
+    "direction the cost does not see, which the exp_eig chart always has at a symmetric body "
+    "(two equal principal moments: a cylinder, a sphere; benchmarks/oe_borinot_sphere.py). "
+    "For comparisons only: the default step equals it whenever it succeeds.",
 )
 @click.option(
     "--prior-std",
     type=float,
     default=None,
-    help="Standard deviation of the prior on every chart coordinate (default: none).",
+    help="Prior around the URDF's inertias: standard deviation of every chart coordinate "
+    "(default: none, as in paper B VI-A). The log coordinates (mass, second moments) take it "
+    "as a relative spread (0.3 ~ +-30 %), the first moments m c as kg m, the exp_eig axes "
+    "as rad. Give one (e.g. 0.3-1) when the motion cannot determine every body parameter "
+    "(a body that barely moves or turns; large reported std): the prior then decides those "
+    "directions instead of the noise. It biases the estimate toward the URDF.",
 )
 @click.option(
     "--max-iterations",

@@ -51,7 +51,9 @@ def _print_identification(result, out: Path | None) -> None:
             )
         ]
         click.echo(f"estimated base tilt [deg] about x, y: {', '.join(tilt)}")
-    for warning in result.warnings:
+    from physid.report.flags import report_warnings
+
+    for warning in [*result.warnings, *report_warnings(result)]:
         click.echo(f"warning: {warning}", err=True)
     if out is not None:
         click.echo(f"wrote {out / 'params.json'}, {out / 'report.html'} and figures")
@@ -172,36 +174,51 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
 @click.option(
     "--json",
     "json_out",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Where to write per-joint RMSE [N m] and the stacked relative error "
-    "||tau - tau_hat|| / ||tau||, per file and overall.",
+    help="Also write the numbers printed (per-joint RMSE [N m] and relative error, the stacked "
+    "relative error ||tau - tau_hat|| / ||tau||, per file and overall) to this JSON file.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> None:
     """Predict measured torques with identified parameters and report the errors.
 
     Scored on the raw measured torque at every sample of each recording; positions are
-    differentiated with the training filter that params.json records (printed).
+    differentiated with the training filter that params.json records (printed). Prints the
+    relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
+    --json writes them too.
     """
     from physid.io import check_output_file, write_json_atomic
     from physid.workflows import run_validate
 
-    check_output_file(json_out, "--json")
+    if json_out is not None:
+        check_output_file(json_out, "--json")
 
     with step_progress("validate", quiet) as progress:
         report = run_validate(
             urdf, params_path, list(data), config_path=config_path, progress=progress
         )
-    write_json_atomic(json_out, report.as_dict())
-    overall = report.overall
+    if json_out is not None:
+        write_json_atomic(json_out, report.as_dict())
     click.echo(f"preprocessing: {report.preprocessing.summary()}")
-    click.echo(
-        f"relative error {100 * overall['relative_error']:.2f} % over "
-        f"{overall['n_samples']} samples; RMSE per joint [N m]: "
-        + ", ".join(f"{j} {v:.3g}" for j, v in overall["rmse"].items())
-    )
-    click.echo(f"wrote {json_out}")
+    rows = list(report.per_file.items())
+    if len(rows) > 1:
+        rows.append(("all files", report.overall))
+    for name, metrics in rows:
+        label = name if name == "all files" else Path(name).name
+        click.echo(
+            f"{label}: relative error {100 * metrics['relative_error']:.2f} % over "
+            f"{metrics['n_samples']} samples"
+        )
+        joints = metrics["relative_error_per_joint"]
+        click.echo(
+            "  per joint: "
+            + ", ".join(
+                f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g})" for j, v in metrics["rmse"].items()
+            )
+        )
+    if json_out is not None:
+        click.echo(f"wrote {json_out}")
 
 
 @click.command("demo")

@@ -46,14 +46,15 @@ def number_in(
 
 @contextlib.contextmanager
 def step_progress(description: str, quiet: bool) -> Iterator:
-    """A tqdm bar advanced by each named pipeline step (shows which step runs and the time)."""
+    """A progress display advanced by each named pipeline step (which step runs, the time):
+    :func:`physid.progress.progress`, a bar on a terminal, periodic lines in a log."""
     if quiet:
         yield lambda _message: None
         return
-    from tqdm import tqdm
+    from physid.progress import progress
 
-    with tqdm(
-        desc=description, unit=" step", bar_format="{desc}: {n} steps [{elapsed}] {postfix}"
+    with progress(
+        desc=description, unit="step", bar_format="{desc}: {n} steps [{elapsed}] {postfix}"
     ) as bar:
 
         def advance(message: str) -> None:

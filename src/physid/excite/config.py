@@ -18,7 +18,13 @@ optional)::
       information_points: 0        # criterion grid per period (0: 12 x harmonics, >= 60)
       max_iterations: 150          # IPOPT iterations per start
       starts: 3                    # random starts (seeds --seed, --seed + 1, ...); best kept
+      time_limit_s: 180            # wall-clock budget of the design, shared by the starts
       sample_rate_hz: 200          # rows of the written trajectory
+      collision: true              # keep bodies apart: the URDF's collision geometry
+      min_distance: 0.02           # m between bodies that can meet (NLP; the check needs > 0)
+      package_dirs: []             # folders holding the packages of package:// meshes
+      workspace: null              # {frames: [tool0], lower: [x, y, z], upper: [x, y, z]} m,
+                                   # base frame: these frames' origins stay inside the box
 
 ``physid identify`` refuses the ``excitation`` key: keep the shared keys in a file of their own
 or give identify a copy without the section.
@@ -30,8 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from physid.config import IdentifyConfig, parse_config
 from physid.errors import InputError
+from physid.excite.geometry import Workspace
 from physid.excite.limits import LIMIT_KEYS
 from physid.io import config_number, config_section, read_yaml
 
@@ -48,6 +57,11 @@ class ExcitationConfig:
     max_iterations: int = 150
     starts: int = 3
     sample_rate_hz: float = 200.0
+    time_limit_s: float = 180.0
+    collision: bool = True
+    min_distance: float = 0.02  # m
+    package_dirs: tuple[str, ...] = ()
+    workspace: Workspace | None = None
 
 
 def _integer(raw: dict, key: str, default: int, low: int, high: int) -> int:
@@ -95,7 +109,51 @@ def parse_excitation(raw: Any) -> ExcitationConfig:
         max_iterations=_integer(section, "max_iterations", 150, 1, 100_000),
         starts=_integer(section, "starts", 3, 1, 100),
         sample_rate_hz=number("sample_rate_hz", 1e-3, 1e6),
+        time_limit_s=number("time_limit_s", 1.0, 1e6),
+        collision=_flag(section, "collision", True),
+        min_distance=number("min_distance", 0.0, 10.0),
+        package_dirs=_strings(section.get("package_dirs"), "package_dirs"),
+        workspace=_workspace(section.get("workspace")),
     )
+
+
+def _flag(section: dict, key: str, default: bool) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError(f"config excitation.{key}: expected true or false, got {value!r}")
+    return value
+
+
+def _strings(raw: Any, key: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise InputError(f"config excitation.{key}: expected a list of strings, got {raw!r}")
+    return tuple(raw)
+
+
+def _workspace(raw: Any) -> Workspace | None:
+    """``{frames: [...], lower: [x, y, z], upper: [x, y, z]}`` [m], or None."""
+    if raw is None:
+        return None
+    section = config_section(raw, {"frames", "lower", "upper"}, "excitation.workspace")
+    frames = _strings(section.get("frames"), "workspace.frames")
+    if not frames:
+        raise InputError("config excitation.workspace.frames: name at least one frame")
+    bounds = {}
+    for key in ("lower", "upper"):
+        value = section.get(key)
+        if not isinstance(value, list) or len(value) != 3:
+            raise InputError(f"config excitation.workspace.{key}: expected [x, y, z] in m")
+        bounds[key] = np.array(
+            [
+                config_number(v, f"excitation.workspace.{key}", positive=False, low=-1e3, high=1e3)
+                for v in value
+            ]
+        )
+    if np.any(bounds["lower"] >= bounds["upper"]):
+        raise InputError("config excitation.workspace: lower must be below upper on every axis")
+    return Workspace(frames, bounds["lower"], bounds["upper"])
 
 
 def load_excite_config(path: str | Path | None) -> tuple[IdentifyConfig, ExcitationConfig]:

@@ -11,6 +11,7 @@ the one the NLP used. Nothing is silently replaced: a solution that breaks a lim
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -18,8 +19,9 @@ import numpy as np
 from physid.errors import InputError
 from physid.excite.criterion import CRITERIA, Criterion, condition_numbers
 from physid.excite.fourier import FourierBasis
+from physid.excite.geometry import GeometryConstraints
 from physid.excite.limits import JointLimits, LimitCheck, NominalTorques, check_limits
-from physid.excite.nlp import ExcitationProblem, solve
+from physid.excite.nlp import TIME_LIMIT, ExcitationProblem, solve
 from physid.model import RobotModel
 from physid.regressor import BaseParameters, base_parameters
 
@@ -39,6 +41,9 @@ class ExcitationOptions:
     information_points: int = 0  # per period; 0: 12 L, at least 60
     max_iterations: int = 150
     starts: int = 3  # random starts (seeds seed, seed + 1, ...): the best criterion is kept
+    # Wall-clock budget of the whole design [s], shared by the starts: 150 iterations x 3
+    # starts took 185 s on the KUKA LWR4+ on 2 busy cores, and far longer under more load.
+    time_limit_s: float = 180.0
 
     def __post_init__(self) -> None:
         if self.criterion not in CRITERIA:
@@ -49,6 +54,8 @@ class ExcitationOptions:
             raise InputError(f"excitation.starts: must lie in [1, 100], got {self.starts}")
         if not 1 <= self.harmonics <= 50:
             raise InputError(f"--harmonics: must lie in [1, 50], got {self.harmonics}")
+        if not self.time_limit_s > 0:
+            raise InputError(f"excitation.time_limit_s: must be > 0, got {self.time_limit_s}")
 
     @property
     def n_constraint(self) -> int:
@@ -84,14 +91,20 @@ class ExcitationResult:
     base: BaseParameters
     options: ExcitationOptions
     warnings: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # what the geometry check covers and skips
+    geometry: GeometryConstraints | None = None
 
     @property
     def status(self) -> str:
-        """``ok``, ``limits violated`` (dense re-check), or ``not converged (<IPOPT status>)``."""
+        """``ok``, ``limits violated`` (dense re-check, collisions and workspace included), or
+        ``not converged (<IPOPT status>)``; how far it got is in :attr:`start_quality` against
+        :attr:`quality`."""
         if not self.limit_check.ok:
             return "limits violated"
         if self.solver_status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
             return "ok"
+        if self.solver_status == TIME_LIMIT:
+            return f"not converged (time limit, {self.options.time_limit_s:g} s)"
         return f"not converged ({self.solver_status})"
 
     def states(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,6 +142,21 @@ class ExcitationResult:
             },
             "solver": {"status": self.solver_status, "iterations": self.iterations},
             "seconds": self.seconds,
+            "time_limit_s": self.options.time_limit_s,
+            "collision": {
+                "checked": self.geometry is not None and self.geometry.collision is not None,
+                "pairs": []
+                if self.geometry is None or self.geometry.collision is None
+                else self.geometry.collision.pair_names(),
+                "min_distance_constraint_m": None
+                if self.geometry is None
+                else self.geometry.min_distance,
+                "min_distance_m": self.limit_check.min_distance
+                if np.isfinite(self.limit_check.min_distance)
+                else None,
+            },
+            "outside_workspace_m": self.limit_check.outside_workspace,
+            "notes": list(self.notes),
             "coefficients": {
                 "offset_rad": offset,
                 "a_rad_per_s": a,
@@ -159,10 +187,12 @@ def scale_into_limits(
     limits: JointLimits,
     torques: NominalTorques,
     t: np.ndarray,
+    geometry: GeometryConstraints | None = None,
 ) -> np.ndarray:
     """The largest common scaling of ``x``'s amplitudes (offsets centred in the position range)
     that keeps positions, velocities, accelerations and nominal torques within ``limits`` on
-    the times ``t``: kinematic limits in closed form, the torque by bisection."""
+    the times ``t``, and the bodies ``geometry.min_distance`` apart and inside the workspace:
+    kinematic limits in closed form, the torque and the geometry by bisection."""
     X = np.asarray(x, float).reshape(basis.n_joints, basis.per_joint).copy()
     X[:, 0] = 0.0
     q, dq, ddq = basis.evaluate(X.reshape(-1), t)
@@ -175,16 +205,26 @@ def scale_into_limits(
 
     def fits(scale: float) -> bool:
         states = basis.evaluate(_centred(basis, X.reshape(-1), scale, limits, t), t)
-        return check_limits(limits, *states, torques.torques(*states)).ok
+        if not check_limits(limits, *states, torques.torques(*states)).ok:
+            return False
+        if geometry is None:
+            return True
+        distance, outside = geometry.check(states[0])
+        return distance >= geometry.min_distance and outside <= 0.0
 
     if fits(high):
         return _centred(basis, X.reshape(-1), high, limits, t)
+    if not fits(0.0):
+        raise InputError(
+            "no excitation fits the limits: at rest in the middle of the joint ranges the "
+            "torque limits are below gravity's, a workspace frame is outside its box, or "
+            "bodies are closer than excitation.min_distance; move the ranges "
+            "(excitation.limits) or the box"
+        )
     low = 0.0
     for _ in range(30):
         middle = 0.5 * (low + high)
         low, high = (middle, high) if fits(middle) else (low, middle)
-    if low == 0.0:
-        raise InputError("no excitation fits the limits: the torque limits are below gravity's")
     return _centred(basis, X.reshape(-1), low, limits, t)
 
 
@@ -210,21 +250,29 @@ def evaluate_quality(criterion: Criterion, basis: FourierBasis, x: np.ndarray, t
     )
 
 
-def _solve_from(problem, basis, limits, inner, torques, start, options, verbose) -> tuple:
-    """IPOPT from one start; the start itself is kept if the optimiser ends worse (said so)."""
+def _solve_from(
+    problem, basis, limits, inner, torques, start, options, verbose, seconds, report
+) -> tuple:
+    """IPOPT from one start for at most ``seconds``; the start itself is kept if the optimiser
+    ends worse (said so)."""
     criterion = problem.criterion
     t_information = basis.grid(options.n_information, shift=0.5)
     t_check = basis.grid(10 * options.n_constraint)
-    solution = solve(problem, inner, start, max_iterations=options.max_iterations, verbose=verbose)
+    solution = solve(
+        problem, inner, start, max_iterations=options.max_iterations, verbose=verbose,
+        time_limit_s=seconds, report=report,
+    )  # fmt: skip
     x = basis.project_end_conditions(solution.x)  # remove IPOPT's ~1e-9 equality residual
     q, dq, ddq = basis.evaluate(x, t_check)
-    check = check_limits(limits, q, dq, ddq, torques.torques(q, dq, ddq))
+    check = check_limits(limits, q, dq, ddq, torques.torques(q, dq, ddq), problem.geometry)
     quality = evaluate_quality(criterion, basis, x, t_information)
     start_quality = evaluate_quality(criterion, basis, start, t_information)
     warnings = []
     if quality.criterion >= start_quality.criterion:
         q, dq, ddq = basis.evaluate(start, t_check)
-        start_check = check_limits(limits, q, dq, ddq, torques.torques(q, dq, ddq))
+        start_check = check_limits(
+            limits, q, dq, ddq, torques.torques(q, dq, ddq), problem.geometry
+        )
         if start_check.ok:  # said in the warnings and the summary, never silent
             warnings.append("the optimiser did not improve on its start: the start is returned")
             x, quality, check = start, start_quality, start_check
@@ -240,12 +288,19 @@ def design_excitation(
     *,
     start: np.ndarray | None = None,
     verbose: bool = False,
+    geometry: GeometryConstraints | None = None,
+    notes: tuple[str, ...] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> ExcitationResult:
     """Optimise a periodic Fourier excitation of ``model`` under ``limits`` (see the module
-    docstring). ``start``: packed coefficients to start from (default: ``options.starts``
-    random excitations of seeds ``seed, seed + 1, ...`` scaled into the limits; the result of
-    the best is returned, with its own start as ``start``)."""
+    docstring) and, if given, the self-collision and workspace constraints of ``geometry``
+    (``notes``: what its check covers, for the summary). ``start``: packed coefficients to
+    start from (default: ``options.starts`` random excitations of seeds ``seed, seed + 1, ...``
+    scaled into the limits; the result of the best is returned, with its own start as
+    ``start``). ``progress`` receives a line every few seconds (the command prints it on
+    stderr); the starts share ``options.time_limit_s``."""
     began = time.perf_counter()
+    deadline = time.monotonic() + options.time_limit_s
     basis = FourierBasis(options.base_frequency_hz, options.harmonics, model.n_joints)
     base = base_parameters(model)
     prior = (
@@ -262,7 +317,7 @@ def design_excitation(
         starts = [
             scale_into_limits(
                 basis, basis.random(np.random.default_rng(options.seed + k)), inner, torques,
-                t_constraint,
+                t_constraint, geometry,
             )
             for k in range(options.starts)
         ]  # fmt: skip
@@ -274,10 +329,16 @@ def design_excitation(
         W0 = criterion.base_regressor(q0, dq0, ddq0)
         norms = np.linalg.norm(W0.reshape(-1, base.size), axis=0)
         criterion = replace(criterion, column_scale=1.0 / np.maximum(norms, 1e-12 * norms.max()))
-    problem = ExcitationProblem(basis, criterion, torques, t_information, t_constraint)
-    candidates = [
-        _solve_from(problem, basis, limits, inner, torques, x0, options, verbose) for x0 in starts
-    ]
+    problem = ExcitationProblem(basis, criterion, torques, t_information, t_constraint, geometry)
+    candidates = []
+    for k, x0 in enumerate(starts):
+        seconds = max(deadline - time.monotonic(), 0.0) / (len(starts) - k)
+        report = _reporter(progress, k, len(starts), seconds)
+        candidates.append(
+            _solve_from(
+                problem, basis, limits, inner, torques, x0, options, verbose, seconds, report
+            )
+        )
     # Within the limits first, then the lowest criterion.
     best = min(candidates, key=lambda c: (not c[2].ok, c[1].criterion))
     x, quality, check, start, start_quality, solution, warnings = best
@@ -295,4 +356,25 @@ def design_excitation(
         base=base,
         options=options,
         warnings=tuple(warnings),
+        notes=tuple(notes),
+        geometry=geometry,
     )
+
+
+def _reporter(progress, start: int, starts: int, seconds: float, every_s: float = 5.0):
+    """The iteration callback's report: a line at the first iteration and every ``every_s``."""
+    if progress is None:
+        return None
+    began, last = time.monotonic(), [-np.inf]
+
+    def report(iteration: int, value: float, best: float) -> None:
+        now = time.monotonic()
+        if now - last[0] < every_s:
+            return
+        last[0] = now
+        progress(
+            f"start {start + 1}/{starts}: iteration {iteration}, criterion {value:.4g} "
+            f"(best within the limits {best:.4g}), {now - began:.0f} s of {seconds:.0f} s"
+        )
+
+    return report

@@ -5,7 +5,7 @@ effort>``, as Pinocchio reads them); the acceleration limit, which a URDF cannot
 override come from the ``excitation`` section of the config (:mod:`physid.excite.config`).
 Torques are those of the nominal model (the URDF's inertias, damping, friction and armature):
 Pinocchio's RNEA and its analytical derivatives (``computeRNEADerivatives``), plus the joint
-terms of DESIGN.md (``fv dq + fc sign(dq) + offset``).
+terms of docs/architecture.md (``fv dq + fc sign(dq) + offset``).
 """
 
 from __future__ import annotations
@@ -149,12 +149,16 @@ class NominalTorques:
 
 @dataclass(frozen=True)
 class LimitCheck:
-    """Largest use of each limit (1.0 = at the limit) over a trajectory."""
+    """Largest use of each limit (1.0 = at the limit) over a trajectory, the smallest distance
+    between bodies that can collide [m] (inf: not checked) and the largest excursion of a
+    workspace frame out of its box [m] (0: inside, or no box)."""
 
     position: float
     velocity: float
     acceleration: float
     torque: float
+    min_distance: float = np.inf
+    outside_workspace: float = 0.0
 
     @property
     def worst(self) -> float:
@@ -162,18 +166,28 @@ class LimitCheck:
 
     @property
     def ok(self) -> bool:
-        return self.worst <= 1.0 + 1e-9
+        return self.worst <= 1.0 + 1e-9 and self.min_distance > 0 and self.outside_workspace <= 0
 
 
 def check_limits(
-    limits: JointLimits, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, tau: np.ndarray | None
+    limits: JointLimits,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    tau: np.ndarray | None,
+    geometry=None,
 ) -> LimitCheck:
-    """Fraction of each limit used (position: of the half-range about the middle)."""
+    """Fraction of each limit used (position: of the half-range about the middle); with
+    ``geometry`` (:class:`physid.excite.geometry.GeometryConstraints`) also the collision
+    distance and the workspace excursion."""
     middle, half = 0.5 * (limits.upper + limits.lower), 0.5 * (limits.upper - limits.lower)
     torque = 0.0 if tau is None else float(np.max(np.abs(tau) / limits.effort))
+    distance, outside = (np.inf, 0.0) if geometry is None else geometry.check(q)
     return LimitCheck(
         position=float(np.max(np.abs(q - middle) / half)),
         velocity=float(np.max(np.abs(dq) / limits.velocity)),
         acceleration=float(np.max(np.abs(ddq) / limits.acceleration)),
         torque=torque,
+        min_distance=distance,
+        outside_workspace=outside,
     )

@@ -6,15 +6,24 @@ Decision variables: the packed Fourier coefficients ``x`` (:mod:`physid.excite.f
     subject to  E x = 0                               zero velocity/acceleration at the ends
                 lower <= P x <= upper, |V x| <= dq_max, |A x| <= ddq_max   on a dense grid
                 |tau(q, dq, ddq)| <= tau_max          nominal torques on the same grid
+                dist(q) >= d_min, box_lo <= p(q) <= box_hi   (optional) self-collision and
+                                                      workspace on the same grid
+                                                      (:mod:`physid.excite.geometry`)
 
 The linear constraints are CasADi expressions. Pinocchio's CasADi bindings
 (``pinocchio.casadi``) are absent from the PyPI ``pin`` wheels, so the regressor and the torques
 enter as CasADi callbacks that evaluate Pinocchio numerically and give exact first derivatives
 (chain rule through the linear Fourier basis); IPOPT uses a limited-memory Hessian.
+
+IPOPT's iterates are watched by an iteration callback: it reports progress, stops the solve at
+a wall-clock budget (the design must end on a 7-joint arm in minutes, issue 28), and keeps the
+best iterate within every constraint, which is what is returned: the log condition number is
+not smooth (the extreme singular values cross), so the last iterate is often not the best.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +32,7 @@ import numpy as np
 
 from physid.excite.criterion import Criterion
 from physid.excite.fourier import FourierBasis
+from physid.excite.geometry import GeometryConstraints
 from physid.excite.limits import JointLimits, NominalTorques
 
 
@@ -107,8 +117,10 @@ class ExcitationProblem:
         torques: NominalTorques,
         information_times: np.ndarray,
         constraint_times: np.ndarray,
+        geometry: GeometryConstraints | None = None,
     ) -> None:
         self.basis, self.criterion, self.torques = basis, criterion, torques
+        self.geometry = geometry
         self.info_rows = basis.rows(information_times)
         self.constraint_rows = basis.rows(constraint_times)
         self._cache = _Cache()
@@ -147,14 +159,70 @@ class ExcitationProblem:
         K, n = d_q.shape[:2]
         return J.reshape(K * n, -1)
 
+    def geometry_values(self, x: np.ndarray) -> np.ndarray:
+        q = self._states(x, self.constraint_rows)[0]
+        return self.geometry.values(q).reshape(-1)
+
+    def geometry_jacobian(self, x: np.ndarray) -> np.ndarray:
+        q = self._states(x, self.constraint_rows)[0]
+        d_q = self.geometry.jacobian(q)  # (K, r, n)
+        J = np.einsum("krj,kc->krjc", d_q, self.constraint_rows[0])
+        return J.reshape(d_q.shape[0] * d_q.shape[1], -1)
+
 
 @dataclass(frozen=True)
 class SolveResult:
-    x: np.ndarray
-    status: str  # IPOPT's return status
+    x: np.ndarray  # the best iterate within the constraints (the last one if none was)
+    status: str  # IPOPT's return status, or TIME_LIMIT
     success: bool
     iterations: int
     objective: float
+
+
+TIME_LIMIT = "Time_Limit_Reached"  # the solve stopped at its wall-clock budget
+
+
+class _Watch(ca.Callback):
+    """IPOPT's iteration callback: progress, the wall-clock budget, the best feasible iterate."""
+
+    def __init__(self, nx: int, lbg: np.ndarray, ubg: np.ndarray, deadline: float, report) -> None:
+        ca.Callback.__init__(self)
+        self.nx, self.lbg, self.ubg, self.deadline, self.report = nx, lbg, ubg, deadline, report
+        self.iteration, self.best_x, self.best_f, self.timed_out = 0, None, np.inf, False
+        self.construct("watch", {})
+
+    def get_n_in(self) -> int:
+        return ca.nlpsol_n_out()
+
+    def get_n_out(self) -> int:
+        return 1
+
+    def get_name_in(self, i: int) -> str:
+        return ca.nlpsol_out(i)
+
+    def get_name_out(self, i: int) -> str:
+        return "stop"
+
+    def get_sparsity_in(self, i: int) -> ca.Sparsity:
+        name = ca.nlpsol_out(i)
+        if name == "f":
+            return ca.Sparsity.scalar()
+        if name in ("x", "lam_x"):
+            return ca.Sparsity.dense(self.nx)
+        if name in ("g", "lam_g"):
+            return ca.Sparsity.dense(len(self.lbg))
+        return ca.Sparsity(0, 0)
+
+    def eval(self, arg: list) -> list:
+        f, g = float(arg[1]), np.asarray(arg[2], float).reshape(-1)
+        violation = max(np.max(self.lbg - g, initial=0.0), np.max(g - self.ubg, initial=0.0))
+        if violation <= 1e-6 and f < self.best_f:
+            self.best_x, self.best_f = np.asarray(arg[0], float).reshape(-1), f
+        if self.report is not None:
+            self.report(self.iteration, f, self.best_f)
+        self.iteration += 1
+        self.timed_out = time.monotonic() > self.deadline
+        return [1 if self.timed_out else 0]
 
 
 def _linear_constraints(
@@ -194,8 +262,12 @@ def solve(
     max_iterations: int = 150,
     tolerance: float = 1e-6,
     verbose: bool = False,
+    time_limit_s: float = np.inf,
+    report=None,
 ) -> SolveResult:
-    """IPOPT on the design NLP from ``x0`` (which should satisfy the constraints)."""
+    """IPOPT on the design NLP from ``x0`` (which should satisfy the constraints), stopped after
+    ``time_limit_s`` of wall-clock time; ``report(iteration, criterion, best feasible)`` is
+    called at every iteration."""
     basis = problem.basis
     size = basis.size
     n_tau = problem.constraint_rows[0].shape[0] * basis.n_joints
@@ -205,9 +277,21 @@ def solve(
     E = basis.end_condition_matrix()
     L, low, high = _linear_constraints(basis, limits, problem.constraint_rows)
     effort = np.tile(limits.effort, problem.constraint_rows[0].shape[0])
-    g = ca.vertcat(ca.mtimes(_sparse(E), x), ca.mtimes(_sparse(L), x), torque(x))
-    lbg = np.concatenate([np.zeros(E.shape[0]), low, -effort])
-    ubg = np.concatenate([np.zeros(E.shape[0]), high, effort])
+    blocks = [ca.mtimes(_sparse(E), x), ca.mtimes(_sparse(L), x), torque(x)]
+    lbg = [np.zeros(E.shape[0]), low, -effort]
+    ubg = [np.zeros(E.shape[0]), high, effort]
+    geometry = problem.geometry
+    if geometry is not None:
+        K = problem.constraint_rows[0].shape[0]
+        block = _Numeric(
+            "geometry", size, K * geometry.size, problem.geometry_values, problem.geometry_jacobian
+        )
+        blocks.append(block(x))
+        lbg.append(np.tile(geometry.lower, K))
+        ubg.append(np.tile(geometry.upper, K))
+    g, lbg, ubg = ca.vertcat(*blocks), np.concatenate(lbg), np.concatenate(ubg)
+    deadline = time.monotonic() + time_limit_s
+    watch = _Watch(size, lbg, ubg, deadline, report)
     options = {
         "ipopt.hessian_approximation": "limited-memory",
         "ipopt.max_iter": int(max_iterations),
@@ -220,14 +304,19 @@ def solve(
         "ipopt.print_level": 5 if verbose else 0,
         "ipopt.sb": "yes",
         "print_time": False,
+        "iteration_callback": watch,
     }
     solver = ca.nlpsol("excite", "ipopt", {"x": x, "f": objective(x), "g": g}, options)
     solution = solver(x0=ca.DM(x0), lbg=ca.DM(lbg), ubg=ca.DM(ubg))
     stats = solver.stats()
+    status = str(stats.get("return_status", "unknown"))
+    if watch.timed_out and status == "User_Requested_Stop":
+        status = TIME_LIMIT
+    last = np.asarray(solution["x"], float).reshape(-1)
     return SolveResult(
-        x=np.asarray(solution["x"], float).reshape(-1),
-        status=str(stats.get("return_status", "unknown")),
+        x=last if watch.best_x is None else watch.best_x,
+        status=status,
         success=bool(stats.get("success", False)),
         iterations=int(stats.get("iter_count", -1)),
-        objective=float(solution["f"]),
+        objective=float(solution["f"]) if watch.best_x is None else watch.best_f,
     )

@@ -1,15 +1,16 @@
 """``physid excite``: URDF + config in, an optimised excitation trajectory and its summary out.
 
-The trajectory is written in physid's trajectory contract (DESIGN.md): ``t``, ``q_<joint>``,
-``dq_<joint>``, ``ddq_<joint>`` and ``tau_<joint>``, where ``tau`` is the torque the URDF's
-nominal parameters need (for a feasibility check and a feed-forward; it is not a measurement).
-The summary (``physid.excitation/1`` JSON) holds the criterion, the condition number and the
-log-det of the base regressor before and after the optimisation, the limits and how much of
+The trajectory is written in physid's trajectory contract (docs/architecture.md): ``t``,
+``q_<joint>``, ``dq_<joint>``, ``ddq_<joint>`` and ``tau_<joint>``, where ``tau`` is the torque the
+URDF's nominal parameters need (for a feasibility check and a feed-forward; it is not a
+measurement). The summary (``physid.excitation/1`` JSON) holds the criterion, the condition number
+and the log-det of the base regressor before and after the optimisation, the limits and how much of
 each the trajectory uses, and the Fourier coefficients. Both files are written atomically.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,11 @@ from physid.data import Trajectory, write_trajectory_csv
 from physid.errors import InputError
 from physid.excite.config import load_excite_config
 from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
+from physid.excite.geometry import (
+    GeometryConstraints,
+    WorkspaceChecker,
+    collision_checker,
+)
 from physid.excite.limits import NominalTorques, joint_limits
 from physid.io import write_json_atomic
 
@@ -59,6 +65,27 @@ def excitation_trajectory(
     return Trajectory(t, q, tau, result.limits.joint_names, dq=dq, ddq=ddq, source="excitation")
 
 
+def geometry_constraints(
+    model, urdf: str | Path, limits, excitation
+) -> tuple[GeometryConstraints | None, tuple[str, ...]]:
+    """The self-collision (unless ``excitation.collision`` is false) and workspace constraints
+    of the config, and notes on what they cover."""
+    collision, notes = None, []
+    if excitation.collision:
+        middle = 0.5 * (limits.lower + limits.upper)
+        collision, notes = collision_checker(
+            model, urdf, middle, excitation.min_distance, excitation.package_dirs
+        )
+    else:
+        notes = ["self-collision not checked (excitation.collision: false)"]
+    workspace = None
+    if excitation.workspace is not None:
+        workspace = WorkspaceChecker(model, excitation.workspace)
+    if collision is None and workspace is None:
+        return None, tuple(notes)
+    return GeometryConstraints(collision, excitation.min_distance, workspace), tuple(notes)
+
+
 def summary_path_for(out: str | Path) -> Path:
     """The summary's default path: the trajectory's, with ``.json`` for its suffix."""
     return Path(out).with_suffix(".json")
@@ -76,8 +103,10 @@ def run_excite(
     seed: int = 0,
     summary_path: str | Path | None = None,
     verbose: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> ExcitationResult:
-    """Design an excitation for the robot of ``urdf`` and write ``out`` and its summary."""
+    """Design an excitation for the robot of ``urdf`` and write ``out`` and its summary;
+    ``progress`` receives a line every few seconds."""
     if Path(out).suffix.lower() != ".csv":
         raise InputError(f"the trajectory is written as CSV: give a .csv name, got {out}")
     duration_s, base_frequency_hz = resolve_timing(duration_s, base_frequency_hz)
@@ -95,6 +124,7 @@ def run_excite(
         information_points=excitation.information_points,
         max_iterations=excitation.max_iterations,
         starts=excitation.starts,
+        time_limit_s=excitation.time_limit_s,
     )
     limits = joint_limits(
         model,
@@ -102,7 +132,10 @@ def run_excite(
         default_acceleration=excitation.acceleration,
         highest_frequency_hz=harmonics * base_frequency_hz,
     )
-    result = design_excitation(model, limits, options, verbose=verbose)
+    geometry, notes = geometry_constraints(model, urdf, limits, excitation)
+    result = design_excitation(
+        model, limits, options, verbose=verbose, geometry=geometry, notes=notes, progress=progress
+    )
     trajectory = excitation_trajectory(
         result, NominalTorques(model), duration_s, excitation.sample_rate_hz
     )

@@ -1,9 +1,9 @@
 """Identified parameters back into a URDF, by editing the XML of the URDF they belong to.
 
-Mapping (``params.json`` contract, DESIGN.md): ``bodies`` is keyed by the joint that moves the
-body, with ``com`` and ``inertia`` (about the centre of mass) in that joint's frame. Pinocchio's
-URDF parser places a joint's frame at the child link's frame (the ``<joint><origin>``), and
-merges the links hanging below that child through ``fixed`` joints into the same body. So:
+Mapping (``params.json`` contract, docs/architecture.md): ``bodies`` is keyed by the joint that
+moves the body, with ``com`` and ``inertia`` (about the centre of mass) in that joint's frame.
+Pinocchio's URDF parser places a joint's frame at the child link's frame (the ``<joint><origin>``),
+and merges the links hanging below that child through ``fixed`` joints into the same body. So:
 
 - the child link of each identified joint gets the *whole* identified body: ``<inertial>`` with
   ``<origin xyz=com rpy="0 0 0">``, the mass, and the full inertia tensor in the link frame;

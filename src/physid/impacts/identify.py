@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from tqdm import tqdm
 
 from physid.errors import InputError
 from physid.impacts.geometry import (
@@ -38,6 +37,7 @@ from physid.impacts.geometry import (
 from physid.impacts.identify_nlp import IdentificationNlp, SolveOutcome
 from physid.impacts.identify_report import assemble_result, free_flight_result
 from physid.impacts.results import IdentificationResult
+from physid.progress import progress as progress_display
 
 
 @dataclass(frozen=True)
@@ -276,11 +276,11 @@ def identify(
     )
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (0.5 * nlp.r_scale)
     solves_per_start = len(opts.warm_starts) * sum(len(c) for c in opts.continuations)
-    bar = tqdm(
+    bar = progress_display(
         total=solves_per_start + (3 if opts.profile_step else 0),
         desc="identify",
         unit="solve",
-        disable=None if progress else True,
+        enabled=progress,
         leave=False,
     )
     starts: list[dict] = []

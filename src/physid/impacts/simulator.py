@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from tqdm import tqdm
 
 from physid.errors import InputError
 from physid.impacts.geometry import (
@@ -30,6 +29,7 @@ from physid.impacts.geometry import (
 )
 from physid.impacts.results import SimulationResult
 from physid.impacts.steppers import NlpStepper, StepData, solve_step_lcp
+from physid.progress import progress as progress_display
 
 #: A contact whose gap at q^0 is below −this [m] means the body starts inside the environment.
 PENETRATION_TOLERANCE = 1e-9
@@ -106,12 +106,8 @@ def simulate(
     gravity_dv = np.array([0.0, -gravity * dt, 0.0])
     nlp = NlpStepper(shape, lines) if solver == "nlp" else None
     status = "ok"
-    steps = tqdm(
-        range(n_steps),
-        desc="simulate",
-        unit="step",
-        disable=None if progress else True,
-        leave=False,
+    steps = progress_display(
+        range(n_steps), desc="simulate", unit="step", enabled=progress, leave=False
     )
     for k in steps:
         frames = contact_frames(shape, lines, q[k])

@@ -95,7 +95,8 @@ def _unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]):
-    """``params.json`` (DESIGN.md contract): bodies and joint terms, multibody terms in extra."""
+    """``params.json`` (docs/architecture.md contract): bodies and joint terms, multibody terms in
+    extra."""
     model, std = fit.model, dict(zip(fit.names, fit.std.tolist(), strict=True))
     value = {n: float(v) for n, v in zip(model.names, model.values, strict=True)}
 
@@ -115,16 +116,38 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         )
         eig = np.sort(np.linalg.eigvalsh(inertia))
         consistent &= bool(value[f"{n}.mass"] > 0 and eig[0] > 0 and eig[0] + eig[1] >= eig[2])
+        entries = [["Ixx", "Ixy", "Ixz"], ["Ixy", "Iyy", "Iyz"], ["Ixz", "Iyz", "Izz"]]
+        inertia_std = [[std.get(f"{n}.{e}") for e in row] for row in entries]
+        estimated = any(f"{n}.{e}" in std for row in entries for e in row)
+        # identify's per-body layout: a std and a source per quantity. A quantity not estimated
+        # is the model's (YAML/URDF) value: std null, source prior; the inertia is "data" when
+        # any entry is estimated, the null entries of its std saying which are not.
         bodies[n] = {
             "mass": value[f"{n}.mass"],
             "com": pm.inertias[i].lever.tolist(),
             "inertia": inertia.tolist(),
+            "std": {"mass": std.get(f"{n}.mass"), "com": [None] * 3, "inertia": inertia_std},
+            "source": {
+                "mass": origin(f"{n}.mass"),
+                "com": "prior",
+                "inertia": "data" if estimated else "prior",
+            },
         }
         joints[n] = {
             "viscous": value[f"{n}.viscous"],
             "coulomb": 0.0,
             "offset": 0.0,
             "armature": value[f"{n}.shaft_inertia"],
+            "std": {
+                "viscous": std.get(f"{n}.viscous"),
+                "armature": std.get(f"{n}.shaft_inertia"),
+            },
+            "source": {
+                "viscous": origin(f"{n}.viscous"),
+                "coulomb": "prior",
+                "offset": "prior",
+                "armature": origin(f"{n}.shaft_inertia"),
+            },
         }
     extra = {
         "format": "physid.multibody/1",
@@ -221,8 +244,18 @@ def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
     return out
 
 
+def _swing_limits(measured: np.ndarray) -> tuple[float, float]:
+    """Angle-axis limits around the measured swing (20 % margin): a simulation that runs away
+    must not squash a +-0.15 rad swing onto a 0-6 rad axis (issue 28)."""
+    low, high = float(np.nanmin(measured)), float(np.nanmax(measured))
+    pad = 0.2 * max(high - low, 1e-3)
+    return low - pad, high + pad
+
+
 def plot_report(fit: MultibodyFit, path: Path) -> None:
-    """Measured vs estimated angles, impulse residuals, simulation from the first state."""
+    """Per joint, the measured, estimated and simulated (from the first state) angles on an
+    axis scaled to that joint's swing; the differences to the measurement [mrad]; the impulse
+    residuals."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -236,24 +269,33 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
     except InputError as err:  # e.g. an estimate at a zero mass: report it, keep the rest
         sim, why = np.full_like(seg.y, np.nan), f"no simulation: {err}"
     imp = impulse_residuals(fit)[0]
-    fig, axes = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for j, name in enumerate(fit.model.joint_names):
-        axes[0].plot(t, seg.y[:, j], ".", ms=2, label=f"measured {name}")
-        axes[0].plot(t, est[:, j], "-", lw=1, label=f"estimated {name}")
-        axes[2].plot(t, seg.y[:, j], ".", ms=2, label=f"measured {name}")
-        axes[2].plot(t, sim[:, j], "-", lw=1, label=f"simulated {name}")
-    axes[0].set_ylabel("angle [rad]")
-    axes[0].legend(fontsize=7)
-    axes[1].plot(t[1:], np.linalg.norm(imp[:, : imp.shape[1] // 2], axis=1), label="|dp_v|")
-    axes[1].plot(t[1:], np.linalg.norm(imp[:, imp.shape[1] // 2 :], axis=1), label="|dp_q|")
-    axes[1].set_ylabel("impulse residual [N s]")
-    axes[1].set_yscale("log")
-    axes[1].legend(fontsize=7)
-    axes[2].set_ylabel("angle [rad]")
-    axes[2].set_title(why, fontsize=8)
-    axes[2].set_xlabel("time [s]")
-    axes[2].legend(fontsize=7)
-    axes[0].set_title(f"{fit.status}, {fit.iterations} iterations, h = {fit.h:g} s")
+    names = fit.model.joint_names
+    fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)
+    error_axis, impulse_axis = axes[-2], axes[-1]
+    for j, name in enumerate(names):
+        axis = axes[j]
+        axis.plot(t, seg.y[:, j], ".", ms=2, color="0.6", label="measured")
+        axis.plot(t, est[:, j], "-", lw=1.2, label="estimated")
+        axis.plot(t, sim[:, j], "--", lw=1.0, label="simulated from the first state")
+        axis.set_ylim(*_swing_limits(seg.y[:, j]))
+        axis.set_ylabel(f"{name} [rad]")
+        axis.set_title(f"{name}: angle (axis scaled to the measured swing)", fontsize=9)
+        for model_angles, label, style in ((est, "estimated", "-"), (sim, "simulated", "--")):
+            error = 1e3 * (model_angles[:, j] - seg.y[:, j])
+            rms = np.sqrt(np.nanmean(error**2)) if np.isfinite(error).any() else np.nan
+            error_axis.plot(t, error, style, lw=0.9, label=f"{name} {label} (RMS {rms:.3g} mrad)")
+    error_axis.axhline(0.0, color="0.5", lw=0.5)
+    error_axis.set_ylabel("minus measured [mrad]")
+    error_axis.set_title(why or "angle differences to the measurement", fontsize=9)
+    impulse_axis.plot(t[1:], np.linalg.norm(imp[:, : imp.shape[1] // 2], axis=1), label="|dp_v|")
+    impulse_axis.plot(t[1:], np.linalg.norm(imp[:, imp.shape[1] // 2 :], axis=1), label="|dp_q|")
+    impulse_axis.set_ylabel("impulse residual [N s]")
+    impulse_axis.set_yscale("log")
+    impulse_axis.set_xlabel("time [s]")
+    for axis in axes:
+        axis.tick_params(labelsize=9)
+        axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.suptitle(f"{fit.status}, {fit.iterations} iterations, h = {fit.h:g} s", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -27,7 +27,7 @@ from physid.oe.state import ARG0, ARG1
 class ParametrizedModel:
     """A private copy of a Pinocchio model whose chosen bodies' inertias are set from theta.
 
-    ``body_joints`` names the joints that move the estimated bodies (DESIGN.md keying);
+    ``body_joints`` names the joints that move the estimated bodies (docs/architecture.md keying);
     ``actuation`` maps the commands u to generalized forces, ``tau = actuation @ u``.
     """
 

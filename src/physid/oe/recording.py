@@ -1,15 +1,14 @@
 """Read a trajectory file for :mod:`physid.oe` and write its outputs.
 
-Columns (DESIGN.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing dt; jitter
-up to 1 % of dt; a file that jitters more is resampled at its median step by
-:func:`physid.oe.regrid.regrid`), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque
-command applied from that sample to the next) for every joint, optional ``dq_<joint>`` (all
-or none). Continuous (unbounded) joints are read as angles [rad]. Optional force/torque sensors:
+Columns (docs/architecture.md trajectory contract): ``t`` [s] on a uniform grid (the node spacing
+dt; jitter up to 1 % of dt; a file that jitters more is resampled at its median step by
+:func:`physid.oe.regrid.regrid`), ``q_<joint>`` for every joint, ``tau_<joint>`` (the torque command
+applied from that sample to the next) for every joint, optional ``dq_<joint>`` (all or none).
+Continuous (unbounded) joints are read as angles [rad]. Optional force/torque sensors:
 ``ft_<frame>_fx, _fy, _fz`` [N] and ``ft_<frame>_tx, _ty, _tz`` [N m], all six per sensor, the
-wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`).
-Other columns are reported, not used. A model with a free-flyer root also reads the base and
-contact columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root
-joint).
+wrench its frame's joint transmits to the subtree, in that frame (:mod:`physid.oe.wrench`). Other
+columns are reported, not used. A model with a free-flyer root also reads the base and contact
+columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for the root joint).
 """
 
 from __future__ import annotations
@@ -161,27 +160,31 @@ def params_document(model: pin.Model, result: OEResult, provenance: dict) -> dic
 
     bodies = {}
     estimated = result.body_summary()
+    quantities = ("mass", "com", "inertia")
     for name in list(model.names)[1:]:
         pi = model.inertias[model.getJointId(name)].toDynamicParameters()
+        if pi[0] <= 0 and name not in estimated:
+            continue
+        mass, com, inertia = mass_com_inertia_from_pi(pi)
+        urdf = {"mass": float(mass), "com": com.tolist(), "inertia": inertia.tolist()}
         if name in estimated:
             body = estimated[name]
-            bodies[name] = {
-                "mass": body["mass"],
-                "com": body["com"],
-                "inertia": body["inertia"],
-                "source": "data",
-                "std": {
+            # identify's per-body layout (std and source per quantity, the URDF value as
+            # prior), plus the raw pi standard deviations (kept: new fields are only added)
+            bodies[name] = {key: body[key] for key in quantities} | {
+                "std": body["std"]
+                | {
                     "pi_order": ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"],
                     "pi": body["pi_std"],
                 },
+                "source": dict.fromkeys(quantities, "data"),
+                "prior": urdf,
             }
-        elif pi[0] > 0:
-            mass, com, inertia = mass_com_inertia_from_pi(pi)
-            bodies[name] = {
-                "mass": float(mass),
-                "com": com.tolist(),
-                "inertia": inertia.tolist(),
-                "source": "prior",
+        else:  # not estimated: the URDF's body, exactly
+            bodies[name] = urdf | {
+                "std": {"mass": 0.0, "com": [0.0] * 3, "inertia": [[0.0] * 3] * 3},
+                "source": dict.fromkeys(quantities, "prior"),
+                "prior": dict(urdf),
             }
     return {
         "format": "physid.params/1",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from physid.inertia import mass_com_inertia_from_pi
+from physid.inertia import mass_com_inertia_from_pi, mass_com_inertia_std
 
 
 @dataclass
@@ -40,22 +40,32 @@ class OEResult:
     solve_time: float
     history: dict[str, list] = field(default_factory=dict)
     chi2_reduced: float = float("nan")
+    pi_covariance: NDArray[np.float64] | None = None  # (n_bodies, 10, 10), as pi_std
 
     @property
     def converged(self) -> bool:
         return self.status == "converged"
 
     def body_summary(self) -> dict[str, dict]:
-        """Per estimated body: mass [kg], com [m], inertia about the com [kg m^2], pi, pi_std."""
+        """Per estimated body: mass [kg], com [m], inertia about the com [kg m^2], pi, pi_std,
+        and ``std``: the standard deviations of mass, com and inertia about the com (the
+        per-body layout of identify's params.json; NaN where not available)."""
         out = {}
-        for name, pi, std in zip(self.body_joints, self.pis, self.pi_std, strict=True):
+        covariances = self.pi_covariance
+        if covariances is None:
+            covariances = np.full((len(self.body_joints), 10, 10), np.nan)
+        for name, pi, std, cov in zip(
+            self.body_joints, self.pis, self.pi_std, covariances, strict=True
+        ):
             mass, com, inertia = mass_com_inertia_from_pi(pi)
+            mass_std, com_std, inertia_std = mass_com_inertia_std(pi, cov)
             out[name] = {
                 "mass": float(mass),
                 "com": com.tolist(),
                 "inertia": inertia.tolist(),
                 "pi": pi.tolist(),
                 "pi_std": std.tolist(),
+                "std": {"mass": mass_std, "com": com_std.tolist(), "inertia": inertia_std.tolist()},
             }
         return out
 

@@ -74,15 +74,18 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     theta_std = np.sqrt(np.clip(np.diag(cov), 0, None))
     theta_std[touched] = np.nan
     G = problem.dynamics.G
-    pi_std = []
+    pi_std, pi_cov = [], []
     for b in range(G.shape[0]):
         s = slice(10 * b, 10 * b + 10)
         c = G[b] @ cov[s, s] @ G[b].T
         std = np.sqrt(np.clip(np.diag(c), 0, None))
         if touched[s].any():
-            std[np.abs(G[b][:, touched[s]]).max(axis=1) > 0] = np.nan
+            unknown = np.abs(G[b][:, touched[s]]).max(axis=1) > 0
+            std[unknown] = np.nan
+            c[unknown, :] = c[:, unknown] = np.nan
         pi_std.append(std)
-    return theta_std, np.array(pi_std)
+        pi_cov.append(c)
+    return theta_std, np.array(pi_std), np.array(pi_cov)
 
 
 def solve(
@@ -173,10 +176,11 @@ def solve(
             callback(it, theta, xs)
     try:
         with np.errstate(all="ignore"):
-            theta_std, pi_std = _std(problem, xs, ws, theta, opt.nullspace_rtol)
+            theta_std, pi_std, pi_cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
     except (SingularStepError, np.linalg.LinAlgError):
         theta_std = np.full(theta.shape, np.nan)
         pi_std = np.full((theta.size // 10, 10), np.nan)
+        pi_cov = np.full((theta.size // 10, 10, 10), np.nan)
     pis = problem.dynamics.set_theta(theta)
     return OEResult(
         status,
@@ -196,4 +200,5 @@ def solve(
         time.perf_counter() - start,
         hist,
         problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan"),
+        pi_cov,
     )

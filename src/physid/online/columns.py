@@ -1,4 +1,5 @@
-"""The trajectory-contract columns that ``physid online`` reads (DESIGN.md, plus floating base).
+"""The trajectory-contract columns that ``physid online`` reads (docs/architecture.md, plus floating
+base).
 
 From any table :func:`physid.data.read_table` reads (CSV, NPZ, Parquet, recording manifest):
 

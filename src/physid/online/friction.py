@@ -3,7 +3,7 @@
 Paper E's measurement (eq. 14) subtracts the torque of everything that is not estimated; on a real
 arm that includes the joints' own friction, which an inertial-only nominal model leaves in the
 residual, where the filter reads it as a payload (or gates the update). ``physid identify`` writes
-these terms per joint in ``params.json`` (DESIGN.md joint terms):
+these terms per joint in ``params.json`` (docs/architecture.md joint terms):
 
     tau_j = fv dq_j + fc sign(dq_j) + offset + Ia ddq_j,   sign = 0 where |dq_j| < deadband_j,
 

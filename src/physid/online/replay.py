@@ -108,7 +108,7 @@ def replay(
     filt: RecursiveInertialFilter, signals: OnlineSignals, *, progress: bool = False
 ) -> ReplayResult:
     """Feed every sample of ``signals`` to ``filt.update`` and collect what it streams."""
-    from tqdm import tqdm
+    from physid.progress import progress as progress_display
 
     n, nb = signals.n_samples, filt.n_bodies
     pi = np.empty((n, nb, 10))
@@ -119,7 +119,7 @@ def replay(
     nis = np.full(n, np.nan)
     reasons: Counter[str] = Counter()
     wrenches = signals.wrenches
-    steps = tqdm(range(n), disable=not progress, unit="sample", mininterval=0.5, leave=False)
+    steps = progress_display(range(n), desc="online", unit="sample", enabled=progress, leave=False)
     for k in steps:
         estimate = filt.update(
             signals.t[k],

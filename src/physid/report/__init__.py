@@ -1,1 +1,2 @@
-"""Figures, HTML report and JSON outputs. Nothing below this layer imports it (DESIGN.md)."""
+"""Figures, HTML report and JSON outputs. Nothing below this layer imports it
+(docs/architecture.md)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 
 import matplotlib
 import numpy as np
@@ -11,6 +12,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, NullLocator
 
 _MAX_POINTS = 4000  # per curve: a figure is for the eye, not for the data
+# Tick labels of 9 pt at 110 dpi are 14 px high in a report page 1200 px wide (7 pt, 10 px, was
+# too small to read: issue 28).
+TICK_SIZE = 9
 
 
 def _png(figure: Figure) -> bytes:
@@ -29,17 +33,28 @@ def _columns(n_panels: int) -> int:
 
 
 def _grid(
-    n_panels: int, width: float = 11.0, height_per_row: float = 2.1, *, sharex: bool = True
+    n_panels: int,
+    width: float = 11.0,
+    height_per_row: float = 2.2,
+    *,
+    sharex: bool = True,
+    top_inches: float = 0.85,
 ) -> tuple[Figure, list]:
     """Panels in one or two columns (sharing the x axis unless told not to), labelled by
-    :func:`_label`."""
+    :func:`_label`; room above them for the title and a legend (:func:`_legend`), which must
+    not cover data."""
     # Fixed margins: Matplotlib's constrained layout costs more than drawing these figures.
     columns = _columns(n_panels)
     rows = int(np.ceil(n_panels / columns))
-    height = height_per_row * rows + 0.6
+    height = height_per_row * rows + top_inches + 0.1
     figure = Figure(figsize=(width, height))
     figure.subplots_adjust(
-        left=0.07, right=0.98, bottom=0.45 / height, top=1 - 0.55 / height, hspace=0.45, wspace=0.18
+        left=0.07,
+        right=0.98,
+        bottom=0.5 / height,
+        top=1 - top_inches / height,
+        hspace=0.5,
+        wspace=0.18,
     )
     axes = figure.subplots(rows, columns, squeeze=False, sharex=sharex).ravel()
     for extra in axes[n_panels:]:
@@ -56,15 +71,36 @@ def _label(
     cost of drawing these figures."""
     columns = _columns(len(axes))
     for k, (axis, title) in enumerate(zip(axes, titles, strict=True)):
-        axis.set_title(title, fontsize=9, y=1.0)
+        axis.set_title(title, fontsize=10, y=1.0)
         lowest = not sharex or k + columns >= len(axes)  # (subplots(sharex=True) hid the labels
         axis.tick_params(labelbottom=lowest)  # of every row but the last, hidden panels included)
         if lowest:
-            axis.set_xlabel(xlabel, fontsize=8, labelpad=1)
+            axis.set_xlabel(xlabel, fontsize=9, labelpad=1)
         if ylabel and k % columns == 0:
-            axis.set_ylabel(ylabel, fontsize=8)
+            axis.set_ylabel(ylabel, fontsize=9)
         axis.locator_params(nbins=4)
-        axis.tick_params(labelsize=7)
+        axis.tick_params(labelsize=TICK_SIZE)
+
+
+def _legend(figure: Figure, axes: list, **options) -> None:
+    """One legend for the figure, under its title and above the panels (a legend inside a
+    panel covers data)."""
+    handles, labels = {}, {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+            labels.setdefault(label, label)
+    height = figure.get_figheight()
+    figure.legend(
+        list(handles.values()),
+        list(labels),
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.38 / height),
+        ncols=len(handles),
+        fontsize=9,
+        frameon=False,
+        **options,
+    )
 
 
 def envelope(t: np.ndarray, y: np.ndarray, max_points: int = _MAX_POINTS) -> tuple:
@@ -99,31 +135,53 @@ def torque_fit_png(
     joint_names: tuple[str, ...],
     title: str,
     units: tuple[str, ...] | None = None,
+    missed_above: float = np.inf,
 ) -> bytes:
     """Measured vs predicted torque and the error, one panel per joint (paper C Fig. 4 style).
 
     ``t`` is one recording's own time axis (a line across several recordings would bridge the
     gap between them with a straight segment). The titles give each joint's relative error and
     RMSE on all samples; the curves are drawn through their min/max :func:`envelope`.
-    ``units`` per joint ("N m" for revolute, "N" for prismatic joints; default N m).
+    ``units`` per joint ("N m" for revolute, "N" for prismatic joints; default N m). A joint
+    whose relative error exceeds ``missed_above`` gets a red title.
     """
     units = units or ("N m",) * len(joint_names)
     figure, axes = _grid(len(joint_names))
     titles = []
+    missed = []
     for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
-        error = tau_measured[:, k] - tau_predicted[:, k]
-        axis.plot(*envelope(t, tau_measured[:, k]), color="tab:blue", lw=0.8, label="measured")
+        # Drawn in this order: the noisy measurement as a light band under the prediction, the
+        # prediction as a dark line on top (drawn under the band it disappeared: issue 28).
+        if not np.all(np.isfinite(tau_measured[:, k])):  # no torque column: nothing to compare
+            titles.append(f"{joint} [{units[k]}]: predicted only (torque not measured/fitted)")
+        else:
+            error = tau_measured[:, k] - tau_predicted[:, k]
+            axis.plot(*envelope(t, error), color="0.6", lw=0.6, label="error", zorder=1)
+            axis.plot(
+                *envelope(t, tau_measured[:, k]),
+                color="tab:cyan",
+                lw=1.0,
+                alpha=0.55,
+                label="measured",
+                zorder=2,
+            )
+            rmse = float(np.sqrt(np.mean(error**2)))
+            norm = max(np.linalg.norm(tau_measured[:, k]), 1e-300)
+            relative = float(np.linalg.norm(error) / norm)
+            titles.append(
+                f"{joint} [{units[k]}]: rel. error {100 * relative:.2f} %, RMSE {rmse:.3g}"
+            )
+            if relative > missed_above:
+                missed.append(k)
         axis.plot(
-            *envelope(t, tau_predicted[:, k]), "--", color="tab:red", lw=0.9, label="predicted"
+            *envelope(t, tau_predicted[:, k]), color="black", lw=0.9, label="predicted", zorder=3
         )
-        axis.plot(*envelope(t, error), color="0.35", lw=0.6, label="error")
-        rmse = float(np.sqrt(np.mean(error**2)))
-        relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau_measured[:, k]), 1e-300))
-        titles.append(f"{joint} [{units[k]}]: rel. error {100 * relative:.2f} %, RMSE {rmse:.3g}")
     ylabel = f"torque [{units[0]}]" if len(set(units)) == 1 else "torque"
     _label(axes, titles, "t [s] from the start of the recording", ylabel)
-    axes[0].legend(fontsize=7, loc="upper right", ncols=3)
-    figure.suptitle(title, fontsize=11)
+    for k in missed:  # the joints the model misses badly (report.flags), in red
+        axes[k].title.set_color("tab:red")
+    _legend(figure, axes)
+    figure.suptitle(title, fontsize=11, y=1 - 0.12 / figure.get_figheight())
     return _png(figure)
 
 
@@ -146,12 +204,13 @@ def friction_png(
     breaks, e.g. across the Coulomb step); ``descriptions``: per joint, the model in a few words
     (the panel's title); ``units``: per joint (velocity unit, torque unit).
     """
-    figure, axes = _grid(len(joint_names), height_per_row=2.4, sharex=False)
+    figure, axes = _grid(len(joint_names), height_per_row=2.8, sharex=False, top_inches=1.1)
     per_group = max(200, 3000 // max(len(dq), 1))
     for k, axis in enumerate(axes):
         drawn = [np.zeros(0)]
         for group, (v, r, label) in enumerate(zip(dq, residual, labels, strict=True)):
             keep = stride(len(v), per_group)
+            keep = keep[np.isfinite(r[keep, k])]  # a joint without a torque column has no cloud
             axis.plot(
                 v[keep, k], r[keep, k], ".", ms=1.5, alpha=0.5, color=f"C{group}", label=label
             )
@@ -173,14 +232,20 @@ def friction_png(
         axis.axvline(0.0, color="0.6", lw=0.5)
     torque_units = {torque for _, torque in units}
     ylabel = f"residual [{torque_units.pop()}]" if len(torque_units) == 1 else "residual"
-    titles = [f"{joint}: {text}" for joint, text in zip(joint_names, descriptions, strict=True)]
+    width = 60 if _columns(len(joint_names)) == 2 else 120  # characters of a title line
+    titles = [
+        "\n".join(textwrap.wrap(f"{joint}: {text}", width))
+        for joint, text in zip(joint_names, descriptions, strict=True)
+    ]
     _label(axes, titles, "velocity estimate", ylabel, sharex=False)
     for k, axis in enumerate(axes):
-        axis.set_xlabel(f"velocity [{units[k][0]}]", fontsize=8, labelpad=1)
-    axes[0].legend(fontsize=7, loc="upper left", markerscale=4)
+        axis.set_xlabel(f"velocity [{units[k][0]}]", fontsize=9, labelpad=1)
+    axes[0].plot([], [], color="black", lw=1.3, label="identified friction model")
+    _legend(figure, axes, markerscale=5)
     figure.suptitle(
         "Friction: measured minus predicted rigid-body torque (dots) and identified model (line)",
         fontsize=11,
+        y=1 - 0.12 / figure.get_figheight(),
     )
     return _png(figure)
 
@@ -204,11 +269,11 @@ def autocorrelation_png(
     starts = np.arange(len(joint_names)) * (n_lags + gap)
     for k, start in enumerate(starts):
         axis.vlines(start + np.arange(n_lags), 0.0, autocorrelation[k], color=f"C{k % 10}", lw=1.2)
-    axis.set_xticks(starts + (n_lags - 1) / 2, joint_names, fontsize=8)
+    axis.set_xticks(starts + (n_lags - 1) / 2, joint_names, fontsize=TICK_SIZE)
     axis.set_xlim(-gap / 2, starts[-1] + n_lags - 1 + gap / 2)
     axis.set_ylim(-1.05, 1.05)
-    axis.set_ylabel("autocorrelation", fontsize=8)
-    axis.tick_params(labelsize=7)
+    axis.set_ylabel("autocorrelation", fontsize=9)
+    axis.tick_params(labelsize=TICK_SIZE)
     axis.set_title(
         f"lags 0 to {n_lags - 1} samples per joint; shaded: 95 % band of white noise",
         fontsize=9,
@@ -237,7 +302,7 @@ def consistency_png(
     right.bar(positions, masses, color="tab:blue")
     right.set_title(f"body masses [kg] (total {np.sum(masses):.3f} kg)", fontsize=9, y=1.0)
     for axis in (left, right):
-        axis.set_xticks(positions, body_names, rotation=30, ha="right", fontsize=7)
-        axis.tick_params(labelsize=7)
+        axis.set_xticks(positions, body_names, rotation=30, ha="right", fontsize=TICK_SIZE)
+        axis.tick_params(labelsize=TICK_SIZE)
     figure.suptitle("Physical consistency", fontsize=11)
     return _png(figure)

@@ -64,25 +64,33 @@ def friction_curves(
     return curves
 
 
-def friction_descriptions(model: RobotModel, theta: np.ndarray) -> tuple[str, ...]:
-    """Per joint, its identified friction model in a few words (a panel title)."""
+def friction_descriptions(
+    model: RobotModel, theta: np.ndarray, at_bound: frozenset[int] = frozenset()
+) -> tuple[str, ...]:
+    """Per joint, its identified friction model in a few words (a panel title): every
+    coefficient with its unit, the Coulomb deadband when there is one, and ``0 (at bound)`` for
+    a coefficient held at 0 by the consistent fit (indices ``at_bound``)."""
     layout = model.layout
+    deadband = model.coulomb_deadband
     texts = []
     for j, joint in enumerate(model.joint_names):
         revolute = is_revolute(model, joint)
         torque, speed = ("N m", "rad/s") if revolute else ("N", "m/s")
+        units = {"fv": f"{torque} s/{speed.split('/')[0]}", "phi2": f"s/{speed.split('/')[0]}"}
+        units |= {"phi3": speed, "vs": speed}
         kind = layout.friction_of(joint)
-        coefficients = [
-            f"{term} {theta[layout.index(f'{joint}.{term}')]:.3g}"
-            for term in layout.terms_of(joint)
-            if term not in ("Ia", "fv")
-        ]
-        text = ", ".join(coefficients) + f" {torque}"
-        if "fv" in layout.terms_of(joint):
-            fv = theta[layout.index(f"{joint}.fv")]
-            text = f"fv {fv:.3g} {torque} s/{speed.split('/')[0]}, " + text
-        units = {"phi2": f"s/{speed.split('/')[0]}", "phi3": speed, "vs": speed}
+        parts = []
+        for term in layout.terms_of(joint):
+            if term == "Ia":
+                continue
+            index = layout.index(f"{joint}.{term}")
+            bound = " (at bound)" if index in at_bound else ""
+            value = 0.0 if bound else theta[index]
+            parts.append(f"{term} {value:.3g} {units.get(term, torque)}{bound}")
         shape = zip(SHAPE_PARAMETERS[kind], model.shape_of(j), strict=True)
-        text += "".join(f", {name} {value:.3g} {units[name]}" for name, value in shape)
+        parts += [f"{name} {value:.3g} {units[name]}" for name, value in shape]
+        if deadband is not None and deadband[j] > 0:
+            parts.append(f"deadband {deadband[j]:.2g} {speed}")
+        text = ", ".join(parts)
         texts.append(text if kind == "linear" else f"{kind}: {text}")
     return tuple(texts)

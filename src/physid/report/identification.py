@@ -24,6 +24,7 @@ from physid.io import atomic_output_dir, to_json_text
 from physid.model import RobotModel, is_revolute
 from physid.params_file import FORMAT, annotate_document, params_document
 from physid.report import figures
+from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
 from physid.report.friction import (
     friction_curves,
     friction_descriptions,
@@ -32,7 +33,8 @@ from physid.report.friction import (
 
 
 def params_json(result: IdentificationResult, provenance: dict) -> dict:
-    """The ``params.json`` document (DESIGN.md contract) of a successful identification."""
+    """The ``params.json`` document (docs/architecture.md contract) of a successful
+    identification."""
     if result.theta is None:
         raise PhysidError(result.status)
     model, base, ls = result.model, result.base, result.least_squares
@@ -133,7 +135,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         },
         "preprocessing": result.train_observations.info,
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
-        "warnings": list(result.warnings),
+        "warnings": list(result.warnings) + report_warnings(result),
     }
 
 
@@ -225,10 +227,15 @@ def _recordings(result: IdentificationResult) -> list[tuple[str, int, RecordingF
 _SET_LABEL = {"train": "training", "validation": "validation"}
 
 
+def _file_name(path: str) -> str:
+    """A recording's or URDF's file name without its folders: a report is mailed around, and
+    the folders of the machine it was made on are nobody else's business (nor valid there)."""
+    return Path(path).name if path else ""
+
+
 def _recording_label(kind: str, number: int, fit: RecordingFit) -> str:
-    return (
-        f"{_SET_LABEL[kind]} {number}: {fit.name}" if fit.name else f"{_SET_LABEL[kind]} {number}"
-    )
+    name = _file_name(fit.name)
+    return f"{_SET_LABEL[kind]} {number}: {name}" if name else f"{_SET_LABEL[kind]} {number}"
 
 
 # --- figures -------------------------------------------------------------------------------------
@@ -249,7 +256,7 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
         )
         jobs[f"torque_{kind}_{number}.png"] = (
             figures.torque_fit_png,
-            (fit.t, fit.tau, fit.tau_predicted, joints, title, units),
+            (fit.t, fit.tau, fit.tau_predicted, joints, title, units, MISSED_JOINT_ERROR),
             f"Measured (raw) vs predicted torque, {label}",
         )
     layout = model.layout
@@ -271,7 +278,7 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
                 [label for label, _ in groups],
                 joints,
                 friction_curves(model, theta, top),
-                friction_descriptions(model, theta),
+                friction_descriptions(model, theta, frozenset(parameters_at_bound(result))),
                 tuple(
                     (_joint_units(model, j)["speed"], _joint_units(model, j)["torque"])
                     for j in joints
@@ -415,13 +422,22 @@ def _preprocessing_text(info: dict) -> str:
     return text
 
 
-def _estimate(value: float, std: float | None, prior: float | None, source: str) -> _Cell:
-    """``value ± std`` with the URDF prior beside it, styled by where the value comes from."""
+def _estimate(
+    value: float, std: float | None, prior: float | None, source: str, *, at_bound: bool = False
+) -> _Cell:
+    """``value ± std`` with the URDF prior beside it (to 6 significant digits: the URDF's own
+    number, not a rounding of it), styled by where the value comes from; ``at_bound``: held at
+    0 by the consistent fit's constraint (flagged: its std does not describe it)."""
     text = html.escape(_fmt(value))
+    if at_bound:
+        text = (
+            '0 <span class="bound" title="held at the bound of the consistent fit">at bound '
+            "&ge; 0</span>"
+        )
     if std is not None and np.isfinite(std):
         text += f' <span class="std">± {html.escape(_fmt(std, 2))}</span>'
     if prior is not None and np.isfinite(prior):
-        text += f' <span class="urdf">(URDF {html.escape(_fmt(prior))})</span>'
+        text += f' <span class="urdf">(URDF {html.escape(_fmt(prior, 6))})</span>'
     return _Cell(text, f"src-{source}" if source in SOURCES else "")
 
 
@@ -527,6 +543,7 @@ def _joint_term_tables(result: IdentificationResult) -> str:
     prior = _prior_of(result)
     modelled = {term for joint in joints for term in layout.terms_of(joint)}
     columns = [c for c in _TERM_COLUMNS if c[0] in modelled]
+    bound = parameters_at_bound(result)
     rows = []
     for joint in joints:
         row: list = [joint, "revolute" if is_revolute(model, joint) else "prismatic"]
@@ -536,7 +553,7 @@ def _joint_term_tables(result: IdentificationResult) -> str:
                 row.append("—")
                 continue
             std, source = _std_and_source(result, index)
-            row.append(_estimate(theta[index], std, prior[index], source))
+            row.append(_estimate(theta[index], std, prior[index], source, at_bound=index in bound))
         rows.append(row)
     header = ["joint", "type"]
     header += [f"{label} [{_header_unit(model, joints, unit)}]" for _, label, unit in columns]
@@ -559,11 +576,33 @@ def _joint_term_tables(result: IdentificationResult) -> str:
             for term in _MOTOR_UNITS:
                 index = layout.index(f"{motor}.{term}")
                 std, source = _std_and_source(result, index)
-                row.append(_estimate(theta[index], std, prior[index], source))
+                row.append(
+                    _estimate(theta[index], std, prior[index], source, at_bound=index in bound)
+                )
             motor_rows.append(row)
         motor_header = ["motor", *(f"{t} [{unit}]" for t, unit in _MOTOR_UNITS.items())]
         text += "<h3>Coupled-motor terms</h3>" + _table(motor_header, motor_rows, "motor-terms")
-    return text
+    return text + _drive_gain_table(result)
+
+
+def _drive_gain_table(result: IdentificationResult) -> str:
+    """The drive gains identified with the known payload (``drive_gains: identify``)."""
+    if not result.drive_gains:
+        return ""
+    rows = []
+    for name, gain in result.drive_gains.items():
+        unit = (
+            "N m"
+            if name not in result.model.joint_names or is_revolute(result.model, name)
+            else "N"
+        )
+        rows.append([name, _Cell(f"{html.escape(_fmt(gain['value'], 6))} "
+                     f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'),
+                     f"{unit} per unit of current"])  # fmt: skip
+    return (
+        "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
+        + _table(["joint", "gain ± std", "unit"], rows, "drive-gains")
+    )
 
 
 def _error_tables(result: IdentificationResult) -> str:
@@ -576,7 +615,8 @@ def _error_tables(result: IdentificationResult) -> str:
         ("validation", result.validation, result.validation_fits),
     ):
         for k, fit in enumerate(fits or ()):
-            rows.append((kind, f"{k + 1}: {fit.name}" if fit.name else str(k + 1), fit.metrics))
+            name = _file_name(fit.name)
+            rows.append((kind, f"{k + 1}: {name}" if name else str(k + 1), fit.metrics))
         if metrics is not None:
             rows.append((kind, "all recordings stacked", metrics))
     relative_rows = [
@@ -662,7 +702,8 @@ th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
 .src-prior{color:#888;font-style:italic}.src-regrouped{background:#f3f6ff}
 .flag{font-size:11px;padding:0 4px;border-radius:3px;border:1px solid #bbb}
 .flag-data{background:#e6f4e6}.flag-regrouped{background:#dde6ff}.flag-prior{background:#eee}
-.note{color:#555;font-size:13px}"""
+.note{color:#555;font-size:13px}
+.bound{font-size:11px;padding:0 4px;border-radius:3px;background:#ffe4b3;border:1px solid #e90}"""
 
 
 def report_html(
@@ -716,7 +757,7 @@ def report_html(
         preprocessing_html = (
             f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
         )
-    all_warnings = list(result.warnings) + list(provenance.get("warnings_from_data") or [])
+    all_warnings = list(fit["warnings"]) + list(provenance.get("warnings_from_data") or [])
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in all_warnings) or "<li>none</li>"
     prior_mass = model.layout.total_mass(_prior_of(result))
     mass_prior_html = (
@@ -768,7 +809,7 @@ def report_html(
 <style>{_CSS}</style></head><body>
 <h1>physid identification report</h1>
 <p>physid {html.escape(__version__)}, created {html.escape(str(provenance.get("created_utc")))}.
-URDF: {html.escape(str(provenance.get("urdf", "")))}</p>
+URDF: {html.escape(_file_name(str(provenance.get("urdf", ""))))}</p>
 {_status_box(result)}
 <h2>Summary</h2>{_table(["quantity", "value"], summary_rows, "summary")}
 <h2>Preprocessing</h2>{preprocessing_html}

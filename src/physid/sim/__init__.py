@@ -1,4 +1,4 @@
 """Simulators with known ground truth, for tests, demos and benchmarks.
 
-Estimators never import this package (DESIGN.md).
+Estimators never import this package (docs/architecture.md).
 """

@@ -1,9 +1,9 @@
 """Closed-loop simulation of a fixed-base arm with known parameters (test data and the demo).
 
 The plant is the rigid-body model (Pinocchio CRBA and nonlinear effects) plus, per joint, the
-DESIGN.md terms: viscous ``fv*dq``, Coulomb ``fc*sign(dq)``, a torque ``offset`` and armature
-``Ia*ddq``. A PD controller with computed-torque feed-forward tracks a finite Fourier series
-excitation (Swevers et al. 1997). The recorded signals are what a drive would log: encoder
+docs/architecture.md terms: viscous ``fv*dq``, Coulomb ``fc*sign(dq)``, a torque ``offset`` and
+armature ``Ia*ddq``. A PD controller with computed-torque feed-forward tracks a finite Fourier
+series excitation (Swevers et al. 1997). The recorded signals are what a drive would log: encoder
 positions quantised to a resolution, and the commanded torque plus white noise.
 
 Integration is Runge–Kutta 4 with the torque held over each sample; the inverse-dynamics

@@ -1,4 +1,4 @@
-"""Sweeps: many estimator jobs on Ray (DESIGN.md layer 8, orchestration).
+"""Sweeps: many estimator jobs on Ray (docs/architecture.md layer 8, orchestration).
 
 * :mod:`~physid.sweep.spec` — the SPEC file (kind, base arguments, grid, jobs, seeds), checked
   and expanded into :class:`Job` s before anything runs;

@@ -1,9 +1,9 @@
 """The job kinds a sweep runs: their arguments, checks (made before anything runs) and runs.
 
-Each kind calls a public entry point of the layers above (DESIGN.md layer 8): the workflow
-functions of :mod:`physid.workflows` (what ``physid identify``, ``validate`` and ``payload``
-run) or the public API of :mod:`physid.impacts` (what ``physid impacts identify`` runs). A run
-writes its files into the folder it is given and returns the key numbers of its result, a flat
+Each kind calls a public entry point of the layers above (docs/architecture.md layer 8): the
+workflow functions of :mod:`physid.workflows` (what ``physid identify``, ``validate`` and
+``payload`` run) or the public API of :mod:`physid.impacts` (what ``physid impacts identify`` runs).
+A run writes its files into the folder it is given and returns the key numbers of its result, a flat
 mapping that becomes the job's row of the results table.
 
 Heavy imports (Pinocchio, CasADi) happen inside the functions: the Ray workers import them, the

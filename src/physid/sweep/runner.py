@@ -173,7 +173,7 @@ def _run_jobs(
     progress: bool,
     done: dict[int, dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    from tqdm import tqdm
+    from physid.progress import progress as progress_display
 
     task = ray.remote(execute_job).options(num_cpus=1, max_retries=retries, retry_exceptions=True)
     cap = workers or len(jobs)
@@ -181,8 +181,8 @@ def _run_jobs(
     in_flight: dict[Any, tuple[int, Job]] = {}
     rows: dict[int, dict[str, Any]] = dict(done)
     failed, names = 0, parameter_names(jobs)
-    with tqdm(
-        total=len(jobs), initial=len(done), unit="job", desc="sweep", disable=not progress
+    with progress_display(
+        total=len(jobs), initial=len(done), unit="job", desc="sweep", enabled=progress
     ) as bar:
         try:
             while queue or in_flight:
@@ -200,7 +200,7 @@ def _run_jobs(
                     _write_job_folder(target / "jobs", job, outcome)
                     rows[index] = job_row(job, outcome)
                     failed += outcome["status"] != "ok"
-                    bar.set_postfix(failed=failed)
+                    bar.set_postfix_str(f"failed={failed}")
                     bar.update(1)
                 done = [rows[i] for i in sorted(rows)]
                 write_table(done, target, parameters=names, parquet=False)
