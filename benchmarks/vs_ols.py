@@ -7,8 +7,8 @@ joints stacked, on the RAW measured torques at the recording's own sample instan
   per joint, viscous ``dq``, Coulomb ``sign(dq)`` and offset columns (+ armature ``ddq`` where the
   torque includes the rotors; + the TX40 coupled-wrist columns), solved by ``numpy.linalg.lstsq``
   on the full-rate raw torques of the training recordings;
-* physid: ``physid.workflows.run_identify`` with NO config (defaults; TX40: the example's config
-  without its ``filter`` and ``split`` sections, because the data are motor side), its written
+* physid: ``physid.workflows.run_identify`` with NO config (defaults; TX40: only the example's
+  transmission and joint terms, because the data are motor side; cases of real_cases.py), its
   ``params.json`` re-scored here: a Pinocchio model of the URDF whose bodies get the file's
   ``pin.Inertia(mass, com, inertia)``, the file's gravity, ``tau_hat = rnea + viscous*dq +
   coulomb*sign(dq) + offset + armature*ddq`` (+ coupled-motor terms);
@@ -31,16 +31,19 @@ Run: python benchmarks/vs_ols.py [--datasets PATH] [--seeds N] [--coverage-seeds
 (KUKA from the repository's data/; the TX40 from --datasets, default $PHYSID_DATASETS, else
 ../shared/datasets beside the repository; skipped with a message when absent)
 
-RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-22 (automatic Coulomb deadband,
-cubic end extension of the derivative filter), 24 s wall::
+RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-24 (preprocessing chosen by
+blocked cross-validation, joint-term prior, decimation at 3x the cut-off), 111 s wall::
 
     case                          OLS physid  ratio  floor  ph/fl physid own
-    kuka_lwr4 (real)             2.79   2.55  0.913      -      -       2.64
-    staubli_tx40 (real)         29.47  19.89  0.675      -      -      19.53
-    arm5p seed 0 (sim)           2.25   1.68  0.746   2.35  0.714       1.68
-    arm6 seed 0 (sim)            1.37   1.28  0.933   1.35  0.947       1.29
+    kuka_lwr4 2+3->1 (real)      2.79   2.61  0.937      -      -       2.70
+    staubli_tx40 (real)         29.55  20.14  0.682      -      -      19.61
+    arm5p seed 0 (sim)           2.25   1.67  0.743   2.35  0.711       1.67
+    arm6 seed 0 (sim)            1.37   1.28  0.934   1.35  0.947       1.27
     scara4 seed 0 (sim)          1.60   1.42  0.885   1.57  0.902       1.44
-    mean ratio 0.830: ratio <= 1 every case MET, mean <= 0.97 MET, sim <= 1.1 x floor MET
+    mean ratio 0.836: ratio <= 1 every case MET, mean <= 0.97 MET, sim <= 1.1 x floor MET
+
+(Before: KUKA 2.55, TX40 19.89, arm5p 1.68, arm6 1.28, scara4 1.42; mean 0.830. KUKA's moving
+mass is now 13.5 kg against the URDF's 14.4, 20.8 kg before.)
 
 physid's params.json carries its Coulomb deadband per joint (chosen from the data: KUKA 0.02 x
 each joint's RMS speed, 0.007-0.02 rad/s; TX40 and the simulated arms likewise) and the scorer
@@ -68,12 +71,12 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import independent_sim as sim  # noqa: E402
+import real_cases  # noqa: E402
 from scoring import (  # noqa: E402
     CUTOFF_HZ,
     Signals,
@@ -85,8 +88,6 @@ from scoring import (  # noqa: E402
     relative_error,
 )
 
-TX40_RATIOS = np.array([32.0, 32.0, 45.0, -48.0, 45.0, 32.0])
-TX40_OFFSET = np.array([0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0])
 SIM_ROBOTS = ("arm5p", "arm6", "scara4")
 DEADBAND = 0.0  # Coulomb: sign(dq), set to 0 where |dq| < DEADBAND (--deadband; 0 = plain sign)
 
@@ -111,51 +112,20 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
+def _from_real(case: real_cases.RealCase) -> Case:
+    return Case(case.name, case.urdf, case.physid_train, case.physid_validate, case.train,
+                case.validate, armature=case.armature, wrist=case.wrist,
+                config=case.config)  # fmt: skip
+
+
 def kuka_case(datasets: Path, tmp: Path) -> Case:
-    folder = datasets / "kuka_lwr4"
-    manifests = []
-    for k in (1, 2, 3):  # the example manifests, pointed at the datasets folder in use
-        raw = yaml.safe_load((REPO / "examples/kuka_lwr4" / f"measurements_{k}.yaml").read_text())
-        for source in raw["sources"]:
-            source["file"] = str(folder / Path(source["file"]).name)
-        path = tmp / f"kuka_measurements_{k}.yaml"
-        path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-        manifests.append(path)
-
-    def signals(k: int) -> Signals:
-        with np.load(folder / f"measurements_{k}.npz") as npz:
-            return Signals(npz["times"], npz["positions"], npz["torques"])
-
-    return Case("kuka_lwr4 (real)", folder / "kuka_lwr4.urdf", manifests[1:], manifests[:1],
-                [signals(2), signals(3)], [signals(1)], armature=False)  # fmt: skip
+    """Train on files 2 and 3, validate on 1 (benchmarks/real_cases.py)."""
+    return _from_real(real_cases.kuka_case(tmp, (2, 3), (1,)))
 
 
 def tx40_case(datasets: Path, tmp: Path) -> Case:
-    folder = datasets / "staubli_tx40"
-    q_motor = np.loadtxt(folder / "pos_read_data.csv", delimiter=",", skiprows=1)
-    tau_motor = np.loadtxt(folder / "curr_data.csv", delimiter=",", skiprows=1)
-    t = 2e-4 * np.arange(len(q_motor))
-    cut = int(round(2 / 3 * len(t)))
-    R = np.diag(TX40_RATIOS)
-    R[5, 4] = TX40_RATIOS[5]
-    q = np.linalg.solve(R, q_motor.T).T + TX40_OFFSET
-    tau = tau_motor @ R  # tau_joint = R^T tau_motor
-    files = []
-    header = "t," + ",".join(f"qm_m{k}" for k in range(1, 7)) + ","
-    header += ",".join(f"taum_m{k}" for k in range(1, 7))
-    for label, rows in (("train", slice(0, cut)), ("validate", slice(cut, None))):
-        path = tmp / f"tx40_{label}.csv"
-        np.savetxt(path, np.column_stack([t[rows], q_motor[rows], tau_motor[rows]]),
-                   delimiter=",", header=header, comments="", fmt="%.10g")  # fmt: skip
-        files.append(path)
-    config = yaml.safe_load((REPO / "examples/staubli_tx40/config.yaml").read_text())
-    for section in ("filter", "split", "coulomb_deadband"):  # defaults, as for the other robots
-        config.pop(section, None)
-    config_path = tmp / "tx40_config.yaml"
-    config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return Case("staubli_tx40 (real)", folder / "tx40_mdh_modified.urdf", files[:1], files[1:],
-                [Signals(t[:cut], q[:cut], tau[:cut])], [Signals(t[cut:], q[cut:], tau[cut:])],
-                armature=True, wrist=True, config=config_path)  # fmt: skip
+    """First 2/3 train, last 1/3 validate; the example's transmission (real_cases.py)."""
+    return _from_real(real_cases.tx40_case(datasets, tmp))
 
 
 def sim_case(robot: str, seed: int, tmp: Path) -> Case:
