@@ -78,3 +78,15 @@ def test_a_sound_fit_has_nothing_at_bound():
     assert fit.values[0] == pytest.approx(1e-4, rel=0.02)  # the URDF's Iyy
     assert fit.at_bound == [] and fit.state_iterations == 0
     assert not any("lower bound" in note for note in fit.notes)
+
+
+def test_friction_that_ends_at_zero_is_reported_as_at_its_bound():
+    """Issue 32 item 5: a dry friction the data did not decide ends at its bound 0; it is
+    flagged, not reported as a measured zero. Terms above it, and non-friction slots, are not."""
+    from physid.multibody.estimate import friction_at_zero
+
+    names = ["hinge1.dry", "hinge2.dry", "hinge1.viscous", "pendulum.mass", "hinge2.stribeck_c"]
+    values = np.array([1e-12, 3e-3, 0.0, 0.0, 0.0])
+    lower = np.array([0.0, 0.0, 0.0, 0.0, 0.0])
+    assert friction_at_zero(names, values, lower) == ["hinge1.dry", "hinge1.viscous"]
+    assert friction_at_zero(names, values, np.full(5, -1.0)) == []  # bound not at zero

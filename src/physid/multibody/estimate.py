@@ -158,6 +158,25 @@ def collapsed(names: list[str], values: np.ndarray, start: np.ndarray, lower: np
     ]
 
 
+FRICTION_SLOTS = ("viscous", "dry", "stribeck_delta")
+
+
+def friction_at_zero(names: list[str], values: np.ndarray, lower: np.ndarray) -> list[str]:
+    """Estimated friction terms that ended at their lower bound 0 (within 1e-9 of it, or of
+    1e-6 of the largest such term): the data did not decide them; reported as at the bound,
+    not as a measured zero (issue 32 item 5: a real Furuta arm's dry friction went to 0 in every
+    run with nothing said)."""
+    friction = [k for k, n in enumerate(names) if n.rsplit(".", 1)[-1] in FRICTION_SLOTS]
+    if not friction:
+        return []
+    scale = max(float(np.max(np.abs(values[friction]))), 1e-12)
+    return [
+        names[k]
+        for k in friction
+        if lower[k] == 0.0 and values[k] <= max(1e-9, 1e-6 * scale)
+    ]
+
+
 def _solve(problem: Problem, states: States, p0, lower, upper, inequality, options: dict):  # noqa: ANN001, ANN202
     """The joint LM from ``states`` and the covariance at its end: ``(lm, sensitivity, notes)``."""
     lm = levenberg_marquardt(
@@ -277,6 +296,14 @@ def identify(
             f"{', '.join(at_bound)} ended at the lower bound: a collapsed or unexcited body, "
             "not an estimate (try a finer step h, a larger kappa or another start)"
         )
+    unseen = friction_at_zero(names, lm.p, lower)
+    if unseen:
+        notes.append(
+            f"{', '.join(unseen)} ended at 0, its lower bound: the data did not decide this "
+            "friction term (too little sliding, or another term took it), so 0 is not a "
+            "measurement (issue 32)"
+        )
+        at_bound = [*at_bound, *unseen]
     ok = lm.status.startswith("converged") or lm.status == "max_iterations"
     return MultibodyFit(
         status=lm.status,
