@@ -45,19 +45,69 @@ def to_json_text(obj: Any) -> str:
     return json.dumps(_to_jsonable(obj), indent=2, allow_nan=False) + "\n"
 
 
+def file_mode() -> int:
+    """The permissions of a new file under the process's umask (0644 under umask 0022).
+
+    ``tempfile`` creates its files 0600 whatever the umask; outputs renamed from such a file
+    must get the mode an ordinary ``open`` would have given them, or a colleague cannot read
+    them."""
+    try:  # Linux >= 4.7 shows it without changing it
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """``.<name>.<pid>.*.tmp`` beside ``target`` left by a process that no longer exists (a
+    run killed by SIGKILL between writing and renaming)."""
+    for stale in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+        pid = stale.name[len(target.name) + 2 :].split(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with the glob wildcards ``*?[`` made literal."""
+    import glob
+
+    return glob.escape(name)
+
+
 def write_bytes_atomic(path: str | os.PathLike[str], payload: bytes) -> Path:
-    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename.
+
+    The file gets the mode the umask gives new files (:func:`file_mode`). A path that cannot
+    be written (under a regular file, a folder, empty, a name too long, no permission) is an
+    InputError naming it, never an OSError."""
+    from physid.errors import InputError
+
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if not str(path) or not target.name or target.name in (".", ".."):
+        raise InputError(f"cannot write a file at {str(path)!r}: not a file name")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(target)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as error:
+        raise InputError(f"cannot write {target}: {error.strerror or error}") from None
+    try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as error:
         Path(tmp_name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InputError(f"cannot write {target}: {error.strerror or error}") from None
         raise
     return target
 
@@ -138,20 +188,78 @@ def quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
-    """Fail early, naming ``option``, if ``path`` cannot become a writable folder (it is a file,
-    lies under a file, or its nearest existing folder is read-only)."""
+# room left in a file name for the temporary siblings of the atomic writers
+# (".<name>.<pid>.<random>.staging"); NAME_MAX is 255 bytes on every common file system
+_NAME_ROOM = 255 - 40
+_PATH_ROOM = 4096 - 80
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` names a regular file; False for anything the system will not look up
+    (a name too long, a loop of links, a folder we may not search), where ``Path.is_file``
+    raises."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _nearest_existing(target: Path, option: str) -> Path:
     from physid.errors import InputError
 
-    target = Path(path)
-    if target.exists() and not target.is_dir():
-        raise InputError(f"{target} is a file, not a folder", source=option)
     existing = target
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if existing.exists() and not existing.is_dir():
+    try:
+        while not (existing.exists() or existing.is_symlink()):
+            if existing.parent == existing:
+                break
+            existing = existing.parent
+    except OSError as error:
+        raise InputError(f"cannot use {target}: {error.strerror or error}", source=option) from None
+    return existing
+
+
+def _check_output_name(path: str | os.PathLike[str], option: str) -> Path:
+    """The checks of an output path that do not depend on its kind: not empty, no NUL byte,
+    encodable in the file system's encoding, names and the whole path short enough."""
+    from physid.errors import InputError
+
+    text = os.fspath(path)
+    if not text.strip():
+        raise InputError("the path is empty", source=option)
+    if "\x00" in text:
+        raise InputError(f"{text!r} contains a NUL byte", source=option)
+    try:
+        encoded = os.fsencode(os.path.abspath(text))
+    except (UnicodeError, ValueError):
+        raise InputError(f"{text!r} cannot be encoded as a file name here", source=option) from None
+    if len(encoded) > _PATH_ROOM:
+        raise InputError(
+            f"the path is {len(encoded)} bytes long; at most {_PATH_ROOM}", source=option
+        )
+    for part in Path(text).parts:
+        if len(os.fsencode(part)) > _NAME_ROOM:
+            raise InputError(
+                f"the name '{part[:40]}...' is {len(os.fsencode(part))} bytes long; at most "
+                f"{_NAME_ROOM}",
+                source=option,
+            )
+    return Path(text)
+
+
+def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """Fail early, naming ``option``, if ``path`` cannot become a writable folder (empty, too
+    long, it is a file, lies under a file, or its nearest existing folder is read-only).
+
+    Every command checks its output paths with this or :func:`check_output_file` before any
+    work (``physid.cli.options.OUTPUT_DIR``/``OUTPUT_FILE``), so a bad path costs nothing and
+    leaves nothing behind."""
+    from physid.errors import InputError
+
+    target = _check_output_name(path, option)
+    existing = _nearest_existing(target, option)
+    if existing == target and not target.is_dir():
+        raise InputError(f"{target} is a file, not a folder", source=option)
+    if not existing.is_dir():
         raise InputError(f"{target} lies under the file {existing}", source=option)
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{existing} is not writable", source=option)
@@ -159,14 +267,18 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
 
 
 def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
-    """Fail early, naming ``option``, if a file cannot be written at ``path``."""
+    """Fail early, naming ``option``, if a file cannot be written at ``path`` (see
+    :func:`check_output_dir`; also a path that is a folder or ends in a separator)."""
     from physid.errors import InputError
 
-    target = Path(path)
-    if target.is_dir():
+    target = _check_output_name(path, option)
+    if os.fspath(path).endswith(("/", os.sep)) or target.name in ("", ".", ".."):
+        raise InputError(f"{os.fspath(path)!r} names a folder, not a file", source=option)
+    existing = _nearest_existing(target, option)
+    if existing == target and target.is_dir():
         raise InputError(f"{target} is a folder, not a file", source=option)
     check_output_dir(target.parent, option)
-    if target.exists() and not os.access(target, os.W_OK):
+    if existing == target and not os.access(target, os.W_OK):
         raise InputError(f"{target} is not writable", source=option)
     return target
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, number_in
+from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in
 
 
 @click.command("excite")
@@ -29,7 +29,7 @@ from physid.cli.options import EXISTING_FILE, number_in
 @click.option(
     "--out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Trajectory CSV to write (t, q_<joint>, dq_<joint>, ddq_<joint>, and tau_<joint> of "
     "the URDF's nominal parameters). A summary JSON goes beside it (same name, .json).",
 )
@@ -75,7 +75,7 @@ from physid.cli.options import EXISTING_FILE, number_in
 @click.option(
     "--summary",
     "summary_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     help="Where to write the JSON summary (default: --out with the suffix .json).",
 )
@@ -101,8 +101,13 @@ def excite_command(
     x 2 pi x the highest harmonic). Prints the criterion, condition number and log-det before
     and after, and the largest use of each limit. See docs/excitation.md.
     """
+    from physid.errors import InputError
     from physid.excite.workflow import run_excite, summary_path_for
+    from physid.io import check_output_file
 
+    summary = check_output_file(summary_path or summary_path_for(out), "--summary")
+    if summary.resolve() == out.resolve():
+        raise InputError(f"{summary} is the trajectory's own path (--out)", source="--summary")
     result = run_excite(
         urdf,
         out,
@@ -132,7 +137,7 @@ def excite_command(
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(f"wrote {out} and {summary_path or summary_path_for(out)}")
+    click.echo(f"wrote {out} and {summary}")
 
 
 def register(group: click.Group) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import number_in
+from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
 
 MAX_FPS = 1e5  # frames/s: beyond any camera
 MAX_DURATION_S = 3600.0
@@ -136,7 +136,7 @@ def impacts() -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     required=True,
     help="Output CSV with columns t,x,y,theta (s, m, m, rad).",
 )
@@ -256,7 +256,7 @@ def simulate_command(
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
 )

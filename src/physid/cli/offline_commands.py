@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, number_in, step_progress
+from physid.cli.options import (
+    EXISTING_FILE,
+    OUTPUT_DIR,
+    OUTPUT_FILE,
+    number_in,
+    step_progress,
+)
 
 SUSPECT_EXIT_CODE = 3
 
@@ -83,7 +89,7 @@ def _print_identification(result, out: Path | None) -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: params.json, report.html and PNG figures (written atomically). The "
     "run owns it: a second run into it fails while this one runs, and files of an earlier run "
     "that this one does not rewrite are removed. A folder holding other files is refused "
@@ -162,7 +168,7 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
     "--json",
     "json_out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Where to write per-joint RMSE [N m] and the stacked relative error "
     "||tau - tau_hat|| / ||tau||, per file and overall.",
 )
@@ -173,10 +179,8 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     Scored on the raw measured torque at every sample of each recording; positions are
     differentiated with the training filter that params.json records (printed).
     """
-    from physid.io import check_output_file, write_json_atomic
+    from physid.io import write_json_atomic
     from physid.workflows import run_validate
-
-    check_output_file(json_out, "--json")
 
     with step_progress("validate", quiet) as progress:
         report = run_validate(
@@ -197,7 +201,7 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: simulated data/, identification/ (params.json, report.html, "
     "figures) and truth_comparison.json.",
 )
