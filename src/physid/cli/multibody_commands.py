@@ -6,16 +6,17 @@ Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays 
 
 from __future__ import annotations
 
-import math
-import sys
 from pathlib import Path
 
 import click
 
-from physid.cli.options import number_in
+from physid.cli.options import OUTPUT_DIR, number_in
 
 MAX_STEPS = 2e6  # simulation steps: bounds time and memory
-_POSITIVE = number_in(0.0, sys.float_info.max, low_open=True)  # a finite number > 0
+_STEP = number_in(0.0, 1.0, low_open=True)  # a model step [s]
+_KAPPA = number_in(0.0, 1e12, low_open=True)
+# |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
+JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
 
 
 def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[float]:
@@ -29,8 +30,11 @@ def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[floa
         raise InputError(
             f"'{text}' is not a comma-separated list of numbers", source=option
         ) from None
-    if len(values) != n or not all(math.isfinite(v) for v in values):
-        raise InputError(f"expected {n} finite values [{unit}], one per hinge", source=option)
+    limit = JOINT_LIMITS[unit]
+    if len(values) != n or not all(abs(v) <= limit for v in values):  # NaN fails too
+        raise InputError(
+            f"expected {n} finite values [{unit}] within ±{limit:g}, one per hinge", source=option
+        )
     return values
 
 
@@ -68,7 +72,7 @@ def multibody() -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: trajectory.csv (t, q_<joint> [rad], dq_<joint> [rad/s], u_<joint>) "
     "and simulation.json (step, parameters, constraint violation, solver failures). Written "
@@ -79,8 +83,9 @@ def multibody() -> None:
     type=float,
     default=1e-3,
     show_default=True,
-    callback=_POSITIVE,
-    help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19).",
+    callback=_STEP,
+    help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19), in (0, 1]; at most "
+    f"{MAX_STEPS:.0e} steps over the control's span.",
 )
 @click.option(
     "--q0",
@@ -97,7 +102,7 @@ def multibody() -> None:
 )
 @click.option(
     "--every",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, int(MAX_STEPS)),
     default=1,
     show_default=True,
     help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt).",
@@ -176,7 +181,7 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: params.json, result.json, states.npz, report.png (written to a "
     "temporary folder and renamed).",
@@ -186,24 +191,26 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     type=float,
     default=0.01,
     show_default=True,
-    callback=_POSITIVE,
-    help="Model step h [s].",
+    callback=_STEP,
+    help="Model step h [s], in (0, 1]: at most 200,000 steps over all recordings, and at most "
+    "20x finer than a recording's median sample period.",
 )
 @click.option(
     "--kappa",
     type=float,
     default=None,
-    callback=_POSITIVE,
+    callback=_KAPPA,
     help="State error weight: Omega^-1 = kappa I, R^-1 = I (paper A §4.4). Default: "
     "100 (0.01 / dt)^2, i.e. the paper's 100 at dt = 0.01 s, scaled because an impulse "
     "residual is a force error times the step.",
 )
 @click.option(
     "--max-iterations",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1000),
     default=20,
     show_default=True,
-    help="Levenberg-Marquardt cap.",
+    help="Levenberg-Marquardt iteration cap (1-1000). LM also stops at a wall-time budget of "
+    "60 s + 20 ms per model step (status 'stopped by the time budget ...').",
 )
 @click.option(
     "--compile",
