@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from physid.cli.options import OUTPUT_DIR, number_in
+
 NOISE_KEYS = (
     "encoder",
     "joint_velocity",
@@ -136,18 +138,21 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     "--prior-std",
     type=float,
     default=None,
+    callback=number_in(0.0, 1e6, low_open=True),
     help="Standard deviation of the prior on every chart coordinate (default: none).",
 )
 @click.option(
     "--max-iterations",
-    type=int,
+    type=click.IntRange(1, 10_000),
     default=100,
     show_default=True,
-    help="Iteration limit; the status says 'max_iterations' when it is reached.",
+    help="Iteration limit (1-10000); the status says 'max_iterations' when it is reached. The "
+    "solve also stops at a wall-time budget of 60 s + 50 ms per node (status 'stopped by the "
+    "time budget ...').",
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: params.json, result.json (with force/torque sensors: wrench_fit, the "
     "RMS of measured minus estimated wrench per axis; with acc_* columns: "
@@ -175,7 +180,6 @@ def oe_command(
     import dataclasses
 
     import numpy as np
-    import pinocchio as pin
 
     from physid.errors import InputError
     from physid.io import (
@@ -184,6 +188,7 @@ def oe_command(
         write_json_atomic,
         write_text_atomic,
     )
+    from physid.model import load_urdf
     from physid.oe.build import initial_guess, make_problem
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
@@ -193,12 +198,7 @@ def oe_command(
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
 
-    if not urdf.is_file():
-        raise InputError(f"URDF not found: {urdf}", source="--urdf")
-    if floating:
-        model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
-    else:
-        model = pin.buildModelFromUrdf(str(urdf))
+    model = load_urdf(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
     recording = read_recording(str(data), model)
     for name in recording.unknown_columns:
@@ -209,6 +209,13 @@ def oe_command(
             f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
             f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)",
             err=True,
+        )
+    equations = (recording.t.size - 1) * (model.nv - 6 * floating)
+    if equations < 10 * len(bodies):
+        raise InputError(
+            f"{recording.t.size} nodes give {equations} joint dynamics equations for "
+            f"{10 * len(bodies)} inertial parameters ({len(bodies)} bodies): record longer",
+            source=str(data),
         )
     meas = recording.measurements
     if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used

@@ -72,6 +72,23 @@ def read_wrenches(cols: dict, model: pin.Model, path: str) -> dict[str, NDArray[
     return out
 
 
+def _check_informative(cols: dict, names: list[str], tau: NDArray, path: str) -> None:
+    """Refuse what no estimate can come from, with the numbers: every command zero (no torque
+    was logged: the fit explained it with 1.6e7 kg), or no joint moving at all (a constant
+    recording: 8.7 kg at a reduced chi-square of 152)."""
+    if tau.size and not np.any(tau):
+        raise InputError(
+            f"every command tau_ is zero over {len(tau)} rows: physid oe needs the torques "
+            "that drove the robot",
+            source=path,
+        )
+    spans = [float(np.ptp(np.asarray(cols["q_" + n], dtype=float))) for n in names]
+    if spans and max(spans) == 0.0:
+        raise InputError(
+            f"no joint moves: every q_ column is constant over {len(tau)} rows", source=path
+        )
+
+
 def read_recording(path: str, model: pin.Model) -> OERecording:
     """Trajectory of a fixed-base model; InputError naming the file, column or row."""
     table = read_table(path)
@@ -113,6 +130,7 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
         if arr is not None and not np.all(np.isfinite(arr)):
             row = int(np.argwhere(~np.isfinite(arr))[0][0])
             raise InputError(f"non-finite {label} value in row {row + 2}", source=path)
+    _check_informative(cols, names, tau, path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
     wrench = read_wrenches(cols, model, path)
     used |= {f"ft_{name}_{axis}" for name in wrench for axis in WRENCH_AXES}
