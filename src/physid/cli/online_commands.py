@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -10,7 +11,10 @@ from pathlib import Path
 import click
 import numpy as np
 
+from physid.cli.options import OUTPUT_DIR
+
 FORMAT = "physid.online/1"
+SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estimate (status)
 
 
 def register(group: click.Group) -> None:
@@ -53,7 +57,7 @@ def register(group: click.Group) -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: estimates.csv, estimates_std.csv, summary.json, estimates.png "
     "(written atomically: all or nothing).",
 )
@@ -81,6 +85,11 @@ def online(
     Streams, for each sample, the estimated mass, centre of mass and inertia about the centre
     of mass (joint frame) of every --body, physically consistent at every sample (log-Cholesky
     EKF), with innovation gating, rate limiting and start-up bias calibration as configured.
+
+    Exit codes: 0 ok; 2 bad input (time stamps that do not increase, too few samples, all
+    torques zero; nothing written); 3 the outputs were written but summary.json's status is
+    "suspect" with its reasons (too few updates, most measurements gated, time not in seconds,
+    positions outside the URDF's limits, no joint moving).
     """
     from physid.data import read_table
     from physid.io import atomic_output_dir, to_json_text
@@ -89,11 +98,13 @@ def online(
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
+    from physid.online.verdict import check_replayable, data_reasons, replay_status
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)
     filt, friction_notes = make_filter(model, bodies, settings)
     signals = signals_from_table(read_table(data), model, settings.contact_frames)
+    check_replayable(signals, settings.acceleration_window)
     notes = friction_notes + signals.warnings
     if not quiet:
         for warning in notes:
@@ -110,6 +121,11 @@ def online(
         {"urdf": urdf, "data": data, "config": config},
     )
     summary["velocities"] = "from positions" if signals.dq is None else "measured"
+    judged = int(np.sum(~(result.skipped | result.calibrating)))
+    status, reasons = replay_status(
+        len(result.t), result.n_updates, judged, summary["gated"], data_reasons(signals, model)
+    )
+    summary["status"], summary["status_reasons"] = status, reasons
     window = _window(summary_window, result.t)
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(
@@ -132,6 +148,9 @@ def online(
                 f"  {joint}: mass {w['median']['mass']:.4g} kg (median; spread "
                 f"{w['spread_std']['mass']:.2g}) over {w['start_s']:.3g}-{w['end_s']:.3g} s"
             )
+    if status != "ok":
+        click.echo(f"physid: warning: status {status}: {'; '.join(reasons)}", err=True)
+        sys.exit(SUSPECT_EXIT_CODE)
 
 
 def _window(text: str | None, t: np.ndarray) -> tuple[float, float]:
