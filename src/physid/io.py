@@ -45,21 +45,31 @@ def to_json_text(obj: Any) -> str:
     return json.dumps(_to_jsonable(obj), indent=2, allow_nan=False) + "\n"
 
 
-def file_mode() -> int:
-    """The permissions of a new file under the process's umask (0644 under umask 0022).
-
-    ``tempfile`` creates its files 0600 whatever the umask; outputs renamed from such a file
-    must get the mode an ordinary ``open`` would have given them, or a colleague cannot read
-    them."""
-    try:  # Linux >= 4.7 shows it without changing it
+def umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux >= 4.7)."""
+    try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
+                return int(line.split()[1], 8)
     except (OSError, ValueError):
         pass
     mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def file_mode() -> int:
+    """The permissions of a new file under the umask (0644 under umask 0022).
+
+    ``tempfile`` creates its files 0600 (and folders 0700) whatever the umask; outputs renamed
+    from them must get the mode an ordinary ``open`` / ``mkdir`` would have given them, or a
+    colleague cannot read them."""
+    return 0o666 & ~umask()
+
+
+def folder_mode() -> int:
+    """The permissions of a new folder under the umask (0755 under umask 0022)."""
+    return 0o777 & ~umask()
 
 
 def _remove_stale_temporaries(target: Path) -> None:
