@@ -145,6 +145,8 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
     from physid.errors import InputError
 
     path = Path(path)
+    if not is_file(path) and os.path.lexists(path):  # a folder, a FIFO (read blocks), /dev/zero
+        raise InputError(f"the {what} is not a regular file", source=str(path))
     try:
         payload = path.read_bytes()
     except FileNotFoundError:
