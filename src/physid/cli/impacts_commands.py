@@ -48,13 +48,14 @@ def impacts() -> None:
     "--q0",
     required=True,
     metavar="X,Y,TH",
-    help="Initial pose: centre of mass X, Y [m] and orientation TH [rad].",
+    help="Initial pose: centre of mass X, Y [m] and orientation TH [rad], each within ±1e6.",
 )
 @click.option(
     "--v0",
     required=True,
     metavar="VX,VY,W",
-    help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].",
+    help="Initial velocity: centre of mass VX, VY [m/s] (within ±1e4) and angular velocity W "
+    "[rad/s] (within ±1e5).",
 )
 @click.option(
     "--mu",
@@ -168,8 +169,8 @@ def simulate_command(
     from physid.io import write_text_atomic
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
-    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]")
-    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]")
+    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
+    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
     if dt is None:
         dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
     if not (math.isfinite(dt) and dt > 0 and duration / dt <= MAX_STEPS):
