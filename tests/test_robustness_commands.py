@@ -215,7 +215,22 @@ def test_multibody_config_values_are_checked_before_numpy(tmp_path, config, culp
     control.write_text("t\n0\n0.1\n")
     args = ["multibody", "simulate", "--urdf", PENDULUM, "--config", path, "--control", control,
             "--out", tmp_path / "o"]  # fmt: skip
-    assert_one_line_error(args, culprit)
+    assert_one_line_error(args, "c.yaml", culprit)
+
+
+def test_huge_integers_in_configs_are_named_not_overflow(tmp_path):
+    """A 400-digit integer in a YAML config raised OverflowError/TypeError in isfinite."""
+    from physid.io import config_number
+
+    with pytest.raises(InputError, match="calibration_s: expected a finite number"):
+        config_number(10**400, "calibration_s")
+    path = tmp_path / "c.yaml"
+    path.write_text("noise: {encoder: 1" + "0" * 400 + "}\n")
+    data = tmp_path / "d.csv"
+    data.write_text("t,q_elbow,tau_elbow\n0,0,0\n")
+    args = ["oe", "--urdf", PENDULUM, "--data", data, "--body", "pendulum", "--config", path,
+            "--out", tmp_path / "o"]  # fmt: skip
+    assert_one_line_error(args, "c.yaml", "noise.encoder")
 
 
 @pytest.mark.parametrize(

@@ -315,6 +315,21 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
         raise InputError(f"invalid YAML: {first}", source=str(path)) from None
 
 
+@contextmanager
+def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """The InputErrors about a config's values (``config <key>: ...``) raised in the block name
+    the file they come from; without it the user read 'config gravity[2]: ...' not knowing
+    which of the files given it was."""
+    from physid.errors import InputError
+
+    try:
+        yield
+    except InputError as error:
+        if path is None or not str(error).startswith("config "):
+            raise
+        raise InputError(str(error), source=str(path)) from None
+
+
 def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
     """A YAML config mapping with only ``allowed`` keys (``None`` is an empty one).
 
@@ -348,8 +363,12 @@ def config_number(
 
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-        raise InputError(f"config {where}: expected a finite number, got {value!r}")
+    # (an int beyond a float's range, 400 digits in the YAML, raised OverflowError in isfinite)
+    finite = isinstance(value, float) and math.isfinite(value)
+    finite |= isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308
+    if not finite:
+        shown = f"{value!r}"[:40] + ("..." if len(f"{value!r}") > 40 else "")
+        raise InputError(f"config {where}: expected a finite number, got {shown}")
     if positive and value <= 0:
         raise InputError(f"config {where}: must be > 0, got {value!r}")
     if not low <= value <= high:

@@ -36,15 +36,22 @@ CHI2_WARNING = 3.0
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming its
-    key."""
+    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
+    file and its key."""
+    from physid.io import config_errors_name
+
+    if path is None:
+        return {}, 0.0, {"frame": None, "estimate_bias": True}
+    with config_errors_name(path):
+        return _oe_config(path)
+
+
+def _oe_config(path: Path) -> tuple[dict, float, dict]:
     import numpy as np
 
     from physid.errors import InputError
     from physid.io import config_number, config_section, read_yaml
 
-    if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}
     raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
@@ -61,7 +68,9 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     if frame is not None and not isinstance(frame, str):
         raise InputError(f"imu.frame must be a frame name, got {frame!r}", source=str(path))
     if not isinstance(estimate_bias, bool):
-        raise InputError(f"imu.estimate_bias must be true or false, got {estimate_bias!r}")
+        raise InputError(
+            f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
+        )
     return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
 
 

@@ -105,6 +105,7 @@ def online(
     filt, friction_notes = make_filter(model, bodies, settings)
     signals = signals_from_table(read_table(data), model, settings.contact_frames)
     check_replayable(signals, settings.acceleration_window)
+    window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings
     if not quiet:
         for warning in notes:
@@ -126,7 +127,6 @@ def online(
         len(result.t), result.n_updates, judged, summary["gated"], data_reasons(signals, model)
     )
     summary["status"], summary["status_reasons"] = status, reasons
-    window = _window(summary_window, result.t)
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(
             result.t, result.values[:, b], result.pi[:, b], *window

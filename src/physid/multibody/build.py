@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import config_number, config_section, read_yaml
+from physid.io import config_errors_name, config_number, config_section, read_yaml
 from physid.multibody.model import (
     BODY_SLOTS,
     GLOBAL_SLOTS,
@@ -94,12 +94,16 @@ def _names(value: Any, where: str) -> list[str]:
 
 def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> MultibodyModel:
     """Maximal-coordinate model of every revolute joint of ``urdf`` (paper A §2.1, App. F)."""
+    raw = config if isinstance(config, dict) else (read_yaml(config, "config") if config else {})
+    with config_errors_name(None if isinstance(config, dict) else config):
+        return _build(Path(urdf), raw)
+
+
+def _build(urdf: Path, raw: Any) -> MultibodyModel:
     import pinocchio as pin
 
     from physid.model import load_urdf
 
-    urdf = Path(urdf)
-    raw = config if isinstance(config, dict) else (read_yaml(config, "config") if config else {})
     cfg = config_section(raw, CONFIG_KEYS, "(top level)")
     pm = load_urdf(urdf)
     data = pm.createData()
