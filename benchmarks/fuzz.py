@@ -272,7 +272,8 @@ def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
     byte_level = (flip_bytes, truncate)
     if kind == "npz":
         if rng.random() < 0.5:
-            shutil.copy(seed, target)
+            if seed != target:
+                shutil.copy(seed, target)
             mutate_npz(rng, target)
             return
         target.write_bytes(rng.choice(byte_level)(rng, payload))

@@ -558,7 +558,7 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
     choices = ["option"] * 3 + ["file"] * (4 if command.files else 0)
     choices += ["output"] * (2 if command.outputs else 0) + ["none", "repeat"]
     what = rng.choice(choices)
-    damage, locked = what, None
+    damage, locked, extra_outputs = what, None, []
     if what == "option" and args:
         key = rng.choice(sorted(args))
         args[key] = rng.choice(BAD_OPTION_VALUES + tuple(command.extra_values.get(key, ())))
@@ -601,7 +601,7 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
             document = mutate_tree(
                 rng,
                 yaml.safe_load(source.read_text()),
-                YAML_VALUES + ({"kind": "x"}, "p" * 300, [1, [2, "x"], 3]),
+                YAML_VALUES + ({"kind": "x"}, "p" * 300, [1, [2, "x"], 3], 10**400, -(10**30)),
             )
             bad.write_text(yaml.safe_dump(document) if document is not None else "")
             damage = f"{key} tree"
@@ -624,6 +624,8 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
         key = rng.choice(sorted(args))
         flags += [key, rng.choice((args[key], *BAD_OPTION_VALUES[:6]))]
         damage = f"option {key} given twice"
+        if key in command.outputs:  # the last one given is the one used
+            extra_outputs.append(Path(flags[-1]))
     elif what == "output":
         key = rng.choice(sorted(command.outputs))
         args[key], name = bad_output_path(rng, work, command.outputs[key])
@@ -633,7 +635,7 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
     argv = [*command.words, *positional]
     for key, value in args.items():
         argv += [key, value]
-    outputs = [Path(args[k]) for k in command.outputs if args.get(k)]
+    outputs = [Path(args[k]) for k in command.outputs if args.get(k)] + extra_outputs
     if command.name == "excite" and args.get("--out"):
         outputs.append(Path(args["--out"]).with_suffix(".json"))
     if "--summary" in args:
