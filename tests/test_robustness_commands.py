@@ -425,3 +425,19 @@ def test_cli_exit_codes_documented():
     """The non-ok exit codes are documented in --help (online 3: status suspect)."""
     text = CliRunner().invoke(main, ["online", "--help"]).output
     assert "3 the outputs were written" in " ".join(text.split())
+
+
+def test_notes_about_inputs_never_precede_the_error_line(tmp_path):
+    """'physid: note: ... ignoring column(s)' was printed before a later error: two lines."""
+    data = _pendulum(tmp_path)
+    table = np.loadtxt(data, delimiter=",", skiprows=1)
+    extra = tmp_path / "extra.csv"
+    np.savetxt(extra, np.column_stack([table, table[:, 1]]), delimiter=",", comments="",
+               header="t,q_pendulum,temperature")  # fmt: skip
+    config = tmp_path / "scale.yaml"
+    config.write_text("estimate: [pendulum.mass, pendulum.Ixx, pendulum.Iyy, pendulum.Izz]\n")
+    args = ["multibody", "identify", "--urdf", PENDULUM, "--config", config, "--data", extra,
+            "--out", tmp_path / "o"]  # fmt: skip
+    assert_one_line_error(args, "estimate", "only their ratios")
+    config.write_text("estimate: [pendulum.Iyy]\nbounds: {pendulum.Iyy: [1, 0]}\n")
+    assert_one_line_error(args, "scale.yaml", "bounds.pendulum.Iyy", "above upper")

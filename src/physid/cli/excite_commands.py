@@ -37,9 +37,9 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in
     "--duration",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e6, low_open=True),
-    help="Length of the written trajectory [s], a whole number of periods (default: one "
-    "period; alone, it sets the period: base frequency = 1 / duration).",
+    callback=number_in(1e-3, 1e6),
+    help="Length of the written trajectory [s], 0.001-1e6, a whole number of periods (default: "
+    "one period; alone, it sets the period: base frequency = 1 / duration).",
 )
 @click.option(
     "--harmonics",
@@ -52,8 +52,9 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in
     "--base-frequency",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e3, low_open=True),
-    help="Base frequency f0 [Hz]; the period is 1/f0 (default: 1 / --duration, else 0.1 Hz).",
+    callback=number_in(1e-4, 1e3),
+    help="Base frequency f0 [Hz], 1e-4-1000; the period is 1/f0 (default: 1 / --duration, else "
+    "0.1 Hz).",
 )
 @click.option(
     "--criterion",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
+from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, Notes, number_in
 
 MAX_FPS = 1e5  # frames/s: beyond any camera
 MAX_DURATION_S = 3600.0
@@ -270,10 +270,9 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
     t, q, ignored = read_poses_csv(data)
+    notes = Notes()
     if ignored:
-        click.echo(
-            f"physid: note: {data}: ignoring unknown column(s) {', '.join(ignored)}", err=True
-        )
+        notes.add(f"{data}: ignoring unknown column(s) {', '.join(ignored)}")
     options = IdentifyOptions(
         max_substep=max_substep, noise_position=noise, noise_angle=noise_angle
     )
@@ -292,6 +291,7 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
         plot_fit(result, shape, lines, staging / "fit.png")
         plot_impulses(result, staging / "impulses.png")
+    notes.echo()
     for warning in result.warnings:
         click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"

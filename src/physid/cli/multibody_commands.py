@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, number_in
+from physid.cli.options import OUTPUT_DIR, Notes, number_in
 
 # simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
 # loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
@@ -258,11 +258,11 @@ def identify_command(
     model = load_model(urdf, config)
     if not model.estimate:
         raise InputError("no parameter to estimate: list names under 'estimate'", source="config")
-    recordings = []
+    recordings, notes = [], Notes()
     for path in data_files:
         rec, ignored = read_recording(path, model)
         if ignored:
-            click.echo(f"physid: note: {path}: ignoring column(s) {', '.join(ignored)}", err=True)
+            notes.add(f"{path}: ignoring column(s) {', '.join(ignored)}")
         recordings.append(rec)
     options = {"h": dt, "kappa": kappa, "max_iterations": max_iterations, "compile": compile_c}
     fit = identify(model, recordings, **options)
@@ -289,6 +289,7 @@ def identify_command(
         write_json_atomic(staging / "result.json", result_document(fit, folds))
         write_bytes_atomic(staging / "states.npz", buffer.getvalue())
         plot_report(fit, staging / "report.png")
+    notes.echo()
     for note in fit.notes:
         click.echo(f"physid: warning: {note}", err=True)
     values = ", ".join(

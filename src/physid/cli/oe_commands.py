@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, number_in
+from physid.cli.options import OUTPUT_DIR, Notes, number_in
 
 NOISE_KEYS = (
     "encoder",
@@ -210,14 +210,14 @@ def oe_command(
     model = load_urdf(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
     recording = read_recording(str(data), model)
+    notes = Notes()
     for name in recording.unknown_columns:
-        click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
+        notes.add(f"{data}: ignoring unknown column {name}")
     if recording.regridded_from is not None:
-        click.echo(
-            f"physid: note: {data}: time stamps jitter by more than 1 % of the median step: "
+        notes.add(
+            f"{data}: time stamps jitter by more than 1 % of the median step: "
             f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
-            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)",
-            err=True,
+            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)"
         )
     equations = (recording.t.size - 1) * (model.nv - 6 * floating)
     if equations < 10 * len(bodies):
@@ -234,15 +234,13 @@ def oe_command(
             if reason is None:
                 usable[frame] = samples
             else:
-                click.echo(f"physid: note: {data}: not using {reason}", err=True)
+                notes.add(f"{data}: not using {reason}")
         meas = dataclasses.replace(meas, wrench=usable or None)
         recording = dataclasses.replace(recording, measurements=meas)
     if floating and meas.base_velocity is None and meas.accelerometer is None:
-        click.echo(
-            f"physid: note: {data}: no base_v* or acc_* columns: the base's linear velocity is "
-            "observed "
-            "only through the dynamics and the legs (consider noise.foot_velocity)",
-            err=True,
+        notes.add(
+            f"{data}: no base_v* or acc_* columns: the base's linear velocity is observed "
+            "only through the dynamics and the legs (consider noise.foot_velocity)"
         )
     problem = make_problem(
         model,
@@ -302,6 +300,7 @@ def oe_command(
         )
         plot_convergence(result, staging / "convergence.png")
         write_report(staging, model, recording, problem, result)
+    notes.echo()
     if result.chi2_reduced > CHI2_WARNING:
         click.echo(
             f"physid: warning: the noise model does not fit the data (reduced chi-square "

@@ -36,6 +36,22 @@ OUTPUT_DIR = OutputPath(folder=True)
 OUTPUT_FILE = OutputPath(folder=False)
 
 
+class Notes:
+    """Notes about the inputs (ignored columns, resampled time stamps, unused sensors), printed
+    as ``physid: note:`` lines once the command has succeeded: when it fails, its one
+    ``physid: error:`` line is all that is printed (a note before it made two)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.lines.append(text)
+
+    def echo(self) -> None:
+        for line in self.lines:
+            click.echo(f"physid: note: {line}", err=True)
+
+
 def in_range(
     value: float | None, option: str, low: float, high: float, *, low_open: bool = False
 ) -> float | None:

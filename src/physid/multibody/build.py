@@ -191,5 +191,7 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise InputError(f"config bounds.{name}: expected [lower, upper]")
         lo, hi = (-np.inf if v is None else _number(v, f"bounds.{name}", "bound") for v in pair)
+        if pair[1] is not None and pair[0] is not None and not lo <= hi:
+            raise InputError(f"config bounds.{name}: lower {lo:g} is above upper {hi:g}")
         model.lower[name], model.upper[name] = lo, (np.inf if pair[1] is None else hi)
     return model
