@@ -218,7 +218,7 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     default=20,
     show_default=True,
     help="Levenberg-Marquardt iteration cap (1-1000). LM also stops at a wall-time budget of "
-    "60 s + 20 ms per model step (status 'stopped by the time budget ...').",
+    "20 s + 3 ms per model step and iteration (status 'stopped by the time budget ...').",
 )
 @click.option(
     "--compile",

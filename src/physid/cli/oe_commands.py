@@ -156,8 +156,8 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
     default=100,
     show_default=True,
     help="Iteration limit (1-10000); the status says 'max_iterations' when it is reached. The "
-    "solve also stops at a wall-time budget of 60 s + 50 ms per node (status 'stopped by the "
-    "time budget ...').",
+    "solve also stops at a wall-time budget of 20 s + 1 ms per node and iteration (status "
+    "'stopped by the time budget ...').",
 )
 @click.option(
     "--out",

@@ -195,11 +195,12 @@ MAX_STEPS = 200_000
 MAX_UPSAMPLING = 20.0
 
 
-def default_budget(steps: int) -> Budget:
-    """The LM budget of a fit over ``steps`` model steps: 60 s + 20 ms per step of wall time
-    (the valid 2-parameter pendulum fits of the tests take 0.3-2 ms per step and iteration, 4
-    iterations), and 1,000 iterations (``max_iterations``, 20 by default, binds first)."""
-    return Budget(seconds=60.0 + 0.02 * steps, iterations=1000)
+def default_budget(steps: int, max_iterations: int) -> Budget:
+    """The LM budget of a fit over ``steps`` model steps: 20 s + 3 ms per step and allowed
+    iteration of wall time (the pendulum fits of the tests take 0.3-2 ms per step and iteration
+    on 2 loaded cores), so ``max_iterations`` binds first on any ordinary fit and the time
+    stops only iterations that are far slower than they should be."""
+    return Budget(seconds=20.0 + 3e-3 * steps * max_iterations, iterations=max_iterations + 1)
 
 
 def check_recordings(recordings: list[Recording], h: float) -> int:
@@ -288,7 +289,7 @@ def identify(
     states = States([q for q, _ in init], [v for _, v in init])
     p0 = np.array([model.values[model.index(n)] for n in names])
     lower, upper = model.bounds(names)
-    budget = default_budget(steps)
+    budget = default_budget(steps, max_iterations)
     options = {"max_iterations": max_iterations, "ptol": ptol, "ftol": ftol, "budget": budget}
     inequality = model.triangle_inequalities(names)
     lm, sens, notes = _solve(problem, states, p0, lower, upper, inequality, options)

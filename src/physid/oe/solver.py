@@ -68,10 +68,11 @@ class OEOptions:
             raise InputError(f"unknown rollout {self.rollout!r}; choose one of {ROLLOUTS}")
 
 
-def default_time_budget(nodes: int) -> float:
-    """Wall-time budget [s] of a solve over ``nodes`` nodes: 60 s + 50 ms per node. The
-    simulated 2-link and Kinova recordings of the tests (41-101 nodes) solve in 0.1-2 s."""
-    return 60.0 + 0.05 * nodes
+def default_time_budget(nodes: int, max_iterations: int) -> float:
+    """Wall-time budget [s] of a solve over ``nodes`` nodes: 20 s + 1 ms per node and allowed
+    iteration, so ``max_iterations`` binds first on any ordinary solve (the simulated 2-link
+    and Kinova recordings of the tests, 41-101 nodes, take 3-30 ms per iteration)."""
+    return 20.0 + 1e-3 * nodes * max_iterations
 
 
 def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
@@ -116,7 +117,7 @@ def solve(
     hist: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
     hist["theta"], recent = [theta.tolist()], [(cost, infeas)]
     lin = None  # kept while the iterate does not move (a rejected step only changes mu)
-    seconds = opt.time_budget_s or default_time_budget(len(xs))
+    seconds = opt.time_budget_s or default_time_budget(len(xs), opt.max_iterations)
     budget = Budget(seconds=seconds, iterations=opt.max_iterations + 1)
     for it in range(1, opt.max_iterations + 1):
         if budget.spend():
