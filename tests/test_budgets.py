@@ -79,11 +79,6 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
 
     args = (residual, retract, None, np.array([0.5, 0.1]), np.full(2, -10.0), np.full(2, 10.0), 0)
     stopped = levenberg_marquardt(*args, max_iterations=50, budget=Budget(1e9, 2))
-    assert (
-        stopped.status
-        == f"stopped by {Budget(1e9, 2).describe().split(' (')[0]}"
-        + (stopped.status[len("stopped by the iteration budget of 2") :])
-    )
     assert stopped.status.startswith("stopped by the iteration budget of 2")
     assert stopped.iterations == 1  # the budget's second spend stops before a second step
     cost = float(residual(None, stopped.p, False) @ residual(None, stopped.p, False))
