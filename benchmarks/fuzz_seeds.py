@@ -14,27 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-TWO_LINK = """<?xml version="1.0"?>
-<robot name="two_link">
-  <link name="base"/>
-  <link name="upper">
-    <inertial><origin xyz="0.2 0 0.01"/><mass value="2.0"/>
-      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial>
-  </link>
-  <link name="fore">
-    <inertial><origin xyz="0.15 0.01 0"/><mass value="1.0"/>
-      <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.012"/></inertial>
-  </link>
-  <joint name="shoulder" type="revolute">
-    <parent link="base"/><child link="upper"/><axis xyz="0 1 0"/>
-    <limit lower="-1.5" upper="1.0" effort="20" velocity="1.5"/>
-  </joint>
-  <joint name="elbow" type="revolute">
-    <parent link="upper"/><child link="fore"/><origin xyz="0.4 0 0"/><axis xyz="0 1 0"/>
-    <limit lower="-2.0" upper="2.0" effort="8" velocity="2.0"/>
-  </joint>
-</robot>
-"""
 EXCITE_CONFIG = (
     "joint_terms: [fv, fc]\n"
     "excitation:\n  max_iterations: 15\n  constraint_points: 60\n  information_points: 30\n"
@@ -141,8 +120,9 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
     """The seeds of :mod:`fuzz` (``base``) plus one valid input of each other command."""
     folder.mkdir(parents=True, exist_ok=True)
     seeds = dict(base)
-    two_link = folder / "two_link.urdf"
-    two_link.write_text(TWO_LINK)
+    from physid.sim.arm import two_link_urdf_path
+
+    two_link = Path(shutil.copy(two_link_urdf_path(), folder / "two_link.urdf"))
     (folder / "excite.yaml").write_text(EXCITE_CONFIG)
     (folder / "online.yaml").write_text(ONLINE_CONFIG)
     (folder / "multibody.yaml").write_text(MULTIBODY_CONFIG)

@@ -16,30 +16,11 @@ from test_robustness_inputs import URDF, assert_one_line_error, invoke, make_par
 
 from physid.cli import main
 from physid.errors import InputError
+from physid.sim.arm import two_link_urdf_path
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 PENDULUM = EXAMPLES / "pendulum.urdf"
-TWO_LINK = """<?xml version="1.0"?>
-<robot name="two_link">
-  <link name="base"/>
-  <link name="upper">
-    <inertial><origin xyz="0.2 0 0.01"/><mass value="2.0"/>
-      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial>
-  </link>
-  <link name="fore">
-    <inertial><origin xyz="0.15 0.01 0"/><mass value="1.0"/>
-      <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.012"/></inertial>
-  </link>
-  <joint name="shoulder" type="revolute">
-    <parent link="base"/><child link="upper"/><axis xyz="0 1 0"/>
-    <limit lower="-1.5" upper="1.0" effort="20" velocity="1.5"/>
-  </joint>
-  <joint name="elbow" type="revolute">
-    <parent link="upper"/><child link="fore"/><origin xyz="0.4 0 0"/><axis xyz="0 1 0"/>
-    <limit lower="-2.0" upper="2.0" effort="8" velocity="2.0"/>
-  </joint>
-</robot>
-"""
+TWO_LINK = Path(two_link_urdf_path()).read_text()
 EXCITE_CONFIG = (
     "excitation: {max_iterations: 10, constraint_points: 40, information_points: 20, "
     "starts: 1, sample_rate_hz: 20}\n"
