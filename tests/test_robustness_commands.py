@@ -422,3 +422,12 @@ def test_notes_about_inputs_never_precede_the_error_line(tmp_path):
     assert_one_line_error(args, "estimate", "only their ratios")
     config.write_text("estimate: [pendulum.Iyy]\nbounds: {pendulum.Iyy: [1, 0]}\n")
     assert_one_line_error(args, "scale.yaml", "bounds.pendulum.Iyy", "above upper")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_an_output_folder_the_system_refuses_is_named_before_any_work(tmp_path):
+    """os.access says yes to root under /proc (or on a read-only mount): impacts identify ran
+    its whole fit, then raised an OSError creating the folder."""
+    data = _poses(tmp_path)
+    args = ["impacts", "identify", "--data", data, *SHAPE, "--out", "/proc/physid-out"]
+    assert_one_line_error(args, "--out", "/proc is not writable")

@@ -273,9 +273,21 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
         raise InputError(f"{target} is a file, not a folder", source=option)
     if not existing.is_dir():
         raise InputError(f"{target} lies under the file {existing}", source=option)
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if not os.access(existing, os.W_OK | os.X_OK) or not _can_create_in(existing):
         raise InputError(f"{existing} is not writable", source=option)
     return target
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be created in ``folder``: ``os.access`` says yes to root on
+    a read-only mount or under /proc, where the write only failed after all the work."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".physid-probe.", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    Path(name).unlink(missing_ok=True)
+    return True
 
 
 def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
@@ -556,7 +568,12 @@ def claim_output_dir(
             _held[target] -= 1
         return
     created = not target.exists()
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # /proc, a read-only mount: os.access said yes to root
+        raise InputError(
+            f"cannot create {target}: {error.strerror or error}", source=option
+        ) from None
     lock = target / LOCK_NAME
     try:
         _lock_fds[target] = _take_lock(lock, option)
