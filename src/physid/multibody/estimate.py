@@ -196,11 +196,14 @@ MAX_UPSAMPLING = 20.0
 
 
 def default_budget(steps: int, max_iterations: int) -> Budget:
-    """The LM budget of a fit over ``steps`` model steps: 20 s + 3 ms per step and allowed
-    iteration of wall time (the pendulum fits of the tests take 0.3-2 ms per step and iteration
-    on 2 loaded cores), so ``max_iterations`` binds first on any ordinary fit and the time
-    stops only iterations that are far slower than they should be."""
-    return Budget(seconds=20.0 + 3e-3 * steps * max_iterations, iterations=max_iterations + 1)
+    """The budget of a fit over ``steps`` model steps, shared by its LM runs (the fit, and when
+    a body collapses the 10-iteration state-only start and the restart): as many iterations as
+    they may take, and 20 s + 3 ms per step and allowed iteration of wall time (the pendulum
+    fits of the tests take 0.3-2 ms per step and iteration on 2 loaded cores), so
+    ``max_iterations`` binds first on any ordinary fit and the time stops only iterations that
+    are far slower than they should be."""
+    allowed = 2 * max_iterations + 10
+    return Budget(seconds=20.0 + 3e-3 * steps * allowed, iterations=allowed + 3)
 
 
 def check_recordings(recordings: list[Recording], h: float) -> int:
