@@ -431,3 +431,17 @@ def test_an_output_folder_the_system_refuses_is_named_before_any_work(tmp_path):
     data = _poses(tmp_path)
     args = ["impacts", "identify", "--data", data, *SHAPE, "--out", "/proc/physid-out"]
     assert_one_line_error(args, "--out", "/proc is not writable")
+
+
+def test_online_nan_first_and_last_stamps_are_skipped_samples(tmp_path, online_files):
+    """A NaN first time stamp made the default summary window [nan, t_end]: ValueError 'no
+    estimate in the window' after the replay (a traceback)."""
+    columns, config = online_files
+    damaged = {k: v.copy() for k, v in columns.items()}
+    damaged["t"][[0, -1]] = np.nan
+    code, _, stderr = invoke(*_online(tmp_path, damaged, config, "nan_t"))
+    assert code == 0, stderr
+    window = json.loads((tmp_path / "out" / "summary.json").read_text())["bodies"]["arm_joint_7"]
+    finite = columns["t"][1:-1]
+    start = finite[0] + 0.75 * (finite[-1] - finite[0])
+    assert window["window"]["start_s"] >= start and window["window"]["end_s"] == finite[-1]

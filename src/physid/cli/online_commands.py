@@ -154,9 +154,12 @@ def online(
 
 
 def _window(text: str | None, t: np.ndarray) -> tuple[float, float]:
-    """``--summary-window`` as (start, end) seconds; default the last quarter of ``t``."""
+    """``--summary-window`` as (start, end) seconds; default the last quarter of ``t``. Only
+    the finite stamps count (a NaN stamp is a skipped sample; as the first one it made the
+    default window NaN and the summary raise 'no estimate in the window')."""
     from physid.errors import InputError
 
+    t = t[np.isfinite(t)]
     if text is None:
         return float(t[0] + 0.75 * (t[-1] - t[0])), float(t[-1])
     parts = text.split(":")
