@@ -445,3 +445,39 @@ def test_online_nan_first_and_last_stamps_are_skipped_samples(tmp_path, online_f
     finite = columns["t"][1:-1]
     start = finite[0] + 0.75 * (finite[-1] - finite[0])
     assert window["window"]["start_s"] >= start and window["window"]["end_s"] == finite[-1]
+
+
+def test_huge_cells_are_refused_and_a_broken_simulation_is_not_ok(files, tmp_path):
+    """1e300 in an oe torque cell raised LinAlgError in the Riccati step; in a multibody
+    control cell it simulated NaN (numpy warnings, exit 0); a control of 1e4 on the pendulum
+    opened its hinge by 0.15 m and was reported as a trajectory with exit 0."""
+    t = np.arange(41) * 0.01
+    tau = np.column_stack([np.sin(t), np.cos(t)])
+    tau[5, 1] = 1e300
+    data = tmp_path / "huge.csv"
+    np.savetxt(
+        data,
+        np.column_stack([t, 0.3 * np.sin(3 * t), 0.2 * np.cos(2 * t), tau]),
+        delimiter=",",
+        comments="",
+        header="t,q_shoulder,q_elbow,tau_shoulder,tau_elbow",
+    )
+    args = ["oe", "--urdf", files["two_link"], "--data", data, "--body", "elbow", "--out",
+            tmp_path / "o"]  # fmt: skip
+    assert_one_line_error(args, "huge.csv", "'tau_elbow' row 6", "beyond any plausible")
+    config = tmp_path / "motor.yaml"
+    config.write_text("joints: {pendulum: {gain: 0.5}}\n")
+    control = tmp_path / "u.csv"
+    base = ["multibody", "simulate", "--urdf", PENDULUM, "--config", config, "--control",
+            control, "--out", tmp_path / "m"]  # fmt: skip
+    control.write_text("t,u_pendulum\n0,0\n0.1,1e300\n0.2,0\n")
+    assert_one_line_error(base, "u.csv", "'u_pendulum' row 2")
+    control.write_text("t,u_pendulum\n0,1e4\n0.5,1e4\n")
+    code, _, stderr = invoke(*base)
+    status = json.loads((tmp_path / "m" / "simulation.json").read_text())["status"]
+    assert code == 3 and status.startswith("constraint violated") and "status constraint" in stderr
+    violation = json.loads((tmp_path / "m" / "simulation.json").read_text())
+    assert violation["max_constraint_violation"] > 0.01
+    control.write_text("t,u_pendulum\n0,0.2\n0.5,0.2\n")
+    assert invoke(*base)[0] == 0
+    assert json.loads((tmp_path / "m" / "simulation.json").read_text())["status"] == "ok"

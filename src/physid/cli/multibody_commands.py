@@ -6,6 +6,7 @@ Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -17,6 +18,10 @@ from physid.cli.options import OUTPUT_DIR, Notes, number_in
 MAX_STEP_HINGES = 50_000
 _STEP = number_in(0.0, 1.0, low_open=True)  # a model step [s]
 _KAPPA = number_in(0.0, 1e12, low_open=True)
+# the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
+# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
+# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
+MAX_VIOLATION_M = 1e-2
 # |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
 JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
 
@@ -111,7 +116,12 @@ def multibody() -> None:
 )
 def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
     """Simulate a URDF (+ YAML) with the SPOOK stepper under a control signal and write the joint
-    trajectory in the physid contract."""
+    trajectory in the physid contract.
+
+    Exit codes: 0 ok; 2 bad input or a simulation that diverged (nothing written); 3 written,
+    but simulation.json's status says the hinges came apart (largest constraint violation over
+    MAX_VIOLATION_M: a control too strong for the step).
+    """
     import numpy as np
 
     from physid.errors import InputError
@@ -137,7 +147,15 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     if len(times) < 1:
         raise InputError(f"the control spans less than one step of {dt} s", source=str(control))
     state = state_from_joints(model, np.array(angles), np.array(rates))
-    sim = simulate(model, dt, len(times), *state, u_steps)
+    with np.errstate(all="ignore"):  # a diverging state is refused below, not warned about
+        sim = simulate(model, dt, len(times), *state, u_steps)
+    diverged = np.flatnonzero(~np.all(np.isfinite(sim.angles) & np.isfinite(sim.rates), axis=1))
+    if diverged.size:
+        raise InputError(
+            f"the simulation diverged (non-finite state) at t = {sim.t[diverged[0]]:.6g} s: "
+            "check the control's magnitude, --dq0 and the config's parameters",
+            source="simulate",
+        )
     summary = {
         "format": "physid.multibody.simulation/1",
         "urdf": str(urdf),
@@ -151,6 +169,14 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         "max_constraint_violation": float(sim.constraint_violation.max()),
         "lcp_failures": sim.lcp_failures,
     }
+    violation = summary["max_constraint_violation"]
+    summary["status"] = "ok"
+    if violation > MAX_VIOLATION_M:
+        summary["status"] = (
+            f"constraint violated: the hinges open by up to {violation:.3g} m (more than "
+            f"{MAX_VIOLATION_M:g} m): the control is too strong for h = {dt:g} s or the "
+            "compliance too large; the trajectory is not the mechanism's"
+        )
     with atomic_output_dir(out) as staging:
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(model, sim, t[0], every))
         write_json_atomic(staging / "simulation.json", summary)
@@ -159,6 +185,9 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         f"constraint violation {summary['max_constraint_violation']:.3g}, "
         f"{sim.lcp_failures} LCP failures)"
     )
+    if summary["status"] != "ok":
+        click.echo(f"physid: warning: status {summary['status']}", err=True)
+        sys.exit(3)
 
 
 @multibody.command("identify")

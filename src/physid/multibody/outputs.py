@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import _check_time, read_table
+from physid.data import _check_magnitude, _check_time, read_table
 from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
@@ -44,6 +44,7 @@ def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, 
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise InputError(f"column '{name}' row {bad[0] + 1} is {values[bad[0]]}", source=source)
+    _check_magnitude(table, sorted(used - {"t"}))  # (|value| <= 1e8, as identify reads them)
     ignored = sorted(set(cols) - used - {f"dq_{n}" for n in model.joint_names})
     return Recording(t, np.column_stack(angles), control, source), ignored
 

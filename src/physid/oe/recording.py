@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.data import read_table
+from physid.data import _check_finite, _check_magnitude, read_table
 from physid.errors import InputError
 from physid.oe.measurements import Measurements, base_dofs
 from physid.oe.recording_floating import base_columns, read_base_signals, read_contacts
@@ -101,6 +101,9 @@ def read_recording(path: str, model: pin.Model) -> OERecording:
                 raise InputError(f"missing column {prefix}{name}", source=path)
     if "t" not in cols:
         raise InputError("missing column t", source=path)
+    signals = [c for c in cols if c.startswith(("q_", "dq_", "tau_", "ft_"))]
+    _check_finite(table, ["t"])  # (a NaN step passed the increasing test)
+    _check_magnitude(table, signals)  # 1e300 in a cell made the Riccati step raise LinAlgError
     t = np.asarray(cols["t"], dtype=float)
     steps = np.diff(t)
     if t.size < 3 or np.any(steps <= 0):

@@ -133,7 +133,11 @@ def solve(
             if not (np.isfinite(lin.cost) and np.all(np.isfinite(lin.A))):
                 status = "numerical_failure: non-finite linearization"
                 break
-            step = solve_step(lin, mu, opt.nullspace, opt.nullspace_rtol)
+            with np.errstate(all="ignore"):  # non-finite values end in a status below
+                step = solve_step(lin, mu, opt.nullspace, opt.nullspace_rtol)
+        except np.linalg.LinAlgError as error:  # 'Eigenvalues did not converge' on wild data
+            status = f"numerical_failure: {error}"
+            break
         except SingularStepError as error:
             if mu >= opt.mu_max or not error.regularizable:
                 status = f"numerical_failure: {error}"
@@ -154,8 +158,9 @@ def solve(
         alpha = step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
         accepted = False
         while alpha >= opt.alpha_min:
-            trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
-            cost_t, gaps_t = problem.evaluate(*trial)
+            with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
+                trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
+                cost_t, gaps_t = problem.evaluate(*trial)
             infeas_t = float(np.abs(gaps_t).sum())
             predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * infeas
             merit_t = cost_t + nu * infeas_t
