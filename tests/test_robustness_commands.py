@@ -433,18 +433,23 @@ def test_an_output_folder_the_system_refuses_is_named_before_any_work(tmp_path):
     assert_one_line_error(args, "--out", "/proc is not writable")
 
 
-def test_online_nan_first_and_last_stamps_are_skipped_samples(tmp_path, online_files):
-    """A NaN first time stamp made the default summary window [nan, t_end]: ValueError 'no
-    estimate in the window' after the replay (a traceback)."""
+def test_online_refuses_non_finite_stamps_and_huge_values(tmp_path, online_files):
+    """A NaN time stamp was echoed into estimates.csv (and as the first one made the summary
+    raise 'no estimate in the window'); 1e300 in a torque overflowed the innovation covariance
+    (numpy warnings on stderr, exit 0). A NaN torque stays a skipped sample."""
     columns, config = online_files
     damaged = {k: v.copy() for k, v in columns.items()}
-    damaged["t"][[0, -1]] = np.nan
-    code, _, stderr = invoke(*_online(tmp_path, damaged, config, "nan_t"))
-    assert code == 0, stderr
-    window = json.loads((tmp_path / "out" / "summary.json").read_text())["bodies"]["arm_joint_7"]
-    finite = columns["t"][1:-1]
-    start = finite[0] + 0.75 * (finite[-1] - finite[0])
-    assert window["window"]["start_s"] >= start and window["window"]["end_s"] == finite[-1]
+    damaged["t"][0] = np.nan
+    assert_one_line_error(_online(tmp_path, damaged, config, "nan_t"), "nan_t.csv", "'t' row 1")
+    damaged = {k: v.copy() for k, v in columns.items()}
+    damaged["tau_arm_joint_5"][100] = 1e300
+    args = _online(tmp_path, damaged, config, "huge")
+    assert_one_line_error(args, "huge.csv", "'tau_arm_joint_5' row 101")
+    damaged["tau_arm_joint_5"][100] = np.nan
+    code, _, stderr = invoke(*_online(tmp_path, damaged, config, "skipped"))
+    assert code == 0 and not stderr.strip()
+    text = (tmp_path / "out" / "estimates.csv").read_text().lower()
+    assert "nan" not in text and "inf" not in text
 
 
 def test_huge_cells_are_refused_and_a_broken_simulation_is_not_ok(files, tmp_path):

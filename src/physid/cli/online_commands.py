@@ -86,10 +86,10 @@ def online(
     of mass (joint frame) of every --body, physically consistent at every sample (log-Cholesky
     EKF), with innovation gating, rate limiting and start-up bias calibration as configured.
 
-    Exit codes: 0 ok; 2 bad input (time stamps that do not increase, too few samples, all
-    torques zero; nothing written); 3 the outputs were written but summary.json's status is
-    "suspect" with its reasons (too few updates, most measurements gated, time not in seconds,
-    positions outside the URDF's limits, no joint moving).
+    Exit codes: 0 ok; 2 bad input (time stamps not finite or not increasing, a value beyond
+    1e8, too few samples, all torques zero; nothing written); 3 the outputs were written but
+    summary.json's status is "suspect" with its reasons (too few updates, most measurements
+    gated, time not in seconds, positions outside the URDF's limits, no joint moving).
     """
     from physid.data import read_table
     from physid.io import atomic_output_dir, to_json_text
@@ -98,12 +98,14 @@ def online(
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
-    from physid.online.verdict import check_replayable, data_reasons, replay_status
+    from physid.online.verdict import check_replayable, check_table, data_reasons, replay_status
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)
     filt, friction_notes = make_filter(model, bodies, settings)
-    signals = signals_from_table(read_table(data), model, settings.contact_frames)
+    table = read_table(data)
+    check_table(table)
+    signals = signals_from_table(table, model, settings.contact_frames)
     check_replayable(signals, settings.acceleration_window)
     window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings

@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from physid.data import Table, _check_finite, _check_magnitude
 from physid.errors import InputError
 from physid.online.columns import OnlineSignals, actuated_joints
 
@@ -21,6 +22,17 @@ MIN_UPDATES = 10
 MAX_GATED_SHARE = 0.5  # of the measurements the filter judged
 MAX_SAMPLE_PERIOD_S = 0.5  # a robot's joint log: slower is time in ms (or not a robot log)
 LIMIT_SLACK_RAD = 0.5  # positions beyond the URDF limits by more than this are not the robot's
+
+
+SIGNAL_PREFIXES = ("q_", "dq_", "tau_", "base_", "f_", "m_")  # the columns online reads
+
+
+def check_table(table: Table) -> None:
+    """Every time stamp finite (it places its sample: a NaN one was echoed into estimates.csv)
+    and no signal beyond 1e8 in magnitude (1e300 overflowed the innovation covariance: numpy
+    warnings, and the sample was used). A NaN signal value stays a skipped sample."""
+    _check_finite(table, ["t"])
+    _check_magnitude(table, [c for c in table.columns if c.startswith(SIGNAL_PREFIXES)])
 
 
 def check_time(t: NDArray[np.float64], source: str) -> None:
