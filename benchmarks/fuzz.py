@@ -496,6 +496,22 @@ def snapshot(path: Path) -> object:
     return None
 
 
+def _json_nan(text: str) -> bool:
+    """Whether a JSON document holds a NaN or infinite number (or does not parse)."""
+
+    def bad(node) -> bool:  # noqa: ANN001
+        if isinstance(node, dict):
+            return any(bad(v) for v in node.values())
+        if isinstance(node, list):
+            return any(bad(v) for v in node)
+        return isinstance(node, float) and not np.isfinite(node)
+
+    try:
+        return bad(json.loads(text))
+    except ValueError:
+        return True
+
+
 def _nan_in(outputs: list[Path], stdout: str) -> list[str]:
     """NaN/inf in the JSON/CSV files written, or in the numbers printed on the terminal."""
     found = []
@@ -507,7 +523,7 @@ def _nan_in(outputs: list[Path], stdout: str) -> list[str]:
         if path.suffix not in (".json", ".csv") or not path.is_file():
             continue
         text = path.read_text(errors="replace")
-        if path.suffix == ".json" and ("NaN" in text or "Infinity" in text):
+        if path.suffix == ".json" and _json_nan(text):  # (a path named 'NaN' is no NaN)
             found.append(f"NaN in {path.name}")
         elif path.suffix == ".csv" and NAN_TOKEN.search(text):
             found.append(f"NaN in {path.name}: {NAN_TOKEN.search(text)[0]}")
@@ -579,7 +595,10 @@ def run_slot(
     if what == "file":
         with stub_estimator(not full):
             return run_case(rng, str(item), seeds, work)
-    with stub_estimator(stub):
+    # the demo's identification is identify's (fuzzed by the file cases); on 7,500 samples
+    # with its report it runs 40-120 s on 2 loaded cores, no tiny input: its options and
+    # output paths are what is fuzzed here
+    with stub_estimator(stub or item.name == "demo"):  # type: ignore[attr-defined]
         return _commands_module().run_command_case(rng, item, seeds, work)
 
 

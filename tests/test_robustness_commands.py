@@ -486,3 +486,25 @@ def test_huge_cells_are_refused_and_a_broken_simulation_is_not_ok(files, tmp_pat
     control.write_text("t,u_pendulum\n0,0.2\n0.5,0.2\n")
     assert invoke(*base)[0] == 0
     assert json.loads((tmp_path / "m" / "simulation.json").read_text())["status"] == "ok"
+
+
+def test_a_folder_locked_by_a_live_run_is_refused_before_the_work(tmp_path, online_files):
+    """The lock was only tried when the outputs were written: online replayed in full and
+    printed its progress bar, then 'in use' (two lines, the work wasted)."""
+    import subprocess
+    import sys
+
+    from test_robustness_outputs import _HOLDER
+
+    columns, config = online_files
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "out"), "30"],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        args = [a for a in _online(tmp_path, columns, config, "rec") if a != "--quiet"]
+        # one line: without --quiet a replay would have printed its progress bar first
+        assert_one_line_error(args, "--out", f"in use by another physid run (pid {holder.pid})")
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

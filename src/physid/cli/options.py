@@ -24,11 +24,16 @@ class OutputPath(click.ParamType):
     def convert(
         self, value: object, param: click.Parameter | None, ctx: click.Context | None
     ) -> Path:
+        from physid.io import check_not_in_use
         from physid.output_paths import check_output_dir, check_output_file
 
         option = max(param.opts, key=len) if param is not None else "--out"
-        check = check_output_dir if self.folder else check_output_file
-        return check(value if isinstance(value, Path) else str(value), option)
+        path = value if isinstance(value, Path) else str(value)
+        if not self.folder:
+            return check_output_file(path, option)
+        target = check_output_dir(path, option)
+        check_not_in_use(target, option)
+        return target
 
 
 OUTPUT_DIR = OutputPath(folder=True)
