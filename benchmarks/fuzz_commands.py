@@ -278,6 +278,8 @@ def damage_recording(rng: random.Random, seed: Path, target: Path) -> str:
             "negative_time",
             "huge_time",
             "tiny_time",
+            "nan_edge",
+            "huge_cell",
         )
     )
     if kind == "reversed":
@@ -307,6 +309,14 @@ def damage_recording(rng: random.Random, seed: Path, target: Path) -> str:
         values[:, t] -= 1e9
     elif kind == "huge_time":
         values[rng.randrange(len(values)), t] = rng.choice((-1e308, 1e308, 1e300))
+    elif kind == "nan_edge":  # the first or last row, where windows and grids start and end
+        values[rng.choice((0, -1)), rng.choice((t, rng.randrange(len(names))))] = rng.choice(
+            (np.nan, np.inf, -np.inf)
+        )
+    elif kind == "huge_cell":
+        values[rng.randrange(len(values)), rng.randrange(len(names))] = rng.choice(
+            (1e300, -1e308, 1e9, 1e-300)
+        )
     else:
         values[:, t] *= 1e-9
     _write_table(target, names, values)
@@ -637,7 +647,8 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
         argv += [key, value]
     outputs = [Path(args[k]) for k in command.outputs if args.get(k)] + extra_outputs
     if command.name == "excite" and args.get("--out"):
-        outputs.append(Path(args["--out"]).with_suffix(".json"))
+        with contextlib.suppress(ValueError):  # ('.' has no name to give a suffix)
+            outputs.append(Path(args["--out"]).with_suffix(".json"))
     if "--summary" in args:
         outputs.append(Path(args["--summary"]))
     return [*argv, *flags], outputs, damage, locked
