@@ -1,23 +1,30 @@
-"""Random corruptions of valid input files through the ``physid`` command line (issue 10).
+"""Random corruptions of valid inputs through every ``physid`` command (issues 10 and 31).
 
-Each case takes one valid seed file (a tiny simulated recording as CSV, NPZ or Parquet, a YAML
-config, a ``params.json`` of the same robot, a recording manifest, a URDF, camera poses of paper
-D), damages it at random (byte flips, truncation, a cell replaced by garbage / NaN / huge numbers,
-header damage, a JSON or YAML value replaced by one of the wrong type) and runs ``physid
-identify``, ``physid validate`` or ``physid impacts identify`` on it
-in-process. It counts
+Two kinds of case alternate. File cases (issue 10) take one valid seed file (a tiny simulated
+recording as CSV, NPZ or Parquet, a YAML config, a ``params.json`` of the same robot, a recording
+manifest, a URDF, camera poses of paper D), damage it at random (byte flips, truncation, a cell
+replaced by garbage / NaN / huge numbers, header damage, a JSON or YAML value replaced by one of
+the wrong type) and run ``physid identify``, ``physid validate`` or ``physid impacts identify``
+on it. Command cases (issue 31, :mod:`fuzz_commands`) damage one option value, input file or
+output path of every other command and subcommand (export, excite, oe, multibody simulate and
+identify, impacts simulate and identify, online, sweep, payload, config, demo). Each runs
+in-process and counts
 
-* tracebacks: any exception other than a clean exit (codes 0, 2, 3);
-* unclean messages: exit 2 without exactly one ``physid: error:`` line (or click's usage error);
-* partial outputs: an output folder, a ``.staging`` folder or a ``--json`` left after exit 2;
-* NaN in outputs: ``NaN`` / ``Infinity`` in a written JSON file.
+* tracebacks: any exception other than a clean exit (codes 0, 2, 3, 4);
+* unclean messages: exit 2 without exactly one ``physid: error:`` line (or click's usage
+  error), and any line written by C code on file descriptor 2 (urdfdom);
+* partial outputs: an output path created or changed, a ``.staging`` folder or ``.tmp`` file
+  left after exit 2;
+* NaN in outputs: a non-finite number in a written JSON file, ``nan``/``inf`` in a written CSV
+  file or in the numbers printed on success;
+* hangs: a case running over 60 s (the inputs are tiny).
 
-By default the estimator itself is replaced by a stub once the inputs are validated (the cases
-test input handling; thousands run in minutes); ``--full`` runs the real identification.
+In file cases the identification is replaced by a stub once the inputs are validated (they test
+input handling; ``--full`` runs the real one); command cases run their real estimators
+(``--stub`` replaces them too; the demo's identification is always stubbed).
 
-    python benchmarks/fuzz.py --cases 5000 --seed 0
+    python benchmarks/fuzz.py --cases 5000 --seed 0 [--commands oe,online] [--verbose]
 """
-
 from __future__ import annotations
 
 import argparse
