@@ -1,23 +1,30 @@
-"""Random corruptions of valid input files through the ``physid`` command line (issue 10).
+"""Random corruptions of valid inputs through every ``physid`` command (issues 10 and 31).
 
-Each case takes one valid seed file (a tiny simulated recording as CSV, NPZ or Parquet, a YAML
-config, a ``params.json`` of the same robot, a recording manifest, a URDF, camera poses of paper
-D), damages it at random (byte flips, truncation, a cell replaced by garbage / NaN / huge numbers,
-header damage, a JSON or YAML value replaced by one of the wrong type) and runs ``physid
-identify``, ``physid validate`` or ``physid impacts identify`` on it
-in-process. It counts
+Two kinds of case alternate. File cases (issue 10) take one valid seed file (a tiny simulated
+recording as CSV, NPZ or Parquet, a YAML config, a ``params.json`` of the same robot, a recording
+manifest, a URDF, camera poses of paper D), damage it at random (byte flips, truncation, a cell
+replaced by garbage / NaN / huge numbers, header damage, a JSON or YAML value replaced by one of
+the wrong type) and run ``physid identify``, ``physid validate`` or ``physid impacts identify``
+on it. Command cases (issue 31, :mod:`fuzz_commands`) damage one option value, input file or
+output path of every other command and subcommand (export, excite, oe, multibody simulate and
+identify, impacts simulate and identify, online, sweep, payload, config, demo). Each runs
+in-process and counts
 
-* tracebacks: any exception other than a clean exit (codes 0, 2, 3);
-* unclean messages: exit 2 without exactly one ``physid: error:`` line (or click's usage error);
-* partial outputs: an output folder, a ``.staging`` folder or a ``--json`` left after exit 2;
-* NaN in outputs: ``NaN`` / ``Infinity`` in a written JSON file.
+* tracebacks: any exception other than a clean exit (codes 0, 2, 3, 4);
+* unclean messages: exit 2 without exactly one ``physid: error:`` line (or click's usage
+  error), and any line written by C code on file descriptor 2 (urdfdom);
+* partial outputs: an output path created or changed, a ``.staging`` folder or ``.tmp`` file
+  left after exit 2;
+* NaN in outputs: a non-finite number in a written JSON file, ``nan``/``inf`` in a written CSV
+  file or in the numbers printed on success;
+* hangs: a case running over 60 s (the inputs are tiny).
 
-By default the estimator itself is replaced by a stub once the inputs are validated (the cases
-test input handling; thousands run in minutes); ``--full`` runs the real identification.
+In file cases the identification is replaced by a stub once the inputs are validated (they test
+input handling; ``--full`` runs the real one); command cases run their real estimators
+(``--stub`` replaces them too; the demo's identification is always stubbed).
 
-    python benchmarks/fuzz.py --cases 5000 --seed 0
+    python benchmarks/fuzz.py --cases 5000 --seed 0 [--commands oe,online] [--verbose]
 """
-
 from __future__ import annotations
 
 import argparse
@@ -26,6 +33,7 @@ import contextlib
 import importlib
 import json
 import random
+import re
 import shutil
 import tempfile
 import time
@@ -271,7 +279,8 @@ def corrupt(rng: random.Random, kind: str, seed: Path, target: Path) -> None:
     byte_level = (flip_bytes, truncate)
     if kind == "npz":
         if rng.random() < 0.5:
-            shutil.copy(seed, target)
+            if seed != target:
+                shutil.copy(seed, target)
             mutate_npz(rng, target)
             return
         target.write_bytes(rng.choice(byte_level)(rng, payload))
@@ -374,10 +383,6 @@ def run_case(
 ) -> tuple[list[str], str]:
     """Run one corrupted case; returns the problems found (empty: a clean outcome) and the
     outcome (``accepted`` by the stub estimator, ``rejected`` with one line, ``exit N``)."""
-    from click.testing import CliRunner
-
-    from physid.cli import main
-
     for leftover in work.iterdir():
         (shutil.rmtree if leftover.is_dir() else Path.unlink)(leftover)
     seed = seeds[kind]
@@ -386,14 +391,63 @@ def run_case(
         shutil.copy(seeds["npz"], work / "train.npz")
     corrupt(rng, kind, seed, bad)
     args = command(kind, seeds, bad, work)
-    try:
-        with streaming(kind.endswith("_streamed")):
-            result = CliRunner().invoke(main, args)
+    with streaming(kind.endswith("_streamed")):
+        problems, outcome, _ = invoke_and_judge(args, work, [work / "out", work / "v.json"])
+    if outcome == "crash":
+        bad.rename(work.parent / f"crash_{kind}_{time.time_ns()}{bad.suffix}")
+    return problems, outcome
+
+
+@contextlib.contextmanager
+def native_stderr() -> Iterator[list[str]]:
+    """What C/C++ code (urdfdom, IPOPT, Ray) writes on file descriptor 2 during the block:
+    click's runner only captures Python's ``sys.stderr``, so such lines would be missed."""
+    import os
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    captured: list[str] = []
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            captured.append(sink.read().decode(errors="replace"))
+
+
+NAN_TOKEN = re.compile(r"(?<![A-Za-z_])[-+]?(nan|inf|infinity)(?![A-Za-z_])", re.IGNORECASE)
+EXIT_CODES = (0, 2, 3, 4)  # ok, one-line error, suspect data (identify), no consistent payload
+
+
+def invoke_and_judge(
+    args: list, work: Path, outputs: list[Path], before: dict | None = None
+) -> tuple[list[str], str, float]:
+    """Run ``physid ARGS`` in-process and judge it: (problems, outcome, seconds).
+
+    Problems: tracebacks, exit codes other than :data:`EXIT_CODES`, on exit 2 anything but one
+    ``physid: error:`` line or a changed/new ``outputs`` path (or a staging/temporary file
+    left in ``work``), lines written by C code on descriptor 2, and NaN/inf in the files
+    written or the numbers printed on success. ``before``: snapshot of outputs that existed.
+    """
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    before = before or {}
+    start = time.perf_counter()
+    try:  # relative paths (an option value '-1' given as --out) land in work
+        with native_stderr() as native, contextlib.chdir(work):
+            result = CliRunner().invoke(main, [str(a) for a in args])
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - e.g. a Rust panic that click re-raises
-        bad.rename(work.parent / f"crash_{kind}_{time.time_ns()}{bad.suffix}")
-        return [f"traceback: {type(error).__name__} (uncaught by click): {error}"], "crash"
+        elapsed = time.perf_counter() - start
+        return [f"traceback: {type(error).__name__} (uncaught by click): {error}"], "crash", elapsed
+    elapsed = time.perf_counter() - start
     problems = []
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         import traceback
@@ -403,63 +457,213 @@ def run_case(
         problems.append(
             f"traceback: {type(result.exception).__name__} at {where}: {result.exception}"
         )
-    elif result.exit_code not in (0, 2, 3):
+    elif result.exit_code not in EXIT_CODES:
         problems.append(f"exit code {result.exit_code}")
     lines = [line for line in result.stderr.splitlines() if line.strip()]
+    noise = [line for line in native[0].splitlines() if line.strip()]
+    if noise:
+        problems.append(f"message: C-level stderr {noise[:2]}")
     if result.exit_code == 2 and not problems:
         clean = len(lines) == 1 and lines[0].startswith("physid: error: ")
         usage = bool(lines) and lines[0].startswith("Usage:")
-        if not (clean or usage):
+        stub = bool(lines) and lines[-1].endswith("inputs accepted")  # after a progress bar
+        if not (clean or usage or stub):
             problems.append(f"message: {lines}")
-        written = [p.name for p in work.iterdir() if p.name in ("out", "v.json")]
-        written += [p.name for p in work.glob(".*staging*")]
+        written = [p.name for p in outputs if _changed(work / p, before.get(p))]
         if written:
             problems.append(f"partial output: {written}")
+    leftovers = [p.name for p in work.rglob(".*") if p.name.endswith((".staging", ".tmp"))]
+    if leftovers:
+        problems.append(f"partial output: {leftovers[:3]}")
     stray = [line for line in lines if "Warning" in line or "Traceback" in line]
     if stray:
         problems.append(f"stray stderr: {stray[:2]}")
-    for output in [work / "v.json", *work.glob("out/*.json")]:
-        if output.is_file() and ("NaN" in output.read_text() or "Infinity" in output.read_text()):
-            problems.append(f"NaN in {output.name}")
+    if result.exit_code != 2 and not problems:
+        printed = result.stdout
+        for path in sorted(map(str, outputs), key=len, reverse=True):  # an --out named 'inf'
+            printed = printed.replace(path, "<out>")
+        problems += _nan_in([work / p for p in outputs], printed)
     accepted = any("inputs accepted" in line for line in lines)
     outcome = "accepted" if accepted else "rejected" if result.exit_code == 2 else "exit"
-    return problems, f"{outcome} {result.exit_code}"
+    return problems, f"{outcome} {result.exit_code}", elapsed
+
+
+def _changed(path: Path, previous: object) -> bool:
+    return snapshot(path) != previous
+
+
+def snapshot(path: Path) -> object:
+    """What ``path`` holds (names and times of a folder's files, a file's time), or None."""
+    try:
+        if path.is_dir():
+            return sorted((str(p), p.stat().st_mtime_ns) for p in path.rglob("*"))
+        if path.exists() or path.is_symlink():
+            return path.lstat().st_mtime_ns
+    except OSError:  # a name too long, a folder we may not read: nothing was written there
+        return None
+    return None
+
+
+def _json_nan(text: str) -> bool:
+    """Whether a JSON document holds a NaN or infinite number (or does not parse)."""
+
+    def bad(node) -> bool:  # noqa: ANN001
+        if isinstance(node, dict):
+            return any(bad(v) for v in node.values())
+        if isinstance(node, list):
+            return any(bad(v) for v in node)
+        return isinstance(node, float) and not np.isfinite(node)
+
+    try:
+        return bad(json.loads(text))
+    except ValueError:
+        return True
+
+
+def _nan_in(outputs: list[Path], stdout: str) -> list[str]:
+    """NaN/inf in the JSON/CSV files written, or in the numbers printed on the terminal."""
+    found = []
+    files = []
+    for path in outputs:
+        if snapshot(path) is not None:
+            files += list(path.rglob("*")) if path.is_dir() else [path]
+    for path in files:
+        if path.suffix not in (".json", ".csv") or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        if path.suffix == ".json" and _json_nan(text):  # (a path named 'NaN' is no NaN)
+            found.append(f"NaN in {path.name}")
+        elif path.suffix == ".csv" and NAN_TOKEN.search(text):
+            found.append(f"NaN in {path.name}: {NAN_TOKEN.search(text)[0]}")
+    match = NAN_TOKEN.search(stdout)
+    if match:
+        line = next(line for line in stdout.splitlines() if NAN_TOKEN.search(line))
+        found.append(f"NaN printed: {line[:160]}")
+    return found
+
+
+# which command each file kind of :func:`command` runs (for the per-command table)
+FILE_COMMANDS = {"params": "validate", "poses": "impacts identify"}
+CATEGORIES = ("traceback", "message", "partial output", "NaN", "hang", "exit code")
+
+
+def schedule(cases: int, seed: int, names: set[str] | None = None) -> list[tuple[str, object]]:
+    """The cases of a run: ``("file", kind)`` (the corruptions above) and ``("command",
+    Command)`` (:mod:`fuzz_commands`) in turn; the slow commands (demo) once in 50."""
+    fuzz_commands = _commands_module()
+    slots: list[tuple[str, object]] = [("file", kind) for kind in KINDS]
+    slots += [("command", c) for c in fuzz_commands.COMMANDS if c.name not in fuzz_commands.SLOW]
+    slow = [("command", c) for c in fuzz_commands.COMMANDS if c.name in fuzz_commands.SLOW]
+    if names is not None:
+        slots = [s for s in slots if _command_name(s) in names]
+        slow = [s for s in slow if _command_name(s) in names]
+    rng = random.Random(seed)
+    return [
+        rng.choice(slow) if slow and (rng.random() < 0.02 or not slots) else slots[n % len(slots)]
+        for n in range(cases)
+    ]
+
+
+def _command_name(slot: tuple[str, object]) -> str:
+    what, item = slot
+    if what == "file":
+        return FILE_COMMANDS.get(str(item), "identify")
+    return item.name  # type: ignore[attr-defined]
+
+
+def _commands_module():  # noqa: ANN202
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fuzz_commands
+
+    return fuzz_commands
+
+
+def make_all_seeds(folder: Path) -> dict[str, Path]:
+    """The seeds of the file corruptions and of every command."""
+    import fuzz_seeds
+
+    _commands_module()
+    return fuzz_seeds.make_command_seeds(folder / "commands", make_seeds(folder))
+
+
+def run_slot(
+    rng: random.Random,
+    slot: tuple[str, object],
+    seeds: dict[str, Path],
+    work: Path,
+    *,
+    full: bool = False,
+    stub: bool = False,
+) -> tuple[list[str], str]:
+    """One case of :func:`schedule`: the file corruptions with the estimator stubbed unless
+    ``full``; the commands with their real estimators unless ``stub``."""
+    what, item = slot
+    if what == "file":
+        with stub_estimator(not full):
+            return run_case(rng, str(item), seeds, work)
+    # the demo's identification is identify's (fuzzed by the file cases); on 7,500 samples
+    # with its report it runs 40-120 s on 2 loaded cores, no tiny input: its options and
+    # output paths are what is fuzzed here
+    with stub_estimator(stub or item.name == "demo"):  # type: ignore[attr-defined]
+        return _commands_module().run_command_case(rng, item, seeds, work)
 
 
 def main(argv: list[str] | None = None) -> None:
+    import faulthandler
+    import sys
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--full", action="store_true", help="run the real identification")
+    parser.add_argument("--stub", action="store_true", help="stub the commands' estimators")
+    parser.add_argument("--commands", default=None, help="comma-separated names (default all)")
+    parser.add_argument("--verbose", action="store_true", help="print each problem at once")
     options = parser.parse_args(argv)
+    names = None if options.commands is None else set(options.commands.split(","))
     rng = random.Random(options.seed)
-    counts: collections.Counter = collections.Counter()
+    table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     examples: dict[str, str] = {}
     outcomes: collections.Counter = collections.Counter()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder, stub_estimator(not options.full):
-        seeds = make_seeds(Path(folder) / "seeds")
+    with tempfile.TemporaryDirectory() as folder:
+        seeds = make_all_seeds(Path(folder) / "seeds")
         work = Path(folder) / "work"
         work.mkdir()
-        for number in range(options.cases):
-            kind = KINDS[number % len(KINDS)]
-            problems, outcome = run_case(rng, kind, seeds, work)
-            counts["cases"] += 1
-            outcomes[f"{kind}: {outcome}"] += 1
+        for number, slot in enumerate(schedule(options.cases, options.seed, names)):
+            name = _command_name(slot)
+            faulthandler.dump_traceback_later(600, exit=True)  # a real hang: stop, show where
+            problems, outcome = run_slot(
+                rng, slot, seeds, work, full=options.full, stub=options.stub
+            )
+            faulthandler.cancel_dump_traceback_later()
+            table[name]["cases"] += 1
+            outcomes[f"{name}: {outcome}"] += 1
             for problem in problems:
                 category = problem.split(":")[0].split(" in ")[0]
-                counts[category] += 1
-                examples.setdefault(category, f"{kind}: {problem}"[:300])
+                category = {"stray stderr": "message"}.get(category, category)
+                table[name][category] += 1
+                examples.setdefault(f"{name} {category}", problem[:400])
+                if options.verbose:
+                    print(f"case {number} {name}: {problem[:600]}", file=sys.stderr, flush=True)
     elapsed = time.perf_counter() - started
+    total = sum(row["cases"] for row in table.values())
     print(
-        f"{counts['cases']} cases in {elapsed:.0f} s ({'real' if options.full else 'stub'} "
-        "estimator)"
+        f"{total} cases in {elapsed:.0f} s (identify/validate file cases: "
+        f"{'real' if options.full else 'stub'} estimator; commands: "
+        f"{'stub' if options.stub else 'real'} estimators)"
     )
-    for category in ("traceback", "message", "stray stderr", "partial output", "NaN", "exit code"):
-        print(f"  {category:15s} {counts[category]}")
+    print(f"{'command':20s} {'cases':>6s} " + " ".join(f"{c:>14s}" for c in CATEGORIES))
+    for name in sorted(table):
+        row = table[name]
+        print(f"{name:20s} {row['cases']:6d} " + " ".join(f"{row[c]:14d}" for c in CATEGORIES))
+    sums = [sum(row[c] for row in table.values()) for c in CATEGORIES]
+    print(f"{'total':20s} {total:6d} " + " ".join(f"{v:14d}" for v in sums))
     print("outcomes (accepted: the inputs passed validation; rejected: one-line error):")
     for outcome, count in sorted(outcomes.items()):
-        print(f"  {outcome:24s} {count}")
+        print(f"  {outcome:40s} {count}")
     for category, example in examples.items():
         print(f"  e.g. {category}: {example}")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from physid.config import parse_config
-from physid.data import write_trajectory_csv
+from physid.data import Table, read_table, write_trajectory_csv
 from physid.identify.pipeline import IdentificationResult
 from physid.identify.prediction import predict_recording
-from physid.io import write_json_atomic
+from physid.io import atomic_output_dir, write_json_atomic
 from physid.sim.arm import (
     SensorNoise,
     arm6_model,
@@ -65,37 +65,45 @@ def run_demo(
     model = arm6_model()
     theta_true = true_parameters(model, rng)
     noise = SensorNoise()
-    recordings, recorded = {}, {}
-    for name, duration in (("train", train_duration_s), ("validation", validation_duration_s)):
-        note(f"simulating the {name} experiment ({duration:g} s)")
-        simulation = simulate_random_excitation(
-            model, theta_true, duration_s=duration, sample_rate_hz=sample_rate_hz, rng=rng,
-            noise=noise,
-        )  # fmt: skip
-        recorded[name] = simulation.recorded
-        recordings[name] = write_trajectory_csv(
-            out_dir / "data" / f"{name}.csv", simulation.recorded
+    # Everything is staged and moved into out_dir at the end (io.atomic_output_dir): a failed
+    # or killed demo leaves no data/ without its identification/. The recordings are named by
+    # their final paths in the outputs (the staged copies are read through Table).
+    with atomic_output_dir(out_dir) as staging:
+        tables, recorded = {}, {}
+        for name, duration in (("train", train_duration_s), ("validation", validation_duration_s)):
+            note(f"simulating the {name} experiment ({duration:g} s)")
+            simulation = simulate_random_excitation(
+                model, theta_true, duration_s=duration, sample_rate_hz=sample_rate_hz, rng=rng,
+                noise=noise,
+            )  # fmt: skip
+            recorded[name] = simulation.recorded
+            staged = write_trajectory_csv(staging / "data" / f"{name}.csv", simulation.recorded)
+            tables[name] = Table(read_table(staged).columns, str(out_dir / "data" / staged.name))
+        result = run_identify(
+            arm6_urdf_path(),
+            [tables["train"]],
+            config=parse_config(DEMO_CONFIG),
+            validate=[tables["validation"]],
+            out_dir=staging / "identification",
+            progress=note,
         )
-    result = run_identify(
-        arm6_urdf_path(),
-        [recordings["train"]],
-        config=parse_config(DEMO_CONFIG),
-        validate=[recordings["validation"]],
-        out_dir=out_dir / "identification",
-        progress=note,
+        comparison, floor, z_scores = _truth(model, result, recorded["validation"], theta_true)
+        write_json_atomic(staging / "truth_comparison.json", comparison)
+    return DemoResult(
+        result, theta_true, result.validation.relative_error, floor, z_scores, comparison
     )
+
+
+def _truth(model, result: IdentificationResult, validation, theta_true: np.ndarray):  # noqa: ANN001, ANN202
+    """The comparison with the truth: (comparison dict, noise floor, base z-scores)."""
     # The noise floor: the true parameters scored like the estimate (raw torque, same filter).
     floor = predict_recording(
-        model, recorded["validation"], result.preprocessing.filter, theta_true
+        model, validation, result.preprocessing.filter, theta_true
     ).metrics.relative_error
     excited = result.excited
     true_base = result.base.from_standard(theta_true)
     z_scores = (result.theta_base[excited] - true_base[excited]) / result.base_std[excited]
-    comparison = _comparison(result, theta_true, true_base, z_scores, floor)
-    write_json_atomic(out_dir / "truth_comparison.json", comparison)
-    return DemoResult(
-        result, theta_true, result.validation.relative_error, floor, z_scores, comparison
-    )
+    return _comparison(result, theta_true, true_base, z_scores, floor), floor, z_scores
 
 
 def _comparison(

@@ -156,6 +156,20 @@ def mass_com_inertia_std(
     return float(std[0]), std[1:4], std[4:].reshape(3, 3)
 
 
+def pin_inertia(pi: ArrayLike) -> pin.Inertia:
+    """Pinocchio's spatial inertia of one body's ``pi``, a massless body included.
+
+    Why not ``pin.Inertia.FromDynamicParameters`` alone: it divides the first moment by the mass,
+    so a link without ``<inertial>`` (mass 0) got a NaN centre of mass and every torque through
+    it was NaN (``physid excite`` wrote them with exit 0). At mass 0 the first moment must be 0
+    too, and the rotational inertia about the origin is the one about any point.
+    """
+    pi = _as_pi(pi)
+    if pi[0] != 0.0:
+        return pin.Inertia.FromDynamicParameters(pi)
+    return pin.Inertia(0.0, np.zeros(3), inertia_matrix_from_vector(pi[4:]))
+
+
 # --- pseudo-inertia ------------------------------------------------------------------------------
 def pseudo_inertia(pi: ArrayLike) -> NDArray[np.float64]:
     """Pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 1/2 tr(I) 1 - I`` (Wensing, Kim,

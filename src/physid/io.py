@@ -6,6 +6,7 @@ CSV text of named columns.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import math
 import os
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from physid.output_paths import check_output_dir, check_output_file  # noqa: F401 - re-export
 
 
 def _to_jsonable(value: Any) -> Any:
@@ -45,19 +48,72 @@ def to_json_text(obj: Any) -> str:
     return json.dumps(_to_jsonable(obj), indent=2, allow_nan=False) + "\n"
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], payload: bytes) -> Path:
-    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+def umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux >= 4.7)."""
     try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The permissions of a new file under the umask (0644 under umask 0022).
+
+    ``tempfile`` creates its files 0600 (and folders 0700) whatever the umask; outputs renamed
+    from them must get the mode an ordinary ``open`` / ``mkdir`` would have given them, or a
+    colleague cannot read them."""
+    return 0o666 & ~umask()
+
+
+def folder_mode() -> int:
+    """The permissions of a new folder under the umask (0755 under umask 0022)."""
+    return 0o777 & ~umask()
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """``.<name>.<pid>.*.tmp`` beside ``target`` left by a process that no longer exists (a
+    run killed by SIGKILL between writing and renaming)."""
+    for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        pid = stale.name[len(target.name) + 2 :].split(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], payload: bytes) -> Path:
+    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename.
+
+    The file gets the mode the umask gives new files (:func:`file_mode`). A path that cannot
+    be written (under a regular file, a folder, empty, a name too long, no permission) is an
+    InputError naming it, never an OSError."""
+    from physid.errors import InputError
+
+    target = Path(path)
+    if not str(path) or not target.name or target.name in (".", ".."):
+        raise InputError(f"cannot write a file at {str(path)!r}: not a file name")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(target)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as error:
+        raise InputError(f"cannot write {target}: {error.strerror or error}") from None
+    try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as error:
         Path(tmp_name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InputError(f"cannot write {target}: {error.strerror or error}") from None
         raise
     return target
 
@@ -85,6 +141,8 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
     from physid.errors import InputError
 
     path = Path(path)
+    if not is_file(path) and os.path.lexists(path):  # a folder, a FIFO (read blocks), /dev/zero
+        raise InputError(f"the {what} is not a regular file", source=str(path))
     try:
         payload = path.read_bytes()
     except FileNotFoundError:
@@ -138,37 +196,14 @@ def quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Path:
-    """Fail early, naming ``option``, if ``path`` cannot become a writable folder (it is a file,
-    lies under a file, or its nearest existing folder is read-only)."""
-    from physid.errors import InputError
-
-    target = Path(path)
-    if target.exists() and not target.is_dir():
-        raise InputError(f"{target} is a file, not a folder", source=option)
-    existing = target
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if existing.exists() and not existing.is_dir():
-        raise InputError(f"{target} lies under the file {existing}", source=option)
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"{existing} is not writable", source=option)
-    return target
-
-
-def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
-    """Fail early, naming ``option``, if a file cannot be written at ``path``."""
-    from physid.errors import InputError
-
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"{target} is a folder, not a file", source=option)
-    check_output_dir(target.parent, option)
-    if target.exists() and not os.access(target, os.W_OK):
-        raise InputError(f"{target} is not writable", source=option)
-    return target
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` names a regular file; False for anything the system will not look up
+    (a name too long, a loop of links, a folder we may not search), where ``Path.is_file``
+    raises."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
@@ -189,6 +224,21 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise InputError(f"invalid YAML: {first}", source=str(path)) from None
+
+
+@contextmanager
+def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """The InputErrors about a config's values (``config <key>: ...``) raised in the block name
+    the file they come from; without it the user read 'config gravity[2]: ...' not knowing
+    which of the files given it was."""
+    from physid.errors import InputError
+
+    try:
+        yield
+    except InputError as error:
+        if path is None or not str(error).startswith("config "):
+            raise
+        raise InputError(str(error), source=str(path)) from None
 
 
 def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
@@ -224,8 +274,12 @@ def config_number(
 
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-        raise InputError(f"config {where}: expected a finite number, got {value!r}")
+    # (an int beyond a float's range, 400 digits in the YAML, raised OverflowError in isfinite)
+    finite = isinstance(value, float) and math.isfinite(value)
+    finite |= isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308
+    if not finite:
+        shown = f"{value!r}"[:40] + ("..." if len(f"{value!r}") > 40 else "")
+        raise InputError(f"config {where}: expected a finite number, got {shown}")
     if positive and value <= 0:
         raise InputError(f"config {where}: must be > 0, got {value!r}")
     if not low <= value <= high:
@@ -294,6 +348,31 @@ def _read_owner(lock: Path) -> int:
         return int(lock.read_text().strip() or "0")
     except (OSError, ValueError):
         return 0
+
+
+def check_not_in_use(path: str | os.PathLike[str], option: str = "--out") -> None:
+    """Fail early, naming ``option``, when another live run holds the folder's lock: the claim
+    when the outputs are written would refuse it only after all the work (a demo or an online
+    replay ran in full, printing its progress, before the 'in use' error). Tested with a
+    non-blocking ``flock`` taken and released at once; the claim stays the one that decides."""
+    target = Path(path)
+    lock = target / LOCK_NAME
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: only the claim decides
+        return
+    try:
+        if not lock.is_file() or target.resolve() in _held:
+            return
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise _in_use(lock, _read_owner(lock), option) from None
+    finally:
+        os.close(fd)  # (releases the test lock)
 
 
 def _take_lock(lock: Path, option: str) -> int:
@@ -413,7 +492,12 @@ def claim_output_dir(
             _held[target] -= 1
         return
     created = not target.exists()
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # /proc, a read-only mount: os.access said yes to root
+        raise InputError(
+            f"cannot create {target}: {error.strerror or error}", source=option
+        ) from None
     lock = target / LOCK_NAME
     try:
         _lock_fds[target] = _take_lock(lock, option)

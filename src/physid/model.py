@@ -27,6 +27,7 @@ import pinocchio as pin
 from physid.errors import InputError
 from physid.friction import COEFFICIENTS, FRICTION_MODELS, SHAPE_PARAMETERS
 from physid.inertia import PARAMETER_NAMES as INERTIAL_NAMES
+from physid.inertia import pin_inertia
 
 JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")  # what config joint_terms may list
 # Every joint term in the order of the parameter vector, with the nonlinear models' coefficients.
@@ -272,9 +273,7 @@ class RobotModel:
         model = self.pin_model.copy()
         for k, joint in enumerate(self.layout.body_joints):
             joint_id = model.getJointId(joint)
-            model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(
-                np.asarray(standard[10 * k : 10 * k + 10], float)
-            )
+            model.inertias[joint_id] = pin_inertia(standard[10 * k : 10 * k + 10])
         return model
 
 
@@ -323,6 +322,8 @@ def _check_urdf_text(text: str, source: str) -> None:
         root = ET.fromstring(text)
     except ET.ParseError as error:
         raise InputError(f"cannot parse URDF: {error}", source=source) from None
+    for joint in root.iter("joint"):
+        _check_joint_axis(joint, source)
     for link in root.iter("link"):
         mass = link.find("inertial/mass")
         if mass is None:
@@ -337,6 +338,27 @@ def _check_urdf_text(text: str, source: str) -> None:
                 "must be a finite number >= 0",
                 source=source,
             )
+
+
+def _check_joint_axis(joint, source: str) -> None:  # noqa: ANN001 - an ElementTree element
+    """A moving joint's ``<axis xyz>`` must be three finite numbers, not all zero: Pinocchio
+    normalises it, and a zero axis becomes NaN in every later computation."""
+    if joint.get("type") not in ("revolute", "continuous", "prismatic"):
+        return
+    axis = joint.find("axis")
+    if axis is None:  # URDF's default axis (1, 0, 0)
+        return
+    text = axis.get("xyz", "1 0 0")
+    try:
+        values = np.array([float(v) for v in text.split()])
+    except ValueError:
+        values = np.array([])
+    if values.shape != (3,) or not np.all(np.isfinite(values)) or not np.any(values != 0):
+        raise InputError(
+            f"joint '{joint.get('name')}' has <axis xyz=\"{text}\">: an axis must be three finite "
+            "numbers, not all zero",
+            source=source,
+        )
 
 
 def mimic_joints(path: str | Path) -> dict[str, str]:

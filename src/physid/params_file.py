@@ -22,7 +22,12 @@ import pinocchio as pin
 
 from physid.errors import InputError
 from physid.friction import FRICTION_MODELS, SHAPE_PARAMETERS
-from physid.inertia import check_consistency, mass_com_inertia_from_pi, pi_from_mass_com_inertia
+from physid.inertia import (
+    check_consistency,
+    mass_com_inertia_from_pi,
+    pi_from_mass_com_inertia,
+    pin_inertia,
+)
 from physid.io import read_text_file
 from physid.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
 
@@ -393,7 +398,7 @@ def apply_inertias(pin_model: pin.Model, params: ParamsFile) -> pin.Model:
     for joint, pi in params.bodies.items():
         if not model.existJointName(joint):
             raise InputError(f"bodies.{joint}: no such joint in the model", source=params.source)
-        model.inertias[model.getJointId(joint)] = pin.Inertia.FromDynamicParameters(pi)
+        model.inertias[model.getJointId(joint)] = pin_inertia(pi)
     if params.gravity is not None:
         model.gravity = pin.Motion(params.gravity, np.zeros(3))
     return model

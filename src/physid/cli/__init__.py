@@ -26,14 +26,20 @@ from physid.errors import PhysidError  # noqa: E402
 
 
 class _PhysidGroup(click.Group):
-    """A click group that turns :class:`PhysidError` and command-line usage errors (a missing
-    or malformed option of any subcommand) into one ``physid: error:`` line and exit code 2."""
+    """A click group that turns :class:`PhysidError`, command-line usage errors (a missing or
+    malformed option of any subcommand) and what the system refuses about a file (an OSError:
+    disk full, a folder under /proc) into one ``physid: error:`` line and exit code 2."""
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's signature
         try:
             return super().invoke(ctx)
         except PhysidError as error:
             click.echo(f"physid: error: {error}", err=True)
+            sys.exit(2)
+        except OSError as error:  # the system refused a file (disk full, /proc, permissions)
+            where = " ".join(str(f) for f in (error.filename, error.filename2) if f)
+            reason = error.strerror or " ".join(str(error).split())
+            click.echo(f"physid: error: {where + ': ' if where else ''}{reason}", err=True)
             sys.exit(2)
         except click.UsageError as error:
             if type(error).__name__ == "NoArgsIsHelpError":  # a bare group: its help, as usual

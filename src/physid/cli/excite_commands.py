@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from physid.cli.options import EXISTING_FILE, number_in
+from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in
 
 
 @click.command("excite")
@@ -30,7 +30,7 @@ from physid.cli.options import EXISTING_FILE, number_in
 @click.option(
     "--out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Trajectory CSV to write (t, q_<joint>, dq_<joint>, ddq_<joint>, and tau_<joint> of "
     "the URDF's nominal parameters). A summary JSON goes beside it (same name, .json).",
 )
@@ -38,9 +38,9 @@ from physid.cli.options import EXISTING_FILE, number_in
     "--duration",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e6, low_open=True),
-    help="Length of the written trajectory [s], a whole number of periods (default: one "
-    "period; alone, it sets the period: base frequency = 1 / duration).",
+    callback=number_in(1e-3, 1e6),
+    help="Length of the written trajectory [s], 0.001-1e6, a whole number of periods (default: "
+    "one period; alone, it sets the period: base frequency = 1 / duration).",
 )
 @click.option(
     "--harmonics",
@@ -53,8 +53,9 @@ from physid.cli.options import EXISTING_FILE, number_in
     "--base-frequency",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e3, low_open=True),
-    help="Base frequency f0 [Hz]; the period is 1/f0 (default: 1 / --duration, else 0.1 Hz).",
+    callback=number_in(1e-4, 1e3),
+    help="Base frequency f0 [Hz], 1e-4-1000; the period is 1/f0 (default: 1 / --duration, else "
+    "0.1 Hz).",
 )
 @click.option(
     "--criterion",
@@ -76,7 +77,7 @@ from physid.cli.options import EXISTING_FILE, number_in
 @click.option(
     "--summary",
     "summary_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     default=None,
     help="Where to write the JSON summary (default: --out with the suffix .json).",
 )
@@ -105,8 +106,13 @@ def excite_command(
     condition number and log-det of the start and of the result (how far it got), the largest
     use of each limit and the smallest distance between bodies. See docs/excitation.md.
     """
+    from physid.errors import InputError
     from physid.excite.workflow import run_excite, summary_path_for
+    from physid.output_paths import check_output_file
 
+    summary = check_output_file(summary_path or summary_path_for(out), "--summary")
+    if summary.resolve() == out.resolve():
+        raise InputError(f"{summary} is the trajectory's own path (--out)", source="--summary")
     result = run_excite(
         urdf,
         out,
@@ -146,7 +152,7 @@ def excite_command(
         click.echo(f"note: {note}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(f"wrote {out} and {summary_path or summary_path_for(out)}")
+    click.echo(f"wrote {out} and {summary}")
 
 
 def register(group: click.Group) -> None:

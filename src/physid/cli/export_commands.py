@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE
+from physid.cli.options import EXISTING_FILE, OUTPUT_FILE
 
 
 @click.command("export")
@@ -33,7 +33,7 @@ from physid.cli.options import EXISTING_FILE
 @click.option(
     "--out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Output file (written atomically).",
 )
 def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) -> None:

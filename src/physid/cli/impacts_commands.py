@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import number_in
+from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, Notes, number_in
 
 MAX_FPS = 1e5  # frames/s: beyond any camera
 MAX_DURATION_S = 3600.0
@@ -48,13 +48,14 @@ def impacts() -> None:
     "--q0",
     required=True,
     metavar="X,Y,TH",
-    help="Initial pose: centre of mass X, Y [m] and orientation TH [rad].",
+    help="Initial pose: centre of mass X, Y [m] and orientation TH [rad], each within ±1e6.",
 )
 @click.option(
     "--v0",
     required=True,
     metavar="VX,VY,W",
-    help="Initial velocity: centre of mass VX, VY [m/s] and angular velocity W [rad/s].",
+    help="Initial velocity: centre of mass VX, VY [m/s] (within ±1e4) and angular velocity W "
+    "[rad/s] (within ±1e5).",
 )
 @click.option(
     "--mu",
@@ -136,7 +137,7 @@ def impacts() -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     required=True,
     help="Output CSV with columns t,x,y,theta (s, m, m, rad).",
 )
@@ -168,8 +169,8 @@ def simulate_command(
     from physid.io import write_text_atomic
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
-    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]")
-    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]")
+    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
+    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
     if dt is None:
         dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
     if not (math.isfinite(dt) and dt > 0 and duration / dt <= MAX_STEPS):
@@ -256,7 +257,7 @@ def simulate_command(
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
 )
@@ -269,10 +270,9 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
     t, q, ignored = read_poses_csv(data)
+    notes = Notes()
     if ignored:
-        click.echo(
-            f"physid: note: {data}: ignoring unknown column(s) {', '.join(ignored)}", err=True
-        )
+        notes.add(f"{data}: ignoring unknown column(s) {', '.join(ignored)}")
     options = IdentifyOptions(
         max_substep=max_substep, noise_position=noise, noise_angle=noise_angle
     )
@@ -291,6 +291,7 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
         plot_fit(result, shape, lines, staging / "fit.png")
         plot_impulses(result, staging / "impulses.png")
+    notes.echo()
     for warning in result.warnings:
         click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"

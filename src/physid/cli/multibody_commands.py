@@ -6,16 +6,24 @@ Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays 
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import click
 
-from physid.cli.options import number_in
+from physid.cli.options import OUTPUT_DIR, Notes, number_in
 
-MAX_STEPS = 2e6  # simulation steps: bounds time and memory
-_POSITIVE = number_in(0.0, sys.float_info.max, low_open=True)  # a finite number > 0
+# simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
+# loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
+MAX_STEP_HINGES = 50_000
+_STEP = number_in(0.0, 1.0, low_open=True)  # a model step [s]
+_KAPPA = number_in(0.0, 1e12, low_open=True)
+# the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
+# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
+# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
+MAX_VIOLATION_M = 1e-2
+# |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
+JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
 
 
 def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[float]:
@@ -29,8 +37,11 @@ def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[floa
         raise InputError(
             f"'{text}' is not a comma-separated list of numbers", source=option
         ) from None
-    if len(values) != n or not all(math.isfinite(v) for v in values):
-        raise InputError(f"expected {n} finite values [{unit}], one per hinge", source=option)
+    limit = JOINT_LIMITS[unit]
+    if len(values) != n or not all(abs(v) <= limit for v in values):  # NaN fails too
+        raise InputError(
+            f"expected {n} finite values [{unit}] within ±{limit:g}, one per hinge", source=option
+        )
     return values
 
 
@@ -68,7 +79,7 @@ def multibody() -> None:
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: trajectory.csv (t, q_<joint> [rad], dq_<joint> [rad/s], u_<joint>) "
     "and simulation.json (step, parameters, constraint violation, solver failures). Written "
@@ -79,8 +90,9 @@ def multibody() -> None:
     type=float,
     default=1e-3,
     show_default=True,
-    callback=_POSITIVE,
-    help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19).",
+    callback=_STEP,
+    help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19), in (0, 1]; the control's "
+    f"span may hold at most {MAX_STEP_HINGES:,} steps x hinges (split longer runs).",
 )
 @click.option(
     "--q0",
@@ -97,14 +109,19 @@ def multibody() -> None:
 )
 @click.option(
     "--every",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_STEP_HINGES),
     default=1,
     show_default=True,
     help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt).",
 )
 def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
     """Simulate a URDF (+ YAML) with the SPOOK stepper under a control signal and write the joint
-    trajectory in the physid contract."""
+    trajectory in the physid contract.
+
+    Exit codes: 0 ok; 2 bad input or a simulation that diverged (nothing written); 3 written,
+    but simulation.json's status says the hinges came apart (largest constraint violation over
+    MAX_VIOLATION_M: a control too strong for the step).
+    """
     import numpy as np
 
     from physid.errors import InputError
@@ -118,13 +135,27 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     angles = _joint_vector(q0, m, "--q0", "rad")
     rates = _joint_vector(dq0, m, "--dq0", "rad/s")
     t, u = read_control(control, model)
-    if (t[-1] - t[0]) / dt > MAX_STEPS:
-        raise InputError(f"{dt!r} gives more than {MAX_STEPS:.0e} steps", source="--dt")
+    steps = (t[-1] - t[0]) / dt
+    if steps * m > MAX_STEP_HINGES:
+        raise InputError(
+            f"{t[-1] - t[0]:.6g} s of control at h = {dt:g} s is {steps:.3g} steps of {m} "
+            f"hinge(s), more than {MAX_STEP_HINGES:,} steps x hinges: a larger --dt, a shorter "
+            "control (is t in seconds?)",
+            source="--dt",
+        )
     times, u_steps = hold(t, u, dt)
     if len(times) < 1:
         raise InputError(f"the control spans less than one step of {dt} s", source=str(control))
     state = state_from_joints(model, np.array(angles), np.array(rates))
-    sim = simulate(model, dt, len(times), *state, u_steps)
+    with np.errstate(all="ignore"):  # a diverging state is refused below, not warned about
+        sim = simulate(model, dt, len(times), *state, u_steps)
+    diverged = np.flatnonzero(~np.all(np.isfinite(sim.angles) & np.isfinite(sim.rates), axis=1))
+    if diverged.size:
+        raise InputError(
+            f"the simulation diverged (non-finite state) at t = {sim.t[diverged[0]]:.6g} s: "
+            "check the control's magnitude, --dq0 and the config's parameters",
+            source="simulate",
+        )
     summary = {
         "format": "physid.multibody.simulation/1",
         "urdf": str(urdf),
@@ -138,6 +169,14 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         "max_constraint_violation": float(sim.constraint_violation.max()),
         "lcp_failures": sim.lcp_failures,
     }
+    violation = summary["max_constraint_violation"]
+    summary["status"] = "ok"
+    if violation > MAX_VIOLATION_M:
+        summary["status"] = (
+            f"constraint violated: the hinges open by up to {violation:.3g} m (more than "
+            f"{MAX_VIOLATION_M:g} m): the control is too strong for h = {dt:g} s or the "
+            "compliance too large; the trajectory is not the mechanism's"
+        )
     with atomic_output_dir(out) as staging:
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(model, sim, t[0], every))
         write_json_atomic(staging / "simulation.json", summary)
@@ -146,6 +185,9 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         f"constraint violation {summary['max_constraint_violation']:.3g}, "
         f"{sim.lcp_failures} LCP failures)"
     )
+    if summary["status"] != "ok":
+        click.echo(f"physid: warning: status {summary['status']}", err=True)
+        sys.exit(3)
 
 
 @multibody.command("identify")
@@ -176,7 +218,7 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: params.json, result.json, states.npz, report.png (written to a "
     "temporary folder and renamed).",
@@ -186,14 +228,15 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     type=float,
     default=0.01,
     show_default=True,
-    callback=_POSITIVE,
-    help="Model step h [s].",
+    callback=_STEP,
+    help="Model step h [s], in (0, 1]: at most 200,000 steps over all recordings, and at most "
+    "20x finer than a recording's median sample period.",
 )
 @click.option(
     "--kappa",
     type=float,
     default=None,
-    callback=_POSITIVE,
+    callback=_KAPPA,
     help="Weight of the model's impulse residuals [per (N s)^2 or (N m s)^2] against the measured-"
     "angle residuals [weight 1 per rad^2]: Omega^-1 = kappa I, R^-1 = I (paper A §4.4). Large"
     " kappa trusts the model (the states follow the dynamics), small kappa trusts the "
@@ -204,10 +247,11 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
 )
 @click.option(
     "--max-iterations",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 1000),
     default=20,
     show_default=True,
-    help="Levenberg-Marquardt cap.",
+    help="Levenberg-Marquardt iteration cap (1-1000). LM also stops at a wall-time budget of "
+    "20 s + 3 ms per model step and iteration (status 'stopped by the time budget ...').",
 )
 @click.option(
     "--compile",
@@ -247,11 +291,11 @@ def identify_command(
     model = load_model(urdf, config)
     if not model.estimate:
         raise InputError("no parameter to estimate: list names under 'estimate'", source="config")
-    recordings = []
+    recordings, notes = [], Notes()
     for path in data_files:
         rec, ignored = read_recording(path, model)
         if ignored:
-            click.echo(f"physid: note: {path}: ignoring column(s) {', '.join(ignored)}", err=True)
+            notes.add(f"{path}: ignoring column(s) {', '.join(ignored)}")
         recordings.append(rec)
     options = {"h": dt, "kappa": kappa, "max_iterations": max_iterations, "compile": compile_c}
     fit = identify(model, recordings, **options)
@@ -278,6 +322,7 @@ def identify_command(
         write_json_atomic(staging / "result.json", result_document(fit, folds))
         write_bytes_atomic(staging / "states.npz", buffer.getvalue())
         plot_report(fit, staging / "report.png")
+    notes.echo()
     for note in fit.notes:
         click.echo(f"physid: warning: {note}", err=True)
     values = ", ".join(

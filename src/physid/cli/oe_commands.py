@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from physid.cli.options import OUTPUT_DIR, Notes, number_in
+
 NOISE_KEYS = (
     "encoder",
     "joint_velocity",
@@ -34,15 +36,22 @@ CHI2_WARNING = 3.0
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming its
-    key."""
+    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
+    file and its key."""
+    from physid.io import config_errors_name
+
+    if path is None:
+        return {}, 0.0, {"frame": None, "estimate_bias": True}
+    with config_errors_name(path):
+        return _oe_config(path)
+
+
+def _oe_config(path: Path) -> tuple[dict, float, dict]:
     import numpy as np
 
     from physid.errors import InputError
     from physid.io import config_number, config_section, read_yaml
 
-    if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}
     raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
@@ -59,7 +68,9 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     if frame is not None and not isinstance(frame, str):
         raise InputError(f"imu.frame must be a frame name, got {frame!r}", source=str(path))
     if not isinstance(estimate_bias, bool):
-        raise InputError(f"imu.estimate_bias must be true or false, got {estimate_bias!r}")
+        raise InputError(
+            f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
+        )
     return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
 
 
@@ -150,6 +161,7 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     "--prior-std",
     type=float,
     default=None,
+    callback=number_in(0.0, 1e6, low_open=True),
     help="Prior around the URDF's inertias: standard deviation of every chart coordinate "
     "(default: none, as in paper B VI-A). The log coordinates (mass, second moments) take it "
     "as a relative spread (0.3 ~ +-30 %), the first moments m c as kg m, the exp_eig axes "
@@ -159,14 +171,16 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
 )
 @click.option(
     "--max-iterations",
-    type=int,
+    type=click.IntRange(1, 10_000),
     default=100,
     show_default=True,
-    help="Iteration limit; the status says 'max_iterations' when it is reached.",
+    help="Iteration limit (1-10000); the status says 'max_iterations' when it is reached. The "
+    "solve also stops at a wall-time budget of 20 s + 1 ms per node and iteration (status "
+    "'stopped by the time budget ...').",
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: params.json, result.json (with force/torque sensors: wrench_fit, the "
     "RMS of measured minus estimated wrench per axis; with acc_* columns: "
@@ -194,7 +208,6 @@ def oe_command(
     import dataclasses
 
     import numpy as np
-    import pinocchio as pin
 
     from physid.errors import InputError
     from physid.io import (
@@ -203,6 +216,7 @@ def oe_command(
         write_json_atomic,
         write_text_atomic,
     )
+    from physid.model import load_urdf
     from physid.oe.build import initial_guess, make_problem
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
@@ -212,22 +226,24 @@ def oe_command(
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
 
-    if not urdf.is_file():
-        raise InputError(f"URDF not found: {urdf}", source="--urdf")
-    if floating:
-        model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
-    else:
-        model = pin.buildModelFromUrdf(str(urdf))
+    model = load_urdf(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
     recording = read_recording(str(data), model)
+    notes = Notes()
     for name in recording.unknown_columns:
-        click.echo(f"physid: note: {data}: ignoring unknown column {name}", err=True)
+        notes.add(f"{data}: ignoring unknown column {name}")
     if recording.regridded_from is not None:
-        click.echo(
-            f"physid: note: {data}: time stamps jitter by more than 1 % of the median step: "
+        notes.add(
+            f"{data}: time stamps jitter by more than 1 % of the median step: "
             f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
-            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)",
-            err=True,
+            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)"
+        )
+    equations = (recording.t.size - 1) * (model.nv - 6 * floating)
+    if equations < 10 * len(bodies):
+        raise InputError(
+            f"{recording.t.size} nodes give {equations} joint dynamics equations for "
+            f"{10 * len(bodies)} inertial parameters ({len(bodies)} bodies): record longer",
+            source=str(data),
         )
     meas = recording.measurements
     if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
@@ -237,15 +253,13 @@ def oe_command(
             if reason is None:
                 usable[frame] = samples
             else:
-                click.echo(f"physid: note: {data}: not using {reason}", err=True)
+                notes.add(f"{data}: not using {reason}")
         meas = dataclasses.replace(meas, wrench=usable or None)
         recording = dataclasses.replace(recording, measurements=meas)
     if floating and meas.base_velocity is None and meas.accelerometer is None:
-        click.echo(
-            f"physid: note: {data}: no base_v* or acc_* columns: the base's linear velocity is "
-            "observed "
-            "only through the dynamics and the legs (consider noise.foot_velocity)",
-            err=True,
+        notes.add(
+            f"{data}: no base_v* or acc_* columns: the base's linear velocity is observed "
+            "only through the dynamics and the legs (consider noise.foot_velocity)"
         )
     problem = make_problem(
         model,
@@ -305,6 +319,7 @@ def oe_command(
         )
         plot_convergence(result, staging / "convergence.png")
         write_report(staging, model, recording, problem, result)
+    notes.echo()
     if result.chi2_reduced > CHI2_WARNING:
         click.echo(
             f"physid: warning: the noise model does not fit the data (reduced chi-square "

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, number_in, step_progress
+from physid.cli.options import (
+    EXISTING_FILE,
+    OUTPUT_DIR,
+    OUTPUT_FILE,
+    number_in,
+    step_progress,
+)
 
 SUSPECT_EXIT_CODE = 3
 
@@ -96,7 +102,7 @@ def _print_identification(result, out: Path | None) -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: params.json, report.html and PNG figures (written atomically). The "
     "run owns it: a second run into it fails while this one runs, and files of an earlier run "
     "that this one does not rewrite are removed. A folder holding other files is refused "
@@ -175,7 +181,7 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
     "--json",
     "json_out",
     default=None,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUTPUT_FILE,
     help="Also write the numbers printed (per-joint RMSE [N m] and relative error, the stacked "
     "relative error ||tau - tau_hat|| / ||tau||, per file and overall) to this JSON file.",
 )
@@ -188,11 +194,8 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too.
     """
-    from physid.io import check_output_file, write_json_atomic
+    from physid.io import write_json_atomic
     from physid.workflows import run_validate
-
-    if json_out is not None:
-        check_output_file(json_out, "--json")
 
     with step_progress("validate", quiet) as progress:
         report = run_validate(
@@ -225,7 +228,7 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: simulated data/, identification/ (params.json, report.html, "
     "figures) and truth_comparison.json.",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -10,7 +11,10 @@ from pathlib import Path
 import click
 import numpy as np
 
+from physid.cli.options import OUTPUT_DIR
+
 FORMAT = "physid.online/1"
+SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estimate (status)
 
 
 def register(group: click.Group) -> None:
@@ -53,7 +57,7 @@ def register(group: click.Group) -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     help="Output folder: estimates.csv, estimates_std.csv, summary.json, estimates.png "
     "(written atomically: all or nothing).",
 )
@@ -85,6 +89,11 @@ def online(
     Streams, for each sample, the estimated mass, centre of mass and inertia about the centre
     of mass (joint frame) of every --body, physically consistent at every sample (log-Cholesky
     EKF), with innovation gating, rate limiting and start-up bias calibration as configured.
+
+    Exit codes: 0 ok; 2 bad input (time stamps not finite or not increasing, a value beyond
+    1e8, too few samples, all torques zero; nothing written); 3 the outputs were written but
+    summary.json's status is "suspect" with its reasons (too few updates, most measurements
+    gated, time not in seconds, positions outside the URDF's limits, no joint moving).
     """
     from physid.data import read_table
     from physid.io import atomic_output_dir, to_json_text
@@ -93,11 +102,16 @@ def online(
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
+    from physid.online.verdict import check_replayable, check_table, data_reasons, replay_status
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)
     filt, friction_notes = make_filter(model, bodies, settings)
-    signals = signals_from_table(read_table(data), model, settings.contact_frames)
+    table = read_table(data)
+    check_table(table)
+    signals = signals_from_table(table, model, settings.contact_frames)
+    check_replayable(signals, settings.acceleration_window)
+    window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings
     for warning in notes:
         click.echo(f"physid: warning: {warning}", err=True)
@@ -116,8 +130,13 @@ def online(
     failed = gating_warning(summary, result)
     if failed:
         summary["warnings"].append(failed)
-        click.echo(f"physid: warning: {failed}", err=True)
-    window = _window(summary_window, result.t)
+    judged = int(np.sum(~(result.skipped | result.calibrating)))
+    status, reasons = replay_status(
+        len(result.t), result.n_updates, judged, summary["gated"], data_reasons(signals, model)
+    )
+    if failed:  # innovations the model cannot explain: the estimate is not to be trusted
+        status, reasons = "suspect", [*reasons, failed]
+    summary["status"], summary["status_reasons"] = status, reasons
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(
             result.t, result.values[:, b], result.pi[:, b], *window
@@ -138,6 +157,9 @@ def online(
             f"  {joint}: mass {w['median']['mass']:.4g} kg (median; spread "
             f"{w['spread_std']['mass']:.2g}) over {w['start_s']:.3g}-{w['end_s']:.3g} s"
         )
+    if status != "ok":
+        click.echo(f"physid: warning: status {status}: {'; '.join(reasons)}", err=True)
+        sys.exit(SUSPECT_EXIT_CODE)
 
 
 # When the estimate is called failed (issue 28: 0.93 kg for a 2.21 kg body, 19 % gated, no joint
@@ -175,9 +197,12 @@ def gating_warning(summary: dict, result) -> str:
 
 
 def _window(text: str | None, t: np.ndarray) -> tuple[float, float]:
-    """``--summary-window`` as (start, end) seconds; default the last quarter of ``t``."""
+    """``--summary-window`` as (start, end) seconds; default the last quarter of ``t``. Only
+    the finite stamps count (a NaN stamp is a skipped sample; as the first one it made the
+    default window NaN and the summary raise 'no estimate in the window')."""
     from physid.errors import InputError
 
+    t = t[np.isfinite(t)]
     if text is None:
         return float(t[0] + 0.75 * (t[-1] - t[0])), float(t[-1])
     parts = text.split(":")

@@ -12,6 +12,50 @@ import click
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
+class OutputPath(click.ParamType):
+    """An output folder or file, checked when the command line is parsed, so before any work
+    (:mod:`physid.output_paths`): the one output-path check of every command. A bad path is
+    one ``physid: error:`` line naming the option, and nothing is computed or written."""
+
+    def __init__(self, folder: bool) -> None:
+        self.folder = folder
+        self.name = "folder" if folder else "file"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Path:
+        from physid.io import check_not_in_use
+        from physid.output_paths import check_output_dir, check_output_file
+
+        option = max(param.opts, key=len) if param is not None else "--out"
+        path = value if isinstance(value, Path) else str(value)
+        if not self.folder:
+            return check_output_file(path, option)
+        target = check_output_dir(path, option)
+        check_not_in_use(target, option)
+        return target
+
+
+OUTPUT_DIR = OutputPath(folder=True)
+OUTPUT_FILE = OutputPath(folder=False)
+
+
+class Notes:
+    """Notes about the inputs (ignored columns, resampled time stamps, unused sensors), printed
+    as ``physid: note:`` lines once the command has succeeded: when it fails, its one
+    ``physid: error:`` line is all that is printed (a note before it made two)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.lines.append(text)
+
+    def echo(self) -> None:
+        for line in self.lines:
+            click.echo(f"physid: note: {line}", err=True)
+
+
 def in_range(
     value: float | None, option: str, low: float, high: float, *, low_open: bool = False
 ) -> float | None:

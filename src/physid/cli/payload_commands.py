@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, number_in
+from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in
 
 
 @click.command()
@@ -58,7 +58,7 @@ from physid.cli.options import EXISTING_FILE, number_in
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder: payload.json (mass, com and inertia about the com in the link frame, "
     "their standard deviations and sources, the fit). Written atomically.",

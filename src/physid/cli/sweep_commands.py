@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from physid.cli.options import OUTPUT_DIR
+
 SPEC_HELP = """Run the jobs of SPEC (a YAML file) on Ray and write one folder per job and a
 results table.
 
@@ -38,7 +40,7 @@ pip install "physid[sweep]".
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUTPUT_DIR,
     required=True,
     help="Output folder (new, or without a previous sweep unless --resume): jobs/<job_id>/, "
     "results.csv, results.parquet, sweep.json, spec.yaml.",
@@ -54,10 +56,10 @@ pip install "physid[sweep]".
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 4096),
     default=None,
-    help="Most jobs running at once (one CPU each). Default: every CPU of this machine for a "
-    "local instance; as many as the cluster schedules with --address.",
+    help="Most jobs running at once (one CPU each), at most 4096. Default: every CPU of this "
+    "machine for a local instance; as many as the cluster schedules with --address.",
 )
 @click.option(
     "--retries",

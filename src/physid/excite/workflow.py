@@ -17,7 +17,7 @@ import numpy as np
 
 from physid.config import robot_for
 from physid.data import Trajectory, write_trajectory_csv
-from physid.errors import InputError
+from physid.errors import InputError, PhysidError
 from physid.excite.config import load_excite_config
 from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
 from physid.excite.geometry import (
@@ -86,6 +86,18 @@ def geometry_constraints(
     return GeometryConstraints(collision, excitation.min_distance, workspace), tuple(notes)
 
 
+def _require_finite(trajectory: Trajectory, urdf: str | Path) -> None:
+    """No NaN is ever written (issue 31): a non-finite torque or state names its joint."""
+    for kind, values in (("q", trajectory.q), ("dq", trajectory.dq), ("tau", trajectory.tau)):
+        bad = np.flatnonzero(~np.all(np.isfinite(values), axis=0))
+        if bad.size:
+            joint = trajectory.joint_names[bad[0]]
+            raise PhysidError(
+                f"{urdf}: the designed trajectory has non-finite {kind}_{joint}; check the "
+                "URDF's inertials and limits of that joint"
+            )
+
+
 def summary_path_for(out: str | Path) -> Path:
     """The summary's default path: the trajectory's, with ``.json`` for its suffix."""
     return Path(out).with_suffix(".json")
@@ -147,6 +159,7 @@ def run_excite(
         "trajectory": str(out),
         "base_parameters": list(result.base.names),
     }
+    _require_finite(trajectory, urdf)
     write_trajectory_csv(out, trajectory)
     write_json_atomic(summary_path or summary_path_for(out), summary)
     return result

@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from physid.budget import Budget
 from physid.errors import InputError
 from physid.impacts.geometry import (
     STANDARD_GRAVITY,
@@ -63,6 +64,10 @@ class IdentifyOptions:
     ``profile_step``: relative step of J/m for the curvature-based standard deviation (0: skip
     the profiles; μ then counts as a lower bound when no contact slides faster than 1 cm/s);
     ``profile_polish``: how often a profile point with a lower objective may restart the solve.
+    ``time_budget_s`` and ``iteration_budget``: the most wall time and IPOPT iterations of all
+    solves together (None: :func:`default_budget`, scaled to the fine grid); when one is spent
+    the solves stop and the result is "not converged: stopped by the ... budget" with the best
+    iterate in its diagnostics.
     """
 
     max_substep: float = 1.0e-3
@@ -84,6 +89,24 @@ class IdentifyOptions:
     max_iter: int = 3000
     tol: float = 1e-8
     print_level: int = 0
+    time_budget_s: float | None = None
+    iteration_budget: int | None = None
+
+
+# the most steps of the fine grid (eq. 25): 40 s of 240 fps video at h̄ = 1 ms; more is a
+# recording in the wrong unit (time in ms makes every frame interval 1000x too long)
+MAX_FINE_STEPS = 40_000
+# plausible ranges of a pose file: |t| [s], |x|, |y| [m], |theta| [rad]
+POSE_LIMITS = {"t": (1e9, "s"), "x": (1e6, "m"), "y": (1e6, "m"), "theta": (1e6, "rad")}
+
+
+def default_budget(n_steps: int) -> Budget:
+    """The budget of a fit on ``n_steps`` fine steps: 20 s + 50 ms and 4,000 + 10 IPOPT
+    iterations per step. Valid throws stay far below it (60 fps, 0.2 s, 187 steps: 600
+    iterations in 6 s; paper D Table 1's 240 fps cells, 600 steps: under 30 s); a recording
+    without a usable throw (a constant pose, positions in mm) ran 12k-18k iterations and
+    53-133 s before the budget."""
+    return Budget(seconds=20.0 + 0.05 * n_steps, iterations=4000 + 10 * n_steps)
 
 
 def validate_poses(
@@ -103,10 +126,13 @@ def validate_poses(
     if t.size < 3:
         raise InputError(f"need at least 3 poses, got {t.size}", source=source)
     for name, col in (("t", t), ("x", q[:, 0]), ("y", q[:, 1]), ("theta", q[:, 2])):
-        bad = np.flatnonzero(~np.isfinite(col))
+        limit, unit = POSE_LIMITS[name]
+        bad = np.flatnonzero(~(np.abs(col) <= limit))  # NaN fails too
         if bad.size:
             raise InputError(
-                f"row {bad[0] + 1}, column {name}: value is {float(col[bad[0]])}", source=source
+                f"row {bad[0] + 1}, column {name}: value is {float(col[bad[0]]):g}, outside "
+                f"±{limit:g} {unit}",
+                source=source,
             )
     bad = np.flatnonzero(np.diff(t) <= 0)
     if bad.size:
@@ -126,6 +152,19 @@ def validate_poses(
                 "shape, surfaces and units",
                 source=source,
             )
+
+
+def _check_motion(q: np.ndarray, sigma_position: float, sigma_angle: float, source: str) -> None:
+    """Refuse poses that do not move beyond 3 noise standard deviations: a body at rest shows
+    no flight and no impact, so J/m and μ cannot be identified (IPOPT ground 50-130 s on it)."""
+    spread = np.ptp(q, axis=0)
+    if np.all(spread[:2] < 3 * sigma_position) and spread[2] < 3 * sigma_angle:
+        raise InputError(
+            f"the body does not move: x, y and theta vary by {spread[0]:.3g} m, {spread[1]:.3g} m "
+            f"and {spread[2]:.3g} rad over {len(q)} poses, within 3 noise standard deviations "
+            f"({sigma_position:g} m, {sigma_angle:.3g} rad): nothing to identify",
+            source=source,
+        )
 
 
 def _ballistic_fit(
@@ -150,10 +189,23 @@ def _ballistic_fit(
     return chi2, q_fine, v_fine
 
 
-def _grid(t_meas: np.ndarray, max_substep: float) -> tuple[int, np.ndarray, np.ndarray]:
-    """Eq. (25): n_s = ceil(Δt_max / h̄); each frame interval i has n_s steps h_i = Δt_i / n_s."""
+def _grid(
+    t_meas: np.ndarray, max_substep: float, source: str = "data"
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Eq. (25): n_s = ceil(Δt_max / h̄); each frame interval i has n_s steps h_i = Δt_i / n_s.
+
+    More than :data:`MAX_FINE_STEPS` steps is an InputError naming the longest frame interval
+    (time in milliseconds, a gap in the recording)."""
     dt = np.diff(t_meas)
     ns = max(1, math.ceil(dt.max() / max_substep - 1e-9))
+    if ns * dt.size > MAX_FINE_STEPS:
+        row = int(np.argmax(dt)) + 2
+        raise InputError(
+            f"row {row}, column t: a frame interval of {dt.max():.6g} s at a model step of "
+            f"{max_substep:g} s makes {ns * dt.size:.3g} fine steps, more than "
+            f"{MAX_FINE_STEPS}; is t in seconds, and the recording one throw without gaps?",
+            source=source,
+        )
     h = np.repeat(dt / ns, ns)
     return ns, h, np.r_[t_meas[0], t_meas[0] + np.cumsum(h)]
 
@@ -234,8 +286,12 @@ def identify(
         source=source,
         penetration_tol=5.0 * (sig_p + shape.max_radius * sig_a),
     )
+    _check_motion(q_meas, sig_p, sig_a, source)
     pairs = candidate_pairs(shape, lines)
-    ns, h, t_fine = _grid(t_meas, opts.max_substep)
+    ns, h, t_fine = _grid(t_meas, opts.max_substep, source)
+    budget = default_budget(h.size)
+    budget.seconds = opts.time_budget_s or budget.seconds
+    budget.iterations = opts.iteration_budget or budget.iterations
     start = time.perf_counter()
     weights = np.array([sig_p, sig_p, sig_a]) ** -2.0
     chi2, q_fly, v_fly = _ballistic_fit(t_meas, q_meas, t_fine, weights, opts.gravity)
@@ -273,6 +329,7 @@ def identify(
         tol=opts.tol,
         max_iter=opts.max_iter,
         print_level=opts.print_level,
+        budget=budget,
     )
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (0.5 * nlp.r_scale)
     solves_per_start = len(opts.warm_starts) * sum(len(c) for c in opts.continuations)
@@ -305,7 +362,7 @@ def identify(
     iterations = sum(s["iterations"] for s in starts)
     outcome, multipliers = best
     r_std, mu_rises = math.nan, math.nan
-    if opts.profile_step and outcome.success:
+    if opts.profile_step and outcome.success and not budget.exhausted():
         r_std, mu_rises, extra, outcome, multipliers = _profiles(
             nlp, outcome, multipliers, opts, bar.update
         )
@@ -329,6 +386,7 @@ def identify(
         friction_rise=mu_rises,
         options=opts,
         starts=starts,
+        stopped=f"stopped by {budget.describe()}" if budget.exhausted() else None,
     )
 
 
@@ -346,6 +404,8 @@ def _multistart(
         for r_init in r_inits:
             x0 = nlp.initial_vector(q0, v0, r_init, opts.mu_init)
             for schedule in opts.continuations:
+                if nlp.budget is not None and nlp.budget.exhausted() and best is not None:
+                    return best
                 outcome, multipliers = nlp.solve(x0, schedule, on_stage=tick)
                 starts.append(
                     {

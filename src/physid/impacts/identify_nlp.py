@@ -21,12 +21,14 @@ previous one, which lets impulses move to where the data need them before the ga
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import casadi as cs
 import numpy as np
 
+from physid.budget import Budget, ipopt_stop_callback
 from physid.impacts.geometry import (
     Line,
     Shape,
@@ -136,6 +138,7 @@ class IdentificationNlp:
         tol: float,
         max_iter: int,
         print_level: int,
+        budget: Budget | None = None,
     ) -> None:
         N, nc = h.size, len(pairs)
         self.layout, self.pairs = Layout(N, nc), pairs
@@ -185,7 +188,12 @@ class IdentificationNlp:
             "bound_relax_factor": 0.0,
             "sb": "yes",
         }
-        self._cold = cs.nlpsol("impacts_id", "ipopt", nlp, {"print_time": False, "ipopt": ipopt})
+        self.budget = budget
+        common: dict[str, Any] = {"print_time": False}
+        if budget is not None:  # IPOPT stops, with its current iterate, once it is spent
+            self._stop = ipopt_stop_callback(budget, x.numel(), g.numel(), w.numel())
+            common |= {"iteration_callback": self._stop, "iteration_callback_step": 1}
+        self._cold = cs.nlpsol("impacts_id", "ipopt", nlp, common | {"ipopt": ipopt})
         warm = dict(
             ipopt,
             mu_init=1e-4,
@@ -193,9 +201,7 @@ class IdentificationNlp:
             warm_start_bound_push=1e-9,
             warm_start_mult_bound_push=1e-9,
         )
-        self._warm = cs.nlpsol(
-            "impacts_id_warm", "ipopt", nlp, {"print_time": False, "ipopt": warm}
-        )
+        self._warm = cs.nlpsol("impacts_id_warm", "ipopt", nlp, common | {"ipopt": warm})
         n_eq = (6 + 4 * nc) * N
         self.lbg = np.zeros(n_eq + nc)
         self.ubg = np.r_[np.zeros(n_eq), np.full(nc, np.inf)]
@@ -234,6 +240,8 @@ class IdentificationNlp:
         iterations, x, sol, solver = 0, x0, None, self._cold
         multipliers = warm
         for factor in continuation:
+            if self.budget is not None and self.budget.exhausted():
+                break  # (the stages left would stop at their first iteration)
             if multipliers is not None:
                 solver = self._warm
                 extra = {"lam_x0": multipliers[0], "lam_g0": multipliers[1]}
@@ -248,6 +256,8 @@ class IdentificationNlp:
             multipliers = (sol["lam_x"], sol["lam_g"])
             if on_stage is not None:
                 on_stage()
+        if sol is None:
+            return SolveOutcome(x, math.inf, 0, False, "not run: budget spent"), multipliers
         outcome = SolveOutcome(
             x, float(sol["f"]), iterations, bool(stats["success"]), str(stats["return_status"])
         )

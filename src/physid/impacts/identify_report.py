@@ -45,13 +45,15 @@ def assemble_result(
     friction_rise: float,
     options: Any,
     starts: list[dict[str, Any]],
+    stopped: str | None = None,
 ) -> IdentificationResult:
     """Unpack the solution, compute diagnostics and the identifiability verdict.
 
     ``starts`` lists every (warm start, J/m start, continuation) solve; a converged one whose
     objective is within the noise of the best (2 standard deviations of a χ² with 3 N_m degrees
     of freedom) but whose J/m differs by more than 2 σ makes J/m ambiguous, and the result warns
-    about it.
+    about it. ``stopped``: why the solves were cut short (a budget), which makes the status
+    "not converged".
     """
     parts = nlp.layout.split(outcome.x)
     q, v, cn, ct, lam = parts["q"], parts["v"], parts["cn"], parts["ct"], parts["lam"]
@@ -77,7 +79,9 @@ def assemble_result(
     sliding = (lam > SLIDING_SPEED) & (cn > 0.01 * max(cn.max(initial=0.0), 1e-12))
     sliding_share = float(cn[sliding].sum() / total_impulse) if total_impulse > 0 else 0.0
     identifiable = False
-    if not outcome.success:
+    if stopped is not None:  # a budget cut the search short: the best iterate is no verdict
+        status = f"not converged: {stopped}; best iterate in diagnostics"
+    elif not outcome.success:
         status = f"not converged: IPOPT returned {outcome.status}"
     elif total_impulse < 1e-3 * gravity * float(t_fine[-1] - t_fine[0]):
         status = "unidentifiable: no contact in the fitted trajectory (free flight only)"

@@ -75,6 +75,13 @@ def parse_surface(text: str, option: str = "--surface") -> Line:
     return Line(angle, offset)
 
 
-def parse_vector3(text: str, option: str, what: str) -> np.ndarray:
-    """Parse three comma-separated numbers, e.g. ``--q0 X,Y,TH``."""
-    return np.array(_numbers(text, 3, option, what))
+def parse_vector3(
+    text: str, option: str, what: str, limits: tuple[float, float, float] | None = None
+) -> np.ndarray:
+    """Parse three comma-separated numbers, e.g. ``--q0 X,Y,TH``, each within ``±limits``
+    (a pose of 1e300 simulates and writes digits that mean nothing)."""
+    values = np.array(_numbers(text, 3, option, what))
+    if limits is not None and np.any(np.abs(values) > limits):
+        bounds = ", ".join(f"±{v:g}" for v in limits)
+        raise InputError(f"{text!r}: {what} must lie within {bounds}", source=option)
+    return values

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import config_section, read_yaml
+from physid.io import config_errors_name, config_number, config_section, read_yaml
 from physid.multibody.model import (
     BODY_SLOTS,
     GLOBAL_SLOTS,
@@ -45,25 +45,67 @@ def pin_configuration(pin_model, q_slot: list[int], angles: np.ndarray) -> np.nd
     return q
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-        raise InputError(f"config {where}: expected a finite number, got {value!r}")
-    return float(value)
+# the range of every config number (SI units, docs/multibody.md): wide enough for any real
+# mechanism, narrow enough that 1e300 or a sign slip is refused before it reaches the stepper
+SLOT_RANGES = {
+    "mass": (1e-9, 1e6),
+    "Ixx": (0.0, 1e6),
+    "Iyy": (0.0, 1e6),
+    "Izz": (0.0, 1e6),
+    "Ixy": (-1e6, 1e6),
+    "Ixz": (-1e6, 1e6),
+    "Iyz": (-1e6, 1e6),
+    "compliance_linear": (0.0, 1.0),
+    "compliance_rotational": (0.0, 1.0),
+    "damping": (1e-9, 1e3),
+    "viscous": (0.0, 1e6),
+    "dry": (0.0, 1e3),
+    "stribeck_delta": (0.0, 1e3),
+    "stribeck_c": (0.0, 1e9),
+    "friction_compliance": (0.0, 1e6),
+    "gain": (-1e6, 1e6),
+    "shaft_inertia": (0.0, 1e6),
+    "tilt": (-np.pi, np.pi),
+    "gravity": (-1e3, 1e3),
+}
+
+
+def _number(value: Any, where: str, slot: str | None = None) -> float:
+    """A finite YAML number within the range of ``slot`` (:data:`SLOT_RANGES`)."""
+    low, high = SLOT_RANGES.get(slot or where.rsplit(".", 1)[-1], (-np.inf, np.inf))
+    return float(config_number(value, where, positive=False, low=low, high=high))
+
+
+def _vector(value: Any, size: int, where: str, slot: str) -> list[float]:
+    """A YAML list of ``size`` numbers in the range of ``slot``; anything else (a nested list,
+    a mapping, text) is an InputError naming ``where`` before NumPy sees it."""
+    if not isinstance(value, list | tuple) or len(value) != size:
+        raise InputError(f"config {where}: expected a list of {size} numbers, got {value!r}")
+    return [_number(v, f"{where}[{k}]", slot) for k, v in enumerate(value)]
+
+
+def _names(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"config {where}: expected a list of parameter names, got {value!r}")
+    return list(value)
 
 
 def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> MultibodyModel:
     """Maximal-coordinate model of every revolute joint of ``urdf`` (paper A §2.1, App. F)."""
+    raw = config if isinstance(config, dict) else (read_yaml(config, "config") if config else {})
+    with config_errors_name(None if isinstance(config, dict) else config):
+        return _build(Path(urdf), raw)
+
+
+def _build(urdf: Path, raw: Any) -> MultibodyModel:
     import pinocchio as pin
 
-    urdf = Path(urdf)
-    if not urdf.is_file():
-        raise InputError(f"URDF not found: {urdf}")
-    raw = config if isinstance(config, dict) else (read_yaml(config, "config") if config else {})
+    from physid.model import load_urdf
+
     cfg = config_section(raw, CONFIG_KEYS, "(top level)")
-    try:
-        pm = pin.buildModelFromUrdf(str(urdf))
-    except (RuntimeError, ValueError) as error:
-        raise InputError(f"cannot read URDF: {error}", source=str(urdf)) from None
+    pm = load_urdf(urdf)
     data = pm.createData()
     q0 = pin.neutral(pm)
     pin.forwardKinematics(pm, data, q0)
@@ -92,7 +134,7 @@ def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> Mul
     defaults = dict(HINGE_DEFAULTS)
     for key, value in config_section(cfg.get("defaults"), set(HINGE_SLOTS), "defaults").items():
         defaults[key] = _number(value, f"defaults.{key}")
-    estimate = [str(name) for name in (cfg.get("estimate") or [])]
+    estimate = _names(cfg.get("estimate"), "estimate")
     for i in range(1, pm.njoints):
         jname, parent = pm.names[i], pm.parents[i]
         jac = np.asarray(pin.getJointJacobian(pm, data, i, pin.ReferenceFrame.LOCAL)).reshape(6, -1)
@@ -132,17 +174,14 @@ def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> Mul
         names += [f"{jname}.{slot}" for slot in HINGE_SLOTS]
         values += [slots[slot] for slot in HINGE_SLOTS]
     names += list(GLOBAL_SLOTS)
-    tilt = cfg.get("tilt", [0.0, 0.0])
-    if not isinstance(tilt, list | tuple) or len(tilt) != 2:
-        raise InputError(f"config tilt: expected [tilt_1, tilt_2] in radians, got {tilt!r}")
-    values += [_number(value, f"tilt[{k}]") for k, value in enumerate(tilt)]
+    values += _vector(cfg.get("tilt", [0.0, 0.0]), 2, "tilt", "tilt")
     body_cfg = config_section(cfg.get("bodies"), set(pm.names[1:]), "bodies")
     for jname, overrides in body_cfg.items():
         for slot, value in config_section(overrides, set(BODY_SLOTS), f"bodies.{jname}").items():
             values[names.index(f"{jname}.{slot}")] = _number(value, f"bodies.{jname}.{slot}")
-    gravity = np.asarray(cfg.get("gravity", pm.gravity.linear), dtype=float)
-    if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-        raise InputError(f"config gravity: expected 3 finite numbers, got {cfg.get('gravity')!r}")
+    gravity = np.array(pm.gravity.linear, dtype=float)
+    if cfg.get("gravity") is not None:
+        gravity = np.array(_vector(cfg["gravity"], 3, "gravity", "gravity"))
     model = MultibodyModel(bodies, hinges, gravity, pm, names, np.array(values), q_slot=q_slot)
     for name in estimate:
         model.index(name)
@@ -151,6 +190,8 @@ def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> Mul
     for name, pair in bounds.items():
         if not isinstance(pair, list | tuple) or len(pair) != 2:
             raise InputError(f"config bounds.{name}: expected [lower, upper]")
-        lo, hi = (-np.inf if v is None else _number(v, f"bounds.{name}") for v in pair)
+        lo, hi = (-np.inf if v is None else _number(v, f"bounds.{name}", "bound") for v in pair)
+        if pair[1] is not None and pair[0] is not None and not lo <= hi:
+            raise InputError(f"config bounds.{name}: lower {lo:g} is above upper {hi:g}")
         model.lower[name], model.upper[name] = lo, (np.inf if pair[1] is None else hi)
     return model

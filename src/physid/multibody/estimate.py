@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from physid.budget import Budget
 from physid.errors import InputError
 from physid.multibody.covariance import parameter_sensitivity, residual_std
 from physid.multibody.kinematics import np_box_minus_rows
@@ -72,10 +73,6 @@ def resample(
     from scipy.signal import butter, filtfilt
 
     t, y = np.asarray(recording.t, float), np.asarray(recording.angles, float)
-    for what, values in (("t", t), ("angles", y), ("control", recording.control)):
-        bad = np.flatnonzero(~np.all(np.isfinite(np.reshape(values, (len(t), -1))), axis=1))
-        if bad.size:
-            raise InputError(f"{what} row {bad[0] + 1} is not finite", source=recording.source)
     fs = 1.0 / float(np.median(np.diff(t)))
     smooth = y
     if cutoff_hz is not None and cutoff_hz < 0.5 * fs and len(t) > 12:
@@ -208,6 +205,70 @@ def _solve(problem: Problem, states: States, p0, lower, upper, inequality, optio
     return lm, sens, notes
 
 
+# the most model steps of one fit (all recordings): 200 s at h = 1 ms; its Jacobian and
+# normal equations grow with it (about 1 ms per step and LM iteration on a 1-hinge pendulum)
+MAX_STEPS = 200_000
+# the model step may be at most this many times finer than the recording's median sample
+# period: finer, the observations are interpolated far beyond what was measured (time in ms
+# makes it 1000x)
+MAX_UPSAMPLING = 20.0
+
+
+def default_budget(steps: int, max_iterations: int) -> Budget:
+    """The budget of a fit over ``steps`` model steps, shared by its LM runs (the fit, and when
+    a body collapses the 10-iteration state-only start and the restart): as many iterations as
+    they may take, and 20 s + 3 ms per step and allowed iteration of wall time (the pendulum
+    fits of the tests take 0.3-2 ms per step and iteration on 2 loaded cores), so
+    ``max_iterations`` binds first on any ordinary fit and the time stops only iterations that
+    are far slower than they should be."""
+    allowed = 2 * max_iterations + 10
+    return Budget(seconds=20.0 + 3e-3 * steps * allowed, iterations=allowed + 3)
+
+
+def check_recordings(recordings: list[Recording], h: float) -> int:
+    """The number of model steps of ``h`` over ``recordings``; an InputError when a value is
+    not finite, when there are more steps
+    than :data:`MAX_STEPS`, when ``h`` is :data:`MAX_UPSAMPLING` times finer than a
+    recording's median sample period (time in ms?), or when no hinge moves beyond the noise of
+    its angles (a pendulum at rest: every parameter would fit, e.g. viscous 250,001)."""
+    if not (np.isfinite(h) and 0 < h <= 1.0):
+        raise InputError(f"the model step must be in (0, 1] s, got {h!r}", source="h")
+    steps, moving = 0, []
+    for rec in recordings:
+        t = np.asarray(rec.t, float)
+        if len(t) < 3:
+            raise InputError(f"only {len(t)} samples; at least 3 are needed", source=rec.source)
+        for what, values in (("t", t), ("angles", rec.angles), ("control", rec.control)):
+            bad = np.flatnonzero(~np.all(np.isfinite(np.reshape(values, (len(t), -1))), axis=1))
+            if bad.size:
+                raise InputError(f"{what} row {bad[0] + 1} is not finite", source=rec.source)
+        period = float(np.median(np.diff(t)))
+        if period > MAX_UPSAMPLING * h:
+            raise InputError(
+                f"the median sample period is {period:.6g} s, {period / h:.3g}x the model step "
+                f"h = {h:g} s (at most {MAX_UPSAMPLING:g}x): is t in seconds? Otherwise use a "
+                "larger --dt",
+                source=rec.source,
+            )
+        steps += int((t[-1] - t[0]) / h) + 1
+        y = np.asarray(rec.angles, float)
+        noise = np.median(np.abs(np.diff(y, 2, axis=0)), axis=0) / 0.6745 / np.sqrt(6)
+        moving.append(np.ptp(y, axis=0) > np.maximum(10 * noise, 1e-6))
+    if steps > MAX_STEPS:
+        raise InputError(
+            f"{steps} model steps of h = {h:g} s over the recordings, more than {MAX_STEPS}: "
+            "use a larger --dt or shorter recordings",
+            source="--dt",
+        )
+    if recordings and not np.any(moving):
+        spans = ", ".join(f"{np.ptp(r.angles):.3g}" for r in recordings)
+        raise InputError(
+            f"no hinge moves beyond the noise of its angles (largest range per recording "
+            f"{spans} rad): the recording cannot identify the dynamics"
+        )
+    return steps
+
+
 def default_kappa(h: float) -> float:
     """The state error weight that weighs the impulse residuals like paper A's kappa = 100 at
     h = 0.01 s: ``100 (0.01 / h)^2``. An impulse residual is a force error times h, so a fixed
@@ -236,6 +297,7 @@ def identify(
     cached (:mod:`physid.multibody.compiled`); the first call pays the compilation.
     ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``."""
     start = time.perf_counter()
+    steps = check_recordings(recordings, h)
     kappa = default_kappa(h) if kappa is None else float(kappa)
     names = list(model.estimate if names is None else names)
     for name in names:
@@ -249,7 +311,8 @@ def identify(
     states = States([q for q, _ in init], [v for _, v in init])
     p0 = np.array([model.values[model.index(n)] for n in names])
     lower, upper = model.bounds(names)
-    options = {"max_iterations": max_iterations, "ptol": ptol, "ftol": ftol}
+    budget = default_budget(steps, max_iterations)
+    options = {"max_iterations": max_iterations, "ptol": ptol, "ftol": ftol, "budget": budget}
     inequality = model.triangle_inequalities(names)
     lm, sens, notes = _solve(problem, states, p0, lower, upper, inequality, options)
     at_bound, pre = collapsed(names, lm.p, p0, lower), None
@@ -261,7 +324,9 @@ def identify(
         # per step) but on the unexcited J_Axx of the Furuta swing-up it ended 10x higher and
         # took the 13-parameter test from 8.8 to 25.7 s
         lm_args = (problem.residual, problem.retract, states, problem.n_state_vars)
-        pre = consistent_states(lm_args, p0, lower, upper, max_iterations=10, ftol=ftol)
+        pre = consistent_states(
+            lm_args, p0, lower, upper, max_iterations=10, ftol=ftol, budget=budget
+        )
         retry = _solve(problem, pre.x, p0, lower, upper, inequality, options)
         better = retry[0].cost_history[-1] < lm.cost_history[-1]
         notes.append(

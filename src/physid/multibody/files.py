@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import read_table
+from physid.data import _check_magnitude, read_table
 from physid.errors import InputError
 from physid.io import table_csv_text
 from physid.multibody.model import MultibodyModel
@@ -57,6 +57,7 @@ def read_control(path: str | Path, model: MultibodyModel) -> tuple[np.ndarray, n
     if np.any(steps <= 0):
         row = int(np.flatnonzero(steps <= 0)[0]) + 2
         raise InputError(f"column 't' is not strictly increasing at row {row}", source=source)
+    _check_magnitude(table, sorted(set(table.columns) - {"t"}))  # 1e300 diverged to NaN
     return t, u
 
 

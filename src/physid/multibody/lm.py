@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from physid.budget import Budget
 from physid.multibody.normal import NormalEquations, box_qp
 
 __all__ = ["LMResult", "box_qp", "levenberg_marquardt"]
@@ -80,6 +81,7 @@ def levenberg_marquardt(
     inequality: tuple[np.ndarray, np.ndarray] | None = None,
     stall_window: int = 3,
     stall_tol: float = 1e-3,
+    budget: Budget | None = None,
 ) -> LMResult:
     """Algorithm 1 of paper A. ``residual(x, p, jacobian)`` returns ``r`` or ``(r, J)`` (sparse,
     columns: ``n_state`` state tangents then the parameters); ``retract(x, p, dx)`` is ``[+]``.
@@ -93,7 +95,9 @@ def levenberg_marquardt(
     cost decreases by less than ``ftol`` relative or falls below 1e-20 of the start (exact
     data), when it fell by less than ``stall_tol`` relative over the last ``stall_window``
     iterations (``converged_stalled``), when no damping up to ``2^32`` reduces the cost, or
-    after ``max_iterations``.
+    after ``max_iterations``, or when ``budget`` (wall time and iterations) is spent: status
+    ``stopped by the ... budget``, with the last accepted iterate (the best: LM only accepts
+    steps that lower the cost).
     """
     x, p = x0, np.clip(np.asarray(p0, float), lower, upper)
     p_start = p.copy()
@@ -109,6 +113,9 @@ def levenberg_marquardt(
     alpha, nu = alpha0, 2.0
     C, c_in = inequality if inequality is not None else (np.zeros((0, len(p))), np.zeros(0))
     for it in range(1, max_iterations + 1):
+        if budget is not None and budget.spend():
+            result.status = f"stopped by {budget.describe()}"
+            break
         normal = NormalEquations(J, r, n_state)
         g = normal.g
         if np.abs(g).max() <= eps_gradient * max(cost, 1e-300):

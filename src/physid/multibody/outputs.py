@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import read_table
+from physid.data import _check_magnitude, _check_time, read_table
 from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
@@ -23,16 +23,7 @@ def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, 
     recording and the columns that were not used (reported by the caller)."""
     table = read_table(path)
     cols, source = table.columns, table.source
-    if "t" not in cols:
-        raise InputError("missing column 't' (time in seconds)", source=source)
-    t = np.asarray(cols["t"], float)
-    if len(t) < 3:
-        raise InputError(f"only {len(t)} rows; at least 3 are needed", source=source)
-    bad = np.flatnonzero(np.diff(t) <= 0)
-    if bad.size:
-        raise InputError(
-            f"column 't' is not strictly increasing at row {bad[0] + 2}", source=source
-        )
+    t = _check_time(table)  # finite, strictly increasing, >= 3 samples, no gaps (data.py)
     used, angles, control = {"t"}, [], np.zeros((len(t), len(model.hinges)))
     for j, hinge in enumerate(model.hinges):
         name = f"q_{hinge.name}"
@@ -53,6 +44,7 @@ def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, 
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise InputError(f"column '{name}' row {bad[0] + 1} is {values[bad[0]]}", source=source)
+    _check_magnitude(table, sorted(used - {"t"}))  # (|value| <= 1e8, as identify reads them)
     ignored = sorted(set(cols) - used - {f"dq_{n}" for n in model.joint_names})
     return Recording(t, np.column_stack(angles), control, source), ignored
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from physid.budget import Budget
 from physid.errors import InputError
 from physid.oe.charts import step_limit
 from physid.oe.problem import OEProblem
@@ -35,7 +36,10 @@ from physid.oe.rollouts import ROLLOUTS, close_gaps, rollout
 @dataclass(frozen=True)
 class OEOptions:
     """Solver settings. ``tolerance``: stop when the predicted reduction ``|g^T d|`` is below
-    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1)."""
+    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1).
+    ``max_iterations`` and ``time_budget_s`` (wall time, None: :func:`default_time_budget`) are
+    the budget: the solve stops with status ``max_iterations`` or ``stopped by the time budget
+    of ... s``, keeping its last accepted (lowest-merit) iterate."""
 
     rollout: str = "multiple"
     nullspace: bool = True
@@ -57,10 +61,18 @@ class OEOptions:
     nu_init: float = 1.0
     rho: float = 0.5  # eq. 38
     beta_nu: float = 0.9  # eq. 38
+    time_budget_s: float | None = None  # None: default_time_budget(nodes)
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
             raise InputError(f"unknown rollout {self.rollout!r}; choose one of {ROLLOUTS}")
+
+
+def default_time_budget(nodes: int, max_iterations: int) -> float:
+    """Wall-time budget [s] of a solve over ``nodes`` nodes: 20 s + 1 ms per node and allowed
+    iteration, so ``max_iterations`` binds first on any ordinary solve (the simulated 2-link
+    and Kinova recordings of the tests, 41-101 nodes, take 3-30 ms per iteration)."""
+    return 20.0 + 1e-3 * nodes * max_iterations
 
 
 def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
@@ -108,7 +120,12 @@ def solve(
     hist: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
     hist["theta"], recent = [theta.tolist()], [(cost, infeas)]
     lin = None  # kept while the iterate does not move (a rejected step only changes mu)
+    seconds = opt.time_budget_s or default_time_budget(len(xs), opt.max_iterations)
+    budget = Budget(seconds=seconds, iterations=opt.max_iterations + 1)
     for it in range(1, opt.max_iterations + 1):
+        if budget.spend():
+            status = f"stopped by {budget.describe()}"
+            break
         if not np.isfinite(cost):
             status = "numerical_failure: non-finite cost"
             break
@@ -119,7 +136,11 @@ def solve(
             if not (np.isfinite(lin.cost) and np.all(np.isfinite(lin.A))):
                 status = "numerical_failure: non-finite linearization"
                 break
-            step = solve_step(lin, mu, opt.nullspace, opt.nullspace_rtol)
+            with np.errstate(all="ignore"):  # non-finite values end in a status below
+                step = solve_step(lin, mu, opt.nullspace, opt.nullspace_rtol)
+        except np.linalg.LinAlgError as error:  # 'Eigenvalues did not converge' on wild data
+            status = f"numerical_failure: {error}"
+            break
         except SingularStepError as error:
             if mu >= opt.mu_max or not error.regularizable:
                 status = f"numerical_failure: {error}"
@@ -140,8 +161,9 @@ def solve(
         alpha = step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
         accepted = False
         while alpha >= opt.alpha_min:
-            trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
-            cost_t, gaps_t = problem.evaluate(*trial)
+            with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
+                trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
+                cost_t, gaps_t = problem.evaluate(*trial)
             infeas_t = float(np.abs(gaps_t).sum())
             predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * infeas
             merit_t = cost_t + nu * infeas_t

@@ -17,8 +17,10 @@ From any table :func:`physid.data.read_table` reads (CSV, NPZ, Parquet, recordin
   is open.
 
 Accelerations are not read: the filter differentiates ``dq`` itself (paper E §III-D), so
-``ddq_<joint>`` columns are reported as unused. Unlike ``physid identify``, non-finite values
-and time gaps are not errors here: the filter skips those samples and flags them.
+``ddq_<joint>`` columns are reported as unused. Unlike ``physid identify``, non-finite signal
+values and time gaps are not errors here: the filter skips those samples and flags them
+(``physid online`` still refuses non-finite time stamps and values beyond 1e8:
+:mod:`physid.online.verdict`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,12 @@ def arm6_urdf_path() -> str:
     return str(files("physid.sim").joinpath("data/arm6.urdf"))
 
 
+def two_link_urdf_path() -> str:
+    """Path of a 2-link arm in a vertical plane (both joints about y, limits on both): the
+    smallest robot that excites inertia, gravity and coupling, for quick tests and fuzzing."""
+    return str(files("physid.sim").joinpath("data/two_link.urdf"))
+
+
 def arm6_model(**options) -> RobotModel:
     """The demo arm as a :class:`RobotModel` (options as :func:`physid.model.build_robot_model`)."""
     return robot_from_urdf(arm6_urdf_path(), **options)

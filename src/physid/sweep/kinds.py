@@ -280,11 +280,29 @@ def _impacts_setup(args: Args, where: str):  # noqa: ANN202
         defaults = {"noise_position": simulate["noise"]}
         defaults["noise_angle"] = simulate.get("noise_angle", simulate["noise"] / shape.max_radius)
     options = _mapping(args.get("options"), f"{where}.options")
-    fields = {f.name for f in dataclasses.fields(IdentifyOptions)}
-    _keys(options, fields, f"{where}.options")
+    fields = {f.name: f.default for f in dataclasses.fields(IdentifyOptions)}
+    _keys(options, set(fields), f"{where}.options")
+    for key, value in options.items():
+        _option_like(value, fields[key], f"{where}.options.{key}")
     converted = {k: tuple(map(tuple, v)) if k == "continuations" else v for k, v in options.items()}
     converted = {k: tuple(v) if isinstance(v, list) else v for k, v in converted.items()}
     return shape, lines, IdentifyOptions(**(defaults | converted))
+
+
+def _option_like(value: Any, default: Any, where: str) -> None:
+    """``value`` of the kind of the option's ``default``: a finite positive number for a
+    number (or an unset one), text for text, a list for a tuple (its content is checked by
+    IdentifyOptions' users)."""
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise InputError(f"{where}: expected text, got {value!r}")
+    elif isinstance(default, tuple):
+        if not isinstance(value, list):
+            raise InputError(f"{where}: expected a list, got {value!r}")
+    elif isinstance(default, int | float) or (default is None and value is not None):
+        _number(value, where, low=-1e-300, high=1e9)
+        if isinstance(default, int) and not isinstance(value, int):
+            raise InputError(f"{where}: expected a whole number, got {value!r}")
 
 
 def _check_impacts(args: Args, where: str) -> None:
@@ -299,13 +317,23 @@ def _check_impacts(args: Args, where: str) -> None:
         for key in ("q0", "v0", "mu", "restitution", "duration", "fps", "noise"):
             if key not in simulate:
                 raise InputError(f"{where}.simulate.{key}: required")
-        for key in ("q0", "v0"):
+        for key, limit in (("q0", 1e6), ("v0", 1e4)):
             vector = simulate[key]
             if not isinstance(vector, list) or len(vector) != 3:
                 raise InputError(f"{where}.simulate.{key}: expected 3 numbers, got {vector!r}")
+            for k, value in enumerate(vector):
+                _number(value, f"{where}.simulate.{key}[{k}]", low=-limit, high=limit)
         _number(simulate["fps"], f"{where}.simulate.fps", high=1e5)
         _number(simulate["duration"], f"{where}.simulate.duration", high=3600.0)
         _number(simulate["noise"], f"{where}.simulate.noise", low=-1e-300, high=1.0)
+        _number(simulate["mu"], f"{where}.simulate.mu", low=-1e-300, high=10.0)
+        _number(simulate["restitution"], f"{where}.simulate.restitution", low=-1e-300, high=1.0)
+        for key, high in (("noise_angle", 3.2), ("inertia_ratio", 100.0), ("dt", 0.1)):
+            if simulate.get(key) is not None:
+                _number(simulate[key], f"{where}.simulate.{key}", high=high)
+        for key, allowed in (("model", ("irc", "igc")), ("solver", ("lcp", "nlp"))):
+            if simulate.get(key, allowed[0]) not in allowed:
+                raise InputError(f"{where}.simulate.{key}: one of {allowed}, got {simulate[key]!r}")
     if args.get("mass") is not None:
         _number(args["mass"], f"{where}.mass", high=1e6)
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError, PhysidError
-from physid.io import claim_output_dir, write_bytes_atomic, write_json_atomic
+from physid.io import claim_output_dir, folder_mode, write_bytes_atomic, write_json_atomic
 from physid.sweep.execute import execute_job, one_line
 from physid.sweep.spec import Job, SweepSpec, load_spec
 from physid.sweep.table import job_row, write_table
@@ -78,10 +79,11 @@ def run_sweep(
     if not isinstance(spec, SweepSpec):
         source_text = Path(spec).read_bytes() if Path(spec).is_file() else None
         spec = load_spec(spec)
-    if workers is not None and workers < 1:
-        raise InputError(f"must be >= 1, got {workers}", source="--workers")
-    if retries < 0:
-        raise InputError(f"must be >= 0, got {retries}", source="--retries")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise InputError(f"must be in [1, {MAX_WORKERS}], got {workers}", source="--workers")
+    if not 0 <= retries <= MAX_RETRIES:
+        raise InputError(f"must be in [0, {MAX_RETRIES}], got {retries}", source="--retries")
+    check_address(address)
     ray = import_ray()
     start = time.perf_counter()
     with claim_output_dir(out_dir, option="--out") as target:
@@ -96,9 +98,9 @@ def run_sweep(
                 source="--out",
             )
         done = _finished_rows(jobs_dir, spec.jobs) if resume else {}
-        if source_text is not None:
-            write_bytes_atomic(target / "spec.yaml", source_text)
-        with _ray_session(ray, address, workers):
+        with _ray_session(ray, address, workers):  # (no Ray, no file: nothing ran)
+            if source_text is not None:
+                write_bytes_atomic(target / "spec.yaml", source_text)
             rows = _run_jobs(ray, spec.jobs, target, workers, retries, progress, done)
         tables = write_table(rows, target, parameters=parameter_names(spec.jobs))
         elapsed = time.perf_counter() - start
@@ -117,6 +119,26 @@ def run_sweep(
             },
         )
     return SweepSummary(target, rows, elapsed, tables)
+
+
+# Ray schedules one CPU per job: more workers than this is a typo (2**31 made Ray's local
+# node time out after 34 s), and more retries than this only hides a broken job
+MAX_WORKERS = 4096
+MAX_RETRIES = 100
+_ADDRESS = re.compile(r"^(auto|local|(ray://)?([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5}))$")
+
+
+def check_address(address: str | None) -> None:
+    """``--address``: ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT`` (port 1-65535); anything
+    else is a one-line InputError before a folder is claimed or Ray is asked."""
+    if address is None:
+        return
+    match = _ADDRESS.match(address)
+    if match is None or (match[4] is not None and not 1 <= int(match[4]) <= 65535):
+        raise InputError(
+            f"{address!r} is not a Ray address: 'auto', 'HOST:PORT' or 'ray://HOST:PORT'",
+            source="--address",
+        )
 
 
 @contextlib.contextmanager
@@ -225,6 +247,7 @@ def _write_job_folder(jobs_dir: Path, job: Job, outcome: dict[str, Any]) -> Path
     """``jobs_dir/<job_id>/``: the job's files and ``job.json``, staged and renamed in place."""
     jobs_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{job.job_id}.", suffix=".staging", dir=jobs_dir))
+    staging.chmod(folder_mode())  # it is renamed into place: not mkdtemp's 0700
     try:
         for name, payload in (outcome.get("files") or {}).items():
             path = (staging / name).resolve()

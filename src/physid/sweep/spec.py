@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError
+from physid.io import is_file
 from physid.sweep.kinds import ALIASES, KINDS, Kind
 
 TOP_KEYS = ("kind", "description", "base", "grid", "jobs", "seeds")
@@ -76,7 +77,7 @@ def parse_spec(raw: Any, base_dir: Path, source: str = "spec") -> SweepSpec:
     if unknown:
         raise InputError(f"unknown key(s) {unknown}; allowed: {list(TOP_KEYS)}")
     name = raw.get("kind")
-    name = ALIASES.get(name, name)
+    name = ALIASES.get(name, name) if isinstance(name, str) else None
     if name not in KINDS:
         raise InputError(f"kind: expected one of {sorted(KINDS)}, got {raw.get('kind')!r}")
     kind = KINDS[name]
@@ -232,7 +233,7 @@ class _Loader:
             raise InputError(f"{where}: expected a file path, got {value!r}")
         path = Path(value).expanduser()
         path = Path(os.path.normpath(path if path.is_absolute() else self.base_dir / path))
-        if not path.is_file():
+        if not is_file(path):  # (Path.is_file raises on a name too long)
             raise InputError(f"{where}: file not found: {path}")
         return str(path)
 
