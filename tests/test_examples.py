@@ -91,6 +91,8 @@ def test_online_cli_demo_and_plain_log(tmp_path):
     with_friction = _number(r"with_friction: mass ([\d.]+) kg", out)
     truth = _number(r"truth ([\d.]+) kg", out)
     assert abs(with_friction / truth - 1.0) < 0.03
+    assert "with_friction: mass" in out and "status ok" in out.split("without_friction")[0]
+    assert re.search(r"without_friction: mass .* status suspect", out)  # wrong, and says so
 
 
 def test_go1_walk_of_the_readme_is_what_the_simulator_makes(tmp_path):

@@ -163,7 +163,7 @@ def simulate_command(
     import numpy as np
 
     from physid.errors import InputError
-    from physid.impacts.poses import camera_samples, poses_to_csv_text
+    from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
     from physid.impacts.simulator import simulate
     from physid.impacts.specs import parse_vector3
     from physid.io import write_text_atomic
@@ -177,6 +177,7 @@ def simulate_command(
         raise InputError(
             f"{dt!r} gives more than {MAX_STEPS:.0e} steps over {duration} s", source="--dt"
         )
+    frame_stride(fps, dt)  # a frame rate that does not fit the step is refused before the run
     if inertia_ratio is not None and inertia_ratio > shape.max_radius**2:
         # J about the centre of mass <= m r_max^2: all mass on the rim is the most a body can have
         raise InputError(

@@ -29,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
+from physid.io import quiet_stderr
 from physid.model import RobotModel
 
 
@@ -143,9 +144,10 @@ def collision_checker(
     text, notes = _collision_xml(urdf, dirs)
     model = robot.pin_model
     try:
-        geometry = pin.buildGeomFromUrdfString(
-            model, text, pin.COLLISION, package_dirs=[str(d) for d in dirs]
-        )
+        with quiet_stderr():  # urdfdom prints its complaints on descriptor 2; the note says why
+            geometry = pin.buildGeomFromUrdfString(
+                model, text, pin.COLLISION, package_dirs=[str(d) for d in dirs]
+            )
     except (ValueError, RuntimeError) as error:
         return None, [*notes, f"no self-collision check: the collision geometry did not load "
                       f"({' '.join(str(error).split())})"]  # fmt: skip

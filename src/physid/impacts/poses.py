@@ -21,6 +21,20 @@ from physid.io import read_text_file, table_csv_text
 POSE_COLUMNS = ("t", "x", "y", "theta")
 
 
+def frame_stride(fps: float, dt: float) -> int:
+    """Simulation steps per camera frame; an error naming ``--fps`` unless 1/fps is a whole
+    number of steps of ``dt`` [s] (checked before a simulation, so none is run in vain)."""
+    if not fps > 0:
+        raise InputError(f"fps = {fps!r} must be positive", source="--fps")
+    stride = 1.0 / (fps * dt)
+    if abs(stride - round(stride)) > 1e-6 or round(stride) < 1:
+        raise InputError(
+            f"1/fps = {1 / fps:.6g} s is not a multiple of the simulation step {dt:.6g} s",
+            source="--fps",
+        )
+    return int(round(stride))
+
+
 def camera_samples(
     sim: SimulationResult,
     fps: float,
@@ -35,15 +49,7 @@ def camera_samples(
     ``noise_position`` [m] is the standard deviation on x and y, ``noise_angle`` [rad] on θ.
     Returns times (n,) [s] and noisy poses (n, 3).
     """
-    if not fps > 0:
-        raise InputError(f"fps = {fps!r} must be positive", source="--fps")
-    stride = 1.0 / (fps * sim.dt)
-    if abs(stride - round(stride)) > 1e-6 or round(stride) < 1:
-        raise InputError(
-            f"1/fps = {1 / fps:.6g} s is not a multiple of the simulation step {sim.dt:.6g} s",
-            source="--fps",
-        )
-    idx = np.arange(0, sim.t.size, int(round(stride)))
+    idx = np.arange(0, sim.t.size, frame_stride(fps, sim.dt))
     sigma = np.array([noise_position, noise_position, noise_angle])
     noisy = sim.q[idx] + rng.standard_normal((idx.size, 3)) * sigma
     return sim.t[idx].copy(), noisy
