@@ -110,3 +110,35 @@ def test_mass_only_payload_also_fixes_the_gains(recordings):
     error = estimate.gains / GAINS - 1.0
     assert np.all(np.abs(error) < 0.02), f"relative gain errors {np.round(100 * error, 2)} %"
     assert np.all(np.abs(estimate.gains - GAINS) / estimate.std < 4.0)
+
+
+def test_a_payload_on_a_joint_axis_leaves_its_gain_undecided_and_says_so(recordings):
+    """A payload whose centre of mass sits on the wrist-roll axis hardly loads that joint: its
+    gain is not decided (std tens of %), and the estimate names it instead of passing it as ok
+    (issue 32 item 2: what the data cannot decide is said)."""
+    model, (unloaded, _) = recordings
+    mass, com = 2.5, np.array([0.0, 0.0, 0.05])
+    payload = KnownPayload(
+        "joint_6", pi_from_mass_com_inertia(mass, com, 0.4 * mass * 0.05**2 * np.eye(3))
+    )
+    loaded_theta = true_parameters(model, np.random.default_rng(21))  # the fixture's robot
+    loaded_theta[model.layout.body_slice("joint_6")] += payload.pi
+    sim = simulate_random_excitation(
+        model, loaded_theta, duration_s=20.0, sample_rate_hz=1000.0, rng=np.random.default_rng(5)
+    )
+    loaded = replace(sim.recorded, tau=sim.recorded.tau / GAINS)
+    estimate = identify_drive_gains(model, [unloaded], [loaded], payload, FilterConfig())
+    relative_std = estimate.std / estimate.gains
+    assert relative_std[5] > 0.2  # the wrist roll: undecided, and its std shows it
+    assert np.all(relative_std[:5] < 0.02)  # the loaded joints stay decided
+    assert estimate.payload_share[5] < 0.01 < estimate.payload_share[:5].min()
+    (warning,) = estimate.undecided()
+    assert "joint_6" in warning and "joint_5" not in warning
+    assert abs(estimate.gains[5] / GAINS[5] - 1.0) < 3.0 * relative_std[5]  # std covers it
+
+
+def test_well_loaded_gains_raise_no_warning(recordings):
+    model, (unloaded, loaded) = recordings
+    estimate = identify_drive_gains(model, [unloaded], [loaded], _payload(), FilterConfig())
+    assert estimate.undecided() == []
+    assert np.all(estimate.payload_share > 0.05)

@@ -14,7 +14,7 @@ import numpy as np
 from physid.config import AUTO_DEADBAND, IDENTIFY_GAINS, IdentifyConfig, load_config, robot_for
 from physid.data import Table, Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
-from physid.identify.drive_gains import identify_drive_gains
+from physid.identify.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.identify.payload import PayloadResult, identify_payload
 from physid.identify.pipeline import IdentificationResult, identify
 from physid.identify.prediction import predict_recording, stacked_metrics
@@ -143,7 +143,7 @@ def _identify_and_write(
     try:
         result = identify(model, train, config, validation=validation or None, progress=note)
         if gains is not None:
-            result = dataclasses.replace(result, drive_gains=gains.as_dict())
+            result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead
         # LAPACK failures, and Rust solver panics (pyo3's PanicException is a BaseException)
         if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
@@ -175,6 +175,22 @@ def _identify_and_write(
             margin=config.estimation.consistency_margin,
             total_mass_prior=config.estimation.prior_total_mass_std_relative,
             overwrite=overwrite,
+        )
+    return result
+
+
+def _with_drive_gains(
+    result: IdentificationResult, gains: DriveGainEstimate
+) -> IdentificationResult:
+    """The result with its identified drive gains; a gain the recordings did not decide is a
+    warning and makes an ``ok`` status ``suspect`` (the data cannot support the scale)."""
+    undecided = gains.undecided()
+    result = dataclasses.replace(
+        result, drive_gains=gains.as_dict(), warnings=(*result.warnings, *undecided)
+    )
+    if undecided and result.status == "ok":
+        result = dataclasses.replace(
+            result, status="suspect", suspect=(*result.suspect, *undecided)
         )
     return result
 

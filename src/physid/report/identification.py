@@ -598,10 +598,12 @@ def _drive_gain_table(result: IdentificationResult) -> str:
         )
         rows.append([name, _Cell(f"{html.escape(_fmt(gain['value'], 6))} "
                      f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'),
-                     f"{unit} per unit of current"])  # fmt: skip
+                     f"{unit} per unit of current",
+                     f"{100 * gain.get('payload_share', float('nan')):.2g} %"])  # fmt: skip
     return (
         "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
-        + _table(["joint", "gain ± std", "unit"], rows, "drive-gains")
+        + _table(["joint", "gain ± std", "unit", "payload's share of the joint torque"], rows,
+                 "drive-gains")  # fmt: skip
     )
 
 
