@@ -84,3 +84,26 @@ def test_payload_cli_writes_a_consistent_payload_and_rejects_an_unknown_link(pay
     assert np.linalg.norm(com_error) < 0.005
     with pytest.raises(InputError, match="no such link"):
         run_payload(arm6_urdf_path(), folder / "robot" / "params.json", [files["loaded"]], "link_9")
+
+
+def test_loaded_torques_in_another_unit_are_suspect_not_a_payload(payload_case, tmp_path):
+    """Issue 31: loaded torques x 1000 (mN m) gave a 'payload' of thousands of kg with status ok.
+    Now the status names the numbers, and the command exits 3 with payload.json written."""
+    folder, files = payload_case
+    header, *rows = files["loaded"].read_text().splitlines()
+    names = header.split(",")
+    table = np.array([[float(x) for x in row.split(",")] for row in rows])
+    torque = [k for k, name in enumerate(names) if name.startswith("tau_")]
+    table[:, torque] *= 1000.0
+    scaled = tmp_path / "loaded_mNm.csv"
+    np.savetxt(scaled, table, delimiter=",", header=header, comments="", fmt="%.12g")
+    result = run_payload(arm6_urdf_path(), folder / "robot" / "params.json", [scaled], "link_6")
+    assert result.consistent and result.status.startswith("suspect")
+    assert "x the robot's moving mass" in result.status and "unexplained" in result.status
+    out = tmp_path / "payload_out"
+    arguments = ["payload", "--urdf", str(arm6_urdf_path()), "--params",
+                 str(folder / "robot/params.json"), "--data", str(scaled), "--link", "link_6",
+                 "--out", str(out)]  # fmt: skip
+    run = CliRunner().invoke(main, arguments)
+    assert run.exit_code == 3, run.output
+    assert json.loads((out / "payload.json").read_text())["status"].startswith("suspect")

@@ -78,7 +78,9 @@ def payload(
     The robot's parameters come from --params (identified without the payload); the payload's
     torques are what the robot model does not explain in the --data recordings. The result is
     physically consistent (pseudo-inertia positive definite). Exit code 2 on bad input, 4 when
-    no physically consistent payload fits (status in payload.json).
+    no physically consistent payload fits, 3 when the payload.json written is suspect (a
+    payload heavier than twice the robot's moving mass, or loaded torques the robot's model
+    leaves more than 90 % unexplained: units or drive gains); the status says why.
     """
     from physid.io import atomic_output_dir, write_json_atomic
     from physid.workflows import run_payload
@@ -112,6 +114,9 @@ def payload(
     click.echo(f"wrote {out / 'payload.json'}")
     if not result.consistent:
         raise SystemExit(4)
+    if result.status != "ok":
+        click.echo(f"physid: warning: status {result.status}", err=True)
+        raise SystemExit(3)
 
 
 def register(group: click.Group) -> None:

@@ -212,6 +212,9 @@ def identify_payload(
     source = _sources(undetermined, mass_kg)
     names = list(model.layout.names[n_inertial:])
     sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
+    if status == "ok":
+        reasons = implausible_payload(model, theta, float(values[0]), robot_only)
+        status = "suspect: " + "; ".join(reasons) if reasons else status
     return PayloadResult(
         joint,
         link,
@@ -231,6 +234,41 @@ def identify_payload(
         sensitivity,
         held_offsets=tuple(held),
     )
+
+
+# A robot carries less than its own moving mass (industrial arms and cobots rate their payload
+# at 0.2-0.4 x the arm's mass; the heaviest, 1 t on a 4.7 t arm): twice it is not a payload but
+# torques in another unit or other drive gains (issue 31: loaded torques x 1000 gave 8,745 kg
+# with status ok).
+PAYLOAD_TO_ROBOT_MASS = 2.0
+# The robot's own model leaves more than this share of the loaded torques unexplained: the
+# payload would carry most of the torque, which no real payload does.
+ROBOT_ONLY_ERROR = 0.9
+
+
+def implausible_payload(
+    model: RobotModel, theta: np.ndarray, mass_kg: float, robot_only_error: float
+) -> list[str]:
+    """Reasons, with numbers, that a consistent payload estimate cannot be right; [] if none."""
+    layout = model.layout
+    robot_mass = float(sum(theta[layout.body_slice(joint)][0] for joint in layout.body_joints))
+    reasons = []
+    if mass_kg > PAYLOAD_TO_ROBOT_MASS * robot_mass:
+        reasons.append(
+            f"the payload's {mass_kg:.4g} kg is {mass_kg / robot_mass:.3g} x the robot's moving "
+            f"mass ({robot_mass:.4g} kg, params.json)"
+        )
+    if robot_only_error > ROBOT_ONLY_ERROR:
+        reasons.append(
+            f"the robot's model leaves {100 * robot_only_error:.3g} % of the loaded torques "
+            "unexplained"
+        )
+    if reasons:
+        reasons.append(
+            "are the loaded recordings' torques in the unit and with the drive gains of the "
+            "robot's identification?"
+        )
+    return reasons
 
 
 def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
