@@ -176,11 +176,11 @@ def test_fast_csv_parser_reads_what_loadtxt_reads_or_defers_to_it(
     tmp_path, text, plain_numbers
 ) -> None:
     pytest.importorskip("pyarrow")
-    from physid.data import _parse_csv_numbers_fast
+    from physid.tables import parse_csv_numbers_fast
 
     path = tmp_path / "x.csv"
     path.write_text(text)
-    fast = _parse_csv_numbers_fast(path, ["t", "q"])
+    fast = parse_csv_numbers_fast(path, ["t", "q"])
     if not plain_numbers:  # comments, empty cells, text, ragged rows, no rows: np.loadtxt's job
         assert fast is None
         return

@@ -1,22 +1,17 @@
 """Tests of physid.inertia (and physid.inertia_expeig) against independent truths: Pinocchio,
 point-mass clouds, closed forms, finite differences and the papers' equations as printed."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pinocchio as pin
 import pytest
 import scipy.linalg
 
-from physid import inertia as pi_mod
 from physid.errors import InputError
 from physid.inertia import (
     PARAMETER_NAMES,
     PSEUDO_INERTIA_BASIS,
     check_consistency,
-    exp_eig_from_pi,
-    exp_eig_jacobian,
     inertia_matrix_from_vector,
     inertia_vector_from_matrix,
     is_consistent,
@@ -24,7 +19,6 @@ from physid.inertia import (
     log_cholesky_jacobian,
     logdet_divergence,
     mass_com_inertia_from_pi,
-    pi_from_exp_eig,
     pi_from_log_cholesky,
     pi_from_mass_com_inertia,
     pi_from_pseudo_inertia,
@@ -33,7 +27,12 @@ from physid.inertia import (
     require_consistent,
     riemannian_distance,
 )
-from physid.inertia_expeig import _so3_right_jacobian
+from physid.inertia_expeig import (
+    _so3_right_jacobian,
+    exp_eig_from_pi,
+    exp_eig_jacobian,
+    pi_from_exp_eig,
+)
 
 # Paper E eq. 16 order -> Pinocchio's LogCholeskyParameters order (s13 and s23 swapped).
 PAPER_E_TO_PIN = [0, 1, 2, 3, 4, 6, 5, 7, 8, 9]
@@ -353,16 +352,6 @@ def test_exp_eig_singularities(rng):
     generic[4:7] *= 2 * np.pi / np.linalg.norm(generic[4:7])  # |omega| = 2 pi: Exp is singular
     assert np.linalg.matrix_rank(exp_eig_jacobian(generic), tol=1e-8) == 8
     assert np.linalg.matrix_rank(exp_eig_jacobian(generic, local_rotation=True)) == 10
-
-
-def test_exp_eig_module_importable_first():
-    # inertia_expeig builds on inertia, which re-exports it lazily: both import orders must work.
-    code = (
-        "import physid.inertia_expeig as e, physid.inertia as i; "
-        "assert i.pi_from_exp_eig is e.pi_from_exp_eig; from physid.inertia import exp_eig_jacobian"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-    assert pi_mod.exp_eig_from_pi is exp_eig_from_pi
 
 
 # --- distances -----------------------------------------------------------------------------------

@@ -12,8 +12,7 @@ import types
 from typing import TYPE_CHECKING
 
 from physid.errors import InputError, PhysidError
-
-__version__ = "0.1.0"
+from physid.version import __version__
 
 _API = ("identify", "validate", "load_params", "Recording", "Params", "IdentifyResult")
 _API += ("ValidationResult", "Body", "Joint")

@@ -22,8 +22,8 @@ from physid.errors import InputError
 
 if TYPE_CHECKING:
     from physid.config import IdentifyConfig
-    from physid.data import Table
     from physid.identify.pipeline import IdentificationResult
+    from physid.tables import Table
 
     PathLike = str | Path
     DataLike = PathLike | "Recording" | Sequence[PathLike | "Recording"]
@@ -86,7 +86,7 @@ class Recording:
     def to_table(self) -> Table:
         """The recording as contract columns (``t``, ``q_<joint>``, ``dq_<joint>``,
         ``tau_<joint>``), validated against a model by :mod:`physid.data` when used."""
-        from physid.data import Table
+        from physid.tables import Table
 
         columns = {"t": self.t}
         blocks = (("q_", self.q), ("dq_", self.dq), ("tau_", self.tau))

@@ -19,27 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import read_text_file, table_csv_text, write_text_atomic
+from physid.io import table_csv_text, write_text_atomic
 from physid.model import RobotModel, is_revolute
+from physid.recording import read_recording
+from physid.tables import Table, read_file_table
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
 _CONTRACT_PREFIXES = JOINT_PREFIXES + MOTOR_PREFIXES
 # A revolute joint whose recorded angle exceeds this is almost surely in degrees.
 _MAX_PLAUSIBLE_ANGLE_RAD = 2.0 * np.pi + 0.5
-
-
-@dataclass(frozen=True)
-class Table:
-    """Named 1-D columns of equal length, as read from one file."""
-
-    columns: dict[str, np.ndarray]
-    source: str
-    first_row: int = 1  # 1-based data row of the first entry (a block of a longer file: more)
-
-    @property
-    def n_rows(self) -> int:
-        return len(next(iter(self.columns.values()))) if self.columns else 0
 
 
 @dataclass(frozen=True)
@@ -114,221 +103,9 @@ def split_by_fraction(
 
 def read_table(path: str | Path) -> Table:
     """Read a CSV (header row), ``.npz`` or ``.parquet`` file, or a YAML recording manifest."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"data file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        from physid.recording import read_recording
-
+    if Path(path).suffix.lower() in (".yaml", ".yml") and Path(path).is_file():
         return read_recording(path)
-    readers = {".csv": _read_csv, ".npz": _read_npz, ".parquet": _read_parquet}
-    if suffix not in readers:
-        raise InputError(
-            f"unsupported data format '{suffix}' (use .csv, .npz, .parquet or a .yaml manifest)",
-            source=str(path),
-        )
-    columns = readers[suffix](path)
-    _check_equal_lengths(columns, str(path))
-    return Table(columns, str(path))
-
-
-def _read_csv(path: Path) -> dict[str, np.ndarray]:
-    text = read_text_file(path, "data file")
-    header = text.partition("\n")[0].strip()
-    names = [name.strip() for name in header.split(",")]
-    if not header or any(not name for name in names):
-        raise InputError("CSV header is missing or has an empty column name", source=str(path))
-    if any(_is_number(name) for name in names):
-        raise InputError("first CSV line must be a header of column names", source=str(path))
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise InputError(f"duplicate column(s) {duplicates}", source=str(path))
-    values = _parse_csv_numbers_fast(path, names)
-    if values is None:
-        values = _parse_csv_numbers(text, names, str(path))
-    return {name: values[:, k] for k, name in enumerate(names)}
-
-
-def _parse_csv_numbers(
-    text: str, names: list[str], source: str, first_line: int = 2
-) -> np.ndarray:
-    """The numbers under the header; an unreadable cell is named by its column, its 1-based data
-    row (as everywhere in physid) and its line in an editor (the header is line 1).
-    ``first_line``: the line number of the first line after the header line of ``text``."""
-    rows = []
-    for number, line in enumerate(text.splitlines()[1:], start=first_line):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        cells = line.split(",")
-        if len(cells) != len(names):
-            raise InputError(
-                f"line {number} has {len(cells)} values but the header names {len(names)} columns",
-                source=source,
-            )
-        try:
-            rows.append([float(cell) for cell in cells])
-        except ValueError:
-            k = next(k for k, cell in enumerate(cells) if not _is_number(cell))
-            raise InputError(
-                f"column '{names[k]}' row {number - 1} (line {number}): "
-                f"{cells[k].strip()[:40]!r} is not a number",
-                source=source,
-            ) from None
-    if not rows:
-        raise InputError("no data rows", source=source)
-    return np.array(rows, dtype=float)
-
-
-def _parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
-    """The numbers under the header with pyarrow's multi-threaded CSV parser (about 6x faster
-    than ``np.loadtxt`` on a 45,000-row recording), when pyarrow is installed (``physid[parquet]``).
-
-    None when it is not, or when the file is anything but a plain, complete table of numbers
-    (empty cells, comments, text, ragged rows): :func:`_parse_csv_numbers` then reads it, or
-    words the error.
-    """
-    try:
-        import pyarrow as pa
-        import pyarrow.csv as pa_csv
-    except ImportError:
-        return None
-    read = pa_csv.ReadOptions(skip_rows=1, column_names=names)
-    convert = pa_csv.ConvertOptions(
-        column_types={name: pa.float64() for name in names},
-        null_values=[],
-        strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-    )
-    try:
-        table = pa_csv.read_csv(path, read_options=read, convert_options=convert)
-    except pa.ArrowException:
-        return None
-    if table.num_rows == 0:
-        return None
-    return np.column_stack([table.column(name).to_numpy() for name in names])
-
-
-def npz_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file as floats (any shape); anything else is an InputError
-    naming the file and the array (pickled objects, strings, a damaged or empty archive)."""
-    try:
-        with path.open("rb") as handle:  # closed even when numpy gives up half-way
-            archive = np.load(handle, allow_pickle=False)
-            if not hasattr(archive, "files"):
-                raise ValueError("a single .npy array, not an .npz archive")
-            with archive:
-                raw = {key: archive[key] for key in archive.files}
-    except Exception as error:  # zipfile/pickle/format errors: numpy raises many kinds
-        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
-        raise InputError(f"not a readable .npz archive ({detail})", source=str(path)) from None
-    if not isinstance(raw, dict) or not raw:
-        raise InputError("the .npz archive holds no arrays", source=str(path))
-    arrays = {}
-    for key, array in raw.items():
-        if array.dtype.kind not in "biuf":
-            raise InputError(
-                f"array '{key}' holds {array.dtype} values, not numbers", source=str(path)
-            )
-        arrays[key] = np.asarray(array, dtype=float)
-    return arrays
-
-
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    columns = npz_arrays(path)
-    for key, array in columns.items():
-        if array.ndim != 1:
-            raise InputError(
-                f"array '{key}' has shape {array.shape}; the contract wants one 1-D array per "
-                "column (use a recording manifest to map 2-D arrays)",
-                source=str(path),
-            )
-    return columns
-
-
-def _read_parquet(path: Path) -> dict[str, np.ndarray]:
-    pq = _pyarrow_parquet(path)
-    try:
-        table = pq.read_table(path)
-    except Exception as error:  # noqa: BLE001 - Arrow raises many kinds on a damaged file
-        raise _unreadable_parquet(path, error) from None
-    return parquet_columns(table, str(path))
-
-
-def _pyarrow_parquet(path: Path):  # noqa: ANN202
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise InputError(
-            "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
-        ) from None
-    return pq
-
-
-def _unreadable_parquet(path: Path, error: Exception) -> InputError:
-    detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
-    return InputError(f"not a readable Parquet file ({detail})", source=str(path))
-
-
-def parquet_columns(table, source: str) -> dict[str, np.ndarray]:  # noqa: ANN001
-    """The numeric columns of a pyarrow table (a whole file or one batch of it)."""
-    try:
-        names = list(table.column_names)
-    except Exception as error:  # noqa: BLE001 - e.g. column names that are not UTF-8
-        raise _unreadable_parquet(Path(source), error) from None
-    columns = {}
-    for k, name in enumerate(names):
-        try:
-            column = table.column(k).to_numpy(zero_copy_only=False)
-            columns[name] = np.asarray(column, dtype=float).reshape(-1)
-        except Exception:  # noqa: BLE001 - strings, structs, dictionaries, ...
-            kind = table.schema.field(k).type
-            raise InputError(f"column '{name}' holds {kind} values, not numbers",
-                             source=source) from None  # fmt: skip
-    if not columns:
-        raise InputError("the Parquet file has no columns", source=source)
-    return columns
-
-
-def parquet_batches(path: Path, rows: int):  # noqa: ANN201
-    """``(number of rows, batches of at most ``rows`` rows as pyarrow tables)`` of a Parquet
-    file, read one batch at a time (:mod:`physid.streamed`)."""
-    pq = _pyarrow_parquet(path)
-    import pyarrow as pa
-
-    try:
-        handle = pq.ParquetFile(path)
-        n_rows = handle.metadata.num_rows
-    except Exception as error:  # noqa: BLE001
-        raise _unreadable_parquet(path, error) from None
-
-    def batches():  # noqa: ANN202
-        try:
-            for batch in handle.iter_batches(batch_size=rows):
-                yield pa.Table.from_batches([batch])
-        except Exception as error:  # noqa: BLE001
-            raise _unreadable_parquet(path, error) from None
-
-    return n_rows, batches()
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except (ValueError, TypeError):
-        return False
-    return True
-
-
-def _check_equal_lengths(columns: dict[str, np.ndarray], source: str) -> None:
-    lengths = {name: len(values) for name, values in columns.items()}
-    if len(set(lengths.values())) > 1:
-        reference = "t" if "t" in lengths else next(iter(lengths))
-        odd = next(n for n, length in lengths.items() if length != lengths[reference])
-        raise InputError(
-            f"column '{odd}' has {lengths[odd]} rows but '{reference}' has {lengths[reference]}",
-            source=source,
-        )
+    return read_file_table(path)
 
 
 def _require(table: Table, name: str, what: str) -> np.ndarray:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.config import parse_config
-from physid.data import Table, read_table, write_trajectory_csv
+from physid.data import read_table, write_trajectory_csv
 from physid.identify.pipeline import IdentificationResult
 from physid.identify.prediction import predict_recording
 from physid.io import atomic_output_dir, write_json_atomic
@@ -25,6 +25,7 @@ from physid.sim.arm import (
     simulate_random_excitation,
     true_parameters,
 )
+from physid.tables import Table
 from physid.workflows import Progress, run_identify
 
 DEMO_CONFIG = {

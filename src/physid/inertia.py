@@ -11,13 +11,12 @@ The pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 1/2 tr(I) 1 - I`` (
 Slotine 2017; paper B eq. 8) is positive definite exactly when the body is fully physically
 consistent. Two smooth maps from R^10 onto the consistent set are provided: log-Cholesky (paper E
 eqs. 16-17, Rucker & Wensing 2022) here, and exponential-eigenvalue (paper B section III-B) in
-:mod:`physid.inertia_expeig`, re-exported from this module.
+:mod:`physid.inertia_expeig`, which builds on this module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -25,9 +24,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
 from physid.errors import InputError
-
-if TYPE_CHECKING:  # re-exported lazily by __getattr__ at the bottom
-    from physid.inertia_expeig import exp_eig_from_pi, exp_eig_jacobian, pi_from_exp_eig
 
 PARAMETER_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
@@ -455,24 +451,11 @@ def random_consistent_pi(
     return pi_from_mass_com_inertia(mass, com, inertia_c)
 
 
-_EXP_EIG_NAMES = ("exp_eig_from_pi", "exp_eig_jacobian", "pi_from_exp_eig")
-
-
-def __getattr__(name: str):  # PEP 562: re-export lazily, so either module may be imported first
-    if name in _EXP_EIG_NAMES:
-        from physid import inertia_expeig
-
-        return getattr(inertia_expeig, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "PARAMETER_NAMES",
     "PSEUDO_INERTIA_BASIS",
     "ConsistencyReport",
     "check_consistency",
-    "exp_eig_from_pi",
-    "exp_eig_jacobian",
     "inertia_matrix_from_vector",
     "inertia_vector_from_matrix",
     "is_consistent",
@@ -481,7 +464,6 @@ __all__ = [
     "log_cholesky_pi_and_jacobian",
     "logdet_divergence",
     "mass_com_inertia_from_pi",
-    "pi_from_exp_eig",
     "pi_from_log_cholesky",
     "pi_from_mass_com_inertia",
     "pi_from_pseudo_inertia",

@@ -24,6 +24,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.io import read_yaml
+from physid.tables import Table, npz_arrays, read_file_table
 
 FORMAT = "physid.recording/1"
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
@@ -31,13 +32,11 @@ _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 def _raw_columns(path: Path) -> dict[str, np.ndarray]:
     """All arrays of a file, 2-D ones kept as they are."""
-    from physid.data import npz_arrays, read_table
-
     if path.suffix.lower() == ".npz":
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path)
-    return dict(read_table(path).columns)
+    return dict(read_file_table(path).columns)
 
 
 def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
@@ -60,9 +59,7 @@ def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
 
 
 def read_recording(path: str | Path):
-    """Assemble the contract :class:`~physid.data.Table` that a manifest describes."""
-    from physid.data import Table
-
+    """Assemble the contract :class:`~physid.tables.Table` that a manifest describes."""
     path = Path(path)
     spec = read_yaml(path, "recording manifest")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:

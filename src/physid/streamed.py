@@ -25,20 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import (
-    Table,
-    Trajectory,
-    _check_time,
-    _is_number,
-    _parse_csv_numbers,
-    check_some_torque,
-    parquet_batches,
-    parquet_columns,
-    trajectory_block,
-)
+from physid.data import Trajectory, _check_time, check_some_torque, trajectory_block
 from physid.errors import InputError
 from physid.io import scratch_dir
 from physid.model import RobotModel
+from physid.tables import (
+    Table,
+    is_number,
+    parquet_batches,
+    parquet_columns,
+    parse_csv_numbers,
+)
 
 STREAM_BYTES = 64 * 1024**2  # CSV files larger than this are streamed (about 500,000 rows)
 BLOCK_ROWS = 50_000  # rows parsed, checked and spilled at a time
@@ -177,7 +174,7 @@ def _csv_header(handle, source: str) -> list[str]:  # noqa: ANN001
     names = [name.strip() for name in header.split(",")]
     if not header or any(not name for name in names):
         raise InputError("CSV header is missing or has an empty column name", source=source)
-    if any(_is_number(name) for name in names):
+    if any(is_number(name) for name in names):
         raise InputError("first CSV line must be a header of column names", source=source)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -205,7 +202,7 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
                         raise ValueError
                 except ValueError:
                     text = "header\n" + "".join(lines)
-                    values = _parse_csv_numbers(text, names, source, first_line=line_number + 1)
+                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1)
                 line_number += len(lines)
                 if len(values):
                     columns = {name: values[:, k] for k, name in enumerate(names)}

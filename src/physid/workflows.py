@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.config import AUTO_DEADBAND, IDENTIFY_GAINS, IdentifyConfig, load_config, robot_for
-from physid.data import Table, Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
+from physid.data import Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
 from physid.identify.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.identify.payload import PayloadResult, identify_payload
@@ -37,6 +37,7 @@ from physid.params_file import (
 from physid.regressor import base_parameters
 from physid.report.identification import write_identification
 from physid.streamed import open_recording, should_stream
+from physid.tables import Table
 
 Progress = Callable[[str], None]
 

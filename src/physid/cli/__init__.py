@@ -21,8 +21,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import click  # noqa: E402 - after the thread settings
 
-from physid import __version__  # noqa: E402
 from physid.errors import PhysidError  # noqa: E402
+from physid.version import __version__  # noqa: E402
 
 
 class _PhysidGroup(click.Group):

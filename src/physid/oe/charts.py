@@ -13,13 +13,8 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
-from physid.inertia import (
-    exp_eig_from_pi,
-    exp_eig_jacobian,
-    log_cholesky_from_pi,
-    log_cholesky_pi_and_jacobian,
-    pi_from_exp_eig,
-)
+from physid.inertia import log_cholesky_from_pi, log_cholesky_pi_and_jacobian
+from physid.inertia_expeig import exp_eig_from_pi, exp_eig_jacobian, pi_from_exp_eig
 
 CHARTS = ("exp_eig", "log_cholesky")
 

@@ -12,7 +12,7 @@ node k+1 to the result::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pinocchio as pin
@@ -26,9 +26,15 @@ from physid.oe.contact import (
     impulse,
     impulse_derivatives,
 )
+from physid.oe.dynamics import ParametrizedModel
 
-if TYPE_CHECKING:
-    from physid.oe.problem import OEProblem
+
+class PhasedProblem(Protocol):
+    """What the phase dispatch reads of a problem (:class:`~physid.oe.problem.OEProblem`)."""
+
+    dynamics: ParametrizedModel
+    contacts: ContactSchedule
+    u: NDArray  # (N, nu) inputs per node
 
 
 class ContactSchedule:
@@ -50,7 +56,9 @@ class ContactSchedule:
         return bool(np.any(self.flags[k] & ~self.flags[k - 1]))
 
 
-def step(problem: OEProblem, k: int, x: NDArray, a: NDArray | None = None) -> NDArray[np.float64]:
+def step(
+    problem: PhasedProblem, k: int, x: NDArray, a: NDArray | None = None
+) -> NDArray[np.float64]:
     """``f_p(x_k; theta | u_k)`` of the phase of node k, with the reset map if any;
     ``a``: :func:`acceleration` at ``(k, x)`` if already computed."""
     sched = problem.contacts
@@ -60,7 +68,7 @@ def step(problem: OEProblem, k: int, x: NDArray, a: NDArray | None = None) -> ND
     return y
 
 
-def acceleration(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
+def acceleration(problem: PhasedProblem, k: int, x: NDArray) -> NDArray[np.float64]:
     """Acceleration ``a_k`` of node k's phase (before a touch-down reset at k+1)."""
     dyn, sched, nq = problem.dynamics, problem.contacts, problem.dynamics.model.nq
     tau = dyn.actuation @ problem.u[k]
@@ -70,7 +78,7 @@ def acceleration(problem: OEProblem, k: int, x: NDArray) -> NDArray[np.float64]:
 
 
 def acceleration_derivatives(
-    problem: OEProblem, k: int, x: NDArray
+    problem: PhasedProblem, k: int, x: NDArray
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``(a_k, da_k/dx, da_k/dtheta)`` of node k's phase (eqs. 17-18)."""
     sched = problem.contacts
@@ -82,7 +90,7 @@ def acceleration_derivatives(
 
 
 def step_derivatives(
-    problem: OEProblem,
+    problem: PhasedProblem,
     k: int,
     x: NDArray,
     accel: tuple[NDArray, NDArray, NDArray] | None = None,

@@ -32,9 +32,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.data import Table
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
+from physid.tables import Table
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")

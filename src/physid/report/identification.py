@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from physid import __version__
 from physid.errors import PhysidError
 from physid.identify.pipeline import IdentificationResult
 from physid.identify.prediction import RecordingFit
@@ -30,6 +29,7 @@ from physid.report.friction import (
     friction_descriptions,
     friction_residuals,
 )
+from physid.version import __version__
 
 
 def params_json(result: IdentificationResult, provenance: dict) -> dict:
