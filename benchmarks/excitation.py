@@ -16,7 +16,7 @@ bandwidth (f0 = 0.1 Hz, L = 5 harmonics, period 10 s, simulated for 2 periods at
 For each: the condition number of the base regressor over one period (raw and with columns
 normalised), then a closed-loop simulation (PD + computed torque, RK4, 18-bit encoders, 0.3 N m
 torque noise; the same noise seeds for every trajectory) identified by physid's own pipeline
-(``physid.identify.pipeline.identify``, defaults except the gravity direction, which is known
+(``physid.offline.pipeline.identify``, defaults except the gravity direction, which is known
 here), and the error of the base parameters ``||theta_b_hat - theta_b|| / ||theta_b||`` of
 the least-squares estimate and of the physically consistent one, averaged over ``--noise-seeds``
 noise realisations.
@@ -93,7 +93,7 @@ from physid.excite import (  # noqa: E402
 )
 from physid.excite.criterion import condition_numbers  # noqa: E402
 from physid.excite.limits import NominalTorques  # noqa: E402
-from physid.identify.pipeline import identify  # noqa: E402
+from physid.offline.pipeline import identify  # noqa: E402
 from physid.regressor import base_parameters, observation_matrix, predict_torques  # noqa: E402
 from physid.sim.arm import (  # noqa: E402
     FourierExcitation,

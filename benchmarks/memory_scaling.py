@@ -75,8 +75,8 @@ import sys
 import numpy as np
 from physid.config import IdentifyConfig, robot_for
 from physid.data import load_trajectory
-from physid.identify import store, windows
-from physid.identify.pipeline import identify
+from physid.offline import store, windows
+from physid.offline.pipeline import identify
 from physid.params_file import read_params, standard_parameters
 windows.WINDOW_ROWS = windows.RAW_WINDOW_SAMPLES = 10**9  # one window: the whole recording
 store.MEMORY_BYTES = 2**62

@@ -124,13 +124,15 @@ def test_config_template_is_the_documented_one_and_parses():
     assert CliRunner().invoke(main, ["config"]).exit_code == 2
 
 
-def test_identify_function_and_subpackage_coexist():
+def test_identify_is_the_function_and_the_estimator_package_has_its_own_name():
+    """Issue 25 item 3: no name served twice, no module-class trick."""
     code = (
         "import physid\n"
-        "import physid.identify.pipeline as pipeline\n"
-        "from physid.identify.consistent import consistent_least_squares\n"
-        "import physid.identify\n"
+        "import physid.offline.pipeline as pipeline\n"
         "assert callable(physid.identify) and physid.identify.__module__ == 'physid.api'\n"
-        "assert pipeline.__name__ == 'physid.identify.pipeline'\n"
+        "assert type(physid).__name__ == 'module'\n"
+        "assert pipeline.__name__ == 'physid.offline.pipeline'\n"
+        "import importlib.util\n"
+        "assert importlib.util.find_spec('physid.identify') is None\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

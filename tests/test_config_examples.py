@@ -24,9 +24,9 @@ from physid.config import FilterConfig, IdentifyConfig, parse_config, robot_for
 from physid.config_template import COMMENTS, EXAMPLES, config_keys, example_config
 from physid.data import load_trajectory, split_by_fraction, write_trajectory_csv
 from physid.errors import InputError
-from physid.identify.prediction import predict_recording
 from physid.inertia import pi_from_mass_com_inertia
 from physid.io import table_csv_text
+from physid.offline.prediction import predict_recording
 from physid.sim.arm import (
     EXCURSION_RAD,
     SensorNoise,

@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 
 from physid.config import FilterConfig
-from physid.identify.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
-from physid.identify.observations import joint_speed_rms, observation_chunks
-from physid.identify.preprocessing import resolve_preprocessing
-from physid.identify.reduced import ReductionAccumulator
+from physid.offline.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
+from physid.offline.observations import joint_speed_rms, observation_chunks
+from physid.offline.preprocessing import resolve_preprocessing
+from physid.offline.reduced import ReductionAccumulator
 from physid.signal.butterworth import classical_derivatives, derivative_noise_std
 
 

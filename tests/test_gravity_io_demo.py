@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from physid.cli import main
 from physid.config import parse_config
 from physid.demo import DEMO_CONFIG
-from physid.identify.gravity import tilted_gravity
-from physid.identify.pipeline import identify
 from physid.io import atomic_output_dir, write_json_atomic
 from physid.model import gravity_of, with_gravity
+from physid.offline.gravity import tilted_gravity
+from physid.offline.pipeline import identify
 from physid.sim.arm import simulate_random_excitation
 
 

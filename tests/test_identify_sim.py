@@ -6,8 +6,8 @@ import numpy as np
 
 from physid.config import parse_config
 from physid.demo import DEMO_CONFIG
-from physid.identify.pipeline import identify
-from physid.identify.prediction import predict_recording
+from physid.offline.pipeline import identify
+from physid.offline.prediction import predict_recording
 from physid.sim.arm import EXCURSION_RAD, simulate_random_excitation
 
 

@@ -106,7 +106,7 @@ def test_the_checker_finds_a_cycle():
 
 def test_no_import_cycle_in_physid():
     modules = _modules()
-    assert "physid.identify.pipeline" in modules and "physid.cli" in modules
+    assert "physid.offline.pipeline" in modules and "physid.cli" in modules
     graph = {module: _imported(module, path, modules) for module, path in modules.items()}
     assert "physid.inertia" in graph["physid.inertia_expeig"]  # edges are read
     assert _cycles(graph) == []

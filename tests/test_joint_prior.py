@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from physid.config import parse_config
-from physid.identify.joint_prior import JointMotion, joint_motion
-from physid.identify.pipeline import WORSE_THAN_URDF, identify
-from physid.identify.prediction import predict_recording
+from physid.offline.joint_prior import JointMotion, joint_motion
+from physid.offline.pipeline import WORSE_THAN_URDF, identify
+from physid.offline.prediction import predict_recording
 from physid.sim.arm import (
     EXCURSION_RAD,
     DriftingExcitation,

@@ -7,11 +7,11 @@ import pytest
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
 from physid.config import load_config, parse_config, robot_for
-from physid.identify.least_squares import ordinary_least_squares
-from physid.identify.metrics import fit_metrics
-from physid.identify.observations import observations_of
-from physid.identify.pipeline import _excited
-from physid.identify.reduced import reduce_observations
+from physid.offline.least_squares import ordinary_least_squares
+from physid.offline.metrics import fit_metrics
+from physid.offline.observations import observations_of
+from physid.offline.pipeline import _excited
+from physid.offline.reduced import reduce_observations
 from physid.regressor import base_parameters
 from physid.workflows import load_trajectories, run_identify
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 
 from physid.config import IdentifyConfig
-from physid.identify import consistent
-from physid.identify.metrics import FitMetrics
-from physid.identify.pipeline import identify
+from physid.offline import consistent
+from physid.offline.metrics import FitMetrics
+from physid.offline.pipeline import identify
 from physid.report.flags import (
     NON_NEGATIVE_TERMS,
     missed_joints,

@@ -1,4 +1,4 @@
-"""Blocked cross-validation (identify.folds, crossval, selection, choices; issue 24 item 2)."""
+"""Blocked cross-validation (offline.folds, crossval, selection, choices; issue 24 item 2)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from physid.config import parse_config
-from physid.identify.crossval import CVScore
-from physid.identify.folds import FoldAccumulator, FoldPlan, combine, leave_out
-from physid.identify.pipeline import identify
-from physid.identify.reduced import reduce_observations
-from physid.identify.selection import choose
+from physid.offline.crossval import CVScore
+from physid.offline.folds import FoldAccumulator, FoldPlan, combine, leave_out
+from physid.offline.pipeline import identify
+from physid.offline.reduced import reduce_observations
+from physid.offline.selection import choose
 
 
 def _score(label: str, folds: list[float]) -> CVScore:

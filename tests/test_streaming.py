@@ -12,13 +12,13 @@ import scipy.linalg
 from physid.config import EstimationConfig, FilterConfig, IdentifyConfig
 from physid.data import Trajectory, load_trajectory, write_trajectory_csv
 from physid.errors import InputError
-from physid.identify import prediction, store, windows
-from physid.identify.least_squares import newey_west_covariance
-from physid.identify.observations import build_observations
-from physid.identify.pipeline import identify
-from physid.identify.prediction import predict_recording
-from physid.identify.preprocessing import resolve_preprocessing
-from physid.identify.reduced import ReductionAccumulator, reduce_observations
+from physid.offline import prediction, store, windows
+from physid.offline.least_squares import newey_west_covariance
+from physid.offline.observations import build_observations
+from physid.offline.pipeline import identify
+from physid.offline.prediction import predict_recording
+from physid.offline.preprocessing import resolve_preprocessing
+from physid.offline.reduced import ReductionAccumulator, reduce_observations
 from physid.regressor import observation_matrix
 from physid.sim.arm import EXCURSION_RAD, FourierExcitation, arm6_model, true_parameters
 from physid.streamed import open_recording

@@ -1,4 +1,4 @@
-"""physid.identify.suspect: well-formed but wrong data are named, good data are left alone.
+"""physid.offline.suspect: well-formed but wrong data are named, good data are left alone.
 
 Simulated arm data (known truth) corrupted one way at a time must give exactly one reason of
 the expected kind; the clean simulation and the shipped real recordings must give none.
@@ -13,8 +13,8 @@ import pytest
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
 from physid.data import Trajectory, split_by_fraction
-from physid.identify.suspect import gravity_comparison, suspect_reasons
 from physid.model import with_gravity
+from physid.offline.suspect import gravity_comparison, suspect_reasons
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ def test_shipped_real_recordings_are_not_suspect(dataset):
 def test_pure_noise_torque_is_suspect_not_ok(arm_experiment):
     """Issue 10 item 4: noise in place of the torques identifies nothing; the status says so."""
     from physid.config import IdentifyConfig
-    from physid.identify.pipeline import identify
+    from physid.offline.pipeline import identify
 
     recording = arm_experiment.train.recorded
     rng = np.random.default_rng(2)

@@ -10,8 +10,8 @@ from conftest import KUKA, require_dataset
 
 from physid.config import parse_config
 from physid.data import checked_time_base, trajectory_from_table
-from physid.identify.pipeline import identify
-from physid.identify.prediction import predict_recording
+from physid.offline.pipeline import identify
+from physid.offline.prediction import predict_recording
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 from physid.sim.log_quirks import TICK_SHARES, tick_log
 from physid.tables import Table

@@ -22,7 +22,7 @@ from physid.errors import InputError
 
 if TYPE_CHECKING:
     from physid.config import IdentifyConfig
-    from physid.identify.pipeline import IdentificationResult
+    from physid.offline.pipeline import IdentificationResult
     from physid.tables import Table
 
     PathLike = str | Path

@@ -55,7 +55,7 @@ class EstimationConfig:
     prior_total_mass_std_relative: float | None = None
     prior_metric: str = "logdet"
     # true | false | "auto": the base tilt, if blocked cross-validation on the training data
-    # supports it (identify.choices)
+    # supports it (offline.choices)
     estimate_gravity_direction: bool | str = "auto"
 
 
@@ -124,11 +124,11 @@ class KnownPayload:
     joint: str
     pi: np.ndarray
     # False: only the mass is known (com and inertia not given); the payload's first and second
-    # moments are then estimated with the gains (identify.drive_gains)
+    # moments are then estimated with the gains (offline.drive_gains)
     moments_known: bool = True
 
 
-IDENTIFY_GAINS = "identify"  # config drive_gains: estimate them (identify.drive_gains)
+IDENTIFY_GAINS = "identify"  # config drive_gains: estimate them (offline.drive_gains)
 
 RANGES: dict[str, tuple[float, float]] = {
     "filter.butterworth_cutoff_hz": (1e-3, 1e5),

@@ -15,9 +15,9 @@ import numpy as np
 
 from physid.config import parse_config
 from physid.data import read_table, write_trajectory_csv
-from physid.identify.pipeline import IdentificationResult
-from physid.identify.prediction import predict_recording
 from physid.io import atomic_output_dir, write_json_atomic
+from physid.offline.pipeline import IdentificationResult
+from physid.offline.prediction import predict_recording
 from physid.sim.arm import (
     SensorNoise,
     arm6_model,

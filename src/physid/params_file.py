@@ -217,7 +217,7 @@ def annotate_document(
     """Add, beside every body's and joint's values, its standard deviation, its ``source`` (``data``
     / ``regrouped`` / ``prior``) and the URDF prior value (docs/architecture.md: every reported
     quantity says where it came from). ``shape_std``: the standard deviation of every fitted
-    friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.identify.friction_shapes`).
+    friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.offline.friction_shapes`).
     """
     layout = model.layout
     prior_doc = params_document(model, prior)

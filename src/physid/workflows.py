@@ -14,19 +14,19 @@ import numpy as np
 from physid.config import AUTO_DEADBAND, IDENTIFY_GAINS, IdentifyConfig, load_config, robot_for
 from physid.data import Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
-from physid.identify.drive_gains import DriveGainEstimate, identify_drive_gains
-from physid.identify.payload import PayloadResult, identify_payload
-from physid.identify.pipeline import IdentificationResult, identify
-from physid.identify.prediction import predict_recording, stacked_metrics
-from physid.identify.preprocessing import (
+from physid.io import claim_output_dir
+from physid.model import RobotModel, with_gravity
+from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
+from physid.offline.payload import PayloadResult, identify_payload
+from physid.offline.pipeline import IdentificationResult, identify
+from physid.offline.prediction import predict_recording, stacked_metrics
+from physid.offline.preprocessing import (
     Preprocessing,
     is_resolved,
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.identify.windows import Recording
-from physid.io import claim_output_dir
-from physid.model import RobotModel, with_gravity
+from physid.offline.windows import Recording
 from physid.params_file import (
     ParamsFile,
     check_same_robot,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.identify.consistent import parameter_scales
-from physid.identify.pipeline import IdentificationResult
+from physid.offline.consistent import parameter_scales
+from physid.offline.pipeline import IdentificationResult
 
 # The joint and motor terms the consistent fit constrains to be >= 0
-# (physid.identify.consistent; tests/test_report_flags.py keeps the two lists equal).
+# (physid.offline.consistent; tests/test_report_flags.py keeps the two lists equal).
 NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
 AT_BOUND_RELATIVE = 1e-6  # of the parameter's typical scale (1 N m, 1 N m s/rad, 0.01 kg m^2)
 MISSED_JOINT_ERROR = 0.25  # relative error of one joint's torque above which the report warns

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from physid.friction import SHAPE_PARAMETERS
-from physid.identify.pipeline import IdentificationResult
-from physid.identify.prediction import RecordingFit
 from physid.model import RobotModel, is_revolute
+from physid.offline.pipeline import IdentificationResult
+from physid.offline.prediction import RecordingFit
 from physid.regressor import joint_friction_torque
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import PhysidError
-from physid.identify.pipeline import IdentificationResult
-from physid.identify.prediction import RecordingFit
-from physid.identify.uncertainty import SOURCES
 from physid.inertia import mass_com_inertia_from_pi
 from physid.io import atomic_output_dir, to_json_text
 from physid.model import RobotModel, is_revolute
+from physid.offline.pipeline import IdentificationResult
+from physid.offline.prediction import RecordingFit
+from physid.offline.uncertainty import SOURCES
 from physid.params_file import FORMAT, annotate_document, params_document
 from physid.report import figures
 from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings

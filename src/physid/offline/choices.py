@@ -28,27 +28,27 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.config import EstimationConfig, IdentifyConfig
-from physid.identify.consistent import ConsistentProblem
-from physid.identify.crossval import CVScore, Fit, cv_score
-from physid.identify.folds import FoldPlan
-from physid.identify.gravity import (
+from physid.model import RobotModel, gravity_of, with_gravity
+from physid.offline.consistent import ConsistentProblem
+from physid.offline.crossval import CVScore, Fit, cv_score
+from physid.offline.folds import FoldPlan
+from physid.offline.gravity import (
     GravityEstimate,
     estimate_gravity_direction,
     gravity_shift,
     tilted_gravity,
 )
-from physid.identify.joint_prior import JointPrior, joint_prior
-from physid.identify.least_squares import least_squares
-from physid.identify.preprocessing import (
+from physid.offline.joint_prior import JointPrior, joint_prior
+from physid.offline.least_squares import least_squares
+from physid.offline.preprocessing import (
     DECIMATION_PER_CUTOFF,
     DECIMATION_PER_CUTOFF_NONLINEAR_FRICTION,
     cutoff_candidates,
 )
-from physid.identify.reduced import ReducedSystem
-from physid.identify.selection import Choice, choose
-from physid.identify.training import CandidateObservations, TrainingData, observe_candidate
-from physid.identify.windows import Recording
-from physid.model import RobotModel, gravity_of, with_gravity
+from physid.offline.reduced import ReducedSystem
+from physid.offline.selection import Choice, choose
+from physid.offline.training import CandidateObservations, TrainingData, observe_candidate
+from physid.offline.windows import Recording
 from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
 
 Note = Callable[[str], None]
@@ -194,7 +194,7 @@ def _with_choice_notes(chosen: CandidateObservations, choices: list[Choice]):
 
 
 def _deadband_label(model: RobotModel, index: int) -> str:
-    from physid.identify.deadband import CANDIDATE_FRACTIONS
+    from physid.offline.deadband import CANDIDATE_FRACTIONS
 
     return f"{CANDIDATE_FRACTIONS[index]:g} x RMS speed"
 

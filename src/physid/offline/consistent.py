@@ -19,8 +19,6 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
-from physid.identify.joint_prior import JointPrior
-from physid.identify.reduced import ReducedSystem
 from physid.inertia import (
     PSEUDO_INERTIA_BASIS,
     ConsistencyReport,
@@ -29,6 +27,8 @@ from physid.inertia import (
 )
 from physid.io import quiet_stderr
 from physid.model import RobotModel
+from physid.offline.joint_prior import JointPrior
+from physid.offline.reduced import ReducedSystem
 from physid.regressor import BaseParameters
 
 _NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
@@ -274,7 +274,7 @@ def consistent_least_squares(
     relative standard deviation ``prior_total_mass_std_relative`` (a robot's weight is usually
     known far better than how it splits between links, and joint torques of a fixed-base arm
     cannot tell it); joint and motor terms get the Gaussian prior of ``joint``
-    (:mod:`physid.identify.joint_prior`: centred on the URDF's values, a stated std in torque,
+    (:mod:`physid.offline.joint_prior`: centred on the URDF's values, a stated std in torque,
     the terms it holds fixed at their prior), or without it only a 1e-8 tie-breaker.
     Subject to ``J_b(theta) >= margin I`` for every body and non-negative friction/armature.
     ``system`` holds the standard regressor in its first p columns, ``weights`` (n,) are the WLS

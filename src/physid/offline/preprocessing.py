@@ -242,7 +242,7 @@ def cutoff_candidates(
     decimation_per_cutoff: float = DECIMATION_PER_CUTOFF,
 ) -> list[Preprocessing]:
     """The preprocessings whose Butterworth cut-off the training data may choose between
-    (:mod:`physid.identify.selection`), the conservative one (paper C's ``10 omega_dyn``)
+    (:mod:`physid.offline.selection`), the conservative one (paper C's ``10 omega_dyn``)
     first: half and twice it, and the positions' measurable band
     (:func:`physid.signal.butterworth.measurable_bandwidth_hz`), all below 40 % of the sample
     rate. A cut-off the user set, or another derivative method, has no alternatives."""

@@ -26,14 +26,14 @@ import numpy as np
 
 from physid.config import FilterConfig
 from physid.friction import SHAPE_PARAMETERS, initial_shape
-from physid.identify.deadband import DEADBAND_NOISE_STDS
-from physid.identify.least_squares import least_squares
-from physid.identify.observations import Observations, friction_chunks
-from physid.identify.preprocessing import Preprocessing
-from physid.identify.reduced import ReducedSystem, ReductionAccumulator
-from physid.identify.store import ObservationStore
-from physid.identify.windows import Recording
 from physid.model import RobotModel
+from physid.offline.deadband import DEADBAND_NOISE_STDS
+from physid.offline.least_squares import least_squares
+from physid.offline.observations import Observations, friction_chunks
+from physid.offline.preprocessing import Preprocessing
+from physid.offline.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.store import ObservationStore
+from physid.offline.windows import Recording
 from physid.regressor import base_parameters, data_rank_deficiency, friction_shape_pairs
 
 START_FRACTIONS = (0.01, 0.03, 0.1, 0.3)  # transition speed / the joint's RMS speed

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.identify.gaussian_prior import gaussian_prior
-from physid.identify.joint_prior import JointPrior
-from physid.identify.reduced import ReducedSystem
 from physid.inertia import mass_com_inertia_from_pi
 from physid.model import RobotModel
+from physid.offline.gaussian_prior import gaussian_prior
+from physid.offline.joint_prior import JointPrior
+from physid.offline.reduced import ReducedSystem
 from physid.regressor import BaseParameters
 
 SOURCES = ("data", "regrouped", "prior")
@@ -121,9 +121,9 @@ def posterior_covariance(
 ) -> np.ndarray:
     """Laplace covariance (p, p) of the consistent MAP estimate (module docstring).
 
-    Mirrors the objective of :func:`physid.identify.consistent.consistent_least_squares`
+    Mirrors the objective of :func:`physid.offline.consistent.consistent_least_squares`
     (halved: that objective is twice a negative log posterior), through
-    :func:`physid.identify.gaussian_prior.gaussian_prior` at the estimate. Joint terms held at
+    :func:`physid.offline.gaussian_prior.gaussian_prior` at the estimate. Joint terms held at
     their prior (``joint.held``) are not fitted: the free parameters' estimate moves with them
     as ``d theta_free / d h = -H_ff^-1 H_fh``, so their prior variance is carried into the free
     parameters' covariance (``B Sigma_h B^T``), and theirs is the prior's.

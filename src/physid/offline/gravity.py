@@ -17,8 +17,8 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from physid.identify.reduced import ReducedSystem
 from physid.model import RobotModel
+from physid.offline.reduced import ReducedSystem
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ level per joint from the ordinary residuals (Gautier's WLS:
 ``sigma_j^2 = ||rho_j||^2 / (r_j - c_j)``
 with ``r_j`` rows and ``c_j`` parameters acting on joint j) and divides each joint's rows by it,
 so that eqs. 5–7 hold for homoscedastic errors. Solved by QR on the exactly reduced system of
-:mod:`physid.identify.reduced`, never by normal equations.
+:mod:`physid.offline.reduced`, never by normal equations.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import scipy.linalg
 
 from physid.errors import InputError
-from physid.identify.reduced import ReducedSystem
+from physid.offline.reduced import ReducedSystem
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.identify.crossval import CVScore
+from physid.offline.crossval import CVScore
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physid.config import FilterConfig
-from physid.identify.folds import FoldPlan, leave_out
-from physid.identify.reduced import ReducedSystem
-from physid.identify.windows import Recording, plan_recording, raw_windows
 from physid.model import RobotModel, gravity_of
+from physid.offline.folds import FoldPlan, leave_out
+from physid.offline.reduced import ReducedSystem
+from physid.offline.windows import Recording, plan_recording, raw_windows
 from physid.regressor import inertial_regressor, joint_term_regressor
 
 MAX_SCORING_ROWS = 4_000

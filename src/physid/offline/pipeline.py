@@ -17,42 +17,44 @@ import numpy as np
 
 from physid.config import IdentifyConfig
 from physid.errors import InputError
-from physid.identify.against_prior import PriorCheck, check_against_prior
-from physid.identify.choices import choose_gravity, choose_training, tilt_mass_change
-from physid.identify.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
-from physid.identify.deadband import friction_model_std
-from physid.identify.essential import EssentialParameters, essential_parameters
-from physid.identify.folds import FoldPlan
-from physid.identify.friction_shapes import (
+from physid.inertia import check_consistency
+from physid.model import RobotModel, gravity_of
+from physid.offline.against_prior import PriorCheck, check_against_prior
+from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
+from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
+from physid.offline.deadband import friction_model_std
+from physid.offline.essential import EssentialParameters, essential_parameters
+from physid.offline.folds import FoldPlan
+from physid.offline.friction_shapes import (
     START_FRACTIONS,
     FrictionShapeFit,
     fit_friction_shapes,
     resolvable_speed,
     with_initial_shapes,
 )
-from physid.identify.gravity import GravityEstimate
-from physid.identify.joint_prior import JointPrior, joint_prior
-from physid.identify.least_squares import (
+from physid.offline.gravity import GravityEstimate
+from physid.offline.joint_prior import JointPrior, joint_prior
+from physid.offline.least_squares import (
     LeastSquaresResult,
     least_squares,
     residual_autocorrelation,
 )
-from physid.identify.metrics import FitMetrics
-from physid.identify.observations import Observations, joint_speed_rms
-from physid.identify.plausibility import plausibility_warnings
-from physid.identify.prediction import RecordingFit, predict_recording, stacked_metrics
-from physid.identify.preprocessing import Preprocessing, resolve_preprocessing
-from physid.identify.reduced import ReducedSystem
-from physid.identify.selection import Choice
-from physid.identify.suspect import suspect_reasons, unexplained_torque_reason
-from physid.identify.training import (
+from physid.offline.metrics import FitMetrics
+from physid.offline.observations import Observations, joint_speed_rms
+from physid.offline.plausibility import plausibility_warnings
+from physid.offline.prediction import RecordingFit, predict_recording, stacked_metrics
+from physid.offline.preprocessing import Preprocessing, resolve_preprocessing
+from physid.offline.reduced import ReducedSystem
+from physid.offline.selection import Choice
+from physid.offline.suspect import suspect_reasons, unexplained_torque_reason
+from physid.offline.training import (
     filtered_fit,
     gravity_shifted,
     observe_validation,
     robust_std,
     still_joints,
 )
-from physid.identify.uncertainty import (
+from physid.offline.uncertainty import (
     BodyUncertainty,
     body_uncertainties,
     moving_mass_std,
@@ -61,9 +63,7 @@ from physid.identify.uncertainty import (
     prior_decided,
     prior_limited_sources,
 )
-from physid.identify.windows import Recording
-from physid.inertia import check_consistency
-from physid.model import RobotModel, gravity_of
+from physid.offline.windows import Recording
 from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
 from physid.streamed import preview
 

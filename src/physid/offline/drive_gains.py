@@ -27,10 +27,10 @@ import numpy as np
 from physid.config import FilterConfig, KnownPayload
 from physid.data import Trajectory
 from physid.errors import InputError
-from physid.identify.least_squares import solve_triangular_system
-from physid.identify.observations import Observations, observations_of
-from physid.identify.preprocessing import resolve_preprocessing
 from physid.model import RobotModel
+from physid.offline.least_squares import solve_triangular_system
+from physid.offline.observations import Observations, observations_of
+from physid.offline.preprocessing import resolve_preprocessing
 from physid.regressor import base_parameters
 
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from physid.config import FilterConfig
 from physid.data import Trajectory
-from physid.identify.preprocessing import is_resolved, resolve_preprocessing
 from physid.model import RobotModel
+from physid.offline.preprocessing import is_resolved, resolve_preprocessing
 from physid.signal.butterworth import MultirateDecimation
 from physid.streamed import RecordingFile
 

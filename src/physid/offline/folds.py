@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from physid.identify.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.reduced import ReducedSystem, ReductionAccumulator
 
 N_FOLDS = 4
 

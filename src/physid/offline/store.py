@@ -1,6 +1,6 @@
 """The filtered, decimated observations of the training recordings, kept chunk by chunk.
 
-After the reduction (:class:`~physid.identify.reduced.ReductionAccumulator`) the fit itself needs
+After the reduction (:class:`~physid.offline.reduced.ReductionAccumulator`) the fit itself needs
 only the triangular factors, but the Newey-West covariance, the residual autocorrelation, the
 filtered-data metrics and the friction-model term need the observations again, row by row. They
 are kept here in the chunks the windows produced: in memory while small, spilled to a private
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.identify.observations import Observations, stack
 from physid.io import scratch_dir
+from physid.offline.observations import Observations, stack
 
 MEMORY_BYTES = 64 * 1024**2
 _ARRAYS = ("t", "W", "tau", "q", "dq", "ddq", "G")

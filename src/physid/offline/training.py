@@ -1,4 +1,4 @@
-"""The training observations of :func:`physid.identify.pipeline.identify`, gathered in one pass
+"""The training observations of :func:`physid.offline.pipeline.identify`, gathered in one pass
 over the recordings' windows, and the statistics later steps read back from them.
 
 One pass builds every window's observations (:func:`.observations.observation_chunks`), keeps
@@ -19,17 +19,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.config import AUTO_DEADBAND, IdentifyConfig
-from physid.identify.crossval import RawRows, raw_rows
-from physid.identify.deadband import candidate_models
-from physid.identify.folds import FoldAccumulator, FoldPlan, combine
-from physid.identify.least_squares import LeastSquaresResult, newey_west_covariance
-from physid.identify.metrics import FitMetrics, MetricsAccumulator
-from physid.identify.observations import Observations, observation_chunks
-from physid.identify.preprocessing import Preprocessing
-from physid.identify.reduced import ReducedSystem
-from physid.identify.store import ObservationStore
-from physid.identify.windows import Recording
 from physid.model import RobotModel
+from physid.offline.crossval import RawRows, raw_rows
+from physid.offline.deadband import candidate_models
+from physid.offline.folds import FoldAccumulator, FoldPlan, combine
+from physid.offline.least_squares import LeastSquaresResult, newey_west_covariance
+from physid.offline.metrics import FitMetrics, MetricsAccumulator
+from physid.offline.observations import Observations, observation_chunks
+from physid.offline.preprocessing import Preprocessing
+from physid.offline.reduced import ReducedSystem
+from physid.offline.store import ObservationStore
+from physid.offline.windows import Recording
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from physid.config import FilterConfig
-from physid.identify.gravity import static_gravity_regressors
-from physid.identify.windows import (
+from physid.model import RobotModel
+from physid.offline.gravity import static_gravity_regressors
+from physid.offline.windows import (
     PreparedWindow,
     Recording,
     RecordingPlan,
     plan_recording,
     prepared_windows,
 )
-from physid.model import RobotModel
 from physid.regressor import (
     friction_shape_derivatives,
     joint_term_regressor,
@@ -119,7 +119,7 @@ def observation_chunks(
     """The observations of one recording, window by window (:mod:`.windows`): concatenated,
     they are those of the whole recording, while only one window's regressor is in memory.
 
-    ``options`` should be resolved (:func:`physid.identify.preprocessing.resolve_preprocessing`
+    ``options`` should be resolved (:func:`physid.offline.preprocessing.resolve_preprocessing`
     over all training recordings); unset cut-offs are otherwise resolved on this recording alone.
     With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built and
     decimated alike, for estimating the direction of gravity; ``joint_term_models`` adds the

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.identify.reduced import ReducedSystem, reduce_system
+from physid.offline.reduced import ReducedSystem, reduce_system
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,13 @@ import numpy as np
 
 from physid.config import FilterConfig
 from physid.errors import InputError
-from physid.identify.least_squares import least_squares
-from physid.identify.metrics import MetricsAccumulator
-from physid.identify.observations import joint_term_chunks
-from physid.identify.reduced import ReducedSystem, ReductionAccumulator
-from physid.identify.store import ObservationStore
-from physid.identify.windows import Recording, plan_recording, raw_windows
 from physid.model import RobotModel
+from physid.offline.least_squares import least_squares
+from physid.offline.metrics import MetricsAccumulator
+from physid.offline.observations import joint_term_chunks
+from physid.offline.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.store import ObservationStore
+from physid.offline.windows import Recording, plan_recording, raw_windows
 from physid.regressor import base_parameters, predict_torques
 
 DEADBAND_NOISE_STDS = 3.0  # floor of the deadband, in velocity-noise standard deviations

@@ -8,7 +8,7 @@ of two per body, and its total by a quarter; outside :data:`BODY_MASS_RANGE` (pe
 the numbers that can explain it:
 
 - the static torques of the recordings against the URDF's gravity torque (per gravity-loaded
-  joint, :func:`physid.identify.suspect.gravity_comparison`): a ratio well above 1 is a tool on
+  joint, :func:`physid.offline.suspect.gravity_comparison`): a ratio well above 1 is a tool on
   the flange or a light URDF, which the data do support;
 - the estimated base tilt, if any;
 - large torque offsets and friction levels (against the joint's RMS torque), which trade with
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.identify.gravity import GravityEstimate
-from physid.identify.joint_prior import JointPrior
-from physid.identify.suspect import gravity_comparison
 from physid.model import RobotModel
+from physid.offline.gravity import GravityEstimate
+from physid.offline.joint_prior import JointPrior
+from physid.offline.suspect import gravity_comparison
 from physid.streamed import preview
 
 BODY_MASS_RANGE = (0.5, 2.0)  # identified / URDF mass of one body

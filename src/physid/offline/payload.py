@@ -28,13 +28,13 @@ import pinocchio as pin
 from physid.config import FilterConfig
 from physid.data import Trajectory
 from physid.errors import InputError
-from physid.identify.consistent import pseudo_inertia_expression, solve_sdp
-from physid.identify.least_squares import autocorrelation_robust_covariance
-from physid.identify.observations import observations_of
-from physid.identify.payload_pairing import pair_runs
-from physid.identify.uncertainty import delta_method_std
 from physid.inertia import check_consistency
 from physid.model import RobotModel
+from physid.offline.consistent import pseudo_inertia_expression, solve_sdp
+from physid.offline.least_squares import autocorrelation_robust_covariance
+from physid.offline.observations import observations_of
+from physid.offline.payload_pairing import pair_runs
+from physid.offline.uncertainty import delta_method_std
 
 RANK_TOLERANCE = 1e-8  # singular value / largest: a payload direction the data do not see
 
@@ -275,7 +275,7 @@ def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
     """Joints that moved one way only in these recordings (the offset correction and the
     Coulomb correction are one column there: the offset's is held at 0, issue 32 item 5), as
     ``{joint: index of its offset term}``."""
-    from physid.identify.joint_prior import joint_motion
+    from physid.offline.joint_prior import joint_motion
 
     dq = np.concatenate([o.dq for o in observations])
     threshold = 1e-3 * np.maximum(np.sqrt(np.mean(dq**2, axis=0)), 1e-12)

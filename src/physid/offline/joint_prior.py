@@ -27,7 +27,7 @@ such a joint (the minority sign below :data:`ONE_WAY_SHARE` of its moving sample
 *held* at its prior: it is not fitted, the Coulomb level explains the torque of the way it
 moved, and the offset's prior standard deviation is carried into the Coulomb level's (the
 decided combination is ``fc s + offset`` with ``s`` the sign it moved with;
-:func:`physid.identify.uncertainty.posterior_covariance`).
+:func:`physid.offline.uncertainty.posterior_covariance`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.identify.store import ObservationStore
 from physid.model import RobotModel, is_revolute
+from physid.offline.store import ObservationStore
 
 JOINT_TERM_PRIOR_RELATIVE = 1.0  # std of a term's torque / the joint's RMS torque
 OFFSET_PRIOR_RELATIVE = 0.5
