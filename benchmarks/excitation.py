@@ -23,7 +23,7 @@ noise realisations.
 
 Limits are checked here independently of physid.excite: positions, velocities and accelerations
 by :class:`physid.sim.arm.FourierExcitation` (the simulator's own evaluation of the series) on a
-1 kHz grid, torques by :func:`physid.regressor.predict_torques` with the URDF's parameters,
+1 kHz grid, torques by :func:`physid.robot.regressor.predict_torques` with the URDF's parameters,
 against limits read from the URDF's XML here and the constants below.
 
 Target: the default (``cond``) trajectory's condition numbers and identification errors below
@@ -83,7 +83,6 @@ from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from physid.config import EstimationConfig, IdentifyConfig, robot_for  # noqa: E402
 from physid.excite import (  # noqa: E402
     ExcitationOptions,
     FourierBasis,
@@ -93,8 +92,9 @@ from physid.excite import (  # noqa: E402
 )
 from physid.excite.criterion import condition_numbers  # noqa: E402
 from physid.excite.limits import NominalTorques  # noqa: E402
+from physid.files.config import EstimationConfig, IdentifyConfig, robot_for  # noqa: E402
 from physid.offline.pipeline import identify  # noqa: E402
-from physid.regressor import base_parameters, observation_matrix, predict_torques  # noqa: E402
+from physid.robot.regressor import base_parameters, observation_matrix, predict_torques  # noqa: E402
 from physid.sim.arm import (  # noqa: E402
     FourierExcitation,
     SensorNoise,

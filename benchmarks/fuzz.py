@@ -43,7 +43,8 @@ from pathlib import Path
 import numpy as np
 
 # *_streamed: the CSV / Parquet corruptions through the block reader of long recordings
-# (physid.streamed, forced on with blocks of 37 rows so that damage lands in later blocks)
+# (physid.recordings.streamed, forced on with blocks of 37 rows so that damage lands in later
+# blocks)
 KINDS = ("csv", "csv_streamed", "npz", "config", "params", "manifest", "urdf", "parquet",
          "parquet_streamed", "poses")  # fmt: skip
 GARBAGE = (
@@ -90,7 +91,7 @@ JSON_VALUES = (None, "x", [], {}, 1e300, -1.0, 0, [0, 0], True, [[1, 2], [3]], {
 
 def make_recording(folder: Path, seconds: float = 1.0, rate_hz: float = 100.0) -> Path:
     """A tiny simulated recording of the demo arm, as a contract CSV."""
-    from physid.data import write_trajectory_csv
+    from physid.recordings.trajectory import write_trajectory_csv
     from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
     rng = np.random.default_rng(7)
@@ -104,8 +105,8 @@ def make_recording(folder: Path, seconds: float = 1.0, rate_hz: float = 100.0) -
 
 def make_params(folder: Path) -> Path:
     """A params.json of the URDF's own values (what identify writes, without running it)."""
-    from physid.io import write_json_atomic
-    from physid.params_file import FORMAT, params_document
+    from physid.files.io import write_json_atomic
+    from physid.files.params_file import FORMAT, params_document
     from physid.sim.arm import arm6_model
 
     model = arm6_model()
@@ -338,7 +339,7 @@ def stub_estimator(enabled: bool) -> Iterator[None]:
 @contextlib.contextmanager
 def streaming(enabled: bool) -> Iterator[None]:
     """Read every CSV recording as a long one, in blocks of 37 rows."""
-    import physid.streamed as streamed
+    import physid.recordings.streamed as streamed
 
     originals = streamed.STREAM_BYTES, streamed.BLOCK_ROWS
     if enabled:

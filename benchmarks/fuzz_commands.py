@@ -254,7 +254,7 @@ def _table(path: Path) -> tuple[list[str], np.ndarray]:
 
 
 def _write_table(path: Path, names: list[str], values: np.ndarray) -> None:
-    from physid.io import table_csv_text
+    from physid.files.io import table_csv_text
 
     path.write_text(table_csv_text(dict(zip(names, values.T, strict=True)), fmt="%.12g"))
 
@@ -469,7 +469,7 @@ def foreign_lock(path: Path):
     import sys
 
     script = (
-        "import sys, time\nfrom physid.io import claim_output_dir\n"
+        "import sys, time\nfrom physid.files.io import claim_output_dir\n"
         "with claim_output_dir(sys.argv[1]):\n    print('held', flush=True)\n"
         "    time.sleep(120)\n"
     )

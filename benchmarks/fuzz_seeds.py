@@ -36,7 +36,7 @@ PENDULUM = Path(__file__).resolve().parents[1] / "examples" / "multibody" / "pen
 
 
 def _csv(path: Path, columns: dict[str, np.ndarray]) -> Path:
-    from physid.io import table_csv_text
+    from physid.files.io import table_csv_text
 
     path.write_text(table_csv_text(columns, fmt="%.12g"))
     return path

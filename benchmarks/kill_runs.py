@@ -108,7 +108,7 @@ def identify_line(folder: Path) -> tuple[list[str], Path]:
     """``physid identify`` on 20 s of the simulated arm at 1 kHz (figure workers included)."""
     import numpy as np
 
-    from physid.data import write_trajectory_csv
+    from physid.recordings.trajectory import write_trajectory_csv
     from physid.sim.arm import (
         arm6_model,
         arm6_urdf_path,

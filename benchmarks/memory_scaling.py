@@ -11,7 +11,8 @@ memory in one window and prints the largest difference of the standard parameter
 their standard deviation. Lengths whose projected peak (linear in the samples from the previous
 length) exceeds ``--max-rss-gb`` are skipped and said so.
 
-RESULTS (2026-11-23, 2 shared cores; CSV files above 64 MB are streamed, physid.streamed):
+RESULTS (2026-11-23, 2 shared cores; CSV files above 64 MB are streamed,
+physid.recordings.streamed):
 
     samples  identify GB      s  validate GB      s  max|dtheta|/std vs in memory
      1e5         0.51       9.5       0.38       2.3    0.00033
@@ -48,7 +49,7 @@ _MEASURE = (
 
 def write_recording(path: Path, n_samples: int, seed: int = 0) -> None:
     """A long recording of the simulated arm, written chunk by chunk."""
-    from physid.regressor import observation_matrix
+    from physid.robot.regressor import observation_matrix
     from physid.sim.arm import EXCURSION_RAD, FourierExcitation, arm6_model, true_parameters
 
     rng = np.random.default_rng(seed)
@@ -73,11 +74,11 @@ def write_recording(path: Path, n_samples: int, seed: int = 0) -> None:
 _COMPARE = """
 import sys
 import numpy as np
-from physid.config import IdentifyConfig, robot_for
-from physid.data import load_trajectory
+from physid.files.config import IdentifyConfig, robot_for
+from physid.recordings.trajectory import load_trajectory
 from physid.offline import store, windows
 from physid.offline.pipeline import identify
-from physid.params_file import read_params, standard_parameters
+from physid.files.params_file import read_params, standard_parameters
 windows.WINDOW_ROWS = windows.RAW_WINDOW_SAMPLES = 10**9  # one window: the whole recording
 store.MEMORY_BYTES = 2**62
 urdf, data, params = sys.argv[1:]

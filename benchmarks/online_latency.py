@@ -11,7 +11,7 @@ Timed in the same run, on the same samples:
 * ``InertialEKF`` — physid's filter (Pinocchio's C++ log-Cholesky chart, split RNEA, rows
   restricted to the joints that support the body);
 * ``BaselineKF`` — the linear KF of eqs. 12/15 with the same machinery (cost of consistency);
-* ``EKF, NumPy chart`` — the same filter with ``physid.inertia.log_cholesky_jacobian`` (the
+* ``EKF, NumPy chart`` — the same filter with ``physid.body.inertia.log_cholesky_jacobian`` (the
   batched NumPy implementation) for ``g`` and ``G``, i.e. what the filter would cost without the
   C++ chart.
 
@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from physid.inertia import log_cholesky_jacobian
+from physid.body.inertia import log_cholesky_jacobian
 from physid.online import BaselineKF, InertialEKF, OnlineConfig
 from physid.online.config import Gating, MeasurementNoise, RateLimit, ThetaStd
 from physid.sim.legged import (
@@ -42,7 +42,7 @@ from physid.sim.payload_arm import PAYLOAD_JOINT, PayloadProfile, load_arm, simu
 
 
 class NumpyChartEKF(InertialEKF):
-    """The EKF with g and G from physid.inertia's NumPy implementation (the alternative)."""
+    """The EKF with g and G from physid.body.inertia's NumPy implementation (the alternative)."""
 
     def _pi_and_jacobian(self, x):
         G = log_cholesky_jacobian(x.reshape(self.n_bodies, 10))

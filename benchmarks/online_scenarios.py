@@ -11,7 +11,7 @@
     step: peak mass excursion during impacts with and without innovation gating (eq. 22).
 
 Settings come from ``examples/online/*.yaml``. Every streamed EKF estimate is checked with
-:func:`physid.inertia.check_consistency`. Prints one line per scenario and seed and a verdict
+:func:`physid.body.inertia.check_consistency`. Prints one line per scenario and seed and a verdict
 per acceptance item.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.inertia import check_consistency, is_consistent
+from physid.body.inertia import check_consistency, is_consistent
 from physid.online import BaselineKF, InertialEKF, load_online_config
 from physid.online.columns import OnlineSignals
 from physid.online.metrics import mean_relative_error, peak_excursion, settling_time, windows

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.config import load_config
+from physid.files.config import load_config
 from physid.offline.metrics import fit_metrics
 from physid.workflows import run_identify
 

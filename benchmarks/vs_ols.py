@@ -188,7 +188,7 @@ def score_case(case: Case, out_dir: Path) -> dict:
 
 def base_coverage(case: Case, out_dir: Path) -> tuple[int, int, int]:
     """(within 3 std for the consistent estimate, within 3 std for the LS values, counted)."""
-    from physid.params_file import read_params, standard_parameters
+    from physid.files.params_file import read_params, standard_parameters
 
     result, document = run_physid(case, out_dir)
     K = result.base.projection

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import physid
 from physid.cli import main
-from physid.config import IdentifyConfig, parse_config
+from physid.files.config import IdentifyConfig, parse_config
 from physid.sim.arm import arm6_urdf_path
 
 NAMES = [f"joint_{k}" for k in range(1, 7)]

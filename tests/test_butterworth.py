@@ -114,11 +114,11 @@ def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experi
     # Independent truth: the simulated arm's parameters. The single-rate pipeline (regressor at
     # the full rate) is the reference to beat: band-limiting the states before the regressor
     # also removes products of out-of-band derivative noise, which bias the single-rate one.
-    from physid.config import parse_config
+    from physid.files.config import parse_config
     from physid.offline.least_squares import weighted_least_squares
     from physid.offline.observations import build_observations
     from physid.offline.reduced import reduce_observations
-    from physid.regressor import base_parameters
+    from physid.robot.regressor import base_parameters
     from physid.signal import butterworth
 
     model = arm_experiment.model
@@ -154,7 +154,7 @@ def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experi
     ],
 )
 def test_filter_and_friction_settings_are_checked(raw, message):
-    from physid.config import parse_config
+    from physid.files.config import parse_config
 
     with pytest.raises(InputError, match=message):
         parse_config(raw)

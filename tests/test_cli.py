@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import trajectory_csv_text
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
+from physid.recordings.trajectory import trajectory_csv_text
 from physid.sim.arm import arm6_urdf_path
 
 URDF = arm6_urdf_path()

@@ -19,14 +19,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from physid.body.inertia import pi_from_mass_com_inertia
 from physid.cli import main
-from physid.config import FilterConfig, IdentifyConfig, parse_config, robot_for
-from physid.config_template import COMMENTS, EXAMPLES, config_keys, example_config
-from physid.data import load_trajectory, split_by_fraction, write_trajectory_csv
 from physid.errors import InputError
-from physid.inertia import pi_from_mass_com_inertia
-from physid.io import table_csv_text
+from physid.files.config import FilterConfig, IdentifyConfig, parse_config, robot_for
+from physid.files.config_template import COMMENTS, EXAMPLES, config_keys, example_config
+from physid.files.io import table_csv_text
 from physid.offline.prediction import predict_recording
+from physid.recordings.trajectory import load_trajectory, split_by_fraction, write_trajectory_csv
 from physid.sim.arm import (
     EXCURSION_RAD,
     SensorNoise,
@@ -70,7 +70,7 @@ def test_template_prints_the_true_defaults():
     assert parse_config(yaml.safe_load(result.output)) == parse_config({}) == IdentifyConfig()
     assert max(len(line) for line in result.output.splitlines()) <= 100
     for key in config_keys():
-        assert COMMENTS.get(key), f"config key {key} has no comment in physid.config_template"
+        assert COMMENTS.get(key), f"config key {key} has no comment in physid.files.config_template"
     for key in EXAMPLES:
         assert key in config_keys(), f"example of {key}, which is not a config key"
         commented = f"e.g. {key.rpartition('.')[2]}:"

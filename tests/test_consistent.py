@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.inertia import check_consistency
+from physid.body.inertia import check_consistency
 from physid.offline.consistent import consistent_least_squares, consistent_standard_from_base
 from physid.offline.reduced import reduce_observations
-from physid.regressor import base_parameters, observation_matrix
+from physid.robot.regressor import base_parameters, observation_matrix
 from physid.sim.arm import arm6_model, true_parameters
 
 

@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import independent_sim as bench  # noqa: E402
 
-from physid.params_file import read_params, standard_parameters  # noqa: E402
+from physid.files.params_file import read_params, standard_parameters  # noqa: E402
 from physid.workflows import run_identify  # noqa: E402
 
 ROBOTS = ("arm5p", "arm6", "scara4")

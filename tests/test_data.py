@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.data import load_trajectory, read_table, trajectory_csv_text, write_trajectory_csv
 from physid.errors import InputError
-from physid.model import Transmission, build_robot_model, load_urdf
+from physid.recordings.trajectory import (
+    load_trajectory,
+    read_table,
+    trajectory_csv_text,
+    write_trajectory_csv,
+)
+from physid.robot.model import Transmission, build_robot_model, load_urdf
 from physid.sim.arm import arm6_model, arm6_urdf_path
 
 MODEL = arm6_model()
@@ -176,7 +181,7 @@ def test_fast_csv_parser_reads_what_loadtxt_reads_or_defers_to_it(
     tmp_path, text, plain_numbers
 ) -> None:
     pytest.importorskip("pyarrow")
-    from physid.tables import parse_csv_numbers_fast
+    from physid.recordings.tables import parse_csv_numbers_fast
 
     path = tmp_path / "x.csv"
     path.write_text(text)

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from physid.config import FilterConfig
+from physid.files.config import FilterConfig
 from physid.offline.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
 from physid.offline.observations import joint_speed_rms, observation_chunks
 from physid.offline.preprocessing import resolve_preprocessing

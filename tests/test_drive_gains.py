@@ -12,9 +12,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from physid.config import FilterConfig
+from physid.body.inertia import pi_from_mass_com_inertia
 from physid.errors import InputError
-from physid.inertia import pi_from_mass_com_inertia
+from physid.files.config import FilterConfig
 from physid.offline.drive_gains import KnownPayload, identify_drive_gains
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
@@ -67,7 +67,7 @@ def test_cli_identifies_gains_then_the_robot(recordings, tmp_path):
     from click.testing import CliRunner
 
     from physid.cli import main
-    from physid.io import table_csv_text
+    from physid.files.io import table_csv_text
     from physid.sim.arm import arm6_urdf_path
 
     model, runs = recordings

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, REPO
 
-from physid.data import read_table
+from physid.recordings.trajectory import read_table
 
 
 def _run(tmp_path: Path, *command: str) -> str:

@@ -1,7 +1,8 @@
 """physid excite: optimal Fourier excitation design (issue 12, item 3).
 
 Independent truths: the simulator's own evaluation of the Fourier series
-(:class:`physid.sim.arm.FourierExcitation`), torques by :func:`physid.regressor.predict_torques`,
+(:class:`physid.sim.arm.FourierExcitation`), torques by
+:func:`physid.robot.regressor.predict_torques`,
 limits read from the URDF's XML, finite differences of the criterion and of the torques.
 """
 
@@ -15,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import load_trajectory
 from physid.errors import InputError
 from physid.excite import (
     ExcitationOptions,
@@ -27,8 +27,9 @@ from physid.excite import (
 from physid.excite.criterion import Criterion
 from physid.excite.limits import NominalTorques
 from physid.excite.nlp import ExcitationProblem
-from physid.model import robot_from_urdf
-from physid.regressor import base_parameters, predict_torques
+from physid.recordings.trajectory import load_trajectory
+from physid.robot.model import robot_from_urdf
+from physid.robot.regressor import base_parameters, predict_torques
 from physid.sim.arm import FourierExcitation
 
 # A two-link arm in a vertical plane (both joints about y), limits on every joint.

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.config import IdentifyConfig, robot_for
-from physid.data import read_table
 from physid.excite.geometry import Workspace, WorkspaceChecker, collision_checker
+from physid.files.config import IdentifyConfig, robot_for
+from physid.recordings.trajectory import read_table
 
 # Shoulder 0.5 m above a 1.4 m wide table top at z = 0.3 m; two 0.4 m links; the forearm's
 # sphere (r 0.05 m, at the tool) swings down to the table when both joints turn down: through it

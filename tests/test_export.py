@@ -17,8 +17,8 @@ from conftest import EXAMPLES, KUKA, TX40, require_dataset
 from physid.cli import main
 from physid.errors import InputError
 from physid.export import write_export
-from physid.model import load_urdf
-from physid.params_file import apply_inertias, read_params
+from physid.files.params_file import apply_inertias, read_params
+from physid.robot.model import load_urdf
 
 ROBOTS = ("kuka", "tx40")
 

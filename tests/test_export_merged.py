@@ -12,8 +12,8 @@ import pytest
 from test_export import mujoco_inverse
 
 from physid.export import write_export
-from physid.model import load_urdf
-from physid.params_file import apply_inertias, read_params
+from physid.files.params_file import apply_inertias, read_params
+from physid.robot.model import load_urdf
 
 URDF = """<?xml version="1.0"?>
 <robot name="two_link">

@@ -1,5 +1,5 @@
 """Nonlinear joint friction (issue 11 item 4): the sigmoid and Stribeck models of
-:mod:`physid.friction`, their shapes fitted by variable projection
+:mod:`physid.robot.friction`, their shapes fitted by variable projection
 (:mod:`physid.offline.friction_shapes`), written to params.json and used by validate, the online
 filter and the export.
 
@@ -21,14 +21,14 @@ import independent_sim as bench  # noqa: E402
 
 import physid  # noqa: E402
 from physid.errors import InputError  # noqa: E402
-from physid.friction import (  # noqa: E402
+from physid.files.params_file import read_params  # noqa: E402
+from physid.online.friction import joint_friction_from_params  # noqa: E402
+from physid.robot.friction import (  # noqa: E402
     coulomb_equivalent,
     friction_column_derivatives,
     friction_columns,
     friction_torque,
 )
-from physid.online.friction import joint_friction_from_params  # noqa: E402
-from physid.params_file import read_params  # noqa: E402
 
 
 def _sigmoid(v, phi1, phi2, phi3):
@@ -238,7 +238,7 @@ def test_bad_nonlinear_friction_entries_are_named(tmp_path, terms, message) -> N
 
 
 def test_drive_gain_identification_with_nonlinear_friction_is_refused_by_name() -> None:
-    from physid.config import parse_config
+    from physid.files.config import parse_config
 
     raw = {"friction": "stribeck", "drive_gains": "identify",
            "payload": {"joint": "j6", "mass": 2.0}}  # fmt: skip

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.config import parse_config
 from physid.demo import DEMO_CONFIG
+from physid.files.config import parse_config
 from physid.offline.pipeline import identify
 from physid.offline.prediction import predict_recording
 from physid.sim.arm import EXCURSION_RAD, simulate_random_excitation

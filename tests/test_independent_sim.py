@@ -136,9 +136,9 @@ def test_prior_urdf_is_consistent_and_differs_from_truth(name, tmp_path):
 
 def test_write_case_files_follow_physid_contracts(tmp_path):
     """physid can read what the bench writes (format check only; physid does not simulate)."""
-    from physid.config import IdentifyConfig, robot_for
-    from physid.data import load_trajectory
-    from physid.params_file import read_params, standard_parameters
+    from physid.files.config import IdentifyConfig, robot_for
+    from physid.files.params_file import read_params, standard_parameters
+    from physid.recordings.trajectory import load_trajectory
 
     spec = bench.make_spec("arm5p")
     paths = bench.write_case(tmp_path / "case", spec, np.random.default_rng(3), train_s=1.0,

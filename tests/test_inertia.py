@@ -1,4 +1,4 @@
-"""Tests of physid.inertia (and physid.inertia_expeig) against independent truths: Pinocchio,
+"""Tests of physid.body.inertia (and physid.body.expeig) against independent truths: Pinocchio,
 point-mass clouds, closed forms, finite differences and the papers' equations as printed."""
 
 
@@ -7,8 +7,13 @@ import pinocchio as pin
 import pytest
 import scipy.linalg
 
-from physid.errors import InputError
-from physid.inertia import (
+from physid.body.expeig import (
+    _so3_right_jacobian,
+    exp_eig_from_pi,
+    exp_eig_jacobian,
+    pi_from_exp_eig,
+)
+from physid.body.inertia import (
     PARAMETER_NAMES,
     PSEUDO_INERTIA_BASIS,
     check_consistency,
@@ -27,12 +32,7 @@ from physid.inertia import (
     require_consistent,
     riemannian_distance,
 )
-from physid.inertia_expeig import (
-    _so3_right_jacobian,
-    exp_eig_from_pi,
-    exp_eig_jacobian,
-    pi_from_exp_eig,
-)
+from physid.errors import InputError
 
 # Paper E eq. 16 order -> Pinocchio's LogCholeskyParameters order (s13 and s23 swapped).
 PAPER_E_TO_PIN = [0, 1, 2, 3, 4, 6, 5, 7, 8, 9]
@@ -421,7 +421,7 @@ def test_random_consistent_pi_is_reproducible_and_in_range():
 def test_projection_makes_a_rounding_inconsistent_body_consistent_at_any_scale():
     """Issue 10 item 3: a near-flat body at 3e4 kg m^2 whose triangle inequality fails by a
     rounding-sized 0.02 kg m^2 is projected (relative change 3e-7) and then passes the test."""
-    from physid.inertia import project_consistent
+    from physid.body.inertia import project_consistent
 
     for scale in (1.0, 1e3, 1e6):
         inertia = scale * np.diag([1.5e-2, 1.5e-2, 3e-2 + 2e-8])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.config import parse_config
+from physid.files.config import parse_config
 from physid.offline.joint_prior import JointMotion, joint_motion
 from physid.offline.pipeline import WORSE_THAN_URDF, identify
 from physid.offline.prediction import predict_recording

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from physid.errors import InputError
-from physid.recording import read_recording
+from physid.recordings.manifest import read_recording
 
 
 def _manifest(folder, file_entry: str):

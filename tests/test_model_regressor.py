@@ -8,8 +8,8 @@ import pytest
 from conftest import KUKA, TX40, require_dataset
 
 from physid.errors import InputError
-from physid.model import Transmission, build_robot_model, load_urdf
-from physid.regressor import (
+from physid.robot.model import Transmission, build_robot_model, load_urdf
+from physid.robot.regressor import (
     base_parameters,
     data_rank_deficiency,
     joint_term_regressor,

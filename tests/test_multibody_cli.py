@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import read_table
+from physid.recordings.trajectory import read_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 FURUTA, CONFIG = EXAMPLES / "furuta.urdf", EXAMPLES / "furuta.yaml"

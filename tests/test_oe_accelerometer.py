@@ -15,7 +15,7 @@ from oe_checks import node_jacobians_by_central_differences, torso_payload_mass
 
 from physid.cli import main
 from physid.errors import InputError
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.oe.accelerometer import Accelerometer
 from physid.oe.build import initial_guess, make_problem
 from physid.oe.kkt import solve_kkt

@@ -9,7 +9,7 @@ import pinocchio as pin
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.oe.wrench import WRENCH_AXES
 from physid.sim.oe_arm import joint_wrenches, simulate_arm
 from physid.sim.oe_robots import KINOVA, load_model, robot_urdf

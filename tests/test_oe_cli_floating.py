@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from oe_checks import torso_payload_mass
 
 from physid.cli import main
-from physid.data import read_table
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
+from physid.recordings.trajectory import read_table
 from physid.sim.oe_floating import contract_columns
 from physid.sim.oe_robots import GO1, load_model, robot_urdf
 

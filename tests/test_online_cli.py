@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.cli import main
-from physid.inertia import check_consistency, pi_from_mass_com_inertia
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.online.columns import OnlineSignals, signals_table
 from physid.online.results import QUANTITY_NAMES
 from physid.sim.legged import CONTACT_FRAMES, HUMANOID_URDF, SteppingScenario, simulate_stepping
@@ -219,7 +219,7 @@ def test_torques_in_milli_newton_metres_still_stream_consistent_bodies(tmp_path,
     for mass, *com_inertia in rows[:, 1:11]:
         com, v6 = np.array(com_inertia[:3]), com_inertia[3:]
         inertia = np.array([[v6[0], v6[1], v6[3]], [v6[1], v6[2], v6[4]], [v6[3], v6[4], v6[5]]])
-        J = np.zeros((4, 4))  # independent of physid.inertia: the pseudo-inertia written out
+        J = np.zeros((4, 4))  # independent of physid.body.inertia: the pseudo-inertia written out
         J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia + mass * np.outer(com, com)
         J[:3, 3] = J[3, :3] = mass * com
         J[3, 3] = mass

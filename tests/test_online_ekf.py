@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from physid.body.inertia import check_consistency, random_consistent_pi
 from physid.errors import InputError
-from physid.inertia import check_consistency, random_consistent_pi
 from physid.online import BaselineKF, InertialEKF, OnlineConfig
 from physid.online.columns import OnlineSignals
 from physid.online.config import Gating, MeasurementNoise, RateLimit, ThetaStd

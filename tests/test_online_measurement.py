@@ -1,19 +1,19 @@
 """physid.online.measurement and the EKF's measurement model (paper E eqs. 7, 14, 15, 19-21)
 against independent truths: Pinocchio's RNEA of the full model with the true inertias, virtual
-power of contact wrenches, physid.inertia's log-Cholesky map and finite differences."""
+power of contact wrenches, physid.body.inertia's log-Cholesky map and finite differences."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.errors import InputError
-from physid.inertia import (
+from physid.body.inertia import (
     log_cholesky_from_pi,
     log_cholesky_jacobian,
     log_cholesky_pi_and_jacobian,
     pi_from_log_cholesky,
     random_consistent_pi,
 )
+from physid.errors import InputError
 from physid.online import InertialEKF
 from physid.online.measurement import SplitMeasurement
 from physid.sim.legged import CONTACT_FRAMES, TORSO_JOINT, load_humanoid
@@ -103,7 +103,7 @@ def test_contact_torque_by_virtual_power(rng):
 
 
 def test_log_cholesky_hot_path_is_physid_inertia_chart(rng):
-    """The Pinocchio-backed pi and G used per update equal physid.inertia's (J = U U^T)."""
+    """The Pinocchio-backed pi and G used per update equal physid.body.inertia's (J = U U^T)."""
     theta = np.concatenate(
         [log_cholesky_from_pi(random_consistent_pi(rng, 20)), rng.normal(size=(20, 10))]
     )
@@ -114,7 +114,7 @@ def test_log_cholesky_hot_path_is_physid_inertia_chart(rng):
 
 def test_measurement_jacobian_matches_finite_differences(rng):
     """H = Y_est G (eq. 21) against central differences of h(theta) = Y_est g(theta) (eq. 19),
-    g from physid.inertia, for two bodies (block-diagonal G)."""
+    g from physid.body.inertia, for two bodies (block-diagonal G)."""
     model = load_arm()
     bodies = ["arm_joint_5", PAYLOAD_JOINT]
     ekf = InertialEKF(model, bodies)

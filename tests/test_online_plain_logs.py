@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from physid.body.inertia import check_consistency
 from physid.cli import main
-from physid.inertia import check_consistency
 from physid.online import InertialEKF, OnlineConfig
 from physid.online.columns import OnlineSignals
 from physid.online.config import Gating, MeasurementNoise, ThetaStd

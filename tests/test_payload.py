@@ -14,10 +14,10 @@ import pinocchio as pin
 import pytest
 from click.testing import CliRunner
 
+from physid.body.inertia import pi_from_mass_com_inertia
 from physid.cli import main
-from physid.data import write_trajectory_csv
 from physid.errors import InputError
-from physid.inertia import pi_from_mass_com_inertia
+from physid.recordings.trajectory import write_trajectory_csv
 from physid.sim.arm import arm6_model, arm6_urdf_path, simulate_random_excitation, true_parameters
 from physid.workflows import run_identify, run_payload
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
-from physid.config import load_config, parse_config, robot_for
+from physid.files.config import load_config, parse_config, robot_for
 from physid.offline.least_squares import ordinary_least_squares
 from physid.offline.metrics import fit_metrics
 from physid.offline.observations import observations_of
 from physid.offline.pipeline import _excited
 from physid.offline.reduced import reduce_observations
-from physid.regressor import base_parameters
+from physid.robot.regressor import base_parameters
 from physid.workflows import load_trajectories, run_identify
 
 KUKA_EXAMPLE = EXAMPLES / "kuka_lwr4"

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from physid.config import IdentifyConfig
+from physid.files.config import IdentifyConfig
 from physid.offline import consistent
 from physid.offline.metrics import FitMetrics
 from physid.offline.pipeline import identify

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from physid.config import parse_config
 from physid.demo import DEMO_CONFIG
+from physid.files.config import parse_config
 from physid.offline.pipeline import identify
 from physid.offline.prediction import RecordingFit
 from physid.report.friction import friction_residuals

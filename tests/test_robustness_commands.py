@@ -73,7 +73,7 @@ def test_output_paths_are_checked_before_any_work(files, tmp_path, damage):
 
 
 def test_write_bytes_atomic_names_the_path_instead_of_an_os_error(tmp_path):
-    from physid.io import write_bytes_atomic
+    from physid.files.io import write_bytes_atomic
 
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(InputError, match="a_file"):
@@ -89,7 +89,7 @@ def test_a_killed_writer_leaves_no_temporary_beside_the_next_output(tmp_path):
     import subprocess
     import sys
 
-    from physid.io import write_text_atomic
+    from physid.files.io import write_text_atomic
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -101,7 +101,7 @@ def test_a_killed_writer_leaves_no_temporary_beside_the_next_output(tmp_path):
 
 def test_outputs_honour_the_umask(files, tmp_path):
     """With umask 0022 every output is 0644 (tempfile made the atomic writers' files 0600)."""
-    from physid.io import atomic_output_dir, write_text_atomic
+    from physid.files.io import atomic_output_dir, write_text_atomic
     from physid.sweep import parse_spec
     from physid.sweep.runner import _write_job_folder
 
@@ -160,7 +160,7 @@ def test_a_zero_joint_axis_is_named(tmp_path):
 def test_a_link_without_inertial_gives_finite_torques(files, tmp_path):
     """A moving link without <inertial> (mass 0) made Pinocchio's com 0/0: excite wrote NaN
     torques and 'torque nan' with exit 0."""
-    from physid.inertia import pin_inertia
+    from physid.body.inertia import pin_inertia
 
     inertia = pin_inertia(np.r_[0.0, np.zeros(3), 1e-3, 0, 1e-3, 0, 0, 1e-3])
     assert np.all(np.isfinite(inertia.lever)) and inertia.mass == 0.0
@@ -201,7 +201,7 @@ def test_multibody_config_values_are_checked_before_numpy(tmp_path, config, culp
 
 def test_huge_integers_in_configs_are_named_not_overflow(tmp_path):
     """A 400-digit integer in a YAML config raised OverflowError/TypeError in isfinite."""
-    from physid.io import config_number
+    from physid.files.io import config_number
 
     with pytest.raises(InputError, match="calibration_s: expected a finite number"):
         config_number(10**400, "calibration_s")
@@ -341,7 +341,7 @@ def online_files(tmp_path_factory):
 
 
 def _online(tmp_path, columns, config, name):
-    from physid.io import table_csv_text
+    from physid.files.io import table_csv_text
     from physid.sim.payload_arm import ARM_URDF
 
     data = tmp_path / f"{name}.csv"

@@ -21,7 +21,7 @@ URDF = arm6_urdf_path()
 
 def make_recording(folder: Path, seconds: float = 3.0, rate_hz: float = 200.0) -> Path:
     """A tiny simulated recording of the demo arm (600 rows): the seed of every corruption."""
-    from physid.data import write_trajectory_csv
+    from physid.recordings.trajectory import write_trajectory_csv
     from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
     rng = np.random.default_rng(7)
@@ -57,8 +57,8 @@ def assert_one_line_error(args, *culprits: str) -> str:
 
 def make_params(folder: Path) -> Path:
     """A params.json of the URDF's own values (what identify writes, without running it)."""
-    from physid.io import write_json_atomic
-    from physid.params_file import FORMAT, params_document
+    from physid.files.io import write_json_atomic
+    from physid.files.params_file import FORMAT, params_document
     from physid.sim.arm import arm6_model
 
     model = arm6_model()
@@ -110,7 +110,7 @@ def _columns(train: Path) -> tuple[list[str], np.ndarray]:
 
 
 def _csv(names, values) -> str:
-    from physid.io import table_csv_text
+    from physid.files.io import table_csv_text
 
     return table_csv_text(dict(zip(names, values.T, strict=True)), fmt="%.17g")
 
@@ -291,8 +291,8 @@ def test_damaged_params_json(seed, tmp_path, damage):
 
 
 def test_params_json_records_its_robot(seed):
-    from physid.model import robot_from_urdf
-    from physid.params_file import robot_fingerprint
+    from physid.files.params_file import robot_fingerprint
+    from physid.robot.model import robot_from_urdf
 
     robot = json.loads(seed[1].read_text())["robot"]
     assert robot["joint_names"] == [f"joint_{k}" for k in range(1, 7)]
@@ -301,8 +301,8 @@ def test_params_json_records_its_robot(seed):
 
 
 def test_moved_joint_changes_the_fingerprint(tmp_path):
-    from physid.model import load_urdf
-    from physid.params_file import robot_fingerprint
+    from physid.files.params_file import robot_fingerprint
+    from physid.robot.model import load_urdf
 
     text = Path(URDF).read_text()
     moved = tmp_path / "moved.urdf"
@@ -409,7 +409,7 @@ def test_python_api_raises_physid_errors(tmp_path):
     )
     with pytest.raises(PhysidError, match="joint_6"):
         physid.identify(URDF, recording)
-    from physid.data import Trajectory
+    from physid.recordings.trajectory import Trajectory
 
     with pytest.raises(InputError, match="expected"):
         Trajectory(np.arange(5.0), np.zeros((5, 5)), np.zeros((5, 5)), ("a", "b"))

@@ -14,7 +14,7 @@ import pytest
 from test_robustness_inputs import URDF, assert_one_line_error, make_recording
 
 from physid.errors import InputError
-from physid.io import LOCK_NAME, atomic_output_dir
+from physid.files.io import LOCK_NAME, atomic_output_dir
 
 
 def _write(target: Path, *names: str, overwrite=None) -> None:
@@ -30,7 +30,7 @@ def recording(tmp_path_factory):
 
 _HOLDER = """
 import sys, time
-from physid.io import claim_output_dir
+from physid.files.io import claim_output_dir
 with claim_output_dir(sys.argv[1]):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
@@ -58,7 +58,7 @@ def test_a_live_lock_refuses_a_second_run(recording, tmp_path):
 _RACER = """
 import os, sys, time
 from physid.errors import InputError
-from physid.io import claim_output_dir
+from physid.files.io import claim_output_dir
 out, log, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
 while time.time() < start:
     pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.config import parse_config
+from physid.files.config import parse_config
 from physid.offline.crossval import CVScore
 from physid.offline.folds import FoldAccumulator, FoldPlan, combine, leave_out
 from physid.offline.pipeline import identify

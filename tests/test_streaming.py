@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from physid.config import EstimationConfig, FilterConfig, IdentifyConfig
-from physid.data import Trajectory, load_trajectory, write_trajectory_csv
 from physid.errors import InputError
+from physid.files.config import EstimationConfig, FilterConfig, IdentifyConfig
 from physid.offline import prediction, store, windows
 from physid.offline.least_squares import newey_west_covariance
 from physid.offline.observations import build_observations
@@ -19,9 +18,10 @@ from physid.offline.pipeline import identify
 from physid.offline.prediction import predict_recording
 from physid.offline.preprocessing import resolve_preprocessing
 from physid.offline.reduced import ReductionAccumulator, reduce_observations
-from physid.regressor import observation_matrix
+from physid.recordings.streamed import open_recording
+from physid.recordings.trajectory import Trajectory, load_trajectory, write_trajectory_csv
+from physid.robot.regressor import observation_matrix
 from physid.sim.arm import EXCURSION_RAD, FourierExcitation, arm6_model, true_parameters
-from physid.streamed import open_recording
 
 ENCODER_RAD = 2.0 * np.pi / 2**18
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
-from physid.data import Trajectory, split_by_fraction
-from physid.model import with_gravity
 from physid.offline.suspect import gravity_comparison, suspect_reasons
+from physid.recordings.trajectory import Trajectory, split_by_fraction
+from physid.robot.model import with_gravity
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_unlimited_joint_may_turn_in_radians_but_not_in_degrees(arm_experiment, 
 
 
 def _kuka():
-    from physid.config import load_config, robot_for
+    from physid.files.config import load_config, robot_for
     from physid.workflows import load_trajectories
 
     require_dataset(KUKA)
@@ -127,7 +127,7 @@ def _kuka():
 
 
 def _tx40():
-    from physid.config import load_config, robot_for
+    from physid.files.config import load_config, robot_for
     from physid.workflows import load_trajectories
 
     require_dataset(TX40)
@@ -151,7 +151,7 @@ def test_shipped_real_recordings_are_not_suspect(dataset):
 
 def test_pure_noise_torque_is_suspect_not_ok(arm_experiment):
     """Issue 10 item 4: noise in place of the torques identifies nothing; the status says so."""
-    from physid.config import IdentifyConfig
+    from physid.files.config import IdentifyConfig
     from physid.offline.pipeline import identify
 
     recording = arm_experiment.train.recorded

@@ -15,8 +15,8 @@ import yaml
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.data import trajectory_csv_text
 from physid.errors import InputError, PhysidError
+from physid.recordings.trajectory import trajectory_csv_text
 from physid.sim.arm import arm6_model, arm6_urdf_path, simulate_random_excitation, true_parameters
 from physid.sweep import load_spec, parse_spec
 from physid.sweep.execute import execute_job

@@ -1,4 +1,4 @@
-"""The time base checked against the motion (physid.timebase, issue 24 item 3)."""
+"""The time base checked against the motion (physid.recordings.timebase, issue 24 item 3)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from conftest import KUKA, require_dataset
 
-from physid.config import parse_config
-from physid.data import checked_time_base, trajectory_from_table
+from physid.files.config import parse_config
 from physid.offline.pipeline import identify
 from physid.offline.prediction import predict_recording
+from physid.recordings.tables import Table
+from physid.recordings.timebase import check_time_base
+from physid.recordings.trajectory import checked_time_base, trajectory_from_table
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 from physid.sim.log_quirks import TICK_SHARES, tick_log
-from physid.tables import Table
-from physid.timebase import check_time_base
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 import scipy.signal
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
-from physid.config import load_config, robot_for
+from physid.files.config import load_config, robot_for
 from physid.workflows import load_trajectories, run_identify, run_validate
 
 
@@ -82,7 +82,7 @@ def test_validate_equals_an_independent_scorer_on_kuka(tmp_path):
     # Measured: 2.71 % by physid validate and by the independent scorer; plain OLS with the
     # dataset's own derivatives 2.58 %, with this 10 x bandwidth filter 2.77 % (README).
     # issue: 1 %. Measured 4e-5: the KUKA's stamps do not track its samples and are rebuilt as
-    # a uniform grid (physid.timebase), exact only to the float64 resolution of its epoch
+    # a uniform grid (physid.recordings.timebase), exact only to the float64 resolution of its epoch
     # stamps (2.4e-7 s at 1.46e9 s), which this scorer re-grids by their median step.
     assert report.overall["relative_error"] == pytest.approx(independent, rel=1e-4)
     assert report.overall["relative_error"] == pytest.approx(
@@ -115,7 +115,7 @@ def test_validate_equals_an_independent_scorer_on_tx40(tmp_path):
     )
     independent = _independent_error(urdf, params, trajectory)
     # issue: 1 %. Measured 4e-5: the KUKA's stamps do not track its samples and are rebuilt as
-    # a uniform grid (physid.timebase), exact only to the float64 resolution of its epoch
+    # a uniform grid (physid.recordings.timebase), exact only to the float64 resolution of its epoch
     # stamps (2.4e-7 s at 1.46e9 s), which this scorer re-grids by their median step.
     assert report.overall["relative_error"] == pytest.approx(independent, rel=1e-4)
     assert result.status == "ok"

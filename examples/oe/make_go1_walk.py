@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.sim.oe_floating import contract_columns, simulate_go1
 from physid.sim.oe_robots import GO1, load_model
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.cli import main as physid_main
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.online.columns import OnlineSignals, signals_table
 from physid.sim.legged import (
     CONTACT_FRAMES,

@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from physid.inertia import check_consistency, is_consistent
+from physid.body.inertia import check_consistency, is_consistent
 from physid.online import BaselineKF, InertialEKF, load_online_config
 from physid.online.columns import OnlineSignals
 from physid.online.metrics import mean_relative_error, settling_time

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from physid.body.inertia import pi_from_mass_com_inertia
 from physid.cli import main as physid_main
-from physid.inertia import pi_from_mass_com_inertia
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.sim.arm import arm6_model, arm6_urdf_path, simulate_random_excitation, true_parameters
 
 GAINS = np.array([95.0, 120.0, 70.0, 35.0, 28.0, 12.0])  # N m per A, joint side: the truth

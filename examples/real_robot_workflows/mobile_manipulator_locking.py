@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from physid.cli import main as physid_main
-from physid.config import parse_config, robot_for
-from physid.data import write_trajectory_csv
+from physid.files.config import parse_config, robot_for
+from physid.recordings.trajectory import write_trajectory_csv
 from physid.sim.arm import SensorNoise, simulate_random_excitation, true_parameters
 from physid.sim.oe_robots import robot_urdf
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from physid.cli import main as physid_main
-from physid.data import write_trajectory_csv
-from physid.params_file import params_document
+from physid.files.params_file import params_document
+from physid.recordings.trajectory import write_trajectory_csv
 from physid.report.identification import FORMAT
 from physid.sim.arm import arm6_model, arm6_urdf_path, simulate_random_excitation, true_parameters
 

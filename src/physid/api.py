@@ -21,9 +21,9 @@ import numpy as np
 from physid.errors import InputError
 
 if TYPE_CHECKING:
-    from physid.config import IdentifyConfig
+    from physid.files.config import IdentifyConfig
     from physid.offline.pipeline import IdentificationResult
-    from physid.tables import Table
+    from physid.recordings.tables import Table
 
     PathLike = str | Path
     DataLike = PathLike | "Recording" | Sequence[PathLike | "Recording"]
@@ -85,8 +85,9 @@ class Recording:
 
     def to_table(self) -> Table:
         """The recording as contract columns (``t``, ``q_<joint>``, ``dq_<joint>``,
-        ``tau_<joint>``), validated against a model by :mod:`physid.data` when used."""
-        from physid.tables import Table
+        ``tau_<joint>``), validated against a model by :mod:`physid.recordings.trajectory` when
+        used."""
+        from physid.recordings.tables import Table
 
         columns = {"t": self.t}
         blocks = (("q_", self.q), ("dq_", self.dq), ("tau_", self.tau))
@@ -210,7 +211,7 @@ def _sources(data: DataLike | None) -> list:
 
 
 def _config(config: ConfigLike) -> tuple[Any, PathLike | None]:
-    from physid.config import IdentifyConfig, load_config, parse_config
+    from physid.files.config import IdentifyConfig, load_config, parse_config
 
     if config is None or isinstance(config, str | Path):
         return load_config(config), config
@@ -256,7 +257,7 @@ def identify(
 
 def load_params(path: PathLike) -> Params:
     """Read a ``params.json`` (every body is checked to be physically consistent)."""
-    from physid.params_file import read_params
+    from physid.files.params_file import read_params
 
     return Params(read_params(path).document, Path(path))
 

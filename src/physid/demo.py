@@ -13,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.config import parse_config
-from physid.data import read_table, write_trajectory_csv
-from physid.io import atomic_output_dir, write_json_atomic
+from physid.files.config import parse_config
+from physid.files.io import atomic_output_dir, write_json_atomic
 from physid.offline.pipeline import IdentificationResult
 from physid.offline.prediction import predict_recording
+from physid.recordings.tables import Table
+from physid.recordings.trajectory import read_table, write_trajectory_csv
 from physid.sim.arm import (
     SensorNoise,
     arm6_model,
@@ -25,7 +26,6 @@ from physid.sim.arm import (
     simulate_random_excitation,
     true_parameters,
 )
-from physid.tables import Table
 from physid.workflows import Progress, run_identify
 
 DEMO_CONFIG = {

@@ -11,11 +11,22 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.config import AUTO_DEADBAND, IDENTIFY_GAINS, IdentifyConfig, load_config, robot_for
-from physid.data import Trajectory, load_trajectory, split_by_fraction, trajectory_from_table
 from physid.errors import InputError
-from physid.io import claim_output_dir
-from physid.model import RobotModel, with_gravity
+from physid.files.config import (
+    AUTO_DEADBAND,
+    IDENTIFY_GAINS,
+    IdentifyConfig,
+    load_config,
+    robot_for,
+)
+from physid.files.io import claim_output_dir
+from physid.files.params_file import (
+    ParamsFile,
+    check_same_robot,
+    read_params,
+    require_sections,
+    standard_parameters,
+)
 from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.offline.payload import PayloadResult, identify_payload
 from physid.offline.pipeline import IdentificationResult, identify
@@ -27,17 +38,17 @@ from physid.offline.preprocessing import (
     resolve_preprocessing,
 )
 from physid.offline.windows import Recording
-from physid.params_file import (
-    ParamsFile,
-    check_same_robot,
-    read_params,
-    require_sections,
-    standard_parameters,
+from physid.recordings.streamed import open_recording, should_stream
+from physid.recordings.tables import Table
+from physid.recordings.trajectory import (
+    Trajectory,
+    load_trajectory,
+    split_by_fraction,
+    trajectory_from_table,
 )
-from physid.regressor import base_parameters
 from physid.report.identification import write_identification
-from physid.streamed import open_recording, should_stream
-from physid.tables import Table
+from physid.robot.model import RobotModel, with_gravity
+from physid.robot.regressor import base_parameters
 
 Progress = Callable[[str], None]
 
@@ -52,8 +63,10 @@ def load_trajectories(
 ) -> list[Recording]:
     """Read and validate every data file (or in-memory :class:`Table`) against the model.
 
-    A CSV file too large to hold (:func:`physid.streamed.should_stream`) is validated in blocks
-    and stays on disk (:class:`~physid.streamed.RecordingFile`) unless the configured method
+    A CSV file too large to hold (:func:`physid.recordings.streamed.should_stream`) is validated in
+    blocks
+    and stays on disk (:class:`~physid.recordings.streamed.RecordingFile`) unless the configured
+    method
     needs the whole recording at once (the Kalman smoothers, drive-gain identification).
     With ``drive_gains: identify`` the currents are read as they are (unit gains): the gains are
     estimated afterwards (:func:`identify_drive_gains`)."""
@@ -89,7 +102,8 @@ def run_identify(
 ) -> IdentificationResult:
     """``physid identify``: load, identify, validate, and write the outputs (if ``out_dir``).
 
-    The run owns ``out_dir`` from start to end (:func:`physid.io.claim_output_dir`: a second run
+    The run owns ``out_dir`` from start to end (:func:`physid.files.io.claim_output_dir`: a second
+    run
     into it fails; a folder with files physid did not write is refused unless ``overwrite``).
     ``loaded``: recordings with the config's known ``payload``, for ``drive_gains: identify``.
     """

@@ -108,7 +108,7 @@ def excite_command(
     """
     from physid.errors import InputError
     from physid.excite.workflow import run_excite, summary_path_for
-    from physid.output_paths import check_output_file
+    from physid.files.output_paths import check_output_file
 
     summary = check_output_file(summary_path or summary_path_for(out), "--summary")
     if summary.resolve() == out.resolve():

@@ -55,8 +55,8 @@ def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) ->
 
 def config_template() -> str:
     """Every ``physid identify`` config key with its default and a comment, examples commented
-    out (generated from the config dataclasses: :mod:`physid.config_template`)."""
-    from physid.config_template import render_template
+    out (generated from the config dataclasses: :mod:`physid.files.config_template`)."""
+    from physid.files.config_template import render_template
 
     return render_template()
 

@@ -163,10 +163,10 @@ def simulate_command(
     import numpy as np
 
     from physid.errors import InputError
+    from physid.files.io import write_text_atomic
     from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
     from physid.impacts.simulator import simulate
     from physid.impacts.specs import parse_vector3
-    from physid.io import write_text_atomic
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
@@ -264,10 +264,10 @@ def simulate_command(
 )
 def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
+    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.identify import IdentifyOptions, identify
     from physid.impacts.poses import read_poses_csv, trajectory_csv_text
-    from physid.io import atomic_output_dir, write_json_atomic, write_text_atomic
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
     t, q, ignored = read_poses_csv(data)

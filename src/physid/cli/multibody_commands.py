@@ -125,7 +125,7 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     import numpy as np
 
     from physid.errors import InputError
-    from physid.io import atomic_output_dir, write_json_atomic, write_text_atomic
+    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
     from physid.multibody.build import load_model
     from physid.multibody.files import hold, read_control, trajectory_csv_text
     from physid.multibody.simulate import simulate, state_from_joints
@@ -275,7 +275,7 @@ def identify_command(
     import numpy as np
 
     from physid.errors import InputError
-    from physid.io import atomic_output_dir, write_bytes_atomic, write_json_atomic
+    from physid.files.io import atomic_output_dir, write_bytes_atomic, write_json_atomic
     from physid.multibody.build import load_model
     from physid.multibody.estimate import identify
     from physid.multibody.outputs import (

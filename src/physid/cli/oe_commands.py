@@ -38,7 +38,7 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
     default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
     file and its key."""
-    from physid.io import config_errors_name
+    from physid.files.io import config_errors_name
 
     if path is None:
         return {}, 0.0, {"frame": None, "estimate_bias": True}
@@ -50,7 +50,7 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
     import numpy as np
 
     from physid.errors import InputError
-    from physid.io import config_number, config_section, read_yaml
+    from physid.files.io import config_number, config_section, read_yaml
 
     raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
@@ -210,13 +210,12 @@ def oe_command(
     import numpy as np
 
     from physid.errors import InputError
-    from physid.io import (
+    from physid.files.io import (
         atomic_output_dir,
         table_csv_text,
         write_json_atomic,
         write_text_atomic,
     )
-    from physid.model import load_urdf
     from physid.oe.build import initial_guess, make_problem
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
@@ -225,6 +224,7 @@ def oe_command(
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
+    from physid.robot.model import load_urdf
 
     model = load_urdf(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
@@ -342,7 +342,7 @@ def write_report(staging: Path, model, recording, problem, result) -> None:  # n
     The base position reference is the ``base_x/y/z`` columns when the file has them."""
     import numpy as np
 
-    from physid.io import table_csv_text, write_text_atomic
+    from physid.files.io import table_csv_text, write_text_atomic
     from physid.oe.measurements import base_dofs
     from physid.oe.plot import plot_report
     from physid.oe.report import base_pose_errors, contact_force_columns, contact_forces

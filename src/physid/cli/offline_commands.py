@@ -89,7 +89,7 @@ def _print_identification(result, out: Path | None) -> None:
     help="YAML settings: joint terms, transmission and coupled motors, drive gains, "
     "filter (classical | irwsm1 | irwsm2 | given, cut-offs, NVR), train/validation "
     "split, estimation (wls/ols, essential ratio, consistency margin, prior). See the "
-    "README or physid.config for every key.",
+    "README or physid.files.config for every key.",
 )
 @click.option(
     "--validate",
@@ -194,7 +194,7 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too.
     """
-    from physid.io import write_json_atomic
+    from physid.files.io import write_json_atomic
     from physid.workflows import run_validate
 
     with step_progress("validate", quiet) as progress:

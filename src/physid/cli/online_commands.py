@@ -95,14 +95,14 @@ def online(
     summary.json's status is "suspect" with its reasons (too few updates, most measurements
     gated, time not in seconds, positions outside the URDF's limits, no joint moving).
     """
-    from physid.data import read_table
-    from physid.io import atomic_output_dir, to_json_text
+    from physid.files.io import atomic_output_dir, to_json_text
     from physid.online.columns import signals_from_table
     from physid.online.config import load_online_config
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
     from physid.online.verdict import check_replayable, check_table, data_reasons, replay_status
+    from physid.recordings.trajectory import read_table
 
     settings = load_online_config(config)
     model = load_model(urdf, settings)

@@ -14,7 +14,7 @@ EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 class OutputPath(click.ParamType):
     """An output folder or file, checked when the command line is parsed, so before any work
-    (:mod:`physid.output_paths`): the one output-path check of every command. A bad path is
+    (:mod:`physid.files.output_paths`): the one output-path check of every command. A bad path is
     one ``physid: error:`` line naming the option, and nothing is computed or written."""
 
     def __init__(self, folder: bool) -> None:
@@ -24,8 +24,8 @@ class OutputPath(click.ParamType):
     def convert(
         self, value: object, param: click.Parameter | None, ctx: click.Context | None
     ) -> Path:
-        from physid.io import check_not_in_use
-        from physid.output_paths import check_output_dir, check_output_file
+        from physid.files.io import check_not_in_use
+        from physid.files.output_paths import check_output_dir, check_output_file
 
         option = max(param.opts, key=len) if param is not None else "--out"
         path = value if isinstance(value, Path) else str(value)

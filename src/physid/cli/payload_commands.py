@@ -82,7 +82,7 @@ def payload(
     payload heavier than twice the robot's moving mass, or loaded torques the robot's model
     leaves more than 90 % unexplained: units or drive gains); the status says why.
     """
-    from physid.io import atomic_output_dir, write_json_atomic
+    from physid.files.io import atomic_output_dir, write_json_atomic
     from physid.workflows import run_payload
 
     result = run_payload(

@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from physid.config import IdentifyConfig, parse_config
 from physid.errors import InputError
 from physid.excite.geometry import Workspace
 from physid.excite.limits import LIMIT_KEYS
-from physid.io import config_number, config_section, read_yaml
+from physid.files.config import IdentifyConfig, parse_config
+from physid.files.io import config_number, config_section, read_yaml
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Information criteria of an excitation: how well a trajectory identifies the base parameters.
 
 ``W`` is the stacked base regressor (rows: samples x joints; columns: the base parameters of
-:func:`physid.regressor.base_parameters`) along the trajectory, ``D`` an optional diagonal of
+:func:`physid.robot.regressor.base_parameters`) along the trajectory, ``D`` an optional diagonal of
 prior standard deviations of the base parameters, ``s`` the torque-noise variance. Two criteria,
 both minimised:
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.model import RobotModel
-from physid.regressor import BaseParameters, observation_matrix
+from physid.robot.model import RobotModel
+from physid.robot.regressor import BaseParameters, observation_matrix
 
 CRITERIA = ("logdet", "cond")
 _STEP = 1e-6  # rad, rad/s: central-difference step of the regressor
@@ -110,6 +110,6 @@ class Criterion:
 
 def condition_numbers(W: np.ndarray) -> tuple[float, float]:
     """Condition number of a stacked base regressor (rows, b): raw, and column-normalised."""
-    from physid.regressor import condition_number
+    from physid.robot.regressor import condition_number
 
     return condition_number(W), condition_number(W, scaled=True)

@@ -22,8 +22,8 @@ from physid.excite.fourier import FourierBasis
 from physid.excite.geometry import GeometryConstraints
 from physid.excite.limits import JointLimits, LimitCheck, NominalTorques, check_limits
 from physid.excite.nlp import TIME_LIMIT, ExcitationProblem, solve
-from physid.model import RobotModel
-from physid.regressor import BaseParameters, base_parameters
+from physid.robot.model import RobotModel
+from physid.robot.regressor import BaseParameters, base_parameters
 
 
 @dataclass(frozen=True)

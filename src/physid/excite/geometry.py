@@ -29,8 +29,8 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
-from physid.io import quiet_stderr
-from physid.model import RobotModel
+from physid.files.io import quiet_stderr
+from physid.robot.model import RobotModel
 
 
 @dataclass(frozen=True)

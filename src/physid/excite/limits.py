@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
-from physid.model import RobotModel
+from physid.robot.model import RobotModel
 
 LIMIT_KEYS = ("lower", "upper", "velocity", "acceleration", "effort")
 

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.config import robot_for
-from physid.data import Trajectory, write_trajectory_csv
 from physid.errors import InputError, PhysidError
 from physid.excite.config import load_excite_config
 from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
@@ -26,7 +24,9 @@ from physid.excite.geometry import (
     collision_checker,
 )
 from physid.excite.limits import NominalTorques, joint_limits
-from physid.io import write_json_atomic
+from physid.files.config import robot_for
+from physid.files.io import write_json_atomic
+from physid.recordings.trajectory import Trajectory, write_trajectory_csv
 
 
 def resolve_timing(

@@ -35,8 +35,8 @@ def write_export(
 
     Returns the notes: what the format could not hold (offsets, coupled motors, ...).
     """
-    from physid.io import write_text_atomic
-    from physid.params_file import read_params
+    from physid.files.io import write_text_atomic
+    from physid.files.params_file import read_params
 
     fmt = format_for(out, fmt)
     params = read_params(params_path)

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import InputError
 from physid.export.urdf import export_urdf, linear_friction
-from physid.inertia import mass_com_inertia_from_pi
-from physid.params_file import ParamsFile
+from physid.files.params_file import ParamsFile
 
 
 @dataclass

@@ -14,7 +14,7 @@ and merges the links hanging below that child through ``fixed`` joints into the 
   are listed in the export notes, not written. ``coulomb_deadband`` is a speed of the friction
   model, not a parameter: it is ignored. A sigmoid or Stribeck joint (``friction_model``) is
   written as the Coulomb level with the same high-speed friction
-  (:func:`physid.friction.coulomb_equivalent`), with a note of what is lost.
+  (:func:`physid.robot.friction.coulomb_equivalent`), with a note of what is lost.
 
 Bodies and joints absent from ``params.json`` keep the URDF's values. Gravity is not part of a
 URDF: the one used in training (``extra.gravity``) is written in a comment.
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import InputError
-from physid.friction import COEFFICIENTS, coulomb_equivalent
-from physid.inertia import mass_com_inertia_from_pi
-from physid.params_file import JOINT_TERM_KEYS, ParamsFile
+from physid.files.params_file import JOINT_TERM_KEYS, ParamsFile
+from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
 
 _MOVING = ("revolute", "continuous", "prismatic")
 _WHERE = {"armature": "no URDF tag (MJCF: joint armature)", "offset": "no URDF or MJCF field"}

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
+from physid.files.io import read_text_file, table_csv_text
 from physid.impacts.results import IdentificationResult, SimulationResult
-from physid.io import read_text_file, table_csv_text
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
 

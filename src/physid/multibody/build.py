@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import config_errors_name, config_number, config_section, read_yaml
+from physid.files.io import config_errors_name, config_number, config_section, read_yaml
 from physid.multibody.model import (
     BODY_SLOTS,
     GLOBAL_SLOTS,
@@ -102,7 +102,7 @@ def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> Mul
 def _build(urdf: Path, raw: Any) -> MultibodyModel:
     import pinocchio as pin
 
-    from physid.model import load_urdf
+    from physid.robot.model import load_urdf
 
     cfg = config_section(raw, CONFIG_KEYS, "(top level)")
     pm = load_urdf(urdf)

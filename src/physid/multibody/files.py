@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import _check_magnitude, read_table
 from physid.errors import InputError
-from physid.io import table_csv_text
+from physid.files.io import table_csv_text
 from physid.multibody.model import MultibodyModel
 from physid.multibody.simulate import Simulation
+from physid.recordings.trajectory import _check_magnitude, read_table
 
 
 def read_control(path: str | Path, model: MultibodyModel) -> tuple[np.ndarray, np.ndarray]:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import _check_magnitude, _check_time, read_table
 from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
 from physid.multibody.problem import Problem
+from physid.recordings.trajectory import _check_magnitude, _check_time, read_table
 
 
 def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, list[str]]:

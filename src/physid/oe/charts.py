@@ -2,7 +2,7 @@
 
 Paper B section III: the log-Cholesky chart (eqs. 9-10) and the exponential-eigenvalue chart
 (eqs. 11-15). Both map every finite theta to a fully physically consistent body; the maps and
-their exact Jacobians live in :mod:`physid.inertia` and :mod:`physid.inertia_expeig`, this module
+their exact Jacobians live in :mod:`physid.body.inertia` and :mod:`physid.body.expeig`, this module
 only stacks them over several bodies.
 """
 
@@ -12,9 +12,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from physid.body.expeig import exp_eig_from_pi, exp_eig_jacobian, pi_from_exp_eig
+from physid.body.inertia import log_cholesky_from_pi, log_cholesky_pi_and_jacobian
 from physid.errors import InputError
-from physid.inertia import log_cholesky_from_pi, log_cholesky_pi_and_jacobian
-from physid.inertia_expeig import exp_eig_from_pi, exp_eig_jacobian, pi_from_exp_eig
 
 CHARTS = ("exp_eig", "log_cholesky")
 
@@ -40,7 +40,7 @@ def pis_and_jacobians(
     Exponential-eigenvalue: paper B eqs. 11-15, as a local manifold: the rotation columns are
     with respect to the local increment delta of ``R = Exp(omega) Exp(delta)`` (see
     :func:`retract`), which has no singularity at ``|omega| = 2 pi k``. Log-Cholesky: eqs. 9-10
-    (J = U U^T; see :mod:`physid.inertia` for the order); its update is additive.
+    (J = U U^T; see :mod:`physid.body.inertia` for the order); its update is additive.
     """
     _check(chart)
     blocks = np.asarray(theta, dtype=float).reshape(-1, 10)

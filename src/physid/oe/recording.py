@@ -19,13 +19,13 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.data import _check_finite, _check_magnitude, read_table
 from physid.errors import InputError
 from physid.oe.measurements import Measurements, base_dofs
 from physid.oe.recording_floating import base_columns, read_base_signals, read_contacts
 from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
+from physid.recordings.trajectory import _check_finite, _check_magnitude, read_table
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def trajectory_columns(model: pin.Model, t: NDArray, result: OEResult) -> dict[s
 def params_document(model: pin.Model, result: OEResult, provenance: dict) -> dict:
     """``params.json`` (format physid.params/1): estimated bodies from the data with their
     standard deviations, every other body as given in the URDF."""
-    from physid.inertia import mass_com_inertia_from_pi
+    from physid.body.inertia import mass_com_inertia_from_pi
 
     bodies = {}
     estimated = result.body_summary()

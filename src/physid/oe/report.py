@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.inertia import mass_com_inertia_from_pi
+from physid.body.inertia import mass_com_inertia_from_pi
 from physid.oe.contact import contact_acceleration
 from physid.oe.phases import acceleration
 from physid.oe.problem import OEProblem

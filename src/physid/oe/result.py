@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from physid.inertia import mass_com_inertia_from_pi, mass_com_inertia_std
+from physid.body.inertia import mass_com_inertia_from_pi, mass_com_inertia_std
 
 
 @dataclass

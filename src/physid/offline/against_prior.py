@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.model import RobotModel
 from physid.offline.crossval import CVScore, cv_score, fixed_score, least_squares_fit
 from physid.offline.reduced import ReducedSystem
 from physid.offline.training import TrainingData
+from physid.robot.model import RobotModel
 
 PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in order
 

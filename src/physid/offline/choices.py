@@ -27,8 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.config import EstimationConfig, IdentifyConfig
-from physid.model import RobotModel, gravity_of, with_gravity
+from physid.files.config import EstimationConfig, IdentifyConfig
 from physid.offline.consistent import ConsistentProblem
 from physid.offline.crossval import CVScore, Fit, cv_score
 from physid.offline.folds import FoldPlan
@@ -49,7 +48,8 @@ from physid.offline.reduced import ReducedSystem
 from physid.offline.selection import Choice, choose
 from physid.offline.training import CandidateObservations, TrainingData, observe_candidate
 from physid.offline.windows import Recording
-from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
+from physid.robot.model import RobotModel, gravity_of, with_gravity
+from physid.robot.regressor import BaseParameters, base_parameters, data_rank_deficiency
 
 Note = Callable[[str], None]
 AUTO = "auto"

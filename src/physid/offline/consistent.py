@@ -19,17 +19,17 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
-from physid.inertia import (
+from physid.body.inertia import (
     PSEUDO_INERTIA_BASIS,
     ConsistencyReport,
     check_consistency,
     pseudo_inertia,
 )
-from physid.io import quiet_stderr
-from physid.model import RobotModel
+from physid.files.io import quiet_stderr
 from physid.offline.joint_prior import JointPrior
 from physid.offline.reduced import ReducedSystem
-from physid.regressor import BaseParameters
+from physid.robot.model import RobotModel
+from physid.robot.regressor import BaseParameters
 
 _NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
 _SOLVED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)

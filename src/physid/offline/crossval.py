@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from physid.config import FilterConfig
-from physid.model import RobotModel, gravity_of
+from physid.files.config import FilterConfig
 from physid.offline.folds import FoldPlan, leave_out
 from physid.offline.reduced import ReducedSystem
 from physid.offline.windows import Recording, plan_recording, raw_windows
-from physid.regressor import inertial_regressor, joint_term_regressor
+from physid.robot.model import RobotModel, gravity_of
+from physid.robot.regressor import inertial_regressor, joint_term_regressor
 
 MAX_SCORING_ROWS = 4_000
 

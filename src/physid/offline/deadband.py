@@ -28,16 +28,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.config import FilterConfig
 from physid.errors import InputError
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.least_squares import least_squares
 from physid.offline.metrics import MetricsAccumulator
 from physid.offline.observations import joint_term_chunks
 from physid.offline.reduced import ReducedSystem, ReductionAccumulator
 from physid.offline.store import ObservationStore
 from physid.offline.windows import Recording, plan_recording, raw_windows
-from physid.regressor import base_parameters, predict_torques
+from physid.robot.model import RobotModel
+from physid.robot.regressor import base_parameters, predict_torques
 
 DEADBAND_NOISE_STDS = 3.0  # floor of the deadband, in velocity-noise standard deviations
 CANDIDATE_FRACTIONS = (0.0, 0.005, 0.01, 0.02, 0.05)  # of each joint's RMS speed

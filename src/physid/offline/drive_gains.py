@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.config import FilterConfig, KnownPayload
-from physid.data import Trajectory
 from physid.errors import InputError
-from physid.model import RobotModel
+from physid.files.config import FilterConfig, KnownPayload
 from physid.offline.least_squares import solve_triangular_system
 from physid.offline.observations import Observations, observations_of
 from physid.offline.preprocessing import resolve_preprocessing
-from physid.regressor import base_parameters
+from physid.recordings.trajectory import Trajectory
+from physid.robot.model import RobotModel
+from physid.robot.regressor import base_parameters
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The shapes of nonlinear joint friction, fitted jointly with the linear parameters by variable
-projection (issue 11 item 4; models in :mod:`physid.friction`).
+projection (issue 11 item 4; models in :mod:`physid.robot.friction`).
 
 For fixed shape parameters ``s`` (sigmoid ``phi2, phi3``; Stribeck ``vs``) the identification
 model ``tau = W(s) theta`` is linear, so the problem is separable (Golub and Pereyra 1973):
@@ -24,9 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.config import FilterConfig
-from physid.friction import SHAPE_PARAMETERS, initial_shape
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.deadband import DEADBAND_NOISE_STDS
 from physid.offline.least_squares import least_squares
 from physid.offline.observations import Observations, friction_chunks
@@ -34,7 +32,9 @@ from physid.offline.preprocessing import Preprocessing
 from physid.offline.reduced import ReducedSystem, ReductionAccumulator
 from physid.offline.store import ObservationStore
 from physid.offline.windows import Recording
-from physid.regressor import base_parameters, data_rank_deficiency, friction_shape_pairs
+from physid.robot.friction import SHAPE_PARAMETERS, initial_shape
+from physid.robot.model import RobotModel
+from physid.robot.regressor import base_parameters, data_rank_deficiency, friction_shape_pairs
 
 START_FRACTIONS = (0.01, 0.03, 0.1, 0.3)  # transition speed / the joint's RMS speed
 MAX_ITERATIONS = 40

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.inertia import PSEUDO_INERTIA_BASIS, pseudo_inertia
-from physid.model import RobotModel
+from physid.body.inertia import PSEUDO_INERTIA_BASIS, pseudo_inertia
 from physid.offline.consistent import _positive_definite, parameter_scales
 from physid.offline.joint_prior import JointPrior
+from physid.robot.model import RobotModel
 
 
 @dataclass(frozen=True)

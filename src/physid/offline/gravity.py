@@ -17,8 +17,8 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from physid.model import RobotModel
 from physid.offline.reduced import ReducedSystem
+from physid.robot.model import RobotModel
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.model import RobotModel, is_revolute
 from physid.offline.store import ObservationStore
+from physid.robot.model import RobotModel, is_revolute
 
 JOINT_TERM_PRIOR_RELATIVE = 1.0  # std of a term's torque / the joint's RMS torque
 OFFSET_PRIOR_RELATIVE = 0.5

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.config import FilterConfig
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.gravity import static_gravity_regressors
 from physid.offline.windows import (
     PreparedWindow,
@@ -25,7 +24,8 @@ from physid.offline.windows import (
     plan_recording,
     prepared_windows,
 )
-from physid.regressor import (
+from physid.robot.model import RobotModel
+from physid.robot.regressor import (
     friction_shape_derivatives,
     joint_term_regressor,
     observation_matrix,
@@ -204,7 +204,7 @@ def friction_chunks(
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per window of ``recording`` (as :func:`observation_chunks`): the joint-term block of the
     observation matrix and its derivatives with respect to the friction shape parameters
-    (:func:`physid.regressor.friction_shape_derivatives`), decimated like the observations."""
+    (:func:`physid.robot.regressor.friction_shape_derivatives`), decimated like the observations."""
     plan = plan_recording(model, recording, options)
     for window in prepared_windows(recording, plan):
         yield (

@@ -25,16 +25,16 @@ import cvxpy as cp
 import numpy as np
 import pinocchio as pin
 
-from physid.config import FilterConfig
-from physid.data import Trajectory
+from physid.body.inertia import check_consistency
 from physid.errors import InputError
-from physid.inertia import check_consistency
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.consistent import pseudo_inertia_expression, solve_sdp
 from physid.offline.least_squares import autocorrelation_robust_covariance
 from physid.offline.observations import observations_of
 from physid.offline.payload_pairing import pair_runs
 from physid.offline.uncertainty import delta_method_std
+from physid.recordings.trajectory import Trajectory
+from physid.robot.model import RobotModel
 
 RANK_TOLERANCE = 1e-8  # singular value / largest: a payload direction the data do not see
 

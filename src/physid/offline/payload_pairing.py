@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.data import Trajectory
+from physid.recordings.trajectory import Trajectory
 
 SAME_TRAJECTORY = 0.02  # RMS position difference after alignment / position std: one trajectory
 COARSE_STEP_S = 0.1  # grid of the shift search before refinement

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.config import IdentifyConfig
+from physid.body.inertia import check_consistency
 from physid.errors import InputError
-from physid.inertia import check_consistency
-from physid.model import RobotModel, gravity_of
+from physid.files.config import IdentifyConfig
 from physid.offline.against_prior import PriorCheck, check_against_prior
 from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
 from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
@@ -64,8 +63,9 @@ from physid.offline.uncertainty import (
     prior_limited_sources,
 )
 from physid.offline.windows import Recording
-from physid.regressor import BaseParameters, base_parameters, data_rank_deficiency
-from physid.streamed import preview
+from physid.recordings.streamed import preview
+from physid.robot.model import RobotModel, gravity_of
+from physid.robot.regressor import BaseParameters, base_parameters, data_rank_deficiency
 
 AUTOCORRELATION_LAGS = 50
 WORSE_THAN_URDF = "worse_than_urdf"

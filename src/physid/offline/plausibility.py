@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.model import RobotModel
 from physid.offline.gravity import GravityEstimate
 from physid.offline.joint_prior import JointPrior
 from physid.offline.suspect import gravity_comparison
-from physid.streamed import preview
+from physid.recordings.streamed import preview
+from physid.robot.model import RobotModel
 
 BODY_MASS_RANGE = (0.5, 2.0)  # identified / URDF mass of one body
 MOVING_MASS_RANGE = (0.8, 1.25)  # of the total moving mass

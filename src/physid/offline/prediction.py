@@ -3,7 +3,8 @@
 The identification fits filtered and decimated data (paper C §2.3), but a user judges parameters
 by how well they predict the torque the robot measured. Here the measured torque is neither
 low-passed nor decimated; only the positions are differentiated, by the training filter (the
-same :class:`~physid.config.FilterConfig` that ``params.json`` records), and the derivatives are
+same :class:`~physid.files.config.FilterConfig` that ``params.json`` records), and the derivatives
+are
 brought back to the recorded time stamps when the filter needed a uniform grid. Long recordings
 are predicted window by window (:func:`physid.offline.windows.raw_windows`): the metrics cover
 every sample, the arrays kept for figures every k-th one.
@@ -15,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.config import FilterConfig
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.metrics import FitMetrics, MetricsAccumulator
 from physid.offline.windows import Recording, plan_recording, raw_windows
-from physid.regressor import predict_torques
+from physid.robot.model import RobotModel
+from physid.robot.regressor import predict_torques
 
 DISPLAY_SAMPLES = 200_000  # a longer recording keeps every k-th sample for its figures
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from physid.config import METHODS, FilterConfig
-from physid.data import Trajectory
 from physid.errors import InputError
+from physid.files.config import METHODS, FilterConfig
+from physid.recordings.trajectory import Trajectory
 from physid.signal.butterworth import (
     Decimation,
     derivative_noise_std,
@@ -63,7 +63,8 @@ class Preprocessing:
     excitation_bandwidth_hz: float | None
     notes: tuple[str, ...] = ()
     velocity_noise_std: tuple[float, ...] | None = None  # per joint, joint units / s
-    # per recording, what physid.timebase found and did (physid.data.checked_time_base)
+    # per recording, what physid.recordings.timebase found and did
+    # (physid.recordings.trajectory.checked_time_base)
     time_base: tuple[dict, ...] = ()
 
     def as_dict(self) -> dict:

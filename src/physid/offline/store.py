@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.io import scratch_dir
+from physid.files.io import scratch_dir
 from physid.offline.observations import Observations, stack
 
 MEMORY_BYTES = 64 * 1024**2

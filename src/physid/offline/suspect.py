@@ -1,6 +1,7 @@
 """Plausibility checks on well-formed but wrong data: one-line reasons for ``status: "suspect"``.
 
-The loader (:mod:`physid.data`) rejects malformed files. Data that are well formed but wrong
+The loader (:mod:`physid.recordings.trajectory`) rejects malformed files. Data that are well formed
+but wrong
 (time in milliseconds, angles in degrees, torques of the wrong sign or scale, torque columns in
 another joint order) still identify *something*, with a good fit, and would come back ``ok``.
 These checks compare each recording with what any robot recording and the URDF prior imply:
@@ -23,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from physid.data import Trajectory
-from physid.model import RobotModel, is_revolute
+from physid.recordings.trajectory import Trajectory
+from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
 
 # 1. Time. The slowest robot controllers log at tens of Hz and the fastest drive loops at tens of

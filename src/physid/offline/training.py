@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from physid.config import AUTO_DEADBAND, IdentifyConfig
-from physid.model import RobotModel
+from physid.files.config import AUTO_DEADBAND, IdentifyConfig
 from physid.offline.crossval import RawRows, raw_rows
 from physid.offline.deadband import candidate_models
 from physid.offline.folds import FoldAccumulator, FoldPlan, combine
@@ -30,6 +29,7 @@ from physid.offline.preprocessing import Preprocessing
 from physid.offline.reduced import ReducedSystem
 from physid.offline.store import ObservationStore
 from physid.offline.windows import Recording
+from physid.robot.model import RobotModel
 
 
 @dataclass(frozen=True)

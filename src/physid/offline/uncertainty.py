@@ -29,12 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.inertia import mass_com_inertia_from_pi
-from physid.model import RobotModel
+from physid.body.inertia import mass_com_inertia_from_pi
 from physid.offline.gaussian_prior import gaussian_prior
 from physid.offline.joint_prior import JointPrior
 from physid.offline.reduced import ReducedSystem
-from physid.regressor import BaseParameters
+from physid.robot.model import RobotModel
+from physid.robot.regressor import BaseParameters
 
 SOURCES = ("data", "regrouped", "prior")
 

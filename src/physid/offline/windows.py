@@ -24,12 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.config import FilterConfig
-from physid.data import Trajectory
-from physid.model import RobotModel
+from physid.files.config import FilterConfig
 from physid.offline.preprocessing import is_resolved, resolve_preprocessing
+from physid.recordings.streamed import RecordingFile
+from physid.recordings.trajectory import Trajectory
+from physid.robot.model import RobotModel
 from physid.signal.butterworth import MultirateDecimation
-from physid.streamed import RecordingFile
 
 Recording = Trajectory | RecordingFile
 # Rows a window owns at the intermediate rate (where the regressor is built: 4,096 rows of a

@@ -1,7 +1,8 @@
 """The trajectory-contract columns that ``physid online`` reads (docs/architecture.md, plus floating
 base).
 
-From any table :func:`physid.data.read_table` reads (CSV, NPZ, Parquet, recording manifest):
+From any table :func:`physid.recordings.trajectory.read_table` reads (CSV, NPZ, Parquet, recording
+manifest):
 
 * ``t`` [s];
 * per 1-DoF joint ``<joint>`` (URDF name; every joint except the free-flyer ``root_joint``):
@@ -34,7 +35,7 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
-from physid.tables import Table
+from physid.recordings.tables import Table
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")

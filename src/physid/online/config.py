@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import config_number, config_section, read_yaml
+from physid.files.io import config_number, config_section, read_yaml
 
 FILTERS = ("ekf", "kf")
 THETA_GROUPS = ("alpha", "d", "s", "t")

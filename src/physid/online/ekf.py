@@ -2,7 +2,7 @@
 
 State: ``theta`` (10 per estimated body, paper E eq. 16 order
 ``[alpha, d1, d2, d3, s12, s13, s23, t1, t2, t3]``), mapped to ``pi = g(theta)`` by
-:func:`physid.inertia.pi_from_log_cholesky` (``J = U U^T``, Rucker & Wensing; the chart of
+:func:`physid.body.inertia.pi_from_log_cholesky` (``J = U U^T``, Rucker & Wensing; the chart of
 Pinocchio's LogCholeskyParameters, not the printed eq. 17 which is ``U^T U``). Every theta gives
 a fully consistent body, so every streamed estimate is consistent by construction.
 
@@ -32,13 +32,13 @@ import pinocchio as pin
 import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
-from physid.errors import InputError
-from physid.inertia import (
+from physid.body.inertia import (
     log_cholesky_from_pi,
     log_cholesky_jacobian,
     log_cholesky_pi_and_jacobian,
     project_consistent,
 )
+from physid.errors import InputError
 from physid.online.config import OnlineConfig
 from physid.online.friction import JointFriction
 from physid.online.measurement import SplitMeasurement
@@ -67,7 +67,8 @@ class RecursiveInertialFilter:
     show the linear filter leaving that set, emits its estimates as they are.
 
     ``model``: Pinocchio model with the nominal inertias of every body (e.g. from
-    :func:`physid.model.load_urdf`, then :func:`physid.params_file.apply_inertias`); the initial
+    :func:`physid.robot.model.load_urdf`, then :func:`physid.files.params_file.apply_inertias`);
+    the initial
     estimate of an estimated body is its nominal inertia. ``bodies``: joint names of the bodies to
     estimate. InputError for an unknown body or frame, an inconsistent nominal model or config.
     ``joint_friction``: the joints' friction and armature (:mod:`physid.online.friction`, from an

@@ -7,9 +7,11 @@ these terms per joint in ``params.json`` (docs/architecture.md joint terms):
 
     tau_j = fv dq_j + fc sign(dq_j) + offset + Ia ddq_j,   sign = 0 where |dq_j| < deadband_j,
 
-the same rule as the offline regressor (:func:`physid.friction.coulomb_sign`); a joint identified
+the same rule as the offline regressor (:func:`physid.robot.friction.coulomb_sign`); a joint
+identified
 with a sigmoid or Stribeck model (``friction_model`` in params.json) has that model's friction
-in place of ``fc sign(dq_j)``, with its fitted shape (:func:`physid.friction.friction_torque`).
+in place of ``fc sign(dq_j)``, with its fitted shape
+(:func:`physid.robot.friction.friction_torque`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from physid.errors import InputError
-from physid.friction import COEFFICIENTS, coulomb_sign, friction_torque
-from physid.params_file import DEADBAND_KEY, JOINT_TERM_KEYS, ParamsFile
+from physid.files.params_file import DEADBAND_KEY, JOINT_TERM_KEYS, ParamsFile
+from physid.robot.friction import COEFFICIENTS, coulomb_sign, friction_torque
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class JointFriction:
     armature: NDArray[np.float64]
     deadband: NDArray[np.float64]
     # Joints with a sigmoid or Stribeck model: index -> (model, shape, the coefficients of
-    # physid.friction.COEFFICIENTS[model]); that part replaces their ``coulomb * sign`` term.
+    # physid.robot.friction.COEFFICIENTS[model]); that part replaces their ``coulomb * sign`` term.
     nonlinear: dict[int, tuple[str, tuple[float, ...], dict[str, float]]] = field(
         default_factory=dict
     )

@@ -28,8 +28,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from physid.body.inertia import check_consistency
 from physid.errors import InputError
-from physid.inertia import check_consistency
 from physid.online.friction import JointFriction
 
 #: Tolerance of the nominal-model check: a body whose pseudo-inertia has an eigenvalue below
@@ -39,7 +39,8 @@ _PSD_TOLERANCE = 1e-9
 
 
 def is_floating_base(model: pin.Model) -> bool:
-    """True when the first joint is a free flyer (as :func:`physid.model.load_urdf` builds it)."""
+    """True when the first joint is a free flyer (as :func:`physid.robot.model.load_urdf` builds
+    it)."""
     return model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
 
 

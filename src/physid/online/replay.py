@@ -12,15 +12,15 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.inertia import inertia_vector_from_matrix, is_consistent, mass_com_inertia_from_pi
-from physid.model import load_urdf
+from physid.body.inertia import inertia_vector_from_matrix, is_consistent, mass_com_inertia_from_pi
+from physid.files.params_file import apply_inertias, read_params
 from physid.online.baseline import BaselineKF
 from physid.online.columns import OnlineSignals, actuated_joints
 from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
 from physid.online.friction import joint_friction_from_params
 from physid.online.results import quantity_jacobian
-from physid.params_file import apply_inertias, read_params
+from physid.robot.model import load_urdf
 
 _CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
 
@@ -80,7 +80,7 @@ class ReplayResult:
 
     ``values`` and ``std`` are ``[mass, com_x, com_y, com_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
     (inertia about the centre of mass, joint frame) per body, ``(N, n_bodies, 10)``;
-    ``consistent`` is the :func:`physid.inertia.is_consistent` test of every streamed pi.
+    ``consistent`` is the :func:`physid.body.inertia.is_consistent` test of every streamed pi.
     """
 
     t: NDArray[np.float64]

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from physid.inertia import inertia_vector_from_matrix, mass_com_inertia_from_pi
+from physid.body.inertia import inertia_vector_from_matrix, mass_com_inertia_from_pi
 
 #: Names of the streamed quantities of one body, in the order of :attr:`BodyEstimate.vector`
 #: and :attr:`BodyEstimate.covariance` (inertia about the centre of mass).
@@ -26,7 +26,8 @@ _SYM = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
 
 def quantity_jacobian(pi: NDArray[np.float64]) -> NDArray[np.float64]:
     """``d [m, c, vech(I_c)] / d pi`` (..., 10, 10) for ``c = h/m`` and the parallel-axis
-    theorem ``I_c = I - (|h|^2 1 - h h^T)/m`` (as :func:`physid.inertia.mass_com_inertia_from_pi`).
+    theorem ``I_c = I - (|h|^2 1 - h h^T)/m`` (as
+    :func:`physid.body.inertia.mass_com_inertia_from_pi`).
 
     Batched over ``pi (..., 10)``; needs ``m != 0``.
     """
@@ -119,7 +120,7 @@ class OnlineEstimate:
     nis: float = float("nan")  # normalized innovation squared, left side of eq. 22
     reason: str = ""
     # A body failed the consistency test after rounding and was projected onto the consistent
-    # set (physid.inertia.project_consistent): the emitted estimate is consistent either way.
+    # set (physid.body.inertia.project_consistent): the emitted estimate is consistent either way.
     projected: bool = False
 
     def body(self, joint: str) -> BodyEstimate:

@@ -191,7 +191,7 @@ class RateLimiter:
         for b in range(pi.shape[0]):
             old, new = self._out[b], pi[b]
             # Pinocchio's Inertia stores (mass, lever = com, inertia about the com): the same
-            # split as physid.inertia.mass_com_inertia_from_pi, 20x cheaper in the hot path.
+            # split as physid.body.inertia.mass_com_inertia_from_pi, 20x cheaper in the hot path.
             before = pin.Inertia.FromDynamicParameters(old)
             after = pin.Inertia.FromDynamicParameters(new)
             mass = _limited_step(np.array([before.mass]), np.array([after.mass]), scaled[0])[0]

@@ -13,10 +13,10 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.data import _check_finite, _check_magnitude
 from physid.errors import InputError
 from physid.online.columns import OnlineSignals, actuated_joints
-from physid.tables import Table
+from physid.recordings.tables import Table
+from physid.recordings.trajectory import _check_finite, _check_magnitude
 
 MIN_UPDATE_SHARE = 0.2  # of the samples after calibration and the acceleration window
 MIN_UPDATES = 10

@@ -1,15 +1,15 @@
 """The friction part of an identification's report: what the data show against what the model
-says, for the linear, sigmoid and Stribeck models alike (:mod:`physid.friction`)."""
+says, for the linear, sigmoid and Stribeck models alike (:mod:`physid.robot.friction`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from physid.friction import SHAPE_PARAMETERS
-from physid.model import RobotModel, is_revolute
 from physid.offline.pipeline import IdentificationResult
 from physid.offline.prediction import RecordingFit
-from physid.regressor import joint_friction_torque
+from physid.robot.friction import SHAPE_PARAMETERS
+from physid.robot.model import RobotModel, is_revolute
+from physid.robot.regressor import joint_friction_torque
 
 
 def friction_residuals(

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import PhysidError
-from physid.inertia import mass_com_inertia_from_pi
-from physid.io import atomic_output_dir, to_json_text
-from physid.model import RobotModel, is_revolute
+from physid.files.io import atomic_output_dir, to_json_text
+from physid.files.params_file import FORMAT, annotate_document, params_document
 from physid.offline.pipeline import IdentificationResult
 from physid.offline.prediction import RecordingFit
 from physid.offline.uncertainty import SOURCES
-from physid.params_file import FORMAT, annotate_document, params_document
 from physid.report import figures
 from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
 from physid.report.friction import (
@@ -29,6 +28,7 @@ from physid.report.friction import (
     friction_descriptions,
     friction_residuals,
 )
+from physid.robot.model import RobotModel, is_revolute
 from physid.version import __version__
 
 
@@ -155,7 +155,7 @@ def write_identification(
     moving mass was pulled toward the URDF's, and how hard. The PNG files are written beside
     the report for reuse; the report embeds its own copies, so it can be mailed alone.
     Files of an earlier run that this one does not rewrite are removed (``overwrite``: see
-    :func:`physid.io.atomic_output_dir`).
+    :func:`physid.files.io.atomic_output_dir`).
     """
     document = params_json(result, provenance)
     jobs = _figure_jobs(result, margin)
@@ -323,7 +323,7 @@ def _die_with_parent(parent: int) -> None:
     import threading
     import time
 
-    from physid.io import forget_inherited_locks
+    from physid.files.io import forget_inherited_locks
 
     forget_inherited_locks()
     try:

@@ -206,7 +206,7 @@ def position_spectra(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, 
     Returns ``(frequencies_hz (F,), power (F, n))``, power in ``unit^2 / Hz`` (one-sided).
 
     ``q`` is an (N, n) array or anything with ``len`` and row slicing (a long recording on disk,
-    :class:`physid.streamed.RecordingFile`): the segments are read one at a time (scipy's
+    :class:`physid.recordings.streamed.RecordingFile`): the segments are read one at a time (scipy's
     ``welch`` per segment, averaged: the same estimate as one ``welch`` call over the array).
     """
     n = len(q)

@@ -19,9 +19,9 @@ from importlib.resources import files
 import numpy as np
 import pinocchio as pin
 
-from physid.data import Trajectory
-from physid.model import RobotModel, robot_from_urdf
-from physid.regressor import joint_term_regressor, observation_matrix
+from physid.recordings.trajectory import Trajectory
+from physid.robot.model import RobotModel, robot_from_urdf
+from physid.robot.regressor import joint_term_regressor, observation_matrix
 
 
 def arm6_urdf_path() -> str:
@@ -36,7 +36,8 @@ def two_link_urdf_path() -> str:
 
 
 def arm6_model(**options) -> RobotModel:
-    """The demo arm as a :class:`RobotModel` (options as :func:`physid.model.build_robot_model`)."""
+    """The demo arm as a :class:`RobotModel` (options as
+    :func:`physid.robot.model.build_robot_model`)."""
     return robot_from_urdf(arm6_urdf_path(), **options)
 
 
@@ -230,7 +231,7 @@ def true_parameters(
     are drawn in industrial ranges: fv 0.5–3 N m s/rad, fc 1–5 N m, offset +-0.5 N m,
     armature 0.01–0.1 kg m^2.
     """
-    from physid.inertia import mass_com_inertia_from_pi, pi_from_mass_com_inertia
+    from physid.body.inertia import mass_com_inertia_from_pi, pi_from_mass_com_inertia
 
     theta = model.prior_parameters()
     layout = model.layout

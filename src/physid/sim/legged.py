@@ -28,8 +28,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.inertia import pi_from_mass_com_inertia
-from physid.model import load_urdf
+from physid.body.inertia import pi_from_mass_com_inertia
+from physid.robot.model import load_urdf
 
 HUMANOID_URDF = Path(__file__).parent / "data" / "humanoid36.urdf"
 TORSO_JOINT = "waist_pitch"

@@ -1,4 +1,4 @@
-"""What real loggers do to a clean recording (test data for :mod:`physid.timebase`).
+"""What real loggers do to a clean recording (test data for :mod:`physid.recordings.timebase`).
 
 :func:`tick_log` reproduces the pattern measured on a real 7-axis arm logged at a nominal 1 kHz
 (issue 24): each row advances 0, 1 or 2 controller ticks (865, 12,391 and 979 of 14,235 rows: a
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.data import Trajectory
+from physid.recordings.trajectory import Trajectory
 
 # Rows advancing 0, 1, 2 ticks, and their mean stamp step in ticks (measured, issue 24).
 TICK_SHARES = np.array([865.0, 12_391.0, 979.0]) / 14_235.0

@@ -54,7 +54,7 @@ def _mapping(value: Any, where: str) -> dict:
 
 
 def _check_config(args: Args, where: str) -> None:
-    from physid.config import parse_config
+    from physid.files.config import parse_config
 
     try:
         parse_config(_mapping(args.get("config"), f"{where}.config"))
@@ -76,7 +76,7 @@ def _keys(raw: dict, allowed: set[str], where: str) -> None:
 
 def _write_config(args: Args, out: Path) -> Path | None:
     """The job's config as a file beside its outputs (``None``: defaults, no config given)."""
-    from physid.io import write_text_atomic
+    from physid.files.io import write_text_atomic
 
     config = args.get("config")
     if not config:
@@ -128,7 +128,7 @@ def _simulate_arm(args: Args, out: Path, seed: int | None) -> tuple[str, list, l
     """The demo arm's training and validation recordings (physid.sim.arm, as ``physid demo``)."""
     import numpy as np
 
-    from physid.data import write_trajectory_csv
+    from physid.recordings.trajectory import write_trajectory_csv
     from physid.sim.arm import (
         arm6_model,
         arm6_urdf_path,
@@ -200,7 +200,7 @@ def _check_validate(args: Args, where: str) -> None:
 
 
 def _run_validate(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
-    from physid.io import write_json_atomic
+    from physid.files.io import write_json_atomic
     from physid.workflows import run_validate
 
     report = run_validate(
@@ -222,7 +222,7 @@ def _check_payload(args: Args, where: str) -> None:
 
 
 def _run_payload(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
-    from physid.io import write_json_atomic
+    from physid.files.io import write_json_atomic
     from physid.workflows import run_payload
 
     result = run_payload(
@@ -345,10 +345,10 @@ def _check_impacts(args: Args, where: str) -> None:
 def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
     import numpy as np
 
+    from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts import camera_samples, identify, read_poses_csv, simulate
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.poses import poses_to_csv_text, trajectory_csv_text
-    from physid.io import write_json_atomic, write_text_atomic
 
     shape, lines, options = _impacts_setup(args, "job")
     mass = float(args.get("mass") or 1.0)

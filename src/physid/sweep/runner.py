@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError, PhysidError
-from physid.io import claim_output_dir, folder_mode, write_bytes_atomic, write_json_atomic
+from physid.files.io import claim_output_dir, folder_mode, write_bytes_atomic, write_json_atomic
 from physid.sweep.execute import execute_job, one_line
 from physid.sweep.spec import Job, SweepSpec, load_spec
 from physid.sweep.table import job_row, write_table
@@ -171,7 +171,7 @@ def _finished_rows(jobs_dir: Path, jobs: tuple[Job, ...]) -> dict[int, dict[str,
     """Rows of the jobs an earlier run finished ``ok`` with the arguments they have now."""
     import json
 
-    from physid.io import to_json_text
+    from physid.files.io import to_json_text
 
     rows = {}
     for index, job in enumerate(jobs):

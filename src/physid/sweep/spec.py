@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError
-from physid.io import is_file
+from physid.files.io import is_file
 from physid.sweep.kinds import ALIASES, KINDS, Kind
 
 TOP_KEYS = ("kind", "description", "base", "grid", "jobs", "seeds")
@@ -59,7 +59,7 @@ class SweepSpec:
 
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and check a SPEC YAML file; every error is one line starting with the file name."""
-    from physid.io import read_yaml
+    from physid.files.io import read_yaml
 
     path = Path(path)
     raw = read_yaml(path, "sweep spec")
@@ -240,7 +240,7 @@ class _Loader:
     def set(self, args: dict, key: str, value: Any, where: str) -> None:
         value = copy.deepcopy(value)
         if key == "config" and isinstance(value, str | Path):  # a config file: its mapping
-            from physid.io import read_yaml
+            from physid.files.io import read_yaml
 
             value = read_yaml(self.path(value, where), "config file") or {}
         if key in NESTED and value is not None and not isinstance(value, dict):

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from physid.io import write_bytes_atomic, write_text_atomic
+from physid.files.io import write_bytes_atomic, write_text_atomic
 
 FIXED = ("job_id", "kind", "status", "error", "wall_time_s", "host")
 

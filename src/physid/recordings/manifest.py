@@ -10,7 +10,8 @@ A manifest is a small YAML file::
       - file: measurements.npz
         columns: {t: times, q_lwr_0_joint: "positions[0]"}   # column 0 of a 2-D array
 
-Keys are contract names (see :mod:`physid.data`), values are a CSV/Parquet column, an ``.npz``
+Keys are contract names (see :mod:`physid.recordings.trajectory`), values are a CSV/Parquet column,
+an ``.npz``
 array, or ``array[k]`` for column ``k`` of a 2-D array. All sources must have the same length.
 """
 
@@ -23,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import read_yaml
-from physid.tables import Table, npz_arrays, read_file_table
+from physid.files.io import read_yaml
+from physid.recordings.tables import Table, npz_arrays, read_file_table
 
 FORMAT = "physid.recording/1"
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
@@ -59,7 +60,7 @@ def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
 
 
 def read_recording(path: str | Path):
-    """Assemble the contract :class:`~physid.tables.Table` that a manifest describes."""
+    """Assemble the contract :class:`~physid.recordings.tables.Table` that a manifest describes."""
     path = Path(path)
     spec = read_yaml(path, "recording manifest")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:

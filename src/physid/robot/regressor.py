@@ -2,7 +2,8 @@
 
 ``tau = W(q, dq, ddq) theta`` (paper C eqs. 2–4): ``W`` stacks Pinocchio's joint-torque regressor
 (``pin.computeJointTorqueRegressor``, the inertial columns) and the joint and coupled-motor
-columns of :mod:`physid.model`. Base parameters are found by a QR factorisation of ``W`` evaluated
+columns of :mod:`physid.robot.model`. Base parameters are found by a QR factorisation of ``W``
+evaluated
 on random states, so they are a property of the model, not of one trajectory; whether a given
 trajectory excites them is checked separately (:func:`data_rank_deficiency`).
 """
@@ -15,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 import scipy.linalg
 
-from physid.friction import (
+from physid.robot.friction import (
     COEFFICIENTS,
     coulomb_sign,
     friction_column_derivatives,
@@ -23,7 +24,7 @@ from physid.friction import (
     friction_torque,
     initial_shape,
 )
-from physid.model import RobotModel
+from physid.robot.model import RobotModel
 
 # Order in which the inertial parameters of one body are offered to the sequential QR: a column
 # that is a combination of earlier ones is "dependent" and regrouped into them. Putting Izz first
@@ -53,7 +54,7 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
     Joint terms (docs/architecture.md): ``fv*dq + fc*sign(dq) + offset + Ia*ddq`` on the
     joint's own row, with ``sign`` taken as 0 below ``model.coulomb_deadband`` (per joint, if
     set); a joint with a sigmoid or Stribeck model has its coefficients' columns instead of ``sign``
-    (:func:`physid.friction.friction_columns`, shapes ``model.friction_shape``).
+    (:func:`physid.robot.friction.friction_columns`, shapes ``model.friction_shape``).
     A coupled motor k with ratio row ``r`` (paper C §4.1; TX40 dataset README) adds, with the
     motor speed ``dq_m = r @ dq`` and scale ``s = r[k]``:
     ``tau_i += Iam * sum_{j != i} r_i r_j / s^2 ddq_j + fvm * sum_{j != i} r_i r_j / s^2 dq_j
@@ -120,7 +121,8 @@ def joint_friction_torque(model: RobotModel, theta: np.ndarray, dq: np.ndarray) 
 
 def friction_shape_pairs(model: RobotModel) -> np.ndarray:
     """(k, 2) integer pairs ``(standard parameter index, shape index)``: every coefficient of a
-    nonlinear friction model (:data:`physid.friction.COEFFICIENTS`) with each shape parameter of
+    nonlinear friction model (:data:`physid.robot.friction.COEFFICIENTS`) with each shape parameter
+    of
     its joint; shape indices count every joint's shape parameters in joint order. The columns of
     :func:`friction_shape_derivatives` follow this order."""
     layout = model.layout

@@ -3,9 +3,9 @@
 Every key is optional; unknown keys are an error (a typo must not be silently ignored). The
 dataclasses below are the one source of the keys and their defaults: ``physid config
 --template`` prints them, with comments and commented-out examples
-(:mod:`physid.config_template`), and :func:`parse_config` of an empty mapping returns exactly
+(:mod:`physid.files.config_template`), and :func:`parse_config` of an empty mapping returns exactly
 those defaults. A new key needs a field here (with its default), its parsing in
-:func:`parse_config`, and a comment in :data:`physid.config_template.COMMENTS`.
+:func:`parse_config`, and a comment in :data:`physid.files.config_template.COMMENTS`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from physid.data import TIME_BASE_CHOICES
+from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.errors import InputError
-from physid.friction import FRICTION_MODELS
-from physid.inertia import check_consistency, pi_from_mass_com_inertia
-from physid.io import config_number, config_section, read_yaml
-from physid.joint_locking import lock_joints
-from physid.model import (
+from physid.files.io import config_number, config_section, read_yaml
+from physid.recordings.trajectory import TIME_BASE_CHOICES
+from physid.robot.friction import FRICTION_MODELS
+from physid.robot.joint_locking import lock_joints
+from physid.robot.model import (
     JOINT_TERM_NAMES,
     RobotModel,
     Transmission,
@@ -105,7 +105,8 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
-    time_base: str = "auto"  # physid.data.TIME_BASE_CHOICES: check the stamps, or trust them
+    # physid.recordings.trajectory.TIME_BASE_CHOICES: check the stamps, or trust them
+    time_base: str = "auto"
     coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
     joints: tuple[str, ...] | None = None  # identify these; None: every 1-DoF joint of the URDF
     # positions of locked joints, or RECORDED: kept in the model, moved by the recorded position,

@@ -2,11 +2,12 @@
 
 A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (issue 10:
 memory must not grow with the recording). Every block passes the same row checks as an in-memory
-file (:func:`physid.data.trajectory_block`: columns, finiteness, magnitudes, units, with the file's
+file (:func:`physid.recordings.trajectory.trajectory_block`: columns, finiteness, magnitudes,
+units, with the file's
 own 1-based row numbers), the time stamps are checked as a whole at the end (they are the only
 column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
 temporary folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as
-an ordinary :class:`~physid.data.Trajectory`, so the windowed pipeline
+an ordinary :class:`~physid.recordings.trajectory.Trajectory`, so the windowed pipeline
 (:mod:`physid.offline.windows`) treats an in-memory trajectory and a long file alike.
 
 The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
@@ -25,17 +26,22 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.data import Trajectory, _check_time, check_some_torque, trajectory_block
 from physid.errors import InputError
-from physid.io import scratch_dir
-from physid.model import RobotModel
-from physid.tables import (
+from physid.files.io import scratch_dir
+from physid.recordings.tables import (
     Table,
     is_number,
     parquet_batches,
     parquet_columns,
     parse_csv_numbers,
 )
+from physid.recordings.trajectory import (
+    Trajectory,
+    _check_time,
+    check_some_torque,
+    trajectory_block,
+)
+from physid.robot.model import RobotModel
 
 STREAM_BYTES = 64 * 1024**2  # CSV files larger than this are streamed (about 500,000 rows)
 BLOCK_ROWS = 50_000  # rows parsed, checked and spilled at a time
@@ -101,7 +107,7 @@ class RecordingFile:
 
     @property
     def sample_rate_hz(self) -> float:
-        """Median sample rate, as :attr:`physid.data.Trajectory.sample_rate_hz`."""
+        """Median sample rate, as :attr:`physid.recordings.trajectory.Trajectory.sample_rate_hz`."""
         step = float(np.median(np.diff(self.t)))
         return 1.0 / step if step > 0.0 else float("nan")
 
@@ -119,7 +125,7 @@ class RecordingFile:
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def time_slice(self, start: int, stop: int) -> Trajectory:
-        """Rows ``start:stop`` as an in-memory :class:`~physid.data.Trajectory`."""
+        """Rows ``start:stop`` as an in-memory :class:`~physid.recordings.trajectory.Trajectory`."""
         start, stop = max(0, start), min(self.n_samples, stop)
         if stop <= start:
             raise ValueError(f"empty row range {start}:{stop}")
@@ -136,7 +142,8 @@ class RecordingFile:
         )
 
     def in_memory(self) -> Trajectory:
-        """The whole recording as a :class:`~physid.data.Trajectory` (for the methods that need
+        """The whole recording as a :class:`~physid.recordings.trajectory.Trajectory` (for the
+        methods that need
         it at once: the Kalman smoothers, drive-gain and payload fits)."""
         return self.time_slice(0, self.n_samples)
 
@@ -224,7 +231,8 @@ def open_recording(
     block_rows: int | None = None,
 ) -> RecordingFile:
     """Read and validate a CSV or Parquet recording in blocks (same checks and messages as
-    :func:`physid.data.load_trajectory`); the joint-side data go to a temporary folder."""
+    :func:`physid.recordings.trajectory.load_trajectory`); the joint-side data go to a temporary
+    folder."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path}")

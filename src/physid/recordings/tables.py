@@ -2,9 +2,10 @@
 
 The lowest layer of reading recordings: a :class:`Table` of equal-length columns with its
 source, and the parsers the whole-file (:func:`read_file_table`) and block-by-block
-(:mod:`physid.streamed`) readers share. A YAML recording manifest (:mod:`physid.recording`)
-assembles a Table from these; the trajectory contract is checked in :mod:`physid.data`.
-Every failure is a one-line :class:`~physid.errors.InputError` naming the file and row.
+(:mod:`physid.recordings.streamed`) readers share. A YAML recording manifest
+(:mod:`physid.recordings.manifest`) assembles a Table from these; the trajectory contract is
+checked in :mod:`physid.recordings.trajectory`. Every failure is a one-line
+:class:`~physid.errors.InputError` naming the file and row.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import read_text_file
+from physid.files.io import read_text_file
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def parquet_columns(table, source: str) -> dict[str, np.ndarray]:  # noqa: ANN00
 
 def parquet_batches(path: Path, rows: int):  # noqa: ANN201
     """``(number of rows, batches of at most ``rows`` rows as pyarrow tables)`` of a Parquet
-    file, read one batch at a time (:mod:`physid.streamed`)."""
+    file, read one batch at a time (:mod:`physid.recordings.streamed`)."""
     pq = _pyarrow_parquet(path)
     import pyarrow as pa
 

@@ -11,7 +11,7 @@ The pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, ``Sigma = 1/2 tr(I) 1 - I`` (
 Slotine 2017; paper B eq. 8) is positive definite exactly when the body is fully physically
 consistent. Two smooth maps from R^10 onto the consistent set are provided: log-Cholesky (paper E
 eqs. 16-17, Rucker & Wensing 2022) here, and exponential-eigenvalue (paper B section III-B) in
-:mod:`physid.inertia_expeig`, which builds on this module.
+:mod:`physid.body.expeig`, which builds on this module.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ The standard parameter vector of a fixed-base serial robot is, in this order,
    bodies in Pinocchio's joint order (fixed links merged into their parent, as Pinocchio does);
 2. joint terms, per joint: viscous ``fv``, Coulomb ``fc``, torque ``offset`` and armature ``Ia``
    (docs/architecture.md: ``tau_f = fv*dq + fc*sign(dq) + offset``, armature ``Ia*ddq``); a joint
-   with a nonlinear friction model (:mod:`physid.friction`) has ``phi1`` in place of ``fc``
+   with a nonlinear friction model (:mod:`physid.robot.friction`) has ``phi1`` in place of ``fc``
    (sigmoid) or the static level ``fs`` after ``fc`` (Stribeck);
 3. coupled-motor terms, per motor whose shaft turns with several joints (paper C §4.1, the TX40
    wrist): the off-diagonal rotor inertia ``Iam``, viscous ``fvm`` and Coulomb ``fcm`` terms.
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from physid.body.inertia import PARAMETER_NAMES as INERTIAL_NAMES
+from physid.body.inertia import pin_inertia
 from physid.errors import InputError
-from physid.friction import COEFFICIENTS, FRICTION_MODELS, SHAPE_PARAMETERS
-from physid.inertia import PARAMETER_NAMES as INERTIAL_NAMES
-from physid.inertia import pin_inertia
+from physid.robot.friction import COEFFICIENTS, FRICTION_MODELS, SHAPE_PARAMETERS
 
 JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")  # what config joint_terms may list
 # Every joint term in the order of the parameter vector, with the nonlinear models' coefficients.
@@ -101,7 +101,7 @@ class ParameterLayout:
     joint_names: tuple[str, ...]
     joint_terms: tuple[str, ...]
     coupled_motor_names: tuple[str, ...] = ()
-    # Per joint (joint_names order): "linear", "sigmoid" or "stribeck" (physid.friction);
+    # Per joint (joint_names order): "linear", "sigmoid" or "stribeck" (physid.robot.friction);
     # empty: every joint linear.
     friction_models: tuple[str, ...] = ()
     names: tuple[str, ...] = field(init=False)
@@ -155,7 +155,7 @@ class ParameterLayout:
             raise InputError(f"unknown parameter '{name}'") from None
 
     def friction_of(self, joint: str) -> str:
-        """The friction model of ``joint`` (:data:`physid.friction.FRICTION_MODELS`)."""
+        """The friction model of ``joint`` (:data:`physid.robot.friction.FRICTION_MODELS`)."""
         if not self.friction_models:
             return "linear"
         return self.friction_models[self.joint_names.index(joint)]
@@ -198,14 +198,14 @@ class RobotModel:
     # taken as 0. None (the default) = no deadband: a joint at standstill holds its friction
     # torque, which sign(dq) of the filtered velocity predicts better than 0 does.
     coulomb_deadband: np.ndarray | None = None
-    # What was done to the URDF's tree (joints locked: physid.joint_locking).
+    # What was done to the URDF's tree (joints locked: physid.robot.joint_locking).
     notes: tuple[str, ...] = ()
     # The joints whose torques are measured and fitted (config fit_joints); None: all. The others
     # move the model by their recorded positions, but their torque rows are left out.
     fitted_joints: tuple[str, ...] | None = None
-    # Per joint, the shape parameters of its friction model (physid.friction.SHAPE_PARAMETERS;
+    # Per joint, the shape parameters of its friction model (physid.robot.friction.SHAPE_PARAMETERS;
     # () for a linear joint); empty: none set (every joint linear, or shapes not yet fitted:
-    # physid.friction.initial_shape is used then).
+    # physid.robot.friction.initial_shape is used then).
     friction_shape: tuple[tuple[float, ...], ...] = ()
 
     @property
@@ -295,7 +295,7 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     With ``floating_base`` the root link is attached by a free-flyer joint named ``root_joint``
     (configuration: position, then quaternion x, y, z, w; velocity in the root frame).
     """
-    from physid.io import quiet_stderr, read_text_file
+    from physid.files.io import quiet_stderr, read_text_file
 
     path = Path(path)
     if not path.is_file():
@@ -366,7 +366,7 @@ def mimic_joints(path: str | Path) -> dict[str, str]:
     an independent joint)."""
     import xml.etree.ElementTree as ET
 
-    from physid.io import read_text_file
+    from physid.files.io import read_text_file
 
     try:
         root = ET.fromstring(read_text_file(path, "URDF"))
@@ -430,7 +430,8 @@ def build_robot_model(
     ``coupled_motor_terms`` adds ``Iam``, ``fvm``, ``fcm`` for every coupled motor of the
     transmission (paper C §4.1). ``coulomb_deadband``: a number applies to the revolute joints
     [rad/s]; a mapping gives joints by name (``revolute``/``prismatic`` for all of a kind) in their
-    own units [rad/s or m/s]. ``friction``: the friction model (:mod:`physid.friction`) of every
+    own units [rad/s or m/s]. ``friction``: the friction model (:mod:`physid.robot.friction`) of
+    every
     joint, or a mapping joint -> model (the others linear).
     """
     joint_names: list[str] = []

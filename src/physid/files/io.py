@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from physid.output_paths import check_output_dir, check_output_file  # noqa: F401 - re-export
+from physid.files.output_paths import check_output_dir, check_output_file  # noqa: F401 - re-export
 
 
 def _to_jsonable(value: Any) -> Any:

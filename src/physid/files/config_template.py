@@ -1,7 +1,8 @@
 """``physid config --template``: every key of the identify config with its true default.
 
 The template is generated, never kept by hand: the keys and their defaults are read from the
-dataclasses of :mod:`physid.config` (what :func:`~physid.config.parse_config` returns for an
+dataclasses of :mod:`physid.files.config` (what :func:`~physid.files.config.parse_config` returns
+for an
 empty file), the comments and the commented-out examples from :data:`COMMENTS` and
 :data:`EXAMPLES` below. A key added to a config dataclass therefore appears in the template
 with its default at once; ``tests/test_config_examples.py`` fails until it has a comment here,
@@ -21,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from physid.config import IdentifyConfig
+from physid.files.config import IdentifyConfig
 
 # YAML key -> field of IdentifyConfig where the two differ (the split section holds one field).
 _SECTION_OF_FIELD = {"train_fraction": "split"}
@@ -128,7 +129,7 @@ _WIDTH = 100
 
 def config_keys() -> dict[str, Any]:
     """Every YAML key path of the identify config (``section.key`` in sections) -> its default,
-    from the dataclasses of :mod:`physid.config`."""
+    from the dataclasses of :mod:`physid.files.config`."""
     keys: dict[str, Any] = {}
     for name, value in _fields(IdentifyConfig()):
         section = _SECTION_OF_FIELD.get(name)

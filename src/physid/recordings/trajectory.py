@@ -4,7 +4,8 @@ The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly 
 ``q_<joint>``, optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force)
 or ``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
 ``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV with
-a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recording`) adapts
+a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recordings.manifest`)
+adapts
 files that do not follow the contract.
 
 Every check fails with a one-line :class:`~physid.errors.InputError` naming file, column and row.
@@ -19,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.io import table_csv_text, write_text_atomic
-from physid.model import RobotModel, is_revolute
-from physid.recording import read_recording
-from physid.tables import Table, read_file_table
+from physid.files.io import table_csv_text, write_text_atomic
+from physid.recordings.manifest import read_recording
+from physid.recordings.tables import Table, read_file_table
+from physid.robot.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
@@ -43,7 +44,7 @@ class Trajectory:
     ddq: np.ndarray | None = None
     source: str = ""
     warnings: tuple[str, ...] = field(default=())
-    # what physid.timebase found and did to the time stamps (as_dict), when checked
+    # what physid.recordings.timebase found and did to the time stamps (as_dict), when checked
     time_base: dict | None = None
 
     def __post_init__(self) -> None:
@@ -75,7 +76,7 @@ class Trajectory:
 
     def part(self, start: int, stop: int) -> Trajectory:
         """Rows ``start:stop`` (as :meth:`time_slice`; a long recording on disk,
-        :class:`physid.streamed.RecordingFile`, answers with a part of itself)."""
+        :class:`physid.recordings.streamed.RecordingFile`, answers with a part of itself)."""
         return self.time_slice(start, stop)
 
     def time_slice(self, start: int, stop: int) -> Trajectory:
@@ -215,7 +216,8 @@ def trajectory_from_table(
 ) -> Trajectory:
     """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`.
 
-    ``time_base="auto"``: the stamps are checked against the motion (:mod:`physid.timebase`):
+    ``time_base="auto"``: the stamps are checked against the motion
+    (:mod:`physid.recordings.timebase`):
     repeated samples are dropped and stamps that do not track the samples are replaced by the
     controller's ticks or a uniform grid, with a warning that says so with counts;
     ``"stamps"``: the stamps are trusted as they are.
@@ -231,10 +233,10 @@ def trajectory_from_table(
 
 
 def checked_time_base(trajectory: Trajectory) -> Trajectory:
-    """``trajectory`` on the time base its own motion supports (:func:`physid.timebase.
+    """``trajectory`` on the time base its own motion supports (:func:`physid.recordings.timebase.
     check_time_base`); the finding is kept in ``time_base`` and, if anything changed, in a
     warning."""
-    from physid.timebase import check_time_base
+    from physid.recordings.timebase import check_time_base
 
     keep, t, check = check_time_base(np.asarray(trajectory.t, float), trajectory.q)
     record = {"source": trajectory.source, **check.as_dict()}
@@ -263,7 +265,7 @@ def trajectory_block(
 ) -> Trajectory:
     """The checks of :func:`trajectory_from_table` that hold row by row (columns, finiteness,
     magnitudes, units), for a whole table or one block of a long file
-    (:mod:`physid.streamed`); the time stamps ``t`` are checked by the caller."""
+    (:mod:`physid.recordings.streamed`); the time stamps ``t`` are checked by the caller."""
     gains = dict(drive_gains or {})
     motor_side = model.transmission is not None and any(c.startswith("qm_") for c in table.columns)
     _check_unknown_joints(table, model, motor_side)

@@ -5,7 +5,7 @@ it back.
 and ``inertia`` is about the centre of mass, in that frame. ``joints`` holds the friction and
 armature terms; ``extra`` the coupled-motor terms and the gravity vector used.
 
-A joint with a nonlinear friction model (:mod:`physid.friction`) also has ``friction_model``
+A joint with a nonlinear friction model (:mod:`physid.robot.friction`) also has ``friction_model``
 (``"sigmoid"`` or ``"stribeck"``), its linear coefficients (``phi1``; ``coulomb`` and ``static``)
 and its shape parameters (``phi2``, ``phi3``; ``stribeck_velocity``); a joint without
 ``friction_model`` is linear.
@@ -20,16 +20,16 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from physid.errors import InputError
-from physid.friction import FRICTION_MODELS, SHAPE_PARAMETERS
-from physid.inertia import (
+from physid.body.inertia import (
     check_consistency,
     mass_com_inertia_from_pi,
     pi_from_mass_com_inertia,
     pin_inertia,
 )
-from physid.io import read_text_file
-from physid.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
+from physid.errors import InputError
+from physid.files.io import read_text_file
+from physid.robot.friction import FRICTION_MODELS, SHAPE_PARAMETERS
+from physid.robot.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
 
 FORMAT = "physid.params/1"
 JOINT_TERM_KEYS = {
@@ -58,7 +58,7 @@ class ParamsFile:
 
     def friction_shapes(self, joint_names: tuple[str, ...]) -> tuple[tuple[float, ...], ...]:
         """Per joint of ``joint_names``, the shape parameters of its friction model
-        (:data:`physid.friction.SHAPE_PARAMETERS` order; () for a linear joint)."""
+        (:data:`physid.robot.friction.SHAPE_PARAMETERS` order; () for a linear joint)."""
         shapes = []
         for joint in joint_names:
             kind = self.friction_models.get(joint, "linear")

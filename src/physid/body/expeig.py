@@ -1,6 +1,6 @@
 """Exponential-eigenvalue parametrization of one rigid body's inertia (paper B section III-B).
 
-Paper B eqs. 11-15, with pi in Pinocchio's order (see :mod:`physid.inertia`)::
+Paper B eqs. 11-15, with pi in Pinocchio's order (see :mod:`physid.body.inertia`)::
 
     theta = [sigma_m, h_x, h_y, h_z, omega_x, omega_y, omega_z, sigma_x, sigma_y, sigma_z]
     m = exp(sigma_m)                       (eq. 13)     h = m c, unconstrained   (eq. 15)
@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
-from physid import inertia as _inertia
+from physid.body import inertia as _inertia
 
 
 def _skew(v: NDArray[np.float64]) -> NDArray[np.float64]:
