@@ -66,8 +66,7 @@ def load_trajectories(
     A CSV file too large to hold (:func:`physid.recordings.streamed.should_stream`) is validated in
     blocks
     and stays on disk (:class:`~physid.recordings.streamed.RecordingFile`) unless the configured
-    method
-    needs the whole recording at once (the Kalman smoothers, drive-gain identification).
+    method needs the whole recording at once (the Kalman smoothers, drive-gain identification).
     With ``drive_gains: identify`` the currents are read as they are (unit gains): the gains are
     estimated afterwards (:func:`identify_drive_gains`)."""
     gains = config.drive_gains
@@ -103,8 +102,7 @@ def run_identify(
     """``physid identify``: load, identify, validate, and write the outputs (if ``out_dir``).
 
     The run owns ``out_dir`` from start to end (:func:`physid.files.io.claim_output_dir`: a second
-    run
-    into it fails; a folder with files physid did not write is refused unless ``overwrite``).
+    run into it fails; a folder with files physid did not write is refused unless ``overwrite``).
     ``loaded``: recordings with the config's known ``payload``, for ``drive_gains: identify``.
     """
     options = {

@@ -2,8 +2,7 @@
 
 The template is generated, never kept by hand: the keys and their defaults are read from the
 dataclasses of :mod:`physid.files.config` (what :func:`~physid.files.config.parse_config` returns
-for an
-empty file), the comments and the commented-out examples from :data:`COMMENTS` and
+for an empty file), the comments and the commented-out examples from :data:`COMMENTS` and
 :data:`EXAMPLES` below. A key added to a config dataclass therefore appears in the template
 with its default at once; ``tests/test_config_examples.py`` fails until it has a comment here,
 and runs every example end to end (they name the joints of the demo arm, ``physid demo``).

@@ -4,8 +4,7 @@ The identification fits filtered and decimated data (paper C §2.3), but a user 
 by how well they predict the torque the robot measured. Here the measured torque is neither
 low-passed nor decimated; only the positions are differentiated, by the training filter (the
 same :class:`~physid.files.config.FilterConfig` that ``params.json`` records), and the derivatives
-are
-brought back to the recorded time stamps when the filter needed a uniform grid. Long recordings
+are brought back to the recorded time stamps when the filter needed a uniform grid. Long recordings
 are predicted window by window (:func:`physid.offline.windows.raw_windows`): the metrics cover
 every sample, the arrays kept for figures every k-th one.
 """

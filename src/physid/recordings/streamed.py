@@ -143,8 +143,7 @@ class RecordingFile:
 
     def in_memory(self) -> Trajectory:
         """The whole recording as a :class:`~physid.recordings.trajectory.Trajectory` (for the
-        methods that need
-        it at once: the Kalman smoothers, drive-gain and payload fits)."""
+        methods that need it at once: the Kalman smoothers, drive-gain and payload fits)."""
         return self.time_slice(0, self.n_samples)
 
 

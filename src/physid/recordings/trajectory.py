@@ -5,8 +5,7 @@ The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly 
 or ``i_<joint>`` (motor current, scaled by a drive gain). With a transmission, motor-side columns
 ``qm_<motor>`` and ``taum_<motor>`` or ``i_<motor>`` are accepted and converted. Files are CSV with
 a header, ``.npz`` or ``.parquet``; a YAML *recording manifest* (:mod:`physid.recordings.manifest`)
-adapts
-files that do not follow the contract.
+adapts files that do not follow the contract.
 
 Every check fails with a one-line :class:`~physid.errors.InputError` naming file, column and row.
 """

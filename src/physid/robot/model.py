@@ -431,8 +431,7 @@ def build_robot_model(
     transmission (paper C §4.1). ``coulomb_deadband``: a number applies to the revolute joints
     [rad/s]; a mapping gives joints by name (``revolute``/``prismatic`` for all of a kind) in their
     own units [rad/s or m/s]. ``friction``: the friction model (:mod:`physid.robot.friction`) of
-    every
-    joint, or a mapping joint -> model (the others linear).
+    every joint, or a mapping joint -> model (the others linear).
     """
     joint_names: list[str] = []
     for joint_id in range(1, pin_model.njoints):

@@ -122,8 +122,7 @@ def joint_friction_torque(model: RobotModel, theta: np.ndarray, dq: np.ndarray) 
 def friction_shape_pairs(model: RobotModel) -> np.ndarray:
     """(k, 2) integer pairs ``(standard parameter index, shape index)``: every coefficient of a
     nonlinear friction model (:data:`physid.robot.friction.COEFFICIENTS`) with each shape parameter
-    of
-    its joint; shape indices count every joint's shape parameters in joint order. The columns of
+    of its joint; shape indices count every joint's shape parameters in joint order. The columns of
     :func:`friction_shape_derivatives` follow this order."""
     layout = model.layout
     pairs, shape_index = [], 0
