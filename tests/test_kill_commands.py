@@ -39,3 +39,12 @@ def test_two_runs_into_one_folder_at_once(lines):
         "simulation.json",
         "trajectory.csv",
     ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+def test_a_killed_sweep_takes_its_local_ray_instance_with_it(lines):
+    """Ray's processes outlived a SIGKILLed ``physid sweep`` by about 60 s (its raylet dies with
+    the driver, its agents and workers did not); physid.sweep.reaper kills them within the
+    grace second. Killed at 5 s: Ray is up (it starts in 3-5 s here), the two jobs are not done."""
+    argv, out = lines["sweep"]
+    assert kill_runs.kill_once(argv, out, 5.0, grace=2.0) == CLEAN

@@ -25,6 +25,7 @@ from typing import Any
 from physid.errors import InputError, PhysidError
 from physid.files.io import claim_output_dir, folder_mode, write_bytes_atomic, write_json_atomic
 from physid.sweep.execute import execute_job, one_line
+from physid.sweep.reaper import start_reaper, stop_reaper
 from physid.sweep.spec import Job, SweepSpec, load_spec
 from physid.sweep.table import job_row, write_table
 
@@ -156,15 +157,19 @@ def _ray_session(ray: Any, address: str | None, workers: int | None):  # noqa: A
             "num_cpus": workers or os.cpu_count() or 1,
             "include_dashboard": False,
         }
+    # A local instance dies with this process, even a SIGKILLed one (sweep.reaper)
+    reaper = None if address else start_reaper()
     try:
         ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
+        stop_reaper(reaper)
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise PhysidError(f"cannot start or reach {where}: {one_line(error)}") from None
     try:
         yield
     finally:
         ray.shutdown()
+        stop_reaper(reaper)
 
 
 def _finished_rows(jobs_dir: Path, jobs: tuple[Job, ...]) -> dict[int, dict[str, Any]]:

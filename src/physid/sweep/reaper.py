@@ -1,0 +1,92 @@
+"""Stop the local Ray instance with its driver, even when the driver is killed (issue 31 item 5).
+
+``ray.init(address="local")`` starts Ray's own processes (GCS server, raylet and the workers it
+forks) as children of the ``physid sweep`` process. ``ray.shutdown()`` stops them on a normal
+exit, but a SIGKILLed driver runs no cleanup: measured, Ray's processes then live on for about
+60 s (until their heartbeats time out), holding CPU and memory. Ray does not let us arm a
+parent-death signal in its processes, so a tiny reaper does it: started right before
+``ray.init``, it records the driver's descendants while the driver lives, and once it is gone
+kills them. Linux only (it reads ``/proc``);
+elsewhere no reaper is started and Ray's own timeout applies.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+_PROC = Path("/proc")
+
+# Runs in its own interpreter (no physid import: it must start in milliseconds). argv: the
+# driver's pid. While the driver lives, it records the driver's descendants every 0.2 s (Ray's
+# processes appear during ray.init, which takes seconds, and its workers later); once the
+# driver is gone it kills every one recorded. Descendants, not only children: the raylet dies
+# with the driver and its agents and workers are re-parented at once, out of reach of a walk
+# made afterwards (measured: they then lived 60 s).
+_REAPER = """
+import os, signal, sys, time
+from pathlib import Path
+driver, me = int(sys.argv[1]), os.getpid()
+def descendants(root):
+    parent = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+def ray_in_group(group):
+    # Ray processes started in the last 0.2 s: in the driver's process group, named for Ray
+    # (a pipe's other commands share the group: never touched)
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                command = (entry / "cmdline").read_bytes()
+            except (OSError, IndexError):
+                continue
+            if int(stat[2]) == group and (b"/ray/" in command or command.startswith(b"ray::")):
+                found.add(int(entry.name))
+    return found
+group = os.getpgid(driver)
+recorded = set()
+while os.getppid() == driver:
+    recorded |= descendants(driver) - {me}
+    time.sleep(0.2)
+recorded |= ray_in_group(group) - {me}
+for pid in recorded:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+def start_reaper() -> subprocess.Popen | None:
+    """A reaper of the processes this process starts from now on (call it right before
+    ``ray.init``); None where ``/proc`` is not there. Stop it with :func:`stop_reaper` after
+    ``ray.shutdown()``."""
+    if not (_PROC / str(os.getpid())).is_dir():
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-c", _REAPER, str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_reaper(reaper: subprocess.Popen | None) -> None:
+    """End a reaper whose driver is exiting normally (Ray already shut down)."""
+    if reaper is not None and reaper.poll() is None:
+        reaper.kill()
+        reaper.wait()
