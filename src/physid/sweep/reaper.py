@@ -22,52 +22,53 @@ _PROC = Path("/proc")
 # Runs in its own interpreter (no physid import: it must start in milliseconds). argv: the
 # driver's pid. While the driver lives, it records the driver's descendants every 0.2 s (Ray's
 # processes appear during ray.init, which takes seconds, and its workers later); once the
-# driver is gone it kills every one recorded. Descendants, not only children: the raylet dies
-# with the driver and its agents and workers are re-parented at once, out of reach of a walk
-# made afterwards (measured: they then lived 60 s).
+# driver is gone it kills every one recorded that still runs. Descendants, not only children:
+# the raylet dies with the driver and its agents and workers are re-parented at once, out of
+# reach of a walk made afterwards (measured: they then lived 60 s). A process is known by its
+# pid and start time, so a pid the system has given to another process since is never killed.
 _REAPER = """
 import os, signal, sys, time
 from pathlib import Path
 driver, me = int(sys.argv[1]), os.getpid()
-def descendants(root):
-    parent = {}
+def table():
+    rows = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                parent[int(entry.name)] = int(
-                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                rows[int(entry.name)] = (int(fields[1]), int(fields[2]), fields[19], fields[0])
             except (OSError, IndexError, ValueError):
                 continue
+    return rows
+def descendants(rows, root):
     found, frontier = set(), {root}
     while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        frontier = {pid for pid, row in rows.items() if row[0] in frontier} - found
         found |= frontier
-    return found
-def ray_in_group(group):
-    # Ray processes started in the last 0.2 s: in the driver's process group, named for Ray
-    # (a pipe's other commands share the group: never touched)
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                command = (entry / "cmdline").read_bytes()
-            except (OSError, IndexError):
-                continue
-            if int(stat[2]) == group and (b"/ray/" in command or command.startswith(b"ray::")):
-                found.add(int(entry.name))
-    return found
+    return {(pid, rows[pid][2]) for pid in found if pid != me}
+def is_ray(pid):
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"/ray/" in command or command.startswith(b"ray::")
 group = os.getpgid(driver)
 recorded = set()
 while os.getppid() == driver:
-    recorded |= descendants(driver) - {me}
+    recorded |= descendants(table(), driver)
     time.sleep(0.2)
-recorded |= ray_in_group(group) - {me}
-for pid in recorded:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+rows = table()
+# Ray processes started since the last look: in the driver's process group and named for Ray
+# (a pipe's other commands share the group and are never touched)
+recorded |= {(pid, row[2]) for pid, row in rows.items()
+             if row[1] == group and pid != me and is_ray(pid)}
+for pid, started in recorded:
+    row = rows.get(pid)
+    if row is not None and row[2] == started and row[3] != "Z":
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 """
 
 

@@ -161,8 +161,10 @@ def _ray_session(ray: Any, address: str | None, workers: int | None):  # noqa: A
     reaper = None if address else start_reaper()
     try:
         ray.init(**options)
-    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
+    except BaseException as error:
         stop_reaper(reaper)
+        if not isinstance(error, ConnectionError | RuntimeError | ValueError | TimeoutError):
+            raise
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise PhysidError(f"cannot start or reach {where}: {one_line(error)}") from None
     try:
