@@ -250,8 +250,7 @@ def implausible_payload(
     model: RobotModel, theta: np.ndarray, mass_kg: float, robot_only_error: float
 ) -> list[str]:
     """Reasons, with numbers, that a consistent payload estimate cannot be right; [] if none."""
-    layout = model.layout
-    robot_mass = float(sum(theta[layout.body_slice(joint)][0] for joint in layout.body_joints))
+    robot_mass = model.layout.total_mass(theta)
     reasons = []
     if mass_kg > PAYLOAD_TO_ROBOT_MASS * robot_mass:
         reasons.append(

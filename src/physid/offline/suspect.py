@@ -330,21 +330,17 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
         joint_scales,
         joint_correlations,
         swap,
-        _model_correlations(model, q, dq * rate / step, ddq * (rate / step) ** 2, tau, loaded),
+        # the inertial torque is quadratic in the time unit: per sample -> per second
+        _model_correlations(gravity + inertial * (rate / step) ** 2, dq, tau, loaded),
     )
 
 
 def _model_correlations(
-    model: RobotModel,
-    q: np.ndarray,
-    dq: np.ndarray,
-    ddq: np.ndarray,
-    tau: np.ndarray,
-    loaded: list[int],
+    model_torque: np.ndarray, dq: np.ndarray, tau: np.ndarray, loaded: list[int]
 ) -> np.ndarray:
     """Per loaded joint, the correlation of its measured torque with the URDF's whole inverse
-    dynamics ``M ddq + C dq + g`` (``dq`` [rad/s], ``ddq`` [rad/s^2]), viscous, Coulomb and
-    offset taken out of both.
+    dynamics ``M ddq + C dq + g`` in seconds (``model_torque``), viscous, Coulomb and offset
+    (:func:`_friction_columns` of ``dq``) taken out of both.
 
     Why: a joint whose motion is driven faster than the pendulum it forms (a torque sinusoid above
     its natural frequency) has a torque in anti-phase with its angle, so its gravity torque and
@@ -352,18 +348,11 @@ def _model_correlations(
     alone then reads a correct column as a swapped one (DFKI double pendulum, open-loop 1.6 Hz
     torque: gravity correlation -0.16, whole-model correlation 0.50 per second). Only an
     abstention: the gravity test stays the judge of time units and of swaps."""
-    pin_model = model.pin_model
-    data = pin_model.createData()
-    full = np.array([pin.rnea(pin_model, data, *state) for state in zip(q, dq, ddq, strict=True)])
     correlations = []
     for j in loaded:
-        speed = float(np.percentile(np.abs(dq[:, j]), 99.0))
-        coulomb = np.where(np.abs(dq[:, j]) > 0.02 * speed, np.sign(dq[:, j]), 0.0)
-        columns = [c / np.linalg.norm(c) for c in (dq[:, j], coulomb, np.ones_like(coulomb))
-                   if np.linalg.norm(c) > 0.0]  # fmt: skip
-        friction = np.column_stack(columns)
+        friction = _friction_columns(dq[:, j])
         correlations.append(
-            _correlation(_residual(friction, tau[:, j]), _residual(friction, full[:, j]))
+            _correlation(_residual(friction, tau[:, j]), _residual(friction, model_torque[:, j]))
         )
     return np.array(correlations)
 
@@ -425,17 +414,26 @@ def _nuisance_columns(dq: np.ndarray, ddq: np.ndarray, inertial: np.ndarray) -> 
     """``[ddq, dq, sign(dq), 1, inertial]`` of one joint, unit-norm columns (zero ones dropped).
 
     What the measured torque holds besides gravity: armature and diagonal inertia, viscous and
-    Coulomb friction, a torque offset, and the URDF's full inertial torque (coupling and
-    Coriolis terms, with a free scale). The Coulomb sign is 0 below 2 % of the joint's
-    99th-percentile speed, where the static friction of a joint at rest is anywhere in its band.
-    Unit norms keep the least squares well conditioned whatever the time unit makes of the
-    derivatives.
+    Coulomb friction, a torque offset (:func:`_friction_columns`), and the URDF's full inertial
+    torque (coupling and Coriolis terms, with a free scale). Unit norms keep the least squares
+    well conditioned whatever the time unit makes of the derivatives.
     """
+    return _unit_columns([ddq, *_friction_columns(dq).T, inertial])
+
+
+def _friction_columns(dq: np.ndarray) -> np.ndarray:
+    """``[dq, sign(dq), 1]`` of one joint, unit-norm columns (zero ones dropped): viscous and
+    Coulomb friction and a torque offset. The Coulomb sign is 0 below 2 % of the joint's
+    99th-percentile speed, where the static friction of a joint at rest is anywhere in its band.
+    Unchanged by the time unit of ``dq`` (relative threshold, unit norms)."""
     speed = float(np.percentile(np.abs(dq), 99.0))
     coulomb = np.where(np.abs(dq) > 0.02 * speed, np.sign(dq), 0.0)
-    columns = [ddq, dq, coulomb, np.ones_like(dq), inertial]
-    kept = [c / np.linalg.norm(c) for c in columns if np.linalg.norm(c) > 0.0]
-    return np.column_stack(kept)
+    return _unit_columns([dq, coulomb, np.ones_like(dq)])
+
+
+def _unit_columns(columns: list[np.ndarray]) -> np.ndarray:
+    """The non-zero ``columns`` scaled to unit norm, side by side."""
+    return np.column_stack([c / np.linalg.norm(c) for c in columns if np.linalg.norm(c) > 0.0])
 
 
 def _residual(columns: np.ndarray, y: np.ndarray) -> np.ndarray:
