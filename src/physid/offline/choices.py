@@ -110,7 +110,7 @@ def fit_context(
     estimation = config.estimation
     columns = excited_columns(training.system, base)
     ls = least_squares(training.system, columns, estimation.weighting)
-    joint = joint_prior(model, training.store, problem.prior,
+    joint = joint_prior(model, training.joint_observations(), problem.prior,
                         training.preprocessing.velocity_noise_std)  # fmt: skip
     return FitContext(ls.weights, ls.sigma2, joint, problem, estimation)
 
@@ -139,32 +139,33 @@ def choose_training(
     if nonlinear:  # the friction shapes are fitted after this choice: the folds would score
         candidates = candidates[:1]  # every cut-off with the wrong shapes; keep paper C's
     base = base_parameters(model)
-    observed: list[CandidateObservations] = []
     scores = []
-    for preprocessing in candidates:
+    several = len(candidates) > 1
+
+    def observe(preprocessing, scoring_only: bool) -> CandidateObservations:
         cutoff = preprocessing.filter.butterworth_cutoff_hz
         note(f"observations ({preprocessing.filter.method}"
              + (f", {cutoff:.3g} Hz)" if cutoff else ")"))  # fmt: skip
-        candidate = observe_candidate(
+        return observe_candidate(
             model, config, preprocessing, train, folds,
-            gravity_regressors=gravity_regressors, note=note,
+            gravity_regressors=gravity_regressors, note=note, scoring_only=scoring_only,
         )  # fmt: skip
-        observed.append(candidate)
-        if len(candidates) > 1:
-            training = candidate.training(0)
-            context = fit_context(training.model, training, config, base, problem)
-            scores.append(_score(f"{cutoff:.3g} Hz", training.model, training, context))
+
+    for preprocessing in candidates if several else ():
+        training = observe(preprocessing, scoring_only=True).training(0)
+        context = fit_context(training.model, training, config, base, problem)
+        cutoff = preprocessing.filter.butterworth_cutoff_hz
+        scores.append(_score(f"{cutoff:.3g} Hz", training.model, training, context))
     choices = []
     index = 0
     chosen_score = None
-    if len(candidates) > 1:
+    if several:
         choice = choose("Butterworth cut-off", scores)
         choices.append(choice)
         index = choice.chosen
         chosen_score = scores[index]
-    chosen = observed[index]
-    del observed  # the other candidates' stores
-    chosen = _with_choice_notes(chosen, choices)
+    # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
+    chosen = _with_choice_notes(observe(candidates[index], scoring_only=False), choices)
     deadband_index = 0
     if len(chosen.models) > 1:
         note("Coulomb deadband")

@@ -32,11 +32,12 @@ decided combination is ``fc s + offset`` with ``s`` the sign it moved with;
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from physid.offline.store import ObservationStore
+from physid.offline.observations import Observations
 from physid.robot.model import RobotModel, is_revolute
 
 JOINT_TERM_PRIOR_RELATIVE = 1.0  # std of a term's torque / the joint's RMS torque
@@ -114,22 +115,37 @@ class JointPrior:
         }
 
 
-def _column_statistics(model: RobotModel, store: ObservationStore):
-    """Per joint RMS torque (n,), per joint-term column RMS on the row it acts on most (t,),
-    and the velocities of every stored row (M, n)."""
-    n_inertial = model.layout.n_inertial
-    tau2 = np.zeros(model.n_joints)
-    column2 = None
-    speeds, rows = [], 0
-    for chunk in store:
-        tau2 += np.sum(chunk.tau**2, axis=0)
-        block = chunk.W[:, :, n_inertial:]
-        square = np.sum(block**2, axis=0)  # (n, t)
-        column2 = square if column2 is None else column2 + square
-        speeds.append(chunk.dq)
-        rows += len(chunk.tau)
-    rows = max(rows, 1)
-    return np.sqrt(tau2 / rows), np.sqrt(column2 / rows), np.concatenate(speeds)
+class ColumnStatistics:
+    """What the joint-term prior reads of the training observations, accumulated chunk by
+    chunk: per joint RMS torque (n,), per joint-term column RMS on each joint's row (n, t), and
+    the velocities of every row (M, n)."""
+
+    def __init__(self, n_inertial: int) -> None:
+        self.n_inertial = n_inertial
+        self._tau2: np.ndarray | None = None
+        self._column2: np.ndarray | None = None
+        self._speeds: list[np.ndarray] = []
+        self._rows = 0
+
+    def add(self, chunk: Observations) -> None:
+        tau2 = np.sum(chunk.tau**2, axis=0)
+        column2 = np.sum(chunk.W[:, :, self.n_inertial :] ** 2, axis=0)  # (n, t)
+        self._tau2 = tau2 if self._tau2 is None else self._tau2 + tau2
+        self._column2 = column2 if self._column2 is None else self._column2 + column2
+        self._speeds.append(chunk.dq)
+        self._rows += len(chunk.tau)
+
+    @classmethod
+    def of(cls, model: RobotModel, chunks: Iterable[Observations]) -> ColumnStatistics:
+        statistics = cls(model.layout.n_inertial)
+        for chunk in chunks:
+            statistics.add(chunk)
+        return statistics
+
+    def values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = max(self._rows, 1)
+        return (np.sqrt(self._tau2 / rows), np.sqrt(self._column2 / rows),
+                np.concatenate(self._speeds))  # fmt: skip
 
 
 def joint_motion(dq: np.ndarray, threshold: np.ndarray) -> list[JointMotion]:
@@ -147,17 +163,20 @@ def joint_motion(dq: np.ndarray, threshold: np.ndarray) -> list[JointMotion]:
 
 def joint_prior(
     model: RobotModel,
-    store: ObservationStore,
+    observations: Iterable[Observations] | ColumnStatistics,
     mean: np.ndarray,
     velocity_noise_std: np.ndarray | None,
     *,
     scale: float = 1.0,
 ) -> JointPrior:
-    """The joint-term prior of ``model`` on these training observations (module docstring);
-    ``scale`` multiplies every standard deviation."""
+    """The joint-term prior of ``model`` on these training observations (chunks, such as an
+    :class:`~.store.ObservationStore`, or their statistics; module docstring); ``scale``
+    multiplies every standard deviation."""
     layout = model.layout
     n_inertial = layout.n_inertial
-    torque_rms, column_rms, dq = _column_statistics(model, store)
+    if not isinstance(observations, ColumnStatistics):
+        observations = ColumnStatistics.of(model, observations)
+    torque_rms, column_rms, dq = observations.values()
     std = np.full(layout.size, np.nan)
     held = np.zeros(layout.size, dtype=bool)
     floor = 1e-6 * max(float(np.max(torque_rms)), 1e-9)

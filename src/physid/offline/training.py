@@ -22,6 +22,7 @@ from physid.files.config import AUTO_DEADBAND, IdentifyConfig
 from physid.offline.crossval import RawRows, raw_rows
 from physid.offline.deadband import candidate_models
 from physid.offline.folds import FoldAccumulator, FoldPlan, combine
+from physid.offline.joint_prior import ColumnStatistics
 from physid.offline.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.offline.metrics import FitMetrics, MetricsAccumulator
 from physid.offline.observations import Observations, observation_chunks
@@ -44,6 +45,12 @@ class TrainingData:
     system: ReducedSystem
     folds: list[ReducedSystem]
     rows: list[RawRows]
+    # what the joint-term prior reads, when the chunks were not stored (a scoring pass)
+    statistics: ColumnStatistics | None = None
+
+    def joint_observations(self) -> ObservationStore | ColumnStatistics:
+        """The observations the joint-term prior is computed from (:func:`.joint_prior`)."""
+        return self.store if self.statistics is None else self.statistics
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,7 @@ class CandidateObservations:
     rows: list[RawRows]
     n_inertial: int
     blocks: bool  # the stored chunks carry one joint-term block per model
+    statistics: ColumnStatistics | None = None  # of model 0, when no chunk was stored
 
     def training(self, index: int, *, extras: bool = False) -> TrainingData:
         """The observations under joint-term model ``index``; ``extras``: the whole system
@@ -67,8 +75,9 @@ class CandidateObservations:
             store = store.mapped(_with_joint_terms(self.n_inertial, index))
         folds = self.folds[index]
         whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
+        statistics = self.statistics if index == 0 else None
         return TrainingData(self.models[index], self.preprocessing, store, whole, folds,
-                            self.rows)  # fmt: skip
+                            self.rows, statistics)  # fmt: skip
 
 
 def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], Observations]:
@@ -103,9 +112,16 @@ def observe_candidate(
     *,
     gravity_regressors: bool,
     note: Callable[[str], None],
+    scoring_only: bool = False,
 ) -> CandidateObservations:
     """Observe, store and reduce (per fold) the training recordings under one preprocessing,
-    with every automatic-deadband candidate's joint-term block built in the same pass."""
+    with every automatic-deadband candidate's joint-term block built in the same pass.
+
+    ``scoring_only``: what the cut-off's cross-validation reads and nothing more — the fold
+    systems under the narrowest deadband only, no stored chunks, no gravity regressors (the
+    chosen cut-off is observed again in full). The candidates that lose would otherwise each
+    keep their whole decimated regressor with five joint-term blocks (KUKA LWR4+ files 2 + 3:
+    253 MB for the 37.4 Hz candidate, spilled to disk) and reduce all five per fold."""
     options = preprocessing.filter
     noise = preprocessing.velocity_noise_std
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
@@ -114,8 +130,13 @@ def observe_candidate(
     if not given and noise is not None:
         rms_speed = np.sqrt(np.mean(np.concatenate([r.dq for r in rows]) ** 2, axis=0))
         candidates = candidate_models(model, rms_speed, noise)
+        if scoring_only:
+            candidates = candidates[:1]
+    if scoring_only:
+        gravity_regressors = False
     n_inertial = model.layout.n_inertial
     store = ObservationStore()
+    statistics = ColumnStatistics(n_inertial) if scoring_only else None
     sums = [FoldAccumulator(folds) for _ in candidates or [model]]
     for k, recording in enumerate(train):
         chunks = observation_chunks(
@@ -127,18 +148,23 @@ def observe_candidate(
             progress=note,
         )
         for chunk in map(lambda c: without_unfitted(c, model.fitted), chunks):  # noqa: C417
-            store.append(chunk, k)
+            if not scoring_only:
+                store.append(chunk, k)
             if not candidates:
                 sums[0].add(k, chunk.t, chunk.W, chunk.tau, chunk.G)
-            for total, block in zip(sums, chunk.joint_terms, strict=False):
+                if statistics is not None:
+                    statistics.add(chunk)
+            for index, (total, block) in enumerate(zip(sums, chunk.joint_terms, strict=False)):
                 W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
                 total.add(k, chunk.t, W, chunk.tau, chunk.G)
+                if statistics is not None and index == 0:
+                    statistics.add(replace(chunk, W=W, joint_terms=()))
     fitted = None if np.all(model.fitted) else model.fitted
     fold_systems = [
         [replace(system, fitted=fitted) for system in total.systems()] for total in sums
     ]
     return CandidateObservations(candidates or [model], preprocessing, store, fold_systems, rows,
-                                 n_inertial, bool(candidates))  # fmt: skip
+                                 n_inertial, bool(candidates), statistics)  # fmt: skip
 
 
 def gravity_shifted(
