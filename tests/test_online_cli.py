@@ -195,7 +195,8 @@ def test_help_documents_every_option():
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     for option, help_text in (
-        ("--urdf", "Robot model (URDF)"),
+        ("--urdf", "Robot model (URDF or MJCF)"),
+        ("--model", "Robot model (URDF or MJCF)"),
         ("--data", "Recording: CSV"),
         ("--body", "Joint whose body is estimated online"),
         ("--config", "YAML filter settings"),

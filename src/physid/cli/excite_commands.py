@@ -7,16 +7,14 @@ from pathlib import Path
 import click
 import numpy as np
 
-from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in
+from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file_option
 
 
 @click.command("excite")
-@click.option(
-    "--urdf",
-    required=True,
-    type=EXISTING_FILE,
-    help="The robot: kinematics, nominal inertias (for the torques) and joint limits "
-    "(<limit lower upper velocity effort>).",
+@robot_file_option(
+    "The robot: kinematics, nominal inertias (for the torques) and joint limits "
+    "(<limit lower upper velocity effort>). An MJCF (MuJoCo XML) works too: the kind is read "
+    "from the file."
 )
 @click.option(
     "--config",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, OUTPUT_FILE
+from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, robot_file_option
 
 
 @click.command("export")
@@ -17,11 +17,9 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE
     type=EXISTING_FILE,
     help="params.json written by physid identify.",
 )
-@click.option(
-    "--urdf",
-    required=True,
-    type=EXISTING_FILE,
-    help="The URDF the parameters were identified with (its kinematics are kept).",
+@robot_file_option(
+    "The URDF or MJCF (MuJoCo XML) the parameters were identified with: its kinematics, "
+    "and for an MJCF its meshes, actuators, contacts and defaults, are kept."
 )
 @click.option(
     "--format",

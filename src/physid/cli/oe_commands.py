@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, Notes, number_in
+from physid.cli.options import OUTPUT_DIR, Notes, number_in, robot_file_option
 
 NOISE_KEYS = (
     "encoder",
@@ -75,11 +75,10 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
 
 
 @click.command("oe")
-@click.option(
-    "--urdf",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Robot URDF. Its inertias are the initial guess and the prior.",
+@robot_file_option(
+    "Robot URDF or MJCF (MuJoCo XML; the kind is read from the file). Its inertias are "
+    "the initial guess and the prior.",
+    must_exist=False,
 )
 @click.option(
     "--floating",
@@ -224,9 +223,9 @@ def oe_command(
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
-    from physid.robot.model import load_urdf
+    from physid.robot.model import load_robot_file
 
-    model = load_urdf(urdf, floating_base=floating)
+    model = load_robot_file(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
     recording = read_recording(str(data), model)
     notes = Notes()

@@ -12,6 +12,7 @@ from physid.cli.options import (
     OUTPUT_DIR,
     OUTPUT_FILE,
     number_in,
+    robot_file_option,
     step_progress,
 )
 
@@ -66,11 +67,10 @@ def _print_identification(result, out: Path | None) -> None:
 
 
 @click.command("identify")
-@click.option(
-    "--urdf",
-    required=True,
-    type=EXISTING_FILE,
-    help="Robot description (kinematics and a priori inertias; meshes are not needed).",
+@robot_file_option(
+    "Robot description: URDF or MJCF (MuJoCo XML; the kind is read from the file): "
+    "kinematics and a priori inertias (an MJCF's damping, frictionloss and armature are the "
+    "joint terms' priors); meshes are not needed."
 )
 @click.option(
     "--data",
@@ -154,7 +154,7 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
 
 
 @click.command("validate")
-@click.option("--urdf", required=True, type=EXISTING_FILE, help="Robot description.")
+@robot_file_option("Robot description: URDF or MJCF (MuJoCo XML; the kind is read from the file).")
 @click.option(
     "--params",
     "params_path",

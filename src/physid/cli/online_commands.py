@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from physid.cli.options import OUTPUT_DIR
+from physid.cli.options import OUTPUT_DIR, robot_file_option
 
 FORMAT = "physid.online/1"
 SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estimate (status)
@@ -23,12 +23,10 @@ def register(group: click.Group) -> None:
 
 
 @click.command("online")
-@click.option(
-    "--urdf",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Robot model (URDF). Its inertias are the nominal model unless the config names a "
+@robot_file_option(
+    "Robot model (URDF or MJCF). Its inertias are the nominal model unless the config names a "
     "params.json (nominal_params).",
+    must_exist=False,
 )
 @click.option(
     "--data",

@@ -12,6 +12,14 @@ import click
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
+def robot_file_option(help_text: str, *, must_exist: bool = True) -> Callable:
+    """The robot description of a command: ``--urdf`` or its alias ``--model``, a URDF or an
+    MJCF file (the kind is read from the file: :func:`physid.robot.model.load_robot_file`),
+    passed as the parameter ``urdf``."""
+    kind = EXISTING_FILE if must_exist else click.Path(dir_okay=False, path_type=Path)
+    return click.option("--urdf", "--model", "urdf", required=True, type=kind, help=help_text)
+
+
 class OutputPath(click.ParamType):
     """An output folder or file, checked when the command line is parsed, so before any work
     (:mod:`physid.files.output_paths`): the one output-path check of every command. A bad path is

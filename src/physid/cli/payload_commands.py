@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in
+from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_option
 
 
 @click.command()
-@click.option("--urdf", type=EXISTING_FILE, required=True, help="Robot URDF (without payload).")
+@robot_file_option("Robot URDF or MJCF (MuJoCo XML), without the payload.")
 @click.option(
     "--params",
     type=EXISTING_FILE,

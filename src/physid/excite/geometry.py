@@ -30,6 +30,7 @@ import pinocchio as pin
 
 from physid.errors import InputError
 from physid.files.io import quiet_stderr
+from physid.robot.mjcf import is_mjcf
 from physid.robot.model import RobotModel
 
 
@@ -141,13 +142,17 @@ def collision_checker(
     joint positions (the middle of the ranges) at which already-close pairs are disabled."""
     urdf = Path(urdf)
     dirs = tuple(Path(d) for d in package_dirs)
-    text, notes = _collision_xml(urdf, dirs)
     model = robot.pin_model
     try:
         with quiet_stderr():  # urdfdom prints its complaints on descriptor 2; the note says why
-            geometry = pin.buildGeomFromUrdfString(
-                model, text, pin.COLLISION, package_dirs=[str(d) for d in dirs]
-            )
+            if is_mjcf(urdf):  # MuJoCo's geoms; mesh paths resolved by the MJCF itself
+                text, notes = "", []
+                geometry = pin.buildGeomFromMJCF(model, str(urdf), pin.COLLISION)
+            else:
+                text, notes = _collision_xml(urdf, dirs)
+                geometry = pin.buildGeomFromUrdfString(
+                    model, text, pin.COLLISION, package_dirs=[str(d) for d in dirs]
+                )
     except (ValueError, RuntimeError) as error:
         return None, [*notes, f"no self-collision check: the collision geometry did not load "
                       f"({' '.join(str(error).split())})"]  # fmt: skip

@@ -42,6 +42,13 @@ def write_export(
     params = read_params(params_path)
     if fmt == "urdf":
         from physid.export.urdf import export_urdf
+        from physid.robot.mjcf import is_mjcf
+
+        if is_mjcf(urdf):
+            raise InputError(
+                f"{urdf} is an MJCF: export it as MJCF (--format mjcf), into the same file's "
+                "structure; a URDF cannot be written from an MJCF"
+            )
 
         exported = export_urdf(urdf, params)
         text, notes = exported.to_string(), exported.notes
@@ -53,7 +60,7 @@ def write_export(
     else:
         from physid.export.mjcf import export_mjcf
 
-        exported = export_mjcf(urdf, params)
+        exported = export_mjcf(urdf, params, out)
         text, notes = exported.xml, exported.notes
     if any("coulomb_deadband" in terms for terms in params.joints.values()):
         notes.append("coulomb_deadband (a speed of the friction model, not a parameter): ignored")

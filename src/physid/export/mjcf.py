@@ -65,14 +65,24 @@ def _non_negative(value: float | None, what: str, notes: list[str]) -> float | N
     return float(value)
 
 
-def export_mjcf(urdf: str | Path, params: ParamsFile) -> MjcfExport:
-    """The robot of ``urdf`` with the parameters of ``params`` as MJCF text."""
+def export_mjcf(
+    urdf: str | Path, params: ParamsFile, out: str | Path | None = None
+) -> MjcfExport:
+    """The robot of ``urdf`` with the parameters of ``params`` as MJCF text; a robot given as
+    MJCF is edited in place of its own file (:mod:`physid.export.mjcf_edit`; ``out``: where the
+    text will be written, for its relative paths)."""
     try:
         import mujoco
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
             "MJCF export needs MuJoCo: pip install 'physid[mujoco]' (or pip install mujoco)"
         ) from None
+    from physid.robot.mjcf import is_mjcf
+
+    if is_mjcf(urdf):
+        from physid.export.mjcf_edit import export_into_mjcf
+
+        return MjcfExport(*export_into_mjcf(urdf, params, out))
     edited = export_urdf(urdf, params)
     notes = [n for n in edited.notes if "(MJCF: joint armature)" not in n]
     try:

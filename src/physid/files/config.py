@@ -27,7 +27,7 @@ from physid.robot.model import (
     RobotModel,
     Transmission,
     build_robot_model,
-    load_urdf,
+    load_robot_file,
     refuse_mimic_joints,
 )
 
@@ -457,7 +457,7 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     keep = config.joints
     if keep is not None:
         keep = tuple(keep) + tuple(j for j in recorded if j not in keep)
-    pin_model, _, notes = lock_joints(load_urdf(urdf), keep, positions, str(urdf))
+    pin_model, _, notes = lock_joints(load_robot_file(urdf), keep, positions, str(urdf))
     refuse_mimic_joints(pin_model, urdf)
     joint_names = tuple(pin_model.names[1:])
     for joint in recorded:

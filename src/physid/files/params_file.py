@@ -393,12 +393,20 @@ def standard_parameters(model: RobotModel, params: ParamsFile) -> np.ndarray:
 
 
 def apply_inertias(pin_model: pin.Model, params: ParamsFile) -> pin.Model:
-    """A copy of a Pinocchio model whose bodies named in ``params`` get its inertias."""
+    """A copy of a Pinocchio model whose bodies named in ``params`` get its inertias.
+
+    A joint whose identified terms include an armature gets the model's own armature (an
+    MJCF's, which Pinocchio's dynamics include) set to 0: the identified one is applied with
+    the other joint terms, and would otherwise be counted twice."""
     model = pin_model.copy()
     for joint, pi in params.bodies.items():
         if not model.existJointName(joint):
             raise InputError(f"bodies.{joint}: no such joint in the model", source=params.source)
         model.inertias[model.getJointId(joint)] = pin_inertia(pi)
+    for joint, terms in params.joints.items():
+        if "armature" in terms and model.existJointName(joint):
+            joint_model = model.joints[model.getJointId(joint)]
+            model.armature[joint_model.idx_v : joint_model.idx_v + joint_model.nv] = 0.0
     if params.gravity is not None:
         model.gravity = pin.Motion(params.gravity, np.zeros(3))
     return model

@@ -289,6 +289,16 @@ def gravity_of(model: RobotModel) -> np.ndarray:
     return np.array(model.pin_model.gravity.linear, dtype=float)
 
 
+def load_robot_file(path: str | Path, *, floating_base: bool = False) -> pin.Model:
+    """The robot of a URDF or an MJCF file (the kind read from the file's root element:
+    :func:`load_urdf`, :func:`physid.robot.mjcf.load_mjcf`)."""
+    from physid.robot.mjcf import is_mjcf, load_mjcf
+
+    if is_mjcf(path):
+        return load_mjcf(path, floating_base=floating_base)
+    return load_urdf(path, floating_base=floating_base)
+
+
 def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     """Parse a URDF (kinematics and inertias only; meshes are never loaded).
 
@@ -367,7 +377,10 @@ def mimic_joints(path: str | Path) -> dict[str, str]:
     import xml.etree.ElementTree as ET
 
     from physid.files.io import read_text_file
+    from physid.robot.mjcf import is_mjcf
 
+    if is_mjcf(path):  # joint couplings of an MJCF are refused when it is loaded
+        return {}
     try:
         root = ET.fromstring(read_text_file(path, "URDF"))
     except ET.ParseError as error:
@@ -500,8 +513,9 @@ def _deadband_per_joint(
 
 
 def robot_from_urdf(path: str | Path, **options) -> RobotModel:
-    """Load a URDF and build its :class:`RobotModel` (options as :func:`build_robot_model`)."""
-    pin_model = load_urdf(path)
+    """Load a URDF (or an MJCF) and build its :class:`RobotModel` (options as
+    :func:`build_robot_model`)."""
+    pin_model = load_robot_file(path)
     refuse_mimic_joints(pin_model, path)
     return build_robot_model(pin_model, source=str(path), **options)
 

@@ -1,0 +1,196 @@
+"""Identified parameters written back into the user's own MJCF (issue 26 item 2).
+
+A robot described in MJCF (:mod:`physid.robot.mjcf`) is exported by editing that file's XML,
+so that everything physid did not identify stays as the user wrote it — meshes, actuators,
+contacts, defaults and classes, sensors, comments, number formatting:
+
+- the body that carries each identified joint gets an explicit ``<inertial pos mass
+  fullinertia>`` with the identified values, moved from the joint frame (where ``params.json``
+  holds them) into the body frame; bodies welded to it without a joint of their own, which
+  Pinocchio fuses into the same rigid body, get a massless ``<inertial>`` so that their mass is
+  not counted twice (the identified body is their sum);
+- the joint gets ``damping`` (viscous), ``frictionloss`` (Coulomb; a sigmoid or Stribeck joint its
+  high-speed equivalent) and ``armature`` as attributes, which override the defaults' values;
+- ``<option gravity>`` becomes the gravity of training (an estimated base tilt);
+- ``<compiler inertiafromgeom="true">`` (geoms override explicit inertials) becomes ``auto``;
+- written to another folder, the relative ``<include file>``, ``meshdir`` and ``texturedir`` are
+  made absolute so the meshes are still found.
+
+The result is compiled by MuJoCo and its body masses are compared with ``params.json``.
+Not representable: torque offsets, coupled-motor terms, the Coulomb deadband.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from physid.body.inertia import mass_com_inertia_from_pi, pin_inertia
+from physid.errors import InputError
+from physid.export.urdf import linear_friction
+from physid.files.params_file import ParamsFile
+
+
+def _numbers(values) -> str:
+    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
+
+
+def _parse(path: Path) -> ET.ElementTree:
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    try:
+        return ET.parse(path, parser)
+    except ET.ParseError as error:
+        raise InputError(f"cannot parse MJCF: {error}", source=str(path)) from None
+
+
+def _body_of_joint(root: ET.Element, joint: str, source: str) -> ET.Element:
+    """The ``<body>`` whose own ``<joint>`` is named ``joint`` (in this file, not an include)."""
+    for body in root.iter("body"):
+        if any(j.get("name") == joint for j in body.findall("joint")):
+            return body
+    raise InputError(
+        f"joint '{joint}' of params.json is not a <joint> of this file (defined in an "
+        "<include>d file, or another robot): the export edits the file given",
+        source=source,
+    )
+
+
+def _welded_children(body: ET.Element) -> list[ET.Element]:
+    """Bodies below ``body`` rigidly attached to it (no joint between)."""
+    welded = []
+    for child in body.findall("body"):
+        if child.find("joint") is None and child.find("freejoint") is None:
+            welded.append(child)
+            welded.extend(_welded_children(child))
+    return welded
+
+
+def _set_inertial(body: ET.Element, mass: float, com, inertia: np.ndarray) -> None:
+    inertial = body.find("inertial")
+    if inertial is None:
+        inertial = ET.Element("inertial")
+        body.insert(0, inertial)
+    inertial.attrib.clear()
+    inertial.set("pos", _numbers(com))
+    inertial.set("mass", repr(float(mass)))
+    if mass == 0.0:  # MuJoCo wants positive eigenvalues of a fullinertia, not of a diagonal
+        inertial.set("diaginertia", "0 0 0")
+        return
+    full = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
+            inertia[1, 2]]  # fmt: skip
+    inertial.set("fullinertia", _numbers(full))
+
+
+def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> None:
+    for include in root.iter("include"):
+        file = include.get("file")
+        if file and not os.path.isabs(file):
+            include.set("file", str((source_dir / file).resolve()))
+    compiler = root.find("compiler")
+    if compiler is None:
+        compiler = ET.Element("compiler")
+        root.insert(0, compiler)
+    for key in ("meshdir", "texturedir"):
+        given = compiler.get(key) or compiler.get("assetdir") or ""
+        if not os.path.isabs(given):
+            compiler.set(key, str((source_dir / given).resolve()))
+    notes.append(f"written outside {source_dir}: <include>, meshdir and texturedir made absolute")
+
+
+def export_into_mjcf(
+    mjcf: str | Path, params: ParamsFile, out: str | Path | None = None
+) -> tuple[str, list[str]]:
+    """The user's MJCF text with the parameters of ``params`` (module docstring), and notes."""
+    import mujoco
+
+    from physid.robot.mjcf import load_mjcf
+
+    mjcf = Path(mjcf)
+    source = str(mjcf)
+    pm = load_mjcf(mjcf)
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, pin.neutral(pm))
+    tree = _parse(mjcf)
+    root = tree.getroot()
+    notes: list[str] = []
+    for joint, pi in params.bodies.items():
+        if not pm.existJointName(joint):
+            raise InputError(f"bodies.{joint}: no such joint in the MJCF", source=params.source)
+        body = _body_of_joint(root, joint, source)
+        name = body.get("name")
+        joint_in_body = pd.oMf[pm.getFrameId(name, pin.FrameType.BODY)].actInv(
+            pd.oMi[pm.getJointId(joint)]
+        )
+        mass, com, inertia = mass_com_inertia_from_pi(
+            joint_in_body.act(pin_inertia(pi)).toDynamicParameters()
+        )
+        _set_inertial(body, mass, com, inertia)
+        for welded in _welded_children(body):
+            _set_inertial(welded, 0.0, np.zeros(3), np.zeros((3, 3)))
+            notes.append(
+                f"body '{welded.get('name')}' is welded to '{name}': the identified inertia of "
+                f"'{joint}' is their sum, written on '{name}' ('{welded.get('name')}' massless)"
+            )
+    for name in params.joints:
+        terms = linear_friction(params, name, notes)
+        element = next((j for j in root.iter("joint") if j.get("name") == name), None)
+        if element is None:
+            raise InputError(f"joints.{name}: not a <joint> of this file", source=source)
+        for key, mjcf_key in (("viscous", "damping"), ("coulomb", "frictionloss"),
+                              ("armature", "armature")):  # fmt: skip
+            value = terms.get(key)
+            if value is None:
+                continue
+            if value < 0:
+                notes.append(f"joint {name}: {key} {value:.6g} < 0: MuJoCo needs >= 0, left at 0")
+                value = 0.0
+            element.set(mjcf_key, repr(float(value)))
+        if terms.get("offset"):
+            notes.append(f"joint {name}: offset {terms['offset']:.6g} N m: no MJCF field")
+    compiler = root.find("compiler")
+    if compiler is not None and compiler.get("inertiafromgeom") == "true":
+        compiler.set("inertiafromgeom", "auto")
+        notes.append("compiler inertiafromgeom 'true' (geoms override <inertial>) set to 'auto'")
+    if params.gravity is not None:
+        option = root.find("option")
+        if option is None:
+            option = ET.Element("option")
+            root.insert(0, option)
+        option.set("gravity", _numbers(params.gravity))
+    if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
+        _absolute_paths(root, mjcf.resolve().parent, notes)
+    unidentified = [pm.names[k] for k in range(1, pm.njoints)
+                    if pm.names[k] not in params.bodies and pm.inertias[k].mass > 0]  # fmt: skip
+    if unidentified:
+        notes.append(
+            f"bodies of joints not in params.json kept as in the file: {', '.join(unidentified)} "
+            "(a joint locked for the identification: its mass is also in its parent's body)"
+        )
+    _check_masses(root, mjcf, params, mujoco)
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n", notes
+
+
+def _check_masses(root: ET.Element, mjcf: Path, params: ParamsFile, mujoco) -> None:
+    """MuJoCo compiles the edited file (paths made absolute for it), and the body of each
+    identified joint weighs what ``params.json`` says."""
+    import copy
+
+    checked = copy.deepcopy(root)
+    _absolute_paths(checked, mjcf.resolve().parent, [])
+    try:
+        model = mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
+    except ValueError as error:
+        raise InputError(
+            f"MuJoCo rejects the exported model: {' '.join(str(error).split())}", source=str(mjcf)
+        ) from None
+    for joint, pi in params.bodies.items():
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
+        mass = float(model.body_mass[model.jnt_bodyid[j]])
+        if not np.isclose(mass, pi[0], rtol=1e-9, atol=1e-12):
+            raise InputError(f"the exported body of '{joint}' weighs {mass:.9g} kg in MuJoCo, "
+                             f"not {pi[0]:.9g} kg: not exported", source=str(mjcf))  # fmt: skip

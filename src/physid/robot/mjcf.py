@@ -1,0 +1,258 @@
+"""A robot described in MJCF (MuJoCo's XML), as the Pinocchio model physid identifies.
+
+Two readers, each doing what it does well: Pinocchio's MJCF parser builds the kinematic tree
+(joint frames, axes, names as in the MJCF), and MuJoCo compiles the file as MuJoCo itself would
+simulate it — defaults and classes, ``<include>``, angles in degrees, inertias derived from
+geoms or meshes (``inertiafromgeom``), bodies welded to their parent. The body inertias and the
+joints' ``damping``, ``frictionloss`` and ``armature`` are then taken from MuJoCo's compiled
+model: each MuJoCo body's inertia is moved into the frame of the Pinocchio joint that carries
+it (a body without joints rides on its nearest jointed ancestor, as Pinocchio fuses it) and
+summed. Those joint terms become the priors of viscous friction, Coulomb friction and armature
+(:meth:`physid.robot.model.RobotModel.prior_parameters`).
+
+The result is checked against MuJoCo before it is used: at random states the inverse dynamics
+of the Pinocchio model (plus armature) must equal MuJoCo's ``mj_inverse`` with constraints,
+damping and springs switched off (:func:`check_against_mujoco`). An MJCF feature that the rigid
+chain cannot hold (tendons, joint springs, equality couplings, a joint ``ref``, ball joints in an
+arm) is refused by name instead of being identified wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from physid.errors import InputError
+
+# Relative agreement of the Pinocchio model with mj_inverse below which the MJCF is accepted.
+# Both compute the same rigid-body dynamics in double precision (measured: 1e-13 relative).
+AGREEMENT_RELATIVE = 1e-8
+ROOT_JOINT = "root_joint"  # the floating base added to a model without a free joint
+
+
+def is_mjcf(path: str | Path) -> bool:
+    """True when the file's root element is ``<mujoco>`` (the kind is read, not guessed from
+    the suffix: both MJCF and URDF files are ``.xml`` in the wild)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    body = head.split("?>", 1)[-1] if head.lstrip().startswith("<?xml") else head
+    while "<!--" in body and body.lstrip().startswith("<!--"):
+        body = body.split("-->", 1)[-1]
+    return body.lstrip().startswith("<mujoco")
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise InputError(
+            "reading an MJCF model needs MuJoCo: pip install 'physid[mujoco]' (or mujoco)"
+        ) from None
+    return mujoco
+
+
+def compile_mjcf(path: str | Path):
+    """MuJoCo's compiled model of the file (``mujoco.MjModel``), or one error line."""
+    mujoco = _mujoco()
+    try:
+        return mujoco.MjModel.from_xml_path(str(path))
+    except ValueError as error:
+        message = " ".join(str(error).split())
+        raise InputError(f"MuJoCo cannot load the MJCF: {message}", source=str(path)) from None
+
+
+def _refuse_unsupported(mj, source: str) -> None:
+    """Features of the MJCF that a chain of rigid bodies with joint friction cannot hold."""
+    mujoco = _mujoco()
+    name = lambda kind, k: mujoco.mj_id2name(mj, kind, k) or f"#{k}"  # noqa: E731
+    joint_kind = mujoco.mjtObj.mjOBJ_JOINT
+    for j in range(mj.njnt):
+        kind = int(mj.jnt_type[j])  # numpy ints do not compare equal to the enum in a tuple
+        if kind == int(mujoco.mjtJoint.mjJNT_BALL):
+            raise InputError(
+                f"joint '{name(joint_kind, j)}' is a ball joint: physid models revolute and "
+                "prismatic joints (and a free base)",
+                source=source,
+            )
+        if kind in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+            if mj.qpos0[mj.jnt_qposadr[j]] != 0.0:
+                raise InputError(
+                    f"joint '{name(joint_kind, j)}' has ref={mj.qpos0[mj.jnt_qposadr[j]]:g}: "
+                    "positions measured from a reference other than the body frame are not "
+                    "supported; remove ref and rotate the body instead",
+                    source=source,
+                )
+            if mj.jnt_stiffness[j] != 0.0:
+                raise InputError(
+                    f"joint '{name(joint_kind, j)}' has a spring (stiffness "
+                    f"{mj.jnt_stiffness[j]:g}): not part of physid's joint model",
+                    source=source,
+                )
+            if not mujoco.mj_id2name(mj, joint_kind, j):
+                raise InputError(
+                    f"joint #{j} (body '{name(mujoco.mjtObj.mjOBJ_BODY, mj.jnt_bodyid[j])}') has "
+                    "no name: the recording's columns name joints, so every joint needs one",
+                    source=source,
+                )
+    if mj.ntendon:
+        raise InputError(f"the model has {mj.ntendon} tendon(s): tendon forces are not part of "
+                         "physid's joint model", source=source)  # fmt: skip
+    for k in range(mj.neq):
+        if int(mj.eq_type[k]) in (int(mujoco.mjtEq.mjEQ_JOINT), int(mujoco.mjtEq.mjEQ_TENDON)):
+            raise InputError(
+                f"equality constraint '{name(mujoco.mjtObj.mjOBJ_EQUALITY, k)}' couples joints: "
+                "coupled (mimic) joints are not supported; remove it and record every joint",
+                source=source,
+            )
+
+
+def _spatial_inertia(mass: float, com: np.ndarray, rotation: np.ndarray, principal: np.ndarray):
+    """Pinocchio inertia of a body with principal moments ``principal`` about axes ``rotation``
+    (columns) at ``com``, all in one frame."""
+    about_com = rotation @ np.diag(principal) @ rotation.T
+    return pin.Inertia(float(mass), np.asarray(com, float), 0.5 * (about_com + about_com.T))
+
+
+def _inertias_from_mujoco(pm: pin.Model, mj) -> list[pin.Inertia]:
+    """Per Pinocchio joint, the inertia of the MuJoCo bodies it carries, in the joint frame.
+
+    Each body's inertia is read in its own frame (MuJoCo's ``body_ipos``, ``body_iquat``,
+    ``body_inertia``) and placed through the Pinocchio frame of the same body name, so the two
+    libraries' world frames need not agree (Pinocchio drops the placement of bodies welded to
+    the world)."""
+    mujoco = _mujoco()
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, pin.neutral(pm))
+    inertias = [pin.Inertia.Zero() for _ in range(pm.njoints)]
+    for body in range(1, mj.nbody):
+        carrier = int(mj.body_weldid[body])
+        if mj.body_mass[body] == 0.0:
+            continue
+        if carrier == 0:  # welded to the world: on the base physid added, if any
+            if not pm.existJointName(ROOT_JOINT):
+                continue
+            joint_id = pm.getJointId(ROOT_JOINT)
+        else:
+            joint = int(mj.body_jntadr[carrier] + mj.body_jntnum[carrier] - 1)
+            joint_id = pm.getJointId(mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, joint))
+        name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, body)
+        if not name or not pm.existFrame(name, pin.FrameType.BODY):
+            raise InputError(f"body #{body} of the MJCF has mass but no name Pinocchio knows "
+                             "it by: name every body that has mass")  # fmt: skip
+        rotation = np.zeros(9)
+        mujoco.mju_quat2Mat(rotation, mj.body_iquat[body])
+        local = _spatial_inertia(
+            mj.body_mass[body], mj.body_ipos[body], rotation.reshape(3, 3), mj.body_inertia[body]
+        )
+        world = pd.oMf[pm.getFrameId(name, pin.FrameType.BODY)].act(local)
+        inertias[joint_id] += pd.oMi[joint_id].actInv(world)
+    return inertias
+
+
+def _joint_terms_from_mujoco(pm: pin.Model, mj) -> None:
+    """``damping``, ``frictionloss`` and ``armature`` of every joint, as MuJoCo compiled them."""
+    mujoco = _mujoco()
+    for joint_id in range(1, pm.njoints):
+        j = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, pm.names[joint_id])
+        if j < 0:
+            continue
+        dofs = slice(int(mj.jnt_dofadr[j]), int(mj.jnt_dofadr[j]) + pm.joints[joint_id].nv)
+        v = slice(pm.joints[joint_id].idx_v, pm.joints[joint_id].idx_v + pm.joints[joint_id].nv)
+        pm.damping[v] = mj.dof_damping[dofs]
+        pm.friction[v] = mj.dof_frictionloss[dofs]
+        pm.armature[v] = mj.dof_armature[dofs]
+
+
+def check_against_mujoco(pm: pin.Model, mj, source: str, samples: int = 5) -> float:
+    """Largest relative difference between the inverse dynamics of ``pm`` (its armature
+    included, as Pinocchio's RNEA does) and MuJoCo's
+    ``mj_inverse`` (constraints, damping and springs off) at random states; refuses the model
+    beyond :data:`AGREEMENT_RELATIVE`, naming the joint."""
+    mujoco = _mujoco()
+    if pm.nq != mj.nq or pm.nv != mj.nv:
+        raise InputError(
+            f"Pinocchio reads {pm.nv} degrees of freedom, MuJoCo {mj.nv}: an MJCF construct "
+            "physid cannot map", source=source)  # fmt: skip
+    check = mj  # the caller's compiled model: only its simulation flags are changed
+    check.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    check.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_DAMPER
+    check.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_SPRING
+    data, pd = mujoco.MjData(check), pm.createData()
+    rng = np.random.default_rng(0)
+    worst, where = 0.0, ""
+    free = pm.nq != pm.nv
+    for _ in range(samples):
+        q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq)) if free else \
+            rng.uniform(-1.0, 1.0, pm.nq)  # fmt: skip
+        v, a = rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+        qpos = q.copy()
+        if free:  # Pinocchio stores the quaternion x, y, z, w; MuJoCo w, x, y, z
+            qpos[3:7] = [q[6], q[3], q[4], q[5]]
+        data.qpos[:], data.qvel[:], data.qacc[:] = qpos, v, a
+        mujoco.mj_inverse(check, data)
+        expected = data.qfrc_inverse
+        got = pin.rnea(pm, pd, q, v, a)  # Pinocchio's RNEA includes the model's armature
+        scale = max(float(np.max(np.abs(expected))), 1e-9)
+        errors = np.abs(got - expected) / scale
+        if errors.max() > worst:
+            worst = float(errors.max())
+            where = _dof_name(pm, int(np.argmax(errors)))
+    if worst > AGREEMENT_RELATIVE:
+        raise InputError(
+            f"the MJCF's dynamics differ from MuJoCo's own by {worst:.2g} (relative) at joint "
+            f"'{where}': it uses a feature physid cannot represent",
+            source=source,
+        )
+    return worst
+
+
+def _dof_name(pm: pin.Model, dof: int) -> str:
+    for joint_id in range(1, pm.njoints):
+        start = pm.joints[joint_id].idx_v
+        if start <= dof < start + pm.joints[joint_id].nv:
+            return pm.names[joint_id]
+    return "?"
+
+
+def load_mjcf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
+    """The Pinocchio model of an MJCF file (module docstring), checked against MuJoCo.
+
+    ``floating_base``: the MJCF's own free joint is the floating base (as a URDF's added
+    ``root_joint``: position, then quaternion x, y, z, w); without one, one is added.
+    """
+    from physid.files.io import quiet_stderr
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"MJCF file not found: {path}")
+    mj = compile_mjcf(path)
+    _refuse_unsupported(mj, str(path))
+    mujoco = _mujoco()
+    has_free = bool(np.any(mj.jnt_type == int(mujoco.mjtJoint.mjJNT_FREE)))
+    try:
+        with quiet_stderr():
+            if floating_base and not has_free:
+                pm = pin.buildModelFromMJCF(str(path), pin.JointModelFreeFlyer(), ROOT_JOINT)
+            else:
+                pm = pin.buildModelFromMJCF(str(path))
+    except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(f"cannot parse MJCF: {message}", source=str(path)) from None
+    if has_free and not floating_base:
+        raise InputError(
+            "the MJCF's root body has a free joint: this command identifies a fixed-base robot; "
+            "remove the free joint (or use a floating-base command)",
+            source=str(path),
+        )
+    for joint_id, inertia in enumerate(_inertias_from_mujoco(pm, mj)):
+        if joint_id > 0:
+            pm.inertias[joint_id] = inertia
+    _joint_terms_from_mujoco(pm, mj)
+    if not (floating_base and not has_free):  # an added base has no MuJoCo twin to compare
+        check_against_mujoco(pm, mj, str(path))
+    return pm

@@ -1,0 +1,231 @@
+"""A robot described in MJCF (issue 26 item 2): Pinocchio's model from the MJCF against MuJoCo's
+own dynamics, refusals by name, and identify -> export -> MuJoCo end to end.
+
+The arm is written here in the style of MuJoCo Menagerie: defaults and classes, angles in
+degrees, inertias derived from geoms on some bodies and given on others, a body welded to its
+parent, a prismatic joint, damping / armature / frictionloss from the defaults, actuators. The
+truth of every check is MuJoCo (``mj_inverse``, its compiler), which shares no code with physid.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.errors import InputError
+from physid.robot.mjcf import is_mjcf, load_mjcf
+from physid.robot.model import load_robot_file
+
+ARM = """<mujoco model="menagerie_style_arm">
+  <!-- comment kept by the export -->
+  <compiler angle="degree" autolimits="true"/>
+  <option timestep="0.001"/>
+  <default>
+    <joint damping="0.8" armature="0.03" frictionloss="0.2"/>
+    <geom type="capsule" size="0.035" density="1100"/>
+    <default class="wrist">
+      <joint damping="0.15" armature="0.006" frictionloss="0.05"/>
+      <geom size="0.025"/>
+    </default>
+  </default>
+  <worldbody>
+    <body name="base" pos="0 0 0.08">
+      <geom type="cylinder" size="0.06 0.04"/>
+      <body name="link1" pos="0 0 0.07" euler="0 0 30">
+        <joint name="shoulder_pan" axis="0 0 1" range="-170 170"/>
+        <inertial pos="0.01 0 0.09" mass="2.4" diaginertia="0.021 0.019 0.006"/>
+        <geom fromto="0 0 0 0 0 0.18"/>
+        <body name="link2" pos="0 0.02 0.18" euler="90 0 0">
+          <joint name="shoulder_lift" axis="0 0 1" range="-120 120"/>
+          <geom fromto="0 0 0 0.32 0 0"/>
+          <body name="motor2" pos="0.32 0 0.02">
+            <geom type="cylinder" size="0.04 0.03" density="3000"/>
+          </body>
+          <body name="link3" pos="0.32 0 0" euler="0 0 -20">
+            <joint name="elbow" axis="0 0 1" class="wrist"/>
+            <inertial pos="0.12 0.01 0.003" mass="0.9"
+                      fullinertia="0.0021 0.011 0.0115 0.0002 0.0001 -0.0003"/>
+            <geom class="wrist" fromto="0 0 0 0.26 0 0"/>
+            <body name="tool" pos="0.26 0 0">
+              <joint name="extend" type="slide" axis="1 0 0" range="0 0.1" class="wrist"/>
+              <geom type="box" size="0.025 0.02 0.02" mass="0.35"/>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="m1" joint="shoulder_pan" gear="1"/>
+    <motor name="m2" joint="shoulder_lift" gear="1"/>
+    <motor name="m3" joint="elbow" gear="1"/>
+    <motor name="m4" joint="extend" gear="1"/>
+  </actuator>
+</mujoco>
+"""
+JOINTS = ("shoulder_pan", "shoulder_lift", "elbow", "extend")
+
+
+@pytest.fixture()
+def arm(tmp_path: Path) -> Path:
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM, encoding="utf-8")
+    return path
+
+
+def _mujoco_inverse(model, q, v, a) -> np.ndarray:
+    """MuJoCo's joint torques of the rigid chain with armature (no damping, no constraints)."""
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_DAMPER
+    data = mujoco.MjData(model)
+    data.qpos[:], data.qvel[:], data.qacc[:] = q, v, a
+    mujoco.mj_inverse(model, data)
+    return data.qfrc_inverse.copy()
+
+
+def test_pinocchio_from_the_mjcf_has_mujocos_dynamics(arm):
+    model = load_mjcf(arm)
+    reference = mujoco.MjModel.from_xml_path(str(arm))
+    assert [model.names[k] for k in range(1, model.njoints)] == list(JOINTS)
+    data = model.createData()
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = rng.uniform(-1.5, 1.5, 4) * [1, 1, 1, 0.05]
+        v, a = rng.normal(0, 2, 4), rng.normal(0, 5, 4)
+        expected = _mujoco_inverse(reference, q, v, a)
+        got = pin.rnea(model, data, q, v, a)  # includes the MJCF's armature
+        assert np.max(np.abs(got - expected)) < 1e-9 * max(1.0, np.max(np.abs(expected)))
+    # the joint terms come from the compiled defaults and classes
+    np.testing.assert_allclose(model.damping, [0.8, 0.8, 0.15, 0.15])
+    np.testing.assert_allclose(model.armature, [0.03, 0.03, 0.006, 0.006])
+    np.testing.assert_allclose(model.friction, [0.2, 0.2, 0.05, 0.05])
+    # the welded motor body rides on shoulder_lift: its mass is in that joint's body
+    welded = reference.body("motor2").mass[0] + reference.body("link2").mass[0]
+    assert model.inertias[model.getJointId("shoulder_lift")].mass == pytest.approx(welded, 1e-12)
+
+
+def test_the_kind_is_read_from_the_file_not_its_name(arm, tmp_path):
+    urdf_named = tmp_path / "robot.urdf"
+    urdf_named.write_text(ARM, encoding="utf-8")
+    assert is_mjcf(urdf_named)
+    assert load_robot_file(urdf_named).nv == 4
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (('name="elbow" axis="0 0 1"', 'name="elbow" type="ball"'), "ball joint"),
+        (('name="elbow" axis="0 0 1"', 'name="elbow" axis="0 0 1" ref="10"'), "ref="),
+        (('name="elbow" axis="0 0 1"', 'name="elbow" axis="0 0 1" stiffness="5"'), "spring"),
+        (
+            (
+                ('<joint name="elbow" ', "<joint "),
+                ('<motor name="m3" joint="elbow" gear="1"/>', ""),
+            ),
+            "no name",
+        ),
+        (
+            (
+                '<body name="base" pos="0 0 0.08">',
+                '<body name="base" pos="0 0 0.08"><freejoint name="f"/>',
+            ),
+            "free joint",
+        ),
+        (
+            (
+                "</actuator>",
+                '</actuator><equality><joint joint1="elbow" joint2="extend"/></equality>',
+            ),
+            "couples joints",
+        ),
+        (("<worldbody>", "<worldbody><bogus/>"), "MuJoCo cannot load"),
+    ],
+)
+def test_what_the_rigid_chain_cannot_hold_is_refused_by_name(tmp_path, edit, message):
+    path = tmp_path / "bad.xml"
+    text = ARM
+    for old, new in edit if isinstance(edit[0], tuple) else (edit,):
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=message) as caught:
+        load_mjcf(path)
+    assert "\n" not in str(caught.value) and "bad.xml" in str(caught.value)
+
+
+def _recording(path: Path, model, seed: int, noise: float = 0.02, seconds: float = 8.0) -> None:
+    """Joint torques along a Fourier trajectory from MuJoCo's own inverse dynamics, with the
+    MJCF's damping and a Coulomb term at its frictionloss, plus noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 0.002)
+    w = 2 * np.pi * 0.2
+    amplitude = rng.uniform(0.3, 0.9, (4, 3)) / np.arange(1, 4) * [[1], [1], [1], [0.04]]
+    phase = rng.uniform(0, 2 * np.pi, (4, 3))
+    k = np.arange(1, 4)
+    q = np.einsum("jk,tjk->tj", amplitude, np.sin(w * k * t[:, None, None] + phase))
+    dq = np.einsum("jk,tjk->tj", amplitude * w * k, np.cos(w * k * t[:, None, None] + phase))
+    ddq = np.einsum("jk,tjk->tj", -amplitude * (w * k) ** 2,
+                    np.sin(w * k * t[:, None, None] + phase))  # fmt: skip
+    q[:, 3] += 0.05
+    tau = np.array([_mujoco_inverse(model, *s) for s in zip(q, dq, ddq, strict=True)])
+    tau += model.dof_damping * dq + model.dof_frictionloss * np.tanh(dq / 0.01)
+    tau += rng.normal(0, noise, tau.shape)
+    header = ["t", *(f"q_{j}" for j in JOINTS), *(f"tau_{j}" for j in JOINTS)]
+    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=",".join(header),
+               comments="")  # fmt: skip
+
+
+def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
+    truth = mujoco.MjModel.from_xml_path(str(arm))
+    _recording(tmp_path / "train.csv", truth, seed=1)
+    _recording(tmp_path / "held_out.csv", truth, seed=2)
+    out = tmp_path / "identified"
+    runner = CliRunner()
+    train, held_out = str(tmp_path / "train.csv"), str(tmp_path / "held_out.csv")
+    run = runner.invoke(main, ["identify", "--model", str(arm), "--data", train,
+                               "--validate", held_out, "--out", str(out), "--quiet"])  # fmt: skip
+    assert run.exit_code in (0, 3), run.output
+    params = json.loads((out / "params.json").read_text())
+    # the noise is 0.02 N m on torques of ~1-10 N m: the held-out error is near that floor
+    assert params["fit"]["validation"]["relative_error"] < 0.02
+    priors = {j: params["joints"][j]["prior"] for j in JOINTS}
+    assert priors["elbow"]["viscous"] == pytest.approx(0.15)
+    assert priors["elbow"]["armature"] == pytest.approx(0.006)
+
+    exported = tmp_path / "export" / "arm_identified.xml"
+    exported.parent.mkdir()
+    run = runner.invoke(main, ["export", "--params", str(out / "params.json"), "--model",
+                               str(arm), "--out", str(exported), "--format", "mjcf"])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    text = exported.read_text()
+    assert "comment kept by the export" in text and 'class="wrist"' in text
+    assert '<motor name="m3" joint="elbow" gear="1"' in text  # actuators untouched
+    root = ET.fromstring(text)
+    assert root.find("compiler").get("angle") == "degree"  # the user's units stay
+    model = mujoco.MjModel.from_xml_path(str(exported))
+    for joint in JOINTS:
+        body = model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)]
+        assert model.body_mass[body] == pytest.approx(params["bodies"][joint]["mass"], 1e-9)
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
+        assert model.dof_damping[model.jnt_dofadr[j]] == pytest.approx(
+            max(params["joints"][joint]["viscous"], 0.0), abs=1e-12
+        )
+    assert model.body("motor2").mass[0] == 0.0  # welded: its mass is in shoulder_lift's body
+    # MuJoCo with the exported model predicts the held-out torque as physid does
+    held = np.loadtxt(tmp_path / "held_out.csv", delimiter=",", skiprows=1)
+    t, q, tau = held[:, 0], held[:, 1:5], held[:, 5:9]
+    dq = np.gradient(q, t, axis=0)
+    ddq = np.gradient(dq, t, axis=0)
+    rows = slice(50, -50, 10)
+    predicted = np.array([_mujoco_inverse(model, *s) for s in zip(q[rows], dq[rows], ddq[rows],
+                                                                 strict=True)])  # fmt: skip
+    predicted += model.dof_damping * dq[rows] + model.dof_frictionloss * np.sign(dq[rows])
+    error = np.linalg.norm(tau[rows] - predicted) / np.linalg.norm(tau[rows])
+    assert error < 0.05
