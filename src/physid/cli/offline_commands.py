@@ -8,9 +8,13 @@ from pathlib import Path
 import click
 
 from physid.cli.options import (
+    DATA_HELP,
+    DATA_SOURCE,
     EXISTING_FILE,
     OUTPUT_DIR,
     OUTPUT_FILE,
+    expand_logs,
+    log_options,
     number_in,
     robot_file_option,
     step_progress,
@@ -77,10 +81,10 @@ def _print_identification(result, out: Path | None) -> None:
     "data",
     required=True,
     multiple=True,
-    type=EXISTING_FILE,
+    type=DATA_SOURCE,
     help="Training recording: CSV/NPZ/Parquet following the trajectory contract "
     "(t, q_<joint>, tau_<joint> or i_<joint>, optional dq_/ddq_), or a YAML recording "
-    "manifest that maps other files onto it. Repeat for several experiments.",
+    "manifest that maps other files onto it. Repeat for several experiments." + DATA_HELP,
 )
 @click.option(
     "--config",
@@ -95,7 +99,7 @@ def _print_identification(result, out: Path | None) -> None:
     "--validate",
     "validate",
     multiple=True,
-    type=EXISTING_FILE,
+    type=DATA_SOURCE,
     help="Held-out recording(s) to validate on. Without it, split.train_fraction of "
     "the config (if set) holds out the tail of each recording.",
 )
@@ -122,8 +126,11 @@ def _print_identification(result, out: Path | None) -> None:
     "'drive_gains: identify': the payload fixes the drive gains (Gautier & Briot 2014); the "
     "--data recordings (without it) then give the robot's parameters. Repeatable.",
 )
+@log_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, quiet) -> None:
+def identify_command(
+    urdf, data, config_path, validate, out, overwrite, loaded, topic, episodes, quiet
+) -> None:
     """Identify physically consistent dynamic parameters of a serial robot (paper C).
 
     Derivatives by Butterworth or Kalman smoothing, parallel decimation, base and essential
@@ -137,12 +144,14 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
     """
     from physid.workflows import run_identify
 
+    data = expand_logs(data, topic, episodes)
+    validate = expand_logs(validate, topic, episodes) if validate else []
     with step_progress("identify", quiet) as progress:
         result = run_identify(
             urdf,
-            list(data),
+            data,
             config_path=config_path,
-            validate=list(validate),
+            validate=validate,
             out_dir=out,
             progress=progress,
             overwrite=overwrite,
@@ -167,8 +176,8 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
     "data",
     required=True,
     multiple=True,
-    type=EXISTING_FILE,
-    help="Recording(s) to predict (contract file or recording manifest).",
+    type=DATA_SOURCE,
+    help="Recording(s) to predict (contract file or recording manifest)." + DATA_HELP,
 )
 @click.option(
     "--config",
@@ -185,8 +194,11 @@ def identify_command(urdf, data, config_path, validate, out, overwrite, loaded, 
     help="Also write the numbers printed (per-joint RMSE [N m] and relative error, the stacked "
     "relative error ||tau - tau_hat|| / ||tau||, per file and overall) to this JSON file.",
 )
+@log_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> None:
+def validate_command(
+    urdf, params_path, data, config_path, json_out, topic, episodes, quiet
+) -> None:
     """Predict measured torques with identified parameters and report the errors.
 
     Scored on the raw measured torque at every sample of each recording; positions are
@@ -199,7 +211,11 @@ def validate_command(urdf, params_path, data, config_path, json_out, quiet) -> N
 
     with step_progress("validate", quiet) as progress:
         report = run_validate(
-            urdf, params_path, list(data), config_path=config_path, progress=progress
+            urdf,
+            params_path,
+            expand_logs(data, topic, episodes),
+            config_path=config_path,
+            progress=progress,
         )
     if json_out is not None:
         write_json_atomic(json_out, report.as_dict())

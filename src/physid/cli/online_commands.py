@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from physid.cli.options import OUTPUT_DIR, robot_file_option
+from physid.cli.options import DATA_HELP, OUTPUT_DIR, expand_logs, log_options, robot_file_option
 
 FORMAT = "physid.online/1"
 SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estimate (status)
@@ -20,6 +20,17 @@ SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estima
 def register(group: click.Group) -> None:
     """Add this module's commands to the physid group."""
     group.add_command(online)
+
+
+def _one_table(data: Path, topic: str | None, episodes: tuple[int, ...], read_table):
+    """The recording of --data: a contract file or manifest, or one recording of a log."""
+    from physid.errors import InputError
+
+    items = expand_logs([data], topic, episodes)
+    if len(items) != 1:
+        raise InputError(f"{data}: {len(items)} recordings (episodes); the online filter "
+                         "replays one: select it with --episode")  # fmt: skip
+    return read_table(items[0]) if isinstance(items[0], Path) else items[0]
 
 
 @click.command("online")
@@ -31,10 +42,10 @@ def register(group: click.Group) -> None:
 @click.option(
     "--data",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Recording: CSV, .npz, .parquet or a YAML recording manifest with t, q_<joint>, "
     "dq_<joint>, tau_<joint> (+ base_* and f_/m_<frame>_* columns for a floating base; see "
-    "docs/online.md).",
+    "docs/online.md)." + DATA_HELP,
 )
 @click.option(
     "--body",
@@ -68,6 +79,7 @@ def register(group: click.Group) -> None:
     "a late transient). Either end may be empty ('5:' = from 5 s to the end). Default: the last "
     "quarter of the recording.",
 )
+@log_options
 @click.option(
     "--quiet",
     is_flag=True,
@@ -80,6 +92,8 @@ def online(
     config: Path | None,
     out: Path,
     summary_window: str | None,
+    topic: str | None,
+    episodes: tuple[int, ...],
     quiet: bool,
 ) -> None:
     """Replay a recording through the online inertial filter of paper E.
@@ -105,7 +119,7 @@ def online(
     settings = load_online_config(config)
     model = load_model(urdf, settings)
     filt, friction_notes = make_filter(model, bodies, settings)
-    table = read_table(data)
+    table = _one_table(data, topic, episodes, read_table)
     check_table(table)
     signals = signals_from_table(table, model, settings.contact_frames)
     check_replayable(signals, settings.acceleration_window)

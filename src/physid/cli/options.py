@@ -12,6 +12,56 @@ import click
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
+# A recording: a file, or the folder of a ROS 2 bag or a LeRobot dataset (physid.recordings.logs)
+DATA_SOURCE = click.Path(exists=True, path_type=Path)
+DATA_HELP = (
+    " A ROS 2 bag (folder, .mcap or .db3; sensor_msgs/JointState, see --topic) or a LeRobot "
+    "dataset folder (one recording per episode, see --episode) is read as well."
+)
+
+
+def log_options(command: Callable) -> Callable:
+    """``--topic`` and ``--episode``: which part of a ROS 2 bag or LeRobot dataset is read."""
+    command = click.option(
+        "--episode",
+        "episodes",
+        multiple=True,
+        type=click.IntRange(min=0),
+        help="LeRobot dataset: the episode(s) to use, each a recording (repeat; default: all).",
+    )(command)
+    return click.option(
+        "--topic",
+        default=None,
+        help="ROS 2 bag or MCAP file: the sensor_msgs/JointState topic (default: the only one; "
+        "several are listed in the error).",
+    )(command)
+
+
+def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
+    """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
+    tables, :func:`physid.recordings.logs.read_log`); other files are kept as paths."""
+    from physid.errors import InputError
+    from physid.recordings.logs import log_kind, read_log
+
+    expanded, logs = [], 0
+    for path in paths:
+        path = Path(path)
+        if log_kind(path) is not None:
+            logs += 1
+            expanded.extend(read_log(path, topic=topic, episodes=tuple(episodes)))
+        elif path.is_dir():
+            raise InputError(
+                f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
+                "dataset (meta/info.json)"
+            )
+        else:
+            expanded.append(path)
+    if (topic is not None or episodes) and logs == 0:
+        raise InputError("--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
+                         "dataset, and no --data is one")  # fmt: skip
+    return expanded
+
+
 def robot_file_option(help_text: str, *, must_exist: bool = True) -> Callable:
     """The robot description of a command: ``--urdf`` or its alias ``--model``, a URDF or an
     MJCF file (the kind is read from the file: :func:`physid.robot.model.load_robot_file`),

@@ -65,9 +65,7 @@ def _non_negative(value: float | None, what: str, notes: list[str]) -> float | N
     return float(value)
 
 
-def export_mjcf(
-    urdf: str | Path, params: ParamsFile, out: str | Path | None = None
-) -> MjcfExport:
+def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = None) -> MjcfExport:
     """The robot of ``urdf`` with the parameters of ``params`` as MJCF text; a robot given as
     MJCF is edited in place of its own file (:mod:`physid.export.mjcf_edit`; ``out``: where the
     text will be written, for its relative paths)."""

@@ -1,0 +1,202 @@
+"""Recordings as robots log them (issue 26 item 1): ROS 2 bags (MCAP and SQLite storage), bare
+MCAP files and LeRobot datasets, written here with the libraries robots use (rosbags, pyarrow)
+and read back through the commands that take --data; they must give what the equivalent CSV
+gives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+from test_mjcf import ARM, JOINTS, _recording
+
+from physid.cli import main
+from physid.errors import InputError
+from physid.recordings.logs import read_log
+from physid.recordings.trajectory import read_table
+
+TYPESTORE = get_typestore(Stores.ROS2_HUMBLE)
+JOINT_STATE = TYPESTORE.types["sensor_msgs/msg/JointState"]
+HEADER = TYPESTORE.types["std_msgs/msg/Header"]
+TIME = TYPESTORE.types["builtin_interfaces/msg/Time"]
+
+
+def _columns(table) -> dict[str, np.ndarray]:
+    return {name: np.asarray(values) for name, values in table.columns.items()}
+
+
+def write_bag(folder: Path, columns: dict, plugin: StoragePlugin, topics=("/joint_states",)):
+    """Every row of ``columns`` as a JointState message (joint order reversed on odd rows, as
+    a driver may), on each topic."""
+    nanoseconds = np.round(columns["t"] * 1e9).astype(np.int64)
+    with Writer(folder, version=9, storage_plugin=plugin) as writer:
+        connections = [writer.add_connection(topic, JOINT_STATE.__msgtype__, typestore=TYPESTORE)
+                       for topic in topics]  # fmt: skip
+        for k, stamp in enumerate(nanoseconds):
+            order = list(JOINTS) if k % 2 == 0 else list(reversed(JOINTS))
+            message = JOINT_STATE(
+                header=HEADER(
+                    stamp=TIME(sec=int(stamp // 10**9), nanosec=int(stamp % 10**9)), frame_id="base"
+                ),  # fmt: skip
+                name=order,
+                position=np.array([columns[f"q_{j}"][k] for j in order]),
+                velocity=np.array([columns[f"dq_{j}"][k] for j in order]),
+                effort=np.array([columns[f"tau_{j}"][k] for j in order]),
+            )
+            raw = TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__)
+            for connection in connections:
+                writer.write(connection, int(stamp), raw)
+
+
+def write_lerobot(folder: Path, episodes: list[dict]) -> None:
+    """A LeRobot v2-layout dataset: meta/info.json and one Parquet file per episode."""
+    feature = {"dtype": "float32", "shape": [len(JOINTS)], "names": list(JOINTS)}
+    info = {
+        "codebase_version": "v2.1",
+        "fps": 500,
+        "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
+        "features": {
+            "observation.state": feature,
+            "observation.velocity": feature,
+            "observation.effort": {**feature, "names": {"motors": list(JOINTS)}},
+            "timestamp": {"dtype": "float32", "shape": [1], "names": None},
+            "episode_index": {"dtype": "int64", "shape": [1], "names": None},
+        },
+    }
+    (folder / "meta").mkdir(parents=True)
+    (folder / "meta" / "info.json").write_text(json.dumps(info))
+    for index, columns in enumerate(episodes):
+        n = len(columns["t"])
+
+        def stack(prefix: str, columns: dict = columns) -> np.ndarray:
+            return np.column_stack([columns[prefix + j] for j in JOINTS])
+
+        table = pa.table({
+            "observation.state": list(stack("q_")),
+            "observation.velocity": list(stack("dq_")),
+            "observation.effort": list(stack("tau_")),
+            "timestamp": columns["t"],
+            "frame_index": np.arange(n),
+            "episode_index": np.full(n, index),
+        })  # fmt: skip
+        path = folder / "data" / "chunk-000" / f"episode_{index:06d}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, path)
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory) -> dict:
+    """One recording of the MJCF arm as CSV, bag folders (MCAP, SQLite), a bare MCAP file and a
+    two-episode LeRobot dataset; ``dq_`` columns included (the velocity field)."""
+    folder = tmp_path_factory.mktemp("logs")
+    (folder / "arm.xml").write_text(ARM, encoding="utf-8")
+    truth = mujoco.MjModel.from_xml_path(str(folder / "arm.xml"))
+    paths = {"urdf": folder / "arm.xml"}
+    for name, seed in (("train", 1), ("other", 2)):
+        _recording(folder / f"{name}_raw.csv", truth, seed=seed, seconds=6.0)
+        table = _columns(read_table(folder / f"{name}_raw.csv"))
+        for joint in JOINTS:  # a logged velocity, as a driver reports it
+            table[f"dq_{joint}"] = np.gradient(table[f"q_{joint}"], table["t"])
+        header = ",".join(table)
+        np.savetxt(folder / f"{name}.csv", np.column_stack(list(table.values())), delimiter=",",
+                   header=header, comments="")  # fmt: skip
+        paths[f"{name}_columns"] = table
+        paths[name] = folder / f"{name}.csv"
+    train = paths["train_columns"]
+    write_bag(folder / "bag_mcap", train, StoragePlugin.MCAP)
+    write_bag(folder / "bag_sqlite", train, StoragePlugin.SQLITE3)
+    shutil.copy(next((folder / "bag_mcap").glob("*.mcap")), folder / "run.mcap")
+    write_bag(folder / "two_topics", train, StoragePlugin.MCAP, ("/left", "/right"))
+    write_lerobot(folder / "lerobot", [train, paths["other_columns"]])
+    paths.update(folder=folder)
+    return paths
+
+
+@pytest.mark.parametrize("log", ["bag_mcap", "bag_sqlite", "run.mcap"])
+def test_a_bag_reads_as_the_csv(logged, log):
+    (table,) = read_log(logged["folder"] / log)
+    expected = logged["train_columns"]
+    assert set(table.columns) == set(expected)
+    np.testing.assert_allclose(table.columns["t"], expected["t"], rtol=0, atol=1e-9)
+    for name in expected:
+        if name != "t":
+            np.testing.assert_array_equal(table.columns[name], expected[name])
+
+
+def test_a_lerobot_dataset_reads_one_recording_per_episode(logged):
+    tables = read_log(logged["folder"] / "lerobot")
+    assert len(tables) == 2 and tables[1].source.endswith("episode 1")
+    for table, name in zip(tables, ("train_columns", "other_columns"), strict=True):
+        for column, values in logged[name].items():
+            np.testing.assert_array_equal(table.columns[column], values)
+    (only,) = read_log(logged["folder"] / "lerobot", episodes=(1,))
+    assert only.source.endswith("episode 1")
+
+
+def _identify(logged, data: list[str], out: Path, *extra: str) -> dict:
+    run = CliRunner().invoke(main, ["identify", "--model", str(logged["urdf"]), *data,
+                                    "--out", str(out), "--quiet", *extra])  # fmt: skip
+    assert run.exit_code in (0, 3), run.output
+    return json.loads((out / "params.json").read_text())
+
+
+def _standard(params: dict) -> np.ndarray:
+    return np.array(params["standard_parameters"]["values"], dtype=float)
+
+
+def test_identify_from_an_mcap_file_gives_the_csv_parameters(logged, tmp_path):
+    csv = _identify(logged, ["--data", str(logged["train"])], tmp_path / "csv")
+    bag = _identify(logged, ["--data", str(logged["folder"] / "run.mcap")], tmp_path / "bag")
+    np.testing.assert_allclose(_standard(bag), _standard(csv), rtol=1e-9, atol=1e-12)
+    assert bag["fit"]["train"]["relative_error"] < 0.02
+
+
+def test_online_replays_a_bag(logged, tmp_path):
+    runs = {}
+    for name, data in (("csv", logged["train"]), ("bag", logged["folder"] / "bag_sqlite")):
+        run = CliRunner().invoke(main, ["online", "--model", str(logged["urdf"]), "--data",
+                                        str(data), "--body", "elbow", "--out",
+                                        str(tmp_path / name), "--quiet"])  # fmt: skip
+        assert run.exit_code in (0, 3), run.output
+        runs[name] = json.loads((tmp_path / name / "summary.json").read_text())
+    csv, bag = (runs[k]["bodies"]["elbow"]["final"]["mass"] for k in ("csv", "bag"))
+    assert bag == pytest.approx(csv, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "log, options, message",
+    [
+        ("two_topics", {}, r"2 sensor_msgs/msg/JointState topics \(/left, /right\)"),
+        ("two_topics", {"topic": "/middle"}, "no sensor_msgs/msg/JointState topic '/middle'"),
+        ("lerobot", {"episodes": (7,)}, r"episode\(s\) \[7\] not in the dataset"),
+        ("lerobot", {"topic": "/x"}, "--topic names a ROS 2 topic"),
+        ("bag_mcap", {"episodes": (0,)}, "--episode selects LeRobot episodes"),
+    ],
+)
+def test_a_wrong_selection_is_one_line_naming_it(logged, log, options, message):
+    with pytest.raises(InputError, match=message) as caught:
+        read_log(logged["folder"] / log, **options)
+    assert "\n" not in str(caught.value) and log in str(caught.value)
+
+
+def test_the_cli_refuses_folders_and_selectors_that_are_not_logs(logged, tmp_path):
+    runner = CliRunner()
+    base = ["identify", "--model", str(logged["urdf"]), "--out", str(tmp_path / "o"), "--quiet"]
+    run = runner.invoke(main, [*base, "--data", str(tmp_path)])
+    assert run.exit_code == 2 and "neither a ROS 2 bag" in run.output
+    run = runner.invoke(main, [*base, "--data", str(logged["train"]), "--topic", "/j"])
+    assert run.exit_code == 2 and "no --data is one" in run.output
+    corrupt = tmp_path / "broken.mcap"
+    corrupt.write_bytes(b"not an mcap file")
+    run = runner.invoke(main, [*base, "--data", str(corrupt)])
+    assert run.exit_code == 2 and "cannot read the bag" in run.output
+    assert "Traceback" not in run.output
