@@ -70,6 +70,7 @@ def _register() -> None:
         offline_commands,
         online_commands,
         payload_commands,
+        simfit_commands,
         sweep_commands,
     )
 
@@ -83,6 +84,7 @@ def _register() -> None:
         multibody_commands,
         sweep_commands,
         excite_commands,
+        simfit_commands,
     ):
         module.register(main)
 

@@ -8,11 +8,10 @@ from pathlib import Path
 import click
 
 from physid.cli.options import (
-    DATA_HELP,
-    DATA_SOURCE,
     EXISTING_FILE,
     OUTPUT_DIR,
     OUTPUT_FILE,
+    data_option,
     expand_logs,
     log_options,
     number_in,
@@ -76,15 +75,10 @@ def _print_identification(result, out: Path | None) -> None:
     "kinematics and a priori inertias (an MJCF's damping, frictionloss and armature are the "
     "joint terms' priors); meshes are not needed."
 )
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    multiple=True,
-    type=DATA_SOURCE,
-    help="Training recording: CSV/NPZ/Parquet following the trajectory contract "
+@data_option(
+    "Training recording: CSV/NPZ/Parquet following the trajectory contract "
     "(t, q_<joint>, tau_<joint> or i_<joint>, optional dq_/ddq_), or a YAML recording "
-    "manifest that maps other files onto it. Repeat for several experiments." + DATA_HELP,
+    "manifest that maps other files onto it. Repeat for several experiments."
 )
 @click.option(
     "--config",
@@ -95,13 +89,11 @@ def _print_identification(result, out: Path | None) -> None:
     "split, estimation (wls/ols, essential ratio, consistency margin, prior). See the "
     "README or physid.files.config for every key.",
 )
-@click.option(
-    "--validate",
-    "validate",
-    multiple=True,
-    type=DATA_SOURCE,
-    help="Held-out recording(s) to validate on. Without it, split.train_fraction of "
+@data_option(
+    "Held-out recording(s) to validate on. Without it, split.train_fraction of "
     "the config (if set) holds out the tail of each recording.",
+    name="--validate",
+    required=False,
 )
 @click.option(
     "--out",
@@ -171,14 +163,7 @@ def identify_command(
     type=EXISTING_FILE,
     help="params.json written by physid identify (bodies, joint terms, gravity).",
 )
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    multiple=True,
-    type=DATA_SOURCE,
-    help="Recording(s) to predict (contract file or recording manifest)." + DATA_HELP,
-)
+@data_option("Recording(s) to predict (contract file or recording manifest).")
 @click.option(
     "--config",
     "config_path",

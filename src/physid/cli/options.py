@@ -20,6 +20,19 @@ DATA_HELP = (
 )
 
 
+def data_option(help_text: str, *, name: str = "--data", required: bool = True) -> Callable:
+    """Recordings of a command (repeatable): contract files, manifests, bags or LeRobot
+    datasets (:func:`expand_logs`); the parameter is the option's name without dashes."""
+    return click.option(
+        name,
+        name.lstrip("-"),
+        required=required,
+        multiple=True,
+        type=DATA_SOURCE,
+        help=help_text + DATA_HELP,
+    )
+
+
 def log_options(command: Callable) -> Callable:
     """``--topic`` and ``--episode``: which part of a ROS 2 bag or LeRobot dataset is read."""
     command = click.option(
@@ -57,8 +70,10 @@ def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
         else:
             expanded.append(path)
     if (topic is not None or episodes) and logs == 0:
-        raise InputError("--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
-                         "dataset, and no --data is one")  # fmt: skip
+        raise InputError(
+            "--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
+            "dataset, and no --data is one"
+        )
     return expanded
 
 

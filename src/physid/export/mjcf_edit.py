@@ -22,6 +22,7 @@ Not representable: torque offsets, coupled-motor terms, the Coulomb deadband.
 
 from __future__ import annotations
 
+import copy
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -85,6 +86,44 @@ def _set_inertial(body: ET.Element, mass: float, com, inertia: np.ndarray) -> No
     inertial.set("fullinertia", _numbers(full))
 
 
+def set_joint_attributes(
+    root: ET.Element, joint: str, attributes: dict[str, float], source: str
+) -> None:
+    """Attributes (``damping``, ``frictionloss``, ``armature``) of the ``<joint>`` named
+    ``joint``, at full precision; they override the defaults' values."""
+    element = next((j for j in root.iter("joint") if j.get("name") == joint), None)
+    if element is None:
+        raise InputError(f"joint '{joint}' is not a <joint> of this file", source=source)
+    for key, value in attributes.items():
+        element.set(key, repr(float(value)))
+
+
+def with_joint_values(
+    mjcf: str | Path, values: dict[str, dict[str, float]], out: str | Path | None = None
+) -> tuple[str, list[str]]:
+    """The user's MJCF text with the joint attributes of ``values`` (``physid simfit``), the
+    rest untouched (paths made absolute when written elsewhere), and notes."""
+    import mujoco
+
+    mjcf = Path(mjcf)
+    root = _parse(mjcf).getroot()
+    notes: list[str] = []
+    for joint, attributes in values.items():
+        set_joint_attributes(root, joint, attributes, str(mjcf))
+    if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
+        _absolute_paths(root, mjcf.resolve().parent, notes)
+    checked = copy.deepcopy(root)
+    _absolute_paths(checked, mjcf.resolve().parent, [])
+    try:
+        mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
+    except ValueError as error:
+        raise InputError(
+            f"MuJoCo rejects the tuned model: {' '.join(str(error).split())}", source=str(mjcf)
+        ) from None
+    ET.indent(root, space="  ")
+    return ET.tostring(root, encoding="unicode") + "\n", notes
+
+
 def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> None:
     for include in root.iter("include"):
         file = include.get("file")
@@ -137,18 +176,16 @@ def export_into_mjcf(
             )
     for name in params.joints:
         terms = linear_friction(params, name, notes)
-        element = next((j for j in root.iter("joint") if j.get("name") == name), None)
-        if element is None:
-            raise InputError(f"joints.{name}: not a <joint> of this file", source=source)
+        attributes = {}
         for key, mjcf_key in (("viscous", "damping"), ("coulomb", "frictionloss"),
                               ("armature", "armature")):  # fmt: skip
             value = terms.get(key)
-            if value is None:
-                continue
-            if value < 0:
+            if value is not None and value < 0:
                 notes.append(f"joint {name}: {key} {value:.6g} < 0: MuJoCo needs >= 0, left at 0")
                 value = 0.0
-            element.set(mjcf_key, repr(float(value)))
+            if value is not None:
+                attributes[mjcf_key] = value
+        set_joint_attributes(root, name, attributes, source)
         if terms.get("offset"):
             notes.append(f"joint {name}: offset {terms['offset']:.6g} N m: no MJCF field")
     compiler = root.find("compiler")
@@ -178,8 +215,6 @@ def export_into_mjcf(
 def _check_masses(root: ET.Element, mjcf: Path, params: ParamsFile, mujoco) -> None:
     """MuJoCo compiles the edited file (paths made absolute for it), and the body of each
     identified joint weighs what ``params.json`` says."""
-    import copy
-
     checked = copy.deepcopy(root)
     _absolute_paths(checked, mjcf.resolve().parent, [])
     try:

@@ -1,0 +1,163 @@
+"""CLI: ``physid simfit`` — a MuJoCo model that simulates like the logged robot."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from physid.cli.options import (
+    OUTPUT_DIR,
+    data_option,
+    expand_logs,
+    log_options,
+    number_in,
+    robot_file_option,
+    step_progress,
+)
+
+FIELDS = ("damping", "armature", "frictionloss")
+NOT_OK_EXIT_CODE = 3
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the physid group."""
+    group.add_command(simfit_command)
+
+
+@click.command("simfit")
+@robot_file_option(
+    "The MuJoCo model (MJCF) to tune; its joints are matched to the recordings' columns by "
+    "name. The tuned copy keeps everything else of it."
+)
+@data_option(
+    "Training run(s): t, q_<joint> and the torque the drives applied, tau_<joint>, for every "
+    "hinge and slide joint of the model."
+)
+@data_option(
+    "Held-out run(s), the judgement, before and after tuning: the shooting error (windows whose "
+    "initial states are estimated with the model fixed) decides the status; open-loop "
+    "simulations of 0.5, 1 and 2 s from the measured states are reported (repeat).",
+    name="--validate",
+    required=False,
+)
+@click.option(
+    "--fit",
+    "fields",
+    default="damping,armature,frictionloss",
+    show_default=True,
+    help="Joint terms to tune, comma-separated: damping (viscous), armature (rotor inertia), "
+    "frictionloss (dry friction).",
+)
+@click.option(
+    "--no-delay",
+    is_flag=True,
+    help="Do not estimate a constant delay between the logged torques and the motion.",
+)
+@click.option(
+    "--window",
+    "window_s",
+    default=0.5,
+    show_default=True,
+    type=float,
+    callback=number_in(0.05, 10.0),
+    help="Length [s] of the shooting windows: each starts from its own estimated state, so "
+    "errors do not pile up over the run; longer windows see slower effects (friction) better "
+    "but diverge more when the controller's feedback is not in the model.",
+)
+@click.option(
+    "--max-evaluations",
+    default=60,
+    show_default=True,
+    type=click.IntRange(5, 10_000),
+    help="Budget of residual evaluations (each a batched rollout of every window).",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=OUTPUT_DIR,
+    help="Output folder: simfit.json and model_tuned.xml (written atomically).",
+)
+@log_options
+@click.option("--quiet", is_flag=True, help="No progress display.")
+def simfit_command(
+    urdf, data, validate, fields, no_delay, window_s, max_evaluations, out, topic, episodes, quiet
+) -> None:
+    """Tune a MuJoCo model so that it simulates like the logged robot.
+
+    MuJoCo, driven by the logged joint torques, is fitted to the measured joint positions over
+    short windows (multiple shooting): joint damping, armature and frictionloss, and a constant
+    command-to-motion delay, with standard deviations. Writes the tuned MJCF (the given file with
+    those joint attributes changed) and simfit.json with the held-out errors before and after.
+
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge
+    or the tuned model simulates the held-out runs worse than the given one (status says which).
+    """
+    from physid.errors import InputError
+    from physid.export.mjcf_edit import with_joint_values
+    from physid.files.io import atomic_output_dir, to_json_text
+    from physid.robot.mjcf import compile_mjcf, is_mjcf
+    from physid.simfit.fit import fit_simulator, load_tables, tuned_joint_values
+
+    chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
+    unknown = [f for f in chosen if f not in FIELDS]
+    if unknown or not chosen:
+        raise InputError(
+            f"--fit: unknown term(s) {unknown or [fields]}; choose from {', '.join(FIELDS)}"
+        )
+    if not is_mjcf(urdf):
+        raise InputError(f"{urdf}: simfit tunes a MuJoCo model: give an MJCF file")
+    model = compile_mjcf(urdf)
+    train = load_tables(expand_logs(data, topic, episodes))
+    held = load_tables(expand_logs(validate, topic, episodes)) if validate else []
+    with step_progress("simfit", quiet) as progress:
+        result = fit_simulator(
+            model,
+            train,
+            held,
+            fields=chosen,
+            delay=not no_delay,
+            window_s=window_s,
+            max_evaluations=max_evaluations,
+            note=progress,
+        )
+    document = result.to_dict()
+    document["inputs"] = {
+        "model": str(urdf),
+        "data": [str(d) for d in data],
+        "validate": [str(v) for v in validate],
+    }
+    text, notes = with_joint_values(urdf, tuned_joint_values(result), out / "model_tuned.xml")
+    if result.delay_s:
+        notes.append(
+            f"delay {result.delay_s * 1e3:.3g} ms: no MJCF field (apply it to the "
+            "commands, or as an actuator's dynamics)"
+        )
+    document["notes"] = notes
+    with atomic_output_dir(out) as staging:
+        (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")
+        (staging / "model_tuned.xml").write_text(text, encoding="utf-8")
+    _print(result, out)
+    for line in notes:
+        click.echo(f"note: {line}", err=True)
+    if result.status != "ok":
+        sys.exit(NOT_OK_EXIT_CODE)
+
+
+def _print(result, out: Path) -> None:
+    click.echo(f"status: {result.status} ({result.message})")
+    for name, entry in result.parameters.items():
+        click.echo(
+            f"  {name}: {entry['value']:.6g} +- {entry['std']:.2g} {entry['unit']} "
+            f"(start {entry['start']:.4g}, {entry['source']})"
+        )
+    held = result.held_out
+    if held.get("after"):
+        for horizon, after in held["after"].items():
+            before = held["before"][horizon]["all"]
+            click.echo(f"held-out RMS, {horizon}: {before:.4g} -> {after['all']:.4g} rad")
+    click.echo(
+        f"wrote {out / 'simfit.json'} and {out / 'model_tuned.xml'} "
+        f"({result.solver['cpu_s']:.1f} CPU s)"
+    )
