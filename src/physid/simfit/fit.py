@@ -38,11 +38,10 @@ from physid.simfit.shooting import Shooting, open_loop_error, shooting_error
 
 HORIZONS_S = (0.5, 1.0, 2.0)
 TOLERANCE = 1e-6
-DIFF_STEP = (
-    1e-5  # relative finite-difference step: MuJoCo's iterative constraint solver (frictionloss,
-)
-# limits) leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian
-# errors: measured on the benchmark, 57 evaluations and 42 CPU s with it, 27 and 19 s with 1e-5
+# Relative finite-difference step: MuJoCo's iterative constraint solver (frictionloss, limits)
+# leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors;
+# measured on benchmarks/simfit.py: 57 evaluations and 42 CPU s with it, 27 and 19 s with 1e-5.
+DIFF_STEP = 1e-5
 PRIOR_DECIDED = 0.5  # posterior std above this share of the prior std: the prior decided
 
 
