@@ -81,6 +81,7 @@ def test_simfit_recovers_the_damping_and_the_delay(runs, tmp_path):
         assert tuned.dof_damping[dof] == pytest.approx(value, rel=0.01)
     assert tuned.dof_armature[0] == pytest.approx(0.03)  # not tuned: as the file has it
     assert '<motor name="m3" joint="elbow" gear="1"' in (out / "model_tuned.xml").read_text()
+    assert (out / "rollouts.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize(

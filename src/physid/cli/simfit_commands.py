@@ -77,7 +77,8 @@ def register(group: click.Group) -> None:
     "--out",
     required=True,
     type=OUTPUT_DIR,
-    help="Output folder: simfit.json and model_tuned.xml (written atomically).",
+    help="Output folder: simfit.json, model_tuned.xml and, with --validate, rollouts.png "
+    "(written atomically).",
 )
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress display.")
@@ -138,11 +139,27 @@ def simfit_command(
     with atomic_output_dir(out) as staging:
         (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")
         (staging / "model_tuned.xml").write_text(text, encoding="utf-8")
+        if held:
+            _figure(urdf, result, held[0], staging / "rollouts.png")
     _print(result, out)
     for line in notes:
         click.echo(f"note: {line}", err=True)
     if result.status != "ok":
         sys.exit(NOT_OK_EXIT_CODE)
+
+
+def _figure(urdf: Path, result, held, path: Path) -> None:
+    """rollouts.png: the first held-out run against the model as given and as tuned."""
+    from physid.robot.mjcf import compile_mjcf
+    from physid.simfit.figure import plot_rollouts
+    from physid.simfit.fit import joint_indices, model_joints
+    from physid.simfit.problem import run_from_table
+
+    before = compile_mjcf(urdf)
+    joints = model_joints(before)
+    dofs, qpos = joint_indices(before, joints, str(urdf))
+    run = run_from_table(held, joints)
+    plot_rollouts(before, result.tuned_model, run, joints, dofs, qpos, result.delay_s, path)
 
 
 def _print(result, out: Path) -> None:

@@ -71,7 +71,7 @@ class SimfitResult:
         }
 
 
-def _joint_indices(model, joints: tuple[str, ...], source: str):
+def joint_indices(model, joints: tuple[str, ...], source: str):
     import mujoco
 
     dofs, qpos = [], []
@@ -139,7 +139,7 @@ def fit_simulator(
         raise InputError("the model has no named hinge or slide joint")
     runs = [run_from_table(table, joints) for table in train]
     held = [run_from_table(table, joints) for table in validate or []]
-    dofs, qpos = _joint_indices(model, joints, "")
+    dofs, qpos = joint_indices(model, joints, "")
     noise = np.median([run.position_noise() for run in runs], axis=0)
     parameters = Parameters(joints, tuple(fields), delay)
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
