@@ -214,15 +214,42 @@ def simulate_command(
     )
 
 
+GRAVITY_HELP = (
+    "Gravity acceleration GX,GY [m/s²] in the world frame of the poses (default 0,-9.81: along -y)."
+)
+
+
+def pose_files(paths: tuple[Path, ...]) -> list[Path]:
+    """The pose files named by ``--data``: files as given, folders as their ``*.csv`` files
+    (sorted by name); a folder without any is an InputError naming it."""
+    from physid.errors import InputError
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.csv") if p.is_file())
+            if not found:
+                raise InputError("the folder holds no *.csv pose file", source=str(path))
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
 @impacts.command("identify")
 @click.option(
     "--data",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "data_paths",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
     required=True,
-    help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous).",
+    help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous), or a folder of "
+    "them. Repeat for several throws of the same body on the same surfaces: they are fitted "
+    "together, with one J/m and one mu and each throw's own initial state.",
 )
 @click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
 @click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
+@click.option("--gravity", "gravity_text", default=None, metavar="GX,GY", help=GRAVITY_HELP)
 @click.option(
     "--mass",
     type=float,
@@ -262,30 +289,63 @@ def simulate_command(
     required=True,
     help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
 )
-def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
-    """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
+def identify_command(  # noqa: ANN201, PLR0913
+    data_paths,  # noqa: ANN001
+    shape_text,  # noqa: ANN001
+    surfaces,  # noqa: ANN001
+    gravity_text,  # noqa: ANN001
+    mass,  # noqa: ANN001
+    noise,  # noqa: ANN001
+    noise_angle,  # noqa: ANN001
+    max_substep,  # noqa: ANN001
+    out,  # noqa: ANN001
+):
+    """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
+    or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
+    each throw's time offset and initial state)."""
     from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
+    from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.identify import IdentifyOptions, identify
+    from physid.impacts.pooled import identify_throws
     from physid.impacts.poses import read_poses_csv, trajectory_csv_text
+    from physid.impacts.specs import parse_gravity
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
-    t, q, ignored = read_poses_csv(data)
+    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
+    files = pose_files(data_paths)
     notes = Notes()
-    if ignored:
-        notes.add(f"{data}: ignoring unknown column(s) {', '.join(ignored)}")
+    throws, ignored_all = [], {}
+    for path in files:
+        t, q, ignored = read_poses_csv(path)
+        throws.append((t, q))
+        if ignored:
+            ignored_all[str(path)] = ignored
+            notes.add(f"{path}: ignoring unknown column(s) {', '.join(ignored)}")
     options = IdentifyOptions(
-        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle
+        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle, gravity=gravity
     )
-    result = identify(
-        shape, lines, t, q, mass=mass, options=options, source=str(data), progress=True
-    )
+    if len(files) == 1:
+        result = identify(
+            shape,
+            lines,
+            *throws[0],
+            mass=mass,
+            options=options,
+            source=str(files[0]),
+            progress=True,
+        )
+    else:
+        result = identify_throws(
+            shape, lines, throws, sources=[str(p) for p in files], mass=mass, options=options
+        )
     payload = result.to_json_dict()
     payload["inputs"] = {
-        "data": str(data),
+        "data": [str(p) for p in files] if len(files) > 1 else str(files[0]),
         "shape": shape.spec(),
         "surfaces": [line.spec() for line in lines],
-        "ignored_columns": ignored,
+        "gravity_m_s2": options.gravity_vector.tolist(),
+        "ignored_columns": ignored_all.get(str(files[0]), []) if len(files) == 1 else ignored_all,
     }
     with atomic_output_dir(out) as staging:
         write_json_atomic(staging / "result.json", payload)
@@ -297,8 +357,9 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
     mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
+    pooled = f" pooled over {len(files)} throws" if len(files) > 1 else ""
     click.echo(
-        f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "
+        f"J/m = {ratio}, mu = {mu_text}{pooled}; status: {result.status} "
         f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
     )
 
