@@ -364,6 +364,99 @@ def identify_command(  # noqa: ANN201, PLR0913
     )
 
 
+#: Flagged impacts printed as warnings; the rest are in result.json.
+MAX_FLAG_LINES = 10
+
+
+@impacts.command("identify-snapshots")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="Snapshot CSV, one row per impact: vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post "
+    "[m/s, rad/s], px,py (contact point relative to the centre of mass [m]), nx,ny (unit "
+    "normal from the surface into the body); optional duration [s] (pre to post: its gravity "
+    "impulse is removed), mass [kg], body and id (labels).",
+)
+@click.option("--gravity", "gravity_text", default=None, metavar="GX,GY", help=GRAVITY_HELP)
+@click.option(
+    "--noise-velocity",
+    type=float,
+    callback=number_in(1e-9, 100.0),
+    default=0.01,
+    show_default=True,
+    help="Standard deviation [m/s] of the velocities: scales the residuals and the tolerance "
+    "of the rigid-body checks (angular velocities scale by the median lever arm).",
+)
+@click.option(
+    "--max-inertia-ratio",
+    type=float,
+    callback=number_in(0.0, 1e6, low_open=True),
+    default=None,
+    help="Upper bound on J/m [m²] (default: (2 × the largest lever arm)²).",
+)
+@click.option(
+    "--mu-max",
+    type=float,
+    callback=number_in(0.0, 10.0, low_open=True),
+    default=3.0,
+    show_default=True,
+    help="Upper bound on the Coulomb friction coefficient [-].",
+)
+@click.option(
+    "--out",
+    type=OUTPUT_DIR,
+    required=True,
+    help="Output folder: result.json (estimates, flags) and impacts.csv (per impact).",
+)
+def identify_snapshots_command(  # noqa: ANN201
+    data,  # noqa: ANN001
+    gravity_text,  # noqa: ANN001
+    noise_velocity,  # noqa: ANN001
+    max_inertia_ratio,  # noqa: ANN001
+    mu_max,  # noqa: ANN001
+    out,  # noqa: ANN001
+):
+    """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law (eq. 4
+    with eqs. 10-15 for one contact), with a restitution per impact; flag impacts no rigid body
+    could produce."""
+    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
+    from physid.impacts.geometry import STANDARD_GRAVITY
+    from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
+    from physid.impacts.snapshots import read_snapshots_csv
+    from physid.impacts.specs import parse_gravity
+
+    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
+    snaps = read_snapshots_csv(data)
+    result = fit_snapshots(
+        snaps,
+        gravity=gravity,
+        noise_velocity=noise_velocity,
+        max_inertia_ratio=max_inertia_ratio,
+        mu_max=mu_max,
+    )
+    payload = result.to_json_dict()
+    payload["inputs"] = {"data": str(data), "mass": snaps.mass}
+    with atomic_output_dir(out) as staging:
+        write_json_atomic(staging / "result.json", payload)
+        write_text_atomic(staging / "impacts.csv", impacts_csv_text(result, snaps))
+    for label, reason in result.flags[:MAX_FLAG_LINES]:
+        click.echo(f"physid: warning: {data}: {label}: {reason}", err=True)
+    if len(result.flags) > MAX_FLAG_LINES:
+        click.echo(
+            f"physid: warning: {data}: {len(result.flags) - MAX_FLAG_LINES} more impacts "
+            "flagged (result.json lists all)",
+            err=True,
+        )
+    bound = " (lower bound)" if result.friction_is_lower_bound else f" ± {result.friction_std:.2g}"
+    click.echo(
+        f"J/m = {result.inertia_ratio:.6g} ± {result.inertia_ratio_std:.2g} m², "
+        f"mu = {result.friction:.3g}{bound} from {int(result.used.sum())} of {len(snaps)} "
+        f"impacts ({int((result.sliding & result.used).sum())} sliding); status: "
+        f"{result.status}; wrote {out}"
+    )
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the physid group."""
     group.add_command(impacts)
