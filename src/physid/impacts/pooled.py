@@ -108,7 +108,9 @@ def identify_throws(
     for f in first[1:]:  # the frame interval before each throw's first frame: free flight
         idle[ns * (f - 1) : ns * f] = True
         breaks.append(ns * (f - 1))
-    budget = default_budget(h.size)
+    budget = default_budget(h.size)  # the union of the throws: the sum of their budgets
+    budget.seconds += (len(clean) - 1) * default_budget(0).seconds
+    budget.iterations += (len(clean) - 1) * default_budget(0).iterations
     budget.seconds = opts.time_budget_s or budget.seconds
     budget.iterations = opts.iteration_budget or budget.iterations
     start = time.perf_counter()

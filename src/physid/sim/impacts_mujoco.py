@@ -151,3 +151,27 @@ def sliding_friction(body: MujocoEllipse, speed: float = 1.0, settle: float = 0.
         "sliding_time_s": float(times[-1] - times[0]) if times else 0.0,
         "final_spin_rad_s": float(data.qvel[2]),
     }
+
+
+def throw_poses(
+    body: MujocoEllipse,
+    q0: tuple[float, float, float],
+    v0: tuple[float, float, float],
+    duration: float,
+    fps: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Camera poses of a MuJoCo throw: times (n,) [s] and planar poses (n, 3) (x, y, θ) at
+    ``fps`` frames/s (1/fps must be a whole number of MuJoCo steps), without noise."""
+    model = body.model()
+    data = mujoco.MjData(model)
+    data.qpos[:] = q0
+    data.qvel[:] = v0
+    mujoco.mj_forward(model, data)
+    stride = round(1.0 / (fps * model.opt.timestep))
+    times, poses = [0.0], [data.qpos.copy()]
+    for k in range(1, int(round(duration / model.opt.timestep)) + 1):
+        mujoco.mj_step(model, data)
+        if k % stride == 0:
+            times.append(data.time)
+            poses.append(data.qpos.copy())
+    return np.array(times), np.array(poses)
