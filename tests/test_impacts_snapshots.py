@@ -153,3 +153,12 @@ def test_bad_snapshot_file_is_one_error_line(tmp_path: Path, text: str, fragment
     message = result.output.strip()
     assert result.exit_code == 2 and message.startswith("physid: error:") and "\n" not in message
     assert str(data) in message and fragment in message and not out.exists()
+
+
+def test_snapshot_help_names_columns_and_units() -> None:
+    result = CliRunner().invoke(main, ["impacts", "identify-snapshots", "--help"])
+    text = " ".join(result.output.split())
+    for fragment in ("vx_pre", "omega_post", "nx,ny", "[m/s", "rad/s]", "[m]", "[s]", "[kg]"):
+        assert fragment in text, fragment
+    text = " ".join(CliRunner().invoke(main, ["impacts", "identify", "--help"]).output.split())
+    assert "--gravity GX,GY" in text and "[m/s²]" in text and "Repeat" in text
