@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
+from physid.errors import InputError
 from physid.impacts import Ellipse, Line, simulate
 from physid.impacts.impact_law import contact_columns, impact_response
 from physid.impacts.snapshot_fit import fit_snapshots
@@ -162,3 +163,25 @@ def test_snapshot_help_names_columns_and_units() -> None:
         assert fragment in text, fragment
     text = " ".join(CliRunner().invoke(main, ["impacts", "identify", "--help"]).output.split())
     assert "--gravity GX,GY" in text and "[m/s²]" in text and "Repeat" in text
+
+
+def test_contact_jacobian_columns_give_the_same_contact_geometry(tmp_path: Path) -> None:
+    """jn = (n, GQ × n), jt = (t, GQ × t) in place of px,py,nx,ny (t either sense)."""
+    from physid.impacts.snapshots import read_snapshots_csv
+
+    snaps = _simulated(n_throws=2)
+    n, arm = snaps.normal, snaps.arm
+    sense = np.where(np.arange(len(snaps)) % 2, 1.0, -1.0)[:, None]
+    t = sense * np.column_stack([n[:, 1], -n[:, 0]])
+    cross = lambda d: arm[:, 0] * d[:, 1] - arm[:, 1] * d[:, 0]  # noqa: E731
+    table = np.column_stack([snaps.v_pre, snaps.v_post, n, cross(n), t, cross(t)])
+    header = "vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post,jn_x,jn_y,jn_w,jt_x,jt_y,jt_w"
+    data = tmp_path / "jacobians.csv"
+    data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
+    back = read_snapshots_csv(data)
+    np.testing.assert_allclose(back.arm, arm, atol=1e-15)
+    np.testing.assert_allclose(back.normal, n, atol=1e-15)
+    table[1, 9:11] = n[1] + 0.1  # a tangent that is not perpendicular to the normal
+    data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
+    with pytest.raises(InputError, match=r"row 2, columns jt_x,jt_y"):
+        read_snapshots_csv(data)

@@ -375,7 +375,8 @@ MAX_FLAG_LINES = 10
     required=True,
     help="Snapshot CSV, one row per impact: vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post "
     "[m/s, rad/s], px,py (contact point relative to the centre of mass [m]), nx,ny (unit "
-    "normal from the surface into the body); optional duration [s] (pre to post: its gravity "
+    "normal from the surface into the body) or instead the contact Jacobian rows "
+    "jn_x,jn_y,jn_w and jt_x,jt_y,jt_w; optional duration [s] (pre to post: its gravity "
     "impulse is removed), mass [kg], body and id (labels).",
 )
 @click.option("--gravity", "gravity_text", default=None, metavar="GX,GY", help=GRAVITY_HELP)

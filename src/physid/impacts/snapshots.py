@@ -6,6 +6,9 @@ CSV columns (SI units, world frame, one planar body; a header names them in any 
   just before the impact; ``vx_post, vy_post, omega_post`` — just after it;
 * ``px, py`` — the contact point relative to the centre of mass, GQ [m];
 * ``nx, ny`` — the unit contact normal, pointing from the surface into the body;
+* instead of ``px, py, nx, ny``: the planar contact Jacobian rows ``jn_x, jn_y, jn_w`` (normal,
+  u_n = jn·(v_x, v_y, ω)) and ``jt_x, jt_y, jt_w`` (tangent); n = (jn_x, jn_y) and the tangent must
+  be unit and perpendicular, and GQ follows from jn_w = GQ × n, jt_w = GQ × t;
 * optional ``duration`` [s] — time between the pre and post samples: the gravity impulse over it
   is removed from the post velocity (0 for instantaneous snapshots); optional ``mass`` [kg] — only
   scales the reported impulses, the same in every row; optional ``body`` — a label that must be
@@ -33,6 +36,7 @@ from physid.impacts.results import SimulationResult
 VELOCITY_COLUMNS = ("vx_pre", "vy_pre", "omega_pre", "vx_post", "vy_post", "omega_post")
 GEOMETRY_COLUMNS = ("px", "py", "nx", "ny")
 REQUIRED_COLUMNS = VELOCITY_COLUMNS + GEOMETRY_COLUMNS
+JACOBIAN_COLUMNS = ("jn_x", "jn_y", "jn_w", "jt_x", "jt_y", "jt_w")
 OPTIONAL_NUMBERS = ("duration", "mass")
 #: |value| limits per column kind: m/s, rad/s, m, s, kg.
 LIMITS = {"v": 1e4, "omega": 1e5, "p": 1e3, "duration": 10.0, "mass": 1e6}
@@ -74,14 +78,18 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
     if not rows:
         raise InputError("the file is empty", source=source)
     header = [h.strip() for h in rows[0]]
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    jacobian = not all(c in header for c in GEOMETRY_COLUMNS) and all(
+        c in header for c in JACOBIAN_COLUMNS
+    )
+    geometry = JACOBIAN_COLUMNS if jacobian else GEOMETRY_COLUMNS
+    missing = [c for c in VELOCITY_COLUMNS + geometry if c not in header]
     if missing:
         raise InputError(
             f"missing column(s) {', '.join(missing)}; a snapshot file needs "
-            f"{','.join(REQUIRED_COLUMNS)}",
+            f"{','.join(REQUIRED_COLUMNS)} (or {','.join(JACOBIAN_COLUMNS)} for px,py,nx,ny)",
             source=source,
         )
-    numeric = list(REQUIRED_COLUMNS) + [c for c in OPTIONAL_NUMBERS if c in header]
+    numeric = [*VELOCITY_COLUMNS, *geometry] + [c for c in OPTIONAL_NUMBERS if c in header]
     data = rows[1:]
     if not data:
         raise InputError("no data rows after the header", source=source)
@@ -106,11 +114,14 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
                 )
             values[r - 1, c] = value
     col = {name: values[:, i] for i, name in enumerate(numeric)}
+    if jacobian:
+        col |= _geometry_from_jacobian(col, source)
     length = np.hypot(col["nx"], col["ny"])
+    names = "jn_x,jn_y" if jacobian else "nx,ny"
     bad = np.flatnonzero(np.abs(length - 1.0) > UNIT_TOLERANCE)
     if bad.size:
         raise InputError(
-            f"row {bad[0] + 1}, columns nx,ny: the normal has length {length[bad[0]]:.6g}, "
+            f"row {bad[0] + 1}, columns {names}: the normal has length {length[bad[0]]:.6g}, "
             "not 1 (a unit vector is expected)",
             source=source,
         )
@@ -151,6 +162,25 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
         mass=float(col["mass"][0]) if "mass" in col else 1.0,
         labels=labels,
     )
+
+
+def _geometry_from_jacobian(col: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:
+    """px, py, nx, ny from the contact Jacobian rows: n = jn[:2], t = jt[:2] (unit, n ⊥ t) and
+    GQ from GQ × n = jn_w, GQ × t = jt_w (a 2×2 system of determinant n × t = ±1)."""
+    n = np.column_stack([col["jn_x"], col["jn_y"]])
+    t = np.column_stack([col["jt_x"], col["jt_y"]])
+    t_len, dot = np.hypot(t[:, 0], t[:, 1]), np.abs(np.einsum("ij,ij->i", n, t))
+    bad = np.flatnonzero((np.abs(t_len - 1.0) > UNIT_TOLERANCE) | (dot > UNIT_TOLERANCE))
+    if bad.size:
+        raise InputError(
+            f"row {bad[0] + 1}, columns jt_x,jt_y: the tangent has length {t_len[bad[0]]:.6g} "
+            f"and n·t = {dot[bad[0]]:.3g}; a unit vector perpendicular to the normal is expected",
+            source=source,
+        )
+    det = n[:, 1] * (-t[:, 0]) + n[:, 0] * t[:, 1]  # of [[n_y, -n_x], [t_y, -t_x]]
+    px = (col["jn_w"] * (-t[:, 0]) + n[:, 0] * col["jt_w"]) / det
+    py = (n[:, 1] * col["jt_w"] - t[:, 1] * col["jn_w"]) / det
+    return {"px": px, "py": py, "nx": n[:, 0], "ny": n[:, 1]}
 
 
 def snapshots_csv_text(snaps: Snapshots) -> str:
