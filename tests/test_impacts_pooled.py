@@ -85,12 +85,27 @@ def test_gravity_along_any_direction_is_fitted_in_that_direction() -> None:
     assert res.diagnostics["fit_chi2"] < 3 * t_meas.size + 3 * np.sqrt(6 * t_meas.size)
 
 
+def _mixed_bodies(folder: Path) -> None:
+    folder.mkdir()
+    rows = "".join(f"{0.01 * i},0,{0.5 - 0.01 * i},0,{{}}\n" for i in range(5))
+    (folder / "a.csv").write_text("t,x,y,theta,body\n" + rows.format(*["ellipse"] * 5))
+    (folder / "b.csv").write_text("t,x,y,theta,body\n" + rows.format(*["disc"] * 5))
+
+
+def _two_bodies_in_one_file(folder: Path) -> None:
+    folder.mkdir()
+    rows = [f"{0.01 * i},0,{0.5 - 0.01 * i},0,{'ellipse' if i == 0 else 'disc'}" for i in range(5)]
+    (folder / "a.csv").write_text("t,x,y,theta,body\n" + "\n".join(rows) + "\n")
+
+
 @pytest.mark.parametrize(
     ("make", "extra", "fragment"),
     [
         (lambda d: d.mkdir(), [], "holds no *.csv pose file"),
         (lambda d: d.write_text("t,x,y,theta\n0,0,1,0\n"), ["--gravity", "0,-98.1e1"], "--gravity"),
         (lambda d: d.write_text("t,x,y,theta\n0,0,1,0\n"), ["--gravity", "0,down"], "--gravity"),
+        (_mixed_bodies, [], "b.csv: column body: 'disc' differs from 'ellipse' in"),
+        (_two_bodies_in_one_file, [], "a.csv: row 2, column body"),
     ],
 )
 def test_bad_folder_or_gravity_is_one_error_line(tmp_path: Path, make, extra, fragment) -> None:  # noqa: ANN001

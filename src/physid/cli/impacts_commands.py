@@ -303,22 +303,34 @@ def identify_command(  # noqa: ANN201, PLR0913
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
     or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
     each throw's time offset and initial state)."""
+    from physid.errors import InputError
     from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.identify import IdentifyOptions, identify
     from physid.impacts.pooled import identify_throws
-    from physid.impacts.poses import read_poses_csv, trajectory_csv_text
+    from physid.impacts.poses import pose_file_body, read_poses_csv, trajectory_csv_text
     from physid.impacts.specs import parse_gravity
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
     gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
     files = pose_files(data_paths)
     notes = Notes()
-    throws, ignored_all = [], {}
+    throws, ignored_all, bodies = [], {}, {}
     for path in files:
         t, q, ignored = read_poses_csv(path)
         throws.append((t, q))
+        body = pose_file_body(path)
+        if body is not None:
+            bodies.setdefault(body, path)
+            if len(bodies) > 1:
+                first, where = next(iter(bodies.items()))
+                raise InputError(
+                    f"column body: {body!r} differs from {first!r} in {where}: mixed bodies; "
+                    "pooled throws must be of one body",
+                    source=str(path),
+                )
+        ignored = [c for c in ignored if c != "body"]
         if ignored:
             ignored_all[str(path)] = ignored
             notes.add(f"{path}: ignoring unknown column(s) {', '.join(ignored)}")
