@@ -9,6 +9,11 @@ step drops eqs. (16)–(17), so each throw has its own initial pose and velocity
 while the remaining steps only carry that state to the next throw's first frame. The time axis of
 the result is this pooled one; ``diagnostics["throws"]`` gives each throw's time offset, its
 initial state and its share of the misfit χᵀW_χχ.
+
+The solve starts from the throws' own fits laid end to end (:mod:`~physid.impacts.pooled_start`,
+median J/m and μ of the throws); only when that does not converge or does not fit to the noise
+level are the generic warm starts of the single-throw fit run as well, and the lowest objective
+wins.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from physid.impacts.identify import (
     _multistart,
     _profiles,
     default_budget,
+    identify,
     initial_trajectory,
     validate_poses,
 )
 from physid.impacts.identify_nlp import IdentificationNlp
 from physid.impacts.identify_report import assemble_result
+from physid.impacts.pooled_start import stitched_start
 from physid.impacts.results import IdentificationResult
 
 #: A pooled fit of more throws than this is refused (each adds its whole trajectory to the NLP).
@@ -102,6 +109,11 @@ def identify_throws(
         _check_motion(q, sig_p, sig_a, source)
         clean.append((t, q))
     t_meas, q_meas, first, offsets = stack_throws(clean)
+    quick = replace(opts, profile_step=0.0, retry_inertia_ratios=())
+    singles = [  # each throw alone first: their fits make the stitched start
+        identify(shape, lines, t, q, mass=mass, options=quick, source=source)
+        for (t, q), source in zip(clean, sources, strict=True)
+    ]
     ns, h, t_fine = _grid(t_meas, opts.max_substep, ", ".join(sources))
     idle = np.zeros(h.size, dtype=bool)
     breaks = []
@@ -144,11 +156,33 @@ def identify_throws(
     }
     starts: list[dict] = []
     tick = lambda: None  # noqa: E731
-    best = _multistart(nlp, trajectories, [r_init], opts, starts, tick)
     n_frames = t_meas.size
-    if opts.retry_inertia_ratios and nlp.fit_value(best[0].x) > 3 * n_frames + 3 * math.sqrt(
-        6 * n_frames
-    ):
+    fit_limit = 3 * n_frames + 3 * math.sqrt(6 * n_frames)
+    fitted = [r for r in singles if r.identifiable]
+    r0 = float(np.median([r.inertia_ratio for r in fitted])) if fitted else r_init
+    mu0 = float(np.median([r.friction for r in fitted])) if fitted else opts.mu_init
+    x0 = stitched_start(nlp, shape, lines, singles, first, ns, t_fine, r0, mu0)
+    best = None
+    if x0 is not None:
+        outcome, multipliers = nlp.solve(x0, (1e-2, 1.0))
+        starts.append(
+            {
+                "warm_start": "stitched",
+                "inertia_ratio_init": r0,
+                "continuation": [1e-2, 1.0],
+                "converged": outcome.success,
+                "objective": outcome.objective,
+                "fit_chi2": nlp.fit_value(outcome.x),
+                "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
+                "friction": float(outcome.x[-1]),
+                "iterations": outcome.iterations,
+            }
+        )
+        best = (outcome, multipliers)
+    if best is None or not best[0].success or nlp.fit_value(best[0].x) > fit_limit:
+        generic = _multistart(nlp, trajectories, [r_init], opts, starts, tick)
+        best = generic if best is None or _better(generic[0], best[0]) else best
+    if opts.retry_inertia_ratios and nlp.fit_value(best[0].x) > fit_limit:
         retry = _multistart(
             nlp,
             trajectories,
