@@ -21,13 +21,13 @@ For each setting it measures
 
 and prints J/m errors and |μ − mu_eff|, against the target |μ − mu_eff| ≤ 0.05.
 
-RESULTS (this machine, shared 2 cores; 4 settings 300 s with ``--singles``; MuJoCo μ = 0.35):
+RESULTS (this machine, shared 2 cores; 180 s, about 240 s with ``--singles``; MuJoCo μ = 0.35):
 
 ========= ============ ======== =================== =================== ===========================
 timeconst mu_eff −a/g  f_t/f_n  snapshots μ (J/m)   poses pooled μ      contact / deepest penetr.
 ========= ============ ======== =================== =================== ===========================
-2 ms      0.3458       0.3500   0.3487 (−0.4 %)     0.3449 (−0.03 %)    2.5 ms / 1.5 mm
-5 ms      0.3453       0.3500   0.3455 (−1.1 %)     0.3383 (−5.3 %)     6.7 ms / 5.9 mm
+2 ms      0.3458       0.3500   0.3487 (−0.4 %)     0.3443 (−0.02 %)    2.5 ms / 1.5 mm
+5 ms      0.3453       0.3500   0.3455 (−1.1 %)     0.3383 (−5.2 %)     6.7 ms / 5.9 mm
 10 ms     0.3444       0.3484   0.3465 (−2.4 %)     not converged in    14 ms / 14 mm
                                                     its 98 s budget
 20 ms     0.3434       0.3412   0.3405 (−12 %)      refused (31.7 mm    29 ms / 35 mm
@@ -48,7 +48,7 @@ arm). MuJoCo's effective sliding friction is 1–2 % below its nominal μ. The �
 soft-contact MuJoCo throw was not reproduced with these settings.
 
 Usage: ``python benchmarks/impacts_mujoco_friction.py [--settings stiff,medium,soft,default]
-[--singles]`` (without ``--singles``: about 240 s).
+[--singles]`` (without ``--singles``: about 180 s).
 """
 
 from __future__ import annotations
