@@ -119,3 +119,16 @@ def test_bad_folder_or_gravity_is_one_error_line(tmp_path: Path, make, extra, fr
     message = result.output.strip()
     assert result.exit_code == 2 and message.startswith("physid: error:") and "\n" not in message
     assert fragment in message and not out.exists()
+
+
+def test_sweep_impacts_jobs_take_a_gravity_vector() -> None:
+    from physid.errors import InputError
+    from physid.sweep.kinds import _impacts_setup
+
+    job = {"shape": "ellipse:0.05,0.025", "surfaces": ["line:0,0"]}
+    _, _, options = _impacts_setup(job | {"options": {"gravity": [2.0, -9.6]}}, "job")
+    assert options.gravity_vector.tolist() == [2.0, -9.6]
+    _, _, options = _impacts_setup(job | {"options": {"gravity": 9.81}}, "job")
+    assert options.gravity_vector.tolist() == [0.0, -9.81]
+    with pytest.raises(InputError, match=r"job.options.gravity: expected \[GX, GY\]"):
+        _impacts_setup(job | {"options": {"gravity": [0.0, -9.8, 0.0]}}, "job")
