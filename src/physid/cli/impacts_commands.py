@@ -214,15 +214,42 @@ def simulate_command(
     )
 
 
+GRAVITY_HELP = (
+    "Gravity acceleration GX,GY [m/s²] in the world frame of the poses (default 0,-9.81: along -y)."
+)
+
+
+def pose_files(paths: tuple[Path, ...]) -> list[Path]:
+    """The pose files named by ``--data``: files as given, folders as their ``*.csv`` files
+    (sorted by name); a folder without any is an InputError naming it."""
+    from physid.errors import InputError
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.csv") if p.is_file())
+            if not found:
+                raise InputError("the folder holds no *.csv pose file", source=str(path))
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
 @impacts.command("identify")
 @click.option(
     "--data",
-    type=click.Path(dir_okay=False, path_type=Path),
+    "data_paths",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
     required=True,
-    help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous).",
+    help="Pose CSV with header t,x,y,theta (s, m, m, rad; theta continuous), or a folder of "
+    "them. Repeat for several throws of the same body on the same surfaces: they are fitted "
+    "together, with one J/m and one mu and each throw's own initial state.",
 )
 @click.option("--shape", "shape_text", required=True, help=SHAPE_HELP)
 @click.option("--surface", "surfaces", multiple=True, required=True, help=SURFACE_HELP)
+@click.option("--gravity", "gravity_text", default=None, metavar="GX,GY", help=GRAVITY_HELP)
 @click.option(
     "--mass",
     type=float,
@@ -262,30 +289,75 @@ def simulate_command(
     required=True,
     help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
 )
-def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_substep, out):  # noqa: ANN001, ANN201, PLR0913
-    """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27)."""
+def identify_command(  # noqa: ANN201, PLR0913
+    data_paths,  # noqa: ANN001
+    shape_text,  # noqa: ANN001
+    surfaces,  # noqa: ANN001
+    gravity_text,  # noqa: ANN001
+    mass,  # noqa: ANN001
+    noise,  # noqa: ANN001
+    noise_angle,  # noqa: ANN001
+    max_substep,  # noqa: ANN001
+    out,  # noqa: ANN001
+):
+    """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
+    or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
+    each throw's time offset and initial state)."""
+    from physid.errors import InputError
     from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
+    from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.identify import IdentifyOptions, identify
-    from physid.impacts.poses import read_poses_csv, trajectory_csv_text
+    from physid.impacts.pooled import identify_throws
+    from physid.impacts.poses import pose_file_body, read_poses_csv, trajectory_csv_text
+    from physid.impacts.specs import parse_gravity
 
     shape, lines = _shape_and_lines(shape_text, surfaces)
-    t, q, ignored = read_poses_csv(data)
+    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
+    files = pose_files(data_paths)
     notes = Notes()
-    if ignored:
-        notes.add(f"{data}: ignoring unknown column(s) {', '.join(ignored)}")
+    throws, ignored_all, bodies = [], {}, {}
+    for path in files:
+        t, q, ignored = read_poses_csv(path)
+        throws.append((t, q))
+        body = pose_file_body(path)
+        if body is not None:
+            bodies.setdefault(body, path)
+            if len(bodies) > 1:
+                first, where = next(iter(bodies.items()))
+                raise InputError(
+                    f"column body: {body!r} differs from {first!r} in {where}: mixed bodies; "
+                    "pooled throws must be of one body",
+                    source=str(path),
+                )
+        ignored = [c for c in ignored if c != "body"]
+        if ignored:
+            ignored_all[str(path)] = ignored
+            notes.add(f"{path}: ignoring unknown column(s) {', '.join(ignored)}")
     options = IdentifyOptions(
-        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle
+        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle, gravity=gravity
     )
-    result = identify(
-        shape, lines, t, q, mass=mass, options=options, source=str(data), progress=True
-    )
+    if len(files) == 1:
+        result = identify(
+            shape,
+            lines,
+            *throws[0],
+            mass=mass,
+            options=options,
+            source=str(files[0]),
+            progress=True,
+        )
+    else:
+        result = identify_throws(
+            shape, lines, throws, sources=[str(p) for p in files], mass=mass, options=options
+        )
     payload = result.to_json_dict()
     payload["inputs"] = {
-        "data": str(data),
+        "data": [str(p) for p in files] if len(files) > 1 else str(files[0]),
         "shape": shape.spec(),
         "surfaces": [line.spec() for line in lines],
-        "ignored_columns": ignored,
+        "gravity_m_s2": options.gravity_vector.tolist(),
+        "ignored_columns": ignored_all.get(str(files[0]), []) if len(files) == 1 else ignored_all,
     }
     with atomic_output_dir(out) as staging:
         write_json_atomic(staging / "result.json", payload)
@@ -297,9 +369,104 @@ def identify_command(data, shape_text, surfaces, mass, noise, noise_angle, max_s
         click.echo(f"physid: warning: {warning}", err=True)
     ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
     mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
+    pooled = f" pooled over {len(files)} throws" if len(files) > 1 else ""
     click.echo(
-        f"J/m = {ratio}, mu = {mu_text}; status: {result.status} "
+        f"J/m = {ratio}, mu = {mu_text}{pooled}; status: {result.status} "
         f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
+    )
+
+
+#: Flagged impacts printed as warnings; the rest are in result.json.
+MAX_FLAG_LINES = 10
+
+
+@impacts.command("identify-snapshots")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="Snapshot CSV, one row per impact: vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post "
+    "[m/s, rad/s], px,py (contact point relative to the centre of mass [m]), nx,ny (unit "
+    "normal from the surface into the body) or instead the contact Jacobian rows "
+    "jn_x,jn_y,jn_w and jt_x,jt_y,jt_w; optional duration [s] (pre to post: its gravity "
+    "impulse is removed), mass [kg], body and id (labels).",
+)
+@click.option("--gravity", "gravity_text", default=None, metavar="GX,GY", help=GRAVITY_HELP)
+@click.option(
+    "--noise-velocity",
+    type=float,
+    callback=number_in(1e-9, 100.0),
+    default=0.01,
+    show_default=True,
+    help="Standard deviation [m/s] of the velocities: scales the residuals and the tolerance "
+    "of the rigid-body checks (angular velocities scale by the median lever arm).",
+)
+@click.option(
+    "--max-inertia-ratio",
+    type=float,
+    callback=number_in(0.0, 1e6, low_open=True),
+    default=None,
+    help="Upper bound on J/m [m²] (default: (2 × the largest lever arm)²).",
+)
+@click.option(
+    "--mu-max",
+    type=float,
+    callback=number_in(0.0, 10.0, low_open=True),
+    default=3.0,
+    show_default=True,
+    help="Upper bound on the Coulomb friction coefficient [-].",
+)
+@click.option(
+    "--out",
+    type=OUTPUT_DIR,
+    required=True,
+    help="Output folder: result.json (estimates, flags) and impacts.csv (per impact).",
+)
+def identify_snapshots_command(  # noqa: ANN201
+    data,  # noqa: ANN001
+    gravity_text,  # noqa: ANN001
+    noise_velocity,  # noqa: ANN001
+    max_inertia_ratio,  # noqa: ANN001
+    mu_max,  # noqa: ANN001
+    out,  # noqa: ANN001
+):
+    """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law (eq. 4
+    with eqs. 10-15 for one contact), with a restitution per impact; flag impacts no rigid body
+    could produce."""
+    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
+    from physid.impacts.geometry import STANDARD_GRAVITY
+    from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
+    from physid.impacts.snapshots import read_snapshots_csv
+    from physid.impacts.specs import parse_gravity
+
+    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
+    snaps = read_snapshots_csv(data)
+    result = fit_snapshots(
+        snaps,
+        gravity=gravity,
+        noise_velocity=noise_velocity,
+        max_inertia_ratio=max_inertia_ratio,
+        mu_max=mu_max,
+    )
+    payload = result.to_json_dict()
+    payload["inputs"] = {"data": str(data), "mass": snaps.mass}
+    with atomic_output_dir(out) as staging:
+        write_json_atomic(staging / "result.json", payload)
+        write_text_atomic(staging / "impacts.csv", impacts_csv_text(result, snaps))
+    for label, reason in result.flags[:MAX_FLAG_LINES]:
+        click.echo(f"physid: warning: {data}: {label}: {reason}", err=True)
+    if len(result.flags) > MAX_FLAG_LINES:
+        click.echo(
+            f"physid: warning: {data}: {len(result.flags) - MAX_FLAG_LINES} more impacts "
+            "flagged (result.json lists all)",
+            err=True,
+        )
+    bound = " (lower bound)" if result.friction_is_lower_bound else f" ± {result.friction_std:.2g}"
+    click.echo(
+        f"J/m = {result.inertia_ratio:.6g} ± {result.inertia_ratio_std:.2g} m², "
+        f"mu = {result.friction:.3g}{bound} from {int(result.used.sum())} of {len(snaps)} "
+        f"impacts ({int((result.sliding & result.used).sum())} sliding); status: "
+        f"{result.status}; wrote {out}"
     )
 
 

@@ -5,6 +5,9 @@
 * :func:`simulate` — the implicit-Euler time-stepping simulator with restitution (IRC) or
   impulse–gap (IGC) contacts and Coulomb friction (§3.2–3.6), per-step LCP or IPOPT NLP;
 * :func:`identify` — the identification NLP of §5.1, eq. (27): J/m and μ from noisy poses;
+  :func:`identify_throws` — the same NLP over several throws of one body (shared J/m and μ);
+* :func:`fit_snapshots` — J/m and μ from impact snapshots by the impact law (eq. 4, eqs. 10–15)
+  in closed form (:mod:`~physid.impacts.impact_law`), read by :func:`read_snapshots_csv`;
 * :mod:`~physid.impacts.poses` — pose files and simulated cameras; :mod:`~physid.impacts.figures`.
 
 SI units everywhere, angles in radians. Only J/m is identifiable from poses (§5.2).
@@ -21,9 +24,12 @@ from physid.impacts.geometry import (
     make_polygon,
 )
 from physid.impacts.identify import IdentifyOptions, identify
+from physid.impacts.pooled import identify_throws
 from physid.impacts.poses import camera_samples, read_poses_csv
 from physid.impacts.results import IdentificationResult, SimulationResult
 from physid.impacts.simulator import simulate
+from physid.impacts.snapshot_fit import SnapshotResult, fit_snapshots
+from physid.impacts.snapshots import Snapshots, read_snapshots_csv
 from physid.impacts.specs import parse_shape, parse_surface
 
 __all__ = [
@@ -35,13 +41,18 @@ __all__ = [
     "Line",
     "Polygon",
     "SimulationResult",
+    "SnapshotResult",
+    "Snapshots",
     "camera_samples",
     "contact_frames",
+    "fit_snapshots",
     "grasp_matrices",
     "identify",
+    "identify_throws",
     "make_polygon",
     "parse_shape",
     "parse_surface",
     "read_poses_csv",
+    "read_snapshots_csv",
     "simulate",
 ]

@@ -32,6 +32,20 @@ import numpy as np
 STANDARD_GRAVITY = 9.81
 
 
+def gravity_vector(gravity: float | Any) -> np.ndarray:
+    """The gravity acceleration (g_x, g_y) [m/s²] in the world frame.
+
+    A number is the magnitude of gravity along −y (the default frame of paper D); two numbers are
+    the vector itself, so a camera whose y axis is not vertical can keep its own frame.
+    """
+    if np.ndim(gravity) == 0:
+        return np.array([0.0, -float(gravity)])
+    g = np.asarray(gravity, dtype=float).ravel()
+    if g.size != 2:
+        raise ValueError(f"gravity must be a number or two numbers (g_x, g_y), got {gravity!r}")
+    return g
+
+
 def _ops(*values: Any) -> tuple[Any, Any, Any]:
     """cos, sin, sqrt matching the argument type: CasADi for symbols, ``math``/NumPy otherwise."""
     if any(isinstance(v, cs.SX | cs.MX | cs.DM) for v in values):

@@ -33,6 +33,7 @@ from physid.impacts.geometry import (
     Shape,
     candidate_pairs,
     contact_frames,
+    gravity_vector,
     min_gap,
 )
 from physid.impacts.identify_nlp import IdentificationNlp, SolveOutcome
@@ -85,12 +86,17 @@ class IdentifyOptions:
     mu_weight: float = 10.0
     profile_step: float = 0.02
     profile_polish: int = 3
-    gravity: float = STANDARD_GRAVITY
+    gravity: float | tuple[float, float] = STANDARD_GRAVITY
     max_iter: int = 3000
     tol: float = 1e-8
     print_level: int = 0
     time_budget_s: float | None = None
     iteration_budget: int | None = None
+
+    @property
+    def gravity_vector(self) -> np.ndarray:
+        """(g_x, g_y) [m/s²]: ``gravity`` as a number is its magnitude along −y."""
+        return gravity_vector(self.gravity)
 
 
 # the most steps of the fine grid (eq. 25): 40 s of 240 fps video at h̄ = 1 ms; more is a
@@ -168,9 +174,10 @@ def _check_motion(q: np.ndarray, sigma_position: float, sigma_angle: float, sour
 
 
 def _ballistic_fit(
-    t: np.ndarray, q: np.ndarray, t_fine: np.ndarray, weights: np.ndarray, gravity: float
+    t: np.ndarray, q: np.ndarray, t_fine: np.ndarray, weights: np.ndarray, gravity: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Least-squares free flight through all frames: x, θ linear in t, y a parabola with −g.
+    """Least-squares free flight through all frames: θ linear in t, (x, y) a parabola with the
+    gravity vector (g_x, g_y) [m/s²].
 
     Returns χ² (with W_χ) and the fitted poses and velocities on the fine grid. If χ² is what
     the noise explains and the flight never reaches a surface, the data hold no contact (§5.3).
@@ -178,14 +185,14 @@ def _ballistic_fit(
     tau = t - t[0]
     A = np.column_stack([np.ones_like(tau), tau])
     target = q.copy()
-    target[:, 1] += 0.5 * gravity * tau**2
+    target[:, :2] -= 0.5 * gravity * tau[:, None] ** 2
     coef, *_ = np.linalg.lstsq(A, target, rcond=None)
     chi2 = float(np.sum(weights * (A @ coef - target) ** 2))
     tau_f = t_fine - t[0]
     q_fine = coef[0] + tau_f[:, None] * coef[1]
-    q_fine[:, 1] -= 0.5 * gravity * tau_f**2
+    q_fine[:, :2] += 0.5 * gravity * tau_f[:, None] ** 2
     v_fine = np.tile(coef[1], (t_fine.size, 1))
-    v_fine[:, 1] -= gravity * tau_f
+    v_fine[:, :2] += gravity * tau_f[:, None]
     return chi2, q_fine, v_fine
 
 
@@ -218,7 +225,7 @@ def initial_trajectory(
     q_meas: np.ndarray,
     t_fine: np.ndarray,
     ns: int,
-    gravity: float,
+    gravity: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Warm-start poses and velocities (backward differences, eq. 17) on the fine grid.
 
@@ -232,11 +239,11 @@ def initial_trajectory(
         for i in range(1, t_meas.size - 1):
             dt_prev = t_meas[i] - t_meas[i - 1]
             v = (q_meas[i] - q_meas[i - 1]) / dt_prev
-            v[1] -= 0.5 * gravity * dt_prev  # velocity at t_i on the parabola through both frames
+            v[:2] += 0.5 * gravity * dt_prev  # velocity at t_i on the parabola through both frames
             k0, k1 = ns * i, ns * (i + 1)
             tau = t_fine[k0 : k1 + 1] - t_meas[i]
             arc = q_meas[i] + tau[:, None] * v
-            arc[:, 1] -= 0.5 * gravity * tau**2
+            arc[:, :2] += 0.5 * gravity * tau[:, None] ** 2
             hit = np.flatnonzero([contact_frames(shape, lines, qa).gap.min() <= 0 for qa in arc])
             if hit.size == 0 or not 0 < hit[0] < ns:
                 continue
@@ -294,7 +301,8 @@ def identify(
     budget.iterations = opts.iteration_budget or budget.iterations
     start = time.perf_counter()
     weights = np.array([sig_p, sig_p, sig_a]) ** -2.0
-    chi2, q_fly, v_fly = _ballistic_fit(t_meas, q_meas, t_fine, weights, opts.gravity)
+    gravity = opts.gravity_vector
+    chi2, q_fly, v_fly = _ballistic_fit(t_meas, q_meas, t_fine, weights, gravity)
     n_frames = t_meas.size
     if chi2 < 3 * n_frames + 5 * math.sqrt(6 * n_frames) and all(
         contact_frames(shape, lines, qk).gap.min() > 0 for qk in q_fly
@@ -325,7 +333,7 @@ def identify(
         penalty=opts.penalty,
         mu_weight=opts.mu_weight,
         mu_max=opts.mu_max,
-        gravity=opts.gravity,
+        gravity=gravity,
         tol=opts.tol,
         max_iter=opts.max_iter,
         print_level=opts.print_level,
@@ -342,7 +350,7 @@ def identify(
     )
     starts: list[dict] = []
     trajectories = {
-        kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity)
+        kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, gravity)
         for kind in opts.warm_starts
     }
     best = _multistart(nlp, trajectories, [r_init], opts, starts, bar.update)
@@ -379,7 +387,7 @@ def identify(
         t_meas=t_meas,
         q_meas=q_meas,
         sigma_angle=sig_a,
-        gravity=opts.gravity,
+        gravity=float(np.linalg.norm(gravity)),
         iterations=iterations,
         solve_time=time.perf_counter() - start,
         inertia_ratio_std=r_std,

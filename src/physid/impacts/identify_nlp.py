@@ -39,7 +39,7 @@ from physid.impacts.geometry import (
 
 
 def _interval_function(
-    shape: Shape, lines: list[Line], pairs: list[tuple[int, int]], gravity: float
+    shape: Shape, lines: list[Line], pairs: list[tuple[int, int]], gravity: np.ndarray
 ) -> cs.Function:
     """Equalities and the three product vectors of one interval k → k+1."""
     nc = len(pairs)
@@ -60,8 +60,8 @@ def _interval_function(
         cs.vertcat(1, 1, r) * (vk1 - vk)
         - cs.mtimes(N, cn)
         - cs.mtimes(T, ct)
-        + cs.vertcat(0, gravity * h, 0)
-    )  # eq. (16) / m
+        - cs.vertcat(float(gravity[0]) * h, float(gravity[1]) * h, 0)
+    )  # eq. (16) / m, gravity (g_x, g_y) [m/s²]
     kin = qk1 - qk - h * vk1  # eq. (17)
     slip = cs.mtimes(T.T, vk1) + cs.mtimes(E, lam)
     cone = mu * cn - cs.mtimes(E.T, ct)
@@ -134,12 +134,17 @@ class IdentificationNlp:
         penalty: str,
         mu_weight: float,
         mu_max: float,
-        gravity: float,
+        gravity: np.ndarray,
         tol: float,
         max_iter: int,
         print_level: int,
         budget: Budget | None = None,
+        breaks: tuple[int, ...] = (),
+        idle: np.ndarray | None = None,
     ) -> None:
+        """``breaks``: fine intervals whose eqs. (16)–(17) are dropped (the link between two
+        pooled throws); ``idle`` (N,) bool: intervals with no contact (impulses fixed at 0, free
+        slacks) — the flight that carries the next throw's initial state."""
         N, nc = h.size, len(pairs)
         self.layout, self.pairs = Layout(N, nc), pairs
         self.r_scale = shape.max_radius**2  # any mass inside the shape has J/m ≤ ρ²
@@ -205,9 +210,22 @@ class IdentificationNlp:
         n_eq = (6 + 4 * nc) * N
         self.lbg = np.zeros(n_eq + nc)
         self.ubg = np.r_[np.zeros(n_eq), np.full(nc, np.inf)]
+        for k in breaks:
+            rows = slice(k * (6 + 4 * nc), k * (6 + 4 * nc) + 6)
+            self.lbg[rows], self.ubg[rows] = -np.inf, np.inf
         n_free = 6 * (N + 1)
         self.lbx = np.r_[np.full(n_free, -np.inf), np.zeros(8 * nc * N), 1e-4, 0.0]
         self.ubx = np.r_[np.full(n_free + 8 * nc * N, np.inf), 1.0, mu_max]
+        if idle is not None and np.any(idle):
+            o = n_free
+            for width in (nc, 2 * nc, nc):  # impulses c̄_n, c̄_t and λ: zero where idle
+                block = np.zeros((N, width), dtype=bool)
+                block[idle] = True
+                self.ubx[o : o + N * width][block.ravel()] = 0.0
+                o += N * width
+            block = np.zeros((N, 4 * nc), dtype=bool)
+            block[idle] = True
+            self.lbx[o : o + N * 4 * nc][block.ravel()] = -np.inf
         self.weights = np.asarray(weights, dtype=float)
 
     def initial_vector(

@@ -2,7 +2,8 @@
 
 A pose file has a header naming at least ``t``, ``x``, ``y`` and ``theta``; ``theta`` must be
 continuous (not wrapped to (−π, π]), since a spinning body legitimately turns by more than π between
-frames. Other columns are reported and ignored.
+frames. An optional ``body`` column labels the body (throws pooled together must name the same
+one). Other columns are reported and ignored.
 """
 
 from __future__ import annotations
@@ -112,6 +113,27 @@ def read_poses_csv(path: str | Path) -> tuple[np.ndarray, np.ndarray, list[str]]
         raise InputError("no data rows after the header", source=source)
     arr = np.array(values)
     return arr[:, 0], arr[:, 1:], ignored
+
+
+def pose_file_body(path: str | Path) -> str | None:
+    """The label in the optional ``body`` column of a pose file (None without one); a file whose
+    rows name different bodies is an InputError naming the row (one file is one throw)."""
+    rows = list(csv.reader(io.StringIO(read_text_file(Path(path), "pose file"))))
+    header = [h.strip() for h in rows[0]] if rows else []
+    if "body" not in header:
+        return None
+    col = header.index("body")
+    labels = [
+        row[col].strip() for row in rows[1:] if len(row) > col and any(c.strip() for c in row)
+    ]
+    for r, label in enumerate(labels, start=1):
+        if label != labels[0]:
+            raise InputError(
+                f"row {r}, column body: {label!r} differs from row 1 ({labels[0]!r}): one pose "
+                "file holds one throw of one body",
+                source=str(path),
+            )
+    return labels[0] if labels else None
 
 
 def trajectory_csv_text(result: IdentificationResult) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from physid.impacts.geometry import gravity_vector
+
 #: What §5.2 of paper D proves and every identification result repeats.
 IDENTIFIABILITY_NOTE = (
     "Only the ratio J/m is identifiable from poses (paper D §5.2, eq. 30 has a one-dimensional "
@@ -39,17 +41,18 @@ class SimulationResult:
     dt: float
     model: str
     solver: str
-    gravity: float
+    gravity: float | tuple[float, float]  # magnitude along −y, or (g_x, g_y) [m/s²]
     status: str = "ok"
 
     def energy(self) -> np.ndarray:
-        """Total mechanical energy ½ m |v_G|² + ½ J ω² + m g y at each instant [J]."""
+        """Total mechanical energy ½ m |v_G|² + ½ J ω² − m g·p_G at each instant [J]
+        (m g y for gravity along −y)."""
         m, J = self.mass, self.mass * self.inertia_ratio
         v = self.v
         return (
             0.5 * m * (v[:, 0] ** 2 + v[:, 1] ** 2)
             + 0.5 * J * v[:, 2] ** 2
-            + (m * self.gravity * self.q[:, 1])
+            - m * (self.q[:, :2] @ gravity_vector(self.gravity))
         )
 
 

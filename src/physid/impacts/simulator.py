@@ -25,6 +25,7 @@ from physid.impacts.geometry import (
     candidate_pairs,
     contact_frames,
     grasp_matrices,
+    gravity_vector,
     min_gap,
 )
 from physid.impacts.results import SimulationResult
@@ -58,7 +59,7 @@ def simulate(
     mass: float = 1.0,
     model: Literal["irc", "igc"] = "irc",
     solver: Literal["lcp", "nlp"] = "lcp",
-    gravity: float = STANDARD_GRAVITY,
+    gravity: float | tuple[float, float] = STANDARD_GRAVITY,
     progress: bool = False,
 ) -> SimulationResult:
     """Simulate ``duration`` seconds with step ``dt`` from pose ``q0`` and velocity ``v0``.
@@ -69,13 +70,18 @@ def simulate(
     :class:`InputError` on bad parameters or a body that starts inside the environment.
     """
     q0, v0 = _vector3(q0, "q0"), _vector3(v0, "v0")
+    try:
+        g_vec = gravity_vector(gravity)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if not (np.all(np.isfinite(g_vec)) and (np.ndim(gravity) > 0 or gravity >= 0)):
+        raise InputError(f"gravity = {gravity!r} is out of range")
     checks = {  # name: (value, admissible)
         "inertia_ratio": (inertia_ratio, inertia_ratio > 0),
         "mass": (mass, mass > 0),
         "mu": (mu, mu >= 0),
         "dt": (dt, dt > 0),
         "duration": (duration, duration > 0),
-        "gravity": (gravity, gravity >= 0),
         "restitution": (restitution, 0.0 <= restitution <= 1.0),
     }
     for name, (value, ok) in checks.items():
@@ -103,7 +109,7 @@ def simulate(
     active = np.zeros((n_steps, nc), dtype=bool)
     q[0], v[0] = q0, v0
     inv_m = np.array([1.0, 1.0, 1.0 / inertia_ratio])
-    gravity_dv = np.array([0.0, -gravity * dt, 0.0])
+    gravity_dv = np.r_[g_vec * dt, 0.0]
     nlp = NlpStepper(shape, lines) if solver == "nlp" else None
     status = "ok"
     steps = progress_display(

@@ -6,7 +6,8 @@
 * ``line:ANGLE,OFFSET`` — ANGLE in radians from the world x axis to the line direction, OFFSET in
   metres: the signed distance of the line from the world origin along its normal
   ``(-sin ANGLE, cos ANGLE)``; the free side is the one the normal points to. ``line:0,0`` is the
-  ground y = 0; ``line:-0.247,0`` a slope descending to the right through the origin.
+  ground y = 0; ``line:-0.247,0`` a slope descending to the right through the origin;
+* ``GX,GY`` — the gravity acceleration in the world frame in m/s² (``0,-9.81``: along −y).
 
 Every parser raises :class:`InputError` with the option name and the offending text.
 """
@@ -85,3 +86,19 @@ def parse_vector3(
         bounds = ", ".join(f"±{v:g}" for v in limits)
         raise InputError(f"{text!r}: {what} must lie within {bounds}", source=option)
     return values
+
+
+#: Largest accepted gravity [m/s²]: beyond any planet's surface gravity (Jupiter's is 24.8).
+MAX_GRAVITY = 100.0
+
+
+def parse_gravity(text: str, option: str = "--gravity") -> np.ndarray:
+    """Parse ``GX,GY`` [m/s²], the gravity vector in the world frame, of norm ≤ 100 m/s²."""
+    g = np.array(_numbers(text, 2, option, "GX, GY in m/s²"))
+    if float(np.linalg.norm(g)) > MAX_GRAVITY:
+        raise InputError(
+            f"{text!r}: |g| = {np.linalg.norm(g):.4g} m/s² exceeds {MAX_GRAVITY:g} m/s²; give "
+            "the acceleration in m/s² (e.g. 0,-9.81), not a unit vector times a factor",
+            source=option,
+        )
+    return g

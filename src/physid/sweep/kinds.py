@@ -283,6 +283,14 @@ def _impacts_setup(args: Args, where: str):  # noqa: ANN202
     fields = {f.name: f.default for f in dataclasses.fields(IdentifyOptions)}
     _keys(options, set(fields), f"{where}.options")
     for key, value in options.items():
+        if key == "gravity" and isinstance(value, list):  # (g_x, g_y) [m/s²], as --gravity
+            if len(value) != 2:
+                raise InputError(
+                    f"{where}.options.gravity: expected [GX, GY] in m/s², got {value!r}"
+                )
+            for i, g in enumerate(value):
+                _number(g, f"{where}.options.gravity[{i}]", low=-100.0, high=100.0)
+            continue
         _option_like(value, fields[key], f"{where}.options.{key}")
     converted = {k: tuple(map(tuple, v)) if k == "continuations" else v for k, v in options.items()}
     converted = {k: tuple(v) if isinstance(v, list) else v for k, v in converted.items()}

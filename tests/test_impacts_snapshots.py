@@ -1,0 +1,187 @@
+"""Impact snapshots: paper D's impact law in closed form, J/m and μ across many impacts from
+physid's simulator and from MuJoCo (known truth), flags for impossible impacts, bad input."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from physid.cli import main
+from physid.errors import InputError
+from physid.impacts import Ellipse, Line, simulate
+from physid.impacts.impact_law import contact_columns, impact_response
+from physid.impacts.snapshot_fit import fit_snapshots
+from physid.impacts.snapshots import Snapshots, snapshots_csv_text, snapshots_from_simulation
+from physid.impacts.steppers import StepData, solve_step_lcp
+
+ELLIPSE, GROUND = Ellipse(0.05, 0.025), [Line(0.0, 0.0)]
+RATIO, MU = 756e-6, 0.3
+
+
+def _concat(parts: list[Snapshots]) -> Snapshots:
+    fields = ("v_pre", "v_post", "arm", "normal", "duration")
+    arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in fields}
+    labels = tuple(label for p in parts for label in p.labels)
+    return Snapshots(**arrays, mass=parts[0].mass, labels=labels)
+
+
+def _simulated(n_throws: int = 6, seed: int = 1) -> Snapshots:
+    rng = np.random.default_rng(seed)
+    parts = []
+    for _ in range(n_throws):
+        v0 = (rng.uniform(-3, 3), rng.uniform(-4, -1), rng.uniform(-30, 30))
+        sim = simulate(ELLIPSE, GROUND, (0, 0.1, rng.uniform(0, 3)), v0, inertia_ratio=RATIO,
+                       mu=MU, restitution=0.5, dt=1e-4, duration=0.3, mass=0.064)  # fmt: skip
+        parts.append(snapshots_from_simulation(sim, ELLIPSE, GROUND))
+    return _concat(parts)
+
+
+def test_closed_form_impact_law_is_the_simulators_lcp_step() -> None:
+    """impact_response against Lemke on the simulator's own step LCP (IRC, eq. 4), 200 draws."""
+    rng = np.random.default_rng(0)
+    checked = sliding = 0
+    for _ in range(200):
+        angle = rng.uniform(0, 2 * np.pi)
+        arm, n = rng.normal(size=(1, 2)) * 0.05, np.array([[np.cos(angle), np.sin(angle)]])
+        v = rng.normal(size=(1, 3)) * [2, 2, 20]
+        nbar, tbar = contact_columns(arm, n)
+        if nbar[0] @ v[0] >= 0:
+            continue
+        ratio, mu, eps = rng.uniform(2e-4, 2e-3), rng.uniform(0, 1), rng.uniform(0, 1)
+        dv, _, slides = impact_response(v, nbar, tbar, ratio, mu, np.array([eps]))
+        T = np.column_stack([tbar[0], -tbar[0]])
+        step = StepData(np.zeros(3), v[0], v[0], nbar.T, T, np.zeros(1),
+                        np.array([1, 1, 1 / ratio]), mu, eps, 1e-3)  # fmt: skip
+        np.testing.assert_allclose(solve_step_lcp(step, "irc").v_next, v[0] + dv[0], atol=1e-9)
+        checked, sliding = checked + 1, sliding + int(slides[0])
+    assert checked > 80 and 10 < sliding < checked - 10  # both branches exercised
+
+
+def test_simulator_snapshots_with_noise_give_inertia_and_friction(tmp_path: Path) -> None:
+    snaps = _simulated()
+    noise = 0.01  # m/s on every velocity, rad/s scaled by the 3 cm median arm
+    rng = np.random.default_rng(7)
+    scale = np.array([1, 1, 1 / 0.03]) * noise
+    noisy = replace(
+        snaps,
+        v_pre=snaps.v_pre + rng.normal(size=snaps.v_pre.shape) * scale,
+        v_post=snaps.v_post + rng.normal(size=snaps.v_post.shape) * scale,
+    )
+    data, out = tmp_path / "snapshots.csv", tmp_path / "out"
+    data.write_text(snapshots_csv_text(noisy))
+    result = CliRunner().invoke(
+        main, ["impacts", "identify-snapshots", "--data", str(data), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["n_impacts"] == len(snaps) >= 15 and payload["n_sliding"] >= 3
+    ratio, std = payload["inertia_ratio"], payload["inertia_ratio_std"]
+    assert abs(ratio - RATIO) < 0.05 * RATIO and abs(ratio - RATIO) < 3 * std
+    assert abs(payload["friction"] - MU) < 0.05
+    assert abs(payload["friction"] - MU) < 3 * payload["friction_std"]
+    assert (out / "impacts.csv").read_text().count("\n") == len(snaps) + 1
+    # noise-free: the law is the simulator's step, so the estimates are exact
+    exact = fit_snapshots(snaps)
+    assert exact.inertia_ratio == pytest.approx(RATIO, rel=1e-6)
+    assert exact.friction == pytest.approx(MU, abs=1e-6) and not exact.flags
+
+
+def test_mujoco_snapshots_give_inertia_and_friction() -> None:
+    from physid.sim.impacts_mujoco import MujocoEllipse, throw_snapshots
+
+    body = MujocoEllipse(mu=0.35)
+    model, rng = body.model(), np.random.default_rng(0)
+    parts = []
+    for _ in range(8):
+        q0 = (0.0, 0.15, rng.uniform(0, 3.14))
+        v0 = (rng.uniform(-3, 3), rng.uniform(-4, -1), rng.uniform(-30, 30))
+        parts.append(throw_snapshots(body, q0, v0, 0.6, model=model))
+    res = fit_snapshots(_concat(parts))
+    assert len(res.used) >= 20 and (res.sliding & res.used).sum() >= 10
+    # measured: J/m -0.4 % (std 0.9 %), mu 0.349 ± 0.003
+    assert res.inertia_ratio == pytest.approx(body.inertia_ratio, rel=0.05)
+    assert res.friction == pytest.approx(body.mu, abs=0.05)
+    assert not res.friction_is_lower_bound
+
+
+def test_impossible_impacts_are_flagged_by_row_and_left_out() -> None:
+    snaps = _simulated(n_throws=4)
+    good = fit_snapshots(snaps)
+    v_pre, v_post = snaps.v_pre.copy(), snaps.v_post.copy()
+    v_post[0] = v_pre[0] + 2.0 * (v_pre[0] - v_post[0])  # impulse reversed: it pulls
+    v_post[1] = (-3.0 * v_pre[1, 0], -3.0 * v_pre[1, 1], v_pre[1, 2])  # 3x faster: energy gain
+    # spin change reversed (and v_y so that the contact point leaves as before): against the
+    # torque of the impulse, which no positive J/m allows
+    spin = v_pre[2, 2] - 3.0 * (v_post[2, 2] - v_pre[2, 2])
+    v_post[2, 1] -= (spin - v_post[2, 2]) * snaps.arm[2, 0]
+    v_post[2, 2] = spin
+    bad = replace(snaps, v_post=v_post, labels=tuple(f"row {i + 1}" for i in range(len(snaps))))
+    res = fit_snapshots(bad)
+    flagged = dict(res.flags)
+    assert "pulls" in flagged["row 1"]
+    assert "kinetic energy rises" in flagged["row 2"]
+    assert "against the torque" in flagged["row 3"]
+    assert not res.used[:3].any() and res.used[3:].all()
+    assert res.inertia_ratio == pytest.approx(good.inertia_ratio, rel=1e-4)
+    assert res.friction == pytest.approx(good.friction, abs=1e-4)
+
+
+HEADER = "vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post,px,py,nx,ny"
+ROW = "1,-2,0,0.5,0.8,3,0.01,-0.02,0,1"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (HEADER.replace(",ny", "") + "\n" + ROW.rpartition(",")[0], "missing column(s) ny"),
+        (f"{HEADER}\n{ROW}\n{ROW.replace('0.5', 'nan')}", "row 2, column vx_post"),
+        (f"{HEADER}\n{ROW}\n{ROW.replace('0,1', '0,1.5')}", "row 2, columns nx,ny"),
+        (f"{HEADER}\n{ROW}\n{ROW.replace('0.01', 'x')}", "row 2, column px"),
+        (f"{HEADER},mass\n{ROW},0.064\n{ROW},0.1", "row 2, column mass"),
+        (f"{HEADER},body\n{ROW},ellipse\n{ROW},disc", "row 2, column body"),
+        (HEADER, "no data rows"),
+    ],
+)
+def test_bad_snapshot_file_is_one_error_line(tmp_path: Path, text: str, fragment: str) -> None:
+    data, out = tmp_path / "snaps.csv", tmp_path / "out"
+    data.write_text(text + "\n")
+    result = CliRunner().invoke(
+        main, ["impacts", "identify-snapshots", "--data", str(data), "--out", str(out)]
+    )
+    message = result.output.strip()
+    assert result.exit_code == 2 and message.startswith("physid: error:") and "\n" not in message
+    assert str(data) in message and fragment in message and not out.exists()
+
+
+def test_snapshot_help_names_columns_and_units() -> None:
+    result = CliRunner().invoke(main, ["impacts", "identify-snapshots", "--help"])
+    text = " ".join(result.output.split())
+    for fragment in ("vx_pre", "omega_post", "nx,ny", "[m/s", "rad/s]", "[m]", "[s]", "[kg]"):
+        assert fragment in text, fragment
+    text = " ".join(CliRunner().invoke(main, ["impacts", "identify", "--help"]).output.split())
+    assert "--gravity GX,GY" in text and "[m/s²]" in text and "Repeat" in text
+
+
+def test_contact_jacobian_columns_give_the_same_contact_geometry(tmp_path: Path) -> None:
+    """jn = (n, GQ × n), jt = (t, GQ × t) in place of px,py,nx,ny (t either sense)."""
+    from physid.impacts.snapshots import read_snapshots_csv
+
+    snaps = _simulated(n_throws=2)
+    n, arm = snaps.normal, snaps.arm
+    sense = np.where(np.arange(len(snaps)) % 2, 1.0, -1.0)[:, None]
+    t = sense * np.column_stack([n[:, 1], -n[:, 0]])
+    cross = lambda d: arm[:, 0] * d[:, 1] - arm[:, 1] * d[:, 0]  # noqa: E731
+    table = np.column_stack([snaps.v_pre, snaps.v_post, n, cross(n), t, cross(t)])
+    header = "vx_pre,vy_pre,omega_pre,vx_post,vy_post,omega_post,jn_x,jn_y,jn_w,jt_x,jt_y,jt_w"
+    data = tmp_path / "jacobians.csv"
+    data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
+    back = read_snapshots_csv(data)
+    np.testing.assert_allclose(back.arm, arm, atol=1e-15)
+    np.testing.assert_allclose(back.normal, n, atol=1e-15)
+    table[1, 9:11] = n[1] + 0.1  # a tangent that is not perpendicular to the normal
+    data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
+    with pytest.raises(InputError, match=r"row 2, columns jt_x,jt_y"):
+        read_snapshots_csv(data)
