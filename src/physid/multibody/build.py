@@ -22,7 +22,7 @@ from physid.multibody.model import (
     MultibodyModel,
 )
 
-CONFIG_KEYS = {"gravity", "tilt", "defaults", "joints", "bodies", "estimate", "bounds"}
+CONFIG_KEYS = {"gravity", "tilt", "defaults", "joints", "bodies", "estimate", "bounds", "noise"}
 
 
 def _perpendicular_pair(axis: np.ndarray) -> np.ndarray:
@@ -67,6 +67,7 @@ SLOT_RANGES = {
     "shaft_inertia": (0.0, 1e6),
     "tilt": (-np.pi, np.pi),
     "gravity": (-1e3, 1e3),
+    "noise": (1e-12, 10.0),  # measurement noise of a joint angle [rad]
 }
 
 
@@ -186,6 +187,8 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
     for name in estimate:
         model.index(name)
     model.estimate = estimate
+    for jname, value in config_section(cfg.get("noise"), set(pm.names[1:]), "noise").items():
+        model.noise[jname] = _number(value, f"noise.{jname}", "noise")
     bounds = config_section(cfg.get("bounds"), set(names), "bounds")
     for name, pair in bounds.items():
         if not isinstance(pair, list | tuple) or len(pair) != 2:

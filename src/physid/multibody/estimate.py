@@ -15,6 +15,7 @@ from physid.multibody.covariance import parameter_sensitivity, residual_std
 from physid.multibody.kinematics import np_box_minus_rows
 from physid.multibody.lm import levenberg_marquardt
 from physid.multibody.model import MultibodyModel
+from physid.multibody.observe import init_cutoff, joint_noise, sample_steps
 from physid.multibody.problem import Problem, Segment, States
 from physid.multibody.simulate import configurations_from_joints
 
@@ -45,7 +46,7 @@ class MultibodyFit:
     iterations: int
     cost: float  # ||Dz||^2 with the weights (eq. 3.18)
     cost_per_step: float  # cost / number of time steps (the paper's MSE)
-    observation_mse: float
+    observation_mse: float  # squared angle error [rad^2] per observed step (unweighted)
     impulse_mse: float  # unweighted impulse residuals squared / steps
     cost_history: list[float]
     gain_ratio_history: list[float]
@@ -57,6 +58,9 @@ class MultibodyFit:
     seconds: float
     notes: list[str] = field(default_factory=list)
     state_iterations: int = 0  # LM iterations of the state-only start (:func:`consistent_states`)
+    noise: dict[str, dict] = field(default_factory=dict)  # per joint: std [rad], source, weight
+    init_filter_hz: list[float | None] = field(default_factory=list)  # per recording
+    observed_steps: int = 0  # model steps carrying a measured sample (all recordings)
     at_bound: list[str] = field(default_factory=list)  # masses/inertias ending at a lower bound
 
 
@@ -65,24 +69,39 @@ def _at(grid: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def resample(
-    recording: Recording, h: float, cutoff_hz: float | None = 10.0
+    recording: Recording,
+    h: float,
+    cutoff_hz: float | None | str = "auto",
+    weights: np.ndarray | None = None,
 ) -> tuple[Segment, np.ndarray]:
-    """The observations and control at the step ``h`` (linear interpolation), and the angles
-    smoothed for initialisation by a zero-phase 2nd-order Butterworth (``cutoff_hz``, applied
-    forward and backward) before the same downsampling (§4.4)."""
+    """The segment at the step ``h`` and the angles smoothed for initialisation (§4.4).
+
+    Observations only at measured samples: a step nearest to a sample (within ``h / 2``,
+    :func:`physid.multibody.observe.sample_steps`) carries that sample's angles with the
+    per-joint ``weights`` (default 1); the other steps have weight 0 (their ``y`` is the linear
+    interpolation, shown in the report only). The control is interpolated to every step. The
+    initialisation angles are the recording filtered by a zero-phase 2nd-order Butterworth
+    (forward and backward) at :func:`~physid.multibody.observe.init_cutoff` of ``cutoff_hz``,
+    interpolated to the steps."""
     from scipy.signal import butter, filtfilt
 
     t, y = np.asarray(recording.t, float), np.asarray(recording.angles, float)
     fs = 1.0 / float(np.median(np.diff(t)))
+    cutoff = init_cutoff(fs, cutoff_hz)
     smooth = y
-    if cutoff_hz is not None and cutoff_hz < 0.5 * fs and len(t) > 12:
-        b, a = butter(2, cutoff_hz / (0.5 * fs))
+    if cutoff is not None and len(t) > 12:
+        b, a = butter(2, cutoff / (0.5 * fs))
         smooth = filtfilt(b, a, y, axis=0)
     grid = t[0] + h * np.arange(int(np.floor((t[-1] - t[0]) / h + 1e-9)) + 1)
     if len(grid) < 3:
         raise InputError(f"{recording.source}: fewer than 3 steps of h = {h} s in the recording")
     control = np.asarray(recording.control, float)
-    return Segment(_at(grid, t, y), _at(grid, t, control)), _at(grid, t, smooth)
+    observed = _at(grid, t, y)
+    w = np.zeros_like(observed)
+    steps, samples = sample_steps(t, t[0], h, len(grid))
+    observed[steps] = y[samples]
+    w[steps] = 1.0 if weights is None else np.asarray(weights, float)
+    return Segment(observed, _at(grid, t, control), w), _at(grid, t, smooth)
 
 
 def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple:
@@ -167,11 +186,7 @@ def friction_at_zero(names: list[str], values: np.ndarray, lower: np.ndarray) ->
     if not friction:
         return []
     scale = max(float(np.max(np.abs(values[friction]))), 1e-12)
-    return [
-        names[k]
-        for k in friction
-        if lower[k] == 0.0 and values[k] <= max(1e-9, 1e-6 * scale)
-    ]
+    return [names[k] for k in friction if lower[k] == 0.0 and values[k] <= max(1e-9, 1e-6 * scale)]
 
 
 def _solve(problem: Problem, states: States, p0, lower, upper, inequality, options: dict):  # noqa: ANN001, ANN202
@@ -193,7 +208,8 @@ def _solve(problem: Problem, states: States, p0, lower, upper, inequality, optio
     ns, m = problem.ns, problem.fn.n_obs
     for seg in problem.segments:
         n = len(seg.y)
-        layout += [(row, ns, n), (row + n * ns, m, n)]  # init + dynamics rows, then angles
+        counts = np.count_nonzero(seg.w, axis=0)  # angle rows at measured samples only
+        layout += [(row, ns, n), (row + n * ns, m, n, counts)]  # init + dynamics, then angles
         row += n * ns + n * m
     sens, notes = None, []
     if len(p0):
@@ -285,7 +301,8 @@ def identify(
     h: float = 0.01,
     kappa: float | None = None,
     names: list[str] | None = None,
-    cutoff_hz: float | None = 10.0,
+    cutoff_hz: float | None | str = "auto",
+    noise: dict[str, float] | None = None,
     max_iterations: int = 20,
     ptol: float = 1e-4,
     ftol: float = 1e-9,
@@ -295,7 +312,12 @@ def identify(
     for state estimation only, as in the cross-validation of §4.5) from ``recordings``.
     ``compile``: evaluate the per-step functions as C code compiled once per machine and
     cached (:mod:`physid.multibody.compiled`); the first call pays the compilation.
-    ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``."""
+    ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``.
+    ``noise``: measurement noise [rad] per joint name (default ``model.noise``, the config's
+    ``noise:``); joints it does not name get the noise estimated from the data
+    (:mod:`physid.multibody.observe`), and each angle residual the weight
+    ``min(sigma) / sigma_j``. ``cutoff_hz``: initialisation filter, ``"auto"`` (min(10 Hz,
+    0.4 x Nyquist)), a frequency or None."""
     start = time.perf_counter()
     steps = check_recordings(recordings, h)
     kappa = default_kappa(h) if kappa is None else float(kappa)
@@ -304,7 +326,11 @@ def identify(
         model.index(name)
     if names:
         check_scale_fixed(model, names, recordings)
-    resampled = [resample(rec, h, cutoff_hz) for rec in recordings]
+    given = dict(model.noise if noise is None else noise)
+    sigma, noise_source = joint_noise(recordings, model.joint_names, given)
+    weights = sigma.min() / sigma
+    resampled = [resample(rec, h, cutoff_hz, weights) for rec in recordings]
+    filters = [init_cutoff(1.0 / float(np.median(np.diff(rec.t))), cutoff_hz) for rec in recordings]
     segments = [seg for seg, _ in resampled]
     problem = Problem(model, h, names, kappa, segments, compile)
     init = [initial_states(model, smooth, h) for _, smooth in resampled]
@@ -341,13 +367,15 @@ def identify(
     fitted = model.with_values(dict(zip(names, lm.p, strict=True)))
     r = lm.r
     n_steps = sum(len(s.y) for s in segments)
-    obs_sq, imp_sq, row = 0.0, 0.0, 0
+    obs_sq, imp_sq, row, n_obs = 0.0, 0.0, 0, 0
     ns, m = problem.ns, problem.fn.n_obs
     for seg in segments:
         n = len(seg.y)
         imp_sq += float(r[row : row + n * ns] @ r[row : row + n * ns]) / kappa
-        obs = r[row + n * ns : row + n * ns + n * m]
+        w = seg.w.ravel()
+        obs = r[row + n * ns : row + n * ns + n * m][w > 0] / w[w > 0]  # rad, unweighted
         obs_sq += float(obs @ obs)
+        n_obs += int(np.count_nonzero(np.any(seg.w > 0, axis=1)))
         row += n * ns + n * m
     empty = np.zeros((0, 0))
     not_identifiable = [
@@ -383,7 +411,7 @@ def identify(
         iterations=lm.iterations,
         cost=cost,
         cost_per_step=cost / n_steps,
-        observation_mse=obs_sq / n_steps,
+        observation_mse=obs_sq / max(n_obs, 1),
         impulse_mse=imp_sq / n_steps,
         cost_history=lm.cost_history,
         gain_ratio_history=lm.gain_ratio_history,
@@ -397,5 +425,13 @@ def identify(
         + list(problem.fn.notes)
         + ([] if ok else [f"LM ended with status {lm.status}"]),
         state_iterations=pre.iterations if pre is not None else 0,
+        noise={
+            name: {"std": float(sd), "source": src, "weight": float(wt)}
+            for name, sd, src, wt in zip(
+                model.joint_names, sigma, noise_source, weights, strict=True
+            )
+        },
+        init_filter_hz=filters,
+        observed_steps=n_obs,
         at_bound=at_bound,
     )

@@ -94,6 +94,7 @@ class MultibodyModel:
     lower: dict[str, float] = field(default_factory=dict)
     upper: dict[str, float] = field(default_factory=dict)
     q_slot: list[int] = field(default_factory=list)  # Pinocchio idx_q of every hinge
+    noise: dict[str, float] = field(default_factory=dict)  # measurement noise [rad] per joint
 
     @property
     def joint_names(self) -> list[str]:
@@ -128,6 +129,7 @@ class MultibodyModel:
             dict(self.lower),
             dict(self.upper),
             list(self.q_slot),
+            dict(self.noise),
         )
 
     def triangle_inequalities(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
