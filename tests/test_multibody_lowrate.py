@@ -105,3 +105,33 @@ def test_bad_noise_or_filter_is_one_line(tmp_path, config, extra, message):
     )
     assert result.exit_code == 2, result.output
     assert message in result.output and len(result.output.strip().splitlines()) == 1
+
+
+TURNTABLE = """<?xml version="1.0"?>
+<robot name="turntable"><link name="base"/>
+  <link name="disc"><inertial><origin xyz="0 0 0"/><mass value="2.0"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.04"/></inertial></link>
+  <joint name="spin" type="revolute"><parent link="base"/><child link="disc"/>
+    <origin xyz="0 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-100" upper="100" effort="10" velocity="100"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize(("torque", "mass"), [(0.6, 2.0), (0.6, 20.0), (1.5, 2.0), (1.5, 20.0)])
+def test_constant_coulomb_torque_is_independent_of_the_load(tmp_path, torque, mass):
+    """A constant Coulomb torque tau_c = 0.7 N m (beside r mu = 0.01 m): stuck below
+    tau_c + r mu m g, sliding at (tau - tau_c - r mu m g) / J above, whatever the load."""
+    urdf = tmp_path / "turntable.urdf"
+    urdf.write_text(TURNTABLE)
+    joint = {"coulomb": 0.7, "dry": 0.01, "gain": 1.0}
+    cfg = {"gravity": [0, 0, -9.81], "joints": {"spin": joint}, "bodies": {"spin": {"mass": mass}}}
+    model = load_model(urdf, cfg)
+    sim = simulate(
+        model, 1e-3, 300, *state_from_joints(model, [0.0], [0.0]), np.full((300, 1), torque)
+    )
+    assert sim.lcp_failures == 0
+    threshold = 0.7 + 0.01 * mass * 9.81
+    if torque < threshold:
+        assert abs(sim.rates[-1, 0]) < 1e-5
+    else:
+        assert sim.rates[-1, 0] == pytest.approx((torque - threshold) / 0.04 * 0.3, rel=1e-3)

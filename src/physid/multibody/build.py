@@ -63,6 +63,7 @@ SLOT_RANGES = {
     "stribeck_delta": (0.0, 1e3),
     "stribeck_c": (0.0, 1e9),
     "friction_compliance": (0.0, 1e6),
+    "coulomb": (0.0, 1e6),
     "gain": (-1e6, 1e6),
     "shaft_inertia": (0.0, 1e6),
     "tilt": (-np.pi, np.pi),
@@ -155,8 +156,9 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
         slots = {**defaults, **{k: _number(v, f"joints.{jname}.{k}") for k, v in own.items()}}
         wants = {f"{jname}.{s}" for s in ("gain", "shaft_inertia")} & set(estimate)
         motor = slots["gain"] != 0.0 or slots["shaft_inertia"] > 0.0 or bool(wants)
-        dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta")}
-        dry = slots["dry"] > 0.0 or slots["stribeck_delta"] > 0.0 or bool(dry_names & set(estimate))
+        dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta", "coulomb")}
+        dry = any(slots[k] > 0.0 for k in ("dry", "stribeck_delta", "coulomb"))
+        dry |= bool(dry_names & set(estimate))
         hinges.append(
             Hinge(
                 jname,

@@ -112,7 +112,18 @@ def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple
     return Q, np.vstack([V[:1], V])
 
 
-SCALE_SLOTS = ("mass", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "viscous", "shaft_inertia")
+SCALE_SLOTS = (
+    "mass",
+    "Ixx",
+    "Iyy",
+    "Izz",
+    "Ixy",
+    "Ixz",
+    "Iyz",
+    "viscous",
+    "shaft_inertia",
+    "coulomb",
+)
 
 
 def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list[Recording]) -> None:
@@ -174,7 +185,7 @@ def collapsed(names: list[str], values: np.ndarray, start: np.ndarray, lower: np
     ]
 
 
-FRICTION_SLOTS = ("viscous", "dry", "stribeck_delta")
+FRICTION_SLOTS = ("viscous", "dry", "stribeck_delta", "coulomb")
 
 
 def friction_at_zero(names: list[str], values: np.ndarray, lower: np.ndarray) -> list[str]:

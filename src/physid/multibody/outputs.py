@@ -127,16 +127,17 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         }
         joints[n] = {
             "viscous": value[f"{n}.viscous"],
-            "coulomb": 0.0,
+            "coulomb": value[f"{n}.coulomb"],
             "offset": 0.0,
             "armature": value[f"{n}.shaft_inertia"],
             "std": {
                 "viscous": std.get(f"{n}.viscous"),
                 "armature": std.get(f"{n}.shaft_inertia"),
+                "coulomb": std.get(f"{n}.coulomb"),
             },
             "source": {
                 "viscous": origin(f"{n}.viscous"),
-                "coulomb": "prior",
+                "coulomb": origin(f"{n}.coulomb"),
                 "offset": "prior",
                 "armature": origin(f"{n}.shaft_inertia"),
             },
@@ -149,7 +150,8 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         },
         "h": fit.h,
         "kappa": fit.kappa,
-        "note": "coulomb is 0: dry friction is the hinge's r*mu [m] (paper A F.4) in parameters",
+        "note": "coulomb is the constant Coulomb torque [N m]; the load-dependent dry friction "
+        "is the hinge's r*mu [m] (paper A F.4) in parameters",
     }
     digest = hashlib.sha256(urdf.read_bytes()).hexdigest()
     return {
