@@ -18,6 +18,7 @@ from physid.multibody.model import MultibodyModel
 from physid.multibody.observe import init_cutoff, joint_noise, sample_steps
 from physid.multibody.problem import Problem, Segment, States
 from physid.multibody.simulate import configurations_from_joints
+from physid.multibody.verdicts import at_bounds, bound_note
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class MultibodyFit:
     noise: dict[str, dict] = field(default_factory=dict)  # per joint: std [rad], source, weight
     init_filter_hz: list[float | None] = field(default_factory=list)  # per recording
     observed_steps: int = 0  # model steps carrying a measured sample (all recordings)
-    at_bound: list[str] = field(default_factory=list)  # masses/inertias ending at a lower bound
+    at_bound: list[str] = field(default_factory=list)  # estimated parameters ending at a bound
 
 
 def _at(grid: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -401,13 +402,14 @@ def identify(
             "not an estimate (try a finer step h, a larger kappa or another start)"
         )
     unseen = friction_at_zero(names, lm.p, lower)
-    if unseen:
-        notes.append(
-            f"{', '.join(unseen)} ended at 0, its lower bound: the data did not decide this "
-            "friction term (too little sliding, or another term took it), so 0 is not a "
-            "measurement (issue 32)"
-        )
-        at_bound = [*at_bound, *unseen]
+    others = [
+        (n, side)
+        for n, side in at_bounds(names, lm.p, p0, lower, upper)
+        if n not in at_bound and n not in unseen
+    ]
+    for name, side in [(n, "lower") for n in unseen] + others:
+        notes.append(bound_note(name, side, float(lm.p[names.index(name)])))
+    at_bound = [*at_bound, *unseen, *(n for n, _ in others)]
     ok = lm.status.startswith("converged") or lm.status == "max_iterations"
     return MultibodyFit(
         status=lm.status,

@@ -108,6 +108,7 @@ class MultibodyModel:
     upper: dict[str, float] = field(default_factory=dict)
     q_slot: list[int] = field(default_factory=list)  # Pinocchio idx_q of every hinge
     noise: dict[str, float] = field(default_factory=dict)  # measurement noise [rad] per joint
+    estimate_default: bool = False  # ``estimate`` is the default set (the config listed none)
 
     @property
     def joint_names(self) -> list[str]:
@@ -143,6 +144,7 @@ class MultibodyModel:
             dict(self.upper),
             list(self.q_slot),
             dict(self.noise),
+            self.estimate_default,
         )
 
     def triangle_inequalities(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -195,7 +195,10 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
     }
 
 
-def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> dict:
+def result_document(
+    fit: MultibodyFit, cross_validation: list[dict] | None, simulation: list[dict] | None = None
+) -> dict:
+    """``result.json``; ``simulation``: :func:`physid.multibody.verdicts.simulation_errors`."""
     model = fit.model
     compliances = {
         h.name: {
@@ -233,6 +236,7 @@ def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> d
         "observed_steps": fit.observed_steps,
         "model_steps": int(sum(len(seg.y) for seg in fit.segments)),
         "cross_validation": cross_validation,
+        "simulation_error": simulation,
         "notes": fit.notes,
     }
 
