@@ -190,10 +190,20 @@ def main() -> None:
     parser.add_argument("--compliance", type=float, default=1e-5, help="hinge compliance")
     parser.add_argument("--max-iterations", type=int, default=20)
     parser.add_argument("--no-baseline", action="store_true", help="skip the r*mu fit")
+    parser.add_argument(
+        "--source",
+        choices=["mujoco", "physid"],
+        default="mujoco",
+        help="physid: the data from physid's own stepper at --dt (the inverse crime)",
+    )
     parser.add_argument("--out", default=None, help="keep the fits in this folder")
     args = parser.parse_args()
 
     t, clean = mujoco_run(args.seconds)
+    floor = stepped_truth(t, clean, args)
+    if args.source == "physid":  # the inverse crime: data from physid's own stepper at h
+        clean = clean + floor
+        floor = np.zeros_like(floor)
     rng = np.random.default_rng(args.seed)
     noisy = clean + args.noise * rng.normal(size=clean.shape)
     moving = np.abs(np.diff(clean[:, 0])) > 0.02 * np.diff(t)  # MuJoCo's soft stick creeps
@@ -206,7 +216,6 @@ def main() -> None:
     data = folder / "furuta_20hz.csv"
     write_csv(data, t, noisy)
 
-    floor = stepped_truth(t, clean, args)
     first, whole = np.round(1e3 * rms(floor, t, 1.0), 1), np.round(1e3 * rms(floor, t), 1)
     print(f"(a) truth stepped by physid at h = {args.dt:g}: RMS vs noise-free "
           f"1 s {first} mrad, 40 s {whole} mrad")  # fmt: skip
