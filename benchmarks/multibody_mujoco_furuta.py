@@ -126,6 +126,7 @@ def identify(folder: Path, data: Path, friction: str, args: argparse.Namespace) 
     command += ["identify", "--urdf", str(URDF), "--data", str(data), "--config", str(cfg)]
     command += ["--out", str(out), "--dt", str(args.dt), "--max-iterations"]
     command += [str(args.max_iterations)] + (["--kappa", str(args.kappa)] if args.kappa else [])
+    command += ["--states-first"] if args.states_first else []
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -169,7 +170,8 @@ def fit_errors(out: Path, t: np.ndarray, clean: np.ndarray, h: float) -> np.ndar
     values = {k: v["value"] for k, v in params["extra"]["parameters"].items()}
     from physid.multibody import load_model, simulate
 
-    model = load_model(URDF, {"gravity": [0, 0, -9.81]})
+    # the fit's own config: its friction terms > 0 make the hinges frictional
+    model = load_model(URDF, out.parent / f"{out.name.removeprefix('fit_')}.yaml")
     model = model.with_values(values)
     n = len(states["q_0"]) - 1
     sim = simulate(model, h, n, states["q_0"][0], states["v_0"][0])
@@ -190,6 +192,7 @@ def main() -> None:
     parser.add_argument("--compliance", type=float, default=1e-5, help="hinge compliance")
     parser.add_argument("--max-iterations", type=int, default=20)
     parser.add_argument("--no-baseline", action="store_true", help="skip the r*mu fit")
+    parser.add_argument("--states-first", action="store_true", help="identify --states-first")
     parser.add_argument(
         "--source",
         choices=["mujoco", "physid"],

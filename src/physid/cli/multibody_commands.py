@@ -292,6 +292,13 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     "filter. Printed, and in result.json.",
 )
 @click.option(
+    "--states-first",
+    is_flag=True,
+    help="Estimate the states at the start parameters first (40 LM iterations, parameters "
+    "fixed) and start the joint fit from them: for low-rate recordings started near the "
+    "truth (docs/multibody.md); it can stall a fit started far from it.",
+)
+@click.option(
     "--compile",
     "compile_c",
     is_flag=True,
@@ -306,7 +313,17 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     "the cross-validation score. Needs at least two --data.",
 )
 def identify_command(
-    urdf, data_files, config, out, dt, kappa, max_iterations, init_filter, compile_c, cross_validate
+    urdf,
+    data_files,
+    config,
+    out,
+    dt,
+    kappa,
+    max_iterations,
+    init_filter,
+    states_first,
+    compile_c,
+    cross_validate,
 ):  # noqa: ANN001, ANN201, PLR0913, E501
     """Joint state and parameter estimation (paper A §3-4): Levenberg-Marquardt on impulse and
     angle residuals; writes the parameters, their covariance and a report.
@@ -346,12 +363,13 @@ def identify_command(
         "compile": compile_c,
         "cutoff_hz": _cutoff(init_filter),
     }
-    fit = identify(model, recordings, **options)
+    fit_options = {**options, "state_start": states_first}
+    fit = identify(model, recordings, **fit_options)
     folds = None
     if cross_validate:
         folds = []
         for i, rec in enumerate(recordings):
-            train = identify(model, recordings[:i] + recordings[i + 1 :], **options)
+            train = identify(model, recordings[:i] + recordings[i + 1 :], **fit_options)
             check = identify(train.model, [rec], names=[], **options)
             folds.append(
                 {

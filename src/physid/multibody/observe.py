@@ -4,10 +4,16 @@ initialisation filter (paper A §3.3 eq. 3.18 with ``R^-1 = diag(w_j^2)``, §4.4
 A recording sampled more coarsely than the model step ``h`` (a 20 Hz encoder, h = 0.01 s) is
 observed only at the model steps nearest to a real sample: the states between samples are
 estimated by the dynamics (eqs. 3.7-3.8), never by residuals on interpolated angles. Each
-observation residual of joint ``j`` is weighted by ``w_j = sigma_ref / sigma_j``, the inverse of
-that joint's measurement noise relative to the smallest noise of the recordings
-(``sigma_ref``), so that a joint measured 2x worse counts 4x less, while ``kappa`` keeps its
-meaning (weight per rad^2 of the best-measured joint).
+observation residual of joint ``j`` is weighted by ``w_j = min(1, NOISE_REF / sigma_j)``: the
+default ``kappa`` (100 at h = 0.01 s) is paper A's, calibrated with ``R^-1 = I`` on angles with
+:data:`NOISE_REF` = 1 mrad of noise, so a joint measured with more noise gets
+``R^-1 = (NOISE_REF / sigma_j)^2`` (the dynamics weigh more against its noisier angles, as in
+a maximum-likelihood weighting), and a joint measured better keeps weight 1 (on the real
+pendulums, noise 2e-5 rad, the model error dominates the residuals, not the noise).
+Measured: with weight 1 on 30 mrad angles of a simulated Furuta at 20 Hz, the states followed
+the noise (observation MSE below the noise variance) and the arm's Coulomb friction went to
+viscous friction; weighted, the fit started at the true states stays at the truth
+(benchmarks/multibody_mujoco_furuta.py).
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from scipy.special import comb
 
 from physid.errors import InputError
 
-# the highest order of the finite differences the noise estimate tries (see noise_from_data)
+# the noise [rad] at which an angle residual has weight 1 (paper A's synthetic noise, with which
+# its kappa = 100 at h = 0.01 s goes)
+NOISE_REF = 1e-3
+# the orders of the finite differences the noise estimate tries (see noise_from_data)
 NOISE_ORDERS = (2, 3, 4, 5, 6)
 
 
