@@ -18,7 +18,8 @@ constant torque.
 
 Usage: python benchmarks/multibody_mujoco_furuta.py [--seconds 40] [--noise 0.03] [--seed 0]
     [--dt 0.005] [--tau 0.01] [--compliance 1e-5] [--kappa K] [--max-iterations 20]
-    [--states-first] [--source mujoco|physid] [--no-baseline] [--out DIR]
+    [--states-first] [--init-filter auto|HZ|none] [--friction-compliance 1e-6]
+    [--source mujoco|physid] [--no-baseline] [--out DIR]
 
 RESULTS (2026-11-24, 2 shared cores, one thread; commit 1cd99b9 code). MuJoCo: the arm sticks
 after 15.3 s, the pendulum swings on (0.067 rad amplitude over the last 5 s). Noise estimated
@@ -31,6 +32,8 @@ from the data 29.8 / 28.6 mrad (truth 30), weights 0.034 / 0.035, initialisation
                                                                          45.9 / 487 (16.3x)
     default, 60 it      0.00276 (-94.5 %)   0.0159       +47 %   +1.9 %  27.5 / 244 (8.1x);
                                                                          38.4 / 515 (17x)
+    --init-filter 1.5   0 (at bound)        0.0232       +439 %  +14 %   85.8 / 519; 364 / 523
+    friction_compl 0.05 0.00153 (-96.9 %)   0.0171       +47 %   +2.2 %  32.5 / 214; 68.2 / 446
     --states-first      0.00565 (-88.7 %)   0.0084       +51 %   -0.4 %  77.9 / 208 (6.9x);
                                                                          149 / 721 (24x)
     (b) r*mu law        r mu 3.7e-5 m       0.0194       +52 %   +2.6 %  40.2 / 181 (6.1x);
@@ -38,7 +41,7 @@ from the data 29.8 / 28.6 mrad (truth 30), weights 0.034 / 0.035, initialisation
     (a) truth stepped   0.05                1e-3         0       0       12.5 / 119; 55.7 / 415
         by physid at h = 5 ms (vs noise-free; 10 ms: 169 / 670, 2 ms with tau 4 ms and
         compliance 1e-6: 50 / 143 over 40 s)
-    every fit stopped at its iteration limit (95, 194, 178, 83 s).
+    every fit stopped at its iteration limit (95, 194, 61, 62, 178, 83 s).
 
 TARGETS NOT MET: arm dry friction -96 % (within 20 % wanted), 40-s simulation error 7.6x / 16x
 the noise (1.5x wanted). Measured causes (docs/multibody.md has the details): the discrete
@@ -128,7 +131,8 @@ def config_text(friction: str, args: argparse.Namespace) -> str:
     lines = [
         "gravity: [0, 0, -9.81]",
         f"defaults: {{compliance_linear: {args.compliance:.6e}, compliance_rotational: "
-        f"{args.compliance:.6e}, damping: {args.tau:.6e}}}",
+        f"{args.compliance:.6e}, damping: {args.tau:.6e}, friction_compliance: "
+        f"{args.friction_compliance:.6e}}}",
         "bodies: {hinge1: {Izz: 3.9e-3}, hinge2: {Iyy: 2.8e-3}}",
     ]
     if friction == "coulomb":
@@ -224,6 +228,12 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the r*mu fit")
     parser.add_argument("--states-first", action="store_true", help="identify --states-first")
     parser.add_argument("--init-filter", default="auto", help="identify --init-filter")
+    parser.add_argument(
+        "--friction-compliance",
+        type=float,
+        default=1e-6,
+        help="the dry-friction row's regularisation [rad/(s N m)] in the fitted model",
+    )
     parser.add_argument(
         "--source",
         choices=["mujoco", "physid"],
