@@ -53,7 +53,10 @@ truth) the fit from the true states keeps coulomb at 0.0472 N m (-5.5 %), from t
 samples it ends at 0.035-0.039 N m with --states-first and at 0.0007 N m (viscous 0.024) with
 weight 1 on the angles. On these MuJoCo data, started from MuJoCo's true states with the
 30 %-off parameters, it still ends at 0.0093 N m (-81 %, viscous 0.017): the step error and/or
-the start pull it too (not separated). --kappa 4e4: -98 %, 6.6x / 10x the noise.
+the start pull it too; from MuJoCo's true states and the true parameters it ends at 0.0080 N m
+(-84 %, viscous 0.018): on MuJoCo's data the objective's minimum at h = 5 ms is at viscous
+friction (on physid's own data at the truth), so the model mismatch is the dominant cause.
+--kappa 4e4: -98 %, 6.6x / 10x the noise.
 """
 
 from __future__ import annotations
