@@ -271,7 +271,7 @@ def check_recordings(recordings: list[Recording], h: float) -> int:
             if bad.size:
                 raise InputError(f"{what} row {bad[0] + 1} is not finite", source=rec.source)
         period = float(np.median(np.diff(t)))
-        if period > MAX_UPSAMPLING * h:
+        if period > MAX_UPSAMPLING * h * (1 + 1e-9):  # (0.05 / 0.0025 is 20 + 1e-15)
             raise InputError(
                 f"the median sample period is {period:.6g} s, {period / h:.3g}x the model step "
                 f"h = {h:g} s (at most {MAX_UPSAMPLING:g}x): is t in seconds? Otherwise use a "
