@@ -55,7 +55,9 @@ weight 1 on the angles. On these MuJoCo data, started from MuJoCo's true states 
 30 %-off parameters, it still ends at 0.0093 N m (-81 %, viscous 0.017): the step error and/or
 the start pull it too; from MuJoCo's true states and the true parameters it ends at 0.0080 N m
 (-84 %, viscous 0.018): on MuJoCo's data the objective's minimum at h = 5 ms is at viscous
-friction (on physid's own data at the truth), so the model mismatch is the dominant cause.
+friction (on physid's own data at the truth), so the model mismatch is the dominant cause; at
+h = 2.5 ms -77 %; MuJoCo's frictionloss measured as a Coulomb torque (0.0500 N m at |v| > 0.3
+rad/s), so physid's own step error is the leading candidate (not proven).
 --kappa 4e4: -98 %, 6.6x / 10x the noise.
 """
 
