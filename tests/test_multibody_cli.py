@@ -84,7 +84,8 @@ def test_bad_config_names_the_file_and_key(tmp_path):
 def test_help_explains_every_option():
     result = CliRunner().invoke(main, ["multibody", "simulate", "--help"])
     assert result.exit_code == 0
-    for option in ("--urdf", "--config", "--control", "--out", "--dt", "--q0", "--dq0", "--every"):
+    options = ("--urdf", "--config", "--control", "--duration", "--out", "--dt", "--q0", "--dq0")
+    for option in (*options, "--every"):
         assert option in result.output
 
 

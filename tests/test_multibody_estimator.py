@@ -32,6 +32,9 @@ def _furuta_problem(dry: bool):
         joints["hinge1"]["dry"] = 1e-3
         joints["hinge2"].update(dry=5e-4, stribeck_delta=1e-4, stribeck_c=2.0)
         names += ["hinge1.dry", "hinge2.dry", "hinge2.stribeck_delta", "hinge2.stribeck_c"]
+    if dry == "coulomb":  # constant Coulomb torques [N m] beside r mu (issue 27)
+        joints["hinge1"]["coulomb"], joints["hinge2"]["coulomb"] = 0.02, 0.004
+        names += ["hinge1.coulomb", "hinge2.coulomb"]
     model = load_model(ROOT / "furuta.urdf", {"gravity": [0, 0, -9.82], "joints": joints})
     rng = np.random.default_rng(0)
     q0, v0 = state_from_joints(model, [0.0, np.pi - 0.3], [1.0, 2.0])
@@ -46,7 +49,7 @@ def _furuta_problem(dry: bool):
     return problem, states, p
 
 
-@pytest.mark.parametrize("dry", [False, True])
+@pytest.mark.parametrize("dry", [False, True, "coulomb"])
 def test_sparse_jacobian_matches_finite_differences(dry):
     problem, states, p = _furuta_problem(dry)
     _, J = problem.residual(states, p)

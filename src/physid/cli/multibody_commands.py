@@ -72,10 +72,19 @@ def multibody() -> None:
 @click.option(
     "--control",
     type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
+    default=None,
     help="Control signal file (CSV with header, .npz or .parquet): t [s], strictly increasing, "
     "and u_<joint> for every hinge with a motor (torque = gain * u), held constant between "
-    "samples. The simulation runs from the first to the last t.",
+    "samples. The simulation runs from the first to the last t. Needed when a hinge has a "
+    "motor; without motors, --duration is enough.",
+)
+@click.option(
+    "--duration",
+    type=float,
+    default=None,
+    callback=number_in(0.0, 1e6, low_open=True),
+    help="Simulated time [s] of a system without motors (unactuated: no --control needed); "
+    "with --control, the control's span is simulated.",
 )
 @click.option(
     "--out",
@@ -114,7 +123,7 @@ def multibody() -> None:
     show_default=True,
     help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt).",
 )
-def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
+def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
     """Simulate a URDF (+ YAML) with the SPOOK stepper under a control signal and write the joint
     trajectory in the physid contract.
 
@@ -134,7 +143,21 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     m = len(model.hinges)
     angles = _joint_vector(q0, m, "--q0", "rad")
     rates = _joint_vector(dq0, m, "--dq0", "rad/s")
-    t, u = read_control(control, model)
+    if control is not None:
+        t, u = read_control(control, model)
+    else:
+        motors = [h.name for h in model.hinges if h.has_motor]
+        if motors:
+            raise InputError(
+                f"hinge(s) {', '.join(motors)} have a motor: give its control signal",
+                source="--control",
+            )
+        if duration is None:
+            raise InputError(
+                "an unactuated system needs the simulated time [s] (or a --control file)",
+                source="--duration",
+            )
+        t, u = np.array([0.0, duration]), np.zeros((2, m))
     steps = (t[-1] - t[0]) / dt
     if steps * m > MAX_STEP_HINGES:
         raise InputError(
@@ -145,7 +168,10 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         )
     times, u_steps = hold(t, u, dt)
     if len(times) < 1:
-        raise InputError(f"the control spans less than one step of {dt} s", source=str(control))
+        raise InputError(
+            f"the simulated span is less than one step of {dt} s",
+            source=str(control or "--duration"),
+        )
     state = state_from_joints(model, np.array(angles), np.array(rates))
     with np.errstate(all="ignore"):  # a diverging state is refused below, not warned about
         sim = simulate(model, dt, len(times), *state, u_steps)
@@ -160,7 +186,7 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
         "format": "physid.multibody.simulation/1",
         "urdf": str(urdf),
         "config": None if config is None else str(config),
-        "control": str(control),
+        "control": None if control is None else str(control),
         "h": dt,
         "steps": len(times),
         "every": every,
@@ -212,8 +238,10 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     "--config",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="YAML: gravity, compliances, damping, friction, motors, body overrides, 'estimate' "
-    "(the parameter names to identify, e.g. hinge1.Izz, hinge2.viscous) and 'bounds' "
+    help="YAML: gravity, compliances, damping, friction (viscous, dry r*mu, coulomb [N m]), "
+    "motors, body overrides, 'noise' (per joint [rad]; default: estimated from the data), "
+    "'estimate' (the parameter names to identify, e.g. hinge1.Izz, hinge2.coulomb; default: "
+    "per hinge the inertia about its axis, viscous and coulomb) and 'bounds' "
     "(docs/multibody.md).",
 )
 @click.option(
@@ -254,6 +282,23 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     "20 s + 3 ms per model step and iteration (status 'stopped by the time budget ...').",
 )
 @click.option(
+    "--init-filter",
+    default="auto",
+    show_default=True,
+    metavar="auto|HZ|none",
+    help="Cutoff [Hz] of the zero-phase 2nd-order Butterworth that smooths the angles to "
+    "initialise the states (paper A §4.4; the observations are never filtered). auto: min(10 "
+    "Hz, 0.4 x Nyquist of the recording), e.g. 10 Hz at 1 kHz, 4 Hz at 20 Hz; none: no "
+    "filter. Printed, and in result.json.",
+)
+@click.option(
+    "--states-first",
+    is_flag=True,
+    help="Estimate the states at the start parameters first (40 LM iterations, parameters "
+    "fixed) and start the joint fit from them: for low-rate recordings started near the "
+    "truth (docs/multibody.md); it can stall a fit started far from it.",
+)
+@click.option(
     "--compile",
     "compile_c",
     is_flag=True,
@@ -268,10 +313,24 @@ def simulate_command(urdf, config, control, out, dt, q0, dq0, every):  # noqa: A
     "the cross-validation score. Needs at least two --data.",
 )
 def identify_command(
-    urdf, data_files, config, out, dt, kappa, max_iterations, compile_c, cross_validate
+    urdf,
+    data_files,
+    config,
+    out,
+    dt,
+    kappa,
+    max_iterations,
+    init_filter,
+    states_first,
+    compile_c,
+    cross_validate,
 ):  # noqa: ANN001, ANN201, PLR0913, E501
     """Joint state and parameter estimation (paper A §3-4): Levenberg-Marquardt on impulse and
-    angle residuals; writes the parameters, their covariance and a report."""
+    angle residuals; writes the parameters, their covariance and a report.
+
+    The angles are observed only at the model steps nearest to their samples (the states in
+    between follow the dynamics), each weighted by its joint's measurement noise: the
+    config's noise: {joint: rad}, or estimated from the data (printed)."""
     import numpy as np
 
     from physid.errors import InputError
@@ -279,31 +338,38 @@ def identify_command(
     from physid.multibody.build import load_model
     from physid.multibody.estimate import identify
     from physid.multibody.outputs import (
+        observation_summary,
         params_document,
         plot_report,
         read_recording,
         result_document,
         states_arrays,
     )
+    from physid.multibody.verdicts import simulation_errors, simulation_lines
 
     if cross_validate and len(data_files) < 2:
         raise InputError("needs at least two --data files", source="--cross-validate")
-    model = load_model(urdf, config)
-    if not model.estimate:
-        raise InputError("no parameter to estimate: list names under 'estimate'", source="config")
+    model = load_model(urdf, config, default_estimate=True)
     recordings, notes = [], Notes()
     for path in data_files:
         rec, ignored = read_recording(path, model)
         if ignored:
             notes.add(f"{path}: ignoring column(s) {', '.join(ignored)}")
         recordings.append(rec)
-    options = {"h": dt, "kappa": kappa, "max_iterations": max_iterations, "compile": compile_c}
-    fit = identify(model, recordings, **options)
+    options = {
+        "h": dt,
+        "kappa": kappa,
+        "max_iterations": max_iterations,
+        "compile": compile_c,
+        "cutoff_hz": _cutoff(init_filter),
+    }
+    fit_options = {**options, "state_start": states_first}
+    fit = identify(model, recordings, **fit_options)
     folds = None
     if cross_validate:
         folds = []
         for i, rec in enumerate(recordings):
-            train = identify(model, recordings[:i] + recordings[i + 1 :], **options)
+            train = identify(model, recordings[:i] + recordings[i + 1 :], **fit_options)
             check = identify(train.model, [rec], names=[], **options)
             folds.append(
                 {
@@ -315,20 +381,47 @@ def identify_command(
                 }
             )
     sources = [str(p) for p in data_files]
+    simulation = simulation_errors(fit)
     buffer = __import__("io").BytesIO()
     np.savez(buffer, **states_arrays(fit))
     with atomic_output_dir(out) as staging:
         write_json_atomic(staging / "params.json", params_document(fit, urdf, config, sources))
-        write_json_atomic(staging / "result.json", result_document(fit, folds))
+        write_json_atomic(staging / "result.json", result_document(fit, folds, simulation))
         write_bytes_atomic(staging / "states.npz", buffer.getvalue())
         plot_report(fit, staging / "report.png")
     notes.echo()
+    if model.estimate_default:
+        click.echo(
+            "physid: note: the config lists no 'estimate': estimating the default set (per "
+            f"hinge the inertia about its axis, viscous and coulomb): {', '.join(fit.names)}",
+            err=True,
+        )
+    click.echo(observation_summary(fit))
+    for line in simulation_lines(simulation, fit.noise, sources):
+        click.echo(line)
     for note in fit.notes:
         click.echo(f"physid: warning: {note}", err=True)
     values = ", ".join(
         f"{n} = {v:.6g} (± {s:.2g})" for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
     click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")
+
+
+def _cutoff(text: str) -> float | str | None:
+    """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] > 0."""
+    from physid.errors import InputError
+
+    if text.strip().lower() in ("auto", "none"):
+        return None if text.strip().lower() == "none" else "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value < 1e6):
+        raise InputError(
+            f"expected auto, none or a frequency in Hz > 0, got {text!r}", source="--init-filter"
+        )
+    return value
 
 
 def register(main: click.Group) -> None:

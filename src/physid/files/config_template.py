@@ -57,8 +57,7 @@ COMMENTS: dict[str, str] = {
     "estimation.weighting": "wls (per-joint weighted least squares, paper C) | ols",
     "estimation.essential_ratio": "max/min relative std of the essential parameters",
     "estimation.consistency_margin": "pseudo-inertia >= margin x identity [kg m^2]",
-    "estimation.prior_std_relative": "URDF inertial prior std / parameter scale (null: no "
-    "prior)",
+    "estimation.prior_std_relative": "URDF inertial prior std / parameter scale (null: no prior)",
     "estimation.prior_total_mass_std_relative": "prior std of the total moving mass, relative "
     "to the URDF's (null: none)",
     "estimation.prior_metric": "logdet (geometric, keeps bodies interior) | euclidean",

@@ -64,26 +64,26 @@ class SegmentEvaluator:
         self.n, self.ns, self.m = n, fn.n_state, fn.n_obs
         fixed_inputs = [5, 6]  # p and fixed are shared by all steps (CasADi map reduce_in)
         self.dyn = _Buffered(fn.dyn.map("dyn_map", "serial", n - 1, fixed_inputs, []))
-        self.obs = _Buffered(fn.obs.map("obs_map", "serial", n, [2, 3], []))
+        self.obs = _Buffered(fn.obs.map("obs_map", "serial", n, [3, 4], []))
         self.dyn_jac = _Buffered(fn.dyn_jac.map("dyn_jac_map", "serial", n - 1, fixed_inputs, []))
-        self.obs_jac = _Buffered(fn.obs_jac.map("obs_jac_map", "serial", n, [2, 3], []))
+        self.obs_jac = _Buffered(fn.obs_jac.map("obs_jac_map", "serial", n, [3, 4], []))
         self.init_jac, self.fn = _Buffered(_dense(fn.init_jac)), fn
         self.n_params = n_params
         self.n_rows = self.ns + (n - 1) * self.ns + n * self.m
         self._pattern: tuple | None = None
 
-    def residual(self, Q, V, u, y, p, fixed) -> np.ndarray:  # noqa: ANN001
+    def residual(self, Q, V, u, y, w, p, fixed) -> np.ndarray:  # noqa: ANN001
         """Stacked residual of the segment (states ``Q`` (n, 7nb), ``V`` (n, 6nb))."""
         ri = self.init_jac(Q[0], V[0], p, fixed)[0]
         rd = self.dyn(Q[:-1], V[:-1], Q[1:], V[1:], u[:-1], p, fixed)[0]
-        ro = self.obs(Q, y, p, fixed)[0]
+        ro = self.obs(Q, y, w, p, fixed)[0]
         return np.concatenate([ri, rd, ro])
 
-    def jacobian(self, Q, V, u, y, p, fixed) -> tuple[np.ndarray, list[np.ndarray]]:  # noqa: ANN001
+    def jacobian(self, Q, V, u, y, w, p, fixed) -> tuple[np.ndarray, list[np.ndarray]]:  # noqa: ANN001
         """The residual and the Jacobian non-zeros, in the order of :meth:`pattern`."""
         ri, Jx, Jp = self.init_jac(Q[0], V[0], p, fixed)  # dense, column-major
         rd, Jdx, Jdp = self.dyn_jac(Q[:-1], V[:-1], Q[1:], V[1:], u[:-1], p, fixed)
-        ro, Jo = self.obs_jac(Q, y, p, fixed)
+        ro, Jo = self.obs_jac(Q, y, w, p, fixed)
         r = np.concatenate([ri, rd, ro])
         return r, [Jx, Jdx, Jo, Jp, Jdp]
 

@@ -22,7 +22,7 @@ from physid.multibody.model import (
     MultibodyModel,
 )
 
-CONFIG_KEYS = {"gravity", "tilt", "defaults", "joints", "bodies", "estimate", "bounds"}
+CONFIG_KEYS = {"gravity", "tilt", "defaults", "joints", "bodies", "estimate", "bounds", "noise"}
 
 
 def _perpendicular_pair(axis: np.ndarray) -> np.ndarray:
@@ -63,10 +63,12 @@ SLOT_RANGES = {
     "stribeck_delta": (0.0, 1e3),
     "stribeck_c": (0.0, 1e9),
     "friction_compliance": (0.0, 1e6),
+    "coulomb": (0.0, 1e6),
     "gain": (-1e6, 1e6),
     "shaft_inertia": (0.0, 1e6),
     "tilt": (-np.pi, np.pi),
     "gravity": (-1e3, 1e3),
+    "noise": (1e-12, 10.0),  # measurement noise of a joint angle [rad]
 }
 
 
@@ -92,14 +94,28 @@ def _names(value: Any, where: str) -> list[str]:
     return list(value)
 
 
-def load_model(urdf: str | Path, config: str | Path | dict | None = None) -> MultibodyModel:
-    """Maximal-coordinate model of every revolute joint of ``urdf`` (paper A §2.1, App. F)."""
+def load_model(
+    urdf: str | Path, config: str | Path | dict | None = None, default_estimate: bool = False
+) -> MultibodyModel:
+    """Maximal-coordinate model of every revolute joint of ``urdf`` (paper A §2.1, App. F).
+    ``default_estimate``: when the config lists no ``estimate``, estimate the default set
+    (:func:`default_names`; ``model.estimate_default`` says so)."""
     raw = config if isinstance(config, dict) else (read_yaml(config, "config") if config else {})
     with config_errors_name(None if isinstance(config, dict) else config):
-        return _build(Path(urdf), raw)
+        return _build(Path(urdf), raw, default_estimate)
 
 
-def _build(urdf: Path, raw: Any) -> MultibodyModel:
+def default_names(joint: str, axis: np.ndarray) -> list[str]:
+    """The default set of one hinge: the child's principal inertia about the hinge axis (the
+    body-frame axis nearest to it: the inertia the hinge's own motion excites, J_Azz and J_Byy
+    of paper A's Furuta, Table 1), its viscous friction and its constant Coulomb torque. The
+    masses stay fixed: they set the scale a free swing cannot (``check_scale_fixed``); whether
+    the data decide each term is the covariance's verdict (``not_identifiable``)."""
+    c = "xyz"[int(np.argmax(np.abs(axis)))]
+    return [f"{joint}.I{c}{c}", f"{joint}.viscous", f"{joint}.coulomb"]
+
+
+def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyModel:
     import pinocchio as pin
 
     from physid.robot.model import load_urdf
@@ -135,11 +151,14 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
     for key, value in config_section(cfg.get("defaults"), set(HINGE_SLOTS), "defaults").items():
         defaults[key] = _number(value, f"defaults.{key}")
     estimate = _names(cfg.get("estimate"), "estimate")
+    auto = default_estimate and not estimate
     for i in range(1, pm.njoints):
         jname, parent = pm.names[i], pm.parents[i]
         jac = np.asarray(pin.getJointJacobian(pm, data, i, pin.ReferenceFrame.LOCAL)).reshape(6, -1)
         axis = jac[3:, pm.idx_vs[i]]
         axis = axis / np.linalg.norm(axis)
+        if auto:
+            estimate += default_names(jname, axis)
         child = bodies[i - 1]
         origin = data.oMi[i].translation
         perp = _perpendicular_pair(axis)
@@ -154,8 +173,9 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
         slots = {**defaults, **{k: _number(v, f"joints.{jname}.{k}") for k, v in own.items()}}
         wants = {f"{jname}.{s}" for s in ("gain", "shaft_inertia")} & set(estimate)
         motor = slots["gain"] != 0.0 or slots["shaft_inertia"] > 0.0 or bool(wants)
-        dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta")}
-        dry = slots["dry"] > 0.0 or slots["stribeck_delta"] > 0.0 or bool(dry_names & set(estimate))
+        dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta", "coulomb")}
+        dry = any(slots[k] > 0.0 for k in ("dry", "stribeck_delta", "coulomb"))
+        dry |= bool(dry_names & set(estimate))
         hinges.append(
             Hinge(
                 jname,
@@ -185,7 +205,9 @@ def _build(urdf: Path, raw: Any) -> MultibodyModel:
     model = MultibodyModel(bodies, hinges, gravity, pm, names, np.array(values), q_slot=q_slot)
     for name in estimate:
         model.index(name)
-    model.estimate = estimate
+    model.estimate, model.estimate_default = estimate, auto
+    for jname, value in config_section(cfg.get("noise"), set(pm.names[1:]), "noise").items():
+        model.noise[jname] = _number(value, f"noise.{jname}", "noise")
     bounds = config_section(cfg.get("bounds"), set(names), "bounds")
     for name, pair in bounds.items():
         if not isinstance(pair, list | tuple) or len(pair) != 2:

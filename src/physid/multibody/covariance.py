@@ -37,13 +37,16 @@ class Sensitivity:
     null_directions: np.ndarray  # (p, k) scaled-parameter directions with s < 1e-8 s_max
 
 
-def residual_std(r: np.ndarray, layout: list[tuple[int, int, int]]) -> np.ndarray:
-    """Per-row noise level: ``layout`` lists ``(start, n_rows_per_step, n_steps)`` blocks whose
-    components share one variance each (eqs. 3.26-3.27 with ``n - 1`` in the denominator)."""
+def residual_std(r: np.ndarray, layout: list[tuple]) -> np.ndarray:
+    """Per-row noise level: ``layout`` lists ``(start, n_rows_per_step, n_steps[, counts])``
+    blocks whose components share one variance each (eqs. 3.26-3.27 with ``n - 1`` in the
+    denominator; ``counts`` per component: how many of the steps carry a residual, e.g. the
+    angle rows at measured samples only, the others being 0 by their weight)."""
     sigma = np.ones_like(r)
-    for start, width, steps in layout:
+    for start, width, steps, *counts in layout:
         block = r[start : start + width * steps].reshape(steps, width)
-        var = (block**2).sum(0) / max(steps - 1, 1)
+        n = np.asarray(counts[0], float) if counts else np.full(width, float(steps))
+        var = (block**2).sum(0) / np.maximum(n - 1, 1)
         floor = 1e-30 + 1e-12 * var.max()
         sigma[start : start + width * steps] = np.tile(np.sqrt(np.maximum(var, floor)), steps)
     return sigma

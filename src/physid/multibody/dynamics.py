@@ -141,13 +141,14 @@ def step_expressions(model: MultibodyModel, q: ca.SX, d: ca.SX, v: ca.SX, chi: c
 def hinge_vectors(model: MultibodyModel, chi: ca.SX, h: float) -> dict[str, ca.SX]:
     """Per-row SPOOK coefficients (eqs. 2.9-2.11) and per-hinge friction/motor coefficients."""
     sigma, upsilon = [], []
-    per = {k: [] for k in ("b", "dry", "sdelta", "sc", "fcomp", "K", "Js")}
+    per = {k: [] for k in ("b", "dry", "sdelta", "sc", "fcomp", "coulomb", "K", "Js")}
     keys = {
         "b": "viscous",
         "dry": "dry",
         "sdelta": "stribeck_delta",
         "sc": "stribeck_c",
         "fcomp": "friction_compliance",
+        "coulomb": "coulomb",
         "K": "gain",
         "Js": "shaft_inertia",
     }

@@ -15,8 +15,10 @@ from physid.multibody.covariance import parameter_sensitivity, residual_std
 from physid.multibody.kinematics import np_box_minus_rows
 from physid.multibody.lm import levenberg_marquardt
 from physid.multibody.model import MultibodyModel
+from physid.multibody.observe import NOISE_REF, init_cutoff, joint_noise, sample_steps
 from physid.multibody.problem import Problem, Segment, States
 from physid.multibody.simulate import configurations_from_joints
+from physid.multibody.verdicts import at_bounds, bound_note
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class MultibodyFit:
     iterations: int
     cost: float  # ||Dz||^2 with the weights (eq. 3.18)
     cost_per_step: float  # cost / number of time steps (the paper's MSE)
-    observation_mse: float
+    observation_mse: float  # squared angle error [rad^2] per observed step (unweighted)
     impulse_mse: float  # unweighted impulse residuals squared / steps
     cost_history: list[float]
     gain_ratio_history: list[float]
@@ -57,7 +59,10 @@ class MultibodyFit:
     seconds: float
     notes: list[str] = field(default_factory=list)
     state_iterations: int = 0  # LM iterations of the state-only start (:func:`consistent_states`)
-    at_bound: list[str] = field(default_factory=list)  # masses/inertias ending at a lower bound
+    noise: dict[str, dict] = field(default_factory=dict)  # per joint: std [rad], source, weight
+    init_filter_hz: list[float | None] = field(default_factory=list)  # per recording
+    observed_steps: int = 0  # model steps carrying a measured sample (all recordings)
+    at_bound: list[str] = field(default_factory=list)  # estimated parameters ending at a bound
 
 
 def _at(grid: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -65,24 +70,39 @@ def _at(grid: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def resample(
-    recording: Recording, h: float, cutoff_hz: float | None = 10.0
+    recording: Recording,
+    h: float,
+    cutoff_hz: float | None | str = "auto",
+    weights: np.ndarray | None = None,
 ) -> tuple[Segment, np.ndarray]:
-    """The observations and control at the step ``h`` (linear interpolation), and the angles
-    smoothed for initialisation by a zero-phase 2nd-order Butterworth (``cutoff_hz``, applied
-    forward and backward) before the same downsampling (§4.4)."""
+    """The segment at the step ``h`` and the angles smoothed for initialisation (§4.4).
+
+    Observations only at measured samples: a step nearest to a sample (within ``h / 2``,
+    :func:`physid.multibody.observe.sample_steps`) carries that sample's angles with the
+    per-joint ``weights`` (default 1); the other steps have weight 0 (their ``y`` is the linear
+    interpolation, shown in the report only). The control is interpolated to every step. The
+    initialisation angles are the recording filtered by a zero-phase 2nd-order Butterworth
+    (forward and backward) at :func:`~physid.multibody.observe.init_cutoff` of ``cutoff_hz``,
+    interpolated to the steps."""
     from scipy.signal import butter, filtfilt
 
     t, y = np.asarray(recording.t, float), np.asarray(recording.angles, float)
     fs = 1.0 / float(np.median(np.diff(t)))
+    cutoff = init_cutoff(fs, cutoff_hz)
     smooth = y
-    if cutoff_hz is not None and cutoff_hz < 0.5 * fs and len(t) > 12:
-        b, a = butter(2, cutoff_hz / (0.5 * fs))
+    if cutoff is not None and len(t) > 12:
+        b, a = butter(2, cutoff / (0.5 * fs))
         smooth = filtfilt(b, a, y, axis=0)
     grid = t[0] + h * np.arange(int(np.floor((t[-1] - t[0]) / h + 1e-9)) + 1)
     if len(grid) < 3:
         raise InputError(f"{recording.source}: fewer than 3 steps of h = {h} s in the recording")
     control = np.asarray(recording.control, float)
-    return Segment(_at(grid, t, y), _at(grid, t, control)), _at(grid, t, smooth)
+    observed = _at(grid, t, y)
+    w = np.zeros_like(observed)
+    steps, samples = sample_steps(t, t[0], h, len(grid))
+    observed[steps] = y[samples]
+    w[steps] = 1.0 if weights is None else np.asarray(weights, float)
+    return Segment(observed, _at(grid, t, control), w), _at(grid, t, smooth)
 
 
 def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple:
@@ -93,7 +113,18 @@ def initial_states(model: MultibodyModel, angles: np.ndarray, h: float) -> tuple
     return Q, np.vstack([V[:1], V])
 
 
-SCALE_SLOTS = ("mass", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "viscous", "shaft_inertia")
+SCALE_SLOTS = (
+    "mass",
+    "Ixx",
+    "Iyy",
+    "Izz",
+    "Ixy",
+    "Ixz",
+    "Iyz",
+    "viscous",
+    "shaft_inertia",
+    "coulomb",
+)
 
 
 def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list[Recording]) -> None:
@@ -155,7 +186,7 @@ def collapsed(names: list[str], values: np.ndarray, start: np.ndarray, lower: np
     ]
 
 
-FRICTION_SLOTS = ("viscous", "dry", "stribeck_delta")
+FRICTION_SLOTS = ("viscous", "dry", "stribeck_delta", "coulomb")
 
 
 def friction_at_zero(names: list[str], values: np.ndarray, lower: np.ndarray) -> list[str]:
@@ -167,11 +198,7 @@ def friction_at_zero(names: list[str], values: np.ndarray, lower: np.ndarray) ->
     if not friction:
         return []
     scale = max(float(np.max(np.abs(values[friction]))), 1e-12)
-    return [
-        names[k]
-        for k in friction
-        if lower[k] == 0.0 and values[k] <= max(1e-9, 1e-6 * scale)
-    ]
+    return [names[k] for k in friction if lower[k] == 0.0 and values[k] <= max(1e-9, 1e-6 * scale)]
 
 
 def _solve(problem: Problem, states: States, p0, lower, upper, inequality, options: dict):  # noqa: ANN001, ANN202
@@ -193,7 +220,8 @@ def _solve(problem: Problem, states: States, p0, lower, upper, inequality, optio
     ns, m = problem.ns, problem.fn.n_obs
     for seg in problem.segments:
         n = len(seg.y)
-        layout += [(row, ns, n), (row + n * ns, m, n)]  # init + dynamics rows, then angles
+        counts = np.count_nonzero(seg.w, axis=0)  # angle rows at measured samples only
+        layout += [(row, ns, n), (row + n * ns, m, n, counts)]  # init + dynamics, then angles
         row += n * ns + n * m
     sens, notes = None, []
     if len(p0):
@@ -221,7 +249,7 @@ def default_budget(steps: int, max_iterations: int) -> Budget:
     fits of the tests take 0.3-2 ms per step and iteration on 2 loaded cores), so
     ``max_iterations`` binds first on any ordinary fit and the time stops only iterations that
     are far slower than they should be."""
-    allowed = 2 * max_iterations + 10
+    allowed = 2 * max_iterations + 10 + STATE_START_ITERATIONS
     return Budget(seconds=20.0 + 3e-3 * steps * allowed, iterations=allowed + 3)
 
 
@@ -243,7 +271,7 @@ def check_recordings(recordings: list[Recording], h: float) -> int:
             if bad.size:
                 raise InputError(f"{what} row {bad[0] + 1} is not finite", source=rec.source)
         period = float(np.median(np.diff(t)))
-        if period > MAX_UPSAMPLING * h:
+        if period > MAX_UPSAMPLING * h * (1 + 1e-9):  # (0.05 / 0.0025 is 20 + 1e-15)
             raise InputError(
                 f"the median sample period is {period:.6g} s, {period / h:.3g}x the model step "
                 f"h = {h:g} s (at most {MAX_UPSAMPLING:g}x): is t in seconds? Otherwise use a "
@@ -269,6 +297,13 @@ def check_recordings(recordings: list[Recording], h: float) -> int:
     return steps
 
 
+# LM iterations of the state-only start of low-rate recordings (identify's state_start):
+# measured on a 20 s Furuta release at 20 Hz, 30 mrad, h = 5 ms from the true parameters, 10
+# iterations left the states at 0.38 (cost, 470x the noise floor) and the arm's Coulomb torque
+# went to viscous friction (0.035 vs 0.05 N m); 40 reached 0.0097 and 0.039 N m
+STATE_START_ITERATIONS = 40
+
+
 def default_kappa(h: float) -> float:
     """The state error weight that weighs the impulse residuals like paper A's kappa = 100 at
     h = 0.01 s: ``100 (0.01 / h)^2``. An impulse residual is a force error times h, so a fixed
@@ -285,7 +320,9 @@ def identify(
     h: float = 0.01,
     kappa: float | None = None,
     names: list[str] | None = None,
-    cutoff_hz: float | None = 10.0,
+    cutoff_hz: float | None | str = "auto",
+    noise: dict[str, float] | None = None,
+    state_start: bool = False,
     max_iterations: int = 20,
     ptol: float = 1e-4,
     ftol: float = 1e-9,
@@ -295,7 +332,18 @@ def identify(
     for state estimation only, as in the cross-validation of §4.5) from ``recordings``.
     ``compile``: evaluate the per-step functions as C code compiled once per machine and
     cached (:mod:`physid.multibody.compiled`); the first call pays the compilation.
-    ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``."""
+    ``kappa`` (Omega^-1 = kappa I, §4.4) defaults to :func:`default_kappa` of ``h``.
+    ``noise``: measurement noise [rad] per joint name (default ``model.noise``, the config's
+    ``noise:``); joints it does not name get the noise estimated from the data
+    (:mod:`physid.multibody.observe`), and each angle residual the weight
+    ``min(1, NOISE_REF / sigma_j)``. ``cutoff_hz``: initialisation filter, ``"auto"`` (min(10 Hz,
+    0.4 x Nyquist)), a frequency or None. ``state_start``: estimate the states at the start
+    parameters first (:data:`STATE_START_ITERATIONS` iterations of :func:`consistent_states`)
+    and start the joint LM from them. Not the default: it helped the Furuta at 20 Hz started at
+    the true parameters (arm Coulomb torque 0.039 N m, truth 0.05; 0.035 after 10 state
+    iterations) but stalled a
+    pendulum at 20 Hz started 2x off in its inertia (Iyy +21 % vs -1 % without, 20 iterations)
+    """
     start = time.perf_counter()
     steps = check_recordings(recordings, h)
     kappa = default_kappa(h) if kappa is None else float(kappa)
@@ -304,7 +352,11 @@ def identify(
         model.index(name)
     if names:
         check_scale_fixed(model, names, recordings)
-    resampled = [resample(rec, h, cutoff_hz) for rec in recordings]
+    given = dict(model.noise if noise is None else noise)
+    sigma, noise_source = joint_noise(recordings, model.joint_names, given)
+    weights = np.minimum(1.0, NOISE_REF / sigma)
+    resampled = [resample(rec, h, cutoff_hz, weights) for rec in recordings]
+    filters = [init_cutoff(1.0 / float(np.median(np.diff(rec.t))), cutoff_hz) for rec in recordings]
     segments = [seg for seg, _ in resampled]
     problem = Problem(model, h, names, kappa, segments, compile)
     init = [initial_states(model, smooth, h) for _, smooth in resampled]
@@ -314,8 +366,26 @@ def identify(
     budget = default_budget(steps, max_iterations)
     options = {"max_iterations": max_iterations, "ptol": ptol, "ftol": ftol, "budget": budget}
     inequality = model.triangle_inequalities(names)
-    lm, sens, notes = _solve(problem, states, p0, lower, upper, inequality, options)
-    at_bound, pre = collapsed(names, lm.p, p0, lower), None
+    pre, notes = None, []
+    if state_start and names:
+        lm_args = (problem.residual, problem.retract, states, problem.n_state_vars)
+        pre = consistent_states(
+            lm_args,
+            p0,
+            lower,
+            upper,
+            max_iterations=STATE_START_ITERATIONS,
+            ftol=ftol,
+            budget=budget,
+        )
+        states = pre.x
+        notes.append(
+            f"states first estimated at the start parameters ({pre.iterations} it, cost "
+            f"{pre.cost_history[0]:.3g} -> {pre.cost_history[-1]:.3g})"
+        )
+    lm, sens, more = _solve(problem, states, p0, lower, upper, inequality, options)
+    notes += more
+    at_bound = collapsed(names, lm.p, p0, lower)
     if at_bound and not lm.status.startswith("converged"):
         # a body collapsed and LM crawled on (train_00 of the real single arm: 40 iterations at
         # J = 0, cost still -2 % per iteration): restart from states consistent with the start,
@@ -341,13 +411,15 @@ def identify(
     fitted = model.with_values(dict(zip(names, lm.p, strict=True)))
     r = lm.r
     n_steps = sum(len(s.y) for s in segments)
-    obs_sq, imp_sq, row = 0.0, 0.0, 0
+    obs_sq, imp_sq, row, n_obs = 0.0, 0.0, 0, 0
     ns, m = problem.ns, problem.fn.n_obs
     for seg in segments:
         n = len(seg.y)
         imp_sq += float(r[row : row + n * ns] @ r[row : row + n * ns]) / kappa
-        obs = r[row + n * ns : row + n * ns + n * m]
+        w = seg.w.ravel()
+        obs = r[row + n * ns : row + n * ns + n * m][w > 0] / w[w > 0]  # rad, unweighted
         obs_sq += float(obs @ obs)
+        n_obs += int(np.count_nonzero(np.any(seg.w > 0, axis=1)))
         row += n * ns + n * m
     empty = np.zeros((0, 0))
     not_identifiable = [
@@ -362,13 +434,14 @@ def identify(
             "not an estimate (try a finer step h, a larger kappa or another start)"
         )
     unseen = friction_at_zero(names, lm.p, lower)
-    if unseen:
-        notes.append(
-            f"{', '.join(unseen)} ended at 0, its lower bound: the data did not decide this "
-            "friction term (too little sliding, or another term took it), so 0 is not a "
-            "measurement (issue 32)"
-        )
-        at_bound = [*at_bound, *unseen]
+    others = [
+        (n, side)
+        for n, side in at_bounds(names, lm.p, p0, lower, upper)
+        if n not in at_bound and n not in unseen
+    ]
+    for name, side in [(n, "lower") for n in unseen] + others:
+        notes.append(bound_note(name, side, float(lm.p[names.index(name)])))
+    at_bound = [*at_bound, *unseen, *(n for n, _ in others)]
     ok = lm.status.startswith("converged") or lm.status == "max_iterations"
     return MultibodyFit(
         status=lm.status,
@@ -383,7 +456,7 @@ def identify(
         iterations=lm.iterations,
         cost=cost,
         cost_per_step=cost / n_steps,
-        observation_mse=obs_sq / n_steps,
+        observation_mse=obs_sq / max(n_obs, 1),
         impulse_mse=imp_sq / n_steps,
         cost_history=lm.cost_history,
         gain_ratio_history=lm.gain_ratio_history,
@@ -397,5 +470,13 @@ def identify(
         + list(problem.fn.notes)
         + ([] if ok else [f"LM ended with status {lm.status}"]),
         state_iterations=pre.iterations if pre is not None else 0,
+        noise={
+            name: {"std": float(sd), "source": src, "weight": float(wt)}
+            for name, sd, src, wt in zip(
+                model.joint_names, sigma, noise_source, weights, strict=True
+            )
+        },
+        init_filter_hz=filters,
+        observed_steps=n_obs,
         at_bound=at_bound,
     )

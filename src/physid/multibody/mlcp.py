@@ -26,11 +26,13 @@ def solve_velocity(
     bound: np.ndarray,
     sigma_t: np.ndarray,
     dry: np.ndarray,
+    constant: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """``v_{k+1}`` and the holonomic impulses of ``M v - G^T l - B^T l_B = p`` (eq. 2.26).
 
     ``M`` already contains viscous and motor terms; ``dry`` is a boolean mask of the hinges with
-    dry friction (``bound`` = r mu per hinge, ``sigma_t`` friction regularisation). Returns
+    dry friction (``bound`` = r mu per hinge, ``sigma_t`` friction regularisation, ``constant``
+    the impulse ``h tau_c`` of a constant Coulomb torque added to the bound). Returns
     ``(v_next, lambda_holonomic, ok)``; ``ok`` is False if Lemke ended on a ray.
     """
     rows_dry = np.repeat(dry, 5)
@@ -62,7 +64,9 @@ def solve_velocity(
     K[s0:, nc : 2 * nc] = U
     K[s0:, t0 : t0 + nd] = -E
     K[s0:, t0 + nd : s0] = -E
-    b_B = np.concatenate([ac, -ac, np.zeros(3 * nd)])
+    # slack rows: r mu (l+ + l-) + h tau_c - l_t+ - l_t- >= 0 (the constant enters q)
+    extra = np.zeros(nd) if constant is None else -np.asarray(constant, float)[dry]
+    b_B = np.concatenate([ac, -ac, np.zeros(2 * nd), extra])
     Mi = np.linalg.inv(M)
     Mi_p = Mi @ p
     S_BB = Bv @ Mi @ Bv.T + K

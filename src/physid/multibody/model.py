@@ -5,7 +5,8 @@ centre-of-mass position ``r`` and unit quaternion ``e = [w, x, y, z]`` from body
 frame has the orientation of the URDF joint frame and its origin at the centre of mass. Every
 revolute URDF joint becomes a *frictional hinge* (Appendix F): 3 linear + 2 rotational regularised
 holonomic constraints (F.1) with compliances and a damping time, optional viscous friction (F.2),
-dry friction r*mu (F.4) with an optional Stribeck term (eq. 4.1) and an optional motor (F.3).
+dry friction r*mu (F.4) with an optional Stribeck term (eq. 4.1), an optional constant Coulomb
+torque (the same complementarity row, bound ``h * coulomb``) and an optional motor (F.3).
 
 All numbers the dynamics depend on live in one named parameter vector ``chi`` (masses, inertias,
 friction, gains, tilt, compliances); ``estimate`` picks the subset to identify.
@@ -29,11 +30,22 @@ HINGE_SLOTS = (
     "stribeck_delta",  # r*(mu_static - mu_kinematic) [m] (eq. 4.1)
     "stribeck_c",  # transition rate c [s^2/rad^2] (eq. 4.1)
     "friction_compliance",  # creep rate per torque of the dry-friction row [rad/(s N m)]
+    "coulomb",  # constant Coulomb friction torque [N m], independent of the constraint loads
     "gain",  # motor gain K [N m per unit of control] (F.3)
     "shaft_inertia",  # motor shaft inertia J_shaft [kg m^2] (F.3)
 )
 GLOBAL_SLOTS = ("tilt_1", "tilt_2")  # rotations [rad] of gravity about two horizontal axes
-NONNEGATIVE = {"mass", "Ixx", "Iyy", "Izz", "viscous", "dry", "stribeck_delta", "stribeck_c"}
+NONNEGATIVE = {
+    "mass",
+    "Ixx",
+    "Iyy",
+    "Izz",
+    "viscous",
+    "dry",
+    "stribeck_delta",
+    "stribeck_c",
+    "coulomb",
+}
 HINGE_DEFAULTS = {
     "compliance_linear": 1e-7,
     "compliance_rotational": 1e-7,
@@ -43,6 +55,7 @@ HINGE_DEFAULTS = {
     "stribeck_delta": 0.0,
     "stribeck_c": 0.0,
     "friction_compliance": 1e-6,
+    "coulomb": 0.0,
     "gain": 0.0,
     "shaft_inertia": 0.0,
 }
@@ -94,6 +107,8 @@ class MultibodyModel:
     lower: dict[str, float] = field(default_factory=dict)
     upper: dict[str, float] = field(default_factory=dict)
     q_slot: list[int] = field(default_factory=list)  # Pinocchio idx_q of every hinge
+    noise: dict[str, float] = field(default_factory=dict)  # measurement noise [rad] per joint
+    estimate_default: bool = False  # ``estimate`` is the default set (the config listed none)
 
     @property
     def joint_names(self) -> list[str]:
@@ -128,6 +143,8 @@ class MultibodyModel:
             dict(self.lower),
             dict(self.upper),
             list(self.q_slot),
+            dict(self.noise),
+            self.estimate_default,
         )
 
     def triangle_inequalities(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:

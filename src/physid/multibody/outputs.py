@@ -127,16 +127,17 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         }
         joints[n] = {
             "viscous": value[f"{n}.viscous"],
-            "coulomb": 0.0,
+            "coulomb": value[f"{n}.coulomb"],
             "offset": 0.0,
             "armature": value[f"{n}.shaft_inertia"],
             "std": {
                 "viscous": std.get(f"{n}.viscous"),
                 "armature": std.get(f"{n}.shaft_inertia"),
+                "coulomb": std.get(f"{n}.coulomb"),
             },
             "source": {
                 "viscous": origin(f"{n}.viscous"),
-                "coulomb": "prior",
+                "coulomb": origin(f"{n}.coulomb"),
                 "offset": "prior",
                 "armature": origin(f"{n}.shaft_inertia"),
             },
@@ -149,7 +150,8 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         },
         "h": fit.h,
         "kappa": fit.kappa,
-        "note": "coulomb is 0: dry friction is the hinge's r*mu [m] (paper A F.4) in parameters",
+        "note": "coulomb is the constant Coulomb torque [N m]; the load-dependent dry friction "
+        "is the hinge's r*mu [m] (paper A F.4) in parameters",
     }
     digest = hashlib.sha256(urdf.read_bytes()).hexdigest()
     return {
@@ -179,7 +181,13 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
             "config": None if config is None else str(config),
             "data": sources,
             "preprocessing": {
-                "initialisation_filter": "butterworth order 2, 10 Hz, zero-phase (§4.4)",
+                "initialisation_filter": [
+                    "none" if hz is None else f"butterworth order 2, {hz:.4g} Hz, zero-phase (§4.4)"
+                    for hz in fit.init_filter_hz
+                ],
+                "observations": "angles at the model steps nearest to their samples, weighted "
+                "by min(noise) / noise of the joint",
+                "noise": fit.noise,
                 "resampled_step": fit.h,
             },
             "gravity": model.gravity.tolist(),
@@ -187,7 +195,10 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
     }
 
 
-def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> dict:
+def result_document(
+    fit: MultibodyFit, cross_validation: list[dict] | None, simulation: list[dict] | None = None
+) -> dict:
+    """``result.json``; ``simulation``: :func:`physid.multibody.verdicts.simulation_errors`."""
     model = fit.model
     compliances = {
         h.name: {
@@ -220,9 +231,28 @@ def result_document(fit: MultibodyFit, cross_validation: list[dict] | None) -> d
         "h": fit.h,
         "kappa": fit.kappa,
         "compliances": compliances,
+        "noise": fit.noise,
+        "init_filter_hz": fit.init_filter_hz,
+        "observed_steps": fit.observed_steps,
+        "model_steps": int(sum(len(seg.y) for seg in fit.segments)),
         "cross_validation": cross_validation,
+        "simulation_error": simulation,
         "notes": fit.notes,
     }
+
+
+def observation_summary(fit: MultibodyFit) -> str:
+    """One line: observed steps, the noise and weight per joint, the initialisation filter."""
+    steps = sum(len(seg.y) for seg in fit.segments)
+    noise = ", ".join(
+        f"{name} {v['std']:.3g} rad ({v['source']}, weight {v['weight']:.3g})"
+        for name, v in fit.noise.items()
+    )
+    filters = sorted({"none" if hz is None else f"{hz:.3g} Hz" for hz in fit.init_filter_hz})
+    return (
+        f"observations: {fit.observed_steps} of {steps} model steps carry a measured sample; "
+        f"noise {noise}; initialisation filter {', '.join(filters)}"
+    )
 
 
 def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
@@ -265,17 +295,19 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
     fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)
     error_axis, impulse_axis = axes[-2], axes[-1]
     for j, name in enumerate(names):
-        axis = axes[j]
-        axis.plot(t, seg.y[:, j], ".", ms=2, color="0.6", label="measured")
+        axis, seen = axes[j], seg.w[:, j] > 0  # steps with a measured sample
+        axis.plot(t[seen], seg.y[seen, j], ".", ms=2, color="0.6", label="measured")
         axis.plot(t, est[:, j], "-", lw=1.2, label="estimated")
         axis.plot(t, sim[:, j], "--", lw=1.0, label="simulated from the first state")
         axis.set_ylim(*_swing_limits(seg.y[:, j]))
         axis.set_ylabel(f"{name} [rad]")
         axis.set_title(f"{name}: angle (axis scaled to the measured swing)", fontsize=9)
         for model_angles, label, style in ((est, "estimated", "-"), (sim, "simulated", "--")):
-            error = 1e3 * (model_angles[:, j] - seg.y[:, j])
+            error = 1e3 * (model_angles[seen, j] - seg.y[seen, j])
             rms = np.sqrt(np.nanmean(error**2)) if np.isfinite(error).any() else np.nan
-            error_axis.plot(t, error, style, lw=0.9, label=f"{name} {label} (RMS {rms:.3g} mrad)")
+            error_axis.plot(
+                t[seen], error, style, lw=0.9, label=f"{name} {label} (RMS {rms:.3g} mrad)"
+            )
     error_axis.axhline(0.0, color="0.5", lw=0.5)
     error_axis.set_ylabel("minus measured [mrad]")
     error_axis.set_title(why or "angle differences to the measurement", fontsize=9)

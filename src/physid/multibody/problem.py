@@ -21,10 +21,17 @@ from physid.multibody.residuals import build_residuals
 
 @dataclass
 class Segment:
-    """One recording resampled at step h: observed angles and control per step."""
+    """One recording at step h: angles and control per step, and the weight of each angle's
+    residual (0 at steps without a measured sample, ``sigma_ref / sigma_j`` at the others:
+    :mod:`physid.multibody.observe`; default 1 everywhere)."""
 
     y: np.ndarray  # (n, m)
     u: np.ndarray  # (n, m)
+    w: np.ndarray | None = None  # (n, m)
+
+    def __post_init__(self) -> None:
+        if self.w is None:
+            self.w = np.ones_like(np.asarray(self.y, float))
 
 
 @dataclass
@@ -85,7 +92,7 @@ class Problem:
         p = np.asarray(p, float)
         for s, seg in enumerate(self.segments):
             ev = self._evaluator(len(seg.y))
-            args = (states.q[s], states.v[s], seg.u, seg.y, p, self.fixed)
+            args = (states.q[s], states.v[s], seg.u, seg.y, seg.w, p, self.fixed)
             if not jacobian:
                 rs.append(ev.residual(*args))
                 continue

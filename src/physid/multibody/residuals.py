@@ -9,12 +9,14 @@ Per step ``k -> k+1`` the impulse residuals (inverse dynamics, eqs. 3.7-3.8) are
 with the multipliers solved explicitly from the given velocity (eqs. 2.30-2.31):
 ``l_h = Sigma^-1 (a_k - G v_{k+1})`` (holonomic rows, eq. 2.8), ``l_b = -b h D v_{k+1}`` (F.2),
 ``l_m = J_s D (v_k - v_{k+1}) + h K u_k`` (F.3) and the dry-friction impulse
-``l_f = clip(-D v_{k+1} / Sigma_t, -r mu_{k+1} sum|l_h|, +r mu_{k+1} sum|l_h|)`` (F.4 with the
-Stribeck coefficient of eq. 4.1): the solution of the one-row complementarity problem, whose
-derivative is the active-set rule of Appendix D.1 (CasADi differentiates ``fmin``/``fmax`` that
-way; undefined only on the switching surface). Observation residuals are the wrapped angle
-errors, the initial-state residuals eqs. 3.16-3.17 times ``M`` (``M/h`` for the configuration).
-All impulse residuals are weighted by ``sqrt(kappa)`` (``Omega^-1 = kappa I``, ``R^-1 = I``).
+``l_f = clip(-D v_{k+1} / Sigma_t, -B, B)`` with ``B = r mu_{k+1} sum|l_h| + h tau_c`` (F.4 with
+the Stribeck coefficient of eq. 4.1, plus a constant Coulomb torque ``tau_c``): the solution of
+the one-row complementarity problem, whose derivative is the active-set rule of Appendix D.1
+(CasADi differentiates ``fmin``/``fmax`` that way; undefined only on the switching surface).
+Observation residuals are the wrapped angle
+errors times their weight (``R^-1 = diag(w^2)``, :mod:`physid.multibody.observe`), the
+initial-state residuals eqs. 3.16-3.17 times ``M`` (``M/h`` for the configuration). All impulse
+residuals are weighted by ``sqrt(kappa)`` (``Omega^-1 = kappa I``).
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ class ResidualFunctions:
 
     dyn: ca.Function  # (q0, v0, q1, v1, u, p, fixed) -> r (12n)
     dyn_jac: ca.Function  # same inputs -> (r, dr/d[d0, v0, d1, v1], dr/dp)
-    obs: ca.Function  # (q, y, p, fixed) -> r (m)
-    obs_jac: ca.Function  # (q, y, p, fixed) -> (r (m), dr/dd (m x 6n))
+    obs: ca.Function  # (q, y, w, p, fixed) -> r (m)
+    obs_jac: ca.Function  # (q, y, w, p, fixed) -> (r (m), dr/dd (m x 6n))
     init_jac: ca.Function  # (q, v, p, fixed) -> (r (12n), dr/d[d, v], dr/dp)
     n_state: int  # tangent dimension per step (12 n_bodies)
     n_obs: int
@@ -89,7 +91,7 @@ def _build(
     q0, q1 = ca.SX.sym("q0", 7 * nb), ca.SX.sym("q1", 7 * nb)
     d0, d1 = ca.SX.sym("d0", n6), ca.SX.sym("d1", n6)
     v0, v1 = ca.SX.sym("v0", n6), ca.SX.sym("v1", n6)
-    u, y = ca.SX.sym("u", m), ca.SX.sym("y", m)
+    u, y, wy = ca.SX.sym("u", m), ca.SX.sym("y", m), ca.SX.sym("w", m)
     p, fixed = ca.SX.sym("p", len(names)), ca.SX.sym("fixed", len(model.names))
     chi = _chi(model, p, fixed, names)
     w = np.sqrt(kappa)
@@ -103,7 +105,7 @@ def _build(
     lam_m = hv["Js"] * (rate0 - rate1) + h * hv["K"] * u
     bound = (hv["dry"] + hv["sdelta"] * ca.exp(-hv["sc"] * rate0**2)) * (
         ca.DM(dry_masks(model)) @ ca.fabs(lam_h)
-    )
+    ) + h * hv["coulomb"]  # constant Coulomb torque: an impulse bound h tau_c
     lam_f = ca.fmin(ca.fmax(-rate1 * h / hv["fcomp"], -bound), bound)
     dp_v = ex.M @ (v1 - v0) - ex.G.T @ lam_h - ex.D.T @ (lam_b + lam_m + lam_f) - h * ex.f
     pose0 = perturbed_quaternions(q0, d0, nb)
@@ -117,13 +119,14 @@ def _build(
     dyn_jac = ca.Function("dyn_jac", ins, subs)
     dyn = ca.Function("dyn", ins, subs[:1])
 
-    # observation residuals: wrapped angle error atan2(sin(y - th), cos(y - th))
+    # observation residuals: wrapped angle error atan2(sin(y - th), cos(y - th)) times the
+    # weight w (R^-1/2 of eq. 3.18: 0 between samples, sigma_ref / sigma_j at a sample)
     c, s = ex.angles_cs[:, 0], ex.angles_cs[:, 1]
-    r_obs = ca.atan2(ca.sin(y) * c - ca.cos(y) * s, ca.cos(y) * c + ca.sin(y) * s)
+    r_obs = wy * ca.atan2(ca.sin(y) * c - ca.cos(y) * s, ca.cos(y) * c + ca.sin(y) * s)
     J_obs = ca.jacobian(r_obs, d0)
     obs_subs = [ca.substitute(e, d0, ca.SX.zeros(n6)) for e in (ca.densify(r_obs), J_obs)]
-    obs_jac = ca.Function("obs_jac", [q0, y, p, fixed], obs_subs)
-    obs = ca.Function("obs", [q0, y, p, fixed], obs_subs[:1])
+    obs_jac = ca.Function("obs_jac", [q0, y, wy, p, fixed], obs_subs)
+    obs = ca.Function("obs", [q0, y, wy, p, fixed], obs_subs[:1])
 
     # initial-state residuals (eqs. 3.16-3.17): M G^T (G G^T)^-1 g / h and M G^T (G G^T)^-1 G v
     GGt = ex.G @ ex.G.T

@@ -107,9 +107,7 @@ class ObservationStore:
 
     def of_recording(self, recording: int) -> Iterator[Observations]:
         """The chunks of one recording, in order."""
-        return (
-            self._read(k) for k, r in enumerate(self._chunks.recording) if r == recording
-        )
+        return (self._read(k) for k, r in enumerate(self._chunks.recording) if r == recording)
 
     @property
     def spilled(self) -> bool:

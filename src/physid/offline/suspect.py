@@ -72,6 +72,7 @@ SWAP_MIN_CORRELATION = 0.9
 # Fewer filtered samples than this carry too little of a motion to judge torques on.
 _MIN_SAMPLES = 50
 
+
 @dataclass(frozen=True)
 class GravityComparison:
     """How one recording's torques follow the URDF's gravity torque (see

@@ -48,6 +48,7 @@ def read_file_table(path: str | Path) -> Table:
     check_equal_lengths(columns, str(path))
     return Table(columns, str(path))
 
+
 def _read_csv(path: Path) -> dict[str, np.ndarray]:
     text = read_text_file(path, "data file")
     header = text.partition("\n")[0].strip()
@@ -65,9 +66,7 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
-def parse_csv_numbers(
-    text: str, names: list[str], source: str, first_line: int = 2
-) -> np.ndarray:
+def parse_csv_numbers(text: str, names: list[str], source: str, first_line: int = 2) -> np.ndarray:
     """The numbers under the header; an unreadable cell is named by its column, its 1-based data
     row (as everywhere in physid) and its line in an editor (the header is line 1).
     ``first_line``: the line number of the first line after the header line of ``text``."""

@@ -602,8 +602,11 @@ def _drive_gain_table(result: IdentificationResult) -> str:
                      f"{100 * gain.get('payload_share', float('nan')):.2g} %"])  # fmt: skip
     return (
         "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
-        + _table(["joint", "gain ± std", "unit", "payload's share of the joint torque"], rows,
-                 "drive-gains")  # fmt: skip
+        + _table(
+            ["joint", "gain ± std", "unit", "payload's share of the joint torque"],
+            rows,
+            "drive-gains",
+        )  # fmt: skip
     )
 
 

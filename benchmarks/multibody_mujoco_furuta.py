@@ -1,0 +1,306 @@
+"""Issue 27: ``physid multibody identify`` on low-rate, noisy, sticking data from an independent
+simulator. A Furuta pendulum (the geometry and inertias of ``examples/multibody/furuta.urdf``)
+written as MJCF below is simulated in MuJoCo (not physid's SPOOK stepper) at 1e-4 s with viscous
+damping and Coulomb friction as MuJoCo's ``frictionloss`` on both hinges (the arm's makes it
+stick), released 30 deg from upright at rest, sampled at 20 Hz for 40 s with Gaussian noise
+(30 mrad on both angles). physid then fits, through its command line and with no ``estimate:`` in
+the config (the default set: per hinge the inertia about its axis, viscous and the constant
+Coulomb torque ``coulomb``), from a start 30 % off in the inertias and 5x off in the arm's
+friction, at h = 5 ms (every 10th model step carries a sample), tau = 0.01 s, compliance 1e-5.
+
+Printed: the estimates against the truth, the simulation error from the first state (RMS over the
+first 1 s and the whole 40 s, against the noisy samples as result.json reports it and against
+the noise-free MuJoCo trajectory), the targets (arm's dry friction within 20 %; 40 s simulation
+error within 1.5x the noise) and baselines: (a) the true parameters stepped by physid at the same
+h from the true initial state (the floor of the discrete model), (b) the same fit with the
+load-dependent dry friction r*mu (the only dry-friction law before issue 27) instead of the
+constant torque.
+
+Usage: python benchmarks/multibody_mujoco_furuta.py [--seconds 40] [--noise 0.03] [--seed 0]
+    [--dt 0.005] [--tau 0.01] [--compliance 1e-5] [--kappa K] [--max-iterations 20]
+    [--states-first] [--init-filter auto|HZ|none] [--friction-compliance 1e-6]
+    [--source mujoco|physid] [--no-baseline] [--out DIR]
+
+RESULTS (2026-11-24, 2 shared cores, one thread; commit 1cd99b9 code). MuJoCo: the arm sticks
+after 15.3 s, the pendulum swings on (0.067 rad amplitude over the last 5 s). Noise estimated
+from the data 29.8 / 28.6 mrad (truth 30), weights 0.034 / 0.035, initialisation filter 4 Hz,
+801 of 8001 steps observed.
+
+    run                 arm coulomb [N m]   arm viscous  J_Azz   J_Byy   sim RMS 1 s / 40 s [mrad]
+                        (truth 0.05)        (truth 1e-3)                 arm; pendulum (x noise)
+    default             0.00203 (-95.9 %)   0.0164       +47 %   +2.1 %  29.8 / 228 (7.6x);
+                                                                         45.9 / 487 (16.3x)
+    default, 60 it      0.00276 (-94.5 %)   0.0159       +47 %   +1.9 %  27.5 / 244 (8.1x);
+                                                                         38.4 / 515 (17x)
+    --init-filter 1.5   0 (at bound)        0.0232       +439 %  +14 %   85.8 / 519; 364 / 523
+    friction_compl 0.05 0.00153 (-96.9 %)   0.0171       +47 %   +2.2 %  32.5 / 214; 68.2 / 446
+    --states-first      0.00565 (-88.7 %)   0.0084       +51 %   -0.4 %  77.9 / 208 (6.9x);
+                                                                         149 / 721 (24x)
+    (b) r*mu law        r mu 3.7e-5 m       0.0194       +52 %   +2.6 %  40.2 / 181 (6.1x);
+                                                                         111 / 418 (13.9x)
+    (a) truth stepped   0.05                1e-3         0       0       12.5 / 119; 55.7 / 415
+        by physid at h = 5 ms (vs noise-free; 10 ms: 169 / 670, 2 ms with tau 4 ms and
+        compliance 1e-6: 50 / 143 over 40 s)
+    every fit stopped at its iteration limit (95, 194, 61, 62, 178, 83 s).
+
+TARGETS NOT MET: arm dry friction -96 % (within 20 % wanted), 40-s simulation error 7.6x / 16x
+the noise (1.5x wanted). Measured causes (docs/multibody.md has the details): the discrete
+model's own error at h >= 2 ms exceeds the target even at the true parameters (MuJoCo against
+itself at half its step: 5 / 13 mrad; the motion is not chaotic: a 1 mrad change of the release
+moves it by 1 / 4 mrad); and the joint LM from the filtered 20 Hz samples leaves the true basin
+for viscous friction: on the inverse crime (``--source physid``-like data, 20 s, started at the
+truth) the fit from the true states keeps coulomb at 0.0472 N m (-5.5 %), from the filtered
+samples it ends at 0.035-0.039 N m with --states-first and at 0.0007 N m (viscous 0.024) with
+weight 1 on the angles. On these MuJoCo data, started from MuJoCo's true states with the
+30 %-off parameters, it still ends at 0.0093 N m (-81 %, viscous 0.017): the step error and/or
+the start pull it too; from MuJoCo's true states and the true parameters it ends at 0.0080 N m
+(-84 %, viscous 0.018): on MuJoCo's data the objective's minimum at h = 5 ms is at viscous
+friction (on physid's own data at the truth), so the model mismatch is the dominant cause; at
+h = 2.5 ms -77 %; MuJoCo's frictionloss measured as a Coulomb torque (0.0500 N m at |v| > 0.3
+rad/s), so physid's own step error is the leading candidate (not proven).
+--kappa 4e4: -98 %, 6.6x / 10x the noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+URDF = ROOT / "examples" / "multibody" / "furuta.urdf"
+MJCF = """<mujoco model="furuta">
+  <option timestep="{step}" gravity="0 0 -9.81" integrator="implicitfast"/>
+  <worldbody>
+    <body name="arm_a">
+      <joint name="hinge1" type="hinge" axis="0 0 1" damping="{b1}" frictionloss="{c1}"/>
+      <inertial pos="0.128 0 0" mass="0.238" diaginertia="1e-4 3e-3 3e-3"/>
+      <body name="pendulum_b" pos="0.248 0 0" xyaxes="0 0 -1 1 0 0">
+        <joint name="hinge2" type="hinge" axis="0 1 0" damping="{b2}" frictionloss="{c2}"/>
+        <inertial pos="0.092 0 0" mass="0.428" diaginertia="1e-4 4e-3 4e-3"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+# the truth: MuJoCo's damping [N m s/rad] and frictionloss [N m] per hinge, the URDF inertias
+TRUTH = {
+    "hinge1.Izz": 3e-3,
+    "hinge1.viscous": 1e-3,
+    "hinge1.coulomb": 0.05,
+    "hinge2.Iyy": 4e-3,
+    "hinge2.viscous": 1e-5,
+    "hinge2.coulomb": 5e-5,
+}
+START = [0.0, np.pi - np.radians(30.0)]  # arm, pendulum (0 = hanging) [rad]
+
+
+def mujoco_run(seconds: float, step: float = 1e-4, rate: float = 20.0) -> tuple:
+    """``(t, angles)`` of the MuJoCo simulation sampled at ``rate`` [Hz]."""
+    import mujoco
+
+    xml = MJCF.format(
+        step=step,
+        b1=TRUTH["hinge1.viscous"],
+        c1=TRUTH["hinge1.coulomb"],
+        b2=TRUTH["hinge2.viscous"],
+        c2=TRUTH["hinge2.coulomb"],
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    data.qpos[:] = START
+    every = int(round(1.0 / (rate * step)))
+    n = int(round(seconds * rate)) + 1
+    t, q = np.empty(n), np.empty((n, 2))
+    for k in range(n):
+        t[k], q[k] = data.time, data.qpos
+        for _ in range(every if k < n - 1 else 0):
+            mujoco.mj_step(model, data)
+    return t, q
+
+
+def write_csv(path: Path, t: np.ndarray, q: np.ndarray) -> None:
+    rows = "\n".join(
+        f"{a:.4f},{b:.9f},{c:.9f}" for a, b, c in zip(t, q[:, 0], q[:, 1], strict=True)
+    )
+    path.write_text("t,q_hinge1,q_hinge2\n" + rows + "\n")
+
+
+def config_text(friction: str, args: argparse.Namespace) -> str:
+    """The start: inertias 30 % off, the arm's friction 5x low; ``friction``: ``coulomb`` (the
+    default set) or ``dry`` (r*mu, listed explicitly)."""
+    lines = [
+        "gravity: [0, 0, -9.81]",
+        f"defaults: {{compliance_linear: {args.compliance:.6e}, compliance_rotational: "
+        f"{args.compliance:.6e}, damping: {args.tau:.6e}, friction_compliance: "
+        f"{args.friction_compliance:.6e}}}",
+        "bodies: {hinge1: {Izz: 3.9e-3}, hinge2: {Iyy: 2.8e-3}}",
+    ]
+    if friction == "coulomb":
+        lines.append(
+            "joints: {hinge1: {viscous: 2.0e-4, coulomb: 0.01}, "
+            "hinge2: {viscous: 1.0e-4, coulomb: 1.0e-3}}"
+        )
+    else:  # r*mu [m]: the arm carries ~6.5 N, so 0.01 N m is r mu ~ 1.5e-3 m
+        lines.append(
+            "joints: {hinge1: {viscous: 2.0e-4, dry: 1.5e-3}, "
+            "hinge2: {viscous: 1.0e-4, dry: 2.0e-4}}"
+        )
+        names = ["hinge1.Izz", "hinge1.viscous", "hinge1.dry", "hinge2.Iyy"]
+        lines.append(f"estimate: [{', '.join([*names, 'hinge2.viscous', 'hinge2.dry'])}]")
+    return "\n".join(lines) + "\n"
+
+
+def identify(folder: Path, data: Path, friction: str, args: argparse.Namespace) -> tuple:
+    """Run ``physid multibody identify`` (this checkout's source) and read result.json."""
+    cfg = folder / f"{friction}.yaml"
+    cfg.write_text(config_text(friction, args))
+    out = folder / f"fit_{friction}"
+    command = [sys.executable, "-c", "from physid.cli import main; main()", "multibody"]
+    command += ["identify", "--urdf", str(URDF), "--data", str(data), "--config", str(cfg)]
+    command += ["--out", str(out), "--dt", str(args.dt), "--max-iterations"]
+    command += [str(args.max_iterations)] + (["--kappa", str(args.kappa)] if args.kappa else [])
+    command += ["--states-first"] if args.states_first else []
+    command += ["--init-filter", args.init_filter]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    seconds = time.perf_counter() - start
+    print(done.stdout.strip())
+    print(done.stderr.strip())
+    if done.returncode != 0:
+        raise SystemExit(f"identify failed ({done.returncode})")
+    return json.loads((out / "result.json").read_text()), seconds, out
+
+
+def stepped_truth(t: np.ndarray, clean: np.ndarray, args: argparse.Namespace) -> np.ndarray:
+    """Baseline (a): the true parameters in physid's stepper at ``h`` from the true state;
+    angles at the sample times."""
+    from physid.multibody import load_model, simulate, state_from_joints
+
+    joints = {
+        "hinge1": {"viscous": TRUTH["hinge1.viscous"], "coulomb": TRUTH["hinge1.coulomb"]},
+        "hinge2": {"viscous": TRUTH["hinge2.viscous"], "coulomb": TRUTH["hinge2.coulomb"]},
+    }
+    soft = {"compliance_linear": args.compliance, "compliance_rotational": args.compliance}
+    soft["damping"] = args.tau
+    model = load_model(URDF, {"gravity": [0, 0, -9.81], "defaults": soft, "joints": joints})
+    h = args.dt
+    n = int(round((t[-1] - t[0]) / h))
+    sim = simulate(model, h, n, *state_from_joints(model, START, [0.0, 0.0]))
+    every = int(round((t[1] - t[0]) / h))
+    angles = sim.angles[::every] + 2 * np.pi * np.round((START - sim.angles[0]) / (2 * np.pi))
+    return angles[: len(t)] - clean
+
+
+def rms(err: np.ndarray, t: np.ndarray, upto: float | None = None) -> np.ndarray:
+    keep = slice(None) if upto is None else t - t[0] <= upto + 1e-9
+    return np.sqrt(np.mean(err[keep] ** 2, axis=0))
+
+
+def fit_errors(out: Path, t: np.ndarray, clean: np.ndarray, h: float) -> np.ndarray:
+    """The fit's simulation from its first estimated state against the noise-free truth."""
+    states = np.load(out / "states.npz")
+    params = json.loads((out / "params.json").read_text())
+    values = {k: v["value"] for k, v in params["extra"]["parameters"].items()}
+    from physid.multibody import load_model, simulate
+
+    # the fit's own config: its friction terms > 0 make the hinges frictional
+    model = load_model(URDF, out.parent / f"{out.name.removeprefix('fit_')}.yaml")
+    model = model.with_values(values)
+    n = len(states["q_0"]) - 1
+    sim = simulate(model, h, n, states["q_0"][0], states["v_0"][0])
+    every = int(round((t[1] - t[0]) / h))
+    angles = sim.angles[::every]
+    angles = angles + 2 * np.pi * np.round((clean[0] - angles[0]) / (2 * np.pi))
+    return angles[: len(t)] - clean
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--noise", type=float, default=0.03, help="angle noise std [rad]")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dt", type=float, default=0.005, help="physid's model step [s]")
+    parser.add_argument("--kappa", type=float, default=None)
+    parser.add_argument("--tau", type=float, default=0.01, help="SPOOK damping time [s]")
+    parser.add_argument("--compliance", type=float, default=1e-5, help="hinge compliance")
+    parser.add_argument("--max-iterations", type=int, default=20)
+    parser.add_argument("--no-baseline", action="store_true", help="skip the r*mu fit")
+    parser.add_argument("--states-first", action="store_true", help="identify --states-first")
+    parser.add_argument("--init-filter", default="auto", help="identify --init-filter")
+    parser.add_argument(
+        "--friction-compliance",
+        type=float,
+        default=1e-6,
+        help="the dry-friction row's regularisation [rad/(s N m)] in the fitted model",
+    )
+    parser.add_argument(
+        "--source",
+        choices=["mujoco", "physid"],
+        default="mujoco",
+        help="physid: the data from physid's own stepper at --dt (the inverse crime)",
+    )
+    parser.add_argument("--out", default=None, help="keep the fits in this folder")
+    args = parser.parse_args()
+
+    t, clean = mujoco_run(args.seconds)
+    floor = stepped_truth(t, clean, args)
+    if args.source == "physid":  # the inverse crime: data from physid's own stepper at h
+        clean = clean + floor
+        floor = np.zeros_like(floor)
+    rng = np.random.default_rng(args.seed)
+    noisy = clean + args.noise * rng.normal(size=clean.shape)
+    moving = np.abs(np.diff(clean[:, 0])) > 0.02 * np.diff(t)  # MuJoCo's soft stick creeps
+    stick = t[1:][moving][-1] if moving.any() else t[0]
+    amplitude = np.ptp(clean[t > t[-1] - 5, 1]) / 2
+    print(f"MuJoCo: {len(t)} samples at 20 Hz; the arm moves last at t = {stick:.2f} s; "
+          f"pendulum amplitude over the last 5 s {amplitude:.3f} rad")  # fmt: skip
+    folder = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="mb_furuta_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "furuta_20hz.csv"
+    write_csv(data, t, noisy)
+
+    first, whole = np.round(1e3 * rms(floor, t, 1.0), 1), np.round(1e3 * rms(floor, t), 1)
+    print(f"(a) truth stepped by physid at h = {args.dt:g}: RMS vs noise-free "
+          f"1 s {first} mrad, 40 s {whole} mrad")  # fmt: skip
+    fits = ["coulomb"] + ([] if args.no_baseline else ["dry"])
+    rows = []
+    for friction in fits:
+        res, seconds, out = identify(folder, data, friction, args)
+        values = dict(zip(res["names"], res["values"], strict=True))
+        std = dict(zip(res["names"], res["std"], strict=True))
+        sim = res["simulation_error"][0]["joints"]
+        vs_clean = fit_errors(out, t, clean, args.dt)
+        print(f"\n== fit with {friction}: status {res['status']}, {res['iterations']} it, "
+              f"{seconds:.0f} s; at bound {res['at_bound']}")  # fmt: skip
+        for name, value in values.items():
+            truth = TRUTH.get(name)
+            error = (
+                "" if truth is None else f" truth {truth:.4g} ({100 * (value / truth - 1):+.1f} %)"
+            )
+            print(f"  {name:16s} {value:.4g} ± {std[name]:.2g}{error}")
+        for j, joint in enumerate(("hinge1", "hinge2")):
+            e = sim[joint]
+            print(f"  {joint}: sim RMS vs samples 1 s {1e3 * e['rms_first_s']:.1f}, 40 s "
+                  f"{1e3 * e['rms_whole']:.1f} mrad ({e['rms_whole'] / args.noise:.2f}x noise); "
+                  f"vs noise-free 1 s {1e3 * rms(vs_clean, t, 1.0)[j]:.1f}, 40 s "
+                  f"{1e3 * rms(vs_clean, t)[j]:.1f} mrad")  # fmt: skip
+        rows.append((friction, values, sim))
+    values, sim = rows[0][1], rows[0][2]
+    c = values["hinge1.coulomb"] / TRUTH["hinge1.coulomb"] - 1
+    worst = max(sim[j]["rms_whole"] for j in sim) / args.noise
+    verdict = "met" if abs(c) <= 0.2 else "NOT met"
+    print(f"\nTARGET arm dry friction within 20 %: {100 * c:+.1f} % -> {verdict}")
+    print(f"TARGET 40 s simulation error within 1.5x the noise: worst joint {worst:.2f}x -> "
+          f"{'met' if worst <= 1.5 else 'NOT met'}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

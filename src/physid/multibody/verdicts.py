@@ -1,0 +1,105 @@
+"""What a fit of :mod:`physid.multibody.estimate` says about itself (issue 27): every estimated
+parameter that ended at a bound, with what to try, and the simulation error of the identified
+model from the first estimated state (the validation of paper A §4.5), per joint over the first
+second and over the whole recording, at the measured samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from physid.errors import InputError
+
+# what to try when a parameter of this slot ends at a bound (lower, upper)
+_ADVICE = {
+    "friction": "the data did not decide this friction term (too little sliding, or another "
+    "term took it): try the other dry-friction law (coulomb [N m] vs dry r*mu [m]), fix "
+    "viscous, a larger --kappa, or a recording with more sliding",
+    "inertial": "a collapsed or unexcited body: try a finer --dt, a larger --kappa, another "
+    "start, or fix it at a known value",
+    "other": "try another start or a larger --kappa, or fix it",
+}
+_FRICTION = {"viscous", "dry", "stribeck_delta", "stribeck_c", "coulomb"}
+_INERTIAL = {"mass", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "shaft_inertia"}
+
+
+def at_bounds(
+    names: list[str],
+    values: np.ndarray,
+    start: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> list[tuple[str, str]]:
+    """``(name, "lower" | "upper")`` of every estimated parameter within ``1e-6`` of the
+    magnitude of its start, its bound or the largest estimate of its kind (1e-9 absolute for
+    friction, whose bound 0 is common) of a finite bound."""
+    out = []
+    for k, name in enumerate(names):
+        slot = name.rsplit(".", 1)[-1]
+        kind = [v for n, v in zip(names, values, strict=True) if n.rsplit(".", 1)[-1] == slot]
+        scale = max(abs(start[k]), float(np.max(np.abs(kind))), 1e-300)
+        floor = 1e-9 if slot in _FRICTION else 0.0
+        for side, bound in (("lower", lower[k]), ("upper", upper[k])):
+            if np.isfinite(bound) and abs(values[k] - bound) <= max(floor, 1e-6 * scale):
+                out.append((name, side))
+    return out
+
+
+def bound_note(name: str, side: str, value: float) -> str:
+    """One warning: the parameter, its bound and what to try."""
+    slot = name.rsplit(".", 1)[-1]
+    kind = "friction" if slot in _FRICTION else "inertial" if slot in _INERTIAL else "other"
+    advice = _ADVICE[kind] if side == "lower" else f"widen bounds.{name} in the config"
+    return f"{name} = {value:.4g} ended at its {side} bound: not a measurement; {advice}"
+
+
+def simulation_errors(fit: Any, horizon: float = 1.0) -> list[dict]:
+    """Per recording of ``fit`` (a :class:`physid.multibody.estimate.MultibodyFit`, not
+    imported: estimate imports this module): the identified model simulated from the first
+    estimated state at the fit's step, and per joint the RMS angle error [rad] against the
+    measured samples over the first ``horizon`` seconds and over the whole recording (``None``
+    and the reason when the model cannot be simulated, e.g. a body at zero mass)."""
+    from physid.multibody.simulate import simulate
+
+    out = []
+    for s, seg in enumerate(fit.segments):
+        q0, v0 = fit.states.q[s][0], fit.states.v[s][0]
+        try:
+            with np.errstate(all="ignore"):
+                sim = simulate(fit.model, fit.h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
+        except InputError as error:
+            out.append({"error": str(error), "joints": None})
+            continue
+        angles = sim.angles + 2 * np.pi * np.round((seg.y[0] - sim.angles[0]) / (2 * np.pi))
+        t = fit.h * np.arange(len(seg.y))
+        joints = {}
+        for j, name in enumerate(fit.model.joint_names):
+            seen = seg.w[:, j] > 0
+            err = angles[seen, j] - seg.y[seen, j]
+            first = t[seen] <= t[0] + horizon + 1e-9
+            joints[name] = {
+                "rms_first_s": float(np.sqrt(np.mean(err[first] ** 2))),
+                "rms_whole": float(np.sqrt(np.mean(err**2))),
+                "samples": int(seen.sum()),
+            }
+        out.append({"seconds": float(t[-1]), "horizon": horizon, "joints": joints})
+    return out
+
+
+def simulation_lines(errors: list[dict], noise: dict[str, dict], sources: list[str]) -> list[str]:
+    """Printable lines of :func:`simulation_errors`, each joint's RMS against its noise."""
+    lines = []
+    for source, entry in zip(sources, errors, strict=True):
+        if entry["joints"] is None:
+            lines.append(f"simulation from the first state of {source}: {entry['error']}")
+            continue
+        parts = [
+            f"{name} {1e3 * e['rms_first_s']:.3g} mrad over {entry['horizon']:g} s, "
+            f"{1e3 * e['rms_whole']:.3g} mrad over {entry['seconds']:.4g} s "
+            f"({e['rms_whole'] / noise[name]['std']:.3g}x its noise)"
+            for name, e in entry["joints"].items()
+        ]
+        lines.append(f"simulation error from the first state of {source}: {'; '.join(parts)}")
+    return lines
