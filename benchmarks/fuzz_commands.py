@@ -226,6 +226,26 @@ def _commands() -> tuple[Command, ...]:
             {"--out": "dir"},
             extra_values={"--mass": ("1.0",), "--unloaded": ("{csv}",)},
         ),
+        Command(
+            "simfit",
+            ("simfit",),
+            {
+                "--model": "{simfit_mjcf}",
+                "--data": "{simfit_csv}",
+                "--out": "simfit_out",
+                "--max-evaluations": "6",
+                "--window": "0.5",
+            },
+            {"--model": "urdf", "--data": "recording"},
+            {"--out": "dir"},
+            flags=("--quiet", "--no-delay"),
+            extra_values={
+                "--validate": ("{simfit_csv}",),
+                "--fit": ("damping", "armature,frictionloss", "mass", ""),
+                "--topic": ("/joint_states",),
+                "--episode": ("0", "-1"),
+            },
+        ),
         Command("config", ("config",), {}, {}, {}, flags=("--template",)),
         Command(
             "demo",

@@ -116,6 +116,50 @@ def poses(folder: Path) -> Path:
     return path
 
 
+SIMFIT_ARM = """<mujoco model="fuzz_arm">
+  <option timestep="0.002"/>
+  <default><joint damping="0.3" armature="0.01" frictionloss="0.05"/></default>
+  <worldbody>
+    <body name="upper" pos="0 0 0.5">
+      <joint name="shoulder" axis="0 1 0"/>
+      <inertial pos="0.15 0 0" mass="1" diaginertia="0.002 0.01 0.01"/>
+      <body name="lower" pos="0.3 0 0">
+        <joint name="elbow" axis="0 1 0"/>
+        <inertial pos="0.12 0 0" mass="0.5" diaginertia="0.001 0.004 0.004"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def simfit_inputs(folder: Path) -> tuple[Path, Path]:
+    """A two-joint MJCF arm and 1.5 s of it under a PD controller (t, q_, tau_ at 250 Hz)."""
+    import mujoco
+
+    model_path = folder / "simfit_arm.xml"
+    model_path.write_text(SIMFIT_ARM)
+    model = mujoco.MjModel.from_xml_path(str(model_path))
+    data = mujoco.MjData(model)
+    rows = []
+    for step in range(750):
+        t = step * model.opt.timestep
+        reference = 0.4 * np.sin(2 * np.pi * np.array([0.7, 1.1]) * t)
+        data.qfrc_applied[:] = 20 * (reference - data.qpos) - 2 * data.qvel + data.qfrc_bias
+        if step % 2 == 0:
+            rows.append([t, *data.qpos, *data.qfrc_applied])
+        mujoco.mj_step(model, data)
+    values = np.array(rows)
+    columns = {
+        "t": values[:, 0],
+        "q_shoulder": values[:, 1],
+        "q_elbow": values[:, 2],
+        "tau_shoulder": values[:, 3],
+        "tau_elbow": values[:, 4],
+    }
+    return model_path, _csv(folder / "simfit.csv", columns)
+
+
 def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
     """The seeds of :mod:`fuzz` (``base``) plus one valid input of each other command."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -155,4 +199,5 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
         "bounce": poses(folder),
         "sweep_spec": folder / "sweep.yaml",
     }
+    seeds["simfit_mjcf"], seeds["simfit_csv"] = simfit_inputs(folder)
     return seeds

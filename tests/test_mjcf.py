@@ -229,3 +229,19 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
     predicted += model.dof_damping * dq[rows] + model.dof_frictionloss * np.sign(dq[rows])
     error = np.linalg.norm(tau[rows] - predicted) / np.linalg.norm(tau[rows])
     assert error < 0.05
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<!-- a comment --><mujoco/>", True),
+        ('<?xml version="1.0"?>\n<!-- one --><!-- two -->\n<mujoco model="m"/>', True),
+        ("<!-- never closed <mujoco/>", False),
+        ("<robot name='r'/>", False),
+        ("", False),
+    ],
+)
+def test_the_kind_of_a_file_is_read_without_hanging(tmp_path, text, expected):
+    path = tmp_path / "model.xml"
+    path.write_text(text, encoding="utf-8")
+    assert is_mjcf(path) is expected

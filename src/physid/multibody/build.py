@@ -118,10 +118,10 @@ def default_names(joint: str, axis: np.ndarray) -> list[str]:
 def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyModel:
     import pinocchio as pin
 
-    from physid.robot.model import load_urdf
+    from physid.robot.model import load_robot_file
 
     cfg = config_section(raw, CONFIG_KEYS, "(top level)")
-    pm = load_urdf(urdf)
+    pm = load_robot_file(urdf)
     data = pm.createData()
     q0 = pin.neutral(pm)
     pin.forwardKinematics(pm, data, q0)

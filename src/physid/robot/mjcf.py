@@ -41,8 +41,10 @@ def is_mjcf(path: str | Path) -> bool:
     except OSError:
         return False
     body = head.split("?>", 1)[-1] if head.lstrip().startswith("<?xml") else head
-    while "<!--" in body and body.lstrip().startswith("<!--"):
-        body = body.split("-->", 1)[-1]
+    while body.lstrip().startswith("<!--"):
+        _, closed, body = body.partition("-->")
+        if not closed:  # an unclosed comment: no root element in reach
+            return False
     return body.lstrip().startswith("<mujoco")
 
 
