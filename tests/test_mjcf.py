@@ -245,3 +245,12 @@ def test_the_kind_of_a_file_is_read_without_hanging(tmp_path, text, expected):
     path = tmp_path / "model.xml"
     path.write_text(text, encoding="utf-8")
     assert is_mjcf(path) is expected
+
+
+def test_a_special_file_is_not_read_to_tell_its_kind(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.xml"
+    os.mkfifo(fifo)  # reading it would block until a writer comes
+    assert is_mjcf(fifo) is False
+    assert is_mjcf(tmp_path) is False

@@ -35,6 +35,8 @@ ROOT_JOINT = "root_joint"  # the floating base added to a model without a free j
 def is_mjcf(path: str | Path) -> bool:
     """True when the file's root element is ``<mujoco>`` (the kind is read, not guessed from
     the suffix: both MJCF and URDF files are ``.xml`` in the wild)."""
+    if not Path(path).is_file():  # a folder, a missing file, a FIFO (whose read would block)
+        return False
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096).decode("utf-8", errors="replace")
