@@ -49,7 +49,8 @@ def log_kind(path: str | Path) -> str | None:
         if (path / "metadata.yaml").is_file():
             return "rosbag"
         return None
-    return "rosbag" if path.suffix.lower() in (".mcap", ".db3") else None
+    # only a regular file is opened: a FIFO named run.mcap would block the reader
+    return "rosbag" if path.suffix.lower() in (".mcap", ".db3") and path.is_file() else None
 
 
 def read_log(
