@@ -259,6 +259,38 @@ def initial_trajectory(
     return q0, v0
 
 
+def noise_levels(opts: IdentifyOptions, shape: Shape) -> tuple[float, float]:
+    """Position [m] and angle [rad] noise of the poses: the angle's, when not given, is the
+    position noise over the shape's largest radius (a point on its rim moves that much)."""
+    sig_p = opts.noise_position
+    return sig_p, opts.noise_angle if opts.noise_angle is not None else sig_p / shape.max_radius
+
+
+def make_nlp(shape, lines, pairs, h, ns, q_meas, weights, opts: IdentifyOptions, budget,
+             **extra) -> IdentificationNlp:  # fmt: skip
+    """Paper D's identification NLP (eq. 27) with the options' weights, penalty and solver
+    settings; ``extra``: the pooled throws' ``breaks`` and ``idle`` intervals."""
+    return IdentificationNlp(
+        shape,
+        lines,
+        pairs,
+        h,
+        ns,
+        q_meas,
+        weights,
+        weights=(opts.weight_slip, opts.weight_gap),
+        penalty=opts.penalty,
+        mu_weight=opts.mu_weight,
+        mu_max=opts.mu_max,
+        gravity=opts.gravity_vector,
+        tol=opts.tol,
+        max_iter=opts.max_iter,
+        print_level=opts.print_level,
+        budget=budget,
+        **extra,
+    )
+
+
 def identify(
     shape: Shape,
     lines: list[Line],
@@ -283,8 +315,7 @@ def identify(
         raise InputError(f"mass = {mass!r} must be a positive number", source="mass")
     if not lines:
         raise InputError("at least one surface line is needed", source="surfaces")
-    sig_p = opts.noise_position
-    sig_a = opts.noise_angle if opts.noise_angle is not None else sig_p / shape.max_radius
+    sig_p, sig_a = noise_levels(opts, shape)
     validate_poses(
         shape,
         lines,
@@ -321,24 +352,7 @@ def identify(
             chi2=chi2,
             solve_time=time.perf_counter() - start,
         )
-    nlp = IdentificationNlp(
-        shape,
-        lines,
-        pairs,
-        h,
-        ns,
-        q_meas,
-        weights,
-        weights=(opts.weight_slip, opts.weight_gap),
-        penalty=opts.penalty,
-        mu_weight=opts.mu_weight,
-        mu_max=opts.mu_max,
-        gravity=gravity,
-        tol=opts.tol,
-        max_iter=opts.max_iter,
-        print_level=opts.print_level,
-        budget=budget,
-    )
+    nlp = make_nlp(shape, lines, pairs, h, ns, q_meas, weights, opts, budget)
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else (0.5 * nlp.r_scale)
     solves_per_start = len(opts.warm_starts) * sum(len(c) for c in opts.continuations)
     bar = progress_display(
@@ -367,29 +381,46 @@ def identify(
         )
         if _better(retry[0], best[0]):
             best = retry
+    result = finish(
+        nlp, best, starts, opts, budget, bar.update, shape, lines, mass=mass, ns=ns,
+        t_fine=t_fine, t_meas=t_meas, q_meas=q_meas, sigma_angle=sig_a, started=start,
+    )  # fmt: skip
+    bar.close()
+    return result
+
+
+def finish(
+    nlp: IdentificationNlp,
+    best: tuple,
+    starts: list[dict],
+    opts: IdentifyOptions,
+    budget,
+    tick,
+    shape: Shape,
+    lines: list[Line],
+    **data,
+) -> IdentificationResult:
+    """The result of the best solve: the profile-likelihood standard deviations when asked and
+    the budget allows (:func:`_profiles`), then :func:`assemble_result` (``data``: mass, ns,
+    t_fine, t_meas, q_meas, sigma_angle, and ``started``, the ``perf_counter`` of the start)."""
+    started = data.pop("started")
     iterations = sum(s["iterations"] for s in starts)
     outcome, multipliers = best
     r_std, mu_rises = math.nan, math.nan
     if opts.profile_step and outcome.success and not budget.exhausted():
         r_std, mu_rises, extra, outcome, multipliers = _profiles(
-            nlp, outcome, multipliers, opts, bar.update
+            nlp, outcome, multipliers, opts, tick
         )
         iterations += extra
-    bar.close()
     return assemble_result(
         shape,
         lines,
         nlp,
         outcome,
-        mass=mass,
-        ns=ns,
-        t_fine=t_fine,
-        t_meas=t_meas,
-        q_meas=q_meas,
-        sigma_angle=sig_a,
-        gravity=float(np.linalg.norm(gravity)),
+        **data,
+        gravity=float(np.linalg.norm(opts.gravity_vector)),
         iterations=iterations,
-        solve_time=time.perf_counter() - start,
+        solve_time=time.perf_counter() - started,
         inertia_ratio_std=r_std,
         friction_rise=mu_rises,
         options=opts,

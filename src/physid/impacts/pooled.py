@@ -32,14 +32,14 @@ from physid.impacts.identify import (
     _check_motion,
     _grid,
     _multistart,
-    _profiles,
     default_budget,
+    finish,
     identify,
     initial_trajectory,
+    make_nlp,
+    noise_levels,
     validate_poses,
 )
-from physid.impacts.identify_nlp import IdentificationNlp
-from physid.impacts.identify_report import assemble_result
 from physid.impacts.pooled_start import stitched_start
 from physid.impacts.results import IdentificationResult
 
@@ -93,8 +93,7 @@ def identify_throws(
         raise InputError(f"mass = {mass!r} must be a positive number", source="mass")
     if not lines:
         raise InputError("at least one surface line is needed", source="surfaces")
-    sig_p = opts.noise_position
-    sig_a = opts.noise_angle if opts.noise_angle is not None else sig_p / shape.max_radius
+    sig_p, sig_a = noise_levels(opts, shape)
     clean = []
     for (t, q), source in zip(throws, sources, strict=True):
         t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
@@ -129,25 +128,8 @@ def identify_throws(
     weights = np.array([sig_p, sig_p, sig_a]) ** -2.0
     gravity = opts.gravity_vector
     pairs = candidate_pairs(shape, lines)
-    nlp = IdentificationNlp(
-        shape,
-        lines,
-        pairs,
-        h,
-        ns,
-        q_meas,
-        weights,
-        weights=(opts.weight_slip, opts.weight_gap),
-        penalty=opts.penalty,
-        mu_weight=opts.mu_weight,
-        mu_max=opts.mu_max,
-        gravity=gravity,
-        tol=opts.tol,
-        max_iter=opts.max_iter,
-        print_level=opts.print_level,
-        budget=budget,
-        breaks=tuple(breaks),
-        idle=idle,
+    nlp = make_nlp(
+        shape, lines, pairs, h, ns, q_meas, weights, opts, budget, breaks=tuple(breaks), idle=idle
     )
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else 0.5 * nlp.r_scale
     trajectories = {
@@ -192,33 +174,22 @@ def identify_throws(
             tick,
         )
         best = retry if _better(retry[0], best[0]) else best
-    iterations = sum(s["iterations"] for s in starts)
-    outcome, multipliers = best
-    r_std, mu_rise = math.nan, math.nan
-    if opts.profile_step and outcome.success and not budget.exhausted():
-        r_std, mu_rise, extra, outcome, multipliers = _profiles(
-            nlp, outcome, multipliers, opts, tick
-        )
-        iterations += extra
-    result = assemble_result(
+    result = finish(
+        nlp,
+        best,
+        starts,
+        opts,
+        budget,
+        tick,
         shape,
         lines,
-        nlp,
-        outcome,
         mass=mass,
         ns=ns,
         t_fine=t_fine,
         t_meas=t_meas,
         q_meas=q_meas,
         sigma_angle=sig_a,
-        gravity=float(np.linalg.norm(gravity)),
-        iterations=iterations,
-        solve_time=time.perf_counter() - start,
-        inertia_ratio_std=r_std,
-        friction_rise=mu_rise,
-        options=opts,
-        starts=starts,
-        stopped=f"stopped by {budget.describe()}" if budget.exhausted() else None,
+        started=start,
     )
     ends = [*first[1:], n_frames]
     per_throw = []
