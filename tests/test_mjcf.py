@@ -160,26 +160,36 @@ def test_what_the_rigid_chain_cannot_hold_is_refused_by_name(tmp_path, edit, mes
     assert "\n" not in str(caught.value) and "bad.xml" in str(caught.value)
 
 
-def _recording(path: Path, model, seed: int, noise: float = 0.02, seconds: float = 8.0) -> None:
+def _recording(
+    path: Path, model, seed: int, noise: float = 0.02, seconds: float = 8.0, delay_s: float = 0.0
+) -> None:
     """Joint torques along a Fourier trajectory from MuJoCo's own inverse dynamics, with the
-    MJCF's damping and a Coulomb term at its frictionloss, plus noise."""
+    MJCF's damping and a Coulomb term at its frictionloss, plus noise; ``delay_s``: the torque
+    logged at ``t`` is the one of the motion at ``t - delay_s``."""
     rng = np.random.default_rng(seed)
     t = np.arange(0.0, seconds, 0.002)
     w = 2 * np.pi * 0.2
     amplitude = rng.uniform(0.3, 0.9, (4, 3)) / np.arange(1, 4) * [[1], [1], [1], [0.04]]
     phase = rng.uniform(0, 2 * np.pi, (4, 3))
     k = np.arange(1, 4)
-    q = np.einsum("jk,tjk->tj", amplitude, np.sin(w * k * t[:, None, None] + phase))
-    dq = np.einsum("jk,tjk->tj", amplitude * w * k, np.cos(w * k * t[:, None, None] + phase))
-    ddq = np.einsum("jk,tjk->tj", -amplitude * (w * k) ** 2,
-                    np.sin(w * k * t[:, None, None] + phase))  # fmt: skip
-    q[:, 3] += 0.05
-    tau = np.array([_mujoco_inverse(model, *s) for s in zip(q, dq, ddq, strict=True)])
-    tau += model.dof_damping * dq + model.dof_frictionloss * np.tanh(dq / 0.01)
+
+    def states(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        angle = w * k * times[:, None, None] + phase
+        q = np.einsum("jk,tjk->tj", amplitude, np.sin(angle)) + [0, 0, 0, 0.05]
+        dq = np.einsum("jk,tjk->tj", amplitude * w * k, np.cos(angle))
+        return q, dq, np.einsum("jk,tjk->tj", -amplitude * (w * k) ** 2, np.sin(angle))
+
+    q = states(t)[0]
+    late_q, late_dq, late_ddq = states(t - delay_s)
+    tau = np.array(
+        [_mujoco_inverse(model, *s) for s in zip(late_q, late_dq, late_ddq, strict=True)]
+    )
+    tau += model.dof_damping * late_dq + model.dof_frictionloss * np.tanh(late_dq / 0.01)
     tau += rng.normal(0, noise, tau.shape)
     header = ["t", *(f"q_{j}" for j in JOINTS), *(f"tau_{j}" for j in JOINTS)]
-    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=",".join(header),
-               comments="")  # fmt: skip
+    np.savetxt(
+        path, np.column_stack([t, q, tau]), delimiter=",", header=",".join(header), comments=""
+    )
 
 
 def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
@@ -189,8 +199,21 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
     out = tmp_path / "identified"
     runner = CliRunner()
     train, held_out = str(tmp_path / "train.csv"), str(tmp_path / "held_out.csv")
-    run = runner.invoke(main, ["identify", "--model", str(arm), "--data", train,
-                               "--validate", held_out, "--out", str(out), "--quiet"])  # fmt: skip
+    run = runner.invoke(
+        main,
+        [
+            "identify",
+            "--model",
+            str(arm),
+            "--data",
+            train,
+            "--validate",
+            held_out,
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert run.exit_code in (0, 3), run.output
     params = json.loads((out / "params.json").read_text())
     # the noise is 0.02 N m on torques of ~1-10 N m: the held-out error is near that floor
@@ -201,8 +224,20 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
 
     exported = tmp_path / "export" / "arm_identified.xml"
     exported.parent.mkdir()
-    run = runner.invoke(main, ["export", "--params", str(out / "params.json"), "--model",
-                               str(arm), "--out", str(exported), "--format", "mjcf"])  # fmt: skip
+    run = runner.invoke(
+        main,
+        [
+            "export",
+            "--params",
+            str(out / "params.json"),
+            "--model",
+            str(arm),
+            "--out",
+            str(exported),
+            "--format",
+            "mjcf",
+        ],
+    )
     assert run.exit_code == 0, run.output
     text = exported.read_text()
     assert "comment kept by the export" in text and 'class="wrist"' in text
@@ -224,8 +259,9 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
     dq = np.gradient(q, t, axis=0)
     ddq = np.gradient(dq, t, axis=0)
     rows = slice(50, -50, 10)
-    predicted = np.array([_mujoco_inverse(model, *s) for s in zip(q[rows], dq[rows], ddq[rows],
-                                                                 strict=True)])  # fmt: skip
+    predicted = np.array(
+        [_mujoco_inverse(model, *s) for s in zip(q[rows], dq[rows], ddq[rows], strict=True)]
+    )
     predicted += model.dof_damping * dq[rows] + model.dof_frictionloss * np.sign(dq[rows])
     error = np.linalg.norm(tau[rows] - predicted) / np.linalg.norm(tau[rows])
     assert error < 0.05
@@ -254,3 +290,31 @@ def test_a_special_file_is_not_read_to_tell_its_kind(tmp_path):
     os.mkfifo(fifo)  # reading it would block until a writer comes
     assert is_mjcf(fifo) is False
     assert is_mjcf(tmp_path) is False
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.008])
+def test_identify_reports_how_late_the_torque_is(arm, tmp_path, delay_s):
+    """Issue 26 item 4: a torque logged 8 ms behind the motion is reported within 1 ms, and a
+    log without delay is not called late."""
+    truth = mujoco.MjModel.from_xml_path(str(arm))
+    _recording(tmp_path / "train.csv", truth, seed=3, seconds=6.0, delay_s=delay_s)
+    out = tmp_path / "identified"
+    run = CliRunner().invoke(
+        main,
+        [
+            "identify",
+            "--model",
+            str(arm),
+            "--data",
+            str(tmp_path / "train.csv"),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert run.exit_code in (0, 3), run.output
+    params = json.loads((out / "params.json").read_text())
+    delay = params["fit"]["torque_delay"]
+    assert delay["value_s"] == pytest.approx(delay_s, abs=1e-3)
+    assert delay["significant"] is (delay_s > 0)
+    assert any("lags the motion" in w for w in params["fit"]["warnings"]) is (delay_s > 0)

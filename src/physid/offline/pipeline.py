@@ -22,6 +22,7 @@ from physid.offline.against_prior import PriorCheck, check_against_prior
 from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
 from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
 from physid.offline.deadband import friction_model_std
+from physid.offline.delay import DelayEstimate, estimate_delay
 from physid.offline.essential import EssentialParameters, essential_parameters
 from physid.offline.folds import FoldPlan
 from physid.offline.friction_shapes import (
@@ -119,6 +120,7 @@ class IdentificationResult:
     joint_prior: JointPrior | None = None  # the joint terms' prior and what the motion decides
     choices: tuple[Choice, ...] = ()  # cut-off, deadband, gravity: cross-validated (.choices)
     prior_check: PriorCheck | None = None  # the fit against the URDF's own model and OLS
+    delay: DelayEstimate | None = None  # how late the torque is against the motion (reported)
 
     @property
     def ok(self) -> bool:
@@ -394,6 +396,7 @@ def _identify(
     mass_std = float("nan")
     train_fits: tuple[RecordingFit, ...] = ()
     train_filtered = validation_filtered = None
+    delay = None
     rho = estimation.prior_std_relative
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
@@ -434,6 +437,9 @@ def _identify(
                 )
         note("prediction at the recorded samples")
         train_filtered, residual = filtered_fit(model, store, theta)
+        delay = estimate_delay(store, columns, ls.weights, ls.theta, model.fitted, inflation)
+        if delay is not None and delay.significant:
+            warnings.append(delay.note())
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
         warnings.extend(
@@ -504,6 +510,7 @@ def _identify(
         joint_prior=joint,
         choices=tuple(choices),
         prior_check=check,
+        delay=delay,
     )
 
 

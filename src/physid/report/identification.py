@@ -135,6 +135,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         },
         "preprocessing": result.train_observations.info,
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
+        "torque_delay": None if result.delay is None else result.delay.as_dict(),
         "warnings": list(result.warnings) + report_warnings(result),
     }
 
