@@ -130,11 +130,14 @@ def simfit_command(
         "validate": [str(v) for v in validate],
     }
     text, notes = with_joint_values(urdf, tuned_joint_values(result), out / "model_tuned.xml")
-    if result.delay_s:
+    if result.delay_s > 2.0 * result.parameters.get("delay", {}).get("std", 0.0) > 0.0:
         notes.append(
             f"delay {result.delay_s * 1e3:.3g} ms: no MJCF field (apply it to the "
             "commands, or as an actuator's dynamics)"
         )
+    bounded = [name for name, entry in result.parameters.items() if entry["at_bound"]]
+    if bounded:
+        notes.append(f"at a bound (their std does not describe them): {', '.join(bounded)}")
     document["notes"] = notes
     with atomic_output_dir(out) as staging:
         (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")

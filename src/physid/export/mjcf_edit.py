@@ -81,8 +81,14 @@ def _set_inertial(body: ET.Element, mass: float, com, inertia: np.ndarray) -> No
     if mass == 0.0:  # MuJoCo wants positive eigenvalues of a fullinertia, not of a diagonal
         inertial.set("diaginertia", "0 0 0")
         return
-    full = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
-            inertia[1, 2]]  # fmt: skip
+    full = [
+        inertia[0, 0],
+        inertia[1, 1],
+        inertia[2, 2],
+        inertia[0, 1],
+        inertia[0, 2],
+        inertia[1, 2],
+    ]
     inertial.set("fullinertia", _numbers(full))
 
 
@@ -125,6 +131,14 @@ def with_joint_values(
 
 
 def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> None:
+    files = [
+        e
+        for kind in ("include", "mesh", "texture", "hfield", "skin")
+        for e in root.iter(kind)
+        if e.get("file")
+    ]
+    if not files:  # nothing is read from a file: the paths need not move
+        return
     for include in root.iter("include"):
         file = include.get("file")
         if file and not os.path.isabs(file):
@@ -177,8 +191,11 @@ def export_into_mjcf(
     for name in params.joints:
         terms = linear_friction(params, name, notes)
         attributes = {}
-        for key, mjcf_key in (("viscous", "damping"), ("coulomb", "frictionloss"),
-                              ("armature", "armature")):  # fmt: skip
+        for key, mjcf_key in (
+            ("viscous", "damping"),
+            ("coulomb", "frictionloss"),
+            ("armature", "armature"),
+        ):
             value = terms.get(key)
             if value is not None and value < 0:
                 notes.append(f"joint {name}: {key} {value:.6g} < 0: MuJoCo needs >= 0, left at 0")
@@ -200,8 +217,11 @@ def export_into_mjcf(
         option.set("gravity", _numbers(params.gravity))
     if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
         _absolute_paths(root, mjcf.resolve().parent, notes)
-    unidentified = [pm.names[k] for k in range(1, pm.njoints)
-                    if pm.names[k] not in params.bodies and pm.inertias[k].mass > 0]  # fmt: skip
+    unidentified = [
+        pm.names[k]
+        for k in range(1, pm.njoints)
+        if pm.names[k] not in params.bodies and pm.inertias[k].mass > 0
+    ]
     if unidentified:
         notes.append(
             f"bodies of joints not in params.json kept as in the file: {', '.join(unidentified)} "
@@ -227,5 +247,8 @@ def _check_masses(root: ET.Element, mjcf: Path, params: ParamsFile, mujoco) -> N
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
         mass = float(model.body_mass[model.jnt_bodyid[j]])
         if not np.isclose(mass, pi[0], rtol=1e-9, atol=1e-12):
-            raise InputError(f"the exported body of '{joint}' weighs {mass:.9g} kg in MuJoCo, "
-                             f"not {pi[0]:.9g} kg: not exported", source=str(mjcf))  # fmt: skip
+            raise InputError(
+                f"the exported body of '{joint}' weighs {mass:.9g} kg in MuJoCo, "
+                f"not {pi[0]:.9g} kg: not exported",
+                source=str(mjcf),
+            )

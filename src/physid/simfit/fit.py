@@ -177,12 +177,16 @@ def fit_simulator(
         joint = name.rsplit(".", 1)[0] if "." in name else None
         revolute = joint is None or _is_revolute(model, joint)
         decided = np.isfinite(std[k]) and std[k] < PRIOR_DECIDED * shooting.prior_std[k]
+        span = upper[k] - lower[k] if np.isfinite(upper[k]) else max(abs(x[k]), 1.0)
         table[name] = {
             "value": float(x[k]),
             "std": float(std[k]),
             "start": float(shooting.x0[k]),
             "source": "data" if decided else "prior",
             "unit": (UNITS if revolute else LINEAR_UNITS)[kind],
+            # at a bound the std describes nothing: the data wanted it beyond (e.g. a negative
+            # delay: the positions late, not the torque)
+            "at_bound": bool(min(x[k] - lower[k], upper[k] - x[k]) <= 1e-6 * span),
         }
     after = _errors(model, held, dofs, qpos, joints, delay_s, window_s, noise) if held else {}
     status, message = _status(solution, before, after)
