@@ -189,3 +189,12 @@ def test_body_starting_inside_the_environment_is_rejected() -> None:
             dt=1e-3,
             duration=0.1,
         )
+
+
+def test_a_frame_rate_below_one_frame_per_run_is_one_error():
+    """Fuzzed: --fps 1e-300 made an astronomically large stride (an IndexError traceback)."""
+    from physid.errors import InputError
+    from physid.impacts.poses import frame_stride
+
+    with pytest.raises(InputError, match="below one frame"):
+        frame_stride(1e-300, 5e-4)

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
+from physid.errors import InputError
 from physid.multibody.build import load_model
 from physid.multibody.estimate import Recording, identify, resample
 from physid.multibody.observe import init_cutoff, noise_from_data, sample_steps
@@ -135,3 +136,12 @@ def test_constant_coulomb_torque_is_independent_of_the_load(tmp_path, torque, ma
         assert abs(sim.rates[-1, 0]) < 1e-5
     else:
         assert sim.rates[-1, 0] == pytest.approx((torque - threshold) / 0.04 * 0.3, rel=1e-3)
+
+
+def test_a_recording_shorter_than_three_steps_is_refused_before_filtering():
+    """Fuzzed: time stamps x 1e-9 made the 10 Hz initialisation filter singular (a LinAlgError
+    traceback) before the length check could name the problem."""
+    t = np.arange(200) * 1e-12
+    recording = Recording(t, np.zeros((200, 1)), np.zeros((200, 1)), "tiny.csv")
+    with pytest.raises(InputError, match="fewer than 3 steps of h = 0.01 s"):
+        resample(recording, 0.01)

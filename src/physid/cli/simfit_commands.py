@@ -99,7 +99,8 @@ def simfit_command(
     from physid.export.mjcf_edit import with_joint_values
     from physid.files.io import atomic_output_dir, to_json_text
     from physid.robot.mjcf import compile_mjcf, is_mjcf
-    from physid.simfit.fit import fit_simulator, load_tables, tuned_joint_values
+    from physid.simfit.fit import fit_simulator, load_tables, model_joints, tuned_joint_values
+    from physid.simfit.problem import run_from_table
 
     chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
     unknown = [f for f in chosen if f not in FIELDS]
@@ -112,6 +113,9 @@ def simfit_command(
     model = compile_mjcf(urdf)
     train = load_tables(expand_logs(data, topic, episodes))
     held = load_tables(expand_logs(validate, topic, episodes)) if validate else []
+    joints = model_joints(model)
+    for table in [*train, *held]:  # bad data: one error line before any progress display
+        run_from_table(table, joints)
     with step_progress("simfit", quiet) as progress:
         result = fit_simulator(
             model,

@@ -20,6 +20,7 @@ from physid.files.io import read_text_file, table_csv_text
 from physid.impacts.results import IdentificationResult, SimulationResult
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
+MAX_STRIDE = 1e9  # simulation steps per camera frame
 
 
 def frame_stride(fps: float, dt: float) -> int:
@@ -28,6 +29,10 @@ def frame_stride(fps: float, dt: float) -> int:
     if not fps > 0:
         raise InputError(f"fps = {fps!r} must be positive", source="--fps")
     stride = 1.0 / (fps * dt)
+    if not stride < MAX_STRIDE:  # also inf: fewer than one frame in any recording
+        raise InputError(
+            f"fps = {fps!r} is below one frame in {MAX_STRIDE:.0e} simulation steps", source="--fps"
+        )
     if abs(stride - round(stride)) > 1e-6 or round(stride) < 1:
         raise InputError(
             f"1/fps = {1 / fps:.6g} s is not a multiple of the simulation step {dt:.6g} s",

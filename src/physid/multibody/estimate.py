@@ -88,14 +88,14 @@ def resample(
 
     t, y = np.asarray(recording.t, float), np.asarray(recording.angles, float)
     fs = 1.0 / float(np.median(np.diff(t)))
+    grid = t[0] + h * np.arange(int(np.floor((t[-1] - t[0]) / h + 1e-9)) + 1)
+    if len(grid) < 3:  # before the filter, which a recording this short makes singular
+        raise InputError(f"{recording.source}: fewer than 3 steps of h = {h} s in the recording")
     cutoff = init_cutoff(fs, cutoff_hz)
     smooth = y
     if cutoff is not None and len(t) > 12:
         b, a = butter(2, cutoff / (0.5 * fs))
         smooth = filtfilt(b, a, y, axis=0)
-    grid = t[0] + h * np.arange(int(np.floor((t[-1] - t[0]) / h + 1e-9)) + 1)
-    if len(grid) < 3:
-        raise InputError(f"{recording.source}: fewer than 3 steps of h = {h} s in the recording")
     control = np.asarray(recording.control, float)
     observed = _at(grid, t, y)
     w = np.zeros_like(observed)

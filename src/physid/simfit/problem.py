@@ -22,6 +22,7 @@ import numpy as np
 import scipy.signal
 
 from physid.errors import InputError
+from physid.recordings.trajectory import _check_finite, _check_magnitude, _check_time
 
 JOINT_FIELDS = {
     "damping": "dof_damping",
@@ -70,19 +71,14 @@ def run_from_table(table, joints: tuple[str, ...]) -> Run:
             "the applied torque tau_<joint> of every joint)",
             source=table.source,
         )
-    t = np.asarray(columns["t"], float)
+    used = [*(f"q_{j}" for j in joints), *(f"tau_{j}" for j in joints)]
+    t = _check_time(table)  # finite, increasing, no gap (one error line naming the row)
+    _check_finite(table, used)
+    _check_magnitude(table, used)  # 1e300 overflowed the noise estimate
     q = np.column_stack([columns[f"q_{j}"] for j in joints]).astype(float)
     tau = np.column_stack([columns[f"tau_{j}"] for j in joints]).astype(float)
     if len(t) < 20:
         raise InputError(f"{len(t)} samples: too short to simulate", source=table.source)
-    if not (np.all(np.isfinite(t)) and np.all(np.diff(t) > 0)):
-        raise InputError("t must be finite and strictly increasing", source=table.source)
-    bad = ~(np.isfinite(q).all(axis=1) & np.isfinite(tau).all(axis=1))
-    if bad.any():
-        raise InputError(
-            f"row {int(np.flatnonzero(bad)[0]) + 2}: a non-finite q_ or tau_ value",
-            source=table.source,
-        )
     return Run(t - t[0], q, tau, table.source)
 
 
