@@ -113,9 +113,9 @@ def simfit_command(
     model = compile_mjcf(urdf)
     train = load_tables(expand_logs(data, topic, episodes))
     held = load_tables(expand_logs(validate, topic, episodes)) if validate else []
-    joints = model_joints(model)
-    for table in [*train, *held]:  # bad data: one error line before any progress display
-        run_from_table(table, joints)
+    joints = model_joints(model)  # bad data: one error line before any progress display
+    train = [run_from_table(table, joints) for table in train]
+    held = [run_from_table(table, joints) for table in held]
     with step_progress("simfit", quiet) as progress:
         result = fit_simulator(
             model,
@@ -155,17 +155,15 @@ def simfit_command(
         sys.exit(NOT_OK_EXIT_CODE)
 
 
-def _figure(urdf: Path, result, held, path: Path) -> None:
+def _figure(urdf: Path, result, run, path: Path) -> None:
     """rollouts.png: the first held-out run against the model as given and as tuned."""
     from physid.robot.mjcf import compile_mjcf
     from physid.simfit.figure import plot_rollouts
     from physid.simfit.fit import joint_indices, model_joints
-    from physid.simfit.problem import run_from_table
 
     before = compile_mjcf(urdf)
     joints = model_joints(before)
     dofs, qpos = joint_indices(before, joints, str(urdf))
-    run = run_from_table(held, joints)
     plot_rollouts(before, result.tuned_model, run, joints, dofs, qpos, result.delay_s, path)
 
 

@@ -109,8 +109,6 @@ def with_joint_values(
 ) -> tuple[str, list[str]]:
     """The user's MJCF text with the joint attributes of ``values`` (``physid simfit``), the
     rest untouched (paths made absolute when written elsewhere), and notes."""
-    import mujoco
-
     mjcf = Path(mjcf)
     root = _parse(mjcf).getroot()
     notes: list[str] = []
@@ -118,14 +116,7 @@ def with_joint_values(
         set_joint_attributes(root, joint, attributes, str(mjcf))
     if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
         _absolute_paths(root, mjcf.resolve().parent, notes)
-    checked = copy.deepcopy(root)
-    _absolute_paths(checked, mjcf.resolve().parent, [])
-    try:
-        mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
-    except ValueError as error:
-        raise InputError(
-            f"MuJoCo rejects the tuned model: {' '.join(str(error).split())}", source=str(mjcf)
-        ) from None
+    _compiled(root, mjcf, "tuned")
     ET.indent(root, space="  ")
     return ET.tostring(root, encoding="unicode") + "\n", notes
 
@@ -232,17 +223,25 @@ def export_into_mjcf(
     return ET.tostring(root, encoding="unicode") + "\n", notes
 
 
-def _check_masses(root: ET.Element, mjcf: Path, params: ParamsFile, mujoco) -> None:
-    """MuJoCo compiles the edited file (paths made absolute for it), and the body of each
-    identified joint weighs what ``params.json`` says."""
+def _compiled(root: ET.Element, mjcf: Path, what: str):
+    """MuJoCo's model of the edited XML (compiled from a copy whose paths are absolute, so the
+    meshes of ``mjcf``'s folder are found), or one error line."""
+    import mujoco
+
     checked = copy.deepcopy(root)
     _absolute_paths(checked, mjcf.resolve().parent, [])
     try:
-        model = mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
+        return mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
     except ValueError as error:
         raise InputError(
-            f"MuJoCo rejects the exported model: {' '.join(str(error).split())}", source=str(mjcf)
+            f"MuJoCo rejects the {what} model: {' '.join(str(error).split())}", source=str(mjcf)
         ) from None
+
+
+def _check_masses(root: ET.Element, mjcf: Path, params: ParamsFile, mujoco) -> None:
+    """MuJoCo compiles the edited file (paths made absolute for it), and the body of each
+    identified joint weighs what ``params.json`` says."""
+    model = _compiled(root, mjcf, "exported")
     for joint, pi in params.bodies.items():
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
         mass = float(model.body_mass[model.jnt_bodyid[j]])

@@ -446,23 +446,28 @@ def _multistart(
                 if nlp.budget is not None and nlp.budget.exhausted() and best is not None:
                     return best
                 outcome, multipliers = nlp.solve(x0, schedule, on_stage=tick)
-                starts.append(
-                    {
-                        "warm_start": kind,
-                        "inertia_ratio_init": r_init,
-                        "continuation": list(schedule),
-                        "converged": outcome.success,
-                        "objective": outcome.objective,
-                        "fit_chi2": nlp.fit_value(outcome.x),
-                        "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
-                        "friction": float(outcome.x[-1]),
-                        "iterations": outcome.iterations,
-                    }
-                )
+                starts.append(start_record(nlp, outcome, kind, r_init, schedule))
                 if best is None or _better(outcome, best[0]):
                     best = (outcome, multipliers)
     assert best is not None
     return best
+
+
+def start_record(
+    nlp: IdentificationNlp, outcome: SolveOutcome, kind: str, r_init: float, schedule
+) -> dict:
+    """What ``result.json`` records of one solve: its start, schedule, outcome and estimates."""
+    return {
+        "warm_start": kind,
+        "inertia_ratio_init": r_init,
+        "continuation": list(schedule),
+        "converged": outcome.success,
+        "objective": outcome.objective,
+        "fit_chi2": nlp.fit_value(outcome.x),
+        "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
+        "friction": float(outcome.x[-1]),
+        "iterations": outcome.iterations,
+    }
 
 
 def _profiles(

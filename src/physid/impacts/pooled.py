@@ -38,6 +38,7 @@ from physid.impacts.identify import (
     initial_trajectory,
     make_nlp,
     noise_levels,
+    start_record,
     validate_poses,
 )
 from physid.impacts.pooled_start import stitched_start
@@ -147,19 +148,7 @@ def identify_throws(
     best = None
     if x0 is not None:
         outcome, multipliers = nlp.solve(x0, (1e-2, 1.0))
-        starts.append(
-            {
-                "warm_start": "stitched",
-                "inertia_ratio_init": r0,
-                "continuation": [1e-2, 1.0],
-                "converged": outcome.success,
-                "objective": outcome.objective,
-                "fit_chi2": nlp.fit_value(outcome.x),
-                "inertia_ratio": float(outcome.x[-2] * nlp.r_scale),
-                "friction": float(outcome.x[-1]),
-                "iterations": outcome.iterations,
-            }
-        )
+        starts.append(start_record(nlp, outcome, "stitched", r0, (1e-2, 1.0)))
         best = (outcome, multipliers)
     if best is None or not best[0].success or nlp.fit_value(best[0].x) > fit_limit:
         generic = _multistart(nlp, trajectories, [r_init], opts, starts, tick)

@@ -100,6 +100,11 @@ def model_joints(model) -> tuple[str, ...]:
     )
 
 
+def as_run(item, joints: tuple[str, ...]) -> Run:
+    """A :class:`Run` as it is, or a contract table checked and read into one."""
+    return item if isinstance(item, Run) else run_from_table(item, joints)
+
+
 def _errors(
     model, runs: list[Run], dofs, qpos, joints, delay_s: float, window_s: float, noise: np.ndarray
 ) -> dict[str, dict]:
@@ -131,14 +136,14 @@ def fit_simulator(
     note=None,
 ) -> SimfitResult:
     """Tune ``model`` (a ``mujoco.MjModel``, changed in place to the tuned values) to the
-    ``train`` tables (contract columns ``t``, ``q_<joint>``, ``tau_<joint>``); judge it on
+    ``train`` runs or tables (contract columns ``t``, ``q_<joint>``, ``tau_<joint>``); judge it on
     ``validate`` (module docstring)."""
     note = note or (lambda _message: None)
     joints = model_joints(model)
     if not joints:
         raise InputError("the model has no named hinge or slide joint")
-    runs = [run_from_table(table, joints) for table in train]
-    held = [run_from_table(table, joints) for table in validate or []]
+    runs = [as_run(item, joints) for item in train]
+    held = [as_run(item, joints) for item in validate or []]
     dofs, qpos = joint_indices(model, joints, "")
     noise = np.median([run.position_noise() for run in runs], axis=0)
     parameters = Parameters(joints, tuple(fields), delay)
