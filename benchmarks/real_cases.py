@@ -268,6 +268,14 @@ def dfki_case(datasets: Path, tmp: Path, train: tuple[str, ...], validate: tuple
 # ------------------------------------------------------------------------------------- the corpus
 
 
+def _short_xmate(
+    datasets: Path, tmp: Path, train: tuple[int, ...], held_out: int
+) -> Callable[[], RealCase]:
+    """A case of the 5-s, 1 kHz xMate runs (``1kHz_5s``): train on runs ``train``."""
+    runs = tuple(("1kHz_5s", k) for k in train)
+    return lambda: xmate_case(datasets, tmp, runs, (("1kHz_5s", held_out),))
+
+
 def corpus(datasets: Path, tmp: Path) -> list[tuple[str, Callable[[], RealCase]]]:
     """Every real arm case: (label, builder). Builders of absent datasets are left out."""
     cases: list[tuple[str, Callable[[], RealCase]]] = [
@@ -295,6 +303,12 @@ def corpus(datasets: Path, tmp: Path) -> list[tuple[str, Callable[[], RealCase]]
         cases.append(("xmate_1_3", lambda: xmate_case(datasets, tmp, ((one, 1),), ((one, 3),))))
         cases.append(("xmate_3p1_3", lambda: xmate_case(
             datasets, tmp, ((three, 1),), ((one, 3),))))  # fmt: skip
+        # 1 kHz, the first 5 s of each run (the slow start): short runs on which joint 7
+        # turns one way only in runs 1 and 2 (dq > 0 in 94 %, < 0 in none)
+        for label, train, held_out in (("xmate5s_1_2", (1,), 2), ("xmate5s_2_1", (2,), 1),
+                                       ("xmate5s_2_3", (2,), 3), ("xmate5s_12_3", (1, 2), 3),
+                                       ("xmate5s_3_1", (3,), 1)):  # fmt: skip
+            cases.append((label, _short_xmate(datasets, tmp, train, held_out)))
     if (datasets / "dfki_double_pendulum").is_dir():
         # (trajectory_04's elbow turns beyond its URDF limit: refused without the config key
         # allow_large_angles, so it is no no-config case)

@@ -10,6 +10,8 @@ from physid.files.config import parse_config
 from physid.offline.joint_prior import JointMotion, joint_motion
 from physid.offline.pipeline import WORSE_THAN_URDF, identify
 from physid.offline.prediction import predict_recording
+from physid.offline.uncertainty import decided_by_data, parameter_sources
+from physid.robot.regressor import BaseParameters
 from physid.sim.arm import (
     EXCURSION_RAD,
     DriftingExcitation,
@@ -63,6 +65,11 @@ def test_one_way_joints_are_decided_by_the_prior_and_say_so(one_way):
         # the Coulomb level explains the way it moved (dq > 0): the data decide fc + offset
         decided = theta[coulomb] + theta[offset]
         assert result.theta[coulomb] == pytest.approx(decided, abs=0.1 * abs(decided) + 0.1)
+    # every other joint term the prior decides is named, with what it cannot be told from
+    decided = next(w for w in result.warnings if "the URDF prior decides them" in w)
+    for index in range(layout.n_inertial, layout.size):
+        if result.sources[index] == "prior" and not result.joint_prior.held[index]:
+            assert layout.names[index] in decided
     for joint in model.joint_names[:3]:  # the joints that reverse keep their own offsets
         offset = layout.joint_term_index(joint, "offset")
         assert not result.joint_prior.held[offset] and result.sources[offset] == "data"
@@ -115,3 +122,23 @@ def test_nothing_explained_is_not_ok():
     assert result.status == WORSE_THAN_URDF or any(
         "unexplained" in reason for reason in result.suspect
     )
+
+
+def test_a_base_combination_is_decided_only_where_the_data_shrink_its_prior():
+    """Issue 32 item 1, closed form: prior theta ~ N(0, I), data information diag(2, 4, 40) on
+    the base parameters (b0 = theta0 + theta3 regroups theta3). Posterior variances 0.4, 0.2,
+    1/41 against prior variances 2, 1, 1: each shrunk by more than 4, all decided; with
+    information 2 on b1 instead its variance 1/3 is shrunk by 3 only: the prior decides it, and
+    the standard parameter it is made of is 'prior'."""
+    base = BaseParameters(np.array([0, 1, 2]), np.array([3]), np.array([[1.0], [0.0], [0.0]]),
+                          ("a + d", "b", "c"), ("a (R)", "b", "c"))  # fmt: skip
+    K = base.projection
+    for information_b1, expected in ((4.0, [True, True, True]), (2.0, [True, False, True])):
+        information = np.diag([2.0, information_b1, 40.0])
+        posterior_base = np.linalg.inv(np.linalg.inv(K @ K.T) + information)
+        # a standard covariance with that base marginal: prior plus the data's shrinkage
+        gain = K.T @ np.linalg.inv(K @ K.T)
+        covariance = np.eye(4) + gain @ (posterior_base - K @ K.T) @ gain.T
+        decided = decided_by_data(base, np.ones(3, dtype=bool), covariance, np.eye(4))
+        assert decided.tolist() == expected
+    assert parameter_sources(base, decided) == ("regrouped", "prior", "data", "regrouped")

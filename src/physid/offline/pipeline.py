@@ -57,9 +57,11 @@ from physid.offline.training import (
 from physid.offline.uncertainty import (
     BodyUncertainty,
     body_uncertainties,
+    decided_by_data,
     moving_mass_std,
     parameter_sources,
     posterior_covariance,
+    prior_covariance,
     prior_decided,
     prior_limited_sources,
 )
@@ -416,10 +418,18 @@ def _identify(
             model, system, ls.weights, theta, prior,
             prior_total_mass_std_relative=total_mass_prior, **uncertainty,
         )  # fmt: skip
-        sources = prior_limited_sources(model, sources, covariance, joint)
+        covariance_prior = prior_covariance(
+            model, prior, theta, rows=system.n_rows,
+            prior_std_relative=uncertainty["prior_std_relative"],
+            prior_metric=estimation.prior_metric,
+            prior_total_mass_std_relative=total_mass_prior, joint=joint,
+        )  # fmt: skip
+        decided = decided_by_data(base, excited, covariance, covariance_prior)
+        sources = parameter_sources(base, decided)
+        sources = prior_limited_sources(model, sources, covariance, covariance_prior, joint)
         bodies = body_uncertainties(model, theta, covariance, sources)
         mass_std = moving_mass_std(model, covariance)
-        warnings.extend(_prior_decided_warnings(model, bodies, sources))
+        warnings.extend(_prior_decided_warnings(model, bodies, sources, covariance, joint))
         if total_mass_prior is not None:
             free = posterior_covariance(model, system, ls.weights, theta, prior, **uncertainty)
             warnings.extend(
@@ -515,9 +525,14 @@ def _identify(
 
 
 def _prior_decided_warnings(
-    model: RobotModel, bodies: dict[str, BodyUncertainty], sources: tuple[str, ...]
+    model: RobotModel,
+    bodies: dict[str, BodyUncertainty],
+    sources: tuple[str, ...],
+    covariance: np.ndarray,
+    joint: JointPrior | None,
 ) -> list[str]:
-    decided = prior_decided(model, bodies, sources)
+    held = None if joint is None else joint.held
+    decided = prior_decided(model, bodies, sources, covariance, held)
     if not decided:
         return []
     return [

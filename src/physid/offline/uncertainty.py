@@ -1,11 +1,14 @@
 """What the data determine: where every standard parameter comes from, and how sure it is.
 
 *Sources.* A standard parameter is ``data`` when it is a base parameter on its own (nothing
-regrouped into it) that the data excite, ``regrouped`` when the data identify only a base
-combination it belongs to (``joint_2.Izz + 0.0625 joint_3.m``), and ``prior`` when no excited
+regrouped into it) that the data decide, ``regrouped`` when the data decide only a base
+combination it belongs to (``joint_2.Izz + 0.0625 joint_3.m``), and ``prior`` when no decided
 base parameter contains it (the mass of the first link of a fixed-base arm, the inertia of a link
 about an axis it never turns about): then the reported value is the URDF's, moved only as far as
-consistency demands.
+consistency demands. *Decided* is numerical, not only structural (issue 32 item 1,
+:func:`decided_by_data`): a base combination the motion excites, but so weakly (or so nearly
+collinear with others) that its posterior variance stays above a quarter of its prior variance,
+is left to the prior; so is a joint term in the same position (:func:`prior_limited_sources`).
 
 *Uncertainty of the consistent estimate.* The consistency SDP (:mod:`.consistent`) is a maximum a
 posteriori problem. Its Laplace approximation at the solution, ignoring which consistency
@@ -77,12 +80,62 @@ def parameter_sources(base: BaseParameters, excited: np.ndarray) -> tuple[str, .
 
 
 PRIOR_LIMITED_VARIANCE = 0.25  # posterior / prior variance above which the prior decides
+COLLINEAR_CORRELATION = 0.7  # |posterior correlation| at which a partner is named in a warning
+
+
+def prior_covariance(
+    model: RobotModel,
+    prior: np.ndarray,
+    theta: np.ndarray,
+    *,
+    rows: int,
+    prior_std_relative: float | None,
+    prior_metric: str = "logdet",
+    prior_total_mass_std_relative: float | None = None,
+    joint: JointPrior | None = None,
+) -> np.ndarray:
+    """(p, p) covariance of the fit's prior at ``theta``: the inverse of its precision
+    (:func:`physid.offline.gaussian_prior.gaussian_prior`: the log-det divergence's curvature on
+    each body, the joint-term prior), and the prior variance of the joint terms held at their
+    prior. Without an inertial prior (``prior_std_relative`` None) the tie-breaker's variance is
+    huge: the data always decide."""
+    quadratic = gaussian_prior(
+        model,
+        prior,
+        rows=rows,
+        prior_std_relative=prior_std_relative,
+        prior_metric=prior_metric,
+        prior_total_mass_std_relative=prior_total_mass_std_relative,
+        joint=joint,
+        at=theta,
+    )
+    free = ~quadratic.held
+    covariance = np.diag(quadratic.held_std**2)
+    precision = quadratic.precision[np.ix_(free, free)]
+    covariance[np.ix_(free, free)] = np.linalg.pinv(precision, rcond=1e-14, hermitian=True)
+    return covariance
+
+
+def decided_by_data(
+    base: BaseParameters, excited: np.ndarray, covariance: np.ndarray, covariance_prior: np.ndarray
+) -> np.ndarray:
+    """(b,) bool: the base parameters these data decide (issue 32 item 1). Beyond the structural
+    rank test (``excited``), a base combination ``k^T theta`` is decided when the data shrink
+    its prior variance by more than a factor ``1 / PRIOR_LIMITED_VARIANCE`` -- the posterior's
+    data term is ``X^T X / (sigma^2 kappa)``, so the threshold follows these data's noise
+    level and length, and a combination the motion excites only weakly, or only together with
+    another (near-collinear columns), is left to the prior."""
+    K = base.projection
+    posterior = np.einsum("ij,jk,ik->i", K, covariance, K)
+    prior = np.einsum("ij,jk,ik->i", K, covariance_prior, K)
+    return excited & (posterior <= PRIOR_LIMITED_VARIANCE * prior)
 
 
 def prior_limited_sources(
     model: RobotModel,
     sources: tuple[str, ...],
     covariance: np.ndarray,
+    covariance_prior: np.ndarray,
     joint: JointPrior | None,
 ) -> tuple[str, ...]:
     """``sources`` with the joint terms that the data do not decide marked ``prior``: those held
@@ -91,18 +144,30 @@ def prior_limited_sources(
     barely excites, or one collinear with another, e.g. viscous and Coulomb friction on a joint
     that moved at one speed). The threshold compares the data's information with the prior's,
     so it follows the noise of these data rather than an absolute rank test."""
-    if joint is None:
-        return sources
     marked = list(sources)
-    variance = np.diag(covariance)
+    variance, variance_prior = np.diag(covariance), np.diag(covariance_prior)
     for index in range(model.layout.n_inertial, model.layout.size):
-        prior_variance = joint.std[index] ** 2
-        limited = np.isfinite(prior_variance) and variance[index] > (
-            PRIOR_LIMITED_VARIANCE * prior_variance
-        )
-        if joint.held[index] or limited:
+        limited = variance[index] > PRIOR_LIMITED_VARIANCE * variance_prior[index]
+        if (joint is not None and joint.held[index]) or limited:
             marked[index] = "prior"
     return tuple(marked)
+
+
+def collinear_partner(
+    covariance: np.ndarray, index: int, exclude: np.ndarray | None = None
+) -> tuple[int, float]:
+    """The parameter whose estimate is most correlated with parameter ``index``'s in the
+    posterior ``covariance`` (``exclude``: (p,) bool, parameters not to name), and that
+    correlation: what the data cannot tell it apart from."""
+    std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = covariance[index] / (std[index] * std)
+    correlation = np.where(np.isfinite(correlation), correlation, 0.0)
+    correlation[index] = 0.0
+    if exclude is not None:
+        correlation[exclude] = 0.0
+    partner = int(np.argmax(np.abs(correlation)))
+    return partner, float(correlation[partner])
 
 
 def posterior_covariance(
@@ -218,8 +283,13 @@ def prior_decided(
     model: RobotModel,
     bodies: dict[str, BodyUncertainty],
     sources: tuple[str, ...],
+    covariance: np.ndarray | None = None,
+    held: np.ndarray | None = None,
 ) -> list[str]:
-    """Names of the reported quantities that the URDF prior alone decides."""
+    """Names of the reported quantities that the URDF prior alone decides. A joint term the
+    prior decides though not held (:func:`prior_limited_sources`) is named with the parameter
+    the data cannot tell it apart from, when their correlation reaches
+    :data:`COLLINEAR_CORRELATION` (given the posterior ``covariance``)."""
     names = []
     for joint, body in bodies.items():
         quantities = [
@@ -231,6 +301,14 @@ def prior_decided(
             names.append(f"{joint} {'/'.join(quantities)}")
     layout = model.layout
     for index in range(layout.n_inertial, layout.size):
-        if sources[index] == "prior":
-            names.append(layout.names[index])
+        if sources[index] != "prior":
+            continue
+        name = layout.names[index]
+        if covariance is not None and (held is None or not held[index]):
+            # a held partner has its own warning (one-way joints)
+            partner, correlation = collinear_partner(covariance, index, held)
+            if abs(correlation) >= COLLINEAR_CORRELATION:
+                name += (f" (not separable from {layout.names[partner]} on these data: "
+                         f"correlation {correlation:+.2f})")  # fmt: skip
+        names.append(name)
     return names
