@@ -33,6 +33,7 @@ from physid.offline.friction_shapes import (
     with_initial_shapes,
 )
 from physid.offline.gravity import GravityEstimate
+from physid.offline.jackknife import JackknifeSpread, blocked_jackknife, loewner_max
 from physid.offline.joint_prior import JointPrior, joint_prior
 from physid.offline.least_squares import (
     LeastSquaresResult,
@@ -123,6 +124,7 @@ class IdentificationResult:
     choices: tuple[Choice, ...] = ()  # cut-off, deadband, gravity: cross-validated (.choices)
     prior_check: PriorCheck | None = None  # the fit against the URDF's own model and OLS
     delay: DelayEstimate | None = None  # how late the torque is against the motion (reported)
+    jackknife: JackknifeSpread | None = None  # the time blocks' disagreement, in the std
 
     @property
     def ok(self) -> bool:
@@ -350,6 +352,8 @@ def _identify(
     warnings.extend(joint.reasons.values())
     total_mass_prior = estimation.prior_total_mass_std_relative
 
+    joint_unscaled = joint  # consistent_fit scales it; ``joint`` becomes the chosen scale's
+
     def consistent_fit(fold_system, scale: float):
         rho = estimation.prior_std_relative
         return consistent_least_squares(
@@ -360,7 +364,7 @@ def _identify(
             noise_variance=ls.sigma2,
             prior_std_relative=None if rho is None else rho * scale,
             prior_total_mass_std_relative=total_mass_prior,
-            joint=joint if scale == 1.0 else joint.scaled(scale),
+            joint=joint_unscaled if scale == 1.0 else joint_unscaled.scaled(scale),
             problem=problem,
         )
 
@@ -399,6 +403,7 @@ def _identify(
     train_fits: tuple[RecordingFit, ...] = ()
     train_filtered = validation_filtered = None
     delay = None
+    spread = None
     rho = estimation.prior_std_relative
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
@@ -418,6 +423,20 @@ def _identify(
             model, system, ls.weights, theta, prior,
             prior_total_mass_std_relative=total_mass_prior, **uncertainty,
         )  # fmt: skip
+        if shapes is None:  # the folds hold the linear model's observations only
+            note("blocked jackknife")
+            jackknife = blocked_jackknife(
+                lambda s: consistent_fit(s, scale).theta, training.folds
+            )
+            if jackknife is not None:
+                blocks = sum(fold.n_samples > 0 for fold in training.folds)
+                spread = JackknifeSpread.of(
+                    covariance, jackknife, base.projection[excited], blocks
+                )
+                covariance = loewner_max(covariance, jackknife)
+                base_std_robust[excited] = np.maximum(
+                    base_std_robust[excited], spread.base_std
+                )
         covariance_prior = prior_covariance(
             model, prior, theta, rows=system.n_rows,
             prior_std_relative=uncertainty["prior_std_relative"],
@@ -521,6 +540,7 @@ def _identify(
         choices=tuple(choices),
         prior_check=check,
         delay=delay,
+        jackknife=spread,
     )
 
 

@@ -136,6 +136,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         "preprocessing": result.train_observations.info,
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
         "torque_delay": None if result.delay is None else result.delay.as_dict(),
+        "jackknife": None if result.jackknife is None else result.jackknife.as_dict(),
         "warnings": list(result.warnings) + report_warnings(result),
     }
 
