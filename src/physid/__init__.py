@@ -14,7 +14,7 @@ from physid.errors import InputError, PhysidError
 from physid.version import __version__
 
 _API = ("identify", "validate", "load_params", "Recording", "Params", "IdentifyResult")
-_API += ("ValidationResult", "Body", "Joint")
+_API += ("ValidationResult", "Body", "Joint", "Parameter", "Result")
 
 __all__ = ["InputError", "PhysidError", "__version__", *_API]
 
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
         Body,
         IdentifyResult,
         Joint,
+        Parameter,
         Params,
         Recording,
+        Result,
         ValidationResult,
         identify,
         load_params,
