@@ -67,8 +67,9 @@ class Outcome:
     raw: Any
     write: Writer = field(repr=False)
     folder: bool = True
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # about the inputs (ignored columns, resampled stamps)
+    warnings: tuple[str, ...] = ()  # about the result
+    report: tuple[str, ...] = ()  # further lines the command line prints
 
     def to_dict(self) -> dict:
         """The main JSON document written by :meth:`save` (a JSON-ready copy)."""
