@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 CHI2_WARNING = 3.0
 
 
-def oe(
+def oe_estimate(
     urdf: PathLike,
     data: PathLike,
     bodies: str | Sequence[str],

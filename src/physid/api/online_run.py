@@ -22,7 +22,7 @@ FORMAT = "physid.online/1"
 _UNITS = {"mass": "kg", "com": "m", "I": "kg m^2"}
 
 
-def online(
+def online_replay(
     urdf: PathLike,
     data: PathLike | Recording,
     bodies: str | Sequence[str],

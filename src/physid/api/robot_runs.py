@@ -65,7 +65,7 @@ def payload(
     return Outcome(result.status, message, parameters, document, result, write)
 
 
-def excite(
+def excite_design(
     urdf: PathLike,
     *,
     config: PathLike | None = None,
@@ -103,7 +103,7 @@ def excite(
 
 @dataclass(frozen=True)
 class ExciteResult(Outcome):
-    """:func:`excite`'s result: ``save(out, summary=None)`` writes the trajectory CSV and the
+    """:func:`excite_design`'s result: ``save(out, summary=None)`` writes the trajectory CSV and the
     summary (default: ``out`` with the suffix .json)."""
 
     def save(self, out: str | Path, summary: str | Path | None = None) -> Path:
@@ -111,14 +111,9 @@ class ExciteResult(Outcome):
         return self.write(Path(out), summary)
 
 
-@dataclass(frozen=True)
-class ExportResult(Outcome):
-    """:func:`export`'s result: ``save(out)`` writes the model again, to ``out``."""
-
-    notes_by_path: dict = field(default_factory=dict, repr=False)
-
-
-def export(params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None) -> Outcome:
+def export_model(
+    params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None
+) -> Outcome:
     """Write the robot of ``urdf`` with the parameters of ``params`` as URDF or MJCF to ``out``
     (``physid export``; format from ``fmt`` or the suffix). The result's ``message`` and
     ``notes`` list what the format cannot hold; ``to_dict()`` names the file and the notes."""
@@ -134,7 +129,7 @@ def export(params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None =
     return Outcome("ok", message, Named(), document, None, write, False, tuple(notes))
 
 
-def simfit(
+def simfit_tune(
     model: PathLike,
     data: DataLike,
     *,
@@ -237,7 +232,7 @@ def _no_write(_folder: Path) -> None:  # SimfitRun.save writes
 
 @dataclass(frozen=True)
 class SimfitRun(Outcome):
-    """:func:`simfit`'s result. The tuned MJCF keeps the given file's relative paths when it is
+    """:func:`simfit_tune`'s result. The tuned MJCF keeps the given file's relative paths when it is
     written beside it and makes them absolute elsewhere, so the files (and the notes) depend on
     the output folder: :meth:`notes_for`."""
 

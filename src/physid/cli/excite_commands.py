@@ -104,7 +104,7 @@ def excite_command(
     condition number and log-det of the start and of the result (how far it got), the largest
     use of each limit and the smallest distance between bodies. See docs/excitation.md.
     """
-    from physid.api.robot_runs import excite
+    from physid.api.robot_runs import excite_design
     from physid.errors import InputError
     from physid.excite.workflow import check_trajectory_name, summary_path_for
     from physid.files.output_paths import check_output_file
@@ -113,7 +113,7 @@ def excite_command(
     if summary.resolve() == out.resolve():
         raise InputError(f"{summary} is the trajectory's own path (--out)", source="--summary")
     check_trajectory_name(out)
-    run = excite(
+    run = excite_design(
         urdf,
         config=config_path,
         duration=duration,

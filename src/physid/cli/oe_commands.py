@@ -142,9 +142,9 @@ def oe_command(
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
-    from physid.api.oe_run import oe
+    from physid.api.oe_run import oe_estimate
 
-    run = oe(
+    run = oe_estimate(
         urdf,
         data,
         bodies,

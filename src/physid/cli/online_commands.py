@@ -91,12 +91,12 @@ def online(
     summary.json's status is "suspect" with its reasons (too few updates, most measurements
     gated, time not in seconds, positions outside the URDF's limits, no joint moving).
     """
-    from physid.api.online_run import online as replay_online
+    from physid.api.online_run import online_replay
 
     def warn(text: str) -> None:
         click.echo(f"physid: warning: {text}", err=True)
 
-    run = replay_online(
+    run = online_replay(
         urdf,
         data,
         bodies,

@@ -93,9 +93,9 @@ def simfit_command(
     Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge
     or the tuned model simulates the held-out runs worse than the given one (status says which).
     """
-    from physid.api.robot_runs import simfit
+    from physid.api.robot_runs import simfit_tune
 
-    run = simfit(
+    run = simfit_tune(
         urdf,
         data,
         validate=validate,
