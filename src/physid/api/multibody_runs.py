@@ -75,6 +75,7 @@ def multibody_simulate(
     from physid.multibody.simulate import simulate, state_from_joints
 
     control = None if control is None else Path(control)
+    urdf, config = Path(urdf), None if config is None else Path(config)
     model = load_model(urdf, config)
     m = len(model.hinges)
     angles = _joint_vector(q0, m, "--q0", "rad")
@@ -190,6 +191,7 @@ def multibody_identify(
     from physid.multibody.verdicts import simulation_errors, simulation_lines
 
     data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
+    urdf, config = Path(urdf), None if config is None else Path(config)
     if cross_validate and len(data_files) < 2:
         raise InputError("needs at least two --data files", source="--cross-validate")
     model = load_model(urdf, config, default_estimate=True)
