@@ -123,8 +123,11 @@ class Identified:
     provenance: dict
     config: IdentifyConfig
 
-    def write(self, out_dir: str | Path, *, overwrite: bool | None = None) -> Path:
-        """params.json, report.html and the figures into ``out_dir`` (all or nothing)."""
+    def write(
+        self, out_dir: str | Path, *, overwrite: bool | None = None, document: dict | None = None
+    ) -> Path:
+        """params.json, report.html and the figures into ``out_dir`` (all or nothing);
+        ``document``: the params.json document already made of this run (its creation time)."""
         return write_identification(
             self.result,
             out_dir,
@@ -132,6 +135,7 @@ class Identified:
             margin=self.config.estimation.consistency_margin,
             total_mass_prior=self.config.estimation.prior_total_mass_std_relative,
             overwrite=overwrite,
+            document=document,
         )
 
 

@@ -115,8 +115,12 @@ class Params:
         return Named(_document_parameters(self.document))
 
     def to_dict(self) -> dict:
-        """The ``params.json`` document."""
-        return self.document
+        """The ``params.json`` document, JSON-ready (arrays as lists)."""
+        import json
+
+        from physid.files.io import to_json_text
+
+        return json.loads(to_json_text(self.document))
 
     def save(self, out: str | Path) -> Path:
         """Write the document as ``out`` (a ``params.json`` file)."""
@@ -203,7 +207,7 @@ class IdentifyResult(Params):
         ``physid identify --out`` does (all or nothing)."""
         if self.run is None:
             return super().save(out)
-        return self.run.write(out)
+        return self.run.write(out, document=self.document)
 
 
 def _config(config: ConfigLike) -> tuple[Any, PathLike | None]:
@@ -289,8 +293,12 @@ class ValidationResult:
         return Named()
 
     def to_dict(self) -> dict:
-        """The validation.json document (``physid validate --json``)."""
-        return self.document
+        """The validation.json document (``physid validate --json``), JSON-ready."""
+        import json
+
+        from physid.files.io import to_json_text
+
+        return json.loads(to_json_text(self.document))
 
     def save(self, out: str | Path) -> Path:
         """Write the document to the file ``out``, as ``physid validate --json out`` does."""
