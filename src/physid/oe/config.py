@@ -20,6 +20,8 @@ NOISE_KEYS = (
     "accelerometer",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
+
+
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
     """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
