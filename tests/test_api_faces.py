@@ -158,6 +158,19 @@ def test_identify_result_saves_what_the_command_writes(arm, tmp_path):
     assert result.to_dict() == json.loads((tmp_path / "api" / "params.json").read_text())
 
 
+def test_validate(arm, tmp_path):
+    folder, files = arm
+    params = folder / "robot" / "params.json"
+    cli("validate", "--urdf", arm6_urdf_path(), "--params", params, "--data", files["loaded"],
+        "--json", tmp_path / "cli.json", "--quiet")  # fmt: skip
+    result = physid.validate(arm6_urdf_path(), params, files["loaded"])
+    assert_protocol(result)
+    assert result.status == "ok" and result.parameters == {}
+    result.save(tmp_path / "api.json")
+    assert_same_outputs(tmp_path / "cli.json", tmp_path / "api.json")
+    assert_protocol(physid.load_params(params))
+
+
 def test_payload(arm, tmp_path):
     folder, files = arm
     params = folder / "robot" / "params.json"
