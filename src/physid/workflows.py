@@ -112,6 +112,42 @@ def run_identify(
         "progress": progress,
         "loaded": loaded,
     }
+    return identify_run(urdf, data, out_dir=out_dir, overwrite=overwrite, **options).result
+
+
+@dataclasses.dataclass(frozen=True)
+class Identified:
+    """An identification with what its outputs record: the provenance and the config."""
+
+    result: IdentificationResult
+    provenance: dict
+    config: IdentifyConfig
+
+    def write(
+        self, out_dir: str | Path, *, overwrite: bool | None = None, document: dict | None = None
+    ) -> Path:
+        """params.json, report.html and the figures into ``out_dir`` (all or nothing);
+        ``document``: the params.json document already made of this run (its creation time)."""
+        return write_identification(
+            self.result,
+            out_dir,
+            self.provenance,
+            margin=self.config.estimation.consistency_margin,
+            total_mass_prior=self.config.estimation.prior_total_mass_std_relative,
+            overwrite=overwrite,
+            document=document,
+        )
+
+
+def identify_run(
+    urdf: str | Path,
+    data: list[str | Path],
+    *,
+    out_dir: str | Path | None = None,
+    overwrite: bool = False,
+    **options: object,
+) -> Identified:
+    """:func:`run_identify` returning the :class:`Identified` run (what the outputs record)."""
     if out_dir is None:
         return _identify_and_write(urdf, data, out_dir=None, overwrite=overwrite, **options)
     with claim_output_dir(out_dir, overwrite=overwrite):
@@ -122,14 +158,14 @@ def _identify_and_write(
     urdf: str | Path,
     data: list[str | Path],
     *,
-    config_path: str | Path | None,
-    config: IdentifyConfig | None,
-    validate: list[str | Path] | None,
-    out_dir: str | Path | None,
-    progress: Progress | None,
-    overwrite: bool,
+    config_path: str | Path | None = None,
+    config: IdentifyConfig | None = None,
+    validate: list[str | Path] | None = None,
+    out_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    overwrite: bool = False,
     loaded: list[str | Path] | None = None,
-) -> IdentificationResult:
+) -> Identified:
     note = progress or (lambda _message: None)
     data = [data] if isinstance(data, str | Path | Table) else list(data)
     if not data:
@@ -170,26 +206,20 @@ def _identify_and_write(
     if result.theta is None:
         raise InputError(f"{result.status}; nothing was written")
     note(result.preprocessing.summary())
+    provenance = {
+        "urdf": str(urdf),
+        "data": [source_name(p) for p in data],
+        "validate": [source_name(p) for p in validate or []],
+        "loaded_data": [source_name(p) for p in loaded or []],
+        "config": None if config_path is None else str(config_path),
+        "train_fraction": None if validate else config.train_fraction,
+        "warnings_from_data": [w for t in train + validation for w in t.warnings],
+    }
+    run = Identified(result, provenance, config)
     if out_dir is not None:
         note("writing report")
-        provenance = {
-            "urdf": str(urdf),
-            "data": [source_name(p) for p in data],
-            "validate": [source_name(p) for p in validate or []],
-            "loaded_data": [source_name(p) for p in loaded or []],
-            "config": None if config_path is None else str(config_path),
-            "train_fraction": None if validate else config.train_fraction,
-            "warnings_from_data": [w for t in train + validation for w in t.warnings],
-        }
-        write_identification(
-            result,
-            out_dir,
-            provenance,
-            margin=config.estimation.consistency_margin,
-            total_mass_prior=config.estimation.prior_total_mass_std_relative,
-            overwrite=overwrite,
-        )
-    return result
+        run.write(out_dir, overwrite=overwrite)
+    return run
 
 
 def _with_drive_gains(

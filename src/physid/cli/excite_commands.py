@@ -104,26 +104,28 @@ def excite_command(
     condition number and log-det of the start and of the result (how far it got), the largest
     use of each limit and the smallest distance between bodies. See docs/excitation.md.
     """
+    from physid.api.robot_runs import excite_design
     from physid.errors import InputError
-    from physid.excite.workflow import run_excite, summary_path_for
+    from physid.excite.workflow import check_trajectory_name, summary_path_for
     from physid.files.output_paths import check_output_file
 
     summary = check_output_file(summary_path or summary_path_for(out), "--summary")
     if summary.resolve() == out.resolve():
         raise InputError(f"{summary} is the trajectory's own path (--out)", source="--summary")
-    result = run_excite(
+    check_trajectory_name(out)
+    run = excite_design(
         urdf,
-        out,
-        config_path=config_path,
-        duration_s=duration,
+        config=config_path,
+        duration=duration,
         harmonics=harmonics,
-        base_frequency_hz=base_frequency,
+        base_frequency=base_frequency,
         criterion=criterion,
         seed=seed,
-        summary_path=summary_path,
         verbose=verbose,
         progress=None if verbose else lambda line: click.echo(f"excite: {line}", err=True),
     )
+    run.save(out, summary_path)
+    result = run.raw
     start, best, check = result.start_quality, result.quality, result.limit_check
     click.echo(f"status: {result.status} ({result.iterations} IPOPT iterations, "
                f"{result.seconds:.1f} s)")  # fmt: skip

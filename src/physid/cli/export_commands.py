@@ -43,10 +43,9 @@ def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) ->
     training. What a format cannot hold (torque offsets, coupled-motor terms, the Coulomb
     deadband; armature and gravity in URDF) is listed on stderr. See docs/export.md.
     """
-    from physid.export import write_export
+    from physid.api.robot_runs import export_model
 
-    notes = write_export(params_path, urdf, out, fmt)
-    for note in notes:
+    for note in export_model(params_path, urdf, out, fmt=fmt).notes:
         click.echo(f"not exported: {note}", err=True)
     click.echo(f"wrote {out}")
 

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, Notes, number_in
+from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
 
 MAX_FPS = 1e5  # frames/s: beyond any camera
 MAX_DURATION_S = 3600.0
-MAX_STEPS = 2e6  # simulation steps: bounds time and memory
 
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
@@ -27,12 +26,6 @@ SURFACE_HELP = (
     "(-sin ANGLE, cos ANGLE), which points to the free side. 'line:0,0' is the ground y = 0. "
     "Repeat for several lines."
 )
-
-
-def _shape_and_lines(shape_text: str, surfaces: tuple[str, ...]):  # noqa: ANN202
-    from physid.impacts.specs import parse_shape, parse_surface
-
-    return parse_shape(shape_text), [parse_surface(s) for s in surfaces]
 
 
 @click.group("impacts")
@@ -160,80 +153,37 @@ def simulate_command(
     out,
 ):
     """Simulate a throw with paper D's time-stepping model and write noisy camera poses."""
-    import numpy as np
+    from physid.api.impacts_runs import impacts_simulate
 
-    from physid.errors import InputError
-    from physid.files.io import write_text_atomic
-    from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
-    from physid.impacts.simulator import simulate
-    from physid.impacts.specs import parse_vector3
-
-    shape, lines = _shape_and_lines(shape_text, surfaces)
-    q0_v = parse_vector3(q0, "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
-    v0_v = parse_vector3(v0, "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
-    if dt is None:
-        dt = 1.0 / (fps * math.ceil(1.0 / (fps * 5e-4) - 1e-9))
-    if not (math.isfinite(dt) and dt > 0 and duration / dt <= MAX_STEPS):
-        raise InputError(
-            f"{dt!r} gives more than {MAX_STEPS:.0e} steps over {duration} s", source="--dt"
-        )
-    frame_stride(fps, dt)  # a frame rate that does not fit the step is refused before the run
-    if inertia_ratio is not None and inertia_ratio > shape.max_radius**2:
-        # J about the centre of mass <= m r_max^2: all mass on the rim is the most a body can have
-        raise InputError(
-            f"J/m = {inertia_ratio!r} m² exceeds the shape's largest radius squared "
-            f"({shape.max_radius**2:.3g} m²): no body of this shape has it",
-            source="--inertia-ratio",
-        )
-    ratio = inertia_ratio if inertia_ratio is not None else shape.uniform_inertia_ratio()
-    sim = simulate(
-        shape,
-        lines,
-        q0_v,
-        v0_v,
-        inertia_ratio=ratio,
+    run = impacts_simulate(
+        shape_text,
+        surfaces,
+        q0,
+        v0,
         mu=mu,
         restitution=restitution,
-        dt=dt,
         duration=duration,
+        fps=fps,
+        noise=noise,
+        noise_angle=noise_angle,
+        seed=seed,
+        inertia_ratio=inertia_ratio,
+        dt=dt,
         model=model,
         solver=solver,
         progress=True,
     )
-    if sim.status != "ok":
-        raise InputError(sim.status, source="simulate")
-    sigma_angle = noise_angle if noise_angle is not None else noise / shape.max_radius
-    t, q = camera_samples(
-        sim, fps, noise_position=noise, noise_angle=sigma_angle, rng=np.random.default_rng(seed)
-    )
-    write_text_atomic(out, poses_to_csv_text(t, q))
-    contacts = int(sim.active.any(axis=1).sum())
+    run.save(out)
+    done = run.document
     click.echo(
-        f"wrote {len(t)} poses to {out} (h = {dt * 1e3:.4g} ms, J/m = {ratio:.6g} m², "
-        f"{contacts} contact steps)"
+        f"wrote {done['samples']} poses to {out} (h = {done['dt'] * 1e3:.4g} ms, J/m = "
+        f"{done['inertia_ratio']:.6g} m², {done['contact_steps']} contact steps)"
     )
 
 
 GRAVITY_HELP = (
     "Gravity acceleration GX,GY [m/s²] in the world frame of the poses (default 0,-9.81: along -y)."
 )
-
-
-def pose_files(paths: tuple[Path, ...]) -> list[Path]:
-    """The pose files named by ``--data``: files as given, folders as their ``*.csv`` files
-    (sorted by name); a folder without any is an InputError naming it."""
-    from physid.errors import InputError
-
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.glob("*.csv") if p.is_file())
-            if not found:
-                raise InputError("the folder holds no *.csv pose file", source=str(path))
-            files += found
-        else:
-            files.append(path)
-    return files
 
 
 @impacts.command("identify")
@@ -303,75 +253,27 @@ def identify_command(  # noqa: ANN201, PLR0913
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
     or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
     each throw's time offset and initial state)."""
-    from physid.errors import InputError
-    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
-    from physid.impacts.figures import plot_fit, plot_impulses
-    from physid.impacts.geometry import STANDARD_GRAVITY
-    from physid.impacts.identify import IdentifyOptions, identify
-    from physid.impacts.pooled import identify_throws
-    from physid.impacts.poses import pose_file_body, read_poses_csv, trajectory_csv_text
-    from physid.impacts.specs import parse_gravity
+    from physid.api.impacts_runs import impacts_identify
 
-    shape, lines = _shape_and_lines(shape_text, surfaces)
-    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
-    files = pose_files(data_paths)
-    notes = Notes()
-    throws, ignored_all, bodies = [], {}, {}
-    for path in files:
-        t, q, ignored = read_poses_csv(path)
-        throws.append((t, q))
-        body = pose_file_body(path)
-        if body is not None:
-            bodies.setdefault(body, path)
-            if len(bodies) > 1:
-                first, where = next(iter(bodies.items()))
-                raise InputError(
-                    f"column body: {body!r} differs from {first!r} in {where}: mixed bodies; "
-                    "pooled throws must be of one body",
-                    source=str(path),
-                )
-        ignored = [c for c in ignored if c != "body"]
-        if ignored:
-            ignored_all[str(path)] = ignored
-            notes.add(f"{path}: ignoring unknown column(s) {', '.join(ignored)}")
-    options = IdentifyOptions(
-        max_substep=max_substep, noise_position=noise, noise_angle=noise_angle, gravity=gravity
+    run = impacts_identify(
+        data_paths,
+        shape_text,
+        surfaces,
+        gravity_text=gravity_text,
+        mass=mass,
+        noise=noise,
+        noise_angle=noise_angle,
+        max_substep=max_substep,
+        progress=True,
     )
-    if len(files) == 1:
-        result = identify(
-            shape,
-            lines,
-            *throws[0],
-            mass=mass,
-            options=options,
-            source=str(files[0]),
-            progress=True,
-        )
-    else:
-        result = identify_throws(
-            shape, lines, throws, sources=[str(p) for p in files], mass=mass, options=options
-        )
-    payload = result.to_json_dict()
-    payload["inputs"] = {
-        "data": [str(p) for p in files] if len(files) > 1 else str(files[0]),
-        "shape": shape.spec(),
-        "surfaces": [line.spec() for line in lines],
-        "gravity_m_s2": options.gravity_vector.tolist(),
-        "ignored_columns": ignored_all.get(str(files[0]), []) if len(files) == 1 else ignored_all,
-    }
-    with atomic_output_dir(out) as staging:
-        write_json_atomic(staging / "result.json", payload)
-        write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(result))
-        plot_fit(result, shape, lines, staging / "fit.png")
-        plot_impulses(result, staging / "impulses.png")
-    notes.echo()
-    for warning in result.warnings:
+    run.save(out)
+    for note in run.notes:
+        click.echo(f"physid: note: {note}", err=True)
+    for warning in run.warnings:
         click.echo(f"physid: warning: {warning}", err=True)
-    ratio = f"{result.inertia_ratio:.6g} m²" if result.identifiable else "not identified"
-    mu_text = f"{result.friction:.3g}" if result.identifiable else "not identified"
-    pooled = f" pooled over {len(files)} throws" if len(files) > 1 else ""
+    result = run.raw
     click.echo(
-        f"J/m = {ratio}, mu = {mu_text}{pooled}; status: {result.status} "
+        f"{run.message}; status: {result.status} "
         f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
     )
 
@@ -433,28 +335,19 @@ def identify_snapshots_command(  # noqa: ANN201
     """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law (eq. 4
     with eqs. 10-15 for one contact), with a restitution per impact; flag impacts no rigid body
     could produce."""
-    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
-    from physid.impacts.geometry import STANDARD_GRAVITY
-    from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
-    from physid.impacts.snapshots import read_snapshots_csv
-    from physid.impacts.specs import parse_gravity
+    from physid.api.impacts_runs import impacts_snapshots
 
-    gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
-    snaps = read_snapshots_csv(data)
-    result = fit_snapshots(
-        snaps,
-        gravity=gravity,
+    run = impacts_snapshots(
+        data,
+        gravity_text=gravity_text,
         noise_velocity=noise_velocity,
         max_inertia_ratio=max_inertia_ratio,
         mu_max=mu_max,
     )
-    payload = result.to_json_dict()
-    payload["inputs"] = {"data": str(data), "mass": snaps.mass}
-    with atomic_output_dir(out) as staging:
-        write_json_atomic(staging / "result.json", payload)
-        write_text_atomic(staging / "impacts.csv", impacts_csv_text(result, snaps))
-    for label, reason in result.flags[:MAX_FLAG_LINES]:
-        click.echo(f"physid: warning: {data}: {label}: {reason}", err=True)
+    run.save(out)
+    result = run.raw
+    for flag in run.warnings[:MAX_FLAG_LINES]:
+        click.echo(f"physid: warning: {data}: {flag}", err=True)
     if len(result.flags) > MAX_FLAG_LINES:
         click.echo(
             f"physid: warning: {data}: {len(result.flags) - MAX_FLAG_LINES} more impacts "
@@ -464,8 +357,8 @@ def identify_snapshots_command(  # noqa: ANN201
     bound = " (lower bound)" if result.friction_is_lower_bound else f" ± {result.friction_std:.2g}"
     click.echo(
         f"J/m = {result.inertia_ratio:.6g} ± {result.inertia_ratio_std:.2g} m², "
-        f"mu = {result.friction:.3g}{bound} from {int(result.used.sum())} of {len(snaps)} "
-        f"impacts ({int((result.sliding & result.used).sum())} sliding); status: "
+        f"mu = {result.friction:.3g}{bound} {run.message} "
+        f"({int((result.sliding & result.used).sum())} sliding); status: "
         f"{result.status}; wrote {out}"
     )
 

@@ -11,38 +11,11 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, Notes, number_in
+from physid.api.multibody_runs import MAX_STEP_HINGES
+from physid.cli.options import OUTPUT_DIR, number_in
 
-# simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
-# loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
-MAX_STEP_HINGES = 50_000
 _STEP = number_in(0.0, 1.0, low_open=True)  # a model step [s]
 _KAPPA = number_in(0.0, 1e12, low_open=True)
-# the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
-# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
-# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
-MAX_VIOLATION_M = 1e-2
-# |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
-JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
-
-
-def _joint_vector(text: str | None, n: int, option: str, unit: str) -> list[float]:
-    from physid.errors import InputError
-
-    if text is None:
-        return [0.0] * n
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise InputError(
-            f"'{text}' is not a comma-separated list of numbers", source=option
-        ) from None
-    limit = JOINT_LIMITS[unit]
-    if len(values) != n or not all(abs(v) <= limit for v in values):  # NaN fails too
-        raise InputError(
-            f"expected {n} finite values [{unit}] within ±{limit:g}, one per hinge", source=option
-        )
-    return values
 
 
 @click.group("multibody")
@@ -131,88 +104,20 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     but simulation.json's status says the hinges came apart (largest constraint violation over
     MAX_VIOLATION_M: a control too strong for the step).
     """
-    import numpy as np
+    from physid.api.multibody_runs import multibody_simulate
 
-    from physid.errors import InputError
-    from physid.files.io import atomic_output_dir, write_json_atomic, write_text_atomic
-    from physid.multibody.build import load_model
-    from physid.multibody.files import hold, read_control, trajectory_csv_text
-    from physid.multibody.simulate import simulate, state_from_joints
-
-    model = load_model(urdf, config)
-    m = len(model.hinges)
-    angles = _joint_vector(q0, m, "--q0", "rad")
-    rates = _joint_vector(dq0, m, "--dq0", "rad/s")
-    if control is not None:
-        t, u = read_control(control, model)
-    else:
-        motors = [h.name for h in model.hinges if h.has_motor]
-        if motors:
-            raise InputError(
-                f"hinge(s) {', '.join(motors)} have a motor: give its control signal",
-                source="--control",
-            )
-        if duration is None:
-            raise InputError(
-                "an unactuated system needs the simulated time [s] (or a --control file)",
-                source="--duration",
-            )
-        t, u = np.array([0.0, duration]), np.zeros((2, m))
-    steps = (t[-1] - t[0]) / dt
-    if steps * m > MAX_STEP_HINGES:
-        raise InputError(
-            f"{t[-1] - t[0]:.6g} s of control at h = {dt:g} s is {steps:.3g} steps of {m} "
-            f"hinge(s), more than {MAX_STEP_HINGES:,} steps x hinges: a larger --dt, a shorter "
-            "control (is t in seconds?)",
-            source="--dt",
-        )
-    times, u_steps = hold(t, u, dt)
-    if len(times) < 1:
-        raise InputError(
-            f"the simulated span is less than one step of {dt} s",
-            source=str(control or "--duration"),
-        )
-    state = state_from_joints(model, np.array(angles), np.array(rates))
-    with np.errstate(all="ignore"):  # a diverging state is refused below, not warned about
-        sim = simulate(model, dt, len(times), *state, u_steps)
-    diverged = np.flatnonzero(~np.all(np.isfinite(sim.angles) & np.isfinite(sim.rates), axis=1))
-    if diverged.size:
-        raise InputError(
-            f"the simulation diverged (non-finite state) at t = {sim.t[diverged[0]]:.6g} s: "
-            "check the control's magnitude, --dq0 and the config's parameters",
-            source="simulate",
-        )
-    summary = {
-        "format": "physid.multibody.simulation/1",
-        "urdf": str(urdf),
-        "config": None if config is None else str(config),
-        "control": None if control is None else str(control),
-        "h": dt,
-        "steps": len(times),
-        "every": every,
-        "joints": model.joint_names,
-        "parameters": dict(zip(model.names, model.values.tolist(), strict=True)),
-        "max_constraint_violation": float(sim.constraint_violation.max()),
-        "lcp_failures": sim.lcp_failures,
-    }
-    violation = summary["max_constraint_violation"]
-    summary["status"] = "ok"
-    if violation > MAX_VIOLATION_M:
-        summary["status"] = (
-            f"constraint violated: the hinges open by up to {violation:.3g} m (more than "
-            f"{MAX_VIOLATION_M:g} m): the control is too strong for h = {dt:g} s or the "
-            "compliance too large; the trajectory is not the mechanism's"
-        )
-    with atomic_output_dir(out) as staging:
-        write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(model, sim, t[0], every))
-        write_json_atomic(staging / "simulation.json", summary)
+    run = multibody_simulate(
+        urdf, config=config, control=control, duration=duration, dt=dt, q0=q0, dq0=dq0,
+        every=every,
+    )  # fmt: skip
+    run.save(out)
     click.echo(
-        f"wrote {len(sim.t[::every])} samples to {out / 'trajectory.csv'} (h = {dt:g} s, max "
-        f"constraint violation {summary['max_constraint_violation']:.3g}, "
-        f"{sim.lcp_failures} LCP failures)"
+        f"wrote {len(run.raw.t[::every])} samples to {out / 'trajectory.csv'} (h = {dt:g} s, max "
+        f"constraint violation {run.document['max_constraint_violation']:.3g}, "
+        f"{run.raw.lcp_failures} LCP failures)"
     )
-    if summary["status"] != "ok":
-        click.echo(f"physid: warning: status {summary['status']}", err=True)
+    if run.status != "ok":
+        click.echo(f"physid: warning: status {run.status}", err=True)
         sys.exit(3)
 
 
@@ -331,97 +236,32 @@ def identify_command(
     The angles are observed only at the model steps nearest to their samples (the states in
     between follow the dynamics), each weighted by its joint's measurement noise: the
     config's noise: {joint: rad}, or estimated from the data (printed)."""
-    import numpy as np
+    from physid.api.multibody_runs import multibody_identify
 
-    from physid.errors import InputError
-    from physid.files.io import atomic_output_dir, write_bytes_atomic, write_json_atomic
-    from physid.multibody.build import load_model
-    from physid.multibody.estimate import identify
-    from physid.multibody.outputs import (
-        observation_summary,
-        params_document,
-        plot_report,
-        read_recording,
-        result_document,
-        states_arrays,
+    run = multibody_identify(
+        urdf,
+        data_files,
+        config=config,
+        dt=dt,
+        kappa=kappa,
+        max_iterations=max_iterations,
+        init_filter=init_filter,
+        states_first=states_first,
+        compile_c=compile_c,
+        cross_validate=cross_validate,
     )
-    from physid.multibody.verdicts import simulation_errors, simulation_lines
-
-    if cross_validate and len(data_files) < 2:
-        raise InputError("needs at least two --data files", source="--cross-validate")
-    model = load_model(urdf, config, default_estimate=True)
-    recordings, notes = [], Notes()
-    for path in data_files:
-        rec, ignored = read_recording(path, model)
-        if ignored:
-            notes.add(f"{path}: ignoring column(s) {', '.join(ignored)}")
-        recordings.append(rec)
-    options = {
-        "h": dt,
-        "kappa": kappa,
-        "max_iterations": max_iterations,
-        "compile": compile_c,
-        "cutoff_hz": _cutoff(init_filter),
-    }
-    fit_options = {**options, "state_start": states_first}
-    fit = identify(model, recordings, **fit_options)
-    folds = None
-    if cross_validate:
-        folds = []
-        for i, rec in enumerate(recordings):
-            train = identify(model, recordings[:i] + recordings[i + 1 :], **fit_options)
-            check = identify(train.model, [rec], names=[], **options)
-            folds.append(
-                {
-                    "validation": rec.source,
-                    "values": train.values.tolist(),
-                    "status": check.status,
-                    "cost_per_step": check.cost_per_step,
-                    "observation_mse": check.observation_mse,
-                }
-            )
-    sources = [str(p) for p in data_files]
-    simulation = simulation_errors(fit)
-    buffer = __import__("io").BytesIO()
-    np.savez(buffer, **states_arrays(fit))
-    with atomic_output_dir(out) as staging:
-        write_json_atomic(staging / "params.json", params_document(fit, urdf, config, sources))
-        write_json_atomic(staging / "result.json", result_document(fit, folds, simulation))
-        write_bytes_atomic(staging / "states.npz", buffer.getvalue())
-        plot_report(fit, staging / "report.png")
-    notes.echo()
-    if model.estimate_default:
-        click.echo(
-            "physid: note: the config lists no 'estimate': estimating the default set (per "
-            f"hinge the inertia about its axis, viscous and coulomb): {', '.join(fit.names)}",
-            err=True,
-        )
-    click.echo(observation_summary(fit))
-    for line in simulation_lines(simulation, fit.noise, sources):
+    run.save(out)
+    for note in run.notes:
+        click.echo(f"physid: note: {note}", err=True)
+    for line in run.report:
         click.echo(line)
-    for note in fit.notes:
-        click.echo(f"physid: warning: {note}", err=True)
+    for warning in run.warnings:
+        click.echo(f"physid: warning: {warning}", err=True)
+    fit = run.raw
     values = ", ".join(
         f"{n} = {v:.6g} (± {s:.2g})" for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
     click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")
-
-
-def _cutoff(text: str) -> float | str | None:
-    """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] > 0."""
-    from physid.errors import InputError
-
-    if text.strip().lower() in ("auto", "none"):
-        return None if text.strip().lower() == "none" else "auto"
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 and value < 1e6):
-        raise InputError(
-            f"expected auto, none or a frequency in Hz > 0, got {text!r}", source="--init-filter"
-        )
-    return value
 
 
 def register(main: click.Group) -> None:

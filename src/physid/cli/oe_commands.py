@@ -9,69 +9,7 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, Notes, number_in, robot_file_option
-
-NOISE_KEYS = (
-    "encoder",
-    "joint_velocity",
-    "orientation",
-    "gyro",
-    "base_velocity",
-    "process_q",
-    "process_v",
-    "arrival_q",
-    "arrival_v",
-    "foot_velocity",
-    "force",
-    "torque",
-    "accelerometer",
-)
-PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
-# reduced chi-square above which the fit is reported as not matching the noise model: the
-# 99.9 % quantile of chi2/dof is below 1.1 for the >= 1,000 residuals of any real recording,
-# so 3 flags a noise model off by sqrt(3) = 1.7x or worse, not bad luck
-CHI2_WARNING = 3.0
-
-
-def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
-    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
-    ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
-    file and its key."""
-    from physid.files.io import config_errors_name
-
-    if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}
-    with config_errors_name(path):
-        return _oe_config(path)
-
-
-def _oe_config(path: Path) -> tuple[dict, float, dict]:
-    import numpy as np
-
-    from physid.errors import InputError
-    from physid.files.io import config_number, config_section, read_yaml
-
-    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
-    section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
-    noise = {}
-    for key, value in section.items():
-        if key in PER_DOF_KEYS and isinstance(value, list):
-            items = [config_number(v, f"noise.{key}[{i}]") for i, v in enumerate(value)]
-            noise[key] = np.array(items, dtype=float)
-        else:
-            noise[key] = config_number(value, f"noise.{key}")
-    contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
-    damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
-    imu = config_section(raw.get("imu"), {"frame", "estimate_bias"}, "imu")
-    frame, estimate_bias = imu.get("frame"), imu.get("estimate_bias", True)
-    if frame is not None and not isinstance(frame, str):
-        raise InputError(f"imu.frame must be a frame name, got {frame!r}", source=str(path))
-    if not isinstance(estimate_bias, bool):
-        raise InputError(
-            f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
-        )
-    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
+from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
 
 
 @click.command("oe")
@@ -204,162 +142,31 @@ def oe_command(
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
-    import dataclasses
+    from physid.api.oe_run import oe_estimate
 
-    import numpy as np
-
-    from physid.errors import InputError
-    from physid.files.io import (
-        atomic_output_dir,
-        table_csv_text,
-        write_json_atomic,
-        write_text_atomic,
+    run = oe_estimate(
+        urdf,
+        data,
+        bodies,
+        floating=floating,
+        config=config,
+        chart=chart,
+        rollout=rollout,
+        nullspace=not no_nullspace,
+        prior_std=prior_std,
+        max_iterations=max_iterations,
     )
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.imu_bias import solve_with_accelerometer_bias
-    from physid.oe.measurements import NoiseStd
-    from physid.oe.plot import plot_convergence
-    from physid.oe.recording import params_document, read_recording, trajectory_columns
-    from physid.oe.report import wrench_fit
-    from physid.oe.solver import OEOptions, solve
-    from physid.oe.wrench import unsupported_sensor
-    from physid.robot.model import load_robot_file
-
-    model = load_robot_file(urdf, floating_base=floating)
-    noise, damping, imu = read_oe_config(config)
-    recording = read_recording(str(data), model)
-    notes = Notes()
-    for name in recording.unknown_columns:
-        notes.add(f"{data}: ignoring unknown column {name}")
-    if recording.regridded_from is not None:
-        notes.add(
-            f"{data}: time stamps jitter by more than 1 % of the median step: "
-            f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
-            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)"
-        )
-    equations = (recording.t.size - 1) * (model.nv - 6 * floating)
-    if equations < 10 * len(bodies):
-        raise InputError(
-            f"{recording.t.size} nodes give {equations} joint dynamics equations for "
-            f"{10 * len(bodies)} inertial parameters ({len(bodies)} bodies): record longer",
-            source=str(data),
-        )
-    meas = recording.measurements
-    if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
-        usable = {}
-        for frame, samples in meas.wrench.items():
-            reason = unsupported_sensor(model, frame, recording.contact_frames)
-            if reason is None:
-                usable[frame] = samples
-            else:
-                notes.add(f"{data}: not using {reason}")
-        meas = dataclasses.replace(meas, wrench=usable or None)
-        recording = dataclasses.replace(recording, measurements=meas)
-    if floating and meas.base_velocity is None and meas.accelerometer is None:
-        notes.add(
-            f"{data}: no base_v* or acc_* columns: the base's linear velocity is observed "
-            "only through the dynamics and the legs (consider noise.foot_velocity)"
-        )
-    problem = make_problem(
-        model,
-        list(bodies),
-        chart,
-        recording.dt,
-        recording.u,
-        recording.measurements,
-        NoiseStd(**noise),
-        theta_prior_std=prior_std,
-        x0_prior=recording.x0_prior,
-        contact_frames=recording.contact_frames,
-        contact_flags=recording.contact_flags,
-        contact_damping=damping,
-        imu_frame=imu["frame"],
-    )
-    xs, ws = initial_guess(problem)
-    options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
-    theta0 = problem.dynamics.nominal_theta()
-    bias_rounds = None
-    if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
-        bias_rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
-        result = bias_rounds.result
-    else:
-        result = solve(problem, xs, ws, theta0, options)
-    provenance = {
-        "urdf": str(urdf),
-        "data": str(data),
-        "dt": recording.dt,
-        "regridded_from_rows": recording.regridded_from,
-        "floating_base": bool(floating),
-        "contact_frames": list(recording.contact_frames),
-        "chart": chart,
-        "rollout": rollout,
-        "noise": NoiseStd(**noise).__dict__,
-        "contact_damping": damping,
-        "imu_frame": imu["frame"],
-        "accelerometer": recording.measurements.accelerometer is not None,
-    }
-    payload = result.to_json_dict()
-    payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
-    if bias_rounds is not None:
-        payload["accelerometer_bias"] = {
-            "estimate": list(bias_rounds.bias_history[-1]),
-            "history": [list(b) for b in bias_rounds.bias_history],
-            "converged": bias_rounds.converged,
-            "iterations_all_rounds": bias_rounds.iterations,
-        }
-    if problem.wrench_frames and np.all(np.isfinite(result.xs)):
-        payload["wrench_fit"] = wrench_fit(problem, result.xs, result.ws, result.theta)
-    with atomic_output_dir(out) as staging:
-        write_json_atomic(staging / "params.json", params_document(model, result, provenance))
-        write_json_atomic(staging / "result.json", payload)
-        write_text_atomic(
-            staging / "trajectory.csv",
-            table_csv_text(trajectory_columns(model, recording.t, result)),
-        )
-        plot_convergence(result, staging / "convergence.png")
-        write_report(staging, model, recording, problem, result)
-    notes.echo()
-    if result.chi2_reduced > CHI2_WARNING:
-        click.echo(
-            f"physid: warning: the noise model does not fit the data (reduced chi-square "
-            f"{result.chi2_reduced:.3g}: residuals about {np.sqrt(result.chi2_reduced):.2g}x "
-            "the standard deviations given); the reported standard deviations are too small "
-            "and the estimate may be biased: check the contact flags, the noise config and "
-            "the commands (docs/oe.md, 'Checking the fit')",
-            err=True,
-        )
+    run.save(out)
+    for note in run.notes:
+        click.echo(f"physid: note: {note}", err=True)
+    for warning in run.warnings:
+        click.echo(f"physid: warning: {warning}", err=True)
+    result = run.raw
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in result.body_summary().items())
     click.echo(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
         f"{result.solve_time:.1f} s); wrote {out}"
     )
-
-
-def write_report(staging: Path, model, recording, problem, result) -> None:  # noqa: ANN001
-    """``report.png`` and, with a contact sequence, ``contact_forces.csv`` into ``staging``.
-
-    The base position reference is the ``base_x/y/z`` columns when the file has them."""
-    import numpy as np
-
-    from physid.files.io import table_csv_text, write_text_atomic
-    from physid.oe.measurements import base_dofs
-    from physid.oe.plot import plot_report
-    from physid.oe.report import base_pose_errors, contact_force_columns, contact_forces
-
-    pose = forces = None
-    finite = bool(np.all(np.isfinite(result.xs)) and np.all(np.isfinite(result.theta)))
-    if base_dofs(model)[1] and finite:  # a diverged solve: ellipsoids only
-        orientation, position = base_pose_errors(
-            result.xs, recording.measurements.base_quat, recording.base_position
-        )
-        pose = {"orientation": orientation, "position": position, "estimate": result.xs[:, :3]}
-    if problem.contacts is not None and finite:
-        frames = problem.contacts.frames
-        forces = (frames, contact_forces(problem, result.xs, result.theta))
-        columns = contact_force_columns(recording.t, frames, forces[1])
-        write_text_atomic(staging / "contact_forces.csv", table_csv_text(columns))
-    plot_report(result, staging / "report.png", recording.t, pose, forces)
-
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the physid group."""

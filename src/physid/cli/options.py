@@ -51,30 +51,10 @@ def log_options(command: Callable) -> Callable:
 
 
 def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
-    """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
-    tables, :func:`physid.recordings.logs.read_log`); other files are kept as paths."""
-    from physid.errors import InputError
-    from physid.recordings.logs import log_kind, read_log
+    """:func:`physid.recordings.logs.expand_logs` (imported when used, for a fast ``--help``)."""
+    from physid.recordings.logs import expand_logs as expand
 
-    expanded, logs = [], 0
-    for path in paths:
-        path = Path(path)
-        if log_kind(path) is not None:
-            logs += 1
-            expanded.extend(read_log(path, topic=topic, episodes=tuple(episodes)))
-        elif path.is_dir():
-            raise InputError(
-                f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
-                "dataset (meta/info.json)"
-            )
-        else:
-            expanded.append(path)
-    if (topic is not None or episodes) and logs == 0:
-        raise InputError(
-            "--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
-            "dataset, and no --data is one"
-        )
-    return expanded
+    return expand(paths, topic, episodes)
 
 
 def robot_file_option(help_text: str, *, must_exist: bool = True) -> Callable:

@@ -82,14 +82,12 @@ def payload(
     payload heavier than twice the robot's moving mass, or loaded torques the robot's model
     leaves more than 90 % unexplained: units or drive gains); the status says why.
     """
-    from physid.files.io import atomic_output_dir, write_json_atomic
-    from physid.workflows import run_payload
+    from physid.api.robot_runs import payload as run_payload
 
-    result = run_payload(
-        urdf, params, list(loaded), link, unloaded=list(unloaded), mass_kg=mass, config_path=config
-    )
-    with atomic_output_dir(out) as staging:
-        write_json_atomic(staging / "payload.json", result.as_dict())
+    run = run_payload(urdf, params, list(loaded), link, unloaded=list(unloaded), mass=mass,
+                      config=config)  # fmt: skip
+    run.save(out)
+    result = run.raw
     std = result.std
     com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" for c, s in zip(
         result.com_in_link, std["com"], strict=True))  # fmt: skip

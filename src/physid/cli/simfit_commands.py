@@ -10,14 +10,12 @@ import click
 from physid.cli.options import (
     OUTPUT_DIR,
     data_option,
-    expand_logs,
     log_options,
     number_in,
     robot_file_option,
     step_progress,
 )
 
-FIELDS = ("damping", "armature", "frictionloss")
 NOT_OK_EXIT_CODE = 3
 
 
@@ -95,76 +93,26 @@ def simfit_command(
     Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge
     or the tuned model simulates the held-out runs worse than the given one (status says which).
     """
-    from physid.errors import InputError
-    from physid.export.mjcf_edit import with_joint_values
-    from physid.files.io import atomic_output_dir, to_json_text
-    from physid.robot.mjcf import compile_mjcf, is_mjcf
-    from physid.simfit.fit import fit_simulator, load_tables, model_joints, tuned_joint_values
-    from physid.simfit.problem import run_from_table
+    from physid.api.robot_runs import simfit_tune
 
-    chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
-    unknown = [f for f in chosen if f not in FIELDS]
-    if unknown or not chosen:
-        raise InputError(
-            f"--fit: unknown term(s) {unknown or [fields]}; choose from {', '.join(FIELDS)}"
-        )
-    if not is_mjcf(urdf):
-        raise InputError(f"{urdf}: simfit tunes a MuJoCo model: give an MJCF file")
-    model = compile_mjcf(urdf)
-    train = load_tables(expand_logs(data, topic, episodes))
-    held = load_tables(expand_logs(validate, topic, episodes)) if validate else []
-    joints = model_joints(model)  # bad data: one error line before any progress display
-    train = [run_from_table(table, joints) for table in train]
-    held = [run_from_table(table, joints) for table in held]
-    with step_progress("simfit", quiet) as progress:
-        result = fit_simulator(
-            model,
-            train,
-            held,
-            fields=chosen,
-            delay=not no_delay,
-            window_s=window_s,
-            max_evaluations=max_evaluations,
-            note=progress,
-        )
-    document = result.to_dict()
-    document["inputs"] = {
-        "model": str(urdf),
-        "data": [str(d) for d in data],
-        "validate": [str(v) for v in validate],
-    }
-    text, notes = with_joint_values(urdf, tuned_joint_values(result), out / "model_tuned.xml")
-    if result.delay_s > 2.0 * result.parameters.get("delay", {}).get("std", 0.0) > 0.0:
-        notes.append(
-            f"delay {result.delay_s * 1e3:.3g} ms: no MJCF field (apply it to the "
-            "commands, or as an actuator's dynamics)"
-        )
-    bounded = [name for name, entry in result.parameters.items() if entry["at_bound"]]
-    if bounded:
-        notes.append(f"at a bound (their std does not describe them): {', '.join(bounded)}")
-    document["notes"] = notes
-    with atomic_output_dir(out) as staging:
-        (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")
-        (staging / "model_tuned.xml").write_text(text, encoding="utf-8")
-        if held:
-            _figure(urdf, result, held[0], staging / "rollouts.png")
-    _print(result, out)
-    for line in notes:
+    run = simfit_tune(
+        urdf,
+        data,
+        validate=validate,
+        fit=fields,
+        delay=not no_delay,
+        window=window_s,
+        max_evaluations=max_evaluations,
+        topic=topic,
+        episodes=episodes,
+        display=lambda: step_progress("simfit", quiet),
+    )
+    run.save(out)
+    _print(run.raw, out)
+    for line in run.notes_for(out):
         click.echo(f"note: {line}", err=True)
-    if result.status != "ok":
+    if run.status != "ok":
         sys.exit(NOT_OK_EXIT_CODE)
-
-
-def _figure(urdf: Path, result, run, path: Path) -> None:
-    """rollouts.png: the first held-out run against the model as given and as tuned."""
-    from physid.robot.mjcf import compile_mjcf
-    from physid.simfit.figure import plot_rollouts
-    from physid.simfit.fit import joint_indices, model_joints
-
-    before = compile_mjcf(urdf)
-    joints = model_joints(before)
-    dofs, qpos = joint_indices(before, joints, str(urdf))
-    plot_rollouts(before, result.tuned_model, run, joints, dofs, qpos, result.delay_s, path)
 
 
 def _print(result, out: Path) -> None:

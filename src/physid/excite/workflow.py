@@ -11,6 +11,7 @@ each the trajectory uses, and the Fourier coefficients. Both files are written a
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -103,9 +104,48 @@ def summary_path_for(out: str | Path) -> Path:
     return Path(out).with_suffix(".json")
 
 
+def check_trajectory_name(out: str | Path) -> None:
+    """The trajectory is a CSV file: ``out`` must end in ``.csv``."""
+    if Path(out).suffix.lower() != ".csv":
+        raise InputError(f"the trajectory is written as CSV: give a .csv name, got {out}")
+
+
+@dataclass(frozen=True)
+class Excitation:
+    """A designed excitation: the result, its sampled trajectory and the summary document
+    (``trajectory``: the path of the CSV, set when written)."""
+
+    result: ExcitationResult
+    trajectory: Trajectory
+    summary: dict
+
+    def write(self, out: str | Path, summary_path: str | Path | None = None) -> Path:
+        """The trajectory CSV to ``out`` and the summary JSON beside it (or to
+        ``summary_path``), each atomically."""
+        check_trajectory_name(out)
+        write_trajectory_csv(out, self.trajectory)
+        document = self.summary | {"trajectory": str(out)}
+        write_json_atomic(summary_path or summary_path_for(out), document)
+        return Path(out)
+
+
 def run_excite(
     urdf: str | Path,
     out: str | Path,
+    *,
+    summary_path: str | Path | None = None,
+    **options: object,
+) -> ExcitationResult:
+    """Design an excitation for the robot of ``urdf`` (:func:`design_run`) and write ``out``
+    and its summary."""
+    check_trajectory_name(out)
+    run = design_run(urdf, **options)
+    run.write(out, summary_path)
+    return run.result
+
+
+def design_run(
+    urdf: str | Path,
     *,
     config_path: str | Path | None = None,
     duration_s: float | None = None,
@@ -113,14 +153,11 @@ def run_excite(
     base_frequency_hz: float | None = None,
     criterion: str = "cond",
     seed: int = 0,
-    summary_path: str | Path | None = None,
     verbose: bool = False,
     progress: Callable[[str], None] | None = None,
-) -> ExcitationResult:
-    """Design an excitation for the robot of ``urdf`` and write ``out`` and its summary;
-    ``progress`` receives a line every few seconds."""
-    if Path(out).suffix.lower() != ".csv":
-        raise InputError(f"the trajectory is written as CSV: give a .csv name, got {out}")
+) -> Excitation:
+    """Design an excitation for the robot of ``urdf``; ``progress`` receives a line every few
+    seconds. Nothing is written (:meth:`Excitation.write`)."""
     duration_s, base_frequency_hz = resolve_timing(duration_s, base_frequency_hz)
     identify_config, excitation = load_excite_config(config_path)
     model = robot_for(urdf, identify_config)
@@ -156,10 +193,8 @@ def run_excite(
         "sample_rate_hz": excitation.sample_rate_hz,
         "urdf": str(urdf),
         "config": None if config_path is None else str(config_path),
-        "trajectory": str(out),
+        "trajectory": None,  # the CSV's path, set when written
         "base_parameters": list(result.base.names),
     }
     _require_finite(trajectory, urdf)
-    write_trajectory_csv(out, trajectory)
-    write_json_atomic(summary_path or summary_path_for(out), summary)
-    return result
+    return Excitation(result, trajectory, summary)

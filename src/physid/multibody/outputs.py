@@ -15,13 +15,17 @@ from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
 from physid.multibody.problem import Problem
+from physid.recordings.tables import Table
 from physid.recordings.trajectory import _check_magnitude, _check_time, read_table
 
 
-def read_recording(path: str | Path, model: MultibodyModel) -> tuple[Recording, list[str]]:
-    """``t``, ``q_<joint>`` for every hinge and ``u_<joint>`` for every motor hinge; returns the
-    recording and the columns that were not used (reported by the caller)."""
-    table = read_table(path)
+def read_recording(
+    path: str | Path | Table, model: MultibodyModel
+) -> tuple[Recording, list[str]]:
+    """``t``, ``q_<joint>`` for every hinge and ``u_<joint>`` for every motor hinge (a file, or
+    a table in memory); returns the recording and the columns that were not used (reported by
+    the caller)."""
+    table = path if isinstance(path, Table) else read_table(path)
     cols, source = table.columns, table.source
     t = _check_time(table)  # finite, strictly increasing, >= 3 samples, no gaps (data.py)
     used, angles, control = {"t"}, [], np.zeros((len(t), len(model.hinges)))

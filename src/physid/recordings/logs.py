@@ -23,6 +23,7 @@ field.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -221,3 +222,30 @@ def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
         check_equal_lengths(columns, source)
         tables.append(Table(columns, f"{source}:episode {episode}"))
     return tables
+
+
+def expand_logs(paths: Iterable, topic: str | None = None, episodes: Iterable[int] = ()) -> list:
+    """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
+    tables, :func:`read_log`); other files are kept as paths, other objects as they are."""
+    expanded, logs, episodes = [], 0, tuple(episodes)
+    for path in paths:
+        if not isinstance(path, str | Path):  # an in-memory recording
+            expanded.append(path)
+            continue
+        path = Path(path)
+        if log_kind(path) is not None:
+            logs += 1
+            expanded.extend(read_log(path, topic=topic, episodes=episodes))
+        elif path.is_dir():
+            raise InputError(
+                f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
+                "dataset (meta/info.json)"
+            )
+        else:
+            expanded.append(path)
+    if (topic is not None or episodes) and logs == 0:
+        raise InputError(
+            "--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
+            "dataset, and no --data is one"
+        )
+    return expanded

@@ -149,6 +149,7 @@ def write_identification(
     margin: float = 0.0,
     total_mass_prior: float | None = None,
     overwrite: bool | None = None,
+    document: dict | None = None,
 ) -> Path:
     """Write params.json, report.html and the figures into ``out_dir`` (all or nothing).
 
@@ -159,7 +160,8 @@ def write_identification(
     Files of an earlier run that this one does not rewrite are removed (``overwrite``: see
     :func:`physid.files.io.atomic_output_dir`).
     """
-    document = params_json(result, provenance)
+    if document is None:  # else the params_json document of this result, made earlier
+        document = params_json(result, provenance)
     jobs = _figure_jobs(result, margin)
     with atomic_output_dir(out_dir, overwrite=overwrite) as staging:
         pngs = _render({name: (function, args) for name, (function, args, _) in jobs.items()})

@@ -18,92 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from physid.api.recording import Recording, sources
+from physid.api.results import Named, Parameter, Result  # noqa: F401 - Result re-exported
 from physid.errors import InputError
 
 if TYPE_CHECKING:
     from physid.files.config import IdentifyConfig
     from physid.offline.pipeline import IdentificationResult
-    from physid.recordings.tables import Table
+    from physid.workflows import Identified
 
     PathLike = str | Path
     DataLike = PathLike | "Recording" | Sequence[PathLike | "Recording"]
     ConfigLike = PathLike | Mapping[str, Any] | IdentifyConfig | None
-
-
-@dataclass(frozen=True)
-class Recording:
-    """A measured joint-side trajectory held in memory; columns are matched to the URDF's joints
-    by ``joint_names`` when used (a missing or unknown name is an :class:`InputError`)."""
-
-    t: np.ndarray  # (N,) s, strictly increasing
-    q: np.ndarray  # (N, n) rad or m
-    tau: np.ndarray  # (N, n) N m or N
-    joint_names: tuple[str, ...]
-    dq: np.ndarray | None = None  # (N, n), optional measured velocities
-    name: str = "arrays"
-
-    @classmethod
-    def from_arrays(
-        cls,
-        t: Any,
-        q: Any,
-        tau: Any,
-        *,
-        joint_names: Sequence[str],
-        dq: Any = None,
-        name: str = "arrays",
-    ) -> Recording:
-        """Check shapes (``t`` (N,), ``q``/``tau``/``dq`` (N, n), n names) and keep the arrays."""
-        where = f"Recording '{name}'"
-        if isinstance(joint_names, str) or not all(isinstance(j, str) for j in joint_names):
-            raise InputError(f"{where}: joint_names must be a sequence of joint-name strings")
-        names = tuple(joint_names)
-        duplicated = sorted({j for j in names if names.count(j) > 1})
-        if duplicated:
-            raise InputError(f"{where}: joint name(s) given twice: {', '.join(duplicated)}")
-        try:
-            t = np.asarray(t, dtype=float)
-            arrays = {"q": q, "tau": tau} | ({} if dq is None else {"dq": dq})
-            arrays = {key: np.asarray(value, dtype=float) for key, value in arrays.items()}
-        except (TypeError, ValueError) as error:
-            raise InputError(
-                f"{where}: t, q, tau and dq must be numeric arrays ({error})"
-            ) from None
-        if t.ndim != 1 or t.size < 2:
-            raise InputError(f"{where}: t must be 1-D with at least 2 samples, shape {t.shape}")
-        checked = {}
-        for key, value in arrays.items():
-            if value.ndim == 1 and len(names) == 1:
-                value = value[:, None]
-            if value.shape != (t.size, len(names)):
-                raise InputError(
-                    f"{where}: {key} has shape {value.shape}, expected ({t.size}, {len(names)}) "
-                    f"= (samples of t, joint_names)"
-                )
-            checked[key] = value
-        return cls(t, checked["q"], checked["tau"], names, checked.get("dq"), name)
-
-    def to_table(self) -> Table:
-        """The recording as contract columns (``t``, ``q_<joint>``, ``dq_<joint>``,
-        ``tau_<joint>``), validated against a model by :mod:`physid.recordings.trajectory` when
-        used."""
-        from physid.recordings.tables import Table
-
-        columns = {"t": self.t}
-        blocks = (("q_", self.q), ("dq_", self.dq), ("tau_", self.tau))
-        for prefix, block in blocks:
-            if block is not None:
-                columns.update(
-                    {f"{prefix}{j}": block[:, k] for k, j in enumerate(self.joint_names)}
-                )
-        return Table(columns, f"Recording '{self.name}'")
-
-
-class Named(dict):
-    """A dict whose missing keys fail with the names that exist."""
-
-    def __missing__(self, key: str) -> Any:
-        raise KeyError(f"'{key}' is not here; known: {', '.join(self)}")
 
 
 @dataclass(frozen=True)
@@ -174,6 +100,69 @@ class Params:
         value = self.document.get("extra", {}).get("gravity")
         return None if value is None else np.asarray(value, float)
 
+    @property
+    def message(self) -> str:
+        """One line: the status and, when suspect, why."""
+        reasons = self.document.get("suspect_reasons") or []
+        return (
+            "; ".join(reasons) if reasons else f"{len(self.bodies)} bodies, physically consistent"
+        )
+
+    @property
+    def parameters(self) -> Named:
+        """Every body and joint quantity as ``<joint>.<quantity>`` -> :class:`Parameter`
+        (value, std, source, unit), read from the ``params.json`` document."""
+        return Named(_document_parameters(self.document))
+
+    def to_dict(self) -> dict:
+        """The ``params.json`` document, JSON-ready (arrays as lists)."""
+        import json
+
+        from physid.files.io import to_json_text
+
+        return json.loads(to_json_text(self.document))
+
+    def save(self, out: str | Path) -> Path:
+        """Write the document as ``out`` (a ``params.json`` file)."""
+        from physid.files.io import write_json_atomic
+
+        return write_json_atomic(out, self.document)
+
+
+_BODY_UNITS = {"mass": "kg", "com": "m", "inertia": "kg m^2"}
+_JOINT_UNITS = {  # revolute, prismatic
+    "viscous": ("N m s/rad", "N s/m"),
+    "coulomb": ("N m", "N"),
+    "offset": ("N m", "N"),
+    "armature": ("kg m^2", "kg"),
+}
+
+
+def _document_parameters(document: dict) -> dict[str, Parameter]:
+    robot = document.get("robot") or {}
+    types = dict(zip(robot.get("joint_names", []), robot.get("joint_types", []), strict=False))
+    found = {}
+    for joint, raw in document.get("bodies", {}).items():
+        for key, unit in _BODY_UNITS.items():
+            std = raw.get("std", {}).get(key)
+            found[f"{joint}.{key}"] = Parameter(
+                np.asarray(raw[key], float) if key != "mass" else float(raw[key]),
+                np.asarray(std, float) if isinstance(std, list) else std,
+                str(raw.get("source", {}).get(key, "")),
+                unit,
+            )
+    for joint, raw in document.get("joints", {}).items():
+        prismatic = str(types.get(joint, "")).startswith("P")
+        for key, units in _JOINT_UNITS.items():
+            if raw.get(key) is not None:
+                found[f"{joint}.{key}"] = Parameter(
+                    float(raw[key]),
+                    raw.get("std", {}).get(key),
+                    str(raw.get("source", {}).get(key, "")),
+                    units[prismatic],
+                )
+    return found
+
 
 @dataclass(frozen=True)
 class IdentifyResult(Params):
@@ -181,6 +170,7 @@ class IdentifyResult(Params):
 
     raw: IdentificationResult | None = None
     warnings: tuple[str, ...] = ()
+    run: Identified | None = field(default=None, repr=False)
 
     @property
     def status(self) -> str:
@@ -202,12 +192,22 @@ class IdentifyResult(Params):
         """Relative torque error on the held-out recordings, if any."""
         return None if self.raw.validation is None else float(self.raw.validation.relative_error)
 
+    @property
+    def message(self) -> str:
+        """One line: the fit's errors, and why the data look wrong when suspect."""
+        if self.raw is None:
+            return super().message
+        text = f"training relative error {100 * self.train_error:.2f} %"
+        if self.validation_error is not None:
+            text += f", validation {100 * self.validation_error:.2f} %"
+        return "; ".join([text, *self.suspect])
 
-def _sources(data: DataLike | None) -> list:
-    if data is None:
-        return []
-    items = [data] if isinstance(data, str | Path | Recording) else list(data)
-    return [item.to_table() if isinstance(item, Recording) else item for item in items]
+    def save(self, out: str | Path) -> Path:
+        """Write params.json, report.html and the figures into the folder ``out``, as
+        ``physid identify --out`` does (all or nothing)."""
+        if self.run is None:
+            return super().save(out)
+        return self.run.write(out, document=self.document)
 
 
 def _config(config: ConfigLike) -> tuple[Any, PathLike | None]:
@@ -238,11 +238,11 @@ def identify(
     :class:`InputError` when no consistent model exists (nothing written).
     """
     from physid.report.identification import params_json
-    from physid.workflows import run_identify, source_name
+    from physid.workflows import identify_run
 
     parsed, config_path = _config(config)
-    train, held_out = _sources(data), _sources(validate)
-    raw = run_identify(
+    train, held_out = sources(data), sources(validate)
+    run = identify_run(
         urdf,
         train,
         config_path=config_path,
@@ -250,9 +250,10 @@ def identify(
         validate=held_out,
         out_dir=out,
     )
-    provenance = {"urdf": str(urdf), "data": [source_name(s) for s in train]}
-    document = params_json(raw, provenance)
-    return IdentifyResult(document, None if out is None else Path(out), raw, tuple(raw.warnings))
+    raw = run.result
+    document = params_json(raw, run.provenance)
+    path = None if out is None else Path(out)
+    return IdentifyResult(document, path, raw, tuple(raw.warnings), run)
 
 
 def load_params(path: PathLike) -> Params:
@@ -275,6 +276,36 @@ class ValidationResult:
         """Overall relative torque error ||tau - tau_hat|| / ||tau||."""
         return float(self.overall["relative_error"])
 
+    @property
+    def status(self) -> str:
+        """Always ``ok``: a prediction that could not be made raises :class:`InputError`."""
+        return "ok"
+
+    @property
+    def message(self) -> str:
+        """The overall relative error, as ``physid validate`` prints it."""
+        samples = self.overall["n_samples"]
+        return f"relative error {100 * self.relative_error:.2f} % over {samples} samples"
+
+    @property
+    def parameters(self) -> Named:
+        """None: validation estimates nothing (the errors are in :attr:`overall`)."""
+        return Named()
+
+    def to_dict(self) -> dict:
+        """The validation.json document (``physid validate --json``), JSON-ready."""
+        import json
+
+        from physid.files.io import to_json_text
+
+        return json.loads(to_json_text(self.document))
+
+    def save(self, out: str | Path) -> Path:
+        """Write the document to the file ``out``, as ``physid validate --json out`` does."""
+        from physid.files.io import write_json_atomic
+
+        return write_json_atomic(out, self.document)
+
 
 def validate(
     urdf: PathLike, params: PathLike, data: DataLike, *, config: PathLike | None = None
@@ -286,5 +317,5 @@ def validate(
     """
     from physid.workflows import run_validate
 
-    report = run_validate(urdf, params, _sources(data), config_path=config)
+    report = run_validate(urdf, params, sources(data), config_path=config)
     return ValidationResult(report.overall, report.per_file, report.as_dict())

@@ -1,0 +1,210 @@
+"""API face of ``physid oe`` (paper B): MAP optimal estimation of chosen bodies' inertias and
+the trajectory from encoders, IMU, torque commands and a known contact sequence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from physid.api.results import Named, Outcome, Parameter
+
+if TYPE_CHECKING:
+    from physid.api.recording import PathLike
+
+# reduced chi-square above which the fit is reported as not matching the noise model: the
+# 99.9 % quantile of chi2/dof is below 1.1 for the >= 1,000 residuals of any real recording,
+# so 3 flags a noise model off by sqrt(3) = 1.7x or worse, not bad luck
+CHI2_WARNING = 3.0
+
+
+def oe_estimate(
+    urdf: PathLike,
+    data: PathLike,
+    bodies: str | Sequence[str],
+    *,
+    floating: bool = False,
+    config: PathLike | None = None,
+    chart: str = "exp_eig",
+    rollout: str = "multiple",
+    nullspace: bool = True,
+    prior_std: float | None = None,
+    max_iterations: int = 100,
+) -> Outcome:
+    """Estimate the inertia of the bodies moved by the joints ``bodies`` and the trajectory by
+    MAP optimal estimation (``physid oe``, paper B eq. 16) from the recording ``data`` (a
+    CSV/NPZ/Parquet file, docs/oe.md); ``floating`` adds a free-flyer root joint. ``save(out)``
+    writes params.json, result.json, trajectory.csv, convergence.png, report.png and, with
+    contacts, contact_forces.csv; ``to_dict()`` is result.json, ``raw`` the
+    :class:`physid.oe.result.OEResult`, ``notes`` what the inputs left unused."""
+    import dataclasses
+
+    from physid.errors import InputError
+    from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
+    from physid.oe.build import initial_guess, make_problem
+    from physid.oe.config import read_oe_config
+    from physid.oe.imu_bias import solve_with_accelerometer_bias
+    from physid.oe.measurements import NoiseStd
+    from physid.oe.plot import plot_convergence
+    from physid.oe.recording import params_document, read_recording, trajectory_columns
+    from physid.oe.report import wrench_fit
+    from physid.oe.solver import OEOptions, solve
+    from physid.oe.wrench import unsupported_sensor
+    from physid.robot.model import load_robot_file
+
+    data = Path(data)
+    bodies = [bodies] if isinstance(bodies, str) else list(bodies)
+    model = load_robot_file(urdf, floating_base=floating)
+    noise, damping, imu = read_oe_config(config)
+    recording = read_recording(str(data), model)
+    notes: list[str] = []
+    for name in recording.unknown_columns:
+        notes.append(f"{data}: ignoring unknown column {name}")
+    if recording.regridded_from is not None:
+        notes.append(
+            f"{data}: time stamps jitter by more than 1 % of the median step: "
+            f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
+            f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)"
+        )
+    equations = (recording.t.size - 1) * (model.nv - 6 * floating)
+    if equations < 10 * len(bodies):
+        raise InputError(
+            f"{recording.t.size} nodes give {equations} joint dynamics equations for "
+            f"{10 * len(bodies)} inertial parameters ({len(bodies)} bodies): record longer",
+            source=str(data),
+        )
+    meas = recording.measurements
+    if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
+        usable = {}
+        for frame, samples in meas.wrench.items():
+            reason = unsupported_sensor(model, frame, recording.contact_frames)
+            if reason is None:
+                usable[frame] = samples
+            else:
+                notes.append(f"{data}: not using {reason}")
+        meas = dataclasses.replace(meas, wrench=usable or None)
+        recording = dataclasses.replace(recording, measurements=meas)
+    if floating and meas.base_velocity is None and meas.accelerometer is None:
+        notes.append(
+            f"{data}: no base_v* or acc_* columns: the base's linear velocity is observed "
+            "only through the dynamics and the legs (consider noise.foot_velocity)"
+        )
+    problem = make_problem(
+        model,
+        list(bodies),
+        chart,
+        recording.dt,
+        recording.u,
+        recording.measurements,
+        NoiseStd(**noise),
+        theta_prior_std=prior_std,
+        x0_prior=recording.x0_prior,
+        contact_frames=recording.contact_frames,
+        contact_flags=recording.contact_flags,
+        contact_damping=damping,
+        imu_frame=imu["frame"],
+    )
+    xs, ws = initial_guess(problem)
+    options = OEOptions(rollout=rollout, nullspace=nullspace, max_iterations=max_iterations)
+    theta0 = problem.dynamics.nominal_theta()
+    bias_rounds = None
+    if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
+        bias_rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
+        result = bias_rounds.result
+    else:
+        result = solve(problem, xs, ws, theta0, options)
+    provenance = {
+        "urdf": str(urdf),
+        "data": str(data),
+        "dt": recording.dt,
+        "regridded_from_rows": recording.regridded_from,
+        "floating_base": bool(floating),
+        "contact_frames": list(recording.contact_frames),
+        "chart": chart,
+        "rollout": rollout,
+        "noise": NoiseStd(**noise).__dict__,
+        "contact_damping": damping,
+        "imu_frame": imu["frame"],
+        "accelerometer": recording.measurements.accelerometer is not None,
+    }
+    payload = result.to_json_dict()
+    payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
+    if bias_rounds is not None:
+        payload["accelerometer_bias"] = {
+            "estimate": list(bias_rounds.bias_history[-1]),
+            "history": [list(b) for b in bias_rounds.bias_history],
+            "converged": bias_rounds.converged,
+            "iterations_all_rounds": bias_rounds.iterations,
+        }
+    if problem.wrench_frames and np.all(np.isfinite(result.xs)):
+        payload["wrench_fit"] = wrench_fit(problem, result.xs, result.ws, result.theta)
+    document = payload
+    params = params_document(model, result, provenance)
+    trajectory = table_csv_text(trajectory_columns(model, recording.t, result))
+
+    def write(staging: Path) -> None:
+        write_json_atomic(staging / "params.json", params)
+        write_json_atomic(staging / "result.json", payload)
+        write_text_atomic(staging / "trajectory.csv", trajectory)
+        plot_convergence(result, staging / "convergence.png")
+        _write_report(staging, model, recording, problem, result)
+
+    warnings = []
+    if result.chi2_reduced > CHI2_WARNING:
+        warnings.append(
+            f"the noise model does not fit the data (reduced chi-square "
+            f"{result.chi2_reduced:.3g}: residuals about {np.sqrt(result.chi2_reduced):.2g}x "
+            "the standard deviations given); the reported standard deviations are too small "
+            "and the estimate may be biased: check the contact flags, the noise config and "
+            "the commands (docs/oe.md, 'Checking the fit')"
+        )
+    summary = result.body_summary()
+    masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in summary.items())
+    message = f"{masses}; {result.iterations} iterations"
+    return Outcome(
+        result.status,
+        message,
+        _parameters(summary),
+        document,
+        result,
+        write,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+    )
+
+
+def _parameters(summary: dict) -> Named:
+    found = {}
+    for joint, body in summary.items():
+        for key, unit in (("mass", "kg"), ("com", "m"), ("inertia", "kg m^2")):
+            value, std = body[key], body["std"][key]
+            if key != "mass":
+                value, std = np.asarray(value, float), np.asarray(std, float)
+            found[f"{joint}.{key}"] = Parameter(value, std, "data", unit)
+    return Named(found)
+
+
+def _write_report(staging: Path, model, recording, problem, result) -> None:  # noqa: ANN001
+    """``report.png`` and, with a contact sequence, ``contact_forces.csv`` into ``staging``.
+
+    The base position reference is the ``base_x/y/z`` columns when the file has them."""
+    from physid.files.io import table_csv_text, write_text_atomic
+    from physid.oe.measurements import base_dofs
+    from physid.oe.plot import plot_report
+    from physid.oe.report import base_pose_errors, contact_force_columns, contact_forces
+
+    pose = forces = None
+    finite = bool(np.all(np.isfinite(result.xs)) and np.all(np.isfinite(result.theta)))
+    if base_dofs(model)[1] and finite:  # a diverged solve: ellipsoids only
+        orientation, position = base_pose_errors(
+            result.xs, recording.measurements.base_quat, recording.base_position
+        )
+        pose = {"orientation": orientation, "position": position, "estimate": result.xs[:, :3]}
+    if problem.contacts is not None and finite:
+        frames = problem.contacts.frames
+        forces = (frames, contact_forces(problem, result.xs, result.theta))
+        columns = contact_force_columns(recording.t, frames, forces[1])
+        write_text_atomic(staging / "contact_forces.csv", table_csv_text(columns))
+    plot_report(result, staging / "report.png", recording.t, pose, forces)

@@ -1,0 +1,288 @@
+"""API faces of the serial-robot tools around identify: ``payload``, ``excite``, ``export`` and
+``simfit`` (what ``physid payload|excite|export|simfit`` run). Each returns a
+:class:`~physid.api.results.Result`; heavy imports happen inside the functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from physid.api.recording import sources
+from physid.api.results import Named, Outcome, Parameter
+
+if TYPE_CHECKING:
+    from physid.api.recording import DataLike, PathLike
+
+SIMFIT_FIELDS = ("damping", "armature", "frictionloss")
+
+
+def payload(
+    urdf: PathLike,
+    params: PathLike,
+    data: DataLike,
+    link: str,
+    *,
+    unloaded: DataLike | None = None,
+    mass: float | None = None,
+    config: PathLike | None = None,
+) -> Outcome:
+    """Estimate the 10 inertial parameters of a payload on ``link`` of a robot identified
+    without it (``physid payload``): ``data`` are recordings with the payload, ``unloaded``
+    optional ones without it, ``mass`` a known mass [kg]. ``save(out)`` writes payload.json;
+    ``raw`` is the :class:`physid.offline.payload.PayloadResult`."""
+    from physid.files.io import write_json_atomic
+    from physid.workflows import run_payload
+
+    result = run_payload(
+        urdf,
+        params,
+        sources(data),
+        link,
+        unloaded=sources(unloaded),
+        mass_kg=mass,
+        config_path=config,
+    )
+    document = result.as_dict()
+
+    def write(folder: Path) -> None:
+        write_json_atomic(folder / "payload.json", document)
+
+    inertia = result.inertia_about_com_in_link
+    parameters = Named(
+        {
+            "mass": Parameter(result.mass, result.std["mass"], result.source["mass"], "kg"),
+            "com": Parameter(result.com_in_link, result.std["com"], result.source["com"], "m"),
+            "inertia": Parameter(
+                inertia, result.std["inertia"], result.source["inertia"], "kg m^2"
+            ),
+        }
+    )
+    message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
+    return Outcome(result.status, message, parameters, document, result, write)
+
+
+def excite_design(
+    urdf: PathLike,
+    *,
+    config: PathLike | None = None,
+    duration: float | None = None,
+    harmonics: int = 5,
+    base_frequency: float | None = None,
+    criterion: str = "cond",
+    seed: int = 0,
+    verbose: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> ExciteResult:
+    """Design an excitation trajectory for the robot of ``urdf`` (``physid excite``): a Fourier
+    series per joint optimised for ``criterion`` (``cond`` or ``logdet``) under the limits.
+    ``save(out)`` writes the trajectory CSV ``out`` and its summary JSON beside it."""
+    from physid.excite.workflow import design_run
+
+    run = design_run(
+        urdf,
+        config_path=config,
+        duration_s=duration,
+        harmonics=harmonics,
+        base_frequency_hz=base_frequency,
+        criterion=criterion,
+        seed=seed,
+        verbose=verbose,
+        progress=progress,
+    )
+    result = run.result
+    message = (
+        f"condition number {result.start_quality.condition_number:.4g} -> "
+        f"{result.quality.condition_number:.4g}"
+    )
+    return ExciteResult(result.status, message, Named(), run.summary, result, run.write, False)
+
+
+@dataclass(frozen=True)
+class ExciteResult(Outcome):
+    """:func:`excite_design`'s result: ``save(out, summary=None)`` writes the trajectory CSV and the
+    summary (default: ``out`` with the suffix .json)."""
+
+    def save(self, out: str | Path, summary: str | Path | None = None) -> Path:
+        """Write the trajectory CSV ``out`` and its summary JSON (atomically)."""
+        return self.write(Path(out), summary)
+
+
+def export_model(
+    params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None
+) -> Outcome:
+    """Write the robot of ``urdf`` with the parameters of ``params`` as URDF or MJCF to ``out``
+    (``physid export``; format from ``fmt`` or the suffix). The result's ``message`` and
+    ``notes`` list what the format cannot hold; ``to_dict()`` names the file and the notes."""
+    from physid.export import format_for, write_export
+
+    def write(path: Path) -> None:
+        write_export(params, urdf, path, fmt)
+
+    notes = write_export(params, urdf, out, fmt)
+    document = {"params": str(params), "model": str(urdf), "out": str(out)}
+    document |= {"format": format_for(out, fmt), "not_exported": notes}
+    message = "; ".join(f"not exported: {note}" for note in notes) or "everything exported"
+    return Outcome("ok", message, Named(), document, None, write, False, tuple(notes))
+
+
+def simfit_tune(
+    model: PathLike,
+    data: DataLike,
+    *,
+    validate: DataLike | None = None,
+    fit: str | Sequence[str] = SIMFIT_FIELDS,
+    delay: bool = True,
+    window: float = 0.5,
+    max_evaluations: int = 60,
+    topic: str | None = None,
+    episodes: Sequence[int] = (),
+    progress: Callable[[str], None] | None = None,
+    display: Callable[[], AbstractContextManager[Callable[[str], None]]] | None = None,
+) -> SimfitRun:
+    """Tune a MuJoCo model's joint damping, armature and frictionloss (``fit``: names, or one
+    comma-separated string) and a command delay so that it simulates like the logged robot
+    (``physid simfit``). ``data``/``validate``: recording files, ROS 2 bags or LeRobot datasets
+    (``topic``, ``episodes``) or :class:`~physid.api.recording.Recording` objects.
+    ``progress`` receives each step's name; ``display`` (the command line's progress bar) is
+    opened around the solve instead. ``save(out)`` writes simfit.json, model_tuned.xml and,
+    with ``validate``, rollouts.png."""
+    from physid.errors import InputError
+    from physid.recordings.logs import expand_logs
+    from physid.robot.mjcf import compile_mjcf, is_mjcf
+    from physid.simfit.fit import fit_simulator, load_tables, model_joints
+    from physid.simfit.problem import run_from_table
+
+    given = list(_items(data))
+    held_given = list(_items(validate))
+    text = fit if isinstance(fit, str) else ",".join(fit)
+    chosen = tuple(f.strip() for f in text.split(",") if f.strip())
+    unknown = [f for f in chosen if f not in SIMFIT_FIELDS]
+    if unknown or not chosen:
+        raise InputError(
+            f"--fit: unknown term(s) {unknown or [text]}; choose from {', '.join(SIMFIT_FIELDS)}"
+        )
+    if not is_mjcf(model):
+        raise InputError(f"{model}: simfit tunes a MuJoCo model: give an MJCF file")
+    compiled = compile_mjcf(model)
+    train = load_tables(sources(expand_logs(given, topic, episodes)))
+    held = load_tables(sources(expand_logs(held_given, topic, episodes))) if held_given else []
+    joints = model_joints(compiled)  # bad data: one error line before any progress display
+    train = [run_from_table(table, joints) for table in train]
+    held = [run_from_table(table, joints) for table in held]
+    if display is None:
+        display = partial(nullcontext, progress or (lambda _message: None))
+    with display() as note:
+        result = fit_simulator(
+            compiled,
+            train,
+            held,
+            fields=chosen,
+            delay=delay,
+            window_s=window,
+            max_evaluations=max_evaluations,
+            note=note,
+        )
+    document = result.to_dict()
+    document["inputs"] = {
+        "model": str(model),
+        "data": [_name(d) for d in given],
+        "validate": [_name(v) for v in held_given],
+    }
+    parameters = Named(
+        {
+            name: Parameter(entry["value"], entry["std"], entry["source"], entry["unit"])
+            for name, entry in result.parameters.items()
+        }
+    )
+    return SimfitRun(
+        result.status,
+        result.message,
+        parameters,
+        document,
+        result,
+        _no_write,
+        model=Path(model),
+        held=held,
+    )
+
+
+def _items(data: DataLike | None) -> list:
+    """A data argument as a list of its items (a path or a recording alone is one item)."""
+    from physid.api.recording import Recording
+
+    if data is None:
+        return []
+    return [data] if isinstance(data, str | Path | Recording) else list(data)
+
+
+def _name(item: Any) -> str:
+    """A data item as simfit.json's inputs name it: a path as given, a recording by name."""
+    from physid.workflows import source_name
+
+    return str(item) if isinstance(item, str | Path) else source_name(sources(item)[0])
+
+
+def _no_write(_folder: Path) -> None:  # SimfitRun.save writes
+    raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SimfitRun(Outcome):
+    """:func:`simfit_tune`'s result. The tuned MJCF keeps the given file's relative paths when it is
+    written beside it and makes them absolute elsewhere, so the files (and the notes) depend on
+    the output folder: :meth:`notes_for`."""
+
+    model: Path = Path()
+    held: list = field(default_factory=list, repr=False)
+
+    def notes_for(self, out: str | Path) -> list[str]:
+        """The notes simfit.json records when written into ``out``."""
+        return self._outputs(Path(out))[0]["notes"]
+
+    def _outputs(self, out: Path) -> tuple[dict, str]:
+        from physid.export.mjcf_edit import with_joint_values
+        from physid.simfit.fit import tuned_joint_values
+
+        result = self.raw
+        text, notes = with_joint_values(
+            self.model, tuned_joint_values(result), out / "model_tuned.xml"
+        )
+        if result.delay_s > 2.0 * result.parameters.get("delay", {}).get("std", 0.0) > 0.0:
+            notes.append(
+                f"delay {result.delay_s * 1e3:.3g} ms: no MJCF field (apply it to the "
+                "commands, or as an actuator's dynamics)"
+            )
+        bounded = [name for name, entry in result.parameters.items() if entry["at_bound"]]
+        if bounded:
+            notes.append(f"at a bound (their std does not describe them): {', '.join(bounded)}")
+        return self.document | {"notes": notes}, text
+
+    def save(self, out: str | Path) -> Path:
+        """Write simfit.json, model_tuned.xml and, with held-out runs, rollouts.png into
+        ``out`` (all or nothing)."""
+        from physid.files.io import atomic_output_dir, to_json_text
+
+        out = Path(out)
+        document, text = self._outputs(out)
+        with atomic_output_dir(out) as staging:
+            (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")
+            (staging / "model_tuned.xml").write_text(text, encoding="utf-8")
+            if self.held:
+                _figure(self.model, self.raw, self.held[0], staging / "rollouts.png")
+        return out
+
+
+def _figure(model: Path, result: Any, run: Any, path: Path) -> None:
+    """rollouts.png: the first held-out run against the model as given and as tuned."""
+    from physid.robot.mjcf import compile_mjcf
+    from physid.simfit.figure import plot_rollouts
+    from physid.simfit.fit import joint_indices, model_joints
+
+    before = compile_mjcf(model)
+    joints = model_joints(before)
+    dofs, qpos = joint_indices(before, joints, str(model))
+    plot_rollouts(before, result.tuned_model, run, joints, dofs, qpos, result.delay_s, path)
