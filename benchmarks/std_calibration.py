@@ -23,7 +23,7 @@ Results (2026-11-25, 2-core box at load ~5, 1,287 s; "Laplace" is the same scrip
 | UR10e 30sec_12harm vs 40sec_12harm | joint terms | 24 | 1.12 -> 0.60 | 3.97 -> 1.65 | 5 -> 0 |
 | | masses | 6 | 0.39 -> 0.36 | 2.17 -> 1.03 | 0 -> 0 |
 | | base parameters | 58 | 0.80 -> 0.51 | 3.07 -> 1.38 | 7 -> 0 |
-| xMate7p traj1, 1-period vs 3-period run | joint terms | 28 | 0.28 -> 0.14 | 1.28 -> 0.65 | 1 -> 0 |
+| xMate7p traj1, 1- vs 3-period run | joint terms | 28 | 0.28 -> 0.14 | 1.28 -> 0.65 | 1 -> 0 |
 | | masses | 7 | 0.20 -> 0.17 | 0.60 -> 0.55 | 0 -> 0 |
 | | base parameters | 70 | 0.24 -> 0.16 | 1.20 -> 0.92 | 1 -> 0 |
 | xMate7p 5 s at 1 kHz, run 1 vs run 3 | joint terms | 27 | 0.99 -> 0.48 | 2.96 -> 1.24 | 3 -> 1 |
