@@ -111,7 +111,8 @@ def test_newey_west_in_column_blocks_equals_the_lag_sum():
 def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
     """The same CSV read in memory and streamed (blocks of 6,000 rows, windows of 300
     intermediate rows, observations spilled to disk): the least-squares estimate and its
-    standard deviations agree to 1e-9, the physically consistent estimate to a small fraction
+    standard deviations agree to 1e-9 (the robust ones, which hold the jackknife of the
+    consistent fit, to 1e-5), the physically consistent estimate to a small fraction
     of its standard deviation (the SDP solver's tolerance: measured 3.5e-4 sigma), and the
     raw-torque errors to 1e-7."""
     path = write_trajectory_csv(tmp_path / "arm.csv", _recording(60_000))
@@ -134,7 +135,8 @@ def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
     assert _relative(a.least_squares.theta, b.least_squares.theta) < 1e-9
     assert _relative(a.base_std, b.base_std) < 1e-9
     robust_a, robust_b = np.nan_to_num(a.base_std_robust), np.nan_to_num(b.base_std_robust)
-    assert _relative(robust_a, robust_b) < 1e-9
+    # the robust std holds the blocked jackknife of the consistent fit: SDP tolerance
+    assert _relative(robust_a, robust_b) < 1e-5
     np.testing.assert_array_equal(a.model.coulomb_deadband, b.model.coulomb_deadband)
     assert np.max(np.abs(a.theta - b.theta) / a.theta_std) < 1e-2
     assert b.train.relative_error == pytest.approx(a.train.relative_error, rel=1e-7)
