@@ -46,13 +46,64 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
         return _oe_config(path)
 
 
+JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed")
+
+
+def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
+    """The ``joints`` mapping of a ``physid oe --config`` YAML as
+    :class:`physid.oe.dynamics.JointTerms` (None without one): ``armature`` [kg m^2],
+    ``damping`` (viscous) [N m s/rad], ``friction`` (Coulomb) [N m], each one number for every
+    joint, a list with one per joint (the free-flyer excluded), or ``model``: the robot file's
+    values (URDF ``<dynamics damping friction>``, MJCF ``damping frictionloss armature``);
+    ``coulomb_speed`` [rad/s] (default 0.02): the tanh smoothing of the Coulomb friction."""
+    from physid.files.io import config_errors_name
+
+    if path is None:
+        return None
+    with config_errors_name(path):
+        return _joint_terms(path, model)
+
+
+def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.files.io import config_number, config_section, read_yaml
+    from physid.oe.dynamics import JointTerms
+    from physid.oe.measurements import base_dofs
+
+    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu", "joints"}, "")
+    if raw.get("joints") is None:
+        return None
+    section = config_section(raw["joints"], set(JOINT_KEYS), "joints")
+    bv = base_dofs(model)[1]
+    n = model.nv - bv
+    from_model = {"armature": model.armature, "damping": model.damping, "friction": model.friction}
+    values = {}
+    for key, file_values in from_model.items():
+        value = section.get(key, 0.0)
+        if value == "model":
+            values[key] = np.asarray(file_values, float).copy()
+            continue
+        items = value if isinstance(value, list) else [value] * n
+        if len(items) != n:
+            raise InputError(f"joints.{key}: expected one number or {n} (one per joint)")
+        numbers = [config_number(v, f"joints.{key}", positive=False, low=0.0) for v in items]
+        values[key] = np.r_[np.zeros(bv), numbers]
+    speed = config_number(section.get("coulomb_speed", 0.02), "joints.coulomb_speed")
+    values["armature"][:bv] = values["damping"][:bv] = values["friction"][:bv] = 0.0
+    return JointTerms(values["armature"], values["damping"], values["friction"], float(speed))
+
+
 def _oe_config(path: Path) -> tuple[dict, float, dict]:
     import numpy as np
 
     from physid.errors import InputError
     from physid.files.io import config_number, config_section, read_yaml
 
-    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
+    raw = config_section(
+        read_yaml(path, "config file"), {"noise", "contacts", "imu", "joints"}, str(path)
+    )
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
     for key, value in section.items():
@@ -119,7 +170,10 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
     "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3); and an 'imu' "
     "mapping with frame (the accelerometer's frame on the base, default the base) and "
     "estimate_bias (default true: the accelerometer's constant bias is estimated by "
-    "alternating rounds, reported in result.json). "
+    "alternating rounds, reported in result.json); a 'joints' mapping with armature "
+    "[kg m^2], damping (viscous) [N m s/rad], friction (Coulomb) [N m] (one number, a list "
+    "per joint, or 'model' for the robot file's values) and coulomb_speed [rad/s] (default "
+    "0.02): the joint terms of the dynamics (default none). "
     "See docs/oe.md.",
 )
 @click.option(
@@ -227,6 +281,7 @@ def oe_command(
 
     model = load_robot_file(urdf, floating_base=floating)
     noise, damping, imu = read_oe_config(config)
+    joints = read_joint_terms(config, model)
     recording = read_recording(str(data), model)
     notes = Notes()
     for name in recording.unknown_columns:
@@ -274,6 +329,7 @@ def oe_command(
         contact_flags=recording.contact_flags,
         contact_damping=damping,
         imu_frame=imu["frame"],
+        joints=joints,
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
@@ -296,6 +352,14 @@ def oe_command(
         "noise": NoiseStd(**noise).__dict__,
         "contact_damping": damping,
         "imu_frame": imu["frame"],
+        "joints": None
+        if joints is None
+        else {
+            "armature": joints.armature.tolist(),
+            "damping": joints.viscous.tolist(),
+            "friction": joints.coulomb.tolist(),
+            "coulomb_speed": joints.coulomb_speed,
+        },
         "accelerometer": recording.measurements.accelerometer is not None,
     }
     payload = result.to_json_dict()

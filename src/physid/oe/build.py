@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.oe.contact import ContactModels
-from physid.oe.dynamics import ParametrizedModel
+from physid.oe.dynamics import JointTerms, ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs
 from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
@@ -39,18 +39,21 @@ def make_problem(
     contact_flags: NDArray | None = None,
     contact_damping: float = 0.0,
     imu_frame: str | None = None,
+    joints: JointTerms | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
     first measured configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
-    ``imu_frame``: the frame of the accelerometer on the base (default: the base frame)."""
+    ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
+    ``joints``: armature and joint friction (:class:`~physid.oe.dynamics.JointTerms`; default
+    none, the rigid bodies of paper B)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
     act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
-    dyn = ParametrizedModel(model, body_joints, chart, act, dt)
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     if theta_prior_std is not None:

@@ -111,23 +111,27 @@ def contact_step(
 ) -> NDArray[np.float64]:  # noqa: ANN001
     """One semi-implicit Euler step of the contact phase ``active`` (eqs. 2-3, 16)."""
     nq = dyn.model.nq
-    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.actuation @ u)
+    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.tau(x, u))
     return dyn.euler_step(x, a)
 
 
 def contact_acceleration_derivatives(
     dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
-    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18."""
+    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18, and the joint
+    friction's ``dtau/dv`` through the same KKT matrix."""
     if not active:
         return dyn.free_acceleration_derivatives(x, u)
     model, nq = dyn.model, dyn.model.nq
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
-    a = pin.constraintDynamics(model, data, q, v, dyn.actuation @ u, cms, cds, _PROX).copy()
+    a = pin.constraintDynamics(model, data, q, v, dyn.tau(x, u), cms, cds, _PROX).copy()
     derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
     da_dx = np.hstack([derivatives[0], derivatives[1]])
     Jc = _jacobian(model, data, cms, cds)
+    dtau_dv = dyn.tau_dv(x)
+    if dtau_dv is not None:
+        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, np.diag(dtau_dv))
     da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
     return a, da_dx, da_dtheta
 

@@ -5,6 +5,16 @@ The step is semi-implicit Euler on the state manifold::
     a  = ABA(q, v, B u; pi(theta))          (paper B eq. 2 with lambda_c = 0)
     v' = v + dt a,   q' = q (+) dt v'
 
+The joint terms of a real robot (issue 29) enter as known generalized forces and inertia:
+the rotor ``armature`` on the diagonal of M (Pinocchio's ``model.armature``, which ABA, CRBA,
+``constraintDynamics`` and ``impulseDynamics`` include), and per joint a viscous and a
+smoothed Coulomb friction (:class:`JointTerms`)::
+
+    tau = B u - D v - F_c tanh(v / v_c)
+
+so every phase integrates ``ABA(q, v, tau(u, v))`` and ``da/dv`` gains ``(da/dtau) dtau/dv``
+(``M^-1`` in the free phase, the top block of the KKT inverse in contact, eq. 18).
+
 Derivatives with respect to x = (q, v) come from Pinocchio's analytical ABA derivatives; with
 respect to the inertial parameters theta of the estimated bodies they follow paper B eq. 17,
 ``da/dtheta = -M^-1 Y(q, v, a) dpi/dtheta`` (Y: the joint-torque regressor; the paper prints it
@@ -14,6 +24,7 @@ without the minus sign, which comes from ``M a + Y pi_rest = tau``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -24,11 +35,49 @@ from physid.oe.charts import pis_and_jacobians, theta_from_pis
 from physid.oe.state import ARG0, ARG1
 
 
+@dataclass(frozen=True)
+class JointTerms:
+    """Known joint terms of the dynamics, one value per velocity coordinate (``nv``; 0 on a
+    free-flyer's 6): ``armature`` [kg m^2] (rotor inertia on M's diagonal), ``viscous``
+    [N m s/rad] (URDF ``<dynamics damping>``, MJCF ``damping``), ``coulomb`` [N m] (URDF
+    ``<dynamics friction>``, MJCF ``frictionloss``), smoothed as ``F_c tanh(v / coulomb_speed)``
+    (``coulomb_speed`` [rad/s] > 0: the speed below which the friction fades linearly,
+    ``F_c / coulomb_speed`` N m s/rad at rest; the derivatives stay bounded)."""
+
+    armature: NDArray[np.float64]
+    viscous: NDArray[np.float64]
+    coulomb: NDArray[np.float64]
+    coulomb_speed: float = 0.02
+
+    def __post_init__(self) -> None:
+        for name in ("armature", "viscous", "coulomb"):
+            values = np.asarray(getattr(self, name), dtype=float)
+            if values.ndim != 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
+                raise InputError(f"joint {name} must be finite and >= 0 per joint, got {values}")
+        if not (np.isfinite(self.coulomb_speed) and self.coulomb_speed > 0):
+            raise InputError(f"joint coulomb_speed must be > 0 [rad/s], got {self.coulomb_speed}")
+
+    @classmethod
+    def none(cls, nv: int) -> JointTerms:
+        zero = np.zeros(nv)
+        return cls(zero, zero, zero)
+
+    def torque(self, v: NDArray) -> NDArray[np.float64]:
+        """Friction torque ``-D v - F_c tanh(v / v_c)`` ``(nv,)``."""
+        return -self.viscous * v - self.coulomb * np.tanh(v / self.coulomb_speed)
+
+    def torque_dv(self, v: NDArray) -> NDArray[np.float64]:
+        """Diagonal of ``d torque / dv`` ``(nv,)``."""
+        t = np.tanh(v / self.coulomb_speed)
+        return -self.viscous - self.coulomb / self.coulomb_speed * (1.0 - t * t)
+
+
 class ParametrizedModel:
     """A private copy of a Pinocchio model whose chosen bodies' inertias are set from theta.
 
     ``body_joints`` names the joints that move the estimated bodies (docs/architecture.md keying);
-    ``actuation`` maps the commands u to generalized forces, ``tau = actuation @ u``.
+    ``actuation`` maps the commands u to generalized forces, ``tau = actuation @ u``;
+    ``joints``: armature and joint friction (:class:`JointTerms`, default none: paper B).
     """
 
     def __init__(
@@ -38,8 +87,15 @@ class ParametrizedModel:
         chart: str,
         actuation: NDArray[np.float64],
         dt: float,
+        joints: JointTerms | None = None,
     ) -> None:
         self.model = model.copy()
+        self.joints = JointTerms.none(model.nv) if joints is None else joints
+        if self.joints.armature.shape != (model.nv,):
+            raise InputError(f"joint terms must have nv = {model.nv} values each")
+        self.model.armature[:] = self.joints.armature
+        # Pinocchio's ABA ignores model.damping / friction; tau() applies them
+        self._friction = bool(np.any(self.joints.viscous) or np.any(self.joints.coulomb))
         self.data = self.model.createData()
         self.chart = chart
         self.dt = float(dt)
@@ -82,6 +138,19 @@ class ParametrizedModel:
         ]
         return np.hstack(cols)
 
+    def tau(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
+        """Generalized force of the commands and the joint friction, ``B u - D v - F_c tanh``."""
+        tau = self.actuation @ u
+        if self._friction:
+            tau = tau + self.joints.torque(x[self.model.nq :])
+        return tau
+
+    def tau_dv(self, x: NDArray) -> NDArray[np.float64] | None:
+        """Diagonal of ``d tau / dv`` ``(nv,)``; None without joint friction."""
+        if not self._friction:
+            return None
+        return self.joints.torque_dv(x[self.model.nq :])
+
     def euler_step(self, x: NDArray, a: NDArray) -> NDArray[np.float64]:
         """One semi-implicit Euler step from the acceleration ``a`` of any phase:
         ``v' = v + dt a``, ``q' = q (+) dt v'``."""
@@ -92,18 +161,21 @@ class ParametrizedModel:
     def free_step(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
         """``f(x; theta | u)`` of the free phase (semi-implicit Euler)."""
         nq = self.model.nq
-        return self.euler_step(
-            x, pin.aba(self.model, self.data, x[:nq], x[nq:], self.actuation @ u)
-        )
+        return self.euler_step(x, pin.aba(self.model, self.data, x[:nq], x[nq:], self.tau(x, u)))
 
     def free_acceleration_derivatives(
         self, x: NDArray, u: NDArray
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """``(a, da/dx (nv, 2 nv), da/dtheta)`` of the free dynamics (ABA, eq. 17)."""
+        """``(a, da/dx (nv, 2 nv), da/dtheta)`` of the free dynamics (ABA, eq. 17); the joint
+        friction adds ``M^-1 dtau/dv`` to ``da/dv``."""
         model, data, nq = self.model, self.data, self.model.nq
         q, v = x[:nq], x[nq:]
-        da_dq, da_dv, Minv = pin.computeABADerivatives(model, data, q, v, self.actuation @ u)
+        da_dq, da_dv, Minv = pin.computeABADerivatives(model, data, q, v, self.tau(x, u))
         a = data.ddq.copy()
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        dtau_dv = self.tau_dv(x)
+        if dtau_dv is not None:
+            da_dv = da_dv + Minv * dtau_dv[None, :]
         da_dtheta = -Minv @ self.torque_theta_jacobian(q, v, a)
         return a, np.hstack([da_dq, da_dv]), da_dtheta
 

@@ -71,7 +71,7 @@ def step(
 def acceleration(problem: PhasedProblem, k: int, x: NDArray) -> NDArray[np.float64]:
     """Acceleration ``a_k`` of node k's phase (before a touch-down reset at k+1)."""
     dyn, sched, nq = problem.dynamics, problem.contacts, problem.dynamics.model.nq
-    tau = dyn.actuation @ problem.u[k]
+    tau = dyn.tau(x, problem.u[k])
     if sched is None:
         return pin.aba(dyn.model, dyn.data, x[:nq], x[nq:], tau).copy()
     return contact_acceleration(dyn, sched.models, sched.active(k), x[:nq], x[nq:], tau)
