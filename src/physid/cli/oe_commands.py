@@ -232,6 +232,16 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
     "'stopped by the time budget ...').",
 )
 @click.option(
+    "--time-budget",
+    type=float,
+    default=None,
+    callback=number_in(0.0, 1e7, low_open=True),
+    help="Wall-time budget of the solve [s] (all accelerometer-bias rounds together); default "
+    "20 s + 1 ms per node and iteration. A stopped solve writes its best iterate and says why "
+    "in result.json's status. Solves longer than 5 s print a progress line on stderr at most "
+    "every 5 s (iteration, cost, gaps, step).",
+)
+@click.option(
     "--out",
     type=OUTPUT_DIR,
     required=True,
@@ -254,6 +264,7 @@ def oe_command(
     no_nullspace,
     prior_std,  # noqa: ANN001, ANN201, PLR0913
     max_iterations,
+    time_budget,
     out,
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
@@ -332,14 +343,22 @@ def oe_command(
         joints=joints,
     )
     xs, ws = initial_guess(problem)
-    options = OEOptions(rollout=rollout, nullspace=not no_nullspace, max_iterations=max_iterations)
+    options = OEOptions(
+        rollout=rollout,
+        nullspace=not no_nullspace,
+        max_iterations=max_iterations,
+        time_budget_s=time_budget,
+    )
+    progress = ProgressLines()
     theta0 = problem.dynamics.nominal_theta()
     bias_rounds = None
     if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
-        bias_rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
+        bias_rounds = solve_with_accelerometer_bias(
+            problem, xs, ws, theta0, options, progress=progress
+        )
         result = bias_rounds.result
     else:
-        result = solve(problem, xs, ws, theta0, options)
+        result = solve(problem, xs, ws, theta0, options, progress=progress)
     provenance = {
         "urdf": str(urdf),
         "data": str(data),
@@ -397,6 +416,27 @@ def oe_command(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
         f"{result.solve_time:.1f} s); wrote {out}"
     )
+
+
+class ProgressLines:
+    """The solver's progress lines on stderr, for long solves only: none in the first
+    ``after_s`` seconds, then at most one every ``every_s`` seconds (a stop line always, once
+    any line was written), so that a user can tell a slow solve from a stuck one."""
+
+    def __init__(self, after_s: float = 5.0, every_s: float = 5.0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start, self.after_s, self.every_s = self.clock(), after_s, every_s
+        self.last = -float("inf")
+
+    def __call__(self, line: str) -> None:
+        now = self.clock()
+        stop = line.startswith("oe: stopped")
+        if now - self.start < self.after_s or (now - self.last < self.every_s and not stop):
+            return
+        self.last = now
+        click.echo(line, err=True)
 
 
 def write_report(staging: Path, model, recording, problem, result) -> None:  # noqa: ANN001
