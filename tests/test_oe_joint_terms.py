@@ -106,8 +106,10 @@ def test_joint_terms_change_the_derivatives(go1):
 
 @pytest.mark.parametrize("active", [(), FEET[:2]])
 def test_joint_terms_satisfy_the_equations_of_motion(go1, active):
-    """``M a + h = B u - D v - F_c tanh(v / v_c) + Jc^T lambda`` with M including the armature
-    (Pinocchio's RNEA of a model whose armature is set) and the contact feet not accelerating."""
+    """``(M + dt D_eff(v)) a + h = B u - D v - F_c tanh(v / v_c) + Jc^T lambda`` (the linearly
+    implicit friction step, ``D_eff = D + F_c / v_c sech^2(v / v_c)``) with M including the
+    armature (Pinocchio's RNEA of a model whose armature is set) and the contact feet not
+    accelerating."""
     dyn, _, x, u = _setup(go1, seed=11)
     contacts = ContactModels(dyn.model, FEET)
     nq = go1.nq
@@ -115,10 +117,11 @@ def test_joint_terms_satisfy_the_equations_of_motion(go1, active):
     a = contact_acceleration(dyn, contacts, active, q, v, dyn.tau(x, u))
     true = go1.copy()
     true.inertias[1] = dyn.model.inertias[1]
-    true.armature[6:] = 0.01
+    t = dyn.joints
+    sech2 = 1.0 - np.tanh(v / t.coulomb_speed) ** 2
+    true.armature[:] = t.armature + dyn.dt * (t.viscous + t.coulomb / t.coulomb_speed * sech2)
     data = true.createData()
     lhs = pin.rnea(true, data, q, v, a)
-    t = dyn.joints
     rhs = default_actuation(go1) @ u - t.viscous * v - t.coulomb * np.tanh(v / t.coulomb_speed)
     if active:
         pin.computeJointJacobians(true, data, q)
@@ -152,3 +155,23 @@ def test_joint_terms_are_checked(go1):
         ParametrizedModel(
             go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01, JointTerms.none(3)
         )
+
+
+def test_impulse_ignores_the_implicit_friction(go1):
+    """The touch-down reset map after a friction step uses the plain armature (no friction
+    acts during an instantaneous impact): it equals the reset map of a model with the armature
+    alone."""
+    from physid.oe.contact import impulse
+
+    dyn, _, x, u = _setup(go1, seed=3)
+    contacts = ContactModels(dyn.model, FEET)
+    contact_step(dyn, contacts, FEET[:2], x, u)  # leaves the implicit friction in the model
+    got = impulse(dyn, contacts, FEET, x)
+    legs = np.r_[np.zeros(6), 0.01 * np.ones(go1.nv - 6)]
+    plain = ParametrizedModel(
+        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01,
+        JointTerms(legs, 0 * legs, 0 * legs),
+    )  # fmt: skip
+    plain.set_theta(dyn.nominal_theta())
+    want = impulse(plain, ContactModels(plain.model, FEET), FEET, x)
+    np.testing.assert_allclose(got, want, atol=1e-12)

@@ -33,15 +33,16 @@ PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 CHI2_WARNING = 3.0
 
 
-def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
-    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
+def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float]:
+    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s], the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
-    file and its key."""
+    default True) and the contacts' foot radius [m] (``contacts.radius``, default 0: point
+    feet at the frames) of a ``physid oe --config`` YAML; a bad entry is an InputError naming
+    the file and its key."""
     from physid.files.io import config_errors_name
 
     if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}
+        return {}, 0.0, {"frame": None, "estimate_bias": True}, 0.0
     with config_errors_name(path):
         return _oe_config(path)
 
@@ -95,7 +96,7 @@ def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
     return JointTerms(values["armature"], values["damping"], values["friction"], float(speed))
 
 
-def _oe_config(path: Path) -> tuple[dict, float, dict]:
+def _oe_config(path: Path) -> tuple[dict, float, dict, float]:
     import numpy as np
 
     from physid.errors import InputError
@@ -112,8 +113,11 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
             noise[key] = np.array(items, dtype=float)
         else:
             noise[key] = config_number(value, f"noise.{key}")
-    contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
+    contacts = config_section(raw.get("contacts"), {"damping", "radius"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
+    radius = config_number(
+        contacts.get("radius", 0.0), "contacts.radius", positive=False, low=0, high=1.0
+    )
     imu = config_section(raw.get("imu"), {"frame", "estimate_bias"}, "imu")
     frame, estimate_bias = imu.get("frame"), imu.get("estimate_bias", True)
     if frame is not None and not isinstance(frame, str):
@@ -122,7 +126,7 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
         raise InputError(
             f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
         )
-    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
+    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}, float(radius)
 
 
 @click.command("oe")
@@ -167,7 +171,9 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
     "contact, e.g. 0.03; default: none), force [N] and torque [N m] (force/torque "
     "sensors, per axis; default 0.1, 0.005), accelerometer [m/s^2] (acc_* columns, default "
     "0.1); a 'contacts' mapping with damping [1/s] "
-    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3); and an 'imu' "
+    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3) and radius [m] "
+    "(round feet centred on the contact frames: each node's contact point is the sphere's "
+    "lowest point; default 0); and an 'imu' "
     "mapping with frame (the accelerometer's frame on the base, default the base) and "
     "estimate_bias (default true: the accelerometer's constant bias is estimated by "
     "alternating rounds, reported in result.json); a 'joints' mapping with armature "
@@ -291,7 +297,7 @@ def oe_command(
     from physid.robot.model import load_robot_file
 
     model = load_robot_file(urdf, floating_base=floating)
-    noise, damping, imu = read_oe_config(config)
+    noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
     recording = read_recording(str(data), model)
     notes = Notes()
@@ -341,6 +347,7 @@ def oe_command(
         contact_damping=damping,
         imu_frame=imu["frame"],
         joints=joints,
+        contact_radius=radius,
     )
     xs, ws = initial_guess(problem)
     options = OEOptions(
@@ -370,6 +377,7 @@ def oe_command(
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,
         "contact_damping": damping,
+        "contact_radius": radius,
         "imu_frame": imu["frame"],
         "joints": None
         if joints is None
