@@ -25,6 +25,8 @@ NOISE_KEYS = (
     "force",
     "torque",
     "accelerometer",
+    "contact_change_v",
+    "contact_change_window",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 # reduced chi-square above which the fit is reported as not matching the noise model: the
