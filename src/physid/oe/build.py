@@ -106,8 +106,47 @@ def rolling_contact_points(
     return out
 
 
+def leg_odometry(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """A kinematic state estimate of the base: linear velocity in the base frame ``(N+1, 3)``
+    from the feet in contact (each does not move: ``v_b = -R^T v_foot(v_b = 0)``, averaged
+    over the feet in contact; the last known value at a node without one) and the position
+    ``(N+1, 3)`` integrated from it, from the arrival prior's. None without encoders, IMU
+    orientation and gyro, or contact flags (issue 29 item 3: the warm start of a recording
+    without base_v* columns, whose base otherwise starts at rest where it walks)."""
+    model, meas, sched = problem.dynamics.model, problem.measurements, problem.contacts
+    if sched is None or meas.q is None or meas.base_quat is None or meas.gyro is None:
+        return None
+    dt = problem.dynamics.dt
+    v_joint = meas.v if meas.v is not None else np.zeros((meas.q.shape[0], model.nv - 6))
+    data = model.createData()
+    ids = {f: model.getFrameId(f) for f in sched.frames}
+    vel, pos = np.zeros((meas.q.shape[0], 3)), np.zeros((meas.q.shape[0], 3))
+    pos[0] = problem.x0_prior[:3]
+    last = np.zeros(3)
+    for k, q in enumerate(meas.q):
+        q = np.array(q, dtype=float)
+        q[3:7] = meas.base_quat[k] / np.linalg.norm(meas.base_quat[k])
+        v = np.r_[np.zeros(3), meas.gyro[k], v_joint[k]]
+        active = sched.active(k)
+        if active:
+            pin.forwardKinematics(model, data, q, v)
+            pin.updateFramePlacements(model, data)
+            R = data.oMi[1].rotation
+            feet = [
+                pin.getFrameVelocity(model, data, ids[f], pin.LOCAL_WORLD_ALIGNED).linear
+                for f in active
+            ]
+            last = -R.T @ np.mean(feet, axis=0)
+        vel[k] = last
+        if k:
+            R_prev = pin.Quaternion(meas.base_quat[k - 1]).normalized().toRotationMatrix()
+            pos[k] = pos[k - 1] + dt * R_prev @ vel[k - 1]
+    return vel, pos
+
+
 def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """States from the measurements where available (arrival prior elsewhere), zero noise."""
+    """States from the measurements where available (arrival prior elsewhere), zero noise; a
+    floating base without a base velocity measurement starts from :func:`leg_odometry`."""
     model, meas = problem.dynamics.model, problem.measurements
     n, nq = problem.horizon + 1, model.nq
     _, bv = base_dofs(model)
@@ -122,4 +161,8 @@ def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.f
         xs[:, nq + 3 : nq + 6] = meas.gyro
     if bv and meas.base_velocity is not None:
         xs[:, nq : nq + 3] = meas.base_velocity
+    elif bv:
+        odometry = leg_odometry(problem)
+        if odometry is not None:
+            xs[:, nq : nq + 3], xs[:, :3] = odometry
     return xs, np.zeros((problem.horizon, problem.dynamics.nx))
