@@ -40,6 +40,7 @@ from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
 from physid.oe.riccati import SingularStepError, backward_pass, parameter_hessian, solve_step
 from physid.oe.rollouts import ROLLOUTS, close_gaps, rollout
+from physid.oe.serial import process_noise_inflation
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class OEOptions:
     rho: float = 0.5  # eq. 38
     beta_nu: float = 0.9  # eq. 38
     time_budget_s: float | None = None  # None: default_time_budget(nodes)
+    serial_inflation: bool = True  # physid.oe.serial: std x sqrt(long-run ratio of w)
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -242,6 +244,12 @@ def solve(
         theta_std = np.full(theta.shape, np.nan)
         pi_std = np.full((theta.size // 10, 10), np.nan)
         pi_cov = np.full((theta.size // 10, 10, 10), np.nan)
+    inflation = 1.0
+    if opt.serial_inflation and np.all(np.isfinite(ws)):
+        nv = problem.dynamics.model.nv
+        inflation = process_noise_inflation(ws, problem.process_std_nodes, nv)
+        theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
+        pi_cov = pi_cov * inflation
     pis = problem.dynamics.set_theta(theta)
     return OEResult(
         status,
@@ -262,4 +270,5 @@ def solve(
         hist,
         problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan"),
         pi_cov,
+        inflation,
     )
