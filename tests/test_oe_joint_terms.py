@@ -175,3 +175,29 @@ def test_impulse_ignores_the_implicit_friction(go1):
     plain.set_theta(dyn.nominal_theta())
     want = impulse(plain, ContactModels(plain.model, FEET), FEET, x)
     np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_joints_config_reads_numbers_lists_and_the_model(go1, tmp_path):
+    """oe.yaml ``joints``: 'model' takes the URDF's <dynamics> (Go1: damping 0.01, friction
+    0.2), a number applies to every joint, a list is per joint; the free-flyer gets none."""
+    from physid.cli.oe_commands import read_joint_terms
+
+    path = tmp_path / "oe.yaml"
+    per_joint = ", ".join(str(0.1 * i) for i in range(12))
+    path.write_text(
+        "joints:\n  armature: 0.01\n  damping: model\n  friction: model\n  coulomb_speed: 0.05\n"
+    )
+    terms = read_joint_terms(path, go1)
+    np.testing.assert_array_equal(terms.armature, np.r_[np.zeros(6), np.full(12, 0.01)])
+    np.testing.assert_array_equal(terms.viscous, np.r_[np.zeros(6), np.full(12, 0.01)])
+    np.testing.assert_array_equal(terms.coulomb, np.r_[np.zeros(6), np.full(12, 0.2)])
+    assert terms.coulomb_speed == 0.05
+    path.write_text(f"joints:\n  damping: [{per_joint}]\n")
+    terms = read_joint_terms(path, go1)
+    np.testing.assert_allclose(terms.viscous[6:], 0.1 * np.arange(12))
+    assert not terms.coulomb.any() and not terms.armature.any()
+    path.write_text("joints:\n  damping: [1, 2]\n")
+    with pytest.raises(InputError, match="12"):
+        read_joint_terms(path, go1)
+    path.write_text("noise:\n  encoder: 0.001\n")
+    assert read_joint_terms(path, go1) is None
