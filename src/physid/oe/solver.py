@@ -104,6 +104,12 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
         std = np.sqrt(np.clip(np.diag(c), 0, None))
         if touched[s].any():
             unknown = np.abs(G[b][:, touched[s]]).max(axis=1) > 0
+            # mass and first moments that no dropped direction moves (the exp_eig rotation at
+            # two nearly equal principal moments turns the inertia only) keep their std: they
+            # are invariant along those directions, so the covariance on the kept ones holds
+            moved = np.abs(G[b] @ vec[s][:, ~keep]).max(axis=1, initial=0.0)
+            scale = max(float(np.abs(G[b]).max()), 1e-300)
+            unknown[:4] = moved[:4] > 1e-6 * scale
             std[unknown] = np.nan
             c[unknown, :] = c[:, unknown] = np.nan
         pi_std.append(std)
