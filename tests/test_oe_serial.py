@@ -70,3 +70,21 @@ def test_mass_and_com_std_survive_a_chart_gauge(kinova_payload_arm):
     theta_std, pi_std, _ = _std(problem, xs, ws, problem.dynamics.nominal_theta(), 1e-12)
     assert np.isnan(theta_std).sum() >= 3
     assert np.all(np.isfinite(pi_std[0, :4])) and np.all(pi_std[0, :4] > 0)
+
+
+def test_mass_and_com_std_do_not_take_an_unknown_inertia_std():
+    """physid.body.inertia.mass_com_inertia_std: NaN (unknown) second-moment rows of the
+    covariance leave the mass and CoM std as they are with the full covariance."""
+    from physid.body.inertia import mass_com_inertia_std
+
+    pi = np.array([12.0, 0.1, 0.05, 0.3, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((10, 10)) * 1e-3
+    cov = a @ a.T
+    mass, com, inertia = mass_com_inertia_std(pi, cov)
+    partial = cov.copy()
+    partial[4:, :] = partial[:, 4:] = np.nan
+    mass_p, com_p, inertia_p = mass_com_inertia_std(pi, partial)
+    assert mass_p == pytest.approx(mass, rel=1e-12)
+    np.testing.assert_allclose(com_p, com, rtol=1e-12)
+    assert np.isnan(inertia_p).all() and np.isfinite(inertia).all()
