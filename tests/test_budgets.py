@@ -138,10 +138,10 @@ def test_oe_command_time_budget_writes_the_iterate_and_says_why(tmp_path):
     import json
 
     from click.testing import CliRunner
+    from test_oe_cli import BODY, _write_recording
 
     from physid.cli import main
     from physid.sim.oe_robots import KINOVA, robot_urdf
-    from test_oe_cli import BODY, _write_recording
 
     _write_recording(tmp_path / "run.csv")
     out = tmp_path / "out"
