@@ -18,6 +18,7 @@ standard deviation; out/oe_mujoco_go2/<gait>/)::
     crawl (one foot at a time)    time budget 152    281 | 5.095 +1.90 % 5.1 | 0.7   1.4 | 5.34 5.7
     crawl, coulomb_speed 0.05     time budget 131    242 | 5.097 +1.94 % 5.2 | 0.2   0.7 | 5.36 5.7
     crawl, change_v 0.05 / 20 ms  time budget 128    242 | 5.130 +2.59 % nan | 3.4   nan | 7.30 6.1
+    crawl, --rollout feasible     time budget 105    220 | 5.095 +1.90 % 5.1 | 0.6   1.4 | 5.35 5.7
     sway, --joint-terms none      time budget 101    138 | 18.64 +273 %   19 | 39 m   37 | 12.2 9.1
       --contact-radius 0 --time-budget 240 (the issue's setting: it stops and says why)
     it: Gauss-Newton iterations of all bias rounds (sway: 4 rounds); std: |error| / reported
