@@ -98,3 +98,57 @@ def test_oe_solve_stops_at_its_time_budget(kinova_payload_arm):
     result = solve(problem, xs, ws, theta, OEOptions(time_budget_s=1e-6))
     assert result.status.startswith("stopped by the time budget") and result.iterations <= 1
     np.testing.assert_array_equal(result.theta, theta)  # no step was taken: the start is kept
+
+
+def test_oe_solve_stopped_by_its_iteration_budget_keeps_its_best_iterate(kinova_payload_arm):
+    """Issue 29 item 3: a 3-iteration budget on a solve that needs more stops with the reason
+    in its status, returns an iterate whose cost (re-evaluated) is the reported one and below
+    the start, reports each accepted iteration on ``progress``; the unbudgeted solve goes on
+    to a lower cost (the stop is the budget's, not the problem's)."""
+    from physid.oe.build import initial_guess, make_problem
+    from physid.oe.measurements import Measurements, NoiseStd
+    from physid.oe.solver import OEOptions, solve
+
+    nominal, _, rec = kinova_payload_arm
+    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
+    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
+                           NoiseStd())  # fmt: skip
+    xs, ws = initial_guess(problem)
+    theta = problem.dynamics.nominal_theta()
+    _, start_gaps = problem.evaluate(xs, ws, theta)
+    lines: list[str] = []
+    stopped = solve(problem, xs, ws, theta, OEOptions(max_iterations=3), progress=lines.append)
+    assert stopped.status.startswith("max_iterations") and stopped.iterations == 3
+    cost, gaps = problem.evaluate(stopped.xs, stopped.ws, stopped.theta)
+    assert cost == pytest.approx(stopped.cost, rel=1e-12)
+    assert float(np.abs(gaps).sum()) == pytest.approx(stopped.infeasibility, rel=1e-12)
+    assert cost in stopped.history["cost"]  # an accepted iterate, not a rejected trial
+    assert stopped.infeasibility < float(np.abs(start_gaps).sum())  # the gaps close
+    accepted = [line for line in lines if line.startswith("oe: iteration")]
+    assert len(accepted) == len(stopped.history["cost"]) >= 1
+    assert "cost" in accepted[0] and "gaps" in accepted[0] and "step" in accepted[0]
+    assert lines[-1].startswith("oe: stopped after 3 iterations") and "max_iterations" in lines[-1]
+    free = solve(problem, xs, ws, theta, OEOptions())
+    assert free.converged and free.cost < stopped.cost
+
+
+def test_oe_command_time_budget_writes_the_iterate_and_says_why(tmp_path):
+    """``physid oe --time-budget`` too short for one iteration: exit 0, params.json and
+    result.json written (the starting iterate), the status naming the time budget."""
+    import json
+
+    from click.testing import CliRunner
+    from test_oe_cli import BODY, _write_recording
+
+    from physid.cli import main
+    from physid.sim.oe_robots import KINOVA, robot_urdf
+
+    _write_recording(tmp_path / "run.csv")
+    out = tmp_path / "out"
+    args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data", str(tmp_path / "run.csv"),
+            "--body", BODY, "--out", str(out), "--time-budget", "1e-6"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["status"].startswith("stopped by the time budget of 1e-06 s")
+    assert saved["iterations"] <= 1 and (out / "params.json").is_file()

@@ -3,7 +3,7 @@ the trajectory from encoders, IMU, torque commands and a known contact sequence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,19 +32,24 @@ def oe_estimate(
     nullspace: bool = True,
     prior_std: float | None = None,
     max_iterations: int = 100,
+    time_budget: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Outcome:
     """Estimate the inertia of the bodies moved by the joints ``bodies`` and the trajectory by
     MAP optimal estimation (``physid oe``, paper B eq. 16) from the recording ``data`` (a
     CSV/NPZ/Parquet file, docs/oe.md); ``floating`` adds a free-flyer root joint. ``save(out)``
     writes params.json, result.json, trajectory.csv, convergence.png, report.png and, with
     contacts, contact_forces.csv; ``to_dict()`` is result.json, ``raw`` the
-    :class:`physid.oe.result.OEResult`, ``notes`` what the inputs left unused."""
+    :class:`physid.oe.result.OEResult`, ``notes`` what the inputs left unused. ``time_budget``
+    [s]: wall time of the whole solve (default 20 s + 1 ms per node and iteration); a stopped
+    solve keeps its best iterate and says why in its status. ``progress``: called with the
+    solver's progress lines (iteration, cost, gaps, step)."""
     import dataclasses
 
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
-    from physid.oe.config import read_oe_config
+    from physid.oe.config import read_joint_terms, read_oe_config
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
@@ -57,7 +62,8 @@ def oe_estimate(
     data = Path(data)
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
     model = load_robot_file(urdf, floating_base=floating)
-    noise, damping, imu = read_oe_config(config)
+    noise, damping, imu, radius = read_oe_config(config)
+    joints = read_joint_terms(config, model)
     recording = read_recording(str(data), model)
     notes: list[str] = []
     for name in recording.unknown_columns:
@@ -105,16 +111,25 @@ def oe_estimate(
         contact_flags=recording.contact_flags,
         contact_damping=damping,
         imu_frame=imu["frame"],
+        joints=joints,
+        contact_radius=radius,
     )
     xs, ws = initial_guess(problem)
-    options = OEOptions(rollout=rollout, nullspace=nullspace, max_iterations=max_iterations)
+    options = OEOptions(
+        rollout=rollout,
+        nullspace=nullspace,
+        max_iterations=max_iterations,
+        time_budget_s=time_budget,
+    )
     theta0 = problem.dynamics.nominal_theta()
     bias_rounds = None
     if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
-        bias_rounds = solve_with_accelerometer_bias(problem, xs, ws, theta0, options)
+        bias_rounds = solve_with_accelerometer_bias(
+            problem, xs, ws, theta0, options, progress=progress
+        )
         result = bias_rounds.result
     else:
-        result = solve(problem, xs, ws, theta0, options)
+        result = solve(problem, xs, ws, theta0, options, progress=progress)
     provenance = {
         "urdf": str(urdf),
         "data": str(data),
@@ -126,7 +141,16 @@ def oe_estimate(
         "rollout": rollout,
         "noise": NoiseStd(**noise).__dict__,
         "contact_damping": damping,
+        "contact_radius": radius,
         "imu_frame": imu["frame"],
+        "joints": None
+        if joints is None
+        else {
+            "armature": joints.armature.tolist(),
+            "damping": joints.viscous.tolist(),
+            "friction": joints.coulomb.tolist(),
+            "coulomb_speed": joints.coulomb_speed,
+        },
         "accelerometer": recording.measurements.accelerometer is not None,
     }
     payload = result.to_json_dict()

@@ -147,7 +147,12 @@ def mass_com_inertia_std(
         jacobian[4:, 1 + a] = -d_shift.reshape(-1)
     for k in range(6):  # d I_o / d (Ixx, Ixy, Iyy, Ixz, Iyz, Izz)
         jacobian[4:, 4 + k] = inertia_matrix_from_vector(np.eye(6)[k]).reshape(-1)
-    variance = np.einsum("ia,ab,ib->i", jacobian, covariance, jacobian)
+    # each output from the parameters it depends on only: an unknown (NaN) second moment
+    # leaves the mass and centre of mass std defined (0 x NaN would poison them)
+    variance = np.empty(13)
+    for i, row in enumerate(jacobian):
+        used = row != 0.0
+        variance[i] = row[used] @ covariance[np.ix_(used, used)] @ row[used]
     std = np.sqrt(np.clip(variance, 0.0, None))
     return float(std[0]), std[1:4], std[4:].reshape(3, 3)
 

@@ -54,10 +54,15 @@ from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
     "contact, e.g. 0.03; default: none), force [N] and torque [N m] (force/torque "
     "sensors, per axis; default 0.1, 0.005), accelerometer [m/s^2] (acc_* columns, default "
     "0.1); a 'contacts' mapping with damping [1/s] "
-    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3); and an 'imu' "
+    "(Baumgarte velocity gain of the contacts, default 0 = paper B eq. 3) and radius [m] "
+    "(round feet centred on the contact frames: each node's contact point is the sphere's "
+    "lowest point; default 0); and an 'imu' "
     "mapping with frame (the accelerometer's frame on the base, default the base) and "
     "estimate_bias (default true: the accelerometer's constant bias is estimated by "
-    "alternating rounds, reported in result.json). "
+    "alternating rounds, reported in result.json); a 'joints' mapping with armature "
+    "[kg m^2], damping (viscous) [N m s/rad], friction (Coulomb) [N m] (one number, a list "
+    "per joint, or 'model' for the robot file's values) and coulomb_speed [rad/s] (default "
+    "0.02): the joint terms of the dynamics (default none). "
     "See docs/oe.md.",
 )
 @click.option(
@@ -116,6 +121,16 @@ from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
     "'stopped by the time budget ...').",
 )
 @click.option(
+    "--time-budget",
+    type=float,
+    default=None,
+    callback=number_in(0.0, 1e7, low_open=True),
+    help="Wall-time budget of the solve [s] (all accelerometer-bias rounds together); default "
+    "20 s + 1 ms per node and iteration. A stopped solve writes its best iterate and says why "
+    "in result.json's status. Solves longer than 5 s print a progress line on stderr at most "
+    "every 5 s (iteration, cost, gaps, step).",
+)
+@click.option(
     "--out",
     type=OUTPUT_DIR,
     required=True,
@@ -138,6 +153,7 @@ def oe_command(
     no_nullspace,
     prior_std,  # noqa: ANN001, ANN201, PLR0913
     max_iterations,
+    time_budget,
     out,
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
@@ -155,6 +171,8 @@ def oe_command(
         nullspace=not no_nullspace,
         prior_std=prior_std,
         max_iterations=max_iterations,
+        time_budget=time_budget,
+        progress=ProgressLines(),
     )
     run.save(out)
     for note in run.notes:
@@ -168,6 +186,28 @@ def oe_command(
         f"{result.solve_time:.1f} s); wrote {out}"
     )
 
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the physid group."""
     group.add_command(oe_command)
+
+
+class ProgressLines:
+    """The solver's progress lines on stderr, for long solves only: none in the first
+    ``after_s`` seconds, then at most one every ``every_s`` seconds (a stop line always, once
+    any line was written), so that a user can tell a slow solve from a stuck one."""
+
+    def __init__(self, after_s: float = 5.0, every_s: float = 5.0) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start, self.after_s, self.every_s = self.clock(), after_s, every_s
+        self.last = -float("inf")
+
+    def __call__(self, line: str) -> None:
+        now = self.clock()
+        stop = line.startswith("oe: stopped")
+        if now - self.start < self.after_s or (now - self.last < self.every_s and not stop):
+            return
+        self.last = now
+        click.echo(line, err=True)

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.oe.contact import ContactModels
-from physid.oe.dynamics import ParametrizedModel
+from physid.oe.dynamics import JointTerms, ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs
 from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
@@ -39,18 +39,24 @@ def make_problem(
     contact_flags: NDArray | None = None,
     contact_damping: float = 0.0,
     imu_frame: str | None = None,
+    joints: JointTerms | None = None,
+    contact_radius: float = 0.0,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
     first measured configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
-    ``imu_frame``: the frame of the accelerometer on the base (default: the base frame)."""
+    ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
+    ``joints``: armature and joint friction (:class:`~physid.oe.dynamics.JointTerms`; default
+    none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius
+    centred on the contact frames, each node's contact point at the sphere's lowest point
+    (:func:`rolling_contact_points`; 0: the frames' origins)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
     act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
-    dyn = ParametrizedModel(model, body_joints, chart, act, dt)
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     if theta_prior_std is not None:
@@ -60,7 +66,10 @@ def make_problem(
         x0_prior = np.r_[q0, np.zeros(model.nv)]
     schedule = None
     if contact_flags is not None:
-        schedule = ContactSchedule(dyn.model, contact_frames, contact_flags)
+        points = None
+        if contact_radius > 0:
+            points = rolling_contact_points(model, contact_frames, measurements, contact_radius)
+        schedule = ContactSchedule(dyn.model, contact_frames, contact_flags, points)
         # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
         schedule.models = ContactModels(dyn.model, contact_frames, contact_damping)
     x0 = np.asarray(x0_prior, float)
@@ -68,8 +77,76 @@ def make_problem(
     return OEProblem(dyn, u, measurements, noise, x0, prior, std, schedule, imu_frame)
 
 
+def rolling_contact_points(
+    model: pin.Model, frames: Sequence[str], measurements: Measurements, radius: float
+) -> NDArray[np.float64]:
+    """``(N+1, n_frames, 3)``: per node the lowest point of a sphere of ``radius`` [m] centred
+    on each frame, in that frame's coordinates, ``R_f^T (0, 0, -radius)`` with ``R_f`` the
+    frame's world orientation at the measured configuration (encoders and IMU orientation):
+    where a round foot touches a horizontal floor while it rolls (paper B's point contact is
+    the frame's origin; on a 2 cm Go1 foot that put the torso CoM 2.7 mm low)."""
+    if not (np.isfinite(radius) and radius >= 0):
+        raise InputError(f"contact radius must be >= 0 [m], got {radius!r}")
+    if measurements.q is None:
+        raise InputError("round feet need the encoders (q) to place the contact points")
+    data = model.createData()
+    ids = [model.getFrameId(f) for f in frames]
+    _, bv = base_dofs(model)
+    down = np.array([0.0, 0.0, -radius])
+    out = np.zeros((measurements.q.shape[0], len(frames), 3))
+    for k, q in enumerate(measurements.q):
+        q = np.array(q, dtype=float)
+        if bv and measurements.base_quat is not None:
+            q[3:7] = measurements.base_quat[k]
+        if bv:
+            q[3:7] /= np.linalg.norm(q[3:7])
+        pin.framesForwardKinematics(model, data, q)
+        for i, f in enumerate(ids):
+            out[k, i] = data.oMf[f].rotation.T @ down
+    return out
+
+
+def leg_odometry(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """A kinematic state estimate of the base: linear velocity in the base frame ``(N+1, 3)``
+    from the feet in contact (each does not move: ``v_b = -R^T v_foot(v_b = 0)``, averaged
+    over the feet in contact; the last known value at a node without one) and the position
+    ``(N+1, 3)`` integrated from it, from the arrival prior's. None without encoders, IMU
+    orientation and gyro, or contact flags (issue 29 item 3: the warm start of a recording
+    without base_v* columns, whose base otherwise starts at rest where it walks)."""
+    model, meas, sched = problem.dynamics.model, problem.measurements, problem.contacts
+    if sched is None or meas.q is None or meas.base_quat is None or meas.gyro is None:
+        return None
+    dt = problem.dynamics.dt
+    v_joint = meas.v if meas.v is not None else np.zeros((meas.q.shape[0], model.nv - 6))
+    data = model.createData()
+    ids = {f: model.getFrameId(f) for f in sched.frames}
+    vel, pos = np.zeros((meas.q.shape[0], 3)), np.zeros((meas.q.shape[0], 3))
+    pos[0] = problem.x0_prior[:3]
+    last = np.zeros(3)
+    for k, q in enumerate(meas.q):
+        q = np.array(q, dtype=float)
+        q[3:7] = meas.base_quat[k] / np.linalg.norm(meas.base_quat[k])
+        v = np.r_[np.zeros(3), meas.gyro[k], v_joint[k]]
+        active = sched.active(k)
+        if active:
+            pin.forwardKinematics(model, data, q, v)
+            pin.updateFramePlacements(model, data)
+            R = data.oMi[1].rotation
+            feet = [
+                pin.getFrameVelocity(model, data, ids[f], pin.LOCAL_WORLD_ALIGNED).linear
+                for f in active
+            ]
+            last = -R.T @ np.mean(feet, axis=0)
+        vel[k] = last
+        if k:
+            R_prev = pin.Quaternion(meas.base_quat[k - 1]).normalized().toRotationMatrix()
+            pos[k] = pos[k - 1] + dt * R_prev @ vel[k - 1]
+    return vel, pos
+
+
 def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """States from the measurements where available (arrival prior elsewhere), zero noise."""
+    """States from the measurements where available (arrival prior elsewhere), zero noise; a
+    floating base without a base velocity measurement starts from :func:`leg_odometry`."""
     model, meas = problem.dynamics.model, problem.measurements
     n, nq = problem.horizon + 1, model.nq
     _, bv = base_dofs(model)
@@ -84,4 +161,8 @@ def initial_guess(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.f
         xs[:, nq + 3 : nq + 6] = meas.gyro
     if bv and meas.base_velocity is not None:
         xs[:, nq : nq + 3] = meas.base_velocity
+    elif bv:
+        odometry = leg_odometry(problem)
+        if odometry is not None:
+            xs[:, nq : nq + 3], xs[:, :3] = odometry
     return xs, np.zeros((problem.horizon, problem.dynamics.nx))

@@ -1,4 +1,5 @@
-"""The ``physid oe --config`` YAML: noise standard deviations, contact damping and the IMU."""
+"""The ``physid oe --config`` YAML: noise standard deviations, contacts (damping, foot radius),
+the IMU and the joints' own terms (armature, viscous and Coulomb friction)."""
 
 from __future__ import annotations
 
@@ -18,30 +19,83 @@ NOISE_KEYS = (
     "force",
     "torque",
     "accelerometer",
+    "contact_change_v",
+    "contact_change_window",
 )
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 
-def read_oe_config(path: Path | None) -> tuple[dict, float, dict]:
-    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s] and the
+SECTIONS = {"noise", "contacts", "imu", "joints"}
+JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed")
+
+
+def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float]:
+    """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s], the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) of a ``physid oe --config`` YAML; a bad entry is an InputError naming the
-    file and its key."""
+    default True) and the contacts' foot radius [m] (``contacts.radius``, default 0: point
+    feet at the frames) of a ``physid oe --config`` YAML; a bad entry is an InputError naming
+    the file and its key."""
     from physid.files.io import config_errors_name
 
     if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}
+        return {}, 0.0, {"frame": None, "estimate_bias": True}, 0.0
     with config_errors_name(path):
         return _oe_config(path)
 
 
-def _oe_config(path: Path) -> tuple[dict, float, dict]:
+def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
+    """The ``joints`` mapping of a ``physid oe --config`` YAML as
+    :class:`physid.oe.dynamics.JointTerms` (None without one): ``armature`` [kg m^2],
+    ``damping`` (viscous) [N m s/rad], ``friction`` (Coulomb) [N m], each one number for every
+    joint, a list with one per joint (the free-flyer excluded), or ``model``: the robot file's
+    values (URDF ``<dynamics damping friction>``, MJCF ``damping frictionloss armature``);
+    ``coulomb_speed`` [rad/s] (default 0.02): the tanh smoothing of the Coulomb friction."""
+    from physid.files.io import config_errors_name
+
+    if path is None:
+        return None
+    with config_errors_name(path):
+        return _joint_terms(path, model)
+
+
+def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.files.io import config_number, config_section, read_yaml
+    from physid.oe.dynamics import JointTerms
+    from physid.oe.measurements import base_dofs
+
+    raw = config_section(read_yaml(path, "config file"), SECTIONS, "")
+    if raw.get("joints") is None:
+        return None
+    section = config_section(raw["joints"], set(JOINT_KEYS), "joints")
+    bv = base_dofs(model)[1]
+    n = model.nv - bv
+    from_model = {"armature": model.armature, "damping": model.damping, "friction": model.friction}
+    values = {}
+    for key, file_values in from_model.items():
+        value = section.get(key, 0.0)
+        if value == "model":
+            values[key] = np.asarray(file_values, float).copy()
+            continue
+        items = value if isinstance(value, list) else [value] * n
+        if len(items) != n:
+            raise InputError(f"joints.{key}: expected one number or {n} (one per joint)")
+        numbers = [config_number(v, f"joints.{key}", positive=False, low=0.0) for v in items]
+        values[key] = np.r_[np.zeros(bv), numbers]
+    speed = config_number(section.get("coulomb_speed", 0.02), "joints.coulomb_speed")
+    values["armature"][:bv] = values["damping"][:bv] = values["friction"][:bv] = 0.0
+    return JointTerms(values["armature"], values["damping"], values["friction"], float(speed))
+
+
+def _oe_config(path: Path) -> tuple[dict, float, dict, float]:
     import numpy as np
 
     from physid.errors import InputError
     from physid.files.io import config_number, config_section, read_yaml
 
-    raw = config_section(read_yaml(path, "config file"), {"noise", "contacts", "imu"}, str(path))
+    raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
     section = config_section(raw.get("noise"), set(NOISE_KEYS), "noise")
     noise = {}
     for key, value in section.items():
@@ -50,8 +104,11 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
             noise[key] = np.array(items, dtype=float)
         else:
             noise[key] = config_number(value, f"noise.{key}")
-    contacts = config_section(raw.get("contacts"), {"damping"}, "contacts")
+    contacts = config_section(raw.get("contacts"), {"damping", "radius"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
+    radius = config_number(
+        contacts.get("radius", 0.0), "contacts.radius", positive=False, low=0, high=1.0
+    )
     imu = config_section(raw.get("imu"), {"frame", "estimate_bias"}, "imu")
     frame, estimate_bias = imu.get("frame"), imu.get("estimate_bias", True)
     if frame is not None and not isinstance(frame, str):
@@ -60,4 +117,4 @@ def _oe_config(path: Path) -> tuple[dict, float, dict]:
         raise InputError(
             f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
         )
-    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}
+    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}, float(radius)

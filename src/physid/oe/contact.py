@@ -13,6 +13,13 @@ decays like ``exp(-Kd t)`` instead of being carried. There is no position gain: 
 (the foot's touch-down point) is a function of an earlier node's state, which would couple
 non-adjacent nodes and break the Markov structure the Riccati recursion relies on.
 
+Round feet (issue 29 item 2): with a foot radius r the contact point of node k is not the
+foot frame's origin (the sphere's centre) but the sphere's lowest point at node k, the material
+point ``R_foot(q_k)^T (0, 0, -r)`` in the foot frame, where MuJoCo and the floor push on a
+soft foot. It is fixed per node from the measured configuration (encoders and IMU), as data:
+the point moves along the sole from node to node as the foot rolls, and the derivatives stay
+exact (:meth:`ContactModels.set_points`).
+
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
 
@@ -51,6 +58,12 @@ class ContactModels:
             raise InputError(f"contact damping must be >= 0 [1/s], got {damping!r}")
         self.damping = float(damping)
         self._cache: dict[tuple[str, ...], tuple] = {}
+        self._points: dict[str, NDArray[np.float64]] = {}
+
+    def set_points(self, points: dict[str, NDArray] | None) -> None:
+        """Contact points [m] in each foot frame (default its origin) for the next calls of
+        :meth:`get`: a node's rolling contact point (module docstring)."""
+        self._points = {} if points is None else points
 
     def get(self, active: tuple[str, ...]) -> tuple:
         """``(data, constraint_models, constraint_datas)`` for the contact set ``active``."""
@@ -74,7 +87,13 @@ class ContactModels:
             data = model.createData()
             pin.initConstraintDynamics(model, data, cms, cds)
             self._cache[active] = (data, cms, cds)
-        return self._cache[active]
+        data, cms, cds = self._cache[active]
+        if self._points:
+            for name, cm in zip(active, cms, strict=True):
+                frame = self.model.frames[self.model.getFrameId(name)]
+                offset = pin.SE3(np.eye(3), self._points.get(name, np.zeros(3)))
+                cm.joint1_placement = frame.placement * offset
+        return data, cms, cds
 
 
 def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray):  # noqa: ANN202
@@ -111,23 +130,27 @@ def contact_step(
 ) -> NDArray[np.float64]:  # noqa: ANN001
     """One semi-implicit Euler step of the contact phase ``active`` (eqs. 2-3, 16)."""
     nq = dyn.model.nq
-    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.actuation @ u)
+    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.tau(x, u))
     return dyn.euler_step(x, a)
 
 
 def contact_acceleration_derivatives(
     dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
-    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18."""
+    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18, and the joint
+    friction's ``dtau/dv`` through the same KKT matrix."""
     if not active:
         return dyn.free_acceleration_derivatives(x, u)
     model, nq = dyn.model, dyn.model.nq
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
-    a = pin.constraintDynamics(model, data, q, v, dyn.actuation @ u, cms, cds, _PROX).copy()
+    a = pin.constraintDynamics(model, data, q, v, dyn.tau(x, u), cms, cds, _PROX).copy()
     derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
     da_dx = np.hstack([derivatives[0], derivatives[1]])
     Jc = _jacobian(model, data, cms, cds)
+    friction = dyn.friction_dv(x, a)
+    if friction is not None:
+        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction)
     da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
     return a, da_dx, da_dtheta
 
@@ -147,6 +170,7 @@ def impulse(
     rest after the (plastic) impact."""
     model, nq = dyn.model, dyn.model.nq
     data, cms, cds = contacts.get(active)
+    dyn.rigid()
     v_plus = pin.impulseDynamics(model, data, x[:nq], x[nq:], cms, cds, 0.0, _PROX)
     return np.concatenate([x[:nq], v_plus])
 
@@ -158,6 +182,7 @@ def impulse_derivatives(
     model, nq, nv = dyn.model, dyn.model.nq, dyn.model.nv
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
+    dyn.rigid()
     v_plus = pin.impulseDynamics(model, data, q, v, cms, cds, 0.0, _PROX).copy()
     pin.computeImpulseDynamicsDerivatives(model, data, cms, cds, 0.0, _PROX)
     Fx = np.zeros((2 * nv, 2 * nv))

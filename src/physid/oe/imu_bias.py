@@ -16,14 +16,16 @@ acceleration): 3 rounds on the same walk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
-from physid.oe.solver import OEOptions, solve
+from physid.oe.solver import OEOptions, default_time_budget, solve
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,27 @@ def solve_with_accelerometer_bias(
     options: OEOptions | None = None,
     rounds: int = 8,
     tolerance: float = 1e-3,
+    progress: Callable[[str], None] | None = None,
 ) -> BiasRounds:
     """Alternate the eq. 16 solve and the bias' closed form (module docstring) until the mean
     residual is below ``tolerance`` [m/s^2] (``converged``); the last solve is at the final
-    bias, which the problem's ``accelerometer_bias`` keeps."""
+    bias, which the problem's ``accelerometer_bias`` keeps. The options' time budget (default
+    :func:`~physid.oe.solver.default_time_budget`) is for all rounds together: each round gets
+    what the earlier ones left, and no round starts once it is spent."""
+    opt = options or OEOptions()
+    seconds = opt.time_budget_s or default_time_budget(len(xs), opt.max_iterations)
+    deadline = time.perf_counter() + seconds
     history = [tuple(float(v) for v in problem.accelerometer_bias)]
     total, converged, result, previous = 0, False, None, None
-    for _ in range(rounds):
-        result = solve(problem, xs, ws, theta, options)
+    for n in range(rounds):
+        left = deadline - time.perf_counter()
+        if result is not None and left <= 0:
+            break
+        if progress is not None:
+            progress(f"oe: accelerometer bias round {n + 1}, bias {np.round(history[-1], 4)}")
+        result = solve(
+            problem, xs, ws, theta, replace(opt, time_budget_s=max(left, 1e-9)), progress=progress
+        )
         total += result.iterations
         if not np.all(np.isfinite(result.xs)):
             break

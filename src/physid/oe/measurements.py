@@ -63,6 +63,9 @@ class NoiseStd:
     six-axis sensor, e.g. ATI Mini45 resolution 1/16 N and 1/752 N m, with margin for its
     drift after taring). ``accelerometer`` [m/s^2]: per axis (a BMI088-class IMU reads
     0.04 m/s^2 of white noise over a 500 Hz band; the rest is margin for vibration).
+    ``contact_change_v`` (None: off): the process_v standard deviation (floor) at the nodes
+    within ``contact_change_window`` [s] of a contact flag change, where a soft foot's
+    touch-down, bounce or lift-off is not the rigid model's (issue 29 item 2).
     """
 
     encoder: float = 1e-3
@@ -78,6 +81,8 @@ class NoiseStd:
     force: float = 0.1
     torque: float = 5e-3
     accelerometer: float = 0.1
+    contact_change_v: float | None = None
+    contact_change_window: float = 0.02
 
     def process_std(self, nv: int) -> NDArray[np.float64]:
         """Standard deviations of ``w = [w_q; w_v]`` ``(2 nv,)``; bad values are an InputError

@@ -41,12 +41,26 @@ class ContactSchedule:
     """The known contact sequence: ``flags[k, i]`` is True when ``frames[i]`` touches at node k
     (``N + 1`` rows); contacts are rigid 3D point contacts at those frames' origins."""
 
-    def __init__(self, model: pin.Model, frames: Sequence[str], flags: NDArray) -> None:
+    def __init__(
+        self,
+        model: pin.Model,
+        frames: Sequence[str],
+        flags: NDArray,
+        points: NDArray | None = None,
+    ) -> None:
         self.flags = np.asarray(flags, dtype=bool)
+        self.points = None if points is None else np.asarray(points, dtype=float)
+        if self.points is not None and self.points.shape != (*self.flags.shape, 3):
+            raise InputError(f"contact points must be (N+1, {len(frames)}, 3)")
         if self.flags.ndim != 2 or self.flags.shape[1] != len(frames):
             raise InputError(f"contact flags must be (N+1, {len(frames)}), got {self.flags.shape}")
         self.frames = tuple(frames)
         self.models = ContactModels(model, frames)
+
+    def use(self, k: int) -> None:
+        """Put node k's contact points (round feet) on the contact models."""
+        if self.points is not None:
+            self.models.set_points(dict(zip(self.frames, self.points[k], strict=True)))
 
     def active(self, k: int) -> tuple[str, ...]:
         return tuple(f for f, on in zip(self.frames, self.flags[k], strict=True) if on)
@@ -64,6 +78,7 @@ def step(
     sched = problem.contacts
     y = problem.dynamics.euler_step(x, acceleration(problem, k, x) if a is None else a)
     if sched is not None and sched.touchdown(k + 1):
+        sched.use(k + 1)
         y = impulse(problem.dynamics, sched.models, sched.active(k + 1), y)
     return y
 
@@ -71,9 +86,10 @@ def step(
 def acceleration(problem: PhasedProblem, k: int, x: NDArray) -> NDArray[np.float64]:
     """Acceleration ``a_k`` of node k's phase (before a touch-down reset at k+1)."""
     dyn, sched, nq = problem.dynamics, problem.contacts, problem.dynamics.model.nq
-    tau = dyn.actuation @ problem.u[k]
+    tau = dyn.tau(x, problem.u[k])
     if sched is None:
         return pin.aba(dyn.model, dyn.data, x[:nq], x[nq:], tau).copy()
+    sched.use(k)
     return contact_acceleration(dyn, sched.models, sched.active(k), x[:nq], x[nq:], tau)
 
 
@@ -84,6 +100,7 @@ def acceleration_derivatives(
     sched = problem.contacts
     if sched is None:
         return problem.dynamics.free_acceleration_derivatives(x, problem.u[k])
+    sched.use(k)
     return contact_acceleration_derivatives(
         problem.dynamics, sched.models, sched.active(k), x, problem.u[k]
     )
@@ -100,6 +117,7 @@ def step_derivatives(
     dyn, sched = problem.dynamics, problem.contacts
     y, Fx, Ft = dyn.euler_derivatives(x, *(accel or acceleration_derivatives(problem, k, x)))
     if sched is not None and sched.touchdown(k + 1):
+        sched.use(k + 1)
         y, Dx, Dt = impulse_derivatives(dyn, sched.models, sched.active(k + 1), y)
         Fx, Ft = Dx @ Fx, Dx @ Ft + Dt
     return y, Fx, Ft

@@ -108,6 +108,7 @@ class OEProblem:
             raise InputError(f"contact flags must have N + 1 = {self.u.shape[0] + 1} rows")
         nv = model.nv
         self._w_std = self.noise.process_std(nv)
+        self._w_nodes = self._node_process_std(nv)
         slip = self.noise.foot_velocity
         if slip is not None and not (np.isfinite(slip) and slip > 0):
             raise InputError(f"noise foot_velocity must be positive (or None), got {slip!r}")
@@ -117,6 +118,31 @@ class OEProblem:
         self._accel_obs = NodeAccelerationObservations(
             self.dynamics, self.measurements, self.noise, self.horizon, frames, self.imu_frame
         )
+
+    def _node_process_std(self, nv: int) -> NDArray[np.float64] | None:
+        """``(N, 2 nv)`` process standard deviations per node when ``contact_change_v`` raises
+        them near contact flag changes, else None (the same at every node)."""
+        extra, sched = self.noise.contact_change_v, self.contacts
+        if extra is None or sched is None:
+            return None
+        window = self.noise.contact_change_window
+        if not (np.isfinite(extra) and extra > 0 and np.isfinite(window) and window >= 0):
+            raise InputError("noise contact_change_v must be > 0 and contact_change_window >= 0")
+        changed = np.flatnonzero(np.any(sched.flags[1:] != sched.flags[:-1], axis=1))
+        reach = int(round(window / self.dynamics.dt))
+        near = np.zeros(self.horizon, bool)
+        for k in changed:  # the change is between nodes k and k + 1
+            near[max(k - reach, 0) : k + reach + 1] = True
+        std = np.tile(self._w_std, (self.horizon, 1))
+        std[near, nv:] = np.maximum(std[near, nv:], extra)
+        return std
+
+    @property
+    def process_std_nodes(self) -> NDArray[np.float64]:
+        """Process-noise standard deviations ``(N, 2 nv)`` of every node."""
+        if self._w_nodes is not None:
+            return self._w_nodes.copy()
+        return np.tile(self._w_std, (self.horizon, 1))
 
     @property
     def wrench_frames(self) -> tuple[str, ...]:
@@ -224,7 +250,8 @@ class OEProblem:
 
     def _fixed_costs(self, x0: NDArray, theta: NDArray, ws: NDArray) -> float:
         r0 = state.difference(self.dynamics.model, self.x0_prior, x0) / self._x0_std
-        cost = 0.5 * r0 @ r0 + 0.5 * np.sum((ws / self._w_std) ** 2)
+        w_std = self._w_std if self._w_nodes is None else self._w_nodes
+        cost = 0.5 * r0 @ r0 + 0.5 * np.sum((ws / w_std) ** 2)
         if self.theta_prior_std is not None:
             rt = prior_residual(self.dynamics.chart, theta, self.theta_prior)[0]
             rt = rt / self.theta_prior_std
@@ -265,11 +292,15 @@ class OEProblem:
         cost = self._fixed_costs(xs[0], theta, ws)
         A, B, C = np.empty((N, nx, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
         gaps, Lxx, lx = np.empty((N, nx)), np.empty((N + 1, nx, nx)), np.empty((N + 1, nx))
-        lw = ws / self._w_std**2
+        w_std = self._w_std if self._w_nodes is None else self._w_nodes
+        lw = ws / w_std**2
         Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
         coupling = None
-        if self._accel_obs.active:
+        if self._accel_obs.active or self._w_nodes is not None:
             coupling = ObservationCoupling(*(np.zeros((N, nx, n)) for n in (nx, nx, nt, nt)))
+        if self._w_nodes is not None:  # per-node noise: its difference to Lww, node by node
+            diag = self._w_nodes**-2.0 - self._w_std**-2.0
+            coupling.Lww[:, np.arange(nx), np.arange(nx)] = diag
         for k in range(N + 1):
             r, J = self.node_residuals(k, xs[k], True)
             Lxx[k], lx[k] = J.T @ J, J.T @ r
@@ -287,7 +318,8 @@ class OEProblem:
                 Lxx[k] += Jx.T @ Jx
                 lx[k] += Jx.T @ r
                 lw[k] += Jw.T @ r
-                coupling.Lxw[k], coupling.Lww[k] = Jx.T @ Jw, Jw.T @ Jw
+                coupling.Lxw[k] = Jx.T @ Jw
+                coupling.Lww[k] += Jw.T @ Jw
                 coupling.Lxt[k], coupling.Lwt[k] = Jx.T @ Jt, Jw.T @ Jt
                 Ltt += Jt.T @ Jt
                 lt += Jt.T @ r

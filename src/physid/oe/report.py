@@ -92,7 +92,8 @@ def contact_forces(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
         if not active:
             continue
         q, v = xs[k, :nq], xs[k, nq:]
-        contact_acceleration(dyn, sched.models, active, q, v, dyn.actuation @ problem.u[k])
+        sched.use(k)
+        contact_acceleration(dyn, sched.models, active, q, v, dyn.tau(xs[k], problem.u[k]))
         lam = np.asarray(sched.models.get(active)[0].lambda_c).reshape(len(active), 3)
         for name, f in zip(active, lam, strict=True):
             forces[k, sched.frames.index(name)] = f

@@ -21,6 +21,9 @@ class OEResult:
     they are not available and are reported as NaN for the entries those directions touch.
     ``chi2_reduced`` (:meth:`physid.oe.problem.OEProblem.reduced_chi_square`): about 1 when
     the noise model fits the data; far above, the standard deviations are too small.
+    ``std_inflation`` (>= 1, already applied to the standard deviations): the long-run over
+    the plain variance of the whitened process noise (:mod:`physid.oe.serial`), far above 1
+    when the model errors are slow and systematic (soft contacts) rather than white.
     """
 
     status: str
@@ -41,6 +44,7 @@ class OEResult:
     history: dict[str, list] = field(default_factory=dict)
     chi2_reduced: float = float("nan")
     pi_covariance: NDArray[np.float64] | None = None  # (n_bodies, 10, 10), as pi_std
+    std_inflation: float = 1.0  # variance factor of physid.oe.serial, already in the std
 
     @property
     def converged(self) -> bool:
@@ -81,6 +85,7 @@ class OEResult:
             "infeasibility": self.infeasibility,
             "null_dim": self.null_dim,
             "chi2_reduced": self.chi2_reduced,
+            "std_inflation": self.std_inflation,
             "solve_time_s": self.solve_time,
             "theta": self.theta.tolist(),
             "theta_std": self.theta_std.tolist(),

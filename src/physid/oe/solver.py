@@ -14,11 +14,20 @@ above ``mu_decrease_above`` it is divided by ``mu_decrease_factor``, at or below
 factorization. Without the increase after short accepted steps (and without mu on the parameter
 block) the feasibility-driven rollout on a two-body Kinova crawled at alpha ~ 3e-4 for 100
 iterations (docs/oe.md, "Feasibility-driven rollout").
+
+Budgets (issue 29 item 3): the wall-time budget is checked before every iteration AND before
+every line-search trial (one trial re-simulates every node: on 2,000 nodes a 13-trial line
+search took minutes), the iteration budget before every iteration. A solve that does not
+converge returns its best iterate, the accepted iterate of lowest merit at the final penalty
+``nu`` (with the non-monotone test the last accepted one can be worse), and says why it stopped.
+``progress`` (e.g. the CLI's stderr writer) receives one line per accepted iteration: iteration,
+cost, sum and max of the gaps, step length, mu, seconds.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +40,7 @@ from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
 from physid.oe.riccati import SingularStepError, backward_pass, parameter_hessian, solve_step
 from physid.oe.rollouts import ROLLOUTS, close_gaps, rollout
+from physid.oe.serial import process_noise_inflation
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ class OEOptions:
     rho: float = 0.5  # eq. 38
     beta_nu: float = 0.9  # eq. 38
     time_budget_s: float | None = None  # None: default_time_budget(nodes)
+    serial_inflation: bool = True  # physid.oe.serial: std x sqrt(long-run ratio of w)
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -93,11 +104,27 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
         std = np.sqrt(np.clip(np.diag(c), 0, None))
         if touched[s].any():
             unknown = np.abs(G[b][:, touched[s]]).max(axis=1) > 0
+            # mass and first moments that no dropped direction moves (the exp_eig rotation at
+            # two nearly equal principal moments turns the inertia only) keep their std: they
+            # are invariant along those directions, so the covariance on the kept ones holds
+            moved = np.abs(G[b] @ vec[s][:, ~keep]).max(axis=1, initial=0.0)
+            scale = max(float(np.abs(G[b]).max()), 1e-300)
+            unknown[:4] = moved[:4] > 1e-6 * scale
             std[unknown] = np.nan
             c[unknown, :] = c[:, unknown] = np.nan
         pi_std.append(std)
         pi_cov.append(c)
     return theta_std, np.array(pi_std), np.array(pi_cov)
+
+
+def progress_line(
+    it: int, cost: float, gaps: float, max_gap: float, alpha: float, mu: float, seconds: float
+) -> str:
+    """One progress line of an accepted iteration (the CLI writes it to stderr)."""
+    return (
+        f"oe: iteration {it}, cost {cost:.6g}, gaps {gaps:.3g} (max {max_gap:.3g}), "
+        f"step {alpha:.3g}, mu {mu:.1e}, {seconds:.1f} s"
+    )
 
 
 def solve(
@@ -107,8 +134,11 @@ def solve(
     theta: NDArray,
     options: OEOptions | None = None,
     callback=None,  # noqa: ANN001 - called as callback(iteration, theta, xs)
+    progress: Callable[[str], None] | None = None,
 ) -> OEResult:
-    """Solve eq. 16 from the guess ``(xs, ws, theta)``; never raises on numerical failure."""
+    """Solve eq. 16 from the guess ``(xs, ws, theta)``; never raises on numerical failure.
+    ``progress``: called with :func:`progress_line` after every accepted iteration and with
+    the stopping reason."""
     opt = options or OEOptions()
     start = time.perf_counter()
     xs, ws, theta = np.array(xs, float), np.array(ws, float), np.array(theta, float)
@@ -116,6 +146,7 @@ def solve(
         xs = close_gaps(problem, xs, ws, theta)
     cost, gaps = problem.evaluate(xs, ws, theta)
     infeas = float(np.abs(gaps).sum())
+    best = (cost, infeas, xs, ws, theta, 0)  # lowest merit at the current nu, its iteration
     mu, nu, null_dim, status, it = opt.mu_init, opt.nu_init, 0, "max_iterations", 0
     hist: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
     hist["theta"], recent = [theta.tolist()], [(cost, infeas)]
@@ -161,6 +192,8 @@ def solve(
         alpha = step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
         accepted = False
         while alpha >= opt.alpha_min:
+            if budget.elapsed() >= budget.seconds:
+                break  # the status is set at the top of the loop
             with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
                 trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
                 cost_t, gaps_t = problem.evaluate(*trial)
@@ -172,6 +205,10 @@ def solve(
                 break
             alpha *= 0.5
         if not accepted:
+            if budget.elapsed() >= budget.seconds:
+                budget.reason = "time"
+                status = f"stopped by {budget.describe()}"
+                break
             if mu >= opt.mu_max:
                 status = "line_search_failed"
                 break
@@ -180,6 +217,11 @@ def solve(
         xs, ws, theta = trial
         cost, infeas, lin = cost_t, infeas_t, None
         recent.append((cost, infeas))
+        if cost + nu * infeas <= best[0] + nu * best[1]:
+            best = (cost, infeas, xs, ws, theta, it)
+        if progress is not None:
+            max_gap = float(np.abs(gaps_t).max(initial=0.0))
+            progress(progress_line(it, cost, infeas, max_gap, alpha, mu, budget.elapsed()))
         relative = alpha / step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
         if relative > opt.mu_decrease_above:
             mu = max(mu / opt.mu_decrease_factor, opt.mu_min)
@@ -196,6 +238,11 @@ def solve(
         hist["theta"].append(theta.tolist())
         if callback is not None:
             callback(it, theta, xs)
+    if status != "converged" and best[0] + nu * best[1] < cost + nu * infeas:
+        cost, infeas, xs, ws, theta, kept = best
+        status += f" (kept the best iterate, of iteration {kept})"
+    if progress is not None:
+        progress(f"oe: stopped after {it} iterations, {budget.elapsed():.1f} s: {status}")
     try:
         with np.errstate(all="ignore"):
             theta_std, pi_std, pi_cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
@@ -203,6 +250,12 @@ def solve(
         theta_std = np.full(theta.shape, np.nan)
         pi_std = np.full((theta.size // 10, 10), np.nan)
         pi_cov = np.full((theta.size // 10, 10, 10), np.nan)
+    inflation = 1.0
+    if opt.serial_inflation and np.all(np.isfinite(ws)):
+        nv = problem.dynamics.model.nv
+        inflation = process_noise_inflation(ws, problem.process_std_nodes, nv)
+        theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
+        pi_cov = pi_cov * inflation
     pis = problem.dynamics.set_theta(theta)
     return OEResult(
         status,
@@ -223,4 +276,5 @@ def solve(
         hist,
         problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan"),
         pi_cov,
+        inflation,
     )

@@ -1,0 +1,203 @@
+"""Issue 29 item 1: armature, viscous and smoothed Coulomb joint friction in the dynamics of
+``physid oe`` (free, contact and impulse phases of a floating-base quadruped) against central
+finite differences, and against their defining equations (Pinocchio's RNEA with the armature,
+plus the friction torque)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from physid.errors import InputError
+from physid.oe import state
+from physid.oe.build import default_actuation
+from physid.oe.charts import retract
+from physid.oe.contact import (
+    ContactModels,
+    contact_acceleration,
+    contact_step,
+    contact_step_derivatives,
+)
+from physid.oe.dynamics import JointTerms, ParametrizedModel
+from physid.sim.oe_robots import GO1, load_model
+
+FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+EPS = 1e-6
+
+
+@pytest.fixture(scope="module")
+def go1() -> pin.Model:
+    return load_model(GO1, floating=True)
+
+
+def _terms(nv: int, speed: float = 0.3) -> JointTerms:
+    legs = np.r_[np.zeros(6), np.ones(nv - 6)]
+    return JointTerms(0.01 * legs, 2.0 * legs, 0.2 * legs, speed)
+
+
+def _setup(model, seed, speed=0.3):
+    rng = np.random.default_rng(seed)
+    dyn = ParametrizedModel(
+        model, ["root_joint"], "exp_eig", default_actuation(model), 0.01, _terms(model.nv, speed)
+    )
+    theta = dyn.nominal_theta() + 0.05 * rng.standard_normal(dyn.n_theta)
+    dyn.set_theta(theta)
+    q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+    # joint speeds around the Coulomb smoothing speed: the tanh's curved part
+    v = np.r_[rng.standard_normal(6), speed * rng.standard_normal(model.nv - 6)]
+    return dyn, theta, np.r_[q, v], rng.standard_normal(model.nv - 6)
+
+
+def _fd_x(fun, model, x, eps=EPS):
+    y0 = fun(x)
+    cols = []
+    for i in range(2 * model.nv):
+        e = np.zeros(2 * model.nv)
+        e[i] = eps
+        plus = state.difference(model, y0, fun(state.integrate(model, x, e)))
+        minus = state.difference(model, y0, fun(state.integrate(model, x, -e)))
+        cols.append((plus - minus) / (2 * eps))
+    return np.column_stack(cols)
+
+
+def _fd_theta(fun, dyn, theta, eps=1e-6):
+    model = dyn.model
+    dyn.set_theta(theta)
+    y0 = fun()
+    cols = []
+    for i in range(theta.size):
+        e = np.zeros(theta.size)
+        e[i] = eps
+        dyn.set_theta(retract("exp_eig", theta, e))
+        plus = state.difference(model, y0, fun())
+        dyn.set_theta(retract("exp_eig", theta, -e))
+        minus = state.difference(model, y0, fun())
+        cols.append((plus - minus) / (2 * eps))
+    dyn.set_theta(theta)
+    return np.column_stack(cols)
+
+
+@pytest.mark.parametrize("active", [(), ("FL_foot",), FEET])
+def test_joint_terms_step_derivatives_match_finite_differences(go1, active):
+    dyn, theta, x, u = _setup(go1, seed=len(active))
+    contacts = ContactModels(dyn.model, FEET)
+    f, Fx, Ft = contact_step_derivatives(dyn, contacts, active, x, u)
+    np.testing.assert_allclose(f[go1.nq :], contact_step(dyn, contacts, active, x, u)[go1.nq :])
+    Fx_fd = _fd_x(lambda xx: contact_step(dyn, contacts, active, xx, u), go1, x)
+    np.testing.assert_allclose(Fx, Fx_fd, atol=1e-6 * max(1.0, np.abs(Fx).max()))
+    Ft_fd = _fd_theta(lambda: contact_step(dyn, contacts, active, x, u), dyn, theta)
+    np.testing.assert_allclose(Ft, Ft_fd, rtol=1e-4, atol=1e-6 * np.abs(Ft).max())
+
+
+def test_joint_terms_change_the_derivatives(go1):
+    """The friction's share of da/dv is not negligible here (else the test above proves
+    nothing about it): at least 2 on the joint diagonal of df/dv / dt."""
+    dyn, _, x, u = _setup(go1, seed=5)
+    plain = ParametrizedModel(go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01)
+    plain.set_theta(dyn.nominal_theta())
+    plain.model.armature[:] = dyn.model.armature
+    _, Fx, _ = dyn.free_step_derivatives(x, u)
+    _, Fx0, _ = plain.free_step_derivatives(x, u)
+    nv = go1.nv
+    diff = np.abs(np.diag(Fx - Fx0)[nv + 6 :]) / dyn.dt
+    assert diff.min() > 2.0
+
+
+@pytest.mark.parametrize("active", [(), FEET[:2]])
+def test_joint_terms_satisfy_the_equations_of_motion(go1, active):
+    """``(M + dt D_eff(v)) a + h = B u - D v - F_c tanh(v / v_c) + Jc^T lambda`` (the linearly
+    implicit friction step, ``D_eff = D + F_c / v_c sech^2(v / v_c)``) with M including the
+    armature (Pinocchio's RNEA of a model whose armature is set) and the contact feet not
+    accelerating."""
+    dyn, _, x, u = _setup(go1, seed=11)
+    contacts = ContactModels(dyn.model, FEET)
+    nq = go1.nq
+    q, v = x[:nq], x[nq:]
+    a = contact_acceleration(dyn, contacts, active, q, v, dyn.tau(x, u))
+    true = go1.copy()
+    true.inertias[1] = dyn.model.inertias[1]
+    t = dyn.joints
+    sech2 = 1.0 - np.tanh(v / t.coulomb_speed) ** 2
+    true.armature[:] = t.armature + dyn.dt * (t.viscous + t.coulomb / t.coulomb_speed * sech2)
+    data = true.createData()
+    lhs = pin.rnea(true, data, q, v, a)
+    rhs = default_actuation(go1) @ u - t.viscous * v - t.coulomb * np.tanh(v / t.coulomb_speed)
+    if active:
+        pin.computeJointJacobians(true, data, q)
+        pin.framesForwardKinematics(true, data, q)
+        J = np.vstack(
+            [
+                pin.getFrameJacobian(true, data, true.getFrameId(f), pin.LOCAL_WORLD_ALIGNED)[:3]
+                for f in active
+            ]
+        )
+        lam, *_ = np.linalg.lstsq(J.T, lhs - rhs, rcond=None)
+        rhs = rhs + J.T @ lam
+        # the contact points do not accelerate (eq. 3): J a + dJ v = 0
+        pin.forwardKinematics(true, data, q, v, a)
+        pin.updateFramePlacements(true, data)
+        for f in active:
+            acc = pin.getFrameClassicalAcceleration(
+                true, data, true.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+            ).linear
+            np.testing.assert_allclose(acc, 0.0, atol=1e-9)
+    np.testing.assert_allclose(lhs, rhs, atol=1e-9 * max(1.0, np.abs(lhs).max()))
+
+
+def test_joint_terms_are_checked(go1):
+    nv = go1.nv
+    with pytest.raises(InputError, match="viscous"):
+        JointTerms(np.zeros(nv), -np.ones(nv), np.zeros(nv))
+    with pytest.raises(InputError, match="coulomb_speed"):
+        JointTerms(np.zeros(nv), np.zeros(nv), np.zeros(nv), 0.0)
+    with pytest.raises(InputError, match="nv"):
+        ParametrizedModel(
+            go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01, JointTerms.none(3)
+        )
+
+
+def test_impulse_ignores_the_implicit_friction(go1):
+    """The touch-down reset map after a friction step uses the plain armature (no friction
+    acts during an instantaneous impact): it equals the reset map of a model with the armature
+    alone."""
+    from physid.oe.contact import impulse
+
+    dyn, _, x, u = _setup(go1, seed=3)
+    contacts = ContactModels(dyn.model, FEET)
+    contact_step(dyn, contacts, FEET[:2], x, u)  # leaves the implicit friction in the model
+    got = impulse(dyn, contacts, FEET, x)
+    legs = np.r_[np.zeros(6), 0.01 * np.ones(go1.nv - 6)]
+    plain = ParametrizedModel(
+        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01,
+        JointTerms(legs, 0 * legs, 0 * legs),
+    )  # fmt: skip
+    plain.set_theta(dyn.nominal_theta())
+    want = impulse(plain, ContactModels(plain.model, FEET), FEET, x)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_joints_config_reads_numbers_lists_and_the_model(go1, tmp_path):
+    """oe.yaml ``joints``: 'model' takes the URDF's <dynamics> (Go1: damping 0.01, friction
+    0.2), a number applies to every joint, a list is per joint; the free-flyer gets none."""
+    from physid.oe.config import read_joint_terms
+
+    path = tmp_path / "oe.yaml"
+    per_joint = ", ".join(str(0.1 * i) for i in range(12))
+    path.write_text(
+        "joints:\n  armature: 0.01\n  damping: model\n  friction: model\n  coulomb_speed: 0.05\n"
+    )
+    terms = read_joint_terms(path, go1)
+    np.testing.assert_array_equal(terms.armature, np.r_[np.zeros(6), np.full(12, 0.01)])
+    np.testing.assert_array_equal(terms.viscous, np.r_[np.zeros(6), np.full(12, 0.01)])
+    np.testing.assert_array_equal(terms.coulomb, np.r_[np.zeros(6), np.full(12, 0.2)])
+    assert terms.coulomb_speed == 0.05
+    path.write_text(f"joints:\n  damping: [{per_joint}]\n")
+    terms = read_joint_terms(path, go1)
+    np.testing.assert_allclose(terms.viscous[6:], 0.1 * np.arange(12))
+    assert not terms.coulomb.any() and not terms.armature.any()
+    path.write_text("joints:\n  damping: [1, 2]\n")
+    with pytest.raises(InputError, match="12"):
+        read_joint_terms(path, go1)
+    path.write_text("noise:\n  encoder: 0.001\n")
+    assert read_joint_terms(path, go1) is None
