@@ -201,3 +201,14 @@ def test_joints_config_reads_numbers_lists_and_the_model(go1, tmp_path):
         read_joint_terms(path, go1)
     path.write_text("noise:\n  encoder: 0.001\n")
     assert read_joint_terms(path, go1) is None
+
+
+def test_joint_terms_a_robot_file_declares_are_named_when_left_out(go1):
+    """Without a ``joints`` config the dynamics have no joint terms; the Go1 URDF declares
+    damping 0.01 and friction 0.2 at every joint, which ``physid oe`` names in a note."""
+    from physid.api.oe_run import _declared_joint_terms
+
+    assert _declared_joint_terms(go1) == "damping up to 0.01, friction up to 0.2"
+    plain = go1.copy()
+    plain.damping[:] = plain.friction[:] = plain.armature[:] = 0.0
+    assert _declared_joint_terms(plain) == ""

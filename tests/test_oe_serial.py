@@ -41,7 +41,7 @@ def test_solve_applies_the_inflation_to_the_std(kinova_payload_arm):
     xs, ws = initial_guess(problem)
     theta = problem.dynamics.nominal_theta()
     on = solve(problem, xs, ws, theta, OEOptions())
-    off = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False))
+    off = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False, chi2_inflation=False))
     assert on.converged and off.converged and on.std_inflation >= 1.0
     assert off.std_inflation == 1.0
     np.testing.assert_allclose(on.pi_std, off.pi_std * np.sqrt(on.std_inflation), rtol=1e-9)
@@ -88,3 +88,30 @@ def test_mass_and_com_std_do_not_take_an_unknown_inertia_std():
     assert mass_p == pytest.approx(mass, rel=1e-12)
     np.testing.assert_allclose(com_p, com, rtol=1e-12)
     assert np.isnan(inertia_p).all() and np.isfinite(inertia).all()
+
+
+def test_std_widen_with_a_reduced_chi_square_above_one(kinova_payload_arm):
+    """Noise standard deviations told at a third of the defaults the data were made with: the
+    reduced chi-square is far above 1 and the std are widened by its square root (on top of
+    the serial factor), as least squares does with an estimated noise level."""
+    import dataclasses
+
+    from physid.oe.build import initial_guess, make_problem
+    from physid.oe.measurements import Measurements, NoiseStd
+    from physid.oe.solver import OEOptions, solve
+
+    nominal, _, rec = kinova_payload_arm
+    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
+    told = NoiseStd()
+    told = dataclasses.replace(told, **{f.name: getattr(told, f.name) / 3.0
+                                        for f in dataclasses.fields(told)
+                                        if isinstance(getattr(told, f.name), float)})  # fmt: skip
+    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
+                           told)  # fmt: skip
+    xs, ws = initial_guess(problem)
+    theta = problem.dynamics.nominal_theta()
+    on = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False))
+    off = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False, chi2_inflation=False))
+    assert on.chi2_reduced > 3.0
+    assert on.std_inflation == pytest.approx(on.chi2_reduced)
+    np.testing.assert_allclose(on.pi_std, off.pi_std * np.sqrt(on.chi2_reduced), rtol=1e-9)

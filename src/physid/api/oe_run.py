@@ -62,10 +62,18 @@ def oe_estimate(
     data = Path(data)
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
     model = load_robot_file(urdf, floating_base=floating)
+    notes: list[str] = []
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
+    declared = _declared_joint_terms(model)
+    if joints is None and declared:
+        notes.append(
+            f"{urdf} declares joint terms ({declared}) that the dynamics leave out: give the "
+            "config 'joints: {armature: model, damping: model, friction: model}' to use them "
+            "(a real leg's friction and armature left out go into the process noise and can "
+            "stall or bias the solve; docs/oe.md)"
+        )
     recording = read_recording(str(data), model)
-    notes: list[str] = []
     for name in recording.unknown_columns:
         notes.append(f"{data}: ignoring unknown column {name}")
     if recording.regridded_from is not None:
@@ -180,9 +188,10 @@ def oe_estimate(
         warnings.append(
             f"the noise model does not fit the data (reduced chi-square "
             f"{result.chi2_reduced:.3g}: residuals about {np.sqrt(result.chi2_reduced):.2g}x "
-            "the standard deviations given); the reported standard deviations are too small "
-            "and the estimate may be biased: check the contact flags, the noise config and "
-            "the commands (docs/oe.md, 'Checking the fit')"
+            "the standard deviations given); the reported standard deviations are widened by "
+            f"that factor (std_inflation {result.std_inflation:.3g} in all), but the estimate "
+            "may be biased: check the contact flags, the noise config and the commands "
+            "(docs/oe.md, 'Checking the fit')"
         )
     summary = result.body_summary()
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in summary.items())
@@ -197,6 +206,18 @@ def oe_estimate(
         notes=tuple(notes),
         warnings=tuple(warnings),
     )
+
+
+def _declared_joint_terms(model) -> str:  # noqa: ANN001 - a pinocchio Model
+    """The non-zero joint terms of the robot file (damping, friction, armature), largest of
+    each, e.g. ``damping up to 2, friction up to 0.2``; empty when it declares none."""
+    found = []
+    for label, values in (("damping", model.damping), ("friction", model.friction),
+                          ("armature", model.armature)):  # fmt: skip
+        largest = float(np.max(np.abs(values))) if len(values) else 0.0
+        if largest > 0.0:
+            found.append(f"{label} up to {largest:.3g}")
+    return ", ".join(found)
 
 
 def _parameters(summary: dict) -> Named:

@@ -20,10 +20,11 @@ class OEResult:
     (Laplace approximation); along the ``null_dim`` unidentifiable directions of the last step
     they are not available and are reported as NaN for the entries those directions touch.
     ``chi2_reduced`` (:meth:`physid.oe.problem.OEProblem.reduced_chi_square`): about 1 when
-    the noise model fits the data; far above, the standard deviations are too small.
+    the noise model fits the data; above 1 the standard deviations are widened by its root.
     ``std_inflation`` (>= 1, already applied to the standard deviations): the long-run over
     the plain variance of the whitened process noise (:mod:`physid.oe.serial`), far above 1
-    when the model errors are slow and systematic (soft contacts) rather than white.
+    when the model errors are slow and systematic (soft contacts) rather than white, times
+    ``chi2_reduced`` where that is above 1 (residuals larger than the noise model allows).
     """
 
     status: str
@@ -44,7 +45,7 @@ class OEResult:
     history: dict[str, list] = field(default_factory=dict)
     chi2_reduced: float = float("nan")
     pi_covariance: NDArray[np.float64] | None = None  # (n_bodies, 10, 10), as pi_std
-    std_inflation: float = 1.0  # variance factor of physid.oe.serial, already in the std
+    std_inflation: float = 1.0  # variance factor (serial x chi-square), already in the std
 
     @property
     def converged(self) -> bool:

@@ -73,6 +73,9 @@ class OEOptions:
     beta_nu: float = 0.9  # eq. 38
     time_budget_s: float | None = None  # None: default_time_budget(nodes)
     serial_inflation: bool = True  # physid.oe.serial: std x sqrt(long-run ratio of w)
+    # std x sqrt(reduced chi-square) where it is above 1: residuals larger than the noise model
+    # says (Birge ratio; what least squares does with an estimated noise level)
+    chi2_inflation: bool = True
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -254,6 +257,10 @@ def solve(
     if opt.serial_inflation and np.all(np.isfinite(ws)):
         nv = problem.dynamics.model.nv
         inflation = process_noise_inflation(ws, problem.process_std_nodes, nv)
+    chi2 = problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan")
+    if opt.chi2_inflation and np.isfinite(chi2) and chi2 > 1.0:
+        inflation *= chi2
+    if inflation != 1.0:
         theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
         pi_cov = pi_cov * inflation
     pis = problem.dynamics.set_theta(theta)
@@ -274,7 +281,7 @@ def solve(
         null_dim,
         time.perf_counter() - start,
         hist,
-        problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan"),
+        chi2,
         pi_cov,
         inflation,
     )
