@@ -212,3 +212,26 @@ def test_joint_terms_a_robot_file_declares_are_named_when_left_out(go1):
     plain = go1.copy()
     plain.damping[:] = plain.friction[:] = plain.armature[:] = 0.0
     assert _declared_joint_terms(plain) == ""
+
+
+def test_an_mjcf_robot_brings_its_own_joint_terms(tmp_path):
+    """physid.oe.config.model_joint_terms on an MJCF (the Menagerie-style test arm of
+    test_mjcf.py: defaults damping 0.8 / armature 0.03 / frictionloss 0.2, the wrist class 0.15 /
+    0.006 / 0.05): what MuJoCo compiled, joint by joint."""
+    from test_mjcf import ARM
+
+    from physid.oe.config import model_joint_terms
+    from physid.robot.mjcf import is_mjcf
+    from physid.robot.model import load_robot_file
+
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM, encoding="utf-8")
+    model = load_robot_file(path)
+    terms = model_joint_terms(model)
+    assert is_mjcf(path)
+    np.testing.assert_allclose(terms.viscous, model.damping)
+    np.testing.assert_allclose(terms.coulomb, model.friction)
+    np.testing.assert_allclose(terms.armature, model.armature)
+    assert terms.viscous[0] == pytest.approx(0.8) and terms.coulomb[0] == pytest.approx(0.2)
+    assert terms.armature[0] == pytest.approx(0.03) and terms.coulomb_speed == 0.02
+    assert set(np.round(terms.viscous, 6)) >= {0.8, 0.15}

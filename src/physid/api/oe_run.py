@@ -49,7 +49,7 @@ def oe_estimate(
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
-    from physid.oe.config import read_joint_terms, read_oe_config
+    from physid.oe.config import model_joint_terms, read_joint_terms, read_oe_config
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
@@ -57,6 +57,7 @@ def oe_estimate(
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
+    from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file
 
     data = Path(data)
@@ -66,7 +67,14 @@ def oe_estimate(
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
     declared = _declared_joint_terms(model)
-    if joints is None and declared:
+    if joints is None and declared and is_mjcf(urdf):
+        # an MJCF is a simulator's model: the joint terms it declares are what moves the robot
+        joints = model_joint_terms(model)
+        notes.append(
+            f"{urdf}: the dynamics include the MJCF's joint terms ({declared}; Coulomb "
+            "smoothed over 0.02 rad/s); a config 'joints: {}' leaves them out"
+        )
+    elif joints is None and declared:
         notes.append(
             f"{urdf} declares joint terms ({declared}) that the dynamics leave out: give the "
             "config 'joints: {armature: model, damping: model, friction: model}' to use them "

@@ -62,7 +62,8 @@ from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
     "alternating rounds, reported in result.json); a 'joints' mapping with armature "
     "[kg m^2], damping (viscous) [N m s/rad], friction (Coulomb) [N m] (one number, a list "
     "per joint, or 'model' for the robot file's values) and coulomb_speed [rad/s] (default "
-    "0.02): the joint terms of the dynamics (default none). "
+    "0.02): the joint terms of the dynamics (default: none for a URDF, which is named in a "
+    "note when it declares some; an MJCF's own armature, damping and frictionloss). "
     "See docs/oe.md.",
 )
 @click.option(

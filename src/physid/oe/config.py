@@ -58,6 +58,21 @@ def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
         return _joint_terms(path, model)
 
 
+def model_joint_terms(model, coulomb_speed: float = 0.02):  # noqa: ANN001, ANN201
+    """:class:`physid.oe.dynamics.JointTerms` of the robot file's own values (armature,
+    damping, friction: an MJCF's ``armature damping frictionloss``), none on the free-flyer."""
+    import numpy as np
+
+    from physid.oe.dynamics import JointTerms
+    from physid.oe.measurements import base_dofs
+
+    bv = base_dofs(model)[1]
+    values = [np.asarray(v, float).copy() for v in (model.armature, model.damping, model.friction)]
+    for value in values:
+        value[:bv] = 0.0
+    return JointTerms(*values, float(coulomb_speed))
+
+
 def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
     import numpy as np
 
