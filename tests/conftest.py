@@ -97,3 +97,18 @@ def kinova_payload_arm():
     true.inertias[j] = true.inertias[j] + payload
     rec = simulate_arm(true, nominal, np.random.default_rng(0), duration=1.0, dt=0.01)
     return nominal, true, rec
+
+
+def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
+    """``(problem, xs, ws, theta)`` of paper B on ``kinova_payload_arm``: the payload link's
+    inertia estimated (log-Cholesky) from its encoders and velocities, ``noise`` the NoiseStd
+    told (default: physid's), started from the initial guess and the nominal inertia."""
+    from physid.oe.build import initial_guess, make_problem
+    from physid.oe.measurements import Measurements, NoiseStd
+
+    nominal, _, rec = arm
+    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
+    problem = make_problem(nominal, [KINOVA_PAYLOAD_BODY], "log_cholesky", rec.dt, rec.tau, meas,
+                           noise or NoiseStd())  # fmt: skip
+    xs, ws = initial_guess(problem)
+    return problem, xs, ws, problem.dynamics.nominal_theta()

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import kinova_payload_problem
 
 from physid.budget import Budget
 
@@ -85,16 +86,9 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
 
 
 def test_oe_solve_stops_at_its_time_budget(kinova_payload_arm):
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
     from physid.oe.solver import OEOptions, solve
 
-    nominal, _, rec = kinova_payload_arm
-    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
-    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
-                           NoiseStd())  # fmt: skip
-    xs, ws = initial_guess(problem)
-    theta = problem.dynamics.nominal_theta()
+    problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     result = solve(problem, xs, ws, theta, OEOptions(time_budget_s=1e-6))
     assert result.status.startswith("stopped by the time budget") and result.iterations <= 1
     np.testing.assert_array_equal(result.theta, theta)  # no step was taken: the start is kept
@@ -105,16 +99,9 @@ def test_oe_solve_stopped_by_its_iteration_budget_keeps_its_best_iterate(kinova_
     in its status, returns an iterate whose cost (re-evaluated) is the reported one and below
     the start, reports each accepted iteration on ``progress``; the unbudgeted solve goes on
     to a lower cost (the stop is the budget's, not the problem's)."""
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
     from physid.oe.solver import OEOptions, solve
 
-    nominal, _, rec = kinova_payload_arm
-    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
-    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
-                           NoiseStd())  # fmt: skip
-    xs, ws = initial_guess(problem)
-    theta = problem.dynamics.nominal_theta()
+    problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     _, start_gaps = problem.evaluate(xs, ws, theta)
     lines: list[str] = []
     stopped = solve(problem, xs, ws, theta, OEOptions(max_iterations=3), progress=lines.append)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import kinova_payload_problem
 
 from physid.oe.serial import long_run_ratio
 
@@ -30,16 +31,9 @@ def test_ar1_ratio_is_its_long_run_variance_ratio(rho):
 
 
 def test_solve_applies_the_inflation_to_the_std(kinova_payload_arm):
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
     from physid.oe.solver import OEOptions, solve
 
-    nominal, _, rec = kinova_payload_arm
-    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
-    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
-                           NoiseStd())  # fmt: skip
-    xs, ws = initial_guess(problem)
-    theta = problem.dynamics.nominal_theta()
+    problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     on = solve(problem, xs, ws, theta, OEOptions())
     off = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False, chi2_inflation=False))
     assert on.converged and off.converged and on.std_inflation >= 1.0
@@ -96,20 +90,14 @@ def test_std_widen_with_a_reduced_chi_square_above_one(kinova_payload_arm):
     the serial factor), as least squares does with an estimated noise level."""
     import dataclasses
 
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
+    from physid.oe.measurements import NoiseStd
     from physid.oe.solver import OEOptions, solve
 
-    nominal, _, rec = kinova_payload_arm
-    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
     told = NoiseStd()
     told = dataclasses.replace(told, **{f.name: getattr(told, f.name) / 3.0
                                         for f in dataclasses.fields(told)
                                         if isinstance(getattr(told, f.name), float)})  # fmt: skip
-    problem = make_problem(nominal, ["j2s6s200_joint_6"], "log_cholesky", rec.dt, rec.tau, meas,
-                           told)  # fmt: skip
-    xs, ws = initial_guess(problem)
-    theta = problem.dynamics.nominal_theta()
+    problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm, told)
     on = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False))
     off = solve(problem, xs, ws, theta, OEOptions(serial_inflation=False, chi2_inflation=False))
     assert on.chi2_reduced > 3.0
