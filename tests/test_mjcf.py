@@ -318,3 +318,15 @@ def test_identify_reports_how_late_the_torque_is(arm, tmp_path, delay_s):
     assert delay["value_s"] == pytest.approx(delay_s, abs=1e-3)
     assert delay["significant"] is (delay_s > 0)
     assert any("lags the motion" in w for w in params["fit"]["warnings"]) is (delay_s > 0)
+
+
+def test_an_mjcf_with_nan_is_one_error_line_not_mujocos_warning(tmp_path, capfd):
+    """Fuzz (simfit, seed 12): ``nan`` in an MJCF compiles with a C-level warning on stderr and
+    NaN dynamics (a traceback from the fit's first residual); it is refused naming the file."""
+    from physid.robot.mjcf import compile_mjcf
+
+    path = tmp_path / "nan.xml"
+    path.write_text(ARM.replace('damping="0.8"', 'damping="nan"'), encoding="utf-8")
+    with pytest.raises(InputError, match="non-finite dof_damping"):
+        compile_mjcf(path)
+    assert "NaN" not in capfd.readouterr().err

@@ -107,3 +107,19 @@ def test_simfit_needs_an_mjcf_and_the_torques(runs, tmp_path):
     no_torque.write_text(text)
     run = _simfit(runs / "start.xml", no_torque, tmp_path / "o")
     assert run.exit_code == 2 and f"tau_{JOINTS[0]}" in run.output
+
+
+def test_a_recording_shorter_than_the_model_steps_is_refused(tmp_path):
+    """Fuzz (seed 12, time stamps x 1e-9): 2e-11 s of samples simulated a step of huge
+    velocities and MuJoCo printed its instability warnings; it is refused naming the file."""
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.simfit.fit import _check_duration
+    from physid.simfit.problem import Run
+
+    t = np.linspace(0.0, 1e-9, 50)
+    run = Run(t, np.zeros((50, 1)), np.zeros((50, 1)), "tiny.csv")
+    with pytest.raises(InputError, match="less than 20 steps of the model's timestep"):
+        _check_duration(run, mujoco.MjModel.from_xml_string("<mujoco/>").opt.timestep)
+    _check_duration(Run(np.linspace(0.0, 1.0, 50), run.q, run.tau, "ok.csv"), 0.002)

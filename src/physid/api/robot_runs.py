@@ -153,7 +153,7 @@ def simfit_tune(
     from physid.errors import InputError
     from physid.recordings.logs import expand_logs
     from physid.robot.mjcf import compile_mjcf, is_mjcf
-    from physid.simfit.fit import fit_simulator, load_tables, model_joints
+    from physid.simfit.fit import check_runs, fit_simulator, load_tables, model_joints
     from physid.simfit.problem import run_from_table
 
     given = list(_items(data))
@@ -173,6 +173,7 @@ def simfit_tune(
     joints = model_joints(compiled)  # bad data: one error line before any progress display
     train = [run_from_table(table, joints) for table in train]
     held = [run_from_table(table, joints) for table in held]
+    check_runs(compiled, [*train, *held], window)
     if display is None:
         display = partial(nullcontext, progress or (lambda _message: None))
     with display() as note:

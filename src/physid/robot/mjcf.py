@@ -60,14 +60,34 @@ def _mujoco():
     return mujoco
 
 
+# compiled numbers a NaN or infinity in the XML would reach (MuJoCo only warns on stderr)
+FINITE_FIELDS = ("body_pos", "body_quat", "body_ipos", "body_iquat", "body_mass",
+                 "body_inertia", "jnt_axis", "jnt_pos", "jnt_range", "dof_damping",
+                 "dof_armature", "dof_frictionloss", "qpos0", "geom_size", "geom_pos",
+                 "actuator_gear")  # fmt: skip
+
+
 def compile_mjcf(path: str | Path):
-    """MuJoCo's compiled model of the file (``mujoco.MjModel``), or one error line."""
+    """MuJoCo's compiled model of the file (``mujoco.MjModel``), or one error line: a file
+    MuJoCo rejects, or one whose numbers are not finite (``nan`` in the XML: MuJoCo compiles
+    it with a warning on stderr, which is silenced here)."""
+    from physid.files.io import quiet_stderr
+
     mujoco = _mujoco()
     try:
-        return mujoco.MjModel.from_xml_path(str(path))
+        with quiet_stderr():
+            model = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as error:
         message = " ".join(str(error).split())
         raise InputError(f"MuJoCo cannot load the MJCF: {message}", source=str(path)) from None
+    numbers = {"option timestep": np.atleast_1d(model.opt.timestep), "option gravity":
+               model.opt.gravity}  # fmt: skip
+    numbers.update({field: getattr(model, field) for field in FINITE_FIELDS})
+    for field, values in numbers.items():
+        if not np.all(np.isfinite(values)):
+            raise InputError(f"MuJoCo compiled non-finite {field} values (nan or inf in the "
+                             "XML?)", source=str(path))  # fmt: skip
+    return model
 
 
 def _refuse_unsupported(mj, source: str) -> None:

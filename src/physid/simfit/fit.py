@@ -33,6 +33,7 @@ from physid.simfit.problem import (
     Parameters,
     Run,
     run_from_table,
+    windows,
 )
 from physid.simfit.shooting import Shooting, open_loop_error, shooting_error
 
@@ -124,6 +125,33 @@ def _errors(
     return out
 
 
+MIN_MODEL_STEPS = 20  # a recording shorter than this many model time steps cannot be simulated
+
+
+def _check_duration(run, timestep_s: float) -> None:  # noqa: ANN001 - a Run
+    """A recording must last at least :data:`MIN_MODEL_STEPS` of the model's time steps (time
+    stamps in ns or a tiny scale simulate a few steps of huge velocities: MuJoCo's
+    instability warnings, not a fit)."""
+    duration = float(run.t[-1] - run.t[0])
+    if duration < MIN_MODEL_STEPS * timestep_s:
+        raise InputError(
+            f"the recording lasts {duration:.3g} s, less than {MIN_MODEL_STEPS} steps of the "
+            f"model's timestep ({timestep_s:g} s): is t in seconds?",
+            source=run.source,
+        )
+
+
+def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mujoco.MjModel
+    """One error line for recordings the fit cannot use with this model: shorter than
+    :data:`MIN_MODEL_STEPS` model steps, or without one shooting window of ``window_s``
+    (three samples at least: time stamps in ms read as s)."""
+    for run in runs:
+        _check_duration(run, float(model.opt.timestep))
+        if not windows(run.t, window_s):
+            raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
+                             "seconds?)", source=run.source)  # fmt: skip
+
+
 def fit_simulator(
     model,
     train: list,
@@ -144,6 +172,7 @@ def fit_simulator(
         raise InputError("the model has no named hinge or slide joint")
     runs = [as_run(item, joints) for item in train]
     held = [as_run(item, joints) for item in validate or []]
+    check_runs(model, [*runs, *held], window_s)
     dofs, qpos = joint_indices(model, joints, "")
     noise = np.median([run.position_noise() for run in runs], axis=0)
     parameters = Parameters(joints, tuple(fields), delay)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
+from physid.errors import InputError
 from physid.simfit.problem import Parameters, Run, windows
 
 PRIOR_RELATIVE = 3.0  # prior std of a parameter: this many times its start value (or scale)
@@ -47,7 +48,8 @@ class Shooting:
             (r, a, b) for r, run in enumerate(runs) for a, b in windows(run.t, window_s)
         ]
         if not self.windows:
-            raise ValueError("the runs are shorter than one window")
+            raise InputError(f"the recordings are shorter than one {window_s:g} s window "
+                             "(is t in seconds?)")  # fmt: skip
         self.velocities = [run.velocity() for run in runs]
         spans = [runs[r].t[b] - runs[r].t[a] for r, a, b in self.windows]
         self.nstep = int(np.ceil(max(spans) / self.h)) + 1
