@@ -123,3 +123,21 @@ def test_a_recording_shorter_than_the_model_steps_is_refused(tmp_path):
     with pytest.raises(InputError, match="less than 20 steps of the model's timestep"):
         _check_duration(run, mujoco.MjModel.from_xml_string("<mujoco/>").opt.timestep)
     _check_duration(Run(np.linspace(0.0, 1.0, 50), run.q, run.tau, "ok.csv"), 0.002)
+
+
+def test_a_model_timestep_that_cannot_be_stepped_is_refused():
+    """Fuzz (seed 13): a corrupt MJCF's timestep of ~1e-300 s made an infinite step count
+    (OverflowError traceback); 0 or 1e-300 is one error line."""
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.simfit.fit import check_runs
+    from physid.simfit.problem import Run
+
+    run = Run(np.linspace(0.0, 2.0, 200), np.zeros((200, 1)), np.zeros((200, 1)), "ok.csv")
+    for timestep, match in ((0.0, "must be a positive time"), (1e-300, "steps per 0.5 s")):
+        model = mujoco.MjModel.from_xml_string("<mujoco/>")
+        model.opt.timestep = timestep
+        with pytest.raises(InputError, match=match):
+            check_runs(model, [run], 0.5)
+    check_runs(mujoco.MjModel.from_xml_string("<mujoco/>"), [run], 0.5)

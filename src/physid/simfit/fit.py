@@ -125,6 +125,7 @@ def _errors(
     return out
 
 
+MAX_WINDOW_STEPS = 1e6  # model steps per shooting window (a 0.5 s window at 0.5 us)
 MIN_MODEL_STEPS = 20  # a recording shorter than this many model time steps cannot be simulated
 
 
@@ -145,8 +146,14 @@ def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mu
     """One error line for recordings the fit cannot use with this model: shorter than
     :data:`MIN_MODEL_STEPS` model steps, or without one shooting window of ``window_s``
     (three samples at least: time stamps in ms read as s)."""
+    timestep = float(model.opt.timestep)
+    if not (np.isfinite(timestep) and timestep > 0.0):
+        raise InputError(f"the model's timestep is {timestep:g}: it must be a positive time [s]")
+    if window_s / timestep > MAX_WINDOW_STEPS:
+        raise InputError(f"the model's timestep {timestep:g} s makes more than "
+                         f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window")  # fmt: skip
     for run in runs:
-        _check_duration(run, float(model.opt.timestep))
+        _check_duration(run, timestep)
         if not windows(run.t, window_s):
             raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
                              "seconds?)", source=run.source)  # fmt: skip
@@ -224,6 +231,12 @@ def fit_simulator(
         }
     after = _errors(model, held, dofs, qpos, joints, delay_s, window_s, noise) if held else {}
     status, message = _status(solution, before, after)
+    unstable = shooting.unstable_steps()
+    if unstable:  # MuJoCo reset diverging states: the fit followed a broken simulation
+        status = "numerical_failure"
+        message = (f"MuJoCo's simulation went unstable {unstable} times during the fit "
+                   "(huge or non-finite accelerations: torques in another unit, or a model "
+                   "that cannot carry them); the values are not a fit")  # fmt: skip
     return SimfitResult(
         status,
         message,

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse
 
 from physid.errors import InputError
+from physid.files.io import quiet_stderr
 from physid.simfit.problem import Parameters, Run, windows
 
 PRIOR_RELATIVE = 3.0  # prior std of a parameter: this many times its start value (or scale)
@@ -99,12 +100,19 @@ class Shooting:
             states[w, 1 + self.model.nq + self.dofs] = self.velocities[r][a] + offsets[w, n:]
         control = self._controls(delay)
         spec = int(self.mujoco.mjtState.mjSTATE_QFRC_APPLIED)
-        result, _ = rollout.rollout(
-            model, self.datas, states, control, control_spec=spec, nstep=self.nstep
-        )
+        with quiet_stderr():  # MuJoCo's instability warnings: counted (unstable_steps) instead
+            result, _ = rollout.rollout(
+                model, self.datas, states, control, control_spec=spec, nstep=self.nstep
+            )
         trajectory = result[:, :, 1 + self.qpos]
         first = states[:, None, 1 + self.qpos]
         return np.concatenate([first, trajectory], axis=1)
+
+    def unstable_steps(self) -> int:
+        """How often MuJoCo found a non-finite or huge acceleration and reset the state (its
+        mjWARN_BADQACC) in the rollouts so far."""
+        bad = int(self.mujoco.mjtWarning.mjWARN_BADQACC)
+        return sum(int(data.warning[bad].number) for data in self.datas)
 
     def residual(self, z: np.ndarray) -> np.ndarray:
         x = z[: self.n_global]
