@@ -82,12 +82,18 @@ class JackknifeSpread:
 
     @classmethod
     def of(
-        cls, laplace: np.ndarray, jackknife: np.ndarray, projection: np.ndarray, blocks: int
+        cls,
+        laplace: np.ndarray,
+        reported: np.ndarray,
+        jackknife: np.ndarray,
+        projection: np.ndarray,
+        blocks: int,
     ) -> JackknifeSpread:
-        """From the Laplace and jackknife covariances (p, p), the excited base parameters'
-        projection ``K`` (b, p) and the number of blocks left out in turn."""
+        """From the Laplace, reported (:func:`loewner_max` of the two) and jackknife
+        covariances (p, p), the excited base parameters' projection ``K`` (b, p) and the number
+        of blocks left out in turn."""
         laplace_variance = np.clip(np.diag(laplace), 1e-300, None)
-        ratio = np.sqrt(np.diag(loewner_max(laplace, jackknife)) / laplace_variance)
+        ratio = np.sqrt(np.diag(reported) / laplace_variance)
         base_variance = np.einsum("ij,jk,ik->i", projection, jackknife, projection)
         return cls(blocks, float(np.median(ratio)), float(np.mean(ratio > 1.0 + 1e-9)),
                    np.sqrt(np.clip(base_variance, 0.0, None)))  # fmt: skip

@@ -430,10 +430,11 @@ def _identify(
             )
             if jackknife is not None:
                 blocks = sum(fold.n_samples > 0 for fold in training.folds)
+                reported = loewner_max(covariance, jackknife)
                 spread = JackknifeSpread.of(
-                    covariance, jackknife, base.projection[excited], blocks
+                    covariance, reported, jackknife, base.projection[excited], blocks
                 )
-                covariance = loewner_max(covariance, jackknife)
+                covariance = reported
                 base_std_robust[excited] = np.maximum(
                     base_std_robust[excited], spread.base_std
                 )
