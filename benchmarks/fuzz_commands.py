@@ -113,7 +113,14 @@ def _commands() -> tuple[Command, ...]:
             {"--urdf": "urdf", "--data": "recording"},
             {"--out": "dir"},
             flags=("--no-nullspace", "--floating"),
-            extra_values={"--prior-std": ("0.1",), "--body": ("shoulder", "base", "")},
+            extra_values={
+                "--prior-std": ("0.1",),
+                "--body": ("shoulder", "base", ""),
+                "--topic": ("/joint_states",),
+                "--episode": ("0", "-1"),
+                "--imu-topic": ("auto", "/imu", ""),
+                "--wrench-topic": ("/ft", ""),
+            },
         ),
         Command(
             "multibody simulate",
@@ -200,7 +207,10 @@ def _commands() -> tuple[Command, ...]:
             {"--urdf": "urdf", "--data": "recording", "--config": "config"},
             {"--out": "dir"},
             flags=("--quiet",),
-            extra_values={"--summary-window": ("0.5:", ":", "1:0", "a:b", "1e300:")},
+            extra_values={
+                "--summary-window": ("0.5:", ":", "1:0", "a:b", "1e300:"),
+                "--wrench-topic": ("/ft", ""),
+            },
         ),
         Command(
             "sweep",

@@ -34,6 +34,10 @@ def oe_estimate(
     max_iterations: int = 100,
     time_budget: float | None = None,
     progress: Callable[[str], None] | None = None,
+    topic: str | None = None,
+    episode: int | None = None,
+    imu_topic: str | None = "auto",
+    wrench_topics: Sequence[str] = (),
 ) -> Outcome:
     """Estimate the inertia of the bodies moved by the joints ``bodies`` and the trajectory by
     MAP optimal estimation (``physid oe``, paper B eq. 16) from the recording ``data`` (a
@@ -43,7 +47,11 @@ def oe_estimate(
     :class:`physid.oe.result.OEResult`, ``notes`` what the inputs left unused. ``time_budget``
     [s]: wall time of the whole solve (default 20 s + 1 ms per node and iteration); a stopped
     solve keeps its best iterate and says why in its status. ``progress``: called with the
-    solver's progress lines (iteration, cost, gaps, step)."""
+    solver's progress lines (iteration, cost, gaps, step). ``data`` may also be a ROS 2 bag
+    (folder, ``.mcap`` or ``.db3``) or a LeRobot dataset folder (:mod:`physid.recordings.logs`):
+    ``topic`` names its JointState topic, ``episode`` one LeRobot episode, ``imu_topic`` its
+    sensor_msgs/Imu topic (default ``"auto"``: the only one, for a floating base; None: none)
+    and ``wrench_topics`` its geometry_msgs/WrenchStamped topics (``ft_<frame_id>_*``)."""
     import dataclasses
 
     from physid.errors import InputError
@@ -57,10 +65,20 @@ def oe_estimate(
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
+    from physid.recordings.logs import expand_logs
+    from physid.recordings.tables import Table
     from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file
 
     data = Path(data)
+    recordings = expand_logs([data], topic, () if episode is None else (episode,),
+                             imu_topic=imu_topic if floating else None,
+                             wrench_topics=wrench_topics)  # fmt: skip
+    if len(recordings) != 1:
+        raise InputError(f"physid oe reads one recording; this dataset holds {len(recordings)} "
+                         "episodes: select one with --episode", source=str(data))  # fmt: skip
+    source = recordings[0]
+    label = source.source if isinstance(source, Table) else str(data)
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
     model = load_robot_file(urdf, floating_base=floating)
     notes: list[str] = []
@@ -81,12 +99,13 @@ def oe_estimate(
             "(a real leg's friction and armature left out go into the process noise and can "
             "stall or bias the solve; docs/oe.md)"
         )
-    recording = read_recording(str(data), model)
+    recording = read_recording(source if isinstance(source, Table) else str(data), model)
+    notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     for name in recording.unknown_columns:
-        notes.append(f"{data}: ignoring unknown column {name}")
+        notes.append(f"{label}: ignoring unknown column {name}")
     if recording.regridded_from is not None:
         notes.append(
-            f"{data}: time stamps jitter by more than 1 % of the median step: "
+            f"{label}: time stamps jitter by more than 1 % of the median step: "
             f"{recording.regridded_from} rows resampled to {recording.t.size} nodes every "
             f"{recording.dt:.6g} s (commands and contact flags held, the rest interpolated)"
         )
@@ -95,7 +114,7 @@ def oe_estimate(
         raise InputError(
             f"{recording.t.size} nodes give {equations} joint dynamics equations for "
             f"{10 * len(bodies)} inertial parameters ({len(bodies)} bodies): record longer",
-            source=str(data),
+            source=label,
         )
     meas = recording.measurements
     if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
@@ -105,12 +124,12 @@ def oe_estimate(
             if reason is None:
                 usable[frame] = samples
             else:
-                notes.append(f"{data}: not using {reason}")
+                notes.append(f"{label}: not using {reason}")
         meas = dataclasses.replace(meas, wrench=usable or None)
         recording = dataclasses.replace(recording, measurements=meas)
     if floating and meas.base_velocity is None and meas.accelerometer is None:
         notes.append(
-            f"{data}: no base_v* or acc_* columns: the base's linear velocity is observed "
+            f"{label}: no base_v* or acc_* columns: the base's linear velocity is observed "
             "only through the dynamics and the legs (consider noise.foot_velocity)"
         )
     problem = make_problem(

@@ -33,6 +33,7 @@ def online_replay(
     episodes: Sequence[int] = (),
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    wrench_topics: Sequence[str] = (),
 ) -> Outcome:
     """Replay the recording ``data`` (a file, a ROS 2 bag or LeRobot episode, or a
     :class:`~physid.api.recording.Recording`) through the online inertial filter of paper E,
@@ -41,7 +42,10 @@ def online_replay(
     ``summary_window``: ``"START:END"`` [s] summarised by the median (default: the last
     quarter). ``warn`` receives the warnings about the inputs before the replay. ``save(out)``
     writes estimates.csv, estimates_std.csv, summary.json and estimates.png; ``to_dict()`` is
-    summary.json; ``parameters`` are each body's last estimate with its std."""
+    summary.json; ``parameters`` are each body's last estimate with its std. ``topic``,
+    ``episodes``: which part of a ROS 2 bag or LeRobot dataset is replayed; ``wrench_topics``:
+    a bag's geometry_msgs/WrenchStamped topics at contact frames (``contact_frames`` of the
+    config), read in the frame named by their ``frame_id`` (:mod:`physid.online.columns`)."""
     bodies = (bodies,) if isinstance(bodies, str) else tuple(bodies)
     from physid.files.io import to_json_text
     from physid.online.columns import signals_from_table
@@ -56,7 +60,7 @@ def online_replay(
     settings = load_online_config(config)
     model = load_model(urdf, settings)
     filt, friction_notes = make_filter(model, bodies, settings)
-    table = _one_table(data, topic, episodes, read_table)
+    table = _one_table(data, topic, episodes, read_table, tuple(wrench_topics))
     check_table(table)
     signals = signals_from_table(table, model, settings.contact_frames)
     check_replayable(signals, settings.acceleration_window)
@@ -118,13 +122,14 @@ def _parameters(summary: dict) -> Named:
     return Named(found)
 
 
-def _one_table(data: Any, topic: str | None, episodes: Sequence[int], read_table):  # noqa: ANN001, ANN202
+def _one_table(data: Any, topic: str | None, episodes: Sequence[int], read_table,  # noqa: ANN001, ANN202
+               wrench_topics: tuple[str, ...] = ()):  # fmt: skip
     """The recording of --data: a contract file or manifest, or one recording of a log (or an
     in-memory :class:`~physid.api.recording.Recording` or table)."""
     from physid.errors import InputError
     from physid.recordings.logs import expand_logs
 
-    items = sources(expand_logs([data], topic, episodes))
+    items = sources(expand_logs([data], topic, episodes, wrench_topics=wrench_topics))
     if len(items) != 1:
         raise InputError(f"{data}: {len(items)} recordings (episodes); the online filter "
                          "replays one: select it with --episode")  # fmt: skip

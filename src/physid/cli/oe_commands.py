@@ -9,7 +9,15 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
+from physid.cli.options import (
+    DATA_SOURCE,
+    OUTPUT_DIR,
+    imu_topic_option,
+    log_options,
+    number_in,
+    robot_file_option,
+    wrench_topic_option,
+)
 
 
 @click.command("oe")
@@ -26,15 +34,20 @@ from physid.cli.options import OUTPUT_DIR, number_in, robot_file_option
 )
 @click.option(
     "--data",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=DATA_SOURCE,
     required=True,
     help="Trajectory (CSV/.npz/.parquet), one node per row on a uniform time grid (a "
     "jittery one is resampled at its median step, with a note): t, q_<joint> and "
     "tau_<joint> for every joint, optional dq_<joint>; with --floating also base_q*, "
     "gyro_*, optional base_v*, acc_* (raw accelerometer), base_x/y/z and contact_<frame>; "
     "optional force/torque sensors ft_<frame>_fx/fy/fz/tx/ty/tz (wrench through the frame's "
-    "joint, in the frame). See docs/oe.md.",
+    "joint, in the frame). See docs/oe.md. A ROS 2 bag (folder, .mcap or .db3: JointState, "
+    "with --floating its Imu topic, and --wrench-topic sensors) or one episode of a LeRobot "
+    "dataset folder is read as well.",
 )
+@log_options
+@imu_topic_option
+@wrench_topic_option
 @click.option(
     "--body",
     "bodies",
@@ -156,6 +169,10 @@ def oe_command(
     max_iterations,
     time_budget,
     out,
+    topic,
+    episodes,
+    imu_topic,
+    wrench_topics,
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
@@ -174,6 +191,10 @@ def oe_command(
         max_iterations=max_iterations,
         time_budget=time_budget,
         progress=ProgressLines(),
+        topic=topic,
+        episode=_one_episode(episodes),
+        imu_topic=imu_topic,
+        wrench_topics=wrench_topics,
     )
     run.save(out)
     for note in run.notes:
@@ -186,6 +207,13 @@ def oe_command(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
         f"{result.solve_time:.1f} s); wrote {out}"
     )
+
+
+def _one_episode(episodes: tuple[int, ...]) -> int | None:
+    if len(episodes) > 1:
+        raise click.BadParameter("physid oe reads one recording: give one --episode",
+                                 param_hint="--episode")  # fmt: skip
+    return episodes[0] if episodes else None
 
 
 def register(group: click.Group) -> None:

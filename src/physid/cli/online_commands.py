@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from physid.cli.options import DATA_HELP, OUTPUT_DIR, log_options, robot_file_option
+from physid.cli.options import (
+    DATA_HELP,
+    OUTPUT_DIR,
+    log_options,
+    robot_file_option,
+    wrench_topic_option,
+)
 
 SUSPECT_EXIT_CODE = 3  # outputs written, but the data cannot support the estimate (status)
 
@@ -64,6 +70,7 @@ def register(group: click.Group) -> None:
     "quarter of the recording.",
 )
 @log_options
+@wrench_topic_option
 @click.option(
     "--quiet",
     is_flag=True,
@@ -78,6 +85,7 @@ def online(
     summary_window: str | None,
     topic: str | None,
     episodes: tuple[int, ...],
+    wrench_topics: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Replay a recording through the online inertial filter of paper E.
@@ -104,6 +112,7 @@ def online(
         summary_window=summary_window,
         topic=topic,
         episodes=episodes,
+        wrench_topics=wrench_topics,
         progress=not quiet,
         warn=warn,
     )

@@ -50,6 +50,32 @@ def log_options(command: Callable) -> Callable:
     )(command)
 
 
+def wrench_topic_option(command: Callable) -> Callable:
+    """``--wrench-topic``: force/torque sensor topics of a ROS 2 bag read beside the joint
+    states (:mod:`physid.recordings.logs`)."""
+    return click.option(
+        "--wrench-topic",
+        "wrench_topics",
+        multiple=True,
+        metavar="TOPIC",
+        help="ROS 2 bag or MCAP file: a geometry_msgs/WrenchStamped topic of a force/torque "
+        "sensor, read as the ft_<frame_id>_fx..tz columns (its header's frame_id, in that "
+        "frame's axes), interpolated to the joint states' stamps (repeat for more sensors).",
+    )(command)
+
+
+def imu_topic_option(command: Callable) -> Callable:
+    """``--imu-topic``: the IMU topic of a ROS 2 bag read beside the joint states."""
+    return click.option(
+        "--imu-topic",
+        default="auto",
+        show_default=True,
+        help="ROS 2 bag or MCAP file, with --floating: the sensor_msgs/Imu topic read as "
+        "base_q* (orientation), gyro_* and acc_* (in the IMU's frame), interpolated to the "
+        "joint states' stamps; auto: the only Imu topic of the bag, if any.",
+    )(command)
+
+
 def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
     """:func:`physid.recordings.logs.expand_logs` (imported when used, for a fast ``--help``)."""
     from physid.recordings.logs import expand_logs as expand

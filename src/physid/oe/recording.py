@@ -25,6 +25,7 @@ from physid.oe.recording_floating import base_columns, read_base_signals, read_c
 from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
+from physid.recordings.tables import Table
 from physid.recordings.trajectory import _check_finite, _check_magnitude, read_table
 
 
@@ -88,9 +89,11 @@ def _check_informative(cols: dict, names: list[str], tau: NDArray, path: str) ->
         )
 
 
-def read_recording(path: str, model: pin.Model) -> OERecording:
-    """Trajectory of a fixed-base model; InputError naming the file, column or row."""
-    table = read_table(path)
+def read_recording(path: str | Table, model: pin.Model) -> OERecording:
+    """Trajectory of a fixed-base model (a file, or a table already read, e.g. from a ROS 2
+    bag); InputError naming the file, column or row."""
+    table = path if isinstance(path, Table) else read_table(path)
+    path = table.source
     cols = table.columns
     for name, joint in _joints(model):
         if joint.nv != 1:

@@ -16,6 +16,11 @@ manifest):
   of the frame, world axes): force ``f_<frame>_x, f_<frame>_y, f_<frame>_z`` [N] and moment
   about the frame origin ``m_<frame>_x, m_<frame>_y, m_<frame>_z`` [N m]; zero when the contact
   is open.
+  Or, as a force/torque sensor at the frame reports it (a ROS 2 bag's WrenchStamped topic,
+  :mod:`physid.recordings.logs`), the same wrench in the frame's own axes,
+  ``ft_<frame>_fx, _fy, _fz, _tx, _ty, _tz``: rotated to the world axes with the frame's
+  orientation at each sample's ``q`` (forward kinematics). A sensor that reports the wrench
+  the robot applies to the environment needs its sign flipped first.
 
 Accelerations are not read: the filter differentiates ``dq`` itself (paper E §III-D), so
 ``ddq_<joint>`` columns are reported as unused. Unlike ``physid identify``, non-finite signal
@@ -124,14 +129,56 @@ def signals_from_table(
         dq = np.hstack([block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
     wrenches = None
     if contact_frames:
+        local = [f for f in contact_frames if _sensor_frame_only(table, f)]
+        used.update(name for f in local for name in sensor_columns(f))
+        rotated = _world_aligned(model, q, {f: np.column_stack(
+            [_column(table, n, f"wrench at contact frame '{f}'") for n in sensor_columns(f)])
+            for f in local})  # fmt: skip
         wrenches = np.stack(
-            [block(wrench_columns(f), f"wrench at contact frame '{f}'") for f in contact_frames],
+            [rotated[f] if f in rotated
+             else block(wrench_columns(f), f"wrench at contact frame '{f}'")
+             for f in contact_frames],
             axis=1,
-        )
+        )  # fmt: skip
     unused = sorted(set(table.columns) - used)
     if unused:
         notes.append(f"{table.source}: unused column(s): {', '.join(unused)}")
     return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
+
+
+def sensor_columns(frame: str) -> tuple[str, ...]:
+    """The six columns of a force/torque sensor at ``frame``, in its own axes (docs/oe.md)."""
+    return tuple(f"ft_{frame}_{kind}{axis}" for kind in "ft" for axis in "xyz")
+
+
+def _sensor_frame_only(table: Table, frame: str) -> bool:
+    """Whether the contact wrench at ``frame`` is given only in the frame's axes."""
+    columns = table.columns
+    return not any(n in columns for n in wrench_columns(frame)) and any(
+        n in columns for n in sensor_columns(frame)
+    )
+
+
+def _world_aligned(
+    model: pin.Model, q: NDArray[np.float64], local: dict[str, NDArray[np.float64]]
+) -> dict[str, NDArray[np.float64]]:
+    """Wrenches ``(N, 6)`` in their frames' axes rotated to the world axes (about the same
+    point, the frame's origin: ``LOCAL_WORLD_ALIGNED``), with each sample's kinematics."""
+    if not local:
+        return {}
+    for frame in local:
+        if not model.existFrame(frame):
+            raise InputError(f"column ft_{frame}_fx: no frame named {frame!r} in the robot model")
+    data = model.createData()
+    ids = {frame: model.getFrameId(frame) for frame in local}
+    out = {frame: np.empty_like(values) for frame, values in local.items()}
+    for k, configuration in enumerate(q):
+        pin.framesForwardKinematics(model, data, configuration)
+        for frame, values in local.items():
+            rotation = data.oMf[ids[frame]].rotation
+            out[frame][k, :3] = rotation @ values[k, :3]
+            out[frame][k, 3:] = rotation @ values[k, 3:]
+    return out
 
 
 def signals_table(

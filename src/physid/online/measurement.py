@@ -208,12 +208,13 @@ class SplitMeasurement:
         pin.computeJointJacobians(model, data, q)
         Y_est = self._Y
         for b, (j, A) in enumerate(zip(self.joint_ids, body_regressors, strict=True)):
-            J = pin.getJointJacobian(model, data, j, pin.LOCAL)
+            # (6, nv); a 1-DoF model's comes back from eigenpy as a vector
+            J = pin.getJointJacobian(model, data, j, pin.LOCAL).reshape(6, -1)
             Y_est[:, 10 * b : 10 * b + 10] = J[:, rows].T @ A
         for frame_id, wrench in zip(
             self.frame_ids, () if wrenches is None else wrenches, strict=True
         ):
-            J = pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
+            J = pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED).reshape(6, -1)
             delta += J[:, rows].T @ wrench
         return delta, Y_est.copy()
 

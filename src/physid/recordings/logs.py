@@ -9,6 +9,22 @@ its ``position``, ``velocity`` and ``effort`` to joints by name, so the order ma
 one message to the next. ``position`` gives ``q_<joint>``, a non-empty ``velocity``
 ``dq_<joint>``, a non-empty ``effort`` ``tau_<joint>``.
 
+Where an estimator reads them (``physid oe``), two more kinds of topic of the same bag join the
+JointState rows, interpolated to their time stamps (header stamps; rows outside a sensor's time
+span are dropped, counted in :attr:`Table.notes`):
+
+* ``sensor_msgs/msg/Imu`` (``imu_topic``; ``"auto"``: the only such topic, if any):
+  ``orientation`` -> ``base_qx, base_qy, base_qz, base_qw`` (left out when the message says it
+  has none: ``orientation_covariance[0] == -1``), ``angular_velocity`` -> ``gyro_x/y/z``,
+  ``linear_acceleration`` -> ``acc_x/y/z``, as the message states them, in the IMU's frame
+  (``physid oe`` reads orientation and gyro as the base's: mount or rotate accordingly; the
+  accelerometer's frame is its ``imu.frame``). Vectors are interpolated linearly, the
+  orientation by normalised linear interpolation of sign-aligned quaternions (the error is
+  second order in the rotation between two IMU samples: 1e-6 rad at 1 rad/s and 500 Hz).
+* ``geometry_msgs/msg/WrenchStamped`` (``wrench_topics``): force and torque ->
+  ``ft_<frame>_fx, _fy, _fz, _tx, _ty, _tz`` with ``<frame>`` the header's ``frame_id``: a
+  force/torque sensor's wrench in its own frame, the ``ft_`` columns of docs/oe.md.
+
 **LeRobot datasets** (a folder with ``meta/info.json`` and Parquet files under ``data/``, the
 v2 one-file-per-episode and v3 many-episodes-per-file layouts alike; read by ``pyarrow``): one
 recording per episode (all, or those selected). Joint names are the feature's ``names``;
@@ -32,6 +48,9 @@ from physid.errors import InputError
 from physid.recordings.tables import Table, check_equal_lengths
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
+IMU = "sensor_msgs/msg/Imu"
+WRENCH = "geometry_msgs/msg/WrenchStamped"
+AUTO = "auto"
 LEROBOT_FEATURES = {  # LeRobot feature -> trajectory-contract prefix
     "observation.state": "q_",
     "observation.velocity": "dq_",
@@ -55,20 +74,28 @@ def log_kind(path: str | Path) -> str | None:
 
 
 def read_log(
-    path: str | Path, *, topic: str | None = None, episodes: tuple[int, ...] = ()
+    path: str | Path,
+    *,
+    topic: str | None = None,
+    episodes: tuple[int, ...] = (),
+    imu_topic: str | None = None,
+    wrench_topics: tuple[str, ...] = (),
 ) -> list[Table]:
-    """The recordings of a log (module docstring): one table for a bag's JointState topic, one
-    per selected episode of a LeRobot dataset (every episode when ``episodes`` is empty)."""
+    """The recordings of a log (module docstring): one table for a bag's JointState topic (with
+    the IMU and wrench topics asked for), one per selected episode of a LeRobot dataset (every
+    episode when ``episodes`` is empty)."""
     path = Path(path)
     kind = log_kind(path)
     if kind == "rosbag":
         if episodes:
             raise InputError("--episode selects LeRobot episodes; this is a ROS 2 bag",
                              source=str(path))  # fmt: skip
-        return [read_joint_states(path, topic)]
+        return [read_joint_states(path, topic, imu_topic, tuple(wrench_topics))]
     if kind == "lerobot":
-        if topic is not None:
-            raise InputError("--topic names a ROS 2 topic; this is a LeRobot dataset",
+        named = [name for name, value in (("--topic", topic), ("--wrench-topic", wrench_topics),
+                 ("--imu-topic", None if imu_topic == AUTO else imu_topic)) if value]  # fmt: skip
+        if named:
+            raise InputError(f"{named[0]} names a ROS 2 topic; this is a LeRobot dataset",
                              source=str(path))  # fmt: skip
         return read_lerobot(path, episodes)
     raise InputError("not a ROS 2 bag, MCAP file or LeRobot dataset folder", source=str(path))
@@ -85,36 +112,164 @@ def _rosbags():
     return AnyReader, get_typestore(Stores.ROS2_HUMBLE)
 
 
-def read_joint_states(path: Path, topic: str | None = None) -> Table:
-    """One JointState topic of a bag folder or an MCAP/SQLite file, as contract columns."""
+def _one_topic(connections: list, msgtype: str, wanted: str | None, option: str, source: str):
+    """The topic of ``msgtype`` named ``wanted`` (``"auto"``: the only one, None if there is
+    none); an error listing the bag's topics of that type otherwise."""
+    topics = sorted({c.topic for c in connections if c.msgtype == msgtype})
+    if wanted == AUTO:
+        if len(topics) > 1:
+            raise InputError(f"{len(topics)} {msgtype} topics ({', '.join(topics)}): name one "
+                             f"with {option}", source=source)  # fmt: skip
+        return topics[0] if topics else None
+    if wanted not in topics:
+        raise InputError(f"no {msgtype} topic '{wanted}'; the bag has: "
+                         f"{', '.join(topics) or 'none'}", source=source)  # fmt: skip
+    return wanted
+
+
+def read_joint_states(
+    path: Path,
+    topic: str | None = None,
+    imu_topic: str | None = None,
+    wrench_topics: tuple[str, ...] = (),
+) -> Table:
+    """One JointState topic of a bag folder or an MCAP/SQLite file, as contract columns, with
+    the IMU and wrench topics asked for joined to its rows (module docstring)."""
     any_reader, typestore = _rosbags()
     source = str(path)
     try:
         with any_reader([path], default_typestore=typestore) as reader:
-            states = [c for c in reader.connections if c.msgtype == JOINT_STATE]
-            topics = sorted({c.topic for c in states})
+            connections = list(reader.connections)
+            topic = _one_topic(connections, JOINT_STATE, AUTO if topic is None else topic,
+                               "--topic", source)  # fmt: skip
             if topic is None:
-                if len(topics) != 1:
-                    listed = ", ".join(topics) or "none"
-                    raise InputError(f"{len(topics)} {JOINT_STATE} topics ({listed}): name one "
-                                     "with --topic", source=source)  # fmt: skip
-                topic = topics[0]
-            elif topic not in topics:
-                raise InputError(f"no {JOINT_STATE} topic '{topic}'; the bag has: "
-                                 f"{', '.join(topics) or 'none'}", source=source)  # fmt: skip
-            chosen = [c for c in states if c.topic == topic]
-            messages = [
-                (log_time, reader.deserialize(raw, connection.msgtype))
-                for connection, log_time, raw in reader.messages(connections=chosen)
-            ]
+                raise InputError(f"0 {JOINT_STATE} topics (none): name one with --topic",
+                                 source=source)  # fmt: skip
+            imu = None if imu_topic is None else _one_topic(connections, IMU, imu_topic,
+                                                           "--imu-topic", source)  # fmt: skip
+            wrenches = [_one_topic(connections, WRENCH, w, "--wrench-topic", source)
+                        for w in dict.fromkeys(wrench_topics)]  # fmt: skip
+            wanted = [name for name in (topic, imu, *wrenches) if name is not None]
+            messages: dict[str, list] = {name: [] for name in wanted}
+            chosen = [c for c in connections if c.topic in messages]
+            for connection, log_time, raw in reader.messages(connections=chosen):
+                messages[connection.topic].append(
+                    (log_time, reader.deserialize(raw, connection.msgtype))
+                )
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - rosbags raises its own error kinds
         message = " ".join(str(error).split()) or type(error).__name__
         raise InputError(f"cannot read the bag: {message}", source=source) from None
-    if not messages:
-        raise InputError(f"topic '{topic}' has no message", source=source)
-    return _joint_state_table(messages, f"{source}:{topic}")
+    for name in wanted:
+        if not messages[name]:
+            raise InputError(f"topic '{name}' has no message", source=source)
+    table = _joint_state_table(messages[topic], f"{source}:{topic}")
+    sensors = {}
+    if imu is not None:
+        sensors[imu] = _imu_columns(messages[imu], f"{source}:{imu}")
+    for name in wrenches:
+        sensors[name] = _wrench_columns(messages[name], f"{source}:{name}")
+    return _joined(table, sensors) if sensors else table
+
+
+def _stamps(messages: list) -> np.ndarray:
+    """Header stamps [s], or the log times where every stamp is zero (as some drivers leave)."""
+    stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in messages])
+    return 1e-9 * np.array([t for t, _ in messages], dtype=float) if not np.any(stamps) else stamps
+
+
+def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
+    """``columns`` (with ``t``) sorted by time; repeated stamps are an error naming the row."""
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    repeated = np.flatnonzero(np.diff(t) <= 0)
+    if repeated.size:
+        raise InputError(f"message {int(order[repeated[0] + 1]) + 1} repeats the time stamp "
+                         f"{t[repeated[0]]:.9f} s", source=source)  # fmt: skip
+    return {"t": t} | {name: values[order] for name, values in columns.items()}
+
+
+def _imu_columns(messages: list, source: str) -> dict:
+    """An Imu topic's messages as ``t``, ``base_q*`` (if the orientation is given), ``gyro_*``,
+    ``acc_*`` columns, in time order, quaternions sign-aligned for interpolation."""
+    first = messages[0][1]
+    fields = {"angular_velocity": "gyro_", "linear_acceleration": "acc_"}
+    columns = {prefix + axis: np.array([getattr(getattr(m, field), axis) for _, m in messages])
+               for field, prefix in fields.items() for axis in "xyz"}  # fmt: skip
+    if float(first.orientation_covariance[0]) != -1.0:  # -1: "no orientation" (REP 145)
+        quaternion = np.array([[m.orientation.x, m.orientation.y, m.orientation.z,
+                                m.orientation.w] for _, m in messages])  # fmt: skip
+        norms = np.linalg.norm(quaternion, axis=1)
+        bad = np.flatnonzero(~(np.abs(norms - 1.0) < 1e-2))
+        if bad.size:
+            raise InputError(f"message {bad[0] + 1}: orientation is not a unit quaternion "
+                             f"(norm {norms[bad[0]]:.3g})", source=source)  # fmt: skip
+        for name, values in zip(("base_qx", "base_qy", "base_qz", "base_qw"), quaternion.T,
+                                strict=True):  # fmt: skip
+            columns[name] = values
+    columns = _increasing(_stamps(messages), columns, source)
+    if "base_qw" in columns:
+        quaternion = np.column_stack([columns[n] for n in ("base_qx", "base_qy", "base_qz",
+                                                           "base_qw")])  # fmt: skip
+        flips = np.cumprod(np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1)
+                                              + 1e-300)])  # fmt: skip
+        for k, name in enumerate(("base_qx", "base_qy", "base_qz", "base_qw")):
+            columns[name] = quaternion[:, k] * flips
+    _finite(columns, source)
+    return columns
+
+
+def _wrench_columns(messages: list, source: str) -> dict:
+    """A WrenchStamped topic's messages as ``t`` and ``ft_<frame_id>_*`` columns."""
+    frames = {m.header.frame_id for _, m in messages}
+    if len(frames) != 1 or not next(iter(frames)):
+        raise InputError(f"the wrench messages must name one frame_id (they name "
+                         f"{sorted(frames) or 'none'}): it becomes the ft_<frame>_ columns",
+                         source=source)  # fmt: skip
+    frame = frames.pop()
+    columns = {f"ft_{frame}_{kind}{axis}": np.array([getattr(getattr(m.wrench, field), axis)
+                                                     for _, m in messages])
+               for field, kind in (("force", "f"), ("torque", "t")) for axis in "xyz"}  # fmt: skip
+    columns = _increasing(_stamps(messages), columns, source)
+    _finite(columns, source)
+    return columns
+
+
+def _finite(columns: dict, source: str) -> None:
+    for name, values in columns.items():
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise InputError(f"message {bad[0] + 1}: non-finite {name}", source=source)
+
+
+def _joined(table: Table, sensors: dict[str, dict]) -> Table:
+    """The JointState rows inside every sensor's time span, each sensor's columns interpolated
+    to them (quaternions renormalised); the rows dropped are counted in the table's notes."""
+    t = np.asarray(table.columns["t"], dtype=float)
+    keep = np.ones(t.size, dtype=bool)
+    for columns in sensors.values():
+        keep &= (t >= columns["t"][0]) & (t <= columns["t"][-1])
+    if np.count_nonzero(keep) < 3:
+        spans = "; ".join(f"{name} {c['t'][0]:.6g}..{c['t'][-1]:.6g} s"
+                          for name, c in sensors.items())  # fmt: skip
+        raise InputError(f"the joint states ({t[0]:.6g}..{t[-1]:.6g} s) and the sensor topics "
+                         f"({spans}) share fewer than 3 samples", source=table.source)  # fmt: skip
+    joined = {name: np.asarray(values)[keep] for name, values in table.columns.items()}
+    t = joined["t"]
+    for columns in sensors.values():
+        for name, values in columns.items():
+            if name != "t":
+                joined[name] = np.interp(t, columns["t"], values)
+        if "base_qw" in columns:
+            names = ("base_qx", "base_qy", "base_qz", "base_qw")
+            norms = np.linalg.norm(np.column_stack([joined[n] for n in names]), axis=1)
+            for name in names:
+                joined[name] = joined[name] / norms
+    dropped = int(t.size and keep.size - np.count_nonzero(keep))
+    notes = table.notes + ((f"{dropped} joint-state rows outside the sensor topics' time span "
+                            "dropped"),) if dropped else table.notes  # fmt: skip
+    return Table(joined, table.source, notes=notes)
 
 
 def _joint_state_table(messages: list, source: str) -> Table:
@@ -224,10 +379,17 @@ def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
     return tables
 
 
-def expand_logs(paths: Iterable, topic: str | None = None, episodes: Iterable[int] = ()) -> list:
+def expand_logs(
+    paths: Iterable,
+    topic: str | None = None,
+    episodes: Iterable[int] = (),
+    imu_topic: str | None = None,
+    wrench_topics: Iterable[str] = (),
+) -> list:
     """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
     tables, :func:`read_log`); other files are kept as paths, other objects as they are."""
     expanded, logs, episodes = [], 0, tuple(episodes)
+    wrench_topics = tuple(wrench_topics)
     for path in paths:
         if not isinstance(path, str | Path):  # an in-memory recording
             expanded.append(path)
@@ -235,7 +397,8 @@ def expand_logs(paths: Iterable, topic: str | None = None, episodes: Iterable[in
         path = Path(path)
         if log_kind(path) is not None:
             logs += 1
-            expanded.extend(read_log(path, topic=topic, episodes=episodes))
+            expanded.extend(read_log(path, topic=topic, episodes=episodes, imu_topic=imu_topic,
+                                     wrench_topics=wrench_topics))  # fmt: skip
         elif path.is_dir():
             raise InputError(
                 f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
@@ -243,9 +406,11 @@ def expand_logs(paths: Iterable, topic: str | None = None, episodes: Iterable[in
             )
         else:
             expanded.append(path)
-    if (topic is not None or episodes) and logs == 0:
+    named = (topic is not None or episodes or wrench_topics
+             or imu_topic not in (None, AUTO))  # fmt: skip
+    if named and logs == 0:
         raise InputError(
-            "--topic and --episode select inside a ROS 2 bag, MCAP file or LeRobot "
-            "dataset, and no --data is one"
+            "--topic, --episode, --imu-topic and --wrench-topic select inside a ROS 2 bag, MCAP "
+            "file or LeRobot dataset, and no --data is one"
         )
     return expanded

@@ -26,6 +26,7 @@ class Table:
     columns: dict[str, np.ndarray]
     source: str
     first_row: int = 1  # 1-based data row of the first entry (a block of a longer file: more)
+    notes: tuple[str, ...] = ()  # what reading did to the rows (e.g. a log's dropped rows)
 
     @property
     def n_rows(self) -> int:
