@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from physid.api.recording import DataLike, PathLike
 
 SIMFIT_FIELDS = ("damping", "armature", "frictionloss")
+# the model's actuators, driven by ctrl_<actuator> columns (physid.simfit.problem)
+SIMFIT_ACTUATOR_FIELDS = ("kp", "kv", "gain")
 
 
 def payload(
@@ -143,8 +145,10 @@ def simfit_tune(
     progress: Callable[[str], None] | None = None,
     display: Callable[[], AbstractContextManager[Callable[[str], None]]] | None = None,
 ) -> SimfitRun:
-    """Tune a MuJoCo model's joint damping, armature and frictionloss (``fit``: names, or one
-    comma-separated string) and a command delay so that it simulates like the logged robot
+    """Tune a MuJoCo model's joint damping, armature and frictionloss, and with recordings
+    that log ``ctrl_<actuator>`` commands its position servos' ``kp``/``kv`` and motors'
+    ``gain`` (``fit``: names, or one comma-separated string) and a command delay so that it
+    simulates like the logged robot
     (``physid simfit``). ``data``/``validate``: recording files, ROS 2 bags or LeRobot datasets
     (``topic``, ``episodes``) or :class:`~physid.api.recording.Recording` objects.
     ``progress`` receives each step's name; ``display`` (the command line's progress bar) is
@@ -153,17 +157,25 @@ def simfit_tune(
     from physid.errors import InputError
     from physid.recordings.logs import expand_logs
     from physid.robot.mjcf import compile_mjcf, is_mjcf
-    from physid.simfit.fit import check_runs, fit_simulator, load_tables, model_joints
-    from physid.simfit.problem import run_from_table
+    from physid.simfit.fit import (
+        check_drive,
+        check_runs,
+        fit_simulator,
+        load_tables,
+        model_actuators,
+        model_joints,
+    )
+    from physid.simfit.problem import run_from_table, tuned_actuators
 
     given = list(_items(data))
     held_given = list(_items(validate))
     text = fit if isinstance(fit, str) else ",".join(fit)
     chosen = tuple(f.strip() for f in text.split(",") if f.strip())
-    unknown = [f for f in chosen if f not in SIMFIT_FIELDS]
+    known = SIMFIT_FIELDS + SIMFIT_ACTUATOR_FIELDS
+    unknown = [f for f in chosen if f not in known]
     if unknown or not chosen:
         raise InputError(
-            f"--fit: unknown term(s) {unknown or [text]}; choose from {', '.join(SIMFIT_FIELDS)}"
+            f"--fit: unknown term(s) {unknown or [text]}; choose from {', '.join(known)}"
         )
     if not is_mjcf(model):
         raise InputError(f"{model}: simfit tunes a MuJoCo model: give an MJCF file")
@@ -171,9 +183,12 @@ def simfit_tune(
     train = load_tables(sources(expand_logs(given, topic, episodes)))
     held = load_tables(sources(expand_logs(held_given, topic, episodes))) if held_given else []
     joints = model_joints(compiled)  # bad data: one error line before any progress display
-    train = [run_from_table(table, joints) for table in train]
-    held = [run_from_table(table, joints) for table in held]
+    actuators = model_actuators(compiled)
+    train = [run_from_table(table, joints, actuators) for table in train]
+    held = [run_from_table(table, joints, actuators) for table in held]
     check_runs(compiled, [*train, *held], window)
+    check_drive(compiled, [*train, *held], chosen)
+    tuned_actuators(compiled, tuple(f for f in chosen if f in SIMFIT_ACTUATOR_FIELDS))
     if display is None:
         display = partial(nullcontext, progress or (lambda _message: None))
     with display() as note:
@@ -246,12 +261,13 @@ class SimfitRun(Outcome):
 
     def _outputs(self, out: Path) -> tuple[dict, str]:
         from physid.export.mjcf_edit import with_joint_values
-        from physid.simfit.fit import tuned_joint_values
+        from physid.simfit.fit import tuned_actuator_values, tuned_joint_values
 
         result = self.raw
         text, notes = with_joint_values(
-            self.model, tuned_joint_values(result), out / "model_tuned.xml"
-        )
+            self.model, tuned_joint_values(result), out / "model_tuned.xml",
+            tuned_actuator_values(result), result.tuned_model,
+        )  # fmt: skip
         if result.delay_s > 2.0 * result.parameters.get("delay", {}).get("std", 0.0) > 0.0:
             notes.append(
                 f"delay {result.delay_s * 1e3:.3g} ms: no MJCF field (apply it to the "

@@ -31,7 +31,9 @@ def register(group: click.Group) -> None:
 )
 @data_option(
     "Training run(s): t, q_<joint> and the torque the drives applied, tau_<joint>, for every "
-    "hinge and slide joint of the model."
+    "hinge and slide joint of the model; or, instead of tau_, the commands sent to the "
+    "model's actuators, ctrl_<actuator> for every actuator (a position servo's target, a "
+    "motor's command; a LeRobot dataset's 'action' feature), which then drive them."
 )
 @data_option(
     "Held-out run(s), the judgement, before and after tuning: the shooting error (windows whose "
@@ -45,8 +47,10 @@ def register(group: click.Group) -> None:
     "fields",
     default="damping,armature,frictionloss",
     show_default=True,
-    help="Joint terms to tune, comma-separated: damping (viscous), armature (rotor inertia), "
-    "frictionloss (dry friction).",
+    help="Terms to tune, comma-separated: joint damping (viscous), armature (rotor inertia), "
+    "frictionloss (dry friction); with ctrl_ recordings also the actuators' kp and kv (every "
+    "<position> servo: force kp (target - q) - kv dq) and gain (every <motor>: torque per "
+    "unit of ctrl, written back as its gear).",
 )
 @click.option(
     "--no-delay",

@@ -104,16 +104,56 @@ def set_joint_attributes(
         element.set(key, repr(float(value)))
 
 
+def set_actuator_attributes(
+    root: ET.Element, actuator: str, values: dict[str, float], tuned, source: str
+) -> None:
+    """A tuned actuator written back into its own element (``physid simfit``): a
+    ``<position>``'s ``kp``/``kv``; a ``<motor>``'s ``gain`` as its ``gear`` times the gain (a
+    motor's force is ``gear * ctrl``); a ``<general>``'s ``gainprm``/``biasprm`` as ``tuned``
+    (the tuned ``mujoco.MjModel``) holds them."""
+    import mujoco
+
+    section = [e for block in root.iter("actuator") for e in block]
+    element = next((e for e in section if e.get("name") == actuator), None)
+    if element is None:
+        raise InputError(f"actuator '{actuator}' is not an element of <actuator> in this file",
+                         source=source)  # fmt: skip
+    index = mujoco.mj_name2id(tuned, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator)
+    if element.tag == "position":
+        for key in ("kp", "kv"):
+            if key in values:
+                element.set(key, repr(float(values[key])))
+    elif element.tag == "motor" and set(values) <= {"gain"}:
+        gear = tuned.actuator_gear[index] * float(values.get("gain", 1.0))
+        element.set("gear", _numbers(gear))
+    elif element.tag == "general":
+        element.set("gainprm", _numbers(tuned.actuator_gainprm[index]))
+        element.set("biasprm", _numbers(tuned.actuator_biasprm[index]))
+    else:
+        raise InputError(
+            f"actuator '{actuator}' is a <{element.tag}>: physid writes tuned <position>, "
+            "<motor> and <general> actuators only",
+            source=source,
+        )
+
+
 def with_joint_values(
-    mjcf: str | Path, values: dict[str, dict[str, float]], out: str | Path | None = None
+    mjcf: str | Path,
+    values: dict[str, dict[str, float]],
+    out: str | Path | None = None,
+    actuators: dict[str, dict[str, float]] | None = None,
+    tuned=None,  # noqa: ANN001 - the tuned mujoco.MjModel, with ``actuators``
 ) -> tuple[str, list[str]]:
-    """The user's MJCF text with the joint attributes of ``values`` (``physid simfit``), the
-    rest untouched (paths made absolute when written elsewhere), and notes."""
+    """The user's MJCF text with the joint attributes of ``values`` and the actuator terms of
+    ``actuators`` (``physid simfit``), the rest untouched (paths made absolute when written
+    elsewhere), and notes."""
     mjcf = Path(mjcf)
     root = _parse(mjcf).getroot()
     notes: list[str] = []
     for joint, attributes in values.items():
         set_joint_attributes(root, joint, attributes, str(mjcf))
+    for actuator, attributes in (actuators or {}).items():
+        set_actuator_attributes(root, actuator, attributes, tuned, str(mjcf))
     if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
         _absolute_paths(root, mjcf.resolve().parent, notes)
     _compiled(root, mjcf, "tuned")

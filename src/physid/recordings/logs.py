@@ -29,8 +29,10 @@ span are dropped, counted in :attr:`Table.notes`):
 v2 one-file-per-episode and v3 many-episodes-per-file layouts alike; read by ``pyarrow``): one
 recording per episode (all, or those selected). Joint names are the feature's ``names``;
 ``observation.state`` gives ``q_``, ``observation.velocity`` ``dq_``, ``observation.effort``
-``tau_`` and ``observation.current`` ``i_`` (motor currents, then ``drive_gains``), time is
-``timestamp``. Units are the dataset's: a dataset in degrees needs converting first.
+``tau_``, ``observation.current`` ``i_`` (motor currents, then ``drive_gains``) and
+``action`` ``ctrl_`` (the commands sent, e.g. position targets: ``physid simfit`` drives the
+model's actuators of those names with them), time is ``timestamp``. Units are the dataset's:
+a dataset in degrees needs converting first.
 
 Every failure is one :class:`~physid.errors.InputError` line naming the file, topic, episode or
 field.
@@ -56,6 +58,7 @@ LEROBOT_FEATURES = {  # LeRobot feature -> trajectory-contract prefix
     "observation.velocity": "dq_",
     "observation.effort": "tau_",
     "observation.current": "i_",
+    "action": "ctrl_",  # the commands sent (position targets): physid simfit drives actuators
 }
 
 

@@ -16,7 +16,9 @@ SHOWN_S = 4.0
 
 def _rollouts(model, run: Run, dofs, qpos, delay_s: float):
     """(times, positions) of back-to-back open-loop simulations of :data:`HORIZON_S`."""
-    shown = Run(*(a[run.t <= SHOWN_S] for a in (run.t, run.q, run.tau)), run.source)
+    kept = run.t <= SHOWN_S
+    shown = Run(run.t[kept], run.q[kept], None if run.tau is None else run.tau[kept], run.source,
+                ctrl=None if run.ctrl is None else run.ctrl[kept])  # fmt: skip
     shooting = Shooting(
         model, [shown], Parameters((), (), delay=True), HORIZON_S, np.ones(len(dofs)), dofs, qpos
     )

@@ -26,13 +26,16 @@ import numpy as np
 import scipy.optimize
 
 from physid.errors import InputError
+from physid.simfit.initial import actuator_start, apply_start
 from physid.simfit.problem import (
+    ACTUATOR_FIELDS,
     JOINT_FIELDS,
     LINEAR_UNITS,
     UNITS,
     Parameters,
     Run,
     run_from_table,
+    tuned_actuators,
     windows,
 )
 from physid.simfit.shooting import Shooting, open_loop_error, shooting_error
@@ -101,9 +104,33 @@ def model_joints(model) -> tuple[str, ...]:
     )
 
 
-def as_run(item, joints: tuple[str, ...]) -> Run:
+def model_actuators(model) -> tuple[str, ...]:
+    """The named actuators of a MuJoCo model, in model order (``ctrl_<actuator>`` columns)."""
+    import mujoco
+
+    names = (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(model.nu))
+    return tuple(name for name in names if name)
+
+
+def as_run(item, joints: tuple[str, ...], actuators: tuple[str, ...] = ()) -> Run:
     """A :class:`Run` as it is, or a contract table checked and read into one."""
-    return item if isinstance(item, Run) else run_from_table(item, joints)
+    return item if isinstance(item, Run) else run_from_table(item, joints, actuators)
+
+
+def check_drive(model, runs: list[Run], fields: tuple[str, ...] = ()) -> None:  # noqa: ANN001
+    """Every run drives the model the same way (all by ``ctrl_`` columns, or all by torques);
+    ctrl-driven runs need every actuator named; actuator terms need ctrl-driven runs."""
+    kinds = {run.ctrl is not None for run in runs}
+    if len(kinds) > 1:
+        raise InputError("some recordings log ctrl_<actuator> commands and others tau_<joint> "
+                         "torques: give all of one kind")  # fmt: skip
+    if kinds == {True} and len(model_actuators(model)) != model.nu:
+        raise InputError("ctrl_ columns drive the model's actuators, and one of them has no "
+                         "name: name every <actuator> element")  # fmt: skip
+    tuned = [f for f in fields if f in ACTUATOR_FIELDS]
+    if tuned and kinds != {True}:
+        raise InputError(f"--fit {tuned[0]} tunes the model's actuators, which only recordings "
+                         "with ctrl_<actuator> columns drive")  # fmt: skip
 
 
 def _errors(
@@ -177,13 +204,23 @@ def fit_simulator(
     joints = model_joints(model)
     if not joints:
         raise InputError("the model has no named hinge or slide joint")
-    runs = [as_run(item, joints) for item in train]
-    held = [as_run(item, joints) for item in validate or []]
+    actuators = model_actuators(model)
+    runs = [as_run(item, joints, actuators) for item in train]
+    held = [as_run(item, joints, actuators) for item in validate or []]
     check_runs(model, [*runs, *held], window_s)
+    check_drive(model, [*runs, *held], tuple(fields))
     dofs, qpos = joint_indices(model, joints, "")
     noise = np.median([run.position_noise() for run in runs], axis=0)
-    parameters = Parameters(joints, tuple(fields), delay)
+    joint_fields = tuple(f for f in fields if f in JOINT_FIELDS)
+    actuator_fields = tuple(f for f in fields if f in ACTUATOR_FIELDS)
+    parameters = Parameters(joints, joint_fields, delay,
+                            tuned_actuators(model, actuator_fields))  # fmt: skip
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
+    file_values = dict(zip(parameters.names, parameters.values(model, dofs), strict=True))
+    starts = actuator_start(model, runs, parameters, qpos, dofs)
+    apply_start(model, starts)  # a linear inverse-dynamics start for the actuators' numbers
+    if starts:
+        note(f"{len(starts)} actuator numbers started from inverse dynamics")
     shooting = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
     start = shooting.start()
     lower = np.full(shooting.size, -np.inf)
@@ -215,14 +252,15 @@ def fit_simulator(
     table = {}
     for k, name in enumerate(parameters.names):
         kind = name.rsplit(".", 1)[-1]
-        joint = name.rsplit(".", 1)[0] if "." in name else None
-        revolute = joint is None or _is_revolute(model, joint)
+        owner = name.rsplit(".", 1)[0] if "." in name else None
+        revolute = owner is None or _is_revolute(model, owner, actuator=kind in ACTUATOR_FIELDS)
         decided = np.isfinite(std[k]) and std[k] < PRIOR_DECIDED * shooting.prior_std[k]
         span = upper[k] - lower[k] if np.isfinite(upper[k]) else max(abs(x[k]), 1.0)
         table[name] = {
             "value": float(x[k]),
             "std": float(std[k]),
             "start": float(shooting.x0[k]),
+            "model_value": float(file_values[name]),  # as the given file has it
             "source": "data" if decided else "prior",
             "unit": (UNITS if revolute else LINEAR_UNITS)[kind],
             # at a bound the std describes nothing: the data wanted it beyond (e.g. a negative
@@ -258,10 +296,18 @@ def fit_simulator(
     )
 
 
-def _is_revolute(model, joint: str) -> bool:
+def _is_revolute(model, name: str, actuator: bool = False) -> bool:
+    """Whether the joint ``name`` (or the joint the actuator ``name`` drives) is a hinge."""
     import mujoco
 
-    j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
+    if actuator:
+        a = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+        joint_transmission = int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT)
+        if not joint_transmission:
+            return True
+        j = int(model.actuator_trnid[a, 0])
+    else:
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
     return int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE)
 
 
@@ -296,12 +342,22 @@ def _status(solution, before: dict, after: dict) -> tuple[str, str]:
 
 def tuned_joint_values(result: SimfitResult) -> dict[str, dict[str, float]]:
     """{joint: {mjcf attribute: value}} of the tuned joint terms (for writing the MJCF)."""
+    return _tuned_values(result, JOINT_FIELDS)
+
+
+def tuned_actuator_values(result: SimfitResult) -> dict[str, dict[str, float]]:
+    """{actuator: {"kp" | "kv" | "gain": value}} of the tuned actuator terms."""
+    return _tuned_values(result, ACTUATOR_FIELDS)
+
+
+def _tuned_values(result: SimfitResult, kinds) -> dict[str, dict[str, float]]:  # noqa: ANN001
     values: dict[str, dict[str, float]] = {}
     for name, entry in result.parameters.items():
         if name == "delay":
             continue
-        joint, kind = name.rsplit(".", 1)
-        values.setdefault(joint, {})[kind] = max(entry["value"], 0.0)
+        owner, kind = name.rsplit(".", 1)
+        if kind in kinds:
+            values.setdefault(owner, {})[kind] = max(entry["value"], 0.0)
     return values
 
 

@@ -11,7 +11,12 @@ is the simulated minus the measured position at every recorded sample inside the
 divided by the position noise (estimated from the data).
 
 Torques enter as ``qfrc_applied`` on each joint's degree of freedom (columns ``tau_<joint>``,
-the torque the drives applied), so no actuator of the model is needed or used.
+the torque the drives applied), so no actuator of the model is needed or used. A run that logs
+the commands sent to the model's actuators instead (``ctrl_<actuator>`` for every actuator: a
+position servo's target, a motor's command) drives them as MuJoCo's ``ctrl``, and the
+actuators' own numbers can be tuned (:data:`ACTUATOR_FIELDS`): a position servo's stiffness
+``kp`` and damping ``kv`` (``<position kp kv>``: force ``kp (ctrl - q) - kv dq``), a motor's
+``gain`` (torque per unit of command: an unknown torque constant or gear).
 """
 
 from __future__ import annotations
@@ -29,8 +34,11 @@ JOINT_FIELDS = {
     "armature": "dof_armature",
     "frictionloss": "dof_frictionloss",
 }
-UNITS = {"damping": "N m s/rad", "armature": "kg m^2", "frictionloss": "N m", "delay": "s"}
-LINEAR_UNITS = {"damping": "N s/m", "armature": "kg", "frictionloss": "N", "delay": "s"}
+ACTUATOR_FIELDS = ("kp", "kv", "gain")
+UNITS = {"damping": "N m s/rad", "armature": "kg m^2", "frictionloss": "N m", "delay": "s",
+         "kp": "N m/rad", "kv": "N m s/rad", "gain": "N m per unit of ctrl"}  # fmt: skip
+LINEAR_UNITS = {"damping": "N s/m", "armature": "kg", "frictionloss": "N", "delay": "s",
+                "kp": "N/m", "kv": "N s/m", "gain": "N per unit of ctrl"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,9 @@ class Run:
 
     t: np.ndarray
     q: np.ndarray
-    tau: np.ndarray
+    tau: np.ndarray | None  # (N, n) applied joint torques, or None when ``ctrl`` drives
     source: str
+    ctrl: np.ndarray | None = None  # (N, nu) commands to the model's actuators, model order
 
     def velocity(self, window: int = 11, order: int = 3) -> np.ndarray:
         """Savitzky-Golay derivative of the positions (the windows' starting velocities)."""
@@ -57,47 +66,82 @@ class Run:
         return np.maximum(np.std(self.q - smooth, axis=0) * scale, 1e-6)
 
 
-def run_from_table(table, joints: tuple[str, ...]) -> Run:
-    """The ``t``, ``q_<joint>`` and ``tau_<joint>`` columns of a contract table."""
+def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = ()) -> Run:
+    """The ``t``, ``q_<joint>`` and either ``tau_<joint>`` (every joint) or ``ctrl_<actuator>``
+    (every one of the model's ``actuators``, when the table has any ``ctrl_`` column) columns
+    of a contract table."""
     columns = table.columns
-    missing = [
-        c
-        for c in ("t", *(f"q_{j}" for j in joints), *(f"tau_{j}" for j in joints))
-        if c not in columns
-    ]
+    driven = any(name.startswith("ctrl_") for name in columns)
+    commands = (tuple(f"ctrl_{a}" for a in actuators) if driven
+                else tuple(f"tau_{j}" for j in joints))  # fmt: skip
+    missing = [c for c in ("t", *(f"q_{j}" for j in joints), *commands) if c not in columns]
+    if driven and not actuators:
+        missing = ["(the model has no named actuator for the ctrl_ columns)"]
     if missing:
+        need = ("ctrl_<actuator> of every named actuator of the model" if driven
+                else "the applied torque tau_<joint> of every joint")  # fmt: skip
         raise InputError(
-            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and "
-            "the applied torque tau_<joint> of every joint)",
+            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need})",
             source=table.source,
         )
-    used = [*(f"q_{j}" for j in joints), *(f"tau_{j}" for j in joints)]
+    used = [*(f"q_{j}" for j in joints), *commands]
     t = _check_time(table)  # finite, increasing, no gap (one error line naming the row)
     _check_finite(table, used)
     _check_magnitude(table, used)  # 1e300 overflowed the noise estimate
     q = np.column_stack([columns[f"q_{j}"] for j in joints]).astype(float)
-    tau = np.column_stack([columns[f"tau_{j}"] for j in joints]).astype(float)
+    command = np.column_stack([columns[c] for c in commands]).astype(float)
     if len(t) < 20:
         raise InputError(f"{len(t)} samples: too short to simulate", source=table.source)
-    return Run(t - t[0], q, tau, table.source)
+    if driven:
+        return Run(t - t[0], q, None, table.source, ctrl=command)
+    return Run(t - t[0], q, command, table.source)
+
+
+def servo_kind(model, actuator: int) -> str | None:
+    """``"position"`` for a position servo (fixed gain, affine bias with ``biasprm[1] =
+    -gainprm[0]``: MuJoCo's ``<position>``), ``"motor"`` for a fixed gain without bias, None
+    for any other actuator (their numbers are not tuned)."""
+    import mujoco
+
+    fixed = int(model.actuator_gaintype[actuator]) == int(mujoco.mjtGain.mjGAIN_FIXED)
+    bias = int(model.actuator_biastype[actuator])
+    gain, prm = model.actuator_gainprm[actuator], model.actuator_biasprm[actuator]
+    if fixed and bias == int(mujoco.mjtBias.mjBIAS_AFFINE) and prm[1] == -gain[0] != 0.0:
+        return "position"
+    if fixed and bias == int(mujoco.mjtBias.mjBIAS_NONE):
+        return "motor"
+    return None
+
+
+FIELD_KINDS = {"kp": "position", "kv": "position", "gain": "motor"}
 
 
 @dataclass(frozen=True)
 class Parameters:
-    """The tuned quantities: (joint, field) pairs of :data:`JOINT_FIELDS` and the delay."""
+    """The tuned quantities: (joint, field) pairs of :data:`JOINT_FIELDS`, (actuator, field)
+    pairs of :data:`ACTUATOR_FIELDS` (``actuators``: (name, id) of the actuators each field
+    tunes, by field) and the delay."""
 
     joints: tuple[str, ...]
     fields: tuple[str, ...]
     delay: bool
+    actuators: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
-        names = tuple(f"{j}.{f}" for f in self.fields for j in self.joints)
-        return (*names, "delay") if self.delay else names
+        names = [f"{j}.{f}" for f in self.fields for j in self.joints]
+        names += [f"{a}.{f}" for f, tuned in self.actuators for a, _ in tuned]
+        return (*names, "delay") if self.delay else tuple(names)
 
     def values(self, model, dofs: np.ndarray, delay_s: float = 0.0) -> np.ndarray:
         """The model's current values (and the delay), in :attr:`names` order."""
         values = [getattr(model, JOINT_FIELDS[f])[dofs] for f in self.fields]
+        for field, tuned in self.actuators:
+            ids = [i for _, i in tuned]
+            if field == "kv":
+                values.append(-model.actuator_biasprm[ids, 2])
+            else:  # kp of a servo, gain of a motor: the gain
+                values.append(model.actuator_gainprm[ids, 0])
         return np.concatenate([*values, [delay_s] if self.delay else []])
 
     def apply(self, model, dofs: np.ndarray, x: np.ndarray) -> float:
@@ -105,7 +149,45 @@ class Parameters:
         n = len(self.joints)
         for k, field in enumerate(self.fields):
             getattr(model, JOINT_FIELDS[field])[dofs] = np.maximum(x[k * n : (k + 1) * n], 0.0)
+        start = len(self.fields) * n
+        for field, tuned in self.actuators:
+            ids = [i for _, i in tuned]
+            set_actuator_values(model, field, ids, np.maximum(x[start : start + len(ids)], 0.0))
+            start += len(ids)
         return float(x[-1]) if self.delay else 0.0
+
+
+def set_actuator_values(model, field: str, ids, values) -> None:  # noqa: ANN001
+    """Write ``kp`` / ``kv`` / ``gain`` of the actuators ``ids`` into ``model`` (in place):
+    a servo's ``kp`` is its gain and minus its position bias (a servo stays a servo), ``kv``
+    minus its velocity bias, a motor's ``gain`` its gain."""
+    if field == "kv":
+        model.actuator_biasprm[ids, 2] = -np.asarray(values)
+        return
+    model.actuator_gainprm[ids, 0] = values
+    if field == "kp":
+        model.actuator_biasprm[ids, 1] = -np.asarray(values)
+
+
+def tuned_actuators(model, fields: tuple[str, ...]) -> tuple:
+    """``Parameters.actuators`` for the actuator ``fields``: each tunes the named actuators of
+    its kind (:data:`FIELD_KINDS`); a field no actuator of the model has is an error."""
+    import mujoco
+
+    out = []
+    for field in fields:
+        kind = FIELD_KINDS[field]
+        tuned = tuple(
+            (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a), a)
+            for a in range(model.nu)
+            if servo_kind(model, a) == kind
+            and mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
+        )
+        if not tuned:
+            raise InputError(f"--fit {field}: the model has no named {kind} actuator "
+                             f"({'<position>' if kind == 'position' else '<motor>'})")  # fmt: skip
+        out.append((field, tuned))
+    return tuple(out)
 
 
 def windows(t: np.ndarray, length_s: float) -> list[tuple[int, int]]:

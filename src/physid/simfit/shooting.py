@@ -21,7 +21,8 @@ from physid.files.io import quiet_stderr
 from physid.simfit.problem import Parameters, Run, windows
 
 PRIOR_RELATIVE = 3.0  # prior std of a parameter: this many times its start value (or scale)
-PRIOR_FLOOR = {"damping": 0.1, "armature": 0.01, "frictionloss": 0.1, "delay": 0.01}
+PRIOR_FLOOR = {"damping": 0.1, "armature": 0.01, "frictionloss": 0.1, "delay": 0.01,
+               "kp": 1.0, "kv": 0.1, "gain": 0.1}  # fmt: skip
 
 
 class Shooting:
@@ -75,16 +76,26 @@ class Shooting:
     def start(self) -> np.ndarray:
         return np.concatenate([self.x0, np.zeros(len(self.windows) * self.n_state)])
 
+    @property
+    def driven(self) -> bool:
+        """Whether the runs drive the model's actuators (``ctrl``) rather than the joints."""
+        return self.runs[0].ctrl is not None
+
     def _controls(self, delay_s: float) -> np.ndarray:
-        """qfrc_applied (W, nstep, nv) at every step of every window, the logged torque
-        ``delay_s`` earlier (linear interpolation; held at the ends)."""
-        nv = self.model.nv
-        out = np.zeros((len(self.windows), self.nstep, nv))
+        """qfrc_applied (W, nstep, nv), or the actuators' ctrl (W, nstep, nu) for driven runs,
+        at every step of every window: the logged command ``delay_s`` earlier (linear
+        interpolation; held at the ends)."""
+        width = self.model.nu if self.driven else self.model.nv
+        out = np.zeros((len(self.windows), self.nstep, width))
         for w, (r, a, _) in enumerate(self.windows):
             run = self.runs[r]
             times = run.t[a] + self.h * np.arange(self.nstep) - delay_s
-            for k, dof in enumerate(self.dofs):
-                out[w, :, dof] = np.interp(times, run.t, run.tau[:, k])
+            if self.driven:
+                for k in range(width):
+                    out[w, :, k] = np.interp(times, run.t, run.ctrl[:, k])
+            else:
+                for k, dof in enumerate(self.dofs):
+                    out[w, :, dof] = np.interp(times, run.t, run.tau[:, k])
         return out
 
     def simulate(self, x: np.ndarray, offsets: np.ndarray, models=None) -> np.ndarray:
@@ -99,7 +110,8 @@ class Shooting:
             states[w, 1 + self.qpos] = self.runs[r].q[a] + offsets[w, :n]
             states[w, 1 + self.model.nq + self.dofs] = self.velocities[r][a] + offsets[w, n:]
         control = self._controls(delay)
-        spec = int(self.mujoco.mjtState.mjSTATE_QFRC_APPLIED)
+        kind = "mjSTATE_CTRL" if self.driven else "mjSTATE_QFRC_APPLIED"
+        spec = int(getattr(self.mujoco.mjtState, kind))
         with quiet_stderr():  # MuJoCo's instability warnings: counted (unstable_steps) instead
             result, _ = rollout.rollout(
                 model, self.datas, states, control, control_spec=spec, nstep=self.nstep

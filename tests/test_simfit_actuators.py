@@ -1,0 +1,154 @@
+"""physid simfit driving the model's own actuators (issue 26 item 3: actuator gains and bias,
+position-target logs): runs that MuJoCo simulated with known servo gains and a known motor gain,
+logged as a robot logs its commands (``ctrl_<actuator>``), tuned from wrong starting values."""
+
+from __future__ import annotations
+
+import json
+
+import mujoco
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from simfit_data import HOME, simulate_arm, write_csv
+from test_mjcf import ARM, JOINTS
+
+from physid.cli import main
+from physid.recordings.tables import Table
+
+KP = (60.0, 120.0, 25.0, 400.0)
+KV = (4.0, 8.0, 1.0, 20.0)
+SERVOS = "\n".join(
+    f'    <position name="p{k + 1}" joint="{joint}" kp="{kp}" kv="{kv}"/>'
+    for k, (joint, kp, kv) in enumerate(zip(JOINTS, KP, KV, strict=True))
+)
+MOTORS = "\n".join(f'    <motor name="m{k + 1}" joint="{joint}" gear="1"/>'
+                   for k, joint in enumerate(JOINTS))  # fmt: skip
+SERVO_ARM = ARM.replace(MOTORS, SERVOS)
+
+
+def servo_run(model, seconds: float, seed: int, rate_hz: float = 500.0) -> Table:
+    """Position targets sent at ``rate_hz`` (held between sends, as a controller's output) to
+    the arm's position servos; ``q_`` with 0.2 mrad noise and the targets as ``ctrl_p*``."""
+    rng = np.random.default_rng(seed)
+    data = mujoco.MjData(model)
+    data.qpos[:] = HOME
+    mujoco.mj_forward(model, data)
+    h = model.opt.timestep
+    per = int(round(1.0 / (rate_hz * h)))
+    amplitude = rng.uniform(0.2, 0.5, (4, 3)) / np.arange(1, 4) * [[1], [1], [1], [0.05]]
+    phase = rng.uniform(0, 2 * np.pi, (4, 3))
+    w = 2 * np.pi * 0.4 * np.arange(1, 4)
+    rows = []
+    for step in range(int(round(seconds / h))):
+        t = step * h
+        if step % per == 0:
+            data.ctrl[:] = (amplitude * np.sin(w * t + phase)).sum(axis=1) + HOME + [0, 0, 0, 0.05]
+            rows.append((t, data.qpos.copy(), data.ctrl.copy()))
+        mujoco.mj_step(model, data)
+    q = np.array([r[1] for r in rows]) + rng.normal(0.0, 2e-4, (len(rows), 4))
+    columns = {"t": np.array([r[0] for r in rows])}
+    for j, name in enumerate(JOINTS):
+        columns[f"q_{name}"] = q[:, j]
+        columns[f"ctrl_p{j + 1}"] = np.array([r[2][j] for r in rows])
+    return Table(columns, f"servo arm, seed {seed}")
+
+
+def _simfit(model, data, out, *extra):
+    return CliRunner().invoke(main, ["simfit", "--model", str(model), "--data", str(data),
+                                     "--out", str(out), "--quiet", *extra])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def servo_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("servos")
+    truth = mujoco.MjModel.from_xml_string(SERVO_ARM)
+    write_csv(servo_run(truth, 3.0, 1), folder / "train.csv")
+    write_csv(servo_run(truth, 2.0, 2), folder / "held.csv")
+    start = SERVO_ARM
+    for kp, kv in zip(KP, KV, strict=True):  # stiffness x2, damping x0.5
+        start = start.replace(f'kp="{kp}" kv="{kv}"', f'kp="{2 * kp}" kv="{kv / 2}"')
+    (folder / "start.xml").write_text(start)
+    return folder
+
+
+def test_simfit_tunes_position_servos_from_their_targets(servo_runs, tmp_path):
+    out = tmp_path / "tuned"
+    run = _simfit(servo_runs / "start.xml", servo_runs / "train.csv", out,
+                  "--validate", str(servo_runs / "held.csv"), "--fit", "kp,kv")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = json.loads((out / "simfit.json").read_text())
+    parameters = result["parameters"]
+    for k in range(4):
+        kp, kv = parameters[f"p{k + 1}.kp"], parameters[f"p{k + 1}.kv"]
+        assert kp["value"] == pytest.approx(KP[k], rel=0.02), (k, kp)
+        assert kv["value"] == pytest.approx(KV[k], rel=0.05), (k, kv)
+        assert abs(kp["value"] - KP[k]) < 4 * kp["std"] + 1e-3 * KP[k]
+    assert parameters["p1.kp"]["unit"] == "N m/rad" and parameters["p4.kp"]["unit"] == "N/m"
+    # a target held over its T = 2 ms period, against its linear interpolation sampled at the
+    # starts of the model's h = 1 ms steps (steps 0 and 1 of a period lead the hold by 0 and
+    # a half): the interpolation leads by (T - h) / 2 = 0.5 ms on average
+    assert parameters["delay"]["value"] == pytest.approx(0.5e-3, abs=0.25e-3)
+    held = result["held_out_rms_rad"]
+    before, after = held["before"]["shooting 0.5 s"]["all"], held["after"]["shooting 0.5 s"]["all"]
+    assert after < 2.0 * 2e-4 < before / 5
+    # written back into the servos' own attributes, and compiled to the tuned numbers
+    text = (out / "model_tuned.xml").read_text()
+    assert '<position name="p1" joint="shoulder_pan" kp="' in text
+    tuned = mujoco.MjModel.from_xml_path(str(out / "model_tuned.xml"))
+    for k in range(4):
+        assert tuned.actuator_gainprm[k, 0] == pytest.approx(parameters[f"p{k + 1}.kp"]["value"])
+        assert tuned.actuator_biasprm[k, 1] == pytest.approx(-tuned.actuator_gainprm[k, 0])
+        assert tuned.actuator_biasprm[k, 2] == pytest.approx(-parameters[f"p{k + 1}.kv"]["value"])
+
+
+def test_simfit_tunes_a_motor_gain_from_commands_in_other_units(tmp_path):
+    """The PD torques of tests/simfit_data.py logged as commands in units of 1/2.5 N m (a
+    torque constant the model does not know): the motors' gain comes out 2.5, written as gear."""
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    table = simulate_arm(truth, 3.0, 1)
+    columns = {k: v for k, v in table.columns.items() if not k.startswith("tau_")}
+    for k, joint in enumerate(JOINTS):
+        columns[f"ctrl_m{k + 1}"] = table.columns[f"tau_{joint}"] / 2.5
+    write_csv(Table(columns, "commands"), tmp_path / "train.csv")
+    (tmp_path / "arm.xml").write_text(ARM)
+    out = tmp_path / "tuned"
+    run = _simfit(tmp_path / "arm.xml", tmp_path / "train.csv", out, "--fit", "gain",
+                  "--no-delay")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    parameters = json.loads((out / "simfit.json").read_text())["parameters"]
+    for k in range(4):
+        assert parameters[f"m{k + 1}.gain"]["value"] == pytest.approx(2.5, rel=0.01)
+    tuned = mujoco.MjModel.from_xml_path(str(out / "model_tuned.xml"))
+    assert tuned.actuator_gear[:, 0] == pytest.approx(np.full(4, 2.5), rel=0.01)
+    assert np.all(tuned.actuator_gainprm[:, 0] == 1.0)
+
+
+@pytest.mark.parametrize(
+    "fit, drop, message",
+    [
+        ("kp", None, "--fit kp: the model has no named position actuator"),
+        ("damping", "ctrl_m4", "missing column(s) ctrl_m4"),
+    ],
+)
+def test_actuator_terms_and_commands_are_checked_in_one_line(tmp_path, fit, drop, message):
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    table = simulate_arm(truth, 1.0, 1)
+    columns = {k: v for k, v in table.columns.items() if not k.startswith("tau_")}
+    for k, joint in enumerate(JOINTS):
+        columns[f"ctrl_m{k + 1}"] = table.columns[f"tau_{joint}"]
+    columns.pop(drop, None)
+    write_csv(Table(columns, "commands"), tmp_path / "run.csv")
+    (tmp_path / "arm.xml").write_text(ARM)
+    run = _simfit(tmp_path / "arm.xml", tmp_path / "run.csv", tmp_path / "o", "--fit", fit)
+    assert run.exit_code == 2 and message in run.output, run.output
+    assert "Traceback" not in run.output and not (tmp_path / "o").exists()
+
+
+def test_actuator_terms_need_commanded_runs(tmp_path):
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    write_csv(simulate_arm(truth, 1.0, 1), tmp_path / "run.csv")  # tau_ columns
+    (tmp_path / "arm.xml").write_text(ARM)
+    run = _simfit(tmp_path / "arm.xml", tmp_path / "run.csv", tmp_path / "o", "--fit", "gain")
+    assert run.exit_code == 2
+    assert "--fit gain tunes the model's actuators, which only recordings with ctrl_" in run.output
