@@ -26,7 +26,7 @@ import numpy as np
 import scipy.optimize
 
 from physid.errors import InputError
-from physid.simfit.initial import actuator_start, apply_start
+from physid.simfit.initial import apply_start, initial_values
 from physid.simfit.problem import (
     ACTUATOR_FIELDS,
     JOINT_FIELDS,
@@ -217,10 +217,10 @@ def fit_simulator(
                             tuned_actuators(model, actuator_fields))  # fmt: skip
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
     file_values = dict(zip(parameters.names, parameters.values(model, dofs), strict=True))
-    starts = actuator_start(model, runs, parameters, qpos, dofs)
-    apply_start(model, starts)  # a linear inverse-dynamics start for the actuators' numbers
-    if starts:
-        note(f"{len(starts)} actuator numbers started from inverse dynamics")
+    starts = initial_values(model, runs, parameters, qpos, dofs)
+    written = apply_start(model, parameters, starts)  # a linear inverse-dynamics start
+    if written:
+        note(f"{written} actuator numbers started from inverse dynamics")
     shooting = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
     start = shooting.start()
     lower = np.full(shooting.size, -np.inf)
