@@ -87,6 +87,60 @@ def load_trajectories(
     return recordings
 
 
+def _identify_with_delay(
+    model: RobotModel,
+    train: list[Recording],
+    validation: list[Recording],
+    config: IdentifyConfig,
+    note: Progress,
+) -> IdentificationResult:
+    """:func:`identify`, with the torque delay of config ``estimation.torque_delay``: only
+    reported (``report``), compensated by a given number of seconds, or (``auto``) identified
+    again with the estimated delay compensated when it is significant, and kept when the
+    blocked cross-validation of the final fits on the training data prefers it by more than the
+    folds' spread (:func:`physid.offline.selection.choose`, the uncompensated one conservative).
+    """
+    from physid.offline.delay import compensated
+    from physid.offline.selection import choose
+
+    setting = config.estimation.torque_delay
+
+    def run(delay_s: float) -> IdentificationResult:
+        shift = (lambda r: compensated(r, delay_s)) if delay_s else (lambda r: r)
+        result = identify(model, [shift(r) for r in train], config,
+                          validation=[shift(r) for r in validation] or None,
+                          progress=note)  # fmt: skip
+        if delay_s and result.delay is not None:
+            result = dataclasses.replace(
+                result, delay=dataclasses.replace(result.delay, compensated_s=delay_s)
+            )
+        return result
+
+    if setting != "auto":
+        return run(0.0 if setting == "report" else float(setting))
+    first = run(0.0)
+    estimate = first.delay
+    if estimate is None or not estimate.significant or first.prior_check is None:
+        return first
+    note(f"torque delay {1e3 * estimate.value_s:.3g} ms: identifying again with it compensated")
+    second = run(estimate.value_s)
+    if second.prior_check is None or second.theta is None:
+        return first
+    scores = [
+        dataclasses.replace(first.prior_check.identified, label="none"),
+        dataclasses.replace(second.prior_check.identified,
+                            label=f"{1e3 * estimate.value_s:.3g} ms"),  # fmt: skip
+    ]
+    choice = choose("torque delay compensated", scores)
+    chosen = second if choice.chosen == 1 else first
+    preprocessing = dataclasses.replace(
+        chosen.preprocessing, notes=(*chosen.preprocessing.notes, choice.note())
+    )
+    return dataclasses.replace(
+        chosen, choices=(*chosen.choices, choice), preprocessing=preprocessing
+    )
+
+
 def run_identify(
     urdf: str | Path,
     data: list[str | Path],
@@ -190,7 +244,7 @@ def _identify_and_write(
         pairs = [split_by_fraction(t, config.train_fraction) for t in train]
         train, validation = [p[0] for p in pairs], [p[1] for p in pairs]
     try:
-        result = identify(model, train, config, validation=validation or None, progress=note)
+        result = _identify_with_delay(model, train, validation, config, note)
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead

@@ -57,6 +57,10 @@ class EstimationConfig:
     # true | false | "auto": the base tilt, if blocked cross-validation on the training data
     # supports it (offline.choices)
     estimate_gravity_direction: bool | str = "auto"
+    # "report" | "auto" | seconds: a torque logged late against the motion is only reported
+    # (offline.delay), compensated when cross-validation on the training data supports it, or
+    # compensated by the given delay (workflows)
+    torque_delay: str | float = "report"
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "coulomb_deadband": (0.0, 100.0),  # rad/s or m/s
     "locked": (-1e3, 1e3),  # rad or m
     "estimation.prior_std_relative": (1e-6, 1e6),
+    "estimation.torque_delay": (-1.0, 1.0),
     "estimation.prior_total_mass_std_relative": (1e-6, 10.0),
     "transmission.reduction": (-1e5, 1e5),
     "drive_gains": (-1e6, 1e6),
@@ -260,6 +265,9 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         estimate_gravity_direction="auto"
         if e.get("estimate_gravity_direction", "auto") in ("auto", None)
         else _flag(e, "estimate_gravity_direction", True, "estimation"),
+        torque_delay=e.get("torque_delay") or "report"
+        if e.get("torque_delay") in ("report", "auto", None)
+        else _number(e, "torque_delay", "estimation"),
     )
     if raw.get("drive_gains") == IDENTIFY_GAINS:
         gains: dict[str, float] | str = IDENTIFY_GAINS

@@ -11,8 +11,10 @@ weighted least squares of the pipeline), over every joint and sample of the filt
 observations as fitted (filter and decimation act alike on torque and regressor, so they keep a
 delay between them), weighted per joint as the fit. Its standard deviation is the least-squares
 one times the square root of the residuals' serial-correlation inflation (the Newey-West factor
-of the fit). Only reported: identify does not shift the torque (a delay found here is a property
-of the drive or the logger; ``physid simfit`` estimates and compensates one for simulation).
+of the fit). By default only reported; config ``estimation.torque_delay`` compensates it
+(:func:`compensated`: the torque read that much later), by a given value or, with ``auto``,
+when the blocked cross-validation of the compensated identification beats the uncompensated one
+(``physid.workflows``). ``physid simfit`` estimates and compensates one for simulation.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from physid.errors import InputError
+from physid.recordings.trajectory import Trajectory
 
 SIGNIFICANT_STDS = 3.0
 
@@ -31,6 +36,7 @@ class DelayEstimate:
     value_s: float
     std_s: float
     sample_period_s: float  # of the observations the estimate was read from
+    compensated_s: float = 0.0  # the delay the torque was read later by, before this estimate
 
     @property
     def significant(self) -> bool:
@@ -40,10 +46,17 @@ class DelayEstimate:
 
     def as_dict(self) -> dict:
         return {"value_s": self.value_s, "std_s": self.std_s, "significant": self.significant,
-                "sample_period_s": self.sample_period_s}  # fmt: skip
+                "sample_period_s": self.sample_period_s,
+                "compensated_s": self.compensated_s}  # fmt: skip
 
     def note(self) -> str:
         way = "lags" if self.value_s > 0 else "leads"
+        if self.compensated_s:
+            return (
+                f"the torque was read {1e3 * self.compensated_s:.3g} ms later to compensate its "
+                f"delay behind the motion; what remains {way} it by "
+                f"{1e3 * abs(self.value_s):.3g} +- {1e3 * self.std_s:.2g} ms"
+            )
         return (
             f"the measured torque {way} the motion by {1e3 * abs(self.value_s):.3g} +- "
             f"{1e3 * self.std_s:.2g} ms (the residual follows the torque's rate as such a delay "
@@ -98,3 +111,18 @@ def estimate_delay(
     if not (np.isfinite(value) and variance >= 0):
         return None
     return DelayEstimate(value, float(np.sqrt(variance)), float(np.median(periods)))
+
+
+def compensated(recording: Trajectory, delay_s: float) -> Trajectory:
+    """The recording with its torque read ``delay_s`` later, ``tau_c(t) = tau(t + delay_s)``
+    (linear interpolation between samples; the rows whose ``t + delay_s`` leaves the recording
+    are dropped), to undo a torque logged ``delay_s`` behind the motion."""
+    if not isinstance(recording, Trajectory):
+        raise InputError("compensating a torque delay needs the recording in memory; this one "
+                         "is streamed from disk (too large): compensate the file itself",
+                         source=getattr(recording, "source", None))  # fmt: skip
+    t = np.asarray(recording.t, dtype=float)
+    shifted = t + delay_s
+    kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
+    tau = np.column_stack([np.interp(shifted[kept], t, column) for column in recording.tau.T])
+    return recording.rows(kept, tau=tau.reshape(len(kept), recording.tau.shape[1]))
