@@ -159,6 +159,17 @@ def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False
     )
 
 
+def _torque_delay(estimation: dict[str, Any]) -> str | float:
+    """``estimation.torque_delay``: report (default), auto, or a delay in seconds."""
+    value = estimation.get("torque_delay")
+    if value is None or value in ("report", "auto"):
+        return value or "report"
+    if isinstance(value, str) or isinstance(value, bool):
+        raise InputError(f"config estimation.torque_delay: expected report, auto or a delay in "
+                         f"seconds, got {value!r}")  # fmt: skip
+    return _number(estimation, "torque_delay", "estimation")
+
+
 def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
     """Validate a config mapping (as loaded from YAML) into an :class:`IdentifyConfig`."""
     raw = config_section(
@@ -265,9 +276,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         estimate_gravity_direction="auto"
         if e.get("estimate_gravity_direction", "auto") in ("auto", None)
         else _flag(e, "estimate_gravity_direction", True, "estimation"),
-        torque_delay=e.get("torque_delay") or "report"
-        if e.get("torque_delay") in ("report", "auto", None)
-        else _number(e, "torque_delay", "estimation"),
+        torque_delay=_torque_delay(e),
     )
     if raw.get("drive_gains") == IDENTIFY_GAINS:
         gains: dict[str, float] | str = IDENTIFY_GAINS
