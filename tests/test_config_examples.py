@@ -46,6 +46,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "estimation.weighting",
         "estimation.prior_metric",
         "estimation.estimate_gravity_direction",
+        "estimation.torque_delay",
         "allow_large_angles",
     ),
     "kalman_and_split": ("filter.method", "filter.nvr", "split.train_fraction"),

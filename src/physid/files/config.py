@@ -164,7 +164,7 @@ def _torque_delay(estimation: dict[str, Any]) -> str | float:
     value = estimation.get("torque_delay")
     if value is None or value in ("report", "auto"):
         return value or "report"
-    if isinstance(value, str) or isinstance(value, bool):
+    if isinstance(value, str | bool):
         raise InputError(f"config estimation.torque_delay: expected report, auto or a delay in "
                          f"seconds, got {value!r}")  # fmt: skip
     return _number(estimation, "torque_delay", "estimation")
