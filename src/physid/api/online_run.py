@@ -55,11 +55,12 @@ def online_replay(
     from physid.online.results import window_estimate
     from physid.online.verdict import check_replayable, check_table, data_reasons, replay_status
     from physid.recordings.trajectory import read_table
+    from physid.robot.mjcf import is_mjcf
 
     name = data if isinstance(data, str | Path) else getattr(data, "name", "arrays")
     settings = load_online_config(config)
     model = load_model(urdf, settings)
-    filt, friction_notes = make_filter(model, bodies, settings)
+    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
     table = _one_table(data, topic, episodes, read_table, tuple(wrench_topics))
     check_table(table)
     signals = signals_from_table(table, model, settings.contact_frames)
@@ -242,7 +243,9 @@ def _summary(result, filt, settings, warnings, elapsed: float, inputs: dict) -> 
         # of the measurements the filter judged (not skipped, not calibrating)
         "gated_fraction": float(result.gated.sum())
         / max(int(np.sum(~(result.skipped | result.calibrating))), 1),
-        "joint_friction": "none" if meas.joint_friction is None else "nominal params.json",
+        "joint_friction": "none" if meas.joint_friction is None
+        else "nominal params.json" if settings.nominal_params is not None
+        else "the model file's (MJCF damping, frictionloss)",
         "skipped": int(result.skipped.sum()),
         "skip_reasons": result.skip_reasons,
         "calibrating": int(result.calibrating.sum()),

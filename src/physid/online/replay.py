@@ -18,7 +18,7 @@ from physid.online.baseline import BaselineKF
 from physid.online.columns import OnlineSignals, actuated_joints
 from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
-from physid.online.friction import joint_friction_from_params
+from physid.online.friction import JointFriction, joint_friction_from_params
 from physid.online.results import quantity_jacobian
 from physid.robot.model import load_robot_file
 
@@ -34,19 +34,48 @@ def load_model(urdf: str | Path, config: OnlineConfig) -> pin.Model:
 
 
 def make_filter(
-    model: pin.Model, bodies: Sequence[str], config: OnlineConfig
+    model: pin.Model, bodies: Sequence[str], config: OnlineConfig, *, simulator_model: bool = False
 ) -> tuple[RecursiveInertialFilter, tuple[str, ...]]:
     """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`, and notes.
 
     With ``config.nominal_params`` the joints' friction and armature of that file join the
-    nominal model (:mod:`physid.online.friction`).
+    nominal model (:mod:`physid.online.friction`). Without it, a ``simulator_model`` (an MJCF:
+    a simulator's description of what moves the robot) brings its own joint damping and
+    frictionloss (its armature is already in the rigid-body dynamics), as ``physid oe`` does.
     """
     cls = BaselineKF if config.filter == "kf" else InertialEKF
     friction, notes = None, ()
     if config.nominal_params is not None:
         joints = actuated_joints(model)
         friction, notes = joint_friction_from_params(read_params(config.nominal_params), joints)
+    elif simulator_model:
+        friction, notes = model_joint_friction(model)
     return cls(model, bodies, config, friction), notes
+
+
+# Coulomb deadband of an MJCF's frictionloss in the online model [rad/s or m/s]: MuJoCo's dry
+# friction is a soft constraint that passes through zero over a small speed range, not a sign
+# (physid oe smooths it over the same speed)
+MJCF_FRICTION_SPEED = 0.02
+
+
+def model_joint_friction(model: pin.Model) -> tuple[JointFriction | None, tuple[str, ...]]:
+    """The robot file's own joint damping and dry friction (Pinocchio's ``damping`` and
+    ``friction`` of the actuated joints, e.g. an MJCF's ``damping`` and ``frictionloss``) as the
+    online filter's nominal joint terms, and a note; None when it declares none."""
+    joints = actuated_joints(model)
+    first = model.nv - len(joints)  # after a free flyer's 6
+    damping = np.asarray(model.damping, dtype=float)[first:]
+    dry = np.asarray(model.friction, dtype=float)[first:]
+    if not (np.any(damping) or np.any(dry)):
+        return None, ()
+    zeros = np.zeros(len(joints))
+    friction = JointFriction(damping.copy(), dry.copy(), zeros, zeros.copy(),
+                             np.full(len(joints), MJCF_FRICTION_SPEED))  # fmt: skip
+    note = ("the nominal model includes the MJCF's joint damping and frictionloss (as viscous "
+            f"and Coulomb friction, deadband {MJCF_FRICTION_SPEED:g}); a params.json "
+            "(nominal_params) replaces them")  # fmt: skip
+    return friction, (note,)
 
 
 def quantities_from_pi(
