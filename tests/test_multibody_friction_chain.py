@@ -43,3 +43,23 @@ def test_simulated_states_have_zero_impulse_residuals_with_dry_and_stribeck_fric
     # impulses of this motion are ~1e-3 N s per step; measured residuals 1e-12 (viscous 4e-15)
     assert np.abs(r_viscous).max() < 1e-11
     assert np.abs(r).max() < 1e-10
+
+
+def test_relaxed_friction_row_has_zero_impulse_residuals_while_sticking_and_slipping():
+    """friction_damping (the stick velocity's relaxation, dynamics.friction_row) is the same row
+    in the simulator's MLCP and the estimator's one-row complementarity: zero residuals over a
+    run in which joint1 sticks (creeping) and slips."""
+    row = {"friction_damping": 0.01, "friction_compliance": 0.05}
+    joints = {
+        "joint1": {"viscous": 1e-4, "coulomb": 0.1, **row},
+        "joint2": {"viscous": 1e-5, "coulomb": 2e-3, **row},
+    }
+    r, sim = _impulse_residuals(joints, n=1500)
+    hard, sim_hard = _impulse_residuals(
+        {j: {k: v for k, v in terms.items() if k not in row} for j, terms in joints.items()}, n=1500
+    )
+    assert sim.lcp_failures == 0
+    rate = np.abs(sim.rates[:, 0])
+    assert 0.2 < (rate < 0.05).mean() < 0.9 and rate.max() > 0.5  # sticks (creeps) and slips
+    assert np.abs(sim.angles - sim_hard.angles).max() > 1e-3  # the relaxation acts
+    assert np.abs(r).max() < 1e-10 and np.abs(hard).max() < 1e-10

@@ -195,3 +195,63 @@ def test_gravity_tilt_moves_the_equilibrium():
     sim = simulate(model, 2e-3, 3000, q0, v0)
     # tilt_1 turns gravity about -y (the first horizontal axis normal to g0 = -z): q_eq = -tilt_1
     assert sim.angles[-1, 0] == pytest.approx(-0.1, abs=1e-5)  # residual swing 2e-6
+
+
+def _turntable_with_friction_row(tmp_path, **row):
+    urdf = tmp_path / "turntable.urdf"
+    urdf.write_text(TURNTABLE)
+    joint = {"coulomb": 1.0, "gain": 1.0, **row}
+    return load_model(urdf, {"gravity": [0, 0, -G], "joints": {"spin": joint}})
+
+
+@pytest.mark.parametrize("torque", [0.5, 2.0])
+def test_relaxed_friction_row_against_its_closed_form(tmp_path, torque):
+    """The dry-friction row with friction_damping tau_f (dynamics.friction_row): while stuck
+    ``J (v1 - v0) = h T + l``, ``l = -(v1 - upsilon v0) / Sigma`` give
+    ``v_k = c T (1 - rho^k)``, ``rho = (J Sigma + upsilon) / (J Sigma + 1)``; sliding, the
+    impulse saturates at ``h tau_c`` and the rate grows like ``(T - tau_c) t / J``."""
+    h, tau_f, creep, j_zz = 1e-3, 0.01, 0.05, 0.04
+    model = _turntable_with_friction_row(
+        tmp_path, friction_damping=tau_f, friction_compliance=creep
+    )
+    q0, v0 = state_from_joints(model, [0.0], [0.0])
+    sim = simulate(model, h, 100, q0, v0, u=np.full((100, 1), torque))
+    assert sim.lcp_failures == 0
+    if torque < 1.0:
+        sigma, upsilon = creep / (tau_f + h), tau_f / (tau_f + h)
+        rho = (j_zz * sigma + upsilon) / (j_zz * sigma + 1)
+        expected = creep * torque * (1 - rho ** np.arange(101))
+        np.testing.assert_allclose(sim.rates[:, 0], expected, rtol=1e-4, atol=1e-9)
+    else:
+        np.testing.assert_allclose(sim.rates[:, 0], (torque - 1.0) * sim.t / j_zz, rtol=1e-4)
+
+
+@pytest.mark.parametrize("torque", [0.5, 0.9, 1.5])
+def test_relaxed_friction_row_follows_mujoco_frictionloss(tmp_path, torque):
+    """MuJoCo's soft ``frictionloss`` (an independent simulator at 1e-4 s) against physid's row
+    with mujoco_friction_row's constants at the same step: the creep and its rise while stuck, the
+    slip above the bound. The instantaneous row (friction_damping 0) sticks without creep."""
+    mujoco = pytest.importorskip("mujoco")
+    from physid.multibody.dynamics import mujoco_friction_row
+
+    xml = """<mujoco><option timestep="1e-4" gravity="0 0 -9.81"/><worldbody><body>
+      <joint name="spin" type="hinge" axis="0 0 1" frictionloss="1.0"/>
+      <inertial pos="0 0 0" mass="2.0" diaginertia="0.02 0.02 0.04"/></body></worldbody></mujoco>"""
+    mj_model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(mj_model)
+    data.qfrc_applied[0] = torque
+    rate = []
+    for _ in range(20):  # 0.01 s per sample
+        for _ in range(100):
+            mujoco.mj_step(mj_model, data)
+        rate.append(data.qvel[0])
+    row = mujoco_friction_row(float(mj_model.dof_invweight0[0]))
+    model = _turntable_with_friction_row(tmp_path, **row)
+    q0, v0 = state_from_joints(model, [0.0], [0.0])
+    sim = simulate(model, 1e-4, 2000, q0, v0, u=np.full((2000, 1), torque))
+    np.testing.assert_allclose(sim.rates[100::100, 0], rate, rtol=0.01)
+    if torque < 1.0:  # creeping at R/b times the torque, MuJoCo's regularised stick
+        assert rate[-1] == pytest.approx(row["friction_compliance"] * torque, rel=0.01)
+        hard_row = _turntable_with_friction_row(tmp_path)
+        hard = simulate(hard_row, 1e-3, 200, q0, v0, u=np.full((200, 1), torque))
+        assert abs(hard.rates[-1, 0]) < 1e-5 < 0.1 * rate[-1]

@@ -42,6 +42,7 @@ UNITS = {
     "stribeck_delta": "m",
     "stribeck_c": "s^2/rad^2",
     "friction_compliance": "rad/(s N m)",
+    "friction_damping": "s",
     "coulomb": "N m",
     "gain": "N m",
     "shaft_inertia": "kg m^2",

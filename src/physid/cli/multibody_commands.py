@@ -163,7 +163,7 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     show_default=True,
     callback=_STEP,
     help="Model step h [s], in (0, 1]: at most 200,000 steps over all recordings, and at most "
-    "20x finer than a recording's median sample period.",
+    "50x finer than a recording's median sample period.",
 )
 @click.option(
     "--kappa",

@@ -63,6 +63,7 @@ SLOT_RANGES = {
     "stribeck_delta": (0.0, 1e3),
     "stribeck_c": (0.0, 1e9),
     "friction_compliance": (0.0, 1e6),
+    "friction_damping": (0.0, 1e3),
     "coulomb": (0.0, 1e6),
     "gain": (-1e6, 1e6),
     "shaft_inertia": (0.0, 1e6),

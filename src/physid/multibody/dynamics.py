@@ -140,7 +140,7 @@ def step_expressions(model: MultibodyModel, q: ca.SX, d: ca.SX, v: ca.SX, chi: c
 
 def hinge_vectors(model: MultibodyModel, chi: ca.SX, h: float) -> dict[str, ca.SX]:
     """Per-row SPOOK coefficients (eqs. 2.9-2.11) and per-hinge friction/motor coefficients."""
-    sigma, upsilon = [], []
+    sigma, upsilon, fdamp = [], [], []
     per = {k: [] for k in ("b", "dry", "sdelta", "sc", "fcomp", "coulomb", "K", "Js")}
     keys = {
         "b": "viscous",
@@ -161,9 +161,44 @@ def hinge_vectors(model: MultibodyModel, chi: ca.SX, h: float) -> dict[str, ca.S
             upsilon += [ups] * count
         for key, name in keys.items():
             per[key].append(slot(model, chi, f"{hinge.name}.{name}"))
+        fdamp.append(slot(model, chi, f"{hinge.name}.friction_damping"))
     out = {"sigma": ca.vertcat(*sigma), "upsilon": ca.vertcat(*upsilon)}
     out.update({k: ca.vertcat(*v) for k, v in per.items()})
+    out.update(friction_row(out["fcomp"], ca.vertcat(*fdamp), h))
     return out
+
+
+def friction_row(fcomp: ca.SX, tau_f: ca.SX, h: float) -> dict[str, ca.SX]:
+    """Regularisation of the dry-friction row (the ``Sigma_t`` block of paper A eq. 2.24, F.4)
+    with a SPOOK-like relaxation of the stick velocity (the ``Upsilon G v_k`` term of eq. 2.8
+    applied to the free axis, as the motor row F.3 carries ``G v_k``):
+
+        D v_{k+1} + Sigma_t l_t = upsilon_t D v_k   while stuck (|l_t| < bound),
+        upsilon_t = tau_f / (tau_f + h),  Sigma_t = friction_compliance / (tau_f + h).
+
+    A constant torque ``T`` then creeps at ``friction_compliance * T`` (the steady state, for
+    any ``tau_f``) and a stick velocity relaxes with the time constant ``tau_f``
+    (``friction_damping``). ``tau_f = 0`` is the instantaneous row of eq. 2.24
+    (``Sigma_t = friction_compliance / h``, ``upsilon_t = 0``). MuJoCo's ``frictionloss`` is this
+    row with ``tau_f = 1/b`` and ``friction_compliance = R/b`` (its soft-constraint reference
+    acceleration ``-b v`` and regulariser ``R``): :func:`mujoco_friction_row`."""
+    return {"fups": tau_f / (tau_f + h), "fsig": fcomp / (tau_f + h)}
+
+
+def mujoco_friction_row(
+    inverse_weight: float, timeconst: float = 0.02, dmin: float = 0.9, dmax: float = 0.95
+) -> dict[str, float]:
+    """``friction_damping`` and ``friction_compliance`` of the row that MuJoCo's default
+    ``frictionloss`` constraint integrates (MuJoCo's soft constraints: reference acceleration
+    ``-b v`` with ``b = 2 / (dmax timeconst)``, regulariser ``R = (1 - d) / d * A`` with the
+    impedance ``d = dmin`` at zero violation and ``A = dof_invweight0``, the inverse of the
+    joint's effective inertia at the model's reference pose; ``solreffriction`` /
+    ``solimpfriction`` give ``timeconst, dmin, dmax``). Per step MuJoCo solves
+    ``v_{k+1} = (1 - h b) v_k - h R f`` while stuck: the creep rate per torque is ``R / b`` and
+    the relaxation time ``1 / b``."""
+    b = 2.0 / (dmax * timeconst)
+    R = (1.0 - dmin) / dmin * inverse_weight
+    return {"friction_damping": 1.0 / b, "friction_compliance": R / b}
 
 
 def dry_masks(model: MultibodyModel) -> np.ndarray:

@@ -27,12 +27,14 @@ def solve_velocity(
     sigma_t: np.ndarray,
     dry: np.ndarray,
     constant: np.ndarray | None = None,
+    relax: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """``v_{k+1}`` and the holonomic impulses of ``M v - G^T l - B^T l_B = p`` (eq. 2.26).
 
     ``M`` already contains viscous and motor terms; ``dry`` is a boolean mask of the hinges with
     dry friction (``bound`` = r mu per hinge, ``sigma_t`` friction regularisation, ``constant``
-    the impulse ``h tau_c`` of a constant Coulomb torque added to the bound). Returns
+    the impulse ``h tau_c`` of a constant Coulomb torque added to the bound, ``relax`` the
+    stick velocity target ``upsilon_t D v_k`` per hinge, zero by default). Returns
     ``(v_next, lambda_holonomic, ok)``; ``ok`` is False if Lemke ended on a ray.
     """
     rows_dry = np.repeat(dry, 5)
@@ -66,7 +68,9 @@ def solve_velocity(
     K[s0:, t0 + nd : s0] = -E
     # slack rows: r mu (l+ + l-) + h tau_c - l_t+ - l_t- >= 0 (the constant enters q)
     extra = np.zeros(nd) if constant is None else -np.asarray(constant, float)[dry]
-    b_B = np.concatenate([ac, -ac, np.zeros(2 * nd), extra])
+    # friction rows: +-(D v_{k+1} - upsilon_t D v_k) + Sigma_t l_t + sigma >= 0 (friction_row)
+    target = np.zeros(nd) if relax is None else np.asarray(relax, float)[dry]
+    b_B = np.concatenate([ac, -ac, target, -target, extra])
     Mi = np.linalg.inv(M)
     Mi_p = Mi @ p
     S_BB = Bv @ Mi @ Bv.T + K

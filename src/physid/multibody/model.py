@@ -30,6 +30,7 @@ HINGE_SLOTS = (
     "stribeck_delta",  # r*(mu_static - mu_kinematic) [m] (eq. 4.1)
     "stribeck_c",  # transition rate c [s^2/rad^2] (eq. 4.1)
     "friction_compliance",  # creep rate per torque of the dry-friction row [rad/(s N m)]
+    "friction_damping",  # relaxation time of the dry-friction row's stick velocity [s]
     "coulomb",  # constant Coulomb friction torque [N m], independent of the constraint loads
     "gain",  # motor gain K [N m per unit of control] (F.3)
     "shaft_inertia",  # motor shaft inertia J_shaft [kg m^2] (F.3)
@@ -55,6 +56,7 @@ HINGE_DEFAULTS = {
     "stribeck_delta": 0.0,
     "stribeck_c": 0.0,
     "friction_compliance": 1e-6,
+    "friction_damping": 0.0,
     "coulomb": 0.0,
     "gain": 0.0,
     "shaft_inertia": 0.0,

@@ -9,9 +9,11 @@ Per step ``k -> k+1`` the impulse residuals (inverse dynamics, eqs. 3.7-3.8) are
 with the multipliers solved explicitly from the given velocity (eqs. 2.30-2.31):
 ``l_h = Sigma^-1 (a_k - G v_{k+1})`` (holonomic rows, eq. 2.8), ``l_b = -b h D v_{k+1}`` (F.2),
 ``l_m = J_s D (v_k - v_{k+1}) + h K u_k`` (F.3) and the dry-friction impulse
-``l_f = clip(-D v_{k+1} / Sigma_t, -B, B)`` with ``B = r mu_{k+1} sum|l_h| + h tau_c`` (F.4 with
-the Stribeck coefficient of eq. 4.1, plus a constant Coulomb torque ``tau_c``): the solution of
-the one-row complementarity problem, whose derivative is the active-set rule of Appendix D.1
+``l_f = clip(-(D v_{k+1} - upsilon_t D v_k) / Sigma_t, -B, B)`` with
+``B = r mu_{k+1} sum|l_h| + h tau_c`` (F.4 with the Stribeck coefficient of eq. 4.1, plus a
+constant Coulomb torque ``tau_c``; ``upsilon_t`` = 0 unless the hinge has a
+``friction_damping``, :func:`physid.multibody.dynamics.friction_row`): the solution of the
+one-row complementarity problem, whose derivative is the active-set rule of Appendix D.1
 (CasADi differentiates ``fmin``/``fmax`` that way; undefined only on the switching surface).
 Observation residuals are the wrapped angle
 errors times their weight (``R^-1 = diag(w^2)``, :mod:`physid.multibody.observe`), the
@@ -106,7 +108,8 @@ def _build(
     bound = (hv["dry"] + hv["sdelta"] * ca.exp(-hv["sc"] * rate0**2)) * (
         ca.DM(dry_masks(model)) @ ca.fabs(lam_h)
     ) + h * hv["coulomb"]  # constant Coulomb torque: an impulse bound h tau_c
-    lam_f = ca.fmin(ca.fmax(-rate1 * h / hv["fcomp"], -bound), bound)
+    # the one-row complementarity with the relaxed stick velocity (dynamics.friction_row)
+    lam_f = ca.fmin(ca.fmax(-(rate1 - hv["fups"] * rate0) / hv["fsig"], -bound), bound)
     dp_v = ex.M @ (v1 - v0) - ex.G.T @ lam_h - ex.D.T @ (lam_b + lam_m + lam_f) - h * ex.f
     pose0 = perturbed_quaternions(q0, d0, nb)
     pose1 = perturbed_quaternions(q1, d1, nb)

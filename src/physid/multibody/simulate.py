@@ -74,7 +74,8 @@ class Stepper:
         a = -4 / h * hv["upsilon"] * ex.g + hv["upsilon"] * (ex.G @ v)
         bound = hv["dry"] + hv["sdelta"] * ca.exp(-hv["sc"] * omega**2)  # eq. 4.1
         constant = h * hv["coulomb"]  # impulse bound of a constant Coulomb torque
-        outs = [M_eff, p, ex.G, hv["sigma"], a, ex.D, bound, hv["fcomp"] / h, constant, ex.g]
+        relax = hv["fups"] * omega  # the stick velocity's relaxation target (friction_row)
+        outs = [M_eff, p, ex.G, hv["sigma"], a, ex.D, bound, hv["fsig"], constant, relax, ex.g]
         # one flat output (column-major blocks): a single CasADi -> NumPy conversion per step
         self._shapes = [o.shape for o in outs]
         flat = ca.vertcat(*[ca.vec(o) for o in outs])
@@ -84,7 +85,8 @@ class Stepper:
         self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
 
     def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
-        """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, g]`` of eq. 2.26 at step ``k``."""
+        """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, upsilon_t D v_k, g]`` of eq. 2.26
+        at step ``k`` (``upsilon_t``: :func:`physid.multibody.dynamics.friction_row`)."""
         flat = np.asarray(self._terms(q, v, u, self.chi), float).ravel()
         out, start = [], 0
         for rows, cols in self._shapes:
@@ -95,8 +97,8 @@ class Stepper:
 
     def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple:
         """``(q_{k+1}, v_{k+1}, ok, max|g_k|)``: velocity from eq. 2.26, configuration eq. 2.16."""
-        M, p, G, sig, a, D, bound, sig_t, constant, g = self.terms(q, v, u)
-        v1, _, ok = solve_velocity(M, p, G, sig, a, D, bound, sig_t, self.dry, constant)
+        M, p, G, sig, a, D, bound, sig_t, constant, relax, g = self.terms(q, v, u)
+        v1, _, ok = solve_velocity(M, p, G, sig, a, D, bound, sig_t, self.dry, constant, relax)
         return np_box_plus(q, self.h * v1), v1, ok, float(np.abs(g).max())
 
     def joint_states(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
