@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.multibody.build import load_model
+from physid.multibody.estimate import collapsed, shrunk
 from physid.multibody.problem import Segment, States
 from physid.multibody.simulate import simulate, state_from_joints
 from physid.multibody.verdicts import at_bounds, bound_note, simulation_errors
@@ -34,6 +35,18 @@ def test_every_parameter_at_a_bound_is_named_with_what_to_try():
     note = bound_note("a.coulomb", "lower", 1e-13)
     assert "a.coulomb" in note and "lower bound" in note and "dry r*mu" in note
     assert "bounds.a.Izz" in bound_note("a.Izz", "upper", 5e-3)
+
+
+def test_a_body_that_shrinks_far_below_its_start_is_named_though_not_at_its_bound():
+    """The Furuta arm's inertia ends at 0.1 % of its start (LM stops on the way to 0): neither
+    at the bound (collapsed: 1e-4 of the start) nor a measurement."""
+    names = ["arm.Izz", "arm.mass", "pend.Iyy", "arm.viscous"]
+    start = np.array([3.9e-3, 0.3, 1e-3, 1e-3])
+    values = np.array([3.9e-6, 0.29, 8e-8, 1e-7])
+    lower = np.zeros(4)
+    assert collapsed(names, values, start, lower) == ["pend.Iyy"]
+    assert shrunk(names, values, start) == ["arm.Izz", "pend.Iyy"]  # friction is not a body
+    assert shrunk(names, np.array([3.9e-5, 0.29, 1e-3, 1e-7]), start) == []
 
 
 def test_simulation_error_from_the_first_state_is_the_known_offset():
