@@ -454,8 +454,9 @@ def identify(
         k = names.index(name)
         notes.append(
             f"{name} = {lm.p[k]:.3g} ended below {100 * SHRUNK_RATIO:g} % of its start "
-            f"{p0[k]:.3g}: a collapsing or unexcited body, not an estimate (its std does not "
-            "describe it; try a finer step h, a larger kappa, another start, or fix it)"
+            f"{p0[k]:.3g}: a collapsing or unexcited body (then not an estimate, and its std "
+            "does not describe it), or a start far off; try a finer step h, a larger kappa, "
+            "another start, or fix it"
         )
     unseen = friction_at_zero(names, lm.p, lower)
     others = [
