@@ -66,10 +66,14 @@ def impacts_simulate(
     writes the pose CSV ``out`` (t, x, y, theta); ``raw`` is ``(t, q)``."""
     from physid.errors import InputError
     from physid.files.io import write_text_atomic
+    from physid.impacts.limits import SIMULATE, check_numbers
     from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
     from physid.impacts.simulator import simulate
     from physid.impacts.specs import parse_vector3
 
+    numbers = {"mu": mu, "restitution": restitution, "duration": duration, "fps": fps}
+    numbers |= {"noise": noise, "noise_angle": noise_angle, "inertia_ratio": inertia_ratio}
+    check_numbers(SIMULATE, numbers | {"dt": dt})  # the CLI's bounds (physid.impacts.limits)
     shape, lines = shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(_text(q0), "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
     v0_v = parse_vector3(_text(v0), "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
@@ -311,10 +315,13 @@ def impacts_snapshots(
     flags (impact label: reason)."""
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.geometry import STANDARD_GRAVITY
+    from physid.impacts.limits import SNAPSHOTS, check_numbers
     from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
     from physid.impacts.snapshots import read_snapshots_csv
     from physid.impacts.specs import parse_gravity
 
+    numbers = {"noise_velocity": noise_velocity, "max_inertia_ratio": max_inertia_ratio}
+    check_numbers(SNAPSHOTS, numbers | {"mu_max": mu_max})  # the CLI's bounds
     gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
     snaps = read_snapshots_csv(data)
     result = fit_snapshots(

@@ -11,9 +11,7 @@ from pathlib import Path
 import click
 
 from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
-
-MAX_FPS = 1e5  # frames/s: beyond any camera
-MAX_DURATION_S = 3600.0
+from physid.impacts.limits import MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
@@ -54,13 +52,13 @@ def impacts() -> None:
     "--mu",
     type=float,
     required=True,
-    callback=number_in(0.0, 10.0),
+    callback=number_in(*SIMULATE["mu"]),
     help="Coulomb friction coefficient [-], in [0, 10].",
 )
 @click.option(
     "--restitution",
     type=float,
-    callback=number_in(0.0, 1.0),
+    callback=number_in(*SIMULATE["restitution"]),
     required=True,
     help="Newton restitution coefficient ε of paper D eq. (4), in [0, 1].",
 )
@@ -68,27 +66,27 @@ def impacts() -> None:
     "--duration",
     type=float,
     required=True,
-    callback=number_in(0.0, MAX_DURATION_S, low_open=True),
+    callback=number_in(*SIMULATE["duration"]),
     help=f"Simulated time T [s], at most {MAX_DURATION_S:g}.",
 )
 @click.option(
     "--fps",
     type=float,
     required=True,
-    callback=number_in(0.0, MAX_FPS, low_open=True),
+    callback=number_in(*SIMULATE["fps"]),
     help=f"Camera frame rate F [frames/s], at most {MAX_FPS:g}.",
 )
 @click.option(
     "--noise",
     type=float,
-    callback=number_in(0.0, 1.0),
+    callback=number_in(*SIMULATE["noise"]),
     required=True,
     help="Standard deviation SIGMA [m] of the Gaussian noise added to x and y.",
 )
 @click.option(
     "--noise-angle",
     type=float,
-    callback=number_in(0.0, math.pi),
+    callback=number_in(*SIMULATE["noise_angle"]),
     default=None,
     help="Standard deviation [rad] of the noise on theta (default: SIGMA divided by "
     "the largest body radius, the angle error of a rim point tracked with SIGMA).",
@@ -103,14 +101,14 @@ def impacts() -> None:
 @click.option(
     "--inertia-ratio",
     type=float,
-    callback=number_in(0.0, 100.0, low_open=True),
+    callback=number_in(*SIMULATE["inertia_ratio"]),
     default=None,
     help="J/m [m²], J about the centre of mass (default: uniform lamina of the shape).",
 )
 @click.option(
     "--dt",
     type=float,
-    callback=number_in(0.0, 0.1, low_open=True),
+    callback=number_in(*SIMULATE["dt"]),
     default=None,
     help="Simulation step h [s] (default: the largest step ≤ 0.5 ms that divides 1/F).",
 )
@@ -297,7 +295,7 @@ MAX_FLAG_LINES = 10
 @click.option(
     "--noise-velocity",
     type=float,
-    callback=number_in(1e-9, 100.0),
+    callback=number_in(*SNAPSHOTS["noise_velocity"]),
     default=0.01,
     show_default=True,
     help="Standard deviation [m/s] of the velocities: scales the residuals and the tolerance "
@@ -306,14 +304,14 @@ MAX_FLAG_LINES = 10
 @click.option(
     "--max-inertia-ratio",
     type=float,
-    callback=number_in(0.0, 1e6, low_open=True),
+    callback=number_in(*SNAPSHOTS["max_inertia_ratio"]),
     default=None,
     help="Upper bound on J/m [m²] (default: (2 × the largest lever arm)²).",
 )
 @click.option(
     "--mu-max",
     type=float,
-    callback=number_in(0.0, 10.0, low_open=True),
+    callback=number_in(*SNAPSHOTS["mu_max"]),
     default=3.0,
     show_default=True,
     help="Upper bound on the Coulomb friction coefficient [-].",

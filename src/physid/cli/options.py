@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -135,30 +134,12 @@ class Notes:
             click.echo(f"physid: note: {line}", err=True)
 
 
-def in_range(
-    value: float | None, option: str, low: float, high: float, *, low_open: bool = False
-) -> float | None:
-    """``value`` if it is a finite number in [low, high] (``(low, high]`` with ``low_open``), or
-    ``None`` passed through (an unset optional); otherwise a one-line PhysidError naming the
-    option. Click's FloatRange lets NaN through, hence this check."""
-    from physid.errors import InputError
-
-    if value is None:
-        return None
-    above_low = value > low if low_open else value >= low
-    if not (above_low and value <= high):  # False for NaN
-        if high >= sys.float_info.max:  # no upper bound but finiteness
-            wanted = f"a finite number {'>' if low_open else '>='} {low:g}"
-        else:
-            wanted = f"a number in {'(' if low_open else '['}{low:g}, {high:g}]"
-        raise InputError(f"{value} is not {wanted}", source=option)
-    return value
-
-
 def number_in(
-    low: float, high: float, *, low_open: bool = False
+    low: float, high: float, low_open: bool = False
 ) -> Callable[[click.Context, click.Parameter, float | None], float | None]:
-    """A click callback checking :func:`in_range` under the option's own name."""
+    """A click callback checking :func:`physid.errors.in_range` under the option's own name (the
+    API faces check the same bounds through the same function)."""
+    from physid.errors import in_range
 
     def check(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
         name = max(param.opts, key=len)

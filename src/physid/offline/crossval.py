@@ -18,8 +18,9 @@ import numpy as np
 
 from physid.files.config import FilterConfig
 from physid.offline.folds import FoldPlan, leave_out
+from physid.offline.passes import recorded_windows
 from physid.offline.reduced import ReducedSystem
-from physid.offline.windows import Recording, plan_recording, raw_windows
+from physid.offline.windows import Recording, plan_recording
 from physid.robot.model import RobotModel, gravity_of
 from physid.robot.regressor import inertial_regressor, joint_term_regressor
 
@@ -62,7 +63,7 @@ def raw_rows(
         plan = plan_recording(model, recording, options)
         t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
         start = 0
-        for owned, q, dq, ddq in raw_windows(recording, plan):
+        for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
             rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
             start += owned.n_samples
             t = owned.t[rows]

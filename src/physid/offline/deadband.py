@@ -33,9 +33,10 @@ from physid.files.config import FilterConfig
 from physid.offline.least_squares import least_squares
 from physid.offline.metrics import MetricsAccumulator
 from physid.offline.observations import joint_term_chunks
+from physid.offline.passes import recorded_windows
 from physid.offline.reduced import ReducedSystem, ReductionAccumulator
 from physid.offline.store import ObservationStore
-from physid.offline.windows import Recording, plan_recording, raw_windows
+from physid.offline.windows import Recording, plan_recording
 from physid.robot.model import RobotModel
 from physid.robot.regressor import base_parameters, predict_torques
 
@@ -110,7 +111,7 @@ def choose_deadband(
     sums = [MetricsAccumulator(candidates[0].fitted) for _ in candidates]
     for trajectory in trajectories:
         plan = plan_recording(candidates[0], trajectory, options)
-        for owned, q, dq, ddq in raw_windows(trajectory, plan):
+        for owned, q, dq, ddq in recorded_windows("deadband", trajectory, plan):
             for total, candidate, theta in zip(sums, candidates, thetas, strict=True):
                 total.add(owned.tau, predict_torques(candidate, theta, q, dq, ddq))
     residuals = {

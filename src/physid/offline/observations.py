@@ -17,12 +17,12 @@ import numpy as np
 
 from physid.files.config import FilterConfig
 from physid.offline.gravity import static_gravity_regressors
+from physid.offline.passes import filtered_windows
 from physid.offline.windows import (
     PreparedWindow,
     Recording,
     RecordingPlan,
     plan_recording,
-    prepared_windows,
 )
 from physid.robot.model import RobotModel
 from physid.robot.regressor import (
@@ -128,7 +128,7 @@ def observation_chunks(
     note = progress or (lambda _message: None)
     plan = plan_recording(model, recording, options)
     info = _decimation_info(plan)
-    for window in prepared_windows(recording, plan, note):
+    for window in filtered_windows("observations", recording, plan, note):
         note("regressor")
         q, dq, ddq = window.q, window.dq, window.ddq
         W = observation_matrix(model, q, dq, ddq)
@@ -179,7 +179,7 @@ def joint_speed_rms(
     total, count = np.zeros(model.n_joints), 0
     for recording in recordings:
         plan = plan_recording(model, recording, options)
-        for window in prepared_windows(recording, plan):
+        for window in filtered_windows("speed_rms", recording, plan):
             owned = window.dq[window.owned]
             total += np.sum(owned**2, axis=0)
             count += len(owned)
@@ -193,7 +193,7 @@ def joint_term_chunks(
     observation matrix under each of ``models`` (which differ in joint-term options such as the
     Coulomb deadband): the regressor's rigid-body part is not rebuilt."""
     plan = plan_recording(model, recording, options)
-    for window in prepared_windows(recording, plan):
+    for window in filtered_windows("joint_terms", recording, plan):
         yield tuple(
             _second_stage(window, joint_term_regressor(m, window.dq, window.ddq)) for m in models
         )
@@ -206,7 +206,7 @@ def friction_chunks(
     observation matrix and its derivatives with respect to the friction shape parameters
     (:func:`physid.robot.regressor.friction_shape_derivatives`), decimated like the observations."""
     plan = plan_recording(model, recording, options)
-    for window in prepared_windows(recording, plan):
+    for window in filtered_windows("friction", recording, plan):
         yield (
             _second_stage(window, joint_term_regressor(model, window.dq, window.ddq)),
             _second_stage(window, friction_shape_derivatives(model, window.dq)),

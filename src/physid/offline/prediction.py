@@ -5,7 +5,7 @@ by how well they predict the torque the robot measured. Here the measured torque
 low-passed nor decimated; only the positions are differentiated, by the training filter (the
 same :class:`~physid.files.config.FilterConfig` that ``params.json`` records), and the derivatives
 are brought back to the recorded time stamps when the filter needed a uniform grid. Long recordings
-are predicted window by window (:func:`physid.offline.windows.raw_windows`): the metrics cover
+are predicted window by window (:func:`physid.offline.passes.recorded_windows`): the metrics cover
 every sample, the arrays kept for figures every k-th one.
 """
 
@@ -17,7 +17,8 @@ import numpy as np
 
 from physid.files.config import FilterConfig
 from physid.offline.metrics import FitMetrics, MetricsAccumulator
-from physid.offline.windows import Recording, plan_recording, raw_windows
+from physid.offline.passes import recorded_windows
+from physid.offline.windows import Recording, plan_recording
 from physid.robot.model import RobotModel
 from physid.robot.regressor import predict_torques
 
@@ -65,7 +66,7 @@ def predict_recording(
     sums = MetricsAccumulator(model.fitted)
     parts: list[tuple[np.ndarray, ...]] = []
     start = 0
-    for owned, q, dq, ddq in raw_windows(trajectory, plan):
+    for owned, q, dq, ddq in recorded_windows("prediction", trajectory, plan):
         predicted = predict_torques(model, theta, q, dq, ddq)
         sums.add(owned.tau, predicted)
         keep = np.flatnonzero((start + np.arange(owned.n_samples)) % every == 0)
