@@ -1,47 +1,34 @@
-"""Starting values of the tuned numbers from inverse dynamics (``physid simfit``).
+"""Starting values of the actuators' numbers from inverse dynamics (``physid simfit``).
 
 The shooting fit (:mod:`.shooting`) is a local method: started with a motor gain 2.5x off, every
 0.5 s window diverges, the trust region collapses and the solver stops far from the optimum
-(measured on the test arm: cost 11.6e6 against 1.9e4 at the truth). Every tuned number enters
-the dynamics linearly (or, for ``frictionloss``, as ``fl sign(dq)`` once the joint slides), so a
-linear least squares gives a start that is already close, as an identification would. MuJoCo's
-inverse dynamics (``mj_inverse``, with the tuned joint terms set to 0) of the smoothed measured
-motion give the generalized force ``f0`` the motion needed beyond the model's other forces; per
-joint, over every sample of every run,
+(measured on the test arm: cost 11.6e6 against 1.9e4 at the truth). The actuators' numbers and
+the joint terms enter the dynamics linearly (``frictionloss`` as ``fl sign(dq)`` once the joint
+slides), so a linear least squares gives a start that is already close, as an identification
+would. MuJoCo's inverse dynamics (``mj_inverse``, with the tuned joint terms set to 0) of the
+smoothed measured motion give the generalized force ``f0`` the motion needed beyond the model's
+other forces; per joint, over every sample of every run,
 
     actuation = f0 + damping dq + armature ddq + frictionloss sign(dq)
 
-where the actuation is the logged torque (``tau_`` runs), or the actuator's force on the joint
-(``ctrl_`` runs: ``gear (gain ctrl + b0 + b1 q + b2 dq)``, whose tuned numbers — a motor's
-``gain``, a servo's ``kp = -b1`` and ``kv = -b2`` — move to the unknowns). A value that comes out
-non-finite or not positive is not used (the file's value stays the start). The delay starts at
-0 and is left to the shooting fit.
+where the actuation is the actuator's force on the joint (``ctrl_`` runs: ``gear (gain ctrl +
+b0 + b1 q + b2 dq)``, whose tuned numbers — a motor's ``gain``, a servo's ``kp = -b1`` and
+``kv = -b2`` — are the unknowns). A value that comes out non-finite or not positive is not used
+(the file's value stays the start). The delay starts at 0 and is left to the shooting fit.
 
-Only the actuators' numbers take these starts (:func:`apply_start`); the joint terms are
-unknowns of the same least squares (so they do not bias the actuators') but start from the
-file: on benchmarks/simfit.py (joint terms from x2 / x0.5) the inverse-dynamics start put the
-dampings and frictionlosses within 5 % but left the armatures (their ``ddq`` column is noise
-and a held command's delay) where they were, and the fit then used its 60 evaluations instead
-of 27 for the same values.
+Only the actuators' numbers take these starts (:func:`apply_start`), so without tuned actuator
+numbers nothing is computed; the joint terms are unknowns of the same least squares (so they do
+not bias the actuators') but start from the file: on benchmarks/simfit.py (joint terms from x2 /
+x0.5) an inverse-dynamics start put the dampings and frictionlosses within 5 % but left the
+armatures (their ``ddq`` column is noise and a held command's delay) where they were, and the
+fit then used its 60 evaluations instead of 27 for the same values.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.signal
 
 from physid.simfit.problem import JOINT_FIELDS, Parameters, Run, set_actuator_values
-
-SMOOTHING_WINDOW = 11  # samples of the Savitzky-Golay derivatives (as Run.velocity)
-
-
-def _motion(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Savitzky-Golay q, dq, ddq of a run (cubic over :data:`SMOOTHING_WINDOW` samples)."""
-    dt = float(np.median(np.diff(run.t)))
-    length = min(SMOOTHING_WINDOW, len(run.t) - (1 - len(run.t) % 2))
-    return tuple(
-        scipy.signal.savgol_filter(run.q, length, 3, deriv=d, delta=dt, axis=0) for d in (0, 1, 2)
-    )
 
 
 def _needed_forces(model, q, dq, ddq, qpos: np.ndarray, dofs: np.ndarray) -> np.ndarray:
@@ -72,7 +59,7 @@ def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -
     docstring); names as :attr:`Parameters.names`."""
     import copy
 
-    if not parameters.fields and not parameters.actuators:
+    if not parameters.actuators or runs[0].ctrl is None:
         return {}
     bare = copy.copy(model)
     for field in parameters.fields:
@@ -83,9 +70,8 @@ def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -
         for name, a in actuators:
             tuned.setdefault(a, set()).add(field)
             names_of[a] = name
-    motions = [_motion(run) for run in runs]
+    motions = [tuple(run.smoothed(d) for d in (0, 1, 2)) for run in runs]
     forces = [_needed_forces(bare, *motion, qpos, dofs) for motion in motions]
-    driven = runs[0].ctrl is not None
     starts = {}
     for j, (joint, dof) in enumerate(zip(parameters.joints, dofs, strict=True)):
         q, dq, ddq = (np.concatenate([m[d][:, j] for m in motions]) for d in range(3))
@@ -93,9 +79,7 @@ def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -
         names = [f"{joint}.{field}" for field in parameters.fields]
         columns = [terms[field] for field in parameters.fields]
         known = -np.concatenate([f[:, dof] for f in forces])  # actuation - f0 - terms = 0
-        if not driven:
-            known += np.concatenate([run.tau[:, j] for run in runs])
-        for a in _actuators_of(model, int(dof)) if driven else ():
+        for a in _actuators_of(model, int(dof)):
             gear = float(model.actuator_gear[a, 0])
             gain, (b0, b1, b2) = model.actuator_gainprm[a, 0], model.actuator_biasprm[a, :3]
             ctrl = np.concatenate([run.ctrl[:, a] for run in runs])

@@ -53,9 +53,16 @@ class Run:
 
     def velocity(self, window: int = 11, order: int = 3) -> np.ndarray:
         """Savitzky-Golay derivative of the positions (the windows' starting velocities)."""
+        return self.smoothed(1, window, order)
+
+    def smoothed(self, derivative: int, window: int = 11, order: int = 3) -> np.ndarray:
+        """Savitzky-Golay fit of the positions (``derivative`` 0), or its first or second
+        derivative, over ``window`` samples (fewer in a shorter run)."""
         dt = float(np.median(np.diff(self.t)))
         length = min(window, len(self.t) - (1 - len(self.t) % 2))
-        return scipy.signal.savgol_filter(self.q, length, order, deriv=1, delta=dt, axis=0)
+        return scipy.signal.savgol_filter(
+            self.q, length, order, deriv=derivative, delta=dt, axis=0
+        )
 
     def position_noise(self) -> np.ndarray:
         """Per joint std of the measured positions about a local cubic (the residual of a
