@@ -25,7 +25,7 @@ from physid.oe.recording_floating import base_columns, read_base_signals, read_c
 from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
-from physid.recordings.tables import Table
+from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import _check_finite, _check_magnitude, read_table
 
 
@@ -60,7 +60,7 @@ def read_wrenches(cols: dict, model: pin.Model, path: str) -> dict[str, NDArray[
             raise InputError(
                 f"column ft_{name}_*: no frame named {name!r} in the URDF", source=path
             )
-        columns = [f"ft_{name}_{axis}" for axis in WRENCH_AXES]
+        columns = force_torque_columns(name)
         missing = [c for c in columns if c not in cols]
         if missing:
             raise InputError(f"missing column {missing[0]} (a sensor needs all six)", source=path)
@@ -138,7 +138,7 @@ def read_recording(path: str | Table, model: pin.Model) -> OERecording:
     _check_informative(cols, names, tau, path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
     wrench = read_wrenches(cols, model, path)
-    used |= {f"ft_{name}_{axis}" for name in wrench for axis in WRENCH_AXES}
+    used |= {column for name in wrench for column in force_torque_columns(name)}
     if not base_dofs(model)[1]:
         unknown = tuple(sorted(set(cols) - used))
         meas = Measurements(q=q, v=v, wrench=wrench or None)

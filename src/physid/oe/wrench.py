@@ -32,8 +32,9 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import base_dofs
+from physid.recordings.tables import FORCE_TORQUE_AXES
 
-WRENCH_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
+WRENCH_AXES = FORCE_TORQUE_AXES  # the ft_<frame>_<axis> columns' axes (recordings.tables)
 
 
 def _subtree(model: pin.Model, joint_id: int) -> set[int]:

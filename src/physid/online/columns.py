@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
-from physid.recordings.tables import Table
+from physid.recordings.tables import Table, force_torque_columns
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
@@ -130,9 +130,9 @@ def signals_from_table(
     wrenches = None
     if contact_frames:
         local = [f for f in contact_frames if _sensor_frame_only(table, f)]
-        used.update(name for f in local for name in sensor_columns(f))
+        used.update(name for f in local for name in force_torque_columns(f))
         rotated = _world_aligned(model, q, {f: np.column_stack(
-            [_column(table, n, f"wrench at contact frame '{f}'") for n in sensor_columns(f)])
+            [_column(table, n, f"wrench at contact frame '{f}'") for n in force_torque_columns(f)])
             for f in local})  # fmt: skip
         wrenches = np.stack(
             [rotated[f] if f in rotated
@@ -146,16 +146,11 @@ def signals_from_table(
     return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
 
 
-def sensor_columns(frame: str) -> tuple[str, ...]:
-    """The six columns of a force/torque sensor at ``frame``, in its own axes (docs/oe.md)."""
-    return tuple(f"ft_{frame}_{kind}{axis}" for kind in "ft" for axis in "xyz")
-
-
 def _sensor_frame_only(table: Table, frame: str) -> bool:
     """Whether the contact wrench at ``frame`` is given only in the frame's axes."""
     columns = table.columns
     return not any(n in columns for n in wrench_columns(frame)) and any(
-        n in columns for n in sensor_columns(frame)
+        n in columns for n in force_torque_columns(frame)
     )
 
 

@@ -47,12 +47,13 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.recordings.tables import Table, check_equal_lengths
+from physid.recordings.tables import Table, check_equal_lengths, force_torque_columns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 IMU = "sensor_msgs/msg/Imu"
 WRENCH = "geometry_msgs/msg/WrenchStamped"
 AUTO = "auto"
+QUATERNION = ("base_qx", "base_qy", "base_qz", "base_qw")  # x, y, z, w: the IMU's orientation
 LEROBOT_FEATURES = {  # LeRobot feature -> trajectory-contract prefix
     "observation.state": "q_",
     "observation.velocity": "dq_",
@@ -208,17 +209,13 @@ def _imu_columns(messages: list, source: str) -> dict:
         if bad.size:
             raise InputError(f"message {bad[0] + 1}: orientation is not a unit quaternion "
                              f"(norm {norms[bad[0]]:.3g})", source=source)  # fmt: skip
-        for name, values in zip(("base_qx", "base_qy", "base_qz", "base_qw"), quaternion.T,
-                                strict=True):  # fmt: skip
-            columns[name] = values
+        columns.update(zip(QUATERNION, quaternion.T, strict=True))
     columns = _increasing(_stamps(messages), columns, source)
-    if "base_qw" in columns:
-        quaternion = np.column_stack([columns[n] for n in ("base_qx", "base_qy", "base_qz",
-                                                           "base_qw")])  # fmt: skip
+    if QUATERNION[0] in columns:
+        quaternion = np.column_stack([columns[n] for n in QUATERNION])
         flips = np.cumprod(np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1)
                                               + 1e-300)])  # fmt: skip
-        for k, name in enumerate(("base_qx", "base_qy", "base_qz", "base_qw")):
-            columns[name] = quaternion[:, k] * flips
+        columns.update(zip(QUATERNION, (quaternion * flips[:, None]).T, strict=True))
     _finite(columns, source)
     return columns
 
@@ -230,10 +227,9 @@ def _wrench_columns(messages: list, source: str) -> dict:
         raise InputError(f"the wrench messages must name one frame_id (they name "
                          f"{sorted(frames) or 'none'}): it becomes the ft_<frame>_ columns",
                          source=source)  # fmt: skip
-    frame = frames.pop()
-    columns = {f"ft_{frame}_{kind}{axis}": np.array([getattr(getattr(m.wrench, field), axis)
-                                                     for _, m in messages])
-               for field, kind in (("force", "f"), ("torque", "t")) for axis in "xyz"}  # fmt: skip
+    values = [[getattr(getattr(m.wrench, field), axis) for field in ("force", "torque")
+               for axis in "xyz"] for _, m in messages]  # fmt: skip
+    columns = dict(zip(force_torque_columns(frames.pop()), np.array(values).T, strict=True))
     columns = _increasing(_stamps(messages), columns, source)
     _finite(columns, source)
     return columns
@@ -264,12 +260,11 @@ def _joined(table: Table, sensors: dict[str, dict]) -> Table:
         for name, values in columns.items():
             if name != "t":
                 joined[name] = np.interp(t, columns["t"], values)
-        if "base_qw" in columns:
-            names = ("base_qx", "base_qy", "base_qz", "base_qw")
-            norms = np.linalg.norm(np.column_stack([joined[n] for n in names]), axis=1)
-            for name in names:
+        if QUATERNION[0] in columns:
+            norms = np.linalg.norm(np.column_stack([joined[n] for n in QUATERNION]), axis=1)
+            for name in QUATERNION:
                 joined[name] = joined[name] / norms
-    dropped = int(t.size and keep.size - np.count_nonzero(keep))
+    dropped = int(keep.size - np.count_nonzero(keep))
     notes = table.notes + ((f"{dropped} joint-state rows outside the sensor topics' time span "
                             "dropped"),) if dropped else table.notes  # fmt: skip
     return Table(joined, table.source, notes=notes)
@@ -283,11 +278,7 @@ def _joint_state_table(messages: list, source: str) -> Table:
     fields = {"position": "q_", "velocity": "dq_", "effort": "tau_"}
     present = {f: len(getattr(messages[0][1], f)) > 0 for f in fields}
     values = {f: np.full((n, len(names)), np.nan) for f, there in present.items() if there}
-    stamps = np.empty(n)
-    log_times = np.empty(n)
-    for k, (log_time, message) in enumerate(messages):
-        stamps[k] = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-        log_times[k] = 1e-9 * log_time
+    for k, (_, message) in enumerate(messages):
         order = list(message.name)
         if sorted(order) != sorted(names):
             raise InputError(
@@ -302,8 +293,7 @@ def _joint_state_table(messages: list, source: str) -> Table:
                 raise InputError(f"message {k + 1}: {field} has {data.size} entries for "
                                  f"{len(order)} joints", source=source)  # fmt: skip
             array[k] = data[index]
-    t = log_times if not np.any(stamps) else stamps
-    columns = {"t": t}
+    columns = {"t": _stamps(messages)}
     for field, array in values.items():
         for j, name in enumerate(names):
             columns[fields[field] + name] = array[:, j]

@@ -18,6 +18,15 @@ import numpy as np
 from physid.errors import InputError
 from physid.files.io import read_text_file
 
+# a six-axis force/torque sensor's wrench in its own frame's axes: ft_<frame>_<axis> columns
+FORCE_TORQUE_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
+
+
+def force_torque_columns(frame: str) -> tuple[str, ...]:
+    """``ft_<frame>_fx, _fy, _fz, _tx, _ty, _tz``: the columns of a force/torque sensor at
+    ``frame`` (force [N], torque [N m], in the frame's axes; docs/oe.md)."""
+    return tuple(f"ft_{frame}_{axis}" for axis in FORCE_TORQUE_AXES)
+
 
 @dataclass(frozen=True)
 class Table:
