@@ -11,6 +11,10 @@ train / held-out splits) it prints:
     only its transmission, a description of the robot), its ``params.json`` re-scored;
   - OLS: written in :mod:`scoring` (inertial + viscous, Coulomb, offset (+ armature) per joint,
     ``lstsq`` on the raw torques);
+  - consistent OLS ("OLS+c"): the same least squares with every body's pseudo-inertia positive
+    semidefinite and viscous friction / armature non-negative (CVXPY + Clarabel, in
+    :mod:`scoring`): the best a physically consistent model of this class does with the
+    scorer's own states, so OLS+c - OLS is what consistency itself costs on the case;
   - figaroh 1.0.2 (PyPI, ``benchmarks/figaroh_baseline.py``; skipped when not installed);
   - the URDF's own model (its inertias, no friction): what the robot's maker predicts;
 * the moving mass and the body masses of physid against the URDF's (worst ratio named);
@@ -54,6 +58,7 @@ sys.path.insert(0, str(HERE))
 from real_cases import DEFAULT_DATASETS, RealCase, corpus  # noqa: E402
 from scoring import (  # noqa: E402
     butterworth_states,
+    consistent_ols_fit,
     ols_fit,
     ols_regressor,
     params_prediction,
@@ -65,6 +70,7 @@ from scoring import (  # noqa: E402
 class Row:
     case: str
     ols: float
+    consistent_ols: float
     physid: float | None
     figaroh: float | None
     urdf: float
@@ -168,6 +174,10 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
     theta = ols_fit(model, train, case.armature, case.wrist)
     ols = relative_error(validate, [(ols_regressor(model, s, case.armature, case.wrist) @ theta)
                                     .reshape(-1, model.nv) for s in validate])  # fmt: skip
+    consistent, _status = consistent_ols_fit(model, train, case.armature, case.wrist)
+    consistent_ols = relative_error(validate, [(ols_regressor(model, s, case.armature, case.wrist)
+                                                @ consistent).reshape(-1, model.nv)
+                                               for s in validate])  # fmt: skip
     urdf_error = relative_error(
         validate, [params_prediction(model, urdf_document(model), s) for s in validate]
     )
@@ -187,8 +197,8 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
             figaroh, figaroh_cpu = run_figaroh(case, model, validate)
         except Exception as error:  # noqa: BLE001 - a peer's failure is a row, not a crash
             print(f"  figaroh failed on {case.name}: {type(error).__name__}: {error}")
-    return Row(case.name, ols, physid, figaroh, urdf_error, cpu, figaroh_cpu, status, moving,
-               urdf_mass, worst, n_warnings)  # fmt: skip
+    return Row(case.name, ols, consistent_ols, physid, figaroh, urdf_error, cpu, figaroh_cpu,
+               status, moving, urdf_mass, worst, n_warnings)  # fmt: skip
 
 
 def _pct(x: float | None) -> str:
@@ -198,9 +208,9 @@ def _pct(x: float | None) -> str:
 def print_table(rows: list[Row]) -> None:
     print("\nheld-out relative error [%] on raw torque (independent scorer, 10 Hz states); "
           "masses [kg]; CPU [s]")  # fmt: skip
-    print(f"{'case':34s} {'OLS':>6s} {'figaro':>6s} {'URDF':>6s} {'physid':>6s} {'best?':>5s} "
-          f"{'mass':>6s} {'URDF':>6s} {'worst body':>28s} {'CPU ph':>6s} {'CPU fg':>6s}  "
-          "status")  # fmt: skip
+    print(f"{'case':34s} {'OLS':>6s} {'OLS+c':>6s} {'figaro':>6s} {'URDF':>6s} {'physid':>6s} "
+          f"{'best?':>5s} {'mass':>6s} {'URDF':>6s} {'worst body':>28s} {'CPU ph':>6s} "
+          f"{'CPU fg':>6s}  status")  # fmt: skip
     met_error = met_mass = met_cpu = True
     for r in rows:
         bar = min(x for x in (r.ols, r.figaroh) if x is not None)
@@ -212,9 +222,10 @@ def print_table(rows: list[Row]) -> None:
             met_cpu &= r.physid_cpu_s <= r.figaroh_cpu_s
         mass = "     -" if r.moving_mass is None else f"{r.moving_mass:6.2f}"
         fg_cpu = "     -" if r.figaroh_cpu_s is None else f"{r.figaroh_cpu_s:6.1f}"
-        print(f"{r.case:34s} {_pct(r.ols)} {_pct(r.figaroh)} {_pct(r.urdf)} {_pct(r.physid)} "
-              f"{'yes' if best else 'NO':>5s} {mass} {r.urdf_mass:6.2f} {r.worst_body:>28s} "
-              f"{r.physid_cpu_s:6.1f} {fg_cpu}  {r.status} ({r.warnings} warnings)")  # fmt: skip
+        print(f"{r.case:34s} {_pct(r.ols)} {_pct(r.consistent_ols)} {_pct(r.figaroh)} "
+              f"{_pct(r.urdf)} {_pct(r.physid)} {'yes' if best else 'NO':>5s} {mass} "
+              f"{r.urdf_mass:6.2f} {r.worst_body:>28s} {r.physid_cpu_s:6.1f} {fg_cpu}  "
+              f"{r.status} ({r.warnings} warnings)")  # fmt: skip
     met = lambda ok: "MET" if ok else "NOT MET"  # noqa: E731
     timed = any(r.figaroh_cpu_s is not None for r in rows)
     print(f"targets: physid <= min(OLS, figaroh) on every case {met(met_error)}; moving mass in "
@@ -260,8 +271,9 @@ def main() -> None:
             case = build()
             row = score(case, tmp / f"out_{label}", with_figaroh, overrides)
             rows.append(row)
-            print(f"  {label}: OLS {_pct(row.ols)}, figaroh {_pct(row.figaroh)}, physid "
-                  f"{_pct(row.physid)} ({row.status}), {row.physid_cpu_s:.1f} CPU s"
+            print(f"  {label}: OLS {_pct(row.ols)}, consistent OLS {_pct(row.consistent_ols)}, "
+                  f"figaroh {_pct(row.figaroh)}, physid {_pct(row.physid)} ({row.status}), "
+                  f"{row.physid_cpu_s:.1f} CPU s"
                   + "".join(f"; {n}" for n in case.notes), flush=True)  # fmt: skip
         print_table(rows)
     print(f"total wall time {time.perf_counter() - started:.0f} s")
