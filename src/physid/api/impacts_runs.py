@@ -64,16 +64,17 @@ def impacts_simulate(
     ``fps`` (``physid impacts simulate``): body ``shape_text``, ``surfaces``, initial pose
     ``q0`` (x, y, theta) and velocity ``v0``, Coulomb ``mu`` and restitution. ``save(out)``
     writes the pose CSV ``out`` (t, x, y, theta); ``raw`` is ``(t, q)``."""
-    from physid.errors import InputError
+    from physid.errors import InputError, check_numbers
     from physid.files.io import write_text_atomic
-    from physid.impacts.limits import SIMULATE, check_numbers
+    from physid.impacts.limits import SIMULATE
     from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
     from physid.impacts.simulator import simulate
     from physid.impacts.specs import parse_vector3
 
     numbers = {"mu": mu, "restitution": restitution, "duration": duration, "fps": fps}
     numbers |= {"noise": noise, "noise_angle": noise_angle, "inertia_ratio": inertia_ratio}
-    check_numbers(SIMULATE, numbers | {"dt": dt})  # the CLI's bounds (physid.impacts.limits)
+    numbers |= {"dt": dt, "seed": seed}
+    check_numbers(SIMULATE, numbers)  # the CLI's bounds (physid.impacts.limits)
     shape, lines = shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(_text(q0), "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
     v0_v = parse_vector3(_text(v0), "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
@@ -184,15 +185,18 @@ def impacts_identify(
     D §5.1): one throw, or several pooled (pose CSV files, folders of them, or :class:`Poses`).
     ``save(out)`` writes result.json (``to_dict()``), trajectory.csv, fit.png and
     impulses.png; ``notes`` name the ignored columns, ``warnings`` the fit's."""
-    from physid.errors import InputError
+    from physid.errors import InputError, check_numbers
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.identify import IdentifyOptions, identify
+    from physid.impacts.limits import IDENTIFY
     from physid.impacts.pooled import identify_throws
     from physid.impacts.poses import pose_file_body, trajectory_csv_text
     from physid.impacts.specs import parse_gravity
 
+    numbers = {"mass": mass, "noise": noise, "noise_angle": noise_angle}
+    check_numbers(IDENTIFY, numbers | {"max_substep": max_substep})  # the CLI's bounds
     data_paths = [data] if isinstance(data, str | Path | Poses) else list(data)
     shape, lines = shape_and_lines(shape_text, surfaces)
     gravity = STANDARD_GRAVITY if gravity_text is None else tuple(parse_gravity(gravity_text))
@@ -313,9 +317,10 @@ def impacts_snapshots(
     (``physid impacts identify-snapshots``), flagging impacts no rigid body could produce.
     ``save(out)`` writes result.json (``to_dict()``) and impacts.csv; ``warnings`` are the
     flags (impact label: reason)."""
+    from physid.errors import check_numbers
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.geometry import STANDARD_GRAVITY
-    from physid.impacts.limits import SNAPSHOTS, check_numbers
+    from physid.impacts.limits import SNAPSHOTS
     from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
     from physid.impacts.snapshots import read_snapshots_csv
     from physid.impacts.specs import parse_gravity

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
+from physid.errors import Bound, check_numbers
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
@@ -23,6 +24,20 @@ MAX_STEP_HINGES = 50_000
 # shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
 # pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
 MAX_VIOLATION_M = 1e-2
+# The numbers the multibody faces accept, one table per command: the CLI's option callbacks
+# (physid.cli.multibody_commands) and the API functions below check them through
+# physid.errors.in_range, so a bad number is the same one-line error from either face.
+STEP_S = Bound(0.0, 1.0, True)  # a model step h [s]
+SIMULATE: dict[str, Bound] = {
+    "duration": Bound(0.0, 1e6, True),
+    "dt": STEP_S,
+    "every": Bound(1, MAX_STEP_HINGES, integer=True),
+}
+IDENTIFY: dict[str, Bound] = {
+    "dt": STEP_S,
+    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
+    "max_iterations": Bound(1, 1000, integer=True),
+}
 # |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
 JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
 # units of the model's parameters by slot (physid.multibody.model)
@@ -75,6 +90,7 @@ def multibody_simulate(
     from physid.multibody.files import hold, read_control, trajectory_csv_text
     from physid.multibody.simulate import simulate, state_from_joints
 
+    check_numbers(SIMULATE, {"duration": duration, "dt": dt, "every": every})
     control = None if control is None else Path(control)
     urdf, config = Path(urdf), None if config is None else Path(config)
     model = load_model(urdf, config)
@@ -191,6 +207,7 @@ def multibody_identify(
     )
     from physid.multibody.verdicts import simulation_errors, simulation_lines
 
+    check_numbers(IDENTIFY, {"dt": dt, "kappa": kappa, "max_iterations": max_iterations})
     data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
     urdf, config = Path(urdf), None if config is None else Path(config)
     if cross_validate and len(data_files) < 2:

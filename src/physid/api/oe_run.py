@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
+from physid.errors import Bound, check_numbers
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
@@ -18,6 +19,13 @@ if TYPE_CHECKING:
 # 99.9 % quantile of chi2/dof is below 1.1 for the >= 1,000 residuals of any real recording,
 # so 3 flags a noise model off by sqrt(3) = 1.7x or worse, not bad luck
 CHI2_WARNING = 3.0
+# The numbers ``physid oe`` accepts: its option callbacks (physid.cli.oe_commands) and
+# oe_estimate check this one table through physid.errors.in_range (the same one-line error)
+NUMBERS: dict[str, Bound] = {
+    "prior_std": Bound(0.0, 1e6, True),
+    "max_iterations": Bound(1, 10_000, integer=True),
+    "time_budget": Bound(0.0, 1e7, True),  # [s]
+}
 
 
 def oe_estimate(
@@ -65,11 +73,14 @@ def oe_estimate(
     from physid.oe.report import wrench_fit
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
-    from physid.recordings.logs import expand_logs
+    from physid.recordings.logs import check_episodes, expand_logs
     from physid.recordings.tables import Table
     from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file
 
+    numbers = {"prior_std": prior_std, "max_iterations": max_iterations}
+    check_numbers(NUMBERS, numbers | {"time_budget": time_budget})  # before reading anything
+    check_episodes(() if episode is None else (episode,), "episode")
     data = Path(data)
     recordings = expand_logs([data], topic, () if episode is None else (episode,),
                              imu_topic=imu_topic if floating else None,

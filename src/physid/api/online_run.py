@@ -46,6 +46,9 @@ def online_replay(
     ``episodes``: which part of a ROS 2 bag or LeRobot dataset is replayed; ``wrench_topics``:
     a bag's geometry_msgs/WrenchStamped topics at contact frames (``contact_frames`` of the
     config), read in the frame named by their ``frame_id`` (:mod:`physid.online.columns`)."""
+    from physid.recordings.logs import check_episodes
+
+    episodes = check_episodes(episodes)  # before the model is loaded
     bodies = (bodies,) if isinstance(bodies, str) else tuple(bodies)
     from physid.files.io import to_json_text
     from physid.online.columns import signals_from_table

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from physid.api.recording import sources
 from physid.api.results import Named, Outcome, Parameter
+from physid.errors import Bound, check_numbers
 
 if TYPE_CHECKING:
     from physid.api.recording import DataLike, PathLike
@@ -20,6 +21,20 @@ if TYPE_CHECKING:
 SIMFIT_FIELDS = ("damping", "armature", "frictionloss")
 # the model's actuators, driven by ctrl_<actuator> columns (physid.simfit.problem)
 SIMFIT_ACTUATOR_FIELDS = ("kp", "kv", "gain")
+# The numbers each of these faces accepts, one table per command: the CLI's option callbacks
+# (physid.cli.payload_commands, excite_commands, simfit_commands) and the functions below check
+# them through physid.errors.in_range, so a bad number is the same one-line error from either.
+PAYLOAD: dict[str, Bound] = {"mass": Bound(0.0, 1e4, True)}  # [kg]
+EXCITE: dict[str, Bound] = {
+    "duration": Bound(1e-3, 1e6),  # [s]
+    "harmonics": Bound(1, 50, integer=True),
+    "base_frequency": Bound(1e-4, 1e3),  # [Hz]
+    "seed": Bound(0, 2**32 - 1, integer=True),  # numpy's default_rng takes no negative seed
+}
+SIMFIT: dict[str, Bound] = {
+    "window": Bound(0.05, 10.0),  # [s]
+    "max_evaluations": Bound(5, 10_000, integer=True),
+}
 
 
 def payload(
@@ -39,6 +54,7 @@ def payload(
     from physid.files.io import write_json_atomic
     from physid.workflows import run_payload
 
+    check_numbers(PAYLOAD, {"mass": mass})  # before the recordings are read
     result = run_payload(
         urdf,
         params,
@@ -84,6 +100,8 @@ def excite_design(
     ``save(out)`` writes the trajectory CSV ``out`` and its summary JSON beside it."""
     from physid.excite.workflow import design_run
 
+    numbers = {"duration": duration, "harmonics": harmonics, "base_frequency": base_frequency}
+    check_numbers(EXCITE, numbers | {"seed": seed})  # before the model is loaded
     run = design_run(
         urdf,
         config_path=config,
@@ -155,7 +173,7 @@ def simfit_tune(
     opened around the solve instead. ``save(out)`` writes simfit.json, model_tuned.xml and,
     with ``validate``, rollouts.png."""
     from physid.errors import InputError
-    from physid.recordings.logs import expand_logs
+    from physid.recordings.logs import check_episodes, expand_logs
     from physid.robot.mjcf import compile_mjcf, is_mjcf
     from physid.simfit.fit import (
         check_drive,
@@ -167,6 +185,8 @@ def simfit_tune(
     )
     from physid.simfit.problem import run_from_table, tuned_actuators
 
+    check_numbers(SIMFIT, {"window": window, "max_evaluations": max_evaluations})
+    episodes = check_episodes(episodes)
     given = list(_items(data))
     held_given = list(_items(validate))
     text = fit if isinstance(fit, str) else ",".join(fit)

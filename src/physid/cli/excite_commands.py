@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from physid.api.robot_runs import EXCITE
 from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file_option
 
 
@@ -36,22 +37,23 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file
     "--duration",
     type=float,
     default=None,
-    callback=number_in(1e-3, 1e6),
+    callback=number_in(*EXCITE["duration"]),
     help="Length of the written trajectory [s], 0.001-1e6, a whole number of periods (default: "
     "one period; alone, it sets the period: base frequency = 1 / duration).",
 )
 @click.option(
     "--harmonics",
-    type=click.IntRange(1, 50),
+    type=int,
+    callback=number_in(*EXCITE["harmonics"]),
     default=5,
     show_default=True,
-    help="Harmonics L of the Fourier series per joint (bandwidth = L x base frequency).",
+    help="Harmonics L of the Fourier series per joint, 1-50 (bandwidth = L x base frequency).",
 )
 @click.option(
     "--base-frequency",
     type=float,
     default=None,
-    callback=number_in(1e-4, 1e3),
+    callback=number_in(*EXCITE["base_frequency"]),
     help="Base frequency f0 [Hz], 1e-4-1000; the period is 1/f0 (default: 1 / --duration, else "
     "0.1 Hz).",
 )
@@ -66,11 +68,12 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file
 )
 @click.option(
     "--seed",
-    type=click.IntRange(0, 2**32 - 1),
+    type=int,
+    callback=number_in(*EXCITE["seed"]),
     default=0,
     show_default=True,
-    help="Seed of the first random Fourier start (scaled into the limits); the config's "
-    "excitation.starts (default 3) starts use seeds --seed, --seed + 1, ...",
+    help="Seed of the first random Fourier start (scaled into the limits), 0-4294967295; the "
+    "config's excitation.starts (default 3) starts use seeds --seed, --seed + 1, ...",
 )
 @click.option(
     "--summary",

@@ -5,13 +5,12 @@ Heavy imports (CasADi, Matplotlib) happen inside the commands so ``--help`` stay
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
 
 from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
-from physid.impacts.limits import MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
+from physid.impacts.limits import IDENTIFY, MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
@@ -93,10 +92,11 @@ def impacts() -> None:
 )
 @click.option(
     "--seed",
-    type=click.IntRange(0, 2**32 - 1),
+    type=int,
+    callback=number_in(*SIMULATE["seed"]),
     default=0,
     show_default=True,
-    help="Seed of the noise generator (numpy default_rng).",
+    help="Seed of the noise generator (numpy default_rng), 0-4294967295.",
 )
 @click.option(
     "--inertia-ratio",
@@ -201,7 +201,7 @@ GRAVITY_HELP = (
 @click.option(
     "--mass",
     type=float,
-    callback=number_in(1e-9, 1e6),
+    callback=number_in(*IDENTIFY["mass"]),
     default=1.0,
     show_default=True,
     help="Mass m [kg], fixed: only J/m is identifiable; m only scales the impulses.",
@@ -209,7 +209,7 @@ GRAVITY_HELP = (
 @click.option(
     "--noise",
     type=float,
-    callback=number_in(1e-9, 1.0),
+    callback=number_in(*IDENTIFY["noise"]),
     default=1e-3,
     show_default=True,
     help="Expected standard deviation [m] of x and y in the data (weights W_chi).",
@@ -217,7 +217,7 @@ GRAVITY_HELP = (
 @click.option(
     "--noise-angle",
     type=float,
-    callback=number_in(1e-9, math.pi),
+    callback=number_in(*IDENTIFY["noise_angle"]),
     default=None,
     help="Expected standard deviation [rad] of theta (default: --noise divided by the "
     "largest body radius).",
@@ -225,7 +225,7 @@ GRAVITY_HELP = (
 @click.option(
     "--max-substep",
     type=float,
-    callback=number_in(1e-6, 0.1),
+    callback=number_in(*IDENTIFY["max_substep"]),
     default=1e-3,
     show_default=True,
     help="Largest model step h̄ [s]; each frame interval is split into n_s = "

@@ -11,11 +11,8 @@ from pathlib import Path
 
 import click
 
-from physid.api.multibody_runs import MAX_STEP_HINGES
+from physid.api.multibody_runs import IDENTIFY, MAX_STEP_HINGES, SIMULATE
 from physid.cli.options import OUTPUT_DIR, number_in
-
-_STEP = number_in(0.0, 1.0, low_open=True)  # a model step [s]
-_KAPPA = number_in(0.0, 1e12, low_open=True)
 
 
 @click.group("multibody")
@@ -55,7 +52,7 @@ def multibody() -> None:
     "--duration",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e6, low_open=True),
+    callback=number_in(*SIMULATE["duration"]),
     help="Simulated time [s] of a system without motors (unactuated: no --control needed); "
     "with --control, the control's span is simulated.",
 )
@@ -72,7 +69,7 @@ def multibody() -> None:
     type=float,
     default=1e-3,
     show_default=True,
-    callback=_STEP,
+    callback=number_in(*SIMULATE["dt"]),
     help="Simulation step h [s] of the SPOOK stepper (eqs. 2.8-2.19), in (0, 1]; the control's "
     f"span may hold at most {MAX_STEP_HINGES:,} steps x hinges (split longer runs).",
 )
@@ -91,10 +88,12 @@ def multibody() -> None:
 )
 @click.option(
     "--every",
-    type=click.IntRange(1, MAX_STEP_HINGES),
+    type=int,
+    callback=number_in(*SIMULATE["every"]),
     default=1,
     show_default=True,
-    help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt).",
+    help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt), "
+    f"N in 1-{MAX_STEP_HINGES:,}.",
 )
 def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
     """Simulate a URDF (+ YAML) with the SPOOK stepper under a control signal and write the joint
@@ -161,7 +160,7 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     type=float,
     default=0.01,
     show_default=True,
-    callback=_STEP,
+    callback=number_in(*IDENTIFY["dt"]),
     help="Model step h [s], in (0, 1]: at most 200,000 steps over all recordings, and at most "
     "50x finer than a recording's median sample period.",
 )
@@ -169,7 +168,7 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     "--kappa",
     type=float,
     default=None,
-    callback=_KAPPA,
+    callback=number_in(*IDENTIFY["kappa"]),
     help="Weight of the model's impulse residuals [per (N s)^2 or (N m s)^2] against the measured-"
     "angle residuals [weight 1 per rad^2]: Omega^-1 = kappa I, R^-1 = I (paper A §4.4). Large"
     " kappa trusts the model (the states follow the dynamics), small kappa trusts the "
@@ -180,7 +179,8 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
 )
 @click.option(
     "--max-iterations",
-    type=click.IntRange(1, 1000),
+    type=int,
+    callback=number_in(*IDENTIFY["max_iterations"]),
     default=20,
     show_default=True,
     help="Levenberg-Marquardt iteration cap (1-1000). LM also stops at a wall-time budget of "

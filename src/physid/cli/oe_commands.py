@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from physid.api.oe_run import NUMBERS
 from physid.cli.options import (
     DATA_SOURCE,
     OUTPUT_DIR,
@@ -117,7 +118,7 @@ from physid.cli.options import (
     "--prior-std",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e6, low_open=True),
+    callback=number_in(*NUMBERS["prior_std"]),
     help="Prior around the URDF's inertias: standard deviation of every chart coordinate "
     "(default: none, as in paper B VI-A). The log coordinates (mass, second moments) take it "
     "as a relative spread (0.3 ~ +-30 %), the first moments m c as kg m, the exp_eig axes "
@@ -127,7 +128,8 @@ from physid.cli.options import (
 )
 @click.option(
     "--max-iterations",
-    type=click.IntRange(1, 10_000),
+    type=int,
+    callback=number_in(*NUMBERS["max_iterations"]),
     default=100,
     show_default=True,
     help="Iteration limit (1-10000); the status says 'max_iterations' when it is reached. The "
@@ -138,7 +140,7 @@ from physid.cli.options import (
     "--time-budget",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e7, low_open=True),
+    callback=number_in(*NUMBERS["time_budget"]),
     help="Wall-time budget of the solve [s] (all accelerometer-bias rounds together); default "
     "20 s + 1 ms per node and iteration. A stopped solve writes its best iterate and says why "
     "in result.json's status. Solves longer than 5 s print a progress line on stderr at most "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -34,11 +35,14 @@ def data_option(help_text: str, *, name: str = "--data", required: bool = True) 
 
 def log_options(command: Callable) -> Callable:
     """``--topic`` and ``--episode``: which part of a ROS 2 bag or LeRobot dataset is read."""
+    from physid.recordings.logs import EPISODE
+
     command = click.option(
         "--episode",
         "episodes",
         multiple=True,
-        type=click.IntRange(min=0),
+        type=int,
+        callback=number_in(*EPISODE),
         help="LeRobot dataset: the episode(s) to use, each a recording (repeat; default: all).",
     )(command)
     return click.option(
@@ -135,15 +139,20 @@ class Notes:
 
 
 def number_in(
-    low: float, high: float, low_open: bool = False
-) -> Callable[[click.Context, click.Parameter, float | None], float | None]:
+    low: float, high: float, low_open: bool = False, integer: bool = False
+) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback checking :func:`physid.errors.in_range` under the option's own name (the
-    API faces check the same bounds through the same function)."""
+    API faces check the same bounds through the same function: ``number_in(*TABLE[name])`` with
+    the estimator's table of :class:`physid.errors.Bound`). Use ``type=int`` with ``integer``
+    rather than click.IntRange, whose message differs from the API's; a repeated option's
+    values are checked one by one."""
     from physid.errors import in_range
 
-    def check(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    def check(_ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         name = max(param.opts, key=len)
-        return in_range(value, name, low, high, low_open=low_open)
+        if isinstance(value, tuple):  # multiple=True
+            return tuple(in_range(v, name, low, high, low_open, integer) for v in value)
+        return in_range(value, name, low, high, low_open, integer)
 
     return check
 

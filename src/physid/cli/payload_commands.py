@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from physid.api.robot_runs import PAYLOAD
 from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_option
 
 
@@ -45,7 +46,7 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_
     "--mass",
     type=float,
     default=None,
-    callback=number_in(0.0, 1e4, low_open=True),
+    callback=number_in(*PAYLOAD["mass"]),
     help="Known payload mass [kg] (weighed): fixed in the fit; the centre of mass and inertia "
     "are estimated. Default: estimated from the data.",
 )

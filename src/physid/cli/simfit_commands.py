@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from physid.api.robot_runs import SIMFIT
 from physid.cli.options import (
     OUTPUT_DIR,
     data_option,
@@ -63,7 +64,7 @@ def register(group: click.Group) -> None:
     default=0.5,
     show_default=True,
     type=float,
-    callback=number_in(0.05, 10.0),
+    callback=number_in(*SIMFIT["window"]),
     help="Length [s] of the shooting windows: each starts from its own estimated state, so "
     "errors do not pile up over the run; longer windows see slower effects (friction) better "
     "but diverge more when the controller's feedback is not in the model.",
@@ -72,8 +73,9 @@ def register(group: click.Group) -> None:
     "--max-evaluations",
     default=60,
     show_default=True,
-    type=click.IntRange(5, 10_000),
-    help="Budget of residual evaluations (each a batched rollout of every window).",
+    type=int,
+    callback=number_in(*SIMFIT["max_evaluations"]),
+    help="Budget of residual evaluations, 5-10000 (each a batched rollout of every window).",
 )
 @click.option(
     "--out",

@@ -41,18 +41,22 @@ field.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import Bound, InputError, in_range
 from physid.recordings.tables import Table, check_equal_lengths, force_torque_columns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 IMU = "sensor_msgs/msg/Imu"
 WRENCH = "geometry_msgs/msg/WrenchStamped"
 AUTO = "auto"
+# a LeRobot episode index: the --episode option (physid.cli.options.log_options) and the API
+# faces that take episodes check it through physid.errors.in_range (the same one-line error)
+EPISODE = Bound(0, sys.float_info.max, integer=True)
 QUATERNION = ("base_qx", "base_qy", "base_qz", "base_qw")  # x, y, z, w: the IMU's orientation
 LEROBOT_FEATURES = {  # LeRobot feature -> trajectory-contract prefix
     "observation.state": "q_",
@@ -370,6 +374,13 @@ def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
         check_equal_lengths(columns, source)
         tables.append(Table(columns, f"{source}:episode {episode}"))
     return tables
+
+
+def check_episodes(episodes: Iterable[int], name: str = "episodes") -> tuple[int, ...]:
+    """``episodes`` as a tuple, each an integer >= 0 (:data:`EPISODE`), else the one-line
+    InputError naming the parameter: an API face checks them before it reads or loads
+    anything, as the command line does when it is parsed."""
+    return tuple(in_range(e, name, *EPISODE) for e in episodes)
 
 
 def expand_logs(
