@@ -245,8 +245,6 @@ def multibody_identify(
             )
     sources = [_source(p) for p in data_files]
     simulation = simulation_errors(fit)
-    buffer = __import__("io").BytesIO()
-    np.savez(buffer, **states_arrays(fit))
     if model.estimate_default:
         notes.append(
             "the config lists no 'estimate': estimating the default set (per hinge the inertia "

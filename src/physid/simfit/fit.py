@@ -38,7 +38,7 @@ from physid.simfit.problem import (
     tuned_actuators,
     windows,
 )
-from physid.simfit.shooting import Shooting, open_loop_error, shooting_error
+from physid.simfit.shooting import EXACT_STEPS, Shooting, open_loop_error, shooting_error
 
 HORIZONS_S = (0.5, 1.0, 2.0)
 TOLERANCE = 1e-6
@@ -244,6 +244,7 @@ def fit_simulator(
         xtol=TOLERANCE,
         gtol=TOLERANCE,
         diff_step=DIFF_STEP,
+        tr_options=EXACT_STEPS,
     )
     cpu = time.process_time() - began
     x = solution.x[: shooting.n_global]
