@@ -1,5 +1,5 @@
 """Issue 25 item 4 leftover: the API faces refuse the out-of-range numbers the CLI refuses at
-parse time, with the same one-line error (one table of bounds, physid.impacts.limits, checked by
+parse time, with the same one-line error (one table of bounds, physid.api.impacts_runs, checked by
 physid.errors.in_range for both)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_impacts_snapshots_refuses_a_zero_noise_velocity(tmp_path) -> None:  # n
 
 
 # Every other face that takes numbers: one table per estimator (physid.api.multibody_runs,
-# oe_run, robot_runs; physid.impacts.limits), checked before any file is read or any work
+# oe_run, robot_runs; physid.api.impacts_runs), checked before any file is read or any work
 # starts, so missing or empty input files are enough here.
 
 

@@ -12,9 +12,40 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
+from physid.errors import Bound, check_numbers
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
+
+# The numbers the impacts faces accept, one table per command: the CLI's option callbacks
+# (physid.cli.impacts_commands) and the functions below check them through
+# physid.errors.in_range, so a bad number is the same one-line error from either face. (Here,
+# not in physid.impacts: importing that package loads its solvers, which every CLI call, --help
+# included, would pay.)
+MAX_FPS = 1e5  # frames/s: beyond any camera
+MAX_DURATION_S = 3600.0
+SIMULATE: dict[str, Bound] = {
+    "mu": Bound(0.0, 10.0),
+    "restitution": Bound(0.0, 1.0),
+    "duration": Bound(0.0, MAX_DURATION_S, True),
+    "fps": Bound(0.0, MAX_FPS, True),
+    "noise": Bound(0.0, 1.0),
+    "noise_angle": Bound(0.0, math.pi),
+    "inertia_ratio": Bound(0.0, 100.0, True),
+    "dt": Bound(0.0, 0.1, True),
+    "seed": Bound(0, 2**32 - 1, integer=True),  # numpy's default_rng takes no negative seed
+}
+IDENTIFY: dict[str, Bound] = {
+    "mass": Bound(1e-9, 1e6),
+    "noise": Bound(1e-9, 1.0),
+    "noise_angle": Bound(1e-9, math.pi),
+    "max_substep": Bound(1e-6, 0.1),
+}
+SNAPSHOTS: dict[str, Bound] = {
+    "noise_velocity": Bound(1e-9, 100.0),
+    "max_inertia_ratio": Bound(0.0, 1e6, True),
+    "mu_max": Bound(0.0, 10.0, True),
+}
 
 MAX_STEPS = 2e6  # simulation steps: bounds time and memory
 
@@ -64,9 +95,8 @@ def impacts_simulate(
     ``fps`` (``physid impacts simulate``): body ``shape_text``, ``surfaces``, initial pose
     ``q0`` (x, y, theta) and velocity ``v0``, Coulomb ``mu`` and restitution. ``save(out)``
     writes the pose CSV ``out`` (t, x, y, theta); ``raw`` is ``(t, q)``."""
-    from physid.errors import InputError, check_numbers
+    from physid.errors import InputError
     from physid.files.io import write_text_atomic
-    from physid.impacts.limits import SIMULATE
     from physid.impacts.poses import camera_samples, frame_stride, poses_to_csv_text
     from physid.impacts.simulator import simulate
     from physid.impacts.specs import parse_vector3
@@ -74,7 +104,7 @@ def impacts_simulate(
     numbers = {"mu": mu, "restitution": restitution, "duration": duration, "fps": fps}
     numbers |= {"noise": noise, "noise_angle": noise_angle, "inertia_ratio": inertia_ratio}
     numbers |= {"dt": dt, "seed": seed}
-    check_numbers(SIMULATE, numbers)  # the CLI's bounds (physid.impacts.limits)
+    check_numbers(SIMULATE, numbers)  # the CLI's bounds (SIMULATE above)
     shape, lines = shape_and_lines(shape_text, surfaces)
     q0_v = parse_vector3(_text(q0), "--q0", "X [m], Y [m], TH [rad]", (1e6, 1e6, 1e6))
     v0_v = parse_vector3(_text(v0), "--v0", "VX [m/s], VY [m/s], W [rad/s]", (1e4, 1e4, 1e5))
@@ -185,12 +215,11 @@ def impacts_identify(
     D §5.1): one throw, or several pooled (pose CSV files, folders of them, or :class:`Poses`).
     ``save(out)`` writes result.json (``to_dict()``), trajectory.csv, fit.png and
     impulses.png; ``notes`` name the ignored columns, ``warnings`` the fit's."""
-    from physid.errors import InputError, check_numbers
+    from physid.errors import InputError
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.figures import plot_fit, plot_impulses
     from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.identify import IdentifyOptions, identify
-    from physid.impacts.limits import IDENTIFY
     from physid.impacts.pooled import identify_throws
     from physid.impacts.poses import pose_file_body, trajectory_csv_text
     from physid.impacts.specs import parse_gravity
@@ -317,10 +346,8 @@ def impacts_snapshots(
     (``physid impacts identify-snapshots``), flagging impacts no rigid body could produce.
     ``save(out)`` writes result.json (``to_dict()``) and impacts.csv; ``warnings`` are the
     flags (impact label: reason)."""
-    from physid.errors import check_numbers
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.geometry import STANDARD_GRAVITY
-    from physid.impacts.limits import SNAPSHOTS
     from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
     from physid.impacts.snapshots import read_snapshots_csv
     from physid.impacts.specs import parse_gravity

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
+from physid.api.impacts_runs import IDENTIFY, MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
-from physid.impacts.limits import IDENTIFY, MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
