@@ -171,13 +171,13 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
     model = pin.buildModelFromUrdf(str(case.urdf))
     train = [butterworth_states(s) for s in case.train]
     validate = [butterworth_states(s) for s in case.validate]
-    theta = ols_fit(model, train, case.armature, case.wrist)
-    ols = relative_error(validate, [(ols_regressor(model, s, case.armature, case.wrist) @ theta)
-                                    .reshape(-1, model.nv) for s in validate])  # fmt: skip
-    consistent, _status = consistent_ols_fit(model, train, case.armature, case.wrist)
-    consistent_ols = relative_error(validate, [(ols_regressor(model, s, case.armature, case.wrist)
-                                                @ consistent).reshape(-1, model.nv)
-                                               for s in validate])  # fmt: skip
+    held_out = [ols_regressor(model, s, case.armature, case.wrist) for s in validate]
+
+    def held_out_error(theta: np.ndarray) -> float:
+        return relative_error(validate, [(W @ theta).reshape(-1, model.nv) for W in held_out])
+
+    ols = held_out_error(ols_fit(model, train, case.armature, case.wrist))
+    consistent_ols = held_out_error(consistent_ols_fit(model, train, case.armature, case.wrist)[0])
     urdf_error = relative_error(
         validate, [params_prediction(model, urdf_document(model), s) for s in validate]
     )

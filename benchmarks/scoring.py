@@ -11,6 +11,7 @@ Every error is ``||tau - tau_hat|| / ||tau||`` on the RAW measured torques, join
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,15 +127,24 @@ def ols_regressor(
     return np.concatenate(blocks, axis=2).reshape(N * n, -1)
 
 
-def ols_fit(
+def _normalised_system(
     model: pin.Model, train: list[States], armature: bool, wrist: bool, deadband: float = 0.0
-) -> np.ndarray:
-    """Minimum-norm least squares on normalised columns (no base-parameter bookkeeping)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(W / norms, tau, norms)``: the stacked training regressor with unit-norm columns (an
+    all-zero column keeps norm 1) and the raw torques, for both least squares below."""
     W = np.vstack([ols_regressor(model, s, armature, wrist, deadband) for s in train])
     tau = np.concatenate([s.tau.reshape(-1) for s in train])
     norms = np.linalg.norm(W, axis=0)
     norms[norms == 0.0] = 1.0
-    theta, *_ = np.linalg.lstsq(W / norms, tau, rcond=None)
+    return W / norms, tau, norms
+
+
+def ols_fit(
+    model: pin.Model, train: list[States], armature: bool, wrist: bool, deadband: float = 0.0
+) -> np.ndarray:
+    """Minimum-norm least squares on normalised columns (no base-parameter bookkeeping)."""
+    W, tau, norms = _normalised_system(model, train, armature, wrist, deadband)
+    theta, *_ = np.linalg.lstsq(W, tau, rcond=None)
     return theta / norms
 
 
@@ -154,12 +164,9 @@ def consistent_ols_fit(
     """
     import cvxpy as cp  # the benchmark's extra: CVXPY + Clarabel, as physid uses them
 
-    W = np.vstack([ols_regressor(model, s, armature, wrist) for s in train])
-    tau = np.concatenate([s.tau.reshape(-1) for s in train])
-    norms = np.linalg.norm(W, axis=0)
-    norms[norms == 0.0] = 1.0
+    W, tau, norms = _normalised_system(model, train, armature, wrist)
     # ||W x - tau||^2 = ||R x - Q^T tau||^2 + const: the solver sees p rows, not N n
-    Q, R = np.linalg.qr(W / norms)
+    Q, R = np.linalg.qr(W)
     x = cp.Variable(W.shape[1])
     theta = cp.multiply(x, 1.0 / norms)
     n = model.nv
@@ -181,8 +188,6 @@ def consistent_ols_fit(
     inertial = np.arange(10 * n)
     tie = 1e-6 * cp.sum_squares(x[inertial] - urdf * norms[inertial])
     problem = cp.Problem(cp.Minimize(cp.sum_squares(R @ x - Q.T @ tau) + tie), constraints)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an inaccurate solve is reported by its status
         problem.solve(solver=cp.CLARABEL)

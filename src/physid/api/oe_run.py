@@ -80,9 +80,9 @@ def oe_estimate(
 
     numbers = {"prior_std": prior_std, "max_iterations": max_iterations}
     check_numbers(NUMBERS, numbers | {"time_budget": time_budget})  # before reading anything
-    check_episodes(() if episode is None else (episode,), "episode")
+    episodes = check_episodes(() if episode is None else (episode,), "episode")
     data = Path(data)
-    recordings = expand_logs([data], topic, () if episode is None else (episode,),
+    recordings = expand_logs([data], topic, episodes,
                              imu_topic=imu_topic if floating else None,
                              wrench_topics=wrench_topics)  # fmt: skip
     if len(recordings) != 1:
