@@ -21,6 +21,7 @@ import numpy as np
 from physid.api.recording import Recording, sources
 from physid.api.results import Named, Parameter, Result  # noqa: F401 - Result re-exported
 from physid.errors import InputError
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.files.config import IdentifyConfig
@@ -222,6 +223,7 @@ def _config(config: ConfigLike) -> tuple[Any, PathLike | None]:
     raise InputError(f"config: expected a path, a dict or an IdentifyConfig, got {type(config)}")
 
 
+@one_blas_thread
 def identify(
     urdf: PathLike,
     data: DataLike,
@@ -307,6 +309,7 @@ class ValidationResult:
         return write_json_atomic(out, self.document)
 
 
+@one_blas_thread
 def validate(
     urdf: PathLike, params: PathLike, data: DataLike, *, config: PathLike | None = None
 ) -> ValidationResult:

@@ -13,6 +13,7 @@ import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, check_numbers
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
@@ -72,6 +73,7 @@ def shape_and_lines(shape_text: str, surfaces: str | Sequence[str]):  # noqa: AN
     return parse_shape(shape_text), [parse_surface(s) for s in surfaces]
 
 
+@one_blas_thread
 def impacts_simulate(
     shape_text: str,
     surfaces: str | Sequence[str],
@@ -199,6 +201,7 @@ def pose_files(paths: Sequence[Any]) -> list:
     return files
 
 
+@one_blas_thread
 def impacts_identify(
     data: PathLike | Poses | Sequence[PathLike | Poses],
     shape_text: str,
@@ -334,6 +337,7 @@ def _poses(item: Any) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return t, q, []
 
 
+@one_blas_thread
 def impacts_snapshots(
     data: PathLike,
     *,

@@ -12,6 +12,7 @@ import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, check_numbers
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
@@ -66,6 +67,7 @@ UNITS = {
 }
 
 
+@one_blas_thread
 def multibody_simulate(
     urdf: PathLike,
     *,
@@ -172,6 +174,7 @@ def multibody_simulate(
     return Outcome(summary["status"], message, parameters, summary, sim, write)
 
 
+@one_blas_thread
 def multibody_identify(
     urdf: PathLike,
     data: PathLike | Table | Mapping[str, Any] | Sequence[PathLike | Table | Mapping[str, Any]],

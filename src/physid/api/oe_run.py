@@ -11,6 +11,7 @@ import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, check_numbers
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
@@ -28,6 +29,7 @@ NUMBERS: dict[str, Bound] = {
 }
 
 
+@one_blas_thread
 def oe_estimate(
     urdf: PathLike,
     data: PathLike,

@@ -14,6 +14,7 @@ import numpy as np
 
 from physid.api.recording import sources
 from physid.api.results import Named, Outcome, Parameter
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike, Recording
@@ -22,6 +23,7 @@ FORMAT = "physid.online/1"
 _UNITS = {"mass": "kg", "com": "m", "I": "kg m^2"}
 
 
+@one_blas_thread
 def online_replay(
     urdf: PathLike,
     data: PathLike | Recording,

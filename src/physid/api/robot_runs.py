@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from physid.api.recording import sources
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, check_numbers
+from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import DataLike, PathLike
@@ -37,6 +38,7 @@ SIMFIT: dict[str, Bound] = {
 }
 
 
+@one_blas_thread
 def payload(
     urdf: PathLike,
     params: PathLike,
@@ -83,6 +85,7 @@ def payload(
     return Outcome(result.status, message, parameters, document, result, write)
 
 
+@one_blas_thread
 def excite_design(
     urdf: PathLike,
     *,
@@ -131,6 +134,7 @@ class ExciteResult(Outcome):
         return self.write(Path(out), summary)
 
 
+@one_blas_thread
 def export_model(
     params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None
 ) -> Outcome:
@@ -149,6 +153,7 @@ def export_model(
     return Outcome("ok", message, Named(), document, None, write, False, tuple(notes))
 
 
+@one_blas_thread
 def simfit_tune(
     model: PathLike,
     data: DataLike,

@@ -37,12 +37,17 @@ class LeastSquaresResult:
 
 
 def solve_triangular_system(X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Least-squares ``theta``, ``(X^T X)^-1`` (by QR) and the condition number of ``X``."""
-    R = scipy.linalg.qr(X, mode="r", check_finite=False)[0][: X.shape[1]]
+    """Least-squares ``theta``, ``(X^T X)^-1`` (by QR) and the condition number of ``X``.
+
+    One Householder QR of ``[X | u]``: its triangle holds ``R`` and ``Q^T u``, so
+    ``theta = R^-1 Q^T u`` without a second factorisation of ``X``."""
+    n_params = X.shape[1]
+    triangle = scipy.linalg.qr(np.column_stack([X, u]), mode="r", check_finite=False)[0]
+    R, projected = triangle[:n_params, :n_params], triangle[:n_params, n_params]
     diagonal = np.abs(np.diag(R))
     if diagonal.size == 0 or diagonal.min() <= 1e-12 * diagonal.max():
         raise InputError("the regressor is rank deficient: some base parameters are not excited")
-    theta = np.linalg.lstsq(X, u, rcond=None)[0]
+    theta = scipy.linalg.solve_triangular(R, projected, check_finite=False)
     R_inv = scipy.linalg.solve_triangular(R, np.eye(R.shape[0]))
     singular = np.linalg.svd(R, compute_uv=False)
     return theta, R_inv @ R_inv.T, float(singular[0] / singular[-1])

@@ -10,6 +10,7 @@ MATLAB's ``decimate``). Cut-offs come from the rules of thumb ``omega_q = 10 ome
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import scipy.signal
@@ -30,12 +31,25 @@ def _check_cutoff(cutoff_hz: float, sample_rate_hz: float, name: str) -> None:
         )
 
 
+def butterworth_sos(order: int, cutoff_hz: float, sample_rate_hz: float) -> np.ndarray:
+    """Second-order sections of a low-pass Butterworth (a fresh copy: SciPy's ``sosfilt``
+    needs a writable array), designed once per (order, cut-off, rate): an identification
+    filters hundreds of windows and columns with a handful of designs, and SciPy's ``butter``
+    costs about as much as filtering a window."""
+    return _butterworth_design(int(order), float(cutoff_hz), float(sample_rate_hz)).copy()
+
+
+@lru_cache(maxsize=64)
+def _butterworth_design(order: int, cutoff_hz: float, sample_rate_hz: float) -> np.ndarray:
+    return scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
+
+
 def zero_phase_lowpass(
     x: np.ndarray, sample_rate_hz: float, cutoff_hz: float, order: int, *, name: str = "cut-off"
 ) -> np.ndarray:
     """Forward-backward Butterworth of the given order along axis 0 (gain |H|^2, no phase lag)."""
     _check_cutoff(cutoff_hz, sample_rate_hz, name)
-    sos = scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
+    sos = butterworth_sos(order, cutoff_hz, sample_rate_hz)
     per_period = sample_rate_hz / cutoff_hz  # samples per period of the cut-off
     n_pad = int(np.ceil(3.0 * per_period))
     n_fit = int(np.ceil(2.0 * per_period))
@@ -112,7 +126,7 @@ class Decimation:
 
     @property
     def sos(self) -> np.ndarray:
-        return scipy.signal.butter(8, self.cutoff_hz, fs=self.sample_rate_hz, output="sos")
+        return butterworth_sos(8, self.cutoff_hz, self.sample_rate_hz)
 
     @property
     def settling_samples(self) -> int:
@@ -191,9 +205,7 @@ class MultirateDecimation:
         """Anti-alias at 40 % of the intermediate rate and down-sample (identity if factor 1)."""
         if self.first_factor == 1:
             return x
-        sos = scipy.signal.butter(
-            8, 0.4 * self.intermediate_rate_hz, fs=self.sample_rate_hz, output="sos"
-        )
+        sos = butterworth_sos(8, 0.4 * self.intermediate_rate_hz, self.sample_rate_hz)
         return scipy.signal.sosfiltfilt(sos, x, axis=0)[:: self.first_factor]
 
 
@@ -332,7 +344,7 @@ def derivative_noise_std(
     rate = min(r for _, r in recordings)
     _check_cutoff(cutoff_hz, rate, "Butterworth cut-off")
     frequencies = np.linspace(0.0, rate / 2.0, 4097)
-    sos = scipy.signal.butter(DERIVATIVE_ORDER + 2, cutoff_hz, fs=rate, output="sos")
+    sos = butterworth_sos(DERIVATIVE_ORDER + 2, cutoff_hz, rate)
     _, response = scipy.signal.sosfreqz(sos, worN=frequencies, fs=rate)
     difference = np.sin(2.0 * np.pi * frequencies / rate) * rate
     gain = np.trapezoid(np.abs(response) ** 4 * difference**2, frequencies)

@@ -1,0 +1,45 @@
+"""One BLAS thread for physid's Python API, as the ``physid`` command already has.
+
+physid's linear algebra is many small factorisations (per-joint QRs of ~100 columns, SDPs of a
+few hundred variables, SVDs of a few hundred rows) on which OpenBLAS' worker threads spin
+instead of work. The command line sets ``OPENBLAS_NUM_THREADS=1`` before NumPy loads
+(:mod:`physid.cli`); a Python user has usually imported NumPy long before physid, so the API
+functions limit the BLAS pool for the duration of the call instead (``threadpoolctl``, made for
+this) and restore it afterwards. Measured: ``physid.identify`` on the KUKA LWR4+ file 2 of
+``benchmarks/real_corpus.py``, on 2 cores shared with other work: 83.9 CPU s / 86.6 s wall with
+OpenBLAS' default threads, 6.3 / 6.4 s with this limit.
+
+A user who sets ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` keeps
+that choice: the limit only replaces the library's default.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_USER_SETTINGS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def one_blas_thread(function: Callable[P, R]) -> Callable[P, R]:
+    """Run ``function`` with one BLAS (and OpenMP) thread unless the user chose a thread
+    count (module docstring)."""
+
+    @functools.wraps(function)
+    def limited(*args: P.args, **kwargs: P.kwargs) -> R:
+        if any(os.environ.get(name) for name in _USER_SETTINGS):
+            return function(*args, **kwargs)
+        # threadpoolctl limits the libraries loaded when the limit is set: load SciPy's own
+        # OpenBLAS (the calls below import SciPy lazily) before, not after
+        import scipy.linalg  # noqa: F401
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            return function(*args, **kwargs)
+
+    return limited
