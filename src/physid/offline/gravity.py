@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+import scipy.linalg
 import scipy.optimize
 
 from physid.offline.reduced import ReducedSystem
@@ -78,13 +79,30 @@ def estimate_gravity_direction(
     moments identifiable that vertical gravity regroups (e.g. those of the first link).
     """
 
+    # Every system the search visits lives in the span of the same columns: the upright
+    # columns, their unit-gravity extras along x, y, z (gravity_shift) and the torques. One QR
+    # of those compresses each evaluation to a square triangle of at most 4 b + 1 rows, with the
+    # same singular values and residuals as the stacked system (Q has orthonormal columns).
+    n_columns = len(columns)
+    tilted = np.flatnonzero(columns < n_inertial)  # the columns that gravity moves
+    p = system.n_standard
+    upright, u = system.stacked(columns, weights)
+    extras = [system.stacked(p + axis * n_inertial + columns[tilted], weights)[0]
+              for axis in range(3)]  # fmt: skip
+    stacked = np.column_stack([upright, *extras, u])
+    triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][: stacked.shape[1]]
+    blocks = [triangle[:, n_columns + k * tilted.size : n_columns + (k + 1) * tilted.size]
+              for k in range(3)]  # fmt: skip
+    u_small = triangle[:, -1]
+
     def residual(tilt: np.ndarray) -> float:
         delta = tilted_gravity(gravity_urdf, tilt) - gravity_urdf
-        X, u = gravity_shift(system, n_inertial, delta).stacked(columns, weights)
+        X = triangle[:, :n_columns].copy()
+        X[:, tilted] += sum(delta[axis] * blocks[axis] for axis in range(3))
         # SVD-based: near zero tilt some columns vanish, and a QR would then misplace the
         # residual (its free directions absorb part of u).
-        theta = np.linalg.lstsq(X, u, rcond=1e-12)[0]
-        return float(np.sum((u - X @ theta) ** 2))
+        theta = np.linalg.lstsq(X, u_small, rcond=1e-12)[0]
+        return float(np.sum((u_small - X @ theta) ** 2))
 
     reference = residual(np.zeros(2))
     solution = scipy.optimize.minimize(
