@@ -26,12 +26,19 @@ from physid.files.params_file import read_params, standard_parameters  # noqa: E
 from physid.workflows import run_identify  # noqa: E402
 
 ROBOTS = ("arm5p", "arm6", "scara4")
-SEEDS_PER_ROBOT = 5  # 7 took 189 s of the suite with cross-validated defaults
+SEEDS_PER_ROBOT = 5  # 7 took 189 s of the suite with cross-validated defaults (two recordings each)
 
 
 def _within_three_sigma(folder: Path, robot: str, seed: int) -> tuple[int, int]:
+    # one 20 s training recording per case (the benchmark uses two): the claim is the same at
+    # any length, and it halves the test's 2 minutes (measured 0.977 of 622 with one, 0.981 of
+    # 626 with two, these seeds)
     paths = bench.write_case(
-        folder, bench.make_spec(robot), np.random.default_rng(2000 + seed), validate_s=2.0
+        folder,
+        bench.make_spec(robot),
+        np.random.default_rng(2000 + seed),
+        n_train=1,
+        validate_s=2.0,
     )
     result = run_identify(paths.prior_urdf, list(paths.train), out_dir=folder / "out")
     document = json.loads((folder / "out" / "params.json").read_text(encoding="utf-8"))
