@@ -63,8 +63,9 @@ def choose_floor(problem: OEProblem, xs: NDArray, given_window: bool) -> tuple[O
     changes (unchanged without one) and ``{"contact_change_v", "window", "source": "data",
     "detail", ...}``; ``given_window``: keep the problem's ``contact_change_window``."""
     sched, noise, dt = problem.contacts, problem.noise, problem.dynamics.dt
-    if sched is None:
-        return problem, {"contact_change_v": None, "source": "data", "detail": "no contacts"}
+    if sched is None or not np.any(sched.flags[1:] != sched.flags[:-1]):
+        detail = "no contact flag change: no floor"
+        return problem, {"contact_change_v": None, "source": "data", "detail": detail}
     defects = velocity_defects(problem, xs, problem.dynamics.nominal_theta())
     process_v = float(np.min(problem.process_std_nodes[:, problem.dynamics.model.nv :]))
     window = noise.contact_change_window if given_window else None
