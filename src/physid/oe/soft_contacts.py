@@ -5,7 +5,8 @@ Radius, in order: the config's ``contacts.radius`` (never second-guessed); the r
 collision spheres centred on the contact frames (:mod:`physid.robot.contact_spheres`); the
 rolling fit of the stance kinematics (:mod:`physid.oe.foot_radius`), 0 when the data cannot
 decide. Floor: the config's ``noise.contact_change_v`` (0: none); else the variance-component
-choice of :mod:`physid.oe.contact_noise` at the initial guess and the prior's parameters.
+choice of :mod:`physid.oe.contact_noise` at the initial guess (the prior's parameters moved
+by one Gauss-Newton step on the defects).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.oe.contact_noise import change_distance, choose_change_floor, velocity_defects
+from physid.oe.contact_noise import change_distance, choose_change_floor, fitted_defects
 from physid.oe.foot_radius import estimate_foot_radius
 from physid.oe.measurements import Measurements
 from physid.oe.problem import OEProblem
@@ -66,7 +67,7 @@ def choose_floor(problem: OEProblem, xs: NDArray, given_window: bool) -> tuple[O
     if sched is None or not np.any(sched.flags[1:] != sched.flags[:-1]):
         detail = "no contact flag change: no floor"
         return problem, {"contact_change_v": None, "source": "data", "detail": detail}
-    defects = velocity_defects(problem, xs, problem.dynamics.nominal_theta())
+    defects = fitted_defects(problem, xs, problem.dynamics.nominal_theta())
     process_v = float(np.min(problem.process_std_nodes[:, problem.dynamics.model.nv :]))
     window = noise.contact_change_window if given_window else None
     floor = choose_change_floor(
