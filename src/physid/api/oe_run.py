@@ -255,8 +255,9 @@ def oe_estimate(
     )
 
 
-def _soft_contact_inputs(noise: dict, radius: float | None, urdf, model, recording,  # noqa: ANN001
-                         notes: list[str]) -> tuple[dict, float | list[float], dict]:  # fmt: skip
+def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, recording
+    noise: dict, radius: float | None, urdf, model, recording, notes: list[str]
+) -> tuple[dict, float | list[float], dict]:
     """``(noise, radius, record)``: the config's noise keywords (``contact_change_v`` 0, i.e.
     no floor, taken out), the feet's radius (the config's, else the robot file's or the data's,
     :func:`physid.oe.soft_contacts.choose_radius`, with a note) and what was given of both
