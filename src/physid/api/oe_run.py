@@ -73,6 +73,7 @@ def oe_estimate(
     from physid.oe.plot import plot_convergence
     from physid.oe.recording import params_document, read_recording, trajectory_columns
     from physid.oe.report import wrench_fit
+    from physid.oe.soft_contacts import choose_floor
     from physid.oe.solver import OEOptions, solve
     from physid.oe.wrench import unsupported_sensor
     from physid.recordings.logs import check_episodes, expand_logs
@@ -145,6 +146,7 @@ def oe_estimate(
             f"{label}: no base_v* or acc_* columns: the base's linear velocity is observed "
             "only through the dynamics and the legs (consider noise.foot_velocity)"
         )
+    noise, radius, soft = _soft_contact_inputs(noise, radius, urdf, model, recording, notes)
     problem = make_problem(
         model,
         list(bodies),
@@ -163,6 +165,12 @@ def oe_estimate(
         contact_radius=radius,
     )
     xs, ws = initial_guess(problem)
+    if "contact_change" not in soft and problem.contacts is not None:
+        problem, soft["contact_change"] = choose_floor(
+            problem, xs, "contact_change_window" in noise
+        )
+        detail = soft["contact_change"]["detail"]
+        notes.append(f"noise.contact_change_v chosen from the data: {detail}")
     options = OEOptions(
         rollout=rollout,
         nullspace=nullspace,
@@ -187,7 +195,7 @@ def oe_estimate(
         "contact_frames": list(recording.contact_frames),
         "chart": chart,
         "rollout": rollout,
-        "noise": NoiseStd(**noise).__dict__,
+        "noise": problem.noise.__dict__,
         "contact_damping": damping,
         "contact_radius": radius,
         "imu_frame": imu["frame"],
@@ -203,6 +211,7 @@ def oe_estimate(
     }
     payload = result.to_json_dict()
     payload["inputs"] = provenance | {"ignored_columns": list(recording.unknown_columns)}
+    payload["soft_contacts"] = soft
     if bias_rounds is not None:
         payload["accelerometer_bias"] = {
             "estimate": list(bias_rounds.bias_history[-1]),
@@ -246,6 +255,36 @@ def oe_estimate(
         notes=tuple(notes),
         warnings=tuple(warnings),
     )
+
+
+def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, recording
+    noise: dict, radius: float | None, urdf, model, recording, notes: list[str]
+) -> tuple[dict, float | list[float], dict]:
+    """``(noise, radius, record)``: the config's noise keywords (``contact_change_v`` 0, i.e.
+    no floor, taken out), the feet's radius (the config's, else the robot file's or the data's,
+    :func:`physid.oe.soft_contacts.choose_radius`, with a note) and what was given of both
+    (``record["contact_change"]`` is left for the data to fill when the config has none)."""
+    from physid.oe.soft_contacts import choose_radius
+
+    soft: dict = {}
+    noise = dict(noise)
+    if "contact_change_v" in noise:
+        value = noise.pop("contact_change_v")
+        if value > 0:
+            noise["contact_change_v"] = value
+        soft["contact_change"] = {"contact_change_v": value or None, "source": "config",
+                                  "window": noise.get("contact_change_window", 0.02)}  # fmt: skip
+    if recording.contact_flags is None:
+        return noise, radius or 0.0, soft
+    if radius is not None:
+        soft["radius"] = {"radius": radius, "source": "config"}
+        return noise, radius, soft
+    meas = recording.measurements
+    radius, soft["radius"] = choose_radius(
+        urdf, model, recording.contact_frames, recording.contact_flags, meas, recording.dt
+    )
+    notes.append(f"contacts.radius chosen ({soft['radius']['source']}): {soft['radius']['detail']}")
+    return noise, radius, soft
 
 
 def _declared_joint_terms(model) -> str:  # noqa: ANN001 - a pinocchio Model

@@ -40,7 +40,7 @@ def make_problem(
     contact_damping: float = 0.0,
     imu_frame: str | None = None,
     joints: JointTerms | None = None,
-    contact_radius: float = 0.0,
+    contact_radius: float | Sequence[float] = 0.0,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
@@ -49,9 +49,10 @@ def make_problem(
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
     ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
     ``joints``: armature and joint friction (:class:`~physid.oe.dynamics.JointTerms`; default
-    none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius
-    centred on the contact frames, each node's contact point at the sphere's lowest point
-    (:func:`rolling_contact_points`; 0: the frames' origins)."""
+    none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius (one
+    number, or one per contact frame) centred on the contact frames, each node's contact
+    point at the sphere's lowest point (:func:`rolling_contact_points`; 0: the frames'
+    origins)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -67,7 +68,7 @@ def make_problem(
     schedule = None
     if contact_flags is not None:
         points = None
-        if contact_radius > 0:
+        if np.any(np.asarray(contact_radius, dtype=float) != 0):
             points = rolling_contact_points(model, contact_frames, measurements, contact_radius)
         schedule = ContactSchedule(dyn.model, contact_frames, contact_flags, points)
         # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
@@ -78,21 +79,28 @@ def make_problem(
 
 
 def rolling_contact_points(
-    model: pin.Model, frames: Sequence[str], measurements: Measurements, radius: float
+    model: pin.Model,
+    frames: Sequence[str],
+    measurements: Measurements,
+    radius: float | Sequence[float],
 ) -> NDArray[np.float64]:
-    """``(N+1, n_frames, 3)``: per node the lowest point of a sphere of ``radius`` [m] centred
-    on each frame, in that frame's coordinates, ``R_f^T (0, 0, -radius)`` with ``R_f`` the
-    frame's world orientation at the measured configuration (encoders and IMU orientation):
-    where a round foot touches a horizontal floor while it rolls (paper B's point contact is
-    the frame's origin; on a 2 cm Go1 foot that put the torso CoM 2.7 mm low)."""
-    if not (np.isfinite(radius) and radius >= 0):
+    """``(N+1, n_frames, 3)``: per node the lowest point of a sphere of ``radius`` [m] (one,
+    or one per frame) centred on each frame, in that frame's coordinates, ``R_f^T (0, 0,
+    -radius)`` with ``R_f`` the frame's world orientation at the measured configuration
+    (encoders and IMU orientation): where a round foot touches a horizontal floor while it
+    rolls (paper B's point contact is the frame's origin; on a 2 cm Go1 foot that put the
+    torso CoM 2.7 mm low)."""
+    radii = np.asarray(radius, dtype=float)
+    if radii.ndim > 1 or (radii.ndim == 1 and radii.size != len(frames)):
+        raise InputError(f"contact radius must be one number or {len(frames)} (one per frame)")
+    radii = np.broadcast_to(radii, (len(frames),))
+    if not np.all(np.isfinite(radii) & (radii >= 0)):
         raise InputError(f"contact radius must be >= 0 [m], got {radius!r}")
     if measurements.q is None:
         raise InputError("round feet need the encoders (q) to place the contact points")
     data = model.createData()
     ids = [model.getFrameId(f) for f in frames]
     _, bv = base_dofs(model)
-    down = np.array([0.0, 0.0, -radius])
     out = np.zeros((measurements.q.shape[0], len(frames), 3))
     for k, q in enumerate(measurements.q):
         q = np.array(q, dtype=float)
@@ -102,7 +110,7 @@ def rolling_contact_points(
             q[3:7] /= np.linalg.norm(q[3:7])
         pin.framesForwardKinematics(model, data, q)
         for i, f in enumerate(ids):
-            out[k, i] = data.oMf[f].rotation.T @ down
+            out[k, i] = data.oMf[f].rotation.T @ np.array([0.0, 0.0, -radii[i]])
     return out
 
 

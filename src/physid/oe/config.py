@@ -29,16 +29,17 @@ SECTIONS = {"noise", "contacts", "imu", "joints"}
 JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed")
 
 
-def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float]:
+def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float | None]:
     """The ``noise`` mapping (NoiseStd keyword arguments), the contact damping [1/s], the
     ``imu`` mapping (``frame``: the accelerometer's frame, None = the base; ``estimate_bias``,
-    default True) and the contacts' foot radius [m] (``contacts.radius``, default 0: point
-    feet at the frames) of a ``physid oe --config`` YAML; a bad entry is an InputError naming
-    the file and its key."""
+    default True) and the contacts' foot radius [m] (``contacts.radius``; None when not given:
+    :func:`physid.oe.soft_contacts.choose_radius` chooses it; 0: point feet at the frames) of
+    a ``physid oe --config`` YAML (``noise.contact_change_v`` 0: no floor; absent: chosen from
+    the data); a bad entry is an InputError naming the file and its key."""
     from physid.files.io import config_errors_name
 
     if path is None:
-        return {}, 0.0, {"frame": None, "estimate_bias": True}, 0.0
+        return {}, 0.0, {"frame": None, "estimate_bias": True}, None
     with config_errors_name(path):
         return _oe_config(path)
 
@@ -104,7 +105,7 @@ def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
     return JointTerms(values["armature"], values["damping"], values["friction"], float(speed))
 
 
-def _oe_config(path: Path) -> tuple[dict, float, dict, float]:
+def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
     import numpy as np
 
     from physid.errors import InputError
@@ -117,12 +118,14 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float]:
         if key in PER_DOF_KEYS and isinstance(value, list):
             items = [config_number(v, f"noise.{key}[{i}]") for i, v in enumerate(value)]
             noise[key] = np.array(items, dtype=float)
+        elif key == "contact_change_v":  # 0: no floor; absent: chosen from the data
+            noise[key] = config_number(value, f"noise.{key}", positive=False, low=0.0)
         else:
             noise[key] = config_number(value, f"noise.{key}")
     contacts = config_section(raw.get("contacts"), {"damping", "radius"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
     radius = config_number(
-        contacts.get("radius", 0.0), "contacts.radius", positive=False, low=0, high=1.0
+        contacts.get("radius"), "contacts.radius", positive=False, optional=True, low=0, high=1.0
     )
     imu = config_section(raw.get("imu"), {"frame", "estimate_bias"}, "imu")
     frame, estimate_bias = imu.get("frame"), imu.get("estimate_bias", True)
@@ -132,4 +135,5 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float]:
         raise InputError(
             f"imu.estimate_bias must be true or false, got {estimate_bias!r}", source=str(path)
         )
-    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}, float(radius)
+    radius = None if radius is None else float(radius)
+    return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}, radius

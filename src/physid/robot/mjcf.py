@@ -262,6 +262,8 @@ def load_mjcf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
         with quiet_stderr():
             if floating_base and not has_free:
                 pm = pin.buildModelFromMJCF(str(path), pin.JointModelFreeFlyer(), ROOT_JOINT)
+                if isinstance(pm, tuple):  # Pinocchio 4 returns (model, constraint models)
+                    pm = pm[0]
             else:
                 pm = pin.buildModelFromMJCF(str(path))
     except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError

@@ -1,0 +1,174 @@
+"""The process-noise floor near contact flag changes, chosen from the data (issue 29 item 2).
+
+A soft foot's touch-down, bounce or lift-off is not the rigid contact's, and flags from a
+force threshold are late: the one-step model error is larger near a flag change than
+elsewhere. ``NoiseStd.contact_change_v`` (a floor on the process_v standard deviation within
+``contact_change_window`` of a change) lets the dynamics give there; this module chooses both
+numbers from the recording, as a variance-component estimate on one-step defects.
+
+At a kinematic state estimate ``x_k`` (:func:`physid.oe.build.initial_guess`: encoders, joint
+velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, moved by one
+Gauss-Newton step on the defects themselves, :func:`fitted_defects`) the defect of node k is
+``d_k = x_{k+1} (-) f(x_k; theta | u_k)``; its joint-velocity part (the joint velocities are
+measured, the base's linear velocity is only leg odometry, which fails exactly where a
+flagged foot moves) is, per component::
+
+    d = (measurement noise of v_k, v_{k+1}) + (model error, parameter error included)
+
+The first part is the same at every node; the parameter error, a mean, is fitted out. The
+window: the model with two zero-mean variances — ``s_near^2`` at the nodes within ``reach``
+nodes of a change, ``s_far^2`` elsewhere — has the profile log-likelihood ``-1/2 (n_near log
+s_near^2 + n_far log s_far^2)`` (each ``s^2`` its group's mean square); ``reach`` maximizes
+it (a change point in variance against the distance to the nearest change). It is computed
+on the defects averaged over ``SMOOTH_S`` (L nodes), which divides the white measurement
+noise's variance by about L^2 while the slow soft-contact error stays (lag-1 correlation
+0.96-0.99, docs/oe.md): on single nodes that noise (0.04 rad/s on the Go2 crawl) hides the
+plateau and the maximum lands on the touch-down nodes alone (2 ms). Each averaged node
+counts 1/L sample. The floor: on the single-node defects with that window, the excess
+``sqrt(s_near^2 - s_far^2)`` — what the contact changes add per node, the stationary part
+(measurement noise, parameter error; the noise model and the Birge widening of the fit
+account for the rest) removed. It is kept only if the two-variance model beats the
+one-variance model by the Bayesian information criterion (two more parameters: ``log n``
+each, n the effective sample count) and the floor exceeds process_v; otherwise there is no
+floor, and the reason says so.
+
+Measured on ``benchmarks/oe_mujoco_go2.py``'s crawl (2,000 nodes, 2 CPU s with the
+theta step): at the initial guess, 38 ms and 0.097 (the prior's payload-free trunk without
+the step: 28 ms, 0.097; the far RMS 0.052 against 0.043 with it); at MuJoCo's true states
+and trunk 38 ms and 0.089 (the hand choice had been 0.1 within 40 ms; the crawl solved with
+the 28 ms window came out +2.13 %, chi2 6.16, with the hand's +1.90 %, chi2 5.33).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.ndimage import uniform_filter1d
+
+from physid.oe import state
+from physid.oe.measurements import base_dofs
+from physid.oe.phases import step, step_derivatives
+from physid.oe.problem import OEProblem
+
+MAX_WINDOW_S = 0.1  # longest window tried [s]: beyond a soft touch-down's settling
+SMOOTH_S = 0.01  # the window is chosen on defects averaged over this [s] (module docstring)
+
+
+@dataclass(frozen=True)
+class ChangeFloor:
+    """``floor`` [rad/s or m/s per node] and ``window`` [s] to use (``floor`` None: none), the
+    mean squares near and far, the node counts and a one-line ``reason``."""
+
+    floor: float | None
+    window: float
+    near_ms: float
+    far_ms: float
+    near_nodes: int
+    far_nodes: int
+    reason: str
+
+
+def velocity_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[np.float64]:
+    """``(N, nv - bv)``: the joint-velocity part of ``x_{k+1} (-) f(x_k; theta | u_k)``."""
+    dyn = problem.dynamics
+    model, nv = dyn.model, dyn.model.nv
+    bv = base_dofs(model)[1]
+    dyn.set_theta(theta)
+    out = np.empty((problem.horizon, nv - bv))
+    for k in range(problem.horizon):
+        out[k] = state.difference(model, step(problem, k, xs[k]), xs[k + 1])[nv + bv :]
+    return out
+
+
+def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[np.float64]:
+    """:func:`velocity_defects` at ``theta`` moved by one Gauss-Newton step on the defects
+    themselves, the states held at ``xs``: ``d(theta + s) ~ d(theta) - F_theta s`` with
+    ``F_theta`` the joint-velocity rows of ``df/dtheta`` (eqs. 18-19), ``s`` its least-squares
+    solution. The prior's parameter error (a missing payload) is a mean in the defects, not a
+    variance; it is removed as a fixed effect before the variances are estimated (the REML
+    habit). The defects at ``theta`` are kept when the step does not lower their RMS."""
+    dyn = problem.dynamics
+    nv, bv = dyn.model.nv, base_dofs(dyn.model)[1]
+    before = velocity_defects(problem, xs, theta)
+    dyn.set_theta(theta)
+    rows = [step_derivatives(problem, k, xs[k])[2][nv + bv :] for k in range(problem.horizon)]
+    F = np.concatenate(rows)
+    s = np.linalg.lstsq(F, before.ravel(), rcond=1e-8)[0]
+    after = velocity_defects(problem, xs, theta + s)
+    dyn.set_theta(theta)  # the model holds theta's inertias again (the solve starts there)
+    return after if np.mean(after**2) < np.mean(before**2) else before
+
+
+def change_distance(flags: NDArray, horizon: int) -> NDArray[np.int64]:
+    """Per node k < N, the distance [nodes] to the nearest flag change (a change between nodes
+    c and c + 1 is at distance ``|k - c|``, as ``OEProblem`` spreads the floor); a large
+    number without changes."""
+    changed = np.flatnonzero(np.any(flags[1:] != flags[:-1], axis=1))
+    k = np.arange(horizon)
+    if changed.size == 0:
+        return np.full(horizon, np.iinfo(np.int64).max // 2)
+    return np.min(np.abs(k[:, None] - changed[None, :]), axis=1)
+
+
+def choose_change_floor(
+    defects: NDArray,
+    distance: NDArray,
+    dt: float,
+    process_v: float,
+    window: float | None = None,
+) -> ChangeFloor:
+    """The floor and window of the module docstring from the defects ``(N, m)`` and each
+    node's distance to the nearest flag change (``window`` [s]: given, not chosen)."""
+    n, m = defects.shape
+    width = max(3, int(round(SMOOTH_S / dt)))
+    smooth = uniform_filter1d(defects, width, axis=0, mode="nearest")
+    reaches = None if window is None else [int(round(window / dt))]
+    best = _window(np.mean(smooth**2, axis=1), distance, dt, m / width, reaches)
+    if best is None:
+        reason = "no contact flag change with enough nodes away from it: no floor"
+        return ChangeFloor(None, 0.0, np.nan, np.nan, 0, n, reason)
+    reach, gain = best
+    near = distance <= reach
+    ms = np.mean(defects**2, axis=1)  # per node, pooled over the components
+    s_near, s_far = float(ms[near].mean()), float(ms[~near].mean())
+    window = reach * dt
+    counts = (s_near, s_far, int(near.sum()), int((~near).sum()))
+    if gain < np.log(n * m / width):  # BIC: two more parameters (a variance and the window)
+        return ChangeFloor(None, window, *counts, (
+            f"the one-step defects near flag changes (RMS {np.sqrt(s_near):.3g}) are not "
+            f"larger than elsewhere ({np.sqrt(s_far):.3g}) by the BIC: no floor"))  # fmt: skip
+    floor = float(np.sqrt(max(s_near - s_far, 0.0)))
+    if floor <= process_v:
+        return ChangeFloor(None, window, *counts, (
+            f"the defects' excess near flag changes ({floor:.3g}) is below process_v "
+            f"({process_v:.3g}): no floor"))  # fmt: skip
+    return ChangeFloor(floor, window, *counts, (
+        f"one-step joint-velocity defects within {1e3 * window:.0f} ms of a flag change RMS "
+        f"{np.sqrt(s_near):.3g} ({counts[2]} nodes), elsewhere {np.sqrt(s_far):.3g}: floor "
+        f"sqrt(difference) = {floor:.3g} (variance components; window by maximum likelihood "
+        f"on {1e3 * width * dt:.0f} ms averages)"))  # fmt: skip
+
+
+def _window(
+    ms: NDArray, distance: NDArray, dt: float, weight: float, reaches: list[int] | None
+) -> tuple[int, float] | None:
+    """``(reach, gain)``: the reach [nodes] (of ``reaches``, default 0..MAX_WINDOW_S) of the
+    two-variance model of greatest profile log-likelihood (each node's mean square ``ms``
+    counts ``weight`` independent samples) and that likelihood's gain over one variance;
+    None without a far group."""
+    n = ms.size
+    best = None
+    for reach in reaches or range(int(round(MAX_WINDOW_S / dt)) + 1):
+        near = distance <= reach
+        n_near = int(near.sum())
+        if n_near == 0 or n - n_near < max(10, n // 10):  # a far group to compare with
+            continue
+        s_near, s_far = float(ms[near].mean()), float(ms[~near].mean())
+        loglik = -0.5 * weight * (n_near * np.log(s_near) + (n - n_near) * np.log(s_far))
+        if best is None or loglik > best[1]:
+            best = (reach, loglik)
+    if best is None:
+        return None
+    return best[0], best[1] + 0.5 * weight * n * np.log(float(ms.mean()))

@@ -1,0 +1,90 @@
+"""Soft-contact settings chosen from what the user gives (issue 29 item 2): the feet's radius
+and the process-noise floor near contact flag changes, each with where it came from.
+
+Radius, in order: the config's ``contacts.radius`` (never second-guessed); the robot file's
+collision spheres centred on the contact frames (:mod:`physid.robot.contact_spheres`); the
+rolling fit of the stance kinematics (:mod:`physid.oe.foot_radius`), 0 when the data cannot
+decide. Floor: the config's ``noise.contact_change_v`` (0: none); else the variance-component
+choice of :mod:`physid.oe.contact_noise` at the initial guess (the prior's parameters moved
+by one Gauss-Newton step on the defects).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from physid.oe.contact_noise import change_distance, choose_change_floor, fitted_defects
+from physid.oe.foot_radius import estimate_foot_radius
+from physid.oe.measurements import Measurements
+from physid.oe.problem import OEProblem
+
+
+def choose_radius(
+    robot_file: str | Path,
+    model: pin.Model,
+    frames: tuple[str, ...],
+    flags: NDArray,
+    meas: Measurements,
+    dt: float,
+) -> tuple[float | list[float], dict]:
+    """``(radius, record)``: the feet's radius [m] (one, or one per frame when the file's
+    spheres differ) and ``{"radius", "source": "robot file" | "data", "detail"}``."""
+    from physid.robot.contact_spheres import contact_spheres
+
+    spheres, failure = contact_spheres(robot_file, model, frames)
+    if spheres:
+        radii = [spheres.get(f, 0.0) for f in frames]
+        missing = [f for f in frames if f not in spheres]
+        detail = (
+            f"{robot_file}: collision spheres centred on the contact frames, radius "
+            + ", ".join(f"{f} {1e3 * r:.4g} mm" for f, r in zip(frames, radii, strict=True))
+            + (f" ({', '.join(missing)}: none, point feet)" if missing else "")
+        )
+        value: float | list[float] = radii[0] if len(set(radii)) == 1 else radii
+        return value, {"radius": value, "source": "robot file", "detail": detail}
+    fit = estimate_foot_radius(model, frames, flags, meas, dt)
+    why = failure or "no collision sphere centred on a contact frame"
+    return fit.radius, {
+        "radius": fit.radius,
+        "source": "data",
+        "detail": f"{robot_file}: {why}; {fit.reason}",
+        "estimate": None if np.isnan(fit.estimate) else fit.estimate,
+        "std": None if np.isnan(fit.std) else fit.std,
+        "samples": fit.samples,
+    }
+
+
+def choose_floor(problem: OEProblem, xs: NDArray, given_window: bool) -> tuple[OEProblem, dict]:
+    """``(problem, record)``: the problem with the floor the data choose near contact flag
+    changes (unchanged without one) and ``{"contact_change_v", "window", "source": "data",
+    "detail", ...}``; ``given_window``: keep the problem's ``contact_change_window``."""
+    sched, noise, dt = problem.contacts, problem.noise, problem.dynamics.dt
+    if sched is None or not np.any(sched.flags[1:] != sched.flags[:-1]):
+        detail = "no contact flag change: no floor"
+        return problem, {"contact_change_v": None, "source": "data", "detail": detail}
+    defects = fitted_defects(problem, xs, problem.dynamics.nominal_theta())
+    process_v = float(np.min(problem.process_std_nodes[:, problem.dynamics.model.nv :]))
+    window = noise.contact_change_window if given_window else None
+    floor = choose_change_floor(
+        defects, change_distance(sched.flags, problem.horizon), dt, process_v, window
+    )
+    record = {
+        "contact_change_v": floor.floor,
+        "window": floor.window,
+        "source": "data",
+        "detail": floor.reason,
+        "rms_near": float(np.sqrt(floor.near_ms)),
+        "rms_far": float(np.sqrt(floor.far_ms)),
+        "nodes_near": floor.near_nodes,
+    }
+    if floor.floor is None:
+        return problem, record
+    chosen = dataclasses.replace(
+        noise, contact_change_v=floor.floor, contact_change_window=floor.window
+    )
+    return dataclasses.replace(problem, noise=chosen), record
