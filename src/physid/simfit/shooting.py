@@ -8,7 +8,8 @@ and the initial position offset itself (the first sample is a measurement too); 
 prior ``(x - x0) / s`` that keeps a parameter the motion cannot reveal at its starting value
 (and says so through its standard deviation). Window offsets touch only their own window's
 residuals: the Jacobian's sparsity lets finite differences perturb every window at once, so one
-evaluation of the Jacobian costs ``len(x) + 2 n`` batched rollouts.
+evaluation of the Jacobian costs ``len(x) + 2 n`` batched rollouts (:meth:`Shooting.jacobian`,
+in the block form :mod:`.solver` condenses; the nominal rollout is the point's own).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from physid.files.io import quiet_stderr
 from physid.simfit.problem import Parameters, Run, windows
 from physid.simfit.solver import Blocks
 
-# The trust-region steps of the sparse problem are solved by LSMR; with SciPy's default
+# shooting_error's trust-region steps (SciPy's, windows only) are solved by LSMR; with its default
 # tolerances those steps are inexact and the fits crawl along the flat directions (measured on
 # benchmarks/simfit.py: 60 evaluations, cost still falling by 1e-6 per step, not converged;
 # with these, 12-21 evaluations to a lower cost and parameter errors below 3 %)

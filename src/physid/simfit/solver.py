@@ -151,7 +151,8 @@ def solve(
             actual = current.cost - candidate.cost
             rho = actual / predicted if predicted > 0.0 else -1.0
             small = np.sqrt(dx @ dx + np.sum(dd**2)) <= xtol * (
-                xtol + np.sqrt(x @ x + np.sum(d**2)))
+                xtol + np.sqrt(x @ x + np.sum(d**2))
+            )
             if np.isfinite(candidate.cost) and rho > 1e-4:
                 lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
                 nu = 2.0
