@@ -20,19 +20,23 @@ windows of 0.5 s whose initial state is fitted with the model fixed, via physid'
 closed-loop data make diverge whatever the model), and by the relative error of the 12 tuned
 numbers against the truth. CPU seconds of each fit, in this process.
 
-RESULTS (2026-11-25, 2 shared cores, mujoco 4.0.0; errors [mrad], CPU [s]):
+RESULTS (2026-11-25 12:44 UTC, 2 cores shared with two other engineers' jobs, mujoco 4.0.0;
+errors [mrad], CPU [s]; physid with the condensed Levenberg-Marquardt of physid.simfit.solver):
 
     method                               shooting  open 0.5s  param err     CPU
     truth                                   0.271       6.77       0.0%     0.0
     start (x2 / x0.5)                      37.244     104.01      83.3%     0.0
-    physid simfit (delay 0.51 ms)           0.200       9.87       0.2%    18.5
-    mujoco.sysid, whole run                38.689     155.52     138.3%    16.9  (0.9x physid)
-    mujoco.sysid, 0.5 s windows             9.895      38.51     200.7%    73.5  (4.0x physid)
+    physid simfit (delay 0.51 ms)           0.200       9.87       0.2%    13.7
+    mujoco.sysid, whole run                38.689     155.52     138.3%    19.8  (1.4x physid)
+    mujoco.sysid, 0.5 s windows             9.895      38.51     200.7%    67.5  (4.9x physid)
 
-physid converges in 12 evaluations since its trust-region steps are solved exactly (SciPy's
-default LSMR tolerances made it crawl to the 60-evaluation limit on this run; on 2026-11-24 the
-same table read 19.2 s for physid, with sysid at 7.9 / 28.4 s on a less loaded box).
-Target (issue 26): lower error (met) and >= 5x less CPU than mujoco.sysid (NOT met: 0.9-4.0x).
+physid: 13 evaluations, 10 Jacobians (21 batched rollouts each), the same cost (8022.47), values,
+standard deviations and held-out errors as the SciPy trust region it replaced, which took 12
+evaluations and 12 Jacobians with LSMR steps: 14.9 CPU s in-process against 10.5 s for the new
+solver in the same hour (the 13.7 s above ran on a busier box; the morning's table read 18.5 s
+for physid against 16.9 / 73.5 s for sysid). Over 95 % of physid's CPU is inside MuJoCo's
+rollouts (4.6 us per arm step). Target (issue 26): lower error (met) and >= 5x less CPU than
+mujoco.sysid (NOT met: 1.4x against its failing whole-run fit, 4.9x against its windowed fit).
 
 Run: python benchmarks/simfit.py [--seconds 10]
 """

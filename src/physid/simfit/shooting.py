@@ -8,7 +8,8 @@ and the initial position offset itself (the first sample is a measurement too); 
 prior ``(x - x0) / s`` that keeps a parameter the motion cannot reveal at its starting value
 (and says so through its standard deviation). Window offsets touch only their own window's
 residuals: the Jacobian's sparsity lets finite differences perturb every window at once, so one
-evaluation of the Jacobian costs ``len(x) + 2 n`` batched rollouts.
+evaluation of the Jacobian costs ``len(x) + 2 n`` batched rollouts (:meth:`Shooting.jacobian`,
+in the block form :mod:`.solver` condenses; the nominal rollout is the point's own).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import scipy.sparse
 from physid.errors import InputError
 from physid.files.io import quiet_stderr
 from physid.simfit.problem import Parameters, Run, windows
+from physid.simfit.solver import Blocks
 
-# The trust-region steps of the sparse problem are solved by LSMR; with SciPy's default
+# shooting_error's trust-region steps (SciPy's, windows only) are solved by LSMR; with its default
 # tolerances those steps are inexact and the fits crawl along the flat directions (measured on
 # benchmarks/simfit.py: 60 evaluations, cost still falling by 1e-6 per step, not converged;
 # with these, 12-21 evaluations to a lower cost and parameter errors below 3 %)
@@ -73,10 +75,39 @@ class Shooting:
         )
         self.n_global = len(self.x0)
         self.n_state = 2 * len(dofs)
+        self._precompute()
+        self._controls_cache: dict[float, np.ndarray] = {}
+
+    def _precompute(self) -> None:
+        """Per window, zero-padded to the longest: the measured positions after the start,
+        the model step each falls in and its linear-interpolation weight (the residual's
+        ``np.interp`` onto the step grid, as index arithmetic), and the starting state."""
+        grid = self.h * np.arange(self.nstep + 1)
+        longest = max(b - a for _, a, b in self.windows)
+        n, count = len(self.dofs), len(self.windows)
+        self.step_index = np.zeros((count, longest), dtype=int)
+        self.weight = np.zeros((count, longest))
+        self.measured = np.zeros((count, longest, n))
+        self.valid = np.zeros((count, longest), dtype=bool)
+        self.q_start = np.array([self.runs[r].q[a] for r, a, _ in self.windows])
+        self.v_start = np.array([self.velocities[r][a] for r, a, _ in self.windows])
+        for w, (r, a, b) in enumerate(self.windows):
+            times = self.runs[r].t[a + 1 : b + 1] - self.runs[r].t[a]
+            k = np.clip(np.searchsorted(grid, times, side="right") - 1, 0, self.nstep - 1)
+            self.step_index[w, : b - a] = k
+            self.weight[w, : b - a] = np.clip((times - grid[k]) / (grid[k + 1] - grid[k]), 0, 1)
+            self.measured[w, : b - a] = self.runs[r].q[a + 1 : b + 1]
+            self.valid[w, : b - a] = True
 
     @property
     def size(self) -> int:
         return self.n_global + len(self.windows) * self.n_state
+
+    @property
+    def residual_count(self) -> int:
+        """Rows of :meth:`residual`: every window's positions and start, and the prior."""
+        n = len(self.dofs)
+        return sum((b - a) * n + n for _, a, b in self.windows) + self.n_global
 
     def start(self) -> np.ndarray:
         return np.concatenate([self.x0, np.zeros(len(self.windows) * self.n_state)])
@@ -90,6 +121,10 @@ class Shooting:
         """qfrc_applied (W, nstep, nv), or the actuators' ctrl (W, nstep, nu) for driven runs,
         at every step of every window: the logged command ``delay_s`` earlier (linear
         interpolation; held at the ends)."""
+        if delay_s in self._controls_cache:
+            return self._controls_cache[delay_s]
+        if len(self._controls_cache) > 4:  # the delay of the current point and its FD step
+            self._controls_cache.clear()
         width = self.model.nu if self.driven else self.model.nv
         out = np.zeros((len(self.windows), self.nstep, width))
         for w, (r, a, _) in enumerate(self.windows):
@@ -101,6 +136,7 @@ class Shooting:
             else:
                 for k, dof in enumerate(self.dofs):
                     out[w, :, dof] = np.interp(times, run.t, run.tau[:, k])
+        self._controls_cache[delay_s] = out
         return out
 
     def simulate(self, x: np.ndarray, offsets: np.ndarray, models=None) -> np.ndarray:
@@ -111,9 +147,8 @@ class Shooting:
         delay = self.parameters.apply(self.model, self.dofs, x) if models is None else 0.0
         states = np.tile(self.template, (len(self.windows), 1))
         n = len(self.dofs)
-        for w, (r, a, _) in enumerate(self.windows):
-            states[w, 1 + self.qpos] = self.runs[r].q[a] + offsets[w, :n]
-            states[w, 1 + self.model.nq + self.dofs] = self.velocities[r][a] + offsets[w, n:]
+        states[:, 1 + self.qpos] = self.q_start + offsets[:, :n]
+        states[:, 1 + self.model.nq + self.dofs] = self.v_start + offsets[:, n:]
         control = self._controls(delay)
         kind = "mjSTATE_CTRL" if self.driven else "mjSTATE_QFRC_APPLIED"
         spec = int(getattr(self.mujoco.mjtState, kind))
@@ -131,23 +166,54 @@ class Shooting:
         bad = int(self.mujoco.mjtWarning.mjWARN_BADQACC)
         return sum(int(data.warning[bad].number) for data in self.datas)
 
+    def blocks(self, x: np.ndarray, offsets: np.ndarray) -> Blocks:
+        """The residual of ``(x, offsets)`` per window (W, R: the positions after the start,
+        zero-padded, then the start's offset) and the prior's (:meth:`residual`'s terms)."""
+        simulated = self.simulate(x, offsets)
+        rows = np.arange(len(self.windows))[:, None]
+        low = simulated[rows, self.step_index]
+        high = simulated[rows, self.step_index + 1]
+        predicted = low + self.weight[:, :, None] * (high - low)
+        error = np.where(self.valid[:, :, None], (predicted - self.measured) / self.noise, 0.0)
+        n = len(self.dofs)
+        r = np.concatenate([error.reshape(len(self.windows), -1), offsets[:, :n] / self.noise],
+                           axis=1)  # fmt: skip
+        return Blocks(r, (x - self.x0) / self.prior_std)
+
+    def jacobian(
+        self, x: np.ndarray, offsets: np.ndarray, at: Blocks, bounds, step: float
+    ) -> Blocks:
+        """``at`` with the Jacobian blocks filled by forward differences (relative ``step``,
+        SciPy's rule ``step max(1, |z|)``, turned inward at a bound): one batched rollout of
+        every window per parameter, one per state component (each window's offsets touch only
+        its own residuals, so all windows move at once); the nominal rollout is ``at``'s."""
+        lower, upper = bounds
+        G = np.empty((*at.r.shape, self.n_global))
+        for k in range(self.n_global):
+            h = step * max(1.0, abs(x[k]))
+            h = -h if x[k] + h > upper[k] else h
+            moved = x.copy()
+            moved[k] += h
+            G[:, :, k] = (self.blocks(moved, offsets).r - at.r) / (moved[k] - x[k])
+        S = np.empty((*at.r.shape, self.n_state))
+        for j in range(self.n_state):
+            moved = offsets.copy()
+            moved[:, j] += step * np.maximum(1.0, np.abs(offsets[:, j]))
+            delta = moved[:, j] - offsets[:, j]
+            S[:, :, j] = (self.blocks(x, moved).r - at.r) / delta[:, None]
+        self.parameters.apply(self.model, self.dofs, x)  # the model as the point says
+        return Blocks(at.r, at.rp, G, S, 1.0 / self.prior_std)
+
     def residual(self, z: np.ndarray) -> np.ndarray:
+        """The residual of ``z = [x, offsets]`` as one vector: per window its positions
+        (sample-major) and its start's offset, then the prior (:meth:`blocks` unpadded)."""
         x = z[: self.n_global]
         offsets = z[self.n_global :].reshape(len(self.windows), self.n_state)
-        simulated = self.simulate(x, offsets)
-        parts = []
-        grid = self.h * np.arange(self.nstep + 1)
+        at = self.blocks(x, offsets)
         n = len(self.dofs)
-        for w, (r, a, b) in enumerate(self.windows):
-            run = self.runs[r]
-            times = run.t[a + 1 : b + 1] - run.t[a]
-            predicted = np.column_stack(
-                [np.interp(times, grid, simulated[w, :, k]) for k in range(n)]
-            )
-            parts.append(((predicted - run.q[a + 1 : b + 1]) / self.noise).ravel())
-            parts.append(offsets[w, :n] / self.noise)
-        parts.append((x - self.x0) / self.prior_std)
-        return np.concatenate(parts)
+        rows = np.concatenate([np.repeat(self.valid, n, axis=1),
+                               np.ones((len(self.windows), n), dtype=bool)], axis=1)  # fmt: skip
+        return np.concatenate([at.r[rows], at.rp])
 
     def sparsity(self) -> scipy.sparse.csr_matrix:
         """Which residual rows each decision variable can move (:meth:`residual`'s layout)."""
