@@ -70,6 +70,15 @@ def test_radius_read_from_a_urdf_collision_sphere(tmp_path):
     assert found == {"front_foot": pytest.approx(0.0215, abs=1e-12)}
 
 
+@pytest.mark.parametrize("radius", ["nan", "-0.02", "0"])
+def test_a_sphere_without_a_positive_radius_is_no_round_foot(tmp_path, radius):
+    path = tmp_path / "robot.urdf"
+    path.write_text(LEG_URDF.format(legs=LEG.format(n="front", x=0.2, cx=0, r=radius)))
+    model = load_urdf(path, floating_base=True)
+    found, failure = contact_spheres(path, model, ("front_foot",))
+    assert failure is None and found == {}
+
+
 def test_radius_read_from_an_mjcf_sphere_geom(tmp_path):
     path = tmp_path / "leg.xml"
     path.write_text(LEG_MJCF)

@@ -45,6 +45,8 @@ def contact_spheres(
             radius = getattr(obj.geometry, "radius", None)
             if type(obj.geometry).__name__ != "Sphere" or radius is None:
                 continue
+            if not (np.isfinite(radius) and radius > 0):  # a file's nan or -1: no round foot
+                continue
             offset = obj.placement.translation - frame.placement.translation
             if obj.parentJoint == frame.parentJoint and np.linalg.norm(offset) < CENTRE_TOLERANCE:
                 found[name] = float(radius)
