@@ -81,8 +81,15 @@ def test_the_solver_fits_a_separable_nonlinear_problem_within_its_bounds():
 
     start = (np.array([0.5, 0.0]), np.ones((W, 2)))
     bounds = (np.zeros(2), np.array([np.inf, 0.3]))
-    fit = solve(evaluate, jacobian, *start, bounds, max_nfev=100, ftol=1e-12, xtol=1e-12)
+    seen = []
+    fit = solve(evaluate, jacobian, *start, bounds, max_nfev=100, ftol=1e-12, xtol=1e-12,
+                progress=lambda *line: seen.append(line))  # fmt: skip
     assert fit.status > 0
+    # one progress line per accepted step, each lowering the cost, the last at the solution's
+    steps, evaluations, costs = map(np.array, zip(*seen, strict=True))
+    np.testing.assert_array_equal(steps, np.arange(1, len(seen) + 1))
+    assert np.all(np.diff(costs) < 0.0) and np.all(np.diff(evaluations) > 0)
+    assert costs[-1] == fit.cost and evaluations[-1] <= fit.nfev
     np.testing.assert_allclose(fit.x, [1.5, 0.2], rtol=1e-6)
     np.testing.assert_allclose(fit.offsets, truth_d, rtol=1e-6)
     bounded = solve(evaluate, jacobian, *start, (bounds[0], np.array([np.inf, 0.1])),

@@ -162,7 +162,7 @@ def simfit_tune(
     fit: str | Sequence[str] = SIMFIT_FIELDS,
     delay: bool = True,
     window: float = 0.5,
-    max_evaluations: int = 60,
+    max_evaluations: int = 100,
     topic: str | None = None,
     episodes: Sequence[int] = (),
     progress: Callable[[str], None] | None = None,

@@ -196,7 +196,7 @@ def fit_simulator(
     fields: tuple[str, ...] = tuple(JOINT_FIELDS),
     delay: bool = True,
     window_s: float = 0.5,
-    max_evaluations: int = 60,
+    max_evaluations: int = 100,
     note=None,
 ) -> SimfitResult:
     """Tune ``model`` (a ``mujoco.MjModel``, changed in place to the tuned values) to the
@@ -241,6 +241,9 @@ def fit_simulator(
         offsets,
         bounds,
         max_nfev=max_evaluations,
+        progress=lambda steps, evaluations, cost: note(
+            f"step {steps}: cost {cost:.6g} after {evaluations} of {max_evaluations} evaluations"
+        ),
         # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's
         # 1e-8 spent half the evaluations of the benchmark on the last digits
         ftol=TOLERANCE,

@@ -124,14 +124,17 @@ def solve(
     ftol: float,
     xtol: float,
     lam0: float = 1e-3,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> Solution:
     """Minimise ``0.5 |r(x, d)|^2`` over ``lower <= x <= upper`` and free offsets ``d``
     (module docstring). ``evaluate`` gives the residual blocks of a point, ``jacobian`` the
-    same with ``G``, ``S``, ``p`` filled (given the point's residual)."""
+    same with ``G``, ``S``, ``p`` filled (given the point's residual); ``progress(steps,
+    evaluations, cost)`` is called after every accepted step."""
     lower, upper = bounds
     x, d = np.clip(x0, lower, upper), offsets0.copy()
     current = jacobian(x, d, evaluate(x, d))
     nfev, njev, lam, nu = 1, 1, lam0, 2.0
+    accepted = 0
     Dx = np.zeros(len(x))
     Dw = np.zeros(d.shape)
     status, message = None, ""
@@ -167,6 +170,9 @@ def solve(
                 # new one would, and a new one costs len(x) + 2n rollouts
                 current = candidate if converged else jacobian(x, d, candidate)
                 njev += 0 if converged else 1
+                accepted += 1
+                if progress is not None:
+                    progress(accepted, nfev, float(candidate.cost))
                 break
             lam *= nu
             nu *= 2.0
