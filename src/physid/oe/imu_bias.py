@@ -69,6 +69,12 @@ def solve_with_accelerometer_bias(
             problem, xs, ws, theta, replace(opt, time_budget_s=max(left, 1e-9)), progress=progress
         )
         total += result.iterations
+        if n > 0 and result.status.startswith("stopped by the time budget"):
+            # the round's own budget is what the earlier rounds left: name the whole one
+            kept = result.status.partition(" (kept")[1:]
+            result = replace(result, status=(
+                f"stopped by the time budget of {seconds:.3g} s ({n + 1} accelerometer-bias "
+                f"rounds, {total} iterations)" + "".join(kept)))  # fmt: skip
         if not np.all(np.isfinite(result.xs)):
             break
         xs, ws, theta = result.xs, result.ws, result.theta
