@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.simfit.solver import Blocks, Normal, solve
+from physid.simfit.solver import Blocks, Normal, secant_update, solve
 
 W, R, NX, NS = 5, 9, 3, 4
 
@@ -92,6 +92,33 @@ def test_the_solver_fits_a_separable_nonlinear_problem_within_its_bounds():
     assert costs[-1] == fit.cost and evaluations[-1] <= fit.nfev
     np.testing.assert_allclose(fit.x, [1.5, 0.2], rtol=1e-6)
     np.testing.assert_allclose(fit.offsets, truth_d, rtol=1e-6)
+    secant = solve(evaluate, jacobian, *start, bounds, max_nfev=100, ftol=1e-12, xtol=1e-12,
+                   secant_steps=2)  # fmt: skip
+    np.testing.assert_allclose(secant.x, [1.5, 0.2], rtol=1e-6)
+    np.testing.assert_allclose(secant.offsets, truth_d, rtol=1e-6)
+    assert secant.njev < fit.njev
     bounded = solve(evaluate, jacobian, *start, (bounds[0], np.array([np.inf, 0.1])),
                     max_nfev=100, ftol=1e-12, xtol=1e-12)  # fmt: skip
     assert bounded.x[1] == 0.1 and bounded.cost > 1e-3
+
+
+def test_the_secant_update_meets_each_windows_secant_equation_and_keeps_the_sparsity():
+    """Broyden's update per window: afterwards ``G_w dx + S_w dd_w`` equals window w's residual
+    change exactly, and the change to ``[G_w S_w]`` is rank one along ``D s_w`` (no other
+    window's step enters it); an exact Jacobian of a linear residual is left as it is."""
+    rng = np.random.default_rng(11)
+    at, new = _random_blocks(rng), _random_blocks(rng)
+    dx, dd = rng.normal(size=NX), rng.normal(size=(W, NS))
+    Dx, Dw = rng.uniform(0.5, 3.0, NX), rng.uniform(0.5, 3.0, (W, NS))
+    updated = secant_update(at, new, dx, dd, Dx, Dw)
+    change = np.einsum("wri,i->wr", updated.G, dx) + np.einsum("wrj,wj->wr", updated.S, dd)
+    np.testing.assert_allclose(change, new.r - at.r, rtol=1e-12, atol=1e-12)
+    for w in range(W):
+        delta = np.hstack([updated.G[w] - at.G[w], updated.S[w] - at.S[w]])
+        direction = np.concatenate([Dx * dx, Dw[w] * dd[w]])
+        along = np.outer(delta @ direction, direction) / (direction @ direction)
+        np.testing.assert_allclose(delta, along, atol=1e-12)
+    predicted = at.r + np.einsum("wri,i->wr", at.G, dx) + np.einsum("wrj,wj->wr", at.S, dd)
+    same = secant_update(at, Blocks(predicted, at.rp), dx, dd, Dx, Dw)
+    np.testing.assert_allclose(same.G, at.G, atol=1e-12)
+    np.testing.assert_allclose(same.S, at.S, atol=1e-12)

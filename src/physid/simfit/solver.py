@@ -125,16 +125,21 @@ def solve(
     xtol: float,
     lam0: float = 1e-3,
     progress: Callable[[int, int, float], None] | None = None,
+    secant_steps: int = 0,
 ) -> Solution:
     """Minimise ``0.5 |r(x, d)|^2`` over ``lower <= x <= upper`` and free offsets ``d``
     (module docstring). ``evaluate`` gives the residual blocks of a point, ``jacobian`` the
     same with ``G``, ``S``, ``p`` filled (given the point's residual); ``progress(steps,
-    evaluations, cost)`` is called after every accepted step."""
+    evaluations, cost)`` is called after every accepted step. ``secant_steps``: after a
+    finite-difference Jacobian, up to this many accepted steps whose model agreed (rho > 0.25)
+    update the Jacobian by :func:`secant_update` instead; a step rejected on a secant Jacobian
+    first recomputes it, and the solution's standard deviations always come from a
+    finite-difference one."""
     lower, upper = bounds
     x, d = np.clip(x0, lower, upper), offsets0.copy()
     current = jacobian(x, d, evaluate(x, d))
     nfev, njev, lam, nu = 1, 1, lam0, 2.0
-    accepted = 0
+    accepted, secants = 0, 0  # secants: updates since the last finite-difference Jacobian
     Dx = np.zeros(len(x))
     Dw = np.zeros(d.shape)
     status, message = None, ""
@@ -168,11 +173,21 @@ def solve(
                 # at convergence the step is below the tolerances: the last Jacobian
                 # (``normal``) describes the solution, its standard deviations, as well as a
                 # new one would, and a new one costs len(x) + 2n rollouts
-                current = candidate if converged else jacobian(x, d, candidate)
-                njev += 0 if converged else 1
+                if converged:
+                    current = candidate
+                elif secants < secant_steps and rho > 0.25:
+                    current = secant_update(current, candidate, dx, dd, Dx, Dw)
+                    secants += 1
+                else:
+                    current, secants = jacobian(x, d, candidate), 0
+                    njev += 1
                 accepted += 1
                 if progress is not None:
                     progress(accepted, nfev, float(candidate.cost))
+                break
+            if secants and nfev < max_nfev:  # the secant model may be what failed
+                current, secants = jacobian(x, d, current), 0
+                njev += 1
                 break
             lam *= nu
             nu *= 2.0
@@ -183,8 +198,29 @@ def solve(
                 break
         if status is None and nfev >= max_nfev:
             status, message = 0, "the evaluation budget was used up"
-    final = normal if status in (2, 3) else Normal.of(current)
+    if secants:  # the standard deviations need a Jacobian of the solution, not a secant one
+        current = jacobian(x, d, current)
+        njev += 1
+        final = Normal.of(current)
+    else:
+        final = normal if status in (2, 3) else Normal.of(current)
     gx = final.gx.copy()
     gx[((x <= lower) & (gx > 0.0)) | ((x >= upper) & (gx < 0.0))] = 0.0
     optimality = float(np.max(np.abs(np.concatenate([gx, final.gw.ravel()])), initial=0.0))
     return Solution(x, d, current.cost, nfev, njev, status, message, optimality, final)
+
+
+def secant_update(
+    at: Blocks, new: Blocks, dx: np.ndarray, dd: np.ndarray, Dx: np.ndarray, Dw: np.ndarray
+) -> Blocks:
+    """``new`` with the Jacobian of ``at`` updated along the step ``(dx, dd)`` by Broyden's
+    rank-one secant update, one per window (Schubert's sparse Broyden: window ``w``'s block
+    ``[G_w S_w]`` sees only ``s_w = (dx, dd_w)``, so the block-arrow sparsity stays), in the
+    metric of the Marquardt scaling ``D``: ``J_w += (y_w - J_w s_w) (D s_w)^T / (s_w^T D s_w)``
+    with ``y_w`` the change of window ``w``'s residual. The prior rows are linear: unchanged."""
+    miss = new.r - at.r - np.einsum("wri,i->wr", at.G, dx) - np.einsum("wrj,wj->wr", at.S, dd)
+    norm = float(dx @ (Dx * dx)) + np.einsum("wj,wj->w", dd, Dw * dd)
+    scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0.0)
+    G = at.G + np.einsum("wr,i,w->wri", miss, Dx * dx, scale)
+    S = at.S + np.einsum("wr,wj,w->wrj", miss, Dw * dd, scale)
+    return Blocks(new.r, new.rp, G, S, at.p)
