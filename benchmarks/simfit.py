@@ -20,6 +20,11 @@ windows of 0.5 s whose initial state is fitted with the model fixed, via physid'
 closed-loop data make diverge whatever the model), and by the relative error of the 12 tuned
 numbers against the truth. CPU seconds of each fit, in this process.
 
+RESULTS with secant updates between finite-difference Jacobians (2026-11-25 15:45 UTC, stop 40,
+2 shared cores): physid 0.200 / 9.87 mrad, 0.2 %, 10.3 CPU s (12 evaluations, 5 Jacobians);
+mujoco.sysid whole run 38.689 / 155.52, 138.3 %, 19.3 s (1.9x physid); on 0.5 s windows 9.895 /
+38.51, 200.7 %, 75.4 s (7.3x physid).
+
 RESULTS (2026-11-25 12:44 UTC, 2 cores shared with two other engineers' jobs, mujoco 4.0.0;
 errors [mrad], CPU [s]; physid with the condensed Levenberg-Marquardt of physid.simfit.solver):
 
@@ -155,11 +160,11 @@ def score(tuned: mujoco.MjModel, held: Table, delay_s: float = 0.0) -> tuple[flo
     return shooting, open_loop, relative
 
 
-def run_physid(train: Table) -> tuple[mujoco.MjModel, float, float]:
+def run_physid(train: Table) -> tuple[mujoco.MjModel, float, float, dict]:
     tuned = model(START)
     began = time.process_time()
     result = fit_simulator(tuned, [train], [], window_s=WINDOW_S)
-    return tuned, time.process_time() - began, result.delay_s
+    return tuned, time.process_time() - began, result.delay_s, result.solver
 
 
 def _sysid_sequences(spec, train: Table, windows: bool):
@@ -233,7 +238,9 @@ def main() -> None:
     truth = model(TRUTH)
     train, held = simulate(truth, args.seconds, 1), simulate(truth, 6.0, 2)
     rows = [("truth", truth, 0.0, 0.0), ("start (x2 / x0.5)", model(START), 0.0, 0.0)]
-    tuned, cpu, delay = run_physid(train)
+    tuned, cpu, delay, solver = run_physid(train)
+    print(f"physid simfit: {solver['evaluations']} evaluations, {solver['jacobians']} "
+          "finite-difference Jacobians", flush=True)
     rows.append((f"physid simfit (delay {1e3 * delay:.2f} ms)", tuned, cpu, delay))
     if not args.no_sysid:
         for windows, label in (

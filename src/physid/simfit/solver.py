@@ -24,6 +24,12 @@ the projected step. Damping update of Nielsen (``lam *= max(1/3, 1 - (2 rho - 1)
 success, doubling factors on failure). Stops as SciPy's ``least_squares`` does: the cost
 falling by less than ``ftol`` (relative) on a step the model predicted well (status 2), a step
 smaller than ``xtol (xtol + |z|)`` (status 3), or the evaluation budget (status 0).
+
+A finite-difference Jacobian costs ``len(x) + 2n`` batched rollouts against one for a residual;
+between two of them, up to ``secant_steps`` accepted steps update it by Broyden's secant formula
+(:func:`secant_update`; Dennis & Schnabel, Numerical Methods for Unconstrained Optimization,
+ch. 8 and 11, Schubert's sparse variant), as Madsen, Nielsen & Tingleff's Levenberg-Marquardt
+with Broyden updating does (Methods for Non-Linear Least Squares Problems, 2004, sec. 3.4).
 """
 
 from __future__ import annotations
