@@ -18,7 +18,7 @@ import sys
 import pytest
 
 import physid
-from physid.threads import _USER_SETTINGS
+from physid.threads import BLAS_THREAD_VARIABLES
 
 _PROBE = """
 import json
@@ -38,7 +38,7 @@ print(json.dumps({"outer": outer, "inside": inside, "after": after}))
 
 
 def _probe(**settings: str) -> dict:
-    environment = {k: v for k, v in os.environ.items() if k not in _USER_SETTINGS}
+    environment = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
     done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                           env=environment | settings, check=True)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])

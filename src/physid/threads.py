@@ -20,7 +20,8 @@ import os
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-_USER_SETTINGS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# the variables through which a user chooses the thread count (the CLI sets them to 1 when unset)
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -32,7 +33,7 @@ def one_blas_thread(function: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(function)
     def limited(*args: P.args, **kwargs: P.kwargs) -> R:
-        if any(os.environ.get(name) for name in _USER_SETTINGS):
+        if any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
             return function(*args, **kwargs)
         # threadpoolctl limits the libraries loaded when the limit is set: load SciPy's own
         # OpenBLAS (the calls below import SciPy lazily) before, not after

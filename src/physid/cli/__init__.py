@@ -16,7 +16,9 @@ import sys
 # wall with the default threads, 4.1 / 5.4 s with one; physid excite's SVD 0.21 s threaded,
 # 0.002 s on one thread. Export OPENBLAS_NUM_THREADS (or OMP_/MKL_NUM_THREADS) to override;
 # tests/conftest.py and the benchmarks do the same.
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+from physid.threads import BLAS_THREAD_VARIABLES  # noqa: E402 - os and typing only
+
+for _variable in BLAS_THREAD_VARIABLES:
     os.environ.setdefault(_variable, "1")
 
 import click  # noqa: E402 - after the thread settings
