@@ -7,9 +7,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.oe.contact_noise import change_distance, choose_change_floor
+from physid.oe.contact_noise import choose_change_floor
 from physid.oe.foot_radius import estimate_foot_radius
 from physid.oe.measurements import Measurements
+from physid.oe.phases import change_distance
 from physid.robot.contact_spheres import contact_spheres
 from physid.robot.mjcf import load_mjcf
 from physid.robot.model import load_urdf

@@ -101,17 +101,6 @@ def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
     return after if np.mean(after**2) < np.mean(before**2) else before
 
 
-def change_distance(flags: NDArray, horizon: int) -> NDArray[np.int64]:
-    """Per node k < N, the distance [nodes] to the nearest flag change (a change between nodes
-    c and c + 1 is at distance ``|k - c|``, as ``OEProblem`` spreads the floor); a large
-    number without changes."""
-    changed = np.flatnonzero(np.any(flags[1:] != flags[:-1], axis=1))
-    k = np.arange(horizon)
-    if changed.size == 0:
-        return np.full(horizon, np.iinfo(np.int64).max // 2)
-    return np.min(np.abs(k[:, None] - changed[None, :]), axis=1)
-
-
 def choose_change_floor(
     defects: NDArray,
     distance: NDArray,

@@ -40,6 +40,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.oe.measurements import Measurements, base_dofs
+from physid.oe.phases import flag_changes
 
 SMOOTH_S = 0.05  # moving average of both sides [s]: 25 nodes at 500 Hz
 BLOCK_WIDTHS = 4  # the std sums x e over blocks of this many smoothing widths (see above)
@@ -136,7 +137,7 @@ def estimate_foot_radius(
 
 def _runs(flags: NDArray) -> list[tuple[int, int]]:
     """``[start, stop)`` of the maximal runs of rows with the same contact set."""
-    change = np.flatnonzero(np.any(flags[1:] != flags[:-1], axis=1)) + 1
+    change = flag_changes(flags) + 1
     edges = np.r_[0, change, flags.shape[0]]
     return list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
 

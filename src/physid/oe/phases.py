@@ -70,6 +70,22 @@ class ContactSchedule:
         return bool(np.any(self.flags[k] & ~self.flags[k - 1]))
 
 
+def flag_changes(flags: NDArray) -> NDArray[np.int64]:
+    """The nodes ``c`` whose contact set differs from node ``c + 1``'s (a change between
+    them), of ``(N + 1, n_frames)`` contact flags."""
+    return np.flatnonzero(np.any(flags[1:] != flags[:-1], axis=1))
+
+
+def change_distance(flags: NDArray, horizon: int) -> NDArray[np.int64]:
+    """Per node k < N, the distance [nodes] to the nearest flag change (a change between nodes
+    c and c + 1 is at distance ``|k - c|``); a large number without changes."""
+    changed = flag_changes(flags)
+    k = np.arange(horizon)
+    if changed.size == 0:
+        return np.full(horizon, np.iinfo(np.int64).max // 2)
+    return np.min(np.abs(k[:, None] - changed[None, :]), axis=1)
+
+
 def step(
     problem: PhasedProblem, k: int, x: NDArray, a: NDArray | None = None
 ) -> NDArray[np.float64]:

@@ -44,6 +44,7 @@ from physid.oe.phases import (
     ContactSchedule,
     acceleration,
     acceleration_derivatives,
+    change_distance,
     step,
     step_derivatives,
 )
@@ -128,11 +129,7 @@ class OEProblem:
         window = self.noise.contact_change_window
         if not (np.isfinite(extra) and extra > 0 and np.isfinite(window) and window >= 0):
             raise InputError("noise contact_change_v must be > 0 and contact_change_window >= 0")
-        changed = np.flatnonzero(np.any(sched.flags[1:] != sched.flags[:-1], axis=1))
-        reach = int(round(window / self.dynamics.dt))
-        near = np.zeros(self.horizon, bool)
-        for k in changed:  # the change is between nodes k and k + 1
-            near[max(k - reach, 0) : k + reach + 1] = True
+        near = change_distance(sched.flags, self.horizon) <= int(round(window / self.dynamics.dt))
         std = np.tile(self._w_std, (self.horizon, 1))
         std[near, nv:] = np.maximum(std[near, nv:], extra)
         return std

@@ -18,9 +18,10 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.oe.contact_noise import change_distance, choose_change_floor, fitted_defects
+from physid.oe.contact_noise import choose_change_floor, fitted_defects
 from physid.oe.foot_radius import estimate_foot_radius
 from physid.oe.measurements import Measurements
+from physid.oe.phases import change_distance, flag_changes
 from physid.oe.problem import OEProblem
 
 
@@ -64,7 +65,7 @@ def choose_floor(problem: OEProblem, xs: NDArray, given_window: bool) -> tuple[O
     changes (unchanged without one) and ``{"contact_change_v", "window", "source": "data",
     "detail", ...}``; ``given_window``: keep the problem's ``contact_change_window``."""
     sched, noise, dt = problem.contacts, problem.noise, problem.dynamics.dt
-    if sched is None or not np.any(sched.flags[1:] != sched.flags[:-1]):
+    if sched is None or flag_changes(sched.flags).size == 0:
         detail = "no contact flag change: no floor"
         return problem, {"contact_change_v": None, "source": "data", "detail": detail}
     defects = fitted_defects(problem, xs, problem.dynamics.nominal_theta())
