@@ -264,6 +264,7 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
     no floor, taken out), the feet's radius (the config's, else the robot file's or the data's,
     :func:`physid.oe.soft_contacts.choose_radius`, with a note) and what was given of both
     (``record["contact_change"]`` is left for the data to fill when the config has none)."""
+    from physid.oe.measurements import NoiseStd
     from physid.oe.soft_contacts import choose_radius
 
     soft: dict = {}
@@ -273,7 +274,8 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
         if value > 0:
             noise["contact_change_v"] = value
         soft["contact_change"] = {"contact_change_v": value or None, "source": "config",
-                                  "window": noise.get("contact_change_window", 0.02)}  # fmt: skip
+                                  "window": noise.get("contact_change_window",
+                                                     NoiseStd.contact_change_window)}  # fmt: skip
     if recording.contact_flags is None:
         return noise, radius or 0.0, soft
     if radius is not None:
