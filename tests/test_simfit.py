@@ -167,3 +167,16 @@ def test_a_tuned_armature_moves_the_model_as_its_reloaded_mjcf():
         return data.qpos.copy()
 
     np.testing.assert_allclose(final_position(tuned), final_position(reloaded), atol=1e-12)
+
+
+def test_the_api_and_the_fit_share_one_default_budget():
+    """The API (and the CLI, which reads it) states simfit's default evaluation budget without
+    importing the fit at start-up; the two defaults must not drift apart."""
+    import inspect
+
+    from physid.api.robot_runs import SIMFIT_MAX_EVALUATIONS, simfit_tune
+    from physid.simfit.fit import fit_simulator
+
+    for function in (fit_simulator, simfit_tune):
+        default = inspect.signature(function).parameters["max_evaluations"].default
+        assert default == SIMFIT_MAX_EVALUATIONS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from physid.api.robot_runs import SIMFIT
+from physid.api.robot_runs import SIMFIT, SIMFIT_MAX_EVALUATIONS
 from physid.cli.options import (
     OUTPUT_DIR,
     data_option,
@@ -71,8 +71,7 @@ def register(group: click.Group) -> None:
 )
 @click.option(
     "--max-evaluations",
-    # 60 stopped the real UR10e fit 4 evaluations before it met ftol, at the same values
-    default=100,
+    default=SIMFIT_MAX_EVALUATIONS,
     show_default=True,
     type=int,
     callback=number_in(*SIMFIT["max_evaluations"]),
