@@ -154,6 +154,7 @@ class Parameters:
     def apply(self, model, dofs: np.ndarray, x: np.ndarray) -> float:
         """Write ``x`` into ``model`` (in place); returns the delay [s]."""
         n = len(self.joints)
+        armature_before = model.dof_armature[dofs].copy()
         for k, field in enumerate(self.fields):
             getattr(model, JOINT_FIELDS[field])[dofs] = np.maximum(x[k * n : (k + 1) * n], 0.0)
         start = len(self.fields) * n
@@ -161,11 +162,12 @@ class Parameters:
             ids = [i for _, i in tuned]
             set_actuator_values(model, field, ids, np.maximum(x[start : start + len(ids)], 0.0))
             start += len(ids)
-        if "armature" in self.fields:
+        if not np.array_equal(model.dof_armature[dofs], armature_before):
             # MuJoCo derives constants from the mass matrix at qpos0 when it compiles a model
             # (dof_invweight0 scales the regulariser of frictionloss and limit constraints):
             # without recomputing them the tuned model moves differently from its exported
-            # MJCF reloaded (held-out 2.017 vs 1.967 mrad on the UR10e, stop 39)
+            # MJCF reloaded (held-out 2.017 vs 1.967 mrad on the UR10e, stop 39). Only when the
+            # armature moved: 0.75 ms a call, and most Jacobian columns perturb something else
             import mujoco
 
             mujoco.mj_setConst(model, mujoco.MjData(model))
