@@ -88,7 +88,8 @@ swing by joint PD), on the nominal model; ``sway``: four feet down, torso swayin
 one foot at a time (2 s cycle).
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/oe_mujoco_go2.py [--gait sway|crawl|both]
-        [--duration 4] [--joint-terms model|none] [--max-iterations 60] [--time-budget 480]
+        [--duration 4] [--joint-terms model|none|estimate|estimate-free] [--max-iterations 60]
+        [--time-budget 480]
         [--urdf-feet sphere|none] [--hand-settings] [--contact-radius R]
 """
 
@@ -405,6 +406,11 @@ def oe_config(args: argparse.Namespace, path: Path) -> None:
     if args.joint_terms == "model":
         text += f"joints:\n  armature: {ARMATURE}\n  damping: model\n  friction: model\n"
         text += f"  coulomb_speed: {args.coulomb_speed}\n"
+    elif args.joint_terms == "estimate":  # the URDF's damping/friction as the prior, no armature
+        text += "joints:\n  damping: model\n  friction: model\n  estimate: all\n"
+        text += f"  coulomb_speed: {args.coulomb_speed}\n"
+    elif args.joint_terms == "estimate-free":  # nothing given: every value from the data
+        text += f"joints:\n  estimate: all\n  coulomb_speed: {args.coulomb_speed}\n"
     radius = FOOT_RADIUS if args.hand_settings else args.contact_radius
     if radius is not None:  # else physid chooses: the URDF's foot spheres, or the data's fit
         text += f"contacts:\n  radius: {radius}\n"
@@ -495,6 +501,17 @@ def run_case(args: argparse.Namespace) -> dict:
     }
     for key, value in row["soft"].items():
         print(f"physid chose {key}: {json.dumps(value, default=str)}", flush=True)
+    joints = result.get("joints") or {}
+    if joints:  # --joint-terms estimate*: per kind, the spread over the 12 joints vs MuJoCo's
+        truth = {"armature": ARMATURE, "viscous": DAMPING, "coulomb": args.mj_frictionloss}
+        for kind, true in truth.items():
+            values = np.array([terms[kind] for terms in joints.values()])
+            row[f"joint_{kind}"] = values.tolist()
+            print(
+                f"joint {kind}: median {np.median(values):.4g}, range {values.min():.4g}-"
+                f"{values.max():.4g} (MuJoCo {true:g}; frictionloss is a constraint, not tanh)",
+                flush=True,
+            )
     print(
         f"{args.gait}: status {row['status']} ({row['iterations']} it), CPU {cpu:.0f} s, wall "
         f"{wall:.0f} s | payload {payload:.3f} kg ({row['payload_err_pct']:+.2f} %, "
@@ -516,7 +533,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0, help="standing before [s]")
     parser.add_argument("--debounce", type=int, default=2, help="contact detector rows")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--joint-terms", choices=("model", "none"), default="model")
+    parser.add_argument(
+        "--joint-terms",
+        choices=("model", "none", "estimate", "estimate-free"),
+        default="model",
+        help="oe.yaml joints: the URDF's + armature 0.01 (model), none, estimated with the "
+        "trunk from the URDF's values as prior (estimate) or from nothing (estimate-free)",
+    )
     parser.add_argument("--coulomb-speed", type=float, default=0.02, help="joints [rad/s]")
     parser.add_argument(
         "--contact-radius", type=float, default=None,

@@ -12,7 +12,6 @@ import pytest
 from physid.errors import InputError
 from physid.oe import state
 from physid.oe.build import default_actuation
-from physid.oe.charts import retract
 from physid.oe.contact import (
     ContactModels,
     contact_acceleration,
@@ -20,6 +19,7 @@ from physid.oe.contact import (
     contact_step_derivatives,
 )
 from physid.oe.dynamics import JointTerms, ParametrizedModel
+from physid.oe.joint_estimate import KINDS, JointEstimate
 from physid.sim.oe_robots import GO1, load_model
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
@@ -36,11 +36,12 @@ def _terms(nv: int, speed: float = 0.3) -> JointTerms:
     return JointTerms(0.01 * legs, 2.0 * legs, 0.2 * legs, speed)
 
 
-def _setup(model, seed, speed=0.3):
+def _setup(model, seed, speed=0.3, estimate=None):
     rng = np.random.default_rng(seed)
     dyn = ParametrizedModel(
-        model, ["root_joint"], "exp_eig", default_actuation(model), 0.01, _terms(model.nv, speed)
-    )
+        model, ["root_joint"], "exp_eig", default_actuation(model), 0.01, _terms(model.nv, speed),
+        estimate,
+    )  # fmt: skip
     theta = dyn.nominal_theta() + 0.05 * rng.standard_normal(dyn.n_theta)
     dyn.set_theta(theta)
     q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
@@ -69,9 +70,9 @@ def _fd_theta(fun, dyn, theta, eps=1e-6):
     for i in range(theta.size):
         e = np.zeros(theta.size)
         e[i] = eps
-        dyn.set_theta(retract("exp_eig", theta, e))
+        dyn.set_theta(dyn.retract(theta, e))
         plus = state.difference(model, y0, fun())
-        dyn.set_theta(retract("exp_eig", theta, -e))
+        dyn.set_theta(dyn.retract(theta, -e))
         minus = state.difference(model, y0, fun())
         cols.append((plus - minus) / (2 * eps))
     dyn.set_theta(theta)
@@ -235,3 +236,58 @@ def test_an_mjcf_robot_brings_its_own_joint_terms(tmp_path):
     assert terms.viscous[0] == pytest.approx(0.8) and terms.coulomb[0] == pytest.approx(0.2)
     assert terms.armature[0] == pytest.approx(0.03) and terms.coulomb_speed == 0.02
     assert set(np.round(terms.viscous, 6)) >= {0.8, 0.15}
+
+
+def _estimate(model: pin.Model) -> JointEstimate:
+    return JointEstimate(KINDS, tuple(range(6, model.nv)))
+
+
+@pytest.mark.parametrize("active", [(), ("FL_foot",), FEET])
+def test_estimated_joint_terms_step_derivatives_match_finite_differences(go1, active):
+    """df/dtheta of the estimated armature, viscous and Coulomb friction (theta's log tail,
+    physid.oe.joint_estimate) in the free and contact phases, against central differences."""
+    dyn, theta, x, u = _setup(go1, seed=20 + len(active), estimate=_estimate(go1))
+    assert dyn.n_theta == 10 + 3 * 12
+    contacts = ContactModels(dyn.model, FEET)
+    f, _, Ft = contact_step_derivatives(dyn, contacts, active, x, u)
+    Ft_fd = _fd_theta(lambda: contact_step(dyn, contacts, active, x, u), dyn, theta)
+    tail = Ft[:, 10:]
+    assert np.abs(tail[go1.nv :]).max() > 1e-3  # the joint columns are not empty
+    np.testing.assert_allclose(Ft, Ft_fd, rtol=1e-4, atol=1e-6 * np.abs(Ft).max())
+
+
+def test_estimated_armature_enters_the_impulse(go1):
+    """dDelta/dtheta of a touch-down (only the armature acts in an impact) against central
+    differences; the friction columns are zero."""
+    from physid.oe.contact import impulse, impulse_derivatives
+
+    dyn, theta, x, _ = _setup(go1, seed=7, estimate=_estimate(go1))
+    contacts = ContactModels(dyn.model, FEET)
+    _, _, Ft = impulse_derivatives(dyn, contacts, FEET[:2], x)
+    Ft_fd = _fd_theta(lambda: impulse(dyn, contacts, FEET[:2], x), dyn, theta)
+    np.testing.assert_allclose(Ft, Ft_fd, rtol=1e-4, atol=1e-6 * np.abs(Ft).max())
+    assert np.abs(Ft[:, 10:22]).max() > 1e-4  # armature columns
+    np.testing.assert_array_equal(Ft[:, 22:], 0.0)
+
+
+def test_estimated_joint_terms_start_at_the_declared_values_with_a_log_normal_prior(go1):
+    """theta's tail is log(value): the file's values with a prior, START and no prior where
+    the file declares none; set_theta writes exp(tail) into the dynamics."""
+    from physid.oe.joint_estimate import START
+
+    legs = np.r_[np.zeros(6), np.ones(12)]
+    terms = JointTerms(0.02 * legs, 0 * legs, 0.3 * legs)
+    dyn = ParametrizedModel(
+        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01, terms, _estimate(go1)
+    )
+    tail = dyn.nominal_theta()[10:]
+    np.testing.assert_allclose(np.exp(tail[:12]), 0.02)
+    np.testing.assert_allclose(np.exp(tail[12:24]), START["viscous"])
+    np.testing.assert_allclose(np.exp(tail[24:]), 0.3)
+    std = dyn.theta_prior_std(0.5)
+    np.testing.assert_array_equal(std[:10], 0.5)
+    assert np.all(np.isinf(std[22:34])) and np.all(std[10:22] == 1.0) and np.all(std[34:] == 1.0)
+    theta = dyn.nominal_theta()
+    theta[10] += np.log(3.0)
+    dyn.set_theta(theta)
+    assert dyn.model.armature[6] == pytest.approx(0.06) and dyn.joints.armature[7] == 0.02

@@ -67,7 +67,12 @@ def oe_estimate(
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
-    from physid.oe.config import model_joint_terms, read_joint_terms, read_oe_config
+    from physid.oe.config import (
+        model_joint_terms,
+        read_joint_estimate,
+        read_joint_terms,
+        read_oe_config,
+    )
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
@@ -98,6 +103,7 @@ def oe_estimate(
     notes: list[str] = []
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
+    joint_estimate = read_joint_estimate(config, model)
     declared = _declared_joint_terms(model)
     if joints is None and declared and is_mjcf(urdf):
         # an MJCF is a simulator's model: the joint terms it declares are what moves the robot
@@ -109,9 +115,10 @@ def oe_estimate(
     elif joints is None and declared:
         notes.append(
             f"{urdf} declares joint terms ({declared}) that the dynamics leave out: give the "
-            "config 'joints: {armature: model, damping: model, friction: model}' to use them "
-            "(a real leg's friction and armature left out go into the process noise and can "
-            "stall or bias the solve; docs/oe.md)"
+            "config 'joints: {armature: model, damping: model, friction: model}' to use them, "
+            "with 'estimate: all' to fit them with the bodies (a real leg's friction and "
+            "armature left out go into the process noise and can stall or bias the solve; "
+            "docs/oe.md)"
         )
     recording = read_recording(source if isinstance(source, Table) else str(data), model)
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
@@ -163,7 +170,10 @@ def oe_estimate(
         imu_frame=imu["frame"],
         joints=joints,
         contact_radius=radius,
+        joint_estimate=joint_estimate,
     )
+    if joint_estimate is not None:
+        notes.append(_estimate_note(joint_estimate, problem.dynamics))
     xs, ws = initial_guess(problem)
     if "contact_change" not in soft and problem.contacts is not None:
         problem, soft["contact_change"] = choose_floor(
@@ -206,6 +216,8 @@ def oe_estimate(
             "damping": joints.viscous.tolist(),
             "friction": joints.coulomb.tolist(),
             "coulomb_speed": joints.coulomb_speed,
+            "estimated": [] if joint_estimate is None else list(joint_estimate.kinds),
+            "prior_std": None if joint_estimate is None else joint_estimate.prior_log_std,
         },
         "accelerometer": recording.measurements.accelerometer is not None,
     }
@@ -248,7 +260,7 @@ def oe_estimate(
     return Outcome(
         result.status,
         message,
-        _parameters(summary),
+        _parameters(summary, result.joints),
         document,
         result,
         write,
@@ -289,6 +301,27 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
     return noise, radius, soft
 
 
+def _estimate_note(estimate, dynamics) -> str:  # noqa: ANN001 - JointEstimate, ParametrizedModel
+    """What the run estimates of the joint terms, where each starts and what holds it."""
+    from physid.oe.joint_estimate import START, UNITS
+
+    parts = []
+    for kind in estimate.kinds:
+        declared = estimate.values(dynamics.declared_joints, kind)
+        given = int(np.count_nonzero(declared))
+        start = ""
+        if given:
+            start = (f"{given} from the config/robot file (log-normal prior, std "
+                     f"{estimate.prior_log_std:g} in log)")  # fmt: skip
+        free = len(declared) - given
+        if free:
+            free_text = f"{free} from {START[kind]:g} {UNITS[kind]} without a prior"
+            start += (", " if start else "") + free_text
+        parts.append(f"{kind} ({start})")
+    return (f"joint terms estimated on {len(estimate.dofs)} joints with the bodies: "
+            + "; ".join(parts))  # fmt: skip
+
+
 def _declared_joint_terms(model) -> str:  # noqa: ANN001 - a pinocchio Model
     """The non-zero joint terms of the robot file (damping, friction, armature), largest of
     each, e.g. ``damping up to 2, friction up to 0.2``; empty when it declares none."""
@@ -301,7 +334,9 @@ def _declared_joint_terms(model) -> str:  # noqa: ANN001 - a pinocchio Model
     return ", ".join(found)
 
 
-def _parameters(summary: dict) -> Named:
+def _parameters(summary: dict, joints: dict) -> Named:
+    from physid.oe.joint_estimate import KINDS, UNITS
+
     found = {}
     for joint, body in summary.items():
         for key, unit in (("mass", "kg"), ("com", "m"), ("inertia", "kg m^2")):
@@ -309,6 +344,10 @@ def _parameters(summary: dict) -> Named:
             if key != "mass":
                 value, std = np.asarray(value, float), np.asarray(std, float)
             found[f"{joint}.{key}"] = Parameter(value, std, "data", unit)
+    for joint, terms in joints.items():
+        for kind in (k for k in KINDS if k in terms):
+            std, source = terms["std"][kind], terms["source"][kind]
+            found[f"{joint}.{kind}"] = Parameter(terms[kind], std, source, UNITS[kind])
     return Named(found)
 
 

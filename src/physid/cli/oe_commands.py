@@ -80,7 +80,10 @@ from physid.cli.options import (
     "[kg m^2], damping (viscous) [N m s/rad], friction (Coulomb) [N m] (one number, a list "
     "per joint, or 'model' for the robot file's values) and coulomb_speed [rad/s] (default "
     "0.02): the joint terms of the dynamics (default: none for a URDF, which is named in a "
-    "note when it declares some; an MJCF's own armature, damping and frictionloss). "
+    "note when it declares some; an MJCF's own armature, damping and frictionloss), with "
+    "estimate ('all' or a list of armature, damping, friction: estimated with the bodies, "
+    "reported under 'joints' in result.json and params.json) and prior_std (default 1: the "
+    "log-normal prior's std about a value given; a value of 0 has no prior). "
     "See docs/oe.md.",
 )
 @click.option(

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.contact import ContactModels
 from physid.oe.dynamics import JointTerms, ParametrizedModel
+from physid.oe.joint_estimate import JointEstimate
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs
 from physid.oe.phases import ContactSchedule
 from physid.oe.problem import OEProblem
@@ -41,6 +42,7 @@ def make_problem(
     imu_frame: str | None = None,
     joints: JointTerms | None = None,
     contact_radius: float | Sequence[float] = 0.0,
+    joint_estimate: JointEstimate | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
@@ -52,16 +54,21 @@ def make_problem(
     none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius (one
     number, or one per contact frame) centred on the contact frames, each node's contact
     point at the sphere's lowest point (:func:`rolling_contact_points`; 0: the frames'
-    origins)."""
+    origins); ``joint_estimate``: joint terms estimated with the bodies (their ``joints``
+    values the start and prior, :mod:`physid.oe.joint_estimate`; their log-normal prior
+    applies whenever ``theta_prior_std`` is not None)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
     act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
-    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints)
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     if theta_prior_std is not None:
-        std = np.broadcast_to(np.asarray(theta_prior_std, float), prior.shape).copy()
+        std = np.asarray(theta_prior_std, float)
+        if std.size <= 1:  # one number: the bodies' std; the joint terms keep their own
+            std = dyn.theta_prior_std(std)
+        std = np.broadcast_to(std, prior.shape).copy()
     if x0_prior is None:
         q0 = pin.neutral(model) if measurements.q is None else measurements.q[0].copy()
         x0_prior = np.r_[q0, np.zeros(model.nv)]

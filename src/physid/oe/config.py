@@ -26,7 +26,7 @@ PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 
 SECTIONS = {"noise", "contacts", "imu", "joints"}
-JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed")
+JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed", "estimate", "prior_std")
 
 
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float | None]:
@@ -57,6 +57,41 @@ def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
         return None
     with config_errors_name(path):
         return _joint_terms(path, model)
+
+
+def read_joint_estimate(path: Path | None, model):  # noqa: ANN001, ANN201
+    """The ``joints.estimate`` of a ``physid oe --config`` YAML as
+    :class:`physid.oe.joint_estimate.JointEstimate` on every joint but a free-flyer (None
+    without one): a list of ``armature``, ``damping``, ``friction`` (or ``all``), with
+    ``joints.prior_std`` (default 1) the log-normal prior's std about the values given or
+    read from the model (a value of 0 starts small and has no prior)."""
+    from physid.files.io import config_errors_name
+
+    if path is None:
+        return None
+    with config_errors_name(path):
+        return _joint_estimate(path, model)
+
+
+def _joint_estimate(path: Path, model):  # noqa: ANN001, ANN202
+    from physid.errors import InputError
+    from physid.files.io import config_number, config_section, read_yaml
+    from physid.oe.joint_estimate import CONFIG_NAMES, JointEstimate
+    from physid.oe.measurements import base_dofs
+
+    raw = config_section(read_yaml(path, "config file"), SECTIONS, "")
+    section = config_section(raw.get("joints"), set(JOINT_KEYS), "joints")
+    names = section.get("estimate")
+    if names is None or names == []:
+        return None
+    names = list(CONFIG_NAMES) if names == "all" else names
+    known = isinstance(names, list) and all(n in CONFIG_NAMES for n in map(str, names))
+    if not known or not all(isinstance(n, str) for n in names):
+        choices = ", ".join(CONFIG_NAMES)
+        raise InputError(f"joints.estimate: expected 'all' or a list of {choices}, got {names!r}")
+    kinds = tuple(dict.fromkeys(CONFIG_NAMES[n] for n in names))
+    std = config_number(section.get("prior_std", 1.0), "joints.prior_std")
+    return JointEstimate(kinds, tuple(range(base_dofs(model)[1], model.nv)), float(std))
 
 
 def model_joint_terms(model, coulomb_speed: float = 0.02):  # noqa: ANN001, ANN201

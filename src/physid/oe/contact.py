@@ -191,7 +191,8 @@ def impulse_derivatives(
     Fx[nv:, nv:] = data.ddq_dv + np.eye(nv)  # Pinocchio returns d(v+ - v)/dv
     Jc = _jacobian(model, data, cms, cds)
     zero = np.zeros(nv)
-    dtau = dyn.torque_theta_jacobian(q, zero, v_plus - v) - dyn.torque_theta_jacobian(q, zero, zero)
+    jump = dyn.torque_theta_jacobian(q, zero, v_plus - v, friction=False)
+    dtau = jump - dyn.torque_theta_jacobian(q, zero, zero, friction=False)
     Ft = np.zeros((2 * nv, dyn.n_theta))
     Ft[nv:] = -_kkt_solve(model, data, q, Jc, dtau)
     return np.concatenate([q, v_plus]), Fx, Ft

@@ -40,7 +40,9 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.oe import charts
 from physid.oe.charts import pis_and_jacobians, theta_from_pis
+from physid.oe.joint_estimate import JointEstimate
 from physid.oe.state import ARG0, ARG1
 
 
@@ -91,7 +93,11 @@ class ParametrizedModel:
 
     ``body_joints`` names the joints that move the estimated bodies (docs/architecture.md keying);
     ``actuation`` maps the commands u to generalized forces, ``tau = actuation @ u``;
-    ``joints``: armature and joint friction (:class:`JointTerms`, default none: paper B).
+    ``joints``: armature and joint friction (:class:`JointTerms`, default none: paper B);
+    ``estimate``: the joint terms theta carries after the bodies' 10 each
+    (:class:`~physid.oe.joint_estimate.JointEstimate`; their ``joints`` values are the start
+    and the prior). theta's layout is owned here: its retraction, prior residual and step
+    limit are this class's methods.
     """
 
     def __init__(
@@ -102,14 +108,18 @@ class ParametrizedModel:
         actuation: NDArray[np.float64],
         dt: float,
         joints: JointTerms | None = None,
+        estimate: JointEstimate | None = None,
     ) -> None:
         self.model = model.copy()
         self.joints = JointTerms.none(model.nv) if joints is None else joints
         if self.joints.armature.shape != (model.nv,):
             raise InputError(f"joint terms must have nv = {model.nv} values each")
-        self.model.armature[:] = self.joints.armature
-        # Pinocchio's ABA ignores model.damping / friction; tau() applies them
-        self._friction = bool(np.any(self.joints.viscous) or np.any(self.joints.coulomb))
+        self.declared_joints = self.joints
+        self.estimate = estimate
+        if estimate is not None and max(estimate.dofs) >= model.nv:
+            raise InputError(f"estimated joint terms on dofs {estimate.dofs} of nv = {model.nv}")
+        self._set_joints(self.joints if estimate is None else estimate.apply(
+            self.joints, estimate.start(self.joints)[0]))  # fmt: skip
         self.data = self.model.createData()
         self.chart = chart
         self.dt = float(dt)
@@ -125,32 +135,100 @@ class ParametrizedModel:
             raise InputError("estimated bodies must be given once each, at least one")
         self.body_joints = tuple(body_joints)
         self.joint_ids = tuple(int(i) for i in ids)
-        self.n_theta = 10 * len(ids)
+        self.n_inertial = 10 * len(ids)
+        self.n_theta = self.n_inertial + (0 if estimate is None else estimate.size)
         self.G = np.zeros((len(ids), 10, 10))
+
+    def _set_joints(self, joints: JointTerms) -> None:
+        self.joints = joints
+        self.model.armature[:] = joints.armature
+        # Pinocchio's ABA ignores model.damping / friction; tau() applies them
+        self._friction = bool(np.any(joints.viscous) or np.any(joints.coulomb))
 
     @property
     def nx(self) -> int:
         return 2 * self.model.nv
 
     def nominal_theta(self) -> NDArray[np.float64]:
-        """Chart coordinates of the model's current inertias of the estimated bodies."""
+        """Chart coordinates of the model's current inertias of the estimated bodies, then
+        the log of the estimated joint terms' start values."""
         pis = np.array([self.model.inertias[j].toDynamicParameters() for j in self.joint_ids])
-        return theta_from_pis(self.chart, pis)
+        theta = theta_from_pis(self.chart, pis)
+        if self.estimate is None:
+            return theta
+        return np.r_[theta, self.estimate.start(self.declared_joints)[0]]
+
+    def theta_prior_std(self, inertial_std: float | NDArray) -> NDArray[np.float64]:
+        """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates,
+        the log-normal prior of :mod:`physid.oe.joint_estimate` on the joint terms (inf: none)."""
+        std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,))
+        if self.estimate is None:
+            return std.copy()
+        return np.r_[std, self.estimate.start(self.declared_joints)[1]]
 
     def set_theta(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Write ``pi(theta)`` into the model; keeps ``dpi/dtheta`` in ``self.G``; returns pis."""
-        pis, self.G = pis_and_jacobians(self.chart, theta)
+        """Write ``pi(theta)`` (and the estimated joint terms) into the model; keeps
+        ``dpi/dtheta`` in ``self.G``; returns pis."""
+        theta = np.asarray(theta, dtype=float)
+        pis, self.G = pis_and_jacobians(self.chart, theta[: self.n_inertial])
         for j, pi in zip(self.joint_ids, pis, strict=True):
             self.model.inertias[int(j)] = pin.Inertia.FromDynamicParameters(pi)
+        if self.estimate is not None:
+            tail = theta[self.n_inertial :]
+            self._set_joints(self.estimate.apply(self.declared_joints, tail))
         return pis
 
-    def torque_theta_jacobian(self, q: NDArray, v: NDArray, a: NDArray) -> NDArray[np.float64]:
-        """``d ID(q, v, a) / d theta = Y(q, v, a) dpi/dtheta`` ``(nv, n_theta)`` (eqs. 17-19)."""
+    def torque_theta_jacobian(
+        self, q: NDArray, v: NDArray, a: NDArray, friction: bool = True
+    ) -> NDArray[np.float64]:
+        """``d ID(q, v, a) / d theta = Y(q, v, a) dpi/dtheta`` ``(nv, n_theta)`` (eqs. 17-19),
+        then the estimated joint terms' columns (:mod:`physid.oe.joint_estimate`; ``friction``
+        False: an impact's, ``a`` the velocity jump)."""
         Y = pin.computeJointTorqueRegressor(self.model, self.data, q, v, a)
         cols = [
             Y[:, 10 * (j - 1) : 10 * j] @ G for j, G in zip(self.joint_ids, self.G, strict=True)
         ]
+        if self.estimate is not None:
+            cols.append(self.estimate.torque_columns(self.joints, v, a, self.dt, friction))
         return np.hstack(cols)
+
+    def retract(self, theta: NDArray, dtheta: NDArray) -> NDArray[np.float64]:
+        """``theta (+) dtheta`` (eq. 32): the chart's on the bodies, additive on the joint
+        terms' logarithms."""
+        n = self.n_inertial
+        body = charts.retract(self.chart, theta[:n], dtheta[:n])
+        return np.r_[body, np.asarray(theta[n:], float) + dtheta[n:]]
+
+    def prior_residual(
+        self, theta: NDArray, prior: NDArray
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``theta (-) prior`` and its Jacobian (:func:`physid.oe.charts.prior_residual`; the
+        joint terms' logarithms: plain difference)."""
+        n, m = self.n_inertial, self.n_theta - self.n_inertial
+        r, J = charts.prior_residual(self.chart, theta[:n], prior[:n])
+        full = np.zeros((self.n_theta, self.n_theta))
+        full[:n, :n] = J
+        full[n:, n:] = np.eye(m)
+        return np.r_[r, np.asarray(theta[n:], float) - prior[n:]], full
+
+    def step_limit(self, dtheta: NDArray, max_log_step: float) -> float:
+        """:func:`physid.oe.charts.step_limit` with the joint terms' logarithms limited too."""
+        n = self.n_inertial
+        alpha = charts.step_limit(self.chart, dtheta[:n], max_log_step)
+        largest = float(np.abs(dtheta[n:]).max(initial=0.0))
+        return alpha if largest * alpha <= max_log_step else max_log_step / largest
+
+    def joint_summary(self, theta_std: NDArray, prior_std: NDArray | None) -> dict[str, dict]:
+        """The estimated joint terms at the theta last set (params.json's ``joints``
+        layout, :meth:`physid.oe.joint_estimate.JointEstimate.summary`); {} without."""
+        if self.estimate is None:
+            return {}
+        n = self.n_inertial
+        prior = np.full(self.estimate.size, np.inf) if prior_std is None else prior_std[n:]
+        names = dof_names(self.model)
+        return self.estimate.summary(
+            self.joints, self.declared_joints, np.asarray(theta_std)[n:], prior, names
+        )
 
     def tau(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
         """Generalized force of the commands and the joint friction, ``B u - D v - F_c tanh``,
@@ -233,3 +311,12 @@ class ParametrizedModel:
         Ft[nv:] = dt * da_dth
         Ft[:nv] = dt * Jv @ Ft[nv:]
         return np.concatenate([pin.integrate(model, q, step), v1]), Fx, Ft
+
+
+def dof_names(model: pin.Model) -> list[str]:
+    """The joint name of every velocity coordinate ``(nv,)``."""
+    names = [""] * model.nv
+    for j in range(1, model.njoints):
+        for i in range(model.joints[j].nv):
+            names[model.joints[j].idx_v + i] = model.names[j]
+    return names

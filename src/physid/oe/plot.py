@@ -24,8 +24,9 @@ def plot_convergence(result: OEResult, path: str | Path) -> None:
     axes[0].set(title="cost (eq. 16)", xlabel="iteration")
     axes[1].semilogy(np.asarray(hist.get("infeasibility", [])) + 1e-300)
     axes[1].set(title="gaps sum |fbar|_1", xlabel="iteration")
+    n = 10 * len(result.body_joints)  # theta's joint terms after the bodies: not drawn
     masses = np.array(
-        [pis_and_jacobians(result.chart, np.asarray(t))[0][:, 0] for t in hist.get("theta", [])]
+        [pis_and_jacobians(result.chart, np.asarray(t)[:n])[0][:, 0] for t in hist.get("theta", [])]
     )
     for b, name in enumerate(result.body_joints):
         if masses.size:
@@ -71,7 +72,8 @@ def plot_report(
     for b, name in enumerate(result.body_joints):
         for n, colour in zip(shown, colours, strict=True):
             it, theta = thetas[n]
-            pi = pis_and_jacobians(result.chart, np.asarray(theta))[0][b]
+            body = np.asarray(theta)[: 10 * len(result.body_joints)]
+            pi = pis_and_jacobians(result.chart, body)[0][b]
             ellipsoid = equivalent_ellipsoid(pi)
             for col, plane in enumerate(((0, 1), (0, 2))):
                 xy = ellipsoid_outline(*ellipsoid, plane=plane)

@@ -35,7 +35,6 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.oe import state
-from physid.oe.charts import prior_residual
 from physid.oe.contact import feet_velocity
 from physid.oe.dynamics import ParametrizedModel
 from physid.oe.measurements import Measurements, NoiseStd, base_dofs, residuals
@@ -204,7 +203,7 @@ class OEProblem:
         standard deviations given match the data; k means residuals sqrt(k) times larger
         than assumed, and the parameter standard deviations about that much too small."""
         nt = self.dynamics.n_theta
-        prior = 0 if self.theta_prior_std is None else nt
+        prior = 0 if self.theta_prior_std is None else int(np.isfinite(self.theta_prior_std).sum())
         return 2.0 * cost / max(self.observation_count() + prior - nt, 1)
 
     def acceleration_observed(self, k: int) -> bool:
@@ -250,7 +249,7 @@ class OEProblem:
         w_std = self._w_std if self._w_nodes is None else self._w_nodes
         cost = 0.5 * r0 @ r0 + 0.5 * np.sum((ws / w_std) ** 2)
         if self.theta_prior_std is not None:
-            rt = prior_residual(self.dynamics.chart, theta, self.theta_prior)[0]
+            rt = self.dynamics.prior_residual(theta, self.theta_prior)[0]
             rt = rt / self.theta_prior_std
             cost += 0.5 * rt @ rt
         return float(cost)
@@ -325,7 +324,7 @@ class OEProblem:
         Lxx[0] += J0.T @ J0
         lx[0] += J0.T @ r0
         if self.theta_prior_std is not None:
-            rt, Jt = prior_residual(dyn.chart, theta, self.theta_prior)
+            rt, Jt = dyn.prior_residual(theta, self.theta_prior)
             Jt = Jt / self.theta_prior_std[:, None]
             Ltt += Jt.T @ Jt
             lt += Jt.T @ (rt / self.theta_prior_std)

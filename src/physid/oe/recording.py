@@ -213,7 +213,7 @@ def params_document(model: pin.Model, result: OEResult, provenance: dict) -> dic
     return {
         "format": "physid.params/1",
         "bodies": bodies,
-        "joints": {},
+        "joints": result.joints,  # the estimated joint terms (identify's per-joint layout)
         "extra": {"gravity": model.gravity.linear.tolist()},
         "physically_consistent": True,
         "fit": {"status": result.status, "cost": result.cost},

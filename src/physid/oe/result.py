@@ -19,6 +19,9 @@ class OEResult:
     ``theta_std``/``pi_std`` come from the inverse marginal Gauss-Newton Hessian of theta
     (Laplace approximation); along the ``null_dim`` unidentifiable directions of the last step
     they are not available and are reported as NaN for the entries those directions touch.
+    ``joints``: the estimated joint terms (armature, viscous, coulomb) per joint with their
+    std, source and prior (:meth:`physid.oe.dynamics.ParametrizedModel.joint_summary`), {}
+    when none is estimated.
     ``chi2_reduced`` (:meth:`physid.oe.problem.OEProblem.reduced_chi_square`): about 1 when
     the noise model fits the data; above 1 the standard deviations are widened by its root.
     ``std_inflation`` (>= 1, already applied to the standard deviations): the long-run over
@@ -46,6 +49,7 @@ class OEResult:
     chi2_reduced: float = float("nan")
     pi_covariance: NDArray[np.float64] | None = None  # (n_bodies, 10, 10), as pi_std
     std_inflation: float = 1.0  # variance factor (serial x chi-square), already in the std
+    joints: dict[str, dict] = field(default_factory=dict)  # estimated joint terms, by joint
 
     @property
     def converged(self) -> bool:
@@ -91,5 +95,6 @@ class OEResult:
             "theta": self.theta.tolist(),
             "theta_std": self.theta_std.tolist(),
             "bodies": self.body_summary(),
+            "joints": self.joints,
             "history": {k: np.asarray(v).tolist() for k, v in self.history.items()},
         }

@@ -15,7 +15,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from physid.oe import state
-from physid.oe.charts import retract
 from physid.oe.problem import OEProblem
 from physid.oe.riccati import Step
 
@@ -34,7 +33,7 @@ def rollout(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``(xs+, ws+, theta+)`` for step length ``alpha``; ``gaps`` are those at ``(xs, ws)``."""
     model = problem.dynamics.model
-    theta_new = retract(problem.dynamics.chart, theta, alpha * step.dtheta)  # eq. 32
+    theta_new = problem.dynamics.retract(theta, alpha * step.dtheta)  # eq. 32
     if kind == "multiple":  # eq. 34
         xs_new = np.array(
             [state.integrate(model, x, alpha * d) for x, d in zip(xs, step.dx, strict=True)]

@@ -35,7 +35,6 @@ from numpy.typing import NDArray
 
 from physid.budget import Budget
 from physid.errors import InputError
-from physid.oe.charts import step_limit
 from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
 from physid.oe.riccati import SingularStepError, backward_pass, parameter_hessian, solve_step
@@ -192,7 +191,7 @@ def solve(
         if infeas > 0:  # eq. 38
             nu = max(opt.beta_nu * nu, (d1 + 0.5 * d2) / ((1.0 - opt.rho) * infeas))
         reference = max(c + nu * f for c, f in recent[-opt.window :])
-        alpha = step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
+        alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
         accepted = False
         while alpha >= opt.alpha_min:
             if budget.elapsed() >= budget.seconds:
@@ -225,7 +224,7 @@ def solve(
         if progress is not None:
             max_gap = float(np.abs(gaps_t).max(initial=0.0))
             progress(progress_line(it, cost, infeas, max_gap, alpha, mu, budget.elapsed()))
-        relative = alpha / step_limit(problem.dynamics.chart, step.dtheta, opt.max_log_step)
+        relative = alpha / problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
         if relative > opt.mu_decrease_above:
             mu = max(mu / opt.mu_decrease_factor, opt.mu_min)
         if relative <= opt.mu_increase_below:
@@ -251,8 +250,9 @@ def solve(
             theta_std, pi_std, pi_cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
     except (SingularStepError, np.linalg.LinAlgError):
         theta_std = np.full(theta.shape, np.nan)
-        pi_std = np.full((theta.size // 10, 10), np.nan)
-        pi_cov = np.full((theta.size // 10, 10, 10), np.nan)
+        bodies = len(problem.dynamics.body_joints)
+        pi_std = np.full((bodies, 10), np.nan)
+        pi_cov = np.full((bodies, 10, 10), np.nan)
     inflation = 1.0
     if opt.serial_inflation and np.all(np.isfinite(ws)):
         nv = problem.dynamics.model.nv
@@ -284,4 +284,5 @@ def solve(
         chi2,
         pi_cov,
         inflation,
+        problem.dynamics.joint_summary(theta_std, problem.theta_prior_std),
     )

@@ -178,7 +178,10 @@ def wrench_residuals(
     rs, jx, jw, jt = [], [], [], []
     for sensor, z in zip(sensors, samples, strict=True):
         f, df_dq, df_dv, df_da, df_dpi = sensor.derivatives(dyn.model, q, v, a, dyn.joint_ids)
-        df_dtheta = np.hstack([df_dpi[:, 10 * n : 10 * n + 10] @ G for n, G in enumerate(dyn.G)])
+        df_dtheta = np.zeros((6, dyn.n_theta))  # joint terms: only through the acceleration
+        df_dtheta[:, : dyn.n_inertial] = np.hstack(
+            [df_dpi[:, 10 * n : 10 * n + 10] @ G for n, G in enumerate(dyn.G)]
+        )
         rs.append((f - z) / std)
         jx.append((np.hstack([df_dq, df_dv]) + df_da @ da_dx) / std[:, None])
         jw.append(np.hstack([np.zeros((6, nv)), df_da / dt]) / std[:, None])
