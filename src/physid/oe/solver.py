@@ -92,11 +92,18 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta."""
     lin = problem.linearize(xs, ws, theta)
     H = parameter_hessian(backward_pass(lin, 0.0))
-    lam, vec = np.linalg.eigh(0.5 * (H + H.T))
+    # the joint terms' std in their values, not their logarithms: at a value drifting to 0 a
+    # log coordinate loses its curvature and its coupling to what it is confounded with (an
+    # armature with a body's inertia), which the null-space test below must still see
+    n = problem.dynamics.n_inertial
+    scale = np.ones(theta.size)
+    scale[n:] = np.exp(theta[n:])
+    H = 0.5 * (H + H.T) / np.outer(scale, scale)
+    lam, vec = np.linalg.eigh(H)
     keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
     cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T
     touched = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0) > 1e-6
-    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: std of log value
     theta_std[touched] = np.nan
     G = problem.dynamics.G
     pi_std, pi_cov = [], []
