@@ -159,3 +159,24 @@ def test_joints_estimate_config(tmp_path):
 def _write(path, text):
     path.write_text(text)
     return path
+
+
+def test_estimated_joint_terms_go_into_the_exported_mjcf(estimated, tmp_path):
+    """``physid export`` of the oe params.json writes the estimated joint terms into the
+    user's MJCF, read back by MuJoCo."""
+    result, params, _ = estimated
+    (tmp_path / "arm.xml").write_text(ARM)
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    out = tmp_path / "tuned.xml"
+    run = CliRunner().invoke(
+        main,
+        ["export", "--params", str(tmp_path / "params.json"), "--model",
+         str(tmp_path / "arm.xml"), "--out", str(out)],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    tuned = mujoco.MjModel.from_xml_path(str(out))
+    for i, name in enumerate(NAMES):
+        terms = result["joints"][name]
+        assert tuned.dof_armature[i] == pytest.approx(terms["armature"], rel=1e-9)
+        assert tuned.dof_damping[i] == pytest.approx(terms["viscous"], rel=1e-9)
+        assert tuned.dof_frictionloss[i] == pytest.approx(terms["coulomb"], rel=1e-9)
