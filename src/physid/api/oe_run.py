@@ -254,6 +254,14 @@ def oe_estimate(
             "may be biased: check the contact flags, the noise config and the commands "
             "(docs/oe.md, 'Checking the fit')"
         )
+    for joint, terms in result.joints.items():
+        for kind, bodies in terms.get("confounded_with", {}).items():
+            warnings.append(
+                f"{joint} {kind} is decided by its prior ({terms[kind]:.3g}, the data do not "
+                f"tell it) and moves with the estimated {', '.join(bodies)} (posterior "
+                "correlation above 0.5): that prior decides them too; give the value in "
+                "joints or record motion that separates them (docs/oe.md)"
+            )
     summary = result.body_summary()
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in summary.items())
     message = f"{masses}; {result.iterations} iterations"
@@ -303,7 +311,7 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
 
 def _estimate_note(estimate, dynamics) -> str:  # noqa: ANN001 - JointEstimate, ParametrizedModel
     """What the run estimates of the joint terms, where each starts and what holds it."""
-    from physid.oe.joint_estimate import START, UNITS
+    from physid.oe.joint_estimate import START, UNDECLARED_LOG_STD, UNITS
 
     parts = []
     for kind in estimate.kinds:
@@ -315,7 +323,8 @@ def _estimate_note(estimate, dynamics) -> str:  # noqa: ANN001 - JointEstimate, 
                      f"{estimate.prior_log_std:g} in log)")  # fmt: skip
         free = len(declared) - given
         if free:
-            free_text = f"{free} from {START[kind]:g} {UNITS[kind]} without a prior"
+            free_text = (f"{free} undeclared: from {START[kind]:g} {UNITS[kind]}, wide prior "
+                         f"(std {UNDECLARED_LOG_STD:g} in log)")  # fmt: skip
             start += (", " if start else "") + free_text
         parts.append(f"{kind} ({start})")
     return (f"joint terms estimated on {len(estimate.dofs)} joints with the bodies: "

@@ -201,7 +201,7 @@ def check_same_robot(model: RobotModel, params: ParamsFile) -> None:
         )
 
 
-_ANNOTATION_KEYS = ("std", "source", "prior")  # per body / joint, beside the values
+_ANNOTATION_KEYS = ("std", "source", "prior", "confounded_with")  # beside the values
 
 
 def annotate_document(

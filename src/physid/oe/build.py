@@ -56,7 +56,7 @@ def make_problem(
     point at the sphere's lowest point (:func:`rolling_contact_points`; 0: the frames'
     origins); ``joint_estimate``: joint terms estimated with the bodies (their ``joints``
     values the start and prior, :mod:`physid.oe.joint_estimate`; their log-normal prior
-    applies whenever ``theta_prior_std`` is not None)."""
+    applies even when ``theta_prior_std`` is None, the bodies' prior then infinitely wide)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -64,7 +64,9 @@ def make_problem(
     dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
-    if theta_prior_std is not None:
+    if theta_prior_std is None and joint_estimate is not None:  # the joint terms keep theirs
+        std = dyn.theta_prior_std(np.inf)
+    elif theta_prior_std is not None:
         std = np.asarray(theta_prior_std, float)
         if std.size <= 1:  # one number: the bodies' std; the joint terms keep their own
             std = dyn.theta_prior_std(std)

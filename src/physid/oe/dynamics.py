@@ -218,17 +218,41 @@ class ParametrizedModel:
         largest = float(np.abs(dtheta[n:]).max(initial=0.0))
         return alpha if largest * alpha <= max_log_step else max_log_step / largest
 
-    def joint_summary(self, theta_std: NDArray, prior_std: NDArray | None) -> dict[str, dict]:
+    def joint_summary(
+        self, theta_std: NDArray, prior_std: NDArray | None, covariance: NDArray | None = None
+    ) -> dict[str, dict]:
         """The estimated joint terms at the theta last set (params.json's ``joints``
-        layout, :meth:`physid.oe.joint_estimate.JointEstimate.summary`); {} without."""
+        layout, :meth:`physid.oe.joint_estimate.JointEstimate.summary`); {} without. With
+        theta's posterior ``covariance``, a term the prior decides names under
+        ``confounded_with`` the estimated bodies it moves with (|correlation| > 0.5 with one
+        of their 10 inertial parameters pi: a quarter or more of that parameter's posterior
+        variance is the term's): what its prior's value then decides too."""
         if self.estimate is None:
             return {}
         n = self.n_inertial
         prior = np.full(self.estimate.size, np.inf) if prior_std is None else prior_std[n:]
         names = dof_names(self.model)
-        return self.estimate.summary(
+        out = self.estimate.summary(
             self.joints, self.declared_joints, np.asarray(theta_std)[n:], prior, names
         )
+        if covariance is None:
+            return out
+        cov = np.asarray(covariance)
+        for i, (joint, kind) in enumerate(self.estimate.labels(names)):
+            if out[joint]["source"][kind] != "prior":
+                continue
+            bodies = []
+            for b, (name, G) in enumerate(zip(self.body_joints, self.G, strict=True)):
+                s = slice(10 * b, 10 * b + 10)
+                with np.errstate(all="ignore"):
+                    cross = G @ cov[s, n + i]  # cov(pi_b, term)
+                    var = np.einsum("ij,jk,ik->i", G, cov[s, s], G) * cov[n + i, n + i]
+                    correlation = np.abs(cross) / np.sqrt(var)
+                if np.nanmax(correlation, initial=0.0) > 0.5:
+                    bodies.append(name)
+            if bodies:
+                out[joint].setdefault("confounded_with", {})[kind] = bodies
+        return out
 
     def tau(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
         """Generalized force of the commands and the joint friction, ``B u - D v - F_c tanh``,

@@ -6,7 +6,11 @@ value (a negative armature makes M indefinite, a negative friction pumps energy)
 Gauss-Newton step moves it by a factor, so one scale fits a 0.01 kg m^2 leg rotor and a
 1 kg m^2 industrial drive. The prior (where the robot file declares the value) is log-normal
 about it, ``|s - log(value_file)| / prior_log_std``; a value the file does not declare starts
-at :data:`START` and has no prior: the data alone decide it.
+at :data:`START` with a wide log-normal prior about it (:data:`UNDECLARED_LOG_STD`, a factor 20
+at one std): where the data cannot tell a value (an armature of a joint that barely
+accelerates), that prior holds it and the output says ``source: prior``, instead of a
+logarithm drifting to minus infinity (where it loses its curvature and every coupling, so no
+standard deviation can be given for it or for what it is confounded with).
 
 The dynamics of :mod:`physid.oe.dynamics` solve ``(M + armature + dt D_eff(v)) a + h = B u - D
 v - F_c tanh(v / v_c) (+ Jc^T lambda)``; the derivative of its residual with respect to the
@@ -40,6 +44,7 @@ UNITS = {"armature": "kg m^2", "viscous": "N m s/rad", "coulomb": "N m"}
 # where an undeclared value starts: small against any robot's rotor and friction, and
 # log-steps (a factor e each, physid.oe.solver's max_log_step) reach 100x it in 5 iterations
 START = {"armature": 1e-4, "viscous": 1e-2, "coulomb": 1e-2}
+UNDECLARED_LOG_STD = 3.0
 
 
 @dataclass(frozen=True)
@@ -74,13 +79,13 @@ class JointEstimate:
         return np.asarray(getattr(joints, kind), dtype=float)[list(self.dofs)]
 
     def start(self, joints: JointTerms) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(s0, prior std)`` of the tail: the log of the declared values (``START`` where the
-        value is 0, with an infinite prior std there: no prior)."""
+        """``(s0, prior std)`` of the tail: the log of the declared values and
+        ``prior_log_std``; ``START`` and ``UNDECLARED_LOG_STD`` where the value is 0."""
         s0, std = [], []
         for kind in self.kinds:
             declared = self.values(joints, kind)
             s0.append(np.log(np.where(declared > 0, declared, START[kind])))
-            std.append(np.where(declared > 0, self.prior_log_std, np.inf))
+            std.append(np.where(declared > 0, self.prior_log_std, UNDECLARED_LOG_STD))
         return np.concatenate(s0), np.concatenate(std)
 
     def apply(self, joints: JointTerms, s: NDArray) -> JointTerms:

@@ -89,7 +89,9 @@ def default_time_budget(nodes: int, max_iterations: int) -> float:
 
 
 def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
-    """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta."""
+    """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta, and
+    theta's posterior covariance (the joint terms' in their values; NaN on the entries a null
+    direction touches)."""
     lin = problem.linearize(xs, ws, theta)
     H = parameter_hessian(backward_pass(lin, 0.0))
     # the joint terms' std in their values, not their logarithms: at a value drifting to 0 a
@@ -123,7 +125,8 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
             c[unknown, :] = c[:, unknown] = np.nan
         pi_std.append(std)
         pi_cov.append(c)
-    return theta_std, np.array(pi_std), np.array(pi_cov)
+    cov[touched] = cov[:, touched] = np.nan
+    return theta_std, np.array(pi_std), np.array(pi_cov), cov
 
 
 def progress_line(
@@ -254,9 +257,10 @@ def solve(
         progress(f"oe: stopped after {it} iterations, {budget.elapsed():.1f} s: {status}")
     try:
         with np.errstate(all="ignore"):
-            theta_std, pi_std, pi_cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
+            theta_std, pi_std, pi_cov, cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
     except (SingularStepError, np.linalg.LinAlgError):
         theta_std = np.full(theta.shape, np.nan)
+        cov = np.full((theta.size, theta.size), np.nan)
         bodies = len(problem.dynamics.body_joints)
         pi_std = np.full((bodies, 10), np.nan)
         pi_cov = np.full((bodies, 10, 10), np.nan)
@@ -291,5 +295,5 @@ def solve(
         chi2,
         pi_cov,
         inflation,
-        problem.dynamics.joint_summary(theta_std, problem.theta_prior_std),
+        problem.dynamics.joint_summary(theta_std, problem.theta_prior_std, cov),
     )
