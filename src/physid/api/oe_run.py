@@ -120,6 +120,13 @@ def oe_estimate(
             "armature left out go into the process noise and can stall or bias the solve; "
             "docs/oe.md)"
         )
+    elif joints is None and floating:
+        notes.append(
+            f"{urdf} declares no joint friction or armature and the config gives none: the "
+            "dynamics have none (a real leg's go into the process noise and can stall or bias "
+            "the solve): give them under 'joints', or 'joints: {estimate: all}' to fit them "
+            "with the bodies (docs/oe.md)"
+        )
     recording = read_recording(source if isinstance(source, Table) else str(data), model)
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     for name in recording.unknown_columns:

@@ -104,7 +104,12 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     lam, vec = np.linalg.eigh(H)
     keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
     cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T
-    touched = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0) > 1e-6
+    leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
+    touched = leak > 1e-6
+    # a joint term is unknown when a null direction really moves it, not when it brushes one:
+    # a body's log moment drifting to -inf (a trunk that barely turns) is flat and mixes
+    # 1e-4-sized components into the leg frictions, which the legs' own motion decides
+    touched[n:] = leak[n:] > 1e-2
     theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: std of log value
     theta_std[touched] = np.nan
     G = problem.dynamics.G
