@@ -25,6 +25,10 @@ ONLINE_CONFIG = (
     "measurement_noise: {joint_torque: 1.0}\n"
     "gating: {probability: 0.9999, release_after_s: 0.05}\nrate_limit: {mass: 100.0}\n"
 )
+OE_CONFIG = (  # the joint terms estimated with the body (issue 29)
+    "noise: {encoder: 1.0e-3}\n"
+    "joints: {damping: 0.01, estimate: [damping, friction], prior_std: 1.0, coulomb_speed: 0.1}\n"
+)
 MULTIBODY_CONFIG = (
     "gravity: [0, 0, -9.81]\n"
     "defaults: {compliance_linear: 1.0e-5, compliance_rotational: 1.0e-5}\n"
@@ -170,6 +174,7 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
     (folder / "excite.yaml").write_text(EXCITE_CONFIG)
     (folder / "online.yaml").write_text(ONLINE_CONFIG)
     (folder / "multibody.yaml").write_text(MULTIBODY_CONFIG)
+    (folder / "oe.yaml").write_text(OE_CONFIG)
     shutil.copy(PENDULUM, folder / "pendulum.urdf")
     from physid.sim.payload_arm import ARM_URDF
 
@@ -189,6 +194,7 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
         "two_link": two_link,
         "excite_config": folder / "excite.yaml",
         "oe_csv": oe_recording(folder, two_link),
+        "oe_config": folder / "oe.yaml",
         "pendulum_urdf": folder / "pendulum.urdf",
         "multibody_config": folder / "multibody.yaml",
         "pendulum_csv": pendulum,

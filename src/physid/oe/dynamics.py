@@ -160,7 +160,7 @@ class ParametrizedModel:
 
     def theta_prior_std(self, inertial_std: float | NDArray) -> NDArray[np.float64]:
         """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates,
-        the log-normal prior of :mod:`physid.oe.joint_estimate` on the joint terms (inf: none)."""
+        the log-normal priors of :mod:`physid.oe.joint_estimate` on the joint terms."""
         std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,))
         if self.estimate is None:
             return std.copy()
