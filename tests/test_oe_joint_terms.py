@@ -215,6 +215,24 @@ def test_joint_terms_a_robot_file_declares_are_named_when_left_out(go1):
     assert _declared_joint_terms(plain) == ""
 
 
+def test_without_a_joints_config_the_run_says_what_the_dynamics_hold(go1):
+    """physid.api.oe_run.default_joint_terms: an MJCF's declared terms are used; a URDF's are
+    named and left out; a floating base with none at all is told its legs have none."""
+    from physid.api.oe_run import default_joint_terms
+
+    joints, notes = default_joint_terms(go1, "go1.xml", mjcf=True, floating=True)
+    np.testing.assert_allclose(joints.coulomb[6:], 0.2)
+    assert "include the MJCF's joint terms" in notes[0]
+    joints, notes = default_joint_terms(go1, "go1.urdf", mjcf=False, floating=True)
+    assert joints is None and "that the dynamics leave out" in notes[0]
+    assert "estimate: all" in notes[0]
+    plain = go1.copy()
+    plain.damping[:] = plain.friction[:] = plain.armature[:] = 0.0
+    joints, notes = default_joint_terms(plain, "go1.urdf", mjcf=False, floating=True)
+    assert joints is None and "declares no joint friction or armature" in notes[0]
+    assert default_joint_terms(plain, "arm.urdf", mjcf=False, floating=False) == (None, [])
+
+
 def test_an_mjcf_robot_brings_its_own_joint_terms(tmp_path):
     """physid.oe.config.model_joint_terms on an MJCF (the Menagerie-style test arm of
     test_mjcf.py: defaults damping 0.8 / armature 0.03 / frictionloss 0.2, the wrist class 0.15 /

@@ -67,12 +67,7 @@ def oe_estimate(
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
-    from physid.oe.config import (
-        model_joint_terms,
-        read_joint_estimate,
-        read_joint_terms,
-        read_oe_config,
-    )
+    from physid.oe.config import read_joint_estimate, read_joint_terms, read_oe_config
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
@@ -104,29 +99,9 @@ def oe_estimate(
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
     joint_estimate = read_joint_estimate(config, model)
-    declared = _declared_joint_terms(model)
-    if joints is None and declared and is_mjcf(urdf):
-        # an MJCF is a simulator's model: the joint terms it declares are what moves the robot
-        joints = model_joint_terms(model)
-        notes.append(
-            f"{urdf}: the dynamics include the MJCF's joint terms ({declared}; Coulomb "
-            "smoothed over 0.02 rad/s); a config 'joints: {}' leaves them out"
-        )
-    elif joints is None and declared:
-        notes.append(
-            f"{urdf} declares joint terms ({declared}) that the dynamics leave out: give the "
-            "config 'joints: {armature: model, damping: model, friction: model}' to use them, "
-            "with 'estimate: all' to fit them with the bodies (a real leg's friction and "
-            "armature left out go into the process noise and can stall or bias the solve; "
-            "docs/oe.md)"
-        )
-    elif joints is None and floating:
-        notes.append(
-            f"{urdf} declares no joint friction or armature and the config gives none: the "
-            "dynamics have none (a real leg's go into the process noise and can stall or bias "
-            "the solve): give them under 'joints', or 'joints: {estimate: all}' to fit them "
-            "with the bodies (docs/oe.md)"
-        )
+    if joints is None:
+        joints, note = default_joint_terms(model, str(urdf), is_mjcf(urdf), floating)
+        notes.extend(note)
     recording = read_recording(source if isinstance(source, Table) else str(data), model)
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     for name in recording.unknown_columns:
@@ -336,6 +311,37 @@ def _estimate_note(estimate, dynamics) -> str:  # noqa: ANN001 - JointEstimate, 
         parts.append(f"{kind} ({start})")
     return (f"joint terms estimated on {len(estimate.dofs)} joints with the bodies: "
             + "; ".join(parts))  # fmt: skip
+
+
+def default_joint_terms(model, label: str, mjcf: bool, floating: bool) -> tuple:  # noqa: ANN001
+    """``(joints, notes)`` when the config gives no ``joints``: an MJCF's own terms (a
+    simulator's model: what it declares moves the robot); none for a URDF, with a note naming
+    what it declares (URDF dynamics tags are often decorative) or, on a floating base, that
+    the legs then have none."""
+    from physid.oe.config import model_joint_terms
+
+    declared = _declared_joint_terms(model)
+    if declared and mjcf:
+        return model_joint_terms(model), [
+            f"{label}: the dynamics include the MJCF's joint terms ({declared}; Coulomb "
+            "smoothed over 0.02 rad/s); a config 'joints: {}' leaves them out"
+        ]
+    if declared:
+        return None, [
+            f"{label} declares joint terms ({declared}) that the dynamics leave out: give the "
+            "config 'joints: {armature: model, damping: model, friction: model}' to use them, "
+            "with 'estimate: all' to fit them with the bodies (a real leg's friction and "
+            "armature left out go into the process noise and can stall or bias the solve; "
+            "docs/oe.md)"
+        ]
+    if floating:
+        return None, [
+            f"{label} declares no joint friction or armature and the config gives none: the "
+            "dynamics have none (a real leg's go into the process noise and can stall or bias "
+            "the solve): give them under 'joints', or 'joints: {estimate: all}' to fit them "
+            "with the bodies (docs/oe.md)"
+        ]
+    return None, []
 
 
 def _declared_joint_terms(model) -> str:  # noqa: ANN001 - a pinocchio Model
