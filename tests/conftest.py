@@ -44,21 +44,52 @@ class ArmExperiment:
     validation: object  # Simulation
 
 
+def shared_across_workers(tmp_path_factory, name: str, compute):  # noqa: ANN001, ANN201
+    """``compute()`` once per test run, however many xdist workers need it: the first worker
+    computes it under an exclusive lock and leaves it pickled in the run's temporary folder (the
+    workers' common parent), where the others load it: the same arrays, bit for bit. Without
+    xdist (or fcntl) it is simply computed. For deterministic session fixtures only."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: every worker computes its own
+        return compute()
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return compute()
+    import pickle
+
+    root = tmp_path_factory.getbasetemp().parent
+    stored = root / f"shared-{name}.pickle"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if stored.is_file():
+            return pickle.loads(stored.read_bytes())
+        value = compute()
+        staged = root / f"shared-{name}.pickle.staged"
+        staged.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        staged.replace(stored)
+        return value
+
+
 @pytest.fixture(scope="session")
-def arm_experiment() -> ArmExperiment:
+def arm_experiment(tmp_path_factory) -> ArmExperiment:
     """The demo arm identified from 20 s and validated on a fresh 10 s experiment."""
     from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
-    rng = np.random.default_rng(7)
-    model = arm6_model()
-    theta = true_parameters(model, rng)
-    runs = [
-        simulate_random_excitation(
-            model, theta, duration_s=duration, sample_rate_hz=1000.0, rng=rng
-        )
-        for duration in (20.0, 10.0)
-    ]
-    return ArmExperiment(model, theta, runs[0], runs[1])
+    def simulate() -> tuple[np.ndarray, list]:
+        rng = np.random.default_rng(7)
+        model = arm6_model()
+        theta = true_parameters(model, rng)
+        runs = [
+            simulate_random_excitation(
+                model, theta, duration_s=duration, sample_rate_hz=1000.0, rng=rng
+            )
+            for duration in (20.0, 10.0)
+        ]
+        return theta, runs
+
+    # 30 s of simulated arm (about 25 s of CPU): simulated once for both xdist workers
+    theta, runs = shared_across_workers(tmp_path_factory, "arm_experiment", simulate)
+    return ArmExperiment(arm6_model(), theta, runs[0], runs[1])
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +143,4 @@ def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
                            noise or NoiseStd())  # fmt: skip
     xs, ws = initial_guess(problem)
     return problem, xs, ws, problem.dynamics.nominal_theta()
+
