@@ -45,19 +45,20 @@ class ArmExperiment:
 
 
 def shared_across_workers(tmp_path_factory, name: str, compute):  # noqa: ANN001, ANN201
-    """``compute()`` once per test run, however many xdist workers need it: the first worker
+    """``compute()`` once per test run, however many tests and xdist workers need it: the first
     computes it under an exclusive lock and leaves it pickled in the run's temporary folder (the
-    workers' common parent), where the others load it: the same arrays, bit for bit. Without
-    xdist (or fcntl) it is simply computed. For deterministic session fixtures only."""
+    xdist workers' common parent), where the others load it: the same arrays, bit for bit.
+    Without fcntl it is simply computed. ``name`` must say everything the value depends on
+    (deterministic computations only)."""
     try:
         import fcntl
     except ImportError:  # not POSIX: every worker computes its own
         return compute()
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return compute()
     import pickle
 
-    root = tmp_path_factory.getbasetemp().parent
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        root = root.parent  # the run's folder, above each worker's own
     stored = root / f"shared-{name}.pickle"
     with open(root / f"shared-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
