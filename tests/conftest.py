@@ -44,21 +44,53 @@ class ArmExperiment:
     validation: object  # Simulation
 
 
+def shared_across_workers(tmp_path_factory, name: str, compute):  # noqa: ANN001, ANN201
+    """``compute()`` once per test run, however many tests and xdist workers need it: the first
+    computes it under an exclusive lock and leaves it pickled in the run's temporary folder (the
+    xdist workers' common parent), where the others load it: the same arrays, bit for bit.
+    Without fcntl it is simply computed. ``name`` must say everything the value depends on
+    (deterministic computations only)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: every worker computes its own
+        return compute()
+    import pickle
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        root = root.parent  # the run's folder, above each worker's own
+    stored = root / f"shared-{name}.pickle"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if stored.is_file():
+            return pickle.loads(stored.read_bytes())
+        value = compute()
+        staged = root / f"shared-{name}.pickle.staged"
+        staged.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        staged.replace(stored)
+        return value
+
+
 @pytest.fixture(scope="session")
-def arm_experiment() -> ArmExperiment:
+def arm_experiment(tmp_path_factory) -> ArmExperiment:
     """The demo arm identified from 20 s and validated on a fresh 10 s experiment."""
     from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
-    rng = np.random.default_rng(7)
-    model = arm6_model()
-    theta = true_parameters(model, rng)
-    runs = [
-        simulate_random_excitation(
-            model, theta, duration_s=duration, sample_rate_hz=1000.0, rng=rng
-        )
-        for duration in (20.0, 10.0)
-    ]
-    return ArmExperiment(model, theta, runs[0], runs[1])
+    def simulate() -> tuple[np.ndarray, list]:
+        rng = np.random.default_rng(7)
+        model = arm6_model()
+        theta = true_parameters(model, rng)
+        runs = [
+            simulate_random_excitation(
+                model, theta, duration_s=duration, sample_rate_hz=1000.0, rng=rng
+            )
+            for duration in (20.0, 10.0)
+        ]
+        return theta, runs
+
+    # 30 s of simulated arm (about 25 s of CPU): simulated once for both xdist workers
+    theta, runs = shared_across_workers(tmp_path_factory, "arm_experiment", simulate)
+    return ArmExperiment(arm6_model(), theta, runs[0], runs[1])
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +144,69 @@ def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
                            noise or NoiseStd())  # fmt: skip
     xs, ws = initial_guess(problem)
     return problem, xs, ws, problem.dynamics.nominal_theta()
+
+
+# --- the order of the tests across xdist workers ----------------------------------------------
+# `python -m pytest -n 2`: the suite is a few dozen long tests among hundreds of short ones. The
+# default scheduler deals them out in file order, so a long test met late runs alone at the end
+# while the other worker idles, and splitting a file across workers computes its module-scoped
+# fixtures (a 40 s simulation, say) twice. Here the unit of work is a whole file when it has
+# module- or class-scoped fixtures (the fixture runs once), each test otherwise, and the units
+# go out longest first (measured seconds in durations.json, made from `--durations=0`; a test
+# not listed counts 0.5 s), so the two workers finish together. Which tests run, and how, is
+# unchanged: only their order and which worker runs them.
+DURATIONS = Path(__file__).with_name("durations.json")
+_UNLISTED_S = 0.5
+_grouped_files: dict[str, bool] = {}
+
+
+def _unit(nodeid: str) -> str:
+    """The scheduling unit of a test: its file if the file shares fixtures between its tests."""
+    file = nodeid.split("::", 1)[0]
+    if file not in _grouped_files:
+        try:
+            text = (REPO / file).read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        _grouped_files[file] = any(
+            f'scope="{scope}"' in text for scope in ("module", "class", "package")
+        )
+    return file if _grouped_files[file] else nodeid
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201
+    """On an xdist worker: the items by unit, the longest unit first (every worker collects,
+    and the controller keeps this order; stable, so a unit's own tests keep their file order)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None or config.getoption("dist", "no") != "load":
+        return
+    import json
+
+    try:
+        seconds = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    cost: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        unit = _unit(item.nodeid)
+        cost[unit] = cost.get(unit, 0.0) + seconds.get(item.nodeid, _UNLISTED_S)
+        first.setdefault(unit, index)
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-cost[_unit(item.nodeid)], first[_unit(item.nodeid)],
+                                 order[id(item)]))  # fmt: skip
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: no error where xdist is not installed
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
+    """``-n N`` without ``--dist``: the units of :func:`_unit` in the workers' (longest first)
+    order. An explicit ``--dist`` other than ``load`` keeps xdist's own scheduler."""
+    if config.getoption("dist", "no") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirstScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False  # keep the workers' order
+    return LongestFirstScheduling(config, log)

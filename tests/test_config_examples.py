@@ -10,7 +10,9 @@ drive gains, the gains must match the simulator's).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import shared_across_workers
 
 from physid.body.inertia import pi_from_mass_com_inertia
 from physid.cli import main
@@ -149,8 +152,29 @@ def _payload_pi(config: dict) -> np.ndarray:
     return pi_from_mass_com_inertia(payload["mass"], np.asarray(payload["com"]), np.zeros((3, 3)))
 
 
+def _simulated(tmp_path_factory, model, truth, duration, rng, noise):  # noqa: ANN001, ANN202
+    """The recording of ``simulate_random_excitation`` (500 Hz, the demo arm's excursions), and
+    ``rng`` left as the simulation leaves it. Five groups (kalman_and_split, classical_cut_offs,
+    mass_prior, currents, payload) have the same model and truth, so the same simulations: the
+    key is a hash of every input (the pickled model, the truth, the duration, the noise and the
+    generator's state), so equal keys are equal simulations, computed once per test run."""
+    key = hashlib.sha256(pickle.dumps((model, truth, duration, noise, rng.bit_generator.state)))
+
+    def simulate():  # noqa: ANN202
+        sim = simulate_random_excitation(
+            model, truth, duration_s=duration, sample_rate_hz=500.0, rng=rng, noise=noise,
+            amplitude_rad=EXCURSION_RAD[: model.n_joints],
+        )  # fmt: skip
+        return sim.recorded, rng.bit_generator.state
+
+    name = f"config_example_simulation-{key.hexdigest()}"
+    recorded, state = shared_across_workers(tmp_path_factory, name, simulate)
+    rng.bit_generator.state = state
+    return recorded
+
+
 @pytest.mark.parametrize("group", list(GROUPS))
-def test_documented_example_runs_end_to_end_with_its_report(group, tmp_path):
+def test_documented_example_runs_end_to_end_with_its_report(group, tmp_path, tmp_path_factory):
     config = _config(group)
     model, theta = _truth(robot_for(URDF, parse_config(config)), np.random.default_rng(3))
     rng = np.random.default_rng(11)
@@ -161,11 +185,8 @@ def test_documented_example_runs_end_to_end_with_its_report(group, tmp_path):
         if group == "payload" and name == "validate":  # the loaded calibration run
             truth = theta.copy()
             truth[model.layout.body_slice(config["payload"]["joint"])] += _payload_pi(config)
-        sim = simulate_random_excitation(
-            model, truth, duration_s=duration, sample_rate_hz=500.0, rng=rng, noise=noise,
-            amplitude_rad=EXCURSION_RAD[: model.n_joints],
-        )  # fmt: skip
-        runs[name] = _write(tmp_path / f"{name}.csv", model, sim.recorded, group)
+        recorded = _simulated(tmp_path_factory, model, truth, duration, rng, noise)
+        runs[name] = _write(tmp_path / f"{name}.csv", model, recorded, group)
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
     out = tmp_path / "out"
