@@ -74,3 +74,21 @@ def test_the_deadband_follows_how_smoothly_friction_switches(arm_experiment):
     assert 0.01 <= smooth_plant.fraction <= 0.05
     residuals = smooth_plant.relative_residuals
     assert residuals[smooth_plant.fraction] < 0.97 * residuals[0.0]  # measured: 0.94
+
+
+def test_the_simulators_friction_law_is_the_regressors():
+    """physid.sim.arm's friction from vectors taken once equals the joint-term regressor times
+    theta (ddq = 0), deadband included, at speeds on both sides of it and at zero."""
+    from physid.robot.model import build_robot_model
+    from physid.robot.regressor import joint_term_regressor
+    from physid.sim.arm import _friction_law, arm6_model, true_parameters
+
+    arm = arm6_model()
+    model = build_robot_model(arm.pin_model, coulomb_deadband=0.05)
+    theta = true_parameters(model, np.random.default_rng(4))
+    law = _friction_law(model, theta)
+    zeros = np.zeros((1, model.n_joints))
+    rng = np.random.default_rng(5)
+    for dq in (rng.standard_normal(model.n_joints) * 0.06, np.zeros(model.n_joints)):
+        want = joint_term_regressor(model, dq[None], zeros)[0] @ theta[model.layout.n_inertial :]
+        np.testing.assert_allclose(law(dq), want, rtol=1e-13, atol=1e-13)
