@@ -28,15 +28,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from physid.errors import InputError
 
-if TYPE_CHECKING:  # dynamics.py imports this module
-    from physid.oe.dynamics import JointTerms
+
+class _JointValues(Protocol):
+    """What this module reads of :class:`physid.oe.dynamics.JointTerms` (a dataclass; that
+    module imports this one, so it is not imported here)."""
+
+    armature: NDArray[np.float64]
+    viscous: NDArray[np.float64]
+    coulomb: NDArray[np.float64]
+    coulomb_speed: float
+
+
+JointTerms = TypeVar("JointTerms", bound=_JointValues)
 
 KINDS = ("armature", "viscous", "coulomb")
 CONFIG_NAMES = {"armature": "armature", "damping": "viscous", "friction": "coulomb"}
