@@ -83,7 +83,8 @@ from physid.cli.options import (
     "note when it declares some; an MJCF's own armature, damping and frictionloss), with "
     "estimate ('all' or a list of armature, damping, friction: estimated with the bodies, "
     "reported under 'joints' in result.json and params.json) and prior_std (default 1: the "
-    "log-normal prior's std about a value given; a value of 0 has no prior). "
+    "log-normal prior's std about a value given; a value of 0 starts small under a wide "
+    "prior, std 3 in log). "
     "See docs/oe.md.",
 )
 @click.option(
