@@ -75,18 +75,18 @@ def read_joint_estimate(path: Path | None, model):  # noqa: ANN001, ANN201
 
 def _joint_estimate(path: Path, model):  # noqa: ANN001, ANN202
     from physid.errors import InputError
-    from physid.files.io import config_number, config_section, read_yaml
+    from physid.files.io import config_number
     from physid.oe.joint_estimate import CONFIG_NAMES, JointEstimate
     from physid.oe.measurements import base_dofs
 
-    raw = config_section(read_yaml(path, "config file"), SECTIONS, "")
-    section = config_section(raw.get("joints"), set(JOINT_KEYS), "joints")
+    section = _joints_section(path) or {}
     names = section.get("estimate")
     if names is None or names == []:
         return None
     names = list(CONFIG_NAMES) if names == "all" else names
-    known = isinstance(names, list) and all(n in CONFIG_NAMES for n in map(str, names))
-    if not known or not all(isinstance(n, str) for n in names):
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and n in CONFIG_NAMES for n in names
+    ):
         choices = ", ".join(CONFIG_NAMES)
         raise InputError(f"joints.estimate: expected 'all' or a list of {choices}, got {names!r}")
     kinds = tuple(dict.fromkeys(CONFIG_NAMES[n] for n in names))
@@ -109,18 +109,27 @@ def model_joint_terms(model, coulomb_speed: float = 0.02):  # noqa: ANN001, ANN2
     return JointTerms(*values, float(coulomb_speed))
 
 
-def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
-    import numpy as np
-
-    from physid.errors import InputError
-    from physid.files.io import config_number, config_section, read_yaml
-    from physid.oe.dynamics import JointTerms
-    from physid.oe.measurements import base_dofs
+def _joints_section(path: Path) -> dict | None:
+    """The config's ``joints`` mapping, its keys checked (None without one)."""
+    from physid.files.io import config_section, read_yaml
 
     raw = config_section(read_yaml(path, "config file"), SECTIONS, "")
     if raw.get("joints") is None:
         return None
-    section = config_section(raw["joints"], set(JOINT_KEYS), "joints")
+    return config_section(raw["joints"], set(JOINT_KEYS), "joints")
+
+
+def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.files.io import config_number
+    from physid.oe.dynamics import JointTerms
+    from physid.oe.measurements import base_dofs
+
+    section = _joints_section(path)
+    if section is None:
+        return None
     bv = base_dofs(model)[1]
     n = model.nv - bv
     from_model = {"armature": model.armature, "damping": model.damping, "friction": model.friction}
