@@ -122,3 +122,72 @@ def test_the_secant_update_meets_each_windows_secant_equation_and_keeps_the_spar
     same = secant_update(at, Blocks(predicted, at.rp), dx, dd, Dx, Dw)
     np.testing.assert_allclose(same.G, at.G, atol=1e-12)
     np.testing.assert_allclose(same.S, at.S, atol=1e-12)
+
+
+def _correlated_windows(rng: np.random.Generator, G, S, x_true, d_true, shared: float):
+    """Linear windows ``y_w = G_w x + S_w d_w + e_w`` whose noise is mostly one offset per
+    window (``shared``) plus white noise: a rollout's error runs through its whole window."""
+    n_windows, rows = G.shape[:2]
+    noise = shared * rng.normal(size=(n_windows, 1)) + 0.1 * rng.normal(size=(n_windows, rows))
+    return np.einsum("wri,i->wr", G, x_true) + np.einsum("wrj,wj->wr", S, d_true) + noise
+
+
+def test_the_window_clustered_covariance_matches_the_scatter_of_correlated_fits():
+    """Independent truth: the scatter of the least-squares x over 2,000 noise draws. With noise
+    shared within each window the white ``s^2 (J^T J)^-1`` is several times too small; the
+    window-clustered sandwich matches the scatter within 20 % (its bias with 40 windows is a
+    few per cent)."""
+    rng = np.random.default_rng(21)
+    n_windows, rows = 40, 25
+    G = rng.normal(size=(n_windows, rows, 2)) + np.linspace(0.0, 2.0, rows)[None, :, None]
+    S = rng.normal(size=(n_windows, rows, 1))  # each window's own state: a slope-free nuisance
+    x_true, d_true = np.array([1.0, -0.5]), rng.normal(size=(n_windows, 1))
+    fits, clustered, white = [], [], []
+    for _ in range(2000):
+        y = _correlated_windows(rng, G, S, x_true, d_true, shared=1.0)
+        normal = Normal.of(Blocks(-y, np.zeros(2), G, S, np.zeros(2)))
+        dx, dd = normal.step(0.0, np.ones(2), np.ones((n_windows, 1)), np.ones(2, dtype=bool))
+        fits.append(dx)
+        at = Normal.of(Blocks(np.einsum("wri,i->wr", G, dx) + np.einsum("wrj,wj->wr", S, dd) - y,
+                              np.zeros(2), G, S, np.zeros(2)))  # fmt: skip
+        clustered.append(np.diag(at.clustered_covariance_x()))
+        residual = np.sum((np.einsum("wri,i->wr", G, dx) + S[..., 0] * dd - y) ** 2)
+        white.append(np.diag(at.covariance_x()) * residual / (n_windows * rows - 2 - n_windows))
+    scatter = np.var(np.array(fits), axis=0)
+    np.testing.assert_allclose(np.mean(clustered, axis=0), scatter, rtol=0.2)
+    assert np.all(np.mean(white, axis=0) < 0.5 * scatter)  # what the white formula claims
+
+
+def test_the_solver_stops_once_the_newton_step_is_below_a_tenth_of_every_std():
+    """On the separable problem of the test above, with noisy data: given ``std_of`` the solve
+    stops with that reason, at a point whose distance to the exact minimum (the same solve to
+    1e-12) is below 0.1 std in every parameter, in fewer evaluations."""
+    t = np.linspace(0.0, 2.0, R)
+    rng = np.random.default_rng(6)
+    truth_d = rng.uniform(0.5, 2.0, (W, 2))
+
+    def model(x, d):
+        return d[:, :1] * np.exp(-x[0] * t) + d[:, 1:] + x[1] * t
+
+    data = model(np.array([1.5, 0.2]), truth_d) + 0.05 * rng.normal(size=(W, R))
+
+    def evaluate(x, d):
+        return Blocks(model(x, d) - data, 1e-6 * x)
+
+    def jacobian(x, d, at):
+        G = np.stack([-t * d[:, :1] * np.exp(-x[0] * t), np.broadcast_to(t, (W, R))], axis=2)
+        S = np.stack([np.exp(-x[0] * t) * np.ones((W, 1)), np.ones((W, R))], axis=2)
+        return Blocks(at.r, at.rp, G, S, np.full(2, 1e-6))
+
+    def std_of(normal, cost):
+        return np.sqrt(np.diag(normal.covariance_x()) * 2.0 * cost / (W * R - 2 - 2 * W))
+
+    start = (np.array([0.5, 0.0]), np.ones((W, 2)))
+    bounds = (np.zeros(2), np.full(2, np.inf))
+    exact = solve(evaluate, jacobian, *start, bounds, max_nfev=200, ftol=1e-14, xtol=1e-14)
+    early = solve(evaluate, jacobian, *start, bounds, max_nfev=200, ftol=1e-14, xtol=1e-14,
+                  std_of=std_of)  # fmt: skip
+    assert early.status == 2 and "standard deviation" in early.message
+    std = std_of(exact.normal, exact.cost)
+    assert np.all(np.abs(early.x - exact.x) < 0.1 * std)
+    assert early.nfev < exact.nfev

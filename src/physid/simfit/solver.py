@@ -23,7 +23,9 @@ that crosses a bound is projected back onto it, its reduction predicted by the l
 the projected step. Damping update of Nielsen (``lam *= max(1/3, 1 - (2 rho - 1)^3)`` on
 success, doubling factors on failure). Stops as SciPy's ``least_squares`` does: the cost
 falling by less than ``ftol`` (relative) on a step the model predicted well (status 2), a step
-smaller than ``xtol (xtol + |z|)`` (status 3), or the evaluation budget (status 0).
+smaller than ``xtol (xtol + |z|)`` (status 3), or the evaluation budget (status 0); given the
+parameters' standard deviations (``std_of``), also once the undamped Gauss-Newton step moves
+every free parameter by less than a fraction of its std (status 2).
 
 A finite-difference Jacobian costs ``len(x) + 2n`` batched rollouts against one for a residual;
 between two of them, up to ``secant_steps`` accepted steps update it by Broyden's secant formula
@@ -65,14 +67,15 @@ class Normal:
     Hww: np.ndarray  # (W, n_s, n_s)
     gx: np.ndarray
     gw: np.ndarray  # (W, n_s)
+    gxw: np.ndarray  # (W, n_x): each window's share of ``gx`` (the prior's is not in it)
 
     @classmethod
     def of(cls, b: Blocks) -> Normal:
         Hxx = np.einsum("wri,wrj->ij", b.G, b.G) + np.diag(b.p**2)
-        gx = np.einsum("wri,wr->i", b.G, b.r) + b.p * b.rp
+        gxw = np.einsum("wri,wr->wi", b.G, b.r)
         return cls(Hxx, np.einsum("wri,wrj->wij", b.G, b.S),
-                   np.einsum("wri,wrj->wij", b.S, b.S), gx,
-                   np.einsum("wri,wr->wi", b.S, b.r))  # fmt: skip
+                   np.einsum("wri,wrj->wij", b.S, b.S), gxw.sum(axis=0) + b.p * b.rp,
+                   np.einsum("wri,wr->wi", b.S, b.r), gxw)  # fmt: skip
 
     def quadratic(self, dx: np.ndarray, dd: np.ndarray) -> float:
         """``|J d|^2`` of a step ``d = (dx, dd)``."""
@@ -101,9 +104,24 @@ class Normal:
     def covariance_x(self) -> np.ndarray:
         """``(J^T J)^+`` restricted to ``x``: the pseudo-inverse of the undamped Schur
         complement (the windows' states marginalised)."""
+        return np.linalg.pinv(self._schur()[0], rcond=1e-12)
+
+    def _schur(self) -> tuple[np.ndarray, np.ndarray]:
+        """The undamped Schur complement and ``H_ww^+ H_wx`` (W, n_s, n_x)."""
         K = np.linalg.pinv(self.Hww, rcond=1e-12) @ self.Hxw.transpose(0, 2, 1)
-        schur = self.Hxx - np.einsum("wij,wjk->ik", self.Hxw, K)
-        return np.linalg.pinv(schur, rcond=1e-12)
+        return self.Hxx - np.einsum("wij,wjk->ik", self.Hxw, K), K
+
+    def clustered_covariance_x(self) -> np.ndarray:
+        """The sandwich covariance of ``x`` with each window a cluster (Liang & Zeger 1986):
+        ``C^+ (sum_w s_w s_w^T) C^+`` with ``C`` the Schur complement and ``s_w = G_w^T r_w -
+        H_xw H_ww^+ S_w^T r_w`` window ``w``'s score of ``x`` with its own state profiled out. The
+        residuals of one window (a position error carried through its whole rollout) are
+        strongly correlated, which ``s^2 (J^T J)^-1`` assumes away; windows are independent
+        to first order. In the residuals' own units (no ``s^2``)."""
+        schur, K = self._schur()
+        scores = self.gxw - np.einsum("wji,wj->wi", K, self.gw)
+        inverse = np.linalg.pinv(schur, rcond=1e-12)
+        return inverse @ (scores.T @ scores) @ inverse
 
 
 @dataclass
@@ -132,6 +150,8 @@ def solve(
     lam0: float = 1e-3,
     progress: Callable[[int, int, float], None] | None = None,
     secant_steps: int = 0,
+    std_of: Callable[[Normal, float], np.ndarray] | None = None,
+    std_tolerance: float = 0.1,
 ) -> Solution:
     """Minimise ``0.5 |r(x, d)|^2`` over ``lower <= x <= upper`` and free offsets ``d``
     (module docstring). ``evaluate`` gives the residual blocks of a point, ``jacobian`` the
@@ -140,7 +160,12 @@ def solve(
     finite-difference Jacobian, up to this many accepted steps whose model agreed (rho > 0.25)
     update the Jacobian by :func:`secant_update` instead; a step rejected on a secant Jacobian
     first recomputes it, and the solution's standard deviations always come from a
-    finite-difference one."""
+    finite-difference one. ``std_of(normal, cost)``: the parameters' standard deviations; with
+    it the solve also stops (status 2) once the undamped Gauss-Newton step moves every free
+    parameter by at most ``std_tolerance`` of its standard deviation: the minimum the local
+    model predicts is closer than the data can tell apart, and more iterations would only
+    polish digits (measured on the real UR10e: the last 37 of 79 evaluations moved the
+    held-out shooting error by 0.15 %)."""
     lower, upper = bounds
     x, d = np.clip(x0, lower, upper), offsets0.copy()
     current = jacobian(x, d, evaluate(x, d))
@@ -155,6 +180,15 @@ def solve(
         Dw = np.maximum(Dw, np.einsum("wii->wi", normal.Hww))
         Dx[Dx == 0.0], Dw[Dw == 0.0] = 1.0, 1.0
         held = ((x <= lower) & (normal.gx > 0.0)) | ((x >= upper) & (normal.gx < 0.0))
+        if (
+            std_of is not None
+            and accepted
+            and _within_std(normal, current.cost, std_of, std_tolerance, Dx, Dw, ~held)
+        ):
+            status = 2
+            message = (f"the Gauss-Newton step is below {std_tolerance:g} standard deviation "
+                       "of every parameter")  # fmt: skip
+            break
         while True:
             dx, dd = normal.step(lam, Dx, Dw, ~held)
             trial = np.clip(x + dx, lower, upper)
@@ -214,6 +248,16 @@ def solve(
     gx[((x <= lower) & (gx > 0.0)) | ((x >= upper) & (gx < 0.0))] = 0.0
     optimality = float(np.max(np.abs(np.concatenate([gx, final.gw.ravel()])), initial=0.0))
     return Solution(x, d, current.cost, nfev, njev, status, message, optimality, final)
+
+
+def _within_std(normal: Normal, cost: float, std_of, tolerance: float, Dx, Dw, free) -> bool:
+    """Whether the undamped Gauss-Newton step (a ``1e-10`` ridge keeps a window without motion
+    solvable) moves every free parameter by at most ``tolerance`` of its standard deviation."""
+    if not free.any():
+        return False
+    newton, _ = normal.step(1e-10, Dx, Dw, free)
+    spread = std_of(normal, cost)
+    return bool(np.all(np.abs(newton[free]) <= tolerance * spread[free]))
 
 
 def secant_update(
