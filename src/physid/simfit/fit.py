@@ -39,16 +39,12 @@ from physid.simfit.problem import (
     tuned_actuators,
     windows,
 )
-from physid.simfit.shooting import Shooting, open_loop_error, shooting_error
+from physid.simfit.shooting import DIFF_STEP, Shooting, open_loop_error, shooting_error
 from physid.simfit.solver import Normal, Solution, solve
 
 HORIZONS_S = (0.5, 1.0, 2.0)
 TOLERANCE = 1e-6
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
-# Relative finite-difference step: MuJoCo's iterative constraint solver (frictionloss, limits)
-# leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors;
-# measured on benchmarks/simfit.py: 57 evaluations and 42 CPU s with it, 27 and 19 s with 1e-5.
-DIFF_STEP = 1e-5
 PRIOR_DECIDED = 0.5  # posterior std above this share of the prior std: the prior decided
 
 
