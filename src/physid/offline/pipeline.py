@@ -56,9 +56,11 @@ from physid.offline.training import (
     still_joints,
 )
 from physid.offline.uncertainty import (
+    DEPARTED_PRIOR_STD,
     BodyUncertainty,
     body_uncertainties,
     decided_by_data,
+    departed_from_prior,
     moving_mass_std,
     parameter_sources,
     posterior_covariance,
@@ -448,8 +450,23 @@ def _identify(
         sources = parameter_sources(base, decided)
         sources = prior_limited_sources(model, sources, covariance, covariance_prior, joint)
         bodies = body_uncertainties(model, theta, covariance, sources)
+        at_prior = prior_covariance(
+            model, prior, None, rows=system.n_rows,
+            prior_std_relative=uncertainty["prior_std_relative"],
+            prior_metric=estimation.prior_metric,
+            prior_total_mass_std_relative=total_mass_prior, joint=joint,
+        )  # fmt: skip
+        bodies, departed = departed_from_prior(model, theta, prior, bodies, at_prior)
         mass_std = moving_mass_std(model, covariance)
         warnings.extend(_prior_decided_warnings(model, bodies, sources, covariance, joint))
+        if departed:
+            warnings.append(
+                "not the URDF's values although the data do not determine them on their own "
+                f"(more than {DEPARTED_PRIOR_STD:g} prior std away; marked 'regrouped' in "
+                "params.json): " + ", ".join(departed) + " -- they moved with the body's "
+                "parameters the data do decide (physical consistency and the prior tie a body's "
+                "mass, centre of mass and inertia together); read them as undetermined"
+            )
         if total_mass_prior is not None:
             free = posterior_covariance(model, system, ls.weights, theta, prior, **uncertainty)
             warnings.extend(
