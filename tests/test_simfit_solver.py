@@ -59,17 +59,17 @@ def test_the_parameter_covariance_marginalises_the_window_states():
     np.testing.assert_allclose(Normal.of(blocks).covariance_x(), dense, rtol=1e-8)
 
 
-def test_the_solver_fits_a_separable_nonlinear_problem_within_its_bounds():
-    """Windows y = d_w0 exp(-x0 t) + d_w1 + x1 t (x >= 0, x1 <= 0.3): exact data from x =
-    (1.5, 0.2) are fitted to 1e-6; with the bound x1 <= 0.1 the fit stops on the bound."""
+def _separable(seed: int, noise: float):
+    """Windows y = d_w0 exp(-x0 t) + d_w1 + x1 t from x = (1.5, 0.2), with Gaussian noise:
+    (evaluate, jacobian, the true window states)."""
     t = np.linspace(0.0, 2.0, R)
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     truth_d = rng.uniform(0.5, 2.0, (W, 2))
 
     def model(x, d):
         return d[:, :1] * np.exp(-x[0] * t) + d[:, 1:] + x[1] * t
 
-    data = model(np.array([1.5, 0.2]), truth_d)
+    data = model(np.array([1.5, 0.2]), truth_d) + noise * rng.normal(size=(W, R))
 
     def evaluate(x, d):
         return Blocks(model(x, d) - data, 1e-6 * x)
@@ -79,6 +79,13 @@ def test_the_solver_fits_a_separable_nonlinear_problem_within_its_bounds():
         S = np.stack([np.exp(-x[0] * t) * np.ones((W, 1)), np.ones((W, R))], axis=2)
         return Blocks(at.r, at.rp, G, S, np.full(2, 1e-6))
 
+    return evaluate, jacobian, truth_d
+
+
+def test_the_solver_fits_a_separable_nonlinear_problem_within_its_bounds():
+    """Windows y = d_w0 exp(-x0 t) + d_w1 + x1 t (x >= 0, x1 <= 0.3): exact data from x =
+    (1.5, 0.2) are fitted to 1e-6; with the bound x1 <= 0.1 the fit stops on the bound."""
+    evaluate, jacobian, truth_d = _separable(5, 0.0)
     start = (np.array([0.5, 0.0]), np.ones((W, 2)))
     bounds = (np.zeros(2), np.array([np.inf, 0.3]))
     seen = []
@@ -162,22 +169,7 @@ def test_the_solver_stops_once_the_newton_step_is_below_a_tenth_of_every_std():
     """On the separable problem of the test above, with noisy data: given ``std_of`` the solve
     stops with that reason, at a point whose distance to the exact minimum (the same solve to
     1e-12) is below 0.1 std in every parameter, in fewer evaluations."""
-    t = np.linspace(0.0, 2.0, R)
-    rng = np.random.default_rng(6)
-    truth_d = rng.uniform(0.5, 2.0, (W, 2))
-
-    def model(x, d):
-        return d[:, :1] * np.exp(-x[0] * t) + d[:, 1:] + x[1] * t
-
-    data = model(np.array([1.5, 0.2]), truth_d) + 0.05 * rng.normal(size=(W, R))
-
-    def evaluate(x, d):
-        return Blocks(model(x, d) - data, 1e-6 * x)
-
-    def jacobian(x, d, at):
-        G = np.stack([-t * d[:, :1] * np.exp(-x[0] * t), np.broadcast_to(t, (W, R))], axis=2)
-        S = np.stack([np.exp(-x[0] * t) * np.ones((W, 1)), np.ones((W, R))], axis=2)
-        return Blocks(at.r, at.rp, G, S, np.full(2, 1e-6))
+    evaluate, jacobian, _ = _separable(6, 0.05)
 
     def std_of(normal, cost):
         return np.sqrt(np.diag(normal.covariance_x()) * 2.0 * cost / (W * R - 2 - 2 * W))

@@ -440,23 +440,22 @@ def _identify(
                 base_std_robust[excited] = np.maximum(
                     base_std_robust[excited], spread.base_std
                 )
-        covariance_prior = prior_covariance(
-            model, prior, theta, rows=system.n_rows,
-            prior_std_relative=uncertainty["prior_std_relative"],
-            prior_metric=estimation.prior_metric,
-            prior_total_mass_std_relative=total_mass_prior, joint=joint,
-        )  # fmt: skip
+        def prior_covariance_at(point: np.ndarray | None) -> np.ndarray:
+            return prior_covariance(
+                model, prior, point, rows=system.n_rows,
+                prior_std_relative=uncertainty["prior_std_relative"],
+                prior_metric=estimation.prior_metric,
+                prior_total_mass_std_relative=total_mass_prior, joint=joint,
+            )  # fmt: skip
+
+        covariance_prior = prior_covariance_at(theta)
         decided = decided_by_data(base, excited, covariance, covariance_prior)
         sources = parameter_sources(base, decided)
         sources = prior_limited_sources(model, sources, covariance, covariance_prior, joint)
         bodies = body_uncertainties(model, theta, covariance, sources)
-        at_prior = prior_covariance(
-            model, prior, None, rows=system.n_rows,
-            prior_std_relative=uncertainty["prior_std_relative"],
-            prior_metric=estimation.prior_metric,
-            prior_total_mass_std_relative=total_mass_prior, joint=joint,
-        )  # fmt: skip
-        bodies, departed = departed_from_prior(model, theta, prior, bodies, at_prior)
+        bodies, departed = departed_from_prior(
+            model, theta, prior, bodies, prior_covariance_at(None)
+        )
         mass_std = moving_mass_std(model, covariance)
         warnings.extend(_prior_decided_warnings(model, bodies, sources, covariance, joint))
         if departed:
