@@ -180,3 +180,20 @@ def test_the_api_and_the_fit_share_one_default_budget():
     for function in (fit_simulator, simfit_tune):
         default = inspect.signature(function).parameters["max_evaluations"].default
         assert default == SIMFIT_MAX_EVALUATIONS
+
+
+def test_a_fit_that_cannot_reach_the_noise_says_so(runs, tmp_path):
+    """The damping fitted alone reaches the 0.2 mrad position noise (the test above): no note,
+    simfit.json's rms_over_noise near 1. Armature alone, with every damping left doubled, cannot:
+    the run says how far above the noise it stayed, whatever its status."""
+    good = _simfit(runs / "start.xml", runs / "train.csv", tmp_path / "good", "--fit", "damping")
+    bad = _simfit(runs / "start.xml", runs / "train.csv", tmp_path / "bad", "--fit", "armature",
+                  "--no-delay")  # fmt: skip
+    good_solver = json.loads((tmp_path / "good" / "simfit.json").read_text())["solver"]
+    bad_document = json.loads((tmp_path / "bad" / "simfit.json").read_text())
+    assert good_solver["rms_over_noise"] < 1.5
+    assert "position noise" not in good.output
+    ratio = bad_document["solver"]["rms_over_noise"]
+    assert ratio > 3.0
+    (note,) = [n for n in bad_document["notes"] if "position noise" in n]
+    assert f"{ratio:.3g} x their position noise" in note and note in bad.output

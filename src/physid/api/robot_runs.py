@@ -289,7 +289,7 @@ class SimfitRun(Outcome):
 
     def _outputs(self, out: Path) -> tuple[dict, str]:
         from physid.export.mjcf_edit import with_joint_values
-        from physid.simfit.fit import tuned_actuator_values, tuned_joint_values
+        from physid.simfit.fit import misfit_note, tuned_actuator_values, tuned_joint_values
 
         result = self.raw
         text, notes = with_joint_values(
@@ -304,6 +304,9 @@ class SimfitRun(Outcome):
         bounded = [name for name, entry in result.parameters.items() if entry["at_bound"]]
         if bounded:
             notes.append(f"at a bound (their std does not describe them): {', '.join(bounded)}")
+        misfit = misfit_note(result)
+        if misfit is not None:
+            notes.append(misfit)
         return self.document | {"notes": notes}, text
 
     def save(self, out: str | Path) -> Path:

@@ -45,6 +45,7 @@ from physid.simfit.solver import Normal, Solution, solve
 HORIZONS_S = (0.5, 1.0, 2.0)
 TOLERANCE = 1e-6
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
+MISFIT_NOTE = 3.0  # training RMS / position noise above which the output says so
 PRIOR_DECIDED = 0.5  # posterior std above this share of the prior std: the prior decided
 
 
@@ -302,6 +303,9 @@ def fit_simulator(
             "cpu_s": cpu,
             "solver_status": int(solution.status),
             "jacobians": int(solution.njev),
+            # the training windows' RMS position error in units of the position noise (1: the
+            # model follows the runs to their noise; see misfit_note)
+            "rms_over_noise": float(np.sqrt(2.0 * solution.cost / shooting.residual_count)),
         },
         model,
         delay_s,
@@ -357,6 +361,24 @@ def _status(solution, before: dict, after: dict) -> tuple[str, str]:
                 "original values",
             )
     return "ok", str(solution.message)
+
+
+def misfit_note(result: SimfitResult) -> str | None:
+    """A note when the tuned model follows its own training runs far worse than their position
+    noise (RMS above :data:`MISFIT_NOTE` x): a status ``ok`` then says only that the solver
+    converged. Measured on benchmarks/simfit.py's arm: run seed 1 fits to 0.89x; run seed 3
+    (its last joint moved 0.058 rad) stopped at 61x, that joint's armature 80x the truth and the
+    training shooting error 1.80 mrad against the true model's 0.26 (a local minimum); the real
+    UR10e 6.5x (the model does not hold everything the arm does)."""
+    ratio = result.solver.get("rms_over_noise")
+    if ratio is None or not ratio > MISFIT_NOTE:
+        return None
+    return (
+        f"the tuned model follows the training runs to {ratio:.3g} x their position noise, not "
+        "to the noise: effects the model lacks, or a local minimum (a joint that barely moves "
+        "lets its terms trade off: fit without it, or from other start values); the standard "
+        "deviations are window-clustered and include this misfit"
+    )
 
 
 def tuned_joint_values(result: SimfitResult) -> dict[str, dict[str, float]]:

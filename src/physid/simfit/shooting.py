@@ -103,7 +103,8 @@ class Shooting:
 
     @property
     def residual_count(self) -> int:
-        """Rows of :meth:`residual`: every window's positions and start, and the prior."""
+        """Rows of the residual (:meth:`blocks` unpadded): every window's positions and start,
+        and the prior."""
         n = len(self.dofs)
         return sum((b - a) * n + n for _, a, b in self.windows) + self.n_global
 
