@@ -76,7 +76,14 @@ standard deviations; 2026-11-25 20:30 UTC, a fresh machine, nothing else running
 
 39 evaluations, 13 Jacobians (79 and 31 without the rule, 66.8 CPU s on the same machine), every
 number within 0.12 of its std of the longer fit: 4.0x less CPU than mujoco.sysid; the issue's
-target of >= 5x is still NOT met. The delay
+target of >= 5x is still NOT met.
+
+With the first Levenberg-Marquardt damping at the Jacobian's scale (21:40 UTC, same machine)::
+
+    physid simfit (ok, delay 0.00 ms)                  1.993       8.77    25.8
+    mujoco.sysid, 0.5 s windows                        2.672      10.40   106.8
+
+35 evaluations, 13 Jacobians: 4.1x less CPU; 5x NOT met. The delay
 ends at its bound 0 (simfit.json at_bound: the data wanted the torque early, if anything).
 
 Run: python benchmarks/simfit_ur10e.py [--datasets PATH] [--keep DIR] [--no-sysid]
