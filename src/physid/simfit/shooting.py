@@ -185,10 +185,14 @@ class Shooting:
         """``at`` with the Jacobian blocks filled by forward differences (relative ``step``,
         SciPy's rule ``step max(1, |z|)``, turned inward at a bound): one batched rollout of
         every window per parameter, one per state component (each window's offsets touch only
-        its own residuals, so all windows move at once); the nominal rollout is ``at``'s."""
+        its own residuals, so all windows move at once); the nominal rollout is ``at``'s. A
+        parameter whose bounds coincide (fixed: the held-out scorer's delay) gets a zero column
+        without a rollout: the solver never moves it."""
         lower, upper = bounds
-        G = np.empty((*at.r.shape, self.n_global))
+        G = np.zeros((*at.r.shape, self.n_global))
         for k in range(self.n_global):
+            if lower[k] == upper[k]:
+                continue
             h = step * max(1.0, abs(x[k]))
             h = -h if x[k] + h > upper[k] else h
             moved = x.copy()
@@ -263,7 +267,6 @@ def shooting_error(
         secant_steps=2,
     )
     n = len(dofs)
-    at = shooting.blocks(fixed, solution.offsets)
-    positions = at.r[:, :-n].reshape(len(shooting.windows), -1, n) * noise
+    positions = solution.residual[:, :-n].reshape(len(shooting.windows), -1, n) * noise
     errors = positions[shooting.valid]
     return float(np.sqrt(np.mean(errors**2))), np.sqrt(np.mean(errors**2, axis=0))

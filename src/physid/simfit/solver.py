@@ -135,6 +135,7 @@ class Solution:
     message: str
     optimality: float
     normal: Normal  # of the last Jacobian
+    residual: np.ndarray  # (W, R) the window residuals at (x, offsets), as Blocks.r
 
 
 def solve(
@@ -247,7 +248,8 @@ def solve(
     gx = final.gx.copy()
     gx[((x <= lower) & (gx > 0.0)) | ((x >= upper) & (gx < 0.0))] = 0.0
     optimality = float(np.max(np.abs(np.concatenate([gx, final.gw.ravel()])), initial=0.0))
-    return Solution(x, d, current.cost, nfev, njev, status, message, optimality, final)
+    return Solution(x, d, current.cost, nfev, njev, status, message, optimality, final,
+                    current.r)  # fmt: skip
 
 
 def _within_std(normal: Normal, cost: float, std_of, tolerance: float, Dx, Dw, free) -> bool:
