@@ -293,7 +293,7 @@ def departed_from_prior(
     consistency ties a body's mass to its first and second moments (``m >= h^T Sigma^-1 h``),
     and the log-det prior's optimum over the mass follows them. "The prior decides it" would be
     a false statement (measured on the real KUKA LWR4+, file 2: the second link's mass 12.6 kg,
-    URDF 2.7 +- 0.81 kg, was reported as decided by the prior). ``covariance_at_prior``: the
+    URDF 2.7 +- 1.1 kg, was reported as decided by the prior). ``covariance_at_prior``: the
     prior's covariance at the URDF's parameters (:func:`prior_covariance` with ``theta=None``),
     so the yardstick is the prior's own, not its curvature at the estimate."""
     marked, names = {}, []
