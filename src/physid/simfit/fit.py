@@ -39,11 +39,16 @@ from physid.simfit.problem import (
     tuned_actuators,
     windows,
 )
-from physid.simfit.shooting import DIFF_STEP, Shooting, open_loop_error, shooting_error
+from physid.simfit.shooting import (
+    DIFF_STEP,
+    TOLERANCE,
+    Shooting,
+    open_loop_error,
+    shooting_error,
+)
 from physid.simfit.solver import Normal, Solution, solve
 
 HORIZONS_S = (0.5, 1.0, 2.0)
-TOLERANCE = 1e-6
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
 INITIAL_DAMPING = 1.0  # Levenberg-Marquardt's first lambda, relative to diag(J^T J)
 MISFIT_NOTE = 3.0  # training RMS / position noise above which the output says so

@@ -25,6 +25,7 @@ from physid.simfit.solver import Blocks, solve
 # leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors;
 # measured on benchmarks/simfit.py: 57 evaluations and 42 CPU s with it, 27 and 19 s with 1e-5.
 DIFF_STEP = 1e-5
+TOLERANCE = 1e-6  # the solver's ftol and xtol, for the fit and the held-out scorer alike
 PRIOR_RELATIVE = 3.0  # prior std of a parameter: this many times its start value (or scale)
 PRIOR_FLOOR = {"damping": 0.1, "armature": 0.01, "frictionloss": 0.1, "delay": 0.01,
                "kp": 1.0, "kv": 0.1, "gain": 0.1}  # fmt: skip
@@ -262,8 +263,8 @@ def shooting_error(
         np.zeros((len(shooting.windows), shooting.n_state)),
         (fixed, fixed),
         max_nfev=max_evaluations,
-        ftol=1e-6,
-        xtol=1e-6,
+        ftol=TOLERANCE,
+        xtol=TOLERANCE,
         secant_steps=2,
     )
     n = len(dofs)
