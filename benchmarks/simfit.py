@@ -26,7 +26,8 @@ mujoco.sysid whole run 38.689 / 155.52, 138.3 %, 19.3 s (1.9x physid); on 0.5 s 
 38.51, 200.7 %, 75.4 s (7.3x physid).
 
 RESULTS (2026-11-25 12:44 UTC, 2 cores shared with two other engineers' jobs, mujoco 4.0.0;
-errors [mrad], CPU [s]; physid with the condensed Levenberg-Marquardt of physid.simfit.solver):
+errors [mrad], CPU [s]; physid with the condensed Levenberg-Marquardt of
+physid.numerics.condensed_lm):
 
     method                               shooting  open 0.5s  param err     CPU
     truth                                   0.271       6.77       0.0%     0.0

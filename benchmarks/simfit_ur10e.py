@@ -35,7 +35,7 @@ Rerun later the same day with exact trust-region steps in simfit (a slower, load
 tools took about 2x the CPU): physid 1.967 / 8.88 mrad in 111.4 s (29 evaluations, 126.9 s of
 fit in a --no-sysid rerun), sysid 2.672 / 10.40 mrad in 256.9 s (2.3x physid).
 
-With the condensed Levenberg-Marquardt (physid.simfit.solver; 2026-11-25 12:41 UTC, the same
+With the condensed Levenberg-Marquardt (physid.numerics.condensed_lm; 2026-11-25 12:41 UTC, the same
 loaded box)::
 
     model                                           shooting  open 0.5s     CPU

@@ -1,4 +1,4 @@
-"""The condensed Levenberg-Marquardt of physid simfit (src/physid/simfit/solver.py).
+"""The condensed Levenberg-Marquardt of physid simfit (src/physid/numerics/condensed_lm.py).
 
 Its step eliminates each window's states through the Schur complement of the block-arrow
 normal equations; that must be the same step as solving the whole damped system densely, and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.simfit.solver import Blocks, Normal, secant_update, solve
+from physid.numerics.condensed_lm import Blocks, Normal, secant_update, solve
 
 W, R, NX, NS = 5, 9, 3, 4
 

@@ -2,7 +2,8 @@
 
 The fit is a bounded nonlinear least squares of the multiple-shooting residual
 (:mod:`.shooting`): Levenberg-Marquardt whose steps condense the windows' states out of the
-block-arrow normal equations (:mod:`.solver`), with finite-difference Jacobians that perturb
+block-arrow normal equations (:mod:`physid.numerics.condensed_lm`), with finite-difference
+Jacobians that perturb
 every window at once (the residual's sparsity). Standard deviations come from the Gauss-Newton
 covariance at the solution, scaled by the residual variance, and are those of the tuned
 parameters with the windows' initial states marginalised (the same Schur complement). A
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
+from physid.numerics.condensed_lm import Solution, parameter_std, solve
 from physid.simfit.initial import apply_start, initial_values
 from physid.simfit.problem import (
     ACTUATOR_FIELDS,
@@ -46,7 +48,6 @@ from physid.simfit.shooting import (
     open_loop_error,
     shooting_error,
 )
-from physid.simfit.solver import Normal, Solution, solve
 
 HORIZONS_S = (0.5, 1.0, 2.0)
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
@@ -343,22 +344,6 @@ def _is_revolute(model, name: str, actuator: bool = False) -> bool:
 def _global_std(solution: Solution, m: int, n: int) -> np.ndarray:
     """Standard deviations of the tuned parameters at the solution (:func:`parameter_std`)."""
     return parameter_std(solution.normal, solution.cost, m, n)
-
-
-def parameter_std(normal: Normal, cost: float, m: int, n: int) -> np.ndarray:
-    """Standard deviations of the tuned parameters, the window states marginalised (the Schur
-    complement of :mod:`.solver`): per parameter the larger of the Gauss-Newton ``s^2 (J^T
-    J)^-1`` (``s^2`` the residual variance over ``m`` residuals and ``n`` unknowns; white
-    residuals) and the window-clustered sandwich (:meth:`Normal.clustered_covariance_x`: the
-    residuals of one window correlated as a rollout's errors are). On real logs the second is
-    the larger (the model's misfit runs through whole windows); never below the first."""
-    variance = 2.0 * cost / max(m - n, 1)
-    try:
-        white = np.diag(normal.covariance_x()) * variance
-        clustered = np.diag(normal.clustered_covariance_x())
-    except np.linalg.LinAlgError:
-        return np.full(len(normal.gx), np.nan)
-    return np.sqrt(np.clip(np.maximum(white, clustered), 0.0, None))
 
 
 def _status(solution, before: dict, after: dict) -> tuple[str, str]:

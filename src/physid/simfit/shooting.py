@@ -9,7 +9,8 @@ prior ``(x - x0) / s`` that keeps a parameter the motion cannot reveal at its st
 (and says so through its standard deviation). Window offsets touch only their own window's
 residuals: the Jacobian's sparsity lets finite differences perturb every window at once, so one
 evaluation of the Jacobian costs ``len(x) + 2 n`` batched rollouts (:meth:`Shooting.jacobian`,
-in the block form :mod:`.solver` condenses; the nominal rollout is the point's own).
+in the block form :mod:`physid.numerics.condensed_lm` condenses; the nominal rollout is the
+point's own).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import quiet_stderr
+from physid.numerics.condensed_lm import Blocks, solve
 from physid.simfit.problem import Parameters, Run, windows
-from physid.simfit.solver import Blocks, solve
 
 # Relative finite-difference step: MuJoCo's iterative constraint solver (frictionloss, limits)
 # leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors;

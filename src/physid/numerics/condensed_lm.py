@@ -276,3 +276,19 @@ def secant_update(
     G = at.G + np.einsum("wr,i,w->wri", miss, Dx * dx, scale)
     S = at.S + np.einsum("wr,wj,w->wrj", miss, Dw * dd, scale)
     return Blocks(new.r, new.rp, G, S, at.p)
+
+
+def parameter_std(normal: Normal, cost: float, m: int, n: int) -> np.ndarray:
+    """Standard deviations of the tuned parameters, the window states marginalised (the Schur
+    complement above): per parameter the larger of the Gauss-Newton ``s^2 (J^T
+    J)^-1`` (``s^2`` the residual variance over ``m`` residuals and ``n`` unknowns; white
+    residuals) and the window-clustered sandwich (:meth:`Normal.clustered_covariance_x`: the
+    residuals of one window correlated as a rollout's errors are). On real logs the second is
+    the larger (the model's misfit runs through whole windows); never below the first."""
+    variance = 2.0 * cost / max(m - n, 1)
+    try:
+        white = np.diag(normal.covariance_x()) * variance
+        clustered = np.diag(normal.clustered_covariance_x())
+    except np.linalg.LinAlgError:
+        return np.full(len(normal.gx), np.nan)
+    return np.sqrt(np.clip(np.maximum(white, clustered), 0.0, None))

@@ -1,0 +1,1 @@
+"""Numerical building blocks shared by several estimators (no estimator's internals here)."""
