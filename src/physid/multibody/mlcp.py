@@ -11,6 +11,8 @@ Appendix A) and the remaining LCP is solved by Lemke's algorithm
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from physid.impacts.lcp import lemke
@@ -43,6 +45,14 @@ def solve_velocity(
         Mi_p = np.linalg.solve(M, p)
         lam = np.linalg.solve(G @ Mi_GT + np.diag(sigma), a - G @ Mi_p)
         return Mi_p + Mi_GT @ lam, lam, True
+    constant_only = constant is not None and not np.any(bound[dry])
+    if constant_only and dry.sum() <= BOX_MAX_HINGES:
+        target = np.zeros(dry.sum()) if relax is None else np.asarray(relax, float)[dry]
+        v1, lam = box_friction_velocity(
+            M[None], p[None], G[None], sigma[None], a[None], D[dry][None],
+            np.asarray(constant, float)[dry][None], sigma_t[dry][None], target[None],
+        )  # fmt: skip
+        return v1[0], lam[0], True
     free = ~rows_dry
     Af, sf, af = G[free], sigma[free], a[free]
     C, sc, ac = G[rows_dry], sigma[rows_dry], a[rows_dry]
@@ -94,3 +104,67 @@ def solve_velocity(
         lam[free] = lam_f
     lam[rows_dry] = lam_B[:nc] - lam_B[nc : 2 * nc]
     return Mi_p + Mi @ force, lam, sol.ok
+
+
+#: Most dry hinges :func:`box_friction_velocity` enumerates (3^n active sets); beyond, Lemke.
+BOX_MAX_HINGES = 4
+
+
+def box_friction_velocity(
+    M: np.ndarray,
+    p: np.ndarray,
+    G: np.ndarray,
+    sigma: np.ndarray,
+    a: np.ndarray,
+    Dd: np.ndarray,
+    limit: np.ndarray,
+    sigma_t: np.ndarray,
+    target: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(v_next, lambda_holonomic)`` of eq. 2.26 for a batch of steps whose dry hinges carry a
+    constant Coulomb torque only (``r mu = 0``): leading axis ``B`` on every argument (``Dd``
+    (B, nd, nv) the dry hinges' free-axis rows, ``limit`` (B, nd) their impulse bound ``h
+    tau_c``, ``sigma_t`` and ``target`` their row's regularisation and stick target).
+
+    With ``r mu = 0`` the pair of unilateral rows of F.4 is one bilateral row (both multipliers
+    cannot be positive at once when ``Sigma > 0``), so every holonomic row is an equality and
+    the Stewart-Trinkle LCP of :func:`solve_velocity` shrinks to a box: the friction impulses
+    ``l`` minimise ``l^T (A + Sigma_t) l / 2 + b^T l`` over ``|l_i| <= limit_i`` with ``A`` the
+    free axes' inverse effective mass after the holonomic rows' Schur complement and ``b`` their
+    velocity without friction minus the stick target. The QP is strictly convex (``Sigma_t >
+    0`` or ``A`` definite), so exactly one of the ``3^nd`` active sets (stuck, sliding +, -)
+    satisfies its conditions; all are evaluated for the whole batch at once and the one with
+    the least violation is kept, which is exact, needs no tolerance, and replaces the ~24
+    Lemke pivots a two-hinge step took (measured: 1.3 ms per Furuta step, 70 % in Lemke)."""
+    Mi = np.linalg.inv(M)
+    Mi_p = np.einsum("bij,bj->bi", Mi, p)
+    Mi_Gt = Mi @ np.swapaxes(G, 1, 2)
+    Mi_Dt = Mi @ np.swapaxes(Dd, 1, 2)
+    S = G @ Mi_Gt + sigma[:, :, None] * np.eye(G.shape[1])
+    rhs = np.concatenate([G @ Mi_Dt, (a - np.einsum("bij,bj->bi", G, Mi_p))[:, :, None]], axis=2)
+    X = np.linalg.solve(S, rhs)  # [S^-1 G M^-1 Dd^T, lambda without friction]
+    lam0 = X[:, :, -1]
+    v_free = Mi_p + np.einsum("bij,bj->bi", Mi_Gt, lam0)
+    Y = Mi_Dt - Mi_Gt @ X[:, :, :-1]  # velocity per unit friction impulse
+    nd = Dd.shape[1]
+    A = Dd @ Y + sigma_t[:, :, None] * np.eye(nd)
+    b = np.einsum("bij,bj->bi", Dd, v_free) - target
+    best_l = np.zeros_like(b)
+    best_violation = np.full(len(b), np.inf)
+    for pattern in itertools.product((0, 1, -1), repeat=nd):
+        state = np.array(pattern)
+        inner = state == 0
+        l = np.broadcast_to(state * 1.0, b.shape) * limit
+        if inner.any():
+            coupling = np.einsum("bij,bj->bi", A[:, inner][:, :, ~inner], l[:, ~inner])
+            rhs_i = -(b[:, inner] + coupling)
+            l = l.copy()
+            l[:, inner] = np.linalg.solve(A[:, inner][:, :, inner], rhs_i[:, :, None])[:, :, 0]
+        y = np.einsum("bij,bj->bi", A, l) + b
+        # stuck: |l| <= limit; sliding +: l = +limit and y <= 0; sliding -: y >= 0
+        miss = np.where(inner, np.abs(l) - limit, state * y)
+        violation = np.max(np.maximum(miss, 0.0), axis=1, initial=0.0)
+        better = violation < best_violation
+        best_l[better], best_violation[better] = l[better], violation[better]
+    lam = lam0 - np.einsum("bij,bj->bi", X[:, :, :-1], best_l)
+    return v_free + np.einsum("bij,bj->bi", Y, best_l), lam

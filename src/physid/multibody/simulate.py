@@ -17,8 +17,13 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.multibody.dynamics import hinge_vectors, step_expressions
-from physid.multibody.kinematics import np_box_plus, np_quat_from_matrices, np_quat_from_matrix
-from physid.multibody.mlcp import solve_velocity
+from physid.multibody.kinematics import (
+    np_box_plus,
+    np_box_plus_rows,
+    np_quat_from_matrices,
+    np_quat_from_matrix,
+)
+from physid.multibody.mlcp import BOX_MAX_HINGES, box_friction_velocity, solve_velocity
 from physid.multibody.model import MultibodyModel
 
 
@@ -36,24 +41,32 @@ class Simulation:
     lcp_failures: int = 0
 
 
-def _require_positive_inertia(model: MultibodyModel, chi: np.ndarray) -> None:
-    """A body with zero mass or a singular inertia makes the SPOOK mass matrix singular (an
-    identification can drive one there, e.g. a free-swing fit that collapses a body to zero):
-    one line naming the parameter instead of a LinAlgError from the first step."""
+def inertia_problem(model: MultibodyModel, chi: np.ndarray) -> str | None:
+    """Why parameters ``chi`` cannot be simulated (None: they can): a body with zero mass or a
+    singular inertia makes the SPOOK mass matrix singular (an identification can drive one
+    there, e.g. a free-swing fit that collapses a body to zero)."""
     for body in model.bodies:
         name = body.name
         mass = chi[model.index(f"{name}.mass")]
         if not mass > 0:
-            raise InputError(f"{name}.mass = {mass:g}: a simulated body needs a positive mass")
+            return f"{name}.mass = {mass:g}: a simulated body needs a positive mass"
         ix, iy, iz, ixy, ixz, iyz = (
             chi[model.index(f"{name}.{k}")] for k in ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")
         )
         inertia = np.array([[ix, ixy, ixz], [ixy, iy, iyz], [ixz, iyz, iz]])
-        if not np.linalg.eigvalsh(inertia)[0] > 0:
-            raise InputError(
+        if not (np.all(np.isfinite(inertia)) and np.linalg.eigvalsh(inertia)[0] > 0):
+            return (
                 f"{name}.Ixx/Iyy/Izz = {ix:g}/{iy:g}/{iz:g}: a simulated body needs a positive "
                 "definite inertia"
             )
+    return None
+
+
+def _require_positive_inertia(model: MultibodyModel, chi: np.ndarray) -> None:
+    """One line naming the parameter instead of a LinAlgError from the first step."""
+    problem = inertia_problem(model, chi)
+    if problem is not None:
+        raise InputError(problem)
 
 
 class Stepper:
@@ -83,6 +96,7 @@ class Stepper:
         angle = ca.atan2(ex.angles_cs[:, 1], ex.angles_cs[:, 0])
         self._joint = ca.Function("joint_state", [q, v], [ca.vertcat(angle, omega)])
         self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
+        self._mapped: dict[int, ca.Function] = {}
 
     def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
         """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, upsilon_t D v_k, g]`` of eq. 2.26
@@ -94,6 +108,52 @@ class Stepper:
             out.append(block.ravel() if cols == 1 else block)
             start += rows * cols
         return out
+
+    def terms_batch(self, q: np.ndarray, v: np.ndarray, u: np.ndarray, chi: np.ndarray) -> list:
+        """:meth:`terms` of ``B`` states at once (rows of ``q`` (B, 7n), ``v``, ``u``, ``chi``
+        (B, p)): each block with a leading batch axis, (B, rows) or (B, rows, cols)."""
+        B = len(q)
+        mapped = self._mapped.get(B)
+        if mapped is None:
+            mapped = self._mapped[B] = self._terms.map(B)
+        flat = np.asarray(mapped(q.T, v.T, u.T, chi.T), float).T  # (B, total)
+        out, start = [], 0
+        for rows, cols in self._shapes:
+            block = flat[:, start : start + rows * cols].reshape(B, cols, rows)
+            out.append(block[:, 0, :] if cols == 1 else np.swapaxes(block, 1, 2))
+            start += rows * cols
+        return out
+
+    def step_batch(
+        self, q: np.ndarray, v: np.ndarray, u: np.ndarray, chi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One step of ``B`` independent trajectories, each with its own parameters ``chi``
+        (B, p): ``(q_{k+1}, v_{k+1}, ok)``. Steps whose dry hinges carry a constant Coulomb
+        torque only go through :func:`physid.multibody.mlcp.box_friction_velocity` together;
+        the others one by one through Lemke (:meth:`step`'s solver)."""
+        M, p, G, sig, a, D, bound, sig_t, constant, relax, _ = self.terms_batch(q, v, u, chi)
+        dry = self.dry
+        ok = np.ones(len(q), bool)
+        if not dry.any():
+            Mi_Gt = np.linalg.solve(M, np.swapaxes(G, 1, 2))
+            Mi_p = np.linalg.solve(M, p[:, :, None])[:, :, 0]
+            S = G @ Mi_Gt + sig[:, :, None] * np.eye(G.shape[1])
+            lam = np.linalg.solve(S, (a - np.einsum("bij,bj->bi", G, Mi_p))[:, :, None])
+            v1 = Mi_p + (Mi_Gt @ lam)[:, :, 0]
+        else:
+            box = ~np.any(bound[:, dry], axis=1) & (dry.sum() <= BOX_MAX_HINGES)
+            v1 = np.empty_like(v)
+            if box.any():
+                v1[box], _ = box_friction_velocity(
+                    M[box], p[box], G[box], sig[box], a[box], D[box][:, dry],
+                    constant[box][:, dry], sig_t[box][:, dry], relax[box][:, dry],
+                )  # fmt: skip
+            for i in np.flatnonzero(~box):
+                v1[i], _, ok[i] = solve_velocity(
+                    M[i], p[i], G[i], sig[i], a[i], D[i], bound[i], sig_t[i], dry, constant[i],
+                    relax[i],
+                )  # fmt: skip
+        return np_box_plus_rows(q, self.h * v1), v1, ok
 
     def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple:
         """``(q_{k+1}, v_{k+1}, ok, max|g_k|)``: velocity from eq. 2.26, configuration eq. 2.16."""
