@@ -152,7 +152,12 @@ def _commands() -> tuple[Command, ...]:
             },
             {"--urdf": "urdf", "--config": "config", "--data": "recording"},
             {"--out": "dir"},
-            extra_values={"--kappa": ("100",)},
+            extra_values={
+                "--kappa": ("100",),
+                "--refine-windows": ("2,whole", "0.5"),
+                "--refine-dt": ("0.01",),
+                "--refine-evaluations": ("3",),
+            },
         ),
         Command(
             "impacts simulate",

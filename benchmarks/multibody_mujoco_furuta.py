@@ -271,6 +271,9 @@ def identify(folder: Path, data: Path, friction: str, args: argparse.Namespace) 
     command += [str(args.max_iterations)] + (["--kappa", str(args.kappa)] if args.kappa else [])
     command += ["--states-first"] if args.states_first else []
     command += ["--init-filter", args.init_filter]
+    if args.refine:
+        command += ["--refine", "--refine-dt", str(args.refine_dt), "--quiet"]
+        command += ["--refine-windows", args.refine_windows]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -309,8 +312,10 @@ def rms(err: np.ndarray, t: np.ndarray, upto: float | None = None) -> np.ndarray
 
 
 def fit_errors(out: Path, t: np.ndarray, clean: np.ndarray, h: float) -> np.ndarray:
-    """The fit's simulation from its first estimated state against the noise-free truth."""
+    """The fit's simulation from its first estimated state (the refinement's when it ran, at
+    its step) against the noise-free truth."""
     states = np.load(out / "states.npz")
+    result = json.loads((out / "result.json").read_text())
     params = json.loads((out / "params.json").read_text())
     values = {k: v["value"] for k, v in params["extra"]["parameters"].items()}
     from physid.multibody import load_model, simulate
@@ -318,8 +323,11 @@ def fit_errors(out: Path, t: np.ndarray, clean: np.ndarray, h: float) -> np.ndar
     # the fit's own config: its friction terms > 0 make the hinges frictional
     model = load_model(URDF, out.parent / f"{out.name.removeprefix('fit_')}.yaml")
     model = model.with_values(values)
-    n = len(states["q_0"]) - 1
-    sim = simulate(model, h, n, states["q_0"][0], states["v_0"][0])
+    q0, v0 = states["q_0"][0], states["v_0"][0]
+    if result.get("refinement"):
+        q0, v0, h = states["refined_q0_0"], states["refined_v0_0"], result["refinement"]["h"]
+    n = int(round((t[-1] - t[0]) / h))
+    sim = simulate(model, h, n, q0, v0)
     every = int(round((t[1] - t[0]) / h))
     angles = sim.angles[::every]
     angles = angles + 2 * np.pi * np.round((clean[0] - angles[0]) / (2 * np.pi))
@@ -331,7 +339,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--noise", type=float, default=0.03, help="angle noise std [rad]")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dt", type=float, default=0.001, help="physid's model step [s]")
+    parser.add_argument(
+        "--dt", type=float, default=0.005, help="physid's model step [s] of the equation-error fit"
+    )
     parser.add_argument("--kappa", type=float, default=None)
     parser.add_argument("--tau", type=float, default=0.002, help="SPOOK damping time [s]")
     parser.add_argument("--compliance", type=float, default=1e-7, help="hinge compliance")
@@ -364,11 +374,20 @@ def main() -> None:
         default="mujoco",
         help="physid: the data from physid's own stepper at --dt (the inverse crime)",
     )
+    parser.add_argument(
+        "--refine",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="identify --refine: the output-error refinement after the equation-error fit",
+    )
+    parser.add_argument("--refine-dt", type=float, default=0.001, help="identify --refine-dt")
+    parser.add_argument("--refine-windows", default="2,10,whole", help="identify --refine-windows")
     parser.add_argument("--out", default=None, help="keep the fits in this folder")
     args = parser.parse_args()
 
     t, clean = mujoco_run(args.seconds)
-    floor = stepped_truth(t, clean, args)
+    floor_h = args.refine_dt if args.refine else args.dt  # the step the final model runs at
+    floor = stepped_truth(t, clean, argparse.Namespace(**{**vars(args), "dt": floor_h}))
     if args.source == "physid":  # the inverse crime: data from physid's own stepper at h
         clean = clean + floor
         floor = np.zeros_like(floor)
@@ -385,7 +404,7 @@ def main() -> None:
     write_csv(data, t, noisy)
 
     first, whole = np.round(1e3 * rms(floor, t, 1.0), 1), np.round(1e3 * rms(floor, t), 1)
-    print(f"(a) truth stepped by physid at h = {args.dt:g}: RMS vs noise-free "
+    print(f"(a) truth stepped by physid at h = {floor_h:g}: RMS vs noise-free "
           f"1 s {first} mrad, 40 s {whole} mrad")  # fmt: skip
     fits = ["coulomb"] + ([] if args.no_baseline else ["dry"])
     rows = []

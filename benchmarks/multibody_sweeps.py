@@ -66,7 +66,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core; threads thrash o
 import numpy as np  # noqa: E402
 
 from physid.multibody import identify, load_model, simulate, state_from_joints  # noqa: E402
-from physid.multibody.outputs import simulated_angles  # noqa: E402
+from physid.multibody.verdicts import first_state_simulation  # noqa: E402
 from physid.sim.furuta import release, table1_start, table_g5  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ def fit_row(data, h: float, eps: float = 1e-5, kappa: float = 100.0, b1: float =
     model = load_model(URDF, table1_start(NAMES, compliance=eps))
     fit = identify(model, [data.recording], h=h, kappa=kappa, max_iterations=30)
     truth = truth_values(b1)
-    sim = simulated_angles(fit)
+    sim = first_state_simulation(fit)[1]
     clean = np.column_stack(
         [np.interp(fit.h * np.arange(len(sim)), data.recording.t, data.clean[:, j]) for j in (0, 1)]
     )

@@ -39,6 +39,10 @@ IDENTIFY: dict[str, Bound] = {
     "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
     "max_iterations": Bound(1, 1000, integer=True),
 }
+REFINE: dict[str, Bound] = {
+    "refine_dt": STEP_S,
+    "refine_evaluations": Bound(1, 1000, integer=True),
+}
 # |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
 JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
 # units of the model's parameters by slot (physid.multibody.model)
@@ -187,10 +191,19 @@ def multibody_identify(
     states_first: bool = False,
     compile_c: bool = False,
     cross_validate: bool = False,
+    refine: bool = False,
+    refine_windows: Sequence[float] | None = None,
+    refine_dt: float | None = None,
+    refine_evaluations: int = 30,
+    progress: bool = False,
 ) -> Outcome:
     """Joint state and parameter estimation (``physid multibody identify``, paper A §3-4):
     Levenberg-Marquardt on impulse and angle residuals. ``data``: recordings (files, tables or
     mappings of columns ``t``, ``q_<joint>``, ``u_<joint>``) sharing the parameters.
+    ``refine``: then refine the parameters by output error (multiple shooting of the
+    identified model over windows of ``refine_windows`` seconds per stage, inf for the whole
+    recording, at step ``refine_dt`` (default ``dt``), ``refine_evaluations`` simulations per
+    stage: :mod:`physid.multibody.refine`); the values written are the refinement's.
     ``save(out)`` writes params.json, result.json (``to_dict()``), states.npz and report.png;
     ``parameters`` are the estimated ones (name -> value, std); ``notes`` what the inputs left
     unused, ``warnings`` the fit's."""
@@ -211,6 +224,8 @@ def multibody_identify(
     from physid.multibody.verdicts import simulation_errors, simulation_lines
 
     check_numbers(IDENTIFY, {"dt": dt, "kappa": kappa, "max_iterations": max_iterations})
+    check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": refine_evaluations})
+    windows = _refine_windows(refine_windows)
     data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
     urdf, config = Path(urdf), None if config is None else Path(config)
     if cross_validate and len(data_files) < 2:
@@ -246,6 +261,28 @@ def multibody_identify(
                     "observation_mse": check.observation_mse,
                 }
             )
+    if refine:
+        from physid.multibody.refine import refine as refine_fit
+        from physid.multibody.refine import refined, skip_reason
+
+        why = skip_reason(fit, recordings)
+        if why is None:
+            from physid.progress import progress as progress_display
+
+            total = refine_evaluations * len(windows)
+            with progress_display(total=total, desc="output-error refinement",
+                                  unit="step", enabled=progress) as bar:  # fmt: skip
+                result = refine_fit(
+                    fit,
+                    recordings,
+                    h=dt if refine_dt is None else refine_dt,
+                    window_seconds=windows,
+                    max_evaluations=refine_evaluations,
+                    progress=lambda steps, evaluations, cost: bar.update(1),
+                )
+            fit = refined(fit, result)
+        else:
+            notes.append(f"output-error refinement skipped: {why}")
     sources = [_source(p) for p in data_files]
     simulation = simulation_errors(fit)
     if model.estimate_default:
@@ -282,6 +319,34 @@ def multibody_identify(
         warnings=tuple(fit.notes),
         report=tuple(lines),
     )
+
+
+def _refine_windows(windows: Sequence[float] | str | None) -> list[float]:
+    """The refinement's window lengths [s] per stage: a sequence, or text such as
+    ``2,10,whole`` (``whole``/``inf``: the whole recording); default
+    :data:`physid.multibody.refine.WINDOW_SECONDS`."""
+    from physid.errors import InputError
+    from physid.multibody.refine import WINDOW_SECONDS
+
+    if windows is None:
+        return list(WINDOW_SECONDS)
+    items = windows.split(",") if isinstance(windows, str) else list(windows)
+    out = []
+    for item in items:
+        text = str(item).strip().lower()
+        try:
+            value = float("inf") if text in ("whole", "inf") else float(text)
+        except ValueError:
+            value = float("nan")
+        if not value > 0:
+            raise InputError(
+                f"expected window lengths in s > 0 or 'whole', got {item!r}",
+                source="--refine-windows",
+            )
+        out.append(value)
+    if not out:
+        raise InputError("expected at least one window length", source="--refine-windows")
+    return out
 
 
 def _unit(name: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,9 @@ class MultibodyFit:
     init_filter_hz: list[float | None] = field(default_factory=list)  # per recording
     observed_steps: int = 0  # model steps carrying a measured sample (all recordings)
     at_bound: list[str] = field(default_factory=list)  # estimated parameters ending at a bound
+    # the output-error refinement (physid.multibody.refine.Refinement) whose values this fit
+    # carries, if any; ``states`` and the impulse residuals stay the equation-error fit's
+    refinement: Any = None
 
 
 def _at(grid: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:

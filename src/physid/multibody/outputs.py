@@ -15,6 +15,7 @@ from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
 from physid.multibody.problem import Problem
+from physid.multibody.verdicts import first_state_simulation
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import _check_magnitude, _check_time, read_table
 
@@ -73,16 +74,6 @@ def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
         np.unwrap(stepper.joint_states(q, v)[0], axis=0)
         for q, v in zip(fit.states.q, fit.states.v, strict=True)
     ]
-
-
-def simulated_angles(fit: MultibodyFit, segment: int = 0) -> np.ndarray:
-    """Simulation of the identified model from the first estimated state of ``segment``."""
-    from physid.multibody.simulate import simulate
-
-    seg = fit.segments[segment]
-    q0, v0 = fit.states.q[segment][0], fit.states.v[segment][0]
-    sim = simulate(fit.model, fit.h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
-    return sim.angles
 
 
 def _unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -241,6 +232,7 @@ def result_document(
         "model_steps": int(sum(len(seg.y) for seg in fit.segments)),
         "cross_validation": cross_validation,
         "simulation_error": simulation,
+        "refinement": None if fit.refinement is None else fit.refinement.to_dict(),
         "notes": fit.notes,
     }
 
@@ -267,6 +259,9 @@ def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
         out[f"t_{s}"] = fit.h * np.arange(len(seg.y))
         out[f"q_{s}"], out[f"v_{s}"], out[f"angles_{s}"] = q, v, ang
         out[f"measured_{s}"] = seg.y
+    if fit.refinement is not None:  # the refinement's first state, its simulations' start
+        for s, (q0, v0) in enumerate(fit.refinement.first_states):
+            out[f"refined_q0_{s}"], out[f"refined_v0_{s}"] = q0, v0
     return out
 
 
@@ -291,9 +286,11 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
     t = fit.h * np.arange(len(seg.y))
     est = _unwrap_like(estimated_angles(fit)[0], seg.y)
     try:
-        sim, why = _unwrap_like(simulated_angles(fit), seg.y), ""
+        t_sim, sim, sim_seg = first_state_simulation(fit, 0)
+        why = ""
     except InputError as err:  # e.g. an estimate at a zero mass: report it, keep the rest
-        sim, why = np.full_like(seg.y, np.nan), f"no simulation: {err}"
+        t_sim, sim, sim_seg = t, np.full_like(seg.y, np.nan), seg
+        why = f"no simulation: {err}"
     imp = impulse_residuals(fit)[0]
     names = fit.model.joint_names
     fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)
@@ -302,15 +299,19 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
         axis, seen = axes[j], seg.w[:, j] > 0  # steps with a measured sample
         axis.plot(t[seen], seg.y[seen, j], ".", ms=2, color="0.6", label="measured")
         axis.plot(t, est[:, j], "-", lw=1.2, label="estimated")
-        axis.plot(t, sim[:, j], "--", lw=1.0, label="simulated from the first state")
+        axis.plot(t_sim, sim[:, j], "--", lw=1.0, label="simulated from the first state")
         axis.set_ylim(*_swing_limits(seg.y[:, j]))
         axis.set_ylabel(f"{name} [rad]")
         axis.set_title(f"{name}: angle (axis scaled to the measured swing)", fontsize=9)
-        for model_angles, label, style in ((est, "estimated", "-"), (sim, "simulated", "--")):
-            error = 1e3 * (model_angles[seen, j] - seg.y[seen, j])
+        sim_seen = sim_seg.w[:, j] > 0
+        for times, error, label, style in (
+            (t[seen], est[seen, j] - seg.y[seen, j], "estimated", "-"),
+            (t_sim[sim_seen], sim[sim_seen, j] - sim_seg.y[sim_seen, j], "simulated", "--"),
+        ):
+            error = 1e3 * error
             rms = np.sqrt(np.nanmean(error**2)) if np.isfinite(error).any() else np.nan
             error_axis.plot(
-                t[seen], error, style, lw=0.9, label=f"{name} {label} (RMS {rms:.3g} mrad)"
+                times, error, style, lw=0.9, label=f"{name} {label} (RMS {rms:.3g} mrad)"
             )
     error_axis.axhline(0.0, color="0.5", lw=0.5)
     error_axis.set_ylabel("minus measured [mrad]")

@@ -15,10 +15,11 @@ from physid.errors import InputError
 # what to try when a parameter of this slot ends at a bound (lower, upper)
 _ADVICE = {
     "friction": "the data did not decide this friction term (too little sliding, or another "
-    "term took it): try the other dry-friction law (coulomb [N m] vs dry r*mu [m]), fix "
-    "viscous, a larger --kappa, or a recording with more sliding",
-    "inertial": "a collapsed or unexcited body: try a finer --dt, a larger --kappa, another "
-    "start, or fix it at a known value",
+    "term took it): try --refine (output error; on low-rate, noisy data the equation-error "
+    "fit trades dry friction for viscous), the other dry-friction law (coulomb [N m] vs dry "
+    "r*mu [m]), fix viscous, a larger --kappa, or a recording with more sliding",
+    "inertial": "a collapsed or unexcited body: try --refine, a finer --dt, a larger --kappa, "
+    "another start, or fix it at a known value",
     "other": "try another start or a larger --kappa, or fix it",
 }
 _FRICTION = {"viscous", "dry", "stribeck_delta", "stribeck_c", "coulomb"}
@@ -55,25 +56,43 @@ def bound_note(name: str, side: str, value: float) -> str:
     return f"{name} = {value:.4g} ended at its {side} bound: not a measurement; {advice}"
 
 
+def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.ndarray, Any]:
+    """``(t, angles, seg)``: the identified model of ``fit`` (a
+    :class:`physid.multibody.estimate.MultibodyFit`) simulated over recording ``segment`` from
+    its first state, at every model step ``t`` [s], angles unwrapped onto the recording's, and
+    the recording at those steps (``seg``: samples where ``seg.w > 0``). After an output-error
+    refinement (``fit.refinement``) the first state and the step are the refinement's: its
+    first window's estimated state at its step (:mod:`physid.multibody.refine`); else the fit's
+    first estimated state at the fit's step. Raises ``InputError`` for a model that cannot be
+    simulated (e.g. a body at zero mass)."""
+    from physid.multibody.simulate import simulate
+
+    refinement = getattr(fit, "refinement", None)
+    if refinement is not None:
+        h, seg = refinement.h, refinement.segments[segment]
+        q0, v0 = refinement.first_states[segment]
+    else:
+        h, seg = fit.h, fit.segments[segment]
+        q0, v0 = fit.states.q[segment][0], fit.states.v[segment][0]
+    with np.errstate(all="ignore"):
+        sim = simulate(fit.model, h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
+    angles = sim.angles + 2 * np.pi * np.round((seg.y[0] - sim.angles[0]) / (2 * np.pi))
+    return h * np.arange(len(seg.y)), angles, seg
+
+
 def simulation_errors(fit: Any, horizon: float = 1.0) -> list[dict]:
     """Per recording of ``fit`` (a :class:`physid.multibody.estimate.MultibodyFit`, not
     imported: estimate imports this module): the identified model simulated from the first
-    estimated state at the fit's step, and per joint the RMS angle error [rad] against the
+    state (:func:`first_state_simulation`), and per joint the RMS angle error [rad] against the
     measured samples over the first ``horizon`` seconds and over the whole recording (``None``
     and the reason when the model cannot be simulated, e.g. a body at zero mass)."""
-    from physid.multibody.simulate import simulate
-
     out = []
-    for s, seg in enumerate(fit.segments):
-        q0, v0 = fit.states.q[s][0], fit.states.v[s][0]
+    for s in range(len(fit.segments)):
         try:
-            with np.errstate(all="ignore"):
-                sim = simulate(fit.model, fit.h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
+            t, angles, seg = first_state_simulation(fit, s)
         except InputError as error:
             out.append({"error": str(error), "joints": None})
             continue
-        angles = sim.angles + 2 * np.pi * np.round((seg.y[0] - sim.angles[0]) / (2 * np.pi))
-        t = fit.h * np.arange(len(seg.y))
         joints = {}
         for j, name in enumerate(fit.model.joint_names):
             seen = seg.w[:, j] > 0

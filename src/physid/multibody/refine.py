@@ -1,0 +1,454 @@
+"""Output-error refinement of a multibody fit: the parameters that make physid's own SPOOK stepper
+(:mod:`physid.multibody.simulate`, paper A eqs. 2.8-2.28) reproduce the measured angles, by
+multiple shooting over windows of the recordings.
+
+Paper A's estimator (:mod:`physid.multibody.estimate`) is an equation-error method: the states
+are free and the dynamics are soft residuals weighted by ``kappa`` (eq. 3.18). At low sample rates
+and high noise the states can follow the noise and the parameters then explain the impulse
+residuals rather than the motion: on a 20 Hz Furuta with 30 mrad of noise and a sticking arm the
+arm's inertia collapsed and its Coulomb torque went to viscous friction (docs/multibody.md,
+issue 27), while the true parameters simulated the recording to 1.2x the noise. Here the
+dynamics are hard: each window of ``window_seconds`` starts from its own state (joint angles and
+rates, estimated, started from the fit's states) and is simulated with the parameters; the
+residuals are the simulated minus measured angles at the measured samples, each divided by its
+joint's noise std (the fit's ``noise``), so the cost is the negative log-likelihood of Gaussian
+measurement noise. Windows keep the problem well posed where one long rollout would not be (a
+phase error grows through a 40 s swing; Bock's multiple shooting, as paper B's windows).
+
+Solved by the condensed Levenberg-Marquardt of :mod:`physid.numerics.condensed_lm` (each window's
+state eliminated by its Schur complement) with forward-difference Jacobians: every window and
+every perturbation is one trajectory of one batched rollout (:meth:`Stepper.step_batch`), whose
+dry-friction steps are a box QP solved for the whole batch at once
+(:func:`physid.multibody.mlcp.box_friction_velocity`). Standard deviations: the larger of
+Gauss-Newton and the window-clustered sandwich (:func:`physid.numerics.condensed_lm.
+parameter_std`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from physid.multibody.simulate import Stepper, inertia_problem, state_from_joints
+from physid.numerics.condensed_lm import Blocks, parameter_std, solve
+
+#: Default window lengths [s] of the stages (the first long enough that a window's samples
+#: decide its state and the dynamics through it, short enough that a phase error does not build
+#: up within one; then longer, to the whole recording: inf).
+WINDOW_SECONDS = (2.0, 10.0, np.inf)
+#: Relative forward-difference step of a parameter (of ``max(|x|, |start|)``).
+PARAMETER_STEP = 1e-4
+#: Relative decrease of the cost below which a stage stops (the cost is ~half the number of
+#: samples at the noise floor: 1e-4 of it is far below one parameter's worth of evidence).
+FTOL = 1e-4
+#: Forward-difference steps of a window's initial joint angle [rad] and rate [rad/s].
+ANGLE_STEP, RATE_STEP = 1e-6, 1e-5
+
+
+@dataclass
+class Refinement:
+    """What :func:`refine` found: the parameters ``names`` from ``start_values`` to ``values``
+    (standard deviations ``std``), the cost ``0.5 sum (e / sigma)^2`` before and after, per joint
+    the RMS of the windows' angle errors [rad] before and after, the windows, the solver's
+    counts and stop reason."""
+
+    names: list[str]
+    start_values: np.ndarray
+    start: str  # "fit" or "config": which start had the lower windowed cost
+    values: np.ndarray
+    std: np.ndarray
+    covariance: np.ndarray
+    cost_start: float
+    cost: float
+    rms_start: dict[str, float]
+    rms: dict[str, float]
+    windows: int
+    window_seconds: list[float]
+    samples: int
+    evaluations: int
+    jacobians: int
+    status: str  # "converged" or "budget"
+    message: str
+    seconds: float
+    h: float = 0.0  # the refinement's model step [s]
+    first_states: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    segments: list = field(default_factory=list)  # the recordings at step h (problem.Segment)
+    at_bound: list[str] = field(default_factory=list)
+    fit_values: np.ndarray | None = None  # the equation-error fit's values and std
+    fit_std: np.ndarray | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "start": self.start,
+            "h": self.h,
+            "window_seconds": [v if np.isfinite(v) else None for v in self.window_seconds],
+            "windows": self.windows,
+            "samples": self.samples,
+            "evaluations": self.evaluations,
+            "jacobians": self.jacobians,
+            "seconds": self.seconds,
+            "cost_start": self.cost_start,
+            "cost": self.cost,
+            "rms_start": self.rms_start,
+            "rms": self.rms,
+            "at_bound": self.at_bound,
+            "parameters": {
+                n: {
+                    "equation_error": float(e),
+                    "equation_error_std": float(es),
+                    "start": float(a),
+                    "value": float(b),
+                    "std": float(s),
+                }
+                for n, e, es, a, b, s in zip(
+                    self.names, self.fit_values, self.fit_std, self.start_values, self.values,
+                    self.std, strict=True,
+                )  # fmt: skip
+            },
+        }
+
+
+class WindowProblem:
+    """The windows of a fit's recordings and their batched simulation. ``fit``: a
+    :class:`physid.multibody.estimate.MultibodyFit` (its model, step, segments, states,
+    estimated names and per-joint noise)."""
+
+    def __init__(  # noqa: ANN001
+        self, fit, recordings: list, h: float, window_seconds: float, known: dict | None = None
+    ) -> None:
+        from physid.multibody.estimate import resample
+
+        self.model, self.h, self.names = fit.model, float(h), list(fit.names)
+        self.stepper = Stepper(fit.model, self.h)
+        self.slots = np.array([fit.model.index(n) for n in self.names], int)
+        self.m = len(fit.model.hinges)
+        sigma = np.array([fit.noise[j]["std"] for j in fit.model.joint_names], float)
+        self.inv_sigma = 1.0 / np.maximum(sigma, 1e-12)
+        # the recordings at the refinement's step: angles at the steps nearest a sample
+        self.segments = [resample(rec, self.h, None)[0] for rec in recordings]
+        self.starts, self.lengths, self.segment_of, entries = [], [], [], []
+        for s, seg in enumerate(self.segments):
+            n = len(seg.y)
+            whole = not np.isfinite(window_seconds) or window_seconds >= (n - 1) * self.h
+            length = n - 1 if whole else max(1, int(round(window_seconds / self.h)))
+            bounds = list(range(0, n - 1, length)) + [n - 1]
+            if len(bounds) > 2 and bounds[-1] - bounds[-2] < length // 2:
+                bounds.pop(-2)  # a short tail joins the window before it
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                seen = np.argwhere(seg.w[a : b + 1] > 0)  # (k, j) pairs, k from the start
+                if len(seen) < 2:
+                    continue
+                self.starts.append(a)
+                self.lengths.append(b - a)
+                self.segment_of.append(s)
+                entries.append((seen[:, 0], seen[:, 1], seg.y[a + seen[:, 0], seen[:, 1]]))
+        self.W = len(self.starts)
+        self.R = max((len(e[0]) for e in entries), default=0)
+        self.steps = np.zeros((self.W, self.R), int)
+        self.joint = np.zeros((self.W, self.R), int)
+        self.y = np.zeros((self.W, self.R))
+        self.mask = np.zeros((self.W, self.R), bool)
+        for w, (k, j, y) in enumerate(entries):
+            self.steps[w, : len(k)], self.joint[w, : len(k)], self.y[w, : len(k)] = k, j, y
+            self.mask[w, : len(k)] = True
+        self.L = max(self.lengths, default=0)
+        self.u = np.zeros((self.L, self.W, self.m))
+        for w, (a, n, s) in enumerate(zip(self.starts, self.lengths, self.segment_of, strict=True)):
+            self.u[:n, w] = self.segments[s].u[a : a + n]
+        # each window's first state: an earlier stage's (``known``: (segment, step) -> (angles,
+        # rates)) or the fit's estimated state at the nearest of its steps
+        angles0, rates0 = [], []
+        fit_stepper = Stepper(fit.model, fit.h)
+        known = {} if known is None else known
+        for a, s in zip(self.starts, self.segment_of, strict=True):
+            if (s, a) in known:  # a window of an earlier stage started here
+                angles0.append(known[s, a][0])
+                rates0.append(known[s, a][1])
+                continue
+            i = min(int(round(a * self.h / fit.h)), len(fit.states.q[s]) - 1)
+            q, v = fit.states.q[s][i][None], fit.states.v[s][i][None]
+            angle, rate = fit_stepper.joint_states(q, v)
+            angles0.append(angle[0])
+            rates0.append(rate[0])
+        self.angles0, self.rates0 = np.array(angles0), np.array(rates0)
+        self.pin_data = fit.model.pin_model.createData()
+
+    def chi(self, x: np.ndarray) -> np.ndarray:
+        out = self.model.values.copy()
+        out[self.slots] = x
+        return out
+
+    def state(self, angles: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The maximal-coordinate state of joint ``angles`` and ``rates``."""
+        return state_from_joints(self.model, angles, rates, self.pin_data)
+
+    def initial_state(self, w: int, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Window ``w``'s maximal-coordinate state with joint offsets ``d`` = (angles, rates)."""
+        return self.state(self.angles0[w] + d[: self.m], self.rates0[w] + d[self.m :])
+
+    def residuals(self, chi: np.ndarray, window: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """(B, R) residuals of trajectories ``b``: window ``window[b]`` started with joint
+        offsets ``offsets[b]`` and simulated with parameters ``chi[b]``; ``inf`` rows for a
+        parameter set that cannot be simulated (a body without positive inertia)."""
+        B = len(window)
+        q = np.empty((B, 7 * self.model.n_bodies))
+        v = np.empty((B, 6 * self.model.n_bodies))
+        for b in range(B):
+            q[b], v[b] = self.initial_state(int(window[b]), offsets[b])
+        ok = np.array([inertia_problem(self.model, c) is None for c in chi])
+        out = np.full((B, self.R), np.inf)
+        if not ok.any():
+            return out
+        chi_ok, w_ok = chi[ok], window[ok]
+        q, v = q[ok], v[ok]
+        wanted = np.zeros((self.L + 1, len(w_ok)), bool)
+        rows, cols = np.nonzero(self.mask[w_ok])
+        wanted[self.steps[w_ok][rows, cols], rows] = True
+        kept_q = np.zeros((self.L + 1, len(w_ok), q.shape[1]))
+        kept_v = np.zeros((self.L + 1, len(w_ok), v.shape[1]))
+        kept_q[0], kept_v[0] = q, v
+        last = int(np.max(np.where(wanted.any(axis=1))[0], initial=0))
+        with np.errstate(all="ignore"):
+            for k in range(last):
+                q, v, _ = self.stepper.step_batch(q, v, self.u[k, w_ok], chi_ok)
+                kept_q[k + 1], kept_v[k + 1] = q, v
+        k_idx, b_idx = np.nonzero(wanted)
+        angles = np.full((self.L + 1, len(w_ok), self.m), np.nan)
+        if len(k_idx):
+            angles[k_idx, b_idx] = self.stepper.joint_states(
+                kept_q[k_idx, b_idx], kept_v[k_idx, b_idx]
+            )[0]
+        sim = angles[self.steps[w_ok], np.arange(len(w_ok))[:, None], self.joint[w_ok]]
+        error = np.angle(np.exp(1j * (sim - self.y[w_ok])))  # wrapped to (-pi, pi]
+        r = np.where(self.mask[w_ok], error * self.inv_sigma[self.joint[w_ok]], 0.0)
+        out[ok] = np.where(np.isfinite(r), r, np.inf)
+        return out
+
+
+def refine(
+    fit,  # noqa: ANN001 (a MultibodyFit; estimate imports the modules this one imports)
+    recordings: list,
+    *,
+    h: float | None = None,
+    window_seconds: Sequence[float] = WINDOW_SECONDS,
+    max_evaluations: int = 30,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> Refinement:
+    """Refine ``fit``'s estimated parameters by multiple shooting on ``recordings`` (the fit's
+    own, :class:`physid.multibody.estimate.Recording`) at the model step ``h`` (default the
+    fit's; module docstring). ``window_seconds``: the windows' length per stage; each stage
+    starts from the previous one's parameters and window states (a longer window reads what
+    a short one cannot: the decay of a swing across windows, which short windows' free states
+    absorb). The first stage starts from whichever of the fit's values and its start values
+    (the config's) gives the lower windowed cost: an equation-error fit that collapsed an
+    inertia is a worse start than the config's guess. ``max_evaluations``: residual
+    evaluations per stage (each Jacobian costs ``len(names) + 2 m`` more batched rollouts)."""
+    clock = time.perf_counter()
+    h = fit.h if h is None else float(h)
+    names = list(fit.names)
+    lower, upper = fit.model.bounds(names)
+    fitted = np.clip(fit.values, lower, upper)
+    configured = np.clip(fit.initial_values, lower, upper)
+    known: dict = {}
+    x = None
+    stages = []
+    for length in window_seconds:
+        problem = WindowProblem(fit, recordings, h, length, known)
+        if x is None:
+            costs = {k: _stage(problem, v, lower, upper, 0).cost for k, v in
+                     (("fit", fitted), ("config", configured))}  # fmt: skip
+            start = min(costs, key=lambda k: costs[k] if np.isfinite(costs[k]) else np.inf)
+            x = fitted if start == "fit" else configured
+            x_start = x
+        stage = _stage(problem, x, lower, upper, max_evaluations, progress)
+        x = stage.solution.x
+        known = {
+            (s, a): (problem.angles0[w] + stage.solution.offsets[w, : problem.m],
+                     problem.rates0[w] + stage.solution.offsets[w, problem.m :])
+            for w, (s, a) in enumerate(zip(problem.segment_of, problem.starts, strict=True))
+        }  # fmt: skip
+        stages.append(stage)
+    first, last = stages[0], stages[-1]
+    solution, problem = last.solution, last.problem
+    variance = 2.0 * solution.cost / max(last.n_res - last.n_unknowns, 1)
+    try:
+        covariance = solution.normal.covariance_x() * variance
+    except np.linalg.LinAlgError:
+        covariance = np.full((len(names), len(names)), np.nan)
+    first_states = []
+    for s in range(len(recordings)):
+        if (s, 0) in known:
+            first_states.append(problem.state(*known[s, 0]))
+        else:
+            first_states.append((fit.states.q[s][0], fit.states.v[s][0]))
+    # the solver projects onto a bound exactly (np.clip)
+    inside = (lower < solution.x) & (solution.x < upper)
+    at_bound = [n for n, ok in zip(names, inside, strict=True) if not ok]
+    return Refinement(
+        names=names,
+        start_values=x_start,
+        start=start,
+        values=solution.x.copy(),
+        std=parameter_std(solution.normal, solution.cost, last.n_res, last.n_unknowns),
+        covariance=covariance,
+        cost_start=float(first.start_cost),
+        cost=float(solution.cost),
+        rms_start=_joint_rms(first.problem, first.start_r),
+        rms=_joint_rms(problem, solution.residual),
+        windows=problem.W,
+        window_seconds=[float(v) for v in window_seconds],
+        samples=last.n_res,
+        evaluations=sum(st.solution.nfev for st in stages),
+        jacobians=sum(st.solution.njev for st in stages),
+        status="converged" if all(st.solution.status > 0 for st in stages) else "budget",
+        message="; ".join(st.solution.message for st in stages),
+        seconds=time.perf_counter() - clock,
+        h=h,
+        first_states=first_states,
+        segments=problem.segments,
+        at_bound=at_bound,
+        fit_values=np.asarray(fit.values, float).copy(),
+        fit_std=np.asarray(fit.std, float).copy(),
+    )
+
+
+@dataclass
+class _Stage:
+    problem: WindowProblem
+    solution: Any  # condensed_lm.Solution (or a Blocks-only stand-in at 0 evaluations)
+    start_cost: float
+    start_r: np.ndarray
+    n_res: int
+    n_unknowns: int
+
+    @property
+    def cost(self) -> float:
+        return self.start_cost
+
+
+def _stage(
+    problem: WindowProblem,
+    x0: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    max_evaluations: int,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> _Stage:
+    """One stage of :func:`refine` on ``problem``'s windows from ``x0`` (0 evaluations: the
+    start's cost only)."""
+    W, m = problem.W, problem.m
+    n_s = 2 * m
+
+    def batch(x_rows: np.ndarray, window: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        return problem.residuals(np.array([problem.chi(x) for x in x_rows]), window, offsets)
+
+    def evaluate(x: np.ndarray, d: np.ndarray) -> Blocks:
+        return Blocks(batch(np.tile(x, (W, 1)), np.arange(W), d), np.zeros(len(x)))
+
+    def jacobian(x: np.ndarray, d: np.ndarray, at: Blocks) -> Blocks:
+        steps = PARAMETER_STEP * np.maximum(np.maximum(np.abs(x), np.abs(x0)), 1e-12)
+        steps = np.where(x + steps > upper, -steps, steps)
+        state_steps = np.concatenate([np.full(m, ANGLE_STEP), np.full(m, RATE_STEP)])
+        x_rows = [np.tile(x + steps[i] * np.eye(len(x))[i], (W, 1)) for i in range(len(x))]
+        offsets = [d] * len(x)
+        for j in range(n_s):
+            x_rows.append(np.tile(x, (W, 1)))
+            offsets.append(d + state_steps[j] * np.eye(n_s)[j])
+        windows = np.tile(np.arange(W), len(x) + n_s)
+        r = batch(np.vstack(x_rows), windows, np.vstack(offsets))
+        r = r.reshape(len(x) + n_s, W, problem.R)
+        G = np.moveaxis((r[: len(x)] - at.r) / steps[:, None, None], 0, 2)
+        S = np.moveaxis((r[len(x) :] - at.r) / state_steps[:, None, None], 0, 2)
+        G[~np.isfinite(G)] = 0.0  # a perturbation that cannot be simulated: no slope
+        S[~np.isfinite(S)] = 0.0
+        return Blocks(at.r, at.rp, G, S, np.zeros(len(x)))
+
+    offsets0 = np.zeros((W, n_s))
+    first = evaluate(x0, offsets0)
+    n_res = int(problem.mask.sum())
+    n_unknowns = len(x0) + W * n_s
+    if max_evaluations <= 0:
+        return _Stage(problem, None, first.cost, first.r, n_res, n_unknowns)
+    solution = solve(
+        evaluate,
+        jacobian,
+        x0,
+        offsets0,
+        (lower, upper),
+        max_nfev=max_evaluations,
+        ftol=FTOL,
+        xtol=1e-10,
+        lam0=1.0,
+        progress=progress,
+        std_of=lambda normal, cost: parameter_std(normal, cost, n_res, n_unknowns),
+    )
+    return _Stage(problem, solution, first.cost, first.r, n_res, n_unknowns)
+
+
+def _joint_rms(problem: WindowProblem, r: np.ndarray) -> dict[str, float]:
+    """Per joint the RMS angle error [rad] of residuals ``r`` (W, R) (undoing the 1/sigma)."""
+    out = {}
+    for j, name in enumerate(problem.model.joint_names):
+        sel = problem.mask & (problem.joint == j)
+        e = r[sel] / problem.inv_sigma[j]
+        out[name] = float(np.sqrt(np.mean(e**2))) if e.size else float("nan")
+    return out
+
+
+def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit in and out)
+    """``fit`` carrying the refinement's parameters (values, std, covariance, the model) and
+    the refinement itself (the equation-error values in ``refinement.fit_values``); the fit's
+    states are unchanged and its notes are marked as the equation-error stage's. One note gives
+    the windowed simulation error before and after, one more names each parameter the
+    refinement left at a bound."""
+    import dataclasses
+
+    model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
+    notes = [
+        f"output-error refinement ({refinement.status}, {refinement.evaluations} simulations of "
+        f"{refinement.windows} window(s) in the last stage, {refinement.seconds:.0f} s): "
+        "simulation error over the windows per joint, first stage's start -> last stage's end: "
+        + ", ".join(
+            f"{n} {1e3 * refinement.rms_start[n]:.3g} -> {1e3 * refinement.rms[n]:.3g} mrad"
+            for n in refinement.rms
+        )
+    ]
+    notes += [
+        f"{n} = {v:.4g} ended at a bound of the output-error refinement: not a measurement"
+        for n, v in zip(refinement.names, refinement.values, strict=True)
+        if n in refinement.at_bound
+    ]
+    return dataclasses.replace(
+        fit,
+        values=refinement.values.copy(),
+        std=refinement.std.copy(),
+        covariance=refinement.covariance.copy(),
+        model=model,
+        refinement=refinement,
+        notes=[*(f"equation-error stage: {n}" for n in fit.notes), *notes],
+        at_bound=list(refinement.at_bound),
+    )
+
+
+def skip_reason(fit, recordings: list) -> str | None:  # noqa: ANN001
+    """Why :func:`refine` would not run on ``fit`` (None: it runs): no estimated parameter, or
+    dry friction that is not a constant torque (``r mu`` or Stribeck: their steps go through
+    Lemke one trajectory at a time, ~100x the batched box)."""
+    if not fit.names:
+        return "no estimated parameter"
+    model = fit.model
+    for hinge in model.hinges:
+        for slot in ("dry", "stribeck_delta"):
+            name = f"{hinge.name}.{slot}"
+            if name in fit.names or model.values[model.index(name)] != 0.0:
+                return (
+                    f"{name}: the refinement simulates constant Coulomb torques (coulomb) only, "
+                    "not r*mu or Stribeck friction"
+                )
+    return None

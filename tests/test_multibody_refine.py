@@ -1,0 +1,159 @@
+"""Output-error refinement of multibody fits (issue 27): the batched stepper and its box-friction
+solve against the Lemke path, and the refinement recovering known parameters of a simulated,
+noisy, low-rate, sticking pendulum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import physid.multibody.mlcp as mlcp
+from physid.multibody.build import load_model
+from physid.multibody.estimate import Recording, identify
+from physid.multibody.refine import refine, refined, skip_reason
+from physid.multibody.simulate import Stepper, simulate, state_from_joints
+from physid.multibody.verdicts import simulation_errors
+
+ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
+FURUTA = {
+    "gravity": [0, 0, -9.81],
+    "defaults": {"compliance_linear": 1e-7, "compliance_rotational": 1e-7, "damping": 0.004},
+    "joints": {
+        "hinge1": {"viscous": 1e-3, "coulomb": 0.05, "friction_damping": 0.0095,
+                   "friction_compliance": 0.05},
+        "hinge2": {"viscous": 1e-5, "coulomb": 5e-5},
+    },
+}  # fmt: skip
+
+
+def test_box_friction_equals_lemke_through_stick_and_slip(monkeypatch):
+    """A Furuta released 30 deg from upright whose arm slides, sticks and creeps: the batched
+    box solve of constant Coulomb friction and Lemke on the full Stewart-Trinkle LCP step the
+    same trajectory (2 s, 2,000 steps)."""
+    model = load_model(ROOT / "furuta.urdf", FURUTA)
+    q0, v0 = state_from_joints(model, [0.0, np.pi - np.radians(30)], [0.0, 0.0])
+    box = simulate(model, 1e-3, 2000, q0, v0)
+    monkeypatch.setattr(mlcp, "BOX_MAX_HINGES", 0)  # every step through Lemke
+    lemke = simulate(model, 1e-3, 2000, q0, v0)
+    assert lemke.lcp_failures == 0
+    np.testing.assert_allclose(box.angles, lemke.angles, atol=1e-9)
+    np.testing.assert_allclose(box.rates, lemke.rates, atol=1e-8)
+    # the arm both slides and sticks in this window (else the test would not test the box)
+    assert np.ptp(box.rates[:, 0]) > 0.5 and np.min(np.abs(box.rates[1000:, 0])) < 1e-3
+
+
+def test_step_batch_equals_step_per_trajectory():
+    model = load_model(ROOT / "furuta.urdf", FURUTA)
+    stepper = Stepper(model, 2e-3)
+    rng = np.random.default_rng(0)
+    states = [
+        state_from_joints(model, rng.uniform(-3, 3, 2), rng.uniform(-4, 4, 2)) for _ in range(5)
+    ]
+    q = np.array([s[0] for s in states])
+    v = np.array([s[1] for s in states])
+    chi = np.tile(stepper.chi, (5, 1))
+    chi[:, model.index("hinge1.coulomb")] = [0.0, 0.01, 0.05, 0.2, 1.0]
+    u = np.zeros((5, 2))
+    q1, v1, ok = stepper.step_batch(q, v, u, chi)
+    assert ok.all()
+    for b in range(5):
+        single = Stepper(model, 2e-3, chi[b])
+        qb, vb, okb, _ = single.step(q[b], v[b], u[b])
+        np.testing.assert_allclose(q1[b], qb, atol=1e-13)
+        np.testing.assert_allclose(v1[b], vb, atol=1e-11)
+
+
+def _sticking_pendulum(seconds: float = 6.0, noise: float = 0.01):
+    """A pendulum with viscous and Coulomb friction released at 1.2 rad: it swings, decays and
+    sticks; sampled at 20 Hz with ``noise`` [rad] (physid's stepper at 1 ms: a known truth for
+    the estimator, not an independent simulator)."""
+    truth = {"viscous": 0.004, "coulomb": 0.1}
+    config = {"gravity": [0, 0, -9.81], "joints": {"pendulum": dict(truth)}}
+    model = load_model(ROOT / "pendulum.urdf", config)
+    n = int(round(seconds / 1e-3))
+    sim = simulate(model, 1e-3, n, *state_from_joints(model, [1.2], [0.0]))
+    keep = slice(0, None, 50)
+    rng = np.random.default_rng(3)
+    noisy = sim.angles[keep] + noise * rng.normal(size=sim.angles[keep].shape)
+    return Recording(sim.t[keep], noisy, np.zeros_like(noisy), "pendulum"), truth, sim
+
+
+def test_refinement_recovers_coulomb_and_inertia_of_a_noisy_20_hz_pendulum():
+    rec, truth, sim = _sticking_pendulum()
+    assert np.abs(sim.rates[-500:, 0]).max() < 1e-3  # it has stuck by the end
+    start = {
+        "gravity": [0, 0, -9.81],
+        "bodies": {"pendulum": {"Iyy": 0.013}},  # truth 0.01 (the URDF's)
+        "joints": {"pendulum": {"viscous": 0.001, "coulomb": 0.03}},
+        "estimate": ["pendulum.Iyy", "pendulum.viscous", "pendulum.coulomb"],
+        "noise": {"pendulum": 0.01},
+    }
+    model = load_model(ROOT / "pendulum.urdf", start)
+    fit = identify(model, [rec], h=5e-3, max_iterations=3)
+    assert skip_reason(fit, [rec]) is None
+    result = refine(fit, [rec], h=2e-3, window_seconds=(2.0, np.inf), max_evaluations=15)
+    values = dict(zip(result.names, result.values, strict=True))
+    std = dict(zip(result.names, result.std, strict=True))
+    assert values["pendulum.Iyy"] == pytest.approx(0.01, rel=0.03)
+    assert values["pendulum.coulomb"] == pytest.approx(truth["coulomb"], rel=0.1)
+    for name, true in (("pendulum.Iyy", 0.01), ("pendulum.coulomb", truth["coulomb"])):
+        assert abs(values[name] - true) < 4 * std[name]  # the std describes the error
+    # the windows' angle errors fall to the noise (10 mrad), from far above it
+    assert result.rms_start["pendulum"] > 0.03 and result.rms["pendulum"] < 0.012
+    done = refined(fit, result)
+    assert done.model.values[done.model.index("pendulum.coulomb")] == values["pendulum.coulomb"]
+    errors = simulation_errors(done)[0]["joints"]["pendulum"]
+    assert errors["rms_whole"] < 0.015  # from the refined first state, at the refinement's step
+
+
+def test_refinement_skips_r_mu_friction():
+    rec, _, _ = _sticking_pendulum(seconds=2.0)
+    config = {
+        "gravity": [0, 0, -9.81],
+        "joints": {"pendulum": {"viscous": 0.004, "dry": 0.01}},
+        "estimate": ["pendulum.Iyy"],
+    }
+    fit = identify(load_model(ROOT / "pendulum.urdf", config), [rec], h=5e-3, max_iterations=1)
+    assert "pendulum.dry" in skip_reason(fit, [rec])
+
+
+def test_identify_refine_through_the_command_line(tmp_path):
+    """``--refine`` writes the refinement's values (params.json, the printed estimates), its
+    record in result.json and the refined first state in states.npz; bad window lists are one
+    error line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    rec, _, _ = _sticking_pendulum(seconds=3.0)
+    data = tmp_path / "p.csv"
+    rows = "\n".join(f"{t:.4f},{q:.9f}" for t, q in zip(rec.t, rec.angles[:, 0], strict=True))
+    data.write_text("t,q_pendulum\n" + rows + "\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "gravity: [0, 0, -9.81]\njoints: {pendulum: {viscous: 0.001, coulomb: 0.05}}\n"
+        "estimate: [pendulum.viscous, pendulum.coulomb]\nnoise: {pendulum: 0.01}\n"
+    )
+    args = ["multibody", "identify", "--urdf", str(ROOT / "pendulum.urdf"), "--data",
+            str(data), "--config", str(config), "--dt", "0.005", "--max-iterations", "2",
+            "--quiet"]  # fmt: skip
+    out = tmp_path / "fit"
+    run = CliRunner().invoke(main, [*args, "--out", str(out), "--refine", "--refine-windows",
+                                    "whole", "--refine-evaluations", "4"])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = json.loads((out / "result.json").read_text())
+    refinement = result["refinement"]
+    assert refinement["window_seconds"] == [None] and refinement["evaluations"] <= 4 + 1
+    params = json.loads((out / "params.json").read_text())["extra"]["parameters"]
+    coulomb = refinement["parameters"]["pendulum.coulomb"]
+    assert params["pendulum.coulomb"]["value"] == pytest.approx(coulomb["value"], rel=1e-12)
+    assert coulomb["equation_error"] != coulomb["value"]
+    assert "refined_q0_0" in np.load(out / "states.npz")
+    bad_out = ["--out", str(tmp_path / "x"), "--refine-windows", "2,-1"]
+    bad = CliRunner().invoke(main, [*args, *bad_out])
+    assert bad.exit_code != 0 and "--refine-windows" in bad.output
+    assert not (tmp_path / "x").exists()
