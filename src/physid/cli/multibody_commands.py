@@ -6,6 +6,7 @@ Heavy imports (Pinocchio, CasADi) happen inside the command so ``--help`` stays 
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -307,7 +308,9 @@ def identify_command(
         click.echo(f"physid: warning: {warning}", err=True)
     fit = run.raw
     values = ", ".join(
-        f"{n} = {v:.6g} (± {s:.2g})" for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
+        f"{n} = {v:.6g} "
+        + (f"(± {s:.2g})" if math.isfinite(s) else "(std undefined: not identifiable)")
+        for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
     click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")
 

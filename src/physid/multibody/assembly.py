@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-class _Buffered:
+class Buffered:
     """A CasADi function evaluated into preallocated NumPy arrays (its structural non-zeros)."""
 
     def __init__(self, fn: ca.Function) -> None:
@@ -63,11 +63,11 @@ class SegmentEvaluator:
     def __init__(self, fn, n: int, n_params: int) -> None:  # noqa: ANN001 (ResidualFunctions)
         self.n, self.ns, self.m = n, fn.n_state, fn.n_obs
         fixed_inputs = [5, 6]  # p and fixed are shared by all steps (CasADi map reduce_in)
-        self.dyn = _Buffered(fn.dyn.map("dyn_map", "serial", n - 1, fixed_inputs, []))
-        self.obs = _Buffered(fn.obs.map("obs_map", "serial", n, [3, 4], []))
-        self.dyn_jac = _Buffered(fn.dyn_jac.map("dyn_jac_map", "serial", n - 1, fixed_inputs, []))
-        self.obs_jac = _Buffered(fn.obs_jac.map("obs_jac_map", "serial", n, [3, 4], []))
-        self.init_jac, self.fn = _Buffered(_dense(fn.init_jac)), fn
+        self.dyn = Buffered(fn.dyn.map("dyn_map", "serial", n - 1, fixed_inputs, []))
+        self.obs = Buffered(fn.obs.map("obs_map", "serial", n, [3, 4], []))
+        self.dyn_jac = Buffered(fn.dyn_jac.map("dyn_jac_map", "serial", n - 1, fixed_inputs, []))
+        self.obs_jac = Buffered(fn.obs_jac.map("obs_jac_map", "serial", n, [3, 4], []))
+        self.init_jac, self.fn = Buffered(_dense(fn.init_jac)), fn
         self.n_params = n_params
         self.n_rows = self.ns + (n - 1) * self.ns + n * self.m
         self._pattern: tuple | None = None

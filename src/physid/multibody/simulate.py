@@ -16,6 +16,7 @@ import casadi as ca
 import numpy as np
 
 from physid.errors import InputError
+from physid.multibody.assembly import Buffered
 from physid.multibody.dynamics import hinge_vectors, step_expressions
 from physid.multibody.kinematics import (
     np_box_plus,
@@ -96,12 +97,16 @@ class Stepper:
         angle = ca.atan2(ex.angles_cs[:, 1], ex.angles_cs[:, 0])
         self._joint = ca.Function("joint_state", [q, v], [ca.vertcat(angle, omega)])
         self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
-        self._mapped: dict[int, ca.Function] = {}
+        self._mapped: dict[int, Buffered] = {}
+        self._single = Buffered(self._terms)
+        pattern = self._terms.sparsity_out(0)
+        self._size, self._rows = pattern.size1(), np.array(pattern.row(), int)
 
     def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
         """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, upsilon_t D v_k, g]`` of eq. 2.26
         at step ``k`` (``upsilon_t``: :func:`physid.multibody.dynamics.friction_row`)."""
-        flat = np.asarray(self._terms(q, v, u, self.chi), float).ravel()
+        flat = np.zeros(self._size)
+        flat[self._rows] = self._single(q, v, u, self.chi)[0]
         out, start = [], 0
         for rows, cols in self._shapes:
             block = flat[start : start + rows * cols].reshape(cols, rows).T
@@ -115,8 +120,11 @@ class Stepper:
         B = len(q)
         mapped = self._mapped.get(B)
         if mapped is None:
-            mapped = self._mapped[B] = self._terms.map(B)
-        flat = np.asarray(mapped(q.T, v.T, u.T, chi.T), float).T  # (B, total)
+            mapped = self._mapped[B] = Buffered(self._terms.map(B))
+        # evaluated into NumPy memory, structural non-zeros only (272 of 338 entries for the
+        # Furuta): a DM's conversion to NumPy cost more than the evaluation itself
+        flat = np.zeros((B, self._size))
+        flat[:, self._rows] = mapped(q, v, u, chi)[0].reshape(B, -1)
         out, start = [], 0
         for rows, cols in self._shapes:
             block = flat[:, start : start + rows * cols].reshape(B, cols, rows)
