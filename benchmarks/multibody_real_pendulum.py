@@ -217,14 +217,29 @@ def authors_single(rec: Recording, rates: np.ndarray) -> np.ndarray:
     return sol.y[0] - rec.angles[:, 0]
 
 
-def run_single(h: float, kappa: float, grid: list[tuple[float, float]], table: bool) -> None:
+def refined_or_none(fit, recordings: list, refine_on: bool):  # noqa: ANN001, ANN201
+    """``fit`` after ``identify --refine``'s output-error refinement (its default stages), or
+    None when off or skipped (r*mu / Stribeck friction)."""
+    from physid.multibody.refine import refine, refined, skip_reason
+
+    if not refine_on or skip_reason(fit, recordings) is not None:
+        return None
+    start = time.perf_counter()
+    out = refined(fit, refine(fit, recordings))
+    out.notes.append(f"refined in {time.perf_counter() - start:.0f} s")
+    return out
+
+
+def run_single(
+    h: float, kappa: float, grid: list[tuple[float, float]], table: bool, refine_on: bool = False
+) -> None:
     joints = ["pendulum"]
     train = [load("single", f"train_{i:02d}", joints) for i in range(4)]
     valid = {f"valid_{i:02d}": load("single", f"valid_{i:02d}", joints) for i in range(2)}
     if table:
         models = {label: (single_model(names), names) for label, names in SINGLE_MODELS.items()}
         per_file_table(models, train, h, kappa, "single arm")
-    validate_single(train, valid, grid)
+    validate_single(train, valid, grid, refine_on)
 
 
 def per_file_table(
@@ -258,7 +273,9 @@ def per_file_table(
     return combined
 
 
-def validate_single(train: list, valid: dict, grid: list[tuple[float, float]]) -> None:
+def validate_single(
+    train: list, valid: dict, grid: list[tuple[float, float]], refine_on: bool = False
+) -> None:
     print("\n  validation, simulated from the first measured state: RMS angle error [mrad] "
           "over 1 s / whole file")  # fmt: skip
     for name, (rec, rates) in valid.items():
@@ -294,6 +311,19 @@ def validate_single(train: list, valid: dict, grid: list[tuple[float, float]]) -
                   f"({fit.status}, {fit.iterations} it, {time.perf_counter() - start:.0f} s; "
                   f"{values}; at bound {fit.at_bound}; "
                   f"{fit.state_iterations} restart it)")  # fmt: skip
+            better = refined_or_none(fit, [r for r, _ in train], refine_on)
+            if better is not None:
+                errors = []
+                for rec, rates in valid.values():
+                    t, err = simulated_rms(better.model, rec, rates, step)
+                    errors.append(
+                        f"{1e3 * rms(t, err, 1.0)[0]:.2f} / {1e3 * rms(t, err, None)[0]:.1f}"
+                    )
+                values = ", ".join(
+                    f"{n[9:]} {v:.4g}" for n, v in zip(names, better.values, strict=True)
+                )
+                print(f"    {label + '+ref':8s} valid_00 {errors[0]:>13s}  valid_01 "
+                      f"{errors[1]:>13s}  ({better.notes[-1]}; {values})")  # fmt: skip
 
 
 def load_double(name: str) -> tuple[Recording, np.ndarray]:
@@ -373,6 +403,7 @@ def run_double(
     cutoff_hz: float,
     nested: bool,
     folds: int,
+    refine_on: bool = False,
 ) -> None:
     train = [load_double(f"train_{i:02d}") for i in range(n_train)]
     valid = {f"valid_{i:02d}": load_double(f"valid_{i:02d}") for i in range(4)}
@@ -407,14 +438,21 @@ def run_double(
               f"{fit.cost_history[0] / fit.cost * fit.cost_per_step:.4g}, at bound "
               f"{fit.at_bound}): {values}")  # fmt: skip
         previous = fit
+        better = refined_or_none(fit, [r for r, _ in train], refine_on)
+        fits = [(label, fit)] + ([] if better is None else [(label + "+ref", better)])
+        if better is not None:
+            print(f"  {label}+ref ({better.notes[-1]}): " + ", ".join(
+                f"{n} {v:.4g}({s:.1g})" for n, v, s in zip(names, better.values, better.std,
+                                                           strict=True)))  # fmt: skip
         for name, (rec, rates) in valid.items():
-            try:
-                one, whole = double_errors(fit.model, rec, rates, h)
-            except InputError as why:  # the fit collapsed a body (zero mass or inertia)
-                print(f"  {label:8s} {name}: no simulation: {why}")
-                continue
-            print(f"  {label:8s} {name}: {one[0]:.2f} / {one[1]:.2f}; "
-                  f"{whole[0]:.1f} / {whole[1]:.1f}")  # fmt: skip
+            for tag, each in fits:
+                try:
+                    one, whole = double_errors(each.model, rec, rates, h)
+                except InputError as why:  # the fit collapsed a body (zero mass or inertia)
+                    print(f"  {tag:8s} {name}: no simulation: {why}")
+                    continue
+                print(f"  {tag:8s} {name}: {one[0]:.2f} / {one[1]:.2f}; "
+                      f"{whole[0]:.1f} / {whole[1]:.1f}")  # fmt: skip
 
 
 def main() -> None:
@@ -443,13 +481,19 @@ def main() -> None:
     parser.add_argument(
         "--double-cutoff", type=float, default=30.0, help="double: initialisation filter [Hz]"
     )
+    parser.add_argument(
+        "--refine",
+        action="store_true",
+        help="also refine each fit by output error (identify --refine, default stages; viscous "
+        "models only) and validate the refined model",
+    )
     args = parser.parse_args()
     for label in set(SINGLE_MODELS) - set(args.models.split(",")):
         del SINGLE_MODELS[label]
     if args.only != "double":
         steps = [float(a) for a in args.grid_h.split(",") if a]
         grid = [(a, float(b)) for a in steps for b in args.grid_kappa.split(",")]
-        run_single(args.h, args.kappa, grid, not args.no_table)
+        run_single(args.h, args.kappa, grid, not args.no_table, args.refine)
     if args.only != "single":
         models = args.double_models.split(",")
         run_double(
@@ -462,6 +506,7 @@ def main() -> None:
             args.double_cutoff,
             args.double_nested,
             args.double_folds,
+            args.refine,
         )
 
 

@@ -227,8 +227,10 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     "window's first state estimated too) to match the measured angles, each residual divided "
     "by its joint's noise (docs/multibody.md). The values written are the refinement's; the "
     "equation-error ones are in result.json 'refinement'. Skipped (with a note) for r*mu or "
-    "Stribeck dry friction. Costs minutes on tens of seconds of data at 1 ms (on a 40 s, 20 "
-    "Hz Furuta it took the arm's Coulomb torque from -100 % to -2 %).",
+    "Stribeck dry friction. Costs minutes to tens of minutes on tens of seconds of data at 1 "
+    "ms (a 40 s, 20 Hz MuJoCo Furuta: 26 min; its arm's Coulomb torque from 0 to -5.7 % of "
+    "the truth, its simulation error from 16x to 1.0x the noise). Not the default: on the "
+    "shared real pendulums it helped one rig and not the other (docs/multibody.md).",
 )
 @click.option(
     "--refine-windows",
@@ -309,7 +311,7 @@ def identify_command(
     fit = run.raw
     values = ", ".join(
         f"{n} = {v:.6g} "
-        + (f"(± {s:.2g})" if math.isfinite(s) else "(std undefined: not identifiable)")
+        + (f"(± {s:.2g})" if math.isfinite(s) else "(no std: at a bound or not identifiable)")
         for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
     click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")

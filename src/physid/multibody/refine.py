@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from physid.errors import InputError
 from physid.multibody.simulate import Stepper, inertia_problem, state_from_joints
 from physid.numerics.condensed_lm import Blocks, parameter_std, solve
 
@@ -45,6 +46,9 @@ PARAMETER_STEP = 1e-4
 #: Relative decrease of the cost below which a stage stops (the cost is ~half the number of
 #: samples at the noise floor: 1e-4 of it is far below one parameter's worth of evidence).
 FTOL = 1e-4
+#: Broyden updates of the Jacobian between two finite-difference ones (as simfit's fit): a
+#: finite-difference Jacobian costs len(x) + 2 m batched rollouts, an update none.
+SECANT_STEPS = 2
 #: Forward-difference steps of a window's initial joint angle [rad] and rate [rad/s].
 ANGLE_STEP, RATE_STEP = 1e-6, 1e-5
 
@@ -149,6 +153,12 @@ class WindowProblem:
                 self.segment_of.append(s)
                 entries.append((seen[:, 0], seen[:, 1], seg.y[a + seen[:, 0], seen[:, 1]]))
         self.W = len(self.starts)
+        if self.W == 0:
+            raise InputError(
+                f"no window of {window_seconds:g} s holds two measured samples: give windows "
+                "longer than two sample periods",
+                source="--refine-windows",
+            )
         self.R = max((len(e[0]) for e in entries), default=0)
         self.steps = np.zeros((self.W, self.R), int)
         self.joint = np.zeros((self.W, self.R), int)
@@ -290,12 +300,14 @@ def refine(
     # the solver projects onto a bound exactly (np.clip)
     inside = (lower < solution.x) & (solution.x < upper)
     at_bound = [n for n, ok in zip(names, inside, strict=True) if not ok]
+    std = parameter_std(solution.normal, solution.cost, last.n_res, last.n_unknowns)
+    std[~inside] = np.nan  # a parameter held at its bound has no spread: not a measurement
     return Refinement(
         names=names,
         start_values=x_start,
         start=start,
         values=solution.x.copy(),
-        std=parameter_std(solution.normal, solution.cost, last.n_res, last.n_unknowns),
+        std=std,
         covariance=covariance,
         cost_start=float(first.start_cost),
         cost=float(solution.cost),
@@ -386,6 +398,7 @@ def _stage(
         xtol=1e-10,
         lam0=1.0,
         progress=progress,
+        secant_steps=SECANT_STEPS,
         std_of=lambda normal, cost: parameter_std(normal, cost, n_res, n_unknowns),
     )
     return _Stage(problem, solution, first.cost, first.r, n_res, n_unknowns)
