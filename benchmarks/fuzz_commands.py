@@ -158,6 +158,7 @@ def _commands() -> tuple[Command, ...]:
                 "--refine-dt": ("0.01",),
                 "--refine-evaluations": ("3",),
             },
+            flags=("--quiet", "--refine"),
         ),
         Command(
             "impacts simulate",

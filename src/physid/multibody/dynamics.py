@@ -30,7 +30,10 @@ def _rodrigues(axis: np.ndarray, angle: ca.SX) -> ca.SX:
 
 
 def _tilt_axes(gravity: np.ndarray) -> np.ndarray:
-    g = gravity / np.linalg.norm(gravity)
+    norm = float(np.linalg.norm(gravity))
+    if not norm > 0.0:  # no gravity (a horizontal or weightless mechanism): no tilt to speak of
+        return np.eye(3)[:2]
+    g = gravity / norm
     seed = np.eye(3)[int(np.argmin(np.abs(g)))]
     a1 = np.cross(g, seed)
     a1 /= np.linalg.norm(a1)
