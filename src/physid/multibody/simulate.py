@@ -95,10 +95,11 @@ class Stepper:
         flat = ca.vertcat(*[ca.vec(o) for o in outs])
         self._terms = ca.Function("spook_terms", [q, v, u, chi_s], [flat])
         angle = ca.atan2(ex.angles_cs[:, 1], ex.angles_cs[:, 0])
-        self._joint = ca.Function("joint_state", [q, v], [ca.vertcat(angle, omega)])
+        self._joint = ca.Function("joint_state", [q, v], [ca.densify(ca.vertcat(angle, omega))])
         self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
         self._mapped: dict[int, Buffered] = {}
         self._single = Buffered(self._terms)
+        self._joint_maps: dict[int, Buffered] = {}
         pattern = self._terms.sparsity_out(0)
         self._size, self._rows = pattern.size1(), np.array(pattern.row(), int)
 
@@ -171,9 +172,12 @@ class Stepper:
 
     def joint_states(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Joint angles in (-pi, pi] and rates ``n_P.(w_C - w_P)`` for (N, 7n) / (N, 6n) rows."""
-        m = len(self.model.hinges)
-        out = np.asarray(self._joint.map(len(q))(q.T, v.T), float)
-        return out[:m].T, out[m:].T
+        m, n = len(self.model.hinges), len(q)
+        mapped = self._joint_maps.get(n)
+        if mapped is None:  # built once per row count: the refinement asks every sample step
+            mapped = self._joint_maps[n] = Buffered(self._joint.map(n))
+        out = mapped(q, v)[0].reshape(n, 2 * m)
+        return out[:, :m], out[:, m:]
 
 
 def state_from_joints(
