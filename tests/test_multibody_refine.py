@@ -157,3 +157,17 @@ def test_identify_refine_through_the_command_line(tmp_path):
     bad = CliRunner().invoke(main, [*args, *bad_out])
     assert bad.exit_code != 0 and "--refine-windows" in bad.output
     assert not (tmp_path / "x").exists()
+
+
+def test_joint_states_are_not_overwritten_by_the_next_call():
+    """The joint angles are evaluated into a reused buffer: what a call returned must survive
+    the next call with as many rows (the refinement keeps one per window; aliased, every
+    window started from the last one's state)."""
+    model = load_model(ROOT / "furuta.urdf", FURUTA)
+    stepper = Stepper(model, 1e-3)
+    first = [state_from_joints(model, [0.1, 0.2], [0.3, 0.4])]
+    second = [state_from_joints(model, [1.1, -0.7], [-2.0, 0.5])]
+    angles, rates = stepper.joint_states(np.array([first[0][0]]), np.array([first[0][1]]))
+    stepper.joint_states(np.array([second[0][0]]), np.array([second[0][1]]))
+    np.testing.assert_allclose(angles[0], [0.1, 0.2], atol=1e-12)
+    np.testing.assert_allclose(rates[0], [0.3, 0.4], atol=1e-12)

@@ -176,7 +176,7 @@ class Stepper:
         mapped = self._joint_maps.get(n)
         if mapped is None:  # built once per row count: the refinement asks every sample step
             mapped = self._joint_maps[n] = Buffered(self._joint.map(n))
-        out = mapped(q, v)[0].reshape(n, 2 * m)
+        out = mapped(q, v)[0].reshape(n, 2 * m).copy()  # the buffer is the next call's
         return out[:, :m], out[:, m:]
 
 
