@@ -98,7 +98,6 @@ class Stepper:
         self._joint = ca.Function("joint_state", [q, v], [ca.densify(ca.vertcat(angle, omega))])
         self.dry = np.array([hng.has_dry for hng in model.hinges], bool)
         self._mapped: dict[int, Buffered] = {}
-        self._single = Buffered(self._terms)
         self._joint_maps: dict[int, Buffered] = {}
         pattern = self._terms.sparsity_out(0)
         self._size, self._rows = pattern.size1(), np.array(pattern.row(), int)
@@ -106,14 +105,8 @@ class Stepper:
     def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
         """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, upsilon_t D v_k, g]`` of eq. 2.26
         at step ``k`` (``upsilon_t``: :func:`physid.multibody.dynamics.friction_row`)."""
-        flat = np.zeros(self._size)
-        flat[self._rows] = self._single(q, v, u, self.chi)[0]
-        out, start = [], 0
-        for rows, cols in self._shapes:
-            block = flat[start : start + rows * cols].reshape(cols, rows).T
-            out.append(block.ravel() if cols == 1 else block)
-            start += rows * cols
-        return out
+        batch = self.terms_batch(q[None], v[None], np.asarray(u, float)[None], self.chi[None])
+        return [block[0] for block in batch]
 
     def terms_batch(self, q: np.ndarray, v: np.ndarray, u: np.ndarray, chi: np.ndarray) -> list:
         """:meth:`terms` of ``B`` states at once (rows of ``q`` (B, 7n), ``v``, ``u``, ``chi``
@@ -143,25 +136,19 @@ class Stepper:
         M, p, G, sig, a, D, bound, sig_t, constant, relax, _ = self.terms_batch(q, v, u, chi)
         dry = self.dry
         ok = np.ones(len(q), bool)
-        if not dry.any():
-            Mi_Gt = np.linalg.solve(M, np.swapaxes(G, 1, 2))
-            Mi_p = np.linalg.solve(M, p[:, :, None])[:, :, 0]
-            S = G @ Mi_Gt + sig[:, :, None] * np.eye(G.shape[1])
-            lam = np.linalg.solve(S, (a - np.einsum("bij,bj->bi", G, Mi_p))[:, :, None])
-            v1 = Mi_p + (Mi_Gt @ lam)[:, :, 0]
-        else:
-            box = ~np.any(bound[:, dry], axis=1) & (dry.sum() <= BOX_MAX_HINGES)
-            v1 = np.empty_like(v)
-            if box.any():
-                v1[box], _ = box_friction_velocity(
-                    M[box], p[box], G[box], sig[box], a[box], D[box][:, dry],
-                    constant[box][:, dry], sig_t[box][:, dry], relax[box][:, dry],
-                )  # fmt: skip
-            for i in np.flatnonzero(~box):
-                v1[i], _, ok[i] = solve_velocity(
-                    M[i], p[i], G[i], sig[i], a[i], D[i], bound[i], sig_t[i], dry, constant[i],
-                    relax[i],
-                )  # fmt: skip
+        # without dry hinges the box has no friction row: its holonomic elimination alone
+        box = ~np.any(bound[:, dry], axis=1) & (dry.sum() <= BOX_MAX_HINGES)
+        v1 = np.empty_like(v)
+        if box.any():
+            v1[box], _ = box_friction_velocity(
+                M[box], p[box], G[box], sig[box], a[box], D[box][:, dry],
+                constant[box][:, dry], sig_t[box][:, dry], relax[box][:, dry],
+            )  # fmt: skip
+        for i in np.flatnonzero(~box):
+            v1[i], _, ok[i] = solve_velocity(
+                M[i], p[i], G[i], sig[i], a[i], D[i], bound[i], sig_t[i], dry, constant[i],
+                relax[i],
+            )  # fmt: skip
         return np_box_plus_rows(q, self.h * v1), v1, ok
 
     def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple:
