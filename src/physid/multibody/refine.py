@@ -268,13 +268,15 @@ def refine(
     stages = []
     for length in window_seconds:
         problem = WindowProblem(fit, recordings, h, length, known)
+        evaluate = _evaluator(problem)
         if x is None:
-            costs = {k: _stage(problem, v, lower, upper, 0).cost for k, v in
-                     (("fit", fitted), ("config", configured))}  # fmt: skip
+            zero = np.zeros((problem.W, 2 * problem.m))
+            candidates = (("fit", fitted), ("config", configured))
+            costs = {k: evaluate(v, zero).cost for k, v in candidates}
             start = min(costs, key=lambda k: costs[k] if np.isfinite(costs[k]) else np.inf)
             x = fitted if start == "fit" else configured
             x_start = x
-        stage = _stage(problem, x, lower, upper, max_evaluations, progress)
+        stage = _stage(problem, evaluate, x, lower, upper, max_evaluations, progress)
         x = stage.solution.x
         known = {
             (s, a): (problem.angles0[w] + stage.solution.offsets[w, : problem.m],
@@ -331,35 +333,43 @@ def refine(
 @dataclass
 class _Stage:
     problem: WindowProblem
-    solution: Any  # condensed_lm.Solution (or a Blocks-only stand-in at 0 evaluations)
+    solution: Any  # physid.numerics.condensed_lm.Solution
     start_cost: float
     start_r: np.ndarray
     n_res: int
     n_unknowns: int
 
-    @property
-    def cost(self) -> float:
-        return self.start_cost
+
+def _evaluator(problem: WindowProblem) -> Callable[[np.ndarray, np.ndarray], Blocks]:
+    """The residual blocks of a point ``(x, window offsets)``, the last two points remembered:
+    the start's choice, the stage's first cost and the solver's first evaluation are one point
+    (a whole-recording evaluation of the Furuta is 40,000 steps)."""
+    cache: dict[tuple[bytes, bytes], Blocks] = {}
+
+    def evaluate(x: np.ndarray, d: np.ndarray) -> Blocks:
+        key = (np.asarray(x, float).tobytes(), np.asarray(d, float).tobytes())
+        if key not in cache:
+            if len(cache) >= 2:
+                cache.pop(next(iter(cache)))
+            chi = np.tile(problem.chi(x), (problem.W, 1))
+            cache[key] = Blocks(problem.residuals(chi, np.arange(problem.W), d), np.zeros(len(x)))
+        return cache[key]
+
+    return evaluate
 
 
 def _stage(
     problem: WindowProblem,
+    evaluate: Callable[[np.ndarray, np.ndarray], Blocks],
     x0: np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
     max_evaluations: int,
     progress: Callable[[int, int, float], None] | None = None,
 ) -> _Stage:
-    """One stage of :func:`refine` on ``problem``'s windows from ``x0`` (0 evaluations: the
-    start's cost only)."""
+    """One stage of :func:`refine` on ``problem``'s windows from ``x0``."""
     W, m = problem.W, problem.m
     n_s = 2 * m
-
-    def batch(x_rows: np.ndarray, window: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        return problem.residuals(np.array([problem.chi(x) for x in x_rows]), window, offsets)
-
-    def evaluate(x: np.ndarray, d: np.ndarray) -> Blocks:
-        return Blocks(batch(np.tile(x, (W, 1)), np.arange(W), d), np.zeros(len(x)))
 
     def jacobian(x: np.ndarray, d: np.ndarray, at: Blocks) -> Blocks:
         steps = PARAMETER_STEP * np.maximum(np.maximum(np.abs(x), np.abs(x0)), 1e-12)
@@ -371,7 +381,8 @@ def _stage(
             x_rows.append(np.tile(x, (W, 1)))
             offsets.append(d + state_steps[j] * np.eye(n_s)[j])
         windows = np.tile(np.arange(W), len(x) + n_s)
-        r = batch(np.vstack(x_rows), windows, np.vstack(offsets))
+        chi = np.array([problem.chi(row) for row in np.vstack(x_rows)])
+        r = problem.residuals(chi, windows, np.vstack(offsets))
         r = r.reshape(len(x) + n_s, W, problem.R)
         G = np.moveaxis((r[: len(x)] - at.r) / steps[:, None, None], 0, 2)
         S = np.moveaxis((r[len(x) :] - at.r) / state_steps[:, None, None], 0, 2)
@@ -383,8 +394,6 @@ def _stage(
     first = evaluate(x0, offsets0)
     n_res = int(problem.mask.sum())
     n_unknowns = len(x0) + W * n_s
-    if max_evaluations <= 0:
-        return _Stage(problem, None, first.cost, first.r, n_res, n_unknowns)
     solution = solve(
         evaluate,
         jacobian,
