@@ -221,7 +221,11 @@ def multibody_identify(
         result_document,
         states_arrays,
     )
-    from physid.multibody.verdicts import simulation_errors, simulation_lines
+    from physid.multibody.verdicts import (
+        first_state_simulations,
+        simulation_errors,
+        simulation_lines,
+    )
 
     check_numbers(IDENTIFY, {"dt": dt, "kappa": kappa, "max_iterations": max_iterations})
     check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": refine_evaluations})
@@ -284,7 +288,8 @@ def multibody_identify(
         else:
             notes.append(f"output-error refinement skipped: {why}")
     sources = [_source(p) for p in data_files]
-    simulation = simulation_errors(fit)
+    simulations = first_state_simulations(fit)  # once: the errors and the report's figure
+    simulation = simulation_errors(fit, simulations=simulations)
     if model.estimate_default:
         notes.append(
             "the config lists no 'estimate': estimating the default set (per hinge the inertia "
@@ -299,7 +304,7 @@ def multibody_identify(
         write_json_atomic(staging / "params.json", params)
         write_json_atomic(staging / "result.json", result)
         write_bytes_atomic(staging / "states.npz", buffer.getvalue())
-        plot_report(fit, staging / "report.png")
+        plot_report(fit, staging / "report.png", simulations[0])
 
     parameters = Named(
         {

@@ -15,7 +15,7 @@ from physid.errors import InputError
 from physid.multibody.estimate import MultibodyFit, Recording
 from physid.multibody.model import MultibodyModel
 from physid.multibody.problem import Problem
-from physid.multibody.verdicts import first_state_simulation
+from physid.multibody.verdicts import first_state_simulations, unwrap_like
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import _check_magnitude, _check_time, read_table
 
@@ -74,11 +74,6 @@ def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
         np.unwrap(stepper.joint_states(q, v)[0], axis=0)
         for q, v in zip(fit.states.q, fit.states.v, strict=True)
     ]
-
-
-def _unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    shift = np.round((reference[0] - angles[0]) / (2 * np.pi)) * 2 * np.pi
-    return angles + shift
 
 
 def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]):
@@ -273,10 +268,11 @@ def _swing_limits(measured: np.ndarray) -> tuple[float, float]:
     return low - pad, high + pad
 
 
-def plot_report(fit: MultibodyFit, path: Path) -> None:
+def plot_report(fit: MultibodyFit, path: Path, simulation: tuple | str | None = None) -> None:
     """Per joint, the measured, estimated and simulated (from the first state) angles on an
     axis scaled to that joint's swing; the differences to the measurement [mrad]; the impulse
-    residuals."""
+    residuals. ``simulation``: the first recording's entry of
+    :func:`physid.multibody.verdicts.first_state_simulations` (computed when not given)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -284,13 +280,13 @@ def plot_report(fit: MultibodyFit, path: Path) -> None:
 
     seg = fit.segments[0]
     t = fit.h * np.arange(len(seg.y))
-    est = _unwrap_like(estimated_angles(fit)[0], seg.y)
-    try:
-        t_sim, sim, sim_seg = first_state_simulation(fit, 0)
-        why = ""
-    except InputError as err:  # e.g. an estimate at a zero mass: report it, keep the rest
+    est = unwrap_like(estimated_angles(fit)[0], seg.y)
+    simulation = first_state_simulations(fit)[0] if simulation is None else simulation
+    if isinstance(simulation, str):  # e.g. an estimate at a zero mass: report it, keep the rest
         t_sim, sim, sim_seg = t, np.full_like(seg.y, np.nan), seg
-        why = f"no simulation: {err}"
+        why = f"no simulation: {simulation}"
+    else:
+        (t_sim, sim, sim_seg), why = simulation, ""
     imp = impulse_residuals(fit)[0]
     names = fit.model.joint_names
     fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)

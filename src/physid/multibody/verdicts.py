@@ -76,23 +76,41 @@ def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.n
         q0, v0 = fit.states.q[segment][0], fit.states.v[segment][0]
     with np.errstate(all="ignore"):
         sim = simulate(fit.model, h, len(seg.y) - 1, q0, v0, u=seg.u[:-1])
-    angles = sim.angles + 2 * np.pi * np.round((seg.y[0] - sim.angles[0]) / (2 * np.pi))
-    return h * np.arange(len(seg.y)), angles, seg
+    return h * np.arange(len(seg.y)), unwrap_like(sim.angles, seg.y), seg
 
 
-def simulation_errors(fit: Any, horizon: float = 1.0) -> list[dict]:
-    """Per recording of ``fit`` (a :class:`physid.multibody.estimate.MultibodyFit`, not
-    imported: estimate imports this module): the identified model simulated from the first
-    state (:func:`first_state_simulation`), and per joint the RMS angle error [rad] against the
-    measured samples over the first ``horizon`` seconds and over the whole recording (``None``
-    and the reason when the model cannot be simulated, e.g. a body at zero mass)."""
-    out = []
+def unwrap_like(angles: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``angles`` shifted by whole turns so that their first row is nearest ``reference``'s."""
+    return angles + 2 * np.pi * np.round((reference[0] - angles[0]) / (2 * np.pi))
+
+
+def first_state_simulations(fit: Any) -> list[tuple | str]:
+    """:func:`first_state_simulation` of every recording of ``fit``, or the reason (text) it
+    cannot be simulated: computed once for the printed errors, result.json and the report."""
+    out: list[tuple | str] = []
     for s in range(len(fit.segments)):
         try:
-            t, angles, seg = first_state_simulation(fit, s)
+            out.append(first_state_simulation(fit, s))
         except InputError as error:
-            out.append({"error": str(error), "joints": None})
+            out.append(str(error))
+    return out
+
+
+def simulation_errors(
+    fit: Any, horizon: float = 1.0, simulations: list[tuple | str] | None = None
+) -> list[dict]:
+    """Per recording of ``fit`` (a :class:`physid.multibody.estimate.MultibodyFit`, not
+    imported: estimate imports this module): the identified model simulated from the first
+    state (``simulations``, default :func:`first_state_simulations`), and per joint the RMS
+    angle error [rad] against the measured samples over the first ``horizon`` seconds and over
+    the whole recording (``None`` and the reason when the model cannot be simulated, e.g. a
+    body at zero mass)."""
+    out = []
+    for simulation in first_state_simulations(fit) if simulations is None else simulations:
+        if isinstance(simulation, str):
+            out.append({"error": simulation, "joints": None})
             continue
+        t, angles, seg = simulation
         joints = {}
         for j, name in enumerate(fit.model.joint_names):
             seen = seg.w[:, j] > 0
