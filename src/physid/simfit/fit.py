@@ -3,12 +3,11 @@
 The fit is a bounded nonlinear least squares of the multiple-shooting residual
 (:mod:`.shooting`): Levenberg-Marquardt whose steps condense the windows' states out of the
 block-arrow normal equations (:mod:`physid.numerics.condensed_lm`), with finite-difference
-Jacobians that perturb
-every window at once (the residual's sparsity). Standard deviations come from the Gauss-Newton
-covariance at the solution, scaled by the residual variance, and are those of the tuned
-parameters with the windows' initial states marginalised (the same Schur complement). A
-parameter whose posterior standard deviation is not clearly below its prior's (the motion did
-not reveal it) is marked ``prior``.
+Jacobians that perturb every window at once (the residual's sparsity). Standard deviations come
+from the Gauss-Newton covariance at the solution, scaled by the residual variance, and are those
+of the tuned parameters with the windows' initial states marginalised (the same Schur
+complement). A parameter whose posterior standard deviation is not clearly below its prior's
+(the motion did not reveal it) is marked ``prior``.
 
 Held-out judgement, before (the model as given) and after, as RMS joint-position error on the
 held-out runs: the shooting error (windows of the training length whose initial states are
