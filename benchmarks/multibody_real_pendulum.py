@@ -222,7 +222,7 @@ def refined_or_none(fit, recordings: list, refine_on: bool):  # noqa: ANN001, AN
     None when off or skipped (r*mu / Stribeck friction)."""
     from physid.multibody.refine import refine, refined, skip_reason
 
-    if not refine_on or skip_reason(fit, recordings) is not None:
+    if not refine_on or skip_reason(fit) is not None:
         return None
     start = time.perf_counter()
     out = refined(fit, refine(fit, recordings))

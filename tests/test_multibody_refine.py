@@ -92,7 +92,7 @@ def test_refinement_recovers_coulomb_and_inertia_of_a_noisy_20_hz_pendulum():
     }
     model = load_model(ROOT / "pendulum.urdf", start)
     fit = identify(model, [rec], h=5e-3, max_iterations=3)
-    assert skip_reason(fit, [rec]) is None
+    assert skip_reason(fit) is None
     result = refine(fit, [rec], h=2e-3, window_seconds=(2.0, np.inf), max_evaluations=15)
     values = dict(zip(result.names, result.values, strict=True))
     std = dict(zip(result.names, result.std, strict=True))
@@ -116,7 +116,7 @@ def test_refinement_skips_r_mu_friction():
         "estimate": ["pendulum.Iyy"],
     }
     fit = identify(load_model(ROOT / "pendulum.urdf", config), [rec], h=5e-3, max_iterations=1)
-    assert "pendulum.dry" in skip_reason(fit, [rec])
+    assert "pendulum.dry" in skip_reason(fit)
 
 
 def test_identify_refine_through_the_command_line(tmp_path):

@@ -269,7 +269,7 @@ def multibody_identify(
         from physid.multibody.refine import refine as refine_fit
         from physid.multibody.refine import refined, skip_reason
 
-        why = skip_reason(fit, recordings)
+        why = skip_reason(fit)
         if why is None:
             from physid.progress import progress as progress_display
 

@@ -174,7 +174,6 @@ class WindowProblem:
         # each window's first state: an earlier stage's (``known``: (segment, step) -> (angles,
         # rates)) or the fit's estimated state at the nearest of its steps
         angles0, rates0 = [], []
-        fit_stepper = Stepper(fit.model, fit.h)
         known = {} if known is None else known
         for a, s in zip(self.starts, self.segment_of, strict=True):
             if (s, a) in known:  # a window of an earlier stage started here
@@ -183,7 +182,7 @@ class WindowProblem:
                 continue
             i = min(int(round(a * self.h / fit.h)), len(fit.states.q[s]) - 1)
             q, v = fit.states.q[s][i][None], fit.states.v[s][i][None]
-            angle, rate = fit_stepper.joint_states(q, v)
+            angle, rate = self.stepper.joint_states(q, v)  # joint states do not depend on h
             angles0.append(angle[0])
             rates0.append(rate[0])
         self.angles0, self.rates0 = np.array(angles0), np.array(rates0)
@@ -456,7 +455,7 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
     )
 
 
-def skip_reason(fit, recordings: list) -> str | None:  # noqa: ANN001
+def skip_reason(fit) -> str | None:  # noqa: ANN001
     """Why :func:`refine` would not run on ``fit`` (None: it runs): no estimated parameter, or
     dry friction that is not a constant torque (``r mu`` or Stribeck: their steps go through
     Lemke one trajectory at a time, ~100x the batched box)."""
