@@ -74,7 +74,8 @@ def load_trajectories(
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
     options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles}
-    in_memory = {**options, "time_base": config.time_base}
+    in_memory = {**options, "time_base": config.time_base,
+                 "corrupt_samples": config.corrupt_samples}  # fmt: skip
     recordings: list[Recording] = []
     for path in paths:
         if isinstance(path, Table):
@@ -299,6 +300,8 @@ class ValidationReport:
     per_file: dict[str, dict]
     overall: dict
     preprocessing: Preprocessing
+    # what reading did to the recordings (time base rebuilt, duplicate rows, repaired samples)
+    warnings_from_data: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -307,6 +310,7 @@ class ValidationReport:
             "files": self.per_file,
             "preprocessing": self.preprocessing.as_dict(),
             "scored_on": "raw measured torque at the recordings' own samples",
+            "warnings_from_data": list(self.warnings_from_data),
         }
 
 
@@ -390,7 +394,9 @@ def run_validate(
         per_file[source_name(path)] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
-    return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing)
+    data_warnings = tuple(w for t in trajectories for w in t.warnings)
+    return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
+                            data_warnings)  # fmt: skip
 
 
 def _base_uncertainty(model: RobotModel, document: dict) -> tuple[np.ndarray, np.ndarray] | None:

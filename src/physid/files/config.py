@@ -19,7 +19,7 @@ import numpy as np
 from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.errors import InputError
 from physid.files.io import config_number, config_section, read_yaml
-from physid.recordings.trajectory import TIME_BASE_CHOICES
+from physid.recordings.trajectory import CORRUPT_SAMPLE_CHOICES, TIME_BASE_CHOICES
 from physid.robot.friction import FRICTION_MODELS
 from physid.robot.joint_locking import lock_joints
 from physid.robot.model import (
@@ -111,6 +111,8 @@ class IdentifyConfig:
     allow_large_angles: bool = False
     # physid.recordings.trajectory.TIME_BASE_CHOICES: check the stamps, or trust them
     time_base: str = "auto"
+    # physid.recordings.trajectory.CORRUPT_SAMPLE_CHOICES: repair isolated corrupt samples or not
+    corrupt_samples: str = "repair"
     coulomb_deadband: float | dict[str, float] | str = "auto"  # AUTO_DEADBAND: from the data
     joints: tuple[str, ...] | None = None  # identify these; None: every 1-DoF joint of the URDF
     # positions of locked joints, or RECORDED: kept in the model, moved by the recorded position,
@@ -311,6 +313,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         estimation=estimation,
         allow_large_angles=_flag(raw, "allow_large_angles", False, ""),
         time_base=_choice(raw, "time_base", TIME_BASE_CHOICES),
+        corrupt_samples=_choice(raw, "corrupt_samples", CORRUPT_SAMPLE_CHOICES),
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),
         joints=_joint_list(raw.get("joints")),
         locked=_locked(raw.get("locked")),

@@ -507,6 +507,10 @@ def _identify(
         time_base=tuple(
             t.time_base for t in [*train, *(validation or [])] if getattr(t, "time_base", None)
         ),  # fmt: skip
+        row_repairs=tuple(
+            t.row_repairs for t in [*train, *(validation or [])]
+            if getattr(t, "row_repairs", None)
+        ),  # fmt: skip
     )
 
     validation_observations = validation_metrics = None

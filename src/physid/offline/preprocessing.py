@@ -66,11 +66,15 @@ class Preprocessing:
     # per recording, what physid.recordings.timebase found and did
     # (physid.recordings.trajectory.checked_time_base)
     time_base: tuple[dict, ...] = ()
+    # per recording, the rows dropped as duplicates and the corrupt samples repaired
+    # (physid.recordings.trajectory.repaired_samples)
+    row_repairs: tuple[dict, ...] = ()
 
     def as_dict(self) -> dict:
         f = self.filter
         return {
             "time_base": list(self.time_base),
+            "row_repairs": list(self.row_repairs),
             "method": f.method,
             "butterworth_cutoff_hz": f.butterworth_cutoff_hz,
             "decimation_cutoff_hz": f.decimation_cutoff_hz,

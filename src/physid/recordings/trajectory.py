@@ -45,6 +45,8 @@ class Trajectory:
     warnings: tuple[str, ...] = field(default=())
     # what physid.recordings.timebase found and did to the time stamps (as_dict), when checked
     time_base: dict | None = None
+    # rows dropped as duplicates and samples repaired (physid.recordings.glitches), when checked
+    row_repairs: dict | None = None
 
     def __post_init__(self) -> None:
         """Shapes must agree: t (N,), q/tau/dq/ddq (N, n) with n joint names."""
@@ -156,27 +158,58 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
 MAX_GAP_PERIODS = 10.0  # a longer step between samples is a gap (or a mistyped time stamp)
 
 
-def _check_time(table: Table) -> np.ndarray:
+MAX_SAMPLE_PERIOD_S = 1.0  # a robot sampled slower than 1 Hz is a time column in other units
+
+
+def duplicate_rows(table: Table) -> np.ndarray:
+    """Rows (bool, N) equal to the previous row in every column, time included: a logger that
+    wrote the same row twice. They carry nothing and are dropped (:func:`trajectory_from_table`);
+    a repeated time stamp with other values is an error (which of the two rows is right?)."""
+    duplicate = np.zeros(table.n_rows, dtype=bool)
+    if table.n_rows > 1:
+        duplicate[1:] = np.all([c[1:] == c[:-1] for c in table.columns.values()], axis=0)
+    return duplicate
+
+
+def _check_time(table: Table, duplicates: np.ndarray | None = None) -> np.ndarray:
+    """The time column, checked: finite, increasing (``duplicates``: rows allowed to repeat
+    the previous row, dropped by the caller), no gaps, in seconds."""
     t = _require(table, "t", "time in seconds")
     _check_finite(table, ["t"])
     steps = np.diff(t)
-    bad = np.flatnonzero(steps <= 0)
+    bad = steps <= 0
+    if duplicates is not None:
+        bad &= ~duplicates[1:]
+    bad = np.flatnonzero(bad)
     if bad.size:
         row = int(bad[0]) + 1
         raise InputError(
             f"column 't' is not strictly increasing at row {row + 1} "
-            f"(t = {t[row]:.6g} s after {t[row - 1]:.6g} s)",
+            f"(t = {t[row]:.10g} s, {t[row] - t[row - 1]:.3g} s after the previous row; "
+            f"{bad.size} such rows): sort the rows or repair the time stamps",
             source=table.source,
         )
-    if len(t) < 3:
-        raise InputError(f"only {len(t)} samples; at least 3 are needed", source=table.source)
+    kept = t if duplicates is None else t[~duplicates]
+    steps = np.diff(kept)
+    if len(kept) < 3:
+        raise InputError(f"only {len(kept)} samples; at least 3 are needed", source=table.source)
     period = float(np.median(steps))
+    if period > MAX_SAMPLE_PERIOD_S:
+        raise InputError(
+            f"column 't' advances {period:.4g} per row (median), a robot sampled at "
+            f"{1 / period:.3g} Hz: is t in seconds? (milliseconds, micro- or nanoseconds must "
+            "be converted)",
+            source=table.source,
+        )
     gaps = np.flatnonzero(steps > MAX_GAP_PERIODS * period)
     if gaps.size:
         row = int(gaps[0]) + 1
+        if duplicates is not None:  # the row in the file
+            row = int(np.flatnonzero(~duplicates)[row])
+        jump = t[row] - t[row - 1]
         raise InputError(
-            f"column 't' jumps from {t[row - 1]:.6g} s to {t[row]:.6g} s at row {row + 1}, "
-            f"{steps[row - 1] / period:.3g} sample periods ({gaps.size} such gaps); physid does "
+            f"column 't' jumps by {jump:.4g} s to {t[row]:.10g} s at row {row + 1}, "
+            f"{jump / period:.3g} sample periods ({gaps.size} such gaps); physid does "
             "not fill gaps: split the recording there, or fix the time stamp",
             source=table.source,
         )
@@ -203,6 +236,7 @@ def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]
 
 
 TIME_BASE_CHOICES = ("auto", "stamps")
+CORRUPT_SAMPLE_CHOICES = ("repair", "keep")
 
 
 def trajectory_from_table(
@@ -212,6 +246,7 @@ def trajectory_from_table(
     drive_gains: dict[str, float] | None = None,
     allow_large_angles: bool = False,
     time_base: str = "auto",
+    corrupt_samples: str = "repair",
 ) -> Trajectory:
     """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`.
 
@@ -221,14 +256,47 @@ def trajectory_from_table(
     controller's ticks or a uniform grid, with a warning that says so with counts;
     ``"stamps"``: the stamps are trusted as they are.
     """
-    t = _check_time(table)
+    duplicates = duplicate_rows(table)
+    _check_time(table, duplicates)
     trajectory = trajectory_block(
-        table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
-    )
+        table, model, table.columns["t"], drive_gains=drive_gains,
+        allow_large_angles=allow_large_angles,
+    )  # fmt: skip
     check_some_torque(trajectory.tau, table.source)
+    if np.any(duplicates):
+        trajectory = _without_duplicates(trajectory, duplicates, table.first_row)
+    if corrupt_samples == "repair":
+        trajectory = repaired_samples(trajectory, table.first_row)
     if time_base == "auto":
         trajectory = checked_time_base(trajectory)
     return trajectory
+
+
+def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
+    rows = np.flatnonzero(duplicates) + first_row
+    listed = ", ".join(str(r) for r in rows[:5]) + (" ..." if rows.size > 5 else "")
+    note = (f"{trajectory.source}: {rows.size} rows dropped as exact copies of the row before "
+            f"them (rows {listed})")  # fmt: skip
+    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              "duplicate_rows_dropped": rows.tolist()}  # fmt: skip
+    return trajectory.rows(np.flatnonzero(~duplicates), row_repairs=record,
+                           warnings=(*trajectory.warnings, note))  # fmt: skip
+
+
+def repaired_samples(trajectory: Trajectory, first_row: int = 1) -> Trajectory:
+    """``trajectory`` with its isolated corrupt samples repaired
+    (:mod:`physid.recordings.glitches`); what was done is kept in ``row_repairs`` and, if
+    anything was, in a warning. Rows are numbered as in the file (``first_row``: the first's)."""
+    from physid.recordings.glitches import repair_corrupt_samples
+
+    q, tau, repair = repair_corrupt_samples(trajectory.q, trajectory.tau, trajectory.joint_names)
+    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              **repair.as_dict(first_row)}  # fmt: skip
+    if not repair.samples:
+        return replace(trajectory, row_repairs=record)
+    note = repair.note(trajectory.source, first_row)
+    return replace(trajectory, q=q, tau=tau, row_repairs=record,
+                   warnings=(*trajectory.warnings, note))  # fmt: skip
 
 
 def checked_time_base(trajectory: Trajectory) -> Trajectory:

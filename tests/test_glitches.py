@@ -1,0 +1,200 @@
+"""Corrupt rows of real logs (physid.recordings.glitches and the row checks of
+physid.recordings.trajectory): isolated corrupt samples are repaired and reported, exact
+duplicate rows dropped, a time column in milliseconds refused — and clean real recordings are
+left exactly as they are."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import DATASETS, REPO
+
+import physid
+from physid.cli import main
+from physid.errors import InputError
+from physid.recordings.glitches import POSITION_THRESHOLD, repair_corrupt_samples
+from physid.recordings.trajectory import load_trajectory
+from physid.robot.model import build_robot_model, load_urdf
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from real_cases import (  # noqa: E402
+    KUKA_JOINTS,
+    UR10E_GAINS,
+    kuka_signals,
+    read_dfki,
+    read_ur10e,
+    read_xmate,
+    write_contract_csv,
+)
+from scoring import Signals  # noqa: E402
+
+KUKA = REPO / "data" / "kuka_lwr4"
+
+
+def _signals(seed: int = 0, n: int = 5000, rate_hz: float = 500.0):
+    """Two joints: smooth positions (encoder quanta), torques with noise and Coulomb steps at
+    every velocity reversal (edges a glitch detector must not touch)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / rate_hz
+    q = np.column_stack([0.8 * np.sin(2 * np.pi * 0.3 * t), 0.5 * np.cos(2 * np.pi * 0.7 * t)])
+    q = np.round(q / 1e-5) * 1e-5
+    dq = np.gradient(q, t, axis=0)
+    tau = 5.0 * np.cos(q) + 2.0 * np.sign(dq) + rng.normal(0.0, 0.1, q.shape)
+    return t, q, tau
+
+
+def test_clean_signals_with_friction_steps_are_untouched():
+    _, q, tau = _signals()
+    q_out, tau_out, repair = repair_corrupt_samples(q, tau, ("a", "b"))
+    assert repair.samples == ()
+    assert q_out is q and tau_out is tau
+
+
+def test_isolated_corrupt_samples_are_found_and_repaired():
+    _, q, tau = _signals(seed=1)
+    bad_q, bad_tau = q.copy(), tau.copy()
+    bad_q[1000, 0] = 0.0  # an encoder word read as zero (the arm is at 0.8 sin(...) there)
+    bad_q[0, 1] += 0.3  # the very first row: judged against real neighbours
+    bad_tau[3000, 1] = 1e4  # a flipped bit
+    bad_tau[2000:2002, 0] -= 300.0  # two samples wide
+    q_out, tau_out, repair = repair_corrupt_samples(bad_q, bad_tau, ("a", "b"))
+    found = {(s.row, s.column) for s in repair.samples}
+    assert found == {(1000, "q_a"), (0, "q_b"), (3000, "tau_b"), (2000, "tau_a"), (2001, "tau_a")}
+    # repaired to the truth within what the neighbours say (positions: curvature; torques:
+    # the noise of the two neighbours)
+    assert np.max(np.abs(q_out - q)) < 2e-4
+    assert np.max(np.abs(tau_out - tau)) < 1.0
+    untouched = np.ones(len(q), dtype=bool)
+    untouched[[0, 1000, 2000, 2001, 3000]] = False
+    assert np.array_equal(q_out[untouched], bad_q[untouched])
+    assert np.array_equal(tau_out[untouched], bad_tau[untouched])
+    assert bad_q[1000, 0] == 0.0  # the inputs are not modified
+    note = repair.note("log.csv")
+    assert "5 corrupt samples in 5 of 5000 rows" in note and "row 1001 q_a 0 ->" in note
+
+
+def test_a_small_position_departure_is_motion_not_corruption():
+    """Below the threshold in ordinary steps nothing is repaired."""
+    _, q, tau = _signals(seed=2)
+    step = np.percentile(np.abs(np.diff(q[:, 0])), 99)
+    bumped = q.copy()
+    bumped[2500, 0] += 0.5 * POSITION_THRESHOLD * step
+    assert repair_corrupt_samples(bumped, tau, ("a", "b"))[2].samples == ()
+
+
+def _real_recordings():
+    yield "kuka", [kuka_signals(KUKA, k) for k in (1, 2, 3)]
+    ur10e = DATASETS / "ur10e"
+    if ur10e.is_dir():
+        files = sorted(ur10e.glob("*_data/ur-20_0*.csv"))
+        yield "ur10e", [read_ur10e(p, UR10E_GAINS["literature"])[0] for p in files]
+    xmate = DATASETS / "xmate7p"
+    if xmate.is_dir():
+        files = sorted(xmate.glob("**/*.csv"))
+        yield "xmate", [read_xmate(p, 0.02 if "50Hz" in str(p) else 0.001) for p in files]
+    dfki = DATASETS / "dfki_double_pendulum"
+    if dfki.is_dir():
+        yield "dfki", [read_dfki(p) for p in sorted(dfki.glob("sys_id_*/*.csv"))]
+
+
+@pytest.mark.slow
+def test_real_recordings_have_nothing_to_repair():
+    """The thresholds against every real recording we have: their transients (the UR10e's stop
+    at the end of a run, a PD-driven pendulum's kicks) are motion, kept as they are."""
+    checked = 0
+    for name, recordings in _real_recordings():
+        for k, s in enumerate(recordings):
+            repair = repair_corrupt_samples(s.q, s.tau, tuple(str(j) for j in range(s.q.shape[1])))[
+                2
+            ]
+            assert repair.samples == (), (name, k, repair.samples[:3])
+            checked += 1
+    assert checked >= 3
+
+
+def _kuka_slice(k: int, seconds: float = 12.0) -> Signals:
+    s = kuka_signals(KUKA, k)
+    rows = s.t - s.t[0] <= seconds
+    return Signals(s.t[rows], s.q[rows], s.tau[rows])
+
+
+@pytest.mark.slow
+def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
+    """Real KUKA LWR4+ (12 s of file 2 -> 12 s of file 1): a row of positions read as zero and
+    a torque of 1e5 N m. Repaired, the fit is the clean one's; left as read (config
+    corrupt_samples: keep), the same file is far off (measured on the whole file without the
+    repair: 44.8 kg moving mass with one zero row, a fit that explains nothing with the spike)."""
+    urdf = KUKA / "kuka_lwr4.urdf"
+    clean = _kuka_slice(2)
+    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, _kuka_slice(1))
+    corrupt_q, corrupt_tau = clean.q.copy(), clean.tau.copy()
+    row = 500 + int(np.argmax(np.min(np.abs(clean.q[500:1500]), axis=1)))  # every joint off 0
+    assert np.min(np.abs(clean.q[row])) > 0.2
+    corrupt_q[row] = 0.0
+    corrupt_tau[1300, 1] = 1e5
+    files = {
+        "clean": write_contract_csv(tmp_path / "clean.csv", KUKA_JOINTS, clean),
+        "corrupt": write_contract_csv(
+            tmp_path / "corrupt.csv", KUKA_JOINTS, Signals(clean.t, corrupt_q, corrupt_tau)
+        ),
+    }
+    reference = physid.identify(urdf, files["clean"], validate=held)
+    repaired = physid.identify(urdf, files["corrupt"], validate=held, out=tmp_path / "out")
+    kept = physid.identify(urdf, files["corrupt"], validate=held,
+                           config={"corrupt_samples": "keep"})  # fmt: skip
+    error = lambda r: r.raw.validation.relative_error  # noqa: E731
+    mass = lambda r: r.raw.moving_mass()  # noqa: E731
+    assert error(repaired) <= 1.01 * error(reference)
+    assert abs(mass(repaired) - mass(reference)) < 0.05 * mass(reference)
+    assert error(kept) > 2.0 * error(reference)
+    repairs = repaired.document["preprocessing"]["row_repairs"]
+    found = [s for r in repairs for s in r["corrupt_samples_repaired"]]
+    assert {(s["row"], s["column"]) for s in found} == (
+        {(row + 1, f"q_{j}") for j in KUKA_JOINTS} | {(1301, "tau_lwr_1_joint")}
+    )
+    # and the command says so
+    command = ["identify", "--urdf", urdf, "--data", files["corrupt"], "--out", tmp_path / "cli",
+               "--quiet"]  # fmt: skip
+    out = CliRunner().invoke(main, [str(c) for c in command]).output
+    assert "8 corrupt samples in 2 of" in out and "row 1301 tau_lwr_1_joint 100000 ->" in out
+
+
+def _kuka_model():
+    return build_robot_model(load_urdf(KUKA / "kuka_lwr4.urdf"))
+
+
+def _write(path: Path, t, q, tau) -> Path:
+    signals = Signals(np.asarray(t), np.asarray(q), np.asarray(tau))
+    return write_contract_csv(path, KUKA_JOINTS, signals)
+
+
+def test_exact_duplicate_rows_are_dropped_and_said(tmp_path):
+    s = _kuka_slice(2, 4.0)
+    rows = np.r_[np.arange(300), 299, np.arange(300, len(s.t))]  # row 300 written twice
+    path = _write(tmp_path / "dup.csv", s.t[rows], s.q[rows], s.tau[rows])
+    trajectory = load_trajectory(path, _kuka_model())
+    assert trajectory.n_samples == len(s.t)
+    assert np.array_equal(trajectory.q, s.q)
+    assert trajectory.row_repairs["duplicate_rows_dropped"] == [301]
+    assert any("1 rows dropped as exact copies" in w for w in trajectory.warnings)
+
+
+def test_a_repeated_stamp_with_other_values_is_an_error_naming_the_row(tmp_path):
+    s = _kuka_slice(2, 4.0)
+    t = s.t.copy()
+    t[300] = t[299]
+    path = _write(tmp_path / "stamp.csv", t, s.q, s.tau)
+    with pytest.raises(InputError, match=r"stamp.csv: column 't' is not strictly increasing at "
+                                         r"row 301 .*0 s after the previous row"):  # fmt: skip
+        load_trajectory(path, _kuka_model())
+
+
+def test_time_in_milliseconds_is_refused(tmp_path):
+    s = _kuka_slice(2, 4.0)
+    path = _write(tmp_path / "ms.csv", 1000.0 * s.t, s.q, s.tau)
+    with pytest.raises(InputError, match=r"ms.csv: column 't' advances 4.99.* is t in seconds"):
+        load_trajectory(path, _kuka_model())
