@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -22,7 +23,7 @@ from physid.cli.options import (
 SUSPECT_EXIT_CODE = 3
 
 
-def _print_identification(result, out: Path | None) -> None:
+def _print_identification(result, out: Path | None, data_warnings: Sequence[str] = ()) -> None:
     fit_line = f"training relative error {100 * result.train.relative_error:.2f} %"
     if result.validation is not None:
         fit_line += f", validation {100 * result.validation.relative_error:.2f} %"
@@ -63,7 +64,7 @@ def _print_identification(result, out: Path | None) -> None:
         click.echo(f"estimated base tilt [deg] about x, y: {', '.join(tilt)}")
     from physid.report.flags import report_warnings
 
-    for warning in [*result.warnings, *report_warnings(result)]:
+    for warning in [*data_warnings, *result.warnings, *report_warnings(result)]:
         click.echo(f"warning: {warning}", err=True)
     if out is not None:
         click.echo(f"wrote {out / 'params.json'}, {out / 'report.html'} and figures")
@@ -134,12 +135,12 @@ def identify_command(
     written but the data look wrong though well-formed (status "suspect": torque sign or scale
     against the URDF, time not in seconds, degrees, joint columns out of order), with the reason.
     """
-    from physid.workflows import run_identify
+    from physid.workflows import identify_run
 
     data = expand_logs(data, topic, episodes)
     validate = expand_logs(validate, topic, episodes) if validate else []
     with step_progress("identify", quiet) as progress:
-        result = run_identify(
+        run = identify_run(
             urdf,
             data,
             config_path=config_path,
@@ -149,7 +150,9 @@ def identify_command(
             overwrite=overwrite,
             loaded=list(loaded),
         )
-    _print_identification(result, out)
+    result = run.result
+    # what reading did to the recordings (time base rebuilt, rows repaired): said first
+    _print_identification(result, out, run.provenance.get("warnings_from_data", []))
     if result.suspect or result.status != "ok":
         sys.exit(SUSPECT_EXIT_CODE)
 
@@ -221,6 +224,8 @@ def validate_command(
                 f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g})" for j, v in metrics["rmse"].items()
             )
         )
+    for warning in report.warnings_from_data:
+        click.echo(f"warning: {warning}", err=True)
     if json_out is not None:
         click.echo(f"wrote {json_out}")
 
