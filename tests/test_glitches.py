@@ -16,7 +16,7 @@ from conftest import DATASETS, REPO
 import physid
 from physid.cli import main
 from physid.errors import InputError
-from physid.recordings.glitches import POSITION_THRESHOLD, repair_corrupt_samples
+from physid.recordings.glitches import POSITION_THRESHOLD, repair_corrupt_samples, unwrap_angles
 from physid.recordings.trajectory import load_trajectory
 from physid.robot.model import build_robot_model, load_urdf
 
@@ -84,6 +84,24 @@ def test_a_small_position_departure_is_motion_not_corruption():
     bumped = q.copy()
     bumped[2500, 0] += 0.5 * POSITION_THRESHOLD * step
     assert repair_corrupt_samples(bumped, tau, ("a", "b"))[2].samples == ()
+
+
+def _wrap(angle):
+    return np.angle(np.exp(1j * angle))
+
+
+def test_angles_logged_modulo_one_turn_are_unwrapped():
+    t = np.arange(2000) / 100.0
+    wheel = 0.3 + 2.0 * t + 0.5 * np.sin(t)  # turns 6 times
+    swing = np.sin(t)  # within one turn, never wrapped
+    slide = np.where(t < 10, 0.0, 2 * np.pi)  # a prismatic joint may jump 2 pi metres? not ours
+    wide = 4.0 * np.sin(0.5 * t)  # a revolute joint over more than a turn, logged unwrapped
+    q = np.column_stack([_wrap(wheel), swing, slide, wide])
+    out, wraps = unwrap_angles(q, [True, True, False, True])
+    assert np.allclose(out[:, 0], wheel, atol=1e-12)
+    assert wraps == {0: int(np.sum(np.abs(np.diff(q[:, 0])) > np.pi))}
+    assert wraps[0] == 6
+    assert np.array_equal(out[:, 1:], q[:, 1:])
 
 
 def _real_recordings():
@@ -165,6 +183,36 @@ def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
 
 def _kuka_model():
     return build_robot_model(load_urdf(KUKA / "kuka_lwr4.urdf"))
+
+
+@pytest.mark.slow
+def test_a_wrapped_real_joint_identifies_as_the_unwrapped_one(tmp_path):
+    """Real KUKA LWR4+ (8 s of file 2 -> 8 s of file 1): its base joint turns about the vertical,
+    so shifting its angle by 3 rad changes no torque; logged modulo one turn it wraps (the fit
+    failed: "no physically consistent parameters"). Unwrapped, the fit is the shifted one's."""
+    urdf = KUKA / "kuka_lwr4.urdf"
+    fits = {}
+    for kind in ("shifted", "wrapped"):
+        files = []
+        for k in (2, 1):
+            s = _kuka_slice(k, 8.0)
+            q = s.q.copy()
+            q[:, 0] += 3.0
+            if kind == "wrapped":
+                q[:, 0] = _wrap(q[:, 0])
+            files.append(write_contract_csv(tmp_path / f"{kind}_{k}.csv", KUKA_JOINTS,
+                                            Signals(s.t, q, s.tau)))  # fmt: skip
+        fits[kind] = physid.identify(urdf, files[0], validate=files[1])
+    shifted, wrapped = fits["shifted"].raw, fits["wrapped"].raw
+    assert wrapped.validation.relative_error == pytest.approx(
+        shifted.validation.relative_error, rel=1e-6
+    )
+    assert wrapped.moving_mass() == pytest.approx(shifted.moving_mass(), rel=1e-6)
+    repairs = fits["wrapped"].document["preprocessing"]["row_repairs"]
+    crossings = [int(np.sum(np.diff(np.sign(_kuka_slice(k, 8.0).q[:, 0] + 3.0 - np.pi)) != 0))
+                 for k in (2, 1)]  # fmt: skip
+    assert min(crossings) > 0
+    assert [r["angles_unwrapped"] for r in repairs] == [{"lwr_0_joint": n} for n in crossings]
 
 
 def _write(path: Path, t, q, tau) -> Path:

@@ -72,10 +72,10 @@ COMMENTS: dict[str, str] = {
     "time_base": "auto: the time stamps are checked against the motion (repeated samples "
     "dropped; rebuilt from the controller's ticks or a uniform grid when the positions are "
     "clearly smoother on it, docs/identify.md §1); stamps: trusted as they are",
-    "corrupt_samples": "repair: an isolated sample that departs from its neighbours by more "
-    "than any motion can (20 x a position's, 50 x a torque's largest ordinary step) is "
-    "replaced by interpolating its neighbours and reported (docs/identify.md §1); keep: "
-    "left as read",
+    "corrupt_samples": "repair: revolute angles logged modulo one turn are unwrapped, and an "
+    "isolated sample that departs from its neighbours by more than any motion can (20 x a "
+    "position's, 50 x a torque's ordinary step) is replaced by interpolating its neighbours; "
+    "both reported (docs/identify.md §1); keep: left as read",
     "coulomb_deadband": "|dq| below it -> sign(dq) = 0. auto: per joint, at least 3 x the "
     "velocity noise std, widened when cross-validation asks (linear friction only); 0: "
     "none; a number [rad/s] for revolute joints, or {revolute: .., prismatic: [m/s], "

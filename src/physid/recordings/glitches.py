@@ -1,4 +1,13 @@
-"""Isolated corrupt samples of a recording, found and repaired before anything is filtered.
+"""Sample faults of a recording, found and repaired before anything is filtered: revolute angles
+wrapped into one turn, and isolated corrupt samples.
+
+A continuous joint logged modulo one turn (ROS ``JointState`` of a continuous joint often is, in
+[-pi, pi)) jumps by 2 pi whenever it crosses the seam; differentiated, each jump is an impulse of
+acceleration. Measured on the real KUKA LWR4+ (file 2, its vertical base joint shifted by 3 rad
+and wrapped: the dynamics do not change), four such jumps made the consistent fit fail ("no
+physically consistent parameters"). A revolute column whose every value lies within one turn and
+that steps by 2 pi (within :data:`WRAP_TOLERANCE_RAD`) is unwrapped (:func:`unwrap_angles`): no
+motion turns a joint by nearly a full turn between two samples.
 
 Real logs carry single-sample faults that simulations never have: a dropped encoder packet read
 as zero, a flipped bit in a torque word, a current logged in the wrong unit for one row. One such
@@ -30,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.ndimage import median_filter
 
+WRAP_TOLERANCE_RAD = 0.5  # a step within this of +-2 pi is a wrap, not motion
 MEDIAN_WIDTH = 5  # removes departures up to 2 samples wide
 # departure / ordinary step beyond which a sample is corrupt (module docstring: clean real
 # recordings reach 0.33 in positions and 16 in torques)
@@ -144,3 +154,25 @@ def repair_corrupt_samples(
                                        float(departure[row, k])))  # fmt: skip
     found.sort(key=lambda s: (s.row, s.column))
     return blocks[0], blocks[1], GlitchRepair(n_rows, tuple(found))
+
+
+def unwrap_angles(
+    q: np.ndarray, revolute: np.ndarray | list[bool]
+) -> tuple[np.ndarray, dict[int, int]]:
+    """``(q, {column: wraps undone})``: every revolute column of ``q`` (N, n) logged modulo one
+    turn (all values within an interval of 2 pi + :data:`WRAP_TOLERANCE_RAD`, and at least one
+    step within that tolerance of +-2 pi) unwrapped; the others as they were."""
+    unwrapped = q
+    wraps = {}
+    for k in np.flatnonzero(np.asarray(revolute, dtype=bool)):
+        column = q[:, k]
+        if np.ptp(column) > 2.0 * np.pi + WRAP_TOLERANCE_RAD:
+            continue
+        jumps = np.abs(np.abs(np.diff(column)) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD
+        if not np.any(jumps):
+            continue
+        if unwrapped is q:
+            unwrapped = q.copy()
+        unwrapped[:, k] = np.unwrap(column)
+        wraps[int(k)] = int(np.sum(jumps))
+    return unwrapped, wraps

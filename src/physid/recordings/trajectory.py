@@ -219,8 +219,10 @@ def _check_time(table: Table, duplicates: np.ndarray | None = None) -> np.ndarra
 def _drive_gain(gains: dict[str, float], name: str, source: str) -> float:
     if name not in gains:
         raise InputError(
-            f"column 'i_{name}' is a motor current but no drive gain is configured for '{name}' "
-            "(config: drive_gains)",
+            f"column 'i_{name}' is a motor current but no drive gain is configured for '{name}': "
+            "give the gains in the config (drive_gains: {joint: N m/A, joint side}) or identify "
+            "them from a run with a known payload (drive_gains: identify and --loaded-data, "
+            "docs/identify.md §8)",
             source=source,
         )
     return float(gains[name])
@@ -266,7 +268,7 @@ def trajectory_from_table(
     if np.any(duplicates):
         trajectory = _without_duplicates(trajectory, duplicates, table.first_row)
     if corrupt_samples == "repair":
-        trajectory = repaired_samples(trajectory, table.first_row)
+        trajectory = repaired_samples(trajectory, model, table.first_row)
     if time_base == "auto":
         trajectory = checked_time_base(trajectory)
     return trajectory
@@ -283,20 +285,30 @@ def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_ro
                            warnings=(*trajectory.warnings, note))  # fmt: skip
 
 
-def repaired_samples(trajectory: Trajectory, first_row: int = 1) -> Trajectory:
-    """``trajectory`` with its isolated corrupt samples repaired
-    (:mod:`physid.recordings.glitches`); what was done is kept in ``row_repairs`` and, if
-    anything was, in a warning. Rows are numbered as in the file (``first_row``: the first's)."""
-    from physid.recordings.glitches import repair_corrupt_samples
+def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int = 1) -> Trajectory:
+    """``trajectory`` with its revolute angles unwrapped where they were logged modulo one turn
+    and its isolated corrupt samples repaired (:mod:`physid.recordings.glitches`); what was
+    done is kept in ``row_repairs`` and, if anything was, in warnings. Rows are numbered as in
+    the file (``first_row``: the first's)."""
+    from physid.recordings.glitches import repair_corrupt_samples, unwrap_angles
 
-    q, tau, repair = repair_corrupt_samples(trajectory.q, trajectory.tau, trajectory.joint_names)
+    revolute = [is_revolute(model, joint) for joint in trajectory.joint_names]
+    q, wraps = unwrap_angles(trajectory.q, revolute)
+    q, tau, repair = repair_corrupt_samples(q, trajectory.tau, trajectory.joint_names)
+    names = trajectory.joint_names
     record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              "angles_unwrapped": {names[k]: n for k, n in wraps.items()},
               **repair.as_dict(first_row)}  # fmt: skip
-    if not repair.samples:
+    notes = []
+    if wraps:
+        listed = ", ".join(f"{names[k]} ({n} wraps)" for k, n in wraps.items())
+        notes.append(f"{trajectory.source}: angles logged modulo one turn, unwrapped: {listed}")
+    if repair.samples:
+        notes.append(repair.note(trajectory.source, first_row))
+    if not notes:
         return replace(trajectory, row_repairs=record)
-    note = repair.note(trajectory.source, first_row)
     return replace(trajectory, q=q, tau=tau, row_repairs=record,
-                   warnings=(*trajectory.warnings, note))  # fmt: skip
+                   warnings=(*trajectory.warnings, *notes))  # fmt: skip
 
 
 def checked_time_base(trajectory: Trajectory) -> Trajectory:
