@@ -29,6 +29,12 @@ def _swapped_columns(trajectory: Trajectory, a: int, b: int) -> Trajectory:
     return replace(trajectory, tau=tau)
 
 
+def _one_joint_constant(trajectory: Trajectory, joint: int) -> Trajectory:
+    tau = trajectory.tau.copy()
+    tau[:, joint] = 0.0
+    return replace(trajectory, tau=tau)
+
+
 def _one_joint_flipped(trajectory: Trajectory, joint: int) -> Trajectory:
     tau = trajectory.tau.copy()
     tau[:, joint] *= -1.0
@@ -57,8 +63,10 @@ def test_clean_simulation_is_not_suspect(arm_experiment, clean):
         (lambda tr: _swapped_columns(tr, 1, 2), "another order"),
         (lambda tr: _swapped_columns(tr, 1, 4), "another order"),
         (lambda tr: _one_joint_flipped(tr, 2), "sign flipped"),
+        (lambda tr: _one_joint_constant(tr, 2), "the torque of 'joint_3' (0) is the same in"),
     ],
-    ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3"],
+    ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3",
+         "j3-not-logged"],  # fmt: skip
 )
 def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, corrupt, keyword):
     reasons = suspect_reasons(arm_experiment.model, [corrupt(clean)])

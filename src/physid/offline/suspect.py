@@ -222,6 +222,9 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     comparison = gravity_comparison(model, trajectory)
     if comparison is None:
         return []
+    constant = _constant_reason(trajectory, comparison)
+    if constant is not None:
+        return [constant]
     s, r = comparison.scale, comparison.correlation
     order = _order_reason(comparison)
     if order is not None and comparison.swap is not None:
@@ -241,6 +244,24 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
             "(wrong drive gains or units?)"
         ]
     return []
+
+
+def _constant_reason(trajectory: Trajectory, comparison: GravityComparison) -> str | None:
+    """Gravity-loaded joints whose torque column holds one value in every row: a sensor that
+    was not logged (its correlation with anything is undefined: "does not follow its gravity
+    torque, correlation 0.00" said less than this)."""
+    tau = np.asarray(trajectory.tau, float)
+    names = list(trajectory.joint_names)
+    constant = [(joint, float(tau[0, names.index(joint)])) for joint in comparison.joints
+                if np.ptp(tau[:, names.index(joint)]) == 0.0]  # fmt: skip
+    if not constant:
+        return None
+    listed = ", ".join(f"'{joint}' ({value:g})" for joint, value in constant)
+    return (
+        f"the torque of {listed} is the same in every row although the URDF's gravity torque on "
+        "it varies with the pose: a torque that was not logged (or a passive joint, whose torque "
+        "is truly that: then this is not suspect)"
+    )
 
 
 def _order_reason(comparison: GravityComparison) -> str | None:
