@@ -122,7 +122,7 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
     [
         (lambda c: c.pop("tau_joint_3"), "missing column 'tau_joint_3'"),
         (
-            lambda c: c.__setitem__("q_joint_9", c["q_joint_1"]),
+            lambda c: c.__setitem__("q_joint_9", c.pop("q_joint_3")),  # a misspelt joint
             "column 'q_joint_9' names joint 'joint_9'",
         ),
         (lambda c: c["q_joint_2"].__setitem__(100, np.nan), "column 'q_joint_2' row 101 is nan"),

@@ -62,6 +62,19 @@ def test_a_good_file_round_trips_through_csv_npz_and_parquet(tmp_path):
     assert trajectory_csv_text(reference).startswith("t,q_joint_1,")
 
 
+def test_columns_of_joints_the_model_does_not_have_are_ignored_with_a_warning(tmp_path):
+    """A ROS JointState often carries a gripper's fingers beside the arm's joints."""
+    columns = good_columns()
+    columns["q_finger_joint"] = np.full(50, 0.01)
+    columns["tau_finger_joint"] = np.full(50, 0.5)
+    trajectory = load_trajectory(csv_file(tmp_path, columns), MODEL)
+    reference = load_trajectory(csv_file(tmp_path, good_columns(), "good.csv"), MODEL)
+    assert np.array_equal(trajectory.q, reference.q)
+    assert np.array_equal(trajectory.tau, reference.tau)
+    assert any("ignored unknown column(s): q_finger_joint, tau_finger_joint" in w
+               for w in trajectory.warnings)  # fmt: skip
+
+
 def test_missing_and_misnamed_columns(tmp_path):
     columns = good_columns()
     columns["q_jiont_3"] = columns.pop("q_joint_3")

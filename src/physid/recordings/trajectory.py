@@ -423,15 +423,21 @@ def _check_configured_columns(
 
 
 def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> None:
+    """A column naming a joint (motor) the model does not have is an error while one of the
+    model's own position columns is missing (a misspelt name); otherwise other joints' columns
+    (a gripper's fingers in a ROS ``JointState``) are ignored, with a warning
+    (:func:`trajectory_block`)."""
     known = set(model.joint_names)
     motors = set(model.transmission.motor_names) if model.transmission is not None else set()
+    complete = all(f"q_{joint}" in table.columns for joint in model.joint_names)
     for column in table.columns:
         for prefix in ("ddq_", "dq_", "qm_", "taum_", "q_", "tau_", "i_"):
             if not column.startswith(prefix):
                 continue
             name = column[len(prefix) :]
-            allowed = motors if prefix in ("qm_", "taum_") else known | motors
-            if name not in allowed:
+            motor = prefix in ("qm_", "taum_")
+            allowed = motors if motor else known | motors
+            if name not in allowed and not (complete and not motor):
                 kind = "motor" if prefix in ("qm_", "taum_") else "joint"
                 choices = sorted(allowed) or ["(none: no transmission configured)"]
                 raise InputError(
