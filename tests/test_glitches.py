@@ -207,7 +207,8 @@ def test_a_wrapped_real_joint_identifies_as_the_unwrapped_one(tmp_path):
     assert wrapped.validation.relative_error == pytest.approx(
         shifted.validation.relative_error, rel=1e-6
     )
-    assert wrapped.moving_mass() == pytest.approx(shifted.moving_mass(), rel=1e-6)
+    # the moving mass to the solver's tolerance (its std here is ~8 kg; measured 7e-5 kg apart)
+    assert wrapped.moving_mass() == pytest.approx(shifted.moving_mass(), abs=1e-3)
     repairs = fits["wrapped"].document["preprocessing"]["row_repairs"]
     crossings = [int(np.sum(np.diff(np.sign(_kuka_slice(k, 8.0).q[:, 0] + 3.0 - np.pi)) != 0))
                  for k in (2, 1)]  # fmt: skip
@@ -246,3 +247,34 @@ def test_time_in_milliseconds_is_refused(tmp_path):
     path = _write(tmp_path / "ms.csv", 1000.0 * s.t, s.q, s.tau)
     with pytest.raises(InputError, match=r"ms.csv: column 't' advances 4.99.* is t in seconds"):
         load_trajectory(path, _kuka_model())
+
+
+@pytest.mark.slow
+def test_a_gap_in_the_stamps_splits_the_recording(tmp_path):
+    """Real KUKA LWR4+: 0.5 s cut out of the training file (a logger pause; was an error) is
+    identified exactly as its two pieces given as two files; a piece under 1 s is dropped."""
+    urdf = KUKA / "kuka_lwr4.urdf"
+    s = _kuka_slice(2, 10.0)
+    t = s.t - s.t[0]
+    cut = (t > 4.0) & (t < 4.5)
+    first, second = np.flatnonzero(t <= 4.0), np.flatnonzero(t >= 4.5)
+    gap = _write(tmp_path / "gap.csv", s.t[~cut], s.q[~cut], s.tau[~cut])
+    parts = [_write(tmp_path / f"part{k}.csv", s.t[rows], s.q[rows], s.tau[rows])
+             for k, rows in enumerate((first, second))]  # fmt: skip
+    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, _kuka_slice(1, 6.0))
+    split = physid.identify(urdf, gap, validate=held)
+    two = physid.identify(urdf, parts, validate=held)
+    # (to the SDP solver's tolerance: measured 2e-8 apart)
+    assert split.raw.validation.relative_error == pytest.approx(
+        two.raw.validation.relative_error, rel=1e-6
+    )
+    assert split.raw.moving_mass() == pytest.approx(two.raw.moving_mass(), abs=1e-3)
+    note = next(w for w in split.document["provenance"]["warnings_from_data"] if "gaps" in w)
+    rows = f"rows 1-{first.size}, rows {first.size + 1}-{first.size + second.size}"
+    assert f"identified as 2 separate recordings ({rows})" in note
+    # a piece shorter than a second between two gaps is dropped, and said
+    short = (t > 4.0) & (t < 4.5) | (t > 5.2) & (t < 5.7)
+    path = _write(tmp_path / "short.csv", s.t[~short], s.q[~short], s.tau[~short])
+    pieces = physid.identify(urdf, path).document["provenance"]["warnings_from_data"]
+    assert any("identified as 2 separate recordings" in w and "dropped as shorter than 1 s" in w
+               for w in pieces)  # fmt: skip

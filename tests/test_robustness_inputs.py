@@ -416,17 +416,36 @@ def test_python_api_raises_physid_errors(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["middle", "last"])
-def test_time_gaps_fail_naming_the_row(seed, tmp_path, where):
+def test_time_gaps_split_the_recording_naming_the_row(seed, tmp_path, where):
+    """A gap is not filled: the recording is identified piece by piece, and the output says
+    where; a piece under a second (a mistyped last stamp) is dropped, and said."""
     names, values = _columns(seed[0])
     if where == "last":  # a mistyped last time stamp: 2.995 -> 2995
         values[-1, 0] *= 1000.0
         row = len(values)
+        said = f"identified on rows 1-{row - 1}; dropped as shorter than 1 s: rows {row}-{row}"
     else:  # 100 s missing in the middle
         values[300:, 0] += 100.0
         row = 301
+        said = f"identified as 2 separate recordings (rows 1-300, rows 301-{len(values)})"
     bad = tmp_path / "gap.csv"
     bad.write_text(_csv(names, values))
-    assert_one_line_error(_identify(bad), "gap.csv", f"at row {row}", "does not fill gaps")
+    code, _, stderr = invoke(*_identify(bad))
+    assert code in (0, 3), stderr
+    assert "gap.csv: 1 gap in the time stamps" in stderr and f"at row {row}):" in stderr
+    assert said in stderr
+
+
+def test_a_streamed_recording_with_a_gap_fails_naming_the_row(seed, tmp_path, monkeypatch):
+    """A file too large to hold is read in blocks: its gaps are errors, as before."""
+    import physid.recordings.streamed as streamed
+
+    names, values = _columns(seed[0])
+    values[300:, 0] += 100.0
+    bad = tmp_path / "gap.csv"
+    bad.write_text(_csv(names, values))
+    monkeypatch.setattr(streamed, "STREAM_BYTES", 1)
+    assert_one_line_error(_identify(bad), "gap.csv", "at row 301", "does not fill gaps")
 
 
 def test_online_update_with_wrong_types_and_nan_time():

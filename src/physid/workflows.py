@@ -42,9 +42,9 @@ from physid.recordings.streamed import open_recording, should_stream
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import (
     Trajectory,
-    load_trajectory,
+    read_table,
     split_by_fraction,
-    trajectory_from_table,
+    trajectory_segments,
 )
 from physid.report.identification import write_identification
 from physid.robot.model import RobotModel, with_gravity
@@ -68,7 +68,9 @@ def load_trajectories(
     and stays on disk (:class:`~physid.recordings.streamed.RecordingFile`) unless the configured
     method needs the whole recording at once (the Kalman smoothers, drive-gain identification).
     With ``drive_gains: identify`` the currents are read as they are (unit gains): the gains are
-    estimated afterwards (:func:`identify_drive_gains`)."""
+    estimated afterwards (:func:`identify_drive_gains`). A recording whose time stamps have gaps
+    is split there into separate recordings (:func:`~physid.recordings.trajectory.
+    trajectory_segments`): there may be more recordings than paths."""
     gains = config.drive_gains
     whole = config.filter.method.startswith("irwsm") or gains == IDENTIFY_GAINS
     if gains == IDENTIFY_GAINS:
@@ -79,12 +81,12 @@ def load_trajectories(
     recordings: list[Recording] = []
     for path in paths:
         if isinstance(path, Table):
-            recordings.append(trajectory_from_table(path, model, **in_memory))
+            recordings.extend(trajectory_segments(path, model, **in_memory))
         elif should_stream(path):
             recording = open_recording(path, model, **options)
             recordings.append(recording.in_memory() if whole else recording)
         else:
-            recordings.append(load_trajectory(path, model, **in_memory))
+            recordings.extend(trajectory_segments(read_table(path), model, **in_memory))
     return recordings
 
 
@@ -388,10 +390,10 @@ def run_validate(
     )
     note(preprocessing.summary())
     per_file, fits = {}, []
-    for path, trajectory in zip(data, trajectories, strict=True):
-        note(f"validating {Path(source_name(path)).name}")
-        fit = predict_recording(model, trajectory, preprocessing.filter, theta, source_name(path))
-        per_file[source_name(path)] = fit.metrics.as_dict(model.joint_names)
+    for trajectory in trajectories:  # a file split at gaps of its stamps is several
+        note(f"validating {Path(trajectory.source).name}")
+        fit = predict_recording(model, trajectory, preprocessing.filter, theta, trajectory.source)
+        per_file[trajectory.source] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
     data_warnings = tuple(w for t in trajectories for w in t.warnings)

@@ -171,9 +171,12 @@ def duplicate_rows(table: Table) -> np.ndarray:
     return duplicate
 
 
-def _check_time(table: Table, duplicates: np.ndarray | None = None) -> np.ndarray:
+def _check_time(
+    table: Table, duplicates: np.ndarray | None = None, *, allow_gaps: bool = False
+) -> np.ndarray:
     """The time column, checked: finite, increasing (``duplicates``: rows allowed to repeat
-    the previous row, dropped by the caller), no gaps, in seconds."""
+    the previous row, dropped by the caller), in seconds, and (unless ``allow_gaps``: the
+    caller splits there) without gaps."""
     t = _require(table, "t", "time in seconds")
     _check_finite(table, ["t"])
     steps = np.diff(t)
@@ -202,7 +205,7 @@ def _check_time(table: Table, duplicates: np.ndarray | None = None) -> np.ndarra
             source=table.source,
         )
     gaps = np.flatnonzero(steps > MAX_GAP_PERIODS * period)
-    if gaps.size:
+    if gaps.size and not allow_gaps:
         row = int(gaps[0]) + 1
         if duplicates is not None:  # the row in the file
             row = int(np.flatnonzero(~duplicates)[row])
@@ -256,19 +259,103 @@ def trajectory_from_table(
     (:mod:`physid.recordings.timebase`):
     repeated samples are dropped and stamps that do not track the samples are replaced by the
     controller's ticks or a uniform grid, with a warning that says so with counts;
-    ``"stamps"``: the stamps are trusted as they are.
+    ``"stamps"``: the stamps are trusted as they are. ``corrupt_samples="repair"``: angles
+    logged modulo one turn are unwrapped and isolated corrupt samples repaired
+    (:func:`repaired_samples`). A gap in the time stamps is an error
+    (:func:`trajectory_segments` splits the recording there instead).
     """
+    options = dict(drive_gains=drive_gains, allow_large_angles=allow_large_angles,
+                   time_base=time_base, corrupt_samples=corrupt_samples)  # fmt: skip
+    return trajectory_segments(table, model, split_gaps=False, **options)[0]
+
+
+MIN_SEGMENT_S = 1.0  # a piece between gaps shorter than this is dropped (with a note)
+MIN_SEGMENT_ROWS = 50
+
+
+def trajectory_segments(
+    table: Table,
+    model: RobotModel,
+    *,
+    drive_gains: dict[str, float] | None = None,
+    allow_large_angles: bool = False,
+    time_base: str = "auto",
+    corrupt_samples: str = "repair",
+    split_gaps: bool = True,
+) -> list[Trajectory]:
+    """The recording of ``table`` as :func:`trajectory_from_table` makes it, split where its time
+    stamps have a gap (a step of more than :data:`MAX_GAP_PERIODS` sample periods: a logger that
+    paused, messages lost) into pieces that are identified as separate recordings: physid does
+    not fill gaps. Every check and repair runs on each piece (a corrupt sample is judged against
+    its neighbours, not across a gap); pieces shorter than :data:`MIN_SEGMENT_S` or
+    :data:`MIN_SEGMENT_ROWS` are dropped. The first piece's warnings say what was done."""
     duplicates = duplicate_rows(table)
-    _check_time(table, duplicates)
-    trajectory = trajectory_block(
-        table, model, table.columns["t"], drive_gains=drive_gains,
-        allow_large_angles=allow_large_angles,
+    _check_time(table, duplicates, allow_gaps=split_gaps)
+    t = table.columns["t"]
+    whole = trajectory_block(
+        table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
+    )
+    check_some_torque(whole.tau, table.source)
+    pieces = _gap_pieces(t, duplicates)
+    if len(pieces) == 1:
+        return [_checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
+                               model)]  # fmt: skip
+    kept = [(a, b) for a, b in pieces
+            if b - a >= MIN_SEGMENT_ROWS and t[b - 1] - t[a] >= MIN_SEGMENT_S]  # fmt: skip
+    first = table.first_row
+    if not kept:
+        raise InputError(
+            f"column 't' has {len(pieces) - 1} gaps (steps of more than {MAX_GAP_PERIODS:g} "
+            f"sample periods) and no piece between them lasts {MIN_SEGMENT_S:g} s "
+            f"({MIN_SEGMENT_ROWS} rows); physid does not fill gaps: fix the time stamps",
+            source=table.source,
+        )
+    gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
+    dropped = [f"rows {a + first}-{b - 1 + first}" for a, b in pieces if (a, b) not in kept]
+    spans = ", ".join(f"rows {a + first}-{b - 1 + first}" for a, b in kept)
+    note = (
+        f"{table.source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
+        f"(longest {max(gaps):.4g} s, at row {pieces[1 + int(np.argmax(gaps))][0] + first}): "
+        + (f"identified as {len(kept)} separate recordings ({spans})" if len(kept) > 1
+           else f"identified on {spans}")
+        + (f"; dropped as shorter than {MIN_SEGMENT_S:g} s: {', '.join(dropped)}"
+           if dropped else "")
+        + "; physid does not fill gaps"
     )  # fmt: skip
-    check_some_torque(trajectory.tau, table.source)
-    if np.any(duplicates):
-        trajectory = _without_duplicates(trajectory, duplicates, table.first_row)
+    segments = []
+    for a, b in kept:
+        piece = whole.rows(slice(a, b), source=f"{table.source} rows {a + first}-{b - 1 + first}",
+                           warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
+        segments.append(_checked_piece(piece, duplicates[a:b], first + a, time_base,
+                                       corrupt_samples, model))  # fmt: skip
+    return segments
+
+
+def _gap_pieces(t: np.ndarray, duplicates: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges ``[a, b)`` between gaps of the stamps (duplicate rows are no steps)."""
+    steps = np.diff(t)
+    moving = steps[~duplicates[1:]]
+    if moving.size == 0:
+        return [(0, len(t))]
+    cuts = np.flatnonzero(steps > MAX_GAP_PERIODS * float(np.median(moving))) + 1
+    bounds = np.r_[0, cuts, len(t)]
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _checked_piece(
+    trajectory: Trajectory,
+    duplicates: np.ndarray,
+    first_row: int,
+    time_base: str,
+    corrupt_samples: str,
+    model: RobotModel,
+) -> Trajectory:
+    """One piece of a recording, repaired (rows numbered from ``first_row`` as in the file),
+    without its duplicate rows, on its checked time base."""
     if corrupt_samples == "repair":
-        trajectory = repaired_samples(trajectory, model, table.first_row)
+        trajectory = repaired_samples(trajectory, model, first_row)
+    if np.any(duplicates):
+        trajectory = _without_duplicates(trajectory, duplicates, first_row)
     if time_base == "auto":
         trajectory = checked_time_base(trajectory)
     return trajectory
