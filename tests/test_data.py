@@ -75,6 +75,16 @@ def test_columns_of_joints_the_model_does_not_have_are_ignored_with_a_warning(tm
                for w in trajectory.warnings)  # fmt: skip
 
 
+def test_csv_headers_in_another_dialect_are_named(tmp_path):
+    text = csv_file(tmp_path, good_columns()).read_text()
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text(text.replace(",", ";"))
+    expect_error(semicolons, r"semi.csv: the header has no comma but 12 semicolons")
+    trailing = tmp_path / "trail.csv"
+    trailing.write_text("".join(line + ",\n" for line in text.splitlines()))
+    expect_error(trailing, r"trail.csv: CSV header: column 14 of 14 has no name \(a comma at the")
+
+
 def test_missing_and_misnamed_columns(tmp_path):
     columns = good_columns()
     columns["q_jiont_3"] = columns.pop("q_joint_3")

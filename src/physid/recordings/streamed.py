@@ -30,7 +30,7 @@ from physid.errors import InputError
 from physid.files.io import scratch_dir
 from physid.recordings.tables import (
     Table,
-    is_number,
+    csv_header_names,
     parquet_batches,
     parquet_columns,
     parse_csv_numbers,
@@ -176,16 +176,7 @@ def _parquet_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
 
 
 def _csv_header(handle, source: str) -> list[str]:  # noqa: ANN001
-    header = handle.readline().strip().removeprefix("\ufeff")
-    names = [name.strip() for name in header.split(",")]
-    if not header or any(not name for name in names):
-        raise InputError("CSV header is missing or has an empty column name", source=source)
-    if any(is_number(name) for name in names):
-        raise InputError("first CSV line must be a header of column names", source=source)
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise InputError(f"duplicate column(s) {duplicates}", source=source)
-    return names
+    return csv_header_names(handle.readline(), source)
 
 
 def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:

@@ -59,17 +59,38 @@ def read_file_table(path: str | Path) -> Table:
     return Table(columns, str(path))
 
 
-def _read_csv(path: Path) -> dict[str, np.ndarray]:
-    text = read_text_file(path, "data file")
-    header = text.partition("\n")[0].strip()
+def csv_header_names(line: str, source: str) -> list[str]:
+    """The column names of a CSV header line, checked: present, comma-separated, none empty,
+    not numbers (a file without a header), none twice."""
+    header = line.strip().removeprefix("\ufeff")
     names = [name.strip() for name in header.split(",")]
-    if not header or any(not name for name in names):
-        raise InputError("CSV header is missing or has an empty column name", source=str(path))
+    if not header:
+        raise InputError("CSV header is missing", source=source)
+    for separator, label in ((";", "semicolon"), ("\t", "tab")):
+        if len(names) == 1 and separator in header:
+            raise InputError(
+                f"the header has no comma but {header.count(separator)} {label}s: physid reads "
+                "comma-separated files with a decimal point (e.g. pandas: read_csv(path, "
+                f"sep={separator!r}).to_csv(new_path, index=False))",
+                source=source,
+            )
+    empty = [k + 1 for k, name in enumerate(names) if not name]
+    if empty:
+        trailing = " (a comma at the end of the line?)" if empty == [len(names)] else ""
+        raise InputError(
+            f"CSV header: column {empty[0]} of {len(names)} has no name{trailing}", source=source
+        )
     if any(is_number(name) for name in names):
-        raise InputError("first CSV line must be a header of column names", source=str(path))
+        raise InputError("first CSV line must be a header of column names", source=source)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise InputError(f"duplicate column(s) {duplicates}", source=str(path))
+        raise InputError(f"duplicate column(s) {duplicates}", source=source)
+    return names
+
+
+def _read_csv(path: Path) -> dict[str, np.ndarray]:
+    text = read_text_file(path, "data file")
+    names = csv_header_names(text.partition("\n")[0], str(path))
     values = parse_csv_numbers_fast(path, names)
     if values is None:
         values = parse_csv_numbers(text, names, str(path))
