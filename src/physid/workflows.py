@@ -42,7 +42,7 @@ from physid.recordings.streamed import open_recording, should_stream
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import (
     Trajectory,
-    read_table,
+    load_segments,
     split_by_fraction,
     trajectory_segments,
 )
@@ -86,7 +86,7 @@ def load_trajectories(
             recording = open_recording(path, model, **options)
             recordings.append(recording.in_memory() if whole else recording)
         else:
-            recordings.extend(trajectory_segments(read_table(path), model, **in_memory))
+            recordings.extend(load_segments(path, model, **in_memory))
     return recordings
 
 

@@ -573,3 +573,9 @@ def write_trajectory_csv(path: str | Path, trajectory: Trajectory) -> Path:
 def load_trajectory(path: str | Path, model: RobotModel, **options) -> Trajectory:
     """Read a file (or manifest) and return its validated joint-side trajectory."""
     return trajectory_from_table(read_table(path), model, **options)
+
+
+def load_segments(path: str | Path, model: RobotModel, **options) -> list[Trajectory]:
+    """Read a file (or manifest): its validated joint-side trajectory, split where its time
+    stamps have gaps (:func:`trajectory_segments`)."""
+    return trajectory_segments(read_table(path), model, **options)
