@@ -73,7 +73,7 @@ COMMENTS: dict[str, str] = {
     "dropped; rebuilt from the controller's ticks or a uniform grid when the positions are "
     "clearly smoother on it, docs/identify.md §1); stamps: trusted as they are",
     "corrupt_samples": "repair: revolute angles logged modulo one turn are unwrapped, and an "
-    "isolated sample that departs from its neighbours by more than any motion can (20 x a "
+    "isolated sample that departs from its neighbours by more than any motion can (5 x a "
     "position's, 50 x a torque's ordinary step) is replaced by interpolating its neighbours; "
     "both reported (docs/identify.md §1); keep: left as read",
     "coulomb_deadband": "|dq| below it -> sign(dq) = 0. auto: per joint, at least 3 x the "

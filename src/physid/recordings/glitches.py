@@ -42,8 +42,10 @@ from scipy.ndimage import median_filter
 WRAP_TOLERANCE_RAD = 0.5  # a step within this of +-2 pi is a wrap, not motion
 MEDIAN_WIDTH = 5  # removes departures up to 2 samples wide
 # departure / ordinary step beyond which a sample is corrupt (module docstring: clean real
-# recordings reach 0.33 in positions and 16 in torques)
-POSITION_THRESHOLD = 20.0
+# recordings reach 0.33 in positions and 16 in torques). A smooth position departs from the
+# median of five by at most about one step, at a turning point; 20 missed a zero read on the
+# 50 Hz xMate7p (0.48 rad there is 16 of that joint's steps, and the fit got 0.7 points worse).
+POSITION_THRESHOLD = 5.0
 TORQUE_THRESHOLD = 50.0
 ORDINARY_STEP_PERCENTILE = 99.0
 MAX_LISTED = 5  # rows named in the one-line note (every sample in params.json)
