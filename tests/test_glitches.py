@@ -278,3 +278,28 @@ def test_a_gap_in_the_stamps_splits_the_recording(tmp_path):
     pieces = physid.identify(urdf, path).document["provenance"]["warnings_from_data"]
     assert any("identified as 2 separate recordings" in w and "dropped as shorter than 1 s" in w
                for w in pieces)  # fmt: skip
+
+
+def test_a_streamed_recording_is_repaired_block_by_block(tmp_path):
+    """A file too large to hold is read in blocks: its corrupt samples are repaired there too,
+    with the file's row numbers (one inside a block, one on a block's first row)."""
+    from physid.recordings.streamed import open_recording
+
+    s = _kuka_slice(2, 8.0)
+    tau = s.tau.copy()
+    tau[700, 1] = 1e5  # inside the second block of 500 rows
+    tau[1000, 3] = -1e5  # the first row of the third block
+    path = _write(tmp_path / "long.csv", s.t, s.q, tau)
+    model = _kuka_model()
+    whole = load_trajectory(path, model, time_base="stamps")
+    streamed = open_recording(path, model, block_rows=500)
+    blocks = streamed.in_memory()
+    found = [(r["row"], r["column"]) for r in streamed.row_repairs["corrupt_samples_repaired"]]
+    assert found == [(701, "tau_lwr_1_joint"), (1001, "tau_lwr_3_joint")]
+    assert any("2 corrupt samples in 2 of" in w for w in streamed.warnings)
+    np.testing.assert_array_equal(blocks.q, whole.q)
+    # inside a block the same interpolation as in memory; on a block's first row the block's
+    # own next sample stands in (no neighbour before it in the block)
+    np.testing.assert_array_equal(blocks.tau[:1000], whole.tau[:1000])
+    assert blocks.tau[1000, 3] == pytest.approx(s.tau[1001, 3])
+    assert abs(whole.tau[1000, 3] - s.tau[1000, 3]) < 1.0

@@ -75,9 +75,9 @@ def load_trajectories(
     whole = config.filter.method.startswith("irwsm") or gains == IDENTIFY_GAINS
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
-    options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles}
-    in_memory = {**options, "time_base": config.time_base,
-                 "corrupt_samples": config.corrupt_samples}  # fmt: skip
+    options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles,
+               "corrupt_samples": config.corrupt_samples}  # fmt: skip
+    in_memory = {**options, "time_base": config.time_base}
     recordings: list[Recording] = []
     for path in paths:
         if isinstance(path, Table):

@@ -91,6 +91,8 @@ class RecordingFile:
     has_velocities: bool
     has_accelerations: bool
     row_offset: int = 0  # of row 0 in the spilled blocks (a part of a longer recording)
+    # the corrupt samples repaired block by block (physid.recordings.glitches), when checked
+    row_repairs: dict | None = None
 
     @property
     def q(self) -> _Rows:
@@ -219,17 +221,23 @@ def open_recording(
     drive_gains: dict[str, float] | None = None,
     allow_large_angles: bool = False,
     block_rows: int | None = None,
+    corrupt_samples: str = "repair",
 ) -> RecordingFile:
     """Read and validate a CSV or Parquet recording in blocks (same checks and messages as
     :func:`physid.recordings.trajectory.load_trajectory`); the joint-side data go to a temporary
-    folder."""
+    folder. ``corrupt_samples="repair"``: isolated corrupt samples are repaired block by block
+    (:mod:`physid.recordings.glitches`; a block's first and last samples are judged against the
+    block's own neighbours). Angles are not unwrapped, and duplicate rows and gaps are errors
+    (they would change the row count or split the file)."""
+    from physid.recordings.glitches import GlitchRepair, repair_corrupt_samples
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path}")
     spill = _Spill()
     folder = spill.folder
     try:
-        times, first, starts = [], None, [0]
+        times, first, starts, repaired = [], None, [0], []
         reader = _parquet_blocks if path.suffix.lower() == ".parquet" else _csv_blocks
         for block, (_, table) in enumerate(reader(path, block_rows or BLOCK_ROWS)):
             trajectory = trajectory_block(
@@ -239,6 +247,13 @@ def open_recording(
                 drive_gains=drive_gains,
                 allow_large_angles=allow_large_angles,
             )
+            if corrupt_samples == "repair":
+                q, tau, repair = repair_corrupt_samples(
+                    trajectory.q, trajectory.tau, trajectory.joint_names
+                )
+                trajectory = replace(trajectory, q=q, tau=tau)
+                offset = starts[-1]
+                repaired += [replace(s, row=s.row + offset) for s in repair.samples]
             first = first or trajectory
             if "t" in table.columns:
                 times.append(table.columns["t"].copy())  # a view would keep the block
@@ -250,15 +265,20 @@ def open_recording(
         if first is None:
             raise InputError("no data rows", source=str(path))
         t = _check_time(Table({"t": np.concatenate(times)} if times else {}, str(path)))
+        repair = GlitchRepair(len(t), tuple(repaired))
+        notes = (repair.note(str(path)),) if repaired else ()
         recording = RecordingFile(
             t,
             model.joint_names,
             str(path),
-            first.warnings,
+            (*first.warnings, *notes),
             spill,
             np.asarray(starts),
             first.dq is not None,
             first.ddq is not None,
+            row_repairs={"source": str(path), **repair.as_dict()}
+            if corrupt_samples == "repair"
+            else None,
         )
         _check_torque_present(recording)
     except BaseException:
