@@ -13,6 +13,13 @@ A manifest is a small YAML file::
 Keys are contract names (see :mod:`physid.recordings.trajectory`), values are a CSV/Parquet column,
 an ``.npz``
 array, or ``array[k]`` for column ``k`` of a 2-D array. All sources must have the same length.
+
+A CSV without a header line (a controller's dump, MATLAB's ``writematrix``) says so with
+``header: false`` and names its columns by their 0-based position::
+
+      - file: xMate7p_traj1_results.csv
+        header: false
+        columns: {q_joint1: 0, q_joint2: 1, tau_joint1: 21, tau_joint2: 22}
 """
 
 from __future__ import annotations
@@ -24,20 +31,30 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.files.io import read_yaml
-from physid.recordings.tables import Table, npz_arrays, read_file_table
+from physid.files.io import read_text_file, read_yaml
+from physid.recordings.tables import Table, npz_arrays, parse_csv_numbers, read_file_table
 
 FORMAT = "physid.recording/1"
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 
-def _raw_columns(path: Path) -> dict[str, np.ndarray]:
-    """All arrays of a file, 2-D ones kept as they are."""
+def _raw_columns(path: Path, header: bool = True) -> dict[str, np.ndarray]:
+    """All arrays of a file, 2-D ones kept as they are; a headerless CSV's columns are named
+    by their 0-based position ("0", "1", ...)."""
     if path.suffix.lower() == ".npz":
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path)
-    return dict(read_file_table(path).columns)
+    if header:
+        return dict(read_file_table(path).columns)
+    if path.suffix.lower() != ".csv":
+        raise InputError("header: false is for CSV files", source=str(path))
+    text = read_text_file(path, "data file")
+    width = len(text.partition("\n")[0].split(","))
+    names = [str(k) for k in range(width)]
+    # an empty header line in front: the file's first line is then line 1, data row 1
+    values = parse_csv_numbers("\n" + text, names, str(path), first_line=1, header=False)
+    return {name: values[:, k] for k, name in enumerate(names)}
 
 
 def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
@@ -85,7 +102,11 @@ def read_recording(path: str | Path):
                 f"sources[{number}].file is a YAML file; manifests cannot be nested",
                 source=str(path),
             )
-        raw = _raw_columns(file)
+        header = entry.get("header", True)
+        if not isinstance(header, bool):
+            raise InputError(f"sources[{number}].header must be true or false, got {header!r}",
+                             source=str(path))  # fmt: skip
+        raw = _raw_columns(file, header)
         for contract_name, selector in entry["columns"].items():
             if contract_name in columns:
                 raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))

@@ -97,10 +97,15 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
-def parse_csv_numbers(text: str, names: list[str], source: str, first_line: int = 2) -> np.ndarray:
+def parse_csv_numbers(
+    text: str, names: list[str], source: str, first_line: int = 2, *, header: bool = True
+) -> np.ndarray:
     """The numbers under the header; an unreadable cell is named by its column, its 1-based data
     row (as everywhere in physid) and its line in an editor (the header is line 1).
-    ``first_line``: the line number of the first line after the header line of ``text``."""
+    ``first_line``: the line number of the first line after the header line of ``text``.
+    ``header=False``: the file has no header line (``text``'s first line is then skipped all
+    the same: the caller puts an empty one there), and data row k is line k."""
+    header_lines = 1 if header else 0
     rows = []
     for number, line in enumerate(text.splitlines()[1:], start=first_line):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -116,7 +121,7 @@ def parse_csv_numbers(text: str, names: list[str], source: str, first_line: int 
         except ValueError:
             k = next(k for k, cell in enumerate(cells) if not is_number(cell))
             raise InputError(
-                f"column '{names[k]}' row {number - 1} (line {number}): "
+                f"column '{names[k]}' row {number - header_lines} (line {number}): "
                 f"{cells[k].strip()[:40]!r} is not a number",
                 source=source,
             ) from None
