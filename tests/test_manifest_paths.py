@@ -95,3 +95,78 @@ def test_the_shipped_xmate_files_read_as_they_are(tmp_path):
     for k in range(7):
         np.testing.assert_array_equal(table.columns[f"q_joint{k + 1}"], reference.q[:, k])
         np.testing.assert_array_equal(table.columns[f"tau_joint{k + 1}"], reference.tau[:, k])
+
+
+def _raw_manifest(folder, csv: str, bad_rows: str = "drop"):
+    path = folder / "raw.yaml"
+    path.write_text(
+        "format: physid.recording/1\n"
+        f"bad_rows: {bad_rows}\n"
+        "sources:\n"
+        f"  - file: {csv}\n"
+        "    header: false\n"
+        "    columns: {t: 0, q_j1: 1, tau_j1: 2}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_bad_rows_drop_reads_a_raw_log_with_lines_that_are_not_samples(tmp_path):
+    t = 100.0 + 0.01 * np.arange(1000)
+    lines = [f"{a:.4f},{np.sin(a):.6f},{np.cos(a):.6f}" for a in t]
+    lines[40] = "-0.1231,253.0,253.0"  # another packet, stamped back to ~0
+    lines[41] = "0.7932,-1.1e+282,0.0"  # a value no robot logs
+    lines[120] = "7,8"  # another number of fields
+    lines[200] = "header?,x,y"  # not numbers
+    lines[250] = "5e7,0.5,0.5"  # a stamp far in the future
+    lines.append("100.01,0.3")  # a truncated last line
+    (tmp_path / "raw.csv").write_text("\n".join(lines) + "\n")
+    table = read_recording(_raw_manifest(tmp_path, "raw.csv"))
+    kept = np.setdiff1d(np.arange(1000), [40, 41, 120, 200, 250])
+    np.testing.assert_allclose(table.columns["t"], np.round(t[kept], 4))
+    np.testing.assert_allclose(table.columns["q_j1"], np.round(np.sin(t[kept]), 6))
+    dropped = "4 lines that are not samples dropped (lines 42, 121, 201, 1001)"
+    assert table.notes[0] == f"raw.csv: {dropped}"
+    assert table.notes[1].startswith("2 rows out of time order or stranded by a gap dropped")
+    with pytest.raises(InputError, match=r"raw.csv: line 121 has 2 values but line 1 has 3 \(a"):
+        read_recording(_raw_manifest(tmp_path, "raw.csv", "error"))
+    with pytest.raises(InputError, match=r"bad_rows: 'maybe' is not one of"):
+        read_recording(_raw_manifest(tmp_path, "raw.csv", "maybe"))
+    many = lines[:100] + ["1,2"] * 5  # 6 % of the lines (with line 42): another format
+    (tmp_path / "raw.csv").write_text("\n".join(many) + "\n")
+    with pytest.raises(InputError, match=r"would drop 6 of 105 lines, more than 1 %"):
+        read_recording(_raw_manifest(tmp_path, "raw.csv"))
+
+
+def test_the_shipped_ur10e_logs_read_as_they_are(tmp_path):
+    """The UR10e logs keep their logger's quirks (dataset README): with ``header: false`` and
+    ``bad_rows: drop`` a manifest reads the very rows the benchmarks' own cleaning keeps."""
+    import sys
+
+    from conftest import DATASETS, REPO
+
+    folder = DATASETS / "ur10e"
+    sources = sorted(folder.glob("*_data/ur-20_02_19_15harm50secLoad.csv"))
+    if not sources:
+        pytest.skip(f"real dataset not found at {folder}")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import real_cases
+
+    columns = "{t: 0, q_j1: 1, q_j2: 2, q_j3: 3, q_j4: 4, q_j5: 5, q_j6: 6, i_j1: 13, i_j6: 18}"
+    manifest = tmp_path / "raw.yaml"
+    manifest.write_text(
+        f"format: physid.recording/1\nbad_rows: drop\nsources:\n  - file: {sources[0]}\n"
+        f"    header: false\n    columns: {columns}\n",
+        encoding="utf-8",
+    )
+    table = read_recording(manifest)
+    gains = np.ones(6)
+    cleaned, dropped = real_cases.read_ur10e(sources[0], gains)  # its own packet test, cropped
+    raw = np.column_stack([table.columns[f"q_j{k}"] for k in range(1, 7)])
+    first = int(np.flatnonzero(np.all(raw == cleaned.q[0], axis=1))[0])
+    np.testing.assert_array_equal(raw[first : first + len(cleaned.t)], cleaned.q)
+    np.testing.assert_array_equal(
+        table.columns["i_j6"][first : first + len(cleaned.t)], cleaned.tau[:, 5]
+    )
+    assert len(cleaned.t) > 6000 and dropped >= 9  # the benchmark's reader dropped its 9 + 1
+    assert any("lines that are not samples dropped" in n for n in table.notes)

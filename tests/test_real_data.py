@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from conftest import EXAMPLES, KUKA, TX40, require_dataset
+from conftest import DATASETS, EXAMPLES, KUKA, REPO, TX40, require_dataset
 
 from physid.files.config import load_config, parse_config, robot_for
 from physid.offline.least_squares import ordinary_least_squares
@@ -91,3 +93,40 @@ def test_tx40_as_shipped_identifies_the_coupled_wrist(tmp_path):
     # on the filtered, decimated torque (on the raw 5 kHz current it is 42 %: sensor noise).
     assert 24 <= len(result.essential.names) <= 32
     assert result.train_filtered.relative_error == pytest.approx(0.051, abs=0.01)
+
+
+def test_ur10e_example_reads_the_raw_logs_and_beats_plain_ols(tmp_path):
+    """examples/ur10e: the shared UR10e logs read as recorded (no header, the logger's other
+    packets dropped), currents x the literature's gains; scored on the benchmark's cropped
+    held-out run by the independent scorer. Measured: physid 6.18 %, plain OLS 6.70 %."""
+    import sys
+
+    import pinocchio as pin
+
+    folder = require_dataset(DATASETS / "ur10e")
+    example = EXAMPLES / "ur10e"
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from real_cases import UR10E_GAINS, read_ur10e
+    from scoring import (
+        butterworth_states,
+        ols_fit,
+        ols_regressor,
+        params_prediction,
+        relative_error,
+    )
+
+    result = run_identify(folder / "ur10e.urdf", [example / "train.yaml"],
+                          validate=[example / "validate.yaml"], config_path=example / "config.yaml",
+                          out_dir=tmp_path / "out")  # fmt: skip
+    assert result.status == "ok"
+    document = json.loads((tmp_path / "out" / "params.json").read_text())
+    found = {p.stem: p for p in folder.glob("*_data/*.csv")}
+    gains = UR10E_GAINS["literature"]
+    train = butterworth_states(read_ur10e(found["ur-20_02_10-30sec_12harm"], gains)[0])
+    held = butterworth_states(read_ur10e(found["ur-20_01_17-ptp_10_points"], gains)[0])
+    model = pin.buildModelFromUrdf(str(folder / "ur10e.urdf"))
+    ours = relative_error([held], [params_prediction(model, document, held)])
+    theta = ols_fit(model, [train], True, False)
+    ols = relative_error([held], [(ols_regressor(model, held, True, False) @ theta)
+                                  .reshape(-1, model.nv)])  # fmt: skip
+    assert ours < ols

@@ -20,6 +20,15 @@ A CSV without a header line (a controller's dump, MATLAB's ``writematrix``) says
       - file: xMate7p_traj1_results.csv
         header: false
         columns: {q_joint1: 0, q_joint2: 1, tau_joint1: 21, tau_joint2: 22}
+
+``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not
+samples (the shared UR10e logs: other packets with another number of fields, 1e+259 values, a
+truncated last line, rows whose stamp runs back to 0): a line with another number of fields
+than most lines, a cell that is not a finite number of at most 1e8 in size, and (once ``t`` is
+mapped) a row out of time order (outside the longest run of rows whose stamps increase, or in
+a piece of it too short to identify) is dropped, and the lines dropped are named in the
+recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a source's lines is an error: that
+is not a log with a few bad lines but another format.
 """
 
 from __future__ import annotations
@@ -32,29 +41,74 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import read_text_file, read_yaml
-from physid.recordings.tables import Table, npz_arrays, parse_csv_numbers, read_file_table
+from physid.recordings.tables import (
+    Table,
+    gap_pieces,
+    long_enough,
+    npz_arrays,
+    parse_csv_numbers,
+    read_file_table,
+)
 
 FORMAT = "physid.recording/1"
+BAD_ROWS_CHOICES = ("error", "drop")
+MAX_BAD_ROWS_SHARE = 0.01
+_MAX_MAGNITUDE = 1e8  # as physid.recordings.trajectory's row checks
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 
-def _raw_columns(path: Path, header: bool = True) -> dict[str, np.ndarray]:
-    """All arrays of a file, 2-D ones kept as they are; a headerless CSV's columns are named
-    by their 0-based position ("0", "1", ...)."""
+def _raw_columns(
+    path: Path, header: bool = True, drop_bad: bool = False
+) -> tuple[dict[str, np.ndarray], list[int]]:
+    """All arrays of a file, 2-D ones kept as they are, and the 1-based lines dropped
+    (``drop_bad``, headerless CSV only: :func:`_sound_lines`); a headerless CSV's columns are
+    named by their 0-based position ("0", "1", ...)."""
     if path.suffix.lower() == ".npz":
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
-        return npz_arrays(path)
+        return npz_arrays(path), []
     if header:
-        return dict(read_file_table(path).columns)
+        return dict(read_file_table(path).columns), []
     if path.suffix.lower() != ".csv":
         raise InputError("header: false is for CSV files", source=str(path))
     text = read_text_file(path, "data file")
+    dropped: list[int] = []
+    if drop_bad:
+        text, dropped = _sound_lines(text, str(path))
     width = len(text.partition("\n")[0].split(","))
     names = [str(k) for k in range(width)]
     # an empty header line in front: the file's first line is then line 1, data row 1
     values = parse_csv_numbers("\n" + text, names, str(path), first_line=1, header=False)
-    return {name: values[:, k] for k, name in enumerate(names)}
+    return {name: values[:, k] for k, name in enumerate(names)}, dropped
+
+
+def _sound_lines(text: str, source: str) -> tuple[str, list[int]]:
+    """The lines of a headerless CSV that can be samples (module docstring), and the 1-based
+    numbers of those that cannot."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    widths = [len(line.rstrip(",").split(",")) for line in lines]
+    width = max(set(widths), key=widths.count) if widths else 0
+    kept, dropped = [], []
+    for number, (line, fields) in enumerate(zip(lines, widths, strict=True), start=1):
+        try:
+            values = [float(cell) for cell in line.rstrip(",").split(",")]
+        except ValueError:
+            values = []
+        sound = (fields == width and len(values) == width
+                 and all(np.isfinite(v) and abs(v) <= _MAX_MAGNITUDE for v in values))  # fmt: skip
+        (kept if sound else dropped).append(line.rstrip(",") if sound else number)
+    _check_bad_share(len(dropped), len(lines), source)
+    return "\n".join(kept), dropped
+
+
+def _check_bad_share(bad: int, total: int, source: str) -> None:
+    if bad > MAX_BAD_ROWS_SHARE * total:
+        raise InputError(
+            f"bad_rows: drop would drop {bad} of {total} lines, more than "
+            f"{100 * MAX_BAD_ROWS_SHARE:g} %: this is another format, not a log with a few bad "
+            "lines",
+            source=source,
+        )
 
 
 def _select(raw: dict[str, np.ndarray], spec: str, source: str) -> np.ndarray:
@@ -85,8 +139,13 @@ def read_recording(path: str | Path):
     sources = spec.get("sources")
     if not isinstance(sources, list) or not sources:
         raise InputError("manifest has no 'sources' list", source=str(path))
+    bad_rows = spec.get("bad_rows", "error")
+    if bad_rows not in BAD_ROWS_CHOICES:
+        raise InputError(f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}",
+                         source=str(path))  # fmt: skip
     columns: dict[str, np.ndarray] = {}
     origin: dict[str, str] = {}
+    notes: list[str] = []
     for number, entry in enumerate(sources, start=1):
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise InputError(f"sources[{number}] needs 'file' and 'columns'", source=str(path))
@@ -106,7 +165,10 @@ def read_recording(path: str | Path):
         if not isinstance(header, bool):
             raise InputError(f"sources[{number}].header must be true or false, got {header!r}",
                              source=str(path))  # fmt: skip
-        raw = _raw_columns(file, header)
+        raw, dropped = _raw_columns(file, header, bad_rows == "drop")
+        if dropped:
+            notes.append(f"{file.name}: {len(dropped)} lines that are not samples dropped "
+                         f"(lines {_listed(dropped)})")  # fmt: skip
         for contract_name, selector in entry["columns"].items():
             if contract_name in columns:
                 raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))
@@ -123,6 +185,12 @@ def read_recording(path: str | Path):
                 f"has {lengths[first]}",
                 source=str(path),
             )
+    if bad_rows == "drop" and "t" in columns:
+        columns, late = _in_time_order(columns)
+        _check_bad_share(len(late), lengths[first], str(path))
+        if late:
+            notes.append(f"{len(late)} rows out of time order or stranded by a gap dropped "
+                         f"(rows {_listed(late)} of the lines kept)")  # fmt: skip
     if "t" not in columns:
         sample_time = spec.get("sample_time")
         if not isinstance(sample_time, int | float) or sample_time <= 0:
@@ -130,7 +198,44 @@ def read_recording(path: str | Path):
                 "no 't' column is mapped, so 'sample_time' (s, > 0) is required", source=str(path)
             )
         columns = {"t": np.arange(lengths[first]) * float(sample_time), **columns}
-    return Table(columns, str(path))
+    return Table(columns, str(path), notes=tuple(notes))
+
+
+def _in_time_order(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[int]]:
+    """The most rows that are in time order (the longest strictly increasing subsequence of
+    ``t``: a stray packet stamped 0, or far in the future, costs itself only), and the 1-based
+    rows left out."""
+    import bisect
+
+    t = columns["t"]
+    tails: list[float] = []  # smallest last stamp of an increasing run of each length
+    ends: list[int] = []  # the row ending that run
+    previous = np.full(len(t), -1)
+    for k, value in enumerate(t):
+        length = bisect.bisect_left(tails, value)
+        if length == len(tails):
+            tails.append(value)
+            ends.append(k)
+        else:
+            tails[length], ends[length] = value, k
+        previous[k] = ends[length - 1] if length else -1
+    keep = np.zeros(len(t), dtype=bool)
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        keep[k] = True
+        k = previous[k]
+    # stray rows that happen to be in order (two packets stamped -0.12 and 0 before the log's
+    # 3047.7 s) sit apart from the samples: pieces between gaps too short to identify go too
+    rows = np.flatnonzero(keep)
+    for a, b in gap_pieces(t[rows]):
+        if not long_enough(t[rows], a, b):
+            keep[rows[a:b]] = False
+    late = (np.flatnonzero(~keep) + 1).tolist()
+    return {name: values[keep] for name, values in columns.items()}, late
+
+
+def _listed(rows: list[int], limit: int = 8) -> str:
+    return ", ".join(str(r) for r in rows[:limit]) + (" ..." if len(rows) > limit else "")
 
 
 def _expand(file: str, number: int, manifest: Path) -> str:

@@ -59,6 +59,28 @@ def read_file_table(path: str | Path) -> Table:
     return Table(columns, str(path))
 
 
+MAX_GAP_PERIODS = 10.0  # a longer step between samples is a gap (or a mistyped time stamp)
+MIN_SEGMENT_S = 1.0  # a piece between gaps shorter than this is dropped (with a note)
+MIN_SEGMENT_ROWS = 50
+
+
+def gap_pieces(t: np.ndarray, duplicates: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Row ranges ``[a, b)`` between gaps of the stamps ``t`` (steps of more than
+    :data:`MAX_GAP_PERIODS` median steps; ``duplicates``: rows that are no step)."""
+    steps = np.diff(t)
+    moving = steps if duplicates is None else steps[~duplicates[1:]]
+    if moving.size == 0:
+        return [(0, len(t))]
+    cuts = np.flatnonzero(steps > MAX_GAP_PERIODS * float(np.median(moving))) + 1
+    bounds = np.r_[0, cuts, len(t)]
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def long_enough(t: np.ndarray, a: int, b: int) -> bool:
+    """Whether rows ``[a, b)`` are a piece worth identifying on its own."""
+    return b - a >= MIN_SEGMENT_ROWS and t[b - 1] - t[a] >= MIN_SEGMENT_S
+
+
 def csv_header_names(line: str, source: str) -> list[str]:
     """The column names of a CSV header line, checked: present, comma-separated, none empty,
     not numbers (a file without a header), none twice."""
@@ -112,10 +134,12 @@ def parse_csv_numbers(
             continue
         cells = line.split(",")
         if len(cells) != len(names):
-            raise InputError(
-                f"line {number} has {len(cells)} values but the header names {len(names)} columns",
-                source=source,
+            expected = f"the header names {len(names)} columns" if header else (
+                f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
+                "the manifest)"
             )
+            raise InputError(f"line {number} has {len(cells)} values but {expected}",
+                             source=source)  # fmt: skip
         try:
             rows.append([float(cell) for cell in cells])
         except ValueError:

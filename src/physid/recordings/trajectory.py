@@ -21,7 +21,15 @@ import numpy as np
 from physid.errors import InputError
 from physid.files.io import table_csv_text, write_text_atomic
 from physid.recordings.manifest import read_recording
-from physid.recordings.tables import Table, read_file_table
+from physid.recordings.tables import (
+    MAX_GAP_PERIODS,
+    MIN_SEGMENT_ROWS,
+    MIN_SEGMENT_S,
+    Table,
+    gap_pieces,
+    long_enough,
+    read_file_table,
+)
 from physid.robot.model import RobotModel, is_revolute
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
@@ -155,7 +163,6 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
             )
 
 
-MAX_GAP_PERIODS = 10.0  # a longer step between samples is a gap (or a mistyped time stamp)
 
 
 MAX_SAMPLE_PERIOD_S = 1.0  # a robot sampled slower than 1 Hz is a time column in other units
@@ -269,10 +276,6 @@ def trajectory_from_table(
     return trajectory_segments(table, model, split_gaps=False, **options)[0]
 
 
-MIN_SEGMENT_S = 1.0  # a piece between gaps shorter than this is dropped (with a note)
-MIN_SEGMENT_ROWS = 50
-
-
 def trajectory_segments(
     table: Table,
     model: RobotModel,
@@ -296,12 +299,11 @@ def trajectory_segments(
         table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
     )
     check_some_torque(whole.tau, table.source)
-    pieces = _gap_pieces(t, duplicates)
+    pieces = gap_pieces(t, duplicates)
     if len(pieces) == 1:
         return [_checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
                                model)]  # fmt: skip
-    kept = [(a, b) for a, b in pieces
-            if b - a >= MIN_SEGMENT_ROWS and t[b - 1] - t[a] >= MIN_SEGMENT_S]  # fmt: skip
+    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
     first = table.first_row
     if not kept:
         raise InputError(
@@ -329,17 +331,6 @@ def trajectory_segments(
         segments.append(_checked_piece(piece, duplicates[a:b], first + a, time_base,
                                        corrupt_samples, model))  # fmt: skip
     return segments
-
-
-def _gap_pieces(t: np.ndarray, duplicates: np.ndarray) -> list[tuple[int, int]]:
-    """Row ranges ``[a, b)`` between gaps of the stamps (duplicate rows are no steps)."""
-    steps = np.diff(t)
-    moving = steps[~duplicates[1:]]
-    if moving.size == 0:
-        return [(0, len(t))]
-    cuts = np.flatnonzero(steps > MAX_GAP_PERIODS * float(np.median(moving))) + 1
-    bounds = np.r_[0, cuts, len(t)]
-    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _checked_piece(
@@ -465,7 +456,7 @@ def trajectory_block(
     if not allow_large_angles:
         _check_radians(q, model, table.source)
     unknown = sorted(set(table.columns) - used - {"t"})
-    warnings = (
+    warnings = tuple(f"{table.source}: {note}" for note in table.notes) + (
         (f"{table.source}: ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
     )
     return Trajectory(t, q, tau, model.joint_names, dq, ddq, table.source, warnings)
