@@ -42,6 +42,7 @@ import numpy as np
 from physid.errors import InputError
 from physid.files.io import read_text_file, read_yaml
 from physid.recordings.tables import (
+    MAX_MAGNITUDE,
     Table,
     gap_pieces,
     long_enough,
@@ -53,7 +54,6 @@ from physid.recordings.tables import (
 FORMAT = "physid.recording/1"
 BAD_ROWS_CHOICES = ("error", "drop")
 MAX_BAD_ROWS_SHARE = 0.01
-_MAX_MAGNITUDE = 1e8  # as physid.recordings.trajectory's row checks
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 
@@ -84,20 +84,23 @@ def _raw_columns(
 
 def _sound_lines(text: str, source: str) -> tuple[str, list[int]]:
     """The lines of a headerless CSV that can be samples (module docstring), and the 1-based
-    numbers of those that cannot."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    widths = [len(line.rstrip(",").split(",")) for line in lines]
+    numbers of those that cannot (blank lines are neither)."""
+    numbered = [(k, line) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    widths = [len(line.split(",")) for _, line in numbered]
     width = max(set(widths), key=widths.count) if widths else 0
     kept, dropped = [], []
-    for number, (line, fields) in enumerate(zip(lines, widths, strict=True), start=1):
+    for (number, line), fields in zip(numbered, widths, strict=True):
         try:
-            values = [float(cell) for cell in line.rstrip(",").split(",")]
+            values = [float(cell) for cell in line.split(",")]
         except ValueError:
             values = []
         sound = (fields == width and len(values) == width
-                 and all(np.isfinite(v) and abs(v) <= _MAX_MAGNITUDE for v in values))  # fmt: skip
-        (kept if sound else dropped).append(line.rstrip(",") if sound else number)
-    _check_bad_share(len(dropped), len(lines), source)
+                 and all(np.isfinite(v) and abs(v) <= MAX_MAGNITUDE for v in values))  # fmt: skip
+        if sound:
+            kept.append(line)
+        else:
+            dropped.append(number)
+    _check_bad_share(len(dropped), len(numbered), source)
     return "\n".join(kept), dropped
 
 

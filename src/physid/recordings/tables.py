@@ -59,6 +59,7 @@ def read_file_table(path: str | Path) -> Table:
     return Table(columns, str(path))
 
 
+MAX_MAGNITUDE = 1e8  # no position, rate, torque or current of a robot is this large
 MAX_GAP_PERIODS = 10.0  # a longer step between samples is a gap (or a mistyped time stamp)
 MIN_SEGMENT_S = 1.0  # a piece between gaps shorter than this is dropped (with a note)
 MIN_SEGMENT_ROWS = 50

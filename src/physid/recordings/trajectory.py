@@ -23,6 +23,7 @@ from physid.files.io import table_csv_text, write_text_atomic
 from physid.recordings.manifest import read_recording
 from physid.recordings.tables import (
     MAX_GAP_PERIODS,
+    MAX_MAGNITUDE,
     MIN_SEGMENT_ROWS,
     MIN_SEGMENT_S,
     Table,
@@ -146,13 +147,12 @@ def _check_finite(table: Table, names: list[str]) -> None:
             )
 
 
-_MAX_MAGNITUDE = 1e8  # no position, rate, torque or current of a robot is this large
 
 
 def _check_magnitude(table: Table, names: list[str]) -> None:
     for name in names:
         values = table.columns[name]
-        bad = np.flatnonzero(np.abs(values) > _MAX_MAGNITUDE)
+        bad = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
         if bad.size:
             row = int(bad[0])
             raise InputError(
