@@ -59,6 +59,10 @@ def test_a_csv_without_a_header_is_read_by_column_position(tmp_path):
     np.testing.assert_array_equal(table.columns["tau_j1"], values[:, 2])
     np.testing.assert_allclose(table.columns["t"], 0.01 * np.arange(20))
     lines = (tmp_path / "dump.csv").read_text().splitlines()
+    (tmp_path / "dump.csv").write_text("".join(line + ",\n" for line in lines))  # a trailing comma
+    np.testing.assert_array_equal(
+        read_recording(_headerless(tmp_path)).columns["q_j1"], values[:, 0]
+    )
     lines[6] = lines[6].replace(lines[6].split(",")[2], "n/a")
     (tmp_path / "dump.csv").write_text("\n".join(lines) + "\n")
     # a headerless file's data row k is its line k
@@ -134,7 +138,7 @@ def test_bad_rows_drop_reads_a_raw_log_with_lines_that_are_not_samples(tmp_path)
         read_recording(_raw_manifest(tmp_path, "raw.csv", "maybe"))
     many = lines[:100] + ["1,2"] * 5  # 6 % of the lines (with line 42): another format
     (tmp_path / "raw.csv").write_text("\n".join(many) + "\n")
-    with pytest.raises(InputError, match=r"would drop 6 of 105 lines, more than 1 %"):
+    with pytest.raises(InputError, match=r"would drop 6 of 105 lines, more than 1 % \(or 5\)"):
         read_recording(_raw_manifest(tmp_path, "raw.csv"))
 
 

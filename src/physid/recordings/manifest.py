@@ -27,8 +27,9 @@ truncated last line, rows whose stamp runs back to 0): a line with another numbe
 than most lines, a cell that is not a finite number of at most 1e8 in size, and (once ``t`` is
 mapped) a row out of time order (outside the longest run of rows whose stamps increase, or in
 a piece of it too short to identify) is dropped, and the lines dropped are named in the
-recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a source's lines is an error: that
-is not a log with a few bad lines but another format.
+recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a source's lines (and more than
+:data:`MAX_BAD_ROWS_ANYWAY`) is an error: that is not a log with a few bad lines but another
+format.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from physid.recordings.tables import (
 
 FORMAT = "physid.recording/1"
 BAD_ROWS_CHOICES = ("error", "drop")
-MAX_BAD_ROWS_SHARE = 0.01
+MAX_BAD_ROWS_SHARE = 0.01  # of a source's lines, or MAX_BAD_ROWS_ANYWAY in a short file
+MAX_BAD_ROWS_ANYWAY = 5
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
 
 
@@ -72,6 +74,8 @@ def _raw_columns(
     if path.suffix.lower() != ".csv":
         raise InputError("header: false is for CSV files", source=str(path))
     text = read_text_file(path, "data file")
+    # a logger's trailing comma ends every line with an empty field: not a column
+    text = "\n".join(line.rstrip().removesuffix(",") for line in text.splitlines())
     dropped: list[int] = []
     if drop_bad:
         text, dropped = _sound_lines(text, str(path))
@@ -105,11 +109,11 @@ def _sound_lines(text: str, source: str) -> tuple[str, list[int]]:
 
 
 def _check_bad_share(bad: int, total: int, source: str) -> None:
-    if bad > MAX_BAD_ROWS_SHARE * total:
+    if bad > max(MAX_BAD_ROWS_SHARE * total, MAX_BAD_ROWS_ANYWAY):
         raise InputError(
             f"bad_rows: drop would drop {bad} of {total} lines, more than "
-            f"{100 * MAX_BAD_ROWS_SHARE:g} %: this is another format, not a log with a few bad "
-            "lines",
+            f"{100 * MAX_BAD_ROWS_SHARE:g} % (or {MAX_BAD_ROWS_ANYWAY}): this is another format, "
+            "not a log with a few bad lines",
             source=source,
         )
 
@@ -230,8 +234,10 @@ def _in_time_order(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray
     # stray rows that happen to be in order (two packets stamped -0.12 and 0 before the log's
     # 3047.7 s) sit apart from the samples: pieces between gaps too short to identify go too
     rows = np.flatnonzero(keep)
-    for a, b in gap_pieces(t[rows]):
-        if not long_enough(t[rows], a, b):
+    pieces = gap_pieces(t[rows])
+    longest = max(pieces, key=lambda piece: piece[1] - piece[0])
+    for a, b in pieces:
+        if (a, b) != longest and not long_enough(t[rows], a, b):
             keep[rows[a:b]] = False
     late = (np.flatnonzero(~keep) + 1).tolist()
     return {name: values[keep] for name, values in columns.items()}, late
