@@ -211,15 +211,13 @@ def _check_time(
             "be converted)",
             source=table.source,
         )
-    gaps = np.flatnonzero(steps > MAX_GAP_PERIODS * period)
-    if gaps.size and not allow_gaps:
-        row = int(gaps[0]) + 1
-        if duplicates is not None:  # the row in the file
-            row = int(np.flatnonzero(~duplicates)[row])
+    pieces = [] if allow_gaps else gap_pieces(t, duplicates)
+    if len(pieces) > 1:
+        row = pieces[1][0]  # the first row after the first gap, in the file
         jump = t[row] - t[row - 1]
         raise InputError(
             f"column 't' jumps by {jump:.4g} s to {t[row]:.10g} s at row {row + 1}, "
-            f"{jump / period:.3g} sample periods ({gaps.size} such gaps); physid does "
+            f"{jump / period:.3g} sample periods ({len(pieces) - 1} such gaps); physid does "
             "not fill gaps: split the recording there, or fix the time stamp",
             source=table.source,
         )
@@ -312,9 +310,10 @@ def trajectory_segments(
             f"({MIN_SEGMENT_ROWS} rows); physid does not fill gaps: fix the time stamps",
             source=table.source,
         )
+    rows = lambda a, b: f"rows {a + first}-{b - 1 + first}"  # noqa: E731 - as in the file
     gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
-    dropped = [f"rows {a + first}-{b - 1 + first}" for a, b in pieces if (a, b) not in kept]
-    spans = ", ".join(f"rows {a + first}-{b - 1 + first}" for a, b in kept)
+    dropped = [rows(a, b) for a, b in pieces if (a, b) not in kept]
+    spans = ", ".join(rows(a, b) for a, b in kept)
     note = (
         f"{table.source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
         f"(longest {max(gaps):.4g} s, at row {pieces[1 + int(np.argmax(gaps))][0] + first}): "
@@ -326,7 +325,7 @@ def trajectory_segments(
     )  # fmt: skip
     segments = []
     for a, b in kept:
-        piece = whole.rows(slice(a, b), source=f"{table.source} rows {a + first}-{b - 1 + first}",
+        piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}",
                            warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
         segments.append(_checked_piece(piece, duplicates[a:b], first + a, time_base,
                                        corrupt_samples, model))  # fmt: skip
