@@ -63,7 +63,7 @@ def _raw_columns(
     path: Path, header: bool = True, drop_bad: bool = False
 ) -> tuple[dict[str, np.ndarray], list[int]]:
     """All arrays of a file, 2-D ones kept as they are, and the 1-based lines dropped
-    (``drop_bad``, headerless CSV only: :func:`_sound_lines`); a headerless CSV's columns are
+    (``drop_bad``, headerless CSV only: :func:`_sound_rows`); a headerless CSV's columns are
     named by their 0-based position ("0", "1", ...)."""
     if path.suffix.lower() == ".npz":
         if not path.is_file():
@@ -76,36 +76,38 @@ def _raw_columns(
     text = read_text_file(path, "data file")
     # a logger's trailing comma ends every line with an empty field: not a column
     text = "\n".join(line.rstrip().removesuffix(",") for line in text.splitlines())
-    dropped: list[int] = []
     if drop_bad:
-        text, dropped = _sound_lines(text, str(path))
-    width = len(text.partition("\n")[0].split(","))
-    names = [str(k) for k in range(width)]
-    # an empty header line in front: the file's first line is then line 1, data row 1
-    values = parse_csv_numbers("\n" + text, names, str(path), first_line=1, header=False)
-    return {name: values[:, k] for k, name in enumerate(names)}, dropped
+        values, dropped = _sound_rows(text, str(path))
+    else:
+        width = len(text.partition("\n")[0].split(","))
+        # an empty header line in front: the file's first line is then line 1, data row 1
+        values = parse_csv_numbers("\n" + text, [str(k) for k in range(width)], str(path),
+                                   first_line=1, header=False)  # fmt: skip
+        dropped = []
+    return {str(k): values[:, k] for k in range(values.shape[1])}, dropped
 
 
-def _sound_lines(text: str, source: str) -> tuple[str, list[int]]:
-    """The lines of a headerless CSV that can be samples (module docstring), and the 1-based
-    numbers of those that cannot (blank lines are neither)."""
+def _sound_rows(text: str, source: str) -> tuple[np.ndarray, list[int]]:
+    """The numbers of the lines of a headerless CSV that can be samples (module docstring), and
+    the 1-based numbers of those that cannot (blank lines are neither)."""
     numbered = [(k, line) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
     widths = [len(line.split(",")) for _, line in numbered]
     width = max(set(widths), key=widths.count) if widths else 0
     kept, dropped = [], []
-    for (number, line), fields in zip(numbered, widths, strict=True):
+    for number, line in numbered:
         try:
             values = [float(cell) for cell in line.split(",")]
         except ValueError:
             values = []
-        sound = (fields == width and len(values) == width
-                 and all(np.isfinite(v) and abs(v) <= MAX_MAGNITUDE for v in values))  # fmt: skip
-        if sound:
-            kept.append(line)
+        if len(values) == width and all(np.isfinite(v) and abs(v) <= MAX_MAGNITUDE
+                                        for v in values):  # fmt: skip
+            kept.append(values)
         else:
             dropped.append(number)
     _check_bad_share(len(dropped), len(numbered), source)
-    return "\n".join(kept), dropped
+    if not kept:
+        raise InputError("no data rows", source=source)
+    return np.array(kept, dtype=float), dropped
 
 
 def _check_bad_share(bad: int, total: int, source: str) -> None:
