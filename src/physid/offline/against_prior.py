@@ -8,6 +8,17 @@ freedom the prior gave them (one-way joints, short or slow runs, unmodelled effe
 falls back toward the prior, every prior standard deviation scaled down along
 :data:`PRIOR_SCALES`, and takes the first scale that predicts the folds at least as well as the
 URDF. If none does, the result says so with the numbers, and its status is not ``ok``.
+
+Plausible where the data cannot tell (issue 24 item 4, :func:`plausible_prior`): a fit whose
+masses are implausible (:func:`~.plausibility.implausible_masses`: a body outside 0.5-2 x, the
+moving mass outside 0.8-1.25 x the URDF's) is refitted with the bodies' prior std scaled down
+along :data:`PRIOR_SCALES` until the masses are plausible; that fit is kept unless the
+implausible one predicts the held-out folds better by more than the folds' spread
+(:func:`~.selection.choose`, the plausible fit the conservative candidate). A fixed-base arm's
+torques decide combinations of first moments and regrouped masses, not each body's mass: the
+split among bodies is the prior's to make, and a 12.6 kg link where the CAD says 2.7 kg is the
+data's misfit (elasticity, friction shapes) absorbed by a weak prior, unless the folds say
+otherwise. The joint terms' prior is not scaled by this step.
 """
 
 from __future__ import annotations
@@ -18,7 +29,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.offline.crossval import CVScore, cv_score, fixed_score, least_squares_fit
+from physid.offline.plausibility import implausible_masses
 from physid.offline.reduced import ReducedSystem
+from physid.offline.selection import Choice, choose
 from physid.offline.training import TrainingData
 from physid.robot.model import RobotModel
 
@@ -34,6 +47,9 @@ class PriorCheck:
     ols: CVScore
     scale: float  # of the prior standard deviations in the final fit
     tried: tuple[CVScore, ...]  # every scale tried, in order
+    body_scale: float = 1.0  # of the bodies' prior std on top of ``scale`` (plausible_prior)
+    plausible: Choice | None = None  # implausible masses against a plausible refit, if any
+    implausible: tuple[str, ...] = ()  # what was implausible at ``scale`` (before body_scale)
 
     @property
     def better_than_urdf(self) -> bool:
@@ -47,11 +63,32 @@ class PriorCheck:
         )
         if self.scale != 1.0:
             line += f"; prior standard deviations scaled by {self.scale:g} to get there"
+        if self.body_scale != 1.0:
+            line += f"; the bodies' prior std scaled by {self.body_scale:g} for plausible masses"
         return line
+
+    def plausibility_warnings(self) -> list[str]:
+        """What the plausibility refit did (:func:`plausible_prior`), if it ran."""
+        if self.plausible is None:
+            return []
+        seen = "; ".join(self.implausible)
+        refit, given = self.plausible.scores
+        if self.body_scale != 1.0:
+            return [
+                f"the prior decides the masses: with the default prior the fit had implausible "
+                f"masses ({seen}); with the bodies' prior std x{self.body_scale:g} they are "
+                f"plausible and the training folds cannot tell the two fits apart "
+                f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, {self.plausible.reason})"
+            ]
+        return [
+            f"the data ask for these masses: the nearest plausible fit (the bodies' prior std "
+            f"x{refit.label}) predicts the training folds worse, {100 * refit.total:.3g} % vs "
+            f"{100 * given.total:.3g} % ({self.plausible.reason})"
+        ]
 
     def warnings(self) -> list[str]:
         if self.better_than_urdf and self.scale == 1.0:
-            return []
+            return self.plausibility_warnings()
         tried = ", ".join(f"x{s.label} {100 * s.total:.3g} %" for s in self.tried)
         if self.better_than_urdf:
             return [
@@ -59,7 +96,7 @@ class PriorCheck:
                 f"than the URDF's own model ({100 * self.tried[0].total:.3g} % vs "
                 f"{100 * self.urdf.total:.3g} %): the data cannot support that much freedom; the "
                 f"prior standard deviations were scaled by {self.scale:g} (tried {tried})"
-            ]
+            ] + self.plausibility_warnings()
         return [
             f"the identified model predicts the training folds worse than the URDF's own model "
             f"even with a tight prior ({100 * self.identified.total:.3g} % vs "
@@ -75,10 +112,15 @@ class PriorCheck:
             "prior_scale": self.scale,
             "tried": [s.as_dict() for s in self.tried],
             "better_than_urdf": self.better_than_urdf,
+            "body_prior_scale": self.body_scale,
+            "implausible_masses": list(self.implausible),
+            "plausibility": None if self.plausible is None else self.plausible.as_dict(),
         }
 
 
-ConsistentFit = Callable[[ReducedSystem, float], np.ndarray | None]
+# (system, scale of every prior std, scale of the bodies' prior std on top) -> standard
+# parameters, or None when the solver fails
+ConsistentFit = Callable[[ReducedSystem, float, float], np.ndarray | None]
 
 
 def check_against_prior(
@@ -103,7 +145,7 @@ def check_against_prior(
     for scale in PRIOR_SCALES:
 
         def at_scale(system: ReducedSystem | None, scale: float = scale) -> np.ndarray:
-            theta = fit(system, scale)
+            theta = fit(system, scale, 1.0)
             return prior if theta is None else theta
 
         if scale == 1.0 and first is not None:
@@ -115,3 +157,40 @@ def check_against_prior(
             break
     best = tried[-1] if tried[-1].total <= urdf.total else min(tried, key=lambda s: s.total)
     return PriorCheck(best, urdf, ols, float(best.label), tuple(tried))
+
+
+def plausible_prior(
+    check: PriorCheck,
+    model: RobotModel,
+    training: TrainingData,
+    prior: np.ndarray,
+    fit: ConsistentFit,
+    note: Callable[[str], None],
+) -> PriorCheck:
+    """``check`` with the bodies' prior tightened where the masses are implausible and the
+    folds cannot tell (module docstring); ``check`` itself when the masses are plausible or no
+    tighter prior makes them so."""
+    theta = fit(training.system, check.scale, 1.0)
+    seen = () if theta is None else tuple(implausible_masses(model, theta, prior))
+    if not seen:
+        return check
+    note("plausible masses")
+    for body_scale in PRIOR_SCALES:
+        if body_scale >= 1.0:
+            continue
+        theta = fit(training.system, check.scale, body_scale)
+        if theta is None or implausible_masses(model, theta, prior):
+            continue
+
+        def at_scale(system: ReducedSystem | None, body_scale: float = body_scale):
+            theta = fit(system, check.scale, body_scale)
+            return prior if theta is None else theta
+
+        refit = cv_score(f"{body_scale:g}", model, training.folds, training.rows, at_scale)
+        given = replace(check.identified, label="1")
+        choice = choose("bodies' prior", [refit, given], conservative=0)
+        if choice.chosen == 0 and refit.total <= check.urdf.total:
+            return replace(check, identified=refit, body_scale=body_scale, plausible=choice,
+                           implausible=seen)  # fmt: skip
+        return replace(check, plausible=choice, implausible=seen)
+    return replace(check, implausible=seen)

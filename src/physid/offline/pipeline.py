@@ -18,7 +18,7 @@ import numpy as np
 from physid.body.inertia import check_consistency
 from physid.errors import InputError
 from physid.files.config import IdentifyConfig
-from physid.offline.against_prior import PriorCheck, check_against_prior
+from physid.offline.against_prior import PriorCheck, check_against_prior, plausible_prior
 from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
 from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
 from physid.offline.deadband import friction_model_std
@@ -356,7 +356,7 @@ def _identify(
 
     joint_unscaled = joint  # consistent_fit scales it; ``joint`` becomes the chosen scale's
 
-    def consistent_fit(fold_system, scale: float):
+    def consistent_fit(fold_system, scale: float, body_scale: float = 1.0):
         rho = estimation.prior_std_relative
         return consistent_least_squares(
             model,
@@ -364,25 +364,29 @@ def _identify(
             ls.weights,
             prior,
             noise_variance=ls.sigma2,
-            prior_std_relative=None if rho is None else rho * scale,
+            prior_std_relative=None if rho is None else rho * scale * body_scale,
             prior_total_mass_std_relative=total_mass_prior,
             joint=joint_unscaled if scale == 1.0 else joint_unscaled.scaled(scale),
             problem=problem,
         )
 
     check = None
-    scale = 1.0
+    scale = body_scale = 1.0
     if shapes is None:  # the folds hold the linear model's observations only
         check = check_against_prior(
             model, model_urdf, training, columns, prior,
-            lambda s, k: consistent_fit(s, k).theta, note, first=score,
+            lambda s, k, b: consistent_fit(s, k, b).theta, note, first=score,
         )  # fmt: skip
-        scale = check.scale
+        if estimation.prior_std_relative is not None:  # a body prior to tighten
+            check = plausible_prior(
+                check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta, note
+            )
+        scale, body_scale = check.scale, check.body_scale
         warnings.extend(check.warnings())
         if scale != 1.0:
             joint = joint.scaled(scale)
     note("physically consistent fit (SDP)")
-    fit = consistent_fit(system, scale)
+    fit = consistent_fit(system, scale, body_scale)
     if fit.status == "optimal_inaccurate":
         warnings.append(
             "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
@@ -417,6 +421,8 @@ def _identify(
         uncertainty = dict(
             noise_variance=ls.sigma2,
             inflation=inflation,
+            # the bodies' prior as stated (not ``body_scale``'s): tightened to choose plausible
+            # masses among fits the data cannot tell apart, it is not knowledge of them
             prior_std_relative=None if rho is None else rho * scale,
             prior_metric=estimation.prior_metric,
             joint=joint,
@@ -428,7 +434,7 @@ def _identify(
         if shapes is None:  # the folds hold the linear model's observations only
             note("blocked jackknife")
             jackknife = blocked_jackknife(
-                lambda s: consistent_fit(s, scale).theta, training.folds
+                lambda s: consistent_fit(s, scale, body_scale).theta, training.folds
             )
             if jackknife is not None:
                 blocks = sum(fold.n_samples > 0 for fold in training.folds)

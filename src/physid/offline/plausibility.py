@@ -76,16 +76,10 @@ def _drivers(
     return "; ".join(parts) if parts else "no static-torque, tilt or joint-term evidence found"
 
 
-def plausibility_warnings(
-    model: RobotModel,
-    theta: np.ndarray,
-    prior: np.ndarray,
-    joint: JointPrior | None,
-    gravity: GravityEstimate | None,
-    upright: RobotModel,
-    recordings: list,
-) -> list[str]:
-    """Warnings for body masses and a moving mass far from the URDF's (module docstring)."""
+def implausible_masses(model: RobotModel, theta: np.ndarray, prior: np.ndarray) -> list[str]:
+    """What is implausible about the masses of ``theta`` against the URDF's ``prior`` (module
+    docstring): the moving mass outside :data:`MOVING_MASS_RANGE` and every body outside
+    :data:`BODY_MASS_RANGE`, as phrases; empty when nothing is."""
     layout = model.layout
     masses, prior_masses = theta[layout.mass_indices], prior[layout.mass_indices]
     total, prior_total = float(masses.sum()), float(prior_masses.sum())
@@ -99,13 +93,26 @@ def plausibility_warnings(
         if not BODY_MASS_RANGE[0] <= ratio <= BODY_MASS_RANGE[1]:
             bodies.append(f"{name} {mass:.3g} kg ({ratio:.2g} x the URDF's {prior_mass:.3g} kg)")
     ratio = total / prior_total
-    moving_off = not MOVING_MASS_RANGE[0] <= ratio <= MOVING_MASS_RANGE[1]
-    if not bodies and not moving_off:
-        return []
     what = []
-    if moving_off:
+    if not MOVING_MASS_RANGE[0] <= ratio <= MOVING_MASS_RANGE[1]:
         what.append(f"moving mass {total:.3g} kg is {ratio:.2g} x the URDF's {prior_total:.3g} kg")
     if bodies:
         what.append("body masses outside 0.5-2 x the URDF's: " + ", ".join(bodies))
+    return what
+
+
+def plausibility_warnings(
+    model: RobotModel,
+    theta: np.ndarray,
+    prior: np.ndarray,
+    joint: JointPrior | None,
+    gravity: GravityEstimate | None,
+    upright: RobotModel,
+    recordings: list,
+) -> list[str]:
+    """Warnings for body masses and a moving mass far from the URDF's (module docstring)."""
+    what = implausible_masses(model, theta, prior)
+    if not what:
+        return []
     drivers = _drivers(model, theta, joint, gravity, upright, recordings)
     return ["implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})"]
