@@ -71,9 +71,10 @@ class FitContext:
     problem: ConsistentProblem
     estimation: EstimationConfig
 
-    def fit(self, scale: float = 1.0) -> Fit:
+    def fit(self, scale: float = 1.0, body_scale: float = 1.0) -> Fit:
         """The consistent fit (:mod:`.consistent`) of a fold system, every prior std times
-        ``scale``; the prior itself where the solver fails (scored like any other model)."""
+        ``scale`` and the bodies' also times ``body_scale``; the prior itself where the solver
+        fails (scored like any other model)."""
         rho = self.estimation.prior_std_relative
         joint = self.joint if scale == 1.0 else self.joint.scaled(scale)
 
@@ -82,7 +83,7 @@ class FitContext:
                 system.standard_only(),
                 self.weights,
                 noise_variance=self.noise_variance,
-                prior_std_relative=None if rho is None else rho * scale,
+                prior_std_relative=None if rho is None else rho * scale * body_scale,
                 prior_total_mass_std_relative=self.estimation.prior_total_mass_std_relative,
                 joint=joint,
             )
@@ -276,10 +277,13 @@ def tilt_mass_change(
     tilted: TrainingData,
     config: IdentifyConfig,
     problem: ConsistentProblem,
+    scale: float = 1.0,
+    body_scale: float = 1.0,
 ) -> float:
     """How much estimating the tilt moves the moving mass [kg] (issue 24 item 4: a tilt must
-    not change a mass silently): the consistent fit with and without it."""
+    not change a mass silently): the consistent fit with and without it, under the prior
+    scales the fit used (:mod:`.against_prior`)."""
     context = fit_context(model, training, config, base_parameters(model), problem)
-    fit = context.fit()
+    fit = context.fit(scale, body_scale)
     upright, leaning = fit(training.system), fit(tilted.system)
     return tilted_model.layout.total_mass(leaning) - model.layout.total_mass(upright)

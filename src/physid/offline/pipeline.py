@@ -480,7 +480,8 @@ def _identify(
                 )
             )
         if gravity is not None:
-            change = tilt_mass_change(upright_model, upright, model, training, config, problem)
+            change = tilt_mass_change(upright_model, upright, model, training, config, problem,
+                                      scale, body_scale)  # fmt: skip
             if abs(change) > mass_std:
                 tilt = np.degrees(gravity.tilt_rad)
                 warnings.append(
