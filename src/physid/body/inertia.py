@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial.transform import Rotation
 
 from physid.errors import InputError
 
@@ -449,6 +448,8 @@ def random_consistent_pi(
     com = rng.normal(scale=com_scale_m, size=shape + (3,))
     radii = np.exp(rng.uniform(*np.log(radius_range_m), size=shape + (3,)))
     second_moments = mass[..., None] * radii**2
+    from scipy.spatial.transform import Rotation  # here: 0.3 s of import every command avoids
+
     n = int(np.prod(shape))
     R = Rotation.random(n, random_state=rng).as_matrix().reshape(shape + (3, 3))
     sigma_c = (R * second_moments[..., None, :]) @ np.swapaxes(R, -1, -2)
