@@ -77,10 +77,10 @@ def test_kuka_slices(tmp_path):
 
 
 def test_xmate_slices(tmp_path):
-    """traj1 -> traj3 (50 Hz, 20 s each). Measured: physid 3.97 %, OLS 4.48 %. With the default
+    """traj1 -> traj3 (50 Hz, 20 s each). Measured: physid 3.96 %, OLS 4.48 %. With the default
     prior the masses were implausible (32.4 kg against the URDF's 20.7, the shoulder link 15.7 kg
     against 4.68: 4.03 % held out); the folds cannot tell that fit from one with the bodies'
-    prior std x0.1 (4.5 % vs 4.4 %): 25.2 kg is kept, 1.22 x the URDF's (the dataset README
+    prior std x0.17 (4.48 % vs 4.40 %): 25.7 kg is kept, 1.24 x the URDF's (the dataset README
     measures holding torques 1.1-1.3 x the URDF's), every body within 0.5-2 x."""
     folder = require_dataset(DATASETS / "xmate7p")
     read = lambda k: read_xmate(folder / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02)  # noqa: E731

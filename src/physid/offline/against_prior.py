@@ -12,7 +12,8 @@ URDF. If none does, the result says so with the numbers, and its status is not `
 Plausible where the data cannot tell (issue 24 item 4, :func:`plausible_prior`): a fit whose
 masses are implausible (:func:`~.plausibility.implausible_masses`: a body outside 0.5-2 x, the
 moving mass outside 0.8-1.25 x the URDF's) is refitted with the bodies' prior std scaled down
-along :data:`PRIOR_SCALES` until the masses are plausible; that fit is kept unless the
+by the least factor that makes the masses plausible (bracketed on :data:`PRIOR_SCALES`, refined
+by bisection); that fit is kept unless the
 implausible one predicts the held-out folds better by more than the folds' spread
 (:func:`~.selection.choose`, the plausible fit the conservative candidate). A fixed-base arm's
 torques decide combinations of first moments and regrouped masses, not each body's mass: the
@@ -64,7 +65,7 @@ class PriorCheck:
         if self.scale != 1.0:
             line += f"; prior standard deviations scaled by {self.scale:g} to get there"
         if self.body_scale != 1.0:
-            line += f"; the bodies' prior std scaled by {self.body_scale:g} for plausible masses"
+            line += f"; the bodies' prior std scaled by {self.body_scale:.2g} for plausible masses"
         return line
 
     def plausibility_warnings(self) -> list[str]:
@@ -76,7 +77,7 @@ class PriorCheck:
         if self.body_scale != 1.0:
             return [
                 f"the prior decides the masses: with the default prior the fit had implausible "
-                f"masses ({seen}); with the bodies' prior std x{self.body_scale:g} they are "
+                f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
                 f"plausible and the training folds cannot tell the two fits apart "
                 f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, {self.plausible.reason})"
             ]
@@ -175,22 +176,51 @@ def plausible_prior(
     if not seen:
         return check
     note("plausible masses")
-    for body_scale in PRIOR_SCALES:
-        if body_scale >= 1.0:
-            continue
-        theta = fit(training.system, check.scale, body_scale)
-        if theta is None or implausible_masses(model, theta, prior):
-            continue
+    body_scale = _weakest_plausible(model, training, prior, fit, check.scale)
+    if body_scale is None:
+        return replace(check, implausible=seen)
 
-        def at_scale(system: ReducedSystem | None, body_scale: float = body_scale):
-            theta = fit(system, check.scale, body_scale)
-            return prior if theta is None else theta
+    def at_scale(system: ReducedSystem | None) -> np.ndarray:
+        theta = fit(system, check.scale, body_scale)
+        return prior if theta is None else theta
 
-        refit = cv_score(f"{body_scale:g}", model, training.folds, training.rows, at_scale)
-        given = replace(check.identified, label="1")
-        choice = choose("bodies' prior", [refit, given], conservative=0)
-        if choice.chosen == 0 and refit.total <= check.urdf.total:
-            return replace(check, identified=refit, body_scale=body_scale, plausible=choice,
-                           implausible=seen)  # fmt: skip
-        return replace(check, plausible=choice, implausible=seen)
-    return replace(check, implausible=seen)
+    refit = cv_score(f"{body_scale:.2g}", model, training.folds, training.rows, at_scale)
+    given = replace(check.identified, label="1")
+    choice = choose("bodies' prior", [refit, given], conservative=0)
+    if choice.chosen == 0 and refit.total <= check.urdf.total:
+        return replace(check, identified=refit, body_scale=body_scale, plausible=choice,
+                       implausible=seen)  # fmt: skip
+    return replace(check, plausible=choice, implausible=seen)
+
+
+BISECTIONS = 2  # halvings of the log-interval between the last implausible and first plausible
+
+
+def _weakest_plausible(
+    model: RobotModel, training: TrainingData, prior: np.ndarray, fit: ConsistentFit, scale: float
+) -> float | None:
+    """The largest bodies' prior scale (the least tightening) whose fit has plausible masses:
+    bracketed on :data:`PRIOR_SCALES`, then :data:`BISECTIONS` geometric bisections (the
+    tightening the masses need, not a step of the ladder more); None if even the tightest is
+    implausible or fails."""
+
+    def plausible(body_scale: float) -> bool:
+        theta = fit(training.system, scale, body_scale)
+        return theta is not None and not implausible_masses(model, theta, prior)
+
+    low = high = None  # plausible (tighter) and implausible (looser) ends of the bracket
+    previous = 1.0
+    for candidate in PRIOR_SCALES[1:]:
+        if plausible(candidate):
+            low, high = candidate, previous
+            break
+        previous = candidate
+    if low is None:
+        return None
+    for _ in range(BISECTIONS):
+        middle = float(np.sqrt(low * high))
+        if plausible(middle):
+            low = middle
+        else:
+            high = middle
+    return low
