@@ -24,7 +24,7 @@ from physid.offline.consistent import ConsistentFit, ConsistentProblem, consiste
 from physid.offline.deadband import friction_model_std
 from physid.offline.delay import DelayEstimate, estimate_delay
 from physid.offline.essential import EssentialParameters, essential_parameters
-from physid.offline.folds import FoldPlan
+from physid.offline.folds import FoldPlan, store_systems
 from physid.offline.friction_shapes import (
     START_FRACTIONS,
     FrictionShapeFit,
@@ -433,11 +433,18 @@ def _identify(
         )  # fmt: skip
         if shapes is None:  # the folds hold the linear model's observations only
             note("blocked jackknife")
+            # a recording that repeats its motion: blocks by phase, not near-replicates (folds.py)
+            phase = FoldPlan.by_phase(train)
+            blocks_of = training.folds
+            if phase is not None:
+                blocks_of = store_systems(store, phase, training.system.fitted)
+                preprocessing = replace(preprocessing, notes=(*preprocessing.notes,
+                                                              *phase.notes()))  # fmt: skip
             jackknife = blocked_jackknife(
-                lambda s: consistent_fit(s, scale, body_scale).theta, training.folds
+                lambda s: consistent_fit(s, scale, body_scale).theta, blocks_of
             )
             if jackknife is not None:
-                blocks = sum(fold.n_samples > 0 for fold in training.folds)
+                blocks = sum(fold.n_samples > 0 for fold in blocks_of)
                 reported = loewner_max(covariance, jackknife)
                 spread = JackknifeSpread.of(
                     covariance, reported, jackknife, base.projection[excited], blocks
