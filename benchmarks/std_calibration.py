@@ -33,6 +33,22 @@ Results (2026-11-25, 2-core box at load ~5, 1,287 s; "Laplace" is the same scrip
 The KUKA masses stay overconfident (3 of 7 beyond 3 std: its two files disagree by 20.8 vs 13.5
 kg of moving mass, more than four blocks of one file show); the xMate runs of one trajectory
 share its model error, so their z are small by construction.
+
+2026-11-26, quiet 2-core box, 62 s: with implausible masses refitted under a tighter bodies'
+prior where the folds cannot tell (physid.offline.against_prior.plausible_prior) and the
+jackknife's blocks cut by phase in runs that repeat their motion (physid.offline.folds):
+
+| pair | group | n | median abs z | 90 % | beyond 3 |
+|---|---|---|---|---|---|
+| KUKA file 2 vs file 3 | joint terms / masses / base | 28 / 7 / 71 | 0.40 / 2.09 / 0.35 | 1.59 / 4.07 / 2.06 | 0 / 2 / 0 |
+| KUKA file 1 vs file 3 | joint terms / masses / base | 28 / 7 / 71 | 0.41 / 2.63 / 0.37 | 2.01 / 3.74 / 2.03 | 0 / 2 / 4 |
+| UR10e 30 s vs 40 s | joint terms / masses / base | 24 / 6 / 58 | 0.60 / 0.36 / 0.51 | 1.65 / 1.03 / 1.38 | 0 / 0 / 0 |
+| xMate7p traj1, 1 vs 3 periods | joint terms / masses / base | 28 / 7 / 70 | 0.17 / 0.39 / 0.36 | 0.80 / 1.89 / 1.80 | 0 / 0 / 0 |
+| xMate7p 5 s, run 1 vs 3 | joint terms / masses / base | 27 / 7 / 69 | 0.44 / 0.18 / 0.37 | 1.22 / 0.77 / 1.01 | 0 / 0 / 0 |
+
+With the plausibility refit alone (time blocks) the KUKA file 2 vs 3 masses read 3.39 (4 beyond
+3) and base 0.61 (9): file 2 became plausible, file 3's folds keep its implausible masses; the
+blocks by phase bring the base parameters back to honest, the masses not.
 """
 
 from __future__ import annotations
