@@ -51,6 +51,7 @@ class PriorCheck:
     body_scale: float = 1.0  # of the bodies' prior std on top of ``scale`` (plausible_prior)
     plausible: Choice | None = None  # implausible masses against a plausible refit, if any
     implausible: tuple[str, ...] = ()  # what was implausible at ``scale`` (before body_scale)
+    by_phase: bool = False  # the plausibility choice judged on folds by phase (repeated runs)
 
     @property
     def better_than_urdf(self) -> bool:
@@ -74,16 +75,18 @@ class PriorCheck:
             return []
         seen = "; ".join(self.implausible)
         refit, given = self.plausible.scores
+        folds = "training folds" + (" by phase (the runs repeat their motion)"
+                                    if self.by_phase else "")  # fmt: skip
         if self.body_scale != 1.0:
             return [
                 f"the prior decides the masses: with the default prior the fit had implausible "
                 f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
-                f"plausible and the training folds cannot tell the two fits apart "
+                f"plausible and the {folds} cannot tell the two fits apart "
                 f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, {self.plausible.reason})"
             ]
         return [
             f"the data ask for these masses: the nearest plausible fit (the bodies' prior std "
-            f"x{refit.label}) predicts the training folds worse, {100 * refit.total:.3g} % vs "
+            f"x{refit.label}) predicts the {folds} worse, {100 * refit.total:.3g} % vs "
             f"{100 * given.total:.3g} % ({self.plausible.reason})"
         ]
 
@@ -116,6 +119,7 @@ class PriorCheck:
             "body_prior_scale": self.body_scale,
             "implausible_masses": list(self.implausible),
             "plausibility": None if self.plausible is None else self.plausible.as_dict(),
+            "plausibility_folds": "phase" if self.by_phase else "time",
         }
 
 
@@ -167,10 +171,14 @@ def plausible_prior(
     prior: np.ndarray,
     fit: ConsistentFit,
     note: Callable[[str], None],
+    by_phase: Callable[[], TrainingData] | None = None,
 ) -> PriorCheck:
     """``check`` with the bodies' prior tightened where the masses are implausible and the
     folds cannot tell (module docstring); ``check`` itself when the masses are plausible or no
-    tighter prior makes them so."""
+    tighter prior makes them so. ``by_phase``: the training data with folds by phase
+    (:meth:`~.folds.FoldPlan.by_phase`), built when needed, for runs that repeat their motion:
+    the two fits are then judged on motion the other folds do not contain (time blocks of a
+    repeated excitation reward a fit that absorbs that motion's misfit into the masses)."""
     theta = fit(training.system, check.scale, 1.0)
     seen = () if theta is None else tuple(implausible_masses(model, theta, prior))
     if not seen:
@@ -180,17 +188,28 @@ def plausible_prior(
     if body_scale is None:
         return replace(check, implausible=seen)
 
-    def at_scale(system: ReducedSystem | None) -> np.ndarray:
-        theta = fit(system, check.scale, body_scale)
-        return prior if theta is None else theta
+    def at(body_scale: float):
+        def fitted(system: ReducedSystem | None) -> np.ndarray:
+            theta = fit(system, check.scale, body_scale)
+            return prior if theta is None else theta
 
-    refit = cv_score(f"{body_scale:.2g}", model, training.folds, training.rows, at_scale)
-    given = replace(check.identified, label="1")
+        return fitted
+
+    label = f"{body_scale:.2g}"
+    judge = training if by_phase is None else by_phase()
+    refit = cv_score(label, model, judge.folds, judge.rows, at(body_scale))
+    given = (replace(check.identified, label="1") if by_phase is None
+             else cv_score("1", model, judge.folds, judge.rows, at(1.0)))  # fmt: skip
     choice = choose("bodies' prior", [refit, given], conservative=0)
-    if choice.chosen == 0 and refit.total <= check.urdf.total:
-        return replace(check, identified=refit, body_scale=body_scale, plausible=choice,
-                       implausible=seen)  # fmt: skip
-    return replace(check, plausible=choice, implausible=seen)
+    phased = by_phase is not None
+    if choice.chosen == 0:
+        # the check against the URDF stays on the time blocks it was made on
+        on_time = refit if not phased else cv_score(
+            label, model, training.folds, training.rows, at(body_scale))  # fmt: skip
+        if on_time.total <= check.urdf.total:
+            return replace(check, identified=on_time, body_scale=body_scale, plausible=choice,
+                           implausible=seen, by_phase=phased)  # fmt: skip
+    return replace(check, plausible=choice, implausible=seen, by_phase=phased)
 
 
 BISECTIONS = 2  # halvings of the log-interval between the last implausible and first plausible

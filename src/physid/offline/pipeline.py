@@ -21,6 +21,7 @@ from physid.files.config import IdentifyConfig
 from physid.offline.against_prior import PriorCheck, check_against_prior, plausible_prior
 from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
 from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
+from physid.offline.crossval import raw_rows
 from physid.offline.deadband import friction_model_std
 from physid.offline.delay import DelayEstimate, estimate_delay
 from physid.offline.essential import EssentialParameters, essential_parameters
@@ -49,6 +50,7 @@ from physid.offline.reduced import ReducedSystem
 from physid.offline.selection import Choice
 from physid.offline.suspect import suspect_reasons, unexplained_torque_reason
 from physid.offline.training import (
+    TrainingData,
     filtered_fit,
     gravity_shifted,
     observe_validation,
@@ -377,10 +379,17 @@ def _identify(
             model, model_urdf, training, columns, prior,
             lambda s, k, b: consistent_fit(s, k, b).theta, note, first=score,
         )  # fmt: skip
+        phase = FoldPlan.by_phase(train)  # runs that repeat their motion (folds.py)
+
+        def by_phase() -> TrainingData:
+            return replace(training, folds=store_systems(store, phase, training.system.fitted),
+                           rows=raw_rows(model, train, options, phase))  # fmt: skip
+
         if estimation.prior_std_relative is not None:  # a body prior to tighten
             check = plausible_prior(
-                check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta, note
-            )
+                check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta,
+                note, by_phase=None if phase is None else by_phase,
+            )  # fmt: skip
         scale, body_scale = check.scale, check.body_scale
         warnings.extend(check.warnings())
         if scale != 1.0:
@@ -434,7 +443,6 @@ def _identify(
         if shapes is None:  # the folds hold the linear model's observations only
             note("blocked jackknife")
             # a recording that repeats its motion: blocks by phase, not near-replicates (folds.py)
-            phase = FoldPlan.by_phase(train)
             blocks_of = training.folds
             if phase is not None:
                 blocks_of = store_systems(store, phase, training.system.fitted)
