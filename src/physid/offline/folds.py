@@ -16,7 +16,9 @@ folds should see (a held-out run of the same excitation repeats it too: phase bl
 took the real KUKA LWR4+ from 2.61 to 2.87 % held out, choosing a 1.99 Hz cut-off). For the
 *uncertainty* it is not: blocks that are near replicates agree, and a jackknife over them says
 the estimate is certain when it only fits the same motion's misfit the same way each time
-(:mod:`.jackknife`). :func:`repeat_period` finds a recording's period and
+(:mod:`.jackknife`); nor is it for the question whether the data demand implausible masses
+(:func:`~.against_prior.plausible_prior`), which same-motion folds answer for a fit that absorbs
+that motion's misfit into them. :func:`repeat_period` finds a recording's period and
 :meth:`FoldPlan.by_phase` cuts it into quarters of the period instead.
 """
 
@@ -121,7 +123,8 @@ class FoldPlan:
     def notes(self) -> list[str]:
         """What a plan by phase did, per recording cut by phase."""
         return [f"recording {r + 1} repeats its motion every {period:.4g} s: the jackknife's "
-                "blocks are quarters of that period" for r, period in enumerate(self.periods)
+                "blocks and the plausibility choice's folds are quarters of that period"
+                for r, period in enumerate(self.periods)
                 if period is not None]  # fmt: skip
 
 
