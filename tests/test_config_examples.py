@@ -48,6 +48,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "coulomb_deadband",
         "estimation.weighting",
         "estimation.prior_metric",
+        "estimation.plausible_masses",
         "estimation.estimate_gravity_direction",
         "estimation.torque_delay",
         "allow_large_angles",

@@ -54,6 +54,9 @@ class EstimationConfig:
     prior_std_relative: float | None = 0.3
     prior_total_mass_std_relative: float | None = None
     prior_metric: str = "logdet"
+    # implausible masses refitted with a tighter bodies' prior where the folds cannot tell
+    # (offline.against_prior.plausible_prior); off by default when prior_std_relative is given
+    plausible_masses: bool = True
     # true | false | "auto": the base tilt, if blocked cross-validation on the training data
     # supports it (offline.choices)
     estimate_gravity_direction: bool | str = "auto"
@@ -275,6 +278,8 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         if "prior_total_mass_std_relative" in e
         else defaults.prior_total_mass_std_relative,
         prior_metric=prior_metric,
+        # a prior strength the user states is not second-guessed
+        plausible_masses=_flag(e, "plausible_masses", "prior_std_relative" not in e, "estimation"),
         estimate_gravity_direction="auto"
         if e.get("estimate_gravity_direction", "auto") in ("auto", None)
         else _flag(e, "estimate_gravity_direction", True, "estimation"),

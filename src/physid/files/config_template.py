@@ -61,6 +61,10 @@ COMMENTS: dict[str, str] = {
     "estimation.prior_total_mass_std_relative": "prior std of the total moving mass, relative "
     "to the URDF's (null: none)",
     "estimation.prior_metric": "logdet (geometric, keeps bodies interior) | euclidean",
+    "estimation.plausible_masses": "true: masses outside 0.5-2 x the URDF's per body (0.8-1.25 "
+    "x in all) are refitted with the least tighter bodies' prior that makes them plausible, "
+    "kept unless the folds prefer the implausible fit (docs/identify.md §4b); false: only "
+    "warned. Default true, false when prior_std_relative is given",
     "estimation.estimate_gravity_direction": "the base tilt (the apparent gravity direction): "
     "auto = estimated, kept if within 5 deg, 2 std from level and chosen by cross-validation "
     "on the training data; true: always fitted; false: the URDF's gravity",
@@ -115,6 +119,7 @@ EXAMPLES: dict[str, str] = {
     "estimation.weighting": "ols",
     "estimation.prior_total_mass_std_relative": "0.05",
     "estimation.prior_metric": "euclidean",
+    "estimation.plausible_masses": "false",
     "estimation.estimate_gravity_direction": "false",
     "estimation.torque_delay": "auto",
     "allow_large_angles": "true",

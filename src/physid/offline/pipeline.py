@@ -385,7 +385,7 @@ def _identify(
             return replace(training, folds=store_systems(store, phase, training.system.fitted),
                            rows=raw_rows(model, train, options, phase))  # fmt: skip
 
-        if estimation.prior_std_relative is not None:  # a body prior to tighten
+        if estimation.prior_std_relative is not None and estimation.plausible_masses:
             check = plausible_prior(
                 check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta,
                 note, by_phase=None if phase is None else by_phase,
