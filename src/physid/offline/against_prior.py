@@ -132,6 +132,19 @@ class PriorCheck:
 ConsistentFit = Callable[[ReducedSystem, float, float], np.ndarray | None]
 
 
+def _fit_or_prior(
+    fit: ConsistentFit, prior: np.ndarray, scale: float, body_scale: float = 1.0
+) -> Callable[[ReducedSystem | None], np.ndarray]:
+    """``fit`` at these prior scales as a fold fit (:func:`~.crossval.cv_score`): the prior
+    itself where the solver fails (scored like any other model)."""
+
+    def fitted(system: ReducedSystem | None) -> np.ndarray:
+        theta = fit(system, scale, body_scale)
+        return prior if theta is None else theta
+
+    return fitted
+
+
 def check_against_prior(
     model: RobotModel,
     urdf_model: RobotModel,
@@ -152,15 +165,11 @@ def check_against_prior(
                    least_squares_fit(columns, model.layout.size))  # fmt: skip
     tried: list[CVScore] = []
     for scale in PRIOR_SCALES:
-
-        def at_scale(system: ReducedSystem | None, scale: float = scale) -> np.ndarray:
-            theta = fit(system, scale, 1.0)
-            return prior if theta is None else theta
-
         if scale == 1.0 and first is not None:
             score = replace(first, label="1")
         else:
-            score = cv_score(f"{scale:g}", model, training.folds, training.rows, at_scale)
+            score = cv_score(f"{scale:g}", model, training.folds, training.rows,
+                             _fit_or_prior(fit, prior, scale))  # fmt: skip
         tried.append(score)
         if score.total <= urdf.total:
             break
@@ -192,12 +201,8 @@ def plausible_prior(
     if body_scale is None:
         return replace(check, implausible=seen)
 
-    def at(body_scale: float):
-        def fitted(system: ReducedSystem | None) -> np.ndarray:
-            theta = fit(system, check.scale, body_scale)
-            return prior if theta is None else theta
-
-        return fitted
+    def at(body_scale: float) -> Callable[[ReducedSystem | None], np.ndarray]:
+        return _fit_or_prior(fit, prior, check.scale, body_scale)
 
     label = f"{body_scale:.2g}"
     judge = training if by_phase is None else by_phase()

@@ -10,6 +10,7 @@ standard parameters (SDP) -> validation on held-out data.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -358,9 +359,16 @@ def _identify(
 
     joint_unscaled = joint  # consistent_fit scales it; ``joint`` becomes the chosen scale's
 
+    # the whole system's fits, by (scale, body_scale): the plausibility check solves the ones
+    # the final fit then needs
+    whole_fits: dict[tuple[float, float], ConsistentFit] = {}
+
     def consistent_fit(fold_system, scale: float, body_scale: float = 1.0):
+        key = (scale, body_scale)
+        if fold_system is system and key in whole_fits:
+            return whole_fits[key]
         rho = estimation.prior_std_relative
-        return consistent_least_squares(
+        result = consistent_least_squares(
             model,
             fold_system,
             ls.weights,
@@ -371,6 +379,17 @@ def _identify(
             joint=joint_unscaled if scale == 1.0 else joint_unscaled.scaled(scale),
             problem=problem,
         )
+        if fold_system is system:
+            whole_fits[key] = result
+        return result
+
+    # runs that repeat their motion (folds.py): the plausibility choice and the jackknife cut
+    # them by phase; the folds' systems are built once, when first needed
+    phase = FoldPlan.by_phase(train) if shapes is None else None
+
+    @functools.cache
+    def phase_systems() -> list[ReducedSystem]:
+        return store_systems(store, phase, system.fitted)
 
     check = None
     scale = body_scale = 1.0
@@ -379,10 +398,9 @@ def _identify(
             model, model_urdf, training, columns, prior,
             lambda s, k, b: consistent_fit(s, k, b).theta, note, first=score,
         )  # fmt: skip
-        phase = FoldPlan.by_phase(train)  # runs that repeat their motion (folds.py)
 
         def by_phase() -> TrainingData:
-            return replace(training, folds=store_systems(store, phase, training.system.fitted),
+            return replace(training, folds=phase_systems(),
                            rows=raw_rows(model, train, options, phase))  # fmt: skip
 
         if estimation.prior_std_relative is not None and estimation.plausible_masses:
@@ -445,7 +463,7 @@ def _identify(
             # a recording that repeats its motion: blocks by phase, not near-replicates (folds.py)
             blocks_of = training.folds
             if phase is not None:
-                blocks_of = store_systems(store, phase, training.system.fitted)
+                blocks_of = phase_systems()
                 preprocessing = replace(preprocessing, notes=(*preprocessing.notes,
                                                               *phase.notes()))  # fmt: skip
             jackknife = blocked_jackknife(
