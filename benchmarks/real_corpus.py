@@ -8,7 +8,10 @@ train / held-out splits) it prints:
   where no torque is logged), all joints stacked, by one independent scorer (:mod:`scoring`: a
   fixed 10 Hz Butterworth for every method's states; no physid code) for
   - physid: the ``physid identify`` command, run as a user runs it (no config; the TX40 gets
-    only its transmission, a description of the robot), its ``params.json`` re-scored;
+    only its transmission, a description of the robot), its ``params.json`` re-scored: its
+    inertials, joint terms and gravity, and the torque delay it compensated
+    (``fit.torque_delay.compensated_s``: its model says the torque logged at ``t`` is the
+    dynamics of ``t - delay``, so it is scored against the torque ``delay`` later);
   - OLS: written in :mod:`scoring` (inertial + viscous, Coulomb, offset (+ armature) per joint,
     ``lstsq`` on the raw torques);
   - consistent OLS ("OLS+c"): the same least squares with every body's pseudo-inertia positive
@@ -57,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from real_cases import DEFAULT_DATASETS, RealCase, corpus  # noqa: E402
 from scoring import (  # noqa: E402
+    States,
     butterworth_states,
     consistent_ols_fit,
     ols_fit,
@@ -187,8 +191,10 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
     n_warnings = 0
     urdf_mass = mass_summary(model, urdf_document(model))[1]
     if document is not None:
-        physid = relative_error(validate, [params_prediction(model, document, s)
-                                           for s in validate])  # fmt: skip
+        delay = float((document.get("fit", {}).get("torque_delay") or {}).get("compensated_s", 0.0))
+        aligned = [delayed_torque(signal, states, delay)
+                   for signal, states in zip(case.validate, validate, strict=True)]  # fmt: skip
+        physid = relative_error(aligned, [params_prediction(model, document, s) for s in aligned])
         moving, urdf_mass, worst = mass_summary(model, document)
         n_warnings = len(document.get("fit", {}).get("warnings", []))
     figaroh = figaroh_cpu = None
@@ -199,6 +205,18 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
             print(f"  figaroh failed on {case.name}: {type(error).__name__}: {error}")
     return Row(case.name, ols, consistent_ols, physid, figaroh, urdf_error, cpu, figaroh_cpu,
                status, moving, urdf_mass, worst, n_warnings)  # fmt: skip
+
+
+def delayed_torque(signal, states: States, delay_s: float) -> States:
+    """``states`` with the torque read ``delay_s`` later (linear interpolation), on the samples
+    whose ``t + delay_s`` stays inside the recording: how a model with that torque delay
+    predicts the logged torque."""
+    if delay_s == 0.0:
+        return states
+    t = np.asarray(signal.t, float)
+    kept = np.flatnonzero((t + delay_s >= t[0]) & (t + delay_s <= t[-1]))
+    tau = np.column_stack([np.interp(t[kept] + delay_s, t, column) for column in states.tau.T])
+    return States(states.q[kept], states.dq[kept], states.ddq[kept], tau)
 
 
 def _pct(x: float | None) -> str:

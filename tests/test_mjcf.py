@@ -295,10 +295,12 @@ def test_a_special_file_is_not_read_to_tell_its_kind(tmp_path):
 @pytest.mark.parametrize("delay_s", [0.0, 0.008])
 def test_identify_reports_how_late_the_torque_is(arm, tmp_path, delay_s):
     """Issue 26 item 4: a torque logged 8 ms behind the motion is reported within 1 ms, and a
-    log without delay is not called late."""
+    log without delay is not called late (``torque_delay: report``: estimated, not
+    compensated)."""
     truth = mujoco.MjModel.from_xml_path(str(arm))
     _recording(tmp_path / "train.csv", truth, seed=3, seconds=6.0, delay_s=delay_s)
     out = tmp_path / "identified"
+    (tmp_path / "report.yaml").write_text("estimation: {torque_delay: report}\n")
     run = CliRunner().invoke(
         main,
         [
@@ -307,6 +309,8 @@ def test_identify_reports_how_late_the_torque_is(arm, tmp_path, delay_s):
             str(arm),
             "--data",
             str(tmp_path / "train.csv"),
+            "--config",
+            str(tmp_path / "report.yaml"),
             "--out",
             str(out),
             "--quiet",
@@ -332,17 +336,19 @@ def _identified(arm, data: Path, held: Path, out: Path, config: str | None = Non
 
 
 def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_path):
-    """Issue 26 item 4: torques logged 8 ms behind the motion. ``torque_delay: auto`` identifies
-    again with the estimated delay compensated and keeps it (the folds prefer it); held-out error
-    and link masses move toward the delay-free truth; a given delay is compensated as given;
-    on a log without delay auto changes nothing."""
+    """Issue 26 item 4: torques logged 8 ms behind the motion. By default (``torque_delay:
+    auto``) the training data are observed again with the estimated delay compensated and the
+    folds keep it; held-out error and link masses move toward the delay-free truth, and
+    ``physid validate`` reads the held-out torque as late as the identification did (the same
+    error as identify's own validation); a given delay is compensated as given; on a log
+    without delay auto changes nothing."""
     truth = mujoco.MjModel.from_xml_path(str(arm))
     for name, seed in (("train", 3), ("held", 4)):
         _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=6.0, delay_s=0.008)
     train, held = tmp_path / "train.csv", tmp_path / "held.csv"
-    reported = _identified(arm, train, held, tmp_path / "reported")
-    automatic = _identified(arm, train, held, tmp_path / "auto",
-                            "estimation: {torque_delay: auto}\n")  # fmt: skip
+    reported = _identified(arm, train, held, tmp_path / "reported",
+                           "estimation: {torque_delay: report}\n")  # fmt: skip
+    automatic = _identified(arm, train, held, tmp_path / "auto")
     given = _identified(arm, train, held, tmp_path / "given",
                         "estimation: {torque_delay: 0.008}\n")  # fmt: skip
     delay = automatic["fit"]["torque_delay"]
@@ -362,9 +368,15 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
         return float(np.abs([doc["bodies"][b]["mass"] for b in bodies] - masses).sum())
 
     assert mass_error(automatic) < mass_error(reported)
+    validated = CliRunner().invoke(main, [
+        "validate", "--model", str(arm), "--params", str(tmp_path / "auto" / "params.json"),
+        "--data", str(held), "--json", str(tmp_path / "validation.json"), "--quiet"])  # fmt: skip
+    assert validated.exit_code == 0, validated.output
+    validation = json.loads((tmp_path / "validation.json").read_text())
+    assert validation["torque_delay_compensated_s"] == delay["compensated_s"]
+    assert validation["overall"]["relative_error"] == pytest.approx(error["auto"], rel=1e-9)
     _recording(tmp_path / "clean.csv", truth, seed=5, seconds=6.0)
-    clean = _identified(arm, tmp_path / "clean.csv", held, tmp_path / "clean",
-                        "estimation: {torque_delay: auto}\n")  # fmt: skip
+    clean = _identified(arm, tmp_path / "clean.csv", held, tmp_path / "clean")
     assert clean["fit"]["torque_delay"]["compensated_s"] == 0.0
     assert "torque delay compensated" not in clean["preprocessing"]["selection"]
 

@@ -97,51 +97,24 @@ def _identify_with_delay(
     config: IdentifyConfig,
     note: Progress,
 ) -> IdentificationResult:
-    """:func:`identify`, with the torque delay of config ``estimation.torque_delay``: only
-    reported (``report``), compensated by a given number of seconds, or (``auto``) identified
-    again with the estimated delay compensated when it is significant, and kept when the
-    blocked cross-validation of the final fits on the training data prefers it by more than the
-    folds' spread (:func:`physid.offline.selection.choose`, the uncompensated one conservative).
-    """
+    """:func:`identify`, with the torque delay of config ``estimation.torque_delay``: ``auto``
+    (the default: compensated when blocked cross-validation on the training data supports it,
+    :mod:`physid.offline.delay_choice`) and ``report`` are the pipeline's; a number of seconds
+    is compensated here, in every recording, before identifying."""
     from physid.offline.delay import compensated
-    from physid.offline.selection import choose
 
     setting = config.estimation.torque_delay
-
-    def run(delay_s: float) -> IdentificationResult:
-        shift = (lambda r: compensated(r, delay_s)) if delay_s else (lambda r: r)
-        result = identify(model, [shift(r) for r in train], config,
-                          validation=[shift(r) for r in validation] or None,
-                          progress=note)  # fmt: skip
-        if delay_s and result.delay is not None:
-            result = dataclasses.replace(
-                result, delay=dataclasses.replace(result.delay, compensated_s=delay_s)
-            )
-        return result
-
-    if setting != "auto":
-        return run(0.0 if setting == "report" else float(setting))
-    first = run(0.0)
-    estimate = first.delay
-    if estimate is None or not estimate.significant or first.prior_check is None:
-        return first
-    note(f"torque delay {1e3 * estimate.value_s:.3g} ms: identifying again with it compensated")
-    second = run(estimate.value_s)
-    if second.prior_check is None or second.theta is None:
-        return first
-    scores = [
-        dataclasses.replace(first.prior_check.identified, label="none"),
-        dataclasses.replace(second.prior_check.identified,
-                            label=f"{1e3 * estimate.value_s:.3g} ms"),  # fmt: skip
-    ]
-    choice = choose("torque delay compensated", scores)
-    chosen = second if choice.chosen == 1 else first
-    preprocessing = dataclasses.replace(
-        chosen.preprocessing, notes=(*chosen.preprocessing.notes, choice.note())
-    )
-    return dataclasses.replace(
-        chosen, choices=(*chosen.choices, choice), preprocessing=preprocessing
-    )
+    if setting in ("auto", "report") or not float(setting):
+        return identify(model, train, config, validation=validation or None, progress=note)
+    delay_s = float(setting)
+    result = identify(model, [compensated(r, delay_s) for r in train], config,
+                      validation=[compensated(r, delay_s) for r in validation] or None,
+                      progress=note)  # fmt: skip
+    if result.delay is not None:
+        result = dataclasses.replace(
+            result, delay=dataclasses.replace(result.delay, compensated_s=delay_s)
+        )
+    return result
 
 
 def run_identify(
@@ -304,6 +277,7 @@ class ValidationReport:
     preprocessing: Preprocessing
     # what reading did to the recordings (time base rebuilt, duplicate rows, repaired samples)
     warnings_from_data: tuple[str, ...] = ()
+    torque_delay_s: float = 0.0  # the torque was read this much later (params.json's delay)
 
     def as_dict(self) -> dict:
         return {
@@ -312,8 +286,24 @@ class ValidationReport:
             "files": self.per_file,
             "preprocessing": self.preprocessing.as_dict(),
             "scored_on": "raw measured torque at the recordings' own samples",
+            "torque_delay_compensated_s": self.torque_delay_s,
             "warnings_from_data": list(self.warnings_from_data),
         }
+
+
+def recorded_delay(
+    document: dict, trajectories: list[Trajectory]
+) -> tuple[list[Trajectory], float]:
+    """The recordings with the torque read as late as ``params.json``'s identification read it
+    (``fit.torque_delay.compensated_s``, :mod:`physid.offline.delay_choice`): the delay is part
+    of the identified model. Returns them and the delay [s] (0: as recorded)."""
+    from physid.offline.delay import compensated
+
+    recorded = ((document.get("fit") or {}).get("torque_delay") or {}).get("compensated_s")
+    delay_s = float(recorded or 0.0)
+    if not np.isfinite(delay_s) or delay_s == 0.0:
+        return trajectories, 0.0
+    return [compensated(t, delay_s) for t in trajectories], delay_s
 
 
 def validation_filter(
@@ -380,6 +370,7 @@ def run_validate(
     note = progress or (lambda _message: None)
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
     trajectories = load_trajectories(list(data), model, config)
+    trajectories, delay_s = recorded_delay(params.document, trajectories)
     preprocessing = validation_filter(
         params.document,
         config,
@@ -389,6 +380,8 @@ def run_validate(
         str(params_path),
     )
     note(preprocessing.summary())
+    if delay_s:
+        note(f"torque read {1e3 * delay_s:.3g} ms later, as the identification compensated it")
     per_file, fits = {}, []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")
@@ -398,7 +391,7 @@ def run_validate(
     overall = stacked_metrics(fits)
     data_warnings = tuple(w for t in trajectories for w in t.warnings)
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings)  # fmt: skip
+                            data_warnings, delay_s)  # fmt: skip
 
 
 def _base_uncertainty(model: RobotModel, document: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -425,8 +418,12 @@ def run_payload(
     """``physid payload``: the payload on ``link`` from recordings with it (and, optionally,
     without it) and the robot's ``params.json``, differentiated with the training filter."""
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
-    with_payload = load_trajectories(list(loaded), model, config)
-    without = load_trajectories(list(unloaded or []), model, config)
+    with_payload, _ = recorded_delay(
+        params.document, load_trajectories(list(loaded), model, config)
+    )
+    without, _ = recorded_delay(
+        params.document, load_trajectories(list(unloaded or []), model, config)
+    )
     preprocessing = validation_filter(
         params.document,
         config,

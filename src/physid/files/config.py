@@ -60,10 +60,10 @@ class EstimationConfig:
     # true | false | "auto": the base tilt, if blocked cross-validation on the training data
     # supports it (offline.choices)
     estimate_gravity_direction: bool | str = "auto"
-    # "report" | "auto" | seconds: a torque logged late against the motion is only reported
-    # (offline.delay), compensated when cross-validation on the training data supports it, or
-    # compensated by the given delay (workflows)
-    torque_delay: str | float = "report"
+    # "auto" | "report" | seconds: a torque logged late against the motion is compensated when
+    # blocked cross-validation on the training data supports it (offline.delay_choice), only
+    # reported (offline.delay), or compensated by the given delay (workflows)
+    torque_delay: str | float = "auto"
 
 
 @dataclass(frozen=True)
@@ -165,10 +165,10 @@ def _number(raw: dict[str, Any], key: str, where: str, *, positive: bool = False
 
 
 def _torque_delay(estimation: dict[str, Any]) -> str | float:
-    """``estimation.torque_delay``: report (default), auto, or a delay in seconds."""
+    """``estimation.torque_delay``: auto (default), report, or a delay in seconds."""
     value = estimation.get("torque_delay")
     if value is None or value in ("report", "auto"):
-        return value or "report"
+        return value or "auto"
     if isinstance(value, str | bool):
         raise InputError(f"config estimation.torque_delay: expected report, auto or a delay in "
                          f"seconds, got {value!r}")  # fmt: skip

@@ -68,10 +68,11 @@ COMMENTS: dict[str, str] = {
     "estimation.estimate_gravity_direction": "the base tilt (the apparent gravity direction): "
     "auto = estimated, kept if within 5 deg, 2 std from level and chosen by cross-validation "
     "on the training data; true: always fitted; false: the URDF's gravity",
-    "estimation.torque_delay": "a torque logged late against the motion [s]: report (the "
-    "default: estimated and reported, fit.torque_delay) | auto (identified again with the "
-    "estimated delay compensated when significant, kept if cross-validation on the training "
-    "data supports it) | a number [s]: compensated by it (torque read that much later)",
+    "estimation.torque_delay": "a torque logged late against the motion [s]: auto (the "
+    "default: a significant delay is compensated when blocked cross-validation on the training "
+    "data supports it, fit.torque_delay.compensated_s; validate and payload then read torques "
+    "with it) | report (only estimated and reported) | a number [s]: compensated by it (torque "
+    "read that much later)",
     "allow_large_angles": "skip the 'positions look like degrees' check",
     "time_base": "auto: the time stamps are checked against the motion (repeated samples "
     "dropped; rebuilt from the controller's ticks or a uniform grid when the positions are "
@@ -121,7 +122,7 @@ EXAMPLES: dict[str, str] = {
     "estimation.prior_metric": "euclidean",
     "estimation.plausible_masses": "false",
     "estimation.estimate_gravity_direction": "false",
-    "estimation.torque_delay": "auto",
+    "estimation.torque_delay": "report",
     "allow_large_angles": "true",
     "coulomb_deadband": "{revolute: 0.01, joint_3: 0}",
     "joints": "[joint_1, joint_2, joint_3, joint_4, joint_5]",

@@ -11,10 +11,10 @@ weighted least squares of the pipeline), over every joint and sample of the filt
 observations as fitted (filter and decimation act alike on torque and regressor, so they keep a
 delay between them), weighted per joint as the fit. Its standard deviation is the least-squares
 one times the square root of the residuals' serial-correlation inflation (the Newey-West factor
-of the fit). By default only reported; config ``estimation.torque_delay`` compensates it
-(:func:`compensated`: the torque read that much later), by a given value or, with ``auto``,
-when the blocked cross-validation of the compensated identification beats the uncompensated one
-(``physid.workflows``). ``physid simfit`` estimates and compensates one for simulation.
+of the fit). Config ``estimation.torque_delay`` compensates it (:func:`compensated`: the
+torque read that much later): with ``auto`` (the default) when blocked cross-validation on the
+training data supports it (:mod:`.delay_choice`), or by a given value (``physid.workflows``);
+``report`` only reports it. ``physid simfit`` estimates and compensates one for simulation.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from physid.offline.choices import choose_gravity, choose_training, tilt_mass_ch
 from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
 from physid.offline.crossval import raw_rows
 from physid.offline.deadband import friction_model_std
-from physid.offline.delay import DelayEstimate, estimate_delay
+from physid.offline.delay import DelayEstimate, compensated, estimate_delay
+from physid.offline.delay_choice import choose_delay
 from physid.offline.essential import EssentialParameters, essential_parameters
 from physid.offline.folds import FoldPlan, store_systems
 from physid.offline.friction_shapes import (
@@ -242,8 +243,10 @@ def identify(
         )
     conservative = replace(
         conservative,
-        estimation=replace(config.estimation, estimate_gravity_direction=False),
-    )
+        estimation=replace(config.estimation, estimate_gravity_direction=False,
+                           torque_delay="report" if config.estimation.torque_delay == "auto"
+                           else config.estimation.torque_delay),
+    )  # fmt: skip
     retry = _identify(model, train, conservative, validation=validation, progress=progress)
     if retry.suspect or retry.theta is None:
         return result
@@ -297,6 +300,18 @@ def _identify(
         model, config, train, folds, gravity_regressors=want_gravity,
         n_estimated=n_estimated, problem=problem, note=note,
     )  # fmt: skip
+    delay_choice = choose_delay(
+        config, list(train), list(validation or []), folds, training, score, problem=problem,
+        gravity_regressors=want_gravity, note=note,
+    )  # fmt: skip
+    if delay_choice.choice is not None:
+        choices.append(delay_choice.choice)
+        training, train = delay_choice.training, delay_choice.train
+        training = replace(training, preprocessing=replace(training.preprocessing, notes=(
+            *training.preprocessing.notes, delay_choice.choice.note())))  # fmt: skip
+        score = delay_choice.choice.scores[delay_choice.choice.chosen]
+    if delay_choice.delay_s:
+        validation = [compensated(r, delay_choice.delay_s) for r in validation or []] or None
     model, preprocessing = training.model, training.preprocessing
     options = preprocessing.filter
     shapes = None
@@ -524,6 +539,8 @@ def _identify(
         note("prediction at the recorded samples")
         train_filtered, residual = filtered_fit(model, store, theta)
         delay = estimate_delay(store, columns, ls.weights, ls.theta, model.fitted, inflation)
+        if delay is not None and delay_choice.delay_s:
+            delay = replace(delay, compensated_s=delay_choice.delay_s)
         if delay is not None and delay.significant:
             warnings.append(delay.note())
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)

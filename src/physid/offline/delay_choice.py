@@ -1,0 +1,105 @@
+"""Whether to compensate a torque logged late against the motion, chosen by the user's training
+data (config ``estimation.torque_delay: auto``, the default; issue 26 item 4, issue 24 item 2).
+
+A drive or a logger that reports the torque a few milliseconds after the positions it belongs
+to leaves a residual that follows the torque's rate; :func:`.delay.estimate_delay` reads the
+delay jointly with the base parameters. Whether to undo it is a preprocessing choice like the
+cut-off: after the cut-off and the deadband are chosen (:mod:`.choices`), a significant delay is
+compensated in the training recordings (:func:`.delay.compensated`), observed again under the
+same preprocessing, and blocked cross-validation on the raw training torque decides
+(:func:`.selection.choose`, "none" the conservative candidate). Measured on the xMate7p runs of
+``benchmarks/real_corpus.py``: a 6.6 ms delay, folds 4.48 -> 3.75 %, held out 3.90 -> 3.49 %;
+on the KUKA LWR4+ a 16.4 ms delay the folds reject (2.18 vs 2.19 %).
+
+The chosen delay is part of the identified model: ``params.json`` records it
+(``fit.torque_delay.compensated_s``) and ``physid validate`` and ``payload`` read later
+torques with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from physid.files.config import IdentifyConfig
+from physid.offline.choices import excited_columns, fit_context
+from physid.offline.consistent import ConsistentProblem
+from physid.offline.crossval import CVScore, cv_score
+from physid.offline.delay import compensated, estimate_delay
+from physid.offline.folds import FoldPlan
+from physid.offline.least_squares import least_squares
+from physid.offline.selection import Choice, choose
+from physid.offline.training import TrainingData, observe_candidate
+from physid.offline.windows import Recording
+from physid.recordings.trajectory import Trajectory
+from physid.robot.regressor import base_parameters
+
+AUTO = "auto"
+WHAT = "torque delay compensated"
+
+
+@dataclass(frozen=True)
+class DelayChoice:
+    """The training data and recordings to go on with, the delay they were read with [s] (0:
+    as recorded), and the choice (None when nothing was scored)."""
+
+    training: TrainingData
+    train: list[Recording]
+    delay_s: float
+    choice: Choice | None
+
+
+def choose_delay(
+    config: IdentifyConfig,
+    train: list[Recording],
+    validation: list[Recording],
+    folds: FoldPlan,
+    training: TrainingData,
+    score: CVScore | None,
+    *,
+    problem: ConsistentProblem,
+    gravity_regressors: bool,
+    note: Callable[[str], None],
+) -> DelayChoice:
+    """The torque delay of the module docstring, on ``training`` (the chosen cut-off and
+    deadband, upright gravity) whose cross-validated ``score`` is known (or None)."""
+    unchanged = DelayChoice(training, train, 0.0, None)
+    if config.estimation.torque_delay != AUTO:
+        return unchanged
+    if not all(isinstance(r, Trajectory) for r in [*train, *validation]):
+        return unchanged  # a streamed recording cannot be read later in memory
+    model = training.model
+    base = base_parameters(model)
+    columns = excited_columns(training.system, base)
+    ls = least_squares(training.system, columns, config.estimation.weighting)
+    estimate = estimate_delay(training.store, columns, ls.weights, ls.theta, model.fitted)
+    if estimate is None or not estimate.significant:
+        return unchanged
+    duration = min(float(r.t[-1] - r.t[0]) for r in train)
+    if abs(estimate.value_s) > 0.05 * duration:  # not a logging delay: leave it reported
+        return unchanged
+    delay = estimate.value_s
+    note(f"torque delay {1e3 * delay:.3g} ms: observing the training data with it compensated")
+    shifted = [compensated(r, delay) for r in train]
+
+    def observe(scoring_only: bool) -> TrainingData:
+        observed = observe_candidate(
+            model, config, training.preprocessing, shifted, folds,
+            gravity_regressors=gravity_regressors, note=note, scoring_only=scoring_only,
+        )  # fmt: skip
+        return observed.training(0, extras=gravity_regressors and not scoring_only)
+
+    if score is None:
+        context = fit_context(model, training, config, base, problem)
+        score = cv_score("none", model, training.folds, training.rows, context.fit())
+    # scored on the folds alone (no stored chunks: most delays lose), observed in full if kept
+    late = observe(scoring_only=True)
+    late_context = fit_context(model, late, config, base, problem)
+    scores = [
+        replace(score, label="none"),
+        cv_score(f"{1e3 * delay:.3g} ms", model, late.folds, late.rows, late_context.fit()),
+    ]
+    choice = choose(WHAT, scores)
+    if choice.chosen == 0:
+        return DelayChoice(training, train, 0.0, choice)
+    return DelayChoice(observe(scoring_only=False), shifted, delay, choice)
