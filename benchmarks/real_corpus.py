@@ -60,11 +60,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from real_cases import DEFAULT_DATASETS, RealCase, corpus  # noqa: E402
 from scoring import (  # noqa: E402
-    States,
     butterworth_states,
     consistent_ols_fit,
     ols_fit,
     ols_regressor,
+    params_error,
     params_prediction,
     relative_error,
 )
@@ -191,10 +191,7 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
     n_warnings = 0
     urdf_mass = mass_summary(model, urdf_document(model))[1]
     if document is not None:
-        delay = float((document.get("fit", {}).get("torque_delay") or {}).get("compensated_s", 0.0))
-        aligned = [delayed_torque(signal, states, delay)
-                   for signal, states in zip(case.validate, validate, strict=True)]  # fmt: skip
-        physid = relative_error(aligned, [params_prediction(model, document, s) for s in aligned])
+        physid = params_error(model, document, case.validate, validate)
         moving, urdf_mass, worst = mass_summary(model, document)
         n_warnings = len(document.get("fit", {}).get("warnings", []))
     figaroh = figaroh_cpu = None
@@ -205,18 +202,6 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
             print(f"  figaroh failed on {case.name}: {type(error).__name__}: {error}")
     return Row(case.name, ols, consistent_ols, physid, figaroh, urdf_error, cpu, figaroh_cpu,
                status, moving, urdf_mass, worst, n_warnings)  # fmt: skip
-
-
-def delayed_torque(signal, states: States, delay_s: float) -> States:
-    """``states`` with the torque read ``delay_s`` later (linear interpolation), on the samples
-    whose ``t + delay_s`` stays inside the recording: how a model with that torque delay
-    predicts the logged torque."""
-    if delay_s == 0.0:
-        return states
-    t = np.asarray(signal.t, float)
-    kept = np.flatnonzero((t + delay_s >= t[0]) & (t + delay_s <= t[-1]))
-    tau = np.column_stack([np.interp(t[kept] + delay_s, t, column) for column in states.tau.T])
-    return States(states.q[kept], states.dq[kept], states.ddq[kept], tau)
 
 
 def _pct(x: float | None) -> str:

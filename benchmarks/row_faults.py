@@ -42,7 +42,7 @@ from scoring import (  # noqa: E402
     butterworth_states,
     ols_fit,
     ols_regressor,
-    params_prediction,
+    params_error,
     relative_error,
 )
 
@@ -135,8 +135,7 @@ def run_case(case: RealCase, folder: Path, rng: np.random.Generator) -> None:
                 errors.append(None)
                 masses.append(None)
                 continue
-            errors.append(relative_error(held_states, [params_prediction(model, document, s)
-                                                        for s in held_states]))  # fmt: skip
+            errors.append(params_error(model, document, held, held_states))
             masses.append(sum(float(b["mass"]) for b in document["bodies"].values()))
         ols = _ols(model, case, faulted, held_states)
         said = documents[0].get("error") or "; ".join(

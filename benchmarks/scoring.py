@@ -234,6 +234,33 @@ def params_prediction(
     return tau
 
 
+def delayed_torque(signal: Signals, states: States, delay_s: float) -> States:
+    """``states`` with the torque read ``delay_s`` later (linear interpolation), on the samples
+    whose ``t + delay_s`` stays inside the recording: how a model with that torque delay
+    predicts the logged torque."""
+    if delay_s == 0.0:
+        return states
+    t = np.asarray(signal.t, float)
+    kept = np.flatnonzero((t + delay_s >= t[0]) & (t + delay_s <= t[-1]))
+    tau = np.column_stack([np.interp(t[kept] + delay_s, t, column) for column in states.tau.T])
+    return States(states.q[kept], states.dq[kept], states.ddq[kept], tau)
+
+
+def params_error(
+    model: pin.Model, params: dict, signals: list[Signals], states: list[States],
+    deadband: float = 0.0,
+) -> float:  # fmt: skip
+    """:func:`relative_error` of a params.json document's model on held-out recordings: its
+    inertials, joint terms, gravity and the torque delay its identification compensated
+    (``fit.torque_delay.compensated_s``: the torque logged at ``t`` is the model's torque of
+    ``t - delay``, so it is scored against the torque ``delay`` later)."""
+    delay = float((params.get("fit", {}).get("torque_delay") or {}).get("compensated_s", 0.0))
+    aligned = [delayed_torque(signal, state, delay)
+               for signal, state in zip(signals, states, strict=True)]  # fmt: skip
+    return relative_error(aligned, [params_prediction(model, params, s, deadband)
+                                    for s in aligned])  # fmt: skip
+
+
 def relative_error(states: list[States], predictions: list[np.ndarray]) -> float:
     """||tau - tau_hat|| / ||tau||, every joint and recording stacked."""
     tau = np.concatenate([s.tau for s in states])

@@ -83,6 +83,7 @@ from scoring import (  # noqa: E402
     butterworth_states,
     ols_fit,
     ols_regressor,
+    params_error,
     params_prediction,
     read_sim_csv,
     relative_error,
@@ -170,9 +171,7 @@ def score_case(case: Case, out_dir: Path) -> dict:
     row = {
         "case": case.name,
         "ols": relative_error(validate, ols_predictions),
-        "physid": relative_error(
-            validate, [params_prediction(model, document, s, DEADBAND) for s in validate]
-        ),  # fmt: skip
+        "physid": params_error(model, document, case.validate, validate, DEADBAND),
         "physid_own": None if result.validation is None else result.validation.relative_error,
         "floor": None,
         "ols_time": ols_time,

@@ -418,7 +418,7 @@ def run_payload(
     """``physid payload``: the payload on ``link`` from recordings with it (and, optionally,
     without it) and the robot's ``params.json``, differentiated with the training filter."""
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
-    with_payload, _ = recorded_delay(
+    with_payload, delay_s = recorded_delay(
         params.document, load_trajectories(list(loaded), model, config)
     )
     without, _ = recorded_delay(
@@ -443,4 +443,4 @@ def run_payload(
         robot_uncertainty=_base_uncertainty(model, params.document),
     )
     gains = config.drive_gains if isinstance(config.drive_gains, dict) else {}
-    return dataclasses.replace(result, drive_gains=dict(gains))
+    return dataclasses.replace(result, drive_gains=dict(gains), torque_delay_s=delay_s)

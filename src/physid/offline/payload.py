@@ -64,6 +64,8 @@ class PayloadResult:
     drive_gains: dict[str, float] = field(default_factory=dict)
     # joints that moved one way only: their offset correction is held at 0 (not decidable)
     held_offsets: tuple[str, ...] = ()
+    # the torques were read this much later [s]: the delay params.json's identification compensated
+    torque_delay_s: float = 0.0
 
     def as_dict(self) -> dict:
         return {
@@ -87,6 +89,7 @@ class PayloadResult:
             "mass_sensitivity_to_torque_scale": self.mass_sensitivity,
             "drive_gains": self.drive_gains,
             "offset_corrections_held_at_zero": list(self.held_offsets),
+            "torque_delay_compensated_s": self.torque_delay_s,
         }
 
     def gain_note(self) -> str:

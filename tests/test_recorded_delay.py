@@ -1,0 +1,42 @@
+"""The torque delay an identification compensated is part of its model: ``validate`` and
+``payload`` read later torques as late (physid.workflows.recorded_delay; the end-to-end check on
+delayed MuJoCo data is tests/test_mjcf.py::test_identify_compensates_a_torque_delay_...)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from physid.recordings.trajectory import Trajectory
+from physid.workflows import recorded_delay
+
+
+def _recording() -> Trajectory:
+    t = np.arange(0.0, 2.0, 0.002)
+    q = np.column_stack([np.sin(t), np.cos(t)])
+    tau = np.column_stack([np.sin(3.0 * t), t**2])
+    return Trajectory(t, q, tau, ("a", "b"), source="sine")
+
+
+def test_a_recorded_delay_reads_the_torque_that_much_later():
+    recording = _recording()
+    document = {"fit": {"torque_delay": {"value_s": 1e-4, "compensated_s": 0.01}}}
+    (late,), delay = recorded_delay(document, [recording])
+    assert delay == 0.01
+    # the rows whose t + 10 ms leaves the recording are dropped; the others read tau(t + 10 ms)
+    assert late.t[-1] <= recording.t[-1] - 0.01 + 1e-12 and len(late.t) == len(recording.t) - 5
+    np.testing.assert_array_equal(late.q, recording.q[: len(late.t)])
+    expected = np.column_stack([np.sin(3.0 * (late.t + 0.01)), (late.t + 0.01) ** 2])
+    # linear interpolation between 2 ms samples: error <= h^2/8 max|f''| = 4.5e-6 (sin 3t), 1e-6
+    np.testing.assert_allclose(late.tau, expected, rtol=0, atol=5e-6)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [{}, {"fit": {}}, {"fit": {"torque_delay": None}},
+     {"fit": {"torque_delay": {"value_s": 0.002, "compensated_s": 0.0}}}],
+)  # fmt: skip
+def test_without_a_compensated_delay_the_recordings_are_read_as_they_are(document):
+    recording = _recording()
+    (same,), delay = recorded_delay(document, [recording])
+    assert delay == 0.0 and same is recording
