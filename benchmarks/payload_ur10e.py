@@ -28,6 +28,14 @@ RESULTS (2 shared cores, 2026-11-24)::
 
     mass per +1 % of a joint's gain: shoulder_lift +0.41..0.47 %, elbow +0.34..0.58 %
 
+With the torque delay physid's identification now compensates (9.5 ms on 30sec_12harm, docs/
+identify.md §12; ``physid payload`` reads the payload runs as late), 2026-11-26 07:05 UTC::
+
+    14harm50sec    repository    2.471 (-11.9)   2.468 (-12.0)  yes
+    15harm50sec    repository    2.345 (-16.4)   2.444 (-12.9)  NO
+    14harm50sec    literature    3.079 ( +9.8)   3.078 ( +9.7)  NO (by 1 g)
+    15harm50sec    literature    3.029 ( +8.0)   3.079 ( +9.8)  yes
+
 Run: python benchmarks/payload_ur10e.py [--datasets PATH] [--keep DIR]
 """
 
