@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from physid.errors import InputError
 from physid.recordings.trajectory import Trajectory
 from physid.workflows import recorded_delay
 
@@ -40,3 +41,19 @@ def test_without_a_compensated_delay_the_recordings_are_read_as_they_are(documen
     recording = _recording()
     (same,), delay = recorded_delay(document, [recording])
     assert delay == 0.0 and same is recording
+
+
+@pytest.mark.parametrize("value", ["late", float("nan"), 5.0, True, [0.01]])
+def test_a_damaged_recorded_delay_is_one_clear_error(value):
+    document = {"fit": {"torque_delay": {"compensated_s": value}}}
+    with pytest.raises(InputError, match=r"params.json: fit.torque_delay.compensated_s: expected"):
+        recorded_delay(document, [_recording()])
+
+
+def test_a_recording_shorter_than_the_delay_is_one_clear_error():
+    recording = _recording()
+    short = Trajectory(recording.t[:20], recording.q[:20], recording.tau[:20], ("a", "b"),
+                       source="short.csv")  # fmt: skip
+    document = {"fit": {"torque_delay": {"compensated_s": 0.5}}}
+    with pytest.raises(InputError, match=r"short.csv: the recording .* too short"):
+        recorded_delay(document, [short])

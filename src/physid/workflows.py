@@ -15,6 +15,7 @@ from physid.errors import InputError
 from physid.files.config import (
     AUTO_DEADBAND,
     IDENTIFY_GAINS,
+    RANGES,
     IdentifyConfig,
     load_config,
     robot_for,
@@ -292,17 +293,24 @@ class ValidationReport:
 
 
 def recorded_delay(
-    document: dict, trajectories: list[Trajectory]
+    document: dict, trajectories: list[Trajectory], source: str = "params.json"
 ) -> tuple[list[Trajectory], float]:
     """The recordings with the torque read as late as ``params.json``'s identification read it
     (``fit.torque_delay.compensated_s``, :mod:`physid.offline.delay_choice`): the delay is part
     of the identified model. Returns them and the delay [s] (0: as recorded)."""
     from physid.offline.delay import compensated
 
-    recorded = ((document.get("fit") or {}).get("torque_delay") or {}).get("compensated_s")
-    delay_s = float(recorded or 0.0)
-    if not np.isfinite(delay_s) or delay_s == 0.0:
+    fit = document.get("fit")
+    delay = fit.get("torque_delay") if isinstance(fit, dict) else None
+    recorded = delay.get("compensated_s") if isinstance(delay, dict) else None
+    if recorded is None or recorded == 0:
         return trajectories, 0.0
+    low, high = RANGES["estimation.torque_delay"]
+    if (isinstance(recorded, bool) or not isinstance(recorded, int | float)
+            or not low <= recorded <= high):  # fmt: skip
+        raise InputError(f"fit.torque_delay.compensated_s: expected a delay in seconds within "
+                         f"[{low:g}, {high:g}], got {recorded!r}", source=source)  # fmt: skip
+    delay_s = float(recorded)
     return [compensated(t, delay_s) for t in trajectories], delay_s
 
 
@@ -370,7 +378,7 @@ def run_validate(
     note = progress or (lambda _message: None)
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
     trajectories = load_trajectories(list(data), model, config)
-    trajectories, delay_s = recorded_delay(params.document, trajectories)
+    trajectories, delay_s = recorded_delay(params.document, trajectories, str(params_path))
     preprocessing = validation_filter(
         params.document,
         config,
@@ -419,10 +427,10 @@ def run_payload(
     without it) and the robot's ``params.json``, differentiated with the training filter."""
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
     with_payload, delay_s = recorded_delay(
-        params.document, load_trajectories(list(loaded), model, config)
+        params.document, load_trajectories(list(loaded), model, config), str(params_path)
     )
     without, _ = recorded_delay(
-        params.document, load_trajectories(list(unloaded or []), model, config)
+        params.document, load_trajectories(list(unloaded or []), model, config), str(params_path)
     )
     preprocessing = validation_filter(
         params.document,

@@ -124,5 +124,9 @@ def compensated(recording: Trajectory, delay_s: float) -> Trajectory:
     t = np.asarray(recording.t, dtype=float)
     shifted = t + delay_s
     kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
+    if kept.size < 3:
+        raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to read its torque "
+                         f"{1e3 * delay_s:.3g} ms later (the torque delay compensated)",
+                         source=getattr(recording, "source", None))  # fmt: skip
     tau = np.column_stack([np.interp(shifted[kept], t, column) for column in recording.tau.T])
     return recording.rows(kept, tau=tau.reshape(len(kept), recording.tau.shape[1]))
