@@ -75,8 +75,10 @@ def choose_delay(
     estimate = estimate_delay(training.store, columns, ls.weights, ls.theta, model.fitted)
     if estimate is None or not estimate.significant:
         return unchanged
-    duration = min(float(r.t[-1] - r.t[0]) for r in train)
-    if abs(estimate.value_s) > 0.05 * duration:  # not a logging delay: leave it reported
+    # not a logging delay beyond 5 % of the shortest recording (validation ones too: each must
+    # keep its rows when read that much later): leave it reported
+    duration = min(float(r.t[-1] - r.t[0]) for r in [*train, *validation])
+    if abs(estimate.value_s) > 0.05 * duration:
         return unchanged
     delay = estimate.value_s
     note(f"torque delay {1e3 * delay:.3g} ms: observing the training data with it compensated")
