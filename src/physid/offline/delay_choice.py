@@ -7,9 +7,10 @@ delay jointly with the base parameters. Whether to undo it is a preprocessing ch
 cut-off: after the cut-off and the deadband are chosen (:mod:`.choices`), a significant delay is
 compensated in the training recordings (:func:`.delay.compensated`), observed again under the
 same preprocessing, and blocked cross-validation on the raw training torque decides
-(:func:`.selection.choose`, "none" the conservative candidate). Measured on the xMate7p runs of
-``benchmarks/real_corpus.py``: a 6.6 ms delay, folds 4.48 -> 3.75 %, held out 3.90 -> 3.49 %;
-on the KUKA LWR4+ a 16.4 ms delay the folds reject (2.18 vs 2.19 %).
+(:func:`.selection.choose`, "none" the conservative candidate). Measured with
+``benchmarks/real_corpus.py``: the xMate7p's traj. 1, 6.58 ms kept (folds 4.40 -> 3.66 %, held
+out 3.90 -> 3.48 %); the UR10e's 30 s run, 9.47 ms kept (held out 6.23 -> 6.13 %); the KUKA
+LWR4+ file 2, 8.89 ms rejected (folds 2.56 vs 2.62 %).
 
 The chosen delay is part of the identified model: ``params.json`` records it
 (``fit.torque_delay.compensated_s``) and ``physid validate`` and ``payload`` read later
