@@ -411,3 +411,17 @@ def test_an_mjcf_with_nan_is_one_error_line_not_mujocos_warning(tmp_path, capfd)
     with pytest.raises(InputError, match="non-finite dof_damping"):
         compile_mjcf(path)
     assert "NaN" not in capfd.readouterr().err
+
+
+def test_with_nonlinear_friction_the_delay_is_only_reported(arm, tmp_path):
+    """Sigmoid friction shapes are fitted after the preprocessing choices, so the folds would
+    judge a torque delay with the starting shapes: it is reported, not chosen (as the cut-off
+    stays paper C's there)."""
+    truth = mujoco.MjModel.from_xml_path(str(arm))
+    for name, seed in (("train", 3), ("held", 4)):
+        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=6.0, delay_s=0.008)
+    params = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "sig",
+                         "friction: sigmoid\n")  # fmt: skip
+    delay = params["fit"]["torque_delay"]
+    assert delay["compensated_s"] == 0.0 and delay["significant"]
+    assert "torque delay compensated" not in params["preprocessing"]["selection"]

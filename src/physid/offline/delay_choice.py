@@ -67,6 +67,10 @@ def choose_delay(
     unchanged = DelayChoice(training, train, 0.0, None)
     if config.estimation.torque_delay != AUTO:
         return unchanged
+    if training.model.layout.nonlinear_friction:
+        # the friction shapes are fitted after this choice: the folds would score both with
+        # the starting shapes (the reason the cut-off stays paper C's there, .choices)
+        return unchanged
     if not all(isinstance(r, Trajectory) for r in [*train, *validation]):
         return unchanged  # a streamed recording cannot be read later in memory
     model = training.model
