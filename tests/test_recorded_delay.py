@@ -1,6 +1,7 @@
 """The torque delay an identification compensated is part of its model: ``validate`` and
-``payload`` read later torques as late (physid.workflows.recorded_delay; the end-to-end check on
-delayed MuJoCo data is tests/test_mjcf.py::test_identify_compensates_a_torque_delay_...)."""
+``payload`` read later torques as late (physid.workflows.recorded_delay, reading
+ParamsFile.torque_delay_s; the end-to-end check on delayed MuJoCo data is
+tests/test_mjcf.py::test_identify_compensates_a_torque_delay_...)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ import numpy as np
 import pytest
 
 from physid.errors import InputError
+from physid.files.params_file import ParamsFile
 from physid.recordings.trajectory import Trajectory
 from physid.workflows import recorded_delay
+
+
+def _params(document: dict) -> ParamsFile:
+    return ParamsFile({}, {}, document=document, source="params.json")
 
 
 def _recording() -> Trajectory:
@@ -22,7 +28,7 @@ def _recording() -> Trajectory:
 def test_a_recorded_delay_reads_the_torque_that_much_later():
     recording = _recording()
     document = {"fit": {"torque_delay": {"value_s": 1e-4, "compensated_s": 0.01}}}
-    (late,), delay = recorded_delay(document, [recording])
+    (late,), delay = recorded_delay(_params(document), [recording])
     assert delay == 0.01
     # the rows whose t + 10 ms leaves the recording are dropped; the others read tau(t + 10 ms)
     assert late.t[-1] <= recording.t[-1] - 0.01 + 1e-12 and len(late.t) == len(recording.t) - 5
@@ -39,7 +45,7 @@ def test_a_recorded_delay_reads_the_torque_that_much_later():
 )  # fmt: skip
 def test_without_a_compensated_delay_the_recordings_are_read_as_they_are(document):
     recording = _recording()
-    (same,), delay = recorded_delay(document, [recording])
+    (same,), delay = recorded_delay(_params(document), [recording])
     assert delay == 0.0 and same is recording
 
 
@@ -47,7 +53,7 @@ def test_without_a_compensated_delay_the_recordings_are_read_as_they_are(documen
 def test_a_damaged_recorded_delay_is_one_clear_error(value):
     document = {"fit": {"torque_delay": {"compensated_s": value}}}
     with pytest.raises(InputError, match=r"params.json: fit.torque_delay.compensated_s: expected"):
-        recorded_delay(document, [_recording()])
+        recorded_delay(_params(document), [_recording()])
 
 
 def test_a_recording_shorter_than_the_delay_is_one_clear_error():
@@ -56,4 +62,4 @@ def test_a_recording_shorter_than_the_delay_is_one_clear_error():
                        source="short.csv")  # fmt: skip
     document = {"fit": {"torque_delay": {"compensated_s": 0.5}}}
     with pytest.raises(InputError, match=r"short.csv: the recording .* too short"):
-        recorded_delay(document, [short])
+        recorded_delay(_params(document), [short])

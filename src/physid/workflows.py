@@ -15,7 +15,6 @@ from physid.errors import InputError
 from physid.files.config import (
     AUTO_DEADBAND,
     IDENTIFY_GAINS,
-    RANGES,
     IdentifyConfig,
     load_config,
     robot_for,
@@ -28,6 +27,7 @@ from physid.files.params_file import (
     require_sections,
     standard_parameters,
 )
+from physid.offline.delay import compensated
 from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.offline.payload import PayloadResult, identify_payload
 from physid.offline.pipeline import IdentificationResult, identify
@@ -102,8 +102,6 @@ def _identify_with_delay(
     (the default: compensated when blocked cross-validation on the training data supports it,
     :mod:`physid.offline.delay_choice`) and ``report`` are the pipeline's; a number of seconds
     is compensated here, in every recording, before identifying."""
-    from physid.offline.delay import compensated
-
     setting = config.estimation.torque_delay
     if setting in ("auto", "report") or not float(setting):
         return identify(model, train, config, validation=validation or None, progress=note)
@@ -293,24 +291,14 @@ class ValidationReport:
 
 
 def recorded_delay(
-    document: dict, trajectories: list[Trajectory], source: str = "params.json"
+    params: ParamsFile, trajectories: list[Trajectory]
 ) -> tuple[list[Trajectory], float]:
-    """The recordings with the torque read as late as ``params.json``'s identification read it
-    (``fit.torque_delay.compensated_s``, :mod:`physid.offline.delay_choice`): the delay is part
-    of the identified model. Returns them and the delay [s] (0: as recorded)."""
-    from physid.offline.delay import compensated
-
-    fit = document.get("fit")
-    delay = fit.get("torque_delay") if isinstance(fit, dict) else None
-    recorded = delay.get("compensated_s") if isinstance(delay, dict) else None
-    if recorded is None or recorded == 0:
+    """The recordings with the torque read as late as ``params``' identification read it
+    (:attr:`~physid.files.params_file.ParamsFile.torque_delay_s`): the delay is part of the
+    identified model. Returns them and the delay [s] (0: as recorded)."""
+    delay_s = params.torque_delay_s
+    if delay_s == 0.0:
         return trajectories, 0.0
-    low, high = RANGES["estimation.torque_delay"]
-    if (isinstance(recorded, bool) or not isinstance(recorded, int | float)
-            or not low <= recorded <= high):  # fmt: skip
-        raise InputError(f"fit.torque_delay.compensated_s: expected a delay in seconds within "
-                         f"[{low:g}, {high:g}], got {recorded!r}", source=source)  # fmt: skip
-    delay_s = float(recorded)
     return [compensated(t, delay_s) for t in trajectories], delay_s
 
 
@@ -378,7 +366,7 @@ def run_validate(
     note = progress or (lambda _message: None)
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
     trajectories = load_trajectories(list(data), model, config)
-    trajectories, delay_s = recorded_delay(params.document, trajectories, str(params_path))
+    trajectories, delay_s = recorded_delay(params, trajectories)
     preprocessing = validation_filter(
         params.document,
         config,
@@ -426,12 +414,8 @@ def run_payload(
     """``physid payload``: the payload on ``link`` from recordings with it (and, optionally,
     without it) and the robot's ``params.json``, differentiated with the training filter."""
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
-    with_payload, delay_s = recorded_delay(
-        params.document, load_trajectories(list(loaded), model, config), str(params_path)
-    )
-    without, _ = recorded_delay(
-        params.document, load_trajectories(list(unloaded or []), model, config), str(params_path)
-    )
+    with_payload, delay_s = recorded_delay(params, load_trajectories(list(loaded), model, config))
+    without, _ = recorded_delay(params, load_trajectories(list(unloaded or []), model, config))
     preprocessing = validation_filter(
         params.document,
         config,

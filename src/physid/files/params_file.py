@@ -27,6 +27,7 @@ from physid.body.inertia import (
     pin_inertia,
 )
 from physid.errors import InputError
+from physid.files.config import RANGES
 from physid.files.io import read_text_file
 from physid.robot.friction import FRICTION_MODELS, SHAPE_PARAMETERS
 from physid.robot.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
@@ -86,6 +87,23 @@ class ParamsFile:
             if value is not None and value < 0:
                 raise InputError(f"joints.{joint}.{DEADBAND_KEY}: must be >= 0", source=self.source)
         return np.array([0.0 if value is None else value for value in values])
+
+    @property
+    def torque_delay_s(self) -> float:
+        """How much later the identification read the torque (``fit.torque_delay.compensated_s``,
+        :mod:`physid.offline.delay_choice`; 0 when absent): part of the identified model."""
+        fit = self.document.get("fit")
+        delay = fit.get("torque_delay") if isinstance(fit, dict) else None
+        value = delay.get("compensated_s") if isinstance(delay, dict) else None
+        if value is None:
+            return 0.0
+        where = "fit.torque_delay.compensated_s"
+        low, high = RANGES["estimation.torque_delay"]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not low <= value <= high:
+            raise InputError(f"{where}: expected a delay in seconds within [{low:g}, {high:g}], "
+                             f"got {value!r}", source=self.source)  # fmt: skip
+        return float(value)
 
     @property
     def gravity(self) -> np.ndarray | None:
