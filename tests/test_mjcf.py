@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.errors import InputError
+from physid.recordings import streamed
 from physid.robot.mjcf import is_mjcf, load_mjcf
 from physid.robot.model import load_robot_file
 
@@ -335,7 +336,7 @@ def _identified(arm, data: Path, held: Path, out: Path, config: str | None = Non
     return json.loads((out / "params.json").read_text())
 
 
-def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_path):
+def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_path, monkeypatch):
     """Issue 26 item 4: torques logged 8 ms behind the motion. By default (``torque_delay:
     auto``) the training data are observed again with the estimated delay compensated and the
     folds keep it; held-out error and link masses move toward the delay-free truth, and
@@ -379,6 +380,20 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
     clean = _identified(arm, tmp_path / "clean.csv", held, tmp_path / "clean")
     assert clean["fit"]["torque_delay"]["compensated_s"] == 0.0
     assert "torque delay compensated" not in clean["preprocessing"]["selection"]
+    # files too long to hold stay on disk (every CSV here, with the threshold at 0): the same
+    # delay chosen and compensated, the same validation, in identify and in validate
+    monkeypatch.setattr(streamed, "STREAM_BYTES", 0)
+    on_disk = _identified(arm, train, held, tmp_path / "on_disk")
+    assert on_disk["fit"]["torque_delay"]["compensated_s"] == pytest.approx(
+        delay["compensated_s"], rel=1e-6)  # fmt: skip
+    assert on_disk["fit"]["validation"]["relative_error"] == pytest.approx(error["auto"], rel=1e-4)
+    validated = CliRunner().invoke(main, [
+        "validate", "--model", str(arm), "--params", str(tmp_path / "auto" / "params.json"),
+        "--data", str(held), "--json", str(tmp_path / "streamed.json"), "--quiet"])  # fmt: skip
+    assert validated.exit_code == 0, validated.output
+    streamed_validation = json.loads((tmp_path / "streamed.json").read_text())
+    assert streamed_validation["overall"]["relative_error"] == pytest.approx(error["auto"],
+                                                                             rel=1e-9)  # fmt: skip
 
 
 def test_online_takes_the_mjcf_joint_terms_as_its_nominal_friction(tmp_path):

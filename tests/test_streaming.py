@@ -12,6 +12,7 @@ import scipy.linalg
 from physid.errors import InputError
 from physid.files.config import EstimationConfig, FilterConfig, IdentifyConfig
 from physid.offline import prediction, store, windows
+from physid.offline.delay import compensated
 from physid.offline.least_squares import newey_west_covariance
 from physid.offline.observations import build_observations
 from physid.offline.pipeline import identify
@@ -160,6 +161,29 @@ def test_a_streamed_file_validates_as_in_memory(tmp_path, monkeypatch):
     assert b.display_every > 1
     assert b.metrics.relative_error == pytest.approx(a.relative_error, rel=1e-9)
     np.testing.assert_allclose(b.metrics.rmse, a.rmse, rtol=1e-9)
+
+
+@pytest.mark.parametrize("delay_s", [0.0374, -0.0121])
+def test_a_streamed_file_reads_its_torque_later_as_in_memory(tmp_path, delay_s):
+    """A torque delay compensated in a file left on disk (blocks of 500 rows) gives, row range
+    by row range, exactly the in-memory compensation (same kept rows, same interpolation,
+    across block boundaries); two delays add."""
+    path = write_trajectory_csv(tmp_path / "arm.csv", _recording(3_000, jitter_s=2e-5))
+    model = arm6_model()
+    whole = load_trajectory(path, model)
+    streamed = open_recording(path, model, block_rows=500)
+    expected = compensated(whole, delay_s)
+    late = compensated(streamed, delay_s)
+    assert late.n_samples == expected.n_samples < whole.n_samples
+    np.testing.assert_array_equal(late.in_memory().t, expected.t)
+    np.testing.assert_array_equal(late.in_memory().q, expected.q)
+    np.testing.assert_allclose(late.in_memory().tau, expected.tau, rtol=0, atol=1e-12)
+    part = late.time_slice(480, 1_530)  # three blocks
+    np.testing.assert_allclose(part.tau, expected.tau[480:1_530], rtol=0, atol=1e-12)
+    twice = compensated(compensated(streamed.part(100, 2_900), 0.01), delay_s).in_memory()
+    once = compensated(whole, 0.01 + delay_s)
+    assert np.isin(twice.t, once.t).all()
+    np.testing.assert_allclose(twice.tau, once.tau[np.isin(once.t, twice.t)], rtol=0, atol=1e-12)
 
 
 def test_streamed_reading_names_rows_of_the_whole_file(tmp_path):

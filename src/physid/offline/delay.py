@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from physid.errors import InputError
+from physid.recordings.streamed import RecordingFile
 from physid.recordings.trajectory import Trajectory
 
 SIGNIFICANT_STDS = 3.0
@@ -113,14 +114,14 @@ def estimate_delay(
     return DelayEstimate(value, float(np.sqrt(variance)), float(np.median(periods)))
 
 
-def compensated(recording: Trajectory, delay_s: float) -> Trajectory:
+def compensated(
+    recording: Trajectory | RecordingFile, delay_s: float
+) -> Trajectory | RecordingFile:
     """The recording with its torque read ``delay_s`` later, ``tau_c(t) = tau(t + delay_s)``
     (linear interpolation between samples; the rows whose ``t + delay_s`` leaves the recording
-    are dropped), to undo a torque logged ``delay_s`` behind the motion."""
-    if not isinstance(recording, Trajectory):
-        raise InputError("compensating a torque delay needs the recording in memory; this one "
-                         "is streamed from disk (too large): compensate the file itself",
-                         source=getattr(recording, "source", None))  # fmt: skip
+    are dropped), to undo a torque logged ``delay_s`` behind the motion. A recording streamed
+    from disk stays there: its torque is read later when its rows are read
+    (:meth:`~physid.recordings.streamed.RecordingFile.torque_later`)."""
     t = np.asarray(recording.t, dtype=float)
     shifted = t + delay_s
     kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
@@ -128,5 +129,7 @@ def compensated(recording: Trajectory, delay_s: float) -> Trajectory:
         raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to read its torque "
                          f"{1e3 * delay_s:.3g} ms later (the torque delay compensated)",
                          source=getattr(recording, "source", None))  # fmt: skip
+    if isinstance(recording, RecordingFile):  # the stamps increase: the kept rows are a range
+        return recording.torque_later(delay_s, int(kept[0]), int(kept[-1]) + 1)
     tau = np.column_stack([np.interp(shifted[kept], t, column) for column in recording.tau.T])
     return recording.rows(kept, tau=tau.reshape(len(kept), recording.tau.shape[1]))

@@ -32,7 +32,6 @@ from physid.offline.least_squares import least_squares
 from physid.offline.selection import Choice, choose
 from physid.offline.training import TrainingData, observe_candidate
 from physid.offline.windows import Recording
-from physid.recordings.trajectory import Trajectory
 from physid.robot.regressor import base_parameters
 
 AUTO = "auto"
@@ -71,8 +70,6 @@ def choose_delay(
         # the friction shapes are fitted after this choice: the folds would score both with
         # the starting shapes (the reason the cut-off stays paper C's there, .choices)
         return unchanged
-    if not all(isinstance(r, Trajectory) for r in [*train, *validation]):
-        return unchanged  # a streamed recording cannot be read later in memory
     model = training.model
     base = base_parameters(model)
     columns = excited_columns(training.system, base)

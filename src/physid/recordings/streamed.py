@@ -78,6 +78,18 @@ class _Rows:
         return self._recording._field(self._name, start, stop)[::step]
 
 
+@dataclass(frozen=True)
+class _LateTorque:
+    """Where a recording read with its torque ``delay_s`` later takes the torque from: the rows
+    of the spilled recording whose time stamps are ``t`` (``t[0]`` at spilled row
+    ``row_offset``), interpolated linearly at ``t + delay_s`` as
+    :func:`physid.offline.delay.compensated` does in memory."""
+
+    t: np.ndarray  # (M,) s
+    row_offset: int
+    delay_s: float
+
+
 @dataclass(frozen=True, eq=False)
 class RecordingFile:
     """A validated recording on disk: its time stamps in memory, the rest read on demand."""
@@ -93,6 +105,7 @@ class RecordingFile:
     row_offset: int = 0  # of row 0 in the spilled blocks (a part of a longer recording)
     # the corrupt samples repaired block by block (physid.recordings.glitches), when checked
     row_repairs: dict | None = None
+    late_torque: _LateTorque | None = None  # set by torque_later: the torque read later
 
     @property
     def q(self) -> _Rows:
@@ -112,6 +125,27 @@ class RecordingFile:
         """Median sample rate, as :attr:`physid.recordings.trajectory.Trajectory.sample_rate_hz`."""
         step = float(np.median(np.diff(self.t)))
         return 1.0 / step if step > 0.0 else float("nan")
+
+    def torque_later(self, delay_s: float, start: int, stop: int) -> RecordingFile:
+        """Rows ``start:stop`` with the torque read ``delay_s`` later, ``tau(t + delay_s)``
+        (``t + delay_s`` of every kept row must lie within the recording); nothing is read
+        now. Applied to a recording already read later, the delays add."""
+        late = self.late_torque or _LateTorque(self.t, self.row_offset, 0.0)
+        later = replace(late, delay_s=late.delay_s + delay_s)
+        return replace(self.part(start, stop), late_torque=later)
+
+    def _torque(self, start: int, stop: int) -> np.ndarray:
+        """The torque of rows ``start:stop``, as logged or read later (:meth:`torque_later`)."""
+        late = self.late_torque
+        if late is None:
+            return self._field("tau", start, stop)
+        shifted = self.t[start:stop] + late.delay_s
+        first = max(int(np.searchsorted(late.t, shifted[0], side="right")) - 1, 0)
+        last = min(int(np.searchsorted(late.t, shifted[-1], side="left")) + 1, len(late.t))
+        rows = late.row_offset - self.row_offset  # the source's row 0 in this part's rows
+        logged = self._field("tau", rows + first, rows + last)
+        times = late.t[first:last]
+        return np.column_stack([np.interp(shifted, times, column) for column in logged.T])
 
     def _field(self, name: str, start: int, stop: int) -> np.ndarray:
         start, stop = start + self.row_offset, stop + self.row_offset
@@ -135,7 +169,7 @@ class RecordingFile:
         return Trajectory(
             self.t[start:stop],
             read("q"),
-            read("tau"),
+            self._torque(start, stop).reshape(stop - start, len(self.joint_names)),
             self.joint_names,
             read("dq") if self.has_velocities else None,
             read("ddq") if self.has_accelerations else None,
