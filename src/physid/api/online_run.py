@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,8 @@ def online_replay(
     episodes = check_episodes(episodes)  # before the model is loaded
     bodies = (bodies,) if isinstance(bodies, str) else tuple(bodies)
     from physid.files.io import to_json_text
-    from physid.online.columns import signals_from_table
+    from physid.files.params_file import read_params
+    from physid.online.columns import signals_from_table, torque_read_later
     from physid.online.config import load_online_config
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
@@ -69,6 +70,13 @@ def online_replay(
     table = _one_table(data, topic, episodes, read_table, tuple(wrench_topics))
     check_table(table)
     signals = signals_from_table(table, model, settings.contact_frames)
+    delay_s = 0.0 if settings.nominal_params is None else read_params(
+        settings.nominal_params).torque_delay_s  # fmt: skip
+    if delay_s:
+        signals = torque_read_later(signals, delay_s)
+        signals = replace(signals, warnings=(*signals.warnings, (
+            f"the torque is read {1e3 * delay_s:.3g} ms later, as the nominal params.json's "
+            "identification compensated it (fit.torque_delay.compensated_s)")))  # fmt: skip
     check_replayable(signals, settings.acceleration_window)
     window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings
@@ -86,6 +94,7 @@ def online_replay(
         {"urdf": urdf, "data": name, "config": config},
     )
     summary["velocities"] = "from positions" if signals.dq is None else "measured"
+    summary["torque_delay_compensated_s"] = delay_s
     failed = gating_warning(summary, result)
     if failed:
         summary["warnings"].append(failed)

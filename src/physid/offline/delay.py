@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.errors import InputError
 from physid.recordings.streamed import RecordingFile
-from physid.recordings.trajectory import Trajectory
+from physid.recordings.trajectory import Trajectory, interpolated, rows_read_later
 
 SIGNIFICANT_STDS = 3.0
 
@@ -123,13 +122,7 @@ def compensated(
     from disk stays there: its torque is read later when its rows are read
     (:meth:`~physid.recordings.streamed.RecordingFile.torque_later`)."""
     t = np.asarray(recording.t, dtype=float)
-    shifted = t + delay_s
-    kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
-    if kept.size < 3:
-        raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to read its torque "
-                         f"{1e3 * delay_s:.3g} ms later (the torque delay compensated)",
-                         source=getattr(recording, "source", None))  # fmt: skip
+    kept = rows_read_later(t, delay_s, getattr(recording, "source", None))
     if isinstance(recording, RecordingFile):  # the stamps increase: the kept rows are a range
         return recording.torque_later(delay_s, int(kept[0]), int(kept[-1]) + 1)
-    tau = np.column_stack([np.interp(shifted[kept], t, column) for column in recording.tau.T])
-    return recording.rows(kept, tau=tau.reshape(len(kept), recording.tau.shape[1]))
+    return recording.rows(kept, tau=interpolated(t[kept] + delay_s, t, recording.tau))

@@ -32,7 +32,7 @@ values and time gaps are not errors here: the filter skips those samples and fla
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
 from physid.recordings.tables import Table, force_torque_columns
+from physid.recordings.trajectory import interpolated, rows_read_later
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
@@ -66,6 +67,21 @@ class OnlineSignals:
     @property
     def n_samples(self) -> int:
         return len(self.t)
+
+
+def torque_read_later(signals: OnlineSignals, delay_s: float) -> OnlineSignals:
+    """The signals with the joint torque read ``delay_s`` later, ``tau(t + delay_s)`` (the
+    torque delay the nominal params.json's identification compensated: it is part of that
+    model, as for ``physid validate``); the rows whose ``t + delay_s`` leaves the recording are
+    dropped. The wrenches are kept as logged (the delay was estimated on the joint torque)."""
+    kept = rows_read_later(signals.t, delay_s, signals.source)
+
+    def rows(values: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+        return None if values is None else values[kept]
+
+    late = interpolated(signals.t[kept] + delay_s, signals.t, signals.tau)
+    return replace(signals, t=signals.t[kept], q=signals.q[kept], dq=rows(signals.dq),
+                   tau=late, wrenches=rows(signals.wrenches))  # fmt: skip
 
 
 def _column(table: Table, name: str, what: str) -> NDArray[np.float64]:

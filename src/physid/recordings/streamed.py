@@ -39,6 +39,7 @@ from physid.recordings.trajectory import (
     Trajectory,
     _check_time,
     check_some_torque,
+    interpolated,
     trajectory_block,
 )
 from physid.robot.model import RobotModel
@@ -144,8 +145,7 @@ class RecordingFile:
         last = min(int(np.searchsorted(late.t, shifted[-1], side="left")) + 1, len(late.t))
         rows = late.row_offset - self.row_offset  # the source's row 0 in this part's rows
         logged = self._field("tau", rows + first, rows + last)
-        times = late.t[first:last]
-        return np.column_stack([np.interp(shifted, times, column) for column in logged.T])
+        return interpolated(shifted, late.t[first:last], logged)
 
     def _field(self, name: str, start: int, stop: int) -> np.ndarray:
         start, stop = start + self.row_offset, stop + self.row_offset
@@ -169,7 +169,7 @@ class RecordingFile:
         return Trajectory(
             self.t[start:stop],
             read("q"),
-            self._torque(start, stop).reshape(stop - start, len(self.joint_names)),
+            self._torque(start, stop),
             self.joint_names,
             read("dq") if self.has_velocities else None,
             read("ddq") if self.has_accelerations else None,
