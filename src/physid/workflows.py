@@ -40,7 +40,7 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.windows import Recording
 from physid.recordings.streamed import open_recording, should_stream
-from physid.recordings.tables import Table
+from physid.recordings.tables import Table, source_name
 from physid.recordings.trajectory import (
     Trajectory,
     load_segments,
@@ -52,11 +52,6 @@ from physid.robot.model import RobotModel, with_gravity
 from physid.robot.regressor import base_parameters
 
 Progress = Callable[[str], None]
-
-
-def source_name(item: str | Path | Table) -> str:
-    """How a data source is named in outputs: its path, or an in-memory table's ``source``."""
-    return item.source if isinstance(item, Table) else str(item)
 
 
 def load_trajectories(

@@ -265,7 +265,7 @@ def _items(data: DataLike | None) -> list:
 
 def _name(item: Any) -> str:
     """A data item as simfit.json's inputs name it: a path as given, a recording by name."""
-    from physid.workflows import source_name
+    from physid.recordings.tables import source_name
 
     return str(item) if isinstance(item, str | Path) else source_name(sources(item)[0])
 

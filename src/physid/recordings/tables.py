@@ -317,3 +317,8 @@ def check_equal_lengths(columns: dict[str, np.ndarray], source: str) -> None:
             f"column '{odd}' has {lengths[odd]} rows but '{reference}' has {lengths[reference]}",
             source=source,
         )
+
+
+def source_name(item: str | Path | Table) -> str:
+    """How a data source is named in outputs: its path, or an in-memory table's ``source``."""
+    return item.source if isinstance(item, Table) else str(item)
