@@ -39,10 +39,16 @@ class DelayEstimate:
     compensated_s: float = 0.0  # the delay the torque was read later by, before this estimate
 
     @property
+    def beyond_noise(self) -> bool:
+        """Beyond :data:`SIGNIFICANT_STDS` standard deviations: the data show a delay (whether
+        compensating it helps, the training folds say: :mod:`.delay_choice`)."""
+        return abs(self.value_s) > SIGNIFICANT_STDS * self.std_s
+
+    @property
     def significant(self) -> bool:
-        """Beyond :data:`SIGNIFICANT_STDS` standard deviations and a quarter of a sample: a
-        delay the data show, not a rounding of the time stamps."""
-        return abs(self.value_s) > max(SIGNIFICANT_STDS * self.std_s, 0.25 * self.sample_period_s)
+        """Beyond noise and a quarter of a sample: worth a warning (a smaller delay, if the
+        folds keep it, is compensated without one)."""
+        return self.beyond_noise and abs(self.value_s) > 0.25 * self.sample_period_s
 
     def as_dict(self) -> dict:
         return {"value_s": self.value_s, "std_s": self.std_s, "significant": self.significant,
