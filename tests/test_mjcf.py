@@ -336,6 +336,16 @@ def _identified(arm, data: Path, held: Path, out: Path, config: str | None = Non
     return json.loads((out / "params.json").read_text())
 
 
+def _identified_8ms_late(arm, tmp_path: Path, config: str) -> dict:
+    """params.json of the test arm's 6 s run (seed 3) with torques logged 8 ms late, held out
+    on another (seed 4), under ``config``."""
+    truth = mujoco.MjModel.from_xml_path(str(arm))
+    for name, seed in (("train", 3), ("held", 4)):
+        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=6.0, delay_s=0.008)
+    return _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "out",
+                       config)  # fmt: skip
+
+
 def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_path, monkeypatch):
     """Issue 26 item 4: torques logged 8 ms behind the motion. By default (``torque_delay:
     auto``) the training data are observed again with the estimated delay compensated and the
@@ -426,11 +436,8 @@ def test_a_delay_under_a_quarter_of_the_observations_sample_is_judged_by_the_fol
     makes the delay warning, but beyond noise: the folds try it and keep it (measured 8.09 ms,
     folds 1.46 -> 0.43 %); before, the quarter sample ruled it out untried (as it did the TX40's
     0.86 ms lead, whose folds now keep it by 3.2 points)."""
-    truth = mujoco.MjModel.from_xml_path(str(arm))
-    for name, seed in (("train", 3), ("held", 4)):
-        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=6.0, delay_s=0.008)
-    params = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "coarse",
-                         "filter: {decimation_factor: 20, decimation_cutoff_hz: 5}\n")  # fmt: skip
+    params = _identified_8ms_late(arm, tmp_path, "filter: {decimation_factor: 20, "
+                                  "decimation_cutoff_hz: 5}\n")  # fmt: skip
     delay = params["fit"]["torque_delay"]
     assert delay["sample_period_s"] == pytest.approx(0.04)
     assert delay["compensated_s"] == pytest.approx(0.008, abs=1e-3)
@@ -473,11 +480,7 @@ def test_with_nonlinear_friction_the_delay_is_only_reported(arm, tmp_path):
     """Sigmoid friction shapes are fitted after the preprocessing choices, so the folds would
     judge a torque delay with the starting shapes: it is reported, not chosen (as the cut-off
     stays paper C's there)."""
-    truth = mujoco.MjModel.from_xml_path(str(arm))
-    for name, seed in (("train", 3), ("held", 4)):
-        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=6.0, delay_s=0.008)
-    params = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "sig",
-                         "friction: sigmoid\n")  # fmt: skip
+    params = _identified_8ms_late(arm, tmp_path, "friction: sigmoid\n")
     delay = params["fit"]["torque_delay"]
     assert delay["compensated_s"] == 0.0 and delay["significant"]
     assert "torque delay compensated" not in params["preprocessing"]["selection"]
