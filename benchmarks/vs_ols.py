@@ -31,7 +31,22 @@ Run: python benchmarks/vs_ols.py [--datasets PATH] [--seeds N] [--coverage-seeds
 (KUKA from the repository's data/; the TX40 from --datasets, default $PHYSID_DATASETS, else
 ../shared/datasets beside the repository; skipped with a message when absent)
 
-RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-24 (preprocessing chosen by
+RESULTS of 2026-11-26 (the torque-delay choice trying delays under a quarter sample)::
+
+    case                          OLS physid  ratio  floor  ph/fl physid own
+    kuka_lwr4 2+3->1 (real)      2.79   2.61  0.937      -      -       2.70
+    staubli_tx40 (real)         29.47  18.22  0.618      -      -      17.56
+    arm5p seed 0 (sim)           2.25   1.56  0.692   2.35  0.662       1.56
+    arm6 seed 0 (sim)            1.37   1.13  0.823   1.35  0.835       1.17
+    scara4 seed 0 (sim)          1.60   1.31  0.817   1.57  0.833       1.34
+    mean ratio 0.777: every target MET
+
+The folds keep a torque delay on all three simulated robots (0.36 / 0.32 / 0.27 ms: the
+simulator holds each torque over its 1 ms control period, so the recorded torque lags the
+recorded motion) and the TX40's currents lead its positions by 0.86 ms; physid is scored with
+it (the floor, the true parameters on the torque as logged, is not).
+
+Earlier RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-24 (preprocessing chosen by
 blocked cross-validation, joint-term prior, decimation at 3x the cut-off), 111 s wall::
 
     case                          OLS physid  ratio  floor  ph/fl physid own
