@@ -79,6 +79,12 @@ from physid.robot.regressor import BaseParameters, base_parameters, data_rank_de
 
 AUTOCORRELATION_LAGS = 50
 WORSE_THAN_URDF = "worse_than_urdf"
+# A validation error above this multiple of the URDF's own model's on the same recordings is
+# "worse than the URDF": a tenth, so that a model file that is already the truth (simulated
+# data) and a fit at the noise floor are not called worse for the last digits of the noise.
+# Measured: xMate7p, 0.5 s of training (1 kHz runs 1 + 2) -> run 3: 46.5 % vs 23.9 %; its 4
+# validation blocks differ by 0.18 +- 0.27, so no block rule would have said it.
+HELD_OUT_MARGIN = 1.1
 
 
 @dataclass(frozen=True)
@@ -104,8 +110,8 @@ class IdentificationResult:
     validation_observations: Observations | None
     autocorrelation: np.ndarray  # (n, lags + 1) of the training residual of theta
     # "ok"; "suspect" (reasons in ``suspect``: the data look wrong); WORSE_THAN_URDF (the fit
-    # predicts held-out folds of the training data worse than the URDF's own model); or why
-    # nothing consistent exists
+    # predicts held-out folds of the training data, or the validation recordings, worse than
+    # the URDF's own model); or why nothing consistent exists
     status: str
     warnings: tuple[str, ...] = field(default=())
     gravity: GravityEstimate | None = None  # when the gravity direction was estimated
@@ -131,6 +137,8 @@ class IdentificationResult:
     prior_check: PriorCheck | None = None  # the fit against the URDF's own model and OLS
     delay: DelayEstimate | None = None  # how late the torque is against the motion (reported)
     jackknife: JackknifeSpread | None = None  # the time blocks' disagreement, in the std
+    # the URDF's own model's raw-torque error on the validation recordings (None: none given)
+    validation_urdf: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -570,7 +578,7 @@ def _identify(
         ),  # fmt: skip
     )
 
-    validation_observations = validation_metrics = None
+    validation_observations = validation_metrics = validation_urdf = None
     validation_fits: tuple[RecordingFit, ...] = ()
     if validation:
         note("validation")
@@ -581,6 +589,16 @@ def _identify(
         if theta is not None:
             validation_fits = tuple(predict_recording(model, t, options, theta) for t in validation)
             validation_metrics = stacked_metrics(list(validation_fits))
+        if theta is not None and shapes is None:  # the URDF has no sigmoid / Stribeck shapes
+            validation_urdf = stacked_metrics(
+                [predict_recording(model_urdf, t, options, prior) for t in validation]
+            ).relative_error
+            if validation_metrics.relative_error > HELD_OUT_MARGIN * validation_urdf:
+                warnings.append(
+                    _worse_than_urdf_held_out(validation_metrics.relative_error, validation_urdf)
+                )
+                if status == "ok":
+                    status = WORSE_THAN_URDF
     observations = store.stacked()
     return IdentificationResult(
         model,
@@ -619,6 +637,19 @@ def _identify(
         prior_check=check,
         delay=delay,
         jackknife=spread,
+        validation_urdf=validation_urdf,
+    )
+
+
+def _worse_than_urdf_held_out(identified: float, urdf: float) -> str:
+    """The warning for a model that predicts the validation recordings worse than the URDF's
+    own model (its inertias and joint terms, nothing fitted) on the same samples."""
+    return (
+        "the identified model predicts the validation recordings worse than the URDF's own "
+        f"model ({100 * identified:.3g} % vs {100 * urdf:.3g} % raw torque error): the training "
+        "recordings do not determine what the validation motion needs (too short, or too "
+        "little of it excited: their folds could not see it); keep the URDF's model for that "
+        "motion, or record a longer, richer excitation"
     )
 
 

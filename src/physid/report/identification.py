@@ -117,7 +117,10 @@ def fit_summary(result: IdentificationResult) -> dict:
     return {
         "status": result.status,
         "train": result.train.as_dict(joints),
-        "validation": None if result.validation is None else result.validation.as_dict(joints),
+        "validation": None if result.validation is None else {
+            **result.validation.as_dict(joints),
+            "urdf_relative_error": result.validation_urdf,  # the URDF's own model, same samples
+        },
         "weighting": ls.method,
         "joint_sigma": dict(zip(joints, ls.joint_sigma.tolist(), strict=True)),
         "condition_number": ls.condition_number,
