@@ -36,6 +36,11 @@ identify.md §12; ``physid payload`` reads the payload runs as late), 2026-11-26
     14harm50sec    literature    3.079 ( +9.8)   3.078 ( +9.7)  NO (by 1 g)
     15harm50sec    literature    3.029 ( +8.0)   3.079 ( +9.8)  yes
 
+VOID (that 9.5 ms delay was kept only because the torque was read between its samples, its
+noise averaged; docs/identify.md section 12). With the motion shifted instead no delay is kept
+and the table is the one above (2026-11-26 10:45 UTC: 2.469, 2.346, 3.077, 3.031 kg; target
+MET).
+
 Run: python benchmarks/payload_ur10e.py [--datasets PATH] [--keep DIR]
 """
 

@@ -234,16 +234,21 @@ def params_prediction(
     return tau
 
 
-def delayed_torque(signal: Signals, states: States, delay_s: float) -> States:
-    """``states`` with the torque read ``delay_s`` later (linear interpolation), on the samples
-    whose ``t + delay_s`` stays inside the recording: how a model with that torque delay
-    predicts the logged torque."""
+def delayed_states(signal: Signals, states: States, delay_s: float) -> States:
+    """``states`` read ``delay_s`` earlier (linear interpolation of the scorer's filtered
+    states), against the torque as logged, on the samples whose ``t - delay_s`` stays inside
+    the recording: how a model whose torque lags its motion by ``delay_s`` predicts the logged
+    torque. The logged torque itself is never interpolated: reading it between samples would
+    average its noise and score better for that alone."""
     if delay_s == 0.0:
         return states
     t = np.asarray(signal.t, float)
-    kept = np.flatnonzero((t + delay_s >= t[0]) & (t + delay_s <= t[-1]))
-    tau = np.column_stack([np.interp(t[kept] + delay_s, t, column) for column in states.tau.T])
-    return States(states.q[kept], states.dq[kept], states.ddq[kept], tau)
+    kept = np.flatnonzero((t - delay_s >= t[0]) & (t - delay_s <= t[-1]))
+
+    def earlier(x: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.interp(t[kept] - delay_s, t, column) for column in x.T])
+
+    return States(earlier(states.q), earlier(states.dq), earlier(states.ddq), states.tau[kept])
 
 
 def params_error(
@@ -253,9 +258,9 @@ def params_error(
     """:func:`relative_error` of a params.json document's model on held-out recordings: its
     inertials, joint terms, gravity and the torque delay its identification compensated
     (``fit.torque_delay.compensated_s``: the torque logged at ``t`` is the model's torque of
-    ``t - delay``, so it is scored against the torque ``delay`` later)."""
+    the motion at ``t - delay``)."""
     delay = float((params.get("fit", {}).get("torque_delay") or {}).get("compensated_s", 0.0))
-    aligned = [delayed_torque(signal, state, delay)
+    aligned = [delayed_states(signal, state, delay)
                for signal, state in zip(signals, states, strict=True)]  # fmt: skip
     return relative_error(aligned, [params_prediction(model, params, s, deadband)
                                     for s in aligned])  # fmt: skip

@@ -31,22 +31,14 @@ Run: python benchmarks/vs_ols.py [--datasets PATH] [--seeds N] [--coverage-seeds
 (KUKA from the repository's data/; the TX40 from --datasets, default $PHYSID_DATASETS, else
 ../shared/datasets beside the repository; skipped with a message when absent)
 
-RESULTS of 2026-11-26 (the torque-delay choice trying delays under a quarter sample)::
+RESULTS of 2026-11-26, after the torque-delay correction (a delay compensated by shifting the
+motion, the logged torque never interpolated): KUKA 0.937, TX40 0.679 (20.01 %, its 0.86 ms
+lead kept), arm5p 0.743, arm6 0.934, scara4 0.885, mean 0.836 -- as on 2026-11-24. A run earlier
+that day read mean 0.777 and physid at 0.66-0.84 x the floor, with 0.27-0.36 ms kept on the
+simulated arms: interpolating their logged torque between samples averaged its noise, an
+artifact, not a better model (and the --coverage-seeds 20 run of that code, 0.991, is void).
 
-    case                          OLS physid  ratio  floor  ph/fl physid own
-    kuka_lwr4 2+3->1 (real)      2.79   2.61  0.937      -      -       2.70
-    staubli_tx40 (real)         29.47  18.22  0.618      -      -      17.56
-    arm5p seed 0 (sim)           2.25   1.56  0.692   2.35  0.662       1.56
-    arm6 seed 0 (sim)            1.37   1.13  0.823   1.35  0.835       1.17
-    scara4 seed 0 (sim)          1.60   1.31  0.817   1.57  0.833       1.34
-    mean ratio 0.777: every target MET
-
-The folds keep a torque delay on all three simulated robots (0.36 / 0.32 / 0.27 ms: the
-simulator holds each torque over its 1 ms control period, so the recorded torque lags the
-recorded motion) and the TX40's currents lead its positions by 0.86 ms; physid is scored with
-it (the floor, the true parameters on the torque as logged, is not).
-
-Earlier RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-24 (preprocessing chosen by
+RESULTS (2 vCPUs shared with other jobs), defaults of 2026-11-24 (preprocessing chosen by
 blocked cross-validation, joint-term prior, decimation at 3x the cut-off), 111 s wall::
 
     case                          OLS physid  ratio  floor  ph/fl physid own
@@ -67,13 +59,10 @@ The "floor" scores the true parameters with a plain sign: the simulated friction
 which a deadband approximates better, hence physid below the floor.
 
 ``--coverage-seeds 20`` (60 cases, 311 s): fraction of physid's base parameters within 3 std of
-the truth: arm5p 0.998 (920), arm6 0.985 (1200), scara4 0.917 (480), all 0.977 (2600). Since
-the delay choice keeps the held torque's 0.3 ms lag (2026-11-26, 603 s): arm5p 1.000 (888),
-arm6 0.991 (1160), scara4 0.975 (440), all 0.991 (2488: the simulated robots have had fewer
-base parameters since that first run; the session's start, bc77374, counts the same 58 on arm6
-seed 1). Before the friction-model term (deadband halved/doubled, in quadrature): all 0.876.
-scara4's misses are its vertical prismatic joint's base combinations (j3.m + j4.m + j3.Ia,
-j3.offset - 9.81 j3.Ia: mean z -2.9 on the mass), a bias the term does not cover.
+the truth: arm5p 0.998 (920), arm6 0.985 (1200), scara4 0.917 (480), all 0.977 (2600). Before
+the friction-model term (deadband halved/doubled, in quadrature): all 0.876. scara4's misses are
+its vertical prismatic joint's base combinations (j3.m + j4.m + j3.Ia, j3.offset - 9.81 j3.Ia:
+mean z -2.9 on the mass), a bias the term does not cover.
 """
 
 from __future__ import annotations

@@ -404,8 +404,8 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
     streamed_validation = json.loads((tmp_path / "streamed.json").read_text())
     assert streamed_validation["overall"]["relative_error"] == pytest.approx(error["auto"],
                                                                              rel=1e-9)  # fmt: skip
-    # physid online with the identified model as its nominal one reads the torque as late
-    # (measured: elbow centre of mass 2.3 mm from the truth against
+    # physid online with the identified model as its nominal one pairs torque and motion so
+    # (measured: elbow centre of mass 2.2 mm from the truth against
     # 16 mm with the delay zeroed in a copy of params.json, the mass spread 0.0021 vs 0.0065 kg)
     _recording(tmp_path / "run.csv", truth, seed=5, seconds=8.0, delay_s=0.008)
     zeroed = json.loads((tmp_path / "auto" / "params.json").read_text())

@@ -1,7 +1,7 @@
 """The torque delay an identification compensated is part of its model: ``validate`` and
-``payload`` read later torques as late (physid.workflows.recorded_delay, reading
-ParamsFile.torque_delay_s; the end-to-end check on delayed MuJoCo data is
-tests/test_mjcf.py::test_identify_compensates_a_torque_delay_...)."""
+``payload`` pair each logged torque with the motion that much earlier
+(physid.workflows.recorded_delay, reading ParamsFile.torque_delay_s; the end-to-end check on
+delayed MuJoCo data is tests/test_mjcf.py::test_identify_compensates_a_torque_delay_...)."""
 
 from __future__ import annotations
 
@@ -25,17 +25,25 @@ def _recording() -> Trajectory:
     return Trajectory(t, q, tau, ("a", "b"), source="sine")
 
 
-def test_a_recorded_delay_reads_the_torque_that_much_later():
+def test_a_recorded_delay_reads_the_motion_that_much_earlier():
     recording = _recording()
     document = {"fit": {"torque_delay": {"value_s": 1e-4, "compensated_s": 0.01}}}
     (late,), delay = recorded_delay(_params(document), [recording])
     assert delay == 0.01
-    # the rows whose t + 10 ms leaves the recording are dropped; the others read tau(t + 10 ms)
-    assert late.t[-1] <= recording.t[-1] - 0.01 + 1e-12 and len(late.t) == len(recording.t) - 5
-    np.testing.assert_array_equal(late.q, recording.q[: len(late.t)])
-    expected = np.column_stack([np.sin(3.0 * (late.t + 0.01)), (late.t + 0.01) ** 2])
-    # linear interpolation between 2 ms samples: error <= h^2/8 max|f''| = 4.5e-6 (sin 3t), 1e-6
-    np.testing.assert_allclose(late.tau, expected, rtol=0, atol=5e-6)
+    # the rows whose t - 10 ms leaves the recording are dropped; the others hold the motion of
+    # t - 10 ms and the torque logged at t, never interpolated (that would average its noise)
+    assert late.t[0] >= recording.t[0] + 0.01 - 1e-12 and len(late.t) == len(recording.t) - 5
+    np.testing.assert_array_equal(late.tau, recording.tau[5:])
+    np.testing.assert_array_equal(late.t, recording.t[5:])
+    expected = np.column_stack([np.sin(late.t - 0.01), np.cos(late.t - 0.01)])
+    # 10 ms is 5 samples of 2 ms: the shifted instants are samples, so exact to round-off
+    np.testing.assert_allclose(late.q, expected, rtol=0, atol=1e-12)
+    (between,), _ = recorded_delay(_params({"fit": {"torque_delay": {"compensated_s": 0.011}}}),
+                                   [recording])  # fmt: skip
+    expected = np.column_stack([np.sin(between.t - 0.011), np.cos(between.t - 0.011)])
+    # linear interpolation between 2 ms samples: error <= h^2/8 max|q''| = 5e-7
+    np.testing.assert_allclose(between.q, expected, rtol=0, atol=6e-7)
+    np.testing.assert_array_equal(between.tau, recording.tau[6:])
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Issue 9 item 2: ``physid validate`` equals an independent scorer on the real recordings.
 
-The scorer below shares no code with physid's prediction: the torque read as late as
-params.json's delay says (``np.interp``), SciPy's Butterworth on a uniform grid at the cut-off
+The scorer below shares no code with physid's prediction: the positions read as much earlier
+as params.json's delay says (``np.interp``), SciPy's Butterworth on a uniform grid at the cut-off
 params.json records, ``np.gradient``, Pinocchio's RNEA of the params.json bodies, and the
 friction terms written out by hand, against the raw measured torque at every sample.
 (Loading the recordings into joint space is the one step it borrows from physid.)
@@ -31,12 +31,13 @@ def _independent_error(urdf, params: dict, trajectory) -> float:
     data = model.createData()
     t, q, tau = trajectory.t, trajectory.q, trajectory.tau
     # The identified model's torque delay: its torque logged at t belongs to the motion at
-    # t - delay, so it is read delay later (the rows read beyond the recording dropped).
+    # t - delay, so the positions are read delay earlier (the rows beyond the recording
+    # dropped), the torque as logged.
     delay = params["fit"]["torque_delay"]["compensated_s"]
     if delay:
-        kept = (t + delay >= t[0]) & (t + delay <= t[-1])
-        tau = np.column_stack([np.interp(t[kept] + delay, t, column) for column in tau.T])
-        t, q = t[kept], q[kept]
+        kept = (t - delay >= t[0]) & (t - delay <= t[-1])
+        q = np.column_stack([np.interp(t[kept] - delay, t, column) for column in q.T])
+        t, tau = t[kept], tau[kept]
     dt = float(np.median(np.diff(t)))
     grid = t[0] + dt * np.arange(int((t[-1] - t[0]) / dt) + 1)
     q_grid = np.column_stack([np.interp(grid, t, column) for column in q.T])

@@ -271,7 +271,8 @@ class ValidationReport:
     preprocessing: Preprocessing
     # what reading did to the recordings (time base rebuilt, duplicate rows, repaired samples)
     warnings_from_data: tuple[str, ...] = ()
-    torque_delay_s: float = 0.0  # the torque was read this much later (params.json's delay)
+    # params.json's torque delay: each logged torque paired with the motion this much earlier
+    torque_delay_s: float = 0.0
 
     def as_dict(self) -> dict:
         return {
@@ -288,9 +289,10 @@ class ValidationReport:
 def recorded_delay(
     params: ParamsFile, trajectories: list[Trajectory]
 ) -> tuple[list[Trajectory], float]:
-    """The recordings with the torque read as late as ``params``' identification read it
-    (:attr:`~physid.files.params_file.ParamsFile.torque_delay_s`): the delay is part of the
-    identified model. Returns them and the delay [s] (0: as recorded)."""
+    """The recordings with each torque paired with the motion as much earlier as ``params``'
+    identification paired it (:attr:`~physid.files.params_file.ParamsFile.torque_delay_s`,
+    :func:`~physid.offline.delay.compensated`): the delay is part of the identified model.
+    Returns them and the delay [s] (0: as recorded)."""
     delay_s = params.torque_delay_s
     if delay_s == 0.0:
         return trajectories, 0.0
@@ -372,7 +374,8 @@ def run_validate(
     )
     note(preprocessing.summary())
     if delay_s:
-        note(f"torque read {1e3 * delay_s:.3g} ms later, as the identification compensated it")
+        note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
+             "identification compensated it")
     per_file, fits = {}, []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")

@@ -54,7 +54,7 @@ def online_replay(
     bodies = (bodies,) if isinstance(bodies, str) else tuple(bodies)
     from physid.files.io import to_json_text
     from physid.files.params_file import read_params
-    from physid.online.columns import signals_from_table, torque_read_later
+    from physid.online.columns import motion_read_earlier, signals_from_table
     from physid.online.config import load_online_config
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
@@ -73,10 +73,11 @@ def online_replay(
     delay_s = 0.0 if settings.nominal_params is None else read_params(
         settings.nominal_params).torque_delay_s  # fmt: skip
     if delay_s:
-        signals = torque_read_later(signals, delay_s)
+        signals = motion_read_earlier(signals, delay_s)
         signals = replace(signals, warnings=(*signals.warnings, (
-            f"the torque is read {1e3 * delay_s:.3g} ms later, as the nominal params.json's "
-            "identification compensated it (fit.torque_delay.compensated_s)")))  # fmt: skip
+            f"the torque is matched with the motion {1e3 * delay_s:.3g} ms earlier, the delay "
+            "the nominal params.json's identification compensated "
+            "(fit.torque_delay.compensated_s)")))  # fmt: skip
     check_replayable(signals, settings.acceleration_window)
     window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings

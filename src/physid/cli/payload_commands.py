@@ -106,8 +106,8 @@ def payload(
         )
     click.echo(result.gain_note())
     if result.torque_delay_s:
-        click.echo(f"torques read {1e3 * result.torque_delay_s:.3g} ms later, the delay the "
-                   "identification in --params compensated")  # fmt: skip
+        click.echo(f"torques paired with the motion {1e3 * result.torque_delay_s:.3g} ms "
+                   "earlier, the delay the identification in --params compensated")  # fmt: skip
     click.echo(
         "loaded torques (filtered) relative error: robot alone "
         f"{100 * result.relative_error_robot_only:.2f} %, with the payload "

@@ -70,9 +70,9 @@ COMMENTS: dict[str, str] = {
     "on the training data; true: always fitted; false: the URDF's gravity",
     "estimation.torque_delay": "a torque logged late against the motion [s]: auto (the "
     "default: a significant delay is compensated when blocked cross-validation on the training "
-    "data supports it, fit.torque_delay.compensated_s; validate and payload then read torques "
-    "with it) | report (only estimated and reported) | a number [s]: compensated by it (torque "
-    "read that much later)",
+    "data supports it, fit.torque_delay.compensated_s; validate, payload and online then use "
+    "it) | report (only estimated and reported) | a number [s]: compensated by it (each torque "
+    "paired with the motion that much earlier)",
     "allow_large_angles": "skip the 'positions look like degrees' check",
     "time_base": "auto: the time stamps are checked against the motion (repeated samples "
     "dropped; rebuilt from the controller's ticks or a uniform grid when the positions are "

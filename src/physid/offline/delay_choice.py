@@ -5,18 +5,19 @@ A drive or a logger that reports the torque a few milliseconds after the positio
 to leaves a residual that follows the torque's rate; :func:`.delay.estimate_delay` reads the
 delay jointly with the base parameters. Whether to undo it is a preprocessing choice like the
 cut-off: after the cut-off and the deadband are chosen (:mod:`.choices`), a delay beyond noise
-(3 standard deviations; the warning's quarter of a sample is no criterion here: the TX40's
-0.86 ms lead at 3.8 ms observations won its folds by 3.2 points) is compensated in the training
-recordings (:func:`.delay.compensated`), observed again under the
-same preprocessing, and blocked cross-validation on the raw training torque decides
+(3 standard deviations; the warning's quarter of a sample is no criterion here) is compensated
+in the training recordings (:func:`.delay.compensated`: each logged torque paired with the
+motion that much earlier, the torque never interpolated), observed again under the same
+preprocessing, and blocked cross-validation on the raw training torque decides
 (:func:`.selection.choose`, "none" the conservative candidate). Measured with
-``benchmarks/real_corpus.py``: the xMate7p's traj. 1, 6.58 ms kept (folds 4.40 -> 3.66 %, held
-out 3.90 -> 3.48 %); the UR10e's 30 s run, 9.47 ms kept (held out 6.23 -> 6.13 %); the KUKA
-LWR4+ file 2, 8.89 ms rejected (folds 2.56 vs 2.62 %).
+``benchmarks/real_corpus.py``: the TX40's currents lead by 0.86 ms (kept by 0.029 points,
+spread 0.018; held out 20.03 -> 20.01 %), the DFKI PD run's commanded torque by 8.4 ms (58.6 ->
+57.6 %); the xMate7p's 6.6 ms and the UR10e's 9.5 ms are not kept (stop 45 kept them while
+the torque was interpolated: its noise averaged, an artifact, docs/identify.md section 12).
 
 The chosen delay is part of the identified model: ``params.json`` records it
-(``fit.torque_delay.compensated_s``) and ``physid validate`` and ``payload`` read later
-torques with it (and ``physid online`` with it as its nominal model).
+(``fit.torque_delay.compensated_s``) and ``physid validate``, ``payload`` and ``online`` (with
+it as its nominal model) pair each torque with the motion that much earlier.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def choose_delay(
     if estimate is None or not estimate.beyond_noise:
         return unchanged
     # not a logging delay beyond 5 % of the shortest recording (validation ones too: each must
-    # keep its rows when read that much later): leave it reported
+    # keep its rows when its motion is read that much earlier): leave it reported
     duration = min(float(r.t[-1] - r.t[0]) for r in [*train, *validation])
     if abs(estimate.value_s) > 0.05 * duration:
         return unchanged

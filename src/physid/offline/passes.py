@@ -32,8 +32,8 @@ pass              reader    needs                   why the stored observations 
 ================  ========  ======================  ================================================
 
 ``observations`` also builds the validation recordings' observations (.training), and those of
-the training recordings read with a torque delay (.delay_choice: once for its folds' scores and,
-if the delay is kept, once in full; in memory only, a streamed recording is never read later).
+the training recordings with a torque delay compensated (.delay_choice: once for its folds'
+scores and, if the delay is kept, once in full).
 The delay estimate (.delay) works on the store and the jackknife (.jackknife) on the fitted
 systems: neither goes back to the samples. The filtered states are not kept between passes: with
 a long recording they are, like its regressor, what issue 10 bounds to one window in memory; the

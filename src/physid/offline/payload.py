@@ -64,7 +64,7 @@ class PayloadResult:
     drive_gains: dict[str, float] = field(default_factory=dict)
     # joints that moved one way only: their offset correction is held at 0 (not decidable)
     held_offsets: tuple[str, ...] = ()
-    # the torques were read this much later [s]: the delay params.json's identification compensated
+    # each torque paired with the motion this much earlier [s]: params.json's compensated delay
     torque_delay_s: float = 0.0
 
     def as_dict(self) -> dict:

@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
 from physid.recordings.tables import Table, force_torque_columns
-from physid.recordings.trajectory import interpolated, rows_read_later
+from physid.recordings.trajectory import interpolated, rows_with_motion_earlier
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
@@ -69,19 +69,21 @@ class OnlineSignals:
         return len(self.t)
 
 
-def torque_read_later(signals: OnlineSignals, delay_s: float) -> OnlineSignals:
-    """The signals with the joint torque read ``delay_s`` later, ``tau(t + delay_s)`` (the
-    torque delay the nominal params.json's identification compensated: it is part of that
-    model, as for ``physid validate``); the rows whose ``t + delay_s`` leaves the recording are
-    dropped. The wrenches are kept as logged (the delay was estimated on the joint torque)."""
-    kept = rows_read_later(signals.t, delay_s, signals.source)
+def motion_read_earlier(signals: OnlineSignals, delay_s: float) -> OnlineSignals:
+    """The signals as the model of a torque logged ``delay_s`` behind the motion sees them (the
+    delay the nominal params.json's identification compensated: it is part of that model, as
+    for ``physid validate``): the motion (positions, velocities) of ``t - delay_s``, linearly
+    interpolated, with the torque and wrenches as logged at ``t`` (never interpolated: that
+    would average their noise); the rows whose ``t - delay_s`` leaves the recording dropped."""
+    kept = rows_with_motion_earlier(signals.t, delay_s, signals.source)
+    at = signals.t[kept] - delay_s
 
-    def rows(values: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
-        return None if values is None else values[kept]
+    def earlier(values: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+        return None if values is None else interpolated(at, signals.t, values)
 
-    late = interpolated(signals.t[kept] + delay_s, signals.t, signals.tau)
-    return replace(signals, t=signals.t[kept], q=signals.q[kept], dq=rows(signals.dq),
-                   tau=late, wrenches=rows(signals.wrenches))  # fmt: skip
+    wrenches = None if signals.wrenches is None else signals.wrenches[kept]
+    return replace(signals, t=signals.t[kept], q=earlier(signals.q), dq=earlier(signals.dq),
+                   tau=signals.tau[kept], wrenches=wrenches)  # fmt: skip
 
 
 def _column(table: Table, name: str, what: str) -> NDArray[np.float64]:

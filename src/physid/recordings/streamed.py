@@ -76,19 +76,22 @@ class _Rows:
 
     def __getitem__(self, rows: slice) -> np.ndarray:
         start, stop, step = rows.indices(len(self))
-        return self._recording._field(self._name, start, stop)[::step]
+        return self._recording._read(self._name, start, stop)[::step]
 
 
 @dataclass(frozen=True)
-class _LateTorque:
-    """Where a recording read with its torque ``delay_s`` later takes the torque from: the rows
-    of the spilled recording whose time stamps are ``t`` (``t[0]`` at spilled row
-    ``row_offset``), interpolated linearly at ``t + delay_s`` as
+class _EarlierMotion:
+    """Where a recording read with its motion ``delay_s`` earlier takes the motion from: the
+    rows of the spilled recording whose time stamps are ``t`` (``t[0]`` at spilled row
+    ``row_offset``), interpolated linearly at ``t - delay_s`` as
     :func:`physid.offline.delay.compensated` does in memory."""
 
     t: np.ndarray  # (M,) s
     row_offset: int
     delay_s: float
+
+
+_MOTION = ("q", "dq", "ddq")
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +109,7 @@ class RecordingFile:
     row_offset: int = 0  # of row 0 in the spilled blocks (a part of a longer recording)
     # the corrupt samples repaired block by block (physid.recordings.glitches), when checked
     row_repairs: dict | None = None
-    late_torque: _LateTorque | None = None  # set by torque_later: the torque read later
+    earlier_motion: _EarlierMotion | None = None  # set by motion_earlier
 
     @property
     def q(self) -> _Rows:
@@ -127,25 +130,25 @@ class RecordingFile:
         step = float(np.median(np.diff(self.t)))
         return 1.0 / step if step > 0.0 else float("nan")
 
-    def torque_later(self, delay_s: float, start: int, stop: int) -> RecordingFile:
-        """Rows ``start:stop`` with the torque read ``delay_s`` later, ``tau(t + delay_s)``
-        (``t + delay_s`` of every kept row must lie within the recording); nothing is read
-        now. Applied to a recording already read later, the delays add."""
-        late = self.late_torque or _LateTorque(self.t, self.row_offset, 0.0)
-        later = replace(late, delay_s=late.delay_s + delay_s)
-        return replace(self.part(start, stop), late_torque=later)
+    def motion_earlier(self, delay_s: float, start: int, stop: int) -> RecordingFile:
+        """Rows ``start:stop`` with the motion read ``delay_s`` earlier (positions, velocities
+        and accelerations at ``t - delay_s``, the torque as logged; ``t - delay_s`` of every
+        kept row must lie within the recording); nothing is read now. Applied to a recording
+        already shifted, the delays add."""
+        shift = self.earlier_motion or _EarlierMotion(self.t, self.row_offset, 0.0)
+        earlier = replace(shift, delay_s=shift.delay_s + delay_s)
+        return replace(self.part(start, stop), earlier_motion=earlier)
 
-    def _torque(self, start: int, stop: int) -> np.ndarray:
-        """The torque of rows ``start:stop``, as logged or read later (:meth:`torque_later`)."""
-        late = self.late_torque
-        if late is None:
-            return self._field("tau", start, stop)
-        shifted = self.t[start:stop] + late.delay_s
-        first = max(int(np.searchsorted(late.t, shifted[0], side="right")) - 1, 0)
-        last = min(int(np.searchsorted(late.t, shifted[-1], side="left")) + 1, len(late.t))
-        rows = late.row_offset - self.row_offset  # the source's row 0 in this part's rows
-        logged = self._field("tau", rows + first, rows + last)
-        return interpolated(shifted, late.t[first:last], logged)
+    def _read(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Field ``name`` of rows ``start:stop``, the motion shifted (:meth:`motion_earlier`)."""
+        shift = self.earlier_motion
+        if shift is None or name not in _MOTION:
+            return self._field(name, start, stop)
+        at = self.t[start:stop] - shift.delay_s
+        first = max(int(np.searchsorted(shift.t, at[0], side="right")) - 1, 0)
+        last = min(int(np.searchsorted(shift.t, at[-1], side="left")) + 1, len(shift.t))
+        rows = shift.row_offset - self.row_offset  # the source's row 0 in this part's rows
+        return interpolated(at, shift.t[first:last], self._field(name, rows + first, rows + last))
 
     def _field(self, name: str, start: int, stop: int) -> np.ndarray:
         start, stop = start + self.row_offset, stop + self.row_offset
@@ -165,11 +168,11 @@ class RecordingFile:
         start, stop = max(0, start), min(self.n_samples, stop)
         if stop <= start:
             raise ValueError(f"empty row range {start}:{stop}")
-        read = lambda name: self._field(name, start, stop)  # noqa: E731
+        read = lambda name: self._read(name, start, stop)  # noqa: E731
         return Trajectory(
             self.t[start:stop],
             read("q"),
-            self._torque(start, stop),
+            read("tau"),
             self.joint_names,
             read("dq") if self.has_velocities else None,
             read("ddq") if self.has_accelerations else None,

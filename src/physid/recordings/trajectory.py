@@ -402,17 +402,16 @@ def checked_time_base(trajectory: Trajectory) -> Trajectory:
     return trajectory.rows(keep, t=t, warnings=(*trajectory.warnings, note), time_base=record)
 
 
-def rows_read_later(t: np.ndarray, delay_s: float, source: str | None) -> np.ndarray:
-    """The rows whose torque can be read ``delay_s`` later, ``t + delay_s`` within the
+def rows_with_motion_earlier(t: np.ndarray, delay_s: float, source: str | None) -> np.ndarray:
+    """The rows whose motion can be read ``delay_s`` earlier, ``t - delay_s`` within the
     recording (a torque delay compensated: physid.offline.delay); InputError naming the
     recording when fewer than 3 remain."""
     t = np.asarray(t, dtype=float)
-    shifted = t + delay_s
+    shifted = t - delay_s
     kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
     if kept.size < 3:
-        raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to read its torque "
-                         f"{1e3 * delay_s:.3g} ms later (the torque delay compensated)",
-                         source=source)  # fmt: skip
+        raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to compensate a "
+                         f"torque delay of {1e3 * delay_s:.3g} ms", source=source)  # fmt: skip
     return kept
 
 
