@@ -434,8 +434,8 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
 def test_a_delay_under_a_quarter_of_the_observations_sample_is_judged_by_the_folds(arm, tmp_path):
     """Observed every 40 ms (decimation by 20), the 8 ms delay is under the quarter sample that
     makes the delay warning, but beyond noise: the folds try it and keep it (measured 8.09 ms,
-    folds 1.46 -> 0.43 %); before, the quarter sample ruled it out untried (as it did the TX40's
-    0.86 ms lead, whose folds now keep it by 3.2 points)."""
+    folds 1.46 -> 0.45 %); before, the quarter sample ruled it out untried (as it did the TX40's
+    0.86 ms lead, whose folds now keep it by 0.029 points, spread 0.018)."""
     params = _identified_8ms_late(arm, tmp_path, "filter: {decimation_factor: 20, "
                                   "decimation_cutoff_hz: 5}\n")  # fmt: skip
     delay = params["fit"]["torque_delay"]
