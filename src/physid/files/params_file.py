@@ -90,8 +90,8 @@ class ParamsFile:
 
     @property
     def torque_delay_s(self) -> float:
-        """How much later the identification read the torque (``fit.torque_delay.compensated_s``,
-        :mod:`physid.offline.delay_choice`; 0 when absent): part of the identified model."""
+        """The torque delay the identification compensated [s] (``fit.torque_delay.compensated_s``,
+        :func:`physid.offline.delay.compensated`; 0 when absent): part of the identified model."""
         fit = self.document.get("fit")
         delay = fit.get("torque_delay") if isinstance(fit, dict) else None
         value = delay.get("compensated_s") if isinstance(delay, dict) else None

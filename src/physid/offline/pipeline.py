@@ -589,16 +589,15 @@ def _identify(
         if theta is not None:
             validation_fits = tuple(predict_recording(model, t, options, theta) for t in validation)
             validation_metrics = stacked_metrics(list(validation_fits))
-        if theta is not None and shapes is None:  # the URDF has no sigmoid / Stribeck shapes
-            validation_urdf = stacked_metrics(
-                [predict_recording(model_urdf, t, options, prior) for t in validation]
-            ).relative_error
-            if validation_metrics.relative_error > HELD_OUT_MARGIN * validation_urdf:
-                warnings.append(
-                    _worse_than_urdf_held_out(validation_metrics.relative_error, validation_urdf)
-                )
-                if status == "ok":
-                    status = WORSE_THAN_URDF
+            if shapes is None:  # the URDF has no sigmoid / Stribeck shapes
+                validation_urdf = stacked_metrics(
+                    [predict_recording(model_urdf, t, options, prior) for t in validation]
+                ).relative_error
+                identified = validation_metrics.relative_error
+                if identified > HELD_OUT_MARGIN * validation_urdf:
+                    warnings.append(_worse_than_urdf_held_out(identified, validation_urdf))
+                    if status == "ok":
+                        status = WORSE_THAN_URDF
     observations = store.stacked()
     return IdentificationResult(
         model,

@@ -7,8 +7,8 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     floating_base: false         # load the URDF with a free-flyer root joint named root_joint
     contact_frames: []           # frames with measured wrenches f_<frame>_x..m_<frame>_z
     nominal_params: null         # params.json for the nominal bodies (relative to this file),
-                                 # its joint friction and its torque delay (the torque is read
-                                 # that much later); default: the URDF inertias
+                                 # its joint friction and its torque delay (each torque paired
+                                 # with the motion that much earlier); default: URDF inertias
     initial_std:                 # prior std of theta = [alpha, d1..d3, s12, s13, s23, t1..t3]
       alpha: 0.5                 #   log sqrt(mass) [-]      (mass std ~ 2 * alpha * mass)
       d: 0.5                     #   log of the U-diagonal [-]
