@@ -5,6 +5,7 @@ left exactly as they are."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -161,23 +162,23 @@ def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
         ),
     }
     reference = physid.identify(urdf, files["clean"], validate=held)
-    repaired = physid.identify(urdf, files["corrupt"], validate=held, out=tmp_path / "out")
     kept = physid.identify(urdf, files["corrupt"], validate=held,
                            config={"corrupt_samples": "keep"})  # fmt: skip
+    # repaired by default, as the command runs it (and says so)
+    command = ["identify", "--urdf", urdf, "--data", files["corrupt"], "--validate", held,
+               "--out", tmp_path / "cli", "--quiet"]  # fmt: skip
+    out = CliRunner().invoke(main, [str(c) for c in command]).output
+    repaired = json.loads((tmp_path / "cli" / "params.json").read_text(encoding="utf-8"))
     error = lambda r: r.raw.validation.relative_error  # noqa: E731
-    mass = lambda r: r.raw.moving_mass()  # noqa: E731
-    assert error(repaired) <= 1.01 * error(reference)
-    assert abs(mass(repaired) - mass(reference)) < 0.05 * mass(reference)
+    assert repaired["fit"]["validation"]["relative_error"] <= 1.01 * error(reference)
+    mass = reference.raw.moving_mass()
+    assert abs(repaired["moving_mass"]["value"] - mass) < 0.05 * mass
     assert error(kept) > 2.0 * error(reference)
-    repairs = repaired.document["preprocessing"]["row_repairs"]
+    repairs = repaired["preprocessing"]["row_repairs"]
     found = [s for r in repairs for s in r["corrupt_samples_repaired"]]
     assert {(s["row"], s["column"]) for s in found} == (
         {(row + 1, f"q_{j}") for j in KUKA_JOINTS} | {(1301, "tau_lwr_1_joint")}
     )
-    # and the command says so
-    command = ["identify", "--urdf", urdf, "--data", files["corrupt"], "--out", tmp_path / "cli",
-               "--quiet"]  # fmt: skip
-    out = CliRunner().invoke(main, [str(c) for c in command]).output
     assert "8 corrupt samples in 2 of" in out and "row 1301 tau_lwr_1_joint 100000 ->" in out
 
 

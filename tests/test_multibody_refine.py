@@ -93,7 +93,9 @@ def test_refinement_recovers_coulomb_and_inertia_of_a_noisy_20_hz_pendulum():
     model = load_model(ROOT / "pendulum.urdf", start)
     fit = identify(model, [rec], h=5e-3, max_iterations=3)
     assert skip_reason(fit) is None
-    result = refine(fit, [rec], h=2e-3, window_seconds=(2.0, np.inf), max_evaluations=15)
+    # h = 4 ms (the stepper's error well under the 10 mrad noise): the same values within
+    # their std as at 2 ms, in half the CPU (measured 11.9 s against 25.4 s)
+    result = refine(fit, [rec], h=4e-3, window_seconds=(2.0, np.inf), max_evaluations=15)
     values = dict(zip(result.names, result.values, strict=True))
     std = dict(zip(result.names, result.std, strict=True))
     assert values["pendulum.Iyy"] == pytest.approx(0.01, rel=0.03)
