@@ -71,6 +71,13 @@ SWAP_IMPROVEMENT = 0.5
 SWAP_MIN_CORRELATION = 0.9
 # Fewer filtered samples than this carry too little of a motion to judge torques on.
 _MIN_SAMPLES = 50
+# Independent samples the comparison's signals carry over the recording (2 B T for a band B of
+# duration T, Nyquist), less the nuisance columns taken out of each joint: below this many, a
+# correlation says nothing (0.5 s of the real xMate7p at 1 kHz leaves 5: its joint 3 read -0.40,
+# "columns in another order", on a correct log; the 95 % band of a zero correlation is +-0.75
+# there, +-0.42 at 20).
+MIN_DEGREES_OF_FREEDOM = 20
+_NUISANCE_COLUMNS = 5  # ddq, dq, sign(dq), 1 and the URDF's inertial torque (_nuisance_columns)
 
 
 @dataclass(frozen=True)
@@ -315,10 +322,14 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
 
     The robot-wide scale and correlation stack the gravity-loaded joints (gravity variation
     >= 10 % of the largest joint's). None when there is none (a horizontal robot: its gravity
-    torques are constant) or the recording is too short.
+    torques are constant) or the recording is too short to judge a correlation on
+    (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 1.3 s).
     """
     rate = trajectory.sample_rate_hz
     if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+        return None
+    independent = 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate
+    if independent - _NUISANCE_COLUMNS < MIN_DEGREES_OF_FREEDOM:
         return None
     q = _lowpass(np.asarray(trajectory.q, float), rate)
     tau = _lowpass(np.asarray(trajectory.tau, float), rate)
