@@ -83,6 +83,32 @@ def test_real_kuka_stamps_do_not_track_its_samples():
     assert np.allclose(np.diff(rebuilt), np.mean(np.diff(rebuilt)), rtol=1e-4)
 
 
+def test_a_start_up_jolt_is_not_read_as_ticks(clean_run):
+    """The real xMate7p at 1 kHz (stamps k x 1 ms), its first 0.5 s and 1 s: at rest, then a
+    start-up jolt (rows 6-9 advance 2-3 x their neighbours) and a 1e-4 rad step of the positions
+    in one row (row 38, 200 x the increments around it). Counted as ticks they needed a 0.947 ms
+    (0.974 ms) tick to span the stamps and put a 16-tick gap in the log; the stamps are kept.
+    The simulated tick logs are still rebuilt, at their 1 ms tick, for any seed."""
+    import sys
+
+    from conftest import DATASETS, EXAMPLES
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    from real_cases import read_xmate
+
+    folder = require_dataset(DATASETS / "xmate7p")
+    signals = read_xmate(folder / "1kHz_5s" / "xMate7p_traj1_results.csv", 0.001)
+    for rows in (500, 1000):
+        _, t, check = check_time_base(signals.t[:rows], signals.q[:rows])
+        assert check.action == "kept" and np.array_equal(t, signals.t[:rows])
+    _, _, recorded, _ = clean_run
+    for seed in (3, 4, 5):
+        log = tick_log(recorded, np.random.default_rng(seed))
+        _, _, check = check_time_base(log.t, log.q)
+        assert check.action == "rebuilt from ticks"
+        assert check.tick_s == pytest.approx(1e-3, rel=1e-3)
+
+
 def test_the_loader_applies_the_check_unless_told_to_trust_the_stamps(clean_run):
     model, _, recorded, _ = clean_run
     log = tick_log(recorded, np.random.default_rng(3))

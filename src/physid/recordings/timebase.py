@@ -15,7 +15,9 @@ were sampled: a smooth motion advances in proportion to the time that passed.
 2. estimates the controller *tick* ``T`` and the whole number of ticks ``k_i`` each remaining row
    advanced, from position increments against the local velocity (iterated: the velocity is
    re-estimated on the rebuilt timeline), and scales ``T`` so that the ticks span the stamps'
-   duration;
+   duration; counts that need ``T`` more than :data:`TICK_MATCH` away from the stamps' own step
+   for one tick were read from the motion (a jolt, a step of the positions), not from a clock,
+   and are not a candidate;
 3. compares how smooth the positions are on three timelines (the stamps, the ticks, a uniform
    grid), by the residual of a local quadratic fit per row, and keeps the stamps unless another
    timeline is clearly smoother (:data:`CLEAR_EVIDENCE`): the ticks when most fast rows land on
@@ -39,6 +41,14 @@ MIN_EVIDENCE_ROWS = 50  # fast rows needed before any timeline may replace the s
 ON_TICK_SHARE = 0.9  # share of fast rows within ON_TICK_TOLERANCE of a whole tick count
 ON_TICK_TOLERANCE = 0.2
 FAST_ROW_SNR = 8.0  # per-step increment over the position noise for a row to be evidence
+# The ticks the rows are counted in must span the stamps' duration at the stamps' own step for
+# one tick (the median stamp step of the rows counted as one): a tick that has to shrink or grow
+# by more than this to do so was counted from the motion, not from a clock. Measured: simulated
+# tick logs (sim.log_quirks, 8 seeds) within 0.5 %; 0.5 s of the real xMate7p, at rest then
+# starting (its positions step by 1e-4 rad in one row, a start-up jolt over four rows), "rebuilt"
+# with a 16-tick gap and a 0.947 ms tick (5.3 % off; 1 s of it: 2.6 %), its uniform stamps
+# called 12.5 ms off.
+TICK_MATCH = 0.02
 
 
 @dataclass(frozen=True)
@@ -203,7 +213,10 @@ def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
         tick = median / 2.0
         counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
     duration = t_kept[-1] - t_kept[0]
+    one = counts == 1
+    stamped = float(np.median(np.diff(t_kept)[one])) if np.any(one) else tick
     tick = duration / max(int(np.sum(counts)), 1)  # the ticks span the stamps' duration
+    clock = abs(tick / stamped - 1.0) <= TICK_MATCH
     ticks = t_kept[0] + tick * np.concatenate([[0], np.cumsum(counts)])
     uniform = np.linspace(t_kept[0], t_kept[-1], len(t_kept))
     rough = {
@@ -217,7 +230,8 @@ def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
     base = dict(n_rows=n_rows, repeated_rows=int(np.sum(repeats)), jitter=jitter,
                 roughness=rough, evidence_rows=evidence)  # fmt: skip
     candidates = []  # (timeline key, action, times)
-    if evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE and len(tick_counts) > 1:
+    ticked_log = evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE
+    if ticked_log and len(tick_counts) > 1 and clock:
         candidates.append(("ticks", "rebuilt from ticks", ticks))
     if evidence >= MIN_EVIDENCE_ROWS:
         candidates.append(("uniform", "uniform grid", uniform))
