@@ -72,11 +72,13 @@ SWAP_MIN_CORRELATION = 0.9
 # Fewer filtered samples than this carry too little of a motion to judge torques on.
 _MIN_SAMPLES = 50
 # Independent samples the comparison's signals carry over the recording (2 B T for a band B of
-# duration T, Nyquist), less the nuisance columns taken out of each joint: below this many, a
-# correlation says nothing (0.5 s of the real xMate7p at 1 kHz leaves 5: its joint 3 read -0.40,
-# "columns in another order", on a correct log; the 95 % band of a zero correlation is +-0.75
-# there, +-0.42 at 20).
-MIN_DEGREES_OF_FREEDOM = 20
+# duration T, Nyquist), less the nuisance columns taken out of each joint: below this many, the
+# correlations and scales say nothing. Measured on the real xMate7p's 1 kHz runs, correct
+# columns, their first T seconds: 0.5 s (5 left) read joint 3 at -0.40, "columns in another
+# order"; 1.3 and 1.5 s (21, 25) still gave false verdicts on two of the three runs (order, a
+# 2.1x torque scale); 2 s and more (35+) none. The 95 % band of a zero correlation is +-0.75 at 5,
+# +-0.31 at 40.
+MIN_DEGREES_OF_FREEDOM = 40
 _NUISANCE_COLUMNS = 5  # ddq, dq, sign(dq), 1 and the URDF's inertial torque (_nuisance_columns)
 
 
@@ -323,7 +325,7 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     The robot-wide scale and correlation stack the gravity-loaded joints (gravity variation
     >= 10 % of the largest joint's). None when there is none (a horizontal robot: its gravity
     torques are constant) or the recording is too short to judge a correlation on
-    (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 1.3 s).
+    (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 2.3 s).
     """
     rate = trajectory.sample_rate_hz
     if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
