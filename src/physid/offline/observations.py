@@ -136,9 +136,9 @@ def observation_chunks(
         # it depends on the filtered positions alone, whose band (the motion's) the decimation
         # filter passes with unit gain; measured, the two differ by 7e-8 of G's largest entry
         # (Staubli TX40, KUKA LWR4+: 1e-8), and the TX40's 58x decimation made G 4 of its 16 s
-        G = static_gravity_regressors(model, q[window.kept]) if gravity_regressors else None
-        blocks = tuple(joint_term_regressor(m, dq, ddq) for m in joint_term_models)
         rows = window.kept
+        G = static_gravity_regressors(model, q[rows]) if gravity_regressors else None
+        blocks = tuple(joint_term_regressor(m, dq, ddq) for m in joint_term_models)
         if plan.decimation is not None:
             note("parallel decimation")
         W_decimated = _second_stage(window, W)
