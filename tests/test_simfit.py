@@ -197,3 +197,36 @@ def test_a_fit_that_cannot_reach_the_noise_says_so(runs, tmp_path):
     assert ratio > 3.0
     (note,) = [n for n in bad_document["notes"] if "position noise" in n]
     assert f"{ratio:.3g} x their position noise" in note and note in bad.output
+
+
+def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
+    """A one-tree model's constraints form one island, so simfit's rollouts switch MuJoCo's
+    island discovery off (shooting._one_island): the simulated windows must equal MuJoCo's own
+    rollouts of the model as given, to the bit, and the model's flags come back unchanged."""
+    import numpy as np
+    from mujoco import rollout
+
+    from physid.simfit.problem import Parameters, run_from_table
+    from physid.simfit.shooting import Shooting
+
+    model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.2"',
+                                                       'frictionloss="2.0"'))  # fmt: skip
+    assert model.ntree == 1 and not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND
+    run = run_from_table(simulate_arm(model, 1.5, 3), JOINTS)
+    dofs = np.array([model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)]
+                     for j in JOINTS])  # fmt: skip
+    qpos = np.array([model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)]
+                     for j in JOINTS])  # fmt: skip
+    shooting = Shooting(model, [run], Parameters((), (), delay=True), 0.5, np.ones(4), dofs, qpos)
+    offsets = np.zeros((len(shooting.windows), shooting.n_state))
+    simulated = shooting.simulate(np.array([0.0]), offsets)
+    assert model.opt.disableflags == 0
+    states = np.tile(shooting.template, (len(shooting.windows), 1))
+    states[:, 1 + qpos] = shooting.q_start
+    states[:, 1 + model.nq + dofs] = shooting.v_start
+    reference, _ = rollout.rollout(model, [mujoco.MjData(model)], states, shooting._controls(0.0),
+                                   control_spec=int(mujoco.mjtState.mjSTATE_QFRC_APPLIED),
+                                   nstep=shooting.nstep)  # fmt: skip
+    assert np.array_equal(simulated[:, 1:], reference[:, :, 1 + qpos])
+    moving = np.ptp(simulated, axis=1)
+    assert np.all(moving[:, :3] > 1e-3)  # the windows move: the friction constraints act
