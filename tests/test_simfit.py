@@ -199,34 +199,72 @@ def test_a_fit_that_cannot_reach_the_noise_says_so(runs, tmp_path):
     assert f"{ratio:.3g} x their position noise" in note and note in bad.output
 
 
-def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
-    """A one-tree model's constraints form one island, so simfit's rollouts switch MuJoCo's
-    island discovery off (shooting._one_island): the simulated windows must equal MuJoCo's own
-    rollouts of the model as given, to the bit, and the model's flags come back unchanged."""
+def _shooting_of(model, run):
+    import numpy as np
+
+    from physid.simfit.problem import Parameters
+    from physid.simfit.shooting import Shooting
+
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in JOINTS]
+    dofs, qpos = model.jnt_dofadr[ids], model.jnt_qposadr[ids]
+    shooting = Shooting(model, [run], Parameters((), (), delay=True), 0.5, np.ones(4), dofs, qpos)
+    return shooting, dofs, qpos
+
+
+def _reference_rollout(model, shooting, dofs, qpos):
+    """MuJoCo's own rollout of ``model`` from the shooting windows' measured starts."""
     import numpy as np
     from mujoco import rollout
 
-    from physid.simfit.problem import Parameters, run_from_table
-    from physid.simfit.shooting import Shooting
+    states = np.tile(shooting.template, (len(shooting.windows), 1))
+    states[:, 1 + qpos] = shooting.q_start
+    states[:, 1 + model.nq + dofs] = shooting.v_start
+    result, _ = rollout.rollout(model, [mujoco.MjData(model)], states, shooting._controls(0.0),
+                                control_spec=int(mujoco.mjtState.mjSTATE_QFRC_APPLIED),
+                                nstep=shooting.nstep)  # fmt: skip
+    return result[:, :, 1 + qpos]
+
+
+def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
+    """A one-tree model's constraints form one island, so simfit's rollouts switch MuJoCo's
+    island discovery (and the sensors) off (shooting.simulation_flags): the simulated windows
+    must equal MuJoCo's own rollouts of the model as given, to the bit, and the model's flags
+    come back unchanged."""
+    import numpy as np
+
+    from physid.simfit.problem import run_from_table
 
     model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.2"',
                                                        'frictionloss="2.0"'))  # fmt: skip
     assert model.ntree == 1 and not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND
-    run = run_from_table(simulate_arm(model, 1.5, 3), JOINTS)
-    dofs = np.array([model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)]
-                     for j in JOINTS])  # fmt: skip
-    qpos = np.array([model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)]
-                     for j in JOINTS])  # fmt: skip
-    shooting = Shooting(model, [run], Parameters((), (), delay=True), 0.5, np.ones(4), dofs, qpos)
-    offsets = np.zeros((len(shooting.windows), shooting.n_state))
-    simulated = shooting.simulate(np.array([0.0]), offsets)
+    shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
+    simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
     assert model.opt.disableflags == 0
-    states = np.tile(shooting.template, (len(shooting.windows), 1))
-    states[:, 1 + qpos] = shooting.q_start
-    states[:, 1 + model.nq + dofs] = shooting.v_start
-    reference, _ = rollout.rollout(model, [mujoco.MjData(model)], states, shooting._controls(0.0),
-                                   control_spec=int(mujoco.mjtState.mjSTATE_QFRC_APPLIED),
-                                   nstep=shooting.nstep)  # fmt: skip
-    assert np.array_equal(simulated[:, 1:], reference[:, :, 1 + qpos])
-    moving = np.ptp(simulated, axis=1)
-    assert np.all(moving[:, :3] > 1e-3)  # the windows move: the friction constraints act
+    assert np.array_equal(simulated[:, 1:], _reference_rollout(model, shooting, dofs, qpos))
+    assert np.all(np.ptp(simulated, axis=1)[:, :3] > 1e-3)  # the windows move
+
+
+def test_logged_torques_drive_a_model_with_position_servos_as_if_it_had_none():
+    """A Menagerie arm carries position servos; runs that log the joint torques apply them
+    directly, so the servos must not act (left on with ctrl = 0 they pull every joint towards
+    0 on top of the logged torque: 0.5 rad to 0.03 in 0.2 s on a single link). Measured
+    against MuJoCo's rollout of the same arm written without its actuators."""
+    import numpy as np
+
+    from physid.simfit.problem import run_from_table
+
+    bare = mujoco.MjModel.from_xml_string(ARM)
+    run = run_from_table(simulate_arm(bare, 1.5, 4), JOINTS)
+    start, end = ARM.index("<actuator>"), ARM.index("</actuator>") + len("</actuator>")
+    servos = "<actuator>" + "".join(
+        f'<position joint="{j}" kp="80" kv="4"/>' for j in JOINTS
+    ) + "</actuator>"
+    model = mujoco.MjModel.from_xml_string(ARM[:start] + servos + ARM[end:])
+    without = mujoco.MjModel.from_xml_string(ARM[:start] + ARM[end:])
+    assert model.nu == 4 and without.nu == 0
+    shooting, dofs, qpos = _shooting_of(model, run)
+    simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
+    np.testing.assert_allclose(simulated[:, 1:], _reference_rollout(without, shooting, dofs,
+                                                                    qpos), atol=1e-12)  # fmt: skip
+    with_servos = _reference_rollout(model, shooting, dofs, qpos)
+    assert np.max(np.abs(with_servos - simulated[:, 1:])) > 1e-2  # what the servos would do

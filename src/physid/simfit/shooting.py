@@ -142,12 +142,11 @@ class Shooting:
         self._controls_cache[delay_s] = out
         return out
 
-    def simulate(self, x: np.ndarray, offsets: np.ndarray, models=None) -> np.ndarray:
+    def simulate(self, x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Simulated joint positions (W, nstep + 1, n) from each window's start, under ``x``."""
         from mujoco import rollout
 
-        model = self.model if models is None else models
-        delay = self.parameters.apply(self.model, self.dofs, x) if models is None else 0.0
+        delay = self.parameters.apply(self.model, self.dofs, x)
         states = np.tile(self.template, (len(self.windows), 1))
         n = len(self.dofs)
         states[:, 1 + self.qpos] = self.q_start + offsets[:, :n]
@@ -155,9 +154,9 @@ class Shooting:
         control = self._controls(delay)
         kind = "mjSTATE_CTRL" if self.driven else "mjSTATE_QFRC_APPLIED"
         spec = int(getattr(self.mujoco.mjtState, kind))
-        with quiet_stderr(), _one_island(model):  # MuJoCo's instability warnings: counted
-            result, _ = rollout.rollout(  # (unstable_steps) instead
-                model, self.datas, states, control, control_spec=spec, nstep=self.nstep
+        with quiet_stderr(), simulation_flags(self.model, self.driven):  # MuJoCo's instability
+            result, _ = rollout.rollout(  # warnings: counted (unstable_steps) instead
+                self.model, self.datas, states, control, control_spec=spec, nstep=self.nstep
             )
         trajectory = result[:, :, 1 + self.qpos]
         first = states[:, None, 1 + self.qpos]
@@ -213,20 +212,29 @@ class Shooting:
 
 
 @contextmanager
-def _one_island(model):  # noqa: ANN001 - mujoco.MjModel
-    """``model`` with MuJoCo's constraint-island discovery off while the block runs, when the
-    model is one kinematic tree: its constraints (joint frictionloss and limits, contacts
-    within the tree) then form one island whatever the state, so discovering it each step is
-    pure overhead. Measured on the UR10e model of benchmarks/simfit_ur10e.py (six
-    frictionloss rows): the same rollouts bit for bit, 9 % less CPU per step."""
+def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
+    """``model`` simulated as the logged runs drive it, and no slower than it must be, while
+    the block runs (its flags restored after):
+
+    - runs that log joint torques (not ``driven``) apply them as ``qfrc_applied``, so the
+      model's actuators are switched off: left on with ``ctrl = 0``, a position servo (a
+      Menagerie arm's ``<position>`` or affine ``<general>``) would pull every joint towards 0
+      on top of the logged torque;
+    - sensors never change the motion, and the fit reads positions from the state;
+    - a one-tree model's constraints (joint frictionloss and limits, contacts within the
+      tree) form one island whatever the state, so island discovery is pure overhead:
+      measured on the UR10e model of benchmarks/simfit_ur10e.py (six frictionloss rows), the
+      same rollouts bit for bit in 9 % less CPU per step."""
     import mujoco
 
-    if model.ntree > 1:
-        yield
-        return
-
+    bits = mujoco.mjtDisableBit
+    off = int(bits.mjDSBL_SENSOR)
+    if not driven:
+        off |= int(bits.mjDSBL_ACTUATION)
+    if model.ntree <= 1:
+        off |= int(bits.mjDSBL_ISLAND)
     flags = int(model.opt.disableflags)
-    model.opt.disableflags = flags | int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    model.opt.disableflags = flags | off
     try:
         yield
     finally:
