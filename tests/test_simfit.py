@@ -268,3 +268,24 @@ def test_logged_torques_drive_a_model_with_position_servos_as_if_it_had_none():
                                                                     qpos), atol=1e-12)  # fmt: skip
     with_servos = _reference_rollout(model, shooting, dofs, qpos)
     assert np.max(np.abs(with_servos - simulated[:, 1:])) > 1e-2  # what the servos would do
+
+
+def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_path):
+    """Menagerie arms often set gravcomp on their links: logged drive torques (which hold the
+    weight) would then be compensated twice. The run says so, naming the bodies; a model
+    without gravcomp, or runs that drive its actuators, get no such note."""
+    from physid.simfit.fit import gravity_compensation_note
+
+    text = (runs / "start.xml").read_text()
+    compensated = text.replace('<body name="link1"', '<body name="link1" gravcomp="1"').replace(
+        '<body name="link2"', '<body name="link2" gravcomp="1"')
+    model = mujoco.MjModel.from_xml_string(compensated)
+    note = gravity_compensation_note(model, driven=False)
+    assert note.startswith("2 bodies") and "link1, link2" in note
+    assert gravity_compensation_note(model, driven=True) is None
+    assert gravity_compensation_note(mujoco.MjModel.from_xml_string(text), False) is None
+    (tmp_path / "gravcomp.xml").write_text(compensated)
+    done = _simfit(tmp_path / "gravcomp.xml", runs / "train.csv", tmp_path / "out", "--fit",
+                   "damping", "--no-delay", "--max-evaluations", "5")  # fmt: skip
+    notes = json.loads((tmp_path / "out" / "simfit.json").read_text())["notes"]
+    assert note in notes and note in done.output

@@ -307,6 +307,7 @@ class SimfitRun(Outcome):
         misfit = misfit_note(result)
         if misfit is not None:
             notes.append(misfit)
+        notes.extend(result.notes)
         return self.document | {"notes": notes}, text
 
     def save(self, out: str | Path) -> Path:

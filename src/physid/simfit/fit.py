@@ -68,6 +68,7 @@ class SimfitResult:
     solver: dict
     tuned_model: object = field(repr=False, default=None)
     delay_s: float = 0.0
+    notes: tuple[str, ...] = ()  # what the user must know about the model as it was fitted
 
     def to_dict(self) -> dict:
         return {
@@ -322,7 +323,26 @@ def fit_simulator(
         },
         model,
         delay_s,
+        tuple(n for n in (gravity_compensation_note(model, shooting.driven),) if n),
     )
+
+
+def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN001
+    """A note when logged joint torques drive a model whose bodies carry MuJoCo's gravity
+    compensation (``gravcomp``, common in Menagerie arms): the simulation then cancels those
+    bodies' weight itself, which is right only if the logged torque leaves gravity out (a
+    controller's torque above its own gravity compensation); a drive's total torque holds
+    the weight too, and the arm would be compensated twice."""
+    import mujoco
+
+    compensated = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body {b}"
+                   for b in range(model.nbody) if model.body_gravcomp[b] != 0.0]  # fmt: skip
+    if driven or not compensated:
+        return None
+    shown = ", ".join(compensated[:4]) + (" ..." if len(compensated) > 4 else "")
+    return (f"{len(compensated)} bodies of the model cancel their own weight (gravcomp: "
+            f"{shown}): right only if the logged tau_ columns leave gravity out; a drive's "
+            "total torque holds the weight too (set gravcomp=\"0\" for such logs)")
 
 
 def _is_revolute(model, name: str, actuator: bool = False) -> bool:
