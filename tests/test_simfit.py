@@ -289,3 +289,27 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
                    "damping", "--no-delay", "--max-evaluations", "5")  # fmt: skip
     notes = json.loads((tmp_path / "out" / "simfit.json").read_text())["notes"]
     assert note in notes and note in done.output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('<body name="base" pos="0 0 0.08">', '<body name="base" pos="0 0 0.08"><freejoint/>'),
+         "joint number 0 of body 'base' is a free joint"),
+        (('<body name="base" pos="0 0 0.08">',
+          '<body name="base" pos="0 0 0.08"><joint name="wobble" type="ball"/>'),
+         "joint 'wobble' of body 'base' is a ball joint"),
+        (('<body name="base" pos="0 0 0.08">',
+          '<body name="base" pos="0 0 0.08"><joint type="hinge" axis="0 0 1"/>'),
+         "joint number 0 of body 'base' has no name"),
+    ],
+)  # fmt: skip
+def test_a_joint_the_recordings_cannot_give_is_refused(runs, tmp_path, change, message):
+    """A floating base (free joint) fell under gravity in every window and the fit still said
+    ok (2e3 x the noise); an unnamed joint moved freely. Both are one error line now."""
+    text = (runs / "start.xml").read_text()
+    assert change[0] in text
+    (tmp_path / "model.xml").write_text(text.replace(change[0], change[1], 1))
+    done = _simfit(tmp_path / "model.xml", runs / "train.csv", tmp_path / "out")
+    assert done.exit_code == 2 and message in done.output, done.output
+    assert not (tmp_path / "out").exists()

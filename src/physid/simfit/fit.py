@@ -111,6 +111,31 @@ def model_joints(model) -> tuple[str, ...]:
     )
 
 
+def check_model_joints(model) -> None:  # noqa: ANN001 - mujoco.MjModel
+    """One error line for a joint the recordings cannot give: a free or ball joint (a floating
+    base: its pose is not in ``q_``/``tau_`` columns, and simulated without them it falls
+    under gravity from the model's default pose in every window) or a hinge or slide joint
+    without a name (no column can name it)."""
+    import mujoco
+
+    kinds = {int(mujoco.mjtJoint.mjJNT_FREE): "free", int(mujoco.mjtJoint.mjJNT_BALL): "ball"}
+    for j in range(model.njnt):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
+        body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[j]))
+        where = f"body '{body}'" if body else f"body number {int(model.jnt_bodyid[j])}"
+        kind = kinds.get(int(model.jnt_type[j]))
+        if kind is not None:
+            called = f"'{name}'" if name else f"number {j}"
+            raise InputError(
+                f"joint {called} of {where} is a {kind} joint: the recordings give hinge "
+                "and slide joints (q_/tau_ columns) only, and simfit simulates a fixed-base "
+                "mechanism (weld that body to its parent: remove the joint)"
+            )
+        if not name:
+            raise InputError(f"joint number {j} of {where} has no name: name it so that the "
+                             "recordings' q_<joint> columns can give its motion")  # fmt: skip
+
+
 def model_actuators(model) -> tuple[str, ...]:
     """The named actuators of a MuJoCo model, in model order (``ctrl_<actuator>`` columns)."""
     import mujoco
@@ -208,6 +233,7 @@ def fit_simulator(
     ``train`` runs or tables (contract columns ``t``, ``q_<joint>``, ``tau_<joint>``); judge it on
     ``validate`` (module docstring)."""
     note = note or (lambda _message: None)
+    check_model_joints(model)
     joints = model_joints(model)
     if not joints:
         raise InputError("the model has no named hinge or slide joint")
