@@ -284,6 +284,9 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
     assert note.startswith("2 bodies") and "link1, link2" in note
     assert gravity_compensation_note(model, driven=True) is None
     assert gravity_compensation_note(mujoco.MjModel.from_xml_string(text), False) is None
+    through_actuators = compensated.replace("<joint ", '<joint actuatorgravcomp="true" ')
+    assert gravity_compensation_note(mujoco.MjModel.from_xml_string(through_actuators),
+                                     False) is None  # fmt: skip
     (tmp_path / "gravcomp.xml").write_text(compensated)
     done = _simfit(tmp_path / "gravcomp.xml", runs / "train.csv", tmp_path / "out", "--fit",
                    "damping", "--no-delay", "--max-evaluations", "5")  # fmt: skip

@@ -363,7 +363,10 @@ def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN00
 
     compensated = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body {b}"
                    for b in range(model.nbody) if model.body_gravcomp[b] != 0.0]  # fmt: skip
-    if driven or not compensated:
+    # joints with actuatorgravcomp take that force through the actuators, which simulations
+    # of logged torques switch off (shooting.simulation_flags): the weight is then not cancelled
+    passive = bool(np.any(model.jnt_actgravcomp == 0))
+    if driven or not compensated or not passive:
         return None
     shown = ", ".join(compensated[:4]) + (" ..." if len(compensated) > 4 else "")
     return (f"{len(compensated)} bodies of the model cancel their own weight (gravcomp: "
