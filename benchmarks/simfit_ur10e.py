@@ -113,6 +113,17 @@ Both tools in one run (2026-11-26 12:47 UTC, nothing else running)::
     mujoco.sysid, 0.5 s windows                        2.672      10.40   109.4
 
 4.3x less CPU than mujoco.sysid (target 5x: not met).
+
+With island discovery, sensors and (under logged torques) actuators off in simfit's rollouts
+(2026-11-26 14:49 UTC; a slower box: sysid 127.2 s against 109.4 s above)::
+
+    model                                           shooting  open 0.5s     CPU
+    identified (inverse dynamics)                      2.795       9.90       -
+    untuned start (x2 / x0.5 / x2)                    30.850      77.83       -
+    physid simfit (ok, delay 0.00 ms)                  1.993       8.77    28.9
+    mujoco.sysid, 0.5 s windows                        2.672      10.40   127.2
+
+4.4x less CPU than mujoco.sysid (target 5x: not met).
 """
 
 from __future__ import annotations
