@@ -206,12 +206,14 @@ def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
     t_kept, q_kept = t[keep], q[keep]
     weights = 1.0 / noise
     tick = median
+    # Two ticks in one row is rarer than one: if most fast rows sit on half-ticks, halve T. Read
+    # on the stamps (one pass): the passes after it re-time the rows by their counts, and a row
+    # of half a tick counted as one smears every ratio around it.
+    _, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights, iterations=1)
+    if np.any(fast) and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3:
+        tick = median / 2.0
     counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
     evidence = int(np.sum(fast))
-    # Two ticks in one row is rarer than one: if most fast rows sit on half-ticks, halve T.
-    if evidence and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3:
-        tick = median / 2.0
-        counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
     duration = t_kept[-1] - t_kept[0]
     one = counts == 1
     stamped = float(np.median(np.diff(t_kept)[one])) if np.any(one) else tick
