@@ -292,6 +292,9 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
                    "damping", "--no-delay", "--max-evaluations", "5")  # fmt: skip
     notes = json.loads((tmp_path / "out" / "simfit.json").read_text())["notes"]
     assert note in notes and note in done.output
+    # the test arm's four motors did not act: the output says so
+    (switched,) = [n for n in notes if "actuators were switched off" in n]
+    assert switched.startswith("the model's 4 actuators") and switched in done.output
 
 
 @pytest.mark.parametrize(

@@ -349,8 +349,20 @@ def fit_simulator(
         },
         model,
         delay_s,
-        tuple(n for n in (gravity_compensation_note(model, shooting.driven),) if n),
+        tuple(n for n in (actuators_note(model, shooting.driven),
+                          gravity_compensation_note(model, shooting.driven)) if n),
     )
+
+
+def actuators_note(model, driven: bool) -> str | None:  # noqa: ANN001 - mujoco.MjModel
+    """A note when logged joint torques drove a model that has actuators: they were switched
+    off in every simulation of the fit (:func:`.shooting.simulation_flags`), so the tuned model
+    reproduces the runs when the torques are applied to its joints, not through its actuators."""
+    if driven or model.nu == 0:
+        return None
+    return (f"the model's {model.nu} actuators were switched off in the fit: the logged tau_ "
+            "torques drove the joints directly (qfrc_applied); simulate the tuned model the "
+            "same way, or drive its actuators with ctrl_ recordings")
 
 
 def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN001
