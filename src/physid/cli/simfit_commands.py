@@ -32,7 +32,8 @@ def register(group: click.Group) -> None:
 )
 @data_option(
     "Training run(s): t, q_<joint> and the torque the drives applied, tau_<joint>, for every "
-    "hinge and slide joint of the model; or, instead of tau_, the commands sent to the "
+    "hinge and slide joint of the model (applied to the joints; the model's actuators are "
+    "then switched off in the fit); or, instead of tau_, the commands sent to the "
     "model's actuators, ctrl_<actuator> for every actuator (a position servo's target, a "
     "motor's command; a LeRobot dataset's 'action' feature), which then drive them."
 )
