@@ -197,6 +197,15 @@ def test_a_fit_that_cannot_reach_the_noise_says_so(runs, tmp_path):
     assert ratio > 3.0
     (note,) = [n for n in bad_document["notes"] if "position noise" in n]
     assert f"{ratio:.3g} x their position noise" in note and note in bad.output
+    # per joint, over the window positions (the overall ratio also counts the windows' start
+    # rows and the prior): the worst joint is named first
+    per_joint = bad_document["solver"]["rms_over_noise_per_joint"]
+    assert set(per_joint) == set(JOINTS)
+    worst = max(per_joint, key=per_joint.get)
+    assert f"(worst joints: {worst} {per_joint[worst]:.3g}" in note
+    pooled = (sum(v**2 for v in per_joint.values()) / len(per_joint)) ** 0.5
+    assert pooled == pytest.approx(ratio, rel=0.05)
+    assert max(good_solver["rms_over_noise_per_joint"].values()) < 1.5
 
 
 def _shooting_of(model, run):

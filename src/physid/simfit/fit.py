@@ -346,6 +346,9 @@ def fit_simulator(
             # the training windows' RMS position error in units of the position noise (1: the
             # model follows the runs to their noise; see misfit_note)
             "rms_over_noise": float(np.sqrt(2.0 * solution.cost / shooting.residual_count)),
+            # the same, per joint, over the window positions alone: which joint the model
+            # cannot follow
+            "rms_over_noise_per_joint": _per_joint_misfit(solution, shooting, joints),
         },
         model,
         delay_s,
@@ -384,6 +387,15 @@ def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN00
     return (f"{len(compensated)} bodies of the model cancel their own weight (gravcomp: "
             f"{shown}): right only if the logged tau_ columns leave gravity out; a drive's "
             "total torque holds the weight too (set gravcomp=\"0\" for such logs)")
+
+
+def _per_joint_misfit(solution: Solution, shooting: Shooting, joints) -> dict[str, float]:
+    """{joint: RMS of the training windows' simulated minus measured positions over that
+    joint's position noise}."""
+    n = len(joints)
+    positions = solution.residual[:, :-n].reshape(len(shooting.windows), -1, n)[shooting.valid]
+    rms = np.sqrt(np.mean(positions**2, axis=0))
+    return dict(zip(joints, rms.tolist(), strict=True))
 
 
 def _is_revolute(model, name: str, actuator: bool = False) -> bool:
@@ -431,11 +443,15 @@ def misfit_note(result: SimfitResult) -> str | None:
     ratio = result.solver.get("rms_over_noise")
     if ratio is None or not ratio > MISFIT_NOTE:
         return None
+    per_joint = result.solver.get("rms_over_noise_per_joint") or {}
+    worst = sorted(per_joint.items(), key=lambda item: -item[1])[:3]
+    by_joint = ", ".join(f"{joint} {value:.3g}" for joint, value in worst)
     return (
         f"the tuned model follows the training runs to {ratio:.3g} x their position noise, not "
-        "to the noise: effects the model lacks, or a local minimum (a joint that barely moves "
-        "lets its terms trade off: fit without it, or from other start values); the standard "
-        "deviations are window-clustered and include this misfit"
+        "to the noise" + (f" (worst joints: {by_joint} x)" if by_joint else "") + ": effects "
+        "the model lacks, or a local minimum (a joint that barely moves lets its terms trade "
+        "off: fit without it, or from other start values); the standard deviations are "
+        "window-clustered and include this misfit"
     )
 
 
