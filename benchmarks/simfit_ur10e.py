@@ -124,7 +124,8 @@ With island discovery, sensors and (under logged torques) actuators off in simfi
     mujoco.sysid, 0.5 s windows                        2.672      10.40   127.2
 
 4.4x less CPU than mujoco.sysid (target 5x: not met). A run 20 minutes earlier, same code:
-physid 28.9 s, sysid 141.3 s (4.9x): one run does not settle a ratio this close to 5.
+physid 28.9 s, sysid 141.3 s (4.9x); one at 15:58 UTC: 25.7 s against 126.5 s (4.9x). One run
+does not settle a ratio this close to 5.
 """
 
 from __future__ import annotations
