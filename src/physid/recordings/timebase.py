@@ -171,20 +171,30 @@ def repeated_rows(t: np.ndarray, q: np.ndarray, noise: np.ndarray) -> np.ndarray
 
 def _tick_counts(t, q, tick, weights, iterations=3):
     """Whole ticks per row from the increments against the local velocity; returns
-    ``(counts (N-1,), ratio (N-1,), fast (N-1,) bool)``."""
-    step_counts = np.maximum(np.rint(np.diff(t) / tick), 1.0)
+    ``(tick, counts (N-1,), ratio (N-1,), fast (N-1,) bool)``. Two ticks in one row is rarer
+    than one: if most fast rows of the first pass sit on half-ticks, ``tick`` is halved. That
+    is read on the stamps, in the first pass: the passes after it re-time the rows by their
+    counts, and a row of half a tick counted as one smears every ratio around it."""
     timeline = t
-    ratio = fast = None
-    for _ in range(iterations):
+    counts = ratio = fast = None
+    for iteration in range(iterations):
         _, velocity = local_quadratic(timeline, q)
         v_mid = 0.5 * (velocity[1:] + velocity[:-1]) * weights  # per tick, weighted joints
         increment = np.diff(q, axis=0) * weights
         speed2 = np.sum(v_mid**2, axis=1)
         ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
         fast = np.sqrt(speed2) * tick > FAST_ROW_SNR
+        halve = (iteration == 0 and np.any(fast)
+                 and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3)  # fmt: skip
+        if halve:
+            tick = tick / 2.0
+            ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
+            fast = np.sqrt(speed2) * tick > FAST_ROW_SNR
+        if iteration == 0:
+            step_counts = np.maximum(np.rint(np.diff(t) / tick), 1.0)
         counts = np.where(fast, np.maximum(np.rint(ratio), 1.0), step_counts)
         timeline = t[0] + tick * np.concatenate([[0.0], np.cumsum(counts)])
-    return counts.astype(int), ratio, fast
+    return tick, counts.astype(int), ratio, fast
 
 
 def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, TimeBaseCheck]:
@@ -205,14 +215,7 @@ def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
     keep = np.flatnonzero(~repeats)
     t_kept, q_kept = t[keep], q[keep]
     weights = 1.0 / noise
-    tick = median
-    # Two ticks in one row is rarer than one: if most fast rows sit on half-ticks, halve T. Read
-    # on the stamps (one pass): the passes after it re-time the rows by their counts, and a row
-    # of half a tick counted as one smears every ratio around it.
-    _, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights, iterations=1)
-    if np.any(fast) and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3:
-        tick = median / 2.0
-    counts, ratio, fast = _tick_counts(t_kept, q_kept, tick, weights)
+    tick, counts, ratio, fast = _tick_counts(t_kept, q_kept, median, weights)
     evidence = int(np.sum(fast))
     duration = t_kept[-1] - t_kept[0]
     one = counts == 1
