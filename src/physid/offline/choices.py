@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.files.config import EstimationConfig, IdentifyConfig
-from physid.offline.consistent import ConsistentProblem
+from physid.offline.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.crossval import CVScore, Fit, cv_score
 from physid.offline.folds import FoldPlan
 from physid.offline.gravity import (
@@ -86,6 +86,7 @@ class FitContext:
                 prior_std_relative=None if rho is None else rho * scale * body_scale,
                 prior_total_mass_std_relative=self.estimation.prior_total_mass_std_relative,
                 joint=joint,
+                tolerance=FOLD_TOLERANCE,
             )
             return self.problem.prior if result.theta is None else result.theta
 

@@ -39,6 +39,12 @@ _SOLVED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 # 31 ms, QDLDL 21 ms CPU per solve (same 11 interior-point iterations, solutions within the
 # solver tolerance).
 DIRECT_SOLVE_METHOD = "qdldl"
+# Clarabel's duality-gap and feasibility tolerances (its own default 1e-8) for fits that only
+# score a candidate on held-out folds (cross-validation): the choices compare fold errors whose
+# differences that matter are 1e-3 and up, and 1e-6 takes a quarter fewer interior-point
+# iterations. Measured on the KUKA LWR4+ file-2 run: 826 -> 630 iterations over its 63 fold
+# solves, every printed fold score, choice and the final fit unchanged.
+FOLD_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -136,16 +142,22 @@ def _clean_signs(model: RobotModel, theta: np.ndarray, scales: np.ndarray) -> np
     return theta
 
 
-def solve_sdp(problem: cp.Problem) -> str:
+def solve_sdp(problem: cp.Problem, tolerance: float | None = None) -> str:
     """Solve with Clarabel; the status says whether the solution is accurate (no warnings).
+    ``tolerance``: its duality-gap and feasibility tolerances (None: Clarabel's defaults).
 
     A panic inside Clarabel's Rust code (seen on fuzzed inputs) reaches Python as pyo3's
     ``PanicException``, a ``BaseException``: it becomes a ``solver_error`` status, and what the
     panic prints on file descriptor 2 is kept off the terminal.
     """
+    settings = {}
+    if tolerance is not None:
+        settings = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
     try:
         with quiet_stderr():  # also silences the solver's UserWarnings: the status reports them
-            problem.solve(solver=cp.CLARABEL, direct_solve_method=DIRECT_SOLVE_METHOD)
+            problem.solve(
+                solver=cp.CLARABEL, direct_solve_method=DIRECT_SOLVE_METHOD, **settings
+            )
     except cp.SolverError as error:
         return f"solver_error: {str(error).splitlines()[0]}"
     except BaseException as error:  # noqa: BLE001 - pyo3 panics are BaseExceptions
@@ -208,8 +220,10 @@ class ConsistentProblem:
         prior_std_relative: float | None,
         prior_total_mass_std_relative: float | None,
         joint: JointPrior | None,
+        tolerance: float | None = None,
     ) -> ConsistentFit:
-        """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there)."""
+        """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there);
+        ``tolerance``: the solver's (:func:`solve_sdp`; :data:`FOLD_TOLERANCE` for fold fits)."""
         model, prior, scales = self.model, self.prior, self.scales
         layout = model.layout
         n_params = layout.size
@@ -242,7 +256,7 @@ class ConsistentProblem:
             mass_weight = (prior_total_mass_std_relative * self.prior_mass) ** -2 / rows
         self.mass_weight.value = mass_weight
         started = time.perf_counter()
-        status = solve_sdp(self.problem)
+        status = solve_sdp(self.problem, tolerance)
         elapsed = time.perf_counter() - started
         x = self.x.value
         if status not in _SOLVED or x is None:
@@ -269,6 +283,7 @@ def consistent_least_squares(
     prior_metric: str = "logdet",
     joint: JointPrior | None = None,
     problem: ConsistentProblem | None = None,
+    tolerance: float | None = None,
 ) -> ConsistentFit:
     """Maximum a posteriori standard parameters under the consistency constraints.
 
@@ -286,7 +301,8 @@ def consistent_least_squares(
     ``system`` holds the standard regressor in its first p columns, ``weights`` (n,) are the WLS
     row weights and ``noise_variance`` the residual variance of that weighted system (eq. 7), so
     the data term is a chi-square. None switches a prior term off. ``problem``: a compiled
-    :class:`ConsistentProblem` of this model, prior, margin and metric to reuse.
+    :class:`ConsistentProblem` of this model, prior, margin and metric to reuse;
+    ``tolerance``: the solver's (:func:`solve_sdp`).
     """
     system = system.standard_only()
     if problem is None:
@@ -298,6 +314,7 @@ def consistent_least_squares(
         prior_std_relative=prior_std_relative,
         prior_total_mass_std_relative=prior_total_mass_std_relative,
         joint=joint,
+        tolerance=tolerance,
     )
 
 

@@ -21,7 +21,12 @@ from physid.errors import InputError
 from physid.files.config import IdentifyConfig
 from physid.offline.against_prior import PriorCheck, check_against_prior, plausible_prior
 from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
-from physid.offline.consistent import ConsistentFit, ConsistentProblem, consistent_least_squares
+from physid.offline.consistent import (
+    FOLD_TOLERANCE,
+    ConsistentFit,
+    ConsistentProblem,
+    consistent_least_squares,
+)
 from physid.offline.crossval import raw_rows
 from physid.offline.deadband import friction_model_std
 from physid.offline.delay import DelayEstimate, compensated, estimate_delay
@@ -402,6 +407,7 @@ def _identify(
             prior_total_mass_std_relative=total_mass_prior,
             joint=joint_unscaled if scale == 1.0 else joint_unscaled.scaled(scale),
             problem=problem,
+            tolerance=None if fold_system is system else FOLD_TOLERANCE,
         )
         if fold_system is system:
             whole_fits[key] = result
