@@ -95,6 +95,29 @@ def test_cli_identifies_gains_then_the_robot(recordings, tmp_path):
     gains = np.array([document["extra"]["drive_gains"][j]["value"] for j in model.joint_names])
     assert np.all(np.abs(gains / GAINS - 1.0) < 0.01)
     assert document["provenance"]["loaded_data"] == [str(files[1])]
+    # validate and payload with the same config read the currents with the identified gains:
+    # the training run is predicted as identify scored it (with unit gains: 43x the torque)
+    result = CliRunner().invoke(main, ["validate", "--urdf", arm6_urdf_path(), "--params",
+                                       str(out / "params.json"), "--data", str(files[0]),
+                                       "--config", str(config), "--json",
+                                       str(tmp_path / "validated.json")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    validated = json.loads((tmp_path / "validated.json").read_text())["overall"]["relative_error"]
+    assert validated == pytest.approx(document["fit"]["train"]["relative_error"], rel=0.02)
+    result = CliRunner().invoke(main, ["payload", "--urdf", arm6_urdf_path(), "--params",
+                                       str(out / "params.json"), "--data", str(files[1]),
+                                       "--link", "joint_6", "--config", str(config), "--out",
+                                       str(tmp_path / "payload")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    mass = float(result.output.split("mass ")[1].split()[0])
+    assert mass == pytest.approx(2.5, rel=0.03), result.output
+    # a params.json without identified gains cannot stand in for them
+    del document["extra"]["drive_gains"]
+    (out / "params.json").write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", "--urdf", arm6_urdf_path(), "--params",
+                                       str(out / "params.json"), "--data", str(files[0]),
+                                       "--config", str(config)])  # fmt: skip
+    assert result.exit_code == 2 and "holds no identified drive gains" in result.stderr
     # without the payload section the config is refused at once
     config.write_text("drive_gains: identify\n")
     result = CliRunner().invoke(main, args)

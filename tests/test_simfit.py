@@ -240,15 +240,29 @@ def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
     must equal MuJoCo's own rollouts of the model as given, to the bit, and the model's flags
     come back unchanged."""
     import numpy as np
+    from mujoco import rollout
 
     from physid.simfit.problem import run_from_table
 
     model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.2"',
                                                        'frictionloss="2.0"'))  # fmt: skip
-    assert model.ntree == 1 and not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_ISLAND
+    island = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    assert model.ntree == 1 and not model.opt.disableflags & island
     shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
-    simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
-    assert model.opt.disableflags == 0
+    seen, original = [], rollout.rollout
+
+    def spy(rolled, *args, **kwargs):  # the flags the rollout ran with
+        seen.append(int(rolled.opt.disableflags))
+        return original(rolled, *args, **kwargs)
+
+    rollout.rollout = spy
+    try:
+        simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
+    finally:
+        rollout.rollout = original
+    bits = mujoco.mjtDisableBit  # torque-driven runs: the arm's motors off too
+    expected = island | int(bits.mjDSBL_SENSOR) | int(bits.mjDSBL_ACTUATION)
+    assert seen == [expected] and model.opt.disableflags == 0
     assert np.array_equal(simulated[:, 1:], _reference_rollout(model, shooting, dofs, qpos))
     assert np.all(np.ptp(simulated, axis=1)[:, :3] > 1e-3)  # the windows move
 

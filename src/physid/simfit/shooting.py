@@ -232,7 +232,7 @@ def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
     if not driven:
         off |= int(bits.mjDSBL_ACTUATION)
     if model.ntree <= 1:
-        off |= int(bits.mjDSBL_ISLAND)
+        off |= int(bits.mjDSBL_ISLAND)  # MuJoCo >= 3.3.6 (pyproject): discovery on by default
     flags = int(model.opt.disableflags)
     model.opt.disableflags = flags | off
     try:
