@@ -154,3 +154,26 @@ def test_a_tick_log_identifies_like_the_clean_log(clean_run):
     floor = predict_recording(model, held, clean.preprocessing.filter, theta).metrics
     assert clean.validation.relative_error <= 1.1 * floor.relative_error
     assert logged.preprocessing.time_base[0]["action"] == "rebuilt from ticks"
+
+
+def test_a_files_time_base_warning_is_said_once_when_the_file_is_split(clean_run, tmp_path):
+    # split by train_fraction, one file is two recordings sharing its warnings: said once
+    from click.testing import CliRunner
+
+    from physid.cli import main
+    from physid.files.io import table_csv_text
+    from physid.sim.arm import arm6_urdf_path
+
+    model, _, recorded, _ = clean_run
+    log = tick_log(recorded, np.random.default_rng(1))
+    columns = {"t": log.t}
+    columns |= {f"q_{j}": log.q[:, k] for k, j in enumerate(model.joint_names)}
+    columns |= {f"tau_{j}": log.tau[:, k] for k, j in enumerate(model.joint_names)}
+    (tmp_path / "log.csv").write_text(table_csv_text(columns, fmt="%.12g"))
+    (tmp_path / "split.yaml").write_text("split: {train_fraction: 0.7}\n")
+    result = CliRunner().invoke(main, [
+        "identify", "--urdf", arm6_urdf_path(), "--data", str(tmp_path / "log.csv"), "--config",
+        str(tmp_path / "split.yaml"), "--out", str(tmp_path / "fit"), "--quiet"])  # fmt: skip
+    assert result.exit_code in (0, 3), result.output
+    said = [line for line in result.stderr.splitlines() if "log.csv: time base" in line]
+    assert len(said) == 1, result.stderr

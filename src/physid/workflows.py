@@ -237,7 +237,10 @@ def _identify_and_write(
         "loaded_data": [source_name(p) for p in loaded or []],
         "config": None if config_path is None else str(config_path),
         "train_fraction": None if validate else config.train_fraction,
-        "warnings_from_data": [w for t in train + validation for w in t.warnings],
+        # once each: the parts of one file (split at gaps, or by train_fraction) share them
+        "warnings_from_data": list(
+            dict.fromkeys(w for t in train + validation for w in t.warnings)
+        ),
     }
     run = Identified(result, provenance, config)
     if out_dir is not None:
@@ -410,7 +413,7 @@ def run_validate(
         per_file[trajectory.source] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
-    data_warnings = tuple(w for t in trajectories for w in t.warnings)
+    data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
                             data_warnings, delay_s)  # fmt: skip
 
