@@ -99,3 +99,11 @@ def test_with_plausible_masses_off_the_departed_masses_are_named(tmp_path):
     assert any("not the URDF's values" in w for w in result.warnings)
     assert any(w.startswith("implausible masses") for w in result.warnings)
     assert not any(w.startswith("the prior decides the masses") for w in result.warnings)
+
+
+def test_a_worse_fit_never_reads_as_a_tie():
+    # the warning that the fit predicts the folds worse than the URDF printed "5.64 % vs 5.64 %"
+    from physid.offline.against_prior import percent_pair
+
+    assert percent_pair(0.056401, 0.056399) == ("5.6401", "5.6399")
+    assert percent_pair(0.0564, 0.0412) == ("5.64", "4.12")

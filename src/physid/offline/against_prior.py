@@ -43,6 +43,16 @@ from physid.robot.model import RobotModel
 PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in order
 
 
+def percent_pair(worse: float, better: float) -> tuple[str, str]:
+    """Two relative errors as percentages with the significant digits (3 to 6) that show which
+    is larger: a warning that one model predicts worse must not read "5.64 % vs 5.64 %"."""
+    for digits in range(3, 7):
+        pair = (f"{100 * worse:.{digits}g}", f"{100 * better:.{digits}g}")
+        if pair[0] != pair[1]:
+            break
+    return pair
+
+
 @dataclass(frozen=True)
 class PriorCheck:
     """Cross-validated errors of the identified model and of the two baselines."""
@@ -99,17 +109,18 @@ class PriorCheck:
             return self.plausibility_warnings()
         tried = ", ".join(f"x{s.label} {100 * s.total:.3g} %" for s in self.tried)
         if self.better_than_urdf:
+            first, urdf = percent_pair(self.tried[0].total, self.urdf.total)
             return [
                 f"with the default prior the identified model predicted the training folds worse "
-                f"than the URDF's own model ({100 * self.tried[0].total:.3g} % vs "
-                f"{100 * self.urdf.total:.3g} %): the data cannot support that much freedom; the "
+                f"than the URDF's own model ({first} % vs {urdf} %): the data cannot support "
+                "that much freedom; the "
                 f"prior standard deviations were scaled by {self.scale:g} (tried {tried})"
             ] + self.plausibility_warnings()
+        identified, urdf = percent_pair(self.identified.total, self.urdf.total)
         return [
             f"the identified model predicts the training folds worse than the URDF's own model "
-            f"even with a tight prior ({100 * self.identified.total:.3g} % vs "
-            f"{100 * self.urdf.total:.3g} %; tried {tried}): unmodelled effects, or data that "
-            "cannot decide these parameters"
+            f"even with a tight prior ({identified} % vs {urdf} %; tried {tried}): unmodelled "
+            "effects, or data that cannot decide these parameters"
         ]
 
     def as_dict(self) -> dict:
