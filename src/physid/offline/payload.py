@@ -57,7 +57,9 @@ class PayloadResult:
     relative_error_robot_only: float  # loaded torques (filtered) predicted without the payload
     relative_error_with_payload: float
     joint_term_corrections: dict[str, float]  # "<joint>.<term>" -> d, with unloaded data
-    method: str = "known robot"  # or the paired-difference note (payload_pairing.Pairing)
+    # "known robot", with the unloaded runs' joint fit, or the paired-difference note
+    # (payload_pairing.Pairing)
+    method: str = "known robot"
     # d(mass)/mass per d(torque scale)/scale of each joint: how a drive gain's error moves it
     mass_sensitivity: dict[str, float] = field(default_factory=dict)
     # the drive gains the currents were converted with (config drive_gains; {}: torque data)
@@ -165,6 +167,10 @@ def identify_payload(
         parts = [(observations_of(model, loaded, options), True)]
         if unloaded:
             parts.append((observations_of(model, unloaded, options), False))
+            method = (
+                "known robot, its joint terms re-estimated jointly with the unloaded "
+                "recordings (not the same motion: no sample-by-sample difference)"
+            )
         blocks, rhs, robot_rows = [], [], []
         for observations, has_payload in parts:
             W, residual = observations.W, observations.tau - observations.W @ theta
