@@ -87,8 +87,8 @@ def _print_identification(result, out: Path | None, data_warnings: Sequence[str]
     type=EXISTING_FILE,
     help="YAML settings: joint terms, transmission and coupled motors, drive gains, "
     "filter (classical | irwsm1 | irwsm2 | given, cut-offs, NVR), train/validation "
-    "split, estimation (wls/ols, essential ratio, consistency margin, prior). See the "
-    "README or physid.files.config for every key.",
+    "split, estimation (wls/ols, essential ratio, consistency margin, prior). "
+    "'physid config --template' prints every key with its default and meaning.",
 )
 @data_option(
     "Held-out recording(s) to validate on. Without it, split.train_fraction of "
@@ -172,7 +172,8 @@ def identify_command(
     "config_path",
     type=EXISTING_FILE,
     help="The same YAML settings as for identify (transmission, drive gains, ...). Its "
-    "filter section, if any, overrides the training filter recorded in params.json.",
+    "filter section, if any, overrides the training filter recorded in params.json; "
+    "'drive_gains: identify' means the gains params.json holds (extra.drive_gains).",
 )
 @click.option(
     "--json",

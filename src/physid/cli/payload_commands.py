@@ -55,7 +55,8 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_
     type=EXISTING_FILE,
     default=None,
     help="The identify config used for the robot (transmission, drive gains, joint terms); a "
-    "`filter` section in it overrides the training filter of params.json.",
+    "`filter` section in it overrides the training filter of params.json; 'drive_gains: "
+    "identify' means the gains params.json holds (extra.drive_gains).",
 )
 @click.option(
     "--out",

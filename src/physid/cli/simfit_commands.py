@@ -136,5 +136,5 @@ def _print(result, out: Path) -> None:
             click.echo(f"held-out RMS, {horizon}: {before:.4g} -> {after['all']:.4g} rad")
     click.echo(
         f"wrote {out / 'simfit.json'} and {out / 'model_tuned.xml'} "
-        f"({result.solver['cpu_s']:.1f} CPU s)"
+        f"(the fit took {result.solver['cpu_s']:.1f} CPU s)"
     )
