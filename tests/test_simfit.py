@@ -342,3 +342,37 @@ def test_a_joint_the_recordings_cannot_give_is_refused(runs, tmp_path, change, m
     done = _simfit(tmp_path / "model.xml", runs / "train.csv", tmp_path / "out")
     assert done.exit_code == 2 and message in done.output, done.output
     assert not (tmp_path / "out").exists()
+
+
+def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_fix(tmp_path):
+    """An exported KUKA LWR4+ had its base box 70 mm into the first link at every recorded pose
+    (MuJoCo does not filter a body's contacts with the world) and its wrist links 27 mm into
+    each other: the fit fought those contacts for minutes at 4e15 noise variances before a
+    user could learn why. A pedestal drawn through the test arm's first link: before any
+    fitting, a note names the pairs, how deep, and the MJCF lines that exclude them; with those
+    lines nothing overlaps. (The test arm itself: its base 5 mm into its first link.)"""
+    import re
+
+    from physid.simfit.contacts import recorded_contacts_note
+    from physid.simfit.problem import run_from_table
+
+    log = simulate_arm(mujoco.MjModel.from_xml_string(ARM), 1.5, 5)
+    pedestal = '<worldbody><geom name="pedestal" type="box" size="0.1 0.1 0.1" pos="0 0 0.2"/>'
+    crowded = ARM.replace("<worldbody>", pedestal)
+    (tmp_path / "crowded.xml").write_text(crowded)
+    write_csv(log, tmp_path / "log.csv")
+    result = CliRunner().invoke(main, [
+        "simfit", "--model", str(tmp_path / "crowded.xml"), "--data", str(tmp_path / "log.csv"),
+        "--out", str(tmp_path / "tuned"), "--max-evaluations", "5"])  # fmt: skip
+    lines = result.stderr.splitlines()
+    said = [k for k, line in enumerate(lines) if "geoms overlap at the recorded" in line]
+    assert len(said) == 2 and said[0] < len(lines) // 2, result.stderr  # at once, and at the end
+    assert re.search(r"link1 - world \d+ mm deep at 100 % of them", lines[said[0]])
+    fix = re.search(r"<contact>.*</contact>", lines[said[0]]).group(0)
+    assert '<exclude body1="link1" body2="world"/>' in fix
+    notes = json.loads((tmp_path / "tuned/simfit.json").read_text())["notes"]
+    assert sum("geoms overlap at the recorded" in n for n in notes) == 1
+    fixed = mujoco.MjModel.from_xml_string(crowded.replace("</worldbody>", "</worldbody>" + fix))
+    ids = [mujoco.mj_name2id(fixed, mujoco.mjtObj.mjOBJ_JOINT, j) for j in JOINTS]
+    assert recorded_contacts_note(fixed, [run_from_table(log, JOINTS)],
+                                  fixed.jnt_qposadr[ids]) is None  # fmt: skip

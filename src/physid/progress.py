@@ -55,6 +55,11 @@ class _Lines:
         self.postfix = text
         self._maybe_write()
 
+    def write(self, text: str, file: TextIO | None = None) -> None:
+        """A line that stays (tqdm's ``write``): printed at once, whatever the period."""
+        if self.enabled:
+            print(text, file=self.stream if file is None else file, flush=True)
+
     def close(self) -> None:
         if self.enabled and not self.closed:
             print(f"{self._line()} (done)", file=self.stream, flush=True)

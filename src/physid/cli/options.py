@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,9 @@ def number_in(
 @contextlib.contextmanager
 def step_progress(description: str, quiet: bool) -> Iterator:
     """A progress display advanced by each named pipeline step (which step runs, the time):
-    :func:`physid.progress.progress`, a bar on a terminal, periodic lines in a log."""
+    :func:`physid.progress.progress`, a bar on a terminal, periodic lines in a log. A message
+    that starts with ``note: `` is not a step but something the user must read before the run
+    ends: it is written as a line of its own at once (and the command repeats it at the end)."""
     if quiet:
         yield lambda _message: None
         return
@@ -171,6 +174,9 @@ def step_progress(description: str, quiet: bool) -> Iterator:
     ) as bar:
 
         def advance(message: str) -> None:
+            if message.startswith("note: "):
+                bar.write(message, file=sys.stderr)  # above a terminal's bar (tqdm.write)
+                return
             bar.set_postfix_str(message)
             bar.update(1)
 

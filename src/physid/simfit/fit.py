@@ -28,6 +28,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.numerics.condensed_lm import Solution, parameter_std, solve
+from physid.simfit.contacts import recorded_contacts_note
 from physid.simfit.initial import apply_start, initial_values
 from physid.simfit.problem import (
     ACTUATOR_FIELDS,
@@ -243,6 +244,9 @@ def fit_simulator(
     check_runs(model, [*runs, *held], window_s)
     check_drive(model, [*runs, *held], tuple(fields))
     dofs, qpos = joint_indices(model, joints, "")
+    contacts = recorded_contacts_note(model, [*runs, *held], qpos)
+    if contacts:
+        note(f"note: {contacts}")  # now, not only after a fit that it slows down
     noise = np.median([run.position_noise() for run in runs], axis=0)
     joint_fields = tuple(f for f in fields if f in JOINT_FIELDS)
     actuator_fields = tuple(f for f in fields if f in ACTUATOR_FIELDS)
@@ -352,7 +356,7 @@ def fit_simulator(
         },
         model,
         delay_s,
-        tuple(n for n in (actuators_note(model, shooting.driven),
+        tuple(n for n in (contacts, actuators_note(model, shooting.driven),
                           gravity_compensation_note(model, shooting.driven)) if n),
     )
 
