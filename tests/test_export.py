@@ -122,7 +122,7 @@ def test_mjcf_round_trip_in_mujoco(identified, robot, tmp_path):
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (physid[mujoco])")
     urdf, params_path = _case(identified, robot)
     out = tmp_path / "exported.xml"
-    write_export(params_path, urdf, out, "mjcf")
+    notes = write_export(params_path, urdf, out, "mjcf")
     reference = _reference(urdf, params_path)
     names = list(reference.names)[1:]
     worst = 0.0
@@ -133,6 +133,13 @@ def test_mjcf_round_trip_in_mujoco(identified, robot, tmp_path):
     print(f"{robot} MJCF/MuJoCo worst relative error {worst:.2e}")
     assert worst < 1e-6
     model = mujoco.MjModel.from_xml_path(str(out))
+    # the URDF's collision shapes overlap at its zero pose (the KUKA's base box 70 mm into its
+    # first link): excluded and said, so MuJoCo's own collision detection finds no overlap there
+    data = mujoco.MjData(model)
+    mujoco.mj_fwdPosition(model, data)
+    assert all(data.contact[k].dist > -1e-3 for k in range(data.ncon))
+    excluded = [n for n in notes if n.startswith("contacts between")]
+    assert len(excluded) == model.nexclude == (2 if robot == "kuka" else 0), notes
     joints = read_params(params_path).joints
     for name in names:
         dof = model.joint(name).dofadr[0]

@@ -12,7 +12,9 @@ Then, on the ``MjSpec``:
   and the totals are those of ``params.json``; static links are fused as MuJoCo does for URDF;
 - joints get ``damping`` (viscous), ``frictionloss`` (Coulomb; a sigmoid or Stribeck joint its
   high-speed Coulomb equivalent, :func:`physid.export.urdf.linear_friction`) and ``armature``;
-- ``option.gravity`` is the gravity of training (``extra.gravity``, e.g. an estimated base tilt).
+- ``option.gravity`` is the gravity of training (``extra.gravity``, e.g. an estimated base tilt);
+- contacts are excluded between bodies whose collision shapes overlap at the URDF's zero pose
+  (:func:`_exclude_overlaps`).
 
 Not representable: the torque offsets, the coupled-motor terms (``extra.coupled_motors``) and the
 ``coulomb_deadband`` (MuJoCo's ``frictionloss`` is a constraint, not ``fc*sign(dq)``).
@@ -30,6 +32,7 @@ from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import InputError
 from physid.export.urdf import export_urdf, linear_friction
 from physid.files.params_file import ParamsFile
+from physid.robot.collisions import overlapping_pairs
 
 
 @dataclass
@@ -120,6 +123,7 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
     if params.gravity is not None:
         spec.option.gravity = params.gravity
     try:
+        _exclude_overlaps(spec, notes)
         spec.compile()
         xml = _full_precision(spec.to_xml(), spec, edited.child_links, params)
         mujoco.MjModel.from_xml_string(xml)
@@ -127,6 +131,19 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
         message = " ".join(str(error).split())
         raise InputError(f"MuJoCo rejects the exported model: {message}") from None
     return MjcfExport(xml, notes)
+
+
+def _exclude_overlaps(spec, notes: list[str]) -> None:  # noqa: ANN001 - mujoco.MjSpec
+    """Contacts excluded between bodies whose collision shapes overlap at the URDF's zero pose:
+    a robot is not in collision there, so the shapes are coarser than it (the KUKA LWR4+'s base
+    box sits 70 mm into its first link; MuJoCo filters a body's contacts with its parent unless
+    that is the world), and simulated they would push the links apart wherever it moves."""
+    model = spec.compile()
+    for (first, second), (depth, _) in sorted(overlapping_pairs(model, model.qpos0).items()):
+        spec.add_exclude(bodyname1=first, bodyname2=second)
+        notes.append(f"contacts between {first} and {second}: excluded (<contact><exclude>), "
+                     f"their collision shapes overlap by {1e3 * depth:.0f} mm at the URDF's zero "
+                     "pose, coarser than the robot")  # fmt: skip
 
 
 def _numbers(values) -> str:

@@ -15,45 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from physid.robot.collisions import overlapping_pairs
+
 MAX_POSES = 2000  # measured positions checked, evenly spread over the runs
-DEPTH_TOLERANCE_M = 1e-3  # an overlap below this is geoms drawn flush, not a collision
-
-
-def overlapping_pairs(model, runs: list, qpos: np.ndarray) -> dict[tuple[str, str], tuple]:
-    """``{(body, body): (deepest overlap [m], share of the poses)}`` of the geoms that overlap by
-    more than :data:`DEPTH_TOLERANCE_M` at the runs' measured positions (the other joints at
-    the model's reference pose), as MuJoCo's own collision detection sees them (its contact
-    types, affinities and exclusions, contacts switched off by its flags)."""
-    import mujoco
-
-    poses = np.concatenate([run.q for run in runs])
-    poses = poses[:: max(1, len(poses) // MAX_POSES)]
-    data = mujoco.MjData(model)
-    deepest: dict[tuple[str, str], float] = {}
-    counts: dict[tuple[str, str], int] = {}
-    for q in poses:
-        data.qpos[:] = model.qpos0
-        data.qpos[qpos] = q
-        mujoco.mj_fwdPosition(model, data)
-        seen = set()
-        for k in range(data.ncon):
-            contact = data.contact[k]
-            depth = -float(contact.dist)
-            if depth <= DEPTH_TOLERANCE_M:
-                continue
-            pair = tuple(sorted(_body_name(model, int(model.geom_bodyid[g]))
-                                for g in (contact.geom1, contact.geom2)))  # fmt: skip
-            deepest[pair] = max(deepest.get(pair, 0.0), depth)
-            seen.add(pair)
-        for pair in seen:
-            counts[pair] = counts.get(pair, 0) + 1
-    return {pair: (deepest[pair], counts[pair] / len(poses)) for pair in deepest}
-
-
-def _body_name(model, body: int) -> str:  # noqa: ANN001 - mujoco.MjModel
-    import mujoco
-
-    return mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body) or f"body {body}"
 
 
 def recorded_contacts_note(model, runs: list, qpos: np.ndarray) -> str | None:
@@ -61,7 +25,11 @@ def recorded_contacts_note(model, runs: list, qpos: np.ndarray) -> str | None:
     each pair with its deepest overlap and how often, and the MJCF lines that exclude them; None
     when nothing overlaps. A note, not a refusal: runs simulated with the same geometry (a
     simulator matched to a simulator) did have those contacts."""
-    pairs = overlapping_pairs(model, runs, qpos)
+    poses = np.concatenate([run.q for run in runs])
+    poses = poses[:: max(1, len(poses) // MAX_POSES)]
+    rows = np.tile(model.qpos0, (len(poses), 1))  # the other joints at the reference pose
+    rows[:, qpos] = poses
+    pairs = overlapping_pairs(model, rows)
     if not pairs:
         return None
     ranked = sorted(pairs.items(), key=lambda item: -item[1][0])
