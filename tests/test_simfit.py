@@ -376,3 +376,42 @@ def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_
     ids = [mujoco.mj_name2id(fixed, mujoco.mjtObj.mjOBJ_JOINT, j) for j in JOINTS]
     assert recorded_contacts_note(fixed, [run_from_table(log, JOINTS)],
                                   fixed.jnt_qposadr[ids]) is None  # fmt: skip
+
+
+def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
+    """A robot that logs motor currents (the UR10e) is fitted through an identify config's
+    drive gains: the same tuned values as the torque log; a current without its gain, or
+    'drive_gains: identify', is one error line."""
+    log = simulate_arm(mujoco.MjModel.from_xml_string(ARM), 1.5, 6)
+    gains = {"shoulder_pan": 12.0, "shoulder_lift": 9.5, "elbow": 4.0, "extend": 25.0}
+    (tmp_path / "arm.xml").write_text(ARM)
+    write_csv(log, tmp_path / "torques.csv")
+    currents = {(f"i_{n[4:]}" if n.startswith("tau_") else n): (
+        v / gains[n[4:]] if n.startswith("tau_") else v) for n, v in log.columns.items()}
+    write_csv(type(log)(currents, "currents.csv"), tmp_path / "currents.csv")
+    (tmp_path / "gains.yaml").write_text(
+        "drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in gains.items()) + "}\n")
+
+    def fit(data: str, *extra: str) -> tuple[int, str, dict]:
+        out = tmp_path / f"tuned_{data}"
+        result = CliRunner().invoke(main, [
+            "simfit", "--model", str(tmp_path / "arm.xml"), "--data", str(tmp_path / data),
+            "--out", str(out), "--max-evaluations", "5", "--quiet", *extra])  # fmt: skip
+        done = (out / "simfit.json").is_file()
+        return result.exit_code, result.stderr, (
+            json.loads((out / "simfit.json").read_text())["parameters"] if done else {})
+
+    code, _, torques = fit("torques.csv")
+    code_i, _, from_currents = fit("currents.csv", "--config", str(tmp_path / "gains.yaml"))
+    assert code == code_i and torques.keys() == from_currents.keys()
+    for name, entry in torques.items():
+        assert from_currents[name]["value"] == pytest.approx(entry["value"], rel=1e-6, abs=1e-12)
+    code, stderr, _ = fit("currents.csv")
+    assert code == 2 and "'i_shoulder_pan' is a motor current but no drive gain" in stderr
+    (tmp_path / "gains.yaml").write_text("drive_gains: {shoulder_pan: 12.0}\n")
+    code, stderr, _ = fit("currents.csv", "--config", str(tmp_path / "gains.yaml"))
+    assert code == 2 and "no drive gain is configured for 'shoulder_lift'" in stderr
+    (tmp_path / "gains.yaml").write_text("drive_gains: identify\n"
+                                         "payload: {joint: extend, mass: 1}\n")  # fmt: skip
+    code, stderr, _ = fit("currents.csv", "--config", str(tmp_path / "gains.yaml"))
+    assert code == 2 and "simfit does not estimate drive gains" in stderr

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
@@ -156,6 +156,21 @@ def export_model(
     return Outcome("ok", message, Named(), document, None, write, False, tuple(notes))
 
 
+def simfit_drive_gains(config_path: PathLike) -> dict[str, float]:
+    """The drive gains of an identify config, for ``simfit_tune(drive_gains=...)``."""
+    from physid.errors import InputError
+    from physid.files.config import IDENTIFY_GAINS, load_config
+
+    gains = load_config(config_path).drive_gains
+    if gains == IDENTIFY_GAINS:
+        raise InputError(
+            "'drive_gains: identify': simfit does not estimate drive gains; give them in the "
+            "config (the identification's params.json holds them in extra.drive_gains)",
+            source=str(config_path),
+        )
+    return dict(gains)
+
+
 @one_blas_thread
 def simfit_tune(
     model: PathLike,
@@ -170,6 +185,7 @@ def simfit_tune(
     episodes: Sequence[int] = (),
     progress: Callable[[str], None] | None = None,
     display: Callable[[], AbstractContextManager[Callable[[str], None]]] | None = None,
+    drive_gains: Mapping[str, float] | None = None,
 ) -> SimfitRun:
     """Tune a MuJoCo model's joint damping, armature and frictionloss, and with recordings
     that log ``ctrl_<actuator>`` commands its position servos' ``kp``/``kv`` and motors'
@@ -178,10 +194,12 @@ def simfit_tune(
     (``physid simfit``). ``data``/``validate``: recording files, ROS 2 bags or LeRobot datasets
     (``topic``, ``episodes``) or :class:`~physid.api.recording.Recording` objects.
     ``progress`` receives each step's name; ``display`` (the command line's progress bar) is
-    opened around the solve instead. ``save(out)`` writes simfit.json, model_tuned.xml and,
-    with ``validate``, rollouts.png."""
+    opened around the solve instead. ``drive_gains`` (N m/A per joint, joint side) turn motor
+    currents ``i_<joint>`` into the torques of recordings that log none. ``save(out)`` writes
+    simfit.json, model_tuned.xml and, with ``validate``, rollouts.png."""
     from physid.errors import InputError
     from physid.recordings.logs import check_episodes, expand_logs
+    from physid.recordings.trajectory import with_torques_from_currents
     from physid.robot.mjcf import compile_mjcf, is_mjcf
     from physid.simfit.fit import (
         check_drive,
@@ -212,6 +230,9 @@ def simfit_tune(
     held = load_tables(sources(expand_logs(held_given, topic, episodes))) if held_given else []
     joints = model_joints(compiled)  # bad data: one error line before any progress display
     actuators = model_actuators(compiled)
+    gains = dict(drive_gains or {})
+    train = [with_torques_from_currents(table, joints, gains) for table in train]
+    held = [with_torques_from_currents(table, joints, gains) for table in held]
     train = [run_from_table(table, joints, actuators) for table in train]
     held = [run_from_table(table, joints, actuators) for table in held]
     check_runs(compiled, [*train, *held], window)

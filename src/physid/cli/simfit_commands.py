@@ -9,6 +9,7 @@ import click
 
 from physid.api.robot_runs import SIMFIT, SIMFIT_MAX_EVALUATIONS
 from physid.cli.options import (
+    EXISTING_FILE,
     OUTPUT_DIR,
     data_option,
     log_options,
@@ -79,6 +80,16 @@ def register(group: click.Group) -> None:
     help="Budget of residual evaluations, 5-10000 (each a batched rollout of every window).",
 )
 @click.option(
+    "--config",
+    "config_path",
+    type=EXISTING_FILE,
+    default=None,
+    help="An identify config whose drive_gains (N m/A per joint, joint side) turn motor "
+    "currents i_<joint> into the torques tau_<joint> of recordings that log no torque (the "
+    "UR10e's); 'drive_gains: identify' is refused: copy the gains params.json holds "
+    "(extra.drive_gains). Its other sections do not apply here.",
+)
+@click.option(
     "--out",
     required=True,
     type=OUTPUT_DIR,
@@ -88,8 +99,9 @@ def register(group: click.Group) -> None:
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress display.")
 def simfit_command(
-    urdf, data, validate, fields, no_delay, window_s, max_evaluations, out, topic, episodes, quiet
-) -> None:
+    urdf, data, validate, fields, no_delay, window_s, max_evaluations, config_path, out, topic,
+    episodes, quiet,
+) -> None:  # fmt: skip
     """Tune a MuJoCo model so that it simulates like the logged robot.
 
     MuJoCo, driven by the logged joint torques, is fitted to the measured joint positions over
@@ -100,12 +112,13 @@ def simfit_command(
     Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge
     or the tuned model simulates the held-out runs worse than the given one (status says which).
     """
-    from physid.api.robot_runs import simfit_tune
+    from physid.api.robot_runs import simfit_drive_gains, simfit_tune
 
     run = simfit_tune(
         urdf,
         data,
         validate=validate,
+        drive_gains=None if config_path is None else simfit_drive_gains(config_path),
         fit=fields,
         delay=not no_delay,
         window=window_s,

@@ -236,6 +236,20 @@ def _drive_gain(gains: dict[str, float], name: str, source: str) -> float:
     return float(gains[name])
 
 
+def with_torques_from_currents(
+    table: Table, joints: tuple[str, ...], gains: dict[str, float]
+) -> Table:
+    """``table`` with ``tau_<joint> = gain * i_<joint>`` for every joint logged as a motor
+    current only (``i_`` and no ``tau_`` column; a current without its gain is one error line);
+    ``table`` itself when there is none."""
+    added = {
+        f"tau_{name}": _drive_gain(gains, name, table.source) * table.columns[f"i_{name}"]
+        for name in joints
+        if f"tau_{name}" not in table.columns and f"i_{name}" in table.columns
+    }
+    return replace(table, columns={**table.columns, **added}) if added else table
+
+
 def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]) -> np.ndarray:
     torque_column = f"{torque_prefix}{name}"
     if torque_column in table.columns:
