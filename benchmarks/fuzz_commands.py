@@ -263,6 +263,20 @@ def _commands() -> tuple[Command, ...]:
                 "--episode": ("0", "-1"),
             },
         ),
+        Command(
+            "simfit currents",
+            ("simfit",),
+            {
+                "--model": "{simfit_mjcf}",
+                "--data": "{simfit_currents}",
+                "--config": "{simfit_gains}",
+                "--out": "simfit_out",
+                "--max-evaluations": "6",
+            },
+            {"--model": "urdf", "--data": "recording", "--config": "config"},
+            {"--out": "dir"},
+            flags=("--quiet",),
+        ),
         Command("config", ("config",), {}, {}, {}, flags=("--template",)),
         Command(
             "demo",

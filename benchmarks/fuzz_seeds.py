@@ -164,6 +164,23 @@ def simfit_inputs(folder: Path) -> tuple[Path, Path]:
     return model_path, _csv(folder / "simfit.csv", columns)
 
 
+SIMFIT_GAINS = {"shoulder": 8.0, "elbow": 3.0}  # N m/A of the current-logged seed
+
+
+def simfit_current_inputs(folder: Path, torque_csv: Path) -> tuple[Path, Path]:
+    """The simfit seed logged as motor currents (``i_ = tau_ / gain``) and the identify config
+    whose drive gains turn them back (``physid simfit --config``)."""
+    from physid.recordings.tables import read_file_table
+
+    columns = dict(read_file_table(torque_csv).columns)
+    for joint, gain in SIMFIT_GAINS.items():
+        columns[f"i_{joint}"] = columns.pop(f"tau_{joint}") / gain
+    config = folder / "simfit_gains.yaml"
+    config.write_text("drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in SIMFIT_GAINS.items())
+                      + "}\n")  # fmt: skip
+    return _csv(folder / "simfit_currents.csv", columns), config
+
+
 def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
     """The seeds of :mod:`fuzz` (``base``) plus one valid input of each other command."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -206,4 +223,7 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
         "sweep_spec": folder / "sweep.yaml",
     }
     seeds["simfit_mjcf"], seeds["simfit_csv"] = simfit_inputs(folder)
+    seeds["simfit_currents"], seeds["simfit_gains"] = simfit_current_inputs(
+        folder, seeds["simfit_csv"]
+    )
     return seeds
