@@ -252,8 +252,11 @@ def fit_simulator(
     actuator_fields = tuple(f for f in fields if f in ACTUATOR_FIELDS)
     parameters = Parameters(joints, joint_fields, delay,
                             tuned_actuators(model, actuator_fields))  # fmt: skip
+    if held:
+        note("held-out runs under the given model")  # window states fitted: can take a while
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
     file_values = dict(zip(parameters.names, parameters.values(model, dofs), strict=True))
+    note("start values from inverse dynamics")
     starts = initial_values(model, runs, parameters, qpos, dofs)
     written = apply_start(model, parameters, starts)  # a linear inverse-dynamics start
     if written:
@@ -323,6 +326,8 @@ def fit_simulator(
             # delay: the positions late, not the torque)
             "at_bound": bool(min(x[k] - lower[k], upper[k] - x[k]) <= 1e-6 * span),
         }
+    if held:
+        note("held-out runs under the tuned model")
     after = _errors(model, held, dofs, qpos, joints, delay_s, window_s, noise) if held else {}
     status, message = _status(solution, before, after)
     unstable = shooting.unstable_steps()
