@@ -250,3 +250,19 @@ def test_sections_the_data_do_not_use_are_errors(tmp_path):
         assert not (tmp_path / key).exists()
     with pytest.raises(InputError, match="config payload: .* used only with drive_gains"):
         parse_config(example_config("payload"))
+
+
+def test_exponent_floats_in_a_config_are_numbers(tmp_path):
+    # PyYAML reads YAML 1.1, where 1e-3 (no dot) is the string '1e-3': configs refused it with
+    # "expected a finite number, got '1e-3'" (online noise, oe noise, identify filter alike)
+    from physid.files.config import load_config
+
+    path = tmp_path / "exponent.yaml"
+    path.write_text("filter: {method: classical, butterworth_cutoff_hz: 1e1}\n"
+                    "estimation: {prior_std_relative: 3E-1}\n")  # fmt: skip
+    config = load_config(path)
+    assert config.filter.butterworth_cutoff_hz == 10.0
+    assert config.estimation.prior_std_relative == pytest.approx(0.3)
+    path.write_text("estimation: {prior_std_relative: 'e5'}\n")  # a string stays a string
+    with pytest.raises(InputError, match="expected a finite number, got 'e5'"):
+        load_config(path)

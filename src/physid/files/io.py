@@ -6,6 +6,7 @@ CSV text of named columns.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import math
@@ -206,6 +207,32 @@ def is_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+# YAML 1.2's floats: PyYAML follows YAML 1.1, where a float needs a dot, so ``1e-3`` (what
+# users write, and what YAML 1.2, JSON and Python read as a number) was the string '1e-3' and
+# a config refused it as "not a number".
+_FLOAT_1_2 = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$"""
+
+
+@functools.cache
+def _yaml_loader() -> type:
+    """PyYAML's safe loader that also reads YAML 1.2 floats such as ``1e-3`` as numbers."""
+    import re
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(_FLOAT_1_2, re.X), list("-+0123456789.")
+    )
+    return Loader
+
+
 def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
     """Parse a YAML file; a missing file or bad YAML is an InputError naming the file.
 
@@ -220,7 +247,7 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
         raise InputError(f"{what} not found: {path}")
     text = read_text_file(path, what)
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise InputError(f"invalid YAML: {first}", source=str(path)) from None
