@@ -146,6 +146,14 @@ def test_floating_base_with_contact_wrenches(tmp_path):
     # about its axis), so with two bodies on one branch their total is what the data fix.
     total = sum(summary["bodies"][b]["final"]["mass"] for b in ("waist_pitch", "root_joint"))
     assert total == pytest.approx(25.0 + 8.0, rel=0.03)
+    # The same log read as a fixed-base robot (floating_base left out) put the ground's forces
+    # on the joints: the torso 150 kg, status ok. Its base moves: one error line, no output.
+    (tmp_path / "fixed.yaml").write_text("acceleration_window: 41\n")
+    fixed = tmp_path / "fixed_out"
+    result = run(["--urdf", HUMANOID_URDF, "--data", tmp_path / "rec.npz", "--body",
+                  "waist_pitch", "--config", tmp_path / "fixed.yaml", "--out", fixed])  # fmt: skip
+    assert result.exit_code == 2 and "logs a moving base (base_x" in result.output
+    assert "floating_base: true" in result.output and not fixed.exists()
 
 
 def run_bad(data, body, out, config=None):

@@ -142,6 +142,17 @@ def signals_from_table(
             "quadratic fit over the acceleration window, same delay)"
         )
     tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
+    logged_base = [n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
+                   if n in table.columns and _varies(table.columns[n])]  # fmt: skip
+    if logged_base and not is_floating_base(model):
+        # a legged robot's log read as a fixed-base arm: its base's motion and the ground's
+        # forces land on the joints (a humanoid's 30 kg torso came out at 150 kg, status ok)
+        raise InputError(
+            f"the recording logs a moving base ({', '.join(logged_base[:3])}"
+            f"{', ...' if len(logged_base) > 3 else ''}) but the robot is read with a fixed "
+            "base: set floating_base: true in the online config (and its contact_frames)",
+            source=table.source,
+        )
     if is_floating_base(model):
         q = np.hstack([block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
         dq = np.hstack([block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
@@ -162,6 +173,13 @@ def signals_from_table(
     if unused:
         notes.append(f"{table.source}: unused column(s): {', '.join(unused)}")
     return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
+
+
+def _varies(column: NDArray[np.float64]) -> bool:
+    """More than 1e-6 (its units) between its finite extremes: a base that moves."""
+    finite = np.asarray(column, float)
+    finite = finite[np.isfinite(finite)]
+    return finite.size > 0 and float(np.ptp(finite)) > 1e-6
 
 
 def _sensor_frame_only(table: Table, frame: str) -> bool:
