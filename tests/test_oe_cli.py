@@ -175,6 +175,22 @@ def test_oe_command_names_a_missing_column(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_oe_command_refuses_time_in_milliseconds(tmp_path):
+    # t x 1000: the solve failed numerically and gave the URDF's mass back with exit 0
+    _write_recording(tmp_path / "run.csv")
+    lines = (tmp_path / "run.csv").read_text().splitlines()
+    t = lines[0].split(",").index("t")
+    rows = [line.split(",") for line in lines[1:]]
+    for row in rows:
+        row[t] = repr(1000.0 * float(row[t]))
+    (tmp_path / "ms.csv").write_text("\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n")
+    result = CliRunner().invoke(main, ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data",
+                                       str(tmp_path / "ms.csv"), "--body", BODY, "--out",
+                                       str(tmp_path / "out")])  # fmt: skip
+    assert result.exit_code == 2 and "is t in seconds?" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_oe_help_lists_every_option():
     text = CliRunner().invoke(main, ["oe", "--help"]).output
     for option in (

@@ -26,7 +26,12 @@ from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
 from physid.recordings.tables import Table, force_torque_columns
-from physid.recordings.trajectory import _check_finite, _check_magnitude, read_table
+from physid.recordings.trajectory import (
+    _check_finite,
+    _check_magnitude,
+    check_seconds,
+    read_table,
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,7 @@ def read_recording(path: str | Table, model: pin.Model) -> OERecording:
     if t.size < 3 or np.any(steps <= 0):
         raise InputError("column t must be strictly increasing with at least 3 rows", source=path)
     dt = float(np.median(steps))
+    check_seconds(dt, path)  # in ms the solve failed numerically and gave back the URDF, exit 0
     regridded = None
     if np.any(np.abs(steps - dt) > 0.01 * dt):  # one node per sample: put it on a grid
         cols = regrid({c: np.asarray(v, dtype=float) for c, v in cols.items()}, t, dt, path)

@@ -168,6 +168,17 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
 MAX_SAMPLE_PERIOD_S = 1.0  # a robot sampled slower than 1 Hz is a time column in other units
 
 
+def check_seconds(period: float, source: str) -> None:
+    """One error line when the median step of ``t`` reads as time in other units than s."""
+    if period > MAX_SAMPLE_PERIOD_S:
+        raise InputError(
+            f"column 't' advances {period:.4g} per row (median), a robot sampled at "
+            f"{1 / period:.3g} Hz: is t in seconds? (milliseconds, micro- or nanoseconds must "
+            "be converted)",
+            source=source,
+        )
+
+
 def duplicate_rows(table: Table) -> np.ndarray:
     """Rows (bool, N) equal to the previous row in every column, time included: a logger that
     wrote the same row twice. They carry nothing and are dropped (:func:`trajectory_from_table`);
@@ -204,13 +215,7 @@ def _check_time(
     if len(kept) < 3:
         raise InputError(f"only {len(kept)} samples; at least 3 are needed", source=table.source)
     period = float(np.median(steps))
-    if period > MAX_SAMPLE_PERIOD_S:
-        raise InputError(
-            f"column 't' advances {period:.4g} per row (median), a robot sampled at "
-            f"{1 / period:.3g} Hz: is t in seconds? (milliseconds, micro- or nanoseconds must "
-            "be converted)",
-            source=table.source,
-        )
+    check_seconds(period, table.source)
     pieces = [] if allow_gaps else gap_pieces(t, duplicates)
     if len(pieces) > 1:
         row = pieces[1][0]  # the first row after the first gap, in the file
