@@ -143,3 +143,16 @@ def test_oe_floating_foot_force_sensor_is_reported_and_not_used(go1_payload_walk
     assert result.exit_code == 0, result.output
     assert "not using force/torque sensor 'FL_foot': contact frame 'FL_foot'" in result.output
     assert "wrench_fit" not in json.loads((tmp_path / "out" / "result.json").read_text())
+
+
+def test_angles_in_degrees_are_refused(tmp_path):
+    # the shipped Go1 walk with its joint angles in degrees came out at 35.9 kg for 8.6, exit 0
+    from conftest import EXAMPLES
+
+    columns = dict(read_table(str(EXAMPLES / "oe" / "go1_walk.csv")).columns)
+    for name in [n for n in columns if n.startswith("q_")]:
+        columns[name] = np.degrees(columns[name])
+    (tmp_path / "go1.csv").write_text(table_csv_text(columns))
+    result = _run(tmp_path)
+    assert result.exit_code == 2 and "are they in degrees?" in result.output, result.output
+    assert not (tmp_path / "out").exists()
