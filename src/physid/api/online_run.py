@@ -180,8 +180,9 @@ def gating_warning(summary: dict, result) -> str:
     )
     if summary["joint_friction"] == "none":
         text += (
-            "; no joint friction is modelled: give nominal_params (a params.json from physid "
-            "identify, docs/online.md)"
+            "; no joint friction is modelled: if the joints have any, give nominal_params (a "
+            "params.json from physid identify, docs/online.md); else check the units, the "
+            "wrench signs and the quaternion order (x, y, z, w)"
         )
     return text
 
