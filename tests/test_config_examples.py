@@ -266,3 +266,19 @@ def test_exponent_floats_in_a_config_are_numbers(tmp_path):
     path.write_text("estimation: {prior_std_relative: 'e5'}\n")  # a string stays a string
     with pytest.raises(InputError, match="expected a finite number, got 'e5'"):
         load_config(path)
+
+
+def test_a_key_given_twice_is_refused_naming_it(tmp_path):
+    # a second 'estimate:' silently replaced the first (YAML keeps the last)
+    from physid.files.config import load_config
+
+    path = tmp_path / "twice.yaml"
+    path.write_text("estimation: {prior_std_relative: 0.3}\nfilter: {method: classical}\n"
+                    "estimation: {weighting: ols}\n")  # fmt: skip
+    with pytest.raises(InputError, match=r"key 'estimation' given twice \(lines 1 and 3\)"):
+        load_config(path)
+    from physid.files.io import read_yaml
+
+    path.write_text("base: &b {method: classical, x: 1}\nfilter: {<<: *b, method: irwsm1}\n")
+    # a merged key may be overridden: that is what '<<' is for
+    assert read_yaml(path, "config file")["filter"] == {"method": "irwsm1", "x": 1}

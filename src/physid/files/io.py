@@ -219,13 +219,30 @@ _FLOAT_1_2 = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
 
 @functools.cache
 def _yaml_loader() -> type:
-    """PyYAML's safe loader that also reads YAML 1.2 floats such as ``1e-3`` as numbers."""
+    """PyYAML's safe loader that also reads YAML 1.2 floats such as ``1e-3`` as numbers and
+    refuses a mapping key given twice."""
     import re
 
     import yaml
 
     class Loader(yaml.SafeLoader):
-        pass
+        def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN202 - PyYAML's API
+            # a key given twice silently kept the last (a second 'estimate:' dropped the first
+            # four names): refused, naming the key and both lines
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue  # merged keys ('<<') may be overridden: that is their purpose
+                key = key_node.value
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None,
+                        f"key '{key}' given twice (lines {seen[key] + 1} and "
+                        f"{key_node.start_mark.line + 1}): keep one",
+                        key_node.start_mark,
+                    )  # fmt: skip
+                seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep=deep)
 
     Loader.add_implicit_resolver(
         "tag:yaml.org,2002:float", re.compile(_FLOAT_1_2, re.X), list("-+0123456789.")
