@@ -67,9 +67,18 @@ def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
 
 
 def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
+    """Joint angles of the estimated states. The map from states to angles is kinematic: an
+    estimate that cannot be simulated (an inertia at its bound 0) still has them, read through
+    a stepper at the fit's start values (it threw away the finished fit, exit 2)."""
+    from physid.errors import InputError
     from physid.multibody.simulate import Stepper
 
-    stepper = Stepper(fit.model, fit.h)
+    try:
+        stepper = Stepper(fit.model, fit.h)
+    except InputError:
+        start = fit.model.values.copy()
+        start[[fit.model.index(name) for name in fit.names]] = fit.initial_values
+        stepper = Stepper(fit.model, fit.h, chi=start)
     return [
         np.unwrap(stepper.joint_states(q, v)[0], axis=0)
         for q, v in zip(fit.states.q, fit.states.v, strict=True)
