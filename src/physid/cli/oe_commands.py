@@ -5,6 +5,7 @@ Heavy imports (Pinocchio, Matplotlib) happen inside the command so ``--help`` st
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -19,6 +20,8 @@ from physid.cli.options import (
     robot_file_option,
     wrench_topic_option,
 )
+
+NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before converging
 
 
 @click.command("oe")
@@ -184,7 +187,12 @@ def oe_command(
     wrench_topics,
 ):
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
-    (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence."""
+    (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence.
+
+    Exit codes: 0 converged; 2 bad input (nothing written); 3 written, but the solve did not
+    converge (max_iterations, time budget, a failed line search or a numerical failure: the
+    status says which, and the estimate is its best iterate, not a result).
+    """
     from physid.api.oe_run import oe_estimate
 
     run = oe_estimate(
@@ -216,6 +224,8 @@ def oe_command(
         f"{masses}; status: {result.status} ({result.iterations} iterations, "
         f"{result.solve_time:.1f} s); wrote {out}"
     )
+    if result.status != "converged":  # a numerical failure read as exit 0 with the URDF's mass
+        sys.exit(NOT_CONVERGED_EXIT_CODE)
 
 
 def _one_episode(episodes: tuple[int, ...]) -> int | None:
