@@ -142,8 +142,10 @@ def signals_from_table(
             "quadratic fit over the acceleration window, same delay)"
         )
     tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
-    logged_base = [n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
-                   if n in table.columns and _varies(table.columns[n])]  # fmt: skip
+    logged_base = [
+        n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
+        if n in table.columns and _varies(table.columns[n], _BASE_MOTION[n[5]])
+    ]  # fmt: skip
     if logged_base and not is_floating_base(model):
         # a legged robot's log read as a fixed-base arm: its base's motion and the ground's
         # forces land on the joints (a humanoid's 30 kg torso came out at 150 kg, status ok)
@@ -175,11 +177,17 @@ def signals_from_table(
     return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
 
 
-def _varies(column: NDArray[np.float64]) -> bool:
-    """More than 1e-6 (its units) between its finite extremes: a base that moves."""
+# A base that moves, by its columns' spread: 1 cm (base_x/y/z), 0.01 of a unit quaternion
+# (about 1 deg, base_q*), 0.05 m/s or rad/s (base_v*, base_w*); a pedestal's pose logged by a
+# tracker stays within its noise, far below.
+_BASE_MOTION = {"x": 0.01, "y": 0.01, "z": 0.01, "q": 0.01, "v": 0.05, "w": 0.05}
+
+
+def _varies(column: NDArray[np.float64], spread: float) -> bool:
+    """More than ``spread`` (its units) between its finite extremes."""
     finite = np.asarray(column, float)
     finite = finite[np.isfinite(finite)]
-    return finite.size > 0 and float(np.ptp(finite)) > 1e-6
+    return finite.size > 0 and float(np.ptp(finite)) > spread
 
 
 def _sensor_frame_only(table: Table, frame: str) -> bool:
