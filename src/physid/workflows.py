@@ -327,28 +327,20 @@ def validation_filter(
     )
 
 
-def _with_identified_gains(config: IdentifyConfig, document: dict, source: str) -> IdentifyConfig:
+def _with_identified_gains(config: IdentifyConfig, params: ParamsFile) -> IdentifyConfig:
     """``drive_gains: identify`` in the config of a command that reads a ``params.json``
     (validate, payload) means the gains that identification estimated (``extra.drive_gains``):
     read with unit gains, the currents would be scored as torques (a 43x error on the
     identification's own training run, exit 0)."""
     if config.drive_gains != IDENTIFY_GAINS:
         return config
-    recorded = (document.get("extra") or {}).get("drive_gains") or {}
-    if not isinstance(recorded, dict) or not recorded:
+    gains = params.drive_gains()
+    if not gains:
         raise InputError(
-            f"{source}: the config says 'drive_gains: identify' but this file holds no identified "
-            "drive gains (extra.drive_gains): give the params.json of that identification, or "
-            "the gains themselves in the config"
+            f"{params.source}: the config says 'drive_gains: identify' but this file holds no "
+            "identified drive gains (extra.drive_gains): give the params.json of that "
+            "identification, or the gains themselves in the config"
         )
-    gains = {}
-    for joint, entry in recorded.items():
-        value = entry.get("value") if isinstance(entry, dict) else None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < np.inf:
-            raise InputError(
-                f"{source}: extra.drive_gains.{joint}.value is {value!r}, not a positive number"
-            )
-        gains[str(joint)] = float(value)
     return dataclasses.replace(config, drive_gains=gains, payload=None)
 
 
@@ -361,7 +353,7 @@ def identified_robot(
     parameter vector."""
     config = load_config(config_path)
     params = read_params(params_path)
-    config = _with_identified_gains(config, params.document, str(params_path))
+    config = _with_identified_gains(config, params)
     # the friction models it was identified with (the parameter vector depends on them)
     model = robot_for(urdf, dataclasses.replace(config, friction=params.friction_models))
     require_sections(params)

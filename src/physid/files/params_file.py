@@ -57,6 +57,22 @@ class ParamsFile:
     source: str = ""
     friction_models: dict[str, str] = field(default_factory=dict)  # nonlinear joints only
 
+    def drive_gains(self) -> dict[str, float]:
+        """``extra.drive_gains`` as ``{joint: gain}`` (N m/A, joint side; the values an
+        identification with ``drive_gains: identify`` estimated); {} when the file has none."""
+        recorded = self.extra.get("drive_gains") or {}
+        if not isinstance(recorded, dict):
+            raise InputError("extra.drive_gains: expected a mapping", source=self.source)
+        gains = {}
+        for joint, entry in recorded.items():
+            where = f"extra.drive_gains.{joint}.value"
+            value = _number(entry.get("value") if isinstance(entry, dict) else None, where,
+                            self.source)  # fmt: skip
+            if value <= 0:
+                raise InputError(f"{where}: must be > 0, got {value!r}", source=self.source)
+            gains[str(joint)] = value
+        return gains
+
     def friction_shapes(self, joint_names: tuple[str, ...]) -> tuple[tuple[float, ...], ...]:
         """Per joint of ``joint_names``, the shape parameters of its friction model
         (:data:`physid.robot.friction.SHAPE_PARAMETERS` order; () for a linear joint)."""
