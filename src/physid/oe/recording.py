@@ -27,6 +27,7 @@ from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
 from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import (
+    ANGLE_MARGIN_RAD,
     _check_finite,
     _check_magnitude,
     check_seconds,
@@ -54,7 +55,6 @@ def _joints(model: pin.Model) -> list[tuple[str, pin.JointModel]]:
     return [(model.names[i], model.joints[i]) for i in range(first, model.njoints)]
 
 
-ANGLE_MARGIN_RAD = 0.5  # as identify's degrees check (physid.offline.suspect)
 UNLIMITED_RAD = 100.0  # wider URDF limits (or none) mean "unlimited": not checked
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from physid.recordings.trajectory import Trajectory
+from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
 
@@ -33,9 +33,9 @@ from physid.signal.butterworth import zero_phase_lowpass
 # us) moves a 1 kHz recording to 1 Hz (or 1 mHz), and time in minutes moves it up by 60.
 SAMPLE_RATE_RANGE_HZ = (10.0, 100e3)
 
-# 2. Angles. The loader's margin: a revolute angle beyond its bound by more than 0.5 rad (29 deg)
-# is no calibration offset. The bound is one turn (2 pi), or the URDF limit where that is wider.
-ANGLE_MARGIN_RAD = 0.5
+# 2. Angles. The loader's margin (ANGLE_MARGIN_RAD, 0.5 rad = 29 deg): a revolute angle beyond
+# its bound by more than that is no calibration offset. The bound is one turn (2 pi), or the URDF
+# limit where that is wider.
 # URDF limits wider than this (or non-finite, or lower >= upper, which is how Pinocchio stores a
 # revolute without <limit lower/upper>) mean "unlimited".
 _LIMIT_MEANINGFUL_RAD = 100.0

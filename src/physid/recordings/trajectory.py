@@ -36,8 +36,10 @@ from physid.robot.model import RobotModel, is_revolute
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
 _CONTRACT_PREFIXES = JOINT_PREFIXES + MOTOR_PREFIXES
-# A revolute joint whose recorded angle exceeds this is almost surely in degrees.
-_MAX_PLAUSIBLE_ANGLE_RAD = 2.0 * np.pi + 0.5
+# A revolute angle beyond its bound (one turn, or a wider URDF limit) by more than this is no
+# calibration offset: almost surely degrees. Shared by identify's suspect check and physid oe.
+ANGLE_MARGIN_RAD = 0.5
+_MAX_PLAUSIBLE_ANGLE_RAD = 2.0 * np.pi + ANGLE_MARGIN_RAD
 
 
 @dataclass(frozen=True)
