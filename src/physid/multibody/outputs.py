@@ -67,18 +67,14 @@ def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
 
 
 def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
-    """Joint angles of the estimated states. The map from states to angles is kinematic: an
-    estimate that cannot be simulated (an inertia at its bound 0) still has them, read through
-    a stepper at the fit's start values (it threw away the finished fit, exit 2)."""
-    from physid.errors import InputError
+    """Joint angles of the estimated states. The map from states to angles is kinematic, so it
+    is read through a stepper at the fit's start values, which can be simulated: an estimate at
+    an inertia's bound 0 cannot (a stepper at it threw the finished fit away, exit 2)."""
     from physid.multibody.simulate import Stepper
 
-    try:
-        stepper = Stepper(fit.model, fit.h)
-    except InputError:
-        start = fit.model.values.copy()
-        start[[fit.model.index(name) for name in fit.names]] = fit.initial_values
-        stepper = Stepper(fit.model, fit.h, chi=start)
+    start = fit.model.values.copy()
+    start[[fit.model.index(name) for name in fit.names]] = fit.initial_values
+    stepper = Stepper(fit.model, fit.h, chi=start)
     return [
         np.unwrap(stepper.joint_states(q, v)[0], axis=0)
         for q, v in zip(fit.states.q, fit.states.v, strict=True)
