@@ -6,7 +6,10 @@ body could have these parameters"), and non-negative viscous/Coulomb friction, a
 coupled-motor inertia. A small pull toward the URDF prior picks one member of the family of
 standard parameters that share the same base parameters and fills the directions the data do
 not excite: the fit is a maximum a posteriori estimate with a Gaussian prior centred on the
-URDF. :func:`consistent_standard_from_base` instead recovers consistent standard parameters that
+URDF. The solver's point is then polished by Newton steps on the same objective
+(:mod:`physid.offline.polish`): the directions the prior decides are otherwise only as exact as
+the solver's duality gap, and moved with the last bits of the data.
+:func:`consistent_standard_from_base` instead recovers consistent standard parameters that
 reproduce given base parameters exactly, or says how far from consistency they are.
 """
 
@@ -27,6 +30,7 @@ from physid.body.inertia import (
 )
 from physid.files.io import quiet_stderr
 from physid.offline.joint_prior import JointPrior
+from physid.offline.polish import MapObjective, polish
 from physid.offline.reduced import ReducedSystem
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
@@ -94,12 +98,16 @@ def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list
     for k in range(len(layout.body_joints)):
         J = pseudo_inertia_expression(theta[10 * k : 10 * k + 10])
         constraints.append(cp.Variable((4, 4), PSD=True) == J - margin * identity)
-    non_negative = [
-        i for i, name in enumerate(layout.names) if name.rsplit(".", 1)[1] in _NON_NEGATIVE_TERMS
-    ]
+    non_negative = _non_negative_indices(model)
     if non_negative:
         constraints.append(theta[non_negative] >= 0)
     return constraints
+
+
+def _non_negative_indices(model: RobotModel) -> list[int]:
+    """Friction, armature and motor-inertia terms: constrained to be >= 0."""
+    names = model.layout.names
+    return [i for i, name in enumerate(names) if name.rsplit(".", 1)[1] in _NON_NEGATIVE_TERMS]
 
 
 def pseudo_inertia_expression(pi: cp.Expression, left: np.ndarray | None = None) -> cp.Expression:
@@ -120,15 +128,20 @@ def _positive_definite(J0: np.ndarray) -> np.ndarray:
     return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
 
 
-def _logdet_divergence(model: RobotModel, theta: cp.Expression, prior: np.ndarray) -> cp.Expression:
+def _prior_root_inverses(model: RobotModel, prior: np.ndarray) -> np.ndarray:
+    """``L0^-1`` of each body's prior pseudo-inertia ``J0 = L0 L0^T`` (n_bodies, 4, 4)."""
+    bodies = np.asarray(prior[: model.layout.n_inertial], float).reshape(-1, 10)
+    roots = [np.linalg.cholesky(_positive_definite(pseudo_inertia(pi))) for pi in bodies]
+    return np.linalg.inv(np.array(roots).reshape(-1, 4, 4))
+
+
+def _logdet_divergence(theta: cp.Expression, root_inverses: np.ndarray) -> cp.Expression:
     """Sum over bodies of ``D(J || J0) = -log det(J0^-1 J) + tr(J0^-1 J) - 4`` (Lee, Wensing and
     Park 2020): convex in J, invariant to units and frames, and a barrier that keeps each body
     off the boundary of physical consistency. Near J0 it equals ``1/2 ||J0^-1/2 dJ J0^-1/2||_F^2``,
     so weighting it by ``1 / rho^2`` makes ``rho`` a relative standard deviation."""
     total = 0
-    for k in range(len(model.layout.body_joints)):
-        J0 = _positive_definite(pseudo_inertia(prior[10 * k : 10 * k + 10]))
-        root_inverse = np.linalg.inv(np.linalg.cholesky(J0))
+    for k, root_inverse in enumerate(root_inverses):
         scaled = pseudo_inertia_expression(theta[10 * k : 10 * k + 10], root_inverse)
         total += -cp.log_det(scaled) + cp.trace(scaled) - 4
     return total
@@ -205,8 +218,10 @@ class ConsistentProblem:
         self.held = cp.Parameter(n_params, nonneg=True, name="held")
         inertial = np.arange(layout.n_inertial)
         objective = cp.sum_squares(self.A @ self.x - self.b)
+        self.root_inverses = None
         if prior_metric == "logdet":
-            objective += self.inertial_weight * _logdet_divergence(model, theta, prior)
+            self.root_inverses = _prior_root_inverses(model, prior)
+            objective += self.inertial_weight * _logdet_divergence(theta, self.root_inverses)
         else:
             objective += self.inertial_weight * cp.sum_squares(self.x[inertial])
         objective += cp.sum_squares(cp.multiply(self.joint_weight, self.x))
@@ -219,6 +234,9 @@ class ConsistentProblem:
         constraints = _constraints(model, theta, margin)
         constraints.append(cp.multiply(self.held, self.x) == 0)
         self.problem = cp.Problem(cp.Minimize(objective), constraints)
+        self.margin = margin
+        self.non_negative = np.zeros(n_params, bool)
+        self.non_negative[_non_negative_indices(model)] = True
 
     def solve(
         self,
@@ -272,11 +290,30 @@ class ConsistentProblem:
             return ConsistentFit(
                 None, status, False, {}, elapsed, f"consistent fit failed: {status}"
             )
+        polished = polish(self._objective(), x)
+        x = x if polished is None else polished
         value = _clean_signs(model, prior + scales * x, scales)
         value[held > 0] = prior[held > 0]  # exactly, not to the solver's tolerance
         consistent, reports = _verify(model, value)
         message = "" if consistent else _first_violation(reports)
         return ConsistentFit(value, status, consistent, reports, elapsed, message)
+
+
+    def _objective(self) -> MapObjective:
+        """The problem's objective with its current parameter values, for :func:`polish`."""
+        maps = None
+        if self.root_inverses is not None:
+            maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses, PSEUDO_INERTIA_BASIS,
+                             self.root_inverses)  # fmt: skip
+        return MapObjective(
+            A=self.A.value, b=self.b.value, scales=self.scales, prior=self.prior,
+            n_bodies=len(self.model.layout.body_joints),
+            inertial_weight=float(self.inertial_weight.value),
+            joint_weight=np.asarray(self.joint_weight.value, float),
+            mass_weight=float(self.mass_weight.value), prior_mass=float(self.prior_mass),
+            held=np.asarray(self.held.value) > 0, non_negative=self.non_negative,
+            body_maps=maps, margin=self.margin,
+        )  # fmt: skip
 
 
 def consistent_least_squares(
