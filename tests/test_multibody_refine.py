@@ -147,6 +147,9 @@ def test_identify_refine_through_the_command_line(tmp_path):
     run = CliRunner().invoke(main, [*args, "--out", str(out), "--refine", "--refine-windows",
                                     "whole", "--refine-evaluations", "4"])  # fmt: skip
     assert run.exit_code == 0, run.output
+    # how the simulation error moved is a report line, not a warning
+    (line,) = [ln for ln in run.stdout.splitlines() if ln.startswith("output-error refinement")]
+    assert "mrad" in line and "warning: output-error refinement" not in run.output
     result = json.loads((out / "result.json").read_text())
     refinement = result["refinement"]
     assert refinement["window_seconds"] == [None] and refinement["evaluations"] <= 4 + 1

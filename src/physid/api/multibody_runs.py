@@ -313,6 +313,10 @@ def multibody_identify(
         }
     )
     lines = [observation_summary(fit), *simulation_lines(simulation, fit.noise, sources)]
+    if fit.refinement is not None:
+        from physid.multibody.refine import summary
+
+        lines.append(summary(fit.refinement))
     return Outcome(
         fit.status,
         f"{fit.iterations} iterations",

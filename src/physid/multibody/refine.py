@@ -423,21 +423,13 @@ def _joint_rms(problem: WindowProblem, r: np.ndarray) -> dict[str, float]:
 def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit in and out)
     """``fit`` carrying the refinement's parameters (values, std, covariance, the model) and
     the refinement itself (the equation-error values in ``refinement.fit_values``); the fit's
-    states are unchanged and its notes are marked as the equation-error stage's. One note gives
-    the windowed simulation error before and after, one more names each parameter the
-    refinement left at a bound."""
+    states are unchanged and its notes are marked as the equation-error stage's; one more note
+    (a warning) names each parameter the refinement left at a bound. How the simulation error
+    moved is the report's line (:func:`summary`), not a warning."""
     import dataclasses
 
     model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
-    notes = [
-        f"output-error refinement ({refinement.status}, {refinement.evaluations} simulations of "
-        f"{refinement.windows} window(s) in the last stage, {refinement.seconds:.0f} s): "
-        "simulation error over the windows per joint, first stage's start -> last stage's end: "
-        + ", ".join(
-            f"{n} {1e3 * refinement.rms_start[n]:.3g} -> {1e3 * refinement.rms[n]:.3g} mrad"
-            for n in refinement.rms
-        )
-    ]
+    notes = []
     notes += [
         f"{n} = {v:.4g} ended at a bound of the output-error refinement: not a measurement"
         for n, v in zip(refinement.names, refinement.values, strict=True)
@@ -452,6 +444,19 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
         refinement=refinement,
         notes=[*(f"equation-error stage: {n}" for n in fit.notes), *notes],
         at_bound=list(refinement.at_bound),
+    )
+
+
+def summary(refinement: Refinement) -> str:
+    """One line: the refinement's status, cost and windowed simulation error before and after."""
+    return (
+        f"output-error refinement ({refinement.status}, {refinement.evaluations} simulations of "
+        f"{refinement.windows} window(s) in the last stage, {refinement.seconds:.0f} s): "
+        "simulation error over the windows per joint, first stage's start -> last stage's end: "
+        + ", ".join(
+            f"{n} {1e3 * refinement.rms_start[n]:.3g} -> {1e3 * refinement.rms[n]:.3g} mrad"
+            for n in refinement.rms
+        )
     )
 
 
