@@ -19,8 +19,10 @@ Pipeline, as a simulation engineer runs it (every step a ``physid`` command):
 
 Judged on ``ptp_10_points`` by one scorer for all (physid's ``shooting_error`` — 0.5 s windows
 whose initial states are fitted with the model fixed — and ``open_loop_error`` over 0.5 s from
-the measured states), RMS joint position [mrad]; CPU seconds of each tuning (sysid in this
-process; physid's command in its own process, imports and figures included).
+the measured states), RMS joint position [mrad]; CPU seconds of each tuning (sysid's
+build_residual_fn and optimize in this process; physid's start values, window states and solve
+from its simfit.json), and of physid's whole command in its own process (imports, held-out runs
+before and after, report and figures included; before stop 50 the table's only CPU column).
 
 RESULTS (2026-11-25, 2 cores shared with two other jobs, mujoco 4.0.0; sysid's own log: 37
 iterations, 900 residual evaluations, 121 s wall)::
@@ -126,6 +128,18 @@ With island discovery, sensors and (under logged torques) actuators off in simfi
 4.4x less CPU than mujoco.sysid (target 5x: not met). A run 20 minutes earlier, same code:
 physid 28.9 s, sysid 141.3 s (4.9x); one at 15:58 UTC: 25.7 s against 126.5 s (4.9x). One run
 does not settle a ratio this close to 5.
+
+Two CPU columns from stop 50 on: physid's tuning (start values, window states, solve; its
+simfit.json) beside its whole command; contacts off in the rollouts of a model whose geoms
+cannot touch (this exported arm has one geom). 2026-11-26 19:41 UTC, nothing else running::
+
+    model                                           shooting  open 0.5s  tuning  command
+    identified (inverse dynamics)                      2.795       9.90       -       -
+    untuned start (x2 / x0.5 / x2)                    30.850      77.83       -       -
+    physid simfit (ok, delay 0.00 ms)                  1.993       8.77    21.7    23.1
+    mujoco.sysid, 0.5 s windows                        2.672      10.40   106.4       -
+
+4.9x the tuning, 4.6x the command (target 5x: not met).
 """
 
 from __future__ import annotations
@@ -287,26 +301,34 @@ def main() -> None:
         rows = []
         for label, path in (("identified (inverse dynamics)", work / "identified.xml"),
                             ("untuned start (x2 / x0.5 / x2)", start_xml)):  # fmt: skip
-            rows.append((label, *score(mujoco.MjModel.from_xml_path(str(path)), csv[HELD]), None))
+            model = mujoco.MjModel.from_xml_path(str(path))
+            rows.append((label, *score(model, csv[HELD]), None, None))
         _, cpu_simfit = _physid("simfit", "--model", str(start_xml), "--data", str(csv[TRAIN]),
                                 "--out", str(work / "simfit"), "--quiet")  # fmt: skip
         result = json.loads((work / "simfit" / "simfit.json").read_text())
         delay = result["parameters"].get("delay", {}).get("value", 0.0)
         tuned = mujoco.MjModel.from_xml_path(str(work / "simfit" / "model_tuned.xml"))
         rows.append((f"physid simfit ({result['status']}, delay {1e3 * delay:.2f} ms)",
-                     *score(tuned, csv[HELD], delay), cpu_simfit))  # fmt: skip
+                     *score(tuned, csv[HELD], delay), result["solver"]["cpu_s"],
+                     cpu_simfit))  # fmt: skip
         if not args.no_sysid:
             try:
                 tuned, cpu = run_sysid(start_xml, csv[TRAIN])
-                rows.append(("mujoco.sysid, 0.5 s windows", *score(tuned, csv[HELD]), cpu))
+                rows.append(("mujoco.sysid, 0.5 s windows", *score(tuned, csv[HELD]), cpu, None))
             except Exception as error:  # noqa: BLE001 - a peer's failure is a row
                 print(f"mujoco.sysid failed: {type(error).__name__}: {error}")
     print(f"\nUR10e, train {TRAIN}, held out {HELD}; RMS joint position [mrad], CPU [s] "
           f"(identify {cpu_identify:.1f} s, export {cpu_export:.1f} s before tuning)")
-    print(f"{'model':46s} {'shooting':>9s} {'open 0.5s':>10s} {'CPU':>7s}")
-    for label, shooting, open_loop, cpu in rows:
-        cpu_text = "      -" if cpu is None else f"{cpu:7.1f}"
+    print(f"{'model':46s} {'shooting':>9s} {'open 0.5s':>10s} {'tuning':>7s} {'command':>8s}")
+    for label, shooting, open_loop, tuning, command in rows:
+        cpu_text = " ".join("      -" if c is None else f"{c:7.1f}" for c in (tuning, command))
         print(f"{label:46s} {1e3 * shooting:9.3f} {1e3 * open_loop:10.2f} {cpu_text}")
+    physid, sysid = rows[2], rows[3] if len(rows) > 3 else None
+    if sysid is not None:
+        print(f"mujoco.sysid's tuning took {sysid[3] / physid[3]:.1f}x the CPU of physid's tuning "
+              f"(start values, window states and solve) and {sysid[3] / physid[4]:.1f}x that of "
+              "physid's whole simfit command (imports, held-out runs before and after, report "
+              "and figures included); target >= 5x")
 
 
 if __name__ == "__main__":

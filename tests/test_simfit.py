@@ -267,6 +267,66 @@ def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
     assert np.all(np.ptp(simulated, axis=1)[:, :3] > 1e-3)  # the windows move
 
 
+def test_a_model_whose_geoms_cannot_touch_rolls_out_without_collision_detection():
+    """Geoms no contact can join (contact types off here; an arm exported from a URDF without
+    collision shapes has one geom) leave MuJoCo's collision pipeline running for nothing:
+    simfit's rollouts switch contacts off, and must equal MuJoCo's rollouts of the model as
+    given to the bit. The arm as written can touch itself: contacts stay on there."""
+    import numpy as np
+    from mujoco import rollout
+
+    from physid.robot.collisions import can_touch
+    from physid.simfit.problem import run_from_table
+
+    assert can_touch(mujoco.MjModel.from_xml_string(ARM))
+    untouchable = ARM.replace('<geom type="capsule" size="0.035" density="1100"/>',
+                              '<geom type="capsule" size="0.035" density="1100" contype="0" '
+                              'conaffinity="0"/>')  # fmt: skip
+    model = mujoco.MjModel.from_xml_string(untouchable)
+    assert not can_touch(model) and model.opt.disableflags == 0
+    shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
+    seen, original = [], rollout.rollout
+
+    def spy(rolled, *args, **kwargs):
+        seen.append(int(rolled.opt.disableflags))
+        return original(rolled, *args, **kwargs)
+
+    rollout.rollout = spy
+    try:
+        simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
+    finally:
+        rollout.rollout = original
+    assert seen[0] & int(mujoco.mjtDisableBit.mjDSBL_CONTACT) and model.opt.disableflags == 0
+    assert np.array_equal(simulated[:, 1:], _reference_rollout(model, shooting, dofs, qpos))
+
+
+@pytest.mark.parametrize(
+    "bodies, touch",
+    [
+        ('<body name="a"><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/></body>'
+         "</body>", False),  # a body and its parent
+        ('<geom size="0.1"/><body name="a"><joint/><geom size="0.1"/></body>', True),  # world
+        ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
+         '<geom size="0.1"/></body>', True),
+        ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
+         '<geom size="0.1" contype="2" conaffinity="2"/></body>', False),  # no shared bit
+    ],
+)
+def test_which_models_can_touch(bodies, touch):
+    from physid.robot.collisions import can_touch
+
+    model = mujoco.MjModel.from_xml_string(f"<mujoco><worldbody>{bodies}</worldbody></mujoco>")
+    assert can_touch(model) is touch
+    if touch:  # an exclusion of the pair, or contacts off, and none can
+        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(b))
+                 for b in model.geom_bodyid]  # fmt: skip
+        spec = f'<contact><exclude body1="{names[0]}" body2="{names[1]}"/></contact>'
+        xml = f"<mujoco><worldbody>{bodies}</worldbody>{spec}</mujoco>"
+        assert not can_touch(mujoco.MjModel.from_xml_string(xml))
+        model.opt.disableflags = int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        assert not can_touch(model)
+
+
 def test_logged_torques_drive_a_model_with_position_servos_as_if_it_had_none():
     """A Menagerie arm carries position servos; runs that log the joint torques apply them
     directly, so the servos must not act (left on with ctrl = 0 they pull every joint towards

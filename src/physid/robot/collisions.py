@@ -45,3 +45,32 @@ def _body_name(model, body: int) -> str:  # noqa: ANN001 - mujoco.MjModel
     import mujoco
 
     return mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body) or f"body {body}"
+
+
+def can_touch(model) -> bool:  # noqa: ANN001 - mujoco.MjModel
+    """Whether any contact can ever arise in ``model`` (a ``mujoco.MjModel``), whatever its
+    pose: an explicit contact pair, or two geoms on different bodies whose contact types and
+    affinities match, not excluded, and not a body and its parent (MuJoCo's parent filter,
+    which spares the world). Where unsure it answers True: MuJoCo then checks, as always."""
+    import mujoco
+
+    flags = int(model.opt.disableflags)
+    if flags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
+        return False
+    if model.npair:
+        return True
+    excluded = {int(s) for s in model.exclude_signature}
+    filter_parent = not flags & int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+    bodies, types, affinities = model.geom_bodyid, model.geom_contype, model.geom_conaffinity
+    for i in range(model.ngeom):
+        for j in range(i + 1, model.ngeom):
+            a, b = int(bodies[i]), int(bodies[j])
+            if a == b or not (types[i] & affinities[j] or types[j] & affinities[i]):
+                continue
+            if (a << 16) + b in excluded or (b << 16) + a in excluded:
+                continue
+            parent_a, parent_b = int(model.body_parentid[a]), int(model.body_parentid[b])
+            if filter_parent and ((parent_a == b and b != 0) or (parent_b == a and a != 0)):
+                continue
+            return True
+    return False

