@@ -234,24 +234,14 @@ def _reference_rollout(model, shooting, dofs, qpos):
     return result[:, :, 1 + qpos]
 
 
-def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
-    """A one-tree model's constraints form one island, so simfit's rollouts switch MuJoCo's
-    island discovery (and the sensors) off (shooting.simulation_flags): the simulated windows
-    must equal MuJoCo's own rollouts of the model as given, to the bit, and the model's flags
-    come back unchanged."""
+def _simulated_with_flags(shooting):  # noqa: ANN001, ANN202
+    """The windows simulated at the start, and the disable flags each rollout ran with."""
     import numpy as np
     from mujoco import rollout
 
-    from physid.simfit.problem import run_from_table
-
-    model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.2"',
-                                                       'frictionloss="2.0"'))  # fmt: skip
-    island = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
-    assert model.ntree == 1 and not model.opt.disableflags & island
-    shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
     seen, original = [], rollout.rollout
 
-    def spy(rolled, *args, **kwargs):  # the flags the rollout ran with
+    def spy(rolled, *args, **kwargs):
         seen.append(int(rolled.opt.disableflags))
         return original(rolled, *args, **kwargs)
 
@@ -260,6 +250,24 @@ def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
         simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
     finally:
         rollout.rollout = original
+    return simulated, seen
+
+
+def test_the_fits_rollouts_skip_island_discovery_without_changing_a_bit():
+    """A one-tree model's constraints form one island, so simfit's rollouts switch MuJoCo's
+    island discovery (and the sensors) off (shooting.simulation_flags): the simulated windows
+    must equal MuJoCo's own rollouts of the model as given, to the bit, and the model's flags
+    come back unchanged."""
+    import numpy as np
+
+    from physid.simfit.problem import run_from_table
+
+    model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.2"',
+                                                       'frictionloss="2.0"'))  # fmt: skip
+    island = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    assert model.ntree == 1 and not model.opt.disableflags & island
+    shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
+    simulated, seen = _simulated_with_flags(shooting)
     bits = mujoco.mjtDisableBit  # torque-driven runs: the arm's motors off too
     expected = island | int(bits.mjDSBL_SENSOR) | int(bits.mjDSBL_ACTUATION)
     assert seen == [expected] and model.opt.disableflags == 0
@@ -273,7 +281,6 @@ def test_a_model_whose_geoms_cannot_touch_rolls_out_without_collision_detection(
     simfit's rollouts switch contacts off, and must equal MuJoCo's rollouts of the model as
     given to the bit. The arm as written can touch itself: contacts stay on there."""
     import numpy as np
-    from mujoco import rollout
 
     from physid.robot.collisions import can_touch
     from physid.simfit.problem import run_from_table
@@ -285,17 +292,7 @@ def test_a_model_whose_geoms_cannot_touch_rolls_out_without_collision_detection(
     model = mujoco.MjModel.from_xml_string(untouchable)
     assert not can_touch(model) and model.opt.disableflags == 0
     shooting, dofs, qpos = _shooting_of(model, run_from_table(simulate_arm(model, 1.5, 3), JOINTS))
-    seen, original = [], rollout.rollout
-
-    def spy(rolled, *args, **kwargs):
-        seen.append(int(rolled.opt.disableflags))
-        return original(rolled, *args, **kwargs)
-
-    rollout.rollout = spy
-    try:
-        simulated = shooting.simulate(np.array([0.0]), np.zeros((len(shooting.windows), 8)))
-    finally:
-        rollout.rollout = original
+    simulated, seen = _simulated_with_flags(shooting)
     assert seen[0] & int(mujoco.mjtDisableBit.mjDSBL_CONTACT) and model.opt.disableflags == 0
     assert np.array_equal(simulated[:, 1:], _reference_rollout(model, shooting, dofs, qpos))
 
