@@ -48,7 +48,7 @@ def test_the_polished_point_is_the_optimum_of_the_stated_problem(arm):
     model, W, tau, _ = arm
     problem = ConsistentProblem(model, model.prior_parameters(), margin=1e-6, prior_metric="logdet")
     fit = _fit(arm, tau, problem)
-    assert fit.status == "optimal" and fit.consistent
+    assert fit.status == "optimal" and fit.consistent and fit.polished
     polished = (fit.theta - problem.prior) / problem.scales
     assert solve_sdp(problem.problem) == "optimal"  # the solver's own point, same data
     solver = problem.x.value.copy()

@@ -65,6 +65,7 @@ class ConsistentFit:
     bodies: dict[str, ConsistencyReport] = field(default_factory=dict)
     solve_time_s: float = 0.0
     message: str = ""  # one line; why it failed, or how far the base parameters had to move
+    polished: bool = False  # the solver's point refined to the optimum (physid.offline.polish)
 
 
 def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -296,7 +297,9 @@ class ConsistentProblem:
         value[held > 0] = prior[held > 0]  # exactly, not to the solver's tolerance
         consistent, reports = _verify(model, value)
         message = "" if consistent else _first_violation(reports)
-        return ConsistentFit(value, status, consistent, reports, elapsed, message)
+        return ConsistentFit(
+            value, status, consistent, reports, elapsed, message, polished=polished is not None
+        )
 
 
     def _objective(self) -> MapObjective:

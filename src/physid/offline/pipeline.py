@@ -444,10 +444,11 @@ def _identify(
             joint = joint.scaled(scale)
     note("physically consistent fit (SDP)")
     fit = consistent_fit(system, scale, body_scale)
-    if fit.status == "optimal_inaccurate":
+    if fit.status == "optimal_inaccurate" and not fit.polished:
         warnings.append(
             "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
-            "the bodies were checked and are consistent, but the fit may be slightly suboptimal"
+            "the bodies were checked and are consistent, but the fit may be slightly suboptimal "
+            "(the Newton polish did not reach the optimum either)"
         )
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
