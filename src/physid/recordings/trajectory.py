@@ -320,8 +320,8 @@ def trajectory_segments(
     check_some_torque(whole.tau, table.source)
     pieces = gap_pieces(t, duplicates)
     if len(pieces) == 1:
-        return [_checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
-                               model)]  # fmt: skip
+        return _checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
+                              model, split_gaps)  # fmt: skip
     kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
     first = table.first_row
     if not kept:
@@ -348,8 +348,8 @@ def trajectory_segments(
     for a, b in kept:
         piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}",
                            warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
-        segments.append(_checked_piece(piece, duplicates[a:b], first + a, time_base,
-                                       corrupt_samples, model))  # fmt: skip
+        segments.extend(_checked_piece(piece, duplicates[a:b], first + a, time_base,
+                                       corrupt_samples, model, split_gaps))  # fmt: skip
     return segments
 
 
@@ -360,16 +360,61 @@ def _checked_piece(
     time_base: str,
     corrupt_samples: str,
     model: RobotModel,
-) -> Trajectory:
+    split: bool = True,
+) -> list[Trajectory]:
     """One piece of a recording, repaired (rows numbered from ``first_row`` as in the file),
-    without its duplicate rows, on its checked time base."""
+    without its duplicate rows, on its checked time base: split where its motion breaks
+    (:func:`split_at_motion_breaks`; ``split`` False: that is an error)."""
     if corrupt_samples == "repair":
         trajectory = repaired_samples(trajectory, model, first_row)
     if np.any(duplicates):
         trajectory = _without_duplicates(trajectory, duplicates, first_row)
-    if time_base == "auto":
-        trajectory = checked_time_base(trajectory)
-    return trajectory
+    if time_base != "auto":
+        return [trajectory]
+    return split_at_motion_breaks(trajectory, split=split)
+
+
+def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
+    """``trajectory`` on its checked time base (:func:`checked_time_base`), in pieces where its
+    positions jump by more than :data:`MAX_GAP_PERIODS` sample periods' worth of their speed
+    (:mod:`physid.recordings.timebase`, item 4: rows lost or frozen under stamps that went on,
+    rows sent again): each piece is checked on its own, pieces shorter than
+    :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped, and the first kept piece's
+    warnings say so. ``split`` False: a break is an error (a command that takes one recording)."""
+    checked = checked_time_base(trajectory)
+    breaks = (checked.time_base or {}).get("motion_breaks", [])
+    if not breaks:
+        return [checked]
+    t = np.asarray(trajectory.t, float)
+    rows = [int(b["row"]) for b in breaks]
+    where = ", ".join(f"t = {t[r]:.6g} s ({b['ticks']:+.3g} periods' worth)"
+                      for r, b in zip(rows, breaks, strict=True))  # fmt: skip
+    what = (
+        f"the positions jump at {where}, where the time stamps advance "
+        f"{float(np.median(np.diff(t))):.3g} s: rows lost or frozen while the robot moved, or "
+        "rows sent again; physid does not fill gaps"
+    )
+    if not split:
+        raise InputError(f"{what}: split the recording there", source=trajectory.source)
+    bounds = [0, *rows, len(t)]
+    pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
+    if not kept:
+        raise InputError(f"{what}, and no piece between the jumps lasts {MIN_SEGMENT_S:g} s "
+                         f"({MIN_SEGMENT_ROWS} rows)", source=trajectory.source)  # fmt: skip
+    spans = ", ".join(f"t = {t[a]:.6g}-{t[b - 1]:.6g} s" for a, b in kept)
+    note = f"{trajectory.source}: {what}: identified as {len(kept)} recording(s) ({spans})"
+    dropped = len(pieces) - len(kept)
+    if dropped:
+        note += f"; {dropped} piece(s) shorter than {MIN_SEGMENT_S:g} s dropped"
+    result = []
+    for a, b in kept:
+        piece = trajectory.rows(
+            slice(a, b), source=f"{trajectory.source} t = {t[a]:.6g}-{t[b - 1]:.6g} s",
+            warnings=(*trajectory.warnings, note) if not result else (),
+        )  # fmt: skip
+        result.extend(split_at_motion_breaks(piece, split=split))
+    return result
 
 
 def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
