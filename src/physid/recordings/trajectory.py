@@ -380,7 +380,8 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     (:mod:`physid.recordings.timebase`, item 4: rows lost or frozen under stamps that went on,
     rows sent again): each piece is checked on its own, pieces shorter than
     :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped, and the first kept piece's
-    warnings say so. ``split`` False: a break is an error (a command that takes one recording)."""
+    warnings say so. ``split`` False (a command that takes one recording): a break that leaves
+    more than one piece is an error."""
     checked = checked_time_base(trajectory)
     breaks = (checked.time_base or {}).get("motion_breaks", [])
     if not breaks:
@@ -394,11 +395,11 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
         f"{float(np.median(np.diff(t))):.3g} s: rows lost or frozen while the robot moved, or "
         "rows sent again; physid does not fill gaps"
     )
-    if not split:
-        raise InputError(f"{what}: split the recording there", source=trajectory.source)
     bounds = [0, *rows, len(t)]
     pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
     kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
+    if not split and len(kept) > 1:
+        raise InputError(f"{what}: split the recording there", source=trajectory.source)
     if not kept:
         raise InputError(f"{what}, and no piece between the jumps lasts {MIN_SEGMENT_S:g} s "
                          f"({MIN_SEGMENT_ROWS} rows)", source=trajectory.source)  # fmt: skip
