@@ -10,7 +10,10 @@ These checks compare each recording with what any robot recording and the URDF p
 2. revolute joint angles stay within one turn, or within the URDF limits, and joints move at
    joint-side speeds;
 3. the measured torques follow the URDF's static gravity torque ``g(q)`` with a common scale
-   near 1 on the gravity-loaded joints, each joint following its own gravity torque.
+   near 1 on the gravity-loaded joints, each joint following its own gravity torque;
+4. the torques follow the motion best on the stamps' own time scale, not on one 0.7x or 1.4x
+   as fast or slower (:mod:`physid.offline.time_scale`: a wrong sample time or stamps made up
+   at a fixed step).
 
 Every threshold is generous: a false alarm on good data costs more trust than a missed oddity
 costs results, and none of the checks fires on the shipped KUKA LWR4+ and Staubli TX40
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
@@ -119,8 +123,35 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if angles is not None:
             reasons.append(f"{name}: {angles}")
             continue
-        reasons.extend(f"{name}: {reason}" for reason in torque_reasons(model, trajectory))
+        torque = torque_reasons(model, trajectory)
+        reasons.extend(f"{name}: {reason}" for reason in torque)
+        scale = None if torque or not time_ok else timeline_reason(model, trajectory)
+        if scale is not None:
+            reasons.append(f"{name}: {scale}")
     return reasons
+
+
+TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers
+
+
+def timeline_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
+    """A reason when the torques follow the motion clearly better on another time scale than
+    the stamps' (:mod:`physid.offline.time_scale`), judged on the signals of
+    :func:`gravity_comparison` (low-passed, about ten samples per cut-off period) with
+    derivatives per second; None for recordings too short to judge."""
+    rate = trajectory.sample_rate_hz
+    if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+        return None
+    if 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate < MIN_DEGREES_OF_FREEDOM:
+        return None
+    q = _lowpass(np.asarray(trajectory.q, float), rate)
+    tau = _lowpass(np.asarray(trajectory.tau, float), rate)
+    step = max(1, int(rate / (10.0 * _cutoff_hz(rate))))
+    q, tau = q[::step], tau[::step]
+    dq = np.gradient(q, step / rate, axis=0)
+    ddq = np.gradient(dq, step / rate, axis=0)
+    rows = np.unique(np.linspace(0, len(q) - 1, min(len(q), TIMELINE_ROWS)).astype(int))
+    return time_scale_reason(fit_by_time_scale(model, q[rows], dq[rows], ddq[rows], tau[rows]))
 
 
 UNEXPLAINED_ERROR = 0.5  # relative error of the fit on its own (filtered) data

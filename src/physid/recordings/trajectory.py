@@ -379,7 +379,8 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     positions jump by more than :data:`MAX_GAP_PERIODS` sample periods' worth of their speed
     (:mod:`physid.recordings.timebase`, item 4: rows lost or frozen under stamps that went on,
     rows sent again): each piece is checked on its own, pieces shorter than
-    :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped, and the first kept piece's
+    :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped (all but the longest, if
+    none is longer), and the first kept piece's
     warnings say so. ``split`` False (a command that takes one recording): a break that leaves
     more than one piece is an error."""
     checked = checked_time_base(trajectory)
@@ -397,17 +398,17 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     )
     bounds = [0, *rows, len(t)]
     pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
-    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
+    # a recording too short for any piece to last MIN_SEGMENT_S keeps its longest piece
+    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [
+        max(pieces, key=lambda piece: piece[1] - piece[0])
+    ]
     if not split and len(kept) > 1:
         raise InputError(f"{what}: split the recording there", source=trajectory.source)
-    if not kept:
-        raise InputError(f"{what}, and no piece between the jumps lasts {MIN_SEGMENT_S:g} s "
-                         f"({MIN_SEGMENT_ROWS} rows)", source=trajectory.source)  # fmt: skip
     spans = ", ".join(f"t = {t[a]:.6g}-{t[b - 1]:.6g} s" for a, b in kept)
     note = f"{trajectory.source}: {what}: identified as {len(kept)} recording(s) ({spans})"
     dropped = len(pieces) - len(kept)
     if dropped:
-        note += f"; {dropped} piece(s) shorter than {MIN_SEGMENT_S:g} s dropped"
+        note += f"; {dropped} shorter piece(s) dropped"
     result = []
     for a, b in kept:
         piece = trajectory.rows(
