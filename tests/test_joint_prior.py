@@ -142,3 +142,29 @@ def test_a_base_combination_is_decided_only_where_the_data_shrink_its_prior():
         decided = decided_by_data(base, np.ones(3, dtype=bool), covariance, np.eye(4))
         assert decided.tolist() == expected
     assert parameter_sources(base, decided) == ("regrouped", "prior", "data", "regrouped")
+
+
+def test_a_joint_that_never_moves_keeps_its_urdf_friction_and_armature():
+    """A joint held still through the training run (its excitation amplitude 0): its viscous
+    friction and armature columns are velocity and acceleration noise, on which the torque
+    prior (a share of the joint's torque over its column's size) is no prior at all. They are
+    held at the URDF's values; a held-out run that moves it is predicted as the URDF would
+    that joint (KUKA LWR4+ with a wrist logged constant: viscous 1e6, held-out 3.3e8 %)."""
+    model = arm6_model()
+    theta = true_parameters(model, np.random.default_rng(4))
+    rng = np.random.default_rng(12)
+    amplitude = EXCURSION_RAD.copy()
+    amplitude[4] = 0.0
+    still = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
+    train = simulate_tracking(model, theta, still, duration_s=12.0, sample_rate_hz=500.0,
+                              noise=SensorNoise(), rng=rng)  # fmt: skip
+    held = simulate_random_excitation(model, theta, duration_s=8.0, sample_rate_hz=500.0,
+                                      rng=np.random.default_rng(13))  # fmt: skip
+    result = identify(model, [train.recorded], parse_config({}), validation=[held.recorded])
+    prior = model.prior_parameters()
+    for term in ("fv", "Ia"):
+        index = model.layout.joint_term_index("joint_5", term)
+        assert result.theta[index] == pytest.approx(prior[index], abs=1e-9)
+    assert any("joint 'joint_5' barely moves" in w for w in result.warnings)
+    urdf = predict_recording(model, held.recorded, result.preprocessing.filter, prior).metrics
+    assert result.validation.relative_error < urdf.relative_error

@@ -89,6 +89,12 @@ class JointPrior:
         """The same prior with every standard deviation times ``scale``."""
         return replace(self, std=self.std * scale)
 
+    def holding(self, indices: list[int], names: list[str], why: str) -> JointPrior:
+        """The same prior with the terms ``indices`` (named ``names``) held at their mean."""
+        held = self.held.copy()
+        held[indices] = True
+        return replace(self, held=held, reasons={**self.reasons, **dict.fromkeys(names, why)})
+
     def precision(self) -> np.ndarray:
         """(p,) prior precision of the joint terms (0 on inertial and held parameters)."""
         with np.errstate(divide="ignore", invalid="ignore"):
