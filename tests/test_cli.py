@@ -115,6 +115,26 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
     assert f"relative error {100 * overall['relative_error']:.2f} %" in result.output
     joint_3 = 100 * overall["relative_error_per_joint"]["joint_3"]
     assert f"joint_3 {joint_3:.2f} % (RMSE {overall['rmse']['joint_3']:.3g})" in result.output
+    assert json.loads(bare.read_text())["suspect_reasons"] == []
+    # validate checks the recordings as identify does: stamps halved, the cause is named
+    table = trajectory_csv_text(arm_recording_with_time(validation, 0.5))
+    (tmp_path / "fast.csv").write_text(table)
+    fast = (*args[:-1], tmp_path / "fast.csv", "--json", tmp_path / "fast.json", "--quiet")
+    result = CliRunner().invoke(main, [str(a) for a in fast])
+    assert result.exit_code == 0, result.output
+    assert "the data look wrong" in result.stderr and "time stamps do not match" in result.stderr
+    assert json.loads((tmp_path / "fast.json").read_text())["suspect_reasons"]
+
+
+def arm_recording_with_time(path, stretch: float):
+    """The recording of ``path`` (a contract CSV) with its time column times ``stretch``."""
+    from dataclasses import replace
+
+    from physid.recordings.trajectory import load_trajectory
+    from physid.sim.arm import arm6_model
+
+    trajectory = load_trajectory(path, arm6_model(), time_base="stamps")
+    return replace(trajectory, t=trajectory.t * stretch)
 
 
 @pytest.mark.parametrize(

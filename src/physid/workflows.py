@@ -38,6 +38,7 @@ from physid.offline.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
+from physid.offline.suspect import suspect_reasons
 from physid.offline.windows import Recording
 from physid.recordings.streamed import open_recording, should_stream
 from physid.recordings.tables import Table, source_name
@@ -276,6 +277,9 @@ class ValidationReport:
     warnings_from_data: tuple[str, ...] = ()
     # params.json's torque delay: each logged torque paired with the motion this much earlier
     torque_delay_s: float = 0.0
+    # why the recordings look wrong though well formed (physid.offline.suspect), as identify
+    # checks its own: a large error on data with a wrong time scale or torque sign names it
+    suspect_reasons: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -286,6 +290,7 @@ class ValidationReport:
             "scored_on": "raw measured torque at the recordings' own samples",
             "torque_delay_compensated_s": self.torque_delay_s,
             "warnings_from_data": list(self.warnings_from_data),
+            "suspect_reasons": list(self.suspect_reasons),
         }
 
 
@@ -406,8 +411,10 @@ def run_validate(
         fits.append(fit)
     overall = stacked_metrics(fits)
     data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
+    note("checking the recordings")
+    suspect = tuple(suspect_reasons(model, trajectories))
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings, delay_s)  # fmt: skip
+                            data_warnings, delay_s, suspect)  # fmt: skip
 
 
 def _base_uncertainty(model: RobotModel, document: dict) -> tuple[np.ndarray, np.ndarray] | None:

@@ -193,7 +193,8 @@ def validate_command(
     Scored on the raw measured torque at every sample of each recording; positions are
     differentiated with the training filter that params.json records (printed). Prints the
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
-    --json writes them too.
+    --json writes them too. The recordings get identify's checks of well-formed but wrong data
+    (time unit and scale, degrees, torque sign, scale and column order): a reason is a warning.
     """
     from physid.files.io import write_json_atomic
     from physid.workflows import run_validate
@@ -227,6 +228,8 @@ def validate_command(
         )
     for warning in report.warnings_from_data:
         click.echo(f"warning: {warning}", err=True)
+    for reason in report.suspect_reasons:
+        click.echo(f"warning: the data look wrong: {reason}", err=True)
     if json_out is not None:
         click.echo(f"wrote {json_out}")
 
