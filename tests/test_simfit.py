@@ -300,20 +300,27 @@ def test_a_model_whose_geoms_cannot_touch_rolls_out_without_collision_detection(
 @pytest.mark.parametrize(
     "bodies, touch",
     [
+        ('<body name="a"><joint/><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/>'
+         "</body></body>", False),  # a body and its parent
         ('<body name="a"><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/></body>'
-         "</body>", False),  # a body and its parent
+         "</body>", True),  # a's weld body is the world: the parent filter spares it
         ('<geom size="0.1"/><body name="a"><joint/><geom size="0.1"/></body>', True),  # world
         ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
          '<geom size="0.1"/></body>', True),
         ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
          '<geom size="0.1" contype="2" conaffinity="2"/></body>', False),  # no shared bit
+        ('<body name="a"><joint/><geom size="0.1"/><body name="b"><geom size="0.1"/></body>'
+         "</body>", False),  # welded together: one body
     ],
 )
 def test_which_models_can_touch(bodies, touch):
+    """Against MuJoCo itself: every geom sits at the origin, so a pair that can touch does."""
     from physid.robot.collisions import can_touch
 
     model = mujoco.MjModel.from_xml_string(f"<mujoco><worldbody>{bodies}</worldbody></mujoco>")
-    assert can_touch(model) is touch
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    assert can_touch(model) is touch and (data.ncon > 0) is touch
     if touch:  # an exclusion of the pair, or contacts off, and none can
         names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(b))
                  for b in model.geom_bodyid]  # fmt: skip

@@ -185,6 +185,12 @@ def test_a_streamed_file_validates_as_in_memory(tmp_path, monkeypatch):
     assert b.display_every > 1
     assert b.metrics.relative_error == pytest.approx(a.relative_error, rel=1e-9)
     np.testing.assert_allclose(b.metrics.rmse, a.rmse, rtol=1e-9)
+    # validate's checks of the data read a streamed file through its preview (they crashed)
+    from physid.offline.suspect import suspect_reasons
+    from physid.recordings.streamed import preview
+
+    streamed = open_recording(path, model, block_rows=5_000)
+    assert suspect_reasons(model, [preview(streamed)]) == suspect_reasons(model, [trajectory])
 
 
 @pytest.mark.parametrize("delay_s", [0.0374, -0.0121])

@@ -274,3 +274,16 @@ def test_a_frozen_logger_s_rows_are_dropped_as_stale(clean_run):
     assert [round(p.t[0], 3) for p in pieces] == [0.0, 4.3]
     assert pieces[0].t[-1] < 4.0 and pieces[0].row_repairs["stale_rows_dropped"] == 300
     assert any("300 rows dropped as stale" in w for w in pieces[0].warnings)
+
+
+def test_positions_frozen_while_the_torques_went_on_end_the_piece_before(clean_run):
+    """A position reader that held its last sample for 0.3 s while the torques were logged:
+    not stale rows (the torques change), and their motion reads as a standstill; the piece
+    before the jump ends where the positions froze (a 0.3 s false standstill before)."""
+    model, _, recorded, _ = clean_run
+    q = recorded.q.copy()
+    q[4000:4300] = q[3999]
+    pieces = trajectory_segments(_table(model, recorded.t, q, recorded.tau), model)
+    assert [round(p.t[0], 3) for p in pieces] == [0.0, 4.3]
+    assert pieces[0].t[-1] == pytest.approx(3.999, abs=1.5e-3)
+    assert any("300 rows of positions frozen" in w for w in pieces[0].warnings)

@@ -40,7 +40,7 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.suspect import suspect_reasons
 from physid.offline.windows import Recording
-from physid.recordings.streamed import open_recording, should_stream
+from physid.recordings.streamed import open_recording, preview, should_stream
 from physid.recordings.tables import Table, source_name
 from physid.recordings.trajectory import (
     Trajectory,
@@ -412,7 +412,7 @@ def run_validate(
     overall = stacked_metrics(fits)
     data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
     note("checking the recordings")
-    suspect = tuple(suspect_reasons(model, trajectories))
+    suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
                             data_warnings, delay_s, suspect)  # fmt: skip
 

@@ -142,7 +142,7 @@ def polish(objective: MapObjective, x0: np.ndarray) -> np.ndarray | None:
         if x is None:
             return None
         gradient = objective.value_gradient_hessian(x)[1]
-        tolerance = 1e-8 * max(1.0, float(np.max(np.abs(gradient))))
+        tolerance = 1e-8 * max(1.0, float(np.max(np.abs(gradient[~objective.held]), initial=0.0)))
         # a held term must push against its bound: a negative gradient would lower the
         # objective by raising it
         pulling = np.flatnonzero(bound & (gradient < -tolerance))

@@ -80,6 +80,7 @@ class TimeBaseCheck:
     # (module docstring, item 4), and by how many ticks' worth of the local velocity (< 0: back)
     breaks: tuple[int, ...] = ()
     break_ticks: tuple[float, ...] = ()
+    break_from: tuple[int, ...] = ()  # the row kept before each break (repeated rows between)
 
     @property
     def changed(self) -> bool:
@@ -116,8 +117,9 @@ class TimeBaseCheck:
             "stamp_error_rms_s": self.stamp_error_rms_s,
             "position_roughness": dict(self.roughness),
             "evidence_rows": self.evidence_rows,
-            "motion_breaks": [{"row": int(r), "ticks": float(k)}
-                              for r, k in zip(self.breaks, self.break_ticks, strict=True)],
+            "motion_breaks": [{"row": int(r), "from_row": int(f), "ticks": float(k)}
+                              for r, f, k in zip(self.breaks, self.break_from, self.break_ticks,
+                                                 strict=True)],
         }  # fmt: skip
 
 
@@ -268,6 +270,7 @@ def check_time_base(t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
     base = dict(n_rows=n_rows, repeated_rows=int(np.sum(repeats)), jitter=jitter,
                 roughness=rough, evidence_rows=evidence,
                 breaks=tuple(int(keep[k + 1]) for k in jumps),
+                break_from=tuple(int(keep[k]) for k in jumps),
                 break_ticks=tuple(float(ratio[k]) for k in jumps))  # fmt: skip
     candidates = []  # (timeline key, action, times)
     ticked_log = evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE

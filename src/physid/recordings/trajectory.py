@@ -398,6 +398,15 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
                            warnings=(*trajectory.warnings, note))  # fmt: skip
 
 
+def _frozen_from(q: np.ndarray, row: int) -> int:
+    """The end (exclusive) of the piece before a break at ``row``: ``row``, or, when the rows
+    before it repeat one position (more than one repeat), the row after the first of them."""
+    first = row - 1
+    while first > 0 and np.array_equal(q[first - 1], q[row - 1]):
+        first -= 1
+    return first + 1 if row - 1 - first >= 2 else row
+
+
 def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
     """``trajectory`` on its checked time base (:func:`checked_time_base`), in pieces where its
     positions jump by more than :data:`MAX_GAP_PERIODS` sample periods' worth of their speed
@@ -415,16 +424,22 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     rows = [int(b["row"]) for b in breaks]
     period = float(np.median(np.diff(t)))
     where = ", ".join(
-        f"t = {t[r]:.6g} s ({b['ticks']:+.3g} sample periods' worth of their speed in a stamp "
-        f"step of {t[r] - t[r - 1]:.3g} s)"
+        f"t = {t[r]:.6g} s ({b['ticks']:+.3g} periods' worth of their speed in a stamp step of "
+        f"{t[r] - t[int(b.get('from_row', r - 1))]:.3g} s)"
         for r, b in zip(rows, breaks, strict=True)
     )
+    # positions frozen before a jump (a logger that held its last sample while the torques went
+    # on) are no standstill: the piece before ends at the run's first row
+    ends = [_frozen_from(trajectory.q, r) for r in rows]
+    frozen = sum(r - e for r, e in zip(rows, ends, strict=True))
     what = (
         f"the positions jump at {where}; sample period {period:.3g} s: rows lost or frozen "
         "while the robot moved, or rows sent again; physid does not fill gaps"
+        + (f"; {frozen} rows of positions frozen before the jump dropped" if frozen else "")
     )
     bounds = [0, *rows, len(t)]
-    pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    ends_of = [*ends, len(t)]
+    pieces = [(a, b) for a, b in zip(bounds[:-1], ends_of, strict=True) if b > a]
     # a recording too short for any piece to last MIN_SEGMENT_S keeps its longest piece
     kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [
         max(pieces, key=lambda piece: piece[1] - piece[0])

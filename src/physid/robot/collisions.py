@@ -49,28 +49,31 @@ def _body_name(model, body: int) -> str:  # noqa: ANN001 - mujoco.MjModel
 
 def can_touch(model) -> bool:  # noqa: ANN001 - mujoco.MjModel
     """Whether any contact can ever arise in ``model`` (a ``mujoco.MjModel``), whatever its
-    pose: an explicit contact pair, or two geoms on different bodies whose contact types and
-    affinities match, not excluded, and not a body and its parent (MuJoCo's parent filter,
-    which spares the world). Where unsure it answers True: MuJoCo then checks, as always."""
+    pose: an explicit contact pair, a flex, or two geoms on different weld bodies (bodies
+    joined without a joint move as one) whose contact types and affinities match, not
+    excluded, and not a weld body and its parent's (MuJoCo's parent filter, which spares the
+    world). Where unsure it answers True: MuJoCo then checks, as always."""
     import mujoco
 
     flags = int(model.opt.disableflags)
     if flags & int(mujoco.mjtDisableBit.mjDSBL_CONTACT):
         return False
-    if model.npair:
+    if model.npair or getattr(model, "nflex", 0):
         return True
     excluded = {int(s) for s in model.exclude_signature}
     filter_parent = not flags & int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+    weld, parent = model.body_weldid, model.body_parentid
     bodies, types, affinities = model.geom_bodyid, model.geom_contype, model.geom_conaffinity
     for i in range(model.ngeom):
         for j in range(i + 1, model.ngeom):
             a, b = int(bodies[i]), int(bodies[j])
-            if a == b or not (types[i] & affinities[j] or types[j] & affinities[i]):
+            wa, wb = int(weld[a]), int(weld[b])
+            if wa == wb or not (types[i] & affinities[j] or types[j] & affinities[i]):
                 continue
             if (a << 16) + b in excluded or (b << 16) + a in excluded:
                 continue
-            parent_a, parent_b = int(model.body_parentid[a]), int(model.body_parentid[b])
-            if filter_parent and ((parent_a == b and b != 0) or (parent_b == a and a != 0)):
+            related = wa == int(weld[int(parent[wb])]) or wb == int(weld[int(parent[wa])])
+            if filter_parent and wa != 0 and wb != 0 and related:
                 continue
             return True
     return False

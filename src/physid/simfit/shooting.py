@@ -15,6 +15,7 @@ point's own).
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 import numpy as np
@@ -120,6 +121,13 @@ class Shooting:
         """Whether the runs drive the model's actuators (``ctrl``) rather than the joints."""
         return self.runs[0].ctrl is not None
 
+    @functools.cached_property
+    def touches(self) -> bool:
+        """Whether any contact can arise in the model (its geometry is not tuned: once)."""
+        from physid.robot.collisions import can_touch
+
+        return can_touch(self.model)
+
     def _controls(self, delay_s: float) -> np.ndarray:
         """qfrc_applied (W, nstep, nv), or the actuators' ctrl (W, nstep, nu) for driven runs,
         at every step of every window: the logged command ``delay_s`` earlier (linear
@@ -154,7 +162,8 @@ class Shooting:
         control = self._controls(delay)
         kind = "mjSTATE_CTRL" if self.driven else "mjSTATE_QFRC_APPLIED"
         spec = int(getattr(self.mujoco.mjtState, kind))
-        with quiet_stderr(), simulation_flags(self.model, self.driven):  # MuJoCo's instability
+        flags = simulation_flags(self.model, self.driven, self.touches)
+        with quiet_stderr(), flags:  # MuJoCo's instability
             result, _ = rollout.rollout(  # warnings: counted (unstable_steps) instead
                 self.model, self.datas, states, control, control_spec=spec, nstep=self.nstep
             )
@@ -212,7 +221,7 @@ class Shooting:
 
 
 @contextmanager
-def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
+def simulation_flags(model, driven: bool, touches: bool | None = None):  # noqa: ANN001
     """``model`` simulated as the logged runs drive it, and no slower than it must be, while
     the block runs (its flags restored after):
 
@@ -228,7 +237,7 @@ def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
     - a model in which no two geoms can touch (:func:`physid.robot.collisions.can_touch`: an
       arm exported from a URDF without collision shapes) still runs MuJoCo's collision
       pipeline every step: contacts off, the same rollouts bit for bit, 7 % less CPU per step
-      on that UR10e model."""
+      on that UR10e model (``touches``: its answer, computed once per model by the caller)."""
     import mujoco
 
     from physid.robot.collisions import can_touch
@@ -239,7 +248,7 @@ def simulation_flags(model, driven: bool):  # noqa: ANN001 - mujoco.MjModel
         off |= int(bits.mjDSBL_ACTUATION)
     if model.ntree <= 1:
         off |= int(bits.mjDSBL_ISLAND)  # MuJoCo >= 3.3.6 (pyproject): discovery on by default
-    if not can_touch(model):
+    if not (can_touch(model) if touches is None else touches):
         off |= int(bits.mjDSBL_CONTACT)
     flags = int(model.opt.disableflags)
     model.opt.disableflags = flags | off
