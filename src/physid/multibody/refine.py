@@ -429,8 +429,7 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
     import dataclasses
 
     model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
-    notes = []
-    notes += [
+    notes = [
         f"{n} = {v:.4g} ended at a bound of the output-error refinement: not a measurement"
         for n, v in zip(refinement.names, refinement.values, strict=True)
         if n in refinement.at_bound

@@ -301,7 +301,6 @@ class ConsistentProblem:
             value, status, consistent, reports, elapsed, message, polished=polished is not None
         )
 
-
     def _objective(self) -> MapObjective:
         """The problem's objective with its current parameter values, for :func:`polish`."""
         maps = None

@@ -168,6 +168,9 @@ class IdentificationResult:
         return self.model.layout.total_mass(theta)
 
 
+STILL_JOINT_TERMS = ("fv", "fc", "fs", "phi1", "Ia")  # driven by the joint's own motion
+
+
 def _excited(
     system: ReducedSystem, base: BaseParameters, still_joints: tuple[str, ...] = ()
 ) -> np.ndarray:
@@ -179,12 +182,9 @@ def _excited(
     excited[data_rank_deficiency(X)] = False
     for k, name in enumerate(base.short_names):
         joint, _, term = name.split(" ")[0].rpartition(".")
-        if joint in still_joints and term in ("fv", "fc", "fs", "phi1", "Ia"):
+        if joint in still_joints and term in STILL_JOINT_TERMS:
             excited[k] = False
     return excited
-
-
-STILL_JOINT_TERMS = ("fv", "fc", "fs", "phi1", "Ia")  # driven by the joint's own motion
 
 
 def _joint_warnings(still: dict[str, str]) -> list[str]:

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 import scipy.linalg
 
-from physid.body.inertia import PSEUDO_INERTIA_BASIS as PSEUDO
+from physid.body.inertia import pseudo_inertia
 
 # a non-negative term the solver left below this share of its scale is taken as at its bound
 _AT_BOUND = 1e-6
@@ -115,7 +115,7 @@ class MapObjective:
         if np.any(theta[free_non_negative] <= 0.0):
             return False
         n_inertial = 10 * self.n_bodies
-        J = np.einsum("ki,iab->kab", theta[:n_inertial].reshape(self.n_bodies, 10), PSEUDO)
+        J = pseudo_inertia(theta[:n_inertial].reshape(self.n_bodies, 10))
         return bool(np.all(np.linalg.eigvalsh(J)[:, 0] >= self.margin))
 
 
@@ -138,10 +138,10 @@ def polish(objective: MapObjective, x0: np.ndarray) -> np.ndarray | None:
     if not objective.feasible(x, candidates & ~bound):
         return None
     for _ in range(2 * int(np.count_nonzero(candidates)) + 5):
-        x = _newton(objective, x, bound, candidates, lower)
-        if x is None:
+        reached = _newton(objective, x, bound, candidates, lower)
+        if reached is None:
             return None
-        gradient = objective.value_gradient_hessian(x)[1]
+        x, gradient = reached
         tolerance = 1e-8 * max(1.0, float(np.max(np.abs(gradient[~objective.held]), initial=0.0)))
         # a held term must push against its bound: a negative gradient would lower the
         # objective by raising it
@@ -158,9 +158,10 @@ def _newton(
     bound: np.ndarray,
     candidates: np.ndarray,
     lower: np.ndarray,
-) -> np.ndarray | None:
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Damped Newton steps on the terms neither held nor at their bound (``bound`` grows, in
-    place, by the non-negative terms a step runs into), to a Newton decrement at rounding."""
+    place, by the non-negative terms a step runs into), to a Newton decrement at rounding;
+    returns the point and the objective's gradient there."""
     value, gradient, hessian = objective.value_gradient_hessian(x)
     for _ in range(_MAX_STEPS):
         free = ~objective.held & ~bound
@@ -173,7 +174,7 @@ def _newton(
         if not np.isfinite(decrement) or decrement < 0.0:
             return None
         if decrement <= 1e-20 * max(1.0, abs(value)):
-            return x
+            return x, gradient
         direction = np.zeros_like(x)
         direction[free] = step
         # the longest step that keeps every free non-negative term >= 0

@@ -139,17 +139,12 @@ def timeline_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
     the stamps' (:mod:`physid.offline.time_scale`), judged on the signals of
     :func:`gravity_comparison` (low-passed, about ten samples per cut-off period) with
     derivatives per second; None for recordings too short to judge."""
-    rate = trajectory.sample_rate_hz
-    if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+    signals = _check_signals(trajectory, columns_removed=0)
+    if signals is None:
         return None
-    if 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate < MIN_DEGREES_OF_FREEDOM:
-        return None
-    q = _lowpass(np.asarray(trajectory.q, float), rate)
-    tau = _lowpass(np.asarray(trajectory.tau, float), rate)
-    step = max(1, int(rate / (10.0 * _cutoff_hz(rate))))
-    q, tau = q[::step], tau[::step]
-    dq = np.gradient(q, step / rate, axis=0)
-    ddq = np.gradient(dq, step / rate, axis=0)
+    q, tau, seconds_per_row = signals
+    dq = np.gradient(q, seconds_per_row, axis=0)
+    ddq = np.gradient(dq, seconds_per_row, axis=0)
     rows = np.unique(np.linspace(0, len(q) - 1, min(len(q), TIMELINE_ROWS)).astype(int))
     return time_scale_reason(fit_by_time_scale(model, q[rows], dq[rows], ddq[rows], tau[rows]))
 
@@ -358,16 +353,10 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     torques are constant) or the recording is too short to judge a correlation on
     (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 2.3 s).
     """
-    rate = trajectory.sample_rate_hz
-    if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+    signals = _check_signals(trajectory, columns_removed=_NUISANCE_COLUMNS)
+    if signals is None:
         return None
-    independent = 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate
-    if independent - _NUISANCE_COLUMNS < MIN_DEGREES_OF_FREEDOM:
-        return None
-    q = _lowpass(np.asarray(trajectory.q, float), rate)
-    tau = _lowpass(np.asarray(trajectory.tau, float), rate)
-    step = max(1, int(rate / (10.0 * _cutoff_hz(rate))))
-    q, tau = q[::step], tau[::step]
+    q, tau, seconds_per_row = signals
     dq = np.gradient(q, axis=0)
     ddq = np.gradient(dq, axis=0)
     gravity, inertial = _prior_torques(model, q, dq, ddq)
@@ -397,8 +386,27 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
         joint_correlations,
         swap,
         # the inertial torque is quadratic in the time unit: per sample -> per second
-        _model_correlations(gravity + inertial * (rate / step) ** 2, dq, tau, loaded),
+        _model_correlations(gravity + inertial / seconds_per_row**2, dq, tau, loaded),
     )
+
+
+def _check_signals(
+    trajectory: Trajectory, columns_removed: int
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The positions and torques the torque checks judge: low-passed at :func:`_cutoff_hz` and
+    kept at about ten rows per cut-off period, with the stamps' seconds per kept row; None when
+    the recording is too short to judge (fewer than :data:`MIN_DEGREES_OF_FREEDOM` independent
+    samples once ``columns_removed`` nuisance columns are taken out)."""
+    rate = trajectory.sample_rate_hz
+    if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
+        return None
+    independent = 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate
+    if independent - columns_removed < MIN_DEGREES_OF_FREEDOM:
+        return None
+    q = _lowpass(np.asarray(trajectory.q, float), rate)
+    tau = _lowpass(np.asarray(trajectory.tau, float), rate)
+    step = max(1, int(rate / (10.0 * _cutoff_hz(rate))))
+    return q[::step], tau[::step], step / rate
 
 
 def _model_correlations(
