@@ -94,12 +94,13 @@ def test_the_fold_tolerance_predicts_as_the_default_in_fewer_iterations(noiseles
     noisy = tau + np.random.default_rng(1).normal(0.0, 0.05 * tau.std(), tau.shape)
 
     def solve(problem, tolerance):
-        fit = consistent_least_squares(
-            model, reduce_observations(W, noisy), np.ones(6), model.prior_parameters(),
-            noise_variance=(0.05 * tau.std()) ** 2, problem=problem, tolerance=tolerance,
+        fit = problem.solve(
+            reduce_observations(W, noisy), np.ones(6), noise_variance=(0.05 * tau.std()) ** 2,
+            prior_std_relative=0.3, prior_total_mass_std_relative=0.02, joint=None,
+            tolerance=tolerance, method="sdp",
         )  # fmt: skip
-        assert fit.status == "optimal" and fit.consistent
-        return fit.theta, problem.problem.solver_stats.num_iters
+        assert fit.status == "optimal" and fit.consistent and fit.method == "clarabel"
+        return fit.theta, problem.sdp.problem.solver_stats.num_iters
 
     def compiled():
         return ConsistentProblem(model, model.prior_parameters(), margin=1e-6,

@@ -1,13 +1,14 @@
-"""The Newton polish of the consistent fit (physid.offline.polish): its point is the optimum of
-the problem CVXPY states, checked through CVXPY's own evaluation of that objective (an
-implementation the polish shares nothing with), and it does not move with the last bits of
-the data as the interior-point solver's stopping point does."""
+"""The Newton solve and polish of the consistent fit (physid.offline.polish): their point is the
+optimum of the problem CVXPY states, checked through CVXPY's own evaluation of that objective
+and Clarabel's own solution (implementations the Newton steps share nothing with), and it does
+not move with the last bits of the data as the interior-point solver's stopping point does."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from physid.offline import polish as newton
 from physid.offline.consistent import ConsistentProblem, consistent_least_squares, solve_sdp
 from physid.offline.reduced import reduce_observations
 from physid.robot.regressor import observation_matrix
@@ -40,18 +41,28 @@ def _fit(arm, tau, problem=None):
 
 
 def _cvxpy_objective(problem: ConsistentProblem, x: np.ndarray) -> float:
-    problem.x.value = x
-    return float(problem.problem.objective.value)
+    problem.sdp.x.value = x
+    return float(problem.sdp.problem.objective.value)
 
 
-def test_the_polished_point_is_the_optimum_of_the_stated_problem(arm):
+def _options(arm) -> dict:
+    return dict(noise_variance=arm[3], prior_std_relative=0.3,
+                prior_total_mass_std_relative=0.02, joint=None)  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["auto", "sdp"])
+def test_the_newton_point_is_the_optimum_of_the_stated_problem(arm, method):
+    # auto: Newton steps from the prior, no interior-point solver; sdp: Clarabel, then the polish
     model, W, tau, _ = arm
     problem = ConsistentProblem(model, model.prior_parameters(), margin=1e-6, prior_metric="logdet")
-    fit = _fit(arm, tau, problem)
+    system = reduce_observations(W, tau)
+    fit = problem.solve(system, np.ones(6), **_options(arm), method=method)
     assert fit.status == "optimal" and fit.consistent and fit.polished
+    assert fit.method == ("newton" if method == "auto" else "clarabel")
     polished = (fit.theta - problem.prior) / problem.scales
-    assert solve_sdp(problem.problem) == "optimal"  # the solver's own point, same data
-    solver = problem.x.value.copy()
+    problem.sdp.fill(problem.objective(system, np.ones(6), **_options(arm)))
+    assert solve_sdp(problem.sdp.problem) == "optimal"  # the solver's own point, same data
+    solver = problem.sdp.x.value.copy()
     assert _cvxpy_objective(problem, polished) <= _cvxpy_objective(problem, solver) + 1e-12
 
     # stationary on the terms not at a bound (CVXPY's objective by central differences; the
@@ -59,7 +70,7 @@ def test_the_polished_point_is_the_optimum_of_the_stated_problem(arm):
     bound = problem.non_negative & (fit.theta == 0.0)
     fc = model.layout.index("joint_6.fc")
     assert bound[fc]  # the data want it negative
-    held = np.asarray(problem.held.value) > 0
+    held = np.asarray(problem.sdp.held.value) > 0
     h = 1e-6
     gradient = np.zeros(polished.size)
     for i in np.flatnonzero(~held):
@@ -78,3 +89,57 @@ def test_the_polished_fit_does_not_move_with_the_last_bits_of_the_data(arm):
     nudged = tau * (1.0 + 1e-13 * np.random.default_rng(7).standard_normal(tau.shape))
     a, b = _fit(arm, tau).theta, _fit(arm, nudged).theta
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_newton_from_the_prior_and_clarabel_reach_the_same_fit(arm):
+    model, W, tau, _ = arm
+    problem = ConsistentProblem(model, model.prior_parameters(), margin=1e-6, prior_metric="logdet")
+    system = reduce_observations(W, tau)
+    newton = problem.solve(system, np.ones(6), **_options(arm))
+    clarabel = problem.solve(system, np.ones(6), **_options(arm), method="sdp")
+    assert (newton.method, clarabel.method) == ("newton", "clarabel")
+    np.testing.assert_allclose(newton.theta, clarabel.theta, rtol=1e-8, atol=1e-10)
+
+
+def test_clarabel_solves_what_newton_steps_cannot(arm):
+    # the euclidean metric: no barrier, a body's cone constraint may be active
+    model, W, tau, _ = arm
+    euclidean = ConsistentProblem(model, model.prior_parameters(), margin=1e-6,
+                                  prior_metric="euclidean")  # fmt: skip
+    fit = euclidean.solve(reduce_observations(W, tau), np.ones(6), **_options(arm))
+    assert fit.method == "clarabel" and fit.status == "optimal" and fit.consistent
+
+
+@pytest.mark.parametrize("inertia", ["point mass", "not a rigid body"])
+def test_a_degenerate_urdf_body_is_left_to_clarabel(arm, inertia):
+    # the prior pulls the body toward a pseudo-inertia at the cone's boundary (the Staubli TX40's
+    # last link is a point mass): the margin constraint is active at the optimum
+    model, W, tau, _ = arm
+    prior = model.prior_parameters().copy()
+    body = model.layout.body_slice("joint_3")
+    if inertia == "point mass":
+        prior[body.start + 1 : body.stop] = 0.0  # at the origin, no rotational inertia
+    else:
+        prior[body.start + 4] = -abs(prior[body.start + 4]) - 1.0  # Ixx < 0
+    problem = ConsistentProblem(model, prior, margin=1e-6, prior_metric="logdet")
+    fit = problem.solve(reduce_observations(W, tau), np.ones(6), **_options(arm))
+    assert fit.method == "clarabel" and fit.status == "optimal" and fit.consistent
+
+
+def test_the_continuation_along_the_prior_weight_reaches_the_same_optimum(arm):
+    # the path a weak prior's hardest fits take (direct damped steps that shrink): from the
+    # prior, the optimum at 10^k times the weight, k down to 0, each the next start
+    model, W, tau, _ = arm
+    problem = ConsistentProblem(model, model.prior_parameters(), margin=1e-6, prior_metric="logdet")
+    system = reduce_observations(W, tau)
+    options = {**_options(arm), "prior_std_relative": 3.0}  # a weak prior: several decades
+    objective = problem.objective(system, np.ones(6), **options)
+    assert objective.inertial_weight < 1e-3
+    start = np.zeros(objective.b.size)
+    candidates = objective.non_negative & ~objective.held
+    start[candidates] = np.maximum(0.0, -objective.prior[candidates]
+                                   / objective.scales[candidates] + 1e-3)  # fmt: skip
+    x = newton._continuation(objective, start)
+    clarabel = problem.solve(system, np.ones(6), **options, method="sdp")
+    np.testing.assert_allclose(problem.prior + problem.scales * x, clarabel.theta,
+                               rtol=1e-7, atol=1e-9)  # fmt: skip

@@ -6,9 +6,11 @@ body could have these parameters"), and non-negative viscous/Coulomb friction, a
 coupled-motor inertia. A small pull toward the URDF prior picks one member of the family of
 standard parameters that share the same base parameters and fills the directions the data do
 not excite: the fit is a maximum a posteriori estimate with a Gaussian prior centred on the
-URDF. The solver's point is then polished by Newton steps on the same objective
-(:mod:`physid.offline.polish`): the directions the prior decides are otherwise only as exact as
-the solver's duality gap, and moved with the last bits of the data.
+URDF. With the log-det prior (the default) the objective is smooth and keeps every body inside
+the cone by itself, so Newton steps from the prior solve it (:mod:`physid.offline.polish`,
+checked by the optimality conditions); otherwise Clarabel solves the SDP and its point is
+polished by the same Newton steps: the directions the prior decides are otherwise only as exact
+as the solver's duality gap, and moved with the last bits of the data.
 :func:`consistent_standard_from_base` instead recovers consistent standard parameters that
 reproduce given base parameters exactly, or says how far from consistency they are.
 """
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
@@ -30,13 +32,16 @@ from physid.body.inertia import (
 )
 from physid.files.io import quiet_stderr
 from physid.offline.joint_prior import JointPrior
-from physid.offline.polish import MapObjective, polish
+from physid.offline.polish import MapObjective, polish, solve_from_prior
 from physid.offline.reduced import ReducedSystem
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
 
+if TYPE_CHECKING:  # CVXPY is imported where a problem is built: 0.7 s that Newton solves skip
+    import cvxpy as cp
+
 _NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
-_SOLVED = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+_SOLVED = ("optimal", "optimal_inaccurate")  # CVXPY's statuses
 # Clarabel's KKT solver. Its "auto" picks faer, whose supernodal factorisation is built for
 # large systems; physid's SDPs are small (KUKA LWR4+: 463 variables, 834 rows, 14 PSD blocks
 # of 4 and 8) and are solved 30-40 times per identification. Measured on that problem: faer
@@ -66,6 +71,7 @@ class ConsistentFit:
     solve_time_s: float = 0.0
     message: str = ""  # one line; why it failed, or how far the base parameters had to move
     polished: bool = False  # the solver's point refined to the optimum (physid.offline.polish)
+    method: str = ""  # "newton" (from the prior, physid.offline.polish) or "clarabel"
 
 
 def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -88,6 +94,8 @@ def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
 
 
 def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list:
+    import cvxpy as cp
+
     # A PSD variable equal to J, not ``(J + J.T) / 2 - margin I >> 0`` on the expression: the
     # latter compiles in half the time (no 16 extra variables and equalities per body) but on
     # real data Clarabel then needs more iterations (KUKA LWR4+ file 2: 1484 against 826 over
@@ -117,6 +125,8 @@ def pseudo_inertia_expression(pi: cp.Expression, left: np.ndarray | None = None)
     One matrix product instead of a sum of ten scaled basis matrices: CVXPY compiles it several
     times faster, and compiling is most of the cost of these small SDPs.
     """
+    import cvxpy as cp
+
     basis = PSEUDO_INERTIA_BASIS if left is None else left @ PSEUDO_INERTIA_BASIS @ left.T
     return cp.reshape(basis.reshape(10, 16).T @ pi, (4, 4), order="C")
 
@@ -141,6 +151,8 @@ def _logdet_divergence(theta: cp.Expression, root_inverses: np.ndarray) -> cp.Ex
     Park 2020): convex in J, invariant to units and frames, and a barrier that keeps each body
     off the boundary of physical consistency. Near J0 it equals ``1/2 ||J0^-1/2 dJ J0^-1/2||_F^2``,
     so weighting it by ``1 / rho^2`` makes ``rho`` a relative standard deviation."""
+    import cvxpy as cp
+
     total = 0
     for k, root_inverse in enumerate(root_inverses):
         scaled = pseudo_inertia_expression(theta[10 * k : 10 * k + 10], root_inverse)
@@ -174,6 +186,8 @@ def solve_sdp(problem: cp.Problem, tolerance: float | None = None) -> str:
     ``PanicException``, a ``BaseException``: it becomes a ``solver_error`` status, and what the
     panic prints on file descriptor 2 is kept off the terminal.
     """
+    import cvxpy as cp
+
     tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
     settings = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
     try:
@@ -191,55 +205,54 @@ def solve_sdp(problem: cp.Problem, tolerance: float | None = None) -> str:
 
 
 class ConsistentProblem:
-    """The consistent MAP problem of one model and prior, compiled once and solved for any data.
+    """The consistent MAP problem of one model and prior, set up once and solved for any data.
 
     Cross-validation solves it for every fold of every candidate (:mod:`.choices`,
-    :mod:`.against_prior`): the data, the row weights and the prior strengths enter as CVXPY
-    parameters (disciplined parametrized programming), so CVXPY canonicalises the problem once
-    and each later solve only refills the parameters and runs Clarabel (measured: 0.23 s of
-    compilation against 0.04 s of solver per solve of a 7-joint arm).
+    :mod:`.against_prior`). With the log-det prior the objective is smooth and its barrier keeps
+    the bodies inside the cone, so each solve first runs Newton steps from the prior
+    (:func:`~physid.offline.polish.solve_from_prior`, checked by the optimality conditions);
+    where they cannot reach it (the euclidean metric and a URDF body near the cone's boundary,
+    where constraints can be active; a step that stalls) the SDP is solved by Clarabel
+    (:attr:`sdp`, compiled by CVXPY on first use) and its point polished. Measured on the real
+    corpus (194 fits of the KUKA LWR4+, UR10e, xMate7p and DFKI pendulum identifications): the
+    Newton solves agree with Clarabel's polished points to 1.4e-8 in the scaled variable, in
+    3-10 ms each against 40 ms of Clarabel and CVXPY's 0.3-0.8 s compilation; every printed
+    choice and result of ``benchmarks/real_corpus.py`` unchanged.
     """
 
     def __init__(
         self, model: RobotModel, prior: np.ndarray, *, margin: float, prior_metric: str
     ) -> None:
         layout = model.layout
-        self.model, self.prior, self.metric = model, prior, prior_metric
-        n_params = layout.size
+        self.model, self.prior, self.metric, self.margin = model, prior, prior_metric, margin
         self.scales = parameter_scales(model, prior)
-        self.x = cp.Variable(n_params)
-        theta = prior + cp.multiply(self.scales, self.x)
-        self.theta = theta
-        # the data term ||A x - b||^2 through the triangular factor of [A | b]: p x p
-        self.A = cp.Parameter((n_params, n_params), name="A")
-        self.b = cp.Parameter(self.A.shape[0], name="b")
-        self.inertial_weight = cp.Parameter(nonneg=True, name="inertial_weight")
-        self.joint_weight = cp.Parameter(n_params, nonneg=True, name="joint_weight")
-        self.mass_weight = cp.Parameter(nonneg=True, name="mass_weight")
-        self.held = cp.Parameter(n_params, nonneg=True, name="held")
-        inertial = np.arange(layout.n_inertial)
-        objective = cp.sum_squares(self.A @ self.x - self.b)
-        self.root_inverses = None
+        self.prior_mass = layout.total_mass(prior)
+        self.root_inverses = body_maps = None
         if prior_metric == "logdet":
             self.root_inverses = _prior_root_inverses(model, prior)
-            objective += self.inertial_weight * _logdet_divergence(theta, self.root_inverses)
-        else:
-            objective += self.inertial_weight * cp.sum_squares(self.x[inertial])
-        objective += cp.sum_squares(cp.multiply(self.joint_weight, self.x))
-        prior_mass = layout.total_mass(prior)
-        self.prior_mass = prior_mass
-        if prior_mass > 0:
-            objective += self.mass_weight * cp.square(
-                cp.sum(theta[layout.mass_indices]) - prior_mass
-            )
-        constraints = _constraints(model, theta, margin)
-        constraints.append(cp.multiply(self.held, self.x) == 0)
-        self.problem = cp.Problem(cp.Minimize(objective), constraints)
-        self.margin = margin
-        self.non_negative = np.zeros(n_params, bool)
+            body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses, PSEUDO_INERTIA_BASIS,
+                                  self.root_inverses)  # fmt: skip
+        self.body_maps = body_maps
+        # The prior term pulls each body toward its URDF pseudo-inertia J0 (lifted inside the
+        # cone where the URDF's is not): where J0 lies within a few margins of the cone's
+        # boundary (the Staubli TX40's last link, a point mass) the margin constraint is active
+        # at the optimum, which only the SDP handles; there Newton steps are not tried.
+        self.newton_start = body_maps is not None and all(
+            np.linalg.eigvalsh(_positive_definite(pseudo_inertia(pi)))[0] > 10.0 * margin
+            for pi in np.asarray(prior[: layout.n_inertial], float).reshape(-1, 10)
+        )
+        self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
+        self._sdp: _CompiledSdp | None = None
 
-    def solve(
+    @property
+    def sdp(self) -> _CompiledSdp:
+        """The same problem stated in CVXPY for Clarabel, built on first use."""
+        if self._sdp is None:
+            self._sdp = _CompiledSdp(self)
+        return self._sdp
+
+    def objective(
         self,
         system: ReducedSystem,
         weights: np.ndarray,
@@ -248,74 +261,131 @@ class ConsistentProblem:
         prior_std_relative: float | None,
         prior_total_mass_std_relative: float | None,
         joint: JointPrior | None,
-        tolerance: float | None = None,
-    ) -> ConsistentFit:
-        """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there);
-        ``tolerance``: the solver's (:func:`solve_sdp`; :data:`FOLD_TOLERANCE` for fold fits)."""
-        model, prior, scales = self.model, self.prior, self.scales
-        layout = model.layout
+    ) -> MapObjective:
+        """The objective of :func:`consistent_least_squares` on ``system`` in the scaled variable
+        ``x`` (``theta = prior + scales * x``)."""
+        layout = self.model.layout
+        scales, prior = self.scales, self.prior
         n_params = layout.size
         X, u = system.stacked(np.arange(n_params), weights)
         rows = system.n_rows
         # Everything divided by the rows (and the data by the noise variance): the solver sees
-        # O(1) numbers whatever the data length.
+        # O(1) numbers whatever the data length. The data term ||A x - b||^2 through the
+        # triangular factor of [A | b]: p x p.
         factor = 1.0 / np.sqrt(noise_variance * rows)
         augmented = np.column_stack([(X * scales) * factor, (u - X @ prior) * factor])
         triangle = scipy.linalg.qr(augmented, mode="r", check_finite=False)[0]
         square = np.zeros((n_params + 1, n_params + 1))
         square[: triangle.shape[0]] = triangle[: n_params + 1]
-        self.A.value, self.b.value = square[:n_params, :n_params], square[:n_params, n_params]
-        if prior_std_relative is None:
-            self.inertial_weight.value = 1e-8
-        else:
-            self.inertial_weight.value = prior_std_relative**-2 / rows
+        inertial_weight = 1e-8 if prior_std_relative is None else prior_std_relative**-2 / rows
         joint_terms = np.arange(layout.n_inertial, n_params)
         weight = np.zeros(n_params)
-        held = np.zeros(n_params)
+        held = np.zeros(n_params, bool)
         if joint is None:
             weight[joint_terms] = 1e-4  # sqrt of the 1e-8 tie-breaker per row
         else:
             free = joint_terms[~joint.held[joint_terms]]
             weight[free] = scales[free] / joint.std[free] / np.sqrt(rows)
-            held[joint_terms[joint.held[joint_terms]]] = 1.0
-        self.joint_weight.value, self.held.value = weight, held
+            held[joint_terms[joint.held[joint_terms]]] = True
         mass_weight = 0.0
         if prior_total_mass_std_relative is not None and self.prior_mass > 0:
             mass_weight = (prior_total_mass_std_relative * self.prior_mass) ** -2 / rows
-        self.mass_weight.value = mass_weight
-        started = time.perf_counter()
-        status = solve_sdp(self.problem, tolerance)
-        elapsed = time.perf_counter() - started
-        x = self.x.value
-        if status not in _SOLVED or x is None:
-            return ConsistentFit(
-                None, status, False, {}, elapsed, f"consistent fit failed: {status}"
-            )
-        polished = polish(self._objective(), x)
-        x = x if polished is None else polished
-        value = _clean_signs(model, prior + scales * x, scales)
-        value[held > 0] = prior[held > 0]  # exactly, not to the solver's tolerance
-        consistent, reports = _verify(model, value)
-        message = "" if consistent else _first_violation(reports)
-        return ConsistentFit(
-            value, status, consistent, reports, elapsed, message, polished=polished is not None
-        )
-
-    def _objective(self) -> MapObjective:
-        """The problem's objective with its current parameter values, for :func:`polish`."""
-        maps = None
-        if self.root_inverses is not None:
-            maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses, PSEUDO_INERTIA_BASIS,
-                             self.root_inverses)  # fmt: skip
         return MapObjective(
-            A=self.A.value, b=self.b.value, scales=self.scales, prior=self.prior,
-            n_bodies=len(self.model.layout.body_joints),
-            inertial_weight=float(self.inertial_weight.value),
-            joint_weight=np.asarray(self.joint_weight.value, float),
-            mass_weight=float(self.mass_weight.value), prior_mass=float(self.prior_mass),
-            held=np.asarray(self.held.value) > 0, non_negative=self.non_negative,
-            body_maps=maps, margin=self.margin,
+            A=square[:n_params, :n_params], b=square[:n_params, n_params], scales=scales,
+            prior=prior, n_bodies=len(layout.body_joints), inertial_weight=inertial_weight,
+            joint_weight=weight, mass_weight=mass_weight, prior_mass=float(self.prior_mass),
+            held=held, non_negative=self.non_negative, body_maps=self.body_maps,
+            margin=self.margin,
         )  # fmt: skip
+
+    def solve(
+        self,
+        system: ReducedSystem,
+        weights: np.ndarray,
+        *,
+        tolerance: float | None = None,
+        method: str = "auto",
+        **terms: Any,
+    ) -> ConsistentFit:
+        """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there);
+        ``terms``: the noise variance and prior strengths of :meth:`objective`; ``tolerance``:
+        Clarabel's when it solves (:func:`solve_sdp`; :data:`FOLD_TOLERANCE` for fold fits);
+        ``method``: ``auto`` (Newton from the prior, else Clarabel) or ``sdp`` (Clarabel, then
+        the polish)."""
+        if method not in ("auto", "sdp"):
+            raise ValueError(f"method must be auto or sdp, not {method!r}")
+        objective = self.objective(system, weights, **terms)
+        started = time.perf_counter()
+        x = solve_from_prior(objective) if method == "auto" and self.newton_start else None
+        status, used, polished = "optimal", "newton", True
+        if x is None:
+            used = "clarabel"
+            status, x = self.sdp.solve(objective, tolerance)
+            if status not in _SOLVED or x is None:
+                elapsed = time.perf_counter() - started
+                return ConsistentFit(
+                    None, status, False, {}, elapsed, f"consistent fit failed: {status}",
+                    method=used,
+                )  # fmt: skip
+            refined = polish(objective, x)
+            polished = refined is not None
+            x = x if refined is None else refined
+        elapsed = time.perf_counter() - started
+        prior, held = self.prior, objective.held
+        value = _clean_signs(self.model, prior + self.scales * x, self.scales)
+        value[held] = prior[held]  # exactly, not to the solver's tolerance
+        consistent, reports = _verify(self.model, value)
+        message = "" if consistent else _first_violation(reports)
+        return ConsistentFit(value, status, consistent, reports, elapsed, message,
+                             polished=polished, method=used)  # fmt: skip
+
+
+class _CompiledSdp:
+    """:class:`ConsistentProblem` in CVXPY (disciplined parametrized programming): compiled once,
+    each solve refills the parameters from a :class:`MapObjective` and runs Clarabel."""
+
+    def __init__(self, owner: ConsistentProblem) -> None:
+        import cvxpy as cp
+
+        layout = owner.model.layout
+        n_params = layout.size
+        self.x = cp.Variable(n_params)
+        theta = owner.prior + cp.multiply(owner.scales, self.x)
+        self.A = cp.Parameter((n_params, n_params), name="A")
+        self.b = cp.Parameter(n_params, name="b")
+        self.inertial_weight = cp.Parameter(nonneg=True, name="inertial_weight")
+        self.joint_weight = cp.Parameter(n_params, nonneg=True, name="joint_weight")
+        self.mass_weight = cp.Parameter(nonneg=True, name="mass_weight")
+        self.held = cp.Parameter(n_params, nonneg=True, name="held")
+        objective = cp.sum_squares(self.A @ self.x - self.b)
+        if owner.root_inverses is not None:
+            objective += self.inertial_weight * _logdet_divergence(theta, owner.root_inverses)
+        else:
+            objective += self.inertial_weight * cp.sum_squares(self.x[: layout.n_inertial])
+        objective += cp.sum_squares(cp.multiply(self.joint_weight, self.x))
+        if owner.prior_mass > 0:
+            objective += self.mass_weight * cp.square(
+                cp.sum(theta[layout.mass_indices]) - owner.prior_mass
+            )
+        constraints = _constraints(owner.model, theta, owner.margin)
+        constraints.append(cp.multiply(self.held, self.x) == 0)
+        self.problem = cp.Problem(cp.Minimize(objective), constraints)
+
+    def fill(self, objective: MapObjective) -> None:
+        """Set the parameters to ``objective``'s values."""
+        self.A.value, self.b.value = objective.A, objective.b
+        self.inertial_weight.value = objective.inertial_weight
+        self.joint_weight.value = objective.joint_weight
+        self.mass_weight.value = objective.mass_weight
+        self.held.value = objective.held.astype(float)
+
+    def solve(
+        self, objective: MapObjective, tolerance: float | None
+    ) -> tuple[str, np.ndarray | None]:
+        """Clarabel's status and point for ``objective`` (:func:`solve_sdp`)."""
+        self.fill(objective)
+        status = solve_sdp(self.problem, tolerance)
+        return status, None if self.x.value is None else np.array(self.x.value)
 
 
 def consistent_least_squares(
@@ -389,6 +459,8 @@ def consistent_standard_from_base(
     ``base_covariance`` is returned with ``status = "infeasible"``-derived message giving the
     distance in standard deviations, so the caller can say why.
     """
+    import cvxpy as cp
+
     scales = parameter_scales(model, prior)
     K = base.projection
     x = cp.Variable(model.layout.size)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
 import pinocchio as pin
 
@@ -344,6 +343,8 @@ def _consistent_payload(
 ) -> tuple[np.ndarray | None, bool, str]:
     """Nearest consistent payload (pseudo-inertia >= margin I) in the weighted least-squares
     metric, the joint-term corrections free; returns (pi or None, consistent, status)."""
+    import cvxpy as cp
+
     Q, R = np.linalg.qr(Aw)
     z = Q.T @ bw
     x = cp.Variable(Aw.shape[1])

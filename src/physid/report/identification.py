@@ -134,6 +134,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         "total_moving_mass_kg": result.moving_mass(),
         "consistency_solver": {
             "status": result.consistent.status,
+            "method": result.consistent.method,
             "solve_time_s": result.consistent.solve_time_s,
         },
         "preprocessing": result.train_observations.info,
