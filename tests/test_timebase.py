@@ -276,6 +276,21 @@ def test_a_frozen_logger_s_rows_are_dropped_as_stale(clean_run):
     assert any("300 rows dropped as stale" in w for w in pieces[0].warnings)
 
 
+@pytest.mark.parametrize("moving_rows", [0, 4])
+def test_a_recording_that_is_stale_nearly_throughout_is_refused(clean_run, moving_rows):
+    """A constant file (every row the first's: fuzzed, a traceback inside the cut-off's
+    spectrum) or a logger frozen for all but a few rows (fitted on those few): one line naming
+    the file and what is left, instead of a result."""
+    model, _, recorded, _ = clean_run
+    q, tau = recorded.q[:500].copy(), recorded.tau[:500].copy()
+    q[: 500 - moving_rows], tau[: 500 - moving_rows] = q[0], tau[0]
+    t = 1e-3 * np.arange(500)
+    with pytest.raises(InputError, match=rf"log.csv: {499 - moving_rows} of 500 rows repeat "
+                                         rf"every position and torque .* {1 + moving_rows} rows "
+                                         r"remain, fewer than the 50"):  # fmt: skip
+        trajectory_segments(_table(model, t, q, tau), model)
+
+
 def test_positions_frozen_while_the_torques_went_on_end_the_piece_before(clean_run):
     """A position reader that held its last sample for 0.3 s while the torques were logged:
     not stale rows (the torques change), and their motion reads as a standstill; the piece

@@ -380,13 +380,24 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     measured torque is never bit-identical on every joint twice in a row, even at rest (every
     real recording we have: 0 such rows, but one in the xMate7p's 5 s run 2, among 2-3,500 rows
     whose positions alone repeat). Left in, a frozen logger reads as the robot standing still
-    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16)."""
+    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16). An InputError
+    when fewer than :data:`MIN_SEGMENT_ROWS` rows are left: a constant file, or a logger frozen
+    for nearly all of it, has nothing to identify from (it failed inside the cut-off's spectrum
+    with a traceback, or was fitted on its four moving rows)."""
     same = np.zeros(trajectory.n_samples, dtype=bool)
     same[1:] = np.all(trajectory.q[1:] == trajectory.q[:-1], axis=1) & np.all(
         trajectory.tau[1:] == trajectory.tau[:-1], axis=1
     )
     if not np.any(same):
         return trajectory
+    left = trajectory.n_samples - int(same.sum())
+    if left < MIN_SEGMENT_ROWS:
+        raise InputError(
+            f"{int(same.sum())} of {trajectory.n_samples} rows repeat every position and torque "
+            f"of the row before (a logger that froze, or a robot that never moved): {left} "
+            f"rows remain, fewer than the {MIN_SEGMENT_ROWS} needed to identify from",
+            source=trajectory.source,
+        )
     t = np.asarray(trajectory.t, float)
     first = ", ".join(f"{t[k]:.6g}" for k in np.flatnonzero(same)[:5])
     note = (f"{trajectory.source}: {int(same.sum())} rows dropped as stale (every position and "
