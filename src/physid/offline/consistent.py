@@ -32,7 +32,7 @@ from physid.body.inertia import (
 )
 from physid.files.io import quiet_stderr
 from physid.offline.joint_prior import JointPrior
-from physid.offline.polish import MapObjective, polish, solve_from_prior
+from physid.offline.polish import MapObjective, polish, solve_from, solve_from_prior
 from physid.offline.reduced import ReducedSystem
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
@@ -209,8 +209,10 @@ class ConsistentProblem:
 
     Cross-validation solves it for every fold of every candidate (:mod:`.choices`,
     :mod:`.against_prior`). With the log-det prior the objective is smooth and its barrier keeps
-    the bodies inside the cone, so each solve first runs Newton steps from the prior
-    (:func:`~physid.offline.polish.solve_from_prior`, checked by the optimality conditions);
+    the bodies inside the cone, so each solve first runs Newton steps from the last solve's
+    optimum (:func:`~physid.offline.polish.solve_from`: the folds of one candidate share most
+    of their rows), else from the prior (:func:`~physid.offline.polish.solve_from_prior`),
+    checked by the optimality conditions;
     where they cannot reach it (the euclidean metric and a URDF body near the cone's boundary,
     where constraints can be active; a step that stalls) the SDP is solved by Clarabel
     (:attr:`sdp`, compiled by CVXPY on first use) and its point polished. Measured on the real
@@ -244,6 +246,9 @@ class ConsistentProblem:
         self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
         self._sdp: _CompiledSdp | None = None
+        # the last solve's optimum (scaled variable): the next solve's Newton steps start there
+        # (folds of one candidate share three quarters of their rows), else at the prior
+        self._last_optimum: np.ndarray | None = None
 
     @property
     def sdp(self) -> _CompiledSdp:
@@ -310,13 +315,18 @@ class ConsistentProblem:
         """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there);
         ``terms``: the noise variance and prior strengths of :meth:`objective`; ``tolerance``:
         Clarabel's when it solves (:func:`solve_sdp`; :data:`FOLD_TOLERANCE` for fold fits);
-        ``method``: ``auto`` (Newton from the prior, else Clarabel) or ``sdp`` (Clarabel, then
-        the polish)."""
+        ``method``: ``auto`` (Newton steps from the last optimum or the prior, else Clarabel) or
+        ``sdp`` (Clarabel, then the polish)."""
         if method not in ("auto", "sdp"):
             raise ValueError(f"method must be auto or sdp, not {method!r}")
         objective = self.objective(system, weights, **terms)
         started = time.perf_counter()
-        x = solve_from_prior(objective) if method == "auto" and self.newton_start else None
+        x = None
+        if method == "auto" and self.newton_start:
+            if self._last_optimum is not None:
+                x = solve_from(objective, self._last_optimum)
+            if x is None:
+                x = solve_from_prior(objective)
         status, used, polished = "optimal", "newton", True
         if x is None:
             used = "clarabel"
@@ -331,6 +341,7 @@ class ConsistentProblem:
             polished = refined is not None
             x = x if refined is None else refined
         elapsed = time.perf_counter() - started
+        self._last_optimum = x
         prior, held = self.prior, objective.held
         value = _clean_signs(self.model, prior + self.scales * x, self.scales)
         value[held] = prior[held]  # exactly, not to the solver's tolerance
