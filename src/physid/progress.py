@@ -70,13 +70,18 @@ class _Lines:
             for item in self.iterable or ():
                 yield item
                 self.update()
+        except GeneratorExit:  # the loop stopped early (a step failed): its caller says why
+            self.closed = True
+            raise
         finally:
             self.close()
 
     def __enter__(self) -> _Lines:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
+    def __exit__(self, kind: type | None, *_exc: object) -> None:
+        if kind is not None:  # an error ends the work: its own line says why, no "(done)"
+            self.closed = True
         self.close()
 
 

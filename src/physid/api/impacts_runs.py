@@ -140,7 +140,9 @@ def impacts_simulate(
         progress=progress,
     )
     if sim.status != "ok":
-        raise InputError(sim.status, source="simulate")
+        other = "nlp" if solver == "lcp" else "lcp"
+        raise InputError(f"{sim.status}; the other per-step solver (--solver {other}) or a "
+                         "smaller --dt may get past it", source="simulate")  # fmt: skip
     sigma_angle = noise_angle if noise_angle is not None else noise / shape.max_radius
     t, q = camera_samples(
         sim, fps, noise_position=noise, noise_angle=sigma_angle, rng=np.random.default_rng(seed)
