@@ -10,6 +10,7 @@ import pytest
 
 from physid.offline import polish as newton
 from physid.offline.consistent import ConsistentProblem, consistent_least_squares, solve_sdp
+from physid.offline.joint_prior import JointPrior
 from physid.offline.reduced import reduce_observations
 from physid.robot.regressor import observation_matrix
 from physid.sim.arm import arm6_model, true_parameters
@@ -143,3 +144,36 @@ def test_the_continuation_along_the_prior_weight_reaches_the_same_optimum(arm):
     clarabel = problem.solve(system, np.ones(6), **options, method="sdp")
     np.testing.assert_allclose(problem.prior + problem.scales * x, clarabel.theta,
                                rtol=1e-7, atol=1e-9)  # fmt: skip
+
+
+def test_a_fit_does_not_depend_on_the_fit_solved_before_it(arm):
+    # each solve starts at the last optimum: a weak prior leaves flat directions where the steps
+    # stopped 4e-9 apart (relative) until the last Newton step was taken (review of stop 51)
+    model, W, tau, _ = arm
+    problem = ConsistentProblem(model, model.prior_parameters(), margin=1e-6, prior_metric="logdet")
+    options = {**_options(arm), "prior_std_relative": 3.0}
+    whole, fold = reduce_observations(W, tau), reduce_observations(W[:300], tau[:300])
+    first = problem.solve(whole, np.ones(6), **options)
+    problem.solve(fold, np.ones(6), **options)
+    again = problem.solve(whole, np.ones(6), **options)
+    assert first.method == again.method == "newton"
+    np.testing.assert_allclose(again.theta, first.theta, rtol=1e-11, atol=1e-14)
+
+
+def test_a_term_held_below_its_bound_is_left_to_clarabel(arm):
+    # a URDF friction below zero, held at its prior: Newton steps would return it as optimal,
+    # the SDP (non-negative friction) calls it infeasible; both paths now say so
+    model, W, tau, _ = arm
+    prior = model.prior_parameters().copy()
+    n_params, first = model.layout.size, model.layout.n_inertial
+    fv = model.layout.index("joint_1.fv")
+    prior[fv] = -0.1
+    std = np.full(n_params, np.nan)
+    std[first:] = 0.5
+    held = np.zeros(n_params, bool)
+    held[fv] = True
+    joint = JointPrior(mean=prior.copy(), std=std, held=held, torque_rms=np.ones(6))
+    problem = ConsistentProblem(model, prior, margin=1e-6, prior_metric="logdet")
+    options = {**_options(arm), "joint": joint}
+    fit = problem.solve(reduce_observations(W, tau), np.ones(6), **options)
+    assert fit.method == "clarabel" and fit.status == "infeasible" and fit.theta is None

@@ -291,6 +291,25 @@ def test_a_recording_that_is_stale_nearly_throughout_is_refused(clean_run, movin
         trajectory_segments(_table(model, t, q, tau), model)
 
 
+def test_a_stale_piece_between_gaps_is_dropped_and_a_short_file_with_one_stale_row_kept(
+    clean_run,
+):
+    """Review of the refusal above: a piece after a gap whose logger froze is dropped like a
+    piece too short, the rest identified; a short file with one stale row loses only that row."""
+    model, _, recorded, _ = clean_run
+    t, q, tau = recorded.t.copy(), recorded.q.copy(), recorded.tau.copy()
+    t[7500:] += 0.5  # a logger pause
+    q[7540:], tau[7540:] = q[7540], tau[7540]  # ... after which it froze
+    pieces = trajectory_segments(_table(model, t, q, tau), model)
+    assert [p.n_samples for p in pieces] == [7500]
+    assert any(w.startswith("dropped log.csv rows 7501-") and "2459 of 2500 rows repeat" in w
+               for w in pieces[0].warnings)  # fmt: skip
+    q, tau = recorded.q[:45].copy(), recorded.tau[:45].copy()
+    q[20], tau[20] = q[19], tau[19]
+    (short,) = trajectory_segments(_table(model, recorded.t[:45], q, tau), model)
+    assert short.n_samples == 44
+
+
 def test_positions_frozen_while_the_torques_went_on_end_the_piece_before(clean_run):
     """A position reader that held its last sample for 0.3 s while the torques were logged:
     not stale rows (the torques change), and their motion reads as a standstill; the piece

@@ -71,7 +71,8 @@ class ConsistentFit:
     solve_time_s: float = 0.0
     message: str = ""  # one line; why it failed, or how far the base parameters had to move
     polished: bool = False  # the solver's point refined to the optimum (physid.offline.polish)
-    method: str = ""  # "newton" (from the prior, physid.offline.polish) or "clarabel"
+    method: str = ""  # "newton" (physid.offline.polish: from the last optimum or the prior) or
+    # "clarabel" (then polished); solve_time_s is that method's (Clarabel's with its compilation)
 
 
 def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -322,7 +323,10 @@ class ConsistentProblem:
         objective = self.objective(system, weights, **terms)
         started = time.perf_counter()
         x = None
-        if method == "auto" and self.newton_start:
+        # without a body prior (prior_std_relative None) the barrier is a 1e-8 tie-breaker:
+        # Newton steps from the prior crawl to the boundary and give up, 0.1 s per fit
+        newton = method == "auto" and self.newton_start
+        if newton and terms.get("prior_std_relative") is not None:
             if self._last_optimum is not None:
                 x = solve_from(objective, self._last_optimum)
             if x is None:
@@ -330,6 +334,7 @@ class ConsistentProblem:
         status, used, polished = "optimal", "newton", True
         if x is None:
             used = "clarabel"
+            started = time.perf_counter()  # the time of the method that solved (and compiled)
             status, x = self.sdp.solve(objective, tolerance)
             if status not in _SOLVED or x is None:
                 elapsed = time.perf_counter() - started

@@ -344,12 +344,20 @@ def trajectory_segments(
            if dropped else "")
         + "; physid does not fill gaps"
     )  # fmt: skip
-    segments = []
+    segments, stale = [], []
     for a, b in kept:
         piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}",
                            warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
-        segments.extend(_checked_piece(piece, duplicates[a:b], first + a, time_base,
-                                       corrupt_samples, model, split_gaps))  # fmt: skip
+        try:
+            segments.extend(_checked_piece(piece, duplicates[a:b], first + a, time_base,
+                                           corrupt_samples, model, split_gaps))  # fmt: skip
+        except MostlyStaleError as error:  # dropped like a piece too short, unless all are
+            stale.append(error)
+    if not segments:
+        raise stale[0]
+    if stale:
+        dropped = "; ".join(f"dropped {error}" for error in stale)
+        segments[0] = replace(segments[0], warnings=(*segments[0].warnings, dropped))
     return segments
 
 
@@ -374,16 +382,22 @@ def _checked_piece(
     return split_at_motion_breaks(_without_stale_rows(trajectory), split=split)
 
 
+class MostlyStaleError(InputError):
+    """A recording (or a piece between gaps) whose rows nearly all repeat the row before."""
+
+
 def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     """``trajectory`` without its *stale* rows: every position and every torque equal to the
     previous row's to the bit, under a new stamp — a logger that froze or resent a packet. A
     measured torque is never bit-identical on every joint twice in a row, even at rest (every
     real recording we have: 0 such rows, but one in the xMate7p's 5 s run 2, among 2-3,500 rows
     whose positions alone repeat). Left in, a frozen logger reads as the robot standing still
-    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16). An InputError
-    when fewer than :data:`MIN_SEGMENT_ROWS` rows are left: a constant file, or a logger frozen
-    for nearly all of it, has nothing to identify from (it failed inside the cut-off's spectrum
-    with a traceback, or was fitted on its four moving rows)."""
+    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16). A
+    :class:`MostlyStaleError` when at least half the rows are stale and fewer than
+    :data:`MIN_SEGMENT_ROWS` are left: a constant file, or a logger frozen for nearly all of it,
+    has nothing to identify from (it failed inside the cut-off's spectrum with a traceback, or
+    was fitted on its four moving rows); a piece between gaps that is so is dropped like a piece
+    too short (:func:`trajectory_segments`)."""
     same = np.zeros(trajectory.n_samples, dtype=bool)
     same[1:] = np.all(trajectory.q[1:] == trajectory.q[:-1], axis=1) & np.all(
         trajectory.tau[1:] == trajectory.tau[:-1], axis=1
@@ -391,11 +405,11 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     if not np.any(same):
         return trajectory
     left = trajectory.n_samples - int(same.sum())
-    if left < MIN_SEGMENT_ROWS:
-        raise InputError(
+    if left < MIN_SEGMENT_ROWS and 2 * int(same.sum()) >= trajectory.n_samples:
+        raise MostlyStaleError(
             f"{int(same.sum())} of {trajectory.n_samples} rows repeat every position and torque "
             f"of the row before (a logger that froze, or a robot that never moved): {left} "
-            f"rows remain, fewer than the {MIN_SEGMENT_ROWS} needed to identify from",
+            f"rows remain, fewer than the {MIN_SEGMENT_ROWS} a recording needs",
             source=trajectory.source,
         )
     t = np.asarray(trajectory.t, float)
