@@ -29,6 +29,20 @@ os.environ.setdefault("PHYSID_DATASETS", str(DATASETS))
 EXAMPLES = REPO / "examples"
 
 
+def kuka_slice(k: int, seconds: float = 12.0):  # noqa: ANN201 - benchmarks' scoring.Signals
+    """The first ``seconds`` of the real KUKA LWR4+ recording ``k`` (1-3) as
+    ``benchmarks/scoring.Signals`` (t, q, tau)."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from real_cases import kuka_signals
+    from scoring import Signals
+
+    s = kuka_signals(KUKA, k)
+    rows = s.t - s.t[0] <= seconds
+    return Signals(s.t[rows], s.q[rows], s.tau[rows])
+
+
 def require_dataset(folder: Path) -> Path:
     """Skip (with the reason) when the real datasets are not beside the checkout."""
     if not folder.is_dir():

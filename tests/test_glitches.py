@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import DATASETS, REPO
+from conftest import DATASETS, REPO, kuka_slice
 
 import physid
 from physid.cli import main
@@ -137,11 +137,6 @@ def test_real_recordings_have_nothing_to_repair():
     assert checked >= 3
 
 
-def _kuka_slice(k: int, seconds: float = 12.0) -> Signals:
-    s = kuka_signals(KUKA, k)
-    rows = s.t - s.t[0] <= seconds
-    return Signals(s.t[rows], s.q[rows], s.tau[rows])
-
 
 @pytest.mark.slow
 def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
@@ -152,8 +147,8 @@ def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
     the three-sample burst, before torques had a median of seven, was left in and the verdict
     blamed the column order)."""
     urdf = KUKA / "kuka_lwr4.urdf"
-    clean = _kuka_slice(2)
-    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, _kuka_slice(1))
+    clean = kuka_slice(2)
+    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, kuka_slice(1))
     corrupt_q, corrupt_tau = clean.q.copy(), clean.tau.copy()
     row = 500 + int(np.argmax(np.min(np.abs(clean.q[500:1500]), axis=1)))  # every joint off 0
     assert np.min(np.abs(clean.q[row])) > 0.2
@@ -202,7 +197,7 @@ def test_a_wrapped_real_joint_identifies_as_the_unwrapped_one(tmp_path):
     for kind in ("shifted", "wrapped"):
         files = []
         for k in (2, 1):
-            s = _kuka_slice(k, 8.0)
+            s = kuka_slice(k, 8.0)
             q = s.q.copy()
             q[:, 0] += 3.0
             if kind == "wrapped":
@@ -217,7 +212,7 @@ def test_a_wrapped_real_joint_identifies_as_the_unwrapped_one(tmp_path):
     # the moving mass to the solver's tolerance (its std here is ~8 kg; measured 7e-5 kg apart)
     assert wrapped.moving_mass() == pytest.approx(shifted.moving_mass(), abs=1e-3)
     repairs = fits["wrapped"].document["preprocessing"]["row_repairs"]
-    crossings = [int(np.sum(np.diff(np.sign(_kuka_slice(k, 8.0).q[:, 0] + 3.0 - np.pi)) != 0))
+    crossings = [int(np.sum(np.diff(np.sign(kuka_slice(k, 8.0).q[:, 0] + 3.0 - np.pi)) != 0))
                  for k in (2, 1)]  # fmt: skip
     assert min(crossings) > 0
     assert [r["angles_unwrapped"] for r in repairs] == [{"lwr_0_joint": n} for n in crossings]
@@ -229,7 +224,7 @@ def _write(path: Path, t, q, tau) -> Path:
 
 
 def test_exact_duplicate_rows_are_dropped_and_said(tmp_path):
-    s = _kuka_slice(2, 4.0)
+    s = kuka_slice(2, 4.0)
     rows = np.r_[np.arange(300), 299, np.arange(300, len(s.t))]  # row 300 written twice
     path = _write(tmp_path / "dup.csv", s.t[rows], s.q[rows], s.tau[rows])
     trajectory = load_trajectory(path, _kuka_model())
@@ -240,7 +235,7 @@ def test_exact_duplicate_rows_are_dropped_and_said(tmp_path):
 
 
 def test_a_repeated_stamp_with_other_values_is_an_error_naming_the_row(tmp_path):
-    s = _kuka_slice(2, 4.0)
+    s = kuka_slice(2, 4.0)
     t = s.t.copy()
     t[300] = t[299]
     path = _write(tmp_path / "stamp.csv", t, s.q, s.tau)
@@ -250,7 +245,7 @@ def test_a_repeated_stamp_with_other_values_is_an_error_naming_the_row(tmp_path)
 
 
 def test_time_in_milliseconds_is_refused(tmp_path):
-    s = _kuka_slice(2, 4.0)
+    s = kuka_slice(2, 4.0)
     path = _write(tmp_path / "ms.csv", 1000.0 * s.t, s.q, s.tau)
     with pytest.raises(InputError, match=r"ms.csv: column 't' advances 4.99.* is t in seconds"):
         load_trajectory(path, _kuka_model())
@@ -261,14 +256,14 @@ def test_a_gap_in_the_stamps_splits_the_recording(tmp_path):
     """Real KUKA LWR4+: 0.5 s cut out of the training file (a logger pause; was an error) is
     identified exactly as its two pieces given as two files; a piece under 1 s is dropped."""
     urdf = KUKA / "kuka_lwr4.urdf"
-    s = _kuka_slice(2, 10.0)
+    s = kuka_slice(2, 10.0)
     t = s.t - s.t[0]
     cut = (t > 4.0) & (t < 4.5)
     first, second = np.flatnonzero(t <= 4.0), np.flatnonzero(t >= 4.5)
     gap = _write(tmp_path / "gap.csv", s.t[~cut], s.q[~cut], s.tau[~cut])
     parts = [_write(tmp_path / f"part{k}.csv", s.t[rows], s.q[rows], s.tau[rows])
              for k, rows in enumerate((first, second))]  # fmt: skip
-    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, _kuka_slice(1, 6.0))
+    held = write_contract_csv(tmp_path / "held.csv", KUKA_JOINTS, kuka_slice(1, 6.0))
     split = physid.identify(urdf, gap, validate=held)
     two = physid.identify(urdf, parts, validate=held)
     # (to the SDP solver's tolerance: measured 2e-8 apart)
@@ -292,7 +287,7 @@ def test_a_streamed_recording_is_repaired_block_by_block(tmp_path):
     with the file's row numbers (one inside a block, one on a block's first row)."""
     from physid.recordings.streamed import open_recording
 
-    s = _kuka_slice(2, 8.0)
+    s = kuka_slice(2, 8.0)
     tau = s.tau.copy()
     tau[700, 1] = 1e5  # inside the second block of 500 rows
     tau[1000, 3] = -1e5  # the first row of the third block

@@ -3,21 +3,31 @@ joints the model misses badly, checked on a fit whose truth puts them there."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 import numpy as np
+import pytest
+from conftest import KUKA, REPO, kuka_slice
 
+import physid
 from physid.files.config import IdentifyConfig
 from physid.offline import consistent
 from physid.offline.metrics import FitMetrics
 from physid.offline.pipeline import identify
 from physid.report.flags import (
+    NEGATIVE_COULOMB_SIGMA,
     NON_NEGATIVE_TERMS,
+    coulomb_below_zero,
     missed_joints,
     parameters_at_bound,
     report_warnings,
 )
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from real_cases import KUKA_JOINTS, write_contract_csv  # noqa: E402
+from scoring import Signals  # noqa: E402
 
 
 def test_the_flagged_terms_are_the_ones_the_consistent_fit_constrains():
@@ -51,3 +61,30 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
     bad = replace(result, validation=FitMetrics(0.05, np.ones(6), 100, per_joint))
     assert missed_joints(bad) == {"joint_2": 0.4}
     assert any("joint_2 40 %" in w for w in report_warnings(bad))
+
+
+@pytest.mark.slow
+def test_a_wrist_torque_with_its_sign_flipped_is_named_and_the_clean_log_is_not(tmp_path):
+    """Real KUKA LWR4+ (12 s of file 2 -> 12 s of file 1): the wrist joint lwr_5's torque logged
+    with the wrong sign is no gravity-loaded joint the suspect check could read; least squares
+    puts its Coulomb level far below zero, which no friction does, and the warning says which
+    joint and how far (its independent truth: the sign written into the file)."""
+    urdf = KUKA / "kuka_lwr4.urdf"
+    files = {}
+    for kind in ("clean", "flipped"):
+        for k in (2, 1):
+            s = kuka_slice(k)
+            tau = s.tau.copy()
+            if kind == "flipped":
+                tau[:, KUKA_JOINTS.index("lwr_5_joint")] *= -1.0
+            files[kind, k] = write_contract_csv(tmp_path / f"{kind}_{k}.csv", KUKA_JOINTS,
+                                                Signals(s.t, s.q, tau))  # fmt: skip
+    clean = physid.identify(urdf, files["clean", 2], validate=files["clean", 1]).raw
+    flipped = physid.identify(urdf, files["flipped", 2], validate=files["flipped", 1]).raw
+    assert coulomb_below_zero(clean) == {} and flipped.status == "ok"
+    found = coulomb_below_zero(flipped)
+    assert list(found) == ["lwr_5_joint"]
+    value, std = found["lwr_5_joint"]
+    assert value < -NEGATIVE_COULOMB_SIGMA * std
+    assert any("Coulomb friction of lwr_5_joint below zero" in w
+               for w in report_warnings(flipped))  # fmt: skip
