@@ -107,6 +107,26 @@ def test_angles_logged_modulo_one_turn_are_unwrapped():
     assert np.array_equal(out[:, 1:], q[:, 1:])
 
 
+def test_rows_a_full_turn_off_for_a_while_are_brought_back_and_degrees_are_left_alone():
+    """A turn counter misread for 11 rows (+2 pi, then back): the column is no longer within one
+    turn, so it is not "logged modulo one turn", and was refused as degrees; the full-turn steps
+    are undone when that brings it within a turn. A fast joint logged in degrees at 50 Hz whose
+    steps reach 6 (degrees) is no such thing: left for the degrees check."""
+    t = np.arange(3000) / 500.0
+    arm = 0.9 * np.sin(1.3 * t)
+    burst = arm.copy()
+    burst[1000:1011] += 2.0 * np.pi
+    out, wraps = unwrap_angles(burst[:, None], [True])
+    assert wraps == {0: 2}
+    np.testing.assert_allclose(out[:, 0], arm, atol=1e-12)
+    slow = np.arange(500) / 50.0
+    degrees = 170.0 * np.sin(2.0 * slow)  # up to 340 deg/s: steps up to 6.8 (degrees)
+    steps = np.abs(np.diff(degrees))
+    assert np.any(np.abs(steps - 2.0 * np.pi) < 0.5)
+    out, wraps = unwrap_angles(degrees[:, None], [True])
+    assert wraps == {} and np.array_equal(out[:, 0], degrees)
+
+
 def _real_recordings():
     yield "kuka", [kuka_signals(KUKA, k) for k in (1, 2, 3)]
     ur10e = DATASETS / "ur10e"
@@ -242,6 +262,25 @@ def test_a_repeated_stamp_with_other_values_is_an_error_naming_the_row(tmp_path)
     with pytest.raises(InputError, match=r"stamp.csv: column 't' is not strictly increasing at "
                                          r"row 301 .*0 s after the previous row"):  # fmt: skip
         load_trajectory(path, _kuka_model())
+
+
+def test_a_real_joint_a_full_turn_off_for_eleven_rows(tmp_path):
+    """Real KUKA LWR4+ file 2: eleven rows of a joint read a full turn off (a turn counter
+    misread). Within 2 pi they are brought back and the recording equals the clean one; past
+    2 pi the error says a full-turn step, not "degrees" (it did)."""
+    s = kuka_slice(2, 4.0)
+    lwr_3 = KUKA_JOINTS.index("lwr_3_joint")
+    q = s.q.copy()
+    q[300:311, lwr_3] -= 2.0 * np.pi * np.sign(q[300, lwr_3])  # toward zero: within 2 pi
+    assert np.max(np.abs(q[:, lwr_3])) < 2.0 * np.pi
+    loaded = load_trajectory(_write(tmp_path / "turn.csv", s.t, q, s.tau), _kuka_model())
+    np.testing.assert_allclose(loaded.q, s.q, atol=1e-12)
+    assert loaded.row_repairs["angles_unwrapped"] == {"lwr_3_joint": 2}
+    q = s.q.copy()
+    q[300:311, lwr_3] += 2.0 * np.pi * np.sign(q[300, lwr_3])  # away from zero: past 2 pi
+    with pytest.raises(InputError, match=r"turn.csv: position of joint 'lwr_3_joint' reaches .*"
+                                         r"steps by a full turn .* 2 times: a turn counter"):
+        load_trajectory(_write(tmp_path / "turn.csv", s.t, q, s.tau), _kuka_model())
 
 
 def test_time_in_milliseconds_is_refused(tmp_path):

@@ -1,5 +1,5 @@
 """Sample faults of a recording, found and repaired before anything is filtered: revolute angles
-wrapped into one turn, and isolated corrupt samples.
+wrapped into one turn (or a full turn off for a while), and isolated corrupt samples.
 
 A continuous joint logged modulo one turn (ROS ``JointState`` of a continuous joint often is, in
 [-pi, pi)) jumps by 2 pi whenever it crosses the seam; differentiated, each jump is an impulse of
@@ -173,20 +173,30 @@ def repair_corrupt_samples(
 def unwrap_angles(
     q: np.ndarray, revolute: np.ndarray | list[bool]
 ) -> tuple[np.ndarray, dict[int, int]]:
-    """``(q, {column: wraps undone})``: every revolute column of ``q`` (N, n) logged modulo one
-    turn (all values within an interval of 2 pi + :data:`WRAP_TOLERANCE_RAD`, and at least one
-    step within that tolerance of +-2 pi) unwrapped; the others as they were."""
+    """``(q, {column: wraps undone})``: every revolute column of ``q`` (N, n) with at least one
+    step within :data:`WRAP_TOLERANCE_RAD` of +-2 pi, either logged modulo one turn (all values
+    within an interval of 2 pi + that tolerance: unwrapped) or carrying rows a full turn off
+    that come back (a turn counter misread for a while: those steps undone, when that leaves
+    the column within one turn; an 11-row burst of +2 pi was refused as "degrees"); the others
+    as they were."""
     unwrapped = q
     wraps = {}
+    one_turn = 2.0 * np.pi + WRAP_TOLERANCE_RAD
     for k in np.flatnonzero(np.asarray(revolute, dtype=bool)):
         column = q[:, k]
-        if np.ptp(column) > 2.0 * np.pi + WRAP_TOLERANCE_RAD:
-            continue
-        jumps = np.abs(np.abs(np.diff(column)) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD
+        steps = np.diff(column)
+        jumps = np.abs(np.abs(steps) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD
         if not np.any(jumps):
             continue
+        if np.ptp(column) <= one_turn:
+            fixed = np.unwrap(column)
+        else:  # only the full-turn steps undone, and only if that brings the column into a turn
+            turns = np.where(jumps, np.round(steps / (2.0 * np.pi)), 0.0)
+            fixed = column - 2.0 * np.pi * np.r_[0.0, np.cumsum(turns)]
+            if np.ptp(fixed) > one_turn:
+                continue
         if unwrapped is q:
             unwrapped = q.copy()
-        unwrapped[:, k] = np.unwrap(column)
+        unwrapped[:, k] = fixed
         wraps[int(k)] = int(np.sum(jumps))
     return unwrapped, wraps

@@ -514,7 +514,8 @@ def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int =
     notes = []
     if wraps:
         listed = ", ".join(f"{names[k]} ({n} wraps)" for k, n in wraps.items())
-        notes.append(f"{trajectory.source}: angles logged modulo one turn, unwrapped: {listed}")
+        notes.append(f"{trajectory.source}: angles that step by a full turn between two rows "
+                     f"(logged modulo one turn, or a turn counter misread), unwrapped: {listed}")
     if repair.samples:
         notes.append(repair.note(trajectory.source, first_row))
     if not notes:
@@ -685,6 +686,19 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
             continue
         peak = float(np.max(np.abs(q[:, k])))
         if peak > _MAX_PLAUSIBLE_ANGLE_RAD:
+            from physid.recordings.glitches import WRAP_TOLERANCE_RAD
+
+            steps = np.diff(q[:, k])
+            turn = np.flatnonzero(np.abs(np.abs(steps) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD)
+            if turn.size:  # no motion turns a joint by a full turn between two samples
+                raise InputError(
+                    f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi, and steps "
+                    f"by a full turn ({steps[turn[0]]:+.4g} rad) between two rows, "
+                    f"{turn.size} times: a turn counter misread or a position glitch, not "
+                    "motion; fix those rows (or set allow_large_angles: true if the angles are "
+                    "right)",
+                    source=source,
+                )
             raise InputError(
                 f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi: it looks like "
                 "degrees (or motor-side angles without a transmission); convert to radians, or "
