@@ -41,6 +41,13 @@ def _one_joint_flipped(trajectory: Trajectory, joint: int) -> Trajectory:
     return replace(trajectory, tau=tau)
 
 
+def _copied(trajectory: Trajectory, field: str, source: int, target: int) -> Trajectory:
+    """Column ``source`` of ``field`` written over column ``target`` (a logger's mapping error)."""
+    values = getattr(trajectory, field).copy()
+    values[:, target] = values[:, source]
+    return replace(trajectory, **{field: values})
+
+
 def test_clean_simulation_is_not_suspect(arm_experiment, clean):
     assert suspect_reasons(arm_experiment.model, [clean, arm_experiment.train.recorded]) == []
     comparison = gravity_comparison(arm_experiment.model, clean)
@@ -64,9 +71,11 @@ def test_clean_simulation_is_not_suspect(arm_experiment, clean):
         (lambda tr: _swapped_columns(tr, 1, 4), "another order"),
         (lambda tr: _one_joint_flipped(tr, 2), "sign flipped"),
         (lambda tr: _one_joint_constant(tr, 2), "the torque of 'joint_3' (0) is the same in"),
+        (lambda tr: _copied(tr, "tau", 4, 5), "torque columns of 'joint_5' and 'joint_6' are "),
+        (lambda tr: _copied(tr, "q", 5, 4), "position columns of 'joint_5' and 'joint_6' are "),
     ],
     ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3",
-         "j3-not-logged"],  # fmt: skip
+         "j3-not-logged", "wrist-torque-copied", "wrist-position-copied"],  # fmt: skip
 )
 def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, corrupt, keyword):
     reasons = suspect_reasons(arm_experiment.model, [corrupt(clean)])

@@ -13,7 +13,9 @@ These checks compare each recording with what any robot recording and the URDF p
    near 1 on the gravity-loaded joints, each joint following its own gravity torque;
 4. the torques follow the motion best on the stamps' own time scale, not on one 0.7x or 1.4x
    as fast or slower (:mod:`physid.offline.time_scale`: a wrong sample time or stamps made up
-   at a fixed step).
+   at a fixed step);
+5. no two joints' torque (or position) columns are the same in every row (one written over
+   another), checked before 3 and 4, which would read it as a swap or a flip.
 
 Every threshold is generous: a false alarm on good data costs more trust than a missed oddity
 costs results, and none of the checks fires on the shipped KUKA LWR4+ and Staubli TX40
@@ -122,6 +124,10 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         angles = degrees_reason(model, trajectory, rate if time_ok else None)
         if angles is not None:
             reasons.append(f"{name}: {angles}")
+            continue
+        copied = copied_column_reason(trajectory)
+        if copied is not None:  # the torque checks would read it as a swap or a flip
+            reasons.append(f"{name}: {copied}")
             continue
         torque = torque_reasons(model, trajectory)
         reasons.extend(f"{name}: {reason}" for reason in torque)
@@ -235,6 +241,25 @@ def degrees_reason(model: RobotModel, trajectory: Trajectory, rate_hz: float | N
                 f"joint '{joint}' moves at {speeds[k]:.3g} rad/s, implausible for a robot joint: "
                 "are its positions in degrees?"
             )
+    return None
+
+
+def copied_column_reason(trajectory: Trajectory) -> str | None:
+    """A reason when two joints' torque (or position) columns hold the same value in every row
+    while they vary: one column written over another (two sensors never agree to the bit on
+    every sample; the quirk hunt's copied wrist torque doubled the held-out error with no
+    specific warning). Columns that never vary are left to the other checks."""
+    for label, values in (("torque", trajectory.tau), ("position", trajectory.q)):
+        values = np.asarray(values, float)
+        varying = [k for k in range(values.shape[1]) if np.ptp(values[:, k]) > 0.0]
+        for i, a in enumerate(varying):
+            for b in varying[i + 1 :]:
+                if np.array_equal(values[:, a], values[:, b]):
+                    names = trajectory.joint_names
+                    return (
+                        f"the {label} columns of '{names[a]}' and '{names[b]}' are the same in "
+                        f"every row ({len(values)} rows): one was written over the other"
+                    )
     return None
 
 
