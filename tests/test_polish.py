@@ -177,3 +177,8 @@ def test_a_term_held_below_its_bound_is_left_to_clarabel(arm):
     options = {**_options(arm), "joint": joint}
     fit = problem.solve(reduce_observations(W, tau), np.ones(6), **options)
     assert fit.method == "clarabel" and fit.status == "infeasible" and fit.theta is None
+    # and so after a solve where the term was free: the Newton steps from that optimum obey it
+    free = problem.solve(reduce_observations(W, tau), np.ones(6), **_options(arm))
+    assert free.method == "newton" and free.theta[fv] >= 0.0
+    fit = problem.solve(reduce_observations(W, tau), np.ones(6), **options)
+    assert fit.method == "clarabel" and fit.status == "infeasible" and fit.theta is None

@@ -140,11 +140,16 @@ def _positive_definite(J0: np.ndarray) -> np.ndarray:
     return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
 
 
-def _prior_root_inverses(model: RobotModel, prior: np.ndarray) -> np.ndarray:
-    """``L0^-1`` of each body's prior pseudo-inertia ``J0 = L0 L0^T`` (n_bodies, 4, 4)."""
+def _lifted_priors(model: RobotModel, prior: np.ndarray) -> np.ndarray:
+    """Each body's prior pseudo-inertia ``J0``, lifted inside the cone (:func:`_positive_definite`)
+    where the URDF's is not (n_bodies, 4, 4)."""
     bodies = np.asarray(prior[: model.layout.n_inertial], float).reshape(-1, 10)
-    roots = [np.linalg.cholesky(_positive_definite(pseudo_inertia(pi))) for pi in bodies]
-    return np.linalg.inv(np.array(roots).reshape(-1, 4, 4))
+    return np.array([_positive_definite(pseudo_inertia(pi)) for pi in bodies]).reshape(-1, 4, 4)
+
+
+def _root_inverses(lifted: np.ndarray) -> np.ndarray:
+    """``L0^-1`` of each ``J0 = L0 L0^T`` (n_bodies, 4, 4)."""
+    return np.linalg.inv(np.linalg.cholesky(lifted))
 
 
 def _logdet_divergence(theta: cp.Expression, root_inverses: np.ndarray) -> cp.Expression:
@@ -227,23 +232,21 @@ class ConsistentProblem:
         self, model: RobotModel, prior: np.ndarray, *, margin: float, prior_metric: str
     ) -> None:
         layout = model.layout
-        self.model, self.prior, self.metric, self.margin = model, prior, prior_metric, margin
+        self.model, self.prior, self.margin = model, prior, margin
         self.scales = parameter_scales(model, prior)
         self.prior_mass = layout.total_mass(prior)
-        self.root_inverses = body_maps = None
-        if prior_metric == "logdet":
-            self.root_inverses = _prior_root_inverses(model, prior)
-            body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses, PSEUDO_INERTIA_BASIS,
-                                  self.root_inverses)  # fmt: skip
-        self.body_maps = body_maps
+        self.root_inverses = self.body_maps = None
         # The prior term pulls each body toward its URDF pseudo-inertia J0 (lifted inside the
         # cone where the URDF's is not): where J0 lies within a few margins of the cone's
         # boundary (the Staubli TX40's last link, a point mass) the margin constraint is active
         # at the optimum, which only the SDP handles; there Newton steps are not tried.
-        self.newton_start = body_maps is not None and all(
-            np.linalg.eigvalsh(_positive_definite(pseudo_inertia(pi)))[0] > 10.0 * margin
-            for pi in np.asarray(prior[: layout.n_inertial], float).reshape(-1, 10)
-        )
+        self.newton_start = False
+        if prior_metric == "logdet":
+            lifted = _lifted_priors(model, prior)
+            self.root_inverses = _root_inverses(lifted)
+            self.body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses,
+                                       PSEUDO_INERTIA_BASIS, self.root_inverses)  # fmt: skip
+            self.newton_start = bool(np.all(np.linalg.eigvalsh(lifted)[:, 0] > 10.0 * margin))
         self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
         self._sdp: _CompiledSdp | None = None

@@ -144,8 +144,6 @@ def solve_from_prior(objective: MapObjective) -> np.ndarray | None:
     """
     if objective.body_maps is None or objective.inertial_weight <= 0.0:
         return None
-    if np.any(objective.held & objective.non_negative & (objective.prior < 0.0)):
-        return None  # a term held below its bound: the SDP says it is infeasible
     candidates = objective.non_negative & ~objective.held
     lower = -objective.prior / objective.scales
     start = np.zeros_like(objective.b)
@@ -197,6 +195,8 @@ def polish(
     steps per active set.
     """
     scales, prior = objective.scales, objective.prior
+    if np.any(objective.held & objective.non_negative & (prior < 0.0)):
+        return None  # a term held below its bound: no feasible point (the SDP: infeasible)
     candidates = objective.non_negative & ~objective.held
     theta0 = prior + scales * x0
     bound = candidates & (theta0 <= _AT_BOUND * scales)
