@@ -170,6 +170,12 @@ def repair_corrupt_samples(
     return blocks[0], blocks[1], GlitchRepair(n_rows, tuple(found))
 
 
+def full_turn_steps(column: np.ndarray) -> np.ndarray:
+    """(N - 1,) bool: the steps of a revolute column within :data:`WRAP_TOLERANCE_RAD` of
+    +-2 pi, which no motion makes between two samples (a wrap, or a turn counter misread)."""
+    return np.abs(np.abs(np.diff(column)) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD
+
+
 def unwrap_angles(
     q: np.ndarray, revolute: np.ndarray | list[bool]
 ) -> tuple[np.ndarray, dict[int, int]]:
@@ -184,14 +190,13 @@ def unwrap_angles(
     one_turn = 2.0 * np.pi + WRAP_TOLERANCE_RAD
     for k in np.flatnonzero(np.asarray(revolute, dtype=bool)):
         column = q[:, k]
-        steps = np.diff(column)
-        jumps = np.abs(np.abs(steps) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD
+        jumps = full_turn_steps(column)
         if not np.any(jumps):
             continue
         if np.ptp(column) <= one_turn:
             fixed = np.unwrap(column)
         else:  # only the full-turn steps undone, and only if that brings the column into a turn
-            turns = np.where(jumps, np.round(steps / (2.0 * np.pi)), 0.0)
+            turns = np.where(jumps, np.round(np.diff(column) / (2.0 * np.pi)), 0.0)
             fixed = column - 2.0 * np.pi * np.r_[0.0, np.cumsum(turns)]
             if np.ptp(fixed) > one_turn:
                 continue

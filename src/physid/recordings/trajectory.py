@@ -686,14 +686,14 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
             continue
         peak = float(np.max(np.abs(q[:, k])))
         if peak > _MAX_PLAUSIBLE_ANGLE_RAD:
-            from physid.recordings.glitches import WRAP_TOLERANCE_RAD
+            from physid.recordings.glitches import full_turn_steps
 
-            steps = np.diff(q[:, k])
-            turn = np.flatnonzero(np.abs(np.abs(steps) - 2.0 * np.pi) < WRAP_TOLERANCE_RAD)
+            turn = np.flatnonzero(full_turn_steps(q[:, k]))
             if turn.size:  # no motion turns a joint by a full turn between two samples
+                step = q[turn[0] + 1, k] - q[turn[0], k]
                 raise InputError(
                     f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi, and steps "
-                    f"by a full turn ({steps[turn[0]]:+.4g} rad) between two rows, "
+                    f"by a full turn ({step:+.4g} rad) between two rows, "
                     f"{turn.size} times: a turn counter misread or a position glitch, not "
                     "motion; fix those rows (or set allow_large_angles: true if the angles are "
                     "right)",
