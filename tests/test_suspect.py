@@ -41,6 +41,13 @@ def _one_joint_flipped(trajectory: Trajectory, joint: int) -> Trajectory:
     return replace(trajectory, tau=tau)
 
 
+def _one_joint_scaled(trajectory: Trajectory, joint: int, factor: float) -> Trajectory:
+    """One joint's torque column in another unit (x1000: mN m) or motor-side (/ a gear)."""
+    tau = trajectory.tau.copy()
+    tau[:, joint] *= factor
+    return replace(trajectory, tau=tau)
+
+
 def _copied(trajectory: Trajectory, field: str, source: int, target: int) -> Trajectory:
     """Column ``source`` of ``field`` written over column ``target`` (a logger's mapping error)."""
     values = getattr(trajectory, field).copy()
@@ -73,9 +80,14 @@ def test_clean_simulation_is_not_suspect(arm_experiment, clean):
         (lambda tr: _one_joint_constant(tr, 2), "the torque of 'joint_3' (0) is the same in"),
         (lambda tr: _copied(tr, "tau", 4, 5), "torque columns of 'joint_5' and 'joint_6' are "),
         (lambda tr: _copied(tr, "q", 5, 4), "position columns of 'joint_5' and 'joint_6' are "),
+        (lambda tr: _one_joint_scaled(tr, 2, 1000.0),
+         "'joint_3' 931.7 x, where the other gravity-loaded joint reads 0.95 x (a factor of 1000"),
+        (lambda tr: _one_joint_scaled(tr, 1, 0.01),
+         "'joint_2' 0.009541 x, where the other gravity-loaded joint reads 0.93 x (another unit"),
     ],
     ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3",
-         "j3-not-logged", "wrist-torque-copied", "wrist-position-copied"],  # fmt: skip
+         "j3-not-logged", "wrist-torque-copied", "wrist-position-copied", "j3-in-mNm",
+         "j2-motor-side"],  # fmt: skip
 )
 def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, corrupt, keyword):
     reasons = suspect_reasons(arm_experiment.model, [corrupt(clean)])

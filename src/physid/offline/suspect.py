@@ -352,6 +352,9 @@ def _order_reason(comparison: GravityComparison) -> str | None:
         return f"{prefix}: {worst[1]}"
     scales = comparison.joint_scales
     if len(scales) > 1 and scales.min() > 0.0 and scales.max() > JOINT_SCALE_RATIO * scales.min():
+        odd = _odd_scale_reason(comparison)
+        if odd is not None:
+            return odd
         low, high = int(np.argmin(scales)), int(np.argmax(scales))
         return (
             f"{prefix}: the torques of '{comparison.joints[low]}' and '{comparison.joints[high]}' "
@@ -359,6 +362,36 @@ def _order_reason(comparison: GravityComparison) -> str | None:
             "(a robot's joints agree within tens of percent)"
         )
     return None
+
+
+def _odd_scale_reason(comparison: GravityComparison) -> str | None:
+    """The gravity-loaded joints whose torque alone is out of scale, when the others read a
+    plausible scale (:data:`SCALE_RANGE`): one column in another unit (N mm or mN m read 1000 x),
+    on the motor side of a gear, or through a wrong drive gain. Moving columns around changes
+    no joint's scale by a round factor, so "in another order" would send the user to the
+    wrong place (measured: the real KUKA with one joint's torque in mN m read 946 x while the
+    others read 0.92-0.95 x, and was told its columns may be in another order)."""
+    scales = comparison.joint_scales
+    low, high = SCALE_RANGE
+    plausible = (scales >= low) & (scales <= high)
+    if not plausible.any() or plausible.all():
+        return None
+    odd = [f"'{joint}' {scale:.4g} x" for joint, scale, fine
+           in zip(comparison.joints, scales, plausible, strict=True) if not fine]  # fmt: skip
+    others = scales[plausible]
+    read = (f"joint reads {others[0]:.2g} x" if len(others) == 1
+            else f"joints read {others.min():.2g}-{others.max():.2g} x")  # fmt: skip
+    factors = scales[~plausible] / float(np.median(others))
+    thousand = bool(np.all(np.abs(np.abs(np.log10(factors)) - 3.0) < 0.1))  # 1000 x +- 26 %
+    hint = (
+        "a factor of 1000: N mm or mN m instead of N m?"
+        if thousand
+        else "another unit, motor-side torque (a gear ratio) or a wrong drive gain?"
+    )
+    return (
+        f"a joint's torque is out of scale: measured / URDF gravity torque {', '.join(odd)}, "
+        f"where the other gravity-loaded {read} ({hint})"
+    )
 
 
 def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComparison | None:
