@@ -110,6 +110,15 @@ def test_time_must_increase(tmp_path):
     columns = good_columns()
     columns["t"][10] = columns["t"][9]
     expect_error(csv_file(tmp_path, columns), r"'t' is not strictly increasing at row 11")
+    # one corrupt stamp: the usual advice; stamps that start again: two runs in one file
+    columns = good_columns()
+    columns["t"][10] = columns["t"][0]
+    expect_error(csv_file(tmp_path, columns), r"row 11 .*: sort the rows or repair the time")
+    columns = good_columns()
+    columns["t"][30:] -= columns["t"][30] - columns["t"][0]
+    expect_error(csv_file(tmp_path, columns),
+                 r"row 31 .*1 such rows\): the stamps start again: recordings appended in one "
+                 r"file\? give each part as its own --data file")  # fmt: skip
 
 
 def test_mismatched_lengths(tmp_path):

@@ -206,10 +206,17 @@ def _check_time(
     bad = np.flatnonzero(bad)
     if bad.size:
         row = int(bad[0]) + 1
+        advice = "sort the rows or repair the time stamps"
+        period = float(np.median(steps[steps > 0])) if np.any(steps > 0) else 0.0
+        restarts = row + 1 < len(t) and t[row + 1] < t[row - 1]  # not one corrupt stamp
+        if bad.size == 1 and restarts and t[row] - t[0] <= 10.0 * period:
+            # stamps that start again where the file began: one run appended to another
+            advice = ("the stamps start again: recordings appended in one file? give each "
+                      "part as its own --data file")  # fmt: skip
         raise InputError(
             f"column 't' is not strictly increasing at row {row + 1} "
             f"(t = {t[row]:.10g} s, {t[row] - t[row - 1]:.3g} s after the previous row; "
-            f"{bad.size} such rows): sort the rows or repair the time stamps",
+            f"{bad.size} such rows): {advice}",
             source=table.source,
         )
     kept = t if duplicates is None else t[~duplicates]
