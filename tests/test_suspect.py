@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import DATASETS, EXAMPLES, KUKA, TX40, require_dataset
+from conftest import DATASETS, EXAMPLES, KUKA, TX40, kuka_slice, require_dataset
 
 from physid.offline.suspect import gravity_comparison, suspect_reasons
 from physid.recordings.trajectory import Trajectory, split_by_fraction
@@ -46,6 +46,13 @@ def _one_joint_scaled(trajectory: Trajectory, joint: int, factor: float) -> Traj
     tau = trajectory.tau.copy()
     tau[:, joint] *= factor
     return replace(trajectory, tau=tau)
+
+
+def _position_changed(trajectory: Trajectory, joint: int, sign: float, offset: float):
+    """One joint's position counted the other way (``sign`` -1) or from another zero."""
+    q = trajectory.q.copy()
+    q[:, joint] = sign * q[:, joint] + offset
+    return replace(trajectory, q=q)
 
 
 def _copied(trajectory: Trajectory, field: str, source: int, target: int) -> Trajectory:
@@ -84,10 +91,16 @@ def test_clean_simulation_is_not_suspect(arm_experiment, clean):
          "'joint_3' 931.7 x, where the other gravity-loaded joint reads 0.95 x (a factor of 1000"),
         (lambda tr: _one_joint_scaled(tr, 1, 0.01),
          "'joint_2' 0.009541 x, where the other gravity-loaded joint reads 0.93 x (another unit"),
+        (lambda tr: _position_changed(tr, 2, -1.0, 0.0),
+         "the position of 'joint_3' looks negated (the joint counts the other way than the URDF"),
+        (lambda tr: _position_changed(tr, 1, 1.0, np.pi / 2),
+         "the position of 'joint_2' looks +90 deg off the URDF's zero: with +90 deg taken off"),
+        (lambda tr: replace(tr, q=tr.q[:, [0, 2, 1, 3, 4, 5]]),
+         "the position columns of 'joint_2' and 'joint_3' look exchanged: exchanged back"),
     ],
     ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3",
          "j3-not-logged", "wrist-torque-copied", "wrist-position-copied", "j3-in-mNm",
-         "j2-motor-side"],  # fmt: skip
+         "j2-motor-side", "q3-negated", "q2-quarter-turn", "q2-q3-exchanged"],  # fmt: skip
 )
 def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, corrupt, keyword):
     reasons = suspect_reasons(arm_experiment.model, [corrupt(clean)])
@@ -250,3 +263,35 @@ def test_a_short_correct_real_log_is_not_called_reordered(arm_experiment, clean)
     three_seconds = replace(clean, t=clean.t[:3000], q=clean.q[:3000], tau=clean.tau[:3000])
     swapped = suspect_reasons(arm_experiment.model, [_swapped_columns(three_seconds, 1, 2)])
     assert any("another order" in reason for reason in swapped)
+
+
+def test_real_kuka_position_mistakes_are_named_by_their_fix():
+    """Real KUKA LWR4+ file 2 (20 s). With the shoulder's position negated the verdict was
+    "torque sign looks flipped"; with the elbow half a turn off, "lwr_2_joint does not follow
+    its gravity torque". The single fix that makes every gravity-loaded joint follow its
+    gravity torque again is named instead (physid.offline.column_fixes); the file as recorded
+    stays unsuspected."""
+    from physid.files.config import parse_config, robot_for
+    from physid.recordings.tables import Table
+    from physid.recordings.trajectory import trajectory_from_table
+
+    require_dataset(KUKA)
+    model = robot_for(KUKA / "kuka_lwr4.urdf", parse_config({}))
+    s = kuka_slice(2, 20.0)
+    joints = [f"lwr_{k}_joint" for k in range(7)]
+
+    def recording(q: np.ndarray) -> Trajectory:
+        columns = {"t": s.t} | {f"q_{j}": q[:, k] for k, j in enumerate(joints)}
+        columns |= {f"tau_{j}": s.tau[:, k] for k, j in enumerate(joints)}
+        return trajectory_from_table(Table(columns, "kuka_2"), model)
+
+    assert suspect_reasons(model, [recording(s.q)]) == []
+    shoulder_negated, elbow_half_turn = s.q.copy(), s.q.copy()
+    shoulder_negated[:, 1] *= -1.0
+    elbow_half_turn[:, 3] += np.pi
+    (negated,) = suspect_reasons(model, [recording(shoulder_negated)])
+    assert "position of 'lwr_1_joint' looks negated" in negated, negated
+    assert "sign looks flipped" not in negated
+    (turned,) = suspect_reasons(model, [recording(elbow_half_turn)])
+    assert "position of 'lwr_3_joint' looks +180 deg off the URDF's zero" in turned, turned
+    assert turned.endswith("as recorded 1.00, -0.99, -1.00)"), turned

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from physid.offline.column_fixes import best_fix
 from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
@@ -287,10 +288,16 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
         return [constant]
     s, r = comparison.scale, comparison.correlation
     order = _order_reason(comparison)
+    negative = int(np.sum(comparison.joint_scales < 0.0))
+    flipped = s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints)
+    if order is not None or flipped:
+        # what the comparison sees fits several mistakes: name the one fix that repairs it
+        fix = best_fix(model, trajectory, _joint_correlations)
+        if fix is not None:
+            return [fix]
     if order is not None and comparison.swap is not None:
         return [order]  # a sign flip leaves no other column to follow better
-    negative = int(np.sum(comparison.joint_scales < 0.0))
-    if s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints):
+    if flipped:
         return [
             "torque sign looks flipped: measured torques are anti-correlated with the URDF's "
             f"gravity torque (scale {s:.2g}, correlation {r:.2f})"
@@ -304,6 +311,13 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
             "(wrong drive gains or units?)"
         ]
     return []
+
+
+def _joint_correlations(model: RobotModel, trajectory: Trajectory) -> np.ndarray | None:
+    """Per gravity-loaded joint, its torque's correlation with its gravity torque (None: the
+    recording cannot be judged)."""
+    comparison = gravity_comparison(model, trajectory)
+    return None if comparison is None else comparison.joint_correlations
 
 
 def _constant_reason(trajectory: Trajectory, comparison: GravityComparison) -> str | None:
