@@ -34,6 +34,26 @@ def test_continuous_wheels_are_locked_automatically_with_a_note():
     assert any("wheel_left_joint (RUBZ)" in note for note in model.notes)
 
 
+def test_locked_without_joints_holds_the_named_joints_still():
+    """`locked:` alone (what the mimic-joint error advises for Panda's fingers) holds those
+    joints still; until 2026-11-27 its positions were only used for joints left out of a
+    `joints:` list, so the fingers stayed and the mimic error came back."""
+    with pytest.raises(InputError, match=r"hold both still in the config \(locked: "
+                       r"\{panda_finger_joint1: 0.0, panda_finger_joint2: 0.0\}"):  # fmt: skip
+        robot_for(robot_urdf(PANDA), parse_config({}))
+    fingers = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
+    model = robot_for(robot_urdf(PANDA), parse_config({"locked": fingers}))
+    assert model.joint_names == tuple(PANDA_ARM)
+    assert any("panda_finger_joint1 at 0.02" in note for note in model.notes)
+    # the same reduced model as listing the arm's joints
+    listed = robot_for(robot_urdf(PANDA), parse_config({"joints": PANDA_ARM, "locked": fingers}))
+    q = np.linspace(-1.0, 1.0, 7)
+    np.testing.assert_array_equal(
+        pin.rnea(model.pin_model, model.pin_model.createData(), q, q, q),
+        pin.rnea(listed.pin_model, listed.pin_model.createData(), q, q, q),
+    )
+
+
 def test_the_reduced_model_equals_the_full_model_with_locked_joints_held_still():
     urdf = robot_urdf(TIAGO)
     config = parse_config({"joints": TIAGO_ARM, "locked": {"torso_lift_joint": 0.2}})
@@ -63,6 +83,8 @@ def test_the_reduced_model_equals_the_full_model_with_locked_joints_held_still()
         ({"joints": ["wheel_left_joint"]}, "'wheel_left_joint' is of type RUBZ"),
         ({"joints": "arm_1_joint"}, "config joints: expected a list"),
         ({"locked": {"wheel_left_joint": 0.1}}, "locked.wheel_left_joint: a position"),
+        ({"joints": TIAGO_ARM, "locked": {"arm_7_joint": 0.1}},
+         "joint 'arm_7_joint' is both identified \\(joints:\\) and held still \\(locked:\\)"),
     ],
 )
 def test_bad_joint_selections_are_named(raw, message):

@@ -34,8 +34,9 @@ def lock_joints(
     positions: Mapping[str, float],
     source: str = "config",
 ) -> tuple[pin.Model, tuple[str, ...], tuple[str, ...]]:
-    """The reduced model keeping ``keep`` (None: every 1-DoF revolute/prismatic joint), every
-    other joint locked at ``positions[joint]`` (default: its neutral position; 1-DoF joints only).
+    """The reduced model keeping ``keep`` (None: every 1-DoF revolute/prismatic joint not named
+    in ``positions``), every other joint locked at ``positions[joint]`` (default: its neutral
+    position; 1-DoF joints only).
 
     Returns ``(model, locked joint names, notes)``. Unknown names, a kept joint physid cannot
     identify, or a position for a multi-DoF joint are errors naming the joint.
@@ -49,6 +50,15 @@ def lock_joints(
     locked: list[str] = []
     for joint_id, name in enumerate(names, start=1):
         joint = pin_model.joints[joint_id]
+        if name in positions:  # held still where the config says, with or without `joints:`
+            if keep is not None and name in keep:
+                raise InputError(
+                    f"joint '{name}' is both identified (joints:) and held still (locked:): "
+                    "list it in one of them",
+                    source=source,
+                )
+            locked.append(name)
+            continue
         if keep is not None and name in keep:
             if not _identifiable(joint):
                 raise InputError(

@@ -398,7 +398,8 @@ def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
         if pin_model.existJointName(joint):
             raise InputError(
                 f"joint '{joint}' mimics joint '{leader}'; mimic joints are not supported (physid "
-                "would identify it as an independent joint): lock it in the config, make it "
+                "would identify it as an independent joint): hold both still in the config "
+                f"(locked: {{{leader}: 0.0, {joint}: 0.0}}, positions in rad or m), make it "
                 "fixed, or remove the <mimic>",
                 source=str(path),
             )
