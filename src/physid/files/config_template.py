@@ -86,10 +86,10 @@ COMMENTS: dict[str, str] = {
     "none; a number [rad/s] for revolute joints, or {revolute: .., prismatic: [m/s], "
     "<joint>: ..}",
     "joints": "identify only these joints (list); every other joint is locked. null: every "
-    "1-DoF revolute and prismatic joint (others locked automatically)",
-    "locked": "positions of locked joints {joint: rad or m} (default: the neutral position, "
-    "0), or {joint: recorded}: kept in the model, moved by its recorded q_ column, its torque "
-    "not fitted (docs/identify.md §7)",
+    "1-DoF revolute and prismatic joint not in locked: (others locked automatically)",
+    "locked": "joints held still and where {joint: rad or m} (joints locked by joints: and "
+    "not named here: their neutral position, 0), or {joint: recorded}: kept in the model, "
+    "moved by its recorded q_ column, its torque not fitted (docs/identify.md §7)",
     "fit_joints": "fit only these joints' torques (list); null: every joint not locked. The "
     "others' tau_ columns may be absent",
 }
