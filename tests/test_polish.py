@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from physid.body.inertia import pseudo_inertia
 from physid.offline import polish as newton
 from physid.offline.consistent import ConsistentProblem, consistent_least_squares, solve_sdp
 from physid.offline.joint_prior import JointPrior
@@ -182,3 +183,39 @@ def test_a_term_held_below_its_bound_is_left_to_clarabel(arm):
     assert free.method == "newton" and free.theta[fv] >= 0.0
     fit = problem.solve(reduce_observations(W, tau), np.ones(6), **options)
     assert fit.method == "clarabel" and fit.status == "infeasible" and fit.theta is None
+
+
+def test_a_small_robot_gets_a_margin_its_bodies_can_keep():
+    """The margin J >= m I scales down for small robots (consistent.default_margin): 1e-6 kg m^2
+    was a large part of the SO-101 arm's 12 g gripper (smallest pseudo-inertia eigenvalue
+    2.6e-7), so its prior sat on the constraint and every fit went to Clarabel, which stopped
+    "optimal_inaccurate"; the shared real arms keep 1e-6."""
+    from physid.files.config import parse_config, robot_for
+    from physid.offline.consistent import DEFAULT_MARGIN, default_margin
+    from physid.sim.oe_robots import robot_urdf
+
+    arm6 = arm6_model()
+    assert default_margin(arm6, arm6.prior_parameters()) == DEFAULT_MARGIN
+    so101 = robot_for(robot_urdf("so_arm_description/urdf/so101.urdf"), parse_config({}))
+    prior = so101.prior_parameters()
+    gripper = pseudo_inertia(prior[so101.layout.body_slice("gripper")])
+    smallest = float(np.linalg.eigvalsh(gripper)[0])
+    assert smallest == pytest.approx(2.6016e-7, rel=1e-4)
+    assert default_margin(so101, prior) == pytest.approx(0.1 * smallest, rel=1e-12)
+    assert ConsistentProblem(so101, prior, margin=None, prior_metric="logdet").newton_start
+    assert not ConsistentProblem(so101, prior, margin=1e-6, prior_metric="logdet").newton_start
+
+
+def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):
+    # arm6's last body shrunk to the SO-101 gripper's size (its pseudo-inertia scaled down)
+    model, W, tau, _ = arm
+    prior = model.prior_parameters().copy()
+    body = model.layout.body_slice("joint_6")
+    prior[body] *= 2.6e-7 / float(np.linalg.eigvalsh(pseudo_inertia(prior[body]))[0])
+    system = reduce_observations(W, tau)
+    auto = ConsistentProblem(model, prior, margin=None, prior_metric="logdet")
+    fit = auto.solve(system, np.ones(6), **_options(arm))
+    assert (fit.method, fit.status, fit.consistent) == ("newton", "optimal", True)
+    assert fit.margin == pytest.approx(2.6e-8)
+    clarabel = auto.solve(system, np.ones(6), **_options(arm), method="sdp")
+    np.testing.assert_allclose(fit.theta, clarabel.theta, rtol=1e-6, atol=1e-9)

@@ -157,7 +157,7 @@ class Identified:
             self.result,
             out_dir,
             self.provenance,
-            margin=self.config.estimation.consistency_margin,
+            margin=self.result.consistent.margin,
             total_mass_prior=self.config.estimation.prior_total_mass_std_relative,
             overwrite=overwrite,
             document=document,

@@ -50,7 +50,7 @@ class FilterConfig:
 class EstimationConfig:
     weighting: str = "wls"
     essential_ratio: float = 30.0
-    consistency_margin: float = 1e-6
+    consistency_margin: float | None = None  # None: offline.consistent.default_margin
     prior_std_relative: float | None = 0.3
     prior_total_mass_std_relative: float | None = None
     prior_metric: str = "logdet"

@@ -56,7 +56,8 @@ COMMENTS: dict[str, str] = {
     "estimation": "least squares and the physically consistent fit",
     "estimation.weighting": "wls (per-joint weighted least squares, paper C) | ols",
     "estimation.essential_ratio": "max/min relative std of the essential parameters",
-    "estimation.consistency_margin": "pseudo-inertia >= margin x identity [kg m^2]",
+    "estimation.consistency_margin": "pseudo-inertia >= margin x identity [kg m^2]; null: 1e-6, "
+    "or 10 % of the URDF's smallest body eigenvalue where that is smaller (small robots)",
     "estimation.prior_std_relative": "URDF inertial prior std / parameter scale (null: no prior)",
     "estimation.prior_total_mass_std_relative": "prior std of the total moving mass, relative "
     "to the URDF's (null: none)",

@@ -136,6 +136,7 @@ def fit_summary(result: IdentificationResult) -> dict:
             "status": result.consistent.status,
             "method": result.consistent.method,
             "solve_time_s": result.consistent.solve_time_s,
+            "margin": result.consistent.margin,
         },
         "preprocessing": result.train_observations.info,
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
