@@ -200,3 +200,41 @@ def test_the_cli_refuses_folders_and_selectors_that_are_not_logs(logged, tmp_pat
     run = runner.invoke(main, [*base, "--data", str(corrupt)])
     assert run.exit_code == 2 and "cannot read the bag" in run.output
     assert "Traceback" not in run.output
+
+
+def test_payload_reads_bags_and_lerobot_datasets_as_the_csv(logged, tmp_path):
+    """`physid payload --data/--unloaded` (and `identify --loaded-data`) take bags and LeRobot
+    datasets like every other --data; until 2026-11-27 they took files only (a bag folder was
+    refused by the option's type). The arm's tool 0.5 kg heavier, logged as CSV, bag and
+    LeRobot dataset: the same payload from each, within 10 % of the 0.5 kg."""
+    folder = tmp_path / "loaded"
+    folder.mkdir()
+    box = 'size="0.025 0.02 0.02" mass='
+    heavier = ARM.replace(box + '"0.35"', box + '"0.85"')
+    assert heavier != ARM
+    (folder / "arm.xml").write_text(heavier, encoding="utf-8")
+    _recording(folder / "raw.csv", mujoco.MjModel.from_xml_path(str(folder / "arm.xml")), seed=3,
+               seconds=6.0)  # fmt: skip
+    table = _columns(read_table(folder / "raw.csv"))
+    for joint in JOINTS:
+        table[f"dq_{joint}"] = np.gradient(table[f"q_{joint}"], table["t"])
+    np.savetxt(folder / "loaded.csv", np.column_stack(list(table.values())), delimiter=",",
+               header=",".join(table), comments="")  # fmt: skip
+    write_bag(folder / "bag", table, StoragePlugin.MCAP)
+    write_lerobot(folder / "lerobot", [table])
+    params = tmp_path / "robot"
+    _identify(logged, ["--data", str(logged["other"])], params)
+    sources = {"csv": (folder / "loaded.csv", logged["train"]),
+               "bag": (folder / "bag", logged["folder"] / "bag_mcap"),
+               "lerobot": (folder / "lerobot", logged["folder"] / "bag_sqlite")}  # fmt: skip
+    masses = {}
+    for name, (loaded, unloaded) in sources.items():
+        run = CliRunner().invoke(main, [
+            "payload", "--model", str(logged["urdf"]), "--params", str(params / "params.json"),
+            "--data", str(loaded), "--unloaded", str(unloaded), "--link", "tool",
+            "--out", str(tmp_path / name)])  # fmt: skip
+        assert run.exit_code == 0, run.output
+        masses[name] = json.loads((tmp_path / name / "payload.json").read_text())["mass"]
+    assert masses["csv"] == pytest.approx(0.5, rel=0.1)
+    for name in ("bag", "lerobot"):
+        assert masses[name] == pytest.approx(masses["csv"], rel=1e-9)

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from physid.cli.options import (
+    DATA_HELP,
+    DATA_SOURCE,
     EXISTING_FILE,
     OUTPUT_DIR,
     OUTPUT_FILE,
@@ -114,10 +116,10 @@ def _print_identification(result, out: Path | None, data_warnings: Sequence[str]
     "--loaded-data",
     "loaded",
     multiple=True,
-    type=EXISTING_FILE,
+    type=DATA_SOURCE,
     help="Recording(s) of motor currents with the config's known payload attached, for "
     "'drive_gains: identify': the payload fixes the drive gains (Gautier & Briot 2014); the "
-    "--data recordings (without it) then give the robot's parameters. Repeatable.",
+    "--data recordings (without it) then give the robot's parameters. Repeatable." + DATA_HELP,
 )
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -139,6 +141,7 @@ def identify_command(
 
     data = expand_logs(data, topic, episodes)
     validate = expand_logs(validate, topic, episodes) if validate else []
+    loaded = expand_logs(loaded, topic, episodes) if loaded else []
     with step_progress("identify", quiet) as progress:
         run = identify_run(
             urdf,

@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from physid.api.robot_runs import PAYLOAD
-from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_option
+from physid.cli.options import (
+    EXISTING_FILE,
+    OUTPUT_DIR,
+    data_option,
+    expand_logs,
+    log_options,
+    number_in,
+    robot_file_option,
+)
 
 
 @click.command()
@@ -19,22 +27,16 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_
     help="params.json of `physid identify` for this robot WITHOUT the payload; its bodies, joint "
     "terms, gravity, Coulomb deadband and training filter are used as they are.",
 )
-@click.option(
-    "--data",
-    "loaded",
-    type=EXISTING_FILE,
-    multiple=True,
-    required=True,
-    help="Recording WITH the payload (trajectory CSV/.npz/.parquet or manifest, as for "
-    "`physid identify`); repeat for several.",
+@data_option(
+    "Recording WITH the payload (trajectory CSV/.npz/.parquet or manifest, as for "
+    "`physid identify`); repeat for several."
 )
-@click.option(
-    "--unloaded",
-    type=EXISTING_FILE,
-    multiple=True,
-    help="Recording WITHOUT the payload, fitted jointly: the joint friction/offset terms are "
+@data_option(
+    "Recording WITHOUT the payload, fitted jointly: the joint friction/offset terms are "
     "re-estimated on both, so friction that drifted since identification is not read as "
     "payload; repeat for several.",
+    name="--unloaded",
+    required=False,
 )
 @click.option(
     "--link",
@@ -65,15 +67,18 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_DIR, number_in, robot_file_
     help="Output folder: payload.json (mass, com and inertia about the com in the link frame, "
     "their standard deviations and sources, the fit). Written atomically.",
 )
+@log_options
 def payload(
     urdf: Path,
     params: Path,
-    loaded: tuple[Path, ...],
+    data: tuple[Path, ...],
     unloaded: tuple[Path, ...],
     link: str,
     mass: float | None,
     config: Path | None,
     out: Path,
+    topic: str | None,
+    episodes: tuple[int, ...],
 ) -> None:
     """Estimate the 10 inertial parameters of a payload on LINK of an identified robot.
 
@@ -86,7 +91,9 @@ def payload(
     """
     from physid.api.robot_runs import payload as run_payload
 
-    run = run_payload(urdf, params, list(loaded), link, unloaded=list(unloaded), mass=mass,
+    loaded = expand_logs(data, topic, episodes)
+    unloaded_runs = expand_logs(unloaded, topic, episodes) if unloaded else []
+    run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass,
                       config=config)  # fmt: skip
     run.save(out)
     result = run.raw
