@@ -30,6 +30,9 @@ from physid.robot.model import RobotModel
 FOLLOWS = 0.9  # real recordings: >= 0.89 per gravity-loaded joint, 0.995 and more on most
 TIE = 0.005  # fixes within this of the best are listed together: the data cannot tell them apart
 _OFFSETS_DEG = (90.0, -90.0, 180.0)
+# Exchanged columns are tried up to this many joints (n (n - 1) pairs, 12 ms each on 50 s of a
+# 7-joint arm: 0.9 s in all); a larger robot gets the single-column fixes only.
+MAX_JOINTS_FOR_PAIRS = 12
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
             yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
                    f"with {offset:+.0f} deg taken off", 1,
                    _with(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
-    for a in range(n):
+    pairs = n <= MAX_JOINTS_FOR_PAIRS
+    for a in range(n if pairs else 0):
         for b in range(a + 1, n):
             yield (f"joint columns may be in another order: the position columns of "
                    f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,

@@ -316,7 +316,7 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
 def _joint_correlations(model: RobotModel, trajectory: Trajectory) -> np.ndarray | None:
     """Per gravity-loaded joint, its torque's correlation with its gravity torque (None: the
     recording cannot be judged)."""
-    comparison = gravity_comparison(model, trajectory)
+    comparison = gravity_comparison(model, trajectory, diagnostics=False)
     return None if comparison is None else comparison.joint_correlations
 
 
@@ -408,7 +408,9 @@ def _odd_scale_reason(comparison: GravityComparison) -> str | None:
     )
 
 
-def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComparison | None:
+def gravity_comparison(
+    model: RobotModel, trajectory: Trajectory, *, diagnostics: bool = True
+) -> GravityComparison | None:
     """Compare the measured torques with the URDF's static gravity torque ``g(q)``.
 
     Only ``g(q)`` is predicted, from the angles alone: it dominates the slow shoulder and elbow
@@ -423,7 +425,10 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     The robot-wide scale and correlation stack the gravity-loaded joints (gravity variation
     >= 10 % of the largest joint's). None when there is none (a horizontal robot: its gravity
     torques are constant) or the recording is too short to judge a correlation on
-    (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 2.3 s).
+    (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 2.3 s). ``diagnostics=False``
+    leaves out the swap search and the whole-model correlations (``swap`` and
+    ``model_correlations`` None): the scales and correlations alone, for the many comparisons of
+    :func:`physid.offline.column_fixes.best_fix`.
     """
     signals = _check_signals(trajectory, columns_removed=_NUISANCE_COLUMNS)
     if signals is None:
@@ -449,9 +454,13 @@ def gravity_comparison(model: RobotModel, trajectory: Trajectory) -> GravityComp
     )
     joint_scales = np.array([float(rt[j] @ rg[j]) / float(rg[j] @ rg[j]) for j in loaded])
     joint_correlations = np.array([_correlation(rt[j], rg[j]) for j in loaded])
+    joints = tuple(model.joint_names[j] for j in loaded)
+    if not diagnostics:
+        return GravityComparison(joints, float(scale), float(correlation), joint_scales,
+                                 joint_correlations, None)  # fmt: skip
     swap = _best_swap(model, tau, nuisance, rg, joint_correlations)
     return GravityComparison(
-        tuple(model.joint_names[j] for j in loaded),
+        joints,
         float(scale),
         float(correlation),
         joint_scales,
