@@ -73,7 +73,8 @@ def load_trajectories(
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
     options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles,
-               "corrupt_samples": config.corrupt_samples}  # fmt: skip
+               "corrupt_samples": config.corrupt_samples,
+               "angles_in_degrees": config.angle_unit == "degrees"}  # fmt: skip
     in_memory = {**options, "time_base": config.time_base}
     recordings: list[Recording] = []
     for path in paths:

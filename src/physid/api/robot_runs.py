@@ -161,7 +161,14 @@ def simfit_drive_gains(config_path: PathLike) -> dict[str, float]:
     from physid.errors import InputError
     from physid.files.config import IDENTIFY_GAINS, load_config
 
-    gains = load_config(config_path).drive_gains
+    config = load_config(config_path)
+    if config.angle_unit != "radians":  # simfit reads q_ and ctrl_ as the MJCF's (radians)
+        raise InputError(
+            f"angle_unit: {config.angle_unit} is not applied by simfit (its recordings' q_ and "
+            "ctrl_ columns are read in the MJCF's radians): convert them first",
+            source=str(config_path),
+        )
+    gains = config.drive_gains
     if gains == IDENTIFY_GAINS:
         raise InputError(
             "'drive_gains: identify': simfit does not estimate drive gains; give them in the "

@@ -19,7 +19,11 @@ import numpy as np
 from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.errors import InputError
 from physid.files.io import config_number, config_section, read_yaml
-from physid.recordings.trajectory import CORRUPT_SAMPLE_CHOICES, TIME_BASE_CHOICES
+from physid.recordings.trajectory import (
+    ANGLE_UNITS,
+    CORRUPT_SAMPLE_CHOICES,
+    TIME_BASE_CHOICES,
+)
 from physid.robot.friction import FRICTION_MODELS
 from physid.robot.joint_locking import lock_joints
 from physid.robot.model import (
@@ -112,6 +116,8 @@ class IdentifyConfig:
     train_fraction: float | None = None
     estimation: EstimationConfig = field(default_factory=EstimationConfig)
     allow_large_angles: bool = False
+    # ANGLE_UNITS: revolute joints' (and motors') q_, dq_, ddq_ columns in radians or degrees
+    angle_unit: str = "radians"
     # physid.recordings.trajectory.TIME_BASE_CHOICES: check the stamps, or trust them
     time_base: str = "auto"
     # physid.recordings.trajectory.CORRUPT_SAMPLE_CHOICES: repair isolated corrupt samples or not
@@ -317,6 +323,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         train_fraction=train_fraction,
         estimation=estimation,
         allow_large_angles=_flag(raw, "allow_large_angles", False, ""),
+        angle_unit=_choice(raw, "angle_unit", ANGLE_UNITS),
         time_base=_choice(raw, "time_base", TIME_BASE_CHOICES),
         corrupt_samples=_choice(raw, "corrupt_samples", CORRUPT_SAMPLE_CHOICES),
         coulomb_deadband=_deadband(raw.get("coulomb_deadband", AUTO_DEADBAND)),

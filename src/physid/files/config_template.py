@@ -75,6 +75,8 @@ COMMENTS: dict[str, str] = {
     "it) | report (only estimated and reported) | a number [s]: compensated by it (each torque "
     "paired with the motion that much earlier)",
     "allow_large_angles": "skip the 'positions look like degrees' check",
+    "angle_unit": "radians | degrees: the unit of the revolute joints' (and motors') q_, dq_ "
+    "and ddq_ columns; degrees are converted on reading (identify, validate, payload)",
     "time_base": "auto: the time stamps are checked against the motion (repeated samples "
     "dropped; rebuilt from the controller's ticks or a uniform grid when the positions are "
     "clearly smoother on it, docs/identify.md §1); stamps: trusted as they are",

@@ -230,17 +230,18 @@ def degrees_reason(model: RobotModel, trajectory: Trajectory, rate_hz: float | N
             speed = "" if speeds is None else f" at {speeds[k]:.3g} rad/s"
             return (
                 f"joint '{joint}' positions reach {peak:.4g} rad (more than a turn){speed}: "
-                "are they in degrees?"
+                "are they in degrees? (then set angle_unit: degrees in the config)"
             )
         if limit is not None and too_far:
             return (
                 f"joint '{joint}' positions reach {peak:.4g}, {peak / limit:.3g} x its URDF limit "
-                f"of {limit:.3g} rad: are they in degrees?"
+                f"of {limit:.3g} rad: are they in degrees? (then set angle_unit: degrees in the "
+                "config)"
             )
         if limit is not None and too_fast:
             return (
                 f"joint '{joint}' moves at {speeds[k]:.3g} rad/s, implausible for a robot joint: "
-                "are its positions in degrees?"
+                "are its positions in degrees? (then set angle_unit: degrees in the config)"
             )
     return None
 

@@ -259,6 +259,7 @@ def open_recording(
     allow_large_angles: bool = False,
     block_rows: int | None = None,
     corrupt_samples: str = "repair",
+    angles_in_degrees: bool = False,
 ) -> RecordingFile:
     """Read and validate a CSV or Parquet recording in blocks (same checks and messages as
     :func:`physid.recordings.trajectory.load_trajectory`); the joint-side data go to a temporary
@@ -283,6 +284,7 @@ def open_recording(
                 table.columns.get("t", np.zeros(table.n_rows)),
                 drive_gains=drive_gains,
                 allow_large_angles=allow_large_angles,
+                angles_in_degrees=angles_in_degrees,
             )
             if corrupt_samples == "repair":
                 q, tau, repair = repair_corrupt_samples(

@@ -274,6 +274,7 @@ def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]
 
 
 TIME_BASE_CHOICES = ("auto", "stamps")
+ANGLE_UNITS = ("radians", "degrees")  # config angle_unit: what the q_, dq_, ddq_ columns hold
 CORRUPT_SAMPLE_CHOICES = ("repair", "keep")
 
 
@@ -285,6 +286,7 @@ def trajectory_from_table(
     allow_large_angles: bool = False,
     time_base: str = "auto",
     corrupt_samples: str = "repair",
+    angles_in_degrees: bool = False,
 ) -> Trajectory:
     """Validate a table against ``model`` and convert it to a joint-side :class:`Trajectory`.
 
@@ -295,10 +297,13 @@ def trajectory_from_table(
     ``"stamps"``: the stamps are trusted as they are. ``corrupt_samples="repair"``: angles
     logged modulo one turn are unwrapped and isolated corrupt samples repaired
     (:func:`repaired_samples`). A gap in the time stamps is an error
-    (:func:`trajectory_segments` splits the recording there instead).
+    (:func:`trajectory_segments` splits the recording there instead). ``angles_in_degrees``:
+    the revolute joints' (and motors') positions, velocities and accelerations are in degrees
+    and converted to radians on reading (config ``angle_unit: degrees``).
     """
     options = dict(drive_gains=drive_gains, allow_large_angles=allow_large_angles,
-                   time_base=time_base, corrupt_samples=corrupt_samples)  # fmt: skip
+                   time_base=time_base, corrupt_samples=corrupt_samples,
+                   angles_in_degrees=angles_in_degrees)  # fmt: skip
     return trajectory_segments(table, model, split_gaps=False, **options)[0]
 
 
@@ -311,6 +316,7 @@ def trajectory_segments(
     time_base: str = "auto",
     corrupt_samples: str = "repair",
     split_gaps: bool = True,
+    angles_in_degrees: bool = False,
 ) -> list[Trajectory]:
     """The recording of ``table`` as :func:`trajectory_from_table` makes it, split where its time
     stamps have a gap (a step of more than :data:`MAX_GAP_PERIODS` sample periods: a logger that
@@ -321,9 +327,9 @@ def trajectory_segments(
     duplicates = duplicate_rows(table)
     _check_time(table, duplicates, allow_gaps=split_gaps)
     t = table.columns["t"]
-    whole = trajectory_block(
-        table, model, t, drive_gains=drive_gains, allow_large_angles=allow_large_angles
-    )
+    whole = trajectory_block(table, model, t, drive_gains=drive_gains,
+                             allow_large_angles=allow_large_angles,
+                             angles_in_degrees=angles_in_degrees)  # fmt: skip
     check_some_torque(whole.tau, table.source)
     pieces = gap_pieces(t, duplicates)
     if len(pieces) == 1:
@@ -580,10 +586,12 @@ def trajectory_block(
     *,
     drive_gains: dict[str, float] | None = None,
     allow_large_angles: bool = False,
+    angles_in_degrees: bool = False,
 ) -> Trajectory:
     """The checks of :func:`trajectory_from_table` that hold row by row (columns, finiteness,
     magnitudes, units), for a whole table or one block of a long file
-    (:mod:`physid.recordings.streamed`); the time stamps ``t`` are checked by the caller."""
+    (:mod:`physid.recordings.streamed`); the time stamps ``t`` are checked by the caller.
+    ``angles_in_degrees``: angles converted to radians first (:func:`_in_radians`)."""
     gains = dict(drive_gains or {})
     motor_side = model.transmission is not None and any(c.startswith("qm_") for c in table.columns)
     _check_unknown_joints(table, model, motor_side)
@@ -593,6 +601,8 @@ def trajectory_block(
         q_cols = [f"qm_{m}" for m in motors]
         q_motor = np.column_stack([_require(table, c, "motor position") for c in q_cols])
         tau_motor = np.column_stack([_effort(table, m, "taum_", gains) for m in motors])
+        if angles_in_degrees:  # motor angles: every motor turns (a transmission maps rad to rad)
+            q_motor = np.radians(q_motor)
         q = model.transmission.joint_positions(q_motor)
         tau = model.transmission.joint_torques(tau_motor)
         used = set(q_cols) | {f"taum_{m}" for m in motors} | {f"i_{m}" for m in motors}
@@ -611,6 +621,8 @@ def trajectory_block(
         )
         dq = _optional_block(table, "dq_", joints)
         ddq = _optional_block(table, "ddq_", joints)
+        if angles_in_degrees:
+            q, dq, ddq = (_in_radians(block, model) for block in (q, dq, ddq))
         used = {f"{p}{j}" for p in JOINT_PREFIXES for j in joints}
     _check_finite(table, sorted(used & set(table.columns)))
     _check_magnitude(table, sorted(used & set(table.columns)))
@@ -621,6 +633,17 @@ def trajectory_block(
         (f"{table.source}: ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
     )
     return Trajectory(t, q, tau, model.joint_names, dq, ddq, table.source, warnings)
+
+
+def _in_radians(block: np.ndarray | None, model: RobotModel) -> np.ndarray | None:
+    """Revolute joints' columns of ``block`` (angles, rates or accelerations, one column per
+    joint) from degrees to radians; prismatic joints' (m) as they are."""
+    if block is None:
+        return None
+    revolute = [is_revolute(model, joint) for joint in model.joint_names]
+    out = np.asarray(block, float).copy()
+    out[:, revolute] = np.radians(out[:, revolute])
+    return out
 
 
 def _optional_block(table: Table, prefix: str, joints: tuple[str, ...]) -> np.ndarray | None:
@@ -708,8 +731,9 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
                 )
             raise InputError(
                 f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi: it looks like "
-                "degrees (or motor-side angles without a transmission); convert to radians, or "
-                "set allow_large_angles: true in the config if this is intended",
+                "degrees (or motor-side angles without a transmission): set angle_unit: "
+                "degrees in the config (or convert to radians), or set allow_large_angles: "
+                "true if this is intended",
                 source=source,
             )
 
