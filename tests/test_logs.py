@@ -57,17 +57,22 @@ def write_bag(folder: Path, columns: dict, plugin: StoragePlugin, topics=("/join
                 writer.write(connection, int(stamp), raw)
 
 
-def write_lerobot(folder: Path, episodes: list[dict]) -> None:
-    """A LeRobot v2-layout dataset: meta/info.json and one Parquet file per episode."""
-    feature = {"dtype": "float32", "shape": [len(JOINTS)], "names": list(JOINTS)}
+def write_lerobot(folder: Path, episodes: list[dict], suffixed: bool = False) -> None:
+    """A LeRobot v2-layout dataset: meta/info.json and one Parquet file per episode;
+    ``suffixed``: the readings named "<joint>.pos", ".vel", ".effort" as LeRobot's robots do."""
+    def feature(suffix: str) -> dict:
+        names = [joint + (suffix if suffixed else "") for joint in JOINTS]
+        return {"dtype": "float32", "shape": [len(JOINTS)], "names": names}
+
     info = {
         "codebase_version": "v2.1",
         "fps": 500,
         "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
         "features": {
-            "observation.state": feature,
-            "observation.velocity": feature,
-            "observation.effort": {**feature, "names": {"motors": list(JOINTS)}},
+            "observation.state": feature(".pos"),
+            "observation.velocity": feature(".vel"),
+            "observation.effort": {**feature(".effort"),
+                                   "names": {"motors": feature(".effort")["names"]}},
             "timestamp": {"dtype": "float32", "shape": [1], "names": None},
             "episode_index": {"dtype": "int64", "shape": [1], "names": None},
         },
@@ -140,6 +145,15 @@ def test_a_lerobot_dataset_reads_one_recording_per_episode(logged):
             np.testing.assert_array_equal(table.columns[column], values)
     (only,) = read_log(logged["folder"] / "lerobot", episodes=(1,))
     assert only.source.endswith("episode 1")
+
+
+def test_lerobot_reading_names_lose_their_suffix(logged, tmp_path):
+    """LeRobot's robots (the SO-100/101 arms) name readings "shoulder_pan.pos": the joint is
+    "shoulder_pan"."""
+    write_lerobot(tmp_path / "suffixed", [logged["train_columns"]], suffixed=True)
+    (table,) = read_log(tmp_path / "suffixed")
+    for column, values in logged["train_columns"].items():
+        np.testing.assert_array_equal(table.columns[column], values)
 
 
 def _identify(logged, data: list[str], out: Path, *extra: str) -> dict:

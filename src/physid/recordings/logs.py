@@ -27,12 +27,13 @@ span are dropped, counted in :attr:`Table.notes`):
 
 **LeRobot datasets** (a folder with ``meta/info.json`` and Parquet files under ``data/``, the
 v2 one-file-per-episode and v3 many-episodes-per-file layouts alike; read by ``pyarrow``): one
-recording per episode (all, or those selected). Joint names are the feature's ``names``;
+recording per episode (all, or those selected). Joint names are the feature's ``names``
+(without the ``.pos`` / ``.vel`` / ``.cur`` ... suffix LeRobot's robots give them);
 ``observation.state`` gives ``q_``, ``observation.velocity`` ``dq_``, ``observation.effort``
 ``tau_``, ``observation.current`` ``i_`` (motor currents, then ``drive_gains``) and
 ``action`` ``ctrl_`` (the commands sent, e.g. position targets: ``physid simfit`` drives the
 model's actuators of those names with them), time is ``timestamp``. Units are the dataset's:
-a dataset in degrees needs converting first.
+a dataset in degrees is read with the identify config's ``angle_unit: degrees``.
 
 Every failure is one :class:`~physid.errors.InputError` line naming the file, topic, episode or
 field.
@@ -322,7 +323,16 @@ def _feature_names(feature: str, spec: dict, source: str) -> list[str]:
     if not isinstance(names, list) or len(names) != int(np.prod(shape)):
         raise InputError(f"feature '{feature}' needs a 'names' list of its {shape} entries "
                          "(the joint names)", source=source)  # fmt: skip
-    return [str(name) for name in names]
+    names = [str(name) for name in names]
+    # LeRobot's robots name a motor's readings "<motor>.pos", ".vel", ... (the SO-100/101 arms
+    # since 2025): the joint is the motor's name
+    for suffix in _LEROBOT_SUFFIXES:
+        if all(name.endswith(suffix) and len(name) > len(suffix) for name in names):
+            return [name[: -len(suffix)] for name in names]
+    return names
+
+
+_LEROBOT_SUFFIXES = (".pos", ".vel", ".effort", ".eff", ".cur", ".current", ".torque")
 
 
 def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
