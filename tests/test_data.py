@@ -115,6 +115,14 @@ def test_time_must_increase(tmp_path):
     columns["t"][10] = columns["t"][0]
     expect_error(csv_file(tmp_path, columns), r"row 11 .*: sort the rows or repair the time")
     columns = good_columns()
+    columns["t"][10:12] = columns["t"][0] + np.array([0.0, 0.001])  # two corrupt stamps
+    expect_error(csv_file(tmp_path, columns), r"row 11 .*: sort the rows or repair the time")
+    columns = good_columns(60)
+    columns["t"][20:] -= columns["t"][20] - columns["t"][0]
+    columns["t"][40:] -= columns["t"][40] - columns["t"][0]  # three runs
+    expect_error(csv_file(tmp_path, columns), r"row 21 .*2 such rows\): the stamps start again 2 "
+                 r"times: recordings appended")  # fmt: skip
+    columns = good_columns()
     columns["t"][30:] -= columns["t"][30] - columns["t"][0]
     expect_error(csv_file(tmp_path, columns),
                  r"row 31 .*1 such rows\): the stamps start again: recordings appended in one "

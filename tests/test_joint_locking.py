@@ -38,7 +38,7 @@ def test_locked_without_joints_holds_the_named_joints_still():
     """`locked:` alone (what the mimic-joint error advises for Panda's fingers) holds those
     joints still; until 2026-11-27 its positions were only used for joints left out of a
     `joints:` list, so the fingers stayed and the mimic error came back."""
-    with pytest.raises(InputError, match=r"hold both still in the config \(locked: "
+    with pytest.raises(InputError, match=r"hold them still in the config \(locked: "
                        r"\{panda_finger_joint1: 0.0, panda_finger_joint2: 0.0\}"):  # fmt: skip
         robot_for(robot_urdf(PANDA), parse_config({}))
     fingers = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}

@@ -252,3 +252,16 @@ def test_payload_reads_bags_and_lerobot_datasets_as_the_csv(logged, tmp_path):
     assert masses["csv"] == pytest.approx(0.5, rel=0.1)
     for name in ("bag", "lerobot"):
         assert masses[name] == pytest.approx(masses["csv"], rel=1e-9)
+
+
+def test_a_selector_applies_to_the_one_list_that_holds_a_bag(logged, tmp_path):
+    """`--data run.csv --validate bag --topic /left`: the topic selects in the bag; each list
+    checked alone refused the CSV's list ("no --data is one") until 2026-11-27."""
+    params = _identify(logged, ["--data", str(logged["train"]), "--validate",
+                                str(logged["folder"] / "two_topics"), "--topic", "/left"],
+                       tmp_path / "mixed")  # fmt: skip
+    assert params["fit"]["validation"]["n_samples"] > 0
+    run = CliRunner().invoke(main, ["identify", "--model", str(logged["urdf"]), "--data",
+                                    str(logged["train"]), "--validate", str(logged["other"]),
+                                    "--topic", "/left", "--out", str(tmp_path / "o")])  # fmt: skip
+    assert run.exit_code == 2 and "no --data is one" in run.output

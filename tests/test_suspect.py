@@ -294,4 +294,5 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     assert "sign looks flipped" not in negated
     (turned,) = suspect_reasons(model, [recording(elbow_half_turn)])
     assert "position of 'lwr_3_joint' looks +180 deg off the URDF's zero" in turned, turned
-    assert turned.endswith("as recorded 1.00, -0.99, -1.00)"), turned
+    assert turned.endswith("as recorded: lwr_1_joint 1.00 / 1.00, lwr_2_joint 1.00 / -0.99, "
+                           "lwr_3_joint 1.00 / -1.00)"), turned  # fmt: skip

@@ -15,6 +15,7 @@ from physid.cli.options import (
     OUTPUT_DIR,
     OUTPUT_FILE,
     data_option,
+    expand_log_lists,
     expand_logs,
     log_options,
     number_in,
@@ -139,9 +140,7 @@ def identify_command(
     """
     from physid.workflows import identify_run
 
-    data = expand_logs(data, topic, episodes)
-    validate = expand_logs(validate, topic, episodes) if validate else []
-    loaded = expand_logs(loaded, topic, episodes) if loaded else []
+    data, validate, loaded = expand_log_lists((data, validate, loaded), topic, episodes)
     with step_progress("identify", quiet) as progress:
         run = identify_run(
             urdf,

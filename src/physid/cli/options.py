@@ -87,6 +87,18 @@ def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
     return expand(paths, topic, episodes)
 
 
+def expand_log_lists(lists, topic: str | None, episodes: tuple[int, ...]) -> list[list]:
+    """Each of a command's recording lists (``--data``, ``--validate``, ...) expanded, the
+    selectors checked against all of them together: ``--data run.csv --validate bag --topic
+    /x`` selects in the bag (each list checked alone refused the CSV's list)."""
+    from physid.recordings.logs import check_selectors
+    from physid.recordings.logs import expand_logs as expand
+
+    lists = [list(paths) for paths in lists]
+    check_selectors([p for paths in lists for p in paths], topic, episodes)
+    return [expand(paths, topic, episodes, selectors_checked=False) for paths in lists]
+
+
 def robot_file_option(help_text: str, *, must_exist: bool = True) -> Callable:
     """The robot description of a command: ``--urdf`` or its alias ``--model``, a URDF or an
     MJCF file (the kind is read from the file: :func:`physid.robot.model.load_robot_file`),

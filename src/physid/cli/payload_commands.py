@@ -11,7 +11,7 @@ from physid.cli.options import (
     EXISTING_FILE,
     OUTPUT_DIR,
     data_option,
-    expand_logs,
+    expand_log_lists,
     log_options,
     number_in,
     robot_file_option,
@@ -91,8 +91,7 @@ def payload(
     """
     from physid.api.robot_runs import payload as run_payload
 
-    loaded = expand_logs(data, topic, episodes)
-    unloaded_runs = expand_logs(unloaded, topic, episodes) if unloaded else []
+    loaded, unloaded_runs = expand_log_lists((data, unloaded), topic, episodes)
     run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass,
                       config=config)  # fmt: skip
     run.save(out)

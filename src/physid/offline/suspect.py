@@ -72,6 +72,9 @@ SCALE_RANGE = (0.5, 2.0)
 # Two gravity-loaded joints may disagree through a poor CAD link (each within tens of percent),
 # but not 3-fold (real data: largest / smallest per-joint scale <= 1.15; thirds <= 1.6).
 JOINT_SCALE_RATIO = 3.0
+# A joint read as "out of scale" must follow its gravity torque this well (a unit or gain error
+# keeps its shape: the KUKA with one torque in mN m, r 1.00)
+SCALED_FOLLOWS = 0.8
 # A joint's gravity torque is "followed by another column" when that column at least halves the
 # part that its own column leaves unexplained (1 - r^2), reaching a correlation >= 0.9.
 SWAP_IMPROVEMENT = 0.5
@@ -314,11 +317,15 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     return []
 
 
-def _joint_correlations(model: RobotModel, trajectory: Trajectory) -> np.ndarray | None:
-    """Per gravity-loaded joint, its torque's correlation with its gravity torque (None: the
-    recording cannot be judged)."""
-    comparison = gravity_comparison(model, trajectory, diagnostics=False)
-    return None if comparison is None else comparison.joint_correlations
+def _joint_correlations(
+    model: RobotModel, trajectory: Trajectory, joints: tuple[str, ...] | None
+) -> tuple[tuple[str, ...], np.ndarray] | None:
+    """The gravity-loaded joints (``joints``, else the recording's own) and each one's torque
+    correlation with its gravity torque (None: the recording cannot be judged)."""
+    comparison = gravity_comparison(model, trajectory, diagnostics=False, loaded_joints=joints)
+    if comparison is None:
+        return None
+    return comparison.joints, comparison.joint_correlations
 
 
 def _constant_reason(trajectory: Trajectory, comparison: GravityComparison) -> str | None:
@@ -391,6 +398,11 @@ def _odd_scale_reason(comparison: GravityComparison) -> str | None:
     plausible = (scales >= low) & (scales <= high)
     if not plausible.any() or plausible.all():
         return None
+    # a column in another unit still follows its gravity torque; one that does not is another
+    # mistake, or a recording too short to judge (a 3 s slice of a correct UR10e run: the
+    # shoulder at r 0.02 read "0.157 x")
+    if np.any(comparison.joint_correlations[~plausible] < SCALED_FOLLOWS):
+        return None
     odd = [f"'{joint}' {scale:.4g} x" for joint, scale, fine
            in zip(comparison.joints, scales, plausible, strict=True) if not fine]  # fmt: skip
     others = scales[plausible]
@@ -410,7 +422,11 @@ def _odd_scale_reason(comparison: GravityComparison) -> str | None:
 
 
 def gravity_comparison(
-    model: RobotModel, trajectory: Trajectory, *, diagnostics: bool = True
+    model: RobotModel,
+    trajectory: Trajectory,
+    *,
+    diagnostics: bool = True,
+    loaded_joints: tuple[str, ...] | None = None,
 ) -> GravityComparison | None:
     """Compare the measured torques with the URDF's static gravity torque ``g(q)``.
 
@@ -429,7 +445,9 @@ def gravity_comparison(
     (:data:`MIN_DEGREES_OF_FREEDOM`; with 10 Hz signals, about 2.3 s). ``diagnostics=False``
     leaves out the swap search and the whole-model correlations (``swap`` and
     ``model_correlations`` None): the scales and correlations alone, for the many comparisons of
-    :func:`physid.offline.column_fixes.best_fix`.
+    :func:`physid.offline.column_fixes.best_fix`. ``loaded_joints``: compare these joints
+    instead of the ones this recording's gravity loads (every fix is judged on the joints the
+    recording as given was judged on).
     """
     signals = _check_signals(trajectory, columns_removed=_NUISANCE_COLUMNS)
     if signals is None:
@@ -443,6 +461,8 @@ def gravity_comparison(
     if largest < GRAVITY_FLOOR_NM or q.shape[0] < _MIN_SAMPLES:
         return None
     loaded = [int(j) for j in np.flatnonzero(variation >= GRAVITY_JOINT_FRACTION * largest)]
+    if loaded_joints is not None:
+        loaded = [model.joint_names.index(joint) for joint in loaded_joints]
     nuisance = {j: _nuisance_columns(dq[:, j], ddq[:, j], inertial[:, j]) for j in loaded}
     rt = {j: _residual(nuisance[j], tau[:, j]) for j in loaded}
     rg = {j: _residual(nuisance[j], gravity[:, j]) for j in loaded}

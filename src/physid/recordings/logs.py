@@ -399,10 +399,18 @@ def expand_logs(
     episodes: Iterable[int] = (),
     imu_topic: str | None = None,
     wrench_topics: Iterable[str] = (),
+    *,
+    selectors_checked: bool = True,
 ) -> list:
     """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
-    tables, :func:`read_log`); other files are kept as paths, other objects as they are."""
-    expanded, logs, episodes = [], 0, tuple(episodes)
+    tables, :func:`read_log`); other files are kept as paths, other objects as they are.
+    ``selectors_checked``: a selector (topic, episode) with no log among ``paths`` is an
+    error; a command with several lists of recordings checks them together instead
+    (:func:`check_selectors`)."""
+    paths = list(paths)
+    if selectors_checked:
+        check_selectors(paths, topic, episodes, imu_topic, wrench_topics)
+    expanded, episodes = [], tuple(episodes)
     wrench_topics = tuple(wrench_topics)
     for path in paths:
         if not isinstance(path, str | Path):  # an in-memory recording
@@ -410,7 +418,6 @@ def expand_logs(
             continue
         path = Path(path)
         if log_kind(path) is not None:
-            logs += 1
             expanded.extend(read_log(path, topic=topic, episodes=episodes, imu_topic=imu_topic,
                                      wrench_topics=wrench_topics))  # fmt: skip
         elif path.is_dir():
@@ -420,11 +427,23 @@ def expand_logs(
             )
         else:
             expanded.append(path)
-    named = (topic is not None or episodes or wrench_topics
+    return expanded
+
+
+def check_selectors(
+    paths: Iterable,
+    topic: str | None = None,
+    episodes: Iterable[int] = (),
+    imu_topic: str | None = None,
+    wrench_topics: Iterable[str] = (),
+) -> None:
+    """A selector (``--topic``, ``--episode``, ``--imu-topic``, ``--wrench-topic``) needs a
+    bag or LeRobot dataset among ``paths`` (every recording option of the command)."""
+    named = (topic is not None or tuple(episodes) or tuple(wrench_topics)
              or imu_topic not in (None, AUTO))  # fmt: skip
-    if named and logs == 0:
+    logs = [p for p in paths if isinstance(p, str | Path) and log_kind(Path(p)) is not None]
+    if named and not logs:
         raise InputError(
             "--topic, --episode, --imu-topic and --wrench-topic select inside a ROS 2 bag, MCAP "
             "file or LeRobot dataset, and no --data is one"
         )
-    return expanded

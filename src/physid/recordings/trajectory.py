@@ -208,11 +208,10 @@ def _check_time(
         row = int(bad[0]) + 1
         advice = "sort the rows or repair the time stamps"
         period = float(np.median(steps[steps > 0])) if np.any(steps > 0) else 0.0
-        restarts = row + 1 < len(t) and t[row + 1] < t[row - 1]  # not one corrupt stamp
-        if bad.size == 1 and restarts and t[row] - t[0] <= 10.0 * period:
-            # stamps that start again where the file began: one run appended to another
-            advice = ("the stamps start again: recordings appended in one file? give each "
-                      "part as its own --data file")  # fmt: skip
+        if period > 0.0 and all(_starts_again(t, int(k) + 1, period) for k in bad):
+            times = "" if bad.size == 1 else f" {bad.size} times"
+            advice = (f"the stamps start again{times}: recordings appended in one file? give "
+                      "each part as its own --data file")  # fmt: skip
         raise InputError(
             f"column 't' is not strictly increasing at row {row + 1} "
             f"(t = {t[row]:.10g} s, {t[row] - t[row - 1]:.3g} s after the previous row; "
@@ -236,6 +235,20 @@ def _check_time(
             source=table.source,
         )
     return t
+
+
+def _starts_again(t: np.ndarray, row: int, period: float) -> bool:
+    """Row ``row``'s stamp falls back to where the file began (within 10 periods of ``t[0]``)
+    and the stamps rise from there for 10 rows without reaching where they were: another run
+    appended, not a corrupt stamp or two (which the next rows leave behind) nor a counter that
+    wrapped (which falls back to 0 from a file that began elsewhere)."""
+    ahead = t[row : row + 10]
+    return (
+        abs(t[row] - t[0]) <= 10.0 * period
+        and len(ahead) >= 2
+        and bool(np.all(np.diff(ahead) > 0))
+        and ahead[-1] < t[row - 1]
+    )
 
 
 def _drive_gain(gains: dict[str, float], name: str, source: str) -> float:

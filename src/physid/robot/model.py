@@ -371,9 +371,9 @@ def _check_joint_axis(joint, source: str) -> None:  # noqa: ANN001 - an ElementT
         )
 
 
-def mimic_joints(path: str | Path) -> dict[str, str]:
-    """The URDF's mimic joints: joint name -> the joint it mimics (Pinocchio would read each as
-    an independent joint)."""
+def mimic_joints(path: str | Path) -> dict[str, tuple[str, float]]:
+    """The URDF's mimic joints: joint name -> (the joint it mimics, its ``offset``: where it is
+    when that joint is at 0). Pinocchio would read each as an independent joint."""
     import xml.etree.ElementTree as ET
 
     from physid.files.io import read_text_file
@@ -385,24 +385,41 @@ def mimic_joints(path: str | Path) -> dict[str, str]:
         root = ET.fromstring(read_text_file(path, "URDF"))
     except ET.ParseError as error:
         raise InputError(f"cannot parse URDF: {error}", source=str(path)) from None
-    return {
-        str(joint.get("name")): str(joint.find("mimic").get("joint"))
-        for joint in root.iter("joint")
-        if joint.find("mimic") is not None
-    }
+    mimics = {}
+    for joint in root.iter("joint"):
+        mimic = joint.find("mimic")
+        if mimic is not None:
+            try:
+                offset = float(mimic.get("offset", 0.0))
+            except ValueError:
+                offset = 0.0
+            mimics[str(joint.get("name"))] = (str(mimic.get("joint")), offset)
+    return mimics
 
 
 def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
-    """Identification needs independent joints: a mimic joint still in the model is an error."""
-    for joint, leader in mimic_joints(path).items():
-        if pin_model.existJointName(joint):
-            raise InputError(
-                f"joint '{joint}' mimics joint '{leader}'; mimic joints are not supported (physid "
-                "would identify it as an independent joint): hold both still in the config "
-                f"(locked: {{{leader}: 0.0, {joint}: 0.0}}, positions in rad or m), make it "
-                "fixed, or remove the <mimic>",
-                source=str(path),
-            )
+    """Identification needs independent joints: mimic joints still in the model are an error
+    giving the ``locked:`` line that holds every one of them (and the joints they mimic, where
+    the model has them) still, each follower at its offset (its leader at 0)."""
+    present = {joint: mimic for joint, mimic in mimic_joints(path).items()
+               if pin_model.existJointName(joint)}  # fmt: skip
+    if not present:
+        return
+    locked: dict[str, float] = {}
+    for joint, (leader, offset) in present.items():
+        if pin_model.existJointName(leader):
+            locked.setdefault(leader, 0.0)
+        locked[joint] = offset
+    first, (leader, _) = next(iter(present.items()))
+    listed = ", ".join(f"{joint}: {float(value)!r}" for joint, value in locked.items())
+    raise InputError(
+        f"{len(present)} mimic joint(s) ('{first}' mimics '{leader}'"
+        + (", ..." if len(present) > 1 else "")
+        + "); mimic joints are not supported (physid would identify each as an independent "
+        f"joint): hold them still in the config (locked: {{{listed}}}, rad or m), make them "
+        "fixed, or remove the <mimic> elements",
+        source=str(path),
+    )
 
 
 _MAX_URDF_VALUE = 1e8  # no mass [kg], length [m] or inertia [kg m^2] of a robot is this large
