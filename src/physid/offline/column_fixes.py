@@ -69,28 +69,27 @@ class ColumnFix:
 def best_fix(
     model: RobotModel,
     trajectory: Trajectory,
-    correlations_of: Callable[
-        [RobotModel, Trajectory, tuple[str, ...] | None], tuple[tuple[str, ...], np.ndarray] | None
-    ],
+    joints: tuple[str, ...],
+    recorded: np.ndarray,
+    correlations_of: Callable[[RobotModel, Trajectory, tuple[str, ...]], np.ndarray | None],
 ) -> str | None:
     """The clause naming the single fix after which every gravity-loaded joint follows its
     gravity torque, with the correlations before and after; None when the recording already
-    follows, when no single fix does or none clearly beats the others, or when the comparison
-    cannot judge. ``correlations_of(model, recording, joints)`` gives the compared joints
-    (``joints``, else the recording's gravity-loaded ones) and their correlations, or None.
-    Every fix is judged on the joints the recording as given loads: a fix that moved a joint
-    out of that set would otherwise win by no longer being asked about it."""
+    follows, when no single fix does or none clearly beats the others. ``joints`` are the
+    joints the recording as given loads and ``recorded`` their correlations (the caller's
+    comparison); ``correlations_of(model, recording, joints)`` gives those joints'
+    correlations in another recording, or None when it cannot be judged. Every fix is judged
+    on ``joints``: a fix that moved a joint out of that set would otherwise win by no longer
+    being asked about it."""
     if float(trajectory.t[-1] - trajectory.t[0]) < MIN_FIX_SECONDS:
         return None
-    judged = correlations_of(model, trajectory, None)
-    if judged is None or judged[1].size == 0 or float(np.min(judged[1])) >= FOLLOWS:
+    if recorded.size == 0 or float(np.min(recorded)) >= FOLLOWS:
         return None
-    joints, recorded = judged
     fixes = []
     for description, applied, columns, fixed in _candidates(trajectory):
-        result = correlations_of(model, fixed, joints)
-        if result is not None and result[1].size:
-            fixes.append(ColumnFix(description, applied, columns, result[1]))
+        correlations = correlations_of(model, fixed, joints)
+        if correlations is not None and correlations.size:
+            fixes.append(ColumnFix(description, applied, columns, correlations))
     top = max((fix.score for fix in fixes), default=-np.inf)
     if top < FOLLOWS:
         return None
@@ -123,33 +122,29 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
     n = len(names)
     # one convention, one mistake: counted as one column
     yield ("torque sign looks flipped on every joint", "with every torque negated", 1,
-           _with(trajectory, tau=-tau))  # fmt: skip
+           replace(trajectory, tau=-tau))  # fmt: skip
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue
         yield (f"the position of '{joint}' looks negated (the joint counts the other way than "
                "the URDF's axis)", "with it negated", 1,
-               _with(trajectory, q=_column(q, j, -q[:, j])))  # fmt: skip
+               replace(trajectory, q=_column(q, j, -q[:, j])))  # fmt: skip
         for offset in _OFFSETS_DEG:
             yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
                    f"with {offset:+.0f} deg taken off", 1,
-                   _with(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
+                   replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
     pairs = n <= MAX_JOINTS_FOR_PAIRS
     for a in range(n if pairs else 0):
         for b in range(a + 1, n):
             yield (f"{ORDER}the position columns of "
                    f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   _with(trajectory, q=_swapped(q, a, b)))  # fmt: skip
+                   replace(trajectory, q=_swapped(q, a, b)))  # fmt: skip
             yield (f"{ORDER}the torque columns of "
                    f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   _with(trajectory, tau=_swapped(tau, a, b)))  # fmt: skip
+                   replace(trajectory, tau=_swapped(tau, a, b)))  # fmt: skip
     for j, joint in enumerate(names):
         yield (f"the torque of '{joint}' looks to have its sign flipped", "with it negated", 1,
-               _with(trajectory, tau=_column(tau, j, -tau[:, j])))  # fmt: skip
-
-
-def _with(trajectory: Trajectory, **columns: np.ndarray) -> Trajectory:
-    return replace(trajectory, **columns)
+               replace(trajectory, tau=_column(tau, j, -tau[:, j])))  # fmt: skip
 
 
 def _column(values: np.ndarray, j: int, column: np.ndarray) -> np.ndarray:

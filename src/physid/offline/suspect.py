@@ -296,7 +296,8 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     flipped = s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints)
     if order is not None or flipped:
         # what the comparison sees fits several mistakes: name the one fix that repairs it
-        fix = best_fix(model, trajectory, _joint_correlations)
+        fix = best_fix(model, trajectory, comparison.joints, comparison.joint_correlations,
+                       _joint_correlations)  # fmt: skip
         if fix is not None:
             return [fix]
     if order is not None and comparison.swap is not None:
@@ -318,14 +319,12 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
 
 
 def _joint_correlations(
-    model: RobotModel, trajectory: Trajectory, joints: tuple[str, ...] | None
-) -> tuple[tuple[str, ...], np.ndarray] | None:
-    """The gravity-loaded joints (``joints``, else the recording's own) and each one's torque
-    correlation with its gravity torque (None: the recording cannot be judged)."""
+    model: RobotModel, trajectory: Trajectory, joints: tuple[str, ...]
+) -> np.ndarray | None:
+    """Each of ``joints``' torque correlation with its gravity torque (None: the recording
+    cannot be judged)."""
     comparison = gravity_comparison(model, trajectory, diagnostics=False, loaded_joints=joints)
-    if comparison is None:
-        return None
-    return comparison.joints, comparison.joint_correlations
+    return None if comparison is None else comparison.joint_correlations
 
 
 def _constant_reason(trajectory: Trajectory, comparison: GravityComparison) -> str | None:
