@@ -205,7 +205,7 @@ def simfit_tune(
     currents ``i_<joint>`` into the torques of recordings that log none. ``save(out)`` writes
     simfit.json, model_tuned.xml and, with ``validate``, rollouts.png."""
     from physid.errors import InputError
-    from physid.recordings.logs import check_episodes, check_selectors, expand_logs
+    from physid.recordings.logs import check_episodes, expand_log_lists
     from physid.recordings.trajectory import with_torques_from_currents
     from physid.robot.mjcf import compile_mjcf, is_mjcf
     from physid.simfit.fit import (
@@ -233,10 +233,8 @@ def simfit_tune(
     if not is_mjcf(model):
         raise InputError(f"{model}: simfit tunes a MuJoCo model: give an MJCF file")
     compiled = compile_mjcf(model)
-    check_selectors([*given, *held_given], topic, episodes)  # --data csv --validate bag --topic
-    train = load_tables(sources(expand_logs(given, topic, episodes, selectors_checked=False)))
-    held = load_tables(sources(expand_logs(held_given, topic, episodes,
-                                           selectors_checked=False)))  # fmt: skip
+    train, held = (load_tables(sources(runs))
+                   for runs in expand_log_lists((given, held_given), topic, episodes))  # fmt: skip
     joints = model_joints(compiled)  # bad data: one error line before any progress display
     actuators = model_actuators(compiled)
     gains = dict(drive_gains or {})

@@ -88,15 +88,11 @@ def expand_logs(paths, topic: str | None, episodes: tuple[int, ...]) -> list:
 
 
 def expand_log_lists(lists, topic: str | None, episodes: tuple[int, ...]) -> list[list]:
-    """Each of a command's recording lists (``--data``, ``--validate``, ...) expanded, the
-    selectors checked against all of them together: ``--data run.csv --validate bag --topic
-    /x`` selects in the bag (each list checked alone refused the CSV's list)."""
-    from physid.recordings.logs import check_selectors
-    from physid.recordings.logs import expand_logs as expand
+    """:func:`physid.recordings.logs.expand_log_lists` (imported when used, for a fast
+    ``--help``)."""
+    from physid.recordings.logs import expand_log_lists as expand
 
-    lists = [list(paths) for paths in lists]
-    check_selectors([p for paths in lists for p in paths], topic, episodes)
-    return [expand(paths, topic, episodes, selectors_checked=False) for paths in lists]
+    return expand(lists, topic, episodes)
 
 
 def robot_file_option(help_text: str, *, must_exist: bool = True) -> Callable:

@@ -430,6 +430,18 @@ def expand_logs(
     return expanded
 
 
+def expand_log_lists(lists: Iterable[Iterable], topic: str | None = None,
+                     episodes: Iterable[int] = ()) -> list[list]:
+    """Each of a command's recording lists (``--data``, ``--validate``, ...) expanded by
+    :func:`expand_logs`, the selectors checked against all of them together: ``--data run.csv
+    --validate bag --topic /x`` selects in the bag (each list checked alone refused the CSV's
+    list)."""
+    lists = [list(paths) for paths in lists]
+    episodes = tuple(episodes)
+    check_selectors([p for paths in lists for p in paths], topic, episodes)
+    return [expand_logs(paths, topic, episodes, selectors_checked=False) for paths in lists]
+
+
 def check_selectors(
     paths: Iterable,
     topic: str | None = None,
