@@ -86,25 +86,25 @@ def default_margin(model: RobotModel, prior: np.ndarray) -> float:
 
     An absolute 1e-6 kg m^2 is nothing for an industrial arm (smallest body eigenvalue of the
     shared robots' URDFs: 4.2e-5 UR10e .. 1.2e-2 DFKI pendulum, so they keep it) but not for a
-    small one: the
-    SO-101 arm's 12 g gripper has 2.6e-7, so the margin forced it heavier than its URDF, the
-    prior sat on the constraint and the fit went to Clarabel, which stopped "optimal_inaccurate"
-    (measured 2026-11-27 on a simulated SO-101 run; with the margin at 10 % of that eigenvalue:
-    Newton steps, "optimal", the same held-out error 0.669 %, 7 ms instead of 57 ms per fit).
-    Newton steps are tried when every lifted prior body is 5 margins inside the cone
-    (:class:`ConsistentProblem`), which the URDF's regular bodies then are. Bodies whose URDF
-    pseudo-inertia is
-    singular (a point mass, a massless link: smallest eigenvalue below 1e-6 of its trace) do not
-    set the scale; they are lifted inside the cone by :func:`_positive_definite`.
+    small one: the SO-101 arm's 12 g gripper has 2.6e-7, so the margin forced it heavier than
+    its URDF, the prior sat on the constraint and the fit went to Clarabel, which stopped
+    "optimal_inaccurate" (measured 2026-11-27 on a simulated SO-101 run; with the margin at
+    10 % of that eigenvalue: Newton steps, "optimal", the same held-out error 0.669 %, 7 ms
+    instead of 57 ms per fit). Newton steps are tried when every lifted prior body is 5 margins
+    inside the cone (:class:`ConsistentProblem`), which the URDF's regular bodies then are.
+    Bodies whose URDF pseudo-inertia is singular (a point mass, a massless link: smallest
+    eigenvalue below 1e-6 of its trace) do not set the scale; they are lifted inside the cone
+    by :func:`_positive_definite`.
     """
-    bodies = np.asarray(prior[: model.layout.n_inertial], float).reshape(-1, 10)
-    smallest = []
-    for pi in bodies:
-        J0 = pseudo_inertia(pi)
-        eigenvalue = float(np.linalg.eigvalsh(J0)[0])
-        if eigenvalue > 1e-6 * float(np.trace(J0)):
-            smallest.append(eigenvalue)
-    return min([DEFAULT_MARGIN, *(MARGIN_FRACTION * e for e in smallest)])
+    return _margin_for(_prior_pseudo_inertias(model, prior))
+
+
+def _margin_for(pseudo_inertias: np.ndarray) -> float:
+    """:func:`default_margin` of the URDF bodies' pseudo-inertias (n_bodies, 4, 4)."""
+    smallest = np.linalg.eigvalsh(pseudo_inertias)[:, 0] if len(pseudo_inertias) else []
+    traces = np.trace(pseudo_inertias, axis1=1, axis2=2)
+    regular = [e for e, trace in zip(smallest, traces, strict=True) if e > 1e-6 * trace]
+    return min([DEFAULT_MARGIN, *(MARGIN_FRACTION * float(e) for e in regular)])
 
 
 def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -172,11 +172,16 @@ def _positive_definite(J0: np.ndarray) -> np.ndarray:
     return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
 
 
-def _lifted_priors(model: RobotModel, prior: np.ndarray) -> np.ndarray:
+def _prior_pseudo_inertias(model: RobotModel, prior: np.ndarray) -> np.ndarray:
+    """Each body's prior pseudo-inertia ``J0``, as the URDF has it (n_bodies, 4, 4)."""
+    bodies = np.asarray(prior[: model.layout.n_inertial], float).reshape(-1, 10)
+    return np.array([pseudo_inertia(pi) for pi in bodies]).reshape(-1, 4, 4)
+
+
+def _lifted(pseudo_inertias: np.ndarray) -> np.ndarray:
     """Each body's prior pseudo-inertia ``J0``, lifted inside the cone (:func:`_positive_definite`)
     where the URDF's is not (n_bodies, 4, 4)."""
-    bodies = np.asarray(prior[: model.layout.n_inertial], float).reshape(-1, 10)
-    return np.array([_positive_definite(pseudo_inertia(pi)) for pi in bodies]).reshape(-1, 4, 4)
+    return np.array([_positive_definite(J0) for J0 in pseudo_inertias]).reshape(-1, 4, 4)
 
 
 def _root_inverses(lifted: np.ndarray) -> np.ndarray:
@@ -265,7 +270,8 @@ class ConsistentProblem:
     ) -> None:
         layout = model.layout
         self.model, self.prior = model, prior
-        self.margin = default_margin(model, prior) if margin is None else margin
+        urdf_bodies = _prior_pseudo_inertias(model, prior)
+        self.margin = _margin_for(urdf_bodies) if margin is None else margin
         self.scales = parameter_scales(model, prior)
         self.prior_mass = layout.total_mass(prior)
         self.root_inverses = self.body_maps = None
@@ -275,7 +281,7 @@ class ConsistentProblem:
         # at the optimum, which only the SDP handles; there Newton steps are not tried.
         self.newton_start = False
         if prior_metric == "logdet":
-            lifted = _lifted_priors(model, prior)
+            lifted = _lifted(urdf_bodies)
             self.root_inverses = _root_inverses(lifted)
             self.body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses,
                                        PSEUDO_INERTIA_BASIS, self.root_inverses)  # fmt: skip
