@@ -112,20 +112,33 @@ def test_clarabel_solves_what_newton_steps_cannot(arm):
     assert fit.method == "clarabel" and fit.status == "optimal" and fit.consistent
 
 
-@pytest.mark.parametrize("inertia", ["point mass", "not a rigid body"])
-def test_a_degenerate_urdf_body_is_left_to_clarabel(arm, inertia):
-    # the prior pulls the body toward a pseudo-inertia at the cone's boundary (the Staubli TX40's
-    # last link is a point mass): the margin constraint is active at the optimum
+@pytest.mark.parametrize("inertia", ["point mass", "point mass off the origin", "not a rigid body"])
+def test_a_degenerate_urdf_body_is_fitted_by_newton_steps(arm, inertia):
+    """A URDF body outside the cone or on its boundary (the Staubli TX40's last link is a 0.2 kg
+    point mass) is the divergence's centre lifted 10 margins inside it. Lifted only to 1e-6 of
+    its trace (2e-7 kg m^2 for the TX40's), that centre lay below the 1e-6 margin, the
+    constraint was active at every optimum and every fit went to Clarabel; now Newton steps
+    from the lifted prior reach the optimum of Clarabel's SDP."""
+    import pinocchio as pin
+
     model, W, tau, _ = arm
     prior = model.prior_parameters().copy()
     body = model.layout.body_slice("joint_3")
     if inertia == "point mass":
         prior[body.start + 1 : body.stop] = 0.0  # at the origin, no rotational inertia
+    elif inertia == "point mass off the origin":
+        point = pin.Inertia(float(prior[body.start]), np.array([0.0, 0.0, 0.05]), np.zeros((3, 3)))
+        prior[body] = point.toDynamicParameters()
     else:
         prior[body.start + 4] = -abs(prior[body.start + 4]) - 1.0  # Ixx < 0
+    assert np.linalg.eigvalsh(pseudo_inertia(prior[body]))[0] < 1e-12
     problem = ConsistentProblem(model, prior, margin=1e-6, prior_metric="logdet")
-    fit = problem.solve(reduce_observations(W, tau), np.ones(6), **_options(arm))
-    assert fit.method == "clarabel" and fit.status == "optimal" and fit.consistent
+    system = reduce_observations(W, tau)
+    fit = problem.solve(system, np.ones(6), **_options(arm))
+    assert (fit.method, fit.status, fit.consistent) == ("newton", "optimal", True)
+    clarabel = problem.solve(system, np.ones(6), **_options(arm), method="sdp")
+    assert clarabel.method == "clarabel" and clarabel.consistent
+    np.testing.assert_allclose(fit.theta, clarabel.theta, rtol=1e-6, atol=1e-9)
 
 
 def test_the_continuation_along_the_prior_weight_reaches_the_same_optimum(arm):
@@ -202,8 +215,11 @@ def test_a_small_robot_gets_a_margin_its_bodies_can_keep():
     smallest = float(np.linalg.eigvalsh(gripper)[0])
     assert smallest == pytest.approx(2.6016e-7, rel=1e-4)
     assert default_margin(so101, prior) == pytest.approx(0.1 * smallest, rel=1e-12)
-    assert ConsistentProblem(so101, prior, margin=None, prior_metric="logdet").newton_start
-    assert not ConsistentProblem(so101, prior, margin=1e-6, prior_metric="logdet").newton_start
+    # a margin the gripper cannot keep (1e-6, given): its prior is lifted 10 margins inside the
+    # cone, a feasible point, so the prior is never itself outside the constraint
+    given = ConsistentProblem(so101, prior, margin=1e-6, prior_metric="logdet")
+    lifted = np.linalg.inv(given.root_inverses @ given.root_inverses.transpose(0, 2, 1))
+    assert np.linalg.eigvalsh(lifted)[:, 0].min() == pytest.approx(1e-5, rel=1e-9)
 
 
 def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):
@@ -219,3 +235,4 @@ def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):
     assert fit.margin == pytest.approx(2.6e-8)
     clarabel = auto.solve(system, np.ones(6), **_options(arm), method="sdp")
     np.testing.assert_allclose(fit.theta, clarabel.theta, rtol=1e-6, atol=1e-9)
+

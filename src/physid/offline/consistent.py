@@ -28,6 +28,7 @@ from physid.body.inertia import (
     PSEUDO_INERTIA_BASIS,
     ConsistencyReport,
     check_consistency,
+    pi_from_pseudo_inertia,
     pseudo_inertia,
 )
 from physid.files.io import quiet_stderr
@@ -90,11 +91,9 @@ def default_margin(model: RobotModel, prior: np.ndarray) -> float:
     its URDF, the prior sat on the constraint and the fit went to Clarabel, which stopped
     "optimal_inaccurate" (measured 2026-11-27 on a simulated SO-101 run; with the margin at
     10 % of that eigenvalue: Newton steps, "optimal", the same held-out error 0.669 %, 7 ms
-    instead of 57 ms per fit). Newton steps are tried when every lifted prior body is 5 margins
-    inside the cone (:class:`ConsistentProblem`), which the URDF's regular bodies then are.
-    Bodies whose URDF pseudo-inertia is singular (a point mass, a massless link: smallest
-    eigenvalue below 1e-6 of its trace) do not set the scale; they are lifted inside the cone
-    by :func:`_positive_definite`.
+    instead of 57 ms per fit). Bodies whose URDF pseudo-inertia is singular (a point mass, a
+    massless link: smallest eigenvalue below 1e-6 of its trace) do not set the scale; their
+    prior is lifted :data:`LIFT_MARGINS` margins inside the cone by :func:`_positive_definite`.
     """
     return _margin_for(_prior_pseudo_inertias(model, prior))
 
@@ -164,10 +163,21 @@ def pseudo_inertia_expression(pi: cp.Expression, left: np.ndarray | None = None)
     return cp.reshape(basis.reshape(10, 16).T @ pi, (4, 4), order="C")
 
 
-def _positive_definite(J0: np.ndarray) -> np.ndarray:
-    """A URDF body may be massless or inconsistent; lift its pseudo-inertia just inside the cone
-    so the divergence is defined (the prior then says "tiny body", which is what it meant)."""
-    floor = 1e-6 * max(float(np.trace(J0)), 1e-3)
+# A singular URDF body's prior is lifted this many consistency margins inside the cone.
+LIFT_MARGINS = 10.0
+
+
+def _positive_definite(J0: np.ndarray, margin: float) -> np.ndarray:
+    """A URDF body may be massless, a point mass or inconsistent; lift its pseudo-inertia inside
+    the cone so the divergence is defined (the prior then says "tiny body", which is what it
+    meant): to 1e-6 of its trace, and at least :data:`LIFT_MARGINS` consistency ``margin`` s, so
+    that the prior is itself a feasible fit. Lifted only to 1e-6 of its trace, the Staubli
+    TX40's 0.2 kg point-mass last link (2e-7 kg m^2) lay below the 1e-6 margin: the constraint
+    was active at every optimum, every fit went to Clarabel (52 fits, 2.4 s of the run's 12 s)
+    instead of Newton steps; lifted to 1e-5 (a 0.2 kg body of about 7 mm), the TX40's
+    held-out error and masses are unchanged (20.01 %, benchmarks/real_corpus.py) and its run
+    takes 10.3 instead of 12.4 CPU s."""
+    floor = max(1e-6 * max(float(np.trace(J0)), 1e-3), LIFT_MARGINS * margin)
     smallest = float(np.linalg.eigvalsh(J0)[0])
     return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
 
@@ -178,10 +188,11 @@ def _prior_pseudo_inertias(model: RobotModel, prior: np.ndarray) -> np.ndarray:
     return np.array([pseudo_inertia(pi) for pi in bodies]).reshape(-1, 4, 4)
 
 
-def _lifted(pseudo_inertias: np.ndarray) -> np.ndarray:
+def _lifted(pseudo_inertias: np.ndarray, margin: float) -> np.ndarray:
     """Each body's prior pseudo-inertia ``J0``, lifted inside the cone (:func:`_positive_definite`)
     where the URDF's is not (n_bodies, 4, 4)."""
-    return np.array([_positive_definite(J0) for J0 in pseudo_inertias]).reshape(-1, 4, 4)
+    lifted = [_positive_definite(J0, margin) for J0 in pseudo_inertias]
+    return np.array(lifted).reshape(-1, 4, 4)
 
 
 def _root_inverses(lifted: np.ndarray) -> np.ndarray:
@@ -256,8 +267,8 @@ class ConsistentProblem:
     optimum (:func:`~physid.offline.polish.solve_from`: the folds of one candidate share most
     of their rows), else from the prior (:func:`~physid.offline.polish.solve_from_prior`),
     checked by the optimality conditions;
-    where they cannot reach it (the euclidean metric and a URDF body near the cone's boundary,
-    where constraints can be active; a step that stalls) the SDP is solved by Clarabel
+    where they cannot reach it (the euclidean metric, where constraints can be active; a step
+    that stalls) the SDP is solved by Clarabel
     (:attr:`sdp`, compiled by CVXPY on first use) and its point polished. Measured on the real
     corpus (194 fits of the KUKA LWR4+, UR10e, xMate7p and DFKI pendulum identifications): the
     Newton solves agree with Clarabel's polished points to 1.4e-8 in the scaled variable, in
@@ -275,17 +286,21 @@ class ConsistentProblem:
         self.scales = parameter_scales(model, prior)
         self.prior_mass = layout.total_mass(prior)
         self.root_inverses = self.body_maps = None
-        # The prior term pulls each body toward its URDF pseudo-inertia J0 (lifted inside the
-        # cone where the URDF's is not): where J0 lies within a few margins of the cone's
-        # boundary (the Staubli TX40's last link, a point mass) the margin constraint is active
-        # at the optimum, which only the SDP handles; there Newton steps are not tried.
-        self.newton_start = False
+        # The prior term pulls each body toward its URDF pseudo-inertia J0, lifted at least
+        # LIFT_MARGINS margins inside the cone: the prior is a feasible point, from which Newton
+        # steps can start (the euclidean metric has no barrier: the SDP only).
+        self.newton_start = prior_metric == "logdet"
+        self.lifted_start = None
         if prior_metric == "logdet":
-            lifted = _lifted(urdf_bodies)
+            lifted = _lifted(urdf_bodies, self.margin)
+            n_inertial = layout.n_inertial
+            self.lifted_start = np.zeros(layout.size)
+            self.lifted_start[:n_inertial] = (
+                pi_from_pseudo_inertia(lifted).reshape(-1) - prior[:n_inertial]
+            ) / self.scales[:n_inertial]
             self.root_inverses = _root_inverses(lifted)
             self.body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses,
                                        PSEUDO_INERTIA_BASIS, self.root_inverses)  # fmt: skip
-            self.newton_start = bool(np.all(np.linalg.eigvalsh(lifted)[:, 0] > 5.0 * self.margin))
         self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
         self._sdp: _CompiledSdp | None = None
@@ -343,7 +358,7 @@ class ConsistentProblem:
             prior=prior, n_bodies=len(layout.body_joints), inertial_weight=inertial_weight,
             joint_weight=weight, mass_weight=mass_weight, prior_mass=float(self.prior_mass),
             held=held, non_negative=self.non_negative, body_maps=self.body_maps,
-            margin=self.margin,
+            margin=self.margin, lifted_start=self.lifted_start,
         )  # fmt: skip
 
     def solve(

@@ -535,6 +535,7 @@ def _identify(
                 prior_std_relative=uncertainty["prior_std_relative"],
                 prior_metric=estimation.prior_metric,
                 prior_total_mass_std_relative=total_mass_prior, joint=joint,
+                margin=problem.margin,
             )  # fmt: skip
 
         covariance_prior = prior_covariance_at(theta)

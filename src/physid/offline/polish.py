@@ -64,6 +64,9 @@ class MapObjective:
     non_negative: np.ndarray  # (p,) bool
     body_maps: np.ndarray | None  # (n_bodies, 10, 4, 4)
     margin: float
+    # x of the prior with each body lifted inside the cone as the divergence's centre is
+    # (0 for a regular URDF body; None: the prior itself): where Newton steps start
+    lifted_start: np.ndarray | None = None
 
     @cached_property
     def _data_curvature(self) -> np.ndarray:
@@ -127,10 +130,10 @@ class MapObjective:
 
 
 def solve_from_prior(objective: MapObjective) -> np.ndarray | None:
-    """The optimum of ``objective`` by the same Newton steps started at the prior, without an
-    interior-point solver; None when the prior is not a strictly feasible start (an inconsistent
-    URDF body), the metric is euclidean (no barrier: the consistency constraints can be active)
-    or the optimum is not reached: the caller then solves the SDP.
+    """The optimum of ``objective`` by the same Newton steps started at the prior (a singular or
+    inconsistent URDF body lifted inside the cone, ``objective.lifted_start``), without an
+    interior-point solver; None when the metric is euclidean (no barrier: the consistency
+    constraints can be active) or the optimum is not reached: the caller then solves the SDP.
 
     The objective is smooth and strictly convex and its log-det term keeps every pseudo-inertia
     inside the cone, so from the prior (the non-negative terms moved just inside their bound)
@@ -147,6 +150,8 @@ def solve_from_prior(objective: MapObjective) -> np.ndarray | None:
     candidates = objective.non_negative & ~objective.held
     lower = -objective.prior / objective.scales
     start = np.zeros_like(objective.b)
+    if objective.lifted_start is not None:  # a point-mass URDF body is outside the margin
+        start += objective.lifted_start
     start[candidates] = np.maximum(0.0, lower[candidates] + _INTERIOR)
     direct = polish(objective, start, max_steps=_MAX_STEPS_FROM_PRIOR)
     return direct if direct is not None else _continuation(objective, start)
