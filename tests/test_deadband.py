@@ -92,3 +92,27 @@ def test_the_simulators_friction_law_is_the_regressors():
     for dq in (rng.standard_normal(model.n_joints) * 0.06, np.zeros(model.n_joints)):
         want = joint_term_regressor(model, dq[None], zeros)[0] @ theta[model.layout.n_inertial :]
         np.testing.assert_allclose(law(dq), want, rtol=1e-13, atol=1e-13)
+
+
+def test_each_deadband_block_is_that_model_s_own_decimated_joint_terms(arm_experiment):
+    # the blocks after the first filter only the columns where they differ from it: each must
+    # still be exactly what observing the recording under that model alone gives
+    model = arm_experiment.model
+    trajectory = _training(arm_experiment, 0.0)
+    preprocessing = resolve_preprocessing(FilterConfig(), [trajectory], model.layout.size)
+    options = preprocessing.filter
+    noise = np.asarray(preprocessing.velocity_noise_std)
+    candidates = candidate_models(model, joint_speed_rms(model, [trajectory], options), noise)
+    n_inertial = model.layout.n_inertial
+    chunks = list(
+        observation_chunks(model, trajectory, options, joint_term_models=tuple(candidates))
+    )
+    assert chunks[0].W.shape[-1] == n_inertial  # W's own joint terms are the blocks' business
+    for k, candidate in enumerate(candidates):
+        alone = list(observation_chunks(candidate, trajectory, options))
+        assert len(alone) == len(chunks)
+        for chunk, own in zip(chunks, alone, strict=True):
+            np.testing.assert_array_equal(chunk.W, own.W[..., :n_inertial])
+            np.testing.assert_array_equal(chunk.joint_terms[k], own.W[..., n_inertial:])
+    differs = [np.any(chunks[0].joint_terms[k] != chunks[0].joint_terms[0]) for k in (1, 2)]
+    assert all(differs)  # the candidates' sign columns differ (the test compares something)

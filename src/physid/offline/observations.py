@@ -27,6 +27,7 @@ from physid.offline.windows import (
 from physid.robot.model import RobotModel
 from physid.robot.regressor import (
     friction_shape_derivatives,
+    inertial_regressor,
     joint_term_regressor,
     observation_matrix,
 )
@@ -37,7 +38,8 @@ class Observations:
     """Stacked, filtered and decimated identification data of one trajectory."""
 
     t: np.ndarray  # (M,) s
-    W: np.ndarray  # (M, n, p) standard regressor
+    # (M, n, p) standard regressor; its inertial columns only when joint_terms are given
+    W: np.ndarray
     tau: np.ndarray  # (M, n) joint torques, filtered like W
     q: np.ndarray  # (M, n) estimated states at the kept samples
     dq: np.ndarray
@@ -93,6 +95,24 @@ def _second_stage(window: PreparedWindow, columns: np.ndarray) -> np.ndarray:
     return decimated.reshape(rows.size, *columns.shape[1:])
 
 
+def _decimated_blocks(window: PreparedWindow, blocks: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`_second_stage` of joint-term blocks that differ in a few columns (the Coulomb
+    deadband candidates change the sign columns only): each later block filters only the
+    columns where it differs from the first and copies the rest (the filter acts column by
+    column: the same values)."""
+    if not blocks:
+        return ()
+    first = _second_stage(window, blocks[0])
+    decimated = [first]
+    for block in blocks[1:]:
+        differs = np.any(block != blocks[0], axis=0)  # (n, k)
+        out = first.copy()
+        if np.any(differs):
+            out[:, differs] = _second_stage(window, block[:, differs][:, None, :])[:, 0, :]
+        decimated.append(out)
+    return tuple(decimated)
+
+
 def _decimation_info(plan: RecordingPlan) -> dict:
     info = dict(plan.info)
     if plan.decimation is None:
@@ -123,7 +143,8 @@ def observation_chunks(
     over all training recordings); unset cut-offs are otherwise resolved on this recording alone.
     With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built at
     the kept rows, for estimating the direction of gravity; ``joint_term_models`` adds the
-    joint-term block under each of those models (``Observations.joint_terms``).
+    joint-term block under each of those models (``Observations.joint_terms``), and ``W`` then
+    holds the inertial columns only.
     """
     note = progress or (lambda _message: None)
     plan = plan_recording(model, recording, options)
@@ -131,14 +152,19 @@ def observation_chunks(
     for window in filtered_windows("observations", recording, plan, note):
         note("regressor")
         q, dq, ddq = window.q, window.dq, window.ddq
-        W = observation_matrix(model, q, dq, ddq)
+        # with joint_term_models each model's block stands for W's own joint terms: not built
+        W = (
+            inertial_regressor(model, q, dq, ddq)
+            if joint_term_models
+            else observation_matrix(model, q, dq, ddq)
+        )
         # G(q) at the kept rows only, not built at the intermediate rate and decimated like W:
         # it depends on the filtered positions alone, whose band (the motion's) the decimation
         # filter passes with unit gain; measured, the two differ by 7e-8 of G's largest entry
         # (Staubli TX40, KUKA LWR4+: 1e-8), and the TX40's 58x decimation made G 4 of its 16 s
         rows = window.kept
         G = static_gravity_regressors(model, q[rows]) if gravity_regressors else None
-        blocks = tuple(joint_term_regressor(m, dq, ddq) for m in joint_term_models)
+        blocks = [joint_term_regressor(m, dq, ddq) for m in joint_term_models]
         if plan.decimation is not None:
             note("parallel decimation")
         W_decimated = _second_stage(window, W)
@@ -153,7 +179,7 @@ def observation_chunks(
             ddq[rows],
             info,
             G,
-            tuple(_second_stage(window, block) for block in blocks),
+            _decimated_blocks(window, blocks),
         )
 
 

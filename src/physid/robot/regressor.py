@@ -34,13 +34,19 @@ _BODY_COLUMN_ORDER = (9, 4, 5, 7, 8, 1, 2, 6, 3, 0)  # Izz Ixx Ixy Ixz Iyz mx my
 
 
 def inertial_regressor(
-    model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+    model: RobotModel,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Pinocchio's joint-torque regressor for every sample: shape (N, n_joints, 10 n_bodies)."""
+    """Pinocchio's joint-torque regressor for every sample: shape (N, n_joints, 10 n_bodies)
+    (written into ``out`` when given, e.g. a slice of the full regressor)."""
     q, dq, ddq = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, dq, ddq))
     data = model.pin_model.createData()
     n_samples, n_joints = q.shape
-    out = np.empty((n_samples, n_joints, model.layout.n_inertial))
+    if out is None:
+        out = np.empty((n_samples, n_joints, model.layout.n_inertial))
     regressor = pin.computeJointTorqueRegressor
     pin_model = model.pin_model
     for k in range(n_samples):
@@ -169,9 +175,12 @@ def observation_matrix(
     model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
 ) -> np.ndarray:
     """Full standard regressor ``W`` with shape (N, n_joints, n_parameters)."""
-    return np.concatenate(
-        [inertial_regressor(model, q, dq, ddq), joint_term_regressor(model, dq, ddq)], axis=-1
-    )
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    n_inertial = model.layout.n_inertial
+    W = np.empty((*q.shape, model.layout.size))
+    inertial_regressor(model, q, dq, ddq, out=W[..., :n_inertial])
+    W[..., n_inertial:] = joint_term_regressor(model, dq, ddq)
+    return W
 
 
 def predict_torques(model: RobotModel, theta: np.ndarray, q, dq, ddq) -> np.ndarray:
