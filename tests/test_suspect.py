@@ -296,3 +296,46 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     assert "position of 'lwr_3_joint' looks +180 deg off the URDF's zero" in turned, turned
     assert turned.endswith("as recorded: lwr_1_joint 1.00 / 1.00, lwr_2_joint 1.00 / -0.99, "
                            "lwr_3_joint 1.00 / -1.00)"), turned  # fmt: skip
+
+
+def test_a_short_stretch_of_a_correct_ur10e_run_is_not_called_swapped():
+    """Real UR10e, ptp_10_points, 3 s stretches (torque = literature gain x current). At 12-15 s
+    the shoulder's and elbow's gravity torques have the same shape: the shoulder's own column
+    follows its gravity torque at r 0.97, the elbow's at 0.99, and "the gravity torque of
+    'shoulder_lift_joint' is followed by the torque of 'elbow_joint'" was reported. An exchange
+    must show both ways: the elbow's own column follows its gravity torque better than the
+    shoulder's column does. At 21-24 s the shoulder moves one way at constant speed and its
+    torque stays flat while its gravity torque rises 11 N m (r 0.14): said as such, without
+    guessing "another order". (Exchanged, the 12-15 s columns read alike both ways: the stretch
+    cannot tell; the simulated arm's exchanged columns are named, above.)"""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    from real_cases import UR10E_GAINS, UR10E_JOINTS, read_ur10e
+
+    from physid.files.config import parse_config, robot_for
+    from physid.recordings.tables import Table
+    from physid.recordings.trajectory import trajectory_from_table
+
+    folder = require_dataset(DATASETS / "ur10e")
+    model = robot_for(folder / "ur10e.urdf", parse_config({}))
+    path = next(folder.glob("*_data/ur-20_01_17-ptp_10_points.csv"))
+    signals, _ = read_ur10e(path, UR10E_GAINS["literature"])
+
+    def stretch(start: float) -> Trajectory:
+        rows = (signals.t >= start) & (signals.t < start + 3.0)
+        columns = {"t": signals.t[rows]}
+        columns |= {f"q_{j}": signals.q[rows, k] for k, j in enumerate(UR10E_JOINTS)}
+        columns |= {f"tau_{j}": signals.tau[rows, k] for k, j in enumerate(UR10E_JOINTS)}
+        return trajectory_from_table(Table(columns, "ptp"), model)
+
+    similar = stretch(12.0)
+    comparison = gravity_comparison(model, similar)
+    assert np.all(comparison.joint_correlations > 0.95) and comparison.swap is None
+    assert suspect_reasons(model, [similar]) == []
+    one_sided = suspect_reasons(model, [stretch(21.0)])
+    assert len(one_sided) == 1 and "another order:" not in one_sided[0]
+    assert "'shoulder_lift_joint' torque does not follow its gravity torque (correlation 0.1" in (
+        one_sided[0]
+    )
+    assert "no other torque column does" in one_sided[0]

@@ -358,8 +358,9 @@ def _order_reason(comparison: GravityComparison) -> str | None:
     explained = comparison.model_correlations
     if explained is None:
         explained = np.full(len(comparison.joints), -np.inf)
-    for joint, r_j, r_model in zip(
-        comparison.joints, comparison.joint_correlations, explained, strict=True
+    correlations = comparison.joint_correlations
+    for k, (joint, r_j, r_model) in enumerate(
+        zip(comparison.joints, correlations, explained, strict=True)
     ):
         if r_j >= MIN_CORRELATION or (worst is not None and worst[0] <= r_j):
             continue
@@ -367,10 +368,23 @@ def _order_reason(comparison: GravityComparison) -> str | None:
             continue
         text = f"joint '{joint}' torque does not follow its gravity torque (correlation {r_j:.2f})"
         if r_j <= -MIN_CORRELATION:
-            text += ": columns swapped, or this joint's sign flipped"
+            text = f"{prefix}: {text}: columns swapped, or this joint's sign flipped"
+        else:
+            # no other column follows it either (else a swap is named): nothing says "order";
+            # a 3 s stretch of a correct UR10e run, the shoulder moving one way at constant
+            # speed, read 0.14 (its torque flat while its gravity torque rose 11 N m)
+            others = ", ".join(
+                f"'{j}' {correlations[i]:.2f}" for i, j in enumerate(comparison.joints) if i != k
+            )
+            text += (
+                " and no other torque column does"
+                + (f" (the other gravity-loaded joints: {others})" if others else "")
+                + ": not this joint's torque (columns in another order?), or a stretch of motion"
+                " too short or too one-sided to judge"
+            )
         worst = (r_j, text)
     if worst is not None:
-        return f"{prefix}: {worst[1]}"
+        return worst[1]
     scales = comparison.joint_scales
     if len(scales) > 1 and scales.min() > 0.0 and scales.max() > JOINT_SCALE_RATIO * scales.min():
         odd = _odd_scale_reason(comparison)
@@ -548,7 +562,11 @@ def _best_swap(
     (r near -1) still explains its gravity torque: that is a sign flip on one joint, reported by
     :func:`_order_reason`, not a swap. On real data the own column is always the best (a
     joint's own torque contains its gravity torque, another's at best a similar shape): own
-    r >= 0.89, best other r <= 0.79.
+    r >= 0.89, best other r <= 0.79. Where b's gravity torque varies too (both loaded), an
+    exchange must show both ways: column a must then follow ``g_b`` at least as well as b's own
+    column does. Over 3 s of a correct UR10e run the shoulder's and elbow's gravity torques had
+    the same shape, and the shoulder's (own r 0.97) was "followed by the elbow's torque (0.99)",
+    while the elbow's own column (0.99) followed its gravity torque better than the shoulder's.
     """
     best: tuple[float, tuple[str, str, float, float]] | None = None
     for a, r_own in zip(nuisance, own_correlations, strict=True):
@@ -562,6 +580,10 @@ def _best_swap(
             unexplained_other = 1.0 - r_other**2
             if unexplained_other > SWAP_IMPROVEMENT * unexplained_own:
                 continue
+            if b in nuisance:  # an exchange of two loaded joints' columns shows both ways
+                reverse = _correlation(_residual(nuisance[b], tau[:, a]), rg[b])
+                if reverse < float(own_correlations[list(nuisance).index(b)]):
+                    continue
             gain = unexplained_own / max(unexplained_other, 1e-12)
             if best is None or gain > best[0]:
                 names = (model.joint_names[a], model.joint_names[b])
