@@ -207,3 +207,34 @@ def test_oe_help_lists_every_option():
     ):
         assert option in text
     assert "report.png" in text and "contact_forces.csv" in text  # the outputs of --out
+
+
+def test_oe_reads_a_recording_in_degrees_with_angle_unit(tmp_path):
+    # config angle_unit: degrees (as identify's): the revolute joints' q_ and dq_ converted on
+    # reading, the same estimate as the radians file; an unknown unit names the file and key
+    _write_recording(tmp_path / "rad.csv")
+    text = (tmp_path / "rad.csv").read_text().splitlines()
+    header = text[0].split(",")
+    rows = np.array([[float(v) for v in line.split(",")] for line in text[1:]])
+    angles = [k for k, name in enumerate(header) if name.startswith(("q_", "dq_"))]
+    rows[:, angles] = np.degrees(rows[:, angles])
+    (tmp_path / "deg.csv").write_text(
+        table_csv_text({name: rows[:, k] for k, name in enumerate(header)})
+    )
+    (tmp_path / "deg.yaml").write_text("angle_unit: degrees\n")
+    (tmp_path / "bad.yaml").write_text("angle_unit: turns\n")
+    arguments = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--body", BODY]
+    masses = []
+    for data, config in (("rad.csv", None), ("deg.csv", "deg.yaml")):
+        extra = [] if config is None else ["--config", str(tmp_path / config)]
+        out = tmp_path / f"out_{data}"
+        result = CliRunner().invoke(
+            main, [*arguments, "--data", str(tmp_path / data), *extra, "--out", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        masses.append(json.loads((out / "params.json").read_text())["bodies"][BODY]["mass"])
+    assert abs(masses[1] - masses[0]) <= 1e-6 * masses[0]
+    bad_config = ["--config", str(tmp_path / "bad.yaml"), "--out", str(tmp_path / "bad")]
+    bad = CliRunner().invoke(main, [*arguments, "--data", str(tmp_path / "deg.csv"), *bad_config])
+    assert bad.exit_code == 2 and "angle_unit: 'turns' is not one of" in bad.output
+    assert "bad.yaml" in bad.output and not (tmp_path / "bad").exists()

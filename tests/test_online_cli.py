@@ -254,3 +254,29 @@ def test_a_fixed_arm_may_log_its_pedestal_pose(arm_columns):
     moved = {**logged, "base_x": 0.4 + 0.02 * np.sin(np.linspace(0.0, 6.0, noise.size))}
     with pytest.raises(InputError, match=r"logs a moving base \(base_x\)"):
         signals_from_table(Table(moved, "arm.csv"), load_arm())
+
+
+def test_a_recording_in_degrees_streams_the_estimates_of_the_one_in_radians(tmp_path, arm_columns):
+    """Config angle_unit: degrees (as identify's): q_ and dq_ of the revolute joints are read
+    in degrees and converted; the estimates equal those of the radians file. An unknown unit is
+    named, nothing written."""
+    columns, _ = arm_columns
+    write_csv(tmp_path / "rad.csv", columns)
+    degrees = {k: (np.degrees(v) if k.startswith(("q_", "dq_")) else v.copy())
+               for k, v in columns.items()}  # fmt: skip
+    write_csv(tmp_path / "deg.csv", degrees)
+    (tmp_path / "rad.yaml").write_text(ARM_CONFIG)
+    (tmp_path / "deg.yaml").write_text(ARM_CONFIG + "angle_unit: degrees\n")
+    for name in ("rad", "deg"):
+        result = run(["--urdf", ARM_URDF, "--data", tmp_path / f"{name}.csv", "--body",
+                      "arm_joint_7", "--config", tmp_path / f"{name}.yaml", "--out",
+                      tmp_path / f"out_{name}", "--quiet"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    _, radians = read_rows(tmp_path / "out_rad" / "estimates.csv")
+    _, read_as_degrees = read_rows(tmp_path / "out_deg" / "estimates.csv")
+    np.testing.assert_allclose(read_as_degrees, radians, rtol=1e-6, atol=1e-9)
+    (tmp_path / "bad.yaml").write_text(ARM_CONFIG + "angle_unit: gradians\n")
+    arguments = ["--urdf", ARM_URDF, "--data", tmp_path / "deg.csv", "--body", "arm_joint_7"]
+    bad = run([*arguments, "--config", tmp_path / "bad.yaml", "--out", tmp_path / "bad"])
+    assert bad.exit_code == 2 and "angle_unit: 'gradians' is not one of" in bad.output
+    assert not (tmp_path / "bad").exists()

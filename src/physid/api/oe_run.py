@@ -67,7 +67,12 @@ def oe_estimate(
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
-    from physid.oe.config import read_joint_estimate, read_joint_terms, read_oe_config
+    from physid.oe.config import (
+        read_angle_unit,
+        read_joint_estimate,
+        read_joint_terms,
+        read_oe_config,
+    )
     from physid.oe.imu_bias import solve_with_accelerometer_bias
     from physid.oe.measurements import NoiseStd
     from physid.oe.plot import plot_convergence
@@ -102,7 +107,9 @@ def oe_estimate(
     if joints is None:
         joints, note = default_joint_terms(model, str(urdf), is_mjcf(urdf), floating)
         notes.extend(note)
-    recording = read_recording(source if isinstance(source, Table) else str(data), model)
+    degrees = read_angle_unit(config) == "degrees"
+    recording = read_recording(source if isinstance(source, Table) else str(data), model,
+                               angles_in_degrees=degrees)  # fmt: skip
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     for name in recording.unknown_columns:
         notes.append(f"{label}: ignoring unknown column {name}")

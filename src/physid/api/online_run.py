@@ -69,7 +69,8 @@ def online_replay(
     filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
     table = _one_table(data, topic, episodes, read_table, tuple(wrench_topics))
     check_table(table)
-    signals = signals_from_table(table, model, settings.contact_frames)
+    signals = signals_from_table(table, model, settings.contact_frames,
+                                 angles_in_degrees=settings.angle_unit == "degrees")  # fmt: skip
     delay_s = 0.0 if settings.nominal_params is None else read_params(
         settings.nominal_params).torque_delay_s  # fmt: skip
     if delay_s:

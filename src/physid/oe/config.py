@@ -1,5 +1,6 @@
 """The ``physid oe --config`` YAML: noise standard deviations, contacts (damping, foot radius),
-the IMU and the joints' own terms (armature, viscous and Coulomb friction)."""
+the IMU, the joints' own terms (armature, viscous and Coulomb friction) and the unit of the
+joint angles (``angle_unit``)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ NOISE_KEYS = (
 PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 
-SECTIONS = {"noise", "contacts", "imu", "joints"}
+SECTIONS = {"noise", "contacts", "imu", "joints", "angle_unit"}
 JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed", "estimate", "prior_std")
 
 
@@ -42,6 +43,23 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float | None]:
         return {}, 0.0, {"frame": None, "estimate_bias": True}, None
     with config_errors_name(path):
         return _oe_config(path)
+
+
+def read_angle_unit(path: Path | None) -> str:
+    """``angle_unit`` of a ``physid oe --config`` YAML: ``radians`` (default) or ``degrees``,
+    the unit of the revolute joints' ``q_`` and ``dq_`` columns (as identify's config)."""
+    from physid.errors import InputError
+    from physid.files.io import config_errors_name, config_section, read_yaml
+    from physid.recordings.trajectory import ANGLE_UNITS
+
+    if path is None:
+        return "radians"
+    with config_errors_name(path):
+        raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
+        unit = raw.get("angle_unit", "radians")
+        if unit not in ANGLE_UNITS:
+            raise InputError(f"config angle_unit: {unit!r} is not one of {list(ANGLE_UNITS)}")
+        return str(unit)
 
 
 def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201

@@ -13,7 +13,7 @@ columns of :mod:`physid.oe.recording_floating` (no ``q_``/``tau_`` columns for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -73,7 +73,8 @@ def _check_angles(cols: dict, model: pin.Model, path: str) -> None:
         if limit <= UNLIMITED_RAD and peak > max(2.0 * np.pi, limit) + ANGLE_MARGIN_RAD:
             raise InputError(
                 f"joint '{name}' positions reach {peak:.4g} rad, beyond its URDF limit of "
-                f"{limit:.3g} rad and a turn: are they in degrees?",
+                f"{limit:.3g} rad and a turn: are they in degrees? (then set angle_unit: "
+                "degrees in the config)",
                 source=path,
             )
 
@@ -118,10 +119,28 @@ def _check_informative(cols: dict, names: list[str], tau: NDArray, path: str) ->
         )
 
 
-def read_recording(path: str | Table, model: pin.Model) -> OERecording:
+def _in_radians(table: Table, model: pin.Model) -> Table:
+    """The table with its revolute joints' ``q_`` and ``dq_`` columns converted from degrees
+    (config ``angle_unit: degrees``); prismatic joints' and the floating base's stay SI."""
+    columns = dict(table.columns)
+    for name, joint in _joints(model):
+        if not joint.shortname().removeprefix("JointModel").startswith("R"):
+            continue
+        for prefix in ("q_", "dq_"):
+            if prefix + name in columns:
+                columns[prefix + name] = np.radians(np.asarray(columns[prefix + name], float))
+    return replace(table, columns=columns)
+
+
+def read_recording(
+    path: str | Table, model: pin.Model, *, angles_in_degrees: bool = False
+) -> OERecording:
     """Trajectory of a fixed-base model (a file, or a table already read, e.g. from a ROS 2
-    bag); InputError naming the file, column or row."""
+    bag); InputError naming the file, column or row. ``angles_in_degrees``: the revolute
+    joints' angles and rates are in degrees (config ``angle_unit: degrees``)."""
     table = path if isinstance(path, Table) else read_table(path)
+    if angles_in_degrees:
+        table = _in_radians(table, model)
     path = table.source
     cols = table.columns
     for name, joint in _joints(model):

@@ -109,10 +109,21 @@ def actuated_joints(model: pin.Model) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _is_revolute(model: pin.Model, joint: str) -> bool:
+    """A revolute joint (angle in radians) rather than a prismatic one (metres)."""
+    return model.joints[model.getJointId(joint)].shortname().removeprefix("JointModel")[:1] == "R"
+
+
 def signals_from_table(
-    table: Table, model: pin.Model, contact_frames: tuple[str, ...] = ()
+    table: Table,
+    model: pin.Model,
+    contact_frames: tuple[str, ...] = (),
+    *,
+    angles_in_degrees: bool = False,
 ) -> OnlineSignals:
-    """Pick and order the columns of ``table`` for ``model`` (see the module docstring)."""
+    """Pick and order the columns of ``table`` for ``model`` (see the module docstring);
+    ``angles_in_degrees``: the revolute joints' ``q_`` and ``dq_`` are in degrees (config
+    ``angle_unit: degrees``) and converted to radians (the base's columns stay SI)."""
     joints = actuated_joints(model)
     used = {"t"}
     t = _column(table, "t", "time in seconds")
@@ -141,6 +152,13 @@ def signals_from_table(
             f"{table.source}: no dq_ columns: velocities estimated from the positions (causal "
             "quadratic fit over the acceleration window, same delay)"
         )
+    if angles_in_degrees:
+        revolute = [_is_revolute(model, joint) for joint in joints]
+        q = q.copy()
+        q[:, revolute] = np.radians(q[:, revolute])
+        if dq is not None:
+            dq = dq.copy()
+            dq[:, revolute] = np.radians(dq[:, revolute])
     tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
     logged_base = [
         n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)

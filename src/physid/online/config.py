@@ -37,6 +37,8 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
                                  # median step of the first window)
     max_update_std: 0.2          # trust region: largest change of a parameter in one update,
                                  # in prior stds (initial_std)
+    angle_unit: radians          # radians | degrees: the revolute joints' q_ and dq_ columns
+                                 # (as identify's config; converted to radians on reading)
 
 Two additions to paper E, both for large changes of the load:
 
@@ -59,6 +61,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import config_number, config_section, read_yaml
+from physid.recordings.trajectory import ANGLE_UNITS
 
 FILTERS = ("ekf", "kf")
 THETA_GROUPS = ("alpha", "d", "s", "t")
@@ -121,10 +124,15 @@ class OnlineConfig:
     acceleration_window: int = 11
     max_gap_s: float | None = None
     max_update_std: float = 0.2
+    angle_unit: str = "radians"  # of the revolute joints' q_ and dq_ columns
 
     def __post_init__(self) -> None:
         if self.filter not in FILTERS:
             raise InputError(f"config filter: '{self.filter}' is not one of {list(FILTERS)}")
+        if self.angle_unit not in ANGLE_UNITS:
+            raise InputError(
+                f"config angle_unit: '{self.angle_unit}' is not one of {list(ANGLE_UNITS)}"
+            )
         window = self.acceleration_window
         if isinstance(window, bool) or not isinstance(window, int) or window < 3 or window % 2 == 0:
             raise InputError(
@@ -230,6 +238,7 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
         max_update_std=config_number(
             raw.get("max_update_std", defaults.max_update_std), "max_update_std", high=MAX_STD
         ),
+        angle_unit=str(raw.get("angle_unit", defaults.angle_unit)),
     )
 
 
