@@ -87,8 +87,8 @@ NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before con
     "estimate ('all' or a list of armature, damping, friction: estimated with the bodies, "
     "reported under 'joints' in result.json and params.json) and prior_std (default 1: the "
     "log-normal prior's std about a value given; a value of 0 starts small under a wide "
-    "prior, std 3 in log). "
-    "See docs/oe.md.",
+    "prior, std 3 in log); angle_unit: radians (default) or degrees, the unit of the revolute "
+    "joints' q_ and dq_ columns. See docs/oe.md.",
 )
 @click.option(
     "--chart",

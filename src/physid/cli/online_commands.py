@@ -51,7 +51,8 @@ def register(group: click.Group) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="YAML filter settings: filter (ekf|kf), noises, gating probability, rate limits, "
-    "calibration window, floating_base, contact_frames, nominal_params (docs/online.md).",
+    "calibration window, floating_base, contact_frames, nominal_params, angle_unit (radians or "
+    "degrees: the revolute joints' q_ and dq_ columns) (docs/online.md).",
 )
 @click.option(
     "--out",
