@@ -157,13 +157,17 @@ class FoldAccumulator:
         return [empty if s is None else s for s in filled]
 
 
-def store_systems(store, plan: FoldPlan, fitted: np.ndarray | None = None) -> list[ReducedSystem]:
+def store_systems(
+    store, plan: FoldPlan, fitted: np.ndarray | None = None, *, gravity: bool = False
+) -> list[ReducedSystem]:
     """The per-fold reduced systems of the stored observations (``store``: an
-    :class:`~.store.ObservationStore`, its standard regressor as fitted) under ``plan``."""
+    :class:`~.store.ObservationStore`, its standard regressor as fitted) under ``plan``;
+    ``gravity``: with the chunks' gravity regressors ``G`` as extra columns."""
     accumulator = FoldAccumulator(plan)
     for recording in range(len(plan.edges)):
         for chunk in store.of_recording(recording):
-            accumulator.add(recording, chunk.t, chunk.W, chunk.tau)
+            extras = chunk.G if gravity else None
+            accumulator.add(recording, chunk.t, chunk.W, chunk.tau, extras)
     return [replace(system, fitted=fitted) for system in accumulator.systems()]
 
 

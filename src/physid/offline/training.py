@@ -21,7 +21,7 @@ import numpy as np
 from physid.files.config import AUTO_DEADBAND, IdentifyConfig
 from physid.offline.crossval import RawRows, raw_rows
 from physid.offline.deadband import candidate_models
-from physid.offline.folds import FoldAccumulator, FoldPlan, combine
+from physid.offline.folds import FoldAccumulator, FoldPlan, combine, store_systems
 from physid.offline.joint_prior import ColumnStatistics
 from physid.offline.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.offline.metrics import FitMetrics, MetricsAccumulator
@@ -66,6 +66,9 @@ class CandidateObservations:
     n_inertial: int
     blocks: bool  # the stored chunks carry one joint-term block per model
     statistics: ColumnStatistics | None = None  # of model 0, when no chunk was stored
+    # with several models the fold systems hold the standard columns only: the gravity
+    # regressors' columns are reduced for the model chosen (``training(extras=True)``) alone
+    plan: FoldPlan | None = None
 
     def training(self, index: int, *, extras: bool = False) -> TrainingData:
         """The observations under joint-term model ``index``; ``extras``: the whole system
@@ -74,6 +77,10 @@ class CandidateObservations:
         if self.blocks:
             store = store.mapped(_with_joint_terms(self.n_inertial, index))
         folds = self.folds[index]
+        if extras and self.plan is not None and folds[0].R.shape[2] == folds[0].n_standard:
+            fitted = folds[0].fitted
+            folds = [replace(system, fitted=fitted)
+                     for system in store_systems(store, self.plan, gravity=True)]  # fmt: skip
         whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
         statistics = self.statistics if index == 0 else None
         return TrainingData(self.models[index], self.preprocessing, store, whole, folds,
@@ -156,7 +163,9 @@ def observe_candidate(
                     statistics.add(chunk)
             for index, (total, block) in enumerate(zip(sums, chunk.joint_terms, strict=False)):
                 W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
-                total.add(k, chunk.t, W, chunk.tau, chunk.G)
+                # the gravity columns (3 x the inertial ones) tripled every deadband model's
+                # reduction; they are reduced for the chosen model only (training(extras))
+                total.add(k, chunk.t, W, chunk.tau)
                 if statistics is not None and index == 0:
                     statistics.add(replace(chunk, W=W, joint_terms=()))
     fitted = None if np.all(model.fitted) else model.fitted
@@ -164,7 +173,8 @@ def observe_candidate(
         [replace(system, fitted=fitted) for system in total.systems()] for total in sums
     ]
     return CandidateObservations(candidates or [model], preprocessing, store, fold_systems, rows,
-                                 n_inertial, bool(candidates), statistics)  # fmt: skip
+                                 n_inertial, bool(candidates), statistics,
+                                 folds if candidates and gravity_regressors else None)  # fmt: skip
 
 
 def gravity_shifted(
