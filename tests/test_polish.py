@@ -215,11 +215,13 @@ def test_a_small_robot_gets_a_margin_its_bodies_can_keep():
     smallest = float(np.linalg.eigvalsh(gripper)[0])
     assert smallest == pytest.approx(2.6016e-7, rel=1e-4)
     assert default_margin(so101, prior) == pytest.approx(0.1 * smallest, rel=1e-12)
-    # a margin the gripper cannot keep (1e-6, given): its prior is lifted 10 margins inside the
-    # cone, a feasible point, so the prior is never itself outside the constraint
+    # a margin given in the config is a constraint, not a change of the prior: the gripper, a
+    # regular body, stays the URDF's centre of the divergence even under a 1e-6 margin
     given = ConsistentProblem(so101, prior, margin=1e-6, prior_metric="logdet")
-    lifted = np.linalg.inv(given.root_inverses @ given.root_inverses.transpose(0, 2, 1))
-    assert np.linalg.eigvalsh(lifted)[:, 0].min() == pytest.approx(1e-5, rel=1e-9)
+    centres = np.linalg.inv(given.root_inverses.transpose(0, 2, 1) @ given.root_inverses)
+    k = so101.layout.body_joints.index("gripper")
+    np.testing.assert_allclose(centres[k], gripper, rtol=1e-9, atol=1e-15)
+    assert not np.any(given.lifted_start)
 
 
 def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):

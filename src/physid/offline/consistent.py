@@ -168,18 +168,22 @@ LIFT_MARGINS = 10.0
 
 
 def _positive_definite(J0: np.ndarray, margin: float) -> np.ndarray:
-    """A URDF body may be massless, a point mass or inconsistent; lift its pseudo-inertia inside
-    the cone so the divergence is defined (the prior then says "tiny body", which is what it
-    meant): to 1e-6 of its trace, and at least :data:`LIFT_MARGINS` consistency ``margin`` s, so
-    that the prior is itself a feasible fit. Lifted only to 1e-6 of its trace, the Staubli
-    TX40's 0.2 kg point-mass last link (2e-7 kg m^2) lay below the 1e-6 margin: the constraint
-    was active at every optimum, every fit went to Clarabel (52 fits, 2.4 s of the run's 12 s)
-    instead of Newton steps; lifted to 1e-5 (a 0.2 kg body of about 7 mm), the TX40's
-    held-out error and masses are unchanged (20.01 %, benchmarks/real_corpus.py) and its run
-    takes 10.3 instead of 12.4 CPU s."""
-    floor = max(1e-6 * max(float(np.trace(J0)), 1e-3), LIFT_MARGINS * margin)
+    """A URDF body may be massless, a point mass or inconsistent (smallest pseudo-inertia
+    eigenvalue below 1e-6 of its trace); lift its pseudo-inertia inside the cone so the
+    divergence is defined (the prior then says "tiny body", which is what it meant), by at
+    least :data:`LIFT_MARGINS` consistency ``margin`` s, so that the prior is itself a feasible
+    fit. Lifted only to 1e-6 of its trace, the Staubli TX40's 0.2 kg point-mass last link
+    (2e-7 kg m^2) lay below the 1e-6 margin: the constraint was active at every optimum, every
+    fit went to Clarabel (52 fits, 2.4 s of the run's 12 s) instead of Newton steps; lifted to
+    1e-5 (a 0.2 kg body of about 7 mm), the TX40's held-out error and masses are unchanged
+    (20.01 %, benchmarks/real_corpus.py) and its run takes 10.3 instead of 12.4 CPU s. A regular
+    body is the URDF's, whatever the margin (a margin given in the config is a constraint on the
+    fit, not a change of the prior)."""
+    floor = 1e-6 * max(float(np.trace(J0)), 1e-3)
     smallest = float(np.linalg.eigvalsh(J0)[0])
-    return J0 if smallest >= floor else J0 + (floor - smallest) * np.eye(4)
+    if smallest >= floor:
+        return J0
+    return J0 + (max(floor, LIFT_MARGINS * margin) - smallest) * np.eye(4)
 
 
 def _prior_pseudo_inertias(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -286,18 +290,20 @@ class ConsistentProblem:
         self.scales = parameter_scales(model, prior)
         self.prior_mass = layout.total_mass(prior)
         self.root_inverses = self.body_maps = None
-        # The prior term pulls each body toward its URDF pseudo-inertia J0, lifted at least
-        # LIFT_MARGINS margins inside the cone: the prior is a feasible point, from which Newton
-        # steps can start (the euclidean metric has no barrier: the SDP only).
+        # The prior term pulls each body toward its URDF pseudo-inertia J0 (a singular one lifted
+        # LIFT_MARGINS margins inside the cone): Newton steps start there; where a regular body
+        # lies under a margin given in the config they cannot, and Clarabel solves (the
+        # euclidean metric has no barrier: the SDP only).
         self.newton_start = prior_metric == "logdet"
         self.lifted_start = None
         if prior_metric == "logdet":
             lifted = _lifted(urdf_bodies, self.margin)
-            n_inertial = layout.n_inertial
             self.lifted_start = np.zeros(layout.size)
-            self.lifted_start[:n_inertial] = (
-                pi_from_pseudo_inertia(lifted).reshape(-1) - prior[:n_inertial]
-            ) / self.scales[:n_inertial]
+            for k in np.flatnonzero(np.any(lifted != urdf_bodies, axis=(1, 2))):  # lifted bodies
+                block = slice(10 * k, 10 * k + 10)
+                self.lifted_start[block] = (
+                    pi_from_pseudo_inertia(lifted[k]) - prior[block]
+                ) / self.scales[block]
             self.root_inverses = _root_inverses(lifted)
             self.body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses,
                                        PSEUDO_INERTIA_BASIS, self.root_inverses)  # fmt: skip

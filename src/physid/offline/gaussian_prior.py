@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from physid.body.inertia import PSEUDO_INERTIA_BASIS, pseudo_inertia
-from physid.offline.consistent import DEFAULT_MARGIN, _positive_definite, parameter_scales
+from physid.offline.consistent import _positive_definite, default_margin, parameter_scales
 from physid.offline.joint_prior import JointPrior
 from physid.robot.model import RobotModel
 
@@ -52,11 +52,12 @@ def gaussian_prior(
     prior_total_mass_std_relative: float | None = None,
     joint: JointPrior | None = None,
     at: np.ndarray | None = None,
-    margin: float = DEFAULT_MARGIN,
+    margin: float | None = None,
 ) -> GaussianPrior:
     """The quadratic prior of the consistent fit's objective, curvature taken at ``at``
     (default: the prior itself, each body lifted inside the cone as the fit's is for its
-    consistency ``margin``). ``rows`` (equations of the data) scales the tie-breakers the
+    consistency ``margin``; None: the fit's default, :func:`~.consistent.default_margin`).
+    ``rows`` (equations of the data) scales the tie-breakers the
     fit uses where there is no prior (so they stay negligible against the data)."""
     layout = model.layout
     n_params, n_inertial = layout.size, layout.n_inertial
@@ -70,6 +71,8 @@ def gaussian_prior(
             block = slice(10 * k, 10 * k + 10)
             J = pseudo_inertia(point[block])
             if at is None:
+                if margin is None:
+                    margin = default_margin(model, prior)
                 J = _positive_definite(J, margin)
             precision[block, block] = 0.5 * logdet_curvature(J) / prior_std_relative**2
     else:

@@ -30,7 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from physid.offline.column_fixes import best_fix
-from physid.offline.time_scale import fit_by_time_scale, free_columns, time_scale_reason
+from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
@@ -89,6 +89,8 @@ _MIN_SAMPLES = 50
 # 2.1x torque scale); 2 s and more (35+) none. The 95 % band of a zero correlation is +-0.75 at 5,
 # +-0.31 at 40.
 MIN_DEGREES_OF_FREEDOM = 40
+# ... and a robot-wide torque scale read at a weak correlation (r < SCALED_FOLLOWS), this many
+WEAK_SCALE_DEGREES_OF_FREEDOM = 4 * MIN_DEGREES_OF_FREEDOM
 _NUISANCE_COLUMNS = 5  # ddq, dq, sign(dq), 1 and the URDF's inertial torque (_nuisance_columns)
 
 
@@ -142,26 +144,15 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers
-TIMELINE_EQUATIONS_PER_COLUMN = 4.0  # independent equations per free column of that fit
 
 
 def timeline_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
     """A reason when the torques follow the motion clearly better on another time scale than
     the stamps' (:mod:`physid.offline.time_scale`), judged on the signals of
     :func:`gravity_comparison` (low-passed, about ten samples per cut-off period) with
-    derivatives per second; None for recordings too short to judge: fewer independent
-    equations (per fitted joint, two per second per hertz of the comparison's band) than
-    :data:`TIMELINE_EQUATIONS_PER_COLUMN` times the fit's free columns. With every inertial
-    parameter free the fit absorbs much of a short recording's noise, and the curve over the
-    time scales with it: 3 s stretches of the correct DFKI pendulum runs (120 equations, 48
-    columns) read "the torques follow the motion 11-40 % better on another timeline". The
-    simulated arm's 10 s with stamps halved (600 equations, 144 columns) is still judged."""
+    derivatives per second; None for recordings too short to judge."""
     signals = _check_signals(trajectory, columns_removed=0)
     if signals is None:
-        return None
-    rate = trajectory.sample_rate_hz
-    equations = 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate * int(np.sum(model.fitted))
-    if equations < TIMELINE_EQUATIONS_PER_COLUMN * free_columns(model):
         return None
     q, tau, seconds_per_row = signals
     dq = np.gradient(q, seconds_per_row, axis=0)
@@ -287,12 +278,16 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
       swapped columns can both run against their gravity torques, which looks like a flip,
       whereas after a true flip each column still follows its own gravity torque best;
     - sign: the robot-wide scale and correlation are negative (r <= -0.3) and so are most
-      gravity-loaded joints' scales: a sign convention flipped for the whole robot;
+      gravity-loaded joints' scales: a sign convention flipped for the whole robot (not where
+      the URDF's whole inverse dynamics follows every loaded joint's torque);
     - order, then (at most one reason): a gravity-loaded joint that does not follow its gravity
-      torque (r < 0.3), else per-joint scales more than 3 x apart;
-    - scale: the robot-wide scale lies outside [0.5, 2] while gravity is followed (r >= 0.3) and
-      the joints agree (no order reason): a units or drive-gain error is robot-wide, whereas a
-      mixed-up column drags the robot-wide scale too and is reported as such;
+      torque (r < 0.3), else the scales of joints that follow theirs (r >= 0.8) more than 3 x
+      apart;
+    - scale: the robot-wide scale lies outside [0.5, 2] while gravity is followed (r >= 0.3;
+      below r 0.8 only on recordings of :data:`WEAK_SCALE_DEGREES_OF_FREEDOM` independent
+      samples) and the joints agree (no order reason): a units or drive-gain error is
+      robot-wide, whereas a mixed-up column drags the robot-wide scale too and is reported as
+      such;
     - none of these when no joint carries a significant gravity torque (a horizontal robot).
     """
     comparison = gravity_comparison(model, trajectory)
@@ -329,9 +324,11 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     if order is not None:
         return [order]
     low, high = SCALE_RANGE
-    # a scale read on a weak correlation is no reading (3 s of the DFKI pendulum: r 0.32,
-    # "0.18 x"); a unit or gain error keeps the torques' shape (real files: r >= 0.89)
-    if r >= SCALED_FOLLOWS and not low <= s <= high:
+    # a scale read on a weak correlation needs many samples: 3 s stretches of the correct DFKI
+    # pendulum read "0.18 x" (r 0.32) and 5 s "0.41 x", its whole 10 s files 0.57 x, and 5.7 x
+    # with the torques x 10 (r 0.72); a unit or gain error keeps the torques' shape
+    weak = r < SCALED_FOLLOWS and _degrees_of_freedom(trajectory) < WEAK_SCALE_DEGREES_OF_FREEDOM
+    if r >= MIN_CORRELATION and not weak and not low <= s <= high:
         return [
             f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
             "(wrong drive gains or units?)"
@@ -398,8 +395,8 @@ def _order_reason(comparison: GravityComparison) -> str | None:
                 f"'{j}' {correlations[i]:.2f}" for i, j in enumerate(comparison.joints) if i != k
             )
             text += (
-                " and no other torque column does"
-                + (f" (the other gravity-loaded joints: {others})" if others else "")
+                ", and no exchange of two columns explains it"
+                + (f" (the other gravity-loaded joints follow theirs: {others})" if others else "")
                 + ": not this joint's torque (columns in another order?), or a stretch of motion"
                 " too short or too one-sided to judge"
             )
@@ -529,6 +526,13 @@ def gravity_comparison(
         # the inertial torque is quadratic in the time unit: per sample -> per second
         _model_correlations(gravity + inertial / seconds_per_row**2, dq, tau, loaded),
     )
+
+
+def _degrees_of_freedom(trajectory: Trajectory) -> float:
+    """Independent samples per joint of the comparison's band over the recording, less the
+    nuisance columns (:func:`_check_signals`)."""
+    rate = trajectory.sample_rate_hz
+    return 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate - _NUISANCE_COLUMNS
 
 
 def _check_signals(

@@ -48,12 +48,6 @@ CLEAR_IMPROVEMENT = 1.1
 TOLERATED = (0.7, 1.4)
 
 
-def free_columns(model: RobotModel) -> int:
-    """The free columns of :func:`fit_by_time_scale`: per joint friction, offset and armature
-    (4), and every body's inertial parameters in the static and the moving part."""
-    return 4 * model.n_joints + 2 * model.layout.n_inertial
-
-
 def fit_by_time_scale(
     model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, tau: np.ndarray
 ) -> np.ndarray:

@@ -35,7 +35,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
-from physid.offline.consistent import DEFAULT_MARGIN
 from physid.offline.gaussian_prior import gaussian_prior
 from physid.offline.joint_prior import JointPrior
 from physid.offline.reduced import ReducedSystem
@@ -97,13 +96,14 @@ def prior_covariance(
     prior_metric: str = "logdet",
     prior_total_mass_std_relative: float | None = None,
     joint: JointPrior | None = None,
-    margin: float = DEFAULT_MARGIN,
+    margin: float | None = None,
 ) -> np.ndarray:
     """(p, p) covariance of the fit's prior at ``theta`` (None: at the prior itself, each body
-    lifted inside the consistency cone as the fit's divergence is for its ``margin``): the
-    inverse of its precision (:func:`physid.offline.gaussian_prior.gaussian_prior`: the log-det
-    divergence's curvature on each body, the joint-term prior), and the prior variance of the
-    joint terms held at their prior. Without an inertial prior (``prior_std_relative`` None) the
+    lifted inside the consistency cone as the fit's divergence is for its ``margin``, None:
+    the fit's default): the inverse of its precision
+    (:func:`physid.offline.gaussian_prior.gaussian_prior`: the log-det divergence's curvature
+    on each body, the joint-term prior), and the prior variance of the joint terms held at
+    their prior. Without an inertial prior (``prior_std_relative`` None) the
     tie-breaker's variance is huge: the data always decide."""
     quadratic = gaussian_prior(
         model,
