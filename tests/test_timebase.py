@@ -323,10 +323,11 @@ def test_positions_frozen_while_the_torques_went_on_end_the_piece_before(clean_r
     assert any("300 rows of positions frozen" in w for w in pieces[0].warnings)
 
 
-@pytest.mark.parametrize("stamps", ["uniform", "jittered"])
+@pytest.mark.parametrize("stamps", ["uniform", "jittered", "rows dropped"])
 def test_the_local_quadratic_is_each_row_s_own_least_squares_fit(stamps):
-    # independent truth: numpy's lstsq of every row's leave-one-out quadratic, written here; a
-    # uniform timeline takes the one-projection path, a jittered one the per-row solves
+    # independent truth: numpy's lstsq of every row's leave-one-out quadratic, written here;
+    # evenly spaced neighbours take the one-projection path, the others (jitter, the rows
+    # around a dropped one, the edges) the per-row solves
     from physid.recordings.timebase import HALF_WINDOW, local_quadratic
 
     rng = np.random.default_rng(4)
@@ -334,9 +335,11 @@ def test_the_local_quadratic_is_each_row_s_own_least_squares_fit(stamps):
     t = 7.0 + 1e-3 * np.arange(n)
     if stamps == "jittered":
         t = t + rng.uniform(-2e-4, 2e-4, n)
+    elif stamps == "rows dropped":  # a resent row removed: one gap of two steps
+        t[148:] += 1e-3
     q = np.column_stack([np.sin(3 * t), np.cos(5 * t)]) + 1e-4 * rng.standard_normal((n, 2))
     residual, velocity = local_quadratic(t, q)
-    for row in [0, 1, half, 150, n - half - 1, n - 1]:
+    for row in [0, 1, half, 145, 147, 148, 150, 153, n - half - 1, n - 1]:
         neighbours = np.abs(np.arange(row - half, row + half + 1))
         neighbours = np.where(neighbours >= n, 2 * (n - 1) - neighbours, neighbours)
         neighbours = neighbours[np.arange(2 * half + 1) != half]

@@ -146,20 +146,22 @@ def local_quadratic(t: np.ndarray, q: np.ndarray, half: int = HALF_WINDOW):
     keep[half] = False
     scale = np.maximum(np.abs(tw).max(axis=1), 1e-12)[:, None]  # conditioning
     tw = (tw / scale)[:, keep]  # (N, w - 1) in [-1, 1]
-    interior = slice(half, len(t) - half)
-    if len(t) > 4 * half + 2 and np.max(np.abs(tw[interior] - tw[half])) <= 1e-9:
-        # a uniform timeline (a grid, or the stamps of a steady clock): one small solve serves
-        # every interior row, applied as a correlation over q (3.5x faster than a solve per row)
-        coefficients = np.empty((len(t), 3, q.shape[1]))
-        projection = _batched_lstsq(_design(tw[half : half + 1]), np.eye(2 * half)[None])[0][0]
+    # rows whose neighbours are evenly spaced (a grid, the stamps of a steady clock, a tick
+    # timeline between its late rows) share one scaled design: one small solve serves them,
+    # applied as a correlation over q (3.5x faster than a solve per row); the others (edges,
+    # gaps, jitter) are solved one by one
+    even = np.delete(np.linspace(-1.0, 1.0, 2 * half + 1), half)
+    regular = np.max(np.abs(tw - even), axis=1) <= 1e-9
+    regular[:half] = regular[len(t) - half :] = False  # edge rows: reflected windows
+    coefficients = np.empty((len(t), 3, q.shape[1]))
+    if np.any(regular):
+        projection = _batched_lstsq(_design(even[None]), np.eye(2 * half)[None])[0][0]
         windows = np.lib.stride_tricks.sliding_window_view(q, 2 * half + 1, axis=0)[..., keep]
-        coefficients[interior] = np.einsum("iw,mkw->mik", projection, windows)
-        edges = np.r_[0:half, len(t) - half : len(t)]
-        coefficients[edges] = _batched_lstsq(
-            _design(tw[edges]), _windows(q, half, edges)[:, keep]
-        )[0]
-    else:
-        coefficients = _batched_lstsq(_design(tw), _windows(q, half)[:, keep])[0]  # (N, 3, n)
+        rows = np.flatnonzero(regular)
+        coefficients[rows] = np.einsum("iw,mkw->mik", projection, windows[rows - half])
+    rows = np.flatnonzero(~regular)
+    if rows.size:
+        coefficients[rows] = _batched_lstsq(_design(tw[rows]), _windows(q, half, rows)[:, keep])[0]
     residual = q - coefficients[:, 0]
     velocity = coefficients[:, 1] / scale
     return residual, velocity
