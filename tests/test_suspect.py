@@ -349,8 +349,9 @@ def test_short_stretches_of_the_real_pendulum_runs_are_not_suspect():
     0.048 x and 0.95 x their gravity torques" (the first at r 0.05). None of these on correct
     data now; a flipped stretch is still called flipped, and the whole 10 s file with its
     torques x 10 out of scale. (The time-scale check, every inertial parameter free on 120
-    equations for 48 columns, still reads three of these stretches as mis-stamped: a known
-    limit, docs/identify.md; its verdicts are left out here.)"""
+    equations for 48 columns, read three of these stretches as mis-stamped; two of them at the
+    end of the factors searched, which is no minimum and no longer a verdict; one, at 0.45 x,
+    still is: a known limit, docs/identify.md.)"""
     import sys
 
     sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
@@ -378,6 +379,8 @@ def test_short_stretches_of_the_real_pendulum_runs_are_not_suspect():
     for stretch in stretches:
         reasons = suspect_reasons(model, [stretch])
         assert [r for r in reasons if "time stamps do not match" not in r] == [], reasons
+        if stretch.source in ("trajectory_00@3", "trajectory_00@6"):  # minima at the range's end
+            assert reasons == [], reasons
     flipped = suspect_reasons(model, [replace(stretches[0], tau=-stretches[0].tau)])
     assert len(flipped) == 1 and "sign" in flipped[0], flipped
     signals = read_dfki(found["trajectory_01"])

@@ -54,3 +54,17 @@ def test_real_kuka_stamps_fit_and_halved_ones_do_not():
     halved = replace(trajectory, t=trajectory.t * 0.5)
     (reason,) = suspect_reasons(model, [halved])
     assert "time stamps do not match" in reason and "longer timeline" in reason
+
+
+def test_a_preferred_time_scale_must_be_a_minimum_inside_the_range():
+    # a curve still falling at the end of the factors searched prefers ever faster motion: no
+    # verdict (3 s of the DFKI pendulum read 22-45 % "better" at the ends of 0.25-4 x); the
+    # same improvement at an interior minimum is one
+    from physid.offline.time_scale import time_scale_reason
+
+    log_c = np.log(FACTORS)
+    falling = 0.2 - 0.02 * log_c  # lowest at the largest factor: 0.158 against 0.2 at c = 1
+    assert falling[-1] < 0.2 / 1.2 and time_scale_reason(falling) is None
+    dip = 0.2 + 0.05 * (log_c - np.log(0.4)) ** 2  # a minimum at c = 0.4
+    reason = time_scale_reason(dip)
+    assert reason is not None and "longer timeline" in reason and "2.5 x their duration" in reason
