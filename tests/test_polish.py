@@ -238,3 +238,23 @@ def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):
     clarabel = auto.solve(system, np.ones(6), **_options(arm), method="sdp")
     np.testing.assert_allclose(fit.theta, clarabel.theta, rtol=1e-6, atol=1e-9)
 
+
+
+def test_a_sub_gram_body_sets_no_margin_and_is_lifted():
+    # one criterion for "singular" (smallest pseudo-inertia eigenvalue below 1e-6 of its trace,
+    # the trace floored at 1e-3): a 0.5 g body whose eigenvalue is 7.5e-10 kg m^2 once set the
+    # default margin to 7.5e-11 while its prior was lifted as a singular body's
+    import pinocchio as pin
+
+    from physid.offline.consistent import DEFAULT_MARGIN, default_margin
+
+    model = arm6_model()
+    prior = model.prior_parameters().copy()
+    body = model.layout.body_slice("joint_6")
+    tiny = pin.Inertia(5e-4, np.array([0.0, 0.0, 0.01]), 1.5e-9 * np.eye(3))
+    prior[body] = tiny.toDynamicParameters()
+    smallest = float(np.linalg.eigvalsh(pseudo_inertia(prior[body]))[0])
+    assert 1e-6 * 5e-4 < smallest < 1e-9
+    assert default_margin(model, prior) == DEFAULT_MARGIN
+    problem = ConsistentProblem(model, prior, margin=None, prior_metric="logdet")
+    assert np.any(problem.lifted_start[body])

@@ -102,8 +102,15 @@ def _margin_for(pseudo_inertias: np.ndarray) -> float:
     """:func:`default_margin` of the URDF bodies' pseudo-inertias (n_bodies, 4, 4)."""
     smallest = np.linalg.eigvalsh(pseudo_inertias)[:, 0] if len(pseudo_inertias) else []
     traces = np.trace(pseudo_inertias, axis1=1, axis2=2)
-    regular = [e for e, trace in zip(smallest, traces, strict=True) if e > 1e-6 * trace]
+    regular = [e for e, trace in zip(smallest, traces, strict=True) if e >= _lift_floor(trace)]
     return min([DEFAULT_MARGIN, *(MARGIN_FRACTION * float(e) for e in regular)])
+
+
+def _lift_floor(trace: float) -> float:
+    """The smallest pseudo-inertia eigenvalue of a regular body of this trace: below it a body
+    is singular (a point mass, a massless link), sets no margin (:func:`_margin_for`) and is
+    lifted (:func:`_positive_definite`)."""
+    return 1e-6 * max(float(trace), 1e-3)
 
 
 def parameter_scales(model: RobotModel, prior: np.ndarray) -> np.ndarray:
@@ -179,7 +186,7 @@ def _positive_definite(J0: np.ndarray, margin: float) -> np.ndarray:
     (20.01 %, benchmarks/real_corpus.py) and its run takes 10.3 instead of 12.4 CPU s. A regular
     body is the URDF's, whatever the margin (a margin given in the config is a constraint on the
     fit, not a change of the prior)."""
-    floor = 1e-6 * max(float(np.trace(J0)), 1e-3)
+    floor = _lift_floor(np.trace(J0))
     smallest = float(np.linalg.eigvalsh(J0)[0])
     if smallest >= floor:
         return J0
