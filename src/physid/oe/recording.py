@@ -33,6 +33,7 @@ from physid.recordings.trajectory import (
     check_seconds,
     read_table,
 )
+from physid.robot.model import is_revolute_joint
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _check_angles(cols: dict, model: pin.Model, path: str) -> None:
     """One error line when a limited revolute joint's angles go more than 0.5 rad past one turn
     and its URDF limit: degrees (a Go1 log in degrees came out at 35.9 kg for 8.6, exit 0)."""
     for name, joint in _joints(model):
-        if joint.nq != 1 or not joint.shortname().startswith(("JointModelR", "JointModelRevolute")):
+        if joint.nq != 1 or not is_revolute_joint(joint):
             continue
         low, high = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
         if not (np.isfinite(low) and np.isfinite(high) and high > low):
@@ -124,7 +125,7 @@ def _in_radians(table: Table, model: pin.Model) -> Table:
     (config ``angle_unit: degrees``); prismatic joints' and the floating base's stay SI."""
     columns = dict(table.columns)
     for name, joint in _joints(model):
-        if not joint.shortname().removeprefix("JointModel").startswith("R"):
+        if not is_revolute_joint(joint):
             continue
         for prefix in ("q_", "dq_"):
             if prefix + name in columns:

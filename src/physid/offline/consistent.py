@@ -298,10 +298,9 @@ class ConsistentProblem:
         self.prior_mass = layout.total_mass(prior)
         self.root_inverses = self.body_maps = None
         # The prior term pulls each body toward its URDF pseudo-inertia J0 (a singular one lifted
-        # LIFT_MARGINS margins inside the cone): Newton steps start there; where a regular body
-        # lies under a margin given in the config they cannot, and Clarabel solves (the
-        # euclidean metric has no barrier: the SDP only).
-        self.newton_start = prior_metric == "logdet"
+        # LIFT_MARGINS margins inside the cone): Newton steps start there (newton_start); where
+        # a regular body lies under a margin given in the config they cannot, and Clarabel
+        # solves (the euclidean metric has no barrier: the SDP only).
         self.lifted_start = None
         if prior_metric == "logdet":
             lifted = _lifted(urdf_bodies, self.margin)
@@ -320,6 +319,11 @@ class ConsistentProblem:
         # the last solve's optimum (scaled variable): the next solve's Newton steps start there
         # (folds of one candidate share three quarters of their rows), else at the prior
         self._last_optimum: np.ndarray | None = None
+
+    @property
+    def newton_start(self) -> bool:
+        """Whether Newton steps are tried before the SDP: the log-det prior's barrier."""
+        return self.body_maps is not None
 
     @property
     def sdp(self) -> _CompiledSdp:

@@ -327,7 +327,8 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     # a scale read on a weak correlation needs many samples: 3 s stretches of the correct DFKI
     # pendulum read "0.18 x" (r 0.32) and 5 s "0.41 x", its whole 10 s files 0.57 x, and 5.7 x
     # with the torques x 10 (r 0.72); a unit or gain error keeps the torques' shape
-    weak = r < SCALED_FOLLOWS and _degrees_of_freedom(trajectory) < WEAK_SCALE_DEGREES_OF_FREEDOM
+    degrees_of_freedom = _independent_samples(trajectory) - _NUISANCE_COLUMNS
+    weak = r < SCALED_FOLLOWS and degrees_of_freedom < WEAK_SCALE_DEGREES_OF_FREEDOM
     if r >= MIN_CORRELATION and not weak and not low <= s <= high:
         return [
             f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
@@ -528,11 +529,10 @@ def gravity_comparison(
     )
 
 
-def _degrees_of_freedom(trajectory: Trajectory) -> float:
-    """Independent samples per joint of the comparison's band over the recording, less the
-    nuisance columns (:func:`_check_signals`)."""
+def _independent_samples(trajectory: Trajectory) -> float:
+    """Independent samples per joint of the comparison's band over the recording (2 B T)."""
     rate = trajectory.sample_rate_hz
-    return 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate - _NUISANCE_COLUMNS
+    return 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate
 
 
 def _check_signals(
@@ -545,8 +545,7 @@ def _check_signals(
     rate = trajectory.sample_rate_hz
     if not np.isfinite(rate) or trajectory.n_samples <= 4 * _MIN_SAMPLES:
         return None
-    independent = 2.0 * _cutoff_hz(rate) * trajectory.n_samples / rate
-    if independent - columns_removed < MIN_DEGREES_OF_FREEDOM:
+    if _independent_samples(trajectory) - columns_removed < MIN_DEGREES_OF_FREEDOM:
         return None
     q = _lowpass(np.asarray(trajectory.q, float), rate)
     tau = _lowpass(np.asarray(trajectory.tau, float), rate)
@@ -599,7 +598,8 @@ def _best_swap(
     while the elbow's own column (0.99) followed its gravity torque better than the shoulder's.
     """
     best: tuple[float, tuple[str, str, float, float]] | None = None
-    for a, r_own in zip(nuisance, own_correlations, strict=True):
+    own = dict(zip(nuisance, own_correlations, strict=True))
+    for a, r_own in own.items():
         for b in range(model.n_joints):
             if b == a:
                 continue
@@ -612,7 +612,7 @@ def _best_swap(
                 continue
             if b in nuisance:  # an exchange of two loaded joints' columns shows both ways
                 reverse = _correlation(_residual(nuisance[b], tau[:, a]), rg[b])
-                if reverse < float(own_correlations[list(nuisance).index(b)]):
+                if reverse < float(own[b]):
                     continue
             gain = unexplained_own / max(unexplained_other, 1e-12)
             if best is None or gain > best[0]:

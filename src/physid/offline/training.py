@@ -77,10 +77,8 @@ class CandidateObservations:
         if self.blocks:
             store = store.mapped(_with_joint_terms(self.n_inertial, index))
         folds = self.folds[index]
-        if extras and self.plan is not None and folds[0].R.shape[2] == folds[0].n_standard:
-            fitted = folds[0].fitted
-            folds = [replace(system, fitted=fitted)
-                     for system in store_systems(store, self.plan, gravity=True)]  # fmt: skip
+        if extras and self.plan is not None:
+            folds = store_systems(store, self.plan, folds[0].fitted, gravity=True)
         whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
         statistics = self.statistics if index == 0 else None
         return TrainingData(self.models[index], self.preprocessing, store, whole, folds,

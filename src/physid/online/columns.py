@@ -42,6 +42,7 @@ from physid.errors import InputError
 from physid.online.measurement import is_floating_base
 from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import interpolated, rows_with_motion_earlier
+from physid.robot.model import is_revolute_joint
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
@@ -109,11 +110,6 @@ def actuated_joints(model: pin.Model) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _is_revolute(model: pin.Model, joint: str) -> bool:
-    """A revolute joint (angle in radians) rather than a prismatic one (metres)."""
-    return model.joints[model.getJointId(joint)].shortname().removeprefix("JointModel")[:1] == "R"
-
-
 def signals_from_table(
     table: Table,
     model: pin.Model,
@@ -153,7 +149,7 @@ def signals_from_table(
             "quadratic fit over the acceleration window, same delay)"
         )
     if angles_in_degrees:
-        revolute = [_is_revolute(model, joint) for joint in joints]
+        revolute = [is_revolute_joint(model.joints[model.getJointId(j)]) for j in joints]
         q = q.copy()
         q[:, revolute] = np.radians(q[:, revolute])
         if dq is not None:

@@ -540,5 +540,10 @@ def robot_from_urdf(path: str | Path, **options) -> RobotModel:
 
 def is_revolute(model: RobotModel, joint: str) -> bool:
     """True for a revolute joint (position in radians), False for a prismatic one."""
-    joint_id = model.pin_model.getJointId(joint)
-    return "R" in model.pin_model.joints[joint_id].shortname().removeprefix("JointModel")[:1]
+    return is_revolute_joint(model.pin_model.joints[model.pin_model.getJointId(joint)])
+
+
+def is_revolute_joint(joint: pin.JointModel) -> bool:
+    """True for a Pinocchio revolute joint (any axis, continuous ones too: angles in radians),
+    False for a prismatic one (metres) or any other."""
+    return joint.shortname().removeprefix("JointModel")[:1] == "R"
