@@ -98,7 +98,7 @@ def test_each_deadband_block_is_that_model_s_own_decimated_joint_terms(arm_exper
     # the blocks after the first filter only the columns where they differ from it: each must
     # still be exactly what observing the recording under that model alone gives
     model = arm_experiment.model
-    trajectory = _training(arm_experiment, 0.0)
+    trajectory = _training(arm_experiment, None)
     preprocessing = resolve_preprocessing(FilterConfig(), [trajectory], model.layout.size)
     options = preprocessing.filter
     noise = np.asarray(preprocessing.velocity_noise_std)
