@@ -28,10 +28,63 @@ TIAGO_ARM = [f"arm_{k}_joint" for k in range(1, 8)]
 PANDA_ARM = [f"panda_joint{k}" for k in range(1, 8)]
 
 
-def test_continuous_wheels_are_locked_automatically_with_a_note():
-    model = robot_for(robot_urdf(TIAGO), parse_config({}))
-    assert "wheel_left_joint" not in model.joint_names and "arm_7_joint" in model.joint_names
-    assert any("wheel_left_joint (RUBZ)" in note for note in model.notes)
+# A cart on a planar joint (three DoF: not identifiable) carrying a two-link arm whose second
+# joint is continuous (revolute without limits)
+CART = """<robot name="cart">
+  <link name="world"/>
+  <link name="base"><inertial><mass value="5"/>
+    <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="base_planar" type="planar"><parent link="world"/><child link="base"/>
+    <axis xyz="0 0 1"/></joint>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="10" velocity="2"/></joint>
+  <link name="forearm"><inertial><origin xyz="0.15 0 0.01"/><mass value="0.5"/>
+    <inertia ixx="0.004" iyy="0.006" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="wrist" type="continuous"><parent link="arm"/><child link="forearm"/>
+    <origin xyz="0.4 0 0"/><axis xyz="1 0 1"/></joint>
+</robot>
+"""
+
+
+@pytest.fixture
+def cart(tmp_path):
+    path = tmp_path / "cart.urdf"
+    path.write_text(CART, encoding="utf-8")
+    return path
+
+
+def test_multi_dof_joints_are_locked_automatically_with_a_note(cart):
+    model = robot_for(cart, parse_config({}))
+    assert model.joint_names == ("shoulder", "wrist")
+    assert any("base_planar (Planar)" in note for note in model.notes)
+
+
+def test_a_continuous_joint_is_an_unbounded_revolute_joint_with_the_same_dynamics(cart):
+    """A continuous joint is a revolute joint without limits: one angle (Pinocchio's own
+    reading has two coordinates, cos and sin, and physid used to lock such joints at 0 as
+    "not 1-DoF", ignoring their recorded columns); TIAGo's wheels are identified like any
+    other joint."""
+    model = robot_for(cart, parse_config({}))
+    pin_model = model.pin_model
+    assert pin_model.nq == pin_model.nv == 2
+    wrist = pin_model.joints[pin_model.getJointId("wrist")].idx_q
+    assert pin_model.lowerPositionLimit[wrist] == -np.inf
+    assert pin_model.upperPositionLimit[wrist] == np.inf
+    full = pin.buildModelFromUrdf(str(cart))  # planar (4 q, 3 v), RZ, RUB (cos, sin)
+    data_full, data = full.createData(), pin_model.createData()
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        q, dq, ddq = rng.uniform(-7, 7, 2), rng.standard_normal(2), rng.standard_normal(2)
+        q_full = np.r_[pin.neutral(full)[:4], q[0], np.cos(q[1]), np.sin(q[1])]
+        v_full, a_full = np.r_[np.zeros(3), dq], np.r_[np.zeros(3), ddq]
+        np.testing.assert_allclose(pin.rnea(pin_model, data, q, dq, ddq),
+                                   pin.rnea(full, data_full, q_full, v_full, a_full)[3:],
+                                   rtol=1e-12, atol=1e-12)  # fmt: skip
+    tiago = robot_for(robot_urdf(TIAGO), parse_config({}))
+    assert {"wheel_left_joint", "arm_7_joint"} <= set(tiago.joint_names)
+    assert not any("locked automatically" in note for note in tiago.notes)
 
 
 def test_locked_without_joints_holds_the_named_joints_still():
@@ -80,9 +133,7 @@ def test_the_reduced_model_equals_the_full_model_with_locked_joints_held_still()
     ("raw", "message"),
     [
         ({"joints": ["arm_9_joint"]}, "joint 'arm_9_joint' is not in the URDF"),
-        ({"joints": ["wheel_left_joint"]}, "'wheel_left_joint' is of type RUBZ"),
         ({"joints": "arm_1_joint"}, "config joints: expected a list"),
-        ({"locked": {"wheel_left_joint": 0.1}}, "locked.wheel_left_joint: a position"),
         ({"joints": TIAGO_ARM, "locked": {"arm_7_joint": 0.1}},
          "joint 'arm_7_joint' is both identified \\(joints:\\) and held still \\(locked:\\)"),
     ],
@@ -90,6 +141,19 @@ def test_the_reduced_model_equals_the_full_model_with_locked_joints_held_still()
 def test_bad_joint_selections_are_named(raw, message):
     with pytest.raises(InputError, match=message):
         robot_for(robot_urdf(TIAGO), parse_config(raw))
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"joints": ["base_planar"]}, "'base_planar' is of type Planar"),
+        ({"locked": {"base_planar": 0.1}}, "locked.base_planar: a position"),
+        ({"locked": {"base_planar": "recorded"}}, "needs a 1-DoF revolute or prismatic"),
+    ],
+)
+def test_a_multi_dof_joint_cannot_be_identified_or_given_one_position(cart, raw, message):
+    with pytest.raises(InputError, match=message):
+        robot_for(cart, parse_config(raw))
 
 
 def _train_and_validate(model, seed: int, amplitude: np.ndarray, folder):  # noqa: ANN001, ANN202
@@ -181,7 +245,6 @@ def test_a_moving_torso_locked_at_its_recorded_position(tmp_path):
             {"locked": {"torso_lift_joint": "recorded"}, "fit_joints": ["torso_lift_joint"]},
             "is locked at its recorded position",
         ),
-        ({"locked": {"wheel_left_joint": "recorded"}}, "needs a 1-DoF revolute or prismatic"),
         ({"locked": {"torso_lift_joint": "later"}}, "locked.torso_lift_joint"),
     ],
 )

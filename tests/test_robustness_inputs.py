@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.errors import InputError, PhysidError
+from physid.robot.model import load_urdf
 from physid.sim.arm import arm6_urdf_path
 
 URDF = arm6_urdf_path()
@@ -147,6 +148,30 @@ def test_mimic_joint_is_refused(seed, tmp_path):
     bad = tmp_path / "mimic.urdf"
     bad.write_text(text.replace("</joint>", '<mimic joint="joint_1"/></joint>', 1))
     assert_one_line_error(_identify(seed[0], urdf=bad), "mimic.urdf", "mimic")
+
+
+XACRO_NAMESPACE = '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" '
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("<robot ", XACRO_NAMESPACE, 1).replace(
+            "</robot>", '<xacro:property name="l" value="0.3"/></robot>'
+        ),
+        lambda text: text.replace('<mass value="12.0"/>', '<mass value="${m1}"/>', 1),
+    ],
+)
+def test_an_unexpanded_xacro_file_is_named_with_the_command_that_expands_it(seed, tmp_path, edit):
+    text = Path(URDF).read_text()
+    bad = tmp_path / "arm.urdf.xacro"
+    bad.write_text(edit(text))
+    assert bad.read_text() != text
+    assert_one_line_error(_identify(seed[0], urdf=bad), "arm.urdf.xacro", "xacro robot.urdf.xacro")
+    # a URDF that xacro wrote keeps the namespace declaration: it is read
+    expanded = tmp_path / "expanded.urdf"
+    expanded.write_text(text.replace("<robot ", XACRO_NAMESPACE, 1))
+    assert load_urdf(expanded).nv == 6
 
 
 @pytest.mark.parametrize("rows", [3, 5, 15])

@@ -31,7 +31,7 @@ from physid.recordings.tables import (
     long_enough,
     read_file_table,
 )
-from physid.robot.model import RobotModel, is_revolute
+from physid.robot.model import RobotModel, is_revolute, is_unbounded
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
@@ -725,8 +725,8 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
 
 def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
     for k, joint in enumerate(model.joint_names):
-        if not is_revolute(model, joint):
-            continue
+        if not is_revolute(model, joint) or is_unbounded(model, joint):
+            continue  # an unbounded joint may turn any number of times (suspect checks speed)
         peak = float(np.max(np.abs(q[:, k])))
         if peak > _MAX_PLAUSIBLE_ANGLE_RAD:
             from physid.recordings.glitches import full_turn_steps

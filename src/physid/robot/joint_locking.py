@@ -5,8 +5,8 @@ often has gripper fingers. physid identifies the bodies moved by the joints it h
 and locks every other joint at a fixed position: ``pinocchio.buildReducedModel`` merges the bodies
 beyond a locked joint into their parent (their inertias then ride on the parent's parameters, as
 a payload would). Joints physid cannot identify through (anything but 1-DoF revolute or
-prismatic: continuous wheels, planar or floating joints) are locked automatically, with a note.
-"""
+prismatic: planar, spherical or floating joints) are locked automatically, with a note; a URDF
+continuous joint is revolute here (:func:`physid.robot.model.load_urdf`)."""
 
 from __future__ import annotations
 

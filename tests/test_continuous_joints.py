@@ -1,0 +1,59 @@
+"""URDF ``continuous`` joints are identified as revolute joints without limits.
+
+Pinocchio reads a continuous joint as "revolute unbounded" (two configuration coordinates, cos
+and sin, for one velocity); physid's pipelines take one angle per joint and used to lock such
+joints at 0 as "not 1-DoF", ignoring their recorded columns: a Kinova arm (three of its six
+joints continuous) came out at 16 % held-out error with status ``ok`` (1.4 % since). Truth here:
+the arm simulated by physid's own tracking simulation on the model physid builds, checked
+against Pinocchio's own reading of the URDF (test_joint_locking.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pinocchio as pin
+
+from physid.files.config import parse_config, robot_for
+from physid.offline.prediction import predict_recording
+from physid.recordings.trajectory import write_trajectory_csv
+from physid.sim.arm import SensorNoise, simulate_random_excitation, true_parameters
+from physid.sim.oe_robots import robot_urdf
+from physid.workflows import run_identify
+
+KINOVA = "kinova_description/robots/kinova.urdf"
+CONTINUOUS = ("j2s6s200_joint_1", "j2s6s200_joint_4", "j2s6s200_joint_6")
+
+
+def test_a_kinova_arm_with_continuous_joints_logged_modulo_a_turn_is_identified(tmp_path):
+    """Every joint identified (none locked), the continuous joints' angles logged in [0, 2 pi)
+    as an absolute encoder gives them (unwrapped on reading, to angles past 2 pi + 0.5 rad that
+    a revolute joint with limits may not reach: an unbounded joint may), and the held-out error
+    at the noise floor."""
+    urdf = robot_urdf(KINOVA)
+    assert sum(j.nq == 2 for j in pin.buildModelFromUrdf(str(urdf)).joints) == 3
+    model = robot_for(urdf, parse_config({}))
+    assert model.joint_names == tuple(f"j2s6s200_joint_{k}" for k in range(1, 7))
+    assert not model.notes  # nothing locked
+    rng = np.random.default_rng(11)
+    theta = true_parameters(model, rng)
+    turned = [model.joint_index(j) for j in CONTINUOUS]
+    files, recordings = [], []
+    for name, duration in (("train", 15.0), ("validate", 5.0)):
+        simulation = simulate_random_excitation(
+            model, theta, duration_s=duration, sample_rate_hz=500.0, rng=rng,
+            noise=SensorNoise(torque_noise_std=0.05), amplitude_rad=np.full(6, 0.6),
+        )  # fmt: skip
+        recorded = simulation.recorded
+        q = recorded.q.copy()
+        q[:, turned] = np.mod(q[:, turned], 2.0 * np.pi)  # an absolute encoder's [0, 2 pi)
+        assert np.ptp(q[:, turned], axis=0).min() > 6.0  # each crosses 0 (a 2 pi step)
+        files.append(write_trajectory_csv(tmp_path / f"{name}.csv", replace(recorded, q=q)))
+        recordings.append(recorded)
+    result = run_identify(urdf, files[:1], validate=files[1:], out_dir=tmp_path / "out")
+    assert result.status == "ok" and result.consistent.consistent
+    assert result.model.joint_names == model.joint_names
+    assert not any("locked" in w or "ignored unknown column" in w for w in result.warnings)
+    floor = predict_recording(result.model, recordings[1], result.preprocessing.filter, theta)
+    assert result.validation.relative_error < 1.05 * floor.metrics.relative_error
