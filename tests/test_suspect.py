@@ -391,3 +391,49 @@ def test_short_stretches_of_the_real_pendulum_runs_are_not_suspect():
     assert len(scaled) == 1 and "torque scale implausible: measured torques are 5.7 x" in (
         scaled[0]
     ), scaled
+
+
+def _held_still(arm_experiment, pose: np.ndarray, seconds: float = 10.0) -> Trajectory:
+    """The demo arm held at ``pose`` within 0.25 mrad for ``seconds`` at 500 Hz: its true
+    static torques plus 0.05 N m noise."""
+    import pinocchio as pin
+
+    model = arm_experiment.model
+    pin_model = model.pin_model.copy()
+    layout = model.layout
+    for j, name in enumerate(layout.body_joints, start=1):
+        pin_model.inertias[j] = pin.Inertia.FromDynamicParameters(
+            arm_experiment.theta_true[layout.body_slice(name)]
+        )
+    data = pin_model.createData()
+    rng = np.random.default_rng(5)
+    t = np.arange(int(seconds * 500)) / 500.0
+    q = pose + 1e-4 * np.sin(2 * np.pi * 0.5 * t)[:, None] + rng.normal(0, 1e-5, (t.size, 6))
+    tau = np.array([pin.computeGeneralizedGravity(pin_model, data, row) for row in q])
+    tau = tau + rng.normal(0.0, 0.05, tau.shape)
+    return Trajectory(t, q, tau, model.joint_names, source=f"still at {pose[1]:.2f}")
+
+
+def test_a_robot_that_never_moved_is_named_as_such_not_as_reordered_columns(arm_experiment):
+    """Every joint within 0.25 mrad for 10 s: the verdict says the robot did not move (with
+    each joint's span), instead of guessing from the torque checks, which correlated noise
+    ("joint_3 torque does not follow ... columns in another order?"). Several still poses (a
+    static identification) are not called motionless, and a still recording beside moving
+    ones gets no torque verdict of its own."""
+    from physid.files.config import IdentifyConfig
+    from physid.offline.pipeline import identify
+    from physid.offline.suspect import motionless_reason
+
+    model = arm_experiment.model
+    pose = np.array([0.3, -0.5, 0.8, 0.1, 0.4, -0.2])
+    still = _held_still(arm_experiment, pose)
+    result = identify(model, [still], IdentifyConfig())
+    assert result.status == "suspect"
+    assert len(result.suspect) == 1 and "the robot did not move" in result.suspect[0]
+    assert "'joint_3' 0.00026" in result.suspect[0]
+    other = _held_still(arm_experiment, pose + 0.3)
+    assert motionless_reason(model, [still, other]) is None
+    assert suspect_reasons(model, [still, other]) == []
+    moving = arm_experiment.train.recorded
+    assert motionless_reason(model, [moving, still]) is None
+    assert suspect_reasons(model, [moving, still]) == []

@@ -55,7 +55,11 @@ from physid.offline.prediction import RecordingFit, predict_recording, stacked_m
 from physid.offline.preprocessing import Preprocessing, resolve_preprocessing
 from physid.offline.reduced import ReducedSystem
 from physid.offline.selection import Choice
-from physid.offline.suspect import suspect_reasons, unexplained_torque_reason
+from physid.offline.suspect import (
+    motionless_reason,
+    suspect_reasons,
+    unexplained_torque_reason,
+)
 from physid.offline.training import (
     TrainingData,
     filtered_fit,
@@ -315,7 +319,11 @@ def _identify(
     estimation = config.estimation
     want_gravity = estimation.estimate_gravity_direction is not False
     note("preprocessing")
-    suspect = suspect_reasons(model, [preview(t) for t in list(train) + list(validation or [])])
+    previews = [preview(t) for t in train]
+    motionless = motionless_reason(model, previews)
+    suspect = [motionless] if motionless else suspect_reasons(
+        model, previews + [preview(t) for t in validation or []]
+    )
     n_estimated = base_parameters(model).size + (2 if want_gravity else 0)
     folds = FoldPlan.of(train)
     model_urdf = model
