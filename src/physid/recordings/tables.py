@@ -91,10 +91,12 @@ def csv_header_names(line: str, source: str) -> list[str]:
         raise InputError("CSV header is missing", source=source)
     for separator, label in ((";", "semicolon"), ("\t", "tab")):
         if len(names) == 1 and separator in header:
+            decimal = ", decimal=','" if separator == ";" else ""  # a spreadsheet's export
             raise InputError(
                 f"the header has no comma but {header.count(separator)} {label}s: physid reads "
                 "comma-separated files with a decimal point (e.g. pandas: read_csv(path, "
-                f"sep={separator!r}).to_csv(new_path, index=False))",
+                f"sep={separator!r}{decimal}).to_csv(new_path, index=False)"
+                + (", decimal=',' where its numbers have decimal commas)" if decimal else ")"),
                 source=source,
             )
     empty = [k + 1 for k, name in enumerate(names) if not name]
