@@ -368,7 +368,8 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     if r >= MIN_CORRELATION and not weak and not low <= s <= high:
         return [
             f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
-            "(wrong drive gains or units?)"
+            "(torques in other units or through wrong drive gains, or a URDF whose masses are "
+            "not the robot's: in other units, or without a tool it carries)"
         ]
     return []
 
