@@ -41,6 +41,7 @@ from physid.offline.friction_shapes import (
     with_initial_shapes,
 )
 from physid.offline.gravity import GravityEstimate
+from physid.offline.held_out import not_held_out_warnings
 from physid.offline.jackknife import JackknifeSpread, blocked_jackknife, loewner_max
 from physid.offline.joint_prior import JointPrior, joint_prior
 from physid.offline.least_squares import (
@@ -320,6 +321,7 @@ def _identify(
     want_gravity = estimation.estimate_gravity_direction is not False
     note("preprocessing")
     previews = [preview(t) for t in train]
+    shared_samples = not_held_out_warnings(list(train), list(validation or []))
     motionless = motionless_reason(model, previews)
     suspect = [motionless] if motionless else suspect_reasons(
         model, previews + [preview(t) for t in validation or []]
@@ -394,6 +396,7 @@ def _identify(
     columns = base.independent[excited]
     prior = model.prior_parameters()
     warnings = list(model.notes) + _joint_warnings(still) + _prior_warnings(model, prior)
+    warnings += shared_samples
     if gravity_choice is not None and "levelling error" in gravity_choice.reason:
         warnings.append(gravity_choice.note())
     if shapes is not None:

@@ -1,0 +1,18 @@
+"""Validation recordings that share samples with the training ones are said to be not held out
+(physid.offline.held_out)."""
+
+from __future__ import annotations
+
+from physid.offline.held_out import not_held_out_warnings
+
+
+def test_a_validation_recording_that_is_training_data_is_named(arm_experiment):
+    train = arm_experiment.train.recorded
+    held = arm_experiment.validation.recorded
+    assert not_held_out_warnings([train], [held]) == []
+    same = not_held_out_warnings([train], [held, train])
+    assert len(same) == 1 and "100 % of its samples are training samples" in same[0]
+    tail = train.part(train.n_samples // 2, train.n_samples)  # the second half again
+    assert "100 %" in not_held_out_warnings([train], [tail])[0]
+    quarter = train.part(0, train.n_samples // 4)  # trained on a quarter, validated on all
+    assert "25 %" in not_held_out_warnings([quarter], [train])[0]
