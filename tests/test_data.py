@@ -95,6 +95,11 @@ def test_missing_and_misnamed_columns(tmp_path):
     expect_error(
         csv_file(tmp_path, columns), r"missing column 'tau_joint_2'.*did you mean 'torque_joint_2'"
     )
+    # a logger's own names (ROS-like): the time column suggested, and the manifest that maps them
+    columns = {("time" if name == "t" else name.replace("q_", "position_").replace(
+        "tau_", "effort_")): values for name, values in good_columns().items()}  # fmt: skip
+    message = expect_error(csv_file(tmp_path, columns), r"missing column 't' .*did you mean 'time'")
+    assert "recording manifest given to --data maps a file's own column names" in message
 
 
 def test_nan_and_inf_rows_are_named(tmp_path):

@@ -20,6 +20,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import table_csv_text, write_text_atomic
+from physid.recordings.manifest import FORMAT as MANIFEST_FORMAT
 from physid.recordings.manifest import read_recording
 from physid.recordings.tables import (
     MAX_GAP_PERIODS,
@@ -121,16 +122,30 @@ def read_table(path: str | Path) -> Table:
     return read_file_table(path)
 
 
+# a time column under another name (a logger's, ROS's): suggested for a missing ``t``
+_TIME_NAMES = ("time", "times", "timestamp", "stamp", "time_s", "t_s", "sec", "seconds")
+
+
 def _require(table: Table, name: str, what: str) -> np.ndarray:
     if name in table.columns:
         return table.columns[name]
     # Suggest a column that the contract does not already claim: the likely typo.
     unclaimed = [c for c in table.columns if c != "t" and not c.startswith(_CONTRACT_PREFIXES)]
     hint = difflib.get_close_matches(name, unclaimed, n=1, cutoff=0.6)
+    if name == "t":
+        hint = [c for c in unclaimed if c.lower() in _TIME_NAMES][:1] or hint
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+    manifest = (
+        "; a YAML recording manifest given to --data maps a file's own column names "
+        f"(format: {MANIFEST_FORMAT}, sources: [{{file: ..., columns: {{t: <its time>, "
+        "q_<joint>: <its position>, tau_<joint>: <its torque>}}]: see "
+        "examples/kuka_lwr4/measurements_1.yaml)"
+        if len(unclaimed) >= 2
+        else ""
+    )
     raise InputError(
         f"missing column '{name}' ({what}){suggestion}; columns present: "
-        f"{', '.join(sorted(table.columns))}",
+        f"{', '.join(sorted(table.columns))}{manifest}",
         source=table.source,
     )
 
