@@ -15,7 +15,9 @@ These checks compare each recording with what any robot recording and the URDF p
    as fast or slower (:mod:`physid.offline.time_scale`: a wrong sample time or stamps made up
    at a fixed step);
 5. no two joints' torque (or position) columns are the same in every row (one written over
-   another), checked before 3 and 4, which would read it as a swap or a flip.
+   another), checked before 3 and 4, which would read it as a swap or a flip;
+6. the robot moved: a joint's position spans 1 mrad (or 1 mm) in some training recording
+   (:func:`motionless_reason`); a still recording gets no torque verdict of its own.
 
 Every threshold is generous: a false alarm on good data costs more trust than a missed oddity
 costs results, and none of the checks fires on the shipped KUKA LWR4+ and Staubli TX40
