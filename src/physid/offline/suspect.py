@@ -315,6 +315,9 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
       better than its own (:data:`SWAP_IMPROVEMENT`). Checked before the sign because two
       swapped columns can both run against their gravity torques, which looks like a flip,
       whereas after a true flip each column still follows its own gravity torque best;
+    - faint gravity, first of all: every gravity-loaded joint's scale within +-0.5 while the
+      robot-wide torque follows gravity's shape (|r| >= 0.3): gravity already subtracted, or a
+      unit error (:func:`_faint_gravity_reason`; not a flip, which is -1 x joint by joint);
     - sign: the robot-wide scale and correlation are negative (r <= -0.3) and so are most
       gravity-loaded joints' scales: a sign convention flipped for the whole robot (not where
       the URDF's whole inverse dynamics follows every loaded joint's torque);
@@ -346,6 +349,9 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     )
     flipped = (s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints)
                and not own)  # fmt: skip
+    faint = None if r < 0.0 and own else _faint_gravity_reason(comparison, trajectory)
+    if faint is not None:
+        return [faint]
     if order is not None or flipped:
         # what the comparison sees fits several mistakes: name the one fix that repairs it
         fix = best_fix(model, trajectory, comparison.joints, comparison.joint_correlations,
@@ -362,18 +368,50 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     if order is not None:
         return [order]
     low, high = SCALE_RANGE
-    # a scale read on a weak correlation needs many samples: 3 s stretches of the correct DFKI
-    # pendulum read "0.18 x" (r 0.32) and 5 s "0.41 x", its whole 10 s files 0.57 x, and 5.7 x
-    # with the torques x 10 (r 0.72); a unit or gain error keeps the torques' shape
-    degrees_of_freedom = _independent_samples(trajectory) - _NUISANCE_COLUMNS
-    weak = r < SCALED_FOLLOWS and degrees_of_freedom < WEAK_SCALE_DEGREES_OF_FREEDOM
-    if r >= MIN_CORRELATION and not weak and not low <= s <= high:
+    if r >= MIN_CORRELATION and not _weak(r, trajectory) and not low <= s <= high:
         return [
             f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
             "(torques in other units or through wrong drive gains, or a URDF whose masses are "
             "not the robot's: in other units, or without a tool it carries)"
         ]
     return []
+
+
+def _weak(r: float, trajectory: Trajectory) -> bool:
+    """Whether a scale read at correlation ``r`` rests on too few samples to judge: 3 s
+    stretches of the correct DFKI pendulum read "0.18 x" (r 0.32) and 5 s "0.41 x", its whole
+    10 s files 0.57 x, and 5.7 x with the torques x 10 (r 0.72); a unit or gain error keeps the
+    torques' shape."""
+    degrees_of_freedom = _independent_samples(trajectory) - _NUISANCE_COLUMNS
+    return abs(r) < SCALED_FOLLOWS and degrees_of_freedom < WEAK_SCALE_DEGREES_OF_FREEDOM
+
+
+def _faint_gravity_reason(comparison: GravityComparison, trajectory: Trajectory) -> str | None:
+    """A reason when every gravity-loaded joint's torque carries less than half of its URDF
+    gravity torque (either sign) while the robot-wide torque follows its shape (|r| >= 0.3).
+
+    Gravity already subtracted looks like this: an external-torque estimate or a gravity-
+    compensated signal logged for the joint torque leaves the URDF's gravity error, whose sign
+    is that of the URDF's mass error. The KUKA LWR4+ file 2 with the URDF's gravity torque
+    taken out was told "torque sign looks flipped" (scale -0.047, r -0.93): a flipped torque
+    is about -1 x its gravity torque joint by joint. A unit error (x 0.1, x 0.001) or a URDF
+    in grams read as kg looks alike, and is named beside it."""
+    scales, s, r = comparison.joint_scales, comparison.scale, comparison.correlation
+    faint = bool(np.all(np.abs(scales) < SCALE_RANGE[0]))
+    if not faint or abs(r) < MIN_CORRELATION or _weak(r, trajectory):
+        return None
+    subtracted = ("gravity already subtracted (an external-torque estimate or a gravity-"
+                  "compensated signal logged instead of the joint torque)")  # fmt: skip
+    units = "torques in other units or through wrong drive gains"
+    urdf = "a URDF whose masses are not the robot's"
+    # the torque's shape kept at a positive scale is what a unit or gain error does
+    causes = (units, urdf, subtracted) if s > 0 and r >= SCALED_FOLLOWS else (
+        subtracted, units, urdf)  # fmt: skip
+    return (
+        f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
+        f"(correlation {r:.2f}; {np.min(scales):.2g} to {np.max(scales):.2g} x per gravity-"
+        f"loaded joint): {causes[0]}, {causes[1]}, or {causes[2]}"
+    )
 
 
 def _joint_correlations(
