@@ -57,3 +57,18 @@ def test_a_kinova_arm_with_continuous_joints_logged_modulo_a_turn_is_identified(
     assert not any("locked" in w or "ignored unknown column" in w for w in result.warnings)
     floor = predict_recording(result.model, recordings[1], result.preprocessing.filter, theta)
     assert result.validation.relative_error < 1.05 * floor.metrics.relative_error
+
+
+def test_an_excitation_of_a_continuous_joint_asks_for_its_range():
+    """An excitation needs position bounds: a continuous joint has none, and the error says
+    which joint, why, and the config key that gives them."""
+    import pytest
+
+    from physid.errors import InputError
+    from physid.excite.limits import joint_limits
+
+    model = robot_for(robot_urdf(KINOVA), parse_config({}))
+    with pytest.raises(InputError, match=r"'j2s6s200_joint_1' has no usable lower limit \(-inf\) "
+                       r"in the URDF \(an unbounded joint: URDF continuous.*"
+                       r"excitation\.limits\.j2s6s200_joint_1\.lower"):  # fmt: skip
+        joint_limits(model, highest_frequency_hz=1.0)

@@ -86,9 +86,12 @@ def joint_limits(
             value = values[key][k]
             bad = not np.isfinite(value) or (key not in ("lower", "upper") and value <= 0)
             if bad:
+                unbounded = key in ("lower", "upper") and np.isinf(value)
+                unbounded = (" (an unbounded joint: URDF continuous, or an MJCF hinge without "
+                             "a range)") if unbounded else ""  # fmt: skip
                 raise InputError(
-                    f"joint '{joint}' has no usable {key} limit ({value:g}) in the URDF: set "
-                    f"excitation.limits.{joint}.{key} in the config"
+                    f"joint '{joint}' has no usable {key} limit ({value:g}) in the URDF"
+                    f"{unbounded}: set excitation.limits.{joint}.{key} in the config"
                 )
         if values["upper"][k] <= values["lower"][k]:
             raise InputError(
