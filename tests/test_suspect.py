@@ -468,3 +468,27 @@ def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
     assert "): gravity already subtracted" in external and "flipped" not in external
     (kilo,) = suspect_reasons(model, [recording(1e-3 * s.tau)])
     assert "): torques in other units" in kilo, kilo
+
+
+def test_a_prismatic_joint_in_millimetres_is_named_not_read_as_a_torque_scale():
+    """TIAGo's torso lift (prismatic, 0-0.35 m in its URDF) logged in mm: the positions are
+    named with the URDF's travel (the arm5p of benchmarks/independent_sim.py so logged was
+    told "torque scale implausible: 0.013 x"); in metres nothing is said of them."""
+    from physid.files.config import parse_config, robot_for
+    from physid.offline.suspect import millimetres_reason
+    from physid.sim.oe_robots import robot_urdf
+
+    joints = ["torso_lift_joint", *(f"arm_{k}_joint" for k in range(1, 8))]
+    model = robot_for(robot_urdf("tiago_description/robots/tiago.urdf"),
+                      parse_config({"joints": joints}))  # fmt: skip
+    t = np.arange(2000) / 100.0
+    q = np.zeros((t.size, 8))
+    q[:, 0] = 0.15 + 0.1 * np.sin(0.5 * t)
+    q[:, 1:] = 0.3 * np.sin(np.outer(t, np.linspace(0.3, 0.9, 7)))
+    metres = Trajectory(t, q, np.zeros_like(q), model.joint_names)
+    assert millimetres_reason(model, metres) is None
+    q_mm = q.copy()
+    q_mm[:, 0] *= 1000.0
+    reason = millimetres_reason(model, replace(metres, q=q_mm))
+    assert reason.startswith("prismatic joint 'torso_lift_joint' positions reach 250, 714 x its "
+                             "URDF limit of 0.35 m: are they in millimetres?"), reason  # fmt: skip

@@ -8,7 +8,7 @@ These checks compare each recording with what any robot recording and the URDF p
 
 1. the sample rate of a robot recording lies between 10 Hz and 100 kHz;
 2. revolute joint angles stay within one turn, or within the URDF limits, and joints move at
-   joint-side speeds;
+   joint-side speeds; prismatic positions within 10 x the URDF's travel (not millimetres);
 3. the measured torques follow the URDF's static gravity torque ``g(q)`` with a common scale
    near 1 on the gravity-loaded joints, each joint following its own gravity torque;
 4. the torques follow the motion best on the stamps' own time scale, not on one 0.7x or 1.4x
@@ -130,6 +130,7 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
             reasons.append(f"{name}: {time}")
         time_ok = time is None
         angles = degrees_reason(model, trajectory, rate if time_ok else None)
+        angles = angles or millimetres_reason(model, trajectory)
         if angles is not None:
             reasons.append(f"{name}: {angles}")
             continue
@@ -285,6 +286,37 @@ def degrees_reason(model: RobotModel, trajectory: Trajectory, rate_hz: float | N
             return (
                 f"joint '{joint}' moves at {speeds[k]:.3g} rad/s, implausible for a robot joint: "
                 "are its positions in degrees? (then set angle_unit: degrees in the config)"
+            )
+    return None
+
+
+# A prismatic joint's position this many times its URDF travel is in another unit; without URDF
+# limits, farther than any robot's axis travels [m]
+LENGTH_FACTOR = 10.0
+MAX_TRAVEL_M = 50.0
+
+
+def millimetres_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
+    """A reason when a prismatic joint's positions look like millimetres, else None.
+
+    The arm of benchmarks/independent_sim.py (arm5p) with its prismatic joint logged in mm was
+    told "torque scale implausible: 0.013 x the URDF's gravity torque" (the bodies beyond the
+    joint 1000 x farther out): the cause is the positions, named here with the URDF's travel,
+    and the torque checks, which would read its consequences, are skipped."""
+    for k, joint in enumerate(model.joint_names):
+        if is_revolute(model, joint):
+            continue
+        peak = float(np.max(np.abs(trajectory.q[:, k])))
+        limit = _joint_limit(model, joint)
+        if limit is not None and peak > LENGTH_FACTOR * limit:
+            return (
+                f"prismatic joint '{joint}' positions reach {peak:.4g}, {peak / limit:.3g} x its "
+                f"URDF limit of {limit:.3g} m: are they in millimetres? (convert them to metres)"
+            )
+        if limit is None and peak > MAX_TRAVEL_M:
+            return (
+                f"prismatic joint '{joint}' positions reach {peak:.4g} m, farther than a robot "
+                "axis travels: are they in millimetres? (convert them to metres)"
             )
     return None
 
