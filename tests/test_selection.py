@@ -100,3 +100,48 @@ def test_data_chosen_defaults_are_not_worse_than_paper_c_rules(arm_experiment,
     )
     chosen = demo_identification.validation.relative_error
     assert chosen <= 1.02 * conservative.validation.relative_error
+
+
+PENDULUM = """<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
+    <inertia ixx="0.002" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="20" velocity="5"/></joint>
+</robot>
+"""
+
+
+def test_a_pendulum_s_free_gravity_direction_is_not_a_levelling_error(tmp_path):
+    """One joint about a horizontal axis: a tilt about that axis is the centre of mass's angle,
+    one about the other horizontal axis turns gravity along the axis; the estimate read "tilt
+    90.0, -106.6 deg (std 0.014, 337 deg), more than a levelling error" in a warning. The URDF's
+    gravity is kept and said to be the data's only determined answer; the pendulum itself is
+    identified (mass 1.5 kg at 0.2 m, viscous 0.1, Coulomb 0.3)."""
+    import pinocchio as pin
+
+    from physid.workflows import run_identify
+
+    urdf = tmp_path / "pendulum.urdf"
+    urdf.write_text(PENDULUM, encoding="utf-8")
+    model = pin.buildModelFromUrdf(str(urdf))
+    data = model.createData()
+    rng = np.random.default_rng(1)
+    t = np.arange(10_000) / 500.0
+    w, phase = rng.uniform(0.3, 1.2, 3), rng.uniform(0.0, 6.0, 3)
+    q = 0.4 * np.sin(np.outer(t, w) + phase).sum(axis=1)
+    dq = 0.4 * (w * np.cos(np.outer(t, w) + phase)).sum(axis=1)
+    ddq = -0.4 * (w**2 * np.sin(np.outer(t, w) + phase)).sum(axis=1)
+    states = zip(q[:, None], dq[:, None], ddq[:, None], strict=True)
+    tau = np.array([pin.rnea(model, data, *x)[0] for x in states])
+    tau += 0.1 * dq + 0.3 * np.tanh(dq / 0.01) + rng.normal(0.0, 0.02, t.size)
+    csv = tmp_path / "pendulum.csv"
+    np.savetxt(csv, np.column_stack([t, q, tau]), delimiter=",", header="t,q_hinge,tau_hinge",
+               comments="")  # fmt: skip
+    result = run_identify(urdf, [csv])
+    (note,) = [n for n in result.preprocessing.notes if n.startswith("gravity direction")]
+    assert "the URDF's: the data do not determine a tilt" in note, note
+    assert not any("levelling error" in w for w in result.warnings)
+    body = result.theta[result.model.layout.body_slice("hinge")]
+    assert body[0] == pytest.approx(1.5, rel=0.01)
+    assert body[1] / body[0] == pytest.approx(0.2, rel=0.01)

@@ -54,6 +54,10 @@ from physid.robot.regressor import BaseParameters, base_parameters, data_rank_de
 Note = Callable[[str], None]
 AUTO = "auto"
 TILT_SIGNIFICANCE = 2.0  # a tilt within this many standard deviations of level is not a candidate
+# A tilt angle whose std exceeds this is not determined by the data: a one-joint pendulum about a
+# horizontal axis (the tilt about that axis is its centre of mass's angle, the other turns gravity
+# along the axis) read "tilt 90.0, -106.6 deg (std 0.014, 337 deg), more than a levelling error"
+UNDETERMINED_TILT_DEG = 45.0
 # A base mounted off level by more than this is not a levelling error but a different mounting
 # (which the URDF would say): beyond it the estimated tilt stands in for something else (a
 # 36 deg "tilt" of the DFKI pendulum scaled its gravity torque by cos 36 deg = 0.81).
@@ -236,7 +240,19 @@ def choose_gravity(
     choice = None
     if mode == AUTO:
         tilt = np.degrees(estimate.tilt_rad)
+        std = np.degrees(estimate.tilt_std_rad)
         significance = np.abs(estimate.tilt_rad) / np.maximum(estimate.tilt_std_rad, 1e-300)
+        undetermined = not np.all(std <= UNDETERMINED_TILT_DEG)  # NaN and inf included
+        if undetermined or not np.any(significance > TILT_SIGNIFICANCE):
+            score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
+            reason = (
+                f"the URDF's: the data do not determine a tilt (std {std[0]:.2g}, {std[1]:.2g} "
+                "deg: the joints' axes leave gravity's direction free)"
+                if undetermined
+                else f"the URDF's: the estimated tilt {tilt[0]:.2f} +- {std[0]:.2g}, "
+                f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
+            )
+            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason)
         if np.degrees(np.arccos(np.clip(estimate.gravity @ gravity_urdf
                       / (np.linalg.norm(estimate.gravity) * np.linalg.norm(gravity_urdf)),
                       -1.0, 1.0))) > MAX_TILT_DEG:  # fmt: skip
@@ -245,14 +261,6 @@ def choose_gravity(
                 f"the URDF's: the data would tilt it by {tilt[0]:.1f}, {tilt[1]:.1f} deg, more "
                 f"than a levelling error ({MAX_TILT_DEG:g} deg); such a tilt stands in for a "
                 "wrong gravity direction, masses or torque scale in the model, not for the base"
-            )
-            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason)
-        if not np.any(significance > TILT_SIGNIFICANCE):
-            std = np.degrees(estimate.tilt_std_rad)
-            score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
-            reason = (
-                f"the URDF's: the estimated tilt {tilt[0]:.2f} +- {std[0]:.2g}, "
-                f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
             )
             return model, training, None, Choice("gravity direction", (score,), 0, 0, reason)
         context = fit_context(model, training, config, base, problem)
