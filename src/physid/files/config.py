@@ -33,6 +33,7 @@ from physid.robot.model import (
     build_robot_model,
     load_robot_file,
     refuse_mimic_joints,
+    with_gravity,
 )
 
 METHODS = ("classical", "irwsm1", "irwsm2", "given")
@@ -128,6 +129,9 @@ class IdentifyConfig:
     # the torque not fitted
     locked: dict[str, float | str] = field(default_factory=dict)
     fit_joints: tuple[str, ...] | None = None  # whose torques are fitted; None: all not locked
+    # gravity in the robot's base frame [m/s^2] (a robot on a wall, a ceiling or an incline);
+    # None: the URDF convention (0, 0, -9.81), or an MJCF's <option gravity>
+    gravity: tuple[float, float, float] | None = None
 
 
 # Sane ranges of the numeric options (beyond them a value is a typo or a unit mistake, and would
@@ -330,7 +334,19 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         joints=_joint_list(raw.get("joints")),
         locked=_locked(raw.get("locked")),
         fit_joints=_joint_list(raw.get("fit_joints"), "fit_joints"),
+        gravity=_gravity(raw.get("gravity")),
     )
+
+
+def _gravity(raw: Any) -> tuple[float, float, float] | None:
+    """Config ``gravity``: three finite numbers [m/s^2] in the base frame, or null."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list | tuple) or len(raw) != 3:
+        raise InputError(f"config gravity: expected [gx, gy, gz] in m/s^2, got {raw!r}"[:120])
+    values = tuple(config_number(v, "gravity", positive=False, low=-100.0, high=100.0)
+                   for v in raw)  # fmt: skip
+    return values  # type: ignore[return-value]
 
 
 def _friction(raw: Any) -> str | dict[str, str]:
@@ -521,6 +537,8 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
         else config.coulomb_deadband,
         source=str(urdf),
     )
+    if config.gravity is not None:
+        model = with_gravity(model, np.asarray(config.gravity, float))
     return replace(
         model,
         notes=notes,

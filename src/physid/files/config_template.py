@@ -95,6 +95,9 @@ COMMENTS: dict[str, str] = {
     "moved by its recorded q_ column, its torque not fitted (docs/identify.md §7)",
     "fit_joints": "fit only these joints' torques (list); null: every joint not locked. The "
     "others' tau_ columns may be absent",
+    "gravity": "gravity in the robot's base frame [m/s^2]: a robot on a wall, a ceiling or an "
+    "incline (suspect data name the vector the torques show). null: the URDF convention "
+    "[0, 0, -9.81] (an MJCF: its <option gravity>); the base tilt (estimation) is fitted about it",
 }
 
 # Commented-out examples (YAML of the key's value), for the demo arm's joint names. Keys whose
@@ -131,6 +134,7 @@ EXAMPLES: dict[str, str] = {
     "joints": "[joint_1, joint_2, joint_3, joint_4, joint_5]",
     "locked": "{joint_6: 0.5}",
     "fit_joints": "[joint_2, joint_3, joint_4, joint_5, joint_6]",
+    "gravity": "[0.0, 0.0, 9.81]  # hanging from a ceiling",
 }
 
 HEADER = """\

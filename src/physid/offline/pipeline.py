@@ -380,6 +380,8 @@ def _identify(
         score = None
     if gravity_choice is not None:
         choices.append(gravity_choice)
+        if gravity_choice.finding is not None:
+            suspect = [*suspect, gravity_choice.finding]
         preprocessing = replace(preprocessing, notes=(*preprocessing.notes, gravity_choice.note()))
     if gravity is not None:
         training = replace(

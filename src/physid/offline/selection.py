@@ -29,6 +29,7 @@ class Choice:
     chosen: int
     conservative: int
     reason: str
+    finding: str | None = None  # what the choice found wrong with the data (a suspect reason)
 
     @property
     def label(self) -> str:

@@ -179,7 +179,8 @@ def _inertias_from_mujoco(pm: pin.Model, mj) -> list[pin.Inertia]:
 
 
 def _joint_terms_from_mujoco(pm: pin.Model, mj) -> None:
-    """``damping``, ``frictionloss`` and ``armature`` of every joint, as MuJoCo compiled them."""
+    """``damping``, ``frictionloss``, ``armature`` and the position range of every joint, as
+    MuJoCo compiled them."""
     mujoco = _mujoco()
     for joint_id in range(1, pm.njoints):
         j = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, pm.names[joint_id])
@@ -190,6 +191,13 @@ def _joint_terms_from_mujoco(pm: pin.Model, mj) -> None:
         pm.damping[v] = mj.dof_damping[dofs]
         pm.friction[v] = mj.dof_frictionloss[dofs]
         pm.armature[v] = mj.dof_armature[dofs]
+        if pm.joints[joint_id].nq == 1:
+            # MuJoCo's compiled range (radians for a hinge, metres for a slide): Pinocchio's
+            # reader turns a slide's range from degrees too under <compiler angle="degree">
+            # (0.1 m read as 0.00175), and an unlimited joint has none
+            q = pm.joints[joint_id].idx_q
+            low, high = mj.jnt_range[j] if mj.jnt_limited[j] else (-np.inf, np.inf)
+            pm.lowerPositionLimit[q], pm.upperPositionLimit[q] = low, high
 
 
 def check_against_mujoco(pm: pin.Model, mj, source: str, samples: int = 5) -> float:
@@ -279,6 +287,8 @@ def load_mjcf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
         if joint_id > 0:
             pm.inertias[joint_id] = inertia
     _joint_terms_from_mujoco(pm, mj)
+    # <option gravity>: the robot's gravity (a file for a ceiling-mounted arm says it there)
+    pm.gravity = pin.Motion(np.array(mj.opt.gravity, float), np.zeros(3))
     if not (floating_base and not has_free):  # an added base has no MuJoCo twin to compare
         check_against_mujoco(pm, mj, str(path))
     return pm
