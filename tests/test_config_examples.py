@@ -66,6 +66,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "transmission": ("transmission",),
     "currents": ("drive_gains",),
     "payload": ("payload",),
+    "mounting": ("gravity",),  # simulated hanging from a ceiling: the config's gravity
 }
 
 
