@@ -72,3 +72,48 @@ def test_an_excitation_of_a_continuous_joint_asks_for_its_range():
                        r"in the URDF \(an unbounded joint: URDF continuous.*"
                        r"excitation\.limits\.j2s6s200_joint_1\.lower"):  # fmt: skip
         joint_limits(model, highest_frequency_hz=1.0)
+
+
+CONTINUOUS_ARM = """<robot name="arm" xmlns="http://drake.mit.edu">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><mesh filename="$(find arm)/meshes/upper.stl"/></geometry></visual></link>
+  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 1 0"/></joint>
+  <link name="lower"><inertial><origin xyz="0.15 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.004" iyy="0.006" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0.4 0 0"/><axis xyz="0 1 0"/><limit effort="5" velocity="2"/></joint>
+</robot>
+"""
+
+
+def test_continuous_joints_of_a_namespaced_urdf_with_gazebo_mesh_paths(tmp_path):
+    """A default XML namespace (Drake's URDFs), a $(find pkg) mesh path (plain URDFs for Gazebo
+    write them; physid never reads meshes) and continuous joints with and without <limit>: one
+    angle each, effort and velocity as Pinocchio reads them (none given: unlimited), and a turn
+    counter that jumps a full turn between two rows is refused on an unbounded joint too."""
+    import pytest
+
+    from physid.errors import InputError
+    from physid.recordings.tables import Table
+    from physid.recordings.trajectory import trajectory_from_table
+    from physid.robot.model import load_urdf
+
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(CONTINUOUS_ARM, encoding="utf-8")
+    model = load_urdf(urdf)
+    assert model.nq == model.nv == 2
+    np.testing.assert_array_equal(model.effortLimit, [np.inf, 5.0])
+    np.testing.assert_array_equal(model.velocityLimit, [np.inf, 2.0])
+    robot = robot_for(urdf, parse_config({}))
+    t = np.arange(500) / 100.0
+    turning = 0.3 + 4.0 * t  # three turns in 5 s: an unbounded joint may
+    columns = {"t": t, "q_shoulder": turning, "q_elbow": 0.2 * np.sin(t),
+               "tau_shoulder": np.cos(turning), "tau_elbow": 0.1 * np.cos(t)}  # fmt: skip
+    assert trajectory_from_table(Table(columns, "turning"), robot).n_samples == 500
+    burst = turning.copy()
+    burst[200:211] += 2.0 * np.pi  # a turn counter read one turn off for 11 rows
+    with pytest.raises(InputError, match="steps by a full turn .* turn counter misread"):
+        trajectory_from_table(Table(columns | {"q_shoulder": burst}, "burst"), robot)

@@ -99,6 +99,8 @@ def test_missing_and_misnamed_columns(tmp_path):
     columns = {("time" if name == "t" else name.replace("q_", "position_").replace(
         "tau_", "effort_")): values for name, values in good_columns().items()}  # fmt: skip
     message = expect_error(csv_file(tmp_path, columns), r"missing column 't' .*did you mean 'time'")
+    columns["%time"] = columns.pop("time")  # rostopic echo -p's header
+    expect_error(csv_file(tmp_path, columns), r"missing column 't' .*did you mean '%time'")
     assert "recording manifest given to --data maps a file's own column names" in message
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from physid.offline.held_out import not_held_out_warnings
 
 
@@ -16,3 +18,16 @@ def test_a_validation_recording_that_is_training_data_is_named(arm_experiment):
     assert "100 %" in not_held_out_warnings([train], [tail])[0]
     quarter = train.part(0, train.n_samples // 4)  # trained on a quarter, validated on all
     assert "25 %" in not_held_out_warnings([quarter], [train])[0]
+
+
+def test_recordings_of_mixed_float_types_are_compared(arm_experiment):
+    """float32 arrays (a Python API user's) beside float64 ones: compared as float64, in which
+    float32 values are exact (a view of rows of different byte sizes raised a type promotion
+    error, review 2026-11-27)."""
+    from dataclasses import replace
+
+    train = arm_experiment.train.recorded
+    single = replace(train, t=train.t.astype(np.float32), q=train.q.astype(np.float32),
+                     tau=train.tau.astype(np.float32))  # fmt: skip
+    assert not_held_out_warnings([single], [arm_experiment.validation.recorded]) == []
+    assert "100 %" in not_held_out_warnings([single], [single])[0]

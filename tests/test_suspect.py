@@ -431,6 +431,8 @@ def test_a_robot_that_never_moved_is_named_as_such_not_as_reordered_columns(arm_
     assert result.status == "suspect"
     assert len(result.suspect) == 1 and "the robot did not move" in result.suspect[0]
     assert "'joint_3' 0.00026" in result.suspect[0]
+    again = _held_still(arm_experiment, pose + np.r_[0.002, np.zeros(5)])  # the same pose
+    assert "the robot did not move" in motionless_reason(model, [still, again])
     other = _held_still(arm_experiment, pose + 0.3)
     assert motionless_reason(model, [still, other]) is None
     assert suspect_reasons(model, [still, other]) == []
@@ -468,6 +470,13 @@ def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
     assert "): gravity already subtracted" in external and "flipped" not in external
     (kilo,) = suspect_reasons(model, [recording(1e-3 * s.tau)])
     assert "): torques in other units" in kilo, kilo
+    # a current of the other sign convention through a 0.3 gain: one factor on every joint
+    (current,) = suspect_reasons(model, [recording(-0.3 * s.tau)])
+    assert current.startswith("kuka_2: torque sign looks flipped and its scale off: measured "
+                              "torques are -0.29 x"), current  # fmt: skip
+    # with two columns exchanged as well, the exchange is named (the joints' scales differ)
+    (exchanged,) = suspect_reasons(model, [recording(0.3 * s.tau[:, [0, 3, 2, 1, 4, 5, 6]])])
+    assert "look exchanged" in exchanged, exchanged
 
 
 def test_a_prismatic_joint_in_millimetres_is_named_not_read_as_a_torque_scale():

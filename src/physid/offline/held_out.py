@@ -19,9 +19,11 @@ from physid.recordings.trajectory import Trajectory
 SHARED_FRACTION = 0.1
 
 
-def _rows(recording: Trajectory) -> np.ndarray:
-    """Each sample (t, q, tau) as one opaque value, for exact set membership."""
-    table = np.ascontiguousarray(np.column_stack([recording.t, recording.q, recording.tau]))
+def _rows(recording: Trajectory, rows: np.ndarray) -> np.ndarray:
+    """Samples ``rows`` (t, q, tau) each as one opaque value, for exact set membership (float64
+    whatever the arrays' type: float32 values are exact in it)."""
+    table = np.column_stack([recording.t[rows], recording.q[rows], recording.tau[rows]])
+    table = np.ascontiguousarray(table, dtype=np.float64)
     return table.view(np.dtype((np.void, table.dtype.itemsize * table.shape[1]))).ravel()
 
 
@@ -32,13 +34,20 @@ def not_held_out_warnings(
     its samples with the training recordings (its error is then partly a training error)."""
     if not train or not validation:
         return []
-    seen = np.concatenate([_rows(preview(t)) for t in train])
+    seen = [preview(t) for t in train]
+    seen_t = np.concatenate([np.asarray(t.t, np.float64) for t in seen])
     warnings = []
     for k, recording in enumerate(validation):
         shown = preview(recording)
         if not shown.n_samples:
             continue
-        shared = float(np.mean(np.isin(_rows(shown), seen)))
+        # whole rows are compared only where a time stamp is shared (a held-out run has none)
+        at = np.flatnonzero(np.isin(np.asarray(shown.t, np.float64), seen_t))
+        if at.size < SHARED_FRACTION * shown.n_samples:
+            continue
+        times = np.asarray(shown.t, np.float64)[at]
+        known = np.concatenate([_rows(t, np.flatnonzero(np.isin(t.t, times))) for t in seen])
+        shared = float(np.sum(np.isin(_rows(shown, at), known))) / shown.n_samples
         if shared >= SHARED_FRACTION:
             name = shown.source or f"validation recording {k + 1}"
             warnings.append(

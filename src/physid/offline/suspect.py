@@ -77,6 +77,9 @@ JOINT_SCALE_RATIO = 3.0
 # A joint read as "out of scale" must follow its gravity torque this well (a unit or gain error
 # keeps its shape: the KUKA with one torque in mN m, r 1.00)
 SCALED_FOLLOWS = 0.8
+# Joint scales within this ratio of each other are one factor on every joint (a unit, a gain):
+# the real KUKA file 2 x 0.3 reads 0.27-0.29 x; its URDF gravity subtracted 0.047-0.087 x
+ALIKE_SCALES = 1.3
 # A joint's gravity torque is "followed by another column" when that column at least halves the
 # part that its own column leaves unexplained (1 - r^2), reaching a correlation >= 0.9.
 SWAP_IMPROVEMENT = 0.5
@@ -176,10 +179,15 @@ def motionless_reason(model: RobotModel, trajectories: list[Trajectory]) -> str 
     )
 
 
+# Still recordings whose poses differ by this much [rad or m] on some joint are a static
+# identification (several gravity loads), not one pose recorded twice
+POSE_STEP = 0.05
+
+
 def _poses_differ(trajectories: list[Trajectory]) -> bool:
     """Whether the recordings, each still, hold the robot at different poses."""
     means = np.array([np.mean(np.asarray(t.q, float), axis=0) for t in trajectories])
-    return bool(np.any(np.ptp(means, axis=0) >= STILL_SPAN))
+    return bool(np.any(np.ptp(means, axis=0) >= POSE_STEP))
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers
@@ -381,7 +389,11 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     )
     flipped = (s < 0.0 and r <= -MIN_CORRELATION and 2 * negative > len(comparison.joints)
                and not own)  # fmt: skip
-    faint = None if r < 0.0 and own else _faint_gravity_reason(comparison, trajectory)
+    faint = None
+    # an exchange of two columns is named as such first (with a scale error beside it, the
+    # joints' scales also take both signs, which the faint rule needs to be one)
+    if comparison.swap is None and not (r < 0.0 and own):
+        faint = _faint_gravity_reason(comparison, trajectory)
     if faint is not None:
         return [faint]
     if order is not None or flipped:
@@ -420,30 +432,36 @@ def _weak(r: float, trajectory: Trajectory) -> bool:
 
 def _faint_gravity_reason(comparison: GravityComparison, trajectory: Trajectory) -> str | None:
     """A reason when every gravity-loaded joint's torque carries less than half of its URDF
-    gravity torque (either sign) while the robot-wide torque follows its shape (|r| >= 0.3).
+    gravity torque, all with one sign, while the robot-wide torque follows its shape (|r| >=
+    0.3).
 
     Gravity already subtracted looks like this: an external-torque estimate or a gravity-
     compensated signal logged for the joint torque leaves the URDF's gravity error, whose sign
-    is that of the URDF's mass error. The KUKA LWR4+ file 2 with the URDF's gravity torque
-    taken out was told "torque sign looks flipped" (scale -0.047, r -0.93): a flipped torque
-    is about -1 x its gravity torque joint by joint. A unit error (x 0.1, x 0.001) or a URDF
-    in grams read as kg looks alike, and is named beside it."""
+    is that of the URDF's mass error and whose size differs joint by joint. The KUKA LWR4+ file
+    2 with the URDF's gravity torque taken out was told "torque sign looks flipped" (scale
+    -0.049, r -0.94; -0.087 to -0.047 x per joint). A unit or gain error scales every joint
+    alike (x 0.3: 0.27 to 0.29 x), and with the sign also flipped (x -0.3) it is said so; a
+    URDF in grams read as kg looks alike too, and is named beside them."""
     scales, s, r = comparison.joint_scales, comparison.scale, comparison.correlation
     faint = bool(np.all(np.abs(scales) < SCALE_RANGE[0]))
-    if not faint or abs(r) < MIN_CORRELATION or _weak(r, trajectory):
+    one_sign = bool(np.all(scales > 0.0) or np.all(scales < 0.0))
+    if not (faint and one_sign) or abs(r) < MIN_CORRELATION or _weak(r, trajectory):
         return None
+    spread = float(np.max(np.abs(scales)) / max(float(np.min(np.abs(scales))), 1e-300))
+    alike = spread < ALIKE_SCALES  # one factor on every joint: a unit, a gain, a sign
+    numbers = (
+        f"measured torques are {s:.2g} x the URDF's gravity torque (correlation {r:.2f}; "
+        f"{np.min(scales):.2g} to {np.max(scales):.2g} x per gravity-loaded joint)"
+    )
+    if alike and r <= -SCALED_FOLLOWS:
+        return (f"torque sign looks flipped and its scale off: {numbers}: a sign convention and "
+                "a unit or drive gain, or a URDF whose masses are not the robot's")  # fmt: skip
     subtracted = ("gravity already subtracted (an external-torque estimate or a gravity-"
                   "compensated signal logged instead of the joint torque)")  # fmt: skip
     units = "torques in other units or through wrong drive gains"
     urdf = "a URDF whose masses are not the robot's"
-    # the torque's shape kept at a positive scale is what a unit or gain error does
-    causes = (units, urdf, subtracted) if s > 0 and r >= SCALED_FOLLOWS else (
-        subtracted, units, urdf)  # fmt: skip
-    return (
-        f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
-        f"(correlation {r:.2f}; {np.min(scales):.2g} to {np.max(scales):.2g} x per gravity-"
-        f"loaded joint): {causes[0]}, {causes[1]}, or {causes[2]}"
-    )
+    causes = (units, urdf, subtracted) if alike else (subtracted, units, urdf)
+    return f"torque scale implausible: {numbers}: {causes[0]}, {causes[1]}, or {causes[2]}"
 
 
 def _joint_correlations(

@@ -13,6 +13,7 @@ Every check fails with a one-line :class:`~physid.errors.InputError` naming file
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -132,8 +133,9 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
     # Suggest a column that the contract does not already claim: the likely typo.
     unclaimed = [c for c in table.columns if c != "t" and not c.startswith(_CONTRACT_PREFIXES)]
     hint = difflib.get_close_matches(name, unclaimed, n=1, cutoff=0.6)
-    if name == "t":
-        hint = [c for c in unclaimed if c.lower() in _TIME_NAMES][:1] or hint
+    if name == "t":  # '%time' (rostopic echo -p), 'header.stamp', 'Time [s]' count too
+        bare = {c: re.sub(r"\[.*?\]|[^a-z_.]", "", c.lower()).rsplit(".", 1)[-1] for c in unclaimed}
+        hint = [c for c in unclaimed if bare[c] in _TIME_NAMES][:1] or hint
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
     manifest = (
         "; a YAML recording manifest given to --data maps a file's own column names "
@@ -740,8 +742,8 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
 
 def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
     for k, joint in enumerate(model.joint_names):
-        if not is_revolute(model, joint) or is_unbounded(model, joint):
-            continue  # an unbounded joint may turn any number of times (suspect checks speed)
+        if not is_revolute(model, joint):
+            continue
         peak = float(np.max(np.abs(q[:, k])))
         if peak > _MAX_PLAUSIBLE_ANGLE_RAD:
             from physid.recordings.glitches import full_turn_steps
@@ -757,6 +759,8 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
                     "right)",
                     source=source,
                 )
+            if is_unbounded(model, joint):
+                continue  # it may turn any number of times (suspect checks its speed)
             raise InputError(
                 f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi: it looks like "
                 "degrees (or motor-side angles without a transmission): set angle_unit: "

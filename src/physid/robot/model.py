@@ -326,8 +326,12 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"cannot parse URDF: {message}", source=str(path)) from None
     for name in continuous:  # unbounded, as an MJCF hinge without a range is
-        index = model.joints[model.getJointId(name)].idx_q
-        model.lowerPositionLimit[index], model.upperPositionLimit[index] = -np.inf, np.inf
+        joint = model.joints[model.getJointId(name)]
+        model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q] = (
+            -np.inf, np.inf)  # fmt: skip
+        for limits in (model.effortLimit, model.velocityLimit):  # none given (1e300): unlimited
+            if limits[joint.idx_v] >= 1e300:
+                limits[joint.idx_v] = np.inf
     _check_inertias(model, str(path))
     return model
 
@@ -338,8 +342,9 @@ def _continuous_joints(text: str) -> tuple[str, ...]:
 
     return tuple(
         joint.get("name", "")
-        for joint in ET.fromstring(text).iter("joint")
-        if joint.get("type") == "continuous"
+        for joint in ET.fromstring(text).iter()
+        if isinstance(joint.tag, str) and _local(joint.tag) == "joint"
+        and joint.get("type") == "continuous"
     )
 
 
@@ -356,6 +361,9 @@ def _continuous_as_revolute(text: str, names: tuple[str, ...]) -> str:
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(text)
+    for element in root.iter():  # a default namespace (Drake's URDFs) would be written ns0:
+        if isinstance(element.tag, str):
+            element.tag = _local(element.tag)
     for joint in root.iter("joint"):
         if joint.get("type") != "continuous" or joint.get("name") not in names:
             continue
@@ -363,8 +371,8 @@ def _continuous_as_revolute(text: str, names: tuple[str, ...]) -> str:
         limit = joint.find("limit")
         if limit is None:
             limit = ET.SubElement(joint, "limit")
-        for key, value in (("effort", "0"), ("velocity", "0")):  # as Pinocchio reads none
-            limit.set(key, limit.get(key, value))
+        for key in ("effort", "velocity"):  # urdfdom requires both on a revolute joint
+            limit.set(key, limit.get(key, "1e300"))  # none given: unlimited (load_urdf: inf)
         limit.set("lower", "-1")
         limit.set("upper", "1")
     return ET.tostring(root, encoding="unicode")
@@ -402,16 +410,23 @@ def _refuse_xacro(root, source: str) -> None:  # noqa: ANN001 - an ElementTree e
     and ``${...}`` expressions would reach Pinocchio unexpanded ("does not contain a valid URDF
     model", or worse, a robot without the links its macros make)."""
     for element in root.iter():
-        xacro = isinstance(element.tag, str) and element.tag.startswith("{") and (
-            "xacro" in element.tag.split("}")[0]
-        )
-        if xacro or any("${" in value or "$(" in value for value in element.attrib.values()):
+        if not isinstance(element.tag, str):  # a comment or a processing instruction
+            continue
+        xacro = element.tag.startswith("{") and "xacro" in element.tag.split("}")[0]
+        # (a mesh's file name is never read, and plain URDFs for Gazebo write $(find pkg) there)
+        read = {k: v for k, v in element.attrib.items() if _local(element.tag) != "mesh"}
+        if xacro or any("${" in value for value in read.values()):
             raise InputError(
                 "this is a xacro file (ROS URDF macros: <xacro:...> elements or ${...} "
                 "expressions), not a URDF: expand it first, e.g. `xacro robot.urdf.xacro > "
                 "robot.urdf` (pip install xacro), and give physid the result",
                 source=source,
             )
+
+
+def _local(tag: str) -> str:
+    """An XML tag without its namespace (``{uri}joint`` -> ``joint``)."""
+    return tag.rsplit("}", 1)[-1]
 
 
 def _check_joint_axis(joint, source: str) -> None:  # noqa: ANN001 - an ElementTree element
