@@ -501,3 +501,26 @@ def test_a_prismatic_joint_in_millimetres_is_named_not_read_as_a_torque_scale():
     reason = millimetres_reason(model, replace(metres, q=q_mm))
     assert reason.startswith("prismatic joint 'torso_lift_joint' positions reach 250, 714 x its "
                              "URDF limit of 0.35 m: are they in millimetres?"), reason  # fmt: skip
+
+
+def test_a_streamed_recording_that_rests_before_it_moves_did_move(arm_experiment, tmp_path,
+                                                                   monkeypatch):  # fmt: skip
+    """A long log streamed from disk is read whole for the motion check, not through its
+    preview (its first rows): the demo arm at rest for 10 s, then moving, with a preview of
+    the first 2,000 rows (at rest) is not "did not move" (review 2026-11-27)."""
+    from physid.offline.suspect import motionless_reason
+    from physid.recordings import streamed
+    from physid.recordings.trajectory import write_trajectory_csv
+
+    model = arm_experiment.model
+    moving = arm_experiment.train.recorded
+    pose = np.asarray(moving.q[0])
+    still = _held_still(arm_experiment, pose)
+    t = np.r_[still.t, still.t[-1] + 0.002 + moving.t - moving.t[0]]
+    both = Trajectory(t, np.vstack([still.q, moving.q]), np.vstack([still.tau, moving.tau]),
+                      model.joint_names, source="rest then motion")  # fmt: skip
+    path = write_trajectory_csv(tmp_path / "rest_then_motion.csv", both)
+    recording = streamed.open_recording(path, model, block_rows=3_000)
+    monkeypatch.setattr(streamed, "PREVIEW_SAMPLES", 2_000)
+    assert "did not move" in motionless_reason(model, [streamed.preview(recording)])
+    assert motionless_reason(model, [recording]) is None

@@ -322,7 +322,7 @@ def _identify(
     note("preprocessing")
     previews = [preview(t) for t in train]
     shared_samples = not_held_out_warnings(list(train), list(validation or []))
-    motionless = motionless_reason(model, previews)
+    motionless = motionless_reason(model, list(train))  # every row, streamed ones too
     suspect = [motionless] if motionless else suspect_reasons(
         model, previews + [preview(t) for t in validation or []]
     )

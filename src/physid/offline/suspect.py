@@ -168,8 +168,9 @@ def motionless_reason(model: RobotModel, trajectories: list[Trajectory]) -> str 
     Several recordings, each at its own still pose, are a static identification and pass."""
     if not trajectories:
         return None
-    spans = np.max([np.ptp(np.asarray(t.q, float), axis=0) for t in trajectories], axis=0)
-    if not np.all(spans < STILL_SPAN) or _poses_differ(trajectories):
+    spans, means = zip(*(_span_and_mean(t) for t in trajectories), strict=True)
+    spans = np.max(spans, axis=0)
+    if not np.all(spans < STILL_SPAN) or np.any(np.ptp(means, axis=0) >= POSE_STEP):
         return None
     listed = ", ".join(f"'{j}' {s:.2g}" for j, s in zip(model.joint_names, spans, strict=True))
     return (
@@ -179,15 +180,27 @@ def motionless_reason(model: RobotModel, trajectories: list[Trajectory]) -> str 
     )
 
 
+_SPAN_ROWS = 100_000  # rows of a streamed recording read at a time for its span
+
 # Still recordings whose poses differ by this much [rad or m] on some joint are a static
 # identification (several gravity loads), not one pose recorded twice
 POSE_STEP = 0.05
 
 
-def _poses_differ(trajectories: list[Trajectory]) -> bool:
-    """Whether the recordings, each still, hold the robot at different poses."""
-    means = np.array([np.mean(np.asarray(t.q, float), axis=0) for t in trajectories])
-    return bool(np.any(np.ptp(means, axis=0) >= POSE_STEP))
+def _span_and_mean(recording) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Per joint, the span and the mean of a recording's positions: of every row, read block
+    by block for one streamed from disk (its preview, the first rows, may be a rest before
+    the motion)."""
+    positions = recording.q
+    if isinstance(positions, np.ndarray):
+        return np.ptp(positions, axis=0), np.mean(positions, axis=0)
+    low = high = total = None
+    for a in range(0, recording.n_samples, _SPAN_ROWS):
+        q = np.asarray(positions[a : a + _SPAN_ROWS], float)
+        low = q.min(axis=0) if low is None else np.minimum(low, q.min(axis=0))
+        high = q.max(axis=0) if high is None else np.maximum(high, q.max(axis=0))
+        total = q.sum(axis=0) + (0.0 if total is None else total)
+    return high - low, total / recording.n_samples
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers
