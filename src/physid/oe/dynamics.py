@@ -44,6 +44,7 @@ from physid.oe import charts
 from physid.oe.charts import pis_and_jacobians, theta_from_pis
 from physid.oe.joint_estimate import JointEstimate
 from physid.oe.state import ARG0, ARG1
+from physid.robot.regressor import torque_regressor
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class ParametrizedModel:
         """``d ID(q, v, a) / d theta = Y(q, v, a) dpi/dtheta`` ``(nv, n_theta)`` (eqs. 17-19),
         then the estimated joint terms' columns (:mod:`physid.oe.joint_estimate`; ``friction``
         False: an impact's, ``a`` the velocity jump)."""
-        Y = pin.computeJointTorqueRegressor(self.model, self.data, q, v, a)
+        Y = torque_regressor(self.model, self.data, q, v, a)
         cols = [
             Y[:, 10 * (j - 1) : 10 * j] @ G for j, G in zip(self.joint_ids, self.G, strict=True)
         ]

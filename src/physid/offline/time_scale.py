@@ -34,10 +34,10 @@ with stamps x0.5 or made up at a fixed step over rows one or two ticks apart: 29
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin
 import scipy.linalg
 
 from physid.robot.model import RobotModel
+from physid.robot.regressor import torque_regressor
 
 # factors on the velocities (c: the stamps' intervals are c times the true ones), log-spaced
 # (12 % apart); a best factor at either end must fit far better (time_scale_reason)
@@ -59,9 +59,9 @@ def fit_by_time_scale(
     pin_model = model.pin_model
     data = pin_model.createData()
     zero = np.zeros(pin_model.nv)
-    full = np.array([pin.computeJointTorqueRegressor(pin_model, data, *s).copy()
+    full = np.array([torque_regressor(pin_model, data, *s).copy()
                      for s in zip(q, dq, ddq, strict=True)])  # fmt: skip
-    static = np.array([pin.computeJointTorqueRegressor(pin_model, data, row, zero, zero).copy()
+    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy()
                        for row in q])  # fmt: skip
     n_rows, n_joints = tau.shape
     fitted = np.flatnonzero(model.fitted)

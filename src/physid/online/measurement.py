@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from physid.body.inertia import check_consistency
 from physid.errors import InputError
 from physid.online.friction import JointFriction
+from physid.robot.regressor import torque_regressor
 
 #: Tolerance of the nominal-model check: a body whose pseudo-inertia has an eigenvalue below
 #: ``-_PSD_TOLERANCE * scale`` is rejected; degenerate bodies (massless links, point masses,
@@ -160,7 +161,7 @@ class SplitMeasurement:
 
     def regressor(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """``Y_est`` (nv, 10 n_bodies): the estimated bodies' regressor columns (eq. 6)."""
-        Y = pin.computeJointTorqueRegressor(self.model, self._data, q, v, a)
+        Y = torque_regressor(self.model, self._data, q, v, a)
         return Y[:, self.columns]
 
     def contact_torque(self, q: ArrayLike, wrenches: ArrayLike) -> NDArray[np.float64]:

@@ -33,6 +33,13 @@ from physid.robot.model import RobotModel
 _BODY_COLUMN_ORDER = (9, 4, 5, 7, 8, 1, 2, 6, 3, 0)  # Izz Ixx Ixy Ixz Iyz mx my Iyy mz m
 
 
+def torque_regressor(pin_model: pin.Model, data: pin.Data, q, v, a) -> np.ndarray:  # noqa: ANN001
+    """Pinocchio's joint-torque regressor as an (nv, 10 bodies) matrix: for a one-DoF model
+    Pinocchio returns a vector (10,), which indexed as a matrix raised in ``physid oe`` (a
+    fuzzed two-link URDF with one joint made fixed) or picked single values elsewhere."""
+    return np.atleast_2d(pin.computeJointTorqueRegressor(pin_model, data, q, v, a))
+
+
 def inertial_regressor(
     model: RobotModel,
     q: np.ndarray,
