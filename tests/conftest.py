@@ -23,6 +23,15 @@ VENDORED = REPO / "data"  # datasets whose licence allows redistribution (data/R
 DATASETS = Path(os.environ.get("PHYSID_DATASETS", REPO.parent / "shared" / "datasets"))
 KUKA = VENDORED / "kuka_lwr4"
 PENDULUM = VENDORED / "multiarm_pendulum"
+# A one-joint pendulum about a horizontal axis (1.5 kg at 0.2 m): one-DoF models
+ONE_JOINT_PENDULUM = """<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
+    <inertia ixx="0.002" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="20" velocity="5"/></joint>
+</robot>
+"""
 TX40 = DATASETS / "staubli_tx40"
 # The TX40 example manifest reads ${PHYSID_DATASETS}/staubli_tx40/...
 os.environ.setdefault("PHYSID_DATASETS", str(DATASETS))

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from click.testing import CliRunner
+from conftest import ONE_JOINT_PENDULUM
 
 from physid.cli import main
 from physid.files.io import table_csv_text
@@ -263,16 +264,6 @@ def test_oe_unwraps_a_continuous_joint_logged_modulo_a_turn(tmp_path):
     assert json.loads((out / "result.json").read_text())["status"] == "converged"
 
 
-PENDULUM = """<robot name="pendulum">
-  <link name="base"/>
-  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
-    <inertia ixx="0.002" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="20" velocity="5"/></joint>
-</robot>
-"""
-
-
 def test_oe_on_a_one_joint_robot(tmp_path):
     """Pinocchio returns a one-DoF model's joint-torque regressor as a vector: oe indexed it
     as a matrix and raised (fuzz seed 137: a two-link URDF with one joint made fixed). Its
@@ -280,7 +271,7 @@ def test_oe_on_a_one_joint_robot(tmp_path):
     from physid.robot.model import load_urdf
 
     urdf = tmp_path / "pendulum.urdf"
-    urdf.write_text(PENDULUM, encoding="utf-8")
+    urdf.write_text(ONE_JOINT_PENDULUM, encoding="utf-8")
     nominal = load_urdf(urdf)
     true = nominal.copy()
     true.inertias[1] = true.inertias[1] + pin.Inertia(0.3, np.array([0.1, 0.0, 0.0]),

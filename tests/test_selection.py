@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import ONE_JOINT_PENDULUM
 
 from physid.files.config import parse_config
 from physid.offline.crossval import CVScore
@@ -102,16 +103,6 @@ def test_data_chosen_defaults_are_not_worse_than_paper_c_rules(arm_experiment,
     assert chosen <= 1.02 * conservative.validation.relative_error
 
 
-PENDULUM = """<robot name="pendulum">
-  <link name="base"/>
-  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
-    <inertia ixx="0.002" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="20" velocity="5"/></joint>
-</robot>
-"""
-
-
 def test_a_pendulum_s_free_gravity_direction_is_not_a_levelling_error(tmp_path):
     """One joint about a horizontal axis: a tilt about that axis is the centre of mass's angle,
     one about the other horizontal axis turns gravity along the axis; the estimate read "tilt
@@ -123,7 +114,7 @@ def test_a_pendulum_s_free_gravity_direction_is_not_a_levelling_error(tmp_path):
     from physid.workflows import run_identify
 
     urdf = tmp_path / "pendulum.urdf"
-    urdf.write_text(PENDULUM, encoding="utf-8")
+    urdf.write_text(ONE_JOINT_PENDULUM, encoding="utf-8")
     model = pin.buildModelFromUrdf(str(urdf))
     data = model.createData()
     rng = np.random.default_rng(1)
