@@ -33,7 +33,7 @@ from physid.recordings.trajectory import (
     check_seconds,
     read_table,
 )
-from physid.robot.model import is_revolute_joint
+from physid.robot.model import is_revolute_joint, is_unbounded_joint
 
 
 @dataclass(frozen=True)
@@ -169,8 +169,7 @@ def read_recording(
     q = np.tile(pin.neutral(model), (t.size, 1))
     for name, joint in _joints(model):
         angle = np.asarray(cols["q_" + name], dtype=float)
-        low, high = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
-        if joint.nq == 1 and is_revolute_joint(joint) and not np.isfinite([low, high]).all():
+        if joint.nq == 1 and is_revolute_joint(joint) and is_unbounded_joint(model, joint):
             # a continuous joint logged modulo one turn: its (cos, sin) coordinates absorbed
             # the wrap until such joints became revolute without limits (a Kinova's yaw
             # wrapped at +-pi: chi2_red 4.7e4 and 1.64 kg for 1.53, converged and exact before)

@@ -256,9 +256,7 @@ def choose_gravity(
                 f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
             )
             return model, training, None, Choice("gravity direction", (score,), 0, 0, reason)
-        if np.degrees(np.arccos(np.clip(estimate.gravity @ gravity_urdf
-                      / (np.linalg.norm(estimate.gravity) * np.linalg.norm(gravity_urdf)),
-                      -1.0, 1.0))) > MAX_TILT_DEG:  # fmt: skip
+        if _angle_deg(estimate.gravity, gravity_urdf) > MAX_TILT_DEG:
             score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
             reason = (
                 f"the URDF's: the data would tilt it by {tilt[0]:.1f}, {tilt[1]:.1f} deg, more "
@@ -294,9 +292,7 @@ def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> str 
     if estimate.residual_ratio > 1.0 - MOUNTING_GAIN:
         return None
     g = estimate.gravity
-    angle = np.degrees(np.arccos(np.clip(g @ gravity_urdf / (np.linalg.norm(g)
-                                                             * np.linalg.norm(gravity_urdf)),
-                                         -1.0, 1.0)))  # fmt: skip
+    angle = _angle_deg(g, gravity_urdf)
     tilt, std = np.degrees(estimate.tilt_rad), np.degrees(estimate.tilt_std_rad)
     vector = ", ".join(f"{v:g}" for v in np.round(g, 2) + 0.0)  # (+ 0.0: no "-0")
     return (
@@ -306,6 +302,12 @@ def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> str 
         "lower: a robot on a wall, a ceiling or an incline? then give gravity: "
         f"[{vector}] in the config (a tilt beyond {MAX_TILT_DEG:g} deg is not fitted on its own)"
     )
+
+
+def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    """The angle between two gravity vectors [deg]."""
+    cosine = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+    return float(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
 
 
 def tilt_mass_change(

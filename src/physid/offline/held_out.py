@@ -42,10 +42,11 @@ def not_held_out_warnings(
         if not shown.n_samples:
             continue
         # whole rows are compared only where a time stamp is shared (a held-out run has none)
-        at = np.flatnonzero(np.isin(np.asarray(shown.t, np.float64), seen_t))
+        stamps = np.asarray(shown.t, np.float64)
+        at = np.flatnonzero(np.isin(stamps, seen_t))
         if at.size < SHARED_FRACTION * shown.n_samples:
             continue
-        times = np.asarray(shown.t, np.float64)[at]
+        times = stamps[at]
         known = np.concatenate([_rows(t, np.flatnonzero(np.isin(t.t, times))) for t in seen])
         shared = float(np.sum(np.isin(_rows(shown, at), known))) / shown.n_samples
         if shared >= SHARED_FRACTION:

@@ -137,7 +137,7 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if angles is not None:
             reasons.append(f"{name}: {angles}")
             continue
-        if np.all(np.ptp(np.asarray(trajectory.q, float), axis=0) < STILL_SPAN):
+        if np.all(_span_and_mean(trajectory)[0] < STILL_SPAN):
             continue  # one still pose: the torque checks would correlate noise (a static pose
             # of several, or motionless_reason's verdict when all are)
         copied = copied_column_reason(trajectory)

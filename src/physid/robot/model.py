@@ -312,14 +312,13 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"URDF file not found: {path}")
-    text = read_text_file(path, "URDF")
-    _check_urdf_text(text, str(path))
+    document = _checked_urdf(read_text_file(path, "URDF"), str(path))
     root = (pin.JointModelFreeFlyer(), "root_joint") if floating_base else ()
-    continuous = _continuous_joints(text)
+    continuous = _continuous_joints(document)
     try:
         with quiet_stderr():  # urdfdom prints its warnings on descriptor 2
             if continuous:
-                model = pin.buildModelFromXML(_continuous_as_revolute(text, continuous), *root)
+                model = pin.buildModelFromXML(_continuous_as_revolute(document), *root)
             else:
                 model = pin.buildModelFromUrdf(str(path), *root)
     except Exception as error:  # Pinocchio raises plain RuntimeError/ValueError
@@ -336,21 +335,19 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     return model
 
 
-def _continuous_joints(text: str) -> tuple[str, ...]:
+def _continuous_joints(document) -> tuple[str, ...]:  # noqa: ANN001 - an ElementTree element
     """Names of the URDF's ``continuous`` joints (revolute joints without position limits)."""
-    import xml.etree.ElementTree as ET
-
     return tuple(
         joint.get("name", "")
-        for joint in ET.fromstring(text).iter()
+        for joint in document.iter()
         if isinstance(joint.tag, str) and _local(joint.tag) == "joint"
         and joint.get("type") == "continuous"
     )
 
 
-def _continuous_as_revolute(text: str, names: tuple[str, ...]) -> str:
-    """The URDF with its continuous joints written as revolute ones (limits filled in, then
-    lifted to +-inf by :func:`load_urdf`).
+def _continuous_as_revolute(document) -> str:  # noqa: ANN001 - an ElementTree element
+    """The URDF (its parsed ``document``, edited in place) with its continuous joints written as
+    revolute ones (limits filled in, then lifted to +-inf by :func:`load_urdf`).
 
     Pinocchio reads a continuous joint as "revolute unbounded": two configuration coordinates
     (cos, sin) for one velocity. Every 1-DoF pipeline of physid takes one angle per joint, so
@@ -360,12 +357,11 @@ def _continuous_as_revolute(text: str, names: tuple[str, ...]) -> str:
     turns."""
     import xml.etree.ElementTree as ET
 
-    root = ET.fromstring(text)
-    for element in root.iter():  # a default namespace (Drake's URDFs) would be written ns0:
+    for element in document.iter():  # a default namespace (Drake's URDFs) would be written ns0:
         if isinstance(element.tag, str):
             element.tag = _local(element.tag)
-    for joint in root.iter("joint"):
-        if joint.get("type") != "continuous" or joint.get("name") not in names:
+    for joint in document.iter("joint"):
+        if joint.get("type") != "continuous":
             continue
         joint.set("type", "revolute")
         limit = joint.find("limit")
@@ -375,11 +371,12 @@ def _continuous_as_revolute(text: str, names: tuple[str, ...]) -> str:
             limit.set(key, limit.get(key, "1e300"))  # none given: unlimited (load_urdf: inf)
         limit.set("lower", "-1")
         limit.set("upper", "1")
-    return ET.tostring(root, encoding="unicode")
+    return ET.tostring(document, encoding="unicode")
 
 
-def _check_urdf_text(text: str, source: str) -> None:
-    """Refuse what Pinocchio would silently misread: malformed XML and impossible masses."""
+def _checked_urdf(text: str, source: str):  # noqa: ANN202 - an ElementTree element
+    """The parsed URDF, once it is not what Pinocchio would silently misread: malformed XML,
+    an unexpanded xacro file, a zero axis, impossible masses."""
     import xml.etree.ElementTree as ET
 
     try:
@@ -403,6 +400,7 @@ def _check_urdf_text(text: str, source: str) -> None:
                 "must be a finite number >= 0",
                 source=source,
             )
+    return root
 
 
 def _refuse_xacro(root, source: str) -> None:  # noqa: ANN001 - an ElementTree element
@@ -626,8 +624,12 @@ def is_unbounded(model: RobotModel, joint: str) -> bool:
     """True for a joint without finite position limits (a URDF continuous joint, an MJCF hinge
     without a range): any number of turns is a position it may have."""
     pin_model = model.pin_model
-    index = pin_model.joints[pin_model.getJointId(joint)].idx_q
-    limits = (pin_model.lowerPositionLimit[index], pin_model.upperPositionLimit[index])
+    return is_unbounded_joint(pin_model, pin_model.joints[pin_model.getJointId(joint)])
+
+
+def is_unbounded_joint(pin_model: pin.Model, joint: pin.JointModel) -> bool:
+    """:func:`is_unbounded` of a joint of a Pinocchio model (its first coordinate's limits)."""
+    limits = (pin_model.lowerPositionLimit[joint.idx_q], pin_model.upperPositionLimit[joint.idx_q])
     return not np.all(np.isfinite(limits))
 
 
