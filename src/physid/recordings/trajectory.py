@@ -422,7 +422,8 @@ def _checked_piece(
         trajectory = _without_duplicates(trajectory, duplicates, first_row)
     if time_base != "auto":  # the stamps trusted as they are: every row a sample
         return [trajectory]
-    return split_at_motion_breaks(_without_stale_rows(trajectory), split=split)
+    trajectory = _without_stuck_torques(_without_stale_rows(trajectory), first_row)
+    return split_at_motion_breaks(trajectory, split=split)
 
 
 class MostlyStaleError(InputError):
@@ -466,6 +467,67 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
                            warnings=(*trajectory.warnings, note))  # fmt: skip
 
 
+def _without_stuck_torques(trajectory: Trajectory, first_row: int = 1) -> Trajectory:
+    """``trajectory`` without the rows where a torque column is stuck while the robot moves
+    (:func:`physid.recordings.glitches.stuck_torque_runs`: a sensor or logger that stopped
+    updating it); the pieces left are split where the motion breaks. A column stuck in every
+    row is kept: that joint's torque was not logged at all, which the fit handles by leaving
+    its torque rows out (:func:`unlogged_torque_joints`)."""
+    from physid.recordings.glitches import STUCK_MIN_S, stuck_torque_runs
+
+    runs = stuck_torque_runs(trajectory.t, trajectory.q, trajectory.tau)
+    runs = [r for r in runs if r.stop - r.start < trajectory.n_samples]
+    if not runs:
+        return trajectory
+    stuck = np.zeros(trajectory.n_samples, dtype=bool)
+    for run in runs:
+        stuck[run.start : run.stop] = True
+    if not np.any(~stuck):
+        return trajectory
+    t = np.asarray(trajectory.t, float)
+    period = float(np.median(np.diff(t)))
+    listed = "; ".join(
+        f"tau_{trajectory.joint_names[r.column]} holds {r.value:.6g} over rows "
+        f"{r.start + first_row}-{r.stop - 1 + first_row} ({t[r.stop - 1] - t[r.start]:.3g} s)"
+        for r in runs[:MAX_LISTED_RUNS]
+    ) + (f"; and {len(runs) - MAX_LISTED_RUNS} more" if len(runs) > MAX_LISTED_RUNS else "")
+    note = (f"{trajectory.source}: {int(stuck.sum())} rows dropped where a torque stopped "
+            f"changing while the robot moved (a sensor or logger that froze one column; no "
+            f"measured torque holds one value to the bit for {STUCK_MIN_S:g} s): "
+            f"{listed}")  # fmt: skip
+    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              "stuck_torque_rows_dropped": [
+                  {"column": f"tau_{trajectory.joint_names[r.column]}", "value": r.value,
+                   "rows": [r.start + first_row, r.stop - 1 + first_row],
+                   "t": [stamp_text(t[r.start], period), stamp_text(t[r.stop - 1], period)]}
+                  for r in runs]}  # fmt: skip
+    return trajectory.rows(np.flatnonzero(~stuck), row_repairs=record,
+                           warnings=(*trajectory.warnings, note))  # fmt: skip
+
+
+MAX_LISTED_RUNS = 3  # stuck stretches named in the one-line note (all in params.json)
+
+
+def unlogged_torque_joints(trajectories: list[Trajectory]) -> list[tuple[str, float]]:
+    """``(joint, value)`` of the torque columns that hold one value in every row of every
+    recording given while the robot moves in some: a torque that was not logged (a dead sensor,
+    an empty column). None is found among recordings streamed from disk (not read for it)."""
+    from physid.recordings.glitches import MOVING_SPAN
+
+    held = [t for t in trajectories if isinstance(getattr(t, "tau", None), np.ndarray)]
+    if len(held) < len(trajectories) or not any(
+        np.any(np.ptp(t.q, axis=0) > MOVING_SPAN) for t in held if t.n_samples > 1
+    ):
+        return []
+    names = held[0].joint_names
+    found = []
+    for k, joint in enumerate(names):
+        values = {float(t.tau[0, k]) for t in held}
+        if len(values) == 1 and all(np.ptp(t.tau[:, k]) == 0.0 for t in held):
+            found.append((joint, values.pop()))
+    return found
+
+
 def _frozen_from(q: np.ndarray, row: int) -> int:
     """The end (exclusive) of the piece before a break at ``row``: ``row``, or, when the rows
     before it repeat one position (more than one repeat), the row after the first of them."""
@@ -475,54 +537,96 @@ def _frozen_from(q: np.ndarray, row: int) -> int:
     return first + 1 if row - 1 - first >= 2 else row
 
 
+def stamp_text(value: float, period: float) -> str:
+    """A time stamp [s] with the digits that resolve ``period`` (an epoch stamp of 1.46e9 s is
+    no place in a recording at 6 significant digits)."""
+    digits = max(6, int(np.ceil(np.log10(max(abs(value), 1.0) / max(period, 1e-12)))) + 1)
+    return f"{value:.{digits}g}"
+
+
 def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
     """``trajectory`` on its checked time base (:func:`checked_time_base`), in pieces where its
     positions jump by more than :data:`MAX_GAP_PERIODS` sample periods' worth of their speed
     (:mod:`physid.recordings.timebase`, item 4: rows lost or frozen under stamps that went on,
     rows sent again): each piece is checked on its own, pieces shorter than
     :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped (all but the longest, if
-    none is longer), and the first kept piece's
-    warnings say so. ``split`` False (a command that takes one recording): a break that leaves
-    more than one piece is an error."""
+    none is longer), and the first kept piece's warnings say so. A jump of some joints only
+    while the others move on (:func:`physid.recordings.glitches.position_steps`: an encoder
+    reset or glitch) leaves the pieces on its two sides offset from each other: only the pieces
+    at the longest piece's offset are kept. ``split`` False (a command that takes one
+    recording): a break that leaves more than one piece is an error."""
+    from physid.recordings.glitches import position_steps, step_scale
+
     checked = checked_time_base(trajectory)
     breaks = (checked.time_base or {}).get("motion_breaks", [])
     if not breaks:
         return [checked]
     t = np.asarray(trajectory.t, float)
     rows = [int(b["row"]) for b in breaks]
+    befores = [int(b.get("from_row", r - 1)) for r, b in zip(rows, breaks, strict=True)]
     period = float(np.median(np.diff(t)))
-    where = ", ".join(
-        f"t = {t[r]:.6g} s ({b['ticks']:+.3g} periods' worth of their speed in a stamp step of "
-        f"{t[r] - t[int(b.get('from_row', r - 1))]:.3g} s)"
-        for r, b in zip(rows, breaks, strict=True)
-    )
+    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    steps = position_steps(trajectory.q, list(zip(befores, rows, strict=True)))
+    stepped = np.any(steps != 0.0, axis=1)
+    parts = []
+    gaps = [i for i in range(len(rows)) if not stepped[i]]
+    if gaps:
+        where = ", ".join(
+            f"t = {at(rows[i])} s ({breaks[i]['ticks']:+.3g} periods' worth of their speed in "
+            f"a stamp step of {t[rows[i]] - t[befores[i]]:.3g} s)"
+            for i in gaps
+        )
+        parts.append(f"the positions jump at {where}; sample period {period:.3g} s: rows lost "
+                     "or frozen while the robot moved, or rows sent again; physid does not "
+                     "fill gaps")  # fmt: skip
+    if np.any(stepped):
+        names = trajectory.joint_names
+        where = ", ".join(
+            f"t = {at(rows[i])} s ("
+            + ", ".join(f"q_{names[k]} {steps[i, k]:+.3g}" for k in np.flatnonzero(steps[i]))
+            + ")"
+            for i in np.flatnonzero(stepped)
+        )
+        parts.append(f"the positions of some joints step at {where} while the other joints "
+                     "move on smoothly: an encoder reset, homing offset or glitch, not lost "
+                     "rows; the rows on the two sides of a step disagree by it")  # fmt: skip
+    what = "; ".join(parts)
     # positions frozen before a jump (a logger that held its last sample while the torques went
     # on) are no standstill: the piece before ends at the run's first row
     ends = [_frozen_from(trajectory.q, r) for r in rows]
     frozen = sum(r - e for r, e in zip(rows, ends, strict=True))
-    what = (
-        f"the positions jump at {where}; sample period {period:.3g} s: rows lost or frozen "
-        "while the robot moved, or rows sent again; physid does not fill gaps"
-        + (f"; {frozen} rows of positions frozen before the jump dropped" if frozen else "")
-    )
+    if frozen:
+        what += f"; {frozen} rows of positions frozen before the jump dropped"
     bounds = [0, *rows, len(t)]
     ends_of = [*ends, len(t)]
-    pieces = [(a, b) for a, b in zip(bounds[:-1], ends_of, strict=True) if b > a]
+    # piece i lies after break i - 1: its positions carry the steps of every break before it
+    offsets = np.vstack([np.zeros(steps.shape[1]), np.cumsum(steps, axis=0)])
+    pieces = [(a, b, i) for i, (a, b) in enumerate(zip(bounds[:-1], ends_of, strict=True))
+              if b > a]  # fmt: skip
     # a recording too short for any piece to last MIN_SEGMENT_S keeps its longest piece
-    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [
+    kept = [piece for piece in pieces if long_enough(t, piece[0], piece[1])] or [
         max(pieces, key=lambda piece: piece[1] - piece[0])
     ]
+    reference = offsets[max(kept, key=lambda piece: piece[1] - piece[0])[2]]
+    tolerance = MAX_GAP_PERIODS * step_scale(trajectory.q)
+    off_level = [p for p in kept if np.any(np.abs(offsets[p[2]] - reference) > tolerance)]
+    kept = [p for p in kept if p not in off_level]
     if not split and len(kept) > 1:
         raise InputError(f"{what}: split the recording there", source=trajectory.source)
-    spans = ", ".join(f"t = {t[a]:.6g}-{t[b - 1]:.6g} s" for a, b in kept)
+    spans = ", ".join(f"t = {at(a)}-{at(b - 1)} s" for a, b, _ in kept)
     note = f"{trajectory.source}: {what}: identified as {len(kept)} recording(s) ({spans})"
-    dropped = len(pieces) - len(kept)
+    if off_level:
+        spans_off = ", ".join(f"{at(a)}-{at(b - 1)}" for a, b, _ in off_level)
+        note += (f"; the rows at another offset than the longest piece's dropped "
+                 f"({len(off_level)} piece(s), {sum(b - a for a, b, _ in off_level)} rows: "
+                 f"t = {spans_off} s)")  # fmt: skip
+    dropped = len(pieces) - len(kept) - len(off_level)
     if dropped:
         note += f"; {dropped} shorter piece(s) dropped"
     result = []
-    for a, b in kept:
+    for a, b, _ in kept:
         piece = trajectory.rows(
-            slice(a, b), source=f"{trajectory.source} t = {t[a]:.6g}-{t[b - 1]:.6g} s",
+            slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
             warnings=(*trajectory.warnings, note) if not result else (),
         )  # fmt: skip
         result.extend(split_at_motion_breaks(piece, split=split))
