@@ -109,6 +109,17 @@ def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, cor
     assert "\n" not in reasons[0]
 
 
+def test_a_slow_log_in_seconds_is_not_told_its_time_is_in_milliseconds(arm_experiment, clean):
+    """5 Hz is below the rates robots log at, but stamps in ms would make this arm's joints
+    peak at more than 10 rad/s x 1000 / 1000: the motion says seconds (the real KUKA at 10 Hz
+    was suspect for it). The same rows stamped in ms (0.005 "Hz") stay suspect."""
+    slow = clean.rows(slice(None, None, 200))
+    assert slow.sample_rate_hz == pytest.approx(5.0)
+    assert not any("milliseconds" in r for r in suspect_reasons(arm_experiment.model, [slow]))
+    in_ms = replace(clean, t=1000.0 * clean.t)  # 1 "Hz": a 1 kHz log's stamps in ms
+    assert any("milliseconds" in r for r in suspect_reasons(arm_experiment.model, [in_ms]))
+
+
 def test_reported_values_of_the_corruptions(arm_experiment, clean):
     model = arm_experiment.model
     flipped = gravity_comparison(model, replace(clean, tau=-clean.tau))

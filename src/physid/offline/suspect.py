@@ -41,6 +41,12 @@ from physid.signal.butterworth import zero_phase_lowpass
 # kHz; 10 Hz .. 100 kHz holds all of them with a factor of >= 3 to spare, while time in ms (or
 # us) moves a 1 kHz recording to 1 Hz (or 1 mHz), and time in minutes moves it up by 60.
 SAMPLE_RATE_RANGE_HZ = (10.0, 100e3)
+# Below that range the motion decides: stamps in ms make every speed 1000 x too slow, so a log
+# whose fastest joint would then move faster than this [rad/s or m/s] was in seconds after all
+# (the real KUKA LWR4+ file 2 kept at every 20th row, 10 Hz: "is t in milliseconds?", status
+# suspect, for a fit as good as at 200 Hz; its joints peak at 1.1 rad/s)
+MAX_SPEED_IF_MILLISECONDS = 10.0
+_SPEED_ROWS = 100_000  # rows of a streamed recording read for its peak speed
 
 # 2. Angles. The loader's margin (ANGLE_MARGIN_RAD, 0.5 rad = 29 deg): a revolute angle beyond
 # its bound by more than that is no calibration offset. The bound is one turn (2 pi), or the URDF
@@ -128,7 +134,7 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
     for k, trajectory in enumerate(trajectories):
         name = trajectory.source or f"recording {k + 1}"
         rate = trajectory.sample_rate_hz
-        time = time_reason(rate)
+        time = time_reason(rate, _peak_speed(trajectory))
         if time is not None:
             reasons.append(f"{name}: {time}")
         time_ok = time is None
@@ -253,12 +259,25 @@ def unexplained_torque_reason(
     )
 
 
-def time_reason(rate_hz: float) -> str | None:
-    """A reason when the median sample rate is not that of a robot recording (10 Hz..100 kHz)."""
+def _peak_speed(recording) -> float:  # noqa: ANN001
+    """The fastest joint speed of a recording on its own stamps [rad/s or m/s]: the 99th
+    percentile of |row-to-row increment / stamp step| (the first rows of one streamed)."""
+    q = np.asarray(recording.q[:_SPEED_ROWS], float)
+    t = np.asarray(recording.t[:_SPEED_ROWS], float)
+    if len(t) < 3:
+        return float("nan")
+    speeds = np.abs(np.diff(q, axis=0)) / np.diff(t)[:, None]
+    return float(np.max(np.percentile(speeds, 99.0, axis=0)))
+
+
+def time_reason(rate_hz: float, peak_speed: float = float("nan")) -> str | None:
+    """A reason when the median sample rate is not that of a robot recording (10 Hz..100 kHz);
+    below 10 Hz only when stamps in milliseconds would give plausible speeds, ``peak_speed``
+    [rad/s or m/s] x 1000 at most :data:`MAX_SPEED_IF_MILLISECONDS` (NaN: not known)."""
     if not np.isfinite(rate_hz):
         return "time stamps do not increase: is t a time column in seconds?"
     low, high = SAMPLE_RATE_RANGE_HZ
-    if rate_hz < low:
+    if rate_hz < low and not 1e3 * peak_speed > MAX_SPEED_IF_MILLISECONDS:
         return (
             f"sample rate {rate_hz:.3g} Hz is implausible for a robot recording: "
             "is t in milliseconds?"
