@@ -102,6 +102,10 @@ def test_missing_and_misnamed_columns(tmp_path):
     columns["%time"] = columns.pop("time")  # rostopic echo -p's header
     expect_error(csv_file(tmp_path, columns), r"missing column 't' .*did you mean '%time'")
     assert "recording manifest given to --data maps a file's own column names" in message
+    # a spreadsheet's names with units: the contract's names, with the units said
+    columns = {f"{name} [{'s' if name == 't' else 'x'}]": v for name, v in good_columns().items()}
+    expect_error(csv_file(tmp_path, columns), r"missing column 't' \(time in seconds\); the "
+                 r"column names carry units \('t \[s\]', 'q_joint_1 \[x\]'")  # fmt: skip
 
 
 def test_nan_and_inf_rows_are_named(tmp_path):

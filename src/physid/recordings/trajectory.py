@@ -137,6 +137,16 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
         bare = {c: re.sub(r"\[.*?\]|[^a-z_.]", "", c.lower()).rsplit(".", 1)[-1] for c in unclaimed}
         hint = [c for c in unclaimed if bare[c] in _TIME_NAMES][:1] or hint
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+    # 't [s]', 'q_joint1 (rad)': the contract's names carry no unit
+    unit = re.compile(r"^\s*(.*?)\s*[\[(][^\])]*[\])]\s*$")
+    with_units = {c: unit.match(c).group(1) for c in table.columns if unit.match(c)}
+    contract = [c for c, bare in with_units.items()
+                if bare == "t" or bare.startswith(_CONTRACT_PREFIXES)]  # fmt: skip
+    if contract:
+        listed = ", ".join(f"'{c}'" for c in contract[:3]) + (" ..." if len(contract) > 3 else "")
+        suggestion += (f"; the column names carry units ({listed}) and the contract's do not "
+                       "(t in s, q_ in rad or m, tau_ in N m or N): rename the columns without "
+                       "them")  # fmt: skip
     manifest = (
         "; a YAML recording manifest given to --data maps a file's own column names "
         f"(format: {MANIFEST_FORMAT}, sources: [{{file: ..., columns: {{t: <its time>, "
