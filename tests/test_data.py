@@ -106,6 +106,10 @@ def test_missing_and_misnamed_columns(tmp_path):
     columns = {f"{name} [{'s' if name == 't' else 'x'}]": v for name, v in good_columns().items()}
     expect_error(csv_file(tmp_path, columns), r"missing column 't' \(time in seconds\); the "
                  r"column names carry units \('t \[s\]', 'q_joint_1 \[x\]'")  # fmt: skip
+    columns = {(name if name == "t" else f"{name} (rad)"): v for name, v in good_columns().items()}
+    expect_error(csv_file(tmp_path, columns), r"names joint 'joint_1 \(rad\)', which is not in "
+                 r"the model .* \(the name carries a unit: rename the column "
+                 r"'q_joint_1'\)")  # fmt: skip
 
 
 def test_nan_and_inf_rows_are_named(tmp_path):

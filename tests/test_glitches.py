@@ -23,7 +23,8 @@ from physid.recordings.glitches import (
     stuck_torque_runs,
     unwrap_angles,
 )
-from physid.recordings.trajectory import load_trajectory
+from physid.recordings.steps import position_step_rows
+from physid.recordings.trajectory import load_segments, load_trajectory
 from physid.robot.model import build_robot_model, load_urdf
 from physid.workflows import unlogged_torque_warning
 
@@ -148,6 +149,9 @@ def test_a_torque_stuck_while_the_robot_moves_is_found_and_a_still_one_is_not():
     resting = q.copy()
     resting[1000:2000] = q[1000]
     assert stuck_torque_runs(t, resting, stuck) == []
+    off = tau.copy()
+    off[1000:2000, 1] = 0.0  # a motor switched off: free motion, no stuck sensor
+    assert stuck_torque_runs(t, q, off) == []
 
 
 def _real_recordings():
@@ -177,6 +181,7 @@ def test_real_recordings_have_nothing_to_repair():
             ]
             assert repair.samples == (), (name, k, repair.samples[:3])
             assert stuck_torque_runs(s.t, s.q, s.tau) == [], (name, k)
+            assert position_step_rows(s.q)[0] == [], (name, k)
             checked += 1
     assert checked >= 3
 
@@ -251,10 +256,9 @@ def test_a_dead_and_a_stuck_torque_of_a_real_log_are_left_out_of_the_fit(tmp_pat
     result = physid.identify(urdf, faulty, validate=held)
     assert result.raw.model.fitted_joints == tuple(others)
     assert result.warnings[0].startswith("torque not logged? tau_lwr_0_joint (0.35) holds")
-    repairs = result.document["preprocessing"]["row_repairs"][0]["stuck_torque_rows_dropped"]
-    assert [(r["column"], r["rows"]) for r in repairs] == [
-        ("tau_lwr_4_joint", [cut + 1, len(clean.t)])
-    ]
+    (stuck,) = result.document["preprocessing"]["row_repairs"][0]["stuck_torques"]
+    assert (stuck["joint"], stuck["rows"]) == ("lwr_4_joint", len(clean.t) - cut)
+    assert stuck["t"] == [clean.t[cut], clean.t[-1]]
     assert result.validation_error == pytest.approx(reference.validation_error, rel=1e-9)
     assert result.raw.moving_mass() == pytest.approx(reference.raw.moving_mass(), rel=1e-9)
     tau[:, 0] = 0.0
@@ -263,6 +267,16 @@ def test_a_dead_and_a_stuck_torque_of_a_real_log_are_left_out_of_the_fit(tmp_pat
     model = _kuka_model()
     kept, warning = unlogged_torque_warning(model, [load_trajectory(zeros, model)])
     assert kept is model and "tau_lwr_0_joint is 0 in every row" in warning
+    # frozen in the middle: two pieces, named for what happened (not "rows lost")
+    tau = clean.tau.copy()
+    tau[cut - 400 : cut + 400, 4] = tau[cut - 400, 4]
+    middle = write_contract_csv(tmp_path / "middle.csv", KUKA_JOINTS,
+                                Signals(clean.t, clean.q, tau))  # fmt: skip
+    pieces = load_segments(middle, model)
+    assert [p.n_samples for p in pieces] == [cut - 400, len(clean.t) - cut - 400]
+    assert any("800 of" in w and "lwr_4_joint's torque holds" in w for w in pieces[0].warnings)
+    assert not any("positions jump" in w for p in pieces for w in p.warnings)
+    assert load_trajectory(middle, model).n_samples == cut - 400  # one recording: the longest
 
 
 def _kuka_model():

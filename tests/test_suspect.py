@@ -110,9 +110,9 @@ def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, cor
 
 
 def test_a_slow_log_in_seconds_is_not_told_its_time_is_in_milliseconds(arm_experiment, clean):
-    """5 Hz is below the rates robots log at, but stamps in ms would make this arm's joints
-    peak at more than 10 rad/s x 1000 / 1000: the motion says seconds (the real KUKA at 10 Hz
-    was suspect for it). The same rows stamped in ms (0.005 "Hz") stay suspect."""
+    """5 Hz is below the rates robots log at, but were its stamps in ms this arm's joints would
+    move 1000 x faster than they read, beyond 10 rad/s: the motion says seconds (the real KUKA
+    at 10 Hz was suspect for it). The 1 kHz run stamped in ms (1 "Hz") stays suspect."""
     slow = clean.rows(slice(None, None, 200))
     assert slow.sample_rate_hz == pytest.approx(5.0)
     assert not any("milliseconds" in r for r in suspect_reasons(arm_experiment.model, [slow]))

@@ -100,12 +100,13 @@ def unlogged_torque_warning(
     parameter towards a robot whose joint carries that torque (a base-joint torque of 0 on the
     real KUKA LWR4+, file 2 -> 1: 4.26 % held-out error against 2.70 %). A torque of 0 may be
     a passive joint's true torque, the only equation of its motion: it is kept, and named."""
-    unlogged = unlogged_torque_joints(train)
+    fitted_now = model.fitted_joints or model.joint_names  # a locked joint's column may be absent
+    unlogged = [(j, v) for j, v in unlogged_torque_joints(train) if j in fitted_now]
     if not unlogged:
         return None
     dead = {joint for joint, value in unlogged if value != 0.0}
     zero = [joint for joint, value in unlogged if value == 0.0]
-    fitted = tuple(j for j in model.fitted_joints or model.joint_names if j not in dead)
+    fitted = tuple(j for j in fitted_now if j not in dead)
     parts = []
     if dead:
         listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged

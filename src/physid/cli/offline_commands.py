@@ -192,8 +192,10 @@ def validate_command(
 ) -> None:
     """Predict measured torques with identified parameters and report the errors.
 
-    Scored on the raw measured torque at every sample of each recording; positions are
-    differentiated with the training filter that params.json records (printed). Prints the
+    Scored on the raw measured torque at every sample of each recording (rows that reading
+    drops are said: duplicates, stale rows, a torque frozen while the robot moves, the far side
+    of a position step); positions are differentiated with the training filter that
+    params.json records (printed). Prints the
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too. The recordings get identify's checks of well-formed but wrong data
     (time unit and scale, degrees, torque sign, scale and column order): a reason is a warning.

@@ -36,15 +36,6 @@ A corrupt sample is replaced by linear interpolation between its nearest sound n
 same column (the row and its other columns are kept: one bad word does not make a bad row), and
 reported by row, column, value and replacement.
 
-A *position step* is a jump of some joints' positions between two rows while the other joints
-move on as before (:func:`position_steps`): an encoder reset, a homing offset applied mid-run,
-a glitch of one axis. Lost rows (a logger that froze while the arm moved on) move every moving
-joint by the same number of periods' worth of its speed; a step moves only some joints, and the
-positions on its two sides disagree by that offset. Measured on the real KUKA LWR4+ (file 2 ->
-file 1, no config): joint 3's positions 0.3 rad higher from row 3001 on were split there as
-"rows lost" and both sides identified, 4.48 % held-out error with status ``ok``; the rows before
-the step alone give 2.69 % (the whole clean file: 2.70 %).
-
 A *stuck torque* holds one value to the bit for a second or more while the robot moves
 (:func:`stuck_torque_runs`): a sensor or a logger that stopped updating one column. No measured
 torque does that: the longest run of one value in any torque or current column of the real
@@ -63,8 +54,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.ndimage import median_filter
-
-from physid.recordings.tables import MAX_GAP_PERIODS
 
 WRAP_TOLERANCE_RAD = 0.5  # a step within this of +-2 pi is a wrap, not motion
 POSITION_MEDIAN_WIDTH = 5  # removes departures up to 2 samples wide
@@ -265,49 +254,3 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
             if np.any(np.asarray(share) >= STUCK_MOTION_SHARE):
                 runs.append(StuckRun(k, int(a), int(b), float(tau[a, k])))
     return runs
-
-
-STEP_SPEED_ROWS = 3  # rows on each side of a break that give a joint's speed there
-# a joint moves at a break when its speed there is this share of its ordinary step per row
-STEP_MOVING_SHARE = 0.2
-
-
-def position_steps(q: np.ndarray, breaks: list[tuple[int, int]]) -> np.ndarray:
-    """``(len(breaks), n)``: the offset each joint's positions ``q`` (N, n) take at each motion
-    break ``(from_row, row)`` (the row kept before the jump, the jumping row) beyond what lost
-    rows explain (module docstring), or zeros where the break is no step.
-
-    At each break a joint's increment is compared with its speed there (the mean increment of
-    :data:`STEP_SPEED_ROWS` rows on each side); the periods lost are the median, over the moving
-    joints, of increment over speed, and what a joint moved beyond that many periods of its own
-    speed is its offset. A break is a step only if it has an offset beyond
-    :data:`~physid.recordings.tables.MAX_GAP_PERIODS` ordinary steps (:func:`step_scale`) and
-    more moving joints without one than with one, at least two, and those lost at most one
-    period (with fewer joints, or rows lost too, lost rows and a step cannot be told apart)."""
-    q = np.asarray(q, float)
-    scale = step_scale(q)
-    offsets = np.zeros((len(breaks), q.shape[1]))
-    for i, (before, row) in enumerate(breaks):
-        back = max(before - STEP_SPEED_ROWS, 0)
-        ahead = min(row + STEP_SPEED_ROWS, len(q) - 1)
-        speeds = [(q[before] - q[back]) / (before - back)] if before > back else []
-        if ahead > row:
-            speeds.append((q[ahead] - q[row]) / (ahead - row))
-        if not speeds:
-            continue
-        speed = np.mean(speeds, axis=0)  # per row
-        jump = q[row] - q[before] - speed
-        moving = np.abs(speed) >= STEP_MOVING_SHARE * scale
-        if np.count_nonzero(moving) < 2:
-            continue
-        lost = float(np.median(jump[moving] / speed[moving]))
-        offset = jump - lost * speed
-        stepped = np.abs(offset) > MAX_GAP_PERIODS * scale
-        smooth = np.count_nonzero(moving & ~stepped)
-        # rows lost as well (the others moved on by more than a row's worth): a curving motion
-        # over the gap departs from its speeds too, so that is not told from a step
-        if abs(lost) > 1.0:
-            continue
-        if np.any(stepped) and smooth >= 2 and smooth > np.count_nonzero(moving & stepped):
-            offsets[i] = np.where(stepped, offset, 0.0)
-    return offsets

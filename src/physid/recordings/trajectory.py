@@ -127,6 +127,10 @@ def read_table(path: str | Path) -> Table:
 _TIME_NAMES = ("time", "times", "timestamp", "stamp", "time_s", "t_s", "sec", "seconds")
 
 
+# 't [s]', 'q_joint1 (rad)': a name with a unit, which the contract's names do not carry
+_UNIT_SUFFIX = re.compile(r"^\s*(.*?)\s*[\[(][^\])]*[\])]\s*$")
+
+
 def _require(table: Table, name: str, what: str) -> np.ndarray:
     if name in table.columns:
         return table.columns[name]
@@ -137,9 +141,8 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
         bare = {c: re.sub(r"\[.*?\]|[^a-z_.]", "", c.lower()).rsplit(".", 1)[-1] for c in unclaimed}
         hint = [c for c in unclaimed if bare[c] in _TIME_NAMES][:1] or hint
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-    # 't [s]', 'q_joint1 (rad)': the contract's names carry no unit
-    unit = re.compile(r"^\s*(.*?)\s*[\[(][^\])]*[\])]\s*$")
-    with_units = {c: unit.match(c).group(1) for c in table.columns if unit.match(c)}
+    with_units = {c: _UNIT_SUFFIX.match(c).group(1) for c in table.columns
+                  if _UNIT_SUFFIX.match(c)}  # fmt: skip
     contract = [c for c, bare in with_units.items()
                 if bare == "t" or bare.startswith(_CONTRACT_PREFIXES)]  # fmt: skip
     if contract:
@@ -432,8 +435,9 @@ def _checked_piece(
         trajectory = _without_duplicates(trajectory, duplicates, first_row)
     if time_base != "auto":  # the stamps trusted as they are: every row a sample
         return [trajectory]
-    trajectory = _without_stuck_torques(_without_stale_rows(trajectory), first_row)
-    return split_at_motion_breaks(trajectory, split=split)
+    pieces = _without_stuck_torques(_without_stale_rows(trajectory), split=split)
+    pieces = [p for piece in pieces for p in without_position_steps(piece, model, split=split)]
+    return [s for piece in pieces for s in split_at_motion_breaks(piece, split=split)]
 
 
 class MostlyStaleError(InputError):
@@ -474,44 +478,6 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
               "stale_rows_dropped": int(same.sum())}  # fmt: skip
     return trajectory.rows(np.flatnonzero(~same), row_repairs=record,
-                           warnings=(*trajectory.warnings, note))  # fmt: skip
-
-
-def _without_stuck_torques(trajectory: Trajectory, first_row: int = 1) -> Trajectory:
-    """``trajectory`` without the rows where a torque column is stuck while the robot moves
-    (:func:`physid.recordings.glitches.stuck_torque_runs`: a sensor or logger that stopped
-    updating it); the pieces left are split where the motion breaks. A column stuck in every
-    row is kept: that joint's torque was not logged at all, which the fit handles by leaving
-    its torque rows out (:func:`unlogged_torque_joints`)."""
-    from physid.recordings.glitches import STUCK_MIN_S, stuck_torque_runs
-
-    runs = stuck_torque_runs(trajectory.t, trajectory.q, trajectory.tau)
-    runs = [r for r in runs if r.stop - r.start < trajectory.n_samples]
-    if not runs:
-        return trajectory
-    stuck = np.zeros(trajectory.n_samples, dtype=bool)
-    for run in runs:
-        stuck[run.start : run.stop] = True
-    if not np.any(~stuck):
-        return trajectory
-    t = np.asarray(trajectory.t, float)
-    period = float(np.median(np.diff(t)))
-    listed = "; ".join(
-        f"tau_{trajectory.joint_names[r.column]} holds {r.value:.6g} over rows "
-        f"{r.start + first_row}-{r.stop - 1 + first_row} ({t[r.stop - 1] - t[r.start]:.3g} s)"
-        for r in runs[:MAX_LISTED_RUNS]
-    ) + (f"; and {len(runs) - MAX_LISTED_RUNS} more" if len(runs) > MAX_LISTED_RUNS else "")
-    note = (f"{trajectory.source}: {int(stuck.sum())} rows dropped where a torque stopped "
-            f"changing while the robot moved (a sensor or logger that froze one column; no "
-            f"measured torque holds one value to the bit for {STUCK_MIN_S:g} s): "
-            f"{listed}")  # fmt: skip
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "stuck_torque_rows_dropped": [
-                  {"column": f"tau_{trajectory.joint_names[r.column]}", "value": r.value,
-                   "rows": [r.start + first_row, r.stop - 1 + first_row],
-                   "t": [stamp_text(t[r.start], period), stamp_text(t[r.stop - 1], period)]}
-                  for r in runs]}  # fmt: skip
-    return trajectory.rows(np.flatnonzero(~stuck), row_repairs=record,
                            warnings=(*trajectory.warnings, note))  # fmt: skip
 
 
@@ -560,87 +526,169 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     (:mod:`physid.recordings.timebase`, item 4: rows lost or frozen under stamps that went on,
     rows sent again): each piece is checked on its own, pieces shorter than
     :data:`MIN_SEGMENT_S` or :data:`MIN_SEGMENT_ROWS` are dropped (all but the longest, if
-    none is longer), and the first kept piece's warnings say so. A jump of some joints only
-    while the others move on (:func:`physid.recordings.glitches.position_steps`: an encoder
-    reset or glitch) leaves the pieces on its two sides offset from each other: only the pieces
-    at the longest piece's offset are kept. ``split`` False (a command that takes one
-    recording): a break that leaves more than one piece is an error."""
-    from physid.recordings.glitches import position_steps, step_scale
-
+    none is longer), and the first kept piece's
+    warnings say so. ``split`` False (a command that takes one recording): a break that leaves
+    more than one piece is an error."""
     checked = checked_time_base(trajectory)
     breaks = (checked.time_base or {}).get("motion_breaks", [])
     if not breaks:
         return [checked]
     t = np.asarray(trajectory.t, float)
     rows = [int(b["row"]) for b in breaks]
-    befores = [int(b.get("from_row", r - 1)) for r, b in zip(rows, breaks, strict=True)]
     period = float(np.median(np.diff(t)))
     at = lambda k: stamp_text(t[k], period)  # noqa: E731
-    steps = position_steps(trajectory.q, list(zip(befores, rows, strict=True)))
-    stepped = np.any(steps != 0.0, axis=1)
-    parts = []
-    gaps = [i for i in range(len(rows)) if not stepped[i]]
-    if gaps:
-        where = ", ".join(
-            f"t = {at(rows[i])} s ({breaks[i]['ticks']:+.3g} periods' worth of their speed in "
-            f"a stamp step of {t[rows[i]] - t[befores[i]]:.3g} s)"
-            for i in gaps
-        )
-        parts.append(f"the positions jump at {where}; sample period {period:.3g} s: rows lost "
-                     "or frozen while the robot moved, or rows sent again; physid does not "
-                     "fill gaps")  # fmt: skip
-    if np.any(stepped):
-        names = trajectory.joint_names
-        where = ", ".join(
-            f"t = {at(rows[i])} s ("
-            + ", ".join(f"q_{names[k]} {steps[i, k]:+.3g}" for k in np.flatnonzero(steps[i]))
-            + ")"
-            for i in np.flatnonzero(stepped)
-        )
-        parts.append(f"the positions of some joints step at {where} while the other joints "
-                     "move on smoothly: an encoder reset, homing offset or glitch, not lost "
-                     "rows; the rows on the two sides of a step disagree by it")  # fmt: skip
-    what = "; ".join(parts)
+    where = ", ".join(
+        f"t = {at(r)} s ({b['ticks']:+.3g} periods' worth of their speed in a stamp step of "
+        f"{t[r] - t[int(b.get('from_row', r - 1))]:.3g} s)"
+        for r, b in zip(rows, breaks, strict=True)
+    )
     # positions frozen before a jump (a logger that held its last sample while the torques went
     # on) are no standstill: the piece before ends at the run's first row
     ends = [_frozen_from(trajectory.q, r) for r in rows]
     frozen = sum(r - e for r, e in zip(rows, ends, strict=True))
-    if frozen:
-        what += f"; {frozen} rows of positions frozen before the jump dropped"
+    what = (
+        f"the positions jump at {where}; sample period {period:.3g} s: rows lost or frozen "
+        "while the robot moved, or rows sent again; physid does not fill gaps"
+        + (f"; {frozen} rows of positions frozen before the jump dropped" if frozen else "")
+    )
     bounds = [0, *rows, len(t)]
     ends_of = [*ends, len(t)]
-    # piece i lies after break i - 1: its positions carry the steps of every break before it
-    offsets = np.vstack([np.zeros(steps.shape[1]), np.cumsum(steps, axis=0)])
-    pieces = [(a, b, i) for i, (a, b) in enumerate(zip(bounds[:-1], ends_of, strict=True))
-              if b > a]  # fmt: skip
+    pieces = [(a, b) for a, b in zip(bounds[:-1], ends_of, strict=True) if b > a]
     # a recording too short for any piece to last MIN_SEGMENT_S keeps its longest piece
-    kept = [piece for piece in pieces if long_enough(t, piece[0], piece[1])] or [
+    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [
         max(pieces, key=lambda piece: piece[1] - piece[0])
     ]
-    reference = offsets[max(kept, key=lambda piece: piece[1] - piece[0])[2]]
-    tolerance = MAX_GAP_PERIODS * step_scale(trajectory.q)
-    off_level = [p for p in kept if np.any(np.abs(offsets[p[2]] - reference) > tolerance)]
-    kept = [p for p in kept if p not in off_level]
     if not split and len(kept) > 1:
         raise InputError(f"{what}: split the recording there", source=trajectory.source)
-    spans = ", ".join(f"t = {at(a)}-{at(b - 1)} s" for a, b, _ in kept)
+    spans = ", ".join(f"t = {at(a)}-{at(b - 1)} s" for a, b in kept)
     note = f"{trajectory.source}: {what}: identified as {len(kept)} recording(s) ({spans})"
-    if off_level:
-        spans_off = ", ".join(f"{at(a)}-{at(b - 1)}" for a, b, _ in off_level)
-        note += (f"; the rows at another offset than the longest piece's dropped "
-                 f"({len(off_level)} piece(s), {sum(b - a for a, b, _ in off_level)} rows: "
-                 f"t = {spans_off} s)")  # fmt: skip
-    dropped = len(pieces) - len(kept) - len(off_level)
+    dropped = len(pieces) - len(kept)
     if dropped:
         note += f"; {dropped} shorter piece(s) dropped"
     result = []
-    for a, b, _ in kept:
+    for a, b in kept:
         piece = trajectory.rows(
             slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
             warnings=(*trajectory.warnings, note) if not result else (),
         )  # fmt: skip
         result.extend(split_at_motion_breaks(piece, split=split))
     return result
+
+
+def _kept_pieces(
+    trajectory: Trajectory, pieces: list[tuple[int, int]], what: str, split: bool
+) -> list[Trajectory]:
+    """The ``pieces`` (row ranges) of ``trajectory`` that physid keeps after dropping rows for
+    ``what`` (a fault it found): those long enough (:func:`long_enough`; the longest if none
+    is), only the longest when ``split`` is False (a command that takes one recording), each
+    named by its span; the first carries a note of what was done."""
+    t = np.asarray(trajectory.t, float)
+    period = float(np.median(np.diff(t)))
+    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    pieces = [(a, b) for a, b in pieces if b > a]
+    longest = max(pieces, key=lambda piece: piece[1] - piece[0])
+    kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [longest]
+    if not split:
+        kept = [max(kept, key=lambda piece: piece[1] - piece[0])]
+    spans = ", ".join(f"t = {at(a)}-{at(b - 1)} s" for a, b in kept)
+    n_kept = sum(b - a for a, b in kept)
+    note = (f"{trajectory.source}: {what}: {len(t) - n_kept} of {len(t)} rows dropped, "
+            f"identified on {spans}")  # fmt: skip
+    if len(kept) == 1 and kept[0] == (0, len(t)):
+        return [replace(trajectory, warnings=(*trajectory.warnings, note))]
+    result = []
+    for a, b in kept:
+        result.append(trajectory.rows(
+            slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
+            warnings=(*trajectory.warnings, note) if not result else (),
+        ))  # fmt: skip
+    return result
+
+
+def without_position_steps(
+    trajectory: Trajectory, model: RobotModel, *, split: bool = True
+) -> list[Trajectory]:
+    """``trajectory`` with its position steps (:mod:`physid.recordings.steps`: some joints jump
+    while the others move on, an encoder reset or glitch) undone in the frame the torques chose,
+    every row kept; when they chose none, the pieces between the steps that share the longest
+    piece's offset (a step that comes back leaves the pieces before and after it at one offset:
+    both are kept)."""
+    from physid.recordings.glitches import step_scale
+    from physid.recordings.steps import plan_steps
+
+    plan = plan_steps(model, trajectory.t, trajectory.q, trajectory.tau)
+    if plan is None:
+        return [trajectory]
+    t = np.asarray(trajectory.t, float)
+    period = float(np.median(np.diff(t)))
+    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    names = trajectory.joint_names
+    where = "; ".join(
+        f"t = {at(r)} s (" + ", ".join(f"{names[k]} {step[k]:+.3g}" for k in np.flatnonzero(step))
+        + ")"
+        for r, step in zip(plan.rows, plan.steps, strict=True)
+    )
+    span = lambda k: f"t = {at(plan.pieces[k][0])}-{at(plan.pieces[k][1] - 1)} s"  # noqa: E731
+    ranked = sorted(plan.residuals.items(), key=lambda item: item[1])
+    agreement = ", ".join(f"{100 * r:.3g} % in the frame of {span(k)}" for k, r in ranked)
+    what = (f"the positions of some joints step while the other joints move on smoothly (an "
+            f"encoder reset, a homing offset or a glitch, not lost rows) at {where} [rad or m]; "
+            f"the URDF's torque misses the measured one by {agreement}")  # fmt: skip
+    if plan.corrected is not None:
+        note = (f"{trajectory.source}: {what}: the rows in other frames were shifted into the "
+                f"frame of {span(plan.frame)} (no row dropped)")  # fmt: skip
+        return [replace(trajectory, q=plan.corrected, warnings=(*trajectory.warnings, note))]
+    what += ": no frame clearly best, the rows across a step from the longest piece are dropped"
+    return _kept_pieces(trajectory, plan.kept_pieces(MAX_GAP_PERIODS * step_scale(trajectory.q)),
+                        what, split)  # fmt: skip
+
+
+def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
+    """``trajectory`` without the rows where a torque column is stuck while the robot moves
+    (:func:`physid.recordings.glitches.stuck_torque_runs`: a sensor or logger that stopped
+    updating it), in the pieces between them. A column stuck in every row is kept and named:
+    that joint's torque was not logged in this recording; where it is so in every training
+    recording the fit leaves that joint's torque out (:func:`unlogged_torque_joints`)."""
+    from physid.recordings.glitches import STUCK_MIN_S, stuck_torque_runs
+
+    runs = stuck_torque_runs(trajectory.t, trajectory.q, trajectory.tau)
+    if not runs:
+        return [trajectory]
+    n = trajectory.n_samples
+    names = trajectory.joint_names
+    whole = [r for r in runs if r.stop - r.start == n]
+    if whole:
+        listed = ", ".join(f"{names[r.column]} ({r.value:g})" for r in whole)
+        trajectory = replace(trajectory, warnings=(*trajectory.warnings, (
+            f"{trajectory.source}: the torque of {listed} holds one value in every row while "
+            "the robot moves: not logged? (a joint so in every training recording is left out "
+            "of the fit; otherwise give fit_joints without it)")))  # fmt: skip
+    runs = [r for r in runs if r.stop - r.start < n]
+    if not runs:
+        return [trajectory]
+    t = np.asarray(trajectory.t, float)
+    period = float(np.median(np.diff(t)))
+    stuck = np.zeros(n, dtype=bool)
+    for run in runs:
+        stuck[run.start : run.stop] = True
+    edges = np.flatnonzero(np.diff(np.r_[0, (~stuck).astype(int), 0]))
+    pieces = list(zip(edges[::2], edges[1::2], strict=True))
+    if not pieces:
+        return [trajectory]
+    listed = "; ".join(
+        f"{names[r.column]}'s torque holds {r.value:.6g} from t = {stamp_text(t[r.start], period)}"
+        f" to {stamp_text(t[r.stop - 1], period)} s"
+        for r in runs[:MAX_LISTED_RUNS]
+    ) + (f"; and {len(runs) - MAX_LISTED_RUNS} more" if len(runs) > MAX_LISTED_RUNS else "")
+    what = (f"a torque stopped changing while the robot moved (a sensor or logger that froze "
+            f"one column; no measured torque holds one value to the bit for {STUCK_MIN_S:g} "
+            f"s): {listed}")  # fmt: skip
+    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              "stuck_torques": [
+                  {"joint": names[r.column], "value": r.value,
+                   "t": [float(t[r.start]), float(t[r.stop - 1])], "rows": r.stop - r.start}
+                  for r in runs]}  # fmt: skip
+    return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split)
 
 
 def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
@@ -846,9 +894,12 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
             if name not in allowed and not (complete and not motor):
                 kind = "motor" if prefix in ("qm_", "taum_") else "joint"
                 choices = sorted(allowed) or ["(none: no transmission configured)"]
+                bare = _UNIT_SUFFIX.match(name)
+                unit = (f" (the name carries a unit: rename the column '{prefix}{bare.group(1)}')"
+                        if bare and bare.group(1) in allowed else "")  # fmt: skip
                 raise InputError(
                     f"column '{column}' names {kind} '{name}', which is not in the model "
-                    f"{model.source}; known: {', '.join(choices)}",
+                    f"{model.source}{unit}; known: {', '.join(choices)}",
                     source=table.source,
                 )
             break
