@@ -138,6 +138,9 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if time is not None:
             reasons.append(f"{name}: {time}")
         time_ok = time is None
+        step = step_guess_reason(trajectory)
+        if step is not None:
+            reasons.append(f"{name}: {step}")
         angles = degrees_reason(model, trajectory, rate if time_ok else None)
         angles = angles or millimetres_reason(model, trajectory)
         if angles is not None:
@@ -268,6 +271,21 @@ def _peak_speed(recording) -> float:  # noqa: ANN001
         return float("nan")
     speeds = np.abs(np.diff(q, axis=0)) / np.diff(t)[:, None]
     return float(np.max(np.percentile(speeds, 99.0, axis=0)))
+
+
+def step_guess_reason(trajectory: Trajectory) -> str | None:
+    """A reason when reading found a position step whose right side the torques could not tell
+    (:mod:`physid.recordings.steps`: the rows at the longest piece's offset were kept, a
+    guess), else None."""
+    found = (getattr(trajectory, "row_repairs", None) or {}).get("position_steps")
+    if not found or found.get("frame") != "guessed":
+        return None
+    joints = sorted({joint for step in found["steps"] for joint in step})
+    return (
+        f"the positions of {', '.join(joints)} step during the recording (an encoder reset or "
+        "glitch) and the torques cannot tell which side is right: the rows at the longest "
+        "piece's offset were kept, a guess; check the encoder, or give the sound part alone"
+    )
 
 
 def time_reason(rate_hz: float, peak_speed: float = float("nan")) -> str | None:

@@ -630,17 +630,30 @@ def without_position_steps(
     )
     span = lambda k: f"t = {at(plan.pieces[k][0])}-{at(plan.pieces[k][1] - 1)} s"  # noqa: E731
     ranked = sorted(plan.residuals.items(), key=lambda item: item[1])
-    agreement = ", ".join(f"{100 * r:.3g} % in the frame of {span(k)}" for k, r in ranked)
+    agreement = ", ".join(f"{100 * r:.3g} % in the frame of {span(k)}" for k, r in ranked
+                          if np.isfinite(r))  # fmt: skip
+    compared = (f"with each joint's scale, friction and offset fitted, the URDF's torque leaves "
+                f"{agreement} of the smoothed torque" if agreement
+                else "too short to compare the frames by their torques")  # fmt: skip
     what = (f"the positions of some joints step while the other joints move on smoothly (an "
             f"encoder reset, a homing offset or a glitch, not lost rows) at {where} [rad or m]; "
-            f"the URDF's torque misses the measured one by {agreement}")  # fmt: skip
+            f"{compared}")  # fmt: skip
+    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
+              "position_steps": {"t": [float(t[r]) for r in plan.rows],
+                                 "steps": [{names[k]: float(step[k])
+                                            for k in np.flatnonzero(step)} for step in plan.steps],
+                                 "frame": plan.how}}  # fmt: skip
     if plan.corrected is not None:
+        why = ("clearly best" if plan.how == "torques"
+               else "no torque depends on the step: the longest piece's")  # fmt: skip
         note = (f"{trajectory.source}: {what}: the rows in other frames were shifted into the "
-                f"frame of {span(plan.frame)} (no row dropped)")  # fmt: skip
-        return [replace(trajectory, q=plan.corrected, warnings=(*trajectory.warnings, note))]
-    what += ": no frame clearly best, the rows across a step from the longest piece are dropped"
-    return _kept_pieces(trajectory, plan.kept_pieces(MAX_GAP_PERIODS * step_scale(trajectory.q)),
-                        what, split)  # fmt: skip
+                f"frame of {span(plan.frame)} ({why}; no row dropped)")  # fmt: skip
+        return [replace(trajectory, q=plan.corrected, row_repairs=record,
+                        warnings=(*trajectory.warnings, note))]  # fmt: skip
+    what += (": the torques cannot tell which side is right (no frame 2 x better), so the rows "
+             "at the longest piece's offset are kept and the others dropped, a guess")
+    return _kept_pieces(replace(trajectory, row_repairs=record),
+                        plan.kept_pieces(MAX_GAP_PERIODS * step_scale(trajectory.q)), what, split)
 
 
 def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
