@@ -614,7 +614,7 @@ def without_position_steps(
     piece's offset (a step that comes back leaves the pieces before and after it at one offset:
     both are kept)."""
     from physid.recordings.glitches import step_scale
-    from physid.recordings.steps import plan_steps
+    from physid.recordings.steps import STEP_THRESHOLD, plan_steps
 
     plan = plan_steps(model, trajectory.t, trajectory.q, trajectory.tau)
     if plan is None:
@@ -653,7 +653,7 @@ def without_position_steps(
     what += (": the torques cannot tell which side is right (no frame 2 x better), so the rows "
              "at the longest piece's offset are kept and the others dropped, a guess")
     return _kept_pieces(replace(trajectory, row_repairs=record),
-                        plan.kept_pieces(MAX_GAP_PERIODS * step_scale(trajectory.q)), what, split)
+                        plan.kept_pieces(STEP_THRESHOLD * step_scale(trajectory.q)), what, split)
 
 
 def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
