@@ -282,7 +282,8 @@ def test_a_position_step_is_found_and_the_side_the_torques_cannot_tell_is_a_gues
 def test_a_real_encoder_step_is_undone_in_the_frame_the_torques_choose():
     """12 s of the real KUKA LWR4+ file 2 with joint 3's positions 0.3 rad off: after 6 s, or
     everywhere but 3-4.5 s (the middle, shorter piece is right), or on the base joint, whose
-    offset changes no torque, or joint 2 in a slow phase. Each is undone in the right frame,
+    offset changes no torque, or joint 2 in a slow phase, or with three rows lost at the step.
+    Each is undone in the right frame,
     every row kept (on the whole
     file: the right frame leaves 2.42 % of the smoothed torque, the wrong one 7.6 %; the fit
     is then the clean file's, 2.70 % held out, where both sides fitted as logged gave 4.48 %)."""
@@ -303,6 +304,14 @@ def test_a_real_encoder_step_is_undone_in_the_frame_the_torques_choose():
         assert piece.n_samples == n
         assert np.max(np.abs(piece.q - clean.q)) < 1e-3, how
         assert any(how in w for w in piece.warnings)
+    # a step with three rows lost at it, under stamps that went on (read as 4 lost ticks)
+    rows = np.r_[0 : at(6.0), at(6.0) + 3 : n]
+    q = clean.q[rows].copy()
+    q[at(6.0) :, 2] += 0.3
+    pieces = trajectory_segments(_table(model, t[: rows.size], q, tau[rows]), model)
+    assert sum(p.n_samples for p in pieces) == rows.size
+    assert np.max(np.abs(np.vstack([p.q for p in pieces]) - clean.q[rows])) < 1e-3
+    assert any("clearly best" in w for w in pieces[0].warnings)
 
 
 @pytest.mark.slow
