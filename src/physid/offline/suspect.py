@@ -33,6 +33,7 @@ import pinocchio as pin
 
 from physid.offline.column_fixes import best_fix
 from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
+from physid.recordings.glitches import MOVING_SPAN
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
@@ -162,8 +163,9 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
 
 
 # A joint whose position spans less than this [rad or m] over every recording did not move (the
-# fit's own still-joint rule, physid.offline.training.still_joints, uses the same bound)
-STILL_SPAN = 1e-3
+# bound of the fit's own still-joint rule, physid.offline.training.still_joints, and of the
+# loader's stuck-torque check)
+STILL_SPAN = MOVING_SPAN
 
 
 def motionless_reason(model: RobotModel, trajectories: list[Trajectory]) -> str | None:

@@ -30,6 +30,7 @@ from physid.offline.preprocessing import Preprocessing
 from physid.offline.reduced import ReducedSystem
 from physid.offline.store import ObservationStore
 from physid.offline.windows import Recording
+from physid.recordings.glitches import MOVING_SPAN
 from physid.robot.model import RobotModel
 
 
@@ -205,7 +206,7 @@ def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
     return {
         joint: f"range {span[k]:.2g}, rms speed {speed[k]:.2g}"
         for k, joint in enumerate(model.joint_names)
-        if span[k] < 1e-3 or speed[k] < 1e-4
+        if span[k] < MOVING_SPAN or speed[k] < 1e-4
     }
 
 

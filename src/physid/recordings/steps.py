@@ -41,7 +41,6 @@ from physid.robot.model import RobotModel
 # rule) 0.3 rad on the xMate7p at 50 Hz (9.8) was missed, split as "rows lost", 14.7 % held out.
 STEP_THRESHOLD = 5.0
 STEP_SPEED_ROWS = 3  # rows on each side of a break that give a joint's speed there
-# a joint moves at a break when its speed there is this share of its ordinary step per row
 # a joint moves at a break when its speed there is this many times its position noise per row
 # (a joint in a slow phase is evidence too: 0.2 ordinary steps left a 0.3 rad step of KUKA
 # joint 1 at row 4021 with one moving witness, read as lost ticks, 8.17 % held out)
@@ -58,7 +57,9 @@ def position_noise(q: np.ndarray) -> np.ndarray:
     return np.maximum(spread, np.where(np.isfinite(quantum), quantum, 0.0))
 
 
-def position_steps(q: np.ndarray, breaks: list[tuple[int, int]]) -> np.ndarray:
+def position_steps(
+    q: np.ndarray, breaks: list[tuple[int, int]], scale: np.ndarray | None = None
+) -> np.ndarray:
     """``(len(breaks), n)``: the offset each joint's positions ``q`` (N, n) take at each motion
     break ``(from_row, row)`` (the row kept before the jump, the jumping row) beyond what lost
     rows explain (module docstring), or zeros where the break is no step.
@@ -71,9 +72,10 @@ def position_steps(q: np.ndarray, breaks: list[tuple[int, int]]) -> np.ndarray:
     :data:`STEP_THRESHOLD` ordinary steps (:func:`step_scale`) and
     more moving joints without one than with one, at least two, and at most
     :data:`~physid.recordings.tables.MAX_GAP_PERIODS` periods lost (with fewer joints, or more
-    rows lost, lost rows and a step cannot be told apart)."""
+    rows lost, lost rows and a step cannot be told apart). ``scale``: :func:`step_scale` of
+    ``q``, if the caller has it."""
     q = np.asarray(q, float)
-    scale = step_scale(q)
+    scale = step_scale(q) if scale is None else scale
     witness = np.maximum(STEP_MOVING_NOISE * position_noise(q), 1e-12)
     offsets = np.zeros((len(breaks), q.shape[1]))
     for i, (before, row) in enumerate(breaks):
@@ -103,17 +105,20 @@ def position_steps(q: np.ndarray, breaks: list[tuple[int, int]]) -> np.ndarray:
     return offsets
 
 
-def position_step_rows(q: np.ndarray) -> tuple[list[int], np.ndarray]:
+def position_step_rows(
+    q: np.ndarray, scale: np.ndarray | None = None
+) -> tuple[list[int], np.ndarray]:
     """``(rows, steps)``: the rows of ``q`` (N, n) at which some joints' positions step (module
     docstring; the row after the jump) and each step (len(rows), n), found among the rows whose
     increment exceeds :data:`STEP_THRESHOLD` ordinary steps on some
-    joint and judged by :func:`position_steps` (lost rows are no step)."""
+    joint and judged by :func:`position_steps` (lost rows are no step). ``scale``:
+    :func:`step_scale` of ``q``, if the caller has it."""
     q = np.asarray(q, float)
     if len(q) < 2 * STEP_SPEED_ROWS + 2:
         return [], np.zeros((0, q.shape[1]))
-    jumps = np.flatnonzero(np.any(np.abs(np.diff(q, axis=0)) > STEP_THRESHOLD * step_scale(q),
-                                  axis=1))  # fmt: skip
-    steps = position_steps(q, [(int(k), int(k) + 1) for k in jumps])
+    scale = step_scale(q) if scale is None else scale
+    jumps = np.flatnonzero(np.any(np.abs(np.diff(q, axis=0)) > STEP_THRESHOLD * scale, axis=1))
+    steps = position_steps(q, [(int(k), int(k) + 1) for k in jumps], scale)
     found = np.any(steps != 0.0, axis=1)
     return [int(k) + 1 for k in jumps[found]], steps[found]
 
@@ -167,41 +172,40 @@ class StepPlan:
     how: str  # "torques" (that frame clearly best), "neutral" (no torque changes), "guessed"
     residuals: dict[int, float]  # URDF agreement (relative residual) per frame tried (a piece)
     corrected: np.ndarray | None  # (N, n) positions in the chosen frame; None: not chosen
-
-    def kept_pieces(self, tolerance: np.ndarray) -> list[tuple[int, int]]:
-        """The pieces at the longest piece's offset (when the torques chose no frame)."""
-        longest = int(np.argmax([b - a for a, b in self.pieces]))
-        return [piece for piece, offset in zip(self.pieces, self.offsets, strict=True)
-                if np.all(np.abs(offset - self.offsets[longest]) <= tolerance)]  # fmt: skip
+    # the pieces at the longest piece's offset (kept when no frame is chosen)
+    level_pieces: list[tuple[int, int]]
 
 
 def plan_steps(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> StepPlan | None:
     """The position steps of a recording and which side of them the torques say is right
     (module docstring); None when it has none."""
-    rows, steps = position_step_rows(q)
+    t, q = np.asarray(t, float), np.asarray(q, float)
+    scale = step_scale(q)
+    rows, steps = position_step_rows(q, scale)
     if not rows:
         return None
-    t, q = np.asarray(t, float), np.asarray(q, float)
     bounds = [0, *rows, len(t)]
     pieces = list(zip(bounds[:-1], bounds[1:], strict=True))
     offsets = np.vstack([np.zeros(steps.shape[1]), np.cumsum(steps, axis=0)])
     piece_of_row = np.repeat(np.arange(len(pieces)), [b - a for a, b in pieces])
-    tolerance = STEP_THRESHOLD * step_scale(q)
+    same = lambda a, b: bool(np.all(np.abs(offsets[a] - offsets[b]) <= STEP_THRESHOLD * scale))  # noqa: E731
     frames: dict[int, np.ndarray] = {}  # one piece per distinct offset
     for k, offset in enumerate(offsets):
-        if not any(np.all(np.abs(offset - offsets[f]) <= tolerance) for f in frames):
+        if not any(same(k, f) for f in frames):
             frames[k] = q - (offsets[piece_of_row] - offset)
+    longest_piece = int(np.argmax([b - a for a, b in pieces]))
+    longest = next(f for f in frames if same(f, longest_piece))  # its frame
+    level = [piece for k, piece in enumerate(pieces) if same(k, longest_piece)]
     residuals = {k: urdf_agreement(model, t, shifted, tau) for k, shifted in frames.items()}
     values = np.array(list(residuals.values()))
     ranked = sorted(residuals, key=lambda k: residuals[k])
     best = ranked[0]
-    longest = int(np.argmax([b - a for a, b in pieces]))
-    longest = next(f for f in frames if np.all(np.abs(offsets[f] - offsets[longest]) <= tolerance))
+    plan = lambda frame, how: StepPlan(rows, steps, pieces, offsets, frame, how, residuals,  # noqa: E731
+                                       frames.get(frame), level)  # fmt: skip
     if not np.all(np.isfinite(values)):
-        return StepPlan(rows, steps, pieces, offsets, -1, "guessed", residuals, None)
+        return plan(-1, "guessed")
     if np.max(values) <= (1.0 + FRAME_NEUTRAL) * np.min(values):
-        return StepPlan(rows, steps, pieces, offsets, longest, "neutral", residuals,
-                        frames[longest])  # fmt: skip
+        return plan(longest, "neutral")
     if all(residuals[k] >= FRAME_CLEAR * residuals[best] for k in ranked[1:]):
-        return StepPlan(rows, steps, pieces, offsets, best, "torques", residuals, frames[best])
-    return StepPlan(rows, steps, pieces, offsets, -1, "guessed", residuals, None)
+        return plan(best, "torques")
+    return plan(-1, "guessed")

@@ -520,6 +520,12 @@ def stamp_text(value: float, period: float) -> str:
     return f"{value:.{digits}g}"
 
 
+def _stamps(t: np.ndarray):  # noqa: ANN202 - (row) -> str
+    """``t[row]`` as :func:`stamp_text` writes it, at the recording's median step."""
+    period = float(np.median(np.diff(t)))
+    return lambda row: stamp_text(t[row], period)
+
+
 def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
     """``trajectory`` on its checked time base (:func:`checked_time_base`), in pieces where its
     positions jump by more than :data:`MAX_GAP_PERIODS` sample periods' worth of their speed
@@ -536,7 +542,7 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     t = np.asarray(trajectory.t, float)
     rows = [int(b["row"]) for b in breaks]
     period = float(np.median(np.diff(t)))
-    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    at = _stamps(t)
     where = ", ".join(
         f"t = {at(r)} s ({b['ticks']:+.3g} periods' worth of their speed in a stamp step of "
         f"{t[r] - t[int(b.get('from_row', r - 1))]:.3g} s)"
@@ -583,8 +589,7 @@ def _kept_pieces(
     is), only the longest when ``split`` is False (a command that takes one recording), each
     named by its span; the first carries a note of what was done."""
     t = np.asarray(trajectory.t, float)
-    period = float(np.median(np.diff(t)))
-    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    at = _stamps(t)
     pieces = [(a, b) for a, b in pieces if b > a]
     longest = max(pieces, key=lambda piece: piece[1] - piece[0])
     kept = [(a, b) for a, b in pieces if long_enough(t, a, b)] or [longest]
@@ -613,15 +618,13 @@ def without_position_steps(
     every row kept; when they chose none, the pieces between the steps that share the longest
     piece's offset (a step that comes back leaves the pieces before and after it at one offset:
     both are kept)."""
-    from physid.recordings.glitches import step_scale
-    from physid.recordings.steps import STEP_THRESHOLD, plan_steps
+    from physid.recordings.steps import plan_steps
 
     plan = plan_steps(model, trajectory.t, trajectory.q, trajectory.tau)
     if plan is None:
         return [trajectory]
     t = np.asarray(trajectory.t, float)
-    period = float(np.median(np.diff(t)))
-    at = lambda k: stamp_text(t[k], period)  # noqa: E731
+    at = _stamps(t)
     names = trajectory.joint_names
     where = "; ".join(
         f"t = {at(r)} s (" + ", ".join(f"{names[k]} {step[k]:+.3g}" for k in np.flatnonzero(step))
@@ -652,8 +655,7 @@ def without_position_steps(
                         warnings=(*trajectory.warnings, note))]  # fmt: skip
     what += (": the torques cannot tell which side is right (no frame 2 x better), so the rows "
              "at the longest piece's offset are kept and the others dropped, a guess")
-    return _kept_pieces(replace(trajectory, row_repairs=record),
-                        plan.kept_pieces(STEP_THRESHOLD * step_scale(trajectory.q)), what, split)
+    return _kept_pieces(replace(trajectory, row_repairs=record), plan.level_pieces, what, split)
 
 
 def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> list[Trajectory]:
@@ -680,7 +682,7 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
     if not runs:
         return [trajectory]
     t = np.asarray(trajectory.t, float)
-    period = float(np.median(np.diff(t)))
+    at = _stamps(t)
     stuck = np.zeros(n, dtype=bool)
     for run in runs:
         stuck[run.start : run.stop] = True
@@ -689,8 +691,8 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
     if not pieces:
         return [trajectory]
     listed = "; ".join(
-        f"{names[r.column]}'s torque holds {r.value:.6g} from t = {stamp_text(t[r.start], period)}"
-        f" to {stamp_text(t[r.stop - 1], period)} s"
+        f"{names[r.column]}'s torque holds {r.value:.6g} from t = {at(r.start)} to "
+        f"{at(r.stop - 1)} s"
         for r in runs[:MAX_LISTED_RUNS]
     ) + (f"; and {len(runs) - MAX_LISTED_RUNS} more" if len(runs) > MAX_LISTED_RUNS else "")
     what = (f"a torque stopped changing while the robot moved (a sensor or logger that froze "
