@@ -29,7 +29,7 @@ import numpy as np
 
 from physid.files.config import EstimationConfig, IdentifyConfig
 from physid.offline.consistent import FOLD_TOLERANCE, ConsistentProblem
-from physid.offline.crossval import CVScore, Fit, cv_score
+from physid.offline.crossval import CVScore, Fit, cv_score, rest_note
 from physid.offline.folds import FoldPlan
 from physid.offline.gravity import (
     GravityEstimate,
@@ -175,6 +175,10 @@ def choose_training(
         chosen_score = scores[index]
     # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
     chosen = _with_choice_notes(observe(candidates[index], scoring_only=False), choices)
+    rest = rest_note(chosen.rows)
+    if rest is not None:
+        chosen = replace(chosen, preprocessing=replace(
+            chosen.preprocessing, notes=(*chosen.preprocessing.notes, rest)))  # fmt: skip
     deadband_index = 0
     if len(chosen.models) > 1:
         note("Coulomb deadband")
