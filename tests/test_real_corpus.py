@@ -94,17 +94,23 @@ def test_xmate_slices(tmp_path):
     assert result.document["fit"]["cross_validation"]["body_prior_scale"] < 1.0
 
 
-def test_ur10e_slices(tmp_path):
-    """30sec_12harm -> the first 15 s of ptp_10_points, currents x the literature gains.
-    Measured: physid 5.94 %, OLS 6.86 %."""
+def _ur10e_to_ptp(tmp_path, train_run: str):
+    """``train_run`` -> the first 15 s of ptp_10_points, currents x the literature gains:
+    :func:`_compare`'s (result, physid, OLS)."""
     folder = require_dataset(DATASETS / "ur10e")
-    train, _ = read_ur10e(folder / "identification_data" / "ur-20_02_10-30sec_12harm.csv",
+    train, _ = read_ur10e(folder / "identification_data" / f"ur-{train_run}.csv",
                           UR10E_GAINS["literature"])  # fmt: skip
     held, _ = read_ur10e(folder / "validation_data" / "ur-20_01_17-ptp_10_points.csv",
                          UR10E_GAINS["literature"])  # fmt: skip
-    result, ours, ols = _compare(tmp_path, folder / "ur10e.urdf", UR10E_JOINTS, [train],
-                                 [_slice(held, 15.0)], armature=True)  # fmt: skip
+    return _compare(tmp_path, folder / "ur10e.urdf", UR10E_JOINTS, [train],
+                    [_slice(held, 15.0)], armature=True)  # fmt: skip
+
+
+def test_ur10e_slices(tmp_path):
+    """30sec_12harm -> the first 15 s of ptp_10_points. Measured: physid 5.94 %, OLS 6.86 %."""
+    result, ours, ols = _ur10e_to_ptp(tmp_path, "20_02_10-30sec_12harm")
     assert ours <= ols
+    assert np.isfinite(result.document["moving_mass"]["std"])
     assert np.isfinite(result.document["moving_mass"]["std"])
 
 
@@ -114,11 +120,5 @@ def test_ur10e_run_that_rests_for_a_third_of_its_rows(tmp_path):
     RMS-speed deadband: 7.50 % here (8.87 % on the whole held-out run); scored on the moving
     rows, which every candidate reads as motion (offline/crossval.py): 6.41 % (6.69 %). Plain
     least squares: 16.2 %."""
-    folder = require_dataset(DATASETS / "ur10e")
-    train, _ = read_ur10e(folder / "identification_data" / "ur-20_02_10-20sec_7harm.csv",
-                          UR10E_GAINS["literature"])  # fmt: skip
-    held, _ = read_ur10e(folder / "validation_data" / "ur-20_01_17-ptp_10_points.csv",
-                         UR10E_GAINS["literature"])  # fmt: skip
-    result, ours, ols = _compare(tmp_path, folder / "ur10e.urdf", UR10E_JOINTS, [train],
-                                 [_slice(held, 15.0)], armature=True)  # fmt: skip
+    _, ours, ols = _ur10e_to_ptp(tmp_path, "20_02_10-20sec_7harm")
     assert ours <= ols and ours < 0.07
