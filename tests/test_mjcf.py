@@ -368,6 +368,9 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
     selection = automatic["preprocessing"]["selection"]["torque delay compensated"]
     assert selection["chosen"] != "none"
     assert given["fit"]["torque_delay"]["compensated_s"] == 0.008
+    half = _identified(arm, train, held, tmp_path / "half", "estimation: {torque_delay: 0.004}\n")
+    said = [w for w in half["fit"]["warnings"] if "delay" in w or "lags" in w]
+    assert said and all("4 ms earlier" in w and "not compensated" not in w for w in said), said
     assert reported["fit"]["torque_delay"]["compensated_s"] == 0.0
     error = {name: doc["fit"]["validation"]["relative_error"] for name, doc
              in (("reported", reported), ("auto", automatic), ("given", given))}  # fmt: skip

@@ -147,10 +147,11 @@ def _identify_with_delay(
     result = identify(model, [compensated(r, delay_s) for r in train], config,
                       validation=[compensated(r, delay_s) for r in validation] or None,
                       progress=note)  # fmt: skip
-    if result.delay is not None:
-        result = dataclasses.replace(
-            result, delay=dataclasses.replace(result.delay, compensated_s=delay_s)
-        )
+    if result.delay is not None:  # what remains after the given delay, said as such
+        delay = dataclasses.replace(result.delay, compensated_s=delay_s)
+        said = result.delay.note()
+        warnings = tuple(delay.note() if w == said else w for w in result.warnings)
+        result = dataclasses.replace(result, delay=delay, warnings=warnings)
     return result
 
 
