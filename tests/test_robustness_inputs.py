@@ -506,3 +506,18 @@ def test_online_config_types_and_ranges(raw, culprit):
 
     with pytest.raises(InputError, match=culprit):
         parse_online_config(raw)
+
+
+@pytest.mark.parametrize("dropped", [("dq_", "ddq_"), ("ddq_",)])
+def test_given_derivatives_that_are_not_in_the_data_are_named(seed, tmp_path, dropped):
+    # filter method 'given' on a log without them crashed in the cross-validation's first pass
+    # (a TypeError from None[rows]) on the real KUKA and xMate recordings
+    names, values = _columns(seed[0])
+    keep = [k for k, name in enumerate(names) if not name.startswith(dropped)]
+    data = tmp_path / "train.csv"
+    data.write_text(_csv([names[k] for k in keep], values[:, keep]))
+    config = tmp_path / "config.yaml"
+    config.write_text("filter: {method: given}\n")
+    missing = " and ".join(f"{prefix}<joint>" for prefix in dropped)
+    line = assert_one_line_error(_identify(data, "--config", config), "train.csv", missing)
+    assert "use filter method classical" in line

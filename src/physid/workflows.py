@@ -86,7 +86,31 @@ def load_trajectories(
             recordings.append(recording.in_memory() if whole else recording)
         else:
             recordings.extend(load_segments(path, model, **in_memory))
+    if config.filter.method == "given":
+        _require_given_derivatives(recordings)
     return recordings
+
+
+def _require_given_derivatives(recordings: list[Recording]) -> None:
+    """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
+    the first file that lacks them (not a traceback from the first pass that reads them)."""
+    flags = {"dq": "has_velocities", "ddq": "has_accelerations"}  # a RecordingFile's
+
+    def has(recording: Recording, name: str) -> bool:
+        if hasattr(recording, flags[name]):
+            return bool(getattr(recording, flags[name]))
+        return getattr(recording, name) is not None
+
+    for recording in recordings:
+        missing = [name for name in ("dq", "ddq") if not has(recording, name)]
+        if missing:
+            columns = " and ".join(f"{name}_<joint>" for name in missing)
+            raise InputError(
+                f"filter method 'given' takes the recorded velocities and accelerations, and "
+                f"there are no {columns} columns: add them, or use filter method classical "
+                "(the default), irwsm1 or irwsm2",
+                source=recording.source,
+            )
 
 
 def unlogged_torque_warning(
