@@ -521,3 +521,18 @@ def test_given_derivatives_that_are_not_in_the_data_are_named(seed, tmp_path, dr
     missing = " and ".join(f"{prefix}<joint>" for prefix in dropped)
     line = assert_one_line_error(_identify(data, "--config", config), "train.csv", missing)
     assert "use filter method classical" in line
+
+
+@pytest.mark.parametrize("factor", [2, 5])
+def test_a_configured_decimation_factor_bounds_the_cut_off_candidates(seed, tmp_path, factor):
+    # the cut-off candidates' own decimation cut-offs (3 x theirs) aliased after the user's
+    # factor: 'decimation_factor: 2' on the real KUKA failed on the 37.4 Hz candidate's 80 Hz
+    config = tmp_path / "config.yaml"
+    config.write_text(f"filter: {{decimation_factor: {factor}}}\n")
+    out = tmp_path / "out"
+    code, _, stderr = invoke(*_identify(seed[0], "--config", config, out=out))
+    assert code in (0, 3), stderr
+    document = json.loads((out / "params.json").read_text())
+    nyquist = 0.5 * 200.0 / factor  # the seed recording's 200 Hz
+    chosen = document["preprocessing"]
+    assert chosen["decimation_factor"] == factor and chosen["decimation_cutoff_hz"] <= nyquist

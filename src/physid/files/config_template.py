@@ -48,7 +48,8 @@ COMMENTS: dict[str, str] = {
     "(docs/identify.md §1)",
     "filter.decimation_cutoff_hz": "omega_f [Hz]; null: 3 x the Butterworth cut-off (1 x with "
     "sigmoid/Stribeck friction), at most 40 % of the sample rate; 0: no decimation",
-    "filter.decimation_factor": "null: the largest that keeps omega_f at 0.8 x Nyquist",
+    "filter.decimation_factor": "null: the largest that keeps omega_f at 0.8 x Nyquist; "
+    "given: kept, omega_f (and the cut-offs tried) at most 0.8 x the Nyquist after it",
     "filter.nvr": "irwsm1/irwsm2: noise variance ratio; null: maximum likelihood",
     "split": "held-out data when no --validate file is given",
     "split.train_fraction": "train on this leading fraction of each recording, validate on "

@@ -146,13 +146,26 @@ def is_resolved(options: FilterConfig) -> bool:
     )
 
 
-def _kept_equations(trajectories: list[Trajectory], cutoff_hz: float, n_joints: int) -> int:
+def _kept_equations(
+    trajectories: list[Trajectory], cutoff_hz: float, n_joints: int, factor: int | None = None
+) -> int:
+    """Equations left after decimating at ``cutoff_hz`` by ``factor`` (None: the automatic
+    factor of that cut-off)."""
     total = 0
     for trajectory in trajectories:
         decimation = Decimation.for_cutoff(trajectory.sample_rate_hz, cutoff_hz)
+        if factor:
+            decimation = Decimation(trajectory.sample_rate_hz, cutoff_hz, factor)
         margin = decimation.settling_samples
         total += max(0, (trajectory.n_samples - 2 * margin) // decimation.factor)
     return total * n_joints
+
+
+def decimation_ceiling_hz(sample_rate_hz: float, factor: int | None = None) -> float:
+    """The highest decimation cut-off: 80 % of the Nyquist frequency after decimating by
+    ``factor`` (the configured one; None: the automatic factor, which is chosen for the cut-off,
+    so 40 % of the sample rate, the cap of :meth:`Decimation.for_cutoff`)."""
+    return 0.4 * sample_rate_hz / (factor or 1)
 
 
 def resolve_preprocessing(
@@ -188,8 +201,25 @@ def resolve_preprocessing(
     lowest_rate = min(rate for _, rate in recordings)
     if decimation is None and options.method == "given" and not factor:
         decimation = 0.0
+    elif decimation is None and factor:  # the factor is the user's: only the cut-off is ours
+        omega_f = decimation_per_cutoff * (butterworth or omega_q)
+        decimation = min(omega_f, decimation_ceiling_hz(lowest_rate, factor))
+        notes.append(
+            f"decimation cut-off {decimation:.3g} Hz: {decimation_per_cutoff:g} x the derivative "
+            "cut-off"
+            if decimation == omega_f
+            else f"decimation cut-off {decimation:.3g} Hz: 80 % of the Nyquist frequency after "
+            f"decimating by the configured factor {factor} (below {decimation_per_cutoff:g} x the "
+            "derivative cut-off)"
+        )
+        if _kept_equations(trajectories, decimation, n_joints, factor) < needed:
+            notes.append(
+                f"the configured decimation factor {factor} leaves fewer than "
+                f"{MIN_EQUATIONS_PER_PARAMETER} equations per parameter ({n_parameters} "
+                "parameters)"
+            )
     elif decimation is None:
-        ceiling = 0.4 * lowest_rate  # the cap of Decimation.for_cutoff
+        ceiling = decimation_ceiling_hz(lowest_rate)
         omega_f = min(decimation_per_cutoff * (butterworth or omega_q), ceiling)
         decimation = omega_f
         while _kept_equations(trajectories, decimation, n_joints) < needed and decimation < ceiling:
@@ -257,7 +287,10 @@ def cutoff_candidates(
         return [conservative]
     recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
     base = conservative.filter.butterworth_cutoff_hz
-    cap = 0.4 * min(rate for _, rate in recordings)
+    # a configured decimation factor bounds the band the decimated data keep: a cut-off above
+    # it would differentiate what the decimation then removes (and its own decimation cut-off
+    # would alias: KUKA with decimation_factor 2 failed on the 37.4 Hz candidate's 80 Hz)
+    cap = decimation_ceiling_hz(min(rate for _, rate in recordings), options.decimation_factor)
     wanted = [base * f for f in CUTOFF_FACTORS[1:]]
     wanted.append(min(measurable_bandwidth_hz(recordings), cap))
     kept = [base]
