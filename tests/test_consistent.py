@@ -139,6 +139,7 @@ def test_a_body_the_solver_left_just_outside_the_cone_is_moved_onto_it(noiseless
     moved = _onto_cone(model, outside, 1e-6)
     report = check_consistency(moved[near])
     assert report.consistent and report.min_eigenvalue == pytest.approx(1e-6, rel=1e-6)
+    assert check_consistency(_onto_cone(model, outside, 0.0)[near]).consistent  # margin 0
     assert np.max(np.abs(moved[near] - outside[near])) < 1e-5  # the nearest point: 3e-6 away
     np.testing.assert_array_equal(moved[far], outside[far])  # not hidden: reported as failed
     rest = np.ones(layout.size, dtype=bool)

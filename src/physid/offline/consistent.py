@@ -225,30 +225,32 @@ def _logdet_divergence(theta: cp.Expression, root_inverses: np.ndarray) -> cp.Ex
     return total
 
 
-# A body whose pseudo-inertia lies below the margin by at most this share of its largest
-# eigenvalue is one the solver left outside the cone within its own accuracy (see _onto_cone)
-SOLVER_SLACK = 1e-4
+# A body whose pseudo-inertia's smallest eigenvalue misses the margin by at most this share of
+# its largest is one the solver left outside the cone within its own accuracy (see _onto_cone):
+# ten times the fold fits' tolerance (FOLD_TOLERANCE)
+SOLVER_SLACK = 1e-5
 
 
 def _onto_cone(model: RobotModel, theta: np.ndarray, margin: float) -> np.ndarray:
-    """``theta`` with every body that Clarabel left just below ``J >= margin I`` moved onto it
-    (the nearest such J in the Frobenius norm: its eigenvalues raised to the margin).
+    """``theta`` with every body that Clarabel left just outside the cone moved onto ``J >=
+    margin I`` (the nearest such J in the Frobenius norm: its eigenvalues raised to the margin,
+    or to a hair above 0 for a margin of 0, so that it passes :func:`check_consistency`).
 
     The interior-point solver meets its constraints to a tolerance relative to the problem's
     scale, not to each body's: without a body prior (``prior_std_relative: null``) a body the
     data leave free goes to the cone's boundary, and on the real KUKA LWR4+ file 2 Clarabel's
-    point had link 2's J at -2.3e-6 kg m^2 against the 1e-6 margin (J's largest eigenvalue 0.5):
-    the run failed with "no physically consistent parameters" although a consistent fit was
-    within 4e-6 kg m^2 of it. Only a miss within :data:`SOLVER_SLACK` of the body's own scale
-    is moved; a larger one is the solver's failure, and is reported as such."""
+    point had link 2 (356 kg: the data do not see its mass) at -2.2e-6 against J's largest
+    eigenvalue 370, 6e-9 of it: the run failed with "no physically consistent parameters" while
+    a consistent fit lay 2e-6 away. Only a miss within :data:`SOLVER_SLACK` of the body's own
+    largest eigenvalue is moved; a larger one is the solver's failure, and reported as such."""
     theta = theta.copy()
     for joint in model.layout.body_joints:
         part = model.layout.body_slice(joint)
-        J = pseudo_inertia(theta[part])
-        values, vectors = np.linalg.eigh(J)
+        values, vectors = np.linalg.eigh(pseudo_inertia(theta[part]))
         if values[0] > 0.0 or values[0] < margin - SOLVER_SLACK * max(values[-1], 0.0):
             continue
-        raised = (vectors * np.maximum(values, margin)) @ vectors.T
+        floor = max(margin, 1e-12 * values[-1])
+        raised = (vectors * np.maximum(values, floor)) @ vectors.T
         theta[part] = pi_from_pseudo_inertia(0.5 * (raised + raised.T))
     return theta
 
