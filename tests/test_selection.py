@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from conftest import ONE_JOINT_PENDULUM
@@ -140,8 +138,38 @@ def test_a_pendulum_s_free_gravity_direction_is_not_a_levelling_error(tmp_path):
     assert body[1] / body[0] == pytest.approx(0.2, rel=0.01)
 
 
-def test_rows_at_rest_are_not_scored_unless_the_recording_mostly_rests(tmp_path):
-    from physid.offline.crossval import RawRows, cv_score, with_rest_unscored
+def _stops(seconds_moving: list[float], seconds_still: list[float], rate_hz: float = 100.0):
+    """A two-joint recording (t, q) at ``rate_hz``: moving and still stretches in turn, the
+    second joint never moving (its sensor's noise only)."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(3)
+    speeds = []
+    for moving, still in zip(seconds_moving, seconds_still, strict=True):
+        n = int(moving * rate_hz)
+        bump = np.sin(np.linspace(0.0, np.pi, n)) * rng.uniform(0.5, 1.5)
+        speeds += [bump, np.zeros(int(still * rate_hz))]
+    speed = np.concatenate(speeds)
+    t = np.arange(len(speed)) / rate_hz
+    q = np.column_stack([np.cumsum(speed) / rate_hz, 1e-5 * rng.standard_normal(len(t))])
+    return SimpleNamespace(t=t, q=q)
+
+
+def test_rests_are_the_stops_of_half_a_second_or_more_read_from_the_positions():
+    from physid.offline.crossval import rest_intervals
+
+    recording = _stops([3.0, 3.0, 3.0], [1.0, 0.2, 2.0])  # stops of 1 s, 0.2 s (a turn), 2 s
+    rests = rest_intervals(recording)
+    assert len(rests) == 2
+    # the stops lie at 3-4 s and 10.2-12.2 s (the 0.2 s one at 7 s is not a rest); the speed
+    # read over 0.25 s and the slow ends of each move blur their edges by a few samples
+    np.testing.assert_allclose(rests, [[3.0, 4.0], [10.2, 12.2]], atol=0.1)
+    static_poses = _stops([1.0, 1.0], [3.0, 3.0])  # mostly at rest: every row scored
+    assert len(rest_intervals(static_poses)) == 0
+
+
+def test_rows_at_rest_are_not_scored(tmp_path):
+    from physid.offline.crossval import RawRows, cv_score
     from physid.robot.model import robot_from_urdf
 
     urdf = tmp_path / "pendulum.urdf"
@@ -150,38 +178,13 @@ def test_rows_at_rest_are_not_scored_unless_the_recording_mostly_rests(tmp_path)
     theta = np.zeros(model.layout.size)
     theta[model.layout.mass_indices] = 1.5  # any model: the torques below are its predictions
     rng = np.random.default_rng(1)
-
-    def fold(n_moving: int, n_slow: int, start_s: float) -> RawRows:
-        """100 Hz rows: moving, then slow; the model's own torque while moving, 5 N m off
-        where slow (what static friction holds at rest)."""
-        speed = rng.uniform(0.5, 2.0, n_moving) * rng.choice([-1.0, 1.0], n_moving)
-        dq = np.concatenate([speed, rng.uniform(-0.01, 0.01, n_slow)])[:, None]
-        q = rng.uniform(-1.0, 1.0, dq.shape)
-        ddq = rng.standard_normal(dq.shape)
-        t = start_s + 0.01 * np.arange(len(dq))
-        rows = RawRows(q, dq, ddq, np.zeros_like(q), t, np.zeros(len(dq), dtype=int))
-        held = np.where(np.abs(dq) < 0.05, 5.0, 0.0)
-        return replace(rows, tau=rows.regressor(model) @ theta + held)
-
-    folds = [fold(300, 100, 0.0), fold(300, 0, 4.0)]  # a 1 s rest: 100 of 700 rows
-    scored = with_rest_unscored(folds)
-    assert scored[0].n_scored == 300 and scored[1].scored is None
+    dq = np.r_[rng.uniform(0.5, 2.0, 300), rng.uniform(-0.01, 0.01, 100)][:, None]
+    q, ddq = rng.uniform(-1.0, 1.0, dq.shape), rng.standard_normal(dq.shape)
+    rows = RawRows(q, dq, ddq, np.zeros_like(q))
+    held = np.where(np.abs(dq) < 0.05, 5.0, 0.0)  # what static friction holds at rest
+    measured = rows.regressor(model) @ theta + held
+    scored = RawRows(q, dq, ddq, measured, np.abs(dq[:, 0]) >= 0.05)
     fit = lambda _system: theta  # noqa: E731
-    assert cv_score("model", model, None, scored, fit).total == pytest.approx(0.0, abs=1e-12)
-    assert cv_score("model", model, None, folds, fit).total > 0.1  # the rest rows' 5 N m
-    turning = [fold(300, 20, 0.0), fold(300, 0, 4.0)]  # 0.2 s slow: a turn, not a rest
-    assert all(f.scored is None for f in with_rest_unscored(turning))
-    static_poses = [fold(100, 400, 0.0), fold(100, 400, 6.0)]  # mostly at rest: all scored
-    assert all(f.scored is None for f in with_rest_unscored(static_poses))
-
-
-def test_a_joint_that_never_moves_does_not_hide_the_rests_of_the_others():
-    from physid.offline.crossval import resting
-
-    rng = np.random.default_rng(2)
-    speed = np.concatenate([rng.uniform(0.5, 2.0, 300), np.zeros(100)])  # moves, then rests
-    noise = 1e-3 * rng.standard_normal(400)  # a still joint: its speed is noise, as its RMS
-    q = np.column_stack([np.cumsum(speed) * 0.01, 1e-4 * rng.standard_normal(400)])
-    dq = np.column_stack([speed, noise])
-    assert np.array_equal(resting(q, dq), speed == 0.0)
-    assert resting(q[:, 1:], dq[:, 1:]).all()  # nothing moves: all at rest
+    assert cv_score("model", model, None, [scored], fit).total == pytest.approx(0.0, abs=1e-12)
+    everything = RawRows(q, dq, ddq, measured)
+    assert cv_score("model", model, None, [everything], fit).total > 0.1  # the rest's 5 N m

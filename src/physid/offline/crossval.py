@@ -8,19 +8,18 @@ reward a candidate for what its own filter removed. Each fold is scored on at mo
 :data:`MAX_SCORING_ROWS` raw samples in all (every k-th), away from the recordings' ends where
 the derivatives lean on extrapolation.
 
-Nor is a fold scored where the robot rests: stretches of at least :data:`REST_MIN_S` in which
-every joint is below :data:`REST_FRACTION` of its RMS speed (:func:`with_rest_unscored`). A
-joint at rest holds whatever torque static friction allows, anywhere within its band, and no
-model of this class predicts which: those rows score each candidate by how its Coulomb terms,
-its cut-off's ringing at a stop and its offsets happen to land inside that band. Real
-recordings often start or end at rest: eight of the fifteen UR10e runs rest for 25-39 % of their
-rows, and there those rows chose the cut-off and the deadband. Held out on the UR10e's
-point-to-point run: 20sec_7harm 8.87 -> 6.69 %, 20sec_12harm 6.98 -> 6.49 %, 10harm 6.85 ->
-6.67 %, 5harm 7.71 -> 7.71 %, 15harm50sec 6.55 -> 6.57 % (runs without rests: 6.2-6.4 %); every
-case of ``benchmarks/real_corpus.py`` unchanged. Rows where all joints merely turn at once
-stay scored (they carry the inertia; counting them as rest flipped the DFKI PD run's delay
-choice, 57.6 -> 58.6 %), and a recording that rests for most of its rows (static poses: gravity
-is what it identifies) is scored on every row. The fit itself uses every row.
+Nor is a fold scored where the robot rests (:func:`rest_intervals`): stretches of at least
+:data:`REST_MIN_S` in which every joint that moves in the recording is below
+:data:`REST_FRACTION` of its RMS speed, read from the recorded positions (so that every
+candidate filter is scored on the same rows). A joint at rest holds whatever torque static
+friction allows, anywhere within its band, and no model of this class predicts which: those rows
+score each candidate by how its Coulomb terms, its cut-off's ringing at a stop and its offsets
+happen to land inside that band. Real recordings often start or end at rest: eight of the
+fifteen UR10e runs rest for 25-39 % of their rows, and there those rows chose the cut-off and
+the deadband. Rows where all joints merely turn at once stay scored (they carry the inertia;
+counting them as rest flipped the DFKI PD run's delay choice, 57.6 -> 58.6 % held out), and a
+recording that rests for more than half its duration (static poses: gravity is what it
+identifies) is scored on every row. The fit itself uses every row.
 """
 
 from __future__ import annotations
@@ -41,13 +40,12 @@ from physid.robot.regressor import inertial_regressor, joint_term_regressor
 
 MAX_SCORING_ROWS = 4_000
 # A row where every joint moves slower than this share of its RMS speed is at rest: the widest
-# Coulomb deadband the data may choose (:data:`.deadband.CANDIDATE_FRACTIONS`), so a candidate
-# never loses or wins on rows that all candidates read as standstill
+# Coulomb deadband the data may choose (:data:`.deadband.CANDIDATE_FRACTIONS`)
 REST_FRACTION = 0.05
 # ... for at least this long: a stop, not the instant all joints happen to turn together
 # (a reversal passes the band in 0.07 / omega s, 0.06 s at 0.2 Hz, and carries the inertia)
 REST_MIN_S = 0.5
-# ... unless the recordings rest for more than this share of their rows (static poses)
+# ... unless the recording rests for more than this share of its duration (static poses)
 MAX_REST_SHARE = 0.5
 
 
@@ -60,8 +58,6 @@ class RawRows:
     dq: np.ndarray
     ddq: np.ndarray
     tau: np.ndarray
-    t: np.ndarray | None = None  # (M,) s, the rows' stamps ...
-    recording: np.ndarray | None = None  # (M,) ... in this training recording (its index)
     scored: np.ndarray | None = None  # (M,) bool
     # inertial regressors already built, by gravity vector (candidates share them)
     _inertial: dict = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +90,7 @@ def raw_rows(
     for index, recording in enumerate(recordings):
         plan = plan_recording(model, recording, options)
         t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
+        rests = rest_intervals(recording)
         start = 0
         for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
             rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
@@ -104,15 +101,15 @@ def raw_rows(
             for k in range(folds.n_folds):
                 pick = rows[fold_of_row == k]
                 if pick.size:
-                    parts[k].append((q[pick], dq[pick], ddq[pick], owned.tau[pick],
-                                     owned.t[pick], np.full(pick.size, index)))  # fmt: skip
+                    moving = ~within(owned.t[pick], rests)
+                    parts[k].append((q[pick], dq[pick], ddq[pick], owned.tau[pick], moving))
     n = model.n_joints
-    empty = (np.zeros((0, n)),) * 4 + (np.zeros(0), np.zeros(0, dtype=int))
+    empty = (np.zeros((0, n)),) * 4 + (np.zeros(0, dtype=bool),)
     folds_rows = [
-        RawRows(*(np.concatenate([p[i] for p in fold]) if fold else empty[i] for i in range(6)))
+        RawRows(*(np.concatenate([p[i] for p in fold]) if fold else empty[i] for i in range(5)))
         for fold in parts
     ]
-    return with_rest_unscored(folds_rows)
+    return [replace(fold, scored=None) if fold.scored.all() else fold for fold in folds_rows]
 
 
 def rest_note(folds: list[RawRows]) -> str | None:
@@ -128,44 +125,59 @@ def rest_note(folds: list[RawRows]) -> str | None:
     )
 
 
-def resting(q: np.ndarray, dq: np.ndarray) -> np.ndarray:
-    """(M,) bool: rows where every joint that moves is below :data:`REST_FRACTION` of its RMS
-    speed over these rows. A joint whose positions span less than the still bound
-    (:data:`~physid.recordings.glitches.MOVING_SPAN`) does not count: its speed is its
-    sensor's noise, as often above as below any share of its own RMS."""
-    rms_speed = np.sqrt(np.mean(dq**2, axis=0))
-    moving = (rms_speed > 0.0) & (np.ptp(q, axis=0) >= MOVING_SPAN)
+def rest_intervals(recording: Recording) -> np.ndarray:
+    """(k, 2) start and end times [s] of the recording's rests (module docstring): stretches of
+    at least :data:`REST_MIN_S` in which every joint that moves in this recording is below
+    :data:`REST_FRACTION` of its RMS speed; none when they add up to more than
+    :data:`MAX_REST_SHARE` of it (static poses). Read from the recorded positions alone (the
+    speed over :data:`REST_MIN_S` / 2), so every candidate filter is scored on the same rows.
+    A joint whose positions span less than the still bound
+    (:data:`~physid.recordings.glitches.MOVING_SPAN`) does not count: its speed is its sensor's
+    noise, as often above as below any share of its own RMS."""
+    t, q = _sampled_positions(recording)
+    none = np.zeros((0, 2))
+    if len(t) < 3 or t[-1] - t[0] <= REST_MIN_S:
+        return none
+    half = 0.25 * REST_MIN_S
+    speed = np.column_stack([
+        (np.interp(t + half, t, q[:, j]) - np.interp(t - half, t, q[:, j])) / (2.0 * half)
+        for j in range(q.shape[1])
+    ])  # fmt: skip
+    rms = np.sqrt(np.mean(speed**2, axis=0))
+    moving = (rms > 0.0) & (np.ptp(q, axis=0) >= MOVING_SPAN)
     if not np.any(moving):
-        return np.ones(len(dq), dtype=bool)
-    return np.all(np.abs(dq[:, moving]) <= REST_FRACTION * rms_speed[moving], axis=1)
+        return none
+    slow = np.all(np.abs(speed[:, moving]) <= REST_FRACTION * rms[moving], axis=1)
+    edges = np.flatnonzero(np.diff(np.r_[0, slow.astype(int), 0]))
+    runs = np.array([(t[a], t[b - 1]) for a, b in zip(edges[::2], edges[1::2], strict=True)])
+    runs = runs[runs[:, 1] - runs[:, 0] >= REST_MIN_S] if len(runs) else none
+    if np.sum(runs[:, 1] - runs[:, 0]) > MAX_REST_SHARE * (t[-1] - t[0]):
+        return none
+    return runs
 
 
-def with_rest_unscored(folds: list[RawRows]) -> list[RawRows]:
-    """``folds`` with their rows at rest left out of the scores (module docstring): the rows of
-    stretches of at least :data:`REST_MIN_S` in which every joint is :func:`resting`, the RMS
-    speeds taken over every fold's rows (as the Coulomb deadband's are)."""
-    dq = np.concatenate([fold.dq for fold in folds])
-    if not len(dq) or any(fold.t is None for fold in folds):
-        return folds
-    slow = resting(np.concatenate([fold.q for fold in folds]), dq)
-    t = np.concatenate([fold.t for fold in folds])
-    recording = np.concatenate([fold.recording for fold in folds])
-    rest = np.zeros(len(dq), dtype=bool)
-    order = np.lexsort((t, recording))
-    # runs of slow rows within one recording, in time order
-    key = np.where(slow[order], recording[order], -1)
-    edges = np.flatnonzero(np.diff(np.r_[-1, key, -1]) != 0)
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
-        run = order[a:b]
-        if slow[run[0]] and t[run[-1]] - t[run[0]] >= REST_MIN_S:
-            rest[run] = True
-    if not rest.any() or np.count_nonzero(rest) > MAX_REST_SHARE * len(dq):
-        return folds
-    bounds = np.cumsum([0, *(len(fold.dq) for fold in folds)])
-    return [
-        replace(fold, scored=~rest[a:b]) if rest[a:b].any() else fold
-        for fold, a, b in zip(folds, bounds[:-1], bounds[1:], strict=True)
-    ]
+REST_ROWS = 200_000  # positions read for finding rests (every k-th row of a longer recording)
+
+
+def _sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
+    """Stamps and positions of at most :data:`REST_ROWS` evenly spread rows, a recording on
+    disk read block by block."""
+    t = np.asarray(recording.t, dtype=float)
+    step = max(1, int(np.ceil(len(t) / REST_ROWS)))
+    if isinstance(recording.q, np.ndarray):
+        return t[::step], recording.q[::step]
+    block = step * 10_000
+    q = np.concatenate([np.asarray(recording.q[a : min(a + block, len(t)) : step], float)
+                        for a in range(0, len(t), block)])  # fmt: skip
+    return t[::step], q
+
+
+def within(t: np.ndarray, intervals: np.ndarray) -> np.ndarray:
+    """(M,) bool: whether each time lies in one of the (k, 2) closed ``intervals``."""
+    inside = np.zeros(len(t), dtype=bool)
+    for start, end in intervals:
+        inside |= (t >= start) & (t <= end)
+    return inside
 
 
 @dataclass(frozen=True)
