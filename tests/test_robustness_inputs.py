@@ -536,3 +536,29 @@ def test_a_configured_decimation_factor_bounds_the_cut_off_candidates(seed, tmp_
     nyquist = 0.5 * 200.0 / factor  # the seed recording's 200 Hz
     chosen = document["preprocessing"]
     assert chosen["decimation_factor"] == factor and chosen["decimation_cutoff_hz"] <= nyquist
+
+
+def test_validate_with_a_given_filter_names_a_file_without_its_derivatives(seed, tmp_path):
+    # validate reads the filter from params.json: 'given' there met a file without dq_ columns
+    # with a traceback from Pinocchio (velocity vector of the wrong size)
+    names, values = _columns(seed[0])
+    t, positions = values[:, 0], [k for k, name in enumerate(names) if name.startswith("q_")]
+    dq = np.gradient(values[:, positions], t, axis=0)
+    ddq = np.gradient(dq, t, axis=0)
+    given = tmp_path / "given.csv"
+    given.write_text(_csv(names + [f"d{names[k]}" for k in positions]
+                          + [f"dd{names[k]}" for k in positions],
+                          np.column_stack([values, dq, ddq])))  # fmt: skip
+    config = tmp_path / "config.yaml"
+    config.write_text("filter: {method: given}\n")
+    out = tmp_path / "out"
+    code, _, stderr = invoke(*_identify(given, "--config", config, out=out))
+    assert code in (0, 3), stderr
+    assert_one_line_error(_validate(out / "params.json", seed[0]), "train.csv", "dq_<joint>")
+
+
+def test_a_torque_paired_with_later_motion_is_said_so():
+    from physid.offline.delay import DelayEstimate
+
+    note = DelayEstimate(0.0005, 0.0002, 0.002, compensated_s=-0.01).note()
+    assert "10 ms later" in note and "-10" not in note

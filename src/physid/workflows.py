@@ -471,6 +471,8 @@ def run_validate(
         model.layout.size,
         str(params_path),
     )
+    if preprocessing.filter.method == "given":  # the identification's filter, not the config's
+        _require_given_derivatives(trajectories)
     note(preprocessing.summary())
     if delay_s:
         note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "

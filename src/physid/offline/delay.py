@@ -59,9 +59,10 @@ class DelayEstimate:
     def note(self) -> str:
         way = "lags" if self.value_s > 0 else "leads"
         if self.compensated_s:
+            when = "earlier" if self.compensated_s > 0 else "later"
             return (
-                f"the torque was paired with the motion {1e3 * self.compensated_s:.3g} ms "
-                f"earlier to compensate its delay; what remains {way} it by "
+                f"the torque was paired with the motion {1e3 * abs(self.compensated_s):.3g} ms "
+                f"{when} to compensate its delay; what remains {way} it by "
                 f"{1e3 * abs(self.value_s):.3g} +- {1e3 * self.std_s:.2g} ms"
             )
         return (

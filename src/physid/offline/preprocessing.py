@@ -209,8 +209,8 @@ def resolve_preprocessing(
             "cut-off"
             if decimation == omega_f
             else f"decimation cut-off {decimation:.3g} Hz: 80 % of the Nyquist frequency after "
-            f"decimating by the configured factor {factor} (below {decimation_per_cutoff:g} x the "
-            "derivative cut-off)"
+            f"decimating by the configured factor {factor} ({decimation_per_cutoff:g} x the "
+            f"derivative cut-off, {omega_f:.3g} Hz, would alias)"
         )
         if _kept_equations(trajectories, decimation, n_joints, factor) < needed:
             notes.append(
