@@ -562,3 +562,13 @@ def test_a_torque_paired_with_later_motion_is_said_so():
 
     note = DelayEstimate(0.0005, 0.0002, 0.002, compensated_s=-0.01).note()
     assert "10 ms later" in note and "-10" not in note
+
+
+def test_a_configured_decimation_factor_that_aliases_a_slower_file_names_it(seed, tmp_path):
+    names, values = _columns(seed[0])
+    slow = tmp_path / "slow.csv"  # the seed's 200 Hz taken every fourth row: 50 Hz
+    slow.write_text(_csv(names, values[::4]))
+    config = tmp_path / "config.yaml"
+    config.write_text("filter: {decimation_factor: 8}\n")
+    assert_one_line_error(_identify(seed[0], "--config", config, "--validate", slow),
+                          "slow.csv", "aliasing", "decimation_factor")  # fmt: skip

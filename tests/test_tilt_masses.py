@@ -92,3 +92,24 @@ def test_a_tilt_that_makes_the_masses_implausible_is_not_kept(tmp_path):
     mass = document["moving_mass"]
     assert 0.95 <= mass["value"] / mass["prior"] <= 1.05  # 17.3 kg (URDF 17.0; was 220 kg)
     assert document["fit"]["validation"]["relative_error"] < 0.01  # 0.51 %
+
+
+def test_a_failed_upright_fit_is_no_evidence_against_a_tilt():
+    # FitContext.fit returns the prior itself when the solver fails: plausible by construction
+    from types import SimpleNamespace
+
+    from physid.offline.choices import _tilt_upsets_masses
+    from physid.sim.arm import arm6_model
+
+    model = arm6_model()
+    prior = model.prior_parameters()
+    heavy = prior.copy()
+    heavy[model.layout.mass_indices] *= 10.0  # implausible under the tilt
+    fits = {"upright": prior, "tilted": heavy}
+    context = SimpleNamespace(fit=lambda: lambda system: fits[system],
+                              problem=SimpleNamespace(prior=prior))  # fmt: skip
+    upright = SimpleNamespace(system="upright")
+    tilted = SimpleNamespace(system="tilted")
+    assert _tilt_upsets_masses(model, upright, model, tilted, context) is None
+    fits["upright"] = prior.copy()  # a real upright fit at the URDF's masses
+    assert "implausible" in _tilt_upsets_masses(model, upright, model, tilted, context)

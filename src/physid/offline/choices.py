@@ -313,7 +313,8 @@ def _tilt_upsets_masses(
     fit = context.fit()
     prior = context.problem.prior
     upright = fit(training.system)
-    if implausible_masses(model, upright, prior):
+    # a failed upright fit returns the prior itself, plausible by construction: no evidence
+    if upright is prior or implausible_masses(model, upright, prior):
         return None
     leaning = fit(tilted.system)
     moved = implausible_masses(tilted_model, leaning, prior)

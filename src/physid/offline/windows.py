@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physid.errors import InputError
 from physid.files.config import FilterConfig
 from physid.offline.preprocessing import is_resolved, resolve_preprocessing
 from physid.recordings.streamed import RecordingFile
@@ -121,9 +122,14 @@ def plan_recording(
     }
     decimation = None
     if options.decimation_cutoff_hz:
-        decimation = MultirateDecimation.plan(
-            sample_rate, options.decimation_cutoff_hz, options.decimation_factor
-        )
+        try:
+            decimation = MultirateDecimation.plan(
+                sample_rate, options.decimation_cutoff_hz, options.decimation_factor
+            )
+        except InputError as error:  # a configured factor on a slower recording: name it
+            raise InputError(f"{error} at its {sample_rate:.4g} Hz (a configured decimation_factor "
+                             "applies to every recording)",
+                             source=recording.source) from error  # fmt: skip
     uniform_needed = options.method == "classical" or decimation is not None
     resample = uniform_needed and not is_uniform(t, dt)
     info["resampled_to_uniform"] = resample
