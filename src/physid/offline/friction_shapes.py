@@ -27,7 +27,7 @@ import numpy as np
 from physid.files.config import FilterConfig
 from physid.offline.deadband import DEADBAND_NOISE_STDS
 from physid.offline.least_squares import least_squares
-from physid.offline.observations import Observations, friction_chunks
+from physid.offline.observations import Observations, friction_chunks, friction_windows
 from physid.offline.preprocessing import Preprocessing
 from physid.offline.reduced import ReducedSystem, ReductionAccumulator
 from physid.offline.store import ObservationStore
@@ -214,8 +214,22 @@ class _Passes:
         self.trajectories, self.options, self.store = trajectories, options, store
         self.weighting, self.note = weighting, note
         self.count = 0
+        # The states do not depend on the shapes. The Kalman smoothers' states are kept for the
+        # search: their maximum-likelihood NVR search ran once per evaluation (KUKA LWR4+ file
+        # 2, sigmoid friction with irwsm2: 94 times, 24 of the run's 26 CPU s); the Butterworth
+        # states are cheap to recompute, and a recording streamed from disk stays there.
+        self._windows: dict[int, list] = {}
         self.columns: np.ndarray | None = None
         self.weights: np.ndarray | None = None
+
+    def windows(self, model: RobotModel, k: int) -> list | None:
+        """Recording ``k``'s filtered windows, kept after the first pass when they are the
+        Kalman smoothers' (None: recompute them)."""
+        if not self.options.method.startswith("irwsm"):
+            return None
+        if k not in self._windows:
+            self._windows[k] = friction_windows(model, self.trajectories[k], self.options)
+        return self._windows[k]
 
     def blocks(self, model: RobotModel, chunk: Observations, joint_block: np.ndarray) -> np.ndarray:
         n_inertial = model.layout.n_inertial
@@ -228,7 +242,7 @@ class _Passes:
         total = ReductionAccumulator()
         fitted = model.fitted[None, :, None]
         for k, trajectory in enumerate(self.trajectories):
-            pairs = friction_chunks(model, trajectory, self.options)
+            pairs = friction_chunks(model, trajectory, self.options, self.windows(model, k))
             for chunk, (block, derivative) in zip(self.store.of_recording(k), pairs, strict=True):
                 total.add(self.blocks(model, chunk, block), chunk.tau, derivative * fitted)
         system = replace(total.system(), fitted=None if np.all(model.fitted) else model.fitted)
@@ -377,7 +391,7 @@ def _final_observations(
     """The training observations and their reduced system under the fitted shapes."""
     store, total = ObservationStore(), ReductionAccumulator()
     for k, trajectory in enumerate(passes.trajectories):
-        pairs = friction_chunks(model, trajectory, passes.options)
+        pairs = friction_chunks(model, trajectory, passes.options, passes.windows(model, k))
         for chunk, (block, _) in zip(passes.store.of_recording(k), pairs, strict=True):
             W = passes.blocks(model, chunk, block)
             store.append(replace(chunk, W=W, joint_terms=()), k)

@@ -230,17 +230,30 @@ def joint_term_chunks(
 
 
 def friction_chunks(
-    model: RobotModel, recording: Recording, options: FilterConfig
+    model: RobotModel,
+    recording: Recording,
+    options: FilterConfig,
+    windows: list[PreparedWindow] | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per window of ``recording`` (as :func:`observation_chunks`): the joint-term block of the
     observation matrix and its derivatives with respect to the friction shape parameters
-    (:func:`physid.robot.regressor.friction_shape_derivatives`), decimated like the observations."""
-    plan = plan_recording(model, recording, options)
-    for window in filtered_windows("friction", recording, plan):
+    (:func:`physid.robot.regressor.friction_shape_derivatives`), decimated like the observations.
+    ``windows``: the recording's :func:`friction_windows`, when the caller keeps them."""
+    if windows is None:
+        windows = filtered_windows("friction", recording, plan_recording(model, recording, options))
+    for window in windows:
         yield (
             _second_stage(window, joint_term_regressor(model, window.dq, window.ddq)),
             _second_stage(window, friction_shape_derivatives(model, window.dq)),
         )
+
+
+def friction_windows(
+    model: RobotModel, recording: Recording, options: FilterConfig
+) -> list[PreparedWindow]:
+    """The filtered windows of ``recording``, kept: for a search that evaluates many joint-term
+    models on the same states (:mod:`.friction_shapes`)."""
+    return list(filtered_windows("friction", recording, plan_recording(model, recording, options)))
 
 
 def observations_of(
