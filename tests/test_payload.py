@@ -109,3 +109,21 @@ def test_loaded_torques_in_another_unit_are_suspect_not_a_payload(payload_case, 
     run = CliRunner().invoke(main, arguments)
     assert run.exit_code == 3, run.output
     assert json.loads((out / "payload.json").read_text())["status"].startswith("suspect")
+
+
+def test_a_payload_the_solver_leaves_just_outside_the_cone_is_moved_onto_it(monkeypatch):
+    # Clarabel meets J >= margin I to its tolerance: a near miss read "no physically consistent
+    # payload" (the identification's bodies are moved onto the cone the same way)
+    from physid.body.inertia import check_consistency, pi_from_pseudo_inertia, pseudo_inertia
+    from physid.offline import payload
+
+    pi = pi_from_mass_com_inertia(2.8, np.array([0.0, 0.0, 0.05]), np.diag([3e-3, 3e-3, 2e-3]))
+    values, vectors = np.linalg.eigh(pseudo_inertia(pi))
+    values[0] = -1e-9  # outside, by 1e-9 of the largest eigenvalue (the mass, 2.8 kg)
+    near_miss = pi_from_pseudo_inertia((vectors * values) @ vectors.T)
+    assert not check_consistency(near_miss).consistent
+    monkeypatch.setattr(payload, "solve_sdp", lambda problem: "optimal")  # x keeps its start
+    A = np.eye(10)
+    found, consistent, status = payload._consistent_payload(A, A @ near_miss, near_miss, 1e-6, None)
+    assert consistent and status == "ok" and check_consistency(found).consistent
+    assert np.max(np.abs(found - near_miss)) < 1e-5

@@ -246,13 +246,20 @@ def _onto_cone(model: RobotModel, theta: np.ndarray, margin: float) -> np.ndarra
     theta = theta.copy()
     for joint in model.layout.body_joints:
         part = model.layout.body_slice(joint)
-        values, vectors = np.linalg.eigh(pseudo_inertia(theta[part]))
-        if values[0] > 0.0 or values[0] < margin - SOLVER_SLACK * max(values[-1], 0.0):
-            continue
-        floor = max(margin, 1e-12 * values[-1])
-        raised = (vectors * np.maximum(values, floor)) @ vectors.T
-        theta[part] = pi_from_pseudo_inertia(0.5 * (raised + raised.T))
+        theta[part] = body_onto_cone(theta[part], margin)
     return theta
+
+
+def body_onto_cone(pi: np.ndarray, margin: float) -> np.ndarray:
+    """One body's inertial parameters ``pi`` (10,) as :func:`_onto_cone` moves them: onto
+    ``J >= margin I`` when the solver left J's smallest eigenvalue at or below 0 within
+    :data:`SOLVER_SLACK` of its largest; unchanged otherwise."""
+    values, vectors = np.linalg.eigh(pseudo_inertia(pi))
+    if values[0] > 0.0 or values[0] < margin - SOLVER_SLACK * max(values[-1], 0.0):
+        return pi
+    floor = max(margin, 1e-12 * values[-1])
+    raised = (vectors * np.maximum(values, floor)) @ vectors.T
+    return pi_from_pseudo_inertia(0.5 * (raised + raised.T))
 
 
 def _verify(model: RobotModel, theta: np.ndarray) -> tuple[bool, dict[str, ConsistencyReport]]:

@@ -27,7 +27,7 @@ import pinocchio as pin
 from physid.body.inertia import check_consistency
 from physid.errors import InputError
 from physid.files.config import FilterConfig
-from physid.offline.consistent import pseudo_inertia_expression, solve_sdp
+from physid.offline.consistent import body_onto_cone, pseudo_inertia_expression, solve_sdp
 from physid.offline.least_squares import autocorrelation_robust_covariance
 from physid.offline.observations import observations_of
 from physid.offline.payload_pairing import pair_runs
@@ -359,7 +359,7 @@ def _consistent_payload(
     status = solve_sdp(problem)
     if x.value is None or not status.startswith("optimal"):
         return None, False, f"no physically consistent payload: {status}"
-    pi = np.asarray(x.value[:10], float)
+    pi = body_onto_cone(np.asarray(x.value[:10], float), margin)  # the solver's near miss
     report = check_consistency(pi, name="payload")
     if not report.consistent:
         return None, False, f"no physically consistent payload: {report.reason}"
