@@ -246,6 +246,8 @@ def test_drive_gain_identification_with_nonlinear_friction_is_refused_by_name() 
         parse_config(raw)
 
 
+# FloBaRoID's KUKA positions come low-passed upstream: the NVR's likelihood runs to its bound
+@pytest.mark.filterwarnings("ignore:nvr. ML estimate:RuntimeWarning")
 def test_the_shape_search_smooths_each_recording_once(monkeypatch) -> None:
     # the friction-shape search evaluates many shapes on the same states; with a Kalman
     # smoother their maximum-likelihood NVR search ran once per evaluation (the real KUKA file
