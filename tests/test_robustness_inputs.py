@@ -572,3 +572,18 @@ def test_a_configured_decimation_factor_that_aliases_a_slower_file_names_it(seed
     config.write_text("filter: {decimation_factor: 8}\n")
     assert_one_line_error(_identify(seed[0], "--config", config, "--validate", slow),
                           "slow.csv", "aliasing", "decimation_factor")  # fmt: skip
+
+
+def test_the_api_with_a_given_filter_and_no_derivatives_raises_the_input_error(seed):
+    # pipeline.identify called directly (no loader check): the cross-validation's raw rows took
+    # the missing ddq as an array (TypeError); they now read through the one check
+    from physid.errors import InputError
+    from physid.files.config import parse_config, robot_for
+    from physid.offline.pipeline import identify
+    from physid.workflows import load_trajectories
+
+    config = parse_config({"filter": {"method": "given"}})
+    model = robot_for(URDF, config)
+    train = load_trajectories([seed[0]], model, parse_config({}))
+    with pytest.raises(InputError, match=r"train.csv: filter method 'given'.*dq_<joint>"):
+        identify(model, train, config)

@@ -39,7 +39,7 @@ from physid.offline.preprocessing import (
     resolve_preprocessing,
 )
 from physid.offline.suspect import suspect_reasons
-from physid.offline.windows import Recording
+from physid.offline.windows import Recording, require_given_derivatives
 from physid.recordings.streamed import open_recording, preview, should_stream
 from physid.recordings.tables import Table, source_name
 from physid.recordings.trajectory import (
@@ -86,31 +86,10 @@ def load_trajectories(
             recordings.append(recording.in_memory() if whole else recording)
         else:
             recordings.extend(load_segments(path, model, **in_memory))
-    if config.filter.method == "given":
-        _require_given_derivatives(recordings)
+    if config.filter.method == "given":  # before any work, not in the first pass that reads them
+        for recording in recordings:
+            require_given_derivatives(recording)
     return recordings
-
-
-def _require_given_derivatives(recordings: list[Recording]) -> None:
-    """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
-    the first file that lacks them (not a traceback from the first pass that reads them)."""
-    flags = {"dq": "has_velocities", "ddq": "has_accelerations"}  # a RecordingFile's
-
-    def has(recording: Recording, name: str) -> bool:
-        if hasattr(recording, flags[name]):
-            return bool(getattr(recording, flags[name]))
-        return getattr(recording, name) is not None
-
-    for recording in recordings:
-        missing = [name for name in ("dq", "ddq") if not has(recording, name)]
-        if missing:
-            columns = " and ".join(f"{name}_<joint>" for name in missing)
-            raise InputError(
-                f"filter method 'given' takes the recorded velocities and accelerations, and "
-                f"there are no {columns} columns: add them, or use filter method classical "
-                "(the default), irwsm1 or irwsm2",
-                source=recording.source,
-            )
 
 
 def unlogged_torque_warning(
@@ -472,7 +451,8 @@ def run_validate(
         str(params_path),
     )
     if preprocessing.filter.method == "given":  # the identification's filter, not the config's
-        _require_given_derivatives(trajectories)
+        for trajectory in trajectories:
+            require_given_derivatives(trajectory)
     note(preprocessing.summary())
     if delay_s:
         note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "

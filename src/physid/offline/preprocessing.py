@@ -153,9 +153,11 @@ def _kept_equations(
     factor of that cut-off)."""
     total = 0
     for trajectory in trajectories:
-        decimation = Decimation.for_cutoff(trajectory.sample_rate_hz, cutoff_hz)
+        rate = trajectory.sample_rate_hz
         if factor:
-            decimation = Decimation(trajectory.sample_rate_hz, cutoff_hz, factor)
+            decimation = Decimation(rate, cutoff_hz, factor)
+        else:
+            decimation = Decimation.for_cutoff(rate, cutoff_hz)
         margin = decimation.settling_samples
         total += max(0, (trajectory.n_samples - 2 * margin) // decimation.factor)
     return total * n_joints

@@ -178,6 +178,26 @@ def grid_window(recording: Recording, plan: RecordingPlan, start: int, stop: int
     )
 
 
+def require_given_derivatives(recording: Recording) -> None:
+    """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
+    the file and the columns it lacks (a recording on disk says so by its flags)."""
+    flags = {"dq": "has_velocities", "ddq": "has_accelerations"}
+    missing = [
+        name
+        for name in ("dq", "ddq")
+        if not (getattr(recording, flags[name]) if hasattr(recording, flags[name])
+                else getattr(recording, name) is not None)
+    ]  # fmt: skip
+    if missing:
+        columns = " and ".join(f"{name}_<joint>" for name in missing)
+        raise InputError(
+            f"filter method 'given' takes the recorded velocities and accelerations, and there "
+            f"are no {columns} columns: add them, or use filter method classical (the default), "
+            "irwsm1 or irwsm2",
+            source=recording.source,
+        )
+
+
 def estimate_states(
     trajectory: Trajectory, options: FilterConfig, sample_time_s: float, info: dict
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -186,16 +206,11 @@ def estimate_states(
     The Kalman smoothers take the recorded time stamps when the sampling jitters (their model
     handles it); the Butterworth pipeline needs, and gets, uniformly sampled data.
     """
-    from physid.errors import InputError
     from physid.signal.butterworth import classical_derivatives
 
     method = options.method
     if method == "given":
-        if trajectory.dq is None or trajectory.ddq is None:
-            raise InputError(
-                "filter method 'given' needs dq_<joint> and ddq_<joint> columns in the data",
-                source=trajectory.source,
-            )
+        require_given_derivatives(trajectory)
         return trajectory.q, trajectory.dq, trajectory.ddq
     if method == "classical":
         info["butterworth_cutoff_hz"] = options.butterworth_cutoff_hz
@@ -265,6 +280,7 @@ def raw_windows(
         stop = min(start + step, n)
         owned = recording.time_slice(start, stop)
         if method == "given":
+            require_given_derivatives(owned)
             yield owned, owned.q, owned.dq, owned.ddq
             continue
         if method.startswith("irwsm"):  # the smoother takes the recorded time stamps
