@@ -420,3 +420,25 @@ def test_a_streamed_recording_is_repaired_block_by_block(tmp_path):
     np.testing.assert_array_equal(blocks.tau[:1000], whole.tau[:1000])
     assert blocks.tau[1000, 3] == pytest.approx(s.tau[1001, 3])
     assert abs(whole.tau[1000, 3] - s.tau[1000, 3]) < 1.0
+
+
+def test_a_joint_moves_beyond_the_still_bound_and_its_own_noise():
+    """moving_joints: white noise of 0.3 mrad over 1e5 samples (span about 3 mrad) and a 12-bit
+    encoder toggling between two ticks do not move; a sine sampled 8 times a period, a slow
+    drift of 10 mrad under 10 urad of noise, and a tick-quantised motion do."""
+    from physid.recordings.glitches import moving_joints
+
+    rng = np.random.default_rng(2)
+    n = 100_000
+    tick = 2 * np.pi / 4096
+    t = np.arange(n) / 1000.0
+    q = np.column_stack([
+        3e-4 * rng.standard_normal(n),
+        tick * (rng.uniform(size=n) < 0.5),
+        0.5 * np.sin(2 * np.pi * t / 0.0083) + 1e-6 * rng.standard_normal(n),  # 8.3 a period
+        0.01 * t / t[-1] + 1e-5 * rng.standard_normal(n),
+        tick * np.round(0.8 * np.sin(2 * np.pi * 0.3 * t) / tick),
+        np.zeros(n),
+    ])  # fmt: skip
+    assert np.ptp(q[:, 0]) > 2e-3 and np.ptp(q[:, 1]) > 1e-3
+    np.testing.assert_array_equal(moving_joints(q), [False, False, True, True, True, False])

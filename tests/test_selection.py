@@ -138,9 +138,10 @@ def test_a_pendulum_s_free_gravity_direction_is_not_a_levelling_error(tmp_path):
     assert body[1] / body[0] == pytest.approx(0.2, rel=0.01)
 
 
-def _stops(seconds_moving: list[float], seconds_still: list[float], rate_hz: float = 100.0):
+def _stops(seconds_moving: list[float], seconds_still: list[float], rate_hz: float = 100.0,
+           still_noise: float = 1e-5):  # fmt: skip
     """A two-joint recording (t, q) at ``rate_hz``: moving and still stretches in turn, the
-    second joint never moving (its sensor's noise only)."""
+    second joint never moving (its sensor's noise only, std ``still_noise``)."""
     from types import SimpleNamespace
 
     rng = np.random.default_rng(3)
@@ -151,7 +152,7 @@ def _stops(seconds_moving: list[float], seconds_still: list[float], rate_hz: flo
         speeds += [bump, np.zeros(int(still * rate_hz))]
     speed = np.concatenate(speeds)
     t = np.arange(len(speed)) / rate_hz
-    q = np.column_stack([np.cumsum(speed) / rate_hz, 1e-5 * rng.standard_normal(len(t))])
+    q = np.column_stack([np.cumsum(speed) / rate_hz, still_noise * rng.standard_normal(len(t))])
     return SimpleNamespace(t=t, q=q)
 
 
@@ -166,6 +167,22 @@ def test_rests_are_the_stops_of_half_a_second_or_more_read_from_the_positions():
     np.testing.assert_allclose(rests, [[3.0, 4.0], [10.2, 12.2]], atol=0.1)
     static_poses = _stops([1.0, 1.0], [3.0, 3.0])  # mostly at rest: every row scored
     assert len(rest_intervals(static_poses)) == 0
+
+
+def test_a_still_joint_whose_noise_spans_more_than_the_still_bound_hides_no_rest():
+    """A joint that never moves, read by a noisy sensor (0.3 mrad: it spans about 2 mrad, above
+    the 1 mrad still bound) or a 12-bit encoder toggling between two ticks (1.5 mrad), has a
+    speed that is noise, never below 5 % of its own RMS: counted as moving, it hid every rest
+    (a real UR10e run with one still joint given that noise: 11 s of rests before, none)."""
+    from physid.offline.crossval import rest_intervals
+
+    noisy = _stops([3.0, 3.0, 3.0], [1.0, 0.2, 2.0], still_noise=3e-4)
+    assert np.ptp(noisy.q[:, 1]) > 1e-3
+    np.testing.assert_allclose(rest_intervals(noisy), [[3.0, 4.0], [10.2, 12.2]], atol=0.1)
+    tick = 2 * np.pi / 4096
+    toggling = _stops([3.0, 3.0, 3.0], [1.0, 0.2, 2.0])
+    toggling.q[:, 1] = tick * (np.random.default_rng(4).uniform(size=len(toggling.t)) < 0.3)
+    np.testing.assert_allclose(rest_intervals(toggling), [[3.0, 4.0], [10.2, 12.2]], atol=0.1)
 
 
 def test_rows_at_rest_are_not_scored(tmp_path):

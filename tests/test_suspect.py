@@ -452,6 +452,22 @@ def test_a_robot_that_never_moved_is_named_as_such_not_as_reordered_columns(arm_
     assert suspect_reasons(model, [moving, still]) == []
 
 
+def test_a_robot_at_rest_on_12_bit_encoders_did_not_move(arm_experiment):
+    """Held still, a 12-bit encoder toggles between two ticks (1.5 mrad, above the 1 mrad still
+    bound): the verdict still says the robot did not move, and does not read the noise as
+    motion."""
+    from physid.offline.suspect import motionless_reason
+
+    still = _held_still(arm_experiment, np.array([0.3, -0.5, 0.8, 0.1, 0.4, -0.2]))
+    tick = 2 * np.pi / 4096
+    q = tick * np.round(still.q / tick) + tick * (
+        np.random.default_rng(6).uniform(size=still.q.shape) < 0.2
+    )
+    assert np.all(np.ptp(q, axis=0) > 1e-3)
+    quantised = replace(still, q=q)
+    assert "the robot did not move" in motionless_reason(arm_experiment.model, [quantised])
+
+
 def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
     """Real KUKA LWR4+ file 2 (20 s) with the URDF's gravity torque taken out of the measured
     torque (what an external-torque estimate or a gravity-compensated signal logs): every

@@ -33,7 +33,7 @@ import pinocchio as pin
 
 from physid.offline.column_fixes import best_fix
 from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
-from physid.recordings.glitches import MOVING_SPAN
+from physid.recordings.glitches import MOVING_SPAN, NOISE_SPANS, moving_joints, position_noise
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
@@ -147,7 +147,7 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if angles is not None:
             reasons.append(f"{name}: {angles}")
             continue
-        if np.all(_span_and_mean(trajectory)[0] < STILL_SPAN):
+        if not np.any(_span_and_mean(trajectory)[2]):
             continue  # one still pose: the torque checks would correlate noise (a static pose
             # of several, or motionless_reason's verdict when all are)
         copied = copied_column_reason(trajectory)
@@ -179,14 +179,15 @@ def motionless_reason(model: RobotModel, trajectories: list[Trajectory]) -> str 
     Several recordings, each at its own still pose, are a static identification and pass."""
     if not trajectories:
         return None
-    spans, means = zip(*(_span_and_mean(t) for t in trajectories), strict=True)
+    spans, means, moving = zip(*(_span_and_mean(t) for t in trajectories), strict=True)
     spans = np.max(spans, axis=0)
-    if not np.all(spans < STILL_SPAN) or np.any(np.ptp(means, axis=0) >= POSE_STEP):
+    if np.any(moving) or np.any(np.ptp(means, axis=0) >= POSE_STEP):
         return None
     listed = ", ".join(f"'{j}' {s:.2g}" for j, s in zip(model.joint_names, spans, strict=True))
     return (
         f"the robot did not move: every joint's position spans less than {STILL_SPAN:g} rad "
-        f"(or m) in every recording ({listed}); at rest the torques show one pose's static "
+        f"(or m), or less than {NOISE_SPANS:g} x its noise, in every recording ({listed}); at "
+        "rest the torques show one pose's static "
         "load, not the dynamics: record an exciting motion (physid excite designs one)"
     )
 
@@ -198,20 +199,25 @@ _SPAN_ROWS = 100_000  # rows of a streamed recording read at a time for its span
 POSE_STEP = 0.05
 
 
-def _span_and_mean(recording) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    """Per joint, the span and the mean of a recording's positions: of every row, read block
-    by block for one streamed from disk (its preview, the first rows, may be a rest before
-    the motion)."""
+def _span_and_mean(recording) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Per joint, the span and the mean of a recording's positions, and whether it moves
+    (:func:`~physid.recordings.glitches.moving_joints`: beyond the still bound and its noise):
+    of every row, read block by block for one streamed from disk (its preview, the first rows,
+    may be a rest before the motion; the noise is read on the first block)."""
     positions = recording.q
     if isinstance(positions, np.ndarray):
-        return np.ptp(positions, axis=0), np.mean(positions, axis=0)
-    low = high = total = None
+        span = np.ptp(positions, axis=0)
+        return span, np.mean(positions, axis=0), moving_joints(positions)
+    low = high = total = noise = None
     for a in range(0, recording.n_samples, _SPAN_ROWS):
         q = np.asarray(positions[a : a + _SPAN_ROWS], float)
         low = q.min(axis=0) if low is None else np.minimum(low, q.min(axis=0))
         high = q.max(axis=0) if high is None else np.maximum(high, q.max(axis=0))
         total = q.sum(axis=0) + (0.0 if total is None else total)
-    return high - low, total / recording.n_samples
+        noise = position_noise(q) if noise is None else noise
+    span = high - low
+    moving = (span >= STILL_SPAN) & (span >= NOISE_SPANS * noise)
+    return span, total / recording.n_samples, moving
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers

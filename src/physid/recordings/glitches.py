@@ -50,6 +50,7 @@ passive joint, whose torque is truly 0.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,6 +225,39 @@ STUCK_MIN_S = 1.0
 STUCK_MIN_ROWS = 50
 STUCK_MOTION_SHARE = 0.05
 MOVING_SPAN = 1e-3  # [rad or m] a joint spanning less over a recording did not move
+# ... nor one spanning less than this many times its position noise (moving_joints): white noise
+# of std s spans about 2 s sqrt(2 ln N), 9.6 s over 1e5 samples and 10.5 s over 1e6, and a still
+# joint on a 12-bit encoder (1.5 mrad a tick) toggles over one or two ticks
+NOISE_SPANS = 15.0
+
+
+def position_noise(q: np.ndarray, order: int = 2) -> np.ndarray:
+    """(n,) the positions' noise per row: the robust spread of their differences of ``order``
+    over sqrt(binomial(2 order, order)) (white noise: sqrt 6 for the second), floored at the
+    smallest non-zero step (an encoder's quantum). Motion adds about ``(omega dt)^order`` of
+    its amplitude to the differences: a higher order reads the noise of faster motion."""
+    difference = np.diff(q, n=order, axis=0)
+    spread = 1.4826 * np.median(np.abs(difference - np.median(difference, axis=0)), axis=0)
+    spread /= np.sqrt(math.comb(2 * order, order))
+    steps = np.abs(np.diff(q, axis=0))
+    quantum = np.min(np.where(steps > 0, steps, np.inf), axis=0)
+    return np.maximum(spread, np.where(np.isfinite(quantum), quantum, 0.0))
+
+
+def moving_joints(q: np.ndarray) -> np.ndarray:
+    """(n,) bool: whether each joint moves in the positions ``q`` (N, n): its span is at least
+    :data:`MOVING_SPAN` and :data:`NOISE_SPANS` times its :func:`position_noise` (the noise, or
+    an encoder's tick). A still joint whose noise or ticks span more than :data:`MOVING_SPAN`
+    does not move: its speed is noise, as often above as below any share of its own RMS.
+
+    The noise is read from fourth differences, to which a sine adds ``(omega dt)^4`` of its
+    amplitude: one sampled fewer than about 6 times a period would read as still (12 with the
+    second differences)."""
+    q = np.asarray(q, dtype=float)
+    if len(q) < 5:
+        return np.zeros(q.shape[1], dtype=bool)
+    span = np.ptp(q, axis=0)
+    return (span >= MOVING_SPAN) & (span >= NOISE_SPANS * position_noise(q, order=4))
 
 
 @dataclass(frozen=True)
@@ -242,7 +276,7 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
     stamps ``t`` (N,) [s] and positions ``q`` (N, n), in column then row order."""
     t, q, tau = np.asarray(t, float), np.asarray(q, float), np.asarray(tau, float)
     span = np.ptp(q, axis=0) if len(q) else np.zeros(q.shape[1])
-    moving = span > MOVING_SPAN
+    moving = moving_joints(q)
     runs = []
     for k in range(tau.shape[1]):
         starts = np.r_[0, np.flatnonzero(np.diff(tau[:, k]) != 0.0) + 1]

@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.ndimage import uniform_filter1d
 
-from physid.recordings.glitches import step_scale
+from physid.recordings.glitches import position_noise, step_scale
 from physid.recordings.tables import MAX_GAP_PERIODS
 from physid.robot.model import RobotModel
 
@@ -45,16 +45,6 @@ STEP_SPEED_ROWS = 3  # rows on each side of a break that give a joint's speed th
 # (a joint in a slow phase is evidence too: 0.2 ordinary steps left a 0.3 rad step of KUKA
 # joint 1 at row 4021 with one moving witness, read as lost ticks, 8.17 % held out)
 STEP_MOVING_NOISE = 5.0
-
-
-def position_noise(q: np.ndarray) -> np.ndarray:
-    """(n,) the positions' noise per row: the robust spread of their second differences over
-    sqrt(6) (white noise), floored at the smallest non-zero step (an encoder's quantum)."""
-    second = np.diff(q, n=2, axis=0)
-    spread = 1.4826 * np.median(np.abs(second - np.median(second, axis=0)), axis=0) / np.sqrt(6.0)
-    steps = np.abs(np.diff(q, axis=0))
-    quantum = np.min(np.where(steps > 0, steps, np.inf), axis=0)
-    return np.maximum(spread, np.where(np.isfinite(quantum), quantum, 0.0))
 
 
 def position_steps(

@@ -488,11 +488,11 @@ def unlogged_torque_joints(trajectories: list[Trajectory]) -> list[tuple[str, fl
     """``(joint, value)`` of the torque columns that hold one value in every row of every
     recording given while the robot moves in some: a torque that was not logged (a dead sensor,
     an empty column). None is found among recordings streamed from disk (not read for it)."""
-    from physid.recordings.glitches import MOVING_SPAN
+    from physid.recordings.glitches import moving_joints
 
     held = [t for t in trajectories if isinstance(getattr(t, "tau", None), np.ndarray)]
     if len(held) < len(trajectories) or not any(
-        np.any(np.ptp(t.q, axis=0) > MOVING_SPAN) for t in held if t.n_samples > 1
+        np.any(moving_joints(t.q)) for t in held if t.n_samples > 1
     ):
         return []
     names = held[0].joint_names
