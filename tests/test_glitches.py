@@ -149,6 +149,10 @@ def test_a_torque_stuck_while_the_robot_moves_is_found_and_a_still_one_is_not():
     resting = q.copy()
     resting[1000:2000] = q[1000]
     assert stuck_torque_runs(t, resting, stuck) == []
+    # a joint that never moves, read with 0.3 mrad of noise (it spans ~2 mrad, above the 1 mrad
+    # still bound): its noise is no motion, and the robot still rests there
+    resting[:, 0] = 3e-4 * np.random.default_rng(7).standard_normal(len(t))
+    assert stuck_torque_runs(t, resting, stuck) == []
     off = tau.copy()
     off[1000:2000, 1] = 0.0  # a motor switched off: free motion, no stuck sensor
     assert stuck_torque_runs(t, q, off) == []
