@@ -136,7 +136,7 @@ def rest_intervals(recording: Recording) -> np.ndarray:
     bound or a few times its noise) does not count: its speed is its sensor's noise, as often
     above as below any share of its own RMS (a 0.3 mrad noise on one still joint of a real
     UR10e run hid its 11 s of rests)."""
-    t, q = _sampled_positions(recording)
+    t, q = sampled_positions(recording)
     none = np.zeros((0, 2))
     if len(t) < 3 or t[-1] - t[0] <= REST_MIN_S:
         return none
@@ -164,7 +164,7 @@ def rest_intervals(recording: Recording) -> np.ndarray:
 REST_ROWS = 200_000  # positions read for finding rests (every k-th row of a longer recording)
 
 
-def _sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
+def sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
     """Stamps and positions of at most :data:`REST_ROWS` evenly spread rows, a recording on
     disk read block by block."""
     t = np.asarray(recording.t, dtype=float)

@@ -27,7 +27,7 @@ from physid.offline.consistent import (
     ConsistentProblem,
     consistent_least_squares,
 )
-from physid.offline.crossval import raw_rows
+from physid.offline.crossval import raw_rows, sampled_positions
 from physid.offline.deadband import friction_model_std
 from physid.offline.delay import DelayEstimate, compensated, estimate_delay
 from physid.offline.delay_choice import choose_delay
@@ -83,6 +83,7 @@ from physid.offline.uncertainty import (
     prior_limited_sources,
 )
 from physid.offline.windows import Recording
+from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import preview
 from physid.robot.model import RobotModel, gravity_of
 from physid.robot.regressor import BaseParameters, base_parameters, data_rank_deficiency
@@ -393,7 +394,8 @@ def _identify(
     store, system = training.store, training.system
     note("base parameters")
     base = base_parameters(model)
-    still = still_joints(model, store)
+    moving = np.any([moving_joints(sampled_positions(r)[1]) for r in train], axis=0)
+    still = still_joints(model, store, moving)
     excited = _excited(system, base, tuple(still))
     columns = base.independent[excited]
     prior = model.prior_parameters()
@@ -414,7 +416,9 @@ def _identify(
         ratio=estimation.essential_ratio,
     )
     joint = joint_prior(model, store, prior, preprocessing.velocity_noise_std)
-    warnings.extend(joint.reasons.values())
+    # a still joint's friction is held whole (_held_still): its one-way offset is not news
+    warnings.extend(why for name, why in joint.reasons.items()
+                    if name.rsplit(".", 1)[0] not in still)  # fmt: skip
     joint = _held_still(model, joint, still)
     total_mass_prior = estimation.prior_total_mass_std_relative
 

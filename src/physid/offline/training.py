@@ -191,8 +191,15 @@ def gravity_shifted(
     return store.mapped(shift)
 
 
-def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
-    """The joints that (almost) never move, with a one-line description of how little."""
+def still_joints(
+    model: RobotModel, store: ObservationStore, moving: np.ndarray | None = None
+) -> dict[str, str]:
+    """The joints that (almost) never move, with a one-line description of how little: those
+    whose filtered positions span less than the still bound or move slower than 1e-4 per
+    second, and those that ``moving`` (per joint, from the raw positions:
+    :func:`~physid.recordings.glitches.moving_joints`) says stay within their sensor's noise
+    (a still joint on a 12-bit encoder toggles over 1.5 mrad, and its friction was fitted to
+    the toggling)."""
     low = high = speed2 = None
     rows = 0
     for chunk in store:
@@ -203,10 +210,13 @@ def still_joints(model: RobotModel, store: ObservationStore) -> dict[str, str]:
         speed2 = np.sum(chunk.dq**2, axis=0) + (0.0 if speed2 is None else speed2)
         rows += len(chunk.q)
     span, speed = high - low, np.sqrt(speed2 / rows)
+    still = (span < MOVING_SPAN) | (speed < 1e-4)
+    noise_only = ~still & (False if moving is None else ~np.asarray(moving, dtype=bool))
     return {
         joint: f"range {span[k]:.2g}, rms speed {speed[k]:.2g}"
+        + (", within its position noise" if noise_only[k] else "")
         for k, joint in enumerate(model.joint_names)
-        if span[k] < MOVING_SPAN or speed[k] < 1e-4
+        if still[k] or noise_only[k]
     }
 
 
