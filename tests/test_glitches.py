@@ -229,11 +229,59 @@ def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
     assert error(kept) > 2.0 * error(reference)
     repairs = repaired["preprocessing"]["row_repairs"]
     found = [s for r in repairs for s in r["corrupt_samples_repaired"]]
+    # the row read as zero is a corrupt record: its torques are replaced with its positions
     assert {(s["row"], s["column"]) for s in found} == (
-        {(row + 1, f"q_{j}") for j in KUKA_JOINTS}
+        {(row + 1, f"{kind}_{j}") for j in KUKA_JOINTS for kind in ("q", "tau")}
         | {(r, "tau_lwr_1_joint") for r in (1301, 1302, 1303)}
     )
-    assert "10 corrupt samples in 4 of" in out and "row 1301 tau_lwr_1_joint 100000 ->" in out
+    assert "17 corrupt samples in 4 of" in out and "row 1301 tau_lwr_1_joint 100000 ->" in out
+
+
+def test_a_record_read_as_zeros_is_replaced_whole_and_a_motor_switched_off_is_not():
+    """A row whose positions are corrupt in most columns is a corrupt record: its torques are
+    replaced too, though a small torque read as 0 departs by less than a torque threshold. So
+    is a short run of rows whose every torque reads exactly 0 between rows that do not; a
+    long run of zero torques is a motor switched off, and is kept."""
+    _, q, tau = _signals(seed=4)
+    tau = tau * 0.02  # small torques: 0 departs by a few ordinary steps only
+    zero_row = q.copy(), tau.copy()
+    zero_row[0][1000] = zero_row[1][1000] = 0.0
+    _, tau_out, repair = repair_corrupt_samples(*zero_row, ("a", "b"))
+    assert {(s.row, s.column) for s in repair.samples} == {
+        (1000, c) for c in ("q_a", "q_b", "tau_a", "tau_b")
+    }
+    np.testing.assert_allclose(tau_out[1000], 0.5 * (tau[999] + tau[1001]))
+    zero_torques = tau.copy()
+    zero_torques[2000:2002] = 0.0
+    _, tau_out, repair = repair_corrupt_samples(q, zero_torques, ("a", "b"))
+    assert {(s.row, s.column) for s in repair.samples} == {
+        (r, c) for r in (2000, 2001) for c in ("tau_a", "tau_b")
+    }
+    switched_off = tau.copy()
+    switched_off[2000:2500] = 0.0
+    assert repair_corrupt_samples(q, switched_off, ("a", "b"))[2].samples == ()
+
+
+@pytest.mark.skipif(not (DATASETS / "xmate7p").is_dir(), reason="xMate7p dataset not present")
+def test_a_row_of_zeros_in_a_real_log_no_longer_moves_a_mass(tmp_path):
+    """Real xMate7p, 50 Hz, one period, file 1 -> 2: one row (of 1001) of zero positions and
+    torques. Its positions were repaired and its torques kept, which moved joint2 from 5.4 to
+    13.4 kg and the arm from 25.7 to 30.4 kg with status ok; now the fit is the clean one's."""
+    root = DATASETS / "xmate7p"
+    urdf = root / "XM7p.urdf"
+    train, held = (read_xmate(root / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02)
+                   for k in (1, 2))
+    joints = tuple(f"joint{k}" for k in range(1, train.q.shape[1] + 1))
+    q, tau = train.q.copy(), train.tau.copy()
+    q[len(q) // 2] = tau[len(q) // 2] = 0.0
+    files = {name: write_contract_csv(tmp_path / f"{name}.csv", joints, signals)
+             for name, signals in (("clean", train), ("zeros", Signals(train.t, q, tau)),
+                                   ("held", held))}  # fmt: skip
+    clean = physid.identify(urdf, files["clean"], validate=files["held"])
+    zeros = physid.identify(urdf, files["zeros"], validate=files["held"])
+    assert zeros.status == clean.status == "ok"
+    assert abs(zeros.raw.moving_mass() - clean.raw.moving_mass()) < 0.01 * clean.raw.moving_mass()
+    assert zeros.raw.validation.relative_error < 1.01 * clean.raw.validation.relative_error
 
 
 @pytest.mark.slow
