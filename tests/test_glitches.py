@@ -416,6 +416,11 @@ def test_time_in_milliseconds_is_refused(tmp_path):
     path = _write(tmp_path / "ms.csv", 1000.0 * s.t, s.q, s.tau)
     with pytest.raises(InputError, match=r"ms.csv: column 't' advances 4.99.* is t in seconds"):
         load_trajectory(path, _kuka_model())
+    # a 1 kHz log in ms steps by exactly 1 (it passed, and the fit failed: "rank deficient")
+    t = np.arange(len(s.t), dtype=float)
+    path = _write(tmp_path / "khz.csv", t, s.q, s.tau)
+    with pytest.raises(InputError, match=r"khz.csv: column 't' advances 1 per row"):
+        load_trajectory(path, _kuka_model())
 
 
 @pytest.mark.slow

@@ -111,13 +111,23 @@ def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, cor
 
 def test_a_slow_log_in_seconds_is_not_told_its_time_is_in_milliseconds(arm_experiment, clean):
     """5 Hz is below the rates robots log at, but were its stamps in ms this arm's joints would
-    move 1000 x faster than they read, beyond 10 rad/s: the motion says seconds (the real KUKA
+    move 1000 x faster than they read, beyond 50 rad/s: the motion says seconds (the real KUKA
     at 10 Hz was suspect for it). The 1 kHz run stamped in ms (1 "Hz") stays suspect."""
     slow = clean.rows(slice(None, None, 200))
     assert slow.sample_rate_hz == pytest.approx(5.0)
     assert not any("milliseconds" in r for r in suspect_reasons(arm_experiment.model, [slow]))
     in_ms = replace(clean, t=1000.0 * clean.t)  # 1 "Hz": a 1 kHz log's stamps in ms
     assert any("milliseconds" in r for r in suspect_reasons(arm_experiment.model, [in_ms]))
+
+
+def test_a_fast_arm_at_5_khz_stamped_in_ms_is_told_its_time_is_in_milliseconds():
+    """The real Staubli TX40 (5 kHz) with t in ms reads as a 5 Hz log whose row-to-row speeds
+    (noise included) peak at 11.5 rad/s once x 1000: above the old 10 rad/s bound it passed as
+    seconds, status ok, a joint's mass x2.7. No arm's joints move at 50 rad/s."""
+    from physid.offline.suspect import time_reason
+
+    assert "milliseconds" in time_reason(5.0, 11.5e-3)
+    assert time_reason(5.0, 1.1) is None  # the real KUKA kept at every 20th row: seconds
 
 
 def test_reported_values_of_the_corruptions(arm_experiment, clean):

@@ -45,8 +45,11 @@ SAMPLE_RATE_RANGE_HZ = (10.0, 100e3)
 # Below that range the motion decides: stamps in ms make every speed 1000 x too slow, so a log
 # whose fastest joint would then move faster than this [rad/s or m/s] was in seconds after all
 # (the real KUKA LWR4+ file 2 kept at every 20th row, 10 Hz: "is t in milliseconds?", status
-# suspect, for a fit as good as at 200 Hz; its joints peak at 1.1 rad/s)
-MAX_SPEED_IF_MILLISECONDS = 10.0
+# suspect, for a fit as good as at 200 Hz; its joints peak at 1.1 rad/s). The bound is the fastest
+# joint-side speed of any arm (MAX_JOINT_SPEED_RAD_S, 50 rad/s): at 10 rad/s the real Staubli
+# TX40 (5 kHz) with t in ms passed as a 5 Hz log in seconds, status ok, a joint's mass x2.7 (its
+# row-to-row speeds, noise included, reach 11.5 rad/s)
+MAX_SPEED_IF_MILLISECONDS = 50.0
 _SPEED_ROWS = 100_000  # rows of a streamed recording read for its peak speed
 
 # 2. Angles. The loader's margin (ANGLE_MARGIN_RAD, 0.5 rad = 29 deg): a revolute angle beyond

@@ -197,12 +197,14 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
 
 
 
-MAX_SAMPLE_PERIOD_S = 1.0  # a robot sampled slower than 1 Hz is a time column in other units
+# a robot sampled at 1 Hz or slower is a time column in other units (a 1 kHz log in ms steps by
+# exactly 1: it passed a strict bound, and the fit failed with "regressor is rank deficient")
+MAX_SAMPLE_PERIOD_S = 1.0
 
 
 def check_seconds(period: float, source: str) -> None:
     """One error line when the median step of ``t`` reads as time in other units than s."""
-    if period > MAX_SAMPLE_PERIOD_S:
+    if period >= MAX_SAMPLE_PERIOD_S:
         raise InputError(
             f"column 't' advances {period:.4g} per row (median), a robot sampled at "
             f"{1 / period:.3g} Hz: is t in seconds? (milliseconds, micro- or nanoseconds must "
