@@ -203,3 +203,17 @@ def test_usage_errors_are_one_line_naming_the_command(tmp_path):
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 2 and len(lines) == 1, result.output
         assert lines[0].startswith("physid: error: " + fragment)
+
+
+def test_demo_refuses_a_negative_seed_in_one_line(tmp_path):
+    """``physid demo --seed -1`` ended in numpy's traceback ("expected non-negative integer");
+    the API's run_demo says the same as the command."""
+    from physid.demo import run_demo
+    from physid.errors import InputError
+
+    result = run("demo", "--out", tmp_path / "demo", "--seed", "-1", "--quiet")
+    assert result.exit_code == 2
+    assert "--seed: -1 is not an integer in [0, 4294967295]" in result.output
+    assert not (tmp_path / "demo").exists()
+    with pytest.raises(InputError, match=r"seed: -1 is not an integer"):
+        run_demo(tmp_path / "api", seed=-1)

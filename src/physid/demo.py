@@ -60,9 +60,12 @@ def run_demo(
     progress: Progress | None = None,
 ) -> DemoResult:
     """Simulate, identify with ``physid identify``'s workflow, and compare with the truth."""
+    from physid.api.robot_runs import EXCITE
+    from physid.errors import in_range
+
     note = progress or (lambda _message: None)
     out_dir = Path(out_dir)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(in_range(seed, "seed", *EXCITE["seed"]))
     model = arm6_model()
     theta_true = true_parameters(model, rng)
     noise = SensorNoise()

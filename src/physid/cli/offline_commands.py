@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from physid.api.robot_runs import EXCITE
 from physid.cli.options import (
     DATA_HELP,
     DATA_SOURCE,
@@ -251,7 +252,8 @@ def validate_command(
     default=0,
     show_default=True,
     type=int,
-    help="Seed of the simulated robot, excitations and sensor noise.",
+    callback=number_in(*EXCITE["seed"]),
+    help="Seed of the simulated robot, excitations and sensor noise, 0-4294967295.",
 )
 @click.option(
     "--duration",
