@@ -149,6 +149,7 @@ def identify_payload(
     joint, placement = link_placement(model, link)
     body = model.layout.body_slice(joint)
     n_inertial = model.layout.n_inertial
+    given_unloaded = bool(unloaded)
     pairs = _pairs(loaded, unloaded)
     method = "known robot"
     held: dict[str, int] = {}
@@ -221,7 +222,8 @@ def identify_payload(
     names = list(model.layout.names[n_inertial:])
     sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
     if status == "ok":
-        reasons = implausible_payload(model, theta, float(values[0]), robot_only)
+        reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
+                                      values[1:4], swapped_hint=given_unloaded)  # fmt: skip
         status = "suspect: " + "; ".join(reasons) if reasons else status
     return PayloadResult(
         joint,
@@ -254,23 +256,56 @@ PAYLOAD_TO_ROBOT_MASS = 2.0
 ROBOT_ONLY_ERROR = 0.9
 
 
+def robot_reach(model: RobotModel) -> float:
+    """[m] The length of the kinematic chain: the sum of its joints' offsets from their
+    parents."""
+    return float(sum(np.linalg.norm(p.translation) for p in model.pin_model.jointPlacements))
+
+
 def implausible_payload(
-    model: RobotModel, theta: np.ndarray, mass_kg: float, robot_only_error: float
+    model: RobotModel,
+    theta: np.ndarray,
+    mass_kg: float,
+    robot_only_error: float,
+    with_payload_error: float | None = None,
+    com_m: np.ndarray | None = None,
+    swapped_hint: bool = False,
 ) -> list[str]:
-    """Reasons, with numbers, that a consistent payload estimate cannot be right; [] if none."""
+    """Reasons, with numbers, that a consistent payload estimate cannot be right; [] if none:
+    a payload heavier than :data:`PAYLOAD_TO_ROBOT_MASS` x the robot, a robot model that
+    explains almost none of the loaded torques, a payload whose fit leaves more of the loaded
+    torques unexplained than the robot alone (``with_payload_error``: the loaded-minus-unloaded
+    difference is no positive mass; measured on the real UR10e pair given swapped, 0.23 kg at
+    2.1 m from the flange, status ok), and a centre of mass ``com_m`` (link frame) farther from
+    the link than the whole robot reaches."""
     robot_mass = model.layout.total_mass(theta)
     reasons = []
-    if mass_kg > PAYLOAD_TO_ROBOT_MASS * robot_mass:
+    if with_payload_error is not None and with_payload_error > robot_only_error:
         reasons.append(
+            f"the payload leaves more of the loaded torques unexplained than the robot alone "
+            f"({100 * with_payload_error:.3g} % against {100 * robot_only_error:.3g} %): what the "
+            "loaded runs add is no positive mass"
+            + ("; are --data (with the payload) and --unloaded swapped?" if swapped_hint else "")
+        )
+    reach = robot_reach(model)
+    if com_m is not None and reach > 0 and float(np.linalg.norm(com_m)) > reach:
+        reasons.append(
+            f"the payload's centre of mass lies {np.linalg.norm(com_m):.3g} m from its link, "
+            f"beyond the robot's whole reach ({reach:.3g} m)"
+        )
+    units = []
+    if mass_kg > PAYLOAD_TO_ROBOT_MASS * robot_mass:
+        units.append(
             f"the payload's {mass_kg:.4g} kg is {mass_kg / robot_mass:.3g} x the robot's moving "
             f"mass ({robot_mass:.4g} kg, params.json)"
         )
     if robot_only_error > ROBOT_ONLY_ERROR:
-        reasons.append(
+        units.append(
             f"the robot's model leaves {100 * robot_only_error:.3g} % of the loaded torques "
             "unexplained"
         )
-    if reasons:
+    reasons += units
+    if units:
         reasons.append(
             "are the loaded recordings' torques in the unit and with the drive gains of the "
             "robot's identification?"
