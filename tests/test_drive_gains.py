@@ -111,6 +111,14 @@ def test_cli_identifies_gains_then_the_robot(recordings, tmp_path):
     assert result.exit_code == 0, result.output
     mass = float(result.output.split("mass ")[1].split()[0])
     assert mass == pytest.approx(2.5, rel=0.03), result.output
+    # validate and payload need no payload section: 'identify' means the gains params.json
+    # holds (it was refused: "needs a 'payload' section")
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("drive_gains: identify\n")
+    result = CliRunner().invoke(main, ["validate", "--urdf", arm6_urdf_path(), "--params",
+                                       str(out / "params.json"), "--data", str(files[0]),
+                                       "--config", str(bare)])  # fmt: skip
+    assert result.exit_code == 0, result.output
     # a params.json without identified gains cannot stand in for them
     del document["extra"]["drive_gains"]
     (out / "params.json").write_text(json.dumps(document))

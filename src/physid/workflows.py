@@ -248,6 +248,11 @@ def _identify_and_write(
     validation = load_trajectories(list(validate or []), model, config)
     gains = None
     if config.drive_gains == IDENTIFY_GAINS:
+        if config.payload is None:
+            raise InputError(
+                "config drive_gains: identify needs a 'payload' section (the known payload of "
+                "the --loaded-data recordings)", source=None if config_path is None
+                else str(config_path))  # fmt: skip
         note("drive gains")
         with_payload = load_trajectories(list(loaded or []), model, config)
         gains = identify_drive_gains(model, train, with_payload, config.payload, config.filter)

@@ -303,8 +303,8 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
             if gain == 0:
                 raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
     payload = _payload(raw.get("payload"))
-    if gains == IDENTIFY_GAINS and payload is None:
-        raise InputError("config drive_gains: identify needs a 'payload' section (known payload)")
+    # 'identify' without a payload is identify's error (workflows.run_identify), not the
+    # config's: validate and payload read it as the gains params.json holds
     if payload is not None and gains != IDENTIFY_GAINS:
         raise InputError(
             "config payload: the known payload of the --loaded-data recordings is used only with "
