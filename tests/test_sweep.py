@@ -263,6 +263,27 @@ def test_dry_run_lists_the_jobs_without_ray(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_an_unreachable_cluster_is_one_line_and_dry_run_checks_the_address(
+    tmp_path,
+):
+    """``--address 127.0.0.1:1`` (nothing listens) sat in ray.init for 5+ minutes ("Failed to
+    get cluster ID from GCS server: TimedOut"); a malformed address passed --dry-run."""
+    import socket
+
+    from physid.sweep.runner import check_reachable
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(PhysidError, match=rf"cannot reach the Ray cluster at 127.0.0.1:{port}"):
+        check_reachable(f"127.0.0.1:{port}")
+    check_reachable("auto")  # names no host: Ray's to find
+    spec = tmp_path / "table1.yaml"
+    spec.write_text((EXAMPLES / "impacts_table1.yaml").read_text())
+    result = run("sweep", spec, "--out", tmp_path / "out", "--dry-run", "--address", "bogus")
+    assert result.exit_code == 2 and "'bogus' is not a Ray address" in result.output
+
+
 def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path):
     from physid.sweep.runner import import_ray
 

@@ -96,6 +96,9 @@ def sweep(
 
     parsed = load_spec(spec)
     if dry_run:
+        from physid.sweep.runner import check_address
+
+        check_address(address)  # checked like the SPEC (the help); not reached
         for job in parsed.jobs:
             shown = ", ".join(f"{k}={v}" for k, v in job.parameters.items())
             click.echo(f"{job.job_id}  {shown}")

@@ -142,6 +142,30 @@ def check_address(address: str | None) -> None:
         )
 
 
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """A ``HOST:PORT`` address (a cluster's GCS) that accepts no connection within
+    :data:`CONNECT_TIMEOUT_S` is a one-line error: ``ray.init`` retried an unreachable GCS for
+    minutes ("Failed to get cluster ID from GCS server: TimedOut") with no end in sight. A
+    ``ray://`` client address fails quickly by itself, and ``auto`` names no host."""
+    import socket
+
+    match = _ADDRESS.match(address)
+    if match is None or match[2] or match[3] is None:  # auto, local, ray://
+        return
+    host = match[3].strip("[]")
+    try:
+        with socket.create_connection((host, int(match[4])), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as error:
+        raise PhysidError(
+            f"cannot reach the Ray cluster at {address}: {one_line(error) or 'no answer'} "
+            f"(no connection within {CONNECT_TIMEOUT_S:g} s; is the head node's GCS port right?)"
+        ) from None
+
+
 @contextlib.contextmanager
 def _ray_session(ray: Any, address: str | None, workers: int | None):  # noqa: ANN202
     """Connect to ``address`` or start a local instance; shut down only what was started here."""
@@ -157,6 +181,8 @@ def _ray_session(ray: Any, address: str | None, workers: int | None):  # noqa: A
             "num_cpus": workers or os.cpu_count() or 1,
             "include_dashboard": False,
         }
+    if address:
+        check_reachable(address)
     # A local instance dies with this process, even a SIGKILLed one (sweep.reaper)
     reaper = None if address else start_reaper()
     try:
