@@ -71,3 +71,16 @@ def test_a_recording_shorter_than_the_delay_is_one_clear_error():
     document = {"fit": {"torque_delay": {"compensated_s": 0.5}}}
     with pytest.raises(InputError, match=r"short.csv: the recording .* too short"):
         recorded_delay(_params(document), [short])
+
+
+def test_a_delay_too_long_to_compensate_automatically_says_how_to_give_it():
+    """The real UR10e with its torque shifted 80 ms read 59 +- 2.4 ms, reported 'not compensated'
+    with a pointer to simfit only: a delay beyond the 50 ms compensated automatically now says
+    its estimate reads long delays short and names the config key that compensates it."""
+    from physid.offline.delay import DelayEstimate
+
+    long = DelayEstimate(0.059, 0.0024, 0.008).note()
+    assert "longer than the 50 ms compensated automatically" in long
+    assert "estimation.torque_delay" in long and "simfit" not in long
+    short = DelayEstimate(0.0095, 0.0006, 0.008).note()
+    assert "torque_delay" not in short and "physid simfit" in short

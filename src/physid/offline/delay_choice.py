@@ -29,7 +29,7 @@ from physid.files.config import IdentifyConfig
 from physid.offline.choices import excited_columns, fit_context
 from physid.offline.consistent import ConsistentProblem
 from physid.offline.crossval import CVScore, cv_score
-from physid.offline.delay import compensated, estimate_delay
+from physid.offline.delay import MAX_DELAY_S, compensated, estimate_delay
 from physid.offline.folds import FoldPlan
 from physid.offline.least_squares import least_squares
 from physid.offline.selection import Choice, choose
@@ -39,13 +39,6 @@ from physid.robot.regressor import base_parameters
 
 AUTO = "auto"
 WHAT = "torque delay compensated"
-# The longest delay compensated automatically [s]. Drives and loggers delay a torque by a few
-# control periods (our real arms: TX40 0.86 ms, xMate7p 6.6, DFKI pendulum 8.4, UR10e 9.5,
-# KUKA LWR4+ 16 ms estimated); a longer "delay" that the folds still prefer stands in for
-# dynamics the model lacks: the UR10e with joint_terms: [] (no friction) had 321 ms compensated,
-# the viscous friction's phase read as a delay, 32.8 % held out without a word. Reported, a
-# given torque_delay is compensated whatever its length.
-MAX_DELAY_S = 0.05
 
 
 @dataclass(frozen=True)
