@@ -122,3 +122,23 @@ def test_ur10e_run_that_rests_for_a_third_of_its_rows(tmp_path):
     least squares: 16.2 %."""
     _, ours, ols = _ur10e_to_ptp(tmp_path, "20_02_10-20sec_7harm")
     assert ours <= ols and ours < 0.07
+
+
+def test_one_joints_torque_on_another_scale_is_suspect_and_named(tmp_path):
+    """Real UR10e, 30sec_12harm, currents x the literature gains, the shoulder-lift torque
+    halved (its current read with half the torque constant): status ok, 49.4 % held out (clean
+    6.4 %), nothing named. A free scale on that joint alone fits the training torque a third
+    better (offline/joint_scales.py) at x0.49: suspect, the joint named. The clean run is ok
+    (test_ur10e_slices; no real recording we have gains more than 5 %)."""
+    folder = require_dataset(DATASETS / "ur10e")
+    train, _ = read_ur10e(folder / "identification_data" / "ur-20_02_10-30sec_12harm.csv",
+                          UR10E_GAINS["literature"])  # fmt: skip
+    tau = train.tau.copy()
+    tau[:, UR10E_JOINTS.index("shoulder_lift_joint")] *= 0.5
+    path = write_contract_csv(tmp_path / "halved.csv", UR10E_JOINTS,
+                              Signals(train.t, train.q, tau))  # fmt: skip
+    result = physid.identify(folder / "ur10e.urdf", path)
+    assert result.status == "suspect"
+    (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
+    scale = float(reason.split("'shoulder_lift_joint' x")[1].split()[0])
+    assert 0.45 <= scale <= 0.55, reason

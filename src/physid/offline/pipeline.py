@@ -44,6 +44,7 @@ from physid.offline.gravity import GravityEstimate
 from physid.offline.held_out import not_held_out_warnings
 from physid.offline.jackknife import JackknifeSpread, blocked_jackknife, loewner_max
 from physid.offline.joint_prior import JointPrior, joint_prior
+from physid.offline.joint_scales import joint_scale_reason
 from physid.offline.least_squares import (
     LeastSquaresResult,
     least_squares,
@@ -607,6 +608,9 @@ def _identify(
         )  # fmt: skip
         if reason:
             suspect.append(reason)
+        scales = joint_scale_reason(system, columns, ls.weights, model.joint_names)
+        if scales:
+            suspect.append(scales)
         status = "suspect" if suspect else "ok"
         if status == "ok" and check is not None and not check.better_than_urdf:
             status = WORSE_THAN_URDF
