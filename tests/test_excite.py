@@ -164,7 +164,9 @@ def test_cli_writes_a_valid_recording(urdf, model, tmp_path):
                  "--duration", "10", "--base-frequency", "0.2", "--harmonics", "3",
                  "--criterion", "logdet", "--seed", "4"]  # fmt: skip
     run = CliRunner().invoke(main, arguments)
-    assert run.exit_code == 0, run.output
+    # 25 IPOPT iterations may stop short of convergence: then written with exit code 3
+    ok = json.loads(out.with_suffix(".json").read_text())["status"] == "ok"
+    assert run.exit_code == (0 if ok else 3), run.output
     assert "condition number" in run.output
     header = out.read_text().splitlines()[0].split(",")
     joints = model.joint_names
@@ -215,3 +217,44 @@ def test_missing_limits_and_bad_output_name(tmp_path, urdf):
         run_excite(no_velocity, tmp_path / "t.csv")
     with pytest.raises(InputError, match="CSV"):
         run_excite(urdf, tmp_path / "t.parquet")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "option", "fragment"),
+    [
+        # 5 x 1000 Hz against 50 Hz sampling: one row was written, cond 8.6e15, exit 0
+        (["--base-frequency", "1000"], "--base-frequency", "reaches the Nyquist frequency 25 Hz"),
+        (["--duration", "0.001"], "--duration", "reaches the Nyquist frequency 25 Hz"),
+        # 1 harmonic at 20 Hz: below Nyquist, but 0.05 s is 2 samples x 2 joints
+        (["--harmonics", "1", "--base-frequency", "20"], "--base-frequency",
+         "fewer rows than the"),
+        (["--harmonics", "1", "--base-frequency", "20", "--duration", "0.05"], "--duration",
+         "fewer rows than the"),
+    ],
+)  # fmt: skip
+def test_a_band_or_duration_the_samples_cannot_carry_is_refused(
+    urdf, tmp_path, arguments, option, fragment
+):
+    config = tmp_path / "c.yaml"
+    config.write_text("excitation: " + json.dumps(FAST | {"sample_rate_hz": 50}) + "\n")
+    out = tmp_path / "t.csv"
+    base = ["excite", "--urdf", str(urdf), "--config", str(config), "--out", str(out)]
+    run = CliRunner().invoke(main, base + arguments)
+    assert run.exit_code == 2, run.output
+    lines = [line for line in run.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"physid: error: {option}: "), run.output
+    assert fragment in lines[0] and not out.exists()
+
+
+def test_a_design_that_did_not_converge_is_written_with_exit_code_3(urdf, tmp_path):
+    """IPOPT stopped by excitation.max_iterations: status 'not converged (...)', the trajectory
+    written, exit code 3 (it was 0), as the help says."""
+    config = tmp_path / "c.yaml"
+    config.write_text("excitation: " + json.dumps(FAST | {"max_iterations": 2}) + "\n")
+    out = tmp_path / "t.csv"
+    run = CliRunner().invoke(main, ["excite", "--urdf", str(urdf), "--config", str(config),
+                                    "--out", str(out), "--harmonics", "2"])  # fmt: skip
+    assert run.exit_code == 3, run.output
+    assert "status: not converged (Maximum_Iterations_Exceeded)" in run.output and out.exists()
+    text = " ".join(CliRunner().invoke(main, ["excite", "--help"]).output.split())
+    assert "3 written, but the status is not ok: not converged" in text

@@ -96,11 +96,11 @@ def _design(urdf, tmp_path, excitation: str) -> tuple[dict, np.ndarray]:
     args = ["excite", "--urdf", str(urdf), "--config", str(config), "--out", str(out),
             "--harmonics", "3", "--base-frequency", "0.2"]  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
+    summary = json.loads(out.with_suffix(".json").read_text())
+    # 40 IPOPT iterations may stop short of convergence: then written with exit code 3
+    assert result.exit_code == (0 if summary["status"] == "ok" else 3), result.output
     columns = read_table(str(out)).columns
-    return json.loads(out.with_suffix(".json").read_text()), np.column_stack(
-        [columns["q_shoulder"], columns["q_elbow"]]
-    )
+    return summary, np.column_stack([columns["q_shoulder"], columns["q_elbow"]])
 
 
 def test_the_design_keeps_off_the_table_and_inside_the_box(urdf, tmp_path):

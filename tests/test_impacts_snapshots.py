@@ -14,7 +14,12 @@ from physid.errors import InputError
 from physid.impacts import Ellipse, Line, simulate
 from physid.impacts.impact_law import contact_columns, impact_response
 from physid.impacts.snapshot_fit import fit_snapshots
-from physid.impacts.snapshots import Snapshots, snapshots_csv_text, snapshots_from_simulation
+from physid.impacts.snapshots import (
+    Snapshots,
+    read_snapshots_csv,
+    snapshots_csv_text,
+    snapshots_from_simulation,
+)
 from physid.impacts.steppers import StepData, solve_step_lcp
 
 ELLIPSE, GROUND = Ellipse(0.05, 0.025), [Line(0.0, 0.0)]
@@ -185,3 +190,54 @@ def test_contact_jacobian_columns_give_the_same_contact_geometry(tmp_path: Path)
     data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
     with pytest.raises(InputError, match=r"row 2, columns jt_x,jt_y"):
         read_snapshots_csv(data)
+
+
+def _noisy_csv(tmp_path: Path) -> Path:
+    """16 simulated impacts with 0.01 m/s of noise on every velocity (as above)."""
+    snaps = _simulated()
+    rng = np.random.default_rng(7)
+    scale = np.array([1, 1, 1 / 0.03]) * 0.01
+    noisy = replace(
+        snaps,
+        v_pre=snaps.v_pre + rng.normal(size=snaps.v_pre.shape) * scale,
+        v_post=snaps.v_post + rng.normal(size=snaps.v_post.shape) * scale,
+    )
+    data = tmp_path / "snapshots.csv"
+    data.write_text(snapshots_csv_text(noisy))
+    return data
+
+
+def test_a_fit_pinned_at_a_bound_far_above_the_noise_is_not_ok(tmp_path: Path) -> None:
+    """--max-inertia-ratio 1e-9 (the truth is 7.56e-4): J/m = 7.9e-10 ± 1.9e-8 m² under the
+    bound, robust residual sigma 26.6 against 1.48 without it, said 'status: ok', exit 0. Now the
+    status says the bound set it, with a warning per parameter at a bound, and exit code 3."""
+    data, out = _noisy_csv(tmp_path), tmp_path / "out"
+    args = ["impacts", "identify-snapshots", "--data", str(data), "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--max-inertia-ratio", "1e-9"])
+    assert result.exit_code == 3, result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["status"].startswith("pinned at a bound: J/m")
+    assert payload["at_bound"] == ["inertia_ratio"]
+    assert payload["diagnostics"]["residual_robust_sigma"] > 10
+    assert "physid: warning: J/m = 7.921e-10 m² is at its upper bound 1e-09" in result.output
+    assert "robust residual standard deviation is 26.6" in result.output
+    text = " ".join(CliRunner().invoke(main, ["impacts", "identify-snapshots", "--help"]).output
+                    .split())  # fmt: skip
+    assert "3 written, but the status is not ok" in text
+
+
+def test_an_estimate_at_a_bound_with_residuals_at_the_noise_is_ok_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    """--mu-max 0.1 (truth 0.3): mu = 0.1 at the bound was a plain 'ok'; now 'ok; mu at a bound'
+    with its warning, exit code 0 (the residuals are at the noise: a caveat, not a failure)."""
+    data, out = _noisy_csv(tmp_path), tmp_path / "out"
+    args = ["impacts", "identify-snapshots", "--data", str(data), "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--mu-max", "0.1"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["status"] == "ok; mu at a bound (warning)"
+    assert payload["at_bound"] == ["friction"]
+    assert "physid: warning: mu = 0.1 is at its upper bound 0.1 (--mu-max)" in result.output
+    unbounded = fit_snapshots(read_snapshots_csv(data))
+    assert unbounded.status == "ok" and unbounded.at_bound == [] and unbounded.warnings == []

@@ -91,6 +91,8 @@ def test_identification_from_20_hz_samples_weights_only_the_samples():
         ("noise: {pendulum: -0.01}\n", [], "config noise.pendulum: must lie in"),
         ("", ["--init-filter", "15"], "--init-filter: 15 Hz is not below the Nyquist"),
         ("", ["--init-filter", "fast"], "--init-filter: expected auto, none or a frequency"),
+        # 1e9 > 0: the message names the real limits
+        ("", ["--init-filter", "1e9"], "in Hz in (0, 1,000,000), below the recording's Nyquist"),
     ],
 )
 def test_bad_noise_or_filter_is_one_line(tmp_path, config, extra, message):

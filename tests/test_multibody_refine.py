@@ -132,21 +132,12 @@ def test_identify_refine_through_the_command_line(tmp_path):
     from physid.cli import main
 
     rec, _, _ = _sticking_pendulum(seconds=3.0)
-    data = tmp_path / "p.csv"
-    rows = "\n".join(f"{t:.4f},{q:.9f}" for t, q in zip(rec.t, rec.angles[:, 0], strict=True))
-    data.write_text("t,q_pendulum\n" + rows + "\n")
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        "gravity: [0, 0, -9.81]\njoints: {pendulum: {viscous: 0.001, coulomb: 0.05}}\n"
-        "estimate: [pendulum.viscous, pendulum.coulomb]\nnoise: {pendulum: 0.01}\n"
-    )
-    args = ["multibody", "identify", "--urdf", str(ROOT / "pendulum.urdf"), "--data",
-            str(data), "--config", str(config), "--dt", "0.005", "--max-iterations", "2",
-            "--quiet"]  # fmt: skip
+    args = [*_pendulum_csv(tmp_path, rec), "--max-iterations", "2"]
     out = tmp_path / "fit"
     run = CliRunner().invoke(main, [*args, "--out", str(out), "--refine", "--refine-windows",
                                     "whole", "--refine-evaluations", "4"])  # fmt: skip
-    assert run.exit_code == 0, run.output
+    # LM stops at --max-iterations 2: written, status max_iterations, exit code 3
+    assert run.exit_code == 3 and "status: max_iterations" in run.output, run.output
     # how the simulation error moved is a report line, not a warning
     (line,) = [ln for ln in run.stdout.splitlines() if ln.startswith("output-error refinement")]
     assert "mrad" in line and "warning: output-error refinement" not in run.output
@@ -158,9 +149,9 @@ def test_identify_refine_through_the_command_line(tmp_path):
     assert params["pendulum.coulomb"]["value"] == pytest.approx(coulomb["value"], rel=1e-12)
     assert coulomb["equation_error"] != coulomb["value"]
     assert "refined_q0_0" in np.load(out / "states.npz")
-    bad_out = ["--out", str(tmp_path / "x"), "--refine-windows", "2,-1"]
+    bad_out = ["--out", str(tmp_path / "x"), "--refine", "--refine-windows", "2,-1"]
     bad = CliRunner().invoke(main, [*args, *bad_out])
-    assert bad.exit_code != 0 and "--refine-windows" in bad.output
+    assert bad.exit_code == 2 and "--refine-windows: expected window lengths" in bad.output
     assert not (tmp_path / "x").exists()
 
 
@@ -176,3 +167,114 @@ def test_joint_states_are_not_overwritten_by_the_next_call():
     stepper.joint_states(np.array([second[0][0]]), np.array([second[0][1]]))
     np.testing.assert_allclose(angles[0], [0.1, 0.2], atol=1e-12)
     np.testing.assert_allclose(rates[0], [0.3, 0.4], atol=1e-12)
+
+
+def _pendulum_1khz(seconds: float = 2.0, noise: float = 0.001):
+    """The sticking pendulum of :func:`_sticking_pendulum` sampled at 1 kHz (every step)."""
+    config = {"gravity": [0, 0, -9.81], "joints": {"pendulum": {"viscous": 0.004, "coulomb": 0.1}}}
+    model = load_model(ROOT / "pendulum.urdf", config)
+    sim = simulate(model, 1e-3, int(round(seconds / 1e-3)), *state_from_joints(model, [1.2], [0]))
+    noisy = sim.angles + noise * np.random.default_rng(3).normal(size=sim.angles.shape)
+    return Recording(sim.t, noisy, np.zeros_like(noisy), "pendulum")
+
+
+PENDULUM_START = {
+    "gravity": [0, 0, -9.81],
+    "bodies": {"pendulum": {"Iyy": 0.013}},
+    "joints": {"pendulum": {"viscous": 0.001, "coulomb": 0.03}},
+    "estimate": ["pendulum.Iyy", "pendulum.viscous", "pendulum.coulomb"],
+    "noise": {"pendulum": 0.001},
+}
+
+
+def test_a_refinement_far_worse_than_the_fit_is_not_used():
+    """Windows of two 5 ms steps on a 1 kHz pendulum: each window's own first state takes its
+    samples, and the refined std (0.03-1) exceed the values and 100x the equation-error std
+    (1e-5-1e-3). The refinement is recorded but not used: the equation-error values, std and
+    model stay, a warning says so. One-second windows on the same fit are used."""
+    from physid.multibody.outputs import result_document
+
+    rec = _pendulum_1khz()
+    fit = identify(load_model(ROOT / "pendulum.urdf", PENDULUM_START), [rec], h=5e-3,
+                   max_iterations=3)  # fmt: skip
+    bad = refine(fit, [rec], h=5e-3, window_seconds=[0.01], max_evaluations=2)
+    assert not bad.used and "do not determine them" in bad.not_used_because
+    assert np.any(bad.std > 100 * fit.std)
+    done = refined(fit, bad)
+    np.testing.assert_array_equal(done.values, fit.values)
+    np.testing.assert_array_equal(done.std, fit.std)
+    assert done.model.values[done.model.index("pendulum.Iyy")] == fit.values[0]
+    assert any(n.startswith("output-error refinement not used") for n in done.notes)
+    document = result_document(done, None, simulation_errors(done))["refinement"]
+    assert document["used"] is False and document["not_used_because"]
+    good = refine(fit, [rec], h=5e-3, window_seconds=[1.0], max_evaluations=2)
+    assert good.used and good.cost < good.cost_fit
+    assert refined(fit, good).values[0] == good.values[0]
+
+
+def test_a_refinement_whose_cost_rose_above_the_fits_is_not_used():
+    from physid.multibody.refine import rejection
+
+    names, values, std = ["a.Izz"], np.array([1.0]), np.array([0.1])
+    assert rejection(names, values, std, std, cost=10.0, cost_fit=20.0) is None
+    reason = rejection(names, values, std, std, cost=30.0, cost_fit=20.0)
+    assert reason is not None and "windowed cost 30 is above" in reason
+
+
+def _pendulum_csv(tmp_path: Path, rec) -> list[str]:
+    data = tmp_path / "p.csv"
+    rows = "\n".join(f"{t:.4f},{q:.9f}" for t, q in zip(rec.t, rec.angles[:, 0], strict=True))
+    data.write_text("t,q_pendulum\n" + rows + "\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "gravity: [0, 0, -9.81]\njoints: {pendulum: {viscous: 0.001, coulomb: 0.05}}\n"
+        "estimate: [pendulum.viscous, pendulum.coulomb]\nnoise: {pendulum: 0.01}\n"
+    )
+    return ["multibody", "identify", "--urdf", str(ROOT / "pendulum.urdf"), "--data", str(data),
+            "--config", str(config), "--dt", "0.005", "--quiet"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "option", "fragment"),
+    [
+        (["--refine-windows", "2"], "--refine-windows", "needs --refine"),
+        (["--refine-dt", "0.001"], "--refine-dt", "needs --refine"),
+        (["--refine-evaluations", "30"], "--refine-evaluations", "needs --refine"),
+        # 20 Hz samples: a window must hold 3 of them (0.1 s)
+        (["--refine", "--refine-windows", "0.001"], "--refine-windows", "at least 0.1 s"),
+        (["--refine", "--refine-windows", "2,0.05"], "--refine-windows", "2 sample periods"),
+        # coarser than both --dt 0.005 and the 0.05 s sample period
+        (["--refine", "--refine-dt", "1"], "--refine-dt", "give at most 0.05 s"),
+    ],
+)
+def test_refine_options_that_cannot_refine_are_one_line_errors(tmp_path, extra, option, fragment):
+    """--refine-* without --refine were ignored; windows shorter than a step or a sample and a
+    refinement step far coarser than the samples ran silently (Izz 0.015 +- 1e6, truth 0.003)."""
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    rec, _, _ = _sticking_pendulum(seconds=3.0)
+    out = tmp_path / "fit"
+    run = CliRunner().invoke(main, [*_pendulum_csv(tmp_path, rec), "--out", str(out), *extra])
+    assert run.exit_code == 2, run.output
+    lines = run.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"physid: error: {option}: ")
+    assert fragment in lines[0] and not out.exists()
+
+
+def test_identify_that_did_not_converge_exits_3(tmp_path):
+    """A written fit whose LM stopped at --max-iterations is exit code 3 (as oe and simfit), said
+    in --help; it exited 0."""
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    rec, _, _ = _sticking_pendulum(seconds=3.0)
+    out = tmp_path / "fit"
+    run = CliRunner().invoke(main, [*_pendulum_csv(tmp_path, rec), "--out", str(out),
+                                    "--max-iterations", "1"])  # fmt: skip
+    assert run.exit_code == 3, run.output
+    assert "status: max_iterations" in run.output and (out / "params.json").exists()
+    text = " ".join(CliRunner().invoke(main, ["multibody", "identify", "--help"]).output.split())
+    assert "3 written, but Levenberg-Marquardt did not converge" in text

@@ -351,7 +351,8 @@ def impacts_snapshots(
     """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law
     (``physid impacts identify-snapshots``), flagging impacts no rigid body could produce.
     ``save(out)`` writes result.json (``to_dict()``) and impacts.csv; ``warnings`` are the
-    flags (impact label: reason)."""
+    fit's (an estimate at a bound, residuals far above the noise), then the flags (impact
+    label: reason)."""
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.impacts.geometry import STANDARD_GRAVITY
     from physid.impacts.snapshot_fit import fit_snapshots, impacts_csv_text
@@ -391,7 +392,8 @@ def impacts_snapshots(
     )
     message = f"from {int(result.used.sum())} of {len(snaps)} impacts"
     flags = tuple(f"{label}: {reason}" for label, reason in result.flags)
-    return Outcome(result.status, message, parameters, payload, result, write, warnings=flags)
+    warnings = (*result.warnings, *flags)  # the fit's (a bound, the residuals), then the impacts'
+    return Outcome(result.status, message, parameters, payload, result, write, warnings=warnings)
 
 
 def _text(value: str | Sequence[float]) -> str:

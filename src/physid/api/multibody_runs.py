@@ -39,6 +39,7 @@ IDENTIFY: dict[str, Bound] = {
     "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
     "max_iterations": Bound(1, 1000, integer=True),
 }
+REFINE_EVALUATIONS = 30  # simulations of the windows per refinement stage, by default
 REFINE: dict[str, Bound] = {
     "refine_dt": STEP_S,
     "refine_evaluations": Bound(1, 1000, integer=True),
@@ -194,7 +195,7 @@ def multibody_identify(
     refine: bool = False,
     refine_windows: Sequence[float] | None = None,
     refine_dt: float | None = None,
-    refine_evaluations: int = 30,
+    refine_evaluations: int | None = None,
     progress: bool = False,
 ) -> Outcome:
     """Joint state and parameter estimation (``physid multibody identify``, paper A §3-4):
@@ -203,7 +204,10 @@ def multibody_identify(
     ``refine``: then refine the parameters by output error (multiple shooting of the
     identified model over windows of ``refine_windows`` seconds per stage, inf for the whole
     recording, at step ``refine_dt`` (default ``dt``), ``refine_evaluations`` simulations per
-    stage: :mod:`physid.multibody.refine`); the values written are the refinement's.
+    stage, default :data:`REFINE_EVALUATIONS`: :mod:`physid.multibody.refine`); the values
+    written are the refinement's unless it did far worse than its start (then a warning says
+    so and the equation-error values stay). The three ``refine_*`` need ``refine``: given
+    without it they are an InputError, not silently ignored.
     ``save(out)`` writes params.json, result.json (``to_dict()``), states.npz and report.png;
     ``parameters`` are the estimated ones (name -> value, std); ``notes`` what the inputs left
     unused, ``warnings`` the fit's."""
@@ -229,7 +233,14 @@ def multibody_identify(
 
     check_numbers(IDENTIFY, {"dt": dt, "kappa": kappa, "max_iterations": max_iterations})
     check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": refine_evaluations})
+    if not refine:
+        given = {"--refine-windows": refine_windows, "--refine-dt": refine_dt,
+                 "--refine-evaluations": refine_evaluations}  # fmt: skip
+        for option, value in given.items():
+            if value is not None:
+                raise InputError("needs --refine (without it nothing is refined)", source=option)
     windows = _refine_windows(refine_windows)
+    evaluations = REFINE_EVALUATIONS if refine_evaluations is None else refine_evaluations
     data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
     urdf, config = Path(urdf), None if config is None else Path(config)
     if cross_validate and len(data_files) < 2:
@@ -241,6 +252,10 @@ def multibody_identify(
         if ignored:
             notes.append(f"{path}: ignoring column(s) {', '.join(ignored)}")
         recordings.append(rec)
+    if refine:  # before the fit: a refinement that cannot refine is refused, not minutes later
+        from physid.multibody.refine import check_refine_options
+
+        check_refine_options(recordings, dt, refine_dt, windows)
     options = {
         "h": dt,
         "kappa": kappa,
@@ -273,7 +288,7 @@ def multibody_identify(
         if why is None:
             from physid.progress import progress as progress_display
 
-            total = refine_evaluations * len(windows)
+            total = evaluations * len(windows)
             with progress_display(total=total, desc="output-error refinement",
                                   unit="step", enabled=progress) as bar:  # fmt: skip
                 result = refine_fit(
@@ -281,7 +296,7 @@ def multibody_identify(
                     recordings,
                     h=dt if refine_dt is None else refine_dt,
                     window_seconds=windows,
-                    max_evaluations=refine_evaluations,
+                    max_evaluations=evaluations,
                     progress=lambda steps, evaluations, cost: bar.update(1),
                 )
             fit = refined(fit, result)
@@ -380,8 +395,16 @@ def _source(item: Any) -> str:
     return item.source if isinstance(item, Table) else str(item)
 
 
+#: The largest ``--init-filter`` [Hz] read before the recordings: no recording is sampled at
+#: 2 MHz (the recording's own Nyquist frequency, checked once it is read, is the real limit).
+MAX_INIT_FILTER_HZ = 1e6
+
+
 def _cutoff(text: str) -> float | str | None:
-    """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] > 0."""
+    """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] in (0, 1e6); the message
+    names both limits, this one and the recording's Nyquist frequency
+    (:func:`physid.multibody.observe.init_cutoff`), so that '1e9' is not refused as if it
+    were not > 0."""
     from physid.errors import InputError
 
     if text.strip().lower() in ("auto", "none"):
@@ -390,9 +413,11 @@ def _cutoff(text: str) -> float | str | None:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not (value > 0 and value < 1e6):
+    if not (value > 0 and value < MAX_INIT_FILTER_HZ):
         raise InputError(
-            f"expected auto, none or a frequency in Hz > 0, got {text!r}", source="--init-filter"
+            f"expected auto, none or a frequency in Hz in (0, {MAX_INIT_FILTER_HZ:,.0f}), below "
+            f"the recording's Nyquist frequency, got {text!r}",
+            source="--init-filter",
         )
     return value
 

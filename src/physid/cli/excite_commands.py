@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -9,6 +10,9 @@ import numpy as np
 
 from physid.api.robot_runs import EXCITE
 from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file_option
+
+#: The trajectory was written but its status is not ok (as ``physid simfit``, ``oe``).
+NOT_OK_EXIT_CODE = 3
 
 
 @click.command("excite")
@@ -55,7 +59,9 @@ from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file
     default=None,
     callback=number_in(*EXCITE["base_frequency"]),
     help="Base frequency f0 [Hz], 1e-4-1000; the period is 1/f0 (default: 1 / --duration, else "
-    "0.1 Hz).",
+    "0.1 Hz). The band, --harmonics x f0, must stay below the Nyquist frequency of "
+    "excitation.sample_rate_hz (default 200 Hz: below 100 Hz), and the written samples x "
+    "joints must outnumber the base parameters; otherwise a one-line error.",
 )
 @click.option(
     "--criterion",
@@ -106,6 +112,10 @@ def excite_command(
     180 s) and prints a progress line every 5 s on stderr. Prints the status, the criterion,
     condition number and log-det of the start and of the result (how far it got), the largest
     use of each limit and the smallest distance between bodies. See docs/excitation.md.
+
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok: not
+    converged (IPOPT's excitation.max_iterations or excitation.time_limit_s ran out: the
+    trajectory is its best iterate within the limits) or limits violated; the status says which.
     """
     from physid.api.robot_runs import excite_design
     from physid.errors import InputError
@@ -156,6 +166,8 @@ def excite_command(
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {out} and {summary}")
+    if result.status != "ok":
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 def register(group: click.Group) -> None:

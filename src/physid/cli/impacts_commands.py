@@ -5,12 +5,25 @@ Heavy imports (CasADi, Matplotlib) happen inside the commands so ``--help`` stay
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from physid.api.impacts_runs import IDENTIFY, MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
+
+#: A result was written but its status is not ok (as ``physid simfit``, ``oe``, ``identify``).
+NOT_OK_EXIT_CODE = 3
+
+
+def status_ok(status: str) -> bool:
+    """Whether a written result's status lets the command exit 0: ``ok``, or ``ok; <a caveat>``
+    (identify-snapshots' mu that is only a lower bound, an estimate near a bound): everything
+    else (not converged, unidentifiable, a fit pinned at a bound) is exit code 3, so that a
+    script cannot take a best iterate or a bound for an estimate."""
+    return status == "ok" or status.startswith("ok;")
+
 
 SHAPE_HELP = (
     "Body shape in its own frame, whose origin is the centre of mass: 'ellipse:A,B' with "
@@ -250,7 +263,13 @@ def identify_command(  # noqa: ANN201, PLR0913
 ):
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
     or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
-    each throw's time offset and initial state)."""
+    each throw's time offset and initial state).
+
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok: not
+    converged (a time or iteration budget, IPOPT's failure: the estimates are its best iterate)
+    or unidentifiable (free flight, too little rotation at the contacts, J/m at a bound or
+    flat); the status says which.
+    """
     from physid.api.impacts_runs import impacts_identify
 
     run = impacts_identify(
@@ -274,6 +293,8 @@ def identify_command(  # noqa: ANN201, PLR0913
         f"{run.message}; status: {result.status} "
         f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
     )
+    if not status_ok(result.status):
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 #: Flagged impacts printed as warnings; the rest are in result.json.
@@ -332,7 +353,14 @@ def identify_snapshots_command(  # noqa: ANN201
 ):
     """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law (eq. 4
     with eqs. 10-15 for one contact), with a restitution per impact; flag impacts no rigid body
-    could produce."""
+    could produce.
+
+    Exit codes: 0 ok, also 'ok; ...' (mu only a lower bound; an estimate at a bound, or
+    residuals far above --noise-velocity, each with a warning); 2 bad input (nothing written);
+    3 written, but the status is not ok: J/m ran to a bound (the impacts do not determine it),
+    or an estimate is pinned at a bound with residuals far above the noise (the bound, not the
+    impacts, set it).
+    """
     from physid.api.impacts_runs import impacts_snapshots
 
     run = impacts_snapshots(
@@ -344,8 +372,10 @@ def identify_snapshots_command(  # noqa: ANN201
     )
     run.save(out)
     result = run.raw
-    for flag in run.warnings[:MAX_FLAG_LINES]:
-        click.echo(f"physid: warning: {data}: {flag}", err=True)
+    for warning in result.warnings:
+        click.echo(f"physid: warning: {warning}", err=True)
+    for label, reason in result.flags[:MAX_FLAG_LINES]:
+        click.echo(f"physid: warning: {data}: {label}: {reason}", err=True)
     if len(result.flags) > MAX_FLAG_LINES:
         click.echo(
             f"physid: warning: {data}: {len(result.flags) - MAX_FLAG_LINES} more impacts "
@@ -359,6 +389,8 @@ def identify_snapshots_command(  # noqa: ANN201
         f"({int((result.sliding & result.used).sum())} sliding); status: "
         f"{result.status}; wrote {out}"
     )
+    if not status_ok(result.status):
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 def register(group: click.Group) -> None:

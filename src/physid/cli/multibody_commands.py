@@ -12,8 +12,17 @@ from pathlib import Path
 
 import click
 
-from physid.api.multibody_runs import IDENTIFY, MAX_STEP_HINGES, REFINE, SIMULATE
+from physid.api.multibody_runs import (
+    IDENTIFY,
+    MAX_STEP_HINGES,
+    REFINE,
+    REFINE_EVALUATIONS,
+    SIMULATE,
+)
 from physid.cli.options import OUTPUT_DIR, number_in
+
+#: Outputs written but their status is not ok (as ``physid simfit``, ``oe``, ``identify``).
+NOT_OK_EXIT_CODE = 3
 
 
 @click.group("multibody")
@@ -118,7 +127,7 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     )
     if run.status != "ok":
         click.echo(f"physid: warning: status {run.status}", err=True)
-        sys.exit(3)
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 @multibody.command("identify")
@@ -226,7 +235,10 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     "identified model simulated by physid's stepper over windows of the recordings (each "
     "window's first state estimated too) to match the measured angles, each residual divided "
     "by its joint's noise (docs/multibody.md). The values written are the refinement's; the "
-    "equation-error ones are in result.json 'refinement'. Skipped (with a note) for r*mu or "
+    "equation-error ones are in result.json 'refinement'. A refinement far worse than its "
+    "start (a higher windowed cost, or standard deviations above the values and 100x the "
+    "equation-error ones) is not used: a warning says so and the equation-error values are "
+    "written. Skipped (with a note) for r*mu or "
     "Stribeck dry friction. Costs minutes to tens of minutes on tens of seconds of data at 1 "
     "ms (a 40 s, 20 Hz MuJoCo Furuta: 26 min; its arm's Coulomb torque from 0 to -5.7 % of "
     "the truth, its simulation error from 16x to 1.0x the noise). Not the default: on the "
@@ -234,27 +246,30 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
 )
 @click.option(
     "--refine-windows",
-    default="2,10,whole",
-    show_default=True,
+    default=None,
+    show_default="2,10,whole",
     metavar="S[,S...]",
-    help="Window length [s] of each refinement stage, in order; 'whole' is the whole recording. "
-    "Each stage starts from the previous one's parameters and window states.",
+    help="With --refine: window length [s] of each refinement stage, in order; 'whole' is the "
+    "whole recording. Each stage starts from the previous one's parameters and window states. "
+    "A window must span at least 2 refinement steps and 2 sample periods of every recording.",
 )
 @click.option(
     "--refine-dt",
     type=float,
     default=None,
     callback=number_in(*REFINE["refine_dt"]),
-    help="Model step [s] of the refinement's simulations (default: --dt). The simulation error "
-    "printed and in result.json is at this step.",
+    help="With --refine: model step [s] of the refinement's simulations (default: --dt), at "
+    "most the larger of --dt and the recordings' sample period (finer refines the model closer "
+    "to the data). The simulation error printed and in result.json is at this step.",
 )
 @click.option(
     "--refine-evaluations",
     type=int,
-    default=30,
-    show_default=True,
+    default=None,
+    show_default=str(REFINE_EVALUATIONS),
     callback=number_in(*REFINE["refine_evaluations"]),
-    help="Simulations of the windows per refinement stage (1-1000); a Jacobian costs one "
+    help="With --refine: simulations of the windows per refinement stage (1-1000); a Jacobian "
+    "costs one "
     "batched simulation of every window per estimated parameter and state coordinate.",
 )
 @click.option("--quiet", is_flag=True, help="No progress display.")
@@ -281,7 +296,12 @@ def identify_command(
 
     The angles are observed only at the model steps nearest to their samples (the states in
     between follow the dynamics), each weighted by its joint's measurement noise: the
-    config's noise: {joint: rad}, or estimated from the data (printed)."""
+    config's noise: {joint: rad}, or estimated from the data (printed).
+
+    Exit codes: 0 converged; 2 bad input (nothing written); 3 written, but Levenberg-Marquardt
+    did not converge (max_iterations, no_progress, a time budget or a failure: the status says
+    which, and the values are its last iterate, not an estimate).
+    """
     from physid.api.multibody_runs import multibody_identify
 
     run = multibody_identify(
@@ -315,6 +335,8 @@ def identify_command(
         for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
     click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")
+    if not fit.status.startswith("converged"):
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 def register(main: click.Group) -> None:

@@ -28,6 +28,7 @@ from physid.excite.limits import NominalTorques, joint_limits
 from physid.files.config import robot_for
 from physid.files.io import write_json_atomic
 from physid.recordings.trajectory import Trajectory, write_trajectory_csv
+from physid.robot.regressor import base_parameters
 
 
 def resolve_timing(
@@ -51,6 +52,49 @@ def resolve_timing(
             source="--duration",
         )
     return duration_s, base_frequency_hz
+
+
+def check_sampling(
+    duration_s: float,
+    base_frequency_hz: float,
+    harmonics: int,
+    sample_rate_hz: float,
+    options: tuple[str, str],
+    n_joints: int | None = None,
+    n_base: int | None = None,
+) -> None:
+    """InputError naming the option at fault (``options``: the one that set the base frequency,
+    the one that set the duration) when the written trajectory cannot carry the design: its
+    highest harmonic (``harmonics`` x
+    ``base_frequency_hz``) at or above the Nyquist frequency of ``sample_rate_hz`` (the
+    samples alias it: --base-frequency 1000 wrote one row whose regressor had a condition number
+    of 8.6e15), or, with ``n_base``, fewer distinct samples x joints over ``duration_s`` than
+    base parameters (no identification can use them: the regressor is rank deficient). The end
+    sample repeats the first (a periodic excitation at rest), so it is not counted."""
+    band, nyquist = harmonics * base_frequency_hz, 0.5 * sample_rate_hz
+    if band >= nyquist:
+        raise InputError(
+            f"{harmonics} harmonics x {base_frequency_hz:g} Hz = {band:g} Hz reaches the Nyquist "
+            f"frequency {nyquist:g} Hz of the written trajectory (excitation.sample_rate_hz "
+            f"{sample_rate_hz:g} Hz), whose samples cannot carry the highest harmonic: keep "
+            f"--harmonics x --base-frequency below {nyquist:g} Hz (a base frequency below "
+            f"{nyquist / harmonics:.4g} Hz, a duration above {harmonics / nyquist:.4g} s) or "
+            "raise excitation.sample_rate_hz",
+            source=options[0],
+        )
+    if n_base is None or n_joints is None:
+        return
+    samples = int(round(duration_s * sample_rate_hz))
+    if samples * n_joints < n_base:
+        needed = int(np.ceil(n_base / n_joints))
+        raise InputError(
+            f"{duration_s:g} s at excitation.sample_rate_hz {sample_rate_hz:g} Hz is "
+            f"{samples} distinct samples x {n_joints} joints, fewer rows than the {n_base} base "
+            f"parameters (no identification can use them): give a duration of at least "
+            f"{needed / sample_rate_hz:.4g} s (a whole number of periods) or raise "
+            "excitation.sample_rate_hz",
+            source=options[1],
+        )
 
 
 def excitation_trajectory(
@@ -158,9 +202,16 @@ def design_run(
 ) -> Excitation:
     """Design an excitation for the robot of ``urdf``; ``progress`` receives a line every few
     seconds. Nothing is written (:meth:`Excitation.write`)."""
+    # the options that set the base frequency and the duration (resolve_timing's defaults)
+    band = "--base-frequency" if base_frequency_hz is not None else "--duration"
+    band = band if base_frequency_hz is not None or duration_s is not None else "--harmonics"
+    length = "--duration" if duration_s is not None else band
     duration_s, base_frequency_hz = resolve_timing(duration_s, base_frequency_hz)
     identify_config, excitation = load_excite_config(config_path)
+    timing = (duration_s, base_frequency_hz, harmonics, excitation.sample_rate_hz, (band, length))
+    check_sampling(*timing)  # before the model is built
     model = robot_for(urdf, identify_config)
+    check_sampling(*timing, model.n_joints, base_parameters(model).size)
     options = ExcitationOptions(
         base_frequency_hz=base_frequency_hz,
         harmonics=harmonics,

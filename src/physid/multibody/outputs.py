@@ -259,7 +259,7 @@ def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
         out[f"t_{s}"] = fit.h * np.arange(len(seg.y))
         out[f"q_{s}"], out[f"v_{s}"], out[f"angles_{s}"] = q, v, ang
         out[f"measured_{s}"] = seg.y
-    if fit.refinement is not None:  # the refinement's first state, its simulations' start
+    if fit.refinement is not None and fit.refinement.used:  # its simulations' first state
         for s, (q0, v0) in enumerate(fit.refinement.first_states):
             out[f"refined_q0_{s}"], out[f"refined_v0_{s}"] = q0, v0
     return out

@@ -51,6 +51,57 @@ FTOL = 1e-4
 SECANT_STEPS = 2
 #: Forward-difference steps of a window's initial joint angle [rad] and rate [rad/s].
 ANGLE_STEP, RATE_STEP = 1e-6, 1e-5
+#: A window must span at least this many model steps of the refinement and sample periods of
+#: every recording: each window's own first state (an angle and a rate per joint) takes two
+#: samples of each joint, so only a third one says anything about the parameters (windows of
+#: one 10 ms step on a 1 ms recording gave 300 windows and hinge2.viscous 0.00027 +- 7e5).
+MIN_WINDOW_INTERVALS = 2
+#: The refinement's values are kept only if no parameter's std exceeds both its own value and
+#: this many times its equation-error std: windows that do not determine a parameter (a std of
+#: 2.6e5 kg m^2 for an inertia of 0.0037 whose equation-error std was 0.0039) are no estimate,
+#: and the equation-error one is kept instead.
+MAX_STD_GROWTH = 100.0
+
+
+def check_refine_options(
+    recordings: Sequence, h_fit: float, h: float | None, window_seconds: Sequence[float]
+) -> None:
+    """InputError naming the option, before any fit, for a refinement that cannot refine:
+    ``--refine-dt`` (``h``; None: the fit's ``h_fit``) coarser than both the fit's step and
+    every recording's median sample period (a cruder model than the one it would replace, which
+    also skips most samples: ``--refine-dt 1`` on 1 ms samples gave Izz 0.015 +- 1e6 for a truth
+    of 0.003), and a finite window shorter than :data:`MIN_WINDOW_INTERVALS` refinement steps
+    or sample periods of a recording (its own first state takes all its samples)."""
+    step = h_fit if h is None else float(h)
+    periods = [(float(np.median(np.diff(np.asarray(rec.t, float)))), rec) for rec in recordings]
+    if not periods:
+        return
+    finest, finest_rec = min(periods, key=lambda item: item[0])
+    coarsest, coarsest_rec = max(periods, key=lambda item: item[0])
+    limit = max(h_fit, finest)
+    if step > limit * (1 + 1e-9):
+        raise InputError(
+            f"{step:g} s is coarser than both the fit's step (--dt {h_fit:g} s) and the median "
+            f"sample period of {finest_rec.source or 'the recording'} ({finest:.6g} s): it "
+            "would refine a cruder model than the fit's and skip most samples; give at most "
+            f"{limit:.6g} s (finer steps simulate the model closer to the data)",
+            source="--refine-dt",
+        )
+    shortest = MIN_WINDOW_INTERVALS * max(step, coarsest)
+    for length in window_seconds:
+        if np.isfinite(length) and length < shortest * (1 - 1e-9):
+            what = (
+                f"{MIN_WINDOW_INTERVALS} refinement steps of {step:g} s"
+                if step >= coarsest
+                else f"{MIN_WINDOW_INTERVALS} sample periods of "
+                f"{coarsest_rec.source or 'the recording'} ({coarsest:.6g} s)"
+            )
+            raise InputError(
+                f"a window of {length:g} s is shorter than {what}: a window's first angle and "
+                "rate take two samples of each joint, so such windows say nothing about the "
+                f"parameters; give windows of at least {shortest:.6g} s, or 'whole'",
+                source="--refine-windows",
+            )
 
 
 @dataclass
@@ -84,11 +135,18 @@ class Refinement:
     at_bound: list[str] = field(default_factory=list)
     fit_values: np.ndarray | None = None  # the equation-error fit's values and std
     fit_std: np.ndarray | None = None
+    # whether the values replaced the equation-error fit's; if not, why (:func:`rejection`)
+    used: bool = True
+    not_used_because: str = ""
+    cost_fit: float = float("nan")  # the fit's values from its states, on the last windows
 
     def to_dict(self) -> dict:
         return {
             "status": self.status,
             "message": self.message,
+            "used": self.used,
+            "not_used_because": self.not_used_because or None,
+            "cost_equation_error": self.cost_fit,
             "start": self.start,
             "h": self.h,
             "window_seconds": [v if np.isfinite(v) else None for v in self.window_seconds],
@@ -285,6 +343,11 @@ def refine(
         stages.append(stage)
     first, last = stages[0], stages[-1]
     solution, problem = last.solution, last.problem
+    if len(stages) == 1:  # the first stage's windows, from the fit's states: already evaluated
+        cost_fit = float(costs["fit"])
+    else:  # the last stage's windows started from the fit's own states, not an earlier stage's
+        fresh = WindowProblem(fit, recordings, h, window_seconds[-1])
+        cost_fit = float(_evaluator(fresh)(fitted, np.zeros((fresh.W, 2 * fresh.m))).cost)
     variance = 2.0 * solution.cost / max(last.n_res - last.n_unknowns, 1)
     try:
         covariance = solution.normal.covariance_x() * variance
@@ -301,6 +364,8 @@ def refine(
     at_bound = [n for n, ok in zip(names, inside, strict=True) if not ok]
     std = parameter_std(solution.normal, solution.cost, last.n_res, last.n_unknowns)
     std[~inside] = np.nan  # a parameter held at its bound has no spread: not a measurement
+    fit_std = np.asarray(fit.std, float)
+    reason = rejection(names, solution.x, std, fit_std, float(solution.cost), cost_fit)
     return Refinement(
         names=names,
         start_values=x_start,
@@ -325,8 +390,45 @@ def refine(
         segments=problem.segments,
         at_bound=at_bound,
         fit_values=np.asarray(fit.values, float).copy(),
-        fit_std=np.asarray(fit.std, float).copy(),
+        fit_std=fit_std.copy(),
+        used=reason is None,
+        not_used_because=reason or "",
+        cost_fit=cost_fit,
     )
+
+
+def rejection(
+    names: Sequence[str],
+    values: np.ndarray,
+    std: np.ndarray,
+    fit_std: np.ndarray,
+    cost: float,
+    cost_fit: float,
+) -> str | None:
+    """Why the refinement's values must not replace the equation-error fit's (None: they may):
+    its cost on its last windows is above that of the fit's values simulated from the fit's own
+    states on the same windows (the refinement, free to move the windows' states too, did
+    worse), or a parameter's std exceeds both its value and :data:`MAX_STD_GROWTH` times its
+    equation-error std (the windows do not determine it). A silent replacement turned good
+    estimates into 0.00027 +- 7e5 (windows of one step)."""
+    reasons = []
+    if np.isfinite(cost_fit) and cost > cost_fit:
+        reasons.append(
+            f"its windowed cost {cost:.4g} is above the equation-error values' {cost_fit:.4g} "
+            "on the same windows"
+        )
+    worse = [
+        f"{n} +- {s:.2g} against {e:.2g}"
+        for n, v, s, e in zip(names, values, std, fit_std, strict=True)
+        if np.isfinite(s) and np.isfinite(e) and s > abs(v) and s > MAX_STD_GROWTH * e
+    ]
+    if worse:
+        reasons.append(
+            "standard deviations above the values and over "
+            f"{MAX_STD_GROWTH:g}x the equation-error ones ({', '.join(worse)}): the windows do "
+            "not determine them"
+        )
+    return "; ".join(reasons) or None
 
 
 @dataclass
@@ -428,6 +530,12 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
     moved is the report's line (:func:`summary`), not a warning."""
     import dataclasses
 
+    if not refinement.used:  # far worse than its start: the equation-error values stay
+        note = (
+            f"output-error refinement not used: {refinement.not_used_because}; the "
+            "equation-error values are kept (result.json 'refinement' has the refined ones)"
+        )
+        return dataclasses.replace(fit, refinement=refinement, notes=[*fit.notes, note])
     model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
     notes = [
         f"{n} = {v:.4g} ended at a bound of the output-error refinement: not a measurement"
@@ -447,9 +555,12 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
 
 
 def summary(refinement: Refinement) -> str:
-    """One line: the refinement's status, cost and windowed simulation error before and after."""
+    """One line: the refinement's status, cost and windowed simulation error before and after
+    (and, when its values were not used, that they were not)."""
+    used = "" if refinement.used else "not used, "
     return (
-        f"output-error refinement ({refinement.status}, {refinement.evaluations} simulations of "
+        f"output-error refinement ({used}{refinement.status}, {refinement.evaluations} "
+        "simulations of "
         f"{refinement.windows} window(s) in the last stage, {refinement.seconds:.0f} s): "
         "simulation error over the windows per joint, first stage's start -> last stage's end: "
         + ", ".join(

@@ -61,14 +61,15 @@ def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.n
     :class:`physid.multibody.estimate.MultibodyFit`) simulated over recording ``segment`` from
     its first state, at every model step ``t`` [s], angles unwrapped onto the recording's, and
     the recording at those steps (``seg``: samples where ``seg.w > 0``). After an output-error
-    refinement (``fit.refinement``) the first state and the step are the refinement's: its
-    first window's estimated state at its step (:mod:`physid.multibody.refine`); else the fit's
+    refinement whose values the fit carries (``fit.refinement.used``) the first state and the
+    step are the refinement's: its first window's estimated state at its step
+    (:mod:`physid.multibody.refine`); else the fit's
     first estimated state at the fit's step. Raises ``InputError`` for a model that cannot be
     simulated (e.g. a body at zero mass)."""
     from physid.multibody.simulate import simulate
 
     refinement = getattr(fit, "refinement", None)
-    if refinement is not None:
+    if refinement is not None and refinement.used:  # else the fit's values: its own state
         h, seg = refinement.h, refinement.segments[segment]
         q0, v0 = refinement.first_states[segment]
     else:
