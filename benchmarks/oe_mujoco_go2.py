@@ -463,7 +463,8 @@ def run_physid(args: argparse.Namespace, urdf: Path, csv: Path, config: Path, ou
     print(f"physid oe child: peak RSS {peak:.0f} MB (largest child so far)", flush=True)
     (out.parent / f"{out.name}.log").write_text(proc.stderr + proc.stdout)
     result_file = out / "result.json"
-    if proc.returncode != 0 or not result_file.is_file():
+    # 3: written, status not ok (a time budget ran out): its row says so, it is no failure
+    if proc.returncode not in (0, 3) or not result_file.is_file():
         return {}, cpu, wall, (proc.stderr or proc.stdout)[-2000:]
     return json.loads(result_file.read_text()), cpu, wall, proc.stderr[-800:]
 

@@ -113,7 +113,9 @@ NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before con
     "nonlinear rollout (eq. 33); converged on 100/100 random starts 70 % off on every test "
     "robot (multiple: 98-100/100), the one to try when multiple stalls. single: every iterate "
     "is a full open-loop simulation; only for a good initial model and an open-loop stable "
-    "system (0/100 on the arm and the Go1; benchmarks/oe_table1.py).",
+    "system (0/100 on the arm and the Go1; benchmarks/oe_table1.py). When the open-loop "
+    "rollout of the guess diverges, it stops at once with a numerical_failure status and "
+    "writes the guess.",
 )
 @click.option(
     "--no-nullspace",

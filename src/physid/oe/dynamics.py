@@ -179,6 +179,25 @@ class ParametrizedModel:
             self._set_joints(self.estimate.apply(self.declared_joints, tail))
         return pis
 
+    def representable(self, theta: NDArray[np.float64]) -> bool:
+        """Whether :meth:`set_theta` can take ``theta``: every body's pi and ``dpi/dtheta``
+        and the joint terms finite. A trial point far out in the logarithmic coordinates
+        (``exp`` overflows past 709) is a step to reject, not bad input, so the callers that
+        try steps (the solver's line search, :func:`physid.oe.contact_noise.fitted_defects`)
+        ask first instead of letting set_theta's InputError end the run; the model is left
+        as it was."""
+        theta = np.asarray(theta, dtype=float)
+        if not np.all(np.isfinite(theta)):
+            return False
+        with np.errstate(all="ignore"):  # the overflow is the answer, not a warning
+            try:
+                pis, G = pis_and_jacobians(self.chart, theta[: self.n_inertial])
+                if self.estimate is not None:
+                    self.estimate.apply(self.declared_joints, theta[self.n_inertial :])
+            except InputError:  # how the chart maps and JointTerms refuse non-finite values
+                return False
+        return bool(np.all(np.isfinite(pis)) and np.all(np.isfinite(G)))
+
     def torque_theta_jacobian(
         self, q: NDArray, v: NDArray, a: NDArray, friction: bool = True
     ) -> NDArray[np.float64]:

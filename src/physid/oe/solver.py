@@ -134,6 +134,26 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     return theta_std, np.array(pi_std), np.array(pi_cov), cov
 
 
+def _single_shooting_start(
+    problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, cost: float, gaps: NDArray
+) -> tuple[NDArray, float, NDArray, str | None]:
+    """``(xs, cost, gaps, failure)`` single shooting starts from: the open-loop rollout of
+    the guess, or, when that rollout diverges (an open-loop unstable robot, docs/oe.md
+    Table I: the Go1 walk is non-finite from node 138 of 160), the guess ``xs`` itself with
+    its gaps and a ``numerical_failure`` status, so that the result written is a finite
+    iterate and not the NaN rows of the rollout."""
+    with np.errstate(all="ignore"):  # a diverging rollout is reported in the status
+        closed = close_gaps(problem, xs, ws, theta)
+        closed_cost, closed_gaps = problem.evaluate(closed, ws, theta)
+    if np.isfinite(closed_cost):
+        return closed, closed_cost, closed_gaps, None
+    finite = np.all(np.isfinite(closed), axis=1)
+    what = (f"is non-finite from node {int(np.argmin(finite))} of {len(xs) - 1}"
+            if not finite.all() else "has a non-finite cost")  # fmt: skip
+    return xs, cost, gaps, (f"numerical_failure: the single-shooting rollout of the initial "
+                            f"guess {what} (kept the initial guess, its gaps open)")  # fmt: skip
+
+
 def progress_line(
     it: int, cost: float, gaps: float, max_gap: float, alpha: float, mu: float, seconds: float
 ) -> str:
@@ -159,18 +179,20 @@ def solve(
     opt = options or OEOptions()
     start = time.perf_counter()
     xs, ws, theta = np.array(xs, float), np.array(ws, float), np.array(theta, float)
-    if opt.rollout == "single":
-        xs = close_gaps(problem, xs, ws, theta)
     cost, gaps = problem.evaluate(xs, ws, theta)
+    failure = None
+    if opt.rollout == "single":
+        xs, cost, gaps, failure = _single_shooting_start(problem, xs, ws, theta, cost, gaps)
     infeas = float(np.abs(gaps).sum())
     best = (cost, infeas, xs, ws, theta, 0)  # lowest merit at the current nu, its iteration
-    mu, nu, null_dim, status, it = opt.mu_init, opt.nu_init, 0, "max_iterations", 0
+    mu, nu, null_dim, it = opt.mu_init, opt.nu_init, 0, 0
+    status = failure or "max_iterations"
     hist: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
     hist["theta"], recent = [theta.tolist()], [(cost, infeas)]
     lin = None  # kept while the iterate does not move (a rejected step only changes mu)
     seconds = opt.time_budget_s or default_time_budget(len(xs), opt.max_iterations)
     budget = Budget(seconds=seconds, iterations=opt.max_iterations + 1)
-    for it in range(1, opt.max_iterations + 1):
+    for it in range(1, 1 + (opt.max_iterations if failure is None else 0)):
         if budget.spend():
             status = f"stopped by {budget.describe()}"
             break
@@ -206,14 +228,18 @@ def solve(
         if infeas > 0:  # eq. 38
             nu = max(opt.beta_nu * nu, (d1 + 0.5 * d2) / ((1.0 - opt.rho) * infeas))
         reference = max(c + nu * f for c, f in recent[-opt.window :])
-        alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
+        dtheta = step.dtheta
+        alpha = problem.dynamics.step_limit(dtheta, opt.max_log_step)
         accepted = False
         while alpha >= opt.alpha_min:
             if budget.elapsed() >= budget.seconds:
                 break  # the status is set at the top of the loop
-            with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
-                trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
-                cost_t, gaps_t = problem.evaluate(*trial)
+            if problem.dynamics.representable(problem.dynamics.retract(theta, alpha * dtheta)):
+                with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
+                    trial = rollout(problem, opt.rollout, xs, ws, theta, step, alpha, lin.gaps)
+                    cost_t, gaps_t = problem.evaluate(*trial)
+            else:  # a body beyond floating point: an infinite cost, so alpha is halved
+                cost_t, gaps_t = float("inf"), lin.gaps
             infeas_t = float(np.abs(gaps_t).sum())
             predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * infeas
             merit_t = cost_t + nu * infeas_t
