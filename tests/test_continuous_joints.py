@@ -69,7 +69,7 @@ def test_an_excitation_of_a_continuous_joint_asks_for_its_range():
 
     model = robot_for(robot_urdf(KINOVA), parse_config({}))
     with pytest.raises(InputError, match=r"'j2s6s200_joint_1' has no usable lower limit \(-inf\) "
-                       r"in the URDF \(an unbounded joint: URDF continuous.*"
+                       r"in the robot file .*\(an unbounded joint: URDF continuous.*"
                        r"excitation\.limits\.j2s6s200_joint_1\.lower"):  # fmt: skip
         joint_limits(model, highest_frequency_hz=1.0)
 

@@ -127,6 +127,14 @@ def test_unknown_workspace_frames_and_missing_meshes_are_named(urdf, tmp_path):
     meshed.write_text(ARM.replace('<sphere radius="0.05"/>', '<mesh filename="package://x/y.stl"/>'))
     checker, notes = collision_checker(robot, meshed, np.zeros(2), 0.02)
     assert checker is None and any("fore" in n and "not found" in n for n in notes)
+    # every mesh missing (the shared UR10e's): the note says why there is no check, not that
+    # the URDF has no collision geometry (it has; its meshes were not found)
+    all_meshes = tmp_path / "all_meshes.urdf"
+    text = ARM.replace('<sphere radius="0.05"/>', '<mesh filename="package://x/y.stl"/>')
+    text = text.replace('<box size="1.4 1.4 0.3"/>', '<mesh filename="package://x/z.stl"/>')
+    all_meshes.write_text(text)
+    checker, notes = collision_checker(robot, all_meshes, np.zeros(2), 0.02)
+    assert checker is None and "fewer than two collision bodies are left" in notes[-1], notes
 
 
 def test_meshes_are_checked_as_their_hulls_never_farther_than_the_meshes():

@@ -157,7 +157,10 @@ def collision_checker(
         return None, [*notes, f"no self-collision check: the collision geometry did not load "
                       f"({' '.join(str(error).split())})"]  # fmt: skip
     if geometry.ngeoms < 2:
-        return None, [*notes, "no self-collision check: the URDF has no collision geometry"]
+        kind = "MJCF" if is_mjcf(urdf) else "URDF"
+        why = ("fewer than two collision bodies are left once the meshes not found are set "
+               "aside" if notes else f"the {kind} has no collision geometry")  # fmt: skip
+        return None, [*notes, f"no self-collision check: {why}"]
     if _meshes_as_convex_hulls(geometry):
         notes.append("collision meshes checked as their convex hulls (conservative: a hull "
                      "encloses its mesh)")  # fmt: skip

@@ -90,7 +90,8 @@ def joint_limits(
                 unbounded = (" (an unbounded joint: URDF continuous, or an MJCF hinge without "
                              "a range)") if unbounded else ""  # fmt: skip
                 raise InputError(
-                    f"joint '{joint}' has no usable {key} limit ({value:g}) in the URDF"
+                    f"joint '{joint}' has no usable {key} limit ({value:g}) in the robot "
+                    "file (a URDF <limit>, an MJCF range or actuator)"
                     f"{unbounded}: set excitation.limits.{joint}.{key} in the config"
                 )
         if values["upper"][k] <= values["lower"][k]:
