@@ -142,3 +142,20 @@ def test_one_joints_torque_on_another_scale_is_suspect_and_named(tmp_path):
     (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
     scale = float(reason.split("'shoulder_lift_joint' x")[1].split()[0])
     assert 0.45 <= scale <= 0.55, reason
+
+
+def test_a_joints_torque_with_the_opposite_sign_is_suspect_and_named(tmp_path):
+    """Real xMate7p, 50 Hz traj1, joint6's torque logged with the opposite sign: status ok and
+    joint2's mass x2.2 with no sign hint; a free scale on joint6 alone, searched over both
+    signs, fits the training torque a quarter better at about -1: suspect, joint6 named."""
+    folder = require_dataset(DATASETS / "xmate7p")
+    train = read_xmate(folder / "50Hz_1period" / "xMate7p_traj1_results.csv", 0.02)
+    tau = train.tau.copy()
+    tau[:, XMATE_JOINTS.index("joint6")] *= -1.0
+    path = write_contract_csv(tmp_path / "flipped.csv", XMATE_JOINTS,
+                              Signals(train.t, train.q, tau))  # fmt: skip
+    result = physid.identify(folder / "XM7p.urdf", path)
+    assert result.status == "suspect"
+    (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
+    scale = float(reason.split("'joint6' x")[1].split()[0])
+    assert -1.2 <= scale <= -0.8, reason

@@ -18,7 +18,10 @@ no config): clean real recordings (UR10e, KUKA LWR4+, xMate7p, TX40, DFKI) gain 
 the pair disagrees by 2, which of them is off the data cannot say) and the real xMate7p with
 joint5 x10 gains 40 % (8.96). A scale that only a joint's own friction and armature see (a
 wrist under little load) is absorbed by them and cannot be told: the real UR10e with its wrist_2
-torque x10 gains 0.1 %.
+torque x10 gains 0.1 %. The scale may be negative (searched over both signs): a torque logged
+with the opposite sign is a scale of -1 (the real xMate7p with joint6's torque flipped: -0.92,
+26 % better, status ok before; a flipped wrist whose friction alone sees it, as on the UR10e,
+TX40 and KUKA, is left to the consistent fit's non-negative friction and its warning).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from physid.offline.reduced import ReducedSystem
 SCALE_BOUND = 1.25  # a joint's scale outside [1/1.25, 1.25] of the others'
 MIN_GAIN = 0.1  # relative reduction of the weighted training error a free scale must bring
 SAME_STORY = 0.9  # another joint whose own scale gains this share of the best's is named too
-# a joint's scale is searched over [1/20, 20] (log grid, then golden-section refinement): one
+# a joint's scale is searched over +-[1/20, 20] (log grid, then golden-section refinement): one
 # joint at a time, since alternating least squares from 1 stays where the parameters have
 # already absorbed the scale (the real KUKA with lwr_1 x2: stuck at 1.03, the masses x4)
 SCALE_RANGE = 20.0
@@ -50,20 +53,23 @@ def _profile(G: np.ndarray, b: np.ndarray, zz: np.ndarray, k: int, scale: float)
 
 
 def _best_scale(G: np.ndarray, b: np.ndarray, zz: np.ndarray, k: int) -> tuple[float, float]:
-    """(scale of joint ``k`` that fits best, its squared residual)."""
+    """(scale of joint ``k`` that fits best, its squared residual), either sign: a torque
+    logged with the opposite sign is a scale of -1."""
     logs = np.linspace(-np.log(SCALE_RANGE), np.log(SCALE_RANGE), GRID)
-    costs = np.array([_profile(G, b, zz, k, np.exp(x)) for x in logs])
+    candidates = [(sign, x) for sign in (1.0, -1.0) for x in logs]
+    costs = [_profile(G, b, zz, k, sign * np.exp(x)) for sign, x in candidates]
     i = int(np.argmin(costs))
-    low, high = logs[max(i - 1, 0)], logs[min(i + 1, GRID - 1)]
+    sign, j = candidates[i][0], i % GRID
+    low, high = logs[max(j - 1, 0)], logs[min(j + 1, GRID - 1)]
     golden = (np.sqrt(5.0) - 1.0) / 2.0
     for _ in range(REFINEMENTS):
         a, c = high - golden * (high - low), low + golden * (high - low)
-        if _profile(G, b, zz, k, np.exp(a)) < _profile(G, b, zz, k, np.exp(c)):
+        if _profile(G, b, zz, k, sign * np.exp(a)) < _profile(G, b, zz, k, sign * np.exp(c)):
             high = c
         else:
             low = a
-    x = 0.5 * (low + high)
-    return float(np.exp(x)), _profile(G, b, zz, k, np.exp(x))
+    scale = sign * float(np.exp(0.5 * (low + high)))
+    return scale, _profile(G, b, zz, k, scale)
 
 
 def joint_scales(
@@ -100,7 +106,7 @@ def joint_scale_reason(
     if not one > 0:
         return None
     gains = np.where(np.isfinite(errors), (one - errors) / one, -np.inf)
-    off = (scales < 1.0 / SCALE_BOUND) | (scales > SCALE_BOUND)
+    off = (scales < 1.0 / SCALE_BOUND) | (scales > SCALE_BOUND)  # a negative one too
     best = int(np.argmax(np.where(off, gains, -np.inf)))
     if not (off[best] and gains[best] >= MIN_GAIN):
         return None
