@@ -27,6 +27,7 @@ TX40 and KUKA, is left to the consistent fit's non-negative friction and its war
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from physid.offline.reduced import ReducedSystem
 
@@ -41,35 +42,50 @@ GRID = 41
 REFINEMENTS = 12
 
 
-def _profile(G: np.ndarray, b: np.ndarray, zz: np.ndarray, k: int, scale: float) -> float:
-    """min over theta of sum_j ||z_j - s_j R_j theta||^2 with s_k = ``scale``, the others 1, from
-    the per-joint Gram matrices ``G_j = R_j^T R_j``, ``b_j = R_j^T z_j``, ``zz_j = ||z_j||^2``."""
-    scales = np.ones(len(G))
-    scales[k] = scale
-    normal = np.einsum("j,jkl->kl", scales**2, G)
-    right = np.einsum("j,jk->k", scales, b)
-    theta = np.linalg.lstsq(normal, right, rcond=None)[0]
-    return max(float(np.sum(zz) - right @ theta), 0.0)  # the normal equations' minimum
+class _Profile:
+    """min over theta of sum_j ||z_j - s_j R_j theta||^2 with joint ``k``'s scale ``s`` and the
+    others 1, for any ``s`` at once, from the per-joint Gram matrices ``G_j = R_j^T R_j``,
+    ``b_j = R_j^T z_j`` and ``zz = sum_j ||z_j||^2``. With ``A = sum_j G_j`` and the
+    generalised eigenvectors ``G_k V = A V diag(lam)``, ``V^T A V = I`` (0 <= lam <= 1), the
+    normal matrix ``A + (s^2 - 1) G_k`` is ``V^-T diag(1 + (s^2 - 1) lam) V^-1`` and the
+    minimum ``zz - sum_i y_i(s)^2 / (1 + (s^2 - 1) lam_i)`` with ``y(s) = V^T (B + (s - 1)
+    b_k)``, ``B = sum_j b_j``: one eigendecomposition per joint, not a solve per scale."""
+
+    def __init__(self, G: np.ndarray, b: np.ndarray, zz: float, k: int) -> None:
+        A = G.sum(axis=0)
+        ridge = 1e-12 * max(float(np.trace(A)) / len(A), 1e-300)  # a column the data miss
+        lam, V = scipy.linalg.eigh(G[k], A + ridge * np.eye(len(A)))
+        self.lam = np.clip(lam, 0.0, 1.0)
+        self.y0, self.y1 = V.T @ b.sum(axis=0), V.T @ b[k]
+        self.zz = zz
+
+    def __call__(self, scales: np.ndarray) -> np.ndarray:
+        s = np.asarray(scales, float)[:, None]
+        y = self.y0 + (s - 1.0) * self.y1
+        explained = np.sum(y**2 / (1.0 + (s**2 - 1.0) * self.lam), axis=1)
+        return np.maximum(self.zz - explained, 0.0)
 
 
-def _best_scale(G: np.ndarray, b: np.ndarray, zz: np.ndarray, k: int) -> tuple[float, float]:
+def _best_scale(G: np.ndarray, b: np.ndarray, zz: float, k: int) -> tuple[float, float]:
     """(scale of joint ``k`` that fits best, its squared residual), either sign: a torque
     logged with the opposite sign is a scale of -1."""
+    profile = _Profile(G, b, zz, k)
     logs = np.linspace(-np.log(SCALE_RANGE), np.log(SCALE_RANGE), GRID)
-    candidates = [(sign, x) for sign in (1.0, -1.0) for x in logs]
-    costs = [_profile(G, b, zz, k, sign * np.exp(x)) for sign, x in candidates]
+    signs = np.repeat([1.0, -1.0], GRID)
+    costs = profile(signs * np.exp(np.tile(logs, 2)))
     i = int(np.argmin(costs))
-    sign, j = candidates[i][0], i % GRID
+    sign, j = signs[i], i % GRID
     low, high = logs[max(j - 1, 0)], logs[min(j + 1, GRID - 1)]
     golden = (np.sqrt(5.0) - 1.0) / 2.0
     for _ in range(REFINEMENTS):
         a, c = high - golden * (high - low), low + golden * (high - low)
-        if _profile(G, b, zz, k, sign * np.exp(a)) < _profile(G, b, zz, k, sign * np.exp(c)):
+        cost_a, cost_c = profile(sign * np.exp(np.array([a, c])))
+        if cost_a < cost_c:
             high = c
         else:
             low = a
     scale = sign * float(np.exp(0.5 * (low + high)))
-    return scale, _profile(G, b, zz, k, scale)
+    return scale, float(profile(np.array([scale]))[0])
 
 
 def joint_scales(
@@ -84,13 +100,12 @@ def joint_scales(
     z = (system.z * w[:, None])[fitted]
     G = np.einsum("jik,jil->jkl", R, R)
     b = np.einsum("jik,ji->jk", R, z)
-    zz = np.asarray(system.tau_norm2, float)[fitted] * w[fitted] ** 2
-    total = float(np.sum(zz))
-    one = _profile(G, b, zz, 0, 1.0)
+    total = float(np.sum(np.asarray(system.tau_norm2, float)[fitted] * w[fitted] ** 2))
+    one = float(_Profile(G, b, total, 0)(np.array([1.0]))[0])
     scales = np.full(system.n_joints, np.nan)
     errors = np.full(system.n_joints, np.nan)
     for k, joint in enumerate(np.flatnonzero(fitted)):
-        scale, cost = _best_scale(G, b, zz, k)
+        scale, cost = _best_scale(G, b, total, k)
         scales[joint], errors[joint] = scale, np.sqrt(cost / total)
     return scales, errors, float(np.sqrt(one / total))
 
