@@ -407,7 +407,8 @@ def test_a_real_joint_a_full_turn_off_for_eleven_rows(tmp_path):
     q = s.q.copy()
     q[300:311, lwr_3] += 2.0 * np.pi * np.sign(q[300, lwr_3])  # away from zero: past 2 pi
     with pytest.raises(InputError, match=r"turn.csv: position of joint 'lwr_3_joint' reaches .*"
-                                         r"steps by a full turn .* 2 times: a turn counter"):
+                                         r"steps by a full turn .* 2 times \(between data "
+                                         r"rows 300-301, 311-312, .*\): a turn counter"):
         load_trajectory(_write(tmp_path / "turn.csv", s.t, q, s.tau), _kuka_model())
 
 

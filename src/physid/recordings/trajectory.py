@@ -933,10 +933,13 @@ def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
             turn = np.flatnonzero(full_turn_steps(q[:, k]))
             if turn.size:  # no motion turns a joint by a full turn between two samples
                 step = q[turn[0] + 1, k] - q[turn[0], k]
+                rows = ", ".join(f"{r + 1}-{r + 2}" for r in turn[:5])
+                rows += ", ..." if turn.size > 5 else ""
                 raise InputError(
                     f"position of joint '{joint}' reaches {peak:.4g}, more than 2*pi, and steps "
                     f"by a full turn ({step:+.4g} rad) between two rows, "
-                    f"{turn.size} times: a turn counter misread or a position glitch, not "
+                    f"{turn.size} times (between data rows {rows}, counted from 1 after "
+                    "the header): a turn counter misread or a position glitch, not "
                     "motion; fix those rows (or set allow_large_angles: true if the angles are "
                     "right)",
                     source=source,
