@@ -126,9 +126,13 @@ def test_cli_identifies_gains_then_the_robot(recordings, tmp_path):
                                        str(out / "params.json"), "--data", str(files[0]),
                                        "--config", str(config)])  # fmt: skip
     assert result.exit_code == 2 and "holds no identified drive gains" in result.stderr
-    # without the payload section the config is refused at once
+    # without the payload section the config is refused at once, before any file is read
     config.write_text("drive_gains: identify\n")
     result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "needs a 'payload' section" in result.stderr
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_text("not a recording\n")
+    result = CliRunner().invoke(main, [str(garbage) if a == str(files[0]) else a for a in args])
     assert result.exit_code == 2 and "needs a 'payload' section" in result.stderr
 
 

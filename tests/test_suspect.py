@@ -585,3 +585,45 @@ def test_a_position_sensor_that_stopped_is_named_and_a_joint_held_still_is_not(a
     held = simulate_random_excitation(model, theta, duration_s=10.0, sample_rate_hz=500.0,
                                       rng=rng, amplitude_rad=amplitude).recorded  # fmt: skip
     assert suspect_reasons(model, [held]) == []
+
+
+def test_a_10_hz_log_of_fast_motion_moves_in_memory_and_on_disk(tmp_path):
+    """Sines of 0.5 rad at 1.3 Hz logged at 10 Hz (7.7 samples a period, noise-free): read from
+    disk (streamed) the noise came from second differences and every joint was still ("the
+    robot did not move"); in memory, at 1 Hz, the smallest step of a sine sampled in step with
+    its period was taken for an encoder's tick and two joints read as still."""
+    from physid.offline.suspect import _span_and_mean, motionless_reason
+    from physid.recordings.streamed import open_recording
+    from physid.recordings.trajectory import load_trajectory
+    from physid.sim.arm import arm6_model
+
+    model = arm6_model()
+    rng = np.random.default_rng(0)
+    phase = rng.uniform(0.0, 2.0 * np.pi, 6)
+    for hz in (1.3, 1.0):
+        t = np.arange(3000) / 10.0
+        q = 0.5 * np.sin(2.0 * np.pi * hz * t[:, None] + phase)
+        tau = 5.0 * np.sin(2.0 * np.pi * hz * t[:, None] + phase + 1.0)
+        header = ",".join(["t", *(f"q_{j}" for j in model.joint_names),
+                           *(f"tau_{j}" for j in model.joint_names)])  # fmt: skip
+        path = tmp_path / f"slow_{hz}.csv"
+        np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=header,
+                   comments="", fmt="%.17g")  # fmt: skip
+        for recording in (load_trajectory(path, model), open_recording(path, model)):
+            assert np.all(_span_and_mean(recording)[2]), hz
+            assert motionless_reason(model, [recording]) is None
+
+
+def test_a_torque_of_noise_is_no_drive_gain(arm_experiment):
+    """joint_3's torque replaced by noise (a brake holds it, the drive reads nothing): the best
+    scale of that torque is at the search's end (0: it carries none of the model's), which is
+    no gain and no sign: the scale check leaves it to the gravity check (it read 'x-0.05')."""
+    clean = arm_experiment.train.recorded
+    tau = clean.tau.copy()
+    tau[:, 2] = 0.3 * np.random.default_rng(1).standard_normal(len(tau))
+    from physid.files.config import IdentifyConfig
+    from physid.offline.pipeline import identify
+
+    result = identify(arm_experiment.model, [replace(clean, tau=tau)], IdentifyConfig())
+    assert result.status == "suspect"
+    assert not any("not on the others' scale" in r for r in result.suspect), result.suspect

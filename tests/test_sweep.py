@@ -284,6 +284,16 @@ def test_an_unreachable_cluster_is_one_line_and_dry_run_checks_the_address(
     assert result.exit_code == 2 and "'bogus' is not a Ray address" in result.output
 
 
+def test_dry_run_refuses_identified_gains_without_a_payload(tmp_path):
+    """An identify job whose config says drive_gains: identify without the known payload fails
+    at run time, after its data are read: --dry-run says so first."""
+    spec = tmp_path / "gains.yaml"
+    spec.write_text("kind: identify\nbase:\n  simulate: {}\n  config: {drive_gains: identify}\n"
+                    "seeds: [0, 1]\n")  # fmt: skip
+    result = run("sweep", spec, "--out", tmp_path / "out", "--dry-run")
+    assert result.exit_code == 2 and "needs a 'payload' section" in result.output
+
+
 def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path):
     from physid.sweep.runner import import_ray
 

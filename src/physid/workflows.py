@@ -17,6 +17,7 @@ from physid.files.config import (
     IDENTIFY_GAINS,
     IdentifyConfig,
     load_config,
+    require_known_payload,
     robot_for,
 )
 from physid.files.io import claim_output_dir
@@ -242,17 +243,13 @@ def _identify_and_write(
     if not data:
         raise InputError("no training data: give at least one recording")
     config = config or load_config(config_path)
+    require_known_payload(config, None if config_path is None else str(config_path))
     model = robot_for(urdf, config)
     note("reading data")
     train = load_trajectories(list(data), model, config)
     validation = load_trajectories(list(validate or []), model, config)
     gains = None
     if config.drive_gains == IDENTIFY_GAINS:
-        if config.payload is None:
-            raise InputError(
-                "config drive_gains: identify needs a 'payload' section (the known payload of "
-                "the --loaded-data recordings)", source=None if config_path is None
-                else str(config_path))  # fmt: skip
         note("drive gains")
         with_payload = load_trajectories(list(loaded or []), model, config)
         gains = identify_drive_gains(model, train, with_payload, config.payload, config.filter)

@@ -546,6 +546,19 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     )
 
 
+def require_known_payload(config: IdentifyConfig, source: str | None = None) -> None:
+    """``physid identify`` with ``drive_gains: identify`` needs the known payload of its
+    --loaded-data recordings (config ``payload``); validate and payload read the same key as
+    the gains params.json holds, so the config parser cannot refuse it. Checked before any
+    recording is read (and by a sweep's --dry-run)."""
+    if config.drive_gains == IDENTIFY_GAINS and config.payload is None:
+        raise InputError(
+            "config drive_gains: identify needs a 'payload' section (the known payload of the "
+            "--loaded-data recordings)",
+            source=source,
+        )
+
+
 def load_config(path: str | Path | None) -> IdentifyConfig:
     """Read and validate a YAML config file; ``None`` gives the defaults."""
     if path is None:

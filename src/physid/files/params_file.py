@@ -260,11 +260,17 @@ def annotate_document(
         body["std"] = {k: uncertainty[k] for k in ("mass", "com", "inertia")}
         body["source"] = uncertainty["source"]
         body["prior"] = prior_doc["bodies"][joint]
+    theta_std = np.array(theta_std, dtype=float)
+    for k, joint in enumerate(layout.joint_names):
+        if not model.fitted[k]:  # its torque is in no equation: its terms' std is undefined
+            theta_std[[layout.index(f"{joint}.{t}") for t in layout.terms_of(joint)]] = np.nan
     for joint, terms in document["joints"].items():
         indices = {
             JOINT_TERM_KEYS[term]: layout.index(f"{joint}.{term}")
             for term in layout.terms_of(joint)
         }
+        # (a joint left out of the fit, its torque not logged: null, not the 4e13 N m a prior
+        # std read from an empty column gave)
         terms["std"] = {key: float(theta_std[i]) for key, i in indices.items()}
         terms["source"] = {key: sources[i] for key, i in indices.items()}
         terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}

@@ -417,9 +417,13 @@ def _identify(
         ratio=estimation.essential_ratio,
     )
     joint = joint_prior(model, store, prior, preprocessing.velocity_noise_std)
-    # a still joint's friction is held whole (_held_still): its one-way offset is not news
-    warnings.extend(why for name, why in joint.reasons.items()
-                    if name.rsplit(".", 1)[0] not in still)  # fmt: skip
+    # a still joint's friction is held whole (_held_still), and a joint left out of the fit
+    # has no equation: their one-way offset is not news
+    unfitted = {j for k, j in enumerate(model.joint_names) if not model.fitted[k]}
+    kept = {name: why for name, why in joint.reasons.items()
+            if name.rsplit(".", 1)[0] not in {*still, *unfitted}}  # fmt: skip
+    joint = replace(joint, reasons=kept)
+    warnings.extend(joint.reasons.values())
     joint = _held_still(model, joint, still)
     total_mass_prior = estimation.prior_total_mass_std_relative
 
@@ -608,7 +612,10 @@ def _identify(
         )  # fmt: skip
         if reason:
             suspect.append(reason)
-        scales = joint_scale_reason(system, columns, ls.weights, model.joint_names)
+        # only when nothing else is wrong: it reads the other joints' torques as right (a
+        # joint whose torque is noise made a coupled one's scale x3.8 "fit" better)
+        scales = None if suspect else joint_scale_reason(system, columns, ls.weights,
+                                                         model.joint_names)  # fmt: skip
         if scales:
             suspect.append(scales)
         status = "suspect" if suspect else "ok"

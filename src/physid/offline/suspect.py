@@ -277,7 +277,7 @@ def _span_and_mean(recording) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # n
         low = q.min(axis=0) if low is None else np.minimum(low, q.min(axis=0))
         high = q.max(axis=0) if high is None else np.maximum(high, q.max(axis=0))
         total = q.sum(axis=0) + (0.0 if total is None else total)
-        noise = position_noise(q) if noise is None else noise
+        noise = position_noise(q, order=4) if noise is None else noise  # as moving_joints
     span = high - low
     moving = (span >= STILL_SPAN) & (span >= NOISE_SPANS * noise)
     return span, total / recording.n_samples, moving

@@ -53,11 +53,13 @@ def _mapping(value: Any, where: str) -> dict:
     return value
 
 
-def _check_config(args: Args, where: str) -> None:
-    from physid.files.config import parse_config
+def _check_config(args: Args, where: str, identify: bool = False) -> None:
+    from physid.files.config import parse_config, require_known_payload
 
     try:
-        parse_config(_mapping(args.get("config"), f"{where}.config"))
+        config = parse_config(_mapping(args.get("config"), f"{where}.config"))
+        if identify:
+            require_known_payload(config)
     except InputError as error:
         raise InputError(f"{where}.config: {error}") from None
 
@@ -121,7 +123,7 @@ def _check_identify(args: Args, where: str) -> None:
             raise InputError(
                 f"{where}.{given[0]}: not with 'simulate' (the demo arm brings its own)"
             )
-    _check_config(args, where)
+    _check_config(args, where, identify=True)
 
 
 def _simulate_arm(args: Args, out: Path, seed: int | None) -> tuple[str, list, list, Any]:
