@@ -169,7 +169,8 @@ def test_a_link_without_inertial_gives_finite_torques(files, tmp_path):
     out = tmp_path / "x.csv"
     code, stdout, _ = invoke("excite", "--urdf", urdf, "--config", files["folder"] /
                              "excite.yaml", "--out", out, "--harmonics", "2")  # fmt: skip
-    assert code == 0 and "nan" not in stdout.lower()
+    # written (3: the small test config stops IPOPT before it converges), finite
+    assert code in (0, 3) and "nan" not in stdout.lower()
     assert "nan" not in out.read_text().lower()
     assert "NaN" not in out.with_suffix(".json").read_text()
 
