@@ -140,6 +140,17 @@ cannot touch (this exported arm has one geom). 2026-11-26 19:41 UTC, nothing els
     mujoco.sysid, 0.5 s windows                        2.672      10.40   106.4       -
 
 4.9x the tuning, 4.6x the command (target 5x: not met).
+
+Three runs in a row on 2026-11-27 (15:05-15:15 UTC, nothing else running; the same code as
+above for simfit, every error the same to the digit)::
+
+    physid simfit (ok, delay 0.00 ms)                  1.993       8.77    27.5    29.0
+    mujoco.sysid, 0.5 s windows                        2.672      10.40   152.6       -
+    (then 27.0 / 28.4 against 158.5, and 27.7 / 28.9 against 162.3)
+
+5.6-5.9x the tuning and 5.3-5.6x the command: the target met in each run on this machine, where
+sysid takes 1.2-1.5x the CPU it took on the earlier ones and physid about the same; on those
+the ratio was 4.3-4.9x. The ratio is the machine's as much as the tools'.
 """
 
 from __future__ import annotations
