@@ -147,6 +147,23 @@ def test_a_urdf_the_parser_rejects_is_one_line_for_oe_and_multibody(tmp_path, ca
     assert not (tmp_path / "o").exists() and not (tmp_path / "m").exists()
 
 
+def test_the_multibody_commands_refuse_an_mjcf_as_the_readme_says(tmp_path):
+    """The README: the multibody commands read URDF only. An MJCF was read (Pinocchio's parser)
+    and simulated without MuJoCo's damping, armature and frictionloss: a UR10e MJCF ended in
+    'constraint violated' where its URDF did not. Now one line naming the file."""
+    mjcf = tmp_path / "arm.xml"
+    mjcf.write_text(
+        '<mujoco model="arm"><worldbody><body name="link"><joint name="hinge" axis="0 1 0"/>'
+        '<inertial pos="0.2 0 0" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody>'
+        "</mujoco>"
+    )
+    control = tmp_path / "u.csv"
+    control.write_text("t\n0\n0.1\n")
+    args = ["multibody", "simulate", "--urdf", mjcf, "--control", control, "--duration", "0.1",
+            "--out", tmp_path / "o"]  # fmt: skip
+    assert_one_line_error(args, "arm.xml", "an MJCF", "URDF only")
+
+
 def test_a_zero_joint_axis_is_named(tmp_path):
     """<axis xyz="0 0 0"/> was normalised to NaN: multibody simulate wrote NaN with exit 0."""
     bad = tmp_path / "axis.urdf"

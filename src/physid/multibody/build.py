@@ -119,8 +119,16 @@ def default_names(joint: str, axis: np.ndarray) -> list[str]:
 def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyModel:
     import pinocchio as pin
 
+    from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file
 
+    if is_mjcf(urdf):  # the README says URDF only: an MJCF read here simulated as no MuJoCo would
+        raise InputError(
+            "an MJCF: the multibody commands read URDF only (MuJoCo's joint damping, armature, "
+            "frictionloss, limits and contacts have no place in their model; a UR10e MJCF "
+            "simulated into 'constraint violated' where its URDF did not): give the robot's URDF",
+            source=str(urdf),
+        )
     cfg = config_section(raw, CONFIG_KEYS, "(top level)")
     pm = load_robot_file(urdf)
     data = pm.createData()
