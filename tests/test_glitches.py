@@ -265,7 +265,7 @@ def test_a_record_read_as_zeros_is_replaced_whole_and_a_motor_switched_off_is_no
 @pytest.mark.skipif(not (DATASETS / "xmate7p").is_dir(), reason="xMate7p dataset not present")
 def test_a_row_of_zeros_in_a_real_log_no_longer_moves_a_mass(tmp_path):
     """Real xMate7p, 50 Hz, one period, file 1 -> 2: one row (of 1001) of zero positions and
-    torques. Its positions were repaired and its torques kept, which moved joint2 from 5.4 to
+    torques. Its positions were repaired and its torques kept, which moved joint2 from 6.6 to
     13.4 kg and the arm from 25.7 to 30.4 kg with status ok; now the fit is the clean one's."""
     root = DATASETS / "xmate7p"
     urdf = root / "XM7p.urdf"

@@ -165,7 +165,7 @@ def corrupt_rows(q_corrupt: np.ndarray, tau_corrupt: np.ndarray, tau: np.ndarray
     columns is corrupt whole: a packet dropped and read as zeros departs in every position, but
     a small torque read as 0 departs from its neighbours by less than the torque threshold
     (measured on the real xMate7p, 50 Hz, file 1 -> 2: one row of zeros, its positions repaired
-    and its seven torques kept, moved joint2 from 5.4 to 13.4 kg and the arm from 25.7 to 30.4
+    and its seven torques kept, moved joint2 from 6.6 to 13.4 kg and the arm from 25.7 to 30.4
     kg, status ok). A row whose torques are corrupt in most columns, or a run of at most
     :data:`MAX_ZERO_ROWS` rows whose every torque reads exactly 0 between rows that do not
     (its positions may be sound), has its torques replaced; a longer run of zero torques is a
