@@ -41,6 +41,6 @@ def test_the_best_scale_undoes_a_scaled_joint(truth):
     R, z = _system(2)
     z[1] *= truth  # joint 1 logged with another gain (or sign)
     G, b, zz = _gram(R, z)
-    scale, cost = _best_scale(G, b, zz, 1)
+    scale, cost = _best_scale(_Profile(G, b, zz, 1))
     assert scale == pytest.approx(truth, rel=1e-3)
     assert cost < 0.01 * _Profile(G, b, zz, 1)(np.array([1.0]))[0]

@@ -124,6 +124,18 @@ def test_ur10e_run_that_rests_for_a_third_of_its_rows(tmp_path):
     assert ours <= ols and ours < 0.07
 
 
+def _scale_named(tmp_path, urdf, joints, train: Signals, joint: str, factor: float) -> float:
+    """Identify ``train`` with ``joint``'s torque times ``factor``: the status must be suspect
+    with the joint-scale reason; returns the scale that reason gives ``joint``."""
+    tau = train.tau.copy()
+    tau[:, joints.index(joint)] *= factor
+    path = write_contract_csv(tmp_path / "scaled.csv", joints, Signals(train.t, train.q, tau))
+    result = physid.identify(urdf, path)
+    assert result.status == "suspect"
+    (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
+    return float(reason.split(f"'{joint}' x")[1].split()[0])
+
+
 def test_one_joints_torque_on_another_scale_is_suspect_and_named(tmp_path):
     """Real UR10e, 30sec_12harm, currents x the literature gains, the shoulder-lift torque
     halved (its current read with half the torque constant): status ok, 49.4 % held out (clean
@@ -133,15 +145,9 @@ def test_one_joints_torque_on_another_scale_is_suspect_and_named(tmp_path):
     folder = require_dataset(DATASETS / "ur10e")
     train, _ = read_ur10e(folder / "identification_data" / "ur-20_02_10-30sec_12harm.csv",
                           UR10E_GAINS["literature"])  # fmt: skip
-    tau = train.tau.copy()
-    tau[:, UR10E_JOINTS.index("shoulder_lift_joint")] *= 0.5
-    path = write_contract_csv(tmp_path / "halved.csv", UR10E_JOINTS,
-                              Signals(train.t, train.q, tau))  # fmt: skip
-    result = physid.identify(folder / "ur10e.urdf", path)
-    assert result.status == "suspect"
-    (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
-    scale = float(reason.split("'shoulder_lift_joint' x")[1].split()[0])
-    assert 0.45 <= scale <= 0.55, reason
+    scale = _scale_named(tmp_path, folder / "ur10e.urdf", UR10E_JOINTS, train,
+                         "shoulder_lift_joint", 0.5)  # fmt: skip
+    assert 0.45 <= scale <= 0.55
 
 
 def test_a_joints_torque_with_the_opposite_sign_is_suspect_and_named(tmp_path):
@@ -150,12 +156,5 @@ def test_a_joints_torque_with_the_opposite_sign_is_suspect_and_named(tmp_path):
     signs, fits the training torque a quarter better at about -1: suspect, joint6 named."""
     folder = require_dataset(DATASETS / "xmate7p")
     train = read_xmate(folder / "50Hz_1period" / "xMate7p_traj1_results.csv", 0.02)
-    tau = train.tau.copy()
-    tau[:, XMATE_JOINTS.index("joint6")] *= -1.0
-    path = write_contract_csv(tmp_path / "flipped.csv", XMATE_JOINTS,
-                              Signals(train.t, train.q, tau))  # fmt: skip
-    result = physid.identify(folder / "XM7p.urdf", path)
-    assert result.status == "suspect"
-    (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
-    scale = float(reason.split("'joint6' x")[1].split()[0])
-    assert -1.2 <= scale <= -0.8, reason
+    scale = _scale_named(tmp_path, folder / "XM7p.urdf", XMATE_JOINTS, train, "joint6", -1.0)
+    assert -1.2 <= scale <= -0.8

@@ -68,10 +68,9 @@ class _Profile:
         return np.maximum(self.zz - explained, 0.0)
 
 
-def _best_scale(G: np.ndarray, b: np.ndarray, zz: float, k: int) -> tuple[float, float]:
-    """(scale of joint ``k`` that fits best, its squared residual), either sign: a torque
-    logged with the opposite sign is a scale of -1."""
-    profile = _Profile(G, b, zz, k)
+def _best_scale(profile: _Profile) -> tuple[float, float]:
+    """(scale of the ``profile``'s joint that fits best, its squared residual), either sign: a
+    torque logged with the opposite sign is a scale of -1."""
     logs = np.linspace(-np.log(SCALE_RANGE), np.log(SCALE_RANGE), GRID)
     signs = np.repeat([1.0, -1.0], GRID)
     costs = profile(signs * np.exp(np.tile(logs, 2)))
@@ -103,11 +102,13 @@ def joint_scales(
     G = np.einsum("jik,jil->jkl", R, R)
     b = np.einsum("jik,ji->jk", R, z)
     total = float(np.sum(np.asarray(system.tau_norm2, float)[fitted] * w[fitted] ** 2))
-    one = float(_Profile(G, b, total, 0)(np.array([1.0]))[0])
     scales = np.full(system.n_joints, np.nan)
     errors = np.full(system.n_joints, np.nan)
+    one = np.nan  # every joint's profile at scale 1 is the plain fit's residual
     for k, joint in enumerate(np.flatnonzero(fitted)):
-        scale, cost = _best_scale(G, b, total, k)
+        profile = _Profile(G, b, total, k)
+        one = float(profile(np.array([1.0]))[0]) if k == 0 else one
+        scale, cost = _best_scale(profile)
         scales[joint], errors[joint] = scale, np.sqrt(cost / total)
     return scales, errors, float(np.sqrt(one / total))
 

@@ -33,7 +33,13 @@ import pinocchio as pin
 
 from physid.offline.column_fixes import best_fix
 from physid.offline.time_scale import fit_by_time_scale, time_scale_reason
-from physid.recordings.glitches import MOVING_SPAN, NOISE_SPANS, moving_joints, position_noise
+from physid.recordings.glitches import (
+    MOVING_SPAN,
+    NOISE_SPANS,
+    motion_noise,
+    moves,
+    moving_joints,
+)
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
 from physid.robot.model import RobotModel, is_revolute
 from physid.signal.butterworth import zero_phase_lowpass
@@ -277,10 +283,9 @@ def _span_and_mean(recording) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # n
         low = q.min(axis=0) if low is None else np.minimum(low, q.min(axis=0))
         high = q.max(axis=0) if high is None else np.maximum(high, q.max(axis=0))
         total = q.sum(axis=0) + (0.0 if total is None else total)
-        noise = position_noise(q, order=4) if noise is None else noise  # as moving_joints
+        noise = motion_noise(q) if noise is None else noise
     span = high - low
-    moving = (span >= STILL_SPAN) & (span >= NOISE_SPANS * noise)
-    return span, total / recording.n_samples, moving
+    return span, total / recording.n_samples, moves(span, noise)
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers

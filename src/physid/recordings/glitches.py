@@ -309,8 +309,20 @@ def moving_joints(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if len(q) < 5:
         return np.zeros(q.shape[1], dtype=bool)
-    span = np.ptp(q, axis=0)
-    return (span >= MOVING_SPAN) & (span >= NOISE_SPANS * position_noise(q, order=4))
+    return moves(np.ptp(q, axis=0), motion_noise(q))
+
+
+def motion_noise(q: np.ndarray) -> np.ndarray:
+    """(n,) the position noise :func:`moving_joints` compares the span with: from fourth
+    differences (module constants there)."""
+    return position_noise(q, order=4)
+
+
+def moves(span: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """(n,) bool: a span of positions that is motion, beyond the still bound and
+    :data:`NOISE_SPANS` x the ``noise`` (:func:`motion_noise`) of its joint; the rule of
+    :func:`moving_joints`, for spans and noise read block by block (a streamed recording)."""
+    return (span >= MOVING_SPAN) & (span >= NOISE_SPANS * noise)
 
 
 @dataclass(frozen=True)
