@@ -84,3 +84,16 @@ def test_a_delay_too_long_to_compensate_automatically_says_how_to_give_it():
     assert "estimation.torque_delay" in long and "simfit" not in long
     short = DelayEstimate(0.0095, 0.0006, 0.008).note()
     assert "torque_delay" not in short and "physid simfit" in short
+
+
+def test_a_given_delay_is_compensated_by_the_pipeline_itself(arm_experiment):
+    """estimation.torque_delay given in seconds was compensated by physid.workflows only, which
+    then rewrote the pipeline's delay warning by matching its text: the pipeline's identify
+    called directly compensated nothing. Now identify pairs every torque with the motion that
+    much earlier and says so."""
+    from physid.files.config import parse_config
+    from physid.offline.pipeline import identify
+
+    config = parse_config({"estimation": {"torque_delay": 0.004}})
+    result = identify(arm_experiment.model, [arm_experiment.train.recorded], config)
+    assert result.delay is not None and result.delay.compensated_s == 0.004

@@ -133,32 +133,6 @@ def unlogged_torque_warning(
     return dataclasses.replace(model, fitted_joints=fitted) if dead else model, warning
 
 
-def _identify_with_delay(
-    model: RobotModel,
-    train: list[Recording],
-    validation: list[Recording],
-    config: IdentifyConfig,
-    note: Progress,
-) -> IdentificationResult:
-    """:func:`identify`, with the torque delay of config ``estimation.torque_delay``: ``auto``
-    (the default: compensated when blocked cross-validation on the training data supports it,
-    :mod:`physid.offline.delay_choice`) and ``report`` are the pipeline's; a number of seconds
-    is compensated here, in every recording, before identifying."""
-    setting = config.estimation.torque_delay
-    if setting in ("auto", "report") or not float(setting):
-        return identify(model, train, config, validation=validation or None, progress=note)
-    delay_s = float(setting)
-    result = identify(model, [compensated(r, delay_s) for r in train], config,
-                      validation=[compensated(r, delay_s) for r in validation] or None,
-                      progress=note)  # fmt: skip
-    if result.delay is not None:  # what remains after the given delay, said as such
-        delay = dataclasses.replace(result.delay, compensated_s=delay_s)
-        said = result.delay.note()
-        warnings = tuple(delay.note() if w == said else w for w in result.warnings)
-        result = dataclasses.replace(result, delay=delay, warnings=warnings)
-    return result
-
-
 def run_identify(
     urdf: str | Path,
     data: list[str | Path],
@@ -266,7 +240,7 @@ def _identify_and_write(
     if unlogged is not None:
         model, warning = unlogged
     try:
-        result = _identify_with_delay(model, train, validation, config, note)
+        result = identify(model, train, config, validation=validation or None, progress=note)
         if unlogged is not None:
             result = dataclasses.replace(result, warnings=(warning, *result.warnings))
         if gains is not None:

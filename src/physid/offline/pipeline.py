@@ -252,6 +252,13 @@ def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
     return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
 
 
+def given_delay_s(config: IdentifyConfig) -> float:
+    """The torque delay [s] config ``estimation.torque_delay`` gives as a number (compensated in
+    every recording by :func:`identify`), 0 for ``auto`` and ``report``."""
+    setting = config.estimation.torque_delay
+    return 0.0 if setting in ("auto", "report") else float(setting)
+
+
 def identify(
     model: RobotModel,
     train: list[Recording],
@@ -268,6 +275,10 @@ def identify(
     the first was physid's failure, and the conservative fit is returned with a warning that
     says so with both errors.
     """
+    given = given_delay_s(config)
+    if given:  # a delay given in seconds: every torque paired with the motion that much earlier
+        train = [compensated(r, given) for r in train]
+        validation = [compensated(r, given) for r in validation or []] or None
     result = _identify(model, train, config, validation=validation, progress=progress)
     bold = [c for c in result.choices if c.chosen != c.conservative]
     fit_blamed = any(reason.startswith("the identified model leaves") for reason in result.suspect)
@@ -597,8 +608,9 @@ def _identify(
         note("prediction at the recorded samples")
         train_filtered, residual = filtered_fit(model, store, theta)
         delay = estimate_delay(store, columns, ls.weights, ls.theta, model.fitted, inflation)
-        if delay is not None and delay_choice.delay_s:
-            delay = replace(delay, compensated_s=delay_choice.delay_s)
+        paired = delay_choice.delay_s or given_delay_s(config)  # compensated before this fit
+        if delay is not None and paired:
+            delay = replace(delay, compensated_s=paired)
         if delay is not None and delay.significant:
             warnings.append(delay.note())
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
