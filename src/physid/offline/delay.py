@@ -14,7 +14,7 @@ one times the square root of the residuals' serial-correlation inflation (the Ne
 of the fit). Config ``estimation.torque_delay`` compensates it (:func:`compensated`: each
 logged torque paired with the motion that much earlier): with ``auto`` (the default) when
 blocked cross-validation on the training data supports it (:mod:`.delay_choice`), or by a
-given value (``physid.workflows``);
+given value (:func:`.pipeline.identify`);
 ``report`` only reports it. ``physid simfit`` estimates and compensates one for simulation.
 """
 
