@@ -627,3 +627,61 @@ def test_a_torque_of_noise_is_no_drive_gain(arm_experiment):
     result = identify(arm_experiment.model, [replace(clean, tau=tau)], IdentifyConfig())
     assert result.status == "suspect"
     assert not any("not on the others' scale" in r for r in result.suspect), result.suspect
+
+
+def test_torques_with_gravity_compensated_exactly_are_suspect(arm_experiment, clean):
+    """A simulator's gravity compensation (MuJoCo's gravcomp) or a torque command net of an exact
+    gravity model leaves nothing of gravity's shape for the faint-gravity rule to correlate: the
+    simulated arm's torque minus its true gravity torque read status ok before, every gravity-
+    loaded joint at about 0 x its URDF gravity torque. The clean run and the arm's torque with
+    half its gravity taken out (0.5 x: not absent) are not called so."""
+    from physid.robot.regressor import torque_regressor
+
+    model = arm_experiment.model
+    pin_model = model.pin_model
+    data = pin_model.createData()
+    zero = np.zeros(pin_model.nv)
+    inertial = arm_experiment.theta_true[: model.layout.n_inertial]
+    gravity = np.array([torque_regressor(pin_model, data, q, zero, zero) @ inertial
+                        for q in clean.q])  # fmt: skip
+    (reason,) = suspect_reasons(model, [replace(clean, tau=clean.tau - gravity)])
+    assert reason.startswith("simulation: the torques carry none of the URDF's gravity torque"), (
+        reason
+    )
+    assert "'joint_2' " in reason and "'joint_3' " in reason and "gravcomp" in reason
+    comparison = gravity_comparison(model, replace(clean, tau=clean.tau - gravity))
+    assert np.all(np.abs(comparison.joint_scales) < 0.05)
+    assert np.max(comparison.gravity_shares) > 2.0
+    half = suspect_reasons(model, [replace(clean, tau=clean.tau - 0.5 * gravity)])
+    assert not any("none of the URDF's gravity" in r for r in half), half
+    assert not any("none of the URDF's gravity" in r for r in suspect_reasons(model, [clean]))
+
+
+def _pressed_against(trajectory: Trajectory, joint: int, limit: float, stiffness: float):
+    """``joint`` shifted so that its motion overruns ``limit`` (upper) in about 8 % of the rows,
+    held there by a stiff stop: the position stays within a few mrad beyond the limit and the
+    torque carries the stop's reaction, which no rigid-body term explains."""
+    q, tau = trajectory.q.copy(), trajectory.tau.copy()
+    shifted = q[:, joint] - np.quantile(q[:, joint], 0.92) + limit
+    over = np.maximum(shifted - limit, 0.0)
+    q[:, joint] = np.minimum(shifted, limit + over / (1.0 + stiffness * over))  # a soft stop
+    tau[:, joint] -= 2e3 * over  # the stop pushes back; the drive pushes on
+    return replace(trajectory, q=q, tau=tau)
+
+
+def test_a_joint_pressed_against_its_limit_is_named_not_called_a_wrong_column(arm_experiment,
+                                                                               clean):
+    """A MuJoCo Panda whose 4th joint was driven into its limit (8.5 % of the rows, 4.8 mrad
+    beyond) read "not this joint's torque (columns in another order?)". The stop is named; the
+    clean run (every real recording we have stays 49 mrad or more inside) and a joint logged
+    from another zero (far beyond: the angle checks' case) are not."""
+    model = arm_experiment.model
+    pressed = _pressed_against(clean, 2, 2.3, stiffness=300.0)
+    (reason,) = suspect_reasons(model, [pressed])
+    assert reason.startswith("simulation: joints pressed against their URDF position limits: "
+                             "'joint_3' beyond its limit 2.3 rad in "), reason  # fmt: skip
+    beyond = pressed.q[:, 2] - 2.3
+    assert 0.001 < beyond.max() < 0.01 and 0.05 < np.mean(beyond > 0) < 0.1
+    assert suspect_reasons(model, [clean]) == []
+    far = _position_changed(clean, 2, 1.0, np.pi / 2)  # beyond its limit by far more than a stop
+    assert not any("pressed against" in r for r in suspect_reasons(model, [far]))

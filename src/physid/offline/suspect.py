@@ -112,6 +112,11 @@ _MIN_SAMPLES = 50
 MIN_DEGREES_OF_FREEDOM = 40
 # ... and a robot-wide torque scale read at a weak correlation (r < SCALED_FOLLOWS), this many
 WEAK_SCALE_DEGREES_OF_FREEDOM = 4 * MIN_DEGREES_OF_FREEDOM
+# Every gravity-loaded joint's torque carries less than this of its URDF gravity torque ...
+ABSENT_GRAVITY_SCALE = 0.1
+# ... where, at the URDF's scale, the gravity torque would be at least this many times the rest
+# of the measured torque (nuisance columns out): gravity compensated before logging
+ABSENT_GRAVITY_SHARE = 2.0
 _NUISANCE_COLUMNS = 5  # ddq, dq, sign(dq), 1 and the URDF's inertial torque (_nuisance_columns)
 
 
@@ -129,6 +134,9 @@ class GravityComparison:
     # (k,) per-joint correlation of the measured torque with the URDF's whole inverse dynamics
     # (derivatives per second), friction and offset taken out: see :func:`_model_correlations`
     model_correlations: np.ndarray | None = None
+    # (k,) per-joint norm of the gravity torque over that of the measured torque, both with the
+    # nuisance columns taken out: how large the gravity torque at the URDF's scale would be
+    gravity_shares: np.ndarray | None = None
 
 
 def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
@@ -160,6 +168,10 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if not np.any(moving):
             continue  # one still pose: the torque checks would correlate noise (a static pose
             # of several, or motionless_reason's verdict when all are)
+        stop = limit_contact_reason(model, trajectory)
+        if stop is not None:  # the torque checks would read the stop's torque as a wrong column
+            reasons.append(f"{name}: {stop}")
+            continue
         dead = dead_encoder_reason(model, trajectory, moving)
         if dead is not None:  # the torque checks would read it as columns in another order
             reasons.append(f"{name}: {dead}")
@@ -174,6 +186,58 @@ def suspect_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[s
         if scale is not None:
             reasons.append(f"{name}: {scale}")
     return reasons
+
+
+# A joint beyond its URDF position limit in at least this share of the rows ...
+LIMIT_CONTACT_SHARE = 0.01
+# ... by more than this at its deepest [rad or m]: a controller's software limit holds a joint
+# within an encoder tick or two of it; a mechanical stop or a simulator's joint limit (a soft
+# constraint) lets it in (a MuJoCo Panda pressed to its 4th joint's limit: 4.8 mrad, 8.5 % of
+# the rows). On every real recording we have, no joint comes within 49 mrad of its limit.
+LIMIT_CONTACT_DEPTH = 1e-3
+# ... and less than this (a hard stop a few degrees beyond the URDF's software limit; deeper is
+# another convention, not a stop; prismatic joints: 5 % of their range)
+LIMIT_CONTACT_CROSSED_RAD = 0.1
+
+
+def limit_contact_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
+    """A reason when joints are pressed against their URDF position limits: in at least
+    :data:`LIMIT_CONTACT_SHARE` of the rows beyond the limit, by up to more than
+    :data:`LIMIT_CONTACT_DEPTH`. A stop's torque is not in the model: the fit absorbs it into
+    the joint's friction and offset (a 37 N m offset on the MuJoCo Panda, held-out error 94 %),
+    and the torque checks would read it as a wrong column ("columns in another order?")."""
+    q = np.asarray(trajectory.q, float)
+    pin_model = model.pin_model
+    found = []
+    for k, joint in enumerate(trajectory.joint_names):
+        if not pin_model.existJointName(joint):
+            continue
+        index = pin_model.joints[pin_model.getJointId(joint)].idx_q
+        lower = float(pin_model.lowerPositionLimit[index])
+        upper = float(pin_model.upperPositionLimit[index])
+        if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+            continue
+        beyond = np.maximum(q[:, k] - upper, lower - q[:, k])
+        share = float(np.mean(beyond > 0.0))
+        depth = float(beyond.max())
+        revolute = is_revolute(model, joint)
+        # a stop is met, not crossed: a joint far beyond its limits is logged in another
+        # convention (another zero, degrees), which the angle checks name
+        crossed = LIMIT_CONTACT_CROSSED_RAD if revolute else 0.05 * (upper - lower)
+        if share < LIMIT_CONTACT_SHARE or not LIMIT_CONTACT_DEPTH < depth < crossed:
+            continue
+        side = upper if np.mean(q[:, k] > upper) >= np.mean(q[:, k] < lower) else lower
+        unit = "rad" if revolute else "m"
+        found.append(f"'{joint}' beyond its limit {side:.4g} {unit} in {100 * share:.2g} % of "
+                     f"the rows (by up to {depth:.2g} {unit})")  # fmt: skip
+    if not found:
+        return None
+    return (
+        f"joints pressed against their URDF position limits: {', '.join(found)}: a stop (or a "
+        "simulator's joint limit) then carries torque the model does not have, which the fit "
+        "would take for the joint's friction and offset; leave those stretches out of the "
+        "recording, or give the limits the robot has"
+    )
 
 
 # A still joint's torque follows the URDF's model of the others' motion (gravity and inertial
@@ -503,6 +567,9 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
     constant = _constant_reason(trajectory, comparison)
     if constant is not None:
         return [constant]
+    absent = _absent_gravity_reason(comparison)
+    if absent is not None:
+        return [absent]
     s, r = comparison.scale, comparison.correlation
     order = _order_reason(comparison)
     negative = int(np.sum(comparison.joint_scales < 0.0))
@@ -588,6 +655,42 @@ def _faint_gravity_reason(comparison: GravityComparison, trajectory: Trajectory)
     urdf = "a URDF whose masses are not the robot's"
     causes = (units, urdf, subtracted) if alike else (subtracted, units, urdf)
     return f"torque scale implausible: {numbers}: {causes[0]}, {causes[1]}, or {causes[2]}"
+
+
+def _absent_gravity_reason(comparison: GravityComparison) -> str | None:
+    """A reason when the torques carry none of the gravity torque the URDF puts on them: every
+    gravity-loaded joint reads less than :data:`ABSENT_GRAVITY_SCALE` of it and does not follow
+    its shape (|r| < :data:`MIN_CORRELATION`), where it would be at least
+    :data:`ABSENT_GRAVITY_SHARE` times the rest of the measured torque.
+
+    Gravity compensated exactly before the torque was logged looks like this, which
+    :func:`_faint_gravity_reason` cannot see (nothing of gravity's shape is left to correlate):
+    a simulator's gravity compensation (MuJoCo's ``gravcomp``: the actuators then carry no
+    gravity), a controller's torque command net of its gravity model. Measured on MuJoCo
+    simulations of the Panda and the UR5 with ``gravcomp`` (20 s, 1 kHz): scales -0.006 to
+    0.003 where the gravity torque is 4-22 x the measured torque; status ``ok``, a moving mass
+    0.54-0.63 x the URDF's. Every real recording we have reads 0.86-1.37 x, except one joint of
+    the DFKI pendulum driven faster than it swings (-0.16 x at a share of 1.04)."""
+    shares = comparison.gravity_shares
+    scales = comparison.joint_scales
+    if shares is None or not np.all(np.abs(scales) < ABSENT_GRAVITY_SCALE):
+        return None
+    # a torque that follows gravity's shape at a small scale is a unit or a gain (x 0.1 reads
+    # 0.099 x at a share of 10, r 0.99): the scale rules name it
+    if not np.all(np.abs(comparison.joint_correlations) < MIN_CORRELATION):
+        return None
+    if float(np.max(shares)) < ABSENT_GRAVITY_SHARE:
+        return None
+    per_joint = ", ".join(f"'{joint}' {scale:.2g} x" for joint, scale
+                          in zip(comparison.joints, scales, strict=True))  # fmt: skip
+    return (
+        f"the torques carry none of the URDF's gravity torque (measured / URDF gravity torque: "
+        f"{per_joint}; at the URDF's scale it would be {np.max(shares):.2g} x the rest of the "
+        "measured torque): gravity compensated before the torque was logged (a simulator's "
+        "gravity compensation such as MuJoCo's gravcomp, or a torque command net of its "
+        "gravity model), or a gravity direction that is not the URDF's; the masses fitted to "
+        "these torques are not the robot's"
+    )
 
 
 def _joint_correlations(
@@ -765,10 +868,11 @@ def gravity_comparison(
     )
     joint_scales = np.array([float(rt[j] @ rg[j]) / float(rg[j] @ rg[j]) for j in loaded])
     joint_correlations = np.array([_correlation(rt[j], rg[j]) for j in loaded])
+    shares = np.array([np.linalg.norm(rg[j]) / max(np.linalg.norm(rt[j]), 1e-300) for j in loaded])
     joints = tuple(model.joint_names[j] for j in loaded)
     if not diagnostics:
         return GravityComparison(joints, float(scale), float(correlation), joint_scales,
-                                 joint_correlations, None)  # fmt: skip
+                                 joint_correlations, None, gravity_shares=shares)  # fmt: skip
     swap = _best_swap(model, tau, nuisance, rg, joint_correlations)
     return GravityComparison(
         joints,
@@ -779,6 +883,7 @@ def gravity_comparison(
         swap,
         # the inertial torque is quadratic in the time unit: per sample -> per second
         _model_correlations(gravity + inertial / seconds_per_row**2, dq, tau, loaded),
+        shares,
     )
 
 
