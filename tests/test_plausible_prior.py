@@ -46,3 +46,29 @@ def test_a_tool_the_urdf_lacks_keeps_its_mass_and_is_named(tmp_path):
     assert abs(body["mass"] - truth) <= 2.0 * body["std"]["mass"]
     assert any(w.startswith("the data ask for these masses") for w in document["fit"]["warnings"])
     assert document["fit"]["validation"]["relative_error"] < 0.05  # measured 3.76 %
+
+
+def test_a_moving_mass_the_static_torques_contradict_is_named():
+    """``static_contradiction``: a fit whose moving mass leaves 1/3-3 x the URDF's while every
+    gravity-loaded joint's static torque reads the URDF's gravity torque within 0.5-2 x is paying
+    with the masses for something else (a MuJoCo Panda logged with its command before the
+    actuator clipped it: 9 x, static torques 0.99-1.21 x). A URDF that is wrong by that much
+    reads so in the static torques too (a tool, placeholder masses): not named then."""
+    from physid.offline.plausibility import static_contradiction
+
+    model = arm6_model()
+    prior = model.prior_parameters()
+    heavy = prior.copy()
+    heavy[model.layout.mass_indices] *= 4.0
+    agree = {"joint_2": 0.99, "joint_3": 1.21}
+    phrase = static_contradiction(model, heavy, prior, agree)
+    assert phrase is not None and "is 4 x the URDF's 30.6 kg" in phrase, phrase
+    assert "static torques read 0.99-1.21 x" in phrase
+    assert static_contradiction(model, heavy, prior, {"joint_2": 3.9, "joint_3": 1.2}) is None
+    assert static_contradiction(model, heavy, prior, {}) is None
+    twice = prior.copy()
+    twice[model.layout.mass_indices] *= 2.5  # implausible, not absurd: the folds decide
+    assert static_contradiction(model, twice, prior, agree) is None
+    light = prior.copy()
+    light[model.layout.mass_indices] *= 0.25
+    assert "is 0.25 x the URDF's" in static_contradiction(model, light, prior, agree)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.offline.crossval import CVScore, cv_score, fixed_score, least_squares_fit
-from physid.offline.plausibility import implausible_masses
+from physid.offline.plausibility import implausible_masses, static_contradiction
 from physid.offline.reduced import ReducedSystem
 from physid.offline.selection import Choice, choose
 from physid.offline.training import TrainingData
@@ -66,6 +66,8 @@ class PriorCheck:
     plausible: Choice | None = None  # implausible masses against a plausible refit, if any
     implausible: tuple[str, ...] = ()  # what was implausible at ``scale`` (before body_scale)
     by_phase: bool = False  # the plausibility choice judged on folds by phase (repeated runs)
+    # the folds preferred the implausible fit, which the static torques contradict
+    contradicted: bool = False
 
     @property
     def better_than_urdf(self) -> bool:
@@ -91,6 +93,13 @@ class PriorCheck:
         refit, given = self.plausible.scores
         folds = "training folds" + (" by phase (the runs repeat their motion)"
                                     if self.by_phase else "")  # fmt: skip
+        if self.body_scale != 1.0 and self.contradicted:
+            return [
+                f"the prior decides the masses: with the default prior the fit had implausible "
+                f"masses ({seen}); the {folds} prefer it to the fit with the bodies' prior std "
+                f"x{self.body_scale:.2g} ({100 * given.total:.3g} % vs {100 * refit.total:.3g} "
+                f"%, {self.plausible.reason}); the plausible fit is reported"
+            ]
         if self.body_scale != 1.0:
             return [
                 f"the prior decides the masses: with the default prior the fit had implausible "
@@ -196,13 +205,18 @@ def plausible_prior(
     fit: ConsistentFit,
     note: Callable[[str], None],
     by_phase: Callable[[], TrainingData] | None = None,
+    static_ratios: Callable[[], dict[str, float]] | None = None,
 ) -> PriorCheck:
     """``check`` with the bodies' prior tightened where the masses are implausible and the
     folds cannot tell (module docstring); ``check`` itself when the masses are plausible or no
     tighter prior makes them so. ``by_phase``: the training data with folds by phase
     (:meth:`~.folds.FoldPlan.by_phase`), built when needed, for runs that repeat their motion:
     the two fits are then judged on motion the other folds do not contain (time blocks of a
-    repeated excitation reward a fit that absorbs that motion's misfit into the masses)."""
+    repeated excitation reward a fit that absorbs that motion's misfit into the masses).
+    ``static_ratios``: the recordings' static torques against the URDF's gravity torque
+    (:func:`~.plausibility.static_torque_ratios`), computed only when the masses are
+    implausible: a fit they contradict (:func:`~.plausibility.static_contradiction`) is not
+    kept for a better fold score."""
     theta = fit(training.system, check.scale, 1.0)
     seen = () if theta is None else tuple(implausible_masses(model, theta, prior))
     if not seen:
@@ -221,6 +235,11 @@ def plausible_prior(
     given = (replace(check.identified, label="1") if by_phase is None
              else cv_score("1", model, judge.folds, judge.rows, at(1.0)))  # fmt: skip
     choice = choose("bodies' prior", [refit, given], conservative=0)
+    contradiction = None
+    if choice.chosen == 1 and static_ratios is not None and theta is not None:
+        contradiction = static_contradiction(model, theta, prior, static_ratios())
+    if contradiction is not None:
+        choice = replace(choice, chosen=0, reason=f"{choice.reason}, but {contradiction}")
     phased = by_phase is not None
     if choice.chosen == 0:
         # the check against the URDF stays on the time blocks it was made on
@@ -228,7 +247,8 @@ def plausible_prior(
             label, model, training.folds, training.rows, at(body_scale))  # fmt: skip
         if on_time.total <= check.urdf.total:
             return replace(check, identified=on_time, body_scale=body_scale, plausible=choice,
-                           implausible=seen, by_phase=phased)  # fmt: skip
+                           implausible=seen, by_phase=phased,
+                           contradicted=contradiction is not None)  # fmt: skip
     return replace(check, plausible=choice, implausible=seen, by_phase=phased)
 
 

@@ -52,7 +52,7 @@ from physid.offline.least_squares import (
 )
 from physid.offline.metrics import FitMetrics
 from physid.offline.observations import Observations, joint_speed_rms
-from physid.offline.plausibility import plausibility_warnings
+from physid.offline.plausibility import plausibility_warnings, static_torque_ratios
 from physid.offline.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.offline.preprocessing import Preprocessing, resolve_preprocessing
 from physid.offline.reduced import ReducedSystem
@@ -489,6 +489,7 @@ def _identify(
             check = plausible_prior(
                 check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta,
                 note, by_phase=None if phase is None else by_phase,
+                static_ratios=lambda: static_torque_ratios(upright_model, train),
             )  # fmt: skip
         scale, body_scale = check.scale, check.body_scale
         warnings.extend(check.warnings())
