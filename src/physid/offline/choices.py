@@ -139,13 +139,17 @@ def choose_training(
     n_estimated: int,
     problem: ConsistentProblem,
     note: Note,
+    recorded_derivatives: bool = False,
 ) -> tuple[TrainingData, list[Choice], CVScore | None]:
     """The training data under the cut-off and deadband the folds choose (module docstring),
     the choices, and the chosen candidate's cross-validated score (None if nothing was scored).
-    A candidate scored twice (the chosen cut-off's narrowest deadband) is scored once."""
+    A candidate scored twice (the chosen cut-off's narrowest deadband) is scored once.
+    ``recorded_derivatives``: the recordings' own ``dq_``/``ddq_`` columns are a candidate
+    too (every training and held-out recording has them)."""
     nonlinear = model.layout.nonlinear_friction
     per = DECIMATION_PER_CUTOFF_NONLINEAR_FRICTION if nonlinear else DECIMATION_PER_CUTOFF
-    candidates = cutoff_candidates(config.filter, train, n_estimated, decimation_per_cutoff=per)
+    candidates = cutoff_candidates(config.filter, train, n_estimated, decimation_per_cutoff=per,
+                                   recorded_derivatives=recorded_derivatives)  # fmt: skip
     if nonlinear:  # the friction shapes are fitted after this choice: the folds would score
         candidates = candidates[:1]  # every cut-off with the wrong shapes; keep paper C's
     base = base_parameters(model)
@@ -164,8 +168,7 @@ def choose_training(
     for preprocessing in candidates if several else ():
         training = observe(preprocessing, scoring_only=True).training(0)
         context = fit_context(training.model, training, config, base, problem)
-        cutoff = preprocessing.filter.butterworth_cutoff_hz
-        scores.append(_score(f"{cutoff:.3g} Hz", training.model, training, context))
+        scores.append(_score(_derivatives_label(preprocessing), training.model, training, context))
     choices = []
     index = 0
     chosen_score = None
@@ -198,6 +201,13 @@ def choose_training(
         chosen = replace(chosen, preprocessing=replace(
             preprocessing, notes=(*preprocessing.notes, choice.note())))  # fmt: skip
     return chosen.training(deadband_index, extras=gravity_regressors), choices, chosen_score
+
+
+def _derivatives_label(preprocessing) -> str:  # noqa: ANN001 - a Preprocessing
+    """A cut-off candidate's label: its frequency, or the recorded derivatives."""
+    if preprocessing.filter.method == "given":
+        return "recorded dq_, ddq_ (no filter)"
+    return f"{preprocessing.filter.butterworth_cutoff_hz:.3g} Hz"
 
 
 def _with_choice_notes(chosen: CandidateObservations, choices: list[Choice]):

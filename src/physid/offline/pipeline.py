@@ -83,7 +83,7 @@ from physid.offline.uncertainty import (
     prior_decided,
     prior_limited_sources,
 )
-from physid.offline.windows import Recording
+from physid.offline.windows import Recording, missing_derivatives
 from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import preview
 from physid.robot.model import RobotModel, gravity_of
@@ -354,6 +354,7 @@ def _identify(
     training, choices, score = choose_training(
         model, config, train, folds, gravity_regressors=want_gravity,
         n_estimated=n_estimated, problem=problem, note=note,
+        recorded_derivatives=all(not missing_derivatives(r) for r in [*train, *(validation or [])]),
     )  # fmt: skip
     delay_choice = choose_delay(
         config, list(train), list(validation or []), folds, training, score, problem=problem,

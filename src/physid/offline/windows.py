@@ -178,16 +178,21 @@ def grid_window(recording: Recording, plan: RecordingPlan, start: int, stop: int
     )
 
 
-def require_given_derivatives(recording: Recording) -> None:
-    """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
-    the file and the columns it lacks (a recording on disk says so by its flags)."""
+def missing_derivatives(recording: Recording) -> list[str]:
+    """Which of ``dq``, ``ddq`` the recording lacks (a recording on disk says so by its flags)."""
     flags = {"dq": "has_velocities", "ddq": "has_accelerations"}
-    missing = [
+    return [
         name
         for name in ("dq", "ddq")
         if not (getattr(recording, flags[name]) if hasattr(recording, flags[name])
                 else getattr(recording, name) is not None)
     ]  # fmt: skip
+
+
+def require_given_derivatives(recording: Recording) -> None:
+    """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
+    the file and the columns it lacks."""
+    missing = missing_derivatives(recording)
     if missing:
         columns = " and ".join(f"{name}_<joint>" for name in missing)
         raise InputError(
