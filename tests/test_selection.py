@@ -238,6 +238,9 @@ def test_recorded_velocities_and_accelerations_are_a_candidate_the_folds_may_cho
     assert labels[-1] == "recorded dq_, ddq_ (no filter)" and len(labels) >= 3
     assert cutoff.label == labels[-1], cutoff.note()
     assert result.preprocessing.filter.method == "given"
+    # the Coulomb deadband is still the folds' to choose: recorded velocities have no noise
+    # estimate, so the candidates are the fractions of the RMS speed alone
+    assert result.choices[1].what == "Coulomb deadband" and len(result.choices[1].scores) == 5
     filtered = fit(False, False)
     assert not any("recorded" in s.label for s in filtered.choices[0].scores)
     assert result.validation.relative_error < filtered.validation.relative_error

@@ -133,6 +133,8 @@ def observe_candidate(
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
     rows = raw_rows(model, train, options, folds)
     candidates: list[RobotModel] = []
+    if options.method == "given" and noise is None:  # recorded velocities: their noise is
+        noise = np.zeros(model.n_joints)  # not known, the fractions of the RMS speed decide
     if not given and noise is not None:
         rms_speed = np.sqrt(np.mean(np.concatenate([r.dq for r in rows]) ** 2, axis=0))
         candidates = candidate_models(model, rms_speed, noise)
