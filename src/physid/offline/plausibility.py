@@ -24,7 +24,7 @@ import numpy as np
 
 from physid.offline.gravity import GravityEstimate
 from physid.offline.joint_prior import JointPrior
-from physid.offline.suspect import gravity_comparison
+from physid.offline.suspect import SCALE_RANGE, gravity_comparison
 from physid.recordings.streamed import preview
 from physid.robot.model import RobotModel
 
@@ -36,8 +36,8 @@ _NEGLIGIBLE_BODY = 0.01  # bodies lighter than this share of the URDF's moving m
 # the static torques: see static_contradiction) ...
 ABSURD_MOVING_MASS = (1.0 / 3.0, 3.0)
 # ... where every gravity-loaded joint's static torque reads the URDF's gravity torque within
-# this range (the torque-scale check's SCALE_RANGE)
-STATIC_AGREES = (0.5, 2.0)
+# the range the torque-scale check accepts
+STATIC_AGREES = SCALE_RANGE
 
 
 def static_torque_ratios(model: RobotModel, recordings: list) -> dict[str, float]:
