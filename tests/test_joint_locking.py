@@ -190,6 +190,39 @@ def test_an_arm_with_locked_fingers_is_identified_from_its_arm_columns_only(tmp_
     assert result.validation.relative_error < 1.05 * floor.metrics.relative_error
 
 
+def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
+    """The stock Panda URDF (fingers prismatic, one a mimic) with arm-only recordings and no
+    config: the fingers are held at 0 as ``locked:`` would hold them (it was an error naming
+    the mimic joint, then the missing q_panda_finger_joint1 column), with a warning; the fit
+    is the one the explicit config gives, and validate on the params.json needs no config
+    either. A recording that names a joint the URDF lacks gets the errors as before (its names
+    may be off: nothing is held still in its place)."""
+    from physid.files.params_file import read_params
+    from physid.workflows import run_validate
+
+    urdf = robot_urdf(PANDA)
+    model = robot_for(urdf, parse_config({"joints": PANDA_ARM}))
+    _, files, _ = _train_and_validate(model, 8, np.full(7, 0.5), tmp_path)
+    automatic = run_identify(urdf, files[:1], validate=files[1:], out_dir=tmp_path / "auto")
+    given = run_identify(urdf, files[:1], config=parse_config({"joints": PANDA_ARM}),
+                         validate=files[1:])  # fmt: skip
+    assert automatic.status == "ok" and automatic.model.joint_names == tuple(PANDA_ARM)
+    (held,) = [w for w in automatic.warnings if w.startswith("joints of the robot file")]
+    assert "'locked: {panda_finger_joint1: 0, panda_finger_joint2: 0}'" in held, held
+    np.testing.assert_allclose(automatic.theta, given.theta, rtol=1e-9, atol=1e-12)
+    document = read_params(tmp_path / "auto" / "params.json").document
+    assert document["provenance"]["locked_unlogged"] == {"panda_finger_joint1": 0.0,
+                                                         "panda_finger_joint2": 0.0}  # fmt: skip
+    report = run_validate(urdf, tmp_path / "auto" / "params.json", files[1:])
+    assert report.overall["relative_error"] == pytest.approx(
+        automatic.validation.relative_error, rel=1e-9
+    )
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(files[0].read_text().replace("q_panda_joint7", "q_panda_joint_7"))
+    with pytest.raises(InputError, match="mimic joint"):  # nothing held still: the old error
+        run_identify(urdf, [renamed])
+
+
 def _without_columns(path, names):
     """Rewrite a CSV without the named columns (what a log without those channels looks like)."""
     header, *rows = path.read_text().splitlines()

@@ -430,9 +430,9 @@ def test_python_api_raises_physid_errors(tmp_path):
         np.arange(50) * 0.01,
         np.zeros((50, 5)),
         np.ones((50, 5)),
-        joint_names=[f"joint_{k}" for k in range(1, 6)],
+        joint_names=[f"joint_{k}" for k in (1, 2, 4, 5, 6)],  # joint_3 missing mid-chain
     )
-    with pytest.raises(PhysidError, match="joint_6"):
+    with pytest.raises(PhysidError, match="joint_3"):
         physid.identify(URDF, recording)
     from physid.recordings.trajectory import Trajectory
 

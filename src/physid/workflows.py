@@ -17,6 +17,7 @@ from physid.files.config import (
     IDENTIFY_GAINS,
     IdentifyConfig,
     load_config,
+    lock_unlogged,
     require_known_payload,
     robot_for,
 )
@@ -41,11 +42,18 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.suspect import suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
-from physid.recordings.streamed import open_recording, preview, should_stream
+from physid.recordings.streamed import (
+    open_recording,
+    preview,
+    read_once,
+    should_stream,
+    streamed_column_names,
+)
 from physid.recordings.tables import Table, source_name
 from physid.recordings.trajectory import (
     Trajectory,
     load_segments,
+    positions_named,
     split_by_fraction,
     trajectory_segments,
     unlogged_torque_joints,
@@ -91,6 +99,33 @@ def load_trajectories(
         for recording in recordings:
             require_given_derivatives(recording)
     return recordings
+
+
+def logged_joints(items: list[str | Path | Table]) -> frozenset[str]:
+    """The joints that any of these recordings (:func:`read_once`) gives positions of."""
+    names: frozenset[str] = frozenset()
+    for item in items:
+        columns = item.columns if isinstance(item, Table) else streamed_column_names(item)
+        names |= positions_named(columns)
+    return names
+
+
+def unlogged_lock_warning(added: dict[str, float | str]) -> str:
+    """The warning for joints :func:`~physid.files.config.lock_unlogged` held still."""
+    still = {j: v for j, v in added.items() if v != "recorded"}
+    recorded = [j for j, v in added.items() if v == "recorded"]
+    parts = []
+    if still:
+        listed = ", ".join(f"{j}: {v:g}" for j, v in still.items())
+        parts.append(f"joints of the robot file in no recording held still, as 'locked: "
+                     f"{{{listed}}}' (rad or m) in the config would hold them: their bodies "
+                     "ride on their parents; give the positions they were at if not "
+                     "these")  # fmt: skip
+    if recorded:
+        listed = ", ".join(f"{j}: recorded" for j in recorded)
+        parts.append(f"mimic joints moved by their recorded positions, their torques not "
+                     f"fitted (locked: {{{listed}}})")  # fmt: skip
+    return "; ".join(parts)
 
 
 def unlogged_torque_warning(
@@ -218,14 +253,16 @@ def _identify_and_write(
         raise InputError("no training data: give at least one recording")
     config = config or load_config(config_path)
     require_known_payload(config, None if config_path is None else str(config_path))
-    model = robot_for(urdf, config)
     note("reading data")
-    train = load_trajectories(list(data), model, config)
-    validation = load_trajectories(list(validate or []), model, config)
+    tables, held_out, with_load = (read_once(list(x)) for x in (data, validate or [], loaded or []))
+    config, locked = lock_unlogged(urdf, config, logged_joints([*tables, *held_out, *with_load]))
+    model = robot_for(urdf, config)
+    train = load_trajectories(tables, model, config)
+    validation = load_trajectories(held_out, model, config)
     gains = None
     if config.drive_gains == IDENTIFY_GAINS:
         note("drive gains")
-        with_payload = load_trajectories(list(loaded or []), model, config)
+        with_payload = load_trajectories(with_load, model, config)
         gains = identify_drive_gains(model, train, with_payload, config.payload, config.filter)
         train, validation = (
             [dataclasses.replace(t, tau=t.tau * gains.gains) for t in recordings]
@@ -243,6 +280,10 @@ def _identify_and_write(
         result = identify(model, train, config, validation=validation or None, progress=note)
         if unlogged is not None:
             result = dataclasses.replace(result, warnings=(warning, *result.warnings))
+        if locked:
+            result = dataclasses.replace(
+                result, warnings=(unlogged_lock_warning(locked), *result.warnings)
+            )
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead
@@ -264,6 +305,9 @@ def _identify_and_write(
         "validate": [source_name(p) for p in validate or []],
         "loaded_data": [source_name(p) for p in loaded or []],
         "config": None if config_path is None else str(config_path),
+        # joints no recording logged, held still as config 'locked' would (lock_unlogged): the
+        # commands that read this file hold them the same way
+        "locked_unlogged": locked,
         "train_fraction": None if validate else config.train_fraction,
         # once each: the parts of one file (split at gaps, or by train_fraction) share them
         "warnings_from_data": list(
@@ -386,6 +430,11 @@ def identified_robot(
     config = load_config(config_path)
     params = read_params(params_path)
     config = _with_identified_gains(config, params)
+    # the joints its identification held still because no recording logged them
+    held = (params.document.get("provenance") or {}).get("locked_unlogged") or {}
+    if isinstance(held, dict) and held and config.joints is None:
+        extra = {j: v for j, v in held.items() if j not in config.locked}
+        config = dataclasses.replace(config, locked={**config.locked, **extra})
     # the friction models it was identified with (the parameter vector depends on them)
     model = robot_for(urdf, dataclasses.replace(config, friction=params.friction_models))
     require_sections(params)

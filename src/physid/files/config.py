@@ -32,6 +32,7 @@ from physid.robot.model import (
     Transmission,
     build_robot_model,
     load_robot_file,
+    mimic_joints,
     refuse_mimic_joints,
     with_gravity,
 )
@@ -497,6 +498,51 @@ def _fitted_joints(
     if not fitted:
         raise InputError("no joint left whose torque is fitted (fit_joints)", source=source)
     return fitted
+
+
+def lock_unlogged(
+    urdf: str | Path, config: IdentifyConfig, logged: frozenset[str]
+) -> tuple[IdentifyConfig, dict[str, float | str]]:
+    """The config with the URDF's joints that no recording logs held still, as ``locked:``
+    would hold them, and what was added (empty: the config as given).
+
+    A robot description carries more joints than its logs: a gripper's fingers on the Panda of
+    example-robot-data, an arm's URDF with its hand, a mobile manipulator's head. Each 1-DoF
+    joint with no ``q_`` column in any recording (``logged``: the joints they log) is held at 0
+    (within its limits); a mimic joint that is logged is held at its recorded positions (its
+    torque not fitted), one that is not at its ``offset``. Nothing is added when the config
+    chooses ``joints:``, when every joint is unlogged or none is, when an unlogged joint has a
+    logged one beyond it (a column missing from the middle of the chain), or when a recording
+    names a joint the URDF lacks (the names may be off): the missing-column error says
+    which."""
+    pin_model = load_robot_file(urdf)
+    names = [pin_model.names[j] for j in range(1, pin_model.njoints)]
+    one_dof = [pin_model.names[j] for j in range(1, pin_model.njoints)
+               if pin_model.joints[j].nq == 1 and pin_model.joints[j].nv == 1]  # fmt: skip
+    candidates = [j for j in one_dof if j not in config.locked]
+    unlogged = [j for j in candidates if j not in logged]
+    if (config.joints is not None or not logged or not (logged <= set(names))
+            or not unlogged or len(unlogged) == len(candidates)):  # fmt: skip
+        return config, {}
+    # only the ends of the tree: a joint with a logged joint beyond it is a column missing
+    # from the middle of the chain (a mistake the missing-column error names), not a hand
+    for joint in unlogged:
+        beyond = pin_model.subtrees[pin_model.getJointId(joint)]
+        if any(pin_model.names[k] in logged for k in beyond):
+            return config, {}
+    mimics = mimic_joints(urdf)
+    added: dict[str, float | str] = {}
+    for joint in candidates:
+        index = pin_model.joints[pin_model.getJointId(joint)].idx_q
+        lower = float(pin_model.lowerPositionLimit[index])
+        upper = float(pin_model.upperPositionLimit[index])
+        at = mimics[joint][1] if joint in mimics else 0.0
+        if joint not in logged:
+            within = np.isfinite(lower) and np.isfinite(upper) and lower < upper
+            added[joint] = float(np.clip(at, lower, upper)) if within else at
+        elif joint in mimics:
+            added[joint] = RECORDED
+    return replace(config, locked={**config.locked, **added}), added
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:

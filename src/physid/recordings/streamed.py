@@ -186,6 +186,26 @@ class RecordingFile:
         return self.time_slice(0, self.n_samples)
 
 
+def read_once(items: list) -> list:
+    """Each recording file read into a :class:`Table` once (what the loaders then validate
+    against the model; :func:`physid.recordings.trajectory.read_table`); files streamed from
+    disk (:func:`should_stream`) and tables as they are."""
+    from physid.recordings import trajectory
+
+    return [item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
+            for item in items]  # fmt: skip
+
+
+def streamed_column_names(path: str | Path) -> tuple[str, ...]:
+    """The column names of a CSV or Parquet file that :func:`should_stream`, from its first
+    block of one row (the file is not read further)."""
+    path = Path(path)
+    reader = _parquet_blocks if path.suffix.lower() == ".parquet" else _csv_blocks
+    for _, table in reader(path, 1):
+        return tuple(table.columns)
+    return ()
+
+
 def should_stream(path: str | Path) -> bool:
     """True for a CSV or Parquet file large enough to be read in blocks (Parquet: by its
     uncompressed size, rows x columns x 8 bytes)."""

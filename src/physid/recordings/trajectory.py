@@ -123,6 +123,11 @@ def read_table(path: str | Path) -> Table:
     return read_file_table(path)
 
 
+def positions_named(columns) -> frozenset[str]:  # noqa: ANN001 - column names
+    """The joints a recording's columns give positions of (``q_<joint>``)."""
+    return frozenset(name[2:] for name in columns if name.startswith("q_") and len(name) > 2)
+
+
 # a time column under another name (a logger's, ROS's): suggested for a missing ``t``
 _TIME_NAMES = ("time", "times", "timestamp", "stamp", "time_s", "t_s", "sec", "seconds")
 
