@@ -52,6 +52,7 @@ from physid.offline.least_squares import (
 )
 from physid.offline.metrics import FitMetrics
 from physid.offline.observations import Observations, joint_speed_rms
+from physid.offline.offset_drift import offset_drift_warning
 from physid.offline.plausibility import plausibility_warnings, static_torque_ratios
 from physid.offline.prediction import RecordingFit, predict_recording, stacked_metrics
 from physid.offline.preprocessing import Preprocessing, resolve_preprocessing
@@ -617,6 +618,9 @@ def _identify(
             warnings.append(delay.note())
         train_fits = tuple(predict_recording(model, t, options, theta) for t in train)
         train_metrics = stacked_metrics(list(train_fits))
+        drift = offset_drift_warning(model, train_fits)
+        if drift is not None:
+            warnings.append(drift)
         warnings.extend(
             plausibility_warnings(model, theta, prior, joint, gravity, upright_model, train)
         )
