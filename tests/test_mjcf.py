@@ -10,6 +10,7 @@ truth of every check is MuJoCo (``mj_inverse``, its compiler), which shares no c
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -140,13 +141,6 @@ def test_the_kind_is_read_from_the_file_not_its_name(arm, tmp_path):
             ),
             "free joint",
         ),
-        (
-            (
-                "</actuator>",
-                '</actuator><equality><joint joint1="elbow" joint2="extend"/></equality>',
-            ),
-            "couples joints",
-        ),
         (("<worldbody>", "<worldbody><bogus/>"), "MuJoCo cannot load"),
     ],
 )
@@ -159,6 +153,56 @@ def test_what_the_rigid_chain_cannot_hold_is_refused_by_name(tmp_path, edit, mes
     with pytest.raises(InputError, match=message) as caught:
         load_mjcf(path)
     assert "\n" not in str(caught.value) and "bad.xml" in str(caught.value)
+
+
+# Menagerie's Panda drives its two fingers by one fixed tendon and ties them by a joint equality
+FINGERS = """<body name="finger_left" pos="0.03 0.02 0">
+                <joint name="finger_joint1" type="slide" axis="0 1 0" range="0 0.04"/>
+                <geom type="box" size="0.01 0.005 0.02" mass="0.02"/></body>
+              <body name="finger_right" pos="0.03 -0.02 0">
+                <joint name="finger_joint2" type="slide" axis="0 -1 0" range="0 0.04"/>
+                <geom type="box" size="0.01 0.005 0.02" mass="0.02"/></body>"""
+COUPLING = """<tendon><fixed name="split"><joint joint="finger_joint1" coef="0.5"/>
+  <joint joint="finger_joint2" coef="0.5"/></fixed></tendon>
+  <equality><joint joint1="finger_joint1" joint2="finger_joint2"/></equality>"""
+
+
+def test_a_gripper_coupled_by_a_tendon_is_held_still_when_its_joints_are_not_logged(tmp_path):
+    """An MJCF whose fingers are coupled by a fixed tendon and a joint equality (Menagerie's
+    Panda) was refused whole ("the model has 1 tendon(s)"). With arm-only logs the fingers are
+    held still (no config) and the fit reaches the noise floor of torques recorded from the
+    same arm with its fingers welded; a model whose coupled joints stay in the fit (a config
+    that lists them, or their columns logged) is refused with the locked: line, and the same
+    coupling between arm joints still is."""
+    from physid.files.config import parse_config, robot_for
+    from physid.workflows import run_identify
+
+    welded = ARM.replace('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+                         '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
+                         + re.sub(r"<joint [^>]*/>", "", FINGERS))  # fmt: skip
+    gripper = ARM.replace('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+                          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>' + FINGERS)
+    gripper = gripper.replace("<actuator>", COUPLING + "<actuator>")
+    (tmp_path / "welded.xml").write_text(welded, encoding="utf-8")
+    model_file = tmp_path / "gripper.xml"
+    model_file.write_text(gripper, encoding="utf-8")
+    truth = mujoco.MjModel.from_xml_path(str(tmp_path / "welded.xml"))
+    _recording(tmp_path / "train.csv", truth, seed=1)
+    _recording(tmp_path / "held_out.csv", truth, seed=2)
+    result = run_identify(model_file, [tmp_path / "train.csv"],
+                          validate=[tmp_path / "held_out.csv"])  # fmt: skip
+    assert result.model.joint_names == JOINTS
+    assert result.validation.relative_error < 0.02
+    assert any("'locked: {finger_joint1: 0, finger_joint2: 0}'" in w for w in result.warnings)
+    listed = "coupled by a tendon or an equality.*locked: {finger_joint1: 0.0}"
+    with pytest.raises(InputError, match=listed):
+        robot_for(model_file, parse_config({"joints": [*JOINTS, "finger_joint1"]}))
+    coupled_arm = ARM.replace(
+        "<actuator>", '<equality><joint joint1="elbow" joint2="extend"/></equality><actuator>'
+    )
+    (tmp_path / "coupled.xml").write_text(coupled_arm, encoding="utf-8")
+    with pytest.raises(InputError, match="'elbow' with 'extend'"):
+        robot_for(tmp_path / "coupled.xml", parse_config({}))
 
 
 def _recording(

@@ -84,7 +84,7 @@ def oe_estimate(
     from physid.recordings.logs import check_episodes, expand_logs
     from physid.recordings.tables import Table
     from physid.robot.mjcf import is_mjcf
-    from physid.robot.model import load_robot_file
+    from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 
     numbers = {"prior_std": prior_std, "max_iterations": max_iterations}
     check_numbers(NUMBERS, numbers | {"time_budget": time_budget})  # before reading anything
@@ -100,6 +100,7 @@ def oe_estimate(
     label = source.source if isinstance(source, Table) else str(data)
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
     model = load_robot_file(urdf, floating_base=floating)
+    refuse_coupled_mjcf(model, urdf)
     notes: list[str] = []
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)

@@ -20,7 +20,7 @@ from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
 from physid.online.friction import JointFriction, joint_friction_from_params
 from physid.online.results import quantity_jacobian
-from physid.robot.model import load_robot_file
+from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 
 _CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
 
@@ -28,6 +28,7 @@ _CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
 def load_model(urdf: str | Path, config: OnlineConfig) -> pin.Model:
     """The URDF (free flyer if configured) with the bodies of ``config.nominal_params``."""
     model = load_robot_file(urdf, floating_base=config.floating_base)
+    refuse_coupled_mjcf(model, urdf)
     if config.nominal_params is not None:
         model = apply_inertias(model, read_params(config.nominal_params))
     return model

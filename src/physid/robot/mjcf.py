@@ -13,8 +13,10 @@ summed. Those joint terms become the priors of viscous friction, Coulomb frictio
 The result is checked against MuJoCo before it is used: at random states the inverse dynamics
 of the Pinocchio model (plus armature) must equal MuJoCo's ``mj_inverse`` with constraints,
 damping and springs switched off (:func:`check_against_mujoco`). An MJCF feature that the rigid
-chain cannot hold (tendons, joint springs, equality couplings, a joint ``ref``, ball joints in an
-arm) is refused by name instead of being identified wrong.
+chain cannot hold (spatial tendons, joint springs, a joint ``ref``, ball joints in an arm) is
+refused by name instead of being identified wrong; joints coupled by a fixed tendon or an
+equality (:func:`coupled_joints`) are refused where they stay in the model
+(:func:`physid.robot.model.refuse_coupled_mjcf`), and held still they are fine.
 """
 
 from __future__ import annotations
@@ -123,16 +125,45 @@ def _refuse_unsupported(mj, source: str) -> None:
                     "no name: the recording's columns name joints, so every joint needs one",
                     source=source,
                 )
-    if mj.ntendon:
-        raise InputError(f"the model has {mj.ntendon} tendon(s): tendon forces are not part of "
-                         "physid's joint model", source=source)  # fmt: skip
+    fixed = int(mujoco.mjtWrap.mjWRAP_JOINT)
+    for k in range(mj.ntendon):  # a fixed tendon couples joints (coupled_joints); others pull
+        wraps = range(mj.tendon_adr[k], mj.tendon_adr[k] + mj.tendon_num[k])
+        if any(int(mj.wrap_type[w]) != fixed for w in wraps):
+            raise InputError(f"tendon '{name(mujoco.mjtObj.mjOBJ_TENDON, k)}' is spatial: "
+                             "tendon forces are not part of physid's joint model",
+                             source=source)  # fmt: skip
+
+
+def coupled_joints(mj) -> dict[str, tuple[str, float]]:  # noqa: ANN001 - mujoco.MjModel
+    """The MJCF's coupled joints, as URDF mimic joints are read
+    (:func:`physid.robot.model.mimic_joints`): joint -> (a joint it is coupled to, its position
+    when that one is at 0). A joint equality couples its two joints (the first follows the
+    second; its constant term is the offset); a fixed tendon every joint it lists (a gripper's
+    fingers driven together, as in MuJoCo Menagerie's Panda). Identification needs independent
+    joints: coupled ones must be held still or moved by their recorded positions."""
+    mujoco = _mujoco()
+    joint = lambda k: mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, int(k))  # noqa: E731
+    coupled: dict[str, tuple[str, float]] = {}
+    for k in range(mj.ntendon):
+        wraps = range(mj.tendon_adr[k], mj.tendon_adr[k] + mj.tendon_num[k])
+        members = [joint(mj.wrap_objid[w]) for w in wraps]
+        for a, b in zip(members, members[1:] + members[:1], strict=True):
+            if a != b:
+                coupled.setdefault(a, (b, 0.0))
     for k in range(mj.neq):
-        if int(mj.eq_type[k]) in (int(mujoco.mjtEq.mjEQ_JOINT), int(mujoco.mjtEq.mjEQ_TENDON)):
-            raise InputError(
-                f"equality constraint '{name(mujoco.mjtObj.mjOBJ_EQUALITY, k)}' couples joints: "
-                "coupled (mimic) joints are not supported; remove it and record every joint",
-                source=source,
-            )
+        kind = int(mj.eq_type[k])
+        if kind == int(mujoco.mjtEq.mjEQ_JOINT) and mj.eq_obj2id[k] >= 0:
+            first, second = joint(mj.eq_obj1id[k]), joint(mj.eq_obj2id[k])
+            coupled[first] = (second, float(mj.eq_data[k][0]))
+        elif kind == int(mujoco.mjtEq.mjEQ_JOINT):  # one joint held at a constant position
+            coupled[joint(mj.eq_obj1id[k])] = (joint(mj.eq_obj1id[k]), float(mj.eq_data[k][0]))
+        elif kind == int(mujoco.mjtEq.mjEQ_TENDON):
+            for t in (mj.eq_obj1id[k], mj.eq_obj2id[k]):
+                if t < 0:
+                    continue
+                for w in range(mj.tendon_adr[t], mj.tendon_adr[t] + mj.tendon_num[t]):
+                    coupled.setdefault(joint(mj.wrap_objid[w]), (joint(mj.wrap_objid[w]), 0.0))
+    return coupled
 
 
 def _spatial_inertia(mass: float, com: np.ndarray, rotation: np.ndarray, principal: np.ndarray):

@@ -456,8 +456,10 @@ def mimic_joints(path: str | Path) -> dict[str, tuple[str, float]]:
     from physid.files.io import read_text_file
     from physid.robot.mjcf import is_mjcf
 
-    if is_mjcf(path):  # joint couplings of an MJCF are refused when it is loaded
-        return {}
+    if is_mjcf(path):  # tendons and joint equalities (checked where the model is loaded)
+        from physid.robot.mjcf import compile_mjcf, coupled_joints
+
+        return coupled_joints(compile_mjcf(path))
     try:
         root = ET.fromstring(read_text_file(path, "URDF"))
     except ET.ParseError as error:
@@ -482,6 +484,10 @@ def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
                if pin_model.existJointName(joint)}  # fmt: skip
     if not present:
         return
+    from physid.robot.mjcf import is_mjcf
+
+    if is_mjcf(path):
+        refuse_coupled_mjcf(pin_model, path, present)
     locked: dict[str, float] = {}
     for joint, (leader, offset) in present.items():
         if pin_model.existJointName(leader):
@@ -495,6 +501,32 @@ def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
         + "); mimic joints are not supported (physid would identify each as an independent "
         f"joint): hold them still in the config (locked: {{{listed}}}, rad or m), make them "
         "fixed, or remove the <mimic> elements",
+        source=str(path),
+    )
+
+
+def refuse_coupled_mjcf(
+    pin_model: pin.Model, path: str | Path, present: dict[str, tuple[str, float]] | None = None
+) -> None:
+    """An MJCF's joints coupled by a tendon or a joint equality
+    (:func:`physid.robot.mjcf.coupled_joints`) still in ``pin_model`` are an error giving the
+    ``locked:`` line that holds them still (``present``: those joints, when known)."""
+    from physid.robot.mjcf import is_mjcf
+
+    if not is_mjcf(path):
+        return
+    if present is None:
+        present = {joint: mimic for joint, mimic in mimic_joints(path).items()
+                   if pin_model.existJointName(joint)}  # fmt: skip
+    if not present:
+        return
+    first, (other, _) = next(iter(present.items()))
+    listed = ", ".join(f"{joint}: 0.0" for joint in present)
+    raise InputError(
+        f"{len(present)} joint(s) coupled by a tendon or an equality ('{first}' with '{other}'"
+        + (", ..." if len(present) > 1 else "") + "): coupled joints are not supported; hold "
+        f"them still in the config (locked: {{{listed}}}, rad or m), or leave their columns "
+        "out of the recordings (joints at the ends of the tree are then held still)",
         source=str(path),
     )
 
