@@ -195,8 +195,9 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
     config: the fingers are held at 0 as ``locked:`` would hold them (it was an error naming
     the mimic joint, then the missing q_panda_finger_joint1 column), with a warning; the fit
     is the one the explicit config gives, and validate on the params.json needs no config
-    either. A recording that names a joint the URDF lacks gets the errors as before (its names
-    may be off: nothing is held still in its place)."""
+    either. With the fingers logged, the mimic follower moves by its recorded positions (it was
+    refused too). A recording that names a joint the URDF lacks gets the errors as before (its
+    names may be off: nothing is held still in its place)."""
     from physid.files.params_file import read_params
     from physid.workflows import run_validate
 
@@ -217,6 +218,17 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
     assert report.overall["relative_error"] == pytest.approx(
         automatic.validation.relative_error, rel=1e-9
     )
+    # fingers logged (still, as a Franka's joint states give them): the mimic follower moves by
+    # its recorded positions, the leader stays a joint of the fit
+    logged = tmp_path / "with_fingers.csv"
+    header, *rows = files[0].read_text().splitlines()
+    fingers = ("q_panda_finger_joint1", "q_panda_finger_joint2", "tau_panda_finger_joint1",
+               "tau_panda_finger_joint2")  # fmt: skip
+    logged.write_text("\n".join([header + "," + ",".join(fingers)]
+                                + [row + ",0.01,0.01,0,0" for row in rows]) + "\n")  # fmt: skip
+    with_fingers = run_identify(urdf, [logged])
+    assert "panda_finger_joint1" in with_fingers.model.joint_names
+    assert any("(locked: {panda_finger_joint2: recorded})" in w for w in with_fingers.warnings)
     renamed = tmp_path / "renamed.csv"
     renamed.write_text(files[0].read_text().replace("q_panda_joint7", "q_panda_joint_7"))
     with pytest.raises(InputError, match="mimic joint"):  # nothing held still: the old error

@@ -522,7 +522,7 @@ def lock_unlogged(
     candidates = [j for j in one_dof if j not in config.locked]
     unlogged = [j for j in candidates if j not in logged]
     if (config.joints is not None or not logged or not (logged <= set(names))
-            or not unlogged or len(unlogged) == len(candidates)):  # fmt: skip
+            or len(unlogged) == len(candidates)):  # fmt: skip
         return config, {}
     # only the ends of the tree: a joint with a logged joint beyond it is a column missing
     # from the middle of the chain (a mistake the missing-column error names), not a hand
@@ -542,6 +542,8 @@ def lock_unlogged(
             added[joint] = float(np.clip(at, lower, upper)) if within else at
         elif joint in mimics:
             added[joint] = RECORDED
+    if not added:
+        return config, {}
     return replace(config, locked={**config.locked, **added}), added
 
 
@@ -552,7 +554,7 @@ def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     if keep is not None:
         keep = tuple(keep) + tuple(j for j in recorded if j not in keep)
     pin_model, _, notes = lock_joints(load_robot_file(urdf), keep, positions, str(urdf))
-    refuse_mimic_joints(pin_model, urdf)
+    refuse_mimic_joints(pin_model, urdf, recorded)  # moved by their recorded positions: fine
     joint_names = tuple(pin_model.names[1:])
     for joint in recorded:
         if joint not in joint_names:

@@ -476,12 +476,15 @@ def mimic_joints(path: str | Path) -> dict[str, tuple[str, float]]:
     return mimics
 
 
-def refuse_mimic_joints(pin_model: pin.Model, path: str | Path) -> None:
+def refuse_mimic_joints(
+    pin_model: pin.Model, path: str | Path, recorded: tuple[str, ...] = ()
+) -> None:
     """Identification needs independent joints: mimic joints still in the model are an error
     giving the ``locked:`` line that holds every one of them (and the joints they mimic, where
-    the model has them) still, each follower at its offset (its leader at 0)."""
+    the model has them) still, each follower at its offset (its leader at 0). Those moved by
+    their recorded positions (``recorded``: ``locked: {joint: recorded}``) are no unknowns."""
     present = {joint: mimic for joint, mimic in mimic_joints(path).items()
-               if pin_model.existJointName(joint)}  # fmt: skip
+               if pin_model.existJointName(joint) and joint not in recorded}  # fmt: skip
     if not present:
         return
     from physid.robot.mjcf import is_mjcf
