@@ -214,6 +214,22 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
     document = read_params(tmp_path / "auto" / "params.json").document
     assert document["provenance"]["locked_unlogged"] == {"panda_finger_joint1": 0.0,
                                                          "panda_finger_joint2": 0.0}  # fmt: skip
+    # exported, the fingers keep their own bodies and the hand no longer carries them too: the
+    # exported URDF with its fingers at 0 has the identified model's dynamics (it had their
+    # 0.03 kg twice)
+    from physid.export import write_export
+    from physid.files.params_file import apply_inertias
+
+    write_export(tmp_path / "auto" / "params.json", urdf, tmp_path / "panda.urdf")
+    exported = pin.buildModelFromUrdf(str(tmp_path / "panda.urdf"))
+    identified = apply_inertias(model.pin_model, read_params(tmp_path / "auto" / "params.json"))
+    identified.gravity, identified.armature[:] = exported.gravity, 0.0
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, v, a = rng.uniform(-1.0, 1.0, (3, 7))
+        np.testing.assert_allclose(
+            pin.rnea(exported, exported.createData(), *(np.r_[x, 0.0, 0.0] for x in (q, v, a)))[:7],
+            pin.rnea(identified, identified.createData(), q, v, a), rtol=1e-9, atol=1e-9)
     report = run_validate(urdf, tmp_path / "auto" / "params.json", files[1:])
     assert report.overall["relative_error"] == pytest.approx(
         automatic.validation.relative_error, rel=1e-9

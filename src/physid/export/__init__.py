@@ -35,11 +35,12 @@ def write_export(
 
     Returns the notes: what the format could not hold (offsets, coupled motors, ...).
     """
+    from physid.export.locked import without_locked_bodies
     from physid.files.io import write_text_atomic
     from physid.files.params_file import read_params
 
     fmt = format_for(out, fmt)
-    params = read_params(params_path)
+    params, locked_notes = without_locked_bodies(urdf, read_params(params_path))
     if fmt == "urdf":
         from physid.export.urdf import export_urdf
         from physid.robot.mjcf import is_mjcf
@@ -65,4 +66,4 @@ def write_export(
     if any("coulomb_deadband" in terms for terms in params.joints.values()):
         notes.append("coulomb_deadband (a speed of the friction model, not a parameter): ignored")
     write_text_atomic(out, text)
-    return notes
+    return [*locked_notes, *notes]

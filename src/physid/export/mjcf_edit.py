@@ -256,7 +256,7 @@ def export_into_mjcf(
     if unidentified:
         notes.append(
             f"bodies of joints not in params.json kept as in the file: {', '.join(unidentified)} "
-            "(a joint locked for the identification: its mass is also in its parent's body)"
+            "(joints locked for the identification)"
         )
     _check_masses(root, mjcf, params, mujoco)
     ET.indent(root, space="  ")
