@@ -577,3 +577,23 @@ def test_a_delay_longer_than_drives_and_loggers_make_is_not_compensated(arm, tmp
     document = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "out")
     assert seen and document["fit"]["torque_delay"]["compensated_s"] == 0.0
     assert "torque delay compensated" not in document["preprocessing"]["selection"]
+
+
+def test_bodies_whose_weight_mujoco_cancels_are_named_for_the_joints_they_load(tmp_path):
+    """gravcomp on a body: MuJoCo's simulation cancels its weight by a passive force, so the
+    actuator torques it logs lack that weight (the helper's MuJoCo UR5e with gravcomp wrists was
+    told its stamps did not match the motion). The joints that carry the body are named; with
+    actuatorgravcomp on them the actuators carry the weight, and nothing is said."""
+    from physid.workflows import gravity_compensation_warning
+
+    compensated = ARM.replace('<body name="tool" pos="0.26 0 0">',
+                              '<body name="tool" pos="0.26 0 0" gravcomp="1">')  # fmt: skip
+    (tmp_path / "gravcomp.xml").write_text(compensated, encoding="utf-8")
+    warning = gravity_compensation_warning(tmp_path / "gravcomp.xml", JOINTS)
+    assert warning is not None and "(gravcomp: tool)" in warning, warning
+    assert "actuators of shoulder_pan, shoulder_lift, elbow, extend:" in warning
+    routed = compensated.replace("<joint ", '<joint actuatorgravcomp="true" ')
+    (tmp_path / "routed.xml").write_text(routed, encoding="utf-8")
+    assert gravity_compensation_warning(tmp_path / "routed.xml", JOINTS) is None
+    (tmp_path / "plain.xml").write_text(ARM, encoding="utf-8")
+    assert gravity_compensation_warning(tmp_path / "plain.xml", JOINTS) is None

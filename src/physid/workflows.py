@@ -128,6 +128,30 @@ def unlogged_lock_warning(added: dict[str, float | str]) -> str:
     return "; ".join(parts)
 
 
+def gravity_compensation_warning(robot_file: str | Path, joints: tuple[str, ...]) -> str | None:
+    """A warning when MuJoCo cancels by a passive force a weight the torque of one of
+    ``joints`` would carry (``gravcomp`` bodies beyond a joint without ``actuatorgravcomp``):
+    its simulation's actuator torques then lack that weight (MuJoCo Panda and UR5 so logged
+    were read as 'no gravity in the torque', or, with three wrist links compensated, as
+    'stamps that do not match the motion')."""
+    from physid.robot.mjcf import compile_mjcf, gravity_compensated_joints, is_mjcf
+
+    if not is_mjcf(robot_file):
+        return None
+    found = {j: b for j, b in gravity_compensated_joints(compile_mjcf(robot_file)).items()
+             if j in joints}  # fmt: skip
+    if not found:
+        return None
+    bodies = sorted({b for carried in found.values() for b in carried})
+    shown = ", ".join(bodies[:4]) + (" ..." if len(bodies) > 4 else "")
+    return (f"MuJoCo cancels the weight of {len(bodies)} bodies of the model file by a passive "
+            f"force (gravcomp: {shown}), not through the actuators of {', '.join(found)}: "
+            "torques logged from a simulation of it (qfrc_actuator, actuator_force) leave that "
+            "weight out and are not its joint torques (set gravcomp=\"0\", or "
+            "actuatorgravcomp=\"true\", to log them); physid fits the torques as logged, as a "
+            "real robot's drives hold the weight")  # fmt: skip
+
+
 def unlogged_torque_warning(
     model: RobotModel, train: list[Recording]
 ) -> tuple[RobotModel, str] | None:
@@ -284,6 +308,9 @@ def _identify_and_write(
             result = dataclasses.replace(
                 result, warnings=(unlogged_lock_warning(locked), *result.warnings)
             )
+        compensated = gravity_compensation_warning(urdf, model.fitted_joints or model.joint_names)
+        if compensated is not None:
+            result = dataclasses.replace(result, warnings=(compensated, *result.warnings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead

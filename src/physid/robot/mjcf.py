@@ -134,6 +134,36 @@ def _refuse_unsupported(mj, source: str) -> None:
                              source=source)  # fmt: skip
 
 
+def gravity_compensated_joints(mj) -> dict[str, list[str]]:  # noqa: ANN001 - mujoco.MjModel
+    """The joints whose actuator force leaves out a weight MuJoCo cancels by a passive force:
+    joint -> the bodies beyond it with ``gravcomp`` (common in Menagerie arms). A joint with
+    ``actuatorgravcomp`` takes that force through its actuator, which its logged actuator force
+    then includes: not listed."""
+    mujoco = _mujoco()
+    body = lambda b: mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b) or f"body {b}"  # noqa: E731
+
+    def beyond(root: int) -> list[int]:
+        return [b for b in range(mj.nbody)
+                if any(a == root for a in _ancestors(mj, b))]  # fmt: skip
+
+    found = {}
+    for j in range(mj.njnt):
+        if mj.jnt_actgravcomp[j] != 0:
+            continue
+        carried = [body(b) for b in beyond(int(mj.jnt_bodyid[j])) if mj.body_gravcomp[b] != 0.0]
+        if carried:
+            found[mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint {j}"] = carried
+    return found
+
+
+def _ancestors(mj, b: int) -> list[int]:  # noqa: ANN001
+    """Body ``b`` and every body above it (to the world, body 0)."""
+    chain = [b]
+    while chain[-1] > 0:
+        chain.append(int(mj.body_parentid[chain[-1]]))
+    return chain
+
+
 def coupled_joints(mj) -> dict[str, tuple[str, float]]:  # noqa: ANN001 - mujoco.MjModel
     """The MJCF's coupled joints, as URDF mimic joints are read
     (:func:`physid.robot.model.mimic_joints`): joint -> (a joint it is coupled to, its position

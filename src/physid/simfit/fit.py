@@ -385,14 +385,13 @@ def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN00
     bodies' weight itself, which is right only if the logged torque leaves gravity out (a
     controller's torque above its own gravity compensation); a drive's total torque holds
     the weight too, and the arm would be compensated twice."""
-    import mujoco
+    from physid.robot.mjcf import gravity_compensated_joints
 
-    compensated = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) or f"body {b}"
-                   for b in range(model.nbody) if model.body_gravcomp[b] != 0.0]  # fmt: skip
     # joints with actuatorgravcomp take that force through the actuators, which simulations
     # of logged torques switch off (shooting.simulation_flags): the weight is then not cancelled
-    passive = bool(np.any(model.jnt_actgravcomp == 0))
-    if driven or not compensated or not passive:
+    compensated = sorted({b for bodies in gravity_compensated_joints(model).values()
+                          for b in bodies})  # fmt: skip
+    if driven or not compensated:
         return None
     shown = ", ".join(compensated[:4]) + (" ..." if len(compensated) > 4 else "")
     return (f"{len(compensated)} bodies of the model cancel their own weight (gravcomp: "
