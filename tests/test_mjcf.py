@@ -597,3 +597,37 @@ def test_bodies_whose_weight_mujoco_cancels_are_named_for_the_joints_they_load(t
     assert gravity_compensation_warning(tmp_path / "routed.xml", JOINTS) is None
     (tmp_path / "plain.xml").write_text(ARM, encoding="utf-8")
     assert gravity_compensation_warning(tmp_path / "plain.xml", JOINTS) is None
+
+
+def test_a_turned_root_body_keeps_gravity_in_the_right_frame(tmp_path):
+    """Pinocchio's MJCF parser takes the root body's frame for its world (Menagerie's UR5e base
+    turns half a turn about z; a wall mount a quarter turn about x). Gravity is read into that
+    frame and an identified tilt written back in MuJoCo's: the wall-mounted arm was refused
+    (Pinocchio's gravity in the wrong frame failed the mj_inverse check), and a tilt identified
+    on the half-turned base was exported mirrored (inverse dynamics 11 % off)."""
+    from physid.export import write_export
+    from physid.robot.mjcf import pinocchio_world_rotation
+    from physid.workflows import run_identify
+
+    quarter = '<body name="base" pos="0 0 0.08" quat="0.7071068 0.7071068 0 0">'
+    wall = ARM.replace('<body name="base" pos="0 0 0.08">', quarter)
+    (tmp_path / "wall.xml").write_text(wall, encoding="utf-8")
+    pm = load_mjcf(tmp_path / "wall.xml")
+    np.testing.assert_allclose(pm.gravity.linear, [0.0, -9.81, 0.0], atol=1e-6)
+    turned = ARM.replace('<body name="base" pos="0 0 0.08">',
+                         '<body name="base" pos="0 0 0.08" quat="0 0 0 -1">')  # fmt: skip
+    path = tmp_path / "turned.xml"
+    path.write_text(turned, encoding="utf-8")
+    np.testing.assert_allclose(pinocchio_world_rotation(load_mjcf(path), mujoco.MjModel
+                                                        .from_xml_path(str(path))),
+                               np.diag([-1.0, -1.0, 1.0]), atol=1e-9)  # fmt: skip
+    truth = mujoco.MjModel.from_xml_path(str(path))
+    truth.opt.gravity[:] = [0.0, -0.513, -9.797]  # the base tilted 3 deg about x
+    _recording(tmp_path / "train.csv", truth, seed=1, seconds=12.0)
+    from physid.files.config import parse_config
+
+    tilt = parse_config({"estimation": {"estimate_gravity_direction": True}})
+    run_identify(path, [tmp_path / "train.csv"], config=tilt, out_dir=tmp_path / "fit")
+    write_export(tmp_path / "fit" / "params.json", path, tmp_path / "exported.xml")
+    exported = mujoco.MjModel.from_xml_path(str(tmp_path / "exported.xml"))
+    np.testing.assert_allclose(exported.opt.gravity, truth.opt.gravity, atol=0.1)

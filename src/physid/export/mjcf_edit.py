@@ -191,7 +191,7 @@ def export_into_mjcf(
     """The user's MJCF text with the parameters of ``params`` (module docstring), and notes."""
     import mujoco
 
-    from physid.robot.mjcf import load_mjcf
+    from physid.robot.mjcf import compile_mjcf, load_mjcf, pinocchio_world_rotation
 
     mjcf = Path(mjcf)
     source = str(mjcf)
@@ -245,7 +245,9 @@ def export_into_mjcf(
         if option is None:
             option = ET.Element("option")
             root.insert(0, option)
-        option.set("gravity", _numbers(params.gravity))
+        # identified in Pinocchio's world (the root body's frame), written in MuJoCo's
+        rotation = pinocchio_world_rotation(pm, compile_mjcf(mjcf))
+        option.set("gravity", _numbers(rotation @ np.asarray(params.gravity, float)))
     if out is not None and Path(out).resolve().parent != mjcf.resolve().parent:
         _absolute_paths(root, mjcf.resolve().parent, notes)
     unidentified = [

@@ -261,6 +261,25 @@ def _joint_terms_from_mujoco(pm: pin.Model, mj) -> None:
             pm.lowerPositionLimit[q], pm.upperPositionLimit[q] = low, high
 
 
+def pinocchio_world_rotation(pm: pin.Model, mj) -> np.ndarray:  # noqa: ANN001
+    """The rotation of Pinocchio's world frame in MuJoCo's world (3, 3): Pinocchio's MJCF
+    parser takes the root body's frame for its world and drops that body's ``pos`` and
+    ``quat`` (Menagerie's UR5e base turns half a turn about z). Read from the first body both
+    place, at the reference configuration; the identity for a root body at the world's
+    orientation. A vector in Pinocchio's frame ``v`` is ``R @ v`` in MuJoCo's world."""
+    mujoco = _mujoco()
+    data = mujoco.MjData(mj)
+    mujoco.mj_kinematics(mj, data)
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, pin.neutral(pm))
+    for b in range(1, mj.nbody):
+        name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b)
+        if name and pm.existFrame(name, pin.FrameType.BODY):
+            frame = pd.oMf[pm.getFrameId(name, pin.FrameType.BODY)]
+            return data.xmat[b].reshape(3, 3) @ frame.rotation.T
+    return np.eye(3)
+
+
 def check_against_mujoco(pm: pin.Model, mj, source: str, samples: int = 5) -> float:
     """Largest relative difference between the inverse dynamics of ``pm`` (its armature
     included, as Pinocchio's RNEA does) and MuJoCo's
@@ -348,8 +367,10 @@ def load_mjcf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
         if joint_id > 0:
             pm.inertias[joint_id] = inertia
     _joint_terms_from_mujoco(pm, mj)
-    # <option gravity>: the robot's gravity (a file for a ceiling-mounted arm says it there)
-    pm.gravity = pin.Motion(np.array(mj.opt.gravity, float), np.zeros(3))
+    # <option gravity>: the robot's gravity (a file for a ceiling-mounted arm says it there),
+    # in the frame Pinocchio's world is: the root body's, whose placement its parser drops
+    rotation = np.eye(3) if has_free else pinocchio_world_rotation(pm, mj)
+    pm.gravity = pin.Motion(rotation.T @ np.array(mj.opt.gravity, float), np.zeros(3))
     if not (floating_base and not has_free):  # an added base has no MuJoCo twin to compare
         check_against_mujoco(pm, mj, str(path))
     return pm
