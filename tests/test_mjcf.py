@@ -631,3 +631,21 @@ def test_a_turned_root_body_keeps_gravity_in_the_right_frame(tmp_path):
     write_export(tmp_path / "fit" / "params.json", path, tmp_path / "exported.xml")
     exported = mujoco.MjModel.from_xml_path(str(tmp_path / "exported.xml"))
     np.testing.assert_allclose(exported.opt.gravity, truth.opt.gravity, atol=0.1)
+
+
+def test_a_velocity_gain_simulated_implicitly_is_named_as_apparent_armature(tmp_path):
+    """MuJoCo's implicit integrators apply a velocity-gain actuator's force at the step's end
+    velocity while its logged force is the start's: timestep x kv of apparent armature (a
+    MuJoCo Panda-style arm under position servos: 1.01 identified where its file says 0.1, its
+    kv 900 at 1 ms). Named for the joints it drives; none with the Euler integrator."""
+    from physid.workflows import implicit_armature_warning
+
+    servo = ARM.replace('<motor name="m1" joint="shoulder_pan" gear="1"/>',
+                        '<position name="m1" joint="shoulder_pan" kp="100" kv="10"/>')  # fmt: skip
+    (tmp_path / "euler.xml").write_text(servo, encoding="utf-8")
+    assert implicit_armature_warning(tmp_path / "euler.xml", JOINTS) is None
+    implicit = servo.replace('<option timestep="0.001"/>',
+                             '<option timestep="0.001" integrator="implicitfast"/>')  # fmt: skip
+    (tmp_path / "implicit.xml").write_text(implicit, encoding="utf-8")
+    warning = implicit_armature_warning(tmp_path / "implicit.xml", JOINTS)
+    assert warning is not None and "(shoulder_pan 0.01)" in warning, warning

@@ -152,6 +152,26 @@ def gravity_compensation_warning(robot_file: str | Path, joints: tuple[str, ...]
             "real robot's drives hold the weight")  # fmt: skip
 
 
+def implicit_armature_warning(robot_file: str | Path, joints: tuple[str, ...]) -> str | None:
+    """A warning when the MJCF simulates velocity-gain actuators with an implicit integrator:
+    its logs carry ``timestep x kv`` of apparent armature per such joint
+    (:func:`physid.robot.mjcf.implicit_actuator_armature`; MuJoCo Panda-style arm under
+    position servos and implicitfast: armature 1.01 identified where the file says 0.1)."""
+    from physid.robot.mjcf import compile_mjcf, implicit_actuator_armature, is_mjcf
+
+    if not is_mjcf(robot_file):
+        return None
+    extra = {j: v for j, v in implicit_actuator_armature(compile_mjcf(robot_file)).items()
+             if j in joints}  # fmt: skip
+    if not extra:
+        return None
+    listed = ", ".join(f"{joint} {value:.3g}" for joint, value in extra.items())
+    return ("the model file simulates actuators with a velocity gain by an implicit integrator: "
+            "torques logged from that simulation carry an apparent armature of timestep x kv "
+            f"[kg m^2 or kg] ({listed}), which the identified armature includes; "
+            "a real robot's drives add none")  # fmt: skip
+
+
 def unlogged_torque_warning(
     model: RobotModel, train: list[Recording]
 ) -> tuple[RobotModel, str] | None:
@@ -308,9 +328,11 @@ def _identify_and_write(
             result = dataclasses.replace(
                 result, warnings=(unlogged_lock_warning(locked), *result.warnings)
             )
-        compensated = gravity_compensation_warning(urdf, model.fitted_joints or model.joint_names)
-        if compensated is not None:
-            result = dataclasses.replace(result, warnings=(compensated, *result.warnings))
+        fitted = model.fitted_joints or model.joint_names
+        for simulated in (gravity_compensation_warning(urdf, fitted),
+                          implicit_armature_warning(urdf, fitted)):  # fmt: skip
+            if simulated is not None:
+                result = dataclasses.replace(result, warnings=(simulated, *result.warnings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead

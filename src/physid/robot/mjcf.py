@@ -156,6 +156,28 @@ def gravity_compensated_joints(mj) -> dict[str, list[str]]:  # noqa: ANN001 - mu
     return found
 
 
+def implicit_actuator_armature(mj) -> dict[str, float]:  # noqa: ANN001 - mujoco.MjModel
+    """Per joint, the apparent armature ``timestep x kv`` that MuJoCo's implicit integrators
+    (``implicit``, ``implicitfast``) add to a joint driven by an actuator with a velocity gain
+    (a position servo's ``kv``, a general actuator's ``-biasprm[2]``): the actuator force
+    logged at a step is computed at the step's start velocity, the integrator applies it at
+    the step's end. {} for the Euler and RK4 integrators."""
+    mujoco = _mujoco()
+    kinds = mujoco.mjtIntegrator
+    implicit = (int(kinds.mjINT_IMPLICIT), int(kinds.mjINT_IMPLICITFAST))
+    if int(mj.opt.integrator) not in implicit:
+        return {}
+    found: dict[str, float] = {}
+    for a in range(mj.nu):
+        if int(mj.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+            continue
+        gain = -float(mj.actuator_biasprm[a][2]) * float(mj.actuator_gear[a][0]) ** 2
+        if gain > 0.0:
+            joint = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, int(mj.actuator_trnid[a][0]))
+            found[joint] = found.get(joint, 0.0) + float(mj.opt.timestep) * gain
+    return found
+
+
 def _ancestors(mj, b: int) -> list[int]:  # noqa: ANN001
     """Body ``b`` and every body above it (to the world, body 0)."""
     chain = [b]
