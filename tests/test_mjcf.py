@@ -649,3 +649,23 @@ def test_a_velocity_gain_simulated_implicitly_is_named_as_apparent_armature(tmp_
     (tmp_path / "implicit.xml").write_text(implicit, encoding="utf-8")
     warning = implicit_armature_warning(tmp_path / "implicit.xml", JOINTS)
     assert warning is not None and "(shoulder_pan 0.01)" in warning, warning
+
+
+def test_mesh_files_that_are_missing_are_left_out_where_the_bodies_state_their_inertia(tmp_path):
+    """A robot folder copied without its meshes: MuJoCo refuses to compile ("Error opening file
+    'assets/link0.stl'") although a body that states its <inertial> needs none of its mesh for
+    the dynamics. Such mesh geoms are left out (load and export); a body whose inertia would come
+    from a missing mesh is named with the file."""
+    asset = '<asset><mesh name="shell" file="shell.stl"/></asset><worldbody>'
+    meshes = ARM.replace("<worldbody>", asset).replace(
+        '<compiler angle="degree"', '<compiler angle="degree" meshdir="assets"'
+    )
+    stated = meshes.replace('<geom fromto="0 0 0 0 0 0.18"/>',
+                            '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>')
+    (tmp_path / "stated.xml").write_text(stated, encoding="utf-8")
+    np.testing.assert_allclose(load_mjcf(tmp_path / "stated.xml").inertias[1].mass, 2.4)
+    derived = meshes.replace('<geom fromto="0 0 0 0.32 0 0"/>',
+                             '<geom fromto="0 0 0 0.32 0 0"/><geom type="mesh" mesh="shell"/>')
+    (tmp_path / "derived.xml").write_text(derived, encoding="utf-8")
+    with pytest.raises(InputError, match="'shell.stl' not found .* body 'link2' takes its inertia"):
+        load_mjcf(tmp_path / "derived.xml")

@@ -78,7 +78,8 @@ def _print_identification(result, out: Path | None, data_warnings: Sequence[str]
 @robot_file_option(
     "Robot description: URDF or MJCF (MuJoCo XML; the kind is read from the file): "
     "kinematics and a priori inertias (an MJCF's damping, frictionloss and armature are the "
-    "joint terms' priors); meshes are not needed."
+    "joint terms' priors); meshes are not needed, except an MJCF body's whose inertia comes "
+    "from its mesh."
 )
 @data_option(
     "Training recording: CSV/NPZ/Parquet following the trajectory contract "

@@ -272,9 +272,17 @@ def _compiled(root: ET.Element, mjcf: Path, what: str):
 
     checked = copy.deepcopy(root)
     _absolute_paths(checked, mjcf.resolve().parent, [])
+    text = ET.tostring(checked, encoding="unicode")
     try:
-        return mujoco.MjModel.from_xml_string(ET.tostring(checked, encoding="unicode"))
+        return mujoco.MjModel.from_xml_string(text)
     except ValueError as error:
+        if "Error opening file" in str(error):  # meshes not given: checked without them
+            from physid.robot.mjcf import without_missing_meshes
+
+            model = without_missing_meshes(mujoco.MjSpec.from_string(text), Path("/"),
+                                           str(mjcf))  # fmt: skip
+            if model is not None:
+                return model
         raise InputError(
             f"MuJoCo rejects the {what} model: {' '.join(str(error).split())}", source=str(mjcf)
         ) from None

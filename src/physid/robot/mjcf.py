@@ -81,7 +81,13 @@ def compile_mjcf(path: str | Path):
             model = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as error:
         message = " ".join(str(error).split())
-        raise InputError(f"MuJoCo cannot load the MJCF: {message}", source=str(path)) from None
+        model = None
+        if "Error opening file" in message:
+            spec = mujoco.MjSpec.from_file(str(path))
+            model = without_missing_meshes(spec, Path(path).parent, str(path))
+        if model is None:
+            raise InputError(f"MuJoCo cannot load the MJCF: {message}",
+                             source=str(path)) from None  # fmt: skip
     numbers = {"option timestep": np.atleast_1d(model.opt.timestep), "option gravity":
                model.opt.gravity}  # fmt: skip
     numbers.update({field: getattr(model, field) for field in FINITE_FIELDS})
@@ -90,6 +96,43 @@ def compile_mjcf(path: str | Path):
             raise InputError(f"MuJoCo compiled non-finite {field} values (nan or inf in the "
                              "XML?)", source=str(path))  # fmt: skip
     return model
+
+
+def without_missing_meshes(spec, folder: Path, source: str):  # noqa: ANN001, ANN202
+    """The model of ``spec`` (files relative to ``folder``) compiled without the mesh geoms
+    whose files are missing (a robot folder copied without its ``assets/``: the meshes draw and
+    collide, the dynamics need only the bodies' inertias), or None when no mesh file is missing
+    or it still does not compile. A body that loses a mesh geom must state its ``<inertial>``
+    (and the compiler must not take inertias from the geoms): its inertia would otherwise have
+    come from the missing file, which is an error naming it."""
+    mujoco = _mujoco()
+    folder = folder / (spec.meshdir or "")
+    def found(file: str) -> bool:
+        return (folder / file).is_file() or Path(file).is_file()
+
+    missing = {mesh.name: mesh for mesh in spec.meshes if mesh.file and not found(mesh.file)}
+    if not missing:
+        return None
+    lost = [g for g in spec.geoms
+            if g.type == mujoco.mjtGeom.mjGEOM_MESH and g.meshname in missing]  # fmt: skip
+    from_geoms = spec.compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_TRUE
+    for geom in lost:
+        body = geom.parent
+        if from_geoms or not body.explicitinertial:
+            raise InputError(
+                f"mesh file '{missing[geom.meshname].file}' not found in {folder}, and body "
+                f"'{body.name}' takes its inertia from it: give the meshes, or an <inertial> "
+                "for that body", source=source)  # fmt: skip
+        spec.delete(geom)
+    for mesh in missing.values():
+        spec.delete(mesh)
+    try:
+        from physid.files.io import quiet_stderr
+
+        with quiet_stderr():
+            return spec.compile()
+    except ValueError:
+        return None
 
 
 def _refuse_unsupported(mj, source: str) -> None:
