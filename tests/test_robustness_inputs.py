@@ -143,11 +143,17 @@ def test_negative_or_nan_urdf_mass_is_named(seed, tmp_path, mass):
     assert_one_line_error(_identify(seed[0], urdf=bad), "bad_mass.urdf", "mass")
 
 
-def test_mimic_joint_is_refused(seed, tmp_path):
+def test_mimic_joint_is_refused_where_it_would_be_fitted(seed, tmp_path):
+    """A mimic joint kept among the fitted joints (a config's joints: list) is refused; without
+    a config, a logged one moves the model by its recorded positions (docs/identify.md §7)."""
     text = Path(URDF).read_text()
     bad = tmp_path / "mimic.urdf"
     bad.write_text(text.replace("</joint>", '<mimic joint="joint_1"/></joint>', 1))
-    assert_one_line_error(_identify(seed[0], urdf=bad), "mimic.urdf", "mimic")
+    config = tmp_path / "joints.yaml"
+    config.write_text("joints: [joint_1, joint_2, joint_3, joint_4, joint_5, joint_6]\n")
+    assert_one_line_error(_identify(seed[0], "--config", config, urdf=bad), "mimic.urdf", "mimic")
+    code, stdout, stderr = invoke(*_identify(seed[0], urdf=bad, out=tmp_path / "recorded"))
+    assert code in (0, 3) and "(locked: {joint_1: recorded})" in stdout + stderr
 
 
 XACRO_NAMESPACE = '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" '
