@@ -242,9 +242,18 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
                "tau_panda_finger_joint2")  # fmt: skip
     logged.write_text("\n".join([header + "," + ",".join(fingers)]
                                 + [row + ",0.01,0.01,0,0" for row in rows]) + "\n")  # fmt: skip
-    with_fingers = run_identify(urdf, [logged])
+    with_fingers = run_identify(urdf, [logged], out_dir=tmp_path / "fingers")
     assert "panda_finger_joint1" in with_fingers.model.joint_names
     assert any("(locked: {panda_finger_joint2: recorded})" in w for w in with_fingers.warnings)
+    from click.testing import CliRunner
+
+    from physid.cli import main
+
+    shown = CliRunner().invoke(main, ["validate", "--urdf", str(urdf), "--params",
+                                      str(tmp_path / "fingers" / "params.json"), "--data",
+                                      str(logged)])  # fmt: skip
+    assert shown.exit_code == 0 and "nan" not in shown.stdout, shown.stdout
+    assert "not scored (torque not fitted): panda_finger_joint2" in shown.stdout, shown.stdout
     renamed = tmp_path / "renamed.csv"
     renamed.write_text(files[0].read_text().replace("q_panda_joint7", "q_panda_joint_7"))
     with pytest.raises(InputError, match="mimic joint"):  # nothing held still: the old error

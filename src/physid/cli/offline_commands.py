@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -226,11 +227,14 @@ def validate_command(
             f"{metrics['n_samples']} samples"
         )
         joints = metrics["relative_error_per_joint"]
+        # a joint moved by its recorded positions has no fitted torque: no error to print
+        scored = {j: v for j, v in metrics["rmse"].items()
+                  if math.isfinite(v) and math.isfinite(joints[j])}  # fmt: skip
+        unscored = [j for j in metrics["rmse"] if j not in scored]
         click.echo(
             "  per joint: "
-            + ", ".join(
-                f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g})" for j, v in metrics["rmse"].items()
-            )
+            + ", ".join(f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g})" for j, v in scored.items())
+            + (f"; not scored (torque not fitted): {', '.join(unscored)}" if unscored else "")
         )
     for warning in report.warnings_from_data:
         click.echo(f"warning: {warning}", err=True)
