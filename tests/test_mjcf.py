@@ -584,19 +584,19 @@ def test_bodies_whose_weight_mujoco_cancels_are_named_for_the_joints_they_load(t
     actuator torques it logs lack that weight (the helper's MuJoCo UR5e with gravcomp wrists was
     told its stamps did not match the motion). The joints that carry the body are named; with
     actuatorgravcomp on them the actuators carry the weight, and nothing is said."""
-    from physid.workflows import gravity_compensation_warning
+    from physid.workflows import simulated_model_warnings
 
     compensated = ARM.replace('<body name="tool" pos="0.26 0 0">',
                               '<body name="tool" pos="0.26 0 0" gravcomp="1">')  # fmt: skip
     (tmp_path / "gravcomp.xml").write_text(compensated, encoding="utf-8")
-    warning = gravity_compensation_warning(tmp_path / "gravcomp.xml", JOINTS)
-    assert warning is not None and "(gravcomp: tool)" in warning, warning
+    (warning,) = simulated_model_warnings(tmp_path / "gravcomp.xml", JOINTS)
+    assert "(gravcomp: tool)" in warning, warning
     assert "actuators of shoulder_pan, shoulder_lift, elbow, extend:" in warning
     routed = compensated.replace("<joint ", '<joint actuatorgravcomp="true" ')
     (tmp_path / "routed.xml").write_text(routed, encoding="utf-8")
-    assert gravity_compensation_warning(tmp_path / "routed.xml", JOINTS) is None
+    assert simulated_model_warnings(tmp_path / "routed.xml", JOINTS) == []
     (tmp_path / "plain.xml").write_text(ARM, encoding="utf-8")
-    assert gravity_compensation_warning(tmp_path / "plain.xml", JOINTS) is None
+    assert simulated_model_warnings(tmp_path / "plain.xml", JOINTS) == []
 
 
 def test_a_turned_root_body_keeps_gravity_in_the_right_frame(tmp_path):
@@ -638,17 +638,17 @@ def test_a_velocity_gain_simulated_implicitly_is_named_as_apparent_armature(tmp_
     velocity while its logged force is the start's: timestep x kv of apparent armature (a
     MuJoCo Panda-style arm under position servos: 1.01 identified where its file says 0.1, its
     kv 900 at 1 ms). Named for the joints it drives; none with the Euler integrator."""
-    from physid.workflows import implicit_armature_warning
+    from physid.workflows import simulated_model_warnings
 
     servo = ARM.replace('<motor name="m1" joint="shoulder_pan" gear="1"/>',
                         '<position name="m1" joint="shoulder_pan" kp="100" kv="10"/>')  # fmt: skip
     (tmp_path / "euler.xml").write_text(servo, encoding="utf-8")
-    assert implicit_armature_warning(tmp_path / "euler.xml", JOINTS) is None
+    assert simulated_model_warnings(tmp_path / "euler.xml", JOINTS) == []
     implicit = servo.replace('<option timestep="0.001"/>',
                              '<option timestep="0.001" integrator="implicitfast"/>')  # fmt: skip
     (tmp_path / "implicit.xml").write_text(implicit, encoding="utf-8")
-    warning = implicit_armature_warning(tmp_path / "implicit.xml", JOINTS)
-    assert warning is not None and "(shoulder_pan 0.01)" in warning, warning
+    (warning,) = simulated_model_warnings(tmp_path / "implicit.xml", JOINTS)
+    assert "(shoulder_pan 0.01)" in warning, warning
 
 
 def test_mesh_files_that_are_missing_are_left_out_where_the_bodies_state_their_inertia(tmp_path):

@@ -15,6 +15,7 @@ from physid.errors import InputError
 from physid.files.config import (
     AUTO_DEADBAND,
     IDENTIFY_GAINS,
+    RECORDED,
     IdentifyConfig,
     load_config,
     lock_unlogged,
@@ -112,8 +113,8 @@ def logged_joints(items: list[str | Path | Table]) -> frozenset[str]:
 
 def unlogged_lock_warning(added: dict[str, float | str]) -> str:
     """The warning for joints :func:`~physid.files.config.lock_unlogged` held still."""
-    still = {j: v for j, v in added.items() if v != "recorded"}
-    recorded = [j for j, v in added.items() if v == "recorded"]
+    still = {j: v for j, v in added.items() if v != RECORDED}
+    recorded = [j for j, v in added.items() if v == RECORDED]
     parts = []
     if still:
         listed = ", ".join(f"{j}: {v:g}" for j, v in still.items())
@@ -122,54 +123,57 @@ def unlogged_lock_warning(added: dict[str, float | str]) -> str:
                      "ride on their parents; give the positions they were at if not "
                      "these")  # fmt: skip
     if recorded:
-        listed = ", ".join(f"{j}: recorded" for j in recorded)
+        listed = ", ".join(f"{j}: {RECORDED}" for j in recorded)
         parts.append(f"mimic joints moved by their recorded positions, their torques not "
                      f"fitted (locked: {{{listed}}})")  # fmt: skip
     return "; ".join(parts)
 
 
-def gravity_compensation_warning(robot_file: str | Path, joints: tuple[str, ...]) -> str | None:
-    """A warning when MuJoCo cancels by a passive force a weight the torque of one of
-    ``joints`` would carry (``gravcomp`` bodies beyond a joint without ``actuatorgravcomp``):
-    its simulation's actuator torques then lack that weight (MuJoCo Panda and UR5 so logged
-    were read as 'no gravity in the torque', or, with three wrist links compensated, as
-    'stamps that do not match the motion')."""
-    from physid.robot.mjcf import compile_mjcf, gravity_compensated_joints, is_mjcf
+def simulated_model_warnings(robot_file: str | Path, joints: tuple[str, ...]) -> list[str]:
+    """What an MJCF's own simulation puts into the torques it logs for ``joints`` and a robot's
+    drives do not (the file compiled once; none for a URDF):
+
+    - a weight MuJoCo cancels by a passive force (``gravcomp`` bodies beyond a joint without
+      ``actuatorgravcomp``): its actuator torques lack it (MuJoCo Panda and UR5 so logged were
+      read as 'no gravity in the torque', or, with three wrist links compensated, as 'stamps
+      that do not match the motion');
+    - ``timestep x kv`` of apparent armature from velocity-gain actuators under an implicit
+      integrator (:func:`physid.robot.mjcf.implicit_actuator_armature`; a MuJoCo Panda-style
+      arm under position servos and implicitfast: armature 1.01 identified where the file says
+      0.1)."""
+    from physid.robot.mjcf import (
+        compile_mjcf,
+        gravity_compensated_joints,
+        implicit_actuator_armature,
+        is_mjcf,
+    )
 
     if not is_mjcf(robot_file):
-        return None
-    found = {j: b for j, b in gravity_compensated_joints(compile_mjcf(robot_file)).items()
-             if j in joints}  # fmt: skip
-    if not found:
-        return None
-    bodies = sorted({b for carried in found.values() for b in carried})
-    shown = ", ".join(bodies[:4]) + (" ..." if len(bodies) > 4 else "")
-    return (f"MuJoCo cancels the weight of {len(bodies)} bodies of the model file by a passive "
+        return []
+    mj = compile_mjcf(robot_file)
+    warnings = []
+    found = {j: b for j, b in gravity_compensated_joints(mj).items() if j in joints}
+    if found:
+        bodies = sorted({b for carried in found.values() for b in carried})
+        shown = ", ".join(bodies[:4]) + (" ..." if len(bodies) > 4 else "")
+        warnings.append(
+            f"MuJoCo cancels the weight of {len(bodies)} bodies of the model file by a passive "
             f"force (gravcomp: {shown}), not through the actuators of {', '.join(found)}: "
             "torques logged from a simulation of it (qfrc_actuator, actuator_force) leave that "
             "weight out and are not its joint torques (set gravcomp=\"0\", or "
             "actuatorgravcomp=\"true\", to log them); physid fits the torques as logged, as a "
-            "real robot's drives hold the weight")  # fmt: skip
-
-
-def implicit_armature_warning(robot_file: str | Path, joints: tuple[str, ...]) -> str | None:
-    """A warning when the MJCF simulates velocity-gain actuators with an implicit integrator:
-    its logs carry ``timestep x kv`` of apparent armature per such joint
-    (:func:`physid.robot.mjcf.implicit_actuator_armature`; MuJoCo Panda-style arm under
-    position servos and implicitfast: armature 1.01 identified where the file says 0.1)."""
-    from physid.robot.mjcf import compile_mjcf, implicit_actuator_armature, is_mjcf
-
-    if not is_mjcf(robot_file):
-        return None
-    extra = {j: v for j, v in implicit_actuator_armature(compile_mjcf(robot_file)).items()
-             if j in joints}  # fmt: skip
-    if not extra:
-        return None
-    listed = ", ".join(f"{joint} {value:.3g}" for joint, value in extra.items())
-    return ("the model file simulates actuators with a velocity gain by an implicit integrator: "
+            "real robot's drives hold the weight"
+        )
+    extra = {j: v for j, v in implicit_actuator_armature(mj).items() if j in joints}
+    if extra:
+        listed = ", ".join(f"{joint} {value:.3g}" for joint, value in extra.items())
+        warnings.append(
+            "the model file simulates actuators with a velocity gain by an implicit integrator: "
             "torques logged from that simulation carry an apparent armature of timestep x kv "
-            f"[kg m^2 or kg] ({listed}), which the identified armature includes; "
-            "a real robot's drives add none")  # fmt: skip
+            f"[kg m^2 or kg] ({listed}), which the identified armature includes; a real "
+            "robot's drives add none"
+        )
+    return warnings
 
 
 def unlogged_torque_warning(
@@ -322,17 +326,12 @@ def _identify_and_write(
         model, warning = unlogged
     try:
         result = identify(model, train, config, validation=validation or None, progress=note)
-        if unlogged is not None:
-            result = dataclasses.replace(result, warnings=(warning, *result.warnings))
-        if locked:
-            result = dataclasses.replace(
-                result, warnings=(unlogged_lock_warning(locked), *result.warnings)
-            )
-        fitted = model.fitted_joints or model.joint_names
-        for simulated in (gravity_compensation_warning(urdf, fitted),
-                          implicit_armature_warning(urdf, fitted)):  # fmt: skip
-            if simulated is not None:
-                result = dataclasses.replace(result, warnings=(simulated, *result.warnings))
+        # what the inputs were, before what the fit found
+        first = simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)
+        first += [unlogged_lock_warning(locked)] if locked else []
+        first += [warning] if unlogged is not None else []
+        if first:
+            result = dataclasses.replace(result, warnings=(*first, *result.warnings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead
