@@ -477,6 +477,9 @@ def _identify(
 
     check = None
     scale = body_scale = 1.0
+    # the recordings' static torques against the URDF's gravity, read only where masses are
+    # implausible, once for the plausibility choice and its warning
+    static_ratios = functools.cache(lambda: static_torque_ratios(upright_model, train))
     if shapes is None:  # the folds hold the linear model's observations only
         check = check_against_prior(
             model, model_urdf, training, columns, prior,
@@ -491,7 +494,7 @@ def _identify(
             check = plausible_prior(
                 check, model, training, prior, lambda s, k, b: consistent_fit(s, k, b).theta,
                 note, by_phase=None if phase is None else by_phase,
-                static_ratios=lambda: static_torque_ratios(upright_model, train),
+                static_ratios=static_ratios,
             )  # fmt: skip
         scale, body_scale = check.scale, check.body_scale
         warnings.extend(check.warnings())
@@ -622,7 +625,7 @@ def _identify(
         if drift is not None:
             warnings.append(drift)
         warnings.extend(
-            plausibility_warnings(model, theta, prior, joint, gravity, upright_model, train)
+            plausibility_warnings(model, theta, prior, joint, gravity, static_ratios)
         )
         reason = unexplained_torque_reason(
             train_filtered.relative_error, train_metrics.relative_error,

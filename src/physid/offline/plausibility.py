@@ -20,6 +20,8 @@ data, :mod:`.suspect`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from physid.offline.gravity import GravityEstimate
@@ -57,11 +59,10 @@ def _drivers(
     theta: np.ndarray,
     joint: JointPrior | None,
     gravity: GravityEstimate | None,
-    upright: RobotModel,
-    recordings: list,
+    static_ratios: Callable[[], dict[str, float]],
 ) -> str:
     parts = []
-    ratios = static_torque_ratios(upright, recordings)
+    ratios = static_ratios()
     if ratios:
         listed = ", ".join(f"{j} {r:.2f}" for j, r in ratios.items())
         parts.append(f"measured / URDF static gravity torque: {listed}")
@@ -148,12 +149,13 @@ def plausibility_warnings(
     prior: np.ndarray,
     joint: JointPrior | None,
     gravity: GravityEstimate | None,
-    upright: RobotModel,
-    recordings: list,
+    static_ratios: Callable[[], dict[str, float]],
 ) -> list[str]:
-    """Warnings for body masses and a moving mass far from the URDF's (module docstring)."""
+    """Warnings for body masses and a moving mass far from the URDF's (module docstring);
+    ``static_ratios``: :func:`static_torque_ratios` of the recordings on the upright model,
+    read only when a warning is given."""
     what = implausible_masses(model, theta, prior)
     if not what:
         return []
-    drivers = _drivers(model, theta, joint, gravity, upright, recordings)
+    drivers = _drivers(model, theta, joint, gravity, static_ratios)
     return ["implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})"]
