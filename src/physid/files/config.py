@@ -33,6 +33,7 @@ from physid.robot.model import (
     build_robot_model,
     load_robot_file,
     mimic_joints,
+    position_limits,
     refuse_mimic_joints,
     with_gravity,
 )
@@ -533,13 +534,10 @@ def lock_unlogged(
     mimics = mimic_joints(urdf)
     added: dict[str, float | str] = {}
     for joint in candidates:
-        index = pin_model.joints[pin_model.getJointId(joint)].idx_q
-        lower = float(pin_model.lowerPositionLimit[index])
-        upper = float(pin_model.upperPositionLimit[index])
         at = mimics[joint][1] if joint in mimics else 0.0
         if joint not in logged:
-            within = np.isfinite(lower) and np.isfinite(upper) and lower < upper
-            added[joint] = float(np.clip(at, lower, upper)) if within else at
+            limits = position_limits(pin_model, joint)
+            added[joint] = at if limits is None else float(np.clip(at, *limits))
         elif joint in mimics:
             added[joint] = RECORDED
     if not added:

@@ -41,7 +41,7 @@ from physid.recordings.glitches import (
     moving_joints,
 )
 from physid.recordings.trajectory import ANGLE_MARGIN_RAD, Trajectory
-from physid.robot.model import RobotModel, is_revolute
+from physid.robot.model import RobotModel, is_revolute, position_limits
 from physid.signal.butterworth import zero_phase_lowpass
 
 # 1. Time. The slowest robot controllers log at tens of Hz and the fastest drive loops at tens of
@@ -212,11 +212,10 @@ def limit_contact_reason(model: RobotModel, trajectory: Trajectory) -> str | Non
     for k, joint in enumerate(trajectory.joint_names):
         if not pin_model.existJointName(joint):
             continue
-        index = pin_model.joints[pin_model.getJointId(joint)].idx_q
-        lower = float(pin_model.lowerPositionLimit[index])
-        upper = float(pin_model.upperPositionLimit[index])
-        if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+        limits = position_limits(pin_model, joint)
+        if limits is None:
             continue
+        lower, upper = limits
         beyond = np.maximum(q[:, k] - upper, lower - q[:, k])
         share = float(np.mean(beyond > 0.0))
         depth = float(beyond.max())
@@ -1046,10 +1045,8 @@ def _lowpass(x: np.ndarray, rate_hz: float) -> np.ndarray:
 
 def _joint_limit(model: RobotModel, joint: str) -> float | None:
     """The URDF's largest ``|limit|`` of a 1-DoF joint [rad], or None when it has none."""
-    index = model.pin_model.joints[model.pin_model.getJointId(joint)].idx_q
-    lower = float(model.pin_model.lowerPositionLimit[index])
-    upper = float(model.pin_model.upperPositionLimit[index])
-    if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+    limits = position_limits(model.pin_model, joint)
+    if limits is None:
         return None
-    limit = max(abs(lower), abs(upper))
+    limit = max(abs(limits[0]), abs(limits[1]))
     return limit if limit <= _LIMIT_MEANINGFUL_RAD else None

@@ -662,6 +662,17 @@ def is_unbounded(model: RobotModel, joint: str) -> bool:
     return is_unbounded_joint(pin_model, pin_model.joints[pin_model.getJointId(joint)])
 
 
+def position_limits(pin_model: pin.Model, joint: str) -> tuple[float, float] | None:
+    """``(lower, upper)`` position limits of a 1-DoF joint [rad or m]; None when it has none
+    (not finite, or not an interval: a URDF's missing ``<limit>`` reads 0, 0)."""
+    index = pin_model.joints[pin_model.getJointId(joint)].idx_q
+    lower = float(pin_model.lowerPositionLimit[index])
+    upper = float(pin_model.upperPositionLimit[index])
+    if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+        return None
+    return lower, upper
+
+
 def is_unbounded_joint(pin_model: pin.Model, joint: pin.JointModel) -> bool:
     """:func:`is_unbounded` of a joint of a Pinocchio model (its first coordinate's limits)."""
     limits = (pin_model.lowerPositionLimit[joint.idx_q], pin_model.upperPositionLimit[joint.idx_q])
