@@ -87,6 +87,23 @@ def test_isolated_corrupt_samples_are_found_and_repaired():
     assert "8 corrupt samples in 8 of 5000 rows" in note and "row 1001 q_a 0 ->" in note
 
 
+def test_a_start_up_transient_at_either_end_is_motion_not_corruption():
+    """A servo catching the arm in the first rows (the torques of a MuJoCo UR5 log at 500 Hz:
+    19.3, 9.57, 3.43, -0.66 N m) and the same at the end are kept, though the first sample
+    departs from its mirrored running median by more than the torque threshold; a first sample
+    that breaks the line of its neighbours is still repaired."""
+    _, q, tau = _signals(seed=3)
+    decay = 30.0 * np.exp(-np.arange(12) / 1.1)  # 30, 12.1, 4.9, 2.0, ... N m
+    transient = tau.copy()
+    transient[:12, 0] += decay
+    transient[-12:, 1] -= decay[::-1]
+    assert repair_corrupt_samples(q, transient, ("a", "b"))[2].samples == ()
+    broken = transient.copy()
+    broken[0, 0] = transient[1, 0] - 40.0  # the line of its neighbours says about +7 N m
+    found = repair_corrupt_samples(q, broken, ("a", "b"))[2].samples
+    assert [(s.row, s.column) for s in found] == [(0, "tau_a")]
+
+
 def test_a_small_position_departure_is_motion_not_corruption():
     """Below the threshold in ordinary steps nothing is repaired."""
     _, q, tau = _signals(seed=2)
