@@ -20,6 +20,7 @@ from physid.errors import InputError
 from physid.recordings.glitches import (
     POSITION_THRESHOLD,
     repair_corrupt_samples,
+    saturated_torques,
     stuck_torque_runs,
     unwrap_angles,
 )
@@ -203,6 +204,7 @@ def test_real_recordings_have_nothing_to_repair():
             assert repair.samples == (), (name, k, repair.samples[:3])
             assert stuck_torque_runs(s.t, s.q, s.tau) == [], (name, k)
             assert position_step_rows(s.q)[0] == [], (name, k)
+            assert saturated_torques(s.tau) == [], (name, k)
             checked += 1
     assert checked >= 3
 
@@ -390,6 +392,36 @@ def test_a_wrapped_real_joint_identifies_as_the_unwrapped_one(tmp_path):
 def _write(path: Path, t, q, tau) -> Path:
     signals = Signals(np.asarray(t), np.asarray(q), np.asarray(tau))
     return write_contract_csv(path, KUKA_JOINTS, signals)
+
+
+def test_a_torque_at_its_limit_is_kept_and_named(tmp_path):
+    """Real KUKA LWR4+ (4 s of file 2) with joint 3's torque clipped where it passes its 90th
+    percentile (an actuator at its limit): the rows are kept as logged and the warning names the
+    joint, the limit and its share of the rows; the unclipped file gets no such warning. Held at
+    that limit for 1.5 s while the arm moves, the rows are not dropped as a stuck sensor's."""
+    s = kuka_slice(2, 4.0)
+    limit = float(np.percentile(s.tau[:, 3], 90))
+    clipped = s.tau.copy()
+    clipped[:, 3] = np.minimum(clipped[:, 3], limit)
+    (found,) = saturated_torques(clipped)
+    assert (found.column, found.value) == (3, limit)
+    assert found.rows == np.count_nonzero(s.tau[:, 3] >= limit)
+    trajectory = load_trajectory(_write(tmp_path / "clip.csv", s.t, s.q, clipped), _kuka_model())
+    assert np.array_equal(trajectory.tau, clipped)
+    (note,) = [w for w in trajectory.warnings if "torque limit" in w]
+    share = 100 * found.rows / len(s.t)
+    assert f"lwr_3_joint at {limit:.6g} in {share:.1f} % of the rows" in note
+    clean = load_trajectory(_write(tmp_path / "clean.csv", s.t, s.q, s.tau), _kuka_model())
+    assert not [w for w in clean.warnings if "torque limit" in w]
+    # held at the limit for 1.5 s while the arm moves: an actuator, not a sensor that froze
+    held = clipped.copy()
+    start = int(np.searchsorted(s.t - s.t[0], 1.0))
+    stop = int(np.searchsorted(s.t - s.t[0], 2.5))
+    held[start:stop, 3] = limit
+    assert stuck_torque_runs(s.t, s.q, held)  # one value for 1.5 s of motion
+    kept = load_trajectory(_write(tmp_path / "held.csv", s.t, s.q, held), _kuka_model())
+    assert kept.n_samples == len(s.t)
+    assert not [w for w in kept.warnings if "stopped changing" in w]
 
 
 def test_exact_duplicate_rows_are_dropped_and_said(tmp_path):

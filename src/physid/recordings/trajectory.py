@@ -381,6 +381,7 @@ def trajectory_segments(
                              allow_large_angles=allow_large_angles,
                              angles_in_degrees=angles_in_degrees)  # fmt: skip
     check_some_torque(whole.tau, table.source)
+    whole = _with_saturation_note(whole)
     pieces = gap_pieces(t, duplicates)
     if len(pieces) == 1:
         return _checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
@@ -670,10 +671,18 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
     (:func:`physid.recordings.glitches.stuck_torque_runs`: a sensor or logger that stopped
     updating it), in the pieces between them. A column stuck in every row is kept and named:
     that joint's torque was not logged in this recording; where it is so in every training
-    recording the fit leaves that joint's torque out (:func:`unlogged_torque_joints`)."""
-    from physid.recordings.glitches import STUCK_MIN_S, stuck_torque_runs
+    recording the fit leaves that joint's torque out (:func:`unlogged_torque_joints`). A run at
+    a limit the column holds often (:func:`_with_saturation_note`) is an actuator, not a sensor,
+    and is kept."""
+    from physid.recordings.glitches import STUCK_MIN_S, saturated_torques, stuck_torque_runs
 
-    runs = stuck_torque_runs(trajectory.t, trajectory.q, trajectory.tau)
+    # an actuator held at its limit holds one value too, and that torque was applied
+    limits = {(s.column, s.value) for s in saturated_torques(trajectory.tau)}
+    runs = [
+        r
+        for r in stuck_torque_runs(trajectory.t, trajectory.q, trajectory.tau)
+        if (r.column, r.value) not in limits
+    ]
     if not runs:
         return [trajectory]
     n = trajectory.n_samples
@@ -711,6 +720,30 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
                    "t": [float(t[r.start]), float(t[r.stop - 1])], "rows": r.stop - r.start}
                   for r in runs]}  # fmt: skip
     return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split)
+
+
+def _with_saturation_note(trajectory: Trajectory) -> Trajectory:
+    """``trajectory`` with a warning naming the torque columns that sit at their limit
+    (:func:`physid.recordings.glitches.saturated_torques`). The rows are kept: a clipped torque
+    is still the torque the actuator applied, and least squares is not biased by it; but the
+    filtered motion cannot follow a torque that chatters between its limits, which leaves that
+    joint's error high, and the user should know why."""
+    from physid.recordings.glitches import saturated_torques
+
+    found = saturated_torques(trajectory.tau)
+    if not found:
+        return trajectory
+    names = trajectory.joint_names
+    listed = ", ".join(
+        f"{names[s.column]} at {s.value:.6g} in {100 * s.rows / s.n_rows:.1f} % of the rows"
+        for s in found
+    )
+    note = (
+        f"{trajectory.source}: torques that sit exactly at their largest or smallest value "
+        f"(an actuator at its torque limit): {listed}. Kept as logged (a clipped torque is still "
+        "the torque applied); where it chatters between its limits, that joint's error is high"
+    )
+    return replace(trajectory, warnings=(*trajectory.warnings, note))
 
 
 def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
