@@ -246,3 +246,24 @@ def test_recorded_velocities_and_accelerations_are_a_candidate_the_folds_may_cho
     assert result.validation.relative_error < filtered.validation.relative_error
     assert not any("recorded" in s.label for s in fit(True, False).choices[0].scores)
     assert not any("recorded" in s.label for s in demo_identification.choices[0].scores)
+
+
+def test_a_fit_at_the_urdf_s_noise_floor_is_not_worse_than_the_urdf():
+    """Where the URDF is the simulator's own model both sit at the noise floor: a PyBullet Panda
+    (clean log, 240 Hz) scored 0.406913 % against the URDF's 0.406908 % on the folds and was
+    called worse than the URDF, on three of six noise draws. Within URDF_TIE it is a tie; 5 %
+    worse is not, and the note no longer says a tighter prior "got there" when it did not."""
+    from physid.offline.against_prior import URDF_TIE, PriorCheck, as_good_as
+
+    def score(label: str, total: float) -> CVScore:
+        return CVScore(label, np.full(4, total), total)
+
+    urdf, ols = score("URDF", 0.00406908), score("OLS", 0.00406951)
+    tie = PriorCheck(score("1", 0.00406913), urdf, ols, 1.0, (score("1", 0.00406913),))
+    assert tie.better_than_urdf and tie.warnings() == []
+    assert as_good_as(score("x", URDF_TIE * 0.00406908), urdf)
+    tried = (score("1", 0.0043), score("0.3", 0.00428), score("0.1", 0.00427))
+    worse = PriorCheck(tried[-1], urdf, ols, 0.1, tried)
+    assert not worse.better_than_urdf
+    assert "still worse" in worse.note() and "to get there" not in worse.note()
+    assert worse.warnings()[0].startswith("the identified model predicts the training folds worse")

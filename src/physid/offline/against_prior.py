@@ -41,6 +41,20 @@ from physid.offline.training import TrainingData
 from physid.robot.model import RobotModel
 
 PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in order
+# The identified model predicts the folds "at least as well as the URDF" within this factor of
+# the URDF's error. Where the URDF is the truth (a simulator's own model), both sit at the noise
+# floor, and the fit's estimation error adds about p / 2N to it (1e-3 for 70 parameters over
+# 30 s at 240 Hz): measured on six noise draws of a PyBullet Panda, the two differed by 1e-5 to
+# 6e-4 of their value, either way, and half were called worse than the URDF. The held-out
+# check's margin is a tenth (pipeline.HELD_OUT_MARGIN); a real misfit is far beyond either (a
+# one-way joint: 14 x).
+URDF_TIE = 1.01
+
+
+def as_good_as(score: CVScore, urdf: CVScore) -> bool:
+    """Whether ``score`` predicts the folds at least as well as the URDF's ``urdf`` (a tie
+    within :data:`URDF_TIE`)."""
+    return score.total <= URDF_TIE * urdf.total
 
 
 def percent_pair(worse: float, better: float) -> tuple[str, str]:
@@ -71,7 +85,7 @@ class PriorCheck:
 
     @property
     def better_than_urdf(self) -> bool:
-        return self.identified.total <= self.urdf.total
+        return as_good_as(self.identified, self.urdf)
 
     def note(self) -> str:
         line = (
@@ -80,7 +94,9 @@ class PriorCheck:
             f"{100 * self.urdf.total:.3g} %, plain least squares {100 * self.ols.total:.3g} %"
         )
         if self.scale != 1.0:
-            line += f"; prior standard deviations scaled by {self.scale:g} to get there"
+            line += f"; prior standard deviations scaled by {self.scale:g}" + (
+                " to get there" if self.better_than_urdf else " (the best tried, still worse)"
+            )
         if self.body_scale != 1.0:
             line += f"; the bodies' prior std scaled by {self.body_scale:.2g} for plausible masses"
         return line
@@ -191,9 +207,9 @@ def check_against_prior(
             score = cv_score(f"{scale:g}", model, training.folds, training.rows,
                              _fit_or_prior(fit, prior, scale))  # fmt: skip
         tried.append(score)
-        if score.total <= urdf.total:
+        if as_good_as(score, urdf):
             break
-    best = tried[-1] if tried[-1].total <= urdf.total else min(tried, key=lambda s: s.total)
+    best = tried[-1] if as_good_as(tried[-1], urdf) else min(tried, key=lambda s: s.total)
     return PriorCheck(best, urdf, ols, float(best.label), tuple(tried))
 
 
@@ -245,7 +261,7 @@ def plausible_prior(
         # the check against the URDF stays on the time blocks it was made on
         on_time = refit if not phased else cv_score(
             label, model, training.folds, training.rows, at(body_scale))  # fmt: skip
-        if on_time.total <= check.urdf.total:
+        if as_good_as(on_time, check.urdf):
             return replace(check, identified=on_time, body_scale=body_scale, plausible=choice,
                            implausible=seen, by_phase=phased,
                            contradicted=contradiction is not None)  # fmt: skip
