@@ -65,6 +65,32 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
 
 
 
+def test_a_joint_whose_torque_is_only_noise_is_not_missed():
+    """A wrist joint whose held-out torque is its sensor's noise (a PyBullet iiwa's last joint:
+    0.05 N m RMS, all noise) is predicted with ~100 % error and nothing is missing from the
+    model; one whose residual is 4 x its noise (a smooth misfit) is named."""
+    from types import SimpleNamespace
+
+    from physid.offline.metrics import fit_metrics
+    from physid.offline.prediction import RecordingFit
+
+    rng = np.random.default_rng(3)
+    t = np.arange(4800) / 240.0
+    smooth = np.column_stack([20.0 * np.sin(0.9 * t), 3.0 * np.sin(1.7 * t), np.zeros_like(t)])
+    tau = smooth + rng.normal(0.0, 0.05, smooth.shape)
+    predicted = smooth.copy()
+    predicted[:, 1] *= 0.5  # joint b: a smooth misfit far beyond its noise
+    fit = RecordingFit("held.csv", t, tau, predicted, np.zeros_like(tau))
+    metrics = fit_metrics(tau, predicted)
+    assert metrics.relative_error_per_joint[2] > 0.9  # joint c: only noise, "100 %"
+    result = SimpleNamespace(validation=metrics, train=metrics, validation_fits=(fit,),
+                             train_fits=(fit,), model=SimpleNamespace(joint_names=("a", "b", "c")))
+    assert list(missed_joints(result)) == ["b"]
+    # without recordings to read the noise from, the relative error alone decides (as before)
+    result.validation_fits = ()
+    assert list(missed_joints(result)) == ["b", "c"]
+
+
 def test_bodies_held_by_a_raised_consistency_margin_are_named():
     # on the real KUKA LWR4+, consistency_margin: 0.1 held every link's inertia at 0.2 kg m^2
     # (URDF 0.004): 5.1 % held out against 2.7 %, and no warning said why
