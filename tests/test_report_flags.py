@@ -110,6 +110,28 @@ def test_bodies_held_by_a_raised_consistency_margin_are_named():
     assert not bodies_at_a_raised_margin(default)
 
 
+def test_a_slight_drag_is_no_flipped_sign():
+    """A joint with no Coulomb friction but a velocity-squared drag (1 N m s^2/rad^2, as a
+    simulator's link damping adds): least squares fits it with viscous and Coulomb terms and puts
+    the Coulomb level 6 sigma below zero, at 0.3 % of the joint's RMS torque. Nothing is flipped
+    there, and nothing is said; a drag ten times larger (-0.86 N m, 3.6 %) is named."""
+    model = arm6_model()
+    rng = np.random.default_rng(8)
+    theta = true_parameters(model, rng)
+    theta[model.layout.index("joint_2.fc")] = 0.0
+    sim = simulate_random_excitation(model, theta, duration_s=10.0, sample_rate_hz=500.0, rng=rng)
+    speed = sim.dq[:, 1]  # the true speed: the drag the robot felt
+    fc = model.layout.index("joint_2.fc")
+    for drag, named in ((1.0, False), (10.0, True)):
+        tau = sim.recorded.tau.copy()
+        tau[:, 1] += drag * speed * np.abs(speed)
+        result = identify(model, [replace(sim.recorded, tau=tau)], IdentifyConfig())
+        value = result.least_squares.theta[np.flatnonzero(result.least_squares.columns == fc)[0]]
+        std = result.base_std_robust[np.flatnonzero(result.base.independent == fc)[0]]
+        assert value < -NEGATIVE_COULOMB_SIGMA * std and fc in parameters_at_bound(result)
+        assert ("joint_2" in coulomb_below_zero(result)) == named, (drag, value, std)
+
+
 @pytest.mark.slow
 def test_a_wrist_torque_with_its_sign_flipped_is_named_and_the_clean_log_is_not(tmp_path):
     """Real KUKA LWR4+ (12 s of file 2 -> 12 s of file 1): the wrist joint lwr_5's torque logged

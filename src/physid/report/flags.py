@@ -92,11 +92,17 @@ def missed_joints(result: IdentificationResult) -> dict[str, float]:
 # -6.7, -3.4 sigma on its three wrist joints (gravity-loaded joints are named by the suspect
 # check instead).
 NEGATIVE_COULOMB_SIGMA = 3.0
+# ... and this share of the joint's RMS torque: a flipped sign turns the joint's real Coulomb
+# level (a few % of its torque) negative, while a drag the model lacks (a PyBullet link's
+# velocity-squared damping, fitted by viscous and Coulomb terms) leaves -0.007 N m, 3.9 sigma, on
+# a joint carrying 36 N m RMS: nothing to check the signs for.
+NEGATIVE_COULOMB_SHARE = 0.01
 
 
 def coulomb_below_zero(result: IdentificationResult) -> dict[str, tuple[float, float]]:
     """Joints whose Coulomb friction the consistent fit holds at 0 while (unconstrained) least
-    squares puts it more than :data:`NEGATIVE_COULOMB_SIGMA` standard deviations below zero:
+    squares puts it more than :data:`NEGATIVE_COULOMB_SIGMA` standard deviations and
+    :data:`NEGATIVE_COULOMB_SHARE` of the joint's RMS torque below zero:
     ``{joint: (least-squares value, its std)}`` [N m or N]."""
     model, ls = result.model, result.least_squares
     # data that already look wrong (a gravity-loaded joint's flipped sign is named there) make
@@ -104,8 +110,9 @@ def coulomb_below_zero(result: IdentificationResult) -> dict[str, tuple[float, f
     if result.theta is None or ls is None or result.suspect:
         return {}
     bound, names = parameters_at_bound(result), model.layout.names
+    rms = _torque_rms(result.train_fits)
     found = {}
-    for joint in model.joint_names:
+    for k, joint in enumerate(model.joint_names):
         name = f"{joint}.fc"
         if name not in names or names.index(name) not in bound:
             continue
@@ -115,9 +122,17 @@ def coulomb_below_zero(result: IdentificationResult) -> dict[str, tuple[float, f
             continue
         # the Newey-West std: the white-noise one is several times too small on real residuals
         value, std = float(ls.theta[column[0]]), float(result.base_std_robust[base[0]])
-        if np.isfinite(std) and value < -NEGATIVE_COULOMB_SIGMA * std:
+        small = rms is not None and -value < NEGATIVE_COULOMB_SHARE * rms[k]
+        if np.isfinite(std) and value < -NEGATIVE_COULOMB_SIGMA * std and not small:
             found[joint] = (value, std)
     return found
+
+
+def _torque_rms(fits: tuple[RecordingFit, ...]) -> np.ndarray | None:
+    """(n,) RMS of the measured torque over ``fits`` (NaN for joints without one); None without
+    samples."""
+    rows = [np.asarray(fit.tau, float) for fit in fits if len(fit.tau)]
+    return np.sqrt(np.mean(np.concatenate(rows) ** 2, axis=0)) if rows else None
 
 
 def report_warnings(result: IdentificationResult) -> list[str]:
