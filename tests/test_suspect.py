@@ -580,6 +580,7 @@ def test_a_position_sensor_that_stopped_is_named_and_a_joint_held_still_is_not(a
     reasons = suspect_reasons(model, [replace(moving, q=q)])
     assert len(reasons) == 1 and "a position sensor that stopped" in reasons[0], reasons
     assert "'joint_3'" in reasons[0] and "columns" not in reasons[0].split("dead encoder")[0]
+    assert "default joint motors" in reasons[0]  # a PyBullet joint held by its motor reads so
     amplitude = EXCURSION_RAD.copy()
     amplitude[2] = 0.0  # joint_3 held still by its controller
     held = simulate_random_excitation(model, theta, duration_s=10.0, sample_rate_hz=500.0,
@@ -649,6 +650,7 @@ def test_torques_with_gravity_compensated_exactly_are_suspect(arm_experiment, cl
         reason
     )
     assert "'joint_2' " in reason and "'joint_3' " in reason and "gravcomp" in reason
+    assert "without gravity (PyBullet's default" in reason
     comparison = gravity_comparison(model, replace(clean, tau=clean.tau - gravity))
     assert np.all(np.abs(comparison.joint_scales) < 0.05)
     assert np.max(comparison.gravity_shares) > 2.0

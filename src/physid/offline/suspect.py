@@ -289,8 +289,10 @@ def dead_encoder_reason(
     return (
         "a joint's position stays within its sensor noise while the others move: "
         + "; ".join(found)
-        + ": a position sensor that stopped (a dead encoder), or a position column that is not "
-        "this joint's?"
+        + ": a position sensor that stopped (a dead encoder), a position column that is not "
+        "this joint's, or a joint held still by a brake or by static friction its torque did "
+        "not overcome (a simulator's default joint motors: PyBullet's hold every joint against "
+        "up to 1 / time step N m until disabled with force 0)?"
     )
 
 
@@ -687,7 +689,8 @@ def _absent_gravity_reason(comparison: GravityComparison) -> str | None:
         f"{per_joint}; at the URDF's scale it would be {np.max(shares):.2g} x the rest of the "
         "measured torque): gravity compensated before the torque was logged (a simulator's "
         "gravity compensation such as MuJoCo's gravcomp, or a torque command net of its "
-        "gravity model), or a gravity direction that is not the URDF's; the masses fitted to "
+        "gravity model), a simulation run without gravity (PyBullet's default until "
+        "setGravity), or a gravity direction that is not the URDF's; the masses fitted to "
         "these torques are not the robot's"
     )
 
