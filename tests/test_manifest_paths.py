@@ -174,3 +174,40 @@ def test_the_shipped_ur10e_logs_read_as_they_are(tmp_path):
     )
     assert len(cleaned.t) > 6000 and dropped >= 9  # the benchmark's reader dropped its 9 + 1
     assert any("lines that are not samples dropped" in n for n in table.notes)
+
+
+def test_a_time_column_in_nanoseconds_reads_through_time_unit(tmp_path):
+    """A log whose t counts nanoseconds (ROS tools write stamps so) is refused as read, with
+    the manifest key that reads it; through a manifest with time_unit: ns it identifies as the
+    same log in seconds (real KUKA LWR4+, 6 s of file 2)."""
+    import sys
+
+    from conftest import KUKA, REPO, kuka_slice
+
+    import physid
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from real_cases import KUKA_JOINTS, write_contract_csv
+    from scoring import Signals
+
+    s = kuka_slice(2, 6.0)
+    seconds = np.round(s.t - s.t[0], 9)  # whole nanoseconds: exact in both units
+    in_s = write_contract_csv(tmp_path / "run_s.csv", KUKA_JOINTS, Signals(seconds, s.q, s.tau))
+    in_ns = write_contract_csv(tmp_path / "run_ns.csv", KUKA_JOINTS,
+                               Signals(np.round(seconds * 1e9), s.q, s.tau))  # fmt: skip
+    urdf = KUKA / "kuka_lwr4.urdf"
+    with pytest.raises(InputError, match="time_unit: ms, us or ns"):
+        physid.identify(urdf, in_ns)
+    columns = ", ".join(f"{c}: {c}" for c in ["t", *(f"{p}_{j}" for p in ("q", "tau")
+                                                      for j in KUKA_JOINTS)])  # fmt: skip
+    manifest = tmp_path / "run_ns.yaml"
+    manifest.write_text("format: physid.recording/1\ntime_unit: ns\nsources:\n"
+                        f"  - file: run_ns.csv\n    columns: {{{columns}}}\n")  # fmt: skip
+    np.testing.assert_allclose(read_recording(manifest).columns["t"], seconds, rtol=0,
+                               atol=1e-15)  # fmt: skip
+    reference = physid.identify(urdf, in_s).raw.theta
+    np.testing.assert_allclose(physid.identify(urdf, manifest).raw.theta, reference, rtol=1e-9,
+                               atol=1e-12)  # fmt: skip
+    manifest.write_text(manifest.read_text().replace("time_unit: ns", "time_unit: days"))
+    with pytest.raises(InputError, match=r"time_unit: 'days' is not one of \['s', 'ms'"):
+        read_recording(manifest)

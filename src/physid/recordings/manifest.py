@@ -4,6 +4,7 @@ A manifest is a small YAML file::
 
     format: physid.recording/1
     sample_time: 0.0002          # only if no source maps a 't' column: t = k * sample_time
+    time_unit: ns                # of a mapped 't' column: s (default), ms, us or ns
     sources:
       - file: ../data/pos_read_data.csv   # relative to the manifest; $VARS are expanded
         columns: {qm_motor_1: Joint_1, qm_motor_2: Joint_2}
@@ -20,6 +21,10 @@ A CSV without a header line (a controller's dump, MATLAB's ``writematrix``) says
       - file: xMate7p_traj1_results.csv
         header: false
         columns: {q_joint1: 0, q_joint2: 1, tau_joint1: 21, tau_joint2: 22}
+
+``time_unit`` reads a mapped ``t`` column logged in other units than seconds, as ROS tools
+write it (``rostopic echo -p``'s ``%time`` in nanoseconds since 1970, 256 ns apart at double
+precision) or a controller counting milliseconds, without rewriting the file.
 
 ``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not
 samples (the shared UR10e logs: other packets with another number of fields, 1e+259 values, a
@@ -54,6 +59,7 @@ from physid.recordings.tables import (
 
 FORMAT = "physid.recording/1"
 BAD_ROWS_CHOICES = ("error", "drop")
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}  # seconds per unit of a 't' column
 MAX_BAD_ROWS_SHARE = 0.01  # of a source's lines, or MAX_BAD_ROWS_ANYWAY in a short file
 MAX_BAD_ROWS_ANYWAY = 5
 _INDEXED = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>-?\d+)\]$")
@@ -152,6 +158,10 @@ def read_recording(path: str | Path):
     if bad_rows not in BAD_ROWS_CHOICES:
         raise InputError(f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}",
                          source=str(path))  # fmt: skip
+    time_unit = spec.get("time_unit", "s")
+    if time_unit not in TIME_UNITS:
+        raise InputError(f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}",
+                         source=str(path))  # fmt: skip
     columns: dict[str, np.ndarray] = {}
     origin: dict[str, str] = {}
     notes: list[str] = []
@@ -194,6 +204,11 @@ def read_recording(path: str | Path):
                 f"has {lengths[first]}",
                 source=str(path),
             )
+    if "t" in columns:
+        columns["t"] = columns["t"] * TIME_UNITS[time_unit]
+    elif "time_unit" in spec:
+        raise InputError("time_unit is the unit of a mapped 't' column, and none is mapped "
+                         "('sample_time' is in s)", source=str(path))  # fmt: skip
     if bad_rows == "drop" and "t" in columns:
         columns, late = _in_time_order(columns)
         _check_bad_share(len(late), lengths[first], str(path))

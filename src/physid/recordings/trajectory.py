@@ -212,8 +212,9 @@ def check_seconds(period: float, source: str) -> None:
     if period >= MAX_SAMPLE_PERIOD_S:
         raise InputError(
             f"column 't' advances {period:.4g} per row (median), a robot sampled at "
-            f"{1 / period:.3g} Hz: is t in seconds? (milliseconds, micro- or nanoseconds must "
-            "be converted)",
+            f"{1 / period:.3g} Hz: is t in seconds? (convert milliseconds, micro- or "
+            "nanoseconds, or read the file through a recording manifest with time_unit: ms, us "
+            "or ns)",
             source=source,
         )
 
