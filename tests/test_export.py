@@ -102,10 +102,13 @@ def test_urdf_round_trip_in_pinocchio(identified, robot, tmp_path):
     np.testing.assert_allclose(exported.friction, coulomb, rtol=1e-12)
 
 
-def mujoco_inverse(xml_path, q, v, a, joint_names) -> np.ndarray:
-    """MuJoCo inverse dynamics without passive forces, constraints and armature: rigid body."""
+def mujoco_inverse(xml_path, q, v, a, joint_names, gravity=None) -> np.ndarray:
+    """MuJoCo inverse dynamics without passive forces, constraints and armature: rigid body
+    (``gravity``: instead of the file's, for a URDF, which cannot hold one)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (physid[mujoco])")
     model = mujoco.MjModel.from_xml_path(str(xml_path))
+    if gravity is not None:
+        model.opt.gravity[:] = gravity
     off = mujoco.mjtDisableBit
     for flag in (off.mjDSBL_CONSTRAINT, off.mjDSBL_DAMPER, off.mjDSBL_SPRING):
         model.opt.disableflags |= int(flag)

@@ -1,6 +1,7 @@
 """physid export on a URDF with links fixed below a moving joint (merged by Pinocchio and fused
-by MuJoCo): the whole identified body goes on the joint's child link, the fixed links lose
-their inertials, and the dynamics are unchanged."""
+by MuJoCo): the whole identified body goes on the joint's child link, the fixed links get a zero
+inertial, and the dynamics are unchanged in Pinocchio and in MuJoCo (its MJCF, and the exported
+URDF read by MuJoCo itself)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ URDF = """<?xml version="1.0"?>
   <link name="tool">
     <inertial><origin xyz="0 0 0.03"/><mass value="0.5"/>
       <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.0005"/></inertial>
+    <collision><origin xyz="0 0 0.03"/><geometry><box size="0.1 0.1 0.1"/></geometry></collision>
   </link>
 </robot>
 """
@@ -71,7 +73,7 @@ def _params(tmp_path) -> tuple:
 def test_fixed_children_are_merged_into_the_identified_body(tmp_path):
     urdf, params_path = _params(tmp_path)
     notes = write_export(params_path, urdf, tmp_path / "out.urdf")
-    assert any("link tool (fixed to fore): inertial removed" in note for note in notes)
+    assert any("link tool (fixed to fore): inertial set to zero mass" in note for note in notes)
     reference = apply_inertias(load_urdf(urdf), read_params(params_path))
     exported = load_urdf(tmp_path / "out.urdf")
     exported.gravity = reference.gravity
@@ -93,3 +95,8 @@ def test_fixed_children_are_merged_into_the_identified_body(tmp_path):
         pytest.importorskip("mujoco")
         tau_mj = mujoco_inverse(tmp_path / "out.xml", q, v, a, ["shoulder", "elbow"])
         assert np.linalg.norm(tau_mj - tau_ref) <= 1e-9 * np.linalg.norm(tau_ref)
+        # the exported URDF read by MuJoCo itself, which gives a link without <inertial> the
+        # mass of its collision shapes (1 kg for the tool's box): the merged tool must read 0
+        tau_urdf = mujoco_inverse(tmp_path / "out.urdf", q, v, a, ["shoulder", "elbow"],
+                                  reference.gravity.linear)  # fmt: skip
+        assert np.linalg.norm(tau_urdf - tau_ref) <= 1e-9 * np.linalg.norm(tau_ref)

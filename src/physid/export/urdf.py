@@ -7,8 +7,9 @@ and merges the links hanging below that child through ``fixed`` joints into the 
 
 - the child link of each identified joint gets the *whole* identified body: ``<inertial>`` with
   ``<origin xyz=com rpy="0 0 0">``, the mass, and the full inertia tensor in the link frame;
-- links merged into it through fixed joints lose their ``<inertial>`` (zero mass in Pinocchio
-  and, with ``inertiafromgeom`` off, in MuJoCo), so the totals are those of ``params.json``;
+- links merged into it through fixed joints get an explicit zero ``<inertial>``, so the totals
+  are those of ``params.json`` in every reader (PyBullet gives a link without ``<inertial>``
+  1 kg, MuJoCo the mass of its collision shapes);
 - joint terms go to ``<dynamics damping="viscous" friction="coulomb">`` (Pinocchio reads them
   into ``model.damping`` / ``model.friction``). URDF has no armature and no torque offset: those
   are listed in the export notes, not written. ``coulomb_deadband`` is a speed of the friction
@@ -123,13 +124,14 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
         _set_inertial(links[child], mass, com, inertia)
         export.child_links[name] = child
         for merged in _fixed_descendants(root, child):
-            old = links[merged].find("inertial")
-            if old is not None:
-                links[merged].remove(old)
-                export.notes.append(
-                    f"link {merged} (fixed to {child}): inertial removed, it is part of the "
-                    f"identified body of {name}"
-                )
+            # an explicit zero, not a missing <inertial>: Pinocchio reads both as no mass, but
+            # PyBullet gives a link without one 1 kg and 1 kg m^2 and MuJoCo the mass of its
+            # collision shapes (an exported Panda: 37.5 N m off in PyBullet, five such links)
+            _set_inertial(links[merged], 0.0, np.zeros(3), np.zeros((3, 3)))
+            export.notes.append(
+                f"link {merged} (fixed to {child}): inertial set to zero mass, it is part of "
+                f"the identified body of {name}"
+            )
     _write_joint_terms(joints, params, export)
     gravity = params.gravity
     if gravity is not None:
