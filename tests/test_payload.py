@@ -140,3 +140,65 @@ def test_a_payload_the_solver_leaves_just_outside_the_cone_is_moved_onto_it(monk
     found, consistent, status = payload._consistent_payload(A, A @ near_miss, near_miss, 1e-6, None)
     assert consistent and status == "ok" and check_consistency(found).consistent
     assert np.max(np.abs(found - near_miss)) < 1e-5
+
+
+def test_a_given_mass_the_data_contradict_is_suspect(payload_case):
+    """--mass 3.0 on the 2.5 kg payload: the centre of mass fitted with it is wrong, and the
+    data say so (a PyBullet iiwa's 2 kg given as 2.5: 91 mm off, status ok). The true mass is
+    not contradicted (test_payload_cli_writes_a_consistent_payload...)."""
+    folder, files = payload_case
+    result = run_payload(
+        arm6_urdf_path(), folder / "robot" / "params.json", [files["loaded"]], "link_6",
+        unloaded=[files["unloaded"]], mass_kg=3.0,
+    )  # fmt: skip
+    assert result.status.startswith("suspect"), result.status
+    assert "the data read the payload's mass as 2.5" in result.status
+    assert "not the 3 kg given (--mass)" in result.status
+
+
+def test_no_payload_leaves_its_centre_of_mass_undetermined_and_the_same_run_twice_is_refused(
+    payload_case,
+):
+    """The unloaded run given as --data: least squares reads a mass within 3 std of 0 (PyBullet
+    iiwa, two unloaded runs: 5e-4 +- 2e-4 kg, its centre of mass 1 m from the flange marked
+    'data'); the same recording as both --data and --unloaded has nothing to difference."""
+    folder, files = payload_case
+    params = folder / "robot" / "params.json"
+    result = run_payload(arm6_urdf_path(), params, [files["unloaded"]], "link_6")
+    assert abs(result.mass) < 0.1 and result.source == {
+        "mass": "data", "com": "undetermined", "inertia": "undetermined"}  # fmt: skip
+    assert result.warnings[0].startswith("no payload the data can tell from none")
+    loaded = run_payload(arm6_urdf_path(), params, [files["loaded"]], "link_6")
+    assert loaded.warnings == () and loaded.source["com"] == "data"
+    with pytest.raises(InputError, match=r"unloaded.csv \(--unloaded\) hold the same samples"):
+        run_payload(arm6_urdf_path(), params, [files["unloaded"]], "link_6",
+                    unloaded=[files["unloaded"]])  # fmt: skip
+
+
+def test_runs_without_gravity_are_named_before_the_payload_is_blamed(payload_case, tmp_path):
+    """The unloaded run logged without its gravity torque (a simulation without gravity, a
+    gravity-compensated command): the payload fit then blames units or drive gains; the
+    recording's own check names it first."""
+    from physid.recordings.trajectory import load_trajectory
+    from physid.robot.regressor import torque_regressor
+
+    folder, files = payload_case
+    model = arm6_model()
+    theta = true_parameters(model, np.random.default_rng(11))  # the fixture's robot
+    unloaded = load_trajectory(files["unloaded"], model, time_base="stamps")
+    pin_model, data = model.pin_model, model.pin_model.createData()
+    zero = np.zeros(pin_model.nv)
+    inertial = theta[: model.layout.n_inertial]
+    gravity = np.array([torque_regressor(pin_model, data, q, zero, zero) @ inertial
+                        for q in unloaded.q])  # fmt: skip
+    header, *rows = files["unloaded"].read_text().splitlines()
+    table = np.array([[float(x) for x in row.split(",")] for row in rows])
+    torque = [k for k, name in enumerate(header.split(",")) if name.startswith("tau_")]
+    table[:, torque] -= gravity
+    without_gravity = tmp_path / "unloaded_no_gravity.csv"
+    np.savetxt(without_gravity, table, delimiter=",", header=header, comments="", fmt="%.12g")
+    result = run_payload(arm6_urdf_path(), folder / "robot" / "params.json", [files["loaded"]],
+                         "link_6", unloaded=[without_gravity])  # fmt: skip
+    assert result.status.startswith(
+        "suspect: " + str(without_gravity) + ": the torques carry none of the URDF's gravity"
+    ), result.status

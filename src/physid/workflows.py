@@ -41,7 +41,7 @@ from physid.offline.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.offline.suspect import suspect_reasons
+from physid.offline.suspect import absent_gravity_reasons, suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
 from physid.recordings.streamed import (
     open_recording,
@@ -589,4 +589,14 @@ def run_payload(
         robot_uncertainty=_base_uncertainty(model, params.document),
     )
     gains = config.drive_gains if isinstance(config.drive_gains, dict) else {}
-    return dataclasses.replace(result, drive_gains=dict(gains), torque_delay_s=delay_s)
+    result = dataclasses.replace(result, drive_gains=dict(gains), torque_delay_s=delay_s)
+    # what the recordings show, before what the payload fit concludes from them: the runs
+    # without the payload are checked as validate checks any; those with it for torques without
+    # gravity only (a heavy payload is a torque scale the URDF lacks)
+    data = suspect_reasons(model, [preview(t) for t in without]) + absent_gravity_reasons(
+        model, [preview(t) for t in with_payload]
+    )
+    if not data or not result.consistent:
+        return result
+    fit = [] if result.status == "ok" else [result.status.removeprefix("suspect: ")]
+    return dataclasses.replace(result, status="suspect: " + "; ".join(data + fit))

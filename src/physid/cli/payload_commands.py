@@ -105,6 +105,8 @@ def payload(
         f"{std['mass']:.4f} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
     )
     click.echo(f"method: {result.method}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if result.held_offsets:
         click.echo(
             "warning: moved one way only, their offset correction is not separable from the "

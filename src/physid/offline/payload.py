@@ -67,6 +67,7 @@ class PayloadResult:
     held_offsets: tuple[str, ...] = ()
     # each torque paired with the motion this much earlier [s]: params.json's compensated delay
     torque_delay_s: float = 0.0
+    warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -91,6 +92,7 @@ class PayloadResult:
             "drive_gains": self.drive_gains,
             "offset_corrections_held_at_zero": list(self.held_offsets),
             "torque_delay_compensated_s": self.torque_delay_s,
+            "warnings": list(self.warnings),
         }
 
     def gain_note(self) -> str:
@@ -150,6 +152,16 @@ def identify_payload(
     body = model.layout.body_slice(joint)
     n_inertial = model.layout.n_inertial
     given_unloaded = bool(unloaded)
+    for with_load in loaded:
+        for without_load in unloaded or []:
+            if np.array_equal(with_load.q, without_load.q) and np.array_equal(
+                with_load.tau, without_load.tau
+            ):
+                raise InputError(
+                    f"{with_load.source} (--data, with the payload) and {without_load.source} "
+                    "(--unloaded) hold the same samples: the payload's torque, their "
+                    "difference, is 0"
+                )
     pairs = _pairs(loaded, unloaded)
     method = "known robot"
     held: dict[str, int] = {}
@@ -203,6 +215,18 @@ def identify_payload(
         gain = XtX_inv @ (Aw.T @ D.reshape(-1, len(columns)))  # d solution / d theta_base
         covariance = covariance + (gain * np.nan_to_num(base_std) ** 2) @ gain.T
     undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
+    # the least-squares mass, before the consistent fit holds it >= 0: what the data say
+    free_mass = (float(solution[0]), float(np.sqrt(max(covariance[0, 0], 0.0))))
+    warnings = []
+    if mass_kg is None and abs(free_mass[0]) <= NO_PAYLOAD_SIGMA * free_mass[1]:
+        # no mass: nothing has a centre or an inertia (the mass itself, ~0, is the data's)
+        undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
+        undetermined[1:] = True
+        warnings.append(
+            f"no payload the data can tell from none: least squares reads its mass as "
+            f"{free_mass[0]:.3g} +- {free_mass[1]:.2g} kg; its centre of mass and inertia are "
+            "undetermined"
+        )
 
     pi, consistent, status = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
     n_terms = X.shape[-1] - 10
@@ -223,7 +247,8 @@ def identify_payload(
     sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
     if status == "ok":
         reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
-                                      values[1:4], swapped_hint=given_unloaded)  # fmt: skip
+                                      values[1:4], swapped_hint=given_unloaded,
+                                      free_mass=free_mass, given_mass=mass_kg)  # fmt: skip
         status = "suspect: " + "; ".join(reasons) if reasons else status
     return PayloadResult(
         joint,
@@ -243,6 +268,7 @@ def identify_payload(
         method,
         sensitivity,
         held_offsets=tuple(held),
+        warnings=tuple(warnings),
     )
 
 
@@ -264,6 +290,19 @@ WORSE_WITH_PAYLOAD = 1.02
 # A payload's centre of mass farther from its link than this many times the robot's reach
 # (robot_reach: a bound from the joint offsets, frames and centres of mass) is no payload
 COM_REACHES = 2.0
+# The least-squares payload mass (before the consistent fit holds it >= 0) this many standard
+# deviations below zero: the loaded runs carry less than the robot alone (a pair given swapped,
+# on the same motion: -2.0 +- 0.0002 kg, where the consistent fit kept 0.31 kg at 2.7 m with
+# its fit better than the robot alone's, 31 against 42 %, status ok) ...
+NEGATIVE_MASS_SIGMA = 3.0
+# ... within this many of zero: no payload (two unloaded runs: 5e-4 +- 2e-4 kg, reported with
+# a centre of mass 1 m from the flange from data) ...
+NO_PAYLOAD_SIGMA = 3.0
+# ... and a given --mass this many of them and this share of it away from what the data read:
+# the data contradict it (a PyBullet iiwa with 2 kg given 2.5 kg: the centre of mass came out
+# 91 mm off, status ok; the free fit read 2.0001 +- 0.0002 kg)
+GIVEN_MASS_SIGMA = 3.0
+GIVEN_MASS_SHARE = 0.1
 
 
 def robot_reach(model: RobotModel) -> float:
@@ -286,6 +325,9 @@ def implausible_payload(
     with_payload_error: float | None = None,
     com_m: np.ndarray | None = None,
     swapped_hint: bool = False,
+    *,
+    free_mass: tuple[float, float] | None = None,
+    given_mass: float | None = None,
 ) -> list[str]:
     """Reasons, with numbers, that a consistent payload estimate cannot be right; [] if none:
     a payload heavier than :data:`PAYLOAD_TO_ROBOT_MASS` x the robot, a robot model that
@@ -294,17 +336,36 @@ def implausible_payload(
     (``with_payload_error``: the loaded-minus-unloaded difference is no positive mass; measured
     on the real UR10e pair given swapped, 0.23 kg at 2.1 m from the flange, status ok), and a
     centre of mass ``com_m`` (link frame) farther from the link than :data:`COM_REACHES` x the
-    robot's reach."""
+    robot's reach. ``free_mass``: the least-squares mass and its std, which may not lie
+    :data:`NEGATIVE_MASS_SIGMA` below zero, nor (``given_mass``, ``--mass``) away from the given
+    mass by :data:`GIVEN_MASS_SIGMA` and :data:`GIVEN_MASS_SHARE` of it."""
     robot_mass = model.layout.total_mass(theta)
     reasons = []
+    swap = "; are --data (with the payload) and --unloaded swapped?" if swapped_hint else ""
+    if free_mass is not None:
+        value, std = free_mass
+        if value < -NEGATIVE_MASS_SIGMA * std:
+            reasons.append(
+                f"least squares reads a negative payload mass ({value:.4g} +- {std:.2g} kg): "
+                f"the loaded runs carry less than the robot alone{swap}"
+            )
+            swap = ""
+        elif given_mass is not None and abs(value - given_mass) > max(
+            GIVEN_MASS_SIGMA * std, GIVEN_MASS_SHARE * given_mass
+        ):
+            reasons.append(
+                f"the data read the payload's mass as {value:.4g} +- {std:.2g} kg, not the "
+                f"{given_mass:.4g} kg given (--mass): its centre of mass and inertia, fitted "
+                "with the given mass, are not the payload's; check the mass, or the torques' "
+                "units and drive gains"
+            )
     if with_payload_error is not None and with_payload_error > WORSE_WITH_PAYLOAD * (
         robot_only_error
     ):
         reasons.append(
             f"the payload leaves more of the loaded torques unexplained than the robot alone "
             f"({100 * with_payload_error:.3g} % against {100 * robot_only_error:.3g} %): what the "
-            "loaded runs add is no positive mass"
-            + ("; are --data (with the payload) and --unloaded swapped?" if swapped_hint else "")
+            "loaded runs add is no positive mass" + swap
         )
     reach = robot_reach(model)
     if com_m is not None and reach > 0 and float(np.linalg.norm(com_m)) > COM_REACHES * reach:

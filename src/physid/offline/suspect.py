@@ -658,6 +658,20 @@ def _faint_gravity_reason(comparison: GravityComparison, trajectory: Trajectory)
     return f"torque scale implausible: {numbers}: {causes[0]}, {causes[1]}, or {causes[2]}"
 
 
+def absent_gravity_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
+    """The one check of :func:`suspect_reasons` that holds for recordings of a robot carrying a
+    load the URDF lacks: torques that carry none of the URDF's gravity torque
+    (:func:`_absent_gravity_reason`). A payload only adds gravity torque, so the scale checks,
+    which a heavy payload would trip, are not run."""
+    reasons = []
+    for k, trajectory in enumerate(trajectories):
+        comparison = gravity_comparison(model, trajectory)
+        reason = None if comparison is None else _absent_gravity_reason(comparison)
+        if reason is not None:
+            reasons.append(f"{trajectory.source or f'recording {k + 1}'}: {reason}")
+    return reasons
+
+
 def _absent_gravity_reason(comparison: GravityComparison) -> str | None:
     """A reason when the torques carry none of the gravity torque the URDF puts on them: every
     gravity-loaded joint reads less than :data:`ABSENT_GRAVITY_SCALE` of it and does not follow
