@@ -72,3 +72,50 @@ def test_a_preferred_time_scale_at_the_range_s_end_must_be_far_better():
     steep = 0.2 * np.exp(0.8 * log_c)  # the smallest factor fits 5.3 x better than c = 1
     reason = time_scale_reason(steep)
     assert reason is not None and "longer timeline" in reason
+
+
+def _tiago_run(lift_scale: float):
+    """TIAGo's torso lift and arm (example-robot-data), 30 s at 200 Hz of Fourier motion, the
+    URDF's rigid-body torque (Pinocchio) with viscous and Coulomb friction and noise: 1 N on
+    the lift, whose force is scaled by ``lift_scale``, 0.05 N m on the arm."""
+    import pinocchio as pin
+
+    from physid.files.config import parse_config, robot_for
+    from physid.recordings.trajectory import Trajectory
+    from physid.sim.oe_robots import robot_urdf
+
+    joints = ["torso_lift_joint", *(f"arm_{k}_joint" for k in range(1, 8))]
+    model = robot_for(robot_urdf("tiago_description/robots/tiago.urdf"),
+                      parse_config({"joints": joints}))  # fmt: skip
+    rng = np.random.default_rng(5)
+    t = np.arange(0.0, 30.0, 0.005)
+    w = 2 * np.pi * 0.1 * np.arange(1, 6)
+    centre = np.array([0.15, 0.5, 0.3, -0.5, 1.2, 0.0, 0.3, 0.0])
+    amplitude = np.array([0.05, 0.5, 0.4, 0.6, 0.5, 0.8, 0.5, 0.8]) / 3
+    phases = rng.uniform(0, 2 * np.pi, (8, 5))
+    q = centre + amplitude * np.sin(t[:, None, None] * w + phases).sum(axis=2)
+    dq = amplitude * (w * np.cos(t[:, None, None] * w + phases)).sum(axis=2)
+    ddq = -amplitude * (w**2 * np.sin(t[:, None, None] * w + phases)).sum(axis=2)
+    pm = model.pin_model
+    data = pm.createData()
+    tau = np.array([pin.rnea(pm, data, *s) for s in zip(q, dq, ddq, strict=True)])
+    viscous = np.array([300.0, 1, 1, 0.6, 0.6, 0.2, 0.2, 0.2])
+    coulomb = np.array([20.0, 1.2, 1.2, 0.8, 0.8, 0.3, 0.3, 0.3])
+    tau += viscous * dq + coulomb * np.tanh(dq / 0.01)
+    tau += rng.normal(0.0, 1.0, tau.shape) * np.r_[1.0, np.full(7, 0.05)]
+    tau[:, 0] *= lift_scale
+    return model, Trajectory(t, q, tau, model.joint_names, source="tiago.csv")
+
+
+def test_one_joint_off_scale_is_no_clock():
+    """A clock runs in every joint's torque; a column of another scale is one joint's. TIAGo's
+    lift force logged x0.05 (a TIAGo-like arm in MuJoCo read "20 % better on a longer
+    timeline" of correct stamps, which hid the joint-scale check): without the lift the
+    evidence is gone, so nothing is said of the stamps; the stamps halved are still named."""
+    model, light = _tiago_run(0.05)
+    assert timeline_reason(model, light) is None
+    model, right = _tiago_run(1.0)
+    assert timeline_reason(model, right) is None
+    halved = replace(right, t=right.t * 0.5)
+    reason = timeline_reason(model, halved)
+    assert reason is not None and "longer timeline" in reason

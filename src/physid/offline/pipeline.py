@@ -50,6 +50,7 @@ from physid.offline.least_squares import (
     least_squares,
     residual_autocorrelation,
 )
+from physid.offline.lift_load import lift_load_warnings
 from physid.offline.metrics import FitMetrics
 from physid.offline.observations import Observations, joint_speed_rms
 from physid.offline.offset_drift import offset_drift_warning
@@ -624,6 +625,7 @@ def _identify(
         drift = offset_drift_warning(model, train_fits)
         if drift is not None:
             warnings.append(drift)
+        warnings.extend(lift_load_warnings(model, previews))
         warnings.extend(
             plausibility_warnings(model, theta, prior, joint, gravity, static_ratios)
         )
