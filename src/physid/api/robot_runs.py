@@ -85,7 +85,8 @@ def payload(
         }
     )
     message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
-    return Outcome(result.status, message, parameters, document, result, write)
+    return Outcome(result.status, message, parameters, document, result, write,
+                   warnings=result.warnings)  # fmt: skip
 
 
 @one_blas_thread
