@@ -143,7 +143,8 @@ def make_seeds(folder: Path) -> dict[str, Path]:
     manifest = folder / "manifest.yaml"
     columns = ", ".join(f"{n}: {n}" for n in names)
     manifest.write_text(
-        f"format: physid.recording/1\nsources:\n  - file: train.npz\n    columns: {{{columns}}}\n"
+        f"format: physid.recording/1\ntime_unit: s\nsources:\n  - file: train.npz\n"
+        f"    columns: {{{columns}}}\n"
     )
     from physid.sim.arm import arm6_urdf_path
 
