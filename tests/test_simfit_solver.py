@@ -183,3 +183,57 @@ def test_the_solver_stops_once_the_newton_step_is_below_a_tenth_of_every_std():
     std = std_of(exact.normal, exact.cost)
     assert np.all(np.abs(early.x - exact.x) < 0.1 * std)
     assert early.nfev < exact.nfev
+
+
+def test_a_large_parameter_at_its_value_does_not_stop_the_others():
+    """The step test is in the Marquardt scaling, as MINPACK's: unscaled, a servo's kp of 1e6
+    N m/rad that need not move made every step of the other parameters "smaller than xtol"
+    (1.2 for xtol 1e-6), and simfit stopped after one step, nothing fitted, status ok. Here the
+    separable problem with a third parameter of 2e6 already at its value (its own prior row)."""
+    evaluate, jacobian, truth_d = _separable(5, 0.0)
+
+    def evaluate3(x, d):
+        at = evaluate(x[:2], d)
+        return Blocks(at.r, np.r_[at.rp, 1e-6 * (x[2] - 2e6)])
+
+    def jacobian3(x, d, at):
+        blocks = jacobian(x[:2], d, at)
+        G = np.concatenate([blocks.G, np.zeros((W, R, 1))], axis=2)
+        return Blocks(at.r, at.rp, G, blocks.S, np.r_[blocks.p, 1e-6])
+
+    bounds = (np.zeros(3), np.full(3, np.inf))
+    fit = solve(evaluate3, jacobian3, np.array([1.2, 0.2, 2e6]), truth_d.copy(), bounds,
+                max_nfev=100, ftol=1e-12, xtol=1e-6)  # fmt: skip
+    assert fit.status > 0, fit.message
+    np.testing.assert_allclose(fit.x, [1.5, 0.2, 2e6], rtol=1e-6)
+
+
+def test_no_step_from_the_start_is_not_convergence():
+    """A cost no step can lower (here: a residual that jumps away from every trial point) ends
+    with status -1 and says nothing was fitted; it was reported as status 3, which simfit read
+    as converged."""
+    evaluate, jacobian, _ = _separable(5, 0.0)
+    start = (np.array([0.5, 0.0]), np.ones((W, 2)))
+
+    def worse_elsewhere(x, d):
+        at = evaluate(x, d)
+        moved = not (np.array_equal(x, start[0]) and np.array_equal(d, start[1]))
+        return Blocks(at.r + 1e3, at.rp) if moved else at
+
+    fit = solve(worse_elsewhere, jacobian, *start, (np.zeros(2), np.full(2, np.inf)),
+                max_nfev=200, ftol=1e-6, xtol=1e-6)  # fmt: skip
+    assert fit.status == -1 and "nothing fitted" in fit.message
+    np.testing.assert_array_equal(fit.x, start[0])
+
+
+def test_a_value_the_data_moved_far_from_its_start_is_not_the_prior_s():
+    """A PyBullet iiwa's wrist armature came out 0.0622 +- 0.017 kg m^2 from a start of 0.0025
+    (prior std 0.01): six prior std away, labelled 'prior' because the misfit had inflated its
+    std. A value the prior held near its start with a wide std is the prior's; a narrowed std
+    is the data's."""
+    from physid.simfit.fit import parameter_source
+
+    assert parameter_source(0.0622, 0.0025, 0.017, 0.01) == "data"
+    assert parameter_source(0.004, 0.0025, 0.009, 0.01) == "prior"
+    assert parameter_source(0.004, 0.0025, 0.001, 0.01) == "data"
+    assert parameter_source(0.004, 0.0025, float("nan"), 0.01) == "prior"

@@ -23,7 +23,8 @@ that crosses a bound is projected back onto it, its reduction predicted by the l
 the projected step. Damping update of Nielsen (``lam *= max(1/3, 1 - (2 rho - 1)^3)`` on
 success, doubling factors on failure). Stops as SciPy's ``least_squares`` does: the cost
 falling by less than ``ftol`` (relative) on a step the model predicted well (status 2), a step
-smaller than ``xtol (xtol + |z|)`` (status 3), or the evaluation budget (status 0); given the
+smaller than ``xtol (xtol + |z|)`` in the Marquardt scaling (status 3; -1 when no step from
+the start decreased the cost), or the evaluation budget (status 0); given the
 parameters' standard deviations (``std_of``), also once the undamped Gauss-Newton step moves
 every free parameter by less than a fraction of its std (status 2).
 
@@ -199,8 +200,11 @@ def solve(
             nfev += 1
             actual = current.cost - candidate.cost
             rho = actual / predicted if predicted > 0.0 else -1.0
-            small = np.sqrt(dx @ dx + np.sum(dd**2)) <= xtol * (
-                xtol + np.sqrt(x @ x + np.sum(d**2))
+            # in the Marquardt scaling, as MINPACK measures it: unscaled, one large parameter
+            # (a servo's kp of 1e6 N m/rad) made every step of the others "small" (1.2 for
+            # xtol 1e-6), and the fit stopped on its first rejected step with nothing fitted
+            small = np.sqrt(dx @ (Dx * dx) + np.sum(Dw * dd**2)) <= xtol * (
+                xtol + np.sqrt(x @ (Dx * x) + np.sum(Dw * d**2))
             )
             if np.isfinite(candidate.cost) and rho > 1e-4:
                 lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
@@ -234,6 +238,9 @@ def solve(
             nu *= 2.0
             if small or not np.isfinite(lam) or lam > 1e20:
                 status, message = 3, "no decrease along ever shorter steps"
+                if not accepted:  # the start itself: nothing was fitted
+                    status = -1
+                    message = "no step from the start values decreased the cost: nothing fitted"
                 break
             if nfev >= max_nfev:
                 break
