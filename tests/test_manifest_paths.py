@@ -211,3 +211,6 @@ def test_a_time_column_in_nanoseconds_reads_through_time_unit(tmp_path):
     manifest.write_text(manifest.read_text().replace("time_unit: ns", "time_unit: days"))
     with pytest.raises(InputError, match=r"time_unit: 'days' is not one of \['s', 'ms'"):
         read_recording(manifest)
+    manifest.write_text(manifest.read_text().replace("time_unit: days", "time_unit: [ns]"))
+    with pytest.raises(InputError, match=r"time_unit: \['ns'\] is not one of"):  # was a TypeError
+        read_recording(manifest)

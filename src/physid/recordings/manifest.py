@@ -159,7 +159,7 @@ def read_recording(path: str | Path):
         raise InputError(f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}",
                          source=str(path))  # fmt: skip
     time_unit = spec.get("time_unit", "s")
-    if time_unit not in TIME_UNITS:
+    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
         raise InputError(f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}",
                          source=str(path))  # fmt: skip
     columns: dict[str, np.ndarray] = {}
