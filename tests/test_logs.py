@@ -265,3 +265,48 @@ def test_a_selector_applies_to_the_one_list_that_holds_a_bag(logged, tmp_path):
                                     str(logged["train"]), "--validate", str(logged["other"]),
                                     "--topic", "/left", "--out", str(tmp_path / "o")])  # fmt: skip
     assert run.exit_code == 2 and "no --data is one" in run.output
+
+
+def test_two_publishers_and_partial_messages_on_one_topic(logged, tmp_path):
+    """The usual ROS layout: the arm's joint_state_broadcaster and a gripper driver both publish
+    /joint_states (it was refused: "a topic must carry the same joints in every message"); the
+    arm's driver sends the effort with every other message only and the velocity with some (the
+    first message decided whether a field was read at all, or the read failed). The arm's
+    messages with effort give the rows, exactly the CSV's there; the gripper's joint is
+    interpolated to them; the velocity, not in every message, is left out; the notes say each."""
+    train = logged["train_columns"]
+    stamps = np.round(train["t"] * 1e9).astype(np.int64)
+    folder = tmp_path / "two_publishers"
+    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", JOINT_STATE.__msgtype__,
+                                           typestore=TYPESTORE)  # fmt: skip
+
+        def write(stamp: int, names: list, position, velocity, effort) -> None:
+            header = HEADER(stamp=TIME(sec=int(stamp // 10**9), nanosec=int(stamp % 10**9)),
+                            frame_id="base")  # fmt: skip
+            message = JOINT_STATE(header=header, name=names, position=np.asarray(position, float),
+                                  velocity=np.asarray(velocity, float),
+                                  effort=np.asarray(effort, float))  # fmt: skip
+            writer.write(connection, int(stamp),
+                         TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__))  # fmt: skip
+
+        for k, stamp in enumerate(stamps):
+            names = list(JOINTS)
+            effort = [train[f"tau_{j}"][k] for j in names] if k % 2 == 0 else []
+            velocity = [train[f"dq_{j}"][k] for j in names] if k % 3 else []
+            write(stamp, names, [train[f"q_{j}"][k] for j in names], velocity, effort)
+            if k % 5 == 0:  # the gripper at a fifth of the rate, stamped just after
+                write(stamp + 1000, ["gripper"], [0.01 + 1e-3 * k], [0.0], [])
+    (table,) = read_log(folder)
+    rows = np.arange(0, len(stamps), 2)
+    np.testing.assert_allclose(table.columns["t"], train["t"][rows], rtol=0, atol=1e-9)
+    for joint in JOINTS:
+        np.testing.assert_array_equal(table.columns[f"q_{joint}"], train[f"q_{joint}"][rows])
+        np.testing.assert_array_equal(table.columns[f"tau_{joint}"], train[f"tau_{joint}"][rows])
+    assert not any(name.startswith("dq_") for name in table.columns)
+    np.testing.assert_allclose(table.columns["q_gripper"][::5], 0.01 + 1e-3 * rows[::5],
+                               atol=1e-5)  # fmt: skip
+    notes = " ".join(table.notes)
+    assert f"{len(stamps) // 2} messages without every joint's position or effort" in notes
+    assert "another publisher (joints gripper) interpolated" in notes
+    assert "velocity left out" in notes

@@ -182,10 +182,14 @@ def read_joint_states(
     return _joined(table, sensors) if sensors else table
 
 
-def _stamps(messages: list) -> np.ndarray:
-    """Header stamps [s], or the log times where every stamp is zero (as some drivers leave)."""
+def _stamps(messages: list) -> tuple[np.ndarray, str]:
+    """(header stamps [s], ""), or (the log times, a note saying so) where every stamp is zero
+    (as some drivers leave them)."""
     stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in messages])
-    return 1e-9 * np.array([t for t, _ in messages], dtype=float) if not np.any(stamps) else stamps
+    if np.any(stamps):
+        return stamps, ""
+    logged = 1e-9 * np.array([t for t, _ in messages], dtype=float)
+    return logged, "every header stamp is zero: the bag's log times are the time base"
 
 
 def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
@@ -215,7 +219,7 @@ def _imu_columns(messages: list, source: str) -> dict:
             raise InputError(f"message {bad[0] + 1}: orientation is not a unit quaternion "
                              f"(norm {norms[bad[0]]:.3g})", source=source)  # fmt: skip
         columns.update(zip(QUATERNION, quaternion.T, strict=True))
-    columns = _increasing(_stamps(messages), columns, source)
+    columns = _increasing(_stamps(messages)[0], columns, source)
     if QUATERNION[0] in columns:
         quaternion = np.column_stack([columns[n] for n in QUATERNION])
         flips = np.cumprod(np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1)
@@ -235,7 +239,7 @@ def _wrench_columns(messages: list, source: str) -> dict:
     values = [[getattr(getattr(m.wrench, field), axis) for field in ("force", "torque")
                for axis in "xyz"] for _, m in messages]  # fmt: skip
     columns = dict(zip(force_torque_columns(frames.pop()), np.array(values).T, strict=True))
-    columns = _increasing(_stamps(messages), columns, source)
+    columns = _increasing(_stamps(messages)[0], columns, source)
     _finite(columns, source)
     return columns
 
@@ -276,33 +280,83 @@ def _joined(table: Table, sensors: dict[str, dict]) -> Table:
 
 
 def _joint_state_table(messages: list, source: str) -> Table:
-    names = list(messages[0][1].name)
-    if not names:
-        raise InputError("message 1 names no joint", source=source)
-    n = len(messages)
-    fields = {"position": "q_", "velocity": "dq_", "effort": "tau_"}
-    present = {f: len(getattr(messages[0][1], f)) > 0 for f in fields}
-    values = {f: np.full((n, len(names)), np.nan) for f, there in present.items() if there}
-    for k, (_, message) in enumerate(messages):
-        order = list(message.name)
-        if sorted(order) != sorted(names):
-            raise InputError(
-                f"message {k + 1} names joints {order}, message 1 {names}: a topic must carry "
-                "the same joints in every message",
-                source=source,
-            )
-        index = [order.index(name) for name in names]
+    """The JointState messages of one topic as a table: per joint ``q_``, and ``dq_`` and
+    ``tau_`` where the messages carry them.
+
+    Two publishers on one topic are the usual ROS layout (joint_state_broadcaster for the arm, a
+    gripper driver for its fingers): the messages are grouped by the joints they name, the
+    group with the most messages gives the rows, and each other group's joints are
+    interpolated to its stamps. A field is read from the messages that carry it whole: a
+    message without the effort of a group that logs it is dropped (torque is needed), a
+    velocity that some messages lack is left out (positions are differentiated), and the notes
+    say so."""
+    groups: dict[frozenset, list] = {}
+    for number, (log_time, message) in enumerate(messages, start=1):
+        groups.setdefault(frozenset(message.name), []).append((number, log_time, message))
+    groups.pop(frozenset(), None)
+    if not groups:
+        raise InputError("no message names a joint", source=source)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g), -len(g[0][2].name)))
+    tables = [_joint_state_group(group, source) for group in ordered]
+    main, notes = tables[0], list(tables[0].notes)
+    columns = dict(main.columns)
+    t = np.asarray(columns["t"], float)
+    for other in tables[1:]:
+        joints = [name for name in other.columns if name != "t" and name not in columns]
+        for name in joints:
+            columns[name] = np.interp(t, other.columns["t"], other.columns[name])
+        notes += list(other.notes)
+        if joints:
+            named = sorted({name.split("_", 1)[1] for name in joints})
+            notes.append(f"{other.n_rows} messages of another publisher (joints "
+                         f"{', '.join(named)}) interpolated to the {main.n_rows} messages of "
+                         "the one with the most")  # fmt: skip
+    velocities = [name for name in columns if name.startswith("dq_")]
+    if velocities and any(not any(n.startswith("dq_") for n in t.columns) for t in tables):
+        for name in velocities:  # velocities of some publishers only: differentiate them all
+            del columns[name]
+        notes.append("velocity left out: one publisher does not carry it (positions are "
+                     "differentiated)")  # fmt: skip
+    return Table(columns, source, notes=tuple(notes))
+
+
+_FIELDS = {"position": "q_", "velocity": "dq_", "effort": "tau_"}
+
+
+def _joint_state_group(group: list, source: str) -> Table:
+    """One publisher's messages (``(message number, log time, message)``, all naming the same
+    joints) as a table (:func:`_joint_state_table`)."""
+    names = list(group[0][2].name)
+    whole = {field: np.array([len(getattr(m, field)) == len(names) for _, _, m in group])
+             for field in _FIELDS}  # fmt: skip
+    keep = whole["position"] & (whole["effort"] if whole["effort"].any() else True)
+    notes = []
+    if not keep.any():
+        raise InputError(f"no message naming {names} carries all of their positions"
+                         + (" and efforts" if whole["effort"].any() else ""), source=source)
+    if not keep.all():
+        dropped = [number for (number, _, _), kept in zip(group, keep, strict=True) if not kept]
+        notes.append(f"{len(dropped)} messages without every joint's position or effort "
+                     f"dropped (message {dropped[0]}" + (" ..." if len(dropped) > 1 else "")
+                     + ")")  # fmt: skip
+    group = [entry for entry, kept in zip(group, keep, strict=True) if kept]
+    fields = [f for f in _FIELDS if whole[f][keep].all()]
+    if whole["velocity"].any() and "velocity" not in fields:
+        notes.append("velocity left out: some messages do not carry it (positions are "
+                     "differentiated)")  # fmt: skip
+    values = {f: np.empty((len(group), len(names))) for f in fields}
+    for k, (_, _, message) in enumerate(group):
+        index = [list(message.name).index(name) for name in names]
         for field, array in values.items():
-            data = np.asarray(getattr(message, field), dtype=float)
-            if data.size != len(order):
-                raise InputError(f"message {k + 1}: {field} has {data.size} entries for "
-                                 f"{len(order)} joints", source=source)  # fmt: skip
-            array[k] = data[index]
-    columns = {"t": _stamps(messages)}
+            array[k] = np.asarray(getattr(message, field), dtype=float)[index]
+    t, origin = _stamps([(log_time, message) for _, log_time, message in group])
+    if origin:
+        notes.append(origin)
+    columns = {"t": t}
     for field, array in values.items():
         for j, name in enumerate(names):
-            columns[fields[field] + name] = array[:, j]
-    return Table(columns, source)
+            columns[_FIELDS[field] + name] = array[:, j]
+    return Table(columns, source, notes=tuple(notes))
 
 
 def _info(path: Path) -> dict:
