@@ -310,3 +310,32 @@ def test_two_publishers_and_partial_messages_on_one_topic(logged, tmp_path):
     assert f"{len(stamps) // 2} messages without every joint's position or effort" in notes
     assert "another publisher (joints gripper) interpolated" in notes
     assert "velocity left out" in notes
+
+
+def test_header_stamps_that_jump_back_give_way_to_the_log_times(logged, tmp_path):
+    """A clock that jumps back 0.5 s mid-run (header stamps) while the bag's log times go on:
+    the stamps were refused ("sort the rows"), which would interleave two stretches of motion.
+    The log times are the time base, and a note says why; stamps that only repeat (a message
+    sent twice) are left to the duplicate-row check."""
+    train = logged["train_columns"]
+    stamps = np.round(train["t"] * 1e9).astype(np.int64)
+    folder = tmp_path / "clock_jump"
+    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", JOINT_STATE.__msgtype__,
+                                           typestore=TYPESTORE)  # fmt: skip
+        for k, stamp in enumerate(stamps):
+            header_ns = int(stamp) - (500_000_000 if k >= len(stamps) // 2 else 0)
+            header = HEADER(stamp=TIME(sec=header_ns // 10**9, nanosec=header_ns % 10**9),
+                            frame_id="base")  # fmt: skip
+            message = JOINT_STATE(
+                header=header, name=list(JOINTS),
+                position=np.array([train[f"q_{j}"][k] for j in JOINTS]),
+                velocity=np.array([train[f"dq_{j}"][k] for j in JOINTS]),
+                effort=np.array([train[f"tau_{j}"][k] for j in JOINTS]),
+            )  # fmt: skip
+            writer.write(connection, int(stamp),
+                         TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__))  # fmt: skip
+    (table,) = read_log(folder)
+    np.testing.assert_allclose(table.columns["t"], train["t"], rtol=0, atol=1e-9)
+    (note,) = table.notes
+    assert f"run back at message {len(stamps) // 2 + 1}" in note and "log times" in note

@@ -183,13 +183,23 @@ def read_joint_states(
 
 
 def _stamps(messages: list) -> tuple[np.ndarray, str]:
-    """(header stamps [s], ""), or (the log times, a note saying so) where every stamp is zero
-    (as some drivers leave them)."""
+    """(header stamps [s], ""), or (the log times, a note saying why) where every stamp is zero
+    (as some drivers leave them) or the stamps run back while the log times do not (a clock
+    that jumped: the stamps would be refused, and sorting them would interleave two stretches
+    of motion)."""
     stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in messages])
-    if np.any(stamps):
-        return stamps, ""
     logged = 1e-9 * np.array([t for t, _ in messages], dtype=float)
-    return logged, "every header stamp is zero: the bag's log times are the time base"
+    if not np.any(stamps):
+        return logged, "every header stamp is zero: the bag's log times are the time base"
+    back = np.flatnonzero(np.diff(stamps) < 0.0)
+    if back.size and np.all(np.diff(logged) > 0.0):
+        k = int(back[0])
+        return logged, (
+            f"the header stamps run back at message {k + 2} (by {stamps[k] - stamps[k + 1]:.3g} "
+            f"s; {back.size} such jumps) while the bag's log times do not: a clock that jumped; "
+            "the log times are the time base"
+        )
+    return stamps, ""
 
 
 def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
