@@ -339,3 +339,18 @@ def test_header_stamps_that_jump_back_give_way_to_the_log_times(logged, tmp_path
     np.testing.assert_allclose(table.columns["t"], train["t"], rtol=0, atol=1e-9)
     (note,) = table.notes
     assert f"run back at message {len(stamps) // 2 + 1}" in note and "log times" in note
+
+
+def test_epoch_stamps_keep_their_nanoseconds(logged, tmp_path):
+    """A real bag's stamps count from 1970 (1.7e9 s): as float64 seconds they are 2.4e-7 s
+    apart, which moved the fitted parameters by up to 5e-4 against the same bag stamped from 0.
+    Read from a whole second near the start, every step keeps its nanoseconds."""
+    train = logged["train_columns"]
+    shifted = dict(train)
+    shifted["t"] = train["t"] + 1_700_000_000.123456789  # written to the bag in whole ns
+    write_bag(tmp_path / "epoch", shifted, StoragePlugin.MCAP)
+    (table,) = read_log(tmp_path / "epoch")
+    t = table.columns["t"]
+    assert 0.0 <= t[0] < 1.0
+    steps = np.diff(np.round(shifted["t"] * 1e9).astype(np.int64)) * 1e-9
+    np.testing.assert_allclose(np.diff(t), steps, rtol=0, atol=1e-12)
