@@ -76,6 +76,9 @@ def test_a_flipped_lift_is_suspect_and_a_lift_off_scale_is_named(tmp_path):
     assert "the lift 'lift' carries 0.05 x the weight the URDF puts on it" in warning
     model, heavy = _recording(tmp_path, 2.5)
     assert "carries 2.5 x the weight" in lift_load_warnings(model, [heavy])[0]
+    # half the weight: the TIAGo-like lift so logged gave a moving mass 0.56 x the truth
+    model, half = _recording(tmp_path, 0.5)
+    assert "carries 0.5 x the weight" in lift_load_warnings(model, [half])[0]
 
 
 def test_a_still_lift_or_a_revolute_robot_has_no_lift_to_judge(tmp_path):
