@@ -320,8 +320,9 @@ def _joint_state_table(messages: list, source: str, origin: int = 0) -> Table:
     t = np.asarray(columns["t"], float)
     for other in tables[1:]:
         joints = [name for name in other.columns if name != "t" and name not in columns]
+        order = np.argsort(other.columns["t"], kind="stable")  # np.interp needs them in order
         for name in joints:
-            columns[name] = np.interp(t, other.columns["t"], other.columns[name])
+            columns[name] = np.interp(t, other.columns["t"][order], other.columns[name][order])
         notes += list(other.notes)
         if joints:
             named = sorted({name.split("_", 1)[1] for name in joints})
@@ -329,7 +330,7 @@ def _joint_state_table(messages: list, source: str, origin: int = 0) -> Table:
                          f"{', '.join(named)}) interpolated to the {main.n_rows} messages of "
                          "the one with the most")  # fmt: skip
     velocities = [name for name in columns if name.startswith("dq_")]
-    if velocities and any(not any(n.startswith("dq_") for n in t.columns) for t in tables):
+    if velocities and any(not any(n.startswith("dq_") for n in table.columns) for table in tables):
         for name in velocities:  # velocities of some publishers only: differentiate them all
             del columns[name]
         notes.append("velocity left out: one publisher does not carry it (positions are "

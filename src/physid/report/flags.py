@@ -42,9 +42,9 @@ def parameters_at_bound(result: IdentificationResult) -> set[int]:
     }
 
 
-# ... unless its residual is within this factor of the torque's own noise: then there is nothing
-# more for a model to explain. A PyBullet iiwa's last joint carries 0.05 N m RMS, all of it the
-# log's 0.05 N m sensor noise, and was "missed" at 100 %.
+# A joint above MISSED_JOINT_ERROR is not missed when its residual is within this factor of its
+# torque's own noise: there is nothing more for a model to explain. A PyBullet iiwa's last joint
+# carries 0.05 N m RMS, all of it the log's 0.05 N m sensor noise, and was "missed" at 100 %.
 AT_NOISE_FACTOR = 1.5
 
 
