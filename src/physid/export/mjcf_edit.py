@@ -32,7 +32,7 @@ import pinocchio as pin
 
 from physid.body.inertia import mass_com_inertia_from_pi, pin_inertia
 from physid.errors import InputError
-from physid.export.urdf import linear_friction
+from physid.export.urdf import linear_friction, offset_note
 from physid.files.params_file import ParamsFile
 
 
@@ -235,7 +235,7 @@ def export_into_mjcf(
                 attributes[mjcf_key] = value
         set_joint_attributes(root, name, attributes, source)
         if terms.get("offset"):
-            notes.append(f"joint {name}: offset {terms['offset']:.6g} N m: no MJCF field")
+            notes.append(offset_note(params, name, terms["offset"]))
     compiler = root.find("compiler")
     if compiler is not None and compiler.get("inertiafromgeom") == "true":
         compiler.set("inertiafromgeom", "auto")
