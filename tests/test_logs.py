@@ -267,6 +267,24 @@ def test_a_selector_applies_to_the_one_list_that_holds_a_bag(logged, tmp_path):
     assert run.exit_code == 2 and "no --data is one" in run.output
 
 
+def write_messages(folder: Path, messages: list[tuple]) -> Path:
+    """A bag of one /joint_states topic whose messages are ``(log time ns, header stamp ns,
+    names, position, velocity, effort)`` as given (a driver's quirks included)."""
+    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/joint_states", JOINT_STATE.__msgtype__,
+                                           typestore=TYPESTORE)  # fmt: skip
+        for log_ns, stamp, names, position, velocity, effort in messages:
+            header = HEADER(stamp=TIME(sec=int(stamp) // 10**9, nanosec=int(stamp) % 10**9),
+                            frame_id="base")  # fmt: skip
+            message = JOINT_STATE(header=header, name=list(names),
+                                  position=np.asarray(position, float),
+                                  velocity=np.asarray(velocity, float),
+                                  effort=np.asarray(effort, float))  # fmt: skip
+            writer.write(connection, int(log_ns),
+                         TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__))  # fmt: skip
+    return folder
+
+
 def test_two_publishers_and_partial_messages_on_one_topic(logged, tmp_path):
     """The usual ROS layout: the arm's joint_state_broadcaster and a gripper driver both publish
     /joint_states (it was refused: "a topic must carry the same joints in every message"); the
@@ -276,28 +294,16 @@ def test_two_publishers_and_partial_messages_on_one_topic(logged, tmp_path):
     interpolated to them; the velocity, not in every message, is left out; the notes say each."""
     train = logged["train_columns"]
     stamps = np.round(train["t"] * 1e9).astype(np.int64)
-    folder = tmp_path / "two_publishers"
-    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        connection = writer.add_connection("/joint_states", JOINT_STATE.__msgtype__,
-                                           typestore=TYPESTORE)  # fmt: skip
-
-        def write(stamp: int, names: list, position, velocity, effort) -> None:
-            header = HEADER(stamp=TIME(sec=int(stamp // 10**9), nanosec=int(stamp % 10**9)),
-                            frame_id="base")  # fmt: skip
-            message = JOINT_STATE(header=header, name=names, position=np.asarray(position, float),
-                                  velocity=np.asarray(velocity, float),
-                                  effort=np.asarray(effort, float))  # fmt: skip
-            writer.write(connection, int(stamp),
-                         TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__))  # fmt: skip
-
-        for k, stamp in enumerate(stamps):
-            names = list(JOINTS)
-            effort = [train[f"tau_{j}"][k] for j in names] if k % 2 == 0 else []
-            velocity = [train[f"dq_{j}"][k] for j in names] if k % 3 else []
-            write(stamp, names, [train[f"q_{j}"][k] for j in names], velocity, effort)
-            if k % 5 == 0:  # the gripper at a fifth of the rate, stamped just after
-                write(stamp + 1000, ["gripper"], [0.01 + 1e-3 * k], [0.0], [])
-    (table,) = read_log(folder)
+    messages = []
+    for k, stamp in enumerate(stamps):
+        effort = [train[f"tau_{j}"][k] for j in JOINTS] if k % 2 == 0 else []
+        velocity = [train[f"dq_{j}"][k] for j in JOINTS] if k % 3 else []
+        position = [train[f"q_{j}"][k] for j in JOINTS]
+        messages.append((stamp, stamp, JOINTS, position, velocity, effort))
+        if k % 5 == 0:  # the gripper at a fifth of the rate, stamped just after
+            messages.append((stamp + 1000, stamp + 1000, ["gripper"], [0.01 + 1e-3 * k], [0.0],
+                             []))  # fmt: skip
+    (table,) = read_log(write_messages(tmp_path / "two_publishers", messages))
     rows = np.arange(0, len(stamps), 2)
     np.testing.assert_allclose(table.columns["t"], train["t"][rows], rtol=0, atol=1e-9)
     for joint in JOINTS:
@@ -319,22 +325,11 @@ def test_header_stamps_that_jump_back_give_way_to_the_log_times(logged, tmp_path
     sent twice) are left to the duplicate-row check."""
     train = logged["train_columns"]
     stamps = np.round(train["t"] * 1e9).astype(np.int64)
-    folder = tmp_path / "clock_jump"
-    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        connection = writer.add_connection("/joint_states", JOINT_STATE.__msgtype__,
-                                           typestore=TYPESTORE)  # fmt: skip
-        for k, stamp in enumerate(stamps):
-            header_ns = int(stamp) - (500_000_000 if k >= len(stamps) // 2 else 0)
-            header = HEADER(stamp=TIME(sec=header_ns // 10**9, nanosec=header_ns % 10**9),
-                            frame_id="base")  # fmt: skip
-            message = JOINT_STATE(
-                header=header, name=list(JOINTS),
-                position=np.array([train[f"q_{j}"][k] for j in JOINTS]),
-                velocity=np.array([train[f"dq_{j}"][k] for j in JOINTS]),
-                effort=np.array([train[f"tau_{j}"][k] for j in JOINTS]),
-            )  # fmt: skip
-            writer.write(connection, int(stamp),
-                         TYPESTORE.serialize_cdr(message, JOINT_STATE.__msgtype__))  # fmt: skip
+    half = len(stamps) // 2
+    messages = [(stamp, stamp - (500_000_000 if k >= half else 0), JOINTS,
+                 [train[f"q_{j}"][k] for j in JOINTS], [train[f"dq_{j}"][k] for j in JOINTS],
+                 [train[f"tau_{j}"][k] for j in JOINTS]) for k, stamp in enumerate(stamps)]
+    folder = write_messages(tmp_path / "clock_jump", messages)
     (table,) = read_log(folder)
     np.testing.assert_allclose(table.columns["t"], train["t"], rtol=0, atol=1e-9)
     (note,) = table.notes
