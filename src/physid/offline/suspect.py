@@ -33,7 +33,12 @@ import pinocchio as pin
 
 from physid.offline.column_fixes import best_fix
 from physid.offline.lift_load import lift_sign_reason
-from physid.offline.time_scale import fit_by_time_scale, still_a_clock, time_scale_reason
+from physid.offline.time_scale import (
+    fit_by_time_scale,
+    still_a_clock,
+    time_scale_reason,
+    time_scale_regressors,
+)
 from physid.recordings.glitches import (
     MOVING_SPAN,
     NOISE_SPANS,
@@ -373,7 +378,8 @@ def timeline_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
     ddq = np.gradient(dq, seconds_per_row, axis=0)
     rows = np.unique(np.linspace(0, len(q) - 1, min(len(q), TIMELINE_ROWS)).astype(int))
     q, dq, ddq, tau = q[rows], dq[rows], ddq[rows], tau[rows]
-    reason = time_scale_reason(fit_by_time_scale(model, q, dq, ddq, tau))
+    regressors = time_scale_regressors(model, q, dq, ddq)  # shared by the fits below
+    reason = time_scale_reason(fit_by_time_scale(model, q, dq, ddq, tau, regressors=regressors))
     fitted = np.flatnonzero(model.fitted)
     if reason is None or fitted.size < 3:
         return reason
@@ -383,7 +389,7 @@ def timeline_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
     for left_out in fitted:
         joints = np.asarray(model.fitted, bool).copy()
         joints[left_out] = False
-        if not still_a_clock(fit_by_time_scale(model, q, dq, ddq, tau, joints)):
+        if not still_a_clock(fit_by_time_scale(model, q, dq, ddq, tau, joints, regressors)):
             return None
     return reason
 

@@ -51,17 +51,11 @@ END_IMPROVEMENT = 2.0
 TOLERATED = (0.7, 1.4)
 
 
-def fit_by_time_scale(
-    model: RobotModel,
-    q: np.ndarray,
-    dq: np.ndarray,
-    ddq: np.ndarray,
-    tau: np.ndarray,
-    joints: np.ndarray | None = None,
-) -> np.ndarray:
-    """Relative error of the least-squares fit of ``tau`` (N, n) at every factor of
-    :data:`FACTORS` (module docstring); ``dq``, ``ddq`` per second on the stamps' timeline.
-    ``joints``: (n,) bool, the joints whose torques are fitted (default: the model's fitted)."""
+def time_scale_regressors(
+    model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(full, static) joint-torque regressors (N, n, p) of the samples: ``Y(q, dq, ddq)`` and
+    ``Y(q, 0, 0)`` (module docstring)."""
     pin_model = model.pin_model
     data = pin_model.createData()
     zero = np.zeros(pin_model.nv)
@@ -69,6 +63,23 @@ def fit_by_time_scale(
                      for s in zip(q, dq, ddq, strict=True)])  # fmt: skip
     static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy()
                        for row in q])  # fmt: skip
+    return full, static
+
+
+def fit_by_time_scale(
+    model: RobotModel,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    tau: np.ndarray,
+    joints: np.ndarray | None = None,
+    regressors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Relative error of the least-squares fit of ``tau`` (N, n) at every factor of
+    :data:`FACTORS` (module docstring); ``dq``, ``ddq`` per second on the stamps' timeline.
+    ``joints``: (n,) bool, the joints whose torques are fitted (default: the model's fitted);
+    ``regressors``: :func:`time_scale_regressors` of the samples, when already computed."""
+    full, static = regressors or time_scale_regressors(model, q, dq, ddq)
     n_rows, n_joints = tau.shape
     fitted = np.flatnonzero(model.fitted if joints is None else joints)
     nuisance = np.zeros((n_rows, n_joints, 4 * n_joints))
