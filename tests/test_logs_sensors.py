@@ -138,6 +138,29 @@ def test_imu_and_wrench_topics_join_the_joint_states(sensor_bag):
         assert np.abs(columns[f"ft_wrist_{axis}"] - truth["wrench"][:, k]).max() <= bound + 1e-12
 
 
+def test_one_time_base_for_every_topic(tmp_path):
+    """A driver that leaves the joint states' header stamps at zero beside an IMU stamped on
+    another clock (0.3 s ahead of the log times): the joint states were read on the bag's log
+    times and the IMU on its stamps, so each row met the IMU reading of 0.3 s earlier and the
+    first 0.3 s of rows were dropped, silently. The log times are now every topic's time base,
+    and the note says so."""
+    t = np.arange(100) * 0.01
+    s = _signals(t)
+    joints = [(x, _joint_state(x, ["a"], [x], [1.0], [0.0])) for x in t]
+    for _, message in joints:
+        message.header = _header(0.0, "base")
+    imu = [(x, _imu(x, s["quaternion"][k], s["gyro"][k], s["acc"][k])) for k, x in enumerate(t)]
+    for x, message in imu:
+        message.header = _header(x + 0.3, "imu_link")
+    write_bag(tmp_path / "bag", {"/joint_states": joints, "/imu": imu})
+    (table,) = read_log(tmp_path / "bag", imu_topic="/imu")
+    np.testing.assert_allclose(table.columns["t"], t, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(table.columns["gyro_y"], s["gyro"][:, 1], rtol=0, atol=1e-9)
+    (note,) = table.notes
+    assert note == ("every header stamp is zero (/joint_states): the bag's log times are the time "
+                    "base of every topic")
+
+
 def test_an_imu_without_orientation_gives_no_quaternion(tmp_path):
     t = np.arange(20) * 0.01
     s = _signals(t)

@@ -3,15 +3,17 @@ datasets, read into the trajectory contract (:mod:`physid.recordings.trajectory`
 
 **ROS 2 bags and MCAP files** (read by ``rosbags``, pure Python, no ROS installation): the
 ``sensor_msgs/msg/JointState`` messages of one topic (the only JointState topic, or the one
-named; several are an error listing them). Time is the message's header stamp (the log time
-where every stamp is zero, as some drivers leave them); each message's ``name`` list matches
+named; several are an error listing them). Time is the message's header stamp, or the bag's
+log time for every topic read where one topic's stamps cannot serve (all zero, as some drivers
+leave them, or running back while the log times do not; a note says which); each message's
+``name`` list matches
 its ``position``, ``velocity`` and ``effort`` to joints by name, so the order may change from
 one message to the next. ``position`` gives ``q_<joint>``, a non-empty ``velocity``
 ``dq_<joint>``, a non-empty ``effort`` ``tau_<joint>``.
 
 Where an estimator reads them (``physid oe``), two more kinds of topic of the same bag join the
-JointState rows, interpolated to their time stamps (header stamps; rows outside a sensor's time
-span are dropped, counted in :attr:`Table.notes`):
+JointState rows, interpolated to their time stamps (on the same time base; rows outside a
+sensor's time span are dropped, counted in :attr:`Table.notes`):
 
 * ``sensor_msgs/msg/Imu`` (``imu_topic``; ``"auto"``: the only such topic, if any):
   ``orientation`` -> ``base_qx, base_qy, base_qz, base_qw`` (left out when the message says it
@@ -173,40 +175,66 @@ def read_joint_states(
     for name in wanted:
         if not messages[name]:
             raise InputError(f"topic '{name}' has no message", source=source)
+    # one time base for every topic: header stamps, or the bag's log times where any topic's
+    # stamps cannot serve (a joint-state topic on log times beside an IMU on its header stamps
+    # would pair each row with the IMU reading of another instant)
+    groups = _publisher_groups(messages[topic], f"{source}:{topic}")
+    sensors_read = [name for name in (imu, *wrenches) if name is not None]
+    problems = [(topic, _stamp_problem(group)) for group in groups]
+    problems += [(name, _stamp_problem(_numbered(messages[name]))) for name in sensors_read]
+    problem = next(((name, why) for name, why in problems if why), None)
+    log_times = problem is not None
     # every topic's time in seconds from one whole second near the start: epoch stamps (1.7e9 s)
     # as float64 are 2.4e-7 s apart, which moved the fitted parameters by up to 5e-4 against
     # the same bag stamped from 0
     log_time, message = messages[topic][0]
     stamp = message.header.stamp
-    origin = int(stamp.sec) if (stamp.sec or stamp.nanosec) else int(log_time) // 10**9
-    table = _joint_state_table(messages[topic], f"{source}:{topic}", origin)
+    origin = int(log_time) // 10**9 if log_times else int(stamp.sec)
+    table = _joint_state_table(groups, f"{source}:{topic}", origin, log_times)
+    if problem is not None:
+        every = " of every topic" if sensors_read or len(groups) > 1 else ""
+        table = Table(table.columns, table.source, notes=table.notes + (
+            f"{problem[1]} ({problem[0]}): the bag's log times are the time base{every}",))
     sensors = {}
     if imu is not None:
-        sensors[imu] = _imu_columns(messages[imu], f"{source}:{imu}", origin)
+        sensors[imu] = _imu_columns(messages[imu], f"{source}:{imu}", origin, log_times)
     for name in wrenches:
-        sensors[name] = _wrench_columns(messages[name], f"{source}:{name}", origin)
+        sensors[name] = _wrench_columns(messages[name], f"{source}:{name}", origin, log_times)
     return _joined(table, sensors) if sensors else table
 
 
-def _stamps(messages: list, origin: int = 0) -> tuple[np.ndarray, str]:
-    """(header stamps [s], ""), or (the log times, a note saying why) where every stamp is zero
-    (as some drivers leave them) or the stamps run back while the log times do not (a clock
-    that jumped: the stamps would be refused, and sorting them would interleave two stretches
-    of motion). Seconds from ``origin`` [s since the epoch], in whole nanoseconds."""
-    stamps = np.array([(m.header.stamp.sec - origin) + 1e-9 * m.header.stamp.nanosec
-                       for _, m in messages])  # fmt: skip
-    logged = 1e-9 * np.array([t - origin * 10**9 for t, _ in messages], dtype=float)
-    if not any(m.header.stamp.sec or m.header.stamp.nanosec for _, m in messages):
-        return logged, "every header stamp is zero: the bag's log times are the time base"
-    back = np.flatnonzero(np.diff(stamps) < 0.0)
-    if back.size and np.all(np.diff(logged) > 0.0):
+def _numbered(messages: list) -> list:
+    """``(log time, message)`` pairs as ``(message number, log time, message)``, from 1."""
+    return [(number, log_time, message)
+            for number, (log_time, message) in enumerate(messages, start=1)]  # fmt: skip
+
+
+def _stamp_problem(entries: list) -> str:
+    """Why the header stamps of ``entries`` (``(message number, log time, message)``) cannot be
+    the time base, or "": every stamp zero (as some drivers leave them), or stamps that run back
+    while the log times do not (a clock that jumped: the stamps would be refused, and sorting
+    them would interleave two stretches of motion)."""
+    stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+                       for _, _, m in entries], dtype=np.int64)  # fmt: skip
+    if not stamps.any():
+        return "every header stamp is zero"
+    logged = np.array([log_time for _, log_time, _ in entries], dtype=np.int64)
+    back = np.flatnonzero(np.diff(stamps) < 0)
+    if back.size and np.all(np.diff(logged) > 0):
         k = int(back[0])
-        return logged, (
-            f"the header stamps run back at message {k + 2} (by {stamps[k] - stamps[k + 1]:.3g} "
-            f"s; {back.size} such jumps) while the bag's log times do not: a clock that jumped; "
-            "the log times are the time base"
-        )
-    return stamps, ""
+        return (f"the header stamps run back at message {entries[k + 1][0]} (by "
+                f"{1e-9 * (stamps[k] - stamps[k + 1]):.3g} s; {back.size} such jumps) while the "
+                "bag's log times do not: a clock that jumped")  # fmt: skip
+    return ""
+
+
+def _times(messages: list, origin: int, log_times: bool) -> np.ndarray:
+    """Seconds from ``origin`` [s since the epoch], in whole nanoseconds, of ``messages``
+    (``(log time, message)``): their header stamps, or the bag's ``log_times``."""
+    if log_times:
+        return 1e-9 * np.array([t - origin * 10**9 for t, _ in messages], dtype=float)
+    return np.array([(m.header.stamp.sec - origin) + 1e-9 * m.header.stamp.nanosec
+                     for _, m in messages])  # fmt: skip
 
 
 def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
@@ -220,7 +248,7 @@ def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
     return {"t": t} | {name: values[order] for name, values in columns.items()}
 
 
-def _imu_columns(messages: list, source: str, origin: int = 0) -> dict:
+def _imu_columns(messages: list, source: str, origin: int = 0, log_times: bool = False) -> dict:
     """An Imu topic's messages as ``t``, ``base_q*`` (if the orientation is given), ``gyro_*``,
     ``acc_*`` columns, in time order, quaternions sign-aligned for interpolation."""
     first = messages[0][1]
@@ -236,7 +264,7 @@ def _imu_columns(messages: list, source: str, origin: int = 0) -> dict:
             raise InputError(f"message {bad[0] + 1}: orientation is not a unit quaternion "
                              f"(norm {norms[bad[0]]:.3g})", source=source)  # fmt: skip
         columns.update(zip(QUATERNION, quaternion.T, strict=True))
-    columns = _increasing(_stamps(messages, origin)[0], columns, source)
+    columns = _increasing(_times(messages, origin, log_times), columns, source)
     if QUATERNION[0] in columns:
         quaternion = np.column_stack([columns[n] for n in QUATERNION])
         flips = np.cumprod(np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1)
@@ -246,7 +274,8 @@ def _imu_columns(messages: list, source: str, origin: int = 0) -> dict:
     return columns
 
 
-def _wrench_columns(messages: list, source: str, origin: int = 0) -> dict:
+def _wrench_columns(messages: list, source: str, origin: int = 0,
+                    log_times: bool = False) -> dict:
     """A WrenchStamped topic's messages as ``t`` and ``ft_<frame_id>_*`` columns."""
     frames = {m.header.frame_id for _, m in messages}
     if len(frames) != 1 or not next(iter(frames)):
@@ -256,7 +285,7 @@ def _wrench_columns(messages: list, source: str, origin: int = 0) -> dict:
     values = [[getattr(getattr(m.wrench, field), axis) for field in ("force", "torque")
                for axis in "xyz"] for _, m in messages]  # fmt: skip
     columns = dict(zip(force_torque_columns(frames.pop()), np.array(values).T, strict=True))
-    columns = _increasing(_stamps(messages, origin)[0], columns, source)
+    columns = _increasing(_times(messages, origin, log_times), columns, source)
     _finite(columns, source)
     return columns
 
@@ -296,25 +325,31 @@ def _joined(table: Table, sensors: dict[str, dict]) -> Table:
     return Table(joined, table.source, notes=notes)
 
 
-def _joint_state_table(messages: list, source: str, origin: int = 0) -> Table:
-    """The JointState messages of one topic as a table: per joint ``q_``, and ``dq_`` and
-    ``tau_`` where the messages carry them.
-
-    Two publishers on one topic are the usual ROS layout (joint_state_broadcaster for the arm, a
-    gripper driver for its fingers): the messages are grouped by the joints they name, the
-    group with the most messages gives the rows, and each other group's joints are
-    interpolated to its stamps. A field is read from the messages that carry it whole: a
-    message without the effort of a group that logs it is dropped (torque is needed), a
-    velocity that some messages lack is left out (positions are differentiated), and the notes
-    say so."""
+def _publisher_groups(messages: list, source: str) -> list[list]:
+    """A JointState topic's messages (``(log time, message)``) grouped by the joints they name
+    (one group per publisher), as ``(message number, log time, message)``; the group with the
+    most messages first."""
     groups: dict[frozenset, list] = {}
-    for number, (log_time, message) in enumerate(messages, start=1):
-        groups.setdefault(frozenset(message.name), []).append((number, log_time, message))
+    for entry in _numbered(messages):
+        groups.setdefault(frozenset(entry[2].name), []).append(entry)
     groups.pop(frozenset(), None)
     if not groups:
         raise InputError("no message names a joint", source=source)
-    ordered = sorted(groups.values(), key=lambda g: (-len(g), -len(g[0][2].name)))
-    tables = [_joint_state_group(group, source, origin) for group in ordered]
+    return sorted(groups.values(), key=lambda g: (-len(g), -len(g[0][2].name)))
+
+
+def _joint_state_table(groups: list, source: str, origin: int = 0,
+                       log_times: bool = False) -> Table:
+    """A JointState topic's messages, grouped by publisher (:func:`_publisher_groups`), as a
+    table: per joint ``q_``, and ``dq_`` and ``tau_`` where the messages carry them.
+
+    Two publishers on one topic are the usual ROS layout (joint_state_broadcaster for the arm, a
+    gripper driver for its fingers): the group with the most messages gives the rows, and each
+    other group's joints are interpolated to its stamps. A field is read from the messages that
+    carry it whole: a message without the effort of a group that logs it is dropped (torque is
+    needed), a velocity that some messages lack is left out (positions are differentiated), and
+    the notes say so."""
+    tables = [_joint_state_group(group, source, origin, log_times) for group in groups]
     main, notes = tables[0], list(tables[0].notes)
     columns = dict(main.columns)
     t = np.asarray(columns["t"], float)
@@ -341,7 +376,8 @@ def _joint_state_table(messages: list, source: str, origin: int = 0) -> Table:
 _FIELDS = {"position": "q_", "velocity": "dq_", "effort": "tau_"}
 
 
-def _joint_state_group(group: list, source: str, origin: int = 0) -> Table:
+def _joint_state_group(group: list, source: str, origin: int = 0,
+                       log_times: bool = False) -> Table:
     """One publisher's messages (``(message number, log time, message)``, all naming the same
     joints) as a table (:func:`_joint_state_table`)."""
     names = list(group[0][2].name)
@@ -367,10 +403,8 @@ def _joint_state_group(group: list, source: str, origin: int = 0) -> Table:
         index = [list(message.name).index(name) for name in names]
         for field, array in values.items():
             array[k] = np.asarray(getattr(message, field), dtype=float)[index]
-    t, time_base = _stamps([(log_time, message) for _, log_time, message in group], origin)
-    if time_base:
-        notes.append(time_base)
-    columns = {"t": t}
+    columns = {"t": _times([(log_time, message) for _, log_time, message in group], origin,
+                           log_times)}
     for field, array in values.items():
         for j, name in enumerate(names):
             columns[_FIELDS[field] + name] = array[:, j]
