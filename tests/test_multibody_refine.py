@@ -12,7 +12,7 @@ import pytest
 import physid.multibody.mlcp as mlcp
 from physid.multibody.build import load_model
 from physid.multibody.estimate import Recording, identify
-from physid.multibody.refine import refine, refined, skip_reason
+from physid.multibody.refine import refine, refined, skip_reason, stages_status
 from physid.multibody.simulate import Stepper, simulate, state_from_joints
 from physid.multibody.verdicts import simulation_errors
 
@@ -278,3 +278,11 @@ def test_identify_that_did_not_converge_exits_3(tmp_path):
     assert "status: max_iterations" in run.output and (out / "params.json").exists()
     text = " ".join(CliRunner().invoke(main, ["multibody", "identify", "--help"]).output.split())
     assert "3 written, but Levenberg-Marquardt did not converge" in text
+
+
+def test_a_refinement_that_never_left_its_start_is_not_called_a_spent_budget():
+    """The condensed solver's -1 (no step from the start decreased the cost) was reported as
+    "budget", as if more simulations would have helped."""
+    assert stages_status([2, 3]) == "converged"
+    assert stages_status([2, 0]) == "budget"
+    assert stages_status([-1]) == stages_status([2, -1]) == "no step decreased the cost"

@@ -126,7 +126,7 @@ class Refinement:
     samples: int
     evaluations: int
     jacobians: int
-    status: str  # "converged" or "budget"
+    status: str  # :func:`stages_status`
     message: str
     seconds: float
     h: float = 0.0  # the refinement's model step [s]
@@ -382,7 +382,7 @@ def refine(
         samples=last.n_res,
         evaluations=sum(st.solution.nfev for st in stages),
         jacobians=sum(st.solution.njev for st in stages),
-        status="converged" if all(st.solution.status > 0 for st in stages) else "budget",
+        status=stages_status([st.solution.status for st in stages]),
         message="; ".join(st.solution.message for st in stages),
         seconds=time.perf_counter() - clock,
         h=h,
@@ -395,6 +395,18 @@ def refine(
         not_used_because=reason or "",
         cost_fit=cost_fit,
     )
+
+
+def stages_status(codes: Sequence[int]) -> str:
+    """The refinement's status from its stages' solver codes (:mod:`physid.numerics.condensed_lm`:
+    positive converged, 0 the evaluation budget, -1 no step from the start decreased the cost):
+    "converged", "no step decreased the cost" (the start is where it stopped, not a budget
+    that ran out) or "budget"."""
+    if all(code > 0 for code in codes):
+        return "converged"
+    if any(code == -1 for code in codes):
+        return "no step decreased the cost"
+    return "budget"
 
 
 def rejection(
