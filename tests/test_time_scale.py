@@ -74,10 +74,10 @@ def test_a_preferred_time_scale_at_the_range_s_end_must_be_far_better():
     assert reason is not None and "longer timeline" in reason
 
 
-def _tiago_run(lift_scale: float):
+def _tiago_run(lift_scale: float, lift_noise: float = 1.0):
     """TIAGo's torso lift and arm (example-robot-data), 30 s at 200 Hz of Fourier motion, the
-    URDF's rigid-body torque (Pinocchio) with viscous and Coulomb friction and noise: 1 N on
-    the lift, whose force is scaled by ``lift_scale``, 0.05 N m on the arm."""
+    URDF's rigid-body torque (Pinocchio) with viscous and Coulomb friction and noise:
+    ``lift_noise`` N on the lift, whose force is scaled by ``lift_scale``, 0.05 N m on the arm."""
     import pinocchio as pin
 
     from physid.files.config import parse_config, robot_for
@@ -102,7 +102,7 @@ def _tiago_run(lift_scale: float):
     viscous = np.array([300.0, 1, 1, 0.6, 0.6, 0.2, 0.2, 0.2])
     coulomb = np.array([20.0, 1.2, 1.2, 0.8, 0.8, 0.3, 0.3, 0.3])
     tau += viscous * dq + coulomb * np.tanh(dq / 0.01)
-    tau += rng.normal(0.0, 1.0, tau.shape) * np.r_[1.0, np.full(7, 0.05)]
+    tau += rng.normal(0.0, 1.0, tau.shape) * np.r_[lift_noise, np.full(7, 0.05)]
     tau[:, 0] *= lift_scale
     return model, Trajectory(t, q, tau, model.joint_names, source="tiago.csv")
 
@@ -111,11 +111,16 @@ def test_one_joint_off_scale_is_no_clock():
     """A clock runs in every joint's torque; a column of another scale is one joint's. TIAGo's
     lift force logged x0.05 (a TIAGo-like arm in MuJoCo read "20 % better on a longer
     timeline" of correct stamps, which hid the joint-scale check): without the lift the
-    evidence is gone, so nothing is said of the stamps; the stamps halved are still named."""
+    evidence is gone, so nothing is said of the stamps; the stamps halved are still named (before
+    each joint was weighted by its residual std, the lift's newtons decided the fit and the
+    halved stamps went unnamed, with 1 N or 30 N of noise on the lift)."""
     model, light = _tiago_run(0.05)
     assert timeline_reason(model, light) is None
     model, right = _tiago_run(1.0)
     assert timeline_reason(model, right) is None
     halved = replace(right, t=right.t * 0.5)
     reason = timeline_reason(model, halved)
+    assert reason is not None and "longer timeline" in reason
+    model, loud = _tiago_run(1.0, lift_noise=30.0)
+    reason = timeline_reason(model, replace(loud, t=loud.t * 0.5))
     assert reason is not None and "longer timeline" in reason
