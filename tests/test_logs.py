@@ -214,6 +214,12 @@ def test_the_cli_refuses_folders_and_selectors_that_are_not_logs(logged, tmp_pat
     run = runner.invoke(main, [*base, "--data", str(corrupt)])
     assert run.exit_code == 2 and "cannot read the bag" in run.output
     assert "Traceback" not in run.output
+    # a recording stopped before it was closed: its messages are there, its footer is not
+    truncated = tmp_path / "truncated.mcap"
+    data = (logged["folder"] / "run.mcap").read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    run = runner.invoke(main, [*base, "--data", str(truncated)])
+    assert run.exit_code == 2 and "never closed" in run.output and "mcap recover" in run.output
 
 
 def test_payload_reads_bags_and_lerobot_datasets_as_the_csv(logged, tmp_path):

@@ -171,6 +171,10 @@ def read_joint_states(
         raise
     except Exception as error:  # noqa: BLE001 - rosbags raises its own error kinds
         message = " ".join(str(error).split()) or type(error).__name__
+        if "end magic" in message:  # rosbags' MCAP reader needs the footer a closed file has
+            message += (" (the file ends before its footer, as a recording that was never closed "
+                        "does: 'mcap recover' from the MCAP command-line tools rewrites the "
+                        "messages it holds)")  # fmt: skip
         raise InputError(f"cannot read the bag: {message}", source=source) from None
     for name in wanted:
         if not messages[name]:
