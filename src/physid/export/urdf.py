@@ -12,7 +12,10 @@ and merges the links hanging below that child through ``fixed`` joints into the 
   1 kg, MuJoCo the mass of its collision shapes);
 - joint terms go to ``<dynamics damping="viscous" friction="coulomb">`` (Pinocchio reads them
   into ``model.damping`` / ``model.friction``). URDF has no armature and no torque offset: those
-  are listed in the export notes, not written. ``coulomb_deadband`` is a speed of the friction
+  are listed in the export notes, not written, except an armature where the joint's
+  ``<transmission>`` actuator holds Drake's ``<drake:rotor_inertia>``: Drake reflects it as
+  ``rotor_inertia * gear_ratio^2``, so it becomes ``armature / gear_ratio^2``. The namespace
+  prefixes of the URDF (``xmlns:drake``) are kept. ``coulomb_deadband`` is a speed of the friction
   model, not a parameter: it is ignored. A sigmoid or Stribeck joint (``friction_model``) is
   written as the Coulomb level with the same high-speed friction
   (:func:`physid.robot.friction.coulomb_equivalent`), with a note of what is lost.
@@ -23,6 +26,7 @@ URDF: the one used in training (``extra.gravity``) is written in a comment.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +39,12 @@ from physid.files.params_file import JOINT_TERM_KEYS, ParamsFile
 from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
 
 _MOVING = ("revolute", "continuous", "prismatic")
-_WHERE = {"armature": "no URDF tag (MJCF: joint armature)", "offset": "no URDF or MJCF field"}
+_WHERE = {
+    "armature": "no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
+    "<drake:gear_ratio> in the joint's <transmission> actuator)",
+    "offset": "no URDF or MJCF field",
+}
+DRAKE = "{http://drake.mit.edu}"
 
 
 @dataclass
@@ -45,9 +54,16 @@ class UrdfExport:
     tree: ET.ElementTree
     child_links: dict[str, str]  # identified joint -> the link that now carries its body
     notes: list[str] = field(default_factory=list)
+    namespaces: dict[str, str] = field(default_factory=dict)  # the URDF's prefix -> URI
+    source: str = ""  # the URDF's path
 
     def to_string(self) -> str:
-        """The URDF as text (UTF-8 XML with a declaration)."""
+        """The URDF as text (UTF-8 XML with a declaration), its namespace prefixes kept."""
+        for prefix, uri in self.namespaces.items():
+            # ElementTree's prefix registry is per process; without it Drake's tags came out
+            # as ns0:rotor_inertia, which Drake ignores without a word
+            if prefix and not re.fullmatch(r"ns\d+", prefix):
+                ET.register_namespace(prefix, uri)
         ET.indent(self.tree, space="  ")
         body = ET.tostring(self.tree.getroot(), encoding="unicode")
         return '<?xml version="1.0"?>\n' + body + "\n"
@@ -66,6 +82,11 @@ def parse_urdf(path: str | Path) -> ET.ElementTree:
     if tree.getroot().tag != "robot":
         raise InputError("not a URDF: the root element is not <robot>", source=str(path))
     return tree
+
+
+def _namespaces(path: str | Path) -> dict[str, str]:
+    """The namespace prefixes the URDF at ``path`` declares (prefix -> URI)."""
+    return {prefix: uri for _, (prefix, uri) in ET.iterparse(path, events=("start-ns",))}
 
 
 def _fmt(values) -> str:
@@ -109,7 +130,7 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
     root = tree.getroot()
     joints = {j.get("name"): j for j in root.findall("joint")}
     links = {link.get("name"): link for link in root.findall("link")}
-    export = UrdfExport(tree, {})
+    export = UrdfExport(tree, {}, namespaces=_namespaces(urdf), source=str(urdf))
     for name, pi in params.bodies.items():
         joint = joints.get(name)
         if joint is None or joint.get("type") not in _MOVING:
@@ -138,6 +159,32 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
         root.insert(0, ET.Comment(f" physid: identified under gravity [{_fmt(gravity)}] m/s^2 "))
     root.insert(0, ET.Comment(f" physid export of {Path(params.source).name or 'params.json'} "))
     return export
+
+
+def _drake_rotor_inertia(root: ET.Element, joint: str, armature: float, source: str) -> bool:
+    """Write ``armature`` into the ``<drake:rotor_inertia>`` of ``joint``'s transmission
+    actuator(s), as ``armature / gear_ratio^2`` (Drake's reflected inertia; gear ratio 1 where
+    not given); False where the URDF has no such tag."""
+    written = False
+    for transmission in root.findall("transmission"):
+        if joint not in [j.get("name") for j in transmission.findall("joint")]:
+            continue
+        for actuator in transmission.findall("actuator"):
+            rotor = actuator.find(f"{DRAKE}rotor_inertia")
+            if rotor is None:
+                continue
+            gear = actuator.find(f"{DRAKE}gear_ratio")
+            text = "1" if gear is None else gear.get("value", "1")
+            try:
+                ratio = float(text)
+            except ValueError:
+                ratio = float("nan")
+            if not (np.isfinite(ratio) and ratio > 0.0):
+                raise InputError(f"actuator {actuator.get('name')}: drake:gear_ratio {text!r} "
+                                 "is not a positive number", source=source)  # fmt: skip
+            rotor.set("value", repr(float(armature) / ratio**2))
+            written = True
+    return written
 
 
 def offset_note(params: ParamsFile, name: str, offset: float) -> str:
@@ -181,6 +228,7 @@ def linear_friction(params: ParamsFile, name: str, notes: list[str]) -> dict[str
 
 
 def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> None:
+    root = export.tree.getroot()
     for name in params.joints:
         joint = joints.get(name)
         if joint is None or joint.get("type") not in _MOVING:
@@ -199,7 +247,9 @@ def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> 
                 dynamics = ET.SubElement(joint, "dynamics")
             for key, value in values.items():
                 dynamics.set(key, repr(float(value)))
-        if terms.get("armature"):
+        written = "armature" in terms and _drake_rotor_inertia(root, name, terms["armature"],
+                                                               export.source)  # fmt: skip
+        if terms.get("armature") and not written:
             export.notes.append(f"joint {name}: armature {terms['armature']:.6g}: "
                                 f"{_WHERE['armature']}")  # fmt: skip
         if terms.get("offset"):
