@@ -279,6 +279,16 @@ def test_a_record_read_as_zeros_is_replaced_whole_and_a_motor_switched_off_is_no
     switched_off = tau.copy()
     switched_off[2000:2500] = 0.0
     assert repair_corrupt_samples(q, switched_off, ("a", "b"))[2].samples == ()
+    # a simulator's logger writes the torque before its first step as 0 (Drake): the first
+    # row's torques, 49 ordinary steps off the line of the next two, passed the threshold
+    first = tau.copy()
+    first[0] = 0.0
+    _, tau_out, repair = repair_corrupt_samples(q, first, ("a", "b"))
+    assert {(s.row, s.column) for s in repair.samples} == {(0, "tau_a"), (0, "tau_b")}
+    np.testing.assert_allclose(tau_out[0], tau[1])  # the nearest sound sample
+    off_at_start = tau.copy()
+    off_at_start[:500] = 0.0  # a motor switched on half a second into the run
+    assert repair_corrupt_samples(q, off_at_start, ("a", "b"))[2].samples == ()
 
 
 @pytest.mark.skipif(not (DATASETS / "xmate7p").is_dir(), reason="xMate7p dataset not present")

@@ -178,9 +178,9 @@ def corrupt_rows(q_corrupt: np.ndarray, tau_corrupt: np.ndarray, tau: np.ndarray
     (measured on the real xMate7p, 50 Hz, file 1 -> 2: one row of zeros, its positions repaired
     and its seven torques kept, moved joint2 from 6.6 to 13.4 kg and the arm from 25.7 to 30.4
     kg, status ok). A row whose torques are corrupt in most columns, or a run of at most
-    :data:`MAX_ZERO_ROWS` rows whose every torque reads exactly 0 between rows that do not
-    (its positions may be sound), has its torques replaced; a longer run of zero torques is a
-    motor switched off."""
+    :data:`MAX_ZERO_ROWS` rows whose every torque reads exactly 0 (its positions may be sound;
+    between rows that do not, or at either end) has its torques replaced; a longer run of zero
+    torques is a motor switched off."""
 
     def most(corrupt: np.ndarray) -> np.ndarray:
         width = corrupt.shape[1]
@@ -193,7 +193,9 @@ def corrupt_rows(q_corrupt: np.ndarray, tau_corrupt: np.ndarray, tau: np.ndarray
         zero = np.all(tau == 0.0, axis=1)
         edges = np.flatnonzero(np.diff(np.r_[0, zero.astype(int), 0]))
         for start, stop in zip(edges[::2], edges[1::2], strict=True):
-            if stop - start <= MAX_ZERO_ROWS and start > 0 and stop < len(tau):
+            # at either end too: a simulator's logger records the torque before the first
+            # step as 0 (Drake's VectorLogSink: a Panda's training error 1.55 % for 1.01 %)
+            if stop - start <= MAX_ZERO_ROWS:
                 torques[start:stop] = True
     whole = most(q_corrupt)
     return whole, torques | whole
