@@ -107,3 +107,26 @@ def test_a_worse_fit_never_reads_as_a_tie():
 
     assert percent_pair(0.056401, 0.056399) == ("5.6401", "5.6399")
     assert percent_pair(0.0564, 0.0412) == ("5.64", "4.12")
+
+
+def test_a_wide_joint_term_prior_keeps_its_variance():
+    """The prior's covariance is the inverse of its precision, whose entries span many decades
+    (a small link's inertia at 1e12 beside a viscous coefficient's 1 / 20^2): the pseudo-inverse's
+    relative cut-off zeroed every joint term of the Panda, so a viscous friction and an armature
+    that a Drake-simulated Panda determines to 1-8 % read "the prior decides" (a posterior
+    variance above a quarter of zero). At unit diagonal the inverse is exact."""
+    from physid.offline.joint_prior import JointPrior
+    from physid.sim.oe_robots import robot_urdf
+
+    joints = [f"panda_joint{k}" for k in range(1, 8)]
+    model = robot_for(robot_urdf("panda_description/urdf/panda.urdf"),
+                      parse_config({"joints": joints}))  # fmt: skip
+    layout = model.layout
+    std = np.full(layout.size, np.nan)
+    std[layout.n_inertial :] = np.linspace(0.01, 40.0, layout.size - layout.n_inertial)
+    joint = JointPrior(mean=np.zeros(layout.size), std=std, held=np.zeros(layout.size, bool),
+                       torque_rms=np.ones(len(joints)))  # fmt: skip
+    covariance = prior_covariance(model, model.prior_parameters(), None, rows=15000,
+                                  prior_std_relative=0.3, joint=joint)  # fmt: skip
+    np.testing.assert_allclose(np.sqrt(np.diag(covariance)[layout.n_inertial :]),
+                               std[layout.n_inertial :], rtol=1e-9)  # fmt: skip
