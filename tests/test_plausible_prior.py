@@ -72,3 +72,20 @@ def test_a_moving_mass_the_static_torques_contradict_is_named():
     light = prior.copy()
     light[model.layout.mass_indices] *= 0.25
     assert "is 0.25 x the URDF's" in static_contradiction(model, light, prior, agree)
+
+
+def test_implausible_masses_need_more_than_a_sliver_of_the_error():
+    """On nearly noise-free data the folds' spread is tiny: a dual-arm robot in MuJoCo with one
+    arm held still kept 9.2 kg on a 2.6 kg link for 0.0037 points of 2.26 % ("the data ask for
+    these masses ... 2.26 % vs 2.26 %"). The implausible fit must also win by 1 % of the error;
+    the real case that keeps one (the DFKI pendulum) does so by 23 %."""
+    from physid.offline.against_prior import plausibility_choice
+    from physid.offline.crossval import CVScore
+
+    folds = np.array([0.0225, 0.0228, 0.0226, 0.0227])
+    refit = CVScore("0.23", folds, 0.02264)
+    sliver = CVScore("1", folds - 0.00004, 0.02260)  # wins every fold, by 0.18 % of the error
+    choice = plausibility_choice(refit, sliver)
+    assert choice.chosen == 0 and "0.18 % of the error" in choice.reason
+    clear = CVScore("1", folds - 0.0005, 0.02214)  # by 2.2 %
+    assert plausibility_choice(refit, clear).chosen == 1

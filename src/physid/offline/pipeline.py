@@ -165,7 +165,10 @@ class IdentificationResult:
         """(p,) standard deviations of the standard parameters (Laplace approximation)."""
         if self.theta_covariance is None:
             return None
-        return np.sqrt(np.clip(np.diag(self.theta_covariance), 0.0, None))
+        std = np.sqrt(np.clip(np.diag(self.theta_covariance), 0.0, None))
+        if self.joint_prior is not None:  # a still joint's terms: held, no prior (_held_still)
+            std[self.joint_prior.held & (self.joint_prior.std == 0.0)] = np.nan
+        return std
 
     @property
     def unidentifiable(self) -> tuple[str, ...]:
@@ -210,14 +213,21 @@ def _held_still(model: RobotModel, joint: JointPrior, still: dict[str, str]) -> 
     prior: their columns are velocity noise (1e-13 on a joint logged constant), on which the
     torque prior's std (a share of the joint's torque over its column's size) is no prior at
     all. Measured on the KUKA LWR4+ file 2 with one wrist joint logged constant: viscous
-    1.0e6 N m s/rad and armature 1.7e8 kg m^2, a held-out error of 3.3e8 %."""
+    1.0e6 N m s/rad and armature 1.7e8 kg m^2, a held-out error of 3.3e8 %. Their std is 0: the
+    model holds them at the prior, and that non-prior's variance carried into the parameters they
+    couple with (through the noise their columns hold) gave a dual-arm robot with one arm held
+    still 351 +- kg on a link whose prior allows 1.7 kg (:func:`.uncertainty.posterior_covariance`);
+    they are reported without a std (:attr:`IdentificationResult.theta_std`)."""
     layout = model.layout
     terms = [(index, layout.names[index]) for j in still for t in STILL_JOINT_TERMS
              if (index := layout.joint_term_index(j, t)) is not None]  # fmt: skip
     if not terms:
         return joint
     indices, names = (list(x) for x in zip(*terms, strict=True))
-    return joint.holding(indices, names, "the joint barely moves")
+    held = joint.holding(indices, names, "the joint barely moves")
+    std = held.std.copy()
+    std[indices] = 0.0
+    return replace(held, std=std)
 
 
 def _whiteness_warnings(model: RobotModel, autocorrelation: np.ndarray) -> list[str]:
