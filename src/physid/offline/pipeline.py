@@ -181,6 +181,7 @@ class IdentificationResult:
 
 
 STILL_JOINT_TERMS = ("fv", "fc", "fs", "phi1", "Ia")  # driven by the joint's own motion
+STILL_REASON = "the joint barely moves"  # why they are held (params.json joint_prior.held)
 
 
 def _excited(
@@ -224,7 +225,7 @@ def _held_still(model: RobotModel, joint: JointPrior, still: dict[str, str]) -> 
     if not terms:
         return joint
     indices, names = (list(x) for x in zip(*terms, strict=True))
-    held = joint.holding(indices, names, "the joint barely moves")
+    held = joint.holding(indices, names, STILL_REASON)
     std = held.std.copy()
     std[indices] = 0.0
     return replace(held, std=std)
