@@ -144,20 +144,27 @@ def test_a_base_combination_is_decided_only_where_the_data_shrink_its_prior():
     assert parameter_sources(base, decided) == ("regrouped", "prior", "data", "regrouped")
 
 
+def _still_run(still):
+    """The demo arm (parameters of seed 4) tracking 12 s of Fourier motion at 500 Hz with the
+    joints ``still`` (an index or a slice) held still: ``(model, theta, simulated run)``."""
+    model = arm6_model()
+    theta = true_parameters(model, np.random.default_rng(4))
+    rng = np.random.default_rng(12)
+    amplitude = EXCURSION_RAD.copy()
+    amplitude[still] = 0.0
+    excitation = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
+    run = simulate_tracking(model, theta, excitation, duration_s=12.0, sample_rate_hz=500.0,
+                            noise=SensorNoise(), rng=rng)  # fmt: skip
+    return model, theta, run
+
+
 def test_a_joint_that_never_moves_keeps_its_urdf_friction_and_armature():
     """A joint held still through the training run (its excitation amplitude 0): its viscous
     friction and armature columns are velocity and acceleration noise, on which the torque
     prior (a share of the joint's torque over its column's size) is no prior at all. They are
     held at the URDF's values; a held-out run that moves it is predicted as the URDF would
     that joint (KUKA LWR4+ with a wrist logged constant: viscous 1e6, held-out 3.3e8 %)."""
-    model = arm6_model()
-    theta = true_parameters(model, np.random.default_rng(4))
-    rng = np.random.default_rng(12)
-    amplitude = EXCURSION_RAD.copy()
-    amplitude[4] = 0.0
-    still = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
-    train = simulate_tracking(model, theta, still, duration_s=12.0, sample_rate_hz=500.0,
-                              noise=SensorNoise(), rng=rng)  # fmt: skip
+    model, theta, train = _still_run(4)
     held = simulate_random_excitation(model, theta, duration_s=8.0, sample_rate_hz=500.0,
                                       rng=np.random.default_rng(13))  # fmt: skip
     result = identify(model, [train.recorded], parse_config({}), validation=[held.recorded])
@@ -181,14 +188,7 @@ def test_the_terms_of_still_joints_carry_no_variance_into_the_masses():
     the noise, made the masses less certain than the prior alone (joint 2: 10.2 +- 74 kg, the
     arm 32.9 +- 88 kg; a dual-arm robot with one arm held: +- 405 kg). The posterior cannot be
     wider than the prior: each mass std is now within half its URDF mass."""
-    model = arm6_model()
-    theta = true_parameters(model, np.random.default_rng(4))
-    rng = np.random.default_rng(12)
-    amplitude = EXCURSION_RAD.copy()
-    amplitude[2:] = 0.0
-    still = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
-    train = simulate_tracking(model, theta, still, duration_s=12.0, sample_rate_hz=500.0,
-                              noise=SensorNoise(), rng=rng)  # fmt: skip
+    model, theta, train = _still_run(slice(2, None))
     result = identify(model, [train.recorded], parse_config({}))
     layout = model.layout
     prior = model.prior_parameters()
@@ -208,14 +208,7 @@ def test_validate_names_joints_that_move_only_in_its_recordings(tmp_path):
     from physid.recordings.trajectory import write_trajectory_csv
     from physid.sim.arm import arm6_urdf_path
 
-    model = arm6_model()
-    theta = true_parameters(model, np.random.default_rng(4))
-    rng = np.random.default_rng(12)
-    amplitude = EXCURSION_RAD.copy()
-    amplitude[4] = 0.0
-    still = FourierExcitation.random(rng, model.n_joints, amplitude_rad=amplitude)
-    train = simulate_tracking(model, theta, still, duration_s=12.0, sample_rate_hz=500.0,
-                              noise=SensorNoise(), rng=rng)  # fmt: skip
+    model, theta, train = _still_run(4)
     moving = simulate_random_excitation(model, theta, duration_s=6.0, sample_rate_hz=500.0,
                                         rng=np.random.default_rng(13))  # fmt: skip
     files = [write_trajectory_csv(tmp_path / f"{name}.csv", run.recorded)
