@@ -123,7 +123,8 @@ def test_drake_rotor_inertia_takes_the_armature_and_keeps_its_prefix(tmp_path):
     tags back as ``ns0:rotor_inertia`` (ElementTree's own prefix), which Drake ignores without a
     word, with the URDF's value, and dropped the identified armature (a Drake Panda's exported
     model: 1.90 % held out against params.json's 0.99 %). The armature now goes into the rotor
-    inertia as ``armature / gear_ratio^2``, the prefix kept; a joint without the tag is noted."""
+    inertia as ``armature / gear_ratio^2``, the prefix kept, and reads back as that armature
+    (the URDF's prior armature too); a joint without the tag is noted."""
     urdf, params_path = _params(tmp_path)
     transmission = """  <transmission name="t_shoulder">
     <type>transmission_interface/SimpleTransmission</type>
@@ -135,7 +136,10 @@ def test_drake_rotor_inertia_takes_the_armature_and_keeps_its_prefix(tmp_path):
     text = URDF.replace('<robot name="two_link">',
                         '<robot name="two_link" xmlns:drake="http://drake.mit.edu">')  # fmt: skip
     urdf.write_text(text.replace("</robot>", transmission))
+    # read as Drake reads it: the URDF's own armature (Pinocchio's parser ignores the tags)
+    np.testing.assert_allclose(load_urdf(urdf).armature, [2e-5 * 50**2, 0.0], rtol=1e-12)
     notes = write_export(params_path, urdf, tmp_path / "out.urdf")
+    np.testing.assert_allclose(load_urdf(tmp_path / "out.urdf").armature, [0.03, 0.0])
     exported = (tmp_path / "out.urdf").read_text()
     assert 'xmlns:drake="http://drake.mit.edu"' in exported and "ns0:" not in exported
     assert f'<drake:rotor_inertia value="{0.03 / 50**2!r}"' in exported

@@ -37,6 +37,7 @@ from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import InputError
 from physid.files.params_file import JOINT_TERM_KEYS, ParamsFile
 from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
+from physid.robot.model import drake_rotors
 
 _MOVING = ("revolute", "continuous", "prismatic")
 _WHERE = {
@@ -44,7 +45,6 @@ _WHERE = {
     "<drake:gear_ratio> in the joint's <transmission> actuator)",
     "offset": "no URDF or MJCF field",
 }
-DRAKE = "{http://drake.mit.edu}"
 
 
 @dataclass
@@ -163,28 +163,14 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
 
 def _drake_rotor_inertia(root: ET.Element, joint: str, armature: float, source: str) -> bool:
     """Write ``armature`` into the ``<drake:rotor_inertia>`` of ``joint``'s transmission
-    actuator(s), as ``armature / gear_ratio^2`` (Drake's reflected inertia; gear ratio 1 where
-    not given); False where the URDF has no such tag."""
-    written = False
-    for transmission in root.findall("transmission"):
-        if joint not in [j.get("name") for j in transmission.findall("joint")]:
-            continue
-        for actuator in transmission.findall("actuator"):
-            rotor = actuator.find(f"{DRAKE}rotor_inertia")
-            if rotor is None:
-                continue
-            gear = actuator.find(f"{DRAKE}gear_ratio")
-            text = "1" if gear is None else gear.get("value", "1")
-            try:
-                ratio = float(text)
-            except ValueError:
-                ratio = float("nan")
-            if not (np.isfinite(ratio) and ratio > 0.0):
-                raise InputError(f"actuator {actuator.get('name')}: drake:gear_ratio {text!r} "
-                                 "is not a positive number", source=source)  # fmt: skip
-            rotor.set("value", repr(float(armature) / ratio**2))
-            written = True
-    return written
+    actuator as ``armature / gear_ratio^2`` (:func:`physid.robot.model.drake_rotors`); False
+    where the URDF has no such tag."""
+    found = drake_rotors(root, source).get(joint)
+    if found is None:
+        return False
+    rotor, ratio = found
+    rotor.set("value", repr(float(armature) / ratio**2))
+    return True
 
 
 def offset_note(params: ParamsFile, name: str, offset: float) -> str:
