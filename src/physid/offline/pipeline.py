@@ -364,11 +364,20 @@ def _identify(
         model, model.prior_parameters(), margin=estimation.consistency_margin,
         prior_metric=estimation.prior_metric,
     )  # fmt: skip
+    lacking = [missing_derivatives(r) for r in [*train, *(validation or [])]]
     training, choices, score = choose_training(
         model, config, train, folds, gravity_regressors=want_gravity,
         n_estimated=n_estimated, problem=problem, note=note,
-        recorded_derivatives=all(not missing_derivatives(r) for r in [*train, *(validation or [])]),
+        recorded_derivatives=not any(lacking),
     )  # fmt: skip
+    if any(m == ["ddq"] for m in lacking) and training.preprocessing.filter.method != "given":
+        # a simulator's or a driver's logged velocities, silently unused (a Drake log's exact
+        # dq_): say what is differentiated instead and what would make them a candidate
+        training = replace(training, preprocessing=replace(training.preprocessing, notes=(
+            *training.preprocessing.notes,
+            "the recordings' dq_ columns are not used: velocities come from the positions, "
+            "through the chosen filter; logged velocities with ddq_ columns too (every "
+            "recording) are a candidate of the cut-off choice")))  # fmt: skip
     delay_choice = choose_delay(
         config, list(train), list(validation or []), folds, training, score, problem=problem,
         gravity_regressors=want_gravity, note=note,
