@@ -178,8 +178,10 @@ def test_a_joint_that_never_moves_keeps_its_urdf_friction_and_armature():
     # held, they have no std, and their non-prior (a share of the torque over a noise column)
     # is not carried into the parameters they couple with through that noise
     std = result.theta_std
+    terms = result.joint_prior.as_dict(model)["terms"]
     for term in ("fv", "fc", "Ia"):
         assert np.isnan(std[model.layout.joint_term_index("joint_5", term)])
+        assert terms[f"joint_5.{term}"]["prior_std"] is None
 
 
 def test_the_terms_of_still_joints_carry_no_variance_into_the_masses():

@@ -106,7 +106,8 @@ class JointPrior:
         terms = {
             layout.names[i]: {
                 "prior": float(self.mean[i]),
-                "prior_std": float(self.std[i]),
+                # a still joint's held terms have no prior std (0 in the fit, pipeline._held_still)
+                "prior_std": None if self.held[i] and self.std[i] == 0.0 else float(self.std[i]),
                 "held_at_prior": bool(self.held[i]),
             }  # fmt: skip
             for i in range(layout.n_inertial, layout.size)
