@@ -222,3 +222,66 @@ def test_a_payload_on_another_link_is_named(payload_case):
     assert result.status.startswith("suspect"), result.status
     assert "a payload on link_6 leaves 1.4" in result.status
     assert "against 28.5 % on link_3: is the payload on another link?" in result.status
+
+
+PLANAR_URDF = """<?xml version="1.0"?>
+<robot name="planar">
+  <link name="base"/>
+  <joint name="j1" type="revolute">
+    <parent link="base"/><child link="upper"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="100" velocity="3"/>
+  </joint>
+  <link name="upper">
+    <inertial><origin xyz="0.2 0 0"/><mass value="4.0"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.06" iyz="0" izz="0.06"/></inertial>
+  </link>
+  <joint name="j2" type="revolute">
+    <origin xyz="0.4 0 0"/><parent link="upper"/><child link="fore"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="100" velocity="3"/>
+  </joint>
+  <link name="fore">
+    <inertial><origin xyz="0.15 0 0"/><mass value="2.0"/>
+      <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial>
+  </link>
+</robot>
+"""
+
+
+def test_what_a_planar_motion_never_shows_of_a_payload_has_no_std(tmp_path):
+    """A horizontal arm (both joints about the vertical) sees a payload's mass, its centre of
+    mass in the plane and its inertia about the vertical, nothing else. The centre of mass along
+    the vertical was printed "-0.0 +- 0.0 mm" and the tilting inertia (0.31-0.94 kg m^2 against
+    4e-4 on a SCARA) with std 1e-5: those are now undetermined, without a std, and named."""
+    urdf = tmp_path / "planar.urdf"
+    urdf.write_text(PLANAR_URDF)
+    model = pin.buildModelFromUrdf(str(urdf))
+    payload = pin.Inertia.FromDynamicParameters(pi_from_mass_com_inertia(
+        0.8, np.array([0.03, -0.02, 0.05]), np.diag([4e-4, 4e-4, 3e-4])))  # fmt: skip
+    loaded_model = pin.buildModelFromUrdf(str(urdf))
+    loaded_model.inertias[2] = loaded_model.inertias[2] + payload
+    rng = np.random.default_rng(3)
+    t = np.arange(0.0, 16.0, 0.002)
+    files = {}
+    for name, robot in (("unloaded", model), ("loaded", loaded_model)):
+        phase = rng.uniform(0, 2 * np.pi, (2, 3))
+        w = 2 * np.pi * 0.25 * np.arange(1, 4)
+        q = np.einsum("jk,tjk->tj", np.full((2, 3), 0.4), np.sin(t[:, None, None] * w + phase))
+        dq = np.gradient(q, t, axis=0)
+        ddq = np.gradient(dq, t, axis=0)
+        data = robot.createData()
+        tau = np.array([pin.rnea(robot, data, *s) for s in zip(q, dq, ddq, strict=True)])
+        tau += rng.normal(0.0, 0.01, tau.shape)
+        columns = {"t": t, "q_j1": q[:, 0], "q_j2": q[:, 1], "tau_j1": tau[:, 0],
+                   "tau_j2": tau[:, 1]}  # fmt: skip
+        files[name] = tmp_path / f"{name}.csv"
+        np.savetxt(files[name], np.column_stack(list(columns.values())), delimiter=",",
+                   header=",".join(columns), comments="")  # fmt: skip
+    run_identify(urdf, [files["unloaded"]], out_dir=tmp_path / "robot")
+    result = run_payload(urdf, tmp_path / "robot" / "params.json", [files["loaded"]], "fore",
+                         unloaded=[files["unloaded"]])  # fmt: skip
+    assert abs(result.mass - 0.8) < 0.05 * 0.8, result.mass
+    assert np.all(np.isfinite(result.std["com"][:2])) and np.isnan(result.std["com"][2])
+    inertia_std = result.std["inertia"]
+    assert np.isfinite(inertia_std[2, 2]) and np.isnan(inertia_std[0, 0])
+    (said,) = [w for w in result.warnings if "undetermined" in w]
+    assert "com z, inertia xx" in said and "com x" not in said and "inertia zz" not in said

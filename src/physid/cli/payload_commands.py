@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -97,12 +98,13 @@ def payload(
     run.save(out)
     result = run.raw
     std = result.std
-    com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" for c, s in zip(
-        result.com_in_link, std["com"], strict=True))  # fmt: skip
+    com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" if math.isfinite(s) else "undetermined"
+                       for c, s in zip(result.com_in_link, std["com"], strict=True))  # fmt: skip
+    mass_std = f"{std['mass']:.4f}" if math.isfinite(std["mass"]) else "(undetermined)"
     click.echo(f"status: {result.status}")
     click.echo(
         f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
-        f"{std['mass']:.4f} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
+        f"{mass_std} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
     )
     click.echo(f"method: {result.method}")
     for warning in result.warnings:

@@ -31,7 +31,7 @@ from physid.offline.consistent import body_onto_cone, pseudo_inertia_expression,
 from physid.offline.least_squares import autocorrelation_robust_covariance
 from physid.offline.observations import observations_of
 from physid.offline.payload_pairing import pair_runs
-from physid.offline.uncertainty import delta_method_std
+from physid.offline.uncertainty import delta_method_std, quantity_jacobian
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel
 
@@ -115,6 +115,30 @@ def link_placement(model: RobotModel, link: str) -> tuple[str, pin.SE3]:
     if joint not in model.layout.body_joints:
         raise InputError(f"--link {link!r}: it does not move with any actuated joint")
     return joint, frame.placement
+
+
+LINK_QUANTITIES = ("mass", "com x", "com y", "com z", *(f"inertia {a}{b}" for a in "xyz"
+                                                       for b in "xyz"))  # fmt: skip
+
+
+def _unseen_quantities(
+    placement: pin.SE3, pi: np.ndarray, null: np.ndarray, scales: np.ndarray
+) -> np.ndarray:
+    """(13,) bool: the link-frame quantities (:data:`LINK_QUANTITIES`) that move along a
+    direction of the payload's parameters the data do not see (``null``: rows, the fit's unseen
+    directions in its ``scales``-scaled columns, the payload's ten first; those reaching the
+    payload as the ``undetermined`` source flag does). A SCARA's payload: its centre of mass
+    along the vertical axis and its tilting inertia were printed "-0.0 +- 0.0 mm" and up to
+    2,400 x the truth with std 1e-5, their delta-method std being 0 along those directions."""
+    null = np.asarray(null, float)
+    seen_by_payload = [row for row in null if np.abs(row[:10]).max() > 1e-3]
+    if not seen_by_payload:
+        return np.zeros(len(LINK_QUANTITIES), dtype=bool)
+    directions = np.array(seen_by_payload)[:, :10] / scales[:10]
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    jacobian = quantity_jacobian(lambda p: _link_quantities(p, placement), pi)
+    reach = np.abs(jacobian @ directions.T).max(axis=1)
+    return reach > 1e-6 * np.maximum(np.linalg.norm(jacobian, axis=1), 1e-300)
 
 
 def _link_quantities(pi: np.ndarray, placement: pin.SE3) -> np.ndarray:
@@ -220,7 +244,8 @@ def identify_payload(
     # the least-squares mass, before the consistent fit holds it >= 0: what the data say
     free_mass = (float(solution[0]), float(np.sqrt(max(covariance[0, 0], 0.0))))
     warnings = []
-    if mass_kg is None and abs(free_mass[0]) <= NO_PAYLOAD_SIGMA * free_mass[1]:
+    no_payload = mass_kg is None and abs(free_mass[0]) <= NO_PAYLOAD_SIGMA * free_mass[1]
+    if no_payload:
         # no mass: nothing has a centre or an inertia (the mass itself, ~0, is the data's)
         undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
         undetermined[1:] = True
@@ -236,6 +261,17 @@ def identify_payload(
     estimate = solution[:10] if pi is None else pi
     values = _link_quantities(estimate, placement)
     std = delta_method_std(lambda p: _link_quantities(p, placement), estimate, covariance[:10, :10])
+    unseen = _unseen_quantities(placement, estimate, Vt[~kept], scales)
+    std[unseen] = np.nan  # no spread along a direction the data never see: not measured
+    if no_payload:
+        std[1:] = np.nan  # said in the warning above
+    elif unseen.any():
+        warnings.append(
+            "the recordings leave these payload quantities undetermined (their motion never "
+            "shows them; the values are the fit's choice, not the payload's): "
+            + ", ".join(name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
+                        if u and not name.endswith(("yx", "zx", "zy")))  # fmt: skip
+        )
     if mass_kg is not None:
         std[0] = 0.0
     # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).

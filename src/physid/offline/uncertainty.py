@@ -259,15 +259,21 @@ def delta_method_std(
     """Delta-method standard deviations of ``quantities(pi)`` (a vector, e.g. mass, com and
     inertia about the com) for parameters ``pi`` (10,) with ``covariance`` (10, 10); the Jacobian
     by central differences, each step scaled to its parameter (and to the mass where it is 0)."""
+    jacobian = quantity_jacobian(quantities, pi)
+    variance = np.einsum("ia,ab,ib->i", jacobian, covariance, jacobian)
+    return np.sqrt(np.clip(variance, 0.0, None))
+
+
+def quantity_jacobian(quantities: Callable[[np.ndarray], np.ndarray], pi: np.ndarray) -> np.ndarray:
+    """Jacobian of ``quantities(pi)`` by central differences, each step scaled to its parameter
+    (and to the mass where it is 0)."""
     step = 1e-6 * np.maximum(np.abs(pi), 1e-6 * max(abs(pi[0]), 1e-3))
-    jacobian = np.column_stack(
+    return np.column_stack(
         [
             (quantities(pi + h * e) - quantities(pi - h * e)) / (2 * h)
             for h, e in zip(step, np.eye(len(pi)), strict=True)
         ]
     )
-    variance = np.einsum("ia,ab,ib->i", jacobian, covariance, jacobian)
-    return np.sqrt(np.clip(variance, 0.0, None))
 
 
 def body_uncertainties(
