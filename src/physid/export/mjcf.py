@@ -30,7 +30,7 @@ import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import InputError
-from physid.export.urdf import export_urdf, linear_friction
+from physid.export.urdf import ARMATURE_NOTE, export_urdf, linear_friction
 from physid.files.params_file import ParamsFile
 from physid.robot.collisions import overlapping_pairs
 
@@ -85,7 +85,7 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
 
         return MjcfExport(*export_into_mjcf(urdf, params, out))
     edited = export_urdf(urdf, params)
-    notes = [n for n in edited.notes if "(MJCF: joint armature)" not in n]
+    notes = [n for n in edited.notes if ARMATURE_NOTE not in n]  # MJCF holds it
     try:
         spec = mujoco.MjSpec.from_string(_for_mujoco(edited.to_string()))
     except ValueError as error:

@@ -40,11 +40,9 @@ from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
 from physid.robot.model import drake_rotors
 
 _MOVING = ("revolute", "continuous", "prismatic")
-_WHERE = {
-    "armature": "no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
-    "<drake:gear_ratio> in the joint's <transmission> actuator)",
-    "offset": "no URDF or MJCF field",
-}
+ARMATURE_NOTE = ("no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
+                 "<drake:gear_ratio> in the joint's <transmission> actuator)")  # fmt: skip
+_WHERE = {"armature": ARMATURE_NOTE, "offset": "no URDF or MJCF field"}
 
 
 @dataclass
