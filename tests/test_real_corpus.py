@@ -126,13 +126,15 @@ def test_ur10e_run_that_rests_for_a_third_of_its_rows(tmp_path):
 
 def _scale_named(tmp_path, urdf, joints, train: Signals, joint: str, factor: float) -> float:
     """Identify ``train`` with ``joint``'s torque times ``factor``: the status must be suspect
-    with the joint-scale reason; returns the scale that reason gives ``joint``."""
+    with the joint-scale reason (a flipped sign named as such); returns the scale that reason
+    gives ``joint``."""
     tau = train.tau.copy()
     tau[:, joints.index(joint)] *= factor
     path = write_contract_csv(tmp_path / "scaled.csv", joints, Signals(train.t, train.q, tau))
     result = physid.identify(urdf, path)
     assert result.status == "suspect"
     (reason,) = [r for r in result.raw.suspect if "not on the others' scale" in r]
+    assert ("sign flipped" in reason) == (factor == -1.0), reason
     return float(reason.split(f"'{joint}' x")[1].split()[0])
 
 
