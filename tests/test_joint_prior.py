@@ -177,6 +177,10 @@ def test_a_joint_that_never_moves_keeps_its_urdf_friction_and_armature():
     assert result.validation.relative_error < urdf.relative_error
     # held, they have no std, and their non-prior (a share of the torque over a noise column)
     # is not carried into the parameters they couple with through that noise
+    from physid.report.flags import parameters_at_bound
+
+    held = {model.layout.joint_term_index("joint_5", t) for t in ("fv", "fc", "Ia")}
+    assert not held & parameters_at_bound(result)  # held at the URDF's, not by the constraint
     std = result.theta_std
     terms = result.joint_prior.as_dict(model)["terms"]
     for term in ("fv", "fc", "Ia"):

@@ -28,17 +28,21 @@ MARGIN_RAISED = 10.0  # a configured consistency margin this many times the defa
 
 
 def parameters_at_bound(result: IdentificationResult) -> set[int]:
-    """Indices of standard parameters held at 0 by the consistent fit's ``>= 0`` constraint."""
+    """Indices of standard parameters held at 0 by the consistent fit's ``>= 0`` constraint (not
+    those held at their prior, a still joint's: the warning that says so names them; a SCARA's
+    still wrist was said to be held at the URDF's values and held at 0 by the constraint)."""
     model, theta = result.model, result.theta
     if theta is None:
         return set()
     prior = result.prior if result.prior is not None else model.prior_parameters()
     scales = parameter_scales(model, prior)
+    held = result.joint_prior.held if result.joint_prior is not None else None
     return {
         index
         for index, name in enumerate(model.layout.names)
         if name.rsplit(".", 1)[-1] in NON_NEGATIVE_TERMS
         and theta[index] <= AT_BOUND_RELATIVE * scales[index]
+        and not (held is not None and held[index])
     }
 
 
