@@ -492,18 +492,23 @@ def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_pat
     for name, seed in (("train", 3), ("held", 4)):
         _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=15.0, delay_s=0.008)
     judged = []
-    real = delay_choice._phase_choice
+    real = delay_choice._phase_scores
 
     def recorded(*args, **kwargs):
         judged.append(real(*args, **kwargs))
         return judged[-1]
 
-    monkeypatch.setattr(delay_choice, "_phase_choice", recorded)
+    monkeypatch.setattr(delay_choice, "_phase_scores", recorded)
     kept = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "kept")
-    assert len(judged) == 1 and judged[0].chosen == 1  # run by phase, and the delay wins there
+    (scores,) = judged  # run by phase, and the delay scores lower there
+    assert scores[1].total < scores[0].total
     assert kept["fit"]["torque_delay"]["compensated_s"] > 0.004
-    monkeypatch.setattr(delay_choice, "_phase_choice",
-                        lambda *a, **k: replace(real(*a, **k), chosen=0))  # fmt: skip
+
+    def losing(*args, **kwargs):  # the delay scoring higher on the folds by phase
+        none, late = real(*args, **kwargs)
+        return [none, replace(late, total=none.total * 1.01)]
+
+    monkeypatch.setattr(delay_choice, "_phase_scores", losing)
     refused = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "no")
     assert refused["fit"]["torque_delay"]["compensated_s"] == 0.0
     selection = refused["preprocessing"]["selection"]["torque delay compensated"]
