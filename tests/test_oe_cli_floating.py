@@ -156,3 +156,17 @@ def test_angles_in_degrees_are_refused(tmp_path):
     result = _run(tmp_path)
     assert result.exit_code == 2 and "are they in degrees?" in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_quaternion_logged_w_first_is_refused(go1_payload_walk, tmp_path):
+    """base_q* written w, x, y, z: the standing robot reads upside down with its feet on the
+    ground (an ANYmal so logged gave a 22,520 kg trunk with only a noise-model warning)."""
+    nominal, _, rec = go1_payload_walk
+    cols = contract_columns(nominal, rec)
+    x, y, z, w = (cols[f"base_q{a}"].copy() for a in "xyzw")
+    cols["base_qx"], cols["base_qy"], cols["base_qz"], cols["base_qw"] = w, x, y, z
+    (tmp_path / "go1.csv").write_text(table_csv_text(cols))
+    result = _run(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "put the base upside down while its feet touch the ground" in result.output
+    assert "a quaternion logged w, x, y, z" in result.output

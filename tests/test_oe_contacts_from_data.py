@@ -59,16 +59,22 @@ LEG_MJCF = """<mujoco model="leg">
 
 
 def test_radius_read_from_a_urdf_collision_sphere(tmp_path):
-    # front foot: a 21.5 mm sphere at the foot frame; rear: a sphere 5 mm off the frame
-    # (not a round foot centred there); the base's mesh is missing and must not matter
-    legs = LEG.format(n="front", x=0.2, cx=0, r=0.0215) + LEG.format(n="rear", x=-0.2, cx=0.005,
-                                                                      r=0.03)  # fmt: skip
+    # front foot: a 21.5 mm sphere at the foot frame; rear: a 30 mm sphere whose centre is 5 mm
+    # off the frame (ANYmal B's: 23.25 mm above it), the frame inside it: the foot rolls about
+    # that centre; a sphere that does not hold the frame (50 mm off a 30 mm sphere) is not the
+    # foot's. The base's mesh is missing and must not matter
+    legs = (LEG.format(n="front", x=0.2, cx=0, r=0.0215)
+            + LEG.format(n="rear", x=-0.2, cx=0.005, r=0.03)
+            + LEG.format(n="side", x=0.0, cx=0.05, r=0.03))  # fmt: skip
     path = tmp_path / "robot.urdf"
     path.write_text(LEG_URDF.format(legs=legs))
     model = load_urdf(path, floating_base=True)
-    found, failure = contact_spheres(path, model, ("front_foot", "rear_foot"))
-    assert failure is None
-    assert found == {"front_foot": pytest.approx(0.0215, abs=1e-12)}
+    found, failure = contact_spheres(path, model, ("front_foot", "rear_foot", "side_foot"))
+    assert failure is None and set(found) == {"front_foot", "rear_foot"}
+    assert found["front_foot"][0] == pytest.approx(0.0215, abs=1e-12)
+    assert np.all(found["front_foot"][1] == 0.0)
+    assert found["rear_foot"][0] == pytest.approx(0.03, abs=1e-12)
+    np.testing.assert_allclose(found["rear_foot"][1], [0.005, 0.0, 0.0], atol=1e-12)
 
 
 @pytest.mark.parametrize("radius", ["nan", "-0.02", "0"])
@@ -87,7 +93,7 @@ def test_radius_read_from_an_mjcf_sphere_geom(tmp_path):
     found, failure = contact_spheres(path, model, ("foot_site", "calf"))
     assert failure is None
     # the shin's sphere rides on the knee too, but 0.1 m above the calf frame: not a foot
-    assert found == {"foot_site": pytest.approx(0.023, abs=1e-12)}
+    assert set(found) == {"foot_site"} and found["foot_site"][0] == pytest.approx(0.023)
 
 
 def _rolling_go1(radius: float, rng: np.random.Generator, noise: float, n: int = 1000):
@@ -255,3 +261,27 @@ def test_fitted_defects_take_the_prior_parameter_error_out(go1_payload_walk):
     after = np.sqrt(np.mean(fitted_defects(problem, rec.x, theta) ** 2))
     assert before > 0.03 and after < 0.15 * before, (before, after)
     np.testing.assert_allclose(problem.dynamics.nominal_theta(), theta, atol=1e-12)
+
+
+def test_a_foot_rolls_about_its_spheres_centre(tmp_path):
+    """ANYmal B's foot sphere sits 23.25 mm above its foot frame: the contact was placed at the
+    frame (its trunk read 17.8 kg for 18.8 in MuJoCo; 19.09 kg with the contact at the centre).
+    The run's model gets the frame moved to the sphere's centre, except where a force sensor's
+    wrench is given at the frame."""
+    from physid.oe.soft_contacts import rolling_at_sphere_centres
+
+    legs = (LEG.format(n="front", x=0.2, cx=0.005, r=0.03)
+            + LEG.format(n="rear", x=-0.2, cx=0.004, r=0.03))  # fmt: skip
+    path = tmp_path / "robot.urdf"
+    path.write_text(LEG_URDF.format(legs=legs))
+    model = load_urdf(path, floating_base=True)
+    before = {f: model.frames[model.getFrameId(f)].placement.translation.copy()
+              for f in ("front_foot", "rear_foot")}  # fmt: skip
+    found, _ = contact_spheres(path, model, ("front_foot", "rear_foot"))
+    notes = rolling_at_sphere_centres(model, {f: o for f, (_, o) in found.items()}, {"rear_foot"})
+    moved = model.frames[model.getFrameId("front_foot")].placement.translation
+    np.testing.assert_allclose(moved - before["front_foot"], [0.005, 0.0, 0.0], atol=1e-12)
+    kept = model.frames[model.getFrameId("rear_foot")].placement.translation
+    np.testing.assert_array_equal(kept, before["rear_foot"])
+    assert "front_foot: the foot rolls about its collision sphere's centre, 5 mm" in notes[0]
+    assert "rear_foot" in notes[1] and "the contact stays at the frame" in notes[1]

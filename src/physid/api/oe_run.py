@@ -63,6 +63,7 @@ def oe_estimate(
     sensor_msgs/Imu topic (default ``"auto"``: the only one, for a floating base; None: none)
     and ``wrench_topics`` its geometry_msgs/WrenchStamped topics (``ft_<frame_id>_*``)."""
     import dataclasses
+    import time
 
     from physid.errors import InputError
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
@@ -138,6 +139,12 @@ def oe_estimate(
                 notes.append(f"{label}: not using {reason}")
         meas = dataclasses.replace(meas, wrench=usable or None)
         recording = dataclasses.replace(recording, measurements=meas)
+    if floating and recording.contact_flags is None:
+        notes.append(
+            f"{label}: no contact_<frame> columns: the robot is modelled in free flight, no "
+            "foot on the ground; a legged robot that stands or walks needs its feet's contact "
+            "flags (docs/oe.md; an ANYmal's were left out: a 66,730 kg trunk)"
+        )
     if floating and meas.base_velocity is None and meas.accelerometer is None:
         notes.append(
             f"{label}: no base_v* or acc_* columns: the base's linear velocity is observed "
@@ -180,10 +187,14 @@ def oe_estimate(
     theta0 = problem.dynamics.nominal_theta()
     bias_rounds = None
     if recording.measurements.accelerometer is not None and imu["estimate_bias"]:
+        started = time.perf_counter()
         bias_rounds = solve_with_accelerometer_bias(
             problem, xs, ws, theta0, options, progress=progress
         )
-        result = bias_rounds.result
+        # every round's iterations and time, not the last round's ("converged (2 iterations,
+        # 8.0 s)" after 28 iterations and 92 s)
+        result = dataclasses.replace(bias_rounds.result, iterations=bias_rounds.iterations,
+                                     solve_time=time.perf_counter() - started)  # fmt: skip
     else:
         result = solve(problem, xs, ws, theta0, options, progress=progress)
     provenance = {
@@ -240,7 +251,9 @@ def oe_estimate(
             f"the noise model does not fit the data (reduced chi-square "
             f"{result.chi2_reduced:.3g}: residuals about {np.sqrt(result.chi2_reduced):.2g}x "
             "the standard deviations given); the reported standard deviations are widened by "
-            f"that factor (std_inflation {result.std_inflation:.3g} in all), but the estimate "
+            "that factor, and by the residuals' serial correlation: "
+            f"x{np.sqrt(result.std_inflation):.3g} in all (result.json std_inflation "
+            f"{result.std_inflation:.3g} is the variance factor), but the estimate "
             "may be biased: check the contact flags, the noise config and the commands "
             "(docs/oe.md, 'Checking the fit')"
         )
@@ -275,7 +288,7 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
     :func:`physid.oe.soft_contacts.choose_radius`, with a note) and what was given of both
     (``record["contact_change"]`` is left for the data to fill when the config has none)."""
     from physid.oe.measurements import NoiseStd
-    from physid.oe.soft_contacts import choose_radius
+    from physid.oe.soft_contacts import choose_radius, rolling_at_sphere_centres
 
     soft: dict = {}
     noise = dict(noise)
@@ -296,6 +309,10 @@ def _soft_contact_inputs(  # noqa: ANN001 - urdf: PathLike, model: pin.Model, re
         urdf, model, recording.contact_frames, recording.contact_flags, meas, recording.dt
     )
     notes.append(f"contacts.radius chosen ({soft['radius']['source']}): {soft['radius']['detail']}")
+    centres = soft["radius"].pop("centres", None)
+    if centres:
+        notes.extend(rolling_at_sphere_centres(model, centres, set(meas.wrench or ())))
+        soft["radius"]["centre_offsets_m"] = {f: o.tolist() for f, o in centres.items()}
     return noise, radius, soft
 
 

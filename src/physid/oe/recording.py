@@ -201,7 +201,9 @@ def read_recording(
         return OERecording(t, dt, tau[:-1], meas, unknown, regridded_from=regridded)
     base = read_base_signals(cols, path)
     frames, flags = read_contacts(cols, model, path)
-    from physid.oe.recording_floating import ACC, GYRO, POS, QUAT, VEL
+    from physid.oe.recording_floating import ACC, GYRO, POS, QUAT, VEL, check_upright
+
+    check_upright(base["base_quat"], flags, path)
 
     used |= set(QUAT + GYRO + VEL + POS + ACC) | {"contact_" + f for f in frames}
     q[:, :3], q[:, 3:7] = base["base_position"], base["base_quat"]

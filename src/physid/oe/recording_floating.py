@@ -79,6 +79,30 @@ def read_contacts(
     return frames, np.column_stack([np.asarray(cols[c]) > 0.5 for c in names])
 
 
+# The base's z axis this far below the horizontal (its world-z component, averaged over the rows
+# with a foot in contact) while feet touch the ground: no legged robot stands so
+UPSIDE_DOWN = -0.5
+
+
+def check_upright(quat: NDArray, flags: NDArray[np.bool_] | None, path: str) -> None:
+    """An InputError when the orientation columns put the base upside down while its feet are
+    in contact: the quaternion logged w, x, y, z (a level base then reads as turned half a turn
+    about x) or an IMU mounted upside down. An ANYmal so logged read a 22,520 kg trunk, with
+    only a noise-model warning."""
+    if flags is None or not flags.any(axis=1).any():
+        return
+    quat = np.asarray(quat, float)[flags.any(axis=1)]
+    up = float(np.mean(1.0 - 2.0 * (quat[:, 0] ** 2 + quat[:, 1] ** 2)))  # R[2, 2], x y z w
+    if up < UPSIDE_DOWN:
+        raise InputError(
+            f"the base_q* columns put the base upside down while its feet touch the ground "
+            f"(its z axis at {up:.2f} of the vertical, on average over the rows in contact): "
+            "a quaternion logged w, x, y, z (physid reads base_qx, base_qy, base_qz, base_qw), "
+            "or an IMU mounted upside down?",
+            source=path,
+        )
+
+
 def base_columns(xs: NDArray, nq: int) -> dict[str, NDArray]:
     """Estimated base pose and velocity (base frame) of states ``xs`` as trajectory columns."""
     out = {n: xs[:, i] for i, n in enumerate(POS)}

@@ -20,8 +20,9 @@ projection is taken out once (one QR), and each ``c`` costs a small least square
 
 Robots that barely accelerate (slow, quasi-static excitation) give a flat curve: nothing is
 said then; nor on robots whose moving joints gravity does not load (a SCARA: its quill's
-constant weight is one column with its offset), which leave no mass tied to gravity. The check is one-sided in practice: stamps too *short* (the motion looks faster than
-it was) inflate the inertial torques against gravity, which no inertia can undo (simulated arm,
+constant weight is one column with its offset), which leave no mass tied to gravity. The
+check is one-sided in practice: stamps too *short* (the motion looks faster than it was)
+inflate the inertial torques against gravity, which no inertia can undo (simulated arm,
 stamps x0.5: 23 % better at the right scale); stamps too *long* shrink them, and larger free
 inertias undo most of it (x2: the right scale fits best, by 3.5 %, under the threshold; the
 KUKA file 2 x2: by 0.1 %). A recording stamped too slowly still passes unnoticed.
