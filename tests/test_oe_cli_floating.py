@@ -61,6 +61,10 @@ def test_oe_floating_go1_payload(go1_payload_walk, tmp_path):
     assert torso["source"]["mass"] == "data" and abs(torso["mass"] - truth.mass) < 0.03 * payload
     assert abs(torso["mass"] - truth.mass) < 4 * torso["std"]["mass"]
     assert res["inputs"]["contact_frames"] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+    # what the trunk carries beyond the robot file's trunk, said (a legged team's payload)
+    urdf_mass = load_model(GO1, floating=True).inertias[1].mass
+    (said,) = [line for line in result.output.splitlines() if "carried beyond" in line]
+    assert f"{torso['mass'] - urdf_mass:+.4g} +- " in said, said
     header = (tmp_path / "out" / "trajectory.csv").read_text().partition("\n")[0].split(",")
     assert {"base_x", "base_qw", "gyro_z", "base_vx", "q_FL_calf_joint"} <= set(header)
     assert (tmp_path / "out" / "report.png").stat().st_size > 10_000

@@ -102,6 +102,8 @@ def oe_estimate(
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
     model = load_robot_file(urdf, floating_base=floating)
     refuse_coupled_mjcf(model, urdf)
+    file_masses = {b: float(model.inertias[model.getJointId(b)].mass) for b in bodies
+                   if model.existJointName(b)}  # fmt: skip
     notes: list[str] = []
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
@@ -266,6 +268,14 @@ def oe_estimate(
                 "joints or record motion that separates them (docs/oe.md)"
             )
     summary = result.body_summary()
+    for body, values in summary.items():  # a legged team's payload is this difference
+        if body in file_masses and np.isfinite(values["std"]["mass"]):
+            change, std = values["mass"] - file_masses[body], values["std"]["mass"]
+            notes.append(
+                f"{body}: {values['mass']:.4g} +- {std:.2g} kg against the robot file's "
+                f"{file_masses[body]:.4g} kg: {change:+.4g} +- {std:.2g} kg carried beyond the "
+                "file's body (a payload, if the file's is the bare robot)"
+            )
     masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in summary.items())
     message = f"{masses}; {result.iterations} iterations"
     return Outcome(
