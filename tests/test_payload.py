@@ -8,6 +8,7 @@ Sensors: 18-bit encoders, 0.3 N m torque noise, 1 kHz.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pinocchio as pin
@@ -220,8 +221,12 @@ def test_a_payload_on_another_link_is_named(payload_case):
         unloaded=[files["unloaded"]],
     )  # fmt: skip
     assert result.status.startswith("suspect"), result.status
-    assert "a payload on link_6 leaves 1.4" in result.status
-    assert "against 28.5 % on link_3: is the payload on another link?" in result.status
+    found = re.search(r"a payload on link_6 leaves ([\d.]+) % of the loaded torque unexplained "
+                      r"against ([\d.]+) % on link_3: is the payload on another link\?",
+                      result.status)  # fmt: skip
+    assert found is not None, result.status
+    elsewhere, given = map(float, found.groups())  # measured 1.4 and 28.5 %
+    assert elsewhere < 2.0 and given > 20.0
 
 
 PLANAR_URDF = """<?xml version="1.0"?>
