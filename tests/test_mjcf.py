@@ -492,23 +492,23 @@ def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_pat
     for name, seed in (("train", 3), ("held", 4)):
         _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=15.0, delay_s=0.008)
     judged = []
-    real = delay_choice._phase_scores
+    real = delay_choice._phase_score
 
     def recorded(*args, **kwargs):
         judged.append(real(*args, **kwargs))
         return judged[-1]
 
-    monkeypatch.setattr(delay_choice, "_phase_scores", recorded)
+    monkeypatch.setattr(delay_choice, "_phase_score", recorded)
     kept = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "kept")
-    (scores,) = judged  # run by phase, and the delay scores lower there
-    assert scores[1].total < scores[0].total
+    none, late = judged  # run by phase, and the delay scores lower there
+    assert none.label == "none" and late.total < none.total
     assert kept["fit"]["torque_delay"]["compensated_s"] > 0.004
 
-    def losing(*args, **kwargs):  # the delay scoring higher on the folds by phase
-        none, late = real(*args, **kwargs)
-        return [none, replace(late, total=none.total * 1.01)]
+    def losing(label, *args, **kwargs):  # the delay scoring higher on the folds by phase
+        score = real(label, *args, **kwargs)
+        return score if label == "none" else replace(score, total=10.0)
 
-    monkeypatch.setattr(delay_choice, "_phase_scores", losing)
+    monkeypatch.setattr(delay_choice, "_phase_score", losing)
     refused = _identified(arm, tmp_path / "train.csv", tmp_path / "held.csv", tmp_path / "no")
     assert refused["fit"]["torque_delay"]["compensated_s"] == 0.0
     selection = refused["preprocessing"]["selection"]["torque delay compensated"]

@@ -37,11 +37,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from physid.files.config import IdentifyConfig
-from physid.offline.choices import excited_columns, fit_context
+from physid.offline.choices import FitContext, excited_columns, fit_context
 from physid.offline.consistent import ConsistentProblem
-from physid.offline.crossval import CVScore, cv_score
+from physid.offline.crossval import CVScore, cv_score, raw_rows
 from physid.offline.delay import MAX_DELAY_S, compensated, estimate_delay
-from physid.offline.folds import FoldPlan
+from physid.offline.folds import FoldPlan, store_systems
 from physid.offline.least_squares import least_squares
 from physid.offline.selection import Choice, choose
 from physid.offline.training import TrainingData, observe_candidate
@@ -102,8 +102,8 @@ def choose_delay(
     note(f"torque delay {1e3 * delay:.3g} ms: observing the training data with it compensated")
     shifted = [compensated(r, delay) for r in train]
 
+    context = fit_context(model, training, config, base, problem)
     if score is None:
-        context = fit_context(model, training, config, base, problem)
         score = cv_score("none", model, training.folds, training.rows, context.fit())
     # observed once, in full: the model's deadband is chosen already, so a scoring pass would
     # build the same regressor and a kept delay needed a second pass (the TX40's 1.2 CPU s)
@@ -122,8 +122,11 @@ def choose_delay(
         return DelayChoice(training, train, 0.0, choice)
     phase = FoldPlan.by_phase(train)
     if phase is not None:
-        unseen = _phase_scores(model, config, training, train, shifted, phase, problem, note,
-                               scores[1].label)  # fmt: skip
+        note("torque delay on folds by phase")
+        unseen = [_phase_score(name, model, phase, data, recordings, fitting)
+                  for name, data, recordings, fitting in (
+                      ("none", training, train, context),
+                      (scores[1].label, late, shifted, late_context))]  # fmt: skip
         if unseen[1].total >= unseen[0].total:
             listed = ", ".join(f"{s.label} {100 * s.total:.3g} %" for s in unseen)
             reason = (f"the conservative choice: {scores[1].label} wins the time blocks but not "
@@ -134,28 +137,19 @@ def choose_delay(
     return DelayChoice(observed.training(0, extras=gravity_regressors), shifted, delay, choice)
 
 
-def _phase_scores(
-    model: RobotModel,
-    config: IdentifyConfig,
-    training: TrainingData,
-    train: list[Recording],
-    shifted: list[Recording],
-    phase: FoldPlan,
-    problem: ConsistentProblem,
-    note: Callable[[str], None],
+def _phase_score(
     label: str,
-) -> list[CVScore]:
-    """The cross-validated scores on folds by ``phase`` (module docstring) of the recordings as
-    logged (``train``) and of their motion read earlier (``shifted``, the delay ``label``). The
-    delay must not lose there; a win beyond their spread is not asked (the quarters of a period
+    model: RobotModel,
+    phase: FoldPlan,
+    training: TrainingData,
+    recordings: list[Recording],
+    context: FitContext,
+) -> CVScore:
+    """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (the
+    observations of ``recordings``, refolded: no second pass over the recordings). The delay
+    must not lose there; a win beyond the folds' spread is not asked (quarters of a period
     differ more than time blocks do: a UR5 in MuJoCo logged after its step, a true lead of the
     torque, won them by 0.09 points with a larger spread)."""
-    base = base_parameters(model)
-    scores = []
-    for name, recordings in (("none", train), (label, shifted)):
-        note(f"torque delay on folds by phase ({name})")
-        candidate = observe_candidate(model, config, training.preprocessing, recordings, phase,
-                                      gravity_regressors=False, note=note).training(0)  # fmt: skip
-        context = fit_context(model, candidate, config, base, problem)
-        scores.append(cv_score(name, model, candidate.folds, candidate.rows, context.fit()))
-    return scores
+    folds = store_systems(training.store, phase, training.system.fitted)
+    rows = raw_rows(model, recordings, training.preprocessing.filter, phase)
+    return cv_score(label, model, folds, rows, context.fit())
