@@ -480,7 +480,7 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
 
 
 def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_path, monkeypatch):
-    """A run that repeats its motion (3 periods of 5 s): time blocks all hold the motion the
+    """A run that repeats its motion (2.1 periods of 5 s): time blocks all hold the motion the
     others repeat, so a shift that fits this excitation's misfit wins them all; a dual-arm
     robot in MuJoCo (synchronous torques) kept -4.97 ms that way and read 2.45 % held out
     against 2.14 % without it, while the folds by phase rejected it (2.28 against 2.23 %). A
@@ -490,7 +490,7 @@ def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_pat
 
     truth = mujoco.MjModel.from_xml_path(str(arm))
     for name, seed in (("train", 3), ("held", 4)):
-        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=15.0, delay_s=0.008)
+        _recording(tmp_path / f"{name}.csv", truth, seed=seed, seconds=10.5, delay_s=0.008)
     judged = []
     real = delay_choice._phase_score
 
