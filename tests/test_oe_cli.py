@@ -44,6 +44,7 @@ def _write_recording(path, with_extra=False, wrench_std=None, tau_scale=1.0, jit
         cols |= {f"ft_{BODY}_{axis}": noisy[:, i] for i, axis in enumerate(WRENCH_AXES)}
     if with_extra:
         cols["temperature"] = np.zeros_like(rec.t)
+        cols["bus_voltage"] = np.full_like(rec.t, 48.0)
     if jitter:  # stamps up to jitter * dt early (the first exact), signals sampled there
         early = jitter * rec.dt * np.random.default_rng(9).uniform(size=rec.t.size)
         early[0] = 0.0
@@ -76,7 +77,8 @@ def test_oe_command_writes_params_and_result(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "ignoring unknown column temperature" in result.output
+    # one note for all of them (an ANYmal's log printed 27 lines)
+    assert "ignoring unknown columns bus_voltage, temperature" in result.output
     params = json.loads((out / "params.json").read_text())
     assert params["format"] == "physid.params/1"
     body = params["bodies"][BODY]  # identify's per-body layout (issue 28 item 9)

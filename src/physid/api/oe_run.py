@@ -115,8 +115,10 @@ def oe_estimate(
     recording = read_recording(source if isinstance(source, Table) else str(data), model,
                                angles_in_degrees=degrees)  # fmt: skip
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
-    for name in recording.unknown_columns:
-        notes.append(f"{label}: ignoring unknown column {name}")
+    if recording.unknown_columns:  # one note, not one per column (27 on an ANYmal's log)
+        listed = recording.unknown_columns
+        notes.append(f"{label}: ignoring unknown column{'s' if len(listed) > 1 else ''} "
+                     f"{', '.join(listed)}")  # fmt: skip
     if recording.regridded_from is not None:
         notes.append(
             f"{label}: time stamps jitter by more than 1 % of the median step: "
