@@ -114,8 +114,9 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
     assert result.exit_code == 0, result.output
     assert f"relative error {100 * overall['relative_error']:.2f} %" in result.output
     joint_3 = 100 * overall["relative_error_per_joint"]["joint_3"]
-    assert f"joint_3 {joint_3:.2f} % (RMSE {overall['rmse']['joint_3']:.3g})" in result.output
+    assert f"joint_3 {joint_3:.2f} % (RMSE {overall['rmse']['joint_3']:.3g} N m)" in result.output
     assert json.loads(bare.read_text())["suspect_reasons"] == []
+    assert json.loads(bare.read_text())["torque_units"]["joint_3"] == "N m"
     # validate checks the recordings as identify does: stamps halved, the cause is named
     table = trajectory_csv_text(arm_recording_with_time(validation, 0.5))
     (tmp_path / "fast.csv").write_text(table)

@@ -62,7 +62,7 @@ from physid.recordings.trajectory import (
     unlogged_torque_joints,
 )
 from physid.report.identification import write_identification
-from physid.robot.model import RobotModel, with_gravity
+from physid.robot.model import RobotModel, is_revolute, with_gravity
 from physid.robot.regressor import base_parameters
 
 Progress = Callable[[str], None]
@@ -401,6 +401,8 @@ class ValidationReport:
     # why the recordings look wrong though well formed (physid.offline.suspect), as identify
     # checks its own: a large error on data with a wrong time scale or torque sign names it
     suspect_reasons: tuple[str, ...] = ()
+    # each joint's torque unit: "N m", or "N" for a prismatic joint (its RMSE is in it)
+    units: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -412,6 +414,7 @@ class ValidationReport:
             "torque_delay_compensated_s": self.torque_delay_s,
             "warnings_from_data": list(self.warnings_from_data),
             "suspect_reasons": list(self.suspect_reasons),
+            "torque_units": dict(self.units),
         }
 
 
@@ -543,8 +546,9 @@ def run_validate(
     data_warnings += tuple(untrained_motion_warnings(params, model, trajectories))
     note("checking the recordings")
     suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too
+    units = {j: "N m" if is_revolute(model, j) else "N" for j in model.joint_names}
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings, delay_s, suspect)  # fmt: skip
+                            data_warnings, delay_s, suspect, units)  # fmt: skip
 
 
 def untrained_motion_warnings(

@@ -233,7 +233,8 @@ def validate_command(
         unscored = [j for j in metrics["rmse"] if j not in scored]
         click.echo(
             "  per joint: "
-            + ", ".join(f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g})" for j, v in scored.items())
+            + ", ".join(f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g} {report.units.get(j, '')})"
+                        for j, v in scored.items())  # fmt: skip
             + (f"; not scored (torque not fitted): {', '.join(unscored)}" if unscored else "")
         )
     for warning in report.warnings_from_data:
