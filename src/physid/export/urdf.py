@@ -159,18 +159,6 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
     return export
 
 
-def _drake_rotor_inertia(root: ET.Element, joint: str, armature: float, source: str) -> bool:
-    """Write ``armature`` into the ``<drake:rotor_inertia>`` of ``joint``'s transmission
-    actuator as ``armature / gear_ratio^2`` (:func:`physid.robot.model.drake_rotors`); False
-    where the URDF has no such tag."""
-    found = drake_rotors(root, source).get(joint)
-    if found is None:
-        return False
-    rotor, ratio = found
-    rotor.set("value", repr(float(armature) / ratio**2))
-    return True
-
-
 def offset_note(params: ParamsFile, name: str, offset: float) -> str:
     """The note for a joint's torque offset, which neither URDF nor MJCF can hold: with its share
     of the joint's RMS torque where ``params.json`` records it (``joint_prior.torque_rms``), since
@@ -212,7 +200,9 @@ def linear_friction(params: ParamsFile, name: str, notes: list[str]) -> dict[str
 
 
 def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> None:
-    root = export.tree.getroot()
+    # a URDF written for Drake holds an armature as its transmission's rotor inertia, which
+    # Drake reflects as rotor_inertia * gear_ratio^2 (physid.robot.model.drake_rotors)
+    rotors = drake_rotors(export.tree.getroot(), export.source)
     for name in params.joints:
         joint = joints.get(name)
         if joint is None or joint.get("type") not in _MOVING:
@@ -231,9 +221,10 @@ def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> 
                 dynamics = ET.SubElement(joint, "dynamics")
             for key, value in values.items():
                 dynamics.set(key, repr(float(value)))
-        written = "armature" in terms and _drake_rotor_inertia(root, name, terms["armature"],
-                                                               export.source)  # fmt: skip
-        if terms.get("armature") and not written:
+        if "armature" in terms and name in rotors:
+            rotor, ratio = rotors[name]
+            rotor.set("value", repr(float(terms["armature"]) / ratio**2))
+        elif terms.get("armature"):
             export.notes.append(f"joint {name}: armature {terms['armature']:.6g}: "
                                 f"{_WHERE['armature']}")  # fmt: skip
         if terms.get("offset"):
