@@ -30,7 +30,7 @@ from physid.files.params_file import (
     require_sections,
     standard_parameters,
 )
-from physid.offline.crossval import sampled_positions
+from physid.offline.crossval import moving_in
 from physid.offline.delay import compensated
 from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.offline.payload import PayloadResult, identify_payload
@@ -44,7 +44,6 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.suspect import absent_gravity_reasons, suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
-from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -562,7 +561,7 @@ def untrained_motion_warnings(
     still = {name.rsplit(".", 1)[0] for name, why in held.items() if why == STILL_REASON}
     if not still or not recordings:
         return []
-    moving = np.any([moving_joints(sampled_positions(r)[1]) for r in recordings], axis=0)
+    moving = moving_in(recordings)
     named = [j for k, j in enumerate(model.joint_names) if j in still and moving[k]]
     if not named:
         return []

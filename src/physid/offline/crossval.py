@@ -164,6 +164,12 @@ def rest_intervals(recording: Recording) -> np.ndarray:
 REST_ROWS = 200_000  # positions read for finding rests (every k-th row of a longer recording)
 
 
+def moving_in(recordings: list[Recording]) -> np.ndarray:
+    """(n,) bool: the joints that move beyond their position noise in any of ``recordings``
+    (:func:`~physid.recordings.glitches.moving_joints` of their sampled positions)."""
+    return np.any([moving_joints(sampled_positions(r)[1]) for r in recordings], axis=0)
+
+
 def sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
     """Stamps and positions of at most :data:`REST_ROWS` evenly spread rows, a recording on
     disk read block by block."""

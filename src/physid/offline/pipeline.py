@@ -27,7 +27,7 @@ from physid.offline.consistent import (
     ConsistentProblem,
     consistent_least_squares,
 )
-from physid.offline.crossval import raw_rows, sampled_positions
+from physid.offline.crossval import moving_in, raw_rows
 from physid.offline.deadband import friction_model_std
 from physid.offline.delay import DelayEstimate, compensated, estimate_delay
 from physid.offline.delay_choice import choose_delay
@@ -86,7 +86,6 @@ from physid.offline.uncertainty import (
     prior_limited_sources,
 )
 from physid.offline.windows import Recording, missing_derivatives
-from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import preview
 from physid.robot.model import RobotModel, gravity_of
 from physid.robot.regressor import BaseParameters, base_parameters, data_rank_deficiency
@@ -429,7 +428,7 @@ def _identify(
     store, system = training.store, training.system
     note("base parameters")
     base = base_parameters(model)
-    moving = np.any([moving_joints(sampled_positions(r)[1]) for r in train], axis=0)
+    moving = moving_in(train)
     still = still_joints(model, store, moving)
     excited = _excited(system, base, tuple(still))
     columns = base.independent[excited]

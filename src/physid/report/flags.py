@@ -36,13 +36,13 @@ def parameters_at_bound(result: IdentificationResult) -> set[int]:
         return set()
     prior = result.prior if result.prior is not None else model.prior_parameters()
     scales = parameter_scales(model, prior)
-    held = result.joint_prior.held if result.joint_prior is not None else None
+    held = set() if result.joint_prior is None else set(np.flatnonzero(result.joint_prior.held))
     return {
         index
         for index, name in enumerate(model.layout.names)
         if name.rsplit(".", 1)[-1] in NON_NEGATIVE_TERMS
         and theta[index] <= AT_BOUND_RELATIVE * scales[index]
-        and not (held is not None and held[index])
+        and index not in held
     }
 
 
