@@ -31,7 +31,7 @@ from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel, is_revolute
 
 CONSTANT_LOAD = 0.1  # the gravity force's std below this share of its mean: a constant load
-FLIPPED_RATIO = -0.5  # mean measured / mean URDF gravity force of a flipped sign
+FLIPPED_RATIO = -0.5  # measured force at zero speed / mean URDF gravity force of a flipped sign
 # ... of a lift whose force carries the URDF's weight: the range of a plausible moving mass
 # (physid.offline.plausibility.MOVING_MASS_RANGE), which is what the lift weighs (a TIAGo-like
 # lift logged x0.5 read 0.51 x, and the moving mass came out 0.56 x the truth)
@@ -72,35 +72,38 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
 
 
 def lift_sign_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
-    """A reason when a lift's mean force runs against its URDF weight (:data:`FLIPPED_RATIO`)."""
+    """A reason when a lift's force at zero speed runs against its URDF weight
+    (:data:`FLIPPED_RATIO`)."""
     flipped = [f"'{joint}' {measured:.4g} N against {weight:.4g} N"
                for joint, (measured, weight) in lift_loads(model, trajectory).items()
                if measured / weight < FLIPPED_RATIO]  # fmt: skip
     if not flipped:
         return None
     return (
-        "a lift's force runs against the weight the URDF puts on it (mean measured force "
+        "a lift's force runs against the weight the URDF puts on it (measured force at zero speed "
         f"{', '.join(flipped)}): its torque sign is flipped (a counterbalance never pushes up "
         "twice the weight)"
     )
 
 
 def lift_load_warnings(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
-    """A warning per lift whose mean force over the recordings leaves :data:`LOAD_RANGE` x its
-    URDF weight (and is not flipped: :func:`lift_sign_reason` says that)."""
-    sums: dict[str, np.ndarray] = {}
+    """A warning per lift whose force at zero speed, averaged over the recordings in which it
+    moves, leaves :data:`LOAD_RANGE` x its URDF weight (and is not flipped:
+    :func:`lift_sign_reason` says that)."""
+    loads: dict[str, list[tuple[float, float]]] = {}
     for trajectory in trajectories:
         for joint, pair in lift_loads(model, trajectory).items():
-            sums[joint] = sums.get(joint, np.zeros(2)) + np.asarray(pair)
+            loads.setdefault(joint, []).append(pair)
     warnings = []
-    for joint, (measured, weight) in sums.items():
+    for joint, pairs in loads.items():
+        measured, weight = np.mean(pairs, axis=0)
         ratio = measured / weight
         if ratio < FLIPPED_RATIO or LOAD_RANGE[0] <= ratio <= LOAD_RANGE[1]:
             continue
         warnings.append(
             f"the lift '{joint}' carries {ratio:.2g} x the weight the URDF puts on it (its force "
-            f"at zero speed over the training recordings, {measured / len(trajectories):.4g} N "
-            f"against {weight / len(trajectories):.4g} N): the URDF's masses above it are not "
+            f"at zero speed over the training recordings, {measured:.4g} N against "
+            f"{weight:.4g} N): the URDF's masses above it are not "
             "the robot's, a counterbalance or a self-locking screw carries part of the weight, "
             "or its force is on another scale than the other joints' (a unit, a drive gain); "
             "the masses above it cannot be read from it, and its offset and the masses share "
