@@ -479,3 +479,33 @@ def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
                                          "payload: {joint: extend, mass: 1}\n")  # fmt: skip
     code, stderr, _ = fit("currents.csv", "--config", str(tmp_path / "gains.yaml"))
     assert code == 2 and "simfit does not estimate drive gains" in stderr
+
+
+def test_a_long_recording_is_fitted_first_on_every_other_window_to_the_same_values(monkeypatch):
+    """A recording of 60 windows or more is fitted on every k-th window first, then on all
+    (physid.simfit.stages): the two-stage fit must land where the one-stage fit lands, within a
+    small share of the parameters' standard deviations, and on the truth."""
+    from physid.simfit import stages
+    from physid.simfit.fit import fit_simulator
+
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    run = simulate_arm(truth, 6.0, 3)
+    start = ARM.replace('damping="0.8"', 'damping="1.6"').replace('damping="0.15"', 'damping="0.3"')
+
+    def fit():
+        return fit_simulator(mujoco.MjModel.from_xml_string(start), [run], fields=("damping",),
+                             window_s=0.1)  # fmt: skip
+
+    staged = fit()
+    monkeypatch.setattr(stages, "COARSE_WINDOWS", 10_000)
+    single = fit()
+    assert [s["windows"] for s in staged.solver["stages"]] == [30, 60]
+    assert [s["windows"] for s in single.solver["stages"]] == [60]
+    assert staged.solver["evaluations"] == sum(s["evaluations"] for s in staged.solver["stages"])
+    assert staged.status == single.status == "ok"
+    for name, entry in single.parameters.items():
+        other = staged.parameters[name]
+        assert abs(other["value"] - entry["value"]) <= 0.2 * entry["std"], name
+        assert other["std"] == pytest.approx(entry["std"], rel=0.05), name
+    for joint, value in {"shoulder_pan": 0.8, "shoulder_lift": 0.8, "elbow": 0.15}.items():
+        assert staged.parameters[f"{joint}.damping"]["value"] == pytest.approx(value, rel=0.02)

@@ -77,7 +77,9 @@ def register(group: click.Group) -> None:
     show_default=True,
     type=int,
     callback=number_in(*SIMFIT["max_evaluations"]),
-    help="Budget of residual evaluations, 5-10000 (each a batched rollout of every window).",
+    help="Budget of residual evaluations, 5-10000 (each a batched rollout of every window; "
+    "on 60 windows or more the coarse first stage's, on every k-th window, count too and take "
+    "at most half).",
 )
 @click.option(
     "--config",

@@ -154,6 +154,7 @@ def solve(
     secant_steps: int = 0,
     std_of: Callable[[Normal, float], np.ndarray] | None = None,
     std_tolerance: float = 0.1,
+    final_jacobian: bool = True,
 ) -> Solution:
     """Minimise ``0.5 |r(x, d)|^2`` over ``lower <= x <= upper`` and free offsets ``d``
     (module docstring). ``evaluate`` gives the residual blocks of a point, ``jacobian`` the
@@ -167,7 +168,9 @@ def solve(
     parameter by at most ``std_tolerance`` of its standard deviation: the minimum the local
     model predicts is closer than the data can tell apart, and more iterations would only
     polish digits (measured on the real UR10e: the last 37 of 79 evaluations moved the
-    held-out shooting error by 0.15 %)."""
+    held-out shooting error by 0.15 %). Without ``final_jacobian`` a solve that ends on a
+    secant Jacobian keeps it (the solution's ``normal`` then describes no standard deviation:
+    for a stage whose only product is where the next one starts)."""
     lower, upper = bounds
     x, d = np.clip(x0, lower, upper), offsets0.copy()
     current = jacobian(x, d, evaluate(x, d))
@@ -246,7 +249,7 @@ def solve(
                 break
         if status is None and nfev >= max_nfev:
             status, message = 0, "the evaluation budget was used up"
-    if secants:  # the standard deviations need a Jacobian of the solution, not a secant one
+    if secants and final_jacobian:  # the standard deviations need a finite-difference one
         current = jacobian(x, d, current)
         njev += 1
         final = Normal.of(current)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.numerics.condensed_lm import Solution, parameter_std, solve
+from physid.numerics.condensed_lm import Solution, parameter_std
 from physid.simfit.contacts import recorded_contacts_note
 from physid.simfit.initial import apply_start, initial_values
 from physid.simfit.problem import (
@@ -42,12 +42,12 @@ from physid.simfit.problem import (
     windows,
 )
 from physid.simfit.shooting import (
-    DIFF_STEP,
     TOLERANCE,
     Shooting,
     open_loop_error,
     shooting_error,
 )
+from physid.simfit.stages import staged_solve
 
 HORIZONS_S = (0.5, 1.0, 2.0)
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
@@ -268,47 +268,47 @@ def fit_simulator(
     written = apply_start(model, parameters, starts)  # a linear inverse-dynamics start
     if written:
         note(f"{written} actuator numbers started from inverse dynamics")
-    shooting = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
-    start = shooting.start()
-    lower = np.full(shooting.size, -np.inf)
-    upper = np.full(shooting.size, np.inf)
-    lower[: shooting.n_global] = 0.0
+    every_window = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
+    lower = np.zeros(every_window.n_global)
+    upper = np.full(every_window.n_global, np.inf)
     if delay:
-        upper[shooting.n_global - 1] = 0.1  # s: a longer "delay" is a different controller
-    note(f"fitting {shooting.n_global} parameters over {len(shooting.windows)} windows")
-    bounds = (lower[: shooting.n_global], upper[: shooting.n_global])
-    offsets = start[shooting.n_global :].reshape(len(shooting.windows), shooting.n_state)
-    solution = solve(
-        shooting.blocks,
-        lambda x, d, at: shooting.jacobian(x, d, at, bounds, DIFF_STEP),
-        start[: shooting.n_global],
-        offsets,
+        upper[-1] = 0.1  # s: a longer "delay" is a different controller
+    bounds = (lower, upper)
+
+    def shooting_of(stride: int) -> Shooting:
+        if stride == 1:
+            return every_window
+        return Shooting(model, runs, parameters, window_s, noise, dofs, qpos, stride=stride)
+
+    shooting, solution, stages = staged_solve(
+        shooting_of,
+        every_window.x0,
         bounds,
-        max_nfev=max_evaluations,
-        # Marquardt's damping starts at the Jacobian's own scale (tau = 1 of Madsen, Nielsen &
-        # Tingleff 2004, sec. 3.1, for a start that is not believed close): the model to tune
-        # is by definition untuned. With 1e-3 the first near-Gauss-Newton steps threw the
-        # simulated arm of benchmarks/simfit.py (run seed 3, its last joint nearly still) into a
-        # local minimum at 61x the noise (armature 80x the truth); with 1 it reaches the truth.
-        # Real UR10e: 35 instead of 39 evaluations, held-out errors within 0.4 %.
-        lam0=INITIAL_DAMPING,
-        # two secant updates per finite-difference Jacobian (each of those is len(x) + 2n
-        # batched rollouts): benchmarks/simfit.py 20.5 -> 9.4 CPU s, same errors; real UR10e
-        # 40 -> 30 Jacobians, same values; 4 left the UR10e fit unconverged at 100 evaluations
-        secant_steps=2,
-        progress=lambda steps, evaluations, cost: note(
-            f"step {steps}: cost {cost:.6g} after {evaluations} of {max_evaluations} evaluations"
-        ),
-        # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's
-        # 1e-8 spent half the evaluations of the benchmark on the last digits
-        ftol=TOLERANCE,
-        xtol=TOLERANCE,
-        # and once the Gauss-Newton step is below a tenth of every parameter's std: the real
-        # UR10e's last 37 of 79 evaluations changed its held-out shooting error by 0.15 %
-        std_of=lambda normal, cost: parameter_std(
-            normal, cost, shooting.residual_count, shooting.size
-        ),
-        std_tolerance=STD_TOLERANCE,
+        max_evaluations,
+        {
+            # Marquardt's damping starts at the Jacobian's own scale (tau = 1 of Madsen,
+            # Nielsen & Tingleff 2004, sec. 3.1, for a start that is not believed close): the
+            # model to tune is by definition untuned. With 1e-3 the first near-Gauss-Newton
+            # steps threw the simulated arm of benchmarks/simfit.py (run seed 3, its last joint
+            # nearly still) into a local minimum at 61x the noise (armature 80x the truth);
+            # with 1 it reaches the truth. Real UR10e: 35 instead of 39 evaluations, held-out
+            # errors within 0.4 %. (A second stage starts near its optimum: 1e-3 there.)
+            "lam0": INITIAL_DAMPING,
+            # two secant updates per finite-difference Jacobian (each of those is len(x) + 2n
+            # batched rollouts): benchmarks/simfit.py 20.5 -> 9.4 CPU s, same errors; real
+            # UR10e 40 -> 30 Jacobians, same values; 4 left the UR10e fit unconverged at 100
+            # evaluations
+            "secant_steps": 2,
+            # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's
+            # 1e-8 spent half the evaluations of the benchmark on the last digits
+            "ftol": TOLERANCE,
+            "xtol": TOLERANCE,
+            # and once the Gauss-Newton step is below a tenth of every parameter's std: the
+            # real UR10e's last 37 of 79 evaluations changed its held-out shooting error by
+            # 0.15 %
+            "std_tolerance": STD_TOLERANCE,
+        },
+        note,
     )
     cpu = time.process_time() - began
     x = solution.x
@@ -348,7 +348,7 @@ def fit_simulator(
         {"before": before, "after": after},
         dict(zip(joints, noise.tolist(), strict=True)),
         {
-            "evaluations": int(solution.nfev),
+            "evaluations": sum(stage["evaluations"] for stage in stages),
             "cost": float(solution.cost),
             "optimality": float(solution.optimality),
             "windows": len(shooting.windows),
@@ -356,7 +356,9 @@ def fit_simulator(
             "timestep_s": shooting.h,
             "cpu_s": cpu,
             "solver_status": int(solution.status),
-            "jacobians": int(solution.njev),
+            "jacobians": sum(stage["jacobians"] for stage in stages),
+            # a coarse stage on every k-th window first, on long recordings (.stages)
+            "stages": stages,
             # the training windows' RMS position error in units of the position noise (1: the
             # model follows the runs to their noise; see misfit_note)
             "rms_over_noise": float(np.sqrt(2.0 * solution.cost / shooting.residual_count)),

@@ -47,6 +47,7 @@ class Shooting:
         noise: np.ndarray,
         dofs: np.ndarray,
         qpos: np.ndarray,
+        stride: int = 1,
     ) -> None:
         import mujoco
 
@@ -58,7 +59,7 @@ class Shooting:
         self.h = float(model.opt.timestep)
         self.windows = [
             (r, a, b) for r, run in enumerate(runs) for a, b in windows(run.t, window_s)
-        ]
+        ][::stride]
         if not self.windows:
             raise InputError(f"the recordings are shorter than one {window_s:g} s window "
                              "(is t in seconds?)")  # fmt: skip
