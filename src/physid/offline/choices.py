@@ -9,7 +9,7 @@ the others do not cover, 12.4 % held-out error unconstrained against 3.3 % consi
    :func:`~.preprocessing.cutoff_candidates` (paper C's ``10 omega_dyn`` is the conservative
    one), each with the narrowest automatic Coulomb deadband;
 2. the Coulomb deadband, among :data:`~.deadband.CANDIDATE_FRACTIONS` of each joint's RMS speed
-   (the narrowest is the conservative one);
+   (the narrowest is the conservative one), and a fraction per joint (:mod:`.deadband_joints`);
 3. the direction of gravity: the URDF's (conservative) or the tilt the data estimate
    (:mod:`.gravity`; the tilt is estimated once on all the training data, then scored fold by
    fold like any other candidate).
@@ -30,6 +30,11 @@ import numpy as np
 from physid.files.config import EstimationConfig, IdentifyConfig
 from physid.offline.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.crossval import CVScore, Fit, cv_score, rest_note
+from physid.offline.deadband_joints import (
+    per_joint_mix_applies,
+    per_joint_picks,
+    with_per_joint_candidate,
+)
 from physid.offline.folds import FoldPlan
 from physid.offline.gravity import (
     GravityEstimate,
@@ -193,6 +198,11 @@ def choose_training(
             else _score(_deadband_label(m, k), m, chosen.training(k), context)
             for k, m in enumerate(chosen.models)
         ]
+        picks = per_joint_picks(scores) if per_joint_mix_applies(chosen) else None
+        if picks is not None:  # a band per joint (.deadband_joints), one more candidate
+            chosen = with_per_joint_candidate(chosen, picks)
+            label = _per_joint_label(chosen.models[0].joint_names, picks)
+            scores.append(_score(label, chosen.models[-1], chosen.training(len(scores)), context))
         choice = choose("Coulomb deadband", scores)
         choices.append(choice)
         deadband_index = choice.chosen
@@ -201,6 +211,14 @@ def choose_training(
         chosen = replace(chosen, preprocessing=replace(
             preprocessing, notes=(*preprocessing.notes, choice.note())))  # fmt: skip
     return chosen.training(deadband_index, extras=gravity_regressors), choices, chosen_score
+
+
+def _per_joint_label(joints: tuple[str, ...], picks: np.ndarray) -> str:
+    from physid.offline.deadband import CANDIDATE_FRACTIONS
+
+    pairs = zip(joints, picks, strict=True)
+    listed = ", ".join(f"{joint} {CANDIDATE_FRACTIONS[k]:g}" for joint, k in pairs)
+    return f"per joint ({listed}) x RMS speed"
 
 
 def _derivatives_label(preprocessing) -> str:  # noqa: ANN001 - a Preprocessing

@@ -198,6 +198,8 @@ class CVScore:
     label: str
     fold_errors: np.ndarray  # (K,) ||tau - tau_hat|| / ||tau|| of each held-out fold
     total: float  # over every held-out sample of every fold
+    # (K, n) the same per fold and joint (NaN where a fold holds none of a joint's torque)
+    joint_fold_errors: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
         return {"label": self.label, "relative_error": self.total,
@@ -220,6 +222,7 @@ def cv_score(
     ``fit`` ignores the data (a fixed model, :func:`fixed_score`)."""
     fitted = model.fitted
     errors, residual2, measured2 = [], 0.0, 0.0
+    joint_errors = np.full((len(rows), model.n_joints), np.nan)
     for k, fold in enumerate(rows):
         if fold.n_scored == 0 or (systems is not None and systems[k].n_samples == 0):
             errors.append(np.nan)
@@ -228,11 +231,16 @@ def cv_score(
         W = fold.regressor(model) if regressors is None else regressors[k]
         keep = slice(None) if fold.scored is None else fold.scored
         residual = (fold.tau - W @ theta)[keep]
-        r2 = float(np.sum(residual[:, fitted] ** 2))
-        m2 = float(np.sum(fold.tau[keep][:, fitted] ** 2))
+        r2_joint = np.sum(residual**2, axis=0)
+        m2_joint = np.sum(fold.tau[keep] ** 2, axis=0)
+        r2, m2 = float(np.sum(r2_joint[fitted])), float(np.sum(m2_joint[fitted]))
         errors.append(np.sqrt(r2 / max(m2, 1e-300)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            joint_errors[k] = np.where(fitted & (m2_joint > 0), np.sqrt(r2_joint / m2_joint),
+                                       np.nan)  # fmt: skip
         residual2, measured2 = residual2 + r2, measured2 + m2
-    return CVScore(label, np.array(errors), float(np.sqrt(residual2 / max(measured2, 1e-300))))
+    total = float(np.sqrt(residual2 / max(measured2, 1e-300)))
+    return CVScore(label, np.array(errors), total, joint_errors)
 
 
 def fixed_score(label: str, model: RobotModel, rows: list[RawRows], theta: np.ndarray) -> CVScore:
