@@ -13,7 +13,7 @@ physid impacts simulate \
     --shape ellipse:0.05,0.025 --surface line:0,0 \
     --q0 0,0.1,-0.785 --v0 3,-5,0 \
     --mu 0.4 --restitution 0.2 --inertia-ratio 756e-6 \
-    --duration 0.5 --fps 240 --noise 0.001 --seed 1 \
+    --duration 0.3 --fps 240 --noise 0.001 --seed 1 \
     --out poses.csv
 
 physid impacts identify \
