@@ -54,7 +54,6 @@ def with_per_joint_candidate(
     models = chosen.models
     deadband = np.array([models[k].coulomb_deadband[j] for j, k in enumerate(picks)])
     mixed = replace(models[0], coulomb_deadband=deadband)
-    rows = np.arange(len(picks))
     folds = [
         replace(
             system,
@@ -65,9 +64,9 @@ def with_per_joint_candidate(
     ]
 
     def add_mixed_block(chunk):  # noqa: ANN001, ANN202 - an Observations chunk
-        blocks = np.stack(chunk.joint_terms[: len(models)])  # (C, M, n, k)
-        mixed_block = blocks[picks, :, rows].swapaxes(0, 1)  # (M, n, k): row j from picks[j]
-        return replace(chunk, joint_terms=(*chunk.joint_terms, mixed_block))
+        blocks = chunk.joint_terms  # (M, n, k) each: row j of the mix from block picks[j]
+        mixed_block = np.stack([blocks[k][:, j] for j, k in enumerate(picks)], axis=1)
+        return replace(chunk, joint_terms=(*blocks, mixed_block))
 
     return replace(chosen, models=[*models, mixed], folds=[*chosen.folds, folds],
                    store=chosen.store.mapped(add_mixed_block))  # fmt: skip
