@@ -16,7 +16,10 @@ Jacobians on 31 windows then 8 and 4 on all, 18.1 s, training cost 0.14 % lower,
 shooting error 1.986 -> 1.972 mrad, open loop 0.5 s 8.77 -> 8.85 mrad. Every 3rd / 4th window:
 25.3 / 22.2 s (the second stage had further to go). On the 10 s simulated arm of
 ``benchmarks/simfit.py`` (20 windows) a coarse stage of 10 windows took as many Jacobians as
-the one-stage fit (3.7 -> 4.7 s): hence only from :data:`COARSE_WINDOWS` x 2 windows.
+the one-stage fit (3.7 -> 4.7 s): hence only from :data:`COARSE_WINDOWS` x 2 windows. With 30 s
+of training there (60 windows): 20.5 -> 16.2 s, the same cost. (A coarse-to-fine start tried at
+stop 48 — every third window to 1 std, then the skipped windows' states alone — sank into a
+local minimum on that case: docs/simfit.md.)
 """
 
 from __future__ import annotations
