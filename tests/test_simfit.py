@@ -481,26 +481,26 @@ def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
     assert code == 2 and "simfit does not estimate drive gains" in stderr
 
 
-def test_a_long_recording_is_fitted_first_on_every_other_window_to_the_same_values(monkeypatch):
-    """A recording of 60 windows or more is fitted on every k-th window first, then on all
-    (physid.simfit.stages): the two-stage fit must land where the one-stage fit lands, within a
-    small share of the parameters' standard deviations, and on the truth."""
-    from physid.simfit import stages
+def test_coarse_windows_fit_every_other_window_first_to_the_same_values():
+    """With ``coarse_windows`` (physid.simfit.stages, opt-in) a recording of twice that many
+    windows is fitted on every k-th window first, then on all: here the two-stage fit lands
+    where the one-stage fit (the default) lands, within a small share of the parameters'
+    standard deviations, and on the truth."""
     from physid.simfit.fit import fit_simulator
 
     truth = mujoco.MjModel.from_xml_string(ARM)
     run = simulate_arm(truth, 6.0, 3)
     start = ARM.replace('damping="0.8"', 'damping="1.6"').replace('damping="0.15"', 'damping="0.3"')
 
-    def fit():
+    def fit(**options):
         return fit_simulator(mujoco.MjModel.from_xml_string(start), [run], fields=("damping",),
-                             window_s=0.1)  # fmt: skip
+                             window_s=0.1, **options)  # fmt: skip
 
-    staged = fit()
-    monkeypatch.setattr(stages, "COARSE_WINDOWS", 10_000)
+    staged = fit(coarse_windows=30)
     single = fit()
     assert [s["windows"] for s in staged.solver["stages"]] == [30, 60]
-    assert [s["windows"] for s in single.solver["stages"]] == [60]
+    assert [s["windows"] for s in single.solver["stages"]] == [60]  # the default: one stage
+    assert [s["windows"] for s in fit(coarse_windows=31).solver["stages"]] == [60]  # < 2 x 31
     assert staged.solver["evaluations"] == sum(s["evaluations"] for s in staged.solver["stages"])
     assert staged.status == single.status == "ok"
     for name, entry in single.parameters.items():
@@ -509,3 +509,19 @@ def test_a_long_recording_is_fitted_first_on_every_other_window_to_the_same_valu
         assert other["std"] == pytest.approx(entry["std"], rel=0.05), name
     for joint, value in {"shoulder_pan": 0.8, "shoulder_lift": 0.8, "elbow": 0.15}.items():
         assert staged.parameters[f"{joint}.damping"]["value"] == pytest.approx(value, rel=0.02)
+
+
+def test_one_joint_far_above_its_noise_is_said_when_the_whole_is_not():
+    """A barely moving joint's terms in a local minimum (a probe's six-joint arm: that joint at
+    5.3x its position noise, all joints together at 2.3x, status ok) get the misfit note."""
+    from physid.simfit.fit import MISFIT_NOTE, SimfitResult, misfit_note
+
+    def result(total, per_joint):
+        solver = {"rms_over_noise": total, "rms_over_noise_per_joint": per_joint}
+        return SimfitResult("ok", "", {}, {}, {}, solver)
+
+    per_joint = {"j1": 0.9, "j2": 0.95, "j6": 5.34}
+    assert 2.33 < MISFIT_NOTE < 5.34
+    note = misfit_note(result(2.33, per_joint))
+    assert note is not None and "j6 5.34" in note
+    assert misfit_note(result(0.9, {"j1": 0.9, "j2": 1.1})) is None

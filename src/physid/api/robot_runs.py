@@ -35,6 +35,7 @@ EXCITE: dict[str, Bound] = {
 SIMFIT: dict[str, Bound] = {
     "window": Bound(0.05, 10.0),  # [s]
     "max_evaluations": Bound(5, 10_000, integer=True),
+    "coarse_windows": Bound(0, 1_000_000, integer=True),
 }
 # simfit's default budget (as physid.simfit.fit.fit_simulator's, which the API does not import
 # at start-up): 60 stopped the real UR10e fit 4 evaluations before it met ftol, at the same values
@@ -194,6 +195,7 @@ def simfit_tune(
     progress: Callable[[str], None] | None = None,
     display: Callable[[], AbstractContextManager[Callable[[str], None]]] | None = None,
     drive_gains: Mapping[str, float] | None = None,
+    coarse_windows: int = 0,
 ) -> SimfitRun:
     """Tune a MuJoCo model's joint damping, armature and frictionloss, and with recordings
     that log ``ctrl_<actuator>`` commands its position servos' ``kp``/``kv`` and motors'
@@ -203,8 +205,10 @@ def simfit_tune(
     (``topic``, ``episodes``) or :class:`~physid.api.recording.Recording` objects.
     ``progress`` receives each step's name; ``display`` (the command line's progress bar) is
     opened around the solve instead. ``drive_gains`` (N m/A per joint, joint side) turn motor
-    currents ``i_<joint>`` into the torques of recordings that log none. ``save(out)`` writes
-    simfit.json, model_tuned.xml and, with ``validate``, rollouts.png."""
+    currents ``i_<joint>`` into the torques of recordings that log none. ``coarse_windows``: fit
+    first on about that many windows when there are twice as many (0: one stage; see
+    docs/simfit.md). ``save(out)`` writes simfit.json, model_tuned.xml and, with ``validate``,
+    rollouts.png."""
     from physid.errors import InputError
     from physid.recordings.logs import check_episodes, expand_log_lists
     from physid.recordings.trajectory import with_torques_from_currents
@@ -219,7 +223,8 @@ def simfit_tune(
     )
     from physid.simfit.problem import run_from_table, tuned_actuators
 
-    check_numbers(SIMFIT, {"window": window, "max_evaluations": max_evaluations})
+    check_numbers(SIMFIT, {"window": window, "max_evaluations": max_evaluations,
+                           "coarse_windows": coarse_windows})  # fmt: skip
     episodes = check_episodes(episodes)
     given = list(_items(data))
     held_given = list(_items(validate))
@@ -258,6 +263,7 @@ def simfit_tune(
             window_s=window,
             max_evaluations=max_evaluations,
             note=note,
+            coarse_windows=coarse_windows,
         )
     document = result.to_dict()
     document["inputs"] = {

@@ -78,8 +78,18 @@ def register(group: click.Group) -> None:
     type=int,
     callback=number_in(*SIMFIT["max_evaluations"]),
     help="Budget of residual evaluations, 5-10000 (each a batched rollout of every window; "
-    "on 60 windows or more the coarse first stage's, on every k-th window, count too and take "
-    "at most half).",
+    "with --coarse-windows the coarse stage's count too and take at most half).",
+)
+@click.option(
+    "--coarse-windows",
+    default=0,
+    show_default=True,
+    type=int,
+    callback=number_in(*SIMFIT["coarse_windows"]),
+    help="Fit first on about this many windows (every k-th), then on all from there, when the "
+    "recordings hold twice as many: about 2x less CPU on long logs, but a joint that barely "
+    "moves can lead it into another local minimum than the one-stage fit (docs/simfit.md). "
+    "0: one stage.",
 )
 @click.option(
     "--config",
@@ -101,8 +111,8 @@ def register(group: click.Group) -> None:
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress display.")
 def simfit_command(
-    urdf, data, validate, fields, no_delay, window_s, max_evaluations, config_path, out, topic,
-    episodes, quiet,
+    urdf, data, validate, fields, no_delay, window_s, max_evaluations, coarse_windows, config_path,
+    out, topic, episodes, quiet,
 ) -> None:  # fmt: skip
     """Tune a MuJoCo model so that it simulates like the logged robot.
 
@@ -125,6 +135,7 @@ def simfit_command(
         delay=not no_delay,
         window=window_s,
         max_evaluations=max_evaluations,
+        coarse_windows=coarse_windows,
         topic=topic,
         episodes=episodes,
         display=lambda: step_progress("simfit", quiet),

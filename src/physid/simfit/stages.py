@@ -1,5 +1,5 @@
-"""The simfit solve, in two stages on long recordings: a coarse fit on every k-th shooting window,
-then the fit on all of them from there.
+"""The simfit solve, optionally in two stages (``--coarse-windows N``): a coarse fit on every k-th
+shooting window, then the fit on all of them from there.
 
 Far from the optimum each Levenberg-Marquardt step needs only the direction the data give, and a
 subset of the windows gives it at a fraction of the rollouts (a finite-difference Jacobian costs
@@ -16,10 +16,18 @@ Jacobians on 31 windows then 8 and 4 on all, 18.1 s, training cost 0.14 % lower,
 shooting error 1.986 -> 1.972 mrad, open loop 0.5 s 8.77 -> 8.85 mrad. Every 3rd / 4th window:
 25.3 / 22.2 s (the second stage had further to go). On the 10 s simulated arm of
 ``benchmarks/simfit.py`` (20 windows) a coarse stage of 10 windows took as many Jacobians as
-the one-stage fit (3.7 -> 4.7 s): hence only from :data:`COARSE_WINDOWS` x 2 windows. With 30 s
-of training there (60 windows): 20.5 -> 16.2 s, the same cost. (A coarse-to-fine start tried at
-stop 48 — every third window to 1 std, then the skipped windows' states alone — sank into a
-local minimum on that case: docs/simfit.md.)
+the one-stage fit (3.7 -> 4.7 s): hence only from 2 N windows. With 30 s of training there (60
+windows): 20.5 -> 16.2 s, the same cost.
+
+Not the default: on a 6-joint arm in MuJoCo whose last joint barely moved (0.047 rad over 40 s,
+80 windows, every 2nd first) the coarse stage settled where that joint's damping and armature
+sit at 0, and the second stage stayed there: cost 6.8x the one-stage fit's, that joint 5.3x its
+position noise, held-out shooting 0.72 against 0.20 mrad, status ok. The one-stage fit found
+the truth (77 evaluations). The same 40 s split into two files went the other way (one stage
+out of budget at 100 evaluations in that minimum, two stages out of it at 99): a barely moving
+joint gives this problem several minima, and the coarse stage changes which one is reached.
+(A coarse-to-fine start tried at stop 48, every third window to 1 std, sank into such a minimum
+on the 30 s simulated arm: docs/simfit.md.)
 """
 
 from __future__ import annotations
@@ -31,15 +39,16 @@ import numpy as np
 from physid.numerics.condensed_lm import Solution, parameter_std, solve
 from physid.simfit.shooting import DIFF_STEP
 
-# Windows of the coarse stage: a recording of at least twice this many is fitted first on every
-# k-th window (k = windows // COARSE_WINDOWS), 15 s of data at the default 0.5 s windows.
-COARSE_WINDOWS = 30
 STAGE_TWO_DAMPING = 1e-3  # the second stage starts near its optimum (SciPy's and MINPACK's tau)
 
 
-def coarse_stride(n_windows: int) -> int:
-    """Every how many windows the coarse stage fits; 1: no coarse stage."""
-    return n_windows // COARSE_WINDOWS if n_windows >= 2 * COARSE_WINDOWS else 1
+def coarse_stride(n_windows: int, coarse_windows: int) -> int:
+    """Every how many windows the coarse stage fits so that about ``coarse_windows`` remain; 1
+    (no coarse stage) when ``coarse_windows`` is 0 or the recordings hold fewer than twice as
+    many windows."""
+    if coarse_windows <= 0 or n_windows < 2 * coarse_windows:
+        return 1
+    return n_windows // coarse_windows
 
 
 def staged_solve(
@@ -49,9 +58,11 @@ def staged_solve(
     max_evaluations: int,
     options: dict,
     note: Callable[[str], None],
+    coarse_windows: int = 0,
 ) -> tuple[object, Solution, list[dict]]:
     """Fit ``x`` (and every window's offsets, from zero) on the windows of ``shooting_of(1)``,
-    after a coarse stage on ``shooting_of(k)`` when :func:`coarse_stride` says so.
+    after a coarse stage on ``shooting_of(k)`` when :func:`coarse_stride` says so (about
+    ``coarse_windows`` windows; 0: one stage).
 
     ``shooting_of(stride)``: the :class:`~physid.simfit.shooting.Shooting` of every
     ``stride``-th window; ``options``: :func:`~physid.numerics.condensed_lm.solve`'s keywords
@@ -61,14 +72,14 @@ def staged_solve(
     """
     shooting = shooting_of(1)
     offsets = np.zeros((len(shooting.windows), shooting.n_state))
-    stride = coarse_stride(len(shooting.windows))
+    stride = coarse_stride(len(shooting.windows), coarse_windows)
     stages: list[dict] = []
     budget = max_evaluations
     stage_options = dict(options)
     if stride > 1:
         coarse = shooting_of(stride)
-        note(f"coarse stage: {coarse.n_global} parameters over every {stride}th of the "
-             f"{len(shooting.windows)} windows")  # fmt: skip
+        note(f"coarse stage: {coarse.n_global} parameters over {len(coarse.windows)} of the "
+             f"{len(shooting.windows)} windows (every {stride})")  # fmt: skip
         first = _solve(coarse, x0, offsets[::stride], bounds, max(budget // 2, 1),
                        {**stage_options, "final_jacobian": False}, note)  # fmt: skip
         stages.append(_record(coarse, first))
