@@ -38,6 +38,7 @@ from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
 from physid.offline.prediction import predict_recording, stacked_metrics
 from physid.offline.preprocessing import (
     Preprocessing,
+    held_out_filter,
     is_resolved,
     preprocessing_from_dict,
     resolve_preprocessing,
@@ -513,7 +514,9 @@ def run_validate(
     """``physid validate``: predict the raw torques of recordings with a ``params.json``.
 
     Positions are differentiated with the training filter recorded in ``params.json`` (a config's
-    ``filter`` section overrides it); the measured torque is used as recorded, at every sample.
+    ``filter`` section overrides it), or for a recording that moves faster than the training runs
+    a filter for its own band (:func:`~physid.offline.preprocessing.held_out_filter`); the
+    measured torque is used as recorded, at every sample.
     """
     note = progress or (lambda _message: None)
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
@@ -534,14 +537,20 @@ def run_validate(
     if delay_s:
         note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
              "identification compensated it")
-    per_file, fits = {}, []
+    per_file, fits, faster = {}, [], []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")
-        fit = predict_recording(model, trajectory, preprocessing.filter, theta, trajectory.source)
+        # as identify's own validation: a run faster than the training gets its own band
+        options, moved = held_out_filter(
+            preprocessing.filter, preprocessing.excitation_bandwidth_hz, trajectory
+        )
+        faster += [moved] if moved else []
+        fit = predict_recording(model, trajectory, options, theta, trajectory.source)
         per_file[trajectory.source] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
     data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
+    data_warnings += tuple(faster)
     data_warnings += tuple(untrained_motion_warnings(params, model, trajectories))
     note("checking the recordings")
     suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too

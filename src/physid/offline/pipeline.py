@@ -56,7 +56,11 @@ from physid.offline.observations import Observations, joint_speed_rms
 from physid.offline.offset_drift import offset_drift_warning
 from physid.offline.plausibility import plausibility_warnings, static_torque_ratios
 from physid.offline.prediction import RecordingFit, predict_recording, stacked_metrics
-from physid.offline.preprocessing import Preprocessing, resolve_preprocessing
+from physid.offline.preprocessing import (
+    Preprocessing,
+    held_out_filter,
+    resolve_preprocessing,
+)
 from physid.offline.reduced import ReducedSystem
 from physid.offline.selection import Choice
 from physid.offline.suspect import (
@@ -680,16 +684,22 @@ def _identify(
     validation_fits: tuple[RecordingFit, ...] = ()
     if validation:
         note("validation")
+        # a held-out run faster than the training runs gets a filter for its own band
+        held = [held_out_filter(options, preprocessing.excitation_bandwidth_hz, t)
+                for t in validation]  # fmt: skip
+        held_options = [filter_options for filter_options, _ in held]
+        paired = list(zip(validation, held_options, strict=True))
+        warnings.extend(message for _, message in held if message)
         validation_store, validation_filtered = observe_validation(
-            model, validation, options, theta
+            model, validation, held_options, theta
         )
         validation_observations = validation_store.stacked()
         if theta is not None:
-            validation_fits = tuple(predict_recording(model, t, options, theta) for t in validation)
+            validation_fits = tuple(predict_recording(model, t, o, theta) for t, o in paired)
             validation_metrics = stacked_metrics(list(validation_fits))
             if shapes is None:  # the URDF has no sigmoid / Stribeck shapes
                 validation_urdf = stacked_metrics(
-                    [predict_recording(model_urdf, t, options, prior) for t in validation]
+                    [predict_recording(model_urdf, t, o, prior) for t, o in paired]
                 ).relative_error
                 identified = validation_metrics.relative_error
                 if identified > HELD_OUT_MARGIN * validation_urdf:

@@ -256,13 +256,13 @@ def filtered_fit(
 
 
 def observe_validation(
-    model: RobotModel, validation: list[Recording], options, theta: np.ndarray | None
+    model: RobotModel, validation: list[Recording], options: list, theta: np.ndarray | None
 ) -> tuple[ObservationStore, FitMetrics | None]:
-    """The validation recordings' observations (stored) and, with ``theta``, the metrics of its
-    prediction of their filtered torques."""
+    """The validation recordings' observations (stored; ``options``: each one's filter) and,
+    with ``theta``, the metrics of its prediction of their filtered torques."""
     store, sums = ObservationStore(), MetricsAccumulator(model.fitted)
-    for k, recording in enumerate(validation):
-        for chunk in observation_chunks(model, recording, options):
+    for k, (recording, filter_options) in enumerate(zip(validation, options, strict=True)):
+        for chunk in observation_chunks(model, recording, filter_options):
             chunk = without_unfitted(chunk, model.fitted)
             store.append(chunk, k)
             if theta is not None:
