@@ -114,9 +114,6 @@ class Shooting:
         n = len(self.dofs)
         return sum((b - a) * n + n for _, a, b in self.windows) + self.n_global
 
-    def start(self) -> np.ndarray:
-        return np.concatenate([self.x0, np.zeros(len(self.windows) * self.n_state)])
-
     @property
     def driven(self) -> bool:
         """Whether the runs drive the model's actuators (``ctrl``) rather than the joints."""
