@@ -23,27 +23,29 @@ from dataclasses import replace
 import numpy as np
 
 from physid.offline.crossval import CVScore
+from physid.offline.selection import choose
 from physid.offline.training import CandidateObservations
 
 
 def per_joint_picks(scores: list[CVScore]) -> np.ndarray | None:
-    """(n,) the candidate each joint takes (module docstring); None when every joint takes the
-    same one (a shared candidate already) or a score has no per-joint errors."""
+    """(n,) the candidate each joint takes (module docstring): :func:`~.selection.choose` on
+    each joint's fold errors, its mean over the folds standing for the total; None when every
+    joint takes the same one (a shared candidate already) or a score has no per-joint
+    errors."""
     if len(scores) < 2 or any(s.joint_fold_errors is None for s in scores):
         return None
     errors = np.stack([s.joint_fold_errors for s in scores])  # (C, K, n)
-    n = errors.shape[2]
-    picks = np.zeros(n, dtype=int)
-    for j in range(n):
-        with np.errstate(invalid="ignore"):
-            means = np.array([np.nanmean(e) if np.any(np.isfinite(e)) else np.inf
-                              for e in errors[:, :, j]])  # fmt: skip
-        best = int(np.argmin(means))
-        difference = errors[best, :, j] - errors[0, :, j]
-        difference = difference[np.isfinite(difference)]
-        if best and difference.size > 1 and difference.mean() + difference.std(ddof=1) < 0.0:
-            picks[j] = best
+    picks = np.array([
+        choose(f"deadband of joint {joint}", [_joint_score(s.label, errors[c, :, joint])
+                                        for c, s in enumerate(scores)]).chosen
+        for joint in range(errors.shape[2])
+    ])  # fmt: skip
     return None if np.all(picks == picks[0]) else picks
+
+
+def _joint_score(label: str, fold_errors: np.ndarray) -> CVScore:
+    mean = float(np.nanmean(fold_errors)) if np.isfinite(fold_errors).any() else np.nan
+    return CVScore(label, fold_errors, mean)
 
 
 def with_per_joint_candidate(
