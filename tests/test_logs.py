@@ -147,6 +147,32 @@ def test_a_lerobot_dataset_reads_one_recording_per_episode(logged):
     assert only.source.endswith("episode 1")
 
 
+def test_episode_selects_the_training_runs_and_the_held_out_runs_keep_the_rest(logged, tmp_path):
+    """--episode selects in --data's datasets (a probe's LeRobot arm: --data a --episode 0
+    --validate b judged episode 0 of b alone, its other held-out episode, 11.6 %, dropped
+    silently). Another list reads its datasets whole, but what --data took from the same one."""
+    from physid.errors import InputError
+    from physid.recordings.logs import expand_log_lists
+
+    def sources(lists):
+        return [[table.source.rsplit(":", 1)[1] for table in tables] for tables in lists]
+
+    dataset = logged["folder"] / "lerobot"
+    other = tmp_path / "held"
+    shutil.copytree(dataset, other)
+    assert sources(expand_log_lists(([dataset], [other]), None, (0,))) == [
+        ["episode 0"], ["episode 0", "episode 1"]]
+    assert sources(expand_log_lists(([dataset], [dataset]), None, (0,))) == [
+        ["episode 0"], ["episode 1"]]
+    assert sources(expand_log_lists(([dataset], [dataset]), None, ())) == [
+        ["episode 0", "episode 1"]] * 2  # whole, as given: identify then says so
+    # no dataset among the training runs: the episodes select in the held-out ones
+    (csv,), held = expand_log_lists(([logged["train"]], [other]), None, (1,))
+    assert csv == logged["train"] and sources([held]) == [["episode 1"]]
+    with pytest.raises(InputError, match="none is left to hold out"):
+        expand_log_lists(([dataset], [dataset]), None, (0, 1))
+
+
 def test_lerobot_reading_names_lose_their_suffix(logged, tmp_path):
     """LeRobot's robots (the SO-100/101 arms) name readings "shoulder_pan.pos": the joint is
     "shoulder_pan"."""

@@ -44,7 +44,10 @@ def log_options(command: Callable) -> Callable:
         multiple=True,
         type=int,
         callback=number_in(*EPISODE),
-        help="LeRobot dataset: the episode(s) to use, each a recording (repeat; default: all).",
+        help="LeRobot dataset: the episode(s) of the --data dataset(s) to use, each a "
+        "recording (repeat; default: all). --validate and the command's other recording "
+        "options read every other episode of the same dataset and all episodes of another "
+        "(when --data holds no dataset, the episodes select in theirs).",
     )(command)
     return click.option(
         "--topic",

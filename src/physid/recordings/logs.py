@@ -91,10 +91,11 @@ def read_log(
     episodes: tuple[int, ...] = (),
     imu_topic: str | None = None,
     wrench_topics: tuple[str, ...] = (),
+    other_than: tuple[int, ...] = (),
 ) -> list[Table]:
     """The recordings of a log (module docstring): one table for a bag's JointState topic (with
     the IMU and wrench topics asked for), one per selected episode of a LeRobot dataset (every
-    episode when ``episodes`` is empty)."""
+    episode when ``episodes`` is empty, but those in ``other_than``)."""
     path = Path(path)
     kind = log_kind(path)
     if kind == "rosbag":
@@ -108,7 +109,7 @@ def read_log(
         if named:
             raise InputError(f"{named[0]} names a ROS 2 topic; this is a LeRobot dataset",
                              source=str(path))  # fmt: skip
-        return read_lerobot(path, episodes)
+        return read_lerobot(path, episodes, other_than)
     raise InputError("not a ROS 2 bag, MCAP file or LeRobot dataset folder", source=str(path))
 
 
@@ -445,8 +446,11 @@ def _feature_names(feature: str, spec: dict, source: str) -> list[str]:
 _LEROBOT_SUFFIXES = (".pos", ".vel", ".effort", ".eff", ".cur", ".current", ".torque")
 
 
-def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
-    """The episodes of a LeRobot dataset folder, one contract table each (module docstring)."""
+def read_lerobot(
+    path: Path, episodes: tuple[int, ...] = (), other_than: tuple[int, ...] = ()
+) -> list[Table]:
+    """The episodes of a LeRobot dataset folder, one contract table each (module docstring):
+    ``episodes``, or every episode but ``other_than``."""
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the environment
@@ -477,11 +481,15 @@ def read_lerobot(path: Path, episodes: tuple[int, ...] = ()) -> list[Table]:
             parts[name].append(np.asarray(column, dtype=float))
     data = {name: np.concatenate(arrays) for name, arrays in parts.items()}
     present = sorted({int(e) for e in data["episode_index"]})
-    selected = list(episodes) or present
+    selected = list(episodes) or [e for e in present if e not in other_than]
     unknown = [e for e in selected if e not in present]
     if unknown:
         raise InputError(f"episode(s) {unknown} not in the dataset; it has {present[0]}.."
                          f"{present[-1]} ({len(present)} episodes)", source=source)  # fmt: skip
+    if not selected:
+        raise InputError(f"every episode of the dataset ({len(present)}) is among the --data "
+                         "recordings (--episode): none is left to hold out; give another "
+                         "dataset, or select fewer episodes", source=source)  # fmt: skip
     tables = []
     for episode in selected:
         rows = np.flatnonzero(data["episode_index"] == episode)
@@ -511,12 +519,14 @@ def expand_logs(
     wrench_topics: Iterable[str] = (),
     *,
     selectors_checked: bool = True,
+    taken: dict[Path, tuple[int, ...]] | None = None,
 ) -> list:
     """``paths`` with every bag or LeRobot dataset replaced by its recordings (in-memory
     tables, :func:`read_log`); other files are kept as paths, other objects as they are.
     ``selectors_checked``: a selector (topic, episode) with no log among ``paths`` is an
     error; a command with several lists of recordings checks them together instead
-    (:func:`check_selectors`)."""
+    (:func:`check_selectors`). ``taken``: per LeRobot dataset (resolved path), the episodes
+    another list took, which this one leaves out (:func:`expand_log_lists`)."""
     paths = list(paths)
     if selectors_checked:
         check_selectors(paths, topic, episodes, imu_topic, wrench_topics)
@@ -528,8 +538,10 @@ def expand_logs(
             continue
         path = Path(path)
         if log_kind(path) is not None:
+            other_than = (taken or {}).get(path.resolve(), ())
             expanded.extend(read_log(path, topic=topic, episodes=episodes, imu_topic=imu_topic,
-                                     wrench_topics=wrench_topics))  # fmt: skip
+                                     wrench_topics=wrench_topics,
+                                     other_than=other_than))  # fmt: skip
         elif path.is_dir():
             raise InputError(
                 f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
@@ -545,11 +557,31 @@ def expand_log_lists(lists: Iterable[Iterable], topic: str | None = None,
     """Each of a command's recording lists (``--data``, ``--validate``, ...) expanded by
     :func:`expand_logs`, the selectors checked against all of them together: ``--data run.csv
     --validate bag --topic /x`` selects in the bag (each list checked alone refused the CSV's
-    list)."""
+    list).
+
+    ``episodes`` (``--episode``) select in the first list's LeRobot datasets (``--data``, the
+    training runs). Every other list takes all episodes of its datasets, but those the first
+    list took from the same dataset: ``--data ds --episode 0 --validate ds`` holds out the
+    other episodes, and a recording is never both trained on and held out. Only when the first
+    list holds no dataset do the episodes select in the others. Without ``episodes`` every
+    dataset is read whole. (Until 2026-11-28 they selected
+    in every list: ``--data a --episode 0 --validate b`` judged on episode 0 of ``b`` alone and
+    dropped its other episodes silently.)"""
     lists = [list(paths) for paths in lists]
     episodes = tuple(episodes)
     check_selectors([p for paths in lists for p in paths], topic, episodes)
-    return [expand_logs(paths, topic, episodes, selectors_checked=False) for paths in lists]
+    if not lists:
+        return []
+    datasets = [Path(p) for p in lists[0]
+                if isinstance(p, str | Path) and log_kind(Path(p)) == "lerobot"]  # fmt: skip
+    if not datasets:
+        return [expand_logs(paths, topic, episodes, selectors_checked=False) for paths in lists]
+    # without --episode every list reads whole datasets, as given (a --validate that repeats
+    # --data is then said: its samples are training samples)
+    taken = {path.resolve(): episodes for path in datasets} if episodes else {}
+    first = expand_logs(lists[0], topic, episodes, selectors_checked=False)
+    return [first, *(expand_logs(paths, topic, (), selectors_checked=False, taken=taken)
+                     for paths in lists[1:])]  # fmt: skip
 
 
 def check_selectors(
