@@ -62,6 +62,19 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
     bad = replace(result, validation=FitMetrics(0.05, np.ones(6), 100, per_joint))
     assert missed_joints(bad) == {"joint_2": 0.4}
     assert any("joint_2 40 %" in w for w in report_warnings(bad))
+    # joint_2 crept in training (its speeds x0.02) and moves at full speed held out: the
+    # warning says so with both speeds, not "dynamics not in the model" (a probe's LeRobot arm:
+    # its wrist roll at 0.037 against 1.94 rad/s, 1355 % held out)
+    slow = np.ones(model.n_joints)
+    slow[1] = 0.02
+    crept = tuple(replace(fit, dq=fit.dq * slow) for fit in result.train_fits)
+    moved = replace(bad, train_fits=crept, validation_fits=result.train_fits)
+    warnings = report_warnings(moved)
+    assert any(w.startswith("joint_2: held-out torque error 40 %, and it moves 50 x faster")
+               for w in warnings), warnings  # fmt: skip
+    assert not any("joint_2 40 %" in w for w in warnings)
+    as_fast = replace(moved, train_fits=result.train_fits)
+    assert any("joint_2 40 %" in w for w in report_warnings(as_fast))
 
 
 
