@@ -178,3 +178,23 @@ def test_cli_export_and_bad_inputs(identified, tmp_path):
     with pytest.raises(InputError, match="bodies.no_such_joint"):
         write_export(wrong, urdf, tmp_path / "wrong.urdf")
     assert not (tmp_path / "wrong.urdf").exists()
+
+
+def test_an_export_of_a_suspect_identification_says_so_and_exits_3(identified, tmp_path):
+    """The exported file cannot carry params.json's status: a probe's LeRobot arm, its torques
+    in mA-like units, exported a 94.9 kg elbow (URDF 0.15 kg) with exit 0 and not a word of the
+    identification's 'suspect'. The file is written; stderr names the status and its reason."""
+    urdf, params_path = _case(identified, "kuka")
+    document = json.loads(params_path.read_text())
+    assert document["status"] == "ok"
+    document["status"] = "suspect"
+    document["suspect_reasons"] = ["torque scale implausible: 5.9e+02 x the URDF's"]
+    suspect = tmp_path / "suspect.json"
+    suspect.write_text(json.dumps(document))
+    out = tmp_path / "kuka.xml"
+    args = ["export", "--params", str(suspect), "--urdf", str(urdf), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 3 and out.is_file()
+    assert "status is 'suspect': torque scale implausible: 5.9e+02" in result.output
+    ok = CliRunner().invoke(main, [*args[:2], str(params_path), *args[3:]])
+    assert ok.exit_code == 0 and "warning" not in ok.output

@@ -155,7 +155,30 @@ def export_model(
     document = {"params": str(params), "model": str(urdf), "out": str(out)}
     document |= {"format": format_for(out, fmt), "not_exported": notes}
     message = "; ".join(f"not exported: {note}" for note in notes) or "everything exported"
-    return Outcome("ok", message, Named(), document, None, write, False, tuple(notes))
+    status, warnings = _identification_status(params)
+    document["identification_status"] = status
+    return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
+                   warnings)  # fmt: skip
+
+
+def _identification_status(params: PathLike) -> tuple[str, tuple[str, ...]]:
+    """The status params.json records, and a warning when it is not ``ok``: an export of a
+    suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
+    0.15 kg link) is a simulator of what that identification found, and the exported file
+    cannot say so itself."""
+    from physid.files.params_file import read_params
+
+    document = read_params(params).document
+    status = str(document.get("status") or "ok")
+    if status == "ok":
+        return status, ()
+    reasons = [str(r) for r in document.get("suspect_reasons") or []]
+    why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \
+        if reasons else ""  # fmt: skip
+    return status, (
+        f"{params}: the identification's status is '{status}'{why}; the exported model carries "
+        "what it found: read params.json and the report before simulating with it",
+    )
 
 
 def simfit_drive_gains(config_path: PathLike) -> dict[str, float]:

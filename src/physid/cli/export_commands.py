@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, robot_file_option
+
+NOT_OK_EXIT_CODE = 3  # written, from an identification whose status is not ok
 
 
 @click.command("export")
@@ -42,12 +45,20 @@ def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) ->
     MuJoCo): body mass/ipos/fullinertia, joint damping, frictionloss, armature, and the gravity of
     training. What a format cannot hold (torque offsets, coupled-motor terms, the Coulomb
     deadband; armature and gravity in URDF) is listed on stderr. See docs/export.md.
+
+    Exit codes: 0 written; 2 bad input (nothing written); 3 written, from an identification
+    whose status is not ok (suspect data, worse than the URDF): said on stderr.
     """
     from physid.api.robot_runs import export_model
 
-    for note in export_model(params_path, urdf, out, fmt=fmt).notes:
+    exported = export_model(params_path, urdf, out, fmt=fmt)
+    for note in exported.notes:
         click.echo(f"not exported: {note}", err=True)
+    for warning in exported.warnings:
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {out}")
+    if exported.status != "ok":
+        sys.exit(NOT_OK_EXIT_CODE)
 
 
 def config_template() -> str:
