@@ -507,6 +507,17 @@ def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
     assert "): gravity already subtracted" in external and "flipped" not in external
     (kilo,) = suspect_reasons(model, [recording(1e-3 * s.tau)])
     assert "): torques in other units" in kilo, kilo
+    # one unit for every joint (a LeRobot arm's effort in mA-like units): the factor is named
+    # with the gain the URDF's gravity implies and how to give it; a 20 kg tool the URDF lacks
+    # loads the joints unlike, and keeps the general reason
+    (milli,) = suspect_reasons(model, [recording(590.0 * s.tau)])
+    assert "on every gravity-loaded joint alike (539 to 562 x)" in milli, milli
+    assert "near 0.00178 N m per unit" in milli and "drive_gains" in milli
+    tool = model.pin_model.copy()
+    tool.inertias[tool.njoints - 1] += pin.Inertia.FromSphere(20.0, 0.05)
+    extra = np.array([pin.computeGeneralizedGravity(tool, tool.createData(), q) for q in s.q])
+    (heavy,) = suspect_reasons(model, [recording(s.tau + extra - gravity)])
+    assert "torque scale implausible" in heavy and "alike" not in heavy, heavy
     # a current of the other sign convention through a 0.3 gain: one factor on every joint
     (current,) = suspect_reasons(model, [recording(-0.3 * s.tau)])
     assert current.startswith("kuka_2: torque sign looks flipped and its scale off: measured "

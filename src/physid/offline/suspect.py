@@ -630,12 +630,30 @@ def torque_reasons(model: RobotModel, trajectory: Trajectory) -> list[str]:
         return [order]
     low, high = SCALE_RANGE
     if r >= MIN_CORRELATION and not _weak(r, trajectory) and not low <= s <= high:
+        scales = comparison.joint_scales
+        if np.all(scales > 0.0) and np.max(scales) <= ALIKE_SCALES * np.min(scales):
+            return [
+                f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity "
+                f"torque on every gravity-loaded joint alike ({np.min(scales):.3g} to "
+                f"{np.max(scales):.3g} x): one unit or one gain for them all (or a URDF in other "
+                "units); if the columns are currents or a drive's raw units, give them as "
+                "currents i_<joint> (LeRobot: observation.current) with drive_gains: the URDF's "
+                f"gravity puts them near {1.0 / s:.3g} N m per unit, and a run with a known "
+                "payload measures them (drive_gains: identify with --loaded-data)"
+            ]
         return [
             f"torque scale implausible: measured torques are {s:.2g} x the URDF's gravity torque "
             "(torques in other units or through wrong drive gains, or a URDF whose masses are "
             "not the robot's: in other units, or without a tool it carries)"
         ]
     return []
+
+
+# Every gravity-loaded joint's torque scale within this factor of the others is one unit or gain
+# for all (a probe's LeRobot arm, effort in mA-like units: 585, 591 and 595 x; the real KUKA
+# LWR4+ x590: 539 to 562 x); a tool the URDF leaves out loads the joints unlike (the KUKA with a
+# 20 kg sphere at its flange: 4.1 x overall, not alike).
+ALIKE_SCALES = 1.3
 
 
 def _weak(r: float, trajectory: Trajectory) -> bool:
