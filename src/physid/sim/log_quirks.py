@@ -27,23 +27,41 @@ def tick_log(
     stamp_jitter: float = 0.05,
     clock_window: int = 50,
 ) -> Trajectory:
-    """Rows of ``recorded`` (sampled every tick) as such a logger writes them.
+    """Rows of ``recorded`` (sampled every tick) as such a logger writes them
+    (:func:`tick_rows`)."""
+    index, stamps = tick_rows(np.asarray(recorded.t, float), rng, shares=shares,
+                              stamp_steps=stamp_steps, stamp_jitter=stamp_jitter,
+                              clock_window=clock_window)  # fmt: skip
+    return recorded.rows(index, t=stamps, source=f"{recorded.source} (tick log)")
+
+
+def tick_rows(
+    t: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    shares: np.ndarray = TICK_SHARES,
+    stamp_steps: np.ndarray = STAMP_STEPS,
+    stamp_jitter: float = 0.05,
+    clock_window: int = 50,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows such a logger writes of samples taken every tick at ``t``, and their stamps:
+    ``(index into t, stamps)``.
 
     ``stamp_jitter``: std of each stamp step, in ticks. ``clock_window``: rows over which the
     stamps are pulled back to the true clock (their drift is removed by a moving average).
     """
-    tick = float(np.median(np.diff(recorded.t)))
-    n = recorded.n_samples
+    tick = float(np.median(np.diff(t)))
+    n = len(t)
     advances = rng.choice(len(shares), size=n, p=shares / shares.sum())
     advances[0] = 0
     index = np.cumsum(advances)
     index = index[index < n]
     advances = advances[: len(index)]
     steps = stamp_steps[advances] + stamp_jitter * rng.standard_normal(len(index))
-    stamps = recorded.t[0] + tick * np.cumsum(np.maximum(steps, 0.05))
-    drift = stamps - recorded.t[index]
+    stamps = t[0] + tick * np.cumsum(np.maximum(steps, 0.05))
+    drift = stamps - t[index]
     kernel = np.ones(clock_window) / clock_window
     smooth = np.convolve(np.pad(drift, clock_window, mode="edge"), kernel, "same")
     stamps = stamps - smooth[clock_window:-clock_window]
     stamps = np.maximum.accumulate(stamps + 1e-9 * tick * np.arange(len(index)))
-    return recorded.rows(index, t=stamps, source=f"{recorded.source} (tick log)")
+    return index, stamps

@@ -74,6 +74,8 @@ class SimfitResult:
     tuned_model: object = field(repr=False, default=None)
     delay_s: float = 0.0
     notes: tuple[str, ...] = ()  # what the user must know about the model as it was fitted
+    # per run, training then held out: what the check of its stamps found (problem.Run)
+    time_base: tuple[dict, ...] = ()
 
     def to_dict(self) -> dict:
         return {
@@ -84,6 +86,7 @@ class SimfitResult:
             "held_out_rms_rad": self.held_out,
             "position_noise": self.noise_rad,
             "solver": self.solver,
+            "time_base": list(self.time_base),
         }
 
 
@@ -371,8 +374,10 @@ def fit_simulator(
         },
         model,
         delay_s,
-        tuple(n for n in (contacts, actuators_note(model, shooting.driven),
+        tuple(n for n in (*(run.time_base_note for run in [*runs, *held]), contacts,
+                          actuators_note(model, shooting.driven),
                           gravity_compensation_note(model, shooting.driven)) if n),
+        tuple(run.time_base for run in [*runs, *held] if run.time_base is not None),
     )
 
 

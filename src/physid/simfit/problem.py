@@ -17,16 +17,25 @@ position servo's target, a motor's command) drives them as MuJoCo's ``ctrl``, an
 actuators' own numbers can be tuned (:data:`ACTUATOR_FIELDS`): a position servo's stiffness
 ``kp`` and damping ``kv`` (``<position kp kv>``: force ``kp (ctrl - q) - kv dq``), a motor's
 ``gain`` (torque per unit of command: an unknown torque constant or gear).
+
+The time stamps are checked against the motion before anything else reads them, as identify
+checks them (:mod:`physid.recordings.timebase`): the residual compares the simulation with each
+sample at its stamp, so a stamp that does not say when the sample was taken is a model error the
+fit cannot remove (measured on the test arm at 1 kHz, logged with a real arm's tick pattern:
+held-out shooting error 0.68 mrad for the true values, against the 0.20 mrad noise; open loop
+over 0.5 s 48 mrad against 13).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.signal
 
 from physid.errors import InputError
+from physid.recordings.timebase import check_time_base
 from physid.recordings.trajectory import _check_finite, _check_magnitude, _check_time
 
 JOINT_FIELDS = {
@@ -50,6 +59,10 @@ class Run:
     tau: np.ndarray | None  # (N, n) applied joint torques, or None when ``ctrl`` drives
     source: str
     ctrl: np.ndarray | None = None  # (N, nu) commands to the model's actuators, model order
+    # what the check of the stamps against the motion found (TimeBaseCheck.as_dict, with the
+    # source) and, when it changed the rows or their times, the note that says so
+    time_base: dict | None = None
+    time_base_note: str | None = None
 
     def velocity(self, window: int = 11, order: int = 3) -> np.ndarray:
         """Savitzky-Golay derivative of the positions (the windows' starting velocities)."""
@@ -57,9 +70,13 @@ class Run:
 
     def smoothed(self, derivative: int, window: int = 11, order: int = 3) -> np.ndarray:
         """Savitzky-Golay fit of the positions (``derivative`` 0), or its first or second
-        derivative, over ``window`` samples (fewer in a shorter run)."""
-        dt = float(np.median(np.diff(self.t)))
+        derivative, over ``window`` samples (fewer in a shorter run); on samples that are not
+        evenly spaced (a timeline rebuilt from controller ticks, stamps that jitter), the same
+        local polynomial fitted at the samples' own times (:func:`local_polynomial`)."""
         length = min(window, len(self.t) - (1 - len(self.t) % 2))
+        if not evenly_spaced(self.t):
+            return local_polynomial(self.t, self.q, derivative, length, order)
+        dt = float(np.median(np.diff(self.t)))
         return scipy.signal.savgol_filter(
             self.q, length, order, deriv=derivative, delta=dt, axis=0
         )
@@ -68,9 +85,39 @@ class Run:
         """Per joint std of the measured positions about a local cubic (the residual of a
         Savitzky-Golay fit, scaled for its degrees of freedom), floored at 1e-6."""
         length = min(11, len(self.t) - (1 - len(self.t) % 2))
-        smooth = scipy.signal.savgol_filter(self.q, length, 3, axis=0)
+        smooth = self.smoothed(0, length, 3)
         scale = np.sqrt(length / max(length - 4, 1))
         return np.maximum(np.std(self.q - smooth, axis=0) * scale, 1e-6)
+
+
+EVEN_SPACING = 1e-3  # relative deviation of a step from the median below which steps are even
+
+
+def evenly_spaced(t: np.ndarray) -> bool:
+    """Whether every step of ``t`` is the median step within :data:`EVEN_SPACING` (relative):
+    stamps printed with a few digits stay even."""
+    steps = np.diff(t)
+    median = float(np.median(steps))
+    return bool(np.max(np.abs(steps - median)) <= EVEN_SPACING * median)
+
+
+def local_polynomial(
+    t: np.ndarray, q: np.ndarray, derivative: int, window: int, order: int
+) -> np.ndarray:
+    """Savitzky-Golay at uneven times: at every row, the least-squares polynomial of ``order``
+    over the ``window`` rows around it (shifted inward at the ends, as SciPy's ``interp``
+    mode), evaluated there (``derivative`` 0) or differentiated. On even times it equals
+    ``scipy.signal.savgol_filter`` (to rounding)."""
+    n = len(t)
+    starts = np.clip(np.arange(n) - window // 2, 0, n - window)
+    rows = starts[:, None] + np.arange(window)  # (N, w)
+    tau = t[rows] - t[:, None]
+    scale = np.max(np.abs(tau), axis=1)  # conditioning: times in [-1, 1]
+    design = (tau / scale[:, None])[..., None] ** np.arange(order + 1)  # (N, w, p)
+    normal = np.einsum("nwi,nwj->nij", design, design)
+    moments = np.einsum("nwi,nwk->nik", design, q[rows])
+    coefficients = np.linalg.solve(normal, moments)  # (N, p, joints)
+    return coefficients[:, derivative] * math.factorial(derivative) / scale[:, None] ** derivative
 
 
 def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = ()) -> Run:
@@ -99,9 +146,24 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
     command = np.column_stack([columns[c] for c in commands]).astype(float)
     if len(t) < 20:
         raise InputError(f"{len(t)} samples: too short to simulate", source=table.source)
+    keep, t, check = check_time_base(t, q)
+    if check.breaks:  # as at a gap in the stamps: a window across it cannot be simulated
+        row, ticks = check.breaks[0], check.break_ticks[0]
+        raise InputError(
+            f"the positions jump at row {row + 1} ({ticks:+.3g} sample periods' worth of their "
+            f"speed in one stamp step; {len(check.breaks)} such rows): rows lost or frozen "
+            "while the robot moved, or rows sent again; physid does not fill gaps: split the "
+            "recording there",
+            source=table.source,
+        )
+    q, command = q[keep], command[keep]
+    found = {
+        "time_base": {"source": table.source, **check.as_dict()},
+        "time_base_note": check.note(table.source) if check.changed else None,
+    }
     if driven:
-        return Run(t - t[0], q, None, table.source, ctrl=command)
-    return Run(t - t[0], q, command, table.source)
+        return Run(t - t[0], q, None, table.source, ctrl=command, **found)
+    return Run(t - t[0], q, command, table.source, **found)
 
 
 def servo_kind(model, actuator: int) -> str | None:
