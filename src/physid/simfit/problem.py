@@ -25,7 +25,7 @@ fit cannot remove. Measured on the test arm at 1 kHz with 0.02 mrad noise, logge
 arm's tick pattern (tests/test_simfit.py): the true model's held-out open loop over 0.5 s 37.7
 mrad on the stamps, 7.5 on the rebuilt timeline and on the clean log. With 0.2 mrad noise the
 check finds too little evidence to rebuild (one tick moves the arm 5x the noise) and keeps the
-stamps: open loop 48 against 13 mrad for the fitted values, which stay within 2 % of the truth.
+stamps: open loop 48 against 13 mrad for the fitted values, which stay within 3.2 % of the truth.
 """
 
 from __future__ import annotations
