@@ -327,6 +327,34 @@ def cutoff_candidates(
 HELD_OUT_FASTER = 1.25
 
 
+def _slower_filter(
+    options: FilterConfig, recording: Trajectory
+) -> tuple[FilterConfig, str] | None:
+    """The training's filter with its cut-offs brought within a held-out ``recording`` sampled
+    too slowly for them (above :func:`decimation_ceiling_hz` of its rate: 40 %), and a note;
+    None when it carries them. A probe's UR5 trained at 1 kHz (decimation cut-off 52.5 Hz) and
+    held out at 100 Hz failed after the whole fit, blaming a decimation_factor nobody set."""
+    rate = recording.sample_rate_hz
+    ceiling = decimation_ceiling_hz(rate)
+    derivative = options.butterworth_cutoff_hz if options.method == "classical" else None
+    too_high = [(name, value) for name, value in (("derivative", derivative),
+                ("decimation", options.decimation_cutoff_hz))
+                if value is not None and value > ceiling]  # fmt: skip
+    if not too_high:
+        return None
+    lowered = replace(options, decimation_cutoff_hz=None, decimation_factor=None)
+    if derivative is not None and derivative > ceiling:
+        lowered = replace(lowered, butterworth_cutoff_hz=ceiling)
+    listed = ", ".join(f"{name} {value:.3g} Hz" for name, value in too_high)
+    return lowered, (
+        f"{recording.source}: sampled at {rate:.4g} Hz, too slowly for the training's cut-offs "
+        f"({listed}, above 40 % of its rate): predicted with "
+        + (f"derivatives at {ceiling:.3g} Hz and " if derivative is not None
+           and derivative > ceiling else "")
+        + "the decimation resolved on it"
+    )
+
+
 def held_out_filter(
     options: FilterConfig, training_bandwidth_hz: float | None, recording: Trajectory
 ) -> tuple[FilterConfig, str | None]:
@@ -342,6 +370,9 @@ def held_out_filter(
     109 % where an independent scorer (10 Hz) read 57 % (now 91 %, at 18 Hz); a simulated UR5
     trained at 0.6 Hz (cut-off 1.4 Hz, chosen by the folds) read 5.30 % on a 0.8 Hz run (now
     0.65 %, at 8 Hz)."""
+    slower = _slower_filter(options, recording)
+    if slower is not None:
+        return slower
     cutoff = options.butterworth_cutoff_hz
     if options.method != "classical" or cutoff is None or not training_bandwidth_hz:
         return options, None
