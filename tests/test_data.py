@@ -179,6 +179,58 @@ def test_unknown_columns_are_reported_not_used(tmp_path):
     assert any("temperature" in w for w in trajectory.warnings)
 
 
+def test_the_csvs_users_bring_read_as_the_plain_file(tmp_path):
+    """A probe's newcomer files (2026-11-28): a text column physid does not read ('mode' of
+    RUN), an empty spare column, quoted names and cells (pandas' QUOTE_NONNUMERIC, R's
+    write.csv), pandas' index column with an empty name. Each stopped the run; each now reads
+    as the plain file, what was not read named in a warning. Text in a column physid reads is
+    still an error naming its row."""
+    columns = good_columns()
+    plain = load_trajectory(csv_file(tmp_path, columns), MODEL)
+    names = list(columns)
+    rows = np.column_stack(list(columns.values()))
+
+    def written(name: str, header: str, line) -> object:  # noqa: ANN001
+        path = tmp_path / name
+        path.write_text(header + "\n" + "\n".join(line(k, row) for k, row in enumerate(rows)))
+        return path
+
+    def same(path) -> list[str]:  # noqa: ANN001
+        trajectory = load_trajectory(path, MODEL)
+        np.testing.assert_array_equal(trajectory.q, plain.q)
+        np.testing.assert_array_equal(trajectory.tau, plain.tau)
+        return list(trajectory.warnings)
+
+    def cells(row) -> str:  # noqa: ANN001
+        return ",".join(repr(float(v)) for v in row)
+
+    text = same(written("text.csv", ",".join([*names, "mode"]), lambda k, r: f"{cells(r)},RUN"))
+    assert any("column 'mode' holds text (row 1, line 2: 'RUN')" in w for w in text), text
+    empty = same(written("empty.csv", ",".join([*names, "spare"]), lambda k, r: f"{cells(r)},"))
+    assert any("column 'spare' is empty" in w for w in empty), empty
+    same(written("quoted.csv", ",".join(f'"{n}"' for n in names), lambda k, r: cells(r)))
+    same(written("r.csv", ",".join(f'"{n}"' for n in ["", *names]),
+                 lambda k, r: f'"{k + 1}",' + ",".join(f'"{float(v)!r}"' for v in r)))  # fmt: skip
+    index = same(written("index.csv", ",".join(["", *names]), lambda k, r: f"{k},{cells(r)}"))
+    assert any("Unnamed: 0" in w for w in index), index
+    bad = written("bad.csv", ",".join(names),
+                  lambda k, r: cells(r).replace(repr(float(r[3])), "x", 1) if k == 4 else cells(r))
+    expect_error(bad, rf"column '{names[3]}' row 5 \(line 6\): 'x' is not a number")
+
+
+def test_a_file_without_time_and_clock_stamps_without_digits_get_their_fix(tmp_path):
+    """A probe's newcomer files: no 't' column (a sample index only) was told "missing column
+    't'" with no route; epoch stamps written with 10 significant digits (whole seconds) were
+    told to sort the rows."""
+    columns = good_columns()
+    del columns["t"]
+    expect_error(csv_file(tmp_path, columns, "no_t.csv"), r"manifest gives it with sample_time")
+    columns = good_columns(500)
+    columns["t"] = np.floor(1.7e9 + columns["t"])
+    message = expect_error(csv_file(tmp_path, columns, "epoch.csv"), r"the stamps repeat")
+    assert "too few digits" in message and "sort the rows" not in message
+
+
 def test_manifest_and_motor_side_conversion(tmp_path):
     ratio = np.diag([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
     ratio[5, 4] = 60.0

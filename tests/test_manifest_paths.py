@@ -142,6 +142,27 @@ def test_bad_rows_drop_reads_a_raw_log_with_lines_that_are_not_samples(tmp_path)
         read_recording(_raw_manifest(tmp_path, "raw.csv"))
 
 
+def test_bad_rows_drop_also_reads_a_csv_with_a_header(tmp_path):
+    """bad_rows: drop was ignored under a header line (a probe: a half-written last line and
+    three empty cells still stopped the run, and the manifest said nothing); a column of text
+    (a ROS frame id) is no bad line."""
+    t = 0.01 * np.arange(1000)
+    lines = ["t,frame,q_j1,tau_j1"] + [f"{a:.2f},base_link,{np.sin(a):.6f},{np.cos(a):.6f}"
+                                       for a in t]  # fmt: skip
+    lines[301] = "3.00,base_link,,0.5"  # an empty cell (data row 301)
+    lines.append("10.00,base_li")  # a half-written last line
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "log.yaml").write_text(
+        "format: physid.recording/1\nbad_rows: drop\nsources:\n  - file: log.csv\n"
+        "    columns: {t: t, q_j1: q_j1, tau_j1: tau_j1}\n",
+        encoding="utf-8",
+    )
+    table = read_recording(tmp_path / "log.yaml")
+    kept = np.delete(np.arange(1000), 300)
+    np.testing.assert_allclose(table.columns["q_j1"], np.round(np.sin(t[kept]), 6))
+    assert table.notes[0] == "log.csv: 2 lines that are not samples dropped (lines 302, 1002)"
+
+
 def test_the_shipped_ur10e_logs_read_as_they_are(tmp_path):
     """The UR10e logs keep their logger's quirks (dataset README): with ``header: false`` and
     ``bad_rows: drop`` a manifest reads the very rows the benchmarks' own cleaning keeps."""

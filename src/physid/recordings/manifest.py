@@ -50,7 +50,9 @@ from physid.files.io import read_text_file, read_yaml
 from physid.recordings.tables import (
     MAX_MAGNITUDE,
     Table,
+    csv_header_names,
     gap_pieces,
+    is_number,
     long_enough,
     npz_arrays,
     parse_csv_numbers,
@@ -69,12 +71,21 @@ def _raw_columns(
     path: Path, header: bool = True, drop_bad: bool = False
 ) -> tuple[dict[str, np.ndarray], list[int]]:
     """All arrays of a file, 2-D ones kept as they are, and the 1-based lines dropped
-    (``drop_bad``, headerless CSV only: :func:`_sound_rows`); a headerless CSV's columns are
-    named by their 0-based position ("0", "1", ...)."""
+    (``drop_bad``, CSV only: :func:`_sound_rows`); a headerless CSV's columns are named by
+    their 0-based position ("0", "1", ...)."""
     if path.suffix.lower() == ".npz":
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path), []
+    if header and drop_bad and path.suffix.lower() == ".csv":
+        # until 2026-11-28 bad_rows: drop was silently ignored under a header line: a probe's
+        # half-written last line and three empty cells still stopped the run
+        text = read_text_file(path, "data file")
+        first, _, body = text.partition("\n")
+        names = csv_header_names(first, str(path))
+        values, dropped = _sound_rows(body, str(path), width=len(names))
+        return ({name: values[:, k] for k, name in enumerate(names)},
+                [line + 1 for line in dropped])  # fmt: skip
     if header:
         return dict(read_file_table(path).columns), []
     if path.suffix.lower() != ".csv":
@@ -93,20 +104,27 @@ def _raw_columns(
     return {str(k): values[:, k] for k in range(values.shape[1])}, dropped
 
 
-def _sound_rows(text: str, source: str) -> tuple[np.ndarray, list[int]]:
-    """The numbers of the lines of a headerless CSV that can be samples (module docstring), and
-    the 1-based numbers of those that cannot (blank lines are neither)."""
+def _sound_rows(text: str, source: str, width: int | None = None) -> tuple[np.ndarray, list[int]]:
+    """The numbers of the lines of a CSV's body that can be samples (module docstring), and the
+    1-based numbers of those that cannot (blank lines are neither). ``width``: the number of
+    fields a sample has (a header's names); None: the most common. A column that holds text in
+    most lines (a ROS frame id, a logger's mode) is no sample's number: read as NaN."""
     numbered = [(k, line) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    widths = [len(line.split(",")) for _, line in numbered]
-    width = max(set(widths), key=widths.count) if widths else 0
+    split = [(k, line.split(",")) for k, line in numbered]
+    if width is None:
+        widths = [len(cells) for _, cells in split]
+        width = max(set(widths), key=widths.count) if widths else 0
+    complete = [cells for _, cells in split if len(cells) == width]
+    textual = {k for k in range(width)
+               if 2 * sum(not is_number(cells[k]) for cells in complete) > len(complete)}
     kept, dropped = [], []
-    for number, line in numbered:
+    for number, cells in split:
         try:
-            values = [float(cell) for cell in line.split(",")]
+            values = [np.nan if k in textual else float(cell) for k, cell in enumerate(cells)]
         except ValueError:
             values = []
-        if len(values) == width and all(np.isfinite(v) and abs(v) <= MAX_MAGNITUDE
-                                        for v in values):  # fmt: skip
+        if len(values) == width and all(k in textual or (np.isfinite(v) and abs(v) <= MAX_MAGNITUDE)
+                                        for k, v in enumerate(values)):  # fmt: skip
             kept.append(values)
         else:
             dropped.append(number)

@@ -256,9 +256,10 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
                     values = np.loadtxt(lines, delimiter=",", ndmin=2, comments="#")
                     if values.shape[1] != len(names):
                         raise ValueError
-                except ValueError:
+                except ValueError:  # text in a column physid does not read: NaN, noted
                     text = "header\n" + "".join(lines)
-                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1)
+                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1,
+                                               notes=[])  # fmt: skip
                 line_number += len(lines)
                 if len(values):
                     columns = {name: values[:, k] for k, name in enumerate(names)}

@@ -10,6 +10,7 @@ checked in :mod:`physid.recordings.trajectory`. Every failure is a one-line
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,20 +44,38 @@ class Table:
 
 
 def read_file_table(path: str | Path) -> Table:
-    """Read a CSV (header row), ``.npz`` or ``.parquet`` file into a :class:`Table`."""
+    """Read a CSV (header row), ``.npz`` or ``.parquet`` file into a :class:`Table` (a CSV's
+    columns outside the contract that hold text are read as NaN, named in its notes)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path}")
     suffix = path.suffix.lower()
-    readers = {".csv": _read_csv, ".npz": _read_npz, ".parquet": _read_parquet}
-    if suffix not in readers:
+    readers = {".npz": _read_npz, ".parquet": _read_parquet}
+    if suffix != ".csv" and suffix not in readers:
         raise InputError(
             f"unsupported data format '{suffix}' (use .csv, .npz, .parquet or a .yaml manifest)",
             source=str(path),
         )
-    columns = readers[suffix](path)
+    notes: list[str] = []
+    columns = _read_csv(path, notes) if suffix == ".csv" else readers[suffix](path)
     check_equal_lengths(columns, str(path))
-    return Table(columns, str(path))
+    return Table(columns, str(path), notes=tuple(notes))
+
+
+# The columns physid reads: the trajectory contract (t, q_, dq_, ddq_, tau_, i_, qm_, taum_,
+# ctrl_) and the sensor columns of oe and online (ft_, base_, acc_, gyro_, contact_, f_). A cell
+# that is not a number there is an error naming it; in any other column (a logger's mode, a ROS
+# frame id, an empty spare column) it is read as missing (NaN), and the column is named in a
+# note: physid does not read it. Until 2026-11-28 any such column stopped the run (a probe: a
+# 'mode' column of RUN, rostopic's field.header.frame_id), against the README's "other columns
+# are ignored".
+CONTRACT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_", "qm_", "taum_", "ctrl_", "ft_", "base_",
+                     "acc_", "gyro_", "contact_", "f_")  # fmt: skip
+
+
+def is_contract_column(name: str) -> bool:
+    """Whether physid reads a column of this name (:data:`CONTRACT_PREFIXES`, or ``t``)."""
+    return name == "t" or name.startswith(CONTRACT_PREFIXES)
 
 
 MAX_MAGNITUDE = 1e8  # no position, rate, torque or current of a robot is this large
@@ -86,9 +105,10 @@ def csv_header_names(line: str, source: str) -> list[str]:
     """The column names of a CSV header line, checked: present, comma-separated, none empty,
     not numbers (a file without a header), none twice."""
     header = line.strip().removeprefix("\ufeff")
-    names = [name.strip() for name in header.split(",")]
     if not header:
         raise InputError("CSV header is missing", source=source)
+    # quoted names ("t","q_joint1": pandas' QUOTE_NONNUMERIC, R's write.csv) are unquoted
+    names = [name.strip() for name in next(csv.reader([header]))]
     for separator, label in ((";", "semicolon"), ("\t", "tab")):
         if len(names) == 1 and separator in header:
             decimal = ", decimal=','" if separator == ";" else ""  # a spreadsheet's export
@@ -100,6 +120,8 @@ def csv_header_names(line: str, source: str) -> list[str]:
                 source=source,
             )
     empty = [k + 1 for k, name in enumerate(names) if not name]
+    if empty == [1] and len(names) > 1:  # pandas' to_csv with its index: an unnamed first column
+        names[0], empty = "Unnamed: 0", []
     if empty:
         trailing = " (a comma at the end of the line?)" if empty == [len(names)] else ""
         raise InputError(
@@ -113,29 +135,38 @@ def csv_header_names(line: str, source: str) -> list[str]:
     return names
 
 
-def _read_csv(path: Path) -> dict[str, np.ndarray]:
+def _read_csv(path: Path, notes: list[str] | None = None) -> dict[str, np.ndarray]:
     text = read_text_file(path, "data file")
     names = csv_header_names(text.partition("\n")[0], str(path))
     values = parse_csv_numbers_fast(path, names)
     if values is None:
-        values = parse_csv_numbers(text, names, str(path))
+        values = parse_csv_numbers(text, names, str(path), notes=notes)
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
 def parse_csv_numbers(
-    text: str, names: list[str], source: str, first_line: int = 2, *, header: bool = True
+    text: str,
+    names: list[str],
+    source: str,
+    first_line: int = 2,
+    *,
+    header: bool = True,
+    notes: list[str] | None = None,
 ) -> np.ndarray:
     """The numbers under the header; an unreadable cell is named by its column, its 1-based data
-    row (as everywhere in physid) and its line in an editor (the header is line 1).
-    ``first_line``: the line number of the first line after the header line of ``text``.
-    ``header=False``: the file has no header line (``text``'s first line is then skipped all
-    the same: the caller puts an empty one there), and data row k is line k."""
+    row (as everywhere in physid) and its line in an editor (the header is line 1); quoted cells
+    are unquoted. ``first_line``: the line number of the first line after the header line of
+    ``text``. ``header=False``: the file has no header line (``text``'s first line is then
+    skipped all the same: the caller puts an empty one there), and data row k is line k.
+    ``notes`` (a list to append to): a column physid does not read (not
+    :func:`is_contract_column`) whose cells are not all numbers is read as NaN there and named
+    in a note, instead of failing."""
     header_lines = 1 if header else 0
-    rows = []
+    rows, numbers = [], []
     for number, line in enumerate(text.splitlines()[1:], start=first_line):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        cells = line.split(",")
+        cells = next(csv.reader([line])) if '"' in line else line.split(",")
         if len(cells) != len(names):
             expected = f"the header names {len(names)} columns" if header else (
                 f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
@@ -143,18 +174,33 @@ def parse_csv_numbers(
             )
             raise InputError(f"line {number} has {len(cells)} values but {expected}",
                              source=source)  # fmt: skip
-        try:
-            rows.append([float(cell) for cell in cells])
-        except ValueError:
-            k = next(k for k, cell in enumerate(cells) if not is_number(cell))
-            raise InputError(
-                f"column '{names[k]}' row {number - header_lines} (line {number}): "
-                f"{cells[k].strip()[:40]!r} is not a number",
-                source=source,
-            ) from None
+        rows.append(cells)
+        numbers.append(number)
     if not rows:
         raise InputError("no data rows", source=source)
-    return np.array(rows, dtype=float)
+    values = np.empty((len(rows), len(names)))
+    failed = {}  # column -> its first row (index into rows) that is not a number
+    for k, column in enumerate(zip(*rows, strict=True)):
+        try:
+            values[:, k] = np.array(column, dtype=float)
+        except ValueError:
+            failed[k] = next(i for i, cell in enumerate(column) if not is_number(cell))
+    strict = {k: i for k, i in failed.items() if notes is None or is_contract_column(names[k])}
+    if strict:
+        k, i = min(strict.items(), key=lambda item: (item[1], item[0]))  # the first in the file
+        raise InputError(
+            f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
+            f"{rows[i][k].strip()[:40]!r} is not a number",
+            source=source,
+        )
+    for k, i in failed.items():
+        column = [row[k] for row in rows]
+        values[:, k] = [float(cell) if is_number(cell) else np.nan for cell in column]
+        what = ("is empty" if all(not cell.strip() for cell in column) else
+                f"holds text (row {numbers[i] - header_lines}, line {numbers[i]}: "
+                f"{rows[i][k].strip()[:40]!r})")  # fmt: skip
+        notes.append(f"column '{names[k]}' {what}: physid does not read it (read as missing)")
+    return values
 
 
 def parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:

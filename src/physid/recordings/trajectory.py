@@ -150,6 +150,9 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
                   if _UNIT_SUFFIX.match(c)}  # fmt: skip
     contract = [c for c, bare in with_units.items()
                 if bare == "t" or bare.startswith(_CONTRACT_PREFIXES)]  # fmt: skip
+    if name == "t" and not hint and not contract:
+        suggestion = (" (a file without a time column: a YAML recording manifest gives it with "
+                      "sample_time: <the sample period in s>)")  # fmt: skip
     if contract:
         listed = ", ".join(f"'{c}'" for c in contract[:3]) + (" ..." if len(contract) > 3 else "")
         suggestion += (f"; the column names carry units ({listed}) and the contract's do not "
@@ -224,8 +227,9 @@ def duplicate_rows(table: Table) -> np.ndarray:
     wrote the same row twice. They carry nothing and are dropped (:func:`trajectory_from_table`);
     a repeated time stamp with other values is an error (which of the two rows is right?)."""
     duplicate = np.zeros(table.n_rows, dtype=bool)
-    if table.n_rows > 1:
-        duplicate[1:] = np.all([c[1:] == c[:-1] for c in table.columns.values()], axis=0)
+    if table.n_rows > 1:  # a column physid does not read may hold NaN (text): equal to NaN
+        duplicate[1:] = np.all([(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1]))
+                                for c in table.columns.values()], axis=0)  # fmt: skip
     return duplicate
 
 
@@ -250,6 +254,11 @@ def _check_time(
             times = "" if bad.size == 1 else f" {bad.size} times"
             advice = (f"the stamps start again{times}: recordings appended in one file? give "
                       "each part as its own --data file")  # fmt: skip
+        elif abs(t[0]) >= 1e6 and np.sum(steps == 0) > 0.1 * len(steps):
+            # epoch seconds (1.7e9) printed with 9-10 significant digits keep whole seconds
+            advice = (f"the stamps repeat ({int(np.sum(steps == 0))} steps of 0 s) at "
+                      f"t = {t[0]:.10g} s: clock time written with too few digits? write them "
+                      "with 6 decimals, or relative to the first sample")  # fmt: skip
         raise InputError(
             f"column 't' is not strictly increasing at row {row + 1} "
             f"(t = {t[row]:.10g} s, {t[row] - t[row - 1]:.3g} s after the previous row; "
