@@ -623,3 +623,43 @@ def test_the_local_polynomial_is_savitzky_golay_on_even_times_and_exact_on_uneve
     monkeypatch.setattr(problem, "LOCAL_FIT_ROWS", 7)
     np.testing.assert_array_equal(problem.local_polynomial(uneven, cubic, 2, 11, 3), whole)
     assert not problem.evenly_spaced(uneven) and problem.evenly_spaced(t)
+
+
+def test_the_smoothing_window_keeps_five_hertz_of_motion_at_any_rate():
+    """Each window's band is its Savitzky-Golay frequency response's -3 dB point (SciPy's
+    coefficients); the window is the longest that keeps 5 Hz: 11 samples from 51 Hz up (every
+    rate simfit saw before), 5 at a LeRobot arm's 30 fps."""
+    import numpy as np
+    import scipy.signal
+
+    from physid.simfit.problem import SAVGOL_BAND, smoothing_window
+
+    frequencies = np.linspace(0.0, 0.5, 200_001)
+    for length, band in SAVGOL_BAND.items():
+        taps = scipy.signal.savgol_coeffs(length, 3)
+        offsets = np.arange(length) - length // 2
+        gain = np.abs(np.exp(-2j * np.pi * np.outer(frequencies, offsets)) @ taps)
+        assert frequencies[np.argmax(gain < 1 / np.sqrt(2))] == pytest.approx(band, abs=5e-4)
+    assert [smoothing_window(r) for r in (30, 40, 50, 51, 100, 500)] == [5, 7, 9, 11, 11, 11]
+
+
+def test_a_frame_whose_positions_repeat_while_its_command_changed_is_kept():
+    """A hobby servo's quantised positions may all stay put for a frame as the arm starts to
+    move; its command changed, so it is no resent sample (a probe's LeRobot arm: 29 of 1800
+    frames dropped with their targets). A row that repeats positions and command is."""
+    import numpy as np
+
+    from physid.recordings.tables import Table
+    from physid.simfit.fit import model_joints
+    from physid.simfit.problem import run_from_table
+
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    joints = model_joints(truth)
+    table = simulate_arm(truth, 3.0, 1, rate_hz=1000.0, noise_rad=2e-5)
+    columns = {name: np.array(values, float) for name, values in table.columns.items()}
+    for name in (f"q_{j}" for j in joints):
+        columns[name][1001] = columns[name][1000]  # positions stale, torque fresh
+    for name in (n for n in columns if n != "t"):
+        columns[name][2001] = columns[name][2000]  # the whole row sent again
+    run = run_from_table(Table(columns, "stale.csv"), joints)
+    assert run.time_base["repeated_rows_dropped"] == 1 and len(run.t) == len(columns["t"]) - 1

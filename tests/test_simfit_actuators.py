@@ -85,10 +85,10 @@ def test_simfit_tunes_position_servos_from_their_targets(servo_runs, tmp_path):
         assert kv["value"] == pytest.approx(KV[k], rel=0.05), (k, kv)
         assert abs(kp["value"] - KP[k]) < 4 * kp["std"] + 1e-3 * KP[k]
     assert parameters["p1.kp"]["unit"] == "N m/rad" and parameters["p4.kp"]["unit"] == "N/m"
-    # a target held over its T = 2 ms period, against its linear interpolation sampled at the
-    # starts of the model's h = 1 ms steps (steps 0 and 1 of a period lead the hold by 0 and
-    # a half): the interpolation leads by (T - h) / 2 = 0.5 ms on average
-    assert parameters["delay"]["value"] == pytest.approx(0.5e-3, abs=0.25e-3)
+    # the targets are held over their T = 2 ms period, as the servos held them: no delay (until
+    # 2026-11-28 they were interpolated linearly, which leads the hold by (T - h) / 2, and the
+    # fit read 0.5 ms; at 30 fps, 16 ms)
+    assert parameters["delay"]["value"] == pytest.approx(0.0, abs=0.1e-3)
     held = result["held_out_rms_rad"]
     before, after = held["before"]["shooting 0.5 s"]["all"], held["after"]["shooting 0.5 s"]["all"]
     assert after < 2.0 * 2e-4 < before / 5
@@ -152,3 +152,22 @@ def test_actuator_terms_need_commanded_runs(tmp_path):
     run = _simfit(tmp_path / "arm.xml", tmp_path / "run.csv", tmp_path / "o", "--fit", "gain")
     assert run.exit_code == 2
     assert "--fit gain tunes the model's actuators, which only recordings with ctrl_" in run.output
+
+
+def test_a_held_target_is_averaged_over_each_model_step_exactly():
+    """Closed form against brute force: the mean of a zero-order-held signal over each model
+    step (before the first sample, inside, across samples, after the last), continuous in the
+    steps' start."""
+    from physid.simfit.shooting import held_step_means
+
+    t = np.array([0.0, 0.033, 0.066, 0.1])
+    values = np.array([[1.0, -2.0], [2.0, 0.5], [3.0, 4.0], [4.0, -1.0]])
+    starts = np.arange(-0.01, 0.12, 0.0013)
+    means = held_step_means(t, values, starts, 0.002)
+    inside = (np.arange(4000) + 0.5) * 0.002 / 4000
+    for start, mean in zip(starts, means, strict=True):
+        rows = np.clip(np.searchsorted(t, start + inside, side="right") - 1, 0, len(t) - 1)
+        np.testing.assert_allclose(mean, values[rows].mean(axis=0), atol=1e-9)
+    shifted = held_step_means(t, values, starts + 1e-7, 0.002)
+    jump = np.max(np.abs(np.diff(values, axis=0)))  # 5: the largest step of the held signal
+    assert np.max(np.abs(shifted - means)) <= 1.0001 * jump * 1e-7 / 0.002  # Lipschitz

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.signal
 
 from physid.errors import InputError
-from physid.recordings.timebase import check_time_base
+from physid.recordings.timebase import changed_rows, check_time_base
 from physid.recordings.trajectory import _check_finite, _check_magnitude, _check_time
 
 JOINT_FIELDS = {
@@ -66,15 +66,18 @@ class Run:
     time_base: dict | None = None
     time_base_note: str | None = None
 
-    def velocity(self, window: int = 11, order: int = 3) -> np.ndarray:
+    def velocity(self, window: int | None = None, order: int = 3) -> np.ndarray:
         """Savitzky-Golay derivative of the positions (the windows' starting velocities)."""
         return self.smoothed(1, window, order)
 
-    def smoothed(self, derivative: int, window: int = 11, order: int = 3) -> np.ndarray:
+    def smoothed(self, derivative: int, window: int | None = None, order: int = 3) -> np.ndarray:
         """Savitzky-Golay fit of the positions (``derivative`` 0), or its first or second
-        derivative, over ``window`` samples (fewer in a shorter run); on samples that are not
-        evenly spaced (a timeline rebuilt from controller ticks, stamps that jitter), the same
-        local polynomial fitted at the samples' own times (:func:`local_polynomial`)."""
+        derivative, over ``window`` samples (None: :func:`smoothing_window` of the run's rate;
+        fewer in a shorter run); on samples that are not evenly spaced (a timeline rebuilt from
+        controller ticks, stamps that jitter), the same local polynomial fitted at the samples'
+        own times (:func:`local_polynomial`)."""
+        if window is None:
+            window = smoothing_window(1.0 / float(np.median(np.diff(self.t))))
         length = min(window, len(self.t) - (1 - len(self.t) % 2))
         if not evenly_spaced(self.t):
             return local_polynomial(self.t, self.q, derivative, length, order)
@@ -86,13 +89,30 @@ class Run:
     def position_noise(self) -> np.ndarray:
         """Per joint std of the measured positions about a local cubic (the residual of a
         Savitzky-Golay fit, scaled for its degrees of freedom), floored at 1e-6."""
-        length = min(11, len(self.t) - (1 - len(self.t) % 2))
+        window = smoothing_window(1.0 / float(np.median(np.diff(self.t))))
+        length = min(window, len(self.t) - (1 - len(self.t) % 2))
         smooth = self.smoothed(0, length, 3)
         scale = np.sqrt(length / max(length - 4, 1))
         return np.maximum(np.std(self.q - smooth, axis=0) * scale, 1e-6)
 
 
 EVEN_SPACING = 1e-3  # relative deviation of a step from the median below which steps are even
+
+# The -3 dB band of a cubic Savitzky-Golay smoother of each window length [cycles per sample]
+# (scipy.signal.savgol_coeffs' frequency response), and the band the smoothed motion keeps.
+SAVGOL_BAND = {5: 0.238, 7: 0.160, 9: 0.1218, 11: 0.0986}
+SMOOTHING_BAND_HZ = 5.0
+
+
+def smoothing_window(rate_hz: float) -> int:
+    """The longest cubic Savitzky-Golay window (5 to 11 samples) that keeps
+    :data:`SMOOTHING_BAND_HZ` of the motion: 11 from 51 Hz up (every rate physid's simfit saw
+    until 2026-11-28), 9 at 50 Hz, 5 at a LeRobot arm's 30 fps. At 30 fps an 11-sample window
+    (0.37 s, a 3 Hz band) flattened a teleoperated arm's motion: its position noise read 5-12.6
+    mrad against 0.5, and its servos' kp started at 0.04 (truth 5) and 3.1 (truth 12)."""
+    fitting = [length for length, band in SAVGOL_BAND.items()
+               if band * rate_hz >= SMOOTHING_BAND_HZ]  # fmt: skip
+    return max(fitting, default=5)
 
 
 def evenly_spaced(t: np.ndarray) -> bool:
@@ -157,7 +177,7 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
     command = np.column_stack([columns[c] for c in commands]).astype(float)
     if len(t) < 20:
         raise InputError(f"{len(t)} samples: too short to simulate", source=table.source)
-    keep, t, check = check_time_base(t, q)
+    keep, t, check = check_time_base(t, q, fresh=changed_rows(command))
     if check.breaks:  # as at a gap in the stamps: a window across it cannot be simulated
         row, ticks = check.breaks[0], check.break_ticks[0]
         raise InputError(

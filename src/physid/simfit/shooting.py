@@ -128,8 +128,10 @@ class Shooting:
 
     def _controls(self, delay_s: float) -> np.ndarray:
         """qfrc_applied (W, nstep, nv), or the actuators' ctrl (W, nstep, nu) for driven runs,
-        at every step of every window: the logged command ``delay_s`` earlier (linear
-        interpolation; held at the ends)."""
+        at every step of every window: the logged command ``delay_s`` earlier. A logged torque
+        is a measurement: linearly interpolated. A ``ctrl_`` command is held from one sample to
+        the next, as a servo holds its target (:func:`held_step_means`). Both are held at the
+        ends."""
         if delay_s in self._controls_cache:
             return self._controls_cache[delay_s]
         if len(self._controls_cache) > 4:  # the delay of the current point and its FD step
@@ -140,8 +142,7 @@ class Shooting:
             run = self.runs[r]
             times = run.t[a] + self.h * np.arange(self.nstep) - delay_s
             if self.driven:
-                for k in range(width):
-                    out[w, :, k] = np.interp(times, run.t, run.ctrl[:, k])
+                out[w] = held_step_means(run.t, run.ctrl, times, self.h)
             else:
                 for k, dof in enumerate(self.dofs):
                     out[w, :, dof] = np.interp(times, run.t, run.tau[:, k])
@@ -216,6 +217,30 @@ class Shooting:
             S[:, :, j] = (self.blocks(x, moved).r - at.r) / delta[:, None]
         self.parameters.apply(self.model, self.dofs, x)  # the model as the point says
         return Blocks(at.r, at.rp, G, S, 1.0 / self.prior_std)
+
+
+def held_step_means(
+    t: np.ndarray, values: np.ndarray, starts: np.ndarray, h: float
+) -> np.ndarray:
+    """The mean over each model step ``[start, start + h)`` of ``values`` (N, k) held from each
+    sample time ``t`` to the next (zero-order hold; the first value before ``t[0]``, the last
+    after ``t[-1]``): exact for a servo that holds each target, and, unlike the held value at
+    the step's start, continuous in a delay that shifts ``starts`` (its finite-difference
+    derivative exists). Linear interpolation of a target held at 30 Hz leads the hold by half a
+    frame: a probe's LeRobot arm read a 19.8 ms "delay" (the truth: none), and its model driven
+    as the servo was, with that delay, followed a held-out run to 27.8 mrad against 4.7."""
+    steps = np.diff(t)
+    # the integral of the held signal at each sample time, extended linearly beyond the ends
+    integral = np.vstack([np.zeros((1, values.shape[1])),
+                          np.cumsum(values[:-1] * steps[:, None], axis=0)])  # fmt: skip
+
+    def at(times: np.ndarray) -> np.ndarray:
+        inside = np.column_stack([np.interp(times, t, integral[:, k])
+                                  for k in range(values.shape[1])])  # fmt: skip
+        before = np.minimum(times - t[0], 0.0)[:, None] * values[0]
+        after = np.maximum(times - t[-1], 0.0)[:, None] * values[-1]
+        return inside + before + after
+    return (at(starts + h) - at(starts)) / h
 
 
 @contextmanager
