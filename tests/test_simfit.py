@@ -663,3 +663,24 @@ def test_a_frame_whose_positions_repeat_while_its_command_changed_is_kept():
         columns[name][2001] = columns[name][2000]  # the whole row sent again
     run = run_from_table(Table(columns, "stale.csv"), joints)
     assert run.time_base["repeated_rows_dropped"] == 1 and len(run.t) == len(columns["t"]) - 1
+
+
+def test_positions_in_degrees_are_refused_naming_the_joint():
+    """A probe's LeRobot arm stored in degrees ended numerical_failure ("torques in another
+    unit") with an elbow kp of 4474 written out; positions beyond a limited hinge's range by
+    more than its span, and beyond a turn, are one error line naming the joint."""
+    import numpy as np
+
+    from physid.errors import InputError
+    from physid.recordings.tables import Table
+    from physid.simfit.fit import check_runs, model_joints
+    from physid.simfit.problem import run_from_table
+
+    model = mujoco.MjModel.from_xml_string(ARM)  # shoulder_lift limited to +-120 deg
+    joints = model_joints(model)
+    table = simulate_arm(model, 1.5, 3)
+    check_runs(model, [run_from_table(table, joints)], 0.5)  # radians: fine
+    columns = dict(table.columns)
+    columns["q_shoulder_lift"] = np.degrees(np.asarray(columns["q_shoulder_lift"]))
+    with pytest.raises(InputError, match=r"joint 'shoulder_lift' positions reach .* degrees\?"):
+        check_runs(model, [run_from_table(Table(columns, "deg.csv"), joints)], 0.5)

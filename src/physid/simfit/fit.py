@@ -209,6 +209,31 @@ def _check_duration(run, timestep_s: float) -> None:  # noqa: ANN001 - a Run
         )
 
 
+def _check_radians(model, run) -> None:  # noqa: ANN001 - mujoco.MjModel, a Run
+    """One error line when a limited hinge's positions leave its MJCF range by more than the
+    range's own span and reach beyond a turn: angles in degrees (LeRobot arms store them so),
+    which simfit reads as the MJCF's radians. A probe's 30 fps arm in degrees ended
+    ``numerical_failure`` ("torques in another unit") with a tuned elbow kp of 4474."""
+    import mujoco
+
+    hinge = int(mujoco.mjtJoint.mjJNT_HINGE)
+    for k, joint in enumerate(model_joints(model)):
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
+        if int(model.jnt_type[j]) != hinge or not model.jnt_limited[j]:
+            continue
+        low, high = (float(v) for v in model.jnt_range[j])
+        span = high - low
+        values = run.q[:, k]
+        peak = float(np.max(np.abs(values)))
+        if peak > 2.0 * np.pi and (np.min(values) < low - span or np.max(values) > high + span):
+            raise InputError(
+                f"joint '{joint}' positions reach {peak:.4g}, beyond its MJCF range "
+                f"[{low:.3g}, {high:.3g}] rad by more than the range itself: in degrees? simfit "
+                "reads q_ (and position targets ctrl_) in the MJCF's radians: convert them",
+                source=run.source,
+            )
+
+
 def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mujoco.MjModel
     """One error line for recordings the fit cannot use with this model: shorter than
     :data:`MIN_MODEL_STEPS` model steps, or without one shooting window of ``window_s``
@@ -221,6 +246,7 @@ def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mu
                          f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window")  # fmt: skip
     for run in runs:
         _check_duration(run, timestep)
+        _check_radians(model, run)
         if not windows(run.t, window_s):
             raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
                              "seconds?)", source=run.source)  # fmt: skip
