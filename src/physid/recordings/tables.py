@@ -183,8 +183,12 @@ def parse_csv_numbers(
     for k, column in enumerate(zip(*rows, strict=True)):
         try:
             values[:, k] = np.array(column, dtype=float)
-        except ValueError:
-            failed[k] = next(i for i, cell in enumerate(column) if not is_number(cell))
+        except ValueError:  # Python's float() reads what NumPy's parser may not
+            bad = next((i for i, cell in enumerate(column) if not is_number(cell)), None)
+            if bad is None:
+                values[:, k] = [float(cell) for cell in column]
+            else:
+                failed[k] = bad
     strict = {k: i for k, i in failed.items() if notes is None or is_contract_column(names[k])}
     if strict:
         k, i = min(strict.items(), key=lambda item: (item[1], item[0]))  # the first in the file
