@@ -22,6 +22,17 @@ physid.recordings.streamed):
 (before the streaming pipeline: 1e6 took 3.4 GB / 74 s; 1e7 would have needed about 34 GB). The
 remaining growth is the time stamps and the decimated residual series, about 12 bytes per sample.
 
+Re-run 2026-11-28 (with the cross-validated choices of issue 24 in identify; 1e7 not re-run)::
+
+    samples  identify GB      s  validate GB      s  max|dtheta|/std vs in memory
+     1e4         0.36       3.6       0.28       1.8    1.3e-13
+     1e5         0.52      11.1       0.40       3.4    1.3e-10
+     1e6         0.79      84.2       0.33       8.3    3.9e-10
+     2e6         0.82     167.6       0.34      15.3    -
+
+The streamed identify's floor rose by 0.3 GB and its time by 1.6x since 2026-11-23; at 0.03 GB
+per further 1e6 samples, 1e7 would take about 1.06 GB (issue 10 asks under 1 GB): not measured.
+
     python benchmarks/memory_scaling.py                    # 1e4, 1e5, 1e6 samples
     python benchmarks/memory_scaling.py --sizes 1e4 1e7 --max-rss-gb 20
 """
