@@ -30,8 +30,11 @@ Re-run 2026-11-28 (with the cross-validated choices of issue 24 in identify; 1e7
      1e6         0.79      84.2       0.33       8.3    3.9e-10
      2e6         0.82     167.6       0.34      15.3    -
 
-The streamed identify's floor rose by 0.3 GB and its time by 1.6x since 2026-11-23; at 0.03 GB
-per further 1e6 samples, 1e7 would take about 1.06 GB (issue 10 asks under 1 GB): not measured.
+The streamed identify's floor had risen by 0.3 GB and its time by 1.6x since 2026-11-23. The
+0.3 GB was the result's thinned observations (``store.stacked``), which kept the tilt
+candidates' unit-gravity blocks: 8.6 of 12.7 kB a row, 244 MB at 1e6 samples. Without them
+(the folds' only), the same hour: 1e6 samples 0.50 GB / 97.6 s, validate 0.33 GB / 10.0 s.
+1e7 not re-run.
 
     python benchmarks/memory_scaling.py                    # 1e4, 1e5, 1e6 samples
     python benchmarks/memory_scaling.py --sizes 1e4 1e7 --max-rss-gb 20
