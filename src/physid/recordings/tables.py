@@ -352,6 +352,17 @@ def parquet_batches(path: Path, rows: int):  # noqa: ANN201
     return n_rows, batches()
 
 
+def repeats_previous(columns) -> np.ndarray:  # noqa: ANN001 - 1-D arrays of equal length
+    """Rows (bool, N) equal to the previous row in every one of ``columns``, NaN equal to NaN
+    (a column physid does not read holds NaN for text); row 0 repeats nothing."""
+    columns = list(columns)
+    repeated = np.zeros(len(columns[0]) if columns else 0, dtype=bool)
+    if len(repeated) > 1:
+        repeated[1:] = np.all([(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1]))
+                               for c in columns], axis=0)  # fmt: skip
+    return repeated
+
+
 def is_number(text: str) -> bool:
     try:
         float(text)

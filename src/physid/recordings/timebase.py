@@ -250,27 +250,16 @@ def _tick_counts(t, q, tick, weights, iterations=3):
     return tick, counts.astype(int), ratio, fast
 
 
-def changed_rows(values: np.ndarray) -> np.ndarray:
-    """Rows (bool, N) whose ``values`` (N, k) differ from the previous row's in some column (NaN
-    equal to NaN): a logged torque or command that changed is a fresh sample, whatever its
-    positions (:func:`check_time_base`'s ``fresh``)."""
-    values = np.asarray(values, float).reshape(len(values), -1)
-    changed = np.zeros(len(values), dtype=bool)
-    same = (values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1]))
-    changed[1:] = ~np.all(same, axis=1)
-    return changed
-
-
 def check_time_base(
     t: np.ndarray, q: np.ndarray, fresh: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, TimeBaseCheck]:
     """Check a recording's stamps against its motion (module docstring).
 
     ``t`` (N,) strictly increasing stamps [s], ``q`` (N, n) positions. ``fresh`` (N,) bool: rows
-    known to be new samples (their logged torque or command changed: :func:`changed_rows`),
-    never dropped as repeated: a sample resent by the logger repeats every value, while a
-    hobby servo's frame at 30 fps may leave all its quantised positions unchanged as the arm
-    starts to move (a probe's LeRobot arm: 29 of 1800 frames dropped, with their commands).
+    known to be new samples (their logged torque or command changed), never dropped as
+    repeated: a sample resent by the logger repeats every value, while a hobby servo's frame
+    at 30 fps may leave all its quantised positions unchanged as the arm starts to move (a
+    probe's LeRobot arm: 29 of 1800 frames dropped, with their commands).
     Returns the rows to keep (indices), their times on the timeline chosen, and what was found.
     """
     n_rows = len(t)

@@ -32,6 +32,7 @@ from physid.recordings.tables import (
     gap_pieces,
     long_enough,
     read_file_table,
+    repeats_previous,
 )
 from physid.robot.model import RobotModel, is_revolute, is_unbounded
 
@@ -226,11 +227,7 @@ def duplicate_rows(table: Table) -> np.ndarray:
     """Rows (bool, N) equal to the previous row in every column, time included: a logger that
     wrote the same row twice. They carry nothing and are dropped (:func:`trajectory_from_table`);
     a repeated time stamp with other values is an error (which of the two rows is right?)."""
-    duplicate = np.zeros(table.n_rows, dtype=bool)
-    if table.n_rows > 1:  # a column physid does not read may hold NaN (text): equal to NaN
-        duplicate[1:] = np.all([(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1]))
-                                for c in table.columns.values()], axis=0)  # fmt: skip
-    return duplicate
+    return repeats_previous(table.columns.values())
 
 
 def _check_time(

@@ -37,7 +37,8 @@ import numpy as np
 import scipy.signal
 
 from physid.errors import InputError
-from physid.recordings.timebase import changed_rows, check_time_base
+from physid.recordings.tables import repeats_previous
+from physid.recordings.timebase import check_time_base
 from physid.recordings.trajectory import _check_finite, _check_magnitude, _check_time
 
 JOINT_FIELDS = {
@@ -177,7 +178,8 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
     command = np.column_stack([columns[c] for c in commands]).astype(float)
     if len(t) < 20:
         raise InputError(f"{len(t)} samples: too short to simulate", source=table.source)
-    keep, t, check = check_time_base(t, q, fresh=changed_rows(command))
+    # a row whose command changed is a new sample, whatever its positions
+    keep, t, check = check_time_base(t, q, fresh=~repeats_previous(command.T))
     if check.breaks:  # as at a gap in the stamps: a window across it cannot be simulated
         row, ticks = check.breaks[0], check.break_ticks[0]
         raise InputError(
