@@ -343,15 +343,15 @@ def _slower_filter(
     if not too_high:
         return None
     lowered = replace(options, decimation_cutoff_hz=None, decimation_factor=None)
+    capped = ""
     if derivative is not None and derivative > ceiling:
         lowered = replace(lowered, butterworth_cutoff_hz=ceiling)
+        capped = f"derivatives at {ceiling:.3g} Hz and "
     listed = ", ".join(f"{name} {value:.3g} Hz" for name, value in too_high)
     return lowered, (
         f"{recording.source}: sampled at {rate:.4g} Hz, too slowly for the training's cut-offs "
-        f"({listed}, above 40 % of its rate): predicted with "
-        + (f"derivatives at {ceiling:.3g} Hz and " if derivative is not None
-           and derivative > ceiling else "")
-        + "the decimation resolved on it"
+        f"({listed}, above 40 % of its rate): predicted with {capped}the decimation resolved "
+        "on it"
     )
 
 

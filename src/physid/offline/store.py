@@ -37,6 +37,7 @@ class _Chunks:
         self.memory: list[Observations] = []
         self.on_disk: list[tuple[Path, dict, int]] = []  # (file, info, number of extra blocks)
         self.recording: list[int] = []  # recording index of each chunk
+        self.rows: list[int] = []  # samples of each chunk (a view's transforms keep them)
         self.bytes = 0
         self.folder: Path | None = None
 
@@ -56,6 +57,7 @@ class _Chunks:
 
     def append(self, chunk: Observations, recording: int) -> None:
         self.recording.append(recording)
+        self.rows.append(len(chunk.t))
         self.bytes += sum(
             getattr(chunk, f.name).nbytes
             for f in fields(chunk)
@@ -119,7 +121,7 @@ class ObservationStore:
         spilled, every k-th row only (``info['display_every'] = k``), for figures."""
         every = 1
         if self.spilled:
-            total = sum(len(chunk.t) for chunk in self)
+            total = sum(self._chunks.rows)  # not by reading every spilled chunk twice
             every = int(np.ceil(total / DISPLAY_ROWS))
         parts, infos, start = [], {}, 0
         for k, chunk in enumerate(self):
@@ -135,7 +137,7 @@ class ObservationStore:
         info = infos[0] if len(infos) == 1 else {"experiments": list(infos.values())}
         if every > 1:
             info = {**info, "display_every": every}
-        return replace(stacked, info=info, joint_terms=())
+        return replace(stacked, info=info)
 
 
 def _rows(chunk: Observations, rows: np.ndarray) -> Observations:

@@ -141,8 +141,10 @@ class Shooting:
         for w, (r, a, _) in enumerate(self.windows):
             run = self.runs[r]
             times = run.t[a] + self.h * np.arange(self.nstep) - delay_s
-            if self.driven:
-                out[w] = held_step_means(run.t, run.ctrl, times, self.h)
+            if self.driven:  # the samples the window's steps hold: not the whole run's
+                first = max(int(np.searchsorted(run.t, times[0], side="right")) - 1, 0)
+                last = int(np.searchsorted(run.t, times[-1] + self.h, side="right"))
+                out[w] = held_step_means(run.t[first:last], run.ctrl[first:last], times, self.h)
             else:
                 for k, dof in enumerate(self.dofs):
                     out[w, :, dof] = np.interp(times, run.t, run.tau[:, k])
