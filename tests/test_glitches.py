@@ -342,6 +342,13 @@ def test_a_dead_and_a_stuck_torque_of_a_real_log_are_left_out_of_the_fit(tmp_pat
     assert stuck["t"] == [clean.t[cut], clean.t[-1]]
     assert result.validation_error == pytest.approx(reference.validation_error, rel=1e-9)
     assert result.raw.moving_mass() == pytest.approx(reference.raw.moving_mass(), rel=1e-9)
+    # physid validate on its params.json leaves that joint out as identify's validation did
+    # (it scored the dead column: every file reads which torques were no torque)
+    result.save(tmp_path / "fit")
+    assert result.document["provenance"]["torques_not_logged"] == ["lwr_0_joint"]
+    validated = physid.validate(urdf, tmp_path / "fit" / "params.json", held)
+    assert validated.relative_error == pytest.approx(result.validation_error, rel=1e-9)
+    assert np.isnan(validated.overall["rmse"]["lwr_0_joint"])
     # its terms are in no equation: their std is undefined (null), not a prior std read from
     # an empty column (4e13 N m on the UR10e), and no one-way offset is reported for them
     assert all(np.isnan(v) for v in result.document["joints"]["lwr_0_joint"]["std"].values())

@@ -104,6 +104,26 @@ def test_a_joint_whose_torque_is_only_noise_is_not_missed():
     assert list(missed_joints(result)) == ["b", "c"]
 
 
+def test_a_joint_whose_torque_is_0_in_every_row_has_no_relative_error():
+    """A passive joint's torque is 0 in every row: its relative error does not exist (NaN, "n/a"
+    in the report; the floor of the division printed 1.3e302 % in ``physid validate``), its
+    RMSE does, and the stacked error is the other joints'; in one piece or in chunks."""
+    from physid.offline.metrics import MetricsAccumulator, fit_metrics
+
+    tau = np.column_stack([np.linspace(-2.0, 2.0, 100), np.zeros(100)])
+    predicted = tau + [0.1, 0.03]
+    chunks = MetricsAccumulator()
+    for rows in (slice(0, 40), slice(40, 100)):
+        chunks.add(tau[rows], predicted[rows])
+    for metrics in (fit_metrics(tau, predicted), chunks.metrics()):
+        assert np.isnan(metrics.relative_error_per_joint[1])
+        assert metrics.relative_error_per_joint[0] == pytest.approx(
+            0.1 / np.sqrt(np.mean(tau[:, 0] ** 2)))  # fmt: skip
+        np.testing.assert_allclose(metrics.rmse, [0.1, 0.03])
+        assert metrics.relative_error == pytest.approx(
+            np.linalg.norm(predicted - tau) / np.linalg.norm(tau))  # fmt: skip
+
+
 def test_bodies_held_by_a_raised_consistency_margin_are_named():
     # on the real KUKA LWR4+, consistency_margin: 0.1 held every link's inertia at 0.2 kg m^2
     # (URDF 0.004): 5.1 % held out against 2.7 %, and no warning said why

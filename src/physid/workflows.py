@@ -45,6 +45,7 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.suspect import absent_gravity_reasons, suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
+from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -188,25 +189,44 @@ def unlogged_torque_warning(
     joints, as config ``fit_joints`` would leave them out. Fitted, such a column pulls every
     parameter towards a robot whose joint carries that torque (a base-joint torque of 0 on the
     real KUKA LWR4+, file 2 -> 1: 4.26 % held-out error against 2.70 %). A torque of 0 may be
-    a passive joint's true torque, the only equation of its motion: it is kept, and named."""
+    a passive joint's true torque, the only equation of its motion: it is kept, and named;
+    unless the joint itself never moves while the robot does. A passive joint moves with the
+    robot; one held still is held by a force nobody logged (a gripper's motor, a brake, a
+    stop), and a gripper's fingers are logged so (a Franka's joint states give their effort as
+    0). Fitted, the still Panda finger's zero force left it a body of almost no mass whose
+    centre of mass lay 0.94 m away."""
     fitted_now = model.fitted_joints or model.joint_names  # a locked joint's column may be absent
     unlogged = [(j, v) for j, v in unlogged_torque_joints(train) if j in fitted_now]
     if not unlogged:
         return None
+    moving = np.zeros(len(model.joint_names), dtype=bool)
+    for recording in train:
+        moving |= moving_joints(recording.q)
+    still = {j for j, m in zip(model.joint_names, moving, strict=True) if not m}
     dead = {joint for joint, value in unlogged if value != 0.0}
-    zero = [joint for joint, value in unlogged if value == 0.0]
-    fitted = tuple(j for j in fitted_now if j not in dead)
+    held = [joint for joint, value in unlogged if value == 0.0 and joint in still]
+    zero = [joint for joint, value in unlogged if value == 0.0 and joint not in still]
+    fitted = tuple(j for j in fitted_now if j not in dead and j not in held)
     parts = []
+    if not fitted:
+        listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged)
+        raise InputError(f"no joint's torque was logged: {listed} hold one value in every "
+                         "row while the robot moves")  # fmt: skip
     if dead:
         listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged
                            if joint in dead)  # fmt: skip
-        if not fitted:
-            raise InputError(f"no joint's torque was logged: {listed} hold one value in every "
-                             "row while the robot moves")  # fmt: skip
         parts.append(f"{listed} holds one value in every row while the robot moves (a dead "
                      "sensor or a column never filled): left out of the fit and of the "
                      f"validation errors, as with fit_joints: [{', '.join(fitted)}] in the "
                      "config")  # fmt: skip
+    if held:
+        parts.append(
+            f"{', '.join(f'tau_{joint}' for joint in held)} is 0 in every row while the robot "
+            f"moves, and {', '.join(held)} never moves: a passive joint would move with the "
+            "robot, so a force that was not logged holds it (a gripper's motor, a brake, a "
+            "stop): left out of the fit and of the validation errors, as with fit_joints: "
+            f"[{', '.join(fitted)}] in the config"
+        )
     if zero:
         keep = [j for j in fitted if j not in zero]
         parts.append(
@@ -215,7 +235,8 @@ def unlogged_torque_warning(
             f"[{', '.join(keep)}] in the config"
         )
     warning = "torque not logged? " + "; ".join(parts)
-    return dataclasses.replace(model, fitted_joints=fitted) if dead else model, warning
+    changed = fitted != tuple(fitted_now)
+    return dataclasses.replace(model, fitted_joints=fitted) if changed else model, warning
 
 
 def run_identify(
@@ -324,8 +345,11 @@ def _identify_and_write(
         pairs = [split_by_fraction(t, config.train_fraction) for t in train]
         train, validation = [p[0] for p in pairs], [p[1] for p in pairs]
     unlogged = None if config.fit_joints else unlogged_torque_warning(model, train)
+    not_logged: list[str] = []
     if unlogged is not None:
+        before = model.fitted_joints or model.joint_names
         model, warning = unlogged
+        not_logged = [j for j in before if j not in (model.fitted_joints or model.joint_names)]
     try:
         result = identify(model, train, config, validation=validation or None, progress=note)
         # what the inputs were, before what the fit found
@@ -358,6 +382,9 @@ def _identify_and_write(
         # joints no recording logged, held still as config 'locked' would (lock_unlogged): the
         # commands that read this file hold them the same way
         "locked_unlogged": locked,
+        # joints whose torque column was no torque (unlogged_torque_warning): left out of the
+        # fit, and out of the errors of the commands that read this file
+        "torques_not_logged": not_logged,
         "train_fraction": None if validate else config.train_fraction,
         # once each: the parts of one file (split at gaps, or by train_fraction) share them
         "warnings_from_data": list(
@@ -496,6 +523,10 @@ def identified_robot(
         model = dataclasses.replace(model, friction_shape=params.friction_shapes(model.joint_names))
     if params.gravity is not None:
         model = with_gravity(model, params.gravity)
+    not_logged = (params.document.get("provenance") or {}).get("torques_not_logged") or []
+    if isinstance(not_logged, list) and not_logged and not config.fit_joints:
+        fitted = tuple(j for j in model.fitted_joints or model.joint_names if j not in not_logged)
+        model = dataclasses.replace(model, fitted_joints=fitted or model.fitted_joints)
     if config.coulomb_deadband == AUTO_DEADBAND:  # the friction model it was identified with
         model = dataclasses.replace(
             model, coulomb_deadband=params.coulomb_deadband(model.joint_names)

@@ -227,14 +227,15 @@ def validate_command(
             f"{metrics['n_samples']} samples"
         )
         joints = metrics["relative_error_per_joint"]
-        # a joint moved by its recorded positions has no fitted torque: no error to print
-        scored = {j: v for j, v in metrics["rmse"].items()
-                  if math.isfinite(v) and math.isfinite(joints[j])}  # fmt: skip
+        # a joint moved by its recorded positions has no fitted torque: no error to print; one
+        # whose torque is 0 in every row (a passive joint) has an RMSE but no relative error
+        scored = {j: v for j, v in metrics["rmse"].items() if math.isfinite(v)}
         unscored = [j for j in metrics["rmse"] if j not in scored]
+
         click.echo(
             "  per joint: "
-            + ", ".join(f"{j} {100 * joints[j]:.2f} % (RMSE {v:.3g} {report.units.get(j, '')})"
-                        for j, v in scored.items())  # fmt: skip
+            + ", ".join(f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} "
+                        f"{report.units.get(j, '')})" for j, v in scored.items())  # fmt: skip
             + (f"; not scored (torque not fitted): {', '.join(unscored)}" if unscored else "")
         )
     for warning in report.warnings_from_data:
@@ -319,3 +320,9 @@ def register(group: click.Group) -> None:
     group.add_command(identify_command)
     group.add_command(validate_command)
     group.add_command(demo_command)
+
+
+def _relative_text(value: float) -> str:
+    """A joint's relative error as ``physid validate`` prints it; NaN: its torque is 0 in every
+    row (a passive joint), where no relative error exists."""
+    return f"{100 * value:.2f} %" if math.isfinite(value) else "torque 0 in every row"

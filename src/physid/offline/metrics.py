@@ -31,8 +31,16 @@ def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
     """Metrics of predictions ``tau_predicted`` against measurements ``tau`` (M, n)."""
     error = tau - tau_predicted
     relative = float(np.linalg.norm(error) / max(np.linalg.norm(tau), 1e-300))
-    per_joint = np.linalg.norm(error, axis=0) / np.maximum(np.linalg.norm(tau, axis=0), 1e-300)
+    per_joint = _relative_per_joint(np.sum(error**2, axis=0), np.sum(tau**2, axis=0))
     return FitMetrics(relative, np.sqrt(np.mean(error**2, axis=0)), tau.shape[0], per_joint)
+
+
+def _relative_per_joint(error2: np.ndarray, tau2: np.ndarray) -> np.ndarray:
+    """``||e_j|| / ||tau_j||`` from the sums of squares; NaN for a joint whose torque is 0 in
+    every row (a passive joint): no relative error exists there (its RMSE does), and dividing by
+    a floor printed 1.3e302 %."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tau2 > 0.0, np.sqrt(error2) / np.sqrt(tau2), np.nan)
 
 
 class MetricsAccumulator:
@@ -57,7 +65,7 @@ class MetricsAccumulator:
             error2, tau2 = error2.copy(), tau2.copy()
             error2[~self._fitted] = tau2[~self._fitted] = np.nan
         relative = float(np.sqrt(np.nansum(error2)) / max(np.sqrt(np.nansum(tau2)), 1e-300))
-        per_joint = np.sqrt(error2) / np.maximum(np.sqrt(tau2), 1e-300)
+        per_joint = _relative_per_joint(error2, tau2)
         return FitMetrics(relative, np.sqrt(error2 / self._rows), self._rows, per_joint)
 
     def merge(self, other: MetricsAccumulator) -> None:
