@@ -86,12 +86,22 @@ def arm(tmp_path: Path) -> Path:
 
 def _mujoco_inverse(model, q, v, a) -> np.ndarray:
     """MuJoCo's joint torques of the rigid chain with armature (no damping, no constraints)."""
+    return _mujoco_inverse_along(model, *(np.atleast_2d(x) for x in (q, v, a)))[0]
+
+
+def _mujoco_inverse_along(model, q, v, a) -> np.ndarray:
+    """MuJoCo's joint torques of the rigid chain with armature (no damping, no constraints) at
+    every row of ``q, v, a`` (one ``MjData`` for them all: one per sample took most of a
+    recording's time)."""
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_DAMPER
     data = mujoco.MjData(model)
-    data.qpos[:], data.qvel[:], data.qacc[:] = q, v, a
-    mujoco.mj_inverse(model, data)
-    return data.qfrc_inverse.copy()
+    tau = np.empty_like(q)
+    for k in range(len(q)):
+        data.qpos[:], data.qvel[:], data.qacc[:] = q[k], v[k], a[k]
+        mujoco.mj_inverse(model, data)
+        tau[k] = data.qfrc_inverse
+    return tau
 
 
 def test_pinocchio_from_the_mjcf_has_mujocos_dynamics(arm):
@@ -227,9 +237,7 @@ def _recording(
 
     q = states(t)[0]
     late_q, late_dq, late_ddq = states(t - delay_s)
-    tau = np.array(
-        [_mujoco_inverse(model, *s) for s in zip(late_q, late_dq, late_ddq, strict=True)]
-    )
+    tau = _mujoco_inverse_along(model, late_q, late_dq, late_ddq)
     tau += model.dof_damping * late_dq + model.dof_frictionloss * np.tanh(late_dq / 0.01)
     tau += rng.normal(0, noise, tau.shape)
     header = ["t", *(f"q_{j}" for j in JOINTS), *(f"tau_{j}" for j in JOINTS)]
@@ -305,9 +313,7 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
     dq = np.gradient(q, t, axis=0)
     ddq = np.gradient(dq, t, axis=0)
     rows = slice(50, -50, 10)
-    predicted = np.array(
-        [_mujoco_inverse(model, *s) for s in zip(q[rows], dq[rows], ddq[rows], strict=True)]
-    )
+    predicted = _mujoco_inverse_along(model, q[rows], dq[rows], ddq[rows])
     predicted += model.dof_damping * dq[rows] + model.dof_frictionloss * np.sign(dq[rows])
     error = np.linalg.norm(tau[rows] - predicted) / np.linalg.norm(tau[rows])
     assert error < 0.05

@@ -59,7 +59,7 @@ def test_windowed_observations_equal_the_whole(monkeypatch, jitter_s):
     """Uniform and jittered (resampled) recordings: the windows' rows, concatenated, are the
     whole recording's observations (the filters' transients decay within the overlap)."""
     model = arm6_model()
-    trajectory = _recording(60_000, jitter_s)
+    trajectory = _recording(30_000, jitter_s)
     options = resolve_preprocessing(FilterConfig(), [trajectory], model.layout.size).filter
     whole = build_observations(model, trajectory, options)
     monkeypatch.setattr(windows, "WINDOW_ROWS", 300)
@@ -136,13 +136,13 @@ def test_newey_west_in_column_blocks_equals_the_lag_sum():
 
 
 def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
-    """The same CSV read in memory and streamed (blocks of 6,000 rows, windows of 300
+    """The same CSV read in memory and streamed (blocks of 3,000 rows, windows of 300
     intermediate rows, observations spilled to disk): the least-squares estimate and its
     standard deviations agree to 1e-9 (the robust ones, which hold the jackknife of the
     consistent fit, too: measured 1.7e-11), the physically consistent estimate to 1e-7 of its
     standard deviation (measured 6e-10: the solver's point polished to the optimum; 3.5e-4
     before, the solver's tolerance), and the raw-torque errors to 1e-9."""
-    path = write_trajectory_csv(tmp_path / "arm.csv", _recording(60_000))
+    path = write_trajectory_csv(tmp_path / "arm.csv", _recording(30_000))
     model = arm6_model()
     trajectory = load_trajectory(path, model)
     # The cut-off and the gravity direction fixed (their cross-validated choice runs the same
@@ -155,7 +155,7 @@ def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
     )
     a = identify(model, [trajectory], config)  # one window, all in memory
     _small_windows(monkeypatch)
-    streamed = open_recording(path, model, block_rows=6_000)
+    streamed = open_recording(path, model, block_rows=3_000)
     assert len(streamed.block_starts) == 11
     b = identify(model, [streamed], config)
     assert a.status == b.status == "ok"
@@ -166,9 +166,9 @@ def test_a_streamed_file_identifies_as_in_memory(tmp_path, monkeypatch):
     np.testing.assert_array_equal(a.model.coulomb_deadband, b.model.coulomb_deadband)
     assert np.max(np.abs(a.theta - b.theta) / a.theta_std) < 1e-7
     assert b.train.relative_error == pytest.approx(a.train.relative_error, rel=1e-9)
-    assert b.train.n_samples == a.train.n_samples == 60_000
+    assert b.train.n_samples == a.train.n_samples == 30_000
     assert len(b.train_fits[0].t) <= 5_000  # figures get every k-th sample
-    assert b.train_fits[0].metrics.n_samples == 60_000
+    assert b.train_fits[0].metrics.n_samples == 30_000
 
 
 def test_a_streamed_file_validates_as_in_memory(tmp_path, monkeypatch):
