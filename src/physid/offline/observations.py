@@ -4,8 +4,11 @@ Derivatives come from one of the pipelines of :mod:`physid.signal` (classical Bu
 IRWSM 1/2 Kalman smoothing, or the recording's own ``dq``/``ddq``); the regressor is built at the
 intermediate rate of the decimation plan, then the regressor columns and the torques are
 low-passed by the *same* zero-phase filter and down-sampled together ("parallel decimation",
-§2.3 steps 3–4). A recording is processed in overlapping windows (:mod:`.windows`), so only one
-window's regressor is ever in memory; :func:`observation_chunks` yields them one at a time.
+§2.3 steps 3–4). Where the Butterworth derivatives band-limit the states below half the
+decimation cut-off, the inertial columns are built at the kept rows instead
+(:func:`inertial_at_kept_rows`): the filter would pass them unchanged. A recording is processed
+in overlapping windows (:mod:`.windows`), so only one window's regressor is ever in memory;
+:func:`observation_chunks` yields them one at a time.
 """
 
 from __future__ import annotations
@@ -113,6 +116,24 @@ def _decimated_blocks(window: PreparedWindow, blocks: list[np.ndarray]) -> tuple
     return tuple(decimated)
 
 
+def inertial_at_kept_rows(plan: RecordingPlan) -> bool:
+    """Whether the inertial columns of the regressor are built at the kept rows of the parallel
+    decimation rather than at the intermediate rate and low-passed like the torque.
+
+    They are polynomials of the states of degree two at most in the velocities (``W(q, dq, ddq)
+    = Y_a(q) ddq + Y_c(q, dq) + Y_g(q)``, Coriolis and centrifugal terms products ``dq_i
+    dq_j``), so states band-limited by the Butterworth derivatives at ``f_q`` give columns within
+    ``2 f_q``; where the decimation filter passes that band (its cut-off at least ``2 f_q``: by
+    default it is ``3 f_q``) filtering them changes them by the filter's passband ripple only,
+    and building them at the intermediate rate cost most of an identification (every cut-off
+    candidate builds its own). The Kalman smoothers and recorded derivatives have no such band
+    limit: there the columns are built and filtered as paper C §2.3 does."""
+    decimation, options = plan.decimation, plan.options
+    if decimation is None or options.method != "classical" or not options.butterworth_cutoff_hz:
+        return False
+    return decimation.second.cutoff_hz >= 2.0 * options.butterworth_cutoff_hz
+
+
 def _decimation_info(plan: RecordingPlan) -> dict:
     info = dict(plan.info)
     if plan.decimation is None:
@@ -149,26 +170,35 @@ def observation_chunks(
     note = progress or (lambda _message: None)
     plan = plan_recording(model, recording, options)
     info = _decimation_info(plan)
+    at_kept_rows = inertial_at_kept_rows(plan)
     for window in filtered_windows("observations", recording, plan, note):
         note("regressor")
         q, dq, ddq = window.q, window.dq, window.ddq
-        # with joint_term_models each model's block stands for W's own joint terms: not built
-        W = (
-            inertial_regressor(model, q, dq, ddq)
-            if joint_term_models
-            else observation_matrix(model, q, dq, ddq)
-        )
+        rows = window.kept
+        if at_kept_rows:
+            # the inertial columns at the kept rows only (the joint terms, whose sign columns
+            # are not band-limited, are decimated as before)
+            W_decimated = inertial_regressor(model, q[rows], dq[rows], ddq[rows])
+            if not joint_term_models:
+                terms = _second_stage(window, joint_term_regressor(model, dq, ddq))
+                W_decimated = np.concatenate([W_decimated, terms], axis=2)
+        else:
+            # with joint_term_models each model's block stands for W's own joint terms
+            W = (
+                inertial_regressor(model, q, dq, ddq)
+                if joint_term_models
+                else observation_matrix(model, q, dq, ddq)
+            )
+            W_decimated = _second_stage(window, W)
+            del W  # the intermediate-rate regressor: the largest array of the run
         # G(q) at the kept rows only, not built at the intermediate rate and decimated like W:
         # it depends on the filtered positions alone, whose band (the motion's) the decimation
         # filter passes with unit gain; measured, the two differ by 7e-8 of G's largest entry
         # (Staubli TX40, KUKA LWR4+: 1e-8), and the TX40's 58x decimation made G 4 of its 16 s
-        rows = window.kept
         G = static_gravity_regressors(model, q[rows]) if gravity_regressors else None
         blocks = [joint_term_regressor(m, dq, ddq) for m in joint_term_models]
         if plan.decimation is not None:
             note("parallel decimation")
-        W_decimated = _second_stage(window, W)
-        del W  # the intermediate-rate regressor: the largest array of the run
         tau = window.tau if plan.decimation is None else plan.decimation.second.filter(window.tau)
         yield Observations(
             window.t[rows],
