@@ -231,7 +231,6 @@ def validate_command(
         # whose torque is 0 in every row (a passive joint) has an RMSE but no relative error
         scored = {j: v for j, v in metrics["rmse"].items() if math.isfinite(v)}
         unscored = [j for j in metrics["rmse"] if j not in scored]
-
         click.echo(
             "  per joint: "
             + ", ".join(f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} "
