@@ -106,6 +106,14 @@ def test_missing_and_misnamed_columns(tmp_path):
     columns = {f"{name} [{'s' if name == 't' else 'x'}]": v for name, v in good_columns().items()}
     expect_error(csv_file(tmp_path, columns), r"missing column 't' \(time in seconds\); the "
                  r"column names carry units \('t \[s\]', 'q_joint_1 \[x\]'")  # fmt: skip
+    # a logger that namespaces its joints (a newcomer's UR5 log: "ur5_shoulder_pan_joint"): the
+    # affix around the model's names is said (it was "not in the model" alone)
+    columns = {(name if name == "t" else name.replace("_joint", "_ur5_joint")): v
+               for name, v in good_columns().items()}  # fmt: skip
+    expect_error(csv_file(tmp_path, columns), r"names joint 'ur5_joint_1', which is not in the "
+                 r"model .*with the prefix 'ur5_': rename the columns")  # fmt: skip
+    columns = {(name if name == "t" else f"{name}_pos"): v for name, v in good_columns().items()}
+    expect_error(csv_file(tmp_path, columns), r"with the suffix '_pos'")
     columns = {(name if name == "t" else f"{name} (rad)"): v for name, v in good_columns().items()}
     expect_error(csv_file(tmp_path, columns), r"names joint 'joint_1 \(rad\)', which is not in "
                  r"the model .* \(the name carries a unit: rename the column "

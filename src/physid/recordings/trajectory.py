@@ -959,12 +959,36 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
                 bare = _UNIT_SUFFIX.match(name)
                 unit = (f" (the name carries a unit: rename the column '{prefix}{bare.group(1)}')"
                         if bare and bare.group(1) in allowed else "")  # fmt: skip
+                hint = unit or _affix_hint(table, prefix, motors if motor else known)
                 raise InputError(
                     f"column '{column}' names {kind} '{name}', which is not in the model "
-                    f"{model.source}{unit}; known: {', '.join(choices)}",
+                    f"{model.source}{hint}; known: {', '.join(choices)}",
                     source=table.source,
                 )
             break
+
+
+def _affix_hint(table: Table, prefix: str, allowed: set[str]) -> str:
+    """Where every name of the model appears in the columns of ``prefix`` inside one common
+    affix (a logger that namespaces its joints: ``q_ur5_shoulder_pan_joint``, ``q_joint1_pos``),
+    the affix, said; else ''. A newcomer probe's UR5 log got only "which is not in the model"."""
+    names = [c[len(prefix):] for c in table.columns if c.startswith(prefix)]
+    affixes = set()
+    for joint in allowed:
+        found = [n for n in names if joint in n and n != joint]
+        if len(found) != 1:
+            return ""
+        head, _, tail = found[0].partition(joint)
+        affixes.add((head, tail))
+    if len(affixes) != 1:
+        return ""
+    head, tail = affixes.pop()
+    where = " and ".join(
+        [f"the prefix '{head}'"] * bool(head) + [f"the suffix '{tail}'"] * bool(tail)
+    )
+    return (f" (every joint of the model is in the columns with {where}: rename the columns "
+            "to the model's joint names, or map them with a YAML recording manifest, "
+            "examples/kuka_lwr4/measurements_1.yaml)")
 
 
 def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
