@@ -95,6 +95,11 @@ def test_missing_and_misnamed_columns(tmp_path):
     expect_error(
         csv_file(tmp_path, columns), r"missing column 'tau_joint_2'.*did you mean 'torque_joint_2'"
     )
+    # a joint in the middle of the chain not logged: the config line that holds it still
+    columns = {n: v for n, v in good_columns().items() if not n.endswith("_joint_3")}
+    expect_error(csv_file(tmp_path, columns), r"missing column 'q_joint_3' \(joint position\); "
+                 r"if joint 'joint_3' was not logged, a config holds it still: locked: "
+                 r"\{joint_3: <its position, rad or m>\}")  # fmt: skip
     # a logger's own names (ROS-like): the time column suggested, and the manifest that maps them
     columns = {("time" if name == "t" else name.replace("q_", "position_").replace(
         "tau_", "effort_")): values for name, values in good_columns().items()}  # fmt: skip

@@ -159,6 +159,12 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
         suggestion += (f"; the column names carry units ({listed}) and the contract's do not "
                        "(t in s, q_ in rad or m, tau_ in N m or N): rename the columns without "
                        "them")  # fmt: skip
+    positions = [c for c in table.columns if c.startswith("q_")]
+    if name.startswith("q_") and positions and not hint:
+        # a joint between logged ones (its own position absent, not a misspelt one): the
+        # config line that holds it still (without a config only the ends of the tree are)
+        suggestion += (f"; if joint '{name[2:]}' was not logged, a config holds it still: "
+                       f"locked: {{{name[2:]}: <its position, rad or m>}}")  # fmt: skip
     manifest = (
         "; a YAML recording manifest given to --data maps a file's own column names "
         f"(format: {MANIFEST_FORMAT}, sources: [{{file: ..., columns: {{t: <its time>, "
