@@ -205,6 +205,15 @@ def test_a_gripper_coupled_by_a_tendon_is_held_still_when_its_joints_are_not_log
     assert result.model.joint_names == JOINTS
     assert result.validation.relative_error < 0.02
     assert any("'locked: {finger_joint1: 0, finger_joint2: 0}'" in w for w in result.warnings)
+    # the elbow's column missing (a middle joint): that is the error, not the coupled fingers
+    # beyond it (they were named first: "leave their columns out", which the log had done)
+    header, *rows = (tmp_path / "train.csv").read_text().splitlines()
+    keep = [k for k, name in enumerate(header.split(",")) if not name.endswith("_elbow")]
+    (tmp_path / "no_elbow.csv").write_text("\n".join(
+        ",".join(line.split(",")[k] for k in keep) for line in [header, *rows]) + "\n")
+    with pytest.raises(InputError, match=r"missing column 'q_elbow' \(joint position\) in every "
+                       r"recording, while joints beyond it are logged \(extend\)"):  # fmt: skip
+        run_identify(model_file, [tmp_path / "no_elbow.csv"])
     listed = "coupled by a tendon or an equality.*locked: {finger_joint1: 0.0}"
     with pytest.raises(InputError, match=listed):
         robot_for(model_file, parse_config({"joints": [*JOINTS, "finger_joint1"]}))

@@ -512,10 +512,10 @@ def lock_unlogged(
     joint with no ``q_`` column in any recording (``logged``: the joints they log) is held at 0
     (within its limits); a mimic joint that is logged is held at its recorded positions (its
     torque not fitted), one that is not at its ``offset``. Nothing is added when the config
-    chooses ``joints:``, when every joint is unlogged or none is, when an unlogged joint has a
-    logged one beyond it (a column missing from the middle of the chain), or when a recording
-    names a joint the URDF lacks (the names may be off): the missing-column error says
-    which."""
+    chooses ``joints:``, when every joint is unlogged or none is, or when a recording names a
+    joint the URDF lacks (the names may be off): the missing-column error says which. An
+    unlogged joint with a logged one beyond it (a column missing from the middle of the chain)
+    is an error naming its column."""
     pin_model = load_robot_file(urdf)
     names = [pin_model.names[j] for j in range(1, pin_model.njoints)]
     one_dof = [pin_model.names[j] for j in range(1, pin_model.njoints)
@@ -526,11 +526,21 @@ def lock_unlogged(
             or len(unlogged) == len(candidates)):  # fmt: skip
         return config, {}
     # only the ends of the tree: a joint with a logged joint beyond it is a column missing
-    # from the middle of the chain (a mistake the missing-column error names), not a hand
+    # from the middle of the chain, not a hand. Said here: left to the loading, a gripper's
+    # coupled fingers beyond it were refused first (a probe's arm without its elbow column was
+    # told to leave the finger columns out, which it had)
     for joint in unlogged:
         beyond = pin_model.subtrees[pin_model.getJointId(joint)]
-        if any(pin_model.names[k] in logged for k in beyond):
-            return config, {}
+        found = [pin_model.names[k] for k in beyond if pin_model.names[k] in logged]
+        if found:
+            listed = ", ".join(found[:3]) + (" ..." if len(found) > 3 else "")
+            raise InputError(
+                f"missing column 'q_{joint}' (joint position) in every recording, while joints "
+                f"beyond it are logged ({listed}): a joint in the middle of the chain must be "
+                f"logged; if it did not move, a config holds it still: locked: {{{joint}: <its "
+                "position, rad or m>}",
+                source=str(urdf),
+            )
     mimics = mimic_joints(urdf)
     added: dict[str, float | str] = {}
     for joint in candidates:
