@@ -395,6 +395,13 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
         (('<body name="base" pos="0 0 0.08">',
           '<body name="base" pos="0 0 0.08"><joint type="hinge" axis="0 0 1"/>'),
          "joint number 0 of body 'base' has no name"),
+        # a gripper finger no column logs (identify holds it still; a probe's exported arm
+        # met only "missing column(s)")
+        (('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/><body name="f" pos="0.03 0 0">'
+          '<joint name="finger" type="slide" axis="0 1 0" range="0 0.04"/>'
+          '<geom type="box" size="0.01 0.01 0.01" mass="0.05"/></body>'),
+         "finger is in no column: a simulation moves every joint of the model, so log them"),
     ],
 )  # fmt: skip
 def test_a_joint_the_recordings_cannot_give_is_refused(runs, tmp_path, change, message):

@@ -166,8 +166,19 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
     if missing:
         need = ("ctrl_<actuator> of every named actuator of the model" if driven
                 else "the applied torque tau_<joint> of every joint")  # fmt: skip
+        unlogged = [j for j in joints if f"q_{j}" in missing]
+        # joints no column logs at all (a gripper's fingers): identify holds such joints still,
+        # a simulation cannot (a probe's exported arm met only the missing columns)
+        still = (
+            f"; {', '.join(unlogged)} {'is' if len(unlogged) == 1 else 'are'} in no column: a "
+            "simulation moves every joint of the model, so log them (a gripper's finger states) "
+            "or remove them from the MJCF given to simfit (identify held them still)"
+            if unlogged and len(unlogged) < len(joints) and "t" not in missing
+            else ""
+        )
         raise InputError(
-            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need})",
+            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need})"
+            f"{still}",
             source=table.source,
         )
     used = [*(f"q_{j}" for j in joints), *commands]
