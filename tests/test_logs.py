@@ -243,6 +243,26 @@ def test_the_cli_refuses_folders_and_selectors_that_are_not_logs(logged, tmp_pat
     run = runner.invoke(main, [*base, "--data", str(corrupt)])
     assert run.exit_code == 2 and "cannot read the bag" in run.output
     assert "Traceback" not in run.output
+    # overwritten in the middle (a probe's bag: "Python int too large to convert to C ssize_t")
+    damaged = bytearray((logged["folder"] / "run.mcap").read_bytes())
+    middle = len(damaged) // 2
+    damaged[middle : middle + 4000] = np.random.default_rng(0).bytes(4000)
+    (tmp_path / "damaged.mcap").write_bytes(bytes(damaged))
+    run = runner.invoke(main, [*base, "--data", str(tmp_path / "damaged.mcap")])
+    assert run.exit_code == 2 and "cannot read the bag" in run.output, run.output
+    assert "Traceback" not in run.output and len(run.output.strip().splitlines()) == 1
+    # no JointState topic: what the bag holds is listed (it said "0 ... topics (none): name one
+    # with --topic", which cannot help)
+    string = TYPESTORE.types["std_msgs/msg/String"]
+    with Writer(tmp_path / "chatter", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection("/chatter", string.__msgtype__, typestore=TYPESTORE)
+        for k in range(10):
+            writer.write(connection, 10**9 + k * 10**6,
+                         TYPESTORE.serialize_cdr(string(data="x"), string.__msgtype__))  # fmt: skip
+    run = runner.invoke(main, [*base, "--data", str(tmp_path / "chatter")])
+    assert run.exit_code == 2 and ("no sensor_msgs/msg/JointState topic: physid reads joint "
+                                   "positions and efforts from one; the bag has /chatter "
+                                   "(std_msgs/msg/String)") in run.output, run.output
     # a recording stopped before it was closed: its messages are there, its footer is not
     truncated = tmp_path / "truncated.mcap"
     data = (logged["folder"] / "run.mcap").read_bytes()

@@ -44,6 +44,7 @@ field.
 from __future__ import annotations
 
 import json
+import struct
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -154,9 +155,15 @@ def read_joint_states(
             connections = list(reader.connections)
             topic = _one_topic(connections, JOINT_STATE, AUTO if topic is None else topic,
                                "--topic", source)  # fmt: skip
-            if topic is None:
-                raise InputError(f"0 {JOINT_STATE} topics (none): name one with --topic",
-                                 source=source)  # fmt: skip
+            if topic is None:  # what the bag holds instead (--topic picks JointState only)
+                held = sorted({f"{c.topic} ({c.msgtype})" for c in connections})
+                shown = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8
+                                               else "")  # fmt: skip
+                raise InputError(
+                    f"no {JOINT_STATE} topic: physid reads joint positions and efforts from "
+                    f"one; the bag has {shown or 'no topic'}",
+                    source=source,
+                )
             imu = None if imu_topic is None else _one_topic(connections, IMU, imu_topic,
                                                            "--imu-topic", source)  # fmt: skip
             wrenches = [_one_topic(connections, WRENCH, w, "--wrench-topic", source)
@@ -172,6 +179,11 @@ def read_joint_states(
         raise
     except Exception as error:  # noqa: BLE001 - rosbags raises its own error kinds
         message = " ".join(str(error).split()) or type(error).__name__
+        if isinstance(error, OverflowError | ValueError | IndexError | struct.error) and (
+            "end magic" not in message
+        ):  # a length field read from garbage: the reader's own words name no cause
+            message = (f"its contents are damaged ({type(error).__name__}: {message}); "
+                       "a copy that was cut or overwritten?")  # fmt: skip
         if "end magic" in message:  # rosbags' MCAP reader needs the footer a closed file has
             message += (" (the file ends before its footer, as a recording that was never closed "
                         "does: 'mcap recover' from the MCAP command-line tools rewrites the "
