@@ -703,6 +703,32 @@ def test_a_velocity_gain_simulated_implicitly_is_named_as_apparent_armature(tmp_
     assert "(shoulder_pan 0.01)" in warning, warning
 
 
+def test_a_model_written_into_another_folder_finds_its_meshes_and_gains_no_texturedir(tmp_path):
+    """simfit writes the tuned MJCF into its --out folder: the mesh directory is made absolute so
+    MuJoCo finds the meshes from there; a texturedir is not added to a file without textures (a
+    probe's file gained one), and the note names the model's folder and what changed (it said
+    "written outside <folder>" of a file written inside it)."""
+    from physid.export.mjcf_edit import with_joint_values
+
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "shell.obj").write_text(
+        "v 0 0 0\nv 0.05 0 0\nv 0 0.05 0\nv 0 0 0.05\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
+    text = ARM.replace("<worldbody>", '<asset><mesh name="shell" file="shell.obj"/></asset>'
+                       "<worldbody>").replace('<compiler angle="degree"',
+                                              '<compiler angle="degree" meshdir="assets"')
+    text = text.replace('<geom fromto="0 0 0 0 0 0.18"/>',
+                        '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>')
+    (tmp_path / "arm.xml").write_text(text, encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    written, notes = with_joint_values(tmp_path / "arm.xml", {"elbow": {"damping": 0.2}},
+                                       tmp_path / "out" / "tuned.xml")  # fmt: skip
+    (tmp_path / "out" / "tuned.xml").write_text(written, encoding="utf-8")
+    tuned = mujoco.MjModel.from_xml_path(str(tmp_path / "out" / "tuned.xml"))
+    assert tuned.nmesh == 1 and "texturedir" not in written
+    assert notes == [f"written to another folder than {tmp_path.resolve()}, the model's: meshdir "
+                     "made absolute so its files are found"]  # fmt: skip
+
+
 def test_mesh_files_that_are_missing_are_left_out_where_the_bodies_state_their_inertia(tmp_path):
     """A robot folder copied without its meshes: MuJoCo refuses to compile ("Error opening file
     'assets/link0.stl'") although a body that states its <inertial> needs none of its mesh for

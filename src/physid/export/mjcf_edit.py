@@ -174,15 +174,25 @@ def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> Non
         file = include.get("file")
         if file and not os.path.isabs(file):
             include.set("file", str((source_dir / file).resolve()))
+    # only the directories the file's assets use (a texturedir was added to files without
+    # textures); an included file's assets are not seen here: both, then
+    kinds = {e.tag for e in files}
+    directories = (("meshdir", {"mesh", "hfield", "skin", "include"}),
+                   ("texturedir", {"texture", "include"}))  # fmt: skip
+    used = [key for key, tags in directories if kinds & tags]
+    changed = ["<include>"] if "include" in kinds else []
     compiler = root.find("compiler")
     if compiler is None:
         compiler = ET.Element("compiler")
         root.insert(0, compiler)
-    for key in ("meshdir", "texturedir"):
+    for key in used:
         given = compiler.get(key) or compiler.get("assetdir") or ""
         if not os.path.isabs(given):
             compiler.set(key, str((source_dir / given).resolve()))
-    notes.append(f"written outside {source_dir}: <include>, meshdir and texturedir made absolute")
+            changed.append(key)
+    if changed:
+        notes.append(f"written to another folder than {source_dir}, the model's: "
+                     f"{', '.join(changed)} made absolute so its files are found")  # fmt: skip
 
 
 def export_into_mjcf(
