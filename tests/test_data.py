@@ -125,6 +125,18 @@ def test_missing_and_misnamed_columns(tmp_path):
                  r"'q_joint_1'\)")  # fmt: skip
 
 
+def test_an_empty_cell_is_named_with_how_pandas_writes_nan(tmp_path):
+    path = csv_file(tmp_path, good_columns())
+    lines = path.read_text().splitlines()
+    cells = lines[6].split(",")
+    cells[2] = ""  # pandas' to_csv writes NaN so
+    lines[6] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    expect_error(path, r"column 'q_joint_2' row 6 \(line 7\): '' is not a number; an empty cell "
+                 r"is how pandas writes a missing value: drop or repair the row \(physid online "
+                 r"skips rows written as nan")  # fmt: skip
+
+
 def test_nan_and_inf_rows_are_named(tmp_path):
     columns = good_columns()
     columns["tau_joint_4"][17] = np.nan

@@ -192,9 +192,14 @@ def parse_csv_numbers(
     strict = {k: i for k, i in failed.items() if notes is None or is_contract_column(names[k])}
     if strict:
         k, i = min(strict.items(), key=lambda item: (item[1], item[0]))  # the first in the file
+        # an empty cell is how pandas' to_csv writes NaN (a probe's online log): said, with the
+        # spelling the commands that skip NaN rows read
+        empty = ("; an empty cell is how pandas writes a missing value: drop or repair the "
+                 "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
+                 if not rows[i][k].strip() else "")  # fmt: skip
         raise InputError(
             f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
-            f"{rows[i][k].strip()[:40]!r} is not a number",
+            f"{rows[i][k].strip()[:40]!r} is not a number{empty}",
             source=source,
         )
     for k, i in failed.items():
