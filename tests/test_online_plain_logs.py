@@ -185,3 +185,24 @@ def test_torques_without_gravity_are_named_as_such(tmp_path: Path):
     assert runs["without"].status == "suspect"
     assert "the torques carry none of the URDF's gravity torque" in reasons[0], reasons
     assert not any("gravity torque" in r for r in runs["with"].document["status_reasons"])
+
+
+def test_a_torque_column_that_is_nan_in_every_row_is_named(recording, tmp_path: Path):
+    """Every sample skipped (a probe's log with one torque column NaN throughout) printed "only 0
+    updates ... the estimate is mostly the nominal body" and the nominal mass as a result; it is
+    one error line naming the column, and nothing is written."""
+    rec = recording
+    names = rec.joint_names
+    tau = rec.tau.copy()
+    tau[:, 1] = np.nan
+    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
+    data = tmp_path / "nan_column.csv"
+    np.savetxt(data, np.column_stack([rec.t, rec.q, tau]), delimiter=",",
+               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    out = tmp_path / "online"
+    result = CliRunner().invoke(main, ["online", "--urdf", str(ARM_URDF), "--data", str(data),
+                                       "--body", PAYLOAD_JOINT, "--out", str(out), "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert (f"no sample has every signal the filter reads: tau_{names[1]} NaN in every row"
+            in result.output), result.output  # fmt: skip
+    assert not out.exists()

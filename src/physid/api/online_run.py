@@ -59,7 +59,13 @@ def online_replay(
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
-    from physid.online.verdict import check_replayable, check_table, data_reasons, replay_status
+    from physid.online.verdict import (
+        check_replayable,
+        check_some_sample_is_whole,
+        check_table,
+        data_reasons,
+        replay_status,
+    )
     from physid.recordings.trajectory import read_table
     from physid.robot.mjcf import is_mjcf
 
@@ -80,6 +86,7 @@ def online_replay(
             "the nominal params.json's identification compensated "
             "(fit.torque_delay.compensated_s)")))  # fmt: skip
     check_replayable(signals, settings.acceleration_window)
+    check_some_sample_is_whole(signals, table)
     window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings
     for warning in notes:

@@ -36,6 +36,22 @@ def check_table(table: Table) -> None:
     _check_magnitude(table, [c for c in table.columns if c.startswith(SIGNAL_PREFIXES)])
 
 
+def check_some_sample_is_whole(signals: OnlineSignals, table: Table) -> None:
+    """At least one sample with every signal the filter reads finite; otherwise an InputError
+    naming the signal columns that are NaN in every row (a probe's log with tau_j2 all NaN:
+    every sample skipped, "only 0 updates", and the nominal mass printed as a result)."""
+    parts = [signals.q, signals.tau] + [x for x in (signals.dq, signals.wrenches) if x is not None]
+    whole = np.ones(signals.n_samples, dtype=bool)
+    for part in parts:
+        whole &= np.all(np.isfinite(part.reshape(signals.n_samples, -1)), axis=1)
+    if whole.any():
+        return
+    empty = [name for name, values in table.columns.items()
+             if name.startswith(SIGNAL_PREFIXES) and not np.isfinite(values).any()]  # fmt: skip
+    named = f": {', '.join(empty)} NaN in every row" if empty else ""
+    raise InputError(f"no sample has every signal the filter reads{named}", source=signals.source)
+
+
 def check_time(t: NDArray[np.float64], source: str) -> None:
     """The finite time stamps must strictly increase (NaN stamps are skipped by the filter);
     otherwise an InputError naming the first row (data rows count from 1) where they do not,
