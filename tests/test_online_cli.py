@@ -170,6 +170,12 @@ def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
     assert result.exit_code == 2
     assert "body 'wrist' is not a joint of the model" in result.output
     assert not out.exists()
+    # a link's name (an online probe gave its MJCF body's): the joint that moves it is said
+    result = run_bad(tmp_path / "rec.csv", "arm_link_7", out)
+    assert result.exit_code == 2 and ("'arm_link_7' is a link: the joint that moves it, which "
+                                      "names it here, is 'arm_joint_7'") in result.output
+    result = run_bad(tmp_path / "rec.csv", "base_link", out)
+    assert "'base_link' is a link fixed to the base: no joint moves it" in result.output
 
     missing = {k: v for k, v in columns.items() if k != "dq_arm_joint_4"}
     write_csv(tmp_path / "missing.csv", missing)

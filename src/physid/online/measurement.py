@@ -85,7 +85,8 @@ class SplitMeasurement:
         for body in bodies:
             if not model.existJointName(body) or body == "universe":
                 raise InputError(
-                    f"body '{body}' is not a joint of the model; joints: {', '.join(names)}"
+                    f"body '{body}' is not a joint of the model{_joint_of(model, body)}; joints: "
+                    f"{', '.join(names)}"
                 )
         for frame in contact_frames:
             if not model.existFrame(frame):
@@ -226,3 +227,15 @@ class SplitMeasurement:
         base = np.array([base_force] * 3 + [base_torque] * 3, dtype=float)
         std[self.is_base_row] = base[self.rows[self.is_base_row]]
         return std
+
+
+def _joint_of(model: pin.Model, name: str) -> str:
+    """What ``name`` is where it is a link or body of the model (a body is named by the joint
+    that moves it; an online probe gave its MJCF body's name), else ''."""
+    if not model.existFrame(name):
+        return ""
+    joint = model.frames[model.getFrameId(name)].parentJoint
+    if joint == 0:
+        return f" ('{name}' is a link fixed to the base: no joint moves it)"
+    moved_by = model.names[joint]
+    return f" ('{name}' is a link: the joint that moves it, which names it here, is '{moved_by}')"
