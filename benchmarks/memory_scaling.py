@@ -36,6 +36,21 @@ candidates' unit-gravity blocks: 8.6 of 12.7 kB a row, 244 MB at 1e6 samples. Wi
 (the folds' only), the same hour: 1e6 samples 0.50 GB / 97.6 s, validate 0.33 GB / 10.0 s.
 1e7 not re-run.
 
+Re-run 2026-11-28 07:15-07:36 UTC, the inertial columns built at the decimation's kept rows
+(two helpers' probes sharing the machine)::
+
+    samples  identify GB       s  validate GB       s  max|dtheta|/std vs in memory
+     1e6         0.51      54.4       0.34    11.7    1.5e-08
+     1e7         1.31     676.7       0.61    86.3    -
+
+Identify's time per sample is back at 2026-11-23's (52.9 s at 1e6), its memory at 1e7 is not:
+1.31 GB against 0.60 GB, above issue 10's 1 GB. What grows (sampled stack at the RSS peaks of a
+3e6-sample run: 576-624 MB inside ``least_squares.newey_west_covariance``'s FFTs, 686 MB in
+``store.stacked`` at the end) is the kept rows' series: since issue 24 the decimation keeps 3 x
+the derivative cut-off (15 Hz here, paper C's 2 omega_dyn was 1 Hz), about 15 x the rows, and the
+Newey-West scores hold base parameters x kept rows (184 MB at 1e7) with two zero-padded spectra
+of 16 columns each (2 x 134 MB). Not fixed this stop.
+
     python benchmarks/memory_scaling.py                    # 1e4, 1e5, 1e6 samples
     python benchmarks/memory_scaling.py --sizes 1e4 1e7 --max-rss-gb 20
 """
