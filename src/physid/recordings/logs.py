@@ -179,9 +179,8 @@ def read_joint_states(
         raise
     except Exception as error:  # noqa: BLE001 - rosbags raises its own error kinds
         message = " ".join(str(error).split()) or type(error).__name__
-        if isinstance(error, OverflowError | ValueError | IndexError | struct.error) and (
-            "end magic" not in message
-        ):  # a length field read from garbage: the reader's own words name no cause
+        if isinstance(error, OverflowError | struct.error):
+            # a length field read from garbage: the reader's own words name no cause
             message = (f"its contents are damaged ({type(error).__name__}: {message}); "
                        "a copy that was cut or overwritten?")  # fmt: skip
         if "end magic" in message:  # rosbags' MCAP reader needs the footer a closed file has
