@@ -181,6 +181,8 @@ def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
     write_csv(tmp_path / "missing.csv", missing)
     result = run_bad(tmp_path / "missing.csv", "arm_joint_7", out)
     assert result.exit_code == 2 and "missing column 'dq_arm_joint_4'" in result.output
+    # not "did you mean 'q_arm_joint_4'" (an online probe): the velocities are all or none
+    assert "the dq_ columns are all or none (6 of 7 present" in result.output, result.output
 
     params = {
         "format": "physid.params/1",

@@ -141,6 +141,14 @@ def signals_from_table(
     velocity_names = tuple(f"dq_{j}" for j in joints)
     notes: list[str] = []
     if is_floating_base(model) or any(n in table.columns for n in velocity_names):
+        missing = [n for n in velocity_names if n not in table.columns]
+        if missing and not is_floating_base(model):  # a near name was suggested: q_ itself
+            raise InputError(
+                f"missing column '{missing[0]}' (joint velocity): the dq_ columns are all or "
+                f"none ({len(velocity_names) - len(missing)} of {len(velocity_names)} present; "
+                "without any, the velocities are estimated from the positions)",
+                source=table.source,
+            )
         dq = block(velocity_names, "joint velocity")
     else:  # a plain log: positions and torques only
         dq = None
