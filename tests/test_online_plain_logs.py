@@ -206,3 +206,25 @@ def test_a_torque_column_that_is_nan_in_every_row_is_named(recording, tmp_path: 
     assert (f"no sample has every signal the filter reads: tau_{names[1]} NaN in every row"
             in result.output), result.output  # fmt: skip
     assert not out.exists()
+
+
+def test_a_model_that_does_not_explain_the_torques_is_said_once(recording, tmp_path: Path):
+    """Measurement noise set far tighter than the log's (an online probe: 0.1 N m on a noisy
+    log), gated measurements never released: every one gated. The status reasons said "the
+    model does not explain the torques" twice, the gating reason and the innovation warning
+    (whose median innovation of no accepted update read "nan"); once now."""
+    rec = recording
+    names = rec.joint_names
+    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
+    data = tmp_path / "plain.csv"
+    np.savetxt(data, np.column_stack([rec.t, rec.q, rec.tau]), delimiter=",",
+               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    config = tmp_path / "tight.yaml"
+    config.write_text("acceleration_window: 61\nmeasurement_noise: {joint_torque: 0.01}\n"
+                      "gating: {release_after_s: 100.0}\n")
+    run = physid.online_replay(ARM_URDF, data, [PAYLOAD_JOINT], config=config)
+    reasons = run.document["status_reasons"]
+    assert run.status == "suspect"
+    assert "; ".join(reasons).count("does not explain the torques") == 1, reasons
+    (said,) = [r for r in reasons if "does not explain the torques" in r]
+    assert "100.0 % of the measurements were gated" in said and "nan" not in said

@@ -60,6 +60,7 @@ def online_replay(
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
     from physid.online.verdict import (
+        GATED_REASON,
         check_replayable,
         check_some_sample_is_whole,
         check_table,
@@ -113,7 +114,9 @@ def online_replay(
         data_reasons(signals, model) + _gravity_reasons(signals, model),
     )  # fmt: skip
     if failed:  # innovations the model cannot explain: the estimate is not to be trusted
-        status, reasons = "suspect", [*reasons, failed]
+        # its text holds the gated share too: the gating reason would say it twice
+        kept = [r for r in reasons if not r.endswith(GATED_REASON)]
+        status, reasons = "suspect", [*kept, failed]
     summary["status"], summary["status_reasons"] = status, reasons
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(
@@ -205,10 +208,15 @@ def gating_warning(summary: dict, result) -> str:
     fraction = summary["gated_fraction"]
     if not (median > NIS_FAILURE * rows or fraction > GATED_FAILURE):
         return ""
+    innovation = (
+        f"the accepted updates' median normalised innovation is {median:.3g} against about "
+        f"{rows} for a model and noise that fit, and "
+        if np.isfinite(median)
+        else "no update was accepted: "
+    )
     text = (
-        f"the model does not explain the torques: the accepted updates' median normalised "
-        f"innovation is {median:.3g} against about {rows} for a model and noise that fit, and "
-        f"{100 * fraction:.1f} % of the measurements were gated; the estimates are not reliable"
+        f"the model does not explain the torques: {innovation}{100 * fraction:.1f} % of the "
+        "measurements were gated; the estimates are not reliable"
     )
     if summary["joint_friction"] == "none":
         text += (

@@ -121,6 +121,9 @@ def data_reasons(signals: OnlineSignals, model: pin.Model) -> list[str]:
     return reasons
 
 
+GATED_REASON = "the model does not explain the torques"
+
+
 def replay_status(
     n_samples: int, updates: int, judged: int, gated: int, reasons: list[str]
 ) -> tuple[str, list[str]]:
@@ -135,7 +138,7 @@ def replay_status(
         )
     if judged and gated > MAX_GATED_SHARE * judged:
         reasons.append(
-            f"{gated} of {judged} measurements gated ({100 * gated / judged:.0f} %): the model "
-            "does not explain the torques"
+            f"{gated} of {judged} measurements gated ({100 * gated / judged:.0f} %): "
+            f"{GATED_REASON}"
         )
     return ("suspect" if reasons else "ok"), reasons
