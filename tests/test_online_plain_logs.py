@@ -57,6 +57,16 @@ def _plain(rec) -> OnlineSignals:
     return OnlineSignals(rec.t, rec.q, None, rec.tau, None)
 
 
+def _plain_csv(rec, path: Path, tau: np.ndarray | None = None) -> Path:
+    """The recording as a plain log: t, q_ and tau_ columns (``tau`` instead of its own)."""
+    names = rec.joint_names
+    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
+    torque = rec.tau if tau is None else tau
+    np.savetxt(path, np.column_stack([rec.t, rec.q, torque]), delimiter=",",
+               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    return path
+
+
 def _identified_friction() -> JointFriction:
     """What an offline fit reports for this friction: the same coefficients, a sign model whose
     deadband is the width of the true transition."""
@@ -114,10 +124,7 @@ def test_without_the_friction_model_the_same_log_misleads_the_filter(recording):
 def test_cli_reads_friction_from_params_and_estimates_velocities(recording, tmp_path: Path):
     rec = recording
     names = rec.joint_names
-    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
-    data = tmp_path / "plain.csv"
-    np.savetxt(data, np.column_stack([rec.t, rec.q, rec.tau]), delimiter=",",
-               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    data = _plain_csv(rec, tmp_path / "plain.csv")
     joints = {
         j: {"viscous": VISCOUS[k], "coulomb": COULOMB[k], "coulomb_deadband": 0.005}
         for k, j in enumerate(names)
@@ -195,10 +202,7 @@ def test_a_torque_column_that_is_nan_in_every_row_is_named(recording, tmp_path: 
     names = rec.joint_names
     tau = rec.tau.copy()
     tau[:, 1] = np.nan
-    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
-    data = tmp_path / "nan_column.csv"
-    np.savetxt(data, np.column_stack([rec.t, rec.q, tau]), delimiter=",",
-               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    data = _plain_csv(rec, tmp_path / "nan_column.csv", tau)
     out = tmp_path / "online"
     result = CliRunner().invoke(main, ["online", "--urdf", str(ARM_URDF), "--data", str(data),
                                        "--body", PAYLOAD_JOINT, "--out", str(out), "--quiet"])
@@ -213,12 +217,7 @@ def test_a_model_that_does_not_explain_the_torques_is_said_once(recording, tmp_p
     log), gated measurements never released: every one gated. The status reasons said "the
     model does not explain the torques" twice, the gating reason and the innovation warning
     (whose median innovation of no accepted update read "nan"); once now."""
-    rec = recording
-    names = rec.joint_names
-    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
-    data = tmp_path / "plain.csv"
-    np.savetxt(data, np.column_stack([rec.t, rec.q, rec.tau]), delimiter=",",
-               header=",".join(header), comments="", fmt="%.10g")  # fmt: skip
+    data = _plain_csv(recording, tmp_path / "plain.csv")
     config = tmp_path / "tight.yaml"
     config.write_text("acceleration_window: 61\nmeasurement_noise: {joint_torque: 0.01}\n"
                       "gating: {release_after_s: 100.0}\n")
