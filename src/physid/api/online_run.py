@@ -60,7 +60,6 @@ def online_replay(
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
     from physid.online.verdict import (
-        GATED_REASON,
         check_replayable,
         check_some_sample_is_whole,
         check_table,
@@ -109,14 +108,11 @@ def online_replay(
     if failed:
         summary["warnings"].append(failed)
     judged = int(np.sum(~(result.skipped | result.calibrating)))
+    # innovations the model cannot explain (failed): the estimate is not to be trusted
     status, reasons = replay_status(
         len(result.t), result.n_updates, judged, summary["gated"],
-        data_reasons(signals, model) + _gravity_reasons(signals, model),
+        data_reasons(signals, model) + _gravity_reasons(signals, model), failed,
     )  # fmt: skip
-    if failed:  # innovations the model cannot explain: the estimate is not to be trusted
-        # its text holds the gated share too: the gating reason would say it twice
-        kept = [r for r in reasons if not r.endswith(GATED_REASON)]
-        status, reasons = "suspect", [*kept, failed]
     summary["status"], summary["status_reasons"] = status, reasons
     for b, joint in enumerate(result.bodies):
         summary["bodies"][joint]["window"] = window_estimate(

@@ -121,14 +121,19 @@ def data_reasons(signals: OnlineSignals, model: pin.Model) -> list[str]:
     return reasons
 
 
-GATED_REASON = "the model does not explain the torques"
-
-
 def replay_status(
-    n_samples: int, updates: int, judged: int, gated: int, reasons: list[str]
+    n_samples: int,
+    updates: int,
+    judged: int,
+    gated: int,
+    reasons: list[str],
+    innovation_failure: str = "",
 ) -> tuple[str, list[str]]:
     """``("ok", [])``, or ``("suspect", reasons)`` when the data look wrong (:func:`data_reasons`)
-    or too few of the samples updated the estimate (it is then mostly the nominal body)."""
+    or too few of the samples updated the estimate (it is then mostly the nominal body), or too
+    many measurements were gated; ``innovation_failure`` (the innovations the model cannot
+    explain, with the gated share: ``gating_warning``) stands in for the gated share's reason,
+    which said "the model does not explain the torques" a second time (an online probe)."""
     reasons = list(reasons)
     usable = max(judged, 1)
     if updates < max(MIN_UPDATES, MIN_UPDATE_SHARE * usable):
@@ -136,9 +141,11 @@ def replay_status(
             f"only {updates} updates of {n_samples} samples ({judged} judged by the filter): "
             "the estimate is mostly the nominal body"
         )
-    if judged and gated > MAX_GATED_SHARE * judged:
+    if innovation_failure:
+        reasons.append(innovation_failure)
+    elif judged and gated > MAX_GATED_SHARE * judged:
         reasons.append(
-            f"{gated} of {judged} measurements gated ({100 * gated / judged:.0f} %): "
-            f"{GATED_REASON}"
+            f"{gated} of {judged} measurements gated ({100 * gated / judged:.0f} %): the model "
+            "does not explain the torques"
         )
     return ("suspect" if reasons else "ok"), reasons
