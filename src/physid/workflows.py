@@ -45,7 +45,6 @@ from physid.offline.preprocessing import (
 )
 from physid.offline.suspect import absent_gravity_reasons, suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
-from physid.recordings.glitches import moving_joints
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -199,10 +198,7 @@ def unlogged_torque_warning(
     unlogged = [(j, v) for j, v in unlogged_torque_joints(train) if j in fitted_now]
     if not unlogged:
         return None
-    moving = np.zeros(len(model.joint_names), dtype=bool)
-    for recording in train:
-        moving |= moving_joints(recording.q)
-    still = {j for j, m in zip(model.joint_names, moving, strict=True) if not m}
+    still = {j for j, m in zip(model.joint_names, moving_in(train), strict=True) if not m}
     dead = {joint for joint, value in unlogged if value != 0.0}
     held = [joint for joint, value in unlogged if value == 0.0 and joint in still]
     zero = [joint for joint, value in unlogged if value == 0.0 and joint not in still]
