@@ -23,6 +23,7 @@ from physid.recordings.trajectory import (
     ANGLE_UNITS,
     CORRUPT_SAMPLE_CHOICES,
     TIME_BASE_CHOICES,
+    hold_still,
 )
 from physid.robot.friction import FRICTION_MODELS
 from physid.robot.joint_locking import lock_joints
@@ -537,8 +538,7 @@ def lock_unlogged(
             raise InputError(
                 f"missing column 'q_{joint}' (joint position) in every recording, while joints "
                 f"beyond it are logged ({listed}): a joint in the middle of the chain must be "
-                f"logged; if it did not move, a config holds it still: locked: {{{joint}: <its "
-                "position, rad or m>}",
+                f"logged; if it did not move, {hold_still(joint)}",
                 source=str(urdf),
             )
     mimics = mimic_joints(urdf)

@@ -137,6 +137,11 @@ _TIME_NAMES = ("time", "times", "timestamp", "stamp", "time_s", "t_s", "sec", "s
 _UNIT_SUFFIX = re.compile(r"^\s*(.*?)\s*[\[(][^\])]*[\])]\s*$")
 
 
+def hold_still(joint: str) -> str:
+    """The config line that holds an unlogged ``joint`` still, as error messages give it."""
+    return f"a config holds it still: locked: {{{joint}: <its position, rad or m>}}"
+
+
 def _require(table: Table, name: str, what: str) -> np.ndarray:
     if name in table.columns:
         return table.columns[name]
@@ -163,8 +168,7 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
     if name.startswith("q_") and positions and not hint:
         # a joint between logged ones (its own position absent, not a misspelt one): the
         # config line that holds it still (without a config only the ends of the tree are)
-        suggestion += (f"; if joint '{name[2:]}' was not logged, a config holds it still: "
-                       f"locked: {{{name[2:]}: <its position, rad or m>}}")  # fmt: skip
+        suggestion += f"; if joint '{name[2:]}' was not logged, {hold_still(name[2:])}"
     manifest = (
         "; a YAML recording manifest given to --data maps a file's own column names "
         f"(format: {MANIFEST_FORMAT}, sources: [{{file: ..., columns: {{t: <its time>, "
