@@ -155,10 +155,15 @@ def urdf_document(model: pin.Model) -> dict:
     return {"bodies": bodies, "joints": {}}
 
 
+def _body_masses(model: pin.Model, document: dict) -> tuple[dict, dict]:
+    """({joint: URDF body mass}, {joint: the document's body mass}) [kg]."""
+    urdf = {model.names[j]: model.inertias[j].mass for j in range(1, model.njoints)}
+    return urdf, {joint: float(body["mass"]) for joint, body in document["bodies"].items()}
+
+
 def mass_summary(model: pin.Model, document: dict) -> tuple[float, float, str]:
     """(moving mass, URDF moving mass, the body whose mass ratio to the URDF is worst)."""
-    urdf = {model.names[j]: model.inertias[j].mass for j in range(1, model.njoints)}
-    masses = {joint: float(body["mass"]) for joint, body in document["bodies"].items()}
+    urdf, masses = _body_masses(model, document)
     ratios = {j: m / urdf[j] for j, m in masses.items() if urdf.get(j, 0.0) > 1e-3}
     worst = max(ratios, key=lambda j: abs(np.log(ratios[j])), default="")
     label = f"{worst} {masses[worst]:.3g}/{urdf[worst]:.3g} kg" if worst else "-"
@@ -169,8 +174,7 @@ def implausible_masses_named(model: pin.Model, document: dict) -> bool:
     """Issue 24 item 4 on a params.json: every body mass within [0.5, 2] x the URDF's and the
     moving mass within [0.8, 1.25] x, or each one outside named in a warning of the file (the
     body's joint name, or "moving mass", in a warning that says "implausible")."""
-    urdf = {model.names[j]: model.inertias[j].mass for j in range(1, model.njoints)}
-    masses = {joint: float(body["mass"]) for joint, body in document["bodies"].items()}
+    urdf, masses = _body_masses(model, document)
     said = [w for w in document.get("fit", {}).get("warnings", []) if "implausible" in w]
     outside = [j for j, m in masses.items()
                if urdf.get(j, 0.0) > 1e-3 and not 0.5 <= m / urdf[j] <= 2.0]  # fmt: skip
