@@ -112,6 +112,11 @@ class ObservationStore:
         return (self._read(k) for k, r in enumerate(self._chunks.recording) if r == recording)
 
     @property
+    def n_rows(self) -> int:
+        """Samples in all chunks (counted as they were stored: nothing is read)."""
+        return sum(self._chunks.rows)
+
+    @property
     def spilled(self) -> bool:
         """True when the chunks are on disk (too large to keep in memory)."""
         return self._chunks.folder is not None
@@ -121,8 +126,7 @@ class ObservationStore:
         spilled, every k-th row only (``info['display_every'] = k``), for figures."""
         every = 1
         if self.spilled:
-            total = sum(self._chunks.rows)  # not by reading every spilled chunk twice
-            every = int(np.ceil(total / DISPLAY_ROWS))
+            every = int(np.ceil(self.n_rows / DISPLAY_ROWS))
         parts, infos, start = [], {}, 0
         for k, chunk in enumerate(self):
             rows = np.flatnonzero((start + np.arange(len(chunk.t))) % every == 0)
