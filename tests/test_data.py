@@ -323,3 +323,72 @@ def test_fast_csv_parser_reads_what_loadtxt_reads_or_defers_to_it(
         return
     reference = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
     assert fast is not None and np.array_equal(fast, reference, equal_nan=True)
+
+
+@pytest.mark.parametrize("zone", ["", "Z", "+02:00"])
+def test_iso_8601_time_stamps_read_as_seconds_since_the_epoch(tmp_path, zone):
+    """A logger's date-time column (pandas' to_csv of a datetime index, a bag exported to CSV)
+    reads as the numeric file with t = seconds since 1970-01-01 UTC, through the whole-file and
+    the block-by-block readers; a stamp without a zone is UTC, '+02:00' is two hours earlier in
+    UTC. A cell that is neither a number nor a date-time is still an error naming its row."""
+    import datetime
+
+    from physid.recordings.streamed import open_recording
+
+    columns = good_columns()
+    plain = load_trajectory(csv_file(tmp_path, columns), MODEL)
+    start = datetime.datetime(2026, 11, 28, 9, 30, 0)
+    stamps = [(start + datetime.timedelta(seconds=float(s))).isoformat(sep=" " if zone else "T",
+                                                                         timespec="microseconds")
+              + zone for s in columns["t"]]  # fmt: skip
+    names = list(columns)
+    lines = [",".join(names)] + [
+        ",".join([stamps[k], *(repr(float(columns[n][k])) for n in names[1:])])
+        for k in range(len(stamps))
+    ]
+    path = tmp_path / "iso.csv"
+    path.write_text("\n".join(lines) + "\n")
+    epoch = start.replace(tzinfo=datetime.UTC).timestamp()
+    epoch -= 7200.0 if zone == "+02:00" else 0.0
+    for trajectory in (load_trajectory(path, MODEL),
+                       open_recording(path, MODEL, block_rows=20).in_memory()):  # fmt: skip
+        np.testing.assert_allclose(trajectory.t - epoch, plain.t, rtol=0, atol=2e-6)
+        np.testing.assert_array_equal(trajectory.q, plain.q)
+        np.testing.assert_array_equal(trajectory.tau, plain.tau)
+    assert any("ISO 8601" in w for w in load_trajectory(path, MODEL).warnings)
+    lines[9] = lines[9].replace(stamps[8], "28/11/2026 09:30:00.08", 1)
+    path.write_text("\n".join(lines) + "\n")
+    expect_error(path, r"column 't' row 9 \(line 10\): '28/11/2026 09:30:00.08' is not a number "
+                       r"or an ISO 8601 date-time")  # fmt: skip
+
+
+def test_a_gzipped_csv_reads_as_the_plain_file(tmp_path, monkeypatch):
+    """``run.csv.gz`` (a logger's compressed export) reads as ``run.csv`` through the whole-file
+    reader, a YAML manifest and the block-by-block reader; a damaged archive is one line naming
+    the file (whole-file and blocks)."""
+    import gzip
+
+    from physid.recordings import streamed
+
+    columns = good_columns(300)
+    plain_path = csv_file(tmp_path, columns)
+    plain = load_trajectory(plain_path, MODEL)
+    packed = tmp_path / "run.csv.gz"
+    packed.write_bytes(gzip.compress(plain_path.read_bytes()))
+    mapped = ", ".join(f"{name}: {name}" for name in columns)
+    (tmp_path / "run.yaml").write_text("format: physid.recording/1\nbad_rows: drop\nsources:\n"
+                                       f"  - file: run.csv.gz\n    columns: {{{mapped}}}\n")
+    monkeypatch.setattr(streamed, "STREAM_BYTES", 1_000)  # the 300 rows are read in blocks
+    assert streamed.should_stream(packed) and not streamed.should_stream(tmp_path / "x.csv.gz")
+    readers = (lambda: load_trajectory(packed, MODEL),  # fmt: skip
+               lambda: load_trajectory(tmp_path / "run.yaml", MODEL),
+               lambda: streamed.open_recording(packed, MODEL, block_rows=64).in_memory())
+    for trajectory in (read() for read in readers):
+        np.testing.assert_array_equal(trajectory.t, plain.t)
+        np.testing.assert_array_equal(trajectory.q, plain.q)
+        np.testing.assert_array_equal(trajectory.tau, plain.tau)
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) // 2])
+    expect_error(cut, r"cut.csv.gz: the data file is a damaged gzip archive")
+    with pytest.raises(InputError, match=r"cut.csv.gz: the data file is a damaged gzip archive"):
+        streamed.open_recording(cut, MODEL, block_rows=64)

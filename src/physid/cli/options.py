@@ -16,6 +16,7 @@ EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 # A recording: a file, or the folder of a ROS 2 bag or a LeRobot dataset (physid.recordings.logs)
 DATA_SOURCE = click.Path(exists=True, path_type=Path)
 DATA_HELP = (
+    " A CSV may be gzip-compressed (.csv.gz), its t column seconds or ISO 8601 date-times."
     " A ROS 2 bag (folder, .mcap or .db3; sensor_msgs/JointState, see --topic) or a LeRobot "
     "dataset folder (one recording per episode, see --episode) is read as well."
 )

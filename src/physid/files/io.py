@@ -8,11 +8,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
+import gzip
 import json
 import math
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import StringIO
@@ -133,11 +135,18 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
+def is_gzipped_csv(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a gzip-compressed CSV file (``.csv.gz``), which the data readers
+    decompress as they read."""
+    return Path(path).name.lower().endswith(".csv.gz")
+
+
 def read_text_file(path: str | os.PathLike[str], what: str) -> str:
     """The UTF-8 text of ``path``; anything else is an InputError naming the file and the line.
 
     Binary files (gzip, zip, NUL bytes) and other encodings (UTF-16, Latin-1) are refused with
-    the 1-based line of the first undecodable byte, never read as garbage text.
+    the 1-based line of the first undecodable byte, never read as garbage text; a ``.csv.gz``
+    file (:func:`is_gzipped_csv`) is decompressed first.
     """
     from physid.errors import InputError
 
@@ -150,6 +159,12 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         raise InputError(f"{what} not found: {path}") from None
     except OSError as error:
         raise InputError(f"cannot read the {what} ({error.strerror})", source=str(path)) from None
+    if is_gzipped_csv(path) and payload.startswith(_GZIP_MAGIC):
+        try:
+            payload = gzip.decompress(payload)
+        except (OSError, EOFError, zlib.error) as error:
+            raise InputError(f"the {what} is a damaged gzip archive ({error})",
+                             source=str(path)) from None  # fmt: skip
     if payload.startswith((_GZIP_MAGIC, _ZIP_MAGIC)):
         kind = "gzip" if payload.startswith(_GZIP_MAGIC) else "zip"
         raise InputError(f"the {what} is a {kind} archive; decompress it first", source=str(path))

@@ -52,6 +52,7 @@ from physid.recordings.tables import (
     Table,
     csv_header_names,
     gap_pieces,
+    is_csv,
     is_number,
     long_enough,
     npz_arrays,
@@ -77,7 +78,7 @@ def _raw_columns(
         if not path.is_file():
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path), []
-    if header and drop_bad and path.suffix.lower() == ".csv":
+    if header and drop_bad and is_csv(path):
         # until 2026-11-28 bad_rows: drop was silently ignored under a header line: a probe's
         # half-written last line and three empty cells still stopped the run
         text = read_text_file(path, "data file")
@@ -88,7 +89,7 @@ def _raw_columns(
                 [line + 1 for line in dropped])  # fmt: skip
     if header:
         return dict(read_file_table(path).columns), []
-    if path.suffix.lower() != ".csv":
+    if not is_csv(path):
         raise InputError("header: false is for CSV files", source=str(path))
     text = read_text_file(path, "data file")
     # a logger's trailing comma ends every line with an empty field: not a column

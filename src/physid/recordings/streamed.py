@@ -17,9 +17,11 @@ system's temporary directory) is removed by the next run that spills a recording
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import shutil
 import weakref
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,10 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.files.io import scratch_dir
+from physid.files.io import is_gzipped_csv, scratch_dir
 from physid.recordings.tables import (
     Table,
     csv_header_names,
+    is_csv,
     parquet_batches,
     parquet_columns,
     parse_csv_numbers,
@@ -214,8 +217,10 @@ def should_stream(path: str | Path) -> bool:
     uncompressed size, rows x columns x 8 bytes)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if not path.is_file() or suffix not in (".csv", ".parquet"):
+    if not path.is_file() or not (is_csv(path) or suffix == ".parquet"):
         return False
+    if is_gzipped_csv(path):
+        return _gzip_text_bytes(path) > STREAM_BYTES
     if suffix == ".csv":
         return path.stat().st_size > STREAM_BYTES
     try:
@@ -225,6 +230,17 @@ def should_stream(path: str | Path) -> bool:
     except Exception:  # noqa: BLE001 - unreadable: the in-memory reader words the error
         return False
     return metadata.num_rows * metadata.num_columns * 8 > STREAM_BYTES
+
+
+def _gzip_text_bytes(path: Path) -> int:
+    """The uncompressed size of a gzip file, from its trailer (ISIZE: the size modulo 2^32; a
+    text past 4 GiB reads small and is then read whole); 0 when the file is too short."""
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() < 18:  # header and trailer of an empty archive
+            return 0
+        handle.seek(-4, 2)
+        return int.from_bytes(handle.read(4), "little")
 
 
 def _parquet_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
@@ -247,7 +263,8 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
     line_number = 1  # of the last line read (the header is line 1)
     row = 1  # 1-based data row of the next number row, as in physid's messages
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        opened = gzip.open if is_gzipped_csv(path) else open
+        with opened(path, "rt", encoding="utf-8", newline="") as handle:
             names = _csv_header(handle, source)
             while True:
                 lines = list(itertools.islice(handle, block_rows))
@@ -271,6 +288,11 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
     except UnicodeDecodeError:
         raise InputError(
             f"the data file is not UTF-8 text (after line {line_number}); save it as UTF-8",
+            source=source,
+        ) from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:  # a .csv.gz cut short or damaged
+        raise InputError(
+            f"the data file is a damaged gzip archive (after line {line_number}: {error})",
             source=source,
         ) from None
 

@@ -11,13 +11,14 @@ checked in :mod:`physid.recordings.trajectory`. Every failure is a one-line
 from __future__ import annotations
 
 import csv
+import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from physid.errors import InputError
-from physid.files.io import read_text_file
+from physid.files.io import is_gzipped_csv, read_text_file
 
 # a six-axis force/torque sensor's wrench in its own frame's axes: ft_<frame>_<axis> columns
 FORCE_TORQUE_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
@@ -43,21 +44,28 @@ class Table:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
 
+def is_csv(path: str | Path) -> bool:
+    """Whether ``path`` names a CSV file, plain or gzip-compressed (``.csv.gz``)."""
+    return Path(path).suffix.lower() == ".csv" or is_gzipped_csv(path)
+
+
 def read_file_table(path: str | Path) -> Table:
-    """Read a CSV (header row), ``.npz`` or ``.parquet`` file into a :class:`Table` (a CSV's
+    """Read a CSV (header row; ``.csv`` or ``.csv.gz``), ``.npz`` or ``.parquet`` file into a
+    :class:`Table` (a CSV's
     columns outside the contract that hold text are read as NaN, named in its notes)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path}")
     suffix = path.suffix.lower()
     readers = {".npz": _read_npz, ".parquet": _read_parquet}
-    if suffix != ".csv" and suffix not in readers:
+    if not is_csv(path) and suffix not in readers:
         raise InputError(
-            f"unsupported data format '{suffix}' (use .csv, .npz, .parquet or a .yaml manifest)",
+            f"unsupported data format '{suffix}' (use .csv, .csv.gz, .npz, .parquet or a .yaml "
+            "manifest)",
             source=str(path),
         )
     notes: list[str] = []
-    columns = _read_csv(path, notes) if suffix == ".csv" else readers[suffix](path)
+    columns = _read_csv(path, notes) if is_csv(path) else readers[suffix](path)
     check_equal_lengths(columns, str(path))
     return Table(columns, str(path), notes=tuple(notes))
 
@@ -187,6 +195,13 @@ def parse_csv_numbers(
             bad = next((i for i, cell in enumerate(column) if not is_number(cell)), None)
             if bad is None:
                 values[:, k] = [float(cell) for cell in column]
+            elif names[k] == "t" and iso_seconds(column[bad]) is not None:
+                values[:, k], bad = _iso_column(column)
+                if bad is None:
+                    if notes is not None:
+                        notes.append(ISO_TIME_NOTE)
+                else:
+                    failed[k] = bad
             else:
                 failed[k] = bad
     strict = {k: i for k, i in failed.items() if notes is None or is_contract_column(names[k])}
@@ -197,9 +212,11 @@ def parse_csv_numbers(
         empty = ("; an empty cell is how pandas writes a missing value: drop or repair the "
                  "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
                  if not rows[i][k].strip() else "")  # fmt: skip
+        iso = " or an ISO 8601 date-time" if names[k] == "t" and any(
+            iso_seconds(row[k]) is not None for row in rows[:i]) else ""  # fmt: skip
         raise InputError(
             f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
-            f"{rows[i][k].strip()[:40]!r} is not a number{empty}",
+            f"{rows[i][k].strip()[:40]!r} is not a number{iso}{empty}",
             source=source,
         )
     for k, i in failed.items():
@@ -210,6 +227,38 @@ def parse_csv_numbers(
                 f"{rows[i][k].strip()[:40]!r})")  # fmt: skip
         notes.append(f"column '{names[k]}' {what}: physid does not read it (read as missing)")
     return values
+
+
+ISO_TIME_NOTE = ("column 't' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
+                 "(a stamp without a time zone taken as UTC)")
+
+
+def iso_seconds(text: str) -> float | None:
+    """Seconds since 1970-01-01 UTC of an ISO 8601 date-time (``2026-11-28T10:00:00.125``,
+    a space for the ``T``, ``Z`` or ``+01:00``; without a zone: UTC), None for anything else.
+    A logger's stamp (ROS 2 bag exports, pandas' ``to_csv`` of a datetime index): seconds since
+    the epoch are what physid already reads from a numeric ``t`` (float64 keeps 0.4 us there)."""
+    text = text.strip().strip('"')
+    if len(text) < 10 or not text[:4].isdigit() or text[4] != "-":
+        return None  # fromisoformat reads '20261128' too: a number, not a date
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+def _iso_column(cells: tuple[str, ...]) -> tuple[np.ndarray, int | None]:
+    """The seconds of every ISO 8601 cell, and the index of the first cell that is none."""
+    seconds = np.empty(len(cells))
+    for i, cell in enumerate(cells):
+        value = iso_seconds(cell)
+        if value is None:
+            return seconds, i
+        seconds[i] = value
+    return seconds, None
 
 
 def parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
