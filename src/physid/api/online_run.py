@@ -59,6 +59,7 @@ def online_replay(
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
+    from physid.online.torque_scale import torque_scale
     from physid.online.verdict import (
         check_replayable,
         check_some_sample_is_whole,
@@ -108,10 +109,14 @@ def online_replay(
     if failed:
         summary["warnings"].append(failed)
     judged = int(np.sum(~(result.skipped | result.calibrating)))
+    # a torque scale the estimated bodies absorb (torque_scale's docstring)
+    scale = torque_scale(filt.measurement, signals)
+    summary["torque_scale"] = None if scale is None else scale.as_dict()
+    scaled = [scale.reason(result.bodies)] if scale is not None and scale.significant else []
     # innovations the model cannot explain (failed): the estimate is not to be trusted
     status, reasons = replay_status(
         len(result.t), result.n_updates, judged, summary["gated"],
-        data_reasons(signals, model) + _gravity_reasons(signals, model), failed,
+        data_reasons(signals, model) + _gravity_reasons(signals, model) + scaled, failed,
     )  # fmt: skip
     summary["status"], summary["status_reasons"] = status, reasons
     for b, joint in enumerate(result.bodies):
