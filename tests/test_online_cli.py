@@ -49,7 +49,10 @@ def read_rows(path):
         return header, np.array([[float(v) for v in row] for row in reader])
 
 
-def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns):
+def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns, monkeypatch):
+    from physid.api import online_run
+
+    monkeypatch.setattr(online_run, "_CSV_BLOCK_ROWS", 333)  # the CSVs written in blocks
     columns, rec = arm_columns
     columns = {k: v.copy() for k, v in columns.items()}
     columns["tau_arm_joint_2"][400] = np.nan  # a bad sample
