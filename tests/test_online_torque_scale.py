@@ -46,6 +46,18 @@ def test_the_scale_of_the_torques_is_read_through_a_payload_and_its_step(loaded_
         assert scale.significant == (gain == 1.25)
 
 
+def test_a_middle_body_reads_the_scale_from_the_joints_it_loads():
+    """Estimating the fifth body of the unloaded arm, the filter measures the five joints that
+    carry it; the scale is read on those (the two joints beyond it are not in the measurement)."""
+    filt = InertialEKF(load_arm(), ["arm_joint_5"], OnlineConfig())
+    assert len(filt.measurement.rows) == 5
+    unloaded = PayloadProfile(hold_s=25.0, sine_s=0.0, square_s=0.0, plateau_s=0.0, step_s=0.0)
+    rec = simulate_payload_arm(np.random.default_rng(5), unloaded, rate_hz=RATE_HZ)
+    signals = OnlineSignals(rec.t, rec.q, rec.dq, 1.25 * rec.tau, None)
+    scale = torque_scale(filt.measurement, signals)
+    assert scale is not None and scale.scale == pytest.approx(1.25, abs=0.02) and scale.significant
+
+
 def test_a_run_of_one_window_gives_no_scale(loaded_arm):
     filt = InertialEKF(load_arm(), [PAYLOAD_JOINT], OnlineConfig())
     rec, short = loaded_arm, slice(0, int(12 * RATE_HZ))  # one 10 s window

@@ -113,7 +113,10 @@ def torque_scale(
     Y = np.empty((len(rows), n, 10 * len(measurement.joint_ids)))
     for i, k in enumerate(rows):
         delta[i], Y[i] = measurement.evaluate(signals.q[k], v[k], a[k], signals.tau[k], None)
-    rest = signals.tau[rows] - delta  # the nominal torque of every body not estimated
+    # the joints whose torque the estimated bodies enter (the measurement's rows; fixed base:
+    # the columns of the actuated torque)
+    joints = measurement.rows
+    rest = signals.tau[rows][:, joints] - delta  # the nominal torque of the bodies not estimated
     # windows of WINDOW_S from the start; a last one shorter than half of that joins the one
     # before (it would count as much in the median with a fraction of the motion)
     edges = np.arange(t[rows[0]], t[rows[-1]], WINDOW_S)
@@ -124,7 +127,8 @@ def torque_scale(
     for start, end in zip(edges[:-1], edges[1:], strict=True):
         inside = (t[rows] >= start) & (t[rows] < end)
         if np.count_nonzero(inside) * stride >= MIN_WINDOW_ROWS:
-            scale = _window_scale(delta[inside], rest[inside], Y[inside], v[rows][inside])
+            speed = v[rows][inside][:, joints]
+            scale = _window_scale(delta[inside], rest[inside], Y[inside], speed)
             if scale is not None:
                 scales.append(scale)
     if len(scales) < 2:
