@@ -197,4 +197,38 @@ def test_an_export_of_a_suspect_identification_says_so_and_exits_3(identified, t
     assert result.exit_code == 3 and out.is_file()
     assert "status is 'suspect': torque scale implausible: 5.9e+02" in result.output
     ok = CliRunner().invoke(main, [*args[:2], str(params_path), *args[3:]])
-    assert ok.exit_code == 0 and "warning" not in ok.output
+    assert ok.exit_code == 0 and "status is" not in ok.output
+
+
+@pytest.mark.parametrize("suffix", [".urdf", ".xml"])
+def test_bodies_the_data_do_not_determine_are_marked_in_the_exported_file(
+    identified, tmp_path, suffix
+):
+    """params.json says which bodies' mass, com or inertia the prior set (source 'prior'); the
+    exported URDF or MJCF said nothing, and a simulation engineer took a CAD mass the fit could
+    not see for a measured one. Each such body's inertial is preceded by a comment naming
+    what the data do not determine, and stderr lists them; a body the data determine has none."""
+    import re
+
+    urdf, params_path = _case(identified, "kuka")
+    document = json.loads(params_path.read_text())
+    joints = list(document["bodies"])
+    document["bodies"][joints[2]]["source"] = {"mass": "prior", "com": "data", "inertia": "data"}
+    for joint in joints[3:]:
+        document["bodies"][joint]["source"] = dict.fromkeys(("mass", "com", "inertia"), "data")
+    marked = tmp_path / "marked.json"
+    marked.write_text(json.dumps(document))
+    quantities = ("mass", "com", "inertia")
+    expected = {j: ", ".join(k for k in quantities if b["source"][k] == "prior")
+                for j, b in document["bodies"].items()
+                if "prior" in b["source"].values()}  # fmt: skip
+    assert joints[2] in expected and joints[3] not in expected
+    out = tmp_path / f"kuka{suffix}"
+    result = CliRunner().invoke(
+        main, ["export", "--params", str(marked), "--urdf", str(urdf), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{joints[2]} (mass)" in result.output
+    comments = re.findall(r"<!-- physid: the data do not determine the ([a-z, ]+) of (\w+)'s "
+                          r"body[^>]*-->\s*<inertial", out.read_text())  # fmt: skip
+    assert {joint: what for what, joint in comments} == expected

@@ -316,6 +316,21 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
             max(params["joints"][joint]["viscous"], 0.0), abs=1e-12
         )
     assert model.body("motor2").mass[0] == 0.0  # welded: its mass is in shoulder_lift's body
+    # the bodies whose inertials the data do not determine are marked in the user's file, at
+    # the inertial of their own body, and named on stderr
+    params["bodies"]["elbow"]["source"] = {"mass": "data", "com": "prior", "inertia": "prior"}
+    for joint in set(JOINTS) - {"elbow"}:
+        params["bodies"][joint]["source"] = dict.fromkeys(("mass", "com", "inertia"), "data")
+    (tmp_path / "marked.json").write_text(json.dumps(params))
+    marked = tmp_path / "export" / "marked.xml"
+    run = runner.invoke(main, ["export", "--params", str(tmp_path / "marked.json"), "--model",
+                               str(arm), "--out", str(marked), "--format", "mjcf"])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert "do not determine these bodies' inertials" in run.output and "elbow (com, inertia)" \
+        in run.output  # fmt: skip
+    comments = re.findall(r"<!-- physid: the data do not determine the ([a-z, ]+) of (\w+)'s "
+                          r"body[^>]*-->\s*<inertial", marked.read_text())  # fmt: skip
+    assert comments == [("com, inertia", "elbow")]
     # MuJoCo with the exported model predicts the held-out torque as physid does
     held = np.loadtxt(tmp_path / "held_out.csv", delimiter=",", skiprows=1)
     t, q, tau = held[:, 0], held[:, 1:5], held[:, 5:9]

@@ -155,7 +155,11 @@ def export_model(
     document = {"params": str(params), "model": str(urdf), "out": str(out)}
     document |= {"format": format_for(out, fmt), "not_exported": notes}
     message = "; ".join(f"not exported: {note}" for note in notes) or "everything exported"
+    from physid.files.params_file import read_params
+
     status, warnings = _identification_status(params)
+    decided = read_params(params).prior_note()  # the exporters mark those bodies in the file
+    warnings = (*warnings, decided) if decided else warnings
     document["identification_status"] = status
     return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
                    warnings)  # fmt: skip

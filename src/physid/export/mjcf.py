@@ -159,7 +159,7 @@ def _full_precision(xml: str, spec, child_links: dict[str, str], params: ParamsF
         source = spec.body(name)
         body.set("pos", _numbers(source.pos))
         body.set("quat", _numbers(source.quat))
-    for link in child_links.values():
+    for joint, link in child_links.items():
         inertial = bodies[link].find("inertial")
         source = spec.body(link)
         for key in ("quat", "diaginertia", "fullinertia"):
@@ -167,6 +167,9 @@ def _full_precision(xml: str, spec, child_links: dict[str, str], params: ParamsF
         inertial.set("pos", _numbers(source.ipos))
         inertial.set("mass", repr(float(source.mass)))
         inertial.set("fullinertia", _numbers(source.fullinertia))
+        comment = params.prior_comment(joint)  # MuJoCo's to_xml drops the URDF's comments
+        if comment is not None:
+            bodies[link].insert(list(bodies[link]).index(inertial), ET.Comment(comment))
     for joint in root.iter("joint"):
         name = joint.get("name")
         if joint.get("axis") is not None:

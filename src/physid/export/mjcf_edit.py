@@ -223,6 +223,9 @@ def export_into_mjcf(
             joint_in_body.act(pin_inertia(pi)).toDynamicParameters()
         )
         _set_inertial(body, mass, com, inertia)
+        comment = params.prior_comment(joint)
+        if comment is not None:
+            body.insert(list(body).index(body.find("inertial")), ET.Comment(comment))
         for welded in _welded_children(body):
             _set_inertial(welded, 0.0, np.zeros(3), np.zeros((3, 3)))
             notes.append(

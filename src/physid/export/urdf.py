@@ -91,8 +91,11 @@ def _fmt(values) -> str:
     return " ".join(repr(float(v)) for v in np.atleast_1d(values))
 
 
-def _set_inertial(link: ET.Element, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
-    """Replace the link's ``<inertial>`` by one at ``com`` with axes of the link frame."""
+def _set_inertial(
+    link: ET.Element, mass: float, com: np.ndarray, inertia: np.ndarray, comment: str | None = None
+) -> None:
+    """Replace the link's ``<inertial>`` by one at ``com`` with axes of the link frame, after
+    ``comment`` (an XML comment) if given."""
     old = link.find("inertial")
     position = list(link).index(old) if old is not None else 0
     if old is not None:
@@ -104,6 +107,8 @@ def _set_inertial(link: ET.Element, mass: float, com: np.ndarray, inertia: np.nd
     names["izz"] = (2, 2)
     ET.SubElement(inertial, "inertia", {k: repr(float(inertia[ij])) for k, ij in names.items()})
     link.insert(position, inertial)
+    if comment is not None:
+        link.insert(position, ET.Comment(comment))
 
 
 def _fixed_descendants(root: ET.Element, link: str) -> list[str]:
@@ -140,7 +145,7 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
         if child not in links:
             raise InputError(f"joint {name}: its child link is missing", source=str(urdf))
         mass, com, inertia = mass_com_inertia_from_pi(pi)
-        _set_inertial(links[child], mass, com, inertia)
+        _set_inertial(links[child], mass, com, inertia, params.prior_comment(name))
         export.child_links[name] = child
         for merged in _fixed_descendants(root, child):
             # an explicit zero, not a missing <inertial>: Pinocchio reads both as no mass, but

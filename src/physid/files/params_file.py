@@ -104,6 +104,37 @@ class ParamsFile:
                 raise InputError(f"joints.{joint}.{DEADBAND_KEY}: must be >= 0", source=self.source)
         return np.array([0.0 if value is None else value for value in values])
 
+    def prior_decided(self) -> dict[str, str]:
+        """Per body (joint name) whose ``mass``, ``com`` or ``inertia`` the URDF prior decides
+        (``source: prior`` in params.json: the data do not determine them), those quantities
+        as one phrase; what exporters mark in the files they write."""
+        decided = {}
+        for joint, body in (self.document.get("bodies") or {}).items():
+            sources = body.get("source") if isinstance(body, dict) else None
+            if isinstance(sources, dict):
+                prior = [key for key in ("mass", "com", "inertia") if sources.get(key) == "prior"]
+                if prior:
+                    decided[joint] = ", ".join(prior)
+        return decided
+
+    def prior_comment(self, joint: str) -> str | None:
+        """The XML comment text that marks a body's prior-decided quantities, or None."""
+        quantities = self.prior_decided().get(joint)
+        if quantities is None:
+            return None
+        return (f" physid: the data do not determine the {quantities} of {joint}'s body: the "
+                "prior toward the URDF's values and the consistency constraints set them "
+                "(params.json source 'prior') ")
+
+    def prior_note(self) -> str | None:
+        """One line for an exporter's notes: the bodies :meth:`prior_comment` marks, or None."""
+        decided = self.prior_decided()
+        if not decided:
+            return None
+        listed = "; ".join(f"{joint} ({what})" for joint, what in decided.items())
+        return (f"the data do not determine these bodies' inertials (the prior sets them; marked "
+                f"in the file): {listed}")
+
     @property
     def torque_delay_s(self) -> float:
         """The torque delay the identification compensated [s] (``fit.torque_delay.compensated_s``,
