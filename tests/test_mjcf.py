@@ -331,6 +331,10 @@ def test_identify_an_mjcf_robot_and_export_into_its_own_file(arm, tmp_path):
     comments = re.findall(r"<!-- physid: the data do not determine the ([a-z, ]+) of (\w+)'s "
                           r"body[^>]*-->\s*<inertial", marked.read_text())  # fmt: skip
     assert comments == [("com, inertia", "elbow")]
+    again = tmp_path / "export" / "again.xml"  # the marked file exported into: marked once
+    run = runner.invoke(main, ["export", "--params", str(tmp_path / "marked.json"), "--model",
+                               str(marked), "--out", str(again), "--format", "mjcf"])  # fmt: skip
+    assert run.exit_code == 0 and again.read_text().count("physid: the data do not") == 1
     # MuJoCo with the exported model predicts the held-out torque as physid does
     held = np.loadtxt(tmp_path / "held_out.csv", delimiter=",", skiprows=1)
     t, q, tau = held[:, 0], held[:, 1:5], held[:, 5:9]

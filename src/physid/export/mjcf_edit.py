@@ -33,7 +33,7 @@ import pinocchio as pin
 from physid.body.inertia import mass_com_inertia_from_pi, pin_inertia
 from physid.errors import InputError
 from physid.export.urdf import linear_friction, offset_note
-from physid.files.params_file import ParamsFile
+from physid.files.params_file import PRIOR_MARK, ParamsFile
 
 
 def _numbers(values) -> str:
@@ -223,6 +223,8 @@ def export_into_mjcf(
             joint_in_body.act(pin_inertia(pi)).toDynamicParameters()
         )
         _set_inertial(body, mass, com, inertia)
+        for old in [c for c in body if c.tag is ET.Comment and PRIOR_MARK in (c.text or "")]:
+            body.remove(old)  # a file exported before: marked as this export says
         comment = params.prior_comment(joint)
         if comment is not None:
             body.insert(list(body).index(body.find("inertial")), ET.Comment(comment))

@@ -41,6 +41,7 @@ JOINT_TERM_KEYS = {
     "offset": "offset",
     "Ia": "armature",
 }
+PRIOR_MARK = "physid: the data do not determine"  # opens the comments exporters write
 DEADBAND_KEY = "coulomb_deadband"  # per joint, the joint's units/s: |dq| below it -> sign 0
 FRICTION_MODEL_KEY = "friction_model"  # absent: linear
 SHAPE_KEYS = {"phi2": "phi2", "phi3": "phi3", "vs": "stribeck_velocity"}  # not parameters
@@ -122,7 +123,7 @@ class ParamsFile:
         quantities = self.prior_decided().get(joint)
         if quantities is None:
             return None
-        return (f" physid: the data do not determine the {quantities} of {joint}'s body: the "
+        return (f" {PRIOR_MARK} the {quantities} of {joint}'s body: the "
                 "prior toward the URDF's values and the consistency constraints set them "
                 "(params.json source 'prior') ")
 

@@ -146,9 +146,10 @@ def autocorrelation_robust_covariance(
     return newey_west_covariance(np.einsum("tjb,tj->tb", X, residual), residual, XtX_inv)
 
 
-# bytes of scores smoothed by the lag window at a time: the 16 columns' zero-padded complex
-# spectra the long-run covariance was assembled from took 2 x 134 MB at 1e7 samples
-_SMOOTHED_BYTES = 32 * 1024**2
+# bytes of scores smoothed by the lag window at a time (the overlap-add convolution needs about
+# 4.5 x that): the 16 columns' zero-padded complex spectra the long-run covariance was assembled
+# from took 2 x 134 MB at 1e7 samples; 32 MB blocks still made the peak of that run (1.01 GB)
+_SMOOTHED_BYTES = 8 * 1024**2
 
 
 def newey_west_covariance(
