@@ -330,7 +330,8 @@ def test_iso_8601_time_stamps_read_as_seconds_since_the_epoch(tmp_path, zone):
     """A logger's date-time column (pandas' to_csv of a datetime index, a bag exported to CSV)
     reads as the numeric file with t = seconds since 1970-01-01 UTC, through the whole-file and
     the block-by-block readers; a stamp without a zone is UTC, '+02:00' is two hours earlier in
-    UTC. A cell that is neither a number nor a date-time is still an error naming its row."""
+    UTC; a 'stamp' column mapped onto t by a recording manifest as well. A cell that is neither a
+    number nor a date-time is still an error naming its row."""
     import datetime
 
     from physid.recordings.streamed import open_recording
@@ -356,6 +357,13 @@ def test_iso_8601_time_stamps_read_as_seconds_since_the_epoch(tmp_path, zone):
         np.testing.assert_array_equal(trajectory.q, plain.q)
         np.testing.assert_array_equal(trajectory.tau, plain.tau)
     assert any("ISO 8601" in w for w in load_trajectory(path, MODEL).warnings)
+    # a logger's 'stamp' column that a recording manifest maps onto t
+    (tmp_path / "stamp.csv").write_text("\n".join(["stamp" + lines[0][1:], *lines[1:]]) + "\n")
+    mapped = ", ".join(["t: stamp", *(f"{n}: {n}" for n in names[1:])])
+    (tmp_path / "stamp.yaml").write_text("format: physid.recording/1\nsources:\n"
+                                         f"  - file: stamp.csv\n    columns: {{{mapped}}}\n")
+    manifest = load_trajectory(tmp_path / "stamp.yaml", MODEL)
+    np.testing.assert_allclose(manifest.t - epoch, plain.t, rtol=0, atol=2e-6)
     lines[9] = lines[9].replace(stamps[8], "28/11/2026 09:30:00.08", 1)
     path.write_text("\n".join(lines) + "\n")
     expect_error(path, r"column 't' row 9 \(line 10\): '28/11/2026 09:30:00.08' is not a number "

@@ -195,11 +195,11 @@ def parse_csv_numbers(
             bad = next((i for i, cell in enumerate(column) if not is_number(cell)), None)
             if bad is None:
                 values[:, k] = [float(cell) for cell in column]
-            elif names[k] == "t" and iso_seconds(column[bad]) is not None:
+            elif _may_be_time(names[k]) and iso_seconds(column[bad]) is not None:
                 values[:, k], bad = _iso_column(column)
                 if bad is None:
                     if notes is not None:
-                        notes.append(ISO_TIME_NOTE)
+                        notes.append(iso_time_note(names[k]))
                 else:
                     failed[k] = bad
             else:
@@ -212,8 +212,8 @@ def parse_csv_numbers(
         empty = ("; an empty cell is how pandas writes a missing value: drop or repair the "
                  "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
                  if not rows[i][k].strip() else "")  # fmt: skip
-        iso = " or an ISO 8601 date-time" if names[k] == "t" and any(
-            iso_seconds(row[k]) is not None for row in rows[:i]) else ""  # fmt: skip
+        iso = (" or an ISO 8601 date-time" if _may_be_time(names[k])
+               and iso_seconds(rows[0][k]) is not None else "")  # fmt: skip
         raise InputError(
             f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
             f"{rows[i][k].strip()[:40]!r} is not a number{iso}{empty}",
@@ -229,8 +229,16 @@ def parse_csv_numbers(
     return values
 
 
-ISO_TIME_NOTE = ("column 't' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
-                 "(a stamp without a time zone taken as UTC)")
+def iso_time_note(column: str) -> str:
+    """The note of a column read from ISO 8601 date-times (:func:`iso_seconds`)."""
+    return (f"column '{column}' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
+            "(a stamp without a time zone taken as UTC)")
+
+
+def _may_be_time(column: str) -> bool:
+    """``t``, or a column physid does not read by its name (a logger's ``stamp``, which a
+    recording manifest may map to ``t``): the columns whose date-times are read as seconds."""
+    return column == "t" or not is_contract_column(column)
 
 
 def iso_seconds(text: str) -> float | None:
