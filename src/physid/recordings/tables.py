@@ -323,7 +323,12 @@ def parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
         return None
     if table.num_rows == 0:
         return None
-    return np.column_stack([_float64_values(table.column(name)) for name in names])
+    values = np.column_stack([_float64_values(table.column(name)) for name in names])
+    del table
+    # Arrow's allocator keeps what the parse used (the text buffers): 200 MB for a 1e6-row,
+    # 241 MB file, held for the rest of the run unless handed back
+    pa.default_memory_pool().release_unused()
+    return values
 
 
 def _float64_values(column) -> np.ndarray:  # noqa: ANN001 - a pyarrow ChunkedArray of float64
@@ -382,7 +387,12 @@ def _read_parquet(path: Path) -> dict[str, np.ndarray]:
         table = pq.read_table(path)
     except Exception as error:  # noqa: BLE001 - Arrow raises many kinds on a damaged file
         raise _unreadable_parquet(path, error) from None
-    return parquet_columns(table, str(path))
+    columns = parquet_columns(table, str(path))
+    del table
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # as parse_csv_numbers_fast: the allocator's cache
+    return columns
 
 
 def _pyarrow_parquet(path: Path):  # noqa: ANN202
