@@ -18,6 +18,7 @@ import scipy.signal
 from conftest import EXAMPLES, KUKA, TX40, require_dataset
 
 from physid.files.config import load_config, robot_for
+from physid.recordings.trajectory import write_trajectory_csv
 from physid.workflows import load_trajectories, run_identify, run_validate
 
 
@@ -99,6 +100,17 @@ def test_validate_equals_an_independent_scorer_on_kuka(tmp_path):
     )
     assert result.status == "ok" and params["physically_consistent"]
     assert independent <= 0.027  # measured 2.64 % (vs_ols.py scorer at 10 Hz: 2.55 %)
+    # the same file with its torques x1.25 (currents times another gain): the error is said to
+    # be a scale, with the factor; the file as logged gets no such warning
+    assert not any("x the prediction" in w for w in report.warnings_from_data)
+    t = trajectory.t - trajectory.t[0]  # the epoch stamps would not survive %.10g
+    scaled = trajectory.__class__(t, trajectory.q, 1.25 * trajectory.tau,
+                                  trajectory.joint_names, source="x1.25.csv")  # fmt: skip
+    path = write_trajectory_csv(tmp_path / "x125.csv", scaled)
+    off = run_validate(urdf, tmp_path / "out" / "params.json", [path])
+    named = [w for w in off.warnings_from_data if "x the prediction" in w]
+    assert off.overall["relative_error"] > 0.15 and len(named) == 1
+    assert "reads 1.25 x the prediction" in named[0], named
 
 
 def test_validate_equals_an_independent_scorer_on_tx40(tmp_path):

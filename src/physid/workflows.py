@@ -35,7 +35,7 @@ from physid.offline.delay import compensated
 from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
 from physid.offline.payload import PayloadResult, identify_payload
 from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
-from physid.offline.prediction import predict_recording, stacked_metrics
+from physid.offline.prediction import predict_recording, stacked_metrics, torque_scale_warning
 from physid.offline.preprocessing import (
     Preprocessing,
     held_out_filter,
@@ -579,6 +579,8 @@ def run_validate(
     data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
     data_warnings += tuple(faster)
     data_warnings += tuple(untrained_motion_warnings(params, model, trajectories))
+    scale = torque_scale_warning(fits)
+    data_warnings += (scale,) if scale else ()
     note("checking the recordings")
     suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too
     units = {j: "N m" if is_revolute(model, j) else "N" for j in model.joint_names}

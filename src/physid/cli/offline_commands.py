@@ -202,6 +202,8 @@ def validate_command(
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too. The recordings get identify's checks of well-formed but wrong data
     (time unit and scale, degrees, torque sign, scale and column order): a reason is a warning.
+    A measured torque that reads a factor of the prediction (beyond 10 %, and that factor
+    removes most of the error: a gain or unit other than the training's) is named with it.
     """
     from physid.files.io import write_json_atomic
     from physid.workflows import run_validate
