@@ -157,22 +157,20 @@ def export_model(
     message = "; ".join(f"not exported: {note}" for note in notes) or "everything exported"
     from physid.files.params_file import read_params
 
-    status, warnings = _identification_status(params)
-    decided = read_params(params).prior_note()  # the exporters mark those bodies in the file
+    parsed = read_params(params)
+    status, warnings = _identification_status(params, parsed.document)
+    decided = parsed.prior_note()  # the exporters mark those bodies in the file
     warnings = (*warnings, decided) if decided else warnings
     document["identification_status"] = status
     return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
                    warnings)  # fmt: skip
 
 
-def _identification_status(params: PathLike) -> tuple[str, tuple[str, ...]]:
+def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[str, ...]]:
     """The status params.json records, and a warning when it is not ``ok``: an export of a
     suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
     0.15 kg link) is a simulator of what that identification found, and the exported file
-    cannot say so itself."""
-    from physid.files.params_file import read_params
-
-    document = read_params(params).document
+    cannot say so itself. ``document``: the params.json at ``params``, as read."""
     status = str(document.get("status") or "ok")
     if status == "ok":
         return status, ()

@@ -133,12 +133,38 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGIC = b"PK\x03\x04"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_TEXT_LINE_BYTES = 1 << 16  # first_text_line reads no further
 
 
 def is_gzipped_csv(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` names a gzip-compressed CSV file (``.csv.gz``), which the data readers
     decompress as they read."""
     return Path(path).name.lower().endswith(".csv.gz")
+
+
+def open_data_file(path: str | os.PathLike[str], mode: str = "rb", **options: Any):  # noqa: ANN201
+    """``open(path, mode)``, decompressing a ``.csv.gz`` (:func:`is_gzipped_csv`) as it reads."""
+    return (gzip.open if is_gzipped_csv(path) else open)(path, mode, **options)
+
+
+def first_text_line(path: str | os.PathLike[str]) -> str | None:
+    """The first line of ``path`` (a ``.csv.gz`` decompressed) when it is plain UTF-8 text;
+    None for anything :func:`read_text_file` would refuse or word (an archive, UTF-16, a NUL
+    byte, undecodable bytes), or a line beyond 64 KiB: a reader that then needs the file reads
+    it with :func:`read_text_file`, whose errors name what is wrong."""
+    try:
+        with open_data_file(path) as handle:
+            head = handle.readline(_TEXT_LINE_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+    binary = head.startswith((_GZIP_MAGIC, _ZIP_MAGIC, *_UTF16_BOMS)) or b"\x00" in head
+    if binary or not head.endswith(b"\n"):
+        return None
+    try:
+        return head.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
 
 
 def read_text_file(path: str | os.PathLike[str], what: str) -> str:
@@ -168,7 +194,7 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
     if payload.startswith((_GZIP_MAGIC, _ZIP_MAGIC)):
         kind = "gzip" if payload.startswith(_GZIP_MAGIC) else "zip"
         raise InputError(f"the {what} is a {kind} archive; decompress it first", source=str(path))
-    if payload.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if payload.startswith(_UTF16_BOMS):
         raise InputError(f"the {what} is UTF-16 text; save it as UTF-8", source=str(path))
     try:
         text = payload.decode("utf-8-sig")

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
-from physid.files.io import is_gzipped_csv, scratch_dir
+from physid.files.io import is_gzipped_csv, open_data_file, scratch_dir
 from physid.recordings.tables import (
     Table,
     csv_header_names,
@@ -263,8 +263,7 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
     line_number = 1  # of the last line read (the header is line 1)
     row = 1  # 1-based data row of the next number row, as in physid's messages
     try:
-        opened = gzip.open if is_gzipped_csv(path) else open
-        with opened(path, "rt", encoding="utf-8", newline="") as handle:
+        with open_data_file(path, "rt", encoding="utf-8", newline="") as handle:
             names = _csv_header(handle, source)
             while True:
                 lines = list(itertools.islice(handle, block_rows))

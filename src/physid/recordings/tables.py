@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import csv
 import datetime
-import gzip
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from physid.errors import InputError
-from physid.files.io import is_gzipped_csv, read_text_file
+from physid.files.io import first_text_line, is_gzipped_csv, read_text_file
 
 # a six-axis force/torque sensor's wrench in its own frame's axes: ft_<frame>_<axis> columns
 FORCE_TORQUE_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
@@ -148,7 +146,7 @@ def csv_header_names(line: str, source: str) -> list[str]:
 def _read_csv(path: Path, notes: list[str] | None = None) -> dict[str, np.ndarray]:
     # the fast parser reads the file itself: the whole text (and its bytes, twice the file) is
     # read only when it cannot (a 1e6-row online log: 2 x 241 MB of text that was never used)
-    header = _header_line(path)
+    header = first_text_line(path)
     values = None
     if header is not None:
         names = csv_header_names(header, str(path))
@@ -158,26 +156,6 @@ def _read_csv(path: Path, notes: list[str] | None = None) -> dict[str, np.ndarra
         names = csv_header_names(text.partition("\n")[0], str(path))
         values = parse_csv_numbers(text, names, str(path), notes=notes)
     return {name: values[:, k] for k, name in enumerate(names)}
-
-
-_HEADER_BYTES = 1 << 16
-
-
-def _header_line(path: Path) -> str | None:
-    """The first line of a CSV file when it is plain UTF-8 text; None otherwise (an archive, a
-    UTF-16 or binary file, a header beyond 64 KiB): :func:`read_text_file` then words it."""
-    try:
-        with (gzip.open if is_gzipped_csv(path) else open)(path, "rb") as handle:
-            head = handle.readline(_HEADER_BYTES)
-    except (OSError, EOFError, zlib.error):
-        return None
-    binary = head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\xff\xfe", b"\xfe\xff"))
-    if binary or b"\x00" in head or not head.endswith(b"\n"):
-        return None
-    try:
-        return head.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
 
 
 def parse_csv_numbers(
