@@ -5,7 +5,8 @@ uniformly resampled positions, ``np.gradient`` twice, back at the recordings' ow
 the OLS is Pinocchio's ``computeJointTorqueRegressor`` plus per-joint viscous, Coulomb and offset
 columns (+ armature, + the TX40 coupled wrist) solved by ``numpy.linalg.lstsq`` on the raw
 torques, and the same least squares restricted to consistent bodies by CVXPY + Clarabel; a
-``physid.params/1`` document is scored by Pinocchio's RNEA with the file's bodies.
+``physid.params/1`` document is scored by Pinocchio's RNEA with the file's bodies and its joints'
+friction laws (linear, Stribeck, sigmoid: :func:`nonlinear_friction`).
 Every error is ``||tau - tau_hat|| / ||tau||`` on the RAW measured torques, joints stacked.
 """
 
@@ -223,7 +224,9 @@ def params_prediction(
                               for k in ("viscous", "coulomb", "offset", "armature"))  # fmt: skip
         bands.append(terms.get("coulomb_deadband", deadband))
         sign = coulomb_sign(s.dq[:, j], bands[-1])
-        tau[:, j] += fv * s.dq[:, j] + fc * sign + offset + ia * s.ddq[:, j]
+        tau[:, j] += fv * s.dq[:, j] + offset + ia * s.ddq[:, j]
+        tau[:, j] += nonlinear_friction(terms, s.dq[:, j], sign) if "friction_model" in terms \
+            else fc * sign  # fmt: skip
     coupled = params.get("extra", {}).get("coupled_motors", {}).get("m6")
     if coupled:  # TX40 README: joints 5 and 6 share motor 6 (motor speed in joint-side units)
         fc_sign = coulomb_sign(s.dq[:, 4] + s.dq[:, 5], bands[5])
@@ -232,6 +235,24 @@ def params_prediction(
         tau[:, 4] += coupled["fcm"] * fc_sign
         tau[:, 5] += coupled["fcm"] * fc_sign
     return tau
+
+
+def nonlinear_friction(terms: dict, speed: np.ndarray, sign: np.ndarray) -> np.ndarray:
+    """The speed-dependent friction of a joint with a ``friction_model`` (physid.params/1,
+    docs/identify.md section 10), from the published formulas: Stribeck
+    ``sign (fc + (fs - fc) exp(-(dq / vs)^2))``; the sigmoid of Gaz et al. (RA-L 2019, eq. 14)
+    ``phi1 / (1 + exp(-phi2 (dq + phi3))) - phi1 / (1 + exp(-phi2 phi3))``."""
+    kind = terms["friction_model"]
+    if kind == "linear":
+        return float(terms.get("coulomb", 0.0)) * sign
+    if kind == "stribeck":
+        fc, fs = float(terms.get("coulomb", 0.0)), float(terms.get("static", 0.0))
+        decay = np.exp(-np.square(speed / float(terms["stribeck_velocity"])))
+        return sign * (fc + (fs - fc) * decay)
+    if kind == "sigmoid":
+        phi1, phi2, phi3 = (float(terms[k]) for k in ("phi1", "phi2", "phi3"))
+        return phi1 / (1.0 + np.exp(-phi2 * (speed + phi3))) - phi1 / (1.0 + np.exp(-phi2 * phi3))
+    raise ValueError(f"unknown friction_model {kind!r}")
 
 
 def delayed_states(signal: Signals, states: States, delay_s: float) -> States:
