@@ -25,10 +25,12 @@ def simulate_arm(
     delay_s: float = 0.0,
 ) -> Table:
     """``t``, ``q_`` (with Gaussian noise) and the commanded ``tau_`` at ``rate_hz``; the drive
-    applies each command ``delay_s`` after it is logged (a multiple of the model's step)."""
+    applies each command ``delay_s`` after it is logged (a multiple of the model's step). The
+    arm's four joints come first; a model's further joints (a gripper) are neither driven nor
+    logged."""
     rng = np.random.default_rng(seed)
     data = mujoco.MjData(model)
-    data.qpos[:] = HOME
+    data.qpos[:4] = HOME
     mujoco.mj_forward(model, data)
     h = model.opt.timestep
     per = int(round(1.0 / (rate_hz * h)))
@@ -45,12 +47,13 @@ def simulate_arm(
         if step % per == 0:
             reference = (amplitude * np.sin(w * k * t + phase)).sum(axis=1) + HOME
             rate = (amplitude * w * k * np.cos(w * k * t + phase)).sum(axis=1)
-            command = KP * (reference - data.qpos) + KD * (rate - data.qvel) + data.qfrc_bias
+            command = (KP * (reference - data.qpos[:4]) + KD * (rate - data.qvel[:4])
+                       + data.qfrc_bias[:4])  # fmt: skip
             logged_t.append(t)
-            logged_q.append(data.qpos.copy())
+            logged_q.append(data.qpos[:4].copy())
             logged_tau.append(command.copy())
         pending.append(command.copy())
-        data.qfrc_applied[:] = pending.pop(0)
+        data.qfrc_applied[:4] = pending.pop(0)
         mujoco.mj_step(model, data)
     q = np.array(logged_q) + rng.normal(0.0, noise_rad, (len(logged_q), 4))
     columns = {"t": np.array(logged_t)}

@@ -395,13 +395,6 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
         (('<body name="base" pos="0 0 0.08">',
           '<body name="base" pos="0 0 0.08"><joint type="hinge" axis="0 0 1"/>'),
          "joint number 0 of body 'base' has no name"),
-        # a gripper finger no column logs (identify holds it still; a probe's exported arm
-        # met only "missing column(s)")
-        (('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
-          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/><body name="f" pos="0.03 0 0">'
-          '<joint name="finger" type="slide" axis="0 1 0" range="0 0.04"/>'
-          '<geom type="box" size="0.01 0.01 0.01" mass="0.05"/></body>'),
-         "finger is in no column: a simulation moves every joint of the model, so log them"),
     ],
 )  # fmt: skip
 def test_a_joint_the_recordings_cannot_give_is_refused(runs, tmp_path, change, message):
@@ -413,6 +406,57 @@ def test_a_joint_the_recordings_cannot_give_is_refused(runs, tmp_path, change, m
     done = _simfit(tmp_path / "model.xml", runs / "train.csv", tmp_path / "out")
     assert done.exit_code == 2 and message in done.output, done.output
     assert not (tmp_path / "out").exists()
+
+
+FINGER = ('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/><body name="f" pos="0.03 0 0">'
+          '<joint name="finger" type="slide" axis="0 1 0" range="0 0.04" ref="0.01"/>'
+          '<geom type="box" size="0.01 0.01 0.01" mass="0.05"/></body>')  # fmt: skip
+
+
+def test_a_joint_no_recording_logs_is_held_still_and_the_others_tuned(runs, tmp_path):
+    """A gripper finger beside an arm's log: simfit said "missing column(s) q_finger" and told
+    the user to cut the finger out of the MJCF. It now holds the finger at its reference
+    position by a joint equality, as the arm's own gripper held it when the runs were
+    simulated (the truth: the same MJCF with that equality), and tunes the arm."""
+    start = (runs / "start.xml").read_text()
+    assert FINGER[0] in start
+    gripper = start.replace(FINGER[0], FINGER[1], 1)
+    truth_xml = ARM.replace(FINGER[0], FINGER[1], 1).replace(
+        "</mujoco>", '<equality><joint joint1="finger"/></equality></mujoco>'
+    )
+    truth = mujoco.MjModel.from_xml_string(truth_xml)
+    write_csv(simulate_arm(truth, 3.0, 1, delay_s=TRUE_DELAY_S), tmp_path / "train.csv")
+    write_csv(simulate_arm(truth, 2.0, 2, delay_s=TRUE_DELAY_S), tmp_path / "held.csv")
+    (tmp_path / "gripper.xml").write_text(gripper)
+    out = tmp_path / "out"
+    done = _simfit(tmp_path / "gripper.xml", tmp_path / "train.csv", out, "--validate",
+                   str(tmp_path / "held.csv"), "--fit", "damping")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    result = json.loads((out / "simfit.json").read_text())
+    assert result["status"] == "ok"
+    for joint, value in {"shoulder_pan": 0.8, "shoulder_lift": 0.8, "elbow": 0.15}.items():
+        assert result["parameters"][f"{joint}.damping"]["value"] == pytest.approx(value, rel=0.01)
+    assert not any(name.startswith("finger") for name in result["parameters"])
+    (held,) = [n for n in result["notes"] if n.startswith("held still")]
+    assert held.endswith(": finger") and held in done.output
+    after = result["held_out_rms_rad"]["after"]["shooting 0.5 s"]
+    assert set(after["per_joint"]) == set(JOINTS) and after["all"] < 4e-4
+    tuned = (out / "model_tuned.xml").read_text()
+    assert 'name="finger"' in tuned and "equality" not in tuned  # the user's file, values only
+    assert (out / "rollouts.png").stat().st_size > 10_000
+
+
+def test_a_joint_some_recordings_log_and_others_not_is_named(runs, tmp_path):
+    (tmp_path / "gripper.xml").write_text((runs / "start.xml").read_text().replace(*FINGER))
+    logged = (runs / "train.csv").read_text().splitlines()
+    logged = [line + (",q_finger,tau_finger" if k == 0 else ",0.01,0") for k, line in
+              enumerate(logged)]  # fmt: skip
+    (tmp_path / "with.csv").write_text("\n".join(logged) + "\n")
+    done = _simfit(tmp_path / "gripper.xml", tmp_path / "with.csv", tmp_path / "out",
+                   "--validate", str(runs / "held.csv"))  # fmt: skip
+    assert done.exit_code == 2 and "missing column(s) q_finger" in done.output
+    assert "log them in every recording, or in none" in done.output
 
 
 def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_fix(tmp_path):

@@ -245,6 +245,7 @@ def simfit_tune(
         load_tables,
         model_actuators,
         model_joints,
+        unlogged_joints,
     )
     from physid.simfit.problem import run_from_table, tuned_actuators
 
@@ -267,13 +268,17 @@ def simfit_tune(
     train, held = (load_tables(sources(runs))
                    for runs in expand_log_lists((given, held_given), topic, episodes))  # fmt: skip
     joints = model_joints(compiled)  # bad data: one error line before any progress display
+    still = unlogged_joints(joints, [*train, *held])
+    if still:  # a gripper beside an arm's log: held at its reference position
+        compiled = compile_mjcf(model, held_still=still)
+        joints = tuple(j for j in joints if j not in still)
     actuators = model_actuators(compiled)
     gains = dict(drive_gains or {})
     train = [with_torques_from_currents(table, joints, gains) for table in train]
     held = [with_torques_from_currents(table, joints, gains) for table in held]
     train = [run_from_table(table, joints, actuators) for table in train]
     held = [run_from_table(table, joints, actuators) for table in held]
-    check_runs(compiled, [*train, *held], window)
+    check_runs(compiled, [*train, *held], window, joints)
     check_drive(compiled, [*train, *held], chosen)
     tuned_actuators(compiled, tuple(f for f in chosen if f in SIMFIT_ACTUATOR_FIELDS))
     if display is None:
@@ -289,6 +294,7 @@ def simfit_tune(
             max_evaluations=max_evaluations,
             note=note,
             coarse_windows=coarse_windows,
+            joints=joints,
         )
     document = result.to_dict()
     document["inputs"] = {
@@ -311,6 +317,7 @@ def simfit_tune(
         _no_write,
         model=Path(model),
         held=held,
+        held_still=still,
     )
 
 
@@ -342,6 +349,7 @@ class SimfitRun(Outcome):
 
     model: Path = Path()
     held: list = field(default_factory=list, repr=False)
+    held_still: tuple[str, ...] = ()  # joints no recording logs (.simfit.fit.unlogged_joints)
 
     def notes_for(self, out: str | Path) -> list[str]:
         """The notes simfit.json records when written into ``out``."""
@@ -381,17 +389,20 @@ class SimfitRun(Outcome):
             (staging / "simfit.json").write_text(to_json_text(document), encoding="utf-8")
             (staging / "model_tuned.xml").write_text(text, encoding="utf-8")
             if self.held:
-                _figure(self.model, self.raw, self.held[0], staging / "rollouts.png")
+                _figure(self.model, self.raw, self.held[0], staging / "rollouts.png",
+                        self.held_still)  # fmt: skip
         return out
 
 
-def _figure(model: Path, result: Any, run: Any, path: Path) -> None:
+def _figure(
+    model: Path, result: Any, run: Any, path: Path, held_still: tuple[str, ...] = ()
+) -> None:
     """rollouts.png: the first held-out run against the model as given and as tuned."""
     from physid.robot.mjcf import compile_mjcf
     from physid.simfit.figure import plot_rollouts
     from physid.simfit.fit import joint_indices, model_joints
 
-    before = compile_mjcf(model)
-    joints = model_joints(before)
+    before = compile_mjcf(model, held_still=held_still)
+    joints = tuple(j for j in model_joints(before) if j not in held_still)
     dofs, qpos = joint_indices(before, joints, str(model))
     plot_rollouts(before, result.tuned_model, run, joints, dofs, qpos, result.delay_s, path)

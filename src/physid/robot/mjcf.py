@@ -69,21 +69,25 @@ FINITE_FIELDS = ("body_pos", "body_quat", "body_ipos", "body_iquat", "body_mass"
                  "actuator_gear")  # fmt: skip
 
 
-def compile_mjcf(path: str | Path):
+def compile_mjcf(path: str | Path, held_still: tuple[str, ...] = ()):
     """MuJoCo's compiled model of the file (``mujoco.MjModel``), or one error line: a file
     MuJoCo rejects, or one whose numbers are not finite (``nan`` in the XML: MuJoCo compiles
-    it with a warning on stderr, which is silenced here)."""
+    it with a warning on stderr, which is silenced here). ``held_still``: joints a joint
+    equality holds at their reference position (:func:`hold_still`)."""
     from physid.files.io import quiet_stderr
 
     mujoco = _mujoco()
     try:
         with quiet_stderr():
-            model = mujoco.MjModel.from_xml_path(str(path))
+            if held_still:
+                model = hold_still(mujoco.MjSpec.from_file(str(path)), held_still).compile()
+            else:
+                model = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as error:
         message = " ".join(str(error).split())
         model = None
         if "Error opening file" in message:
-            spec = mujoco.MjSpec.from_file(str(path))
+            spec = hold_still(mujoco.MjSpec.from_file(str(path)), held_still)
             model = without_missing_meshes(spec, Path(path).parent, str(path))
         if model is None:
             raise InputError(f"MuJoCo cannot load the MJCF: {message}",
@@ -96,6 +100,23 @@ def compile_mjcf(path: str | Path):
             raise InputError(f"MuJoCo compiled non-finite {field} values (nan or inf in the "
                              "XML?)", source=str(path))  # fmt: skip
     return model
+
+
+def hold_still(spec, joints: tuple[str, ...]):  # noqa: ANN001, ANN201 - mujoco.MjSpec
+    """``spec`` with a joint equality (MJCF ``<equality><joint joint1=...>``, no ``joint2``)
+    holding each of ``joints`` at its reference position ``qpos0``: MuJoCo's constraint
+    ``q - q0 = polycoef[0]`` with ``polycoef[0] = 0``, soft as every MuJoCo constraint (default
+    ``solref``). For joints no recording logs (a gripper's fingers beside an arm's log): a
+    simulation moves every joint it has."""
+    mujoco = _mujoco()
+    for joint in joints:
+        equality = spec.add_equality()
+        equality.type = mujoco.mjtEq.mjEQ_JOINT
+        equality.objtype = mujoco.mjtObj.mjOBJ_JOINT
+        equality.name1 = joint
+        equality.name = f"physid_hold_{joint}"
+        equality.data[0] = 0.0
+    return spec
 
 
 def without_missing_meshes(spec, folder: Path, source: str):  # noqa: ANN001, ANN202

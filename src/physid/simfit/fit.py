@@ -119,6 +119,15 @@ def model_joints(model) -> tuple[str, ...]:
     )
 
 
+def unlogged_joints(joints: tuple[str, ...], tables: list) -> tuple[str, ...]:
+    """The ``joints`` that no table has a ``q_`` column of, while some other joint has one: a
+    gripper's fingers beside an arm's log. simfit holds them still at the MJCF's reference
+    position (:func:`physid.robot.mjcf.hold_still`), as identify holds a joint it has no
+    recording of; a joint some tables log and others not stays an error of the others."""
+    logged = {j for table in tables for j in joints if f"q_{j}" in table.columns}
+    return tuple(j for j in joints if j not in logged) if logged else ()
+
+
 def check_model_joints(model) -> None:  # noqa: ANN001 - mujoco.MjModel
     """One error line for a joint the recordings cannot give: a free or ball joint (a floating
     base: its pose is not in ``q_``/``tau_`` columns, and simulated without them it falls
@@ -209,7 +218,7 @@ def _check_duration(run, timestep_s: float) -> None:  # noqa: ANN001 - a Run
         )
 
 
-def _check_radians(model, run) -> None:  # noqa: ANN001 - mujoco.MjModel, a Run
+def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
     """One error line when a limited hinge's positions leave its MJCF range by more than the
     range's own span and reach beyond a turn: angles in degrees (LeRobot arms store them so),
     which simfit reads as the MJCF's radians. A probe's 30 fps arm in degrees ended
@@ -217,7 +226,7 @@ def _check_radians(model, run) -> None:  # noqa: ANN001 - mujoco.MjModel, a Run
     import mujoco
 
     hinge = int(mujoco.mjtJoint.mjJNT_HINGE)
-    for k, joint in enumerate(model_joints(model)):
+    for k, joint in enumerate(joints):
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
         if int(model.jnt_type[j]) != hinge or not model.jnt_limited[j]:
             continue
@@ -234,10 +243,14 @@ def _check_radians(model, run) -> None:  # noqa: ANN001 - mujoco.MjModel, a Run
             )
 
 
-def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mujoco.MjModel
+def check_runs(  # noqa: ANN001 - mujoco.MjModel
+    model, runs: list, window_s: float, joints: tuple[str, ...] | None = None
+) -> None:
     """One error line for recordings the fit cannot use with this model: shorter than
     :data:`MIN_MODEL_STEPS` model steps, or without one shooting window of ``window_s``
-    (three samples at least: time stamps in ms read as s)."""
+    (three samples at least: time stamps in ms read as s). ``joints``: the runs' columns
+    (None: every joint of the model)."""
+    joints = model_joints(model) if joints is None else joints
     timestep = float(model.opt.timestep)
     if not (np.isfinite(timestep) and timestep > 0.0):
         raise InputError(f"the model's timestep is {timestep:g}: it must be a positive time [s]")
@@ -246,7 +259,7 @@ def check_runs(model, runs: list, window_s: float) -> None:  # noqa: ANN001 - mu
                          f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window")  # fmt: skip
     for run in runs:
         _check_duration(run, timestep)
-        _check_radians(model, run)
+        _check_radians(model, run, joints)
         if not windows(run.t, window_s):
             raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
                              "seconds?)", source=run.source)  # fmt: skip
@@ -263,22 +276,31 @@ def fit_simulator(
     max_evaluations: int = 100,
     note=None,
     coarse_windows: int = 0,
+    joints: tuple[str, ...] | None = None,
 ) -> SimfitResult:
     """Tune ``model`` (a ``mujoco.MjModel``, changed in place to the tuned values) to the
     ``train`` runs or tables (contract columns ``t``, ``q_<joint>``, ``tau_<joint>``); judge it on
     ``validate`` (module docstring). ``coarse_windows``: fit first on about that many windows
-    (every k-th) when the runs hold twice as many (:mod:`.stages`; 0, the default: one stage)."""
+    (every k-th) when the runs hold twice as many (:mod:`.stages`; 0, the default: one stage).
+    ``joints``: the joints the runs log (None: every joint of the model); the others must be
+    held by the model (:func:`unlogged_joints`: ``compile_mjcf(..., held_still=...)``)."""
     note = note or (lambda _message: None)
     check_model_joints(model)
-    joints = model_joints(model)
+    joints = model_joints(model) if joints is None else joints
     if not joints:
         raise InputError("the model has no named hinge or slide joint")
     actuators = model_actuators(model)
     runs = [as_run(item, joints, actuators) for item in train]
     held = [as_run(item, joints, actuators) for item in validate or []]
-    check_runs(model, [*runs, *held], window_s)
+    check_runs(model, [*runs, *held], window_s, joints)
     check_drive(model, [*runs, *held], tuple(fields))
     dofs, qpos = joint_indices(model, joints, "")
+    still = [j for j in model_joints(model) if j not in joints]
+    still_note = (
+        f"held still at the MJCF's reference position by a joint equality (no recording logs "
+        f"{'it' if len(still) == 1 else 'them'}; not tuned): {', '.join(still)}"
+        if still else None
+    )  # fmt: skip
     contacts = recorded_contacts_note(model, [*runs, *held], qpos)
     if contacts:
         note(f"note: {contacts}")  # now, not only after a fit that it slows down
@@ -400,7 +422,7 @@ def fit_simulator(
         },
         model,
         delay_s,
-        tuple(n for n in (*(run.time_base_note for run in [*runs, *held]), contacts,
+        tuple(n for n in (*(run.time_base_note for run in [*runs, *held]), still_note, contacts,
                           actuators_note(model, shooting.driven),
                           gravity_compensation_note(model, shooting.driven),
                           open_loop_note(before, after)) if n),

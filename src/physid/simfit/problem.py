@@ -167,12 +167,12 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
         need = ("ctrl_<actuator> of every named actuator of the model" if driven
                 else "the applied torque tau_<joint> of every joint")  # fmt: skip
         unlogged = [j for j in joints if f"q_{j}" in missing]
-        # joints no column logs at all (a gripper's fingers): identify holds such joints still,
-        # a simulation cannot (a probe's exported arm met only the missing columns)
+        # joints this recording lacks but another logs: simfit holds a joint still only when no
+        # recording logs it (fit.unlogged_joints)
         still = (
-            f"; {', '.join(unlogged)} {'is' if len(unlogged) == 1 else 'are'} in no column: a "
-            "simulation moves every joint of the model, so log them (a gripper's finger states) "
-            "or remove them from the MJCF given to simfit (identify held them still)"
+            f"; {', '.join(unlogged)} {'is' if len(unlogged) == 1 else 'are'} in no column of "
+            "this recording: log them in every recording, or in none (simfit then holds them "
+            "still at the MJCF's reference position)"
             if unlogged and len(unlogged) < len(joints) and "t" not in missing
             else ""
         )
