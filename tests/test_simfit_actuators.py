@@ -29,10 +29,12 @@ SERVO_ARM = ARM.replace(MOTORS, SERVOS)
 
 def servo_run(model, seconds: float, seed: int, rate_hz: float = 500.0) -> Table:
     """Position targets sent at ``rate_hz`` (held between sends, as a controller's output) to
-    the arm's position servos; ``q_`` with 0.2 mrad noise and the targets as ``ctrl_p*``."""
+    the arm's position servos; ``q_`` with 0.2 mrad noise and the targets as ``ctrl_p*``. The
+    arm's four joints and servos come first; a model's further ones are neither driven nor
+    logged."""
     rng = np.random.default_rng(seed)
     data = mujoco.MjData(model)
-    data.qpos[:] = HOME
+    data.qpos[:4] = HOME
     mujoco.mj_forward(model, data)
     h = model.opt.timestep
     per = int(round(1.0 / (rate_hz * h)))
@@ -43,8 +45,8 @@ def servo_run(model, seconds: float, seed: int, rate_hz: float = 500.0) -> Table
     for step in range(int(round(seconds / h))):
         t = step * h
         if step % per == 0:
-            data.ctrl[:] = (amplitude * np.sin(w * t + phase)).sum(axis=1) + HOME + [0, 0, 0, 0.05]
-            rows.append((t, data.qpos.copy(), data.ctrl.copy()))
+            data.ctrl[:4] = (amplitude * np.sin(w * t + phase)).sum(axis=1) + HOME + [0, 0, 0, 0.05]
+            rows.append((t, data.qpos[:4].copy(), data.ctrl[:4].copy()))
         mujoco.mj_step(model, data)
     q = np.array([r[1] for r in rows]) + rng.normal(0.0, 2e-4, (len(rows), 4))
     columns = {"t": np.array([r[0] for r in rows])}
@@ -171,3 +173,45 @@ def test_a_held_target_is_averaged_over_each_model_step_exactly():
     shifted = held_step_means(t, values, starts + 1e-7, 0.002)
     jump = np.max(np.abs(np.diff(values, axis=0)))  # 5: the largest step of the held signal
     assert np.max(np.abs(shifted - means)) <= 1.0001 * jump * 1e-7 / 0.002  # Lipschitz
+
+
+HAND = ('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+        '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
+        '<body name="left" pos="0.03 0.01 0"><joint name="left" type="slide" axis="0 1 0" '
+        'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>'
+        '<body name="right" pos="0.03 -0.01 0"><joint name="right" type="slide" axis="0 -1 0" '
+        'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>')
+SPLIT = ('<tendon><fixed name="split"><joint joint="left" coef="0.5"/>'
+         '<joint joint="right" coef="0.5"/></fixed></tendon>')  # fmt: skip
+
+
+def test_a_gripper_no_recording_commands_is_held_still_and_its_actuator_left_out(tmp_path):
+    """A servo arm with a two-finger gripper on a split tendon (Menagerie's Panda hand) whose
+    commands and finger states the log leaves out: simfit said "missing column(s) ctrl_grip".
+    It holds the fingers, leaves the gripper's actuator out of its simulations and tunes the
+    arm's servos as on the arm alone (the truth: the arm with its fingers held)."""
+    assert HAND[0] in SERVO_ARM and "<actuator>" in SERVO_ARM
+    truth_xml = SERVO_ARM.replace(*HAND).replace(
+        "</mujoco>", '<equality><joint joint1="left"/><joint joint1="right"/></equality></mujoco>'
+    )
+    truth = mujoco.MjModel.from_xml_string(truth_xml)
+    write_csv(servo_run(truth, 3.0, 1), tmp_path / "train.csv")
+    start = SERVO_ARM.replace(*HAND).replace("<actuator>", SPLIT + "<actuator>").replace(
+        SERVOS, SERVOS + '\n    <position name="grip" tendon="split" kp="80"/>')
+    for kp, kv in zip(KP, KV, strict=True):
+        start = start.replace(f'kp="{kp}" kv="{kv}"', f'kp="{2 * kp}" kv="{kv / 2}"')
+    (tmp_path / "start.xml").write_text(start)
+    out = tmp_path / "tuned"
+    run = _simfit(tmp_path / "start.xml", tmp_path / "train.csv", out, "--fit", "kp,kv",
+                  "--no-delay")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = json.loads((out / "simfit.json").read_text())
+    for k in range(4):
+        kp = result["parameters"][f"p{k + 1}.kp"]["value"]
+        assert kp == pytest.approx(KP[k], rel=0.02), (k, kp)
+    assert not any(name.startswith("grip") for name in result["parameters"])
+    notes = result["notes"]
+    assert any(n.startswith("held still") and n.endswith(": left, right") for n in notes)
+    assert any(n.endswith("actuator grip") for n in notes), notes
+    tuned = (out / "model_tuned.xml").read_text()
+    assert '<position name="grip" tendon="split" kp="80" />' in tuned  # as the file had it

@@ -237,7 +237,7 @@ def simfit_tune(
     from physid.errors import InputError
     from physid.recordings.logs import check_episodes, expand_log_lists
     from physid.recordings.trajectory import with_torques_from_currents
-    from physid.robot.mjcf import compile_mjcf, is_mjcf
+    from physid.robot.mjcf import compile_mjcf, idle_actuators, is_mjcf
     from physid.simfit.fit import (
         check_drive,
         check_runs,
@@ -269,6 +269,7 @@ def simfit_tune(
                    for runs in expand_log_lists((given, held_given), topic, episodes))  # fmt: skip
     joints = model_joints(compiled)  # bad data: one error line before any progress display
     still = unlogged_joints(joints, [*train, *held])
+    idle = idle_actuators(compiled, still)  # no recording commands them
     if still:  # a gripper beside an arm's log: held at its reference position
         compiled = compile_mjcf(model, held_still=still)
         joints = tuple(j for j in joints if j not in still)
@@ -296,6 +297,9 @@ def simfit_tune(
             coarse_windows=coarse_windows,
             joints=joints,
         )
+    if idle:
+        result.notes += (f"left out of the fit's simulations with the joints they drive: "
+                         f"actuator{'s' if len(idle) > 1 else ''} {', '.join(idle)}",)  # fmt: skip
     document = result.to_dict()
     document["inputs"] = {
         "model": str(model),

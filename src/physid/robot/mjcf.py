@@ -21,6 +21,7 @@ equality (:func:`coupled_joints`) are refused where they stay in the model
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -73,25 +74,12 @@ def compile_mjcf(path: str | Path, held_still: tuple[str, ...] = ()):
     """MuJoCo's compiled model of the file (``mujoco.MjModel``), or one error line: a file
     MuJoCo rejects, or one whose numbers are not finite (``nan`` in the XML: MuJoCo compiles
     it with a warning on stderr, which is silenced here). ``held_still``: joints a joint
-    equality holds at their reference position (:func:`hold_still`)."""
-    from physid.files.io import quiet_stderr
-
-    mujoco = _mujoco()
-    try:
-        with quiet_stderr():
-            if held_still:
-                model = hold_still(mujoco.MjSpec.from_file(str(path)), held_still).compile()
-            else:
-                model = mujoco.MjModel.from_xml_path(str(path))
-    except ValueError as error:
-        message = " ".join(str(error).split())
-        model = None
-        if "Error opening file" in message:
-            spec = hold_still(mujoco.MjSpec.from_file(str(path)), held_still)
-            model = without_missing_meshes(spec, Path(path).parent, str(path))
-        if model is None:
-            raise InputError(f"MuJoCo cannot load the MJCF: {message}",
-                             source=str(path)) from None  # fmt: skip
+    equality holds at their reference position, without the actuators that drive only them
+    (:func:`hold_still`)."""
+    model = _compiled(path, None)
+    if held_still:
+        model = _compiled(path, lambda spec: hold_still(spec, held_still,
+                                                        idle_actuators(model, held_still)))
     numbers = {"option timestep": np.atleast_1d(model.opt.timestep), "option gravity":
                model.opt.gravity}  # fmt: skip
     numbers.update({field: getattr(model, field) for field in FINITE_FIELDS})
@@ -102,12 +90,64 @@ def compile_mjcf(path: str | Path, held_still: tuple[str, ...] = ()):
     return model
 
 
-def hold_still(spec, joints: tuple[str, ...]):  # noqa: ANN001, ANN201 - mujoco.MjSpec
-    """``spec`` with a joint equality (MJCF ``<equality><joint joint1=...>``, no ``joint2``)
-    holding each of ``joints`` at its reference position ``qpos0``: MuJoCo's constraint
-    ``q - q0 = polycoef[0]`` with ``polycoef[0] = 0``, soft as every MuJoCo constraint (default
-    ``solref``). For joints no recording logs (a gripper's fingers beside an arm's log): a
-    simulation moves every joint it has."""
+def _compiled(path: str | Path, edit: Callable | None):  # noqa: ANN202 - mujoco.MjModel
+    """The file compiled by MuJoCo, its spec first changed by ``edit`` if given; without the
+    mesh geoms whose files are missing (:func:`without_missing_meshes`); or one error line."""
+    from physid.files.io import quiet_stderr
+
+    mujoco = _mujoco()
+    try:
+        with quiet_stderr():
+            if edit is None:
+                return mujoco.MjModel.from_xml_path(str(path))
+            spec = mujoco.MjSpec.from_file(str(path))
+            edit(spec)
+            return spec.compile()
+    except ValueError as error:
+        message = " ".join(str(error).split())
+        model = None
+        if "Error opening file" in message:
+            spec = mujoco.MjSpec.from_file(str(path))
+            if edit is not None:
+                edit(spec)
+            model = without_missing_meshes(spec, Path(path).parent, str(path))
+        if model is None:
+            raise InputError(f"MuJoCo cannot load the MJCF: {message}",
+                             source=str(path)) from None  # fmt: skip
+        return model
+
+
+def idle_actuators(model, joints: tuple[str, ...]) -> tuple[str, ...]:  # noqa: ANN001
+    """The named actuators of ``model`` (a ``mujoco.MjModel``) that drive only ``joints``: a
+    joint transmission on one of them, or a fixed tendon of theirs alone (a gripper's split
+    tendon)."""
+    mujoco = _mujoco()
+    held = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in joints}
+    idle = []
+    for a in range(model.nu):
+        kind, target = int(model.actuator_trntype[a]), int(model.actuator_trnid[a, 0])
+        if kind == int(mujoco.mjtTrn.mjTRN_JOINT):
+            only_held = target in held
+        elif kind == int(mujoco.mjtTrn.mjTRN_TENDON):
+            first = int(model.tendon_adr[target])
+            wraps = range(first, first + int(model.tendon_num[target]))
+            only_held = all(int(model.wrap_type[w]) == int(mujoco.mjtWrap.mjWRAP_JOINT)
+                            and int(model.wrap_objid[w]) in held for w in wraps)  # fmt: skip
+        else:
+            only_held = False
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
+        if only_held and name:
+            idle.append(name)
+    return tuple(idle)
+
+
+def hold_still(spec, joints: tuple[str, ...], actuators: tuple[str, ...] = ()):  # noqa: ANN001, ANN201
+    """``spec`` (a ``mujoco.MjSpec``, changed) with a joint equality (MJCF ``<equality><joint
+    joint1=...>``, no ``joint2``) holding each of ``joints`` at its reference position ``qpos0``
+    (MuJoCo's constraint ``q - q0 = polycoef[0]`` with ``polycoef[0] = 0``, soft as every MuJoCo
+    constraint, default ``solref``), and without the named ``actuators`` (those that drive only
+    these joints: no recording commands them). For joints no recording logs (a gripper's
+    fingers beside an arm's log): a simulation moves every joint it has."""
     mujoco = _mujoco()
     for joint in joints:
         equality = spec.add_equality()
@@ -116,6 +156,8 @@ def hold_still(spec, joints: tuple[str, ...]):  # noqa: ANN001, ANN201 - mujoco.
         equality.name1 = joint
         equality.name = f"physid_hold_{joint}"
         equality.data[0] = 0.0
+    for name in actuators:
+        spec.delete(spec.actuator(name))
     return spec
 
 
