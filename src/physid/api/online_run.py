@@ -68,13 +68,17 @@ def online_replay(
     )
     from physid.recordings.trajectory import read_table
     from physid.robot.mjcf import is_mjcf
+    from physid.robot.model import load_robot_file
 
     name = data if isinstance(data, str | Path) else getattr(data, "name", "arrays")
     settings = load_online_config(config)
-    model = load_model(urdf, settings)
-    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
+    load_robot_file(urdf, floating_base=settings.floating_base)  # its errors before the data's
     table = _one_table(data, topic, episodes, read_table, tuple(wrench_topics))
     check_table(table)
+    locked, lock_notes = _unlogged_locks(urdf, settings, table)
+    model = load_model(urdf, settings, locked)
+    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
+    friction_notes = (*lock_notes, *friction_notes)
     signals = signals_from_table(table, model, settings.contact_frames,
                                  angles_in_degrees=settings.angle_unit == "degrees")  # fmt: skip
     delay_s = 0.0 if settings.nominal_params is None else read_params(
@@ -138,6 +142,28 @@ def online_replay(
 
 def _ignore(_text: str) -> None:
     pass
+
+
+def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str, ...]]:  # noqa: ANN001
+    """The robot file's joints the recording does not log, held still as identify holds them
+    (:func:`physid.files.config.lock_unlogged`: a gripper's fingers beside an arm's log; at the
+    positions the nominal params.json's identification held them, else 0 within limits), and
+    the warning; none when a logged mimic joint would need its recorded positions."""
+    from physid.files.config import RECORDED, IdentifyConfig, lock_unlogged
+    from physid.files.params_file import read_params
+    from physid.recordings.trajectory import positions_named
+
+    _, added = lock_unlogged(urdf, IdentifyConfig(), positions_named(table.columns))
+    if not added or RECORDED in added.values():
+        return {}, ()
+    if settings.nominal_params is not None:
+        document = read_params(settings.nominal_params).document
+        held = (document.get("provenance") or {}).get("locked_unlogged") or {}
+        added = {j: float(held.get(j, v)) if isinstance(held, dict) else v
+                 for j, v in added.items()}  # fmt: skip
+    listed = ", ".join(f"{j} at {v:g}" for j, v in added.items())
+    return added, (f"joints of the robot file the recording does not log held still (rad or m): "
+                   f"{listed}; their bodies ride on their parents, as in physid identify",)
 
 
 def _gravity_reasons(signals, model) -> list[str]:  # noqa: ANN001 - OnlineSignals, pin.Model

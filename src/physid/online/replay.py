@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +25,18 @@ from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 _CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
 
 
-def load_model(urdf: str | Path, config: OnlineConfig) -> pin.Model:
-    """The URDF (free flyer if configured) with the bodies of ``config.nominal_params``."""
+def load_model(
+    urdf: str | Path, config: OnlineConfig, locked: Mapping[str, float] | None = None
+) -> pin.Model:
+    """The URDF (free flyer if configured) with the joints of ``locked`` held at those
+    positions (bodies beyond them merged into their parents, as identify's ``locked:``), then
+    the bodies of ``config.nominal_params``."""
     model = load_robot_file(urdf, floating_base=config.floating_base)
+    if locked:
+        q = pin.neutral(model)
+        for joint, position in locked.items():
+            q[model.joints[model.getJointId(joint)].idx_q] = position
+        model = pin.buildReducedModel(model, [model.getJointId(j) for j in locked], q)
     refuse_coupled_mjcf(model, urdf)
     if config.nominal_params is not None:
         model = apply_inertias(model, read_params(config.nominal_params))
