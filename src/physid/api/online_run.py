@@ -54,7 +54,7 @@ def online_replay(
     from physid.files.io import to_json_text
     from physid.files.params_file import read_params
     from physid.online.columns import motion_read_earlier, signals_from_table
-    from physid.online.config import load_online_config
+    from physid.online.config import AUTO_WINDOW, PAPER_E_WINDOW, load_online_config
     from physid.online.plot import plot_replay
     from physid.online.replay import load_model, make_filter, replay
     from physid.online.results import window_estimate
@@ -77,10 +77,19 @@ def online_replay(
     check_table(table)
     locked, lock_notes = _unlogged_locks(urdf, settings, table)
     model = load_model(urdf, settings, locked)
-    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
-    friction_notes = (*lock_notes, *friction_notes)
     signals = signals_from_table(table, model, settings.contact_frames,
                                  angles_in_degrees=settings.angle_unit == "degrees")  # fmt: skip
+    chosen_window = None
+    if settings.acceleration_window == AUTO_WINDOW:  # before the filter that holds the window
+        chosen_window = _chosen_window(signals)
+        settings = replace(settings, acceleration_window=chosen_window.samples)
+    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
+    friction_notes = (*lock_notes, *friction_notes)
+    if chosen_window is not None and chosen_window.samples != PAPER_E_WINDOW:
+        lag_ms = 1e3 * chosen_window.as_dict()["lag_s"]
+        friction_notes = (*friction_notes, (
+            f"acceleration window {chosen_window.samples} samples (the estimates lag "
+            f"{lag_ms:.3g} ms): {chosen_window.reason}"))  # fmt: skip
     delay_s = 0.0 if settings.nominal_params is None else read_params(
         settings.nominal_params).torque_delay_s  # fmt: skip
     if delay_s:
@@ -89,7 +98,7 @@ def online_replay(
             f"the torque is matched with the motion {1e3 * delay_s:.3g} ms earlier, the delay "
             "the nominal params.json's identification compensated "
             "(fit.torque_delay.compensated_s)")))  # fmt: skip
-    check_replayable(signals, settings.acceleration_window)
+    check_replayable(signals, settings.window_samples)
     check_some_sample_is_whole(signals, table)
     window = _window(summary_window, signals.t)  # a bad window costs no replay
     notes = friction_notes + signals.warnings
@@ -107,6 +116,10 @@ def online_replay(
         {"urdf": urdf, "data": name, "config": config},
     )
     summary["velocities"] = "from positions" if signals.dq is None else "measured"
+    summary["acceleration_window"] = (
+        {"samples": settings.window_samples, "reason": "config"} if chosen_window is None
+        else chosen_window.as_dict()
+    )  # fmt: skip
     summary["torque_delay_compensated_s"] = delay_s
     failed = gating_warning(summary, result)
     if failed:
@@ -142,6 +155,16 @@ def online_replay(
 
 def _ignore(_text: str) -> None:
     pass
+
+
+def _chosen_window(signals):  # noqa: ANN001, ANN202 - OnlineSignals -> WindowChoice
+    """The acceleration window the recording's noise asks for (:mod:`physid.online.window`),
+    read on the actuated joints' positions (and measured velocities)."""
+    from physid.online.window import choose_window
+
+    n = signals.tau.shape[1]
+    dq = None if signals.dq is None else signals.dq[:, -n:]
+    return choose_window(signals.t, signals.q[:, -n:], dq)
 
 
 def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str, ...]]:  # noqa: ANN001

@@ -31,8 +31,10 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       com: null                  #   m/s (each coordinate)
       inertia: null              #   kg m^2/s (each entry of the inertia about the com)
     calibration_s: 0.0           # start-up bias calibration window [s] (0 = off)
-    acceleration_window: 11      # odd number of samples of the causal finite difference
-                                 # (3 is paper E's central difference; 11 = 5 ms delay at 1 kHz)
+    acceleration_window: auto    # odd number of samples of the causal finite difference
+                                 # (3 is paper E's central difference; 11 = 5 ms delay at 1 kHz),
+                                 # or auto: the shortest from 11 up whose acceleration noise is
+                                 # under 10 % of the motion's (physid.online.window)
     max_gap_s: null              # a longer time step is a dropped sample (default 2.5 x the
                                  # median step of the first window)
     max_update_std: 0.2          # trust region: largest change of a parameter in one update,
@@ -107,6 +109,10 @@ class RateLimit:
         return any(v is not None for v in (self.mass, self.com, self.inertia))
 
 
+AUTO_WINDOW = "auto"  # acceleration_window chosen from the recording (physid.online.window)
+PAPER_E_WINDOW = 11  # samples
+
+
 @dataclass(frozen=True)
 class OnlineConfig:
     """Filter settings; see the module docstring for units and defaults."""
@@ -121,7 +127,9 @@ class OnlineConfig:
     gating: Gating = field(default_factory=Gating)
     rate_limit: RateLimit = field(default_factory=RateLimit)
     calibration_s: float = 0.0
-    acceleration_window: int = 11
+    # odd number of samples, or AUTO_WINDOW: chosen from the recording (physid.online.window);
+    # a filter built without one uses PAPER_E_WINDOW (:attr:`window_samples`)
+    acceleration_window: int | str = "auto"
     max_gap_s: float | None = None
     max_update_std: float = 0.2
     angle_unit: str = "radians"  # of the revolute joints' q_ and dq_ columns
@@ -134,9 +142,11 @@ class OnlineConfig:
                 f"config angle_unit: '{self.angle_unit}' is not one of {list(ANGLE_UNITS)}"
             )
         window = self.acceleration_window
-        if isinstance(window, bool) or not isinstance(window, int) or window < 3 or window % 2 == 0:
+        if window != AUTO_WINDOW and (isinstance(window, bool) or not isinstance(window, int)
+                                      or window < 3 or window % 2 == 0):  # fmt: skip
             raise InputError(
-                f"config acceleration_window: expected an odd integer >= 3, got {window!r}"
+                f"config acceleration_window: expected an odd integer >= 3 or 'auto', got "
+                f"{window!r}"
             )
         if not np.isfinite(self.calibration_s) or self.calibration_s < 0:
             raise InputError(f"config calibration_s: must be >= 0, got {self.calibration_s!r}")
@@ -145,6 +155,13 @@ class OnlineConfig:
         p = self.gating.probability
         if p is not None and not 0.0 < p < 1.0:
             raise InputError(f"config gating.probability: must lie in (0, 1), got {p!r}")
+
+    @property
+    def window_samples(self) -> int:
+        """The acceleration window [samples]: the configured one, or paper E's where it is to be
+        chosen from a recording no one has given (``physid online`` chooses it first)."""
+        window = self.acceleration_window
+        return PAPER_E_WINDOW if window == AUTO_WINDOW else int(window)
 
 
 # Sane upper bounds: beyond them a value is a typo or a unit mistake.

@@ -120,7 +120,7 @@ class RecursiveInertialFilter:
             model.nv,
             meas.n_actuated,
             n_wrench,
-            config.acceleration_window,
+            config.window_samples,
             config.max_gap_s,
         )
         self.calibration = BiasCalibration(meas.n_rows, config.calibration_s)
@@ -147,7 +147,7 @@ class RecursiveInertialFilter:
     @property
     def delay_samples(self) -> int:
         """Samples by which the measurement lags the latest input (§III-D)."""
-        return (self.config.acceleration_window - 1) // 2
+        return (self.config.window_samples - 1) // 2
 
     @property
     def estimate(self) -> OnlineEstimate:
