@@ -34,7 +34,7 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     acceleration_window: auto    # odd number of samples of the causal finite difference
                                  # (3 is paper E's central difference; 11 = 5 ms delay at 1 kHz),
                                  # or auto: the shortest from 11 up whose acceleration noise is
-                                 # under 10 % of the motion's (physid.online.window)
+                                 # under 25 % of the motion's (physid.online.window)
     max_gap_s: null              # a longer time step is a dropped sample (default 2.5 x the
                                  # median step of the first window)
     max_update_std: 0.2          # trust region: largest change of a parameter in one update,

@@ -10,7 +10,8 @@ signal^2)``) and makes the bands too narrow. Measured on the MJCF test arm in Mu
 at 500 Hz, 0.2 mrad position noise, nominal elbow 0.6 kg for 0.9 kg): with paper E's 11 samples
 the elbow's centre of mass read 0.072-0.079 m for 0.12 (7.7 std off, status ok) and one run's
 mass ended at 0.22 kg; with 41 samples 0.119-0.120 m and 0.86-0.91 kg, the truth inside every
-band. Without the noise, 11 samples were right.
+band; the rule below chooses 61 there (0.119-0.120 m, 0.85-0.90 kg). Without the noise it keeps
+11, which was right.
 
 So the window is the shortest of :data:`CANDIDATES` (11, paper E's default, the first) whose
 acceleration noise stays below :data:`NOISE_TO_SIGNAL` of the motion's acceleration on every
