@@ -447,6 +447,21 @@ def test_a_joint_no_recording_logs_is_held_still_and_the_others_tuned(runs, tmp_
     assert (out / "rollouts.png").stat().st_size > 10_000
 
 
+def test_a_joint_in_the_middle_of_the_chain_that_no_recording_logs_is_named(runs, tmp_path):
+    """Only joints at the ends of the tree are held still (identify's rule): a recording without
+    the elbow's columns, whose extend beyond it is logged, is one error line naming the column,
+    not a fit of an arm with its elbow held at its reference position."""
+    header, *rows = (runs / "train.csv").read_text().splitlines()
+    keep = [k for k, name in enumerate(header.split(",")) if not name.endswith("_elbow")]
+    (tmp_path / "no_elbow.csv").write_text("\n".join(
+        ",".join(line.split(",")[k] for k in keep) for line in [header, *rows]) + "\n")  # fmt: skip
+    done = _simfit(runs / "start.xml", tmp_path / "no_elbow.csv", tmp_path / "out")
+    assert done.exit_code == 2, done.output
+    assert ("missing column 'q_elbow' (joint position) in every recording, while joints beyond "
+            "it are logged (extend)") in done.output and "start.xml" in done.output  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_joint_some_recordings_log_and_others_not_is_named(runs, tmp_path):
     (tmp_path / "gripper.xml").write_text((runs / "start.xml").read_text().replace(*FINGER))
     logged = (runs / "train.csv").read_text().splitlines()

@@ -268,7 +268,7 @@ def simfit_tune(
     train, held = (load_tables(sources(runs))
                    for runs in expand_log_lists((given, held_given), topic, episodes))  # fmt: skip
     joints = model_joints(compiled)  # bad data: one error line before any progress display
-    still = unlogged_joints(joints, [*train, *held])
+    still = unlogged_joints(compiled, joints, [*train, *held], str(model))
     idle = idle_actuators(compiled, still)  # no recording commands them
     if still:  # a gripper beside an arm's log: held at its reference position
         compiled = compile_mjcf(model, held_still=still)

@@ -119,13 +119,45 @@ def model_joints(model) -> tuple[str, ...]:
     )
 
 
-def unlogged_joints(joints: tuple[str, ...], tables: list) -> tuple[str, ...]:
-    """The ``joints`` that no table has a ``q_`` column of, while some other joint has one: a
-    gripper's fingers beside an arm's log. simfit holds them still at the MJCF's reference
-    position (:func:`physid.robot.mjcf.hold_still`), as identify holds a joint it has no
-    recording of; a joint some tables log and others not stays an error of the others."""
-    logged = {j for table in tables for j in joints if f"q_{j}" in table.columns}
-    return tuple(j for j in joints if j not in logged) if logged else ()
+def unlogged_joints(  # noqa: ANN001 - mujoco.MjModel
+    model, joints: tuple[str, ...], tables: list, source: str = ""
+) -> tuple[str, ...]:
+    """The ``joints`` of ``model`` (a ``mujoco.MjModel``) that no table has a ``q_`` column of,
+    while some other joint has one: a gripper's fingers beside an arm's log. simfit holds them
+    still at the MJCF's reference position (:func:`physid.robot.mjcf.hold_still`), as identify
+    holds a joint it has no recording of (:func:`physid.files.config.lock_unlogged`), and with
+    its rule: only at the ends of the tree. An unlogged joint with a logged one beyond it is a
+    column missing from the middle of the chain, one error line. A joint some tables log and
+    others not stays an error of the others. ``source``: the model file, for that error."""
+    import mujoco
+
+    from physid.recordings.trajectory import positions_named
+
+    logged = set().union(*(positions_named(table.columns) for table in tables)) & set(joints)
+    if not logged:
+        return ()
+    unlogged = tuple(j for j in joints if j not in logged)
+    body_of = {j: int(model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
+               for j in joints}  # fmt: skip
+
+    def beyond(body: int, joint: str) -> bool:  # joint's body is body or a descendant of it
+        b = body_of[joint]
+        while b > 0 and b != body:
+            b = int(model.body_parentid[b])
+        return b == body
+
+    for joint in unlogged:
+        found = [j for j in joints if j in logged and beyond(body_of[joint], j)]
+        if found:
+            listed = ", ".join(found[:3]) + (" ..." if len(found) > 3 else "")
+            raise InputError(
+                f"missing column 'q_{joint}' (joint position) in every recording, while joints "
+                f"beyond it are logged ({listed}): a joint in the middle of the chain must be "
+                "logged (simfit holds still only joints at the ends of the tree that no "
+                "recording logs)",
+                source=source or None,
+            )
+    return unlogged
 
 
 def check_model_joints(model) -> None:  # noqa: ANN001 - mujoco.MjModel
