@@ -97,8 +97,8 @@ def choose_window(
         return WindowChoice(CANDIDATES[0], period, "paper E's (the recording is too short "
                             "to read its noise)", {})  # fmt: skip
     noise = position_noise(x)
-    spread = np.ptp(q[finite], axis=0)
-    moving = spread > MOVING_NOISES * np.maximum(position_noise(q[finite]), 1e-12)
+    position = noise if from_positions else position_noise(q[finite])
+    moving = np.ptp(q[finite], axis=0) > MOVING_NOISES * np.maximum(position, 1e-12)
     ratios: dict[int, float] = {}
     allowed = [n for n in CANDIDATES if n == CANDIDATES[0] or (n - 1) * period <= MAX_SPAN_S]
     for samples in allowed:
@@ -109,12 +109,11 @@ def choose_window(
         noise_std = noise * noise_gain(samples, period, from_positions)
         motion = np.sqrt(np.maximum(np.mean(acceleration**2, axis=0) - noise_std**2, 0.0))
         ratio = noise_std[moving] / np.maximum(motion[moving], 1e-300)
-        ratios[samples] = min(float(np.max(ratio)), np.inf) if ratio.size else 0.0
+        ratios[samples] = float(np.max(ratio)) if ratio.size else 0.0
         if ratios[samples] > 1e3:  # the windowed estimate is all noise
             ratios[samples] = float("inf")
         if ratios[samples] <= NOISE_TO_SIGNAL:
-            break
-    samples = next((n for n, r in ratios.items() if r <= NOISE_TO_SIGNAL), allowed[-1])
+            break  # else the loop ends on the longest window allowed
     worst = ratios[CANDIDATES[0]]
     if samples == CANDIDATES[0]:
         reason = (f"paper E's: its acceleration noise is {100 * worst:.2g} % of the motion's "
