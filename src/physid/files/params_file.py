@@ -105,6 +105,21 @@ class ParamsFile:
                 raise InputError(f"joints.{joint}.{DEADBAND_KEY}: must be >= 0", source=self.source)
         return np.array([0.0 if value is None else value for value in values])
 
+    def residual_rms(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
+        """Per joint of ``joint_names``, the RMS torque residual of the identification on its
+        training data (``fit.train.rmse``, N m or N); None when the file does not give one for
+        every joint (an exported or hand-written file)."""
+        fit = self.document.get("fit")
+        train = fit.get("train") if isinstance(fit, dict) else None
+        rmse = train.get("rmse") if isinstance(train, dict) else None
+        if not isinstance(rmse, dict) or any(joint not in rmse for joint in joint_names):
+            return None
+        values = [_number(rmse[joint], f"fit.train.rmse.{joint}", self.source)
+                  for joint in joint_names]  # fmt: skip
+        if not all(value > 0 for value in values):
+            return None
+        return np.array(values)
+
     def prior_decided(self) -> dict[str, str]:
         """Per body (joint name) whose ``mass``, ``com`` or ``inertia`` the URDF prior decides
         (``source: prior`` in params.json: the data do not determine them), those quantities

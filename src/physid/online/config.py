@@ -20,7 +20,10 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
       s: 0.005
       t: 0.005
     measurement_noise:           # std of the rows of delta_tau (eq. 15)
-      joint_torque: 1.0          #   N m (N for prismatic joints), all actuated joints
+      joint_torque: auto         #   N m (N for prismatic joints), all actuated joints; auto:
+                                 #   per joint, the nominal params.json's training residual
+                                 #   (fit.train.rmse) and the acceleration window's noise
+                                 #   through the mass matrix, in quadrature; 1.0 without one
       base_force: 10.0           #   N, floating-base rows 0-2
       base_torque: 3.0           #   N m, floating-base rows 3-5
     gating:                      # innovation gating, eq. 22
@@ -85,9 +88,13 @@ class ThetaStd:
         return np.array([getattr(self, g) for g in _THETA_GROUP_OF_INDEX], dtype=float)
 
 
+AUTO_NOISE = "auto"  # joint_torque from the nominal params.json's residual
+DEFAULT_JOINT_TORQUE_STD = 1.0  # N m (N): joint_torque auto without a nominal params.json
+
+
 @dataclass(frozen=True)
 class MeasurementNoise:
-    joint_torque: float = 1.0  # N m (N)
+    joint_torque: float | str = AUTO_NOISE  # N m (N), or auto (the module docstring)
     base_force: float = 10.0  # N
     base_torque: float = 3.0  # N m
 
@@ -188,6 +195,16 @@ def _theta_std(raw: Any, default: ThetaStd, where: str) -> ThetaStd:
     )
 
 
+def _measurement_noise(raw: dict[str, Any], default: MeasurementNoise) -> MeasurementNoise:
+    values = {}
+    for key in MeasurementNoise.__dataclass_fields__:
+        value = raw.get(key, getattr(default, key))
+        if not (key == "joint_torque" and value == AUTO_NOISE):
+            value = config_number(value, f"measurement_noise.{key}", high=MAX_STD)
+        values[key] = value
+    return MeasurementNoise(**values)
+
+
 def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None) -> OnlineConfig:
     """Validate a mapping (as loaded from YAML) into an :class:`OnlineConfig`.
 
@@ -218,16 +235,7 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
         nominal_params=nominal,
         initial_std=_theta_std(raw.get("initial_std"), defaults.initial_std, "initial_std"),
         process_noise=_theta_std(raw.get("process_noise"), defaults.process_noise, "process_noise"),
-        measurement_noise=MeasurementNoise(
-            **{
-                k: config_number(
-                    noise.get(k, getattr(defaults.measurement_noise, k)),
-                    f"measurement_noise.{k}",
-                    high=MAX_STD,
-                )
-                for k in MeasurementNoise.__dataclass_fields__
-            }
-        ),
+        measurement_noise=_measurement_noise(noise, defaults.measurement_noise),
         gating=Gating(
             probability=config_number(
                 gating.get("probability", defaults.gating.probability),

@@ -61,12 +61,22 @@ class JointFriction:
         so a reversal neither pulls the estimate nor is gated as a load change. A Stribeck joint
         counts with its static level ``fs``; a sigmoid joint, whose model has no step at rest,
         adds nothing."""
+        return (self._static_level() * self._bump(v)) ** 2
+
+    def resting(self, v: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Joints (n,) held by static friction at velocities ``v``: a static level and the
+        bump of :meth:`torque_variance` above one half (within 1.18 deadbands of rest)."""
+        return (self._static_level() > 0) & (self._bump(v) > 0.5)
+
+    def _bump(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         width = np.where(self.deadband > 0, self.deadband, 1.0)
-        bump = np.where(self.deadband > 0, np.exp(-0.5 * (v / width) ** 2), 0.0)
+        return np.where(self.deadband > 0, np.exp(-0.5 * (v / width) ** 2), 0.0)
+
+    def _static_level(self) -> NDArray[np.float64]:
         level = self.coulomb.copy()
         for k, (kind, _, coefficients) in self.nonlinear.items():
             level[k] = coefficients.get("fs", 0.0) if kind == "stribeck" else 0.0
-        return (level * bump) ** 2
+        return level
 
 
 def joint_friction_from_params(

@@ -152,6 +152,16 @@ class SplitMeasurement:
         out[actuated] = self.joint_friction.torque_variance(np.asarray(v, float)[actuated])
         return out[self.rows]
 
+    def resting_rows(self, v: NDArray[np.float64]) -> NDArray[np.bool_] | None:
+        """Rows (as :attr:`rows`) of joints held by static friction
+        (:meth:`JointFriction.resting`); None without joint friction."""
+        if self.joint_friction is None:
+            return None
+        out = np.zeros(self.nv, dtype=bool)
+        actuated = slice(self.nv - self.n_actuated, self.nv)
+        out[actuated] = self.joint_friction.resting(np.asarray(v, float)[actuated])
+        return out[self.rows]
+
     def _joint_terms(self, v: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray:
         """Joint-term torques (nv,), zero on free-flyer rows (0 without joint friction)."""
         out = np.zeros(self.nv)
@@ -220,10 +230,15 @@ class SplitMeasurement:
             delta += J[:, rows].T @ wrench
         return delta, Y_est.copy()
 
-    def noise_std(self, joint_torque: float, base_force: float, base_torque: float) -> NDArray:
+    def noise_std(
+        self, joint_torque: float | ArrayLike, base_force: float, base_torque: float
+    ) -> NDArray:
         """Per-row measurement noise std (rows as :attr:`rows`): free-flyer rows 0-2 are forces
-        along the root frame axes, rows 3-5 moments; the others joint torques."""
-        std = np.full(self.n_rows, float(joint_torque))
+        along the root frame axes, rows 3-5 moments; the others joint torques, ``joint_torque``
+        one value for all or one per actuated joint (velocity order)."""
+        torque = np.zeros(self.nv)
+        torque[self.nv - self.n_actuated :] = joint_torque
+        std = torque[self.rows]
         base = np.array([base_force] * 3 + [base_torque] * 3, dtype=float)
         std[self.is_base_row] = base[self.rows[self.is_base_row]]
         return std
@@ -239,3 +254,17 @@ def _joint_of(model: pin.Model, name: str) -> str:
         return f" ('{name}' is a link fixed to the base: no joint moves it)"
     moved_by = model.names[joint]
     return f" ('{name}' is a link: the joint that moves it, which names it here, is '{moved_by}')"
+
+
+def acceleration_torque_std(
+    model: pin.Model, q_samples: NDArray[np.float64], acceleration_std: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Per velocity row (nv,), the torque noise that white acceleration noise of std
+    ``acceleration_std`` (nv,) puts on inverse dynamics through the mass matrix,
+    ``sqrt((M o M) sigma^2)``, the median over the configurations ``q_samples`` (k, nq)."""
+    data = model.createData()
+    variance = []
+    for q in q_samples:
+        upper = np.triu(pin.crba(model, data, q))  # Pinocchio fills the upper half
+        variance.append(((upper + np.triu(upper, 1).T) ** 2) @ acceleration_std**2)
+    return np.sqrt(np.median(variance, axis=0))

@@ -44,7 +44,12 @@ def load_model(
 
 
 def make_filter(
-    model: pin.Model, bodies: Sequence[str], config: OnlineConfig, *, simulator_model: bool = False
+    model: pin.Model,
+    bodies: Sequence[str],
+    config: OnlineConfig,
+    *,
+    simulator_model: bool = False,
+    signals: OnlineSignals | None = None,
 ) -> tuple[RecursiveInertialFilter, tuple[str, ...]]:
     """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`, and notes.
 
@@ -52,15 +57,48 @@ def make_filter(
     nominal model (:mod:`physid.online.friction`). Without it, a ``simulator_model`` (an MJCF:
     a simulator's description of what moves the robot) brings its own joint damping and
     frictionloss (its armature is already in the rigid-body dynamics), as ``physid oe`` does.
+
+    The joint rows' measurement noise with ``measurement_noise.joint_torque: auto``: the
+    nominal identification's residual per joint (``fit.train.rmse``), and, given the
+    ``signals`` to be replayed, the noise the acceleration window puts on the torque through
+    the mass matrix (:func:`differentiation_torque_std`) added in quadrature: the offline
+    residual was computed on smoothed derivatives, the filter's are the window's.
     """
     cls = BaselineKF if config.filter == "kf" else InertialEKF
-    friction, notes = None, ()
+    friction, notes, residual = None, (), None
     if config.nominal_params is not None:
         joints = actuated_joints(model)
-        friction, notes = joint_friction_from_params(read_params(config.nominal_params), joints)
+        nominal = read_params(config.nominal_params)
+        friction, notes = joint_friction_from_params(nominal, joints)
+        residual = nominal.residual_rms(joints)
+        if residual is not None and signals is not None:
+            residual = np.hypot(residual, differentiation_torque_std(model, signals, config))
     elif simulator_model:
         friction, notes = model_joint_friction(model)
-    return cls(model, bodies, config, friction), notes
+    return cls(model, bodies, config, friction, residual), notes
+
+
+def differentiation_torque_std(
+    model: pin.Model, signals: OnlineSignals, config: OnlineConfig, configurations: int = 50
+) -> NDArray[np.float64]:
+    """Per actuated joint, the torque noise of the filter's windowed accelerations of
+    ``signals`` (:func:`physid.online.window.acceleration_noise` with the configured window)
+    through the mass matrix (:func:`physid.online.measurement.acceleration_torque_std`), the
+    median over ``configurations`` evenly spaced samples."""
+    from physid.online.measurement import acceleration_torque_std
+    from physid.online.window import acceleration_noise
+
+    n = signals.tau.shape[1]
+    dq = None if signals.dq is None else signals.dq[:, -n:]
+    joint_std = acceleration_noise(signals.t, signals.q[:, -n:], dq, config.window_samples)
+    acceleration_std = np.zeros(model.nv)
+    acceleration_std[model.nv - n :] = joint_std
+    every = np.linspace(0, signals.n_samples - 1, min(configurations, signals.n_samples))
+    q_samples = signals.q[every.astype(int)]
+    q_samples = q_samples[np.all(np.isfinite(q_samples), axis=1)]
+    if not len(q_samples):
+        return np.zeros(n)
+    return acceleration_torque_std(model, q_samples, acceleration_std)[model.nv - n :]
 
 
 # Coulomb deadband of an MJCF's frictionloss in the online model [rad/s or m/s]: MuJoCo's dry

@@ -81,6 +81,21 @@ def position_noise(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return 1.4826 * mad / np.sqrt(1.0 - own)
 
 
+def acceleration_noise(
+    t: NDArray[np.float64], q: NDArray[np.float64], dq: NDArray[np.float64] | None, samples: int
+) -> NDArray[np.float64]:
+    """Per joint, the std of the white noise a window of ``samples`` puts on the acceleration
+    of positions ``q`` (N, n), or of velocities ``dq`` when logged: the input's noise
+    (:func:`position_noise`) times the window's gain (:func:`noise_gain`); zeros for a
+    recording too short to read the noise."""
+    x = q if dq is None else dq
+    x = x[np.all(np.isfinite(x), axis=1)]
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    if period <= 0.0 or len(x) < 2 * _CUBIC_ROWS:
+        return np.zeros(x.shape[1])
+    return position_noise(x) * noise_gain(samples, period, from_positions=dq is None)
+
+
 def choose_window(
     t: NDArray[np.float64], q: NDArray[np.float64], dq: NDArray[np.float64] | None
 ) -> WindowChoice:
