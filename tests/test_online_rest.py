@@ -98,7 +98,7 @@ def test_ur10e_known_payload_holds_through_the_final_rest(tmp_path):
     30sec_12harm (the example's manifests, literature gains). The run ends in a 10 s rest in a
     pose whose static torques hardly depend on that body. Before: 19.1 +- 5.0 kg at the end
     (3.2 std from the truth), status suspect (a quarter of the measurements gated); now
-    4.6 +- 1.1 kg, status ok (the estimate as the arm stopped; docs/online.md)."""
+    3.9 +- 1.4 kg for 3.36, status ok (docs/online.md)."""
     from physid import identify, online_replay
 
     folder = require_dataset(DATASETS / "ur10e")
@@ -146,16 +146,39 @@ def test_the_windows_acceleration_noise_reaches_the_torque_through_the_mass_matr
     torques = np.array([pin.rnea(model, data, q0, zero, a) - gravity for a in draws])
     assert acceleration_torque_std(model, q0[None], sigma) == pytest.approx(
         torques.std(axis=0), rel=0.03)  # fmt: skip
-    # in the filter: the nominal fit's residual and this noise in quadrature
+    # in the filter: the nominal fit's residual, counted as white noise of the same information
+    # (1 + 2 tau / dt = 21 x its variance for 10 ms of correlation at 1 kHz), and this noise,
+    # in quadrature
     rmse = {name: 0.2 for name in model.names[1:]}
+    times = {name: 0.01 for name in model.names[1:]}
     (tmp_path / "params.json").write_text(json.dumps({
         "format": "physid.params/1", "bodies": {}, "joints": {},
-        "fit": {"train": {"rmse": rmse}}}))  # fmt: skip
+        "fit": {"train": {"rmse": rmse, "residual_correlation_time_s": times}}}))  # fmt: skip
     config = parse_online_config({"nominal_params": "params.json", "acceleration_window": 21},
                                  tmp_path)  # fmt: skip
     signals = OnlineSignals(t, q, None, np.zeros_like(q), None)
-    expected = np.hypot(0.2, differentiation_torque_std(load_model(ARM_URDF, config), signals,
-                                                        config))  # fmt: skip
+    expected = np.hypot(0.2 * np.sqrt(21.0), differentiation_torque_std(
+        load_model(ARM_URDF, config), signals, config))  # fmt: skip
     filt, _ = make_filter(load_model(ARM_URDF, config), [PAYLOAD_JOINT], config, signals=signals)
-    assert expected.max() > 2 * 0.2  # the window's noise counts here
+    assert expected.max() > 2 * 0.2 * np.sqrt(21.0)  # the window's noise counts here
     assert filt.measurement_std == pytest.approx(expected[filt.measurement.rows], rel=1e-12)
+
+
+def test_the_residuals_correlation_time_is_read_by_batch_means():
+    # closed form: an AR(1) residual e_k = rho e_(k-1) + w_k has long-run variance
+    # (1 + rho) / (1 - rho) times its variance, so tau = rho / (1 - rho) sample periods
+    from physid.offline.prediction import RecordingFit, residual_correlation_time
+
+    rng = np.random.default_rng(1)
+    n, period, rho = 90_000, 0.01, 0.9
+    white = rng.normal(size=(n, 2))
+    correlated = np.empty(n)
+    correlated[0] = white[0, 0]
+    for k in range(1, n):
+        correlated[k] = rho * correlated[k - 1] + white[k, 0]
+    t = np.arange(n) * period
+    residual = np.column_stack([correlated, white[:, 1]])
+    fit = RecordingFit("ar1", t, residual + 3.0, np.full((n, 2), 3.0), np.zeros((n, 2)))
+    times = residual_correlation_time([fit], ("ar1", "white"))
+    assert times["ar1"] == pytest.approx(rho / (1 - rho) * period, rel=0.15)
+    assert times["white"] < 0.1 * period

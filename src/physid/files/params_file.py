@@ -120,6 +120,22 @@ class ParamsFile:
             return None
         return np.array(values)
 
+    def residual_correlation_time(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
+        """Per joint of ``joint_names``, the integrated correlation time [s] of the
+        identification's training residual (``fit.train.residual_correlation_time_s``); None
+        when the file does not give it for every joint."""
+        fit = self.document.get("fit")
+        train = fit.get("train") if isinstance(fit, dict) else None
+        times = train.get("residual_correlation_time_s") if isinstance(train, dict) else None
+        if not isinstance(times, dict) or any(joint not in times for joint in joint_names):
+            return None
+        values = np.array([_number(times[joint], f"fit.train.residual_correlation_time_s.{joint}",
+                                   self.source) for joint in joint_names])  # fmt: skip
+        if np.any(values < 0):
+            raise InputError("fit.train.residual_correlation_time_s: must be >= 0",
+                             source=self.source)  # fmt: skip
+        return values
+
     def prior_decided(self) -> dict[str, str]:
         """Per body (joint name) whose ``mass``, ``com`` or ``inertia`` the URDF prior decides
         (``source: prior`` in params.json: the data do not determine them), those quantities

@@ -22,7 +22,8 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     measurement_noise:           # std of the rows of delta_tau (eq. 15)
       joint_torque: auto         #   N m (N for prismatic joints), all actuated joints; auto:
                                  #   per joint, the nominal params.json's training residual
-                                 #   (fit.train.rmse) and the acceleration window's noise
+                                 #   (fit.train.rmse, x sqrt(1 + 2 tau / dt) for its
+                                 #   correlation time tau) and the acceleration window's noise
                                  #   through the mass matrix, in quadrature; 1.0 without one
       base_force: 10.0           #   N, floating-base rows 0-2
       base_torque: 3.0           #   N m, floating-base rows 3-5

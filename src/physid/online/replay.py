@@ -62,7 +62,11 @@ def make_filter(
     nominal identification's residual per joint (``fit.train.rmse``), and, given the
     ``signals`` to be replayed, the noise the acceleration window puts on the torque through
     the mass matrix (:func:`differentiation_torque_std`) added in quadrature: the offline
-    residual was computed on smoothed derivatives, the filter's are the window's.
+    residual was computed on smoothed derivatives, the filter's are the window's. The residual
+    part is scaled by ``sqrt(1 + 2 tau / dt)`` (:func:`serial_correlation_factor`): a misfit
+    that stays correlated for ``tau`` seconds carries, sample by sample, that much less new
+    information than white noise of the same std (the Newey-West argument of identify's
+    standard deviations).
     """
     cls = BaselineKF if config.filter == "kf" else InertialEKF
     friction, notes, residual = None, (), None
@@ -72,10 +76,27 @@ def make_filter(
         friction, notes = joint_friction_from_params(nominal, joints)
         residual = nominal.residual_rms(joints)
         if residual is not None and signals is not None:
-            residual = np.hypot(residual, differentiation_torque_std(model, signals, config))
+            factor = serial_correlation_factor(nominal.residual_correlation_time(joints), signals)
+            residual = np.hypot(residual * factor,
+                                differentiation_torque_std(model, signals, config))  # fmt: skip
     elif simulator_model:
         friction, notes = model_joint_friction(model)
     return cls(model, bodies, config, friction, residual), notes
+
+
+def serial_correlation_factor(
+    correlation_time_s: NDArray[np.float64] | None, signals: OnlineSignals
+) -> NDArray[np.float64] | float:
+    """``sqrt(1 + 2 tau / dt)`` per joint for residual correlation times ``tau`` [s] and the
+    recording's median sample period ``dt``: the std of white noise whose information per
+    sample equals that of a residual correlated over ``tau`` (its long-run variance per
+    sample); 1 without the times (a params.json of an older physid)."""
+    if correlation_time_s is None or signals.n_samples < 2:
+        return 1.0
+    period = float(np.median(np.diff(signals.t)))
+    if not period > 0:
+        return 1.0
+    return np.sqrt(1.0 + 2.0 * correlation_time_s / period)
 
 
 def differentiation_torque_std(

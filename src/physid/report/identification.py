@@ -19,7 +19,7 @@ from physid.errors import PhysidError
 from physid.files.io import atomic_output_dir, to_json_text
 from physid.files.params_file import FORMAT, annotate_document, params_document
 from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import RecordingFit
+from physid.offline.prediction import RecordingFit, residual_correlation_time
 from physid.offline.uncertainty import SOURCES
 from physid.report import figures
 from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
@@ -116,7 +116,8 @@ def fit_summary(result: IdentificationResult) -> dict:
     ls = result.least_squares
     return {
         "status": result.status,
-        "train": result.train.as_dict(joints),
+        "train": {**result.train.as_dict(joints), "residual_correlation_time_s":
+                  residual_correlation_time(list(result.train_fits), joints)},  # fmt: skip
         "validation": None if result.validation is None else {
             **result.validation.as_dict(joints),
             "urdf_relative_error": result.validation_urdf,  # the URDF's own model, same samples
