@@ -291,3 +291,51 @@ def test_a_recording_in_degrees_streams_the_estimates_of_the_one_in_radians(tmp_
     bad = run([*arguments, "--config", tmp_path / "bad.yaml", "--out", tmp_path / "bad"])
     assert bad.exit_code == 2 and "angle_unit: 'gradians' is not one of" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_motor_currents_and_drive_gains_stream_the_torque_logs_estimates(tmp_path, arm_columns):
+    # currents i_ = tau_ / gain with the gains in the online config (or 'identify': the nominal
+    # params.json's extra.drive_gains) stream the very estimates of the torque log
+    columns, _ = arm_columns
+    gains = {f"arm_joint_{k}": 5.0 + k for k in range(1, 8)}
+    currents = {k: v for k, v in columns.items() if not k.startswith("tau_")}
+    currents.update({f"i_{j}": columns[f"tau_{j}"] / g for j, g in gains.items()})
+    write_csv(tmp_path / "torques.csv", columns)
+    write_csv(tmp_path / "currents.csv", currents)
+    (tmp_path / "online.yaml").write_text(ARM_CONFIG)
+    given = "drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in gains.items()) + "}\n"
+    (tmp_path / "gains.yaml").write_text(ARM_CONFIG + given)
+    params = {"format": "physid.params/1", "bodies": {}, "joints": {},
+              "extra": {"drive_gains": {j: {"value": g} for j, g in gains.items()}}}  # fmt: skip
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    (tmp_path / "identified.yaml").write_text(
+        ARM_CONFIG + "nominal_params: params.json\ndrive_gains: identify\n")  # fmt: skip
+    estimates = {}
+    for label, data, config in (("torques", "torques.csv", "online.yaml"),
+                                ("given", "currents.csv", "gains.yaml"),
+                                ("identified", "currents.csv", "identified.yaml")):  # fmt: skip
+        out = tmp_path / label
+        result = run(["--urdf", ARM_URDF, "--data", tmp_path / data, "--body", "arm_joint_7",
+                      "--config", tmp_path / config, "--out", out])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "unused column" not in result.output
+        estimates[label] = read_rows(out / "estimates.csv")[1]
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["drive_gains"] == ({} if label == "torques" else gains)
+    # (the params.json names no body and no joint term: the nominal model stays the URDF's)
+    np.testing.assert_allclose(estimates["given"], estimates["torques"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(estimates["identified"], estimates["torques"], rtol=1e-9,
+                               atol=1e-12)  # fmt: skip
+    # bad input: one line each, nothing written
+    for config, expected in (
+        (ARM_CONFIG, "no drive gain is configured for 'arm_joint_1'"),
+        (ARM_CONFIG + "drive_gains: identify\n", "drive_gains: identify reads the gains"),
+        (ARM_CONFIG + given.replace("arm_joint_1:", "arm_joint_0:"),
+         "no current column for arm_joint_0"),
+    ):  # fmt: skip
+        (tmp_path / "bad.yaml").write_text(config)
+        result = run(["--urdf", ARM_URDF, "--data", tmp_path / "currents.csv", "--body",
+                      "arm_joint_7", "--config", tmp_path / "bad.yaml", "--out",
+                      tmp_path / "bad"])  # fmt: skip
+        assert result.exit_code == 2 and expected in result.output, result.output
+        assert not (tmp_path / "bad").exists()

@@ -8,12 +8,11 @@ within its Coulomb level; and the real UR10e of ../shared/datasets with its 2.80
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import DATASETS, EXAMPLES, REPO, require_dataset
+from conftest import DATASETS, EXAMPLES, require_dataset
 
 from physid.online import InertialEKF, OnlineConfig
 from physid.online.columns import OnlineSignals
@@ -93,30 +92,30 @@ def test_joint_torque_noise_auto_is_the_nominal_fits_residual(tmp_path):
 
 
 def test_ur10e_known_payload_holds_through_the_final_rest(tmp_path):
-    """The shared UR10e's 15harm50secLoad run: 2.805 kg on the flange (dataset README), so the
+    """The shared UR10e's 15harm50secLoad run read as recorded (examples/ur10e: loaded.yaml,
+    currents x the drive gains of online.yaml): 2.805 kg on the flange (dataset README), so the
     last body weighs the nominal's wrist_3 body + 2.805 kg; nominal model: identify on
-    30sec_12harm (the example's manifests, literature gains). The run ends in a 10 s rest in a
-    pose whose static torques hardly depend on that body. Before: 19.1 +- 5.0 kg at the end
-    (3.2 std from the truth), status suspect (a quarter of the measurements gated); now
-    3.9 +- 1.4 kg for 3.36, status ok (docs/online.md)."""
+    30sec_12harm (train.yaml, config.yaml). The run ends in a 10 s rest in a pose whose static
+    torques hardly depend on that body. Before: 19.1 +- 5.0 kg at the end (3.2 std from the
+    truth), status suspect (a quarter of the measurements gated); now 3.9 +- 1.4 kg for 3.36,
+    status ok (docs/online.md)."""
+    import yaml
+
     from physid import identify, online_replay
 
     folder = require_dataset(DATASETS / "ur10e")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from real_cases import UR10E_GAINS, UR10E_JOINTS, read_ur10e, write_contract_csv
-
     example = EXAMPLES / "ur10e"
     nominal = identify(folder / "ur10e.urdf", [example / "train.yaml"],
                        config=example / "config.yaml", out=tmp_path / "nominal")  # fmt: skip
-    run = next(folder.glob("*_data/ur-20_02_19_15harm50secLoad.csv"))
-    signals, _ = read_ur10e(run, UR10E_GAINS["literature"])
-    data = write_contract_csv(tmp_path / "loaded.csv", UR10E_JOINTS, signals)
-    (tmp_path / "online.yaml").write_text("nominal_params: nominal/params.json\n")
-    outcome = online_replay(folder / "ur10e.urdf", data, "wrist_3_joint",
+    settings = yaml.safe_load((example / "online.yaml").read_text())
+    settings["nominal_params"] = str(tmp_path / "nominal" / "params.json")
+    (tmp_path / "online.yaml").write_text(yaml.safe_dump(settings))
+    outcome = online_replay(folder / "ur10e.urdf", example / "loaded.yaml", "wrist_3_joint",
                             config=tmp_path / "online.yaml")  # fmt: skip
     summary = outcome.to_dict()
     assert summary["status"] == "ok", summary["status_reasons"]
     assert summary["joint_torque_noise_source"] == "nominal residual"
+    assert summary["drive_gains"]["shoulder_lift_joint"] == 13.26
     body = summary["bodies"]["wrist_3_joint"]
     truth = nominal.to_dict()["bodies"]["wrist_3_joint"]["mass"] + 2.805
     assert abs(body["final"]["mass"] - truth) < 2 * body["final_std"]["mass"]

@@ -77,6 +77,7 @@ def online_replay(
     check_table(table)
     locked, lock_notes = _unlogged_locks(urdf, settings, table)
     model = load_model(urdf, settings, locked)
+    table, drive_gains = _torques_from_currents(table, model, settings)
     signals = signals_from_table(table, model, settings.contact_frames,
                                  angles_in_degrees=settings.angle_unit == "degrees")  # fmt: skip
     chosen_window = None
@@ -122,6 +123,7 @@ def online_replay(
         else chosen_window.as_dict()
     )  # fmt: skip
     summary["torque_delay_compensated_s"] = delay_s
+    summary["drive_gains"] = drive_gains  # N m/A of the joints logged as currents
     failed = gating_warning(summary, result)
     if failed:
         summary["warnings"].append(failed)
@@ -188,6 +190,38 @@ def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str,
     listed = ", ".join(f"{j} at {v:g}" for j, v in added.items())
     return added, (f"joints of the robot file the recording does not log held still (rad or m): "
                    f"{listed}; their bodies ride on their parents, as in physid identify",)
+
+
+def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Table, pin.Model
+    """``table`` with ``tau_ = gain x i_`` for the joints logged as motor currents, by the
+    config's ``drive_gains`` (identify: the nominal params.json's), as identify reads them, and
+    the gains used; a gain for a joint without its current column is an error, as there."""
+    from physid.errors import InputError
+    from physid.files.config import IDENTIFY_GAINS
+    from physid.files.params_file import read_params
+    from physid.online.columns import actuated_joints
+    from physid.recordings.trajectory import with_torques_from_currents
+
+    gains = settings.drive_gains
+    if gains == IDENTIFY_GAINS:
+        nominal = read_params(settings.nominal_params)
+        gains = nominal.drive_gains()
+        if not gains:
+            raise InputError("config drive_gains: identify, but the nominal params.json holds no "
+                             "identified drive gains (extra.drive_gains): give the gains",
+                             source=nominal.source)  # fmt: skip
+    if not gains:
+        return table, {}
+    unused = [joint for joint in gains if f"i_{joint}" not in table.columns]
+    if unused:
+        raise InputError(f"config drive_gains: no current column for {', '.join(unused)} "
+                         f"(expected i_{unused[0]}, ...); a gain applies to a current column "
+                         "only: remove it, or give the currents", source=table.source)  # fmt: skip
+    converted = {j: g for j, g in gains.items() if f"tau_{j}" not in table.columns}
+    table = with_torques_from_currents(table, actuated_joints(model), converted)
+    columns = {name: values for name, values in table.columns.items()
+               if not (name.startswith("i_") and name[2:] in converted)}  # read, not unused
+    return replace(table, columns=columns), converted
 
 
 def _gravity_reasons(signals, model) -> list[str]:  # noqa: ANN001 - OnlineSignals, pin.Model

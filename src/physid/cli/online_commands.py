@@ -52,7 +52,8 @@ def register(group: click.Group) -> None:
     default=None,
     help="YAML filter settings: filter (ekf|kf), noises, gating probability, rate limits, "
     "calibration window, floating_base, contact_frames, nominal_params, angle_unit (radians or "
-    "degrees: the revolute joints' q_ and dq_ columns) (docs/online.md).",
+    "degrees: the revolute joints' q_ and dq_ columns), drive_gains (N m/A per joint logged as a "
+    "motor current i_, or identify: the nominal params.json's) (docs/online.md).",
 )
 @click.option(
     "--out",

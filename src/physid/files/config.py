@@ -188,6 +188,18 @@ def _torque_delay(estimation: dict[str, Any]) -> str | float:
     return _number(estimation, "torque_delay", "estimation")
 
 
+def parse_drive_gains(raw: Any) -> dict[str, float] | str:
+    """A config's ``drive_gains``: ``{joint: N m/A}`` (joint side, non-zero; absent: {}) or
+    :data:`IDENTIFY_GAINS`."""
+    if raw == IDENTIFY_GAINS:
+        return IDENTIFY_GAINS
+    gains = _numbers(raw, "drive_gains", RANGES["drive_gains"])
+    for joint, gain in gains.items():
+        if gain == 0:
+            raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
+    return gains
+
+
 def parse_config(raw: dict[str, Any] | None, source: str = "config") -> IdentifyConfig:
     """Validate a config mapping (as loaded from YAML) into an :class:`IdentifyConfig`."""
     raw = config_section(
@@ -298,13 +310,7 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         else _flag(e, "estimate_gravity_direction", True, "estimation"),
         torque_delay=_torque_delay(e),
     )
-    if raw.get("drive_gains") == IDENTIFY_GAINS:
-        gains: dict[str, float] | str = IDENTIFY_GAINS
-    else:
-        gains = _numbers(raw.get("drive_gains"), "drive_gains", RANGES["drive_gains"])
-        for joint, gain in gains.items():
-            if gain == 0:
-                raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
+    gains = parse_drive_gains(raw.get("drive_gains"))
     payload = _payload(raw.get("payload"))
     # 'identify' without a payload is identify's error (workflows.run_identify), not the
     # config's: validate and payload read it as the gains params.json holds

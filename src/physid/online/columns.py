@@ -133,8 +133,9 @@ def signals_from_table(
     for joint in joints:
         if f"tau_{joint}" not in table.columns and f"i_{joint}" in table.columns:
             raise InputError(
-                f"column 'i_{joint}' is a motor current; physid online needs joint torques "
-                f"'tau_{joint}' (convert with the drive gain first)",
+                f"column 'i_{joint}' is a motor current but no drive gain is configured for "
+                f"'{joint}': give the gains in the online config (drive_gains: {{joint: N m/A, "
+                "joint side}, or identify: those of the nominal params.json)",
                 source=table.source,
             )
     q = block(tuple(f"q_{j}" for j in joints), "joint position")

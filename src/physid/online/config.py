@@ -45,6 +45,10 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
                                  # in prior stds (initial_std)
     angle_unit: radians          # radians | degrees: the revolute joints' q_ and dq_ columns
                                  # (as identify's config; converted to radians on reading)
+    drive_gains: {}              # joint -> N m/A (joint side): tau_<joint> = gain x i_<joint>
+                                 # for a joint logged as a motor current (as identify's
+                                 # config); identify: the nominal params.json's identified
+                                 # gains (extra.drive_gains)
 
 Two additions to paper E, both for large changes of the load:
 
@@ -66,6 +70,7 @@ from typing import Any
 import numpy as np
 
 from physid.errors import InputError
+from physid.files.config import IDENTIFY_GAINS, parse_drive_gains
 from physid.files.io import config_number, config_section, read_yaml
 from physid.recordings.trajectory import ANGLE_UNITS
 
@@ -141,6 +146,8 @@ class OnlineConfig:
     max_gap_s: float | None = None
     max_update_std: float = 0.2
     angle_unit: str = "radians"  # of the revolute joints' q_ and dq_ columns
+    # joint -> N m/A for current columns, or IDENTIFY_GAINS: the nominal params.json's
+    drive_gains: dict[str, float] | str = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.filter not in FILTERS:
@@ -160,6 +167,9 @@ class OnlineConfig:
             raise InputError(f"config calibration_s: must be >= 0, got {self.calibration_s!r}")
         if not self.max_update_std > 0:
             raise InputError(f"config max_update_std: must be > 0, got {self.max_update_std!r}")
+        if self.drive_gains == IDENTIFY_GAINS and self.nominal_params is None:
+            raise InputError("config drive_gains: identify reads the gains of the nominal "
+                             "params.json: set nominal_params, or give the gains")  # fmt: skip
         p = self.gating.probability
         if p is not None and not 0.0 < p < 1.0:
             raise InputError(f"config gating.probability: must lie in (0, 1), got {p!r}")
@@ -265,6 +275,7 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
             raw.get("max_update_std", defaults.max_update_std), "max_update_std", high=MAX_STD
         ),
         angle_unit=str(raw.get("angle_unit", defaults.angle_unit)),
+        drive_gains=parse_drive_gains(raw.get("drive_gains")),
     )
 
 
