@@ -181,3 +181,35 @@ def test_the_residuals_correlation_time_is_read_by_batch_means():
     times = residual_correlation_time([fit], ("ar1", "white"))
     assert times["ar1"] == pytest.approx(rho / (1 - rho) * period, rel=0.15)
     assert times["white"] < 0.1 * period
+
+
+def test_a_nominal_that_regrouped_the_payload_elsewhere_does_not_trap_the_estimate(tmp_path):
+    """identify on a run with 1 kg on the flange puts most of it in the previous body (the two
+    regroup; the prior splits them), so until the payload comes the online data ask the flange
+    body for a negative first moment. Before: its mass went to 1e-6 kg, where the measurement
+    no longer sees alpha or t, and stayed there through the 2 kg step, status ok. Now the
+    state keeps the centre of mass within the robot and the mass above 1 % of the nominal, and
+    the step is followed (truth: +2 kg)."""
+    from physid import identify, online_replay
+    from physid.files.io import table_csv_text
+    from physid.online.columns import signals_table
+    from physid.sim.payload_arm import PayloadProfile, simulate_payload_arm
+
+    constant = PayloadProfile(hold_s=0.0, sine_s=0.0, square_s=0.0, plateau_s=10.0, step_s=0.0,
+                              offset_kg=1.0, step_to_kg=1.0)  # fmt: skip
+    step = PayloadProfile(hold_s=0.5, sine_s=0.0, square_s=0.0, plateau_s=5.0, step_s=5.0,
+                          offset_kg=1.0, step_to_kg=3.0)  # fmt: skip
+    for name, profile, seed in (("train", constant, 1), ("run", step, 2)):
+        rec = simulate_payload_arm(np.random.default_rng(seed), profile)
+        columns = signals_table(OnlineSignals(rec.t, rec.q, rec.dq, rec.tau, None), load_arm())
+        (tmp_path / f"{name}.csv").write_text(table_csv_text(columns, fmt="%.12e"))
+    nominal = identify(ARM_URDF, tmp_path / "train.csv", out=tmp_path / "nominal")
+    assert nominal.to_dict()["bodies"][PAYLOAD_JOINT]["mass"] < 0.6  # truth 1.3: regrouped
+    (tmp_path / "online.yaml").write_text("nominal_params: nominal/params.json\n")
+    outcome = online_replay(ARM_URDF, tmp_path / "run.csv", PAYLOAD_JOINT,
+                            config=tmp_path / "online.yaml")  # fmt: skip
+    estimates = outcome.raw.values[:, 0, 0]
+    t = outcome.raw.t
+    before = np.median(estimates[(t > 3.0) & (t < step.step_time_s)])
+    after = np.median(estimates[t > step.step_time_s + 2.0])
+    assert after - before == pytest.approx(2.0, rel=0.15)

@@ -124,6 +124,12 @@ def online_replay(
     )  # fmt: skip
     summary["torque_delay_compensated_s"] = delay_s
     summary["drive_gains"] = drive_gains  # N m/A of the joints logged as currents
+    if filt.bounded_updates:
+        summary["warnings"].append(
+            f"{filt.bounded_updates} updates pulled an estimate beyond what the body can be (its "
+            f"centre of mass beyond {filt.com_bound_m:.3g} m, the robot's stretched length, from "
+            "its joint, or its mass below 1 % of the nominal) and were brought back: the "
+            "nominal model of the other bodies, or the torques, are off where that happened")
     failed = gating_warning(summary, result)
     if failed:
         summary["warnings"].append(failed)
@@ -406,6 +412,10 @@ def _summary(result, filt, settings, warnings, elapsed: float, inputs: dict) -> 
         # rows' value came from: config, default (1 N m) or nominal residual (fit.train.rmse)
         "measurement_noise_std": dict(zip(row_names, filt.measurement_std.tolist(), strict=True)),
         "joint_torque_noise_source": filt.noise_source,
+        # updates whose estimate the plausibility bounds brought back (centre of mass within
+        # com_bound_m of the joint, mass >= 1 % of the nominal: the EKF's _bounded)
+        "bounded_updates": filt.bounded_updates,
+        "com_bound_m": filt.com_bound_m,
         "bias": dict(zip(row_names, result.bias.tolist(), strict=True)),
         "delay_samples": filt.delay_samples,
         "runtime": {"seconds": elapsed, "per_sample_us": 1e6 * elapsed / max(n, 1)},
