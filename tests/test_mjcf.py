@@ -606,16 +606,23 @@ def test_online_takes_the_mjcf_joint_terms_as_its_nominal_friction(tmp_path):
     assert abs(elbow["final"]["mass"] - 0.9) < 3 * elbow["final_std"]["mass"]
 
 
+def _gripper_case(tmp_path, seconds: float) -> None:
+    """run.csv: the arm with its fingers welded (elbow 0.9 kg), logging the arm's joints only;
+    light.xml: the same arm with Menagerie-style coupled fingers and a 0.6 kg elbow."""
+    tip = '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
+    welded = ARM.replace(tip, tip + re.sub(r"<joint [^>]*/>", "", FINGERS))
+    _recording(tmp_path / "run.csv", mujoco.MjModel.from_xml_string(welded), seed=1,
+               seconds=seconds)  # fmt: skip
+    light = ARM.replace(tip, tip + FINGERS).replace("<actuator>", COUPLING + "<actuator>")
+    (tmp_path / "light.xml").write_text(light.replace('mass="0.9"', 'mass="0.6"'))
+
+
 def test_online_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_path):
     """physid online with an MJCF whose coupled fingers no column logs (Menagerie's Panda hand):
     it said "missing column 'q_finger_joint1'", where identify holds them still. It now holds
     them (bodies merged into the hand) and estimates the elbow as on the arm with welded
     fingers the data come from (nominal elbow 0.6 kg, true 0.9 kg)."""
-    tip = '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
-    welded = ARM.replace(tip, tip + re.sub(r"<joint [^>]*/>", "", FINGERS))
-    _recording(tmp_path / "run.csv", mujoco.MjModel.from_xml_string(welded), seed=1, seconds=8.0)
-    light = ARM.replace(tip, tip + FINGERS).replace("<actuator>", COUPLING + "<actuator>")
-    (tmp_path / "light.xml").write_text(light.replace('mass="0.9"', 'mass="0.6"'))
+    _gripper_case(tmp_path, seconds=8.0)
     run = CliRunner().invoke(main, ["online", "--model", str(tmp_path / "light.xml"), "--data",
                                     str(tmp_path / "run.csv"), "--body", "elbow", "--out",
                                     str(tmp_path / "out"), "--quiet"])  # fmt: skip
@@ -624,6 +631,20 @@ def test_online_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_
     elbow = json.loads((tmp_path / "out" / "summary.json").read_text())["bodies"]["elbow"]
     assert elbow["window"]["median"]["mass"] == pytest.approx(0.9, rel=0.05)
     assert abs(elbow["final"]["mass"] - 0.9) < 3 * elbow["final_std"]["mass"]
+
+
+def test_oe_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_path):
+    """physid oe with the same MJCF: it refused the coupled fingers and told the user to leave
+    their columns out, which the recording had done. It now holds them still as identify and
+    online do, and reads the elbow as on the welded arm the data come from (0.9 kg)."""
+    _gripper_case(tmp_path, seconds=3.0)
+    run = CliRunner().invoke(main, ["oe", "--model", str(tmp_path / "light.xml"), "--data",
+                                    str(tmp_path / "run.csv"), "--body", "elbow", "--out",
+                                    str(tmp_path / "out")])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert "held still (rad or m): finger_joint1 at 0, finger_joint2 at 0" in run.output
+    params = json.loads((tmp_path / "out" / "params.json").read_text())
+    assert params["bodies"]["elbow"]["mass"] == pytest.approx(0.9, rel=0.03)
 
 
 def test_an_mjcf_with_nan_is_one_error_line_not_mujocos_warning(tmp_path, capfd):

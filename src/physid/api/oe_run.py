@@ -66,6 +66,7 @@ def oe_estimate(
     import time
 
     from physid.errors import InputError
+    from physid.files.config import unlogged_holds
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
     from physid.oe.build import initial_guess, make_problem
     from physid.oe.config import (
@@ -84,6 +85,8 @@ def oe_estimate(
     from physid.oe.wrench import unsupported_sensor
     from physid.recordings.logs import check_episodes, expand_logs
     from physid.recordings.tables import Table
+    from physid.recordings.trajectory import read_table
+    from physid.robot.joint_locking import hold_at
     from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 
@@ -99,12 +102,15 @@ def oe_estimate(
                          "episodes: select one with --episode", source=str(data))  # fmt: skip
     source = recordings[0]
     label = source.source if isinstance(source, Table) else str(data)
+    table = source if isinstance(source, Table) else read_table(str(data))
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
-    model = load_robot_file(urdf, floating_base=floating)
+    load_robot_file(urdf, floating_base=floating)  # its errors before the recording's
+    held, held_note = unlogged_holds(urdf, table.columns)  # a gripper beside an arm's log
+    model = hold_at(load_robot_file(urdf, floating_base=floating), held)
     refuse_coupled_mjcf(model, urdf)
     file_masses = {b: float(model.inertias[model.getJointId(b)].mass) for b in bodies
                    if model.existJointName(b)}  # fmt: skip
-    notes: list[str] = []
+    notes: list[str] = list(held_note)
     noise, damping, imu, radius = read_oe_config(config)
     joints = read_joint_terms(config, model)
     joint_estimate = read_joint_estimate(config, model)
@@ -112,8 +118,7 @@ def oe_estimate(
         joints, note = default_joint_terms(model, str(urdf), is_mjcf(urdf), floating)
         notes.extend(note)
     degrees = read_angle_unit(config) == "degrees"
-    recording = read_recording(source if isinstance(source, Table) else str(data), model,
-                               angles_in_degrees=degrees)  # fmt: skip
+    recording = read_recording(table, model, angles_in_degrees=degrees)
     notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     if recording.unknown_columns:  # one note, not one per column (27 on an ANYmal's log)
         listed = recording.unknown_columns

@@ -178,24 +178,16 @@ def _chosen_window(signals):  # noqa: ANN001, ANN202 - OnlineSignals -> WindowCh
 
 def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str, ...]]:  # noqa: ANN001
     """The robot file's joints the recording does not log, held still as identify holds them
-    (:func:`physid.files.config.lock_unlogged`: a gripper's fingers beside an arm's log; at the
-    positions the nominal params.json's identification held them, else 0 within limits), and
-    the warning; none when a logged mimic joint would need its recorded positions."""
-    from physid.files.config import RECORDED, IdentifyConfig, lock_unlogged
+    (:func:`physid.files.config.unlogged_holds`), at the positions the nominal params.json's
+    identification held them where it names them."""
+    from physid.files.config import unlogged_holds
     from physid.files.params_file import read_params
-    from physid.recordings.trajectory import positions_named
 
-    _, added = lock_unlogged(urdf, IdentifyConfig(), positions_named(table.columns))
-    if not added or RECORDED in added.values():
-        return {}, ()
+    held = None
     if settings.nominal_params is not None:
         document = read_params(settings.nominal_params).document
-        held = (document.get("provenance") or {}).get("locked_unlogged") or {}
-        added = {j: float(held.get(j, v)) if isinstance(held, dict) else v
-                 for j, v in added.items()}  # fmt: skip
-    listed = ", ".join(f"{j} at {v:g}" for j, v in added.items())
-    return added, (f"joints of the robot file the recording does not log held still (rad or m): "
-                   f"{listed}; their bodies ride on their parents, as in physid identify",)
+        held = (document.get("provenance") or {}).get("locked_unlogged")
+    return unlogged_holds(urdf, table.columns, held)
 
 
 def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Table, pin.Model

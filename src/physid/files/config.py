@@ -10,6 +10,7 @@ those defaults. A new key needs a field here (with its default), its parsing in
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from physid.recordings.trajectory import (
     CORRUPT_SAMPLE_CHOICES,
     TIME_BASE_CHOICES,
     hold_still,
+    positions_named,
 )
 from physid.robot.friction import FRICTION_MODELS
 from physid.robot.joint_locking import lock_joints
@@ -560,6 +562,24 @@ def lock_unlogged(
         return config, {}
     return replace(config, locked={**config.locked, **added}), added
 
+
+
+def unlogged_holds(
+    urdf: str | Path, columns: Iterable[str], held: Mapping[str, float] | None = None
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """For the commands that read one recording against a robot file (``online``, ``oe``): the
+    file's joints the recording's ``columns`` do not log, held still as :func:`lock_unlogged`
+    holds them for identify (a gripper's fingers beside an arm's log), at ``held``'s positions
+    where given (those of a nominal identification) else its own, and the warning; none when a
+    logged mimic joint would need its recorded positions."""
+    _, added = lock_unlogged(urdf, IdentifyConfig(), positions_named(columns))
+    if not added or RECORDED in added.values():
+        return {}, ()
+    held = held if isinstance(held, Mapping) else {}
+    positions = {joint: float(held.get(joint, value)) for joint, value in added.items()}
+    listed = ", ".join(f"{joint} at {value:g}" for joint, value in positions.items())
+    return positions, (f"joints of the robot file the recording does not log held still (rad or "
+                       f"m): {listed}; their bodies ride on their parents, as in physid identify",)
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""

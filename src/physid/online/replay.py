@@ -20,6 +20,7 @@ from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
 from physid.online.friction import JointFriction, joint_friction_from_params
 from physid.online.results import quantity_jacobian
+from physid.robot.joint_locking import hold_at
 from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 
 _CHUNK = 4096  # samples whose 10 x 10 covariances are held at once
@@ -31,12 +32,7 @@ def load_model(
     """The URDF (free flyer if configured) with the joints of ``locked`` held at those
     positions (bodies beyond them merged into their parents, as identify's ``locked:``), then
     the bodies of ``config.nominal_params``."""
-    model = load_robot_file(urdf, floating_base=config.floating_base)
-    if locked:
-        q = pin.neutral(model)
-        for joint, position in locked.items():
-            q[model.joints[model.getJointId(joint)].idx_q] = position
-        model = pin.buildReducedModel(model, [model.getJointId(j) for j in locked], q)
+    model = hold_at(load_robot_file(urdf, floating_base=config.floating_base), locked or {})
     refuse_coupled_mjcf(model, urdf)
     if config.nominal_params is not None:
         model = apply_inertias(model, read_params(config.nominal_params))

@@ -95,6 +95,18 @@ def lock_joints(
     return reduced, tuple(locked), tuple(notes)
 
 
+def hold_at(pin_model: pin.Model, positions: Mapping[str, float]) -> pin.Model:
+    """``pin_model`` with exactly the 1-DoF joints of ``positions`` held at those positions
+    (bodies beyond them merged into their parents; a free flyer stays, unlike
+    :func:`lock_joints`' automatic locking); the model itself when there are none."""
+    if not positions:
+        return pin_model
+    q = pin.neutral(pin_model)
+    for joint, position in positions.items():
+        q[pin_model.joints[pin_model.getJointId(joint)].idx_q] = position
+    return pin.buildReducedModel(pin_model, [pin_model.getJointId(j) for j in positions], q)
+
+
 def _position_text(pin_model: pin.Model, q: np.ndarray, name: str) -> str:
     joint = pin_model.joints[pin_model.getJointId(name)]
     values = q[joint.idx_q : joint.idx_q + joint.nq]
