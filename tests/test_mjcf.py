@@ -631,6 +631,17 @@ def test_online_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_
     elbow = json.loads((tmp_path / "out" / "summary.json").read_text())["bodies"]["elbow"]
     assert elbow["window"]["median"]["mass"] == pytest.approx(0.9, rel=0.05)
     assert abs(elbow["final"]["mass"] - 0.9) < 3 * elbow["final_std"]["mass"]
+    # a nominal params.json's held positions are read, a corrupt one is one error line
+    (tmp_path / "params.json").write_text(json.dumps({
+        "format": "physid.params/1", "bodies": {}, "joints": {},
+        "provenance": {"locked_unlogged": {"finger_joint1": "x"}}}))  # fmt: skip
+    (tmp_path / "online.yaml").write_text("nominal_params: params.json\n")
+    run = CliRunner().invoke(main, ["online", "--model", str(tmp_path / "light.xml"), "--data",
+                                    str(tmp_path / "run.csv"), "--body", "elbow", "--config",
+                                    str(tmp_path / "online.yaml"), "--out",
+                                    str(tmp_path / "corrupt"), "--quiet"])  # fmt: skip
+    assert run.exit_code == 2
+    assert "params.json: provenance.locked_unlogged.finger_joint1: expected a finite" in run.output
 
 
 def test_oe_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_path):
