@@ -642,6 +642,12 @@ def test_online_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_
                                     str(tmp_path / "corrupt"), "--quiet"])  # fmt: skip
     assert run.exit_code == 2
     assert "params.json: provenance.locked_unlogged.finger_joint1: expected a finite" in run.output
+    # validate reads them through the same parser (it raised NumPy's TypeError)
+    run = CliRunner().invoke(main, ["validate", "--model", str(tmp_path / "light.xml"),
+                                    "--params", str(tmp_path / "params.json"), "--data",
+                                    str(tmp_path / "run.csv")])  # fmt: skip
+    assert run.exit_code == 2
+    assert "params.json: provenance.locked_unlogged.finger_joint1: expected a finite" in run.output
 
 
 def test_oe_holds_a_gripper_the_recording_does_not_log_as_identify_does(tmp_path):

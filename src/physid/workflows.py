@@ -507,8 +507,8 @@ def identified_robot(
     params = read_params(params_path)
     config = _with_identified_gains(config, params)
     # the joints its identification held still because no recording logged them
-    held = (params.document.get("provenance") or {}).get("locked_unlogged") or {}
-    if isinstance(held, dict) and held and config.joints is None:
+    held = params.locked_unlogged()
+    if held and config.joints is None:
         extra = {j: v for j, v in held.items() if j not in config.locked}
         config = dataclasses.replace(config, locked={**config.locked, **extra})
     # the friction models it was identified with (the parameter vector depends on them)

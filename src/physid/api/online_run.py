@@ -185,9 +185,8 @@ def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str,
 
     held = None
     if settings.nominal_params is not None:
-        document = read_params(settings.nominal_params).document
-        held = (document.get("provenance") or {}).get("locked_unlogged")
-    return unlogged_holds(urdf, table.columns, held, settings.nominal_params)
+        held = read_params(settings.nominal_params).locked_unlogged()
+    return unlogged_holds(urdf, table.columns, held)
 
 
 def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Table, pin.Model

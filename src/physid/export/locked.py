@@ -22,6 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from physid.body.inertia import project_consistent
+from physid.files.config import RECORDED
 from physid.files.params_file import ParamsFile
 from physid.robot.model import load_robot_file
 
@@ -30,10 +31,9 @@ def without_locked_bodies(robot_file: str | Path, params: ParamsFile) -> tuple[P
     """``params`` with every identified body free of the locked bodies it carries (module
     docstring), and notes."""
     pm = load_robot_file(robot_file)
-    held = (params.document.get("provenance") or {}).get("locked_unlogged") or {}
     q = pin.neutral(pm)
-    for joint, value in held.items():
-        if pm.existJointName(joint) and isinstance(value, int | float):
+    for joint, value in params.locked_unlogged().items():
+        if pm.existJointName(joint) and value != RECORDED:
             q[pm.joints[pm.getJointId(joint)].idx_q] = float(value)
     data = pm.createData()
     pin.forwardKinematics(pm, data, q)

@@ -563,33 +563,24 @@ def lock_unlogged(
     return replace(config, locked={**config.locked, **added}), added
 
 
-
 def unlogged_holds(
-    urdf: str | Path,
-    columns: Iterable[str],
-    held: Mapping[str, float] | None = None,
-    held_source: str | None = None,
+    urdf: str | Path, columns: Iterable[str], held: Mapping[str, float | str] | None = None
 ) -> tuple[dict[str, float], tuple[str, ...]]:
     """For the commands that read one recording against a robot file (``online``, ``oe``): the
     file's joints the recording's ``columns`` do not log, held still as :func:`lock_unlogged`
     holds them for identify (a gripper's fingers beside an arm's log), at ``held``'s positions
-    where given (those of a nominal identification: the file ``held_source``) else its own, and
-    the warning; none when a logged mimic joint would need its recorded positions."""
+    where given (a nominal identification's, :meth:`ParamsFile.locked_unlogged`) else its own,
+    and the warning; none when a logged mimic joint would need its recorded positions."""
     _, added = lock_unlogged(urdf, IdentifyConfig(), positions_named(columns))
     if not added or RECORDED in added.values():
         return {}, ()
-    held = held if isinstance(held, Mapping) else {}
-    positions = {}
-    for joint, value in added.items():
-        position = held.get(joint, value)
-        if isinstance(position, bool) or not isinstance(position, int | float) \
-                or not np.isfinite(position):  # fmt: skip
-            raise InputError(f"provenance.locked_unlogged.{joint}: expected a finite position, "
-                             f"got {position!r}", source=held_source)  # fmt: skip
-        positions[joint] = float(position)
+    held = held or {}
+    positions = {joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
+                 for joint, value in added.items()}  # fmt: skip
     listed = ", ".join(f"{joint} at {value:g}" for joint, value in positions.items())
     return positions, (f"joints of the robot file the recording does not log held still (rad or "
                        f"m): {listed}; their bodies ride on their parents, as in physid identify",)
+
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
     """The :class:`RobotModel` of a URDF under a config (joint terms, transmission, deadband)."""

@@ -27,7 +27,7 @@ from physid.body.inertia import (
     pin_inertia,
 )
 from physid.errors import InputError
-from physid.files.config import RANGES
+from physid.files.config import RANGES, RECORDED
 from physid.files.io import read_text_file
 from physid.robot.friction import FRICTION_MODELS, SHAPE_PARAMETERS
 from physid.robot.model import COUPLED_MOTOR_TERM_NAMES, RobotModel
@@ -104,6 +104,18 @@ class ParamsFile:
             if value is not None and value < 0:
                 raise InputError(f"joints.{joint}.{DEADBAND_KEY}: must be >= 0", source=self.source)
         return np.array([0.0 if value is None else value for value in values])
+
+    def locked_unlogged(self) -> dict[str, float | str]:
+        """The joints its identification held still because no recording logged them
+        (``provenance.locked_unlogged``): joint -> position [rad or m], or ``recorded`` for a
+        mimic joint held at its recorded positions; {} when none."""
+        held = (self.document.get("provenance") or {}).get("locked_unlogged") or {}
+        if not isinstance(held, dict):
+            raise InputError("provenance.locked_unlogged: expected a mapping of joints to "
+                             f"positions, got {held!r}", source=self.source)  # fmt: skip
+        return {str(joint): value if value == RECORDED
+                else _number(value, f"provenance.locked_unlogged.{joint}", self.source)
+                for joint, value in held.items()}  # fmt: skip
 
     def residual_rms(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
         """Per joint of ``joint_names``, the RMS torque residual of the identification on its
