@@ -121,32 +121,29 @@ class ParamsFile:
         """Per joint of ``joint_names``, the RMS torque residual of the identification on its
         training data (``fit.train.rmse``, N m or N); None when the file does not give one for
         every joint (an exported or hand-written file)."""
-        fit = self.document.get("fit")
-        train = fit.get("train") if isinstance(fit, dict) else None
-        rmse = train.get("rmse") if isinstance(train, dict) else None
-        if not isinstance(rmse, dict) or any(joint not in rmse for joint in joint_names):
-            return None
-        values = [_number(rmse[joint], f"fit.train.rmse.{joint}", self.source)
-                  for joint in joint_names]  # fmt: skip
-        if not all(value > 0 for value in values):
-            return None
-        return np.array(values)
+        values = self._train_per_joint("rmse", joint_names)
+        return None if values is None or not np.all(values > 0) else values
 
     def residual_correlation_time(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
         """Per joint of ``joint_names``, the integrated correlation time [s] of the
         identification's training residual (``fit.train.residual_correlation_time_s``); None
         when the file does not give it for every joint."""
-        fit = self.document.get("fit")
-        train = fit.get("train") if isinstance(fit, dict) else None
-        times = train.get("residual_correlation_time_s") if isinstance(train, dict) else None
-        if not isinstance(times, dict) or any(joint not in times for joint in joint_names):
-            return None
-        values = np.array([_number(times[joint], f"fit.train.residual_correlation_time_s.{joint}",
-                                   self.source) for joint in joint_names])  # fmt: skip
-        if np.any(values < 0):
+        values = self._train_per_joint("residual_correlation_time_s", joint_names)
+        if values is not None and np.any(values < 0):
             raise InputError("fit.train.residual_correlation_time_s: must be >= 0",
                              source=self.source)  # fmt: skip
         return values
+
+    def _train_per_joint(self, key: str, joint_names: tuple[str, ...]) -> np.ndarray | None:
+        """``fit.train.<key>`` (joint -> number) for every joint of ``joint_names``, checked;
+        None when the file does not give it for every one."""
+        fit = self.document.get("fit")
+        train = fit.get("train") if isinstance(fit, dict) else None
+        per_joint = train.get(key) if isinstance(train, dict) else None
+        if not isinstance(per_joint, dict) or any(j not in per_joint for j in joint_names):
+            return None
+        return np.array([_number(per_joint[joint], f"fit.train.{key}.{joint}", self.source)
+                         for joint in joint_names])  # fmt: skip
 
     def prior_decided(self) -> dict[str, str]:
         """Per body (joint name) whose ``mass``, ``com`` or ``inertia`` the URDF prior decides
