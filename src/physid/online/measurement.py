@@ -147,19 +147,25 @@ class SplitMeasurement:
         near zero speed (:meth:`JointFriction.torque_variance`); None without joint friction."""
         if self.joint_friction is None:
             return None
-        out = np.zeros(self.nv)
-        actuated = slice(self.nv - self.n_actuated, self.nv)
-        out[actuated] = self.joint_friction.torque_variance(np.asarray(v, float)[actuated])
-        return out[self.rows]
+        return self._on_rows(self.joint_friction.torque_variance(self._actuated(v)))
 
     def resting_rows(self, v: NDArray[np.float64]) -> NDArray[np.bool_] | None:
         """Rows (as :attr:`rows`) of joints held by static friction
         (:meth:`JointFriction.resting`); None without joint friction."""
         if self.joint_friction is None:
             return None
-        out = np.zeros(self.nv, dtype=bool)
-        actuated = slice(self.nv - self.n_actuated, self.nv)
-        out[actuated] = self.joint_friction.resting(np.asarray(v, float)[actuated])
+        return self._on_rows(self.joint_friction.resting(self._actuated(v)))
+
+    def _actuated(self, v: ArrayLike) -> NDArray[np.float64]:
+        """The actuated joints' entries (n_actuated,) of a velocity-sized vector."""
+        return np.asarray(v, float)[self.nv - self.n_actuated :]
+
+    def _on_rows(self, actuated: ArrayLike) -> NDArray:
+        """Values per actuated joint (or one for all) as values per row (as :attr:`rows`),
+        zero on the free-flyer rows."""
+        values = np.asarray(actuated)
+        out = np.zeros(self.nv, dtype=values.dtype)
+        out[self.nv - self.n_actuated :] = values
         return out[self.rows]
 
     def _joint_terms(self, v: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray:
@@ -236,9 +242,7 @@ class SplitMeasurement:
         """Per-row measurement noise std (rows as :attr:`rows`): free-flyer rows 0-2 are forces
         along the root frame axes, rows 3-5 moments; the others joint torques, ``joint_torque``
         one value for all or one per actuated joint (velocity order)."""
-        torque = np.zeros(self.nv)
-        torque[self.nv - self.n_actuated :] = joint_torque
-        std = torque[self.rows]
+        std = self._on_rows(np.asarray(joint_torque, dtype=float))
         base = np.array([base_force] * 3 + [base_torque] * 3, dtype=float)
         std[self.is_base_row] = base[self.rows[self.is_base_row]]
         return std
