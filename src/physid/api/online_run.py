@@ -197,7 +197,7 @@ def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Ta
     from physid.files.config import IDENTIFY_GAINS
     from physid.files.params_file import read_params
     from physid.online.columns import actuated_joints
-    from physid.recordings.trajectory import with_torques_from_currents
+    from physid.recordings.trajectory import check_gains_have_currents, with_torques_from_currents
 
     gains = settings.drive_gains
     if gains == IDENTIFY_GAINS:
@@ -209,11 +209,7 @@ def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Ta
                              source=nominal.source)  # fmt: skip
     if not gains:
         return table, {}
-    unused = [joint for joint in gains if f"i_{joint}" not in table.columns]
-    if unused:
-        raise InputError(f"config drive_gains: no current column for {', '.join(unused)} "
-                         f"(expected i_{unused[0]}, ...); a gain applies to a current column "
-                         "only: remove it, or give the currents", source=table.source)  # fmt: skip
+    check_gains_have_currents(table, gains)
     converted = {j: g for j, g in gains.items() if f"tau_{j}" not in table.columns}
     table = with_torques_from_currents(table, actuated_joints(model), converted)
     columns = {name: values for name, values in table.columns.items()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -938,6 +939,12 @@ def _check_configured_columns(
             "(q_/tau_ columns) remove the transmission section",
             source=table.source,
         )
+    check_gains_have_currents(table, gains)
+
+
+def check_gains_have_currents(table: Table, gains: Mapping[str, float]) -> None:
+    """A drive gain without its current column ``i_<joint>`` is an error: the config was
+    written for other data."""
     unused = [name for name in gains if f"i_{name}" not in table.columns]
     if unused:
         raise InputError(
