@@ -104,9 +104,9 @@ def oe_estimate(
     label = source.source if isinstance(source, Table) else str(data)
     table = source if isinstance(source, Table) else read_table(str(data))
     bodies = [bodies] if isinstance(bodies, str) else list(bodies)
-    load_robot_file(urdf, floating_base=floating)  # its errors before the recording's
+    whole = load_robot_file(urdf, floating_base=floating)  # its errors before the recording's
     held, held_note = unlogged_holds(urdf, table.columns)  # a gripper beside an arm's log
-    model = hold_at(load_robot_file(urdf, floating_base=floating), held)
+    model = hold_at(whole, held)
     refuse_coupled_mjcf(model, urdf)
     file_masses = {b: float(model.inertias[model.getJointId(b)].mass) for b in bodies
                    if model.existJointName(b)}  # fmt: skip
