@@ -599,3 +599,29 @@ def test_the_api_with_a_given_filter_and_no_derivatives_raises_the_input_error(s
     train = load_trajectories([seed[0]], model, parse_config({}))
     with pytest.raises(InputError, match=r"train.csv: filter method 'given'.*dq_<joint>"):
         identify(model, train, config)
+
+
+@pytest.mark.parametrize(
+    ("current", "gain", "said"),
+    [(np.inf, 10.0, "is inf"), (1e200, 10.0, "beyond any plausible"),
+     (100.0, 1e307, "is not a finite torque")],  # fmt: skip
+)
+def test_a_bad_current_is_named_by_its_own_column(current, gain, said):
+    """A current log converted to torque (simfit, sweep: ``with_torques_from_currents``) names
+    the ``i_`` column the file has, not the ``tau_`` column made from it, with no NumPy
+    overflow warning (fuzz seed 181 found 'tau_shoulder row 209 is -inf' and a
+    RuntimeWarning for a huge current cell)."""
+    import warnings
+
+    from physid.recordings.tables import Table
+    from physid.recordings.trajectory import with_torques_from_currents
+
+    i = np.ones(50)
+    i[20] = current
+    table = Table({"t": 0.01 * np.arange(50), "q_j": np.zeros(50), "i_j": i}, "log.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as error:
+            with_torques_from_currents(table, ("j",), {"j": gain})
+    message = str(error.value)
+    assert message.startswith("log.csv: column 'i_j' row 21") and said in message, message

@@ -318,6 +318,25 @@ def _drive_gain(gains: dict[str, float], name: str, source: str) -> float:
     return float(gains[name])
 
 
+def _torque_from_current(table: Table, name: str, gains: dict[str, float]) -> np.ndarray:
+    """``gain x i_<name>`` [N m], the current checked first: a bad current is an error line
+    naming the ``i_`` column the file has, not the ``tau_`` column made from it."""
+    gain = _drive_gain(gains, name, table.source)
+    column = f"i_{name}"
+    _check_finite(table, [column])
+    _check_magnitude(table, [column])
+    with np.errstate(over="ignore", invalid="ignore"):
+        torque = gain * table.columns[column]
+    bad = np.flatnonzero(~np.isfinite(torque))
+    if bad.size:  # a finite current times a huge finite gain
+        raise InputError(
+            f"column '{column}' row {int(bad[0]) + table.first_row} times the drive gain "
+            f"{gain:.6g} N m/A is not a finite torque ({bad.size} such rows); check the gain",
+            source=table.source,
+        )
+    return torque
+
+
 def with_torques_from_currents(
     table: Table, joints: tuple[str, ...], gains: dict[str, float]
 ) -> Table:
@@ -325,7 +344,7 @@ def with_torques_from_currents(
     current only (``i_`` and no ``tau_`` column; a current without its gain is one error line);
     ``table`` itself when there is none."""
     added = {
-        f"tau_{name}": _drive_gain(gains, name, table.source) * table.columns[f"i_{name}"]
+        f"tau_{name}": _torque_from_current(table, name, gains)
         for name in joints
         if f"tau_{name}" not in table.columns and f"i_{name}" in table.columns
     }
@@ -337,7 +356,7 @@ def _effort(table: Table, name: str, torque_prefix: str, gains: dict[str, float]
     if torque_column in table.columns:
         return table.columns[torque_column]
     if f"i_{name}" in table.columns:
-        return _drive_gain(gains, name, table.source) * table.columns[f"i_{name}"]
+        return _torque_from_current(table, name, gains)
     return _require(table, torque_column, f"torque of '{name}', or current 'i_{name}'")
 
 
