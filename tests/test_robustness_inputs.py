@@ -625,3 +625,37 @@ def test_a_bad_current_is_named_by_its_own_column(current, gain, said):
             with_torques_from_currents(table, ("j",), {"j": gain})
     message = str(error.value)
     assert message.startswith("log.csv: column 'i_j' row 21") and said in message, message
+
+
+def test_a_failed_fit_of_a_still_robot_says_it_did_not_move(tmp_path):
+    """A recording of TALOS's left arm (example-robot-data) held at one pose, 0.1 mrad and
+    1 mN m of noise: the consistent fit put the wrist body at the cone's edge below the solver's
+    accuracy and the run ended "no physically consistent parameters: body 'arm_left_7_joint'
+    ... triangle inequality", with nothing to say that the robot never moved. Either outcome
+    now names the cause: the error line, or the suspect status of what was written."""
+    import pinocchio as pin
+
+    from physid.sim.oe_robots import robot_urdf
+
+    urdf = robot_urdf("talos_data/robots/talos_left_arm.urdf")
+    model = pin.buildModelFromUrdf(str(urdf))
+    rng = np.random.default_rng(1)
+    q0 = 0.5 * (model.lowerPositionLimit + model.upperPositionLimit)
+    q = q0 + rng.normal(0.0, 1e-4, (2000, model.nv))
+    tau = pin.computeGeneralizedGravity(model, model.createData(), q0) + rng.normal(
+        0.0, 1e-3, (2000, model.nv)
+    )
+    names = [model.names[j] for j in range(1, model.njoints)]
+    header = ["t", *(f"q_{j}" for j in names), *(f"tau_{j}" for j in names)]
+    table = np.column_stack([np.arange(2000) / 200.0, q, tau])
+    data = tmp_path / "still.csv"
+    np.savetxt(data, table, delimiter=",", header=",".join(header), comments="")
+    code, _, err = invoke("identify", "--urdf", urdf, "--data", data, "--out", tmp_path / "o",
+                          "--quiet")  # fmt: skip
+    if code == 2:
+        assert "the robot did not move" in err and "no physically consistent" in err, err
+        assert not (tmp_path / "o" / "params.json").exists()
+    else:
+        assert code == 3, err
+        document = json.loads((tmp_path / "o" / "params.json").read_text())
+        assert any("the robot did not move" in r for r in document["suspect_reasons"])

@@ -553,6 +553,11 @@ def _identify(
     rho = estimation.prior_std_relative
     if fit.theta is None or not fit.consistent:
         status = f"no physically consistent parameters: {fit.message}"
+        if suspect:  # the cause first: a fit of data that look wrong may fail numerically
+            # (a still pose with 1 mN m of noise put a body at the cone's edge, below the
+            # solver's accuracy), and the error line is all the user gets
+            status = (f"the data look wrong: {'; '.join(suspect)}; and no physically "
+                      f"consistent parameters fit them: {fit.message}")  # fmt: skip
         theta = theta_base = None
         train_metrics, residual = filtered_fit(model, store, ls.theta, columns)
     else:
