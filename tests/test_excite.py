@@ -258,3 +258,45 @@ def test_a_design_that_did_not_converge_is_written_with_exit_code_3(urdf, tmp_pa
     assert "status: not converged (Maximum_Iterations_Exceeded)" in run.output and out.exists()
     text = " ".join(CliRunner().invoke(main, ["excite", "--help"]).output.split())
     assert "3 written, but the status is not ok: not converged" in text
+
+
+def _two_link(tmp_path, shoulder_effort: str = "20", elbow_dynamics: str = ""):
+    text = TWO_LINK.replace('effort="20"', f'effort="{shoulder_effort}"').replace(
+        '<limit lower="-2.0" upper="2.0" effort="8" velocity="2.0"/>',
+        f'<limit lower="-2.0" upper="2.0" effort="8" velocity="2.0"/>{elbow_dynamics}',
+    )
+    path = tmp_path / "arm.urdf"
+    path.write_text(text)
+    return robot_from_urdf(path)
+
+
+def test_a_start_held_near_its_torque_limit_in_the_middle_is_moved_where_it_can_move(tmp_path):
+    """The shoulder holds the arm near horizontal in the middle of its range (-0.25 rad): 8.98
+    N m of gravity against an effort limit of 9.2 N m (9.02 after the margin), 99.6 % at rest,
+    as TALOS's left arm in example-robot-data (97 %). The start centred there moved 0.02 rad
+    (its amplitudes scaled to almost 0; on TALOS IPOPT never left it); it is now centred
+    where the limits leave room."""
+    from physid.excite import scale_into_limits
+
+    model = _two_link(tmp_path, shoulder_effort="9.2")
+    limits = joint_limits(model, {}, highest_frequency_hz=0.6).shrunk(0.02)
+    basis = FourierBasis(0.2, 3, model.n_joints)
+    t = basis.grid(200)
+    torques = NominalTorques(model)
+    start = scale_into_limits(basis, basis.random(np.random.default_rng(0)), limits, torques, t)
+    q, dq, ddq = basis.evaluate(start, t)
+    assert abs(torques.torques(q, dq, ddq)[:, 0]).max() > 0.5 * 9.2 * 0.98  # it is the limit
+    assert np.all(np.abs(torques.torques(q, dq, ddq)) <= limits.effort * (1 + 1e-6))
+    assert np.all(q >= limits.lower - 1e-9) and np.all(q <= limits.upper + 1e-9)
+    assert np.ptp(q[:, 0]) > 0.5 and np.ptp(q[:, 1]) > 0.5, np.ptp(q, axis=0)
+
+
+def test_a_joint_whose_friction_reaches_its_effort_limit_is_named(tmp_path):
+    """TALOS's left arm (example-robot-data) has 1 N m of friction on a gripper whose effort
+    limit is 1 N m: no motion of it fits, and with one amplitude scale for all joints no motion
+    of any did; excite ran 2 minutes and wrote a recording that does not move."""
+    model = _two_link(tmp_path, elbow_dynamics='<dynamics damping="0.1" friction="8.5"/>')
+    limits = joint_limits(model, {}, highest_frequency_hz=0.6)
+    options = ExcitationOptions(0.2, 3, "cond", seed=1, **FAST)
+    with pytest.raises(InputError, match=r"no excitation can move 'elbow' \(friction 8.5 N m"):
+        design_excitation(model, limits, options)

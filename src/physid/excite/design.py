@@ -168,17 +168,30 @@ class ExcitationResult:
 
 
 def _centred(
-    basis: FourierBasis, x: np.ndarray, scale: float, limits: JointLimits, t
+    basis: FourierBasis,
+    x: np.ndarray,
+    scale: float,
+    limits: JointLimits,
+    t,
+    centre: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``x`` with its amplitudes times ``scale`` and offsets putting each joint's range in the
-    middle of its limits."""
+    """``x`` with its amplitudes times ``scale`` and offsets putting each joint's range at
+    ``centre`` (default: the middle of its limits)."""
     X = np.asarray(x, float).reshape(basis.n_joints, basis.per_joint).copy()
     X[:, 0] = 0.0
     X[:, 1:] *= scale
     q, _, _ = basis.evaluate(X.reshape(-1), t)
-    middle = 0.5 * (limits.lower + limits.upper)
+    middle = 0.5 * (limits.lower + limits.upper) if centre is None else centre
     X[:, 0] = middle - 0.5 * (q.max(axis=0) + q.min(axis=0))
     return X.reshape(-1)
+
+
+# Where along each joint's range the start's motion may be centred when the middle of the
+# ranges leaves it little room (fractions of the range from its lower end)
+CENTRE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9)
+# The middle is kept when its scale is at least this share of what the kinematic limits allow
+CENTRE_ROOM = 0.5
+_BISECTIONS = 30
 
 
 def scale_into_limits(
@@ -192,19 +205,25 @@ def scale_into_limits(
     """The largest common scaling of ``x``'s amplitudes (offsets centred in the position range)
     that keeps positions, velocities, accelerations and nominal torques within ``limits`` on
     the times ``t``, and the bodies ``geometry.min_distance`` apart and inside the workspace:
-    kinematic limits in closed form, the torque and the geometry by bisection."""
+    kinematic limits in closed form, the torque and the geometry by bisection.
+
+    The motion is centred in the middle of the joint ranges unless the torque limits leave it
+    less than :data:`CENTRE_ROOM` of the kinematic scale there. Then each joint's centre is
+    moved in turn, once, to the fraction of its range (:data:`CENTRE_FRACTIONS`) that allows
+    the largest scale. TALOS's left arm (example-robot-data) held horizontal by the middle of
+    its shoulder range needs 97 % of that joint's effort limit at rest: the start did not move,
+    and IPOPT, from a start with a singular regressor, returned it after 150 iterations."""
+    _check_joints_can_move(torques, limits)
     X = np.asarray(x, float).reshape(basis.n_joints, basis.per_joint).copy()
     X[:, 0] = 0.0
     q, dq, ddq = basis.evaluate(X.reshape(-1), t)
-    ratios = [
-        0.5 * (limits.upper - limits.lower) / np.maximum(0.5 * np.ptp(q, axis=0), 1e-12),
-        limits.velocity / np.maximum(np.abs(dq).max(axis=0), 1e-12),
-        limits.acceleration / np.maximum(np.abs(ddq).max(axis=0), 1e-12),
-    ]
-    high = float(min(r.min() for r in ratios))
+    unit = X.reshape(-1)
+    span = 0.5 * np.maximum(np.ptp(q, axis=0), 1e-12)
+    speed = limits.velocity / np.maximum(np.abs(dq).max(axis=0), 1e-12)
+    acceleration = limits.acceleration / np.maximum(np.abs(ddq).max(axis=0), 1e-12)
 
-    def fits(scale: float) -> bool:
-        states = basis.evaluate(_centred(basis, X.reshape(-1), scale, limits, t), t)
+    def fits(scale: float, centre: np.ndarray) -> bool:
+        states = basis.evaluate(_centred(basis, unit, scale, limits, t, centre), t)
         if not check_limits(limits, *states, torques.torques(*states)).ok:
             return False
         if geometry is None:
@@ -212,20 +231,62 @@ def scale_into_limits(
         distance, outside = geometry.check(states[0])
         return distance >= geometry.min_distance and outside <= 0.0
 
-    if fits(high):
-        return _centred(basis, X.reshape(-1), high, limits, t)
-    if not fits(0.0):
+    def largest(centre: np.ndarray) -> float:
+        """The largest scale about ``centre`` (-1 when even rest there breaks a limit)."""
+        room = np.minimum(centre - limits.lower, limits.upper - centre) / span
+        high = float(min(room.min(), speed.min(), acceleration.min()))
+        if high > 0.0 and fits(high, centre):
+            return high
+        if not fits(0.0, centre):
+            return -1.0
+        low = 0.0
+        for _ in range(_BISECTIONS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if fits(middle, centre) else (low, middle)
+        return low
+
+    centre = 0.5 * (limits.lower + limits.upper)
+    best = largest(centre)
+    kinematic = float(min((0.5 * (limits.upper - limits.lower) / span).min(), speed.min(),
+                          acceleration.min()))  # fmt: skip
+    if best < CENTRE_ROOM * kinematic:
+        for j in range(basis.n_joints):
+            for fraction in CENTRE_FRACTIONS:
+                moved = centre.copy()
+                moved[j] = limits.lower[j] + fraction * (limits.upper[j] - limits.lower[j])
+                scale = largest(moved)
+                if scale > best:
+                    centre, best = moved, scale
+    if best < 0.0:
         raise InputError(
             "no excitation fits the limits: at rest in the middle of the joint ranges the "
             "torque limits are below gravity's, a workspace frame is outside its box, or "
             "bodies are closer than excitation.min_distance; move the ranges "
             "(excitation.limits) or the box"
         )
-    low = 0.0
-    for _ in range(30):
-        middle = 0.5 * (low + high)
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return _centred(basis, X.reshape(-1), low, limits, t)
+    return _centred(basis, unit, best, limits, t, centre)
+
+
+def _check_joints_can_move(torques: NominalTorques, limits: JointLimits) -> None:
+    """An error line naming every joint whose nominal Coulomb friction and offset alone reach
+    its effort limit: a periodic motion turns both ways, so no motion of it fits, and with one
+    common amplitude scale no motion of any joint does. TALOS's left arm (example-robot-data:
+    friction 1 N m on every joint, gripper effort 1 N m) returned a start that did not move
+    after 2 minutes of IPOPT."""
+    least = np.abs(torques.coulomb) + np.abs(torques.offset)
+    stuck = np.flatnonzero(least >= limits.effort)
+    if stuck.size:
+        names = torques.model.joint_names
+        listed = ", ".join(
+            f"'{names[k]}' (friction {least[k]:.4g} N m, effort limit {limits.effort[k]:.4g} N m "
+            "after the margin)"
+            for k in stuck
+        )
+        raise InputError(
+            f"no excitation can move {listed}: the nominal Coulomb friction and offset alone "
+            "reach the effort limit; hold the joint (config locked: {joint: position}) or give "
+            "its limit (excitation.limits: {joint: {effort: ...}})"
+        )
 
 
 def prior_std_of_base(model: RobotModel, base: BaseParameters, relative: float) -> np.ndarray:
