@@ -192,6 +192,8 @@ CENTRE_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9)
 # The middle is kept when its scale is at least this share of what the kinematic limits allow
 CENTRE_ROOM = 0.5
 _BISECTIONS = 30
+# Below this share of the kinematic scale a start does not move: its regressor is singular
+STILL_SCALE = 1e-3
 
 
 def scale_into_limits(
@@ -257,10 +259,11 @@ def scale_into_limits(
                 scale = largest(moved)
                 if scale > best:
                     centre, best = moved, scale
-    if best < 0.0:
+    if best < STILL_SCALE * kinematic:  # a start that does not move: IPOPT never leaves it
         raise InputError(
-            "no excitation fits the limits: at rest in the middle of the joint ranges the "
-            "torque limits are below gravity's, a workspace frame is outside its box, or "
+            "no excitation fits the limits: at rest (or within "
+            f"{100 * STILL_SCALE:g} % of the motion the joint limits allow) at every centre tried "
+            "the torque limits are below gravity's, a workspace frame is outside its box, or "
             "bodies are closer than excitation.min_distance; move the ranges "
             "(excitation.limits) or the box"
         )
