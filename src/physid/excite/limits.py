@@ -81,19 +81,27 @@ def joint_limits(
     values["acceleration"][missing_acc] = (
         values["velocity"][missing_acc] * 2.0 * np.pi * highest_frequency_hz
     )
+    missing: dict[str, list[str]] = {}  # joint: its missing limits, each with its value
+    unbounded = False
     for k, joint in enumerate(model.joint_names):
         for key in LIMIT_KEYS:
             value = values[key][k]
-            bad = not np.isfinite(value) or (key not in ("lower", "upper") and value <= 0)
-            if bad:
-                unbounded = key in ("lower", "upper") and np.isinf(value)
-                unbounded = (" (an unbounded joint: URDF continuous, or an MJCF hinge without "
-                             "a range)") if unbounded else ""  # fmt: skip
-                raise InputError(
-                    f"joint '{joint}' has no usable {key} limit ({value:g}) in the robot "
-                    "file (a URDF <limit>, an MJCF range or actuator)"
-                    f"{unbounded}: set excitation.limits.{joint}.{key} in the config"
-                )
+            if not np.isfinite(value) or (key not in ("lower", "upper") and value <= 0):
+                missing.setdefault(joint, []).append(f"{key} ({value:g})")
+                unbounded |= key in ("lower", "upper") and bool(np.isinf(value))
+    if missing:  # every joint at once: a mobile manipulator has four wheels
+        listed = ", ".join(f"'{joint}' {' '.join(keys)}" for joint, keys in missing.items())
+        keys = ", ".join(f"excitation.limits.{joint}.{'/'.join(e.split()[0] for e in entries)}"
+                         for joint, entries in missing.items())  # fmt: skip
+        why = (" (unbounded: a URDF continuous joint, or an MJCF hinge without a range)"
+               if unbounded else "")  # fmt: skip
+        held = ", ".join(f"{joint}: 0.0" for joint in missing)
+        raise InputError(
+            f"no usable limit in the robot file (a URDF <limit>, an MJCF range or actuator) for "
+            f"{listed}{why}: set {keys} in the config, or hold the joints the excitation "
+            f"should not move (locked: {{{held}}})"
+        )
+    for k, joint in enumerate(model.joint_names):
         if values["upper"][k] <= values["lower"][k]:
             raise InputError(
                 f"joint '{joint}': position limits lower {values['lower'][k]:g} >= upper "
