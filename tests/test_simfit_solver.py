@@ -237,3 +237,23 @@ def test_a_value_the_data_moved_far_from_its_start_is_not_the_prior_s():
     assert parameter_source(0.004, 0.0025, 0.009, 0.01) == "prior"
     assert parameter_source(0.004, 0.0025, 0.001, 0.01) == "data"
     assert parameter_source(0.004, 0.0025, float("nan"), 0.01) == "prior"
+
+
+def test_a_parameter_the_rollouts_do_not_depend_on_keeps_its_prior_variance():
+    """A frictionloss beyond every force its joint needs leaves the rollouts unchanged: its
+    Jacobian column is zero and only its prior row informs it, at 1e-14 of the window states'
+    precision (residuals in units of a 2e-5 rad noise). The relative cut-off of the
+    pseudo-inverse dropped that direction, and the parameter read a std of 6e-10 N m (an
+    xArm7 simulated by MuJoCo: 17 N m for a truth of 1.13); it is its prior's variance, the
+    other parameters' variances unchanged to rounding."""
+    rng = np.random.default_rng(5)
+    blocks = _random_blocks(rng)
+    G = 1e7 * blocks.G  # well-determined parameters and states, in noise units
+    G[:, :, 2] = 0.0  # the rollouts do not depend on parameter 2
+    p = np.array([1.0, 1.0, 1.0 / 6.8])  # its prior std: 6.8
+    scaled = Blocks(blocks.r, blocks.rp, G, 1e7 * blocks.S, p)
+    covariance = Normal.of(scaled).covariance_x()
+    assert covariance[2, 2] == pytest.approx(6.8**2, rel=1e-9)
+    J, _ = _dense(scaled)
+    dense = np.linalg.inv(J.T @ J)[:NX, :NX]
+    assert np.allclose(np.diag(covariance)[:2], np.diag(dense)[:2], rtol=1e-6)

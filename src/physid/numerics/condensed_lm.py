@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physid.numerics.linalg import scaled_pinv
+
 
 @dataclass
 class Blocks:
@@ -105,7 +107,7 @@ class Normal:
     def covariance_x(self) -> np.ndarray:
         """``(J^T J)^+`` restricted to ``x``: the pseudo-inverse of the undamped Schur
         complement (the windows' states marginalised)."""
-        return np.linalg.pinv(self._schur()[0], rcond=1e-12)
+        return scaled_pinv(self._schur()[0], rcond=1e-12)
 
     def _schur(self) -> tuple[np.ndarray, np.ndarray]:
         """The undamped Schur complement and ``H_ww^+ H_wx`` (W, n_s, n_x)."""
@@ -121,7 +123,7 @@ class Normal:
         to first order. In the residuals' own units (no ``s^2``)."""
         schur, K = self._schur()
         scores = self.gxw - np.einsum("wji,wj->wi", K, self.gw)
-        inverse = np.linalg.pinv(schur, rcond=1e-12)
+        inverse = scaled_pinv(schur, rcond=1e-12)
         return inverse @ (scores.T @ scores) @ inverse
 
 

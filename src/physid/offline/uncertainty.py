@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
+from physid.numerics.linalg import scaled_pinv
 from physid.offline.gaussian_prior import gaussian_prior
 from physid.offline.joint_prior import JointPrior
 from physid.offline.reduced import ReducedSystem
@@ -121,20 +122,6 @@ def prior_covariance(
     precision = quadratic.precision[np.ix_(free, free)]
     covariance[np.ix_(free, free)] = scaled_pinv(precision)
     return covariance
-
-
-def scaled_pinv(matrix: np.ndarray, rcond: float = 1e-14) -> np.ndarray:
-    """Pseudo-inverse of a symmetric positive semidefinite ``matrix`` (a precision or a
-    Hessian) taken at unit diagonal (Jacobi scaling) and scaled back: the parameters' units
-    span many decades (a viscous coefficient's prior precision of 1e-3 beside a small link's
-    inertia at 1e12), and a relative cut-off on the unscaled eigenvalues dropped whole
-    well-defined directions: zero variance, which read "the prior decides" for the viscous
-    friction and armature a Drake-simulated Panda determines to 1-8 %. A direction with no
-    information (a zero diagonal) stays at zero."""
-    scale = np.sqrt(np.clip(np.diag(matrix), 0.0, None))
-    scale[scale == 0.0] = 1.0
-    outer = np.outer(scale, scale)
-    return np.linalg.pinv(matrix / outer, rcond=rcond, hermitian=True) / outer
 
 
 def decided_by_data(
