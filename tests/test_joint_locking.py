@@ -272,6 +272,45 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
         run_identify(urdf, [renamed])
 
 
+def test_joints_the_config_locked_are_held_where_it_held_them_without_the_config(tmp_path):
+    """Panda identified with its fingers locked open (0.04 m) by the config: validate and export
+    read the locks from params.json (provenance.locked_by_config), so they hold the fingers
+    where the identification did without being given the config again. Before, validate
+    without the config stopped at the URDF's mimic fingers (an error line that asks for the
+    locks the file was identified with), and export took the finger bodies out of the hand at
+    0 (the exported robot, fingers at 0.04 m: inverse dynamics 1e-4 off the identified)."""
+    from physid.export import write_export
+    from physid.files.params_file import apply_inertias, read_params
+    from physid.workflows import run_validate
+
+    urdf = robot_urdf(PANDA)
+    locks = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(yaml.safe_dump({"locked": locks}), encoding="utf-8")
+    model = robot_for(urdf, parse_config({"locked": locks}))
+    _, files, _ = _train_and_validate(model, 8, np.full(7, 0.5), tmp_path, seconds=(5.0, 2.0))
+    result = run_identify(urdf, files[:1], config_path=config_path, out_dir=tmp_path / "o")
+    params = tmp_path / "o" / "params.json"
+    assert read_params(params).document["provenance"]["locked_by_config"] == locks
+    configured = run_validate(urdf, params, files[1:], config_path=config_path)
+    alone = run_validate(urdf, params, files[1:])
+    assert alone.overall["relative_error"] == pytest.approx(
+        configured.overall["relative_error"], rel=1e-12
+    )
+    write_export(params, urdf, tmp_path / "panda.urdf")
+    exported = pin.buildModelFromUrdf(str(tmp_path / "panda.urdf"))
+    identified = apply_inertias(model.pin_model, read_params(params))
+    identified.gravity, identified.armature[:] = exported.gravity, 0.0
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, v, a = rng.uniform(-1.0, 1.0, (3, 7))
+        full = [np.r_[q, 0.04, 0.04], np.r_[v, 0.0, 0.0], np.r_[a, 0.0, 0.0]]
+        np.testing.assert_allclose(pin.rnea(exported, exported.createData(), *full)[:7],
+                                   pin.rnea(identified, identified.createData(), q, v, a),
+                                   rtol=1e-9, atol=1e-9)  # fmt: skip
+    assert result.status == "ok"
+
+
 def _without_columns(path, names):
     """Rewrite a CSV without the named columns (what a log without those channels looks like)."""
     header, *rows = path.read_text().splitlines()

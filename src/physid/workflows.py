@@ -378,6 +378,10 @@ def _identify_and_write(
         # joints no recording logged, held still as config 'locked' would (lock_unlogged): the
         # commands that read this file hold them the same way
         "locked_unlogged": locked,
+        # the config's locked joints: the commands that read this file hold them the same way
+        # without the config (validate stopped at a Panda's mimic fingers the config had locked;
+        # export took locked bodies out of their parent at 0, not where they were held)
+        "locked_by_config": {j: v for j, v in config.locked.items() if j not in locked},
         # joints whose torque column was no torque (unlogged_torque_warning): left out of the
         # fit, and out of the errors of the commands that read this file
         "torques_not_logged": not_logged,
@@ -506,8 +510,8 @@ def identified_robot(
     config = load_config(config_path)
     params = read_params(params_path)
     config = _with_identified_gains(config, params)
-    # the joints its identification held still because no recording logged them
-    held = params.locked_unlogged()
+    # the joints its identification held still: locked by its config, or logged by no recording
+    held = params.held_joints()
     if held and config.joints is None:
         extra = {j: v for j, v in held.items() if j not in config.locked}
         config = dataclasses.replace(config, locked={**config.locked, **extra})

@@ -6,8 +6,9 @@ identified ancestor: the identified parent carries the locked bodies, at the pos
 were held at. An exported robot file keeps those joints and their own bodies, so writing the
 identified parent as it is counts them twice (MuJoCo Panda-style arm, fingers held still:
 exported moving mass 17.398 kg against 17.368 identified, inverse dynamics 1.5e-2 off). Here each
-locked body, placed at its lock position (``provenance.locked_unlogged``; 0 for a lock the file
-does not record), is subtracted from its identified parent in the parent's joint frame. What
+locked body, placed at its lock position (``provenance.locked_by_config`` and
+``locked_unlogged``; 0 for a lock the file does not record: one written before they were), is
+subtracted from its identified parent in the parent's joint frame. What
 remains is projected onto the nearest physical body where the subtraction leaves it slightly
 outside (the identified parent's second moments are an estimate); a parent lighter than what it
 carries is written as identified, with a note.
@@ -32,7 +33,7 @@ def without_locked_bodies(robot_file: str | Path, params: ParamsFile) -> tuple[P
     docstring), and notes."""
     pm = load_robot_file(robot_file)
     q = pin.neutral(pm)
-    for joint, value in params.locked_unlogged().items():
+    for joint, value in params.held_joints().items():
         if pm.existJointName(joint) and value != RECORDED:
             q[pm.joints[pm.getJointId(joint)].idx_q] = float(value)
     data = pm.createData()

@@ -109,12 +109,21 @@ class ParamsFile:
         """The joints its identification held still because no recording logged them
         (``provenance.locked_unlogged``): joint -> position [rad or m], or ``recorded`` for a
         mimic joint held at its recorded positions; {} when none."""
-        held = (self.document.get("provenance") or {}).get("locked_unlogged") or {}
+        return self._locks("locked_unlogged")
+
+    def held_joints(self) -> dict[str, float | str]:
+        """Every joint its identification held still: the config's ``locked:``
+        (``provenance.locked_by_config``) and those no recording logged, as
+        :meth:`locked_unlogged`; {} when none (a file written before either was recorded)."""
+        return {**self._locks("locked_by_config"), **self.locked_unlogged()}
+
+    def _locks(self, key: str) -> dict[str, float | str]:
+        held = (self.document.get("provenance") or {}).get(key) or {}
         if not isinstance(held, dict):
-            raise InputError("provenance.locked_unlogged: expected a mapping of joints to "
-                             f"positions, got {held!r}", source=self.source)  # fmt: skip
+            raise InputError(f"provenance.{key}: expected a mapping of joints to positions, "
+                             f"got {held!r}", source=self.source)  # fmt: skip
         return {str(joint): value if value == RECORDED
-                else _number(value, f"provenance.locked_unlogged.{joint}", self.source)
+                else _number(value, f"provenance.{key}.{joint}", self.source)
                 for joint, value in held.items()}  # fmt: skip
 
     def residual_rms(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
