@@ -612,6 +612,44 @@ def test_a_tuned_model_that_simulates_the_held_out_runs_worse_open_loop_is_said(
     assert open_loop_note({}, errors(0.4e-3, 2.2e-3, 9e-3, 140e-3)) is None
 
 
+def test_a_frictionloss_start_the_rollouts_do_not_depend_on_is_moved_off_the_plateau(runs):
+    """MuJoCo's frictionloss beyond every force a joint needs is never reached: the rollouts do
+    not depend on it and the fit has no gradient (xArm7 of example-robot-data, started at twice
+    its frictionloss: the wrist's walked to 17 N m for a truth of 1.13; with its start halved
+    off the plateau the fit reached the truth on every joint). The test arm's wrist joints at
+    20 N m (their largest logged force 17.5 N m and 9.9 N) are halved until the rollouts depend
+    on them, and said so; the shoulders' 0.2 N m, which they depend on, are left."""
+    import numpy as np
+
+    from physid.recordings.trajectory import read_table
+    from physid.simfit.fit import as_run, joint_indices, model_actuators, model_joints
+    from physid.simfit.plateau import _depends, off_the_plateau
+    from physid.simfit.problem import Parameters
+    from physid.simfit.shooting import Shooting
+
+    model = mujoco.MjModel.from_xml_string(ARM.replace('frictionloss="0.05"', 'frictionloss="20"'))
+    joints = model_joints(model)
+    run = as_run(read_table(runs / "train.csv"), joints, model_actuators(model))
+    dofs, qpos = joint_indices(model, joints, "")
+    parameters = Parameters(joints, ("frictionloss",), True)
+
+    def shooting():
+        return Shooting(model, [run], parameters, 0.5, run.position_noise(), dofs, qpos)
+
+    at_file = shooting()
+    offsets = np.zeros((len(at_file.windows), at_file.n_state))
+    start = at_file.blocks(at_file.x0, offsets)
+    depends = [_depends(at_file, at_file.x0, k, offsets, start) for k in range(4)]
+    assert depends == [True, True, False, False]  # the premise: the wrists on the plateau
+    notes = off_the_plateau(at_file, parameters, model, dofs)
+    assert [n.split(" ")[0] for n in notes] == ["elbow.frictionloss", "extend.frictionloss"]
+    moved = shooting()
+    np.testing.assert_array_equal(moved.x0[:2], [0.2, 0.2])
+    assert 17.5 / 2 < moved.x0[2] < 17.5 and 0.0 < moved.x0[3] < 9.92
+    again = moved.blocks(moved.x0, offsets)
+    assert all(_depends(moved, moved.x0, k, offsets, again) for k in range(4))
+
+
 def test_a_joint_the_tuned_model_follows_worse_on_held_out_runs_is_named():
     """xArm7 (example-robot-data) simulated by MuJoCo with known values and tuned from twice
     its damping and frictionloss: the whole improved 11x (shooting 19.9 -> 1.74 mrad) while its

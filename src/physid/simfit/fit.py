@@ -30,6 +30,7 @@ from physid.errors import InputError
 from physid.numerics.condensed_lm import Solution, parameter_std
 from physid.simfit.contacts import recorded_contacts_note
 from physid.simfit.initial import apply_start, initial_values
+from physid.simfit.plateau import off_the_plateau
 from physid.simfit.problem import (
     ACTUATOR_FIELDS,
     JOINT_FIELDS,
@@ -354,6 +355,11 @@ def fit_simulator(
     if written:
         note(f"{written} actuator numbers started from inverse dynamics")
     every_window = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
+    plateau = off_the_plateau(every_window, parameters, model, dofs)
+    if plateau:  # the starts, and the prior about them, as the model now has them
+        every_window = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
+        for line in plateau:
+            note(f"note: {line}")
     lower = np.zeros(every_window.n_global)
     upper = np.full(every_window.n_global, np.inf)
     if delay:
@@ -455,6 +461,7 @@ def fit_simulator(
         model,
         delay_s,
         tuple(n for n in (*(run.time_base_note for run in [*runs, *held]), still_note, contacts,
+                          *plateau,
                           actuators_note(model, shooting.driven),
                           gravity_compensation_note(model, shooting.driven),
                           open_loop_note(before, after)) if n),
