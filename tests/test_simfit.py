@@ -674,6 +674,13 @@ def test_a_joint_the_tuned_model_follows_worse_on_held_out_runs_is_named():
     status, _ = _status(solution, before, errors(joint1=0.045e-3, joint6=0.092e-3,
                                                  joint7=0.75e-3))  # fmt: skip
     assert status == "ok"
+    # a joint at its noise (0.02 mrad) that moves by less than the noise is not named
+    still = errors(joint1=19.4e-3, joint6=0.02e-3)
+    noise = {"joint1": 0.02e-3, "joint6": 0.02e-3}
+    assert _status(solution, still, errors(joint1=0.03e-3, joint6=0.03e-3), noise)[0] == "ok"
+    assert _status(solution, still, errors(joint1=0.03e-3, joint6=0.05e-3), noise)[0] == (
+        "worse_for_some_joints"
+    )
 
 
 def _tick_logged(table, seed: int):
