@@ -298,5 +298,5 @@ def test_a_joint_whose_friction_reaches_its_effort_limit_is_named(tmp_path):
     model = _two_link(tmp_path, elbow_dynamics='<dynamics damping="0.1" friction="8.5"/>')
     limits = joint_limits(model, {}, highest_frequency_hz=0.6)
     options = ExcitationOptions(0.2, 3, "cond", seed=1, **FAST)
-    with pytest.raises(InputError, match=r"no excitation can move 'elbow' \(friction 8.5 N m"):
+    with pytest.raises(InputError, match=r"no excitation can move 'elbow' \(friction 8.5, "):
         design_excitation(model, limits, options)

@@ -281,8 +281,8 @@ def _check_joints_can_move(torques: NominalTorques, limits: JointLimits) -> None
     if stuck.size:
         names = torques.model.joint_names
         listed = ", ".join(
-            f"'{names[k]}' (friction {least[k]:.4g} N m, effort limit {limits.effort[k]:.4g} N m "
-            "after the margin)"
+            f"'{names[k]}' (friction {least[k]:.4g}, effort limit {limits.effort[k]:.4g} after "
+            "the margin; N m, or N for a prismatic joint)"
             for k in stuck
         )
         raise InputError(
