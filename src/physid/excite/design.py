@@ -233,10 +233,15 @@ def scale_into_limits(
         distance, outside = geometry.check(states[0])
         return distance >= geometry.min_distance and outside <= 0.0
 
+    def kinematic(centre: np.ndarray) -> float:
+        """The largest scale about ``centre`` the position, velocity and acceleration limits
+        allow (closed form)."""
+        room = np.minimum(centre - limits.lower, limits.upper - centre) / span
+        return float(min(room.min(), speed.min(), acceleration.min()))
+
     def largest(centre: np.ndarray) -> float:
         """The largest scale about ``centre`` (-1 when even rest there breaks a limit)."""
-        room = np.minimum(centre - limits.lower, limits.upper - centre) / span
-        high = float(min(room.min(), speed.min(), acceleration.min()))
+        high = kinematic(centre)
         if high > 0.0 and fits(high, centre):
             return high
         if not fits(0.0, centre):
@@ -249,9 +254,8 @@ def scale_into_limits(
 
     centre = 0.5 * (limits.lower + limits.upper)
     best = largest(centre)
-    kinematic = float(min((0.5 * (limits.upper - limits.lower) / span).min(), speed.min(),
-                          acceleration.min()))  # fmt: skip
-    if best < CENTRE_ROOM * kinematic:
+    most = kinematic(centre)  # the middle leaves the joints their whole ranges
+    if best < CENTRE_ROOM * most:
         for j in range(basis.n_joints):
             for fraction in CENTRE_FRACTIONS:
                 moved = centre.copy()
@@ -259,7 +263,7 @@ def scale_into_limits(
                 scale = largest(moved)
                 if scale > best:
                     centre, best = moved, scale
-    if best < STILL_SCALE * kinematic:  # a start that does not move: IPOPT never leaves it
+    if best < STILL_SCALE * most:  # a start that does not move: IPOPT never leaves it
         raise InputError(
             "no excitation fits the limits: at rest (or within "
             f"{100 * STILL_SCALE:g} % of the motion the joint limits allow) at every centre tried "

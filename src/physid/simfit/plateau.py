@@ -46,15 +46,16 @@ def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: AN
     per start moved (module docstring). ``shooting`` is left stale: build it again."""
     names = list(parameters.names)
     x = shooting.x0.copy()
+    tuned = [names.index(f"{joint}.frictionloss") for joint in parameters.joints
+             if f"{joint}.frictionloss" in names]  # fmt: skip
+    if not any(x[k] > 0.0 for k in tuned):  # no rollout spent on a fit without friction
+        return []
     offsets = np.zeros((len(shooting.windows), shooting.n_state))
     base = shooting.blocks(x, offsets)
     notes = []
-    for joint in parameters.joints:
-        name = f"{joint}.frictionloss"
-        if name not in names or x[names.index(name)] <= 0.0:
-            continue
-        k = names.index(name)
-        if _depends(shooting, x, k, offsets, base):
+    for k in tuned:
+        name = names[k]
+        if x[k] <= 0.0 or _depends(shooting, x, k, offsets, base):
             continue
         trial, at = x.copy(), base
         for _ in range(HALVINGS):
