@@ -372,3 +372,25 @@ def test_a_moving_torso_locked_at_its_recorded_position(tmp_path):
 def test_bad_recorded_locks_and_fit_joints_are_named(raw, message):
     with pytest.raises(InputError, match=message):
         robot_for(robot_urdf(TIAGO), parse_config(raw))
+
+
+def test_online_holds_a_nominal_identifications_config_locks_where_it_held_them(tmp_path):
+    """physid online reads the joints its recording does not log from the nominal params.json:
+    those its config locked (provenance.locked_by_config, Panda's fingers open at 0.04 m) are
+    held there too, as validate and export hold them; they were held at 0 (only the joints no
+    recording logged were read from the file)."""
+    from types import SimpleNamespace
+
+    from physid.api.online_run import _unlogged_locks
+    from physid.recordings.tables import Table
+
+    locks = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({"format": "physid.params/1", "bodies": {}, "joints": {},
+                                  "provenance": {"locked_by_config": locks,
+                                                 "locked_unlogged": {}}}))  # fmt: skip
+    columns = {"t": np.zeros(3), **{f"{p}_{j}": np.zeros(3) for j in PANDA_ARM
+                                    for p in ("q", "tau")}}  # fmt: skip
+    held, _ = _unlogged_locks(robot_urdf(PANDA), SimpleNamespace(nominal_params=params),
+                              Table(columns, "log.csv"))  # fmt: skip
+    assert held == locks

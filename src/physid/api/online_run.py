@@ -179,13 +179,13 @@ def _chosen_window(signals):  # noqa: ANN001, ANN202 - OnlineSignals -> WindowCh
 def _unlogged_locks(urdf, settings, table) -> tuple[dict[str, float], tuple[str, ...]]:  # noqa: ANN001
     """The robot file's joints the recording does not log, held still as identify holds them
     (:func:`physid.files.config.unlogged_holds`), at the positions the nominal params.json's
-    identification held them where it names them."""
+    identification held them where it names them (its config's locks too)."""
     from physid.files.config import unlogged_holds
     from physid.files.params_file import read_params
 
     held = None
     if settings.nominal_params is not None:
-        held = read_params(settings.nominal_params).locked_unlogged()
+        held = read_params(settings.nominal_params).held_joints()
     return unlogged_holds(urdf, table.columns, held)
 
 

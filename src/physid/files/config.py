@@ -569,7 +569,7 @@ def unlogged_holds(
     """For the commands that read one recording against a robot file (``online``, ``oe``): the
     file's joints the recording's ``columns`` do not log, held still as :func:`lock_unlogged`
     holds them for identify (a gripper's fingers beside an arm's log), at ``held``'s positions
-    where given (a nominal identification's, :meth:`ParamsFile.locked_unlogged`) else its own,
+    where given (a nominal identification's, :meth:`ParamsFile.held_joints`) else its own,
     and the warning; none when a logged mimic joint would need its recorded positions."""
     _, added = lock_unlogged(urdf, IdentifyConfig(), positions_named(columns))
     if not added or RECORDED in added.values():
