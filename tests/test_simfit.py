@@ -89,12 +89,36 @@ def test_simfit_recovers_the_damping_and_the_delay(runs, tmp_path):
     [
         (["--fit", "stiffness"], "--fit: unknown term"),
         (["--window", "0"], "--window"),
+        (["--hold", "wrist"], "--hold: 'wrist' is neither a tuned joint (shoulder_pan, "),
+        (["--fit", "damping", "--no-delay", "--hold", "shoulder_pan,shoulder_lift,elbow,extend"],
+         "nothing is left to tune"),
     ],
 )
 def test_simfit_refuses_bad_options_in_one_line(runs, tmp_path, change, message):
     run = _simfit(runs / "start.xml", runs / "train.csv", tmp_path / "o", *change)
     assert run.exit_code == 2 and message in run.output and "Traceback" not in run.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("hold", ["elbow", "elbow.damping"])
+def test_a_held_joint_keeps_the_files_values_and_the_others_are_tuned(runs, tmp_path, hold):
+    """``--hold`` (the advice of status worse_for_some_joints): the elbow simulates as the file
+    has it and is written back unchanged, the shoulders (started at twice their damping) reach
+    the truth as without it, and the output lists what was held."""
+    (tmp_path / "start.xml").write_text(ARM.replace('damping="0.8"', 'damping="1.6"'))
+    out = tmp_path / "tuned"
+    run = _simfit(tmp_path / "start.xml", runs / "train.csv", out, "--fit", "damping",
+                  "--hold", hold)  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = json.loads((out / "simfit.json").read_text())
+    assert "elbow.damping" not in result["parameters"]
+    assert result["held"] == {"elbow.damping": 0.15}
+    assert "held at the model's values (--hold): elbow.damping 0.15" in run.output
+    for joint in ("shoulder_pan", "shoulder_lift"):
+        assert result["parameters"][f"{joint}.damping"]["value"] == pytest.approx(0.8, rel=0.01)
+    tuned = mujoco.MjModel.from_xml_path(str(out / "model_tuned.xml"))
+    elbow = tuned.jnt_dofadr[mujoco.mj_name2id(tuned, mujoco.mjtObj.mjOBJ_JOINT, "elbow")]
+    assert tuned.dof_damping[elbow] == 0.15  # the file's, not a fitted 0.15009
 
 
 def test_simfit_needs_an_mjcf_and_the_torques(runs, tmp_path):

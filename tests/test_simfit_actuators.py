@@ -104,6 +104,34 @@ def test_simfit_tunes_position_servos_from_their_targets(servo_runs, tmp_path):
         assert tuned.actuator_biasprm[k, 2] == pytest.approx(-parameters[f"p{k + 1}.kv"]["value"])
 
 
+def test_a_held_joint_keeps_its_servo_and_a_held_term_enters_the_others_start(servo_runs,
+                                                                             tmp_path):
+    """``--hold shoulder_pan,elbow.damping`` with damping, kp and kv tuned: p1 (the servo of the
+    held shoulder_pan) keeps the file's gains, which are the truth here, and the other servos
+    reach theirs from twice kp and half kv. The elbow's held damping is a known term of the
+    inverse-dynamics start of p3's gains: without it p3.kv would start at kv + damping = 1.15
+    (1.003 with it, truth 1)."""
+    start = SERVO_ARM
+    for kp, kv in list(zip(KP, KV, strict=True))[1:]:
+        start = start.replace(f'kp="{kp}" kv="{kv}"', f'kp="{2 * kp}" kv="{kv / 2}"')
+    (tmp_path / "start.xml").write_text(start)
+    out = tmp_path / "tuned"
+    run = _simfit(tmp_path / "start.xml", servo_runs / "train.csv", out,
+                  "--fit", "damping,kp,kv", "--hold", "shoulder_pan,elbow.damping")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    result = json.loads((out / "simfit.json").read_text())
+    assert result["held"] == {"shoulder_pan.damping": 0.8, "elbow.damping": 0.15,
+                              "p1.kp": KP[0], "p1.kv": KV[0]}  # fmt: skip
+    parameters = result["parameters"]
+    assert not any(name.startswith(("p1.", "shoulder_pan.", "elbow.")) for name in parameters)
+    for k in (1, 2, 3):
+        assert parameters[f"p{k + 1}.kp"]["value"] == pytest.approx(KP[k], rel=0.02)
+    assert parameters["p3.kv"]["start"] == pytest.approx(KV[2], rel=0.01)
+    assert parameters["p3.kv"]["value"] == pytest.approx(KV[2], rel=0.01)
+    tuned = mujoco.MjModel.from_xml_path(str(out / "model_tuned.xml"))
+    assert tuned.actuator_gainprm[0, 0] == KP[0] and tuned.actuator_biasprm[0, 2] == -KV[0]
+
+
 def test_simfit_tunes_a_motor_gain_from_commands_in_other_units(tmp_path):
     """The PD torques of tests/simfit_data.py logged as commands in units of 1/2.5 N m (a
     torque constant the model does not know): the motors' gain comes out 2.5, written as gear."""

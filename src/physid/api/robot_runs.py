@@ -221,6 +221,7 @@ def simfit_tune(
     display: Callable[[], AbstractContextManager[Callable[[str], None]]] | None = None,
     drive_gains: Mapping[str, float] | None = None,
     coarse_windows: int = 0,
+    hold: str | Sequence[str] = (),
 ) -> SimfitRun:
     """Tune a MuJoCo model's joint damping, armature and frictionloss, and with recordings
     that log ``ctrl_<actuator>`` commands its position servos' ``kp``/``kv`` and motors'
@@ -232,8 +233,10 @@ def simfit_tune(
     opened around the solve instead. ``drive_gains`` (N m/A per joint, joint side) turn motor
     currents ``i_<joint>`` into the torques of recordings that log none. ``coarse_windows``: fit
     first on about that many windows when there are twice as many (0: one stage; see
-    docs/simfit.md). ``save(out)`` writes simfit.json, model_tuned.xml and, with ``validate``,
-    rollouts.png."""
+    docs/simfit.md). ``hold``: tuned joints (every term of each, and of the actuators driving
+    it) or single terms (``joint.field``, ``actuator.field``) kept at the file's values (names,
+    or one comma-separated string). ``save(out)`` writes simfit.json, model_tuned.xml and,
+    with ``validate``, rollouts.png."""
     from physid.errors import InputError
     from physid.recordings.logs import check_episodes, expand_log_lists
     from physid.recordings.trajectory import with_torques_from_currents
@@ -247,7 +250,7 @@ def simfit_tune(
         model_joints,
         unlogged_joints,
     )
-    from physid.simfit.problem import run_from_table, tuned_actuators
+    from physid.simfit.problem import held_parameters, run_from_table, tuned_actuators
 
     check_numbers(SIMFIT, {"window": window, "max_evaluations": max_evaluations,
                            "coarse_windows": coarse_windows})  # fmt: skip
@@ -256,6 +259,8 @@ def simfit_tune(
     held_given = list(_items(validate))
     text = fit if isinstance(fit, str) else ",".join(fit)
     chosen = tuple(f.strip() for f in text.split(",") if f.strip())
+    held_text = hold if isinstance(hold, str) else ",".join(hold)
+    held_names = tuple(h.strip() for h in held_text.split(",") if h.strip())
     known = SIMFIT_FIELDS + SIMFIT_ACTUATOR_FIELDS
     unknown = [f for f in chosen if f not in known]
     if unknown or not chosen:
@@ -281,7 +286,10 @@ def simfit_tune(
     held = [run_from_table(table, joints, actuators) for table in held]
     check_runs(compiled, [*train, *held], window, joints)
     check_drive(compiled, [*train, *held], chosen)
-    tuned_actuators(compiled, tuple(f for f in chosen if f in SIMFIT_ACTUATOR_FIELDS))
+    held_parameters(  # a bad --hold: one error line before the progress display
+        compiled, held_names, joints, tuple(f for f in chosen if f in SIMFIT_FIELDS),
+        tuned_actuators(compiled, tuple(f for f in chosen if f in SIMFIT_ACTUATOR_FIELDS)),
+    )  # fmt: skip
     if display is None:
         display = partial(nullcontext, progress or (lambda _message: None))
     with display() as note:
@@ -296,6 +304,7 @@ def simfit_tune(
             note=note,
             coarse_windows=coarse_windows,
             joints=joints,
+            hold=held_names,
         )
     if idle:
         result.notes += (f"left out of the fit's simulations with the joints they drive: "

@@ -56,6 +56,14 @@ def register(group: click.Group) -> None:
     "unit of ctrl, written back as its gear).",
 )
 @click.option(
+    "--hold",
+    default="",
+    help="Keep these at the model's values, comma-separated: a joint's name (every --fit "
+    "term of it and of the actuators that drive it: it simulates as the file has it), or one "
+    "term as simfit.json names it (joint.field, actuator.field). For the joints a status "
+    "worse_for_some_joints names, or one that barely moves in the runs.",
+)
+@click.option(
     "--no-delay",
     is_flag=True,
     help="Do not estimate a constant delay between the logged torques and the motion.",
@@ -111,8 +119,8 @@ def register(group: click.Group) -> None:
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress display.")
 def simfit_command(
-    urdf, data, validate, fields, no_delay, window_s, max_evaluations, coarse_windows, config_path,
-    out, topic, episodes, quiet,
+    urdf, data, validate, fields, hold, no_delay, window_s, max_evaluations, coarse_windows,
+    config_path, out, topic, episodes, quiet,
 ) -> None:  # fmt: skip
     """Tune a MuJoCo model so that it simulates like the logged robot.
 
@@ -132,6 +140,7 @@ def simfit_command(
         validate=validate,
         drive_gains=None if config_path is None else simfit_drive_gains(config_path),
         fit=fields,
+        hold=hold,
         delay=not no_delay,
         window=window_s,
         max_evaluations=max_evaluations,
@@ -155,6 +164,9 @@ def _print(result, out: Path) -> None:
             f"  {name}: {entry['value']:.6g} +- {entry['std']:.2g} {entry['unit']} "
             f"(start {entry['start']:.4g}, {entry['source']})"
         )
+    if result.held:
+        kept = ", ".join(f"{name} {value:.6g}" for name, value in result.held.items())
+        click.echo(f"  held at the model's values (--hold): {kept}")
     held = result.held_out
     if held.get("after"):
         for horizon, after in held["after"].items():

@@ -38,6 +38,7 @@ from physid.simfit.problem import (
     UNITS,
     Parameters,
     Run,
+    held_parameters,
     run_from_table,
     tuned_actuators,
     windows,
@@ -77,6 +78,8 @@ class SimfitResult:
     notes: tuple[str, ...] = ()  # what the user must know about the model as it was fitted
     # per run, training then held out: what the check of its stamps found (problem.Run)
     time_base: tuple[dict, ...] = ()
+    # the terms --hold kept at the given model's values: {name: value}
+    held: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -88,6 +91,7 @@ class SimfitResult:
             "position_noise": self.noise_rad,
             "solver": self.solver,
             "time_base": list(self.time_base),
+            "held": self.held,
         }
 
 
@@ -310,13 +314,16 @@ def fit_simulator(
     note=None,
     coarse_windows: int = 0,
     joints: tuple[str, ...] | None = None,
+    hold: tuple[str, ...] = (),
 ) -> SimfitResult:
     """Tune ``model`` (a ``mujoco.MjModel``, changed in place to the tuned values) to the
     ``train`` runs or tables (contract columns ``t``, ``q_<joint>``, ``tau_<joint>``); judge it on
     ``validate`` (module docstring). ``coarse_windows``: fit first on about that many windows
     (every k-th) when the runs hold twice as many (:mod:`.stages`; 0, the default: one stage).
     ``joints``: the joints the runs log (None: every joint of the model); the others must be
-    held by the model (:func:`unlogged_joints`: ``compile_mjcf(..., held_still=...)``)."""
+    held by the model (:func:`unlogged_joints`: ``compile_mjcf(..., held_still=...)``).
+    ``hold``: tuned joints or terms kept at the model's values
+    (:func:`~physid.simfit.problem.held_parameters`)."""
     note = note or (lambda _message: None)
     check_model_joints(model)
     joints = model_joints(model) if joints is None else joints
@@ -340,8 +347,15 @@ def fit_simulator(
     noise = np.median([run.position_noise() for run in runs], axis=0)
     joint_fields = tuple(f for f in fields if f in JOINT_FIELDS)
     actuator_fields = tuple(f for f in fields if f in ACTUATOR_FIELDS)
-    parameters = Parameters(joints, joint_fields, delay,
-                            tuned_actuators(model, actuator_fields))  # fmt: skip
+    every_actuator = tuned_actuators(model, actuator_fields)
+    held_terms, actuators_tuned = held_parameters(
+        model, tuple(hold), joints, joint_fields, every_actuator
+    )
+    parameters = Parameters(joints, joint_fields, delay, actuators_tuned, held_terms)
+    if not parameters.names:
+        raise InputError("--hold holds every term of --fit and --no-delay leaves no delay: "
+                         "nothing is left to tune")  # fmt: skip
+    held_values = _held_values(model, parameters, dofs, every_actuator)
     if held:
         note("held-out runs under the given model")  # window states fitted: can take a while
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
@@ -466,7 +480,18 @@ def fit_simulator(
                           gravity_compensation_note(model, shooting.driven),
                           open_loop_note(before, after)) if n),
         tuple(run.time_base for run in [*runs, *held] if run.time_base is not None),
+        held_values,
     )
+
+
+def _held_values(model, parameters: Parameters, dofs, actuators) -> dict[str, float]:  # noqa: ANN001
+    """{name: the model's value} of the terms ``parameters`` holds (``--hold``), joints' and
+    actuators' (``actuators``: every actuator --fit names, held or not)."""
+    every = Parameters(parameters.joints, parameters.fields, False, actuators)
+    tuned = set(parameters.names)
+    values = every.values(model, dofs)
+    return {name: float(v) for name, v in zip(every.names, values, strict=True)
+            if name not in tuned}  # fmt: skip
 
 
 def actuators_note(model, driven: bool) -> str | None:  # noqa: ANN001 - mujoco.MjModel
@@ -566,8 +591,9 @@ def _status(
                 f"the tuned model follows the held-out runs better as a whole ({key}: "
                 f"{before[key]['all']:.3g} -> {after[key]['all']:.3g} rad) but worse on "
                 f"{listed}: their terms are not what the runs show (a local minimum, or "
-                "terms the training runs cannot inform); keep the given values for them, or "
-                "tune again from other start values",
+                "terms the training runs cannot inform); tune again with --hold "
+                f"{','.join(worse)} (their terms keep the given values), or from other start "
+                "values",
             )
     return "ok", str(solution.message)
 
@@ -621,7 +647,8 @@ def misfit_note(result: SimfitResult) -> str | None:
         f"the tuned model follows the training runs to {ratio:.3g} x their position noise, not "
         "to the noise" + (f" (worst joints: {by_joint} x)" if by_joint else "") + ": effects "
         "the model lacks, or a local minimum (a joint that barely moves lets its terms trade "
-        "off: fit without it, or from other start values); the standard deviations are "
+        "off: hold its terms with --hold, or fit from other start values); the standard "
+        "deviations are "
         "window-clustered and include this misfit"
     )
 

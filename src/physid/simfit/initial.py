@@ -76,9 +76,13 @@ def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -
     for j, (joint, dof) in enumerate(zip(parameters.joints, dofs, strict=True)):
         q, dq, ddq = (np.concatenate([m[d][:, j] for m in motions]) for d in range(3))
         terms = {"damping": -dq, "armature": -ddq, "frictionloss": -np.sign(dq)}
-        names = [f"{joint}.{field}" for field in parameters.fields]
-        columns = [terms[field] for field in parameters.fields]
+        tuned_fields = [f for f in parameters.fields if f"{joint}.{f}" not in parameters.held]
+        names = [f"{joint}.{field}" for field in tuned_fields]
+        columns = [terms[field] for field in tuned_fields]
         known = -np.concatenate([f[:, dof] for f in forces])  # actuation - f0 - terms = 0
+        for field in parameters.fields:  # a held term at the model's value (bare has it at 0)
+            if field not in tuned_fields:
+                known = known + getattr(model, JOINT_FIELDS[field])[dof] * terms[field]
         for a in _actuators_of(model, int(dof)):
             gear = float(model.actuator_gear[a, 0])
             gain, (b0, b1, b2) = model.actuator_gainprm[a, 0], model.actuator_biasprm[a, :3]

@@ -233,22 +233,29 @@ FIELD_KINDS = {"kp": "position", "kv": "position", "gain": "motor"}
 class Parameters:
     """The tuned quantities: (joint, field) pairs of :data:`JOINT_FIELDS`, (actuator, field)
     pairs of :data:`ACTUATOR_FIELDS` (``actuators``: (name, id) of the actuators each field
-    tunes, by field) and the delay."""
+    tunes, by field) and the delay. ``held``: ``joint.field`` names kept at the model's values
+    (``physid simfit --hold``; the held actuators are left out of ``actuators``)."""
 
     joints: tuple[str, ...]
     fields: tuple[str, ...]
     delay: bool
     actuators: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    held: frozenset[str] = frozenset()
+
+    def tuned(self, field: str) -> np.ndarray:
+        """Mask over :attr:`joints` of those whose ``field`` is tuned (not held)."""
+        return np.array([f"{j}.{field}" not in self.held for j in self.joints], dtype=bool)
 
     @property
     def names(self) -> tuple[str, ...]:
-        names = [f"{j}.{f}" for f in self.fields for j in self.joints]
+        names = [f"{j}.{f}" for f in self.fields for j in self.joints
+                 if f"{j}.{f}" not in self.held]  # fmt: skip
         names += [f"{a}.{f}" for f, tuned in self.actuators for a, _ in tuned]
         return (*names, "delay") if self.delay else tuple(names)
 
     def values(self, model, dofs: np.ndarray, delay_s: float = 0.0) -> np.ndarray:
         """The model's current values (and the delay), in :attr:`names` order."""
-        values = [getattr(model, JOINT_FIELDS[f])[dofs] for f in self.fields]
+        values = [getattr(model, JOINT_FIELDS[f])[dofs[self.tuned(f)]] for f in self.fields]
         for field, tuned in self.actuators:
             ids = [i for _, i in tuned]
             if field == "kv":
@@ -259,11 +266,14 @@ class Parameters:
 
     def apply(self, model, dofs: np.ndarray, x: np.ndarray) -> float:
         """Write ``x`` into ``model`` (in place); returns the delay [s]."""
-        n = len(self.joints)
         armature_before = model.dof_armature[dofs].copy()
-        for k, field in enumerate(self.fields):
-            getattr(model, JOINT_FIELDS[field])[dofs] = np.maximum(x[k * n : (k + 1) * n], 0.0)
-        start = len(self.fields) * n
+        start = 0
+        for field in self.fields:
+            tuned = dofs[self.tuned(field)]
+            getattr(model, JOINT_FIELDS[field])[tuned] = np.maximum(
+                x[start : start + len(tuned)], 0.0
+            )
+            start += len(tuned)
         for field, tuned in self.actuators:
             ids = [i for _, i in tuned]
             set_actuator_values(model, field, ids, np.maximum(x[start : start + len(ids)], 0.0))
@@ -311,6 +321,45 @@ def tuned_actuators(model, fields: tuple[str, ...]) -> tuple:
                              f"({'<position>' if kind == 'position' else '<motor>'})")  # fmt: skip
         out.append((field, tuned))
     return tuple(out)
+
+
+def held_parameters(
+    model, hold: tuple[str, ...], joints: tuple[str, ...], fields: tuple[str, ...], actuators
+) -> tuple[frozenset[str], tuple]:  # noqa: ANN001 - mujoco.MjModel
+    """``physid simfit --hold`` resolved: (the held ``joint.field`` names, ``actuators`` of
+    :func:`tuned_actuators` without the held ones). An entry is a tuned joint (every term of it
+    and of the actuators that drive it: the joint simulates as the file has it) or one term's
+    name as simfit.json lists it (``joint.field``, ``actuator.field``)."""
+    import mujoco
+
+    joint_terms = {f"{j}.{f}" for f in fields for j in joints}
+    transmission = int(mujoco.mjtTrn.mjTRN_JOINT)
+
+    def drives(actuator: int, joint: str) -> bool:
+        return int(model.actuator_trntype[actuator]) == transmission and joint == mujoco.mj_id2name(
+            model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[actuator, 0])
+        )
+
+    actuator_terms = {f"{a}.{f}" for f, tuned in actuators for a, _ in tuned}
+    held, held_actuators = set(), set()
+    for entry in hold:
+        if entry in joints:
+            held.update(f"{entry}.{f}" for f in fields)
+            held_actuators.update(f"{a}.{f}" for f, tuned in actuators for a, i in tuned
+                                  if drives(i, entry))  # fmt: skip
+        elif entry in joint_terms:
+            held.add(entry)
+        elif entry in actuator_terms:
+            held_actuators.add(entry)
+        else:
+            example = f", e.g. '{joints[0]}.{fields[0]}'" if joints and fields else ""
+            raise InputError(
+                f"--hold: '{entry}' is neither a tuned joint ({', '.join(joints) or 'none'}) "
+                f"nor a tuned term (joint.field or actuator.field of --fit{example})"
+            )
+    kept = ((f, tuple((a, i) for a, i in tuned if f"{a}.{f}" not in held_actuators))
+            for f, tuned in actuators)  # fmt: skip
+    return frozenset(held), tuple((f, tuned) for f, tuned in kept if tuned)
 
 
 def windows(t: np.ndarray, length_s: float) -> list[tuple[int, int]]:
