@@ -301,9 +301,9 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     s = kuka_slice(2, 20.0)
     joints = [f"lwr_{k}_joint" for k in range(7)]
 
-    def recording(q: np.ndarray) -> Trajectory:
+    def recording(q: np.ndarray, tau: np.ndarray = s.tau) -> Trajectory:
         columns = {"t": s.t} | {f"q_{j}": q[:, k] for k, j in enumerate(joints)}
-        columns |= {f"tau_{j}": s.tau[:, k] for k, j in enumerate(joints)}
+        columns |= {f"tau_{j}": tau[:, k] for k, j in enumerate(joints)}
         return trajectory_from_table(Table(columns, "kuka_2"), model)
 
     assert suspect_reasons(model, [recording(s.q)]) == []
@@ -317,6 +317,14 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     assert "position of 'lwr_3_joint' looks +180 deg off the URDF's zero" in turned, turned
     assert turned.endswith("as recorded: lwr_1_joint 1.00 / 1.00, lwr_2_joint 1.00 / -0.99, "
                            "lwr_3_joint 1.00 / -1.00)"), turned  # fmt: skip
+    # the elbow's axis reversed against the URDF's (its angle and its torque negated, as a
+    # driver of the other convention logs them) read "lwr_2_joint +180 deg off", first
+    reversed_q, reversed_tau = s.q.copy(), s.tau.copy()
+    reversed_q[:, 3] *= -1.0
+    reversed_tau[:, 3] *= -1.0
+    (axis,) = suspect_reasons(model, [recording(reversed_q, reversed_tau)])
+    assert axis.startswith("kuka_2: the axis of 'lwr_3_joint' looks reversed"), axis
+    assert "with both negated" in axis and "lwr_3_joint 1.00 / 0.8" in axis, axis
 
 
 def test_a_short_stretch_of_a_correct_ur10e_run_is_not_called_swapped():

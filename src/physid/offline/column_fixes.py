@@ -9,16 +9,20 @@ such single fix is tried and judged by the same comparison: the one after which 
 gravity-loaded joint follows its gravity torque (correlation >= :data:`FOLLOWS`), where the
 recording as given did not, is named with the numbers.
 
-Measured on the real KUKA LWR4+ file 2 (correlations 1.00 / 0.995 / 1.00 as recorded): with
-the shoulder's position negated the verdict was "torque sign looks flipped" (its correlations
--0.995 / -0.995 / 0.85), with the elbow's negated or half a turn off "torque of lwr_2_joint does
-not follow its gravity torque", with the shoulder a quarter turn off "lwr_3_joint does not
-follow" — each now named as the fix that restores 0.995. On the Staubli TX40 (0.93 / 0.89 as
-recorded) ten single mistakes (torques exchanged or negated, positions negated, a quarter turn
-off or exchanged) are each named. Every fix is judged on the joints the recording as given
-loads: a fix that moved a joint out of that set would otherwise win by no longer being asked
-about it (a review found the KUKA file 3 with a torque negated told "positions exchanged").
-A wrist's position, which moves no gravity torque enough, cannot be judged this way.
+Measured on the real KUKA LWR4+ file 2 (correlations 1.00 / 0.995 / 1.00 as recorded): with the
+shoulder's position negated the verdict was "torque sign looks flipped" (its correlations -0.995 /
+-0.995 / 0.85), with the elbow's negated or half a turn off "torque of lwr_2_joint does not follow
+its gravity torque", with the shoulder a quarter turn off "lwr_3_joint does not follow" — each now
+named as the fix that restores 0.995. With the elbow's position and torque both negated (a URDF
+axis reversed against the driver's) it read "lwr_2_joint +180 deg off" (a roll joint half a turn
+mirrors the pitch joint after it), with rivals that were no closer; the reversed axis is now a fix
+of its own, named first, beside the two that gravity cannot tell from it (0.9953 against 0.9891: a
+roll joint's half turn, or the shoulder's axis reversed). On the Staubli TX40 (0.93 / 0.89 as
+recorded) ten single mistakes (torques exchanged or negated, positions negated, a quarter turn off
+or exchanged) are each named. Every fix is judged on the joints the recording as given loads: a fix
+that moved a joint out of that set would otherwise win by no longer being asked about it (a review
+found the KUKA file 3 with a torque negated told "positions exchanged"). A wrist's position, which
+moves no gravity torque enough, cannot be judged this way.
 """
 
 from __future__ import annotations
@@ -41,10 +45,11 @@ MIN_FIX_SECONDS = 5.0
 # Fixes within NEAR of the best explain the data equally: the simplest of them is named (the
 # KUKA's excitation moves its 4th and 7th joints in step, so exchanging the two is as good as
 # the 4th's own fix, 0.9952 against 0.9953). A fix no more complex within CLEAR of the best is
-# a rival explanation and named beside it; more than MAX_NAMED are no answer.
+# a rival explanation and named beside it; more than MAX_NAMED are no answer (the KUKA's elbow
+# axis reversed has three rivals within 0.05 of it, two of them exactly alike in gravity).
 NEAR = 0.02
 CLEAR = 0.1
-MAX_NAMED = 3
+MAX_NAMED = 4
 ORDER = "joint columns may be in another order: "
 _OFFSETS_DEG = (90.0, -90.0, 180.0)
 # Exchanged columns are tried up to this many joints (n (n - 1) pairs, 12 ms each on 50 s of a
@@ -133,6 +138,12 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
             yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
                    f"with {offset:+.0f} deg taken off", 1,
                    replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
+        # one convention: a driver whose joint turns about the URDF's axis reversed logs both
+        # its angle and its torque negated
+        yield (f"the axis of '{joint}' looks reversed (its position and torque both count the "
+               "other way than the URDF's axis)", "with both negated (or the URDF joint's axis "
+               "reversed)", 1,
+               replace(trajectory, q=_column(q, j, -q[:, j]), tau=_column(tau, j, -tau[:, j])))
     pairs = n <= MAX_JOINTS_FOR_PAIRS
     for a in range(n if pairs else 0):
         for b in range(a + 1, n):
