@@ -45,11 +45,14 @@ MIN_FIX_SECONDS = 5.0
 # Fixes within NEAR of the best explain the data equally: the simplest of them is named (the
 # KUKA's excitation moves its 4th and 7th joints in step, so exchanging the two is as good as
 # the 4th's own fix, 0.9952 against 0.9953). A fix no more complex within CLEAR of the best is
-# a rival explanation and named beside it; more than MAX_NAMED are no answer (the KUKA's elbow
-# axis reversed has three rivals within 0.05 of it, two of them exactly alike in gravity).
+# a rival explanation and named beside it, the strongest MAX_NAMED of them; more than MAX_NAMED
+# within NEAR are no answer. Fixes whose correlations agree within ALIKE on every judged joint
+# are one explanation (the KUKA's roll joint half a turn off and its shoulder's axis reversed
+# read alike to 1e-5: a roll joint's half turn mirrors the pitch joint after it).
 NEAR = 0.02
 CLEAR = 0.1
-MAX_NAMED = 4
+MAX_NAMED = 3
+ALIKE = 1e-3
 ORDER = "joint columns may be in another order: "
 _OFFSETS_DEG = (90.0, -90.0, 180.0)
 # Exchanged columns are tried up to this many joints (n (n - 1) pairs, 12 ms each on 50 s of a
@@ -102,17 +105,42 @@ def best_fix(
     simplest = min(fix.columns for fix in near)
     rivals = [fix for fix in fixes if top - CLEAR <= fix.score and fix.columns <= simplest
               and (fix.columns == simplest or fix.score < top - NEAR)]  # fmt: skip
-    named = sorted(rivals, key=lambda fix: -fix.score)
-    if len(named) > MAX_NAMED:
-        return None
-    best = named[0]
+    # by score; ties (to rounding) in the order tried: position fixes before reversed axes
+    groups = _alike_groups(sorted(rivals, key=lambda fix: -round(fix.score, 9)))
+    if sum(group[0].score >= top - NEAR for group in groups) > MAX_NAMED:
+        return None  # more equal explanations than an answer can hold
+    groups = groups[:MAX_NAMED]  # the weakest rivals give way to the stronger
+    best = groups[0][0]
     after = (f"every gravity-loaded joint follows its gravity torque (correlations after / as "
              f"recorded: {_listed(joints, best.correlations, recorded)})")  # fmt: skip
-    if len(named) == 1:
-        return f"{best.description}: {best.applied}, {after}"
-    others = "; or ".join(f"{fix.description.removeprefix(ORDER)} ({fix.score:.2f})"
-                          for fix in named[1:])  # fmt: skip
-    return f"{best.description}: {best.applied}, {after}; or {others}"
+    head = f"{best.description}{_alike(groups[0])}: {best.applied}, {after}"
+    if len(groups) == 1:
+        return head
+    others = "; or ".join(f"{group[0].description.removeprefix(ORDER)}{_alike(group)} "
+                          f"({group[0].score:.2f})" for group in groups[1:])  # fmt: skip
+    return f"{head}; or {others}"
+
+
+def _alike_groups(fixes: list[ColumnFix]) -> list[list[ColumnFix]]:
+    """``fixes`` (by score) grouped where every judged joint's correlation agrees within
+    :data:`ALIKE`: gravity cannot tell them apart (the KUKA's roll joint half a turn off and
+    the shoulder's axis reversed read the same to 1e-5), so they are one answer, not rivals."""
+    groups: list[list[ColumnFix]] = []
+    for fix in fixes:
+        for group in groups:
+            if np.allclose(group[0].correlations, fix.correlations, rtol=0.0, atol=ALIKE):
+                group.append(fix)
+                break
+        else:
+            groups.append([fix])
+    return groups
+
+
+def _alike(group: list[ColumnFix]) -> str:
+    if len(group) == 1:
+        return ""
+    others = ", or ".join(fix.description.removeprefix(ORDER) for fix in group[1:])
+    return f" (alike in gravity: {others})"
 
 
 def _listed(joints: tuple[str, ...], after: np.ndarray, recorded: np.ndarray) -> str:
@@ -138,8 +166,13 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
             yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
                    f"with {offset:+.0f} deg taken off", 1,
                    replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
-        # one convention: a driver whose joint turns about the URDF's axis reversed logs both
-        # its angle and its torque negated
+    # one convention: a driver whose joint turns about the URDF's axis reversed logs both its
+    # angle and its torque negated. After every position fix: a tie in gravity (the KUKA's
+    # roll joint half a turn off reads exactly as the shoulder's axis reversed) names the
+    # position fix first, as before this candidate existed
+    for j, joint in enumerate(names):
+        if np.ptp(q[:, j]) == 0.0:
+            continue
         yield (f"the axis of '{joint}' looks reversed (its position and torque both count the "
                "other way than the URDF's axis)", "with both negated (or the URDF joint's axis "
                "reversed)", 1,
