@@ -112,7 +112,7 @@ def test_a_held_joint_keeps_the_files_values_and_the_others_are_tuned(runs, tmp_
     assert run.exit_code == 0, run.output
     result = json.loads((out / "simfit.json").read_text())
     assert "elbow.damping" not in result["parameters"]
-    assert result["held"] == {"elbow.damping": 0.15}
+    assert result["hold"] == {"elbow.damping": 0.15}
     assert "held at the model's values (--hold): elbow.damping 0.15" in run.output
     for joint in ("shoulder_pan", "shoulder_lift"):
         assert result["parameters"][f"{joint}.damping"]["value"] == pytest.approx(0.8, rel=0.01)

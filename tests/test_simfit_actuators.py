@@ -120,7 +120,7 @@ def test_a_held_joint_keeps_its_servo_and_a_held_term_enters_the_others_start(se
                   "--fit", "damping,kp,kv", "--hold", "shoulder_pan,elbow.damping")  # fmt: skip
     assert run.exit_code == 0, run.output
     result = json.loads((out / "simfit.json").read_text())
-    assert result["held"] == {"shoulder_pan.damping": 0.8, "elbow.damping": 0.15,
+    assert result["hold"] == {"shoulder_pan.damping": 0.8, "elbow.damping": 0.15,
                               "p1.kp": KP[0], "p1.kv": KV[0]}  # fmt: skip
     parameters = result["parameters"]
     assert not any(name.startswith(("p1.", "shoulder_pan.", "elbow.")) for name in parameters)

@@ -259,8 +259,8 @@ def simfit_tune(
     held_given = list(_items(validate))
     text = fit if isinstance(fit, str) else ",".join(fit)
     chosen = tuple(f.strip() for f in text.split(",") if f.strip())
-    held_text = hold if isinstance(hold, str) else ",".join(hold)
-    held_names = tuple(h.strip() for h in held_text.split(",") if h.strip())
+    hold_text = hold if isinstance(hold, str) else ",".join(hold)
+    hold_names = tuple(h.strip() for h in hold_text.split(",") if h.strip())
     known = SIMFIT_FIELDS + SIMFIT_ACTUATOR_FIELDS
     unknown = [f for f in chosen if f not in known]
     if unknown or not chosen:
@@ -287,7 +287,7 @@ def simfit_tune(
     check_runs(compiled, [*train, *held], window, joints)
     check_drive(compiled, [*train, *held], chosen)
     held_parameters(  # a bad --hold: one error line before the progress display
-        compiled, held_names, joints, tuple(f for f in chosen if f in SIMFIT_FIELDS),
+        compiled, hold_names, joints, tuple(f for f in chosen if f in SIMFIT_FIELDS),
         tuned_actuators(compiled, tuple(f for f in chosen if f in SIMFIT_ACTUATOR_FIELDS)),
     )  # fmt: skip
     if display is None:
@@ -304,7 +304,7 @@ def simfit_tune(
             note=note,
             coarse_windows=coarse_windows,
             joints=joints,
-            hold=held_names,
+            hold=hold_names,
         )
     if idle:
         result.notes += (f"left out of the fit's simulations with the joints they drive: "

@@ -164,8 +164,8 @@ def _print(result, out: Path) -> None:
             f"  {name}: {entry['value']:.6g} +- {entry['std']:.2g} {entry['unit']} "
             f"(start {entry['start']:.4g}, {entry['source']})"
         )
-    if result.held:
-        kept = ", ".join(f"{name} {value:.6g}" for name, value in result.held.items())
+    if result.hold:
+        kept = ", ".join(f"{name} {value:.6g}" for name, value in result.hold.items())
         click.echo(f"  held at the model's values (--hold): {kept}")
     held = result.held_out
     if held.get("after"):

@@ -79,7 +79,7 @@ class SimfitResult:
     # per run, training then held out: what the check of its stamps found (problem.Run)
     time_base: tuple[dict, ...] = ()
     # the terms --hold kept at the given model's values: {name: value}
-    held: dict[str, float] = field(default_factory=dict)
+    hold: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -91,7 +91,7 @@ class SimfitResult:
             "position_noise": self.noise_rad,
             "solver": self.solver,
             "time_base": list(self.time_base),
-            "held": self.held,
+            "hold": self.hold,
         }
 
 
@@ -355,7 +355,7 @@ def fit_simulator(
     if not parameters.names:
         raise InputError("--hold holds every term of --fit and --no-delay leaves no delay: "
                          "nothing is left to tune")  # fmt: skip
-    held_values = _held_values(model, parameters, dofs, every_actuator)
+    hold_values = _hold_values(model, parameters, dofs, every_actuator)
     if held:
         note("held-out runs under the given model")  # window states fitted: can take a while
     before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
@@ -480,11 +480,11 @@ def fit_simulator(
                           gravity_compensation_note(model, shooting.driven),
                           open_loop_note(before, after)) if n),
         tuple(run.time_base for run in [*runs, *held] if run.time_base is not None),
-        held_values,
+        hold_values,
     )
 
 
-def _held_values(model, parameters: Parameters, dofs, actuators) -> dict[str, float]:  # noqa: ANN001
+def _hold_values(model, parameters: Parameters, dofs, actuators) -> dict[str, float]:  # noqa: ANN001
     """{name: the model's value} of the terms ``parameters`` holds (``--hold``), joints' and
     actuators' (``actuators``: every actuator --fit names, held or not)."""
     every = Parameters(parameters.joints, parameters.fields, False, actuators)
