@@ -41,6 +41,7 @@ samples (a loop that measures its own time) keeps them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -181,22 +182,47 @@ def _batched_lstsq(A: np.ndarray, b: np.ndarray):
     return (np.linalg.solve(AtA, Atb),)
 
 
-def roughness(t: np.ndarray, q: np.ndarray, weights: np.ndarray) -> float:
+# local_quadratic, or a cache of it (_Fits): (t, q) -> (residual, velocity)
+QuadraticFit = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class _Fits:
+    """:func:`local_quadratic` of the timelines and positions asked, each computed once: on a
+    log whose rows are all distinct and kept, :func:`check_time_base` asks for the stamps' fit
+    four times and the uniform grid's twice (9 passes over the recording, 5 distinct)."""
+
+    def __init__(self) -> None:
+        self._done: list[tuple[np.ndarray, np.ndarray, tuple]] = []
+
+    def __call__(self, t: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        for t_done, q_done, result in self._done:
+            if np.array_equal(t_done, t) and np.array_equal(q_done, q):
+                return result
+        result = local_quadratic(t, q)
+        self._done.append((t, q, result))
+        return result
+
+
+def roughness(
+    t: np.ndarray, q: np.ndarray, weights: np.ndarray, fit: QuadraticFit = local_quadratic
+) -> float:
     """RMS of the leave-one-out local-quadratic residual, joints weighted (1 / their noise)."""
-    residual, _ = local_quadratic(t, q)
+    residual, _ = fit(t, q)
     return float(np.sqrt(np.mean((residual[HALF_WINDOW:-HALF_WINDOW] * weights) ** 2)))
 
 
-def _noise(q: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _noise(q: np.ndarray, t: np.ndarray, fit: QuadraticFit = local_quadratic) -> np.ndarray:
     """Per joint: position noise (robust scale of the residual) floored at the quantum."""
-    residual, _ = local_quadratic(t, q)
+    residual, _ = fit(t, q)
     mad = 1.4826 * np.median(np.abs(residual - np.median(residual, axis=0)), axis=0)
     steps = np.abs(np.diff(q, axis=0))
     quantum = np.array([np.min(s[s > 0]) if np.any(s > 0) else 0.0 for s in steps.T])
     return np.maximum(np.maximum(mad, 0.5 * quantum), 1e-12)
 
 
-def _position_noise(t: np.ndarray, q: np.ndarray) -> np.ndarray:
+def _position_noise(
+    t: np.ndarray, q: np.ndarray, fit: QuadraticFit = local_quadratic
+) -> np.ndarray:
     """Per joint: the position noise of the rows that moved, the smaller of its readings on the
     stamps and on a uniform grid. Resent rows make the positions look rough, and a noise read
     with them raises the bar that finds them; stamps that do not track the samples add their
@@ -205,25 +231,27 @@ def _position_noise(t: np.ndarray, q: np.ndarray) -> np.ndarray:
     off; read so: every one found and the uniform grid chosen)."""
     distinct = np.r_[True, np.any(q[1:] != q[:-1], axis=1)]
     if np.sum(distinct) < 8 * (2 * HALF_WINDOW + 1):
-        return _noise(q, t)
+        return _noise(q, t, fit)
     q, t = q[distinct], t[distinct]
-    return np.minimum(_noise(q, t), _noise(q, np.linspace(t[0], t[-1], len(t))))
+    return np.minimum(_noise(q, t, fit), _noise(q, np.linspace(t[0], t[-1], len(t)), fit))
 
 
-def repeated_rows(t: np.ndarray, q: np.ndarray, noise: np.ndarray) -> np.ndarray:
+def repeated_rows(
+    t: np.ndarray, q: np.ndarray, noise: np.ndarray, fit: QuadraticFit = local_quadratic
+) -> np.ndarray:
     """Rows (bool, N) whose positions equal the previous row's on every joint while some joint
     moves by more than 3 noise levels per step (a resent sample, not a standstill)."""
     same = np.zeros(len(t), dtype=bool)
     same[1:] = np.all(q[1:] == q[:-1], axis=1)
     if not np.any(same):
         return same
-    _, velocity = local_quadratic(t, q)
+    _, velocity = fit(t, q)
     step = float(np.median(np.diff(t)))
     moving = np.max(np.abs(velocity) * step / noise, axis=1) > 3.0
     return same & moving
 
 
-def _tick_counts(t, q, tick, weights, iterations=3):
+def _tick_counts(t, q, tick, weights, iterations=3, fit: QuadraticFit = local_quadratic):  # noqa: ANN001
     """Whole ticks per row from the increments against the local velocity; returns
     ``(tick, counts (N-1,), ratio (N-1,), fast (N-1,) bool)``. Two ticks in one row is rarer
     than one: if most fast rows of the first pass sit on half-ticks, ``tick`` is halved. That
@@ -232,7 +260,7 @@ def _tick_counts(t, q, tick, weights, iterations=3):
     timeline = t
     counts = ratio = fast = None
     for iteration in range(iterations):
-        _, velocity = local_quadratic(timeline, q)
+        _, velocity = fit(timeline, q)
         v_mid = 0.5 * (velocity[1:] + velocity[:-1]) * weights  # per tick, weighted joints
         increment = np.diff(q, axis=0) * weights
         speed2 = np.sum(v_mid**2, axis=1)
@@ -270,14 +298,15 @@ def check_time_base(
     keep = np.arange(n_rows)
     if n_rows < 8 * (2 * HALF_WINDOW + 1):
         return keep, t, TimeBaseCheck("kept", n_rows, 0, jitter)
-    noise = _position_noise(t, q)
-    repeats = repeated_rows(t, q, noise)
+    fit = _Fits()
+    noise = _position_noise(t, q, fit)
+    repeats = repeated_rows(t, q, noise, fit)
     if fresh is not None:
         repeats &= ~np.asarray(fresh, dtype=bool)
     keep = np.flatnonzero(~repeats)
     t_kept, q_kept = t[keep], q[keep]
     weights = 1.0 / noise
-    tick, counts, ratio, fast = _tick_counts(t_kept, q_kept, median, weights)
+    tick, counts, ratio, fast = _tick_counts(t_kept, q_kept, median, weights, fit=fit)
     evidence = int(np.sum(fast))
     duration = t_kept[-1] - t_kept[0]
     one = counts == 1
@@ -287,9 +316,9 @@ def check_time_base(
     ticks = t_kept[0] + tick * np.concatenate([[0], np.cumsum(counts)])
     uniform = np.linspace(t_kept[0], t_kept[-1], len(t_kept))
     rough = {
-        "stamps": roughness(t_kept, q_kept, weights),
-        "ticks": roughness(ticks, q_kept, weights),
-        "uniform": roughness(uniform, q_kept, weights),
+        "stamps": roughness(t_kept, q_kept, weights, fit),
+        "ticks": roughness(ticks, q_kept, weights, fit),
+        "uniform": roughness(uniform, q_kept, weights, fit),
     }
     on_tick = np.mean(np.abs(ratio[fast] - counts[fast]) < ON_TICK_TOLERANCE) if evidence else 0.0
     values, numbers = np.unique(counts, return_counts=True)
