@@ -259,6 +259,7 @@ def _commands() -> tuple[Command, ...]:
             extra_values={
                 "--validate": ("{simfit_csv}",),
                 "--fit": ("damping", "armature,frictionloss", "mass", ""),
+                "--hold": ("elbow", "shoulder.damping", "shoulder,elbow", "wrist", ",", "elbow.x"),
                 "--topic": ("/joint_states",),
                 "--episode": ("0", "-1"),
             },
