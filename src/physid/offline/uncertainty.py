@@ -4,8 +4,9 @@
 regrouped into it) that the data decide, ``regrouped`` when the data decide only a base
 combination it belongs to (``joint_2.Izz + 0.0625 joint_3.m``), and ``prior`` when no decided
 base parameter contains it (the mass of the first link of a fixed-base arm, the inertia of a link
-about an axis it never turns about): then the reported value is the URDF's, moved only as far as
-consistency demands. *Decided* is numerical, not only structural (issue 32 item 1,
+about an axis it never turns about): then the URDF's value and its prior std decide it, and it
+moves with the body's decided parameters (the real KUKA LWR4+ file 2: lwr_1's mass 5.27 +- 2.0 kg
+for the URDF's 2.7). *Decided* is numerical, not only structural (issue 32 item 1,
 :func:`decided_by_data`): a base combination the motion excites, but so weakly (or so nearly
 collinear with others) that its posterior variance stays above a quarter of its prior variance,
 is left to the prior; so is a joint term in the same position (:func:`prior_limited_sources`).

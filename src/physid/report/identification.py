@@ -840,8 +840,11 @@ decimated); the figures draw each curve through its min/max envelope.</p>
 <p class=note>Estimate ± standard deviation (Laplace approximation of the consistent estimate),
 URDF prior in brackets. Source: <span class="flag flag-data">data</span> identified on its own,
 <span class="flag flag-regrouped">regrouped</span> only a combination with other parameters is
-identified, <span class="flag flag-prior">prior</span> the data do not determine it: the value is
-the URDF's, moved only as far as consistency demands (grey italics).</p>
+identified, <span class="flag flag-prior">prior</span> the data do not determine it: the URDF's
+value and its prior std decide it, and it moves with the parameters the data do decide
+(consistency and regrouping tie a body's mass, centre of mass and inertia together): read it as
+undetermined; one that moved beyond 3 prior std is marked regrouped and named in the warnings
+(grey italics).</p>
 <p>Total moving mass: {html.escape(_moving_mass_text(result, None))}</p>
 {mass_prior_html}
 {_body_tables(result)}
