@@ -183,6 +183,26 @@ def test_oe_command_names_a_missing_column(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_oe_command_refuses_a_velocity_column_with_its_sign_flipped(tmp_path):
+    """oe reads logged velocities as measurements of the state (physid.recordings.
+    velocity_check): a dq_ column logged with the other sign convention is named, not fitted."""
+    _write_recording(tmp_path / "run.csv")
+    lines = (tmp_path / "run.csv").read_text().splitlines()
+    k = lines[0].split(",").index("dq_j2s6s200_joint_2")
+    rows = [line.split(",") for line in lines[1:]]
+    for row in rows:
+        row[k] = repr(-float(row[k]))
+    (tmp_path / "neg.csv").write_text("\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n")
+    result = CliRunner().invoke(main, ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data",
+                                       str(tmp_path / "neg.csv"), "--body", BODY, "--out",
+                                       str(tmp_path / "out")])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "dq_j2s6s200_joint_2 is -1 x the rate of the positions (the sign flipped)" in (
+        result.output
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_oe_command_refuses_time_in_milliseconds(tmp_path):
     # t x 1000: the solve failed numerically and gave the URDF's mass back with exit 0
     _write_recording(tmp_path / "run.csv")

@@ -33,6 +33,7 @@ from physid.recordings.trajectory import (
     check_seconds,
     read_table,
 )
+from physid.recordings.velocity_check import check_velocities
 from physid.robot.model import is_revolute_joint, is_unbounded_joint
 
 
@@ -191,6 +192,12 @@ def read_recording(
         if arr is not None and not np.all(np.isfinite(arr)):
             row = int(np.argwhere(~np.isfinite(arr))[0][0])
             raise InputError(f"non-finite {label} value in row {row + 2}", source=path)
+    if v is not None:  # estimated from the positions without them
+        joints = [joint for _, joint in _joints(model)]
+        angles = np.column_stack([np.asarray(cols["q_" + n], dtype=float) for n in names])
+        check_velocities(t, angles, v, tuple(names),
+                         np.array([is_revolute_joint(j) for j in joints], dtype=bool), path,
+                         optional=True)  # fmt: skip
     _check_informative(cols, names, tau, path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
     wrench = read_wrenches(cols, model, path)

@@ -42,6 +42,7 @@ from physid.errors import InputError
 from physid.online.measurement import is_floating_base
 from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import interpolated, rows_with_motion_earlier
+from physid.recordings.velocity_check import check_velocities
 from physid.robot.model import is_revolute_joint
 
 BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -164,6 +165,15 @@ def signals_from_table(
         if dq is not None:
             dq = dq.copy()
             dq[:, revolute] = np.radians(dq[:, revolute])
+    if dq is not None:
+        revolute = np.array([is_revolute_joint(model.joints[model.getJointId(j)])
+                             for j in joints], dtype=bool)  # fmt: skip
+        left_out = check_velocities(t, q, dq, joints, revolute, table.source,
+                                    optional=not is_floating_base(model),
+                                    zeros_left_out=True)  # fmt: skip
+        if left_out is not None:
+            dq = None
+            notes.append(left_out)
     tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
     logged_base = [
         n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
