@@ -209,6 +209,27 @@ def test_runs_without_gravity_are_named_before_the_payload_is_blamed(payload_cas
     ), result.status
 
 
+def test_a_loaded_run_with_a_torque_column_negated_is_named_by_its_fix(payload_case, tmp_path):
+    """The loaded run is not given the scale checks (a payload is a torque scale the URDF
+    lacks), and a torque logged with its sign flipped was left to the payload fit, which asked
+    "are --data (with the payload) and --unloaded swapped?" (the real UR10e's 14harm50secLoad
+    with the elbow's current negated). The fix is now named first, as identify names it."""
+    folder, files = payload_case
+    header, *rows = files["loaded"].read_text().splitlines()
+    table = np.array([[float(x) for x in row.split(",")] for row in rows])
+    table[:, header.split(",").index("tau_joint_3")] *= -1.0
+    flipped = tmp_path / "loaded_flipped.csv"
+    np.savetxt(flipped, table, delimiter=",", header=header, comments="", fmt="%.12g")
+    result = run_payload(arm6_urdf_path(), folder / "robot" / "params.json", [flipped], "link_6",
+                         unloaded=[files["unloaded"]])  # fmt: skip
+    assert result.status.startswith(
+        f"suspect: {flipped}: the torque of 'joint_3' looks to have its sign flipped"
+    ), result.status
+    clean = run_payload(arm6_urdf_path(), folder / "robot" / "params.json", [files["loaded"]],
+                        "link_6", unloaded=[files["unloaded"]])  # fmt: skip
+    assert "looks" not in clean.status, clean.status
+
+
 def test_a_payload_on_another_link_is_named(payload_case):
     """The 2.5 kg payload on link_6, given as on link_3: the torque it puts on joints 4-6,
     which cannot feel a payload on link_3, stays unexplained: status ok, 2.8 kg with its centre

@@ -43,7 +43,11 @@ from physid.offline.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.offline.suspect import absent_gravity_reasons, suspect_reasons
+from physid.offline.suspect import (
+    absent_gravity_reasons,
+    column_mistake_reasons,
+    suspect_reasons,
+)
 from physid.offline.windows import Recording, require_given_derivatives
 from physid.recordings.streamed import (
     open_recording,
@@ -662,10 +666,13 @@ def run_payload(
     result = dataclasses.replace(result, drive_gains=dict(gains), torque_delay_s=delay_s)
     # what the recordings show, before what the payload fit concludes from them: the runs
     # without the payload are checked as validate checks any; those with it for torques without
-    # gravity only (a heavy payload is a torque scale the URDF lacks)
-    data = suspect_reasons(model, [preview(t) for t in without]) + absent_gravity_reasons(
-        model, [preview(t) for t in with_payload]
-    )
+    # gravity and for column mistakes named by their fix only (a heavy payload is a torque scale
+    # the URDF lacks: the real UR10e's loaded run with the elbow's current negated was told
+    # "are --data (with the payload) and --unloaded swapped?")
+    loaded_previews = [preview(t) for t in with_payload]
+    data = (suspect_reasons(model, [preview(t) for t in without])
+            + absent_gravity_reasons(model, loaded_previews)
+            + column_mistake_reasons(model, loaded_previews))  # fmt: skip
     if not data or not result.consistent:
         return result
     fit = [] if result.status == "ok" else [result.status.removeprefix("suspect: ")]
