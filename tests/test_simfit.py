@@ -121,6 +121,34 @@ def test_a_held_joint_keeps_the_files_values_and_the_others_are_tuned(runs, tmp_
     assert tuned.dof_damping[elbow] == 0.15  # the file's, not a fitted 0.15009
 
 
+def test_a_torque_logged_with_its_sign_flipped_is_named_before_the_fit(tmp_path):
+    """identify's column fixes on simfit's training runs: the elbow's torque logged with the
+    other sign gave status ok with its damping at 22 N m s/rad (truth 0.15) on a 3 s run. On a
+    run long enough to tell (5 s or more) the status is now suspect, the fix named first."""
+    import numpy as np
+
+    truth = mujoco.MjModel.from_xml_string(ARM)
+    write_csv(simulate_arm(truth, 6.0, 3), tmp_path / "train.csv")
+    header, *rows = (tmp_path / "train.csv").read_text().splitlines()
+    table = np.array([[float(x) for x in row.split(",")] for row in rows])
+    table[:, header.split(",").index("tau_elbow")] *= -1.0
+    np.savetxt(tmp_path / "flipped.csv", table, delimiter=",", header=header, comments="",
+               fmt="%.12g")  # fmt: skip
+    (tmp_path / "start.xml").write_text(ARM)
+    out = tmp_path / "tuned"
+    run = _simfit(tmp_path / "start.xml", tmp_path / "flipped.csv", out, "--fit", "damping",
+                  "--no-delay", "--max-evaluations", "10")  # fmt: skip
+    assert run.exit_code == 3, run.output
+    result = json.loads((out / "simfit.json").read_text())
+    assert result["status"] == "suspect"
+    assert result["message"].startswith(
+        f"{tmp_path / 'flipped.csv'}: the torque of 'elbow' looks to have its sign flipped"
+    ), result["message"]
+    clean = _simfit(tmp_path / "start.xml", tmp_path / "train.csv", tmp_path / "clean",
+                    "--fit", "damping", "--no-delay", "--max-evaluations", "10")  # fmt: skip
+    assert "looks to have its sign flipped" not in clean.output
+
+
 def test_simfit_needs_an_mjcf_and_the_torques(runs, tmp_path):
     urdf = tmp_path / "robot.urdf"
     urdf.write_text('<robot name="r"><link name="base"/></robot>')

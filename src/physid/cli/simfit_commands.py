@@ -129,8 +129,9 @@ def simfit_command(
     command-to-motion delay, with standard deviations. Writes the tuned MJCF (the given file with
     those joint attributes changed) and simfit.json with the held-out errors before and after.
 
-    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge
-    or the tuned model simulates the held-out runs worse than the given one (status says which).
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge,
+    the tuned model simulates the held-out runs worse than the given one, or a training run's
+    columns look wrong (suspect: a torque negated, columns exchanged; status says which).
     """
     from physid.api.robot_runs import simfit_drive_gains, simfit_tune
 
