@@ -570,3 +570,19 @@ def test_a_joint_moves_beyond_the_still_bound_and_its_own_noise():
     ])  # fmt: skip
     assert np.ptp(q[:, 0]) > 2e-3 and np.ptp(q[:, 1]) > 1e-3
     np.testing.assert_array_equal(moving_joints(q), [False, False, True, True, True, False])
+
+
+def test_the_position_noise_of_fewer_rows_than_its_differences_need_is_the_quantum():
+    """A 3-row recording read in blocks (fuzz seed 194) asked fourth differences of 3 rows:
+    NumPy's "Mean of empty slice" RuntimeWarning reached the user's terminal before the error
+    line. Too few rows to read a noise from leave the encoder's quantum (0 for smooth
+    values)."""
+    import warnings
+
+    from physid.recordings.glitches import position_noise
+
+    q = np.array([[0.0, 1.0], [0.001, 1.002], [0.002, 1.004]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        noise = position_noise(q, order=4)
+    np.testing.assert_allclose(noise, [0.001, 0.002])  # whole multiples: a quantum each

@@ -61,7 +61,9 @@ def _fit(
     n_rows = system.n_rows
     if n_rows <= n_params:
         raise InputError(
-            f"{n_rows} equations for {n_params} parameters: the system is not overdetermined"
+            f"{n_rows} equations (samples x joints, after the filter) for {n_params} "
+            "parameters: the system is not overdetermined: the recordings are too short for "
+            "this model (record longer, or fit fewer joint terms)"
         )
     X, u = system.stacked(columns, weights)
     theta, XtX_inv, condition = solve_triangular_system(X, u)

@@ -284,6 +284,8 @@ def position_noise(q: np.ndarray, order: int = 2) -> np.ndarray:
     smallest non-zero step (an encoder's quantum). Motion adds about ``(omega dt)^order`` of
     its amplitude to the differences: a higher order reads the noise of faster motion."""
     difference = np.diff(q, n=order, axis=0)
+    if not len(difference):  # fewer rows than the order needs (fuzz seed 194: a 3-row log)
+        return encoder_quantum(q)
     spread = 1.4826 * np.median(np.abs(difference - np.median(difference, axis=0)), axis=0)
     spread /= np.sqrt(math.comb(2 * order, order))
     return np.maximum(spread, encoder_quantum(q))
