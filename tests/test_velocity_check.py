@@ -32,6 +32,10 @@ def test_velocities_that_are_the_positions_rate_pass():
     # a driver's filter 10 ms late, and noise of 0.01 rad/s: still the rate
     late = np.vstack([dq[:5], dq[:-5]]) + np.random.default_rng(2).normal(0, 0.01, dq.shape)
     assert velocity_problems(t, q, late, NAMES, REVOLUTE) == []
+    # a NaN sample (skipped by the commands) is no evidence either way
+    gappy = dq.copy()
+    gappy[100, 0] = np.nan
+    assert velocity_problems(t, q, gappy, NAMES, REVOLUTE) == []
     # a continuous joint logged modulo a turn (a ROS JointState), turning 3 rad/s
     turning = np.column_stack([np.angle(np.exp(1j * 3.0 * t)), q[:, 1]])
     rates = np.column_stack([np.full(t.size, 3.0), dq[:, 1]])

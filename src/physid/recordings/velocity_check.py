@@ -44,12 +44,12 @@ def velocity_problems(
     ``degrees``, ``sign`` or ``scale`` (number: logged velocity / the positions' rate).
     ``revolute`` (n,) bool: angles, unwrapped before differencing. Joints that barely move,
     and recordings too short to tell, are not judged."""
-    t = np.asarray(t, float)
+    t, q, dq = (np.asarray(x, float) for x in (t, q, dq))
+    finite = np.isfinite(t) & np.all(np.isfinite(q), axis=1) & np.all(np.isfinite(dq), axis=1)
+    t, q, dq = t[finite], q[finite].copy(), dq[finite]  # a NaN sample is skipped downstream
     if len(t) < 3 or not np.all(np.diff(t) > 0.0):
         return []
-    q = np.asarray(q, float).copy()
     q[:, revolute] = np.unwrap(q[:, revolute], axis=0)
-    dq = np.asarray(dq, float)
     # shorter windows on a short recording (oe's are a second or two), of 3 samples at least
     window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)), 3.0 * np.median(np.diff(t)))
     edges = np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)),
@@ -142,7 +142,8 @@ def check_velocities(
     problems = velocity_problems(t, q, dq, names, revolute)
     if not problems:
         return None
-    if optional and zeros_left_out and not np.any(np.asarray(dq) != 0.0):
+    logged = np.asarray(dq, float)
+    if optional and zeros_left_out and not np.any(logged[np.isfinite(logged)] != 0.0):
         return (f"{source}: the logged velocities (dq_) are 0 in every row while the positions "
                 "move: left out, the velocities are estimated from the positions")  # fmt: skip
     remedy = ("correct them, or leave the dq_ columns out (the velocities are then estimated "
