@@ -390,6 +390,13 @@ def test_online_refuses_time_that_does_not_run_forward(tmp_path, online_files, n
 def test_online_positions_x1000_are_flagged_not_ok(tmp_path, online_files):
     columns, config = online_files
     scaled = {k: v * 1000 if k.startswith("q_") else v for k, v in columns.items()}
+    # beside velocities in rad/s the positions' rate disagrees with them: one error line
+    # (physid.recordings.velocity_check), nothing written
+    code, _, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
+    assert code == 2 and "reads 0.001 x the rate of q_" in stderr, stderr
+    assert "one of the two in another unit?" in stderr and not (tmp_path / "out").exists()
+    # without velocity columns: the positions beyond the URDF's limits make it suspect
+    scaled = {k: v for k, v in scaled.items() if not k.startswith("dq_")}
     code, _, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
     assert code == 3 and "status suspect" in stderr and "outside its URDF limits" in stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())

@@ -47,6 +47,7 @@ def test_velocities_that_are_the_positions_rate_pass():
     [
         (lambda dq: dq * [0.0, 1.0], "zero", 0.0),
         (lambda dq: dq * [DEGREES, 1.0], "degrees", DEGREES),
+        (lambda dq: dq * [1.0 / DEGREES, 1.0], "positions in degrees", 1.0 / DEGREES),
         (lambda dq: dq * [-1.0, 1.0], "sign", -1.0),
         (lambda dq: dq * [2.0, 1.0], "scale", 2.0),
         (lambda dq: dq[:, ::-1], "unrelated", None),  # the other joint's column

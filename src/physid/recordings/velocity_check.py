@@ -41,7 +41,8 @@ def velocity_problems(
     """``(joint, kind, number)`` of every joint whose logged velocity ``dq`` (N, n) is not the
     rate of its positions ``q`` (N, n, radians or metres) at times ``t`` (N,, seconds,
     increasing): kind ``zero`` (a column of zeros), ``unrelated`` (number: the correlation),
-    ``degrees``, ``sign`` or ``scale`` (number: logged velocity / the positions' rate).
+    ``degrees`` (the velocity in degrees per second), ``positions in degrees``, ``sign`` or
+    ``scale`` (number: logged velocity / the positions' rate).
     ``revolute`` (n,) bool: angles, unwrapped before differencing. Joints that barely move,
     and recordings too short to tell, are not judged."""
     t, q, dq = (np.asarray(x, float) for x in (t, q, dq))
@@ -81,6 +82,8 @@ def velocity_problems(
             continue
         if abs(abs(ratio) / DEGREES - 1.0) < 0.05:
             problems.append((name, "degrees", ratio))
+        elif abs(abs(ratio) * DEGREES - 1.0) < 0.05:
+            problems.append((name, "positions in degrees", ratio))
         elif abs(ratio + 1.0) < 0.25:
             problems.append((name, "sign", ratio))
         else:
@@ -92,6 +95,8 @@ _SAID = {
     "zero": "{columns} {verb} 0 in every row while the positions move",
     "degrees": "{columns} {verb} 57.3 x the rate of the positions (degrees per second beside "
     "positions in radians?)",
+    "positions in degrees": "{columns} {verb} 1/57.3 of the rate of the positions (positions in "
+    "degrees beside velocities in radians per second?)",
     "sign": "{columns} {verb} -1 x the rate of the positions (the sign flipped)",
 }
 
@@ -104,8 +109,8 @@ def _said(problems: list[tuple[str, str, float]]) -> str:
         if columns:
             verb = "is" if len(columns) == 1 else "are"
             clauses.append(text.format(columns=", ".join(columns), verb=verb))
-    clauses += [f"dq_{name} reads {number:.3g} x the rate of q_{name} (another unit?)"
-                for name, kind, number in problems if kind == "scale"]  # fmt: skip
+    clauses += [f"dq_{name} reads {number:.3g} x the rate of q_{name} (one of the two in another "
+                "unit?)" for name, kind, number in problems if kind == "scale"]  # fmt: skip
     clauses += [f"dq_{name} does not follow the rate of q_{name} (correlation {number:.2f}: "
                 "another joint's column?)"
                 for name, kind, number in problems if kind == "unrelated"]  # fmt: skip
