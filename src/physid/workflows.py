@@ -43,11 +43,7 @@ from physid.offline.preprocessing import (
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.offline.suspect import (
-    absent_gravity_reasons,
-    column_mistake_reasons,
-    suspect_reasons,
-)
+from physid.offline.suspect import loaded_robot_reasons, suspect_reasons
 from physid.offline.windows import Recording, require_given_derivatives
 from physid.recordings.streamed import (
     open_recording,
@@ -669,10 +665,9 @@ def run_payload(
     # gravity and for column mistakes named by their fix only (a heavy payload is a torque scale
     # the URDF lacks: the real UR10e's loaded run with the elbow's current negated was told
     # "are --data (with the payload) and --unloaded swapped?")
-    loaded_previews = [preview(t) for t in with_payload]
-    data = (suspect_reasons(model, [preview(t) for t in without])
-            + absent_gravity_reasons(model, loaded_previews)
-            + column_mistake_reasons(model, loaded_previews))  # fmt: skip
+    data = suspect_reasons(model, [preview(t) for t in without]) + loaded_robot_reasons(
+        model, [preview(t) for t in with_payload]
+    )
     if not data or not result.consistent:
         return result
     fit = [] if result.status == "ok" else [result.status.removeprefix("suspect: ")]

@@ -218,15 +218,14 @@ def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Ta
 
 
 def _gravity_reasons(signals, model) -> list[str]:  # noqa: ANN001 - OnlineSignals, pin.Model
-    """The offline checks a payload does not trip, on a fixed-base robot: a column mistake
-    named by its fix (:func:`physid.offline.suspect.column_mistake_reasons`), and torques that
-    carry none of the URDF's gravity torque
-    (:func:`physid.offline.suspect.absent_gravity_reasons`): a
-    simulation without gravity or a gravity-compensated command then fails the filter, which
-    blamed units, wrench signs and quaternion order (a PyBullet iiwa run without setGravity:
+    """The offline checks a payload does not trip, on a fixed-base robot
+    (:func:`physid.offline.suspect.loaded_robot_reasons`): torques that carry none of the
+    URDF's gravity torque, and a column mistake named by its fix. Unnamed, a simulation
+    without gravity or a gravity-compensated command failed the filter, which blamed units,
+    wrench signs and quaternion order (a PyBullet iiwa run without setGravity:
     3e-7 kg for a 0.3 kg body). A payload only adds gravity, so the online case's loads are no
     false alarm."""
-    from physid.offline.suspect import absent_gravity_reasons, column_mistake_reasons
+    from physid.offline.suspect import loaded_robot_reasons
     from physid.online.columns import actuated_joints
     from physid.online.measurement import is_floating_base
     from physid.recordings.trajectory import Trajectory
@@ -239,10 +238,7 @@ def _gravity_reasons(signals, model) -> list[str]:  # noqa: ANN001 - OnlineSigna
         return []
     trajectory = Trajectory(signals.t[rows], signals.q[rows], signals.tau[rows],
                             actuated_joints(model), source=signals.source)  # fmt: skip
-    robot = build_robot_model(model)
-    return absent_gravity_reasons(robot, [trajectory]) or column_mistake_reasons(
-        robot, [trajectory]
-    )
+    return loaded_robot_reasons(build_robot_model(model), [trajectory])
 
 
 def _parameters(summary: dict) -> Named:

@@ -336,12 +336,12 @@ def simfit_tune(
 
 
 def _column_mistakes(model: PathLike, tables: list, joints: tuple[str, ...]) -> list[str]:
-    """identify's column fixes (:func:`physid.offline.suspect.column_mistake_reasons`) on the
+    """identify's column fixes (:func:`physid.offline.suspect.loaded_robot_reasons`) on the
     training runs that log every joint's torque: a torque logged with its sign flipped drove
     the test arm's elbow into a damping of 22 N m s/rad (truth 0.15) with status ``ok``. Runs
     or models it cannot read as identify would (a joint kind it refuses) are not judged."""
     from physid.files.config import parse_config, robot_for
-    from physid.offline.suspect import column_mistake_reasons
+    from physid.offline.suspect import loaded_robot_reasons
     from physid.recordings.trajectory import trajectory_from_table
 
     torques = [t for t in tables if all(f"tau_{j}" in t.columns for j in joints)]
@@ -354,7 +354,8 @@ def _column_mistakes(model: PathLike, tables: list, joints: tuple[str, ...]) -> 
         trajectories = [trajectory_from_table(table, robot) for table in torques]
     except InputError:
         return []
-    return column_mistake_reasons(robot, trajectories)
+    # the column fixes only: torques without gravity were never part of simfit's verdict
+    return loaded_robot_reasons(robot, trajectories, absent_gravity=False)
 
 
 def _items(data: DataLike | None) -> list:

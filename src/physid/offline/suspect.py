@@ -699,44 +699,41 @@ def _faint_gravity_reason(comparison: GravityComparison, trajectory: Trajectory)
     return f"torque scale implausible: {numbers}: {causes[0]}, {causes[1]}, or {causes[2]}"
 
 
-def absent_gravity_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
-    """The one check of :func:`suspect_reasons` that holds for recordings of a robot carrying a
-    load the URDF lacks: torques that carry none of the URDF's gravity torque
-    (:func:`_absent_gravity_reason`). A payload only adds gravity torque, so the scale checks,
-    which a heavy payload would trip, are not run."""
-    reasons = []
+def loaded_robot_reasons(
+    model: RobotModel, trajectories: list[Trajectory], *, absent_gravity: bool = True
+) -> list[str]:
+    """The checks of :func:`suspect_reasons` that hold for recordings of a robot that may carry
+    a load the URDF lacks (``physid online``, the loaded runs of ``physid payload``), each
+    recording's gravity comparison made once. A payload only adds gravity torque, so the scale
+    checks, which a heavy payload would trip, are not run. First, with ``absent_gravity``, the
+    recordings whose torques carry none of the URDF's gravity torque
+    (:func:`_absent_gravity_reason`); then, of the others, a column mistake named by its fix
+    (:func:`~.column_fixes.best_fix`: a position or torque negated, off by a quarter or half
+    turn, an axis reversed, two columns exchanged). Each fix is judged by the correlations of
+    the joints' torques with their gravity torques, which a payload scales more than it
+    reshapes, and only a fix after which every gravity-loaded joint follows its gravity torque
+    is named. A load that does reshape a joint's gravity torque leaves no fix named
+    (``examples/online``'s arm: 4.9 kg on its 0.3 kg last body left its 4th joint at r 0.10
+    whatever the columns, and its 2nd joint's flipped torque unnamed, as before). Measured on
+    the real UR10e's loaded run (2.805 kg at the flange): as logged none; with the elbow's
+    current negated ``physid online`` said "the measured torques read 2.58 x the nominal
+    model's ...: a drive gain or torque unit that is off", and with the shoulder's and elbow's
+    currents exchanged "-0.956 x"."""
+    absent, fixes = [], []
     for k, trajectory in enumerate(trajectories):
         comparison = gravity_comparison(model, trajectory)
-        reason = None if comparison is None else _absent_gravity_reason(comparison)
+        if comparison is None:
+            continue
+        name = trajectory.source or f"recording {k + 1}"
+        reason = _absent_gravity_reason(comparison)
         if reason is not None:
-            reasons.append(f"{trajectory.source or f'recording {k + 1}'}: {reason}")
-    return reasons
-
-
-def column_mistake_reasons(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
-    """The column fixes of :func:`torque_reasons` alone (:func:`~.column_fixes.best_fix`: a
-    position or torque negated, off by a quarter or half turn, an axis reversed, two columns
-    exchanged), for recordings of a robot that may carry a load the URDF lacks (``physid
-    online``): each fix is judged by the correlations of the joints' torques with their gravity
-    torques, which a payload scales more than it reshapes, and only a fix after which every
-    gravity-loaded joint follows its gravity torque is named. A load that does reshape a
-    joint's gravity torque leaves no fix named (``examples/online``'s arm: 4.9 kg on its 0.3 kg
-    last body left its 4th joint at r 0.10 whatever the columns, and its 2nd joint's flipped
-    torque unnamed, as before). Measured on the real
-    UR10e's loaded run (2.805 kg at the flange): as logged none; with the elbow's current
-    negated ``physid online`` said "the measured torques read 2.58 x the nominal model's ...: a
-    drive gain or torque unit that is off", and with the shoulder's and elbow's currents
-    exchanged "-0.956 x"."""
-    reasons = []
-    for k, trajectory in enumerate(trajectories):
-        comparison = gravity_comparison(model, trajectory)
-        if comparison is None or _absent_gravity_reason(comparison) is not None:
+            absent += [f"{name}: {reason}"] if absent_gravity else []
             continue
         fix = best_fix(model, trajectory, comparison.joints, comparison.joint_correlations,
                        _joint_correlations)  # fmt: skip
         if fix is not None:
-            reasons.append(f"{trajectory.source or f'recording {k + 1}'}: {fix}")
-    return reasons
+            fixes.append(f"{name}: {fix}")
+    return absent + fixes
 
 
 def _absent_gravity_reason(comparison: GravityComparison) -> str | None:
