@@ -541,8 +541,8 @@ def _nan_in(outputs: list[Path], stdout: str) -> list[str]:
         text = path.read_text(errors="replace")
         if path.suffix == ".json" and _json_nan(text):  # (a path named 'NaN' is no NaN)
             found.append(f"NaN in {path.name}")
-        elif path.suffix == ".csv" and NAN_TOKEN.search(_csv_values(text)):
-            found.append(f"NaN in {path.name}: {NAN_TOKEN.search(_csv_values(text))[0]}")
+        elif path.suffix == ".csv" and (value := NAN_TOKEN.search(_csv_values(text))):
+            found.append(f"NaN in {path.name}: {value[0]}")
     match = NAN_TOKEN.search(stdout)
     if match:
         line = next(line for line in stdout.splitlines() if NAN_TOKEN.search(line))

@@ -81,18 +81,19 @@ def joint_limits(
     values["acceleration"][missing_acc] = (
         values["velocity"][missing_acc] * 2.0 * np.pi * highest_frequency_hz
     )
-    missing: dict[str, list[str]] = {}  # joint: its missing limits, each with its value
+    missing: dict[str, list[tuple[str, float]]] = {}  # joint: its missing limits and values
     unbounded = False
     for k, joint in enumerate(model.joint_names):
         for key in LIMIT_KEYS:
             value = values[key][k]
             if not np.isfinite(value) or (key not in ("lower", "upper") and value <= 0):
-                missing.setdefault(joint, []).append(f"{key} ({value:g})")
+                missing.setdefault(joint, []).append((key, value))
                 unbounded |= key in ("lower", "upper") and bool(np.isinf(value))
     if missing:  # every joint at once: a mobile manipulator has four wheels
-        listed = ", ".join(f"'{joint}' {' '.join(keys)}" for joint, keys in missing.items())
-        keys = ", ".join(f"excitation.limits.{joint}.{'/'.join(e.split()[0] for e in entries)}"
-                         for joint, entries in missing.items())  # fmt: skip
+        listed = ", ".join(f"'{joint}' " + " ".join(f"{key} ({value:g})" for key, value in found)
+                           for joint, found in missing.items())  # fmt: skip
+        keys = ", ".join(f"excitation.limits.{joint}.{'/'.join(key for key, _ in found)}"
+                         for joint, found in missing.items())  # fmt: skip
         why = (" (unbounded: a URDF continuous joint, or an MJCF hinge without a range)"
                if unbounded else "")  # fmt: skip
         held = ", ".join(f"{joint}: 0.0" for joint in missing)

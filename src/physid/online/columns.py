@@ -158,16 +158,15 @@ def signals_from_table(
             f"{table.source}: no dq_ columns: velocities estimated from the positions (causal "
             "quadratic fit over the acceleration window, same delay)"
         )
+    revolute = np.array([is_revolute_joint(model.joints[model.getJointId(j)]) for j in joints],
+                        dtype=bool)  # fmt: skip
     if angles_in_degrees:
-        revolute = [is_revolute_joint(model.joints[model.getJointId(j)]) for j in joints]
         q = q.copy()
         q[:, revolute] = np.radians(q[:, revolute])
         if dq is not None:
             dq = dq.copy()
             dq[:, revolute] = np.radians(dq[:, revolute])
     if dq is not None:
-        revolute = np.array([is_revolute_joint(model.joints[model.getJointId(j)])
-                             for j in joints], dtype=bool)  # fmt: skip
         left_out = check_velocities(t, q, dq, joints, revolute, table.source,
                                     optional=not is_floating_base(model),
                                     zeros_left_out=True)  # fmt: skip

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from physid.errors import InputError
+from physid.recordings.glitches import position_noise
 
 WINDOW_S = 0.2  # s: the windows over which the logged velocity is integrated
 MIN_WINDOWS = 10  # windows in which the joint moves, needed before anything is judged
@@ -62,9 +63,10 @@ def velocity_problems(
                           np.cumsum(0.5 * (dq[1:] + dq[:-1]) * steps, axis=0)])  # fmt: skip
     moved = np.diff(q[edges], axis=0)
     integrated = np.diff(integral[edges], axis=0)
+    noise = np.maximum(position_noise(q), 1e-12)
     problems = []
     for k, name in enumerate(names):
-        moving = np.abs(moved[:, k]) > MOVES * _noise(q[:, k])
+        moving = np.abs(moved[:, k]) > MOVES * noise[k]
         if np.count_nonzero(moving) < MIN_WINDOWS:
             continue
         change, rate = moved[moving, k], integrated[moving, k]
@@ -115,16 +117,6 @@ def _said(problems: list[tuple[str, str, float]]) -> str:
                 "another joint's column?)"
                 for name, kind, number in problems if kind == "unrelated"]  # fmt: skip
     return "; ".join(clauses)
-
-
-def _noise(x: np.ndarray) -> float:
-    """A position column's noise: the robust scale of its second differences, floored at its
-    quantum (the smallest step an encoder logs)."""
-    second = np.diff(x, 2)
-    scale = 1.4826 * float(np.median(np.abs(second - np.median(second)))) / np.sqrt(6.0)
-    steps = np.abs(np.diff(x))
-    quantum = float(np.min(steps[steps > 0.0])) if np.any(steps > 0.0) else 0.0
-    return max(scale, quantum, 1e-12)
 
 
 def check_velocities(

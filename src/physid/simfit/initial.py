@@ -28,7 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.simfit.problem import JOINT_FIELDS, Parameters, Run, set_actuator_values
+from physid.simfit.problem import (
+    JOINT_FIELDS,
+    Parameters,
+    Run,
+    actuators_of,
+    set_actuator_values,
+)
 
 
 def _needed_forces(model, q, dq, ddq, qpos: np.ndarray, dofs: np.ndarray) -> np.ndarray:
@@ -43,15 +49,6 @@ def _needed_forces(model, q, dq, ddq, qpos: np.ndarray, dofs: np.ndarray) -> np.
         mujoco.mj_inverse(model, data)
         out[k] = data.qfrc_inverse
     return out
-
-
-def _actuators_of(model, dof: int) -> list[int]:
-    """The actuators with a joint transmission on ``dof``."""
-    import mujoco
-
-    joint = int(mujoco.mjtTrn.mjTRN_JOINT)
-    return [a for a in range(model.nu) if int(model.actuator_trntype[a]) == joint
-            and int(model.jnt_dofadr[model.actuator_trnid[a, 0]]) == dof]  # fmt: skip
 
 
 def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -> dict:
@@ -83,7 +80,7 @@ def initial_values(model, runs: list[Run], parameters: Parameters, qpos, dofs) -
         for field in parameters.fields:  # a held term at the model's value (bare has it at 0)
             if field not in tuned_fields:
                 known = known + getattr(model, JOINT_FIELDS[field])[dof] * terms[field]
-        for a in _actuators_of(model, int(dof)):
+        for a in actuators_of(model, int(dof)):
             gear = float(model.actuator_gear[a, 0])
             gain, (b0, b1, b2) = model.actuator_gainprm[a, 0], model.actuator_biasprm[a, :3]
             ctrl = np.concatenate([run.ctrl[:, a] for run in runs])

@@ -323,6 +323,15 @@ def tuned_actuators(model, fields: tuple[str, ...]) -> tuple:
     return tuple(out)
 
 
+def actuators_of(model, dof: int) -> list[int]:  # noqa: ANN001 - mujoco.MjModel
+    """The actuators with a joint transmission on ``dof``."""
+    import mujoco
+
+    joint = int(mujoco.mjtTrn.mjTRN_JOINT)
+    return [a for a in range(model.nu) if int(model.actuator_trntype[a]) == joint
+            and int(model.jnt_dofadr[model.actuator_trnid[a, 0]]) == dof]  # fmt: skip
+
+
 def held_parameters(
     model, hold: tuple[str, ...], joints: tuple[str, ...], fields: tuple[str, ...], actuators
 ) -> tuple[frozenset[str], tuple]:  # noqa: ANN001 - mujoco.MjModel
@@ -333,20 +342,19 @@ def held_parameters(
     import mujoco
 
     joint_terms = {f"{j}.{f}" for f in fields for j in joints}
-    transmission = int(mujoco.mjtTrn.mjTRN_JOINT)
 
-    def drives(actuator: int, joint: str) -> bool:
-        return int(model.actuator_trntype[actuator]) == transmission and joint == mujoco.mj_id2name(
-            model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[actuator, 0])
-        )
+    def driving(joint: str) -> list[int]:
+        dof = model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)]
+        return actuators_of(model, int(dof))
 
     actuator_terms = {f"{a}.{f}" for f, tuned in actuators for a, _ in tuned}
     held, held_actuators = set(), set()
     for entry in hold:
         if entry in joints:
             held.update(f"{entry}.{f}" for f in fields)
+            ids = driving(entry)
             held_actuators.update(f"{a}.{f}" for f, tuned in actuators for a, i in tuned
-                                  if drives(i, entry))  # fmt: skip
+                                  if i in ids)  # fmt: skip
         elif entry in joint_terms:
             held.add(entry)
         elif entry in actuator_terms:
