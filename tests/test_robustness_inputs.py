@@ -561,6 +561,40 @@ def test_validate_with_a_given_filter_names_a_file_without_its_derivatives(seed,
     code, _, stderr = invoke(*_identify(given, "--config", config, out=out))
     assert code in (0, 3), stderr
     assert_one_line_error(_validate(out / "params.json", seed[0]), "train.csv", "dq_<joint>")
+    # and a file whose recorded velocity has the other sign: named, not used (until 2026-11-28
+    # validate predicted with it)
+    flipped = tmp_path / "flipped.csv"
+    first = len(names)
+    negated = np.column_stack([values, dq, ddq])
+    negated[:, first] *= -1.0
+    flipped.write_text(_csv(names + [f"d{names[k]}" for k in positions]
+                            + [f"dd{names[k]}" for k in positions], negated))  # fmt: skip
+    assert_one_line_error(_validate(out / "params.json", flipped), "flipped.csv",
+                          f"d{names[positions[0]]} is -1 x the rate of the positions")  # fmt: skip
+
+
+def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_named(
+    seed, tmp_path
+):
+    # without a config every recording's dq_/ddq_ columns compete with the cut-offs; one
+    # velocity negated competed too (the real KUKA's scored 3.8 % against 2.57 % and lost,
+    # unsaid): now it is no candidate and the warning names the column
+    names, values = _columns(seed[0])
+    t, positions = values[:, 0], [k for k, name in enumerate(names) if name.startswith("q_")]
+    dq = np.gradient(values[:, positions], t, axis=0)
+    ddq = np.gradient(dq, t, axis=0)
+    dq[:, 1] *= -1.0
+    logged = tmp_path / "logged.csv"
+    logged.write_text(_csv(names + [f"d{names[k]}" for k in positions]
+                           + [f"dd{names[k]}" for k in positions],
+                           np.column_stack([values, dq, ddq])))  # fmt: skip
+    out = tmp_path / "out"
+    code, _, stderr = invoke(*_identify(logged, out=out))
+    assert code in (0, 3), stderr
+    assert (f"warning: the recorded derivatives are not the rates they stand for, and not used "
+            f"(the derivatives come from the positions): {logged}: d{names[positions[1]]} is -1 "
+            "x the rate of the positions") in stderr  # fmt: skip
+    assert "recorded dq_" not in (out / "params.json").read_text()
 
 
 def test_a_torque_paired_with_later_motion_is_said_so():

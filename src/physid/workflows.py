@@ -62,7 +62,7 @@ from physid.recordings.trajectory import (
     unlogged_torque_joints,
 )
 from physid.report.identification import write_identification
-from physid.robot.model import RobotModel, is_revolute, with_gravity
+from physid.robot.model import RobotModel, is_revolute, revolute_mask, with_gravity
 from physid.robot.regressor import base_parameters
 
 Progress = Callable[[str], None]
@@ -100,7 +100,7 @@ def load_trajectories(
             recordings.extend(load_segments(path, model, **in_memory))
     if config.filter.method == "given":  # before any work, not in the first pass that reads them
         for recording in recordings:
-            require_given_derivatives(recording)
+            require_given_derivatives(recording, revolute_mask(model, recording.joint_names))
     return recordings
 
 
@@ -563,7 +563,7 @@ def run_validate(
     )
     if preprocessing.filter.method == "given":  # the identification's filter, not the config's
         for trajectory in trajectories:
-            require_given_derivatives(trajectory)
+            require_given_derivatives(trajectory, revolute_mask(model, trajectory.joint_names))
     note(preprocessing.summary())
     if delay_s:
         note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "

@@ -35,7 +35,7 @@ from physid.recordings.tables import (
     read_file_table,
     repeats_previous,
 )
-from physid.robot.model import RobotModel, is_revolute, is_unbounded
+from physid.robot.model import RobotModel, is_revolute, is_unbounded, revolute_mask
 
 JOINT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_")
 MOTOR_PREFIXES = ("qm_", "taum_", "i_")
@@ -801,7 +801,7 @@ def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int =
     the file (``first_row``: the first's)."""
     from physid.recordings.glitches import repair_corrupt_samples, unwrap_angles
 
-    revolute = [is_revolute(model, joint) for joint in trajectory.joint_names]
+    revolute = revolute_mask(model, trajectory.joint_names)
     q, wraps = unwrap_angles(trajectory.q, revolute)
     q, tau, repair = repair_corrupt_samples(q, trajectory.tau, trajectory.joint_names)
     names = trajectory.joint_names
@@ -924,7 +924,7 @@ def _in_radians(block: np.ndarray | None, model: RobotModel) -> np.ndarray | Non
     joint) from degrees to radians; prismatic joints' (m) as they are."""
     if block is None:
         return None
-    revolute = [is_revolute(model, joint) for joint in model.joint_names]
+    revolute = revolute_mask(model, model.joint_names)
     out = np.asarray(block, float).copy()
     out[:, revolute] = np.radians(out[:, revolute])
     return out

@@ -18,10 +18,15 @@ the position change over the same window (the trapezoid rule: noise averages out
 filter's lag of a few samples barely matters). Over the windows where the joint clearly moves,
 the position change against the integrated velocity has a slope near 1 for a velocity that is
 the positions' rate; far from 1 (another unit, the sign flipped), or uncorrelated (another
-joint's column), or a column of zeros, the column is named.
+joint's column), or a column of zeros, the column is named. The same test judges a
+recording's ``ddq_`` columns against its velocities (:func:`given_derivative_problems`), for
+identify and validate, which use recorded derivatives as they are under filter method
+``given`` and as a candidate of the cut-off choice.
 """
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -93,28 +98,49 @@ def velocity_problems(
     return problems
 
 
+@dataclass(frozen=True)
+class RatePair:
+    """A logged rate and the signal it is the rate of, as the error line names them."""
+
+    rate: str  # column prefix of the logged rate
+    of: str  # column prefix of the signal it is the rate of
+    things: str  # what that signal is
+    moves: str  # what it does when the joint moves
+    rate_in_degrees: str  # the likely mistake when the rate reads 57.3 x
+    of_in_degrees: str  # and when it reads 1/57.3
+
+
+VELOCITIES = RatePair("dq", "q", "positions", "move",
+                      "degrees per second beside positions in radians",
+                      "positions in degrees beside velocities in radians per second")  # fmt: skip
+ACCELERATIONS = RatePair("ddq", "dq", "velocities", "change",
+                         "degrees per second squared beside velocities in radians per second",
+                         "velocities in degrees per second beside accelerations in radians per "
+                         "second squared")  # fmt: skip
+
 _SAID = {
-    "zero": "{columns} {verb} 0 in every row while the positions move",
-    "degrees": "{columns} {verb} 57.3 x the rate of the positions (degrees per second beside "
-    "positions in radians?)",
-    "positions in degrees": "{columns} {verb} 1/57.3 of the rate of the positions (positions in "
-    "degrees beside velocities in radians per second?)",
-    "sign": "{columns} {verb} -1 x the rate of the positions (the sign flipped)",
+    "zero": "{columns} {verb} 0 in every row while the {things} {moves}",
+    "degrees": "{columns} {verb} 57.3 x the rate of the {things} ({rate_in_degrees}?)",
+    "positions in degrees": "{columns} {verb} 1/57.3 of the rate of the {things} "
+    "({of_in_degrees}?)",
+    "sign": "{columns} {verb} -1 x the rate of the {things} (the sign flipped)",
 }
 
 
-def _said(problems: list[tuple[str, str, float]]) -> str:
+def _said(problems: list[tuple[str, str, float]], pair: RatePair = VELOCITIES) -> str:
     """The problems in one clause: joints alike grouped, the others one by one."""
     clauses = []
     for kind, text in _SAID.items():
-        columns = [f"dq_{name}" for name, found, _ in problems if found == kind]
+        columns = [f"{pair.rate}_{name}" for name, found, _ in problems if found == kind]
         if columns:
             verb = "is" if len(columns) == 1 else "are"
-            clauses.append(text.format(columns=", ".join(columns), verb=verb))
-    clauses += [f"dq_{name} reads {number:.3g} x the rate of q_{name} (one of the two in another "
-                "unit?)" for name, kind, number in problems if kind == "scale"]  # fmt: skip
-    clauses += [f"dq_{name} does not follow the rate of q_{name} (correlation {number:.2f}: "
-                "another joint's column?)"
+            clauses.append(text.format(columns=", ".join(columns), verb=verb,
+                                       **asdict(pair)))  # fmt: skip
+    clauses += [f"{pair.rate}_{name} reads {number:.3g} x the rate of {pair.of}_{name} (one of "
+                "the two in another unit?)" for name, kind, number in problems
+                if kind == "scale"]  # fmt: skip
+    clauses += [f"{pair.rate}_{name} does not follow the rate of {pair.of}_{name} (correlation "
+                f"{number:.2f}: another joint's column?)"
                 for name, kind, number in problems if kind == "unrelated"]  # fmt: skip
     return "; ".join(clauses)
 
@@ -149,3 +175,25 @@ def check_velocities(
         f"the logged velocities are not the positions' rate: {_said(problems)}: {remedy}",
         source=source,
     )
+
+
+def given_derivative_problems(
+    t: np.ndarray,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    names: tuple[str, ...],
+    revolute: np.ndarray,
+) -> str:
+    """Every recorded derivative that is not the rate of what it derives, in one clause ("" when
+    they pass): each ``dq_`` against its positions, and each ``ddq_`` against its velocities
+    where those passed (a velocity in degrees per second would make its right acceleration read
+    1/57.3: one mistake, named once)."""
+    velocity = velocity_problems(t, q, dq, names, revolute)
+    wrong = {name for name, _, _ in velocity}
+    acceleration = [problem for problem in velocity_problems(
+        t, dq, ddq, names, np.zeros(len(names), dtype=bool)) if problem[0] not in wrong]
+    return "; ".join(_said(found, pair) for found, pair in ((velocity, VELOCITIES),
+                                                            (acceleration, ACCELERATIONS))
+                     if found)  # fmt: skip
+

@@ -695,6 +695,12 @@ def is_revolute(model: RobotModel, joint: str) -> bool:
     return is_revolute_joint(model.pin_model.joints[model.pin_model.getJointId(joint)])
 
 
+def revolute_mask(model: RobotModel, joints: tuple[str, ...] | list[str]) -> np.ndarray:
+    """(len(joints),) bool: :func:`is_revolute` of each joint (angles, where a mask selects
+    which columns are in radians)."""
+    return np.array([is_revolute(model, joint) for joint in joints], dtype=bool)
+
+
 def is_unbounded(model: RobotModel, joint: str) -> bool:
     """True for a joint without finite position limits (a URDF continuous joint, an MJCF hinge
     without a range): any number of turns is a position it may have."""
