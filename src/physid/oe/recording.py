@@ -25,6 +25,7 @@ from physid.oe.recording_floating import base_columns, read_base_signals, read_c
 from physid.oe.regrid import regrid
 from physid.oe.result import OEResult
 from physid.oe.wrench import WRENCH_AXES
+from physid.recordings.base_rates import check_base_rates
 from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import (
     ANGLE_MARGIN_RAD,
@@ -211,6 +212,11 @@ def read_recording(
     from physid.oe.recording_floating import ACC, GYRO, POS, QUAT, VEL, check_upright
 
     check_upright(base["base_quat"], flags, path)
+    reference, velocity = base["base_position_reference"], base["base_velocity"]
+    linear = None
+    if reference is not None and velocity is not None:  # the velocity against motion capture
+        linear = (reference, velocity, ", ".join(VEL))
+    check_base_rates(t, base["base_quat"], (base["gyro"], ", ".join(GYRO)), path, linear=linear)
 
     used |= set(QUAT + GYRO + VEL + POS + ACC) | {"contact_" + f for f in frames}
     q[:, :3], q[:, 3:7] = base["base_position"], base["base_quat"]
@@ -225,7 +231,6 @@ def read_recording(
         accelerometer=base["accelerometer"],
     )
     unknown = tuple(sorted(set(cols) - used))
-    reference = base["base_position_reference"]
     return OERecording(t, dt, tau[:-1], meas, unknown, x0, frames, flags, reference, regridded)
 
 

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.online.measurement import is_floating_base
+from physid.recordings.base_rates import check_base_rates
 from physid.recordings.tables import Table, force_torque_columns
 from physid.recordings.trajectory import interpolated, rows_with_motion_earlier
 from physid.recordings.velocity_check import check_velocities
@@ -190,6 +191,8 @@ def signals_from_table(
     if is_floating_base(model):
         q = np.hstack([block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
         dq = np.hstack([block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
+        check_base_rates(t, q[:, 3:7], (dq[:, 3:6], "base_wx, base_wy, base_wz"), table.source,
+                         linear=(q[:, :3], dq[:, :3], "base_vx, base_vy, base_vz"))  # fmt: skip
     wrenches = None
     if contact_frames:
         local = [f for f in contact_frames if _sensor_frame_only(table, f)]
