@@ -339,3 +339,33 @@ def test_motor_currents_and_drive_gains_stream_the_torque_logs_estimates(tmp_pat
                       tmp_path / "bad"])  # fmt: skip
         assert result.exit_code == 2 and expected in result.output, result.output
         assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("factor, said", [(-1.0, "-1.01 x the robot's weight (673.9 N, the "
+                                                  "robot file's 68.7 kg): the sign flipped"),
+                                          (1 / 9.80665, "forces in kilogram-force?")])
+def test_contact_forces_that_do_not_carry_the_robot_are_named(tmp_path, factor, said):
+    """The humanoid's stepping log with its sole wrenches negated (a sensor that reports what
+    the robot applies) read a waist of 0.25 kg for 28.5, in kilogram-force 0.25 kg, both status
+    suspect with only "check the units, the wrench signs and the quaternion order"; now one
+    error line. A backpack of 5 kg (the scenario's payload) is no mistake."""
+    from physid.online.columns import check_contact_weight
+    from physid.sim.legged import load_humanoid
+
+    scenario = SteppingScenario(duration_s=1.2, payload_time_s=10.0)
+    rec = simulate_stepping(np.random.default_rng(3), scenario)
+    columns = signals_table(OnlineSignals(rec.t, rec.q, rec.dq, rec.tau, factor * rec.wrenches),
+                            load_humanoid(), CONTACT_FRAMES)  # fmt: skip
+    np.savez(tmp_path / "rec.npz", **columns)
+    (tmp_path / "online.yaml").write_text(
+        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n")
+    out = tmp_path / "out"
+    result = run(["--urdf", HUMANOID_URDF, "--data", tmp_path / "rec.npz", "--body",
+                  "waist_pitch", "--config", tmp_path / "online.yaml", "--out", out])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("physid: error:")]
+    assert len(lines) == 1 and "the contact forces' vertical sum averages" in lines[0]
+    assert said in lines[0] and not out.exists()
+    loaded = simulate_stepping(np.random.default_rng(3), SteppingScenario(
+        duration_s=1.2, payload_time_s=0.0))  # fmt: skip
+    check_contact_weight(load_humanoid(), loaded.wrenches, "loaded.npz")

@@ -206,10 +206,46 @@ def signals_from_table(
              for f in contact_frames],
             axis=1,
         )  # fmt: skip
+    if wrenches is not None and is_floating_base(model):
+        check_contact_weight(model, wrenches, table.source)
     unused = sorted(set(table.columns) - used)
     if unused:
         notes.append(f"{table.source}: unused column(s): {', '.join(unused)}")
     return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
+
+
+# The contacts of a floating base carry its weight on average over a log (the vertical momentum
+# it gains over the log is small against the weight times the duration). A mean vertical force
+# of these ratios to the model's weight is a mistake, not a payload or a harness: pushed down
+# (the sign of a sensor that reports what the robot applies), in kilogram-force, in mN or kN.
+_WEIGHT_MISTAKES = ((-1.0, "the sign flipped (wrenches the robot applies to the ground, not "
+                     "those the ground applies to it)"),
+                    (1.0 / 9.80665, "forces in kilogram-force?"),
+                    (1e3, "forces in mN?"), (1e-3, "forces in kN?"))  # fmt: skip
+
+
+def check_contact_weight(model: pin.Model, wrenches: NDArray[np.float64], source: str) -> None:
+    """One error line when the measured contact forces (N, frames, 6; world-aligned) of a
+    floating base average to one of :data:`_WEIGHT_MISTAKES` times the model's weight (within
+    50 % for the sign, 15 % for the units). Measured on the simulated humanoid of
+    ``tests/test_online_cli.py`` (68.7 kg): its forces negated read a waist of 0.25 kg for 28.5,
+    in kilogram-force 0.25 kg, both status suspect with the generic hint "check the units, the
+    wrench signs and the quaternion order"."""
+    vertical = wrenches[:, :, 2].sum(axis=1)
+    vertical = vertical[np.isfinite(vertical)]
+    weight = pin.computeTotalMass(model) * float(np.linalg.norm(model.gravity.linear))
+    if not vertical.size or weight <= 0.0:
+        return
+    ratio = float(np.mean(vertical)) / weight
+    for expected, cause in _WEIGHT_MISTAKES:
+        tolerance = 0.5 if expected < 0.0 else 0.15
+        if abs(ratio / expected - 1.0) <= tolerance:
+            raise InputError(
+                f"the contact forces' vertical sum averages {np.mean(vertical):.4g} N, "
+                f"{ratio:.3g} x the robot's weight ({weight:.4g} N, the robot file's "
+                f"{pin.computeTotalMass(model):.4g} kg): {cause}",
+                source=source,
+            )
 
 
 # A base that moves, by its columns' spread: 1 cm (base_x/y/z), 0.01 of a unit quaternion
