@@ -118,19 +118,11 @@ def test_go1_payload_from_the_raw_accelerometer(go1_payload_walk, tmp_path):
     Measured: torso 8.5625 kg (truth 8.5611; base_v* columns instead: 8.5627, neither:
     8.5623); the default bias rounds: 3, 12 iterations in all, bias 0.01 m/s^2 (none in the
     data: the noise's mean over 160 nodes is 0.008 m/s^2)."""
-    nominal, true, rec = go1_payload_walk
+    _, true, rec = go1_payload_walk
     acc = accelerometer_readings(true, rec.x, rec.dt, "imu_link")
     acc += 0.1 * np.random.default_rng(7).standard_normal(acc.shape)
-    cols = contract_columns(nominal, rec)
-    for axis in "xyz":
-        del cols["base_v" + axis]
-    cols |= {f"acc_{a}": acc[:, i] for i, a in enumerate("xyz")}
-    (tmp_path / "go1.csv").write_text(table_csv_text(cols))
-    (tmp_path / "oe.yaml").write_text("imu: {frame: imu_link}\nnoise: {accelerometer: 0.1}\n")
-    args = ["oe", "--urdf", str(robot_urdf(GO1)), "--floating", "--data",
-            str(tmp_path / "go1.csv"), "--body", "root_joint", "--config",
-            str(tmp_path / "oe.yaml"), "--out", str(tmp_path / "out")]  # fmt: skip
-    result = CliRunner().invoke(main, args)
+    result = _run_with_accelerometer(go1_payload_walk, acc, tmp_path,
+                                     "imu: {frame: imu_link}\nnoise: {accelerometer: 0.1}\n")
     assert result.exit_code == 0, result.output
     assert "ignoring" not in result.output and "no base_v" not in result.output
     res = json.loads((tmp_path / "out" / "result.json").read_text())
@@ -165,3 +157,60 @@ def test_accelerometer_bias_is_estimated_by_alternating_rounds(go1_payload_walk)
     error_plain = abs(plain.pis[0][0] - truth)
     error_rounds = abs(rounds.result.pis[0][0] - truth)
     assert error_rounds < 0.01 * torso_payload_mass(go1_payload_walk) and error_rounds < error_plain
+
+
+@pytest.mark.parametrize(
+    "change, frame, said",
+    [
+        (lambda acc: acc / 9.80665, "imu_link", "about 1: in g (standard gravity)?"),
+        (lambda acc: -acc, "imu_link", "pointing down (-9.8"),
+        (lambda acc: acc - acc.mean(axis=0), None, "about 0: gravity subtracted by the driver?"),
+        # an IMU mounted turned a quarter turn about the base's x axis, read as the base's
+        (lambda acc: acc @ pin.exp3(np.array([np.pi / 2, 0.0, 0.0])), None,
+         "90 deg from the vertical when read in the base frame (imu.frame unset)"),
+    ],
+)
+def test_readings_that_are_not_the_specific_force_are_named(go1_payload_walk, change, frame, said):
+    """The readings rotated into the world average to the specific force of gravity over a log
+    (9.81 m/s^2 up); the ideal readings with 0.1 m/s^2 noise pass, at the base frame and at
+    imu_link, and each mistake is named."""
+    from physid.oe.accelerometer import check_specific_force
+
+    nominal, true, rec = go1_payload_walk
+    quaternions = rec.measurements.base_quat
+    for place in (None, "imu_link"):
+        ideal = accelerometer_readings(true, rec.x, rec.dt, place)
+        ideal += 0.1 * np.random.default_rng(7).standard_normal(ideal.shape)
+        check_specific_force(nominal, quaternions, ideal, place, "go1.csv")
+    acc = accelerometer_readings(true, rec.x, rec.dt, frame)
+    with pytest.raises(InputError, match="go1.csv: acc_x, acc_y, acc_z average") as raised:
+        check_specific_force(nominal, quaternions, change(acc), frame, "go1.csv")
+    assert said in str(raised.value)
+
+
+def test_the_cli_refuses_an_accelerometer_in_g(go1_payload_walk, tmp_path):
+    """acc_* logged in g (as many IMU drivers give them) went into the fit as m/s^2 and, the
+    accelerometer's bias estimate soaking up the missing gravity, ended converged at 8.58 kg
+    (truth 8.5611) without a word; one error line now, before any work."""
+    _, true, rec = go1_payload_walk
+    acc = accelerometer_readings(true, rec.x, rec.dt, "imu_link") / 9.80665
+    result = _run_with_accelerometer(go1_payload_walk, acc, tmp_path, "imu: {frame: imu_link}\n")
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("physid: error:")]
+    assert len(lines) == 1 and "in g (standard gravity)?" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def _run_with_accelerometer(walk, acc, tmp_path, config: str):
+    """``physid oe --floating`` on the walk with ``acc_*`` columns instead of ``base_v*``."""
+    nominal, _, rec = walk
+    cols = contract_columns(nominal, rec)
+    for axis in "xyz":
+        del cols["base_v" + axis]
+    cols |= {f"acc_{a}": acc[:, i] for i, a in enumerate("xyz")}
+    (tmp_path / "go1.csv").write_text(table_csv_text(cols))
+    (tmp_path / "oe.yaml").write_text(config)
+    return CliRunner().invoke(main, ["oe", "--urdf", str(robot_urdf(GO1)), "--floating", "--data",
+                                     str(tmp_path / "go1.csv"), "--body", "root_joint",
+                                     "--config", str(tmp_path / "oe.yaml"), "--out",
+                                     str(tmp_path / "out")])  # fmt: skip

@@ -68,6 +68,7 @@ def oe_estimate(
     from physid.errors import InputError
     from physid.files.config import unlogged_holds
     from physid.files.io import table_csv_text, write_json_atomic, write_text_atomic
+    from physid.oe.accelerometer import check_specific_force
     from physid.oe.build import initial_guess, make_problem
     from physid.oe.config import (
         read_angle_unit,
@@ -138,6 +139,8 @@ def oe_estimate(
             source=label,
         )
     meas = recording.measurements
+    if meas.accelerometer is not None and meas.base_quat is not None:
+        check_specific_force(model, meas.base_quat, meas.accelerometer, imu["frame"], label)
     if meas.wrench:  # a sensor physid cannot model (e.g. a foot's) is reported and not used
         usable = {}
         for frame, samples in meas.wrench.items():

@@ -92,3 +92,52 @@ class Accelerometer:
             S @ dp_dw,
             S @ dp_da @ da_dtheta,
         )
+
+
+UPRIGHT_DEG = 25.0  # the mean specific force this far from the vertical: another frame's axes
+
+
+def check_specific_force(
+    model: pin.Model,
+    base_quaternion_xyzw: NDArray,
+    readings: NDArray,
+    frame: str | None,
+    source: str,
+) -> None:
+    """One error line when the accelerometer's readings (N, 3, in ``frame``'s axes) cannot be
+    the specific force this term models. Over a log the base's mean acceleration is small
+    against gravity, so the readings rotated into the world average to about ``-g`` (9.81 m/s^2
+    up). What they average to otherwise names the mistake: about 1 (in g, standard gravity),
+    about -g (an acceleration's sign convention, gravity pointing down), about 0 (gravity
+    subtracted by the driver), or a vector away from the vertical (the IMU's axes are not
+    ``frame``'s: set imu.frame)."""
+    sensor = Accelerometer(model, frame)
+    finite = np.all(np.isfinite(readings), axis=1) & np.all(np.isfinite(base_quaternion_xyzw),
+                                                             axis=1)  # fmt: skip
+    if not finite.any():
+        return
+    quaternions = base_quaternion_xyzw[finite]
+    in_base = readings[finite] @ sensor.rotation_T  # rows: placement.rotation @ reading
+    world = np.array([pin.Quaternion(q).normalized().toRotationMatrix() @ f
+                      for q, f in zip(quaternions, in_base, strict=True)])  # fmt: skip
+    mean = world.mean(axis=0)
+    g = float(np.linalg.norm(sensor.gravity))
+    up = -sensor.gravity / g
+    size, along = float(np.linalg.norm(mean)), float(mean @ up)
+    where = f"imu.frame {frame!r}" if frame else "the base frame (imu.frame unset)"
+    said = f"acc_x, acc_y, acc_z average {size:.3g} m/s^2 in the world"
+    if abs(size * 9.80665 / g - 1.0) < 0.15 and along > 0.8 * size:
+        cause = "about 1: in g (standard gravity)? physid reads m/s^2"
+    elif along < -0.7 * g:
+        cause = (f"pointing down ({along:.3g} along the vertical): the sign flipped (an "
+                 "acceleration, not the specific force, which reads +9.81 m/s^2 up at rest)")
+    elif size < 0.2 * g:
+        cause = ("about 0: gravity subtracted by the driver? physid reads the specific force, "
+                 "gravity included")
+    elif abs(size / g - 1.0) < 0.3 and along < size * np.cos(np.radians(UPRIGHT_DEG)):
+        tilt = float(np.degrees(np.arccos(np.clip(along / size, -1.0, 1.0))))
+        cause = (f"{tilt:.0f} deg from the vertical when read in {where}: the IMU's axes are "
+                 "not that frame's (set imu.frame to the frame the IMU is mounted in)")
+    else:
+        return
+    raise InputError(f"{said}, {cause}", source=source)
