@@ -243,3 +243,29 @@ def test_a_gripper_no_recording_commands_is_held_still_and_its_actuator_left_out
     assert any(n.endswith("actuator grip") for n in notes), notes
     tuned = (out / "model_tuned.xml").read_text()
     assert '<position name="grip" tendon="split" kp="80" />' in tuned  # as the file had it
+
+
+@pytest.mark.parametrize("column, change, said", [
+    ("ctrl_p2", np.degrees, "ctrl_p2 read 55.4 x joint 'shoulder_lift''s position: targets in "
+     "degrees beside positions in radians?"),
+    ("ctrl_p1", np.negative, "ctrl_p1 read -0.908 x joint 'shoulder_pan''s position: the sign "
+     "flipped"),
+])
+def test_position_targets_in_degrees_or_negated_are_named(servo_runs, tmp_path, column, change,
+                                                           said):
+    """A LeRobot dataset's ``action`` is in degrees like its state: the positions converted and
+    the targets left drive the servo 57.3x too far. Either mistake here ended with status ok and
+    a tuned model (the servo's lag reads the slopes as 55.4 and -0.908); now one error line
+    names the column, nothing written."""
+    from physid.recordings.trajectory import read_table
+
+    table = read_table(str(servo_runs / "train.csv"))
+    columns = dict(table.columns)
+    columns[column] = change(columns[column])
+    write_csv(Table(columns, "changed"), tmp_path / "changed.csv")
+    out = tmp_path / "out"
+    run = _simfit(servo_runs / "start.xml", tmp_path / "changed.csv", out, "--fit", "kp,kv")
+    assert run.exit_code == 2, run.output
+    lines = [line for line in run.output.splitlines() if line.startswith("physid: error:")]
+    assert len(lines) == 1 and "changed.csv: the position targets" in lines[0]
+    assert said in lines[0] and not out.exists()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
 
 from physid.errors import InputError
 from physid.oe.measurements import base_dofs
@@ -116,11 +117,8 @@ def check_specific_force(
                                                              axis=1)  # fmt: skip
     if not finite.any():
         return
-    quaternions = base_quaternion_xyzw[finite]
     in_base = readings[finite] @ sensor.rotation_T  # rows: placement.rotation @ reading
-    world = np.array([pin.Quaternion(q).normalized().toRotationMatrix() @ f
-                      for q, f in zip(quaternions, in_base, strict=True)])  # fmt: skip
-    mean = world.mean(axis=0)
+    mean = Rotation.from_quat(base_quaternion_xyzw[finite]).apply(in_base).mean(axis=0)
     g = float(np.linalg.norm(sensor.gravity))
     up = -sensor.gravity / g
     size, along = float(np.linalg.norm(mean)), float(mean @ up)

@@ -280,6 +280,51 @@ def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
             )
 
 
+# position targets against their joint's positions: a factor of these is a mistake, not lag
+_TARGET_MISTAKES = ((float(np.degrees(1.0)), 0.1, "targets in degrees beside positions in "
+                     "radians?"),
+                    (float(np.radians(1.0)), 0.1, "positions in degrees beside targets in "
+                     "radians?"),
+                    (-1.0, 0.25, "the sign flipped"))  # fmt: skip
+TARGET_MOTION_RAD = 0.05  # a joint's range of motion below which its targets are not judged
+
+
+def _check_targets(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
+    """One error line when a position servo's logged targets (``ctrl_``, model order) read a
+    factor of :data:`_TARGET_MISTAKES` times its joint's position (times the transmission's
+    gear): a servo holds its joint near its target, so the targets follow the positions with a
+    slope near 1 whatever the lag. A LeRobot dataset is in degrees (its ``action`` too): the
+    positions converted to radians and the targets left would drive the model's servos 57.3x
+    too far."""
+    import mujoco
+
+    from physid.simfit.problem import actuators_of
+
+    affine = int(mujoco.mjtBias.mjBIAS_AFFINE)
+    for k, joint in enumerate(joints):
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)
+        hinge = int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE)
+        q = run.q[:, k] - np.mean(run.q[:, k])
+        if np.ptp(q) < TARGET_MOTION_RAD:
+            continue
+        for a in actuators_of(model, int(model.jnt_dofadr[j])):
+            if int(model.actuator_biastype[a]) != affine or model.actuator_biasprm[a, 1] >= 0.0:
+                continue  # not a position servo
+            length = float(model.actuator_gear[a, 0]) * q
+            target = run.ctrl[:, a] - np.mean(run.ctrl[:, a])
+            if not np.all(np.isfinite(target)) or float(target @ target) == 0.0:
+                continue
+            slope = float(target @ length) / float(length @ length)
+            for factor, tolerance, cause in _TARGET_MISTAKES:
+                if factor > 0.0 and not hinge:
+                    continue  # a slide's metres have no degrees
+                if abs(slope / factor - 1.0) <= tolerance:
+                    name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
+                    raise InputError(f"the position targets ctrl_{name} read {slope:.3g} x "
+                                     f"joint '{joint}''s position: {cause}",
+                                     source=run.source)  # fmt: skip
+
+
 def check_runs(  # noqa: ANN001 - mujoco.MjModel
     model, runs: list, window_s: float, joints: tuple[str, ...] | None = None
 ) -> None:
@@ -297,6 +342,8 @@ def check_runs(  # noqa: ANN001 - mujoco.MjModel
     for run in runs:
         _check_duration(run, timestep)
         _check_radians(model, run, joints)
+        if run.ctrl is not None:
+            _check_targets(model, run, joints)
         if not windows(run.t, window_s):
             raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
                              "seconds?)", source=run.source)  # fmt: skip
