@@ -370,8 +370,11 @@ def _identify(
     lacking = [missing_derivatives(r) for r in [*train, *(validation or [])]]
     # logged derivatives that are not the rates they stand for are no candidate (the folds
     # would reject them anyway: the real KUKA's with one velocity negated scored 3.8 % against
-    # 2.57 %), and their columns are named: the mistake may run through the rest of the log
-    wrong_derivatives = [] if any(lacking) else [
+    # 2.57 %), and their columns are named: the mistake may run through the rest of the log.
+    # Under method given they are no candidate but the derivatives used: the loaders
+    # (workflows.load_trajectories, run_validate) refuse wrong ones, once, before any work
+    given = config.filter.method == "given"
+    wrong_derivatives = [] if any(lacking) or given else [
         f"{recording.source}: {said}" for recording in [*train, *(validation or [])]
         if (said := recorded_derivative_problems(recording,
                                                  revolute_mask(model, recording.joint_names)))

@@ -233,7 +233,8 @@ def check_contact_weight(model: pin.Model, wrenches: NDArray[np.float64], source
     wrench signs and the quaternion order"."""
     vertical = wrenches[:, :, 2].sum(axis=1)
     vertical = vertical[np.isfinite(vertical)]
-    weight = pin.computeTotalMass(model) * float(np.linalg.norm(model.gravity.linear))
+    mass = pin.computeTotalMass(model)
+    weight = mass * float(np.linalg.norm(model.gravity.linear))
     if not vertical.size or weight <= 0.0:
         return
     ratio = float(np.mean(vertical)) / weight
@@ -243,7 +244,7 @@ def check_contact_weight(model: pin.Model, wrenches: NDArray[np.float64], source
             raise InputError(
                 f"the contact forces' vertical sum averages {np.mean(vertical):.4g} N, "
                 f"{ratio:.3g} x the robot's weight ({weight:.4g} N, the robot file's "
-                f"{pin.computeTotalMass(model):.4g} kg): {cause}",
+                f"{mass:.4g} kg): {cause}",
                 source=source,
             )
 

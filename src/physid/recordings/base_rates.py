@@ -7,7 +7,8 @@ estimator's twist in world axes (many publish it so, whatever ``nav_msgs/Odometr
 gyro in degrees per second, or a quaternion stored w first in the x, y, z, w columns. Nothing
 else in the estimators notices: the dynamics are simply evaluated at another velocity.
 
-The check compares, over windows of :data:`WINDOW_S`, the mean logged rate with the rate the
+The check compares, over the joints' velocity check's windows (0.2 s, shorter on a short log:
+:func:`~physid.recordings.velocity_check.window_edges`), the mean logged rate with the rate the
 pose gives: the rotation between the window's ends, ``log(R_a^T R_b)`` (root axes) or
 ``log(R_b R_a^T)`` (world axes) over the window's duration, and the position change against the
 logged linear velocity integrated in root axes (``sum R v dt``) or in world axes. Only windows
@@ -24,27 +25,16 @@ from scipy.spatial.transform import Rotation
 
 from physid.errors import InputError
 from physid.recordings.glitches import position_noise
+from physid.recordings.velocity_check import (
+    DEGREES,
+    MIN_WINDOWS,
+    MOVES,
+    window_edges,
+    window_integrals,
+)
 
-WINDOW_S = 0.2  # s: the windows over which rates are compared (as the joints' velocity check)
-MIN_WINDOWS = 10  # windows with motion needed before anything is judged
-MOVES = 20.0  # a window is judged when its rotation or displacement exceeds this many noises
 MAX_TURN = 0.5  # rad: beyond, a window's rotation vector is no longer its integrated rate
 FITS = 0.25  # relative misfit below which a logged rate is the pose's rate
-DEGREES = float(np.degrees(1.0))
-
-
-def _windows(t: np.ndarray) -> np.ndarray:
-    """Sample indices of the window edges (at least two samples apart; shorter windows on a
-    short log, as the joints' velocity check has them)."""
-    window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)), 2.0 * np.median(np.diff(t)))
-    return np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)), len(t) - 1))
-
-
-def _integral(t: np.ndarray, rate: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """The trapezoid integral of ``rate`` (N, 3) over each window."""
-    integral = np.vstack([np.zeros((1, 3)), np.cumsum(
-        0.5 * (rate[1:] + rate[:-1]) * np.diff(t)[:, None], axis=0)])  # fmt: skip
-    return np.diff(integral[edges], axis=0)
 
 
 def _misfit(logged: np.ndarray, expected: np.ndarray, bias: bool = False) -> float:
@@ -92,7 +82,7 @@ def angular_rate_problem(
     if usable is None:
         return None
     t, quaternion, logged_rate = usable
-    edges = _windows(t)
+    edges = window_edges(t, 2.0)
     if len(edges) < MIN_WINDOWS + 1:
         return None
 
@@ -108,7 +98,7 @@ def angular_rate_problem(
     if np.count_nonzero(judged) < MIN_WINDOWS:
         return None
     spans = np.diff(t[edges])[judged, None]  # rates, so that a gyro's bias is one offset
-    logged = _integral(t, logged_rate, edges)[judged] / spans
+    logged = window_integrals(t, logged_rate, edges)[judged] / spans
     body, world = body[judged] / spans, world[judged] / spans
 
     def fits(expected: np.ndarray) -> bool:
@@ -149,15 +139,15 @@ def linear_velocity_problem(
     if usable is None:
         return None
     t, quaternion, position, logged = usable
-    edges = _windows(t)
+    edges = window_edges(t, 2.0)
     if len(edges) < MIN_WINDOWS + 1:
         return None
     moved = np.diff(position[edges], axis=0)
     judged = np.linalg.norm(moved, axis=1) > MOVES * float(np.max(position_noise(position)))
     if np.count_nonzero(judged) < MIN_WINDOWS:
         return None
-    body = _integral(t, _rotation(quaternion).apply(logged), edges)[judged]
-    world = _integral(t, logged, edges)[judged]
+    body = window_integrals(t, _rotation(quaternion).apply(logged), edges)[judged]
+    world = window_integrals(t, logged, edges)[judged]
     moved = moved[judged]
     if _misfit(body, moved) <= FITS:
         return None

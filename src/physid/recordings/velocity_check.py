@@ -41,6 +41,24 @@ FOLLOWS = 0.5  # correlation below which the column does not follow the position
 DEGREES = float(np.degrees(1.0))
 
 
+def window_edges(t: np.ndarray, min_steps: float) -> np.ndarray:
+    """Sample indices of the edges of windows of :data:`WINDOW_S` over the increasing times
+    ``t``: shorter on a short recording (oe's are a second or two, and :data:`MIN_WINDOWS`
+    windows must fit twice), ``min_steps`` median sample steps at least."""
+    window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)),
+                 min_steps * np.median(np.diff(t)))  # fmt: skip
+    return np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)), len(t) - 1))
+
+
+def window_integrals(t: np.ndarray, rate: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The trapezoid integral of ``rate`` (N, k) over each window between ``edges``: noise
+    averages out, and a filter's lag of a few samples barely matters."""
+    steps = np.diff(t)[:, None]
+    integral = np.vstack([np.zeros((1, rate.shape[1])),
+                          np.cumsum(0.5 * (rate[1:] + rate[:-1]) * steps, axis=0)])  # fmt: skip
+    return np.diff(integral[edges], axis=0)
+
+
 def velocity_problems(
     t: np.ndarray, q: np.ndarray, dq: np.ndarray, names: tuple[str, ...], revolute: np.ndarray
 ) -> list[tuple[str, str, float]]:
@@ -57,17 +75,11 @@ def velocity_problems(
     if len(t) < 3 or not np.all(np.diff(t) > 0.0):
         return []
     q[:, revolute] = np.unwrap(q[:, revolute], axis=0)
-    # shorter windows on a short recording (oe's are a second or two), of 3 samples at least
-    window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)), 3.0 * np.median(np.diff(t)))
-    edges = np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)),
-                                 len(t) - 1))  # fmt: skip
+    edges = window_edges(t, 3.0)
     if len(edges) < MIN_WINDOWS + 1:
         return []
-    steps = np.diff(t)[:, None]
-    integral = np.vstack([np.zeros((1, dq.shape[1])),
-                          np.cumsum(0.5 * (dq[1:] + dq[:-1]) * steps, axis=0)])  # fmt: skip
     moved = np.diff(q[edges], axis=0)
-    integrated = np.diff(integral[edges], axis=0)
+    integrated = window_integrals(t, dq, edges)
     noise = np.maximum(position_noise(q), 1e-12)
     problems = []
     for k, name in enumerate(names):
@@ -199,4 +211,3 @@ def given_derivative_problems(
     return "; ".join(_said(found, pair) for found, pair in ((velocity, VELOCITIES),
                                                             (acceleration, ACCELERATIONS))
                      if found)  # fmt: skip
-
