@@ -5,14 +5,28 @@ Why: on data that cannot support the estimate (a body that never moves, time in 
 an interior-point or Gauss-Newton solver can grind for minutes before giving up, and a user
 cannot tell a slow run from a stuck one. Each estimator makes one :class:`Budget` scaled to its
 problem, asks :meth:`Budget.spend` once per iteration, stops when it says so, keeps its best
-iterate and names the budget in its result's status (:meth:`Budget.describe`).
+iterate and reports :attr:`Budget.status` (``not_converged`` for the iterations, ``time_limit``
+for the wall clock) with :meth:`Budget.describe` in its message.
+
+The iteration budget is the one that decides: the same data give the same result on any
+machine. The wall clock is a safety stop only, sized well above what the iterations take.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+from physid.status import Status
+
+
+class Stop(StrEnum):
+    """Which budget ended a solve."""
+
+    ITERATIONS = "iterations"
+    TIME = "time"
 
 
 @dataclass
@@ -23,7 +37,7 @@ class Budget:
     iterations: int
     started: float = field(default_factory=time.perf_counter)
     used: int = 0
-    reason: str | None = None  # "time" or "iterations" once spent
+    reason: Stop | None = None  # set once spent
 
     def spend(self, iterations: int = 1) -> bool:
         """Count ``iterations``; True when the budget is spent (the solver must stop)."""
@@ -34,17 +48,24 @@ class Budget:
         """True when the time or the iterations are used up (remembered in :attr:`reason`)."""
         if self.reason is None:
             if self.used >= self.iterations:
-                self.reason = "iterations"
+                self.reason = Stop.ITERATIONS
             elif self.elapsed() >= self.seconds:
-                self.reason = "time"
+                self.reason = Stop.TIME
         return self.reason is not None
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
+    @property
+    def status(self) -> Status | None:
+        """The status a solve stopped by this budget has (None: not spent)."""
+        if self.reason is None:
+            return None
+        return Status.TIME_LIMIT if self.reason is Stop.TIME else Status.NOT_CONVERGED
+
     def describe(self) -> str:
-        """Why the solver stopped, for a status: which budget, its size and what was used."""
-        if self.reason == "time":
+        """Why the solver stopped, for a message: which budget, its size and what was used."""
+        if self.reason is Stop.TIME:
             return f"the time budget of {self.seconds:.3g} s ({self.used} iterations)"
         return f"the iteration budget of {self.iterations} ({self.elapsed():.1f} s)"
 

@@ -1,9 +1,11 @@
-"""The one result protocol of every estimator of the Python API (issue 25 item 4).
+"""The one result protocol of every estimator of the Python API.
 
-Every API function returns a result with ``status`` (``"ok"`` or what went wrong), ``message``
-(one human line), ``parameters`` (name -> :class:`Parameter`: value, std, source, unit),
-``to_dict()`` (the main JSON document, as the command line writes it) and ``save(out)`` (writes
-exactly the files the command line writes into ``--out``, all or nothing).
+Every API function returns a result with ``status`` (a :class:`physid.status.Status` code),
+``success`` (whether it can be used as it is), ``message`` (one human line), ``findings`` (typed
+:class:`physid.findings.Finding` objects: code, severity, numbers, names), ``parameters``
+(name -> :class:`Parameter`: value, std, source, unit), ``to_dict()`` (the main JSON document,
+as the command line writes it) and ``save(out)`` (writes exactly the files the command line
+writes into ``--out``, all or nothing).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from physid.findings import Finding
+from physid.status import Status
 
 
 class Parameter(NamedTuple):
@@ -40,7 +45,13 @@ class Result(Protocol):
     def status(self) -> str: ...
 
     @property
+    def success(self) -> bool: ...
+
+    @property
     def message(self) -> str: ...
+
+    @property
+    def findings(self) -> tuple[Finding, ...]: ...
 
     @property
     def parameters(self) -> Mapping[str, Parameter]: ...
@@ -70,6 +81,12 @@ class Outcome:
     notes: tuple[str, ...] = ()  # about the inputs (ignored columns, resampled stamps)
     warnings: tuple[str, ...] = ()  # about the result
     report: tuple[str, ...] = ()  # further lines the command line prints
+    findings: tuple[Finding, ...] = ()  # typed: code, severity, numbers, names
+
+    @property
+    def success(self) -> bool:
+        """The estimate can be used as it is (:class:`physid.status.Status` ``ok``)."""
+        return Status(self.status).success
 
     def to_dict(self) -> dict:
         """The main JSON document written by :meth:`save` (a JSON-ready copy)."""

@@ -64,6 +64,7 @@ def main() -> None:
 
 def _register() -> None:
     from physid.cli import (
+        codes_commands,
         excite_commands,
         export_commands,
         impacts_commands,
@@ -87,6 +88,7 @@ def _register() -> None:
         sweep_commands,
         excite_commands,
         simfit_commands,
+        codes_commands,
     ):
         module.register(main)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from physid.budget import Budget
+from physid.budget import Budget, Stop
 from physid.errors import InputError
 from physid.oe.problem import OEProblem
 from physid.oe.result import OEResult
@@ -249,7 +249,7 @@ def solve(
             alpha *= 0.5
         if not accepted:
             if budget.elapsed() >= budget.seconds:
-                budget.reason = "time"
+                budget.reason = Stop.TIME
                 status = f"stopped by {budget.describe()}"
                 break
             if mu >= opt.mu_max:

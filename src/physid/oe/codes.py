@@ -1,0 +1,5 @@
+"""The finding codes of ``physid.oe`` (documented in docs/findings.md; ``physid codes``)."""
+
+from __future__ import annotations
+
+from physid.findings import Severity, define  # noqa: F401
