@@ -119,7 +119,8 @@ import sys
 import numpy as np
 from physid.files.config import IdentifyConfig, robot_for
 from physid.recordings.trajectory import load_trajectory
-from physid.offline import store, windows
+from physid.offline.observe import store
+from physid.offline.observe import windows
 from physid.offline.pipeline import identify
 from physid.files.params_file import read_params, standard_parameters
 windows.WINDOW_ROWS = windows.RAW_WINDOW_SAMPLES = 10**9  # one window: the whole recording

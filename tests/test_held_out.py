@@ -1,11 +1,11 @@
 """Validation recordings that share samples with the training ones are said to be not held out
-(physid.offline.held_out)."""
+(physid.offline.checks.held_out)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from physid.offline.held_out import not_held_out_warnings
+from physid.offline.checks.held_out import not_held_out_warnings
 
 
 def test_a_validation_recording_that_is_training_data_is_named(arm_experiment):

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from physid.files.config import parse_config
-from physid.offline.joint_prior import JointMotion, joint_motion
+from physid.offline.fit.joint_prior import JointMotion, joint_motion
+from physid.offline.fit.uncertainty import decided_by_data, parameter_sources
+from physid.offline.observe.prediction import predict_recording
 from physid.offline.pipeline import WORSE_THAN_URDF, identify
-from physid.offline.prediction import predict_recording
-from physid.offline.uncertainty import decided_by_data, parameter_sources
 from physid.robot.regressor import BaseParameters
 from physid.sim.arm import (
     EXCURSION_RAD,

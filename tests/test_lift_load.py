@@ -1,4 +1,5 @@
-"""A vertical lift's weight (physid.offline.lift_load): the mean force of a moving lift against
+"""A vertical lift's weight (physid.offline.checks.lift_load): the mean force of a moving lift
+against
 the weight the URDF puts on it, which the gravity comparison cannot see (constant in q)."""
 
 from __future__ import annotations
@@ -6,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from physid.offline.lift_load import lift_load_warnings, lift_loads, lift_sign_reason
-from physid.offline.suspect import suspect_reasons
+from physid.offline.checks.lift_load import lift_load_warnings, lift_loads, lift_sign_reason
+from physid.offline.checks.suspect import suspect_reasons
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import build_robot_model
 

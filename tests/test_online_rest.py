@@ -184,7 +184,7 @@ def test_the_windows_acceleration_noise_reaches_the_torque_through_the_mass_matr
 def test_the_residuals_correlation_time_is_read_by_batch_means():
     # closed form: an AR(1) residual e_k = rho e_(k-1) + w_k has long-run variance
     # (1 + rho) / (1 - rho) times its variance, so tau = rho / (1 - rho) sample periods
-    from physid.offline.prediction import RecordingFit, residual_correlation_time
+    from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
 
     rng = np.random.default_rng(1)
     n, period, rho = 90_000, 0.01, 0.9

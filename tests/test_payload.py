@@ -129,7 +129,7 @@ def test_a_payload_the_solver_leaves_just_outside_the_cone_is_moved_onto_it(monk
     # Clarabel meets J >= margin I to its tolerance: a near miss read "no physically consistent
     # payload" (the identification's bodies are moved onto the cone the same way)
     from physid.body.inertia import check_consistency, pi_from_pseudo_inertia, pseudo_inertia
-    from physid.offline import payload
+    from physid.offline.loads import payload
 
     pi = pi_from_mass_com_inertia(2.8, np.array([0.0, 0.0, 0.05]), np.diag([3e-3, 3e-3, 2e-3]))
     values, vectors = np.linalg.eigh(pseudo_inertia(pi))

@@ -9,11 +9,11 @@ import pytest
 from conftest import DATASETS, EXAMPLES, KUKA, REPO, TX40, require_dataset
 
 from physid.files.config import load_config, parse_config, robot_for
-from physid.offline.least_squares import ordinary_least_squares
-from physid.offline.metrics import fit_metrics
-from physid.offline.observations import observations_of
+from physid.offline.observe.least_squares import ordinary_least_squares
+from physid.offline.observe.metrics import fit_metrics
+from physid.offline.observe.observations import observations_of
+from physid.offline.observe.reduced import reduce_observations
 from physid.offline.pipeline import _excited
-from physid.offline.reduced import reduce_observations
 from physid.robot.regressor import base_parameters
 from physid.workflows import load_trajectories, run_identify
 

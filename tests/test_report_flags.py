@@ -12,8 +12,8 @@ from conftest import KUKA, REPO, kuka_slice
 
 import physid
 from physid.files.config import IdentifyConfig
-from physid.offline import consistent
-from physid.offline.metrics import FitMetrics
+from physid.offline.fit import consistent
+from physid.offline.observe.metrics import FitMetrics
 from physid.offline.pipeline import identify
 from physid.report.flags import (
     NEGATIVE_COULOMB_SIGMA,
@@ -84,8 +84,8 @@ def test_a_joint_whose_torque_is_only_noise_is_not_missed():
     model; one whose residual is 4 x its noise (a smooth misfit) is named."""
     from types import SimpleNamespace
 
-    from physid.offline.metrics import fit_metrics
-    from physid.offline.prediction import RecordingFit
+    from physid.offline.observe.metrics import fit_metrics
+    from physid.offline.observe.prediction import RecordingFit
 
     rng = np.random.default_rng(3)
     t = np.arange(4800) / 240.0
@@ -108,7 +108,7 @@ def test_a_joint_whose_torque_is_0_in_every_row_has_no_relative_error():
     """A passive joint's torque is 0 in every row: its relative error does not exist (NaN, "n/a"
     in the report; the floor of the division printed 1.3e302 % in ``physid validate``), its
     RMSE does, and the stacked error is the other joints'; in one piece or in chunks."""
-    from physid.offline.metrics import MetricsAccumulator, fit_metrics
+    from physid.offline.observe.metrics import MetricsAccumulator, fit_metrics
 
     tau = np.column_stack([np.linspace(-2.0, 2.0, 100), np.zeros(100)])
     predicted = tau + [0.1, 0.03]

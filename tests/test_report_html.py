@@ -15,8 +15,8 @@ from PIL import Image
 
 from physid.demo import DEMO_CONFIG
 from physid.files.config import parse_config
+from physid.offline.observe.prediction import RecordingFit
 from physid.offline.pipeline import identify
-from physid.offline.prediction import RecordingFit
 from physid.report.friction import friction_residuals
 from physid.report.identification import (
     params_json,

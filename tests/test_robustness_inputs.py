@@ -598,7 +598,7 @@ def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_na
 
 
 def test_a_torque_paired_with_later_motion_is_said_so():
-    from physid.offline.delay import DelayEstimate
+    from physid.offline.choose.delay import DelayEstimate
 
     note = DelayEstimate(0.0005, 0.0002, 0.002, compensated_s=-0.01).note()
     assert "10 ms later" in note and "-10" not in note

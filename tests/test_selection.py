@@ -7,11 +7,11 @@ import pytest
 from conftest import ONE_JOINT_PENDULUM
 
 from physid.files.config import parse_config
-from physid.offline.crossval import CVScore
-from physid.offline.folds import FoldAccumulator, FoldPlan, combine, leave_out
+from physid.offline.choose.selection import choose
+from physid.offline.observe.crossval import CVScore
+from physid.offline.observe.folds import FoldAccumulator, FoldPlan, combine, leave_out
+from physid.offline.observe.reduced import reduce_observations
 from physid.offline.pipeline import identify
-from physid.offline.reduced import reduce_observations
-from physid.offline.selection import choose
 
 
 def _score(label: str, folds: list[float]) -> CVScore:
@@ -157,7 +157,7 @@ def _stops(seconds_moving: list[float], seconds_still: list[float], rate_hz: flo
 
 
 def test_rests_are_the_stops_of_half_a_second_or_more_read_from_the_positions():
-    from physid.offline.crossval import rest_intervals
+    from physid.offline.observe.crossval import rest_intervals
 
     recording = _stops([3.0, 3.0, 3.0], [1.0, 0.2, 2.0])  # stops of 1 s, 0.2 s (a turn), 2 s
     rests = rest_intervals(recording)
@@ -174,7 +174,7 @@ def test_a_still_joint_whose_noise_spans_more_than_the_still_bound_hides_no_rest
     the 1 mrad still bound) or a 12-bit encoder toggling between two ticks (1.5 mrad), has a
     speed that is noise, never below 5 % of its own RMS: counted as moving, it hid every rest
     (a real UR10e run with one still joint given that noise: 11 s of rests before, none)."""
-    from physid.offline.crossval import rest_intervals
+    from physid.offline.observe.crossval import rest_intervals
 
     noisy = _stops([3.0, 3.0, 3.0], [1.0, 0.2, 2.0], still_noise=3e-4)
     assert np.ptp(noisy.q[:, 1]) > 1e-3
@@ -186,7 +186,7 @@ def test_a_still_joint_whose_noise_spans_more_than_the_still_bound_hides_no_rest
 
 
 def test_rows_at_rest_are_not_scored(tmp_path):
-    from physid.offline.crossval import RawRows, cv_score
+    from physid.offline.observe.crossval import RawRows, cv_score
     from physid.robot.model import robot_from_urdf
 
     urdf = tmp_path / "pendulum.urdf"
@@ -253,7 +253,7 @@ def test_a_fit_at_the_urdf_s_noise_floor_is_not_worse_than_the_urdf():
     (clean log, 240 Hz) scored 0.406913 % against the URDF's 0.406908 % on the folds and was
     called worse than the URDF, on three of six noise draws. Within URDF_TIE it is a tie; 5 %
     worse is not, and the note no longer says a tighter prior "got there" when it did not."""
-    from physid.offline.against_prior import URDF_TIE, PriorCheck, as_good_as
+    from physid.offline.choose.against_prior import URDF_TIE, PriorCheck, as_good_as
 
     def score(label: str, total: float) -> CVScore:
         return CVScore(label, np.full(4, total), total)
@@ -274,7 +274,7 @@ def test_worse_held_out_after_better_folds_is_not_blamed_on_short_training():
     its training folds (0.430 vs 0.482 %) and lost to it held out (0.827 vs 0.692 %): the
     warning said the training was too short. It now gives both comparisons and names what does
     not carry over; without the folds' verdict the old explanation stands."""
-    from physid.offline.against_prior import PriorCheck
+    from physid.offline.choose.against_prior import PriorCheck
     from physid.offline.pipeline import worse_than_urdf_held_out
 
     def score(label: str, total: float) -> CVScore:

@@ -1,4 +1,4 @@
-"""The time-scale check (physid.offline.time_scale, suspect check 4): torques tie inertia to
+"""The time-scale check (physid.offline.checks.time_scale, suspect check 4): torques tie inertia to
 gravity, so the motion's true time scale shows through least squares on the URDF's kinematics
 alone. Judged on a simulated arm whose time is known, and on the real KUKA LWR4+ with its
 stamps halved (a silent 88 kg arm before the check)."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, KUKA, require_dataset
 
-from physid.offline.suspect import suspect_reasons, timeline_reason
-from physid.offline.time_scale import FACTORS, fit_by_time_scale
+from physid.offline.checks.suspect import suspect_reasons, timeline_reason
+from physid.offline.checks.time_scale import FACTORS, fit_by_time_scale
 
 
 def _best_factor(model, trajectory) -> float:
@@ -61,7 +61,7 @@ def test_a_preferred_time_scale_at_the_range_s_end_must_be_far_better():
     # ever faster motion: no verdict (3 s of the DFKI pendulum read 22-45 % "better" at the ends
     # of 0.25-4 x); the same improvement at an interior minimum is one, and so is a fit many
     # times better at the end (stamps 4-10 x off: 2.3-6.6 x on the real files)
-    from physid.offline.time_scale import time_scale_reason
+    from physid.offline.checks.time_scale import time_scale_reason
 
     log_c = np.log(FACTORS)
     falling = 0.2 - 0.02 * log_c  # lowest at the largest factor: 0.158 against 0.2 at c = 1

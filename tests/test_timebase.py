@@ -10,9 +10,9 @@ from conftest import DATASETS, KUKA, REPO, require_dataset
 
 from physid.errors import InputError
 from physid.files.config import parse_config
+from physid.offline.checks.suspect import suspect_reasons
+from physid.offline.observe.prediction import predict_recording
 from physid.offline.pipeline import identify
-from physid.offline.prediction import predict_recording
-from physid.offline.suspect import suspect_reasons
 from physid.recordings.steps import position_step_rows
 from physid.recordings.tables import Table
 from physid.recordings.timebase import check_time_base

@@ -30,21 +30,25 @@ from physid.files.params_file import (
     require_sections,
     standard_parameters,
 )
-from physid.offline.crossval import moving_in
-from physid.offline.delay import compensated
-from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
-from physid.offline.payload import PayloadResult, identify_payload
-from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
-from physid.offline.prediction import predict_recording, stacked_metrics, torque_scale_warning
-from physid.offline.preprocessing import (
+from physid.offline.checks.suspect import loaded_robot_reasons, suspect_reasons
+from physid.offline.choose.delay import compensated
+from physid.offline.loads.drive_gains import DriveGainEstimate, identify_drive_gains
+from physid.offline.loads.payload import PayloadResult, identify_payload
+from physid.offline.observe.crossval import moving_in
+from physid.offline.observe.prediction import (
+    predict_recording,
+    stacked_metrics,
+    torque_scale_warning,
+)
+from physid.offline.observe.preprocessing import (
     Preprocessing,
     held_out_filter,
     is_resolved,
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.offline.suspect import loaded_robot_reasons, suspect_reasons
-from physid.offline.windows import Recording, require_given_derivatives
+from physid.offline.observe.windows import Recording, require_given_derivatives
+from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -425,7 +429,7 @@ class ValidationReport:
     warnings_from_data: tuple[str, ...] = ()
     # params.json's torque delay: each logged torque paired with the motion this much earlier
     torque_delay_s: float = 0.0
-    # why the recordings look wrong though well formed (physid.offline.suspect), as identify
+    # why the recordings look wrong though well formed (physid.offline.checks.suspect), as identify
     # checks its own: a large error on data with a wrong time scale or torque sign names it
     suspect_reasons: tuple[str, ...] = ()
     # each joint's torque unit: "N m", or "N" for a prismatic joint (its RMSE is in it)
@@ -450,7 +454,7 @@ def recorded_delay(
 ) -> tuple[list[Trajectory], float]:
     """The recordings with each torque paired with the motion as much earlier as ``params``'
     identification paired it (:attr:`~physid.files.params_file.ParamsFile.torque_delay_s`,
-    :func:`~physid.offline.delay.compensated`): the delay is part of the identified model.
+    :func:`~physid.offline.choose.delay.compensated`): the delay is part of the identified model.
     Returns them and the delay [s] (0: as recorded)."""
     delay_s = params.torque_delay_s
     if delay_s == 0.0:
@@ -546,7 +550,7 @@ def run_validate(
 
     Positions are differentiated with the training filter recorded in ``params.json`` (a config's
     ``filter`` section overrides it), or for a recording that moves faster than the training runs
-    a filter for its own band (:func:`~physid.offline.preprocessing.held_out_filter`); the
+    a filter for its own band (:func:`~physid.offline.observe.preprocessing.held_out_filter`); the
     measured torque is used as recorded, at every sample.
     """
     note = progress or (lambda _message: None)

@@ -219,13 +219,13 @@ def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Ta
 
 def _gravity_reasons(signals, model) -> list[str]:  # noqa: ANN001 - OnlineSignals, pin.Model
     """The offline checks a payload does not trip, on a fixed-base robot
-    (:func:`physid.offline.suspect.loaded_robot_reasons`): torques that carry none of the
+    (:func:`physid.offline.checks.suspect.loaded_robot_reasons`): torques that carry none of the
     URDF's gravity torque, and a column mistake named by its fix. Unnamed, a simulation
     without gravity or a gravity-compensated command failed the filter, which blamed units,
     wrench signs and quaternion order (a PyBullet iiwa run without setGravity:
     3e-7 kg for a 0.3 kg body). A payload only adds gravity, so the online case's loads are no
     false alarm."""
-    from physid.offline.suspect import loaded_robot_reasons
+    from physid.offline.checks.suspect import loaded_robot_reasons
     from physid.online.columns import actuated_joints
     from physid.online.measurement import is_floating_base
     from physid.recordings.trajectory import Trajectory

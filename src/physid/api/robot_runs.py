@@ -56,7 +56,7 @@ def payload(
     """Estimate the 10 inertial parameters of a payload on ``link`` of a robot identified
     without it (``physid payload``): ``data`` are recordings with the payload, ``unloaded``
     optional ones without it, ``mass`` a known mass [kg]. ``save(out)`` writes payload.json;
-    ``raw`` is the :class:`physid.offline.payload.PayloadResult`."""
+    ``raw`` is the :class:`physid.offline.loads.payload.PayloadResult`."""
     from physid.files.io import write_json_atomic
     from physid.workflows import run_payload
 
@@ -336,12 +336,12 @@ def simfit_tune(
 
 
 def _column_mistakes(model: PathLike, tables: list, joints: tuple[str, ...]) -> list[str]:
-    """identify's column fixes (:func:`physid.offline.suspect.loaded_robot_reasons`) on the
+    """identify's column fixes (:func:`physid.offline.checks.suspect.loaded_robot_reasons`) on the
     training runs that log every joint's torque: a torque logged with its sign flipped drove
     the test arm's elbow into a damping of 22 N m s/rad (truth 0.15) with status ``ok``. Runs
     or models it cannot read as identify would (a joint kind it refuses) are not judged."""
     from physid.files.config import parse_config, robot_for
-    from physid.offline.suspect import loaded_robot_reasons
+    from physid.offline.checks.suspect import loaded_robot_reasons
     from physid.recordings.trajectory import trajectory_from_table
 
     torques = [t for t in tables if all(f"tau_{j}" in t.columns for j in joints)]

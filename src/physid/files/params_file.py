@@ -188,7 +188,8 @@ class ParamsFile:
     @property
     def torque_delay_s(self) -> float:
         """The torque delay the identification compensated [s] (``fit.torque_delay.compensated_s``,
-        :func:`physid.offline.delay.compensated`; 0 when absent): part of the identified model."""
+        :func:`physid.offline.choose.delay.compensated`; 0 when absent): part of the identified
+        model."""
         fit = self.document.get("fit")
         delay = fit.get("torque_delay") if isinstance(fit, dict) else None
         value = delay.get("compensated_s") if isinstance(delay, dict) else None
@@ -332,7 +333,8 @@ def annotate_document(
     """Add, beside every body's and joint's values, its standard deviation, its ``source`` (``data``
     / ``regrouped`` / ``prior``) and the URDF prior value (docs/architecture.md: every reported
     quantity says where it came from). ``shape_std``: the standard deviation of every fitted
-    friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.offline.friction_shapes`).
+    friction shape parameter, keyed ``<joint>.<shape>``
+    (:mod:`physid.offline.choose.friction_shapes`).
     """
     layout = model.layout
     prior_doc = params_document(model, prior)

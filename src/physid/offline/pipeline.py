@@ -19,56 +19,30 @@ import numpy as np
 from physid.body.inertia import check_consistency
 from physid.errors import InputError
 from physid.files.config import IdentifyConfig
-from physid.offline.against_prior import PriorCheck, check_against_prior, plausible_prior
-from physid.offline.choices import choose_gravity, choose_training, tilt_mass_change
-from physid.offline.consistent import (
-    FOLD_TOLERANCE,
-    ConsistentFit,
-    ConsistentProblem,
-    consistent_least_squares,
+from physid.offline.checks.held_out import not_held_out_warnings
+from physid.offline.checks.joint_scales import joint_scale_reason
+from physid.offline.checks.lift_load import lift_load_warnings
+from physid.offline.checks.offset_drift import offset_drift_warning
+from physid.offline.checks.plausibility import plausibility_warnings, static_torque_ratios
+from physid.offline.checks.suspect import (
+    motionless_reason,
+    suspect_reasons,
+    unexplained_torque_reason,
 )
-from physid.offline.crossval import moving_in, raw_rows
-from physid.offline.deadband import friction_model_std
-from physid.offline.delay import DelayEstimate, compensated, estimate_delay
-from physid.offline.delay_choice import choose_delay
-from physid.offline.essential import EssentialParameters, essential_parameters
-from physid.offline.folds import FoldPlan, store_systems
-from physid.offline.friction_shapes import (
+from physid.offline.choose.against_prior import PriorCheck, check_against_prior, plausible_prior
+from physid.offline.choose.choices import choose_gravity, choose_training, tilt_mass_change
+from physid.offline.choose.deadband import friction_model_std
+from physid.offline.choose.delay import DelayEstimate, compensated, estimate_delay
+from physid.offline.choose.delay_choice import choose_delay
+from physid.offline.choose.friction_shapes import (
     START_FRACTIONS,
     FrictionShapeFit,
     fit_friction_shapes,
     resolvable_speed,
     with_initial_shapes,
 )
-from physid.offline.gravity import GravityEstimate
-from physid.offline.held_out import not_held_out_warnings
-from physid.offline.jackknife import JackknifeSpread, blocked_jackknife, loewner_max
-from physid.offline.joint_prior import JointPrior, joint_prior
-from physid.offline.joint_scales import joint_scale_reason
-from physid.offline.least_squares import (
-    LeastSquaresResult,
-    least_squares,
-    residual_autocorrelation,
-)
-from physid.offline.lift_load import lift_load_warnings
-from physid.offline.metrics import FitMetrics
-from physid.offline.observations import Observations, joint_speed_rms
-from physid.offline.offset_drift import offset_drift_warning
-from physid.offline.plausibility import plausibility_warnings, static_torque_ratios
-from physid.offline.prediction import RecordingFit, predict_recording, stacked_metrics
-from physid.offline.preprocessing import (
-    Preprocessing,
-    held_out_filter,
-    resolve_preprocessing,
-)
-from physid.offline.reduced import ReducedSystem
-from physid.offline.selection import Choice
-from physid.offline.suspect import (
-    motionless_reason,
-    suspect_reasons,
-    unexplained_torque_reason,
-)
-from physid.offline.training import (
+from physid.offline.choose.selection import Choice
+from physid.offline.choose.training import (
     TrainingData,
     filtered_fit,
     gravity_shifted,
@@ -76,7 +50,16 @@ from physid.offline.training import (
     robust_std,
     still_joints,
 )
-from physid.offline.uncertainty import (
+from physid.offline.fit.consistent import (
+    FOLD_TOLERANCE,
+    ConsistentFit,
+    ConsistentProblem,
+    consistent_least_squares,
+)
+from physid.offline.fit.essential import EssentialParameters, essential_parameters
+from physid.offline.fit.jackknife import JackknifeSpread, blocked_jackknife, loewner_max
+from physid.offline.fit.joint_prior import JointPrior, joint_prior
+from physid.offline.fit.uncertainty import (
     DEPARTED_PRIOR_STD,
     BodyUncertainty,
     body_uncertainties,
@@ -89,7 +72,28 @@ from physid.offline.uncertainty import (
     prior_decided,
     prior_limited_sources,
 )
-from physid.offline.windows import Recording, missing_derivatives, recorded_derivative_problems
+from physid.offline.observe.crossval import moving_in, raw_rows
+from physid.offline.observe.folds import FoldPlan, store_systems
+from physid.offline.observe.gravity import GravityEstimate
+from physid.offline.observe.least_squares import (
+    LeastSquaresResult,
+    least_squares,
+    residual_autocorrelation,
+)
+from physid.offline.observe.metrics import FitMetrics
+from physid.offline.observe.observations import Observations, joint_speed_rms
+from physid.offline.observe.prediction import RecordingFit, predict_recording, stacked_metrics
+from physid.offline.observe.preprocessing import (
+    Preprocessing,
+    held_out_filter,
+    resolve_preprocessing,
+)
+from physid.offline.observe.reduced import ReducedSystem
+from physid.offline.observe.windows import (
+    Recording,
+    missing_derivatives,
+    recorded_derivative_problems,
+)
 from physid.recordings.streamed import preview
 from physid.robot.model import RobotModel, gravity_of, revolute_mask
 from physid.robot.regressor import BaseParameters, base_parameters, data_rank_deficiency

@@ -8,7 +8,7 @@ own 1-based row numbers), the time stamps are checked as a whole at the end (the
 column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
 temporary folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as
 an ordinary :class:`~physid.recordings.trajectory.Trajectory`, so the windowed pipeline
-(:mod:`physid.offline.windows`) treats an in-memory trajectory and a long file alike.
+(:mod:`physid.offline.observe.windows`) treats an in-memory trajectory and a long file alike.
 
 The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
 or the interpreter exits; one left by a killed process (``physid-recording-<pid>-*`` in the
@@ -90,7 +90,7 @@ class _EarlierMotion:
     """Where a recording read with its motion ``delay_s`` earlier takes the motion from: the
     rows of the spilled recording whose time stamps are ``t`` (``t[0]`` at spilled row
     ``row_offset``), interpolated linearly at ``t - delay_s`` as
-    :func:`physid.offline.delay.compensated` does in memory."""
+    :func:`physid.offline.choose.delay.compensated` does in memory."""
 
     t: np.ndarray  # (M,) s
     row_offset: int
@@ -384,7 +384,7 @@ PREVIEW_SAMPLES = 200_000  # what the data-plausibility checks read of a long re
 
 def preview(recording: Trajectory | RecordingFile) -> Trajectory:
     """The recording in memory, or the first :data:`PREVIEW_SAMPLES` of a long one (for the
-    plausibility checks of :mod:`physid.offline.suspect`: units, swapped columns, sign)."""
+    plausibility checks of :mod:`physid.offline.checks.suspect`: units, swapped columns, sign)."""
     if isinstance(recording, Trajectory):
         return recording
     return recording.time_slice(0, min(recording.n_samples, PREVIEW_SAMPLES))

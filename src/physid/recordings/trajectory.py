@@ -837,7 +837,7 @@ def checked_time_base(trajectory: Trajectory) -> Trajectory:
 
 def rows_with_motion_earlier(t: np.ndarray, delay_s: float, source: str | None) -> np.ndarray:
     """The rows whose motion can be read ``delay_s`` earlier, ``t - delay_s`` within the
-    recording (a torque delay compensated: physid.offline.delay); InputError naming the
+    recording (a torque delay compensated: physid.offline.choose.delay); InputError naming the
     recording when fewer than 3 remain."""
     t = np.asarray(t, dtype=float)
     shifted = t - delay_s

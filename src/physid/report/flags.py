@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.offline.consistent import default_margin, parameter_scales
+from physid.offline.fit.consistent import default_margin, parameter_scales
+from physid.offline.observe.prediction import RecordingFit
 from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import RecordingFit
 from physid.recordings.glitches import position_noise
 from physid.robot.model import is_revolute
 
 # The joint and motor terms the consistent fit constrains to be >= 0
-# (physid.offline.consistent; tests/test_report_flags.py keeps the two lists equal).
+# (physid.offline.fit.consistent; tests/test_report_flags.py keeps the two lists equal).
 NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
 AT_BOUND_RELATIVE = 1e-6  # of the parameter's typical scale (1 N m, 1 N m s/rad, 0.01 kg m^2)
 MISSED_JOINT_ERROR = 0.25  # relative error of one joint's torque above which the report warns
@@ -222,7 +222,7 @@ def report_warnings(result: IdentificationResult) -> list[str]:
 
 def bodies_at_a_raised_margin(result: IdentificationResult) -> list[str]:
     """The bodies whose pseudo-inertia sits on a consistency margin the config raised above
-    :func:`~physid.offline.consistent.default_margin` (on the real KUKA LWR4+, 0.1 kg m^2
+    :func:`~physid.offline.fit.consistent.default_margin` (on the real KUKA LWR4+, 0.1 kg m^2
     held every link's inertia at 0.2 kg m^2, the URDF's 0.004: 5.1 % held out against 2.7 %,
     and nothing said why); none at the default margin, where a point-mass link may rest on it
     by design."""

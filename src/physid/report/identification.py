@@ -18,9 +18,9 @@ from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import PhysidError
 from physid.files.io import atomic_output_dir, to_json_text
 from physid.files.params_file import FORMAT, annotate_document, params_document
+from physid.offline.fit.uncertainty import SOURCES
+from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
 from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import RecordingFit, residual_correlation_time
-from physid.offline.uncertainty import SOURCES
 from physid.report import figures
 from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
 from physid.report.friction import (

@@ -318,7 +318,7 @@ def rule_of_thumb_cutoffs(
     and ``omega_f = 2 omega_dyn``, both capped at 40 % of the lowest sample rate. ``omega_q`` is
     physid's conservative derivative cut-off; wider ones (up to :func:`measurable_bandwidth_hz`)
     are candidates that only the user's own data may choose
-    (:mod:`physid.offline.selection`): a rule that reads the whole measurable band as motion
+    (:mod:`physid.offline.choose.selection`): a rule that reads the whole measurable band as motion
     read a real arm's logging pattern (a 60 Hz peak of repeated rows) as motion and took its
     held-out error from 2.8 % to 24.5 % (issue 24).
     """
