@@ -187,7 +187,7 @@ def test_a_joint_whose_friction_switches_smoothly_gets_its_own_deadband(
 
     def run():
         result = identify(model, [train], IdentifyConfig(), validation=[held])
-        choice = next(c for c in result.choices if c.what == "Coulomb deadband")
+        choice = next(c for c in result.choices.scored if c.what == "Coulomb deadband")
         return choice, result.validation
 
     choice, per_joint = run()

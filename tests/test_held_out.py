@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.offline.checks.held_out import not_held_out_warnings
+from physid.offline.checks.held_out import not_held_out_findings
+
+
+def not_held_out_warnings(train, validation):  # noqa: ANN001, ANN201
+    return [f.message for f in not_held_out_findings(train, validation)]
 
 
 def test_a_validation_recording_that_is_training_data_is_named(arm_experiment):

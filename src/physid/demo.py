@@ -16,7 +16,7 @@ import numpy as np
 from physid.files.config import parse_config
 from physid.files.io import atomic_output_dir, write_json_atomic
 from physid.offline.observe.prediction import predict_recording
-from physid.offline.pipeline import IdentificationResult
+from physid.offline.result import IdentificationResult
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import read_table, write_trajectory_csv
 from physid.sim.arm import (

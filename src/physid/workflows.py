@@ -30,10 +30,20 @@ from physid.files.params_file import (
     require_sections,
     standard_parameters,
 )
-from physid.offline.checks.suspect import loaded_robot_reasons, suspect_reasons
+from physid.findings import Finding, Severity, as_dicts, unique
+from physid.offline.checks.suspect import loaded_robot_findings, suspect_findings
 from physid.offline.choose.delay import compensated
+from physid.offline.codes import (
+    GAIN_UNDECIDED,
+    SIMULATED_MODEL,
+    TORQUE_NOT_LOGGED,
+    TORQUE_SCALE_OFF,
+    UNLOGGED_LOCKED,
+    UNTRAINED_MOTION,
+    VALIDATION_FILTER,
+)
 from physid.offline.loads.drive_gains import DriveGainEstimate, identify_drive_gains
-from physid.offline.loads.payload import PayloadResult, identify_payload
+from physid.offline.loads.payload import PayloadResult, identify_payload, suspect_status
 from physid.offline.observe.crossval import moving_in
 from physid.offline.observe.prediction import (
     predict_recording,
@@ -48,7 +58,9 @@ from physid.offline.observe.preprocessing import (
     resolve_preprocessing,
 )
 from physid.offline.observe.windows import Recording, require_given_derivatives
-from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
+from physid.offline.pipeline import identify
+from physid.offline.result import IdentificationResult
+from physid.offline.stages.base_fit import STILL_REASON
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -68,6 +80,7 @@ from physid.recordings.trajectory import (
 from physid.report.identification import write_identification
 from physid.robot.model import RobotModel, is_revolute, revolute_mask, with_gravity
 from physid.robot.regressor import base_parameters
+from physid.status import Status
 
 Progress = Callable[[str], None]
 
@@ -353,11 +366,16 @@ def _identify_and_write(
     try:
         result = identify(model, train, config, validation=validation or None, progress=note)
         # what the inputs were, before what the fit found
-        first = simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)
-        first += [unlogged_lock_warning(locked)] if locked else []
-        first += [warning] if unlogged is not None else []
+        first = [SIMULATED_MODEL(w) for w in
+                 simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)]
+        if locked:
+            first.append(UNLOGGED_LOCKED(unlogged_lock_warning(locked), names=list(locked)))
+        first += [TORQUE_NOT_LOGGED(warning, names=not_logged)] if unlogged is not None else []
+        # what reading did to the rows, once each: the parts of one file share it
+        read = unique(f for t in train + validation for f in t.warnings)
+        first = [*read, *first]
         if first:
-            result = dataclasses.replace(result, warnings=(*first, *result.warnings))
+            result = dataclasses.replace(result, findings=(*first, *result.findings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
     except BaseException as error:  # the estimators should end in a status instead
@@ -371,7 +389,7 @@ def _identify_and_write(
             f"columns of {', '.join(source_name(p) for p in data)}"
         ) from None
     if result.theta is None:
-        raise InputError(f"{result.status}; nothing was written")
+        raise InputError(f"{result.message}; nothing was written")
     note(result.preprocessing.summary())
     provenance = {
         "urdf": str(urdf),
@@ -391,9 +409,7 @@ def _identify_and_write(
         "torques_not_logged": not_logged,
         "train_fraction": None if validate else config.train_fraction,
         # once each: the parts of one file (split at gaps, or by train_fraction) share them
-        "warnings_from_data": list(
-            dict.fromkeys(w for t in train + validation for w in t.warnings)
-        ),
+        "warnings_from_data": [f.message for f in read],
     }
     run = Identified(result, provenance, config)
     if out_dir is not None:
@@ -406,16 +422,13 @@ def _with_drive_gains(
     result: IdentificationResult, gains: DriveGainEstimate
 ) -> IdentificationResult:
     """The result with its identified drive gains; a gain the recordings did not decide is a
-    warning and makes an ``ok`` status ``suspect`` (the data cannot support the scale)."""
-    undecided = gains.undecided()
-    result = dataclasses.replace(
-        result, drive_gains=gains.as_dict(), warnings=(*result.warnings, *undecided)
+    suspect finding (the data cannot support the scale)."""
+    undecided = [GAIN_UNDECIDED(text) for text in gains.undecided()]
+    fit = dataclasses.replace(result.fit, drive_gains=gains.as_dict())
+    status = Status.SUSPECT if undecided and result.status is Status.OK else result.status
+    return dataclasses.replace(
+        result, fit=fit, findings=(*result.findings, *undecided), status=status
     )
-    if undecided and result.status == "ok":
-        result = dataclasses.replace(
-            result, status="suspect", suspect=(*result.suspect, *undecided)
-        )
-    return result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -429,11 +442,20 @@ class ValidationReport:
     warnings_from_data: tuple[str, ...] = ()
     # params.json's torque delay: each logged torque paired with the motion this much earlier
     torque_delay_s: float = 0.0
-    # why the recordings look wrong though well formed (physid.offline.checks.suspect), as identify
-    # checks its own: a large error on data with a wrong time scale or torque sign names it
-    suspect_reasons: tuple[str, ...] = ()
+    # what the checks found: the recordings as identify checks its own (a large error on data
+    # with a wrong time scale or torque sign names it), a faster motion, untrained joints
+    findings: tuple[Finding, ...] = ()
     # each joint's torque unit: "N m", or "N" for a prismatic joint (its RMSE is in it)
     units: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def suspect_reasons(self) -> tuple[str, ...]:
+        return tuple(f.message for f in self.findings if f.severity is Severity.SUSPECT)
+
+    @property
+    def status(self) -> Status:
+        """``suspect`` when the recordings look wrong, else ``ok``."""
+        return Status.SUSPECT if self.suspect_reasons else Status.OK
 
     def as_dict(self) -> dict:
         return {
@@ -444,6 +466,8 @@ class ValidationReport:
             "scored_on": "raw measured torque at the recordings' own samples",
             "torque_delay_compensated_s": self.torque_delay_s,
             "warnings_from_data": list(self.warnings_from_data),
+            "status": str(self.status),
+            "findings": as_dicts(self.findings),
             "suspect_reasons": list(self.suspect_reasons),
             "torque_units": dict(self.units),
         }
@@ -572,28 +596,30 @@ def run_validate(
     if delay_s:
         note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
              "identification compensated it")
-    per_file, fits, faster = {}, [], []
+    per_file, fits, findings = {}, [], []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")
         # as identify's own validation: a run faster than the training gets its own band
         options, moved = held_out_filter(
             preprocessing.filter, preprocessing.excitation_bandwidth_hz, trajectory
         )
-        faster += [moved] if moved else []
+        findings += [VALIDATION_FILTER(moved)] if moved else []
         fit = predict_recording(model, trajectory, options, theta, trajectory.source)
         per_file[trajectory.source] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
-    data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
-    data_warnings += tuple(faster)
-    data_warnings += tuple(untrained_motion_warnings(params, model, trajectories))
+    read = unique(f for t in trajectories for f in t.warnings)
+    findings = [*read, *findings]
+    data_warnings = tuple(f.message for f in read)
+    untrained = untrained_motion_warnings(params, model, trajectories)
+    findings += [UNTRAINED_MOTION(w) for w in untrained]
     scale = torque_scale_warning(fits)
-    data_warnings += (scale,) if scale else ()
+    findings += [TORQUE_SCALE_OFF(scale)] if scale else []
     note("checking the recordings")
-    suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too
+    findings += suspect_findings(model, [preview(t) for t in trajectories])  # streamed too
     units = {j: "N m" if is_revolute(model, j) else "N" for j in model.joint_names}
     return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings, delay_s, suspect, units)  # fmt: skip
+                            data_warnings, delay_s, tuple(findings), units)
 
 
 def untrained_motion_warnings(
@@ -669,10 +695,11 @@ def run_payload(
     # gravity and for column mistakes named by their fix only (a heavy payload is a torque scale
     # the URDF lacks: the real UR10e's loaded run with the elbow's current negated was told
     # "are --data (with the payload) and --unloaded swapped?")
-    data = suspect_reasons(model, [preview(t) for t in without]) + loaded_robot_reasons(
+    data = suspect_findings(model, [preview(t) for t in without]) + loaded_robot_findings(
         model, [preview(t) for t in with_payload]
     )
     if not data or not result.consistent:
         return result
-    fit = [] if result.status == "ok" else [result.status.removeprefix("suspect: ")]
-    return dataclasses.replace(result, status="suspect: " + "; ".join(data + fit))
+    findings = [*data, *result.findings]
+    status, message = suspect_status(findings)
+    return dataclasses.replace(result, status=status, message=message, findings=tuple(findings))

@@ -21,11 +21,12 @@ import numpy as np
 from physid.api.recording import Recording, sources
 from physid.api.results import Named, Parameter, Result  # noqa: F401 - Result re-exported
 from physid.errors import InputError
+from physid.findings import Finding
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.files.config import IdentifyConfig
-    from physid.offline.pipeline import IdentificationResult
+    from physid.offline.result import IdentificationResult
     from physid.workflows import Identified
 
     PathLike = str | Path
@@ -92,8 +93,21 @@ class Params:
 
     @property
     def status(self) -> str:
-        """``ok`` or ``suspect`` (reasons in ``document["suspect_reasons"]``)."""
+        """The :class:`physid.status.Status` code of the identification (``ok``, ``suspect``,
+        ``worse_than_urdf``); ``findings`` say why."""
         return str(self.document.get("status", "ok"))
+
+    @property
+    def success(self) -> bool:
+        """The parameters can be used as they are (status ``ok``)."""
+        from physid.status import Status
+
+        return Status(self.status).success
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found (``params.json`` ``findings``): code, severity, numbers, names."""
+        return tuple(Finding.from_dict(raw) for raw in self.document.get("findings") or [])
 
     @property
     def gravity(self) -> np.ndarray | None:
@@ -103,7 +117,9 @@ class Params:
 
     @property
     def message(self) -> str:
-        """One line: the status and, when suspect, why."""
+        """One line: the status's verdict."""
+        if self.document.get("message"):
+            return str(self.document["message"])
         reasons = self.document.get("suspect_reasons") or []
         return (
             "; ".join(reasons) if reasons else f"{len(self.bodies)} bodies, physically consistent"
@@ -175,8 +191,13 @@ class IdentifyResult(Params):
 
     @property
     def status(self) -> str:
-        """``ok``, ``suspect`` (reasons in :attr:`suspect`), as the CLI prints it."""
-        return self.raw.status if self.raw is not None else super().status
+        """The status code, as the CLI prints it (reasons in :attr:`findings`)."""
+        return str(self.raw.status) if self.raw is not None else super().status
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found: code, severity, numbers, names."""
+        return tuple(self.raw.findings) if self.raw is not None else super().findings
 
     @property
     def suspect(self) -> tuple[str, ...]:
@@ -195,13 +216,13 @@ class IdentifyResult(Params):
 
     @property
     def message(self) -> str:
-        """One line: the fit's errors, and why the data look wrong when suspect."""
+        """One line: the status's verdict and the fit's errors."""
         if self.raw is None:
             return super().message
         text = f"training relative error {100 * self.train_error:.2f} %"
         if self.validation_error is not None:
             text += f", validation {100 * self.validation_error:.2f} %"
-        return "; ".join([text, *self.suspect])
+        return f"{self.raw.message}; {text}"
 
     def save(self, out: str | Path) -> Path:
         """Write params.json, report.html and the figures into the folder ``out``, as
@@ -280,8 +301,19 @@ class ValidationResult:
 
     @property
     def status(self) -> str:
-        """Always ``ok``: a prediction that could not be made raises :class:`InputError`."""
-        return "ok"
+        """``ok``, or ``suspect`` when the recordings look wrong (:attr:`findings` say why); a
+        prediction that could not be made raises :class:`InputError`."""
+        return str(self.document.get("status", "ok"))
+
+    @property
+    def success(self) -> bool:
+        """The recordings passed the checks (status ``ok``)."""
+        return self.status == "ok"
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found: code, severity, numbers, names."""
+        return tuple(Finding.from_dict(raw) for raw in self.document.get("findings") or [])
 
     @property
     def message(self) -> str:

@@ -70,6 +70,8 @@ def payload(
         mass_kg=mass,
         config_path=config,
     )
+    if not result.consistent:  # as identify: nothing usable to write
+        raise InputError(f"{result.message}; nothing was written")
     document = result.as_dict()
 
     def write(folder: Path) -> None:
@@ -87,7 +89,7 @@ def payload(
     )
     message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
     return Outcome(result.status, message, parameters, document, result, write,
-                   warnings=result.warnings)  # fmt: skip
+                   warnings=result.warnings, findings=result.findings)  # fmt: skip
 
 
 @one_blas_thread

@@ -38,6 +38,9 @@ class _PhysidGroup(click.Group):
         except PhysidError as error:
             click.echo(f"physid: error: {error}", err=True)
             sys.exit(2)
+        except BrokenPipeError:  # the reader went away (physid codes | head): not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except OSError as error:  # the system refused a file (disk full, /proc, permissions)
             where = " ".join(str(f) for f in (error.filename, error.filename2) if f)
             reason = error.strerror or " ".join(str(error).split())

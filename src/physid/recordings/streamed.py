@@ -30,6 +30,8 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import is_gzipped_csv, open_data_file, scratch_dir
+from physid.findings import Finding
+from physid.recordings.codes import SAMPLES_REPAIRED
 from physid.recordings.tables import (
     Table,
     csv_header_names,
@@ -107,7 +109,7 @@ class RecordingFile:
     t: np.ndarray  # (N,) s, every time stamp
     joint_names: tuple[str, ...]
     source: str
-    warnings: tuple[str, ...]
+    warnings: tuple[Finding, ...]  # what reading did (physid.recordings.codes)
     spill: _Spill  # the folder of blocks block_<k>_<field>.npy
     block_starts: np.ndarray  # (blocks + 1,) first row of each block, then the row count
     has_velocities: bool
@@ -350,7 +352,7 @@ def open_recording(
             raise InputError("no data rows", source=str(path))
         t = _check_time(Table({"t": np.concatenate(times)} if times else {}, str(path)))
         repair = GlitchRepair(len(t), tuple(repaired))
-        notes = (repair.note(str(path)),) if repaired else ()
+        notes = (SAMPLES_REPAIRED(repair.note(str(path))),) if repaired else ()
         recording = RecordingFile(
             t,
             model.joint_names,

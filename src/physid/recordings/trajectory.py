@@ -22,6 +22,19 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import table_csv_text, write_text_atomic
+from physid.findings import Code, Finding
+from physid.recordings.codes import (
+    DUPLICATE_ROWS,
+    FRAME_SHIFT,
+    FROZEN_TORQUE,
+    GAP_SPLIT,
+    MOTION_BREAK,
+    READING_NOTE,
+    SAMPLES_REPAIRED,
+    STALE_ROWS,
+    TIME_BASE,
+    TORQUE_AT_LIMIT,
+)
 from physid.recordings.manifest import FORMAT as MANIFEST_FORMAT
 from physid.recordings.manifest import read_recording
 from physid.recordings.tables import (
@@ -57,7 +70,8 @@ class Trajectory:
     dq: np.ndarray | None = None
     ddq: np.ndarray | None = None
     source: str = ""
-    warnings: tuple[str, ...] = field(default=())
+    # what reading did to the rows and saw in them (physid.recordings.codes)
+    warnings: tuple[Finding, ...] = field(default=())
     # what physid.recordings.timebase found and did to the time stamps (as_dict), when checked
     time_base: dict | None = None
     # rows dropped as duplicates and samples repaired (physid.recordings.glitches), when checked
@@ -447,8 +461,8 @@ def trajectory_segments(
     )  # fmt: skip
     segments, stale = [], []
     for a, b in kept:
-        piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}",
-                           warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
+        said = (*whole.warnings, GAP_SPLIT(note)) if not segments else ()
+        piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}", warnings=said)
         try:
             segments.extend(_checked_piece(piece, duplicates[a:b], first + a, time_base,
                                            corrupt_samples, model, split_gaps))  # fmt: skip
@@ -458,7 +472,7 @@ def trajectory_segments(
         raise stale[0]
     if stale:
         dropped = "; ".join(f"dropped {error}" for error in stale)
-        segments[0] = replace(segments[0], warnings=(*segments[0].warnings, dropped))
+        segments[0] = replace(segments[0], warnings=(*segments[0].warnings, STALE_ROWS(dropped)))
     return segments
 
 
@@ -523,7 +537,7 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
               "stale_rows_dropped": int(same.sum())}  # fmt: skip
     return trajectory.rows(np.flatnonzero(~same), row_repairs=record,
-                           warnings=(*trajectory.warnings, note))  # fmt: skip
+                           warnings=(*trajectory.warnings, STALE_ROWS(note)))  # fmt: skip
 
 
 MAX_LISTED_RUNS = 3  # stuck stretches named in the one-line note (all in params.json)
@@ -620,14 +634,15 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     for a, b in kept:
         piece = trajectory.rows(
             slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
-            warnings=(*trajectory.warnings, note) if not result else (),
+            warnings=(*trajectory.warnings, MOTION_BREAK(note)) if not result else (),
         )  # fmt: skip
         result.extend(split_at_motion_breaks(piece, split=split))
     return result
 
 
 def _kept_pieces(
-    trajectory: Trajectory, pieces: list[tuple[int, int]], what: str, split: bool
+    trajectory: Trajectory, pieces: list[tuple[int, int]], what: str, split: bool,
+    code: Code = MOTION_BREAK,
 ) -> list[Trajectory]:
     """The ``pieces`` (row ranges) of ``trajectory`` that physid keeps after dropping rows for
     ``what`` (a fault it found): those long enough (:func:`long_enough`; the longest if none
@@ -645,12 +660,12 @@ def _kept_pieces(
     note = (f"{trajectory.source}: {what}: {len(t) - n_kept} of {len(t)} rows dropped, "
             f"identified on {spans}")  # fmt: skip
     if len(kept) == 1 and kept[0] == (0, len(t)):
-        return [replace(trajectory, warnings=(*trajectory.warnings, note))]
+        return [replace(trajectory, warnings=(*trajectory.warnings, code(note)))]
     result = []
     for a, b in kept:
         result.append(trajectory.rows(
             slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
-            warnings=(*trajectory.warnings, note) if not result else (),
+            warnings=(*trajectory.warnings, code(note)) if not result else (),
         ))  # fmt: skip
     return result
 
@@ -697,7 +712,7 @@ def without_position_steps(
         note = (f"{trajectory.source}: {what}: the rows in other frames were shifted into the "
                 f"frame of {span(plan.frame)} ({why}; no row dropped)")  # fmt: skip
         return [replace(trajectory, q=plan.corrected, row_repairs=record,
-                        warnings=(*trajectory.warnings, note))]  # fmt: skip
+                        warnings=(*trajectory.warnings, FRAME_SHIFT(note)))]  # fmt: skip
     what += (": the torques cannot tell which side is right (no frame 2 x better), so the rows "
              "at the longest piece's offset are kept and the others dropped, a guess")
     return _kept_pieces(replace(trajectory, row_repairs=record), plan.level_pieces, what, split)
@@ -727,7 +742,7 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
     whole = [r for r in runs if r.stop - r.start == n]
     if whole:
         listed = ", ".join(f"{names[r.column]} ({r.value:g})" for r in whole)
-        trajectory = replace(trajectory, warnings=(*trajectory.warnings, (
+        trajectory = replace(trajectory, warnings=(*trajectory.warnings, FROZEN_TORQUE(
             f"{trajectory.source}: the torque of {listed} holds one value in every row while "
             "the robot moves: not logged? (a joint so in every training recording is left out "
             "of the fit; otherwise give fit_joints without it)")))  # fmt: skip
@@ -756,7 +771,8 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
                   {"joint": names[r.column], "value": r.value,
                    "t": [float(t[r.start]), float(t[r.stop - 1])], "rows": r.stop - r.start}
                   for r in runs]}  # fmt: skip
-    return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split)
+    return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split,
+                        FROZEN_TORQUE)
 
 
 def _with_saturation_note(trajectory: Trajectory) -> Trajectory:
@@ -780,7 +796,7 @@ def _with_saturation_note(trajectory: Trajectory) -> Trajectory:
         f"(an actuator at its torque limit): {listed}. Kept as logged (a clipped torque is still "
         "the torque applied); where it chatters between its limits, that joint's error is high"
     )
-    return replace(trajectory, warnings=(*trajectory.warnings, note))
+    return replace(trajectory, warnings=(*trajectory.warnings, TORQUE_AT_LIMIT(note)))
 
 
 def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
@@ -791,7 +807,7 @@ def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_ro
     record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
               "duplicate_rows_dropped": rows.tolist()}  # fmt: skip
     return trajectory.rows(np.flatnonzero(~duplicates), row_repairs=record,
-                           warnings=(*trajectory.warnings, note))  # fmt: skip
+                           warnings=(*trajectory.warnings, DUPLICATE_ROWS(note)))  # fmt: skip
 
 
 def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int = 1) -> Trajectory:
@@ -817,8 +833,8 @@ def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int =
         notes.append(repair.note(trajectory.source, first_row))
     if not notes:
         return replace(trajectory, row_repairs=record)
-    return replace(trajectory, q=q, tau=tau, row_repairs=record,
-                   warnings=(*trajectory.warnings, *notes))  # fmt: skip
+    said = (*trajectory.warnings, *(SAMPLES_REPAIRED(n) for n in notes))
+    return replace(trajectory, q=q, tau=tau, row_repairs=record, warnings=said)
 
 
 def checked_time_base(trajectory: Trajectory) -> Trajectory:
@@ -832,7 +848,8 @@ def checked_time_base(trajectory: Trajectory) -> Trajectory:
     if not check.changed:
         return replace(trajectory, time_base=record)
     note = check.note(trajectory.source)
-    return trajectory.rows(keep, t=t, warnings=(*trajectory.warnings, note), time_base=record)
+    said = (*trajectory.warnings, TIME_BASE(note))
+    return trajectory.rows(keep, t=t, warnings=said, time_base=record)
 
 
 def rows_with_motion_earlier(t: np.ndarray, delay_s: float, source: str | None) -> np.ndarray:
@@ -913,9 +930,10 @@ def trajectory_block(
     if not allow_large_angles:
         _check_radians(q, model, table.source)
     unknown = sorted(set(table.columns) - used - {"t"})
-    warnings = tuple(f"{table.source}: {note}" for note in table.notes) + (
-        (f"{table.source}: ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
-    )
+    warnings = tuple(READING_NOTE(f"{table.source}: {note}") for note in table.notes)
+    if unknown:
+        warnings += (READING_NOTE(f"{table.source}: ignored unknown column(s): "
+                                  f"{', '.join(unknown)}", names=unknown),)  # fmt: skip
     return Trajectory(t, q, tau, model.joint_names, dq, ddq, table.source, warnings)
 
 

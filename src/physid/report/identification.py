@@ -18,17 +18,19 @@ from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import PhysidError
 from physid.files.io import atomic_output_dir, to_json_text
 from physid.files.params_file import FORMAT, annotate_document, params_document
+from physid.findings import Severity, as_dicts, of_severity
+from physid.offline.checks.fit_flags import MISSED_JOINT_ERROR, parameters_at_bound
 from physid.offline.fit.uncertainty import SOURCES
 from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
-from physid.offline.pipeline import IdentificationResult
+from physid.offline.result import IdentificationResult
 from physid.report import figures
-from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
 from physid.report.friction import (
     friction_curves,
     friction_descriptions,
     friction_residuals,
 )
 from physid.robot.model import RobotModel, is_revolute
+from physid.status import Status
 from physid.version import __version__
 
 
@@ -36,10 +38,12 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     """The ``params.json`` document (docs/architecture.md contract) of a successful
     identification."""
     if result.theta is None:
-        raise PhysidError(result.status)
+        raise PhysidError(result.message)
     model, base, ls = result.model, result.base, result.least_squares
     document = {"format": FORMAT, **params_document(model, result.theta)}
-    document["status"] = "suspect" if result.suspect else result.status
+    document["status"] = str(result.status)
+    document["message"] = result.message
+    document["findings"] = as_dicts(result.findings)
     document["suspect_reasons"] = list(result.suspect)
     if result.drive_gains is not None:  # N m/A (N/A), estimated with the known payload
         document["extra"]["drive_gains"] = result.drive_gains
@@ -48,7 +52,8 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     if result.preprocessing is not None:
         document["preprocessing"] = result.preprocessing.as_dict()
         # the choices the training data made (blocked cross-validation), with every score
-        document["preprocessing"]["selection"] = {c.what: c.as_dict() for c in result.choices}
+        selection = {c.what: c.as_dict() for c in result.choices.scored}
+        document["preprocessing"]["selection"] = selection
     if result.joint_prior is not None:
         document["joint_prior"] = result.joint_prior.as_dict(model)
     if result.theta_covariance is not None:
@@ -115,7 +120,7 @@ def fit_summary(result: IdentificationResult) -> dict:
     joints = result.model.joint_names
     ls = result.least_squares
     return {
-        "status": result.status,
+        "status": str(result.status),
         "train": {**result.train.as_dict(joints), "residual_correlation_time_s":
                   residual_correlation_time(list(result.train_fits), joints)},  # fmt: skip
         "validation": None if result.validation is None else {
@@ -143,7 +148,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
         "torque_delay": None if result.delay is None else result.delay.as_dict(),
         "jackknife": None if result.jackknife is None else result.jackknife.as_dict(),
-        "warnings": list(result.warnings) + report_warnings(result),
+        "warnings": list(result.warnings),
     }
 
 
@@ -667,17 +672,33 @@ def _error_tables(result: IdentificationResult) -> str:
 
 
 def _status_box(result: IdentificationResult) -> str:
-    """The verdict first: ok, suspect (with every reason) or failed."""
-    status = result.status
-    if status == "ok" and not result.suspect:
-        return '<div class="status ok"><b>Status: ok</b></div>'
-    if status == "suspect" or result.suspect:
-        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in result.suspect)
-        return (
-            '<div class="status suspect"><b>Status: suspect</b> — the data look wrong although '
-            f"they are well-formed; check before using these parameters:<ul>{reasons}</ul></div>"
+    """The verdict first: the status, its one-line message, and the findings that should change
+    what the reader does (suspect and caution), each with its code."""
+    kind = {Status.OK: "ok", Status.SUSPECT: "suspect"}.get(result.status, "failed")
+    shown = of_severity(result.findings, Severity.CAUTION)
+    items = "".join(
+        f"<li><b>{html.escape(f.severity)}</b> <code>{html.escape(f.code)}</code> "
+        f"{html.escape(f.message)}</li>"
+        for f in shown
+    )
+    return (
+        f'<div class="status {kind}"><b>Status: {html.escape(str(result.status))}</b> — '
+        f"{html.escape(result.message)}" + (f"<ul>{items}</ul>" if items else "") + "</div>"
+    )
+
+
+def _findings_html(result: IdentificationResult) -> str:
+    """Every finding, grouped by severity (most severe first), with its code."""
+    groups = []
+    for severity in reversed(list(Severity)):
+        found = [f for f in result.findings if f.severity is severity]
+        if not found:
+            continue
+        items = "".join(
+            f"<li><code>{html.escape(f.code)}</code> {html.escape(f.message)}</li>" for f in found
         )
-    return f'<div class="status failed"><b>Status: {html.escape(status)}</b></div>'
+        groups.append(f"<h3>{html.escape(str(severity))}</h3><ul>{items}</ul>")
+    return "".join(groups) or "<p>none</p>"
 
 
 def _moving_mass_text(result: IdentificationResult, total_mass_prior: float | None) -> str:
@@ -745,7 +766,7 @@ def report_html(
         return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
 
     summary_rows = [
-        ["status", result.status],
+        ["status", str(result.status)],
         ["physically consistent", str(document["physically_consistent"])],
         [
             "base parameters (identifiable / essential) [-]",
@@ -766,14 +787,13 @@ def report_html(
         )
     if result.preprocessing is not None:
         preprocessing = html.escape(result.preprocessing.summary())
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.notes)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.all_notes)
         preprocessing_html = f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
     else:
         preprocessing_html = (
             f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
         )
-    all_warnings = list(fit["warnings"]) + list(provenance.get("warnings_from_data") or [])
-    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in all_warnings) or "<li>none</li>"
+    findings_html = _findings_html(result)
     prior_mass = model.layout.total_mass(_prior_of(result))
     mass_prior_html = (
         f"<p><b>{html.escape(_total_mass_prior_text(prior_mass, total_mass_prior))}</b>: the "
@@ -828,7 +848,9 @@ URDF: {html.escape(_file_name(str(provenance.get("urdf", ""))))}</p>
 {_status_box(result)}
 <h2>Summary</h2>{_table(["quantity", "value"], summary_rows, "summary")}
 <h2>Preprocessing</h2>{preprocessing_html}
-<h2>Warnings</h2><ul id="warnings">{warnings}</ul>
+<h2>Findings</h2><div id="findings">{findings_html}
+<p class=note>Each code is explained, with what to do, by <code>physid codes CODE</code> and in
+the documentation's findings page.</p></div>
 <h2>Torque prediction</h2>
 <p class=note>Errors of the raw measured torque at every recorded sample (not filtered, not
 decimated); the figures draw each curve through its min/max envelope.</p>

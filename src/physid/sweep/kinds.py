@@ -174,7 +174,7 @@ def _run_identify(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
         out_dir=out / "output",
     )
     metrics: dict[str, Any] = {
-        "result_status": result.status,
+        "result_status": str(result.status),
         "train_relative_error": result.train.relative_error,
         "validation_relative_error": None
         if result.validation is None
@@ -238,7 +238,7 @@ def _run_payload(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
     )
     write_json_atomic(out / "output" / "payload.json", result.as_dict())
     return {
-        "result_status": result.status,
+        "result_status": str(result.status),
         "consistent": bool(result.consistent),
         "mass": result.mass,
         "mass_std": _flatten(result.std, "", {}).get("mass"),

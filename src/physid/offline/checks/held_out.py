@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from physid.findings import Finding
+from physid.offline.codes import NOT_HELD_OUT
 from physid.recordings.streamed import RecordingFile, preview
 from physid.recordings.trajectory import Trajectory
 
@@ -27,10 +29,10 @@ def _rows(recording: Trajectory, rows: np.ndarray) -> np.ndarray:
     return table.view(np.dtype((np.void, table.dtype.itemsize * table.shape[1]))).ravel()
 
 
-def not_held_out_warnings(
+def not_held_out_findings(
     train: list[Trajectory | RecordingFile], validation: list[Trajectory | RecordingFile]
-) -> list[str]:
-    """One warning per validation recording that shares at least :data:`SHARED_FRACTION` of
+) -> list[Finding]:
+    """One finding per validation recording that shares at least :data:`SHARED_FRACTION` of
     its samples with the training recordings (its error is then partly a training error)."""
     if not train or not validation:
         return []
@@ -51,8 +53,9 @@ def not_held_out_warnings(
         shared = float(np.sum(np.isin(_rows(shown, at), known))) / shown.n_samples
         if shared >= SHARED_FRACTION:
             name = shown.source or f"validation recording {k + 1}"
-            warnings.append(
+            warnings.append(NOT_HELD_OUT(
                 f"{name}: {100 * shared:.0f} % of its samples are training samples (the same "
-                "time, positions and torques): its validation error is not a held-out error"
-            )
+                "time, positions and torques): its validation error is not a held-out error",
+                numbers={"shared_fraction": shared}, names=(name,),
+            ))  # fmt: skip
     return warnings

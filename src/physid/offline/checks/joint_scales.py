@@ -33,6 +33,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from physid.findings import Finding
+from physid.offline.codes import JOINT_SCALE
 from physid.offline.observe.reduced import ReducedSystem
 
 SCALE_BOUND = 1.25  # a joint's scale outside [1/1.25, 1.25] of the others'
@@ -113,10 +115,10 @@ def joint_scales(
     return scales, errors, float(np.sqrt(one / total))
 
 
-def joint_scale_reason(
+def joint_scale_finding(
     system: ReducedSystem, columns: np.ndarray, weights: np.ndarray, joint_names
-) -> str | None:
-    """A reason when a joint's torque is not on the others' scale (module docstring), else
+) -> Finding | None:
+    """A finding when a joint's torque is not on the others' scale (module docstring), else
     None."""
     if system.n_fitted < 3:  # two joints: which one is off, and whether, cannot be told apart
         return None
@@ -139,7 +141,10 @@ def joint_scale_reason(
         cause = ("a torque logged with its sign flipped (a scale near -1), or a drive gain or a "
                  "unit of the wrong sign?" if any(abs(abs(scales[k]) - 1.0) < 0.2 for k in named)
                  else "a drive gain or a unit of the wrong sign?")  # fmt: skip
-    return (
+    return JOINT_SCALE(
         f"a joint's torque is not on the others' scale: the training torque is fitted with "
-        f"{100 * one:.3g} % (weighted), and with a free scale on {listed}: {cause}"
+        f"{100 * one:.3g} % (weighted), and with a free scale on {listed}: {cause}",
+        numbers={f"{joint_names[k]}.scale": float(scales[k]) for k in named}
+        | {"relative_error": float(one)},
+        names=[joint_names[k] for k in named],
     )

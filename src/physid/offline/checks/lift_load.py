@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from physid.findings import Finding
+from physid.offline.codes import LIFT_LOAD, LIFT_SIGN
 from physid.recordings.glitches import moving_joints
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel, is_revolute
@@ -73,25 +75,29 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
     return found
 
 
-def lift_sign_reason(model: RobotModel, trajectory: Trajectory) -> str | None:
-    """A reason when a lift's force at zero speed runs against its URDF weight
+def lift_sign_finding(model: RobotModel, trajectory: Trajectory) -> Finding | None:
+    """A finding when a lift's force at zero speed runs against its URDF weight
     (:data:`FLIPPED_RATIO`)."""
-    flipped = [f"'{joint}' {measured:.4g} N against {weight:.4g} N"
-               for joint, (measured, weight) in lift_loads(model, trajectory).items()
-               if measured / weight < FLIPPED_RATIO]  # fmt: skip
-    if not flipped:
+    loads = {joint: pair for joint, pair in lift_loads(model, trajectory).items()
+             if pair[0] / pair[1] < FLIPPED_RATIO}  # fmt: skip
+    if not loads:
         return None
-    return (
+    flipped = [f"'{joint}' {measured:.4g} N against {weight:.4g} N"
+               for joint, (measured, weight) in loads.items()]  # fmt: skip
+    return LIFT_SIGN(
         "a lift's force runs against the weight the URDF puts on it (measured force at zero speed "
         f"{', '.join(flipped)}): its torque sign is flipped (a counterbalance never pushes up "
-        "twice the weight)"
+        "twice the weight)",
+        numbers={f"{j}.{k}": v for j, (m, w) in loads.items()
+                 for k, v in (("force_n", m), ("weight_n", w))},
+        names=[f"tau_{joint}" for joint in loads],
     )
 
 
-def lift_load_warnings(model: RobotModel, trajectories: list[Trajectory]) -> list[str]:
-    """A warning per lift whose force at zero speed, averaged over the recordings in which it
+def lift_load_findings(model: RobotModel, trajectories: list[Trajectory]) -> list[Finding]:
+    """A finding per lift whose force at zero speed, averaged over the recordings in which it
     moves, leaves :data:`LOAD_RANGE` x its URDF weight (and is not flipped:
-    :func:`lift_sign_reason` says that)."""
+    :func:`lift_sign_finding` says that)."""
     loads: dict[str, list[tuple[float, float]]] = {}
     for trajectory in trajectories:
         for joint, pair in lift_loads(model, trajectory).items():
@@ -102,13 +108,15 @@ def lift_load_warnings(model: RobotModel, trajectories: list[Trajectory]) -> lis
         ratio = measured / weight
         if ratio < FLIPPED_RATIO or LOAD_RANGE[0] <= ratio <= LOAD_RANGE[1]:
             continue
-        warnings.append(
+        warnings.append(LIFT_LOAD(
             f"the lift '{joint}' carries {ratio:.2g} x the weight the URDF puts on it (its force "
             f"at zero speed over the training recordings, {measured:.4g} N against "
             f"{weight:.4g} N): the URDF's masses above it are not "
             "the robot's, a counterbalance or a self-locking screw carries part of the weight, "
             "or its force is on another scale than the other joints' (a unit, a drive gain); "
             "the masses above it cannot be read from it, and its offset and the masses share "
-            "the difference"
-        )
+            "the difference",
+            numbers={"ratio": float(ratio), "force_n": float(measured), "weight_n": float(weight)},
+            names=(f"tau_{joint}",),
+        ))
     return warnings

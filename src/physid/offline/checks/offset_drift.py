@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from physid.findings import Finding
+from physid.offline.codes import OFFSET_DRIFT
 from physid.offline.observe.prediction import RecordingFit
 from physid.robot.model import RobotModel, is_revolute
 
@@ -26,8 +28,8 @@ from physid.robot.model import RobotModel, is_revolute
 OFFSET_SPREAD = 1.0
 
 
-def offset_drift_warning(model: RobotModel, fits: tuple[RecordingFit, ...]) -> str | None:
-    """A warning naming the joints whose torque offset differs between the training recordings
+def offset_drift_finding(model: RobotModel, fits: tuple[RecordingFit, ...]) -> Finding | None:
+    """A finding naming the joints whose torque offset differs between the training recordings
     (module docstring), with the largest difference and the recordings it lies between; None
     with fewer than two recordings or nothing to name."""
     if len(fits) < 2:
@@ -36,7 +38,7 @@ def offset_drift_warning(model: RobotModel, fits: tuple[RecordingFit, ...]) -> s
     means = np.array([np.nanmean(r, axis=0) for r in residuals])  # (recordings, joints)
     within = np.concatenate([r - m for r, m in zip(residuals, means, strict=True)])
     spread = np.nanstd(within, axis=0)
-    found = []
+    found, names, numbers = [], [], {}
     for j, joint in enumerate(model.joint_names):
         if not model.fitted[j] or not np.all(np.isfinite(means[:, j])) or spread[j] <= 0.0:
             continue
@@ -49,12 +51,16 @@ def offset_drift_warning(model: RobotModel, fits: tuple[RecordingFit, ...]) -> s
             f"{joint} {difference:+.3g} {unit} in {fits[high].name} against {fits[low].name} "
             f"({difference / spread[j]:.2g} x its residual std)"
         )
+        names.append(joint)
+        numbers[f"{joint}.difference"] = difference
+        numbers[f"{joint}.residual_std"] = float(spread[j])
     if not found:
         return None
-    return (
+    return OFFSET_DRIFT(
         "the torque offset differs between the training recordings (their mean residuals): "
         + "; ".join(found)
         + ": a torque sensor re-zeroed or drifting between the runs, or a load that changed "
         "between them; one offset per joint averages it and every parameter pays (identify "
-        "each run alone to compare)"
+        "each run alone to compare)",
+        numbers=numbers, names=names,
     )

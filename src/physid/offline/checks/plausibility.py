@@ -25,7 +25,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from physid.offline.checks.suspect import SCALE_RANGE, gravity_comparison
+from physid.findings import Finding
+from physid.offline.checks.gravity_comparison import gravity_comparison
+from physid.offline.checks.torque_checks import SCALE_RANGE
+from physid.offline.codes import IMPLAUSIBLE
 from physid.offline.fit.joint_prior import JointPrior
 from physid.offline.observe.gravity import GravityEstimate
 from physid.recordings.streamed import preview
@@ -144,19 +147,23 @@ def static_contradiction(
     )
 
 
-def plausibility_warnings(
+def plausibility_findings(
     model: RobotModel,
     theta: np.ndarray,
     prior: np.ndarray,
     joint: JointPrior | None,
     gravity: GravityEstimate | None,
     static_ratios: Callable[[], dict[str, float]],
-) -> list[str]:
-    """Warnings for body masses and a moving mass far from the URDF's (module docstring);
+) -> list[Finding]:
+    """Findings for body masses and a moving mass far from the URDF's (module docstring);
     ``static_ratios``: :func:`static_torque_ratios` of the recordings on the upright model,
     read only when a warning is given."""
     what = implausible_masses(model, theta, prior)
     if not what:
         return []
     drivers = _drivers(model, theta, joint, gravity, static_ratios)
-    return ["implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})"]
+    layout = model.layout
+    ratio = layout.total_mass(theta) / max(layout.total_mass(prior), 1e-300)
+    return [IMPLAUSIBLE("implausible masses: " + "; ".join(what)
+                        + f" (what the data show: {drivers})",
+                        numbers={"moving_mass_ratio": ratio})]  # fmt: skip

@@ -38,6 +38,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from physid.findings import Finding
+from physid.offline.codes import TIME_SCALE
 from physid.robot.model import RobotModel
 from physid.robot.regressor import torque_regressor
 
@@ -147,8 +149,8 @@ def still_a_clock(errors: np.ndarray) -> bool:
     return outside and at_one > CLOCK_IN_EVERY_JOINT * errors[best]
 
 
-def time_scale_reason(errors: np.ndarray) -> str | None:
-    """A reason when another time scale fits the torques clearly better than the stamps'. A
+def time_scale_finding(errors: np.ndarray) -> Finding | None:
+    """A finding when another time scale fits the torques clearly better than the stamps'. A
     best factor at the end of the range searched must fit :data:`END_IMPROVEMENT` times better:
     a curve still falling there, by a modest margin, prefers ever faster (or slower) motion,
     the free inertias absorbing a short recording's noise rather than a clock (3 s stretches of
@@ -163,10 +165,12 @@ def time_scale_reason(errors: np.ndarray) -> str | None:
     if TOLERATED[0] <= factor <= TOLERATED[1] or at_one <= CLEAR_IMPROVEMENT * errors[best]:
         return None
     longer = "longer" if factor < 1.0 else "shorter"
-    return (
+    return TIME_SCALE(
         f"the time stamps do not match how fast the robot moved: on a {longer} timeline than "
         f"the stamps' the torques follow the motion {100 * (at_one / errors[best] - 1):.0f} % "
         f"better (best of {FACTORS[0]:g}-{FACTORS[-1]:g} x: {1 / factor:.2g} x their duration; "
         "gravity and inertia share each body's mass): a wrong sample_time or time unit, or "
-        "stamps written at a fixed step while rows came late or twice"
+        "stamps written at a fixed step while rows came late or twice",
+        numbers={"best_factor": float(factor), "gain": float(at_one / errors[best] - 1)},
+        names=("t",),
     )

@@ -33,9 +33,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from physid.findings import Finding
 from physid.offline.checks.plausibility import implausible_masses, static_contradiction
 from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import TrainingData
+from physid.offline.codes import (
+    DATA_ASK_IMPLAUSIBLE,
+    PLAUSIBILITY_PRIOR,
+    PRIOR_TIGHTENED,
+    WORSE_THAN_URDF,
+)
 from physid.offline.observe.crossval import CVScore, cv_score, fixed_score, least_squares_fit
 from physid.offline.observe.reduced import ReducedSystem
 from physid.robot.model import RobotModel
@@ -107,7 +114,7 @@ class PriorCheck:
             line += f"; the bodies' prior std scaled by {self.body_scale:.2g} for plausible masses"
         return line
 
-    def plausibility_warnings(self) -> list[str]:
+    def plausibility_findings(self) -> list[Finding]:
         """What the plausibility refit did (:func:`plausible_prior`), if it ran."""
         if self.plausible is None:
             return []
@@ -115,44 +122,47 @@ class PriorCheck:
         refit, given = self.plausible.scores
         folds = "training folds" + (" by phase (the runs repeat their motion)"
                                     if self.by_phase else "")  # fmt: skip
+        numbers = {"body_prior_scale": self.body_scale, "plausible_fit": refit.total,
+                   "implausible_fit": given.total}  # fmt: skip
         if self.body_scale != 1.0 and self.contradicted:
-            return [
+            return [PLAUSIBILITY_PRIOR(
                 f"the prior decides the masses: with the default prior the fit had implausible "
                 f"masses ({seen}); the {folds} prefer it to the fit with the bodies' prior std "
                 f"x{self.body_scale:.2g} ({100 * given.total:.3g} % vs {100 * refit.total:.3g} "
-                f"%, {self.plausible.reason}); the plausible fit is reported"
-            ]
+                f"%, {self.plausible.reason}); the plausible fit is reported",
+                numbers=numbers)]  # fmt: skip
         if self.body_scale != 1.0:
-            return [
+            return [PLAUSIBILITY_PRIOR(
                 f"the prior decides the masses: with the default prior the fit had implausible "
                 f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
                 f"plausible and the {folds} cannot tell the two fits apart "
-                f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, {self.plausible.reason})"
-            ]
-        return [
+                f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, "
+                f"{self.plausible.reason})", numbers=numbers)]  # fmt: skip
+        return [DATA_ASK_IMPLAUSIBLE(
             f"the data ask for these masses: the nearest plausible fit (the bodies' prior std "
             f"x{refit.label}) predicts the {folds} worse, {100 * refit.total:.3g} % vs "
-            f"{100 * given.total:.3g} % ({self.plausible.reason})"
-        ]
+            f"{100 * given.total:.3g} % ({self.plausible.reason})", numbers=numbers)]  # fmt: skip
 
-    def warnings(self) -> list[str]:
+    def findings(self) -> list[Finding]:
+        """What the check against the URDF's own model and the plausibility refit found."""
         if self.better_than_urdf and self.scale == 1.0:
-            return self.plausibility_warnings()
+            return self.plausibility_findings()
         tried = ", ".join(f"x{s.label} {100 * s.total:.3g} %" for s in self.tried)
+        numbers = {"prior_scale": self.scale, "identified": self.identified.total,
+                   "urdf": self.urdf.total, "ols": self.ols.total}  # fmt: skip
         if self.better_than_urdf:
             first, urdf = percent_pair(self.tried[0].total, self.urdf.total)
-            return [
+            return [PRIOR_TIGHTENED(
                 f"with the default prior the identified model predicted the training folds worse "
                 f"than the URDF's own model ({first} % vs {urdf} %): the data cannot support "
                 "that much freedom; the "
-                f"prior standard deviations were scaled by {self.scale:g} (tried {tried})"
-            ] + self.plausibility_warnings()
+                f"prior standard deviations were scaled by {self.scale:g} (tried {tried})",
+                numbers=numbers)] + self.plausibility_findings()  # fmt: skip
         identified, urdf = percent_pair(self.identified.total, self.urdf.total)
-        return [
+        return [WORSE_THAN_URDF(
             f"the identified model predicts the training folds worse than the URDF's own model "
             f"even with a tight prior ({identified} % vs {urdf} %; tried {tried}): unmodelled "
-            "effects, or data that cannot decide these parameters"
-        ]
+            "effects, or data that cannot decide these parameters", numbers=numbers)]  # fmt: skip
 
     def as_dict(self) -> dict:
         return {

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.files.config import EstimationConfig, IdentifyConfig
+from physid.findings import Finding
 from physid.offline.checks.plausibility import implausible_masses
 from physid.offline.choose.deadband_joints import (
     per_joint_mix_applies,
@@ -36,6 +37,7 @@ from physid.offline.choose.deadband_joints import (
 )
 from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import CandidateObservations, TrainingData, observe_candidate
+from physid.offline.codes import CUTOFF_CHOICE, DEADBAND_CHOICE, GRAVITY_CHOICE, MOUNTING
 from physid.offline.fit.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
 from physid.offline.observe.crossval import CVScore, Fit, cv_score, rest_note
@@ -173,12 +175,13 @@ def choose_training(
     for preprocessing in candidates if several else ():
         training = observe(preprocessing, scoring_only=True).training(0)
         context = fit_context(training.model, training, config, base, problem)
-        scores.append(_score(_derivatives_label(preprocessing), training.model, training, context))
+        score = _score(_derivatives_label(preprocessing), training.model, training, context)
+        scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
     choices = []
     index = 0
     chosen_score = None
     if several:
-        choice = choose("Butterworth cut-off", scores)
+        choice = choose("Butterworth cut-off", scores, code=CUTOFF_CHOICE.code)
         choices.append(choice)
         index = choice.chosen
         chosen_score = scores[index]
@@ -203,7 +206,7 @@ def choose_training(
             chosen = with_per_joint_candidate(chosen, picks)
             label = _per_joint_label(chosen.models[0].joint_names, picks)
             scores.append(_score(label, chosen.models[-1], chosen.training(len(scores)), context))
-        choice = choose("Coulomb deadband", scores)
+        choice = choose("Coulomb deadband", scores, code=DEADBAND_CHOICE.code)
         choices.append(choice)
         deadband_index = choice.chosen
         chosen_score = scores[deadband_index]
@@ -229,11 +232,11 @@ def _derivatives_label(preprocessing) -> str:  # noqa: ANN001 - a Preprocessing
 
 
 def _with_choice_notes(chosen: CandidateObservations, choices: list[Choice]):
+    """The chosen candidate with the cut-off choice's note in place of paper C's rule."""
     if not choices:
         return chosen
-    preprocessing = chosen.preprocessing
-    notes = tuple(n for n in preprocessing.notes if not n.startswith("Butterworth cut-off"))
-    return replace(chosen, preprocessing=replace(preprocessing, notes=notes + (choices[0].note(),)))
+    preprocessing = replace(chosen.preprocessing, cutoff_note=choices[0].note())
+    return replace(chosen, preprocessing=preprocessing)
 
 
 def _deadband_label(model: RobotModel, index: int) -> str:
@@ -288,7 +291,8 @@ def choose_gravity(
                 else f"the URDF's: the estimated tilt {tilt[0]:.2f} +- {std[0]:.2g}, "
                 f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
             )
-            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason)
+            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason,
+                                                 code=GRAVITY_CHOICE.code)
         if _angle_deg(estimate.gravity, gravity_urdf) > MAX_TILT_DEG:
             score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
             reason = (
@@ -298,7 +302,7 @@ def choose_gravity(
             )
             finding = mounting_reason(estimate, gravity_urdf)
             return model, training, None, Choice("gravity direction", (score,), 0, 0, reason,
-                                                 finding)  # fmt: skip
+                                                 finding, code=GRAVITY_CHOICE.code)
         context = fit_context(model, training, config, base, problem)
         upright = (
             _score("URDF gravity", model, training, context)
@@ -309,7 +313,7 @@ def choose_gravity(
             upright,
             _score(f"tilt {tilt[0]:.2f}, {tilt[1]:.2f} deg", tilted_model, tilted, context),
         ]
-        choice = choose("gravity direction", scores)
+        choice = choose("gravity direction", scores, code=GRAVITY_CHOICE.code)
         if choice.chosen == 0:
             return model, training, None, choice
         upset = _tilt_upsets_masses(model, training, tilted_model, tilted, context)
@@ -356,8 +360,8 @@ def _tilt_upsets_masses(
     )
 
 
-def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> str | None:
-    """A suspect reason when the torques show gravity far (> 5 deg) from the URDF's, the tilt
+def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> Finding | None:
+    """A suspect finding when the torques show gravity far (> 5 deg) from the URDF's, the tilt
     determined (2 std) and lowering the training residual by :data:`MOUNTING_GAIN` or more: a
     base on a wall, a ceiling or an incline, which a config's ``gravity`` states. Measured on
     the simulated demo arm: 20 deg incline, a wall and a ceiling lower it by 84, 90 and 53 %
@@ -369,12 +373,15 @@ def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> str 
     angle = _angle_deg(g, gravity_urdf)
     tilt, std = np.degrees(estimate.tilt_rad), np.degrees(estimate.tilt_std_rad)
     vector = ", ".join(f"{v:g}" for v in np.round(g, 2) + 0.0)  # (+ 0.0: no "-0")
-    return (
+    return MOUNTING(
         f"the torques show gravity {angle:.0f} deg from the URDF's: along [{vector}] m/s^2 in "
         f"the base frame (tilt {tilt[0]:.1f} +- {std[0]:.2g}, {tilt[1]:.1f} +- {std[1]:.2g} deg "
         f"about x, then y) the training residual is {100 * (1 - estimate.residual_ratio):.0f} % "
         "lower: a robot on a wall, a ceiling or an incline? then give gravity: "
-        f"[{vector}] in the config (a tilt beyond {MAX_TILT_DEG:g} deg is not fitted on its own)"
+        f"[{vector}] in the config (a tilt beyond {MAX_TILT_DEG:g} deg is not fitted on its own)",
+        numbers={"angle_deg": angle, "residual_ratio": estimate.residual_ratio,
+                 "tilt_x_deg": tilt[0], "tilt_y_deg": tilt[1]},  # fmt: skip
+        names=("gravity",),
     )
 
 

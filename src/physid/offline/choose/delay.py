@@ -58,6 +58,11 @@ class DelayEstimate:
         folds keep it, is compensated without one)."""
         return self.beyond_noise and abs(self.value_s) > 0.25 * self.sample_period_s
 
+    @property
+    def too_long(self) -> bool:
+        """Longer than :data:`MAX_DELAY_S`, the longest delay compensated automatically."""
+        return abs(self.value_s) > MAX_DELAY_S
+
     def as_dict(self) -> dict:
         return {"value_s": self.value_s, "std_s": self.std_s, "significant": self.significant,
                 "sample_period_s": self.sample_period_s,
@@ -72,7 +77,7 @@ class DelayEstimate:
                 f"{when} to compensate its delay; what remains {way} it by "
                 f"{1e3 * abs(self.value_s):.3g} +- {1e3 * self.std_s:.2g} ms"
             )
-        longer = abs(self.value_s) > MAX_DELAY_S
+        longer = self.too_long
         return (
             f"the measured torque {way} the motion by {1e3 * abs(self.value_s):.3g} +- "
             f"{1e3 * self.std_s:.2g} ms (the residual follows the torque's rate as such a delay "

@@ -41,6 +41,7 @@ from physid.offline.choose.choices import FitContext, excited_columns, fit_conte
 from physid.offline.choose.delay import MAX_DELAY_S, compensated, estimate_delay
 from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import TrainingData, observe_candidate
+from physid.offline.codes import DELAY_CHOICE
 from physid.offline.fit.consistent import ConsistentProblem
 from physid.offline.observe.crossval import CVScore, cv_score, raw_rows
 from physid.offline.observe.folds import FoldPlan, store_systems
@@ -117,7 +118,7 @@ def choose_delay(
         replace(score, label="none"),
         cv_score(f"{1e3 * delay:.3g} ms", model, late.folds, late.rows, late_context.fit()),
     ]
-    choice = choose(WHAT, scores)
+    choice = choose(WHAT, scores, code=DELAY_CHOICE.code)
     if choice.chosen == 0:
         return DelayChoice(training, train, 0.0, choice)
     phase = FoldPlan.by_phase(train)

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 import numpy as np
 
 from physid.files.config import FilterConfig
+from physid.findings import Finding
 from physid.offline.choose.deadband import DEADBAND_NOISE_STDS
+from physid.offline.codes import FRICTION_SHAPES, SHAPES_AT_BOUND, SHAPES_NOT_CONVERGED
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.observations import Observations, friction_chunks, friction_windows
 from physid.offline.observe.preprocessing import Preprocessing
@@ -44,6 +47,14 @@ SHIFT_LIMIT = 3.0  # |phi3| <= SHIFT_LIMIT x RMS speed
 SCALE_LIMITS = (1e-4, 30.0)
 
 
+class ShapeSearch(StrEnum):
+    """How the variable-projection search ended."""
+
+    CONVERGED = "converged"
+    MAX_ITERATIONS = "max_iterations"
+    NO_PROGRESS = "no_progress"
+
+
 @dataclass(frozen=True)
 class FrictionShapeFit:
     """The fitted shapes, their linearised standard deviations and how the search went."""
@@ -54,23 +65,31 @@ class FrictionShapeFit:
     iterations: int
     evaluations: int  # passes over the training data
     cost_history: tuple[float, ...]  # weighted residual V / ||w tau||^2 after each accepted step
-    status: str  # "converged" | "max_iterations" | "no_progress"
+    status: ShapeSearch
     start_fraction: float
     start_costs: dict[float, float]  # start fraction -> relative V
     at_bound: tuple[str, ...] = ()  # shapes that ended on their box (_Chart): not data-decided
 
-    def warnings(self) -> list[str]:
+    def findings(self) -> list[Finding]:
         """What the user must know: shapes the box decided, a search that did not converge."""
         out = []
         if self.at_bound:
-            out.append(
+            out.append(SHAPES_AT_BOUND(
                 "friction shapes at the limit of what the data resolve (their std does not "
                 f"hold): {', '.join(self.at_bound)}; the transition is faster than the velocity "
-                "estimate's noise/deadband or slower than the motion: a linear model may do as well"
-            )
-        if self.status != "converged":
-            out.append(f"friction shape search ended with status {self.status}")
+                "estimate's noise/deadband or slower than the motion: a linear model may do as "
+                "well", names=self.at_bound))  # fmt: skip
+        if self.status is not ShapeSearch.CONVERGED:
+            out.append(SHAPES_NOT_CONVERGED(
+                f"friction shape search ended with status {self.status}",
+                numbers={"iterations": self.iterations}))  # fmt: skip
         return out
+
+    def as_finding(self) -> Finding:
+        """The fitted shapes as an ``info`` finding."""
+        return FRICTION_SHAPES(self.note(), numbers=self.std_by_name | {
+            f"{n}.value": v for n, v in zip(self.names, self.values.tolist(), strict=True)},
+            names=self.names)  # fmt: skip
 
     @property
     def std_by_name(self) -> dict[str, float]:
@@ -83,7 +102,7 @@ class FrictionShapeFit:
             "names": list(self.names),
             "values": self.values.tolist(),
             "std": self.std.tolist(),
-            "status": self.status,
+            "status": str(self.status),
             "iterations": self.iterations,
             "passes_over_data": self.evaluations,
             "relative_cost_history": list(self.cost_history),
@@ -313,7 +332,7 @@ def fit_friction_shapes(
     )
     y = chart.to_chart(_shapes_of(current.model))
     history = [current.cost / tau2]
-    damping, status, iterations = 1e-3, "max_iterations", 0
+    damping, status, iterations = 1e-3, ShapeSearch.MAX_ITERATIONS, 0
     jacobian = np.zeros((0, len(names)))
     for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - reported
         jacobian = passes.jacobian(current, pairs, len(names)) * chart.slope(y)
@@ -330,14 +349,14 @@ def fit_friction_shapes(
                 break
             damping *= 10.0
         if not accepted:
-            status = "no_progress" if iterations == 1 else "converged"
+            status = ShapeSearch.NO_PROGRESS if iterations == 1 else ShapeSearch.CONVERGED
             break
         gain = (current.cost - trial.cost) / current.cost
         current, y = trial, trial_y
         damping = max(damping / 10.0, 1e-9)
         history.append(current.cost / tau2)
         if gain < RELATIVE_TOLERANCE:
-            status = "converged"
+            status = ShapeSearch.CONVERGED
             break
     values = chart.from_chart(y)
     margin = 1e-6 * np.maximum(1.0, np.abs(y))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physid.findings import Finding, Severity
 from physid.offline.observe.crossval import CVScore
 
 
@@ -29,7 +30,8 @@ class Choice:
     chosen: int
     conservative: int
     reason: str
-    finding: str | None = None  # what the choice found wrong with the data (a suspect reason)
+    suspect: Finding | None = None  # what the choice found wrong with the data
+    code: str = ""  # the finding code of the choice (physid.offline.codes)
 
     @property
     def label(self) -> str:
@@ -49,6 +51,12 @@ class Choice:
             f"-fold cross-validated error on raw training torque: {listed})"
         )
 
+    def as_finding(self) -> Finding:
+        """The choice as an ``info`` finding: its note, and every candidate's cross-validated
+        error (``<label>``) in the numbers."""
+        numbers = {s.label: s.total for s in self.scores if np.isfinite(s.total)}
+        return Finding(self.code, Severity.INFO, self.note(), numbers, (self.label,))
+
     def as_dict(self) -> dict:
         return {
             "chosen": self.label,
@@ -58,14 +66,15 @@ class Choice:
         }
 
 
-def choose(what: str, scores: list[CVScore], conservative: int = 0) -> Choice:
+def choose(what: str, scores: list[CVScore], conservative: int = 0, *, code: str = "") -> Choice:
     """The candidate with the lowest cross-validated error, unless it beats the conservative
-    one by less than the folds' spread (module docstring)."""
+    one by less than the folds' spread (module docstring); ``code``: the choice's finding code."""
     totals = np.array([s.total if np.isfinite(s.total) else np.inf for s in scores])
     best = int(np.argmin(totals))
     if best == conservative:
         return Choice(
-            what, tuple(scores), best, conservative, "the conservative choice scores best"
+            what, tuple(scores), best, conservative, "the conservative choice scores best",
+            code=code,
         )
     difference = scores[best].fold_errors - scores[conservative].fold_errors
     difference = difference[np.isfinite(difference)]
@@ -75,9 +84,9 @@ def choose(what: str, scores: list[CVScore], conservative: int = 0) -> Choice:
             f"better than the conservative choice on the folds by {100 * -np.mean(difference):.2g}"
             f" points (spread {100 * spread:.2g})"
         )
-        return Choice(what, tuple(scores), best, conservative, reason)
+        return Choice(what, tuple(scores), best, conservative, reason, code=code)
     reason = (
         f"the conservative choice: {scores[best].label} scores lower by "
         f"{100 * (totals[conservative] - totals[best]):.2g} points, less than the folds' spread"
     )
-    return Choice(what, tuple(scores), conservative, conservative, reason)
+    return Choice(what, tuple(scores), conservative, conservative, reason, code=code)

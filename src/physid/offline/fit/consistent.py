@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # CVXPY is imported where a problem is built: 0.7 s that Newt
     import cvxpy as cp
 
 _NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
-_SOLVED = ("optimal", "optimal_inaccurate")  # CVXPY's statuses
+INACCURATE = "optimal_inaccurate"  # CVXPY's status of a solve at reduced accuracy
+SOLVED = ("optimal", INACCURATE)  # CVXPY's statuses of a solved problem
 # Clarabel's KKT solver. Its "auto" picks faer, whose supernodal factorisation is built for
 # large systems; physid's SDPs are small (KUKA LWR4+: 463 variables, 834 rows, 14 PSD blocks
 # of 4 and 8) and are solved 30-40 times per identification. Measured on that problem: faer
@@ -75,6 +76,11 @@ class ConsistentFit:
     method: str = ""  # "newton" (physid.offline.fit.polish: from the last optimum or the prior) or
     # "clarabel" (then polished); solve_time_s is that method's (Clarabel's with its compilation)
     margin: float = 0.0  # every body's pseudo-inertia was held at least this [kg m^2] x identity
+
+    @property
+    def inaccurate(self) -> bool:
+        """Clarabel stopped at reduced accuracy (CVXPY's ``optimal_inaccurate``)."""
+        return self.status == INACCURATE
 
 
 DEFAULT_MARGIN = 1e-6  # kg m^2: J >= margin I keeps a body strictly inside the cone
@@ -447,7 +453,7 @@ class ConsistentProblem:
             used = "clarabel"
             started = time.perf_counter()  # the time of the method that solved (and compiled)
             status, x = self.sdp.solve(objective, tolerance)
-            if status not in _SOLVED or x is None:
+            if status not in SOLVED or x is None:
                 elapsed = time.perf_counter() - started
                 return ConsistentFit(
                     None, status, False, {}, elapsed, f"consistent fit failed: {status}",
@@ -598,7 +604,7 @@ def consistent_standard_from_base(
     exact = cp.Problem(cp.Minimize(cp.sum_squares(x)), [K @ theta == theta_base, *constraints])
     started = time.perf_counter()
     status = solve_sdp(exact)
-    if status in _SOLVED and x.value is not None:
+    if status in SOLVED and x.value is not None:
         value = _clean_signs(model, prior + scales * x.value, scales)
         consistent, reports = _verify(model, value)
         return ConsistentFit(value, status, consistent, reports, time.perf_counter() - started,
@@ -613,7 +619,7 @@ def consistent_standard_from_base(
     )
     nearest_status = solve_sdp(nearest)
     elapsed = time.perf_counter() - started
-    if nearest_status not in _SOLVED or x.value is None:
+    if nearest_status not in SOLVED or x.value is None:
         return ConsistentFit(None, status, False, {}, elapsed, f"no consistent set found: {status}",
                              margin=margin)  # fmt: skip
     value = _clean_signs(model, prior + scales * x.value, scales)

@@ -27,13 +27,21 @@ import pinocchio as pin
 from physid.body.inertia import check_consistency
 from physid.errors import InputError
 from physid.files.config import FilterConfig
-from physid.offline.fit.consistent import body_onto_cone, pseudo_inertia_expression, solve_sdp
+from physid.findings import Finding, Severity, as_dicts
+from physid.offline.codes import NO_PAYLOAD, PAYLOAD_ELSEWHERE, PAYLOAD_IMPLAUSIBLE, PAYLOAD_UNSEEN
+from physid.offline.fit.consistent import (
+    SOLVED,
+    body_onto_cone,
+    pseudo_inertia_expression,
+    solve_sdp,
+)
 from physid.offline.fit.uncertainty import delta_method_std, quantity_jacobian
 from physid.offline.loads.payload_pairing import pair_runs
 from physid.offline.observe.least_squares import autocorrelation_robust_covariance
 from physid.offline.observe.observations import observations_of
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel
+from physid.status import Status
 
 RANK_TOLERANCE = 1e-8  # singular value / largest: a payload direction the data do not see
 
@@ -52,7 +60,7 @@ class PayloadResult:
     std: dict  # mass, com (3,), inertia (3, 3), in the link frame
     source: dict  # mass / com / inertia -> "data" | "mass given" | "undetermined"
     consistent: bool
-    status: str  # "ok" or why not
+    status: Status
     relative_error_robot_only: float  # loaded torques (filtered) predicted without the payload
     relative_error_with_payload: float
     joint_term_corrections: dict[str, float]  # "<joint>.<term>" -> d, with unloaded data
@@ -67,7 +75,13 @@ class PayloadResult:
     held_offsets: tuple[str, ...] = ()
     # each torque paired with the motion this much earlier [s]: params.json's compensated delay
     torque_delay_s: float = 0.0
-    warnings: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    message: str = ""  # one line: the status's verdict
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The messages of the findings that are not suspect."""
+        return tuple(f.message for f in self.findings if f.severity is not Severity.SUSPECT)
 
     def as_dict(self) -> dict:
         return {
@@ -81,7 +95,9 @@ class PayloadResult:
             "source": self.source,
             "pi_in_joint": self.pi_in_joint.tolist(),
             "physically_consistent": self.consistent,
-            "status": self.status,
+            "status": str(self.status),
+            "message": self.message,
+            "findings": as_dicts(self.findings),
             "fit": {
                 "relative_error_robot_only": self.relative_error_robot_only,
                 "relative_error_with_payload": self.relative_error_with_payload,
@@ -249,13 +265,12 @@ def identify_payload(
         # no mass: nothing has a centre or an inertia (the mass itself, ~0, is the data's)
         undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
         undetermined[1:] = True
-        warnings.append(
+        warnings.append(NO_PAYLOAD(
             f"no payload the data can tell from none: least squares reads its mass as "
             f"{free_mass[0]:.3g} +- {free_mass[1]:.2g} kg; its centre of mass and inertia are "
-            "undetermined"
-        )
+            "undetermined", numbers={"mass_kg": free_mass[0], "mass_std_kg": free_mass[1]}))
 
-    pi, consistent, status = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
+    pi, consistent, message = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
     n_terms = X.shape[-1] - 10
     correction = solution[10:] if pi is None else _terms_given(Aw, bw.reshape(-1), pi, n_terms)
     estimate = solution[:10] if pi is None else pi
@@ -266,12 +281,12 @@ def identify_payload(
     if no_payload:
         std[1:] = np.nan  # said in the warning above
     elif unseen.any():
-        warnings.append(
+        unseen_names = [name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
+                        if u and not name.endswith(("yx", "zx", "zy"))]  # fmt: skip
+        warnings.append(PAYLOAD_UNSEEN(
             "the recordings leave these payload quantities undetermined (their motion never "
             "shows them; the values are the fit's choice, not the payload's): "
-            + ", ".join(name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
-                        if u and not name.endswith(("yx", "zx", "zy")))  # fmt: skip
-        )
+            + ", ".join(unseen_names), names=unseen_names))
     if mass_kg is not None:
         std[0] = 0.0
     # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
@@ -283,14 +298,16 @@ def identify_payload(
     source = _sources(undetermined, mass_kg)
     names = list(model.layout.names[n_inertial:])
     sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
-    if status == "ok":
+    status = Status.OK if consistent else Status.INCONSISTENT
+    if consistent:
         reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
                                       values[1:4], swapped_hint=given_unloaded,
                                       free_mass=free_mass, given_mass=mass_kg)  # fmt: skip
+        warnings += [PAYLOAD_IMPLAUSIBLE(reason) for reason in reasons]
         elsewhere = _better_elsewhere(model, joint, payload_rows, X, b, weights, rows, link)
         if elsewhere:
-            reasons.append(elsewhere)
-        status = "suspect: " + "; ".join(reasons) if reasons else status
+            warnings.append(PAYLOAD_ELSEWHERE(elsewhere))
+        status, message = suspect_status(warnings)
     return PayloadResult(
         joint,
         link,
@@ -309,7 +326,8 @@ def identify_payload(
         method,
         sensitivity,
         held_offsets=tuple(held),
-        warnings=tuple(warnings),
+        findings=tuple(warnings),
+        message=message,
     )
 
 
@@ -564,13 +582,21 @@ def _consistent_payload(
     problem = cp.Problem(cp.Minimize(cp.sum_squares((R @ x - z) / scale)), constraints)
     x.value = solution
     status = solve_sdp(problem)
-    if x.value is None or not status.startswith("optimal"):
+    if x.value is None or status not in SOLVED:
         return None, False, f"no physically consistent payload: {status}"
     pi = body_onto_cone(np.asarray(x.value[:10], float), margin)  # the solver's near miss
     report = check_consistency(pi, name="payload")
     if not report.consistent:
         return None, False, f"no physically consistent payload: {report.reason}"
     return pi, True, "ok"
+
+
+def suspect_status(findings: list[Finding]) -> tuple[Status, str]:
+    """``suspect`` with the suspect findings' messages when there are some, else ``ok``."""
+    reasons = [f.message for f in findings if f.severity is Severity.SUSPECT]
+    if reasons:
+        return Status.SUSPECT, "the data look wrong: " + "; ".join(reasons)
+    return Status.OK, "a physically consistent payload"
 
 
 def _terms_given(Aw: np.ndarray, bw: np.ndarray, pi: np.ndarray, n_terms: int) -> np.ndarray:

@@ -200,6 +200,7 @@ class CVScore:
     total: float  # over every held-out sample of every fold
     # (K, n) the same per fold and joint (NaN where a fold holds none of a joint's torque)
     joint_fold_errors: np.ndarray | None = field(default=None, repr=False, compare=False)
+    value: float | None = None  # the candidate's number (a cut-off in Hz, ...), if it has one
 
     def as_dict(self) -> dict:
         return {"label": self.label, "relative_error": self.total,

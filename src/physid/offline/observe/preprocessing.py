@@ -69,6 +69,13 @@ class Preprocessing:
     # per recording, the rows dropped as duplicates and the corrupt samples repaired
     # (physid.recordings.trajectory.repaired_samples)
     row_repairs: tuple[dict, ...] = ()
+    # how the derivative cut-off was set: paper C's rule, or the folds' choice
+    cutoff_note: str | None = None
+
+    @property
+    def all_notes(self) -> tuple[str, ...]:
+        """The cut-off's note (if any), then the others."""
+        return ((self.cutoff_note,) if self.cutoff_note else ()) + self.notes
 
     def as_dict(self) -> dict:
         f = self.filter
@@ -84,7 +91,7 @@ class Preprocessing:
             "velocity_noise_std": None
             if self.velocity_noise_std is None
             else list(self.velocity_noise_std),
-            "notes": list(self.notes),
+            "notes": list(self.all_notes),
         }
 
     def summary(self) -> str:
@@ -190,9 +197,10 @@ def resolve_preprocessing(
     recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
     omega_dyn, omega_q, _ = rule_of_thumb_cutoffs(recordings)
     butterworth = options.butterworth_cutoff_hz
+    cutoff_note = None
     if options.method == "classical" and butterworth is None:
         butterworth = omega_q
-        notes.append(
+        cutoff_note = (
             f"Butterworth cut-off {omega_q:.3g} Hz: 10 x the excitation bandwidth {omega_dyn:.3g} "
             "Hz (paper C)"
         )
@@ -264,7 +272,8 @@ def resolve_preprocessing(
         decimation_cutoff_hz=float(decimation),
         decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
     )
-    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise)
+    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise,
+                         cutoff_note=cutoff_note)  # fmt: skip
 
 
 CUTOFF_FACTORS = (1.0, 0.5, 2.0)  # of the conservative 10 x excitation bandwidth

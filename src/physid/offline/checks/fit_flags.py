@@ -1,7 +1,8 @@
-"""What the report points out beside the numbers: parameters held at a bound of the consistent
-fit, and joints whose torque the identified model misses badly.
+"""What the fit itself shows beside the numbers: parameters held at a bound of the consistent
+fit, joints whose torque the identified model misses badly, a held-out joint moved far faster
+than in training, a Coulomb level least squares puts below zero, bodies on a raised margin.
 
-Both are read from the result, not re-estimated. A value pinned at its bound (a viscous
+All are read from the result, not re-estimated. A value pinned at its bound (a viscous
 coefficient of 3e-9 N m s/rad) is where the non-negativity constraint of the consistent fit
 stopped the data, so its standard deviation does not describe it; a joint predicted with a
 relative error of tens of per cent (KUKA lwr_6_joint: 84 % held out) has dynamics the model
@@ -13,9 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from physid.findings import Finding
+from physid.offline.codes import (
+    AT_NON_NEGATIVITY,
+    FASTER_HELD_OUT,
+    MISSED_JOINT,
+    NEGATIVE_COULOMB,
+    RAISED_MARGIN,
+)
 from physid.offline.fit.consistent import default_margin, parameter_scales
 from physid.offline.observe.prediction import RecordingFit
-from physid.offline.pipeline import IdentificationResult
+from physid.offline.result import IdentificationResult
 from physid.recordings.glitches import position_noise
 from physid.robot.model import is_revolute
 
@@ -168,56 +177,80 @@ def _torque_rms(fits: tuple[RecordingFit, ...]) -> np.ndarray | None:
     return np.sqrt(np.mean(np.concatenate(rows) ** 2, axis=0)) if rows else None
 
 
-def report_warnings(result: IdentificationResult) -> list[str]:
-    """The report's own warnings (params.json ``fit.warnings``, the HTML and the CLI)."""
-    warnings = []
+def fit_findings(result: IdentificationResult) -> list[Finding]:
+    """The findings the fit itself shows (module docstring)."""
+    findings = []
+    model = result.model
     missed = missed_joints(result)
     faster = {j: speeds for j, speeds in faster_than_training(result).items() if j in missed}
     for joint, (trained, held) in faster.items():
-        unit = "rad/s" if is_revolute(result.model, joint) else "m/s"
-        warnings.append(
-            f"{joint}: held-out torque error {100 * missed.pop(joint):.0f} %, and it moves "
-            f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
-            f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
-            "friction and armature were fitted on speeds the held-out runs leave (a joint that "
-            "barely moved in training: its creep taken for friction), not on the motion they "
-            "are judged on; identify on a recording that moves it as fast"
+        unit = "rad/s" if is_revolute(model, joint) else "m/s"
+        error = missed.pop(joint)
+        findings.append(
+            FASTER_HELD_OUT(
+                f"{joint}: held-out torque error {100 * error:.0f} %, and it moves "
+                f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
+                f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
+                "friction and armature were fitted on speeds the held-out runs leave (a joint that "
+                "barely moved in training: its creep taken for friction), not on the motion they "
+                "are judged on; identify on a recording that moves it as fast",
+                numbers={
+                    "relative_error": error,
+                    "speed_training": trained,
+                    "speed_held_out": held,
+                },
+                names=(joint,),
+            )
         )
     if missed:
         held_out = "held-out" if result.validation is not None else "training"
         listed = ", ".join(f"{joint} {100 * error:.0f} %" for joint, error in missed.items())
-        warnings.append(
-            f"the model misses these joints' {held_out} torque badly (relative error per joint "
-            f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
-            "model (friction shape, cable, sensor): do not trust their joint terms, and see "
-            "their torque and friction panels"
+        findings.append(
+            MISSED_JOINT(
+                f"the model misses these joints' {held_out} torque badly (relative error per joint "
+                f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
+                "model (friction shape, cable, sensor): do not trust their joint terms, and see "
+                "their torque and friction panels",
+                numbers={f"{joint}.relative_error": error for joint, error in missed.items()},
+                names=tuple(missed),
+            )
         )
     for joint, (value, std) in coulomb_below_zero(result).items():
-        unit = "N" if not is_revolute(result.model, joint) else "N m"
-        warnings.append(
-            f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
-            f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
-            "with the motion at every reversal, which no friction does; check this joint's "
-            "torque and position signs (one of them flipped), or whether its drive compensates "
-            "its own friction"
+        unit = "N" if not is_revolute(model, joint) else "N m"
+        findings.append(
+            NEGATIVE_COULOMB(
+                f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
+                f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
+                "with the motion at every reversal, which no friction does; check this joint's "
+                "torque and position signs (one of them flipped), or whether its drive compensates "
+                "its own friction",
+                numbers={"value": value, "std": std},
+                names=(f"{joint}.fc",),
+            )
         )
-    bound = sorted(parameters_at_bound(result))
+    bound = [model.layout.names[index] for index in sorted(parameters_at_bound(result))]
     if bound:
-        names = ", ".join(result.model.layout.names[index] for index in bound)
-        warnings.append(
-            "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
-            f"active: their std does not describe them): {names}"
+        findings.append(
+            AT_NON_NEGATIVITY(
+                "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
+                f"active: their std does not describe them): {', '.join(bound)}",
+                names=bound,
+            )
         )
     held = bodies_at_a_raised_margin(result)
     if held:
         margin = result.consistent.margin
-        warnings.append(
-            f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
-            f"default {default_margin(result.model, result.prior):.2g}) holds these bodies' "
-            f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
-            "the margin's, not the data's"
+        findings.append(
+            RAISED_MARGIN(
+                f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
+                f"default {default_margin(model, result.prior):.2g}) holds these bodies' "
+                f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
+                "the margin's, not the data's",
+                numbers={"margin_kg_m2": margin},
+                names=held,
+            )
         )
-    return warnings
+    return findings
 
 
 def bodies_at_a_raised_margin(result: IdentificationResult) -> list[str]:
@@ -231,5 +264,8 @@ def bodies_at_a_raised_margin(result: IdentificationResult) -> list[str]:
         return []
     if fit.margin <= MARGIN_RAISED * default_margin(result.model, prior):
         return []
-    return [body for body, report in fit.bodies.items()
-            if report.min_eigenvalue <= fit.margin * (1.0 + 1e-3)]  # fmt: skip
+    return [
+        body
+        for body, report in fit.bodies.items()
+        if report.min_eigenvalue <= fit.margin * (1.0 + 1e-3)
+    ]
