@@ -592,7 +592,8 @@ def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_na
     out = tmp_path / "out"
     code, _, stderr = invoke(*_identify(logged, out=out))
     assert code in (0, 3), stderr
-    assert (f"caution ID109: the recorded derivatives are not the rates they stand for, and not used "
+    assert ("caution ID109: "
+            f"the recorded derivatives are not the rates they stand for, and not used "
             f"(the derivatives come from the positions): {logged}: d{names[positions[1]]} is -1 "
             "x the rate of the positions") in stderr  # fmt: skip
     assert "recorded dq_" not in (out / "params.json").read_text()

@@ -241,7 +241,8 @@ def test_recorded_velocities_and_accelerations_are_a_candidate_the_folds_may_cho
     assert result.preprocessing.filter.method == "given"
     # the Coulomb deadband is still the folds' to choose: recorded velocities have no noise
     # estimate, so the candidates are the fractions of the RMS speed alone
-    assert result.choices.scored[1].what == "Coulomb deadband" and len(result.choices.scored[1].scores) == 5
+    deadband = result.choices.scored[1]
+    assert deadband.what == "Coulomb deadband" and len(deadband.scores) == 5
     filtered = fit(False, False)
     assert not any("recorded" in s.label for s in filtered.choices.scored[0].scores)
     assert result.validation.relative_error < filtered.validation.relative_error
@@ -267,7 +268,9 @@ def test_a_fit_at_the_urdf_s_noise_floor_is_not_worse_than_the_urdf():
     worse = PriorCheck(tried[-1], urdf, ols, 0.1, tried)
     assert not worse.better_than_urdf
     assert "still worse" in worse.note() and "to get there" not in worse.note()
-    assert worse.findings()[0].message.startswith("the identified model predicts the training folds worse")
+    assert worse.findings()[0].message.startswith(
+        "the identified model predicts the training folds worse"
+    )
 
 
 def test_worse_held_out_after_better_folds_is_not_blamed_on_short_training():
