@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from physid.api.recording import sources
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, InputError, check_numbers
+from physid.findings import Finding, as_dicts
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
@@ -157,19 +158,22 @@ def export_model(
     document = {"params": str(params), "model": str(urdf), "out": str(out)}
     document |= {"format": format_for(out, fmt), "not_exported": notes}
     message = "; ".join(f"not exported: {note}" for note in notes) or "everything exported"
+    from physid.export.codes import NOT_EXPORTED, PRIOR_BODIES
     from physid.files.params_file import read_params
 
     parsed = read_params(params)
     status, warnings = _identification_status(params, parsed.document)
     decided = parsed.prior_note()  # the exporters mark those bodies in the file
-    warnings = (*warnings, decided) if decided else warnings
+    findings = (*(NOT_EXPORTED(n) for n in notes), *warnings)
+    findings += (PRIOR_BODIES(decided),) if decided else ()
     document["identification_status"] = status
+    document["status"], document["findings"] = status, as_dicts(findings)
     return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
-                   warnings)  # fmt: skip
+                   tuple(f.message for f in warnings), findings=findings)
 
 
-def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[str, ...]]:
-    """The status params.json records, and a warning when it is not ``ok``: an export of a
+def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[Finding, ...]]:
+    """The status params.json records, and a finding when it is not ``ok``: an export of a
     suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
     0.15 kg link) is a simulator of what that identification found, and the exported file
     cannot say so itself. ``document``: the params.json at ``params``, as read."""
@@ -179,10 +183,12 @@ def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple
     reasons = [str(r) for r in document.get("suspect_reasons") or []]
     why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \
         if reasons else ""  # fmt: skip
-    return status, (
+    from physid.export.codes import NOT_OK_SOURCE
+
+    return status, (NOT_OK_SOURCE(
         f"{params}: the identification's status is '{status}'{why}; the exported model carries "
         "what it found: read params.json and the report before simulating with it",
-    )
+        names=(str(params),)),)
 
 
 def simfit_drive_gains(config_path: PathLike) -> dict[str, float]:

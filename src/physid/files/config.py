@@ -209,109 +209,11 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"},
         source,
     )
-    joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
-    if not isinstance(joint_terms, list | tuple) or not all(
-        isinstance(term, str) for term in joint_terms
-    ):
-        raise InputError(
-            f"config joint_terms: expected a list of {list(JOINT_TERM_NAMES)}, got {joint_terms!r}"
-        )
-    joint_terms = tuple(joint_terms)
-    bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
-    if bad_terms:
-        raise InputError(
-            f"config joint_terms: unknown {bad_terms}; allowed: {list(JOINT_TERM_NAMES)}"
-        )
-
-    transmission = None
-    if raw.get("transmission") is not None:
-        t = config_section(
-            raw["transmission"], set(TransmissionConfig.__dataclass_fields__), "transmission"
-        )
-        if "motors" not in t or "reduction" not in t:
-            raise InputError("config transmission: 'motors' and 'reduction' are required")
-        if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
-            raise InputError("config transmission: 'motors' and 'reduction' must be lists")
-        low, high = RANGES["transmission.reduction"]
-        reduction = [
-            config_number(r, "transmission.reduction", positive=False, low=low, high=high)
-            for r in t["reduction"]
-        ]
-        if any(r == 0 for r in reduction):
-            raise InputError("config transmission.reduction: a ratio of 0 is not invertible")
-        coupling = _mapping(t.get("coupling"), "transmission.coupling")
-        transmission = TransmissionConfig(
-            motors=tuple(str(m) for m in t["motors"]),
-            reduction=tuple(reduction),
-            coupling={
-                str(k): _numbers(e, f"transmission.coupling.{k}") for k, e in coupling.items()
-            },
-            joint_offset=_numbers(t.get("joint_offset"), "transmission.joint_offset"),
-            coupled_motor_terms=_flag(t, "coupled_motor_terms", True, "transmission"),
-        )
-
-    f = config_section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
-    method = f.get("method", "classical")
-    if method not in METHODS:
-        raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
-    factor = f.get("decimation_factor")
-    if factor is not None and (
-        isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 10_000
-    ):
-        raise InputError(
-            f"config filter.decimation_factor: expected an integer in [1, 10000], got {factor!r}"
-        )
-    decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
-    if decimation_cutoff is not None and decimation_cutoff < 0:
-        raise InputError("config filter.decimation_cutoff_hz: must be >= 0 (0 = no decimation)")
-    filter_config = FilterConfig(
-        method=method,
-        butterworth_cutoff_hz=_number(f, "butterworth_cutoff_hz", "filter", positive=True),
-        decimation_cutoff_hz=decimation_cutoff,
-        decimation_factor=factor,
-        nvr=_number(f, "nvr", "filter", positive=True),
-    )
-
-    split = config_section(raw.get("split") or {}, {"train_fraction"}, "split")
-    train_fraction = _number(split, "train_fraction", "split")
-    if train_fraction is not None and not 0.0 < train_fraction < 1.0:
-        raise InputError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
-
-    e = config_section(
-        raw.get("estimation") or {}, set(EstimationConfig.__dataclass_fields__), "estimation"
-    )
-    prior_metric = e.get("prior_metric", "logdet")
-    if prior_metric not in ("logdet", "euclidean"):
-        raise InputError(
-            f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
-        )
-    weighting = e.get("weighting", "wls")
-    if weighting not in ("wls", "ols"):
-        raise InputError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
-    defaults = EstimationConfig()
-    estimation = EstimationConfig(
-        weighting=weighting,
-        essential_ratio=_number(e, "essential_ratio", "estimation", positive=True)
-        or defaults.essential_ratio,
-        consistency_margin=_number(e, "consistency_margin", "estimation")
-        if e.get("consistency_margin") is not None
-        else defaults.consistency_margin,
-        prior_std_relative=_number(e, "prior_std_relative", "estimation", positive=True)
-        if "prior_std_relative" in e
-        else defaults.prior_std_relative,
-        prior_total_mass_std_relative=_number(
-            e, "prior_total_mass_std_relative", "estimation", positive=True
-        )
-        if "prior_total_mass_std_relative" in e
-        else defaults.prior_total_mass_std_relative,
-        prior_metric=prior_metric,
-        # a prior strength the user states is not second-guessed
-        plausible_masses=_flag(e, "plausible_masses", "prior_std_relative" not in e, "estimation"),
-        estimate_gravity_direction="auto"
-        if e.get("estimate_gravity_direction", "auto") in ("auto", None)
-        else _flag(e, "estimate_gravity_direction", True, "estimation"),
-        torque_delay=_torque_delay(e),
-    )
+    joint_terms = _joint_terms(raw)
+    transmission = _transmission(raw.get("transmission"))
+    filter_config = _filter(raw.get("filter") or {})
+    train_fraction = _train_fraction(raw.get("split") or {})
+    estimation = _estimation(raw.get("estimation") or {})
     gains = parse_drive_gains(raw.get("drive_gains"))
     payload = _payload(raw.get("payload"))
     # 'identify' without a payload is identify's error (workflows.run_identify), not the
@@ -346,6 +248,118 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         locked=_locked(raw.get("locked")),
         fit_joints=_joint_list(raw.get("fit_joints"), "fit_joints"),
         gravity=_gravity(raw.get("gravity")),
+    )
+
+
+def _joint_terms(raw: dict[str, Any]) -> tuple[str, ...]:
+    joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
+    if not isinstance(joint_terms, list | tuple) or not all(
+        isinstance(term, str) for term in joint_terms
+    ):
+        raise InputError(
+            f"config joint_terms: expected a list of {list(JOINT_TERM_NAMES)}, got {joint_terms!r}"
+        )
+    joint_terms = tuple(joint_terms)
+    bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
+    if bad_terms:
+        raise InputError(
+            f"config joint_terms: unknown {bad_terms}; allowed: {list(JOINT_TERM_NAMES)}"
+        )
+
+    return joint_terms
+
+
+def _transmission(section: Any) -> TransmissionConfig | None:
+    if section is None:
+        return None
+    t = config_section(section, set(TransmissionConfig.__dataclass_fields__), "transmission")
+    if "motors" not in t or "reduction" not in t:
+        raise InputError("config transmission: 'motors' and 'reduction' are required")
+    if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
+        raise InputError("config transmission: 'motors' and 'reduction' must be lists")
+    low, high = RANGES["transmission.reduction"]
+    reduction = [
+        config_number(r, "transmission.reduction", positive=False, low=low, high=high)
+        for r in t["reduction"]
+    ]
+    if any(r == 0 for r in reduction):
+        raise InputError("config transmission.reduction: a ratio of 0 is not invertible")
+    coupling = _mapping(t.get("coupling"), "transmission.coupling")
+    return TransmissionConfig(
+        motors=tuple(str(m) for m in t["motors"]),
+        reduction=tuple(reduction),
+        coupling={str(k): _numbers(e, f"transmission.coupling.{k}") for k, e in coupling.items()},
+        joint_offset=_numbers(t.get("joint_offset"), "transmission.joint_offset"),
+        coupled_motor_terms=_flag(t, "coupled_motor_terms", True, "transmission"),
+    )
+
+
+def _filter(section: Any) -> FilterConfig:
+    f = config_section(section, set(FilterConfig.__dataclass_fields__), "filter")
+    method = f.get("method", "classical")
+    if method not in METHODS:
+        raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
+    factor = f.get("decimation_factor")
+    if factor is not None and (
+        isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 10_000
+    ):
+        raise InputError(
+            f"config filter.decimation_factor: expected an integer in [1, 10000], got {factor!r}"
+        )
+    decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
+    if decimation_cutoff is not None and decimation_cutoff < 0:
+        raise InputError("config filter.decimation_cutoff_hz: must be >= 0 (0 = no decimation)")
+    return FilterConfig(
+        method=method,
+        butterworth_cutoff_hz=_number(f, "butterworth_cutoff_hz", "filter", positive=True),
+        decimation_cutoff_hz=decimation_cutoff,
+        decimation_factor=factor,
+        nvr=_number(f, "nvr", "filter", positive=True),
+    )
+
+
+def _train_fraction(section: Any) -> float | None:
+    split = config_section(section, {"train_fraction"}, "split")
+    train_fraction = _number(split, "train_fraction", "split")
+    if train_fraction is not None and not 0.0 < train_fraction < 1.0:
+        raise InputError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
+
+    return train_fraction
+
+
+def _estimation(section: Any) -> EstimationConfig:
+    e = config_section(section, set(EstimationConfig.__dataclass_fields__), "estimation")
+    prior_metric = e.get("prior_metric", "logdet")
+    if prior_metric not in ("logdet", "euclidean"):
+        raise InputError(
+            f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
+        )
+    weighting = e.get("weighting", "wls")
+    if weighting not in ("wls", "ols"):
+        raise InputError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
+    defaults = EstimationConfig()
+    return EstimationConfig(
+        weighting=weighting,
+        essential_ratio=_number(e, "essential_ratio", "estimation", positive=True)
+        or defaults.essential_ratio,
+        consistency_margin=_number(e, "consistency_margin", "estimation")
+        if e.get("consistency_margin") is not None
+        else defaults.consistency_margin,
+        prior_std_relative=_number(e, "prior_std_relative", "estimation", positive=True)
+        if "prior_std_relative" in e
+        else defaults.prior_std_relative,
+        prior_total_mass_std_relative=_number(
+            e, "prior_total_mass_std_relative", "estimation", positive=True
+        )
+        if "prior_total_mass_std_relative" in e
+        else defaults.prior_total_mass_std_relative,
+        prior_metric=prior_metric,
+        # a prior strength the user states is not second-guessed
+        plausible_masses=_flag(e, "plausible_masses", "prior_std_relative" not in e, "estimation"),
+        estimate_gravity_direction="auto"
+        if e.get("estimate_gravity_direction", "auto") in ("auto", None)
+        else _flag(e, "estimate_gravity_direction", True, "estimation"),
+        torque_delay=_torque_delay(e),
     )
 
 
@@ -578,8 +592,10 @@ def unlogged_holds(
     positions = {joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
                  for joint, value in added.items()}  # fmt: skip
     listed = ", ".join(f"{joint} at {value:g}" for joint, value in positions.items())
-    return positions, (f"joints of the robot file the recording does not log held still (rad or "
-                       f"m): {listed}; their bodies ride on their parents, as in physid identify",)
+    return positions, (
+        f"joints of the robot file the recording does not log held still (rad or "
+        f"m): {listed}; their bodies ride on their parents, as in physid identify",
+    )
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:

@@ -742,30 +742,10 @@ th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
 .bound{font-size:11px;padding:0 4px;border-radius:3px;background:#ffe4b3;border:1px solid #e90}"""
 
 
-def report_html(
-    result: IdentificationResult,
-    document: dict,
-    pngs: dict[str, bytes],
-    captions: dict[str, str] | None = None,
-    *,
-    total_mass_prior: float | None = None,
-) -> str:
-    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
-    moved or mailed without the folder it was written into.
-
-    ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
-    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
-    standard deviation of the total-mass prior when the estimation used one.
-    """
-    captions = captions or {}
-    model, fit = result.model, document["fit"]
-    method = html.escape(result.least_squares.method.upper())
-    provenance = document["provenance"]
-
-    def figure(name: str) -> str:
-        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
-
-    summary_rows = [
+def _summary_rows(
+    result: IdentificationResult, fit: dict, document: dict, total_mass_prior: float | None
+) -> list[list[str]]:
+    rows = [
         ["status", str(result.status)],
         ["physically consistent", str(document["physically_consistent"])],
         [
@@ -782,17 +762,63 @@ def report_html(
     ]
     if result.gravity is not None:
         tilt = np.degrees(result.gravity.tilt_rad)
-        summary_rows.append(
+        rows.append(
             ["estimated base tilt (about x, then y) [deg]", f"{tilt[0]:.3f}, {tilt[1]:.3f}"]
         )
-    if result.preprocessing is not None:
-        preprocessing = html.escape(result.preprocessing.summary())
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.all_notes)
-        preprocessing_html = f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
-    else:
-        preprocessing_html = (
-            f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
+    return rows
+
+
+def _preprocessing_html(result: IdentificationResult) -> str:
+    if result.preprocessing is None:
+        return f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
+    preprocessing = html.escape(result.preprocessing.summary())
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.all_notes)
+    return f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
+
+
+def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], list[list[str]]]:
+    """The base-parameter table: header and rows."""
+    model = result.model
+    layout_names = model.layout.names
+    rows = [
+        [short, _parameter_unit(model, layout_names[index]), _fmt(value), _fmt(std6),
+         _fmt(rel, 3), _fmt(std), "yes" if ok else "NO (prior)", name]
+        for short, index, value, std6, rel, std, ok, name in zip(
+            base["short_names"], result.base.independent, base["values"], base["std_eq6"],
+            base["relative_std_percent"], base["std"], base["identifiable"], base["names"],
+            strict=True,
         )
+    ]  # fmt: skip
+    header = ["parameter", "unit", "value [unit]", "std (eq. 6) [unit]", "rel. std [%]",
+              "std (Newey-West) [unit]", "identifiable", "combination"]  # fmt: skip
+    return header, rows
+
+
+def report_html(
+    result: IdentificationResult,
+    document: dict,
+    pngs: dict[str, bytes],
+    captions: dict[str, str] | None = None,
+    *,
+    total_mass_prior: float | None = None,
+) -> str:
+    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
+    moved or mailed without the folder it was written into.
+
+    ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
+    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
+    standard deviation of the total-mass prior when the estimation used one.
+    """
+    captions = captions or {}
+    model = result.model
+    method = html.escape(result.least_squares.method.upper())
+    provenance = document["provenance"]
+
+    def figure(name: str) -> str:
+        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
+
+    summary_rows = _summary_rows(result, document["fit"], document, total_mass_prior)
+    preprocessing_html = _preprocessing_html(result)
     findings_html = _findings_html(result)
     prior_mass = model.layout.total_mass(_prior_of(result))
     mass_prior_html = (
@@ -804,41 +830,7 @@ def report_html(
     torque_figures = "".join(figure(name) for name in pngs if name.startswith("torque_"))
     if not torque_figures:
         torque_figures = "<p>No per-recording prediction is available.</p>"
-    base = document["base_parameters"]
-    layout_names = model.layout.names
-    base_rows = [
-        [
-            short,
-            _parameter_unit(model, layout_names[index]),
-            _fmt(value),
-            _fmt(std6),
-            _fmt(rel, 3),
-            _fmt(std),
-            "yes" if ok else "NO (prior)",
-            name,
-        ]
-        for short, index, value, std6, rel, std, ok, name in zip(
-            base["short_names"],
-            result.base.independent,
-            base["values"],
-            base["std_eq6"],
-            base["relative_std_percent"],
-            base["std"],
-            base["identifiable"],
-            base["names"],
-            strict=True,
-        )
-    ]
-    base_header = [
-        "parameter",
-        "unit",
-        "value [unit]",
-        "std (eq. 6) [unit]",
-        "rel. std [%]",
-        "std (Newey-West) [unit]",
-        "identifiable",
-        "combination",
-    ]
+    base_header, base_rows = _base_rows(result, document["base_parameters"])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>physid identification report</title>
 <style>{_CSS}</style></head><body>

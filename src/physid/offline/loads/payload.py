@@ -184,14 +184,82 @@ def identify_payload(
     identification (``params.json`` ``base_parameters``): the error of ``theta`` moves the
     payload through ``tau - W theta``, and its variance is added to the payload's (correlations
     between base parameters ignored)."""
+    _check_inputs(loaded, unloaded, mass_kg)
+    joint, placement = link_placement(model, link)
+    system = _payload_system(model, theta, options, loaded, unloaded, joint)
+    fit = _weighted_fit(system, robot_uncertainty)
+    findings = []
+    no_payload = mass_kg is None and abs(fit.free_mass[0]) <= NO_PAYLOAD_SIGMA * fit.free_mass[1]
+    undetermined = fit.undetermined
+    if no_payload:
+        # no mass: nothing has a centre or an inertia (the mass itself, ~0, is the data's)
+        undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
+        undetermined[1:] = True
+        value, std = fit.free_mass
+        findings.append(NO_PAYLOAD(
+            f"no payload the data can tell from none: least squares reads its mass as "
+            f"{value:.3g} +- {std:.2g} kg; its centre of mass and inertia are undetermined",
+            numbers={"mass_kg": value, "mass_std_kg": std}))  # fmt: skip
+    pi, consistent, message = _consistent_payload(fit.Aw, fit.bw.reshape(-1), fit.solution,
+                                                  margin, mass_kg)  # fmt: skip
+    X, b = system.X, system.b
+    n_terms = X.shape[-1] - 10
+    correction = (fit.solution[10:] if pi is None
+                  else _terms_given(fit.Aw, fit.bw.reshape(-1), pi, n_terms))  # fmt: skip
+    estimate = fit.solution[:10] if pi is None else pi
+    values = _link_quantities(estimate, placement)
+    std = delta_method_std(lambda p: _link_quantities(p, placement), estimate,
+                           fit.covariance[:10, :10])  # fmt: skip
+    unseen = _unseen_quantities(placement, estimate, fit.unseen_directions, fit.scales)
+    std[unseen] = np.nan  # no spread along a direction the data never see: not measured
+    if no_payload:
+        std[1:] = np.nan  # said in the finding above
+    elif unseen.any():
+        unseen_names = [name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
+                        if u and not name.endswith(("yx", "zx", "zy"))]  # fmt: skip
+        findings.append(PAYLOAD_UNSEEN(
+            "the recordings leave these payload quantities undetermined (their motion never "
+            "shows them; the values are the fit's choice, not the payload's): "
+            + ", ".join(unseen_names), names=unseen_names))  # fmt: skip
+    if mass_kg is not None:
+        std[0] = 0.0
+    # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
+    loaded_tau = system.parts[0][0].tau
+    rows = len(loaded_tau)
+    fitted = b - X @ np.concatenate([estimate, correction])
+    robot_only = float(np.linalg.norm(b[:rows]) / np.linalg.norm(loaded_tau))
+    after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
+    status = Status.OK if consistent else Status.INCONSISTENT
+    if consistent:
+        reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
+                                      values[1:4], swapped_hint=bool(unloaded),
+                                      free_mass=fit.free_mass, given_mass=mass_kg)  # fmt: skip
+        findings += [PAYLOAD_IMPLAUSIBLE(reason) for reason in reasons]
+        elsewhere = _better_elsewhere(model, joint, system.payload_rows, X, b, fit.weights,
+                                      rows, link)  # fmt: skip
+        if elsewhere:
+            findings.append(PAYLOAD_ELSEWHERE(elsewhere))
+        status, message = suspect_status(findings)
+    names = list(model.layout.names[model.layout.n_inertial:])
+    return PayloadResult(
+        joint, link, estimate, fit.covariance[:10, :10], float(values[0]), values[1:4],
+        values[4:].reshape(3, 3),
+        {"mass": std[0], "com": std[1:4], "inertia": std[4:].reshape(3, 3)},
+        _sources(undetermined, mass_kg), consistent, status, robot_only, after,
+        dict(zip(names, map(float, correction), strict=False)) if system.with_terms else {},
+        system.method, _mass_sensitivity(X, b, fit.weights, values[0], model.joint_names),
+        held_offsets=tuple(system.held), findings=tuple(findings), message=message,
+    )  # fmt: skip
+
+
+def _check_inputs(
+    loaded: list[Trajectory], unloaded: list[Trajectory] | None, mass_kg: float | None
+) -> None:
+    """One error line for inputs no payload fit can use."""
     if not loaded:
         raise InputError("no recording with the payload given")
     if mass_kg is not None and not (np.isfinite(mass_kg) and mass_kg > 0):
         raise InputError(f"--mass: must be a positive number of kg, got {mass_kg}")
-    joint, placement = link_placement(model, link)
-    body = model.layout.body_slice(joint)
-    n_inertial = model.layout.n_inertial
-    given_unloaded = bool(unloaded)
     for with_load in loaded:
         for without_load in unloaded or []:
             if np.array_equal(with_load.q, without_load.q) and np.array_equal(
@@ -202,42 +270,92 @@ def identify_payload(
                     "(--unloaded) hold the same samples: the payload's torque, their "
                     "difference, is 0"
                 )
+
+
+@dataclass(frozen=True)
+class _PayloadSystem:
+    """The least-squares system of the payload: ``X`` (N, n, 10 + terms) and ``b`` (N, n)."""
+
+    X: np.ndarray
+    b: np.ndarray
+    parts: list  # (observations, carries the payload)
+    robot_rows: list  # d b / d theta of each part (the robot's error moves b)
+    payload_rows: list  # (regressor, carries the payload) of each part
+    method: str
+    held: dict[str, int]  # one-way joints' offset corrections held at 0
+    with_terms: bool  # the joint terms re-estimated with unloaded recordings
+
+
+def _payload_system(
+    model: RobotModel,
+    theta: np.ndarray,
+    options: FilterConfig,
+    loaded: list[Trajectory],
+    unloaded: list[Trajectory] | None,
+    joint: str,
+) -> _PayloadSystem:
+    """Loaded minus unloaded sample by sample when they are the same motion (the robot model's
+    own error cancels); else the loaded residual, with the joint terms re-estimated jointly with
+    the unloaded recordings when there are some."""
+    body = model.layout.body_slice(joint)
+    n_inertial = model.layout.n_inertial
     pairs = _pairs(loaded, unloaded)
-    method = "known robot"
-    held: dict[str, int] = {}
     if pairs is not None:
-        # loaded minus unloaded, sample by sample: the robot model's own error cancels
-        method = "; ".join(p.note() for p in pairs)
         with_load = observations_of(model, [p.loaded for p in pairs], options)
         without = observations_of(model, [p.unloaded for p in pairs], options)
-        X = with_load.W[..., body]
-        payload_rows = [(with_load.W, True)]  # each part's regressor, with the payload or not
         b = (with_load.tau - with_load.W @ theta) - (without.tau - without.W @ theta)
-        robot_rows = [with_load.W - without.W]  # d b / d theta = -(W_l - W_u)
-        parts = [(with_load, True)]
-        unloaded = None  # no joint-term corrections: friction changes with the load cancel out
-    else:
-        parts = [(observations_of(model, loaded, options), True)]
-        if unloaded:
-            parts.append((observations_of(model, unloaded, options), False))
-            method = (
-                "known robot, its joint terms re-estimated jointly with the unloaded "
-                "recordings (not the same motion: no sample-by-sample difference)"
-            )
-        blocks, rhs, robot_rows, payload_rows = [], [], [], []
-        for observations, has_payload in parts:
-            W, residual = observations.W, observations.tau - observations.W @ theta
-            robot_rows.append(W)
-            payload_rows.append((W, has_payload))
-            payload = W[..., body] if has_payload else np.zeros((*W.shape[:2], 10))
-            terms = W[..., n_inertial:] if unloaded else W[..., :0]
-            blocks.append(np.concatenate([payload, terms], axis=-1))
-            rhs.append(residual)
-        X, b = np.concatenate(blocks), np.concatenate(rhs)
-        if unloaded:
-            held = _one_way_offsets(model, [o for o, _ in parts])
-            X[..., [10 + layout_index - n_inertial for layout_index in held.values()]] = 0.0
-    # Per-joint weights from a first ordinary fit (paper C's WLS), then the weighted fit.
+        # no joint-term corrections: friction changes with the load cancel out
+        return _PayloadSystem(with_load.W[..., body], b, [(with_load, True)],
+                              [with_load.W - without.W], [(with_load.W, True)],
+                              "; ".join(p.note() for p in pairs), {}, False)  # fmt: skip
+    parts = [(observations_of(model, loaded, options), True)]
+    method = "known robot"
+    if unloaded:
+        parts.append((observations_of(model, unloaded, options), False))
+        method = (
+            "known robot, its joint terms re-estimated jointly with the unloaded "
+            "recordings (not the same motion: no sample-by-sample difference)"
+        )
+    blocks, rhs, robot_rows, payload_rows = [], [], [], []
+    for observations, has_payload in parts:
+        W, residual = observations.W, observations.tau - observations.W @ theta
+        robot_rows.append(W)
+        payload_rows.append((W, has_payload))
+        payload = W[..., body] if has_payload else np.zeros((*W.shape[:2], 10))
+        terms = W[..., n_inertial:] if unloaded else W[..., :0]
+        blocks.append(np.concatenate([payload, terms], axis=-1))
+        rhs.append(residual)
+    X, b = np.concatenate(blocks), np.concatenate(rhs)
+    held: dict[str, int] = {}
+    if unloaded:
+        held = _one_way_offsets(model, [o for o, _ in parts])
+        X[..., [10 + layout_index - n_inertial for layout_index in held.values()]] = 0.0
+    return _PayloadSystem(X, b, parts, robot_rows, payload_rows, method, held, bool(unloaded))
+
+
+@dataclass(frozen=True)
+class _WeightedFit:
+    """Paper C's weighted least squares of the payload system, its covariance, the mass it
+    reads before any constraint, and the directions the data never see."""
+
+    weights: np.ndarray  # (n,) per joint
+    Aw: np.ndarray
+    bw: np.ndarray
+    scales: np.ndarray
+    solution: np.ndarray
+    covariance: np.ndarray
+    unseen_directions: np.ndarray  # right singular vectors below the rank tolerance
+    undetermined: np.ndarray | None  # (10,) payload parameters along them
+    free_mass: tuple[float, float]  # kg, its std
+
+
+def _weighted_fit(
+    system: _PayloadSystem, robot_uncertainty: tuple[np.ndarray, np.ndarray] | None
+) -> _WeightedFit:
+    """Per-joint weights from a first ordinary fit, then the weighted fit by a scaled SVD; the
+    robot's own uncertainty added to the covariance (``robot_uncertainty``: base columns and
+    their standard deviations)."""
+    X, b = system.X, system.b
     A = X.reshape(-1, X.shape[-1])
     first, *_ = np.linalg.lstsq(A, b.reshape(-1), rcond=None)
     sigma = np.sqrt(np.mean((b - X @ first) ** 2, axis=0))
@@ -253,82 +371,14 @@ def identify_payload(
     covariance, _ = autocorrelation_robust_covariance(Xw, bw - Xw @ solution, XtX_inv)
     if robot_uncertainty is not None:
         columns, base_std = robot_uncertainty
-        D = np.concatenate(robot_rows)[..., columns] * weights[None, :, None]
+        D = np.concatenate(system.robot_rows)[..., columns] * weights[None, :, None]
         gain = XtX_inv @ (Aw.T @ D.reshape(-1, len(columns)))  # d solution / d theta_base
         covariance = covariance + (gain * np.nan_to_num(base_std) ** 2) @ gain.T
     undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
     # the least-squares mass, before the consistent fit holds it >= 0: what the data say
     free_mass = (float(solution[0]), float(np.sqrt(max(covariance[0, 0], 0.0))))
-    warnings = []
-    no_payload = mass_kg is None and abs(free_mass[0]) <= NO_PAYLOAD_SIGMA * free_mass[1]
-    if no_payload:
-        # no mass: nothing has a centre or an inertia (the mass itself, ~0, is the data's)
-        undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
-        undetermined[1:] = True
-        warnings.append(NO_PAYLOAD(
-            f"no payload the data can tell from none: least squares reads its mass as "
-            f"{free_mass[0]:.3g} +- {free_mass[1]:.2g} kg; its centre of mass and inertia are "
-            "undetermined", numbers={"mass_kg": free_mass[0], "mass_std_kg": free_mass[1]}))
-
-    pi, consistent, message = _consistent_payload(Aw, bw.reshape(-1), solution, margin, mass_kg)
-    n_terms = X.shape[-1] - 10
-    correction = solution[10:] if pi is None else _terms_given(Aw, bw.reshape(-1), pi, n_terms)
-    estimate = solution[:10] if pi is None else pi
-    values = _link_quantities(estimate, placement)
-    std = delta_method_std(lambda p: _link_quantities(p, placement), estimate, covariance[:10, :10])
-    unseen = _unseen_quantities(placement, estimate, Vt[~kept], scales)
-    std[unseen] = np.nan  # no spread along a direction the data never see: not measured
-    if no_payload:
-        std[1:] = np.nan  # said in the warning above
-    elif unseen.any():
-        unseen_names = [name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
-                        if u and not name.endswith(("yx", "zx", "zy"))]  # fmt: skip
-        warnings.append(PAYLOAD_UNSEEN(
-            "the recordings leave these payload quantities undetermined (their motion never "
-            "shows them; the values are the fit's choice, not the payload's): "
-            + ", ".join(unseen_names), names=unseen_names))
-    if mass_kg is not None:
-        std[0] = 0.0
-    # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
-    loaded_tau = parts[0][0].tau
-    rows = len(loaded_tau)
-    fitted = b - X @ np.concatenate([estimate, correction])
-    robot_only = float(np.linalg.norm(b[:rows]) / np.linalg.norm(loaded_tau))
-    after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
-    source = _sources(undetermined, mass_kg)
-    names = list(model.layout.names[n_inertial:])
-    sensitivity = _mass_sensitivity(X, b, weights, values[0], model.joint_names)
-    status = Status.OK if consistent else Status.INCONSISTENT
-    if consistent:
-        reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
-                                      values[1:4], swapped_hint=given_unloaded,
-                                      free_mass=free_mass, given_mass=mass_kg)  # fmt: skip
-        warnings += [PAYLOAD_IMPLAUSIBLE(reason) for reason in reasons]
-        elsewhere = _better_elsewhere(model, joint, payload_rows, X, b, weights, rows, link)
-        if elsewhere:
-            warnings.append(PAYLOAD_ELSEWHERE(elsewhere))
-        status, message = suspect_status(warnings)
-    return PayloadResult(
-        joint,
-        link,
-        estimate,
-        covariance[:10, :10],
-        float(values[0]),
-        values[1:4],
-        values[4:].reshape(3, 3),
-        {"mass": std[0], "com": std[1:4], "inertia": std[4:].reshape(3, 3)},
-        source,
-        consistent,
-        status,
-        robot_only,
-        after,
-        dict(zip(names, map(float, correction), strict=False)) if unloaded else {},
-        method,
-        sensitivity,
-        held_offsets=tuple(held),
-        findings=tuple(warnings),
-        message=message,
-    )
+    return _WeightedFit(weights, Aw, bw, scales, solution, covariance, Vt[~kept], undetermined,
+                        free_mass)  # fmt: skip
 
 
 # A robot carries less than its own moving mass (industrial arms and cobots rate their payload
