@@ -11,7 +11,7 @@ NOT_EXPORTED = define(
     "Nothing, unless your simulator needs it: then keep params.json beside the file.",
 )
 PRIOR_BODIES = define(
-    "EP102", "prior-bodies-exported", Severity.INFO, "bodies the prior decided, exported",
+    "EP102", "prior-bodies-exported", Severity.CAUTION, "bodies the prior decided, exported",
     "Some exported quantities are the URDF prior's, not the data's (params.json source 'prior'); "
     "the exporters mark those bodies in the file.",
     "Read them as the robot file's values.",
