@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from physid.online.window import WindowChoice
 
 FORMAT = "physid.online/1"
-_UNITS = {"mass": "kg", "com": "m", "I": "kg m^2"}
 
 
 @one_blas_thread
@@ -362,10 +361,13 @@ def _gravity_findings(signals: OnlineSignals, model: Any) -> list[Finding]:
 
 
 def _parameters(summary: dict) -> Named:
+    """Each body's last estimate with its std, named ``<joint>.<quantity>``."""
+    from physid.online.results import QUANTITY_UNITS
+
     found = {}
     for joint, body in summary["bodies"].items():
         for name, value in body["final"].items():
-            unit = next(u for prefix, u in _UNITS.items() if name.startswith(prefix))
+            unit = QUANTITY_UNITS[name]
             std = body["final_std"][name]
             found[f"{joint}.{name}"] = Parameter(float(value), float(std), "data", unit)
     return Named(found)

@@ -20,6 +20,8 @@ from physid.online.stream import Skip
 #: Names of the streamed quantities of one body, in the order of :attr:`BodyEstimate.vector`
 #: and :attr:`BodyEstimate.covariance` (inertia about the centre of mass).
 QUANTITY_NAMES = ("mass", "com_x", "com_y", "com_z", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: The SI unit of each of :data:`QUANTITY_NAMES`.
+QUANTITY_UNITS = dict(zip(QUANTITY_NAMES, ("kg", "m", "m", "m", *(["kg m^2"] * 6)), strict=True))
 
 # (row, col) of (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) in the 3x3 matrix
 _SYM = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
