@@ -596,8 +596,9 @@ def test_online_takes_the_mjcf_joint_terms_as_its_nominal_friction(tmp_path):
     (tmp_path / "light.xml").write_text(ARM.replace('mass="0.9"', 'mass="0.6"'), encoding="utf-8")
     run = CliRunner().invoke(main, ["online", "--model", str(tmp_path / "light.xml"), "--data",
                                     str(tmp_path / "run.csv"), "--body", "elbow", "--out",
-                                    str(tmp_path / "out"), "--quiet"])  # fmt: skip
+                                    str(tmp_path / "out"), "--quiet", "--verbose"])  # fmt: skip
     assert run.exit_code == 0, run.output
+    assert "info ON203" in run.output
     assert "includes the MJCF's joint damping and frictionloss" in run.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["joint_friction"].startswith("the model file's")

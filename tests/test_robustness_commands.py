@@ -397,10 +397,11 @@ def test_online_positions_x1000_are_flagged_not_ok(tmp_path, online_files):
     assert "one of the two in another unit?" in stderr and not (tmp_path / "out").exists()
     # without velocity columns: the positions beyond the URDF's limits make it suspect
     scaled = {k: v for k, v in scaled.items() if not k.startswith("dq_")}
-    code, _, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
-    assert code == 3 and "status suspect" in stderr and "outside its URDF limits" in stderr
+    code, stdout, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
+    assert code == 3 and "status: suspect" in stdout and "outside its URDF limits" in stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["status"] == "suspect" and summary["status_reasons"]
+    assert summary["status"] == "suspect"
+    assert any(f["code"] == "ON104" for f in summary["findings"])
     code, _, _ = invoke(*_online(tmp_path, columns, config, "valid"))
     assert code == 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["status"] == "ok"

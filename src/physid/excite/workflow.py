@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError, PhysidError
+from physid.excite.codes import COLLISION_OFF
 from physid.excite.config import load_excite_config
 from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
 from physid.excite.geometry import (
@@ -27,6 +28,7 @@ from physid.excite.geometry import (
 from physid.excite.limits import NominalTorques, joint_limits
 from physid.files.config import robot_for
 from physid.files.io import write_json_atomic
+from physid.findings import Finding
 from physid.recordings.trajectory import Trajectory, write_trajectory_csv
 from physid.robot.regressor import base_parameters
 
@@ -110,11 +112,11 @@ def excitation_trajectory(
     return Trajectory(t, q, tau, result.limits.joint_names, dq=dq, ddq=ddq, source="excitation")
 
 
-def geometry_constraints(
+def geometry_constraints(  # noqa: ANN001 - RobotModel, JointLimits, the excitation config
     model, urdf: str | Path, limits, excitation
-) -> tuple[GeometryConstraints | None, tuple[str, ...]]:
+) -> tuple[GeometryConstraints | None, tuple[Finding, ...]]:
     """The self-collision (unless ``excitation.collision`` is false) and workspace constraints
-    of the config, and notes on what they cover."""
+    of the config, and the findings on what they cover (codes EX1xx)."""
     collision, notes = None, []
     if excitation.collision:
         middle = 0.5 * (limits.lower + limits.upper)
@@ -122,7 +124,7 @@ def geometry_constraints(
             model, urdf, middle, excitation.min_distance, excitation.package_dirs
         )
     else:
-        notes = ["self-collision not checked (excitation.collision: false)"]
+        notes = [COLLISION_OFF("self-collision not checked (excitation.collision: false)")]
     workspace = None
     if excitation.workspace is not None:
         workspace = WorkspaceChecker(model, excitation.workspace)
@@ -232,9 +234,15 @@ def design_run(
         default_acceleration=excitation.acceleration,
         highest_frequency_hz=harmonics * base_frequency_hz,
     )
-    geometry, notes = geometry_constraints(model, urdf, limits, excitation)
+    geometry, findings = geometry_constraints(model, urdf, limits, excitation)
     result = design_excitation(
-        model, limits, options, verbose=verbose, geometry=geometry, notes=notes, progress=progress
+        model,
+        limits,
+        options,
+        verbose=verbose,
+        geometry=geometry,
+        findings=findings,
+        progress=progress,
     )
     trajectory = excitation_trajectory(
         result, NominalTorques(model), duration_s, excitation.sample_rate_hz

@@ -396,7 +396,7 @@ TORQUE_SIGN = define(
 )
 TORQUE_SCALE = define(
     "ID515",
-    "torque-scale",
+    "implausible-torque-scale",
     SUSPECT,
     "the torque scale is implausible",
     "The measured torques are far from the URDF's gravity torque in scale: other units, wrong "

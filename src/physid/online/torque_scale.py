@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import savgol_filter
 
+from physid.findings import Finding
+from physid.online.codes import TORQUE_SCALE
 from physid.online.columns import OnlineSignals
 from physid.online.measurement import SplitMeasurement
 
@@ -74,22 +76,28 @@ class TorqueScale:
     def as_dict(self) -> dict:
         return {"scale": self.scale, "std": self.std, "windows": self.windows}
 
-    def reason(self, bodies: tuple[str, ...]) -> str:
-        """The status reason when :attr:`significant`."""
-        named = ", ".join(bodies)
-        return (
+    def finding(self, bodies: tuple[str, ...]) -> Finding:
+        """The suspect finding when :attr:`significant` (:data:`~physid.online.codes.TORQUE_SCALE`;
+        ``bodies``: the estimated ones, which absorb the scale)."""
+        return TORQUE_SCALE(
             f"the measured torques read {self.scale:.3g} +- {self.std:.2g} x the nominal model's "
             f"torques of the bodies not estimated (median of {self.windows} windows of "
             f"{WINDOW_S:g} s): a drive gain or torque unit that is off, or a nominal model off "
-            f"by that factor; the estimates of {named} absorb it. Check the gains (tau = gain x "
-            "current) or give nominal_params (a params.json from physid identify on torques "
-            "logged as these are)"
+            f"by that factor; the estimates of {', '.join(bodies)} absorb it. Check the gains "
+            "(tau = gain x current) or give nominal_params (a params.json from physid identify "
+            "on torques logged as these are)",
+            numbers={
+                "scale": self.scale,
+                "std": self.std,
+                "windows": self.windows,
+                "tolerance": SCALE_TOLERANCE,
+                "significance_std": SIGNIFICANCE,
+            },
+            names=bodies,
         )
 
 
-def torque_scale(
-    measurement: SplitMeasurement, signals: OnlineSignals
-) -> TorqueScale | None:
+def torque_scale(measurement: SplitMeasurement, signals: OnlineSignals) -> TorqueScale | None:
     """The scale of the module docstring; None for a floating base or contact wrenches (their
     rows carry no actuated torque to scale), or fewer than two windows of data."""
     if measurement.floating_base or measurement.frame_ids or signals.wrenches is not None:

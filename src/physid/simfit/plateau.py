@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from physid.findings import Finding
+from physid.simfit.codes import FRICTIONLOSS_OFF_PLATEAU
+
 PROBE = 1e-3  # relative decrease of a frictionloss that tests whether the rollouts depend on it
 # ... they do not when no residual moves by more than this share of the largest residual
 # (xArm7: 1e-11 absolute on the plateau, 0.2 and more off it, residuals of order 1e3)
@@ -40,10 +43,11 @@ def _depends(shooting, x: np.ndarray, k: int, offsets, base) -> bool:  # noqa: A
     return bool(moved > UNMOVED * max(float(np.abs(base.r).max()), 1.0))
 
 
-def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: ANN001
+def off_the_plateau(shooting, parameters, model, dofs) -> list[Finding]:  # noqa: ANN001
     """Halve every tuned frictionloss start the rollouts of ``shooting`` (window states as
-    measured) do not depend on until they do; write the starts into ``model`` and return a note
-    per start moved (module docstring). ``shooting`` is left stale: build it again."""
+    measured) do not depend on until they do; write the starts into ``model`` and return a
+    :data:`~physid.simfit.codes.FRICTIONLOSS_OFF_PLATEAU` per start moved (module docstring).
+    ``shooting`` is left stale: build it again."""
     names = list(parameters.names)
     x = shooting.x0.copy()
     tuned = [names.index(f"{joint}.frictionloss") for joint in parameters.joints
@@ -52,7 +56,7 @@ def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: AN
         return []
     offsets = np.zeros((len(shooting.windows), shooting.n_state))
     base = shooting.blocks(x, offsets)
-    notes = []
+    findings = []
     for k in tuned:
         name = names[k]
         if x[k] <= 0.0 or _depends(shooting, x, k, offsets, base):
@@ -66,10 +70,14 @@ def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: AN
         else:
             continue  # nothing the runs show depends on it: the file's value, for its prior
         x, base = trial, at
-        notes.append(
-            f"{name} started at {x[k]:.4g} instead of the file's {shooting.x0[k]:.4g}: at "
-            "the file's value the rollouts did not depend on it (MuJoCo's friction never "
-            "reached it), where the fit has no gradient"
+        findings.append(
+            FRICTIONLOSS_OFF_PLATEAU(
+                f"{name} started at {x[k]:.4g} instead of the file's {shooting.x0[k]:.4g}: at "
+                "the file's value the rollouts did not depend on it (MuJoCo's friction never "
+                "reached it), where the fit has no gradient",
+                numbers={"start": x[k], "file_value": shooting.x0[k]},
+                names=(name,),
+            )
         )
     parameters.apply(model, dofs, x)  # the model as the starts now are (blocks applied each)
-    return notes
+    return findings

@@ -83,9 +83,7 @@ class Run:
         if not evenly_spaced(self.t):
             return local_polynomial(self.t, self.q, derivative, length, order)
         dt = float(np.median(np.diff(self.t)))
-        return scipy.signal.savgol_filter(
-            self.q, length, order, deriv=derivative, delta=dt, axis=0
-        )
+        return scipy.signal.savgol_filter(self.q, length, order, deriv=derivative, delta=dt, axis=0)
 
     def position_noise(self) -> np.ndarray:
         """Per joint std of the measured positions about a local cubic (the residual of a
@@ -177,8 +175,7 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
             else ""
         )
         raise InputError(
-            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need})"
-            f"{still}",
+            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need}){still}",
             source=table.source,
         )
     used = [*(f"q_{j}" for j in joints), *commands]

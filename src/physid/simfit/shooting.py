@@ -221,9 +221,7 @@ class Shooting:
         return Blocks(at.r, at.rp, G, S, 1.0 / self.prior_std)
 
 
-def held_step_means(
-    t: np.ndarray, values: np.ndarray, starts: np.ndarray, h: float
-) -> np.ndarray:
+def held_step_means(t: np.ndarray, values: np.ndarray, starts: np.ndarray, h: float) -> np.ndarray:
     """The mean over each model step ``[start, start + h)`` of ``values`` (N, k) held from each
     sample time ``t`` to the next (zero-order hold; the first value before ``t[0]``, the last
     after ``t[-1]``): exact for a servo that holds each target, and, unlike the held value at
@@ -242,6 +240,7 @@ def held_step_means(
         before = np.minimum(times - t[0], 0.0)[:, None] * values[0]
         after = np.maximum(times - t[-1], 0.0)[:, None] * values[-1]
         return inside + before + after
+
     return (at(starts + h) - at(starts)) / h
 
 
