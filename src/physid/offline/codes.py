@@ -488,8 +488,9 @@ MISSED_JOINT = define(
     "joint-torque-missed",
     CAUTION,
     "the model misses a joint's torque badly",
-    "A joint's torque is predicted with a relative error above 25 %, beyond its noise: dynamics "
-    "the model does not have (a friction shape, a cable, a sensor).",
+    "A joint's torque is predicted with a relative error above 25 %, beyond its noise, in "
+    "training and held out: dynamics the model does not have (a friction shape, a cable, a "
+    "sensor).",
     "Do not trust that joint's terms; see its torque and friction panels in the report.",
 )
 FASTER_HELD_OUT = define(
@@ -558,6 +559,16 @@ TORQUE_SCALE_OFF = define(
     "Scaled by one factor, the prediction would explain the recording far better: a torque gain or "
     "unit that differs from the identification's recordings.",
     "Check the drive gains and the torque unit of the recording validated.",
+)
+HELD_OUT_JOINT = define(
+    "ID611",
+    "held-out-joint-error",
+    CAUTION,
+    "a joint predicted badly held out, not in training",
+    "A joint's held-out torque error is high while its training error is not: the training "
+    "motion does not determine what the held-out motion needs there (too short, too little of "
+    "that joint's motion); no dynamics need be missing from the model.",
+    "Record longer or richer motion of that joint, or validate on motion like the training's.",
 )
 # ID7xx: inputs as the workflow read them
 SIMULATED_MODEL = define(

@@ -193,6 +193,8 @@ def simulate_random_excitation(
     rng: np.random.Generator,
     noise: SensorNoise | None = None,
     amplitude_rad: np.ndarray | None = None,
+    kp: float = 400.0,
+    kd: float = 40.0,
 ) -> Simulation:
     """:func:`simulate_tracking` of a fresh random Fourier excitation (drawn from ``rng`` first)
     with per-joint excursions ``amplitude_rad`` (default :data:`EXCURSION_RAD`, the demo arm's)
@@ -207,6 +209,8 @@ def simulate_random_excitation(
         sample_rate_hz=sample_rate_hz,
         noise=SensorNoise() if noise is None else noise,
         rng=rng,
+        kp=kp,
+        kd=kd,
     )
 
 

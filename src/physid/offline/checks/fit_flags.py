@@ -18,6 +18,7 @@ from physid.findings import Finding
 from physid.offline.codes import (
     AT_NON_NEGATIVITY,
     FASTER_HELD_OUT,
+    HELD_OUT_JOINT,
     MISSED_JOINT,
     NEGATIVE_COULOMB,
     RAISED_MARGIN,
@@ -76,11 +77,11 @@ def torque_noise(fits: tuple[RecordingFit, ...] | list[RecordingFit]) -> np.ndar
     return None if rows == 0 else np.sqrt(power / rows)
 
 
-def missed_joints(result: IdentificationResult) -> dict[str, float]:
+def missed_joints(result: IdentificationResult, *, training: bool = False) -> dict[str, float]:
     """Joints whose torque is predicted with a relative error above :data:`MISSED_JOINT_ERROR`,
-    on the held-out recordings when there are some, else on the training ones, by more than
-    their torque's noise (:data:`AT_NOISE_FACTOR`)."""
-    held_out = result.validation is not None
+    on the held-out recordings when there are some (``training``: always the training ones),
+    by more than their torque's noise (:data:`AT_NOISE_FACTOR`)."""
+    held_out = result.validation is not None and not training
     metrics = result.validation if held_out else result.train
     if metrics is None:
         return {}
@@ -202,6 +203,23 @@ def fit_findings(result: IdentificationResult) -> list[Finding]:
                 names=(joint,),
             )
         )
+    # a joint missed held out but fitted in training did not generalise: the training motion
+    # does not determine what the held-out one needs (a short log), no dynamics are missing
+    fitted = missed_joints(result, training=True)
+    unseen = {j: e for j, e in missed.items() if j not in fitted}
+    missed = {j: e for j, e in missed.items() if j in fitted}
+    if unseen:
+        train_errors = dict(zip(model.joint_names, result.train.relative_error_per_joint,
+                                strict=True))  # fmt: skip
+        listed = ", ".join(f"{joint} {100 * error:.0f} % (training {100 * train_errors[joint]:.0f}"
+                           " %)" for joint, error in unseen.items())  # fmt: skip
+        findings.append(HELD_OUT_JOINT(
+            f"these joints' held-out torque is predicted badly although the training torque is "
+            f"not (relative error per joint above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; "
+            "the training recordings do not determine what the held-out motion needs there: "
+            "record longer or richer motion of these joints",
+            numbers={f"{j}.relative_error": e for j, e in unseen.items()},
+            names=tuple(unseen)))  # fmt: skip
     if missed:
         held_out = "held-out" if result.validation is not None else "training"
         listed = ", ".join(f"{joint} {100 * error:.0f} %" for joint, error in missed.items())
