@@ -5,8 +5,9 @@ Nothing below this module imports it (docs/architecture.md layer 7).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -361,33 +362,17 @@ def _identify_and_write(
     not_logged: list[str] = []
     if unlogged is not None:
         before = model.fitted_joints or model.joint_names
-        model, warning = unlogged
+        model, _ = unlogged
         not_logged = [j for j in before if j not in (model.fitted_joints or model.joint_names)]
-    try:
+    with _numerical_failure_named(data):
         result = identify(model, train, config, validation=validation or None, progress=note)
-        # what the inputs were, before what the fit found
-        first = [SIMULATED_MODEL(w) for w in
-                 simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)]
-        if locked:
-            first.append(UNLOGGED_LOCKED(unlogged_lock_warning(locked), names=list(locked)))
-        first += [TORQUE_NOT_LOGGED(warning, names=not_logged)] if unlogged is not None else []
-        # what reading did to the rows, once each: the parts of one file share it
+        # what the inputs were (reading, the model file, joints held or left out), first
         read = unique(f for t in train + validation for f in t.warnings)
-        first = [*read, *first]
+        first = [*read, *_input_findings(urdf, model, locked, unlogged, not_logged)]
         if first:
             result = dataclasses.replace(result, findings=(*first, *result.findings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
-    except BaseException as error:  # the estimators should end in a status instead
-        # LAPACK failures, and Rust solver panics (pyo3's PanicException is a BaseException)
-        if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
-            "PanicException"
-        ):
-            raise
-        raise InputError(
-            f"identification failed numerically ({error}); check the torque and position "
-            f"columns of {', '.join(source_name(p) for p in data)}"
-        ) from None
     if result.theta is None:
         raise InputError(f"{result.message}; nothing was written")
     note(result.preprocessing.summary())
@@ -401,8 +386,7 @@ def _identify_and_write(
         # commands that read this file hold them the same way
         "locked_unlogged": locked,
         # the config's locked joints: the commands that read this file hold them the same way
-        # without the config (validate stopped at a Panda's mimic fingers the config had locked;
-        # export took locked bodies out of their parent at 0, not where they were held)
+        # without the config
         "locked_by_config": {j: v for j, v in config.locked.items() if j not in locked},
         # joints whose torque column was no torque (unlogged_torque_warning): left out of the
         # fit, and out of the errors of the commands that read this file
@@ -416,6 +400,43 @@ def _identify_and_write(
         note("writing report")
         run.write(out_dir, overwrite=overwrite)
     return run
+
+
+def _input_findings(
+    urdf: str | Path,
+    model: RobotModel,
+    locked: dict,
+    unlogged: tuple[RobotModel, str] | None,
+    not_logged: list[str],
+) -> list[Finding]:
+    """What the model file and the recordings make of the fit before it runs: a simulation's
+    own effects in an MJCF, joints held still because no recording logs them, torque columns
+    that are no torque."""
+    found = [SIMULATED_MODEL(w) for w in
+             simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)]  # fmt: skip
+    if locked:
+        found.append(UNLOGGED_LOCKED(unlogged_lock_warning(locked), names=list(locked)))
+    if unlogged is not None:
+        found.append(TORQUE_NOT_LOGGED(unlogged[1], names=not_logged))
+    return found
+
+
+@contextlib.contextmanager
+def _numerical_failure_named(data: list) -> Iterator[None]:
+    """A numerical failure of the estimators (which should end in a status instead) as one
+    error line naming the recordings: LAPACK failures, and Rust solver panics (pyo3's
+    PanicException is a BaseException)."""
+    try:
+        yield
+    except BaseException as error:
+        if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
+            "PanicException"
+        ):
+            raise
+        raise InputError(
+            f"identification failed numerically ({error}); check the torque and position "
+            f"columns of {', '.join(source_name(p) for p in data)}"
+        ) from None
 
 
 def _with_drive_gains(

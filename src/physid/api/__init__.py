@@ -22,6 +22,7 @@ from physid.api.recording import Recording, sources
 from physid.api.results import Named, Parameter, Result  # noqa: F401 - Result re-exported
 from physid.errors import InputError
 from physid.findings import Finding
+from physid.status import Status
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
@@ -100,7 +101,6 @@ class Params:
     @property
     def success(self) -> bool:
         """The parameters can be used as they are (status ``ok``)."""
-        from physid.status import Status
 
         return Status(self.status).success
 
@@ -308,7 +308,7 @@ class ValidationResult:
     @property
     def success(self) -> bool:
         """The recordings passed the checks (status ``ok``)."""
-        return self.status == "ok"
+        return self.status == Status.OK
 
     @property
     def findings(self) -> tuple[Finding, ...]:

@@ -12,6 +12,7 @@ from physid.api.recording import sources
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, InputError, check_numbers
 from physid.findings import Finding, as_dicts
+from physid.status import Status
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple
     0.15 kg link) is a simulator of what that identification found, and the exported file
     cannot say so itself. ``document``: the params.json at ``params``, as read."""
     status = str(document.get("status") or "ok")
-    if status == "ok":
+    if status == Status.OK:
         return status, ()
     reasons = [str(r) for r in document.get("suspect_reasons") or []]
     why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \

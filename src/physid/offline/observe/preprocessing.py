@@ -204,7 +204,40 @@ def resolve_preprocessing(
             f"Butterworth cut-off {omega_q:.3g} Hz: 10 x the excitation bandwidth {omega_dyn:.3g} "
             "Hz (paper C)"
         )
+    decimation, factor = _decimation(options, trajectories, n_parameters, butterworth or omega_q,
+                                     decimation_per_cutoff, notes)  # fmt: skip
+    velocity_noise = None
+    if options.method != "given":
+        cutoff = butterworth if options.method == "classical" else omega_q
+        velocity_noise = tuple(float(x) for x in derivative_noise_std(recordings, cutoff))
+        if options.method != "classical":
+            notes.append(
+                f"velocity noise estimated for a Butterworth at {omega_q:.3g} Hz (the smoother's "
+                "own noise gain is not computed)"
+            )
+    resolved = replace(
+        options,
+        butterworth_cutoff_hz=butterworth,
+        decimation_cutoff_hz=float(decimation),
+        decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
+    )
+    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise,
+                         cutoff_note=cutoff_note)  # fmt: skip
+
+
+def _decimation(
+    options: FilterConfig,
+    trajectories: list[Trajectory],
+    n_parameters: int,
+    cutoff_hz: float,
+    decimation_per_cutoff: float,
+    notes: list[str],
+) -> tuple[float, int | None]:
+    """The decimation cut-off [Hz] (0: none) and factor for the derivative cut-off
+    ``cutoff_hz`` (module docstring of :func:`resolve_preprocessing`); what was done is added
+    to ``notes``."""
     n_joints = trajectories[0].q.shape[1]
+    recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
     needed = MIN_EQUATIONS_PER_PARAMETER * n_parameters
     decimation = options.decimation_cutoff_hz
     factor = options.decimation_factor
@@ -212,7 +245,7 @@ def resolve_preprocessing(
     if decimation is None and options.method == "given" and not factor:
         decimation = 0.0
     elif decimation is None and factor:  # the factor is the user's: only the cut-off is ours
-        omega_f = decimation_per_cutoff * (butterworth or omega_q)
+        omega_f = decimation_per_cutoff * cutoff_hz
         decimation = min(omega_f, decimation_ceiling_hz(lowest_rate, factor))
         notes.append(
             f"decimation cut-off {decimation:.3g} Hz: {decimation_per_cutoff:g} x the derivative "
@@ -230,7 +263,7 @@ def resolve_preprocessing(
             )
     elif decimation is None:
         ceiling = decimation_ceiling_hz(lowest_rate)
-        omega_f = min(decimation_per_cutoff * (butterworth or omega_q), ceiling)
+        omega_f = min(decimation_per_cutoff * cutoff_hz, ceiling)
         decimation = omega_f
         while _kept_equations(trajectories, decimation, n_joints) < needed and decimation < ceiling:
             decimation = min(decimation * _RAISE_STEP, ceiling)
@@ -257,23 +290,7 @@ def resolve_preprocessing(
             f"the configured decimation ({decimation:g} Hz) leaves fewer than "
             f"{MIN_EQUATIONS_PER_PARAMETER} equations per parameter ({n_parameters} parameters)"
         )
-    velocity_noise = None
-    if options.method != "given":
-        cutoff = butterworth if options.method == "classical" else omega_q
-        velocity_noise = tuple(float(x) for x in derivative_noise_std(recordings, cutoff))
-        if options.method != "classical":
-            notes.append(
-                f"velocity noise estimated for a Butterworth at {omega_q:.3g} Hz (the smoother's "
-                "own noise gain is not computed)"
-            )
-    resolved = replace(
-        options,
-        butterworth_cutoff_hz=butterworth,
-        decimation_cutoff_hz=float(decimation),
-        decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
-    )
-    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise,
-                         cutoff_note=cutoff_note)  # fmt: skip
+    return decimation, factor
 
 
 CUTOFF_FACTORS = (1.0, 0.5, 2.0)  # of the conservative 10 x excitation bandwidth
