@@ -329,6 +329,16 @@ def demo_command(out, seed, duration, quiet) -> None:
         )
         click.echo(f"    {name:16s} {values['true']:9.4f} -> {values['identified']:9.4f}{note}")
     click.echo(f"wrote {out / 'truth_comparison.json'}")
+    click.echo("")
+    click.echo(f"open {out / 'identification' / 'report.html'} to read the report; then, on your")
+    click.echo("own robot (a URDF or MJCF and a recording in the trajectory contract):")
+    click.echo("  physid identify --urdf robot.urdf --data run1.csv --validate run2.csv --out fit")
+    click.echo(f"or on the real KUKA LWR4+ shipped with physid (see {_KUKA_HINT}):")
+    click.echo("  physid identify --urdf data/kuka_lwr4/kuka_lwr4.urdf "
+               "--data examples/kuka_lwr4/measurements_2.yaml --out kuka")  # fmt: skip
+
+
+_KUKA_HINT = "examples/kuka_lwr4/README.md"
 
 
 def register(group: click.Group) -> None:
