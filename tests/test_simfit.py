@@ -591,7 +591,7 @@ def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_
     lines = result.output.splitlines()
     said = [k for k, line in enumerate(lines) if "geoms overlap at the recorded" in line]
     assert len(said) == 2 and said[0] < len(lines) // 2, result.output  # at once, and at the end
-    assert lines[said[0]].startswith(f"note: {GEOMS_OVERLAP.code} ")
+    assert lines[said[0]].startswith(f"caution {GEOMS_OVERLAP.code}: ")
     assert lines[said[1]].startswith(f"caution {GEOMS_OVERLAP.code}: ")
     assert re.search(r"link1 - world \d+ mm deep at 100 % of them", lines[said[0]])
     fix = re.search(r"<contact>.*</contact>", lines[said[0]]).group(0)

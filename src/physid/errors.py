@@ -23,6 +23,12 @@ class InputError(PhysidError, ValueError):
         super().__init__(" ".join(text.split()))
 
 
+class ConfigError(InputError):
+    """A config file's value that cannot be used (its message starts ``config <key>: ``): the
+    commands that read a config name the file with it
+    (:func:`physid.files.io.config_errors_name`)."""
+
+
 class Bound(NamedTuple):
     """The numbers a parameter accepts: [low, high], or (low, high] when ``low_open``; whole
     numbers only when ``integer`` (an iteration count, a seed). Each estimator keeps one table

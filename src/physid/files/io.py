@@ -316,12 +316,12 @@ def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
     """The InputErrors about a config's values (``config <key>: ...``) raised in the block name
     the file they come from; without it the user read 'config gravity[2]: ...' not knowing
     which of the files given it was."""
-    from physid.errors import InputError
+    from physid.errors import ConfigError, InputError
 
     try:
         yield
-    except InputError as error:
-        if path is None or not str(error).startswith("config "):
+    except ConfigError as error:
+        if path is None:
             raise
         raise InputError(str(error), source=str(path)) from None
 
@@ -329,17 +329,17 @@ def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
 def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
     """A YAML config mapping with only ``allowed`` keys (``None`` is an empty one).
 
-    Anything else is an InputError naming the section ``where``.
+    Anything else is a ConfigError naming the section ``where``.
     """
-    from physid.errors import InputError
+    from physid.errors import ConfigError
 
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
+        raise ConfigError(f"config {where}: expected a mapping, got {type(raw).__name__}")
     unknown = sorted(set(map(str, raw)) - allowed)
     if unknown:
-        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        raise ConfigError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
     return raw
 
 
@@ -353,9 +353,9 @@ def config_number(
     high: float = np.inf,
 ) -> float | None:
     """A finite YAML number as float (> 0 if ``positive``; within [low, high]; ``None`` allowed
-    if ``optional``). Anything else is an InputError naming the key ``where``.
+    if ``optional``). Anything else is a ConfigError naming the key ``where``.
     """
-    from physid.errors import InputError
+    from physid.errors import ConfigError
 
     if value is None and optional:
         return None
@@ -364,12 +364,12 @@ def config_number(
     finite |= isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308
     if not finite:
         shown = f"{value!r}"[:40] + ("..." if len(f"{value!r}") > 40 else "")
-        raise InputError(f"config {where}: expected a finite number, got {shown}")
+        raise ConfigError(f"config {where}: expected a finite number, got {shown}")
     if positive and value <= 0:
-        raise InputError(f"config {where}: must be > 0, got {value!r}")
+        raise ConfigError(f"config {where}: must be > 0, got {value!r}")
     if not low <= value <= high:
         bound = f"be <= {high:g}" if low == -np.inf else f"lie in [{low:g}, {high:g}]"
-        raise InputError(f"config {where}: must {bound}, got {value!r}")
+        raise ConfigError(f"config {where}: must {bound}, got {value!r}")
     return float(value)
 
 

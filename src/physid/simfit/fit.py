@@ -366,7 +366,7 @@ def fit_simulator(
     held by the model (:func:`unlogged_joints`: ``compile_mjcf(..., held_still=...)``).
     ``hold``: tuned joints or terms kept at the model's values
     (:func:`~physid.simfit.problem.held_parameters`). ``note`` receives each step's name, and
-    at once, prefixed ``note: ``, what should be read before the fit ends."""
+    at once, as a :class:`~physid.findings.Finding`, what should be read before the fit ends."""
     note = note or (lambda _message: None)
     setup = _set_up(model, train, validate, fields, delay, window_s, joints, hold, note)
     parameters, dofs = setup.parameters, setup.dofs
@@ -486,7 +486,7 @@ def _set_up(  # noqa: ANN001 - mujoco.MjModel, tables or runs, the note callback
         )
     contacts = recorded_contacts_finding(model, [*runs, *held], qpos)
     if contacts is not None:
-        note(f"note: {contacts.code} {contacts.message}")  # now, not after a fit it slows down
+        note(contacts)  # now, not after a fit it slows down
         findings.append(contacts)
     noise = np.median([run.position_noise() for run in runs], axis=0)
     joint_fields = tuple(f for f in fields if f in JOINT_FIELDS)
@@ -527,7 +527,7 @@ def _tune(  # noqa: ANN001 - mujoco.MjModel, the note callback
     if plateau:  # the starts, and the prior about them, as the model now has them
         every_window = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
         for finding in plateau:
-            note(f"note: {finding.code} {finding.message}")
+            note(finding)
     lower = np.zeros(every_window.n_global)
     upper = np.full(every_window.n_global, np.inf)
     if delay:
