@@ -742,6 +742,34 @@ th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
 .bound{font-size:11px;padding:0 4px;border-radius:3px;background:#ffe4b3;border:1px solid #e90}"""
 
 
+_GLOSSARY = """<h2 id="glossary">Glossary</h2>
+<dl class=note>
+<dt>status, findings</dt><dd>The status is one code (ok, suspect, worse_than_urdf, ...); each
+finding has a stable code (ID301, D109, ...) that <code>physid codes CODE</code> explains, with
+what to do. Severities: info (context, a choice made), caution (read that part differently),
+suspect (the data look wrong), error.</dd>
+<dt>blocked 4-fold cross-validation, held-out folds</dt><dd>Each training recording cut into 4
+contiguous blocks of time (quarters of the period when it repeats its motion); a candidate is
+fitted on 3 and predicts the 4th, four times; its score is the relative torque error on the
+blocks it did not see.</dd>
+<dt>conservative choice, the folds' spread</dt><dd>The candidate kept unless another scores
+better by more than the scatter of the paired per-fold differences: paper C's cut-off (10 x the
+excitation bandwidth), no deadband, no delay, the URDF's gravity.</dd>
+<dt>relative error</dt><dd>||tau - tau_hat|| / ||tau|| over all joints, on the raw measured
+torque at every recorded sample.</dd>
+<dt>base parameters (identifiable / essential)</dt><dd>"58 (58 / 22)": 58 combinations of
+inertial and joint parameters the torques can determine at all, 58 of them excited by this
+motion, 22 essential (what is left after dropping the worst-determined ones).</dd>
+<dt>(R)</dt><dd>A regrouped base parameter: the name is its leading term; the last column gives
+the combination the torques see.</dd>
+<dt>std (eq. 6), std (Newey-West)</dt><dd>Paper C's eq. 6 assumes white residuals and is
+optimistic when they are serially correlated; Newey-West's stays valid then, and is what
+params.json reports as std.</dd>
+<dt>source: data, regrouped, prior</dt><dd>Whether the data determine a quantity on their own,
+only in a combination, or not: then the URDF's value and its prior decide it.</dd>
+</dl>"""
+
+
 def _summary_rows(
     result: IdentificationResult, fit: dict, document: dict, total_mass_prior: float | None
 ) -> list[list[str]]:
@@ -881,5 +909,6 @@ correlated (params.json "std").</p>
 <h2>Essential parameters</h2><p>{
         html.escape(", ".join(document["essential_parameters"]["names"]))
     }</p>
+{_GLOSSARY}
 </body></html>
 """
