@@ -531,37 +531,45 @@ def run_default_set(h: float, rates_hz: list[float], rig: str) -> None:
     for rate in rates_hz:
         every = max(1, int(round(1000.0 / rate)))
         train = [decimated(rec, rates, every)[0] for rec, rates in files]
-        for mode in (RefineMode.AUTO, RefineMode.OFF):
-            start = time.perf_counter()
-            run = identify_run(
-                model,
-                train,
-                [r.source for r in train],
-                fit_options={"h": h},
-                refine_options=RefineOptions(mode),
-            )
-            seconds = time.perf_counter() - start
-            fit = run.fit
-            used = fit.refinement is not None and fit.refinement.used
+        start = time.perf_counter()
+        run = identify_run(
+            model,
+            train,
+            [r.source for r in train],
+            fit_options={"h": h},
+            refine_options=RefineOptions(RefineMode.AUTO),
+        )
+        seconds = time.perf_counter() - start
+        fit, refinement = run.fit, run.fit.refinement
+        print(
+            f"\n{rig}, {rate:g} Hz, h = {h:g}: {run.status}, {fit.iterations} it "
+            f"({fit.termination}), {seconds:.0f} s; findings "
+            + ", ".join(f.code for f in run.findings)
+        )
+        models = {"default": (fit.model, fit.values, fit.std)}
+        if refinement is not None:
             print(
-                f"\n{rig}, {rate:g} Hz, h = {h:g}, refine {mode}: {run.status}, "
-                f"{fit.iterations} it ({fit.termination}), refined {used}, {seconds:.0f} s"
+                f"  refinement by default ({refinement.status}, used {refinement.used}): "
+                f"{refinement.seconds:.0f} s, {refinement.evaluations} simulations"
             )
+            equation = fit.model.with_values(
+                dict(zip(fit.names, refinement.fit_values, strict=True))
+            )
+            models["--no-refine"] = (equation, refinement.fit_values, refinement.fit_std)
+        for label, (model_used, values, std) in models.items():
             print(
-                "  "
+                f"  {label}: "
                 + ", ".join(
-                    f"{n} {v:.4g} ± {s:.2g}"
-                    for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
+                    f"{n} {v:.4g} ± {s:.2g}" for n, v, s in zip(fit.names, values, std, strict=True)
                 )
             )
-            print("  findings " + ", ".join(f.code for f in run.findings))
             for name, (rec, rates) in valid.items():
                 if rig == "single":
-                    t_sim, err = simulated_rms(fit.model, rec, rates, h)
+                    t_sim, err = simulated_rms(model_used, rec, rates, h)
                     first, whole = 1e3 * rms(t_sim, err, 1.0), 1e3 * rms(t_sim, err, None)
                 else:
-                    first, whole = double_errors(fit.model, rec, rates, h)
-                print(f"  {name}: RMS 1 s {np.round(first, 2)}, whole {np.round(whole, 1)} mrad")
+                    first, whole = double_errors(model_used, rec, rates, h)
+                print(f"    {name}: RMS 1 s {np.round(first, 2)}, whole {np.round(whole, 1)} mrad")
 
 
 def main() -> None:

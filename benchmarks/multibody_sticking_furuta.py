@@ -6,20 +6,24 @@ simulated by MuJoCo at 1e-4 s with viscous and Coulomb friction on both hinges (
 friction constraint made hard: physid's default instantaneous row), released 30 deg from upright
 at rest; the arm sticks after about 15 s; 40 s sampled at 20 Hz by 2048-count encoders
 (quantisation noise 0.89 mrad). The URDF given to physid has the inertias 30 % off (the lab's CAD:
-J_Azz 3.9e-3 for 3e-3, J_Byy 2.8e-3 for 4e-3) and no friction; the config gives the gravity and,
-with ``--dt`` below 10 ms, the SPOOK damping time 2 dt (tau = 2h, docs/multibody.md).
+J_Azz 3.9e-3 for 3e-3, J_Byy 2.8e-3 for 4e-3) and no friction.
 
-Runs the command line (this checkout's source) with the default refinement (the short-window
-refinement when the equation-error fit ends at a bound) and, with ``--full``, ``--refine``, and
-prints per run: the status, the estimates against the truth (error and z = error / std), the
-findings, and the simulation error from the first state over the 40 s against the truth model's
-(the true parameters in physid's stepper at the same step from the true state). Acceptance
-(issue 74): no collapsed body, the arm's dry friction > 0 and within 3 std of the truth, the 40 s
-simulation within 1.5x the truth model's RMS, no numpy warning on stderr; ``--repeat`` runs the
-command again beside a CPU burner and checks that every number of result.json is the same.
+Runs the command line (this checkout's source), no ``estimate:`` in any config:
+- ``issue``: the filer's command, only the gravity in the config, the default --dt 0.01 and the
+  default refinement (1 s windows at the fit's step);
+- ``fine``: the config adds the SPOOK damping time 4 ms and the command ``--refine-dt 0.002``
+  (the equation-error fit at 0.01 s, the default refinement's model at 2 ms, tau = 2h);
+- ``full`` (``--full``): ``fine`` with ``--refine`` (windows of 2 s, 10 s and the whole).
+Per run: the status, the estimates against the truth (error and z = error / std), the findings,
+and the simulation error from the first state over the 40 s against the truth model's (the true
+parameters in physid's stepper with the run's config, at the step the run reports, from the true
+state). Acceptance (issue 74): no collapsed body, the arm's dry friction > 0 and within 3 std
+of the truth, the 40 s simulation within 1.5x the truth model's RMS, no numpy warning on
+stderr; ``--repeat`` runs ``issue`` again beside two CPU burners and checks that every number of
+result.json is the same.
 
-Usage: python benchmarks/multibody_sticking_furuta.py [--dt 0.01] [--seconds 40] [--full]
-    [--repeat] [--soft] [--out DIR]
+Usage: python benchmarks/multibody_sticking_furuta.py [--runs issue,fine] [--full] [--repeat]
+    [--seconds 40] [--soft] [--out DIR]
 
 RESULTS: see docs/multibody.md, "A sticking arm at 20 Hz (issue 74)".
 """
@@ -53,31 +57,35 @@ def lab_urdf(folder: Path) -> Path:
     return path
 
 
-def config_text(dt: float) -> str:
+#: name -> (the SPOOK damping time in the config, or None: only the gravity; extra options)
+RUNS = {
+    "issue": (None, []),
+    "fine": (0.004, ["--refine-dt", "0.002"]),
+    "full": (0.004, ["--refine-dt", "0.002", "--refine"]),
+}
+
+
+def config_text(damping: float | None) -> str:
     lines = ["gravity: [0, 0, -9.81]"]
-    if dt < 0.01:
-        lines.append(f"defaults: {{damping: {2 * dt:g}}}")
+    if damping is not None:
+        lines.append(f"defaults: {{damping: {damping:g}}}")
     return "\n".join(lines) + "\n"
 
 
-def truth_rms(synthetic, dt: float, t: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """The true parameters in physid's stepper at ``dt`` (the fit's config) from the true
+def truth_rms(synthetic, damping: float | None, dt: float, t: np.ndarray, angles: np.ndarray):  # noqa: ANN001, ANN201
+    """The true parameters in physid's stepper at ``dt`` (a run's config) from the true
     state: RMS [rad] per joint against the samples over the whole recording."""
     from physid.multibody import load_model, simulate, state_from_joints
     from physid.sim.furuta import STICKING_START
 
-    config = {
-        "gravity": [0, 0, -9.81],
-        "joints": {
-            j: {
-                k: float(synthetic.truth.values[synthetic.truth.index(f"{j}.{k}")])
-                for k in ("viscous", "coulomb")
-            }
-            for j in ("hinge1", "hinge2")
-        },
+    truth = synthetic.truth
+    joints = {
+        j: {k: float(truth.values[truth.index(f"{j}.{k}")]) for k in ("viscous", "coulomb")}
+        for j in ("hinge1", "hinge2")
     }
-    if dt < 0.01:
-        config["defaults"] = {"damping": 2 * dt}
+    config = {"gravity": [0, 0, -9.81], "joints": joints}
+    if damping is not None:
+        config["defaults"] = {"damping": damping}
     model = load_model(URDF, config)
     n = int(round((t[-1] - t[0]) / dt))
     sim = simulate(model, dt, n, *state_from_joints(model, list(STICKING_START), [0.0, 0.0]))
@@ -85,27 +93,15 @@ def truth_rms(synthetic, dt: float, t: np.ndarray, angles: np.ndarray) -> np.nda
     return np.sqrt(np.mean((sim.angles[::every][: len(t)] - angles) ** 2, axis=0))
 
 
-def identify(folder: Path, name: str, args: argparse.Namespace, extra: list[str]) -> dict:
+def identify(folder: Path, name: str, run: str) -> dict:
+    """``physid multibody identify`` (this checkout's source) of run ``run`` into ``name``."""
+    damping, extra = RUNS[run]
+    config = folder / f"{run}.yaml"
+    config.write_text(config_text(damping))
     out = folder / name
-    command = [
-        sys.executable,
-        "-c",
-        "from physid.cli import main; main()",
-        "multibody",
-        "identify",
-        "--urdf",
-        str(folder / "furuta_lab.urdf"),
-        "--config",
-        str(folder / "lab.yaml"),
-        "--data",
-        str(folder / "data.csv"),
-        "--out",
-        str(out),
-        "--dt",
-        str(args.dt),
-        "--quiet",
-        *extra,
-    ]
+    command = [sys.executable, "-c", "from physid.cli import main; main()", "multibody"]
+    command += ["identify", "--urdf", str(folder / "furuta_lab.urdf"), "--config", str(config)]
+    command += ["--data", str(folder / "data.csv"), "--out", str(out), "--quiet", *extra]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -119,7 +115,7 @@ def identify(folder: Path, name: str, args: argparse.Namespace, extra: list[str]
     return result
 
 
-def report(result: dict, truth: dict, rms_truth: np.ndarray, noise: float) -> bool:
+def report(result: dict, truth: dict, rms_truth: np.ndarray) -> bool:
     values = dict(zip(result["names"], result["values"], strict=True))
     std = dict(zip(result["names"], result["std"], strict=True))
     for name, value in values.items():
@@ -162,10 +158,10 @@ def _burn(seconds: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dt", type=float, default=0.01)
+    parser.add_argument("--runs", default="issue,fine", help=f"of {', '.join(RUNS)}")
+    parser.add_argument("--full", action="store_true", help="also the full refinement")
     parser.add_argument("--seconds", type=float, default=40.0)
-    parser.add_argument("--full", action="store_true", help="also identify --refine")
-    parser.add_argument("--repeat", action="store_true", help="again beside a CPU burner")
+    parser.add_argument("--repeat", action="store_true", help="issue again beside CPU burners")
     parser.add_argument("--soft", action="store_true", help="MuJoCo's default soft friction")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
@@ -181,44 +177,46 @@ def main() -> None:
     )
     (folder / "data.csv").write_text("t,q_hinge1,q_hinge2\n" + rows + "\n")
     lab_urdf(folder)
-    (folder / "lab.yaml").write_text(config_text(args.dt))
     moving = np.abs(np.diff(synthetic.clean[:, 0])) > 1e-3 * np.diff(rec.t)
     print(
         f"MuJoCo: {len(rec.t)} samples at 20 Hz; the arm moves last at "
         f"t = {rec.t[1:][moving][-1]:.2f} s; folder {folder}"
     )
-    rms_truth = truth_rms(synthetic, args.dt, rec.t, rec.angles)
-    noise = 2 * np.pi / 2048 / np.sqrt(12)
-    runs = [("default", [])] + ([("full", ["--refine"])] if args.full else [])
+    runs = args.runs.split(",") + (["full"] if args.full else [])
     results = {}
-    for name, extra in runs:
-        results[name] = identify(folder, name, args, extra)
-        report(results[name], STICKING_TRUTH, rms_truth, noise)
+    for run in runs:
+        results[run] = identify(folder, run, run)
+        step = (results[run]["refinement"] or {}).get("h") or results[run]["h"]
+        rms_truth = truth_rms(synthetic, RUNS[run][0], step, rec.t, rec.angles)
+        report(results[run], STICKING_TRUTH, rms_truth)
     if args.repeat:
-        burners = [multiprocessing.Process(target=_burn, args=(3600.0,)) for _ in range(2)]
+        repeat(folder, results.get("issue") or identify(folder, "issue", "issue"))
+
+
+def repeat(folder: Path, alone: dict) -> None:
+    """``issue`` again beside two CPU burners: every number of result.json the same."""
+    burners = [multiprocessing.Process(target=_burn, args=(3600.0,)) for _ in range(2)]
+    for burner in burners:
+        burner.start()
+    try:
+        again = identify(folder, "issue_loaded", "issue")
+    finally:
         for burner in burners:
-            burner.start()
-        try:
-            again = identify(folder, "default_loaded", args, [])
-        finally:
-            for burner in burners:
-                burner.terminate()
-        keys = ("status", "values", "std", "cost_history", "simulation_error", "refinement")
+            burner.terminate()
+    keys = ("status", "values", "std", "cost_history", "simulation_error", "refinement")
 
-        def numbers(result: dict) -> str:
-            picked = {k: result[k] for k in keys}
-            if picked["refinement"]:
-                picked["refinement"] = {
-                    k: v for k, v in picked["refinement"].items() if k != "seconds"
-                }
-            return json.dumps(picked)
+    def numbers(result: dict) -> str:
+        picked = {k: result[k] for k in keys}
+        if picked["refinement"]:
+            picked["refinement"] = {k: v for k, v in picked["refinement"].items() if k != "seconds"}
+        return json.dumps(picked)
 
-        same = numbers(again) == numbers(results["default"])
-        print(
-            f"  ACCEPTANCE the same numbers under load (2 CPU burners): "
-            f"{'met' if same else 'NOT met'} ({results['default']['_seconds']:.0f} s alone, "
-            f"{again['_seconds']:.0f} s loaded)"
-        )
+    same = numbers(again) == numbers(alone)
+    print(
+        f"  ACCEPTANCE the same numbers under load (2 CPU burners): "
+        f"{'met' if same else 'NOT met'} ({alone['_seconds']:.0f} s alone, "
+        f"{again['_seconds']:.0f} s loaded)"
+    )
 
 
 if __name__ == "__main__":

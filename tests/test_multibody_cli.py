@@ -187,3 +187,12 @@ def test_identify_bad_input_is_one_line(tmp_path, text, extra, message):
     assert message in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_help_states_the_refinement_budget_the_workflow_uses():
+    """The command line keeps its own copy of the refinement's evaluations (its --help must not
+    import the workflow, which imports CasADi and Pinocchio)."""
+    from physid.cli.multibody_commands import REFINE_EVALUATIONS
+    from physid.multibody.workflow import REFINE_EVALUATIONS as USED
+
+    assert REFINE_EVALUATIONS == USED

@@ -205,3 +205,19 @@ def test_the_refinement_starts_from_a_physical_point_whatever_the_fit_ended_at()
     result = refine(collapsed, [rec], window_seconds=(1.0,), max_evaluations=3)
     assert result.start == "config" and result.values[0] > 0
     assert np.isfinite(result.cost) and result.cost < result.cost_start
+
+
+def test_a_refined_model_that_misses_the_samples_is_named():
+    """MB307 when the windows' RMS error is above twice a joint's noise (the 20 Hz Furuta at
+    h = 10 ms: 2.2 / 7.5 mrad for 0.89 / 1.0 of noise), nothing at the noise (2 ms: 0.6 / 0.9)."""
+    from types import SimpleNamespace
+
+    from physid.multibody.refine.output_error import _misfit
+
+    noise = {"hinge1": 0.886e-3, "hinge2": 1.02e-3}
+    coarse = SimpleNamespace(rms={"hinge1": 2.2e-3, "hinge2": 7.5e-3}, noise=noise, h=0.01)
+    (finding,) = _misfit(coarse)
+    assert finding.code == "MB307" and finding.names == ("hinge1", "hinge2")
+    assert finding.numbers["hinge2_x_noise"] == pytest.approx(7.5 / 1.02)
+    fine = SimpleNamespace(rms={"hinge1": 0.6e-3, "hinge2": 0.9e-3}, noise=noise, h=0.002)
+    assert _misfit(fine) == []

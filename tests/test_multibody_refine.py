@@ -276,8 +276,10 @@ def _pendulum_csv(tmp_path: Path, rec) -> list[str]:
     ("extra", "option", "fragment"),
     [
         (["--refine-windows", "2"], "--refine-windows", "needs --refine"),
-        (["--refine-dt", "0.001"], "--refine-dt", "needs --refine"),
-        (["--refine-evaluations", "30"], "--refine-evaluations", "needs --refine"),
+        (["--no-refine", "--refine-dt", "0.001"], "--refine-dt", "needs a refinement"),
+        (["--no-refine", "--refine-evaluations", "30"], "--refine-evaluations", "needs a"),
+        # the default refinement's step is checked before the fit too
+        (["--refine-dt", "1"], "--refine-dt", "give at most 0.05 s"),
         # 20 Hz samples: a window must hold 3 of them (0.1 s)
         (["--refine", "--refine-windows", "0.001"], "--refine-windows", "at least 0.1 s"),
         (["--refine", "--refine-windows", "2,0.05"], "--refine-windows", "2 sample periods"),
@@ -286,8 +288,9 @@ def _pendulum_csv(tmp_path: Path, rec) -> list[str]:
     ],
 )
 def test_refine_options_that_cannot_refine_are_one_line_errors(tmp_path, extra, option, fragment):
-    """--refine-* without --refine were ignored; windows shorter than a step or a sample and a
-    refinement step far coarser than the samples ran silently (Izz 0.015 +- 1e6, truth 0.003)."""
+    """--refine-* that nothing would use were ignored (--refine-windows without --refine, any
+    with --no-refine); windows shorter than a step or a sample and a refinement step far
+    coarser than the samples ran silently (Izz 0.015 +- 1e6, truth 0.003)."""
     from click.testing import CliRunner
 
     from physid.cli import main

@@ -225,21 +225,20 @@ def _refine_options(
     refine_dt: float | None,
     evaluations: int | None,
 ) -> Any:
-    """The refinement's mode and options; the ``refine_*`` options without ``refine=True``
-    are an InputError naming the option (they would be ignored)."""
+    """The refinement's mode and options. ``refine_dt`` and ``evaluations`` also set the
+    default refinement's (``refine=None``); given with ``refine=False``, or ``windows`` without
+    ``refine=True``, they are an InputError naming the option (they would be ignored)."""
     from physid.errors import InputError
     from physid.multibody.workflow import REFINE_EVALUATIONS, RefineMode, RefineOptions
 
     check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": evaluations})
-    if not refine:
-        given = {
-            "--refine-windows": windows,
-            "--refine-dt": refine_dt,
-            "--refine-evaluations": evaluations,
-        }
-        for option, value in given.items():
-            if value is not None:
-                raise InputError("needs --refine (without it nothing is refined)", source=option)
+    ignored = {} if refine is True else {"--refine-windows": windows}
+    if refine is False:
+        ignored |= {"--refine-dt": refine_dt, "--refine-evaluations": evaluations}
+    for option, value in ignored.items():
+        if value is not None:
+            what = "--refine" if option == "--refine-windows" else "a refinement (not --no-refine)"
+            raise InputError(f"needs {what}: nothing would use it", source=option)
     mode = {None: RefineMode.AUTO, True: RefineMode.ON, False: RefineMode.OFF}[refine]
     return RefineOptions(
         mode,
@@ -367,8 +366,9 @@ def multibody_identify(
     model, recordings, sources, read_findings = _read(urdf, config, data)
     if cross_validate and len(recordings) < 2:
         raise InputError("needs at least two --data files", source="--cross-validate")
-    if refine_options.mode is RefineMode.ON:  # before the fit: refused now, not minutes later
-        check_refine_options(recordings, dt, refine_dt, refine_options.windows)
+    if refine_options.mode is not RefineMode.OFF:  # refused now, not after the fit
+        windows = refine_options.windows if refine_options.mode is RefineMode.ON else []
+        check_refine_options(recordings, dt, refine_dt, windows)
     fit_options = {
         "h": dt,
         "kappa": kappa,

@@ -98,6 +98,7 @@ class Refinement:
     not_used_because: str = ""
     cost_fit: float = float("nan")  # the fit's values from its states, on the last windows
     stops: list[int] = field(default_factory=list)  # per stage: condensed_lm's stop code
+    noise: dict[str, float] = field(default_factory=dict)  # per joint [rad], the residuals' unit
     lower: np.ndarray | None = None  # the box the refinement kept the parameters in
     upper: np.ndarray | None = None
 
@@ -273,6 +274,7 @@ def _refinement(fit, recordings: list, stages: list, run: dict) -> Refinement:  
         not_used_because=reason or "",
         cost_fit=run["cost_fit"],
         stops=stops,
+        noise={j: float(fit.noise[j]["std"]) for j in fit.model.joint_names},
         lower=lower,
         upper=upper,
     )
@@ -436,6 +438,28 @@ _VALUE_CODES = {
 }
 
 
+#: A joint whose refined windows miss its samples by more than this many times its noise (MB307).
+MISFIT_RATIO = 2.0
+
+
+def _misfit(refinement: Refinement) -> list[Finding]:
+    """``MB307`` naming the joints whose windowed RMS error exceeds :data:`MISFIT_RATIO` times
+    their noise (the refinement's residuals are the errors divided by the noise)."""
+    ratios = {j: refinement.rms[j] / s for j, s in refinement.noise.items() if s > 0}
+    off = {j: r for j, r in ratios.items() if r > MISFIT_RATIO}
+    if not off:
+        return []
+    listed = ", ".join(f"{j} {1e3 * refinement.rms[j]:.3g} mrad ({r:.3g}x)" for j, r in off.items())
+    return [
+        codes.MISFIT(
+            f"the refined model misses the samples over its windows by {listed} the noise at "
+            f"h = {refinement.h:g} s: a bias the std do not describe",
+            numbers={f"{j}_x_noise": r for j, r in off.items()} | {"h_s": refinement.h},
+            names=list(off),
+        )
+    ]
+
+
 def refinement_findings(refinement: Refinement) -> list[Finding]:
     """``MB301`` (or ``MB302`` when not used) with the costs and per-joint simulation errors
     before and after, and ``MB303`` per parameter the refinement left at a bound."""
@@ -466,6 +490,7 @@ def refinement_findings(refinement: Refinement) -> list[Finding]:
                 numbers={"cost_fit": refinement.cost_fit, "cost_config": refinement.cost_start},
             )
         )
+    out += _misfit(refinement)
     for name, value in zip(refinement.names, refinement.values, strict=True):
         if name in refinement.at_bound:
             out.append(
