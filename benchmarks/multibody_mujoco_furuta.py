@@ -273,6 +273,8 @@ def identify(folder: Path, data: Path, friction: str, args: argparse.Namespace) 
     if args.refine:
         command += ["--refine", "--refine-dt", str(args.refine_dt), "--quiet"]
         command += ["--refine-windows", args.refine_windows]
+    else:  # the equation-error fit alone (since issue 74 low-rate dry friction is refined
+        command += ["--no-refine"]  # by default)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)

@@ -32,7 +32,14 @@ Usage: python benchmarks/multibody_real_pendulum.py [--only single|double] [--h 
     [--kappa 1e4] [--grid-h 0.01,0.002,0.001] [--grid-kappa 100,10000] [--no-table]
     [--models viscous,dry,stribeck] [--double-train 6] [--double-m2] [--double-table]
     [--double-models viscous,dry,stribeck] [--double-nested] [--double-folds 2]
-    [--double-cutoff 30]
+    [--double-cutoff 30] [--default-set 1000,20]
+
+--default-set (issue 74; 2026-11-29, 2 shared cores at load 7-11, h = 2e-3): the default set (per
+hinge the inertia about its axis, viscous and Coulomb friction) as ``physid multibody identify``
+fits it with no estimate list, on the training files as recorded and at 20 Hz, held-out RMS
+[mrad] over 1 s, default run vs --no-refine: single 1 kHz 1.64 / 1.08 (no refinement); single
+20 Hz 1.75 / 2.74 (refined by default) vs 1.44 / 1.07; double 1 kHz 0.82, 1.84 / 1.26, 1.44 (no
+refinement); double 20 Hz 1.15, 2.36 / 1.96, 2.33 (refined) vs 1.47, 2.93 / 2.11, 2.21.
 
 RESULTS (2026-11-23, 2 shared cores, one thread; RMS [mrad] over the first 1 s / the whole file;
 README: the authors' model; "stepped": the README's parameters in physid's simulator at h)

@@ -218,10 +218,11 @@ REFINEMENT_AUTO = define(
     "MB305",
     "refinement-by-default",
     Severity.INFO,
-    "the equation-error fit ended at a bound: the short-window refinement ran",
-    "A parameter of the equation-error fit ended at a bound (a collapsed body, dry friction at "
-    "0), which on low-rate data is the equation error's bias rather than the data's answer; "
-    "the output-error refinement over short windows ran by default to decide it.",
+    "the equation error's bias was likely: the short-window refinement ran",
+    "The equation-error fit collapsed a body to the lower end of its plausibility box, or "
+    "estimated dry friction from samples further apart than two model steps (its free states "
+    "between samples let viscous friction take the dry friction's part, with nothing at a "
+    "bound): the output-error refinement over 1 s windows ran by default to decide them.",
     "Nothing; --no-refine skips it, --refine runs the full refinement (longer windows).",
 )
 UNPHYSICAL_REFINEMENT_START = define(
