@@ -100,7 +100,7 @@ UNSTABLE_SIMULATION = define(
 )
 AT_BOUND = define(
     "SF205",
-    "at-bound",
+    "tuned-at-bound",
     Severity.CAUTION,
     "tuned values at a bound",
     "These tuned values ended at a bound (0, or the 0.1 s of a delay): the data wanted them "

@@ -1,8 +1,8 @@
 """Output-error refinement of a multibody fit: the parameters that make physid's own SPOOK stepper
-(:mod:`physid.multibody.simulate`, paper A eqs. 2.8-2.28) reproduce the measured angles, by
+(:mod:`physid.multibody.step.simulate`, paper A eqs. 2.8-2.28) reproduce the measured angles, by
 multiple shooting over windows of the recordings.
 
-Paper A's estimator (:mod:`physid.multibody.estimate`) is an equation-error method: the states
+Paper A's estimator (:mod:`physid.multibody.estimate.fit`) is an equation-error method: the states
 are free and the dynamics are soft residuals weighted by ``kappa`` (eq. 3.18). At low sample rates
 and high noise the states can follow the noise and the parameters then explain the impulse
 residuals rather than the motion: on a 20 Hz Furuta with 30 mrad of noise and a sticking arm the
@@ -19,13 +19,14 @@ Solved by the condensed Levenberg-Marquardt of :mod:`physid.numerics.condensed_l
 state eliminated by its Schur complement) with forward-difference Jacobians: every window and
 every perturbation is one trajectory of one batched rollout (:meth:`Stepper.step_batch`), whose
 dry-friction steps are a box QP solved for the whole batch at once
-(:func:`physid.multibody.mlcp.box_friction_velocity`). Standard deviations: the larger of
+(:func:`physid.multibody.step.mlcp.box_friction_velocity`). Standard deviations: the larger of
 Gauss-Newton and the window-clustered sandwich (:func:`physid.numerics.condensed_lm.
 parameter_std`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,9 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from physid.errors import InputError
-from physid.multibody.simulate import Stepper, inertia_problem, state_from_joints
+from physid.findings import Finding, Severity
+from physid.multibody import codes
+from physid.multibody.estimate.diagnose import collapsed
+from physid.multibody.refine.windows import WindowProblem
 from physid.numerics.condensed_lm import Blocks, parameter_std, solve
+from physid.status import Status
 
 #: Default window lengths [s] of the stages (the first long enough that a window's samples
 #: decide its state and the dynamics through it, short enough that a phase error does not build
@@ -51,57 +55,11 @@ FTOL = 1e-4
 SECANT_STEPS = 2
 #: Forward-difference steps of a window's initial joint angle [rad] and rate [rad/s].
 ANGLE_STEP, RATE_STEP = 1e-6, 1e-5
-#: A window must span at least this many model steps of the refinement and sample periods of
-#: every recording: each window's own first state (an angle and a rate per joint) takes two
-#: samples of each joint, so only a third one says anything about the parameters (windows of
-#: one 10 ms step on a 1 ms recording gave 300 windows and hinge2.viscous 0.00027 +- 7e5).
-MIN_WINDOW_INTERVALS = 2
 #: The refinement's values are kept only if no parameter's std exceeds both its own value and
 #: this many times its equation-error std: windows that do not determine a parameter (a std of
 #: 2.6e5 kg m^2 for an inertia of 0.0037 whose equation-error std was 0.0039) are no estimate,
 #: and the equation-error one is kept instead.
 MAX_STD_GROWTH = 100.0
-
-
-def check_refine_options(
-    recordings: Sequence, h_fit: float, h: float | None, window_seconds: Sequence[float]
-) -> None:
-    """InputError naming the option, before any fit, for a refinement that cannot refine:
-    ``--refine-dt`` (``h``; None: the fit's ``h_fit``) coarser than both the fit's step and
-    every recording's median sample period (a cruder model than the one it would replace, which
-    also skips most samples: ``--refine-dt 1`` on 1 ms samples gave Izz 0.015 +- 1e6 for a truth
-    of 0.003), and a finite window shorter than :data:`MIN_WINDOW_INTERVALS` refinement steps
-    or sample periods of a recording (its own first state takes all its samples)."""
-    step = h_fit if h is None else float(h)
-    periods = [(float(np.median(np.diff(np.asarray(rec.t, float)))), rec) for rec in recordings]
-    if not periods:
-        return
-    finest, finest_rec = min(periods, key=lambda item: item[0])
-    coarsest, coarsest_rec = max(periods, key=lambda item: item[0])
-    limit = max(h_fit, finest)
-    if step > limit * (1 + 1e-9):
-        raise InputError(
-            f"{step:g} s is coarser than both the fit's step (--dt {h_fit:g} s) and the median "
-            f"sample period of {finest_rec.source or 'the recording'} ({finest:.6g} s): it "
-            "would refine a cruder model than the fit's and skip most samples; give at most "
-            f"{limit:.6g} s (finer steps simulate the model closer to the data)",
-            source="--refine-dt",
-        )
-    shortest = MIN_WINDOW_INTERVALS * max(step, coarsest)
-    for length in window_seconds:
-        if np.isfinite(length) and length < shortest * (1 - 1e-9):
-            what = (
-                f"{MIN_WINDOW_INTERVALS} refinement steps of {step:g} s"
-                if step >= coarsest
-                else f"{MIN_WINDOW_INTERVALS} sample periods of "
-                f"{coarsest_rec.source or 'the recording'} ({coarsest:.6g} s)"
-            )
-            raise InputError(
-                f"a window of {length:g} s is shorter than {what}: a window's first angle and "
-                "rate take two samples of each joint, so such windows say nothing about the "
-                f"parameters; give windows of at least {shortest:.6g} s, or 'whole'",
-                source="--refine-windows",
-            )
 
 
 @dataclass
@@ -126,8 +84,8 @@ class Refinement:
     samples: int
     evaluations: int
     jacobians: int
-    status: str  # :func:`stages_status`
-    message: str
+    status: Status  # :func:`stages_status`
+    message: str  # the stages' own stop reasons, in order
     seconds: float
     h: float = 0.0  # the refinement's model step [s]
     first_states: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
@@ -139,11 +97,16 @@ class Refinement:
     used: bool = True
     not_used_because: str = ""
     cost_fit: float = float("nan")  # the fit's values from its states, on the last windows
+    stops: list[int] = field(default_factory=list)  # per stage: condensed_lm's stop code
+    noise: dict[str, float] = field(default_factory=dict)  # per joint [rad], the residuals' unit
+    lower: np.ndarray | None = None  # the box the refinement kept the parameters in
+    upper: np.ndarray | None = None
 
     def to_dict(self) -> dict:
         return {
-            "status": self.status,
+            "status": str(self.status),
             "message": self.message,
+            "stops": list(self.stops),
             "used": self.used,
             "not_used_because": self.not_used_because or None,
             "cost_equation_error": self.cost_fit,
@@ -169,131 +132,38 @@ class Refinement:
                     "std": float(s),
                 }
                 for n, e, es, a, b, s in zip(
-                    self.names, self.fit_values, self.fit_std, self.start_values, self.values,
-                    self.std, strict=True,
-                )  # fmt: skip
+                    self.names,
+                    self.fit_values,
+                    self.fit_std,
+                    self.start_values,
+                    self.values,
+                    self.std,
+                    strict=True,
+                )
             },
         }
 
 
-class WindowProblem:
-    """The windows of a fit's recordings and their batched simulation. ``fit``: a
-    :class:`physid.multibody.estimate.MultibodyFit` (its model, step, segments, states,
-    estimated names and per-joint noise)."""
+def _box(fit) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The fit's box (its plausibility box, :mod:`physid.multibody.estimate.prior`), or the
+    model's bounds for a fit made without one."""
+    if getattr(fit, "lower", None) is not None:
+        return np.asarray(fit.lower, float), np.asarray(fit.upper, float)
+    return fit.model.bounds(list(fit.names))
 
-    def __init__(  # noqa: ANN001
-        self, fit, recordings: list, h: float, window_seconds: float, known: dict | None = None
-    ) -> None:
-        from physid.multibody.estimate import resample
 
-        self.model, self.h, self.names = fit.model, float(h), list(fit.names)
-        self.stepper = Stepper(fit.model, self.h)
-        self.slots = np.array([fit.model.index(n) for n in self.names], int)
-        self.m = len(fit.model.hinges)
-        sigma = np.array([fit.noise[j]["std"] for j in fit.model.joint_names], float)
-        self.inv_sigma = 1.0 / np.maximum(sigma, 1e-12)
-        # the recordings at the refinement's step: angles at the steps nearest a sample
-        self.segments = [resample(rec, self.h, None)[0] for rec in recordings]
-        self.starts, self.lengths, self.segment_of, entries = [], [], [], []
-        for s, seg in enumerate(self.segments):
-            n = len(seg.y)
-            whole = not np.isfinite(window_seconds) or window_seconds >= (n - 1) * self.h
-            length = n - 1 if whole else max(1, int(round(window_seconds / self.h)))
-            bounds = list(range(0, n - 1, length)) + [n - 1]
-            if len(bounds) > 2 and bounds[-1] - bounds[-2] < length // 2:
-                bounds.pop(-2)  # a short tail joins the window before it
-            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-                seen = np.argwhere(seg.w[a : b + 1] > 0)  # (k, j) pairs, k from the start
-                if len(seen) < 2:
-                    continue
-                self.starts.append(a)
-                self.lengths.append(b - a)
-                self.segment_of.append(s)
-                entries.append((seen[:, 0], seen[:, 1], seg.y[a + seen[:, 0], seen[:, 1]]))
-        self.W = len(self.starts)
-        if self.W == 0:
-            raise InputError(
-                f"no window of {window_seconds:g} s holds two measured samples: give windows "
-                "longer than two sample periods",
-                source="--refine-windows",
-            )
-        self.R = max((len(e[0]) for e in entries), default=0)
-        self.steps = np.zeros((self.W, self.R), int)
-        self.joint = np.zeros((self.W, self.R), int)
-        self.y = np.zeros((self.W, self.R))
-        self.mask = np.zeros((self.W, self.R), bool)
-        for w, (k, j, y) in enumerate(entries):
-            self.steps[w, : len(k)], self.joint[w, : len(k)], self.y[w, : len(k)] = k, j, y
-            self.mask[w, : len(k)] = True
-        self.L = max(self.lengths, default=0)
-        self.u = np.zeros((self.L, self.W, self.m))
-        for w, (a, n, s) in enumerate(zip(self.starts, self.lengths, self.segment_of, strict=True)):
-            self.u[:n, w] = self.segments[s].u[a : a + n]
-        # each window's first state: an earlier stage's (``known``: (segment, step) -> (angles,
-        # rates)) or the fit's estimated state at the nearest of its steps
-        angles0, rates0 = [], []
-        known = {} if known is None else known
-        for a, s in zip(self.starts, self.segment_of, strict=True):
-            if (s, a) in known:  # a window of an earlier stage started here
-                angles0.append(known[s, a][0])
-                rates0.append(known[s, a][1])
-                continue
-            i = min(int(round(a * self.h / fit.h)), len(fit.states.q[s]) - 1)
-            q, v = fit.states.q[s][i][None], fit.states.v[s][i][None]
-            angle, rate = self.stepper.joint_states(q, v)  # joint states do not depend on h
-            angles0.append(angle[0])
-            rates0.append(rate[0])
-        self.angles0, self.rates0 = np.array(angles0), np.array(rates0)
-        self.pin_data = fit.model.pin_model.createData()
-
-    def chi(self, x: np.ndarray) -> np.ndarray:
-        out = self.model.values.copy()
-        out[self.slots] = x
-        return out
-
-    def state(self, angles: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The maximal-coordinate state of joint ``angles`` and ``rates``."""
-        return state_from_joints(self.model, angles, rates, self.pin_data)
-
-    def initial_state(self, w: int, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Window ``w``'s maximal-coordinate state with joint offsets ``d`` = (angles, rates)."""
-        return self.state(self.angles0[w] + d[: self.m], self.rates0[w] + d[self.m :])
-
-    def residuals(self, chi: np.ndarray, window: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """(B, R) residuals of trajectories ``b``: window ``window[b]`` started with joint
-        offsets ``offsets[b]`` and simulated with parameters ``chi[b]``; ``inf`` rows for a
-        parameter set that cannot be simulated (a body without positive inertia)."""
-        B = len(window)
-        q = np.empty((B, 7 * self.model.n_bodies))
-        v = np.empty((B, 6 * self.model.n_bodies))
-        for b in range(B):
-            q[b], v[b] = self.initial_state(int(window[b]), offsets[b])
-        ok = np.array([inertia_problem(self.model, c) is None for c in chi])
-        out = np.full((B, self.R), np.inf)
-        if not ok.any():
-            return out
-        chi_ok, w_ok = chi[ok], window[ok]
-        q, v = q[ok], v[ok]
-        wanted = np.zeros((self.L + 1, len(w_ok)), bool)
-        rows, cols = np.nonzero(self.mask[w_ok])
-        wanted[self.steps[w_ok][rows, cols], rows] = True
-        # joint angles only at the steps that carry a sample (at 20 Hz and 1 ms, one in 50):
-        # keeping every step's maximal state took 0.4 GB for a whole 200,000-step recording
-        seen = wanted.any(axis=1)
-        angles = np.full((self.L + 1, len(w_ok), self.m), np.nan)
-        if seen[0]:
-            angles[0] = self.stepper.joint_states(q, v)[0]
-        last = int(np.max(np.flatnonzero(seen), initial=0))
-        with np.errstate(all="ignore"):
-            for k in range(last):
-                q, v, _ = self.stepper.step_batch(q, v, self.u[k, w_ok], chi_ok)
-                if seen[k + 1]:
-                    angles[k + 1] = self.stepper.joint_states(q, v)[0]
-        sim = angles[self.steps[w_ok], np.arange(len(w_ok))[:, None], self.joint[w_ok]]
-        error = np.angle(np.exp(1j * (sim - self.y[w_ok])))  # wrapped to (-pi, pi]
-        r = np.where(self.mask[w_ok], error * self.inv_sigma[self.joint[w_ok]], 0.0)
-        out[ok] = np.where(np.isfinite(r), r, np.inf)
-        return out
+def _start(problem: WindowProblem, evaluate, fit, lower, upper) -> tuple[str, np.ndarray, dict]:  # noqa: ANN001
+    """The first stage's start: whichever of the fit's values and its start values (the
+    config's, which can be simulated) gives the lower windowed cost; a point that cannot be
+    simulated costs inf, so the refinement always starts from a physical point."""
+    zero = np.zeros((problem.W, 2 * problem.m))
+    candidates = {
+        "fit": np.clip(fit.values, lower, upper),
+        "config": np.clip(fit.initial_values, lower, upper),
+    }
+    costs = {k: float(evaluate(v, zero).cost) for k, v in candidates.items()}
+    start = min(costs, key=lambda k: costs[k] if np.isfinite(costs[k]) else np.inf)
+    return start, candidates[start], costs
 
 
 def refine(
@@ -306,70 +176,79 @@ def refine(
     progress: Callable[[int, int, float], None] | None = None,
 ) -> Refinement:
     """Refine ``fit``'s estimated parameters by multiple shooting on ``recordings`` (the fit's
-    own, :class:`physid.multibody.estimate.Recording`) at the model step ``h`` (default the
-    fit's; module docstring). ``window_seconds``: the windows' length per stage; each stage
-    starts from the previous one's parameters and window states (a longer window reads what
-    a short one cannot: the decay of a swing across windows, which short windows' free states
-    absorb). The first stage starts from whichever of the fit's values and its start values
-    (the config's) gives the lower windowed cost: an equation-error fit that collapsed an
-    inertia is a worse start than the config's guess. ``max_evaluations``: residual
-    evaluations per stage (each Jacobian costs ``len(names) + 2 m`` more batched rollouts)."""
+    own, :class:`physid.multibody.estimate.fit.MultibodyRecording`) at the model step ``h``
+    (default the fit's; module docstring), within the fit's box. ``window_seconds``: the
+    windows' length per stage; each stage starts from the previous one's parameters and window
+    states (a longer window reads what a short one cannot: the decay of a swing across windows,
+    which short windows' free states absorb). The first stage starts from the last physical
+    point (:func:`_start`). ``max_evaluations``: residual evaluations per stage (each Jacobian
+    costs ``len(names) + 2 m`` more batched rollouts)."""
     clock = time.perf_counter()
     h = fit.h if h is None else float(h)
-    names = list(fit.names)
-    lower, upper = fit.model.bounds(names)
-    fitted = np.clip(fit.values, lower, upper)
-    configured = np.clip(fit.initial_values, lower, upper)
+    lower, upper = _box(fit)
     known: dict = {}
-    x = None
-    stages = []
+    stages, x = [], None
     for length in window_seconds:
         problem = WindowProblem(fit, recordings, h, length, known)
         evaluate = _evaluator(problem)
         if x is None:
-            zero = np.zeros((problem.W, 2 * problem.m))
-            candidates = (("fit", fitted), ("config", configured))
-            costs = {k: evaluate(v, zero).cost for k, v in candidates}
-            start = min(costs, key=lambda k: costs[k] if np.isfinite(costs[k]) else np.inf)
-            x = fitted if start == "fit" else configured
+            start, x, costs = _start(problem, evaluate, fit, lower, upper)
             x_start = x
         stage = _stage(problem, evaluate, x, lower, upper, max_evaluations, progress)
         x = stage.solution.x
         known = {
-            (s, a): (problem.angles0[w] + stage.solution.offsets[w, : problem.m],
-                     problem.rates0[w] + stage.solution.offsets[w, problem.m :])
+            (s, a): (
+                problem.angles0[w] + stage.solution.offsets[w, : problem.m],
+                problem.rates0[w] + stage.solution.offsets[w, problem.m :],
+            )
             for w, (s, a) in enumerate(zip(problem.segment_of, problem.starts, strict=True))
-        }  # fmt: skip
+        }
         stages.append(stage)
-    first, last = stages[0], stages[-1]
-    solution, problem = last.solution, last.problem
     if len(stages) == 1:  # the first stage's windows, from the fit's states: already evaluated
-        cost_fit = float(costs["fit"])
+        cost_fit = costs["fit"]
     else:  # the last stage's windows started from the fit's own states, not an earlier stage's
         fresh = WindowProblem(fit, recordings, h, window_seconds[-1])
+        fitted = np.clip(fit.values, lower, upper)
         cost_fit = float(_evaluator(fresh)(fitted, np.zeros((fresh.W, 2 * fresh.m))).cost)
+    run = {
+        "start": start,
+        "x_start": x_start,
+        "cost_fit": cost_fit,
+        "known": known,
+        "h": h,
+        "lower": lower,
+        "upper": upper,
+        "windows": window_seconds,
+        "clock": clock,
+    }
+    return _refinement(fit, recordings, stages, run)
+
+
+def _refinement(fit, recordings: list, stages: list, run: dict) -> Refinement:  # noqa: ANN001
+    """The :class:`Refinement` of the stages run by :func:`refine`."""
+    names, lower, upper = list(fit.names), run["lower"], run["upper"]
+    first, last = stages[0], stages[-1]
+    solution, problem = last.solution, last.problem
     variance = 2.0 * solution.cost / max(last.n_res - last.n_unknowns, 1)
     try:
         covariance = solution.normal.covariance_x() * variance
     except np.linalg.LinAlgError:
         covariance = np.full((len(names), len(names)), np.nan)
-    first_states = []
-    for s in range(len(recordings)):
-        if (s, 0) in known:
-            first_states.append(problem.state(*known[s, 0]))
-        else:
-            first_states.append((fit.states.q[s][0], fit.states.v[s][0]))
-    # the solver projects onto a bound exactly (np.clip)
-    inside = (lower < solution.x) & (solution.x < upper)
-    at_bound = [n for n, ok in zip(names, inside, strict=True) if not ok]
+    known = run["known"]
+    first_states = [
+        problem.state(*known[s, 0]) if (s, 0) in known else (fit.states.q[s][0], fit.states.v[s][0])
+        for s in range(len(recordings))
+    ]
+    inside = (lower < solution.x) & (solution.x < upper)  # the solver projects onto a bound
     std = parameter_std(solution.normal, solution.cost, last.n_res, last.n_unknowns)
     std[~inside] = np.nan  # a parameter held at its bound has no spread: not a measurement
     fit_std = np.asarray(fit.std, float)
-    reason = rejection(names, solution.x, std, fit_std, float(solution.cost), cost_fit)
+    reason = rejection(names, solution.x, std, fit_std, float(solution.cost), run["cost_fit"])
+    stops = [st.solution.status for st in stages]
     return Refinement(
         names=names,
-        start_values=x_start,
-        start=start,
+        start_values=run["x_start"],
+        start=run["start"],
         values=solution.x.copy(),
         std=std,
         covariance=covariance,
@@ -378,35 +257,39 @@ def refine(
         rms_start=_joint_rms(first.problem, first.start_r),
         rms=_joint_rms(problem, solution.residual),
         windows=problem.W,
-        window_seconds=[float(v) for v in window_seconds],
+        window_seconds=[float(v) for v in run["windows"]],
         samples=last.n_res,
         evaluations=sum(st.solution.nfev for st in stages),
         jacobians=sum(st.solution.njev for st in stages),
-        status=stages_status([st.solution.status for st in stages]),
+        status=stages_status(stops),
         message="; ".join(st.solution.message for st in stages),
-        seconds=time.perf_counter() - clock,
-        h=h,
+        seconds=time.perf_counter() - run["clock"],
+        h=run["h"],
         first_states=first_states,
         segments=problem.segments,
-        at_bound=at_bound,
+        at_bound=[n for n, ok in zip(names, inside, strict=True) if not ok],
         fit_values=np.asarray(fit.values, float).copy(),
         fit_std=fit_std.copy(),
         used=reason is None,
         not_used_because=reason or "",
-        cost_fit=cost_fit,
+        cost_fit=run["cost_fit"],
+        stops=stops,
+        noise={j: float(fit.noise[j]["std"]) for j in fit.model.joint_names},
+        lower=lower,
+        upper=upper,
     )
 
 
-def stages_status(codes: Sequence[int]) -> str:
-    """The refinement's status from its stages' solver codes (:mod:`physid.numerics.condensed_lm`:
-    positive converged, 0 the evaluation budget, -1 no step from the start decreased the cost):
-    "converged", "no step decreased the cost" (the start is where it stopped, not a budget
-    that ran out) or "budget"."""
-    if all(code > 0 for code in codes):
-        return "converged"
-    if any(code == -1 for code in codes):
-        return "no step decreased the cost"
-    return "budget"
+def stages_status(stops: Sequence[int]) -> Status:
+    """The refinement's status from its stages' solver codes
+    (:mod:`physid.numerics.condensed_lm`: positive converged, 0 the evaluation budget, -1 no
+    step from the start decreased the cost): ``ok`` when every stage converged, ``stalled``
+    when a stage could not leave its start, else ``not_converged`` (a budget ran out)."""
+    if all(code > 0 for code in stops):
+        return Status.OK
+    if any(code == -1 for code in stops):
+        return Status.STALLED
+    return Status.NOT_CONVERGED
 
 
 def rejection(
@@ -534,26 +417,109 @@ def _joint_rms(problem: WindowProblem, r: np.ndarray) -> dict[str, float]:
     return out
 
 
-def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit in and out)
-    """``fit`` carrying the refinement's parameters (values, std, covariance, the model) and
-    the refinement itself (the equation-error values in ``refinement.fit_values``); the fit's
-    states are unchanged and its notes are marked as the equation-error stage's; one more note
-    (a warning) names each parameter the refinement left at a bound. How the simulation error
-    moved is the report's line (:func:`summary`), not a warning."""
-    import dataclasses
+def _as_stage(finding: Finding) -> Finding:
+    """An equation-error finding about the parameters, kept as context (``info``) once the
+    refinement's values replace them."""
+    return dataclasses.replace(
+        finding, severity=Severity.INFO, message=f"equation-error stage: {finding.message}"
+    )
 
-    if not refinement.used:  # far worse than its start: the equation-error values stay
-        note = (
-            f"output-error refinement not used: {refinement.not_used_because}; the "
-            "equation-error values are kept (result.json 'refinement' has the refined ones)"
+
+#: The equation-error findings that speak of the parameters' values (stale once refined).
+_VALUE_CODES = {
+    c.code
+    for c in (
+        codes.COLLAPSED_BODY,
+        codes.IMPLAUSIBLE,
+        codes.SHRUNK,
+        codes.AT_BOUND,
+        codes.NOT_IDENTIFIABLE,
+    )
+}
+
+
+#: A joint whose refined windows miss its samples by more than this many times its noise (MB307).
+MISFIT_RATIO = 2.0
+
+
+def _misfit(refinement: Refinement) -> list[Finding]:
+    """``MB307`` naming the joints whose windowed RMS error exceeds :data:`MISFIT_RATIO` times
+    their noise (the refinement's residuals are the errors divided by the noise)."""
+    ratios = {j: refinement.rms[j] / s for j, s in refinement.noise.items() if s > 0}
+    off = {j: r for j, r in ratios.items() if r > MISFIT_RATIO}
+    if not off:
+        return []
+    listed = ", ".join(f"{j} {1e3 * refinement.rms[j]:.3g} mrad ({r:.3g}x)" for j, r in off.items())
+    return [
+        codes.MISFIT(
+            f"the refined model misses the samples over its windows by {listed} the noise at "
+            f"h = {refinement.h:g} s: a bias the std do not describe",
+            numbers={f"{j}_x_noise": r for j, r in off.items()} | {"h_s": refinement.h},
+            names=list(off),
         )
-        return dataclasses.replace(fit, refinement=refinement, notes=[*fit.notes, note])
-    model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
-    notes = [
-        f"{n} = {v:.4g} ended at a bound of the output-error refinement: not a measurement"
-        for n, v in zip(refinement.names, refinement.values, strict=True)
-        if n in refinement.at_bound
     ]
+
+
+def refinement_findings(refinement: Refinement) -> list[Finding]:
+    """``MB301`` (or ``MB302`` when not used) with the costs and per-joint simulation errors
+    before and after, and ``MB303`` per parameter the refinement left at a bound."""
+    numbers = {
+        "cost_start": refinement.cost_start,
+        "cost": refinement.cost,
+        "evaluations": refinement.evaluations,
+    }
+    for joint in refinement.rms:
+        numbers[f"{joint}_rms_start_rad"] = refinement.rms_start[joint]
+        numbers[f"{joint}_rms_rad"] = refinement.rms[joint]
+    if not refinement.used:
+        return [
+            codes.REFINEMENT_NOT_USED(
+                f"output-error refinement not used: {refinement.not_used_because}; the "
+                "equation-error values are kept",
+                numbers=numbers,
+                names=refinement.names,
+            )
+        ]
+    out = [codes.REFINED(summary(refinement), numbers=numbers, names=refinement.names)]
+    if refinement.start == "config":
+        out.append(
+            codes.UNPHYSICAL_REFINEMENT_START(
+                "the refinement started from the config's values (the equation-error values "
+                f"simulated the windows at cost {refinement.cost_fit:.4g}, the config's at "
+                f"{refinement.cost_start:.4g})",
+                numbers={"cost_fit": refinement.cost_fit, "cost_config": refinement.cost_start},
+            )
+        )
+    out += _misfit(refinement)
+    for name, value in zip(refinement.names, refinement.values, strict=True):
+        if name in refinement.at_bound:
+            out.append(
+                codes.REFINEMENT_AT_BOUND(
+                    f"{name} = {value:.4g} ended at a bound of the output-error refinement: not a "
+                    "measurement",
+                    numbers={"value": float(value)},
+                    names=(name,),
+                )
+            )
+    return out
+
+
+def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit in and out)
+    """``fit`` carrying the refinement (and, when used, its parameters: values, std,
+    covariance, the model, the status); the fit's states are unchanged. The equation-error
+    findings about the parameters' values become context (``info``, marked as that stage's)
+    when the refinement's values replace them. The status is the refinement's, ``at_bound``
+    when a body ends at the lower end of its box."""
+    found = refinement_findings(refinement)
+    if not refinement.used:  # far worse than its start: the equation-error values stay
+        return dataclasses.replace(fit, refinement=refinement, findings=(*fit.findings, *found))
+    model = fit.model.with_values(dict(zip(refinement.names, refinement.values, strict=True)))
+    lower = refinement.lower if refinement.lower is not None else np.zeros(len(fit.names))
+    down = collapsed(fit.names, refinement.values, fit.initial_values, lower)
+    status = refinement.status
+    if status is Status.OK and down:
+        status = Status.AT_BOUND
+    earlier = tuple(_as_stage(f) if f.code in _VALUE_CODES else f for f in fit.findings)
     return dataclasses.replace(
         fit,
         values=refinement.values.copy(),
@@ -561,8 +527,11 @@ def refined(fit, refinement: Refinement):  # noqa: ANN001, ANN201 (MultibodyFit 
         covariance=refinement.covariance.copy(),
         model=model,
         refinement=refinement,
-        notes=[*(f"equation-error stage: {n}" for n in fit.notes), *notes],
+        findings=(*earlier, *found),
         at_bound=list(refinement.at_bound),
+        collapsed=down,
+        status=status,
+        message=refinement.message,
     )
 
 
@@ -572,9 +541,8 @@ def summary(refinement: Refinement) -> str:
     used = "" if refinement.used else "not used, "
     return (
         f"output-error refinement ({used}{refinement.status}, {refinement.evaluations} "
-        "simulations of "
-        f"{refinement.windows} window(s) in the last stage, {refinement.seconds:.0f} s): "
-        "simulation error over the windows per joint, first stage's start -> last stage's end: "
+        f"simulations of {refinement.windows} window(s) in the last stage): simulation error "
+        "over the windows per joint, first stage's start -> last stage's end: "
         + ", ".join(
             f"{n} {1e3 * refinement.rms_start[n]:.3g} -> {1e3 * refinement.rms[n]:.3g} mrad"
             for n in refinement.rms

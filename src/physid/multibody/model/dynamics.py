@@ -1,6 +1,6 @@
 """CasADi expressions of one SPOOK step: mass matrix, forces, hinge constraints and their
 multipliers (paper A eqs. 2.3, 2.8-2.11, 2.17-2.18, Appendix F), shared by the simulator
-(:mod:`physid.multibody.simulate`) and the estimator's inverse dynamics (eqs. 3.7-3.8).
+(:mod:`physid.multibody.step.simulate`) and the estimator's inverse dynamics (eqs. 3.7-3.8).
 
 Per hinge the holonomic rows are ``g = [x_P - x_C; n_P.u_C; n_P.w_C]`` (F.1) and the free-axis
 row ``D v = n_P.(w_C - w_P)`` carries viscous friction (F.2), the motor (F.3) and dry friction
@@ -15,13 +15,13 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from physid.multibody.kinematics import (
+from physid.multibody.model.kinematics import (
     first_order_exp,
     perturbed_quaternions,
     quat_matrix,
     quat_mul,
 )
-from physid.multibody.model import MultibodyModel
+from physid.multibody.model.spec import MultibodyModel
 
 
 def _rodrigues(axis: np.ndarray, angle: ca.SX) -> ca.SX:

@@ -18,6 +18,47 @@ import numpy as np
 from physid.impacts.lcp import lemke
 
 
+def _unilateral_block(
+    C: np.ndarray,
+    sc: np.ndarray,
+    ac: np.ndarray,
+    Dd: np.ndarray,
+    mu: np.ndarray,
+    st: np.ndarray,
+    constant: np.ndarray | None,
+    relax: np.ndarray | None,
+    dry: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows ``B``, the regularisation ``K`` and the right-hand side ``b_B`` of the dry
+    hinges' LCP block (eqs. 2.24-2.25 in the Stewart-Trinkle box form, F.4): the holonomic rows
+    as pairs ``g >= 0``, ``-g >= 0``, the friction rows ``+-D`` and the slack rows
+    ``r mu (l+ + l-) + h tau_c - l_t+ - l_t- >= 0``."""
+    nc, nd, nv = C.shape[0], Dd.shape[0], C.shape[1]
+    Bv = np.vstack([C, -C, Dd, -Dd, np.zeros((nd, nv))])
+    nb = Bv.shape[0]
+    K = np.zeros((nb, nb))
+    K[:nc, :nc] = np.diag(sc)
+    K[nc : 2 * nc, nc : 2 * nc] = np.diag(sc)
+    E = np.eye(nd)
+    t0, s0 = 2 * nc, 2 * nc + 2 * nd
+    K[t0 : t0 + nd, t0 : t0 + nd] = np.diag(st)
+    K[t0 + nd : s0, t0 + nd : s0] = np.diag(st)
+    K[t0 : t0 + nd, s0:] = E
+    K[t0 + nd : s0, s0:] = E
+    U = np.zeros((nd, nc))
+    for j in range(nd):
+        U[j, 5 * j : 5 * j + 5] = mu[j]
+    K[s0:, :nc] = U
+    K[s0:, nc : 2 * nc] = U
+    K[s0:, t0 : t0 + nd] = -E
+    K[s0:, t0 + nd : s0] = -E
+    # slack rows: the constant h tau_c enters the right-hand side
+    extra = np.zeros(nd) if constant is None else -np.asarray(constant, float)[dry]
+    # friction rows: +-(D v_{k+1} - upsilon_t D v_k) + Sigma_t l_t + sigma >= 0 (friction_row)
+    target = np.zeros(nd) if relax is None else np.asarray(relax, float)[dry]
+    return Bv, K, np.concatenate([ac, -ac, target, -target, extra])
+
+
 def solve_velocity(
     M: np.ndarray,
     p: np.ndarray,
@@ -49,38 +90,31 @@ def solve_velocity(
     if constant_only and dry.sum() <= BOX_MAX_HINGES:
         target = np.zeros(dry.sum()) if relax is None else np.asarray(relax, float)[dry]
         v1, lam = box_friction_velocity(
-            M[None], p[None], G[None], sigma[None], a[None], D[dry][None],
-            np.asarray(constant, float)[dry][None], sigma_t[dry][None], target[None],
-        )  # fmt: skip
+            M[None],
+            p[None],
+            G[None],
+            sigma[None],
+            a[None],
+            D[dry][None],
+            np.asarray(constant, float)[dry][None],
+            sigma_t[dry][None],
+            target[None],
+        )
         return v1[0], lam[0], True
     free = ~rows_dry
     Af, sf, af = G[free], sigma[free], a[free]
-    C, sc, ac = G[rows_dry], sigma[rows_dry], a[rows_dry]
-    Dd, mu, st = D[dry], bound[dry], sigma_t[dry]
-    nc, nd, nv = C.shape[0], Dd.shape[0], M.shape[0]
-    Bv = np.vstack([C, -C, Dd, -Dd, np.zeros((nd, nv))])
-    nb = Bv.shape[0]
-    K = np.zeros((nb, nb))
-    K[:nc, :nc] = np.diag(sc)
-    K[nc : 2 * nc, nc : 2 * nc] = np.diag(sc)
-    E = np.eye(nd)
-    t0, s0 = 2 * nc, 2 * nc + 2 * nd
-    K[t0 : t0 + nd, t0 : t0 + nd] = np.diag(st)
-    K[t0 + nd : s0, t0 + nd : s0] = np.diag(st)
-    K[t0 : t0 + nd, s0:] = E
-    K[t0 + nd : s0, s0:] = E
-    U = np.zeros((nd, nc))
-    for j in range(nd):
-        U[j, 5 * j : 5 * j + 5] = mu[j]
-    K[s0:, :nc] = U
-    K[s0:, nc : 2 * nc] = U
-    K[s0:, t0 : t0 + nd] = -E
-    K[s0:, t0 + nd : s0] = -E
-    # slack rows: r mu (l+ + l-) + h tau_c - l_t+ - l_t- >= 0 (the constant enters q)
-    extra = np.zeros(nd) if constant is None else -np.asarray(constant, float)[dry]
-    # friction rows: +-(D v_{k+1} - upsilon_t D v_k) + Sigma_t l_t + sigma >= 0 (friction_row)
-    target = np.zeros(nd) if relax is None else np.asarray(relax, float)[dry]
-    b_B = np.concatenate([ac, -ac, target, -target, extra])
+    Bv, K, b_B = _unilateral_block(
+        G[rows_dry],
+        sigma[rows_dry],
+        a[rows_dry],
+        D[dry],
+        bound[dry],
+        sigma_t[dry],
+        constant,
+        relax,
+        dry,
+    )
+    nc = int(rows_dry.sum())
     Mi = np.linalg.inv(M)
     Mi_p = Mi @ p
     S_BB = Bv @ Mi @ Bv.T + K

@@ -64,7 +64,7 @@ HINGE_DEFAULTS = {
 
 
 @dataclass(frozen=True)
-class Body:
+class RigidBodySpec:
     """A rigid body: named by the joint that moves it; pose of its frame at the URDF zero."""
 
     name: str
@@ -99,7 +99,7 @@ class MultibodyModel:
     """Bodies, hinges, nominal gravity, the Pinocchio model (for joint-space kinematics) and the
     named parameter vector with its estimated subset and box bounds."""
 
-    bodies: list[Body]
+    bodies: list[RigidBodySpec]
     hinges: list[Hinge]
     gravity: np.ndarray
     pin_model: object

@@ -16,20 +16,20 @@ import casadi as ca
 import numpy as np
 
 from physid.errors import InputError
-from physid.multibody.assembly import Buffered
-from physid.multibody.dynamics import hinge_vectors, step_expressions
-from physid.multibody.kinematics import (
+from physid.multibody.model.buffered import Buffered
+from physid.multibody.model.dynamics import hinge_vectors, step_expressions
+from physid.multibody.model.kinematics import (
     np_box_plus,
     np_box_plus_rows,
     np_quat_from_matrices,
     np_quat_from_matrix,
 )
-from physid.multibody.mlcp import BOX_MAX_HINGES, box_friction_velocity, solve_velocity
-from physid.multibody.model import MultibodyModel
+from physid.multibody.model.spec import MultibodyModel
+from physid.multibody.step.mlcp import BOX_MAX_HINGES, box_friction_velocity, solve_velocity
 
 
 @dataclass(frozen=True)
-class Simulation:
+class MultibodySimulation:
     """A simulated trajectory: maximal coordinates, joint angles/rates and the control used."""
 
     t: np.ndarray  # (N,)
@@ -104,7 +104,7 @@ class Stepper:
 
     def terms(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> list[np.ndarray]:
         """``[M_eff, p, G, Sigma, a, D, r mu, Sigma_t, h tau_c, upsilon_t D v_k, g]`` of eq. 2.26
-        at step ``k`` (``upsilon_t``: :func:`physid.multibody.dynamics.friction_row`)."""
+        at step ``k`` (``upsilon_t``: :func:`physid.multibody.model.dynamics.friction_row`)."""
         batch = self.terms_batch(q[None], v[None], np.asarray(u, float)[None], self.chi[None])
         return [block[0] for block in batch]
 
@@ -131,7 +131,7 @@ class Stepper:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One step of ``B`` independent trajectories, each with its own parameters ``chi``
         (B, p): ``(q_{k+1}, v_{k+1}, ok)``. Steps whose dry hinges carry a constant Coulomb
-        torque only go through :func:`physid.multibody.mlcp.box_friction_velocity` together;
+        torque only go through :func:`physid.multibody.step.mlcp.box_friction_velocity` together;
         the others one by one through Lemke (:meth:`step`'s solver)."""
         M, p, G, sig, a, D, bound, sig_t, constant, relax, _ = self.terms_batch(q, v, u, chi)
         dry = self.dry
@@ -141,14 +141,30 @@ class Stepper:
         v1 = np.empty_like(v)
         if box.any():
             v1[box], _ = box_friction_velocity(
-                M[box], p[box], G[box], sig[box], a[box], D[box][:, dry],
-                constant[box][:, dry], sig_t[box][:, dry], relax[box][:, dry],
-            )  # fmt: skip
+                M[box],
+                p[box],
+                G[box],
+                sig[box],
+                a[box],
+                D[box][:, dry],
+                constant[box][:, dry],
+                sig_t[box][:, dry],
+                relax[box][:, dry],
+            )
         for i in np.flatnonzero(~box):
             v1[i], _, ok[i] = solve_velocity(
-                M[i], p[i], G[i], sig[i], a[i], D[i], bound[i], sig_t[i], dry, constant[i],
+                M[i],
+                p[i],
+                G[i],
+                sig[i],
+                a[i],
+                D[i],
+                bound[i],
+                sig_t[i],
+                dry,
+                constant[i],
                 relax[i],
-            )  # fmt: skip
+            )
         return np_box_plus_rows(q, self.h * v1), v1, ok
 
     def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple:
@@ -178,7 +194,7 @@ def state_from_joints(
     ``model.pin_model`` to reuse over many calls."""
     import pinocchio as pin
 
-    from physid.multibody.build import pin_configuration
+    from physid.multibody.model.build import pin_configuration
 
     pm = model.pin_model
     data = pm.createData() if data is None else data
@@ -232,10 +248,10 @@ def simulate(
     u: np.ndarray | None = None,
     chi: np.ndarray | None = None,
     controller: Callable[[int, np.ndarray, np.ndarray], np.ndarray | None] | None = None,
-) -> Simulation:
+) -> MultibodySimulation:
     """``n_steps`` SPOOK steps from ``(q0, v0)``; ``u`` is (n_steps, m) control per hinge.
     ``controller(k, q_k, v_k)``, if given, returns the control row of step ``k`` (or None to
-    keep ``u[k]``); the control used is recorded in ``Simulation.u``."""
+    keep ``u[k]``); the control used is recorded in ``MultibodySimulation.u``."""
     m = len(model.hinges)
     u = np.zeros((n_steps, m)) if u is None else np.array(u, float).reshape(n_steps, m)
     stepper = Stepper(model, h, chi)
@@ -253,7 +269,7 @@ def simulate(
     q_arr, v_arr = np.array(qs), np.array(vs)
     angles, rates = stepper.joint_states(q_arr, v_arr)
     violation.append(float(np.abs(stepper.terms(q_arr[-1], v_arr[-1], u[-1])[-1]).max()))
-    return Simulation(
+    return MultibodySimulation(
         t=h * np.arange(n_steps + 1),
         q=q_arr,
         v=v_arr,

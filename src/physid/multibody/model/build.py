@@ -10,16 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import ConfigError, InputError
 from physid.files.io import config_errors_name, config_number, config_section, read_yaml
-from physid.multibody.model import (
+from physid.multibody.model.spec import (
     BODY_SLOTS,
     GLOBAL_SLOTS,
     HINGE_DEFAULTS,
     HINGE_SLOTS,
-    Body,
     Hinge,
     MultibodyModel,
+    RigidBodySpec,
 )
 
 CONFIG_KEYS = {"gravity", "tilt", "defaults", "joints", "bodies", "estimate", "bounds", "noise"}
@@ -83,7 +83,7 @@ def _vector(value: Any, size: int, where: str, slot: str) -> list[float]:
     """A YAML list of ``size`` numbers in the range of ``slot``; anything else (a nested list,
     a mapping, text) is an InputError naming ``where`` before NumPy sees it."""
     if not isinstance(value, list | tuple) or len(value) != size:
-        raise InputError(f"config {where}: expected a list of {size} numbers, got {value!r}")
+        raise ConfigError(f"config {where}: expected a list of {size} numbers, got {value!r}")
     return [_number(v, f"{where}[{k}]", slot) for k, v in enumerate(value)]
 
 
@@ -91,7 +91,7 @@ def _names(value: Any, where: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"config {where}: expected a list of parameter names, got {value!r}")
+        raise ConfigError(f"config {where}: expected a list of parameter names, got {value!r}")
     return list(value)
 
 
@@ -116,7 +116,9 @@ def default_names(joint: str, axis: np.ndarray) -> list[str]:
     return [f"{joint}.I{c}{c}", f"{joint}.viscous", f"{joint}.coulomb"]
 
 
-def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyModel:
+def _read_urdf(urdf: Path) -> tuple:
+    """The Pinocchio model of ``urdf`` (URDF only, revolute joints only) and its data at the
+    neutral configuration (kinematics and joint Jacobians computed)."""
     import pinocchio as pin
 
     from physid.robot.mjcf import is_mjcf
@@ -129,13 +131,11 @@ def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyMod
             "simulated into 'constraint violated' where its URDF did not): give the robot's URDF",
             source=str(urdf),
         )
-    cfg = config_section(raw, CONFIG_KEYS, "(top level)")
     pm = load_robot_file(urdf)
     data = pm.createData()
     q0 = pin.neutral(pm)
     pin.forwardKinematics(pm, data, q0)
     pin.computeJointJacobians(pm, data, q0)
-    bodies, hinges, names, values, q_slot = [], [], [], [], []
     for i in range(1, pm.njoints):
         joint, jname = pm.joints[i], pm.names[i]
         if joint.nv != 1 or not joint.shortname().startswith("JointModelR"):
@@ -143,86 +143,117 @@ def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyMod
                 f"joint '{jname}' is {joint.shortname()}; only revolute joints are supported",
                 source=str(urdf),
             )
-        inertia = pm.inertias[i]
-        if inertia.mass <= 0:
-            raise InputError(f"body of joint '{jname}' has mass {inertia.mass}", source=str(urdf))
+        if pm.inertias[i].mass <= 0:
+            raise InputError(
+                f"body of joint '{jname}' has mass {pm.inertias[i].mass}", source=str(urdf)
+            )
+    return pm, data
+
+
+def _bodies(pm: Any, data: Any) -> tuple[list[RigidBodySpec], list[str], list[float]]:
+    """Every moving body (named by its joint) at the URDF zero, and its inertial parameters."""
+    bodies, names, values = [], [], []
+    for i in range(1, pm.njoints):
+        jname, inertia = pm.names[i], pm.inertias[i]
         R = data.oMi[i].rotation.copy()
-        r = data.oMi[i].act(inertia.lever)
-        bodies.append(Body(jname, r, R))
-        inertia_c = inertia.inertia
-        body_values = [inertia.mass, *np.diag(inertia_c), inertia_c[0, 1], inertia_c[0, 2]]
-        body_values.append(inertia_c[1, 2])
+        bodies.append(RigidBodySpec(jname, data.oMi[i].act(inertia.lever), R))
+        c = inertia.inertia
         names += [f"{jname}.{slot}" for slot in BODY_SLOTS]
-        values += list(map(float, body_values))
-        q_slot.append(pm.idx_qs[i])
+        values += [float(v) for v in (inertia.mass, *np.diag(c), c[0, 1], c[0, 2], c[1, 2])]
+    return bodies, names, values
+
+
+def _hinge(pm: Any, data: Any, i: int, bodies: list, slots: dict, estimate: list) -> Hinge:
+    """The frictional hinge of joint ``i`` (Appendix F): anchors and axes in the bodies' frames,
+    whether it has a motor and dry friction (``slots``: its config values)."""
+    jname, parent = pm.names[i], pm.parents[i]
+    axis = _hinge_axis(pm, data, i)
+    child = bodies[i - 1]
+    origin = data.oMi[i].translation
+    perp = _perpendicular_pair(axis)
+    world_ref = child.R0 @ perp[0]
+    if parent == 0:
+        p_parent, axis_parent, ref_parent = origin.copy(), child.R0 @ axis, world_ref
+    else:
+        pb = bodies[parent - 1]
+        p_parent = pb.R0.T @ (origin - pb.r0)
+        axis_parent, ref_parent = pb.R0.T @ child.R0 @ axis, pb.R0.T @ world_ref
+    wants = {f"{jname}.{s}" for s in ("gain", "shaft_inertia")} & set(estimate)
+    motor = slots["gain"] != 0.0 or slots["shaft_inertia"] > 0.0 or bool(wants)
+    dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta", "coulomb")}
+    dry = any(slots[k] > 0.0 for k in ("dry", "stribeck_delta", "coulomb"))
+    dry |= bool(dry_names & set(estimate))
+    return Hinge(
+        jname,
+        parent - 1,
+        i - 1,
+        p_parent,
+        child.R0.T @ (origin - child.r0),
+        axis_parent,
+        perp,
+        ref_parent,
+        perp[0].copy(),
+        motor,
+        dry,
+    )
+
+
+def _hinge_axis(pm: Any, data: Any, i: int) -> np.ndarray:
+    import pinocchio as pin
+
+    jac = np.asarray(pin.getJointJacobian(pm, data, i, pin.ReferenceFrame.LOCAL)).reshape(6, -1)
+    axis = jac[3:, pm.idx_vs[i]]
+    return axis / np.linalg.norm(axis)
+
+
+def _config_values(cfg: dict, model: MultibodyModel, pm: Any) -> None:
+    """The config's body overrides, noise and bounds into ``model``."""
+    names = model.names
+    body_cfg = config_section(cfg.get("bodies"), set(pm.names[1:]), "bodies")
+    for jname, overrides in body_cfg.items():
+        for slot, value in config_section(overrides, set(BODY_SLOTS), f"bodies.{jname}").items():
+            model.values[names.index(f"{jname}.{slot}")] = _number(value, f"bodies.{jname}.{slot}")
+    for jname, value in config_section(cfg.get("noise"), set(pm.names[1:]), "noise").items():
+        model.noise[jname] = _number(value, f"noise.{jname}", "noise")
+    bounds = config_section(cfg.get("bounds"), set(names), "bounds")
+    for name, pair in bounds.items():
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise ConfigError(f"config bounds.{name}: expected [lower, upper]")
+        lo, hi = (-np.inf if v is None else _number(v, f"bounds.{name}", "bound") for v in pair)
+        if pair[1] is not None and pair[0] is not None and not lo <= hi:
+            raise ConfigError(f"config bounds.{name}: lower {lo:g} is above upper {hi:g}")
+        model.lower[name], model.upper[name] = lo, (np.inf if pair[1] is None else hi)
+
+
+def _build(urdf: Path, raw: Any, default_estimate: bool = False) -> MultibodyModel:
+    cfg = config_section(raw, CONFIG_KEYS, "(top level)")
+    pm, data = _read_urdf(urdf)
+    bodies, names, values = _bodies(pm, data)
     joints_cfg = config_section(cfg.get("joints"), set(pm.names[1:]), "joints")
     defaults = dict(HINGE_DEFAULTS)
     for key, value in config_section(cfg.get("defaults"), set(HINGE_SLOTS), "defaults").items():
         defaults[key] = _number(value, f"defaults.{key}")
     estimate = _names(cfg.get("estimate"), "estimate")
     auto = default_estimate and not estimate
+    hinges = []
     for i in range(1, pm.njoints):
-        jname, parent = pm.names[i], pm.parents[i]
-        jac = np.asarray(pin.getJointJacobian(pm, data, i, pin.ReferenceFrame.LOCAL)).reshape(6, -1)
-        axis = jac[3:, pm.idx_vs[i]]
-        axis = axis / np.linalg.norm(axis)
+        jname = pm.names[i]
         if auto:
-            estimate += default_names(jname, axis)
-        child = bodies[i - 1]
-        origin = data.oMi[i].translation
-        perp = _perpendicular_pair(axis)
-        world_ref = child.R0 @ perp[0]
-        if parent == 0:
-            p_parent, axis_parent, ref_parent = origin.copy(), child.R0 @ axis, world_ref
-        else:
-            pb = bodies[parent - 1]
-            p_parent = pb.R0.T @ (origin - pb.r0)
-            axis_parent, ref_parent = pb.R0.T @ child.R0 @ axis, pb.R0.T @ world_ref
+            estimate += default_names(jname, _hinge_axis(pm, data, i))
         own = config_section(joints_cfg.get(jname), set(HINGE_SLOTS), f"joints.{jname}")
         slots = {**defaults, **{k: _number(v, f"joints.{jname}.{k}") for k, v in own.items()}}
-        wants = {f"{jname}.{s}" for s in ("gain", "shaft_inertia")} & set(estimate)
-        motor = slots["gain"] != 0.0 or slots["shaft_inertia"] > 0.0 or bool(wants)
-        dry_names = {f"{jname}.{s}" for s in ("dry", "stribeck_delta", "coulomb")}
-        dry = any(slots[k] > 0.0 for k in ("dry", "stribeck_delta", "coulomb"))
-        dry |= bool(dry_names & set(estimate))
-        hinges.append(
-            Hinge(
-                jname,
-                parent - 1,
-                i - 1,
-                p_parent,
-                child.R0.T @ (origin - child.r0),
-                axis_parent,
-                perp,
-                ref_parent,
-                perp[0].copy(),
-                motor,
-                dry,
-            )
-        )
+        hinges.append(_hinge(pm, data, i, bodies, slots, estimate))
         names += [f"{jname}.{slot}" for slot in HINGE_SLOTS]
         values += [slots[slot] for slot in HINGE_SLOTS]
     names += list(GLOBAL_SLOTS)
     values += _vector(cfg.get("tilt", [0.0, 0.0]), 2, "tilt", "tilt")
-    body_cfg = config_section(cfg.get("bodies"), set(pm.names[1:]), "bodies")
-    for jname, overrides in body_cfg.items():
-        for slot, value in config_section(overrides, set(BODY_SLOTS), f"bodies.{jname}").items():
-            values[names.index(f"{jname}.{slot}")] = _number(value, f"bodies.{jname}.{slot}")
     gravity = np.array(pm.gravity.linear, dtype=float)
     if cfg.get("gravity") is not None:
         gravity = np.array(_vector(cfg["gravity"], 3, "gravity", "gravity"))
+    q_slot = [pm.idx_qs[i] for i in range(1, pm.njoints)]
     model = MultibodyModel(bodies, hinges, gravity, pm, names, np.array(values), q_slot=q_slot)
     for name in estimate:
         model.index(name)
     model.estimate, model.estimate_default = estimate, auto
-    for jname, value in config_section(cfg.get("noise"), set(pm.names[1:]), "noise").items():
-        model.noise[jname] = _number(value, f"noise.{jname}", "noise")
-    bounds = config_section(cfg.get("bounds"), set(names), "bounds")
-    for name, pair in bounds.items():
-        if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise InputError(f"config bounds.{name}: expected [lower, upper]")
-        lo, hi = (-np.inf if v is None else _number(v, f"bounds.{name}", "bound") for v in pair)
-        if pair[1] is not None and pair[0] is not None and not lo <= hi:
-            raise InputError(f"config bounds.{name}: lower {lo:g} is above upper {hi:g}")
-        model.lower[name], model.upper[name] = lo, (np.inf if pair[1] is None else hi)
+    _config_values(cfg, model, pm)
     return model

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from physid.multibody.normal import spd_solver, upper_band
+from physid.multibody.estimate.normal import spd_solver, upper_band
 
 
 @dataclass(frozen=True)

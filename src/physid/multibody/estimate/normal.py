@@ -129,9 +129,11 @@ class NormalEquations:
         self.band = None if self.ab is None else self.ab.shape[0] - 1
 
     def quadratic(self, dx: np.ndarray) -> float:
-        """``dx^T H dx = ||J dx||^2``."""
-        Jdx = self.J @ dx
-        return float(Jdx @ Jdx)
+        """``dx^T H dx = ||J dx||^2`` (inf, not a warning, for a step that overflows)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Jdx = self.J @ dx
+            value = float(Jdx @ Jdx)
+        return value if np.isfinite(value) else np.inf
 
     def _state_solver(self, alpha: float) -> Callable[[np.ndarray], np.ndarray]:
         damp = alpha * self.scale[: self.n_state]

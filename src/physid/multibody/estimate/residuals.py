@@ -12,11 +12,11 @@ with the multipliers solved explicitly from the given velocity (eqs. 2.30-2.31):
 ``l_f = clip(-(D v_{k+1} - upsilon_t D v_k) / Sigma_t, -B, B)`` with
 ``B = r mu_{k+1} sum|l_h| + h tau_c`` (F.4 with the Stribeck coefficient of eq. 4.1, plus a
 constant Coulomb torque ``tau_c``; ``upsilon_t`` = 0 unless the hinge has a
-``friction_damping``, :func:`physid.multibody.dynamics.friction_row`): the solution of the
+``friction_damping``, :func:`physid.multibody.model.dynamics.friction_row`): the solution of the
 one-row complementarity problem, whose derivative is the active-set rule of Appendix D.1
 (CasADi differentiates ``fmin``/``fmax`` that way; undefined only on the switching surface).
 Observation residuals are the wrapped angle
-errors times their weight (``R^-1 = diag(w^2)``, :mod:`physid.multibody.observe`), the
+errors times their weight (``R^-1 = diag(w^2)``, :mod:`physid.multibody.estimate.observe`), the
 initial-state residuals eqs. 3.16-3.17 times ``M`` (``M/h`` for the configuration). All impulse
 residuals are weighted by ``sqrt(kappa)`` (``Omega^-1 = kappa I``).
 """
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from physid.multibody.dynamics import dry_masks, hinge_vectors, step_expressions
-from physid.multibody.kinematics import box_minus, perturbed_quaternions
-from physid.multibody.model import MultibodyModel
+from physid.multibody.model.dynamics import dry_masks, hinge_vectors, step_expressions
+from physid.multibody.model.kinematics import box_minus, perturbed_quaternions
+from physid.multibody.model.spec import MultibodyModel
 
 
 @dataclass
@@ -75,7 +75,7 @@ def build_residuals(
     model: MultibodyModel, h: float, names: list[str], kappa: float, compile: bool = False
 ) -> ResidualFunctions:
     """Residual functions for the estimated parameters ``names`` (paper A eqs. 3.7-3.8);
-    ``compile``: the per-step functions as cached C code (:mod:`physid.multibody.compiled`).
+    ``compile``: the per-step functions as cached C code (:mod:`.compiled`).
     Built functions are kept in memory per model structure (the last 16)."""
     key = _structure_key(model, float(h), list(names), float(kappa), bool(compile))
     if key not in _CACHE:
@@ -144,7 +144,7 @@ def _build(
     init_jac = ca.Function("init_jac", [q0, v0, p, fixed], init_subs)
     functions, notes = [dyn, dyn_jac, obs, obs_jac], []
     if compile:  # the per-step functions; init_jac runs once per evaluation and is large
-        from physid.multibody.compiled import compiled
+        from physid.multibody.estimate.compiled import compiled
 
         done = [compiled(f) for f in functions]
         functions = [f for f, _ in done]

@@ -16,8 +16,8 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import table_csv_text
-from physid.multibody.model import MultibodyModel
-from physid.multibody.simulate import Simulation
+from physid.multibody.model.spec import MultibodyModel
+from physid.multibody.step.simulate import MultibodySimulation
 from physid.recordings.trajectory import _check_magnitude, read_table
 
 
@@ -70,7 +70,7 @@ def hold(t: np.ndarray, u: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray
 
 
 def trajectory_columns(
-    model: MultibodyModel, sim: Simulation, t0: float = 0.0, every: int = 1
+    model: MultibodyModel, sim: MultibodySimulation, t0: float = 0.0, every: int = 1
 ) -> dict[str, np.ndarray]:
     """The contract columns of ``sim`` (every ``every``-th sample)."""
     columns = {"t": t0 + sim.t[::every]}
@@ -84,5 +84,7 @@ def trajectory_columns(
     return columns
 
 
-def trajectory_csv_text(model: MultibodyModel, sim: Simulation, t0: float, every: int) -> str:
+def trajectory_csv_text(
+    model: MultibodyModel, sim: MultibodySimulation, t0: float, every: int
+) -> str:
     return table_csv_text(trajectory_columns(model, sim, t0, every), fmt="%.12g")

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physid.multibody.assembly import CsrGather, SegmentEvaluator
-from physid.multibody.kinematics import np_box_plus_rows
-from physid.multibody.model import MultibodyModel
-from physid.multibody.residuals import build_residuals
+from physid.multibody.estimate.assembly import CsrGather, SegmentEvaluator
+from physid.multibody.estimate.residuals import build_residuals
+from physid.multibody.model.kinematics import np_box_plus_rows
+from physid.multibody.model.spec import MultibodyModel
 
 
 @dataclass
 class Segment:
     """One recording at step h: angles and control per step, and the weight of each angle's
     residual (0 at steps without a measured sample, ``sigma_ref / sigma_j`` at the others:
-    :mod:`physid.multibody.observe`; default 1 everywhere)."""
+    :mod:`physid.multibody.estimate.observe`; default 1 everywhere)."""
 
     y: np.ndarray  # (n, m)
     u: np.ndarray  # (n, m)
