@@ -52,10 +52,29 @@ def payload(
     mass: float | None = None,
     config: PathLike | None = None,
 ) -> Outcome:
-    """Estimate the 10 inertial parameters of a payload on ``link`` of a robot identified
-    without it (``physid payload``): ``data`` are recordings with the payload, ``unloaded``
-    optional ones without it, ``mass`` a known mass [kg]. ``save(out)`` writes payload.json;
-    ``raw`` is the :class:`physid.offline.loads.payload.PayloadResult`."""
+    """Estimate the 10 inertial parameters of a payload on a robot identified without it
+    (``physid payload``).
+
+    Args:
+        urdf: The robot file (URDF or MJCF), without the payload.
+        params: The robot's ``params.json``, identified without the payload.
+        data: Recordings with the payload attached: files or :class:`~physid.Recording`
+            objects, or a list.
+        link: The link the payload is attached to.
+        unloaded: Recordings without the payload, as ``data`` (the same motion gives a
+            sample-by-sample difference; None: the robot's model alone).
+        mass: The payload's known mass [kg] (None: estimated).
+        config: The identify config used for the robot (YAML path; transmission, drive
+            gains, filter).
+
+    Returns:
+        The payload's mass, centre of mass and inertia in the link frame with their standard
+        deviations (``parameters``), its status and findings; ``save(out)`` writes
+        payload.json; ``raw`` is the :class:`physid.offline.loads.payload.PayloadResult`.
+
+    Raises:
+        InputError: Bad input, or no physically consistent payload (nothing written).
+    """
     from physid.files.io import write_json_atomic
     from physid.workflows import run_payload
 
@@ -95,9 +114,19 @@ def payload(
 def export_model(
     params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None
 ) -> Outcome:
-    """Write the robot of ``urdf`` with the parameters of ``params`` as URDF or MJCF to ``out``
-    (``physid export``; format from ``fmt`` or the suffix). The result's ``message`` and
-    ``notes`` list what the format cannot hold; ``to_dict()`` names the file and the notes."""
+    """Write the robot with its identified parameters as URDF or MJCF (``physid export``).
+
+    Args:
+        params: The ``params.json`` of the identification.
+        urdf: The robot file it was identified on (URDF or MJCF; an MJCF is edited in place of
+            its inertials and joint terms, comments and the rest kept).
+        out: The file to write (atomically).
+        fmt: ``"urdf"`` or ``"mjcf"`` (None: from the suffix of ``out``).
+
+    Returns:
+        The status of the identification exported, and findings for what the format cannot
+        hold (``notes`` too); ``to_dict()`` names the file.
+    """
     from physid.export import format_for, write_export
 
     def write(path: Path) -> None:
