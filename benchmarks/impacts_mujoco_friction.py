@@ -59,8 +59,7 @@ import time
 import numpy as np
 
 from physid.errors import InputError
-from physid.impacts import Ellipse, IdentifyOptions, Line, identify
-from physid.impacts.pooled import identify_throws
+from physid.impacts import Ellipse, IdentifyOptions, Line, identify, identify_throws
 from physid.impacts.snapshot_fit import fit_snapshots
 from physid.impacts.snapshots import Snapshots
 from physid.sim.impacts_mujoco import (

@@ -139,33 +139,38 @@ def test_trajectory_without_contact_says_unidentifiable(tmp_path: Path) -> None:
         str(out),
     )
     # written, status unidentifiable: exit code 3, as every written result whose status is not ok
-    assert result.exit_code == 3 and "not identified" in result.output
+    assert result.exit_code == 3, result.output
+    assert result.output.startswith("status: unidentifiable - the poses are explained by free")
+    assert "error IM101: the poses are explained by free flight" in result.output
     payload = json.loads((out / "result.json").read_text())
     assert payload["identifiable"] is False and payload["inertia_ratio"] is None
-    assert payload["status"].startswith("unidentifiable: the poses are explained by free flight")
+    assert payload["status"] == "unidentifiable"
+    assert [f["code"] for f in payload["findings"]] == ["IM101"]
 
 
 def test_identify_stopped_by_its_budget_exits_3(tmp_path: Path, monkeypatch) -> None:
-    """A fit cut short by its budget ("not converged: stopped by ...", its best iterate) was
-    written with exit code 0 (a 180-s time budget with --gravity 0,0); now 3, as oe and simfit.
-    The budget is made 3 IPOPT iterations here so that the test is fast."""
-    import importlib
-
+    """A fit cut short by its budget (its best iterate) is written with status not_converged,
+    the finding IM106 and exit code 3, as oe and simfit. The budget is made 3 IPOPT iterations
+    here so that the test is fast."""
     from physid.budget import Budget
-
-    # the module, not the function physid.impacts re-exports under its name
-    identify_module = importlib.import_module("physid.impacts.identify")
+    from physid.impacts.identify import options
 
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
-    monkeypatch.setattr(identify_module, "default_budget", lambda _n: Budget(1e9, 3))
+    monkeypatch.setattr(options, "default_budget", lambda _n, _throws=1: Budget(1e9, 3))
     result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
                   "--out", str(out))  # fmt: skip
     assert result.exit_code == 3, result.output
-    assert "status: not converged: stopped by the iteration budget of 3" in result.output
-    assert json.loads((out / "result.json").read_text())["status"].startswith("not converged")
+    assert "status: not_converged - stopped by the iteration budget of 3" in result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["status"] == "not_converged" and payload["solver"]["stopped_by_budget"] == (
+        "iterations"
+    )
+    spent = payload["findings"][0]  # the most severe first
+    assert spent["code"] == "IM106" and spent["numbers"]["iteration_budget"] == 3
+    assert spent["severity"] == "error" and "IM109" not in {f["code"] for f in payload["findings"]}
     text = " ".join(_run("identify", "--help").output.split())
-    assert "3 written, but the status is not ok: not converged" in text
+    assert "3 written, but the status is not ok: not_converged" in text
 
 
 def _write_csv(path: Path, rows: list[str]) -> Path:

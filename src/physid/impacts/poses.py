@@ -17,7 +17,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import read_text_file, table_csv_text
-from physid.impacts.results import IdentificationResult, SimulationResult
+from physid.impacts.results import ImpactsIdentification, SimulationResult
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
 MAX_STRIDE = 1e9  # simulation steps per camera frame
@@ -141,7 +141,7 @@ def pose_file_body(path: str | Path) -> str | None:
     return labels[0] if labels else None
 
 
-def trajectory_csv_text(result: IdentificationResult) -> str:
+def trajectory_csv_text(result: ImpactsIdentification) -> str:
     """The reconstructed fine-grid trajectory with the impulses acting over [t, t + h] [N·s].
 
     Columns ``t,x,y,theta,vx,vy,omega,cn_<i>,ct_<i>`` for every contact candidate i (1-based,
