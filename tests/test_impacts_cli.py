@@ -158,8 +158,17 @@ def test_identify_stopped_by_its_budget_exits_3(tmp_path: Path, monkeypatch) -> 
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
     monkeypatch.setattr(options, "default_budget", lambda _n, _throws=1: Budget(1e9, 3))
-    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
-                  "--out", str(out))  # fmt: skip
+    result = _run(
+        "identify",
+        "--data",
+        str(data),
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 3, result.output
     assert "status: not_converged - stopped by the iteration budget of 3" in result.output
     payload = json.loads((out / "result.json").read_text())
@@ -251,3 +260,35 @@ def test_help_texts_name_units() -> None:
         text = " ".join(_run(command, "--help").output.split())
         missing = [unit for unit in units if unit not in text]
         assert not missing, f"{command} --help lacks {missing}"
+
+
+def test_the_api_takes_typed_values_as_the_command_line_takes_text(tmp_path: Path) -> None:
+    """impacts_simulate with an Ellipse, a Line and arrays writes the same poses as with the
+    command line's text; typed values are checked as the text is (one error naming the
+    option); impacts_identify names a pose file's unknown columns in an info finding (IM004)."""
+    import physid
+    from physid.errors import InputError
+    from physid.impacts import Ellipse, Line
+
+    throw = {"mu": 0.4, "restitution": 0.2, "duration": 0.1, "fps": 60, "noise": 1e-3}
+    text = physid.impacts_simulate(SHAPE, "line:0,0", "0,0.1,-0.785", "3,-5,0", **throw)
+    typed = physid.impacts_simulate(
+        Ellipse(0.05, 0.025), [Line(0.0, 0.0)], np.array([0, 0.1, -0.785]), (3, -5, 0), **throw
+    )
+    pairs = physid.impacts_simulate(
+        (0.05, 0.025), (0.0, 0.0), [0, 0.1, -0.785], [3, -5, 0], **throw
+    )
+    for other in (typed, pairs):
+        np.testing.assert_array_equal(other.raw[1], text.raw[1])
+    with pytest.raises(InputError, match="--shape: .*semi-axes must be positive"):
+        physid.impacts_simulate((0.05, -1.0), "line:0,0", [0, 0.1, 0], [0, 0, 0], **throw)
+    with pytest.raises(InputError, match="--surface: .* must be finite"):
+        physid.impacts_simulate(SHAPE, (0.0, float("nan")), [0, 0.1, 0], [0, 0, 0], **throw)
+    data = tmp_path / "flight.csv"
+    t = np.arange(12) / 60
+    rows = [f"{ti},{0.5 * ti},{1 + 2 * ti - 4.905 * ti**2},{3 * ti},7" for ti in t]
+    data.write_text("t,x,y,theta,z\n" + "\n".join(rows) + "\n")
+    fit = physid.impacts_identify(data, SHAPE, "line:0,0", gravity=(0.0, -9.81))
+    assert fit.status == "unidentifiable" and fit.findings[0].code == "IM101"
+    (unknown,) = [f for f in fit.findings if f.code == "IM004"]
+    assert unknown.severity == "info" and unknown.names == (str(data), "z")

@@ -151,10 +151,11 @@ SIGN_CONVENTION = define(
     "another sign convention of the contact geometry fits clearly more impacts",
     "With some parts of the contact Jacobian rows jn = (n, GQ x n), jt = (t, GQ x t) negated "
     "(another tool's convention for the tangent, the angular column or the normal), clearly "
-    "more impacts are ones a rigid body could produce (McNemar's test on the impacts that "
-    "pass under one convention only, at 3 standard deviations). The finding names the parts "
-    "and gives J/m and mu under that convention; the estimates reported are those of the data "
-    "as given.",
+    "more impacts are consistent: they pass the rigid-body checks and the impact law fitted "
+    "under that convention misses them by less than the outlier bound (McNemar's test on the "
+    "impacts consistent under one convention only, at 3 standard deviations). The finding "
+    "names the columns to negate and gives J/m and mu under that convention; the estimates "
+    "reported are those of the data as given.",
     "Negate the named columns in the file (or fix the exporter's convention) and run again.",
 )
 PARAMETER_AT_BOUND = define(

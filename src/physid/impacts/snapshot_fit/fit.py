@@ -164,8 +164,7 @@ def _summary(sol, v_pre: np.ndarray, nb: np.ndarray, tb: np.ndarray, r_hi: float
     inlier = norms < OUTLIER_SIGMAS * math.sqrt(3.0) * max(robust_sigma, 1.0)
     rows = np.repeat(inlier, 3)
     s2 = float(np.sum(res[inlier] ** 2)) / max(2 * int(inlier.sum()) - 2, 1)
-    with np.errstate(invalid="ignore"):  # a rank-deficient JᵀJ: pinv, no warning
-        cov = s2 * np.linalg.pinv(jac[rows].T @ jac[rows])
+    cov = s2 * np.linalg.pinv(jac[rows].T @ jac[rows])
     x = sol.x
     r_hat, mu_hat = float(x[0] * r_hi), float(x[1])
     _, impulses, sliding = impact_response(v_pre, nb, tb, r_hat, mu_hat, x[2:])
@@ -229,6 +228,8 @@ def fit_snapshots(
         alt = Estimates.of(other, prepared.settings)
         judged.findings.insert(0, convention_finding(comparison, alt, n, snaps.jacobian))
         judged.status = Status.SUSPECT
+        judged.message = "another sign convention of the contact geometry fits clearly more "
+        judged.message += "impacts (IM201); as given: "
     flags = _flags(snaps, given, prepared.settings, law, idx)
     judged.findings += flag_findings(flags, n)
     diagnostics = _diagnostics(prepared, law, checks, comparison)
@@ -382,7 +383,7 @@ def _result(
         used=used,
         flags=flags,
         status=judged.status,
-        message=estimates.line(int(idx.size), n),
+        message=judged.message + estimates.line(int(idx.size), n),
         findings=tuple(judged.findings),
         diagnostics=diagnostics,
         at_bound=judged.at_bound,

@@ -89,11 +89,13 @@ class Estimates:
 
 @dataclass
 class Judged:
-    """A fit's status, its findings and the names of the estimates at a bound."""
+    """A fit's status, its findings, the names of the estimates at a bound and what its message
+    says before the estimates."""
 
     status: Status
     findings: list[Finding] = field(default_factory=list)
     at_bound: tuple[str, ...] = ()
+    message: str = ""
 
 
 def verdict(estimates: Estimates, used: int) -> Judged:
@@ -109,10 +111,11 @@ def verdict(estimates: Estimates, used: int) -> Judged:
     elif near and far:
         judged.status = Status.AT_BOUND
     pinned = judged.status is Status.AT_BOUND and not ran
-    for name, message, numbers in near:
-        severity = Severity.ERROR if pinned else None
-        finding = codes.PARAMETER_AT_BOUND(message, numbers=numbers, names=(name,))
-        judged.findings.append(finding if severity is None else _with(finding, severity))
+    severity = Severity.ERROR if pinned else None  # the bound, not the impacts, set it
+    judged.findings += [
+        codes.PARAMETER_AT_BOUND(message, numbers=numbers, names=(name,), severity=severity)
+        for name, message, numbers in near
+    ]
     judged.at_bound = (*(("inertia_ratio",) if ran else ()), *(name for name, _, _ in near))
     if far:
         judged.findings.append(
@@ -134,10 +137,6 @@ def verdict(estimates: Estimates, used: int) -> Judged:
             )
         )
     return judged
-
-
-def _with(finding: Finding, severity: Severity) -> Finding:
-    return Finding(finding.code, severity, finding.message, finding.numbers, finding.names)
 
 
 def _ran_to_bound(estimates: Estimates) -> Finding:
