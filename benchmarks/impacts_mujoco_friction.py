@@ -50,20 +50,24 @@ arm). MuJoCo's effective sliding friction is 1–2 % below its nominal μ.
 nearly flat (stiff setting), 1 mm noise, comes to rest and rocks; no impact slides visibly, and
 the fit's own μ̂ is where the price on μ balances friction impulses that follow the position
 noise at rest. Printed: the fit's μ̂ and the reported lower bound (the least μ whose fit stays
-within χ² 2.71 of the best). RESULTS (this machine, about 60 s; MuJoCo μ 0.35, effective 0.346):
+within χ² 2.71 of the best). RESULTS (this machine, 43 s of CPU; MuJoCo μ 0.35, effective 0.346):
 
 ========  =====  ===========  ==================  ==========
 duration  noise  J/m error    fitted μ̂ (before)   lower bound
 ========  =====  ===========  ==================  ==========
-0.30 s    107    +2.8 %       0.446               0.342
+0.30 s    1      +2.2 %       0.442               0.346
+0.30 s    2      −7.0 %       0.438               0.356
 0.25 s    1      +5.3 %       0.419               0.334
 0.25 s    2      −9.0 %       0.466               0.371
 0.20 s    1      +19.7 %      0.389               0.274
 0.20 s    2      −4.0 %       0.418               0.300
 ========  =====  ===========  ==================  ==========
 
+The fitted μ̂ (what was reported) is 0.07–0.12 above MuJoCo's; the bound is within 0.025 of it
+in five cases, 0.072 below it (a valid, loose bound) on the shortest window.
+
 Usage: ``python benchmarks/impacts_mujoco_friction.py [--settings stiff,medium,soft,default]
-[--singles] [--rest]`` (without ``--singles``: about 180 s; ``--rest`` alone: about 60 s).
+[--singles] [--rest]`` (without ``--singles``: about 180 s; ``--rest`` alone: about 60 s of CPU).
 """
 
 from __future__ import annotations
