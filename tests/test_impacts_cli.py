@@ -292,3 +292,21 @@ def test_the_api_takes_typed_values_as_the_command_line_takes_text(tmp_path: Pat
     assert fit.status == "unidentifiable" and fit.findings[0].code == "IM101"
     (unknown,) = [f for f in fit.findings if f.code == "IM004"]
     assert unknown.severity == "info" and unknown.names == (str(data), "z")
+
+
+def test_a_non_finite_value_of_a_trajectory_is_an_empty_cell() -> None:
+    """trajectory.csv wrote repr(nan) for a value a failed IPOPT solve left non-finite; no
+    output of physid holds nan: the cell is empty, the others are the numbers written."""
+    from dataclasses import replace
+
+    from physid.impacts import Ellipse, Line, identify
+    from physid.impacts.poses import trajectory_csv_text
+
+    t = np.arange(12) / 60
+    q = np.column_stack([0.5 * t, 1 + 2 * t - 4.905 * t**2, 3 * t])
+    flight = identify(Ellipse(0.05, 0.025), [Line(0.0, 0.0)], t, q)  # free flight: no NLP
+    broken = flight.q.copy()
+    broken[1, 0] = np.nan
+    rows = trajectory_csv_text(replace(flight, q=broken)).splitlines()
+    assert "nan" not in "\n".join(rows).lower()
+    assert rows[2].split(",")[1] == "" and float(rows[2].split(",")[2]) == broken[1, 1]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from physid.findings import Finding, as_dicts
+from physid.impacts.poses import csv_number
 from physid.impacts.snapshots import Snapshots
 from physid.status import Status
 
@@ -82,13 +82,6 @@ class SnapshotResult:
         }
 
 
-def _cell(value: float) -> str:
-    """A number's CSV cell: its shortest exact form, or empty when it is not finite (an impact
-    left out of the fit has no restitution, impulse or residual)."""
-    value = float(value)
-    return repr(value) if math.isfinite(value) else ""
-
-
 def impacts_csv_text(result: SnapshotResult, snaps: Snapshots) -> str:
     """Per impact: label, used, sliding, ε, impulses c_n, c_t [N·s], residual norm [σ_v], the
     code and reason of its flag. Impacts left out of the fit have empty sliding, ε, impulse and
@@ -102,10 +95,10 @@ def impacts_csv_text(result: SnapshotResult, snaps: Snapshots) -> str:
             f'"{label}"',
             str(used).lower(),
             str(bool(result.sliding[i])).lower() if used else "",
-            _cell(result.restitution[i]),
-            _cell(result.impulses[i, 0]),
-            _cell(result.impulses[i, 1]),
-            _cell(np.linalg.norm(result.residual[i])),
+            csv_number(result.restitution[i]),
+            csv_number(result.impulses[i, 0]),
+            csv_number(result.impulses[i, 1]),
+            csv_number(np.linalg.norm(result.residual[i])),
             flag.code if flag else "",
             '"' + (flag.reason.replace('"', "'") if flag else "") + '"',
         ]
