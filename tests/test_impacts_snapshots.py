@@ -358,3 +358,16 @@ def test_impacts_left_out_have_empty_cells_not_nan(tmp_path: Path) -> None:
                        "code", "flag"]  # fmt: skip
     assert rows[1][1:8] == ["false", "", "", "", "", "", "IM211"] and "pulls" in rows[1][8]
     assert all(np.isfinite([float(c) for c in row[3:7]]).all() for row in rows[2:])
+
+
+def test_a_contact_point_given_from_the_contact_to_the_centre_names_px_py(tmp_path: Path) -> None:
+    """px, py given as QG (the centre of mass relative to the contact point) in a px,py,nx,ny
+    file: the finding names those columns; J/m under it is the truth's."""
+    snaps = _noisy(_simulated(n_throws=12))
+    data = tmp_path / "qg.csv"
+    data.write_text(snapshots_csv_text(replace(snaps, arm=-snaps.arm)))
+    res = fit_snapshots(read_snapshots_csv(data))
+    (convention,) = [f for f in res.findings if f.code == "IM201"]
+    assert res.status == "suspect" and convention.names == ("px", "py")
+    assert convention.numbers["inertia_ratio_m2"] == pytest.approx(RATIO, rel=0.03)
+    assert convention.numbers["friction"] == pytest.approx(MU, abs=0.01)
