@@ -73,7 +73,7 @@ class IdentifyOptions:
 ITERATIONS_PER_THROW, ITERATIONS_PER_STEP = 4000, 10
 #: The wall-clock safety stop: at least this long [s], and this many times what the iteration
 #: budget takes at :data:`SECONDS_PER_STEP_ITERATION` (an IPOPT iteration costs about 47 µs per
-#: fine step on a loaded 2-core box: 939 iterations of 360 steps in 16 s).
+#: fine step on a loaded 2-core box: 1,003 iterations of 360 steps in 17 s).
 SAFETY_SECONDS, SAFETY_FACTOR, SECONDS_PER_STEP_ITERATION = 600.0, 10.0, 5e-5
 
 
@@ -81,8 +81,8 @@ def default_budget(n_steps: int, throws: int = 1) -> Budget:
     """The budget of a fit on ``n_steps`` fine steps of ``throws`` throws: 4,000 IPOPT
     iterations per throw + 10 per step. The iterations are what decide: they separate a valid
     throw from an impossible one (60 fps, 0.2 s, 187 steps: 600 iterations; the 240 fps example
-    of examples/impacts, 360 steps: 939; a recording without a usable throw, a constant pose or
-    positions in mm: 12k-18k before any budget), and count the same on any machine. The wall
+    of examples/impacts, 360 steps: about 1,000; a recording without a usable throw, a constant
+    pose or positions in mm: 12k-18k before any budget), and count the same on any machine. The wall
     clock is a safety stop only, :data:`SAFETY_FACTOR` times what those iterations take (at
     least :data:`SAFETY_SECONDS`): a machine would have to be ten times slower than a loaded
     2-core box for it to end a solve, which is then ``time_limit``."""
