@@ -47,11 +47,12 @@ def test_impacts_identify_stops_at_its_time_budget_with_a_status():
 
     shape, lines, t, q = _mm_poses()
     result = identify(shape, lines, t, q, options=IdentifyOptions(time_budget_s=2.0))
-    assert result.status.startswith("not converged: stopped by the time budget of 2 s")
+    assert result.status == "time_limit" and "safety stop of 2 s" in result.message
     assert not result.identifiable and math.isnan(result.inertia_ratio)
     assert "estimates_not_identified" in result.diagnostics
     capped = identify(shape, lines, t, q, options=IdentifyOptions(iteration_budget=50))
-    assert "iteration budget of 50" in capped.status and capped.iterations <= 60
+    assert capped.status == "not_converged" and "iteration budget of 50" in capped.message
+    assert capped.iterations <= 60
 
 
 def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():

@@ -18,31 +18,19 @@ wins.
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import replace
 
 import numpy as np
 
 from physid.errors import InputError
 from physid.impacts.geometry import Line, Shape, candidate_pairs
-from physid.impacts.identify import (
-    IdentifyOptions,
-    _better,
-    _check_motion,
-    _grid,
-    _multistart,
-    default_budget,
-    finish,
-    identify,
-    initial_trajectory,
-    make_nlp,
-    noise_levels,
-    start_record,
-    validate_poses,
-)
-from physid.impacts.pooled_start import stitched_start
-from physid.impacts.results import IdentificationResult
+from physid.impacts.identify.data import grid, warm_starts
+from physid.impacts.identify.nlp import make_nlp
+from physid.impacts.identify.options import IdentifyOptions, budget_of
+from physid.impacts.identify.pooled_start import stitched_start
+from physid.impacts.identify.single import check_throw, identify
+from physid.impacts.identify.solves import Search, fit_limit
+from physid.impacts.results import ImpactsIdentification
 
 #: A pooled fit of more throws than this is refused (each adds its whole trajectory to the NLP).
 MAX_THROWS = 50
@@ -78,7 +66,7 @@ def identify_throws(
     sources: list[str] | None = None,
     mass: float = 1.0,
     options: IdentifyOptions | None = None,
-) -> IdentificationResult:
+) -> ImpactsIdentification:
     """Pooled J/m [m²] and μ from several throws (each: times (n,) [s], poses (n, 3)).
 
     Every throw is validated like a single one (errors name its source, row and column). One throw
@@ -90,23 +78,10 @@ def identify_throws(
         raise InputError("no throws given", source="data")
     if len(throws) > MAX_THROWS:
         raise InputError(f"{len(throws)} throws, at most {MAX_THROWS} can be pooled", source="data")
-    if not (mass > 0 and math.isfinite(mass)):
-        raise InputError(f"mass = {mass!r} must be a positive number", source="mass")
-    if not lines:
-        raise InputError("at least one surface line is needed", source="surfaces")
-    sig_p, sig_a = noise_levels(opts, shape)
     clean = []
     for (t, q), source in zip(throws, sources, strict=True):
         t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
-        validate_poses(
-            shape,
-            lines,
-            t,
-            q,
-            source=source,
-            penetration_tol=5.0 * (sig_p + shape.max_radius * sig_a),
-        )
-        _check_motion(q, sig_p, sig_a, source)
+        sig_p, sig_a = check_throw(shape, lines, t, q, mass, opts, source)
         clean.append((t, q))
     t_meas, q_meas, first, offsets = stack_throws(clean)
     quick = replace(opts, profile_step=0.0, retry_inertia_ratios=())
@@ -114,33 +89,37 @@ def identify_throws(
         identify(shape, lines, t, q, mass=mass, options=quick, source=source)
         for (t, q), source in zip(clean, sources, strict=True)
     ]
-    ns, h, t_fine = _grid(t_meas, opts.max_substep, ", ".join(sources))
+    ns, h, t_fine = grid(t_meas, opts.max_substep, ", ".join(sources))
     idle = np.zeros(h.size, dtype=bool)
     breaks = []
     for f in first[1:]:  # the frame interval before each throw's first frame: free flight
         idle[ns * (f - 1) : ns * f] = True
         breaks.append(ns * (f - 1))
-    budget = default_budget(h.size)  # the union of the throws: the sum of their budgets
-    budget.seconds += (len(clean) - 1) * default_budget(0).seconds
-    budget.iterations += (len(clean) - 1) * default_budget(0).iterations
-    budget.seconds = opts.time_budget_s or budget.seconds
-    budget.iterations = opts.iteration_budget or budget.iterations
-    start = time.perf_counter()
+    budget = budget_of(opts, h.size, throws=len(clean))  # the sum of the throws' budgets
     weights = np.array([sig_p, sig_p, sig_a]) ** -2.0
-    gravity = opts.gravity_vector
     pairs = candidate_pairs(shape, lines)
     nlp = make_nlp(
         shape, lines, pairs, h, ns, q_meas, weights, opts, budget, breaks=tuple(breaks), idle=idle
     )
+    trajectories = warm_starts(
+        opts.warm_starts, shape, lines, t_meas, q_meas, t_fine, ns, opts.gravity_vector
+    )
+    search = Search(nlp, trajectories, opts, budget)
+    best = _pooled_best(search, shape, lines, singles, first, ns, t_fine, t_meas.size)
+    data = dict(mass=mass, ns=ns, t_fine=t_fine, t_meas=t_meas, q_meas=q_meas, sigma_angle=sig_a)
+    result = search.finish(best, shape, lines, data)
+    per_throw = _per_throw(result, sources, first, offsets, weights, ns)
+    diagnostics = dict(
+        result.diagnostics, throws=per_throw, gravity_m_s2=opts.gravity_vector.tolist()
+    )
+    return replace(result, diagnostics=diagnostics)
+
+
+def _pooled_best(search, shape, lines, singles, first, ns, t_fine, n_frames):  # noqa: ANN001, ANN202
+    """The stitched start first (median J/m and μ of the throws' own fits); the generic warm
+    starts when it does not converge or fit to the noise level; the retry when still poor."""
+    nlp, opts = search.nlp, search.opts
     r_init = opts.inertia_ratio_init if opts.inertia_ratio_init is not None else 0.5 * nlp.r_scale
-    trajectories = {
-        kind: initial_trajectory(kind, shape, lines, t_meas, q_meas, t_fine, ns, gravity)
-        for kind in opts.warm_starts
-    }
-    starts: list[dict] = []
-    tick = lambda: None  # noqa: E731
-    n_frames = t_meas.size
-    fit_limit = 3 * n_frames + 3 * math.sqrt(6 * n_frames)
     fitted = [r for r in singles if r.identifiable]
     r0 = float(np.median([r.inertia_ratio for r in fitted])) if fitted else r_init
     mu0 = float(np.median([r.friction for r in fitted])) if fitted else opts.mu_init
@@ -148,39 +127,23 @@ def identify_throws(
     best = None
     if x0 is not None:
         outcome, multipliers = nlp.solve(x0, (1e-2, 1.0))
-        starts.append(start_record(nlp, outcome, "stitched", r0, (1e-2, 1.0)))
+        search.record(outcome, "stitched", r0, (1e-2, 1.0))
         best = (outcome, multipliers)
-    if best is None or not best[0].success or nlp.fit_value(best[0].x) > fit_limit:
-        generic = _multistart(nlp, trajectories, [r_init], opts, starts, tick)
-        best = generic if best is None or _better(generic[0], best[0]) else best
-    if opts.retry_inertia_ratios and nlp.fit_value(best[0].x) > fit_limit:
-        retry = _multistart(
-            nlp,
-            trajectories,
-            [f * nlp.r_scale for f in opts.retry_inertia_ratios],
-            opts,
-            starts,
-            tick,
-        )
-        best = retry if _better(retry[0], best[0]) else best
-    result = finish(
-        nlp,
-        best,
-        starts,
-        opts,
-        budget,
-        tick,
-        shape,
-        lines,
-        mass=mass,
-        ns=ns,
-        t_fine=t_fine,
-        t_meas=t_meas,
-        q_meas=q_meas,
-        sigma_angle=sig_a,
-        started=start,
-    )
-    ends = [*first[1:], n_frames]
+    if best is None or not best[0].success or nlp.fit_value(best[0].x) > fit_limit(n_frames):
+        best = search.multistart([r_init], best)
+    return search.retry_if_poor(best, n_frames)
+
+
+def _per_throw(
+    result: ImpactsIdentification,
+    sources: list[str],
+    first: list[int],
+    offsets: list[float],
+    weights: np.ndarray,
+    ns: int,
+) -> list[dict]:
+    """Each throw's source, frames, time offset on the pooled axis, initial state and χ²."""
+    ends = [*first[1:], result.t_meas.size]
     per_throw = []
     for k, (f, e) in enumerate(zip(first, ends, strict=True)):
         chi = result.fit_residual[f:e] * np.sqrt(weights)
@@ -194,5 +157,4 @@ def identify_throws(
                 "fit_chi2": float(np.sum(chi**2)),
             }
         )
-    diagnostics = dict(result.diagnostics, throws=per_throw, gravity_m_s2=gravity.tolist())
-    return replace(result, diagnostics=diagnostics)
+    return per_throw

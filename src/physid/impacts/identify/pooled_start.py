@@ -13,15 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from physid.impacts.geometry import Line, Shape, contact_frames, grasp_matrices
-from physid.impacts.identify_nlp import IdentificationNlp
-from physid.impacts.results import IdentificationResult
+from physid.impacts.identify.nlp import IdentificationNlp
+from physid.impacts.results import ImpactsIdentification
 
 
 def stitched_start(
     nlp: IdentificationNlp,
     shape: Shape,
     lines: list[Line],
-    singles: list[IdentificationResult],
+    singles: list[ImpactsIdentification],
     first: list[int],
     ns: int,
     t_fine: np.ndarray,

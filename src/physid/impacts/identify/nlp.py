@@ -36,6 +36,7 @@ from physid.impacts.geometry import (
     gap_and_arm,
     grasp_matrices,
 )
+from physid.impacts.identify.options import IdentifyOptions
 
 
 def _interval_function(
@@ -117,6 +118,71 @@ class SolveOutcome:
     status: str
 
 
+def _problem(
+    shape: Shape,
+    lines: list[Line],
+    pairs: list[tuple[int, int]],
+    h: np.ndarray,
+    ns: int,
+    q_meas: np.ndarray,
+    fit_weights: np.ndarray,
+    gravity: np.ndarray,
+    r_scale: float,
+    penalty: str,
+) -> tuple[Any, Any, Any, tuple[Any, Any], Any]:
+    """The symbols of eq. (27): decision vector x, constraints g (eqs. 16–17, the slacks'
+    definitions and the last gap), the fit χᵀW_χχ (eqs. 24–25), the weighted products of
+    eq. (26) with their weight parameter w, and μ."""
+    N, nc = h.size, len(pairs)
+    Q, V = cs.SX.sym("q", 3, N + 1), cs.SX.sym("v", 3, N + 1)
+    CN, CT, LAM = cs.SX.sym("cn", nc, N), cs.SX.sym("ct", 2 * nc, N), cs.SX.sym("lam", nc, N)
+    S = cs.SX.sym("s", 4 * nc, N)
+    r_s, mu = cs.SX.sym("r_s"), cs.SX.sym("mu")
+    interval = _interval_function(shape, lines, pairs, gravity).map(N, "serial")
+    eqs, p_slip, p_cone, p_gap = interval(
+        Q[:, :-1], Q[:, 1:], V[:, :-1], V[:, 1:], CN, CT, LAM, S, cs.DM(h).T, r_s * r_scale, mu
+    )
+    last_gap = cs.vertcat(*[gap_and_arm(shape, lines[j], f, Q[:, N])[0] for j, f in pairs])
+    chi = Q[:, ::ns] - cs.DM(q_meas.T)  # eq. (25): fine index n_s·i ↔ camera frame i
+    fit = cs.sum2(cs.sum1(cs.DM(fit_weights) * chi**2))
+    w = cs.SX.sym("w", 2)  # (weight_slip, weight_gap) × the continuation factor
+    if penalty == "l1":
+        comp = w[0] * cs.sum2(cs.sum1(p_slip + p_cone)) + w[1] * cs.sum2(cs.sum1(p_gap))
+    else:
+        friction = cs.vertcat(cs.vec(p_slip), cs.vec(p_cone))
+        comp = w[0] * cs.sumsqr(friction) + w[1] * cs.sumsqr(p_gap)
+    x = cs.vertcat(cs.vec(Q), cs.vec(V), cs.vec(CN), cs.vec(CT), cs.vec(LAM), cs.vec(S), r_s, mu)
+    return x, cs.vertcat(cs.vec(eqs), last_gap), fit, (comp, w), mu
+
+
+def _bounds(
+    layout: Layout, mu_max: float, breaks: tuple[int, ...], idle: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """lbg, ubg, lbx, ubx: equalities (dropped on the ``breaks``), gaps ≥ 0 at the end;
+    impulses, multipliers and slacks ≥ 0 (impulses 0 and slacks free on ``idle`` intervals),
+    r/ρ² ∈ [1e-4, 1], μ ∈ [0, μ_max]."""
+    N, nc = layout.N, layout.nc
+    n_eq = (6 + 4 * nc) * N
+    lbg, ubg = np.zeros(n_eq + nc), np.r_[np.zeros(n_eq), np.full(nc, np.inf)]
+    for k in breaks:
+        rows = slice(k * (6 + 4 * nc), k * (6 + 4 * nc) + 6)
+        lbg[rows], ubg[rows] = -np.inf, np.inf
+    n_free = 6 * (N + 1)
+    lbx = np.r_[np.full(n_free, -np.inf), np.zeros(8 * nc * N), 1e-4, 0.0]
+    ubx = np.r_[np.full(n_free + 8 * nc * N, np.inf), 1.0, mu_max]
+    if idle is not None and np.any(idle):
+        o = n_free
+        for width in (nc, 2 * nc, nc):  # impulses c̄_n, c̄_t and λ: zero where idle
+            block = np.zeros((N, width), dtype=bool)
+            block[idle] = True
+            ubx[o : o + N * width][block.ravel()] = 0.0
+            o += N * width
+        block = np.zeros((N, 4 * nc), dtype=bool)
+        block[idle] = True
+        lbx[o : o + N * 4 * nc][block.ravel()] = -np.inf
+    return lbg, ubg, lbx, ubx
+
+
 class IdentificationNlp:
     """Eq. (27) for given data, built once; ``solve`` runs one continuation from a warm start."""
 
@@ -148,43 +214,15 @@ class IdentificationNlp:
         N, nc = h.size, len(pairs)
         self.layout, self.pairs = Layout(N, nc), pairs
         self.r_scale = shape.max_radius**2  # any mass inside the shape has J/m ≤ ρ²
-        Q, V = cs.SX.sym("q", 3, N + 1), cs.SX.sym("v", 3, N + 1)
-        CN, CT, LAM = cs.SX.sym("cn", nc, N), cs.SX.sym("ct", 2 * nc, N), cs.SX.sym("lam", nc, N)
-        S = cs.SX.sym("s", 4 * nc, N)
-        r_s, mu = cs.SX.sym("r_s"), cs.SX.sym("mu")
-        interval = _interval_function(shape, lines, pairs, gravity).map(N, "serial")
-        eqs, p_slip, p_cone, p_gap = interval(
-            Q[:, :-1],
-            Q[:, 1:],
-            V[:, :-1],
-            V[:, 1:],
-            CN,
-            CT,
-            LAM,
-            S,
-            cs.DM(h).T,
-            r_s * self.r_scale,
-            mu,
+        x, g, fit, comp, mu = _problem(
+            shape, lines, pairs, h, ns, q_meas, fit_weights, gravity, self.r_scale, penalty
         )
-        last_gap = cs.vertcat(*[gap_and_arm(shape, lines[j], f, Q[:, N])[0] for j, f in pairs])
-        chi = Q[:, ::ns] - cs.DM(q_meas.T)  # eq. (25): fine index n_s·i ↔ camera frame i
-        fit = cs.sum2(cs.sum1(cs.DM(fit_weights) * chi**2))
-        w = cs.SX.sym("w", 2)  # (weight_slip, weight_gap) × the continuation factor
-        if penalty == "l1":
-            comp = w[0] * cs.sum2(cs.sum1(p_slip + p_cone)) + w[1] * cs.sum2(cs.sum1(p_gap))
-        else:
-            comp = w[0] * cs.sumsqr(cs.vertcat(cs.vec(p_slip), cs.vec(p_cone))) + w[1] * cs.sumsqr(
-                p_gap
-            )
+        w = comp[1]
         # A small price on μ picks, when the data never show sliding, the least μ that explains
         # them (the behaviour reported in paper D Fig. 19) instead of an arbitrary one.
-        objective = fit + comp + mu_weight * mu
-        x = cs.vertcat(
-            cs.vec(Q), cs.vec(V), cs.vec(CN), cs.vec(CT), cs.vec(LAM), cs.vec(S), r_s, mu
-        )
-        g = cs.vertcat(cs.vec(eqs), last_gap)
+        nlp = {"x": x, "f": fit + comp[0] + mu_weight * mu, "g": g, "p": w}
         self._fit_function = cs.Function("fit", [x], [fit])
-        nlp = {"x": x, "f": objective, "g": g, "p": w}
+        self.budget = budget
         ipopt = {
             "print_level": print_level,
             "max_iter": max_iter,
@@ -193,7 +231,6 @@ class IdentificationNlp:
             "bound_relax_factor": 0.0,
             "sb": "yes",
         }
-        self.budget = budget
         common: dict[str, Any] = {"print_time": False}
         if budget is not None:  # IPOPT stops, with its current iterate, once it is spent
             self._stop = ipopt_stop_callback(budget, x.numel(), g.numel(), w.numel())
@@ -207,25 +244,7 @@ class IdentificationNlp:
             warm_start_mult_bound_push=1e-9,
         )
         self._warm = cs.nlpsol("impacts_id_warm", "ipopt", nlp, common | {"ipopt": warm})
-        n_eq = (6 + 4 * nc) * N
-        self.lbg = np.zeros(n_eq + nc)
-        self.ubg = np.r_[np.zeros(n_eq), np.full(nc, np.inf)]
-        for k in breaks:
-            rows = slice(k * (6 + 4 * nc), k * (6 + 4 * nc) + 6)
-            self.lbg[rows], self.ubg[rows] = -np.inf, np.inf
-        n_free = 6 * (N + 1)
-        self.lbx = np.r_[np.full(n_free, -np.inf), np.zeros(8 * nc * N), 1e-4, 0.0]
-        self.ubx = np.r_[np.full(n_free + 8 * nc * N, np.inf), 1.0, mu_max]
-        if idle is not None and np.any(idle):
-            o = n_free
-            for width in (nc, 2 * nc, nc):  # impulses c̄_n, c̄_t and λ: zero where idle
-                block = np.zeros((N, width), dtype=bool)
-                block[idle] = True
-                self.ubx[o : o + N * width][block.ravel()] = 0.0
-                o += N * width
-            block = np.zeros((N, 4 * nc), dtype=bool)
-            block[idle] = True
-            self.lbx[o : o + N * 4 * nc][block.ravel()] = -np.inf
+        self.lbg, self.ubg, self.lbx, self.ubx = _bounds(self.layout, mu_max, breaks, idle)
         self.weights = np.asarray(weights, dtype=float)
 
     def initial_vector(
@@ -280,3 +299,38 @@ class IdentificationNlp:
             x, float(sol["f"]), iterations, bool(stats["success"]), str(stats["return_status"])
         )
         return outcome, multipliers
+
+
+def make_nlp(
+    shape: Shape,
+    lines: list[Line],
+    pairs: list[tuple[int, int]],
+    h: np.ndarray,
+    ns: int,
+    q_meas: np.ndarray,
+    fit_weights: np.ndarray,
+    opts: IdentifyOptions,
+    budget: Budget,
+    **extra: Any,
+) -> IdentificationNlp:
+    """Paper D's identification NLP (eq. 27) with the options' weights, penalty and solver
+    settings; ``extra``: the pooled throws' ``breaks`` and ``idle`` intervals."""
+    return IdentificationNlp(
+        shape,
+        lines,
+        pairs,
+        h,
+        ns,
+        q_meas,
+        fit_weights,
+        weights=(opts.weight_slip, opts.weight_gap),
+        penalty=opts.penalty,
+        mu_weight=opts.mu_weight,
+        mu_max=opts.mu_max,
+        gravity=opts.gravity_vector,
+        tol=opts.tol,
+        max_iter=opts.max_iter,
+        print_level=opts.print_level,
+        budget=budget,
+        **extra,
+    )
