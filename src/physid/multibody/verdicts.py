@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.errors import InputError
 from physid.findings import Finding
-from physid.multibody import codes
 
 
 def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.ndarray, Any]:

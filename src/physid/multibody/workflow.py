@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import physid.multibody.codes as codes
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.fit import MultibodyFit, MultibodyRecording, identify
 from physid.multibody.refine.output_error import WINDOW_SECONDS, refine, refined, skip_reason
 from physid.multibody.verdicts import (

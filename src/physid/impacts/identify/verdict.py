@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+import physid.impacts.codes as codes
 from physid.budget import Budget, Stop
 from physid.findings import Finding
-from physid.impacts import codes
 from physid.impacts.geometry import Line, Shape, contact_frames, grasp_matrices
 from physid.impacts.identify.nlp import IdentificationNlp, SolveOutcome
 from physid.impacts.results import ImpactsIdentification

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import physid.impacts.codes as codes
 from physid.findings import Code, Finding, Severity
-from physid.impacts import codes
 from physid.impacts.snapshot_fit.checks import ORDER, CheckSettings
 from physid.impacts.snapshot_fit.conventions import Comparison
 from physid.impacts.snapshot_fit.result import ImpactFlag

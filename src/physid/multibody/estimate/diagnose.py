@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.prior import inertial
 
 #: A mass or principal inertia below this share of its start has shrunk (MB203).

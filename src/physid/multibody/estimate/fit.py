@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.budget import Budget
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.checks import (
     STATE_START_ITERATIONS,
     check_recordings,

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+import physid.multibody.codes as codes
 from physid.errors import InputError
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.observe import NOISE_REF
 from physid.multibody.model.spec import MultibodyModel
 from physid.multibody.step.simulate import inertia_problem

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.findings import Finding, Severity
-from physid.multibody import codes
 from physid.multibody.estimate.diagnose import collapsed
 from physid.multibody.refine.windows import WindowProblem
 from physid.numerics.condensed_lm import Blocks, parameter_std, solve
