@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 from physid.export.urdf import ARMATURE_NOTE, export_urdf, linear_friction
 from physid.files.params_file import ParamsFile
 from physid.robot.collisions import overlapping_pairs
@@ -76,7 +76,7 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
         import mujoco
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
-            "MJCF export needs MuJoCo: pip install 'physid[mujoco]' (or pip install mujoco)"
+            f"MJCF export needs MuJoCo: {install_hint('mujoco', 'mujoco')}"
         ) from None
     from physid.robot.mjcf import is_mjcf
 

@@ -22,7 +22,7 @@ for positions, seven for torques) by more than a threshold times that signal's o
 signal exactly (those are its root signals), so a friction jump at a velocity reversal or a
 sample-and-hold staircase departs from it by nothing; a departure of up to two (positions) or
 three (torques) samples that comes back is what it removes. The thresholds sit far above what
-clean real recordings show, measured on every real recording in ``../shared/datasets`` and
+clean real recordings show, measured on every real recording we have (``$PHYSID_DATASETS``) and
 ``data/`` (22 files: KUKA LWR4+, Staubli TX40, UR10e, xMate7p, DFKI pendulum): the largest
 departure was 0.33 ordinary steps in any position and 16 in any torque (the DFKI pendulum under
 a PD controller; the UR10e's stop at the end of a run: 6.6); with a median of seven, 2.2 in a
@@ -39,7 +39,7 @@ reported by row, column, value and replacement.
 A *stuck torque* holds one value to the bit for a second or more while the robot moves
 (:func:`stuck_torque_runs`): a sensor or a logger that stopped updating one column. No measured
 torque does that: the longest run of one value in any torque or current column of the real
-recordings in ``../shared/datasets`` is 0.18 s (the xMate7p's quantised currents at 50 Hz, 10
+recordings we have (``$PHYSID_DATASETS``) is 0.18 s (the xMate7p's quantised currents at 50 Hz, 10
 rows; 270 rows in 0.05 s of the Staubli TX40's at 5 kHz). Measured on the real KUKA LWR4+
 (file 2 -> file 1, no config): joint 5's torque frozen from row 2001 on gave 3.78 % held-out
 error with status ``ok`` (clean: 2.70 %); a base-joint torque of 0 in every row, 4.26 %.
@@ -372,8 +372,8 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
 
 # A torque that sits at its largest (or smallest) value to the bit in this share of the rows is an
 # actuator at its limit. No measured torque does that: the most rows at one extreme in any torque
-# or current column of the real recordings in ../shared/datasets and data/ is 0.3 % (the xMate7p's
-# quantised currents at 50 Hz, 3 of 1001 rows); a MuJoCo Panda whose wrist servo chattered at its
+# or current column of the real recordings we have (data/ and $PHYSID_DATASETS) is 0.3 %
+# (the xMate7p's quantised currents at 50 Hz, 3 of 1001 rows); a MuJoCo Panda whose wrist servo chattered at its
 # forcerange sat at +-12 N m in 32 % of them.
 SATURATED_SHARE = 0.02
 SATURATED_MIN_ROWS = 20

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.errors import Bound, InputError, in_range
+from physid.errors import Bound, InputError, in_range, install_hint
 from physid.recordings.tables import Table, check_equal_lengths, force_torque_columns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -120,7 +120,7 @@ def _rosbags():
         from rosbags.typesys import Stores, get_typestore
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
-            "reading ROS 2 bags and MCAP files needs rosbags: pip install 'physid[logs]'"
+            f"reading ROS 2 bags and MCAP files needs rosbags: {install_hint('rosbags', 'logs')}"
         ) from None
     return AnyReader, get_typestore(Stores.ROS2_HUMBLE)
 
@@ -465,8 +465,8 @@ def read_lerobot(
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError("reading LeRobot datasets needs pyarrow: pip install 'physid[logs]'") \
-            from None  # fmt: skip
+        hint = install_hint("pyarrow", "logs")
+        raise InputError(f"reading LeRobot datasets needs pyarrow: {hint}") from None
     source = str(path)
     features = _info(path)["features"]
     mapped = {f: p for f, p in LEROBOT_FEATURES.items() if f in features}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 from physid.files.io import first_text_line, is_gzipped_csv, read_text_file
 
 # a six-axis force/torque sensor's wrench in its own frame's axes: ft_<frame>_<axis> columns
@@ -378,7 +378,7 @@ def _pyarrow_parquet(path: Path):  # noqa: ANN202
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
-            "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
+            f"reading Parquet needs pyarrow: {install_hint('pyarrow', 'parquet')}", source=str(path)
         ) from None
     return pq
 

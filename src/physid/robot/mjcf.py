@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 
 # Relative agreement of the Pinocchio model with mj_inverse below which the MJCF is accepted.
 # Both compute the same rigid-body dynamics in double precision (measured: 1e-13 relative).
@@ -58,7 +58,7 @@ def _mujoco():
         import mujoco
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
-            "reading an MJCF model needs MuJoCo: pip install 'physid[mujoco]' (or mujoco)"
+            f"reading an MJCF model needs MuJoCo: {install_hint('mujoco', 'mujoco')}"
         ) from None
     return mujoco
 
