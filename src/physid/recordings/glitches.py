@@ -372,9 +372,8 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
 
 # A torque that sits at its largest (or smallest) value to the bit in this share of the rows is an
 # actuator at its limit. No measured torque does that: the most rows at one extreme in any torque
-# or current column of the real recordings we have (data/ and $PHYSID_DATASETS) is 0.3 %
-# (the xMate7p's quantised currents at 50 Hz, 3 of 1001 rows); a MuJoCo Panda whose wrist servo chattered at its
-# forcerange sat at +-12 N m in 32 % of them.
+# or current column of the real recordings we have is 0.3 %; a servo chattering at its force
+# range sits there in a third of them.
 SATURATED_SHARE = 0.02
 SATURATED_MIN_ROWS = 20
 
