@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from physid.api.recording import PathLike
     from physid.recordings.tables import Table
 
-# simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
-# loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
+# simulation steps x hinges: well under a minute of a 1-hinge pendulum on a loaded machine; a
+# control file in ms asks for minutes of simulation with no output meanwhile
 MAX_STEP_HINGES = 50_000
 # the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
-# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
-# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
+# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control too strong for
+# the step opens the hinges by metres or more, which no "ok" may hide
 MAX_VIOLATION_M = 1e-2
 # The numbers the multibody faces accept, one table per command: the CLI's option callbacks
 # (physid.cli.multibody_commands) and the API functions below check them through
@@ -37,7 +37,7 @@ SIMULATE: dict[str, Bound] = {
 }
 IDENTIFY: dict[str, Bound] = {
     "dt": STEP_S,
-    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
+    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divides by zero; NaN would fail the fit
     "max_iterations": Bound(1, 1000, integer=True),
 }
 REFINE: dict[str, Bound] = {

@@ -30,7 +30,8 @@ def _outline(shape: Shape, q: np.ndarray) -> np.ndarray:
 def plot_fit(
     result: ImpactsIdentification, shape: Shape, lines: list[Line], path: str | Path
 ) -> Path:
-    """Measured vs reconstructed x, y, θ over time, and the path in the plane with outlines."""
+    """The poses' x, y, θ against the reconstruction over time, and the path in the plane with
+    outlines."""
     fig = Figure(figsize=(12, 8), layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(2, 3, height_ratios=(1, 1.4))

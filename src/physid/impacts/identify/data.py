@@ -69,7 +69,8 @@ def validate_poses(
 
 def check_motion(q: np.ndarray, sigma_position: float, sigma_angle: float, source: str) -> None:
     """Refuse poses that do not move beyond 3 noise standard deviations: a body at rest shows
-    no flight and no impact, so J/m and μ cannot be identified (IPOPT ground 50-130 s on it)."""
+    no flight and no impact, so J/m and μ cannot be identified (IPOPT would only spend its
+    budget on it)."""
     spread = np.ptp(q, axis=0)
     if np.all(spread[:2] < 3 * sigma_position) and spread[2] < 3 * sigma_angle:
         raise InputError(

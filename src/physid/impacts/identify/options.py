@@ -29,8 +29,9 @@ class IdentifyOptions:
     unit μ that selects the least μ consistent with data showing no sliding.
     ``retry_inertia_ratios``: fractions of ρ² at which every warm start and schedule is solved
     again when the best fit does not explain the data to the noise level (its χ² exceeds
-    3 N_m + 3·sqrt(6 N_m), the 3σ bound of χ²(3 N_m)): at 30 fps with μ = 0.1 the start value of
-    J/m decides which local minimum IPOPT reaches; fits at the noise level skip the retries.
+    3 N_m + 3·sqrt(6 N_m), the 3σ bound of χ²(3 N_m)): with few frames per contact the start
+    value of J/m can decide which local minimum IPOPT reaches; fits at the noise level skip the
+    retries.
     ``profile_step``: relative step of J/m for the curvature-based standard deviation (0: skip
     the profiles; μ then counts as a lower bound when no contact slides faster than 1 cm/s);
     ``profile_polish``: how often a profile point with a lower objective may restart the solve.
@@ -72,17 +73,16 @@ class IdentifyOptions:
 #: IPOPT iterations of the budget: per throw, and per step of the fine grid.
 ITERATIONS_PER_THROW, ITERATIONS_PER_STEP = 4000, 10
 #: The wall-clock safety stop: at least this long [s], and this many times what the iteration
-#: budget takes at :data:`SECONDS_PER_STEP_ITERATION` (an IPOPT iteration costs about 47 µs per
-#: fine step on a loaded 2-core box: 1,003 iterations of 360 steps in 17 s).
+#: budget takes at :data:`SECONDS_PER_STEP_ITERATION` (an IPOPT iteration costs about 50 µs per
+#: fine step on a loaded 2-core machine).
 SAFETY_SECONDS, SAFETY_FACTOR, SECONDS_PER_STEP_ITERATION = 600.0, 10.0, 5e-5
 
 
 def default_budget(n_steps: int, throws: int = 1) -> Budget:
     """The budget of a fit on ``n_steps`` fine steps of ``throws`` throws: 4,000 IPOPT
-    iterations per throw + 10 per step. The iterations are what decide: they separate a valid
-    throw from an impossible one (60 fps, 0.2 s, 187 steps: 600 iterations; the 240 fps example
-    of examples/impacts, 360 steps: about 1,000; a recording without a usable throw, a constant
-    pose or positions in mm: 12k-18k before any budget), and count the same on any machine. The wall
+    iterations per throw + 10 per step. The iterations are what decide: a valid throw converges
+    in several hundred to about a thousand, a recording without a usable throw (a constant pose,
+    positions in mm) runs past ten thousand, and they count the same on any machine. The wall
     clock is a safety stop only, :data:`SAFETY_FACTOR` times what those iterations take (at
     least :data:`SAFETY_SECONDS`): a machine would have to be ten times slower than a loaded
     2-core box for it to end a solve, which is then ``time_limit``."""

@@ -4,7 +4,7 @@ Each throw fitted alone ends in a trajectory whose impulses already satisfy eqs.
 the complementarity of eq. (26) for its own J/m; laid end to end (with the flight between throws
 interpolated) and given the median J/m and μ of the throws, they make a start from which IPOPT
 only has to reconcile the throws, instead of rediscovering every contact of every throw from the
-generic warm starts (four 0.2 s throws at 60 fps: the generic starts ran out of the 123 s budget).
+generic warm starts (which can spend a pooled budget before they converge).
 The multipliers λ and the slacks are set from their definitions (eqs. 12, 14, 23) and clipped at 0.
 """
 

@@ -1,7 +1,7 @@
 """Identification of J/m and Coulomb's μ from noisy planar poses (paper D §5, eq. 27).
 
 :func:`identify` validates the data, builds the NLP of :mod:`.nlp` on a grid n_s times finer than
-the camera's (eq. 25), solves it from each warm start built from the measured poses (again from
+the camera's (eq. 25), solves it from each warm start built from the camera's poses (again from
 other J/m starts when the best does not fit the data to the noise level), keeps the lowest
 objective, estimates the standard deviation of J/m from the curvature of the objective profile,
 and judges whether J/m was identifiable at all (§5.2–5.3, :mod:`.verdict`). Only the shared
@@ -11,9 +11,9 @@ Choices beyond the paper, each for a stated reason: W_χ is the inverse noise va
 then a χ² statistic, ≈ 3 N_m at the truth); the products of eq. (26) are penalised by their
 weighted sum (the exact ℓ1 penalty of paper D ref. [46]) rather than its square, which IPOPT
 handles better at the complementarity corner; and a continuation on the weights (see
-:mod:`.nlp`). Weights and continuation were chosen on noise seeds disjoint from those of
-``benchmarks/impacts_table1.py``; the retry rule was designed from one of its cells
-(docs/impacts.md says what that implies).
+:mod:`.nlp`). Weights and continuation were chosen on noise seeds disjoint from those of the
+paper's Table 1 benchmark; the retry rule was designed from one of its cells (docs/impacts.md
+says what that implies).
 """
 
 from __future__ import annotations

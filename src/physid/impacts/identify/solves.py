@@ -197,8 +197,8 @@ def friction_floor(
 
     Why: then μ̂ is where the price on μ balances what a larger friction cone gains by letting
     the impulses of resting or rocking contact follow the position noise, not a measurement
-    (a MuJoCo throw at 120 fps, 1 mm noise, MuJoCo μ 0.35: μ̂ 0.446, while μ = 0.35 raises χ²
-    by only 3.8); a bound of the profile is one the data support.
+    (it can sit well above the true μ, which raises χ² by only a few units); a bound of the
+    profile is one the data support.
     """
     mu_hat = float(outcome.x[-1])
     base = outcome.objective - opts.mu_weight * mu_hat

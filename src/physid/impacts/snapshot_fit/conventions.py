@@ -3,7 +3,7 @@
 physid's contact Jacobian rows are n̄ = (n, GQ × n) and t̄ = (t, GQ × t) with n the normal from
 the surface into the body and t = d+ = (n_y, −n_x) (paper D §3.1, §4.1). Other tools negate parts
 of them: the tangent's angular part (another sense of the tangent for the angular column only),
-the angular column of both rows (ω measured clockwise, or QG given for GQ), the normal (pointing
+the angular column of both rows (ω counted clockwise, or QG given for GQ), the normal (pointing
 out of the body). A :class:`Convention` negates the normal's linear part, its angular part and
 the tangent's angular part (negating the tangent's linear part is the same as its angular part,
 since the tangent's sense is free), so there are 8, the first the data as given.

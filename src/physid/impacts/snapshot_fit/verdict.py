@@ -3,9 +3,9 @@ only a lower bound, the impacts the checks flagged, another sign convention of t
 geometry.
 
 An estimate at a bound is no measurement: within 0.1 % of its interval from a bound, or nearer to
-it than one standard deviation (the bound cuts its spread: J/m = 7.9e-10 ± 1.9e-8 m² under a bound
-of 1e-9, whose fit then sat 18x above the noise), the value is the bound's and its std describes
-nothing (as simfit's ``at_bound``). J/m within 0.1 % of a bound is ``at_bound`` (IM003); either
+it than one standard deviation (the bound cuts its spread, and the law then misses the impacts
+far above the noise), the value is the bound's and its std describes nothing (as simfit's
+``at_bound``). J/m within 0.1 % of a bound is ``at_bound`` (IM003); either
 estimate near a bound with residuals above :data:`MAX_RESIDUAL_SIGMAS` makes the status
 ``at_bound`` too; alone, each is a caution on an ``ok`` status. Another sign convention that admits
 clearly more impacts makes it ``suspect`` (the data as given look wrong).
@@ -26,8 +26,7 @@ from physid.status import Status
 
 #: Robust residual standard deviation [σ_v] above which the impact law does not fit the impacts
 #: at the estimate. Δv takes the noise of two velocities, so impacts that the law fits give
-#: √2 ≈ 1.4 (1.48 on 16 simulated impacts with σ_v noise); J/m held by a bound 1e6 below the
-#: truth gave 26.6.
+#: √2 ≈ 1.4; a J/m held far from the truth by a bound gives tens.
 MAX_RESIDUAL_SIGMAS = 5.0
 #: μ needs at least this many sliding impacts to count as estimated (not a lower bound).
 MIN_SLIDING = 3

@@ -9,20 +9,19 @@ box-constrained QP in the parameters is an LCP solved exactly by Lemke's algorit
 is ``X <- X [+] dx``; the damping follows Algorithm 1 (``alpha *= nu`` on rejection,
 ``alpha *= max(1/3, 1-(2 rho-1)^3)`` on acceptance).
 
-Two measured departures from Algorithm 1 (synthetic Furuta of §4.7, benchmarks/multibody_furuta.py):
-the stiff holonomic rows (weight ``1/Sigma`` ~ 1e3-1e6) dominate ``diag(J^T J)``, so any
-``alpha`` above ~1e-12 damps the soft directions along the constraint manifold and LM crawls
-(cost 12 -> 0.1 over 20 accepted steps with gain ratio ~1, far above the noise floor 1e-3);
-the default ``alpha0`` is therefore 1e-15 (Gauss-Newton with a safeguard). Full Gauss-Newton
-steps then leave the curved constraint manifold at second order: the states are world-frame
-velocities, and a configuration step turns the constraint tangent under a velocity of up to
-17 rad/s, which the stiff rows (weight ``h / epsilon`` ~ 1e3) see at once. Measured on the
-noise-free Furuta at h = 1e-2 s: the full step predicted cost 3.5e-9 and gave 0.86 (from
-3.6e-5). Each trial step is therefore followed by up to ``corrections`` chord (simplified
-Gauss-Newton) corrections ``dx <- dx - (J^T J + alpha S)^-1 J^T r(x [+] dx)`` with the same
-factorisation (one residual each, no new Jacobian); the best is kept. On that step they gave
-1.2e-4, 7.7e-5, 6.7e-9, 1.7e-9, 1.1e-12: the first alone (the classical second-order
-correction) was not enough, and LM crawled (30 iterations, cost still falling 3 % per iteration).
+Two departures from Algorithm 1, both needed on the synthetic Furuta of §4.7: the stiff
+holonomic rows (weight ``1/Sigma`` ~ 1e3-1e6) dominate ``diag(J^T J)``, so any ``alpha`` above
+~1e-12 damps the soft directions along the constraint manifold and LM crawls far above the noise
+floor with a gain ratio ~1; the default ``alpha0`` is therefore 1e-15 (Gauss-Newton with a
+safeguard). Full Gauss-Newton steps then leave the curved constraint manifold at second order:
+the states are world-frame velocities, and a configuration step turns the constraint tangent
+under a velocity of up to 17 rad/s, which the stiff rows (weight ``h / epsilon`` ~ 1e3) see at
+once: a step whose linear model promises a cost near zero can raise it by orders of magnitude.
+Each trial step is therefore followed by up to ``corrections`` chord (simplified Gauss-Newton)
+corrections ``dx <- dx - (J^T J + alpha S)^-1 J^T r(x [+] dx)`` with the same factorisation
+(one residual each, no new Jacobian); the best is kept. The first alone (the classical
+second-order correction) is not enough and leaves LM crawling; several bring such a step's cost
+down by orders of magnitude.
 """
 
 from __future__ import annotations
@@ -184,8 +183,8 @@ class _Solve:
             if cost_n <= enough:
                 break
             # chord correction: the same factorisation applied to the trial residual (the
-            # curvature of the stiff constraints); the sequence need not be monotone
-            # (measured: 3.6, 2.4e-2, 2.7e-2, 8.2e-4 ...), the best is kept
+            # curvature of the stiff constraints); the sequence need not be monotone, the best
+            # is kept
             dp = trial_dx[self.n_state :]
             rhs = c - C @ (p + dp)
             step = solve(normal.J.T @ trial_r, lower - p - dp, upper - p - dp, rhs)
@@ -250,7 +249,7 @@ def _converged(
         return Termination.CONVERGED_STEP
     # relative to the larger of the current and the start magnitude: a parameter that creeps to
     # a zero bound (an unexcited inertia, halved every iteration) would otherwise never look
-    # converged (measured: 30 iterations on the Furuta swing-up, J_Axx -> 5e-12)
+    # converged
     size = np.maximum(np.maximum(np.abs(p), np.abs(p_start)), 1e-12)
     rel_dp = np.abs(dp) / size if dp.size else np.zeros(0)
     if dp.size and ptol > 0 and rel_dp.max() <= ptol and previous - cost <= 1e-2 * previous:
@@ -259,8 +258,8 @@ def _converged(
     before = result.cost_history[-1 - window] if it >= window else None
     if before is not None and before - cost <= tolerances["stall_tol"] * before:
         # non-smooth dry friction: the stick/slip set flips between iterations and LM zig-zags
-        # (friction terms +-1 % per iteration) while the cost barely moves (measured on the
-        # swing-up: estimates after 30 and 120 iterations equal to 0.01 %)
+        # (friction terms +-1 % per iteration) while the cost barely moves and the estimates
+        # agree to ~0.01 % however long it goes on
         return Termination.CONVERGED_STALLED
     if previous - cost <= tolerances["ftol"] * previous or cost <= 1e-20 * result.cost_history[0]:
         return Termination.CONVERGED_COST  # stalled, or at round-off (exact data)
