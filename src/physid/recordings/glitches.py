@@ -78,9 +78,13 @@ class CorruptSample:
     departure_steps: float  # |value - running median| / the column's ordinary step
 
     def as_dict(self, first_row: int = 1) -> dict:
-        return {"row": self.row + first_row, "column": self.column, "value": self.value,
-                "replacement": self.replacement,
-                "departure_in_ordinary_steps": self.departure_steps}  # fmt: skip
+        return {
+            "row": self.row + first_row,
+            "column": self.column,
+            "value": self.value,
+            "replacement": self.replacement,
+            "departure_in_ordinary_steps": self.departure_steps,
+        }
 
 
 @dataclass(frozen=True)
@@ -211,10 +215,13 @@ def repair_corrupt_samples(
         return q, tau, GlitchRepair(n_rows)
     found = []
     blocks = []
-    signals = [(prefix, np.asarray(x, float), *corrupt_mask(np.asarray(x, float), threshold, width))
-               for prefix, x, threshold, width in (
-                   ("q_", q, POSITION_THRESHOLD, POSITION_MEDIAN_WIDTH),
-                   ("tau_", tau, TORQUE_THRESHOLD, TORQUE_MEDIAN_WIDTH))]  # fmt: skip
+    signals = [
+        (prefix, np.asarray(x, float), *corrupt_mask(np.asarray(x, float), threshold, width))
+        for prefix, x, threshold, width in (
+            ("q_", q, POSITION_THRESHOLD, POSITION_MEDIAN_WIDTH),
+            ("tau_", tau, TORQUE_THRESHOLD, TORQUE_MEDIAN_WIDTH),
+        )
+    ]
     rows = corrupt_rows(signals[0][2], signals[1][2], signals[1][1])
     for (prefix, x, corrupt, departure), bad in zip(signals, rows, strict=True):
         corrupt = corrupt | bad[:, None]
@@ -223,8 +230,9 @@ def repair_corrupt_samples(
         for row, k in zip(*np.nonzero(corrupt), strict=True):
             column = f"{prefix}{joint_names[k]}"
             value, replacement = float(x[row, k]), float(repaired[row, k])
-            found.append(CorruptSample(int(row), column, value, replacement,
-                                       float(departure[row, k])))  # fmt: skip
+            found.append(
+                CorruptSample(int(row), column, value, replacement, float(departure[row, k]))
+            )
     found.sort(key=lambda s: (s.row, s.column))
     return blocks[0], blocks[1], GlitchRepair(n_rows, tuple(found))
 

@@ -85,8 +85,10 @@ def _raw_columns(
         first, _, body = text.partition("\n")
         names = csv_header_names(first, str(path))
         values, dropped = _sound_rows(body, str(path), width=len(names))
-        return ({name: values[:, k] for k, name in enumerate(names)},
-                [line + 1 for line in dropped])  # fmt: skip
+        return (
+            {name: values[:, k] for k, name in enumerate(names)},
+            [line + 1 for line in dropped],
+        )
     if header:
         return dict(read_file_table(path).columns), []
     if not is_csv(path):
@@ -99,8 +101,9 @@ def _raw_columns(
     else:
         width = len(text.partition("\n")[0].split(","))
         # an empty header line in front: the file's first line is then line 1, data row 1
-        values = parse_csv_numbers("\n" + text, [str(k) for k in range(width)], str(path),
-                                   first_line=1, header=False)  # fmt: skip
+        values = parse_csv_numbers(
+            "\n" + text, [str(k) for k in range(width)], str(path), first_line=1, header=False
+        )
         dropped = []
     return {str(k): values[:, k] for k in range(values.shape[1])}, dropped
 
@@ -116,16 +119,21 @@ def _sound_rows(text: str, source: str, width: int | None = None) -> tuple[np.nd
         widths = [len(cells) for _, cells in split]
         width = max(set(widths), key=widths.count) if widths else 0
     complete = [cells for _, cells in split if len(cells) == width]
-    textual = {k for k in range(width)
-               if 2 * sum(not is_number(cells[k]) for cells in complete) > len(complete)}
+    textual = {
+        k
+        for k in range(width)
+        if 2 * sum(not is_number(cells[k]) for cells in complete) > len(complete)
+    }
     kept, dropped = [], []
     for number, cells in split:
         try:
             values = [np.nan if k in textual else float(cell) for k, cell in enumerate(cells)]
         except ValueError:
             values = []
-        if len(values) == width and all(k in textual or (np.isfinite(v) and abs(v) <= MAX_MAGNITUDE)
-                                        for k, v in enumerate(values)):  # fmt: skip
+        if len(values) == width and all(
+            k in textual or (np.isfinite(v) and abs(v) <= MAX_MAGNITUDE)
+            for k, v in enumerate(values)
+        ):
             kept.append(values)
         else:
             dropped.append(number)
@@ -175,12 +183,14 @@ def read_recording(path: str | Path):
         raise InputError("manifest has no 'sources' list", source=str(path))
     bad_rows = spec.get("bad_rows", "error")
     if bad_rows not in BAD_ROWS_CHOICES:
-        raise InputError(f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}",
-                         source=str(path))  # fmt: skip
+        raise InputError(
+            f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}", source=str(path)
+        )
     time_unit = spec.get("time_unit", "s")
     if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
-        raise InputError(f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}",
-                         source=str(path))  # fmt: skip
+        raise InputError(
+            f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}", source=str(path)
+        )
     columns: dict[str, np.ndarray] = {}
     origin: dict[str, str] = {}
     notes: list[str] = []
@@ -201,12 +211,15 @@ def read_recording(path: str | Path):
             )
         header = entry.get("header", True)
         if not isinstance(header, bool):
-            raise InputError(f"sources[{number}].header must be true or false, got {header!r}",
-                             source=str(path))  # fmt: skip
+            raise InputError(
+                f"sources[{number}].header must be true or false, got {header!r}", source=str(path)
+            )
         raw, dropped = _raw_columns(file, header, bad_rows == "drop")
         if dropped:
-            notes.append(f"{file.name}: {len(dropped)} lines that are not samples dropped "
-                         f"(lines {_listed(dropped)})")  # fmt: skip
+            notes.append(
+                f"{file.name}: {len(dropped)} lines that are not samples dropped "
+                f"(lines {_listed(dropped)})"
+            )
         for contract_name, selector in entry["columns"].items():
             if contract_name in columns:
                 raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))
@@ -226,14 +239,19 @@ def read_recording(path: str | Path):
     if "t" in columns:
         columns["t"] = columns["t"] * TIME_UNITS[time_unit]
     elif "time_unit" in spec:
-        raise InputError("time_unit is the unit of a mapped 't' column, and none is mapped "
-                         "('sample_time' is in s)", source=str(path))  # fmt: skip
+        raise InputError(
+            "time_unit is the unit of a mapped 't' column, and none is mapped "
+            "('sample_time' is in s)",
+            source=str(path),
+        )
     if bad_rows == "drop" and "t" in columns:
         columns, late = _in_time_order(columns)
         _check_bad_share(len(late), lengths[first], str(path))
         if late:
-            notes.append(f"{len(late)} rows out of time order or stranded by a gap dropped "
-                         f"(rows {_listed(late)} of the lines kept)")  # fmt: skip
+            notes.append(
+                f"{len(late)} rows out of time order or stranded by a gap dropped "
+                f"(rows {_listed(late)} of the lines kept)"
+            )
     if "t" not in columns:
         sample_time = spec.get("sample_time")
         if not isinstance(sample_time, int | float) or sample_time <= 0:

@@ -127,8 +127,12 @@ def urdf_agreement(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndar
     comparison of frames)."""
     rate = 1.0 / float(np.median(np.diff(t)))
     width = max(1, int(round(SMOOTHING_S * rate)))
-    smooth = lambda x: uniform_filter1d(uniform_filter1d(x, width, axis=0, mode="nearest"),  # noqa: E731
-                                        width, axis=0, mode="nearest")  # fmt: skip
+    smooth = lambda x: uniform_filter1d(  # noqa: E731
+        uniform_filter1d(x, width, axis=0, mode="nearest"),
+        width,
+        axis=0,
+        mode="nearest",
+    )
     qs = smooth(np.asarray(q, float))
     dq = smooth(np.gradient(qs, t, axis=0))
     ddq = np.gradient(dq, t, axis=0)
@@ -142,8 +146,9 @@ def urdf_agreement(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndar
     residual, total = 0.0, 0.0
     for j in np.flatnonzero(model.fitted):
         y = measured[rows, j]
-        columns = np.column_stack([urdf[:, j], dq[rows, j], np.sign(dq[rows, j]),
-                                   np.ones(rows.size)])  # fmt: skip
+        columns = np.column_stack(
+            [urdf[:, j], dq[rows, j], np.sign(dq[rows, j]), np.ones(rows.size)]
+        )
         coefficients = np.linalg.lstsq(columns, y, rcond=None)[0]
         residual += float(np.sum((y - columns @ coefficients) ** 2))
         total += float(np.sum((y - y.mean()) ** 2))
@@ -190,8 +195,17 @@ def plan_steps(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndarray)
     values = np.array(list(residuals.values()))
     ranked = sorted(residuals, key=lambda k: residuals[k])
     best = ranked[0]
-    plan = lambda frame, how: StepPlan(rows, steps, pieces, offsets, frame, how, residuals,  # noqa: E731
-                                       frames.get(frame), level)  # fmt: skip
+    plan = lambda frame, how: StepPlan(  # noqa: E731
+        rows,
+        steps,
+        pieces,
+        offsets,
+        frame,
+        how,
+        residuals,
+        frames.get(frame),
+        level,
+    )
     if not np.all(np.isfinite(values)):
         return plan(-1, "guessed")
     if np.max(values) <= (1.0 + FRAME_NEUTRAL) * np.min(values):

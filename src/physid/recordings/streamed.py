@@ -200,8 +200,10 @@ def read_once(items: list) -> list:
     disk (:func:`should_stream`) and tables as they are."""
     from physid.recordings import trajectory
 
-    return [item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
-            for item in items]  # fmt: skip
+    return [
+        item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
+        for item in items
+    ]
 
 
 def streamed_column_names(path: str | Path) -> tuple[str, ...]:
@@ -279,8 +281,9 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
                         raise ValueError
                 except ValueError:  # text in a column physid does not read: NaN, noted
                     text = "header\n" + "".join(lines)
-                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1,
-                                               notes=[])  # fmt: skip
+                    values = parse_csv_numbers(
+                        text, names, source, first_line=line_number + 1, notes=[]
+                    )
                 line_number += len(lines)
                 if len(values):
                     columns = {name: values[:, k] for k, name in enumerate(names)}

@@ -77,8 +77,22 @@ def read_file_table(path: str | Path) -> Table:
 # note: physid does not read it. Until 2026-11-28 any such column stopped the run (a probe: a
 # 'mode' column of RUN, rostopic's field.header.frame_id), against the README's "other columns
 # are ignored".
-CONTRACT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_", "qm_", "taum_", "ctrl_", "ft_", "base_",
-                     "acc_", "gyro_", "contact_", "f_")  # fmt: skip
+CONTRACT_PREFIXES = (
+    "q_",
+    "dq_",
+    "ddq_",
+    "tau_",
+    "i_",
+    "qm_",
+    "taum_",
+    "ctrl_",
+    "ft_",
+    "base_",
+    "acc_",
+    "gyro_",
+    "contact_",
+    "f_",
+)
 
 
 def is_contract_column(name: str) -> bool:
@@ -182,12 +196,15 @@ def parse_csv_numbers(
             continue
         cells = next(csv.reader([line])) if '"' in line else line.split(",")
         if len(cells) != len(names):
-            expected = f"the header names {len(names)} columns" if header else (
-                f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
-                "the manifest)"
+            expected = (
+                f"the header names {len(names)} columns"
+                if header
+                else (
+                    f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
+                    "the manifest)"
+                )
             )
-            raise InputError(f"line {number} has {len(cells)} values but {expected}",
-                             source=source)  # fmt: skip
+            raise InputError(f"line {number} has {len(cells)} values but {expected}", source=source)
         rows.append(cells)
         numbers.append(number)
     if not rows:
@@ -215,11 +232,17 @@ def parse_csv_numbers(
         k, i = min(strict.items(), key=lambda item: (item[1], item[0]))  # the first in the file
         # an empty cell is how pandas' to_csv writes NaN (a probe's online log): said, with the
         # spelling the commands that skip NaN rows read
-        empty = ("; an empty cell is how pandas writes a missing value: drop or repair the "
-                 "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
-                 if not rows[i][k].strip() else "")  # fmt: skip
-        iso = (" or an ISO 8601 date-time" if _may_be_time(names[k])
-               and iso_seconds(rows[0][k]) is not None else "")  # fmt: skip
+        empty = (
+            "; an empty cell is how pandas writes a missing value: drop or repair the "
+            "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
+            if not rows[i][k].strip()
+            else ""
+        )
+        iso = (
+            " or an ISO 8601 date-time"
+            if _may_be_time(names[k]) and iso_seconds(rows[0][k]) is not None
+            else ""
+        )
         raise InputError(
             f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
             f"{rows[i][k].strip()[:40]!r} is not a number{iso}{empty}",
@@ -228,17 +251,22 @@ def parse_csv_numbers(
     for k, i in failed.items():
         column = [row[k] for row in rows]
         values[:, k] = [float(cell) if is_number(cell) else np.nan for cell in column]
-        what = ("is empty" if all(not cell.strip() for cell in column) else
-                f"holds text (row {numbers[i] - header_lines}, line {numbers[i]}: "
-                f"{rows[i][k].strip()[:40]!r})")  # fmt: skip
+        what = (
+            "is empty"
+            if all(not cell.strip() for cell in column)
+            else f"holds text (row {numbers[i] - header_lines}, line {numbers[i]}: "
+            f"{rows[i][k].strip()[:40]!r})"
+        )
         notes.append(f"column '{names[k]}' {what}: physid does not read it (read as missing)")
     return values
 
 
 def iso_time_note(column: str) -> str:
     """The note of a column read from ISO 8601 date-times (:func:`iso_seconds`)."""
-    return (f"column '{column}' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
-            "(a stamp without a time zone taken as UTC)")
+    return (
+        f"column '{column}' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
+        "(a stamp without a time zone taken as UTC)"
+    )
 
 
 def _may_be_time(column: str) -> bool:
@@ -401,8 +429,9 @@ def parquet_columns(table, source: str) -> dict[str, np.ndarray]:  # noqa: ANN00
             columns[name] = np.asarray(column, dtype=float).reshape(-1)
         except Exception:  # noqa: BLE001 - strings, structs, dictionaries, ...
             kind = table.schema.field(k).type
-            raise InputError(f"column '{name}' holds {kind} values, not numbers",
-                             source=source) from None  # fmt: skip
+            raise InputError(
+                f"column '{name}' holds {kind} values, not numbers", source=source
+            ) from None
     if not columns:
         raise InputError("the Parquet file has no columns", source=source)
     return columns
@@ -436,8 +465,9 @@ def repeats_previous(columns) -> np.ndarray:  # noqa: ANN001 - 1-D arrays of equ
     columns = list(columns)
     repeated = np.zeros(len(columns[0]) if columns else 0, dtype=bool)
     if len(repeated) > 1:
-        repeated[1:] = np.all([(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1]))
-                               for c in columns], axis=0)  # fmt: skip
+        repeated[1:] = np.all(
+            [(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1])) for c in columns], axis=0
+        )
     return repeated
 
 

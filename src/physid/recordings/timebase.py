@@ -118,10 +118,11 @@ class TimeBaseCheck:
             "stamp_error_rms_s": self.stamp_error_rms_s,
             "position_roughness": dict(self.roughness),
             "evidence_rows": self.evidence_rows,
-            "motion_breaks": [{"row": int(r), "from_row": int(f), "ticks": float(k)}
-                              for r, f, k in zip(self.breaks, self.break_from, self.break_ticks,
-                                                 strict=True)],
-        }  # fmt: skip
+            "motion_breaks": [
+                {"row": int(r), "from_row": int(f), "ticks": float(k)}
+                for r, f, k in zip(self.breaks, self.break_from, self.break_ticks, strict=True)
+            ],
+        }
 
 
 def _windows(x: np.ndarray, half: int, centres: np.ndarray | None = None) -> np.ndarray:
@@ -266,8 +267,11 @@ def _tick_counts(t, q, tick, weights, iterations=3, fit: QuadraticFit = local_qu
         speed2 = np.sum(v_mid**2, axis=1)
         ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
         fast = np.sqrt(speed2) * tick > FAST_ROW_SNR
-        halve = (iteration == 0 and np.any(fast)
-                 and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3)  # fmt: skip
+        halve = (
+            iteration == 0
+            and np.any(fast)
+            and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3
+        )
         if halve:
             tick = tick / 2.0
             ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
@@ -324,11 +328,16 @@ def check_time_base(
     values, numbers = np.unique(counts, return_counts=True)
     tick_counts = {int(k): int(n) for k, n in zip(values, numbers, strict=True)}
     jumps = np.flatnonzero(fast & (np.abs(ratio) > MAX_GAP_PERIODS))
-    base = dict(n_rows=n_rows, repeated_rows=int(np.sum(repeats)), jitter=jitter,
-                roughness=rough, evidence_rows=evidence,
-                breaks=tuple(int(keep[k + 1]) for k in jumps),
-                break_from=tuple(int(keep[k]) for k in jumps),
-                break_ticks=tuple(float(ratio[k]) for k in jumps))  # fmt: skip
+    base = dict(
+        n_rows=n_rows,
+        repeated_rows=int(np.sum(repeats)),
+        jitter=jitter,
+        roughness=rough,
+        evidence_rows=evidence,
+        breaks=tuple(int(keep[k + 1]) for k in jumps),
+        break_from=tuple(int(keep[k]) for k in jumps),
+        break_ticks=tuple(float(ratio[k]) for k in jumps),
+    )
     candidates = []  # (timeline key, action, times)
     ticked_log = evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE
     if ticked_log and len(tick_counts) > 1 and clock:
@@ -340,8 +349,12 @@ def check_time_base(
         if rough["stamps"] > CLEAR_EVIDENCE * rough[key]:
             error = float(np.sqrt(np.mean((t_kept - times) ** 2)))
             ticked = key == "ticks"
-            check = TimeBaseCheck(action, tick_s=tick if ticked else None,
-                                  tick_counts=tick_counts if ticked else {},
-                                  stamp_error_rms_s=error, **base)  # fmt: skip
+            check = TimeBaseCheck(
+                action,
+                tick_s=tick if ticked else None,
+                tick_counts=tick_counts if ticked else {},
+                stamp_error_rms_s=error,
+                **base,
+            )
             return keep, times, check
     return keep, t_kept, TimeBaseCheck("kept", **base)

@@ -45,8 +45,9 @@ def window_edges(t: np.ndarray, min_steps: float) -> np.ndarray:
     """Sample indices of the edges of windows of :data:`WINDOW_S` over the increasing times
     ``t``: shorter on a short recording (oe's are a second or two, and :data:`MIN_WINDOWS`
     windows must fit twice), ``min_steps`` median sample steps at least."""
-    window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)),
-                 min_steps * np.median(np.diff(t)))  # fmt: skip
+    window = max(
+        min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)), min_steps * np.median(np.diff(t))
+    )
     return np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)), len(t) - 1))
 
 
@@ -54,8 +55,9 @@ def window_integrals(t: np.ndarray, rate: np.ndarray, edges: np.ndarray) -> np.n
     """The trapezoid integral of ``rate`` (N, k) over each window between ``edges``: noise
     averages out, and a filter's lag of a few samples barely matters."""
     steps = np.diff(t)[:, None]
-    integral = np.vstack([np.zeros((1, rate.shape[1])),
-                          np.cumsum(0.5 * (rate[1:] + rate[:-1]) * steps, axis=0)])  # fmt: skip
+    integral = np.vstack(
+        [np.zeros((1, rate.shape[1])), np.cumsum(0.5 * (rate[1:] + rate[:-1]) * steps, axis=0)]
+    )
     return np.diff(integral[edges], axis=0)
 
 
@@ -125,13 +127,22 @@ class RatePair:
     of_in_degrees: str  # and when it reads 1/57.3
 
 
-VELOCITIES = RatePair("dq", "q", "positions", "move",
-                      "degrees per second beside positions in radians",
-                      "positions in degrees beside velocities in radians per second")  # fmt: skip
-ACCELERATIONS = RatePair("ddq", "dq", "velocities", "change",
-                         "degrees per second squared beside velocities in radians per second",
-                         "velocities in degrees per second beside accelerations in radians per "
-                         "second squared")  # fmt: skip
+VELOCITIES = RatePair(
+    "dq",
+    "q",
+    "positions",
+    "move",
+    "degrees per second beside positions in radians",
+    "positions in degrees beside velocities in radians per second",
+)
+ACCELERATIONS = RatePair(
+    "ddq",
+    "dq",
+    "velocities",
+    "change",
+    "degrees per second squared beside velocities in radians per second",
+    "velocities in degrees per second beside accelerations in radians per second squared",
+)
 
 _SAID = {
     "zero": "{columns} {verb} 0 in every row while the {things} {moves}",
@@ -149,14 +160,19 @@ def _said(problems: list[tuple[str, str, float]], pair: RatePair = VELOCITIES) -
         columns = [f"{pair.rate}_{name}" for name, found, _ in problems if found == kind]
         if columns:
             verb = "is" if len(columns) == 1 else "are"
-            clauses.append(text.format(columns=", ".join(columns), verb=verb,
-                                       **asdict(pair)))  # fmt: skip
-    clauses += [f"{pair.rate}_{name} reads {number:.3g} x the rate of {pair.of}_{name} (one of "
-                "the two in another unit?)" for name, kind, number in problems
-                if kind == "scale"]  # fmt: skip
-    clauses += [f"{pair.rate}_{name} does not follow the rate of {pair.of}_{name} (correlation "
-                f"{number:.2f}: another joint's column?)"
-                for name, kind, number in problems if kind == "unrelated"]  # fmt: skip
+            clauses.append(text.format(columns=", ".join(columns), verb=verb, **asdict(pair)))
+    clauses += [
+        f"{pair.rate}_{name} reads {number:.3g} x the rate of {pair.of}_{name} (one of "
+        "the two in another unit?)"
+        for name, kind, number in problems
+        if kind == "scale"
+    ]
+    clauses += [
+        f"{pair.rate}_{name} does not follow the rate of {pair.of}_{name} (correlation "
+        f"{number:.2f}: another joint's column?)"
+        for name, kind, number in problems
+        if kind == "unrelated"
+    ]
     return "; ".join(clauses)
 
 
@@ -182,10 +198,16 @@ def check_velocities(
         return None
     logged = np.asarray(dq, float)
     if optional and zeros_left_out and not np.any(logged[np.isfinite(logged)] != 0.0):
-        return (f"{source}: the logged velocities (dq_) are 0 in every row while the positions "
-                "move: left out, the velocities are estimated from the positions")  # fmt: skip
-    remedy = ("correct them, or leave the dq_ columns out (the velocities are then estimated "
-              "from the positions)" if optional else "correct them")  # fmt: skip
+        return (
+            f"{source}: the logged velocities (dq_) are 0 in every row while the positions "
+            "move: left out, the velocities are estimated from the positions"
+        )
+    remedy = (
+        "correct them, or leave the dq_ columns out (the velocities are then estimated "
+        "from the positions)"
+        if optional
+        else "correct them"
+    )
     raise InputError(
         f"the logged velocities are not the positions' rate: {_said(problems)}: {remedy}",
         source=source,
@@ -206,8 +228,13 @@ def given_derivative_problems(
     1/57.3: one mistake, named once)."""
     velocity = velocity_problems(t, q, dq, names, revolute)
     wrong = {name for name, _, _ in velocity}
-    acceleration = [problem for problem in velocity_problems(
-        t, dq, ddq, names, np.zeros(len(names), dtype=bool)) if problem[0] not in wrong]
-    return "; ".join(_said(found, pair) for found, pair in ((velocity, VELOCITIES),
-                                                            (acceleration, ACCELERATIONS))
-                     if found)  # fmt: skip
+    acceleration = [
+        problem
+        for problem in velocity_problems(t, dq, ddq, names, np.zeros(len(names), dtype=bool))
+        if problem[0] not in wrong
+    ]
+    return "; ".join(
+        _said(found, pair)
+        for found, pair in ((velocity, VELOCITIES), (acceleration, ACCELERATIONS))
+        if found
+    )
