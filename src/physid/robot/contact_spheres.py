@@ -59,8 +59,7 @@ def contact_spheres(
             if obj.parentJoint != frame.parentJoint or distance > radius + CENTRE_TOLERANCE:
                 continue
             if best is None or distance < best[0]:
-                best = (distance, float(radius), np.where(distance < CENTRE_TOLERANCE, 0.0,
-                                                          offset))  # fmt: skip
+                best = (distance, float(radius), np.where(distance < CENTRE_TOLERANCE, 0.0, offset))
         if best is not None:
             found[name] = (best[1], np.asarray(best[2], float))
     return found, None

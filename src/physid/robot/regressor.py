@@ -106,8 +106,9 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
             # |s| keeps fcm = |s| * (motor Coulomb torque) >= 0 whatever the gear direction.
             motor_speed = dq @ row / abs(scale)  # joint-side units, comparable to the deadband
             deadband_k = None if deadband is None else deadband[k]
-            out[:, :, column + 2] = np.outer(coulomb_sign(motor_speed, deadband_k),
-                                             row / abs(scale))  # fmt: skip
+            out[:, :, column + 2] = np.outer(
+                coulomb_sign(motor_speed, deadband_k), row / abs(scale)
+            )
             column += 3
     return out
 
