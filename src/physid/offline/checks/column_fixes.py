@@ -103,21 +103,30 @@ def best_fix(
         return None
     near = [fix for fix in fixes if fix.score >= top - NEAR]
     simplest = min(fix.columns for fix in near)
-    rivals = [fix for fix in fixes if top - CLEAR <= fix.score and fix.columns <= simplest
-              and (fix.columns == simplest or fix.score < top - NEAR)]  # fmt: skip
+    rivals = [
+        fix
+        for fix in fixes
+        if top - CLEAR <= fix.score
+        and fix.columns <= simplest
+        and (fix.columns == simplest or fix.score < top - NEAR)
+    ]
     # by score; ties (to rounding) in the order tried: position fixes before reversed axes
     groups = _alike_groups(sorted(rivals, key=lambda fix: -round(fix.score, 9)))
     if sum(group[0].score >= top - NEAR for group in groups) > MAX_NAMED:
         return None  # more equal explanations than an answer can hold
     groups = groups[:MAX_NAMED]  # the weakest rivals give way to the stronger
     best = groups[0][0]
-    after = (f"every gravity-loaded joint follows its gravity torque (correlations after / as "
-             f"recorded: {_listed(joints, best.correlations, recorded)})")  # fmt: skip
+    after = (
+        f"every gravity-loaded joint follows its gravity torque (correlations after / as "
+        f"recorded: {_listed(joints, best.correlations, recorded)})"
+    )
     head = f"{best.description}{_alike(groups[0])}: {best.applied}, {after}"
     if len(groups) == 1:
         return head
-    others = "; or ".join(f"{group[0].description.removeprefix(ORDER)}{_alike(group)} "
-                          f"({group[0].score:.2f})" for group in groups[1:])  # fmt: skip
+    others = "; or ".join(
+        f"{group[0].description.removeprefix(ORDER)}{_alike(group)} ({group[0].score:.2f})"
+        for group in groups[1:]
+    )
     return f"{head}; or {others}"
 
 
@@ -144,8 +153,9 @@ def _alike(group: list[ColumnFix]) -> str:
 
 
 def _listed(joints: tuple[str, ...], after: np.ndarray, recorded: np.ndarray) -> str:
-    return ", ".join(f"{joint} {a:.2f} / {r:.2f}"
-                     for joint, a, r in zip(joints, after, recorded, strict=True))  # fmt: skip
+    return ", ".join(
+        f"{joint} {a:.2f} / {r:.2f}" for joint, a, r in zip(joints, after, recorded, strict=True)
+    )
 
 
 def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, str, Trajectory)
@@ -154,18 +164,29 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
     names = trajectory.joint_names
     n = len(names)
     # one convention, one mistake: counted as one column
-    yield ("torque sign looks flipped on every joint", "with every torque negated", 1,
-           replace(trajectory, tau=-tau))  # fmt: skip
+    yield (
+        "torque sign looks flipped on every joint",
+        "with every torque negated",
+        1,
+        replace(trajectory, tau=-tau),
+    )
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue
-        yield (f"the position of '{joint}' looks negated (the joint counts the other way than "
-               "the URDF's axis)", "with it negated", 1,
-               replace(trajectory, q=_column(q, j, -q[:, j])))  # fmt: skip
+        yield (
+            f"the position of '{joint}' looks negated (the joint counts the other way than "
+            "the URDF's axis)",
+            "with it negated",
+            1,
+            replace(trajectory, q=_column(q, j, -q[:, j])),
+        )
         for offset in _OFFSETS_DEG:
-            yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
-                   f"with {offset:+.0f} deg taken off", 1,
-                   replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
+            yield (
+                f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
+                f"with {offset:+.0f} deg taken off",
+                1,
+                replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))),
+            )
     # one convention: a driver whose joint turns about the URDF's axis reversed logs both its
     # angle and its torque negated. After every position fix: a tie in gravity (the KUKA's
     # roll joint half a turn off reads exactly as the shoulder's axis reversed) names the
@@ -173,22 +194,35 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue
-        yield (f"the axis of '{joint}' looks reversed (its position and torque both count the "
-               "other way than the URDF's axis)", "with both negated (or the URDF joint's axis "
-               "reversed)", 1,
-               replace(trajectory, q=_column(q, j, -q[:, j]), tau=_column(tau, j, -tau[:, j])))
+        yield (
+            f"the axis of '{joint}' looks reversed (its position and torque both count the "
+            "other way than the URDF's axis)",
+            "with both negated (or the URDF joint's axis reversed)",
+            1,
+            replace(trajectory, q=_column(q, j, -q[:, j]), tau=_column(tau, j, -tau[:, j])),
+        )
     pairs = n <= MAX_JOINTS_FOR_PAIRS
     for a in range(n if pairs else 0):
         for b in range(a + 1, n):
-            yield (f"{ORDER}the position columns of "
-                   f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   replace(trajectory, q=_swapped(q, a, b)))  # fmt: skip
-            yield (f"{ORDER}the torque columns of "
-                   f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   replace(trajectory, tau=_swapped(tau, a, b)))  # fmt: skip
+            yield (
+                f"{ORDER}the position columns of '{names[a]}' and '{names[b]}' look exchanged",
+                "exchanged back",
+                2,
+                replace(trajectory, q=_swapped(q, a, b)),
+            )
+            yield (
+                f"{ORDER}the torque columns of '{names[a]}' and '{names[b]}' look exchanged",
+                "exchanged back",
+                2,
+                replace(trajectory, tau=_swapped(tau, a, b)),
+            )
     for j, joint in enumerate(names):
-        yield (f"the torque of '{joint}' looks to have its sign flipped", "with it negated", 1,
-               replace(trajectory, tau=_column(tau, j, -tau[:, j])))  # fmt: skip
+        yield (
+            f"the torque of '{joint}' looks to have its sign flipped",
+            "with it negated",
+            1,
+            replace(trajectory, tau=_column(tau, j, -tau[:, j])),
+        )
 
 
 def _column(values: np.ndarray, j: int, column: np.ndarray) -> np.ndarray:

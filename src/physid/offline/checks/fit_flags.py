@@ -198,42 +198,58 @@ def _missed_findings(result: IdentificationResult) -> list[Finding]:
     for joint, (trained, held) in faster.items():
         unit = "rad/s" if is_revolute(model, joint) else "m/s"
         error = missed.pop(joint)
-        findings.append(FASTER_HELD_OUT(
-            f"{joint}: held-out torque error {100 * error:.0f} %, and it moves "
-            f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
-            f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
-            "friction and armature were fitted on speeds the held-out runs leave (a joint that "
-            "barely moved in training: its creep taken for friction), not on the motion they "
-            "are judged on; identify on a recording that moves it as fast",
-            numbers={"relative_error": error, "speed_training": trained, "speed_held_out": held},
-            names=(joint,)))  # fmt: skip
+        findings.append(
+            FASTER_HELD_OUT(
+                f"{joint}: held-out torque error {100 * error:.0f} %, and it moves "
+                f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
+                f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
+                "friction and armature were fitted on speeds the held-out runs leave (a joint that "
+                "barely moved in training: its creep taken for friction), not on the motion they "
+                "are judged on; identify on a recording that moves it as fast",
+                numbers={
+                    "relative_error": error,
+                    "speed_training": trained,
+                    "speed_held_out": held,
+                },
+                names=(joint,),
+            )
+        )
     # a joint missed held out but fitted in training did not generalise: the training motion
     # does not determine what the held-out one needs (a short log), no dynamics are missing
     fitted = missed_joints(result, training=True)
     unseen = {j: e for j, e in missed.items() if j not in fitted}
     missed = {j: e for j, e in missed.items() if j in fitted}
     if unseen:
-        train_errors = dict(zip(model.joint_names, result.train.relative_error_per_joint,
-                                strict=True))  # fmt: skip
-        listed = ", ".join(f"{joint} {100 * error:.0f} % (training {100 * train_errors[joint]:.0f}"
-                           " %)" for joint, error in unseen.items())  # fmt: skip
-        findings.append(HELD_OUT_JOINT(
-            f"these joints' held-out torque is predicted badly although the training torque is "
-            f"not (relative error per joint above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; "
-            "the training recordings do not determine what the held-out motion needs there: "
-            "record longer or richer motion of these joints",
-            numbers={f"{j}.relative_error": e for j, e in unseen.items()},
-            names=tuple(unseen)))  # fmt: skip
+        train_errors = dict(
+            zip(model.joint_names, result.train.relative_error_per_joint, strict=True)
+        )
+        listed = ", ".join(
+            f"{joint} {100 * error:.0f} % (training {100 * train_errors[joint]:.0f} %)"
+            for joint, error in unseen.items()
+        )
+        findings.append(
+            HELD_OUT_JOINT(
+                f"these joints' held-out torque is predicted badly although the training torque is "
+                f"not (relative error per joint above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; "
+                "the training recordings do not determine what the held-out motion needs there: "
+                "record longer or richer motion of these joints",
+                numbers={f"{j}.relative_error": e for j, e in unseen.items()},
+                names=tuple(unseen),
+            )
+        )
     if missed:
         held_out = "held-out" if result.validation is not None else "training"
         listed = ", ".join(f"{joint} {100 * error:.0f} %" for joint, error in missed.items())
-        findings.append(MISSED_JOINT(
-            f"the model misses these joints' {held_out} torque badly (relative error per joint "
-            f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
-            "model (friction shape, cable, sensor): do not trust their joint terms, and see "
-            "their torque and friction panels",
-            numbers={f"{joint}.relative_error": error for joint, error in missed.items()},
-            names=tuple(missed)))  # fmt: skip
+        findings.append(
+            MISSED_JOINT(
+                f"the model misses these joints' {held_out} torque badly (relative error per joint "
+                f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
+                "model (friction shape, cable, sensor): do not trust their joint terms, and see "
+                "their torque and friction panels",
+                numbers={f"{joint}.relative_error": error for joint, error in missed.items()},
+                names=tuple(missed),
+            )
+        )
     return findings
 
 
@@ -241,13 +257,17 @@ def _negative_coulomb_findings(result: IdentificationResult) -> list[Finding]:
     findings = []
     for joint, (value, std) in coulomb_below_zero(result).items():
         unit = "N" if not is_revolute(result.model, joint) else "N m"
-        findings.append(NEGATIVE_COULOMB(
-            f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
-            f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
-            "with the motion at every reversal, which no friction does; check this joint's "
-            "torque and position signs (one of them flipped), or whether its drive compensates "
-            "its own friction", numbers={"value": value, "std": std},
-            names=(f"{joint}.fc",)))  # fmt: skip
+        findings.append(
+            NEGATIVE_COULOMB(
+                f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
+                f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
+                "with the motion at every reversal, which no friction does; check this joint's "
+                "torque and position signs (one of them flipped), or whether its drive compensates "
+                "its own friction",
+                numbers={"value": value, "std": std},
+                names=(f"{joint}.fc",),
+            )
+        )
     return findings
 
 
@@ -257,19 +277,26 @@ def _bound_findings(result: IdentificationResult) -> list[Finding]:
     model = result.model
     bound = [model.layout.names[index] for index in sorted(parameters_at_bound(result))]
     if bound:
-        findings.append(AT_NON_NEGATIVITY(
-            "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
-            f"active: their std does not describe them): {', '.join(bound)}",
-            names=bound))  # fmt: skip
+        findings.append(
+            AT_NON_NEGATIVITY(
+                "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
+                f"active: their std does not describe them): {', '.join(bound)}",
+                names=bound,
+            )
+        )
     held = bodies_at_a_raised_margin(result)
     if held:
         margin = result.consistent.margin
-        findings.append(RAISED_MARGIN(
-            f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
-            f"default {default_margin(model, result.prior):.2g}) holds these bodies' "
-            f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
-            "the margin's, not the data's", numbers={"margin_kg_m2": margin},
-            names=held))  # fmt: skip
+        findings.append(
+            RAISED_MARGIN(
+                f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
+                f"default {default_margin(model, result.prior):.2g}) holds these bodies' "
+                f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
+                "the margin's, not the data's",
+                numbers={"margin_kg_m2": margin},
+                names=held,
+            )
+        )
     return findings
 
 

@@ -221,9 +221,7 @@ def _whole_model_correlation(
     """How a torque ``column`` follows joint ``j``'s whole inverse dynamics, joint ``j``'s
     friction and offset taken out of both."""
     friction = _friction_columns(dq[:, j])
-    return uncentred_correlation(
-        residual(friction, column), residual(friction, model_torque[:, j])
-    )
+    return uncentred_correlation(residual(friction, column), residual(friction, model_torque[:, j]))
 
 
 def _best_swap(

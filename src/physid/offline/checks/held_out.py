@@ -53,9 +53,12 @@ def not_held_out_findings(
         shared = float(np.sum(np.isin(_rows(shown, at), known))) / shown.n_samples
         if shared >= SHARED_FRACTION:
             name = shown.source or f"validation recording {k + 1}"
-            warnings.append(NOT_HELD_OUT(
-                f"{name}: {100 * shared:.0f} % of its samples are training samples (the same "
-                "time, positions and torques): its validation error is not a held-out error",
-                numbers={"shared_fraction": shared}, names=(name,),
-            ))  # fmt: skip
+            warnings.append(
+                NOT_HELD_OUT(
+                    f"{name}: {100 * shared:.0f} % of its samples are training samples (the same "
+                    "time, positions and torques): its validation error is not a held-out error",
+                    numbers={"shared_fraction": shared},
+                    names=(name,),
+                )
+            )
     return warnings

@@ -133,14 +133,20 @@ def joint_scale_finding(
     if not (off[best] and gains[best] >= MIN_GAIN):
         return None
     named = [k for k in np.argsort(-gains) if off[k] and gains[k] >= SAME_STORY * gains[best]]
-    listed = " or ".join(f"'{joint_names[k]}' x{scales[k]:.3g} (error {100 * errors[k]:.3g} %)"
-                         for k in named)  # fmt: skip
-    cause = ("a drive gain or a unit that differs between joints (a current read with another "
-             "torque constant)?")  # fmt: skip
+    listed = " or ".join(
+        f"'{joint_names[k]}' x{scales[k]:.3g} (error {100 * errors[k]:.3g} %)" for k in named
+    )
+    cause = (
+        "a drive gain or a unit that differs between joints (a current read with another "
+        "torque constant)?"
+    )
     if all(scales[k] < 0.0 for k in named):  # a SCARA's flipped elbow read as a gain or a unit
-        cause = ("a torque logged with its sign flipped (a scale near -1), or a drive gain or a "
-                 "unit of the wrong sign?" if any(abs(abs(scales[k]) - 1.0) < 0.2 for k in named)
-                 else "a drive gain or a unit of the wrong sign?")  # fmt: skip
+        cause = (
+            "a torque logged with its sign flipped (a scale near -1), or a drive gain or a "
+            "unit of the wrong sign?"
+            if any(abs(abs(scales[k]) - 1.0) < 0.2 for k in named)
+            else "a drive gain or a unit of the wrong sign?"
+        )
     return JOINT_SCALE(
         f"a joint's torque is not on the others' scale: the training torque is fitted with "
         f"{100 * one:.3g} % (weighted), and with a free scale on {listed}: {cause}",

@@ -52,8 +52,11 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
     rows = np.unique(np.linspace(0, len(q) - 1, min(len(q), MAX_ROWS)).astype(int))
     if rows.size < 2:
         return {}
-    lifts = [k for k, joint in enumerate(model.joint_names)
-             if model.fitted[k] and not is_revolute(model, joint)]  # fmt: skip
+    lifts = [
+        k
+        for k, joint in enumerate(model.joint_names)
+        if model.fitted[k] and not is_revolute(model, joint)
+    ]
     moving = moving_joints(q)
     lifts = [k for k in lifts if moving[k]]
     if not lifts:
@@ -78,18 +81,26 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
 def lift_sign_finding(model: RobotModel, trajectory: Trajectory) -> Finding | None:
     """A finding when a lift's force at zero speed runs against its URDF weight
     (:data:`FLIPPED_RATIO`)."""
-    loads = {joint: pair for joint, pair in lift_loads(model, trajectory).items()
-             if pair[0] / pair[1] < FLIPPED_RATIO}  # fmt: skip
+    loads = {
+        joint: pair
+        for joint, pair in lift_loads(model, trajectory).items()
+        if pair[0] / pair[1] < FLIPPED_RATIO
+    }
     if not loads:
         return None
-    flipped = [f"'{joint}' {measured:.4g} N against {weight:.4g} N"
-               for joint, (measured, weight) in loads.items()]  # fmt: skip
+    flipped = [
+        f"'{joint}' {measured:.4g} N against {weight:.4g} N"
+        for joint, (measured, weight) in loads.items()
+    ]
     return LIFT_SIGN(
         "a lift's force runs against the weight the URDF puts on it (measured force at zero speed "
         f"{', '.join(flipped)}): its torque sign is flipped (a counterbalance never pushes up "
         "twice the weight)",
-        numbers={f"{j}.{k}": v for j, (m, w) in loads.items()
-                 for k, v in (("force_n", m), ("weight_n", w))},
+        numbers={
+            f"{j}.{k}": v
+            for j, (m, w) in loads.items()
+            for k, v in (("force_n", m), ("weight_n", w))
+        },
         names=[f"tau_{joint}" for joint in loads],
     )
 
@@ -108,15 +119,21 @@ def lift_load_findings(model: RobotModel, trajectories: list[Trajectory]) -> lis
         ratio = measured / weight
         if ratio < FLIPPED_RATIO or LOAD_RANGE[0] <= ratio <= LOAD_RANGE[1]:
             continue
-        warnings.append(LIFT_LOAD(
-            f"the lift '{joint}' carries {ratio:.2g} x the weight the URDF puts on it (its force "
-            f"at zero speed over the training recordings, {measured:.4g} N against "
-            f"{weight:.4g} N): the URDF's masses above it are not "
-            "the robot's, a counterbalance or a self-locking screw carries part of the weight, "
-            "or its force is on another scale than the other joints' (a unit, a drive gain); "
-            "the masses above it cannot be read from it, and its offset and the masses share "
-            "the difference",
-            numbers={"ratio": float(ratio), "force_n": float(measured), "weight_n": float(weight)},
-            names=(f"tau_{joint}",),
-        ))
+        warnings.append(
+            LIFT_LOAD(
+                f"the lift '{joint}' carries {ratio:.2g} x the weight the URDF puts on it (its "
+                f"force at zero speed over the training recordings, {measured:.4g} N against "
+                f"{weight:.4g} N): the URDF's masses above it are not "
+                "the robot's, a counterbalance or a self-locking screw carries part of the weight, "
+                "or its force is on another scale than the other joints' (a unit, a drive gain); "
+                "the masses above it cannot be read from it, and its offset and the masses share "
+                "the difference",
+                numbers={
+                    "ratio": float(ratio),
+                    "force_n": float(measured),
+                    "weight_n": float(weight),
+                },
+                names=(f"tau_{joint}",),
+            )
+        )
     return warnings

@@ -62,5 +62,6 @@ def offset_drift_finding(model: RobotModel, fits: tuple[RecordingFit, ...]) -> F
         + ": a torque sensor re-zeroed or drifting between the runs, or a load that changed "
         "between them; one offset per joint averages it and every parameter pays (identify "
         "each run alone to compare)",
-        numbers=numbers, names=names,
+        numbers=numbers,
+        names=names,
     )

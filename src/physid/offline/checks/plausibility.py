@@ -80,8 +80,9 @@ def _drivers(
             for term in ("offset", "fc"):
                 index = layout.joint_term_index(name, term)
                 if index is not None and abs(theta[index]) > LARGE_TERM * joint.torque_rms[k]:
-                    large.append(f"{name}.{term} {theta[index]:.3g} (RMS torque "
-                                 f"{joint.torque_rms[k]:.3g})")  # fmt: skip
+                    large.append(
+                        f"{name}.{term} {theta[index]:.3g} (RMS torque {joint.torque_rms[k]:.3g})"
+                    )
         if large:
             parts.append("large joint terms: " + ", ".join(large))
     return "; ".join(parts) if parts else "no static-torque, tilt or joint-term evidence found"
@@ -164,6 +165,9 @@ def plausibility_findings(
     drivers = _drivers(model, theta, joint, gravity, static_ratios)
     layout = model.layout
     ratio = layout.total_mass(theta) / max(layout.total_mass(prior), 1e-300)
-    return [IMPLAUSIBLE("implausible masses: " + "; ".join(what)
-                        + f" (what the data show: {drivers})",
-                        numbers={"moving_mass_ratio": ratio})]  # fmt: skip
+    return [
+        IMPLAUSIBLE(
+            "implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})",
+            numbers={"moving_mass_ratio": ratio},
+        )
+    ]

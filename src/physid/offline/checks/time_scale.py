@@ -63,10 +63,10 @@ def time_scale_regressors(
     pin_model = model.pin_model
     data = pin_model.createData()
     zero = np.zeros(pin_model.nv)
-    full = np.array([torque_regressor(pin_model, data, *s).copy()
-                     for s in zip(q, dq, ddq, strict=True)])  # fmt: skip
-    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy()
-                       for row in q])  # fmt: skip
+    full = np.array(
+        [torque_regressor(pin_model, data, *s).copy() for s in zip(q, dq, ddq, strict=True)]
+    )
+    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy() for row in q])
     return full, static
 
 
@@ -98,8 +98,9 @@ def fit_by_time_scale(
         weighted = x[:, fitted] * np.reshape(weights, (1, -1, 1))
         return weighted.reshape(n_rows * fitted.size, -1)
 
-    weights = _joint_weights(rows(np.concatenate([nuisance, full], axis=2)),
-                             rows(tau[:, :, None])[:, 0], fitted.size)  # fmt: skip
+    weights = _joint_weights(
+        rows(np.concatenate([nuisance, full], axis=2)), rows(tau[:, :, None])[:, 0], fitted.size
+    )
     blocks = [rows(x, weights) for x in (nuisance, static, full - static, tau[:, :, None])]
     widths = np.cumsum([0, *(b.shape[1] for b in blocks)])
     stacked = np.hstack(blocks)

@@ -113,8 +113,11 @@ class PayloadResult:
 
     def gain_note(self) -> str:
         """One line: the gains used and how the mass moves with them (the two largest)."""
-        used = ("drive gains " + ", ".join(f"{j} {g:.4g}" for j, g in self.drive_gains.items())
-                if self.drive_gains else "torque columns as given (no drive gains)")  # fmt: skip
+        used = (
+            "drive gains " + ", ".join(f"{j} {g:.4g}" for j, g in self.drive_gains.items())
+            if self.drive_gains
+            else "torque columns as given (no drive gains)"
+        )
         largest = sorted(self.mass_sensitivity.items(), key=lambda item: -abs(item[1]))[:2]
         moves = ", ".join(f"{s:+.2f} % per +1 % on {j}" for j, s in largest)
         return f"{used}; the mass moves {moves}" if moves else used
@@ -133,8 +136,13 @@ def link_placement(model: RobotModel, link: str) -> tuple[str, pin.SE3]:
     return joint, frame.placement
 
 
-LINK_QUANTITIES = ("mass", "com x", "com y", "com z", *(f"inertia {a}{b}" for a in "xyz"
-                                                       for b in "xyz"))  # fmt: skip
+LINK_QUANTITIES = (
+    "mass",
+    "com x",
+    "com y",
+    "com z",
+    *(f"inertia {a}{b}" for a in "xyz" for b in "xyz"),
+)
 
 
 def _unseen_quantities(
@@ -196,31 +204,44 @@ def identify_payload(
         undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
         undetermined[1:] = True
         value, std = fit.free_mass
-        findings.append(NO_PAYLOAD(
-            f"no payload the data can tell from none: least squares reads its mass as "
-            f"{value:.3g} +- {std:.2g} kg; its centre of mass and inertia are undetermined",
-            numbers={"mass_kg": value, "mass_std_kg": std}))  # fmt: skip
-    pi, consistent, message = _consistent_payload(fit.Aw, fit.bw.reshape(-1), fit.solution,
-                                                  margin, mass_kg)  # fmt: skip
+        findings.append(
+            NO_PAYLOAD(
+                f"no payload the data can tell from none: least squares reads its mass as "
+                f"{value:.3g} +- {std:.2g} kg; its centre of mass and inertia are undetermined",
+                numbers={"mass_kg": value, "mass_std_kg": std},
+            )
+        )
+    pi, consistent, message = _consistent_payload(
+        fit.Aw, fit.bw.reshape(-1), fit.solution, margin, mass_kg
+    )
     X, b = system.X, system.b
     n_terms = X.shape[-1] - 10
-    correction = (fit.solution[10:] if pi is None
-                  else _terms_given(fit.Aw, fit.bw.reshape(-1), pi, n_terms))  # fmt: skip
+    correction = (
+        fit.solution[10:] if pi is None else _terms_given(fit.Aw, fit.bw.reshape(-1), pi, n_terms)
+    )
     estimate = fit.solution[:10] if pi is None else pi
     values = _link_quantities(estimate, placement)
-    std = delta_method_std(lambda p: _link_quantities(p, placement), estimate,
-                           fit.covariance[:10, :10])  # fmt: skip
+    std = delta_method_std(
+        lambda p: _link_quantities(p, placement), estimate, fit.covariance[:10, :10]
+    )
     unseen = _unseen_quantities(placement, estimate, fit.unseen_directions, fit.scales)
     std[unseen] = np.nan  # no spread along a direction the data never see: not measured
     if no_payload:
         std[1:] = np.nan  # said in the finding above
     elif unseen.any():
-        unseen_names = [name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
-                        if u and not name.endswith(("yx", "zx", "zy"))]  # fmt: skip
-        findings.append(PAYLOAD_UNSEEN(
-            "the recordings leave these payload quantities undetermined (their motion never "
-            "shows them; the values are the fit's choice, not the payload's): "
-            + ", ".join(unseen_names), names=unseen_names))  # fmt: skip
+        unseen_names = [
+            name
+            for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
+            if u and not name.endswith(("yx", "zx", "zy"))
+        ]
+        findings.append(
+            PAYLOAD_UNSEEN(
+                "the recordings leave these payload quantities undetermined (their motion never "
+                "shows them; the values are the fit's choice, not the payload's): "
+                + ", ".join(unseen_names),
+                names=unseen_names,
+            )
+        )
     if mass_kg is not None:
         std[0] = 0.0
     # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
@@ -231,25 +252,46 @@ def identify_payload(
     after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
     status = Status.OK if consistent else Status.INCONSISTENT
     if consistent:
-        reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
-                                      values[1:4], swapped_hint=bool(unloaded),
-                                      free_mass=fit.free_mass, given_mass=mass_kg)  # fmt: skip
+        reasons = implausible_payload(
+            model,
+            theta,
+            float(values[0]),
+            robot_only,
+            after,
+            values[1:4],
+            swapped_hint=bool(unloaded),
+            free_mass=fit.free_mass,
+            given_mass=mass_kg,
+        )
         findings += [PAYLOAD_IMPLAUSIBLE(reason) for reason in reasons]
-        elsewhere = _better_elsewhere(model, joint, system.payload_rows, X, b, fit.weights,
-                                      rows, link)  # fmt: skip
+        elsewhere = _better_elsewhere(
+            model, joint, system.payload_rows, X, b, fit.weights, rows, link
+        )
         if elsewhere:
             findings.append(PAYLOAD_ELSEWHERE(elsewhere))
         status, message = suspect_status(findings)
-    names = list(model.layout.names[model.layout.n_inertial:])
+    names = list(model.layout.names[model.layout.n_inertial :])
     return PayloadResult(
-        joint, link, estimate, fit.covariance[:10, :10], float(values[0]), values[1:4],
+        joint,
+        link,
+        estimate,
+        fit.covariance[:10, :10],
+        float(values[0]),
+        values[1:4],
         values[4:].reshape(3, 3),
         {"mass": std[0], "com": std[1:4], "inertia": std[4:].reshape(3, 3)},
-        _sources(undetermined, mass_kg), consistent, status, robot_only, after,
+        _sources(undetermined, mass_kg),
+        consistent,
+        status,
+        robot_only,
+        after,
         dict(zip(names, map(float, correction), strict=False)) if system.with_terms else {},
-        system.method, _mass_sensitivity(X, b, fit.weights, values[0], model.joint_names),
-        held_offsets=tuple(system.held), findings=tuple(findings), message=message,
-    )  # fmt: skip
+        system.method,
+        _mass_sensitivity(X, b, fit.weights, values[0], model.joint_names),
+        held_offsets=tuple(system.held),
+        findings=tuple(findings),
+        message=message,
+    )
 
 
 def _check_inputs(
@@ -305,9 +347,16 @@ def _payload_system(
         without = observations_of(model, [p.unloaded for p in pairs], options)
         b = (with_load.tau - with_load.W @ theta) - (without.tau - without.W @ theta)
         # no joint-term corrections: friction changes with the load cancel out
-        return _PayloadSystem(with_load.W[..., body], b, [(with_load, True)],
-                              [with_load.W - without.W], [(with_load.W, True)],
-                              "; ".join(p.note() for p in pairs), {}, False)  # fmt: skip
+        return _PayloadSystem(
+            with_load.W[..., body],
+            b,
+            [(with_load, True)],
+            [with_load.W - without.W],
+            [(with_load.W, True)],
+            "; ".join(p.note() for p in pairs),
+            {},
+            False,
+        )
     parts = [(observations_of(model, loaded, options), True)]
     method = "known robot"
     if unloaded:
@@ -377,8 +426,9 @@ def _weighted_fit(
     undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
     # the least-squares mass, before the consistent fit holds it >= 0: what the data say
     free_mass = (float(solution[0]), float(np.sqrt(max(covariance[0, 0], 0.0))))
-    return _WeightedFit(weights, Aw, bw, scales, solution, covariance, Vt[~kept], undetermined,
-                        free_mass)  # fmt: skip
+    return _WeightedFit(
+        weights, Aw, bw, scales, solution, covariance, Vt[~kept], undetermined, free_mass
+    )
 
 
 # A robot carries less than its own moving mass (industrial arms and cobots rate their payload
@@ -537,20 +587,26 @@ def _better_elsewhere(
     best = None
     for end in ends:
         body = model.layout.body_slice(end)
-        other = np.concatenate([W[..., body] if loaded else np.zeros((*W.shape[:2], 10))
-                                for W, loaded in payload_rows])  # fmt: skip
+        other = np.concatenate(
+            [W[..., body] if loaded else np.zeros((*W.shape[:2], 10)) for W, loaded in payload_rows]
+        )
         error = unexplained(np.concatenate([other, X[..., 10:]], axis=-1))
         if best is None or error < best[1]:
             best = (end, error)
     if best is None or best[1] > ELSEWHERE_RATIO * given:
         return ""
     joint_id = pin_model.getJointId(best[0])
-    bodies = [f.name for f in pin_model.frames
-              if f.parentJoint == joint_id and f.type == pin.FrameType.BODY]  # fmt: skip
+    bodies = [
+        f.name
+        for f in pin_model.frames
+        if f.parentJoint == joint_id and f.type == pin.FrameType.BODY
+    ]
     moved = bodies[0] if bodies else best[0]
-    return (f"a payload on {moved} leaves {100 * best[1]:.3g} % of the "
-            f"loaded torque unexplained against {100 * given:.3g} % on {link}: is the payload "
-            "on another link?")
+    return (
+        f"a payload on {moved} leaves {100 * best[1]:.3g} % of the "
+        f"loaded torque unexplained against {100 * given:.3g} % on {link}: is the payload "
+        "on another link?"
+    )
 
 
 def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
