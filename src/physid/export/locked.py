@@ -59,9 +59,11 @@ def without_locked_bodies(robot_file: str | Path, params: ParamsFile) -> tuple[P
         remaining = np.asarray(bodies[owner], float) - pi
         listed = f"{', '.join(names[owner])}, {pi[0]:.4g} kg"
         if remaining[0] <= 0.0:
-            notes.append(f"body of {owner} written as identified: it carries the locked bodies "
-                         f"({listed}), which the file also keeps, and is lighter than "
-                         "them")  # fmt: skip
+            notes.append(
+                f"body of {owner} written as identified: it carries the locked bodies "
+                f"({listed}), which the file also keeps, and is lighter than "
+                "them"
+            )
             continue
         bodies[owner], projected = project_consistent(remaining)
         notes.append(

@@ -40,8 +40,10 @@ from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
 from physid.robot.model import drake_rotors
 
 _MOVING = ("revolute", "continuous", "prismatic")
-ARMATURE_NOTE = ("no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
-                 "<drake:gear_ratio> in the joint's <transmission> actuator)")  # fmt: skip
+ARMATURE_NOTE = (
+    "no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
+    "<drake:gear_ratio> in the joint's <transmission> actuator)"
+)
 _WHERE = {"armature": ARMATURE_NOTE, "offset": "no URDF or MJCF field"}
 
 
@@ -170,8 +172,14 @@ def offset_note(params: ParamsFile, name: str, offset: float) -> str:
     the exported model's torque misses it by that much everywhere (a clean PyBullet iiwa: 0.36 %
     held out with its offsets, 0.55 % as exported)."""
     rms = ((params.document.get("joint_prior") or {}).get("torque_rms") or {}).get(name)
-    share = (f" ({100 * abs(offset) / rms:.2g} % of the joint's RMS torque {rms:.3g}: the exported "
-             "model's torque misses it everywhere)") if rms else ""  # fmt: skip
+    share = (
+        (
+            f" ({100 * abs(offset) / rms:.2g} % of the joint's RMS torque {rms:.3g}: the exported "
+            "model's torque misses it everywhere)"
+        )
+        if rms
+        else ""
+    )
     return f"joint {name}: torque offset {offset:.6g}: {_WHERE['offset']}{share}"
 
 
@@ -230,8 +238,9 @@ def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> 
             rotor, ratio = rotors[name]
             rotor.set("value", repr(float(terms["armature"]) / ratio**2))
         elif terms.get("armature"):
-            export.notes.append(f"joint {name}: armature {terms['armature']:.6g}: "
-                                f"{_WHERE['armature']}")  # fmt: skip
+            export.notes.append(
+                f"joint {name}: armature {terms['armature']:.6g}: {_WHERE['armature']}"
+            )
         if terms.get("offset"):
             export.notes.append(offset_note(params, name, terms["offset"]))
     coupled = dict(params.extra.get("coupled_motors") or {})

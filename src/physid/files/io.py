@@ -189,8 +189,9 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         try:
             payload = gzip.decompress(payload)
         except (OSError, EOFError, zlib.error) as error:
-            raise InputError(f"the {what} is a damaged gzip archive ({error})",
-                             source=str(path)) from None  # fmt: skip
+            raise InputError(
+                f"the {what} is a damaged gzip archive ({error})", source=str(path)
+            ) from None
     if payload.startswith((_GZIP_MAGIC, _ZIP_MAGIC)):
         kind = "gzip" if payload.startswith(_GZIP_MAGIC) else "zip"
         raise InputError(f"the {what} is a {kind} archive; decompress it first", source=str(path))
@@ -277,11 +278,12 @@ def _yaml_loader() -> type:
                 key = key_node.value
                 if key in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None,
+                        None,
+                        None,
                         f"key '{key}' given twice (lines {seen[key] + 1} and "
                         f"{key_node.start_mark.line + 1}): keep one",
                         key_node.start_mark,
-                    )  # fmt: skip
+                    )
                 seen[key] = key_node.start_mark.line
             return super().construct_mapping(node, deep=deep)
 
