@@ -107,7 +107,13 @@ def progress(
         from tqdm import tqdm
 
         return tqdm(
-            iterable, total=total, desc=desc, unit=unit, initial=initial, file=stream,
-            mininterval=0.5, **tqdm_options,
-        )  # fmt: skip
+            iterable,
+            total=total,
+            desc=desc,
+            unit=unit,
+            initial=initial,
+            file=stream,
+            mininterval=0.5,
+            **tqdm_options,
+        )
     return _Lines(iterable, total, desc, unit, initial, stream, every_s, enabled)

@@ -106,8 +106,16 @@ def payload(
         }
     )
     message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
-    return Outcome(result.status, message, parameters, document, result, write,
-                   warnings=result.warnings, findings=result.findings)  # fmt: skip
+    return Outcome(
+        result.status,
+        message,
+        parameters,
+        document,
+        result,
+        write,
+        warnings=result.warnings,
+        findings=result.findings,
+    )
 
 
 @one_blas_thread
@@ -146,8 +154,18 @@ def export_model(
     findings += (PRIOR_BODIES(decided),) if decided else ()
     document["identification_status"] = status
     document["status"], document["findings"] = status, as_dicts(findings)
-    return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
-                   tuple(f.message for f in warnings), findings=findings)
+    return Outcome(
+        status,
+        message,
+        Named(),
+        document,
+        None,
+        write,
+        False,
+        tuple(notes),
+        tuple(f.message for f in warnings),
+        findings=findings,
+    )
 
 
 def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[Finding, ...]]:
@@ -159,11 +177,17 @@ def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple
     if status == Status.OK:
         return status, ()
     reasons = [str(r) for r in document.get("suspect_reasons") or []]
-    why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \
-        if reasons else ""  # fmt: skip
+    why = (
+        f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "")
+        if reasons
+        else ""
+    )
     from physid.export.codes import NOT_OK_SOURCE
 
-    return status, (NOT_OK_SOURCE(
-        f"{params}: the identification's status is '{status}'{why}; the exported model carries "
-        "what it found: read params.json and the report before simulating with it",
-        names=(str(params),)),)
+    return status, (
+        NOT_OK_SOURCE(
+            f"{params}: the identification's status is '{status}'{why}; the exported model carries "
+            "what it found: read params.json and the report before simulating with it",
+            names=(str(params),),
+        ),
+    )

@@ -29,9 +29,14 @@ def tick_log(
 ) -> Trajectory:
     """Rows of ``recorded`` (sampled every tick) as such a logger writes them
     (:func:`tick_rows`)."""
-    index, stamps = tick_rows(np.asarray(recorded.t, float), rng, shares=shares,
-                              stamp_steps=stamp_steps, stamp_jitter=stamp_jitter,
-                              clock_window=clock_window)  # fmt: skip
+    index, stamps = tick_rows(
+        np.asarray(recorded.t, float),
+        rng,
+        shares=shares,
+        stamp_steps=stamp_steps,
+        stamp_jitter=stamp_jitter,
+        clock_window=clock_window,
+    )
     return recorded.rows(index, t=stamps, source=f"{recorded.source} (tick log)")
 
 
