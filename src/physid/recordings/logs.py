@@ -661,9 +661,8 @@ def expand_log_lists(
     list took from the same dataset: ``--data ds --episode 0 --validate ds`` holds out the
     other episodes, and a recording is never both trained on and held out. Only when the first
     list holds no dataset do the episodes select in the others. Without ``episodes`` every
-    dataset is read whole. (Until 2026-11-28 they selected
-    in every list: ``--data a --episode 0 --validate b`` judged on episode 0 of ``b`` alone and
-    dropped its other episodes silently.)"""
+    dataset is read whole. (Selecting in every list would judge ``--data a --episode 0
+    --validate b`` on episode 0 of ``b`` alone, its other episodes dropped without a word.)"""
     lists = [list(paths) for paths in lists]
     episodes = tuple(episodes)
     check_selectors([p for paths in lists for p in paths], topic, episodes)

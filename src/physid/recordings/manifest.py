@@ -26,15 +26,14 @@ A CSV without a header line (a controller's dump, MATLAB's ``writematrix``) says
 write it (``rostopic echo -p``'s ``%time`` in nanoseconds since 1970, 256 ns apart at double
 precision) or a controller counting milliseconds, without rewriting the file.
 
-``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not
-samples (the shared UR10e logs: other packets with another number of fields, 1e+259 values, a
-truncated last line, rows whose stamp runs back to 0): a line with another number of fields
-than most lines, a cell that is not a finite number of at most 1e8 in size, and (once ``t`` is
-mapped) a row out of time order (outside the longest run of rows whose stamps increase, or in
-a piece of it too short to identify) is dropped, and the lines dropped are named in the
-recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a source's lines (and more than
-:data:`MAX_BAD_ROWS_ANYWAY`) is an error: that is not a log with a few bad lines but another
-format.
+``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not samples
+(other packets with another number of fields, 1e+259 values, a truncated last line, rows whose stamp
+runs back to 0): a line with another number of fields than most lines, a cell that is not a finite
+number of at most 1e8 in size, and (once ``t`` is mapped) a row out of time order (outside the
+longest run of rows whose stamps increase, or in a piece of it too short to identify) is dropped,
+and the lines dropped are named in the recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a
+source's lines (and more than :data:`MAX_BAD_ROWS_ANYWAY`) is an error: that is not a log with a few
+bad lines but another format.
 """
 
 from __future__ import annotations
@@ -79,8 +78,8 @@ def _raw_columns(
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path), []
     if header and drop_bad and is_csv(path):
-        # until 2026-11-28 bad_rows: drop was silently ignored under a header line: a probe's
-        # half-written last line and three empty cells still stopped the run
+        # bad_rows: drop holds under a header line too: a half-written last line or a few empty
+        # cells must not stop the run
         text = read_text_file(path, "data file")
         first, _, body = text.partition("\n")
         names = csv_header_names(first, str(path))

@@ -1,4 +1,4 @@
-"""Measured trajectories: reading, validation and conversion to the joint side.
+"""Recorded trajectories: reading, validation and conversion to the joint side.
 
 The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly increasing,
 ``q_<joint>``, optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force)
@@ -236,8 +236,8 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
             )
 
 
-# a robot sampled at 1 Hz or slower is a time column in other units (a 1 kHz log in ms steps by
-# exactly 1: it passed a strict bound, and the fit failed with "regressor is rank deficient")
+# a robot sampled at 1 Hz or slower is a time column in other units; the bound is inclusive, as
+# a 1 kHz log in ms steps by exactly 1
 MAX_SAMPLE_PERIOD_S = 1.0
 
 
@@ -533,16 +533,15 @@ class MostlyStaleError(InputError):
 
 def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     """``trajectory`` without its *stale* rows: every position and every torque equal to the
-    previous row's to the bit, under a new stamp — a logger that froze or resent a packet. A
-    measured torque is never bit-identical on every joint twice in a row, even at rest (every
-    real recording we have: 0 such rows, but one in the xMate7p's 5 s run 2, among 2-3,500 rows
-    whose positions alone repeat). Left in, a frozen logger reads as the robot standing still
-    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16). A
+    previous row's to the bit, under a new stamp — a logger that froze or resent a packet. A real
+    torque is almost never bit-identical on every joint twice in a row, even at rest, while
+    positions alone often repeat. Left in, a frozen logger reads as the robot standing still for
+    that time, then jumping, which the fit explains with masses several times the arm's. A
     :class:`MostlyStaleError` when at least half the rows are stale and fewer than
-    :data:`MIN_SEGMENT_ROWS` are left: a constant file, or a logger frozen for nearly all of it,
-    has nothing to identify from (it failed inside the cut-off's spectrum with a traceback, or
-    was fitted on its four moving rows); a piece between gaps that is so is dropped like a piece
-    too short (:func:`trajectory_segments`)."""
+    :data:`MIN_SEGMENT_ROWS` are left: a constant file, or a logger frozen for nearly all of it, has
+    nothing to identify from (the cut-off's spectrum would fail, or the fit would rest on a few
+    moving rows); a piece between gaps that is so is dropped like a piece too short
+    (:func:`trajectory_segments`)."""
     same = np.zeros(trajectory.n_samples, dtype=bool)
     same[1:] = np.all(trajectory.q[1:] == trajectory.q[:-1], axis=1) & np.all(
         trajectory.tau[1:] == trajectory.tau[:-1], axis=1
@@ -1132,7 +1131,7 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
 def _affix_hint(table: Table, prefix: str, allowed: set[str]) -> str:
     """Where every name of the model appears in the columns of ``prefix`` inside one common
     affix (a logger that namespaces its joints: ``q_ur5_shoulder_pan_joint``, ``q_joint1_pos``),
-    the affix, said; else ''. A newcomer probe's UR5 log got only "which is not in the model"."""
+    the affix, said (the columns are otherwise only "not in the model"); else ''."""
     names = [c[len(prefix) :] for c in table.columns if c.startswith(prefix)]
     affixes = set()
     for joint in allowed:

@@ -4,24 +4,19 @@ A ``dq_`` column that is not the rate of its ``q_`` column is used as it is by t
 read logged velocities (``physid online``), and the estimate is wrong without a word. Real logs
 have such columns: a driver that publishes ``velocity`` as zeros (ROS 2 ``JointState`` allows
 any content), degrees per second beside positions in radians, a velocity with the other sign
-convention, a commanded velocity of another joint. Measured before this check on the real
-UR10e's loaded run (``examples/ur10e``, 2.805 kg on the flange; the wrist body read 3.65 kg with
-its logged velocities, 3.86 kg with velocities estimated from the positions): the velocities all
-zero read 0.56 kg ("only 1 update ... the estimate is mostly the nominal body": every sample
-looked like a rest), negated 16.0 kg ("the model does not explain the torques"), both status
-``suspect`` without naming a column; on ``examples/online``'s simulated arm (no joint friction)
-zeros and a flipped sign passed with status ``ok``, 7.80 and 7.77 kg for 7.78.
+convention, a commanded velocity of another joint. Such a column passes every other check: all
+zeros reads as an arm at rest, a flipped sign as a model that does not explain the torques, and
+on a frictionless arm both pass with status ``ok``.
 
 The test integrates each logged velocity over windows of :data:`WINDOW_S` (shorter on a short
-recording) and compares it with
-the position change over the same window (the trapezoid rule: noise averages out, and a
-filter's lag of a few samples barely matters). Over the windows where the joint clearly moves,
-the position change against the integrated velocity has a slope near 1 for a velocity that is
-the positions' rate; far from 1 (another unit, the sign flipped), or uncorrelated (another
-joint's column), or a column of zeros, the column is named. The same test judges a
-recording's ``ddq_`` columns against its velocities (:func:`given_derivative_problems`), for
-identify and validate, which use recorded derivatives as they are under filter method
-``given`` and as a candidate of the cut-off choice.
+recording) and compares it with the position change over the same window (the trapezoid rule: noise
+averages out, and a filter's lag of a few samples barely matters). Over the windows where the joint
+clearly moves, the position change against the integrated velocity has a slope near 1 for a velocity
+that is the positions' rate; far from 1 (another unit, the sign flipped), or uncorrelated (another
+joint's column), or a column of zeros, the column is named. The same test judges a recording's
+``ddq_`` columns against its velocities (:func:`given_derivative_problems`), for identify and
+validate, which use recorded derivatives as they are under filter method ``given`` and as a
+candidate of the cut-off choice.
 """
 
 from __future__ import annotations
@@ -99,8 +94,7 @@ def velocity_problems(
             problems.append((name, "unrelated", correlation))
             continue
         # logged velocity / positions' rate: the median over the windows, not a least-squares
-        # slope, which a few spikes move (a simulator's ddq_ at its friction's reversals, 98
-        # rad/s^2 in single samples, read 1.45 by least squares and 1.02 by the median)
+        # slope, which a few spikes move (a simulator's ddq_ at its friction's reversals)
         ratio = float(np.median(rate / change))
         if SLOPE[0] <= 1.0 / ratio <= SLOPE[1]:
             continue
