@@ -9,20 +9,12 @@ such single fix is tried and judged by the same comparison: the one after which 
 gravity-loaded joint follows its gravity torque (correlation >= :data:`FOLLOWS`), where the
 recording as given did not, is named with the numbers.
 
-Measured on the real KUKA LWR4+ file 2 (correlations 1.00 / 0.995 / 1.00 as recorded): with the
-shoulder's position negated the verdict was "torque sign looks flipped" (its correlations -0.995 /
--0.995 / 0.85), with the elbow's negated or half a turn off "torque of lwr_2_joint does not follow
-its gravity torque", with the shoulder a quarter turn off "lwr_3_joint does not follow" — each now
-named as the fix that restores 0.995. With the elbow's position and torque both negated (a URDF
-axis reversed against the driver's) it read "lwr_2_joint +180 deg off" (a roll joint half a turn
-mirrors the pitch joint after it), with rivals that were no closer; the reversed axis is now a fix
-of its own, named first, beside the two that gravity cannot tell from it (0.9953 against 0.9891: a
-roll joint's half turn, or the shoulder's axis reversed). On the Staubli TX40 (0.93 / 0.89 as
-recorded) ten single mistakes (torques exchanged or negated, positions negated, a quarter turn off
-or exchanged) are each named. Every fix is judged on the joints the recording as given loads: a fix
-that moved a joint out of that set would otherwise win by no longer being asked about it (a review
-found the KUKA file 3 with a torque negated told "positions exchanged"). A wrist's position, which
-moves no gravity torque enough, cannot be judged this way.
+Several fixes can explain the data equally. A URDF axis reversed against the driver's negates both
+the angle and the torque of a joint, and reads like a roll joint half a turn off (which mirrors
+the pitch joint after it): the reversed axis is a fix of its own, named first, beside the fixes
+gravity cannot tell from it. Every fix is judged on the joints the recording as given loads: a
+fix that moved a joint out of that set would otherwise win by no longer being asked about it. A
+wrist's position, which moves no gravity torque enough, cannot be judged this way.
 """
 
 from __future__ import annotations
@@ -35,20 +27,19 @@ import numpy as np
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel
 
-# A fix must make every gravity-loaded joint follow its gravity torque at least this well (the
-# shared real recordings as logged: 0.889 .. 1.00 per joint, the Staubli TX40's lowest).
+# A fix must make every gravity-loaded joint follow its gravity torque at least this well (real
+# recordings as logged read 0.889 .. 1.00 per joint).
 FOLLOWS = 0.8
-# A fix is named only on a recording long enough to tell mistakes apart: 3 s slices of correct
-# UR10e runs read a shoulder at r 0.68 and a position "fix" lifted it to 0.92 (the torque checks'
-# own verdict on such a slice stands; no fix is invented for it). The shared files are 9-50 s.
+# A fix is named only on a recording long enough to tell mistakes apart: on a few seconds of a
+# correct run a position "fix" can lift a shoulder's correlation from 0.68 to 0.92 (the torque
+# checks' own verdict on such a slice stands; no fix is invented for it).
 MIN_FIX_SECONDS = 5.0
-# Fixes within NEAR of the best explain the data equally: the simplest of them is named (the
-# KUKA's excitation moves its 4th and 7th joints in step, so exchanging the two is as good as
-# the 4th's own fix, 0.9952 against 0.9953). A fix no more complex within CLEAR of the best is
-# a rival explanation and named beside it, the strongest MAX_NAMED of them; more than MAX_NAMED
-# within NEAR are no answer. Fixes whose correlations agree within ALIKE on every judged joint
-# are one explanation (the KUKA's roll joint half a turn off and its shoulder's axis reversed
-# read alike to 1e-5: a roll joint's half turn mirrors the pitch joint after it).
+# Fixes within NEAR of the best explain the data equally: the simplest of them is named (an
+# excitation that moves two joints in step makes exchanging them as good as one joint's own
+# fix). A fix no more complex within CLEAR of the best is a rival explanation and named beside
+# it, the strongest MAX_NAMED of them; more than MAX_NAMED within NEAR are no answer. Fixes whose
+# correlations agree within ALIKE on every judged joint are one explanation (a roll joint half a
+# turn off and the next pitch joint's axis reversed read alike to 1e-5).
 NEAR = 0.02
 CLEAR = 0.1
 MAX_NAMED = 3
@@ -132,8 +123,8 @@ def best_fix(
 
 def _alike_groups(fixes: list[ColumnFix]) -> list[list[ColumnFix]]:
     """``fixes`` (by score) grouped where every judged joint's correlation agrees within
-    :data:`ALIKE`: gravity cannot tell them apart (the KUKA's roll joint half a turn off and
-    the shoulder's axis reversed read the same to 1e-5), so they are one answer, not rivals."""
+    :data:`ALIKE`: gravity cannot tell them apart (a roll joint half a turn off and the next
+    pitch joint's axis reversed read the same to 1e-5), so they are one answer, not rivals."""
     groups: list[list[ColumnFix]] = []
     for fix in fixes:
         for group in groups:
@@ -188,9 +179,9 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
                 replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))),
             )
     # one convention: a driver whose joint turns about the URDF's axis reversed logs both its
-    # angle and its torque negated. After every position fix: a tie in gravity (the KUKA's
-    # roll joint half a turn off reads exactly as the shoulder's axis reversed) names the
-    # position fix first, as before this candidate existed
+    # angle and its torque negated. Tried after every position fix, so that a tie in gravity (a
+    # roll joint half a turn off reads exactly as the next pitch joint's axis reversed) names the
+    # position fix first
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue

@@ -151,9 +151,9 @@ def _unseen_quantities(
     """(13,) bool: the link-frame quantities (:data:`LINK_QUANTITIES`) that move along a
     direction of the payload's parameters the data do not see (``null``: rows, the fit's unseen
     directions in its ``scales``-scaled columns, the payload's ten first; those reaching the
-    payload as the ``undetermined`` source flag does). A SCARA's payload: its centre of mass
-    along the vertical axis and its tilting inertia were printed "-0.0 +- 0.0 mm" and up to
-    2,400 x the truth with std 1e-5, their delta-method std being 0 along those directions."""
+    payload as the ``undetermined`` source flag does). Their delta-method std is 0 along those
+    directions while the value may be anything (a SCARA's payload: its centre of mass along the
+    vertical axis and its tilting inertia), so a std would claim what the data never saw."""
     null = np.asarray(null, float)
     seen_by_payload = [row for row in null if np.abs(row[:10]).max() > 1e-3]
     if not seen_by_payload:
@@ -225,7 +225,7 @@ def identify_payload(
         lambda p: _link_quantities(p, placement), estimate, fit.covariance[:10, :10]
     )
     unseen = _unseen_quantities(placement, estimate, fit.unseen_directions, fit.scales)
-    std[unseen] = np.nan  # no spread along a direction the data never see: not measured
+    std[unseen] = np.nan  # no spread along a direction the data never see: not determined
     if no_payload:
         std[1:] = np.nan  # said in the finding above
     elif unseen.any():
@@ -433,8 +433,8 @@ def _weighted_fit(
 
 # A robot carries less than its own moving mass (industrial arms and cobots rate their payload
 # at 0.2-0.4 x the arm's mass; the heaviest, 1 t on a 4.7 t arm): twice it is not a payload but
-# torques in another unit or other drive gains (issue 31: loaded torques x 1000 gave 8,745 kg
-# with status ok).
+# torques in another unit or other drive gains, which the consistent fit reads as a heavy
+# payload with status ok.
 PAYLOAD_TO_ROBOT_MASS = 2.0
 # The robot's own model leaves more than this share of the loaded torques unexplained: the
 # payload would carry most of the torque, which no real payload does.
@@ -443,23 +443,22 @@ ROBOT_ONLY_ERROR = 0.9
 
 # The fit with the payload may explain the loaded torques slightly worse than the robot alone
 # for a payload too light to matter (it is weighted, and held a margin inside the cone); worse
-# by more than this factor, what the loaded runs add is no positive mass (the real UR10e pair
-# given swapped: 28.3 against 25.4 %)
+# by more than this factor, what the loaded runs add is no positive mass (a loaded and an
+# unloaded run given swapped)
 WORSE_WITH_PAYLOAD = 1.02
 # A payload's centre of mass farther from its link than this many times the robot's reach
 # (robot_reach: a bound from the joint offsets, frames and centres of mass) is no payload
 COM_REACHES = 2.0
 # The least-squares payload mass (before the consistent fit holds it >= 0) this many standard
-# deviations below zero: the loaded runs carry less than the robot alone (a pair given swapped,
-# on the same motion: -2.0 +- 0.0002 kg, where the consistent fit kept 0.31 kg at 2.7 m with
-# its fit better than the robot alone's, 31 against 42 %, status ok) ...
+# deviations below zero: the loaded runs carry less than the robot alone (a pair given swapped;
+# the consistent fit, held at a positive mass, would still read a small payload far out) ...
 NEGATIVE_MASS_SIGMA = 3.0
-# ... within this many of zero: no payload (two unloaded runs: 5e-4 +- 2e-4 kg, reported with
-# a centre of mass 1 m from the flange from data) ...
+# ... within this many of zero: no payload (two unloaded runs, whose near-zero mass would carry
+# a centre of mass anywhere) ...
 NO_PAYLOAD_SIGMA = 3.0
 # ... and a given --mass this many of them and this share of it away from what the data read:
-# the data contradict it (a PyBullet iiwa with 2 kg given 2.5 kg: the centre of mass came out
-# 91 mm off, status ok; the free fit read 2.0001 +- 0.0002 kg)
+# the data contradict it (a mass given 25 % heavier than the data read moves the centre of mass
+# by centimetres, with status ok)
 GIVEN_MASS_SIGMA = 3.0
 GIVEN_MASS_SHARE = 0.1
 
@@ -492,8 +491,7 @@ def implausible_payload(
     a payload heavier than :data:`PAYLOAD_TO_ROBOT_MASS` x the robot, a robot model that
     explains almost none of the loaded torques, a payload whose fit leaves more of the loaded
     torques unexplained than the robot alone by more than :data:`WORSE_WITH_PAYLOAD`
-    (``with_payload_error``: the loaded-minus-unloaded difference is no positive mass; measured
-    on the real UR10e pair given swapped, 0.23 kg at 2.1 m from the flange, status ok), and a
+    (``with_payload_error``: the loaded-minus-unloaded difference is no positive mass), and a
     centre of mass ``com_m`` (link frame) farther from the link than :data:`COM_REACHES` x the
     robot's reach. ``free_mass``: the least-squares mass and its std, which may not lie
     :data:`NEGATIVE_MASS_SIGMA` below zero, nor (``given_mass``, ``--mass``) away from the given
@@ -553,9 +551,9 @@ def implausible_payload(
 
 
 # A payload on another end link that leaves at most this share of the loaded torque the given
-# link's leaves unexplained (least squares, the same weights): it hangs there (a dual-arm robot,
-# its payload on the other wrist, and the arm's 2.5 kg on link_6 given on link_3: status ok, 2.8 kg
-# with its centre of mass 0.9 m from link_3)
+# link's leaves unexplained (least squares, the same weights): it hangs there (a dual-arm
+# robot's payload on the other wrist, or a wrist's payload given on the elbow's link, fits there
+# with its centre of mass far out, status ok)
 ELSEWHERE_RATIO = 0.5
 
 
@@ -611,7 +609,7 @@ def _better_elsewhere(
 
 def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
     """Joints that moved one way only in these recordings (the offset correction and the
-    Coulomb correction are one column there: the offset's is held at 0, issue 32 item 5), as
+    Coulomb correction are one column there: the offset's is held at 0), as
     ``{joint: index of its offset term}``."""
     from physid.offline.fit.joint_prior import joint_motion
 
@@ -637,7 +635,7 @@ def _mass_sensitivity(
     X: np.ndarray, b: np.ndarray, weights: np.ndarray, mass: float, joints: tuple[str, ...]
 ) -> dict[str, float]:
     """Relative change of the least-squares payload mass per relative change of one joint's
-    torque scale (a drive gain): the measured torque of that joint scaled by 1 + 1e-3."""
+    torque scale (a drive gain): the recorded torque of that joint scaled by 1 + 1e-3."""
     if not mass > 0:
         return {}
     Xw = (X * weights[None, :, None]).reshape(-1, X.shape[-1])
