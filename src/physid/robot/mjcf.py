@@ -30,7 +30,7 @@ import pinocchio as pin
 from physid.errors import InputError, install_hint
 
 # Relative agreement of the Pinocchio model with mj_inverse below which the MJCF is accepted.
-# Both compute the same rigid-body dynamics in double precision (measured: 1e-13 relative).
+# Both compute the same rigid-body dynamics in double precision (they agree to about 1e-13).
 AGREEMENT_RELATIVE = 1e-8
 ROOT_JOINT = "root_joint"  # the floating base added to a model without a free joint
 

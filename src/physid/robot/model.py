@@ -200,7 +200,7 @@ class RobotModel:
     coulomb_deadband: np.ndarray | None = None
     # What was done to the URDF's tree (joints locked: physid.robot.joint_locking).
     notes: tuple[str, ...] = ()
-    # The joints whose torques are measured and fitted (config fit_joints); None: all. The others
+    # The joints whose torques are recorded and fitted (config fit_joints); None: all. The others
     # move the model by their recorded positions, but their torque rows are left out.
     fitted_joints: tuple[str, ...] | None = None
     # Per joint, the shape parameters of its friction model (physid.robot.friction.SHAPE_PARAMETERS;
@@ -374,8 +374,8 @@ def drake_rotors(document, source: str) -> dict[str, tuple]:  # noqa: ANN001 - a
 
 def drake_armatures(document, source: str) -> dict[str, float]:  # noqa: ANN001 - an Element
     """Per joint, the armature a URDF written for Drake gives it (:func:`drake_rotors`):
-    Pinocchio's parser ignores the tags, so the URDF's own model lacked the rotor inertia Drake
-    simulates (a Drake Panda: 0.2 kg m^2 on two joints)."""
+    Pinocchio's parser ignores the tags, so the URDF's own model would lack the rotor inertia
+    Drake simulates (up to 0.2 kg m^2 on a Panda's joints)."""
     return {
         joint: float(rotor.get("value")) * ratio**2
         for joint, (rotor, ratio) in drake_rotors(document, source).items()
@@ -399,10 +399,9 @@ def _continuous_as_revolute(document) -> str:  # noqa: ANN001 - an ElementTree e
 
     Pinocchio reads a continuous joint as "revolute unbounded": two configuration coordinates
     (cos, sin) for one velocity. Every 1-DoF pipeline of physid takes one angle per joint, so
-    such joints were locked at 0 as "not 1-DoF" — a Kinova arm's three continuous joints with
-    it, their recorded columns ignored and the fit 16 % held out instead of 1.4 % (status
-    ok). As a revolute joint it has the same dynamics, its angle unwrapped over any number of
-    turns."""
+    read so such a joint would be locked at 0 as "not 1-DoF", its recorded column ignored and
+    the fit worse with status ``ok``. As a revolute joint it has the same dynamics, its angle
+    unwrapped over any number of turns."""
     import xml.etree.ElementTree as ET
 
     for element in document.iter():  # a default namespace (Drake's URDFs) would be written ns0:
