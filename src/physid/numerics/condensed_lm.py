@@ -14,8 +14,8 @@ are solved exactly by eliminating each window's ``dd_w`` (the Schur complement, 
 of multiple shooting): ``(H_xx + lam D_x - sum H_xw L_w^-1 H_wx) dx = -g_x + sum H_xw L_w^-1
 g_w`` with ``L_w = H_ww + lam D_w``, then ``dd_w = -L_w^-1 (g_w + H_wx dx)``. Each solve costs
 ``W`` small ``2n x 2n`` factorisations and one ``len(x)``-square one, against the hundreds of
-sparse products an iterative (LSMR) trust-region step took on the same system (measured on the
-UR10e benchmark: LSMR's steps were most of the non-MuJoCo CPU).
+sparse products an iterative (LSMR) trust-region step takes on the same system (there, most of
+the CPU outside the simulator).
 
 Bounds on ``x`` (each tuned number >= 0, the delay <= 0.1 s): a parameter at a bound whose
 gradient points outward is held (its row and column dropped from the condensed system); a step
@@ -178,8 +178,8 @@ def solve(
     it the solve also stops (status 2) once the undamped Gauss-Newton step moves every free
     parameter by at most ``std_tolerance`` of its standard deviation: the minimum the local
     model predicts is closer than the data can tell apart, and more iterations would only
-    polish digits (measured on the real UR10e: the last 37 of 79 evaluations moved the
-    held-out shooting error by 0.15 %). Without ``final_jacobian`` a solve that ends on a
+    polish digits (nearly half the evaluations of a solve can move the held-out error by a
+    tenth of a per cent). Without ``final_jacobian`` a solve that ends on a
     secant Jacobian keeps it (the solution's ``normal`` then describes no standard deviation:
     for a stage whose only product is where the next one starts)."""
     lower, upper = bounds
