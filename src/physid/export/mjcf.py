@@ -133,8 +133,8 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
 
 def _exclude_overlaps(spec, notes: list[str]) -> None:  # noqa: ANN001 - mujoco.MjSpec
     """Contacts excluded between bodies whose collision shapes overlap at the URDF's zero pose:
-    a robot is not in collision there, so the shapes are coarser than it (the KUKA LWR4+'s base
-    box sits 70 mm into its first link; MuJoCo filters a body's contacts with its parent unless
+    a robot is not in collision there, so the shapes are coarser than it (a base box can sit
+    centimetres into the first link; MuJoCo filters a body's contacts with its parent unless
     that is the world), and simulated they would push the links apart wherever it moves."""
     model = spec.compile()
     for (first, second), (depth, _) in sorted(overlapping_pairs(model, model.qpos0).items()):

@@ -1,4 +1,4 @@
-"""Identified parameters written back into the user's own MJCF (issue 26 item 2).
+"""Identified parameters written back into the user's own MJCF.
 
 A robot described in MJCF (:mod:`physid.robot.mjcf`) is exported by editing that file's XML,
 so that everything physid did not identify stays as the user wrote it — meshes, actuators,
@@ -175,8 +175,8 @@ def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> Non
         file = include.get("file")
         if file and not os.path.isabs(file):
             include.set("file", str((source_dir / file).resolve()))
-    # only the directories the file's assets use (a texturedir was added to files without
-    # textures); an included file's assets are not seen here: both, then
+    # only the directories the file's assets use (a file without textures gets no texturedir);
+    # an included file's assets are not seen here: both, then
     kinds = {e.tag for e in files}
     directories = (
         ("meshdir", {"mesh", "hfield", "skin", "include"}),

@@ -152,7 +152,7 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
         for merged in _fixed_descendants(root, child):
             # an explicit zero, not a missing <inertial>: Pinocchio reads both as no mass, but
             # PyBullet gives a link without one 1 kg and 1 kg m^2 and MuJoCo the mass of its
-            # collision shapes (an exported Panda: 37.5 N m off in PyBullet, five such links)
+            # collision shapes (tens of N m off in PyBullet on an arm with several such links)
             _set_inertial(links[merged], 0.0, np.zeros(3), np.zeros((3, 3)))
             export.notes.append(
                 f"link {merged} (fixed to {child}): inertial set to zero mass, it is part of "

@@ -558,8 +558,8 @@ def lock_unlogged(
         return config, {}
     # only the ends of the tree: a joint with a logged joint beyond it is a column missing
     # from the middle of the chain, not a hand. Said here: left to the loading, a gripper's
-    # coupled fingers beyond it were refused first (a probe's arm without its elbow column was
-    # told to leave the finger columns out, which it had)
+    # coupled fingers beyond it would be refused first, and the error would ask to leave out
+    # finger columns the log has
     for joint in unlogged:
         beyond = pin_model.subtrees[pin_model.getJointId(joint)]
         found = [pin_model.names[k] for k in beyond if pin_model.names[k] in logged]

@@ -250,8 +250,8 @@ def is_file(path: str | os.PathLike[str]) -> bool:
 
 
 # YAML 1.2's floats: PyYAML follows YAML 1.1, where a float needs a dot, so ``1e-3`` (what
-# users write, and what YAML 1.2, JSON and Python read as a number) was the string '1e-3' and
-# a config refused it as "not a number".
+# users write, and what YAML 1.2, JSON and Python read as a number) would be the string '1e-3'
+# and a config would refuse it as "not a number".
 _FLOAT_1_2 = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
     |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
@@ -440,7 +440,7 @@ def _read_owner(lock: Path) -> int:
 def check_not_in_use(path: str | os.PathLike[str], option: str = "--out") -> None:
     """Fail early, naming ``option``, when another live run holds the folder's lock: the claim
     when the outputs are written would refuse it only after all the work (a demo or an online
-    replay ran in full, printing its progress, before the 'in use' error). Tested with a
+    replay would run in full, printing its progress, before the 'in use' error). Tested with a
     non-blocking ``flock`` taken and released at once; the claim stays the one that decides."""
     target = Path(path)
     lock = target / LOCK_NAME
