@@ -169,8 +169,7 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
 def offset_note(params: ParamsFile, name: str, offset: float) -> str:
     """The note for a joint's torque offset, which neither URDF nor MJCF can hold: with its share
     of the joint's RMS torque where ``params.json`` records it (``joint_prior.torque_rms``), since
-    the exported model's torque misses it by that much everywhere (a clean PyBullet iiwa: 0.36 %
-    held out with its offsets, 0.55 % as exported)."""
+    the exported model's torque misses it by that much everywhere."""
     rms = ((params.document.get("joint_prior") or {}).get("torque_rms") or {}).get(name)
     share = (
         (

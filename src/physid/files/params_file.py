@@ -369,8 +369,8 @@ def annotate_document(
             JOINT_TERM_KEYS[term]: layout.index(f"{joint}.{term}")
             for term in layout.terms_of(joint)
         }
-        # (a joint left out of the fit, its torque not logged: null, not the 4e13 N m a prior
-        # std read from an empty column gave)
+        # (a joint left out of the fit, its torque not logged: null, not a prior std read from its
+        # empty column, which means nothing)
         terms["std"] = {key: float(theta_std[i]) for key, i in indices.items()}
         terms["source"] = {key: sources[i] for key, i in indices.items()}
         terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}
