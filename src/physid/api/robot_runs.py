@@ -37,7 +37,7 @@ SIMFIT: dict[str, Bound] = {
     "coarse_windows": Bound(0, 1_000_000, integer=True),
 }
 # simfit's default budget (as physid.simfit.fit.fit_simulator's, which the API does not import
-# at start-up): 60 stopped the real UR10e fit 4 evaluations before it met ftol, at the same values
+# at start-up): a real arm's fit can need more than 60 to meet ftol
 SIMFIT_MAX_EVALUATIONS = 100
 
 
@@ -170,8 +170,8 @@ def export_model(
 
 def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[Finding, ...]]:
     """The status params.json records, and a finding when it is not ``ok``: an export of a
-    suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
-    0.15 kg link) is a simulator of what that identification found, and the exported file
+    suspect identification (torques logged in mA read as an elbow hundreds of times its link's
+    mass) is a simulator of what that identification found, and the exported file
     cannot say so itself. ``document``: the params.json at ``params``, as read."""
     status = str(document.get("status") or "ok")
     if status == Status.OK:
