@@ -60,7 +60,7 @@ class UrdfExport:
     def to_string(self) -> str:
         """The URDF as text (UTF-8 XML with a declaration), its namespace prefixes kept."""
         for prefix, uri in self.namespaces.items():
-            # ElementTree's prefix registry is per process; without it Drake's tags came out
+            # ElementTree's prefix registry is per process; without it Drake's tags come out
             # as ns0:rotor_inertia, which Drake ignores without a word
             if prefix and not re.fullmatch(r"ns\d+", prefix):
                 ET.register_namespace(prefix, uri)

@@ -269,8 +269,8 @@ def _yaml_loader() -> type:
 
     class Loader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN202 - PyYAML's API
-            # a key given twice silently kept the last (a second 'estimate:' dropped the first
-            # four names): refused, naming the key and both lines
+            # PyYAML silently keeps the last of a key given twice (a second 'estimate:' drops the
+            # first one's names): refused, naming the key and both lines
             seen: dict = {}
             for key_node, _ in node.value:
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
@@ -316,8 +316,8 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
 @contextmanager
 def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
     """The InputErrors about a config's values (``config <key>: ...``) raised in the block name
-    the file they come from; without it the user read 'config gravity[2]: ...' not knowing
-    which of the files given it was."""
+    the file they come from; without it the user reads 'config gravity[2]: ...' not knowing
+    which of the files given it is."""
     from physid.errors import ConfigError, InputError
 
     try:
@@ -361,7 +361,7 @@ def config_number(
 
     if value is None and optional:
         return None
-    # (an int beyond a float's range, 400 digits in the YAML, raised OverflowError in isfinite)
+    # (an int beyond a float's range, 400 digits in the YAML, raises OverflowError in isfinite)
     finite = isinstance(value, float) and math.isfinite(value)
     finite |= isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308
     if not finite:

@@ -81,7 +81,7 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
 
 def _can_create_in(folder: Path) -> bool:
     """Whether a file can really be created in ``folder``: ``os.access`` says yes to root on
-    a read-only mount or under /proc, where the write only failed after all the work."""
+    a read-only mount or under /proc, where the write would only fail after all the work."""
     try:
         fd, name = tempfile.mkstemp(prefix=".physid-probe.", dir=folder)
     except OSError:

@@ -266,7 +266,7 @@ def _iterate(run: _Run, normal: Normal, held: np.ndarray, o: _Options) -> None:
         actual = run.current.cost - candidate.cost
         rho = actual / predicted if predicted > 0.0 else -1.0
         # in the Marquardt scaling, as MINPACK measures it: unscaled, one large parameter (a
-        # servo's kp of 1e6 N m/rad) made every step of the others "small"
+        # servo's kp of 1e6 N m/rad) makes every step of the others "small"
         small = np.sqrt(dx @ (run.Dx * dx) + np.sum(run.Dw * dd**2)) <= o.xtol * (
             o.xtol + np.sqrt(x @ (run.Dx * x) + np.sum(run.Dw * d**2))
         )
