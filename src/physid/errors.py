@@ -38,7 +38,8 @@ def install_hint(package: str, extra: str) -> str:
 class Bound(NamedTuple):
     """The numbers a parameter accepts: [low, high], or (low, high] when ``low_open``; whole
     numbers only when ``integer`` (an iteration count, a seed). Each estimator keeps one table
-    ``{parameter: Bound}`` that its CLI options and its API function both check (issue 25)."""
+    ``{parameter: Bound}`` that its CLI options and its API function both check, so both
+    refuse the same numbers."""
 
     low: float
     high: float

@@ -309,7 +309,7 @@ def load_params(path: PathLike) -> Params:
 
 @dataclass(frozen=True)
 class ValidationResult:
-    """Prediction errors of a parameter file on recordings (raw measured torque)."""
+    """Prediction errors of a parameter file on recordings (raw recorded torque)."""
 
     overall: dict  # relative_error, relative_error_per_joint, rmse, n_samples
     per_file: dict  # the same per recording (keyed by path or Recording name)

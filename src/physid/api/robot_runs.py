@@ -37,7 +37,7 @@ SIMFIT: dict[str, Bound] = {
     "coarse_windows": Bound(0, 1_000_000, integer=True),
 }
 # simfit's default budget (as physid.simfit.fit.fit_simulator's, which the API does not import
-# at start-up): 60 stopped the real UR10e fit 4 evaluations before it met ftol, at the same values
+# at start-up): a real arm's fit can need more than 60 to meet ftol
 SIMFIT_MAX_EVALUATIONS = 100
 
 
@@ -106,8 +106,16 @@ def payload(
         }
     )
     message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
-    return Outcome(result.status, message, parameters, document, result, write,
-                   warnings=result.warnings, findings=result.findings)  # fmt: skip
+    return Outcome(
+        result.status,
+        message,
+        parameters,
+        document,
+        result,
+        write,
+        warnings=result.warnings,
+        findings=result.findings,
+    )
 
 
 @one_blas_thread
@@ -146,24 +154,40 @@ def export_model(
     findings += (PRIOR_BODIES(decided),) if decided else ()
     document["identification_status"] = status
     document["status"], document["findings"] = status, as_dicts(findings)
-    return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
-                   tuple(f.message for f in warnings), findings=findings)
+    return Outcome(
+        status,
+        message,
+        Named(),
+        document,
+        None,
+        write,
+        False,
+        tuple(notes),
+        tuple(f.message for f in warnings),
+        findings=findings,
+    )
 
 
 def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[Finding, ...]]:
     """The status params.json records, and a finding when it is not ``ok``: an export of a
-    suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
-    0.15 kg link) is a simulator of what that identification found, and the exported file
+    suspect identification (torques logged in mA read as an elbow hundreds of times its link's
+    mass) is a simulator of what that identification found, and the exported file
     cannot say so itself. ``document``: the params.json at ``params``, as read."""
     status = str(document.get("status") or "ok")
     if status == Status.OK:
         return status, ()
     reasons = [str(r) for r in document.get("suspect_reasons") or []]
-    why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \
-        if reasons else ""  # fmt: skip
+    why = (
+        f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "")
+        if reasons
+        else ""
+    )
     from physid.export.codes import NOT_OK_SOURCE
 
-    return status, (NOT_OK_SOURCE(
-        f"{params}: the identification's status is '{status}'{why}; the exported model carries "
-        "what it found: read params.json and the report before simulating with it",
-        names=(str(params),)),)
+    return status, (
+        NOT_OK_SOURCE(
+            f"{params}: the identification's status is '{status}'{why}; the exported model carries "
+            "what it found: read params.json and the report before simulating with it",
+            names=(str(params),),
+        ),
+    )

@@ -418,8 +418,8 @@ def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
         "solve_time_s": result.solve_time,
         "frames": int(t.size),
         "fit_chi2": result.diagnostics.get("fit_chi2"),
-        # what result.json warns (a table row read "ok" at 24 % J/m error, 12 std, while its
-        # warning said J/m was ambiguous between two warm starts)
+        # what result.json warns (a table row would otherwise read "ok" while its result warns that
+        # J/m is ambiguous between two warm starts)
         "ambiguous_inertia_ratio": bool(with_code(result.findings, AMBIGUOUS_INERTIA_RATIO)),
         "warnings": sum(f.severity.at_least(Severity.CAUTION) for f in result.findings),
     }

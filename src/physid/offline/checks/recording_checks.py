@@ -276,8 +276,11 @@ def limit_contact_finding(
             f"the rows (by up to {depth:.2g} {unit})"
         )
         names.append(joint)
-        numbers |= {f"{joint}.share": share, f"{joint}.depth": depth,
-                    f"{joint}.unexplained_ratio": ratio}  # fmt: skip
+        numbers |= {
+            f"{joint}.share": share,
+            f"{joint}.depth": depth,
+            f"{joint}.unexplained_ratio": ratio,
+        }
     if not found:
         return None
     return AT_LIMIT(
@@ -306,11 +309,21 @@ def _stop_torque_ratio(
         return float("nan")
     dq = np.gradient(q, axis=0)
     gravity, inertial = prior_torques(model, q, dq, np.gradient(dq, axis=0))
-    j = k if trajectory.joint_names == model.joint_names else model.joint_names.index(
-        trajectory.joint_names[k])
+    j = (
+        k
+        if trajectory.joint_names == model.joint_names
+        else model.joint_names.index(trajectory.joint_names[k])
+    )
     rows = beyond | within
-    columns = unit_columns([gravity[rows, j], inertial[rows, j], dq[rows, k], np.sign(dq[rows, k]),
-                            np.ones(int(rows.sum()))])  # fmt: skip
+    columns = unit_columns(
+        [
+            gravity[rows, j],
+            inertial[rows, j],
+            dq[rows, k],
+            np.sign(dq[rows, k]),
+            np.ones(int(rows.sum())),
+        ]
+    )
     r = np.zeros(len(q))
     r[rows] = residual(columns, tau[rows, k])
     return float(np.sqrt(np.mean(r[beyond] ** 2)) / max(np.sqrt(np.mean(r[within] ** 2)), 1e-300))
