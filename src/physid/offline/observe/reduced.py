@@ -60,6 +60,13 @@ class ReducedSystem:
         """The same system without its extra columns (``n_standard`` columns): exact for every
         least-squares quantity of the standard columns (the torque's part along the extras
         joins the residual row), and a much smaller factor to combine (:mod:`.folds`)."""
+        cached = self.__dict__.get("_standard_only")
+        if cached is None:  # the whole training system is fitted a dozen times: reduced once
+            cached = self._standard_only()
+            object.__setattr__(self, "_standard_only", cached)
+        return cached
+
+    def _standard_only(self) -> ReducedSystem:
         p = self.n_standard
         if self.R.shape[2] == p:
             return self
@@ -68,6 +75,17 @@ class ReducedSystem:
         R[:, :p] = self.R[:, :p, :p]
         z[:, :p] = self.z[:, :p]
         z[:, p] = np.linalg.norm(self.z[:, p:], axis=1)
+        # A gravity shift (:meth:`shifted`) adds extra columns into the standard ones, whose
+        # entries then reach below row p: those joints are factorised again, or their rows
+        # below p would be dropped from the standard columns' sums of squares.
+        for j in np.flatnonzero(np.any(self.R[:, p:, :p] != 0.0, axis=(1, 2))):
+            block = np.column_stack([self.R[j][:, :p], self.z[j]])
+            factor = scipy.linalg.qr(block, mode="r", check_finite=False)[0]
+            rows = min(factor.shape[0], p + 1)
+            R[j] = 0.0
+            z[j] = 0.0
+            R[j][:rows] = factor[:rows, :p]
+            z[j][:rows] = factor[:rows, p]
         return replace(self, R=R, z=z)
 
     def joint_residual2(self, columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
