@@ -173,17 +173,25 @@ def store_systems(
 
 def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     """The reduced system of all the rows of ``systems`` (same columns): per joint, one QR of
-    their stacked ``[R | z]`` factors (exact: each factor reproduces its rows' sums of squares)."""
+    their stacked ``[R | z]`` factors (exact: each factor reproduces its rows' sums of squares).
+    Only the columns and rows some factor fills enter the QR: a joint's torque does not depend
+    on the bodies before it, so most of each factor is structurally zero."""
     first = systems[0]
     n_joints, n_columns = first.n_joints, first.R.shape[2]
     R = np.zeros((n_joints, n_columns + 1, n_columns))
     z = np.zeros((n_joints, n_columns + 1))
     for j in range(n_joints):
-        stacked = np.vstack([np.column_stack([s.R[j], s.z[j]]) for s in systems])
+        filled = [s.R[j] != 0.0 for s in systems]
+        active = np.flatnonzero(np.any([f.any(axis=0) for f in filled], axis=0))
+        stacked = np.vstack([
+            np.column_stack([s.R[j][np.ix_(rows, active)], s.z[j][rows]])
+            for s, f in zip(systems, filled, strict=True)
+            for rows in [np.flatnonzero(f.any(axis=1) | (s.z[j] != 0.0))]
+        ])  # fmt: skip
         factor = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
-        rows = min(factor.shape[0], n_columns + 1)
-        R[j, :rows] = factor[:rows, :n_columns]
-        z[j, :rows] = factor[:rows, n_columns]
+        rows = min(factor.shape[0], active.size + 1)
+        R[j][:rows, active] = factor[:rows, : active.size]
+        z[j, :rows] = factor[:rows, active.size]
     return ReducedSystem(
         R,
         z,
