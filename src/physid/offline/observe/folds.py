@@ -27,9 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.linalg
 
-from physid.offline.observe.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.observe.reduced import (
+    ReducedSystem,
+    ReductionAccumulator,
+    triangular_factor,
+)
 
 N_FOLDS = 4
 REPEAT_MISMATCH = 0.15  # RMS of q(t + T) - q(t), per joint's std: below it the motion repeats
@@ -180,15 +183,14 @@ def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     n_joints, n_columns = first.n_joints, first.R.shape[2]
     R = np.zeros((n_joints, n_columns + 1, n_columns))
     z = np.zeros((n_joints, n_columns + 1))
+    filled = [s.filled() for s in systems]  # (rows, columns) of each
     for j in range(n_joints):
-        filled = [s.R[j] != 0.0 for s in systems]
-        active = np.flatnonzero(np.any([f.any(axis=0) for f in filled], axis=0))
-        stacked = np.vstack([
-            np.column_stack([s.R[j][np.ix_(rows, active)], s.z[j][rows]])
-            for s, f in zip(systems, filled, strict=True)
-            for rows in [np.flatnonzero(f.any(axis=1) | (s.z[j] != 0.0))]
-        ])  # fmt: skip
-        factor = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
+        active = np.flatnonzero(np.any([columns[j] for _, columns in filled], axis=0))
+        parts = []
+        for s, (rows, _) in zip(systems, filled, strict=True):
+            kept = np.flatnonzero(rows[j])
+            parts.append(np.column_stack([s.R[j][np.ix_(kept, active)], s.z[j][kept]]))
+        factor = triangular_factor(np.vstack(parts))
         rows = min(factor.shape[0], active.size + 1)
         R[j][:rows, active] = factor[:rows, : active.size]
         z[j, :rows] = factor[:rows, active.size]
