@@ -50,6 +50,7 @@ class _Chunks:
         self.recording: list[int] = []  # recording index of each chunk
         self.rows: list[int] = []  # samples of each chunk (a view's transforms keep them)
         self.bytes = 0
+        self.kept_bytes = 0  # of the transformed chunks every view keeps (ObservationStore)
         self.folder: Path | None = None
 
     def _spill(self) -> None:
@@ -93,10 +94,12 @@ class _Chunks:
 class ObservationStore:
     """Chunks of observations in recording order, read through a chain of transforms.
 
-    A view keeps the chunks it has transformed while the store is in memory (up to
-    :data:`MEMORY_BYTES`): the chosen training data are read a dozen times after the fit
-    (joint prior, Newey-West, residuals, metrics, delay, figures), each time through the same
-    column selection and gravity shift. A view made from another reads through that one's."""
+    A view keeps the chunks it has transformed, the views of one store together up to
+    :data:`MEMORY_BYTES`: the chosen training data are read a dozen times after the fit (joint
+    prior, Newey-West, residuals, metrics, delay, figures), each time through the same column
+    selection and gravity shift, and from disk once the store is spilled (the transformed
+    chunks are smaller than the stored ones, which carry every deadband candidate's columns and
+    the gravity regressors). A view made from another reads through that one's."""
 
     def __init__(
         self,
@@ -108,7 +111,6 @@ class ObservationStore:
         self._transforms = transforms
         self._parent = parent
         self._kept: dict[int, Observations] = {}
-        self._kept_bytes = 0
 
     def append(self, chunk: Observations, recording: int) -> None:
         """Keep ``chunk`` (of training recording number ``recording``), as given."""
@@ -127,9 +129,9 @@ class ObservationStore:
                 chunk = transform(chunk)
         else:  # the parent's transforms, then the last one
             chunk = self._transforms[-1](self._parent._read(k))
-        if self._transforms and self._chunks.folder is None and self._kept_bytes < MEMORY_BYTES:
+        if self._transforms and self._chunks.kept_bytes < MEMORY_BYTES:
             self._kept[k] = chunk
-            self._kept_bytes += _bytes(chunk)
+            self._chunks.kept_bytes += _bytes(chunk)
         return chunk
 
     def __iter__(self) -> Iterator[Observations]:
