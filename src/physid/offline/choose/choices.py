@@ -40,7 +40,7 @@ from physid.offline.choose.training import CandidateObservations, TrainingData, 
 from physid.offline.codes import CUTOFF_CHOICE, DEADBAND_CHOICE, GRAVITY_CHOICE, MOUNTING
 from physid.offline.fit.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
-from physid.offline.observe.crossval import CVScore, Fit, cv_score, rest_note
+from physid.offline.observe.crossval import CVScore, Fit, RowPool, cv_score, rest_note
 from physid.offline.observe.folds import FoldPlan
 from physid.offline.observe.gravity import (
     GravityEstimate,
@@ -163,17 +163,20 @@ def choose_training(
     scores = []
     several = len(candidates) > 1
 
-    def observe(preprocessing, scoring_only: bool) -> CandidateObservations:
+    pools = []  # each candidate's raw scoring samples: the chosen one's are read once
+
+    def observe(preprocessing, scoring_only: bool, pool: RowPool | None = None):  # noqa: ANN001
         cutoff = preprocessing.filter.butterworth_cutoff_hz
         note(f"observations ({preprocessing.filter.method}"
              + (f", {cutoff:.3g} Hz)" if cutoff else ")"))  # fmt: skip
         return observe_candidate(
-            model, config, preprocessing, train, folds,
-            gravity_regressors=gravity_regressors, note=note, scoring_only=scoring_only,
+            model, config, preprocessing, train, folds, gravity_regressors=gravity_regressors,
+            note=note, scoring_only=scoring_only, pool=pool,
         )  # fmt: skip
 
     for preprocessing in candidates if several else ():
         training = observe(preprocessing, scoring_only=True).training(0)
+        pools.append(training.rows[0].pool)
         context = fit_context(training.model, training, config, base, problem)
         score = _score(_derivatives_label(preprocessing), training.model, training, context)
         scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
@@ -186,7 +189,8 @@ def choose_training(
         index = choice.chosen
         chosen_score = scores[index]
     # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
-    chosen = _with_choice_notes(observe(candidates[index], scoring_only=False), choices)
+    pool = pools[index] if pools else None
+    chosen = _with_choice_notes(observe(candidates[index], False, pool), choices)
     rest = rest_note(chosen.rows)
     if rest is not None:
         chosen = replace(chosen, preprocessing=replace(

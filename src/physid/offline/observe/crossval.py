@@ -26,7 +26,7 @@ row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,45 @@ MAX_REST_SHARE = 0.5
 
 
 @dataclass(frozen=True)
+class RowPool:
+    """Every k-th raw training sample of the recordings (away from their edges, as the fit
+    leaves them out: :class:`~.windows.RecordingPlan`), with a candidate filter's states, in
+    recording order; the folds of any :class:`~.folds.FoldPlan` are subsets of it
+    (:meth:`split`), and its regressor is built once per gravity and sliced into them."""
+
+    q: np.ndarray  # (M, n)
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    t: np.ndarray  # (M,) time stamps
+    recording: np.ndarray  # (M,) index of the recording of each sample
+    moving: np.ndarray  # (M,) bool: outside the recording's rests (module docstring)
+    # inertial regressors already built, by gravity vector (candidates share them)
+    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def inertial(self, model: RobotModel) -> np.ndarray:
+        """(M, n, 10 b) inertial regressor of ``model`` (its gravity) at every sample."""
+        key = tuple(np.round(gravity_of(model), 12))
+        if key not in self._inertial:
+            self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+        return self._inertial[key]
+
+    def split(self, folds: FoldPlan) -> list[RawRows]:
+        """The samples of each fold of ``folds``, in recording order."""
+        fold_of = np.empty(len(self.t), dtype=int)
+        for index in range(len(folds.edges)):
+            mine = self.recording == index
+            fold_of[mine] = folds.fold(index, self.t[mine])
+        parts = []
+        for k in range(folds.n_folds):
+            rows = np.flatnonzero(fold_of == k)
+            moving = self.moving[rows]
+            parts.append(RawRows(self.q[rows], self.dq[rows], self.ddq[rows], self.tau[rows],
+                                 None if moving.all() else moving, self, rows))  # fmt: skip
+        return parts
+
+
+@dataclass(frozen=True)
 class RawRows:
     """Raw training samples of one fold: the candidate filter's states and the measured torque,
     and which of them are scored (None: all; module docstring)."""
@@ -60,8 +99,8 @@ class RawRows:
     ddq: np.ndarray
     tau: np.ndarray
     scored: np.ndarray | None = None  # (M,) bool
-    # inertial regressors already built, by gravity vector (candidates share them)
-    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+    pool: RowPool | None = field(default=None, repr=False, compare=False)  # the samples of
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # ... these rows
 
     @property
     def n_scored(self) -> int:
@@ -69,25 +108,26 @@ class RawRows:
 
     def regressor(self, model: RobotModel) -> np.ndarray:
         """(M, n, p) standard regressor of ``model`` (its gravity, deadband) at these states."""
-        key = tuple(np.round(gravity_of(model), 12))
-        if key not in self._inertial:
-            self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+        if self.pool is not None:
+            inertial = self.pool.inertial(model)[self.rows]
+        else:
+            inertial = inertial_regressor(model, self.q, self.dq, self.ddq)
         joint_terms = joint_term_regressor(model, self.dq, self.ddq)
-        return np.concatenate([self._inertial[key], joint_terms], axis=-1)
+        return np.concatenate([inertial, joint_terms], axis=-1)
 
 
-def raw_rows(
+def row_pool(
     model: RobotModel,
     recordings: list[Recording],
     options: FilterConfig,
-    folds: FoldPlan,
     max_rows: int = MAX_SCORING_ROWS,
-) -> list[RawRows]:
-    """Every k-th raw sample of the training recordings, grouped by fold, with the states of
-    ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`)."""
+) -> RowPool:
+    """Every k-th raw sample of the training recordings (at most ``max_rows``) with the states
+    of ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`),
+    and whether each lies outside the recording's rests."""
     total = sum(r.n_samples for r in recordings)
     stride = max(1, int(np.ceil(total / max_rows)))
-    parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(folds.n_folds)]
+    parts: list[tuple[np.ndarray, ...]] = []
     for index, recording in enumerate(recordings):
         plan = plan_recording(model, recording, options)
         t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
@@ -98,19 +138,27 @@ def raw_rows(
             start += owned.n_samples
             t = owned.t[rows]
             rows = rows[(t >= t0) & (t <= t1)]
-            fold_of_row = folds.fold(index, owned.t[rows])
-            for k in range(folds.n_folds):
-                pick = rows[fold_of_row == k]
-                if pick.size:
-                    moving = ~within(owned.t[pick], rests)
-                    parts[k].append((q[pick], dq[pick], ddq[pick], owned.tau[pick], moving))
-    n = model.n_joints
-    empty = (np.zeros((0, n)),) * 4 + (np.zeros(0, dtype=bool),)
-    folds_rows = [
-        RawRows(*(np.concatenate([p[i] for p in fold]) if fold else empty[i] for i in range(5)))
-        for fold in parts
-    ]
-    return [replace(fold, scored=None) if fold.scored.all() else fold for fold in folds_rows]
+            if rows.size:
+                t = owned.t[rows]
+                parts.append((q[rows], dq[rows], ddq[rows], owned.tau[rows], t,
+                              np.full(rows.size, index), ~within(t, rests)))  # fmt: skip
+    if not parts:
+        n = model.n_joints
+        empty = (np.zeros((0, n)),) * 4 + (np.zeros(0), np.zeros(0, dtype=int))
+        return RowPool(*empty, np.zeros(0, dtype=bool))
+    return RowPool(*(np.concatenate([p[i] for p in parts]) for i in range(7)))
+
+
+def raw_rows(
+    model: RobotModel,
+    recordings: list[Recording],
+    options: FilterConfig,
+    folds: FoldPlan,
+    max_rows: int = MAX_SCORING_ROWS,
+) -> list[RawRows]:
+    """Every k-th raw sample of the training recordings, grouped by fold, with the states of
+    ``options``' filter (:func:`row_pool` split by ``folds``)."""
+    return row_pool(model, recordings, options, max_rows).split(folds)
 
 
 def rest_note(folds: list[RawRows]) -> str | None:
