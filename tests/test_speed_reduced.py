@@ -66,3 +66,19 @@ def test_combined_folds_are_the_reduction_of_their_rows() -> None:
     kept = [part for k, part in enumerate(parts) if k != 2]
     W, _, tau = (np.concatenate([part[k] for part in kept]) for k in range(3))
     _assert_joint_grams(leave_out(folds, 2), W, tau)
+
+
+def test_column_blocks_side_by_side_reduce_as_their_concatenation() -> None:
+    """``ReductionAccumulator.add`` given the standard columns as blocks (no copy made) and
+    extra columns: the same system as the concatenated columns, to rounding, and the same
+    split into standard and extra columns."""
+    rng = np.random.default_rng(5)
+    W, E, tau = _rows(rng, 3, 30, 8, 200)
+    blocks, whole = ReductionAccumulator(), ReductionAccumulator()
+    for rows in (slice(0, 120), slice(120, 200)):  # two chunks
+        blocks.add((W[rows, :, :20], W[rows, :, 20:]), tau[rows], E[rows])
+        whole.add(W[rows], tau[rows], E[rows])
+    a, b = blocks.system(), whole.system()
+    assert a.n_standard == b.n_standard == 30 and a.R.shape == b.R.shape
+    _assert_joint_grams(a, np.concatenate([W, E], axis=2), tau)
+    np.testing.assert_allclose(a.R, b.R, rtol=0, atol=1e-12 * np.abs(b.R).max())

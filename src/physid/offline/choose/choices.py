@@ -40,7 +40,14 @@ from physid.offline.choose.training import CandidateObservations, TrainingData, 
 from physid.offline.codes import CUTOFF_CHOICE, DEADBAND_CHOICE, GRAVITY_CHOICE, MOUNTING
 from physid.offline.fit.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
-from physid.offline.observe.crossval import CVScore, Fit, RowPool, cv_score, rest_note
+from physid.offline.observe.crossval import (
+    CVScore,
+    Fit,
+    RowPool,
+    cv_score,
+    rest_intervals,
+    rest_note,
+)
 from physid.offline.observe.folds import FoldPlan
 from physid.offline.observe.gravity import (
     GravityEstimate,
@@ -164,6 +171,7 @@ def choose_training(
     several = len(candidates) > 1
 
     pools = []  # each candidate's raw scoring samples: the chosen one's are read once
+    rests = [rest_intervals(r) for r in train]  # the same under every filter
 
     def observe(preprocessing, scoring_only: bool, pool: RowPool | None = None):  # noqa: ANN001
         cutoff = preprocessing.filter.butterworth_cutoff_hz
@@ -171,7 +179,7 @@ def choose_training(
              + (f", {cutoff:.3g} Hz)" if cutoff else ")"))  # fmt: skip
         return observe_candidate(
             model, config, preprocessing, train, folds, gravity_regressors=gravity_regressors,
-            note=note, scoring_only=scoring_only, pool=pool,
+            note=note, scoring_only=scoring_only, pool=pool, rests=rests,
         )  # fmt: skip
 
     for preprocessing in candidates if several else ():

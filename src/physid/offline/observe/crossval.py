@@ -121,17 +121,19 @@ def row_pool(
     recordings: list[Recording],
     options: FilterConfig,
     max_rows: int = MAX_SCORING_ROWS,
+    rests: list[np.ndarray] | None = None,
 ) -> RowPool:
     """Every k-th raw sample of the training recordings (at most ``max_rows``) with the states
     of ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`),
-    and whether each lies outside the recording's rests."""
+    and whether each lies outside the recording's rests (``rests``: each recording's
+    :func:`rest_intervals`, when known: they do not depend on the filter)."""
     total = sum(r.n_samples for r in recordings)
     stride = max(1, int(np.ceil(total / max_rows)))
     parts: list[tuple[np.ndarray, ...]] = []
     for index, recording in enumerate(recordings):
         plan = plan_recording(model, recording, options)
         t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
-        rests = rest_intervals(recording)
+        stops = rest_intervals(recording) if rests is None else rests[index]
         start = 0
         for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
             rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
@@ -141,7 +143,7 @@ def row_pool(
             if rows.size:
                 t = owned.t[rows]
                 parts.append((q[rows], dq[rows], ddq[rows], owned.tau[rows], t,
-                              np.full(rows.size, index), ~within(t, rests)))  # fmt: skip
+                              np.full(rows.size, index), ~within(t, stops)))  # fmt: skip
     if not parts:
         n = model.n_joints
         empty = (np.zeros((0, n)),) * 4 + (np.zeros(0), np.zeros(0, dtype=int))

@@ -142,14 +142,17 @@ class FoldAccumulator:
         self,
         recording: int,
         t: np.ndarray,
-        W: np.ndarray,
+        W: np.ndarray | tuple[np.ndarray, ...],
         tau: np.ndarray,
         extras: np.ndarray | None = None,
     ) -> None:
+        """Rows ``tau = [W | extras] theta`` of one recording at times ``t``, each to its fold
+        (``W`` as one array or its column blocks, :meth:`ReductionAccumulator.add`)."""
         folds = self.plan.fold(recording, t)
         for k in np.unique(folds):
             rows = folds == k
-            self.sums[k].add(W[rows], tau[rows], None if extras is None else extras[rows])
+            part = tuple(w[rows] for w in W) if isinstance(W, tuple) else W[rows]
+            self.sums[k].add(part, tau[rows], None if extras is None else extras[rows])
 
     def systems(self) -> list[ReducedSystem]:
         """One reduced system per fold (a fold without rows: zero factors, ``n_samples`` 0)."""

@@ -167,33 +167,47 @@ class ReductionAccumulator:
         """Rows added so far."""
         return self._n_samples
 
-    def add(self, W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None) -> None:
-        """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others."""
-        blocks = W if extras is None else np.concatenate([W, extras], axis=2)
-        n_joints = blocks.shape[1]
+    def add(
+        self,
+        W: np.ndarray | tuple[np.ndarray, ...],
+        tau: np.ndarray,
+        extras: np.ndarray | None = None,
+    ) -> None:
+        """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others.
+        ``W`` may be given as its column blocks (a tuple, side by side: no copy is made)."""
+        standard = W if isinstance(W, tuple) else (W,)
+        parts = (*standard, extras) if extras is not None else standard
+        widths = [part.shape[2] for part in parts]
+        n_rows, n_joints = tau.shape
         if not self._factors:
             self._factors = [np.zeros((1, 1)) for _ in range(n_joints)]
             self._active = [np.zeros(0, dtype=int) for _ in range(n_joints)]
-            self._n_standard, self._n_columns = W.shape[2], blocks.shape[2]
+            self._n_standard = sum(part.shape[2] for part in standard)
+            self._n_columns = sum(widths)
             self._tau_norm2 = np.zeros(n_joints)
-        self._n_samples += blocks.shape[0]
+        self._n_samples += n_rows
         self._tau_norm2 += np.sum(tau**2, axis=0)
         # Structurally zero columns (bodies before joint j) are skipped: half the work.
-        present = np.any(blocks != 0.0, axis=0)  # (n, c)
+        present = np.concatenate([np.any(part != 0.0, axis=0) for part in parts], axis=1)
+        offsets = np.cumsum([0, *widths])
         for j in range(n_joints):
             before = self._active[j]
             active = np.flatnonzero(present[j])
             if active.size != before.size or not np.array_equal(active, before):
                 active = np.union1d(before, active)
             m, k = self._factors[j].shape[0], active.size + 1
-            A = np.empty((m + blocks.shape[0], k), order="F")
+            A = np.empty((m + n_rows, k), order="F")
             if active.size == before.size:
                 A[:m] = self._factors[j]
             else:  # new columns: the previous factor's spread over the wider set
                 A[:m] = 0.0
                 A[:m, np.searchsorted(active, before)] = self._factors[j][:, :-1]
                 A[:m, -1] = self._factors[j][:, -1]
-            A[m:, :-1] = blocks[:, j, active]
+            bounds = np.searchsorted(active, offsets)
+            for part, start, stop, offset in zip(
+                parts, bounds[:-1], bounds[1:], offsets[:-1], strict=True
+            ):
+                A[m:, start:stop] = part[:, j, active[start:stop] - offset]
             A[m:, -1] = tau[:, j]
             factor = triangular_factor(A)
             rows = min(factor.shape[0], active.size + 1)
