@@ -60,15 +60,40 @@ def repeat_period(t: np.ndarray, q: np.ndarray) -> float | None:
     lags = np.arange(1, len(x) // 2 + 1)
     if not len(lags):
         return None
-    mismatch = np.array([np.sqrt(np.mean((x[lag:] - x[:-lag]) ** 2)) for lag in lags])
+
+    def exact(lag: int) -> float:
+        return float(np.sqrt(np.mean((x[lag:] - x[:-lag]) ** 2)))
+
+    # every lag's mismatch from one autocorrelation (FFT), each one that a decision below
+    # depends on (within 1e-8 of a threshold, and the walk to the minimum) recomputed exactly
+    mismatch = _mismatches(x, len(lags))
+    for bound in (DEPARTED_MISMATCH, REPEAT_MISMATCH):
+        for k in np.flatnonzero(np.abs(mismatch - bound) < 1e-8):
+            mismatch[k] = exact(int(lags[k]))
     departed = np.maximum.accumulate(mismatch) > DEPARTED_MISMATCH
     candidates = np.flatnonzero(departed & (mismatch < REPEAT_MISMATCH))
     if not len(candidates):
         return None
     k = int(candidates[0])
-    while k + 1 < len(lags) and mismatch[k + 1] < mismatch[k]:
-        k += 1
+    here = exact(int(lags[k]))
+    while k + 1 < len(lags) and (following := exact(int(lags[k + 1]))) < here:
+        k, here = k + 1, following
     return float(lags[k] * stride * np.median(np.diff(t)))
+
+
+def _mismatches(x: np.ndarray, n_lags: int) -> np.ndarray:
+    """RMS of ``x[lag:] - x[:-lag]`` for lags 1..``n_lags``: the sums of squares of the
+    overlapping parts minus twice their correlation (by FFT), over their ``(N - lag) m``
+    entries (``x``: (N, m))."""
+    n = len(x)
+    spectrum = np.fft.rfft(x, n=2 * n, axis=0)
+    correlation = np.fft.irfft(np.abs(spectrum) ** 2, n=2 * n, axis=0)[: n_lags + 1].sum(axis=1)
+    squares = np.sum(x**2, axis=1)
+    head = np.cumsum(squares)  # sum over rows 0..i
+    tail = head[-1] - np.r_[0.0, head[:-1]]  # sum over rows i..N-1
+    lags = np.arange(1, n_lags + 1)
+    total = tail[lags] + head[n - 1 - lags] - 2.0 * correlation[lags]
+    return np.sqrt(np.maximum(total, 0.0) / ((n - lags) * x.shape[1]))
 
 
 _READ_ROWS = 200_000  # a streamed recording's positions are read this many rows at a time
