@@ -188,6 +188,12 @@ def choose_training(
         context = fit_context(training.model, training, config, base, problem)
         score = _score(_derivatives_label(preprocessing), training.model, training, context)
         scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
+        # the chosen one is the conservative (first) or the best scoring: the others' samples
+        # are kept (small), their regressors (15 MB a candidate on a 7-joint arm) are not
+        best = min(range(len(scores)), key=lambda k: scores[k].total)
+        for k, kept in enumerate(pools):
+            if k not in (0, best):
+                kept.forget()
     choices = []
     index = 0
     chosen_score = None

@@ -74,6 +74,10 @@ class RowPool:
             self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
         return self._inertial[key]
 
+    def forget(self) -> None:
+        """Drop the regressors built so far (they are built again when asked for)."""
+        self._inertial.clear()
+
     def split(self, folds: FoldPlan) -> list[RawRows]:
         """The samples of each fold of ``folds``, in recording order."""
         fold_of = np.empty(len(self.t), dtype=int)
