@@ -38,7 +38,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# One BLAS thread for both sides, as the physid command sets for itself (OpenBLAS's threads
+# spin on these small factorisations); set before NumPy loads it, and inherited by the children.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -240,6 +245,7 @@ def run_tx40(datasets: Path, repeat: int, no_pyarrow: bool) -> None:
     if no_pyarrow:
         sys.modules["pyarrow"] = None  # type: ignore[assignment]  (import then raises ImportError)
     folder = datasets / "staubli_tx40"
+    os.environ.setdefault("PHYSID_DATASETS", str(datasets))  # the example manifest reads it
     import physid.workflows  # noqa: F401  (warm: imports are not what this case compares)
 
     bare_time, (theta, bare_error) = best_time(lambda: bare_reference(folder), repeat)
