@@ -35,6 +35,13 @@ def test_folds_of_any_plan_partition_the_pool_and_share_its_regressor(arm_experi
                 axis=-1,
             )
             np.testing.assert_array_equal(fold.regressor(model), direct)
+            theta = arm_experiment.theta_true
+            np.testing.assert_allclose(
+                fold.predict(model, theta),
+                direct @ theta,
+                rtol=1e-12,
+                atol=1e-12 * np.abs(direct @ theta).max(),
+            )
     assert len(pool._inertial) == 1  # one regressor for both plans' folds
     again = raw_rows(model, [recording], options, by_time)
     for fold, same in zip(again, pool.split(by_time), strict=True):

@@ -110,14 +110,31 @@ class RawRows:
     def n_scored(self) -> int:
         return len(self.tau) if self.scored is None else int(np.count_nonzero(self.scored))
 
+    # the inertial regressor of these rows, by gravity vector (the pool's, sliced once)
+    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def inertial(self, model: RobotModel) -> np.ndarray:
+        """(M, n, 10 b) inertial regressor of ``model`` (its gravity) at these states."""
+        key = tuple(np.round(gravity_of(model), 12))
+        if key not in self._inertial:
+            if self.pool is not None:
+                self._inertial[key] = self.pool.inertial(model)[self.rows]
+            else:
+                self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+        return self._inertial[key]
+
     def regressor(self, model: RobotModel) -> np.ndarray:
         """(M, n, p) standard regressor of ``model`` (its gravity, deadband) at these states."""
-        if self.pool is not None:
-            inertial = self.pool.inertial(model)[self.rows]
-        else:
-            inertial = inertial_regressor(model, self.q, self.dq, self.ddq)
         joint_terms = joint_term_regressor(model, self.dq, self.ddq)
-        return np.concatenate([inertial, joint_terms], axis=-1)
+        return np.concatenate([self.inertial(model), joint_terms], axis=-1)
+
+    def predict(self, model: RobotModel, theta: np.ndarray) -> np.ndarray:
+        """(M, n) torques of ``model`` with standard parameters ``theta`` at these states (the
+        regressor's two parts applied apart: no (M, n, p) copy of them together)."""
+        inertial = self.inertial(model)
+        n_inertial = inertial.shape[-1]
+        joint_terms = joint_term_regressor(model, self.dq, self.ddq)
+        return inertial @ theta[:n_inertial] + joint_terms @ theta[n_inertial:]
 
 
 def row_pool(
@@ -283,9 +300,9 @@ def cv_score(
             errors.append(np.nan)
             continue
         theta = fit(None if systems is None else leave_out(systems, k))
-        W = fold.regressor(model) if regressors is None else regressors[k]
+        predicted = fold.predict(model, theta) if regressors is None else regressors[k] @ theta
         keep = slice(None) if fold.scored is None else fold.scored
-        residual = (fold.tau - W @ theta)[keep]
+        residual = (fold.tau - predicted)[keep]
         r2_joint = np.sum(residual**2, axis=0)
         m2_joint = np.sum(fold.tau[keep] ** 2, axis=0)
         r2, m2 = float(np.sum(r2_joint[fitted])), float(np.sum(m2_joint[fitted]))
