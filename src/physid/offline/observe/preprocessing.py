@@ -336,7 +336,9 @@ def cutoff_candidates(
 HELD_OUT_FASTER = 1.25
 
 
-def _slower_filter(options: FilterConfig, recording: Trajectory) -> tuple[FilterConfig, str] | None:
+def _slower_filter(
+    options: FilterConfig, recording: Trajectory
+) -> tuple[FilterConfig, str] | None:
     """The training's filter with its cut-offs brought within a held-out ``recording`` sampled
     too slowly for them (above :func:`decimation_ceiling_hz` of its rate: 40 %), and a note;
     None when it carries them. A probe's UR5 trained at 1 kHz (decimation cut-off 52.5 Hz) and
