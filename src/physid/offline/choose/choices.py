@@ -40,7 +40,14 @@ from physid.offline.choose.training import CandidateObservations, TrainingData, 
 from physid.offline.codes import CUTOFF_CHOICE, DEADBAND_CHOICE, GRAVITY_CHOICE, MOUNTING
 from physid.offline.fit.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
-from physid.offline.observe.crossval import CVScore, Fit, cv_score, rest_note
+from physid.offline.observe.crossval import (
+    CVScore,
+    Fit,
+    RowPool,
+    cv_score,
+    rest_intervals,
+    rest_note,
+)
 from physid.offline.observe.folds import FoldPlan
 from physid.offline.observe.gravity import (
     GravityEstimate,
@@ -160,23 +167,21 @@ def choose_training(
     if nonlinear:  # the friction shapes are fitted after this choice: the folds would score
         candidates = candidates[:1]  # every cut-off with the wrong shapes; keep paper C's
     base = base_parameters(model)
-    scores = []
     several = len(candidates) > 1
+    rests = [rest_intervals(r) for r in train]  # the same under every filter
 
-    def observe(preprocessing, scoring_only: bool) -> CandidateObservations:
+    def observe(preprocessing, scoring_only: bool, pool: RowPool | None = None):  # noqa: ANN001
         cutoff = preprocessing.filter.butterworth_cutoff_hz
         note(f"observations ({preprocessing.filter.method}"
              + (f", {cutoff:.3g} Hz)" if cutoff else ")"))  # fmt: skip
         return observe_candidate(
-            model, config, preprocessing, train, folds,
-            gravity_regressors=gravity_regressors, note=note, scoring_only=scoring_only,
+            model, config, preprocessing, train, folds, gravity_regressors=gravity_regressors,
+            note=note, scoring_only=scoring_only, pool=pool, rests=rests,
         )  # fmt: skip
 
-    for preprocessing in candidates if several else ():
-        training = observe(preprocessing, scoring_only=True).training(0)
-        context = fit_context(training.model, training, config, base, problem)
-        score = _score(_derivatives_label(preprocessing), training.model, training, context)
-        scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
+    scores, pools = [], []
+    if several:
+        scores, pools = _score_cutoffs(candidates, observe, config, base, problem)
     choices = []
     index = 0
     chosen_score = None
@@ -186,7 +191,8 @@ def choose_training(
         index = choice.chosen
         chosen_score = scores[index]
     # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
-    chosen = _with_choice_notes(observe(candidates[index], scoring_only=False), choices)
+    pool = pools[index] if pools else None
+    chosen = _with_choice_notes(observe(candidates[index], False, pool), choices)
     rest = rest_note(chosen.rows)
     if rest is not None:
         chosen = replace(chosen, preprocessing=replace(
@@ -214,6 +220,31 @@ def choose_training(
         chosen = replace(chosen, preprocessing=replace(
             preprocessing, notes=(*preprocessing.notes, choice.note())))  # fmt: skip
     return chosen.training(deadband_index, extras=gravity_regressors), choices, chosen_score
+
+
+def _score_cutoffs(
+    candidates: list,
+    observe: Callable[..., CandidateObservations],
+    config: IdentifyConfig,
+    base: BaseParameters,
+    problem: ConsistentProblem,
+) -> tuple[list[CVScore], list[RowPool]]:
+    """Each cut-off candidate's cross-validated score (its scoring pass) and raw scoring
+    samples, which the chosen one's full pass reads again. The chosen one is the conservative
+    (first) or the best scoring: the others' regressors (15 MB a candidate on a 7-joint arm)
+    are dropped as soon as they are out of the running."""
+    scores, pools = [], []
+    for preprocessing in candidates:
+        training = observe(preprocessing, scoring_only=True).training(0)
+        pools.append(training.rows[0].pool)
+        context = fit_context(training.model, training, config, base, problem)
+        score = _score(_derivatives_label(preprocessing), training.model, training, context)
+        scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
+        best = min(range(len(scores)), key=lambda k: scores[k].total)
+        for k, kept in enumerate(pools):
+            if k not in (0, best):
+                kept.forget()
+    return scores, pools
 
 
 def _per_joint_label(joints: tuple[str, ...], picks: np.ndarray) -> str:

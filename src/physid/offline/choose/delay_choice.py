@@ -43,7 +43,7 @@ from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import TrainingData, observe_candidate
 from physid.offline.codes import DELAY_CHOICE
 from physid.offline.fit.consistent import ConsistentProblem
-from physid.offline.observe.crossval import CVScore, cv_score, raw_rows
+from physid.offline.observe.crossval import CVScore, cv_score
 from physid.offline.observe.folds import FoldPlan, store_systems
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.windows import Recording
@@ -124,10 +124,9 @@ def choose_delay(
     phase = FoldPlan.by_phase(train)
     if phase is not None:
         note("torque delay on folds by phase")
-        unseen = [_phase_score(name, model, phase, data, recordings, fitting)
-                  for name, data, recordings, fitting in (
-                      ("none", training, train, context),
-                      (scores[1].label, late, shifted, late_context))]  # fmt: skip
+        unseen = [_phase_score(name, model, phase, data, fitting)
+                  for name, data, fitting in (("none", training, context),
+                                              (scores[1].label, late, late_context))]  # fmt: skip
         if unseen[1].total >= unseen[0].total:
             listed = ", ".join(f"{s.label} {100 * s.total:.3g} %" for s in unseen)
             reason = (f"the conservative choice: {scores[1].label} wins the time blocks but not "
@@ -143,14 +142,13 @@ def _phase_score(
     model: RobotModel,
     phase: FoldPlan,
     training: TrainingData,
-    recordings: list[Recording],
     context: FitContext,
 ) -> CVScore:
-    """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (the
-    observations of ``recordings``, refolded: no second pass over the recordings). The delay
+    """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (its
+    observations and raw samples refolded: no second pass over the recordings). The delay
     must not lose there; a win beyond the folds' spread is not asked (quarters of a period
     differ more than time blocks do: a UR5 in MuJoCo logged after its step, a true lead of the
     torque, won them by 0.09 points with a larger spread)."""
     folds = store_systems(training.store, phase, training.system.fitted)
-    rows = raw_rows(model, recordings, training.preprocessing.filter, phase)
+    rows = training.rows[0].pool.split(phase)
     return cv_score(label, model, folds, rows, context.fit())

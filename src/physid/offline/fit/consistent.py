@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg
 
 from physid.body.inertia import (
     PSEUDO_INERTIA_BASIS,
@@ -34,7 +33,7 @@ from physid.body.inertia import (
 from physid.files.io import quiet_stderr
 from physid.offline.fit.joint_prior import JointPrior
 from physid.offline.fit.polish import MapObjective, polish, solve_from, solve_from_prior
-from physid.offline.observe.reduced import ReducedSystem
+from physid.offline.observe.reduced import ReducedSystem, triangular_factor
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
 
@@ -391,13 +390,15 @@ class ConsistentProblem:
         scales, prior = self.scales, self.prior
         n_params = layout.size
         X, u = system.stacked(np.arange(n_params), weights)
+        filled = system.filled()[0].reshape(-1)  # rows of the joints' factors that hold data
+        X, u = X[filled], u[filled]
         rows = system.n_rows
         # Everything divided by the rows (and the data by the noise variance): the solver sees
         # O(1) numbers whatever the data length. The data term ||A x - b||^2 through the
         # triangular factor of [A | b]: p x p.
         factor = 1.0 / np.sqrt(noise_variance * rows)
         augmented = np.column_stack([(X * scales) * factor, (u - X @ prior) * factor])
-        triangle = scipy.linalg.qr(augmented, mode="r", check_finite=False)[0]
+        triangle = triangular_factor(augmented)
         square = np.zeros((n_params + 1, n_params + 1))
         square[: triangle.shape[0]] = triangle[: n_params + 1]
         inertial_weight = 1e-8 if prior_std_relative is None else prior_std_relative**-2 / rows
