@@ -1,11 +1,12 @@
 """Figures of an identification, as PNG bytes, drawn with Pillow.
 
-Every element of these figures is a polyline, a dot, a bar or a line of text, so they are drawn
-directly: Matplotlib's import and text layout cost more than the whole drawing. Each figure is
-drawn at twice its size and halved (a box filter: the anti-aliasing of every line, dot and
-glyph) and written as a PNG of 110 dpi. The layout is the one these figures always had: fixed
-margins, a title over every panel, the x label under the lowest panel of each column, the y
-label on the left column, one legend under the figure's title.
+Each figure is drawn at twice its size and halved (a box filter: the anti-aliasing of every line,
+dot and glyph) and written as a PNG of 110 dpi. Matplotlib drew them before; its import alone
+(0.45 s of CPU) and its text layout (0.15-0.3 s per figure) were a third of a whole
+``physid identify`` on a 7-joint arm, for figures whose every element is a polyline, a dot, a bar
+or a line of text. The layout is Matplotlib's as these figures used it: fixed margins, titles
+over every panel, the x label under the lowest panel of each column, the y label on the left
+column, one legend under the figure's title.
 """
 
 from __future__ import annotations

@@ -333,8 +333,8 @@ def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np
 
 
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
-    """Render the figures in this process, one after the other: drawn with Pillow
-    (:mod:`physid.report.figures`) each takes less than starting a worker process would."""
+    """Render the figures in this process, one after the other: with Pillow they take about
+    0.05 s each (:mod:`physid.report.figures`), less than starting worker processes."""
     return {name: function(*args) for name, (function, args) in jobs.items()}
 
 
