@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import base64
-import concurrent.futures
 import datetime as _dt
-import gc
 import html
-import multiprocessing
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -324,69 +320,17 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
 
 
 def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np.ndarray, ...]:
-    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, and
-    the worker process that draws it should not be sent (pickled) hours of samples."""
+    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, not
+    hours of samples."""
     rows = figures.stride(len(arrays[0]), max_rows)
     return tuple(a[rows] for a in arrays)
 
 
-def _die_with_parent(parent: int) -> None:
-    """In a figure worker: end when the parent process dies (a SIGKILLed ``physid identify``
-    must not leave workers waiting forever). Linux: the kernel's parent-death signal; elsewhere
-    a watcher thread notices the worker was re-parented."""
-    import signal
-    import threading
-    import time
-
-    from physid.files.io import forget_inherited_locks
-
-    forget_inherited_locks()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    if os.getppid() != parent:  # died before the signal was armed
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
-    """Render the figures, on every core where processes can be forked cheaply.
-
-    Matplotlib's text rendering dominates the cost of a report (about 0.3 s per figure), and
-    the figures are independent, so they are drawn in parallel worker processes.
-    """
-    workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return {name: function(*args) for name, (function, args) in jobs.items()}
-    context = multiprocessing.get_context("fork")
-    # Frozen objects are skipped by the garbage collector: without this, each worker's first
-    # full collection walks (and copies on write) the whole inherited heap of Pinocchio, CVXPY
-    # and CasADi objects, which doubled the time of its first figure (Python docs, gc.freeze).
-    # (An application that froze objects itself keeps its own freeze: we unfreeze only ours.)
-    ours = gc.get_freeze_count() == 0
-    if ours:
-        gc.freeze()
-    try:
-        with concurrent.futures.ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {
-                name: pool.submit(function, *args) for name, (function, args) in jobs.items()
-            }
-            return {name: future.result() for name, future in futures.items()}
-    finally:
-        if ours:
-            gc.unfreeze()
+    """Render the figures in this process, one after the other: no worker can outlive the
+    command, and the figures cost less CPU than forked workers (which copy the parent's heap
+    and each draw on their own Matplotlib state)."""
+    return {name: function(*args) for name, (function, args) in jobs.items()}
 
 
 # --- HTML ----------------------------------------------------------------------------------------
