@@ -465,23 +465,25 @@ def run_physid(args: argparse.Namespace, urdf: Path, csv: Path, config: Path, ou
     # the machine's speed (only the wall-clock safety stop could, and it says so)
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hog)]
     start, cpu0 = time.perf_counter(), os.times()
+    log = out.parent / f"{out.name}.log"  # written as it runs: the progress lines
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        with log.open("w") as stream:
+            proc = subprocess.run(cmd, stdout=stream, stderr=subprocess.STDOUT, check=False)
         cpu1 = os.times()  # before the hogs are reaped: their CPU is not physid's
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
+    output = log.read_text()
     cpu = (cpu1.children_user - cpu0.children_user) + (cpu1.children_system - cpu0.children_system)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # MB (Linux: kB)
     print(f"physid oe child: peak RSS {peak:.0f} MB (largest child so far)", flush=True)
-    (out.parent / f"{out.name}.log").write_text(proc.stderr + proc.stdout)
     result_file = out / "result.json"
     # 3: written, status not ok (a time budget ran out): its row says so, it is no failure
     if proc.returncode not in (0, 3) or not result_file.is_file():
-        return {}, cpu, wall, (proc.stderr or proc.stdout)[-2000:]
-    return json.loads(result_file.read_text()), cpu, wall, proc.stderr[-800:]
+        return {}, cpu, wall, output[-2000:]
+    return json.loads(result_file.read_text()), cpu, wall, output[-800:]
 
 
 def run_case(args: argparse.Namespace) -> dict:

@@ -138,7 +138,7 @@ def _read_config(
 
     noise, damping, imu, radius = read_oe_config(config)
     given, estimate = read_joint_terms(config, model), read_joint_estimate(config, model)
-    joints = choose_joint_terms(model, str(urdf), is_mjcf(urdf), floating, given, estimate)
+    joints = choose_joint_terms(model, Path(urdf).name, is_mjcf(urdf), floating, given, estimate)
     return OEConfig(noise, damping, imu, radius, joints)
 
 

@@ -120,9 +120,13 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     scale = np.ones(theta.size)
     scale[n:] = np.exp(theta[n:])
     H = 0.5 * (H + H.T) / np.outer(scale, scale)
-    lam, vec = np.linalg.eigh(H)
+    # null directions judged on the Jacobi-scaled Hessian (unit diagonal), whose spectrum does
+    # not depend on the units: a friction the data put at 1e-6 N m has a value-curvature 1e12
+    # times a body's, and the bodies' well-determined directions fell below rtol of it
+    unit = np.sqrt(np.clip(np.diag(H), 1e-300, None))
+    lam, vec = np.linalg.eigh(H / np.outer(unit, unit))
     keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
-    cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T
+    cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T / np.outer(unit, unit)
     leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
     touched = leak > 1e-6
     # a joint term is unknown when a null direction really moves it, not when it brushes one:
@@ -131,7 +135,9 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     touched[n:] = leak[n:] > 1e-2
     theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: std of log value
     theta_std[touched] = np.nan
-    pi_std, pi_cov = _body_std(problem, cov, vec[:, ~keep], touched)
+    null = vec[:, ~keep] / unit[:, None]  # the null directions in theta's coordinates
+    null = null / np.maximum(np.linalg.norm(null, axis=0), 1e-300)
+    pi_std, pi_cov = _body_std(problem, cov, null, touched)
     cov[touched] = cov[:, touched] = np.nan
     return theta_std, pi_std, pi_cov, cov
 
