@@ -61,7 +61,7 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
     start), and an unbudgeted run goes on to a lower cost."""
     import scipy.sparse as sp
 
-    from physid.multibody.estimate.lm import Termination, levenberg_marquardt
+    from physid.multibody.estimate.lm import LMTermination, levenberg_marquardt
 
     x = np.linspace(0.0, 2.0, 40)
     y = 2.0 * np.exp(-1.3 * x) + 0.01 * np.random.default_rng(0).normal(size=x.size)
@@ -78,7 +78,7 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
 
     args = (residual, retract, None, np.array([0.5, 0.1]), np.full(2, -10.0), np.full(2, 10.0), 0)
     stopped = levenberg_marquardt(*args, max_iterations=50, budget=Budget(1e9, 2))
-    assert stopped.termination is Termination.BUDGET_ITERATIONS
+    assert stopped.termination is LMTermination.BUDGET_ITERATIONS
     assert "iteration budget of 2" in stopped.message
     assert stopped.iterations == 1  # the budget's second spend stops before a second step
     cost = float(residual(None, stopped.p, False) @ residual(None, stopped.p, False))
@@ -88,7 +88,7 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
 
 
 def test_oe_solve_stops_at_its_time_budget(kinova_payload_arm):
-    from physid.oe.solver import OEOptions, solve
+    from physid.oe.solving.solver import OEOptions, solve
 
     problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     result = solve(problem, xs, ws, theta, OEOptions(time_budget_s=1e-6))
@@ -101,7 +101,7 @@ def test_oe_solve_stopped_by_its_iteration_budget_keeps_its_best_iterate(kinova_
     in its status, returns an iterate whose cost (re-evaluated) is the reported one and below
     the start, reports each accepted iteration on ``progress``; the unbudgeted solve goes on
     to a lower cost (the stop is the budget's, not the problem's)."""
-    from physid.oe.solver import OEOptions, solve
+    from physid.oe.solving.solver import OEOptions, solve
 
     problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     _, start_gaps = problem.evaluate(xs, ws, theta)
@@ -149,8 +149,8 @@ def test_bias_rounds_name_the_whole_time_budget(monkeypatch):
     Rounds and clock are scripted: round 1 takes 60 of 100 s, round 2 runs out."""
     from dataclasses import dataclass
 
-    import physid.oe.imu_bias as imu_bias
-    from physid.oe.solver import OEOptions
+    import physid.oe.solving.imu_bias as imu_bias
+    from physid.oe.solving.solver import OEOptions
 
     @dataclass
     class Solved:

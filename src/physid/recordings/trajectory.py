@@ -465,25 +465,8 @@ def trajectory_segments(
             f"({MIN_SEGMENT_ROWS} rows); physid does not fill gaps: fix the time stamps",
             source=table.source,
         )
-    rows = lambda a, b: f"rows {a + first}-{b - 1 + first}"  # noqa: E731 - as in the file
-    gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
-    dropped = [rows(a, b) for a, b in pieces if (a, b) not in kept]
-    spans = ", ".join(rows(a, b) for a, b in kept)
-    note = (
-        f"{table.source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
-        f"(longest {max(gaps):.4g} s, at row {pieces[1 + int(np.argmax(gaps))][0] + first}): "
-        + (
-            f"identified as {len(kept)} separate recordings ({spans})"
-            if len(kept) > 1
-            else f"identified on {spans}"
-        )
-        + (
-            f"; dropped as shorter than {MIN_SEGMENT_S:g} s: {', '.join(dropped)}"
-            if dropped
-            else ""
-        )
-        + "; physid does not fill gaps"
-    )
+    rows = _row_span(first)
+    note = _gap_note(table.source, t, pieces, kept, first)
     segments, stale = [], []
     for a, b in kept:
         said = (*whole.warnings, GAP_SPLIT(note)) if not segments else ()
@@ -1216,3 +1199,29 @@ def load_segments(path: str | Path, model: RobotModel, **options) -> list[Trajec
     """Read a file (or manifest): its validated joint-side trajectory, split where its time
     stamps have gaps (:func:`trajectory_segments`)."""
     return trajectory_segments(read_table(path), model, **options)
+
+
+def _row_span(first: int):  # noqa: ANN202
+    """``rows(a, b)``: a piece's rows as the file numbers them."""
+    return lambda a, b: f"rows {a + first}-{b - 1 + first}"
+
+
+def _gap_note(source: str, t: np.ndarray, pieces: list, kept: list, first: int) -> str:
+    """The one line that says where the time stamps have gaps and which pieces were kept."""
+    rows = _row_span(first)
+    gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
+    dropped = [rows(a, b) for a, b in pieces if (a, b) not in kept]
+    spans = ", ".join(rows(a, b) for a, b in kept)
+    at_row = pieces[1 + int(np.argmax(gaps))][0] + first
+    kept_said = (
+        f"identified as {len(kept)} separate recordings ({spans})"
+        if len(kept) > 1
+        else f"identified on {spans}"
+    )
+    dropped_said = f"; dropped as shorter than {MIN_SEGMENT_S:g} s: {', '.join(dropped)}"
+    return (
+        f"{source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
+        f"(longest {max(gaps):.4g} s, at row {at_row}): {kept_said}"
+        + (dropped_said if dropped else "")
+        + "; physid does not fill gaps"
+    )

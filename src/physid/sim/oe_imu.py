@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.oe.measurements import Measurements
+from physid.oe.model.measurements import Measurements
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 

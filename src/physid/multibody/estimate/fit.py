@@ -34,7 +34,7 @@ from physid.multibody.estimate.diagnose import (
     identifiability_findings,
     not_identifiable,
 )
-from physid.multibody.estimate.lm import LMResult, Termination, levenberg_marquardt
+from physid.multibody.estimate.lm import LMResult, LMTermination, levenberg_marquardt
 from physid.multibody.estimate.observe import (
     NOISE_REF,
     init_cutoff,
@@ -80,7 +80,7 @@ class MultibodyFit:
     rest on."""
 
     status: Status
-    termination: Termination
+    termination: LMTermination
     message: str
     names: list[str]
     values: np.ndarray
@@ -367,7 +367,7 @@ def _fallback(setup: _Setup, lm: LMResult) -> list[Finding]:
     if problem is None:
         return []
     lm.p = setup.p0.copy()
-    lm.termination = Termination.FAILED
+    lm.termination = LMTermination.FAILED
     return [codes.FALLBACK(f"{problem}: the start values are reported", names=setup.names)]
 
 
@@ -386,7 +386,7 @@ def _errors(setup: _Setup, r: np.ndarray) -> tuple[float, float, int]:
     return obs_sq, imp_sq, n_obs
 
 
-def fit_status(termination: Termination, collapsed_names: list[str]) -> Status:
+def fit_status(termination: LMTermination, collapsed_names: list[str]) -> Status:
     """The fit's status: its solver's, and ``at_bound`` when it converged with a body
     collapsed to the lower end of its plausibility box (not an estimate)."""
     status = termination.status
