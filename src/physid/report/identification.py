@@ -117,9 +117,15 @@ def fit_summary(result: IdentificationResult) -> dict:
     ls = result.least_squares
     return {
         "status": str(result.status),
-        "train": {**result.train.as_dict(joints), "residual_correlation_time_s":
-                  residual_correlation_time(list(result.train_fits), joints)},  # fmt: skip
-        "validation": None if result.validation is None else {
+        "train": {
+            **result.train.as_dict(joints),
+            "residual_correlation_time_s": residual_correlation_time(
+                list(result.train_fits), joints
+            ),
+        },
+        "validation": None
+        if result.validation is None
+        else {
             **result.validation.as_dict(joints),
             "urdf_relative_error": result.validation_urdf,  # the URDF's own model, same samples
         },
@@ -555,17 +561,24 @@ def _drive_gain_table(result: IdentificationResult) -> str:
             if name not in result.model.joint_names or is_revolute(result.model, name)
             else "N"
         )
-        rows.append([name, _Cell(f"{html.escape(_fmt(gain['value'], 6))} "
-                     f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'),
-                     f"{unit} per unit of current",
-                     f"{100 * gain.get('payload_share', float('nan')):.2g} %"])  # fmt: skip
+        rows.append(
+            [
+                name,
+                _Cell(
+                    f"{html.escape(_fmt(gain['value'], 6))} "
+                    f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'
+                ),
+                f"{unit} per unit of current",
+                f"{100 * gain.get('payload_share', float('nan')):.2g} %",
+            ]
+        )
     return (
         "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
         + _table(
             ["joint", "gain ± std", "unit", "payload's share of the joint torque"],
             rows,
             "drive-gains",
-        )  # fmt: skip
+        )
     )
 
 
@@ -753,16 +766,38 @@ def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], lis
     model = result.model
     layout_names = model.layout.names
     rows = [
-        [short, _parameter_unit(model, layout_names[index]), _fmt(value), _fmt(std6),
-         _fmt(rel, 3), _fmt(std), "yes" if ok else "NO (prior)", name]
+        [
+            short,
+            _parameter_unit(model, layout_names[index]),
+            _fmt(value),
+            _fmt(std6),
+            _fmt(rel, 3),
+            _fmt(std),
+            "yes" if ok else "NO (prior)",
+            name,
+        ]
         for short, index, value, std6, rel, std, ok, name in zip(
-            base["short_names"], result.base.independent, base["values"], base["std_eq6"],
-            base["relative_std_percent"], base["std"], base["identifiable"], base["names"],
+            base["short_names"],
+            result.base.independent,
+            base["values"],
+            base["std_eq6"],
+            base["relative_std_percent"],
+            base["std"],
+            base["identifiable"],
+            base["names"],
             strict=True,
         )
-    ]  # fmt: skip
-    header = ["parameter", "unit", "value [unit]", "std (eq. 6) [unit]", "rel. std [%]",
-              "std (Newey-West) [unit]", "identifiable", "combination"]  # fmt: skip
+    ]
+    header = [
+        "parameter",
+        "unit",
+        "value [unit]",
+        "std (eq. 6) [unit]",
+        "rel. std [%]",
+        "std (Newey-West) [unit]",
+        "identifiable",
+        "combination",
+    ]
     return header, rows
 
 

@@ -307,13 +307,8 @@ def levenberg_marquardt(
         return start
     r, J, result = start
     cost = result.cost_history[0]
-    tolerances = {
-        "eps_step": eps_step,
-        "ptol": ptol,
-        "ftol": ftol,
-        "stall_window": stall_window,
-        "stall_tol": stall_tol,
-    }
+    tolerances = dict(eps_step=eps_step, ptol=ptol, ftol=ftol)  # noqa: C408
+    tolerances.update(stall_window=stall_window, stall_tol=stall_tol)
     alpha, nu = alpha0, 2.0
     for it in range(1, max_iterations + 1):
         if budget is not None and budget.spend():

@@ -200,19 +200,37 @@ def choose_change_floor(
     window = reach * dt
     counts = (s_near, s_far, int(near.sum()), int((~near).sum()))
     if gain < np.log(n * m / width):  # BIC: two more parameters (a variance and the window)
-        return ChangeFloor(None, window, *counts, (
-            f"the one-step defects near flag changes (RMS {np.sqrt(s_near):.3g}) are not "
-            f"larger than elsewhere ({np.sqrt(s_far):.3g}) by the BIC: no floor"))  # fmt: skip
+        return ChangeFloor(
+            None,
+            window,
+            *counts,
+            (
+                f"the one-step defects near flag changes (RMS {np.sqrt(s_near):.3g}) are not "
+                f"larger than elsewhere ({np.sqrt(s_far):.3g}) by the BIC: no floor"
+            ),
+        )
     floor = float(np.sqrt(max(s_near - s_far, 0.0)))
     if floor <= process_v:
-        return ChangeFloor(None, window, *counts, (
-            f"the defects' excess near flag changes ({floor:.3g}) is below process_v "
-            f"({process_v:.3g}): no floor"))  # fmt: skip
-    return ChangeFloor(floor, window, *counts, (
-        f"one-step joint-velocity defects within {1e3 * window:.0f} ms of a flag change RMS "
-        f"{np.sqrt(s_near):.3g} ({counts[2]} nodes), elsewhere {np.sqrt(s_far):.3g}: floor "
-        f"sqrt(difference) = {floor:.3g} (variance components; window by maximum likelihood "
-        f"on {1e3 * width * dt:.0f} ms averages)"))  # fmt: skip
+        return ChangeFloor(
+            None,
+            window,
+            *counts,
+            (
+                f"the defects' excess near flag changes ({floor:.3g}) is below process_v "
+                f"({process_v:.3g}): no floor"
+            ),
+        )
+    return ChangeFloor(
+        floor,
+        window,
+        *counts,
+        (
+            f"one-step joint-velocity defects within {1e3 * window:.0f} ms of a flag change RMS "
+            f"{np.sqrt(s_near):.3g} ({counts[2]} nodes), elsewhere {np.sqrt(s_far):.3g}: floor "
+            f"sqrt(difference) = {floor:.3g} (variance components; window by maximum likelihood "
+            f"on {1e3 * width * dt:.0f} ms averages)"
+        ),
+    )
 
 
 def _window(

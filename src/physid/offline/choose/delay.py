@@ -64,9 +64,13 @@ class DelayEstimate:
         return abs(self.value_s) > MAX_DELAY_S
 
     def as_dict(self) -> dict:
-        return {"value_s": self.value_s, "std_s": self.std_s, "significant": self.significant,
-                "sample_period_s": self.sample_period_s,
-                "compensated_s": self.compensated_s}  # fmt: skip
+        return {
+            "value_s": self.value_s,
+            "std_s": self.std_s,
+            "significant": self.significant,
+            "sample_period_s": self.sample_period_s,
+            "compensated_s": self.compensated_s,
+        }
 
     def note(self) -> str:
         way = "lags" if self.value_s > 0 else "leads"
@@ -83,12 +87,15 @@ class DelayEstimate:
             f"{1e3 * self.std_s:.2g} ms (the residual follows the torque's rate as such a delay "
             "would: a delay of the drive or the logger, or unmodelled dynamics that lag the "
             "torque, such as joint elasticity); not compensated"
-            + (f": longer than the {1e3 * MAX_DELAY_S:g} ms compensated automatically, and a "
-               "first-order estimate, which reads a long delay short (a known 80 ms shift of "
-               "the real UR10e's torque read 59 ms); if the torque is that late, give the "
-               "delay in seconds as estimation.torque_delay in the config" if longer
-               else " — physid simfit estimates and compensates a delay for simulation")
-        )  # fmt: skip
+            + (
+                f": longer than the {1e3 * MAX_DELAY_S:g} ms compensated automatically, and a "
+                "first-order estimate, which reads a long delay short (a known 80 ms shift of "
+                "the real UR10e's torque read 59 ms); if the torque is that late, give the "
+                "delay in seconds as estimation.torque_delay in the config"
+                if longer
+                else " — physid simfit estimates and compensates a delay for simulation"
+            )
+        )
 
 
 def estimate_delay(
@@ -196,5 +203,6 @@ def compensated(
     def earlier(values: np.ndarray | None) -> np.ndarray | None:
         return None if values is None else interpolated(at, t, values)
 
-    return recording.rows(kept, q=earlier(recording.q), dq=earlier(recording.dq),
-                          ddq=earlier(recording.ddq))  # fmt: skip
+    return recording.rows(
+        kept, q=earlier(recording.q), dq=earlier(recording.dq), ddq=earlier(recording.ddq)
+    )

@@ -82,8 +82,9 @@ class CandidateObservations:
             folds = store_systems(store, self.plan, folds[0].fitted, gravity=True)
         whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
         statistics = self.statistics if index == 0 else None
-        return TrainingData(self.models[index], self.preprocessing, store, whole, folds,
-                            self.rows, statistics)  # fmt: skip
+        return TrainingData(
+            self.models[index], self.preprocessing, store, whole, folds, self.rows, statistics
+        )
 
 
 def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], Observations]:
@@ -178,9 +179,17 @@ def observe_candidate(
     fold_systems = [
         [replace(system, fitted=fitted) for system in total.systems()] for total in sums
     ]
-    return CandidateObservations(candidates or [model], preprocessing, store, fold_systems, rows,
-                                 n_inertial, bool(candidates), statistics,
-                                 folds if candidates and gravity_regressors else None)  # fmt: skip
+    return CandidateObservations(
+        candidates or [model],
+        preprocessing,
+        store,
+        fold_systems,
+        rows,
+        n_inertial,
+        bool(candidates),
+        statistics,
+        folds if candidates and gravity_regressors else None,
+    )
 
 
 def gravity_shifted(

@@ -88,8 +88,17 @@ class RowPool:
         for k in range(folds.n_folds):
             rows = np.flatnonzero(fold_of == k)
             moving = self.moving[rows]
-            parts.append(RawRows(self.q[rows], self.dq[rows], self.ddq[rows], self.tau[rows],
-                                 None if moving.all() else moving, self, rows))  # fmt: skip
+            parts.append(
+                RawRows(
+                    self.q[rows],
+                    self.dq[rows],
+                    self.ddq[rows],
+                    self.tau[rows],
+                    None if moving.all() else moving,
+                    self,
+                    rows,
+                )
+            )
         return parts
 
 
@@ -163,8 +172,17 @@ def row_pool(
             rows = rows[(t >= t0) & (t <= t1)]
             if rows.size:
                 t = owned.t[rows]
-                parts.append((q[rows], dq[rows], ddq[rows], owned.tau[rows], t,
-                              np.full(rows.size, index), ~within(t, stops)))  # fmt: skip
+                parts.append(
+                    (
+                        q[rows],
+                        dq[rows],
+                        ddq[rows],
+                        owned.tau[rows],
+                        t,
+                        np.full(rows.size, index),
+                        ~within(t, stops),
+                    )
+                )
     if not parts:
         n = model.n_joints
         empty = (np.zeros((0, n)),) * 4 + (np.zeros(0), np.zeros(0, dtype=int))
@@ -212,10 +230,12 @@ def rest_intervals(recording: Recording) -> np.ndarray:
     if len(t) < 3 or t[-1] - t[0] <= REST_MIN_S:
         return none
     half = 0.25 * REST_MIN_S
-    speed = np.column_stack([
-        (np.interp(t + half, t, q[:, j]) - np.interp(t - half, t, q[:, j])) / (2.0 * half)
-        for j in range(q.shape[1])
-    ])  # fmt: skip
+    speed = np.column_stack(
+        [
+            (np.interp(t + half, t, q[:, j]) - np.interp(t - half, t, q[:, j])) / (2.0 * half)
+            for j in range(q.shape[1])
+        ]
+    )
     rms = np.sqrt(np.mean(speed**2, axis=0))
     moving = (rms > 0.0) & moving_joints(q)
     if not np.any(moving):
@@ -249,8 +269,12 @@ def sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(recording.q, np.ndarray):
         return t[::step], recording.q[::step]
     block = step * 10_000
-    q = np.concatenate([np.asarray(recording.q[a : min(a + block, len(t)) : step], float)
-                        for a in range(0, len(t), block)])  # fmt: skip
+    q = np.concatenate(
+        [
+            np.asarray(recording.q[a : min(a + block, len(t)) : step], float)
+            for a in range(0, len(t), block)
+        ]
+    )
     return t[::step], q
 
 
@@ -274,8 +298,11 @@ class CVScore:
     value: float | None = None  # the candidate's number (a cut-off in Hz, ...), if it has one
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "relative_error": self.total,
-                "fold_relative_errors": self.fold_errors.tolist()}  # fmt: skip
+        return {
+            "label": self.label,
+            "relative_error": self.total,
+            "fold_relative_errors": self.fold_errors.tolist(),
+        }
 
 
 Fit = Callable[[ReducedSystem | None], np.ndarray]
@@ -308,8 +335,9 @@ def cv_score(
         r2, m2 = float(np.sum(r2_joint[fitted])), float(np.sum(m2_joint[fitted]))
         errors.append(np.sqrt(r2 / max(m2, 1e-300)))
         with np.errstate(divide="ignore", invalid="ignore"):
-            joint_errors[k] = np.where(fitted & (m2_joint > 0), np.sqrt(r2_joint / m2_joint),
-                                       np.nan)  # fmt: skip
+            joint_errors[k] = np.where(
+                fitted & (m2_joint > 0), np.sqrt(r2_joint / m2_joint), np.nan
+            )
         residual2, measured2 = residual2 + r2, measured2 + m2
     total = float(np.sqrt(residual2 / max(measured2, 1e-300)))
     return CVScore(label, np.array(errors), total, joint_errors)

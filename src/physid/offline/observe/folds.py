@@ -108,8 +108,9 @@ def _coarse_positions(recording) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     if isinstance(recording.q, np.ndarray):
         return t, recording.q[::stride]
     step = max(stride, _READ_ROWS - _READ_ROWS % stride)
-    q = np.concatenate([np.asarray(recording.q[a : min(a + step, n) : stride], float)
-                        for a in range(0, n, step)])  # fmt: skip
+    q = np.concatenate(
+        [np.asarray(recording.q[a : min(a + step, n) : stride], float) for a in range(0, n, step)]
+    )
     return t, q
 
 
@@ -150,10 +151,12 @@ class FoldPlan:
 
     def notes(self) -> list[str]:
         """What a plan by phase did, per recording cut by phase."""
-        return [f"recording {r + 1} repeats its motion every {period:.4g} s: the jackknife's "
-                "blocks and the plausibility choice's folds are quarters of that period"
-                for r, period in enumerate(self.periods)
-                if period is not None]  # fmt: skip
+        return [
+            f"recording {r + 1} repeats its motion every {period:.4g} s: the jackknife's "
+            "blocks and the plausibility choice's folds are quarters of that period"
+            for r, period in enumerate(self.periods)
+            if period is not None
+        ]
 
 
 class FoldAccumulator:
@@ -183,8 +186,13 @@ class FoldAccumulator:
         """One reduced system per fold (a fold without rows: zero factors, ``n_samples`` 0)."""
         filled = [total.system() if total.n_samples else None for total in self.sums]
         template = next(s for s in filled if s is not None)
-        empty = ReducedSystem(np.zeros_like(template.R), np.zeros_like(template.z), 0,
-                              template.n_standard, np.zeros_like(template.tau_norm2))  # fmt: skip
+        empty = ReducedSystem(
+            np.zeros_like(template.R),
+            np.zeros_like(template.z),
+            0,
+            template.n_standard,
+            np.zeros_like(template.tau_norm2),
+        )
         return [empty if s is None else s for s in filled]
 
 
