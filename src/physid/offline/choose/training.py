@@ -129,8 +129,8 @@ def observe_candidate(
     ``scoring_only``: what the cut-off's cross-validation reads and nothing more — the fold
     systems under the narrowest deadband only, no stored chunks, no gravity regressors (the
     chosen cut-off is observed again in full). The candidates that lose would otherwise each
-    keep their whole decimated regressor with five joint-term blocks (KUKA LWR4+ files 2 + 3:
-    253 MB for the 37.4 Hz candidate, spilled to disk) and reduce all five per fold. ``pool``:
+    keep their whole decimated regressor with five joint-term blocks (hundreds of MB for a
+    high cut-off on long recordings, spilled to disk) and reduce all five per fold. ``pool``:
     the raw scoring samples of these recordings under this preprocessing, when a scoring pass
     read them already (:func:`~.crossval.row_pool`); ``rests``: the recordings' rests, when
     another candidate found them (:func:`~.crossval.rest_intervals`)."""
