@@ -209,7 +209,7 @@ def _time_grid(table: Table) -> tuple[NDArray, float, dict, int | None]:
     if t.size < 3 or np.any(steps <= 0):
         raise InputError("column t must be strictly increasing with at least 3 rows", source=path)
     dt = float(np.median(steps))
-    check_seconds(dt, path)  # in ms the solve failed numerically and gave back the URDF, exit 0
+    check_seconds(dt, path)  # in ms the solve fails numerically and gives back the URDF, exit 0
     if np.any(np.abs(steps - dt) > 0.01 * dt):  # one node per sample: put it on a grid
         cols = regrid({c: np.asarray(v, dtype=float) for c, v in cols.items()}, t, dt, path)
         return cols["t"], dt, cols, t.size

@@ -188,10 +188,9 @@ def compensated(
     (positions, and logged velocities and accelerations, linearly interpolated; the rows whose
     ``t - delay_s`` leaves the recording are dropped). The torque is never interpolated:
     reading it between its samples averages its noise (a 0.42 ms shift at 1 kHz halves the
-    variance), and the folds would keep any delay, and the scores improve, for that alone (the
-    demo's simulated arm, which has no delay, kept 0.42 ms and scored 0.74 x its noise floor
-    while the torque was read later). A recording streamed from disk stays there: its motion
-    is read earlier when its rows are read
+    variance), and the folds would keep any delay, and the scores improve, for that alone (a
+    simulated arm without delay would keep one and score below its noise floor). A recording
+    streamed from disk stays there: its motion is read earlier when its rows are read
     (:meth:`~physid.recordings.streamed.RecordingFile.motion_earlier`)."""
     t = np.asarray(recording.t, dtype=float)
     kept = rows_with_motion_earlier(t, delay_s, getattr(recording, "source", None))

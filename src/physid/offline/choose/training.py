@@ -214,8 +214,8 @@ def still_joints(
     whose filtered positions span less than the still bound or move slower than 1e-4 per
     second, and those that ``moving`` (per joint, from the raw positions:
     :func:`~physid.recordings.glitches.moving_joints`) says stay within their sensor's noise
-    (a still joint on a 12-bit encoder toggles over 1.5 mrad, and its friction was fitted to
-    the toggling)."""
+    (a still joint on a 12-bit encoder toggles over 1.5 mrad, and its friction would be fitted
+    to the toggling)."""
     low = high = speed2 = None
     rows = 0
     for chunk in store:
