@@ -161,13 +161,12 @@ def simulated_model_warnings(robot_file: str | Path, joints: tuple[str, ...]) ->
     drives do not (the file compiled once; none for a URDF):
 
     - a weight MuJoCo cancels by a passive force (``gravcomp`` bodies beyond a joint without
-      ``actuatorgravcomp``): its actuator torques lack it (MuJoCo Panda and UR5 so logged were
-      read as 'no gravity in the torque', or, with three wrist links compensated, as 'stamps
-      that do not match the motion');
+      ``actuatorgravcomp``): its actuator torques lack it, which the checks would otherwise
+      read as 'no gravity in the torque' or, with only a few links compensated, as 'stamps
+      that do not match the motion';
     - ``timestep x kv`` of apparent armature from velocity-gain actuators under an implicit
-      integrator (:func:`physid.robot.mjcf.implicit_actuator_armature`; a MuJoCo Panda-style
-      arm under position servos and implicitfast: armature 1.01 identified where the file says
-      0.1)."""
+      integrator (:func:`physid.robot.mjcf.implicit_actuator_armature`; under position servos
+      it can be ten times the armature the file declares)."""
     from physid.robot.mjcf import (
         compile_mjcf,
         gravity_compensated_joints,
@@ -211,14 +210,14 @@ def unlogged_torque_warning(
     unlogged_torque_joints`); None when there are none. A value other than 0 was not logged
     (a dead sensor, a column the logger never filled): those joints leave the model's fitted
     joints, as config ``fit_joints`` would leave them out. Fitted, such a column pulls every
-    parameter towards a robot whose joint carries that torque (a base-joint torque of 0 on the
-    real KUKA LWR4+, file 2 -> 1: 4.26 % held-out error against 2.70 %). A torque of 0 may be
+    parameter towards a robot whose joint carries that torque, and every joint predicts
+    worse. A torque of 0 may be
     a passive joint's true torque, the only equation of its motion: it is kept, and named;
     unless the joint itself never moves while the robot does. A passive joint moves with the
     robot; one held still is held by a force nobody logged (a gripper's motor, a brake, a
     stop), and a gripper's fingers are logged so (a Franka's joint states give their effort as
-    0). Fitted, the still Panda finger's zero force left it a body of almost no mass whose
-    centre of mass lay 0.94 m away."""
+    0). Fitted, a still finger's zero force makes it a body of almost no mass with its centre
+    of mass far outside the robot."""
     fitted_now = model.fitted_joints or model.joint_names  # a locked joint's column may be absent
     unlogged = [(j, v) for j, v in unlogged_torque_joints(train) if j in fitted_now]
     if not unlogged:
@@ -608,7 +607,7 @@ def run_validate(
     Positions are differentiated with the training filter recorded in ``params.json`` (a config's
     ``filter`` section overrides it), or for a recording that moves faster than the training runs
     a filter for its own band (:func:`~physid.offline.observe.preprocessing.held_out_filter`); the
-    measured torque is used as recorded, at every sample.
+    torque is used as recorded, at every sample.
     """
     note = progress or (lambda _message: None)
     config, model, params, theta = identified_robot(urdf, params_path, config_path)
@@ -670,7 +669,7 @@ def untrained_motion_warnings(
     """The joints that did not move in the identification's training data (their friction and
     armature held at the URDF's: ``params.json`` ``joint_prior.held``) but move in
     ``recordings``: their terms are not the data's, and the per-joint errors would say so with
-    no reason given (a dual-arm robot's head, still in training: 97 % and 48 % held out)."""
+    no reason given (errors of tens of per cent on such a joint)."""
     held = (params.document.get("joint_prior") or {}).get("held") or {}
     still = {name.rsplit(".", 1)[0] for name, why in held.items() if why == STILL_REASON}
     if not still or not recordings:
@@ -735,8 +734,8 @@ def run_payload(
     # what the recordings show, before what the payload fit concludes from them: the runs
     # without the payload are checked as validate checks any; those with it for torques without
     # gravity and for column mistakes named by their fix only (a heavy payload is a torque scale
-    # the URDF lacks: the real UR10e's loaded run with the elbow's current negated was told
-    # "are --data (with the payload) and --unloaded swapped?")
+    # the URDF lacks, so a column mistake in a loaded run would otherwise be read as the loaded
+    # and unloaded runs swapped)
     data = suspect_findings(model, [preview(t) for t in without]) + loaded_robot_findings(
         model, [preview(t) for t in with_payload]
     )

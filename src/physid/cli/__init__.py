@@ -11,11 +11,10 @@ import sys
 
 # One BLAS thread unless the user asks for more, set before anything imports NumPy. physid's
 # linear algebra is many small factorisations (per-joint QRs of ~100 columns, SDPs of a few
-# hundred variables, a 420 x 71 SVD) where OpenBLAS' worker threads spin instead of work.
-# Measured on 2 shared cores: the UR10e case of benchmarks/real_corpus.py 24.5 CPU s / 28.8 s
-# wall with the default threads, 4.1 / 5.4 s with one; physid excite's SVD 0.21 s threaded,
-# 0.002 s on one thread. Export OPENBLAS_NUM_THREADS (or OMP_/MKL_NUM_THREADS) to override;
-# tests/conftest.py and the benchmarks do the same.
+# hundred variables, a 420 x 71 SVD) where OpenBLAS' worker threads spin instead of work, and
+# on a shared machine cost several times the CPU of one thread (docs/benchmarks.md). Export
+# OPENBLAS_NUM_THREADS (or OMP_/MKL_NUM_THREADS) to override; tests/conftest.py and the
+# benchmarks do the same.
 from physid.threads import BLAS_THREAD_VARIABLES  # noqa: E402 - os and typing only
 
 for _variable in BLAS_THREAD_VARIABLES:
@@ -76,7 +75,7 @@ class _PhysidGroup(click.Group):
 @click.group(cls=_PhysidGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="physid")
 def main() -> None:
-    """physid: identify the dynamic parameters of robots and rigid bodies from measured motion.
+    """physid: identify the dynamic parameters of robots and rigid bodies from recorded motion.
 
     Every result is physically consistent (each body could exist), comes with uncertainties, and
     says in its status when the data could not support it.

@@ -67,8 +67,8 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     default="cond",
     show_default=True,
     help="cond: minimise the condition number of the column-scaled base regressor (identifies "
-    "best in benchmarks/excitation.py); logdet: maximise log det of the base parameters' "
-    "information matrix (D-optimal; Bayesian when the config gives a prior).",
+    "best against random trajectories, docs/benchmarks.md); logdet: maximise log det of the "
+    "base parameters' information matrix (D-optimal; Bayesian when the config gives a prior).",
 )
 @click.option(
     "--seed",

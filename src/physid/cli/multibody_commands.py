@@ -248,9 +248,9 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every, v
     "trades it for viscous friction; finding MB305). --no-refine: never. The "
     "values written are the refinement's (the equation-error ones in result.json "
     "'refinement'); a refinement that did worse than its start is not used (finding MB302). "
-    "Skipped (finding MB304) for r*mu or Stribeck friction. Cost, measured: the default "
-    "refinement of a 40 s, 20 Hz Furuta took 11 s at --dt 0.01 (a 146 s fit), 130 s with "
-    "--refine-dt 0.002; the full refinement at 1 ms, 26 min (docs/multibody.md).",
+    "Skipped (finding MB304) for r*mu or Stribeck friction. Cost: the default refinement of "
+    "a 40 s, 20 Hz two-hinge recording takes about 11 s at --dt 0.01 (its fit about 150 s), "
+    "130 s with --refine-dt 0.002; the full refinement at 1 ms, about 26 min (docs/multibody.md).",
 )
 @click.option(
     "--refine-windows",
@@ -268,9 +268,9 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every, v
     callback=number_in(*REFINE["refine_dt"]),
     help="Model step [s] of the refinement's simulations, --refine's or the default one "
     "(default: --dt), at most the larger of --dt and the recordings' sample period. Finer "
-    "refines a model closer to the data: on a 40 s, 20 Hz Furuta whose --dt 0.01 fit trades "
-    "the arm's dry friction for viscous, --refine-dt 0.002 (with damping 0.004 in the config) "
-    "gave the arm's Coulomb torque +0.6 %, 0.2 std, in 130 s (docs/multibody.md). The "
+    "refines a model closer to the data: where a coarse --dt fit trades a hinge's dry friction "
+    "for viscous, a step five times finer (with the config's damping about twice it) brings "
+    "the Coulomb torque back to within its std (docs/multibody.md). The "
     "simulation error printed and in result.json is at this step.",
 )
 @click.option(

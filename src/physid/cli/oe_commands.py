@@ -113,9 +113,9 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     "nonlinear rollout (eq. 33); converged on 100/100 random starts 70 % off on every test "
     "robot (multiple: 98-100/100), the one to try when multiple stalls. single: every iterate "
     "is a full open-loop simulation; only for a good initial model and an open-loop stable "
-    "system (0/100 on the arm and the Go1; benchmarks/oe_table1.py). When the open-loop "
-    "rollout of the guess diverges, it stops at once with a numerical_failure status and "
-    "writes the guess.",
+    "system (it failed every random start on the test arm and quadruped: docs/oe.md). When "
+    "the open-loop rollout of the guess diverges, it stops at once with a numerical_failure "
+    "status and writes the guess.",
 )
 @click.option(
     "--no-nullspace",
@@ -123,7 +123,7 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     help="Solve for the parameter step by the plain Schur complement (eqs. 29-30) instead of "
     "the nullspace step (eq. 31, default). The plain step fails when the parameters have a "
     "direction the cost does not see, which the exp_eig chart always has at a symmetric body "
-    "(two equal principal moments: a cylinder, a sphere; benchmarks/oe_borinot_sphere.py). "
+    "(two equal principal moments: a cylinder, a sphere; docs/oe.md). "
     "For comparisons only: the default step equals it whenever it succeeds.",
 )
 @click.option(

@@ -212,16 +212,16 @@ def identify_command(
 def validate_command(
     urdf, params_path, data, config_path, json_out, topic, episodes, quiet, verbose
 ) -> None:
-    """Predict measured torques with identified parameters and report the errors.
+    """Predict recorded torques with identified parameters and report the errors.
 
-    Scored on the raw measured torque at every sample of each recording (rows that reading
+    Scored on the raw recorded torque at every sample of each recording (rows that reading
     drops are said: duplicates, stale rows, a torque frozen while the robot moves, the far side
     of a position step); positions are differentiated with the training filter that
     params.json records (printed). Prints the
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too. The recordings get identify's checks of well-formed but wrong data
     (time unit and scale, degrees, torque sign, scale and column order): a suspect finding.
-    A measured torque that reads a factor of the prediction (beyond 10 %, and that factor
+    A recorded torque that reads a factor of the prediction (beyond 10 %, and that factor
     removes most of the error: a gain or unit other than the training's) is named with it.
 
     Exit codes: 0 ok; 2 bad input; 3 the recordings look wrong (status suspect): the

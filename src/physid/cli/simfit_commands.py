@@ -103,8 +103,8 @@ def register(group: click.Group) -> None:
     type=EXISTING_FILE,
     default=None,
     help="An identify config whose drive_gains (N m/A per joint, joint side) turn motor "
-    "currents i_<joint> into the torques tau_<joint> of recordings that log no torque (the "
-    "UR10e's); 'drive_gains: identify' is refused: copy the gains params.json holds "
+    "currents i_<joint> into the torques tau_<joint> of recordings that log no torque (many "
+    "industrial arms'); 'drive_gains: identify' is refused: copy the gains params.json holds "
     "(extra.drive_gains). Its other sections do not apply here.",
 )
 @click.option(

@@ -242,9 +242,9 @@ MISFIT = define(
     "the refined model misses the samples by more than their noise",
     "Simulated through the refinement's windows, the identified model misses a joint's samples "
     "by more than twice its noise: the estimates are the best of this discrete model (its "
-    "step, its friction law), a bias their standard deviations do not describe. On a 20 Hz "
-    "Furuta at h = 10 ms the arm's Coulomb torque came out 12 % (5 std) low with the model "
-    "2.5x off the noise; refined at 2 ms, 0.6 % (1.4 std) at the noise (docs/multibody.md).",
+    "step, its friction law), a bias their standard deviations do not describe: a coarse step "
+    "can bias a Coulomb torque by several standard deviations, which a finer refinement step "
+    "removes (docs/multibody.md).",
     "Refine at a finer model step (--refine-dt, with the config's damping about twice it), or "
     "read the estimates as this model's, not the mechanism's.",
 )

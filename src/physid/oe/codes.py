@@ -54,7 +54,7 @@ FREE_FLIGHT = define(
     "no contact flags: the robot is modelled in free flight",
     "A floating base without contact_<frame> columns is modelled with no foot on the ground; a "
     "legged robot that stands or walks then needs its ground forces from the process noise, "
-    "and the estimate is far off (an ANYmal's trunk came out at 66,730 kg).",
+    "and the estimate is far off (a trunk can come out thousands of times its mass).",
     "Give the feet's contact flags as contact_<frame> columns (docs/oe.md).",
 )
 BASE_VELOCITY_UNOBSERVED = define(

@@ -42,7 +42,7 @@ class Fit:
     theta: np.ndarray | None  # (p,)
     theta_base: np.ndarray | None  # (b,) the base parameters of theta
     prior: np.ndarray  # (p,) the URDF prior the fit was pulled toward
-    train: FitMetrics  # raw measured torque at the recordings' own samples
+    train: FitMetrics  # raw recorded torque at the recordings' own samples
     validation: FitMetrics | None = None
     # paper C's error definition: on the filtered, decimated data the fit used (Table 2)
     train_filtered: FitMetrics | None = None

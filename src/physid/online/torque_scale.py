@@ -18,9 +18,9 @@ as scale), gives one ``s`` per window; their median is the scale, their spread i
 A simulated arm's gain error reads to about 1 % through payloads, noise, jittered stamps,
 dropped rows and a torque delay; unmodelled joint friction moves it by a few percent; a payload
 that changes faster than a window holds one body gives a scale with a wide spread, which is not
-significant. Real arms read 0.88-0.99 with an identified nominal model or the URDF alone. Hence
-:data:`SCALE_TOLERANCE`: a gross gain or unit error is called out, a 10 % one only reported
-(``torque_scale`` in summary.json).
+significant. Real arms with correct gains read within a few per cent to a tenth of 1 with an
+identified nominal model or the URDF alone (docs/benchmarks.md). Hence :data:`SCALE_TOLERANCE`: a
+gross gain or unit error is called out, a 10 % one only reported (``torque_scale`` in summary.json).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ MAX_ROWS = 20_000  # samples evaluated over the whole recording (every k-th)
 # the low-frequency inertial torque); differentiated over a few samples, velocity noise at 1 kHz
 # gives accelerations whose noise, in both tau_rest and Y, biases the scale by tens of percent
 SMOOTHING_S = 0.1
-# A scale off by more than this, and by 3 std, is reported. Real arms read 0.90-1.05 with a
-# nominal model identified on them (weighted per joint and fitted to filtered torques, its misfit
-# correlates with its own torque); a gross gain or unit error (x1.25, a gear ratio twice, mN m)
-# is what the status calls out; a 10 % one is only reported.
+# A scale off by more than this, and by 3 std, is reported. A nominal model identified on the
+# arm itself leaves a misfit that correlates with its own torque, so correct gains read up to a
+# tenth off 1; a gross gain or unit error (x1.25, a gear ratio twice, mN m) is what the status
+# calls out; a 10 % one is only reported.
 SCALE_TOLERANCE = 0.2
 SIGNIFICANCE = 3.0
 

@@ -12,8 +12,8 @@ The check compares, over the joints' velocity check's windows (0.2 s, shorter on
 pose gives: the rotation between the window's ends, ``log(R_a^T R_b)`` (root axes) or
 ``log(R_b R_a^T)`` (world axes) over the window's duration, and the position change against the
 logged linear velocity integrated in root axes (``sum R v dt``) or in world axes. Only windows
-that turn (or move) by many times the pose's own noise are judged: a simulated Go1 whose IMU
-orientation carries 0.01 rad of white noise per sample turns too little for any verdict. Where
+that turn (or move) by many times the pose's own noise are judged: a quadruped walking in place
+with an IMU orientation noisy to 0.01 rad per sample turns too little for any verdict. Where
 the base's orientation barely changes the two frames agree: then nothing tells them apart, and
 nothing needs to.
 """

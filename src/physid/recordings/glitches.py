@@ -18,12 +18,11 @@ positions, seven for torques) by more than a threshold times that signal's ordin
 exactly (those are its root signals), so a friction jump at a velocity reversal or a sample-and-hold
 staircase departs from it by nothing; a departure of up to two (positions) or three (torques)
 samples that comes back is what it removes. The thresholds sit far above what clean real recordings
-show (22 files of five robots: at most 0.33 ordinary steps in a position and 16 in a torque; with a
-median of seven, 2.2 and 16.3). The torques take the wider median, as a logger that repeats a bad
-word corrupts three samples and their threshold keeps a factor of three to spare; the positions keep
-five, as with seven their clean 2.2 would halve the margin to their threshold of 5. Real transients
-(a hard stop, a controller's kick) are kept; only departures that no motion can produce are
-repaired.
+show (docs/benchmarks.md, "Why the defaults are what they are"). The torques take the wider median,
+as a logger that repeats a bad word corrupts three samples and their threshold keeps a factor of
+three to spare; the positions keep five, as a median of seven would leave clean positions much
+closer to their threshold. Real transients (a hard stop, a controller's kick) are kept; only
+departures that no motion can produce are repaired.
 
 A corrupt sample is replaced by linear interpolation between its nearest sound neighbours in the
 same column (the row and its other columns are kept: one bad word does not make a bad row), and
@@ -31,10 +30,9 @@ reported by row, column, value and replacement.
 
 A *stuck torque* holds one value to the bit for a second or more while the robot moves
 (:func:`stuck_torque_runs`): a sensor or a logger that stopped updating one column. No real
-torque does that (the longest run of one value in a torque or current column of real recordings
-is 0.18 s, quantised currents at 50 Hz), and a frozen column biases the fit while its status
-stays ``ok``. A torque of exactly 0 is not stuck: it is a motor switched off, and the motion then
-is free, or a passive joint, whose torque is truly 0.
+torque does that (even a coarsely quantised current changes within a fraction of a second), and a
+frozen column biases the fit while its status stays ``ok``. A torque of exactly 0 is not stuck: it
+is a motor switched off, and the motion then is free, or a passive joint, whose torque is truly 0.
 """
 
 from __future__ import annotations
@@ -365,9 +363,8 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
 
 
 # A torque that sits at its largest (or smallest) value to the bit in this share of the rows is an
-# actuator at its limit. No real torque does that: the most rows at one extreme in any torque
-# or current column of the real recordings we have is 0.3 %; a servo chattering at its force
-# range sits there in a third of them.
+# actuator at its limit. No real torque does that for more than a few rows, while a servo
+# chattering at its force range sits there in a large share of them.
 SATURATED_SHARE = 0.02
 SATURATED_MIN_ROWS = 20
 

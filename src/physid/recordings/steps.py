@@ -30,9 +30,9 @@ from physid.recordings.tables import MAX_GAP_PERIODS
 from physid.robot.model import RobotModel
 
 # An increment (and an offset) past this many ordinary steps (the 99th percentile of the
-# joint's row-to-row steps) is a jump no motion makes between two rows: real recordings of five
-# robots reach 1.56. It sits below the time base's gap rule (10), which a step of a slow log
-# (a few samples a swing) can fall short of.
+# joint's row-to-row steps) is a jump no motion makes between two rows: clean real recordings
+# stay within a couple of ordinary steps. It sits below the time base's gap rule (10), which a
+# step of a slow log (a few samples a swing) can fall short of.
 STEP_THRESHOLD = 5.0
 STEP_SPEED_ROWS = 3  # rows on each side of a break that give a joint's speed there
 # a joint moves at a break when its speed there is this many times its position noise per row

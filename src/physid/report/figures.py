@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, NullLocator
 
 _MAX_POINTS = 4000  # per curve: a figure is for the eye, not for the data
-# Tick labels of 9 pt at 110 dpi are 14 px high in a report page 1200 px wide (7 pt, 10 px, was
-# too small to read: issue 28).
+# Tick labels of 9 pt at 110 dpi are 14 px high in a report page 1200 px wide: smaller ones
+# are too small to read there.
 TICK_SIZE = 9
 
 
@@ -137,7 +137,7 @@ def torque_fit_png(
     units: tuple[str, ...] | None = None,
     missed_above: float = np.inf,
 ) -> bytes:
-    """Measured vs predicted torque and the error, one panel per joint (paper C Fig. 4 style).
+    """Recorded vs predicted torque and the error, one panel per joint (paper C Fig. 4 style).
 
     ``t`` is one recording's own time axis (a line across several recordings would bridge the
     gap between them with a straight segment). The titles give each joint's relative error and
@@ -151,7 +151,7 @@ def torque_fit_png(
     missed = []
     for k, (axis, joint) in enumerate(zip(axes, joint_names, strict=True)):
         # Drawn in this order: the noisy measurement as a light band under the prediction, the
-        # prediction as a dark line on top (drawn under the band it disappeared: issue 28).
+        # prediction as a dark line on top (drawn under the band it would disappear).
         if not np.all(np.isfinite(tau_measured[:, k])):  # no torque column: nothing to compare
             titles.append(f"{joint} [{units[k]}]: predicted only (torque not measured/fitted)")
         else:

@@ -17,7 +17,7 @@ def friction_residuals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Velocity (M, n) and the torque the rigid-body model leaves over (M, n), stacked.
 
-    The residual is ``tau - (tau_predicted - friction)``: measured torque minus the predicted
+    The residual is ``tau - (tau_predicted - friction)``: recorded torque minus the predicted
     rigid-body part (inertia, gravity, armature and coupled-motor terms), i.e. the friction the
     data show plus the noise, to set against the identified friction model.
     """

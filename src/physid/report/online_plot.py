@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from physid.online.replay import ReplayResult
 
 _MAX_POINTS = 2_000  # plotted samples per line (a panel is about 400 pixels wide); longer replays
-# are decimated for the figure: with 20 000 the legends' "best" placement took most of its 2.6 s
+# are decimated for the figure: with tens of thousands the legends' "best" placement dominates
 _PANELS = (  # (title, value columns, names, positive for every consistent body)
     ("mass [kg]", (0,), ("m",), True),
     ("centre of mass [m]", (1, 2, 3), ("x", "y", "z"), False),

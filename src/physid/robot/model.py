@@ -375,7 +375,7 @@ def drake_rotors(document, source: str) -> dict[str, tuple]:  # noqa: ANN001 - a
 def drake_armatures(document, source: str) -> dict[str, float]:  # noqa: ANN001 - an Element
     """Per joint, the armature a URDF written for Drake gives it (:func:`drake_rotors`):
     Pinocchio's parser ignores the tags, so the URDF's own model would lack the rotor inertia
-    Drake simulates (up to 0.2 kg m^2 on a Panda's joints)."""
+    Drake simulates (up to 0.2 kg m^2 on an arm's joints)."""
     return {
         joint: float(rotor.get("value")) * ratio**2
         for joint, (rotor, ratio) in drake_rotors(document, source).items()

@@ -13,7 +13,7 @@ differences of the configuration (step 1e-5 s, error ~1e-8).
 Dynamics (inverse, exact): with the true inertias (torso plus payload after ``payload_time_s``),
 the six free-flyer rows of ``M a + c`` are balanced by the contact wrenches — the single stance
 foot's wrench is unique, and in double support the load is shared by weights that hand it over
-smoothly (minimum weighted norm); the joint torques are the remaining rows. Measured signals add
+smoothly (minimum weighted norm); the joint torques are the remaining rows. Recorded signals add
 noise and, at every touchdown, an impact transient on the landing foot's wrench (a one-sided
 pulse of ``impact_force_n`` peaking ``impact_time_s`` after contact): the shock that rigid-body
 finite differences do not see, as in paper E Fig. 8.
@@ -129,13 +129,13 @@ def configurations(scenario: SteppingScenario, t: NDArray[np.float64], nq: int) 
 
 @dataclass(frozen=True)
 class SteppingRecording:
-    """Measured signals (with noise and impacts) and the truth, over N samples."""
+    """Recorded signals (with noise and impacts) and the truth, over N samples."""
 
     t: NDArray[np.float64]
-    q: NDArray[np.float64]  # (N, 37) measured
+    q: NDArray[np.float64]  # (N, 37) recorded
     dq: NDArray[np.float64]  # (N, 36)
     tau: NDArray[np.float64]  # (N, 30)
-    wrenches: NDArray[np.float64]  # (N, 2, 6) measured, LOCAL_WORLD_ALIGNED at the soles
+    wrenches: NDArray[np.float64]  # (N, 2, 6) recorded, LOCAL_WORLD_ALIGNED at the soles
     wrenches_true: NDArray[np.float64]
     q_true: NDArray[np.float64]
     dq_true: NDArray[np.float64]

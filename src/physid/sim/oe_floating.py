@@ -368,7 +368,7 @@ def accelerometer_readings(
 
 def contract_columns(model: pin.Model, rec: FloatingRecording) -> dict[str, NDArray]:
     """A legged recording as ``physid oe --floating`` trajectory columns (docs/oe.md): ``t``, the
-    true base position, the measured IMU orientation, gyro and base velocity, ``q_``, ``dq_``,
+    true base position, the recorded IMU orientation, gyro and base velocity, ``q_``, ``dq_``,
     ``tau_`` of every joint after the root, ``contact_<frame>``."""
     m, n = rec.measurements, rec.x.shape[0]
     cols = {"t": rec.dt * np.arange(n)}

@@ -55,9 +55,9 @@ def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list)
 # normal equations grow with it (about 1 ms per step and LM iteration on a 1-hinge pendulum)
 MAX_STEPS = 200_000
 # the model step may be at most this many times finer than the recording's median sample
-# period: a guard against t in ms (1000x). 50x, not 20x: a 20 Hz recording of a Furuta
-# pendulum needs h = 1 ms for the discrete model to follow it (at 2.5 ms even the true
-# parameters miss a MuJoCo simulation of it several times more)
+# period: a guard against t in ms (1000x). 50x, not 20x: a low-rate recording of a fast
+# pendulum needs a step that fine for the discrete model to follow it (coarser, even the true
+# parameters miss the motion by several times the noise)
 MAX_UPSAMPLING = 50.0
 
 

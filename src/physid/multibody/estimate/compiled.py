@@ -1,7 +1,7 @@
 """Optional C compilation of the per-step CasADi functions (the residuals and their Jacobians).
 
-CasADi's SX virtual machine evaluates the ~28,000 instructions of one Furuta step's impulse
-Jacobian some twenty times slower than the same function generated as C and compiled with
+CasADi's SX virtual machine evaluates the tens of thousands of instructions of one step's impulse
+Jacobian many times slower than the same function generated as C and compiled with
 ``-O2``. Compilation costs seconds, so the shared object is cached on disk under a hash of the
 generated source
 (``$PHYSID_CACHE`` or ``~/.cache/physid``, sub-folder ``casadi``): the same model, step,

@@ -7,9 +7,9 @@ residual noise levels are the sample variances of each residual component over t
 of the estimate is the propagation of eq. 3.31,
 ``Lambda = (T^T T)^-1 T^T diag(sigma^2) T (T^T T)^-1``: the sandwich of the estimator that was
 actually run (weights ``kappa I, I``), not the information ``(T^T W T)^-1`` of one weighted by the
-sample variances, which is smaller whenever the two weightings differ: on the synthetic Furuta
-the sandwich matches the Monte Carlo spread of the estimates, and the information form is up to
-several times too small.
+sample variances, which is smaller whenever the two weightings differ: the sandwich matches a
+Monte Carlo spread of the estimates, where the information form can be several times too
+small.
 
 ``J_s^+ J_p`` is computed from the normal equations of the column-equilibrated state block with
 iterative refinement (corrected semi-normal equations): the stiff impulse rows make ``J_s``

@@ -5,8 +5,8 @@ Appendices B-C), solved by eliminating the states.
 step k touches the states k and k+1, eq. 3.25), the state-parameter block ``H_sp`` and the small
 parameter block ``H_pp``. ``H_ss + alpha S_ss`` is factorised by a banded Cholesky (LAPACK
 ``pbtrf``; bandwidth ``2 x 12 n_bodies - 1``), the parameters by their dense Schur complement
-and the box-constrained QP of Appendix C (:func:`box_qp`): on the synthetic Furuta (500 steps,
-12,000 states) the banded Cholesky factorises ten times faster than a sparse LU. A state block
+and the box-constrained QP of Appendix C (:func:`box_qp`): the banded Cholesky uses the
+block's band and factorises many times faster than a sparse LU. A state block
 that is not positive definite (a state no residual sees) falls back to the sparse LU.
 """
 

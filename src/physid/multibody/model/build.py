@@ -127,8 +127,8 @@ def _read_urdf(urdf: Path) -> tuple:
     if is_mjcf(urdf):  # the README says URDF only: an MJCF read here simulated as no MuJoCo would
         raise InputError(
             "an MJCF: the multibody commands read URDF only (MuJoCo's joint damping, armature, "
-            "frictionloss, limits and contacts have no place in their model; a UR10e MJCF "
-            "simulated into 'constraint violated' where its URDF did not): give the robot's URDF",
+            "frictionloss, limits and contacts have no place in their model, and an MJCF can "
+            "simulate into 'constraint violated' where its URDF does not): give the robot's URDF",
             source=str(urdf),
         )
     pm = load_robot_file(urdf)

@@ -338,7 +338,7 @@ class _Stage:
 def _evaluator(problem: WindowProblem) -> Callable[[np.ndarray, np.ndarray], Blocks]:
     """The residual blocks of a point ``(x, window offsets)``, the last two points remembered:
     the start's choice, the stage's first cost and the solver's first evaluation are one point
-    (a whole-recording evaluation of the Furuta is 40,000 steps)."""
+    (a whole-recording evaluation can be tens of thousands of steps)."""
     cache: dict[tuple[bytes, bytes], Blocks] = {}
 
     def evaluate(x: np.ndarray, d: np.ndarray) -> Blocks:

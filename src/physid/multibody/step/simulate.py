@@ -115,8 +115,8 @@ class Stepper:
         mapped = self._mapped.get(B)
         if mapped is None:
             mapped = self._mapped[B] = Buffered(self._terms.map(B))
-        # evaluated into NumPy memory, structural non-zeros only (272 of 338 entries for the
-        # Furuta): a DM's conversion to NumPy cost more than the evaluation itself
+        # evaluated into NumPy memory, structural non-zeros only: a DM's conversion to NumPy
+        # costs more than the evaluation itself
         flat = np.zeros((B, self._size))
         flat[:, self._rows] = mapped(q, v, u, chi)[0].reshape(B, -1)
         out, start = [], 0

@@ -149,7 +149,7 @@ def _check_recording(inputs: OEInputs, bodies: Sequence[str], floating: bool) ->
     from physid.oe.model.wrench import unsupported_sensor
 
     model, recording, label = inputs.model, inputs.recording, inputs.label
-    if recording.unknown_columns:  # one finding, not one per column (27 on an ANYmal's log)
+    if recording.unknown_columns:  # one finding, not one per column (a log may have dozens)
         listed = recording.unknown_columns
         inputs.findings.append(
             UNKNOWN_COLUMNS(

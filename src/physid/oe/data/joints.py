@@ -10,8 +10,8 @@ Without one:
   bodies (:mod:`physid.oe.model.joint_estimate`), as ``physid identify`` estimates friction by
   default. A value the file declares is the start and the centre of a log-normal prior of std
   1 (in log); an undeclared one starts small under a wide prior. A real leg's friction and
-  rotor inertia left out go into the process noise: on the Go2-like benchmark without them the
-  sway's trunk came out 3x too heavy (benchmarks/oe_mujoco_go2.py).
+  rotor inertia left out go into the process noise, which the bodies' masses then absorb (a
+  trunk several times too heavy; docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ UNLIMITED_RAD = 100.0  # wider URDF limits (or none) mean "unlimited": not check
 
 def _check_angles(cols: dict, model: pin.Model, path: str) -> None:
     """One error line when a limited revolute joint's angles go more than 0.5 rad past one turn
-    and its URDF limit: degrees (a Go1 log in degrees came out at 35.9 kg for 8.6, exit 0)."""
+    and its URDF limit: degrees, which otherwise fit quietly with masses several times the
+    truth and exit 0."""
     for name, joint in contract_joints(model):
         if joint.nq != 1 or not is_revolute_joint(joint):
             continue
@@ -208,7 +209,7 @@ def _time_grid(table: Table) -> tuple[NDArray, float, dict, int | None]:
     if t.size < 3 or np.any(steps <= 0):
         raise InputError("column t must be strictly increasing with at least 3 rows", source=path)
     dt = float(np.median(steps))
-    check_seconds(dt, path)  # in ms the solve failed numerically and gave back the URDF, exit 0
+    check_seconds(dt, path)  # in ms the solve fails numerically and gives back the URDF, exit 0
     if np.any(np.abs(steps - dt) > 0.01 * dt):  # one node per sample: put it on a grid
         cols = regrid({c: np.asarray(v, dtype=float) for c, v in cols.items()}, t, dt, path)
         return cols["t"], dt, cols, t.size
@@ -225,9 +226,8 @@ def _joint_signals(
     for name, joint in contract_joints(model):
         angle = np.asarray(cols["q_" + name], dtype=float)
         if joint.nq == 1 and is_revolute_joint(joint) and is_unbounded_joint(model, joint):
-            # a continuous joint logged modulo one turn: its (cos, sin) coordinates absorbed
-            # the wrap until such joints became revolute without limits (a Kinova's yaw
-            # wrapped at +-pi: chi2_red 4.7e4 and 1.64 kg for 1.53, converged and exact before)
+            # a continuous joint logged modulo one turn: unwrapped here, since a jump of 2 pi
+            # between nodes would read as a huge velocity wherever the angle wraps at +-pi
             angle = np.unwrap(angle)
         if joint.nq == 2:
             q[:, joint.idx_q], q[:, joint.idx_q + 1] = np.cos(angle), np.sin(angle)

@@ -87,8 +87,8 @@ UPSIDE_DOWN = -0.5
 def check_upright(quat: NDArray, flags: NDArray[np.bool_] | None, path: str) -> None:
     """An InputError when the orientation columns put the base upside down while its feet are
     in contact: the quaternion logged w, x, y, z (a level base then reads as turned half a turn
-    about x) or an IMU mounted upside down. An ANYmal so logged read a 22,520 kg trunk, with
-    only a noise-model warning."""
+    about x) or an IMU mounted upside down. Such a log otherwise fits a trunk thousands of
+    times its mass, with only a noise-model warning."""
     if flags is None or not flags.any(axis=1).any():
         return
     quat = np.asarray(quat, float)[flags.any(axis=1)]

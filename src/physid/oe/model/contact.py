@@ -13,10 +13,10 @@ decays like ``exp(-Kd t)`` instead of being carried. There is no position gain: 
 (the foot's touch-down point) is a function of an earlier node's state, which would couple
 non-adjacent nodes and break the Markov structure the Riccati recursion relies on.
 
-Round feet (issue 29 item 2): with a foot radius r the contact point of node k is not the
+Round feet: with a foot radius r the contact point of node k is not the
 foot frame's origin (the sphere's centre) but the sphere's lowest point at node k, the material
 point ``R_foot(q_k)^T (0, 0, -r)`` in the foot frame, where MuJoCo and the floor push on a
-soft foot. It is fixed per node from the measured configuration (encoders and IMU), as data:
+soft foot. It is fixed per node from the recorded configuration (encoders and IMU), as data:
 the point moves along the sole from node to node as the foot rolls, and the derivatives stay
 exact (:meth:`ContactModels.set_points`).
 
@@ -215,7 +215,7 @@ def feet_velocity(
         return (np.concatenate(r) if r else np.zeros(0)), None
     # LOCAL derivatives rotated to the world: Pinocchio 4.1's LOCAL_WORLD_ALIGNED velocity
     # derivative is not the derivative of the world velocity of the point (it moves with a
-    # base translation, measured against central differences)
+    # base translation, as central differences show)
     pin.computeForwardKinematicsDerivatives(model, data, q, v, np.zeros(nv))
     pin.updateFramePlacements(model, data)
     r, J = np.empty(3 * len(ids)), np.zeros((3 * len(ids), 2 * nv))

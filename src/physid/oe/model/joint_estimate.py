@@ -1,4 +1,4 @@
-"""Joint terms estimated with the bodies (issue 29 item 1): armature, viscous and Coulomb
+"""Joint terms estimated with the bodies: armature, viscous and Coulomb
 friction of every actuated joint as extra entries of theta, after the bodies' 10 each.
 
 Each estimated value is carried as its logarithm, ``s = log(value)``: every s is a positive

@@ -66,7 +66,7 @@ class NoiseStd:
     0.04 m/s^2 of white noise over a 500 Hz band; the rest is margin for vibration).
     ``contact_change_v`` (None: off): the process_v standard deviation (floor) at the nodes
     within ``contact_change_window`` [s] of a contact flag change, where a soft foot's
-    touch-down, bounce or lift-off is not the rigid model's (issue 29 item 2).
+    touch-down, bounce or lift-off is not the rigid model's.
     """
 
     encoder: float = 1e-3

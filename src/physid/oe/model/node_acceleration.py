@@ -79,7 +79,7 @@ class NodeAccelerationObservations:
     def accelerometer_error(
         self, dyn: ParametrizedModel, k: int, x: NDArray, w: NDArray, a: NDArray
     ) -> NDArray[np.float64]:
-        """Modelled minus measured accelerometer reading [m/s^2] at node k, bias included;
+        """Modelled minus recorded accelerometer reading [m/s^2] at node k, bias included;
         ``a``: the node's acceleration, to which the process noise's ``w_v / dt`` is added."""
         nq, nv = dyn.model.nq, dyn.model.nv
         f = self.imu.specific_force(x, a + w[nv:] / dyn.dt, nq)

@@ -120,7 +120,8 @@ class WrenchSensor:
         self.q_aug[self.keep_q], self.v_aug[self.keep_v], self.a_aug[self.keep_v] = q, v, a
 
     def wrench(self, model: pin.Model, q: NDArray, v: NDArray, a: NDArray) -> NDArray[np.float64]:
-        """The measured wrench ``(6,)`` [N, N m] at ``(q, v, a)`` with ``model``'s inertias."""
+        """The modelled sensor wrench ``(6,)`` [N, N m] at ``(q, v, a)`` with ``model``'s
+        inertias."""
         self._load(model, q, v, a)
         tau = pin.rnea(self.aug, self.data, self.q_aug, self.v_aug, self.a_aug)
         return self.to_sensor @ tau[self.ff_v : self.ff_v + 6]
@@ -164,7 +165,7 @@ def wrench_residuals(
     The sensor sees the acceleration the recorded motion really had over the node,
     ``a + w_v / dt`` (semi-implicit Euler: ``v_{k+1} = v_k + dt a_k + w_v``): the process noise
     is the torque the commands did not predict, and the sensor observes it. ``samples`` are the
-    node's measured wrenches ``(6,)`` per sensor; ``std`` ``(6,)`` [N, N m]."""
+    node's recorded wrenches ``(6,)`` per sensor; ``std`` ``(6,)`` [N, N m]."""
     nq, nv, dt = dyn.model.nq, dyn.model.nv, dyn.dt
     q, v = x[:nq], x[nq:]
     jacobian = isinstance(accel, tuple)

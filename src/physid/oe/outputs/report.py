@@ -7,8 +7,8 @@ is drawn by :func:`physid.oe.outputs.plot.plot_report`.
   semi-axes ``(a, b, c)`` has principal moments ``m (b^2 + c^2) / 5`` etc., so
   ``a^2 = 5 (I_y + I_z - I_x) / (2 m)``: real exactly when the triangle inequalities hold,
   which both charts of paper B guarantee (eqs. 9-15).
-- Force/torque sensors: the RMS of the measured minus the estimated wrench per axis, next to
-  the RMS of the measured wrench (how much of the signal the estimate explains).
+- Force/torque sensors: the RMS of the recorded minus the estimated wrench per axis, next to
+  the RMS of the recorded wrench (how much of the signal the estimate explains).
 - Contact forces: the ``lambda`` of eqs. 2-3 at the estimated states, commands and final theta,
   from the same ``pin.constraintDynamics`` call the estimator's contact phases make
   (:func:`physid.oe.model.contact.contact_acceleration`).
@@ -61,7 +61,7 @@ def ellipsoid_outline(
 def base_pose_errors(
     xs: NDArray, base_quat: NDArray, base_position: NDArray | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Per node, ``|Log(R_meas^T R_est)|`` [rad] between the measured (IMU) orientation
+    """Per node, ``|Log(R_meas^T R_est)|`` [rad] between the recorded (IMU) orientation
     ``base_quat`` ``(n, 4)`` (x, y, z, w) and the estimated base of ``xs`` (free-flyer
     configuration first), and ``|p_est - p_ref|`` [m] when a reference ``(n, 3)`` is given."""
     xs = np.asarray(xs, dtype=float)

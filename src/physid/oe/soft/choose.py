@@ -1,4 +1,4 @@
-"""Soft-contact settings chosen from what the user gives (issue 29 item 2): the feet's radius
+"""Soft-contact settings chosen from what the user gives: the feet's radius
 and the process-noise floor near contact flag changes, each with where it came from.
 
 Radius, in order: the config's ``contacts.radius`` (never second-guessed); the robot file's
@@ -112,9 +112,8 @@ def rolling_at_sphere_centres(
     """Move each contact frame of ``centres`` (its sphere's offset from the frame, in the
     frame's parent joint coordinates: :func:`choose_radius`) to its sphere's centre, about which
     the foot rolls, in ``model`` (the run's own); not the frames in ``keep`` (a force sensor's,
-    whose wrench is given at the frame). Returns a finding per frame. The contact was placed at the
-    frame: an ANYmal B (sphere 23.25 mm above its foot frame) read its trunk 17.8 kg for 18.8,
-    and its payload 0.97 kg for 2."""
+    whose wrench is given at the frame). Returns a finding per frame. A contact left at the
+    frame, centimetres from where the foot rolls, biases the trunk's and the payload's masses."""
     findings = []
     for frame, offset in centres.items():
         numbers = {"offset_m": float(np.linalg.norm(offset))}

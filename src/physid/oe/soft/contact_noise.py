@@ -1,4 +1,4 @@
-"""The process-noise floor near contact flag changes, chosen from the data (issue 29 item 2).
+"""The process-noise floor near contact flag changes, chosen from the data.
 
 A soft foot's touch-down, bounce or lift-off is not the rigid contact's, and flags from a
 force threshold are late: the one-step model error is larger near a flag change than
@@ -11,7 +11,7 @@ joint velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, 
 trust-region Gauss-Newton step on the defects themselves, :func:`fitted_defects`) the defect
 of node k is
 ``d_k = x_{k+1} (-) f(x_k; theta | u_k)``; its joint-velocity part (the joint velocities are
-measured, the base's linear velocity is only leg odometry, which fails exactly where a
+sensed, the base's linear velocity is only leg odometry, which fails exactly where a
 flagged foot moves) is, per component::
 
     d = (measurement noise of v_k, v_{k+1}) + (model error, parameter error included)
@@ -23,24 +23,17 @@ s_near^2 + n_far log s_far^2)`` (each ``s^2`` its group's mean square); ``reach`
 it (a change point in variance against the distance to the nearest change). It is computed
 on the defects averaged over ``SMOOTH_S`` (L nodes), which divides the white measurement
 noise's variance by about L^2 while the slow soft-contact error stays (lag-1 correlation
-0.96-0.99, docs/oe.md): on single nodes that noise (0.04 rad/s on the Go2 crawl) hides the
-plateau and the maximum lands on the touch-down nodes alone (2 ms). Each averaged node
+0.96-0.99, docs/oe.md): on single nodes that noise hides the plateau and the maximum lands on
+the touch-down nodes alone. Each averaged node
 counts 1/L sample. The floor: on the single-node defects with that window, the excess
 ``sqrt(s_near^2 - s_far^2)`` — what the contact changes add per node, the stationary part
 (measurement noise, parameter error; the noise model and the Birge widening of the fit
 account for the rest) removed. It is kept only if the two-variance model beats the
 one-variance model by the Bayesian information criterion (two more parameters: ``log n``
 each, n the effective sample count) and the floor exceeds process_v; otherwise there is no
-floor, and the reason says so.
-
-Measured on ``benchmarks/oe_mujoco_go2.py``'s crawl (2,000 nodes, 2 CPU s with the
-theta step): at the initial guess, 38 ms and 0.088, far RMS 0.043 (the prior's payload-free
-trunk without the step: 28 ms, 0.097, far RMS 0.052; with the plain least-squares step of
-before the trust region, 38 ms and 0.097, defects RMS 0.0736 against 0.0689 now; the crawl
-solved with 0.088 came out +1.93 %, chi2 5.49, as with 0.097: +1.92 %, chi2 5.48); at
-MuJoCo's true states and trunk 38 ms and 0.089 (the hand choice had been 0.1 within 40 ms;
-the crawl solved with the 28 ms window came out +2.13 %, chi2 6.16, with the hand's +1.90 %,
-chi2 5.33).
+floor, and the reason says so. The choice at the initial guess agrees with the one at the
+true states, which is why the prior is first moved by one step: its parameter error would
+otherwise shorten the window (docs/benchmarks.md, "Why the defaults are what they are").
 """
 
 from __future__ import annotations
@@ -99,9 +92,8 @@ def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
     trust-region step of :func:`_trust_region_step`, applied by the chart's retraction
     (``F_theta``'s rotation columns are local increments) and halved up to ``FIT_HALVINGS``
     times until it lowers the defects' RMS; the defects at ``theta`` are kept when none does.
-    The plain least-squares step moves the directions the defects barely see without bound:
-    3,900 in a Go1 calf's log second moment (singular value 2e-5 of 293), where ``exp``
-    overflowed and ``physid oe`` ended as bad input, and -32 in the Go2 crawl's trunk."""
+    The plain least-squares step moves the directions the defects barely see without bound
+    (a log second moment by thousands, where ``exp`` overflows): hence the trust region."""
     dyn = problem.dynamics
     nv, bv = dyn.model.nv, base_dofs(dyn.model)[1]
     before = velocity_defects(problem, xs, theta)

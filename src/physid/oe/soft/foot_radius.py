@@ -1,4 +1,4 @@
-"""The feet's radius from the stance kinematics of a recording (issue 29 item 2).
+"""The feet's radius from the stance kinematics of a recording.
 
 A round foot of radius r that rolls without slipping on flat ground touches it at the point
 ``c - r e_z`` below its centre ``c`` (the contact frame's origin), and that material point is
@@ -7,7 +7,7 @@ at rest: ``v_c + omega x (-r e_z) = 0``, i.e.::
     v_c = r (omega x e_z) = r (omega_y, -omega_x, 0)          (rolling without slipping)
 
 with ``omega`` the foot's world angular velocity. Both sides come from forward kinematics at
-the measured configuration (encoders, IMU orientation) and velocity (joint velocities, gyro).
+the recorded configuration (encoders, IMU orientation) and velocity (joint velocities, gyro).
 The base's linear velocity, which a legged robot rarely measures, moves every foot centre by
 the same amount, so it is removed by taking each stance foot relative to the mean of the feet
 in contact at that node (nodes with at least two)::
@@ -26,9 +26,8 @@ lever below the joint), which biases the fit by about ``-l`` times the noise sha
 regressor's variance: towards negative radii, not towards a round foot that is not there.
 If the estimate is not 3 standard deviations above 0 the data cannot tell a round foot
 from a point: the radius is 0, and the reason says so; an estimate 3 std below 0 says the
-feet creep or slide rather than roll (MuJoCo's soft contacts with a slow ``solref`` do:
-measured on ``benchmarks/oe_mujoco_go2.py``'s sway at the true states, the per-foot fits are
--3 to +33 mm for 22 mm spheres), and the radius is 0 too.
+feet creep or slide rather than roll (MuJoCo's soft contacts with a slow ``solref`` do: the
+per-foot fits then scatter widely about the true radius), and the radius is 0 too.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Serial correlation of the process noise at the estimate, and the standard deviations it
-inflates (issue 29 item 4: honest std on soft-contact data).
+inflates (honest std on soft-contact data).
 
 The Laplace standard deviations of :func:`physid.oe.solving.solver.solve` assume that the process
 noise ``w_k`` is white, as eq. 16 models it. When the dynamics model is systematically wrong

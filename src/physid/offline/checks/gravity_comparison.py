@@ -26,8 +26,8 @@ FILTER_CUTOFF_HZ = 10.0
 
 # A joint is gravity-loaded when the variation of its URDF gravity torque over the recording is
 # at least 10 % of the largest joint's: the shoulder and elbow of an arm, not its wrist, whose
-# small gravity torque is easily buried by friction and an imperfect CAD centre of mass (real
-# wrist joints read correlations -0.1 .. 0.2 with theirs).
+# small gravity torque is easily buried by friction and an imperfect CAD centre of mass (a real
+# wrist's correlation with its gravity torque is near zero even when its column is right).
 GRAVITY_JOINT_FRACTION = 0.1
 
 
@@ -36,8 +36,8 @@ GRAVITY_FLOOR_NM = 1e-3
 
 
 # Correlations below this (after friction and inertia are taken out, see
-# :func:`gravity_comparison`) mean "does not follow": gravity would explain < 9 % of the variance.
-# Real data read 0.89 .. 1.0 on gravity-loaded joints (>= 0.64 on 3 s thirds of them).
+# :func:`gravity_comparison`) mean "does not follow": gravity would explain < 9 % of the variance,
+# far below what correct gravity-loaded joints show even on a few seconds of motion.
 MIN_CORRELATION = 0.3
 
 
@@ -56,8 +56,8 @@ MIN_SAMPLES = 50
 # Independent samples the comparison's signals carry over the recording (2 B T for a band B of
 # duration T, Nyquist), less the nuisance columns taken out of each joint: below this many, the
 # correlations and scales say nothing. The 95 % band of a zero correlation is +-0.75 at 5 and
-# +-0.31 at 40; correct columns of real runs gave false verdicts (order, scale) up to about 25
-# and none from 35 on.
+# +-0.31 at 40, narrow enough that correct columns are no longer taken for a swap or a scale
+# error (docs/benchmarks.md, "Why the defaults are what they are").
 MIN_DEGREES_OF_FREEDOM = 40
 
 

@@ -18,11 +18,12 @@ A joint whose best scale leaves [1/1.25, 1.25] while fitting the training torque
 within :data:`SAME_STORY` as well (two coupled joints whose ratio is off: which one the data
 cannot say). A best scale at either end of the search is no gain but a torque that carries
 none of the model's (a braked joint, a torque of noise) or almost all of it: it is left to the
-other checks. On the filtered training systems clean real recordings gain at most 5 %, and a
-joint's torque scaled by 0.5 or 10, or its sign flipped, gains 26-44 %: :data:`MIN_GAIN` sits
-between. A scale that only a joint's own friction and armature see (a wrist under little load)
-is absorbed by them and cannot be told (a wrist x10 gains a few per cent, a flipped one under
-1 %): there the consistent fit's non-negative friction and its warning speak.
+other checks. :data:`MIN_GAIN` sits between what clean recordings gain from a free scale
+(little: the model already fits them) and what a scaled or flipped column gains (a large share
+of its error; docs/benchmarks.md, "Why the defaults are what they are"). A scale that only a joint's
+own friction and armature see (a wrist under little load) is absorbed by them and cannot be told (a
+wrist x10 gains a few per cent, a flipped one under 1 %): there the consistent fit's non-negative
+friction and its warning speak.
 """
 
 from __future__ import annotations

@@ -27,9 +27,10 @@ quarter better at the right scale); stamps too *long* shrink them, and larger fr
 most of it (x2: the right scale fits best by a few per cent at most, under the threshold). A
 recording stamped too slowly still passes unnoticed.
 
-On real recordings of five robots the stamps' own scale fits within 2.2 % of the best one
-(:data:`CLEAR_IMPROVEMENT` asks for 10 %); stamps x0.5, or made up at a fixed step over rows one
-or two ticks apart, 29-38 %.
+Correct stamps fit within a few per cent of the best scale, while halved stamps, or stamps made
+up at a fixed step over rows one or two ticks apart, fit far worse than the best:
+:data:`CLEAR_IMPROVEMENT` sits between (docs/benchmarks.md, "Why the defaults are what they
+are").
 """
 
 from __future__ import annotations

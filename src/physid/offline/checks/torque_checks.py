@@ -15,8 +15,8 @@ Rules, in order (:func:`torque_findings`):
 - sign: the robot-wide scale and correlation negative, and most joints' scales too;
 - scale: the robot-wide scale outside [0.5, 2] while gravity is followed and the joints agree.
 
-Every threshold is generous: a false alarm on good data costs more trust than a missed oddity,
-and none fires on the shared real recordings.
+Every threshold is generous: a false alarm on good data costs more trust than a missed oddity
+(how often each check speaks on correct data: docs/benchmarks.md).
 """
 
 from __future__ import annotations

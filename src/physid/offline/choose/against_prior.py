@@ -1,4 +1,4 @@
-"""Never worse than the robot's own model without saying so (issue 32 item 4).
+"""Never worse than the robot's own model without saying so.
 
 The identified model is scored on the same blocked folds of the training data (:mod:`.crossval`)
 as two baselines a user would otherwise take: the URDF's own model (its inertias and
@@ -9,7 +9,7 @@ falls back toward the prior, every prior standard deviation scaled down along
 :data:`PRIOR_SCALES`, and takes the first scale that predicts the folds at least as well as the
 URDF. If none does, the result says so with the numbers, and its status is not ``ok``.
 
-Plausible where the data cannot tell (issue 24 item 4, :func:`plausible_prior`): a fit whose
+Plausible where the data cannot tell (:func:`plausible_prior`): a fit whose
 masses are implausible (:func:`~.plausibility.implausible_masses`: a body outside 0.5-2 x, the
 moving mass outside 0.8-1.25 x the URDF's) is refitted with the bodies' prior std scaled down
 by the least factor that makes the masses plausible (bracketed on :data:`PRIOR_SCALES`, refined
@@ -20,10 +20,10 @@ torques decide combinations of first moments and regrouped masses, not each body
 split among bodies is the prior's to make, and a 12.6 kg link where the CAD says 2.7 kg is the
 data's misfit (elasticity, friction shapes) absorbed by a weak prior, unless the folds say
 otherwise. On runs that repeat their motion the two fits are compared on folds by phase
-(:meth:`~.folds.FoldPlan.by_phase`): measured on the KUKA LWR4+ files 2+3, time blocks preferred
-a 0.79 kg last link (URDF 0.3) by 0.16 points, while by phase the plausible fit predicts the
-unseen quarter-periods better (3.04 against 3.08 %) and the held-out file as well (2.61 %). The
-joint terms' prior is not scaled by this step.
+(:meth:`~.folds.FoldPlan.by_phase`): time blocks of a repeated motion all share its misfit, so
+they reward masses that absorb it, while quarter-periods the other folds never show test
+whether the masses predict motion they were not fitted on. The joint terms' prior is not scaled
+by this step.
 """
 
 from __future__ import annotations
@@ -49,18 +49,16 @@ from physid.robot.model import RobotModel
 
 PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in order
 # Implausible masses are kept only if they predict the folds better by this share of the error,
-# beyond the folds' spread: on nearly noise-free data the spread is tiny, and a dual-arm robot in
-# MuJoCo with one arm held still kept 9.2 kg on a 2.6 kg link (that arm's gravity inseparable
-# from its offsets) for 0.0037 points of 2.26 % (0.16 %). The real case that keeps them (the
-# DFKI pendulum, trajectory_00) does so by 23 %.
+# beyond the folds' spread: on nearly noise-free data the spread is tiny, and a gain of a tenth
+# of a per cent is no reason to accept a link several times its CAD mass, while data that truly
+# need other masses win by far more.
 IMPLAUSIBLE_GAIN = 0.01
 # The identified model predicts the folds "at least as well as the URDF" within this factor of
 # the URDF's error. Where the URDF is the truth (a simulator's own model), both sit at the noise
 # floor, and the fit's estimation error adds about p / 2N to it (1e-3 for 70 parameters over
-# 30 s at 240 Hz): measured on six noise draws of a PyBullet Panda, the two differed by 1e-5 to
-# 6e-4 of their value, either way, and half were called worse than the URDF. The held-out
-# check's margin is a tenth (pipeline.HELD_OUT_MARGIN); a real misfit is far beyond either (a
-# one-way joint: 14 x).
+# 30 s at 240 Hz), either way: without this tie a fit as good as the truth is called worse by
+# chance. The held-out check's margin is a tenth (pipeline.HELD_OUT_MARGIN); a real misfit is
+# many times beyond either.
 URDF_TIE = 1.01
 
 

@@ -1,9 +1,9 @@
-"""The preprocessing of one identification, chosen by the user's training data (issue 24).
+"""The preprocessing of one identification, chosen by the user's training data.
 
 Three choices, in order, each by blocked cross-validation (:mod:`.selection`) of the consistent
 fit itself (:class:`~.consistent.ConsistentProblem`, compiled once and re-solved per fold: an
-unconstrained fit is not a stand-in for it, measured on the KUKA LWR4+: on the fold whose motion
-the others do not cover, 12.4 % held-out error unconstrained against 3.3 % consistent):
+unconstrained fit is not a stand-in for it, since on a fold whose motion the others do not
+cover it extrapolates far worse than the consistent fit and would score the candidates wrong):
 
 1. the Butterworth cut-off of the derivatives (and with it the decimation), among
    :func:`~.preprocessing.cutoff_candidates` (paper C's ``10 omega_dyn`` is the conservative
@@ -17,7 +17,7 @@ the others do not cover, 12.4 % held-out error unconstrained against 3.3 % consi
 A choice the user's config makes (a cut-off, a deadband, ``estimate_gravity_direction: true``
 or ``false``) is not second-guessed. With sigmoid or Stribeck friction the cut-off is paper C's
 (the shapes are fitted after the choice, so the folds would score every candidate with the
-wrong shapes: measured, a 6.25 Hz cut-off "won" and biased a Stribeck static level by 16 %).
+wrong shapes, and a cut-off that wins on them biases the fitted static friction).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ UNDETERMINED_TILT_DEG = 45.0
 MOUNTING_GAIN = 0.3
 # A base mounted off level by more than this is not a levelling error but a different mounting
 # (which the URDF would say): beyond it the estimated tilt stands in for something else (a
-# 36 deg "tilt" of the DFKI pendulum scaled its gravity torque by cos 36 deg = 0.81).
+# large tilt scales the whole gravity torque by its cosine, which also absorbs wrong masses).
 MAX_TILT_DEG = 5.0
 
 
@@ -411,13 +411,11 @@ def _tilt_upsets_masses(
 
     A tilt couples every body's mass to the torque of the joints about vertical axes, so on a
     robot whose base joint turns about gravity it makes masses the data cannot otherwise see
-    identifiable, and free to absorb whatever the model misses. Measured on a UR5 simulated in
-    MuJoCo on level ground (joint damping, armature and frictionloss; noise-free, so the folds'
-    spread is tiny): a -1.32 deg tilt won the folds by 0.0011 points (spread 0.00064), and with
-    it the base link weighed 208 kg (URDF 3.7) and the arm 221 kg (17.0). Such a tilt stands
-    in for a misfit; a levelling error moves no mass that far (the real KUKA LWR4+, tilted
-    1.6 deg, keeps its tilt: its masses are implausible either way and the bodies' prior
-    settles them, :mod:`.against_prior`)."""
+    identifiable, and free to absorb whatever the model misses: on noise-free data the folds'
+    spread is tiny, and a tilt of a degree can win them by a hair while the masses it makes
+    identifiable run to many times the URDF's. Such a tilt stands in for a misfit; a levelling
+    error moves no mass that far (a robot whose masses are implausible under either gravity
+    keeps its tilt, and the bodies' prior settles them, :mod:`.against_prior`)."""
     fit = context.fit()
     prior = context.problem.prior
     upright = fit(training.system)
@@ -439,10 +437,10 @@ def _tilt_upsets_masses(
 def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> Finding | None:
     """A suspect finding when the torques show gravity far (> 5 deg) from the URDF's, the tilt
     determined (2 std) and lowering the training residual by :data:`MOUNTING_GAIN` or more: a
-    base on a wall, a ceiling or an incline, which a config's ``gravity`` states. Measured on
-    the simulated demo arm: 20 deg incline, a wall and a ceiling lower it by 84, 90 and 53 %
-    (status was ok on the incline, 36 % training error); the DFKI pendulum's 36 deg "tilt",
-    which stands in for its URDF's masses, by 1 %."""
+    base on a wall, a ceiling or an incline, which a config's ``gravity`` states. Such a
+    mounting explains most of the residual, while a large "tilt" that merely stands in for a
+    URDF's wrong masses lowers it by little (docs/benchmarks.md, "Why the defaults are what
+    they are")."""
     if estimate.residual_ratio > 1.0 - MOUNTING_GAIN:
         return None
     g = estimate.gravity
@@ -481,8 +479,8 @@ def tilt_mass_change(
     scale: float = 1.0,
     body_scale: float = 1.0,
 ) -> float:
-    """How much estimating the tilt moves the moving mass [kg] (issue 24 item 4: a tilt must
-    not change a mass silently): the consistent fit with and without it, under the prior
+    """How much estimating the tilt moves the moving mass [kg] (a tilt must not change a
+    mass silently): the consistent fit with and without it, under the prior
     scales the fit used (:mod:`.against_prior`)."""
     context = fit_context(model, training, config, base_parameters(model), problem)
     fit = context.fit(scale, body_scale)

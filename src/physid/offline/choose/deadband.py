@@ -18,8 +18,7 @@ near zero, and both are read from the training data, not assumed:
   hyper-parameter against thousands of samples), a larger deadband needing a decrease of more
   than :data:`MIN_RELATIVE_GAIN`. Scoring on the decimated observations instead misleads when
   the decimation is narrow: low-passed sign columns fit a low-passed torque better with a band
-  that the raw torque does not have (demo arm, 5 Hz decimation: 0.48 -> 0.41 % decimated, but
-  3.14 -> 3.35 % raw).
+  that the raw torque does not have, so a band chosen there predicts the raw torque worse.
 """
 
 from __future__ import annotations
@@ -72,9 +71,8 @@ def candidate_models(
 
     Joints with a sigmoid or Stribeck model get none: their model describes the low-speed
     friction itself, and zeroing the Stribeck columns below the band removes the static peak it
-    is there to fit (measured, 16 s of a simulated arm with Stribeck friction: held-out error
-    1.58 % with the automatic band, above the linear model's 1.48 %; 1.40 % without, at the
-    1.40 % of the true parameters)."""
+    is there to fit (with a band such a model predicts worse than the linear one; without, as
+    well as the true parameters)."""
     floor = DEADBAND_NOISE_STDS * np.asarray(velocity_noise_std, float)
     linear = np.array([model.layout.friction_of(j) == "linear" for j in model.joint_names])
     return [
@@ -146,11 +144,10 @@ def friction_model_std(
     The friction model near zero speed is the least determined part of the linear model (the
     true transition is neither a sign nor a deadband), and its error is not noise: it biases
     friction, armature and, through the correlated columns, inertial estimates, which the
-    residual-based (Newey-West) standard deviations do not see. Measured on the independent
-    MuJoCo simulator (tanh Coulomb friction; ``benchmarks/vs_ols.py --coverage-seeds``): the
-    3-sigma coverage of the base parameters rises from 0.87 to 0.97 with this term added in
-    quadrature. Zero when the model has no deadband. ``store`` holds the training observations
-    (:mod:`.store`) of ``trajectories``, in order.
+    residual-based (Newey-West) standard deviations do not see; added in quadrature, it brings
+    the 3-sigma coverage of the base parameters near its nominal value on a simulator whose
+    friction is not physid's (docs/benchmarks.md). Zero when the model has no deadband. ``store``
+    holds the training observations (:mod:`.store`) of ``trajectories``, in order.
     """
     band = model.coulomb_deadband
     if band is None or not np.any(band > 0):

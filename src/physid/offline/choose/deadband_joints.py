@@ -2,13 +2,11 @@
 cross-validation (:func:`physid.offline.choose.choices.choose_training`).
 
 The candidates of :data:`~.deadband.CANDIDATE_FRACTIONS` share one fraction of the RMS speed
-by all joints. A robot whose joints differ in their friction asks for different bands: a
-SCARA in MuJoCo with 20 N of dry friction on its vertical quill and smooth revolute joints
-chose 0.05 x RMS speed for all (the quill's cross-validated error 11.1 -> 7.4 %), which left
-the revolute joints' held-out error at 1.77 / 3.72 % against 1.31 / 1.67 % with no band on
-them. Each joint's torque row holds its own joint terms only (no coupled motors), so the fold
-systems, and the stored observations, of a per-joint mix are exactly those rows taken from the
-candidates already built: the mix costs no pass over the data.
+by all joints. A robot whose joints differ in their friction asks for different bands: one
+joint with strong dry friction wins a wide band for all, which costs the smooth joints the
+accuracy they have without one. Each joint's torque row holds its own joint terms only (no coupled
+motors), so the fold systems, and the stored observations, of a per-joint mix are exactly those rows
+taken from the candidates already built: the mix costs no pass over the data.
 
 Each joint takes the candidate with the lowest mean cross-validated error of its own torque,
 if that beats the narrowest band on the same folds by more than their spread (the rule of

@@ -1,11 +1,12 @@
-"""How late the measured torque is against the motion (issue 26 item 4: a constant delay between
-commands or torque and motion, reported by identify).
+"""How late the recorded torque is against the motion (a constant delay between commands or
+torque and motion, reported by identify).
 
 If the logged torque is the model's torque ``d`` seconds late, ``tau(t) = y(t - d)`` with
 ``y = W theta``, then to first order ``tau = W theta - d dy/dt``. Read from the residual of a fit
 that ignored it, ``d`` would be biased toward zero: the parameters absorb the part of
-``-d dy/dt`` that lies in the regressor's span (measured: 4.5 ms read for 8 ms on the MJCF test
-arm). So the delay is fitted jointly with the base parameters: least squares of the torque on
+``-d dy/dt`` that lies in the regressor's span, so a residual-only estimate reads much less
+than the true delay. So the delay is fitted jointly with the base parameters: least squares of the
+torque on
 ``[W_base, -dy/dt]``, with ``dy/dt`` recomputed from the latest parameters (two passes from the
 weighted least squares of the pipeline), over every joint and sample of the filtered, decimated
 observations as fitted (filter and decimation act alike on torque and regressor, so they keep a
@@ -29,10 +30,8 @@ from physid.recordings.trajectory import Trajectory, interpolated, rows_with_mot
 
 SIGNIFICANT_STDS = 3.0
 # The longest delay compensated automatically [s]. Drives and loggers delay a torque by a few
-# control periods (our real arms: TX40 0.86 ms, xMate7p 6.6, DFKI pendulum 8.4, UR10e 9.5,
-# KUKA LWR4+ 16 ms estimated); a longer "delay" that the folds still prefer stands in for
-# dynamics the model lacks: the UR10e with joint_terms: [] (no friction) had 321 ms compensated,
-# the viscous friction's phase read as a delay, 32.8 % held out without a word. Reported, a
+# control periods (milliseconds); a longer "delay" that the folds still prefer stands in for
+# dynamics the model lacks (a missing viscous friction's phase reads as a delay). Reported, a
 # given torque_delay is compensated whatever its length.
 MAX_DELAY_S = 0.05
 
@@ -44,7 +43,7 @@ class DelayEstimate:
     value_s: float
     std_s: float
     sample_period_s: float  # of the observations the estimate was read from
-    compensated_s: float = 0.0  # the delay compensated before this estimate (.compensated)
+    compensated_s: float = 0.0  # already compensated in those observations (.compensated)
 
     @property
     def beyond_noise(self) -> bool:
@@ -89,8 +88,8 @@ class DelayEstimate:
             "torque, such as joint elasticity); not compensated"
             + (
                 f": longer than the {1e3 * MAX_DELAY_S:g} ms compensated automatically, and a "
-                "first-order estimate, which reads a long delay short (a known 80 ms shift of "
-                "the real UR10e's torque read 59 ms); if the torque is that late, give the "
+                "first-order estimate, which reads a long delay short (a known 80 ms shift reads "
+                "about 60 ms); if the torque is that late, give the "
                 "delay in seconds as estimation.torque_delay in the config"
                 if longer
                 else " — physid simfit estimates and compensates a delay for simulation"
@@ -189,10 +188,9 @@ def compensated(
     (positions, and logged velocities and accelerations, linearly interpolated; the rows whose
     ``t - delay_s`` leaves the recording are dropped). The torque is never interpolated:
     reading it between its samples averages its noise (a 0.42 ms shift at 1 kHz halves the
-    variance), and the folds would keep any delay, and the scores improve, for that alone (the
-    demo's simulated arm, which has no delay, kept 0.42 ms and scored 0.74 x its noise floor
-    while the torque was read later). A recording streamed from disk stays there: its motion
-    is read earlier when its rows are read
+    variance), and the folds would keep any delay, and the scores improve, for that alone (a
+    simulated arm without delay would keep one and score below its noise floor). A recording
+    streamed from disk stays there: its motion is read earlier when its rows are read
     (:meth:`~physid.recordings.streamed.RecordingFile.motion_earlier`)."""
     t = np.asarray(recording.t, dtype=float)
     kept = rows_with_motion_earlier(t, delay_s, getattr(recording, "source", None))

@@ -1,5 +1,5 @@
 """Whether to compensate a torque logged late against the motion, chosen by the user's training
-data (config ``estimation.torque_delay: auto``, the default; issue 26 item 4, issue 24 item 2).
+data (config ``estimation.torque_delay: auto``, the default).
 
 A drive or a logger that reports the torque a few milliseconds after the positions it belongs
 to leaves a residual that follows the torque's rate; :func:`.delay.estimate_delay` reads the
@@ -9,22 +9,17 @@ cut-off: after the cut-off and the deadband are chosen (:mod:`.choices`), a dela
 in the training recordings (:func:`.delay.compensated`: each logged torque paired with the
 motion that much earlier, the torque never interpolated), observed again under the same
 preprocessing, and blocked cross-validation on the raw training torque decides
-(:func:`.selection.choose`, "none" the conservative candidate). Measured with
-``benchmarks/real_corpus.py``: the TX40's currents lead by 0.86 ms (kept by 0.029 points,
-spread 0.018; held out 20.03 -> 20.01 %), the DFKI PD run's commanded torque by 8.4 ms (58.6 ->
-57.6 %); the xMate7p's 6.6 ms and the UR10e's 9.5 ms are not kept (stop 45 kept them while
-the torque was interpolated: its noise averaged, an artifact, docs/identify.md section 12).
+(:func:`.selection.choose`, "none" the conservative candidate). The torque is paired with
+earlier motion, never interpolated: interpolating it averages its noise, which the folds
+reward as if it were a delay (docs/identify.md section 12).
 
 On runs that repeat their motion (:func:`.folds.repeat_period`) every time block holds motion
 the others repeat, so a shift that fits *this* excitation's misfit wins them all; a delay of the
 drive or the logger holds on any motion. There a delay the time blocks keep must also score
 lower on the folds by phase (:meth:`.folds.FoldPlan.by_phase`: each fold a quarter of the
-period the others never show). Measured on a dual-arm robot in MuJoCo (torques exactly
-synchronous; MuJoCo's soft dry-friction constraint lags the velocity): -4.97 ms won the time
-blocks by 0.018 points (spread 0.0093) and lost the phase folds (2.28 % against 2.23 %); kept,
-the held-out run read 2.45 % against 2.14 % without it. A true lead (a UR5 in MuJoCo logged
-after its step) scores lower there too (3.08 against 3.17 %). No real recording's kept delay
-is on a repeated run (TX40, DFKI PD run: unchanged).
+period the others never show). A friction model that lags the velocity can pass for a delay
+on the time blocks of a repeated motion and then predicts other runs worse; it loses the phase
+folds, while a true delay of the drive or logger wins them too.
 
 The chosen delay is part of the identified model: ``params.json`` records it
 (``fit.torque_delay.compensated_s``) and ``physid validate``, ``payload`` and ``online`` (with
@@ -107,7 +102,7 @@ def choose_delay(
     if score is None:
         score = cv_score("none", model, training.folds, training.rows, context.fit())
     # observed once, in full: the model's deadband is chosen already, so a scoring pass would
-    # build the same regressor and a kept delay needed a second pass (the TX40's 1.2 CPU s)
+    # build the same regressor, and a kept delay would need a second pass
     observed = observe_candidate(
         model,
         config,
@@ -169,8 +164,8 @@ def _phase_score(
     """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (its
     observations and raw samples refolded: no second pass over the recordings). The delay
     must not lose there; a win beyond the folds' spread is not asked (quarters of a period
-    differ more than time blocks do: a UR5 in MuJoCo logged after its step, a true lead of the
-    torque, won them by 0.09 points with a larger spread)."""
+    differ more than time blocks do, so even a true delay wins them by less than their
+    spread)."""
     folds = store_systems(training.store, phase, training.system.fitted)
     rows = training.rows[0].pool.split(phase)
     return cv_score(label, model, folds, rows, context.fit())

@@ -1,5 +1,5 @@
 """The shapes of nonlinear joint friction, fitted jointly with the linear parameters by variable
-projection (issue 11 item 4; models in :mod:`physid.robot.friction`).
+projection (models in :mod:`physid.robot.friction`).
 
 For fixed shape parameters ``s`` (sigmoid ``phi2, phi3``; Stribeck ``vs``) the identification
 model ``tau = W(s) theta`` is linear, so the problem is separable (Golub and Pereyra 1973):
@@ -185,8 +185,8 @@ class _Chart:
     The box keeps every transition speed (the sigmoid's width ``4 / phi2``, the Stribeck ``vs``)
     between ``resolvable`` and ``SCALE_LIMITS[1]`` x the RMS speed: a change of friction over
     speeds the velocity estimate cannot resolve (its noise, the Coulomb deadband) is not in the
-    data, and a fit allowed there trades a vanishing column for a huge coefficient (measured on
-    8 s of a simulated arm: vs 0.008 rad/s with fs = 1147 N m for a 3.2 N m truth).
+    data, and a fit allowed there trades a vanishing column for a huge coefficient (a static
+    friction hundreds of times the true one over a transition speed nobody can see).
     """
 
     logarithmic: np.ndarray  # (k,) bool
@@ -244,9 +244,9 @@ class _Passes:
         self.weighting, self.note = weighting, note
         self.count = 0
         # The states do not depend on the shapes. The Kalman smoothers' states are kept for the
-        # search: their maximum-likelihood NVR search ran once per evaluation (KUKA LWR4+ file
-        # 2, sigmoid friction with irwsm2: 94 times, 24 of the run's 26 CPU s); the Butterworth
-        # states are cheap to recompute, and a recording streamed from disk stays there.
+        # search: their maximum-likelihood NVR search would otherwise run once per evaluation and
+        # dominate the run; the Butterworth states are cheap to recompute, and a recording
+        # streamed from disk stays there.
         self._windows: dict[int, list] = {}
         self.columns: np.ndarray | None = None
         self.weights: np.ndarray | None = None

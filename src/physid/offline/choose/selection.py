@@ -1,10 +1,10 @@
 """Defaults that the user's own data choose: blocked cross-validation between candidates, with
-the conservative candidate winning unless another is clearly better (issue 24).
+the conservative candidate winning unless another is clearly better.
 
-physid's defaults were once chosen on its own simulations; one of them (the derivative cut-off
-at the positions' whole measurable band) won there and took a real arm from 2.8 % to 24.5 %
-held-out error. Now every choice the data can make (Butterworth cut-off, Coulomb deadband,
-gravity tilt, prior strength) is made per run: each candidate is fitted on every fold of the
+A default tuned on simulations can be far off on a real robot (a derivative cut-off at the
+positions' whole measurable band suits clean simulated data and ruins a noisy real arm), so
+every choice the data can make (Butterworth cut-off, Coulomb deadband, gravity tilt, prior
+strength) is made per run: each candidate is fitted on every fold of the
 training recordings but one and predicts that fold's raw torque (:mod:`.crossval`); the lowest
 cross-validated error wins only if it beats the conservative candidate by more than the folds'
 spread (the mean of the paired per-fold differences plus their standard deviation must stay

@@ -129,8 +129,8 @@ def observe_candidate(
     ``scoring_only``: what the cut-off's cross-validation reads and nothing more — the fold
     systems under the narrowest deadband only, no stored chunks, no gravity regressors (the
     chosen cut-off is observed again in full). The candidates that lose would otherwise each
-    keep their whole decimated regressor with five joint-term blocks (KUKA LWR4+ files 2 + 3:
-    253 MB for the 37.4 Hz candidate, spilled to disk) and reduce all five per fold. ``pool``:
+    keep their whole decimated regressor with five joint-term blocks (hundreds of MB for a
+    high cut-off on long recordings, spilled to disk) and reduce all five per fold. ``pool``:
     the raw scoring samples of these recordings under this preprocessing, when a scoring pass
     read them already (:func:`~.crossval.row_pool`); ``rests``: the recordings' rests, when
     another candidate found them (:func:`~.crossval.rest_intervals`)."""
@@ -214,8 +214,8 @@ def still_joints(
     whose filtered positions span less than the still bound or move slower than 1e-4 per
     second, and those that ``moving`` (per joint, from the raw positions:
     :func:`~physid.recordings.glitches.moving_joints`) says stay within their sensor's noise
-    (a still joint on a 12-bit encoder toggles over 1.5 mrad, and its friction was fitted to
-    the toggling)."""
+    (a still joint on a 12-bit encoder toggles over 1.5 mrad, and its friction would be fitted
+    to the toggling)."""
     low = high = speed2 = None
     rows = 0
     for chunk in store:

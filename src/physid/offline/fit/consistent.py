@@ -44,19 +44,15 @@ _NON_NEGATIVE_TERMS = ("fv", "fc", "fs", "phi1", "Ia", "Iam", "fvm", "fcm")
 INACCURATE = "optimal_inaccurate"  # CVXPY's status of a solve at reduced accuracy
 SOLVED = ("optimal", INACCURATE)  # CVXPY's statuses of a solved problem
 # Clarabel's KKT solver. Its "auto" picks faer, whose supernodal factorisation is built for
-# large systems; physid's SDPs are small (KUKA LWR4+: 463 variables, 834 rows, 14 PSD blocks
-# of 4 and 8) and are solved 30-40 times per identification. Measured on that problem: faer
-# 31 ms, QDLDL 21 ms CPU per solve (same 11 interior-point iterations, solutions within the
-# solver tolerance).
+# large systems; physid's SDPs are small (hundreds of variables, PSD blocks of 4 and 8) and are
+# solved dozens of times per identification, where QDLDL's simple factorisation is faster.
 DIRECT_SOLVE_METHOD = "qdldl"
 # Clarabel's duality-gap and feasibility tolerances: its own default for the fits physid
 # reports, and a looser one for fits on part of the data (the choices' and the prior check's
 # cross-validation folds, the jackknife's block refits for the standard deviations) and for the
 # tilt's mass comparison (a warning's threshold): they rank candidates or measure a spread, where
 # the differences that matter are 1e-3 and up, and 1e-6 takes a quarter fewer interior-point
-# iterations. Measured on the KUKA LWR4+ file-2 run: 826 -> 630 iterations over its 63 fold
-# solves, every printed fold score, choice and the final fit unchanged, standard deviations
-# within 2.7e-4 of their value.
+# iterations without changing a score or a choice.
 DEFAULT_TOLERANCE = 1e-8
 FOLD_TOLERANCE = 1e-6
 
@@ -90,15 +86,14 @@ def default_margin(model: RobotModel, prior: np.ndarray) -> float:
     """The consistency margin when the config gives none: :data:`DEFAULT_MARGIN`, or 10 % of the
     smallest eigenvalue of the URDF's body pseudo-inertias where that is smaller.
 
-    An absolute 1e-6 kg m^2 is nothing for an industrial arm (smallest body eigenvalue of the
-    shared robots' URDFs: 4.2e-5 UR10e .. 1.2e-2 DFKI pendulum, so they keep it) but not for a
-    small one: the SO-101 arm's 12 g gripper has 2.6e-7, so the margin forced it heavier than
-    its URDF, the prior sat on the constraint and the fit went to Clarabel, which stopped
-    "optimal_inaccurate" (measured 2026-11-27 on a simulated SO-101 run; with the margin at
-    10 % of that eigenvalue: Newton steps, "optimal", the same held-out error 0.669 %, 7 ms
-    instead of 57 ms per fit). Bodies whose URDF pseudo-inertia is singular (a point mass, a
-    massless link: smallest eigenvalue below 1e-6 of its trace) do not set the scale; their
-    prior is lifted :data:`LIFT_MARGINS` margins inside the cone by :func:`_positive_definite`.
+    An absolute 1e-6 kg m^2 is nothing for an industrial arm (its bodies' smallest eigenvalues
+    are ten times that and more) but not for a small one: a gripper of a few grams lies below it,
+    so the margin would force it heavier than its URDF, put the prior on the constraint and send
+    every fit to the interior-point solver, which stops at reduced accuracy there; 10 % of the
+    body's eigenvalue keeps the Newton steps and changes no error. Bodies whose URDF pseudo-inertia
+    is singular (a point mass, a massless link: smallest eigenvalue below 1e-6 of its trace) do not
+    set the scale; their prior is lifted :data:`LIFT_MARGINS` margins inside the cone by
+    :func:`_positive_definite`.
     """
     return _margin_for(_prior_pseudo_inertias(model, prior))
 
@@ -142,9 +137,8 @@ def _constraints(model: RobotModel, theta: cp.Expression, margin: float) -> list
 
     # A PSD variable equal to J, not ``(J + J.T) / 2 - margin I >> 0`` on the expression: the
     # latter compiles in half the time (no 16 extra variables and equalities per body) but on
-    # real data Clarabel then needs more iterations (KUKA LWR4+ file 2: 1484 against 826 over
-    # the 62-63 solves of one identification) and failed one fold of one deadband candidate
-    # (the fold scored with the prior, 5.44 % against 2.56 %), which changed the choices.
+    # real data Clarabel then needs almost twice the iterations and can fail a fold, which
+    # changes the choices.
     layout = model.layout
     constraints = []
     identity = np.eye(4)
@@ -184,11 +178,9 @@ def _positive_definite(J0: np.ndarray, margin: float) -> np.ndarray:
     eigenvalue below 1e-6 of its trace); lift its pseudo-inertia inside the cone so the
     divergence is defined (the prior then says "tiny body", which is what it meant), by at
     least :data:`LIFT_MARGINS` consistency ``margin`` s, so that the prior is itself a feasible
-    fit. Lifted only to 1e-6 of its trace, the Staubli TX40's 0.2 kg point-mass last link
-    (2e-7 kg m^2) lay below the 1e-6 margin: the constraint was active at every optimum, every
-    fit went to Clarabel (52 fits, 2.4 s of the run's 12 s) instead of Newton steps; lifted to
-    1e-5 (a 0.2 kg body of about 7 mm), the TX40's held-out error and masses are unchanged
-    (20.01 %, benchmarks/real_corpus.py) and its run takes 10.3 instead of 12.4 CPU s. A regular
+    fit. Lifted only to the margin itself, a small point mass would sit on the constraint at
+    every optimum and send every fit to Clarabel instead of Newton steps; lifted by a few
+    margins (a body of millimetres) it leaves the errors and masses as they are. A regular
     body is the URDF's, whatever the margin (a margin given in the config is a constraint on the
     fit, not a change of the prior)."""
     floor = _lift_floor(np.trace(J0))
@@ -243,11 +235,11 @@ def _onto_cone(model: RobotModel, theta: np.ndarray, margin: float) -> np.ndarra
 
     The interior-point solver meets its constraints to a tolerance relative to the problem's
     scale, not to each body's: without a body prior (``prior_std_relative: null``) a body the
-    data leave free goes to the cone's boundary, and on the real KUKA LWR4+ file 2 Clarabel's
-    point had link 2 (356 kg: the data do not see its mass) at -2.2e-6 against J's largest
-    eigenvalue 370, 6e-9 of it: the run failed with "no physically consistent parameters" while
-    a consistent fit lay 2e-6 away. Only a miss within :data:`SOLVER_SLACK` of the body's own
-    largest eigenvalue is moved; a larger one is the solver's failure, and reported as such."""
+    data leave free goes to the cone's boundary, where the solver's point may lie outside it
+    by a few parts in 1e9 of the body's largest eigenvalue: refusing that point would fail the
+    run with "no physically consistent parameters" while a consistent fit lies next to it. Only a
+    miss within :data:`SOLVER_SLACK` of the body's own largest eigenvalue is moved; a larger one is
+    the solver's failure, and reported as such."""
     theta = theta.copy()
     for joint in model.layout.body_joints:
         part = model.layout.body_slice(joint)
@@ -320,11 +312,9 @@ class ConsistentProblem:
     checked by the optimality conditions;
     where they cannot reach it (the euclidean metric, where constraints can be active; a step
     that stalls) the SDP is solved by Clarabel
-    (:attr:`sdp`, compiled by CVXPY on first use) and its point polished. Measured on the real
-    corpus (194 fits of the KUKA LWR4+, UR10e, xMate7p and DFKI pendulum identifications): the
-    Newton solves agree with Clarabel's polished points to 1.4e-8 in the scaled variable, in
-    3-10 ms each against 40 ms of Clarabel and CVXPY's 0.3-0.8 s compilation; every printed
-    choice and result of ``benchmarks/real_corpus.py`` unchanged.
+    (:attr:`sdp`, compiled by CVXPY on first use) and its point polished. The Newton solves
+    reach the SDP's optimum to rounding at a fraction of Clarabel's cost, and skip CVXPY's
+    compilation altogether (docs/benchmarks.md, "Why the defaults are what they are").
     """
 
     def __init__(

@@ -3,10 +3,8 @@
 The Laplace covariance of :mod:`.uncertainty` is exact for the model it assumes: torque =
 regressor x parameters + noise (serially correlated, Newey-West). On real robots the residual is
 mostly *model error* -- friction shapes, cables, joint elasticity, a drive delay -- whose effect
-on the estimate depends on which motion the robot made. Measured on the real KUKA LWR4+
-(``physid identify`` on file 2 and on file 3, the two estimates compared): with the Laplace
-standard deviations, the joint terms differ by a median 1.22 combined std (0.67 for honest
-ones), 6 of 28 by more than 3, and the masses by up to 7.9 std.
+on the estimate depends on which motion the robot made: two recordings of one robot then give
+estimates further apart than the Laplace standard deviations allow.
 
 The blocked (delete-a-group) jackknife measures that dependence on the data themselves: the
 estimator is re-run on the training data with each of the ``K`` contiguous cross-validation
@@ -17,10 +15,9 @@ blocks left out (:mod:`.folds`), and
 estimates the variance of the full-data estimate, model error included (Efron and Stein 1981;
 the delete-a-group form for serially dependent data: Kunsch 1989). The reported covariance is
 the Loewner maximum of the two (:func:`loewner_max`): never smaller than the Laplace one (the
-noise floor) nor than the blocks' disagreement in any direction. On the KUKA files above the
-joint terms then differ by a median 0.71 std (none beyond 3) and the masses by at most 3.5.
-``K = 4`` blocks give a rough variance (3 degrees of freedom), which the maximum only errs
-towards the conservative side of.
+noise floor) nor than the blocks' disagreement in any direction, so that estimates from two
+recordings agree within their standard deviations (docs/benchmarks.md). ``K = 4`` blocks give a
+rough variance (3 degrees of freedom), which the maximum only errs towards the conservative side of.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""A prior on the joint terms, and what the training motion can decide about them (issue 32).
+"""A prior on the joint terms, and what the training motion can decide about them.
 
-The inertial parameters have had a prior for long (the URDF, through the entropic divergence of
-Lee, Wensing and Park 2020); the joint terms (viscous, Coulomb, offset, armature, coupled-motor
-terms) had none, so a direction the data cannot see was fixed by noise. On a real 7-axis arm
-whose joint 7 turned one way only (dq < 0 in 97 % of the samples, > 0 in none), Coulomb
-``fc sign(dq)`` and the offset are the same column: physid returned +12.4 / +12.6 N m (std
-0.03) on a joint carrying 0.3 N m, right on the training run and 25 N m wrong once it turned back.
+The inertial parameters have a prior (the URDF, through the entropic divergence of Lee, Wensing
+and Park 2020); the joint terms (viscous, Coulomb, offset, armature, coupled-motor terms) need
+one too, or a direction the data cannot see is fixed by noise. On a joint that turned one way
+only, Coulomb ``fc sign(dq)`` and the offset are the same column: without a prior they can take
+large opposite values that cancel on the training run and are wrong by their sum once the joint
+turns back.
 
 **The prior.** Each joint term ``theta_i`` has a Gaussian prior centred on the URDF's value
 (``<dynamics damping friction>``, armature; 0 where the URDF says nothing) whose standard

@@ -4,9 +4,9 @@
 An interior-point solver stops at a duality gap (1e-8 for the reported fit, 1e-6 for the folds).
 Along the directions the data barely excite and the prior decides (a first link's mass, a
 regrouped inertia) the objective is nearly flat, so the solver's point there is only as good as
-that gap: measured on a 4-joint arm, the last bits of the input (a log's stamps rounded to
-nanoseconds, or OpenBLAS run on two threads instead of one) moved a first link's mass by 5e-5 of
-2.4 kg while the training error agreed to 1e-11. The objective is smooth and strictly convex: a
+that gap: the last bits of the input (a log's stamps rounded to nanoseconds, or BLAS run on
+another number of threads) move such a mass by far more than rounding while the training error
+agrees to rounding. The objective is smooth and strictly convex: a
 least-squares term, quadratic priors and, per body, the log-det divergence of Lee, Wensing and
 Park (2020), ``-log det S + tr S - 4`` with ``S = L0^-1 J(theta) L0^-T`` affine in theta, which
 is itself a barrier that keeps every pseudo-inertia off the boundary of the cone. So from the
@@ -31,9 +31,8 @@ from physid.body.inertia import PSEUDO_INERTIA_BASIS
 _AT_BOUND = 1e-6
 _MAX_STEPS = 30
 _BASIS = PSEUDO_INERTIA_BASIS.reshape(10, 16)
-# From the prior the first steps are damped (the data pull far from it): measured on the real
-# corpus's fits (229 active sets of 194 fits), 13 Newton steps at the median, 25 at the 95th
-# percentile; beyond 60 the continuation takes over
+# From the prior the first steps are damped (the data pull far from it): a few dozen steps
+# reach almost every fit's optimum (docs/benchmarks.md); beyond 60 the continuation takes over
 _MAX_STEPS_FROM_PRIOR = 60
 # where a term bounded below by zero starts when its prior is at (or below) zero: inside its
 # bound, by this share of its scale, so that it is free until a step runs into the bound
@@ -170,11 +169,10 @@ def solve_from_prior(objective: MapObjective) -> np.ndarray | None:
     inside the cone, so from the prior (the non-negative terms moved just inside their bound)
     damped Newton steps with the active set of :func:`polish` reach the unique optimum, checked
     by the same Karush-Kuhn-Tucker conditions. Where the data pull a body toward the cone's
-    boundary against a weak prior the damped steps shrink (the DFKI pendulum: 2 of its 42 fits
-    needed 100-190 steps); those follow the prior's weight down instead (:func:`_continuation`).
-    Measured on the real corpus's fits (KUKA LWR4+, UR10e, ROKAE xMate7p, DFKI pendulum; 194
-    fits): every one reached, within 1.4e-8 of the SDP's polished point in the scaled variable,
-    in 3-10 ms against Clarabel's 40 ms and CVXPY's 0.3-0.8 s compilation.
+    boundary against a weak prior the damped steps shrink and may need hundreds; those follow
+    the prior's weight down instead (:func:`_continuation`). The optimum reached is the SDP's
+    to rounding, at a fraction of an interior-point solve's cost and without CVXPY's
+    compilation.
     """
     if objective.body_maps is None or objective.inertial_weight <= 0.0:
         return None
@@ -192,10 +190,9 @@ def solve_from(objective: MapObjective, start: np.ndarray) -> np.ndarray | None:
     """The optimum of ``objective`` by the Newton steps of :func:`solve_from_prior` started at
     ``start`` instead (the optimum of a closely related fit: the previous fold's; its held terms
     are put back at the prior), or None when that is no strictly feasible start or the optimum
-    is not reached from it. Measured on the real corpus's fits solved in their order (KUKA
-    LWR4+, UR10e, xMate7p, DFKI pendulum): 47-54 % of the evaluations from the prior on the
-    arms with seven joints, the same optima to 1.4e-8 (2 of the DFKI's 42 start over from the
-    prior)."""
+    is not reached from it. Consecutive folds share most of their rows, so their optima are
+    close and this start saves about half the Newton evaluations of a start from the prior,
+    reaching the same optimum."""
     x = np.array(start, dtype=float)
     x[objective.held] = 0.0
     return polish(objective, x, max_steps=_MAX_STEPS_FROM_PRIOR)
@@ -204,8 +201,8 @@ def solve_from(objective: MapObjective, start: np.ndarray) -> np.ndarray | None:
 def _continuation(objective: MapObjective, start: np.ndarray) -> np.ndarray | None:
     """The optimum along the prior's weight, from ten times per decade above it down to it,
     each optimum the next start: the central path of a barrier method, whose every point is a
-    few Newton steps from the last (measured, factor 10: 59 evaluations per fit of the DFKI
-    pendulum against 100-190 Newton steps for the direct start of its hardest fits)."""
+    few Newton steps from the last, so the whole path costs fewer evaluations than damped
+    steps from a start far from the optimum."""
     weight = objective.inertial_weight
     decades = int(np.ceil(np.log10(1.0 / weight))) if weight < 1.0 else 0
     if decades == 0:
@@ -294,7 +291,7 @@ def _newton(
         if decrement <= 1e-20 * max(1.0, abs(value)):
             # below rounding in the objective, not in x along the flat directions the prior
             # decides: the last step is taken, so the point does not depend on where the steps
-            # started (a fit solved after another fold read 4e-9 apart without it)
+            # started (otherwise two starts leave points apart by more than rounding)
             trial = x.copy()
             trial[free] += step
             if objective.feasible(trial, candidates & ~bound):

@@ -59,8 +59,8 @@ class DriveGainEstimate:
         """One warning naming the joints whose gain the recordings do not decide (relative std
         above :data:`UNDECIDED_RELATIVE_STD`), with the numbers; [] when every gain is decided.
         A payload whose centre of mass sits on a joint's axis hardly loads it: its gain then
-        rests on weak couplings (simulated arm, 2.5 kg on the wrist-roll axis: std 55 %, the
-        payload 0.15 % of that joint's torque; on a 10 cm bracket: std 0.4 %, 22 %)."""
+        rests on weak couplings and its standard deviation is large; a payload on a bracket
+        off the axis loads the joint and decides its gain."""
         relative = self.std / self.gains
         bad = np.flatnonzero(~(relative <= UNDECIDED_RELATIVE_STD))
         if not bad.size:
@@ -142,8 +142,8 @@ def _linear_start(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``[theta; g]`` of the linear form by ordinary least squares (columns normalised).
 
     Biased toward zero: its currents are regressors, and their noise acts as a ridge penalty on
-    the gains along the scale direction that only the payload fixes (3-11 % low on the simulated
-    arm). Only the start of :func:`_current_error_fit`."""
+    the gains along the scale direction that only the payload fixes (several per cent low).
+    Only the start of :func:`_current_error_fit`."""
     X = A.reshape(-1, A.shape[-1])
     scale = np.linalg.norm(X, axis=0)
     scale[scale == 0] = 1.0

@@ -1,8 +1,8 @@
 """Blocked cross-validation on the RAW training torque: a fit on every fold but one predicts the
-torque measured in that fold, at the recording's own samples.
+torque recorded in that fold, at the recording's own samples.
 
 The score is the one users judge a model by (``physid validate``): the positions differentiated
-with the candidate's own filter, the measured torque as recorded, neither low-passed nor
+with the candidate's own filter, the torque as recorded, neither low-passed nor
 decimated (:mod:`.prediction`). Scoring on the filtered, decimated observations instead would
 reward a candidate for what its own filter removed. Each fold is scored on at most
 :data:`MAX_SCORING_ROWS` raw samples in all (every k-th), away from the recordings' ends where
@@ -15,12 +15,11 @@ every candidate filter is scored on the same rows; a sharp stop then counts from
 A joint at rest holds whatever torque static friction allows, anywhere within its band, and no
 model of this class predicts which: those rows score each candidate by how its Coulomb terms,
 its cut-off's ringing at a stop and its offsets happen to land inside that band. Real recordings
-often start or end at rest: eight of the fifteen UR10e runs rest for 25-39 % of their rows, and
-there those rows chose the cut-off and the deadband. Rows where all joints merely turn at once
-stay scored (they carry the inertia; counting them as rest flipped the DFKI PD run's delay
-choice, 57.6 -> 58.6 % held out), and a recording that rests for more than half its duration
-(static poses: gravity is what it identifies) is scored on every row. The fit itself uses every
-row.
+often start or end at rest for a large share of their rows, which would then choose the cut-off
+and the deadband. Rows where all joints merely turn at once stay scored (they carry the inertia,
+and leaving them out changes the choices they decide), and a recording that rests for more than half
+its duration (static poses: gravity is what it identifies) is scored on every row. The fit itself
+uses every row.
 """
 
 from __future__ import annotations
@@ -104,7 +103,7 @@ class RowPool:
 
 @dataclass(frozen=True)
 class RawRows:
-    """Raw training samples of one fold: the candidate filter's states and the measured torque,
+    """Raw training samples of one fold: the candidate filter's states and the recorded torque,
     and which of them are scored (None: all; module docstring)."""
 
     q: np.ndarray  # (M, n)
@@ -223,8 +222,8 @@ def rest_intervals(recording: Recording) -> np.ndarray:
     speed over :data:`REST_MIN_S` / 2), so every candidate filter is scored on the same rows.
     A still joint (:func:`~physid.recordings.glitches.moving_joints`: its span within the still
     bound or a few times its noise) does not count: its speed is its sensor's noise, as often
-    above as below any share of its own RMS (a 0.3 mrad noise on one still joint of a real
-    UR10e run hid its 11 s of rests)."""
+    above as below any share of its own RMS (one still joint's sensor noise would hide every
+    rest of the recording)."""
     t, q = sampled_positions(recording)
     none = np.zeros((0, 2))
     if len(t) < 3 or t[-1] - t[0] <= REST_MIN_S:
@@ -244,8 +243,7 @@ def rest_intervals(recording: Recording) -> np.ndarray:
     edges = np.flatnonzero(np.diff(np.r_[0, slow.astype(int), 0]))
     runs = np.array([(t[a], t[b - 1]) for a, b in zip(edges[::2], edges[1::2], strict=True)])
     # read over 2 x half, a sharp stop looks that much shorter: a stop is a rest from about
-    # REST_MIN_S + 2 x half (0.75 s; counting the stops of 0.5-0.75 s too moved the xMate7p's
-    # 3 periods -> 1 from 3.96 to 3.97 % held out)
+    # REST_MIN_S + 2 x half (0.75 s; the shorter stops are motion enough to score)
     runs = runs[runs[:, 1] - runs[:, 0] >= REST_MIN_S] if len(runs) else none
     if np.sum(runs[:, 1] - runs[:, 0]) > MAX_REST_SHARE * (t[-1] - t[0]):
         return none

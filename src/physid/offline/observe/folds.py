@@ -12,8 +12,8 @@ factors (:func:`combine`), exactly the reduction of those rows.
 
 Identification excitations are usually periodic and recorded over several periods; then every
 time block holds motion the other blocks repeat. For choosing preprocessing that is what the
-folds should see (a held-out run of the same excitation repeats it too: phase blocks instead
-took the real KUKA LWR4+ from 2.61 to 2.87 % held out, choosing a 1.99 Hz cut-off). For the
+folds should see (a held-out run of the same excitation repeats it too, and phase blocks
+would choose preprocessing for motion that run never shows). For the
 *uncertainty* it is not: blocks that are near replicates agree, and a jackknife over them says
 the estimate is certain when it only fits the same motion's misfit the same way each time
 (:mod:`.jackknife`); nor is it for the question whether the data demand implausible masses
@@ -45,9 +45,9 @@ def repeat_period(t: np.ndarray, q: np.ndarray) -> float | None:
     shortest lag ``T <= duration / 2`` at which the positions return to themselves (RMS of
     ``q(t + T) - q(t)`` over the moving joints, each in units of its std, below
     :data:`REPEAT_MISMATCH`) after leaving them (above :data:`DEPARTED_MISMATCH` at a shorter
-    lag), refined to the mismatch's local minimum. Measured on the shared real recordings: the
-    KUKA LWR4+ files (2 and 4 periods, mismatch 0.05-0.08) and the xMate7p 3-period run (1e-4)
-    repeat; the UR10e, xMate single-period, TX40 and DFKI runs (0.27-1.1) do not."""
+    lag), refined to the mismatch's local minimum. The two thresholds leave a wide gap between
+    a repeated excitation (mismatch of a few hundredths) and one that never returns (a few
+    tenths and up; docs/benchmarks.md, "Why the defaults are what they are")."""
     t, q = np.asarray(t, float), np.asarray(q, float)
     if q.ndim != 2 or len(t) < 8 or len(q) != len(t) or not np.all(np.isfinite(q)):
         return None

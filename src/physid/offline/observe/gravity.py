@@ -131,9 +131,9 @@ def estimate_gravity_direction(
     solution = search(np.zeros(2))
     evaluations = int(solution.nfev)
     # A base on a wall or a ceiling is a quarter or half turn from level, beyond the basin of
-    # the level start (a ceiling-mounted arm's search stopped at 1.5 deg). Each such mounting is
-    # searched only when its own residual already beats the level optimum's (five evaluations
-    # on an upright robot).
+    # the level start (from level, a ceiling mounting's search stops a degree or two off it). Each
+    # such mounting is searched only when its own residual already beats the level optimum's (five
+    # evaluations on an upright robot).
     for start in MOUNTING_TILTS_RAD:
         if residual(start) < solution.fun:
             candidate = search(start)

@@ -76,7 +76,7 @@ def _fit(
     dof = np.maximum(system.n_samples - system.acting(columns), 1)
     joint_sigma = np.sqrt(joint_residual2 / dof)
     if system.fitted is not None:
-        joint_sigma[~system.fitted] = np.nan  # no measured torque
+        joint_sigma[~system.fitted] = np.nan  # no recorded torque
     return LeastSquaresResult(
         np.asarray(columns),
         theta,
@@ -101,7 +101,7 @@ def weighted_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastS
     sigma = ordinary_least_squares(system, columns).joint_sigma
     floor = 1e-9 * max(float(np.nanmax(sigma)), 1e-300)
     weights = 1.0 / np.maximum(sigma, floor)
-    weights[np.isnan(sigma)] = 0.0  # joints without a measured torque: zero rows anyway
+    weights[np.isnan(sigma)] = 0.0  # joints without a recorded torque: zero rows anyway
     return _fit(system, columns, weights, "wls")
 
 
@@ -149,8 +149,8 @@ def autocorrelation_robust_covariance(
 
 
 # bytes of scores smoothed by the lag window at a time (the overlap-add convolution needs about
-# 4.5 x that): the 16 columns' zero-padded complex spectra the long-run covariance was assembled
-# from took 2 x 134 MB at 1e7 samples; 32 MB blocks still made the peak of that run (1.01 GB)
+# 4.5 x that): the columns' zero-padded complex spectra would otherwise take hundreds of MB on
+# a long recording; 32 MB blocks keep them below the regressor's own share of the memory
 _SMOOTHED_BYTES = 8 * 1024**2
 
 

@@ -38,14 +38,14 @@ def fit_metrics(tau: np.ndarray, tau_predicted: np.ndarray) -> FitMetrics:
 def _relative_per_joint(error2: np.ndarray, tau2: np.ndarray) -> np.ndarray:
     """``||e_j|| / ||tau_j||`` from the sums of squares; NaN for a joint whose torque is 0 in
     every row (a passive joint): no relative error exists there (its RMSE does), and dividing by
-    a floor printed 1.3e302 %."""
+    a floor would print an absurd percentage."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(tau2 > 0.0, np.sqrt(error2) / np.sqrt(tau2), np.nan)
 
 
 class MetricsAccumulator:
     """:func:`fit_metrics` of rows given in chunks (a long recording's windows). Joints outside
-    ``fitted`` (n,) bool (no measured torque: config ``fit_joints``) get NaN and stay out of the
+    ``fitted`` (n,) bool (no recorded torque: config ``fit_joints``) get NaN and stay out of the
     stacked error."""
 
     def __init__(self, fitted: np.ndarray | None = None) -> None:

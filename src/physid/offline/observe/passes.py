@@ -36,7 +36,7 @@ the training recordings with a torque delay compensated (.delay_choice: once for
 scores and, if the delay is kept, once in full).
 The delay estimate (.delay) works on the store and the jackknife (.jackknife) on the fitted
 systems: neither goes back to the samples. The filtered states are not kept between passes: with
-a long recording they are, like its regressor, what issue 10 bounds to one window in memory; the
+a long recording they are, like its regressor, bounded to one window in memory; the
 filters are deterministic, so every pass sees the same states.
 """
 

@@ -1,7 +1,7 @@
 """Honest prediction: torques predicted at a recording's own samples, against the raw measurement.
 
 The identification fits filtered and decimated data (paper C §2.3), but a user judges parameters
-by how well they predict the torque the robot measured. Here the measured torque is neither
+by how well they predict the torque the robot logged. Here that torque is neither
 low-passed nor decimated; only the positions are differentiated, by the training filter (the
 same :class:`~physid.files.config.FilterConfig` that ``params.json`` records), and the derivatives
 are brought back to the recorded time stamps when the filter needed a uniform grid. Long recordings
@@ -28,12 +28,12 @@ DISPLAY_SAMPLES = 200_000  # a longer recording keeps every k-th sample for its 
 
 @dataclass(frozen=True)
 class RecordingFit:
-    """Measured and predicted torque of one recording, at its own samples (every
+    """Recorded and predicted torque of one recording, at its own samples (every
     ``display_every``-th sample of a long recording; the metrics cover all of them)."""
 
     name: str
     t: np.ndarray  # (N,) s from the recording's first sample
-    tau: np.ndarray  # (N, n) measured, raw [N m or N]; NaN for joints not fitted
+    tau: np.ndarray  # (N, n) recorded, raw [N m or N]; NaN for joints not fitted
     tau_predicted: np.ndarray  # (N, n)
     dq: np.ndarray  # (N, n) the velocity estimate the prediction used [rad/s or m/s]
     sums: MetricsAccumulator | None = None  # over every sample; None: from the arrays
@@ -100,7 +100,7 @@ def residual_correlation_time(fits: list[RecordingFit], joint_names: tuple[str, 
     (``sqrt(N)`` batches of ``sqrt(N)`` samples; Flegal & Jones, Ann. Statist. 2010), pooled over
     the recordings by their sample counts; 0 for white residuals. The online filter counts a
     measurement of such a residual as ``1 / (1 + 2 tau / dt)`` of an independent one
-    (``physid online``): the UR10e's misfit stays correlated for 0.1 s (ratio 2-20 at 100 Hz)."""
+    (``physid online``): a real arm's misfit stays correlated over many samples."""
     times: dict[str, list[tuple[float, int]]] = {joint: [] for joint in joint_names}
     for fit in fits:
         if len(fit.t) < 4:
@@ -131,12 +131,11 @@ SCALE_EXPLAINS = 0.5  # ... and the scaled prediction's error below this share o
 
 
 def torque_scale_warning(fits: list[RecordingFit]) -> str | None:
-    """One line when the measured torque of ``fits`` reads a factor ``s`` of the prediction
+    """One line when the recorded torque of ``fits`` reads a factor ``s`` of the prediction
     (least squares over every joint and kept sample, ``s = <tau, hat> / <hat, hat>``) off by
     more than :data:`SCALE_OFF`, and ``s`` times the prediction leaves less than
     :data:`SCALE_EXPLAINS` of the error; None otherwise. A params.json validated on currents
-    times another gain (the KUKA LWR4+ file 1 with its torques x1.25: 20.4 % where 2.7 % is
-    its error) got the error and no reason."""
+    times another gain shows a large error, and the user needs its reason."""
     measured = np.concatenate([fit.tau.ravel() for fit in fits]) if fits else np.zeros(0)
     predicted = np.concatenate([fit.tau_predicted.ravel() for fit in fits]) if fits else measured
     rows = np.isfinite(measured) & np.isfinite(predicted)

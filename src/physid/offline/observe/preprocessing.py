@@ -9,17 +9,14 @@ so every recording is filtered alike, and records the result in ``params.json`` 
 The parallel decimation (torques and regressor low-passed alike, §2.3 steps 3-4) defaults to
 three times the derivative cut-off ``omega_q`` (:data:`DECIMATION_PER_CUTOFF`; capped at 40 % of
 the sample rate), not paper C's ``2 omega_dyn``: the parameters are judged on how well they
-predict the raw measured torque, and the regressor carries products of velocities
+predict the raw recorded torque, and the regressor carries products of velocities
 (``dq_i dq_j``, Coriolis and centrifugal terms) whose spectrum reaches twice the states' band, so
 decimating at ``omega_q`` itself cut both sides of the equation short of the torque it is
-judged on. Measured on the real recordings of ``benchmarks/real_corpus.py`` (held-out error,
-independent scorer), decimating at ``omega_q`` / at ``3 omega_q`` / not at all: KUKA LWR4+ file
-2 -> 1 2.66 / 2.55 / 2.55 %, Staubli TX40 21.6 / 20.1 / 20.6 %, UR10e 6.30 / 6.23 / 6.21 %,
-xMate7p 3.87 / 3.81 / 3.81 %, DFKI pendulum (PD run -> sinusoids) 79.3 / 58.6 / 60.6 %; no
-decimation costs the 5 kHz TX40 41 CPU s against 20. (Paper C's ``2 omega_dyn`` threw away
-even more: KUKA 3.5 % against 2.9 %, and a few dozen samples for a hundred parameters on short
-slow recordings.) The decimation factor is lowered (the cut-off raised) until at least
-:data:`MIN_EQUATIONS_PER_PARAMETER` equations per estimated parameter remain.
+judged on. At ``3 omega_q`` the held-out error is that of no decimation, at a fraction of its
+cost on fast-sampled recordings (docs/benchmarks.md, "Why the defaults are what they are").
+(Paper C's ``2 omega_dyn`` throws away even more, and leaves a few dozen samples for a hundred
+parameters on short slow recordings.) The decimation factor is lowered (the cut-off raised) until at
+least :data:`MIN_EQUATIONS_PER_PARAMETER` equations per estimated parameter remain.
 
 The same spectra give the velocity noise of the derivative filter per joint
 (:func:`physid.signal.butterworth.derivative_noise_std`), the floor of the automatic Coulomb
@@ -41,11 +38,11 @@ from physid.signal.butterworth import (
 )
 
 MIN_EQUATIONS_PER_PARAMETER = 20
-# The decimation cut-off over the derivative cut-off (module docstring), measured on every real
-# recording of benchmarks/real_corpus.py. With sigmoid or Stribeck friction it is 1: their
+# The decimation cut-off over the derivative cut-off (module docstring: the regressor's
+# velocity products reach beyond the states' band). With sigmoid or Stribeck friction it is 1: their
 # columns are nonlinear in the filtered velocity, and torque content above the states' band
 # (the narrow static-friction peak at each reversal) that those columns cannot follow biased
-# the static level by 5-9 % on the simulated wrist joints (tests/test_friction_models.py).
+# the static level (tests/test_friction_models.py).
 DECIMATION_PER_CUTOFF = 3.0
 DECIMATION_PER_CUTOFF_NONLINEAR_FRICTION = 1.0
 _RAISE_STEP = 1.25  # geometric step of the decimation cut-off while too few equations remain
@@ -311,9 +308,8 @@ def cutoff_candidates(
     (:func:`physid.signal.butterworth.measurable_bandwidth_hz`), all below 40 % of the sample
     rate; last, with ``recorded_derivatives`` (every recording has ``dq_`` and ``ddq_``
     columns), those velocities and accelerations as recorded (method ``given``, no filter, no
-    decimation). A simulator logs its exact ones: a MuJoCo UR5 under position servos, whose
-    start transient no cut-off can follow, was predicted to 9.85 % held out from filtered
-    positions and to 3.61 % from its logged qvel and qacc. A cut-off the user set, or another
+    decimation). A simulator logs its exact ones, which follow a transient (a servo's start)
+    that no cut-off of the positions can. A cut-off the user set, or another
     derivative method, has no alternatives."""
     per = {"decimation_per_cutoff": decimation_per_cutoff}
     conservative = resolve_preprocessing(options, trajectories, n_parameters, **per)
@@ -323,7 +319,7 @@ def cutoff_candidates(
     base = conservative.filter.butterworth_cutoff_hz
     # a configured decimation factor bounds the band the decimated data keep: a cut-off above
     # it would differentiate what the decimation then removes (and its own decimation cut-off
-    # would alias: KUKA with decimation_factor 2 failed on the 37.4 Hz candidate's 80 Hz)
+    # would alias above the decimated Nyquist frequency)
     cap = decimation_ceiling_hz(min(rate for _, rate in recordings), options.decimation_factor)
     wanted = [base * f for f in CUTOFF_FACTORS[1:]]
     wanted.append(min(measurable_bandwidth_hz(recordings), cap))
@@ -357,8 +353,8 @@ HELD_OUT_FASTER = 1.25
 def _slower_filter(options: FilterConfig, recording: Trajectory) -> tuple[FilterConfig, str] | None:
     """The training's filter with its cut-offs brought within a held-out ``recording`` sampled
     too slowly for them (above :func:`decimation_ceiling_hz` of its rate: 40 %), and a note;
-    None when it carries them. A probe's UR5 trained at 1 kHz (decimation cut-off 52.5 Hz) and
-    held out at 100 Hz failed after the whole fit, blaming a decimation_factor nobody set."""
+    None when it carries them: otherwise a run held out at a lower rate than the training
+    fails after the whole fit, blaming a decimation_factor nobody set."""
     rate = recording.sample_rate_hz
     ceiling = decimation_ceiling_hz(rate)
     derivative = options.butterworth_cutoff_hz if options.method == "classical" else None
@@ -394,12 +390,9 @@ def held_out_filter(
     its bandwidth, at most 40 % of its rate) is above that factor x the training's; then that
     one, the decimation resolved on the recording, and a note.
 
-    The cut-off chosen on the training runs' folds does not speak for a faster motion: measured
-    on the real DFKI double pendulum (a PD run of 0.25 Hz bandwidth trained, 2.5 Hz cut-off; two
-    sinusoid runs of 1.8 Hz held out) the training filter put identify's own validation at
-    109 % where an independent scorer (10 Hz) read 57 % (now 91 %, at 18 Hz); a simulated UR5
-    trained at 0.6 Hz (cut-off 1.4 Hz, chosen by the folds) read 5.30 % on a 0.8 Hz run (now
-    0.65 %, at 8 Hz)."""
+    The cut-off chosen on the training runs' folds does not speak for a faster motion: the
+    training filter cuts into the faster run's own band, and the held-out error it reports is
+    the filter's lag, not the model's."""
     slower = _slower_filter(options, recording)
     if slower is not None:
         return slower
@@ -410,8 +403,8 @@ def held_out_filter(
     # the bandwidth is floored at the spectrum's resolution, 10 / duration: a 5 s held-out run
     # reads 2 Hz however slowly it moves, which is no evidence of a faster motion
     resolution = 10.0 * recording.sample_rate_hz / len(recording.q)
-    # and both by a margin: the Staubli TX40's last third (3.35 Hz against 1.67) would move the
-    # cut-off from 33.3 to 33.5 Hz, a change of nothing with a warning
+    # and both by a margin: a held-out run a little faster would otherwise change the cut-off by
+    # a hair, a change of nothing with a warning
     if (
         bandwidth <= HELD_OUT_FASTER * max(training_bandwidth_hz, resolution)
         or own_cutoff <= HELD_OUT_FASTER * cutoff

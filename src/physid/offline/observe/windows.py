@@ -1,16 +1,15 @@
 """One recording processed in overlapping windows, with the result of processing it whole.
 
-Issue 10: identification must not hold a long recording's regressor (or the recording) in
-memory. Every filter of the offline pipeline (the zero-phase Butterworth of the derivatives,
-both stages of the parallel decimation; :mod:`physid.signal.butterworth`) is an IIR filter run
-forward and backward, whose response to anything outside a window decays exponentially. A window
-that overlaps its neighbours by :data:`SETTLING_PERIODS` periods of the lowest cut-off in use
-therefore reproduces, on the rows it owns, what filtering the whole recording gives, to rounding
-(the slowest pole of an order-8 Butterworth decays by exp(-1.2) per period: 30 periods leave
-1e-16). Windows start on multiples of the first decimation stage's factor, and the rows kept as
-equations, the end transients left out and the uniform resampling grid are those of the whole
-recording (:class:`RecordingPlan`), so the owned rows of all windows, concatenated, are the rows
-of the whole.
+Identification must not hold a long recording's regressor (or the recording) in memory. Every filter
+of the offline pipeline (the zero-phase Butterworth of the derivatives, both stages of the parallel
+decimation; :mod:`physid.signal.butterworth`) is an IIR filter run forward and backward, whose
+response to anything outside a window decays exponentially. A window that overlaps its neighbours by
+:data:`SETTLING_PERIODS` periods of the lowest cut-off in use therefore reproduces, on the rows it
+owns, what filtering the whole recording gives, to rounding (the slowest pole of an order-8
+Butterworth decays by exp(-1.2) per period: 30 periods leave 1e-16). Windows start on multiples of
+the first decimation stage's factor, and the rows kept as equations, the end transients left out and
+the uniform resampling grid are those of the whole recording (:class:`RecordingPlan`), so the owned
+rows of all windows, concatenated, are the rows of the whole.
 
 A recording no longer than one window plus its overlaps is a single window: exactly the
 computation on the whole array. The Kalman smoothers (``irwsm1``/``irwsm2``) are global (their
@@ -203,11 +202,9 @@ def require_given_derivatives(recording: Recording, revolute: np.ndarray | None 
     """Filter method ``given`` takes the recorded velocities and accelerations: one line naming
     the file and the columns it lacks; given ``revolute`` (per joint), also one naming those
     that are not the rates they stand for (:func:`recorded_derivative_problems`).
-    Measured on the real KUKA LWR4+ files (examples/kuka_lwr4) before this check: velocities in
-    degrees per second, or accelerations in degrees per second squared, went to a fit whose
-    status blamed a joint's torque scale (x-11, x2.78); one joint's velocity negated, two
-    joints' accelerations exchanged, or every acceleration 0 gave status ok at 3.98, 3.81 and
-    3.31 % held-out error for 2.33 % (the exchange at a 160 kg arm for 14.4)."""
+    Without it, derivatives in degrees go to a fit whose status blames a joint's torque scale,
+    and a negated velocity, exchanged accelerations or accelerations of 0 give status ok with
+    a worse error and wrong masses."""
     missing = missing_derivatives(recording)
     if missing:
         columns = " and ".join(f"{name}_<joint>" for name in missing)

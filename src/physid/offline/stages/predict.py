@@ -1,6 +1,6 @@
 """Stage 6: the identified model's predictions at the recorded samples.
 
-Errors are those of the raw measured torques at each recording's own samples
+Errors are those of the raw recorded torques at each recording's own samples
 (:mod:`physid.offline.observe.prediction`); paper C's error on the filtered, decimated data the
 fit used is kept beside them (Table 2). A held-out run faster than the training runs gets a
 filter for its own band; the URDF's own model is scored on the same held-out samples.
@@ -72,7 +72,7 @@ def predict(
         delay = estimate_delay(
             store, base_fit.columns, ls.weights, ls.theta, model.fitted, inflation
         )
-        paired = prepared.delay_s or given_delay_s  # compensated before this fit
+        paired = prepared.delay_s or given_delay_s  # already compensated for this fit
         if delay is not None and paired:
             delay = replace(delay, compensated_s=paired)
         if delay is not None and delay.significant:
