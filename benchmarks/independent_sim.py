@@ -312,8 +312,10 @@ def _quat_wxyz(rpy) -> np.ndarray:
     return np.array([w, x, y, z])
 
 
-def mjcf(spec: RobotSpec, timestep: float = 5e-4) -> str:
-    """The MuJoCo model of ``spec`` (bodies nested as a chain, one motor per joint)."""
+def mjcf(spec: RobotSpec, timestep: float = 5e-4, frictionloss: bool = False) -> str:
+    """The MuJoCo model of ``spec`` (bodies nested as a chain, one motor per joint);
+    ``frictionloss``: each joint's Coulomb level ``fc`` as MuJoCo's dry friction (a constraint
+    that also holds the joint still)."""
     lines = [
         f'<mujoco model="{spec.name}">',
         '  <compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
@@ -330,7 +332,8 @@ def mjcf(spec: RobotSpec, timestep: float = 5e-4) -> str:
             f'{indent}<body name="link{k + 1}" pos="{_vec(j.xyz)}" '
             f'quat="{_vec(_quat_wxyz(j.rpy))}">',
             f'{indent}  <joint name="{j.name}" type="{kind}" pos="0 0 0" axis="{_vec(j.axis)}" '
-            f'limited="false" damping="{_num(j.fv)}" armature="{_num(j.armature)}"/>',
+            f'limited="false" damping="{_num(j.fv)}" armature="{_num(j.armature)}"'
+            + (f' frictionloss="{_num(j.fc)}"/>' if frictionloss else "/>"),
             f'{indent}  <inertial pos="{_vec(j.com)}" mass="{_num(j.mass)}" fullinertia="'
             f'{_vec([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])}"/>',
         ]
@@ -532,6 +535,7 @@ def simulate(
     bandwidth_hz: float = 10.0,
     excitation: FourierExcitation | None = None,
     friction: Callable[[np.ndarray], np.ndarray] | None = None,
+    dry_friction: str = "tanh",
 ) -> Recording:
     """Simulate ``spec`` tracking a random Fourier excitation and record it (see module doc).
 
@@ -539,14 +543,21 @@ def simulate(
     ``noise_floor`` [N m or N]. ``bandwidth_hz``: closed-loop bandwidth of the computed-torque
     controller (gains ``Kp = w^2``, ``Kd = 2 w``). ``friction``: the speed-dependent friction
     torque (n,) at joint speeds (n,) applied besides MuJoCo's viscous ``damping`` (default: the
-    spec's ``fc tanh(dq / v_s)``).
+    spec's ``fc tanh(dq / v_s)``). ``dry_friction="mujoco"``: instead, the Coulomb level ``fc``
+    is MuJoCo's ``frictionloss`` (a joint sticks while the other forces stay within it) and the
+    controller does not compensate it (its inverse model has none): the logged torque is then
+    the sign law only while the joint slides.
     """
-    model = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s))
-    data, inverse = mujoco.MjData(model), mujoco.MjData(model)
+    sticking = dry_friction == "mujoco"
+    model = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s, frictionloss=sticking))
+    controller = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s)) if sticking else model
+    data, inverse = mujoco.MjData(model), mujoco.MjData(controller)
     excitation = excitation or FourierExcitation.random(spec, rng)
     n = spec.n
     fc, v_s = spec.column("fc"), spec.column("v_s")
     friction_law = friction or (lambda speed: fc * np.tanh(speed / v_s))
+    if sticking:
+        friction_law = lambda speed: np.zeros(n)  # noqa: E731
     omega = 2 * np.pi * bandwidth_hz
     kp, kd = omega**2, 2 * omega
 
@@ -576,7 +587,7 @@ def simulate(
             k = events[i] // control_us
             inverse.qpos[:], inverse.qvel[:] = qpos, qvel
             inverse.qacc[:] = ddq_ref[k] + kp * (q_ref[k] - qpos) + kd * (dq_ref[k] - qvel)
-            inverse_dynamics(model, inverse)
+            inverse_dynamics(controller, inverse)
             ctrl[:] = inverse.qfrc_inverse + friction
         applied[:] = -friction
         if is_sample[i]:
@@ -634,7 +645,8 @@ def write_case(
 ) -> CasePaths:
     """Write truth/prior URDF, truth.json, the MJCF, ``n_train`` training recordings and one
     validation recording (each with its own random excitation) into ``folder``; the validation
-    run also noise-free, as ``validate_clean.csv`` (same motion, exact torques)."""
+    run also noise-free, as ``validate_clean.csv`` (same motion, exact torques), and every run's
+    exact states (``*_states.npz``, :meth:`Recording.write_states`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     truth = folder / "truth.urdf"
@@ -645,12 +657,13 @@ def write_case(
     params.write_text(json.dumps(truth_params(spec), indent=1), encoding="utf-8")
     model_file = folder / "model.xml"
     model_file.write_text(mjcf(spec), encoding="utf-8")
-    train = tuple(
-        simulate(spec, rng, train_s, **simulate_options).write_csv(folder / f"train_{k + 1}.csv")
-        for k in range(n_train)
-    )
+    train = []
+    for k in range(n_train):
+        run = simulate(spec, rng, train_s, **simulate_options)
+        train.append(run.write_csv(folder / f"train_{k + 1}.csv"))
+        run.write_states(folder / f"train_{k + 1}_states.npz")
     held_out = simulate(spec, rng, validate_s, **simulate_options)
     validate = (held_out.write_csv(folder / "validate.csv"),)
     clean = (held_out.write_csv(folder / "validate_clean.csv", noise_free=True),)
     held_out.write_states(folder / "validate_states.npz")
-    return CasePaths(folder, truth, prior, params, model_file, train, validate, clean)
+    return CasePaths(folder, truth, prior, params, model_file, tuple(train), validate, clean)

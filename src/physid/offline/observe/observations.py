@@ -9,6 +9,19 @@ decimation cut-off, the inertial columns are built at the kept rows instead
 (:func:`inertial_at_kept_rows`): the filter would pass them unchanged. A recording is processed
 in overlapping windows (:mod:`.windows`), so only one window's regressor is ever in memory;
 :func:`observation_chunks` yields them one at a time.
+
+**Reversals are not fitted** (issue 72, :func:`reversal_rows`). Where a joint passes through
+zero speed, its friction torque is neither ``fc sign(dq)`` nor the 0 a Coulomb deadband says: it
+switches over the friction's transition (pre-sliding, Stribeck, a joint that sticks for a
+moment) and the estimated velocity's sign there is the filter's as much as the motion's. A
+linear model fitted on those rows carries the mismatch into the viscous term: measured on a
+simulated SCARA whose vertical quill has 20 N of dry friction (MuJoCo ``frictionloss``, fv 25
+N s/m), least squares on every row read fv 78.6 and on the rows outside a deadband of 0.2 x the
+RMS speed with sign 0 inside it 37.4, while leaving the rows inside 0.1 x the RMS speed out of
+the fit read 25.1 (fc 20.0), with the same held-out error. Such a joint's own equation is left
+out on the rows of each passage through zero speed (every other joint's equation is kept); a
+joint resting for longer (a static pose, the pauses of a run) keeps them: those rows carry the
+gravity torque, and leaving rests out was mixed on the real UR10e runs (docs/identify.md §1).
 """
 
 from __future__ import annotations
@@ -71,6 +84,63 @@ def stack(observations: list[Observations]) -> Observations:
     return Observations(
         cat("t"), cat("W"), cat("tau"), cat("q"), cat("dq"), cat("ddq"), info, G, blocks
     )
+
+
+# A passage through zero speed: |dq| below this share of the joint's RMS speed in the window,
+# for less than REVERSAL_S (longer: a rest, kept). The widest automatic Coulomb deadband is
+# this share too (offline.choose.deadband.CANDIDATE_FRACTIONS), so no deadband's sign-0 rows
+# are fitted. Measured with plain least squares on the real recordings of
+# benchmarks/real_corpus.py (held out, 0.02 x RMS speed deadband): 0.05 lowered every one
+# (KUKA LWR4+ 2.73 -> 2.69 %, xMate7p 3.68 -> 3.67, UR10e 6.81 -> 6.62), 0.2 raised them
+# (2.75, 3.74, 6.67; the xMate7p's 5 s run 2 -> 1 6.56 -> 7.25).
+REVERSAL_FRACTION = 0.05
+REVERSAL_S = 0.5
+
+
+def reversal_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
+    """(n,) bool: the joints whose passages through zero speed are left out of the fit: linear
+    friction, and a Coulomb deadband above 0 in ``model`` or one of ``models`` when they have
+    one (``coulomb_deadband: 0`` in the config asks for plain ``sign(dq)`` on every row)."""
+    on = np.array([model.layout.friction_of(j) == "linear" for j in model.joint_names])
+    bands = [m.coulomb_deadband for m in (model, *models) if m.coulomb_deadband is not None]
+    if bands:
+        on &= np.any(np.stack(bands) > 0, axis=0)
+    return on
+
+
+def short_runs(slow: np.ndarray, t: np.ndarray, longest_s: float = REVERSAL_S) -> np.ndarray:
+    """(N, n) bool: the runs of ``slow`` (N, n) rows, joint by joint, that last less than
+    ``longest_s`` at the sample times ``t`` (N,): passages, not rests."""
+    marked = np.zeros_like(slow)
+    for k in np.flatnonzero(slow.any(axis=0)):
+        edges = np.flatnonzero(np.diff(np.r_[0, slow[:, k].astype(np.int8), 0]))
+        for start, stop in zip(edges[::2], edges[1::2], strict=True):
+            if t[stop - 1] - t[start] < longest_s:
+                marked[start:stop, k] = True
+    return marked
+
+
+def reversal_rows(
+    model: RobotModel, window: PreparedWindow, models: tuple[RobotModel, ...] = ()
+) -> np.ndarray | None:
+    """(M, n) bool at the window's kept rows: the rows of each passage through zero speed of
+    the joints of :func:`reversal_joints` (module docstring), read on the window's velocities
+    at the intermediate rate; None when there is none."""
+    on = reversal_joints(model, models)
+    if not on.any() or len(window.t) < 2:
+        return None
+    rms = np.sqrt(np.mean(window.dq[window.owned] ** 2, axis=0))
+    slow = (np.abs(window.dq) < REVERSAL_FRACTION * rms) & on
+    kept = short_runs(slow, window.t)[window.kept]
+    return kept if kept.any() else None
+
+
+def _without_rows(rows: np.ndarray | None, x: np.ndarray | None) -> np.ndarray | None:
+    """``x`` (M, n[, k]) with the ``rows`` (M, n) of each joint's equation set to zero: they
+    then add nothing to any reduction, residual or score (as an unfitted joint's rows)."""
+    if rows is None or x is None:
+        return x
+    return np.where(rows[..., None] if x.ndim == 3 else rows, 0.0, x)
 
 
 def _structural_columns(W: np.ndarray) -> np.ndarray:
@@ -201,16 +271,17 @@ def observation_chunks(
         if plan.decimation is not None:
             note("parallel decimation")
         tau = window.tau if plan.decimation is None else plan.decimation.second.filter(window.tau)
+        reversals = reversal_rows(model, window, joint_term_models)
         yield Observations(
             window.t[rows],
-            W_decimated,
-            tau[rows],
+            _without_rows(reversals, W_decimated),
+            _without_rows(reversals, tau[rows]),
             q[rows],
             dq[rows],
             ddq[rows],
             info,
-            G,
-            _decimated_blocks(window, blocks),
+            _without_rows(reversals, G),
+            tuple(_without_rows(reversals, b) for b in _decimated_blocks(window, blocks)),
         )
 
 
@@ -255,9 +326,12 @@ def joint_term_chunks(
     Coulomb deadband): the regressor's rigid-body part is not rebuilt."""
     plan = plan_recording(model, recording, options)
     for window in filtered_windows("joint_terms", recording, plan):
+        reversals = reversal_rows(model, window, tuple(models))
         yield tuple(
-            _second_stage(window, joint_term_regressor(m, window.dq, window.ddq)) for m in models
-        )
+            _without_rows(reversals, _second_stage(window, joint_term_regressor(m, window.dq,
+                                                                                window.ddq)))
+            for m in models
+        )  # fmt: skip
 
 
 def friction_chunks(
@@ -273,9 +347,14 @@ def friction_chunks(
     if windows is None:
         windows = filtered_windows("friction", recording, plan_recording(model, recording, options))
     for window in windows:
+        reversals = reversal_rows(model, window)
         yield (
-            _second_stage(window, joint_term_regressor(model, window.dq, window.ddq)),
-            _second_stage(window, friction_shape_derivatives(model, window.dq)),
+            _without_rows(
+                reversals, _second_stage(window, joint_term_regressor(model, window.dq, window.ddq))
+            ),
+            _without_rows(
+                reversals, _second_stage(window, friction_shape_derivatives(model, window.dq))
+            ),
         )
 
 
