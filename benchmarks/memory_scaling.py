@@ -5,9 +5,9 @@ under 1 GB peak RSS, with the in-memory result). For each length it writes a rec
 simulated six-axis arm (1 kHz, a periodic Fourier excitation, 18-bit encoders, torques from the
 arm's true parameters plus 0.3 N m noise; written in chunks, so the generator's own memory stays
 flat), then runs the two commands in fresh processes and reports their peak resident set size
-(the kernel's ``ru_maxrss`` of the process and everything it waited for, figure workers
-included) and wall time. Up to ``--compare-up-to`` samples it also identifies the recording in
-memory in one window and prints the largest difference of the standard parameters in units of
+(the kernel's ``ru_maxrss`` of the process and everything it waited for) and wall time. Up
+to ``--compare-up-to`` samples it also identifies the recording in memory in one window and
+prints the largest difference of the standard parameters in units of
 their standard deviation. Lengths whose projected peak (linear in the samples from the previous
 length) exceeds ``--max-rss-gb`` are skipped and said so.
 

@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve
-from physid.oe.actuation import quad_x_rotors, thrust_actuation
+from physid.oe.model.actuation import quad_x_rotors, thrust_actuation
 from physid.sim.oe_floating import simulate_flyer
 from physid.sim.oe_robots import BORINOT, load_model
 

@@ -28,7 +28,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from oe_table1 import HORIZONS, SYSTEMS, guesses  # noqa: E402
 
-from physid.oe import OEOptions, initial_guess, solve, state  # noqa: E402
+from physid.oe import OEOptions, initial_guess, solve  # noqa: E402
+from physid.oe.model import state  # noqa: E402
 
 CHARTS = ("log_cholesky", "exp_eig")
 

@@ -71,7 +71,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
-from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve, state  # noqa: E402
+from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve  # noqa: E402
+from physid.oe.model import state  # noqa: E402
 from physid.sim.oe_floating import simulate_go1  # noqa: E402
 from physid.sim.oe_imu import ImuSpec, measure_imu, oe_measurements, oe_noise_std  # noqa: E402
 from physid.sim.oe_robots import GO1, load_model  # noqa: E402

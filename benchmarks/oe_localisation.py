@@ -57,7 +57,7 @@ real. OE + no-slip + acc+bias+DoF  0.90  1.52     1.13   1.52     6.78  7.92    
 (per seed, realistic, acc + bias + DoF: 1.33 / 0.83 / 0.55 mm; EKF + fused 0.87 / 0.50 / 0.69)
 
 Accelerometer rows: ``Measurements.accelerometer`` from the raw IMU (imu_link) instead of the
-pre-integrated velocity; "bias" estimates its constant bias (physid.oe.imu_bias, 2 rounds on
+pre-integrated velocity; "bias" estimates its constant bias (physid.oe.solving.imu_bias, 2 rounds on
 every seed); discussion in docs/oe.md "Localisation". Realistic: still 1.3x the EKF (from 6x).
 OE statuses: ideal, all converged (8-15 iterations). Realistic (limit 60): as printed 60/50/60
 (seeds 0/1/2), no-slip 60/44/60, no-slip + DoF noise 39/26/60, all three 39/26/60; damping
@@ -92,8 +92,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from leg_ekf import EkfSettings, run_ekf  # noqa: E402
 
 from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve  # noqa: E402
-from physid.oe.imu_bias import solve_with_accelerometer_bias  # noqa: E402
-from physid.oe.measurements import process_std_from_torque  # noqa: E402
+from physid.oe.model.measurements import process_std_from_torque  # noqa: E402
+from physid.oe.solving.imu_bias import solve_with_accelerometer_bias  # noqa: E402
 from physid.sim.oe_floating import go1_standing, simulate_go1  # noqa: E402
 from physid.sim.oe_imu import ImuLog, ImuSpec, measure_imu, oe_measurements, oe_noise_std  # noqa: E402
 from physid.sim.oe_jump import PHASES, JumpTruth, go1_actuators, simulate_jump  # noqa: E402
@@ -189,10 +189,10 @@ def oe_track(
     """``torso``: 'estimate' (from the URDF, no prior) or 'urdf' (held at the URDF);
     ``damping``: contact Baumgarte gain [1/s]; ``slip``: the no-slip observation of the feet
     in contact (``NoiseStd.foot_velocity``); ``dof_noise``: per-DoF ``process_v`` from the
-    actuator spec (:func:`physid.oe.measurements.process_std_from_torque`); ``accelerometer``:
+    actuator spec (:func:`physid.oe.model.measurements.process_std_from_torque`); ``accelerometer``:
     the raw accelerometer at the IMU frame (``Measurements.accelerometer``, std from the spec's
     density and bias) instead of the pre-integrated base velocity; ``bias``: its constant bias
-    estimated too (:func:`physid.oe.imu_bias.solve_with_accelerometer_bias`)."""
+    estimated too (:func:`physid.oe.solving.imu_bias.solve_with_accelerometer_bias`)."""
     tr, log, model = case.truth, case.log, case.nominal
     std = oe_noise_std(case.spec, tr.dt, tr.x.shape[0] * tr.dt)
     meas = oe_measurements(model, log)

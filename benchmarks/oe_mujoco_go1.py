@@ -575,7 +575,8 @@ def one_step_error(true: pin.Model, run: Run, flags: NDArray, dt: float) -> dict
     """RMS and 99th percentile of ``x_{k+1} (-) f(x_k)`` in v (per node), the estimator's
     own rigid-contact Euler step with the TRUE torso on the MuJoCo states, split by node
     kind (no contact change / touch-down in the node / lift-off)."""
-    from physid.oe import Measurements, NoiseStd, make_problem, state
+    from physid.oe import Measurements, NoiseStd, make_problem
+    from physid.oe.model import state
 
     meas = Measurements(q=run.q, base_quat=run.q[:, 3:7], gyro=run.v[:, 3:6])
     problem = make_problem(

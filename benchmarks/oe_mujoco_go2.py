@@ -126,6 +126,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import argparse  # noqa: E402
+import hashlib  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
 import subprocess  # noqa: E402
@@ -274,9 +275,12 @@ def _urdf_inertial(spec: tuple) -> str:
     )
 
 
-def go2_urdf(frictionloss: float = FRICTIONLOSS, foot_spheres: bool = True) -> str:
-    """The prior physid is given: the same robot without the payload, the joints' viscous and
-    Coulomb friction in ``<dynamics>`` (URDF holds no armature: oe.yaml ``joints.armature``);
+def go2_urdf(
+    frictionloss: float = FRICTIONLOSS, foot_spheres: bool = True, dynamics: bool = False
+) -> str:
+    """The prior physid is given: the same robot without the payload; ``dynamics``: the
+    joints' viscous and Coulomb friction in ``<dynamics>`` (URDF holds no armature: oe.yaml
+    ``joints.armature``; without: a URDF that declares no joint terms, as the issue's);
     ``foot_spheres``: each foot link's collision sphere (radius FOOT_RADIUS, centred on the
     foot frame, as Unitree's go2_description declares it)."""
     parts = [
@@ -287,7 +291,7 @@ def go2_urdf(frictionloss: float = FRICTIONLOSS, foot_spheres: bool = True) -> s
         '  <joint name="imu_joint" type="fixed"><parent link="base"/><child link="imu_link"/>'
         f'<origin xyz="{_v(IMU_POS)}" rpy="0 0 0"/></joint>',
     ]
-    dyn = f'<dynamics damping="{DAMPING}" friction="{frictionloss}"/>'
+    dyn = f'<dynamics damping="{DAMPING}" friction="{frictionloss}"/>' if dynamics else ""
     limit = '<limit effort="100" velocity="30" lower="-10" upper="10"/>'
     for leg in _legs():
         n = leg["leg"]
@@ -431,6 +435,8 @@ def oe_config(args: argparse.Namespace, path: Path) -> None:
     if args.joint_terms == "model":
         text += f"joints:\n  armature: {ARMATURE}\n  damping: model\n  friction: model\n"
         text += f"  coulomb_speed: {args.coulomb_speed}\n"
+    elif args.joint_terms == "none":
+        text += "joints: {}\n"
     elif args.joint_terms == "estimate":  # the URDF's damping/friction as the prior, no armature
         text += "joints:\n  damping: model\n  friction: model\n  estimate: all\n"
         text += f"  coulomb_speed: {args.coulomb_speed}\n"
@@ -448,32 +454,44 @@ def run_physid(args: argparse.Namespace, urdf: Path, csv: Path, config: Path, ou
     cmd = [
         sys.executable, "-c", CLI, "oe", "--urdf", str(urdf), "--floating",
         "--data", str(csv), "--body", "root_joint", "--config", str(config), "--out", str(out),
-        "--max-iterations", str(args.max_iterations),
     ]  # fmt: skip
+    if args.max_iterations is not None:
+        cmd += ["--max-iterations", str(args.max_iterations)]
     if args.time_budget is not None:
         cmd += ["--time-budget", str(args.time_budget)]
     if args.extra:
         cmd += args.extra.split()
+    # --hog N: N busy processes beside the run, to show that the result does not depend on
+    # the machine's speed (only the wall-clock safety stop could, and it says so)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hog)]
     start, cpu0 = time.perf_counter(), os.times()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    cpu1 = os.times()
+    log = out.parent / f"{out.name}.log"  # written as it runs: the progress lines
+    try:
+        with log.open("w") as stream:
+            proc = subprocess.run(cmd, stdout=stream, stderr=subprocess.STDOUT, check=False)
+        cpu1 = os.times()  # before the hogs are reaped: their CPU is not physid's
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    output = log.read_text()
     cpu = (cpu1.children_user - cpu0.children_user) + (cpu1.children_system - cpu0.children_system)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # MB (Linux: kB)
     print(f"physid oe child: peak RSS {peak:.0f} MB (largest child so far)", flush=True)
-    (out.parent / f"{out.name}.log").write_text(proc.stderr + proc.stdout)
     result_file = out / "result.json"
     # 3: written, status not ok (a time budget ran out): its row says so, it is no failure
     if proc.returncode not in (0, 3) or not result_file.is_file():
-        return {}, cpu, wall, (proc.stderr or proc.stdout)[-2000:]
-    return json.loads(result_file.read_text()), cpu, wall, proc.stderr[-800:]
+        return {}, cpu, wall, output[-2000:]
+    return json.loads(result_file.read_text()), cpu, wall, output[-800:]
 
 
 def run_case(args: argparse.Namespace) -> dict:
     """Simulate one gait, run physid oe, return the table row."""
     args.out.mkdir(parents=True, exist_ok=True)
     urdf = args.out / "go2_prior.urdf"
-    urdf.write_text(go2_urdf(args.mj_frictionloss, args.urdf_feet == "sphere"))
+    declared = args.urdf_joint_terms == "declared"
+    urdf.write_text(go2_urdf(args.mj_frictionloss, args.urdf_feet == "sphere", declared))
     nominal = load_urdf(urdf, floating_base=True)
     torso = nominal.inertias[1] + PAYLOAD
     start = time.perf_counter()
@@ -510,6 +528,9 @@ def run_case(args: argparse.Namespace) -> dict:
     payload = est.mass - nominal.inertias[1].mass
     com_err = est.lever - torso.lever
     row |= {
+        "digest": hashlib.sha256(
+            json.dumps([result["theta"], result["cost"]]).encode()
+        ).hexdigest(),
         "status": result.get("status"),
         "iterations": result.get("accelerometer_bias", {}).get(
             "iterations_all_rounds", result.get("iterations")
@@ -544,7 +565,7 @@ def run_case(args: argparse.Namespace) -> dict:
         f"{row['mass_sigma']:.2f} std) | CoM error {np.round(1e3 * com_err, 1)} mm "
         f"(|.| {row['com_err_mm']:.1f} mm, worst axis {row['com_sigma']:.1f} std) | chi2 "
         f"{row['chi2']:.3g}, std inflation x{np.sqrt(row['inflation']):.1f} | bias "
-        f"{np.round(row['bias'] or [], 3)} (truth {ACC_BIAS})",
+        f"{np.round(row['bias'] or [], 3)} (truth {ACC_BIAS}) | result digest {row['digest'][:16]}",
         flush=True,
     )
     return row
@@ -561,10 +582,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--joint-terms",
-        choices=("model", "none", "estimate", "estimate-free"),
-        default="model",
-        help="oe.yaml joints: the URDF's + armature 0.01 (model), none, estimated with the "
-        "trunk from the URDF's values as prior (estimate) or from nothing (estimate-free)",
+        choices=("default", "model", "none", "estimate", "estimate-free"),
+        default="default",
+        help="oe.yaml joints: nothing said (default: physid estimates them), the URDF's + "
+        "armature 0.01 (model), none, estimated with the trunk from the URDF's values as "
+        "prior (estimate) or from nothing (estimate-free)",
     )
     parser.add_argument("--coulomb-speed", type=float, default=0.02, help="joints [rad/s]")
     parser.add_argument(
@@ -579,16 +601,21 @@ def main() -> None:
         "--hand-settings", action="store_true",
         help="the hand-chosen contacts.radius 0.022 and contact_change_v 0.1 within 40 ms",
     )  # fmt: skip
-    parser.add_argument("--max-iterations", type=int, default=60)
+    parser.add_argument("--max-iterations", type=int, default=None, help="physid's default")
+    parser.add_argument(
+        "--urdf-joint-terms", choices=("none", "declared"), default="none",
+        help="the prior URDF's <dynamics damping friction> (none: it declares no joint terms)",
+    )  # fmt: skip
     parser.add_argument(
         "--mj-frictionloss", type=float, default=FRICTIONLOSS, help="diagnosis: MuJoCo's [N m]"
     )
     parser.add_argument(
         "--mj-solref", type=float, default=SOLREF[0], help="diagnosis: MuJoCo's timeconst [s]"
     )
-    parser.add_argument("--time-budget", type=float, default=480.0, help="physid oe [s]")
+    parser.add_argument("--time-budget", type=float, default=None, help="physid oe [s]")
     parser.add_argument("--noise", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--extra", default="", help="extra physid oe arguments")
+    parser.add_argument("--hog", type=int, default=0, help="busy processes beside physid oe")
     parser.add_argument("--out", type=Path, default=Path("out/oe_mujoco_go2"))
     args = parser.parse_args()
     gaits = ("sway", "crawl") if args.gait == "both" else (args.gait,)

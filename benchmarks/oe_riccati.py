@@ -4,7 +4,7 @@ parametrized Riccati step (eqs. 20-31) against sparse direct solves of the same 
 
 Kinova arm (6 joints, nx = 12), one estimated body (10 parameters), 1 ms nodes as in the paper's
 Go1 experiment. Direct solves of the KKT matrix ``[[H, G^T], [G, 0]]`` of
-:func:`physid.oe.kkt.kkt_system`:
+:func:`physid.oe.solving.kkt.kkt_system`:
 
 - ``spsolve``: ``scipy.sparse.linalg.spsolve(K, rhs)`` as a user calls it (SuperLU, COLAMD
   column ordering, partial pivoting). Its fill grows faster than linearly with the horizon; it
@@ -78,10 +78,10 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 from scipy.sparse.linalg import splu, spsolve  # noqa: E402
 
-from physid.oe.build import initial_guess, make_problem  # noqa: E402
-from physid.oe.kkt import kkt_system  # noqa: E402
-from physid.oe.measurements import Measurements, NoiseStd  # noqa: E402
-from physid.oe.riccati import solve_step  # noqa: E402
+from physid.oe.model.measurements import Measurements, NoiseStd  # noqa: E402
+from physid.oe.solving.build import initial_guess, make_problem  # noqa: E402
+from physid.oe.solving.kkt import kkt_system  # noqa: E402
+from physid.oe.solving.riccati import solve_step  # noqa: E402
 from physid.sim.oe_arm import simulate_arm  # noqa: E402
 from physid.sim.oe_robots import KINOVA, load_model  # noqa: E402
 

@@ -63,9 +63,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
-from physid.oe import Measurements, NoiseStd, OEOptions, make_problem, solve, state  # noqa: E402
-from physid.oe.build import initial_guess  # noqa: E402
-from physid.oe.charts import pis_and_jacobians, theta_from_pis  # noqa: E402
+from physid.oe import Measurements, NoiseStd, OEOptions, make_problem, solve  # noqa: E402
+from physid.oe.model import state  # noqa: E402
+from physid.oe.model.charts import pis_and_jacobians, theta_from_pis  # noqa: E402
+from physid.oe.solving.build import initial_guess  # noqa: E402
 from physid.sim.oe_arm import simulate_arm  # noqa: E402
 from physid.sim.oe_floating import hector_flight, simulate_go1  # noqa: E402
 from physid.sim.oe_robots import GO1, KINOVA, load_model  # noqa: E402

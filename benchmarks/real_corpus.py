@@ -326,6 +326,11 @@ def main() -> None:
         import yaml
 
         overrides = yaml.safe_load(args.physid_config.read_text())
+    from identify_vs_bare import physid_environment
+
+    user = physid_environment(_USER_ENVIRONMENT)  # physid byte-compiled, as installed
+    _USER_ENVIRONMENT.clear()
+    _USER_ENVIRONMENT.update(user)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as temporary:
         tmp = args.keep or Path(temporary)

@@ -8,8 +8,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.oe import state
-from physid.oe.charts import retract
+from physid.oe.model import state
+from physid.oe.model.charts import retract
 
 
 def node_jacobians_by_central_differences(
@@ -42,3 +42,19 @@ def torso_payload_mass(walk: tuple) -> float:
     """Mass [kg] added to the torso (joint 1) by a ``(nominal, true, recording)`` fixture."""
     nominal, true, _ = walk
     return float(true.inertias[1].mass - nominal.inertias[1].mass)
+
+
+def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
+    """``(problem, xs, ws, theta)`` of paper B on conftest's ``kinova_payload_arm``: the payload
+    link's inertia estimated (log-Cholesky) from its encoders and velocities, ``noise`` the
+    NoiseStd told (default: physid's), started from the initial guess and the nominal inertia."""
+    from conftest import KINOVA_PAYLOAD_BODY
+
+    from physid.oe import Measurements, NoiseStd, initial_guess, make_problem
+
+    nominal, _, rec = arm
+    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
+    problem = make_problem(nominal, [KINOVA_PAYLOAD_BODY], "log_cholesky", rec.dt, rec.tau, meas,
+                           noise or NoiseStd())  # fmt: skip
+    xs, ws = initial_guess(problem)
+    return problem, xs, ws, problem.dynamics.nominal_theta()

@@ -18,7 +18,7 @@ from test_oe_cli import BODY, _write_recording
 
 from physid.cli import main
 from physid.errors import InputError
-from physid.oe.wrench import WRENCH_AXES
+from physid.oe.model.wrench import WRENCH_AXES
 from physid.recordings.logs import read_log
 from physid.recordings.trajectory import read_table
 from physid.sim.oe_robots import KINOVA, robot_urdf

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from physid.budget import Budget
 from physid.multibody.estimate.fit import MultibodyRecording, identify
-from physid.multibody.estimate.lm import Termination, levenberg_marquardt
+from physid.multibody.estimate.lm import LMTermination, levenberg_marquardt
 from physid.multibody.estimate.observe import joint_noise, noise_from_data, quantum
 from physid.multibody.estimate.prior import LogPrior, physical_start, plausibility_box
 from physid.multibody.model.build import load_model
@@ -155,10 +155,10 @@ def test_a_spent_budget_is_a_status_not_an_exception():
     residual, retract = _curve()
     args = (residual, retract, None, np.array([0.5, 0.1]), np.full(2, -10.0), np.full(2, 10.0), 0)
     counted = levenberg_marquardt(*args, max_iterations=50, budget=Budget(1e9, 2))
-    assert counted.termination is Termination.BUDGET_ITERATIONS
+    assert counted.termination is LMTermination.BUDGET_ITERATIONS
     assert counted.status is Status.NOT_CONVERGED and "iteration budget of 2" in counted.message
     timed = levenberg_marquardt(*args, max_iterations=50, budget=Budget(0.0, 100))
-    assert timed.termination is Termination.BUDGET_TIME and timed.status is Status.TIME_LIMIT
+    assert timed.termination is LMTermination.BUDGET_TIME and timed.status is Status.TIME_LIMIT
     assert timed.iterations == 0 and timed.p.tolist() == [0.5, 0.1]  # the start, kept
 
 

@@ -12,7 +12,7 @@ from conftest import ONE_JOINT_PENDULUM
 
 from physid.cli import main
 from physid.files.io import table_csv_text
-from physid.oe.wrench import WRENCH_AXES
+from physid.oe.model.wrench import WRENCH_AXES
 from physid.sim.oe_arm import joint_wrenches, simulate_arm
 from physid.sim.oe_robots import KINOVA, load_model, robot_urdf
 
@@ -90,9 +90,9 @@ def test_oe_command_writes_params_and_result(tmp_path):
     assert np.all(np.abs(np.subtract(body["com"], truth.lever)) < 4 * np.array(body["std"]["com"]))
     assert len(body["std"]["pi"]) == 10 and body["prior"]["mass"] > 0
     report = json.loads((out / "result.json").read_text())
-    assert report["status"] == "converged" and report["rollout"] == "multiple"
+    assert report["status"] == "ok" and report["rollout"] == "multiple"
     assert 0.8 < report["chi2_reduced"] < 1.2  # simulated with the default noise: 0.97
-    assert len(report["history"]["cost"]) == report["iterations"]
+    assert 0 < len(report["history"]["cost"]) <= report["iterations"]  # accepted ones
     assert (out / "trajectory.csv").is_file() and (out / "convergence.png").is_file()
     assert (out / "report.png").stat().st_size > 10_000  # ellipsoid panels only (fixed base)
     assert not (out / "contact_forces.csv").exists()  # no contact sequence
@@ -103,7 +103,10 @@ def test_oe_command_reads_a_force_torque_sensor(tmp_path):
     payload; without them the same run is 20 % off (tests/test_oe_wrench.py)."""
     sensor_std = np.r_[np.full(3, 0.1), np.full(3, 5e-3)]
     truth = _write_recording(tmp_path / "run.csv", wrench_std=sensor_std, tau_scale=1.15)
-    (tmp_path / "c.yaml").write_text("noise: {process_v: 0.05, force: 0.1, torque: 0.005}\n")
+    # the simulated arm has no joint friction: estimated (the default for a URDF declaring
+    # none) it takes up part of the commands' error, which this test leaves to the sensor
+    (tmp_path / "c.yaml").write_text("noise: {process_v: 0.05, force: 0.1, torque: 0.005}\n"
+                                     "joints: {}\n")  # fmt: skip
     args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data", str(tmp_path / "run.csv"),
             "--body", BODY, "--config", str(tmp_path / "c.yaml")]  # fmt: skip
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
@@ -133,11 +136,14 @@ def test_oe_command_regrids_a_jittery_log_and_refuses_a_gap(tmp_path):
         main, [*args, str(tmp_path / "run.csv"), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 0, result.output
-    assert "resampled to" in result.output
+    assert "resampled to" not in result.output  # an info finding: in result.json, --verbose
     params = json.loads((tmp_path / "o" / "params.json").read_text())
     assert abs(params["bodies"][BODY]["mass"] - truth.mass) < 0.02 * truth.mass
-    inputs = json.loads((tmp_path / "o" / "result.json").read_text())["inputs"]
+    report = json.loads((tmp_path / "o" / "result.json").read_text())
+    inputs = report["inputs"]
     assert inputs["regridded_from_rows"] == 101 and abs(inputs["dt"] - 0.01) < 1e-3
+    (regridded,) = [f for f in report["findings"] if f["code"] == "OE103"]
+    assert regridded["severity"] == "info" and regridded["numbers"]["rows"] == 101
     lines = (tmp_path / "run.csv").read_text().splitlines()
     (tmp_path / "gap.csv").write_text("\n".join(lines[:40] + lines[50:]) + "\n")
     result = CliRunner().invoke(
@@ -151,13 +157,20 @@ def test_oe_command_warns_when_the_noise_model_does_not_fit(tmp_path):
     """Commands 15 % off and nothing to explain it: the payload comes out 25 % heavy with a
     tiny standard deviation, and the reduced chi-square (measured 4.9) says not to trust it."""
     _write_recording(tmp_path / "run.csv", tau_scale=1.15)
+    # no joint terms: estimated (the default), they take up part of the error and hide it
+    # (chi2 2.4, the payload still 25 % heavy: a model flexible enough fits wrong commands)
+    (tmp_path / "c.yaml").write_text("joints: {}\n")
     args = ["oe", "--urdf", str(robot_urdf(KINOVA)), "--data", str(tmp_path / "run.csv"),
-            "--body", BODY, "--out", str(tmp_path / "out")]  # fmt: skip
+            "--body", BODY, "--config", str(tmp_path / "c.yaml"),
+            "--out", str(tmp_path / "out")]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "warning: the noise model does not fit the data (reduced chi-square" in result.output
+    assert "caution OE201: reduced chi-square" in result.output
     report = json.loads((tmp_path / "out" / "result.json").read_text())
     assert report["chi2_reduced"] > 3.0
+    (misfit,) = [f for f in report["findings"] if f["code"] == "OE201"]
+    assert misfit["numbers"]["chi2_reduced"] == report["chi2_reduced"]
+    assert misfit["numbers"]["threshold"] == 3.0
 
 
 def test_oe_command_names_a_missing_column(tmp_path):
@@ -283,13 +296,14 @@ def test_oe_unwraps_a_continuous_joint_logged_modulo_a_turn(tmp_path):
     assert result.exit_code == 0, result.output
     body = json.loads((out / "params.json").read_text())["bodies"][BODY]
     assert abs(body["mass"] - truth.mass) < 0.02 * truth.mass
-    assert json.loads((out / "result.json").read_text())["status"] == "converged"
+    assert json.loads((out / "result.json").read_text())["status"] == "ok"
 
 
 def test_oe_on_a_one_joint_robot(tmp_path):
     """Pinocchio returns a one-DoF model's joint-torque regressor as a vector: oe indexed it
     as a matrix and raised (fuzz seed 137: a two-link URDF with one joint made fixed). Its
-    first moment about the axis (what a pendulum's motion decides) is recovered."""
+    first moment about the axis (what a pendulum's motion decides) is recovered (within 3 %:
+    measured +2.5 % with its joint terms estimated, the default, on this frictionless run)."""
     from physid.robot.model import load_urdf
 
     urdf = tmp_path / "pendulum.urdf"
@@ -310,4 +324,4 @@ def test_oe_on_a_one_joint_robot(tmp_path):
     body = json.loads((out / "params.json").read_text())["bodies"]["hinge"]
     first_moment = body["mass"] * body["com"][0]
     assert first_moment == pytest.approx(true.inertias[1].mass * true.inertias[1].lever[0],
-                                         rel=0.02)  # fmt: skip
+                                         rel=0.03)  # fmt: skip

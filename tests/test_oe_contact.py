@@ -10,10 +10,9 @@ import pinocchio as pin
 import pytest
 
 from physid.errors import InputError
-from physid.oe import state
-from physid.oe.build import default_actuation
-from physid.oe.charts import retract
-from physid.oe.contact import (
+from physid.oe.model import state
+from physid.oe.model.charts import retract
+from physid.oe.model.contact import (
     ContactModels,
     contact_acceleration,
     contact_step,
@@ -22,7 +21,8 @@ from physid.oe.contact import (
     impulse,
     impulse_derivatives,
 )
-from physid.oe.dynamics import ParametrizedModel
+from physid.oe.model.dynamics import ParametrizedModel
+from physid.oe.solving.build import default_actuation
 from physid.sim.oe_robots import GO1, load_model
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")

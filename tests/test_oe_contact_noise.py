@@ -12,8 +12,8 @@ import pinocchio as pin
 import pytest
 
 from physid.oe import NoiseStd, initial_guess, make_problem
-from physid.oe.kkt import solve_kkt
-from physid.oe.riccati import solve_step
+from physid.oe.solving.kkt import solve_kkt
+from physid.oe.solving.riccati import solve_step
 from physid.sim.oe_floating import simulate_go1
 from physid.sim.oe_robots import GO1, load_model
 
@@ -88,7 +88,7 @@ def test_leg_odometry_warm_start_follows_the_base():
     on the simulated Go1 walk (rigid contacts, noisy encoders, joint velocities and gyro) its
     velocity error is a fraction of the base's speed (measured 7.8e-3 against 5.5e-2 m/s RMS)
     and the position stays within 1 cm (1.3 mm)."""
-    from physid.oe.build import leg_odometry
+    from physid.oe.solving.build import leg_odometry
 
     nominal = load_model(GO1, floating=True)
     rec = simulate_go1(nominal, nominal, np.random.default_rng(1), duration=1.0, dt=0.005)

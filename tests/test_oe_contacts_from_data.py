@@ -7,14 +7,15 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.oe.contact_noise import choose_change_floor
-from physid.oe.foot_radius import estimate_foot_radius
-from physid.oe.measurements import Measurements
-from physid.oe.phases import change_distance
+from physid.oe.model.measurements import Measurements
+from physid.oe.model.phases import change_distance
+from physid.oe.soft.contact_noise import choose_change_floor
+from physid.oe.soft.foot_radius import estimate_foot_radius
 from physid.robot.contact_spheres import contact_spheres
 from physid.robot.mjcf import load_mjcf
 from physid.robot.model import load_urdf
 from physid.sim.oe_robots import GO1, load_model
+from physid.status import Status
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 
@@ -232,7 +233,7 @@ def test_go1_point_feet_solved_with_the_urdf_spheres_as_before(go1_payload_walk,
     found = {}
     for name, config in (("default", None), ("point feet", old)):
         out = oe_estimate(robot_urdf(GO1), data, "root_joint", floating=True, config=config)
-        assert out.status == "converged"
+        assert out.status is Status.OK
         found[name] = (out.raw.body_summary()["root_joint"], out.to_dict()["soft_contacts"])
     default, soft = found["default"]
     assert soft["radius"]["radius"] == 0.02 and soft["radius"]["source"] == "robot file"
@@ -249,8 +250,8 @@ def test_fitted_defects_take_the_prior_parameter_error_out(go1_payload_walk):
     at the payload-free prior they are 0.054 rad/s RMS, a mean the variance components must
     not read as noise: one Gauss-Newton step of theta on them leaves 0.0059 (the chart is
     not linear over a 3 kg step), and the model's inertias are the prior's again after."""
-    from physid.oe.build import make_problem
-    from physid.oe.contact_noise import fitted_defects, velocity_defects
+    from physid.oe.soft.contact_noise import fitted_defects, velocity_defects
+    from physid.oe.solving.build import make_problem
 
     nominal, _, rec = go1_payload_walk
     problem = make_problem(nominal.copy(), ["root_joint"], "exp_eig", rec.dt, rec.u,
@@ -268,7 +269,7 @@ def test_a_foot_rolls_about_its_spheres_centre(tmp_path):
     frame (its trunk read 17.8 kg for 18.8 in MuJoCo; 19.09 kg with the contact at the centre).
     The run's model gets the frame moved to the sphere's centre, except where a force sensor's
     wrench is given at the frame."""
-    from physid.oe.soft_contacts import rolling_at_sphere_centres
+    from physid.oe.soft.choose import rolling_at_sphere_centres
 
     legs = (LEG.format(n="front", x=0.2, cx=0.005, r=0.03)
             + LEG.format(n="rear", x=-0.2, cx=0.004, r=0.03))  # fmt: skip
@@ -278,10 +279,12 @@ def test_a_foot_rolls_about_its_spheres_centre(tmp_path):
     before = {f: model.frames[model.getFrameId(f)].placement.translation.copy()
               for f in ("front_foot", "rear_foot")}  # fmt: skip
     found, _ = contact_spheres(path, model, ("front_foot", "rear_foot"))
-    notes = rolling_at_sphere_centres(model, {f: o for f, (_, o) in found.items()}, {"rear_foot"})
+    said = rolling_at_sphere_centres(model, {f: o for f, (_, o) in found.items()}, {"rear_foot"})
     moved = model.frames[model.getFrameId("front_foot")].placement.translation
     np.testing.assert_allclose(moved - before["front_foot"], [0.005, 0.0, 0.0], atol=1e-12)
     kept = model.frames[model.getFrameId("rear_foot")].placement.translation
     np.testing.assert_array_equal(kept, before["rear_foot"])
-    assert "front_foot: the foot rolls about its collision sphere's centre, 5 mm" in notes[0]
-    assert "rear_foot" in notes[1] and "the contact stays at the frame" in notes[1]
+    assert [f.code for f in said] == ["OE108", "OE108"]
+    assert "front_foot: the foot rolls about its collision sphere's centre, 5 mm" in said[0].message
+    assert said[0].numbers["offset_m"] == pytest.approx(0.005) and said[0].names == ("front_foot",)
+    assert said[1].names == ("rear_foot",) and "the contact stays at the frame" in said[1].message

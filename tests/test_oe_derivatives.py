@@ -6,10 +6,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.oe import state
-from physid.oe.charts import retract
-from physid.oe.dynamics import ParametrizedModel
-from physid.oe.measurements import Measurements, NoiseStd, residuals
+from physid.oe.model import state
+from physid.oe.model.charts import retract
+from physid.oe.model.dynamics import ParametrizedModel
+from physid.oe.model.measurements import Measurements, NoiseStd, residuals
 from physid.sim.oe_robots import GO1, KINOVA, load_model
 
 # Pinocchio's unbounded-revolute ``difference`` rounds tangent steps below ~1e-10 to zero, and
@@ -106,7 +106,7 @@ def test_measurement_jacobians_floating_base():
 
 
 def test_prior_residual_jacobian_matches_retraction():
-    from physid.oe.charts import prior_residual
+    from physid.oe.model.charts import prior_residual
 
     rng = np.random.default_rng(2)
     theta, prior = rng.standard_normal(20), rng.standard_normal(20)

@@ -105,7 +105,7 @@ def test_joint_terms_estimated_from_an_independent_engine(estimated):
     axes raised together adds a constant to M's (j1, j1) entry and nothing else, exactly as
     j1's armature does (the fit puts MuJoCo's 0.02 kg m^2 into that body)."""
     result, _, output = estimated
-    assert result["status"] == "converged"
+    assert result["status"] == "ok"
     joints = result["joints"]
     for i, name in enumerate(NAMES):
         for kind, truth in (("armature", ARMATURE), ("viscous", VISCOUS), ("coulomb", COULOMB)):
@@ -120,8 +120,10 @@ def test_joint_terms_estimated_from_an_independent_engine(estimated):
             assert joints[name]["source"][kind] == "data"
             assert kind not in joints[name].get("confounded_with", {})
     assert result["bodies"]["j3"]["mass"] == pytest.approx(0.8, rel=0.03)
-    assert "warning: j1 armature is decided by its prior" in output
+    assert "caution OE202: j1 armature is decided by its prior" in output
     assert "moves with the estimated j3" in output
+    (confounded,) = [f for f in result["findings"] if f["code"] == "OE202"]
+    assert confounded["names"] == ["j1", "armature", "j3"]
 
 
 def test_estimated_joint_terms_are_written_and_said(estimated):
@@ -129,8 +131,11 @@ def test_estimated_joint_terms_are_written_and_said(estimated):
     estimates and from where it starts."""
     result, params, output = estimated
     assert params["joints"] == result["joints"]
-    assert "joint terms estimated on 3 joints" in output
-    assert "3 undeclared: from 0.0001 kg m^2, wide prior (std 3 in log)" in output
+    (said,) = [f for f in result["findings"] if f["code"] == "OE111"]
+    assert said["severity"] == "info" and "OE111" not in output  # in result.json, --verbose
+    assert said["message"].startswith("joint terms estimated on 3 joints")
+    assert "3 undeclared: from 0.0001 kg m^2, wide prior (std 3 in log)" in said["message"]
+    assert said["names"] == ["armature", "viscous", "coulomb"]
 
 
 def test_joints_estimate_config(tmp_path):
@@ -139,7 +144,7 @@ def test_joints_estimate_config(tmp_path):
     import pinocchio as pin
 
     from physid.errors import InputError
-    from physid.oe.config import read_joint_estimate
+    from physid.oe.data.config import read_joint_estimate
 
     model = pin.buildModelFromMJCF(str(_write(tmp_path / "arm.xml", ARM)))
     config = _write(tmp_path / "a.yaml", "joints: {estimate: [friction, damping], prior_std: 0.5}")

@@ -10,16 +10,16 @@ import pinocchio as pin
 import pytest
 
 from physid.errors import InputError
-from physid.oe import state
-from physid.oe.build import default_actuation
-from physid.oe.contact import (
+from physid.oe.model import state
+from physid.oe.model.contact import (
     ContactModels,
     contact_acceleration,
     contact_step,
     contact_step_derivatives,
 )
-from physid.oe.dynamics import JointTerms, ParametrizedModel
-from physid.oe.joint_estimate import KINDS, JointEstimate
+from physid.oe.model.dynamics import JointTerms, ParametrizedModel
+from physid.oe.model.joint_estimate import KINDS, JointEstimate
+from physid.oe.solving.build import default_actuation
 from physid.sim.oe_robots import GO1, load_model
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
@@ -162,7 +162,7 @@ def test_impulse_ignores_the_implicit_friction(go1):
     """The touch-down reset map after a friction step uses the plain armature (no friction
     acts during an instantaneous impact): it equals the reset map of a model with the armature
     alone."""
-    from physid.oe.contact import impulse
+    from physid.oe.model.contact import impulse
 
     dyn, _, x, u = _setup(go1, seed=3)
     contacts = ContactModels(dyn.model, FEET)
@@ -181,7 +181,7 @@ def test_impulse_ignores_the_implicit_friction(go1):
 def test_joints_config_reads_numbers_lists_and_the_model(go1, tmp_path):
     """oe.yaml ``joints``: 'model' takes the URDF's <dynamics> (Go1: damping 0.01, friction
     0.2), a number applies to every joint, a list is per joint; the free-flyer gets none."""
-    from physid.oe.config import read_joint_terms
+    from physid.oe.data.config import read_joint_terms
 
     path = tmp_path / "oe.yaml"
     per_joint = ", ".join(str(0.1 * i) for i in range(12))
@@ -204,42 +204,55 @@ def test_joints_config_reads_numbers_lists_and_the_model(go1, tmp_path):
     assert read_joint_terms(path, go1) is None
 
 
-def test_joint_terms_a_robot_file_declares_are_named_when_left_out(go1):
-    """Without a ``joints`` config the dynamics have no joint terms; the Go1 URDF declares
-    damping 0.01 and friction 0.2 at every joint, which ``physid oe`` names in a note."""
-    from physid.api.oe_run import _declared_joint_terms
+def test_joint_terms_a_robot_file_declares_are_read(go1):
+    """The Go1 URDF declares damping 0.01 and friction 0.2 at every joint (none on the
+    free-flyer): the largest of each kind, by kind."""
+    from physid.oe.data.joints import declared_joint_terms
 
-    assert _declared_joint_terms(go1) == "damping up to 0.01, friction up to 0.2"
+    assert declared_joint_terms(go1) == {"viscous": 0.01, "coulomb": 0.2}
     plain = go1.copy()
     plain.damping[:] = plain.friction[:] = plain.armature[:] = 0.0
-    assert _declared_joint_terms(plain) == ""
+    assert declared_joint_terms(plain) == {}
 
 
-def test_without_a_joints_config_the_run_says_what_the_dynamics_hold(go1):
-    """physid.api.oe_run.default_joint_terms: an MJCF's declared terms are used; a URDF's are
-    named and left out; a floating base with none at all is told its legs have none."""
-    from physid.api.oe_run import default_joint_terms
+def test_without_a_joints_config_the_joint_terms_are_estimated(go1):
+    """physid.oe.data.joints.choose_joint_terms without a config 'joints': an MJCF's declared
+    terms are used as they are; a URDF's are estimated, each declared value the start and
+    centre of a prior of std 1 in log, an undeclared one (the armature) from START under the
+    wide prior; a floating base whose config gives joints without any term is cautioned."""
+    from physid.oe.data.config import model_joint_terms
+    from physid.oe.data.joints import choose_joint_terms
+    from physid.oe.model.joint_estimate import KINDS, START, UNDECLARED_LOG_STD
 
-    joints, notes = default_joint_terms(go1, "go1.xml", mjcf=True, floating=True)
-    np.testing.assert_allclose(joints.coulomb[6:], 0.2)
-    assert "include the MJCF's joint terms" in notes[0]
-    joints, notes = default_joint_terms(go1, "go1.urdf", mjcf=False, floating=True)
-    assert joints is None and "that the dynamics leave out" in notes[0]
-    assert "estimate: all" in notes[0]
+    mjcf = choose_joint_terms(go1, "go1.xml", True, True, None, None)
+    np.testing.assert_allclose(mjcf.joints.coulomb[6:], 0.2)
+    assert mjcf.estimate is None and [f.code for f in mjcf.findings] == ["OE110"]
+    urdf = choose_joint_terms(go1, "go1.urdf", False, True, None, None)
+    assert urdf.estimate.kinds == KINDS and urdf.estimate.dofs == tuple(range(6, 18))
+    s0, std = urdf.estimate.start(urdf.joints)
+    np.testing.assert_allclose(np.exp(s0), np.repeat([START["armature"], 0.01, 0.2], 12))
+    np.testing.assert_allclose(std, np.repeat([UNDECLARED_LOG_STD, 1.0, 1.0], 12))
+    (finding,) = urdf.findings
+    assert finding.code == "OE111" and finding.numbers["coulomb_declared_joints"] == 12
+    assert finding.numbers["armature_declared_joints"] == 0
     plain = go1.copy()
     plain.damping[:] = plain.friction[:] = plain.armature[:] = 0.0
-    joints, notes = default_joint_terms(plain, "go1.urdf", mjcf=False, floating=True)
-    assert joints is None and "declares no joint friction or armature" in notes[0]
-    assert default_joint_terms(plain, "arm.urdf", mjcf=False, floating=False) == (None, [])
+    free = choose_joint_terms(plain, "arm.urdf", False, False, None, None)
+    assert free.estimate is not None and free.findings[0].code == "OE111"
+    none = choose_joint_terms(plain, "go1.urdf", False, True, model_joint_terms(plain), None)
+    assert none.estimate is None and [f.code for f in none.findings] == ["OE112"]
+    fixed = choose_joint_terms(plain, "arm.urdf", False, False, model_joint_terms(plain), None)
+    assert fixed.estimate is None and fixed.findings == ()
 
 
 def test_an_mjcf_robot_brings_its_own_joint_terms(tmp_path):
-    """physid.oe.config.model_joint_terms on an MJCF (the Menagerie-style test arm of
+    """physid.oe.data.config.model_joint_terms on an MJCF (the Menagerie-style test arm of
     test_mjcf.py: defaults damping 0.8 / armature 0.03 / frictionloss 0.2, the wrist class 0.15 /
     0.006 / 0.05): what MuJoCo compiled, joint by joint."""
     from test_mjcf import ARM
 
-    from physid.oe.config import model_joint_terms
+    from physid.oe.data.config import model_joint_terms
+    from physid.oe.model.dynamics import COULOMB_SPEED
     from physid.robot.mjcf import is_mjcf
     from physid.robot.model import load_robot_file
 
@@ -252,7 +265,7 @@ def test_an_mjcf_robot_brings_its_own_joint_terms(tmp_path):
     np.testing.assert_allclose(terms.coulomb, model.friction)
     np.testing.assert_allclose(terms.armature, model.armature)
     assert terms.viscous[0] == pytest.approx(0.8) and terms.coulomb[0] == pytest.approx(0.2)
-    assert terms.armature[0] == pytest.approx(0.03) and terms.coulomb_speed == 0.02
+    assert terms.armature[0] == pytest.approx(0.03) and terms.coulomb_speed == COULOMB_SPEED
     assert set(np.round(terms.viscous, 6)) >= {0.8, 0.15}
 
 
@@ -263,7 +276,7 @@ def _estimate(model: pin.Model) -> JointEstimate:
 @pytest.mark.parametrize("active", [(), ("FL_foot",), FEET])
 def test_estimated_joint_terms_step_derivatives_match_finite_differences(go1, active):
     """df/dtheta of the estimated armature, viscous and Coulomb friction (theta's log tail,
-    physid.oe.joint_estimate) in the free and contact phases, against central differences."""
+    physid.oe.model.joint_estimate) in the free and contact phases, against central differences."""
     dyn, theta, x, u = _setup(go1, seed=20 + len(active), estimate=_estimate(go1))
     assert dyn.n_theta == 10 + 3 * 12
     contacts = ContactModels(dyn.model, FEET)
@@ -277,7 +290,7 @@ def test_estimated_joint_terms_step_derivatives_match_finite_differences(go1, ac
 def test_estimated_armature_enters_the_impulse(go1):
     """dDelta/dtheta of a touch-down (only the armature acts in an impact) against central
     differences; the friction columns are zero."""
-    from physid.oe.contact import impulse, impulse_derivatives
+    from physid.oe.model.contact import impulse, impulse_derivatives
 
     dyn, theta, x, _ = _setup(go1, seed=7, estimate=_estimate(go1))
     contacts = ContactModels(dyn.model, FEET)
@@ -291,7 +304,7 @@ def test_estimated_armature_enters_the_impulse(go1):
 def test_estimated_joint_terms_start_at_the_declared_values_with_a_log_normal_prior(go1):
     """theta's tail is log(value): the file's values with their prior, START with a wide one
     where the file declares none; set_theta writes exp(tail) into the dynamics."""
-    from physid.oe.joint_estimate import START
+    from physid.oe.model.joint_estimate import START
 
     legs = np.r_[np.zeros(6), np.ones(12)]
     terms = JointTerms(0.02 * legs, 0 * legs, 0.3 * legs)

@@ -16,8 +16,9 @@ import pinocchio as pin
 import pytest
 
 from physid.errors import InputError
-from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve, state
-from physid.oe.measurements import process_std_from_torque
+from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve
+from physid.oe.model import state
+from physid.oe.model.measurements import process_std_from_torque
 from physid.sim.oe_imu import (
     ImuSpec,
     measure_imu,
@@ -27,6 +28,7 @@ from physid.sim.oe_imu import (
 )
 from physid.sim.oe_jump import JumpSpec, simulate_jump
 from physid.sim.oe_robots import GO1, load_model
+from physid.status import Status
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from leg_ekf import EkfSettings, run_ekf  # noqa: E402
@@ -152,7 +154,7 @@ def test_oe_tracks_the_jump_and_beats_the_ekf_in_orientation(jump, oe_runs):
     _, true, _ = jump
     result, oe_pos, oe_ori = oe_runs["printed"]
     _, ekf_pos, ekf_ori = oe_runs["ekf"]
-    assert result.status == "converged", result.status
+    assert result.status is Status.OK, result.status
     assert abs(result.pis[0][0] - true.inertias[1].mass) < 0.01 * PAYLOAD.mass
     assert oe_pos < 6e-3, oe_pos
     assert oe_ori < ekf_ori, (oe_ori, ekf_ori)
@@ -165,7 +167,7 @@ def test_no_slip_anchor_brings_the_oe_position_below_the_ekf(jump, oe_runs):
     0.65 / 2.09, EKF 3.08 / 2.84); orientation unchanged (0.823 vs 0.819 mrad), mass 12.764."""
     _, true, _ = jump
     result, pos, ori = oe_runs["no-slip"]
-    assert result.status == "converged", result.status
+    assert result.status is Status.OK, result.status
     assert abs(result.pis[0][0] - true.inertias[1].mass) < 0.01 * PAYLOAD.mass
     assert pos < 0.5 * oe_runs["printed"][1], (pos, oe_runs["printed"][1])
     assert pos < 0.5 * oe_runs["ekf"][1], (pos, oe_runs["ekf"][1])

@@ -1,4 +1,4 @@
-"""Quantities of the ``physid oe`` report (physid.oe.report) against closed forms."""
+"""Quantities of the ``physid oe`` report (physid.oe.outputs.report) against closed forms."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.oe.build import make_problem
-from physid.oe.charts import theta_from_pis
-from physid.oe.measurements import Measurements
-from physid.oe.report import (
+from physid.oe.model.charts import theta_from_pis
+from physid.oe.model.measurements import Measurements
+from physid.oe.outputs.report import (
     base_pose_errors,
     contact_force_columns,
     contact_forces,
     ellipsoid_outline,
     equivalent_ellipsoid,
 )
+from physid.oe.solving.build import make_problem
 from physid.sim.oe_floating import GO1_FEET, go1_standing
 from physid.sim.oe_robots import GO1, load_model
 

@@ -1,5 +1,6 @@
 """Issue 29 item 2: round feet. Each node's contact point is the lowest point of the foot
-sphere at the measured configuration (physid.oe.build.rolling_contact_points); checked against
+sphere at the measured configuration (physid.oe.solving.build.rolling_contact_points); checked
+against
 its definition (world position = sphere centre - r z), the contact dynamics at that point (the
 material point does not accelerate, eq. 3) and the step derivatives against central finite
 differences."""
@@ -10,16 +11,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from physid.oe import state
-from physid.oe.build import default_actuation, rolling_contact_points
-from physid.oe.contact import (
+from physid.oe.model import state
+from physid.oe.model.contact import (
     ContactModels,
     contact_acceleration,
     contact_step,
     contact_step_derivatives,
 )
-from physid.oe.dynamics import ParametrizedModel
-from physid.oe.measurements import Measurements
+from physid.oe.model.dynamics import ParametrizedModel
+from physid.oe.model.measurements import Measurements
+from physid.oe.solving.build import default_actuation, rolling_contact_points
 from physid.sim.oe_robots import GO1, load_model
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")

@@ -1,13 +1,14 @@
 """Issue 29 item 4: the serial-correlation inflation of the oe standard deviations
-(physid.oe.serial) against the long-run variance of known processes, and its use by solve."""
+(physid.oe.solving.serial) against the long-run variance of known processes, and its use by
+solve."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import kinova_payload_problem
+from oe_checks import kinova_payload_problem
 
-from physid.oe.serial import long_run_ratio
+from physid.oe.solving.serial import long_run_ratio
 
 
 def test_white_noise_has_ratio_one():
@@ -31,7 +32,7 @@ def test_ar1_ratio_is_its_long_run_variance_ratio(rho):
 
 
 def test_solve_applies_the_inflation_to_the_std(kinova_payload_arm):
-    from physid.oe.solver import OEOptions, solve
+    from physid.oe.solving.solver import OEOptions, solve
 
     problem, xs, ws, theta = kinova_payload_problem(kinova_payload_arm)
     on = solve(problem, xs, ws, theta, OEOptions())
@@ -48,9 +49,9 @@ def test_mass_and_com_std_survive_a_chart_gauge(kinova_payload_arm):
     moves it, ``|G v| > 0``)."""
     import pinocchio as pin
 
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
-    from physid.oe.solver import _std
+    from physid.oe.model.measurements import Measurements, NoiseStd
+    from physid.oe.solving.build import initial_guess, make_problem
+    from physid.oe.solving.solver import _std
 
     nominal, _, rec = kinova_payload_arm
     body = "j2s6s200_joint_6"
@@ -90,8 +91,8 @@ def test_std_widen_with_a_reduced_chi_square_above_one(kinova_payload_arm):
     the serial factor), as least squares does with an estimated noise level."""
     import dataclasses
 
-    from physid.oe.measurements import NoiseStd
-    from physid.oe.solver import OEOptions, solve
+    from physid.oe.model.measurements import NoiseStd
+    from physid.oe.solving.solver import OEOptions, solve
 
     told = NoiseStd()
     told = dataclasses.replace(told, **{f.name: getattr(told, f.name) / 3.0

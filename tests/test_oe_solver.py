@@ -8,13 +8,14 @@ import pinocchio as pin
 import pytest
 from scipy.sparse.linalg import spsolve
 
-from physid.oe.build import initial_guess, make_problem
-from physid.oe.kkt import kkt_system, solve_kkt
-from physid.oe.measurements import Measurements, NoiseStd
-from physid.oe.riccati import SingularStepError, solve_step
-from physid.oe.solver import OEOptions, solve
+from physid.oe.model.measurements import Measurements, NoiseStd
+from physid.oe.solving.build import initial_guess, make_problem
+from physid.oe.solving.kkt import kkt_system, solve_kkt
+from physid.oe.solving.riccati import SingularStepError, solve_step
+from physid.oe.solving.solver import OEOptions, solve
 from physid.sim.oe_arm import simulate_arm
 from physid.sim.oe_robots import KINOVA, load_model
+from physid.status import Status
 
 BODY = "j2s6s200_joint_6"
 PAYLOAD = pin.Inertia(0.8, np.array([0.02, -0.03, 0.08]), np.diag([2e-3, 2.5e-3, 1.5e-3]))
@@ -99,7 +100,7 @@ def test_payload_recovered_on_kinova(arm, chart, rollout):
         problem.dynamics.nominal_theta(),
         OEOptions(rollout=rollout, max_iterations=80),
     )
-    assert result.status == "converged", result.status
+    assert result.status is Status.OK, result.status
     body = result.body_summary()[BODY]
     assert abs(body["mass"] - truth.mass) < 0.01 * truth.mass
     np.testing.assert_allclose(body["com"], truth.lever, atol=2e-3)
@@ -113,7 +114,7 @@ def test_single_shooting_failure_is_a_status_not_an_exception(arm):
     theta = problem.dynamics.nominal_theta()
     theta[0] -= 3.0  # a far lighter last link: the open-loop rollout diverges
     result = solve(problem, xs, ws, theta, OEOptions(rollout="single", max_iterations=5))
-    assert result.status != "converged"
+    assert result.status is not Status.OK
 
 
 def test_levenberg_marquardt_term_damps_the_parameter_step(arm):
@@ -158,7 +159,7 @@ def test_feasibility_driven_rollout_converges_on_two_bodies_70_percent_off():
     theta[:, 7:10] += np.log([[0.3], [1.7]])  # principal second moments
     xs, ws = initial_guess(problem)
     result = solve(problem, xs, ws, theta.reshape(-1), OEOptions(rollout="feasible"))
-    assert result.status == "converged", result.status
+    assert result.status is Status.OK, result.status
     # MAP cost of a fit at the noise level: 1/2 chi^2 with n = 12 whitened residuals per node
     n = 12 * rec.q.shape[0]
     assert abs(result.cost - 0.5 * n) < 3 * 0.5 * np.sqrt(2 * n)

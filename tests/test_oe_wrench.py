@@ -1,4 +1,4 @@
-"""Paper B's optional force/torque sensor observation (physid.oe.wrench): the wrench against a
+"""Paper B's optional force/torque sensor observation (physid.oe.model.wrench): the wrench against a
 closed form and Pinocchio's RNEA joint forces, its Jacobians in (x, w, theta) against finite
 differences, the Riccati step with the sensor's coupling blocks against the sparse KKT solution,
 clear refusals, and a payload identified through it when the torque commands are poor."""
@@ -11,15 +11,16 @@ import pytest
 from oe_checks import node_jacobians_by_central_differences
 
 from physid.errors import InputError
-from physid.oe.build import initial_guess, make_problem
-from physid.oe.kkt import solve_kkt
-from physid.oe.measurements import Measurements, NoiseStd
-from physid.oe.phases import acceleration, acceleration_derivatives
-from physid.oe.riccati import solve_step
-from physid.oe.solver import OEOptions, solve
-from physid.oe.wrench import WrenchSensor
+from physid.oe.model.measurements import Measurements, NoiseStd
+from physid.oe.model.phases import acceleration, acceleration_derivatives
+from physid.oe.model.wrench import WrenchSensor
+from physid.oe.solving.build import initial_guess, make_problem
+from physid.oe.solving.kkt import solve_kkt
+from physid.oe.solving.riccati import solve_step
+from physid.oe.solving.solver import OEOptions, solve
 from physid.sim.oe_arm import joint_wrenches
 from physid.sim.oe_robots import KINOVA, load_model
+from physid.status import Status
 
 BODY = "j2s6s200_joint_6"
 
@@ -137,7 +138,7 @@ def test_bad_sensors_are_refused_with_the_sensor_named(arm):
 
 
 def test_contact_beyond_the_sensor_is_refused():
-    from physid.oe.phases import ContactSchedule
+    from physid.oe.model.phases import ContactSchedule
     from physid.sim.oe_robots import GO1
 
     model = load_model(GO1, floating=True)
@@ -165,7 +166,7 @@ def test_sensor_identifies_the_payload_when_the_torque_commands_are_biased(arm):
         problem = _problem(arm, n, wrench, noise, tau=tau)
         xs, ws = initial_guess(problem)
         result = solve(problem, xs, ws, problem.dynamics.nominal_theta(), OEOptions())
-        assert result.status == "converged", label
+        assert result.status is Status.OK, label
         mass = float(result.pis[0][0])
         errors[label] = abs(mass - truth.mass) / truth.mass
     assert errors["with sensor"] < 0.01

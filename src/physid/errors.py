@@ -29,10 +29,17 @@ class ConfigError(InputError):
     (:func:`physid.files.io.config_errors_name`)."""
 
 
+def install_hint(package: str, extra: str) -> str:
+    """How to install an optional dependency: physid is installed from its checkout (not from
+    PyPI), so ``pip install 'physid[extra]'`` would fail; the package itself, or the extra."""
+    return f"pip install {package} (or, in physid's checkout, pip install -e '.[{extra}]')"
+
+
 class Bound(NamedTuple):
     """The numbers a parameter accepts: [low, high], or (low, high] when ``low_open``; whole
     numbers only when ``integer`` (an iteration count, a seed). Each estimator keeps one table
-    ``{parameter: Bound}`` that its CLI options and its API function both check (issue 25)."""
+    ``{parameter: Bound}`` that its CLI options and its API function both check, so both
+    refuse the same numbers."""
 
     low: float
     high: float

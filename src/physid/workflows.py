@@ -103,9 +103,12 @@ def load_trajectories(
     whole = config.filter.method.startswith("irwsm") or gains == IDENTIFY_GAINS
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
-    options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles,
-               "corrupt_samples": config.corrupt_samples,
-               "angles_in_degrees": config.angle_unit == "degrees"}  # fmt: skip
+    options = {
+        "drive_gains": gains,
+        "allow_large_angles": config.allow_large_angles,
+        "corrupt_samples": config.corrupt_samples,
+        "angles_in_degrees": config.angle_unit == "degrees",
+    }
     in_memory = {**options, "time_base": config.time_base}
     recordings: list[Recording] = []
     for path in paths:
@@ -138,14 +141,18 @@ def unlogged_lock_warning(added: dict[str, float | str]) -> str:
     parts = []
     if still:
         listed = ", ".join(f"{j}: {v:g}" for j, v in still.items())
-        parts.append(f"joints of the robot file in no recording held still, as 'locked: "
-                     f"{{{listed}}}' (rad or m) in the config would hold them: their bodies "
-                     "ride on their parents; give the positions they were at if not "
-                     "these")  # fmt: skip
+        parts.append(
+            f"joints of the robot file in no recording held still, as 'locked: "
+            f"{{{listed}}}' (rad or m) in the config would hold them: their bodies "
+            "ride on their parents; give the positions they were at if not "
+            "these"
+        )
     if recorded:
         listed = ", ".join(f"{j}: {RECORDED}" for j in recorded)
-        parts.append(f"mimic joints moved by their recorded positions, their torques not "
-                     f"fitted (locked: {{{listed}}})")  # fmt: skip
+        parts.append(
+            f"mimic joints moved by their recorded positions, their torques not "
+            f"fitted (locked: {{{listed}}})"
+        )
     return "; ".join(parts)
 
 
@@ -180,8 +187,8 @@ def simulated_model_warnings(robot_file: str | Path, joints: tuple[str, ...]) ->
             f"MuJoCo cancels the weight of {len(bodies)} bodies of the model file by a passive "
             f"force (gravcomp: {shown}), not through the actuators of {', '.join(found)}: "
             "torques logged from a simulation of it (qfrc_actuator, actuator_force) leave that "
-            "weight out and are not its joint torques (set gravcomp=\"0\", or "
-            "actuatorgravcomp=\"true\", to log them); physid fits the torques as logged, as a "
+            'weight out and are not its joint torques (set gravcomp="0", or '
+            'actuatorgravcomp="true", to log them); physid fits the torques as logged, as a '
             "real robot's drives hold the weight"
         )
     extra = {j: v for j, v in implicit_actuator_armature(mj).items() if j in joints}
@@ -224,15 +231,18 @@ def unlogged_torque_warning(
     parts = []
     if not fitted:
         listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged)
-        raise InputError(f"no joint's torque was logged: {listed} hold one value in every "
-                         "row while the robot moves")  # fmt: skip
+        raise InputError(
+            f"no joint's torque was logged: {listed} hold one value in every "
+            "row while the robot moves"
+        )
     if dead:
-        listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged
-                           if joint in dead)  # fmt: skip
-        parts.append(f"{listed} holds one value in every row while the robot moves (a dead "
-                     "sensor or a column never filled): left out of the fit and of the "
-                     f"validation errors, as with fit_joints: [{', '.join(fitted)}] in the "
-                     "config")  # fmt: skip
+        listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged if joint in dead)
+        parts.append(
+            f"{listed} holds one value in every row while the robot moves (a dead "
+            "sensor or a column never filled): left out of the fit and of the "
+            f"validation errors, as with fit_joints: [{', '.join(fitted)}] in the "
+            "config"
+        )
     if held:
         parts.append(
             f"{', '.join(f'tau_{joint}' for joint in held)} is 0 in every row while the robot "
@@ -412,8 +422,10 @@ def _input_findings(
     """What the model file and the recordings make of the fit before it runs: a simulation's
     own effects in an MJCF, joints held still because no recording logs them, torque columns
     that are no torque."""
-    found = [SIMULATED_MODEL(w) for w in
-             simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)]  # fmt: skip
+    found = [
+        SIMULATED_MODEL(w)
+        for w in simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)
+    ]
     if locked:
         found.append(UNLOGGED_LOCKED(unlogged_lock_warning(locked), names=list(locked)))
     if unlogged is not None:
@@ -615,8 +627,10 @@ def run_validate(
             require_given_derivatives(trajectory, revolute_mask(model, trajectory.joint_names))
     note(preprocessing.summary())
     if delay_s:
-        note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
-             "identification compensated it")
+        note(
+            f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
+            "identification compensated it"
+        )
     per_file, fits, findings = {}, [], []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")
@@ -639,8 +653,15 @@ def run_validate(
     note("checking the recordings")
     findings += suspect_findings(model, [preview(t) for t in trajectories])  # streamed too
     units = {j: "N m" if is_revolute(model, j) else "N" for j in model.joint_names}
-    return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings, delay_s, tuple(findings), units)
+    return ValidationReport(
+        per_file,
+        overall.as_dict(model.joint_names),
+        preprocessing,
+        data_warnings,
+        delay_s,
+        tuple(findings),
+        units,
+    )
 
 
 def untrained_motion_warnings(

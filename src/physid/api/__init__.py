@@ -255,10 +255,24 @@ def identify(
 ) -> IdentifyResult:
     """Identify physically consistent dynamic parameters (what ``physid identify`` runs).
 
-    ``data``/``validate``: recording files (CSV/NPZ/Parquet/YAML manifest), :class:`Recording`
-    objects, or lists of them. ``config``: a YAML path, a dict of the same keys, or an
-    ``IdentifyConfig``. ``out``: a folder for params.json, report.html and figures. Raises
-    :class:`InputError` when no consistent model exists (nothing written).
+    Args:
+        urdf: The robot file, URDF or MJCF (kinematics and a priori inertias).
+        data: The training recordings: files (CSV, NPZ or Parquet in the trajectory contract,
+            a YAML recording manifest, a ROS 2 bag, a LeRobot dataset), :class:`Recording`
+            objects, or a list of them.
+        config: The identify settings: a YAML path, a dict of the same keys, or an
+            ``IdentifyConfig`` (None: the defaults).
+        validate: Held-out recordings to predict, as ``data`` (None: none, or the config's
+            ``split.train_fraction``).
+        out: A folder to write params.json, report.html and the figures into, all or nothing
+            (None: nothing written; ``result.save(folder)`` writes them later).
+
+    Returns:
+        The parameters (``bodies``, ``joints``, ``parameters``), the ``status`` with its
+        ``message`` and ``findings``, and the training and held-out errors.
+
+    Raises:
+        InputError: Bad input, or no physically consistent model (nothing written).
     """
     from physid.report.identification import params_json
     from physid.workflows import identify_run
@@ -280,7 +294,14 @@ def identify(
 
 
 def load_params(path: PathLike) -> Params:
-    """Read a ``params.json`` (every body is checked to be physically consistent)."""
+    """Read a ``params.json`` (every body is checked to be physically consistent).
+
+    Args:
+        path: The ``params.json`` written by :func:`identify` or ``physid identify``.
+
+    Returns:
+        Its bodies, joint terms, status and findings.
+    """
     from physid.files.params_file import read_params
 
     return Params(read_params(path).document, Path(path))
@@ -288,7 +309,7 @@ def load_params(path: PathLike) -> Params:
 
 @dataclass(frozen=True)
 class ValidationResult:
-    """Prediction errors of a parameter file on recordings (raw measured torque)."""
+    """Prediction errors of a parameter file on recordings (raw recorded torque)."""
 
     overall: dict  # relative_error, relative_error_per_joint, rmse, n_samples
     per_file: dict  # the same per recording (keyed by path or Recording name)
@@ -347,8 +368,16 @@ def validate(
 ) -> ValidationResult:
     """Predict the torques of recordings with a ``params.json`` (``physid validate``).
 
-    Positions are differentiated with the training filter recorded in the file, unless the
-    config (a YAML path) sets a ``filter`` section.
+    Args:
+        urdf: The robot file the parameters were identified on (URDF or MJCF).
+        params: The ``params.json`` of the identification.
+        data: The recordings to predict: files or :class:`Recording` objects, or a list.
+        config: An identify config (YAML path) whose ``filter`` section overrides the
+            training filter recorded in ``params`` (None: that filter).
+
+    Returns:
+        The relative torque error overall and per file and joint, the status (``suspect``
+        when the recordings look wrong) and the findings.
     """
     from physid.workflows import run_validate
 

@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from physid.api.recording import PathLike
     from physid.recordings.tables import Table
 
-# simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
-# loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
+# simulation steps x hinges: well under a minute of a 1-hinge pendulum on a loaded machine; a
+# control file in ms asks for minutes of simulation with no output meanwhile
 MAX_STEP_HINGES = 50_000
 # the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
-# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
-# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
+# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control too strong for
+# the step opens the hinges by metres or more, which no "ok" may hide
 MAX_VIOLATION_M = 1e-2
 # The numbers the multibody faces accept, one table per command: the CLI's option callbacks
 # (physid.cli.multibody_commands) and the API functions below check them through
@@ -37,7 +37,7 @@ SIMULATE: dict[str, Bound] = {
 }
 IDENTIFY: dict[str, Bound] = {
     "dt": STEP_S,
-    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
+    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divides by zero; NaN would fail the fit
     "max_iterations": Bound(1, 1000, integer=True),
 }
 REFINE: dict[str, Bound] = {
@@ -158,12 +158,29 @@ def multibody_simulate(
     dq0: str | Sequence[float] | None = None,
     every: int = 1,
 ) -> Outcome:
-    """Simulate a URDF (+ YAML ``config``) with the SPOOK stepper under a ``control`` signal
-    file (or, unactuated, for ``duration`` seconds) from the joint angles ``q0`` and rates
-    ``dq0`` (``physid multibody simulate``). ``save(out)`` writes trajectory.csv (every
-    ``every``-th step) and simulation.json (``to_dict()``); ``status`` is ``suspect`` when the
-    hinges came apart (finding ``MB402``). Raises :class:`~physid.errors.InputError` on bad
-    input or a diverged simulation."""
+    """Simulate a multibody model with the SPOOK stepper of paper A (``physid multibody
+    simulate``).
+
+    Args:
+        urdf: The model (URDF; bodies, hinges, friction in its ``<dynamics>``).
+        config: A YAML config (gravity, joint gains, constraint regularisation; None: the
+            defaults).
+        control: A CSV of control signals ``t, u_<joint>`` (None: unactuated).
+        duration: The simulated time [s] (None: the control file's span; needed without one).
+        dt: The time step [s].
+        q0: The joint angles at the start [rad or m], one per joint (a comma-separated text
+            as the command line takes, or numbers; None: zeros).
+        dq0: The joint rates at the start, as ``q0``.
+        every: Write every ``every``-th step.
+
+    Returns:
+        The simulation: ``save(out)`` writes trajectory.csv and simulation.json
+        (``to_dict()``); ``status`` is ``suspect`` when the hinges came apart (finding
+        ``MB402``).
+
+    Raises:
+        InputError: Bad input, or a simulation that diverged (nothing written).
+    """
     from physid.errors import InputError
     from physid.files.io import write_json_atomic, write_text_atomic
     from physid.findings import as_dicts
@@ -331,7 +348,7 @@ def multibody_identify(
     dt: float = 0.01,
     kappa: float | None = None,
     max_iterations: int = 20,
-    init_filter: str = "auto",
+    init_filter: str | float | None = "auto",
     states_first: bool = False,
     compile_c: bool = False,
     cross_validate: bool = False,
@@ -341,20 +358,44 @@ def multibody_identify(
     refine_evaluations: int | None = None,
     progress: bool = False,
 ) -> Outcome:
-    """Joint state and parameter estimation (``physid multibody identify``, paper A §3-4):
-    Levenberg-Marquardt on impulse and angle residuals, the URDF's bodies as a prior and a
-    plausibility box. ``data``: recordings (files, tables or mappings of columns ``t``,
-    ``q_<joint>``, ``u_<joint>``) sharing the parameters. ``refine``: True refines the
-    parameters by output error (multiple shooting of the identified model over windows of
-    ``refine_windows`` seconds per stage, inf for the whole recording, at step ``refine_dt``
-    (default ``dt``), ``refine_evaluations`` simulations per stage:
-    :mod:`physid.multibody.refine`); None (the default) refines over 2-s windows only when the
-    equation-error fit ended with a parameter at a bound; False never. The values written are
-    the refinement's unless it did worse than its start (finding ``MB302``). The ``refine_*``
-    need ``refine=True``: given without it they are an InputError, not silently ignored.
-    ``save(out)`` writes params.json, result.json (``to_dict()``), states.npz and report.png;
-    ``parameters`` are the estimated ones (name -> value, std); ``findings`` what the run saw
-    (codes MB1xx-MB4xx, docs/findings.md); ``status`` the :class:`~physid.status.Status`."""
+    """Joint state and parameter estimation of paper A (``physid multibody identify``, §3-4):
+    Levenberg-Marquardt on impulse and angle residuals, the URDF's bodies as a weak prior and a
+    plausibility box.
+
+    Args:
+        urdf: The model (URDF): its inertias are the start, the prior and the box's centre.
+        data: Recordings sharing the parameters: files, tables or mappings of columns ``t``,
+            ``q_<joint>`` and ``u_<joint>`` (the applied torque or force), or a list of them.
+        config: A YAML config (gravity, which parameters to estimate, bounds; None: defaults).
+        dt: The stepper's time step [s].
+        kappa: The constraint regularisation (None: the config's or the default).
+        max_iterations: Levenberg-Marquardt's iteration budget.
+        init_filter: The low-pass cut-off [Hz] of the angles the states start from:
+            ``"auto"`` (chosen from the recording), None (no filter), or a frequency (a number,
+            or its text as the command line takes it).
+        states_first: Fit the states alone before the parameters.
+        compile_c: Compile the residual functions with CasADi (faster long runs).
+        cross_validate: Fit every recording but one and score the one left out, in turn
+            (needs two recordings or more).
+        refine: True refines the parameters by output error (multiple shooting of the
+            identified model, :mod:`physid.multibody.refine`); None (the default) refines by
+            1 s windows only when a body collapsed or dry friction comes from low-rate samples;
+            False never. The values written are the refinement's unless it did worse than its
+            start (finding ``MB302``).
+        refine_windows: The refinement's window lengths [s] per stage, inf for the whole
+            recording (needs ``refine=True``).
+        refine_dt: The refinement's time step [s] (None: ``dt``; not with ``refine=False``).
+        refine_evaluations: Simulations per refinement stage (not with ``refine=False``).
+        progress: Show a progress bar of the refinement.
+
+    Returns:
+        The estimated parameters (``parameters``: name -> value, std), the ``status`` (a
+        :class:`~physid.status.Status`) and its ``findings`` (MB codes); ``save(out)`` writes
+        params.json, result.json (``to_dict()``), states.npz and report.png.
+
+    Raises:
+        InputError: Bad input (nothing written).
+    """
     from physid.errors import InputError
     from physid.multibody.refine.windows import check_refine_options
     from physid.multibody.workflow import RefineMode, identify_run
@@ -451,18 +492,20 @@ def _source(item: Any) -> str:
 MAX_INIT_FILTER_HZ = 1e6
 
 
-def _cutoff(text: str) -> float | str | None:
+def _cutoff(text: str | float | None) -> float | str | None:
     """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] in (0, 1e6); the message
     names both limits, this one and the recording's Nyquist frequency
     (:func:`physid.multibody.estimate.observe.init_cutoff`), so that '1e9' is not refused as if it
     were not > 0."""
     from physid.errors import InputError
 
-    if text.strip().lower() in ("auto", "none"):
+    if text is None:
+        return None
+    if isinstance(text, str) and text.strip().lower() in ("auto", "none"):
         return None if text.strip().lower() == "none" else "auto"
     try:
         value = float(text)
-    except ValueError:
+    except (TypeError, ValueError):
         value = float("nan")
     if not (value > 0 and value < MAX_INIT_FILTER_HZ):
         raise InputError(

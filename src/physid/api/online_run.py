@@ -275,7 +275,7 @@ def _verdict(run: _Prepared, result: ReplayResult, summary: dict) -> tuple[Statu
 
 def _chosen_window(signals):  # noqa: ANN001, ANN202 - OnlineSignals -> WindowChoice
     """The acceleration window the recording's noise asks for (:mod:`physid.online.window`),
-    read on the actuated joints' positions (and measured velocities)."""
+    read on the actuated joints' positions (and logged velocities)."""
     from physid.online.window import choose_window
 
     n = signals.tau.shape[1]
@@ -332,12 +332,11 @@ def _torques_from_currents(table, model, settings):  # noqa: ANN001, ANN202 - Ta
 def _gravity_findings(signals: OnlineSignals, model: Any) -> list[Finding]:
     """The offline checks a payload does not trip, on a fixed-base robot
     (:func:`physid.offline.checks.suspect.loaded_robot_findings`, their typed findings passed
-    through): torques that carry none of the
-    URDF's gravity torque, and a column mistake named by its fix. Unnamed, a simulation
-    without gravity or a gravity-compensated command failed the filter, which blamed units,
-    wrench signs and quaternion order (a PyBullet iiwa run without setGravity:
-    3e-7 kg for a 0.3 kg body). A payload only adds gravity, so the online case's loads are no
-    false alarm."""
+    through): torques that carry none of the URDF's gravity torque, and a column mistake named
+    by its fix. Unnamed, a simulation without gravity or a gravity-compensated command drives
+    the estimated mass to about zero, and the filter's verdict blames units, wrench signs and
+    quaternion order. A payload only adds gravity, so the online case's loads are no false
+    alarm."""
     from physid.offline.checks.suspect import loaded_robot_findings
     from physid.online.columns import actuated_joints
     from physid.online.measurement import is_floating_base
@@ -396,8 +395,8 @@ def _one_table(
 def _window(window: tuple[float | None, float | None] | None, t: np.ndarray) -> tuple[float, float]:
     """``summary_window`` as (start, end) seconds, an end of None the recording's first or last
     stamp; default the last quarter of ``t``. Only the finite stamps count (a NaN stamp is a
-    skipped sample; as the first one it made the default window NaN and the summary raise 'no
-    estimate in the window')."""
+    skipped sample; as the first one it would make the default window NaN and leave the
+    summary without an estimate)."""
     from physid.errors import InputError
 
     t = t[np.isfinite(t)]
@@ -426,8 +425,8 @@ _CSV_BLOCK_ROWS = 20_000  # rows formatted at a time
 
 def _write_csv(path: Path, result, table: np.ndarray, *, flags: bool) -> None:  # noqa: ANN001
     """``t``, ``<joint>/mass`` .. ``<joint>/Izz`` per body, then ``gated``, ``skipped`` and
-    ``projected``; written block by block (the whole text of a 1e6-sample replay was 240 MB
-    per file, twice, on top of the estimates)."""
+    ``projected``; written block by block (the whole text of a 1e6-sample replay is some
+    240 MB per file, twice, on top of the estimates)."""
     from physid.online.results import QUANTITY_NAMES
 
     header = ["t"] + [f"{joint}/{name}" for joint in result.bodies for name in QUANTITY_NAMES]

@@ -37,7 +37,7 @@ SIMFIT: dict[str, Bound] = {
     "coarse_windows": Bound(0, 1_000_000, integer=True),
 }
 # simfit's default budget (as physid.simfit.fit.fit_simulator's, which the API does not import
-# at start-up): 60 stopped the real UR10e fit 4 evaluations before it met ftol, at the same values
+# at start-up): a real arm's fit can need more than 60 to meet ftol
 SIMFIT_MAX_EVALUATIONS = 100
 
 
@@ -52,10 +52,29 @@ def payload(
     mass: float | None = None,
     config: PathLike | None = None,
 ) -> Outcome:
-    """Estimate the 10 inertial parameters of a payload on ``link`` of a robot identified
-    without it (``physid payload``): ``data`` are recordings with the payload, ``unloaded``
-    optional ones without it, ``mass`` a known mass [kg]. ``save(out)`` writes payload.json;
-    ``raw`` is the :class:`physid.offline.loads.payload.PayloadResult`."""
+    """Estimate the 10 inertial parameters of a payload on a robot identified without it
+    (``physid payload``).
+
+    Args:
+        urdf: The robot file (URDF or MJCF), without the payload.
+        params: The robot's ``params.json``, identified without the payload.
+        data: Recordings with the payload attached: files or :class:`~physid.Recording`
+            objects, or a list.
+        link: The link the payload is attached to.
+        unloaded: Recordings without the payload, as ``data`` (the same motion gives a
+            sample-by-sample difference; None: the robot's model alone).
+        mass: The payload's known mass [kg] (None: estimated).
+        config: The identify config used for the robot (YAML path; transmission, drive
+            gains, filter).
+
+    Returns:
+        The payload's mass, centre of mass and inertia in the link frame with their standard
+        deviations (``parameters``), its status and findings; ``save(out)`` writes
+        payload.json; ``raw`` is the :class:`physid.offline.loads.payload.PayloadResult`.
+
+    Raises:
+        InputError: Bad input, or no physically consistent payload (nothing written).
+    """
     from physid.files.io import write_json_atomic
     from physid.workflows import run_payload
 
@@ -87,17 +106,35 @@ def payload(
         }
     )
     message = f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} kg"
-    return Outcome(result.status, message, parameters, document, result, write,
-                   warnings=result.warnings, findings=result.findings)  # fmt: skip
+    return Outcome(
+        result.status,
+        message,
+        parameters,
+        document,
+        result,
+        write,
+        warnings=result.warnings,
+        findings=result.findings,
+    )
 
 
 @one_blas_thread
 def export_model(
     params: PathLike, urdf: PathLike, out: PathLike, *, fmt: str | None = None
 ) -> Outcome:
-    """Write the robot of ``urdf`` with the parameters of ``params`` as URDF or MJCF to ``out``
-    (``physid export``; format from ``fmt`` or the suffix). The result's ``message`` and
-    ``notes`` list what the format cannot hold; ``to_dict()`` names the file and the notes."""
+    """Write the robot with its identified parameters as URDF or MJCF (``physid export``).
+
+    Args:
+        params: The ``params.json`` of the identification.
+        urdf: The robot file it was identified on (URDF or MJCF; an MJCF is edited in place of
+            its inertials and joint terms, comments and the rest kept).
+        out: The file to write (atomically).
+        fmt: ``"urdf"`` or ``"mjcf"`` (None: from the suffix of ``out``).
+
+    Returns:
+        The status of the identification exported, and findings for what the format cannot
+        hold (``notes`` too); ``to_dict()`` names the file.
+    """
     from physid.export import format_for, write_export
 
     def write(path: Path) -> None:
@@ -117,24 +154,40 @@ def export_model(
     findings += (PRIOR_BODIES(decided),) if decided else ()
     document["identification_status"] = status
     document["status"], document["findings"] = status, as_dicts(findings)
-    return Outcome(status, message, Named(), document, None, write, False, tuple(notes),
-                   tuple(f.message for f in warnings), findings=findings)
+    return Outcome(
+        status,
+        message,
+        Named(),
+        document,
+        None,
+        write,
+        False,
+        tuple(notes),
+        tuple(f.message for f in warnings),
+        findings=findings,
+    )
 
 
 def _identification_status(params: PathLike, document: dict) -> tuple[str, tuple[Finding, ...]]:
     """The status params.json records, and a finding when it is not ``ok``: an export of a
-    suspect identification (a probe's LeRobot arm with its torques in mA: a 94.9 kg elbow on a
-    0.15 kg link) is a simulator of what that identification found, and the exported file
+    suspect identification (torques logged in mA read as an elbow hundreds of times its link's
+    mass) is a simulator of what that identification found, and the exported file
     cannot say so itself. ``document``: the params.json at ``params``, as read."""
     status = str(document.get("status") or "ok")
     if status == Status.OK:
         return status, ()
     reasons = [str(r) for r in document.get("suspect_reasons") or []]
-    why = f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "") \
-        if reasons else ""  # fmt: skip
+    why = (
+        f": {reasons[0]}" + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "")
+        if reasons
+        else ""
+    )
     from physid.export.codes import NOT_OK_SOURCE
 
-    return status, (NOT_OK_SOURCE(
-        f"{params}: the identification's status is '{status}'{why}; the exported model carries "
-        "what it found: read params.json and the report before simulating with it",
-        names=(str(params),)),)
+    return status, (
+        NOT_OK_SOURCE(
+            f"{params}: the identification's status is '{status}'{why}; the exported model carries "
+            "what it found: read params.json and the report before simulating with it",
+            names=(str(params),),
+        ),
+    )

@@ -266,10 +266,9 @@ def _read_runs(  # noqa: ANN001 - the data arguments of simfit_tune
 
 def _column_mistakes(model: PathLike, tables: list, joints: tuple[str, ...]) -> tuple[Finding, ...]:
     """identify's column fixes (:func:`physid.offline.checks.suspect.loaded_robot_findings`,
-    typed ``ID512`` findings) on the training runs that log every joint's torque: a torque
-    logged with its sign flipped drove
-    the test arm's elbow into a damping of 22 N m s/rad (truth 0.15) with status ``ok``. Runs
-    or models it cannot read as identify would (a joint kind it refuses) are not judged."""
+    typed ``ID512`` findings) on the training runs that log every joint's torque: the fit
+    itself turns a torque logged with its sign flipped into absurd joint terms, status ``ok``.
+    Runs or models it cannot read as identify would (a joint kind it refuses) are not judged."""
     from physid.files.config import parse_config, robot_for
     from physid.offline.checks.suspect import loaded_robot_findings
     from physid.recordings.trajectory import trajectory_from_table
@@ -284,7 +283,7 @@ def _column_mistakes(model: PathLike, tables: list, joints: tuple[str, ...]) -> 
         trajectories = [trajectory_from_table(table, robot) for table in torques]
     except InputError:
         return ()
-    # the column fixes only: torques without gravity were never part of simfit's verdict
+    # the column fixes only: torques without gravity are no part of simfit's verdict
     return tuple(loaded_robot_findings(robot, trajectories, absent_gravity=False))
 
 

@@ -26,7 +26,7 @@ REFINE_EVALUATIONS = 30
 def multibody() -> None:
     """Multibody dynamics in maximal coordinates with regularised, frictional hinges (paper A):
     simulate a URDF with SPOOK, or identify the parameters of that discrete model (with its
-    unmeasured states) from measured joint angles and the control. SI units; angles in radians."""
+    unmeasured states) from recorded joint angles and the control. SI units; angles in radians."""
 
 
 @multibody.command("simulate")

@@ -5,12 +5,13 @@ Heavy imports (Pinocchio, Matplotlib) happen inside the command so ``--help`` st
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
 import click
 
-from physid.api.oe_run import NUMBERS
+from physid.api.oe_run import MAX_ITERATIONS, NUMBERS
 from physid.cli.options import (
     DATA_SOURCE,
     OUTPUT_DIR,
@@ -20,8 +21,7 @@ from physid.cli.options import (
     robot_file_option,
     wrench_topic_option,
 )
-
-NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before converging
+from physid.cli.verdict import codes_hint, print_verdict, verbose_option
 
 
 @click.command("oe")
@@ -104,7 +104,7 @@ NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before con
 )
 @click.option(
     "--rollout",
-    type=click.Choice(["multiple", "feasible", "single"]),
+    type=click.Choice(["multiple", "feasible", "single", "closed"]),
     default="multiple",
     show_default=True,
     help="How the trajectory follows each parameter step. multiple: every node state moves "
@@ -142,21 +142,22 @@ NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before con
     "--max-iterations",
     type=int,
     callback=number_in(*NUMBERS["max_iterations"]),
-    default=100,
+    default=MAX_ITERATIONS,
     show_default=True,
-    help="Iteration limit (1-10000); the status says 'max_iterations' when it is reached. The "
-    "solve also stops at a wall-time budget of 20 s + 1 ms per node and iteration (status "
-    "'stopped by the time budget ...').",
+    help="Gauss-Newton iterations of the whole solve, every accelerometer-bias round included "
+    "(1-10000): the budget that decides, so the same data give the same result on any machine. "
+    "When it is spent the status is not_converged and the best iterate is written.",
 )
 @click.option(
     "--time-budget",
     type=float,
     default=None,
     callback=number_in(*NUMBERS["time_budget"]),
-    help="Wall-time budget of the solve [s] (all accelerometer-bias rounds together); default "
-    "20 s + 1 ms per node and iteration. A stopped solve writes its best iterate and says why "
-    "in result.json's status. Solves longer than 5 s print a progress line on stderr at most "
-    "every 5 s (iteration, cost, gaps, step).",
+    help="Wall-clock safety stop of the solve [s]; default 10 min + 50 ms per node and "
+    "iteration, far above what the iterations take. When it ends the solve the status is "
+    "time_limit (the result then depends on the machine's speed) and the best iterate is "
+    "written. Solves longer than 5 s print a progress line on stderr at most every 5 s "
+    "(iteration, cost, gaps, step).",
 )
 @click.option(
     "--out",
@@ -170,32 +171,37 @@ NOT_CONVERGED_EXIT_CODE = 3  # outputs written, but the solve stopped before con
     "contact_forces.csv (t, fx/fy/fz_<frame> [N], world frame; when contacts are given); "
     "written to a temporary folder, then renamed.",
 )
-def oe_command(
-    urdf,
-    floating,
-    data,
-    bodies,
-    config,
-    chart,
-    rollout,
-    no_nullspace,
-    prior_std,  # noqa: ANN001, ANN201, PLR0913
-    max_iterations,
-    time_budget,
-    out,
-    topic,
-    episodes,
-    imu_topic,
-    wrench_topics,
-):
+@verbose_option
+def oe_command(  # noqa: PLR0913
+    urdf,  # noqa: ANN001
+    floating,  # noqa: ANN001
+    data,  # noqa: ANN001
+    bodies,  # noqa: ANN001
+    config,  # noqa: ANN001
+    chart,  # noqa: ANN001
+    rollout,  # noqa: ANN001
+    no_nullspace,  # noqa: ANN001
+    prior_std,  # noqa: ANN001
+    max_iterations,  # noqa: ANN001
+    time_budget,  # noqa: ANN001
+    out,  # noqa: ANN001
+    topic,  # noqa: ANN001
+    episodes,  # noqa: ANN001
+    imu_topic,  # noqa: ANN001
+    wrench_topics,  # noqa: ANN001
+    verbose,  # noqa: ANN001
+) -> None:
     """Estimate the inertia of chosen bodies and the trajectory by MAP optimal estimation
     (paper B eq. 16) from encoders, IMU, torque commands and a known contact sequence.
 
-    Exit codes: 0 converged; 2 bad input (nothing written); 3 written, but the solve did not
-    converge (max_iterations, time budget, a failed line search or a numerical failure: the
-    status says which, and the estimate is its best iterate, not a result).
+    Ends with the status and its verdict, each estimated body's mass, and the findings that
+    should change what you do (all of them with --verbose; every one is in result.json).
+    Exit codes: 0 ok (converged); 2 bad input (nothing written); 3 written, but the status is
+    not ok (not_converged, time_limit, stalled or numerical_failure: the estimate is the best
+    iterate, not a result).
     """
     from physid.api.oe_run import oe_estimate
+    from physid.status import Status
 
     run = oe_estimate(
         urdf,
@@ -216,24 +222,48 @@ def oe_command(
         wrench_topics=wrench_topics,
     )
     run.save(out)
-    for note in run.notes:
+    for note in run.notes:  # the recordings layer's readings
         click.echo(f"physid: note: {note}", err=True)
-    for warning in run.warnings:
-        click.echo(f"physid: warning: {warning}", err=True)
     result = run.raw
-    masses = ", ".join(f"{k}: {v['mass']:.4g} kg" for k, v in result.body_summary().items())
-    click.echo(
-        f"{masses}; status: {result.status} ({result.iterations} iterations, "
-        f"{result.solve_time:.1f} s); wrote {out}"
+    numbers = [_body_line(name, body) for name, body in result.body_summary().items()]
+    details = [
+        f"cost {result.cost:.6g}, gaps {result.infeasibility:.3g}, reduced chi-square "
+        f"{result.chi2_reduced:.3g}, std inflation x{result.std_inflation**0.5:.3g}, "
+        f"{result.solve_time:.1f} s"
+    ]
+    details += [_joint_line(joint, terms) for joint, terms in result.joints.items()]
+    print_verdict(
+        run.status, result.message, numbers, run.findings, verbose=verbose, details=details
     )
-    if result.status != "converged":  # a numerical failure read as exit 0 with the URDF's mass
-        sys.exit(NOT_CONVERGED_EXIT_CODE)
+    click.echo(codes_hint(str(Path(out) / "result.json")))
+    sys.exit(Status(run.status).exit_code)
+
+
+def _body_line(name: str, body: dict) -> str:
+    """``<joint>: <mass> +- <std> kg, com [x, y, z] m``."""
+    std = body["std"]["mass"]
+    spread = "" if std is None or not math.isfinite(std) else f" +- {std:.2g}"
+    com = ", ".join(f"{c:.4g}" for c in body["com"])
+    return f"{name}: {body['mass']:.4g}{spread} kg, com [{com}] m"
+
+
+def _joint_line(joint: str, terms: dict) -> str:
+    """One estimated joint's terms with their std and source."""
+    from physid.oe.model.joint_estimate import KINDS
+
+    parts = [
+        f"{kind} {terms[kind]:.3g} +- {terms['std'][kind]:.2g} ({terms['source'][kind]})"
+        for kind in KINDS
+        if kind in terms
+    ]
+    return f"{joint}: {', '.join(parts)}"
 
 
 def _one_episode(episodes: tuple[int, ...]) -> int | None:
     if len(episodes) > 1:
-        raise click.BadParameter("physid oe reads one recording: give one --episode",
-                                 param_hint="--episode")  # fmt: skip
+        raise click.BadParameter(
+            "physid oe reads one recording: give one --episode", param_hint="--episode"
+        )
     return episodes[0] if episodes else None
 
 
@@ -244,8 +274,8 @@ def register(group: click.Group) -> None:
 
 class ProgressLines:
     """The solver's progress lines on stderr, for long solves only: none in the first
-    ``after_s`` seconds, then at most one every ``every_s`` seconds (a stop line always, once
-    any line was written), so that a user can tell a slow solve from a stuck one."""
+    ``after_s`` seconds, then at most one every ``every_s`` seconds, so that a user can tell a
+    slow solve from a stuck one (the verdict line ends the run either way)."""
 
     def __init__(self, after_s: float = 5.0, every_s: float = 5.0) -> None:
         import time
@@ -256,8 +286,7 @@ class ProgressLines:
 
     def __call__(self, line: str) -> None:
         now = self.clock()
-        stop = line.startswith("oe: stopped")
-        if now - self.start < self.after_s or (now - self.last < self.every_s and not stop):
+        if now - self.start < self.after_s or now - self.last < self.every_s:
             return
         self.last = now
         click.echo(line, err=True)

@@ -63,13 +63,18 @@ def _print_identification(
             f"{tilt[1]:.3f} +- {std[1]:.2g} deg"
         )
     if result.drive_gains is not None:
-        numbers.append("drive gains (known payload): " + ", ".join(
-            f"{j} {g['value']:.5g} +- {g['std']:.2g}" for j, g in result.drive_gains.items()))
+        numbers.append(
+            "drive gains (known payload): "
+            + ", ".join(
+                f"{j} {g['value']:.5g} +- {g['std']:.2g}" for j, g in result.drive_gains.items()
+            )
+        )
     details = []
     if result.preprocessing is not None:
         details.append(f"preprocessing: {result.preprocessing.summary()}")
-    print_verdict(result.status, result.message, numbers, result.findings, verbose=verbose,
-                  details=details)
+    print_verdict(
+        result.status, result.message, numbers, result.findings, verbose=verbose, details=details
+    )
     if out is not None:
         shown = len(of_severity(result.findings, Severity.INFO if verbose else Severity.CAUTION))
         more = len(result.findings) - shown
@@ -168,8 +173,9 @@ def identify_command(
         )
     result = run.result
     # what reading did to the recordings (time base rebuilt, rows repaired): said first
-    _print_identification(result, out, run.provenance.get("warnings_from_data", []),
-                          verbose=verbose)
+    _print_identification(
+        result, out, run.provenance.get("warnings_from_data", []), verbose=verbose
+    )
     if not result.status.success:
         sys.exit(result.status.exit_code)
 
@@ -251,8 +257,10 @@ def validate_command(
         unscored = [j for j in metrics["rmse"] if j not in scored]
         click.echo(
             "  per joint: "
-            + ", ".join(f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} "
-                        f"{report.units.get(j, '')})" for j, v in scored.items())  # fmt: skip
+            + ", ".join(
+                f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} {report.units.get(j, '')})"
+                for j, v in scored.items()
+            )
             + (f"; not scored (torque not fitted): {', '.join(unscored)}" if unscored else "")
         )
     print_findings(report.findings, verbose=verbose)
@@ -334,8 +342,10 @@ def demo_command(out, seed, duration, quiet) -> None:
     click.echo("own robot (a URDF or MJCF and a recording in the trajectory contract):")
     click.echo("  physid identify --urdf robot.urdf --data run1.csv --validate run2.csv --out fit")
     click.echo(f"or on the real KUKA LWR4+ shipped with physid (see {_KUKA_HINT}):")
-    click.echo("  physid identify --urdf data/kuka_lwr4/kuka_lwr4.urdf "
-               "--data examples/kuka_lwr4/measurements_2.yaml --out kuka")  # fmt: skip
+    click.echo(
+        "  physid identify --urdf data/kuka_lwr4/kuka_lwr4.urdf "
+        "--data examples/kuka_lwr4/measurements_2.yaml --out kuka"
+    )
 
 
 _KUKA_HINT = "examples/kuka_lwr4/README.md"

@@ -98,13 +98,14 @@ def payload(
     from physid.api.robot_runs import payload as run_payload
 
     loaded, unloaded_runs = expand_log_lists((data, unloaded), topic, episodes)
-    run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass,
-                      config=config)  # fmt: skip
+    run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass, config=config)
     run.save(out)
     result = run.raw
     std = result.std
-    com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" if math.isfinite(s) else "undetermined"
-                       for c, s in zip(result.com_in_link, std["com"], strict=True))  # fmt: skip
+    com_mm = ", ".join(
+        f"{1e3 * c:.1f} +- {1e3 * s:.1f}" if math.isfinite(s) else "undetermined"
+        for c, s in zip(result.com_in_link, std["com"], strict=True)
+    )
     mass_std = f"{std['mass']:.4f}" if math.isfinite(std["mass"]) else "(undetermined)"
     numbers = [
         f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
@@ -116,13 +117,18 @@ def payload(
     details = [f"method: {result.method}", result.gain_note()]
     if result.held_offsets:
         held = ", ".join(result.held_offsets)
-        details.append("moved one way only, their offset correction is not separable from the "
-                       f"Coulomb one and is held at 0: {held}")
+        details.append(
+            "moved one way only, their offset correction is not separable from the "
+            f"Coulomb one and is held at 0: {held}"
+        )
     if result.torque_delay_s:
-        details.append(f"torques paired with the motion {1e3 * result.torque_delay_s:.3g} ms "
-                       "earlier, the delay the identification in --params compensated")  # fmt: skip
-    print_verdict(result.status, result.message, numbers, result.findings, verbose=verbose,
-                  details=details)  # fmt: skip
+        details.append(
+            f"torques paired with the motion {1e3 * result.torque_delay_s:.3g} ms "
+            "earlier, the delay the identification in --params compensated"
+        )
+    print_verdict(
+        result.status, result.message, numbers, result.findings, verbose=verbose, details=details
+    )
     click.echo(f"wrote {out / 'payload.json'}")
     if not result.status.success:
         raise SystemExit(result.status.exit_code)

@@ -118,12 +118,25 @@ def register(group: click.Group) -> None:
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @verbose_option
 def simfit_command(
-    urdf, data, validate, fields, hold, no_delay, window_s, max_evaluations, coarse_windows,
-    config_path, out, topic, episodes, quiet, verbose,
-) -> None:  # fmt: skip
+    urdf,
+    data,
+    validate,
+    fields,
+    hold,
+    no_delay,
+    window_s,
+    max_evaluations,
+    coarse_windows,
+    config_path,
+    out,
+    topic,
+    episodes,
+    quiet,
+    verbose,
+) -> None:
     """Tune a MuJoCo model so that it simulates like the logged robot.
 
-    MuJoCo, driven by the logged joint torques, is fitted to the measured joint positions over
+    MuJoCo, driven by the logged joint torques, is fitted to the recorded joint positions over
     short windows (multiple shooting): joint damping, armature and frictionloss, and a constant
     command-to-motion delay, with standard deviations. Writes the tuned MJCF (the given file with
     those joint attributes changed) and simfit.json with the held-out errors before and after.

@@ -45,8 +45,8 @@ class ExcitationOptions:
     information_points: int = 0  # per period; 0: 12 L, at least 60
     max_iterations: int = 150
     starts: int = 3  # random starts (seeds seed, seed + 1, ...): the best criterion is kept
-    # Wall-clock budget of the whole design [s], shared by the starts: 150 iterations x 3
-    # starts took 185 s on the KUKA LWR4+ on 2 busy cores, and far longer under more load.
+    # Wall-clock budget of the whole design [s], shared by the starts: enough for the default
+    # starts and iterations on a 7-joint arm; a loaded machine ends at the best iterate so far.
     time_limit_s: float = 180.0
 
     def __post_init__(self) -> None:
@@ -213,9 +213,9 @@ def scale_into_limits(
     The motion is centred in the middle of the joint ranges unless the torque limits leave it
     less than :data:`CENTRE_ROOM` of the kinematic scale there. Then each joint's centre is
     moved in turn, once, to the fraction of its range (:data:`CENTRE_FRACTIONS`) that allows
-    the largest scale. TALOS's left arm (example-robot-data) held horizontal by the middle of
-    its shoulder range needs 97 % of that joint's effort limit at rest: the start did not move,
-    and IPOPT, from a start with a singular regressor, returned it after 150 iterations."""
+    the largest scale. An arm held horizontal by the middle of its shoulder range can need
+    nearly all of that joint's effort at rest; a start that cannot move has a singular
+    regressor, and IPOPT never leaves it."""
     _check_joints_can_move(torques, limits)
     scaling = _Scaling(basis, x, limits, torques, t, geometry)
     centre = 0.5 * (limits.lower + limits.upper)
@@ -298,9 +298,8 @@ class _Scaling:
 def _check_joints_can_move(torques: NominalTorques, limits: JointLimits) -> None:
     """An error line naming every joint whose nominal Coulomb friction and offset alone reach
     its effort limit: a periodic motion turns both ways, so no motion of it fits, and with one
-    common amplitude scale no motion of any joint does. TALOS's left arm (example-robot-data:
-    friction 1 N m on every joint, gripper effort 1 N m) returned a start that did not move
-    after 2 minutes of IPOPT."""
+    common amplitude scale no motion of any joint does: IPOPT would spend its whole budget and
+    return a start that does not move."""
     least = np.abs(torques.coulomb) + np.abs(torques.offset)
     stuck = np.flatnonzero(least >= limits.effort)
     if stuck.size:

@@ -1,8 +1,8 @@
 """Where an excitation puts the robot's bodies: self-collision and a workspace box.
 
-An excitation optimised for information alone sweeps every joint through its whole range; on a
-UR5 the shoulder went from -3.61 to 2.91 rad, through the table (issue 28). Two optional
-constraints keep it physical, both on the NLP's constraint grid and re-checked on the dense one:
+An excitation optimised for information alone sweeps every joint through its whole range, which
+can take the arm through itself or the table. Two optional constraints keep it physical, both on
+the NLP's constraint grid and re-checked on the dense one:
 
 * **self-collision**: Pinocchio's ``GeometryModel`` of the URDF's ``<collision>`` geometry and
   coal (hpp-fcl) distances between every pair of bodies that can meet — not the same joint, not
@@ -171,8 +171,11 @@ def collision_checker(
         return None, [*notes, NO_COLLISION_CHECK(f"no self-collision check: {why}")]
     if geometry.ngeoms < 2:
         kind = "MJCF" if is_mjcf(urdf) else "URDF"
-        why = ("fewer than two collision bodies are left once the meshes not found are set "
-               "aside" if notes else f"the {kind} has no collision geometry")  # fmt: skip
+        why = (
+            "fewer than two collision bodies are left once the meshes not found are set aside"
+            if notes
+            else f"the {kind} has no collision geometry"
+        )
         return None, [*notes, NO_COLLISION_CHECK(f"no self-collision check: {why}")]
     if _meshes_as_convex_hulls(geometry):
         notes.append(
@@ -218,14 +221,12 @@ def collision_checker(
 def _meshes_as_convex_hulls(geometry: pin.GeometryModel) -> int:
     """Replace every triangle mesh of ``geometry`` by its convex hull; the number replaced.
 
-    A distance between two meshes walks their triangles' bounding-volume trees: the SO-101
-    arm's STL meshes (up to 14,000 vertices) took 220 ms per configuration, so the design's
-    first scaling of its start into the limits ran for over ten minutes before its time budget
-    began (measured 2026-11-27). Between convex hulls coal's GJK takes 0.9 ms, and a hull
-    encloses its mesh, so the distance is never larger than the mesh's (checked: the 84 pairs
-    of the SO-101, 0 to 2 mm closer): the constraint stays on the safe side. (coal's own
-    ``buildConvexRepresentation`` returned distances larger than the meshes' here; the hull is
-    built from the mesh's vertices instead.)"""
+    A distance between two meshes walks their triangles' bounding-volume trees, some hundred
+    times slower than coal's GJK between convex hulls; the design evaluates it at every sample
+    of every scaling and iteration. A hull encloses its mesh, so its distance is never larger
+    than the mesh's: the constraint stays on the safe side. The hull is built from the mesh's
+    vertices: coal's own ``buildConvexRepresentation`` can give distances larger than the
+    mesh's, which would not be safe."""
     try:
         import coal
     except ImportError:  # pragma: no cover - Pinocchio before 3.4 ships hpp-fcl

@@ -67,10 +67,9 @@ def check_sampling(
 ) -> None:
     """InputError naming the option at fault (``options``: the one that set the base frequency,
     the one that set the duration) when the written trajectory cannot carry the design: its
-    highest harmonic (``harmonics`` x
-    ``base_frequency_hz``) at or above the Nyquist frequency of ``sample_rate_hz`` (the
-    samples alias it: --base-frequency 1000 wrote one row whose regressor had a condition number
-    of 8.6e15), or, with ``n_base``, fewer distinct samples x joints over ``duration_s`` than
+    highest harmonic (``harmonics`` x ``base_frequency_hz``) at or above the Nyquist frequency
+    of ``sample_rate_hz`` (the samples alias it and the regressor is singular), or, with
+    ``n_base``, fewer distinct samples x joints over ``duration_s`` than
     base parameters (no identification can use them: the regressor is rank deficient). The end
     sample repeats the first (a periodic excitation at rest), so it is not counted."""
     band, nyquist = harmonics * base_frequency_hz, 0.5 * sample_rate_hz
@@ -134,7 +133,7 @@ def geometry_constraints(  # noqa: ANN001 - RobotModel, JointLimits, the excitat
 
 
 def _require_finite(trajectory: Trajectory, urdf: str | Path) -> None:
-    """No NaN is ever written (issue 31): a non-finite torque or state names its joint."""
+    """No NaN is ever written: a non-finite torque or state names its joint."""
     for kind, values in (("q", trajectory.q), ("dq", trajectory.dq), ("tau", trajectory.tau)):
         bad = np.flatnonzero(~np.all(np.isfinite(values), axis=0))
         if bad.size:

@@ -185,8 +185,10 @@ def _torque_delay(estimation: dict[str, Any]) -> str | float:
     if value is None or value in ("report", "auto"):
         return value or "auto"
     if isinstance(value, str | bool):
-        raise ConfigError(f"config estimation.torque_delay: expected report, auto or a delay in "
-                         f"seconds, got {value!r}")  # fmt: skip
+        raise ConfigError(
+            f"config estimation.torque_delay: expected report, auto or a delay in "
+            f"seconds, got {value!r}"
+        )
     return _number(estimation, "torque_delay", "estimation")
 
 
@@ -369,8 +371,7 @@ def _gravity(raw: Any) -> tuple[float, float, float] | None:
         return None
     if not isinstance(raw, list | tuple) or len(raw) != 3:
         raise ConfigError(f"config gravity: expected [gx, gy, gz] in m/s^2, got {raw!r}"[:120])
-    values = tuple(config_number(v, "gravity", positive=False, low=-100.0, high=100.0)
-                   for v in raw)  # fmt: skip
+    values = tuple(config_number(v, "gravity", positive=False, low=-100.0, high=100.0) for v in raw)
     return values  # type: ignore[return-value]
 
 
@@ -541,17 +542,24 @@ def lock_unlogged(
     is an error naming its column."""
     pin_model = load_robot_file(urdf)
     names = [pin_model.names[j] for j in range(1, pin_model.njoints)]
-    one_dof = [pin_model.names[j] for j in range(1, pin_model.njoints)
-               if pin_model.joints[j].nq == 1 and pin_model.joints[j].nv == 1]  # fmt: skip
+    one_dof = [
+        pin_model.names[j]
+        for j in range(1, pin_model.njoints)
+        if pin_model.joints[j].nq == 1 and pin_model.joints[j].nv == 1
+    ]
     candidates = [j for j in one_dof if j not in config.locked]
     unlogged = [j for j in candidates if j not in logged]
-    if (config.joints is not None or not logged or not (logged <= set(names))
-            or len(unlogged) == len(candidates)):  # fmt: skip
+    if (
+        config.joints is not None
+        or not logged
+        or not (logged <= set(names))
+        or len(unlogged) == len(candidates)
+    ):
         return config, {}
     # only the ends of the tree: a joint with a logged joint beyond it is a column missing
     # from the middle of the chain, not a hand. Said here: left to the loading, a gripper's
-    # coupled fingers beyond it were refused first (a probe's arm without its elbow column was
-    # told to leave the finger columns out, which it had)
+    # coupled fingers beyond it would be refused first, and the error would ask to leave out
+    # finger columns the log has
     for joint in unlogged:
         beyond = pin_model.subtrees[pin_model.getJointId(joint)]
         found = [pin_model.names[k] for k in beyond if pin_model.names[k] in logged]
@@ -589,8 +597,10 @@ def unlogged_holds(
     if not added or RECORDED in added.values():
         return {}, ()
     held = held or {}
-    positions = {joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
-                 for joint, value in added.items()}  # fmt: skip
+    positions = {
+        joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
+        for joint, value in added.items()
+    }
     listed = ", ".join(f"{joint} at {value:g}" for joint, value in positions.items())
     return positions, (
         f"joints of the robot file the recording does not log held still (rad or "

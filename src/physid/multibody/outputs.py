@@ -1,6 +1,6 @@
 """Outputs of ``physid multibody identify``: recordings from contract files, ``params.json``
 (the physid contract, multibody terms under ``extra``), ``result.json``, ``states.npz`` and the
-report figure (measured vs estimated angles, impulse residuals of eqs. 3.7-3.8, simulation of the
+report figure (recorded vs estimated angles, impulse residuals of eqs. 3.7-3.8, simulation of the
 identified model from the first estimated state).
 """
 
@@ -72,7 +72,7 @@ def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
 def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
     """Joint angles of the estimated states. The map from states to angles is kinematic, so it
     is read through a stepper at the fit's start values, which can be simulated: an estimate at
-    an inertia's bound 0 cannot (a stepper at it threw the finished fit away, exit 2)."""
+    an inertia's bound 0 cannot (a stepper built at it would fail after the fit finished)."""
     from physid.multibody.step.simulate import Stepper
 
     start = fit.model.values.copy()
@@ -307,15 +307,15 @@ def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
 
 
 def _swing_limits(measured: np.ndarray) -> tuple[float, float]:
-    """Angle-axis limits around the measured swing (20 % margin): a simulation that runs away
-    must not squash a +-0.15 rad swing onto a 0-6 rad axis (issue 28)."""
+    """Angle-axis limits around the recorded swing (20 % margin): a simulation that runs away
+    must not squash a small swing onto an axis several radians wide."""
     low, high = float(np.nanmin(measured)), float(np.nanmax(measured))
     pad = 0.2 * max(high - low, 1e-3)
     return low - pad, high + pad
 
 
 def plot_report(fit: MultibodyFit, path: Path, simulation: tuple | str | None = None) -> None:
-    """Per joint, the measured, estimated and simulated (from the first state) angles on an
+    """Per joint, the recorded, estimated and simulated (from the first state) angles on an
     axis scaled to that joint's swing; the differences to the measurement [mrad]; the impulse
     residuals. ``simulation``: the first recording's entry of
     :func:`physid.multibody.verdicts.first_state_simulations` (computed when not given)."""
@@ -338,7 +338,7 @@ def plot_report(fit: MultibodyFit, path: Path, simulation: tuple | str | None = 
     fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)
     error_axis, impulse_axis = axes[-2], axes[-1]
     for j, name in enumerate(names):
-        axis, seen = axes[j], seg.w[:, j] > 0  # steps with a measured sample
+        axis, seen = axes[j], seg.w[:, j] > 0  # steps with a recorded sample
         axis.plot(t[seen], seg.y[seen, j], ".", ms=2, color="0.6", label="measured")
         axis.plot(t, est[:, j], "-", lw=1.2, label="estimated")
         axis.plot(t_sim, sim[:, j], "--", lw=1.0, label="simulated from the first state")

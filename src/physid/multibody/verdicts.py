@@ -1,7 +1,7 @@
-"""What a fit of :mod:`physid.multibody.estimate.fit` says about itself (issue 27): every estimated
+"""What a fit of :mod:`physid.multibody.estimate.fit` says about itself: every estimated
 parameter that ended at a bound, with what to try, and the simulation error of the identified
 model from the first estimated state (the validation of paper A §4.5), per joint over the first
-second and over the whole recording, at the measured samples.
+second and over the whole recording, at the recorded samples.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.errors import InputError
 from physid.findings import Finding
-from physid.multibody import codes
 
 
 def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -65,7 +65,7 @@ def simulation_errors(
     """Per recording of ``fit`` (a :class:`physid.multibody.estimate.fit.MultibodyFit`, not
     imported: estimate imports this module): the identified model simulated from the first
     state (``simulations``, default :func:`first_state_simulations`), and per joint the RMS
-    angle error [rad] against the measured samples over the first ``horizon`` seconds and over
+    angle error [rad] against the recorded samples over the first ``horizon`` seconds and over
     the whole recording (``None`` and the reason when the model cannot be simulated, e.g. a
     body at zero mass)."""
     out = []

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import physid.multibody.codes as codes
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.fit import MultibodyFit, MultibodyRecording, identify
 from physid.multibody.refine.output_error import WINDOW_SECONDS, refine, refined, skip_reason
 from physid.multibody.verdicts import (
@@ -27,10 +27,8 @@ from physid.status import Status
 
 #: The refinement run by default (:func:`auto_reasons`): windows of 1 s at the fit's step. Short
 #: windows are well posed from a far start (a phase error cannot build up within one) and cost
-#: a fraction of the full refinement's longer stages. Measured from the equation-error values of
-#: a 6 s, 20 Hz sticking pendulum (Coulomb 0.1 N m): 1 s windows 0.1003 +- 0.0029 in 3.4 s, 2 s
-#: windows stopped in a local minimum at 0.025 +- 0.023 (44 mrad windowed error for 10 of
-#: noise); on the 40 s Furuta at h = 10 ms, 1 s 0.0438 +- 0.0012 (11 s), 2 s 0.0415 +- 0.0017.
+#: a fraction of the full refinement's longer stages; from the equation-error values, 2 s
+#: windows can already stop in a local minimum of a sticking joint.
 AUTO_WINDOWS = (1.0,)
 #: Simulations of the windows per refinement stage (the full and the default refinement).
 REFINE_EVALUATIONS = 30
@@ -92,8 +90,7 @@ def cross_validation(
 
 #: A recording observes fewer than this share of the model steps (samples further apart than
 #: two steps): low-rate, where the equation error's free states between samples let viscous
-#: friction take the dry friction's part (a 20 Hz pendulum at h = 5 ms: Coulomb 0.034 N m for
-#: 0.1, viscous 0.028 for 0.004, neither at a bound; docs/multibody.md).
+#: friction take the dry friction's part, with neither at a bound to say so (docs/multibody.md).
 LOW_RATE_SHARE = 0.5
 DRY_SLOTS = ("coulomb", "dry", "stribeck_delta")
 
@@ -101,9 +98,8 @@ DRY_SLOTS = ("coulomb", "dry", "stribeck_delta")
 def auto_reasons(fit: MultibodyFit) -> list[str]:
     """Why the default refinement runs (empty: it does not): a body collapsed to the lower end
     of its plausibility box after the equation-error fit, or dry friction estimated from
-    low-rate samples. Not for any parameter at a bound: on the real double arm at 1 kHz its
-    viscous friction at 0 (a plausible answer there) made it refine, and the held-out 1-s
-    errors rose from 0.82 / 1.84 and 1.26 / 1.44 to 0.88 / 2.08 and 1.65 / 1.96 mrad."""
+    low-rate samples. Not for any parameter at a bound: a viscous friction at 0 can be the
+    right answer, and refining a good high-rate fit for it made its held-out errors worse."""
     reasons = []
     if fit.collapsed:
         reasons.append(f"{', '.join(fit.collapsed)} collapsed in the equation-error fit")

@@ -14,8 +14,8 @@ are solved exactly by eliminating each window's ``dd_w`` (the Schur complement, 
 of multiple shooting): ``(H_xx + lam D_x - sum H_xw L_w^-1 H_wx) dx = -g_x + sum H_xw L_w^-1
 g_w`` with ``L_w = H_ww + lam D_w``, then ``dd_w = -L_w^-1 (g_w + H_wx dx)``. Each solve costs
 ``W`` small ``2n x 2n`` factorisations and one ``len(x)``-square one, against the hundreds of
-sparse products an iterative (LSMR) trust-region step took on the same system (measured on the
-UR10e benchmark: LSMR's steps were most of the non-MuJoCo CPU).
+sparse products an iterative (LSMR) trust-region step takes on the same system (there, most of
+the CPU outside the simulator).
 
 Bounds on ``x`` (each tuned number >= 0, the delay <= 0.1 s): a parameter at a bound whose
 gradient points outward is held (its row and column dropped from the condensed system); a step
@@ -76,21 +76,30 @@ class Normal:
     def of(cls, b: Blocks) -> Normal:
         Hxx = np.einsum("wri,wrj->ij", b.G, b.G) + np.diag(b.p**2)
         gxw = np.einsum("wri,wr->wi", b.G, b.r)
-        return cls(Hxx, np.einsum("wri,wrj->wij", b.G, b.S),
-                   np.einsum("wri,wrj->wij", b.S, b.S), gxw.sum(axis=0) + b.p * b.rp,
-                   np.einsum("wri,wr->wi", b.S, b.r), gxw)  # fmt: skip
+        return cls(
+            Hxx,
+            np.einsum("wri,wrj->wij", b.G, b.S),
+            np.einsum("wri,wrj->wij", b.S, b.S),
+            gxw.sum(axis=0) + b.p * b.rp,
+            np.einsum("wri,wr->wi", b.S, b.r),
+            gxw,
+        )
 
     def quadratic(self, dx: np.ndarray, dd: np.ndarray) -> float:
         """``|J d|^2`` of a step ``d = (dx, dd)``."""
-        return float(dx @ self.Hxx @ dx + 2.0 * np.einsum("i,wij,wj->", dx, self.Hxw, dd)
-                     + np.einsum("wi,wij,wj->", dd, self.Hww, dd))  # fmt: skip
+        return float(
+            dx @ self.Hxx @ dx
+            + 2.0 * np.einsum("i,wij,wj->", dx, self.Hxw, dd)
+            + np.einsum("wi,wij,wj->", dd, self.Hww, dd)
+        )
 
     def step(self, lam: float, Dx, Dw, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The damped Gauss-Newton step, windows condensed out (module docstring); the
         parameters not ``free`` held."""
         L = self.Hww + lam * Dw[:, :, None] * np.eye(Dw.shape[1])
-        solved = np.linalg.solve(L, np.concatenate([self.Hxw.transpose(0, 2, 1),
-                                                    self.gw[:, :, None]], axis=2))  # fmt: skip
+        solved = np.linalg.solve(
+            L, np.concatenate([self.Hxw.transpose(0, 2, 1), self.gw[:, :, None]], axis=2)
+        )
         K, k = solved[:, :, :-1], solved[:, :, -1]  # L^-1 H_wx, L^-1 g_w
         schur = self.Hxx + np.diag(lam * Dx) - np.einsum("wij,wjk->ik", self.Hxw, K)
         rhs = -self.gx + np.einsum("wij,wj->i", self.Hxw, k)
@@ -169,14 +178,20 @@ def solve(
     it the solve also stops (status 2) once the undamped Gauss-Newton step moves every free
     parameter by at most ``std_tolerance`` of its standard deviation: the minimum the local
     model predicts is closer than the data can tell apart, and more iterations would only
-    polish digits (measured on the real UR10e: the last 37 of 79 evaluations moved the
-    held-out shooting error by 0.15 %). Without ``final_jacobian`` a solve that ends on a
+    polish digits (nearly half the evaluations of a solve can move the held-out error by a
+    tenth of a per cent). Without ``final_jacobian`` a solve that ends on a
     secant Jacobian keeps it (the solution's ``normal`` then describes no standard deviation:
     for a stage whose only product is where the next one starts)."""
     lower, upper = bounds
     x = np.clip(x0, lower, upper)
-    run = _Run(x, offsets0.copy(), jacobian(x, offsets0, evaluate(x, offsets0)), lam0,
-               Dx=np.zeros(len(x0)), Dw=np.zeros(offsets0.shape))  # fmt: skip
+    run = _Run(
+        x,
+        offsets0.copy(),
+        jacobian(x, offsets0, evaluate(x, offsets0)),
+        lam0,
+        Dx=np.zeros(len(x0)),
+        Dw=np.zeros(offsets0.shape),
+    )
     options = _Options(evaluate, jacobian, bounds, max_nfev, ftol, xtol, progress, secant_steps)
     normal = None
     while run.status is None:
@@ -189,12 +204,13 @@ def solve(
         if (
             std_of is not None
             and run.accepted
-            and _within_std(normal, run.current.cost, std_of, std_tolerance, run.Dx, run.Dw,
-                            ~held)  # fmt: skip
+            and _within_std(normal, run.current.cost, std_of, std_tolerance, run.Dx, run.Dw, ~held)
         ):
             run.status = 2
-            run.message = (f"the Gauss-Newton step is below {std_tolerance:g} standard "
-                           "deviation of every parameter")  # fmt: skip
+            run.message = (
+                f"the Gauss-Newton step is below {std_tolerance:g} standard "
+                "deviation of every parameter"
+            )
             break
         _iterate(run, normal, held, options)
         if run.status is None and run.nfev >= max_nfev:
@@ -250,7 +266,7 @@ def _iterate(run: _Run, normal: Normal, held: np.ndarray, o: _Options) -> None:
         actual = run.current.cost - candidate.cost
         rho = actual / predicted if predicted > 0.0 else -1.0
         # in the Marquardt scaling, as MINPACK measures it: unscaled, one large parameter (a
-        # servo's kp of 1e6 N m/rad) made every step of the others "small"
+        # servo's kp of 1e6 N m/rad) makes every step of the others "small"
         small = np.sqrt(dx @ (run.Dx * dx) + np.sum(run.Dw * dd**2)) <= o.xtol * (
             o.xtol + np.sqrt(x @ (run.Dx * x) + np.sum(run.Dw * d**2))
         )
@@ -273,8 +289,17 @@ def _iterate(run: _Run, normal: Normal, held: np.ndarray, o: _Options) -> None:
             return
 
 
-def _accept(run: _Run, candidate: Blocks, trial: np.ndarray, dx: np.ndarray, dd: np.ndarray,
-            rho: float, actual: float, small: bool, o: _Options) -> None:  # fmt: skip
+def _accept(
+    run: _Run,
+    candidate: Blocks,
+    trial: np.ndarray,
+    dx: np.ndarray,
+    dd: np.ndarray,
+    rho: float,
+    actual: float,
+    small: bool,
+    o: _Options,
+) -> None:
     """Move to an accepted step, test convergence, and renew the Jacobian (a secant update
     while the model agrees, else finite differences)."""
     run.lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
@@ -300,8 +325,13 @@ def _accept(run: _Run, candidate: Blocks, trial: np.ndarray, dx: np.ndarray, dd:
         o.progress(run.accepted, run.nfev, float(candidate.cost))
 
 
-def _solution(run: _Run, normal: Normal | None, bounds: tuple[np.ndarray, np.ndarray],
-              jacobian: Callable, final_jacobian: bool) -> Solution:  # fmt: skip
+def _solution(
+    run: _Run,
+    normal: Normal | None,
+    bounds: tuple[np.ndarray, np.ndarray],
+    jacobian: Callable,
+    final_jacobian: bool,
+) -> Solution:
     """The solution, with the normal equations its standard deviations come from (a
     finite-difference Jacobian when the solve ended on a secant one, unless not asked)."""
     lower, upper = bounds
@@ -315,8 +345,18 @@ def _solution(run: _Run, normal: Normal | None, bounds: tuple[np.ndarray, np.nda
     gx = final.gx.copy()
     gx[((x <= lower) & (gx > 0.0)) | ((x >= upper) & (gx < 0.0))] = 0.0
     optimality = float(np.max(np.abs(np.concatenate([gx, final.gw.ravel()])), initial=0.0))
-    return Solution(x, d, run.current.cost, run.nfev, run.njev, run.status, run.message,
-                    optimality, final, run.current.r)  # fmt: skip
+    return Solution(
+        x,
+        d,
+        run.current.cost,
+        run.nfev,
+        run.njev,
+        run.status,
+        run.message,
+        optimality,
+        final,
+        run.current.r,
+    )
 
 
 def _within_std(normal: Normal, cost: float, std_of, tolerance: float, Dx, Dw, free) -> bool:

@@ -10,13 +10,13 @@ six-axis force/torque sensors and the base's accelerometer (with its bias estima
 :func:`solve_with_accelerometer_bias`).
 """
 
-from physid.oe.build import initial_guess, make_problem
-from physid.oe.imu_bias import solve_with_accelerometer_bias
-from physid.oe.measurements import Measurements, NoiseStd
-from physid.oe.phases import ContactSchedule
-from physid.oe.problem import OEProblem
-from physid.oe.result import OEResult
-from physid.oe.solver import OEOptions, solve
+from physid.oe.model.measurements import Measurements, NoiseStd
+from physid.oe.model.phases import ContactSchedule
+from physid.oe.outputs.result import OEResult
+from physid.oe.solving.build import initial_guess, make_problem
+from physid.oe.solving.imu_bias import solve_with_accelerometer_bias
+from physid.oe.solving.problem import OEProblem
+from physid.oe.solving.solver import OEOptions, solve
 
 __all__ = [
     "ContactSchedule",

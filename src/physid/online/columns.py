@@ -11,7 +11,7 @@ manifest):
   ``base_x, base_y, base_z`` [m] and unit quaternion ``base_qx, base_qy, base_qz, base_qw``, and
   the root velocity *in the root frame* (Pinocchio's free-flyer convention)
   ``base_vx, base_vy, base_vz`` [m/s] and ``base_wx, base_wy, base_wz`` [rad/s];
-* per contact frame ``<frame>`` (config ``contact_frames``), the measured wrench that the
+* per contact frame ``<frame>`` (config ``contact_frames``), the logged wrench that the
   environment applies to the robot, expressed in ``LOCAL_WORLD_ALIGNED`` at the frame (origin
   of the frame, world axes): force ``f_<frame>_x, f_<frame>_y, f_<frame>_z`` [N] and moment
   about the frame origin ``m_<frame>_x, m_<frame>_y, m_<frame>_z`` [N m]; zero when the contact
@@ -53,7 +53,7 @@ BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", 
 
 
 def wrench_columns(frame: str) -> tuple[str, ...]:
-    """The six columns of the measured wrench at ``frame`` (force, then moment)."""
+    """The six columns of the logged wrench at ``frame`` (force, then moment)."""
     return tuple(f"{kind}_{frame}_{axis}" for kind in ("f", "m") for axis in "xyz")
 
 
@@ -89,8 +89,14 @@ def motion_read_earlier(signals: OnlineSignals, delay_s: float) -> OnlineSignals
         return None if values is None else interpolated(at, signals.t, values)
 
     wrenches = None if signals.wrenches is None else signals.wrenches[kept]
-    return replace(signals, t=signals.t[kept], q=earlier(signals.q), dq=earlier(signals.dq),
-                   tau=signals.tau[kept], wrenches=wrenches)  # fmt: skip
+    return replace(
+        signals,
+        t=signals.t[kept],
+        q=earlier(signals.q),
+        dq=earlier(signals.dq),
+        tau=signals.tau[kept],
+        wrenches=wrenches,
+    )
 
 
 def _column(table: Table, name: str, what: str) -> NDArray[np.float64]:
@@ -191,7 +197,7 @@ class _Reader:
 
 def _refuse_currents_without_gains(table: Table, joints: tuple[str, ...]) -> None:
     """An error line for a joint logged as a motor current (``i_``) without a torque column:
-    the api converts the currents of the configured drive gains before this is called."""
+    the api has converted the currents of the configured drive gains already."""
     for joint in joints:
         if f"tau_{joint}" not in table.columns and f"i_{joint}" in table.columns:
             raise InputError(
@@ -231,7 +237,8 @@ def _radians(values: NDArray[np.float64], revolute: NDArray[np.bool_]) -> NDArra
 
 def _refuse_a_moving_base(table: Table, model: pin.Model) -> None:
     """A legged robot's log read as a fixed-base arm: its base's motion and the ground's forces
-    land on the joints (a humanoid's 30 kg torso came out at 150 kg, status ok)."""
+    land on the joints, and the estimated body absorbs them at several times its mass, status
+    ok."""
     logged_base = [
         n
         for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
@@ -293,19 +300,23 @@ def _contact_wrenches(
 # it gains over the log is small against the weight times the duration). A mean vertical force
 # of these ratios to the model's weight is a mistake, not a payload or a harness: pushed down
 # (the sign of a sensor that reports what the robot applies), in kilogram-force, in mN or kN.
-_WEIGHT_MISTAKES = ((-1.0, "the sign flipped (wrenches the robot applies to the ground, not "
-                     "those the ground applies to it)"),
-                    (1.0 / 9.80665, "forces in kilogram-force?"),
-                    (1e3, "forces in mN?"), (1e-3, "forces in kN?"))  # fmt: skip
+_WEIGHT_MISTAKES = (
+    (
+        -1.0,
+        "the sign flipped (wrenches the robot applies to the ground, not "
+        "those the ground applies to it)",
+    ),
+    (1.0 / 9.80665, "forces in kilogram-force?"),
+    (1e3, "forces in mN?"),
+    (1e-3, "forces in kN?"),
+)
 
 
 def check_contact_weight(model: pin.Model, wrenches: NDArray[np.float64], source: str) -> None:
-    """One error line when the measured contact forces (N, frames, 6; world-aligned) of a
+    """One error line when the logged contact forces (N, frames, 6; world-aligned) of a
     floating base average to one of :data:`_WEIGHT_MISTAKES` times the model's weight (within
-    50 % for the sign, 15 % for the units). Measured on the simulated humanoid of
-    ``tests/test_online_cli.py`` (68.7 kg): its forces negated read a waist of 0.25 kg for 28.5,
-    in kilogram-force 0.25 kg, both status suspect with the generic hint "check the units, the
-    wrench signs and the quaternion order"."""
+    50 % for the sign, 15 % for the units). The filter would read them as a body of a small
+    fraction of its mass, status suspect with only a generic hint on units and signs."""
     vertical = wrenches[:, :, 2].sum(axis=1)
     vertical = vertical[np.isfinite(vertical)]
     mass = pin.computeTotalMass(model)

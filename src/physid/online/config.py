@@ -5,7 +5,7 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     filter: ekf                  # ekf (log-Cholesky EKF, paper E eqs. 18-21) | kf (baseline on
                                  # raw pi, paper E eqs. 12 and 15)
     floating_base: false         # load the URDF with a free-flyer root joint named root_joint
-    contact_frames: []           # frames with measured wrenches f_<frame>_x..m_<frame>_z
+    contact_frames: []           # frames with logged wrenches f_<frame>_x..m_<frame>_z
     nominal_params: null         # params.json for the nominal bodies (relative to this file),
                                  # its joint friction and its torque delay (each torque paired
                                  # with the motion that much earlier); default: URDF inertias
@@ -157,8 +157,9 @@ class OnlineConfig:
                 f"config angle_unit: '{self.angle_unit}' is not one of {list(ANGLE_UNITS)}"
             )
         window = self.acceleration_window
-        if window != AUTO_WINDOW and (isinstance(window, bool) or not isinstance(window, int)
-                                      or window < 3 or window % 2 == 0):  # fmt: skip
+        if window != AUTO_WINDOW and (
+            isinstance(window, bool) or not isinstance(window, int) or window < 3 or window % 2 == 0
+        ):
             raise ConfigError(
                 f"config acceleration_window: expected an odd integer >= 3 or 'auto', got "
                 f"{window!r}"
@@ -168,8 +169,10 @@ class OnlineConfig:
         if not self.max_update_std > 0:
             raise ConfigError(f"config max_update_std: must be > 0, got {self.max_update_std!r}")
         if self.drive_gains == IDENTIFY_GAINS and self.nominal_params is None:
-            raise ConfigError("config drive_gains: identify reads the gains of the nominal "
-                             "params.json: set nominal_params, or give the gains")  # fmt: skip
+            raise ConfigError(
+                "config drive_gains: identify reads the gains of the nominal "
+                "params.json: set nominal_params, or give the gains"
+            )
         p = self.gating.probability
         if p is not None and not 0.0 < p < 1.0:
             raise ConfigError(f"config gating.probability: must lie in (0, 1), got {p!r}")

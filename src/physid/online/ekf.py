@@ -78,10 +78,9 @@ def _joint_torque_std(configured: float | str, nominal: ArrayLike | None) -> tup
     :data:`DEFAULT_JOINT_TORQUE_STD`.
 
     Why the residual: the measurement of eq. 15 subtracts the nominal model, so its error is at
-    least that model's own misfit. On a real UR10e (currents x drive gains, misfit 0.5-4.6 N m
-    per joint) the 1 N m of paper E's simulations read the shoulders' systematic misfit while
-    the arm slowed into a stop as a 3.1 kg wrist load of 0.5 kg, and gated a quarter of the
-    measurements (docs/online.md)."""
+    least that model's own misfit. A fixed 1 N m (paper E's simulations) below a real arm's
+    misfit of several N m per joint reads that systematic misfit as load changes and gates many
+    of the measurements (docs/online.md)."""
     if configured != AUTO_NOISE:
         return "config", np.asarray(float(configured))
     if nominal is None:
@@ -98,8 +97,9 @@ MASS_FLOOR = 0.01  # the smallest mass an estimated body takes, as a share of it
 def robot_extent(model: pin.Model) -> float:
     """The robot's size [m] as a bound on any body's centre of mass: the length of its joint
     chain stretched out (the sum of the joint placements' translations)."""
-    return float(sum(np.linalg.norm(model.jointPlacements[j].translation)
-                     for j in range(1, model.njoints)))  # fmt: skip
+    return float(
+        sum(np.linalg.norm(model.jointPlacements[j].translation) for j in range(1, model.njoints))
+    )
 
 
 class RecursiveInertialFilter:
@@ -161,8 +161,11 @@ class RecursiveInertialFilter:
         p = config.gating.probability
         self.gamma = np.inf if p is None else float(scipy.stats.chi2.ppf(p, df=meas.n_rows))
         # eq. 22's threshold for each number of rows a measurement keeps (see _fresh_rows)
-        self._gammas = np.full(meas.n_rows + 1, np.inf) if p is None else np.concatenate(
-            ([0.0], scipy.stats.chi2.ppf(p, df=np.arange(1, meas.n_rows + 1))))  # fmt: skip
+        self._gammas = (
+            np.full(meas.n_rows + 1, np.inf)
+            if p is None
+            else np.concatenate(([0.0], scipy.stats.chi2.ppf(p, df=np.arange(1, meas.n_rows + 1))))
+        )
         self._resting = np.zeros(meas.n_rows, dtype=bool)  # rows held by static friction
         self._release_s = config.gating.release_after_s
         n_wrench = 6 * len(meas.frame_ids)
@@ -241,8 +244,8 @@ class RecursiveInertialFilter:
         """Feed one sample and return the current (streamed) estimate.
 
         ``q`` (nq; free flyer: position, quaternion x y z w, then joints), ``dq`` (nv; free flyer:
-        linear then angular velocity of the root in the root frame), ``tau`` the measured
-        actuated torques (nv, or nv - 6 with a free flyer), ``contacts`` the measured wrenches
+        linear then angular velocity of the root in the root frame), ``tau`` the sensed
+        actuated torques (nv, or nv - 6 with a free flyer), ``contacts`` the sensed wrenches
         ``[fx, fy, fz, mx, my, mz]`` per contact frame (mapping frame -> 6 values, or an array in
         the configured frame order), world-aligned axes at the frame origin. A bad sample is
         skipped and flagged (:class:`~physid.online.stream.Skip`), never raises; wrong array
@@ -388,12 +391,10 @@ class RecursiveInertialFilter:
         nominal model that holds part of the load in the body before, a transient) drives the
         mass to zero and the centre of mass away along ``m c``, where the measurement's
         Jacobian in ``alpha`` and ``t`` (both proportional to ``m``) vanishes: the filter can
-        never come back. Measured (physid's simulated 7-axis arm, nominal from identify, the
-        payload attached 0.5 s into the run, then 1 -> 3 kg): 1e-6 kg for the rest of the run,
-        through the 2 kg step, status ok (tests/test_online_rest.py); with the bounds the step
-        is followed. They are the robot's own extent and 1 % of the nominal mass, which no
-        plausible body reaches; near the floor the recovery is slow (the Jacobian is still
-        proportional to the mass)."""
+        never come back: a body can stay near 0 kg for the rest of a run, through later load
+        steps, status ok; with the bounds the steps are followed. They are the robot's own
+        extent and 1 % of the nominal mass, which no plausible body reaches; near the floor the
+        recovery is slow (the Jacobian is still proportional to the mass)."""
         if not self._trust_region:  # the baseline's raw pi: no chart to bound
             return x
         theta = x.reshape(self.n_bodies, 10).copy()
@@ -414,8 +415,8 @@ class RecursiveInertialFilter:
         which :meth:`JointFriction.torque_variance` counts as noise; but it is one draw that
         lasts as long as the joint rests, not noise that averages out. Its row therefore counts
         on the first sample of each rest only: counted on every sample, a few seconds at rest
-        read that one static torque as hundreds of independent measurements, and moved a real
-        arm's 3.1 kg wrist load to 20 kg in an uninformative pose (UR10e, docs/online.md)."""
+        read that one static torque as hundreds of independent measurements, enough to move a
+        wrist load several-fold in an uninformative pose (docs/online.md)."""
         resting = self.measurement.resting_rows(v)
         if resting is None:
             return None

@@ -77,8 +77,9 @@ def make_filter(
         residual = nominal.residual_rms(joints)
         if residual is not None and signals is not None:
             factor = serial_correlation_factor(nominal.residual_correlation_time(joints), signals)
-            residual = np.hypot(residual * factor,
-                                differentiation_torque_std(model, signals, config))  # fmt: skip
+            residual = np.hypot(
+                residual * factor, differentiation_torque_std(model, signals, config)
+            )
     elif simulator_model:
         friction, findings = model_joint_friction(model)
     return cls(model, bodies, config, friction, residual), findings
@@ -140,8 +141,9 @@ def model_joint_friction(model: pin.Model) -> tuple[JointFriction | None, tuple[
     if not (np.any(damping) or np.any(dry)):
         return None, ()
     zeros = np.zeros(len(joints))
-    friction = JointFriction(damping.copy(), dry.copy(), zeros, zeros.copy(),
-                             np.full(len(joints), MJCF_FRICTION_SPEED))  # fmt: skip
+    friction = JointFriction(
+        damping.copy(), dry.copy(), zeros, zeros.copy(), np.full(len(joints), MJCF_FRICTION_SPEED)
+    )
     said = MODEL_FILE_FRICTION(
         "the nominal model includes the MJCF's joint damping and frictionloss (as viscous and "
         f"Coulomb friction, deadband {MJCF_FRICTION_SPEED:g}); a params.json (nominal_params) "
@@ -242,8 +244,8 @@ def replay(
             start = k - k % _CHUNK
             chunk = slice(start, k + 1)
             values[chunk], std[chunk] = quantities_from_pi(pi[chunk], covariance[: k + 1 - start])
-    # by chunks: the pseudo-inertias and eigenvalue workspace of every sample at once took
-    # 0.3 GB at 1e6 samples, the peak of such a replay
+    # by chunks: the pseudo-inertias and eigenvalue workspace of every sample at once would be
+    # a long replay's peak memory (some 0.3 GB at 1e6 samples)
     consistent = np.zeros((n, nb), dtype=bool)
     for start in range(0, n, _CHUNK):
         consistent[start : start + _CHUNK] = is_consistent(pi[start : start + _CHUNK])

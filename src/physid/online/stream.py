@@ -3,7 +3,7 @@
 * :class:`SampleWindow` — the last ``W`` samples; accelerations by a causal finite difference
   (least-squares slope of the velocity over the window, ``W = 3`` is the central difference),
   valid at the window's middle sample, so positions, torques and wrenches are delayed by
-  ``(W - 1) / 2`` samples to match (§III-D). Without measured velocities, velocity and
+  ``(W - 1) / 2`` samples to match (§III-D). Without logged velocities, velocity and
   acceleration both come from a least-squares quadratic in time fitted to the window's positions
   (a Savitzky-Golay derivative), valid at the same middle sample with the same delay. Bad samples
   (non-finite values, time not increasing) are rejected; a non-finite sample or a time gap

@@ -3,8 +3,8 @@ a non-ok status after it, with the findings (codes ON1xx-ON3xx) and the numbers 
 
 Why: the filter never fails — a sample it cannot use is skipped or gated, and with no update at
 all it streams the URDF's nominal body. Without a verdict, a recording with one time stamp, a
-shuffled log or positions in the wrong unit ended "0 updates", exit 0, with the nominal 0.3 kg
-reported as the estimate.
+shuffled log or positions in the wrong unit would end with no update, exit 0, and the nominal
+body reported as the estimate.
 """
 
 from __future__ import annotations
@@ -44,25 +44,29 @@ SIGNAL_PREFIXES = ("q_", "dq_", "tau_", "base_", "f_", "m_")  # the columns onli
 
 
 def check_table(table: Table) -> None:
-    """Every time stamp finite (it places its sample: a NaN one was echoed into estimates.csv)
-    and no signal beyond 1e8 in magnitude (1e300 overflowed the innovation covariance: numpy
-    warnings, and the sample was used). A NaN signal value stays a skipped sample."""
+    """Every time stamp finite (it places its sample: a NaN one would be echoed into
+    estimates.csv) and no signal beyond 1e8 in magnitude (1e300 overflows the innovation
+    covariance, and the sample would still be used). A NaN signal value stays a skipped
+    sample."""
     _check_finite(table, ["t"])
     _check_magnitude(table, [c for c in table.columns if c.startswith(SIGNAL_PREFIXES)])
 
 
 def check_some_sample_is_whole(signals: OnlineSignals, table: Table) -> None:
     """At least one sample with every signal the filter reads finite; otherwise an InputError
-    naming the signal columns that are NaN in every row (a probe's log with tau_j2 all NaN:
-    every sample skipped, "only 0 updates", and the nominal mass printed as a result)."""
+    naming the signal columns that are NaN in every row (a column all NaN skips every sample,
+    and the nominal mass would be printed as a result)."""
     parts = [signals.q, signals.tau] + [x for x in (signals.dq, signals.wrenches) if x is not None]
     whole = np.ones(signals.n_samples, dtype=bool)
     for part in parts:
         whole &= np.all(np.isfinite(part.reshape(signals.n_samples, -1)), axis=1)
     if whole.any():
         return
-    empty = [name for name, values in table.columns.items()
-             if name.startswith(SIGNAL_PREFIXES) and not np.isfinite(values).any()]  # fmt: skip
+    empty = [
+        name
+        for name, values in table.columns.items()
+        if name.startswith(SIGNAL_PREFIXES) and not np.isfinite(values).any()
+    ]
     named = f": {', '.join(empty)} NaN in every row" if empty else ""
     raise InputError(f"no sample has every signal the filter reads{named}", source=signals.source)
 
@@ -178,8 +182,8 @@ def replay_findings(
     is then mostly the nominal body: :data:`~physid.online.codes.FEW_UPDATES`), or too many
     measurements were gated (:data:`~physid.online.codes.MANY_GATED`). ``unexplained``
     (:func:`innovation_finding`: the innovations the model cannot explain, with the gated
-    share) stands in for the gated share's finding, which said "the model does not explain the
-    torques" a second time (an online probe)."""
+    share) stands in for the gated share's finding, which would say that the model does not
+    explain the torques a second time."""
     findings = []
     needed = max(MIN_UPDATES, MIN_UPDATE_SHARE * max(judged, 1))
     if updates < needed:
@@ -220,13 +224,12 @@ def replay_status(findings: Iterable[Finding]) -> Status:
     return Status.SUSPECT if least is not None and least.at_least(Severity.SUSPECT) else Status.OK
 
 
-# When the estimate is called failed (issue 28: 0.93 kg for a 2.21 kg body, 19 % gated, no joint
-# friction modelled). The normalised innovation squared of the accepted updates is chi-square
-# with m degrees of freedom (median ~ m) when the model and the noise model are right. Measured
-# median / m: plain-log arm with its friction model 0.066 / 7, without it 74.9 / 7 (3.39 kg for
-# 4.8 kg); the humanoid stepping example, whose touch-down impacts are gated by design (4.3 %),
-# 2.05 / 8 with a right mass. Above 3 m the updates that pass the gate are mostly the ones it
-# let through after rejecting them for release_after_s: the data disagree with the model.
+# When the estimate is called failed. The normalised innovation squared of the accepted updates
+# is chi-square with m degrees of freedom (median ~ m) when the model and the noise model are
+# right: a log with its friction model reads well below m, one without it some ten times m, and
+# impacts gated by design leave it near 2 m with a right mass. Above 3 m the updates that pass
+# the gate are mostly the ones it let through after rejecting them for release_after_s: the
+# data disagree with the model.
 NIS_FAILURE = 3.0
 GATED_FAILURE = 0.2  # or a fifth of the measurements rejected
 

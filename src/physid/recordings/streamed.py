@@ -1,11 +1,10 @@
 """Recordings too long to hold in memory: validated in one pass, re-read in row ranges.
 
-A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (issue 10:
-memory must not grow with the recording). Every block passes the same row checks as an in-memory
-file (:func:`physid.recordings.trajectory.trajectory_block`: columns, finiteness, magnitudes,
-units, with the file's
-own 1-based row numbers), the time stamps are checked as a whole at the end (they are the only
-column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
+A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (memory must not
+grow with the recording). Every block passes the same row checks as an in-memory file
+(:func:`physid.recordings.trajectory.trajectory_block`: columns, finiteness, magnitudes, units, with
+the file's own 1-based row numbers), the time stamps are checked as a whole at the end (they are the
+only column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
 temporary folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as
 an ordinary :class:`~physid.recordings.trajectory.Trajectory`, so the windowed pipeline
 (:mod:`physid.offline.observe.windows`) treats an in-memory trajectory and a long file alike.
@@ -82,8 +81,8 @@ class _Rows:
     def __getitem__(self, rows: slice) -> np.ndarray:
         start, stop, step = rows.indices(len(self))
         values = self._recording._read(self._name, start, stop)
-        # a copy: a strided view would keep every row read alive (1e7 samples read every 50th
-        # row: 480 MB held for 9.6 MB of positions)
+        # a copy: a strided view would keep every row read alive (every 50th row read holds 50
+        # times the memory of the positions kept)
         return values if step == 1 else values[::step].copy()
 
 
@@ -200,8 +199,10 @@ def read_once(items: list) -> list:
     disk (:func:`should_stream`) and tables as they are."""
     from physid.recordings import trajectory
 
-    return [item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
-            for item in items]  # fmt: skip
+    return [
+        item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
+        for item in items
+    ]
 
 
 def streamed_column_names(path: str | Path) -> tuple[str, ...]:
@@ -279,8 +280,9 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
                         raise ValueError
                 except ValueError:  # text in a column physid does not read: NaN, noted
                     text = "header\n" + "".join(lines)
-                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1,
-                                               notes=[])  # fmt: skip
+                    values = parse_csv_numbers(
+                        text, names, source, first_line=line_number + 1, notes=[]
+                    )
                 line_number += len(lines)
                 if len(values):
                     columns = {name: values[:, k] for k, name in enumerate(names)}

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import base64
-import concurrent.futures
 import datetime as _dt
-import gc
 import html
-import multiprocessing
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,9 +117,15 @@ def fit_summary(result: IdentificationResult) -> dict:
     ls = result.least_squares
     return {
         "status": str(result.status),
-        "train": {**result.train.as_dict(joints), "residual_correlation_time_s":
-                  residual_correlation_time(list(result.train_fits), joints)},  # fmt: skip
-        "validation": None if result.validation is None else {
+        "train": {
+            **result.train.as_dict(joints),
+            "residual_correlation_time_s": residual_correlation_time(
+                list(result.train_fits), joints
+            ),
+        },
+        "validation": None
+        if result.validation is None
+        else {
             **result.validation.as_dict(joints),
             "urdf_relative_error": result.validation_urdf,  # the URDF's own model, same samples
         },
@@ -324,69 +326,17 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
 
 
 def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np.ndarray, ...]:
-    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, and
-    the worker process that draws it should not be sent (pickled) hours of samples."""
+    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, not
+    hours of samples."""
     rows = figures.stride(len(arrays[0]), max_rows)
     return tuple(a[rows] for a in arrays)
 
 
-def _die_with_parent(parent: int) -> None:
-    """In a figure worker: end when the parent process dies (a SIGKILLed ``physid identify``
-    must not leave workers waiting forever). Linux: the kernel's parent-death signal; elsewhere
-    a watcher thread notices the worker was re-parented."""
-    import signal
-    import threading
-    import time
-
-    from physid.files.io import forget_inherited_locks
-
-    forget_inherited_locks()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    if os.getppid() != parent:  # died before the signal was armed
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
-    """Render the figures, on every core where processes can be forked cheaply.
-
-    Matplotlib's text rendering dominates the cost of a report (about 0.3 s per figure), and
-    the figures are independent, so they are drawn in parallel worker processes.
-    """
-    workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return {name: function(*args) for name, (function, args) in jobs.items()}
-    context = multiprocessing.get_context("fork")
-    # Frozen objects are skipped by the garbage collector: without this, each worker's first
-    # full collection walks (and copies on write) the whole inherited heap of Pinocchio, CVXPY
-    # and CasADi objects, which doubled the time of its first figure (Python docs, gc.freeze).
-    # (An application that froze objects itself keeps its own freeze: we unfreeze only ours.)
-    ours = gc.get_freeze_count() == 0
-    if ours:
-        gc.freeze()
-    try:
-        with concurrent.futures.ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {
-                name: pool.submit(function, *args) for name, (function, args) in jobs.items()
-            }
-            return {name: future.result() for name, future in futures.items()}
-    finally:
-        if ours:
-            gc.unfreeze()
+    """Render the figures in this process, one after the other: no worker can outlive the
+    command, and the figures cost less CPU than forked workers (which copy the parent's heap
+    and each draw on their own Matplotlib state)."""
+    return {name: function(*args) for name, (function, args) in jobs.items()}
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -611,17 +561,24 @@ def _drive_gain_table(result: IdentificationResult) -> str:
             if name not in result.model.joint_names or is_revolute(result.model, name)
             else "N"
         )
-        rows.append([name, _Cell(f"{html.escape(_fmt(gain['value'], 6))} "
-                     f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'),
-                     f"{unit} per unit of current",
-                     f"{100 * gain.get('payload_share', float('nan')):.2g} %"])  # fmt: skip
+        rows.append(
+            [
+                name,
+                _Cell(
+                    f"{html.escape(_fmt(gain['value'], 6))} "
+                    f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'
+                ),
+                f"{unit} per unit of current",
+                f"{100 * gain.get('payload_share', float('nan')):.2g} %",
+            ]
+        )
     return (
         "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
         + _table(
             ["joint", "gain ± std", "unit", "payload's share of the joint torque"],
             rows,
             "drive-gains",
-        )  # fmt: skip
+        )
     )
 
 
@@ -809,16 +766,38 @@ def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], lis
     model = result.model
     layout_names = model.layout.names
     rows = [
-        [short, _parameter_unit(model, layout_names[index]), _fmt(value), _fmt(std6),
-         _fmt(rel, 3), _fmt(std), "yes" if ok else "NO (prior)", name]
+        [
+            short,
+            _parameter_unit(model, layout_names[index]),
+            _fmt(value),
+            _fmt(std6),
+            _fmt(rel, 3),
+            _fmt(std),
+            "yes" if ok else "NO (prior)",
+            name,
+        ]
         for short, index, value, std6, rel, std, ok, name in zip(
-            base["short_names"], result.base.independent, base["values"], base["std_eq6"],
-            base["relative_std_percent"], base["std"], base["identifiable"], base["names"],
+            base["short_names"],
+            result.base.independent,
+            base["values"],
+            base["std_eq6"],
+            base["relative_std_percent"],
+            base["std"],
+            base["identifiable"],
+            base["names"],
             strict=True,
         )
-    ]  # fmt: skip
-    header = ["parameter", "unit", "value [unit]", "std (eq. 6) [unit]", "rel. std [%]",
-              "std (Newey-West) [unit]", "identifiable", "combination"]  # fmt: skip
+    ]
+    header = [
+        "parameter",
+        "unit",
+        "value [unit]",
+        "std (eq. 6) [unit]",
+        "rel. std [%]",
+        "std (Newey-West) [unit]",
+        "identifiable",
+        "combination",
+    ]
     return header, rows
 
 

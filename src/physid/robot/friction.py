@@ -1,5 +1,4 @@
-"""Joint friction models: the linear one of docs/architecture.md and two nonlinear ones (issue 11
-item 4).
+"""Joint friction models: the linear one of docs/architecture.md and two nonlinear ones.
 
 Per joint, with ``dq`` the joint speed (rad/s or m/s):
 

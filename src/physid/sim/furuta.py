@@ -184,7 +184,7 @@ def swing_up(
     return _sampled(sim, truth, h_sim, noise, seed, "synthetic Furuta swing-up")
 
 
-# --------------------------------------------------------- a sticking arm at 20 Hz (issue 74)
+# ---------------------------------------------------------------------- a sticking arm at 20 Hz
 
 #: The truth of :func:`sticking_release` (the geometry and inertias of
 #: examples/multibody/furuta.urdf): viscous [N m s/rad] and Coulomb [N m] friction per hinge;
@@ -267,14 +267,13 @@ def sticking_release(
     gravity: float = -9.81,
     hard_friction: bool = True,
 ) -> Synthetic:
-    """Issue 74's data: the Furuta of examples/multibody/furuta.urdf simulated by **MuJoCo**
-    (an independent simulator) at ``step`` with :data:`STICKING_TRUTH`'s friction (its
-    ``damping`` and ``frictionloss``, hard by default: :data:`HARD_FRICTION`), released from
-    :data:`STICKING_START` at rest, the arm sticking after about 15 s; sampled at ``rate`` [Hz]
-    by ``counts``-per-turn encoders (angles rounded to whole counts from a random phase of the
-    count grid per joint: encoder-like noise, std ``2 pi / counts / sqrt(12)``, 0.89 mrad at
-    2048). ``truth`` is physid's model of the same mechanism (URDF inertias, the truth's
-    friction, the given gravity)."""
+    """An arm that sticks: the Furuta of examples/multibody/furuta.urdf simulated by **MuJoCo** (an
+    independent simulator) at ``step`` with :data:`STICKING_TRUTH`'s friction (its ``damping`` and
+    ``frictionloss``, hard by default: :data:`HARD_FRICTION`), released from :data:`STICKING_START`
+    at rest, the arm sticking after about 15 s; sampled at ``rate`` [Hz] by ``counts``-per-turn
+    encoders (angles rounded to whole counts from a random phase of the count grid per joint:
+    encoder-like noise, std ``2 pi / counts / sqrt(12)``, 0.89 mrad at 2048). ``truth`` is physid's
+    model of the same mechanism (URDF inertias, the truth's friction, the given gravity)."""
     urdf = Path(__file__).resolve().parents[3] / "examples" / "multibody" / "furuta.urdf"
     t, clean = mujoco_furuta(seconds, rate, step, gravity, hard_friction)
     quantum = 2 * np.pi / counts

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
-class ArmRecording:
+class TrackedArmRun:
     """True states ``q (N+1, nq)``, ``v (N+1, nv)``, commands ``tau (N, nv)`` and noisy
     encoders ``q_meas``, ``v_meas`` at nodes ``t`` spaced by ``dt``."""
 
@@ -37,7 +37,7 @@ def simulate_arm(
     amplitude: float = 0.6,
     encoder_std: float = 1e-3,
     velocity_std: float = 5e-2,
-) -> ArmRecording:
+) -> TrackedArmRun:
     """Track ``q_ref(t) = q_n (+) sum_i a_i sin(w_i t + p_i)`` and record noisy encoders."""
     nv = true_model.nv
     data_true, data_nom = true_model.createData(), nominal_model.createData()
@@ -73,7 +73,7 @@ def simulate_arm(
         [pin.integrate(true_model, qk, encoder_std * rng.standard_normal(nv)) for qk in q]
     )
     v_meas = v + velocity_std * rng.standard_normal(v.shape)
-    return ArmRecording(t, dt, q, v, tau, q_meas, v_meas)
+    return TrackedArmRun(t, dt, q, v, tau, q_meas, v_meas)
 
 
 def joint_wrenches(

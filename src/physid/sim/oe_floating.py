@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from physid.oe.measurements import Measurements, NoiseStd
+from physid.oe.model.measurements import Measurements, NoiseStd
 
 _PROX = pin.ProximalSettings(1e-12, 0.0, 1)
 GO1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
@@ -160,7 +160,7 @@ HECTOR_TRUE_BODY = (1.9, (0.02, -0.01, 0.03), (0.015, 0.02, 0.03))  # kg, com [m
 def hector_flight(rng: np.random.Generator, duration: float, dt: float) -> Flight:
     """Hector (example-robot-data) with :data:`HECTOR_TRUE_BODY`, four X-configuration rotors
     at 0.22 m, tracking a random reference (:func:`simulate_flyer`)."""
-    from physid.oe.actuation import quad_x_rotors, thrust_actuation
+    from physid.oe.model.actuation import quad_x_rotors, thrust_actuation
     from physid.sim.oe_robots import HECTOR, load_model
 
     nominal = load_model(HECTOR, floating=True)
@@ -239,73 +239,108 @@ def simulate_go1(
     flags = flags_fn(n + 1, dt)
     cache: dict[tuple[str, ...], tuple] = {}
     q0 = go1_standing(true_model)
-    nd = nominal_model.createData()
-    mass = pin.computeTotalMass(nominal_model)
-    feet = [nominal_model.getFrameId(f) for f in GO1_FEET]
     amp = rng.uniform(0.5, 1.0, 5) * np.array([0.02, 0.02, 0.02, 0.1, 0.1])
     freq = 2 * np.pi * rng.uniform(0.3, 1.0, 5)
+    controller = _Go1Controller(nominal_model, q0, amp, freq, dt)
     x = np.zeros((n + 1, nq + nv))
     x[0, :nq] = q0
     u = np.zeros((n, nv - 6))
-    swing, integral = 0.15, 0.0
-    lift_start = np.zeros(4, dtype=int)
     for k in range(n):
-        t, q, v = k * dt, x[k, :nq], x[k, nq:]
-        s = amp * np.sin(freq * t)
-        ds = amp * freq * np.cos(freq * t)
+        u[k] = controller(k, x[k], flags)
+        x[k + 1] = _go1_step(
+            true_model, cache, x[k], u[k], flags[k], flags[k + 1], dt, substeps, integrator
+        )
+    meas = measure(true_model, x, rng, noise or NoiseStd())
+    return FloatingRecording(dt, x, u, meas, GO1_FEET, flags)
+
+
+class _Go1Controller:
+    """The virtual-model controller of :func:`simulate_go1` on the nominal model."""
+
+    def __init__(
+        self, model: pin.Model, q0: NDArray, amp: NDArray, freq: NDArray, dt: float
+    ) -> None:
+        self.model, self.data, self.q0 = model, model.createData(), q0
+        self.amp, self.freq, self.dt = amp, freq, dt
+        self.mass = pin.computeTotalMass(model)
+        self.feet = [model.getFrameId(f) for f in GO1_FEET]
+        self.swing, self.integral = 0.15, 0.0
+        self.lift_start = np.zeros(4, dtype=int)
+
+    def __call__(self, k: int, x: NDArray, flags: NDArray) -> NDArray[np.float64]:
+        """The joint torques of node k at the state x (``flags``: every node's contacts)."""
+        model, nd, dt = self.model, self.data, self.dt
+        nq = model.nq
+        t, q, v = k * dt, x[:nq], x[nq:]
+        s = self.amp * np.sin(self.freq * t)
+        ds = self.amp * self.freq * np.cos(self.freq * t)
         R = pin.Quaternion(q[3:7]).toRotationMatrix()
-        p_ref = q0[:3] + s[:3]
+        p_ref = self.q0[:3] + s[:3]
         R_ref = pin.rpy.rpyToMatrix(s[3], s[4], 0.0)
-        integral += dt * (p_ref[2] - q[2])
+        self.integral += dt * (p_ref[2] - q[2])
         lin, ang = R @ v[:3], R @ v[3:6]
+        mass = self.mass
         force = mass * (np.array([0, 0, 9.81]) + 200.0 * (p_ref - q[:3]) + 20.0 * (ds[:3] - lin))
-        force[2] += mass * 500.0 * integral
+        force[2] += mass * 500.0 * self.integral
         torque = 60.0 * R @ pin.log3(R.T @ R_ref) + 6.0 * (np.r_[ds[3:5], 0.0] - ang)
-        pin.computeGeneralizedGravity(nominal_model, nd, q)
-        pin.computeJointJacobians(nominal_model, nd, q)
-        pin.framesForwardKinematics(nominal_model, nd, q)
+        pin.computeGeneralizedGravity(model, nd, q)
+        pin.computeJointJacobians(model, nd, q)
+        pin.framesForwardKinematics(model, nd, q)
         stance = [i for i in range(4) if flags[k, i]]
         G = np.vstack(
             [
                 np.hstack([np.eye(3) for _ in stance]),
-                np.hstack([pin.skew(nd.oMf[feet[i]].translation - q[:3]) for i in stance]),
+                np.hstack([pin.skew(nd.oMf[self.feet[i]].translation - q[:3]) for i in stance]),
             ]
         )
         f = np.linalg.lstsq(G, np.r_[force, torque], rcond=None)[0]
         tau = nd.g[6:].copy()
         for j, i in enumerate(stance):
-            Jf = pin.getFrameJacobian(nominal_model, nd, feet[i], pin.LOCAL_WORLD_ALIGNED)[:3]
+            Jf = pin.getFrameJacobian(model, nd, self.feet[i], pin.LOCAL_WORLD_ALIGNED)[:3]
             tau -= Jf[:, 6:].T @ f[3 * j : 3 * j + 3]
         tau -= 0.3 * v[6:]
         for i in range(4):
             if flags[k, i]:
-                lift_start[i] = k + 1
+                self.lift_start[i] = k + 1
                 continue
-            bump = np.sin(np.pi * min((k - lift_start[i]) * dt / swing, 1.0))
+            bump = np.sin(np.pi * min((k - self.lift_start[i]) * dt / self.swing, 1.0))
             ref = GO1_STAND[3 * i : 3 * i + 3] + np.array([0.0, 0.3, -0.6]) * bump
             sl = slice(3 * i, 3 * i + 3)
             tau[sl] += 30.0 * (ref - q[7:][sl]) - 0.5 * v[6:][sl]
-        u[k] = tau
-        active = tuple(f for f, on in zip(GO1_FEET, flags[k], strict=True) if on)
-        if active not in cache:
-            cache[active] = _contacts(true_model, active)
-        d, cms, cds = cache[active]
-        tau_k = np.r_[np.zeros(6), u[k]]
+        return tau
 
-        def accel(qs, vs, d=d, cms=cms, cds=cds, tau_k=tau_k):  # noqa: ANN001, ANN202
-            return pin.constraintDynamics(true_model, d, qs, vs, tau_k, cms, cds, _PROX).copy()
 
-        x[k + 1] = _advance(true_model, x[k], accel, dt, substeps, integrator)
-        if np.any(flags[k + 1] & ~flags[k]):  # touch-down: plastic impact of the new stance
-            nxt = tuple(f for f, on in zip(GO1_FEET, flags[k + 1], strict=True) if on)
-            if nxt not in cache:
-                cache[nxt] = _contacts(true_model, nxt)
-            d, cms, cds = cache[nxt]
-            x[k + 1, nq:] = pin.impulseDynamics(
-                true_model, d, x[k + 1, :nq], x[k + 1, nq:], cms, cds, 0.0, _PROX
-            )
-    meas = measure(true_model, x, rng, noise or NoiseStd())
-    return FloatingRecording(dt, x, u, meas, GO1_FEET, flags)
+def _go1_step(  # noqa: PLR0913
+    model: pin.Model,
+    cache: dict,
+    x: NDArray,
+    u: NDArray,
+    flags: NDArray,
+    flags_next: NDArray,
+    dt: float,
+    substeps: int,
+    integrator: str,
+) -> NDArray[np.float64]:
+    """The state after one node: the contact dynamics of the feet ``flags`` integrated, then
+    the plastic impact of the feet that touch down at the next node."""
+    nq = model.nq
+    active = tuple(f for f, on in zip(GO1_FEET, flags, strict=True) if on)
+    if active not in cache:
+        cache[active] = _contacts(model, active)
+    d, cms, cds = cache[active]
+    tau_k = np.r_[np.zeros(6), u]
+
+    def accel(qs, vs):  # noqa: ANN001, ANN202
+        return pin.constraintDynamics(model, d, qs, vs, tau_k, cms, cds, _PROX).copy()
+
+    out = _advance(model, x, accel, dt, substeps, integrator)
+    if np.any(flags_next & ~flags):  # touch-down: plastic impact of the new stance
+        nxt = tuple(f for f, on in zip(GO1_FEET, flags_next, strict=True) if on)
+        if nxt not in cache:
+            cache[nxt] = _contacts(model, nxt)
+        d, cms, cds = cache[nxt]
+        out[nq:] = pin.impulseDynamics(model, d, out[:nq], out[nq:], cms, cds, 0.0, _PROX)
+    return out
 
 
 def accelerometer_readings(
@@ -314,7 +349,7 @@ def accelerometer_readings(
     """What an ideal accelerometer at ``frame`` on the base (None: the base frame) reads
     ``(N+1, 3)`` [m/s^2] along a trajectory ``x``: the finite difference of the point's world
     velocity over each node, minus gravity, in the sensor's axes at the node's start (the last
-    row repeats the one before). Independent of physid.oe.accelerometer's closed form; over a
+    row repeats the one before). Independent of physid.oe.model.accelerometer's closed form; over a
     touch-down it holds the impact's spike, as a real sample averaged over the step would."""
     nq = model.nq
     M = pin.SE3.Identity() if frame is None else model.frames[model.getFrameId(frame)].placement

@@ -59,8 +59,7 @@ STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share
 INITIAL_DAMPING = 1.0  # Levenberg-Marquardt's first lambda, relative to diag(J^T J)
 PRIOR_DECIDED = 0.5  # posterior std above this share of the prior std: the prior decided ...
 # ... unless the value moved more than this many prior std from its start: the prior did not
-# hold it there (an iiwa's wrist armature 0.062 from a start of 0.0025, prior std 0.01, was
-# labelled "prior" because the misfit inflated its std)
+# hold it there (a misfit inflates the posterior std of a value the data did move)
 PRIOR_HELD = 3.0
 
 
@@ -156,8 +155,10 @@ def unlogged_joints(  # noqa: ANN001 - mujoco.MjModel
     if not logged:
         return ()
     unlogged = tuple(j for j in joints if j not in logged)
-    body_of = {j: int(model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
-               for j in joints}  # fmt: skip
+    body_of = {
+        j: int(model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
+        for j in joints
+    }
 
     def beyond(body: int, joint: str) -> bool:  # joint's body is body or a descendant of it
         b = body_of[joint]
@@ -200,8 +201,10 @@ def check_model_joints(model) -> None:  # noqa: ANN001 - mujoco.MjModel
                 "mechanism (weld that body to its parent: remove the joint)"
             )
         if not name:
-            raise InputError(f"joint number {j} of {where} has no name: name it so that the "
-                             "recordings' q_<joint> columns can give its motion")  # fmt: skip
+            raise InputError(
+                f"joint number {j} of {where} has no name: name it so that the "
+                "recordings' q_<joint> columns can give its motion"
+            )
 
 
 def model_actuators(model) -> tuple[str, ...]:
@@ -222,15 +225,21 @@ def check_drive(model, runs: list[Run], fields: tuple[str, ...] = ()) -> None:  
     ctrl-driven runs need every actuator named; actuator terms need ctrl-driven runs."""
     kinds = {run.ctrl is not None for run in runs}
     if len(kinds) > 1:
-        raise InputError("some recordings log ctrl_<actuator> commands and others tau_<joint> "
-                         "torques: give all of one kind")  # fmt: skip
+        raise InputError(
+            "some recordings log ctrl_<actuator> commands and others tau_<joint> "
+            "torques: give all of one kind"
+        )
     if kinds == {True} and len(model_actuators(model)) != model.nu:
-        raise InputError("ctrl_ columns drive the model's actuators, and one of them has no "
-                         "name: name every <actuator> element")  # fmt: skip
+        raise InputError(
+            "ctrl_ columns drive the model's actuators, and one of them has no "
+            "name: name every <actuator> element"
+        )
     tuned = [f for f in fields if f in ACTUATOR_FIELDS]
     if tuned and kinds != {True}:
-        raise InputError(f"--fit {tuned[0]} tunes the model's actuators, which only recordings "
-                         "with ctrl_<actuator> columns drive")  # fmt: skip
+        raise InputError(
+            f"--fit {tuned[0]} tunes the model's actuators, which only recordings "
+            "with ctrl_<actuator> columns drive"
+        )
 
 
 MAX_WINDOW_STEPS = 1e6  # model steps per shooting window (a 0.5 s window at 0.5 us)
@@ -253,8 +262,8 @@ def _check_duration(run, timestep_s: float) -> None:  # noqa: ANN001 - a Run
 def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
     """One error line when a limited hinge's positions leave its MJCF range by more than the
     range's own span and reach beyond a turn: angles in degrees (LeRobot arms store them so),
-    which simfit reads as the MJCF's radians. A probe's 30 fps arm in degrees ended
-    ``numerical_failure`` ("torques in another unit") with a tuned elbow kp of 4474."""
+    which simfit reads as the MJCF's radians: the fit would tune absurd gains to motions 57x too
+    large, or fail numerically."""
     import mujoco
 
     hinge = int(mujoco.mjtJoint.mjJNT_HINGE)
@@ -276,11 +285,11 @@ def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
 
 
 # position targets against their joint's positions: a factor of these is a mistake, not lag
-_TARGET_MISTAKES = ((float(np.degrees(1.0)), 0.1, "targets in degrees beside positions in "
-                     "radians?"),
-                    (float(np.radians(1.0)), 0.1, "positions in degrees beside targets in "
-                     "radians?"),
-                    (-1.0, 0.25, "the sign flipped"))  # fmt: skip
+_TARGET_MISTAKES = (
+    (float(np.degrees(1.0)), 0.1, "targets in degrees beside positions in radians?"),
+    (float(np.radians(1.0)), 0.1, "positions in degrees beside targets in radians?"),
+    (-1.0, 0.25, "the sign flipped"),
+)
 TARGET_MOTION_RAD = 0.05  # a joint's range of motion below which its targets are not judged
 
 
@@ -315,9 +324,11 @@ def _check_targets(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
                     continue  # a slide's metres have no degrees
                 if abs(slope / factor - 1.0) <= tolerance:
                     name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
-                    raise InputError(f"the position targets ctrl_{name} read {slope:.3g} x "
-                                     f"joint '{joint}''s position: {cause}",
-                                     source=run.source)  # fmt: skip
+                    raise InputError(
+                        f"the position targets ctrl_{name} read {slope:.3g} x "
+                        f"joint '{joint}''s position: {cause}",
+                        source=run.source,
+                    )
 
 
 def check_runs(  # noqa: ANN001 - mujoco.MjModel
@@ -332,16 +343,20 @@ def check_runs(  # noqa: ANN001 - mujoco.MjModel
     if not (np.isfinite(timestep) and timestep > 0.0):
         raise InputError(f"the model's timestep is {timestep:g}: it must be a positive time [s]")
     if window_s / timestep > MAX_WINDOW_STEPS:
-        raise InputError(f"the model's timestep {timestep:g} s makes more than "
-                         f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window")  # fmt: skip
+        raise InputError(
+            f"the model's timestep {timestep:g} s makes more than "
+            f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window"
+        )
     for run in runs:
         _check_duration(run, timestep)
         _check_radians(model, run, joints)
         if run.ctrl is not None:
             _check_targets(model, run, joints)
         if not windows(run.t, window_s):
-            raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
-                             "seconds?)", source=run.source)  # fmt: skip
+            raise InputError(
+                f"no {window_s:g} s shooting window holds 3 samples (is t in seconds?)",
+                source=run.source,
+            )
 
 
 def fit_simulator(
@@ -553,22 +568,19 @@ def _tune(  # noqa: ANN001 - mujoco.MjModel, the note callback
 _SOLVER_OPTIONS = {
     # Marquardt's damping starts at the Jacobian's own scale (tau = 1 of Madsen, Nielsen &
     # Tingleff 2004, sec. 3.1, for a start that is not believed close): the model to tune is by
-    # definition untuned. With 1e-3 the first near-Gauss-Newton steps threw the simulated arm of
-    # benchmarks/simfit.py (run seed 3, its last joint nearly still) into a local minimum at 61x
-    # the noise (armature 80x the truth); with 1 it reaches the truth. Real UR10e: 35 instead of
-    # 39 evaluations, held-out errors within 0.4 %. (A second stage starts near its optimum:
-    # 1e-3 there.)
+    # definition untuned, and near-Gauss-Newton first steps (1e-3) can throw a barely moving
+    # joint's terms into a distant local minimum. (A second stage starts near its optimum: 1e-3.)
     "lam0": INITIAL_DAMPING,
     # two secant updates per finite-difference Jacobian (each of those is len(x) + 2n batched
-    # rollouts): benchmarks/simfit.py 20.5 -> 9.4 CPU s, same errors; real UR10e 40 -> 30
-    # Jacobians, same values; 4 left the UR10e fit unconverged at 100 evaluations
+    # rollouts): fewer Jacobians for the same values; more secant steps drift far enough that
+    # the fit no longer converges within its evaluations
     "secant_steps": 2,
-    # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's 1e-8 spent
-    # half the evaluations of the benchmark on the last digits
+    # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's 1e-8
+    # spends evaluations on digits that change no estimate
     "ftol": TOLERANCE,
     "xtol": TOLERANCE,
-    # and once the Gauss-Newton step is below a tenth of every parameter's std: the real UR10e's
-    # last 37 of 79 evaluations changed its held-out shooting error by 0.15 %
+    # and once the Gauss-Newton step is below a tenth of every parameter's std: steps that
+    # small no longer change the held-out error
     "std_tolerance": STD_TOLERANCE,
 }
 
@@ -642,12 +654,13 @@ def _hold_values(model, parameters: Parameters, dofs, actuators) -> dict[str, fl
     every = Parameters(parameters.joints, parameters.fields, False, actuators)
     tuned = set(parameters.names)
     values = every.values(model, dofs)
-    return {name: float(v) for name, v in zip(every.names, values, strict=True)
-            if name not in tuned}  # fmt: skip
+    return {
+        name: float(v) for name, v in zip(every.names, values, strict=True) if name not in tuned
+    }
 
 
 def _per_joint_misfit(solution: Solution, shooting: Shooting, joints) -> dict[str, float]:
-    """{joint: RMS of the training windows' simulated minus measured positions over that
+    """{joint: RMS of the training windows' simulated minus recorded positions over that
     joint's position noise}."""
     n = len(joints)
     positions = solution.residual[:, :-n].reshape(len(shooting.windows), -1, n)[shooting.valid]

@@ -5,9 +5,9 @@ SF1xx-SF3xx of :mod:`physid.simfit.codes`).
 The held-out judgement is the RMS joint-position error on the held-out runs: the shooting error
 (windows of the training length whose initial states are estimated with the model fixed: what
 the model can follow; the status compares these), and open-loop simulations of
-:data:`HORIZONS_S` from the measured states (an unstable system, an arm under gravity whose
+:data:`HORIZONS_S` from the recorded states (an unstable system, an arm under gravity whose
 controller's feedback is not in the model, diverges from any initial-state error there, whatever
-its parameters: measured on the test arm, its true model drifts by 81 / 128 / 170 mrad).
+its parameters: even the true model drifts by tens of mrad).
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from physid.status import Status
 HORIZONS_S = (0.5, 1.0, 2.0)
 MISFIT_RATIO = 3.0  # training RMS / position noise above which the output says so
 # A joint whose held-out shooting error grows by more than this factor (and by more than its
-# position noise) under the tuned model is named (status worse_for_some_joints): before
-# :mod:`.plateau` moved its start, xArm7's wrist went 0.69 -> 4.6 mrad while the whole improved
-# 11x (its frictionloss at 15x the truth, where the rollouts no longer depend on it); on the
-# real UR10e every joint improves 9-22x
+# position noise) under the tuned model is named (status worse_for_some_joints): a whole that
+# improves many times over can hide one joint made worse (a frictionloss tuned onto MuJoCo's
+# plateau, where the rollouts no longer depend on it); a good fit improves every joint
 JOINT_WORSE = 1.1
 WORSE_OVERALL = 1.001  # the tuned model's held-out shooting error over the given model's
 
@@ -162,9 +161,8 @@ def open_loop_finding(before: HeldOutErrors | None, after: HeldOutErrors | None)
     """:data:`~physid.simfit.codes.OPEN_LOOP_WORSE` when the tuned model simulates the held-out
     runs open loop worse than the model as given at the shortest horizon, whatever the status
     (which compares the shooting errors: under feedback an open-loop simulation diverges from
-    any initial-state error, so only its short horizons compare models). A probe's
-    Menagerie-style arm: shooting 0.568 -> 0.559 mrad, status ok, exit 0, while open loop went
-    2.22 -> 2.29 / 5.93 -> 8.56 / 51 -> 135 mrad at 0.5 / 1 / 2 s, with nothing said."""
+    any initial-state error, so only its short horizons compare models). The shooting error
+    can improve, and the status be ok, while the open loop grows worse at every horizon."""
     if before is None or after is None or not after.open_loop:
         return None
     first = min(after.open_loop)
@@ -191,14 +189,13 @@ def misfit_finding(solver: dict) -> Finding | None:
     """:data:`~physid.simfit.codes.TRAINING_MISFIT` when the tuned model follows its own
     training runs far worse than their position noise (RMS above :data:`MISFIT_RATIO` x, over
     all joints or on one; ``solver``: simfit.json's solver record): a status ``ok`` then says
-    only that the solver converged. Measured on benchmarks/simfit.py's arm: run seed 1 fits to
-    0.89x; run seed 3 (its last joint moved 0.058 rad) stopped at 61x, that joint's armature
-    80x the truth and the training shooting error 1.80 mrad against the true model's 0.26 (a
-    local minimum); the real UR10e 6.5x (the model does not hold everything the arm does)."""
+    only that the solver converged. A model that holds the arm fits to about 1x; a local
+    minimum (a barely moving joint's terms far from the truth) converges at tens of x; a real
+    arm reads several x where the model does not hold everything the arm does."""
     ratio = solver.get("rms_over_noise")
     per_joint = solver.get("rms_over_noise_per_joint") or {}
-    # one joint far off is said too: over six joints a joint at 5.3x (a barely moving joint's
-    # terms in a local minimum) left the whole at 2.3x
+    # one joint far off is said too: averaged over the joints, one whose terms sit in a local
+    # minimum can leave the whole below the ratio
     worst_ratio = max(per_joint.values(), default=0.0)
     if ratio is None or not (ratio > MISFIT_RATIO or worst_ratio > MISFIT_RATIO):
         return None

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError
+from physid.findings import Severity, with_code
+from physid.impacts.codes import AMBIGUOUS_INERTIA_RATIO
+from physid.status import Status
 
 Args = dict[str, Any]
 
@@ -386,8 +389,8 @@ def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
             solver=spec.get("solver", "lcp"),
             **truth,
         )
-        if sim.status != "ok":
-            raise InputError(sim.status, source="simulate")
+        if sim.status != Status.OK:
+            raise InputError(sim.message, source="simulate")
         t, q = camera_samples(
             sim,
             fps,
@@ -415,10 +418,10 @@ def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
         "solve_time_s": result.solve_time,
         "frames": int(t.size),
         "fit_chi2": result.diagnostics.get("fit_chi2"),
-        # what result.json warns (a table row read "ok" at 24 % J/m error, 12 std, while its
-        # warning said J/m was ambiguous between two warm starts)
-        "ambiguous_inertia_ratio": any(w.startswith("ambiguous J/m") for w in result.warnings),
-        "warnings": len(result.warnings),
+        # what result.json warns (a table row would otherwise read "ok" while its result warns that
+        # J/m is ambiguous between two warm starts)
+        "ambiguous_inertia_ratio": bool(with_code(result.findings, AMBIGUOUS_INERTIA_RATIO)),
+        "warnings": sum(f.severity.at_least(Severity.CAUTION) for f in result.findings),
     }
     if truth is not None:
         metrics["inertia_ratio_error_pct"] = (

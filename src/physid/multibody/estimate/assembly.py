@@ -2,8 +2,8 @@
 
 The per-step CasADi functions are mapped over the steps and evaluated through CasADi's buffer
 interface straight into NumPy arrays of their structural non-zeros (a ``DM`` -> NumPy conversion
-of the dense Jacobian blocks took ~0.05-0.08 s per evaluation at 500 steps, more than the
-evaluation itself). The position of every non-zero in the segment's block-bidiagonal Jacobian
+of the dense Jacobian blocks costs more than the evaluation itself). The position of every
+non-zero in the segment's block-bidiagonal Jacobian
 (eq. 3.25) is computed once per segment length, with the permutation to CSR order, so a
 Jacobian is one gather of the values.
 
@@ -31,7 +31,7 @@ def mapped_triplet(fn: ca.Function, i: int, n: int) -> tuple[np.ndarray, np.ndar
     """Row and column of the non-zeros of output ``i`` of ``fn.map(n)``, in the order the map
     returns them: the per-step blocks side by side, step by step (CasADi's column-major
     non-zero order). Tiled from ``fn``'s own sparsity: the mapped function's ``get_triplet``
-    took 0.035 s at 600 steps."""
+    costs tens of ms at hundreds of steps."""
     rows, cols = fn.sparsity_out(i).get_triplet()
     rows, cols = np.asarray(rows, int), np.asarray(cols, int)
     shift = fn.size2_out(i) * np.arange(n)[:, None]

@@ -33,7 +33,7 @@ def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list)
     (eq. 3.7) scale with it, so the fit can drive them to zero by sending all of them to zero
     and match the angles exactly — a trivial optimum, not an estimate. The scale is fixed by one
     such number kept at a known value, or by a motor whose gain is known and whose control is
-    not zero (the measured torque is the only absolute force a free swing has)."""
+    not zero (the applied torque is the only absolute force a free swing has)."""
     wanted = set(names)
     for name, value in zip(model.names, model.values, strict=True):
         if name.rsplit(".", 1)[-1] in SCALE_SLOTS and value != 0.0 and name not in wanted:
@@ -56,16 +56,15 @@ def check_scale_fixed(model: MultibodyModel, names: list[str], recordings: list)
 MAX_STEPS = 200_000
 # the model step may be at most this many times finer than the recording's median sample
 # period: a guard against t in ms (1000x). 50x, not 20x: a 20 Hz recording of a Furuta
-# pendulum needs h = 1 ms for the discrete model to follow it (benchmarks/
-# multibody_mujoco_furuta.py: the true parameters at h = 2.5 ms miss MuJoCo by 24 / 101 mrad RMS
-# over 40 s, at 1 ms by 4.3 / 18 mrad)
+# pendulum needs h = 1 ms for the discrete model to follow it (at 2.5 ms even the true
+# parameters miss a MuJoCo simulation of it several times more)
 MAX_UPSAMPLING = 50.0
 
 
-#: Wall-clock seconds per model step and allowed LM iteration of the safety stop: 20x the 0.45
-#: ms measured on the 40 s, 20 Hz Furuta at h = 10 ms on 2 loaded cores (the tests' pendulum
-#: fits: 0.3-2 ms), so that the iterations decide on any machine (the same data, the same
-#: numbers) and the clock stops only a run far slower than it should be.
+#: Wall-clock seconds per model step and allowed LM iteration of the safety stop: about 20x
+#: what a two-body fit costs on a loaded 2-core machine (~0.5 ms), so that the iterations
+#: decide on any machine (the same data, the same numbers) and the clock stops only a run far
+#: slower than it should be.
 SECONDS_PER_STEP_ITERATION = 1e-2
 
 
@@ -81,10 +80,10 @@ def default_budget(steps: int, max_iterations: int) -> Budget:
 
 def check_recordings(recordings: list, h: float) -> int:
     """The number of model steps of ``h`` over ``recordings``; an InputError when a value is
-    not finite, when there are more steps
-    than :data:`MAX_STEPS`, when ``h`` is :data:`MAX_UPSAMPLING` times finer than a
-    recording's median sample period (time in ms?), or when no hinge moves beyond the noise of
-    its angles (a pendulum at rest: every parameter would fit, e.g. viscous 250,001)."""
+    not finite, when there are more steps than :data:`MAX_STEPS`, when ``h`` is
+    :data:`MAX_UPSAMPLING` times finer than a recording's median sample period (time in ms?),
+    or when no hinge moves beyond the noise of its angles (a pendulum at rest: any value of
+    any parameter would fit)."""
     if not (np.isfinite(h) and 0 < h <= 1.0):
         raise InputError(f"the model step must be in (0, 1] s, got {h!r}", source="h")
     steps, moving = 0, []
@@ -123,17 +122,16 @@ def check_recordings(recordings: list, h: float) -> int:
     return steps
 
 
-# LM iterations of the state-only start of low-rate recordings (identify's state_start):
-# measured on a 20 s Furuta release at 20 Hz, 30 mrad, h = 5 ms from the true parameters, 10
-# iterations left the states at 0.38 (cost, 470x the noise floor) and the arm's Coulomb torque
-# went to viscous friction (0.035 vs 0.05 N m); 40 reached 0.0097 and 0.039 N m
+# LM iterations of the state-only start of low-rate recordings (identify's state_start): a
+# few leave the states far above the noise floor, and the joint fit then turns dry friction
+# into viscous; this many bring them near the floor
 STATE_START_ITERATIONS = 40
 
 
 def default_kappa(h: float) -> float:
     """The state error weight that weighs the impulse residuals like paper A's kappa = 100 at
     h = 0.01 s: ``100 (0.01 / h)^2``. An impulse residual is a force error times h, so a fixed
-    kappa weighs the dynamics h^2 less at a finer step; measured: kappa = 100 at h = 1e-3 on the
-    real single-arm pendulum is the overfitting regime of the paper's Fig. 7 (4-5 mrad 1-s
-    simulation error), kappa = 1e4 there validates at 0.8-1.2 mrad (docs/multibody.md)."""
+    kappa weighs the dynamics h^2 less at a finer step: kappa = 100 at h = 1e-3 falls in the
+    overfitting regime of the paper's Fig. 7, the scaled weight validates several times better
+    (docs/multibody.md)."""
     return 100.0 * (0.01 / h) ** 2

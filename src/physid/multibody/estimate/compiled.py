@@ -1,9 +1,9 @@
 """Optional C compilation of the per-step CasADi functions (the residuals and their Jacobians).
 
 CasADi's SX virtual machine evaluates the ~28,000 instructions of one Furuta step's impulse
-Jacobian in about 0.13 s for 500 steps; the same function generated as C and compiled with
-``-O2`` takes 0.007 s (measured, 2 bodies, 4 parameters). Compilation costs seconds (7.9 s for
-that function), so the shared object is cached on disk under a hash of the generated source
+Jacobian some twenty times slower than the same function generated as C and compiled with
+``-O2``. Compilation costs seconds, so the shared object is cached on disk under a hash of the
+generated source
 (``$PHYSID_CACHE`` or ``~/.cache/physid``, sub-folder ``casadi``): the same model, step,
 weight and parameter list compile once per machine. Without a C compiler, or if compilation
 fails, the interpreted function is used and the reason is returned.

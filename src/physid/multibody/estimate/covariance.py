@@ -7,16 +7,15 @@ residual noise levels are the sample variances of each residual component over t
 of the estimate is the propagation of eq. 3.31,
 ``Lambda = (T^T T)^-1 T^T diag(sigma^2) T (T^T T)^-1``: the sandwich of the estimator that was
 actually run (weights ``kappa I, I``), not the information ``(T^T W T)^-1`` of one weighted by the
-sample variances, which is smaller whenever the two weightings differ. Measured on the synthetic
-Furuta (inverse crime at h = 1e-2 s, kappa = 100, 10 noise seeds): Monte Carlo std of J_Azz,
-J_Byy, b1, b2 = 0.44, 0.036, 1.12, 0.41 %; this sandwich 0.51, 0.027, 0.96, 0.57 %; the
-information form 0.063, 0.013, 0.25, 0.35 % (7x too small on J_Azz).
+sample variances, which is smaller whenever the two weightings differ: on the synthetic Furuta
+the sandwich matches the Monte Carlo spread of the estimates, and the information form is up to
+several times too small.
 
 ``J_s^+ J_p`` is computed from the normal equations of the column-equilibrated state block with
 iterative refinement (corrected semi-normal equations): the stiff impulse rows make ``J_s``
-badly conditioned (singular values 3e5 .. 1e-2 at kappa = 1e4), and the earlier regularisation
-``1e-12 max diag(J_s^T J_s)`` of the unscaled normal matrix exceeded its smallest eigenvalues,
-which shrank the std 7x at kappa = 1e4 (checked against a dense QR projection).
+badly conditioned (singular values 3e5 .. 1e-2 at kappa = 1e4), and a regularisation of the
+unscaled normal matrix (``1e-12 max diag(J_s^T J_s)``) would exceed its smallest eigenvalues
+and shrink the std several-fold.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ def residual_std(r: np.ndarray, layout: list[tuple]) -> np.ndarray:
     """Per-row noise level: ``layout`` lists ``(start, n_rows_per_step, n_steps[, counts])``
     blocks whose components share one variance each (eqs. 3.26-3.27 with ``n - 1`` in the
     denominator; ``counts`` per component: how many of the steps carry a residual, e.g. the
-    angle rows at measured samples only, the others being 0 by their weight)."""
+    angle rows at sampled steps only, the others being 0 by their weight)."""
     sigma = np.ones_like(r)
     for start, width, steps, *counts in layout:
         block = r[start : start + width * steps].reshape(steps, width)
@@ -61,11 +60,10 @@ def projected_jacobian(J: sp.spmatrix, n_state: int) -> np.ndarray:
     H = A.T @ A  # CSR, as the band storage and the LU fallback read it
     # Tikhonov floor at 1e-14 of the (unit) scaled diagonal: directions the states cannot
     # resolve in double precision are left out of the projection (a truncated pseudo-inverse);
-    # the refinements converge to the exact projection on the others. Measured on the Furuta
-    # swing-up (1 s, 12 parameters): equal to a dense SVD projection with tolerance 1e-9 or
-    # 1e-7 to 3 digits; one refinement without the floor was off by up to 4x.
+    # the refinements converge to the exact projection on the others (that of a dense SVD, to
+    # 3 digits); without the floor a single refinement can be off several-fold.
     Hreg = H + 1e-14 * sp.identity(n_state, format="csr")
-    solve = spd_solver(upper_band(Hreg), lambda: Hreg)  # banded Cholesky: 0.3 s -> 0.03 s
+    solve = spd_solver(upper_band(Hreg), lambda: Hreg)  # banded Cholesky: ten times faster
     X = solve(np.asarray(A.T @ Jp))
     for _ in range(4):
         X = X + solve(np.asarray(A.T @ (Jp - A @ X)))

@@ -1,7 +1,7 @@
-"""What the end of a fit says about its parameters, as findings (issue 27, issue 74): a body
-collapsed to the lower end of its plausibility box (``MB201``) or pushed to its upper end
-(``MB209``), a body shrunk far below its start (``MB203``), a friction term or any other
-parameter at a bound (``MB202``), a parameter the data do not determine (``MB205``)."""
+"""What the end of a fit says about its parameters, as findings: a body collapsed to the lower
+end of its plausibility box (``MB201``) or pushed to its upper end (``MB209``), a body shrunk far
+below its start (``MB203``), a friction term or any other parameter at a bound (``MB202``), a
+parameter the data do not determine (``MB205``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.prior import inertial
 
 #: A mass or principal inertia below this share of its start has shrunk (MB203).
@@ -30,8 +30,8 @@ def collapsed(
 ) -> list[str]:
     """Estimated masses and principal inertias at their lower bound: within 1e-4 of their
     start (or bound) above it. LM approaches a collapse geometrically and may stop just short
-    of the bound (measured 6.7e-10 from a start of 1e-4 on a synthetic Stribeck pendulum
-    before the plausibility box): a collapsed or unexcited body, never an estimate to use."""
+    of the bound (a few millionths of its start above it): a collapsed or unexcited body,
+    never an estimate to use."""
     return [
         n
         for n, v, s, lo in zip(names, values, start, lower, strict=True)
@@ -53,7 +53,7 @@ def pushed_up(
 def shrunk(names: Sequence[str], values: np.ndarray, start: np.ndarray) -> list[str]:
     """Estimated masses and principal inertias that ended below :data:`SHRUNK_RATIO` of their
     start without reaching a bound (:func:`collapsed`): LM on a body the data cannot hold up
-    drives it toward zero and stops on the way (a 20 Hz pendulum: 8e-7 from 3.9e-3)."""
+    drives it toward zero and stops on the way, orders of magnitude below its start."""
     return [
         n
         for n, v, s in zip(names, values, start, strict=True)
@@ -63,8 +63,8 @@ def shrunk(names: Sequence[str], values: np.ndarray, start: np.ndarray) -> list[
 
 def friction_at_zero(names: Sequence[str], values: np.ndarray, lower: np.ndarray) -> list[str]:
     """Estimated friction terms at their lower bound 0 (within 1e-9 of it, or of 1e-6 of the
-    largest such term): the data did not decide them (issue 32 item 5: a real Furuta arm's dry
-    friction went to 0 in every run with nothing said)."""
+    largest such term): the data did not decide them, and a friction at 0 would otherwise
+    read as "no such friction" with nothing said."""
     friction = [k for k, n in enumerate(names) if _slot(n) in FRICTION_SLOTS]
     if not friction:
         return []

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.budget import Budget
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.checks import (
     STATE_START_ITERATIONS,
     check_recordings,
@@ -34,7 +34,7 @@ from physid.multibody.estimate.diagnose import (
     identifiability_findings,
     not_identifiable,
 )
-from physid.multibody.estimate.lm import LMResult, Termination, levenberg_marquardt
+from physid.multibody.estimate.lm import LMResult, LMTermination, levenberg_marquardt
 from physid.multibody.estimate.observe import (
     NOISE_REF,
     init_cutoff,
@@ -59,13 +59,13 @@ from physid.status import Status
 #: Restarts from consistent states: LM iterations of the state-only start.
 RESTART_STATE_ITERATIONS = 10
 #: The largest turn [rad] of a body in one LM step (a bounded step: a wild Gauss-Newton step
-#: turned states by 1e150 rad, whose sine and cosine are NaN).
+#: can turn states by astronomic angles, whose sine and cosine are NaN).
 MAX_TURN = 0.5
 
 
 @dataclass(frozen=True)
 class MultibodyRecording:
-    """Measured joint angles (N, m) and control signal (N, m) at times ``t`` (N,)."""
+    """Recorded joint angles (N, m) and control signal (N, m) at times ``t`` (N,)."""
 
     t: np.ndarray
     angles: np.ndarray
@@ -80,7 +80,7 @@ class MultibodyFit:
     rest on."""
 
     status: Status
-    termination: Termination
+    termination: LMTermination
     message: str
     names: list[str]
     values: np.ndarray
@@ -106,7 +106,7 @@ class MultibodyFit:
     state_iterations: int = 0  # LM iterations of the state-only starts (:func:`consistent_states`)
     noise: dict[str, dict] = field(default_factory=dict)  # per joint: std [rad], source, weight
     init_filter_hz: list[float | None] = field(default_factory=list)  # per recording
-    observed_steps: int = 0  # model steps carrying a measured sample (all recordings)
+    observed_steps: int = 0  # model steps carrying a recorded sample (all recordings)
     at_bound: list[str] = field(default_factory=list)  # estimated parameters ending at a bound
     collapsed: list[str] = field(default_factory=list)  # masses/inertias at their lower bound
     lower: np.ndarray | None = None  # the box of the estimated parameters
@@ -150,13 +150,12 @@ def consistent_states(
     cross-validation of §4.5); returns its :class:`LMResult`. :func:`identify` restarts the
     joint LM from them when a mass or inertia collapsed to its lower bound.
 
-    Why: the filtered initial states of §4.4 violate the stiff hinge rows (measured on the real
-    single arm, train_00 at h = 1e-2, kappa = 100: start cost 1.3e5, mostly the linear impulse
-    rows of the chord velocities), so the first joint Gauss-Newton step carries a parameter step
-    of a linearisation valid for the states only. With Stribeck friction that step threw the fit
-    into a high-friction corner (J 1e-4 -> 0, r dmu 1e-3 -> 0.03, c 1 -> 18) which LM never
-    left: 40 iterations, cost 4.6e-6 per step, 1000x the dry fit that the Stribeck model
-    contains. From these states the same fit ends at 1.7e-9 (J 5.5e-5)."""
+    Why: the filtered initial states of §4.4 violate the stiff hinge rows (most of the start
+    cost is the linear impulse rows of the chord velocities), so the first joint Gauss-Newton
+    step carries a parameter step of a linearisation valid for the states only. With Stribeck
+    friction that step can throw the fit into a high-friction corner which LM never leaves, at
+    a cost orders of magnitude above the dry fit the Stribeck model contains; from these states
+    the same fit reaches it."""
     residual, retract, x0, n_state = lm_args
     p = np.clip(p0, lower, upper)
     return levenberg_marquardt(residual, retract, x0, p, p, p, n_state, **options)
@@ -285,7 +284,7 @@ def _solve(setup: _Setup, states: States) -> tuple[LMResult, Any, list[Finding]]
     ns, m = problem.ns, problem.fn.n_obs
     for seg in problem.segments:
         n = len(seg.y)
-        counts = np.count_nonzero(seg.w, axis=0)  # angle rows at measured samples only
+        counts = np.count_nonzero(seg.w, axis=0)  # angle rows at sampled steps only
         layout += [(row, ns, n), (row + n * ns, m, n, counts)]  # init + dynamics, then angles
         row += n * ns + n * m
     sens, findings = None, []
@@ -337,9 +336,9 @@ def _joint_fit(setup: _Setup, state_start: bool) -> tuple[LMResult, Any, list[Fi
     findings += more
     down = collapsed(setup.names, lm.p, setup.p0, setup.lower)
     if down:
-        # the filtered states of §4.4 led LM into the collapse (the 20 Hz Furuta arm: cost 0.262
-        # at its bound, 0.223 at 2.6e-3 from consistent states, truth 3e-3): restart from
-        # states consistent with the start (a physical point), keep the lower cost
+        # the filtered states of §4.4 can lead LM into the collapse, where consistent states
+        # reach a lower cost near the truth: restart from states consistent with the start (a
+        # physical point), keep the lower cost
         pre = _state_start(setup, RESTART_STATE_ITERATIONS)
         state_iterations += pre.iterations
         retry = _solve(setup, pre.x)
@@ -368,7 +367,7 @@ def _fallback(setup: _Setup, lm: LMResult) -> list[Finding]:
     if problem is None:
         return []
     lm.p = setup.p0.copy()
-    lm.termination = Termination.FAILED
+    lm.termination = LMTermination.FAILED
     return [codes.FALLBACK(f"{problem}: the start values are reported", names=setup.names)]
 
 
@@ -387,7 +386,7 @@ def _errors(setup: _Setup, r: np.ndarray) -> tuple[float, float, int]:
     return obs_sq, imp_sq, n_obs
 
 
-def fit_status(termination: Termination, collapsed_names: list[str]) -> Status:
+def fit_status(termination: LMTermination, collapsed_names: list[str]) -> Status:
     """The fit's status: its solver's, and ``at_bound`` when it converged with a body
     collapsed to the lower end of its plausibility box (not an estimate)."""
     status = termination.status
@@ -476,10 +475,9 @@ def identify(
     residual the weight ``min(1, NOISE_REF / sigma_j)``. ``cutoff_hz``: initialisation filter,
     ``"auto"`` (min(10 Hz, 0.4 x Nyquist)), a frequency or None. ``state_start``: estimate the
     states at the start parameters first (:data:`~.checks.STATE_START_ITERATIONS` iterations
-    of :func:`consistent_states`) and start the joint LM from them. Not the default: it helped
-    the Furuta at 20 Hz started at the true parameters (arm Coulomb torque 0.039 N m, truth
-    0.05) but stalled a pendulum at 20 Hz started 2x off in its inertia (Iyy +21 % vs -1 %
-    without, 20 iterations). ``prior``: the URDF's masses and principal inertias as a
+    of :func:`consistent_states`) and start the joint LM from them. Not the default: it helps a
+    low-rate fit started near the truth keep its dry friction, but can stall one started far
+    off (an inertia twice its truth). ``prior``: the URDF's masses and principal inertias as a
     log-normal prior (:mod:`.prior`; their plausibility box holds either way)."""
     clock = time.perf_counter()
     names = list(model.estimate if names is None else names)

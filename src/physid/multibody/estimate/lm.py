@@ -9,20 +9,19 @@ box-constrained QP in the parameters is an LCP solved exactly by Lemke's algorit
 is ``X <- X [+] dx``; the damping follows Algorithm 1 (``alpha *= nu`` on rejection,
 ``alpha *= max(1/3, 1-(2 rho-1)^3)`` on acceptance).
 
-Two measured departures from Algorithm 1 (synthetic Furuta of §4.7, benchmarks/multibody_furuta.py):
-the stiff holonomic rows (weight ``1/Sigma`` ~ 1e3-1e6) dominate ``diag(J^T J)``, so any
-``alpha`` above ~1e-12 damps the soft directions along the constraint manifold and LM crawls
-(cost 12 -> 0.1 over 20 accepted steps with gain ratio ~1, far above the noise floor 1e-3);
-the default ``alpha0`` is therefore 1e-15 (Gauss-Newton with a safeguard). Full Gauss-Newton
-steps then leave the curved constraint manifold at second order: the states are world-frame
-velocities, and a configuration step turns the constraint tangent under a velocity of up to
-17 rad/s, which the stiff rows (weight ``h / epsilon`` ~ 1e3) see at once. Measured on the
-noise-free Furuta at h = 1e-2 s: the full step predicted cost 3.5e-9 and gave 0.86 (from
-3.6e-5). Each trial step is therefore followed by up to ``corrections`` chord (simplified
-Gauss-Newton) corrections ``dx <- dx - (J^T J + alpha S)^-1 J^T r(x [+] dx)`` with the same
-factorisation (one residual each, no new Jacobian); the best is kept. On that step they gave
-1.2e-4, 7.7e-5, 6.7e-9, 1.7e-9, 1.1e-12: the first alone (the classical second-order
-correction) was not enough, and LM crawled (30 iterations, cost still falling 3 % per iteration).
+Two departures from Algorithm 1, both needed on the synthetic Furuta of §4.7: the stiff
+holonomic rows (weight ``1/Sigma`` ~ 1e3-1e6) dominate ``diag(J^T J)``, so any ``alpha`` above
+~1e-12 damps the soft directions along the constraint manifold and LM crawls far above the noise
+floor with a gain ratio ~1; the default ``alpha0`` is therefore 1e-15 (Gauss-Newton with a
+safeguard). Full Gauss-Newton steps then leave the curved constraint manifold at second order:
+the states are world-frame velocities, and a configuration step turns the constraint tangent
+under a velocity of up to 17 rad/s, which the stiff rows (weight ``h / epsilon`` ~ 1e3) see at
+once: a step whose linear model promises a cost near zero can raise it by orders of magnitude.
+Each trial step is therefore followed by up to ``corrections`` chord (simplified Gauss-Newton)
+corrections ``dx <- dx - (J^T J + alpha S)^-1 J^T r(x [+] dx)`` with the same factorisation
+(one residual each, no new Jacobian); the best is kept. The first alone (the classical
+second-order correction) is not enough and leaves LM crawling; several bring such a step's cost
+down by orders of magnitude.
 """
 
 from __future__ import annotations
@@ -37,10 +36,10 @@ from physid.budget import Budget, Stop
 from physid.multibody.estimate.normal import NormalEquations, box_qp
 from physid.status import Status
 
-__all__ = ["LMResult", "Termination", "box_qp", "levenberg_marquardt"]
+__all__ = ["LMResult", "LMTermination", "box_qp", "levenberg_marquardt"]
 
 
-class Termination(StrEnum):
+class LMTermination(StrEnum):
     """Why :func:`levenberg_marquardt` stopped (the solver's own detail; :attr:`LMResult.status`
     is the code every result speaks): ``converged_gradient`` when ``||J^T r||_inf <=
     eps_gradient ||r||^2``; ``converged_step`` when the parameter step is below ``eps_step``
@@ -76,18 +75,18 @@ class Termination(StrEnum):
 
 
 _CONVERGED = {
-    Termination.CONVERGED_GRADIENT,
-    Termination.CONVERGED_STEP,
-    Termination.CONVERGED_PARAMETERS,
-    Termination.CONVERGED_COST,
-    Termination.CONVERGED_STALLED,
+    LMTermination.CONVERGED_GRADIENT,
+    LMTermination.CONVERGED_STEP,
+    LMTermination.CONVERGED_PARAMETERS,
+    LMTermination.CONVERGED_COST,
+    LMTermination.CONVERGED_STALLED,
 }
 _STATUS = {
-    Termination.MAX_ITERATIONS: Status.NOT_CONVERGED,
-    Termination.BUDGET_ITERATIONS: Status.NOT_CONVERGED,
-    Termination.BUDGET_TIME: Status.TIME_LIMIT,
-    Termination.NO_PROGRESS: Status.STALLED,
-    Termination.FAILED: Status.NUMERICAL_FAILURE,
+    LMTermination.MAX_ITERATIONS: Status.NOT_CONVERGED,
+    LMTermination.BUDGET_ITERATIONS: Status.NOT_CONVERGED,
+    LMTermination.BUDGET_TIME: Status.TIME_LIMIT,
+    LMTermination.NO_PROGRESS: Status.STALLED,
+    LMTermination.FAILED: Status.NUMERICAL_FAILURE,
 }
 
 
@@ -97,7 +96,7 @@ class LMResult:
 
     x: object
     p: np.ndarray
-    termination: Termination
+    termination: LMTermination
     iterations: int
     cost_history: list[float] = field(default_factory=list)
     gain_ratio_history: list[float] = field(default_factory=list)
@@ -184,8 +183,8 @@ class _Solve:
             if cost_n <= enough:
                 break
             # chord correction: the same factorisation applied to the trial residual (the
-            # curvature of the stiff constraints); the sequence need not be monotone
-            # (measured: 3.6, 2.4e-2, 2.7e-2, 8.2e-4 ...), the best is kept
+            # curvature of the stiff constraints); the sequence need not be monotone, the best
+            # is kept
             dp = trial_dx[self.n_state :]
             rhs = c - C @ (p + dp)
             step = solve(normal.J.T @ trial_r, lower - p - dp, upper - p - dp, rhs)
@@ -222,13 +221,13 @@ def _first(residual: Callable, x: object, p: np.ndarray, max_iterations: int) ->
         with np.errstate(all="ignore"):
             r, J = residual(x, p, True)
     except (ValueError, np.linalg.LinAlgError, RuntimeError) as error:
-        return LMResult(x, p, Termination.FAILED, 0, message=f"residual evaluation: {error}")
+        return LMResult(x, p, LMTermination.FAILED, 0, message=f"residual evaluation: {error}")
     cost = _sq(r)
     if not np.isfinite(cost):
         return LMResult(
-            x, p, Termination.FAILED, 0, [cost], message="non-finite residual at the start"
+            x, p, LMTermination.FAILED, 0, [cost], message="non-finite residual at the start"
         )
-    result = LMResult(x, p, Termination.MAX_ITERATIONS, 0, [cost])
+    result = LMResult(x, p, LMTermination.MAX_ITERATIONS, 0, [cost])
     result.message = f"the iteration limit of {max_iterations}"
     return r, J, result
 
@@ -242,28 +241,28 @@ def _converged(
     previous: float,
     cost: float,
     tolerances: dict,
-) -> Termination | None:
+) -> LMTermination | None:
     """The convergence test after an accepted step (:func:`levenberg_marquardt`'s docstring)."""
     eps_step, ptol = tolerances["eps_step"], tolerances["ptol"]
     small = np.linalg.norm(dp) <= eps_step * (np.linalg.norm(p) + eps_step)
     if dp.size and small and previous - cost <= 1e-6 * previous:
-        return Termination.CONVERGED_STEP
+        return LMTermination.CONVERGED_STEP
     # relative to the larger of the current and the start magnitude: a parameter that creeps to
     # a zero bound (an unexcited inertia, halved every iteration) would otherwise never look
-    # converged (measured: 30 iterations on the Furuta swing-up, J_Axx -> 5e-12)
+    # converged
     size = np.maximum(np.maximum(np.abs(p), np.abs(p_start)), 1e-12)
     rel_dp = np.abs(dp) / size if dp.size else np.zeros(0)
     if dp.size and ptol > 0 and rel_dp.max() <= ptol and previous - cost <= 1e-2 * previous:
-        return Termination.CONVERGED_PARAMETERS
+        return LMTermination.CONVERGED_PARAMETERS
     window = tolerances["stall_window"]
     before = result.cost_history[-1 - window] if it >= window else None
     if before is not None and before - cost <= tolerances["stall_tol"] * before:
         # non-smooth dry friction: the stick/slip set flips between iterations and LM zig-zags
-        # (friction terms +-1 % per iteration) while the cost barely moves (measured on the
-        # swing-up: estimates after 30 and 120 iterations equal to 0.01 %)
-        return Termination.CONVERGED_STALLED
+        # (friction terms +-1 % per iteration) while the cost barely moves and the estimates
+        # agree to ~0.01 % however long it goes on
+        return LMTermination.CONVERGED_STALLED
     if previous - cost <= tolerances["ftol"] * previous or cost <= 1e-20 * result.cost_history[0]:
-        return Termination.CONVERGED_COST  # stalled, or at round-off (exact data)
+        return LMTermination.CONVERGED_COST  # stalled, or at round-off (exact data)
     return None
 
 
@@ -296,7 +295,7 @@ def levenberg_marquardt(
     whose residual is not finite is rejected like one that raises the cost and counted in
     ``nonfinite_trials``.
 
-    Stops as :class:`Termination` lists, with the last accepted iterate (the best: LM only
+    Stops as :class:`LMTermination` lists, with the last accepted iterate (the best: LM only
     accepts steps that lower the cost).
     """
     x, p = x0, np.clip(np.asarray(p0, float), lower, upper)
@@ -308,27 +307,24 @@ def levenberg_marquardt(
         return start
     r, J, result = start
     cost = result.cost_history[0]
-    tolerances = {
-        "eps_step": eps_step,
-        "ptol": ptol,
-        "ftol": ftol,
-        "stall_window": stall_window,
-        "stall_tol": stall_tol,
-    }
+    tolerances = dict(eps_step=eps_step, ptol=ptol, ftol=ftol)  # noqa: C408
+    tolerances.update(stall_window=stall_window, stall_tol=stall_tol)
     alpha, nu = alpha0, 2.0
     for it in range(1, max_iterations + 1):
         if budget is not None and budget.spend():
             timed = budget.reason is Stop.TIME
-            result.termination = Termination.BUDGET_TIME if timed else Termination.BUDGET_ITERATIONS
+            result.termination = (
+                LMTermination.BUDGET_TIME if timed else LMTermination.BUDGET_ITERATIONS
+            )
             result.message = budget.describe()
             break
         normal = NormalEquations(J, r, n_state)
         if np.abs(normal.g).max() <= eps_gradient * max(cost, 1e-300):
-            result.termination, result.message = Termination.CONVERGED_GRADIENT, ""
+            result.termination, result.message = LMTermination.CONVERGED_GRADIENT, ""
             break
         best, alpha, nu = run.damped(normal, alpha, nu, x, p, cost)
         if best is None:
-            result.termination = Termination.NO_PROGRESS
+            result.termination = LMTermination.NO_PROGRESS
             result.message = "no damping up to 2^32 lowered the cost"
             break
         x, p = best.x, best.p

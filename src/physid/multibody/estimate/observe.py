@@ -1,4 +1,4 @@
-"""Observations of the estimator at the measured samples only, their per-joint noise and the
+"""Observations of the estimator at the recorded samples only, their per-joint noise and the
 initialisation filter (paper A §3.3 eq. 3.18 with ``R^-1 = diag(w_j^2)``, §4.4).
 
 A recording sampled more coarsely than the model step ``h`` (a 20 Hz encoder, h = 0.01 s) is
@@ -6,14 +6,12 @@ observed only at the model steps nearest to a real sample: the states between sa
 estimated by the dynamics (eqs. 3.7-3.8), never by residuals on interpolated angles. Each
 observation residual of joint ``j`` is weighted by ``w_j = min(1, NOISE_REF / sigma_j)``: the
 default ``kappa`` (100 at h = 0.01 s) is paper A's, calibrated with ``R^-1 = I`` on angles with
-:data:`NOISE_REF` = 1 mrad of noise, so a joint measured with more noise gets
+:data:`NOISE_REF` = 1 mrad of noise, so a joint recorded with more noise gets
 ``R^-1 = (NOISE_REF / sigma_j)^2`` (the dynamics weigh more against its noisier angles, as in
-a maximum-likelihood weighting), and a joint measured better keeps weight 1 (on the real
-pendulums, noise 2e-5 rad, the model error dominates the residuals, not the noise).
-Measured: with weight 1 on 30 mrad angles of a simulated Furuta at 20 Hz, the states followed
-the noise (observation MSE below the noise variance) and the arm's Coulomb friction went to
-viscous friction; weighted, the fit started at the true states stays at the truth
-(benchmarks/multibody_mujoco_furuta.py).
+a maximum-likelihood weighting), and a joint recorded better keeps weight 1 (with encoder noise
+of some 1e-5 rad the model error dominates the residuals, not the noise). With weight 1 on
+noisy low-rate angles the states follow the noise (observation MSE below the noise variance)
+and dry friction turns into viscous; weighted, a fit started at the truth stays there.
 """
 
 from __future__ import annotations
@@ -72,7 +70,7 @@ def init_cutoff(fs: float, requested: float | None | str = "auto") -> float | No
 
 
 def sample_steps(t: np.ndarray, t0: float, h: float, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(steps, samples)``: for every model step that has a measured sample within ``h / 2``
+    """``(steps, samples)``: for every model step that has a recorded sample within ``h / 2``
     (the nearest one when several fall on a step), its index and that sample's index. The
     timing error is at most ``h / 2`` times the joint rate (zero when the samples fall on the
     step grid, as at 20 Hz with h = 0.01 s)."""
@@ -105,9 +103,8 @@ def joint_noise(
     """Per joint the noise [rad]: ``given`` (the config's ``noise:``) or, for joints it does not
     name, the median over the recordings of :func:`noise_from_data`, at least the quantisation
     noise ``step / sqrt(12)`` of an encoder-quantised joint (:func:`quantum`: a joint that
-    stands still repeats one count, and the differences read as no noise at all; a 20 Hz
-    Furuta arm stuck for 25 of 40 s read 1e-9 rad); the source of each; and the step of each
-    quantised joint whose noise was floored by it."""
+    stands still repeats one count, and the differences read as no noise at all); the source
+    of each; and the step of each quantised joint whose noise was floored by it."""
     sigma, source, floored = [], [], {}
     estimates = [noise_from_data(rec.angles) for rec in recordings]
     for j, name in enumerate(names):
@@ -138,13 +135,12 @@ def resample(
 ) -> tuple[Segment, np.ndarray]:
     """The segment at the step ``h`` and the angles smoothed for initialisation (§4.4).
 
-    Observations only at measured samples: a step nearest to a sample (within ``h / 2``,
-    :func:`sample_steps`) carries that sample's angles with the
-    per-joint ``weights`` (default 1); the other steps have weight 0 (their ``y`` is the linear
-    interpolation, shown in the report only). The control is interpolated to every step. The
-    initialisation angles are the recording filtered by a zero-phase 2nd-order Butterworth
-    (forward and backward) at :func:`init_cutoff` of ``cutoff_hz``,
-    interpolated to the steps."""
+    Observations only at recorded samples: a step nearest to a sample (within ``h / 2``,
+    :func:`sample_steps`) carries that sample's angles with the per-joint ``weights`` (default
+    1); the other steps have weight 0 (their ``y`` is the linear interpolation, shown in the
+    report only). The control is interpolated to every step. The initialisation angles are the
+    recording filtered by a zero-phase 2nd-order Butterworth (forward and backward) at
+    :func:`init_cutoff` of ``cutoff_hz``, interpolated to the steps."""
     from scipy.signal import butter, filtfilt
 
     t, y = np.asarray(recording.t, float), np.asarray(recording.angles, float)

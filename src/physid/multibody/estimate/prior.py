@@ -1,12 +1,11 @@
 """The URDF's bodies as a prior and a plausibility box of the estimated masses and principal
-inertias, and a start that can be simulated (issue 74).
+inertias, and a start that can be simulated.
 
 Paper A's impulse residuals (eqs. 3.7-3.8) are momenta: they shrink with a body's inertia, so
 an equation-error fit on data that barely excite a body (an arm at rest for half the recording,
 samples 50 ms apart) lowers its cost by collapsing that body toward zero, where it cannot be
-simulated (a 20 Hz Furuta's arm: its inertia about the hinge 2 % of the truth). As in offline
-identify, the URDF's values (or the config's ``bodies:`` overrides) are taken as what a CAD model
-is, a plausible guess:
+simulated. As in offline identify, the URDF's values (or the config's ``bodies:`` overrides) are
+taken as what a CAD model is, a plausible guess:
 
 - each estimated mass and principal inertia ``p`` is bounded to ``[p0 / F, p0 F]`` with the
   plausibility factor ``F`` = :data:`PLAUSIBLE_FACTOR` (the config's ``bounds:`` override it);
@@ -15,8 +14,8 @@ is, a plausible guess:
   deviation is a factor :data:`PRIOR_FACTOR`, weighed like one angle residual at the noise
   (``s``, the smallest of the joints' weighted noise ``min(sigma_j, NOISE_REF)``: the scale of
   one whitened residual, :mod:`physid.multibody.estimate.observe`). It is a tie-breaker for
-  what the data leave free and adds almost nothing the data decide (with a fixed 1 mrad weight
-  it pulled a noise-free pendulum's inertia 4 % toward its start);
+  what the data leave free and adds almost nothing the data decide (a fixed weight, not scaled
+  to the noise, would pull a noise-free fit toward its start);
 - a start that cannot be simulated (an estimated inertia of 0, a violated triangle inequality)
   is repaired before the fit (``MB104``); a fixed one is an input error naming it.
 """
@@ -28,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+import physid.multibody.codes as codes
 from physid.errors import InputError
 from physid.findings import Finding
-from physid.multibody import codes
 from physid.multibody.estimate.observe import NOISE_REF
 from physid.multibody.model.spec import MultibodyModel
 from physid.multibody.step.simulate import inertia_problem

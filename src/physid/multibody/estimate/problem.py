@@ -22,7 +22,7 @@ from physid.multibody.model.spec import MultibodyModel
 @dataclass
 class Segment:
     """One recording at step h: angles and control per step, and the weight of each angle's
-    residual (0 at steps without a measured sample, ``sigma_ref / sigma_j`` at the others:
+    residual (0 at steps without a recorded sample, ``sigma_ref / sigma_j`` at the others:
     :mod:`physid.multibody.estimate.observe`; default 1 everywhere)."""
 
     y: np.ndarray  # (n, m)

@@ -1,6 +1,6 @@
 """CasADi functions evaluated straight into NumPy memory (CasADi's buffer interface): a ``DM`` ->
-NumPy conversion of a per-step function's outputs cost more than its evaluation (0.05-0.08 s per
-Jacobian at 500 steps). Shared by the stepper and the estimator's residual assembly.
+NumPy conversion of a per-step function's outputs costs more than its evaluation. Shared by the
+stepper and the estimator's residual assembly.
 """
 
 from __future__ import annotations

@@ -152,12 +152,11 @@ class MultibodyModel:
     def triangle_inequalities(self, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(C, c)`` with ``C p >= c``: the triangle inequalities ``Ixx + Iyy >= Izz`` (and
         permutations) of every body whose three principal inertias are all estimated (the physical
-        consistency of a diagonal inertia, docs/architecture.md). Without them the unexcited
-        inertias of the Furuta arm went to 0, which made its rotational mass singular (140 of 4,800
-        state directions below 1e-7 of the largest singular value) and the covariance meaningless.
-        Bodies with a fixed principal inertia get no rows: a fixed value is often a guess (the
-        URDF's 1e-4 and 1e-5 of the real single pendulum held its estimated Iyy at the bound Ixx -
-        Izz = 9e-5); ``params.json`` reports whether the result is consistent."""
+        consistency of a diagonal inertia, docs/architecture.md). Without them unexcited
+        inertias go to 0, which makes a body's rotational mass singular and the covariance
+        meaningless. Bodies with a fixed principal inertia get no rows: a fixed value is often a
+        guess (a URDF's placeholder inertias would hold an estimated one at a bound they set);
+        ``params.json`` reports whether the result is consistent."""
         rows = []
         for body in self.bodies:
             slots = [f"{body.name}.{a}" for a in ("Ixx", "Iyy", "Izz")]

@@ -1,16 +1,16 @@
 """Output-error refinement of a multibody fit: the parameters that make physid's own SPOOK stepper
-(:mod:`physid.multibody.step.simulate`, paper A eqs. 2.8-2.28) reproduce the measured angles, by
+(:mod:`physid.multibody.step.simulate`, paper A eqs. 2.8-2.28) reproduce the recorded angles, by
 multiple shooting over windows of the recordings.
 
 Paper A's estimator (:mod:`physid.multibody.estimate.fit`) is an equation-error method: the states
 are free and the dynamics are soft residuals weighted by ``kappa`` (eq. 3.18). At low sample rates
 and high noise the states can follow the noise and the parameters then explain the impulse
-residuals rather than the motion: on a 20 Hz Furuta with 30 mrad of noise and a sticking arm the
-arm's inertia collapsed and its Coulomb torque went to viscous friction (docs/multibody.md,
-issue 27), while the true parameters simulated the recording to 1.2x the noise. Here the
-dynamics are hard: each window of ``window_seconds`` starts from its own state (joint angles and
-rates, estimated, started from the fit's states) and is simulated with the parameters; the
-residuals are the simulated minus measured angles at the measured samples, each divided by its
+residuals rather than the motion: with a sticking joint a body's inertia can collapse and its
+Coulomb torque turn into viscous friction (docs/multibody.md), while the true parameters
+simulate the recording to about the noise. Here the dynamics are hard: each window of
+``window_seconds`` starts from its own state (joint angles and rates, estimated, started from
+the fit's states) and is simulated with the parameters; the residuals are the simulated minus
+recorded angles at the recorded samples, each divided by its
 joint's noise std (the fit's ``noise``), so the cost is the negative log-likelihood of Gaussian
 measurement noise. Windows keep the problem well posed where one long rollout would not be (a
 phase error grows through a 40 s swing; Bock's multiple shooting, as paper B's windows).
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.findings import Finding, Severity
-from physid.multibody import codes
 from physid.multibody.estimate.diagnose import collapsed
 from physid.multibody.refine.windows import WindowProblem
 from physid.numerics.condensed_lm import Blocks, parameter_std, solve
@@ -56,9 +56,8 @@ SECANT_STEPS = 2
 #: Forward-difference steps of a window's initial joint angle [rad] and rate [rad/s].
 ANGLE_STEP, RATE_STEP = 1e-6, 1e-5
 #: The refinement's values are kept only if no parameter's std exceeds both its own value and
-#: this many times its equation-error std: windows that do not determine a parameter (a std of
-#: 2.6e5 kg m^2 for an inertia of 0.0037 whose equation-error std was 0.0039) are no estimate,
-#: and the equation-error one is kept instead.
+#: this many times its equation-error std: windows that do not determine a parameter (a std
+#: orders of magnitude above the value) are no estimate, and the equation-error one is kept.
 MAX_STD_GROWTH = 100.0
 
 
@@ -304,8 +303,8 @@ def rejection(
     its cost on its last windows is above that of the fit's values simulated from the fit's own
     states on the same windows (the refinement, free to move the windows' states too, did
     worse), or a parameter's std exceeds both its value and :data:`MAX_STD_GROWTH` times its
-    equation-error std (the windows do not determine it). A silent replacement turned good
-    estimates into 0.00027 +- 7e5 (windows of one step)."""
+    equation-error std (the windows do not determine it): replaced silently, good estimates
+    could become values whose std is orders of magnitude above them."""
     reasons = []
     if np.isfinite(cost_fit) and cost > cost_fit:
         reasons.append(

@@ -1,7 +1,7 @@
 """The windows of an output-error refinement (:mod:`.output_error`) and their batched
 simulation: each window of a recording starts from its own joint state and is simulated by
-physid's SPOOK stepper with the parameters; its residuals are the simulated minus measured angles
-at the measured samples divided by each joint's noise."""
+physid's SPOOK stepper with the parameters; its residuals are the simulated minus recorded angles
+at the recorded samples divided by each joint's noise."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from physid.multibody.step.simulate import Stepper, inertia_problem, state_from_
 
 #: A window must span at least this many model steps of the refinement and sample periods of
 #: every recording: each window's own first state (an angle and a rate per joint) takes two
-#: samples of each joint, so only a third one says anything about the parameters (windows of
-#: one 10 ms step on a 1 ms recording gave 300 windows and hinge2.viscous 0.00027 +- 7e5).
+#: samples of each joint, so only a third one says anything about the parameters (shorter
+#: windows give stds orders of magnitude above the values).
 MIN_WINDOW_INTERVALS = 2
 
 
@@ -25,9 +25,9 @@ def check_refine_options(
     """InputError naming the option, before any fit, for a refinement that cannot refine:
     ``--refine-dt`` (``h``; None: the fit's ``h_fit``) coarser than both the fit's step and
     every recording's median sample period (a cruder model than the one it would replace, which
-    also skips most samples: ``--refine-dt 1`` on 1 ms samples gave Izz 0.015 +- 1e6 for a truth
-    of 0.003), and a finite window shorter than :data:`MIN_WINDOW_INTERVALS` refinement steps
-    or sample periods of a recording (its own first state takes all its samples)."""
+    also skips most samples), and a finite window shorter than :data:`MIN_WINDOW_INTERVALS`
+    refinement steps or sample periods of a recording (its own first state takes all its
+    samples)."""
     step = h_fit if h is None else float(h)
     periods = [(float(np.median(np.diff(np.asarray(rec.t, float)))), rec) for rec in recordings]
     if not periods:
@@ -177,7 +177,7 @@ class WindowProblem:
         rows, cols = np.nonzero(self.mask[w_ok])
         wanted[self.steps[w_ok][rows, cols], rows] = True
         # joint angles only at the steps that carry a sample (at 20 Hz and 1 ms, one in 50):
-        # keeping every step's maximal state took 0.4 GB for a whole 200,000-step recording
+        # keeping every step's maximal state would take 0.4 GB for a 200,000-step recording
         seen = wanted.any(axis=1)
         angles = np.full((self.L + 1, len(w_ok), self.m), np.nan)
         if seen[0]:

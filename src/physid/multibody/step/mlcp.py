@@ -169,7 +169,7 @@ def box_friction_velocity(
     0`` or ``A`` definite), so exactly one of the ``3^nd`` active sets (stuck, sliding +, -)
     satisfies its conditions; all are evaluated for the whole batch at once and the one with
     the least violation is kept, which is exact, needs no tolerance, and replaces the ~24
-    Lemke pivots a two-hinge step took (measured: 1.3 ms per Furuta step, 70 % in Lemke)."""
+    Lemke pivots of a two-hinge step (most of its time)."""
     Mi = np.linalg.inv(M)
     Mi_p = np.einsum("bij,bj->bi", Mi, p)
     Mi_Gt = Mi @ np.swapaxes(G, 1, 2)

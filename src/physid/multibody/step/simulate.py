@@ -213,8 +213,8 @@ def state_from_joints(
 
 def configurations_from_joints(model: MultibodyModel, angles: np.ndarray) -> np.ndarray:
     """The ``q`` of :func:`state_from_joints` for every row of ``angles`` (N, m): (N, 7n). One
-    Pinocchio forward kinematics per row, the rest vectorised over the rows (the per-row call
-    took 0.3 s for 601 rows, mostly NumPy overhead on 3-vectors)."""
+    Pinocchio forward kinematics per row, the rest vectorised over the rows (a per-row call is
+    mostly NumPy overhead on 3-vectors)."""
     import pinocchio as pin
 
     pm = model.pin_model

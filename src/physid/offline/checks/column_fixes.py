@@ -9,20 +9,12 @@ such single fix is tried and judged by the same comparison: the one after which 
 gravity-loaded joint follows its gravity torque (correlation >= :data:`FOLLOWS`), where the
 recording as given did not, is named with the numbers.
 
-Measured on the real KUKA LWR4+ file 2 (correlations 1.00 / 0.995 / 1.00 as recorded): with the
-shoulder's position negated the verdict was "torque sign looks flipped" (its correlations -0.995 /
--0.995 / 0.85), with the elbow's negated or half a turn off "torque of lwr_2_joint does not follow
-its gravity torque", with the shoulder a quarter turn off "lwr_3_joint does not follow" — each now
-named as the fix that restores 0.995. With the elbow's position and torque both negated (a URDF
-axis reversed against the driver's) it read "lwr_2_joint +180 deg off" (a roll joint half a turn
-mirrors the pitch joint after it), with rivals that were no closer; the reversed axis is now a fix
-of its own, named first, beside the two that gravity cannot tell from it (0.9953 against 0.9891: a
-roll joint's half turn, or the shoulder's axis reversed). On the Staubli TX40 (0.93 / 0.89 as
-recorded) ten single mistakes (torques exchanged or negated, positions negated, a quarter turn off
-or exchanged) are each named. Every fix is judged on the joints the recording as given loads: a fix
-that moved a joint out of that set would otherwise win by no longer being asked about it (a review
-found the KUKA file 3 with a torque negated told "positions exchanged"). A wrist's position, which
-moves no gravity torque enough, cannot be judged this way.
+Several fixes can explain the data equally. A URDF axis reversed against the driver's negates both
+the angle and the torque of a joint, and reads like a roll joint half a turn off (which mirrors
+the pitch joint after it): the reversed axis is a fix of its own, named first, beside the fixes
+gravity cannot tell from it. Every fix is judged on the joints the recording as given loads: a
+fix that moved a joint out of that set would otherwise win by no longer being asked about it. A
+wrist's position, which moves no gravity torque enough, cannot be judged this way.
 """
 
 from __future__ import annotations
@@ -35,20 +27,19 @@ import numpy as np
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import RobotModel
 
-# A fix must make every gravity-loaded joint follow its gravity torque at least this well (the
-# shared real recordings as logged: 0.889 .. 1.00 per joint, the Staubli TX40's lowest).
+# A fix must make every gravity-loaded joint follow its gravity torque at least this well (real
+# recordings as logged read 0.889 .. 1.00 per joint).
 FOLLOWS = 0.8
-# A fix is named only on a recording long enough to tell mistakes apart: 3 s slices of correct
-# UR10e runs read a shoulder at r 0.68 and a position "fix" lifted it to 0.92 (the torque checks'
-# own verdict on such a slice stands; no fix is invented for it). The shared files are 9-50 s.
+# A fix is named only on a recording long enough to tell mistakes apart: on a few seconds of a
+# correct run a position "fix" can lift a shoulder's correlation from 0.68 to 0.92 (the torque
+# checks' own verdict on such a slice stands; no fix is invented for it).
 MIN_FIX_SECONDS = 5.0
-# Fixes within NEAR of the best explain the data equally: the simplest of them is named (the
-# KUKA's excitation moves its 4th and 7th joints in step, so exchanging the two is as good as
-# the 4th's own fix, 0.9952 against 0.9953). A fix no more complex within CLEAR of the best is
-# a rival explanation and named beside it, the strongest MAX_NAMED of them; more than MAX_NAMED
-# within NEAR are no answer. Fixes whose correlations agree within ALIKE on every judged joint
-# are one explanation (the KUKA's roll joint half a turn off and its shoulder's axis reversed
-# read alike to 1e-5: a roll joint's half turn mirrors the pitch joint after it).
+# Fixes within NEAR of the best explain the data equally: the simplest of them is named (an
+# excitation that moves two joints in step makes exchanging them as good as one joint's own
+# fix). A fix no more complex within CLEAR of the best is a rival explanation and named beside
+# it, the strongest MAX_NAMED of them; more than MAX_NAMED within NEAR are no answer. Fixes whose
+# correlations agree within ALIKE on every judged joint are one explanation (a roll joint half a
+# turn off and the next pitch joint's axis reversed read alike to 1e-5).
 NEAR = 0.02
 CLEAR = 0.1
 MAX_NAMED = 3
@@ -103,28 +94,37 @@ def best_fix(
         return None
     near = [fix for fix in fixes if fix.score >= top - NEAR]
     simplest = min(fix.columns for fix in near)
-    rivals = [fix for fix in fixes if top - CLEAR <= fix.score and fix.columns <= simplest
-              and (fix.columns == simplest or fix.score < top - NEAR)]  # fmt: skip
+    rivals = [
+        fix
+        for fix in fixes
+        if top - CLEAR <= fix.score
+        and fix.columns <= simplest
+        and (fix.columns == simplest or fix.score < top - NEAR)
+    ]
     # by score; ties (to rounding) in the order tried: position fixes before reversed axes
     groups = _alike_groups(sorted(rivals, key=lambda fix: -round(fix.score, 9)))
     if sum(group[0].score >= top - NEAR for group in groups) > MAX_NAMED:
         return None  # more equal explanations than an answer can hold
     groups = groups[:MAX_NAMED]  # the weakest rivals give way to the stronger
     best = groups[0][0]
-    after = (f"every gravity-loaded joint follows its gravity torque (correlations after / as "
-             f"recorded: {_listed(joints, best.correlations, recorded)})")  # fmt: skip
+    after = (
+        f"every gravity-loaded joint follows its gravity torque (correlations after / as "
+        f"recorded: {_listed(joints, best.correlations, recorded)})"
+    )
     head = f"{best.description}{_alike(groups[0])}: {best.applied}, {after}"
     if len(groups) == 1:
         return head
-    others = "; or ".join(f"{group[0].description.removeprefix(ORDER)}{_alike(group)} "
-                          f"({group[0].score:.2f})" for group in groups[1:])  # fmt: skip
+    others = "; or ".join(
+        f"{group[0].description.removeprefix(ORDER)}{_alike(group)} ({group[0].score:.2f})"
+        for group in groups[1:]
+    )
     return f"{head}; or {others}"
 
 
 def _alike_groups(fixes: list[ColumnFix]) -> list[list[ColumnFix]]:
     """``fixes`` (by score) grouped where every judged joint's correlation agrees within
-    :data:`ALIKE`: gravity cannot tell them apart (the KUKA's roll joint half a turn off and
-    the shoulder's axis reversed read the same to 1e-5), so they are one answer, not rivals."""
+    :data:`ALIKE`: gravity cannot tell them apart (a roll joint half a turn off and the next
+    pitch joint's axis reversed read the same to 1e-5), so they are one answer, not rivals."""
     groups: list[list[ColumnFix]] = []
     for fix in fixes:
         for group in groups:
@@ -144,8 +144,9 @@ def _alike(group: list[ColumnFix]) -> str:
 
 
 def _listed(joints: tuple[str, ...], after: np.ndarray, recorded: np.ndarray) -> str:
-    return ", ".join(f"{joint} {a:.2f} / {r:.2f}"
-                     for joint, a, r in zip(joints, after, recorded, strict=True))  # fmt: skip
+    return ", ".join(
+        f"{joint} {a:.2f} / {r:.2f}" for joint, a, r in zip(joints, after, recorded, strict=True)
+    )
 
 
 def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, str, Trajectory)
@@ -154,41 +155,65 @@ def _candidates(trajectory: Trajectory):  # noqa: ANN202 - a generator of (str, 
     names = trajectory.joint_names
     n = len(names)
     # one convention, one mistake: counted as one column
-    yield ("torque sign looks flipped on every joint", "with every torque negated", 1,
-           replace(trajectory, tau=-tau))  # fmt: skip
+    yield (
+        "torque sign looks flipped on every joint",
+        "with every torque negated",
+        1,
+        replace(trajectory, tau=-tau),
+    )
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue
-        yield (f"the position of '{joint}' looks negated (the joint counts the other way than "
-               "the URDF's axis)", "with it negated", 1,
-               replace(trajectory, q=_column(q, j, -q[:, j])))  # fmt: skip
+        yield (
+            f"the position of '{joint}' looks negated (the joint counts the other way than "
+            "the URDF's axis)",
+            "with it negated",
+            1,
+            replace(trajectory, q=_column(q, j, -q[:, j])),
+        )
         for offset in _OFFSETS_DEG:
-            yield (f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
-                   f"with {offset:+.0f} deg taken off", 1,
-                   replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))))  # fmt: skip
+            yield (
+                f"the position of '{joint}' looks {offset:+.0f} deg off the URDF's zero",
+                f"with {offset:+.0f} deg taken off",
+                1,
+                replace(trajectory, q=_column(q, j, q[:, j] - np.radians(offset))),
+            )
     # one convention: a driver whose joint turns about the URDF's axis reversed logs both its
-    # angle and its torque negated. After every position fix: a tie in gravity (the KUKA's
-    # roll joint half a turn off reads exactly as the shoulder's axis reversed) names the
-    # position fix first, as before this candidate existed
+    # angle and its torque negated. Tried after every position fix, so that a tie in gravity (a
+    # roll joint half a turn off reads exactly as the next pitch joint's axis reversed) names the
+    # position fix first
     for j, joint in enumerate(names):
         if np.ptp(q[:, j]) == 0.0:
             continue
-        yield (f"the axis of '{joint}' looks reversed (its position and torque both count the "
-               "other way than the URDF's axis)", "with both negated (or the URDF joint's axis "
-               "reversed)", 1,
-               replace(trajectory, q=_column(q, j, -q[:, j]), tau=_column(tau, j, -tau[:, j])))
+        yield (
+            f"the axis of '{joint}' looks reversed (its position and torque both count the "
+            "other way than the URDF's axis)",
+            "with both negated (or the URDF joint's axis reversed)",
+            1,
+            replace(trajectory, q=_column(q, j, -q[:, j]), tau=_column(tau, j, -tau[:, j])),
+        )
     pairs = n <= MAX_JOINTS_FOR_PAIRS
     for a in range(n if pairs else 0):
         for b in range(a + 1, n):
-            yield (f"{ORDER}the position columns of "
-                   f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   replace(trajectory, q=_swapped(q, a, b)))  # fmt: skip
-            yield (f"{ORDER}the torque columns of "
-                   f"'{names[a]}' and '{names[b]}' look exchanged", "exchanged back", 2,
-                   replace(trajectory, tau=_swapped(tau, a, b)))  # fmt: skip
+            yield (
+                f"{ORDER}the position columns of '{names[a]}' and '{names[b]}' look exchanged",
+                "exchanged back",
+                2,
+                replace(trajectory, q=_swapped(q, a, b)),
+            )
+            yield (
+                f"{ORDER}the torque columns of '{names[a]}' and '{names[b]}' look exchanged",
+                "exchanged back",
+                2,
+                replace(trajectory, tau=_swapped(tau, a, b)),
+            )
     for j, joint in enumerate(names):
-        yield (f"the torque of '{joint}' looks to have its sign flipped", "with it negated", 1,
-               replace(trajectory, tau=_column(tau, j, -tau[:, j])))  # fmt: skip
+        yield (
+            f"the torque of '{joint}' looks to have its sign flipped",
+            "with it negated",
+            1,
+            replace(trajectory, tau=_column(tau, j, -tau[:, j])),
+        )
 
 
 def _column(values: np.ndarray, j: int, column: np.ndarray) -> np.ndarray:

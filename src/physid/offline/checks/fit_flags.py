@@ -5,9 +5,9 @@ than in training, a Coulomb level least squares puts below zero, bodies on a rai
 All are read from the result, not re-estimated. A value pinned at its bound (a viscous
 coefficient of 3e-9 N m s/rad) is where the non-negativity constraint of the consistent fit
 stopped the data, so its standard deviation does not describe it; a joint predicted with a
-relative error of tens of per cent (KUKA lwr_6_joint: 84 % held out) has dynamics the model
-does not have (a missing friction shape, a cable, a torque-sensor problem), and a reader of the
-overall error (2.6 % there) would not see it.
+relative error of tens of per cent has dynamics the model does not have (a missing friction
+shape, a cable, a torque-sensor problem), and a reader of the overall error, a few per cent,
+would not see it.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ MARGIN_RAISED = 10.0  # a configured consistency margin this many times the defa
 
 def parameters_at_bound(result: IdentificationResult) -> set[int]:
     """Indices of standard parameters held at 0 by the consistent fit's ``>= 0`` constraint (not
-    those held at their prior, a still joint's: the warning that says so names them; a SCARA's
-    still wrist was said to be held at the URDF's values and held at 0 by the constraint)."""
+    those held at their prior, a still joint's: the warning that says so names them, and one
+    parameter is not said to be held both ways)."""
     model, theta = result.model, result.theta
     if theta is None:
         return set()
@@ -57,13 +57,13 @@ def parameters_at_bound(result: IdentificationResult) -> set[int]:
 
 
 # A joint above MISSED_JOINT_ERROR is not missed when its residual is within this factor of its
-# torque's own noise: there is nothing more for a model to explain. A PyBullet iiwa's last joint
-# carries 0.05 N m RMS, all of it the log's 0.05 N m sensor noise, and was "missed" at 100 %.
+# torque's own noise: there is nothing more for a model to explain (a wrist joint whose torque
+# is all sensor noise would read a relative error of 100 %).
 AT_NOISE_FACTOR = 1.5
 
 
 def torque_noise(fits: tuple[RecordingFit, ...] | list[RecordingFit]) -> np.ndarray | None:
-    """(n,) the measured torques' noise std over ``fits``, from their fourth differences
+    """(n,) the recorded torques' noise std over ``fits``, from their fourth differences
     (:func:`~physid.recordings.glitches.position_noise`: a smooth torque adds ``(omega dt)^4`` of
     its amplitude there); None without samples. Joints without torque read NaN."""
     power, rows = 0.0, 0
@@ -100,9 +100,8 @@ def missed_joints(result: IdentificationResult, *, training: bool = False) -> di
 
 
 # A held-out joint faster than in training by this factor (95th percentile of |dq|) was fitted
-# on speeds the held-out runs leave: its friction is extrapolated. A probe's LeRobot arm whose
-# wrist roll crept at 0.037 rad/s in training and turned at 1.9 rad/s held out: viscous friction
-# 47x the truth from the creep, 1355 % held out, blamed on "dynamics not in the model".
+# on speeds the held-out runs leave: its friction is extrapolated (friction fitted on a creep
+# can be tens of times the truth), which is not "dynamics not in the model".
 FASTER_THAN_TRAINING = 3.0
 SPEED_PERCENTILE = 95.0
 
@@ -129,16 +128,14 @@ def faster_than_training(result: IdentificationResult) -> dict[str, tuple[float,
 
 
 # Least squares' Coulomb level this many (Newey-West) standard deviations below zero is no
-# noise: the torque pushes with the motion at every reversal. Measured on the real corpus's 15
-# identifications: every joint above -0.6 sigma but the DFKI pendulum's commanded first joint
-# (-6.7 sigma: flagged); the KUKA LWR4+ (file 2 -> 1) with one torque sign flipped: -17.4,
-# -6.7, -3.4 sigma on its three wrist joints (gravity-loaded joints are named by the suspect
-# check instead).
+# noise: the torque pushes with the motion at every reversal. Sound joints of real
+# identifications read above -0.6 sigma, a wrist torque whose sign flipped -3.4 to -17 sigma
+# (gravity-loaded joints are named by the suspect check instead).
 NEGATIVE_COULOMB_SIGMA = 3.0
 # ... and this share of the joint's RMS torque: a flipped sign turns the joint's real Coulomb
-# level (a few % of its torque) negative, while a drag the model lacks (a PyBullet link's
-# velocity-squared damping, fitted by viscous and Coulomb terms) leaves -0.007 N m, 3.9 sigma, on
-# a joint carrying 36 N m RMS: nothing to check the signs for.
+# level (a few % of its torque) negative, while a drag the model lacks (velocity-squared
+# damping, fitted by viscous and Coulomb terms) can leave a few sigma of a negligible share of
+# the torque (0.02 %): nothing to check the signs for.
 NEGATIVE_COULOMB_SHARE = 0.01
 
 
@@ -172,7 +169,7 @@ def coulomb_below_zero(result: IdentificationResult) -> dict[str, tuple[float, f
 
 
 def _torque_rms(fits: tuple[RecordingFit, ...]) -> np.ndarray | None:
-    """(n,) RMS of the measured torque over ``fits`` (NaN for joints without one); None without
+    """(n,) RMS of the recorded torque over ``fits`` (NaN for joints without one); None without
     samples."""
     rows = [np.asarray(fit.tau, float) for fit in fits if len(fit.tau)]
     return np.sqrt(np.mean(np.concatenate(rows) ** 2, axis=0)) if rows else None
@@ -198,42 +195,58 @@ def _missed_findings(result: IdentificationResult) -> list[Finding]:
     for joint, (trained, held) in faster.items():
         unit = "rad/s" if is_revolute(model, joint) else "m/s"
         error = missed.pop(joint)
-        findings.append(FASTER_HELD_OUT(
-            f"{joint}: held-out torque error {100 * error:.0f} %, and it moves "
-            f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
-            f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
-            "friction and armature were fitted on speeds the held-out runs leave (a joint that "
-            "barely moved in training: its creep taken for friction), not on the motion they "
-            "are judged on; identify on a recording that moves it as fast",
-            numbers={"relative_error": error, "speed_training": trained, "speed_held_out": held},
-            names=(joint,)))  # fmt: skip
+        findings.append(
+            FASTER_HELD_OUT(
+                f"{joint}: held-out torque error {100 * error:.0f} %, and it moves "
+                f"{held / max(trained, 1e-300):.3g} x faster there than in training ({held:.3g} "
+                f"against {trained:.3g} {unit}, {SPEED_PERCENTILE:.0f}th percentile of |dq|): its "
+                "friction and armature were fitted on speeds the held-out runs leave (a joint that "
+                "barely moved in training: its creep taken for friction), not on the motion they "
+                "are judged on; identify on a recording that moves it as fast",
+                numbers={
+                    "relative_error": error,
+                    "speed_training": trained,
+                    "speed_held_out": held,
+                },
+                names=(joint,),
+            )
+        )
     # a joint missed held out but fitted in training did not generalise: the training motion
     # does not determine what the held-out one needs (a short log), no dynamics are missing
     fitted = missed_joints(result, training=True)
     unseen = {j: e for j, e in missed.items() if j not in fitted}
     missed = {j: e for j, e in missed.items() if j in fitted}
     if unseen:
-        train_errors = dict(zip(model.joint_names, result.train.relative_error_per_joint,
-                                strict=True))  # fmt: skip
-        listed = ", ".join(f"{joint} {100 * error:.0f} % (training {100 * train_errors[joint]:.0f}"
-                           " %)" for joint, error in unseen.items())  # fmt: skip
-        findings.append(HELD_OUT_JOINT(
-            f"these joints' held-out torque is predicted badly although the training torque is "
-            f"not (relative error per joint above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; "
-            "the training recordings do not determine what the held-out motion needs there: "
-            "record longer or richer motion of these joints",
-            numbers={f"{j}.relative_error": e for j, e in unseen.items()},
-            names=tuple(unseen)))  # fmt: skip
+        train_errors = dict(
+            zip(model.joint_names, result.train.relative_error_per_joint, strict=True)
+        )
+        listed = ", ".join(
+            f"{joint} {100 * error:.0f} % (training {100 * train_errors[joint]:.0f} %)"
+            for joint, error in unseen.items()
+        )
+        findings.append(
+            HELD_OUT_JOINT(
+                f"these joints' held-out torque is predicted badly although the training torque is "
+                f"not (relative error per joint above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; "
+                "the training recordings do not determine what the held-out motion needs there: "
+                "record longer or richer motion of these joints",
+                numbers={f"{j}.relative_error": e for j, e in unseen.items()},
+                names=tuple(unseen),
+            )
+        )
     if missed:
         held_out = "held-out" if result.validation is not None else "training"
         listed = ", ".join(f"{joint} {100 * error:.0f} %" for joint, error in missed.items())
-        findings.append(MISSED_JOINT(
-            f"the model misses these joints' {held_out} torque badly (relative error per joint "
-            f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
-            "model (friction shape, cable, sensor): do not trust their joint terms, and see "
-            "their torque and friction panels",
-            numbers={f"{joint}.relative_error": error for joint, error in missed.items()},
-            names=tuple(missed)))  # fmt: skip
+        findings.append(
+            MISSED_JOINT(
+                f"the model misses these joints' {held_out} torque badly (relative error per joint "
+                f"above {100 * MISSED_JOINT_ERROR:.0f} %): {listed}; their dynamics are not in the "
+                "model (friction shape, cable, sensor): do not trust their joint terms, and see "
+                "their torque and friction panels",
+                numbers={f"{joint}.relative_error": error for joint, error in missed.items()},
+                names=tuple(missed),
+            )
+        )
     return findings
 
 
@@ -241,13 +254,17 @@ def _negative_coulomb_findings(result: IdentificationResult) -> list[Finding]:
     findings = []
     for joint, (value, std) in coulomb_below_zero(result).items():
         unit = "N" if not is_revolute(result.model, joint) else "N m"
-        findings.append(NEGATIVE_COULOMB(
-            f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
-            f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
-            "with the motion at every reversal, which no friction does; check this joint's "
-            "torque and position signs (one of them flipped), or whether its drive compensates "
-            "its own friction", numbers={"value": value, "std": std},
-            names=(f"{joint}.fc",)))  # fmt: skip
+        findings.append(
+            NEGATIVE_COULOMB(
+                f"least squares puts the Coulomb friction of {joint} below zero ({value:.3g} +- "
+                f"{std:.2g} {unit}; held at 0 by the consistent fit): its measured torque pushes "
+                "with the motion at every reversal, which no friction does; check this joint's "
+                "torque and position signs (one of them flipped), or whether its drive compensates "
+                "its own friction",
+                numbers={"value": value, "std": std},
+                names=(f"{joint}.fc",),
+            )
+        )
     return findings
 
 
@@ -257,28 +274,34 @@ def _bound_findings(result: IdentificationResult) -> list[Finding]:
     model = result.model
     bound = [model.layout.names[index] for index in sorted(parameters_at_bound(result))]
     if bound:
-        findings.append(AT_NON_NEGATIVITY(
-            "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
-            f"active: their std does not describe them): {', '.join(bound)}",
-            names=bound))  # fmt: skip
+        findings.append(
+            AT_NON_NEGATIVITY(
+                "held at 0 by the consistent fit's non-negativity constraint (the constraint is "
+                f"active: their std does not describe them): {', '.join(bound)}",
+                names=bound,
+            )
+        )
     held = bodies_at_a_raised_margin(result)
     if held:
         margin = result.consistent.margin
-        findings.append(RAISED_MARGIN(
-            f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
-            f"default {default_margin(model, result.prior):.2g}) holds these bodies' "
-            f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
-            "the margin's, not the data's", numbers={"margin_kg_m2": margin},
-            names=held))  # fmt: skip
+        findings.append(
+            RAISED_MARGIN(
+                f"the consistency margin {margin:g} kg m^2 (raised in the config above the "
+                f"default {default_margin(model, result.prior):.2g}) holds these bodies' "
+                f"pseudo-inertia at its bound: {', '.join(held)}; their masses and inertias are "
+                "the margin's, not the data's",
+                numbers={"margin_kg_m2": margin},
+                names=held,
+            )
+        )
     return findings
 
 
 def bodies_at_a_raised_margin(result: IdentificationResult) -> list[str]:
     """The bodies whose pseudo-inertia sits on a consistency margin the config raised above
-    :func:`~physid.offline.fit.consistent.default_margin` (on the real KUKA LWR4+, 0.1 kg m^2
-    held every link's inertia at 0.2 kg m^2, the URDF's 0.004: 5.1 % held out against 2.7 %,
-    and nothing said why); none at the default margin, where a point-mass link may rest on it
-    by design."""
+    :func:`~physid.offline.fit.consistent.default_margin` (a raised margin can hold every link's
+    inertia far above the URDF's, and the held-out error rises with nothing said why); none at
+    the default margin, where a point-mass link may rest on it by design."""
     fit, prior = result.consistent, result.prior
     if result.theta is None or prior is None or not fit.bodies:
         return []

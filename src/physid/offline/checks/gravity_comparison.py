@@ -26,8 +26,8 @@ FILTER_CUTOFF_HZ = 10.0
 
 # A joint is gravity-loaded when the variation of its URDF gravity torque over the recording is
 # at least 10 % of the largest joint's: the shoulder and elbow of an arm, not its wrist, whose
-# small gravity torque is easily buried by friction and an imperfect CAD centre of mass (the
-# KUKA wrist joints measure correlations -0.1 .. 0.2 with theirs).
+# small gravity torque is easily buried by friction and an imperfect CAD centre of mass (real
+# wrist joints read correlations -0.1 .. 0.2 with theirs).
 GRAVITY_JOINT_FRACTION = 0.1
 
 
@@ -37,7 +37,7 @@ GRAVITY_FLOOR_NM = 1e-3
 
 # Correlations below this (after friction and inertia are taken out, see
 # :func:`gravity_comparison`) mean "does not follow": gravity would explain < 9 % of the variance.
-# Real data measure 0.89 .. 1.0 on gravity-loaded joints (>= 0.64 on 3 s thirds of them).
+# Real data read 0.89 .. 1.0 on gravity-loaded joints (>= 0.64 on 3 s thirds of them).
 MIN_CORRELATION = 0.3
 
 
@@ -55,11 +55,9 @@ MIN_SAMPLES = 50
 
 # Independent samples the comparison's signals carry over the recording (2 B T for a band B of
 # duration T, Nyquist), less the nuisance columns taken out of each joint: below this many, the
-# correlations and scales say nothing. Measured on the real xMate7p's 1 kHz runs, correct
-# columns, their first T seconds: 0.5 s (5 left) read joint 3 at -0.40, "columns in another
-# order"; 1.3 and 1.5 s (21, 25) still gave false verdicts on two of the three runs (order, a
-# 2.1x torque scale); 2 s and more (35+) none. The 95 % band of a zero correlation is +-0.75 at 5,
-# +-0.31 at 40.
+# correlations and scales say nothing. The 95 % band of a zero correlation is +-0.75 at 5 and
+# +-0.31 at 40; correct columns of real runs gave false verdicts (order, scale) up to about 25
+# and none from 35 on.
 MIN_DEGREES_OF_FREEDOM = 40
 
 
@@ -72,15 +70,15 @@ class GravityComparison:
     :func:`gravity_comparison`). Per-joint arrays cover ``joints`` (the gravity-loaded ones)."""
 
     joints: tuple[str, ...]  # gravity-loaded joints, model order
-    scale: float  # robot-wide least-squares scale of measured on gravity torque (stacked)
-    correlation: float  # robot-wide correlation of measured and gravity torque (stacked)
+    scale: float  # robot-wide least-squares scale of recorded on gravity torque (stacked)
+    correlation: float  # robot-wide correlation of recorded and gravity torque (stacked)
     joint_scales: np.ndarray  # (k,) per-joint scales
     joint_correlations: np.ndarray  # (k,) per-joint correlations
     swap: tuple[str, str, float, float] | None  # (joint, other column, r own, r other)
-    # (k,) per-joint correlation of the measured torque with the URDF's whole inverse dynamics
+    # (k,) per-joint correlation of the recorded torque with the URDF's whole inverse dynamics
     # (derivatives per second), friction and offset taken out: see :func:`_model_correlations`
     model_correlations: np.ndarray | None = None
-    # (k,) per-joint norm of the gravity torque over that of the measured torque, both with the
+    # (k,) per-joint norm of the gravity torque over that of the recorded torque, both with the
     # nuisance columns taken out: how large the gravity torque at the URDF's scale would be
     gravity_shares: np.ndarray | None = None
 
@@ -101,11 +99,11 @@ def gravity_comparison(
     diagnostics: bool = True,
     loaded_joints: tuple[str, ...] | None = None,
 ) -> GravityComparison | None:
-    """Compare the measured torques with the URDF's static gravity torque ``g(q)``.
+    """Compare the recorded torques with the URDF's static gravity torque ``g(q)``.
 
     Only ``g(q)`` is predicted, from the angles alone: it dominates the slow shoulder and elbow
     joints of an arm and, unlike the inertial torque, needs neither derivatives nor trustworthy
-    URDF inertias. The rest of the measured torque is taken out per joint by least squares on
+    URDF inertias. The rest of the recorded torque is taken out per joint by least squares on
     ``[ddq_j, dq_j, sign(dq_j), 1]`` (armature and diagonal inertia, viscous and Coulomb friction,
     offset), from both the torque and the gravity torque, before scales and correlations are
     computed, together with the URDF's own inertial torque (free scale: the URDF inertias need
@@ -129,7 +127,7 @@ def gravity_comparison(
     dq = np.gradient(q, axis=0)
     ddq = np.gradient(dq, axis=0)
     gravity, inertial = prior_torques(model, q, dq, ddq)
-    variation = np.where(model.fitted, gravity.std(axis=0), 0.0)  # measured torques only
+    variation = np.where(model.fitted, gravity.std(axis=0), 0.0)  # recorded torques only
     largest = float(variation.max(initial=0.0))
     if largest < GRAVITY_FLOOR_NM or q.shape[0] < MIN_SAMPLES:
         return None
@@ -202,16 +200,16 @@ def check_signals(
 def _model_correlations(
     model_torque: np.ndarray, dq: np.ndarray, tau: np.ndarray, loaded: list[int]
 ) -> np.ndarray:
-    """Per loaded joint, the correlation of its measured torque with the URDF's whole inverse
+    """Per loaded joint, the correlation of its recorded torque with the URDF's whole inverse
     dynamics ``M ddq + C dq + g`` in seconds (``model_torque``), viscous, Coulomb and offset
     (:func:`_friction_columns` of ``dq``) taken out of both.
 
     Why: a joint whose motion is driven faster than the pendulum it forms (a torque sinusoid above
     its natural frequency) has a torque in anti-phase with its angle, so its gravity torque and
     its torque run against each other while the inertial terms balance them; the gravity test
-    alone then reads a correct column as a swapped one (DFKI double pendulum, open-loop 1.6 Hz
-    torque: gravity correlation -0.16, whole-model correlation 0.50 per second). Only an
-    abstention: the gravity test stays the judge of time units and of swaps."""
+    alone then reads a correct column as a swapped one (a double pendulum under an open-loop
+    torque above its natural frequency). Only an abstention: the gravity test stays the judge of
+    time units and of swaps."""
     return np.array([_whole_model_correlation(model_torque, dq, tau[:, j], j) for j in loaded])
 
 
@@ -221,9 +219,7 @@ def _whole_model_correlation(
     """How a torque ``column`` follows joint ``j``'s whole inverse dynamics, joint ``j``'s
     friction and offset taken out of both."""
     friction = _friction_columns(dq[:, j])
-    return uncentred_correlation(
-        residual(friction, column), residual(friction, model_torque[:, j])
-    )
+    return uncentred_correlation(residual(friction, column), residual(friction, model_torque[:, j]))
 
 
 def _best_swap(
@@ -237,23 +233,20 @@ def _best_swap(
 ) -> tuple[str, str, float, float] | None:
     """A gravity-loaded joint whose gravity torque another torque column follows far better.
 
-    For gravity-loaded joint a and any other joint b, column b (its friction and inertia taken
-    out as if it were joint a's) is correlated with ``g_a``. Returned, as ``(a, b, r own,
-    r other)``, when the other column reaches r >= 0.9 and at least halves the unexplained part
-    ``1 - r^2`` of a's own column; the largest such gain wins. An own column of the opposite sign
-    (r near -1) still explains its gravity torque: that is a sign flip on one joint, reported by
-    :func:`_order_reason`, not a swap. On real data the own column is always the best (a
-    joint's own torque contains its gravity torque, another's at best a similar shape): own
-    r >= 0.89, best other r <= 0.79. Where b's gravity torque varies too (both loaded), an
-    exchange must show both ways: column a must then follow ``g_b`` at least as well as b's own
-    column does. Over 3 s of a correct UR10e run the shoulder's and elbow's gravity torques had
-    the same shape, and the shoulder's (own r 0.97) was "followed by the elbow's torque (0.99)",
-    while the elbow's own column (0.99) followed its gravity torque better than the shoulder's.
-    The URDF's whole inverse dynamics (``model_torque``, per second) must agree: column b must
-    follow joint a's whole-model torque better than a's own column does. On a short log a
-    joint's gravity torque varies little beside its dynamics, and another joint's torque of a
-    similar shape can follow it better while a's own column follows a's whole model far better
-    (3 s of the correct demo arm: gravity r 0.52 own, 0.93 other; whole model 0.94 own).
+    For gravity-loaded joint a and any other joint b, column b (its friction and inertia taken out
+    as if it were joint a's) is correlated with ``g_a``. Returned, as ``(a, b, r own, r other)``,
+    when the other column reaches r >= 0.9 and at least halves the unexplained part ``1 - r^2`` of
+    a's own column; the largest such gain wins. An own column of the opposite sign (r near -1) still
+    explains its gravity torque: that is a sign flip on one joint, reported by
+    :func:`_order_reason`, not a swap. On real data the own column is always the best (a joint's own
+    torque contains its gravity torque, another's at best a similar shape): own r >= 0.89, best
+    other r <= 0.79. Where b's gravity torque varies too (both loaded), an exchange must show both
+    ways: column a must then follow ``g_b`` at least as well as b's own column does (over a few
+    seconds two joints' gravity torques can have the same shape, and each column follow the other's
+    as well as its own). The URDF's whole inverse dynamics (``model_torque``, per second) must
+    agree: column b must follow joint a's whole-model torque better than a's own column does. On a
+    short log a joint's gravity torque varies little beside its dynamics, and another joint's torque
+    of a similar shape can follow it better while a's own column follows a's whole model far better.
     """
     best: tuple[float, tuple[str, str, float, float]] | None = None
     own = dict(zip(nuisance, own_correlations, strict=True))
@@ -301,7 +294,7 @@ def prior_torques(
 def _nuisance_columns(dq: np.ndarray, ddq: np.ndarray, inertial: np.ndarray) -> np.ndarray:
     """``[ddq, dq, sign(dq), 1, inertial]`` of one joint, unit-norm columns (zero ones dropped).
 
-    What the measured torque holds besides gravity: armature and diagonal inertia, viscous and
+    What the recorded torque holds besides gravity: armature and diagonal inertia, viscous and
     Coulomb friction, a torque offset (:func:`_friction_columns`), and the URDF's full inertial
     torque (coupling and Coriolis terms, with a free scale). Unit norms keep the least squares
     well conditioned whatever the time unit makes of the derivatives.

@@ -1,10 +1,9 @@
 """Whether the validation recordings are held out: samples they share with the training ones.
 
-A validation error is the model's prediction of data it was not fitted to. Given the training
-file again as ``--validate`` (a script that passes one list twice, a split written to both
-files), physid reported the training error as the validation error with nothing said: 2.34 %
-"validation" on the KUKA LWR4+ file 2 validated on itself. Shared samples are found exactly
-(time, positions and torques of a row, bit for bit) on the recordings in memory, or on the
+A validation error is the model's prediction of data it was not fitted to. Given the training file
+again as ``--validate`` (a script that passes one list twice, a split written to both files), the
+training error would be reported as the validation error with nothing said. Shared samples are found
+exactly (time, positions and torques of a row, bit for bit) on the recordings in memory, or on the
 first samples of a streamed one (:func:`physid.recordings.streamed.preview`).
 """
 
@@ -53,9 +52,12 @@ def not_held_out_findings(
         shared = float(np.sum(np.isin(_rows(shown, at), known))) / shown.n_samples
         if shared >= SHARED_FRACTION:
             name = shown.source or f"validation recording {k + 1}"
-            warnings.append(NOT_HELD_OUT(
-                f"{name}: {100 * shared:.0f} % of its samples are training samples (the same "
-                "time, positions and torques): its validation error is not a held-out error",
-                numbers={"shared_fraction": shared}, names=(name,),
-            ))  # fmt: skip
+            warnings.append(
+                NOT_HELD_OUT(
+                    f"{name}: {100 * shared:.0f} % of its samples are training samples (the same "
+                    "time, positions and torques): its validation error is not a held-out error",
+                    numbers={"shared_fraction": shared},
+                    names=(name,),
+                )
+            )
     return warnings

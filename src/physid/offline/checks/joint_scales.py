@@ -10,22 +10,19 @@ theta)``, fits it. Each fitted joint's scale is searched in turn, the others hel
 training system (the reduced per-joint factors of :mod:`.reduced`): for a given scale the
 least-squares minimum over ``theta`` is a closed form in one generalised eigendecomposition
 per joint (:class:`_Profile`), so the whole search costs about 10 ms. (Alternating least
-squares from 1 stays where the parameters have already absorbed the scale: the real KUKA
-LWR4+ with lwr_1's torque x2 stuck at 1.03, its masses x4.)
+squares from 1 stays where the parameters have already absorbed the scale: a torque x2 reads
+a scale near 1 and masses several times the truth.)
 
 A joint whose best scale leaves [1/1.25, 1.25] while fitting the training torque at least
 :data:`MIN_GAIN` better (relative weighted error) is named, with any other joint that fits
 within :data:`SAME_STORY` as well (two coupled joints whose ratio is off: which one the data
 cannot say). A best scale at either end of the search is no gain but a torque that carries
 none of the model's (a braked joint, a torque of noise) or almost all of it: it is left to the
-other checks. Measured on the filtered training systems, no config: clean real recordings
-(UR10e, KUKA LWR4+, xMate7p, TX40) gain at most 5 % (the KUKA's last joint, at the search's
-end); the real UR10e with its shoulder-lift torque x0.5 gains 35 % at x0.49, the real xMate7p
-with joint5 x10 44 % at x9.6 and with joint6's sign flipped 26 % at x-0.92, the KUKA with lwr_1
-x0.5 34 % at x0.49. A scale that only a joint's own friction and armature see (a wrist under
-little load) is absorbed by them and cannot be told: the UR10e's wrist_2 x10 gains 6 %, a
-flipped UR10e, TX40 or KUKA wrist under 1 % (there the consistent fit's non-negative friction
-and its warning speak).
+other checks. On the filtered training systems clean real recordings gain at most 5 %, and a
+joint's torque scaled by 0.5 or 10, or its sign flipped, gains 26-44 %: :data:`MIN_GAIN` sits
+between. A scale that only a joint's own friction and armature see (a wrist under little load)
+is absorbed by them and cannot be told (a wrist x10 gains a few per cent, a flipped one under
+1 %): there the consistent fit's non-negative friction and its warning speak.
 """
 
 from __future__ import annotations
@@ -133,14 +130,20 @@ def joint_scale_finding(
     if not (off[best] and gains[best] >= MIN_GAIN):
         return None
     named = [k for k in np.argsort(-gains) if off[k] and gains[k] >= SAME_STORY * gains[best]]
-    listed = " or ".join(f"'{joint_names[k]}' x{scales[k]:.3g} (error {100 * errors[k]:.3g} %)"
-                         for k in named)  # fmt: skip
-    cause = ("a drive gain or a unit that differs between joints (a current read with another "
-             "torque constant)?")  # fmt: skip
-    if all(scales[k] < 0.0 for k in named):  # a SCARA's flipped elbow read as a gain or a unit
-        cause = ("a torque logged with its sign flipped (a scale near -1), or a drive gain or a "
-                 "unit of the wrong sign?" if any(abs(abs(scales[k]) - 1.0) < 0.2 for k in named)
-                 else "a drive gain or a unit of the wrong sign?")  # fmt: skip
+    listed = " or ".join(
+        f"'{joint_names[k]}' x{scales[k]:.3g} (error {100 * errors[k]:.3g} %)" for k in named
+    )
+    cause = (
+        "a drive gain or a unit that differs between joints (a current read with another "
+        "torque constant)?"
+    )
+    if all(scales[k] < 0.0 for k in named):  # a negative scale: a sign flipped, not only a gain
+        cause = (
+            "a torque logged with its sign flipped (a scale near -1), or a drive gain or a "
+            "unit of the wrong sign?"
+            if any(abs(abs(scales[k]) - 1.0) < 0.2 for k in named)
+            else "a drive gain or a unit of the wrong sign?"
+        )
     return JOINT_SCALE(
         f"a joint's torque is not on the others' scale: the training torque is fitted with "
         f"{100 * one:.3g} % (weighted), and with a free scale on {listed}: {cause}",

@@ -4,14 +4,12 @@ A joint torque sensor's bias moves between power cycles and with temperature; a 
 offset with its calibration. One offset per joint is fitted to every training recording at
 once, so a bias that changed between two runs is averaged: each run keeps half of the change
 in its residual, and the fit pays for it with every parameter that can lean on a constant
-(gravity's first moments, Coulomb levels). Measured on the real KUKA LWR4+, files 2 + 3 with
-+2 N m on lwr_1_joint and +1 N m on lwr_3_joint in file 3 only: `ok` and no word of it, held-out
-error on file 1 4.66 % against 2.70 %.
+(gravity's first moments, Coulomb levels), while the status stays ``ok``.
 
-What the fit leaves shows it: each training recording's mean residual per joint. Across the
-real multi-run recordings we have (KUKA LWR4+ 1-3, UR10e 4 runs, xMate7p 5 s and 50 Hz runs,
-DFKI pendulum) the recordings' means differ by at most 0.44 x the joint's residual spread within
-a recording; with the offsets above, 1.9 and 1.7 x the total spread.
+What the fit leaves shows it: each training recording's mean residual per joint. Across real
+multi-run recordings of four robots the recordings' means differ by at most 0.44 x the joint's
+residual spread within a recording; an offset of 1-2 N m that changed between runs, 1.7-1.9 x
+its spread.
 """
 
 from __future__ import annotations
@@ -62,5 +60,6 @@ def offset_drift_finding(model: RobotModel, fits: tuple[RecordingFit, ...]) -> F
         + ": a torque sensor re-zeroed or drifting between the runs, or a load that changed "
         "between them; one offset per joint averages it and every parameter pays (identify "
         "each run alone to compare)",
-        numbers=numbers, names=names,
+        numbers=numbers,
+        names=names,
     )

@@ -1,5 +1,5 @@
-"""Plausible, not only consistent (issue 24 item 4): masses far from the URDF's are named, with
-what the data show that drives them.
+"""Plausible, not only consistent: masses far from the URDF's are named, with what the data show
+that drives them.
 
 A physically consistent body can still be the wrong robot: an 11 kg link where the CAD says
 1.16 kg, a 72 kg arm where the URDF has 16 kg. A CAD model's masses are rarely off by a factor
@@ -9,8 +9,7 @@ the numbers that can explain it:
 
 - the static torques of the recordings against the URDF's gravity torque (per gravity-loaded
   joint, :func:`physid.offline.checks.suspect.gravity_comparison`): a ratio well above 1 is a tool
-  on
-  the flange or a light URDF, which the data do support;
+  on the flange or a light URDF, which the data do support;
 - the estimated base tilt, if any;
 - large torque offsets and friction levels (against the joint's RMS torque), which trade with
   first moments on slow or one-way motion.
@@ -47,7 +46,7 @@ STATIC_AGREES = SCALE_RANGE
 
 
 def static_torque_ratios(model: RobotModel, recordings: list) -> dict[str, float]:
-    """Per gravity-loaded joint, the median over recordings of measured / URDF static torque."""
+    """Per gravity-loaded joint, the median over recordings of recorded / URDF static torque."""
     ratios: dict[str, list[float]] = {}
     for recording in recordings:
         comparison = gravity_comparison(model, preview(recording))
@@ -80,8 +79,9 @@ def _drivers(
             for term in ("offset", "fc"):
                 index = layout.joint_term_index(name, term)
                 if index is not None and abs(theta[index]) > LARGE_TERM * joint.torque_rms[k]:
-                    large.append(f"{name}.{term} {theta[index]:.3g} (RMS torque "
-                                 f"{joint.torque_rms[k]:.3g})")  # fmt: skip
+                    large.append(
+                        f"{name}.{term} {theta[index]:.3g} (RMS torque {joint.torque_rms[k]:.3g})"
+                    )
         if large:
             parts.append("large joint terms: " + ", ".join(large))
     return "; ".join(parts) if parts else "no static-torque, tilt or joint-term evidence found"
@@ -123,10 +123,8 @@ def static_contradiction(
     The static torques weigh the bodies' first moments directly: a URDF that is wrong by a
     factor of three reads so in them (a tool it lacks, placeholder masses). When they agree
     with the URDF, a fit that triples its mass is paying with the masses for something else in
-    the torques. Measured on a MuJoCo Panda whose logged torque was the command before the
-    actuator clipped it (8 % of the samples): a 140 kg second link (URDF 0.65 kg), moving mass
-    9 x, static torques 0.99-1.21 x; its folds preferred it by 1.5 points (spread 1.0), and
-    the plausible fit predicted the held-out run better (7.7 % against 9.1 %).
+    the torques (a command logged in place of a clipped torque can make a fit choose a link of
+    two hundred times the URDF's mass while the static torques agree within 20 %).
     """
     layout = model.layout
     total = float(np.sum(theta[layout.mass_indices]))
@@ -164,6 +162,9 @@ def plausibility_findings(
     drivers = _drivers(model, theta, joint, gravity, static_ratios)
     layout = model.layout
     ratio = layout.total_mass(theta) / max(layout.total_mass(prior), 1e-300)
-    return [IMPLAUSIBLE("implausible masses: " + "; ".join(what)
-                        + f" (what the data show: {drivers})",
-                        numbers={"moving_mass_ratio": ratio})]  # fmt: skip
+    return [
+        IMPLAUSIBLE(
+            "implausible masses: " + "; ".join(what) + f" (what the data show: {drivers})",
+            numbers={"moving_mass_ratio": ratio},
+        )
+    ]

@@ -4,15 +4,15 @@ A recording whose stamps run at the wrong rate — a manifest's ``sample_time`` 
 200 Hz log, stamps written at a fixed step while rows came one or two controller ticks apart,
 a clock in other units — still differentiates and still fits: velocities come out ``1/c`` and
 accelerations ``1/c^2`` times the true ones, and the free inertial parameters absorb much of it.
-Measured on the KUKA LWR4+ file 2 with its stamps halved: status ok, no warning, a 88 kg arm
-(16 kg) and 3.2x the held-out error.
+A real arm with its stamps halved fits with several times its mass and its held-out error, with
+status ``ok`` and no warning.
 
 What the free parameters cannot absorb is the tie between gravity and inertia: a body's mass and
 first moment set both its gravity torque and its share of the inertial torque. Scaling the
 velocities by ``c`` scales every rigid-body torque but gravity by ``c^2``
 (``M(q) c^2 ddq + C(q, c dq) c dq``, Pinocchio's joint-torque regressor ``Y(q, dq, ddq)``
 split into its static part ``Y(q, 0, 0)`` and the rest), viscous friction by ``c`` and armature
-by ``c^2``; Coulomb friction and offsets not at all. So least squares of the measured torque on
+by ``c^2``; Coulomb friction and offsets not at all. So least squares of the recorded torque on
 ``Y(q, 0, 0) + c^2 (Y(q, dq, ddq) - Y(q, 0, 0))`` plus per-joint friction, offset and armature
 columns, every parameter free (the URDF's kinematics only, none of its inertias), fits best
 near the true ``c``. The friction and armature columns span the same space at every ``c``; their
@@ -22,15 +22,14 @@ Robots that barely accelerate (slow, quasi-static excitation) give a flat curve:
 said then; nor on robots whose moving joints gravity does not load (a SCARA: its quill's
 constant weight is one column with its offset), which leave no mass tied to gravity. The
 check is one-sided in practice: stamps too *short* (the motion looks faster than it was)
-inflate the inertial torques against gravity, which no inertia can undo (simulated arm,
-stamps x0.5: 23 % better at the right scale); stamps too *long* shrink them, and larger free
-inertias undo most of it (x2: the right scale fits best, by 3.5 %, under the threshold; the
-KUKA file 2 x2: by 0.1 %). A recording stamped too slowly still passes unnoticed.
+inflate the inertial torques against gravity, which no inertia can undo (stamps x0.5 fit about a
+quarter better at the right scale); stamps too *long* shrink them, and larger free inertias undo
+most of it (x2: the right scale fits best by a few per cent at most, under the threshold). A
+recording stamped too slowly still passes unnoticed.
 
-Measured on every real recording we have (KUKA LWR4+ files 1-3, Staubli TX40, the UR10e's five
-runs, the xMate7p's 1 kHz and 50 Hz runs, the DFKI pendulum's five), the stamps' own scale fits
-within 2.2 % of the best one (UR10e 40 s; :data:`CLEAR_IMPROVEMENT` asks for 10 %); KUKA file 2
-with stamps x0.5 or made up at a fixed step over rows one or two ticks apart: 29-38 %.
+On real recordings of five robots the stamps' own scale fits within 2.2 % of the best one
+(:data:`CLEAR_IMPROVEMENT` asks for 10 %); stamps x0.5, or made up at a fixed step over rows one
+or two ticks apart, 29-38 %.
 """
 
 from __future__ import annotations
@@ -63,10 +62,10 @@ def time_scale_regressors(
     pin_model = model.pin_model
     data = pin_model.createData()
     zero = np.zeros(pin_model.nv)
-    full = np.array([torque_regressor(pin_model, data, *s).copy()
-                     for s in zip(q, dq, ddq, strict=True)])  # fmt: skip
-    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy()
-                       for row in q])  # fmt: skip
+    full = np.array(
+        [torque_regressor(pin_model, data, *s).copy() for s in zip(q, dq, ddq, strict=True)]
+    )
+    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy() for row in q])
     return full, static
 
 
@@ -93,13 +92,14 @@ def fit_by_time_scale(
         )
 
     def rows(x: np.ndarray, weights: np.ndarray | float = 1.0) -> np.ndarray:
-        """The measured joints' rows of ``x`` (N, n, k), each joint's times its weight, stacked
+        """The fitted joints' rows of ``x`` (N, n, k), each joint's times its weight, stacked
         sample by sample."""
         weighted = x[:, fitted] * np.reshape(weights, (1, -1, 1))
         return weighted.reshape(n_rows * fitted.size, -1)
 
-    weights = _joint_weights(rows(np.concatenate([nuisance, full], axis=2)),
-                             rows(tau[:, :, None])[:, 0], fitted.size)  # fmt: skip
+    weights = _joint_weights(
+        rows(np.concatenate([nuisance, full], axis=2)), rows(tau[:, :, None])[:, 0], fitted.size
+    )
     blocks = [rows(x, weights) for x in (nuisance, static, full - static, tau[:, :, None])]
     widths = np.cumsum([0, *(b.shape[1] for b in blocks)])
     stacked = np.hstack(blocks)
@@ -122,9 +122,9 @@ def fit_by_time_scale(
 def _joint_weights(X: np.ndarray, y: np.ndarray, n_joints: int) -> np.ndarray:
     """(n_joints,) each joint's weight in the fit, the inverse of its residual std at the stamps'
     own scale (paper C's weighted least squares): unweighted, a lift's force in newtons decides
-    for the arm's newton metres, and a TIAGo-like arm with a 190 N torso force read "19 % better
-    on a shorter timeline" on correct stamps (the arm's joints alone: 0.2 %). ``X``, ``y``: the
-    joints' rows stacked sample by sample, unweighted."""
+    for the arm's newton metres, and correct stamps can read "19 % better on a shorter
+    timeline" from the lift alone. ``X``, ``y``: the joints' rows stacked sample by sample,
+    unweighted."""
     norms = np.linalg.norm(X, axis=0)
     norms[norms == 0.0] = 1.0
     solution, *_ = np.linalg.lstsq(X / norms, y, rcond=1e-10)
@@ -134,9 +134,9 @@ def _joint_weights(X: np.ndarray, y: np.ndarray, n_joints: int) -> np.ndarray:
 
 
 # Without any one joint, a clock's error still leaves the best factor outside TOLERATED and fitting
-# this much better than the stamps' (the real KUKA file 2 with halved stamps: 1.29 x at 0.31 with
-# every joint, 1.07 x at 0.50 without joint 4); a torque column of another scale is one joint's
-# (a TIAGo-like lift's force logged x0.05: 1.20 x at 0.18, and 1.000 x at 1 without the lift)
+# this much better than the stamps' (halved stamps still read about 1.07 x without their most
+# telling joint); a torque column of another scale is one joint's, and without that joint the
+# stamps' own scale fits best
 CLOCK_IN_EVERY_JOINT = 1.02
 
 
@@ -153,10 +153,10 @@ def time_scale_finding(errors: np.ndarray) -> Finding | None:
     """A finding when another time scale fits the torques clearly better than the stamps'. A
     best factor at the end of the range searched must fit :data:`END_IMPROVEMENT` times better:
     a curve still falling there, by a modest margin, prefers ever faster (or slower) motion,
-    the free inertias absorbing a short recording's noise rather than a clock (3 s stretches of
-    the correct DFKI pendulum runs read "22 % / 45 % better" at the ends of a 0.25-4 x range),
-    while stamps 4-10 x off overshoot the range's end with fits 2.3-6.6 x better (the real
-    KUKA, UR10e and xMate7p files; halved stamps have their minima inside, at 0.22-0.63 x)."""
+    the free inertias absorbing a short recording's noise rather than a clock (a few seconds of
+    a correct run can read "45 % better" at an end of the range), while stamps 4-10 x off
+    overshoot the range's end with fits 2.3-6.6 x better (halved stamps have their minima
+    inside)."""
     at_one = float(np.interp(0.0, np.log(FACTORS), errors))
     best = int(np.argmin(errors))
     factor = FACTORS[best]

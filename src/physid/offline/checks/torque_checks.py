@@ -1,4 +1,4 @@
-"""Sign, scale and column order of the measured torques, judged against the URDF's gravity
+"""Sign, scale and column order of the recorded torques, judged against the URDF's gravity
 torque (:func:`~.gravity_comparison.gravity_comparison`).
 
 Rules, in order (:func:`torque_findings`):
@@ -59,7 +59,7 @@ SCALE_RANGE = (0.5, 2.0)
 class TorqueThresholds:
     """The thresholds of the torque rules (module docstring)."""
 
-    # robot-wide measured / URDF gravity torque of a plausible robot
+    # robot-wide recorded / URDF gravity torque of a plausible robot
     scale_range: tuple[float, float] = SCALE_RANGE
     # two gravity-loaded joints may disagree through a poor CAD link, but not this many-fold
     joint_scale_ratio: float = 3.0
@@ -72,7 +72,7 @@ class TorqueThresholds:
     weak_scale_degrees_of_freedom: float = 4 * MIN_DEGREES_OF_FREEDOM
     # every gravity-loaded joint carrying less than this share of its gravity torque ...
     absent_gravity_scale: float = 0.1
-    # ... where the gravity torque would be this many times the rest of the measured torque
+    # ... where the gravity torque would be this many times the rest of the recorded torque
     absent_gravity_share: float = 2.0
 
 
@@ -273,7 +273,7 @@ def _absent_gravity(comparison: GravityComparison, th: TorqueThresholds) -> Find
     """The torques carry none of the gravity torque the URDF puts on them: every gravity-loaded
     joint reads less than :attr:`~TorqueThresholds.absent_gravity_scale` of it and does not
     follow its shape, where it would be at least :attr:`~TorqueThresholds.absent_gravity_share`
-    times the rest of the measured torque: gravity compensated exactly before the torque was
+    times the rest of the recorded torque: gravity compensated exactly before the torque was
     logged (a simulator's gravcomp, a command net of its gravity model), which the faint rule
     cannot see (nothing of gravity's shape is left to correlate)."""
     shares = comparison.gravity_shares

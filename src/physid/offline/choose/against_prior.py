@@ -120,49 +120,75 @@ class PriorCheck:
             return []
         seen = "; ".join(self.implausible)
         refit, given = self.plausible.scores
-        folds = "training folds" + (" by phase (the runs repeat their motion)"
-                                    if self.by_phase else "")  # fmt: skip
-        numbers = {"body_prior_scale": self.body_scale, "plausible_fit": refit.total,
-                   "implausible_fit": given.total}  # fmt: skip
+        folds = "training folds" + (
+            " by phase (the runs repeat their motion)" if self.by_phase else ""
+        )
+        numbers = {
+            "body_prior_scale": self.body_scale,
+            "plausible_fit": refit.total,
+            "implausible_fit": given.total,
+        }
         if self.body_scale != 1.0 and self.contradicted:
-            return [PLAUSIBILITY_PRIOR(
-                f"the prior decides the masses: with the default prior the fit had implausible "
-                f"masses ({seen}); the {folds} prefer it to the fit with the bodies' prior std "
-                f"x{self.body_scale:.2g} ({100 * given.total:.3g} % vs {100 * refit.total:.3g} "
-                f"%, {self.plausible.reason}); the plausible fit is reported",
-                numbers=numbers)]  # fmt: skip
+            return [
+                PLAUSIBILITY_PRIOR(
+                    f"the prior decides the masses: with the default prior the fit had implausible "
+                    f"masses ({seen}); the {folds} prefer it to the fit with the bodies' prior std "
+                    f"x{self.body_scale:.2g} ({100 * given.total:.3g} % vs {100 * refit.total:.3g} "
+                    f"%, {self.plausible.reason}); the plausible fit is reported",
+                    numbers=numbers,
+                )
+            ]
         if self.body_scale != 1.0:
-            return [PLAUSIBILITY_PRIOR(
-                f"the prior decides the masses: with the default prior the fit had implausible "
-                f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
-                f"plausible and the {folds} cannot tell the two fits apart "
-                f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, "
-                f"{self.plausible.reason})", numbers=numbers)]  # fmt: skip
-        return [DATA_ASK_IMPLAUSIBLE(
-            f"the data ask for these masses: the nearest plausible fit (the bodies' prior std "
-            f"x{refit.label}) predicts the {folds} worse, {100 * refit.total:.3g} % vs "
-            f"{100 * given.total:.3g} % ({self.plausible.reason})", numbers=numbers)]  # fmt: skip
+            return [
+                PLAUSIBILITY_PRIOR(
+                    f"the prior decides the masses: with the default prior the fit had implausible "
+                    f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
+                    f"plausible and the {folds} cannot tell the two fits apart "
+                    f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, "
+                    f"{self.plausible.reason})",
+                    numbers=numbers,
+                )
+            ]
+        return [
+            DATA_ASK_IMPLAUSIBLE(
+                f"the data ask for these masses: the nearest plausible fit (the bodies' prior std "
+                f"x{refit.label}) predicts the {folds} worse, {100 * refit.total:.3g} % vs "
+                f"{100 * given.total:.3g} % ({self.plausible.reason})",
+                numbers=numbers,
+            )
+        ]
 
     def findings(self) -> list[Finding]:
         """What the check against the URDF's own model and the plausibility refit found."""
         if self.better_than_urdf and self.scale == 1.0:
             return self.plausibility_findings()
         tried = ", ".join(f"x{s.label} {100 * s.total:.3g} %" for s in self.tried)
-        numbers = {"prior_scale": self.scale, "identified": self.identified.total,
-                   "urdf": self.urdf.total, "ols": self.ols.total}  # fmt: skip
+        numbers = {
+            "prior_scale": self.scale,
+            "identified": self.identified.total,
+            "urdf": self.urdf.total,
+            "ols": self.ols.total,
+        }
         if self.better_than_urdf:
             first, urdf = percent_pair(self.tried[0].total, self.urdf.total)
-            return [PRIOR_TIGHTENED(
-                f"with the default prior the identified model predicted the training folds worse "
-                f"than the URDF's own model ({first} % vs {urdf} %): the data cannot support "
-                "that much freedom; the "
-                f"prior standard deviations were scaled by {self.scale:g} (tried {tried})",
-                numbers=numbers)] + self.plausibility_findings()  # fmt: skip
+            return [
+                PRIOR_TIGHTENED(
+                    f"with the default prior the identified model predicted the training "
+                    f"folds worse than the URDF's own model ({first} % vs {urdf} %): the data "
+                    "cannot support that much freedom; the prior standard deviations were "
+                    f"scaled by {self.scale:g} (tried {tried})",
+                    numbers=numbers,
+                )
+            ] + self.plausibility_findings()
         identified, urdf = percent_pair(self.identified.total, self.urdf.total)
-        return [WORSE_THAN_URDF(
-            f"the identified model predicts the training folds worse than the URDF's own model "
-            f"even with a tight prior ({identified} % vs {urdf} %; tried {tried}): unmodelled "
-            "effects, or data that cannot decide these parameters", numbers=numbers)]  # fmt: skip
+        return [
+            WORSE_THAN_URDF(
+                f"the identified model predicts the training folds worse than the URDF's own model "
+                f"even with a tight prior ({identified} % vs {urdf} %; tried {tried}): unmodelled "
+                "effects, or data that cannot decide these parameters",
+                numbers=numbers,
+            )
+        ]
 
     def as_dict(self) -> dict:
         return {
@@ -213,15 +239,17 @@ def check_against_prior(
     (the same estimator on the same folds)."""
     note("cross-validation against the URDF's model")
     urdf = fixed_score("URDF", urdf_model, training.rows, prior)
-    ols = cv_score("OLS", model, training.folds, training.rows,
-                   least_squares_fit(columns, model.layout.size))  # fmt: skip
+    ols = cv_score(
+        "OLS", model, training.folds, training.rows, least_squares_fit(columns, model.layout.size)
+    )
     tried: list[CVScore] = []
     for scale in PRIOR_SCALES:
         if scale == 1.0 and first is not None:
             score = replace(first, label="1")
         else:
-            score = cv_score(f"{scale:g}", model, training.folds, training.rows,
-                             _fit_or_prior(fit, prior, scale))  # fmt: skip
+            score = cv_score(
+                f"{scale:g}", model, training.folds, training.rows, _fit_or_prior(fit, prior, scale)
+            )
         tried.append(score)
         if as_good_as(score, urdf):
             break
@@ -264,8 +292,11 @@ def plausible_prior(
     label = f"{body_scale:.2g}"
     judge = training if by_phase is None else by_phase()
     refit = cv_score(label, model, judge.folds, judge.rows, at(body_scale))
-    given = (replace(check.identified, label="1") if by_phase is None
-             else cv_score("1", model, judge.folds, judge.rows, at(1.0)))  # fmt: skip
+    given = (
+        replace(check.identified, label="1")
+        if by_phase is None
+        else cv_score("1", model, judge.folds, judge.rows, at(1.0))
+    )
     choice = plausibility_choice(refit, given)
     contradiction = None
     if choice.chosen == 1 and static_ratios is not None and theta is not None:
@@ -275,12 +306,21 @@ def plausible_prior(
     phased = by_phase is not None
     if choice.chosen == 0:
         # the check against the URDF stays on the time blocks it was made on
-        on_time = refit if not phased else cv_score(
-            label, model, training.folds, training.rows, at(body_scale))  # fmt: skip
+        on_time = (
+            refit
+            if not phased
+            else cv_score(label, model, training.folds, training.rows, at(body_scale))
+        )
         if as_good_as(on_time, check.urdf):
-            return replace(check, identified=on_time, body_scale=body_scale, plausible=choice,
-                           implausible=seen, by_phase=phased,
-                           contradicted=contradiction is not None)  # fmt: skip
+            return replace(
+                check,
+                identified=on_time,
+                body_scale=body_scale,
+                plausible=choice,
+                implausible=seen,
+                by_phase=phased,
+                contradicted=contradiction is not None,
+            )
     return replace(check, plausible=choice, implausible=seen, by_phase=phased)
 
 
@@ -291,10 +331,15 @@ def plausibility_choice(refit: CVScore, given: CVScore) -> Choice:
     choice = choose("bodies' prior", [refit, given], conservative=0)
     gain = (refit.total - given.total) / refit.total if refit.total > 0 else 0.0
     if choice.chosen == 1 and gain < IMPLAUSIBLE_GAIN:
-        choice = replace(choice, chosen=0, reason=(
-            f"the conservative choice: 1 scores lower by {100 * (refit.total - given.total):.2g} "
-            f"points, {100 * gain:.2g} % of the error: too little to ask for masses the URDF "
-            "rules out"))  # fmt: skip
+        choice = replace(
+            choice,
+            chosen=0,
+            reason=(
+                f"the conservative choice: 1 scores lower by "
+                f"{100 * (refit.total - given.total):.2g} points, {100 * gain:.2g} % of the "
+                "error: too little to ask for masses the URDF rules out"
+            ),
+        )
     return choice
 
 

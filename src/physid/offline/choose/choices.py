@@ -40,7 +40,14 @@ from physid.offline.choose.training import CandidateObservations, TrainingData, 
 from physid.offline.codes import CUTOFF_CHOICE, DEADBAND_CHOICE, GRAVITY_CHOICE, MOUNTING
 from physid.offline.fit.consistent import FOLD_TOLERANCE, ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
-from physid.offline.observe.crossval import CVScore, Fit, cv_score, rest_note
+from physid.offline.observe.crossval import (
+    CVScore,
+    Fit,
+    RowPool,
+    cv_score,
+    rest_intervals,
+    rest_note,
+)
 from physid.offline.observe.folds import FoldPlan
 from physid.offline.observe.gravity import (
     GravityEstimate,
@@ -127,8 +134,12 @@ def fit_context(
     estimation = config.estimation
     columns = excited_columns(training.system, base)
     ls = least_squares(training.system, columns, estimation.weighting)
-    joint = joint_prior(model, training.joint_observations(), problem.prior,
-                        training.preprocessing.velocity_noise_std)  # fmt: skip
+    joint = joint_prior(
+        model,
+        training.joint_observations(),
+        problem.prior,
+        training.preprocessing.velocity_noise_std,
+    )
     return FitContext(ls.weights, ls.sigma2, joint, problem, estimation)
 
 
@@ -155,28 +166,41 @@ def choose_training(
     too (every training and held-out recording has them)."""
     nonlinear = model.layout.nonlinear_friction
     per = DECIMATION_PER_CUTOFF_NONLINEAR_FRICTION if nonlinear else DECIMATION_PER_CUTOFF
-    candidates = cutoff_candidates(config.filter, train, n_estimated, decimation_per_cutoff=per,
-                                   recorded_derivatives=recorded_derivatives)  # fmt: skip
+    candidates = cutoff_candidates(
+        config.filter,
+        train,
+        n_estimated,
+        decimation_per_cutoff=per,
+        recorded_derivatives=recorded_derivatives,
+    )
     if nonlinear:  # the friction shapes are fitted after this choice: the folds would score
         candidates = candidates[:1]  # every cut-off with the wrong shapes; keep paper C's
     base = base_parameters(model)
-    scores = []
     several = len(candidates) > 1
+    rests = [rest_intervals(r) for r in train]  # the same under every filter
 
-    def observe(preprocessing, scoring_only: bool) -> CandidateObservations:
+    def observe(preprocessing, scoring_only: bool, pool: RowPool | None = None):  # noqa: ANN001
         cutoff = preprocessing.filter.butterworth_cutoff_hz
-        note(f"observations ({preprocessing.filter.method}"
-             + (f", {cutoff:.3g} Hz)" if cutoff else ")"))  # fmt: skip
+        note(
+            f"observations ({preprocessing.filter.method}"
+            + (f", {cutoff:.3g} Hz)" if cutoff else ")")
+        )
         return observe_candidate(
-            model, config, preprocessing, train, folds,
-            gravity_regressors=gravity_regressors, note=note, scoring_only=scoring_only,
-        )  # fmt: skip
+            model,
+            config,
+            preprocessing,
+            train,
+            folds,
+            gravity_regressors=gravity_regressors,
+            note=note,
+            scoring_only=scoring_only,
+            pool=pool,
+            rests=rests,
+        )
 
-    for preprocessing in candidates if several else ():
-        training = observe(preprocessing, scoring_only=True).training(0)
-        context = fit_context(training.model, training, config, base, problem)
-        score = _score(_derivatives_label(preprocessing), training.model, training, context)
-        scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
+    scores, pools = [], []
+    if several:
+        scores, pools = _score_cutoffs(candidates, observe, config, base, problem)
     choices = []
     index = 0
     chosen_score = None
@@ -186,34 +210,75 @@ def choose_training(
         index = choice.chosen
         chosen_score = scores[index]
     # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
-    chosen = _with_choice_notes(observe(candidates[index], scoring_only=False), choices)
+    pool = pools[index] if pools else None
+    chosen = _with_choice_notes(observe(candidates[index], False, pool), choices)
     rest = rest_note(chosen.rows)
     if rest is not None:
-        chosen = replace(chosen, preprocessing=replace(
-            chosen.preprocessing, notes=(*chosen.preprocessing.notes, rest)))  # fmt: skip
+        chosen = replace(
+            chosen,
+            preprocessing=replace(chosen.preprocessing, notes=(*chosen.preprocessing.notes, rest)),
+        )
+    chosen, deadband, chosen_score = _choose_deadband(
+        chosen, chosen_score, config, base, problem, note
+    )
     deadband_index = 0
-    if len(chosen.models) > 1:
-        note("Coulomb deadband")
-        context = fit_context(chosen.models[0], chosen.training(0), config, base, problem)
-        scores = [
-            replace(chosen_score, label=_deadband_label(m, k))
-            if k == 0 and chosen_score is not None
-            else _score(_deadband_label(m, k), m, chosen.training(k), context)
-            for k, m in enumerate(chosen.models)
-        ]
-        picks = per_joint_picks(scores) if per_joint_mix_applies(chosen) else None
-        if picks is not None:  # a band per joint (.deadband_joints), one more candidate
-            chosen = with_per_joint_candidate(chosen, picks)
-            label = _per_joint_label(chosen.models[0].joint_names, picks)
-            scores.append(_score(label, chosen.models[-1], chosen.training(len(scores)), context))
-        choice = choose("Coulomb deadband", scores, code=DEADBAND_CHOICE.code)
-        choices.append(choice)
-        deadband_index = choice.chosen
-        chosen_score = scores[deadband_index]
-        preprocessing = chosen.preprocessing
-        chosen = replace(chosen, preprocessing=replace(
-            preprocessing, notes=(*preprocessing.notes, choice.note())))  # fmt: skip
+    if deadband is not None:
+        choices.append(deadband)
+        deadband_index = deadband.chosen
     return chosen.training(deadband_index, extras=gravity_regressors), choices, chosen_score
+
+
+def _choose_deadband(chosen, chosen_score, config, base, problem, note):  # noqa: ANN001, ANN202
+    """``(chosen, choice, score)``: the Coulomb deadband the folds choose among the chosen
+    cut-off's candidates (a band per joint as one more candidate where it applies); ``choice``
+    None when there is a single candidate. The cut-off's score is reused for the narrowest band
+    (the same candidate)."""
+    if len(chosen.models) <= 1:
+        return chosen, None, chosen_score
+    note("Coulomb deadband")
+    context = fit_context(chosen.models[0], chosen.training(0), config, base, problem)
+    scores = [
+        replace(chosen_score, label=_deadband_label(m, k))
+        if k == 0 and chosen_score is not None
+        else _score(_deadband_label(m, k), m, chosen.training(k), context)
+        for k, m in enumerate(chosen.models)
+    ]
+    picks = per_joint_picks(scores) if per_joint_mix_applies(chosen) else None
+    if picks is not None:  # a band per joint (.deadband_joints), one more candidate
+        chosen = with_per_joint_candidate(chosen, picks)
+        label = _per_joint_label(chosen.models[0].joint_names, picks)
+        scores.append(_score(label, chosen.models[-1], chosen.training(len(scores)), context))
+    choice = choose("Coulomb deadband", scores, code=DEADBAND_CHOICE.code)
+    preprocessing = chosen.preprocessing
+    chosen = replace(
+        chosen, preprocessing=replace(preprocessing, notes=(*preprocessing.notes, choice.note()))
+    )
+    return chosen, choice, scores[choice.chosen]
+
+
+def _score_cutoffs(
+    candidates: list,
+    observe: Callable[..., CandidateObservations],
+    config: IdentifyConfig,
+    base: BaseParameters,
+    problem: ConsistentProblem,
+) -> tuple[list[CVScore], list[RowPool]]:
+    """Each cut-off candidate's cross-validated score (its scoring pass) and raw scoring
+    samples, which the chosen one's full pass reads again. The chosen one is the conservative
+    (first) or the best scoring: the others' regressors (15 MB a candidate on a 7-joint arm)
+    are dropped as soon as they are out of the running."""
+    scores, pools = [], []
+    for preprocessing in candidates:
+        training = observe(preprocessing, scoring_only=True).training(0)
+        pools.append(training.rows[0].pool)
+        context = fit_context(training.model, training, config, base, problem)
+        score = _score(_derivatives_label(preprocessing), training.model, training, context)
+        scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
+        best = min(range(len(scores)), key=lambda k: scores[k].total)
+        for k, kept in enumerate(pools):
+            if k not in (0, best):
+                kept.forget()
+    return scores, pools
 
 
 def _per_joint_label(joints: tuple[str, ...], picks: np.ndarray) -> str:
@@ -278,31 +343,10 @@ def choose_gravity(
     )
     choice = None
     if mode == AUTO:
+        kept = _urdf_gravity_unscored(estimate, gravity_urdf, len(training.folds))
+        if kept is not None:
+            return model, training, None, kept
         tilt = np.degrees(estimate.tilt_rad)
-        std = np.degrees(estimate.tilt_std_rad)
-        significance = np.abs(estimate.tilt_rad) / np.maximum(estimate.tilt_std_rad, 1e-300)
-        undetermined = not np.all(std <= UNDETERMINED_TILT_DEG)  # NaN and inf included
-        if undetermined or not np.any(significance > TILT_SIGNIFICANCE):
-            score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
-            reason = (
-                f"the URDF's: the data do not determine a tilt (std {std[0]:.2g}, {std[1]:.2g} "
-                "deg: the joints' axes leave gravity's direction free)"
-                if undetermined
-                else f"the URDF's: the estimated tilt {tilt[0]:.2f} +- {std[0]:.2g}, "
-                f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
-            )
-            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason,
-                                                 code=GRAVITY_CHOICE.code)
-        if _angle_deg(estimate.gravity, gravity_urdf) > MAX_TILT_DEG:
-            score = CVScore("URDF gravity", np.full(len(training.folds), np.nan), np.nan)
-            reason = (
-                f"the URDF's: the data would tilt it by {tilt[0]:.1f}, {tilt[1]:.1f} deg, more "
-                f"than a levelling error ({MAX_TILT_DEG:g} deg); such a tilt stands in for a "
-                "wrong gravity direction, masses or torque scale in the model, not for the base"
-            )
-            finding = mounting_reason(estimate, gravity_urdf)
-            return model, training, None, Choice("gravity direction", (score,), 0, 0, reason,
-                                                 finding, code=GRAVITY_CHOICE.code)
         context = fit_context(model, training, config, base, problem)
         upright = (
             _score("URDF gravity", model, training, context)
@@ -320,6 +364,38 @@ def choose_gravity(
         if upset is not None:
             return model, training, None, replace(choice, chosen=0, reason=upset)
     return tilted_model, tilted, estimate, choice
+
+
+def _urdf_gravity_unscored(
+    estimate: GravityEstimate, gravity_urdf: np.ndarray, n_folds: int
+) -> Choice | None:
+    """The choice of the URDF's gravity without scoring the tilt, when the data do not
+    determine one, when it is within ``TILT_SIGNIFICANCE`` std of level, or when it is larger
+    than a levelling error (``MAX_TILT_DEG``: it would stand in for a model error); else None."""
+    tilt = np.degrees(estimate.tilt_rad)
+    std = np.degrees(estimate.tilt_std_rad)
+    significance = np.abs(estimate.tilt_rad) / np.maximum(estimate.tilt_std_rad, 1e-300)
+    undetermined = not np.all(std <= UNDETERMINED_TILT_DEG)  # NaN and inf included
+    score = CVScore("URDF gravity", np.full(n_folds, np.nan), np.nan)
+    finding = None
+    if undetermined or not np.any(significance > TILT_SIGNIFICANCE):
+        reason = (
+            f"the URDF's: the data do not determine a tilt (std {std[0]:.2g}, {std[1]:.2g} "
+            "deg: the joints' axes leave gravity's direction free)"
+            if undetermined
+            else f"the URDF's: the estimated tilt {tilt[0]:.2f} +- {std[0]:.2g}, "
+            f"{tilt[1]:.2f} +- {std[1]:.2g} deg is within {TILT_SIGNIFICANCE:g} std of level"
+        )
+    elif _angle_deg(estimate.gravity, gravity_urdf) > MAX_TILT_DEG:
+        reason = (
+            f"the URDF's: the data would tilt it by {tilt[0]:.1f}, {tilt[1]:.1f} deg, more "
+            f"than a levelling error ({MAX_TILT_DEG:g} deg); such a tilt stands in for a "
+            "wrong gravity direction, masses or torque scale in the model, not for the base"
+        )
+        finding = mounting_reason(estimate, gravity_urdf)
+    else:
+        return None
+    return Choice("gravity direction", (score,), 0, 0, reason, finding, code=GRAVITY_CHOICE.code)
 
 
 def _tilt_upsets_masses(
@@ -379,8 +455,12 @@ def mounting_reason(estimate: GravityEstimate, gravity_urdf: np.ndarray) -> Find
         f"about x, then y) the training residual is {100 * (1 - estimate.residual_ratio):.0f} % "
         "lower: a robot on a wall, a ceiling or an incline? then give gravity: "
         f"[{vector}] in the config (a tilt beyond {MAX_TILT_DEG:g} deg is not fitted on its own)",
-        numbers={"angle_deg": angle, "residual_ratio": estimate.residual_ratio,
-                 "tilt_x_deg": tilt[0], "tilt_y_deg": tilt[1]},  # fmt: skip
+        numbers={
+            "angle_deg": angle,
+            "residual_ratio": estimate.residual_ratio,
+            "tilt_x_deg": tilt[0],
+            "tilt_y_deg": tilt[1],
+        },
         names=("gravity",),
     )
 

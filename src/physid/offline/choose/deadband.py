@@ -163,7 +163,7 @@ def friction_model_std(
         for chunk, blocks in zip(store.of_recording(k), blocks_of, strict=True):
             inertial = chunk.W[..., :n_inertial]
             for total, block in zip(sums, blocks, strict=True):
-                total.add(np.concatenate([inertial, block], -1), chunk.tau)
+                total.add((inertial, block), chunk.tau)
     changes = []
     for total in sums:
         try:

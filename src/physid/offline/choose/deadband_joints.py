@@ -35,11 +35,15 @@ def per_joint_picks(scores: list[CVScore]) -> np.ndarray | None:
     if len(scores) < 2 or any(s.joint_fold_errors is None for s in scores):
         return None
     errors = np.stack([s.joint_fold_errors for s in scores])  # (C, K, n)
-    picks = np.array([
-        choose(f"deadband of joint {joint}", [_joint_score(s.label, errors[c, :, joint])
-                                        for c, s in enumerate(scores)]).chosen
-        for joint in range(errors.shape[2])
-    ])  # fmt: skip
+    picks = np.array(
+        [
+            choose(
+                f"deadband of joint {joint}",
+                [_joint_score(s.label, errors[c, :, joint]) for c, s in enumerate(scores)],
+            ).chosen
+            for joint in range(errors.shape[2])
+        ]
+    )
     return None if np.all(picks == picks[0]) else picks
 
 
@@ -70,8 +74,12 @@ def with_per_joint_candidate(
         mixed_block = np.stack([blocks[k][:, j] for j, k in enumerate(picks)], axis=1)
         return replace(chunk, joint_terms=(*blocks, mixed_block))
 
-    return replace(chosen, models=[*models, mixed], folds=[*chosen.folds, folds],
-                   store=chosen.store.mapped(add_mixed_block))  # fmt: skip
+    return replace(
+        chosen,
+        models=[*models, mixed],
+        folds=[*chosen.folds, folds],
+        store=chosen.store.mapped(add_mixed_block),
+    )
 
 
 def per_joint_mix_applies(chosen: CandidateObservations) -> bool:

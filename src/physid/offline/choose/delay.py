@@ -64,9 +64,13 @@ class DelayEstimate:
         return abs(self.value_s) > MAX_DELAY_S
 
     def as_dict(self) -> dict:
-        return {"value_s": self.value_s, "std_s": self.std_s, "significant": self.significant,
-                "sample_period_s": self.sample_period_s,
-                "compensated_s": self.compensated_s}  # fmt: skip
+        return {
+            "value_s": self.value_s,
+            "std_s": self.std_s,
+            "significant": self.significant,
+            "sample_period_s": self.sample_period_s,
+            "compensated_s": self.compensated_s,
+        }
 
     def note(self) -> str:
         way = "lags" if self.value_s > 0 else "leads"
@@ -83,12 +87,15 @@ class DelayEstimate:
             f"{1e3 * self.std_s:.2g} ms (the residual follows the torque's rate as such a delay "
             "would: a delay of the drive or the logger, or unmodelled dynamics that lag the "
             "torque, such as joint elasticity); not compensated"
-            + (f": longer than the {1e3 * MAX_DELAY_S:g} ms compensated automatically, and a "
-               "first-order estimate, which reads a long delay short (a known 80 ms shift of "
-               "the real UR10e's torque read 59 ms); if the torque is that late, give the "
-               "delay in seconds as estimation.torque_delay in the config" if longer
-               else " — physid simfit estimates and compensates a delay for simulation")
-        )  # fmt: skip
+            + (
+                f": longer than the {1e3 * MAX_DELAY_S:g} ms compensated automatically, and a "
+                "first-order estimate, which reads a long delay short (a known 80 ms shift of "
+                "the real UR10e's torque read 59 ms); if the torque is that late, give the "
+                "delay in seconds as estimation.torque_delay in the config"
+                if longer
+                else " — physid simfit estimates and compensates a delay for simulation"
+            )
+        )
 
 
 def estimate_delay(
@@ -104,23 +111,12 @@ def estimate_delay(
     the base ``columns`` and their weighted least-squares ``theta`` with the per-joint
     ``weights``; None when the prediction does not move or the system is singular."""
     value = 0.0
+    normal = right = None
     for _ in range(passes):
-        normal = np.zeros((len(columns) + 1, len(columns) + 1))
-        right = np.zeros(len(columns) + 1)
-        tau2, count, periods = 0.0, 0, []
-        for chunk in store:
-            if len(chunk.t) < 3:
-                continue
-            W = chunk.W[:, :, columns]
-            rate = np.gradient(W @ theta, chunk.t, axis=0)
-            X = np.concatenate([W, -rate[:, :, None]], axis=-1)[:, fitted] * weights[fitted, None]
-            y = chunk.tau[:, fitted] * weights[fitted]
-            X, y = X.reshape(-1, X.shape[-1]), y.ravel()
-            normal += X.T @ X
-            right += X.T @ y
-            tau2 += float(y @ y)
-            count += y.size
-            periods.append(float(np.median(np.diff(chunk.t))))
+        # the columns' own sums are the same in every pass: only the rate's are recomputed
+        normal, right, tau2, count, periods = _delay_sums(
+            store, columns, weights, theta, fitted, normal, right
+        )
         if count <= len(right):
             return None
         try:
@@ -136,6 +132,53 @@ def estimate_delay(
     if not (np.isfinite(value) and variance >= 0):
         return None
     return DelayEstimate(value, float(np.sqrt(variance)), float(np.median(periods)))
+
+
+def _delay_sums(
+    store,
+    columns: np.ndarray,
+    weights: np.ndarray,
+    theta: np.ndarray,
+    fitted: np.ndarray,
+    normal: np.ndarray | None = None,
+    right: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, float, int, list[float]]:
+    """The normal equations of the torque on ``[W_base, -dy/dt]`` (``y = W_base theta``),
+    weighted per joint, with the torque's sum of squares, the equations and the sample periods.
+    Given the last pass's ``normal`` and ``right``, their block of the base columns is kept
+    and the rate's row recomputed (the tall Gram matrix once per estimate, not per pass)."""
+    k = len(columns)
+    again = normal is not None
+    normal = np.zeros((k + 1, k + 1)) if normal is None else normal.copy()
+    right = np.zeros(k + 1) if right is None else right.copy()
+    if again:
+        normal[k, :] = normal[:, k] = 0.0
+        right[k] = 0.0
+    tau2, count, periods = 0.0, 0, []
+    for chunk in store:
+        if len(chunk.t) < 3:
+            continue
+        W = chunk.W[:, :, columns]
+        rate = np.gradient(W @ theta, chunk.t, axis=0)
+        y = chunk.tau[:, fitted] * weights[fitted]
+        if again:
+            X = W[:, fitted] * weights[fitted, None]
+            r = (-rate[:, fitted] * weights[fitted]).ravel()
+            X, y = X.reshape(-1, k), y.ravel()
+            cross = X.T @ r
+            normal[:k, k] += cross
+            normal[k, :k] += cross
+            normal[k, k] += r @ r
+            right[k] += r @ y
+        else:
+            X = np.concatenate([W, -rate[:, :, None]], axis=-1)[:, fitted] * weights[fitted, None]
+            X, y = X.reshape(-1, X.shape[-1]), y.ravel()
+            normal += X.T @ X
+            right += X.T @ y
+        tau2 += float(y @ y)
+        count += y.size
+        periods.append(float(np.median(np.diff(chunk.t))))
+    return normal, right, tau2, count, periods
 
 
 def compensated(
@@ -160,5 +203,6 @@ def compensated(
     def earlier(values: np.ndarray | None) -> np.ndarray | None:
         return None if values is None else interpolated(at, t, values)
 
-    return recording.rows(kept, q=earlier(recording.q), dq=earlier(recording.dq),
-                          ddq=earlier(recording.ddq))  # fmt: skip
+    return recording.rows(
+        kept, q=earlier(recording.q), dq=earlier(recording.dq), ddq=earlier(recording.ddq)
+    )

@@ -43,7 +43,7 @@ from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import TrainingData, observe_candidate
 from physid.offline.codes import DELAY_CHOICE
 from physid.offline.fit.consistent import ConsistentProblem
-from physid.offline.observe.crossval import CVScore, cv_score, raw_rows
+from physid.offline.observe.crossval import CVScore, cv_score
 from physid.offline.observe.folds import FoldPlan, store_systems
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.windows import Recording
@@ -109,9 +109,14 @@ def choose_delay(
     # observed once, in full: the model's deadband is chosen already, so a scoring pass would
     # build the same regressor and a kept delay needed a second pass (the TX40's 1.2 CPU s)
     observed = observe_candidate(
-        model, config, training.preprocessing, shifted, folds,
-        gravity_regressors=gravity_regressors, note=note,
-    )  # fmt: skip
+        model,
+        config,
+        training.preprocessing,
+        shifted,
+        folds,
+        gravity_regressors=gravity_regressors,
+        note=note,
+    )
     late = observed.training(0)
     late_context = fit_context(model, late, config, base, problem)
     scores = [
@@ -121,21 +126,37 @@ def choose_delay(
     choice = choose(WHAT, scores, code=DELAY_CHOICE.code)
     if choice.chosen == 0:
         return DelayChoice(training, train, 0.0, choice)
-    phase = FoldPlan.by_phase(train)
-    if phase is not None:
-        note("torque delay on folds by phase")
-        unseen = [_phase_score(name, model, phase, data, recordings, fitting)
-                  for name, data, recordings, fitting in (
-                      ("none", training, train, context),
-                      (scores[1].label, late, shifted, late_context))]  # fmt: skip
-        if unseen[1].total >= unseen[0].total:
-            listed = ", ".join(f"{s.label} {100 * s.total:.3g} %" for s in unseen)
-            reason = (f"the conservative choice: {scores[1].label} wins the time blocks but not "
-                      f"the folds by phase (quarters of the repeated motion that the other folds "
-                      f"never show: {listed}); a delay of the drive or the logger would win on "
-                      "any motion")  # fmt: skip
-            return DelayChoice(training, train, 0.0, replace(choice, chosen=0, reason=reason))
+    rejected = _rejected_by_phase(
+        train, model, choice, (training, context), (late, late_context), note
+    )
+    if rejected is not None:
+        return DelayChoice(training, train, 0.0, rejected)
     return DelayChoice(observed.training(0, extras=gravity_regressors), shifted, delay, choice)
+
+
+def _rejected_by_phase(train, model, choice, on_time, late, note) -> Choice | None:  # noqa: ANN001
+    """The choice turned to "none" when the delay that wins the time blocks does not win the
+    folds by phase (quarters of a repeated motion the other folds never show: a delay of the
+    drive or the logger would win on any motion); None when it holds or there are no such
+    folds. ``on_time``, ``late``: ``(training, fit context)`` without and with the delay."""
+    phase = FoldPlan.by_phase(train)
+    if phase is None:
+        return None
+    note("torque delay on folds by phase")
+    label = choice.scores[1].label
+    unseen = [
+        _phase_score(name, model, phase, data, fitting)
+        for name, (data, fitting) in (("none", on_time), (label, late))
+    ]
+    if unseen[1].total < unseen[0].total:
+        return None
+    listed = ", ".join(f"{s.label} {100 * s.total:.3g} %" for s in unseen)
+    reason = (
+        f"the conservative choice: {label} wins the time blocks but not the folds by phase "
+        f"(quarters of the repeated motion that the other folds never show: {listed}); a "
+        "delay of the drive or the logger would win on any motion"
+    )
+    return replace(choice, chosen=0, reason=reason)
 
 
 def _phase_score(
@@ -143,14 +164,13 @@ def _phase_score(
     model: RobotModel,
     phase: FoldPlan,
     training: TrainingData,
-    recordings: list[Recording],
     context: FitContext,
 ) -> CVScore:
-    """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (the
-    observations of ``recordings``, refolded: no second pass over the recordings). The delay
+    """The cross-validated score on folds by ``phase`` (module docstring) of ``training`` (its
+    observations and raw samples refolded: no second pass over the recordings). The delay
     must not lose there; a win beyond the folds' spread is not asked (quarters of a period
     differ more than time blocks do: a UR5 in MuJoCo logged after its step, a true lead of the
     torque, won them by 0.09 points with a larger spread)."""
     folds = store_systems(training.store, phase, training.system.fitted)
-    rows = raw_rows(model, recordings, training.preprocessing.filter, phase)
+    rows = training.rows[0].pool.split(phase)
     return cv_score(label, model, folds, rows, context.fit())

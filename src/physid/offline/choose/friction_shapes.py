@@ -74,22 +74,32 @@ class FrictionShapeFit:
         """What the user must know: shapes the box decided, a search that did not converge."""
         out = []
         if self.at_bound:
-            out.append(SHAPES_AT_BOUND(
-                "friction shapes at the limit of what the data resolve (their std does not "
-                f"hold): {', '.join(self.at_bound)}; the transition is faster than the velocity "
-                "estimate's noise/deadband or slower than the motion: a linear model may do as "
-                "well", names=self.at_bound))  # fmt: skip
+            out.append(
+                SHAPES_AT_BOUND(
+                    "friction shapes at the limit of what the data resolve (their std does not "
+                    f"hold): {', '.join(self.at_bound)}; the transition is faster than the "
+                    "velocity estimate's noise/deadband or slower than the motion: a linear "
+                    "model may do as well",
+                    names=self.at_bound,
+                )
+            )
         if self.status is not ShapeSearch.CONVERGED:
-            out.append(SHAPES_NOT_CONVERGED(
-                f"friction shape search ended with status {self.status}",
-                numbers={"iterations": self.iterations}))  # fmt: skip
+            out.append(
+                SHAPES_NOT_CONVERGED(
+                    f"friction shape search ended with status {self.status}",
+                    numbers={"iterations": self.iterations},
+                )
+            )
         return out
 
     def as_finding(self) -> Finding:
         """The fitted shapes as an ``info`` finding."""
-        return FRICTION_SHAPES(self.note(), numbers=self.std_by_name | {
-            f"{n}.value": v for n, v in zip(self.names, self.values.tolist(), strict=True)},
-            names=self.names)  # fmt: skip
+        return FRICTION_SHAPES(
+            self.note(),
+            numbers=self.std_by_name
+            | {f"{n}.value": v for n, v in zip(self.names, self.values.tolist(), strict=True)},
+            names=self.names,
+        )
 
     @property
     def std_by_name(self) -> dict[str, float]:

@@ -43,7 +43,7 @@ class Choice:
             return f"{self.what}: {self.reason}"
         listed = ", ".join(
             f"{s.label} {100 * s.total:.3g} %"
-            + (" (conservative)" if k == self.conservative else "")  # fmt: skip
+            + (" (conservative)" if k == self.conservative else "")
             for k, s in enumerate(self.scores)
         )
         return (
@@ -73,7 +73,11 @@ def choose(what: str, scores: list[CVScore], conservative: int = 0, *, code: str
     best = int(np.argmin(totals))
     if best == conservative:
         return Choice(
-            what, tuple(scores), best, conservative, "the conservative choice scores best",
+            what,
+            tuple(scores),
+            best,
+            conservative,
+            "the conservative choice scores best",
             code=code,
         )
     difference = scores[best].fold_errors - scores[conservative].fold_errors

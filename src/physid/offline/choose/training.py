@@ -21,7 +21,7 @@ import numpy as np
 from physid.files.config import AUTO_DEADBAND, IdentifyConfig
 from physid.offline.choose.deadband import candidate_models
 from physid.offline.fit.joint_prior import ColumnStatistics
-from physid.offline.observe.crossval import RawRows, raw_rows
+from physid.offline.observe.crossval import RawRows, RowPool, row_pool
 from physid.offline.observe.folds import FoldAccumulator, FoldPlan, combine, store_systems
 from physid.offline.observe.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.offline.observe.metrics import FitMetrics, MetricsAccumulator
@@ -82,8 +82,9 @@ class CandidateObservations:
             folds = store_systems(store, self.plan, folds[0].fitted, gravity=True)
         whole = combine(folds if extras else [f.standard_only() for f in folds if f.n_samples])
         statistics = self.statistics if index == 0 else None
-        return TrainingData(self.models[index], self.preprocessing, store, whole, folds,
-                            self.rows, statistics)  # fmt: skip
+        return TrainingData(
+            self.models[index], self.preprocessing, store, whole, folds, self.rows, statistics
+        )
 
 
 def _with_joint_terms(n_inertial: int, index: int) -> Callable[[Observations], Observations]:
@@ -119,6 +120,8 @@ def observe_candidate(
     gravity_regressors: bool,
     note: Callable[[str], None],
     scoring_only: bool = False,
+    pool: RowPool | None = None,
+    rests: list[np.ndarray] | None = None,
 ) -> CandidateObservations:
     """Observe, store and reduce (per fold) the training recordings under one preprocessing,
     with every automatic-deadband candidate's joint-term block built in the same pass.
@@ -127,11 +130,14 @@ def observe_candidate(
     systems under the narrowest deadband only, no stored chunks, no gravity regressors (the
     chosen cut-off is observed again in full). The candidates that lose would otherwise each
     keep their whole decimated regressor with five joint-term blocks (KUKA LWR4+ files 2 + 3:
-    253 MB for the 37.4 Hz candidate, spilled to disk) and reduce all five per fold."""
+    253 MB for the 37.4 Hz candidate, spilled to disk) and reduce all five per fold. ``pool``:
+    the raw scoring samples of these recordings under this preprocessing, when a scoring pass
+    read them already (:func:`~.crossval.row_pool`); ``rests``: the recordings' rests, when
+    another candidate found them (:func:`~.crossval.rest_intervals`)."""
     options = preprocessing.filter
     noise = preprocessing.velocity_noise_std
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
-    rows = raw_rows(model, train, options, folds)
+    rows = (pool or row_pool(model, train, options, rests=rests)).split(folds)
     candidates: list[RobotModel] = []
     if options.method == "given" and noise is None:  # recorded velocities: their noise is
         noise = np.zeros(model.n_joints)  # not known, the fractions of the RMS speed decide
@@ -163,19 +169,27 @@ def observe_candidate(
                 if statistics is not None:
                     statistics.add(chunk)
             for index, (total, block) in enumerate(zip(sums, chunk.joint_terms, strict=False)):
-                W = np.concatenate([chunk.W[..., :n_inertial], block], axis=-1)
+                W = (chunk.W[..., :n_inertial], block)  # side by side, not copied together
                 # the gravity columns (3 x the inertial ones) tripled every deadband model's
                 # reduction; they are reduced for the chosen model only (training(extras))
                 total.add(k, chunk.t, W, chunk.tau)
                 if statistics is not None and index == 0:
-                    statistics.add(replace(chunk, W=W, joint_terms=()))
+                    statistics.add(replace(chunk, W=np.concatenate(W, axis=-1), joint_terms=()))
     fitted = None if np.all(model.fitted) else model.fitted
     fold_systems = [
         [replace(system, fitted=fitted) for system in total.systems()] for total in sums
     ]
-    return CandidateObservations(candidates or [model], preprocessing, store, fold_systems, rows,
-                                 n_inertial, bool(candidates), statistics,
-                                 folds if candidates and gravity_regressors else None)  # fmt: skip
+    return CandidateObservations(
+        candidates or [model],
+        preprocessing,
+        store,
+        fold_systems,
+        rows,
+        n_inertial,
+        bool(candidates),
+        statistics,
+        folds if candidates and gravity_regressors else None,
+    )
 
 
 def gravity_shifted(

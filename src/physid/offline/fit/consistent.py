@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg
 
 from physid.body.inertia import (
     PSEUDO_INERTIA_BASIS,
@@ -34,7 +33,7 @@ from physid.body.inertia import (
 from physid.files.io import quiet_stderr
 from physid.offline.fit.joint_prior import JointPrior
 from physid.offline.fit.polish import MapObjective, polish, solve_from, solve_from_prior
-from physid.offline.observe.reduced import ReducedSystem
+from physid.offline.observe.reduced import ReducedSystem, triangular_factor
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
 
@@ -300,9 +299,7 @@ def solve_sdp(problem: cp.Problem, tolerance: float | None = None) -> str:
     settings = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
     try:
         with quiet_stderr():  # also silences the solver's UserWarnings: the status reports them
-            problem.solve(
-                solver=cp.CLARABEL, direct_solve_method=DIRECT_SOLVE_METHOD, **settings
-            )
+            problem.solve(solver=cp.CLARABEL, direct_solve_method=DIRECT_SOLVE_METHOD, **settings)
     except cp.SolverError as error:
         return f"solver_error: {str(error).splitlines()[0]}"
     except BaseException as error:  # noqa: BLE001 - pyo3 panics are BaseExceptions
@@ -354,8 +351,9 @@ class ConsistentProblem:
                     pi_from_pseudo_inertia(lifted[k]) - prior[block]
                 ) / self.scales[block]
             self.root_inverses = _root_inverses(lifted)
-            self.body_maps = np.einsum("kab,ibc,kdc->kiad", self.root_inverses,
-                                       PSEUDO_INERTIA_BASIS, self.root_inverses)  # fmt: skip
+            self.body_maps = np.einsum(
+                "kab,ibc,kdc->kiad", self.root_inverses, PSEUDO_INERTIA_BASIS, self.root_inverses
+            )
         self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
         self._sdp: _CompiledSdp | None = None
@@ -391,13 +389,15 @@ class ConsistentProblem:
         scales, prior = self.scales, self.prior
         n_params = layout.size
         X, u = system.stacked(np.arange(n_params), weights)
+        filled = system.filled()[0].reshape(-1)  # rows of the joints' factors that hold data
+        X, u = X[filled], u[filled]
         rows = system.n_rows
         # Everything divided by the rows (and the data by the noise variance): the solver sees
         # O(1) numbers whatever the data length. The data term ||A x - b||^2 through the
         # triangular factor of [A | b]: p x p.
         factor = 1.0 / np.sqrt(noise_variance * rows)
         augmented = np.column_stack([(X * scales) * factor, (u - X @ prior) * factor])
-        triangle = scipy.linalg.qr(augmented, mode="r", check_finite=False)[0]
+        triangle = triangular_factor(augmented)
         square = np.zeros((n_params + 1, n_params + 1))
         square[: triangle.shape[0]] = triangle[: n_params + 1]
         inertial_weight = 1e-8 if prior_std_relative is None else prior_std_relative**-2 / rows
@@ -414,12 +414,21 @@ class ConsistentProblem:
         if prior_total_mass_std_relative is not None and self.prior_mass > 0:
             mass_weight = (prior_total_mass_std_relative * self.prior_mass) ** -2 / rows
         return MapObjective(
-            A=square[:n_params, :n_params], b=square[:n_params, n_params], scales=scales,
-            prior=prior, n_bodies=len(layout.body_joints), inertial_weight=inertial_weight,
-            joint_weight=weight, mass_weight=mass_weight, prior_mass=float(self.prior_mass),
-            held=held, non_negative=self.non_negative, body_maps=self.body_maps,
-            margin=self.margin, lifted_start=self.lifted_start,
-        )  # fmt: skip
+            A=square[:n_params, :n_params],
+            b=square[:n_params, n_params],
+            scales=scales,
+            prior=prior,
+            n_bodies=len(layout.body_joints),
+            inertial_weight=inertial_weight,
+            joint_weight=weight,
+            mass_weight=mass_weight,
+            prior_mass=float(self.prior_mass),
+            held=held,
+            non_negative=self.non_negative,
+            body_maps=self.body_maps,
+            margin=self.margin,
+            lifted_start=self.lifted_start,
+        )
 
     def solve(
         self,
@@ -456,9 +465,15 @@ class ConsistentProblem:
             if status not in SOLVED or x is None:
                 elapsed = time.perf_counter() - started
                 return ConsistentFit(
-                    None, status, False, {}, elapsed, f"consistent fit failed: {status}",
-                    method=used, margin=self.margin,
-                )  # fmt: skip
+                    None,
+                    status,
+                    False,
+                    {},
+                    elapsed,
+                    f"consistent fit failed: {status}",
+                    method=used,
+                    margin=self.margin,
+                )
             refined = polish(objective, x)
             polished = refined is not None
             x = x if refined is None else refined
@@ -471,8 +486,17 @@ class ConsistentProblem:
             value = _onto_cone(self.model, value, self.margin)
         consistent, reports = _verify(self.model, value)
         message = "" if consistent else _first_violation(reports)
-        return ConsistentFit(value, status, consistent, reports, elapsed, message,
-                             polished=polished, method=used, margin=self.margin)  # fmt: skip
+        return ConsistentFit(
+            value,
+            status,
+            consistent,
+            reports,
+            elapsed,
+            message,
+            polished=polished,
+            method=used,
+            margin=self.margin,
+        )
 
 
 class _CompiledSdp:
@@ -607,8 +631,9 @@ def consistent_standard_from_base(
     if status in SOLVED and x.value is not None:
         value = _clean_signs(model, prior + scales * x.value, scales)
         consistent, reports = _verify(model, value)
-        return ConsistentFit(value, status, consistent, reports, time.perf_counter() - started,
-                             margin=margin)  # fmt: skip
+        return ConsistentFit(
+            value, status, consistent, reports, time.perf_counter() - started, margin=margin
+        )
     # Infeasible: how far must the base parameters move, in standard deviations?
     whitening = np.linalg.inv(np.linalg.cholesky(base_covariance + 1e-18 * np.eye(len(theta_base))))
     nearest = cp.Problem(
@@ -620,8 +645,9 @@ def consistent_standard_from_base(
     nearest_status = solve_sdp(nearest)
     elapsed = time.perf_counter() - started
     if nearest_status not in SOLVED or x.value is None:
-        return ConsistentFit(None, status, False, {}, elapsed, f"no consistent set found: {status}",
-                             margin=margin)  # fmt: skip
+        return ConsistentFit(
+            None, status, False, {}, elapsed, f"no consistent set found: {status}", margin=margin
+        )
     value = _clean_signs(model, prior + scales * x.value, scales)
     shift = (K @ value - theta_base) / np.sqrt(np.diag(base_covariance))
     worst = int(np.argmax(np.abs(shift)))

@@ -95,9 +95,16 @@ class JackknifeSpread:
         laplace_variance = np.clip(np.diag(laplace), 1e-300, None)
         ratio = np.sqrt(np.diag(reported) / laplace_variance)
         base_variance = np.einsum("ij,jk,ik->i", projection, jackknife, projection)
-        return cls(blocks, float(np.median(ratio)), float(np.mean(ratio > 1.0 + 1e-9)),
-                   np.sqrt(np.clip(base_variance, 0.0, None)))  # fmt: skip
+        return cls(
+            blocks,
+            float(np.median(ratio)),
+            float(np.mean(ratio > 1.0 + 1e-9)),
+            np.sqrt(np.clip(base_variance, 0.0, None)),
+        )
 
     def as_dict(self) -> dict:
-        return {"blocks": self.blocks, "median_std_ratio": self.median_std_ratio,
-                "widened_share": self.widened_share}  # fmt: skip
+        return {
+            "blocks": self.blocks,
+            "median_std_ratio": self.median_std_ratio,
+            "widened_share": self.widened_share,
+        }

@@ -109,7 +109,7 @@ class JointPrior:
                 # a still joint's held terms have no prior std (0 in the fit, pipeline._held_still)
                 "prior_std": None if self.held[i] and self.std[i] == 0.0 else float(self.std[i]),
                 "held_at_prior": bool(self.held[i]),
-            }  # fmt: skip
+            }
             for i in range(layout.n_inertial, layout.size)
         }
         return {
@@ -151,8 +151,11 @@ class ColumnStatistics:
 
     def values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows = max(self._rows, 1)
-        return (np.sqrt(self._tau2 / rows), np.sqrt(self._column2 / rows),
-                np.concatenate(self._speeds))  # fmt: skip
+        return (
+            np.sqrt(self._tau2 / rows),
+            np.sqrt(self._column2 / rows),
+            np.concatenate(self._speeds),
+        )
 
 
 def joint_motion(dq: np.ndarray, threshold: np.ndarray) -> list[JointMotion]:
@@ -216,5 +219,11 @@ def joint_prior(
                 f"{'N m' if is_revolute(model, joint) else 'N'} and "
                 "the Coulomb level carries that uncertainty"
             )
-    return JointPrior(mean.copy(), std, held, torque_rms,
-                      dict(zip(model.joint_names, motions, strict=True)), reasons)  # fmt: skip
+    return JointPrior(
+        mean.copy(),
+        std,
+        held,
+        torque_rms,
+        dict(zip(model.joint_names, motions, strict=True)),
+        reasons,
+    )

@@ -23,13 +23,14 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-import scipy.linalg
+from scipy.linalg.lapack import dpotrf, dpotrs
 
-from physid.body.inertia import pseudo_inertia
+from physid.body.inertia import PSEUDO_INERTIA_BASIS
 
 # a non-negative term the solver left below this share of its scale is taken as at its bound
 _AT_BOUND = 1e-6
 _MAX_STEPS = 30
+_BASIS = PSEUDO_INERTIA_BASIS.reshape(10, 16)
 # From the prior the first steps are damped (the data pull far from it): measured on the real
 # corpus's fits (229 active sets of 194 fits), 13 Newton steps at the median, 25 at the 95th
 # percentile; beyond 60 the continuation takes over
@@ -70,8 +71,35 @@ class MapObjective:
     lifted_start: np.ndarray | None = None
 
     @cached_property
-    def _data_curvature(self) -> np.ndarray:
-        return 2.0 * (self.A.T @ self.A)
+    def _masses(self) -> np.ndarray:
+        return np.arange(0, 10 * self.n_bodies, 10)
+
+    @cached_property
+    def _constant_curvature(self) -> np.ndarray:
+        """The Hessian of the quadratic terms (data, joint prior, total mass): the same at
+        every x."""
+        hessian = 2.0 * (self.A.T @ self.A)
+        hessian[np.diag_indices_from(hessian)] += 2.0 * self.joint_weight**2
+        masses = self._masses
+        hessian[np.ix_(masses, masses)] += (
+            2.0 * self.mass_weight * np.outer(self.scales[masses], self.scales[masses])
+        )
+        return hessian
+
+    @cached_property
+    def _body_constants(self) -> tuple[np.ndarray, ...]:
+        """Per body: its maps as (n_bodies, 10, 16) and side by side (n_bodies, 4, 40), their
+        traces ``tr N_i`` (n_bodies, 10), the outer products of the body's scales
+        (n_bodies, 10, 10) and where those blocks lie in the flattened Hessian."""
+        n = self.n_bodies
+        maps = self.body_maps.reshape(n, 10, 16)
+        side_by_side = self.body_maps.transpose(0, 2, 1, 3).reshape(n, 4, 40)
+        traces = np.einsum("kiaa->ki", self.body_maps)
+        scales = self.scales[: 10 * n].reshape(n, 10)
+        rows = 10 * np.arange(n)[:, None, None] + np.arange(10)[None, :, None]
+        cols = 10 * np.arange(n)[:, None, None] + np.arange(10)[None, None, :]
+        blocks = (rows * self.scales.size + cols).reshape(-1)
+        return maps, side_by_side, traces, scales[:, :, None] * scales[:, None, :], blocks
 
     def value_gradient_hessian(
         self, x: np.ndarray, *, derivatives: bool = True
@@ -81,26 +109,24 @@ class MapObjective:
         value = float(residual @ residual) + float(np.sum((self.joint_weight * x) ** 2))
         n_inertial = 10 * self.n_bodies
         theta = self.prior + self.scales * x
-        masses = np.arange(0, n_inertial, 10)
+        masses = self._masses
         excess = float(np.sum(theta[masses])) - self.prior_mass
         value += self.mass_weight * excess**2
         gradient = hessian = None
         if derivatives:
             gradient = 2.0 * (self.A.T @ residual) + 2.0 * self.joint_weight**2 * x
             gradient[masses] += 2.0 * self.mass_weight * excess * self.scales[masses]
-            hessian = self._data_curvature.copy()
-            hessian[np.diag_indices_from(hessian)] += 2.0 * self.joint_weight**2
-            hessian[np.ix_(masses, masses)] += 2.0 * self.mass_weight * np.outer(
-                self.scales[masses], self.scales[masses]
-            )
+            hessian = self._constant_curvature.copy()
         if self.body_maps is None:
             value += self.inertial_weight * float(x[:n_inertial] @ x[:n_inertial])
             if derivatives:
                 gradient[:n_inertial] += 2.0 * self.inertial_weight * x[:n_inertial]
                 hessian[np.diag_indices(n_inertial)] += 2.0 * self.inertial_weight
             return value, gradient, hessian
-        parameters = theta[:n_inertial].reshape(self.n_bodies, 10)
-        S = np.einsum("ki,kiab->kab", parameters, self.body_maps)
+        maps, side_by_side, traces, scale_products, blocks = self._body_constants
+        n = self.n_bodies
+        parameters = theta[:n_inertial].reshape(n, 1, 10)
+        S = (parameters @ maps).reshape(n, 4, 4)
         eigenvalues = np.linalg.eigvalsh(S)
         if np.any(eigenvalues <= 0.0):
             return np.inf, gradient, hessian
@@ -108,16 +134,19 @@ class MapObjective:
         if derivatives:
             inverse = np.linalg.inv(S)
             # d/dtheta_i [-log det S + tr S] = tr(N_i) - tr(S^-1 N_i);
-            # d2/dtheta_i dtheta_j = tr(S^-1 N_i S^-1 N_j)
-            traces = np.einsum("kiaa->ki", self.body_maps)
-            weighted = np.einsum("kab,kiba->ki", inverse, self.body_maps)
-            products = np.einsum("kab,kibc->kiac", inverse, self.body_maps)  # S^-1 N_i
-            curvature = np.einsum("kiab,kjba->kij", products, products)
-            for k in range(self.n_bodies):
-                block = slice(10 * k, 10 * k + 10)
-                s = self.scales[block]
-                gradient[block] += self.inertial_weight * (traces[k] - weighted[k]) * s
-                hessian[block, block] += self.inertial_weight * curvature[k] * np.outer(s, s)
+            # d2/dtheta_i dtheta_j = tr(S^-1 N_i S^-1 N_j)  (S and every N_i symmetric)
+            weighted = (maps @ inverse.reshape(n, 16, 1))[..., 0]
+            products = (inverse @ side_by_side).reshape(n, 4, 10, 4)  # [k, a, i, c]: S^-1 N_i
+            flat = products.transpose(0, 2, 1, 3).reshape(n, 10, 16)
+            turned = products.transpose(0, 2, 3, 1).reshape(n, 10, 16)
+            curvature = flat @ turned.transpose(0, 2, 1)
+            body_scales = self.scales[:n_inertial].reshape(n, 10)
+            gradient[:n_inertial] += (
+                self.inertial_weight * (traces - weighted) * body_scales
+            ).reshape(-1)
+            hessian.reshape(-1)[blocks] += (
+                self.inertial_weight * curvature * scale_products
+            ).reshape(-1)
         return value, gradient, hessian
 
     def feasible(self, x: np.ndarray, free_non_negative: np.ndarray) -> bool:
@@ -126,8 +155,9 @@ class MapObjective:
         if np.any(theta[free_non_negative] <= 0.0):
             return False
         n_inertial = 10 * self.n_bodies
-        J = pseudo_inertia(theta[:n_inertial].reshape(self.n_bodies, 10))
-        return bool(np.all(np.linalg.eigvalsh(J)[:, 0] >= self.margin))
+        # J as the basis' combination (physid.body.inertia's pseudo_inertia, in one product)
+        J = theta[:n_inertial].reshape(self.n_bodies, 10) @ _BASIS
+        return bool(np.all(np.linalg.eigvalsh(J.reshape(-1, 4, 4))[:, 0] >= self.margin))
 
 
 def solve_from_prior(objective: MapObjective) -> np.ndarray | None:
@@ -227,6 +257,19 @@ def polish(
     return None
 
 
+def _newton_step(H: np.ndarray, g: np.ndarray) -> np.ndarray | None:
+    """``-H^-1 g`` by Cholesky (LAPACK's potrf and potrs, without SciPy's wrappers: a few
+    hundred small solves per identification), or None when H is not finite or not positive
+    definite."""
+    if not (np.all(np.isfinite(H)) and np.all(np.isfinite(g))):
+        return None
+    factor, info = dpotrf(H, lower=0, clean=0)
+    if info != 0:
+        return None
+    solution, info = dpotrs(factor, g, lower=0)
+    return None if info != 0 else -solution
+
+
 def _newton(
     objective: MapObjective,
     x: np.ndarray,
@@ -242,9 +285,8 @@ def _newton(
     for _ in range(max_steps):
         free = ~objective.held & ~bound
         g, H = gradient[free], hessian[np.ix_(free, free)]
-        try:
-            step = -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), g, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
+        step = _newton_step(H, g)
+        if step is None:
             return None
         decrement = float(-g @ step)  # the Newton decrement, squared
         if not np.isfinite(decrement) or decrement < 0.0:

@@ -364,9 +364,12 @@ def departed_from_prior(
             gap = np.nan_to_num(np.abs(estimate - reference) / np.maximum(std, 1e-300))
         changes = {}
         for label, unit, rows, source in zip(
-            labels, units, (slice(0, 1), slice(1, 4), slice(4, 13)),
-            (body.mass_source, body.com_source, body.inertia_source), strict=True,
-        ):  # fmt: skip
+            labels,
+            units,
+            (slice(0, 1), slice(1, 4), slice(4, 13)),
+            (body.mass_source, body.com_source, body.inertia_source),
+            strict=True,
+        ):
             worst = int(np.argmax(gap[rows])) + rows.start
             if source == "prior" and gap[worst] > DEPARTED_PRIOR_STD:
                 changes[f"{label}_source"] = "regrouped"
@@ -413,7 +416,9 @@ def prior_decided(
             # a held partner has its own warning (one-way joints)
             partner, correlation = collinear_partner(covariance, index, held)
             if abs(correlation) >= COLLINEAR_CORRELATION:
-                name += (f" (not separable from {layout.names[partner]} on these data: "
-                         f"correlation {correlation:+.2f})")  # fmt: skip
+                name += (
+                    f" (not separable from {layout.names[partner]} on these data: "
+                    f"correlation {correlation:+.2f})"
+                )
         names.append(name)
     return names

@@ -113,8 +113,11 @@ class PayloadResult:
 
     def gain_note(self) -> str:
         """One line: the gains used and how the mass moves with them (the two largest)."""
-        used = ("drive gains " + ", ".join(f"{j} {g:.4g}" for j, g in self.drive_gains.items())
-                if self.drive_gains else "torque columns as given (no drive gains)")  # fmt: skip
+        used = (
+            "drive gains " + ", ".join(f"{j} {g:.4g}" for j, g in self.drive_gains.items())
+            if self.drive_gains
+            else "torque columns as given (no drive gains)"
+        )
         largest = sorted(self.mass_sensitivity.items(), key=lambda item: -abs(item[1]))[:2]
         moves = ", ".join(f"{s:+.2f} % per +1 % on {j}" for j, s in largest)
         return f"{used}; the mass moves {moves}" if moves else used
@@ -133,8 +136,13 @@ def link_placement(model: RobotModel, link: str) -> tuple[str, pin.SE3]:
     return joint, frame.placement
 
 
-LINK_QUANTITIES = ("mass", "com x", "com y", "com z", *(f"inertia {a}{b}" for a in "xyz"
-                                                       for b in "xyz"))  # fmt: skip
+LINK_QUANTITIES = (
+    "mass",
+    "com x",
+    "com y",
+    "com z",
+    *(f"inertia {a}{b}" for a in "xyz" for b in "xyz"),
+)
 
 
 def _unseen_quantities(
@@ -143,9 +151,9 @@ def _unseen_quantities(
     """(13,) bool: the link-frame quantities (:data:`LINK_QUANTITIES`) that move along a
     direction of the payload's parameters the data do not see (``null``: rows, the fit's unseen
     directions in its ``scales``-scaled columns, the payload's ten first; those reaching the
-    payload as the ``undetermined`` source flag does). A SCARA's payload: its centre of mass
-    along the vertical axis and its tilting inertia were printed "-0.0 +- 0.0 mm" and up to
-    2,400 x the truth with std 1e-5, their delta-method std being 0 along those directions."""
+    payload as the ``undetermined`` source flag does). Their delta-method std is 0 along those
+    directions while the value may be anything (a SCARA's payload: its centre of mass along the
+    vertical axis and its tilting inertia), so a std would claim what the data never saw."""
     null = np.asarray(null, float)
     seen_by_payload = [row for row in null if np.abs(row[:10]).max() > 1e-3]
     if not seen_by_payload:
@@ -196,31 +204,44 @@ def identify_payload(
         undetermined = np.zeros(10, bool) if undetermined is None else undetermined.copy()
         undetermined[1:] = True
         value, std = fit.free_mass
-        findings.append(NO_PAYLOAD(
-            f"no payload the data can tell from none: least squares reads its mass as "
-            f"{value:.3g} +- {std:.2g} kg; its centre of mass and inertia are undetermined",
-            numbers={"mass_kg": value, "mass_std_kg": std}))  # fmt: skip
-    pi, consistent, message = _consistent_payload(fit.Aw, fit.bw.reshape(-1), fit.solution,
-                                                  margin, mass_kg)  # fmt: skip
+        findings.append(
+            NO_PAYLOAD(
+                f"no payload the data can tell from none: least squares reads its mass as "
+                f"{value:.3g} +- {std:.2g} kg; its centre of mass and inertia are undetermined",
+                numbers={"mass_kg": value, "mass_std_kg": std},
+            )
+        )
+    pi, consistent, message = _consistent_payload(
+        fit.Aw, fit.bw.reshape(-1), fit.solution, margin, mass_kg
+    )
     X, b = system.X, system.b
     n_terms = X.shape[-1] - 10
-    correction = (fit.solution[10:] if pi is None
-                  else _terms_given(fit.Aw, fit.bw.reshape(-1), pi, n_terms))  # fmt: skip
+    correction = (
+        fit.solution[10:] if pi is None else _terms_given(fit.Aw, fit.bw.reshape(-1), pi, n_terms)
+    )
     estimate = fit.solution[:10] if pi is None else pi
     values = _link_quantities(estimate, placement)
-    std = delta_method_std(lambda p: _link_quantities(p, placement), estimate,
-                           fit.covariance[:10, :10])  # fmt: skip
+    std = delta_method_std(
+        lambda p: _link_quantities(p, placement), estimate, fit.covariance[:10, :10]
+    )
     unseen = _unseen_quantities(placement, estimate, fit.unseen_directions, fit.scales)
-    std[unseen] = np.nan  # no spread along a direction the data never see: not measured
+    std[unseen] = np.nan  # no spread along a direction the data never see: not determined
     if no_payload:
         std[1:] = np.nan  # said in the finding above
     elif unseen.any():
-        unseen_names = [name for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
-                        if u and not name.endswith(("yx", "zx", "zy"))]  # fmt: skip
-        findings.append(PAYLOAD_UNSEEN(
-            "the recordings leave these payload quantities undetermined (their motion never "
-            "shows them; the values are the fit's choice, not the payload's): "
-            + ", ".join(unseen_names), names=unseen_names))  # fmt: skip
+        unseen_names = [
+            name
+            for name, u in zip(LINK_QUANTITIES, unseen, strict=True)
+            if u and not name.endswith(("yx", "zx", "zy"))
+        ]
+        findings.append(
+            PAYLOAD_UNSEEN(
+                "the recordings leave these payload quantities undetermined (their motion never "
+                "shows them; the values are the fit's choice, not the payload's): "
+                + ", ".join(unseen_names),
+                names=unseen_names,
+            )
+        )
     if mass_kg is not None:
         std[0] = 0.0
     # Relative errors on the loaded recordings' filtered, decimated torques (the fit's own data).
@@ -231,25 +252,46 @@ def identify_payload(
     after = float(np.linalg.norm(fitted[:rows]) / np.linalg.norm(loaded_tau))
     status = Status.OK if consistent else Status.INCONSISTENT
     if consistent:
-        reasons = implausible_payload(model, theta, float(values[0]), robot_only, after,
-                                      values[1:4], swapped_hint=bool(unloaded),
-                                      free_mass=fit.free_mass, given_mass=mass_kg)  # fmt: skip
+        reasons = implausible_payload(
+            model,
+            theta,
+            float(values[0]),
+            robot_only,
+            after,
+            values[1:4],
+            swapped_hint=bool(unloaded),
+            free_mass=fit.free_mass,
+            given_mass=mass_kg,
+        )
         findings += [PAYLOAD_IMPLAUSIBLE(reason) for reason in reasons]
-        elsewhere = _better_elsewhere(model, joint, system.payload_rows, X, b, fit.weights,
-                                      rows, link)  # fmt: skip
+        elsewhere = _better_elsewhere(
+            model, joint, system.payload_rows, X, b, fit.weights, rows, link
+        )
         if elsewhere:
             findings.append(PAYLOAD_ELSEWHERE(elsewhere))
         status, message = suspect_status(findings)
-    names = list(model.layout.names[model.layout.n_inertial:])
+    names = list(model.layout.names[model.layout.n_inertial :])
     return PayloadResult(
-        joint, link, estimate, fit.covariance[:10, :10], float(values[0]), values[1:4],
+        joint,
+        link,
+        estimate,
+        fit.covariance[:10, :10],
+        float(values[0]),
+        values[1:4],
         values[4:].reshape(3, 3),
         {"mass": std[0], "com": std[1:4], "inertia": std[4:].reshape(3, 3)},
-        _sources(undetermined, mass_kg), consistent, status, robot_only, after,
+        _sources(undetermined, mass_kg),
+        consistent,
+        status,
+        robot_only,
+        after,
         dict(zip(names, map(float, correction), strict=False)) if system.with_terms else {},
-        system.method, _mass_sensitivity(X, b, fit.weights, values[0], model.joint_names),
-        held_offsets=tuple(system.held), findings=tuple(findings), message=message,
-    )  # fmt: skip
+        system.method,
+        _mass_sensitivity(X, b, fit.weights, values[0], model.joint_names),
+        held_offsets=tuple(system.held),
+        findings=tuple(findings),
+        message=message,
+    )
 
 
 def _check_inputs(
@@ -305,9 +347,16 @@ def _payload_system(
         without = observations_of(model, [p.unloaded for p in pairs], options)
         b = (with_load.tau - with_load.W @ theta) - (without.tau - without.W @ theta)
         # no joint-term corrections: friction changes with the load cancel out
-        return _PayloadSystem(with_load.W[..., body], b, [(with_load, True)],
-                              [with_load.W - without.W], [(with_load.W, True)],
-                              "; ".join(p.note() for p in pairs), {}, False)  # fmt: skip
+        return _PayloadSystem(
+            with_load.W[..., body],
+            b,
+            [(with_load, True)],
+            [with_load.W - without.W],
+            [(with_load.W, True)],
+            "; ".join(p.note() for p in pairs),
+            {},
+            False,
+        )
     parts = [(observations_of(model, loaded, options), True)]
     method = "known robot"
     if unloaded:
@@ -377,14 +426,15 @@ def _weighted_fit(
     undetermined = np.abs(Vt[~kept][:, :10]).max(axis=0) > 1e-3 if (~kept).any() else None
     # the least-squares mass, before the consistent fit holds it >= 0: what the data say
     free_mass = (float(solution[0]), float(np.sqrt(max(covariance[0, 0], 0.0))))
-    return _WeightedFit(weights, Aw, bw, scales, solution, covariance, Vt[~kept], undetermined,
-                        free_mass)  # fmt: skip
+    return _WeightedFit(
+        weights, Aw, bw, scales, solution, covariance, Vt[~kept], undetermined, free_mass
+    )
 
 
 # A robot carries less than its own moving mass (industrial arms and cobots rate their payload
 # at 0.2-0.4 x the arm's mass; the heaviest, 1 t on a 4.7 t arm): twice it is not a payload but
-# torques in another unit or other drive gains (issue 31: loaded torques x 1000 gave 8,745 kg
-# with status ok).
+# torques in another unit or other drive gains, which the consistent fit reads as a heavy
+# payload with status ok.
 PAYLOAD_TO_ROBOT_MASS = 2.0
 # The robot's own model leaves more than this share of the loaded torques unexplained: the
 # payload would carry most of the torque, which no real payload does.
@@ -393,23 +443,22 @@ ROBOT_ONLY_ERROR = 0.9
 
 # The fit with the payload may explain the loaded torques slightly worse than the robot alone
 # for a payload too light to matter (it is weighted, and held a margin inside the cone); worse
-# by more than this factor, what the loaded runs add is no positive mass (the real UR10e pair
-# given swapped: 28.3 against 25.4 %)
+# by more than this factor, what the loaded runs add is no positive mass (a loaded and an
+# unloaded run given swapped)
 WORSE_WITH_PAYLOAD = 1.02
 # A payload's centre of mass farther from its link than this many times the robot's reach
 # (robot_reach: a bound from the joint offsets, frames and centres of mass) is no payload
 COM_REACHES = 2.0
 # The least-squares payload mass (before the consistent fit holds it >= 0) this many standard
-# deviations below zero: the loaded runs carry less than the robot alone (a pair given swapped,
-# on the same motion: -2.0 +- 0.0002 kg, where the consistent fit kept 0.31 kg at 2.7 m with
-# its fit better than the robot alone's, 31 against 42 %, status ok) ...
+# deviations below zero: the loaded runs carry less than the robot alone (a pair given swapped;
+# the consistent fit, held at a positive mass, would still read a small payload far out) ...
 NEGATIVE_MASS_SIGMA = 3.0
-# ... within this many of zero: no payload (two unloaded runs: 5e-4 +- 2e-4 kg, reported with
-# a centre of mass 1 m from the flange from data) ...
+# ... within this many of zero: no payload (two unloaded runs, whose near-zero mass would carry
+# a centre of mass anywhere) ...
 NO_PAYLOAD_SIGMA = 3.0
 # ... and a given --mass this many of them and this share of it away from what the data read:
-# the data contradict it (a PyBullet iiwa with 2 kg given 2.5 kg: the centre of mass came out
-# 91 mm off, status ok; the free fit read 2.0001 +- 0.0002 kg)
+# the data contradict it (a mass given 25 % heavier than the data read moves the centre of mass
+# by centimetres, with status ok)
 GIVEN_MASS_SIGMA = 3.0
 GIVEN_MASS_SHARE = 0.1
 
@@ -442,8 +491,7 @@ def implausible_payload(
     a payload heavier than :data:`PAYLOAD_TO_ROBOT_MASS` x the robot, a robot model that
     explains almost none of the loaded torques, a payload whose fit leaves more of the loaded
     torques unexplained than the robot alone by more than :data:`WORSE_WITH_PAYLOAD`
-    (``with_payload_error``: the loaded-minus-unloaded difference is no positive mass; measured
-    on the real UR10e pair given swapped, 0.23 kg at 2.1 m from the flange, status ok), and a
+    (``with_payload_error``: the loaded-minus-unloaded difference is no positive mass), and a
     centre of mass ``com_m`` (link frame) farther from the link than :data:`COM_REACHES` x the
     robot's reach. ``free_mass``: the least-squares mass and its std, which may not lie
     :data:`NEGATIVE_MASS_SIGMA` below zero, nor (``given_mass``, ``--mass``) away from the given
@@ -503,9 +551,9 @@ def implausible_payload(
 
 
 # A payload on another end link that leaves at most this share of the loaded torque the given
-# link's leaves unexplained (least squares, the same weights): it hangs there (a dual-arm robot,
-# its payload on the other wrist, and the arm's 2.5 kg on link_6 given on link_3: status ok, 2.8 kg
-# with its centre of mass 0.9 m from link_3)
+# link's leaves unexplained (least squares, the same weights): it hangs there (a dual-arm
+# robot's payload on the other wrist, or a wrist's payload given on the elbow's link, fits there
+# with its centre of mass far out, status ok)
 ELSEWHERE_RATIO = 0.5
 
 
@@ -537,25 +585,31 @@ def _better_elsewhere(
     best = None
     for end in ends:
         body = model.layout.body_slice(end)
-        other = np.concatenate([W[..., body] if loaded else np.zeros((*W.shape[:2], 10))
-                                for W, loaded in payload_rows])  # fmt: skip
+        other = np.concatenate(
+            [W[..., body] if loaded else np.zeros((*W.shape[:2], 10)) for W, loaded in payload_rows]
+        )
         error = unexplained(np.concatenate([other, X[..., 10:]], axis=-1))
         if best is None or error < best[1]:
             best = (end, error)
     if best is None or best[1] > ELSEWHERE_RATIO * given:
         return ""
     joint_id = pin_model.getJointId(best[0])
-    bodies = [f.name for f in pin_model.frames
-              if f.parentJoint == joint_id and f.type == pin.FrameType.BODY]  # fmt: skip
+    bodies = [
+        f.name
+        for f in pin_model.frames
+        if f.parentJoint == joint_id and f.type == pin.FrameType.BODY
+    ]
     moved = bodies[0] if bodies else best[0]
-    return (f"a payload on {moved} leaves {100 * best[1]:.3g} % of the "
-            f"loaded torque unexplained against {100 * given:.3g} % on {link}: is the payload "
-            "on another link?")
+    return (
+        f"a payload on {moved} leaves {100 * best[1]:.3g} % of the "
+        f"loaded torque unexplained against {100 * given:.3g} % on {link}: is the payload "
+        "on another link?"
+    )
 
 
 def _one_way_offsets(model: RobotModel, observations: list) -> dict[str, int]:
     """Joints that moved one way only in these recordings (the offset correction and the
-    Coulomb correction are one column there: the offset's is held at 0, issue 32 item 5), as
+    Coulomb correction are one column there: the offset's is held at 0), as
     ``{joint: index of its offset term}``."""
     from physid.offline.fit.joint_prior import joint_motion
 
@@ -581,7 +635,7 @@ def _mass_sensitivity(
     X: np.ndarray, b: np.ndarray, weights: np.ndarray, mass: float, joints: tuple[str, ...]
 ) -> dict[str, float]:
     """Relative change of the least-squares payload mass per relative change of one joint's
-    torque scale (a drive gain): the measured torque of that joint scaled by 1 + 1e-3."""
+    torque scale (a drive gain): the recorded torque of that joint scaled by 1 + 1e-3."""
     if not mass > 0:
         return {}
     Xw = (X * weights[None, :, None]).reshape(-1, X.shape[-1])

@@ -1,10 +1,10 @@
-"""A loaded and an unloaded run of the same trajectory, aligned in time (payload, issue 24 item 6).
+"""A loaded and an unloaded run of the same trajectory, aligned in time (payload).
 
 The classic known-payload experiment runs one trajectory twice, without and with the load.
 Subtracting the two torques sample by sample cancels everything the robot model gets wrong the
 same way in both runs (unmodelled dynamics, a wrong drive gain's effect on the robot's own
 torque, friction): what is left is the payload's torque. Fitting each run against the robot's
-identified model instead leaves the model's own error (5-6 % of the torque on a real UR10e) in
+identified model instead leaves the model's own error (a few per cent of a real arm's torque) in
 the payload: the loaded-minus-unloaded difference is what a careful engineer computes by hand.
 
 :func:`pair_runs` finds the time shift that lays the unloaded run onto the loaded one (the runs

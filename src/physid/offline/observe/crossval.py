@@ -26,7 +26,7 @@ row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,58 @@ MAX_REST_SHARE = 0.5
 
 
 @dataclass(frozen=True)
+class RowPool:
+    """Every k-th raw training sample of the recordings (away from their edges, as the fit
+    leaves them out: :class:`~.windows.RecordingPlan`), with a candidate filter's states, in
+    recording order; the folds of any :class:`~.folds.FoldPlan` are subsets of it
+    (:meth:`split`), and its regressor is built once per gravity and sliced into them."""
+
+    q: np.ndarray  # (M, n)
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    t: np.ndarray  # (M,) time stamps
+    recording: np.ndarray  # (M,) index of the recording of each sample
+    moving: np.ndarray  # (M,) bool: outside the recording's rests (module docstring)
+    # inertial regressors already built, by gravity vector (candidates share them)
+    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def inertial(self, model: RobotModel) -> np.ndarray:
+        """(M, n, 10 b) inertial regressor of ``model`` (its gravity) at every sample."""
+        key = tuple(np.round(gravity_of(model), 12))
+        if key not in self._inertial:
+            self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+        return self._inertial[key]
+
+    def forget(self) -> None:
+        """Drop the regressors built so far (they are built again when asked for)."""
+        self._inertial.clear()
+
+    def split(self, folds: FoldPlan) -> list[RawRows]:
+        """The samples of each fold of ``folds``, in recording order."""
+        fold_of = np.empty(len(self.t), dtype=int)
+        for index in range(len(folds.edges)):
+            mine = self.recording == index
+            fold_of[mine] = folds.fold(index, self.t[mine])
+        parts = []
+        for k in range(folds.n_folds):
+            rows = np.flatnonzero(fold_of == k)
+            moving = self.moving[rows]
+            parts.append(
+                RawRows(
+                    self.q[rows],
+                    self.dq[rows],
+                    self.ddq[rows],
+                    self.tau[rows],
+                    None if moving.all() else moving,
+                    self,
+                    rows,
+                )
+            )
+        return parts
+
+
+@dataclass(frozen=True)
 class RawRows:
     """Raw training samples of one fold: the candidate filter's states and the measured torque,
     and which of them are scored (None: all; module docstring)."""
@@ -60,20 +112,82 @@ class RawRows:
     ddq: np.ndarray
     tau: np.ndarray
     scored: np.ndarray | None = None  # (M,) bool
-    # inertial regressors already built, by gravity vector (candidates share them)
-    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+    pool: RowPool | None = field(default=None, repr=False, compare=False)  # the samples of
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # ... these rows
 
     @property
     def n_scored(self) -> int:
         return len(self.tau) if self.scored is None else int(np.count_nonzero(self.scored))
 
-    def regressor(self, model: RobotModel) -> np.ndarray:
-        """(M, n, p) standard regressor of ``model`` (its gravity, deadband) at these states."""
+    # the inertial regressor of these rows, by gravity vector (the pool's, sliced once)
+    _inertial: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def inertial(self, model: RobotModel) -> np.ndarray:
+        """(M, n, 10 b) inertial regressor of ``model`` (its gravity) at these states."""
         key = tuple(np.round(gravity_of(model), 12))
         if key not in self._inertial:
-            self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+            if self.pool is not None:
+                self._inertial[key] = self.pool.inertial(model)[self.rows]
+            else:
+                self._inertial[key] = inertial_regressor(model, self.q, self.dq, self.ddq)
+        return self._inertial[key]
+
+    def regressor(self, model: RobotModel) -> np.ndarray:
+        """(M, n, p) standard regressor of ``model`` (its gravity, deadband) at these states."""
         joint_terms = joint_term_regressor(model, self.dq, self.ddq)
-        return np.concatenate([self._inertial[key], joint_terms], axis=-1)
+        return np.concatenate([self.inertial(model), joint_terms], axis=-1)
+
+    def predict(self, model: RobotModel, theta: np.ndarray) -> np.ndarray:
+        """(M, n) torques of ``model`` with standard parameters ``theta`` at these states (the
+        regressor's two parts applied apart: no (M, n, p) copy of them together)."""
+        inertial = self.inertial(model)
+        n_inertial = inertial.shape[-1]
+        joint_terms = joint_term_regressor(model, self.dq, self.ddq)
+        return inertial @ theta[:n_inertial] + joint_terms @ theta[n_inertial:]
+
+
+def row_pool(
+    model: RobotModel,
+    recordings: list[Recording],
+    options: FilterConfig,
+    max_rows: int = MAX_SCORING_ROWS,
+    rests: list[np.ndarray] | None = None,
+) -> RowPool:
+    """Every k-th raw sample of the training recordings (at most ``max_rows``) with the states
+    of ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`),
+    and whether each lies outside the recording's rests (``rests``: each recording's
+    :func:`rest_intervals`, when known: they do not depend on the filter)."""
+    total = sum(r.n_samples for r in recordings)
+    stride = max(1, int(np.ceil(total / max_rows)))
+    parts: list[tuple[np.ndarray, ...]] = []
+    for index, recording in enumerate(recordings):
+        plan = plan_recording(model, recording, options)
+        t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
+        stops = rest_intervals(recording) if rests is None else rests[index]
+        start = 0
+        for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
+            rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
+            start += owned.n_samples
+            t = owned.t[rows]
+            rows = rows[(t >= t0) & (t <= t1)]
+            if rows.size:
+                t = owned.t[rows]
+                parts.append(
+                    (
+                        q[rows],
+                        dq[rows],
+                        ddq[rows],
+                        owned.tau[rows],
+                        t,
+                        np.full(rows.size, index),
+                        ~within(t, stops),
+                    )
+                )
+    if not parts:
+        n = model.n_joints
+        empty = (np.zeros((0, n)),) * 4 + (np.zeros(0), np.zeros(0, dtype=int))
+        return RowPool(*empty, np.zeros(0, dtype=bool))
+    return RowPool(*(np.concatenate([p[i] for p in parts]) for i in range(7)))
 
 
 def raw_rows(
@@ -84,33 +198,8 @@ def raw_rows(
     max_rows: int = MAX_SCORING_ROWS,
 ) -> list[RawRows]:
     """Every k-th raw sample of the training recordings, grouped by fold, with the states of
-    ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`)."""
-    total = sum(r.n_samples for r in recordings)
-    stride = max(1, int(np.ceil(total / max_rows)))
-    parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(folds.n_folds)]
-    for index, recording in enumerate(recordings):
-        plan = plan_recording(model, recording, options)
-        t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
-        rests = rest_intervals(recording)
-        start = 0
-        for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
-            rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
-            start += owned.n_samples
-            t = owned.t[rows]
-            rows = rows[(t >= t0) & (t <= t1)]
-            fold_of_row = folds.fold(index, owned.t[rows])
-            for k in range(folds.n_folds):
-                pick = rows[fold_of_row == k]
-                if pick.size:
-                    moving = ~within(owned.t[pick], rests)
-                    parts[k].append((q[pick], dq[pick], ddq[pick], owned.tau[pick], moving))
-    n = model.n_joints
-    empty = (np.zeros((0, n)),) * 4 + (np.zeros(0, dtype=bool),)
-    folds_rows = [
-        RawRows(*(np.concatenate([p[i] for p in fold]) if fold else empty[i] for i in range(5)))
-        for fold in parts
-    ]
-    return [replace(fold, scored=None) if fold.scored.all() else fold for fold in folds_rows]
+    ``options``' filter (:func:`row_pool` split by ``folds``)."""
+    return row_pool(model, recordings, options, max_rows).split(folds)
 
 
 def rest_note(folds: list[RawRows]) -> str | None:
@@ -141,10 +230,12 @@ def rest_intervals(recording: Recording) -> np.ndarray:
     if len(t) < 3 or t[-1] - t[0] <= REST_MIN_S:
         return none
     half = 0.25 * REST_MIN_S
-    speed = np.column_stack([
-        (np.interp(t + half, t, q[:, j]) - np.interp(t - half, t, q[:, j])) / (2.0 * half)
-        for j in range(q.shape[1])
-    ])  # fmt: skip
+    speed = np.column_stack(
+        [
+            (np.interp(t + half, t, q[:, j]) - np.interp(t - half, t, q[:, j])) / (2.0 * half)
+            for j in range(q.shape[1])
+        ]
+    )
     rms = np.sqrt(np.mean(speed**2, axis=0))
     moving = (rms > 0.0) & moving_joints(q)
     if not np.any(moving):
@@ -178,8 +269,12 @@ def sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(recording.q, np.ndarray):
         return t[::step], recording.q[::step]
     block = step * 10_000
-    q = np.concatenate([np.asarray(recording.q[a : min(a + block, len(t)) : step], float)
-                        for a in range(0, len(t), block)])  # fmt: skip
+    q = np.concatenate(
+        [
+            np.asarray(recording.q[a : min(a + block, len(t)) : step], float)
+            for a in range(0, len(t), block)
+        ]
+    )
     return t[::step], q
 
 
@@ -203,8 +298,11 @@ class CVScore:
     value: float | None = None  # the candidate's number (a cut-off in Hz, ...), if it has one
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "relative_error": self.total,
-                "fold_relative_errors": self.fold_errors.tolist()}  # fmt: skip
+        return {
+            "label": self.label,
+            "relative_error": self.total,
+            "fold_relative_errors": self.fold_errors.tolist(),
+        }
 
 
 Fit = Callable[[ReducedSystem | None], np.ndarray]
@@ -229,16 +327,17 @@ def cv_score(
             errors.append(np.nan)
             continue
         theta = fit(None if systems is None else leave_out(systems, k))
-        W = fold.regressor(model) if regressors is None else regressors[k]
+        predicted = fold.predict(model, theta) if regressors is None else regressors[k] @ theta
         keep = slice(None) if fold.scored is None else fold.scored
-        residual = (fold.tau - W @ theta)[keep]
+        residual = (fold.tau - predicted)[keep]
         r2_joint = np.sum(residual**2, axis=0)
         m2_joint = np.sum(fold.tau[keep] ** 2, axis=0)
         r2, m2 = float(np.sum(r2_joint[fitted])), float(np.sum(m2_joint[fitted]))
         errors.append(np.sqrt(r2 / max(m2, 1e-300)))
         with np.errstate(divide="ignore", invalid="ignore"):
-            joint_errors[k] = np.where(fitted & (m2_joint > 0), np.sqrt(r2_joint / m2_joint),
-                                       np.nan)  # fmt: skip
+            joint_errors[k] = np.where(
+                fitted & (m2_joint > 0), np.sqrt(r2_joint / m2_joint), np.nan
+            )
         residual2, measured2 = residual2 + r2, measured2 + m2
     total = float(np.sqrt(residual2 / max(measured2, 1e-300)))
     return CVScore(label, np.array(errors), total, joint_errors)

@@ -27,9 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.linalg
 
-from physid.offline.observe.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.observe.reduced import (
+    ReducedSystem,
+    ReductionAccumulator,
+    triangular_factor,
+)
 
 N_FOLDS = 4
 REPEAT_MISMATCH = 0.15  # RMS of q(t + T) - q(t), per joint's std: below it the motion repeats
@@ -57,15 +60,40 @@ def repeat_period(t: np.ndarray, q: np.ndarray) -> float | None:
     lags = np.arange(1, len(x) // 2 + 1)
     if not len(lags):
         return None
-    mismatch = np.array([np.sqrt(np.mean((x[lag:] - x[:-lag]) ** 2)) for lag in lags])
+
+    def exact(lag: int) -> float:
+        return float(np.sqrt(np.mean((x[lag:] - x[:-lag]) ** 2)))
+
+    # every lag's mismatch from one autocorrelation (FFT), each one that a decision below
+    # depends on (within 1e-8 of a threshold, and the walk to the minimum) recomputed exactly
+    mismatch = _mismatches(x, len(lags))
+    for bound in (DEPARTED_MISMATCH, REPEAT_MISMATCH):
+        for k in np.flatnonzero(np.abs(mismatch - bound) < 1e-8):
+            mismatch[k] = exact(int(lags[k]))
     departed = np.maximum.accumulate(mismatch) > DEPARTED_MISMATCH
     candidates = np.flatnonzero(departed & (mismatch < REPEAT_MISMATCH))
     if not len(candidates):
         return None
     k = int(candidates[0])
-    while k + 1 < len(lags) and mismatch[k + 1] < mismatch[k]:
-        k += 1
+    here = exact(int(lags[k]))
+    while k + 1 < len(lags) and (following := exact(int(lags[k + 1]))) < here:
+        k, here = k + 1, following
     return float(lags[k] * stride * np.median(np.diff(t)))
+
+
+def _mismatches(x: np.ndarray, n_lags: int) -> np.ndarray:
+    """RMS of ``x[lag:] - x[:-lag]`` for lags 1..``n_lags``: the sums of squares of the
+    overlapping parts minus twice their correlation (by FFT), over their ``(N - lag) m``
+    entries (``x``: (N, m))."""
+    n = len(x)
+    spectrum = np.fft.rfft(x, n=2 * n, axis=0)
+    correlation = np.fft.irfft(np.abs(spectrum) ** 2, n=2 * n, axis=0)[: n_lags + 1].sum(axis=1)
+    squares = np.sum(x**2, axis=1)
+    head = np.cumsum(squares)  # sum over rows 0..i
+    tail = head[-1] - np.r_[0.0, head[:-1]]  # sum over rows i..N-1
+    lags = np.arange(1, n_lags + 1)
+    total = tail[lags] + head[n - 1 - lags] - 2.0 * correlation[lags]
+    return np.sqrt(np.maximum(total, 0.0) / ((n - lags) * x.shape[1]))
 
 
 _READ_ROWS = 200_000  # a streamed recording's positions are read this many rows at a time
@@ -80,8 +108,9 @@ def _coarse_positions(recording) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     if isinstance(recording.q, np.ndarray):
         return t, recording.q[::stride]
     step = max(stride, _READ_ROWS - _READ_ROWS % stride)
-    q = np.concatenate([np.asarray(recording.q[a : min(a + step, n) : stride], float)
-                        for a in range(0, n, step)])  # fmt: skip
+    q = np.concatenate(
+        [np.asarray(recording.q[a : min(a + step, n) : stride], float) for a in range(0, n, step)]
+    )
     return t, q
 
 
@@ -122,10 +151,12 @@ class FoldPlan:
 
     def notes(self) -> list[str]:
         """What a plan by phase did, per recording cut by phase."""
-        return [f"recording {r + 1} repeats its motion every {period:.4g} s: the jackknife's "
-                "blocks and the plausibility choice's folds are quarters of that period"
-                for r, period in enumerate(self.periods)
-                if period is not None]  # fmt: skip
+        return [
+            f"recording {r + 1} repeats its motion every {period:.4g} s: the jackknife's "
+            "blocks and the plausibility choice's folds are quarters of that period"
+            for r, period in enumerate(self.periods)
+            if period is not None
+        ]
 
 
 class FoldAccumulator:
@@ -139,21 +170,29 @@ class FoldAccumulator:
         self,
         recording: int,
         t: np.ndarray,
-        W: np.ndarray,
+        W: np.ndarray | tuple[np.ndarray, ...],
         tau: np.ndarray,
         extras: np.ndarray | None = None,
     ) -> None:
+        """Rows ``tau = [W | extras] theta`` of one recording at times ``t``, each to its fold
+        (``W`` as one array or its column blocks, :meth:`ReductionAccumulator.add`)."""
         folds = self.plan.fold(recording, t)
         for k in np.unique(folds):
             rows = folds == k
-            self.sums[k].add(W[rows], tau[rows], None if extras is None else extras[rows])
+            part = tuple(w[rows] for w in W) if isinstance(W, tuple) else W[rows]
+            self.sums[k].add(part, tau[rows], None if extras is None else extras[rows])
 
     def systems(self) -> list[ReducedSystem]:
         """One reduced system per fold (a fold without rows: zero factors, ``n_samples`` 0)."""
         filled = [total.system() if total.n_samples else None for total in self.sums]
         template = next(s for s in filled if s is not None)
-        empty = ReducedSystem(np.zeros_like(template.R), np.zeros_like(template.z), 0,
-                              template.n_standard, np.zeros_like(template.tau_norm2))  # fmt: skip
+        empty = ReducedSystem(
+            np.zeros_like(template.R),
+            np.zeros_like(template.z),
+            0,
+            template.n_standard,
+            np.zeros_like(template.tau_norm2),
+        )
         return [empty if s is None else s for s in filled]
 
 
@@ -173,17 +212,24 @@ def store_systems(
 
 def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     """The reduced system of all the rows of ``systems`` (same columns): per joint, one QR of
-    their stacked ``[R | z]`` factors (exact: each factor reproduces its rows' sums of squares)."""
+    their stacked ``[R | z]`` factors (exact: each factor reproduces its rows' sums of squares).
+    Only the columns and rows some factor fills enter the QR: a joint's torque does not depend
+    on the bodies before it, so most of each factor is structurally zero."""
     first = systems[0]
     n_joints, n_columns = first.n_joints, first.R.shape[2]
     R = np.zeros((n_joints, n_columns + 1, n_columns))
     z = np.zeros((n_joints, n_columns + 1))
+    filled = [s.filled() for s in systems]  # (rows, columns) of each
     for j in range(n_joints):
-        stacked = np.vstack([np.column_stack([s.R[j], s.z[j]]) for s in systems])
-        factor = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0]
-        rows = min(factor.shape[0], n_columns + 1)
-        R[j, :rows] = factor[:rows, :n_columns]
-        z[j, :rows] = factor[:rows, n_columns]
+        active = np.flatnonzero(np.any([columns[j] for _, columns in filled], axis=0))
+        parts = []
+        for s, (rows, _) in zip(systems, filled, strict=True):
+            kept = np.flatnonzero(rows[j])
+            parts.append(np.column_stack([s.R[j][np.ix_(kept, active)], s.z[j][kept]]))
+        factor = triangular_factor(np.vstack(parts))
+        rows = min(factor.shape[0], active.size + 1)
+        R[j][:rows, active] = factor[:rows, : active.size]
+        z[j, :rows] = factor[:rows, active.size]
     return ReducedSystem(
         R,
         z,

@@ -93,12 +93,15 @@ def estimate_gravity_direction(
     tilted = np.flatnonzero(columns < n_inertial)  # the columns that gravity moves
     p = system.n_standard
     upright, u = system.stacked(columns, weights)
-    extras = [system.stacked(p + axis * n_inertial + columns[tilted], weights)[0]
-              for axis in range(3)]  # fmt: skip
+    extras = [
+        system.stacked(p + axis * n_inertial + columns[tilted], weights)[0] for axis in range(3)
+    ]
     stacked = np.column_stack([upright, *extras, u])
     triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][: stacked.shape[1]]
-    blocks = [triangle[:, n_columns + k * tilted.size : n_columns + (k + 1) * tilted.size]
-              for k in range(3)]  # fmt: skip
+    blocks = [
+        triangle[:, n_columns + k * tilted.size : n_columns + (k + 1) * tilted.size]
+        for k in range(3)
+    ]
     u_small = triangle[:, -1]
 
     def residual(tilt: np.ndarray) -> float:
@@ -118,9 +121,12 @@ def estimate_gravity_direction(
             residual,
             start,
             method="Nelder-Mead",
-            options={"xatol": 1e-7, "fatol": 1e-12 * reference,
-                     "initial_simplex": [start, start + step[0], start + step[1]]},
-        )  # fmt: skip
+            options={
+                "xatol": 1e-7,
+                "fatol": 1e-12 * reference,
+                "initial_simplex": [start, start + step[0], start + step[1]],
+            },
+        )
 
     solution = search(np.zeros(2))
     evaluations = int(solution.nfev)

@@ -117,8 +117,11 @@ def residual_correlation_time(fits: list[RecordingFit], joint_names: tuple[str, 
             means = e[: batches * size].reshape(batches, size).mean(axis=1)
             ratio = size * np.var(means, ddof=1) / variance
             times[joint].append((max(ratio - 1.0, 0.0) / 2.0 * period, len(e)))
-    return {joint: float(np.average([t for t, _ in pairs], weights=[n for _, n in pairs]))
-            for joint, pairs in times.items() if pairs}  # fmt: skip
+    return {
+        joint: float(np.average([t for t, _ in pairs], weights=[n for _, n in pairs]))
+        for joint, pairs in times.items()
+        if pairs
+    }
 
 
 # A validation whose error a single factor on the prediction mostly removes is a torque scale

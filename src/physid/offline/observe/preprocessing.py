@@ -204,8 +204,9 @@ def resolve_preprocessing(
             f"Butterworth cut-off {omega_q:.3g} Hz: 10 x the excitation bandwidth {omega_dyn:.3g} "
             "Hz (paper C)"
         )
-    decimation, factor = _decimation(options, trajectories, n_parameters, butterworth or omega_q,
-                                     decimation_per_cutoff, notes)  # fmt: skip
+    decimation, factor = _decimation(
+        options, trajectories, n_parameters, butterworth or omega_q, decimation_per_cutoff, notes
+    )
     velocity_noise = None
     if options.method != "given":
         cutoff = butterworth if options.method == "classical" else omega_q
@@ -221,8 +222,7 @@ def resolve_preprocessing(
         decimation_cutoff_hz=float(decimation),
         decimation_factor=factor if decimation else None,  # else per recording, from the cut-off
     )
-    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise,
-                         cutoff_note=cutoff_note)  # fmt: skip
+    return Preprocessing(resolved, omega_dyn, tuple(notes), velocity_noise, cutoff_note=cutoff_note)
 
 
 def _decimation(
@@ -340,8 +340,9 @@ def cutoff_candidates(
             replace(resolved, excitation_bandwidth_hz=conservative.excitation_bandwidth_hz)
         )
     if recorded_derivatives:
-        recorded = resolve_preprocessing(replace(options, method="given"), trajectories,
-                                         n_parameters, **per)  # fmt: skip
+        recorded = resolve_preprocessing(
+            replace(options, method="given"), trajectories, n_parameters, **per
+        )
         candidates.append(
             replace(recorded, excitation_bandwidth_hz=conservative.excitation_bandwidth_hz)
         )
@@ -353,9 +354,7 @@ def cutoff_candidates(
 HELD_OUT_FASTER = 1.25
 
 
-def _slower_filter(
-    options: FilterConfig, recording: Trajectory
-) -> tuple[FilterConfig, str] | None:
+def _slower_filter(options: FilterConfig, recording: Trajectory) -> tuple[FilterConfig, str] | None:
     """The training's filter with its cut-offs brought within a held-out ``recording`` sampled
     too slowly for them (above :func:`decimation_ceiling_hz` of its rate: 40 %), and a note;
     None when it carries them. A probe's UR5 trained at 1 kHz (decimation cut-off 52.5 Hz) and
@@ -363,9 +362,14 @@ def _slower_filter(
     rate = recording.sample_rate_hz
     ceiling = decimation_ceiling_hz(rate)
     derivative = options.butterworth_cutoff_hz if options.method == "classical" else None
-    too_high = [(name, value) for name, value in (("derivative", derivative),
-                ("decimation", options.decimation_cutoff_hz))
-                if value is not None and value > ceiling]  # fmt: skip
+    too_high = [
+        (name, value)
+        for name, value in (
+            ("derivative", derivative),
+            ("decimation", options.decimation_cutoff_hz),
+        )
+        if value is not None and value > ceiling
+    ]
     if not too_high:
         return None
     lowered = replace(options, decimation_cutoff_hz=None, decimation_factor=None)
@@ -408,8 +412,10 @@ def held_out_filter(
     resolution = 10.0 * recording.sample_rate_hz / len(recording.q)
     # and both by a margin: the Staubli TX40's last third (3.35 Hz against 1.67) would move the
     # cut-off from 33.3 to 33.5 Hz, a change of nothing with a warning
-    if (bandwidth <= HELD_OUT_FASTER * max(training_bandwidth_hz, resolution)
-            or own_cutoff <= HELD_OUT_FASTER * cutoff):  # fmt: skip
+    if (
+        bandwidth <= HELD_OUT_FASTER * max(training_bandwidth_hz, resolution)
+        or own_cutoff <= HELD_OUT_FASTER * cutoff
+    ):
         return options, None
     note = (
         f"{recording.source}: moves faster than the training runs (excitation bandwidth "
@@ -417,6 +423,7 @@ def held_out_filter(
         f"at {own_cutoff:.3g} Hz (10 x its bandwidth) instead of the training's {cutoff:.3g} Hz, "
         "which would attenuate its motion and overstate the model's error"
     )
-    faster = replace(options, butterworth_cutoff_hz=own_cutoff, decimation_cutoff_hz=None,
-                     decimation_factor=None)  # fmt: skip
+    faster = replace(
+        options, butterworth_cutoff_hz=own_cutoff, decimation_cutoff_hz=None, decimation_factor=None
+    )
     return faster, note

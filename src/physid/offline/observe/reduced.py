@@ -16,7 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.linalg
+from scipy.linalg.lapack import dgeqrf
+
+
+def triangular_factor(block: np.ndarray) -> np.ndarray:
+    """The first ``min(M, N)`` rows of the R of ``block``'s Householder QR (M, N): what
+    ``scipy.linalg.qr(block, mode="r")`` computes (LAPACK's dgeqrf with its optimal workspace),
+    without its wrappers, which cost more than the small factorisations here."""
+    block = np.asarray(block, dtype=float)
+    if block.size == 0:
+        return np.zeros((min(block.shape), block.shape[1]))
+    lwork = int(dgeqrf(block, lwork=-1)[2][0])
+    qr, _, _, info = dgeqrf(block, lwork=max(lwork, 1), overwrite_a=1)
+    if info < 0:
+        raise ValueError(f"illegal value in argument {-info} of dgeqrf")
+    return np.triu(qr[: min(block.shape)])
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,16 @@ class ReducedSystem:
         """Equations of the original system (M rows for each fitted joint)."""
         return self.n_samples * self.n_fitted
 
+    def filled(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per joint, the rows (n, c + 1) and columns (n, c) of ``[R | z]`` that hold a non-zero
+        (a joint's torque does not depend on the bodies before it: most of a factor is zero)."""
+        cached = self.__dict__.get("_filled")
+        if cached is None:
+            nonzero = self.R != 0.0
+            cached = (nonzero.any(axis=2) | (self.z != 0.0), nonzero.any(axis=1))
+            object.__setattr__(self, "_filled", cached)
+        return cached
+
     def acting(self, columns: np.ndarray) -> np.ndarray:
         """Number of the selected parameters that act on each joint (non-zero columns)."""
         return np.any(self.R[:, :, columns] != 0.0, axis=1).sum(axis=1)
@@ -60,6 +84,13 @@ class ReducedSystem:
         """The same system without its extra columns (``n_standard`` columns): exact for every
         least-squares quantity of the standard columns (the torque's part along the extras
         joins the residual row), and a much smaller factor to combine (:mod:`.folds`)."""
+        cached = self.__dict__.get("_standard_only")
+        if cached is None:  # the whole training system is fitted a dozen times: reduced once
+            cached = self._standard_only()
+            object.__setattr__(self, "_standard_only", cached)
+        return cached
+
+    def _standard_only(self) -> ReducedSystem:
         p = self.n_standard
         if self.R.shape[2] == p:
             return self
@@ -68,6 +99,16 @@ class ReducedSystem:
         R[:, :p] = self.R[:, :p, :p]
         z[:, :p] = self.z[:, :p]
         z[:, p] = np.linalg.norm(self.z[:, p:], axis=1)
+        # A gravity shift (:meth:`shifted`) adds extra columns into the standard ones, whose
+        # entries then reach below row p: those joints are factorised again, or their rows
+        # below p would be dropped from the standard columns' sums of squares.
+        for j in np.flatnonzero(np.any(self.R[:, p:, :p] != 0.0, axis=(1, 2))):
+            factor = triangular_factor(np.column_stack([self.R[j][:, :p], self.z[j]]))
+            rows = min(factor.shape[0], p + 1)
+            R[j] = 0.0
+            z[j] = 0.0
+            R[j][:rows] = factor[:rows, :p]
+            z[j][:rows] = factor[:rows, p]
         return replace(self, R=R, z=z)
 
     def joint_residual2(self, columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -93,7 +134,7 @@ def reduce_system(X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     ``[X | u]`` without forming Q.
     """
     cols = X.shape[1]
-    factor = scipy.linalg.qr(np.column_stack([X, u]), mode="r", check_finite=False)[0]
+    factor = triangular_factor(np.column_stack([X, u]))
     factor = np.vstack([factor, np.zeros((max(0, cols + 1 - factor.shape[0]), cols + 1))])
     return factor[:cols, :cols], factor[:cols, cols], float(factor[cols, cols] ** 2)
 
@@ -126,26 +167,49 @@ class ReductionAccumulator:
         """Rows added so far."""
         return self._n_samples
 
-    def add(self, W: np.ndarray, tau: np.ndarray, extras: np.ndarray | None = None) -> None:
-        """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others."""
-        blocks = W if extras is None else np.concatenate([W, extras], axis=2)
-        n_joints = blocks.shape[1]
+    def add(
+        self,
+        W: np.ndarray | tuple[np.ndarray, ...],
+        tau: np.ndarray,
+        extras: np.ndarray | None = None,
+    ) -> None:
+        """Stack the rows ``tau (M, n) = [W | extras] (M, n, c) theta`` under the others.
+        ``W`` may be given as its column blocks (a tuple, side by side: no copy is made)."""
+        standard = W if isinstance(W, tuple) else (W,)
+        parts = (*standard, extras) if extras is not None else standard
+        widths = [part.shape[2] for part in parts]
+        n_rows, n_joints = tau.shape
         if not self._factors:
             self._factors = [np.zeros((1, 1)) for _ in range(n_joints)]
             self._active = [np.zeros(0, dtype=int) for _ in range(n_joints)]
-            self._n_standard, self._n_columns = W.shape[2], blocks.shape[2]
+            self._n_standard = sum(part.shape[2] for part in standard)
+            self._n_columns = sum(widths)
             self._tau_norm2 = np.zeros(n_joints)
-        self._n_samples += blocks.shape[0]
+        self._n_samples += n_rows
         self._tau_norm2 += np.sum(tau**2, axis=0)
+        # Structurally zero columns (bodies before joint j) are skipped: half the work.
+        present = np.concatenate([np.any(part != 0.0, axis=0) for part in parts], axis=1)
+        offsets = np.cumsum([0, *widths])
         for j in range(n_joints):
-            # Structurally zero columns (bodies before joint j) are skipped: half the work.
-            present = np.flatnonzero(np.any(blocks[:, j, :] != 0.0, axis=0))
-            active = np.union1d(self._active[j], present)
-            previous = np.zeros((self._factors[j].shape[0], active.size + 1))
-            previous[:, np.searchsorted(active, self._active[j])] = self._factors[j][:, :-1]
-            previous[:, -1] = self._factors[j][:, -1]
-            A = np.vstack([previous, np.column_stack([blocks[:, j, active], tau[:, j]])])
-            factor = scipy.linalg.qr(A, mode="r", check_finite=False)[0]
+            before = self._active[j]
+            active = np.flatnonzero(present[j])
+            if active.size != before.size or not np.array_equal(active, before):
+                active = np.union1d(before, active)
+            m, k = self._factors[j].shape[0], active.size + 1
+            A = np.empty((m + n_rows, k), order="F")
+            if active.size == before.size:
+                A[:m] = self._factors[j]
+            else:  # new columns: the previous factor's spread over the wider set
+                A[:m] = 0.0
+                A[:m, np.searchsorted(active, before)] = self._factors[j][:, :-1]
+                A[:m, -1] = self._factors[j][:, -1]
+            bounds = np.searchsorted(active, offsets)
+            for part, start, stop, offset in zip(
+                parts, bounds[:-1], bounds[1:], offsets[:-1], strict=True
+            ):
+                A[m:, start:stop] = part[:, j, active[start:stop] - offset]
+            A[m:, -1] = tau[:, j]
+            factor = triangular_factor(A)
             rows = min(factor.shape[0], active.size + 1)
             self._factors[j], self._active[j] = factor[:rows], active
 

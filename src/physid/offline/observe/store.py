@@ -31,6 +31,16 @@ DISPLAY_ROWS = 20_000  # rows of the thinned observations kept in a result for f
 Transform = Callable[[Observations], Observations]
 
 
+def _bytes(chunk: Observations) -> int:
+    """The bytes of a chunk's arrays."""
+    arrays = sum(
+        getattr(chunk, f.name).nbytes
+        for f in fields(chunk)
+        if isinstance(getattr(chunk, f.name), np.ndarray)
+    )
+    return arrays + sum(block.nbytes for block in chunk.joint_terms)
+
+
 class _Chunks:
     """The stored chunks (memory or disk), shared by every view of a store."""
 
@@ -40,6 +50,7 @@ class _Chunks:
         self.recording: list[int] = []  # recording index of each chunk
         self.rows: list[int] = []  # samples of each chunk (a view's transforms keep them)
         self.bytes = 0
+        self.kept_bytes = 0  # of the transformed chunks every view keeps (ObservationStore)
         self.folder: Path | None = None
 
     def _spill(self) -> None:
@@ -59,11 +70,7 @@ class _Chunks:
     def append(self, chunk: Observations, recording: int) -> None:
         self.recording.append(recording)
         self.rows.append(len(chunk.t))
-        self.bytes += sum(
-            getattr(chunk, f.name).nbytes
-            for f in fields(chunk)
-            if isinstance(getattr(chunk, f.name), np.ndarray)
-        ) + sum(block.nbytes for block in chunk.joint_terms)
+        self.bytes += _bytes(chunk)
         if self.folder is None and self.bytes > MEMORY_BYTES:
             self._spill()
         if self.folder is None:
@@ -85,11 +92,25 @@ class _Chunks:
 
 
 class ObservationStore:
-    """Chunks of observations in recording order, read through a chain of transforms."""
+    """Chunks of observations in recording order, read through a chain of transforms.
 
-    def __init__(self, chunks: _Chunks | None = None, transforms: tuple[Transform, ...] = ()):
+    A view keeps the chunks it has transformed, the views of one store together up to
+    :data:`MEMORY_BYTES`: the chosen training data are read a dozen times after the fit (joint
+    prior, Newey-West, residuals, metrics, delay, figures), each time through the same column
+    selection and gravity shift, and from disk once the store is spilled (the transformed
+    chunks are smaller than the stored ones, which carry every deadband candidate's columns and
+    the gravity regressors). A view made from another reads through that one's."""
+
+    def __init__(
+        self,
+        chunks: _Chunks | None = None,
+        transforms: tuple[Transform, ...] = (),
+        parent: ObservationStore | None = None,
+    ) -> None:
         self._chunks = chunks or _Chunks()
         self._transforms = transforms
+        self._parent = parent
+        self._kept: dict[int, Observations] = {}
 
     def append(self, chunk: Observations, recording: int) -> None:
         """Keep ``chunk`` (of training recording number ``recording``), as given."""
@@ -97,12 +118,20 @@ class ObservationStore:
 
     def mapped(self, transform: Transform) -> ObservationStore:
         """A view whose chunks pass through ``transform`` (after this view's own)."""
-        return ObservationStore(self._chunks, (*self._transforms, transform))
+        return ObservationStore(self._chunks, (*self._transforms, transform), parent=self)
 
     def _read(self, k: int) -> Observations:
-        chunk = self._chunks.chunk(k)
-        for transform in self._transforms:
-            chunk = transform(chunk)
+        if k in self._kept:
+            return self._kept[k]
+        if self._parent is None:
+            chunk = self._chunks.chunk(k)
+            for transform in self._transforms:
+                chunk = transform(chunk)
+        else:  # the parent's transforms, then the last one
+            chunk = self._transforms[-1](self._parent._read(k))
+        if self._transforms and self._chunks.kept_bytes < MEMORY_BYTES:
+            self._kept[k] = chunk
+            self._chunks.kept_bytes += _bytes(chunk)
         return chunk
 
     def __iter__(self) -> Iterator[Observations]:

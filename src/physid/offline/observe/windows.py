@@ -131,9 +131,11 @@ def plan_recording(
                 sample_rate, options.decimation_cutoff_hz, options.decimation_factor
             )
         except InputError as error:  # a configured factor on a slower recording: name it
-            raise InputError(f"{error} at its {sample_rate:.4g} Hz (a configured decimation_factor "
-                             "applies to every recording)",
-                             source=recording.source) from error  # fmt: skip
+            raise InputError(
+                f"{error} at its {sample_rate:.4g} Hz (a configured decimation_factor "
+                "applies to every recording)",
+                source=recording.source,
+            ) from error
     uniform_needed = options.method == "classical" or decimation is not None
     resample = uniform_needed and not is_uniform(t, dt)
     info["resampled_to_uniform"] = resample
@@ -155,8 +157,9 @@ def plan_recording(
         margin = int(np.ceil(SETTLING_PERIODS * sample_rate / cutoff)) if np.isfinite(cutoff) else 2
         margin = first * -(-margin // first)
         window = first * max(1, window_rows or WINDOW_ROWS)
-    return RecordingPlan(options, dt, resample, decimation, n_grid, edge_s, kept, margin, window,
-                         info)  # fmt: skip
+    return RecordingPlan(
+        options, dt, resample, decimation, n_grid, edge_s, kept, margin, window, info
+    )
 
 
 def grid_window(recording: Recording, plan: RecordingPlan, start: int, stop: int) -> Trajectory:
@@ -188,9 +191,12 @@ def missing_derivatives(recording: Recording) -> list[str]:
     return [
         name
         for name in ("dq", "ddq")
-        if not (getattr(recording, flags[name]) if hasattr(recording, flags[name])
-                else getattr(recording, name) is not None)
-    ]  # fmt: skip
+        if not (
+            getattr(recording, flags[name])
+            if hasattr(recording, flags[name])
+            else getattr(recording, name) is not None
+        )
+    ]
 
 
 def require_given_derivatives(recording: Recording, revolute: np.ndarray | None = None) -> None:
@@ -228,8 +234,9 @@ def recorded_derivative_problems(recording: Recording, revolute: np.ndarray) -> 
     ``dq_`` and ``ddq_`` columns (of its first :data:`CHECKED_ROWS` rows when it is on disk)."""
     if isinstance(recording, RecordingFile):
         recording = recording.time_slice(0, min(recording.n_samples, CHECKED_ROWS))
-    return given_derivative_problems(recording.t, recording.q, recording.dq, recording.ddq,
-                                     recording.joint_names, revolute)  # fmt: skip
+    return given_derivative_problems(
+        recording.t, recording.q, recording.dq, recording.ddq, recording.joint_names, revolute
+    )
 
 
 def estimate_states(

@@ -27,7 +27,6 @@ from physid.offline.fit.consistent import (
     consistent_least_squares,
 )
 from physid.offline.fit.joint_prior import JointPrior
-from physid.offline.observe.crossval import raw_rows
 from physid.offline.observe.folds import FoldPlan, store_systems
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.stages.base_fit import BaseFit
@@ -173,11 +172,8 @@ def _by_phase(
     training = prepared.training
 
     def by_phase() -> TrainingData:
-        options = training.preprocessing.filter
-        return replace(
-            training,
-            folds=phase_systems(),
-            rows=raw_rows(prepared.model, prepared.train, options, phase),
-        )
+        # the same raw samples as the training folds' (of prepared.train, under the chosen
+        # filter), refolded: their regressors are shared
+        return replace(training, folds=phase_systems(), rows=training.rows[0].pool.split(phase))
 
     return by_phase

@@ -205,8 +205,9 @@ def _posterior(
     )
 
 
-def _jackknife(consistent: Consistent, base_fit: BaseFit, covariance: np.ndarray,
-               training) -> tuple[np.ndarray, JackknifeSpread | None, list[Finding]]:  # fmt: skip  # noqa: ANN001
+def _jackknife(
+    consistent: Consistent, base_fit: BaseFit, covariance: np.ndarray, training
+) -> tuple[np.ndarray, JackknifeSpread | None, list[Finding]]:  # noqa: ANN001
     """The covariance widened to the time blocks' disagreement (blocks by phase on runs that
     repeat their motion: near-replicates would agree by construction)."""
     blocks_of, findings = training.folds, []

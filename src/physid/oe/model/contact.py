@@ -1,0 +1,231 @@
+"""Contact dynamics (paper B eqs. 2-3) and impulse reset maps, parametrized by theta.
+
+A contact set is a tuple of foot frame names, each a rigid point contact (3D, the foot point
+does not accelerate, eq. 3). One time step of a contact phase is the semi-implicit Euler step
+of :mod:`physid.oe.model.dynamics` with the constrained acceleration of ``pin.constraintDynamics``::
+
+    [M  Jc^T] [ a      ]   [tau - h              ]
+    [Jc  0  ] [-lambda ] = [-Jc_dot v - Kd Jc v  ]              (eqs. 2-3)
+
+``Kd`` (``damping``, 1/s, default 0: eq. 3 as printed) is Pinocchio's Baumgarte velocity gain,
+the ``a_c(q, v)`` of eq. 3 as Crocoddyl's contact models define it: a foot velocity in contact
+decays like ``exp(-Kd t)`` instead of being carried. There is no position gain: its reference
+(the foot's touch-down point) is a function of an earlier node's state, which would couple
+non-adjacent nodes and break the Markov structure the Riccati recursion relies on.
+
+Round feet (issue 29 item 2): with a foot radius r the contact point of node k is not the
+foot frame's origin (the sphere's centre) but the sphere's lowest point at node k, the material
+point ``R_foot(q_k)^T (0, 0, -r)`` in the foot frame, where MuJoCo and the floor push on a
+soft foot. It is fixed per node from the measured configuration (encoders and IMU), as data:
+the point moves along the sole from node to node as the foot rolls, and the derivatives stay
+exact (:meth:`ContactModels.set_points`).
+
+The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
+of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
+
+Derivatives with respect to (q, v, tau) come from Pinocchio's analytical
+``computeConstraintDynamicsDerivatives`` / ``computeImpulseDynamicsDerivatives``; with respect
+to theta from the same KKT matrix (eq. 18) with ``dtau/dtheta = Y(q, v, a) dpi/dtheta``, and for
+the impulse ``(Y(q, 0, v+ - v) - Y(q, 0, 0)) dpi/dtheta`` (eq. 19). The KKT matrix is inverted
+through its Schur complement ``Jc M^-1 Jc^T`` with M's Cholesky factor, as in the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+import scipy.linalg as sla
+from numpy.typing import NDArray
+
+from physid.errors import InputError
+from physid.oe.model.dynamics import ParametrizedModel
+
+_PROX = pin.ProximalSettings(1e-12, 0.0, 1)
+
+
+class ContactModels:
+    """Pinocchio rigid-constraint models and work data, one set per contact combination."""
+
+    def __init__(self, model: pin.Model, frames: Sequence[str], damping: float = 0.0) -> None:
+        self.model = model
+        self.frames = tuple(frames)
+        for name in self.frames:
+            if not model.existFrame(name):
+                raise InputError(f"no frame named {name!r} in the model", source="contacts")
+        if not (np.isfinite(damping) and damping >= 0.0):
+            raise InputError(f"contact damping must be >= 0 [1/s], got {damping!r}")
+        self.damping = float(damping)
+        self._cache: dict[tuple[str, ...], tuple] = {}
+        self._points: dict[str, NDArray[np.float64]] = {}
+
+    def set_points(self, points: dict[str, NDArray] | None) -> None:
+        """Contact points [m] in each foot frame (default its origin) for the next calls of
+        :meth:`get`: a node's rolling contact point (module docstring)."""
+        self._points = {} if points is None else points
+
+    def get(self, active: tuple[str, ...]) -> tuple:
+        """``(data, constraint_models, constraint_datas)`` for the contact set ``active``."""
+        if active not in self._cache:
+            model = self.model
+            cms = pin.StdVec_RigidConstraintModel()
+            for name in active:
+                frame = model.frames[model.getFrameId(name)]
+                cm = pin.RigidConstraintModel(
+                    pin.ContactType.CONTACT_3D,
+                    model,
+                    frame.parentJoint,
+                    frame.placement,
+                    pin.LOCAL_WORLD_ALIGNED,
+                )
+                gains = cm.m_baumgarte_parameters
+                gains.Kp, gains.Kd = 0.0, self.damping
+                cm.setBaumgarteCorrectorParameters(gains)
+                cms.append(cm)
+            cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+            data = model.createData()
+            pin.initConstraintDynamics(model, data, cms, cds)
+            self._cache[active] = (data, cms, cds)
+        data, cms, cds = self._cache[active]
+        if self._points:
+            for name, cm in zip(active, cms, strict=True):
+                frame = self.model.frames[self.model.getFrameId(name)]
+                offset = pin.SE3(np.eye(3), self._points.get(name, np.zeros(3)))
+                cm.joint1_placement = frame.placement * offset
+        return data, cms, cds
+
+
+def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray):  # noqa: ANN202
+    """Top block of ``[[M, Jc^T], [Jc, 0]]^-1 [rhs; 0]`` by the Schur complement (eq. 18)."""
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    chol = sla.cho_factor(M, lower=True, check_finite=False)
+    Minv_rhs = sla.cho_solve(chol, rhs, check_finite=False)
+    if Jc.shape[0] == 0:
+        return Minv_rhs
+    Minv_JT = sla.cho_solve(chol, Jc.T, check_finite=False)
+    S = Jc @ Minv_JT
+    return Minv_rhs - Minv_JT @ np.linalg.solve(S, Jc @ Minv_rhs)
+
+
+def _jacobian(model: pin.Model, data: pin.Data, cms, cds) -> NDArray[np.float64]:  # noqa: ANN001
+    if len(cms) == 0:
+        return np.zeros((0, model.nv))
+    return pin.getConstraintsJacobian(model, data, cms, cds)
+
+
+def contact_acceleration(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], q, v, tau
+) -> NDArray[np.float64]:  # noqa: ANN001
+    """``a`` of eqs. 2-3 (``lambda`` stays in ``data.lambda_c``)."""
+    if not active:
+        return pin.aba(dyn.model, dyn.data, q, v, tau).copy()
+    data, cms, cds = contacts.get(active)
+    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, _PROX).copy()
+
+
+def contact_step(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
+) -> NDArray[np.float64]:  # noqa: ANN001
+    """One semi-implicit Euler step of the contact phase ``active`` (eqs. 2-3, 16)."""
+    nq = dyn.model.nq
+    a = contact_acceleration(dyn, contacts, active, x[:nq], x[nq:], dyn.tau(x, u))
+    return dyn.euler_step(x, a)
+
+
+def contact_acceleration_derivatives(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
+    """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18, and the joint
+    friction's ``dtau/dv`` through the same KKT matrix."""
+    if not active:
+        return dyn.free_acceleration_derivatives(x, u)
+    model, nq = dyn.model, dyn.model.nq
+    q, v = x[:nq], x[nq:]
+    data, cms, cds = contacts.get(active)
+    a = pin.constraintDynamics(model, data, q, v, dyn.tau(x, u), cms, cds, _PROX).copy()
+    derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
+    da_dx = np.hstack([derivatives[0], derivatives[1]])
+    Jc = _jacobian(model, data, cms, cds)
+    friction = dyn.friction_dv(x, a)
+    if friction is not None:
+        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction)
+    da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
+    return a, da_dx, da_dtheta
+
+
+def contact_step_derivatives(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
+    """``(f, df/dx, df/dtheta)`` of :func:`contact_step`."""
+    accel = contact_acceleration_derivatives(dyn, contacts, active, x, u)
+    return dyn.euler_derivatives(x, *accel)
+
+
+def impulse(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray
+) -> NDArray[np.float64]:
+    """Reset map Delta at touch-down: ``(q, v) -> (q, v+)`` with every foot of ``active`` at
+    rest after the (plastic) impact."""
+    model, nq = dyn.model, dyn.model.nq
+    data, cms, cds = contacts.get(active)
+    dyn.rigid()
+    v_plus = pin.impulseDynamics(model, data, x[:nq], x[nq:], cms, cds, 0.0, _PROX)
+    return np.concatenate([x[:nq], v_plus])
+
+
+def impulse_derivatives(
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(Delta, dDelta/dx, dDelta/dtheta)``; the theta part by eqs. 18-19."""
+    model, nq, nv = dyn.model, dyn.model.nq, dyn.model.nv
+    q, v = x[:nq], x[nq:]
+    data, cms, cds = contacts.get(active)
+    dyn.rigid()
+    v_plus = pin.impulseDynamics(model, data, q, v, cms, cds, 0.0, _PROX).copy()
+    pin.computeImpulseDynamicsDerivatives(model, data, cms, cds, 0.0, _PROX)
+    Fx = np.zeros((2 * nv, 2 * nv))
+    Fx[:nv, :nv] = np.eye(nv)
+    Fx[nv:, :nv] = data.ddq_dq
+    Fx[nv:, nv:] = data.ddq_dv + np.eye(nv)  # Pinocchio returns d(v+ - v)/dv
+    Jc = _jacobian(model, data, cms, cds)
+    zero = np.zeros(nv)
+    jump = dyn.torque_theta_jacobian(q, zero, v_plus - v, friction=False)
+    dtau = jump - dyn.torque_theta_jacobian(q, zero, zero, friction=False)
+    Ft = np.zeros((2 * nv, dyn.n_theta))
+    Ft[nv:] = -_kkt_solve(model, data, q, Jc, dtau)
+    return np.concatenate([q, v_plus]), Fx, Ft
+
+
+def feet_velocity(
+    model: pin.Model, data: pin.Data, frames: Sequence[str], x: NDArray, jacobian: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """World linear velocities of the frames' origins ``(3 n,)`` at the state ``x`` and, if
+    asked, their Jacobian ``(3 n, 2 nv)`` in the tangent space (``pin`` velocity derivatives).
+
+    The no-slip observation of :class:`physid.oe.model.measurements.NoiseStd` ``foot_velocity``:
+    a foot in contact does not move, up to a slip of that standard deviation per node."""
+    nq, nv = model.nq, model.nv
+    q, v = x[:nq], x[nq:]
+    ids = [model.getFrameId(f) for f in frames]
+    if not jacobian:
+        pin.forwardKinematics(model, data, q, v)
+        r = [pin.getFrameVelocity(model, data, i, pin.LOCAL_WORLD_ALIGNED).linear for i in ids]
+        return (np.concatenate(r) if r else np.zeros(0)), None
+    # LOCAL derivatives rotated to the world: Pinocchio 4.1's LOCAL_WORLD_ALIGNED velocity
+    # derivative is not the derivative of the world velocity of the point (it moves with a
+    # base translation, measured against central differences)
+    pin.computeForwardKinematicsDerivatives(model, data, q, v, np.zeros(nv))
+    pin.updateFramePlacements(model, data)
+    r, J = np.empty(3 * len(ids)), np.zeros((3 * len(ids), 2 * nv))
+    for n, i in enumerate(ids):
+        rows = slice(3 * n, 3 * n + 3)
+        R = data.oMf[i].rotation
+        local = pin.getFrameVelocity(model, data, i, pin.LOCAL).linear
+        dv_dq, dv_dv = pin.getFrameVelocityDerivatives(model, data, i, pin.LOCAL)
+        # d(R v_l) = R (dv_l - v_l x dtheta), dtheta = the frame's angular Jacobian (LOCAL)
+        r[rows] = R @ local
+        J[rows, :nv] = R @ (dv_dq[:3] - pin.skew(local) @ dv_dv[3:])
+        J[rows, nv:] = R @ dv_dv[:3]
+    return r, J

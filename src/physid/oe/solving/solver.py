@@ -1,0 +1,499 @@
+"""The optimal-estimation solver of paper B section V: Riccati step, rollout, merit, line search.
+
+Each iteration linearizes eq. 16, computes the Newton direction by the parametrized Riccati
+recursion (eqs. 22-31), tries the rollout chosen in :mod:`physid.oe.solving.rollouts` with step
+lengths 1, 1/2, 1/4, ..., and accepts by a non-monotone Armijo test on the merit function
+``phi = cost + nu sum_k |fbar_k|_1`` (eq. 37) with the penalty update of eq. 38. The predicted
+change is eq. 35 evaluated on the step itself, ``alpha g^T d + alpha^2/2 d^T H d`` (the quadratic
+model the Riccati recursion minimizes), minus ``alpha nu sum |fbar|_1`` for the gaps the linear
+model closes. Levenberg-Marquardt regularisation ``mu`` on Qww, the arrival state and the
+parameters (:func:`physid.oe.solving.riccati.arrival_step`) follows the scheme of paper B's ref.
+[21] (Crocoddyl's nullspace solver): after an accepted step of length ``alpha`` (the fraction
+of the Newton step taken) above ``mu_decrease_above`` it is divided by ``mu_decrease_factor``,
+at or below ``mu_increase_below`` multiplied by ``mu_factor``, as after a failed line search or
+a singular factorization. Without the increase after short accepted steps (and without mu on
+the parameter block) the feasibility-driven rollout on a two-body Kinova crawled at alpha ~
+3e-4 for 100 iterations (docs/oe.md, "Feasibility-driven rollout"). A step cut short by the
+limit on logarithmic and rotation coordinates (``max_log_step``) counts as short: that limit
+is a trust region, and mu is what shortens the flat directions that hit it (the exp_eig axes
+of a nearly symmetric trunk asked for 26 rad per iteration, and every other coordinate then
+moved by 3-6 % of its Newton step for 260 iterations).
+
+Budgets (:class:`physid.budget.Budget`): the iteration budget decides, so the same data give the
+same result on any machine; the wall clock is a safety stop (checked before every iteration and
+every line-search trial: one trial re-simulates every node), sized far above what the
+iterations take (:func:`default_time_budget`), and a solve it ends says so in its status
+(``time_limit``). A solve that does not converge returns its best iterate, the accepted iterate
+of lowest merit at the final penalty ``nu`` (with the non-monotone test the last accepted one can
+be worse), with its status (:data:`STATUS_OF`) and the detail of why it stopped
+(:class:`Termination`). ``progress`` (e.g. the CLI's stderr writer) receives one line per
+accepted iteration: iteration, cost, sum and max of the gaps, step length, mu, seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from physid.budget import Budget, Stop
+from physid.errors import InputError
+from physid.oe.outputs.result import STATUS_OF, OEResult, Termination
+from physid.oe.solving.problem import Linearization, OEProblem
+from physid.oe.solving.riccati import (
+    SingularStepError,
+    Step,
+    backward_pass,
+    parameter_hessian,
+    solve_step,
+)
+from physid.oe.solving.rollouts import ROLLOUTS, close_gaps, rollout
+from physid.oe.solving.serial import process_noise_inflation
+
+
+@dataclass(frozen=True)
+class OEOptions:
+    """Solver settings. ``tolerance``: stop when the predicted reduction ``|g^T d|`` is below
+    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1).
+    ``max_iterations`` is the budget that decides (status ``not_converged`` when spent);
+    ``time_budget_s`` the wall-clock safety stop (None: :func:`default_time_budget`; status
+    ``time_limit``); either way the solve keeps its lowest-merit accepted iterate."""
+
+    rollout: str = "multiple"
+    nullspace: bool = True
+    nullspace_rtol: float = 1e-12
+    max_iterations: int = 100
+    tolerance: float = 1e-9
+    feasibility_tolerance: float = 1e-6
+    mu_init: float = 1e-8
+    mu_min: float = 1e-10
+    mu_max: float = 1e8
+    mu_factor: float = 10.0
+    mu_decrease_factor: float = 5.0  # [21]: reg_decfactor
+    mu_increase_below: float = 0.25  # [21]: th_stepinc, on alpha
+    mu_decrease_above: float = 0.25  # [21]: th_stepdec
+    armijo: float = 1e-4
+    window: int = 5  # non-monotone Armijo: compare with the worst of the last `window` merits
+    alpha_min: float = 2.0**-12
+    max_log_step: float = 1.0  # see physid.oe.model.charts.step_limit
+    nu_init: float = 1.0
+    rho: float = 0.5  # eq. 38
+    beta_nu: float = 0.9  # eq. 38
+    time_budget_s: float | None = None  # None: default_time_budget(nodes, max_iterations)
+    serial_inflation: bool = True  # physid.oe.solving.serial: std x sqrt(long-run ratio of w)
+    # std x sqrt(reduced chi-square) where it is above 1: residuals larger than the noise model
+    # says (Birge ratio; what least squares does with an estimated noise level)
+    chi2_inflation: bool = True
+
+    def __post_init__(self) -> None:
+        if self.rollout not in ROLLOUTS:
+            raise InputError(f"unknown rollout {self.rollout!r}; choose one of {ROLLOUTS}")
+
+
+def default_time_budget(nodes: int, max_iterations: int) -> float:
+    """The wall-clock safety stop [s] of a solve over ``nodes`` nodes: 10 min + 50 ms per node
+    and allowed iteration, far above what the iterations take even on a loaded machine (an
+    iteration of the 2,000-node Go2 crawl, 46 parameters, took 3-10 s on 2 shared cores), so
+    that the iteration budget decides and the result does not depend on the machine."""
+    return 600.0 + 0.05 * nodes * max_iterations
+
+
+def solve_budget(options: OEOptions, nodes: int) -> Budget:
+    """The budget of one solve (or of all accelerometer-bias rounds together)."""
+    seconds = options.time_budget_s or default_time_budget(nodes, options.max_iterations)
+    return Budget(seconds=seconds, iterations=options.max_iterations)
+
+
+def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
+    """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta, and
+    theta's posterior covariance (the joint terms' in their values; NaN on the entries a null
+    direction touches)."""
+    lin = problem.linearize(xs, ws, theta)
+    H = parameter_hessian(backward_pass(lin, 0.0))
+    # the joint terms' std in their values, not their logarithms: at a value drifting to 0 a
+    # log coordinate loses its curvature and its coupling to what it is confounded with (an
+    # armature with a body's inertia), which the null-space test below must still see
+    n = problem.dynamics.n_inertial
+    scale = np.ones(theta.size)
+    scale[n:] = np.exp(theta[n:])
+    H = 0.5 * (H + H.T) / np.outer(scale, scale)
+    # null directions judged on the Jacobi-scaled Hessian (unit diagonal), whose spectrum does
+    # not depend on the units: a friction the data put at 1e-6 N m has a value-curvature 1e12
+    # times a body's, and the bodies' well-determined directions fell below rtol of it
+    unit = np.sqrt(np.clip(np.diag(H), 1e-300, None))
+    lam, vec = np.linalg.eigh(H / np.outer(unit, unit))
+    keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
+    cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T / np.outer(unit, unit)
+    leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
+    touched = leak > 1e-6
+    # a joint term is unknown when a null direction really moves it, not when it brushes one:
+    # a body's log moment drifting to -inf (a trunk that barely turns) is flat and mixes
+    # 1e-4-sized components into the leg frictions, which the legs' own motion decides
+    touched[n:] = leak[n:] > 1e-2
+    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: std of log value
+    theta_std[touched] = np.nan
+    null = vec[:, ~keep] / unit[:, None]  # the null directions in theta's coordinates
+    null = null / np.maximum(np.linalg.norm(null, axis=0), 1e-300)
+    pi_std, pi_cov = _body_std(problem, cov, null, touched)
+    cov[touched] = cov[:, touched] = np.nan
+    return theta_std, pi_std, pi_cov, cov
+
+
+def _body_std(problem: OEProblem, cov: NDArray, null: NDArray, touched: NDArray) -> tuple:
+    """``(pi_std (n_bodies, 10), pi_cov (n_bodies, 10, 10))`` through each body's chart
+    Jacobian ``G``; NaN where a dropped (null) direction moves the entry."""
+    G = problem.dynamics.G
+    pi_std, pi_cov = [], []
+    for b in range(G.shape[0]):
+        s = slice(10 * b, 10 * b + 10)
+        c = G[b] @ cov[s, s] @ G[b].T
+        std = np.sqrt(np.clip(np.diag(c), 0, None))
+        if touched[s].any():
+            unknown = np.abs(G[b][:, touched[s]]).max(axis=1) > 0
+            # mass and first moments that no dropped direction moves (the exp_eig rotation at
+            # two nearly equal principal moments turns the inertia only) keep their std: they
+            # are invariant along those directions, so the covariance on the kept ones holds
+            moved = np.abs(G[b] @ null[s]).max(axis=1, initial=0.0)
+            scale = max(float(np.abs(G[b]).max()), 1e-300)
+            unknown[:4] = moved[:4] > 1e-6 * scale
+            std[unknown] = np.nan
+            c[unknown, :] = c[:, unknown] = np.nan
+        pi_std.append(std)
+        pi_cov.append(c)
+    return np.array(pi_std), np.array(pi_cov)
+
+
+def _single_shooting_start(
+    problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, cost: float, gaps: NDArray
+) -> tuple[NDArray, float, NDArray, str | None]:
+    """``(xs, cost, gaps, failure)`` single shooting starts from: the open-loop rollout of
+    the guess, or, when that rollout diverges (an open-loop unstable robot, docs/oe.md
+    Table I: the Go1 walk is non-finite from node 138 of 160), the guess ``xs`` itself with
+    its gaps and the reason, so that the result written is a finite iterate and not the NaN
+    rows of the rollout."""
+    with np.errstate(all="ignore"):  # a diverging rollout is reported in the status
+        closed = close_gaps(problem, xs, ws, theta)
+        closed_cost, closed_gaps = problem.evaluate(closed, ws, theta)
+    if np.isfinite(closed_cost):
+        return closed, closed_cost, closed_gaps, None
+    finite = np.all(np.isfinite(closed), axis=1)
+    if finite.all():
+        what = "has a non-finite cost"
+    else:
+        what = f"is non-finite from node {int(np.argmin(finite))} of {len(xs) - 1}"
+    reason = f"the single-shooting rollout of the initial guess {what} (kept the guess, gaps open)"
+    return xs, cost, gaps, reason
+
+
+def progress_line(
+    it: int, cost: float, gaps: float, max_gap: float, alpha: float, mu: float, seconds: float
+) -> str:
+    """One progress line of an accepted iteration (the CLI writes it to stderr)."""
+    return (
+        f"oe: iteration {it}, cost {cost:.6g}, gaps {gaps:.3g} (max {max_gap:.3g}), "
+        f"step {alpha:.3g}, mu {mu:.1e}, {seconds:.1f} s"
+    )
+
+
+@dataclass
+class _Run:
+    """The iterate and the solver's state between iterations."""
+
+    xs: NDArray
+    ws: NDArray
+    theta: NDArray
+    cost: float
+    infeas: float
+    mu: float
+    nu: float
+    best: tuple = ()  # (cost, infeas, xs, ws, theta, iteration) of lowest merit at nu
+    recent: list = field(default_factory=list)
+    history: dict = field(default_factory=dict)
+    lin: Linearization | None = None  # kept while the iterate does not move
+    null_dim: int = 0
+    termination: Termination = Termination.ITERATIONS
+    detail: str = ""
+
+    def merit(self, cost: float, infeas: float) -> float:
+        return cost + self.nu * infeas
+
+
+def solve(
+    problem: OEProblem,
+    xs: NDArray,
+    ws: NDArray,
+    theta: NDArray,
+    options: OEOptions | None = None,
+    callback=None,  # noqa: ANN001 - called as callback(iteration, theta, xs)
+    progress: Callable[[str], None] | None = None,
+    budget: Budget | None = None,
+) -> OEResult:
+    """Solve eq. 16 from the guess ``(xs, ws, theta)``; never raises on numerical failure.
+    ``progress``: called with :func:`progress_line` after every accepted iteration and with
+    the stopping reason. ``budget``: shared with earlier solves (the accelerometer-bias rounds
+    of :mod:`physid.oe.solving.imu_bias`); default :func:`solve_budget` of ``options``."""
+    opt = options or OEOptions()
+    start = time.perf_counter()
+    budget = budget or solve_budget(opt, len(xs))
+    run = _start(problem, xs, ws, theta, opt)
+    first = budget.used
+    while run.termination is Termination.ITERATIONS and not budget.exhausted():
+        it = budget.used - first + 1
+        accepted = _iterate(problem, run, opt, budget, it)
+        if run.termination is Termination.CONVERGED:
+            break  # the test took no step: no iteration spent
+        budget.spend()
+        if accepted and progress is not None:
+            progress(
+                progress_line(
+                    it,
+                    run.cost,
+                    run.infeas,
+                    _max_gap(run),
+                    run.history["alpha"][-1],
+                    run.mu,
+                    budget.elapsed(),
+                )
+            )
+        if accepted and callback is not None:
+            callback(it, run.theta, run.xs)
+    if run.termination is Termination.ITERATIONS and budget.reason is Stop.TIME:
+        run.termination = Termination.TIME
+    kept = _keep_best(run)
+    iterations = budget.used - first
+    message = _message(run, budget, iterations, kept)
+    if progress is not None:
+        progress(f"oe: stopped after {iterations} iterations, {budget.elapsed():.1f} s: {message}")
+    return _result(problem, run, opt, iterations, kept, message, time.perf_counter() - start)
+
+
+def _max_gap(run: _Run) -> float:
+    return float(run.history.get("max_gap", [0.0])[-1])
+
+
+def _start(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, opt: OEOptions) -> _Run:
+    """The solver's state at the guess (the single-shooting rollout of it for ``single``)."""
+    xs, ws, theta = np.array(xs, float), np.array(ws, float), np.array(theta, float)
+    cost, gaps = problem.evaluate(xs, ws, theta)
+    if opt.rollout == "closed":
+        cost, ws, gaps = problem.evaluate_closed(xs, theta)
+    failure = None
+    if opt.rollout == "single":
+        xs, cost, gaps, failure = _single_shooting_start(problem, xs, ws, theta, cost, gaps)
+    infeas = float(np.abs(gaps).sum())
+    history: dict[str, list] = {k: [] for k in ("cost", "merit", "infeasibility", "alpha", "mu")}
+    history["theta"] = [theta.tolist()]
+    run = _Run(xs, ws, theta, cost, infeas, opt.mu_init, opt.nu_init, history=history)
+    run.best, run.recent = (cost, infeas, xs, ws, theta, 0), [(cost, infeas)]
+    if failure is not None:
+        run.termination, run.detail = Termination.DIVERGED_START, failure
+    return run
+
+
+def _iterate(problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, it: int) -> bool:
+    """One iteration: a Newton step and its line search; True when a step was accepted. Sets
+    ``run.termination`` when the solve ends here."""
+    step = _newton_step(problem, run, opt)
+    if step is None:
+        return False
+    d1, d2 = step.gradient_dot, step.curvature
+    if abs(d1) <= opt.tolerance * (1.0 + abs(run.cost)) and run.infeas <= opt.feasibility_tolerance:
+        if run.mu <= opt.mu_init:
+            run.termination = Termination.CONVERGED
+        else:
+            run.mu = opt.mu_init  # a large mu shrinks d1 too: judge on the undamped step
+        return False
+    if run.infeas > 0:  # eq. 38
+        run.nu = max(opt.beta_nu * run.nu, (d1 + 0.5 * d2) / ((1.0 - opt.rho) * run.infeas))
+    trial = _line_search(problem, run, opt, budget, step)
+    if trial is None:
+        if budget.elapsed() >= budget.seconds:
+            budget.reason = Stop.TIME
+        elif run.mu >= opt.mu_max:
+            run.termination = Termination.LINE_SEARCH
+            run.detail = "no step length decreased the merit, even at the largest mu"
+        else:
+            run.mu = min(max(run.mu, opt.mu_min) * opt.mu_factor, opt.mu_max)
+        return False
+    _accept(problem, run, opt, step, trial, it)
+    return True
+
+
+def _newton_step(problem: OEProblem, run: _Run, opt: OEOptions) -> Step | None:
+    """The Riccati step at ``run``'s iterate, or None (mu raised after a singular
+    factorization, or ``run.termination`` set on a numerical failure)."""
+    if not np.isfinite(run.cost):
+        run.termination, run.detail = Termination.NON_FINITE, "non-finite cost"
+        return None
+    if run.lin is None:
+        with np.errstate(all="ignore"):  # non-finite values end in a status below
+            run.lin = problem.linearize(run.xs, run.ws, run.theta)
+    lin = run.lin
+    if not (np.isfinite(lin.cost) and np.all(np.isfinite(lin.A))):
+        run.termination, run.detail = Termination.NON_FINITE, "non-finite linearization"
+        return None
+    try:
+        with np.errstate(all="ignore"):  # non-finite values end in a status below
+            step = solve_step(lin, run.mu, opt.nullspace, opt.nullspace_rtol)
+    except np.linalg.LinAlgError as error:  # 'Eigenvalues did not converge' on wild data
+        run.termination, run.detail = Termination.SINGULAR, str(error)
+        return None
+    except SingularStepError as error:
+        if run.mu >= opt.mu_max or not error.regularizable:
+            run.termination, run.detail = Termination.SINGULAR, str(error)
+        else:
+            run.mu = min(max(run.mu, opt.mu_min) * opt.mu_factor, opt.mu_max)
+        return None
+    run.null_dim = step.null_dim
+    return step
+
+
+def _line_search(
+    problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, step: Step
+) -> tuple | None:
+    """``(xs, ws, theta, cost, gaps, alpha)`` of the first step length 1, 1/2, ... that the
+    non-monotone Armijo test on the merit accepts; None when none does (or the wall-clock
+    safety stop comes first)."""
+    d1, d2, nu = step.gradient_dot, step.curvature, run.nu
+    reference = max(run.merit(c, f) for c, f in run.recent[-opt.window :])
+    alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
+    dyn = problem.dynamics
+    while alpha >= opt.alpha_min and budget.elapsed() < budget.seconds:
+        if dyn.representable(dyn.retract(run.theta, alpha * step.dtheta)):
+            with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
+                trial = rollout(
+                    problem, opt.rollout, run.xs, run.ws, run.theta, step, alpha, run.lin.gaps
+                )
+                if opt.rollout == "closed":
+                    cost, ws, gaps = problem.evaluate_closed(trial[0], trial[2])
+                    trial = (trial[0], ws, trial[2])
+                else:
+                    cost, gaps = problem.evaluate(*trial)
+        else:  # a body beyond floating point: an infinite cost, so alpha is halved
+            trial, cost, gaps = None, float("inf"), run.lin.gaps
+        infeas = float(np.abs(gaps).sum())
+        predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * run.infeas
+        merit = cost + nu * infeas
+        if np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0):
+            return (*trial, cost, gaps, alpha)
+        alpha *= 0.5
+    return None
+
+
+def _accept(
+    problem: OEProblem, run: _Run, opt: OEOptions, step: Step, trial: tuple, it: int
+) -> None:
+    """Move ``run`` to the accepted ``trial``, adapt mu to the step length, record history."""
+    run.xs, run.ws, run.theta, cost, gaps, alpha = trial
+    run.cost, run.infeas, run.lin = cost, float(np.abs(gaps).sum()), None
+    run.recent.append((run.cost, run.infeas))
+    if run.merit(run.cost, run.infeas) <= run.merit(run.best[0], run.best[1]):
+        run.best = (run.cost, run.infeas, run.xs, run.ws, run.theta, it)
+    if alpha > opt.mu_decrease_above:
+        run.mu = max(run.mu / opt.mu_decrease_factor, opt.mu_min)
+    if alpha <= opt.mu_increase_below:
+        run.mu = min(max(run.mu, opt.mu_min) * opt.mu_factor, opt.mu_max)
+    h = run.history
+    for key, value in (
+        ("cost", run.cost),
+        ("merit", run.merit(run.cost, run.infeas)),
+        ("infeasibility", run.infeas),
+        ("alpha", alpha),
+        ("mu", run.mu),
+    ):
+        h[key].append(value)
+    h.setdefault("max_gap", []).append(float(np.abs(gaps).max(initial=0.0)))
+    h.setdefault("decrement", []).append(-step.gradient_dot)  # the predicted full-step decrease
+    h["theta"].append(run.theta.tolist())
+
+
+def _keep_best(run: _Run) -> int | None:
+    """Put the best accepted iterate back when the solve did not converge and the last one is
+    worse at the final penalty; its iteration (None: the last iterate is kept)."""
+    if run.termination is Termination.CONVERGED:
+        return None
+    cost, infeas, xs, ws, theta, it = run.best
+    if run.merit(cost, infeas) < run.merit(run.cost, run.infeas):
+        run.cost, run.infeas, run.xs, run.ws, run.theta = cost, infeas, xs, ws, theta
+        return it
+    return None
+
+
+def _message(run: _Run, budget: Budget, iterations: int, kept: int | None) -> str:
+    """The one-line message of a solve: how it ended, in how many iterations."""
+    how = {
+        Termination.CONVERGED: "converged",
+        Termination.ITERATIONS: f"stopped by {budget.describe()} before converging",
+        Termination.TIME: f"stopped by the wall-clock safety stop, {budget.describe()}",
+        Termination.LINE_SEARCH: "stalled",
+        Termination.NON_FINITE: "numerical failure",
+        Termination.SINGULAR: "numerical failure",
+        Termination.DIVERGED_START: "numerical failure",
+    }[run.termination]
+    text = f"{how} after {iterations} iterations"
+    if run.detail:
+        text += f": {run.detail}"
+    if kept is not None:
+        text += f" (kept the best iterate, of iteration {kept})"
+    return text
+
+
+def _result(
+    problem: OEProblem,
+    run: _Run,
+    opt: OEOptions,
+    iterations: int,
+    kept: int | None,
+    message: str,
+    seconds: float,
+) -> OEResult:
+    """The :class:`OEResult` of a finished solve: standard deviations (widened by the serial
+    correlation of the process noise and the reduced chi-square) and the joint terms."""
+    xs, ws, theta, cost = run.xs, run.ws, run.theta, run.cost
+    try:
+        with np.errstate(all="ignore"):
+            theta_std, pi_std, pi_cov, cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
+    except (SingularStepError, np.linalg.LinAlgError):
+        bodies = len(problem.dynamics.body_joints)
+        theta_std, cov = np.full(theta.shape, np.nan), np.full((theta.size,) * 2, np.nan)
+        pi_std, pi_cov = np.full((bodies, 10), np.nan), np.full((bodies, 10, 10), np.nan)
+    inflation = 1.0
+    if opt.serial_inflation and np.all(np.isfinite(ws)):
+        inflation = process_noise_inflation(
+            ws, problem.process_std_nodes, problem.dynamics.model.nv
+        )
+    chi2 = problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan")
+    if opt.chi2_inflation and np.isfinite(chi2) and chi2 > 1.0:
+        inflation *= chi2
+    if inflation != 1.0:
+        theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
+        pi_cov = pi_cov * inflation
+    dyn = problem.dynamics
+    return OEResult(
+        status=STATUS_OF[run.termination],
+        termination=run.termination,
+        message=message,
+        iterations=iterations,
+        chart=dyn.chart,
+        rollout=opt.rollout,
+        body_joints=dyn.body_joints,
+        theta=theta,
+        pis=dyn.set_theta(theta),
+        theta_std=theta_std,
+        pi_std=pi_std,
+        xs=xs,
+        ws=ws,
+        cost=cost,
+        infeasibility=run.infeas,
+        null_dim=run.null_dim,
+        solve_time=seconds,
+        history=run.history,
+        chi2_reduced=chi2,
+        pi_covariance=pi_cov,
+        std_inflation=inflation,
+        joints=dyn.joint_summary(theta_std, problem.theta_prior_std, cov),
+        best_iteration=kept,
+    )
