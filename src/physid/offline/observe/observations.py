@@ -327,11 +327,8 @@ def joint_term_chunks(
     plan = plan_recording(model, recording, options)
     for window in filtered_windows("joint_terms", recording, plan):
         reversals = reversal_rows(model, window, tuple(models))
-        yield tuple(
-            _without_rows(reversals, _second_stage(window, joint_term_regressor(m, window.dq,
-                                                                                window.ddq)))
-            for m in models
-        )  # fmt: skip
+        blocks = (joint_term_regressor(m, window.dq, window.ddq) for m in models)
+        yield tuple(_without_rows(reversals, _second_stage(window, block)) for block in blocks)
 
 
 def friction_chunks(
