@@ -19,6 +19,9 @@ tilt                      ``estimation.estimate_gravity_direction: false``
 plausibility              ``estimation.plausible_masses: false``
 body prior                ``estimation.prior_std_relative: null`` (no prior on the bodies)
 joint prior               the joint terms' prior std x 1e6 (launcher)
+reversals                 every row of the linear-friction joints fitted, their passages
+                          through zero speed too, and the friction model's std not in the
+                          consistent fit's covariance (launcher)
 weighting                 ``estimation.weighting: ols``
 all off                   all of the above at once: physid's consistent least squares on
                           its own preprocessing
@@ -52,23 +55,38 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import independent_sim as sim  # noqa: E402
 from real_cases import DEFAULT_DATASETS, corpus  # noqa: E402
-from real_corpus import run_physid  # noqa: E402
+from real_corpus import mass_summary, run_physid, urdf_document  # noqa: E402
 from scoring import (  # noqa: E402
     butterworth_states,
     consistent_ols_fit,
     ols_fit,
     ols_regressor,
     params_error,
+    params_prediction,
     relative_error,
 )
-from vs_ols import Case, from_real, sim_case  # noqa: E402
+from vs_ols import Z_LIMIT, Case, from_real, joint_terms_z, sim_case  # noqa: E402
 
-# The joint terms' prior has no config key: the launcher widens it to no prior at all.
+# Choices without a config key, turned off by the launcher before physid's CLI runs: the joint
+# terms' prior widened to no prior at all; every row fitted, the passages through zero speed too.
 NO_JOINT_PRIOR = (
     "import physid.offline.fit.joint_prior as p; "
     "p.JOINT_TERM_PRIOR_RELATIVE = p.OFFSET_PRIOR_RELATIVE = 1e6; "
-    "from physid.cli import main; main()"
 )
+NO_REVERSALS = (
+    "import numpy as np; "
+    "import physid.offline.observe.observations as o; "
+    "import physid.offline.stages.quantify as q; "
+    "o.reversal_rows = lambda *args, **kwargs: None; "
+    "q.reversal_std = lambda model, store, columns, *args: np.zeros(len(columns)); "
+    "q._with_friction_model_error = lambda covariance, *args: covariance; "
+)
+_MAIN = "from physid.cli import main; main()"
+LAUNCHERS = {
+    "joint prior": NO_JOINT_PRIOR + _MAIN,
+    "reversals": NO_REVERSALS + _MAIN,
+    "all off": NO_JOINT_PRIOR + NO_REVERSALS + _MAIN,
+}
 CONSERVATIVE_CUTOFF = "conservative cut-off"  # filled per case from the defaults' run
 
 ABLATIONS: dict[str, dict] = {
@@ -80,6 +98,7 @@ ABLATIONS: dict[str, dict] = {
     "plausibility": {"estimation": {"plausible_masses": False}},
     "body prior": {"estimation": {"prior_std_relative": None}},
     "joint prior": {},
+    "reversals": {},
     "weighting": {"estimation": {"weighting": "ols"}},
     "all off": {
         "filter": {"butterworth_cutoff_hz": CONSERVATIVE_CUTOFF},
@@ -88,11 +107,11 @@ ABLATIONS: dict[str, dict] = {
                        "prior_std_relative": None, "weighting": "ols"},
     },
 }  # fmt: skip
-WITHOUT_JOINT_PRIOR = ("joint prior", "all off")
 
 
 def baselines(case: Case) -> dict[str, list[float]]:
-    """Plain OLS and the consistent least squares: held-out errors, one per held-out set."""
+    """Plain OLS, the consistent least squares and the URDF's own model (its inertias, no
+    friction): held-out errors, one per held-out set."""
     model = pin.buildModelFromUrdf(str(case.urdf))
     train = [butterworth_states(s) for s in case.train]
     armature, wrist = case.armature, case.wrist
@@ -105,6 +124,11 @@ def baselines(case: Case) -> dict[str, list[float]]:
                                       .reshape(-1, model.nv) for s in h.states])
             for h in case.held_out
         ]  # fmt: skip
+    urdf = urdf_document(model)
+    errors["URDF"] = [
+        relative_error(h.states, [params_prediction(model, urdf, s) for s in h.states])
+        for h in case.held_out
+    ]
     return errors
 
 
@@ -140,6 +164,9 @@ class AblationRow:
     errors: dict[str, list[float]]  # name -> error per held-out set
     status: dict[str, str]
     documents: dict[str, dict] = field(default_factory=dict)
+    urdf_mass: float = 0.0
+    moving_mass: dict[str, float] = field(default_factory=dict)  # name -> physid's [kg]
+    z: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> joint term -> z
 
 
 def ablate(
@@ -154,13 +181,16 @@ def ablate(
         overrides = _resolved(ABLATIONS[name], cutoff)
         if overrides is None:
             continue
-        launcher = NO_JOINT_PRIOR if name in WITHOUT_JOINT_PRIOR else None
+        launcher = LAUNCHERS.get(name)
         folder = out / f"{label}_{name.replace(' ', '_')}"
         document, _, status = run_physid(case, folder, overrides, launcher=launcher)
         row.status[name] = status
         if document is None:
             continue
         row.documents[name] = document
+        row.moving_mass[name], row.urdf_mass, _ = mass_summary(model, document)
+        if case.truth_json is not None:
+            row.z[name] = joint_terms_z(document, json.loads(case.truth_json.read_text()))
         if name == "defaults":
             cutoff = conservative_cutoff(document)
         row.errors[name] = [params_error(model, document, h.signals, h.states)
@@ -180,7 +210,8 @@ def ablation_names(text: str) -> tuple[str, ...]:
 def print_rows(rows: list[AblationRow], names: tuple[str, ...]) -> None:
     """One line per case and held-out set: the baselines, physid's defaults, then physid with
     each choice off (held-out error [%])."""
-    columns = ["OLS", "OLS+c", *names]
+    names = ("defaults", *(n for n in names if n != "defaults"))
+    columns = ["OLS", "OLS+c", "URDF", *names]
     print("\nheld-out relative error [%] (independent scorer); physid with one choice off per "
           "column")  # fmt: skip
     print(f"{'case':22s} {'held out':13s} " + " ".join(f"{c[:12]:>12s}" for c in columns))
@@ -191,6 +222,27 @@ def print_rows(rows: list[AblationRow], names: tuple[str, ...]) -> None:
                 value = row.errors.get(c)
                 cells.append(f"{'-' if value is None else f'{100 * value[k]:.3f}':>12s}")
             print(f"{row.label:22s} {held:13s} " + " ".join(cells))
+    print(
+        f"\nmoving mass [kg] (URDF's, physid's per column); simulated: worst joint-term z "
+        f"against the truth (physid's std) and how many beyond {Z_LIMIT:g}"
+    )
+    print(f"{'case':22s} {'URDF':>13s} " + " ".join(f"{c[:12]:>12s}" for c in names))
+    for row in rows:
+        masses = [row.moving_mass.get(c) for c in names]
+        print(
+            f"{row.label:22s} {row.urdf_mass:13.2f} "
+            + " ".join(f"{'-' if m is None else f'{m:.2f}':>12s}" for m in masses)
+        )
+        if row.z:
+            print(f"{'':22s} {'z worst/>lim':>13s} " + " ".join(
+                f"{_worst_z(row.z.get(c)):>12s}" for c in names))  # fmt: skip
+
+
+def _worst_z(z: dict[str, float] | None) -> str:
+    """``<worst |z|>/<how many beyond Z_LIMIT>`` of one run's joint terms."""
+    if not z:
+        return "-"
+    return f"{max(abs(v) for v in z.values()):.1f}/{sum(abs(v) > Z_LIMIT for v in z.values())}"
 
 
 def cases(labels: list[str], datasets: Path, tmp: Path) -> list[Callable[[], Case]]:

@@ -22,6 +22,7 @@ import pytest
 import physid
 from physid.offline.observe.observations import (
     REVERSAL_FRACTION,
+    passage_joints,
     reversal_joints,
     reversal_rows,
     short_runs,
@@ -37,12 +38,12 @@ def quill(rng: np.random.Generator) -> bench.RobotSpec:
     """A horizontal arm (revolute) carrying a vertical prismatic quill with strong Coulomb
     friction (SCARA-like), tanh transition over 2 mm/s."""
     R, P = "revolute", "prismatic"
-    design = [
-        ("j1", R, (0, 0, 1), (0, 0, 0.40), (0, 0, 0), 6.0, (0.15, -0.01, 0.0),
-         (0.35, 0.08, 0.08), 2.0, 2.0, 0.02, 0.3, (-2.3, 2.3)),
-        ("j2", P, (0, 0, 1), (0.30, 0, 0), (0, 0, 0), 2.0, (0.0, 0.01, -0.10),
-         (0.04, 0.04, 0.3), 25.0, 20.0, 0.002, 0.6, (-0.15, 0.0)),
-    ]  # fmt: skip
+    # name, kind, axis, origin xyz, rpy, mass, com, box, fv, fc, v_s, armature, range
+    arm = ("j1", R, (0, 0, 1), (0, 0, 0.40), (0, 0, 0), 6.0, (0.15, -0.01, 0.0))
+    arm += ((0.35, 0.08, 0.08), 2.0, 2.0, 0.02, 0.3, (-2.3, 2.3))
+    quill = ("j2", P, (0, 0, 1), (0.30, 0, 0), (0, 0, 0), 2.0, (0.0, 0.01, -0.10))
+    quill += ((0.04, 0.04, 0.3), 25.0, 20.0, 0.002, 0.6, (-0.15, 0.0))
+    design = [arm, quill]
     return bench._build("quill2", design, rng)
 
 
@@ -63,20 +64,25 @@ def test_the_rows_left_out_are_a_sines_passages_through_zero_not_a_rest():
     assert not marked[t >= 4.0 - half_width + 1e-3, 0].any()  # the rest (1 s) is kept
 
 
-def test_only_joints_with_a_deadband_and_linear_friction_lose_their_reversals(tmp_path):
-    """``coulomb_deadband: 0`` (plain sign, as the user asks) keeps every row of that joint."""
+def test_only_prismatic_joints_with_a_deadband_and_linear_friction_lose_their_passages(
+    tmp_path,
+):
+    """The revolute joint keeps its rows (its passages only widen its std: passage_joints);
+    ``coulomb_deadband: 0`` (plain sign, as the user asks) keeps every row of that joint."""
     spec = quill(np.random.default_rng(5))
     urdf = tmp_path / "quill.urdf"
     urdf.write_text(bench.truth_urdf(spec), encoding="utf-8")
     model = build_robot_model(load_robot_file(urdf))
-    assert reversal_joints(model).all()  # automatic deadband: both
-    plain = replace(model, coulomb_deadband=np.array([0.01, 0.0]))
-    assert reversal_joints(plain).tolist() == [True, False]
+    assert passage_joints(model).tolist() == [True, True]  # automatic deadband: both
+    assert reversal_joints(model).tolist() == [False, True]
     t = np.arange(0.0, 2.0, 2e-3)
     dq = np.column_stack([np.sin(2 * np.pi * t), np.cos(2 * np.pi * t)])
     window = PreparedWindow(t, dq, dq, dq, dq, np.arange(0, len(t), 4), slice(None), None)
-    rows = reversal_rows(plain, window)
-    assert rows[:, 0].any() and not rows[:, 1].any()
+    rows = reversal_rows(model, window)
+    assert rows[:, 1].any() and not rows[:, 0].any()
+    plain = replace(model, coulomb_deadband=np.array([0.01, 0.0]))
+    assert passage_joints(plain).tolist() == [True, False]
+    assert reversal_rows(plain, window) is None
 
 
 @pytest.mark.slow
@@ -85,8 +91,8 @@ def test_a_prismatic_quills_friction_is_within_three_std_of_the_simulated_one(tm
     Measured: fv 26.27 +- 1.92, fc 19.87 +- 0.18 (before: fv 30.26 +- 0.95, z = 5.6; fc 19.47
     +- 0.076, z = -7.1)."""
     spec = quill(np.random.default_rng(5))
-    paths = bench.write_case(tmp_path / "case", spec, np.random.default_rng(1), n_train=1,
-                             train_s=10.0, validate_s=2.0)  # fmt: skip
+    rng = np.random.default_rng(1)
+    paths = bench.write_case(tmp_path / "case", spec, rng, n_train=1, train_s=10.0, validate_s=2.0)
     result = physid.identify(paths.prior_urdf, list(paths.train), out=tmp_path / "out")
     quill_terms = result.document["joints"]["j2"]
     for term, truth in (("viscous", 25.0), ("coulomb", 20.0)):

@@ -41,7 +41,7 @@ from physid.numerics.linalg import scaled_pinv
 from physid.offline.fit.gaussian_prior import gaussian_prior
 from physid.offline.fit.joint_prior import JointPrior
 from physid.offline.observe.least_squares import least_squares
-from physid.offline.observe.observations import REVERSAL_FRACTION, reversal_joints, short_runs
+from physid.offline.observe.observations import REVERSAL_FRACTION, passage_joints, short_runs
 from physid.offline.observe.reduced import ReducedSystem, ReductionAccumulator
 from physid.offline.observe.store import ObservationStore
 from physid.robot.model import RobotModel
@@ -83,19 +83,19 @@ def reversal_std(
     theta: np.ndarray,
 ) -> np.ndarray:
     """Model-error standard deviation (b,) of the least-squares estimate ``theta`` of
-    ``columns``: its change when each joint's passages through zero speed are left out of the
-    fit twice as wide (:data:`~physid.offline.observe.observations.REVERSAL_FRACTION` x 2 of
-    its RMS speed at the stored rows), the friction's transition reaching further than the
-    share left out; for the joint terms (friction, armature) that are base parameters
-    (``columns`` at or after the inertial ones), 0 for the others and when no joint's passages
-    are left out.
+    ``columns``: its change when the passages through zero speed of every joint of
+    :func:`~physid.offline.observe.observations.passage_joints` are left out of the fit over
+    twice the band (:data:`~physid.offline.observe.observations.REVERSAL_FRACTION` x 2 of its
+    RMS speed at the stored rows), the friction's transition reaching further than the prismatic
+    joints' rows already left out; for the joint terms (friction, armature) that are base
+    parameters (``columns`` at or after the inertial ones), 0 for the others and when there is
+    no such joint.
 
     The friction near zero speed is the least determined part of the linear model, and what of
-    it the rows kept still hold biases friction and armature (a slow prismatic joint's most:
-    its Coulomb force is large against its viscous one), which the residual-based standard
+    it the rows kept still hold biases friction and armature, which the residual-based standard
     deviations do not see. ``store`` holds the training observations as fitted (:mod:`.store`).
     """
-    joints = reversal_joints(model)
+    joints = passage_joints(model)
     if not joints.any() or store.n_rows == 0:
         return np.zeros(len(columns))
     speed2 = sum(np.sum(chunk.dq**2, axis=0) for chunk in store)

@@ -10,18 +10,19 @@ decimation cut-off, the inertial columns are built at the kept rows instead
 in overlapping windows (:mod:`.windows`), so only one window's regressor is ever in memory;
 :func:`observation_chunks` yields them one at a time.
 
-**Reversals are not fitted** (issue 72, :func:`reversal_rows`). Where a joint passes through
-zero speed, its friction torque is neither ``fc sign(dq)`` nor the 0 a Coulomb deadband says: it
-switches over the friction's transition (pre-sliding, Stribeck, a joint that sticks for a
-moment) and the estimated velocity's sign there is the filter's as much as the motion's. A
-linear model fitted on those rows carries the mismatch into the viscous term: measured on a
-simulated SCARA whose vertical quill has 20 N of dry friction (MuJoCo ``frictionloss``, fv 25
-N s/m), least squares on every row read fv 78.6 and on the rows outside a deadband of 0.2 x the
-RMS speed with sign 0 inside it 37.4, while leaving the rows inside 0.1 x the RMS speed out of
-the fit read 25.1 (fc 20.0), with the same held-out error. Such a joint's own equation is left
-out on the rows of each passage through zero speed (every other joint's equation is kept); a
-joint resting for longer (a static pose, the pauses of a run) keeps them: those rows carry the
-gravity torque, and leaving rests out was mixed on the real UR10e runs (docs/identify.md §1).
+**A prismatic joint's passages through zero speed are not fitted** (:func:`reversal_rows`).
+Where a joint passes through zero speed, its friction force is neither ``fc sign(dq)`` nor the 0
+a Coulomb deadband says: it switches over the friction's transition (pre-sliding, Stribeck, a
+joint that sticks for a moment) and the estimated velocity's sign there is the filter's as much
+as the motion's. A linear model fitted on those rows carries the mismatch into the viscous term,
+most where the Coulomb force is large against the viscous one at the joint's speeds, as on a
+slow linear axis. Such a joint's own equation is left out on the rows of each passage (every
+other joint's equation is kept); a joint resting for longer (a static pose, the pauses of a run)
+keeps them: those rows carry the gravity torque. A revolute joint keeps every row: on the real
+arm recordings of ``benchmarks/real_corpus.py`` leaving its passages out moved the held-out
+error both ways by more than the folds resolve (docs/benchmarks.md, "Against the simplest
+consistent fit"); how far its estimate moves when they are left out widens its standard
+deviation instead (:func:`physid.offline.fit.uncertainty.reversal_std`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from physid.offline.observe.windows import (
     RecordingPlan,
     plan_recording,
 )
-from physid.robot.model import RobotModel
+from physid.robot.model import RobotModel, revolute_mask
 from physid.robot.regressor import (
     friction_shape_derivatives,
     inertial_regressor,
@@ -89,23 +90,27 @@ def stack(observations: list[Observations]) -> Observations:
 # A passage through zero speed: |dq| below this share of the joint's RMS speed in the window,
 # for less than REVERSAL_S (longer: a rest, kept). The widest automatic Coulomb deadband is
 # this share too (offline.choose.deadband.CANDIDATE_FRACTIONS), so no deadband's sign-0 rows
-# are fitted. Measured with plain least squares on the real recordings of
-# benchmarks/real_corpus.py (held out, 0.02 x RMS speed deadband): 0.05 lowered every one
-# (KUKA LWR4+ 2.73 -> 2.69 %, xMate7p 3.68 -> 3.67, UR10e 6.81 -> 6.62), 0.2 raised them
-# (2.75, 3.74, 6.67; the xMate7p's 5 s run 2 -> 1 6.56 -> 7.25).
+# of those joints are fitted.
 REVERSAL_FRACTION = 0.05
 REVERSAL_S = 0.5
 
 
-def reversal_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
-    """(n,) bool: the joints whose passages through zero speed are left out of the fit: linear
-    friction, and a Coulomb deadband above 0 in ``model`` or one of ``models`` when they have
-    one (``coulomb_deadband: 0`` in the config asks for plain ``sign(dq)`` on every row)."""
+def passage_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
+    """(n,) bool: the joints whose friction switches at their passages through zero speed as
+    the linear model says it does not: linear friction, and a Coulomb deadband above 0 in
+    ``model`` or one of ``models`` when they have one (``coulomb_deadband: 0`` in the config
+    asks for plain ``sign(dq)`` on every row)."""
     on = np.array([model.layout.friction_of(j) == "linear" for j in model.joint_names])
     bands = [m.coulomb_deadband for m in (model, *models) if m.coulomb_deadband is not None]
     if bands:
         on &= np.any(np.stack(bands) > 0, axis=0)
     return on
+
+
+def reversal_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
+    """(n,) bool: the joints of :func:`passage_joints` whose passages are left out of the fit:
+    the prismatic ones (module docstring)."""
+    return passage_joints(model, models) & ~revolute_mask(model, model.joint_names)
 
 
 def short_runs(slow: np.ndarray, t: np.ndarray, longest_s: float = REVERSAL_S) -> np.ndarray:

@@ -152,8 +152,7 @@ def _with_friction_model_error(
     column) added to the joint terms that are base parameters of their own.
 
     The Laplace covariance reads the residuals, which a bias of the friction model near zero
-    speed does not show: a simulated SCARA's quill (20 N tanh Coulomb) read fv 25.97 +- 0.18
-    N s/m for 25.0 with the passages through zero speed left out, its friction-model term 0.96.
+    speed does not show (its deadband, its passages through zero speed).
     """
     covariance = covariance.copy()
     for column, std in zip(columns, friction_std, strict=True):
