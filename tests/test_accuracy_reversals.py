@@ -1,4 +1,4 @@
-"""Issue 72: a joint's passages through zero speed are left out of its own equations, so the
+"""A prismatic joint's passages through zero speed are left out of its own equations, so the
 friction's transition there does not bias the viscous term (physid.offline.observe.observations).
 
 Against independent truths: the rows a sine's zero crossings leave below a share of its RMS
