@@ -220,11 +220,69 @@ def arm7(rng: np.random.Generator) -> RobotSpec:
     return _build("arm7", design, rng)
 
 
+def torso8(rng: np.random.Generator) -> RobotSpec:
+    """A mobile manipulator's torso and arm: a vertical prismatic lift (slow: 15 cm of travel;
+    heavy, with a large reflected rotor mass and screw friction) carrying a 7R arm mounted off
+    its axis, so the lift bears the whole arm's weight and the arm's motion shakes it."""
+    R, P = "revolute", "prismatic"
+    design = [
+        ("torso", P, (0, 0, 1), (0, 0, 0.60), (0, 0, 0), 15.0, (-0.05, 0.0, 0.20),
+         (0.3, 0.3, 0.5), 300.0, 40.0, 0.002, 6.0, (0.0, 0.15)),
+        ("a1", R, (0, 0, 1), (0.15, 0.12, 0.35), (0, 0, 0), 2.5, (0.0, 0.02, 0.06),
+         (0.1, 0.1, 0.15), 2.0, 2.5, 0.02, 0.3, (-2.5, 2.5)),
+        ("a2", R, (0, 1, 0), (0, 0, 0.12), (0, 0, 0), 2.5, (0.0, 0.02, 0.10),
+         (0.1, 0.1, 0.2), 2.0, 3.0, 0.02, 0.3, (-1.5, 1.5)),
+        ("a3", R, (0, 0, 1), (0, 0, 0.22), (0, 0, 0), 2.0, (0.0, -0.02, 0.10),
+         (0.08, 0.08, 0.2), 1.5, 2.0, 0.02, 0.2, (-2.5, 2.5)),
+        ("a4", R, (0, 1, 0), (0, 0, 0.20), (0, 0, 0), 1.8, (0.0, 0.02, 0.08),
+         (0.08, 0.08, 0.2), 1.2, 2.0, 0.02, 0.15, (-1.8, 1.8)),
+        ("a5", R, (0, 0, 1), (0, 0, 0.18), (0, 0, 0), 1.2, (0.0, -0.01, 0.08),
+         (0.06, 0.06, 0.15), 0.6, 1.0, 0.02, 0.06, (-2.5, 2.5)),
+        ("a6", R, (0, 1, 0), (0, 0, 0.16), (0, 0, 0), 0.8, (0.0, 0.01, 0.02),
+         (0.05, 0.05, 0.06), 0.4, 0.6, 0.02, 0.04, (-1.8, 1.8)),
+        ("a7", R, (0, 0, 1), (0, 0, 0.06), (0, 0, 0), 0.4, (0.005, 0.0, 0.02),
+         (0.05, 0.05, 0.03), 0.2, 0.3, 0.02, 0.02, (-2.8, 2.8)),
+    ]  # fmt: skip
+    return _build("torso8", design, rng)
+
+
+def _linear_axis_arm(name: str, axis: tuple[float, float, float], travel: tuple[float, float],
+                     rng: np.random.Generator) -> RobotSpec:  # fmt: skip
+    """A prismatic axis at the base (``axis``: vertical lift or horizontal rail) carrying a
+    3R arm (a yaw and two pitch joints)."""
+    R, P = "revolute", "prismatic"
+    design = [
+        ("p1", P, axis, (0, 0, 0.50), (0, 0, 0), 12.0, (0.02, 0.0, 0.15),
+         (0.3, 0.3, 0.4), 150.0, 25.0, 0.002, 3.0, travel),
+        ("r2", R, (0, 0, 1), (0.10, 0.05, 0.30), (0, 0, 0), 4.0, (0.15, 0.01, 0.02),
+         (0.35, 0.1, 0.1), 3.0, 3.0, 0.02, 0.4, (-2.5, 2.5)),
+        ("r3", R, (0, 1, 0), (0.30, 0, 0.05), (0, 0, 0), 3.0, (0.15, -0.01, 0.0),
+         (0.3, 0.08, 0.08), 2.0, 2.5, 0.02, 0.3, (-1.5, 1.5)),
+        ("r4", R, (0, 1, 0), (0.30, 0, 0), (0, 0, 0), 1.5, (0.08, 0.0, 0.01),
+         (0.15, 0.06, 0.06), 0.6, 1.0, 0.02, 0.05, (-2.0, 2.0)),
+    ]  # fmt: skip
+    return _build(name, design, rng)
+
+
+def lift4(rng: np.random.Generator) -> RobotSpec:
+    """A vertical prismatic lift (30 cm) carrying a 3R arm: the lift bears the arm's weight."""
+    return _linear_axis_arm("lift4", (0, 0, 1), (0.0, 0.3), rng)
+
+
+def gantry4(rng: np.random.Generator) -> RobotSpec:
+    """A horizontal rail (prismatic along x, 60 cm) carrying a 3R arm: no gravity on the rail,
+    its force is inertia, the arm's reaction and friction."""
+    return _linear_axis_arm("gantry4", (1, 0, 0), (-0.3, 0.3), rng)
+
+
 ROBOTS: dict[str, Callable[[np.random.Generator], RobotSpec]] = {
     "arm5p": arm5p,
     "arm6": arm6,
     "scara4": scara4,
     "arm7": arm7,
+    "torso8": torso8,
+    "lift4": lift4,
+    "gantry4": gantry4,
 }
 
 
@@ -254,8 +312,10 @@ def _quat_wxyz(rpy) -> np.ndarray:
     return np.array([w, x, y, z])
 
 
-def mjcf(spec: RobotSpec, timestep: float = 5e-4) -> str:
-    """The MuJoCo model of ``spec`` (bodies nested as a chain, one motor per joint)."""
+def mjcf(spec: RobotSpec, timestep: float = 5e-4, frictionloss: bool = False) -> str:
+    """The MuJoCo model of ``spec`` (bodies nested as a chain, one motor per joint);
+    ``frictionloss``: each joint's Coulomb level ``fc`` as MuJoCo's dry friction (a constraint
+    that also holds the joint still)."""
     lines = [
         f'<mujoco model="{spec.name}">',
         '  <compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
@@ -272,7 +332,8 @@ def mjcf(spec: RobotSpec, timestep: float = 5e-4) -> str:
             f'{indent}<body name="link{k + 1}" pos="{_vec(j.xyz)}" '
             f'quat="{_vec(_quat_wxyz(j.rpy))}">',
             f'{indent}  <joint name="{j.name}" type="{kind}" pos="0 0 0" axis="{_vec(j.axis)}" '
-            f'limited="false" damping="{_num(j.fv)}" armature="{_num(j.armature)}"/>',
+            f'limited="false" damping="{_num(j.fv)}" armature="{_num(j.armature)}"'
+            + (f' frictionloss="{_num(j.fc)}"/>' if frictionloss else "/>"),
             f'{indent}  <inertial pos="{_vec(j.com)}" mass="{_num(j.mass)}" fullinertia="'
             f'{_vec([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])}"/>',
         ]
@@ -422,19 +483,28 @@ class Recording:
     noise_std: np.ndarray  # (n,) std of the torque noise per joint
     excitation: FourierExcitation
 
-    def csv_text(self) -> str:
-        """The physid trajectory CSV: ``t, q_<joint>..., tau_<joint>...``."""
+    def csv_text(self, noise_free: bool = False) -> str:
+        """The physid trajectory CSV: ``t, q_<joint>..., tau_<joint>...`` (``noise_free``: the
+        exact motor torque instead of the noisy one; positions quantised either way)."""
         header = ["t"] + [f"q_{j}" for j in self.joint_names]
         header += [f"tau_{j}" for j in self.joint_names]
         rows = [",".join(header)]
-        table = np.column_stack([self.q, self.tau])
+        table = np.column_stack([self.q, self.tau_true if noise_free else self.tau])
         for t, row in zip(self.t, table, strict=True):
             rows.append(f"{t:.6f}," + ",".join(f"{v:.17g}" for v in row))
         return "\n".join(rows) + "\n"
 
-    def write_csv(self, path: str | Path) -> Path:
+    def write_states(self, path: str | Path) -> Path:
+        """The exact states at the recorded instants (``t, q, dq, ddq, tau``: npz), for a scorer
+        that must not depend on a derivative estimate."""
         path = Path(path)
-        path.write_text(self.csv_text(), encoding="utf-8")
+        np.savez(path, t=self.t, q=self.q_true, dq=self.dq_true, ddq=self.qacc_true,
+                 tau=self.tau_true)  # fmt: skip
+        return path
+
+    def write_csv(self, path: str | Path, noise_free: bool = False) -> Path:
+        path = Path(path)
+        path.write_text(self.csv_text(noise_free), encoding="utf-8")
         return path
 
 
@@ -465,6 +535,7 @@ def simulate(
     bandwidth_hz: float = 10.0,
     excitation: FourierExcitation | None = None,
     friction: Callable[[np.ndarray], np.ndarray] | None = None,
+    dry_friction: str = "tanh",
 ) -> Recording:
     """Simulate ``spec`` tracking a random Fourier excitation and record it (see module doc).
 
@@ -472,14 +543,21 @@ def simulate(
     ``noise_floor`` [N m or N]. ``bandwidth_hz``: closed-loop bandwidth of the computed-torque
     controller (gains ``Kp = w^2``, ``Kd = 2 w``). ``friction``: the speed-dependent friction
     torque (n,) at joint speeds (n,) applied besides MuJoCo's viscous ``damping`` (default: the
-    spec's ``fc tanh(dq / v_s)``).
+    spec's ``fc tanh(dq / v_s)``). ``dry_friction="mujoco"``: instead, the Coulomb level ``fc``
+    is MuJoCo's ``frictionloss`` (a joint sticks while the other forces stay within it) and the
+    controller does not compensate it (its inverse model has none): the logged torque is then
+    the sign law only while the joint slides.
     """
-    model = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s))
-    data, inverse = mujoco.MjData(model), mujoco.MjData(model)
+    sticking = dry_friction == "mujoco"
+    model = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s, frictionloss=sticking))
+    controller = mujoco.MjModel.from_xml_string(mjcf(spec, timestep_s)) if sticking else model
+    data, inverse = mujoco.MjData(model), mujoco.MjData(controller)
     excitation = excitation or FourierExcitation.random(spec, rng)
     n = spec.n
     fc, v_s = spec.column("fc"), spec.column("v_s")
     friction_law = friction or (lambda speed: fc * np.tanh(speed / v_s))
+    if sticking:
+        friction_law = lambda speed: np.zeros(n)  # noqa: E731
     omega = 2 * np.pi * bandwidth_hz
     kp, kd = omega**2, 2 * omega
 
@@ -509,7 +587,7 @@ def simulate(
             k = events[i] // control_us
             inverse.qpos[:], inverse.qvel[:] = qpos, qvel
             inverse.qacc[:] = ddq_ref[k] + kp * (q_ref[k] - qpos) + kd * (dq_ref[k] - qvel)
-            inverse_dynamics(model, inverse)
+            inverse_dynamics(controller, inverse)
             ctrl[:] = inverse.qfrc_inverse + friction
         applied[:] = -friction
         if is_sample[i]:
@@ -549,6 +627,9 @@ class CasePaths:
     mjcf: Path
     train: tuple[Path, ...]
     validate: tuple[Path, ...]
+    # the validation run's exact torques: a noise-free held-out error shows the model's bias
+    # that the torque noise would hide
+    validate_clean: tuple[Path, ...] = ()
 
 
 def write_case(
@@ -563,7 +644,9 @@ def write_case(
     **simulate_options,
 ) -> CasePaths:
     """Write truth/prior URDF, truth.json, the MJCF, ``n_train`` training recordings and one
-    validation recording (each with its own random excitation) into ``folder``."""
+    validation recording (each with its own random excitation) into ``folder``; the validation
+    run also noise-free, as ``validate_clean.csv`` (same motion, exact torques), and every run's
+    exact states (``*_states.npz``, :meth:`Recording.write_states`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     truth = folder / "truth.urdf"
@@ -574,10 +657,13 @@ def write_case(
     params.write_text(json.dumps(truth_params(spec), indent=1), encoding="utf-8")
     model_file = folder / "model.xml"
     model_file.write_text(mjcf(spec), encoding="utf-8")
-    train = tuple(
-        simulate(spec, rng, train_s, **simulate_options).write_csv(folder / f"train_{k + 1}.csv")
-        for k in range(n_train)
-    )
-    validate = (simulate(spec, rng, validate_s, **simulate_options).write_csv(
-        folder / "validate.csv"),)  # fmt: skip
-    return CasePaths(folder, truth, prior, params, model_file, train, validate)
+    train = []
+    for k in range(n_train):
+        run = simulate(spec, rng, train_s, **simulate_options)
+        train.append(run.write_csv(folder / f"train_{k + 1}.csv"))
+        run.write_states(folder / f"train_{k + 1}_states.npz")
+    held_out = simulate(spec, rng, validate_s, **simulate_options)
+    validate = (held_out.write_csv(folder / "validate.csv"),)
+    clean = (held_out.write_csv(folder / "validate_clean.csv", noise_free=True),)
+    held_out.write_states(folder / "validate_states.npz")
+    return CasePaths(folder, truth, prior, params, model_file, tuple(train), validate, clean)

@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,14 +115,17 @@ def _with_overrides(case: RealCase, overrides: dict | None, out: Path) -> Path |
 
 
 def run_physid(
-    case: RealCase, out: Path, overrides: dict | None = None
+    case: RealCase, out: Path, overrides: dict | None = None, launcher: str | None = None
 ) -> tuple[dict | None, float, str]:
     """The ``physid identify`` command as a user types it; (params.json or None, CPU s, status).
-    ``overrides``: config keys merged into the case's (for ablations; the benchmark's table is
-    without any)."""
+    ``overrides``: config keys merged into the case's; ``launcher``: Python code run instead of
+    the console script, which must end by calling ``physid.cli.main`` (both for ablations,
+    benchmarks/ablation.py; the benchmark's table is without either)."""
     script = Path(sys.executable).with_name("physid")  # the console script pip installed
     launcher = (
-        [str(script)]
+        [sys.executable, "-c", launcher]
+        if launcher is not None
+        else [str(script)]
         if script.is_file()
         else [sys.executable, "-c", "from physid.cli import main; main()"]
     )
@@ -263,6 +267,32 @@ def print_table(rows: list[Row]) -> None:
           f"{met(met_cpu) if timed else 'not measured (figaroh not run)'}")  # fmt: skip
 
 
+CONSISTENT_TIE = 1.01  # physid may trail the consistent least squares by the folds' resolution
+
+
+def print_accuracy(rows: list[Row]) -> None:
+    """physid against the simplest physically consistent fit (issue 72): its held-out error
+    over the consistent least squares' and over plain OLS's, and the target."""
+    print(f"\nphysid against the consistent least squares (OLS+c; target <= {CONSISTENT_TIE:g})")
+    print(f"{'case':34s} {'physid':>6s} {'OLS+c':>6s} {'ph/c':>6s} {'ph/OLS':>6s}  masses")
+    met_c = met_named = True
+    for r in rows:
+        to_c = None if r.physid is None else r.physid / r.consistent_ols
+        to_ols = None if r.physid is None else r.physid / r.ols
+        met_c &= to_c is not None and to_c <= CONSISTENT_TIE
+        met_named &= r.masses_plausible_or_named
+        ratio = lambda x: "     -" if x is None else f"{x:6.3f}"  # noqa: E731
+        print(
+            f"{r.case:34s} {_pct(r.physid)} {_pct(r.consistent_ols)} {ratio(to_c)} "
+            f"{ratio(to_ols)}  {'plausible or named' if r.masses_plausible_or_named else 'NO'}"
+        )
+    met = lambda ok: "MET" if ok else "NOT MET"  # noqa: E731
+    print(
+        f"targets: physid <= {CONSISTENT_TIE:g} x consistent LS on every case {met(met_c)}; "
+        f"masses plausible or named {met(met_named)}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
@@ -275,7 +305,15 @@ def main() -> None:
     parser.add_argument("--physid-config", type=Path, default=None,
                         help="YAML merged into every case's config (ablations only: the "
                              "benchmark's targets are for physid with no config)")  # fmt: skip
+    parser.add_argument(
+        "--ablate",
+        default="",
+        help="instead of the table, physid with each of these choices off, "
+        "comma-separated (benchmarks/ablation.py; 'all': every one)",
+    )
     args = parser.parse_args()
+    if args.ablate:
+        return ablation_mode(args)
     with_figaroh = not args.no_figaroh
     if with_figaroh:
         try:
@@ -297,12 +335,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temporary:
         tmp = args.keep or Path(temporary)
         tmp.mkdir(parents=True, exist_ok=True)
-        builders = corpus(args.datasets, tmp)
-        if args.only:
-            wanted = args.only.split(",")
-            builders = [(label, build) for label, build in builders if label in wanted]
         rows = []
-        for label, build in builders:
+        for label, build in selected(args, tmp):
             case = build()
             row = score(case, tmp / f"out_{label}", with_figaroh, overrides)
             rows.append(row)
@@ -311,6 +345,33 @@ def main() -> None:
                   f"{row.physid_cpu_s:.1f} CPU s"
                   + "".join(f"; {n}" for n in case.notes), flush=True)  # fmt: skip
         print_table(rows)
+        print_accuracy(rows)
+    print(f"total wall time {time.perf_counter() - started:.0f} s")
+
+
+def selected(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Callable[[], RealCase]]]:
+    """The corpus' cases, or those ``--only`` names."""
+    builders = corpus(args.datasets, tmp)
+    if args.only:
+        wanted = args.only.split(",")
+        builders = [(label, build) for label, build in builders if label in wanted]
+    return builders
+
+
+def ablation_mode(args: argparse.Namespace) -> None:
+    """Every case (or ``--only``) under each ablation of ``--ablate`` (benchmarks/ablation.py)."""
+    from ablation import ablate, ablation_names, from_real, print_rows
+
+    names = ablation_names(args.ablate)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as temporary:
+        tmp = args.keep or Path(temporary)
+        tmp.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for label, build in selected(args, tmp):
+            rows.append(ablate(from_real(build()), label, tmp / "ablation", names))
+            print_rows(rows[-1:], names)
+        print_rows(rows, names)
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
 

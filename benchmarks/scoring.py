@@ -154,14 +154,18 @@ def consistent_ols_fit(
 ) -> tuple[np.ndarray, str]:
     """The same least squares as :func:`ols_fit`, restricted to physically consistent bodies.
 
-    Every body's pseudo-inertia ``[[tr(I)/2 1 - I, h], [h^T, m]]`` (Pinocchio's parameters about
-    the joint frame: ``m, h = m c, I``) is positive semidefinite (Wensing, Kim & Slotine, RA-L
-    2017) and each joint's viscous friction (and armature) is non-negative; Coulomb, offset and
-    the TX40 coupled-wrist columns stay free. It is what any physically consistent model of this
-    class can reach with the scorer's own states: the gap between it and :func:`ols_fit` is the
-    part of the plain OLS that no consistent model can have. The unidentifiable directions are
-    held by a 1e-6 tie-breaker toward the URDF's values (normalised columns), so the solver sees
-    a bounded problem; the returned status is CVXPY's (``optimal`` or ``optimal_inaccurate``).
+    The yardstick of issue 72, the simplest physically consistent fit: the same regressor, rows,
+    states and raw torques as :func:`ols_fit`, every body's pseudo-inertia
+    ``[[tr(I)/2 1 - I, h], [h^T, m]]`` (Pinocchio's parameters about the joint frame:
+    ``m, h = m c, I``) positive semidefinite (Wensing, Kim & Slotine, RA-L 2017), each joint's
+    viscous and Coulomb friction and armature non-negative (the TX40 coupled wrist's rotor
+    inertia, viscous and Coulomb terms too: positive gear products), the offsets free; no prior,
+    no deadband, no delay, no tilt. It is what any physically consistent model of this class can
+    reach with the scorer's own states: the gap between it and :func:`ols_fit` is the part of
+    the plain OLS that no consistent model can have. The unidentifiable directions are held by a
+    1e-6 tie-breaker toward the URDF's values (normalised columns), so the solver sees a bounded
+    problem (it moves nothing the data decide); the returned status is CVXPY's (``optimal`` or
+    ``optimal_inaccurate``).
     """
     import cvxpy as cp  # the benchmark's extra: CVXPY + Clarabel, as physid uses them
 
@@ -182,10 +186,12 @@ def consistent_ols_fit(
         constraints.append(0.5 * (pseudo + pseudo.T) >> 0)
     per_joint = 4 if armature else 3
     first = 10 * n
-    for j in range(n):
-        constraints.append(theta[first + j * per_joint] >= 0)  # viscous
+    for j in range(n):  # viscous, Coulomb (column order of ols_regressor), armature
+        constraints += [theta[first + j * per_joint] >= 0, theta[first + j * per_joint + 1] >= 0]
         if armature:
             constraints.append(theta[first + j * per_joint + 3] >= 0)
+    if wrist:  # the coupled wrist's rotor inertia, viscous and Coulomb (ols_regressor)
+        constraints.append(theta[first + n * per_joint :] >= 0)
     inertial = np.arange(10 * n)
     tie = 1e-6 * cp.sum_squares(x[inertial] - urdf * norms[inertial])
     problem = cp.Problem(cp.Minimize(cp.sum_squares(R @ x - Q.T @ tau) + tie), constraints)

@@ -1,9 +1,10 @@
 """Stage 5: how sure the estimate is, and what the data or the prior decide.
 
 Paper C eq. 6 standard deviations, Newey-West ones for serially correlated residuals with the
-friction model's own term in quadrature, the Laplace covariance of the consistent MAP fit
-(:mod:`physid.offline.fit.uncertainty`), widened to the time blocks' disagreement (the blocked
-jackknife); then, per reported quantity, whether the data or the prior decides it.
+friction model's own terms in quadrature (the Coulomb deadband halved and doubled, the
+passages through zero speed left out twice as wide), the Laplace covariance of the consistent
+MAP fit (:mod:`physid.offline.fit.uncertainty`), widened to the time blocks' disagreement (the
+blocked jackknife); then, per reported quantity, whether the data or the prior decides it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from physid.offline.fit.uncertainty import (
     prior_covariance,
     prior_decided,
     prior_limited_sources,
+    reversal_std,
 )
 from physid.offline.result import Uncertainty
 from physid.offline.stages.base_fit import BaseFit
@@ -69,14 +71,19 @@ def quantify(
     base, excited, ls = base_fit.base, base_fit.excited, base_fit.least_squares
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
-    friction_std = friction_model_std(
-        model,
-        prepared.train,
-        training.preprocessing.filter,
-        training.store,
-        base_fit.columns,
-        config.estimation.weighting,
-        ls.theta,
+    friction_std = np.hypot(
+        friction_model_std(
+            model,
+            prepared.train,
+            training.preprocessing.filter,
+            training.store,
+            base_fit.columns,
+            config.estimation.weighting,
+            ls.theta,
+        ),
+        reversal_std(
+            model, training.store, base_fit.columns, config.estimation.weighting, ls.theta
+        ),
     )
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = np.hypot(
@@ -98,6 +105,9 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
+    covariance = _with_friction_model_error(
+        covariance, base_fit.columns, friction_std, model.layout.n_inertial
+    )
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -133,6 +143,22 @@ def quantify(
                 )
             )
     return Quantified(record, inflation, tuple(findings))
+
+
+def _with_friction_model_error(
+    covariance: np.ndarray, columns: np.ndarray, friction_std: np.ndarray, n_inertial: int
+) -> np.ndarray:
+    """``covariance`` with the friction model's own variance (``friction_std``, per base
+    column) added to the joint terms that are base parameters of their own.
+
+    The Laplace covariance reads the residuals, which a bias of the friction model near zero
+    speed does not show (its deadband, its passages through zero speed).
+    """
+    covariance = covariance.copy()
+    for column, std in zip(columns, friction_std, strict=True):
+        if column >= n_inertial and std > 0.0:
+            covariance[column, column] += std**2
+    return covariance
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
