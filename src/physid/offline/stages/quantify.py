@@ -71,20 +71,7 @@ def quantify(
     base, excited, ls = base_fit.base, base_fit.excited, base_fit.least_squares
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
-    friction_std = np.hypot(
-        friction_model_std(
-            model,
-            prepared.train,
-            training.preprocessing.filter,
-            training.store,
-            base_fit.columns,
-            config.estimation.weighting,
-            ls.theta,
-        ),
-        reversal_std(
-            model, training.store, base_fit.columns, config.estimation.weighting, ls.theta
-        ),
-    )
+    friction_std = _joint_model_std(prepared, base_fit, config)
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = np.hypot(
         robust_std(training.store, base_fit.columns, ls), friction_std
@@ -121,28 +108,56 @@ def quantify(
     )
     findings += decided
     findings += _total_mass_findings(prepared, base_fit, consistent, config, inflation, record)
-    if prepared.gravity is not None:
-        change = tilt_mass_change(
-            prepared.upright_model,
-            prepared.upright,
-            model,
-            training,
-            config,
-            consistent.fits.problem,
-            consistent.scale,
-            consistent.body_scale,
-        )
-        if abs(change) > record.moving_mass_std:
-            tilt = np.degrees(prepared.gravity.tilt_rad)
-            findings.append(
-                TILT_MOVES_MASS(
-                    f"estimating the base tilt ({tilt[0]:.2f}, {tilt[1]:.2f} deg) moves the "
-                    f"moving mass by {change:+.3g} kg, more than its std "
-                    f"{record.moving_mass_std:.2g} kg",
-                    numbers={"mass_change_kg": change, "mass_std_kg": record.moving_mass_std},
-                )
-            )
+    findings += _tilt_mass_findings(prepared, consistent, config, record)
     return Quantified(record, inflation, tuple(findings))
+
+
+def _joint_model_std(prepared: Prepared, base_fit: BaseFit, config: IdentifyConfig) -> np.ndarray:
+    """The friction model's own std of the base parameters: the Coulomb deadband halved and
+    doubled, and the passages through zero speed left out twice as wide, in quadrature."""
+    training, ls = prepared.training, base_fit.least_squares
+    weighting = config.estimation.weighting
+    deadband = friction_model_std(
+        prepared.model,
+        prepared.train,
+        training.preprocessing.filter,
+        training.store,
+        base_fit.columns,
+        weighting,
+        ls.theta,
+    )
+    reversals = reversal_std(prepared.model, training.store, base_fit.columns, weighting, ls.theta)
+    return np.hypot(deadband, reversals)
+
+
+def _tilt_mass_findings(
+    prepared: Prepared, consistent: Consistent, config: IdentifyConfig, record: Uncertainty
+) -> list[Finding]:
+    """TILT_MOVES_MASS when estimating the base tilt moves the moving mass by more than its
+    std."""
+    if prepared.gravity is None:
+        return []
+    change = tilt_mass_change(
+        prepared.upright_model,
+        prepared.upright,
+        prepared.model,
+        prepared.training,
+        config,
+        consistent.fits.problem,
+        consistent.scale,
+        consistent.body_scale,
+    )
+    if abs(change) <= record.moving_mass_std:
+        return []
+    tilt = np.degrees(prepared.gravity.tilt_rad)
+    return [
+        TILT_MOVES_MASS(
+            f"estimating the base tilt ({tilt[0]:.2f}, {tilt[1]:.2f} deg) moves the "
+            f"moving mass by {change:+.3g} kg, more than its std "
+            f"{record.moving_mass_std:.2g} kg",
+            numbers={"mass_change_kg": change, "mass_std_kg": record.moving_mass_std},
+        )
+    ]
 
 
 def _with_friction_model_error(
