@@ -5,9 +5,8 @@ regrouped into it) that the data decide, ``regrouped`` when the data decide only
 combination it belongs to (``joint_2.Izz + 0.0625 joint_3.m``), and ``prior`` when no decided
 base parameter contains it (the mass of the first link of a fixed-base arm, the inertia of a link
 about an axis it never turns about): then the URDF's value and its prior std decide it, and it
-moves with the body's decided parameters (the real KUKA LWR4+ file 2: lwr_1's mass 5.27 +- 2.0 kg
-for the URDF's 2.7). *Decided* is numerical, not only structural (issue 32 item 1,
-:func:`decided_by_data`): a base combination the motion excites, but so weakly (or so nearly
+moves with the body's decided parameters. *Decided* is numerical, not only structural
+(:func:`decided_by_data`): a base combination the motion excites, but so weakly (or so nearly
 collinear with others) that its posterior variance stays above a quarter of its prior variance,
 is left to the prior; so is a joint term in the same position (:func:`prior_limited_sources`).
 A body quantity left to the prior that nonetheless sits far from the URDF's value (moved with the
@@ -170,7 +169,7 @@ def prior_covariance(
 def decided_by_data(
     base: BaseParameters, excited: np.ndarray, covariance: np.ndarray, covariance_prior: np.ndarray
 ) -> np.ndarray:
-    """(b,) bool: the base parameters these data decide (issue 32 item 1). Beyond the structural
+    """(b,) bool: the base parameters these data decide. Beyond the structural
     rank test (``excited``), a base combination ``k^T theta`` is decided when the data shrink
     its prior variance by more than a factor ``1 / PRIOR_LIMITED_VARIANCE`` -- the posterior's
     data term is ``X^T X / (sigma^2 kappa)``, so the threshold follows these data's noise
@@ -345,8 +344,8 @@ def departed_from_prior(
     enough on their own, but it moved with the body's parameters they do decide -- physical
     consistency ties a body's mass to its first and second moments (``m >= h^T Sigma^-1 h``),
     and the log-det prior's optimum over the mass follows them. "The prior decides it" would be
-    a false statement (measured on the real KUKA LWR4+, file 2: the second link's mass 12.6 kg,
-    URDF 2.7 +- 1.1 kg, was reported as decided by the prior). ``covariance_at_prior``: the
+    a false statement (a mass several prior standard deviations from its URDF value is the
+    data's, through the body's other parameters). ``covariance_at_prior``: the
     prior's covariance at the URDF's parameters (:func:`prior_covariance` with ``theta=None``),
     so the yardstick is the prior's own, not its curvature at the estimate."""
     marked, names = {}, []

@@ -1,4 +1,4 @@
-"""From a measured trajectory to the observation system ``tau = W theta`` (paper C §2.3 / §3).
+"""From a recorded trajectory to the observation system ``tau = W theta`` (paper C §2.3 / §3).
 
 Derivatives come from one of the pipelines of :mod:`physid.signal` (classical Butterworth,
 IRWSM 1/2 Kalman smoothing, or the recording's own ``dq``/``ddq``); the regressor is built at the
@@ -269,8 +269,8 @@ def observation_chunks(
             del W  # the intermediate-rate regressor: the largest array of the run
         # G(q) at the kept rows only, not built at the intermediate rate and decimated like W:
         # it depends on the filtered positions alone, whose band (the motion's) the decimation
-        # filter passes with unit gain; measured, the two differ by 7e-8 of G's largest entry
-        # (Staubli TX40, KUKA LWR4+: 1e-8), and the TX40's 58x decimation made G 4 of its 16 s
+        # filter passes with unit gain, so G at the kept rows equals the decimated G to
+        # rounding, at a fraction of the cost on highly decimated recordings
         G = static_gravity_regressors(model, q[rows]) if gravity_regressors else None
         blocks = [joint_term_regressor(m, dq, ddq) for m in joint_term_models]
         if plan.decimation is not None:
