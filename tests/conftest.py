@@ -67,6 +67,14 @@ class ArmExperiment:
     validation: object  # Simulation
 
 
+def shared_folder(tmp_path_factory) -> Path:  # noqa: ANN001
+    """The test run's temporary folder: with xdist, the workers' common parent."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        root = root.parent  # the run's folder, above each worker's own
+    return root
+
+
 def shared_across_workers(tmp_path_factory, name: str, compute):  # noqa: ANN001, ANN201
     """``compute()`` once per test run, however many tests and xdist workers need it: the first
     computes it under an exclusive lock and leaves it pickled in the run's temporary folder (the
@@ -79,9 +87,7 @@ def shared_across_workers(tmp_path_factory, name: str, compute):  # noqa: ANN001
         return compute()
     import pickle
 
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
-        root = root.parent  # the run's folder, above each worker's own
+    root = shared_folder(tmp_path_factory)
     stored = root / f"shared-{name}.pickle"
     with open(root / f"shared-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
@@ -114,6 +120,30 @@ def arm_experiment(tmp_path_factory) -> ArmExperiment:
     # 30 s of simulated arm (about 25 s of CPU): simulated once for both xdist workers
     theta, runs = shared_across_workers(tmp_path_factory, "arm_experiment", simulate)
     return ArmExperiment(arm6_model(), theta, runs[0], runs[1])
+
+
+@dataclass(frozen=True)
+class Identified:
+    urdf: Path
+    out: Path  # what run_identify(out_dir=...) wrote: params.json, report.html
+    warnings: tuple[str, ...]
+
+
+@pytest.fixture(scope="session")
+def kuka_file_2_identified(tmp_path_factory) -> Identified:
+    """``run_identify`` on the real KUKA's file 2 alone with no config (the export round trips
+    and the prior checks read it): run once for the test run, however many workers need it."""
+    require_dataset(KUKA)
+    urdf = KUKA / "kuka_lwr4.urdf"
+    out = shared_folder(tmp_path_factory) / "kuka_file_2_identified"
+
+    def identify() -> tuple[str, ...]:
+        from physid.workflows import run_identify
+
+        manifest = EXAMPLES / "kuka_lwr4" / "measurements_2.yaml"
+        return tuple(run_identify(urdf, [manifest], out_dir=out, overwrite=True).warnings)
+
+    return Identified(urdf, out, shared_across_workers(tmp_path_factory, out.name, identify))
 
 
 @pytest.fixture(scope="session")

@@ -59,16 +59,13 @@ def test_a_prior_quantity_far_from_the_urdf_is_re_marked_and_named():
     assert 3 * mass_prior / std > DEPARTED_PRIOR_STD
 
 
-def test_on_the_real_kuka_no_mass_far_from_the_urdf_is_said_to_be_the_priors(tmp_path):
+def test_on_the_real_kuka_no_mass_far_from_the_urdf_is_said_to_be_the_priors(
+    kuka_file_2_identified,
+):
     """File 2 alone, no config (the real-corpus case kuka 2 -> 1): every body mass that
     params.json marks as decided by the prior lies within [0.5, 2] x the URDF's mass."""
-    require_dataset(KUKA)
-    result = run_identify(
-        KUKA / "kuka_lwr4.urdf",
-        [EXAMPLES / "kuka_lwr4" / "measurements_2.yaml"],
-        out_dir=tmp_path / "out",
-    )
-    document = json.loads((tmp_path / "out" / "params.json").read_text(encoding="utf-8"))
+    result = kuka_file_2_identified
+    document = json.loads((result.out / "params.json").read_text(encoding="utf-8"))
     marked_prior = 0
     for joint, body in document["bodies"].items():
         ratio = body["mass"] / body["prior"]["mass"]

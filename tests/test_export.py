@@ -47,14 +47,14 @@ def _identify(urdf, data, out, config=None):
 
 
 @pytest.fixture(scope="module")
-def identified(tmp_path_factory) -> dict:
-    """params.json of ``run_identify``: KUKA without a config (one example manifest), TX40 with
-    the example config (motor-side data, coupled wrist)."""
+def identified(tmp_path_factory, request) -> dict:
+    """params.json of ``run_identify``: KUKA without a config (one example manifest: conftest's
+    kuka_file_2_identified), TX40 with the example config (motor-side data, coupled wrist)."""
     out = tmp_path_factory.mktemp("identified")
     runs = {}
     if KUKA.is_dir():
-        data = [EXAMPLES / "kuka_lwr4" / "measurements_2.yaml"]
-        runs["kuka"] = _identify(KUKA / "kuka_lwr4.urdf", data, out / "kuka")
+        kuka = request.getfixturevalue("kuka_file_2_identified")
+        runs["kuka"] = kuka.urdf, kuka.out / "params.json"
     if TX40.is_dir():
         config = EXAMPLES / "staubli_tx40" / "config.yaml"
         data = [EXAMPLES / "staubli_tx40" / "recording.yaml"]

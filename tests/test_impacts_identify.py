@@ -84,8 +84,12 @@ def test_ambiguity_caution_needs_an_equally_good_fit_elsewhere() -> None:
 
 def test_noisy_poses_give_inertia_within_the_expected_scatter() -> None:
     # 1 mm and 0.02 rad noise on a 0.3 s window: the scatter over seeds is ~2 % (benchmark).
+    # Solved from the one warm start and schedule that wins among the default four here (the
+    # same fit, bit for bit, at a quarter of the solves); the noise-free test above runs all four
     _, t, q = _camera(mu=0.3, fps=240, duration=0.3, seed=3)
-    res = identify(ELLIPSE, GROUND, t, q, mass=MASS)
+    options = IdentifyOptions(warm_starts=("bridged",), continuations=((1e-3, 1e-2, 1e-1, 1.0),))
+    res = identify(ELLIPSE, GROUND, t, q, mass=MASS, options=options)
+    assert options.continuations[0] == IdentifyOptions().continuations[0]
     assert res.identifiable and res.inertia_ratio == pytest.approx(RATIO, rel=0.08)
     assert 0 < res.inertia_ratio_std < 0.05 * RATIO
     assert res.friction == pytest.approx(0.3, abs=0.03)

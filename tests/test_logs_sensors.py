@@ -18,6 +18,7 @@ from test_oe_cli import BODY, _write_recording
 
 from physid.cli import main
 from physid.errors import InputError
+from physid.files.io import table_csv_text
 from physid.oe.model.wrench import WRENCH_AXES
 from physid.recordings.logs import read_log
 from physid.recordings.trajectory import read_table
@@ -200,6 +201,11 @@ def test_oe_from_a_bag_equals_oe_from_the_csv(tmp_path):
     sensor_std = np.r_[np.full(3, 0.1), np.full(3, 5e-3)]
     _write_recording(tmp_path / "run.csv", wrench_std=sensor_std, tau_scale=1.15)
     columns = {k: np.asarray(v) for k, v in read_table(tmp_path / "run.csv").columns.items()}
+    # the run's first half second (51 rows): the two readings are compared value for value, at
+    # any length; the sensor's fit residual, 0.050 N here (0.063 on the whole second), stays
+    # well under the 2 x 0.1 N bound
+    columns = {k: v[columns["t"] <= 0.5] for k, v in columns.items()}
+    (tmp_path / "run.csv").write_text(table_csv_text(columns))
     joints = [c[2:] for c in columns if c.startswith("q_")]
     write_bag(tmp_path / "bag", {
         "/joint_states": [(t, _joint_state(t, joints, [columns["q_" + j][k] for j in joints],
