@@ -184,21 +184,6 @@ def kinova_payload_arm():
     return nominal, true, rec
 
 
-def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
-    """``(problem, xs, ws, theta)`` of paper B on ``kinova_payload_arm``: the payload link's
-    inertia estimated (log-Cholesky) from its encoders and velocities, ``noise`` the NoiseStd
-    told (default: physid's), started from the initial guess and the nominal inertia."""
-    from physid.oe.model.measurements import Measurements, NoiseStd
-    from physid.oe.solving.build import initial_guess, make_problem
-
-    nominal, _, rec = arm
-    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
-    problem = make_problem(nominal, [KINOVA_PAYLOAD_BODY], "log_cholesky", rec.dt, rec.tau, meas,
-                           noise or NoiseStd())  # fmt: skip
-    xs, ws = initial_guess(problem)
-    return problem, xs, ws, problem.dynamics.nominal_theta()
-
-
 # --- the order of the tests across xdist workers ----------------------------------------------
 # `python -m pytest -n 2`: the suite is a few dozen long tests among hundreds of short ones. The
 # default scheduler deals them out in file order, so a long test met late runs alone at the end
