@@ -136,6 +136,7 @@ def _choice(kind: type, value: object, name: str):  # noqa: ANN202
 def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
     """``(problem, xs, ws, soft, radius)``: the eq. 16 problem of the run with the soft-contact
     settings chosen (findings added to ``inputs``) and its initial guess."""
+    from physid.oe.model.dynamics import SECOND_MOMENT_LOG_STD
     from physid.oe.model.measurements import NoiseStd
     from physid.oe.soft.choose import choose_floor, floor_finding, soft_contact_inputs
     from physid.oe.solving.build import initial_guess, make_problem
@@ -162,6 +163,7 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         joints=config.joints.joints,
         contact_radius=radius,
         joint_estimate=config.joints.estimate,
+        second_moment_std=SECOND_MOMENT_LOG_STD,
     )
     xs, ws = initial_guess(problem)
     if "contact_change" not in soft and problem.contacts is not None:

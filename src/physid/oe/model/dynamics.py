@@ -47,6 +47,9 @@ from physid.oe.model.state import ARG0, ARG1
 from physid.robot.regressor import torque_regressor
 
 COULOMB_SPEED = 0.1  # [rad/s] the default tanh smoothing of the Coulomb friction
+# physid oe's default log-normal prior on each body's principal second moments (a factor 20 at
+# one std; make_problem's second_moment_std): where the data cannot tell one, it holds it
+SECOND_MOMENT_LOG_STD = 3.0
 
 
 @dataclass(frozen=True)
@@ -161,13 +164,31 @@ class ParametrizedModel:
             return theta
         return np.r_[theta, self.estimate.start(self.declared_joints)[0]]
 
-    def theta_prior_std(self, inertial_std: float | NDArray) -> NDArray[np.float64]:
-        """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates,
-        the log-normal priors of :mod:`physid.oe.model.joint_estimate` on the joint terms."""
-        std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,))
+    def theta_prior_std(
+        self, inertial_std: float | NDArray, second_moment_std: float | None = None
+    ) -> NDArray[np.float64]:
+        """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates
+        (``second_moment_std`` instead on each body's log principal second moments, exp_eig
+        only), the log-normal priors of :mod:`physid.oe.model.joint_estimate` on the joint
+        terms."""
+        std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,)).copy()
+        if second_moment_std is not None and self.chart == "exp_eig":
+            std.reshape(-1, 10)[:, 7:10] = second_moment_std
         if self.estimate is None:
-            return std.copy()
+            return std
         return np.r_[std, self.estimate.start(self.declared_joints)[1]]
+
+    @property
+    def log_linear(self) -> NDArray[np.bool_]:
+        """The coordinates ``s`` of theta that pi (or the joint torque) depends on through
+        ``e^s`` linearly: each body's log principal second moments (exp_eig) and the joint
+        terms' logarithms (:meth:`physid.oe.solving.problem.OEProblem.linearize` adds the
+        curvature Gauss-Newton misses there)."""
+        mask = np.zeros(self.n_theta, dtype=bool)
+        if self.chart == "exp_eig":
+            mask[: self.n_inertial].reshape(-1, 10)[:, 7:10] = True
+        mask[self.n_inertial :] = True
+        return mask
 
     def set_theta(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """Write ``pi(theta)`` (and the estimated joint terms) into the model; keeps
