@@ -17,6 +17,10 @@ in-process and counts
   left after exit 2;
 * NaN in outputs: a non-finite number in a written JSON file, ``nan``/``inf`` in a written CSV
   file or in the numbers printed on success;
+* stray warnings: a Python warning (RuntimeWarning, UserWarning, DeprecationWarning, ... from
+  physid or a library: each with its text and the file:line that raised it), or a line of a
+  library's own ``Warning:`` on stderr, C-level ones included; physid's deliberate
+  ``physid: warning:`` lines are not stray;
 * hangs: a case running over 60 s (the inputs are tiny).
 
 In file cases the identification is replaced by a stub once the inputs are validated (they test
@@ -24,7 +28,11 @@ input handling; ``--full`` runs the real one); command cases run their real esti
 (``--stub`` replaces them too; the demo's identification is always stubbed).
 
     python benchmarks/fuzz.py --cases 5000 --seed 0 [--commands oe,online] [--verbose]
+
+``--warnings`` lists every distinct stray warning found (command, text, file:line, the seeds of
+the cases that met it) after the table, for the commands' owners.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,6 +45,7 @@ import re
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -442,7 +451,7 @@ def invoke_and_judge(
     before = before or {}
     start = time.perf_counter()
     try:  # relative paths (an option value '-1' given as --out) land in work
-        with native_stderr() as native, contextlib.chdir(work):
+        with native_stderr() as native, contextlib.chdir(work), caught_warnings() as caught:
             result = CliRunner().invoke(main, [str(a) for a in args])
     except KeyboardInterrupt:
         raise
@@ -450,7 +459,8 @@ def invoke_and_judge(
         elapsed = time.perf_counter() - start
         return [f"traceback: {type(error).__name__} (uncaught by click): {error}"], "crash", elapsed
     elapsed = time.perf_counter() - start
-    problems = []
+    problems: list[str] = []
+    strays = [warning_problem(w) for w in caught]
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         import traceback
 
@@ -462,7 +472,15 @@ def invoke_and_judge(
     elif result.exit_code not in EXIT_CODES:
         problems.append(f"exit code {result.exit_code}")
     lines = [line for line in result.stderr.splitlines() if line.strip()]
+    strays += [f"warning: stderr line: {line[:300]}" for line in lines if WARNING_LINE.search(line)]
+    lines = [line for line in lines if not WARNING_LINE.search(line)]
     noise = [line for line in native[0].splitlines() if line.strip()]
+    strays += [
+        f"warning: C-level stderr: {line[:300]}"
+        for line in noise
+        if NATIVE_WARNING_LINE.search(line)
+    ]
+    noise = [line for line in noise if not NATIVE_WARNING_LINE.search(line)]
     if noise:
         problems.append(f"message: C-level stderr {noise[:2]}")
     if result.exit_code == 2 and not problems:
@@ -477,7 +495,7 @@ def invoke_and_judge(
     leftovers = [p.name for p in work.rglob(".*") if p.name.endswith((".staging", ".tmp"))]
     if leftovers:
         problems.append(f"partial output: {leftovers[:3]}")
-    stray = [line for line in lines if "Warning" in line or "Traceback" in line]
+    stray = [line for line in lines if "Traceback" in line]
     if stray:
         problems.append(f"stray stderr: {stray[:2]}")
     if result.exit_code != 2 and not problems:
@@ -485,9 +503,35 @@ def invoke_and_judge(
         for path in sorted(map(str, outputs), key=len, reverse=True):  # an --out named 'inf'
             printed = printed.replace(path, "<out>")
         problems += _nan_in([work / p for p in outputs], printed)
+    problems += strays  # counted apart: a warning does not hide the other checks
     accepted = any("inputs accepted" in line for line in lines)
     outcome = "accepted" if accepted else "rejected" if result.exit_code == 2 else "exit"
     return problems, f"{outcome} {result.exit_code}", elapsed
+
+
+# a library's own warning line: Python's "...Warning:" form on stderr (physid's deliberate
+# "warning: ..." and "physid: warning: ..." lines are not stray); any case on descriptor 2
+WARNING_LINE = re.compile(r"Warning\b")
+NATIVE_WARNING_LINE = re.compile(r"\bwarning\b", re.IGNORECASE)
+
+
+@contextlib.contextmanager
+def caught_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Every Python warning raised during the block, recorded instead of printed: under
+    Python's default action, each distinct one once per case (as a user running ``physid``
+    would see it, but DeprecationWarnings too, which Python hides outside ``__main__``), and
+    regardless of an outer filter that turns warnings into errors (pytest's
+    ``filterwarnings("error")``)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        yield caught
+
+
+def warning_problem(caught: warnings.WarningMessage) -> str:
+    """One stray warning as a problem line: its category, text and the file:line raising it."""
+    text = " ".join(str(caught.message).split())[:300]
+    return f"warning: {caught.category.__name__}: {text} ({caught.filename}:{caught.lineno})"
 
 
 def _changed(path: Path, previous: object) -> bool:
@@ -552,7 +596,7 @@ def _nan_in(outputs: list[Path], stdout: str) -> list[str]:
 
 # which command each file kind of :func:`command` runs (for the per-command table)
 FILE_COMMANDS = {"params": "validate", "poses": "impacts identify"}
-CATEGORIES = ("traceback", "message", "partial output", "NaN", "hang", "exit code")
+CATEGORIES = ("traceback", "message", "partial output", "NaN", "warning", "hang", "exit code")
 
 
 def schedule(cases: int, seed: int, names: set[str] | None = None) -> list[tuple[str, object]]:
@@ -629,12 +673,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stub", action="store_true", help="stub the commands' estimators")
     parser.add_argument("--commands", default=None, help="comma-separated names (default all)")
     parser.add_argument("--verbose", action="store_true", help="print each problem at once")
+    parser.add_argument("--warnings", action="store_true", help="list every stray warning")
     options = parser.parse_args(argv)
     names = None if options.commands is None else set(options.commands.split(","))
     rng = random.Random(options.seed)
     table: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     examples: dict[str, str] = {}
     outcomes: collections.Counter = collections.Counter()
+    stray: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         seeds = make_all_seeds(Path(folder) / "seeds")
@@ -654,21 +700,32 @@ def main(argv: list[str] | None = None) -> None:
                 category = {"stray stderr": "message"}.get(category, category)
                 table[name][category] += 1
                 examples.setdefault(f"{name} {category}", problem[:400])
+                if category == "warning":
+                    stray[(name, re.sub(r" \[[^]]*\]$", "", problem))].append(number)
                 if options.verbose:
                     print(f"case {number} {name}: {problem[:600]}", file=sys.stderr, flush=True)
-    elapsed = time.perf_counter() - started
+    _print_table(table, outcomes, examples, time.perf_counter() - started, options)
+    if options.warnings:
+        print(f"stray warnings (fuzz --seed {options.seed}; case numbers):")
+        for (name, problem), cases in sorted(stray.items()):
+            shown = ", ".join(map(str, cases[:8])) + (", ..." if len(cases) > 8 else "")
+            print(f"  {name}: {problem} -- {len(cases)} case(s): {shown}")
+
+
+def _print_table(table, outcomes, examples, elapsed: float, options) -> None:  # noqa: ANN001
+    """The per-command table of problems, the outcomes and one example per category."""
     total = sum(row["cases"] for row in table.values())
     print(
         f"{total} cases in {elapsed:.0f} s (identify/validate file cases: "
         f"{'real' if options.full else 'stub'} estimator; commands: "
         f"{'stub' if options.stub else 'real'} estimators)"
     )
-    print(f"{'command':20s} {'cases':>6s} " + " ".join(f"{c:>14s}" for c in CATEGORIES))
+    print(f"{'command':28s} {'cases':>6s} " + " ".join(f"{c:>14s}" for c in CATEGORIES))
     for name in sorted(table):
         row = table[name]
-        print(f"{name:20s} {row['cases']:6d} " + " ".join(f"{row[c]:14d}" for c in CATEGORIES))
+        print(f"{name:28s} {row['cases']:6d} " + " ".join(f"{row[c]:14d}" for c in CATEGORIES))
     sums = [sum(row[c] for row in table.values()) for c in CATEGORIES]
-    print(f"{'total':20s} {total:6d} " + " ".join(f"{v:14d}" for v in sums))
+    print(f"{'total':28s} {total:6d} " + " ".join(f"{v:14d}" for v in sums))
     print("outcomes (accepted: the inputs passed validation; rejected: one-line error):")
     for outcome, count in sorted(outcomes.items()):
         print(f"  {outcome:40s} {count}")

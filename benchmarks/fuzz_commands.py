@@ -4,7 +4,8 @@ A case takes one command with valid tiny inputs (:mod:`fuzz_seeds`) and damages 
 
 * an option value: wrong type, empty, NaN/inf, 1e300, -1e308, 1e-300, 2**31, negative, text;
 * an input file (CSV/NPZ/Parquet recording, manifest, YAML config or sweep spec, params JSON,
-  URDF, camera poses): :func:`fuzz.corrupt`'s byte and structure damage, or what a user's file
+  URDF, camera poses, impact snapshots): :func:`fuzz.corrupt`'s byte and structure damage, or
+  what a user's file
   gets wrong: rows reversed / shuffled / with one time stamp, time in ms, positions x1000, all
   torques zero, a constant recording, 1-10 rows, a 100 s gap; URDF without an inertial, zero
   mass, a non-PD inertia, a zero joint axis, truncated XML; missing, empty, binary or
@@ -202,6 +203,20 @@ def _commands() -> tuple[Command, ...]:
             },
         ),
         Command(
+            "impacts identify-snapshots",
+            ("impacts", "identify-snapshots"),
+            {"--data": "{snapshots}", "--out": "imp_snap"},
+            {"--data": "snapshots"},
+            {"--out": "dir"},
+            flags=("--verbose",),
+            extra_values={
+                "--noise-velocity": ("0.05", "1e-6"),
+                "--max-inertia-ratio": ("1e-9", "0.01"),
+                "--mu-max": ("0.1", "10"),
+                "--gravity": ("0,0", "2,-9.6", "0,-981"),
+            },
+        ),
+        Command(
             "online",
             ("online",),
             {
@@ -371,6 +386,41 @@ def damage_recording(rng: random.Random, seed: Path, target: Path) -> str:
         )
     else:
         values[:, t] *= 1e-9
+    _write_table(target, names, values)
+    return kind
+
+
+def damage_snapshots(rng: random.Random, seed: Path, target: Path) -> str:
+    """What exported impact snapshots get wrong, written at ``target``; returns its name: a
+    sign convention (a column of the contact geometry or omega negated), pre and post swapped,
+    velocities in mm/s, one to three rows, every impact the same, a cell of 0 or 1e9."""
+    names, values = _table(seed)
+    kind = rng.choice(("negate", "swap", "mm", "few_rows", "same_rows", "zero_cell", "huge_cell"))
+    if kind == "negate":
+        groups = (
+            ("jt_w",),
+            ("jn_w",),
+            ("jn_w", "jt_w"),
+            ("jn_x", "jn_y", "jn_w"),
+            ("omega_pre", "omega_post"),
+            ("jt_x", "jt_y"),
+        )
+        group = rng.choice(groups)
+        values[:, [names.index(c) for c in group]] *= -1.0
+        kind = "negate " + ",".join(group)
+    elif kind == "swap":
+        pre = [names.index(c) for c in ("vx_pre", "vy_pre", "omega_pre")]
+        post = [names.index(c) for c in ("vx_post", "vy_post", "omega_post")]
+        values[:, pre + post] = values[:, post + pre]
+    elif kind == "mm":
+        values[:, [k for k, n in enumerate(names) if n.startswith(("vx", "vy"))]] *= 1000.0
+    elif kind == "few_rows":
+        values = values[: rng.randint(1, 3)]
+    elif kind == "same_rows":
+        values = np.repeat(values[:1], len(values), axis=0)
+    else:
+        cell = 0.0 if kind == "zero_cell" else 1e9
+        values[rng.randrange(len(values)), rng.randrange(len(names))] = cell
     _write_table(target, names, values)
     return kind
 
@@ -657,6 +707,8 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
                 corrupt(rng, fuzz_kind, bad, bad)
         elif kind == "urdf" and how < 0.65:
             damage = f"{key} {damage_urdf(rng, source, bad)}"
+        elif kind == "snapshots" and how < 0.6:
+            damage = f"{key} {damage_snapshots(rng, source, bad)}"
         elif kind in ("config", "spec") and how < 0.65:
             import yaml
 
@@ -675,6 +727,7 @@ def build_case(rng: random.Random, command: Command, seeds: dict[str, Path], wor
                 "params": "params",
                 "urdf": "urdf",
                 "poses": "poses",
+                "snapshots": "poses",
             }[kind]
             corrupt(rng, fuzz_kind, source, bad)
             damage = f"{key} corrupt"

@@ -2,7 +2,8 @@
 
 Each is small enough that the real estimator finishes in seconds on it (so a fuzz case that
 runs longer than a minute is a hang, not a big input): a 2-link arm for ``oe`` and ``excite``,
-a pendulum for ``multibody``, 30 camera frames for ``impacts``, a 7-joint payload arm replayed
+a pendulum for ``multibody``, 30 camera frames and 10 impact snapshots for ``impacts``, a
+7-joint payload arm replayed
 over 1.5 s for ``online``, the demo arm for ``export`` and the ``sweep`` jobs.
 """
 
@@ -120,6 +121,57 @@ def poses(folder: Path) -> Path:
     return path
 
 
+def snapshots(folder: Path) -> Path:
+    """Impact snapshots of a bouncing ellipse (physid's simulator, 3 throws), as contact
+    Jacobian rows: the input of ``impacts identify-snapshots``."""
+    from physid.impacts.geometry import Ellipse, Line
+    from physid.impacts.simulator import simulate
+    from physid.impacts.snapshots import snapshots_from_simulation
+
+    shape, ground = Ellipse(0.05, 0.025), [Line(0.0, 0.0)]
+    rows = []
+    for q0, v0 in (
+        ((0, 0.1, 1.0), (1.0, -3.0, 10.0)),
+        ((0, 0.1, -0.5), (-2.0, -2.0, 5.0)),
+        ((0, 0.12, 2.0), (2.5, -3.5, -20.0)),
+    ):
+        sim = simulate(
+            shape,
+            ground,
+            q0,
+            v0,
+            inertia_ratio=756e-6,
+            mu=0.3,
+            restitution=0.5,
+            dt=1e-4,
+            duration=0.3,
+            mass=0.064,
+        )
+        snaps = snapshots_from_simulation(sim, shape, ground)
+        n, arm = snaps.normal, snaps.arm
+        t = np.column_stack([n[:, 1], -n[:, 0]])
+        cross = lambda d, a=arm: a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0]  # noqa: E731
+        rows.append(
+            np.column_stack([snaps.v_pre, snaps.v_post, n, cross(n), t, cross(t), snaps.duration])
+        )
+    names = [
+        "vx_pre",
+        "vy_pre",
+        "omega_pre",
+        "vx_post",
+        "vy_post",
+        "omega_post",
+        "jn_x",
+        "jn_y",
+        "jn_w",
+        "jt_x",
+        "jt_y",
+        "jt_w",
+        "duration",
+    ]
+    return _csv(folder / "snapshots.csv", dict(zip(names, np.vstack(rows).T, strict=True)))
+
+
 SIMFIT_ARM = """<mujoco model="fuzz_arm">
   <option timestep="0.002"/>
   <default><joint damping="0.3" armature="0.01" frictionloss="0.05"/></default>
@@ -176,8 +228,9 @@ def simfit_current_inputs(folder: Path, torque_csv: Path) -> tuple[Path, Path]:
     for joint, gain in SIMFIT_GAINS.items():
         columns[f"i_{joint}"] = columns.pop(f"tau_{joint}") / gain
     config = folder / "simfit_gains.yaml"
-    config.write_text("drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in SIMFIT_GAINS.items())
-                      + "}\n")  # fmt: skip
+    config.write_text(
+        "drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in SIMFIT_GAINS.items()) + "}\n"
+    )
     return _csv(folder / "simfit_currents.csv", columns), config
 
 
@@ -220,6 +273,7 @@ def make_command_seeds(folder: Path, base: dict[str, Path]) -> dict[str, Path]:
         "online_csv": online_recording(folder),
         "online_config": folder / "online.yaml",
         "bounce": poses(folder),
+        "snapshots": snapshots(folder),
         "sweep_spec": folder / "sweep.yaml",
     }
     seeds["simfit_mjcf"], seeds["simfit_csv"] = simfit_inputs(folder)

@@ -67,7 +67,7 @@ def throws(n: int, fps: float, seed: int) -> list[tuple[np.ndarray, np.ndarray]]
 
 def line(name: str, res, seconds: float) -> str:  # noqa: ANN001
     if not res.identifiable:
-        return f"{name:10s} not identified: {res.status[:90]} ({seconds:.0f} s)"
+        return f"{name:10s} {res.status}: {res.message[:90]} ({seconds:.0f} s)"
     lb = " (lower bound)" if res.friction_is_lower_bound else ""
     return (
         f"{name:10s} J/m {100 * (res.inertia_ratio / RATIO - 1):+6.1f} % "

@@ -101,7 +101,7 @@ def run_case(case: tuple[float, int, int, int, float]) -> dict:
         "mu": mu,
         "fps": fps,
         "seed": seed,
-        "status": res.status,
+        "status": f"{res.status}: {res.message}",
         "error_pct": 100 * (res.inertia_ratio / RATIO - 1) if res.identifiable else None,
         "std_pct": 100 * res.inertia_ratio_std / RATIO if res.identifiable else None,
         "mu_hat": res.friction if res.identifiable else None,

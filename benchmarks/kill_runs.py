@@ -6,8 +6,7 @@ arm) and each of ``--kills`` runs: start it into one output path, kill its proce
 leader with SIGKILL after a random delay spread over a full run's duration, wait ``--grace``
 seconds and count
 
-* orphans: processes still alive whose parent was the killed run (figure workers must die with
-  it: PR_SET_PDEATHSIG, else a watcher thread);
+* orphans: processes still alive whose parent was the killed run (none may outlive it);
 * partial outputs: right after the kill, a file in the output path (or the output file itself)
   that does not parse (JSON, CSV with a header and equal rows, PNG signature, HTML);
 * then the next run into the same path must succeed (a sweep runs with ``--resume``), leave no
@@ -105,7 +104,7 @@ def command_lines(folder: Path) -> dict[str, tuple[list[str], Path]]:
 
 
 def identify_line(folder: Path) -> tuple[list[str], Path]:
-    """``physid identify`` on 20 s of the simulated arm at 1 kHz (figure workers included)."""
+    """``physid identify`` on 20 s of the simulated arm at 1 kHz."""
     import numpy as np
 
     from physid.recordings.trajectory import write_trajectory_csv

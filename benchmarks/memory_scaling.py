@@ -5,9 +5,9 @@ under 1 GB peak RSS, with the in-memory result). For each length it writes a rec
 simulated six-axis arm (1 kHz, a periodic Fourier excitation, 18-bit encoders, torques from the
 arm's true parameters plus 0.3 N m noise; written in chunks, so the generator's own memory stays
 flat), then runs the two commands in fresh processes and reports their peak resident set size
-(the kernel's ``ru_maxrss`` of the process and everything it waited for, figure workers
-included) and wall time. Up to ``--compare-up-to`` samples it also identifies the recording in
-memory in one window and prints the largest difference of the standard parameters in units of
+(the kernel's ``ru_maxrss`` of the process and everything it waited for) and wall time. Up
+to ``--compare-up-to`` samples it also identifies the recording in memory in one window and
+prints the largest difference of the standard parameters in units of
 their standard deviation. Lengths whose projected peak (linear in the samples from the previous
 length) exceeds ``--max-rss-gb`` are skipped and said so.
 
@@ -119,7 +119,8 @@ import sys
 import numpy as np
 from physid.files.config import IdentifyConfig, robot_for
 from physid.recordings.trajectory import load_trajectory
-from physid.offline import store, windows
+from physid.offline.observe import store
+from physid.offline.observe import windows
 from physid.offline.pipeline import identify
 from physid.files.params_file import read_params, standard_parameters
 windows.WINDOW_ROWS = windows.RAW_WINDOW_SAMPLES = 10**9  # one window: the whole recording

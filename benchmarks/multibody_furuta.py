@@ -75,7 +75,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # "one core" (and no thread thrashing)
 import numpy as np  # noqa: E402
 
-from physid.multibody import Recording, identify, load_model  # noqa: E402
+from physid.multibody import MultibodyRecording, identify, load_model  # noqa: E402
 from physid.sim.furuta import (  # noqa: E402
     Synthetic,
     swing_up,
@@ -96,12 +96,17 @@ def swing_up_data(duration: float, h_sim: float, seed: int = 0) -> Synthetic:
     if path.exists():
         d = np.load(path)
         noisy = d["clean"] + 1e-3 * np.random.default_rng(seed).normal(size=d["clean"].shape)
-        rec = Recording(d["t"], noisy, d["u"], "synthetic Furuta swing-up")
+        rec = MultibodyRecording(d["t"], noisy, d["u"], "synthetic Furuta swing-up")
         return Synthetic(rec, d["clean"], truth, int(d["lcp_failures"]))
     data = swing_up(URDF, thirteen_truth(), duration=duration, h_sim=h_sim, seed=seed)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, t=data.recording.t, clean=data.clean, u=data.recording.control,
-             lcp_failures=data.lcp_failures)  # fmt: skip
+    np.savez(
+        tmp,
+        t=data.recording.t,
+        clean=data.clean,
+        u=data.recording.control,
+        lcp_failures=data.lcp_failures,
+    )
     tmp.replace(path)
     return data
 
@@ -115,7 +120,9 @@ def step_averaged(data: Synthetic, h: float) -> Synthetic:
     u = rec.control.copy()
     for start in range(0, len(u) - 1, n):
         u[start : start + n] = rec.control[start : min(start + n, len(u) - 1)].mean(axis=0)
-    return Synthetic(Recording(rec.t, rec.angles, u, rec.source), data.clean, data.truth, 0)
+    return Synthetic(
+        MultibodyRecording(rec.t, rec.angles, u, rec.source), data.clean, data.truth, 0
+    )
 
 
 def run(data: Synthetic, h: float, kappa: float, compile: bool, iterations: list[int]) -> None:
@@ -124,21 +131,25 @@ def run(data: Synthetic, h: float, kappa: float, compile: bool, iterations: list
     truth = data.truth
     for limit in iterations:  # warm: functions built (and compiled) by the call above
         start, cpu = time.perf_counter(), time.process_time()
-        fit = identify(model, [data.recording], h=h, kappa=kappa, compile=compile,
-                       max_iterations=limit)  # fmt: skip
+        fit = identify(
+            model, [data.recording], h=h, kappa=kappa, compile=compile, max_iterations=limit
+        )
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         steps = len(fit.segments[0].y)
-        print(f"\n== h = {h:g} s, kappa = {kappa:g}, at most {limit} iterations: {fit.status}, "
-              f"{fit.iterations} iterations, {seconds:.2f} s warm, CPU {cpu:.2f} s ({steps} steps, "
-              f"compiled: {compile}) ==")  # fmt: skip
+        print(
+            f"\n== h = {h:g} s, kappa = {kappa:g}, at most {limit} iterations: {fit.status}, "
+            f"{fit.iterations} iterations, {seconds:.2f} s warm, CPU {cpu:.2f} s ({steps} steps, "
+            f"compiled: {compile}) =="
+        )
         head = ["estimate", "truth", "std", "z", "rel.err"]
         print(f"{'parameter':16s} " + " ".join(f"{x:>10s}" for x in head))
         for name, value, std in zip(fit.names, fit.values, fit.std, strict=True):
             true = truth.values[truth.index(name)]
             flag = "  not identifiable" if name in fit.not_identifiable else ""
             z, rel = (value - true) / std, (value - true) / true
-            print(f"{name:16s} {value:10.4g} {true:10.4g} {std:10.2g} {z:+10.1f} {rel:+10.1%}"
-                  f"{flag}")  # fmt: skip
+            print(
+                f"{name:16s} {value:10.4g} {true:10.4g} {std:10.2g} {z:+10.1f} {rel:+10.1%}{flag}"
+            )
         print("singular values (scaled):", np.array2string(fit.singular_values, precision=3))
         print(f"cost history {np.array2string(np.array(fit.cost_history), precision=4)}")
 
@@ -158,10 +169,12 @@ def main() -> None:
     data = swing_up_data(args.duration, args.h_sim)
     c = np.cos(data.clean[:, 1])
     took = time.perf_counter() - start
-    print(f"swing-up: {args.duration:g} s at h = {args.h_sim:g} s ({took:.0f} s)"
-          f"; max |pendulum| {np.abs(data.clean[:, 1]).max():.2f} rad, {np.mean(c < -0.9):.0%} of "
-          f"the time beyond 154 deg; max |arm| {np.abs(data.clean[:, 0]).max():.2f} rad; "
-          f"{data.lcp_failures} LCP failures")  # fmt: skip
+    print(
+        f"swing-up: {args.duration:g} s at h = {args.h_sim:g} s ({took:.0f} s)"
+        f"; max |pendulum| {np.abs(data.clean[:, 1]).max():.2f} rad, {np.mean(c < -0.9):.0%} of "
+        f"the time beyond 154 deg; max |arm| {np.abs(data.clean[:, 0]).max():.2f} rad; "
+        f"{data.lcp_failures} LCP failures"
+    )
     for h in [args.h] + [float(s) for s in args.steps.split(",") if s]:
         limits = [int(k) for k in args.iterations.split(",")]
         used = step_averaged(data, h) if args.average_control else data

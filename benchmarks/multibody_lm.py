@@ -42,16 +42,16 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 
-from physid.multibody import Recording, identify, load_model, simulate, state_from_joints
-from physid.multibody.estimate import initial_states, resample
-from physid.multibody.problem import Problem, States
+from physid.multibody import MultibodyRecording, identify, load_model, simulate, state_from_joints
+from physid.multibody.estimate.fit import initial_states, resample
+from physid.multibody.estimate.problem import Problem, States
 
 URDF = Path(__file__).resolve().parents[1] / "examples" / "multibody" / "furuta.urdf"
 NAMES = ["hinge1.Izz", "hinge2.Iyy", "hinge1.viscous", "hinge2.viscous"]
 H, KAPPA = 1e-2, 100.0
 
 
-def recording(duration: float) -> Recording:
+def recording(duration: float) -> MultibodyRecording:
     """The synthetic Furuta release of benchmarks/multibody_furuta.py (1 kHz angles)."""
     soft = {"compliance_linear": 1e-7, "compliance_rotational": 1e-7, "damping": 0.02}
     truth = load_model(
@@ -68,7 +68,7 @@ def recording(duration: float) -> Recording:
     q0, v0 = state_from_joints(truth, [0.0, np.pi - 0.03])
     sim = simulate(truth, 1e-4, int(round(duration / 1e-4)), q0, v0)
     angles = sim.angles[::10] + 1e-3 * np.random.default_rng(0).normal(size=sim.angles[::10].shape)
-    return Recording(sim.t[::10], angles, np.zeros_like(angles), "synthetic furuta")
+    return MultibodyRecording(sim.t[::10], angles, np.zeros_like(angles), "synthetic furuta")
 
 
 def start_model():  # noqa: ANN201
@@ -88,7 +88,7 @@ def start_model():  # noqa: ANN201
     )
 
 
-def scipy_problem(rec: Recording):  # noqa: ANN201
+def scipy_problem(rec: MultibodyRecording):  # noqa: ANN201
     """physid's problem and start, as a plain function of the increment ``delta``."""
     model = start_model()
     segment, smooth = resample(rec, H, 10.0)
@@ -113,8 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=1.0, help="recording length [s]")
     parser.add_argument("--max-nfev", type=int, default=30, help="cap of the naive scipy run")
-    parser.add_argument("--max-nfev-sparse", type=int, default=300,
-                        help="cap of the scipy run with jac_sparsity")  # fmt: skip
+    parser.add_argument(
+        "--max-nfev-sparse", type=int, default=300, help="cap of the scipy run with jac_sparsity"
+    )
     args = parser.parse_args()
     rec = recording(args.duration)
 
@@ -126,15 +127,24 @@ def main() -> None:
     fun, n_state, p0, bounds, J0 = scipy_problem(rec)
     x0 = np.zeros(n_state + len(p0))
     bounds = (np.minimum(bounds[0], -1e-300), np.maximum(bounds[1], 1e-300))
-    print(f"{len(x0)} unknowns, {len(fun(x0))} residuals; physid done in {physid_s:.1f} s "
-          f"({fit.iterations} iterations, cost {fit.cost:.5g})", flush=True)
+    print(
+        f"{len(x0)} unknowns, {len(fun(x0))} residuals; physid done in {physid_s:.1f} s "
+        f"({fit.iterations} iterations, cost {fit.cost:.5g})",
+        flush=True,
+    )
     t0 = time.perf_counter()
     fun(x0)
     per_eval = time.perf_counter() - t0
     target = 1.01 * fit.cost  # "equal cost": within 1 % of physid's final cost
     for label, options in (
-        ("scipy trf, sparsity", {"jac_sparsity": (J0 != 0).astype(int), "tr_solver": "lsmr",
-                                 "max_nfev": args.max_nfev_sparse}),
+        (
+            "scipy trf, sparsity",
+            {
+                "jac_sparsity": (J0 != 0).astype(int),
+                "tr_solver": "lsmr",
+                "max_nfev": args.max_nfev_sparse,
+            },
+        ),
         ("scipy trf, naive", {"max_nfev": args.max_nfev}),
     ):
         start = time.perf_counter()
@@ -146,23 +156,38 @@ def main() -> None:
                 reached.append(time.perf_counter() - start)
             return r
 
-        out = least_squares(tracked, x0, jac="2-point", method="trf", bounds=bounds,
-                            x_scale="jac", **options)  # fmt: skip
+        out = least_squares(
+            tracked, x0, jac="2-point", method="trf", bounds=bounds, x_scale="jac", **options
+        )
         seconds = time.perf_counter() - start
         when = f"after {reached[0]:.1f} s" if reached else "never"
-        print(f"{label}: {seconds:.1f} s, {out.nfev} evaluations, status {out.status}; "
-              f"reached physid's cost (+1 %): {when}", flush=True)  # fmt: skip
-        rows.append((f"{label} ({out.status})", out.njev, seconds, float(out.fun @ out.fun),
-                     p0 + out.x[n_state:]))  # fmt: skip
+        print(
+            f"{label}: {seconds:.1f} s, {out.nfev} evaluations, status {out.status}; "
+            f"reached physid's cost (+1 %): {when}",
+            flush=True,
+        )
+        rows.append(
+            (
+                f"{label} ({out.status})",
+                out.njev,
+                seconds,
+                float(out.fun @ out.fun),
+                p0 + out.x[n_state:],
+            )
+        )
         if label.endswith("naive"):
             jacobian_s = per_eval * len(x0)
-            print(f"naive: one residual {per_eval * 1e3:.1f} ms -> one 2-point Jacobian "
-                  f"~{jacobian_s:.0f} s ({len(x0)} evaluations); stopped by the cap: "
-                  f"{out.status == 0}")  # fmt: skip
+            print(
+                f"naive: one residual {per_eval * 1e3:.1f} ms -> one 2-point Jacobian "
+                f"~{jacobian_s:.0f} s ({len(x0)} evaluations); stopped by the cap: "
+                f"{out.status == 0}"
+            )
     print(f"\n{'method':34s} {'iter/Jac':>8s} {'time s':>9s} {'cost r.r':>12s}  parameters")
     for label, iterations, seconds, cost, values in rows:
-        print(f"{label:34s} {iterations:8d} {seconds:9.1f} {cost:12.5g}  "
-              f"{np.array2string(values, precision=4)}")  # fmt: skip
+        print(
+            f"{label:34s} {iterations:8d} {seconds:9.1f} {cost:12.5g}  "
+            f"{np.array2string(values, precision=4)}"
+        )
     for label, _, seconds, cost, _ in rows[1:]:
         ratio = cost / fit.cost
         print(f"speed-up over {label}: {seconds / physid_s:.1f}x (cost ratio {ratio:.3g})")

@@ -164,66 +164,42 @@ from pathlib import Path
 
 import numpy as np
 
+from physid.sim.furuta import _MJCF, STICKING_START, STICKING_TRUTH, mujoco_furuta
+
 ROOT = Path(__file__).resolve().parents[1]
 URDF = ROOT / "examples" / "multibody" / "furuta.urdf"
-MJCF = """<mujoco model="furuta">
-  <option timestep="{step}" gravity="0 0 -9.81" integrator="implicitfast"/>
-  <worldbody>
-    <body name="arm_a">
-      <joint name="hinge1" type="hinge" axis="0 0 1" damping="{b1}" frictionloss="{c1}"/>
-      <inertial pos="0.128 0 0" mass="0.238" diaginertia="1e-4 3e-3 3e-3"/>
-      <body name="pendulum_b" pos="0.248 0 0" xyaxes="0 0 -1 1 0 0">
-        <joint name="hinge2" type="hinge" axis="0 1 0" damping="{b2}" frictionloss="{c2}"/>
-        <inertial pos="0.092 0 0" mass="0.428" diaginertia="1e-4 4e-3 4e-3"/>
-      </body>
-    </body>
-  </worldbody>
-</mujoco>"""
 # the truth: MuJoCo's damping [N m s/rad] and frictionloss [N m] per hinge, the URDF inertias
-TRUTH = {
-    "hinge1.Izz": 3e-3,
-    "hinge1.viscous": 1e-3,
-    "hinge1.coulomb": 0.05,
-    "hinge2.Iyy": 4e-3,
-    "hinge2.viscous": 1e-5,
-    "hinge2.coulomb": 5e-5,
-}
-START = [0.0, np.pi - np.radians(30.0)]  # arm, pendulum (0 = hanging) [rad]
+# (physid.sim.furuta.STICKING_TRUTH; its MJCF is physid.sim.furuta._MJCF)
+TRUTH = STICKING_TRUTH
+START = list(STICKING_START)  # arm, pendulum (0 = hanging) [rad]
 
 
 def mujoco_run(seconds: float, step: float = 1e-4, rate: float = 20.0) -> tuple:
-    """``(t, angles)`` of the MuJoCo simulation sampled at ``rate`` [Hz]."""
-    import mujoco
-
-    xml = MJCF.format(
-        step=step,
-        b1=TRUTH["hinge1.viscous"],
-        c1=TRUTH["hinge1.coulomb"],
-        b2=TRUTH["hinge2.viscous"],
-        c2=TRUTH["hinge2.coulomb"],
-    )
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    data.qpos[:] = START
-    every = int(round(1.0 / (rate * step)))
-    n = int(round(seconds * rate)) + 1
-    t, q = np.empty(n), np.empty((n, 2))
-    for k in range(n):
-        t[k], q[k] = data.time, data.qpos
-        for _ in range(every if k < n - 1 else 0):
-            mujoco.mj_step(model, data)
-    return t, q
+    """``(t, angles)`` of the MuJoCo simulation (its default soft frictionloss) sampled at
+    ``rate`` [Hz]."""
+    return mujoco_furuta(seconds, rate, step, gravity=-9.81, hard_friction=False)
 
 
 def mujoco_rows() -> dict[str, dict[str, float]]:
     """Per hinge the ``friction_damping`` and ``friction_compliance`` of MuJoCo's default
-    ``frictionloss`` row (physid.multibody.dynamics.mujoco_friction_row, from MuJoCo's
+    ``frictionloss`` row (physid.multibody.model.dynamics.mujoco_friction_row, from MuJoCo's
     ``dof_invweight0`` of this model)."""
     import mujoco
 
-    from physid.multibody.dynamics import mujoco_friction_row
+    from physid.multibody.model.dynamics import mujoco_friction_row
 
-    model = mujoco.MjModel.from_xml_string(MJCF.format(step=1e-4, b1=0, c1=0, b2=0, c2=0))
+    xml = _MJCF.format(
+        step=1e-4,
+        g=-9.81,
+        ja=TRUTH["hinge1.Izz"],
+        jb=TRUTH["hinge2.Iyy"],
+        b1=0,
+        c1=0,
+        b2=0,
+        c2=0,
+        friction_row="",
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
     rows = {}
     for j, joint in enumerate(("hinge1", "hinge2")):
         row = mujoco_friction_row(float(model.dof_invweight0[j]))
@@ -297,6 +273,8 @@ def identify(folder: Path, data: Path, friction: str, args: argparse.Namespace) 
     if args.refine:
         command += ["--refine", "--refine-dt", str(args.refine_dt), "--quiet"]
         command += ["--refine-windows", args.refine_windows]
+    else:  # the equation-error fit alone (since issue 74 low-rate dry friction is refined
+        command += ["--no-refine"]  # by default)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -419,16 +397,20 @@ def main() -> None:
     moving = np.abs(np.diff(clean[:, 0])) > 0.02 * np.diff(t)  # MuJoCo's soft stick creeps
     stick = t[1:][moving][-1] if moving.any() else t[0]
     amplitude = np.ptp(clean[t > t[-1] - 5, 1]) / 2
-    print(f"MuJoCo: {len(t)} samples at 20 Hz; the arm moves last at t = {stick:.2f} s; "
-          f"pendulum amplitude over the last 5 s {amplitude:.3f} rad")  # fmt: skip
+    print(
+        f"MuJoCo: {len(t)} samples at 20 Hz; the arm moves last at t = {stick:.2f} s; "
+        f"pendulum amplitude over the last 5 s {amplitude:.3f} rad"
+    )
     folder = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="mb_furuta_"))
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "furuta_20hz.csv"
     write_csv(data, t, noisy)
 
     first, whole = np.round(1e3 * rms(floor, t, 1.0), 1), np.round(1e3 * rms(floor, t), 1)
-    print(f"(a) truth stepped by physid at h = {floor_h:g}: RMS vs noise-free "
-          f"1 s {first} mrad, 40 s {whole} mrad")  # fmt: skip
+    print(
+        f"(a) truth stepped by physid at h = {floor_h:g}: RMS vs noise-free "
+        f"1 s {first} mrad, 40 s {whole} mrad"
+    )
     fits = ["coulomb"] + ([] if args.no_baseline else ["dry"])
     rows = []
     for friction in fits:
@@ -437,8 +419,10 @@ def main() -> None:
         std = dict(zip(res["names"], res["std"], strict=True))
         sim = res["simulation_error"][0]["joints"]
         vs_clean = fit_errors(out, t, clean, args.dt)
-        print(f"\n== fit with {friction}: status {res['status']}, {res['iterations']} it, "
-              f"{seconds:.0f} s; at bound {res['at_bound']}")  # fmt: skip
+        print(
+            f"\n== fit with {friction}: status {res['status']}, {res['iterations']} it, "
+            f"{seconds:.0f} s; at bound {res['at_bound']}"
+        )
         for name, value in values.items():
             truth = TRUTH.get(name)
             error = (
@@ -447,18 +431,22 @@ def main() -> None:
             print(f"  {name:16s} {value:.4g} ± {std[name]:.2g}{error}")
         for j, joint in enumerate(("hinge1", "hinge2")):
             e = sim[joint]
-            print(f"  {joint}: sim RMS vs samples 1 s {1e3 * e['rms_first_s']:.1f}, 40 s "
-                  f"{1e3 * e['rms_whole']:.1f} mrad ({e['rms_whole'] / args.noise:.2f}x noise); "
-                  f"vs noise-free 1 s {1e3 * rms(vs_clean, t, 1.0)[j]:.1f}, 40 s "
-                  f"{1e3 * rms(vs_clean, t)[j]:.1f} mrad")  # fmt: skip
+            print(
+                f"  {joint}: sim RMS vs samples 1 s {1e3 * e['rms_first_s']:.1f}, 40 s "
+                f"{1e3 * e['rms_whole']:.1f} mrad ({e['rms_whole'] / args.noise:.2f}x noise); "
+                f"vs noise-free 1 s {1e3 * rms(vs_clean, t, 1.0)[j]:.1f}, 40 s "
+                f"{1e3 * rms(vs_clean, t)[j]:.1f} mrad"
+            )
         rows.append((friction, values, sim))
     values, sim = rows[0][1], rows[0][2]
     c = values["hinge1.coulomb"] / TRUTH["hinge1.coulomb"] - 1
     worst = max(sim[j]["rms_whole"] for j in sim) / args.noise
     verdict = "met" if abs(c) <= 0.2 else "NOT met"
     print(f"\nTARGET arm dry friction within 20 %: {100 * c:+.1f} % -> {verdict}")
-    print(f"TARGET 40 s simulation error within 1.5x the noise: worst joint {worst:.2f}x -> "
-          f"{'met' if worst <= 1.5 else 'NOT met'}")  # fmt: skip
+    print(
+        f"TARGET 40 s simulation error within 1.5x the noise: worst joint {worst:.2f}x -> "
+        f"{'met' if worst <= 1.5 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,14 @@ Usage: python benchmarks/multibody_real_pendulum.py [--only single|double] [--h 
     [--kappa 1e4] [--grid-h 0.01,0.002,0.001] [--grid-kappa 100,10000] [--no-table]
     [--models viscous,dry,stribeck] [--double-train 6] [--double-m2] [--double-table]
     [--double-models viscous,dry,stribeck] [--double-nested] [--double-folds 2]
-    [--double-cutoff 30]
+    [--double-cutoff 30] [--default-set 1000,20]
+
+--default-set (issue 74; 2026-11-29, 2 shared cores at load 7-11, h = 2e-3): the default set (per
+hinge the inertia about its axis, viscous and Coulomb friction) as ``physid multibody identify``
+fits it with no estimate list, on the training files as recorded and at 20 Hz, held-out RMS
+[mrad] over 1 s, default run vs --no-refine: single 1 kHz 1.64 / 1.08 (no refinement); single
+20 Hz 1.75 / 2.74 (refined by default) vs 1.44 / 1.07; double 1 kHz 0.82, 1.84 / 1.26, 1.44 (no
+refinement); double 20 Hz 1.15, 2.36 / 1.96, 2.33 (refined) vs 1.47, 2.93 / 2.11, 2.21.
 
 RESULTS (2026-11-23, 2 shared cores, one thread; RMS [mrad] over the first 1 s / the whole file;
 README: the authors' model; "stepped": the README's parameters in physid's simulator at h)
@@ -67,7 +74,7 @@ Single arm, all training files, validation valid_00 / valid_01 (README 1.95 / 1.
   The two collapsed Stribeck fits converge at J ~ 0 (17 and 11 it): identify reports
   at_bound ['pendulum.Iyy'] and a warning, and does not restart a converged fit (a restart
   from consistent states measured at 1e-2: J 7.04e-5, 1.62e-9 per step, 13 it; not default,
-  see physid.multibody.estimate).
+  see physid.multibody.estimate.fit).
 Double arm, h = 1e-3, kappa = 1e4, initialisation filter 30 Hz (at identify's 10 Hz the state
 estimation of train_03 needs 41 LM iterations instead of 4 to reach the same 1.287e-8: the
 filter bends the fast end of the file; 10 Hz had made every CV score ~4e-7 at 20 iterations).
@@ -125,10 +132,18 @@ import numpy as np  # noqa: E402
 from scipy.integrate import solve_ivp  # noqa: E402
 
 from physid.errors import InputError  # noqa: E402
-from physid.multibody import Recording, identify, load_model, simulate, state_from_joints  # noqa: E402
+from physid.multibody import MultibodyRecording, identify, load_model, simulate, state_from_joints  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "datasets" / "multiarm_pendulum"
+# the shared datasets beside the checkout (../shared) or, from a worktree, at the project's root
+DATA = next(
+    (
+        base / "shared" / "datasets" / "multiarm_pendulum"
+        for base in (ROOT.parent, *ROOT.parents[1:])
+        if (base / "shared" / "datasets" / "multiarm_pendulum").is_dir()
+    ),
+    ROOT.parent / "shared" / "datasets" / "multiarm_pendulum",
+)
 SINGLE_URDF = ROOT / "examples" / "multibody" / "multiarm_single.urdf"
 DOUBLE_URDF = ROOT / "examples" / "multibody" / "multiarm_double.urdf"
 SOFT = {"compliance_linear": 1e-5, "compliance_rotational": 1e-5, "damping": 0.02}
@@ -164,12 +179,12 @@ DOUBLE_FRICTION = {  # friction terms of both joints and their start values (pap
 NESTED_START = {"dry": 0.0, "stribeck_delta": 1e-5, "stribeck_c": 1.0}
 
 
-def load(folder: str, name: str, joints: list[str]) -> tuple[Recording, np.ndarray]:
+def load(folder: str, name: str, joints: list[str]) -> tuple[MultibodyRecording, np.ndarray]:
     """The recording and its measured rates (the README: denoised by the authors)."""
     d = np.load(DATA / folder / f"{name}.npz")
     angles = np.column_stack([d[f"q_{j}"] for j in joints])
     rates = np.column_stack([d[f"dq_{j}"] for j in joints])
-    return Recording(d["t"], angles, np.zeros_like(angles), f"{folder}/{name}"), rates
+    return MultibodyRecording(d["t"], angles, np.zeros_like(angles), f"{folder}/{name}"), rates
 
 
 def single_model(names: list[str]):  # noqa: ANN201
@@ -182,7 +197,9 @@ def single_model(names: list[str]):  # noqa: ANN201
     return load_model(SINGLE_URDF, config | {"estimate": names})
 
 
-def simulated_rms(model, rec: Recording, rates: np.ndarray, h: float) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+def simulated_rms(
+    model, rec: MultibodyRecording, rates: np.ndarray, h: float
+) -> tuple[np.ndarray, ...]:  # noqa: ANN001
     """RMS angle error [rad] per column over the first 1 s and the whole file, simulating the
     identified model from the first measured state (errors at the simulator's steps)."""
     n = int((rec.t[-1] - rec.t[0]) / h)
@@ -202,7 +219,7 @@ def rms(t: np.ndarray, err: np.ndarray, upto: float | None) -> np.ndarray:
     return np.sqrt(np.mean(err[keep] ** 2, axis=0))
 
 
-def authors_single(rec: Recording, rates: np.ndarray) -> np.ndarray:
+def authors_single(rec: MultibodyRecording, rates: np.ndarray) -> np.ndarray:
     """The authors' ODE ``ddq = -(k1 dq - a1 g m1 sin q) / (m1 a1^2 + I1)`` with their fit."""
     a1, m1, inertia, k1, g = 0.14775, 0.14758, 1.0912e-4, 2.2394e-4, 9.81001
     sol = solve_ivp(
@@ -220,13 +237,13 @@ def authors_single(rec: Recording, rates: np.ndarray) -> np.ndarray:
 def refined_or_none(fit, recordings: list, refine_on: bool):  # noqa: ANN001, ANN201
     """``fit`` after ``identify --refine``'s output-error refinement (its default stages), or
     None when off or skipped (r*mu / Stribeck friction)."""
-    from physid.multibody.refine import refine, refined, skip_reason
+    from physid.multibody.refine.output_error import refine, refined, skip_reason
 
     if not refine_on or skip_reason(fit) is not None:
         return None
     start = time.perf_counter()
     out = refined(fit, refine(fit, recordings))
-    out.notes.append(f"refined in {time.perf_counter() - start:.0f} s")
+    print(f"  refined in {time.perf_counter() - start:.0f} s")
     return out
 
 
@@ -263,41 +280,55 @@ def per_file_table(
                 scores.append(state.cost_per_step)
                 stopped += not state.converged
             values = " ".join(f"{v:.4g}({s:.1g})" for v, s in zip(fit.values, fit.std, strict=True))
-            print(f"  {label:8s} train_{i:02d}: cost {fit.cost_per_step:.3g} "
-                  f"CV {np.mean(scores[-len(others):]):.3g} [{fit.status}, {fit.iterations} it, "
-                  f"{time.perf_counter() - start:.0f} s] {values} "
-                  f"at bound {fit.at_bound}")  # fmt: skip
+            print(
+                f"  {label:8s} train_{i:02d}: cost {fit.cost_per_step:.3g} "
+                f"CV {np.mean(scores[-len(others) :]):.3g} [{fit.status}, {fit.iterations} it, "
+                f"{time.perf_counter() - start:.0f} s] {values} "
+                f"at bound {fit.at_bound}"
+            )
         combined[label] = (float(np.mean(costs)), float(np.mean(scores)))
-        print(f"  {label:8s} combined: cost {combined[label][0]:.3g}  CV {combined[label][1]:.3g}"
-              f"  ({stopped} CV state estimations not converged in 40 it)")  # fmt: skip
+        print(
+            f"  {label:8s} combined: cost {combined[label][0]:.3g}  CV {combined[label][1]:.3g}"
+            f"  ({stopped} CV state estimations not converged in 40 it)"
+        )
     return combined
 
 
 def validate_single(
     train: list, valid: dict, grid: list[tuple[float, float]], refine_on: bool = False
 ) -> None:
-    print("\n  validation, simulated from the first measured state: RMS angle error [mrad] "
-          "over 1 s / whole file")  # fmt: skip
+    print(
+        "\n  validation, simulated from the first measured state: RMS angle error [mrad] "
+        "over 1 s / whole file"
+    )
     for name, (rec, rates) in valid.items():
         err = authors_single(rec, rates)
         one, whole = rms(rec.t, err[:, None], 1.0)[0], rms(rec.t, err[:, None], None)[0]
-        print(f"  {name} authors' model (our integration): {1e3 * one:.2f} / {1e3 * whole:.1f}; "
-              f"README {PUBLISHED_SINGLE[name][0]} / {PUBLISHED_SINGLE[name][1]}")  # fmt: skip
-    authors = {"gravity": [0, 0, -9.81001], "defaults": SOFT,
-               "joints": {"pendulum": {"viscous": 2.2394e-4}},
-               "bodies": {"pendulum": {"Iyy": 1.0912e-4}}}  # fmt: skip
+        print(
+            f"  {name} authors' model (our integration): {1e3 * one:.2f} / {1e3 * whole:.1f}; "
+            f"README {PUBLISHED_SINGLE[name][0]} / {PUBLISHED_SINGLE[name][1]}"
+        )
+    authors = {
+        "gravity": [0, 0, -9.81001],
+        "defaults": SOFT,
+        "joints": {"pendulum": {"viscous": 2.2394e-4}},
+        "bodies": {"pendulum": {"Iyy": 1.0912e-4}},
+    }
     for step, weight in grid:
         print(f"  -- all training files together, h = {step:g} s, kappa = {weight:g}")
         errors = []
         for rec, rates in valid.values():  # the step's own error: the README's fit, stepped at h
             t, err = simulated_rms(load_model(SINGLE_URDF, authors), rec, rates, step)
             errors.append(f"{1e3 * rms(t, err, 1.0)[0]:.2f} / {1e3 * rms(t, err, None)[0]:.1f}")
-        print(f"    {'authors':8s} valid_00 {errors[0]:>13s}  valid_01 {errors[1]:>13s}  "
-              "(the README's parameters in physid's simulator at this step)")  # fmt: skip
+        print(
+            f"    {'authors':8s} valid_00 {errors[0]:>13s}  valid_01 {errors[1]:>13s}  "
+            "(the README's parameters in physid's simulator at this step)"
+        )
         for label, names in SINGLE_MODELS.items():
             start = time.perf_counter()
-            fit = identify(single_model(names), [r for r, _ in train], h=step, kappa=weight,
-                           max_iterations=40)  # fmt: skip
+            fit = identify(
+                single_model(names), [r for r, _ in train], h=step, kappa=weight, max_iterations=40
+            )
             values = ", ".join(f"{n[9:]} {v:.4g}" for n, v in zip(names, fit.values, strict=True))
             errors = []
             for rec, rates in valid.values():
@@ -307,10 +338,12 @@ def validate_single(
                     errors.append(str(why)[:13])
                     continue
                 errors.append(f"{1e3 * rms(t, err, 1.0)[0]:.2f} / {1e3 * rms(t, err, None)[0]:.1f}")
-            print(f"    {label:8s} valid_00 {errors[0]:>13s}  valid_01 {errors[1]:>13s}  "
-                  f"({fit.status}, {fit.iterations} it, {time.perf_counter() - start:.0f} s; "
-                  f"{values}; at bound {fit.at_bound}; "
-                  f"{fit.state_iterations} restart it)")  # fmt: skip
+            print(
+                f"    {label:8s} valid_00 {errors[0]:>13s}  valid_01 {errors[1]:>13s}  "
+                f"({fit.status}, {fit.iterations} it, {time.perf_counter() - start:.0f} s; "
+                f"{values}; at bound {fit.at_bound}; "
+                f"{fit.state_iterations} restart it)"
+            )
             better = refined_or_none(fit, [r for r, _ in train], refine_on)
             if better is not None:
                 errors = []
@@ -322,18 +355,20 @@ def validate_single(
                 values = ", ".join(
                     f"{n[9:]} {v:.4g}" for n, v in zip(names, better.values, strict=True)
                 )
-                print(f"    {label + '+ref':8s} valid_00 {errors[0]:>13s}  valid_01 "
-                      f"{errors[1]:>13s}  ({better.notes[-1]}; {values})")  # fmt: skip
+                print(
+                    f"    {label + '+ref':8s} valid_00 {errors[0]:>13s}  valid_01 "
+                    f"{errors[1]:>13s}  ({better.notes[-1]}; {values})"
+                )
 
 
-def load_double(name: str) -> tuple[Recording, np.ndarray]:
+def load_double(name: str) -> tuple[MultibodyRecording, np.ndarray]:
     """A double-arm file with joint 1 measured from hanging. The files' ``q_joint1`` is pi at
     the hanging rest (the data decelerate through pi: a stable equilibrium), not 0 as the README
     says: only with this shift do the README's own parameters, simulated here at h = 1e-3,
     give its RMS (valid_00 1.57 / 2.83 mrad vs 1.62 / 2.90; unshifted: 3472 / 3478 mrad)."""
     rec, rates = load("double", name, ["joint1", "joint2"])
     angles = rec.angles - np.array([np.pi, 0.0])
-    return Recording(rec.t, angles, rec.control, rec.source), rates
+    return MultibodyRecording(rec.t, angles, rec.control, rec.source), rates
 
 
 def double_model(friction: str, estimate_m2: bool, gravity: float = 9.81):  # noqa: ANN201
@@ -355,7 +390,9 @@ def double_model(friction: str, estimate_m2: bool, gravity: float = 9.81):  # no
     return load_model(DOUBLE_URDF, config), names
 
 
-def double_errors(model, rec: Recording, rates: np.ndarray, h: float) -> tuple[np.ndarray, ...]:  # noqa: ANN001
+def double_errors(
+    model, rec: MultibodyRecording, rates: np.ndarray, h: float
+) -> tuple[np.ndarray, ...]:  # noqa: ANN001
     """RMS [mrad] of joint 1 and of arm 2's absolute angle (q1 + q2) over 1 s and the file."""
     t, err = simulated_rms(model, rec, rates, h)
     err = np.column_stack([err[:, 0], err[:, 0] + err[:, 1]])
@@ -386,9 +423,11 @@ def fold_scores(models, estimate_m2, nested, train, folds, options) -> None:  # 
             previous = fit
             states = [identify(fit.model, [r], names=[], **options) for r in held]
             scores[label] += [s.cost_per_step for s in states]
-            print(f"  fold {k}: {label:8s} cost {fit.cost_per_step:.4g} ({fit.status}, "
-                  f"{fit.iterations} it)  held-out {np.mean([s.cost_per_step for s in states]):.4g}"
-                  f" ({sum(not s.converged for s in states)} not converged)")  # fmt: skip
+            print(
+                f"  fold {k}: {label:8s} cost {fit.cost_per_step:.4g} ({fit.status}, "
+                f"{fit.iterations} it)  held-out {np.mean([s.cost_per_step for s in states]):.4g}"
+                f" ({sum(not s.converged for s in states)} not converged)"
+            )
     for label, values in scores.items():
         print(f"  {label:8s} {folds}-fold CV {np.mean(values):.4g}")
 
@@ -422,9 +461,11 @@ def run_double(
     for name, (rec, rates) in valid.items():
         one, whole = double_errors(authors, rec, rates, h)
         ref = PUBLISHED_DOUBLE.get(name)
-        print(f"  {'stepped':8s} {name}: {one[0]:.2f} / {one[1]:.2f}; {whole[0]:.1f} / "
-              f"{whole[1]:.1f}  (the README's parameters in physid's simulator; README 1 s: "
-              f"{'-' if ref is None else f'{ref[0]} / {ref[1]}'})")  # fmt: skip
+        print(
+            f"  {'stepped':8s} {name}: {one[0]:.2f} / {one[1]:.2f}; {whole[0]:.1f} / "
+            f"{whole[1]:.1f}  (the README's parameters in physid's simulator; README 1 s: "
+            f"{'-' if ref is None else f'{ref[0]} / {ref[1]}'})"
+        )
     previous = None
     for label in models:
         start = time.perf_counter()
@@ -433,17 +474,23 @@ def run_double(
         values = ", ".join(
             f"{n} {v:.4g}({s:.1g})" for n, v, s in zip(names, fit.values, fit.std, strict=True)
         )
-        print(f"  {label:8s} ({fit.status}, {fit.iterations} it, "
-              f"{time.perf_counter() - start:.0f} s, cost {fit.cost_per_step:.4g} from "
-              f"{fit.cost_history[0] / fit.cost * fit.cost_per_step:.4g}, at bound "
-              f"{fit.at_bound}): {values}")  # fmt: skip
+        print(
+            f"  {label:8s} ({fit.status}, {fit.iterations} it, "
+            f"{time.perf_counter() - start:.0f} s, cost {fit.cost_per_step:.4g} from "
+            f"{fit.cost_history[0] / fit.cost * fit.cost_per_step:.4g}, at bound "
+            f"{fit.at_bound}): {values}"
+        )
         previous = fit
         better = refined_or_none(fit, [r for r, _ in train], refine_on)
         fits = [(label, fit)] + ([] if better is None else [(label + "+ref", better)])
         if better is not None:
-            print(f"  {label}+ref ({better.notes[-1]}): " + ", ".join(
-                f"{n} {v:.4g}({s:.1g})" for n, v, s in zip(names, better.values, better.std,
-                                                           strict=True)))  # fmt: skip
+            print(
+                f"  {label}+ref ({better.notes[-1]}): "
+                + ", ".join(
+                    f"{n} {v:.4g}({s:.1g})"
+                    for n, v, s in zip(names, better.values, better.std, strict=True)
+                )
+            )
         for name, (rec, rates) in valid.items():
             for tag, each in fits:
                 try:
@@ -451,8 +498,85 @@ def run_double(
                 except InputError as why:  # the fit collapsed a body (zero mass or inertia)
                     print(f"  {tag:8s} {name}: no simulation: {why}")
                     continue
-                print(f"  {tag:8s} {name}: {one[0]:.2f} / {one[1]:.2f}; "
-                      f"{whole[0]:.1f} / {whole[1]:.1f}")  # fmt: skip
+                print(
+                    f"  {tag:8s} {name}: {one[0]:.2f} / {one[1]:.2f}; "
+                    f"{whole[0]:.1f} / {whole[1]:.1f}"
+                )
+
+
+def decimated(rec: MultibodyRecording, rates: np.ndarray, every: int) -> tuple:
+    """Every ``every``-th sample of a recording (a low-rate log of the same motion)."""
+    keep = slice(0, None, every)
+    out = MultibodyRecording(rec.t[keep], rec.angles[keep], rec.control[keep], rec.source)
+    return out, rates[keep]
+
+
+def run_default_set(h: float, rates_hz: list[float], rig: str) -> None:
+    """Issue 74: ``physid multibody identify`` with no ``estimate:`` (the default set: per hinge
+    the inertia about its axis, viscous and Coulomb friction) as the workflow fits it (the
+    URDF's bodies as prior and plausibility box; the short-window refinement when the
+    equation-error fit ends at a bound), with the default refinement and with ``--no-refine``,
+    on the training files at 1 kHz and decimated to each rate in ``rates_hz``; each validated
+    on the validation files from their first measured state (1-s and whole-file RMS)."""
+    from physid.multibody.workflow import RefineMode, RefineOptions, identify_run
+
+    if rig == "single":
+        files = [load("single", f"train_{i:02d}", ["pendulum"]) for i in range(4)]
+        valid = {f"valid_{i:02d}": load("single", f"valid_{i:02d}", ["pendulum"]) for i in (0, 1)}
+        model = load_model(
+            SINGLE_URDF, {"gravity": [0, 0, -9.81], "defaults": SOFT}, default_estimate=True
+        )
+    else:
+        files = [load_double(f"train_{i:02d}") for i in range(6)]
+        valid = {f"valid_{i:02d}": load_double(f"valid_{i:02d}") for i in (0, 1)}
+        config = {
+            "gravity": [0, 0, -9.81],
+            "defaults": SOFT,
+            "bodies": {"joint1": {"mass": 0.093844}, "joint2": {"mass": 0.137596}},
+        }
+        model = load_model(DOUBLE_URDF, config, default_estimate=True)
+    for rate in rates_hz:
+        every = max(1, int(round(1000.0 / rate)))
+        train = [decimated(rec, rates, every)[0] for rec, rates in files]
+        start = time.perf_counter()
+        run = identify_run(
+            model,
+            train,
+            [r.source for r in train],
+            fit_options={"h": h},
+            refine_options=RefineOptions(RefineMode.AUTO),
+        )
+        seconds = time.perf_counter() - start
+        fit, refinement = run.fit, run.fit.refinement
+        print(
+            f"\n{rig}, {rate:g} Hz, h = {h:g}: {run.status}, {fit.iterations} it "
+            f"({fit.termination}), {seconds:.0f} s; findings "
+            + ", ".join(f.code for f in run.findings)
+        )
+        models = {"default": (fit.model, fit.values, fit.std)}
+        if refinement is not None:
+            print(
+                f"  refinement by default ({refinement.status}, used {refinement.used}): "
+                f"{refinement.seconds:.0f} s, {refinement.evaluations} simulations"
+            )
+            equation = fit.model.with_values(
+                dict(zip(fit.names, refinement.fit_values, strict=True))
+            )
+            models["--no-refine"] = (equation, refinement.fit_values, refinement.fit_std)
+        for label, (model_used, values, std) in models.items():
+            print(
+                f"  {label}: "
+                + ", ".join(
+                    f"{n} {v:.4g} ± {s:.2g}" for n, v, s in zip(fit.names, values, std, strict=True)
+                )
+            )
+            for name, (rec, rates) in valid.items():
+                if rig == "single":
+                    t_sim, err = simulated_rms(model_used, rec, rates, h)
+                    first, whole = 1e3 * rms(t_sim, err, 1.0), 1e3 * rms(t_sim, err, None)
+                else:
+                    first, whole = double_errors(model_used, rec, rates, h)
+                print(f"    {name}: RMS 1 s {np.round(first, 2)}, whole {np.round(whole, 1)} mrad")
 
 
 def main() -> None:
@@ -487,7 +611,20 @@ def main() -> None:
         help="also refine each fit by output error (identify --refine, default stages; viscous "
         "models only) and validate the refined model",
     )
+    parser.add_argument(
+        "--default-set",
+        default=None,
+        metavar="HZ[,HZ...]",
+        help="issue 74 instead: the default estimate set with and without the default "
+        "refinement, the training files at these rates (1000 = as recorded)",
+    )
     args = parser.parse_args()
+    if args.default_set:
+        rates_hz = [float(r) for r in args.default_set.split(",")]
+        for rig in ("single", "double"):
+            if args.only in (None, rig):
+                run_default_set(args.h, rates_hz, rig)
+        return
     for label in set(SINGLE_MODELS) - set(args.models.split(",")):
         del SINGLE_MODELS[label]
     if args.only != "double":

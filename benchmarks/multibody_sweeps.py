@@ -94,11 +94,20 @@ def fit_row(data, h: float, eps: float = 1e-5, kappa: float = 100.0, b1: float =
     )
     err = sim - clean + 2 * np.pi * np.round((clean[0] - sim[0]) / (2 * np.pi))
     return {
-        "h": h, "eps": eps, "kappa": kappa, "status": fit.status, "it": fit.iterations,
-        "s": fit.seconds, "rel": (fit.values - truth) / truth, "z": (fit.values - truth) / fit.std,
-        "std": fit.std / truth, "obs": fit.observation_mse, "imp": fit.impulse_mse,
-        "sim_rms": float(np.sqrt(np.mean(err**2))), "values": fit.values,
-    }  # fmt: skip
+        "h": h,
+        "eps": eps,
+        "kappa": kappa,
+        "status": fit.status,
+        "it": fit.iterations,
+        "s": fit.seconds,
+        "rel": (fit.values - truth) / truth,
+        "z": (fit.values - truth) / fit.std,
+        "std": fit.std / truth,
+        "obs": fit.observation_mse,
+        "imp": fit.impulse_mse,
+        "sim_rms": float(np.sqrt(np.mean(err**2))),
+        "values": fit.values,
+    }
 
 
 def show(label: str, row: dict) -> None:
@@ -106,9 +115,12 @@ def show(label: str, row: dict) -> None:
         f"{n} {100 * r:+7.2f}% ({100 * s:.2f}%, z {z:+6.1f})"
         for n, r, s, z in zip(SHORT, row["rel"], row["std"], row["z"], strict=True)
     )
-    print(f"{label:>14s} {row['status'][:22]:22s} {row['it']:3d} it {row['s']:6.1f} s  "
-          f"obs {row['obs']:.2e} imp {row['imp']:.2e} sim {1e3 * row['sim_rms']:7.1f} mrad | "
-          f"{est}", flush=True)  # fmt: skip
+    print(
+        f"{label:>14s} {row['status'][:22]:22s} {row['it']:3d} it {row['s']:6.1f} s  "
+        f"obs {row['obs']:.2e} imp {row['imp']:.2e} sim {1e3 * row['sim_rms']:7.1f} mrad | "
+        f"{est}",
+        flush=True,
+    )
 
 
 def cached_release(b1: float = 1e-2, comp: float = 1e-5, h_sim: float = 1e-4, seed: int = 0):
@@ -116,12 +128,12 @@ def cached_release(b1: float = 1e-2, comp: float = 1e-5, h_sim: float = 1e-4, se
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"release_b1{b1:g}_eps{comp:g}_h{h_sim:g}.npz"
     if path.exists():
-        from physid.multibody import Recording
+        from physid.multibody import MultibodyRecording
         from physid.sim.furuta import Synthetic
 
         d = np.load(path)
         noisy = d["clean"] + 1e-3 * np.random.default_rng(seed).normal(size=d["clean"].shape)
-        rec = Recording(d["t"], noisy, np.zeros_like(noisy), "synthetic Furuta release")
+        rec = MultibodyRecording(d["t"], noisy, np.zeros_like(noisy), "synthetic Furuta release")
         return Synthetic(rec, d["clean"], load_model(URDF, table_g5(b1, comp)), 0)
     data = release(URDF, table_g5(b1, comp), h_sim=h_sim, seed=seed)
     tmp = path.with_suffix(".tmp.npz")
@@ -131,8 +143,10 @@ def cached_release(b1: float = 1e-2, comp: float = 1e-5, h_sim: float = 1e-4, se
 
 
 def inverse_crime(seeds: int) -> None:
-    print(f"\n== 1. inverse crime: data simulated at h = 1e-2 s, identified at 1e-2 s ({seeds} "
-          "noise seeds) ==")  # fmt: skip
+    print(
+        f"\n== 1. inverse crime: data simulated at h = 1e-2 s, identified at 1e-2 s ({seeds} "
+        "noise seeds) =="
+    )
     for kappa in (100.0, 1e4):
         rows = [
             fit_row(cached_release(h_sim=1e-2, seed=s), 1e-2, kappa=kappa) for s in range(seeds)
@@ -141,9 +155,11 @@ def inverse_crime(seeds: int) -> None:
         std = np.array([r["std"] for r in rows])
         for name, j in zip(SHORT, range(4), strict=True):
             mc = 100 * rel[:, j].std(ddof=1)
-            print(f"  kappa {kappa:g} {name:5s}: mean error {100 * rel[:, j].mean():+.3f} % "
-                  f"(+- {mc / np.sqrt(seeds):.3f}), Monte Carlo std {mc:.3f} %, "
-                  f"reported std {100 * std[:, j].mean():.3f} %")  # fmt: skip
+            print(
+                f"  kappa {kappa:g} {name:5s}: mean error {100 * rel[:, j].mean():+.3f} % "
+                f"(+- {mc / np.sqrt(seeds):.3f}), Monte Carlo std {mc:.3f} %, "
+                f"reported std {100 * std[:, j].mean():.3f} %"
+            )
         print(f"  kappa {kappa:g}: iterations {[r['it'] for r in rows]}")
 
 
@@ -159,17 +175,21 @@ def shadow_check() -> None:
     for label, values in (("truth", truth_values(1e-2)), ("estimates", row["values"])):
         model = truth.with_values(dict(zip(NAMES, values, strict=True)))
         fixed = identify(model, [data.recording], h=1e-2, kappa=100.0, names=[])
-        print(f"  state estimation with the {label} parameters fixed at h = 1e-2: cost per step "
-              f"{fixed.cost_per_step:.4g} (observation {fixed.observation_mse:.3g}, impulse "
-              f"{fixed.impulse_mse:.3g})")  # fmt: skip
+        print(
+            f"  state estimation with the {label} parameters fixed at h = 1e-2: cost per step "
+            f"{fixed.cost_per_step:.4g} (observation {fixed.observation_mse:.3g}, impulse "
+            f"{fixed.impulse_mse:.3g})"
+        )
     for label, values in (("truth", truth_values(1e-2)), ("estimates", row["values"])):
         model = truth.with_values(dict(zip(NAMES, values, strict=True)))
         err = simulate(model, 1e-2, n, q0, v0).angles - clean
         one = np.sqrt(np.mean(err[:101] ** 2, axis=0))
         whole = np.sqrt(np.mean(err**2, axis=0))
-        print(f"  {label:9s} parameters at h = 1e-2: RMS angle error over 1 s "
-              f"{1e3 * one[0]:.1f} / {1e3 * one[1]:.1f} mrad, over 5 s {1e3 * whole[0]:.1f} / "
-              f"{1e3 * whole[1]:.1f} mrad (arm / pendulum)")  # fmt: skip
+        print(
+            f"  {label:9s} parameters at h = 1e-2: RMS angle error over 1 s "
+            f"{1e3 * one[0]:.1f} / {1e3 * one[1]:.1f} mrad, over 5 s {1e3 * whole[0]:.1f} / "
+            f"{1e3 * whole[1]:.1f} mrad (arm / pendulum)"
+        )
 
 
 def sweep(kind: str, grid: list[float], fine: bool) -> list[dict]:

@@ -85,7 +85,7 @@ class Row:
     moving_mass: float | None
     urdf_mass: float
     worst_body: str
-    warnings: int
+    warnings: int  # findings of severity caution or worse
     # every body within [0.5, 2] x its URDF mass and the moving mass within [0.8, 1.25] x, or
     # each one outside named in a warning (issue 24 item 4)
     masses_plausible_or_named: bool = False
@@ -172,10 +172,10 @@ def mass_summary(model: pin.Model, document: dict) -> tuple[float, float, str]:
 
 def implausible_masses_named(model: pin.Model, document: dict) -> bool:
     """Issue 24 item 4 on a params.json: every body mass within [0.5, 2] x the URDF's and the
-    moving mass within [0.8, 1.25] x, or each one outside named in a warning of the file (the
-    body's joint name, or "moving mass", in a warning that says "implausible")."""
+    moving mass within [0.8, 1.25] x, or each one outside named in a finding of the file that
+    says so (the body's joint name, or "moving mass", in an ID403 or ID404 finding)."""
     urdf, masses = _body_masses(model, document)
-    said = [w for w in document.get("fit", {}).get("warnings", []) if "implausible" in w]
+    said = [f["message"] for f in document.get("findings", []) if f["code"] in ("ID403", "ID404")]
     outside = [j for j, m in masses.items()
                if urdf.get(j, 0.0) > 1e-3 and not 0.5 <= m / urdf[j] <= 2.0]  # fmt: skip
     moving, total = sum(masses.values()), sum(urdf.values())
@@ -217,7 +217,7 @@ def score(case: RealCase, out: Path, with_figaroh: bool, overrides: dict | None 
     if document is not None:
         physid = params_error(model, document, case.validate, validate)
         moving, urdf_mass, worst = mass_summary(model, document)
-        n_warnings = len(document.get("fit", {}).get("warnings", []))
+        n_warnings = sum(f["severity"] != "info" for f in document.get("findings", []))
         named = implausible_masses_named(model, document)
     figaroh = figaroh_cpu = None
     if with_figaroh:
@@ -254,7 +254,7 @@ def print_table(rows: list[Row]) -> None:
         print(f"{r.case:34s} {_pct(r.ols)} {_pct(r.consistent_ols)} {_pct(r.figaroh)} "
               f"{_pct(r.urdf)} {_pct(r.physid)} {'yes' if best else 'NO':>5s} {mass} "
               f"{r.urdf_mass:6.2f} {r.worst_body:>28s} {r.physid_cpu_s:6.1f} {fg_cpu}  "
-              f"{r.status} ({r.warnings} warnings)")  # fmt: skip
+              f"{r.status} ({r.warnings} findings of caution or worse)")  # fmt: skip
     met = lambda ok: "MET" if ok else "NOT MET"  # noqa: E731
     timed = any(r.figaroh_cpu_s is not None for r in rows)
     print(f"targets: physid <= min(OLS, figaroh) on every case {met(met_error)}; moving mass in "
@@ -288,6 +288,11 @@ def main() -> None:
         import yaml
 
         overrides = yaml.safe_load(args.physid_config.read_text())
+    from identify_vs_bare import physid_environment
+
+    user = physid_environment(_USER_ENVIRONMENT)  # physid byte-compiled, as installed
+    _USER_ENVIRONMENT.clear()
+    _USER_ENVIRONMENT.update(user)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as temporary:
         tmp = args.keep or Path(temporary)

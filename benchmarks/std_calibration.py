@@ -13,7 +13,7 @@ base parameters decided by both fits (their std from each fit's covariance).
 Run: python benchmarks/std_calibration.py [--datasets PATH] [--only kuka_2_3,...]
 
 Results (2026-11-25, 2-core box at load ~5, 1,287 s; "Laplace" is the same script on commit
-7d455c3, before the blocked jackknife of physid.offline.jackknife):
+7d455c3, before the blocked jackknife of physid.offline.fit.jackknife):
 
 | pair (two separate runs) | group | n | median abs z, Laplace -> now | 90 % | beyond 3 |
 |---|---|---|---|---|---|
@@ -35,8 +35,8 @@ kg of moving mass, more than four blocks of one file show); the xMate runs of on
 share its model error, so their z are small by construction.
 
 2026-11-26, quiet 2-core box, 62 s: with implausible masses refitted under a tighter bodies'
-prior where the folds cannot tell (physid.offline.against_prior.plausible_prior) and the
-jackknife's blocks cut by phase in runs that repeat their motion (physid.offline.folds):
+prior where the folds cannot tell (physid.offline.choose.against_prior.plausible_prior) and the
+jackknife's blocks cut by phase in runs that repeat their motion (physid.offline.observe.folds):
 
 | pair | joint terms | masses | base (median abs z, beyond 3) |
 |---|---|---|---|

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.files.config import load_config
-from physid.offline.metrics import fit_metrics
+from physid.offline.observe.metrics import fit_metrics
 from physid.workflows import run_identify
 
 HERE = Path(__file__).resolve().parent

@@ -158,8 +158,8 @@ def kinova_payload_problem(arm, noise=None):  # noqa: ANN001, ANN201
     """``(problem, xs, ws, theta)`` of paper B on ``kinova_payload_arm``: the payload link's
     inertia estimated (log-Cholesky) from its encoders and velocities, ``noise`` the NoiseStd
     told (default: physid's), started from the initial guess and the nominal inertia."""
-    from physid.oe.build import initial_guess, make_problem
-    from physid.oe.measurements import Measurements, NoiseStd
+    from physid.oe.model.measurements import Measurements, NoiseStd
+    from physid.oe.solving.build import initial_guess, make_problem
 
     nominal, _, rec = arm
     meas = Measurements(q=rec.q_meas, v=rec.v_meas)

@@ -55,7 +55,7 @@ def test_the_config_key_is_checked():
 
 
 def test_simfit_refuses_angles_it_would_not_convert(tmp_path):
-    from physid.api.robot_runs import simfit_drive_gains
+    from physid.api.simfit_run import simfit_drive_gains
 
     config = tmp_path / "config.yaml"
     config.write_text("angle_unit: degrees\n", encoding="utf-8")

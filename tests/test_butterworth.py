@@ -115,9 +115,9 @@ def test_multirate_estimates_are_at_least_as_good_as_single_rate_ones(arm_experi
     # the full rate) is the reference to beat: band-limiting the states before the regressor
     # also removes products of out-of-band derivative noise, which bias the single-rate one.
     from physid.files.config import parse_config
-    from physid.offline.least_squares import weighted_least_squares
-    from physid.offline.observations import build_observations
-    from physid.offline.reduced import reduce_observations
+    from physid.offline.observe.least_squares import weighted_least_squares
+    from physid.offline.observe.observations import build_observations
+    from physid.offline.observe.reduced import reduce_observations
     from physid.robot.regressor import base_parameters
     from physid.signal import butterworth
 
@@ -161,7 +161,7 @@ def test_filter_and_friction_settings_are_checked(raw, message):
 
 
 def test_a_recorded_preprocessing_with_an_unknown_method_is_refused():
-    from physid.offline.preprocessing import preprocessing_from_dict
+    from physid.offline.observe.preprocessing import preprocessing_from_dict
 
     with pytest.raises(InputError, match="method 'fourier' is not one of"):
         preprocessing_from_dict({"method": "fourier", "butterworth_cutoff_hz": 10.0})

@@ -122,8 +122,8 @@ def test_identify_then_validate_round_trip(recordings, tmp_path):
     (tmp_path / "fast.csv").write_text(table)
     fast = (*args[:-1], tmp_path / "fast.csv", "--json", tmp_path / "fast.json", "--quiet")
     result = CliRunner().invoke(main, [str(a) for a in fast])
-    assert result.exit_code == 0, result.output
-    assert "the data look wrong" in result.stderr and "time stamps do not match" in result.stderr
+    assert result.exit_code == 3, result.output  # written, status suspect
+    assert "suspect ID519" in result.stderr and "time stamps do not match" in result.stderr
     assert json.loads((tmp_path / "fast.json").read_text())["suspect_reasons"]
 
 

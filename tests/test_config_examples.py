@@ -28,7 +28,7 @@ from physid.errors import InputError
 from physid.files.config import FilterConfig, IdentifyConfig, parse_config, robot_for
 from physid.files.config_template import COMMENTS, EXAMPLES, config_keys, example_config
 from physid.files.io import table_csv_text
-from physid.offline.prediction import predict_recording
+from physid.offline.observe.prediction import predict_recording
 from physid.recordings.trajectory import load_trajectory, split_by_fraction, write_trajectory_csv
 from physid.sim.arm import (
     EXCURSION_RAD,

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from physid.body.inertia import check_consistency, pi_from_pseudo_inertia, pseudo_inertia
-from physid.offline.consistent import (
+from physid.offline.fit.consistent import (
     FOLD_TOLERANCE,
     ConsistentProblem,
     consistent_least_squares,
     consistent_standard_from_base,
 )
-from physid.offline.reduced import reduce_observations
+from physid.offline.observe.reduced import reduce_observations
 from physid.robot.regressor import base_parameters, observation_matrix
 from physid.sim.arm import arm6_model, true_parameters
 
@@ -126,7 +126,7 @@ def _lowered(pi: np.ndarray, smallest: float) -> np.ndarray:
 def test_a_body_the_solver_left_just_outside_the_cone_is_moved_onto_it(noiseless):
     # Clarabel meets J >= margin I to a tolerance of the problem's scale: on the real KUKA file
     # 2 without a body prior it left link 2 at -2.3e-6 kg m^2 and the run failed outright
-    from physid.offline.consistent import SOLVER_SLACK, _onto_cone
+    from physid.offline.fit.consistent import SOLVER_SLACK, _onto_cone
 
     model, theta, _, _ = noiseless
     layout = model.layout

@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 
 from physid.files.config import FilterConfig
-from physid.offline.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
-from physid.offline.observations import joint_speed_rms, observation_chunks
-from physid.offline.preprocessing import resolve_preprocessing
-from physid.offline.reduced import ReductionAccumulator
+from physid.offline.choose.deadband import CANDIDATE_FRACTIONS, candidate_models, choose_deadband
+from physid.offline.observe.observations import joint_speed_rms, observation_chunks
+from physid.offline.observe.preprocessing import resolve_preprocessing
+from physid.offline.observe.reduced import ReductionAccumulator
 from physid.signal.butterworth import classical_derivatives, derivative_noise_std
 
 
@@ -119,14 +119,15 @@ def test_each_deadband_block_is_that_model_s_own_decimated_joint_terms(arm_exper
 
 
 def test_a_per_joint_mix_is_exactly_those_rows_of_the_shared_candidates(arm_experiment):
-    """The per-joint candidate (physid.offline.deadband_joints) takes each joint's rows of the
+    """The per-joint candidate (physid.offline.choose.deadband_joints) takes each joint's rows of
+    the
     fold systems and of the stored joint-term block from the candidate it picks: it must equal
     observing the recording under that mixed deadband alone (normal equations per fold, and the
     stored regressor)."""
     from physid.files.config import IdentifyConfig
-    from physid.offline.deadband_joints import with_per_joint_candidate
-    from physid.offline.folds import FoldPlan
-    from physid.offline.training import observe_candidate
+    from physid.offline.choose.deadband_joints import with_per_joint_candidate
+    from physid.offline.choose.training import observe_candidate
+    from physid.offline.observe.folds import FoldPlan
 
     model = arm_experiment.model
     train = [_training(arm_experiment, 0.03)]
@@ -168,7 +169,7 @@ def test_a_joint_whose_friction_switches_smoothly_gets_its_own_deadband(
     sign friction on the others: every shared band makes the others worse, so the shared
     candidates keep none (held-out 6.69 %, joint_2 7.12 %); the per-joint candidate gives
     joint_2 alone the widest band (5.53 %, joint_2 5.60 %, the others unchanged)."""
-    import physid.offline.choices as choices
+    import physid.offline.choose.choices as choices
     from physid.files.config import IdentifyConfig
     from physid.offline.pipeline import identify
 
@@ -186,7 +187,7 @@ def test_a_joint_whose_friction_switches_smoothly_gets_its_own_deadband(
 
     def run():
         result = identify(model, [train], IdentifyConfig(), validation=[held])
-        choice = next(c for c in result.choices if c.what == "Coulomb deadband")
+        choice = next(c for c in result.choices.scored if c.what == "Coulomb deadband")
         return choice, result.validation
 
     choice, per_joint = run()

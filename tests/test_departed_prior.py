@@ -2,7 +2,7 @@
 
 Issue 24 item 4 / FINDINGS 5: on the real KUKA LWR4+ (file 2 alone, no config) the second
 link's mass came out 12.6 kg against the URDF's 2.7 kg while params.json said the URDF prior
-decided it. :func:`physid.offline.uncertainty.departed_from_prior` re-marks such a quantity
+decided it. :func:`physid.offline.fit.uncertainty.departed_from_prior` re-marks such a quantity
 ``regrouped`` and names it; these tests hold the rule on a constructed case (the yardstick is the
 prior's own standard deviation at the URDF's values) and on that real recording.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from conftest import EXAMPLES, KUKA, require_dataset
 
 from physid.files.config import parse_config, robot_for
-from physid.offline.uncertainty import (
+from physid.offline.fit.uncertainty import (
     DEPARTED_PRIOR_STD,
     body_uncertainties,
     departed_from_prior,
@@ -103,7 +103,7 @@ def test_with_plausible_masses_off_the_departed_masses_are_named(tmp_path):
 
 def test_a_worse_fit_never_reads_as_a_tie():
     # the warning that the fit predicts the folds worse than the URDF printed "5.64 % vs 5.64 %"
-    from physid.offline.against_prior import percent_pair
+    from physid.offline.choose.against_prior import percent_pair
 
     assert percent_pair(0.056401, 0.056399) == ("5.6401", "5.6399")
     assert percent_pair(0.0564, 0.0412) == ("5.64", "4.12")
@@ -115,7 +115,7 @@ def test_a_wide_joint_term_prior_keeps_its_variance():
     relative cut-off zeroed every joint term of the Panda, so a viscous friction and an armature
     that a Drake-simulated Panda determines to 1-8 % read "the prior decides" (a posterior
     variance above a quarter of zero). At unit diagonal the inverse is exact."""
-    from physid.offline.joint_prior import JointPrior
+    from physid.offline.fit.joint_prior import JointPrior
     from physid.sim.oe_robots import robot_urdf
 
     joints = [f"panda_joint{k}" for k in range(1, 8)]

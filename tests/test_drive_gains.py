@@ -15,7 +15,7 @@ import pytest
 from physid.body.inertia import pi_from_mass_com_inertia
 from physid.errors import InputError
 from physid.files.config import FilterConfig
-from physid.offline.drive_gains import KnownPayload, identify_drive_gains
+from physid.offline.loads.drive_gains import KnownPayload, identify_drive_gains
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
 GAINS = np.array([95.0, 120.0, 70.0, 35.0, 28.0, 12.0])  # N m per A, joint side

@@ -24,6 +24,7 @@ from physid.excite import (
     joint_limits,
     run_excite,
 )
+from physid.excite.codes import LIMITS_VIOLATED, SOLVER_STOPPED
 from physid.excite.criterion import Criterion
 from physid.excite.limits import NominalTorques
 from physid.excite.nlp import ExcitationProblem
@@ -247,17 +248,26 @@ def test_a_band_or_duration_the_samples_cannot_carry_is_refused(
 
 
 def test_a_design_that_did_not_converge_is_written_with_exit_code_3(urdf, tmp_path):
-    """IPOPT stopped by excitation.max_iterations: status 'not converged (...)', the trajectory
-    written, exit code 3 (it was 0), as the help says."""
+    """IPOPT stopped by excitation.max_iterations: status not_converged, IPOPT's own return
+    status in the summary and the finding EX201, the trajectory written, exit code 3 (it was
+    0), as the help says."""
     config = tmp_path / "c.yaml"
     config.write_text("excitation: " + json.dumps(FAST | {"max_iterations": 2}) + "\n")
     out = tmp_path / "t.csv"
     run = CliRunner().invoke(main, ["excite", "--urdf", str(urdf), "--config", str(config),
                                     "--out", str(out), "--harmonics", "2"])  # fmt: skip
     assert run.exit_code == 3, run.output
-    assert "status: not converged (Maximum_Iterations_Exceeded)" in run.output and out.exists()
+    assert "status: not_converged - " in run.stdout and out.exists()
+    assert f"error {SOLVER_STOPPED.code}: IPOPT stopped" in run.stderr
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["status"] == "not_converged" and summary["solver"] == {
+        "ipopt_status": "Maximum_Iterations_Exceeded",
+        "iterations": 2,
+    }
+    (stopped,) = [f for f in summary["findings"] if f["code"] == SOLVER_STOPPED.code]
+    assert stopped["numbers"]["iterations"] == 2 and stopped["numbers"]["max_iterations"] == 2
     text = " ".join(CliRunner().invoke(main, ["excite", "--help"]).output.split())
-    assert "3 written, but the status is not ok: not converged" in text
+    assert "3 written, but the status is not ok: not_converged" in text
 
 
 def _two_link(tmp_path, shoulder_effort: str = "20", elbow_dynamics: str = ""):
@@ -300,3 +310,43 @@ def test_a_joint_whose_friction_reaches_its_effort_limit_is_named(tmp_path):
     options = ExcitationOptions(0.2, 3, "cond", seed=1, **FAST)
     with pytest.raises(InputError, match=r"no excitation can move 'elbow' \(friction 8.5, "):
         design_excitation(model, limits, options)
+
+
+def test_a_design_stopped_by_its_time_limit_says_time_limit(model):
+    """No time at all (time_limit_s tiny): the iteration callback stops IPOPT at its first
+    iteration; IPOPT says User_Requested_Stop, which IPOPT_STATUS reads as time_limit, kept
+    as the solver detail beside it, with the finding EX201 and its numbers."""
+    from physid.status import Status
+
+    limits = joint_limits(model, {"elbow": {"acceleration": 6.0}}, highest_frequency_hz=0.6)
+    options = ExcitationOptions(0.2, 3, "cond", seed=1, **(FAST | {"time_limit_s": 1e-9}))
+    result = design_excitation(model, limits, options)
+    assert result.ipopt_status == "User_Requested_Stop" and result.iterations == 0
+    assert result.status == Status.TIME_LIMIT and result.summary()["status"] == "time_limit"
+    (stopped,) = [f for f in result.findings if f.code == SOLVER_STOPPED.code]
+    assert stopped.numbers["time_limit_s"] == 1e-9 and stopped.numbers["iterations"] == 0
+
+
+def test_a_limit_broken_on_the_dense_check_is_named_and_not_ok(designed):
+    """The dense re-check's verdict: a trajectory over its velocity limit (use 1.2) and 5 mm
+    outside its workspace is not ok, and EX202 names those two with their numbers."""
+    from dataclasses import replace
+
+    from physid.excite.design import _Candidate, _verdict
+    from physid.excite.limits import LimitCheck
+    from physid.status import Status
+
+    broken = LimitCheck(0.5, 1.2, 0.9, 0.8, outside_workspace=0.005)
+    candidate = _Candidate(designed.coefficients, designed.quality, broken, designed.start,
+                           designed.start_quality, _solved(designed), ())  # fmt: skip
+    (said,) = [f for f in _verdict(candidate, designed.options) if f.code == LIMITS_VIOLATED.code]
+    assert said.names == ("velocity", "workspace") and said.numbers["velocity_use"] == 1.2
+    assert said.numbers["outside_workspace_m"] == 0.005
+    assert replace(designed, limit_check=broken).status == Status.NOT_CONVERGED
+
+
+def _solved(designed):  # the SolveResult the design's own numbers describe
+    from physid.excite.nlp import SolveResult
+
+    return SolveResult(designed.coefficients, designed.solver_status, designed.ipopt_status,
+                       True, designed.iterations, designed.quality.criterion)  # fmt: skip

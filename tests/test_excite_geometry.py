@@ -15,6 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
+from physid.excite.codes import (
+    COLLISION_OFF,
+    CONVEX_HULLS,
+    LIMITS_VIOLATED,
+    MESH_NOT_FOUND,
+    NO_COLLISION_CHECK,
+)
 from physid.excite.geometry import Workspace, WorkspaceChecker, collision_checker
 from physid.files.config import IdentifyConfig, robot_for
 from physid.recordings.trajectory import read_table
@@ -107,7 +114,10 @@ def test_the_design_keeps_off_the_table_and_inside_the_box(urdf, tmp_path):
     free, q_free = _design(urdf, tmp_path, "collision: false")
     assert _collides(urdf, q_free).any(), "without the constraint the design goes through it"
     summary, q = _design(urdf, tmp_path, "min_distance: 0.02")
-    assert summary["collision"]["checked"] and summary["status"] != "limits violated"
+    assert summary["collision"]["checked"]
+    assert not [f for f in summary["findings"] if f["code"] == LIMITS_VIOLATED.code]
+    (off,) = [f for f in free["findings"] if f["code"] == COLLISION_OFF.code]
+    assert off["severity"] == "info"
     assert not _collides(urdf, q).any()
     assert summary["collision"]["min_distance_m"] > 0.0
     # a workspace box: the tool (0.8 m from the shoulder) kept above z = 0.45 m
@@ -124,17 +134,22 @@ def test_unknown_workspace_frames_and_missing_meshes_are_named(urdf, tmp_path):
     with pytest.raises(Exception, match="'hand' is not a frame"):
         WorkspaceChecker(robot, Workspace(("hand",), np.zeros(3), np.ones(3)))
     meshed = tmp_path / "meshed.urdf"
-    meshed.write_text(ARM.replace('<sphere radius="0.05"/>', '<mesh filename="package://x/y.stl"/>'))
-    checker, notes = collision_checker(robot, meshed, np.zeros(2), 0.02)
-    assert checker is None and any("fore" in n and "not found" in n for n in notes)
+    meshed.write_text(
+        ARM.replace('<sphere radius="0.05"/>', '<mesh filename="package://x/y.stl"/>')
+    )
+    checker, said = collision_checker(robot, meshed, np.zeros(2), 0.02)
+    missing = [f for f in said if f.code == MESH_NOT_FOUND.code]
+    assert checker is None and [f.names for f in missing] == [("fore",)]
+    assert "not found" in missing[0].message
     # every mesh missing (the shared UR10e's): the note says why there is no check, not that
     # the URDF has no collision geometry (it has; its meshes were not found)
     all_meshes = tmp_path / "all_meshes.urdf"
     text = ARM.replace('<sphere radius="0.05"/>', '<mesh filename="package://x/y.stl"/>')
     text = text.replace('<box size="1.4 1.4 0.3"/>', '<mesh filename="package://x/z.stl"/>')
     all_meshes.write_text(text)
-    checker, notes = collision_checker(robot, all_meshes, np.zeros(2), 0.02)
-    assert checker is None and "fewer than two collision bodies are left" in notes[-1], notes
+    checker, said = collision_checker(robot, all_meshes, np.zeros(2), 0.02)
+    assert checker is None and said[-1].code == NO_COLLISION_CHECK.code
+    assert "fewer than two collision bodies are left" in said[-1].message, said
 
 
 def test_meshes_are_checked_as_their_hulls_never_farther_than_the_meshes():
@@ -148,8 +163,8 @@ def test_meshes_are_checked_as_their_hulls_never_farther_than_the_meshes():
     robot = robot_for(urdf, IdentifyConfig())
     model = robot.pin_model
     middle = 0.5 * (model.lowerPositionLimit + model.upperPositionLimit)
-    checker, notes = collision_checker(robot, urdf, middle, 0.01)
-    assert any("convex hulls" in note for note in notes)
+    checker, said = collision_checker(robot, urdf, middle, 0.01)
+    assert any(f.code == CONVEX_HULLS.code for f in said)
     kinds = [type(item.geometry).__name__ for item in checker.geometry.geometryObjects]
     assert all(kind.startswith("Convex") for kind in kinds), kinds
     meshes = pin.buildGeomFromUrdf(model, str(urdf), pin.COLLISION,

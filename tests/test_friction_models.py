@@ -1,6 +1,7 @@
 """Nonlinear joint friction (issue 11 item 4): the sigmoid and Stribeck models of
 :mod:`physid.robot.friction`, their shapes fitted by variable projection
-(:mod:`physid.offline.friction_shapes`), written to params.json and used by validate, the online
+(:mod:`physid.offline.choose.friction_shapes`), written to params.json and used by validate, the
+online
 filter and the export.
 
 Truths: closed forms written here with NumPy, central finite differences, and recordings simulated

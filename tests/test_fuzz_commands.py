@@ -42,3 +42,50 @@ def test_damaged_command_lines_end_cleanly(seeds, tmp_path, name):
             found, _ = fuzz_commands.run_command_case(rng, command, seeds, tmp_path)
         problems += found
     assert not problems, problems
+
+
+@pytest.mark.filterwarnings("error")  # as above: the fuzz records warnings all the same
+def test_a_stray_warning_is_counted_with_the_line_that_raised_it(tmp_path, monkeypatch):
+    """A Python warning raised inside a command (here by a wrapped shape parser) is one
+    'warning' problem naming its category, text and file:line; it was a 'message' problem only
+    when it reached stderr, and under pytest's error filter a traceback."""
+    import warnings
+
+    import physid.impacts.specs as specs
+
+    original = specs.parse_shape
+
+    def noisy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        warnings.warn("a stray warning", UserWarning, stacklevel=1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(specs, "parse_shape", noisy)
+    args = [
+        "impacts",
+        "simulate",
+        "--shape",
+        "ellipse:0.05,0.025",
+        "--surface",
+        "line:0,0",
+        "--q0",
+        "0,0.1,0",
+        "--v0",
+        "0,0,0",
+        "--mu",
+        "0.3",
+        "--restitution",
+        "0.2",
+        "--duration",
+        "0.05",
+        "--fps",
+        "60",
+        "--noise",
+        "0",
+        "--out",
+        "p.csv",
+    ]
+    problems, outcome, _ = fuzz.invoke_and_judge(args, tmp_path, [tmp_path / "p.csv"])
+    line = noisy.__code__.co_firstlineno + 1
+    assert outcome == "exit 0" and problems == [
+        f"warning: UserWarning: a stray warning ({__file__}:{line})"
+    ]

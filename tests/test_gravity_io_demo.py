@@ -12,7 +12,7 @@ from physid.cli import main
 from physid.demo import DEMO_CONFIG
 from physid.files.config import parse_config
 from physid.files.io import atomic_output_dir, write_json_atomic
-from physid.offline.gravity import tilted_gravity
+from physid.offline.observe.gravity import tilted_gravity
 from physid.offline.pipeline import identify
 from physid.robot.model import gravity_of, with_gravity
 from physid.sim.arm import simulate_random_excitation

@@ -1,11 +1,15 @@
 """Validation recordings that share samples with the training ones are said to be not held out
-(physid.offline.held_out)."""
+(physid.offline.checks.held_out)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from physid.offline.held_out import not_held_out_warnings
+from physid.offline.checks.held_out import not_held_out_findings
+
+
+def not_held_out_warnings(train, validation):  # noqa: ANN001, ANN201
+    return [f.message for f in not_held_out_findings(train, validation)]
 
 
 def test_a_validation_recording_that_is_training_data_is_named(arm_experiment):

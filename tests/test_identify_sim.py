@@ -9,8 +9,8 @@ import pytest
 
 from physid.demo import DEMO_CONFIG
 from physid.files.config import IdentifyConfig, parse_config
+from physid.offline.observe.prediction import predict_recording
 from physid.offline.pipeline import identify
-from physid.offline.prediction import predict_recording
 from physid.sim.arm import EXCURSION_RAD, simulate_random_excitation
 
 

@@ -139,33 +139,47 @@ def test_trajectory_without_contact_says_unidentifiable(tmp_path: Path) -> None:
         str(out),
     )
     # written, status unidentifiable: exit code 3, as every written result whose status is not ok
-    assert result.exit_code == 3 and "not identified" in result.output
+    assert result.exit_code == 3, result.output
+    assert result.output.startswith("status: unidentifiable - the poses are explained by free")
+    assert "error IM101: the poses are explained by free flight" in result.output
     payload = json.loads((out / "result.json").read_text())
     assert payload["identifiable"] is False and payload["inertia_ratio"] is None
-    assert payload["status"].startswith("unidentifiable: the poses are explained by free flight")
+    assert payload["status"] == "unidentifiable"
+    assert [f["code"] for f in payload["findings"]] == ["IM101"]
 
 
 def test_identify_stopped_by_its_budget_exits_3(tmp_path: Path, monkeypatch) -> None:
-    """A fit cut short by its budget ("not converged: stopped by ...", its best iterate) was
-    written with exit code 0 (a 180-s time budget with --gravity 0,0); now 3, as oe and simfit.
-    The budget is made 3 IPOPT iterations here so that the test is fast."""
-    import importlib
-
+    """A fit cut short by its budget (its best iterate) is written with status not_converged,
+    the finding IM106 and exit code 3, as oe and simfit. The budget is made 3 IPOPT iterations
+    here so that the test is fast."""
     from physid.budget import Budget
-
-    # the module, not the function physid.impacts re-exports under its name
-    identify_module = importlib.import_module("physid.impacts.identify")
+    from physid.impacts.identify import options
 
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
-    monkeypatch.setattr(identify_module, "default_budget", lambda _n: Budget(1e9, 3))
-    result = _run("identify", "--data", str(data), "--shape", SHAPE, "--surface", "line:0,0",
-                  "--out", str(out))  # fmt: skip
+    monkeypatch.setattr(options, "default_budget", lambda _n, _throws=1: Budget(1e9, 3))
+    result = _run(
+        "identify",
+        "--data",
+        str(data),
+        "--shape",
+        SHAPE,
+        "--surface",
+        "line:0,0",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 3, result.output
-    assert "status: not converged: stopped by the iteration budget of 3" in result.output
-    assert json.loads((out / "result.json").read_text())["status"].startswith("not converged")
+    assert "status: not_converged - stopped by the iteration budget of 3" in result.output
+    payload = json.loads((out / "result.json").read_text())
+    assert payload["status"] == "not_converged" and payload["solver"]["stopped_by_budget"] == (
+        "iterations"
+    )
+    spent = payload["findings"][0]  # the most severe first
+    assert spent["code"] == "IM106" and spent["numbers"]["iteration_budget"] == 3
+    assert spent["severity"] == "error" and "IM109" not in {f["code"] for f in payload["findings"]}
     text = " ".join(_run("identify", "--help").output.split())
-    assert "3 written, but the status is not ok: not converged" in text
+    assert "3 written, but the status is not ok: not_converged" in text
 
 
 def _write_csv(path: Path, rows: list[str]) -> Path:
@@ -246,3 +260,53 @@ def test_help_texts_name_units() -> None:
         text = " ".join(_run(command, "--help").output.split())
         missing = [unit for unit in units if unit not in text]
         assert not missing, f"{command} --help lacks {missing}"
+
+
+def test_the_api_takes_typed_values_as_the_command_line_takes_text(tmp_path: Path) -> None:
+    """impacts_simulate with an Ellipse, a Line and arrays writes the same poses as with the
+    command line's text; typed values are checked as the text is (one error naming the
+    option); impacts_identify names a pose file's unknown columns in an info finding (IM004)."""
+    import physid
+    from physid.errors import InputError
+    from physid.impacts import Ellipse, Line
+
+    throw = {"mu": 0.4, "restitution": 0.2, "duration": 0.1, "fps": 60, "noise": 1e-3}
+    text = physid.impacts_simulate(SHAPE, "line:0,0", "0,0.1,-0.785", "3,-5,0", **throw)
+    typed = physid.impacts_simulate(
+        Ellipse(0.05, 0.025), [Line(0.0, 0.0)], np.array([0, 0.1, -0.785]), (3, -5, 0), **throw
+    )
+    pairs = physid.impacts_simulate(
+        (0.05, 0.025), (0.0, 0.0), [0, 0.1, -0.785], [3, -5, 0], **throw
+    )
+    for other in (typed, pairs):
+        np.testing.assert_array_equal(other.raw[1], text.raw[1])
+    with pytest.raises(InputError, match="--shape: .*semi-axes must be positive"):
+        physid.impacts_simulate((0.05, -1.0), "line:0,0", [0, 0.1, 0], [0, 0, 0], **throw)
+    with pytest.raises(InputError, match="--surface: .* must be finite"):
+        physid.impacts_simulate(SHAPE, (0.0, float("nan")), [0, 0.1, 0], [0, 0, 0], **throw)
+    data = tmp_path / "flight.csv"
+    t = np.arange(12) / 60
+    rows = [f"{ti},{0.5 * ti},{1 + 2 * ti - 4.905 * ti**2},{3 * ti},7" for ti in t]
+    data.write_text("t,x,y,theta,z\n" + "\n".join(rows) + "\n")
+    fit = physid.impacts_identify(data, SHAPE, "line:0,0", gravity=(0.0, -9.81))
+    assert fit.status == "unidentifiable" and fit.findings[0].code == "IM101"
+    (unknown,) = [f for f in fit.findings if f.code == "IM004"]
+    assert unknown.severity == "info" and unknown.names == (str(data), "z")
+
+
+def test_a_non_finite_value_of_a_trajectory_is_an_empty_cell() -> None:
+    """trajectory.csv wrote repr(nan) for a value a failed IPOPT solve left non-finite; no
+    output of physid holds nan: the cell is empty, the others are the numbers written."""
+    from dataclasses import replace
+
+    from physid.impacts import Ellipse, Line, identify
+    from physid.impacts.poses import trajectory_csv_text
+
+    t = np.arange(12) / 60
+    q = np.column_stack([0.5 * t, 1 + 2 * t - 4.905 * t**2, 3 * t])
+    flight = identify(Ellipse(0.05, 0.025), [Line(0.0, 0.0)], t, q)  # free flight: no NLP
+    broken = flight.q.copy()
+    broken[1, 0] = np.nan
+    rows = trajectory_csv_text(replace(flight, q=broken)).splitlines()
+    assert "nan" not in "\n".join(rows).lower()
+    assert rows[2].split(",")[1] == "" and float(rows[2].split(",")[2]) == broken[1, 1]

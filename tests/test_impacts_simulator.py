@@ -198,3 +198,66 @@ def test_a_frame_rate_below_one_frame_per_run_is_one_error():
 
     with pytest.raises(InputError, match="below one frame"):
         frame_stride(1e-300, 5e-4)
+
+
+def test_a_step_solver_failure_is_a_status_with_a_finding(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    """Lemke failing (a secondary ray) on the first contact step: the trajectory ends at that
+    step, the status is numerical_failure with IM301 naming its time (the first contact step of
+    the same throw simulated without the failure); ``impacts simulate`` writes the poses up to it
+    and exits 3 (it was a one-line error, exit 2, nothing written)."""
+    from click.testing import CliRunner
+
+    import physid.impacts.simulator as simulator
+    from physid.cli import main
+    from physid.impacts.steppers import StepSolution
+
+    clean = _drop(1e-3, "irc")
+    first = int(np.flatnonzero(clean.active.any(axis=1))[0])
+
+    def failing(data, model):  # noqa: ANN001, ANN202
+        return StepSolution(data.v, np.zeros(0), np.zeros(0), np.zeros(0), False, "secondary ray")
+
+    monkeypatch.setattr(simulator, "solve_step_lcp", failing)
+    sim = _drop(1e-3, "irc")
+    assert sim.status == "numerical_failure" and sim.t.size == first + 1
+    (finding,) = sim.findings
+    assert finding.code == "IM301" and finding.numbers["t_s"] == pytest.approx(clean.t[first])
+    assert "--solver nlp" in sim.message
+    np.testing.assert_array_equal(sim.q, clean.q[: first + 1])
+    out = tmp_path / "poses.csv"
+    result = CliRunner().invoke(
+        main,
+        [
+            "impacts",
+            "simulate",
+            "--shape",
+            "ellipse:1.5,1",
+            "--surface",
+            "line:0,0",
+            "--q0",
+            "0,10,0",
+            "--v0",
+            "0,0,0",
+            "--mu",
+            "0.5",
+            "--restitution",
+            "0",
+            "--inertia-ratio",
+            "0.2",
+            "--duration",
+            "1.45",
+            "--fps",
+            "100",
+            "--noise",
+            "0",
+            "--dt",
+            "1e-3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    assert result.output.startswith("status: numerical_failure - step solver failed at t = ")
+    assert "error IM301" in result.output
+    rows = out.read_text().splitlines()
+    assert rows[0] == "t,x,y,theta" and float(rows[-1].split(",")[0]) <= clean.t[first]

@@ -1,4 +1,4 @@
-"""The blocked jackknife of the fit (physid.offline.jackknife, issue 32 item 3): its variance
+"""The blocked jackknife of the fit (physid.offline.fit.jackknife, issue 32 item 3): its variance
 formula, the Loewner maximum, and coverage where the noise model is wrong."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.signal
 
-from physid.offline.folds import combine
-from physid.offline.jackknife import blocked_jackknife, jackknife_covariance, loewner_max
-from physid.offline.reduced import ReducedSystem, ReductionAccumulator
+from physid.offline.fit.jackknife import blocked_jackknife, jackknife_covariance, loewner_max
+from physid.offline.observe.folds import combine
+from physid.offline.observe.reduced import ReducedSystem, ReductionAccumulator
 
 
 def test_the_jackknife_variance_of_a_block_mean_is_unbiased():

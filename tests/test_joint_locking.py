@@ -16,7 +16,7 @@ import yaml
 
 from physid.errors import InputError
 from physid.files.config import parse_config, robot_for
-from physid.offline.prediction import predict_recording
+from physid.offline.observe.prediction import predict_recording
 from physid.recordings.trajectory import write_trajectory_csv
 from physid.sim.arm import SensorNoise, simulate_random_excitation, true_parameters
 from physid.sim.oe_robots import robot_urdf

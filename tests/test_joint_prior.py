@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from physid.files.config import parse_config
-from physid.offline.joint_prior import JointMotion, joint_motion
-from physid.offline.pipeline import WORSE_THAN_URDF, identify
-from physid.offline.prediction import predict_recording
-from physid.offline.uncertainty import decided_by_data, parameter_sources
+from physid.offline.fit.joint_prior import JointMotion, joint_motion
+from physid.offline.fit.uncertainty import decided_by_data, parameter_sources
+from physid.offline.observe.prediction import predict_recording
+from physid.offline.pipeline import identify
 from physid.robot.regressor import BaseParameters
 from physid.sim.arm import (
     EXCURSION_RAD,
@@ -22,6 +22,7 @@ from physid.sim.arm import (
     simulate_tracking,
     true_parameters,
 )
+from physid.status import Status
 
 WRIST = slice(3, 6)
 
@@ -119,7 +120,7 @@ def test_nothing_explained_is_not_ok():
     result = identify(model, [run.recorded], parse_config({}))
     assert result.train.relative_error > 0.9
     assert result.status != "ok"
-    assert result.status == WORSE_THAN_URDF or any(
+    assert result.status is Status.WORSE_THAN_URDF or any(
         "unexplained" in reason for reason in result.suspect
     )
 
@@ -177,7 +178,7 @@ def test_a_joint_that_never_moves_keeps_its_urdf_friction_and_armature():
     assert result.validation.relative_error < urdf.relative_error
     # held, they have no std, and their non-prior (a share of the torque over a noise column)
     # is not carried into the parameters they couple with through that noise
-    from physid.report.flags import parameters_at_bound
+    from physid.offline.checks.fit_flags import parameters_at_bound
 
     held = {model.layout.joint_term_index("joint_5", t) for t in ("fv", "fc", "Ia")}
     assert not held & parameters_at_bound(result)  # held at the URDF's, not by the constraint
@@ -229,7 +230,7 @@ def test_validate_names_joints_that_move_only_in_its_recordings(tmp_path):
                                    "--data", str(files[1])])  # fmt: skip
     assert checked.exit_code == 0, checked.output
     (line,) = [w for w in checked.output.splitlines() if "did not move" in w]
-    assert line.startswith("warning: joint_5 did not move in the identification's training")
+    assert line.startswith("caution ID608: joint_5 did not move in the identification's training")
     again = runner.invoke(main, ["validate", "--urdf", urdf, "--params", params,
                                  "--data", str(files[0])])  # fmt: skip
     assert again.exit_code == 0 and "did not move" not in again.output

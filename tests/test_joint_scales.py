@@ -1,4 +1,5 @@
-"""offline/joint_scales.py: the closed-form profile against plain least squares, and the scale
+"""offline/checks/joint_scales.py: the closed-form profile against plain least squares, and the
+scale
 found on a system whose one joint's torque was scaled."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.offline.joint_scales import _best_scale, _Profile
+from physid.offline.checks.joint_scales import _best_scale, _Profile
 
 
 def _system(seed: int, n: int = 4, rows: int = 30, p: int = 6):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from physid.offline.essential import essential_parameters
-from physid.offline.least_squares import (
+from physid.offline.fit.essential import essential_parameters
+from physid.offline.observe.least_squares import (
     ordinary_least_squares,
     residual_autocorrelation,
     weighted_least_squares,
 )
-from physid.offline.reduced import reduce_observations
+from physid.offline.observe.reduced import reduce_observations
 
 
 def synthetic(rng, n_samples=800, sigma=(0.1, 1.0, 0.5)):
@@ -100,7 +100,7 @@ def test_newey_west_covariance_is_calibrated_for_correlated_errors():
     # Monte Carlo with AR(1) errors (rho 0.9) and slowly varying regressors: eq. 6 is about 4x
     # too optimistic. Measured: Newey-West z-scores have standard deviation 1.17-1.27 here
     # (the Bartlett kernel's known small-sample optimism; 1.09-1.19 with twice the samples).
-    from physid.offline.least_squares import autocorrelation_robust_covariance
+    from physid.offline.observe.least_squares import autocorrelation_robust_covariance
 
     rng = np.random.default_rng(5)
     n_samples, t = 1500, np.arange(1500)
@@ -133,7 +133,7 @@ def test_newey_west_covariance_is_calibrated_for_correlated_errors():
 
 
 def test_newey_west_equals_eq6_for_white_errors_and_the_direct_lag_sum():
-    from physid.offline.least_squares import autocorrelation_robust_covariance
+    from physid.offline.observe.least_squares import autocorrelation_robust_covariance
 
     rng = np.random.default_rng(6)
     X, e = rng.standard_normal((3000, 2, 3)), rng.standard_normal((3000, 2))

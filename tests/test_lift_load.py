@@ -1,4 +1,5 @@
-"""A vertical lift's weight (physid.offline.lift_load): the mean force of a moving lift against
+"""A vertical lift's weight (physid.offline.checks.lift_load): the mean force of a moving lift
+against
 the weight the URDF puts on it, which the gravity comparison cannot see (constant in q)."""
 
 from __future__ import annotations
@@ -6,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from physid.offline.lift_load import lift_load_warnings, lift_loads, lift_sign_reason
-from physid.offline.suspect import suspect_reasons
+from physid.offline.checks.lift_load import lift_load_findings, lift_loads, lift_sign_finding
+from physid.offline.checks.suspect import suspect_reasons
 from physid.recordings.trajectory import Trajectory
 from physid.robot.model import build_robot_model
 
@@ -66,7 +67,7 @@ def test_a_lift_carries_the_weight_above_it_and_nothing_is_said(tmp_path):
     assert joint == "lift" and abs(weight - WEIGHT_N) < 1e-9
     # the inertial force of a sinusoidal lift averages out over whole periods, nearly
     assert abs(measured - WEIGHT_N) < 0.01 * WEIGHT_N
-    assert lift_sign_reason(model, run) is None and lift_load_warnings(model, [run]) == []
+    assert lift_sign_finding(model, run) is None and lift_load_findings(model, [run]) == []
 
 
 def test_a_flipped_lift_is_suspect_and_a_lift_off_scale_is_named(tmp_path):
@@ -78,14 +79,14 @@ def test_a_flipped_lift_is_suspect_and_a_lift_off_scale_is_named(tmp_path):
     assert reason.startswith("run.csv: a lift's force runs against the weight")
     assert "'lift' -98" in reason and "against 98.1 N" in reason
     model, light = _recording(tmp_path, 0.05)
-    assert lift_sign_reason(model, light) is None
-    (warning,) = lift_load_warnings(model, [light])
+    assert lift_sign_finding(model, light) is None
+    (warning,) = [f.message for f in lift_load_findings(model, [light])]
     assert "the lift 'lift' carries 0.05 x the weight the URDF puts on it" in warning
     model, heavy = _recording(tmp_path, 2.5)
-    assert "carries 2.5 x the weight" in lift_load_warnings(model, [heavy])[0]
+    assert "carries 2.5 x the weight" in lift_load_findings(model, [heavy])[0].message
     # half the weight: the TIAGo-like lift so logged gave a moving mass 0.56 x the truth
     model, half = _recording(tmp_path, 0.5)
-    assert "carries 0.5 x the weight" in lift_load_warnings(model, [half])[0]
+    assert "carries 0.5 x the weight" in lift_load_findings(model, [half])[0].message
 
 
 def test_a_still_lift_or_a_revolute_robot_has_no_lift_to_judge(tmp_path):
@@ -108,4 +109,4 @@ def test_dry_friction_of_a_lift_that_goes_one_way_longer_is_no_missing_weight(tm
     assert abs(lean) > 0.15  # the plain mean would be off by 20 N x that
     ((_, (measured, weight)),) = lift_loads(model, run).items()
     assert abs(measured - weight) < 0.02 * weight
-    assert lift_load_warnings(model, [run]) == []
+    assert lift_load_findings(model, [run]) == []

@@ -199,8 +199,10 @@ def test_identify_from_an_mcap_file_gives_the_csv_parameters(logged, tmp_path):
     np.testing.assert_allclose(_standard(bag), _standard(csv), rtol=1e-9, atol=1e-12)
     assert bag["fit"]["train"]["relative_error"] < 0.02
     # the logged velocities (no accelerations) are not used, and that is said (was silent)
-    notes = " ".join(csv["preprocessing"]["notes"])
-    assert "the recordings' dq_ columns are not used: velocities come from the positions" in notes
+    (unused,) = [f for f in csv["findings"] if f["code"] == "ID108"]
+    assert unused["message"].startswith(
+        "the recordings' dq_ columns are not used: velocities come from the positions"
+    )
 
 
 def test_online_replays_a_bag(logged, tmp_path):

@@ -522,7 +522,7 @@ def test_on_a_repeated_run_a_delay_must_also_win_the_folds_by_phase(arm, tmp_pat
     against 2.14 % without it, while the folds by phase rejected it (2.28 against 2.23 %). A
     true 8 ms delay wins the folds by phase too and is kept; where they reject a delay, it is
     not compensated and the note says why."""
-    import physid.offline.delay_choice as delay_choice
+    import physid.offline.choose.delay_choice as delay_choice
 
     truth = mujoco.MjModel.from_xml_path(str(arm))
     for name, seed in (("train", 3), ("held", 4)):
@@ -596,8 +596,9 @@ def test_online_takes_the_mjcf_joint_terms_as_its_nominal_friction(tmp_path):
     (tmp_path / "light.xml").write_text(ARM.replace('mass="0.9"', 'mass="0.6"'), encoding="utf-8")
     run = CliRunner().invoke(main, ["online", "--model", str(tmp_path / "light.xml"), "--data",
                                     str(tmp_path / "run.csv"), "--body", "elbow", "--out",
-                                    str(tmp_path / "out"), "--quiet"])  # fmt: skip
+                                    str(tmp_path / "out"), "--quiet", "--verbose"])  # fmt: skip
     assert run.exit_code == 0, run.output
+    assert "info ON203" in run.output
     assert "includes the MJCF's joint damping and frictionloss" in run.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["joint_friction"].startswith("the model file's")
@@ -692,8 +693,8 @@ def test_a_delay_longer_than_drives_and_loggers_make_is_not_compensated(arm, tmp
     # dynamics the model lacks (the real UR10e with joint_terms: [] had 321 ms compensated, the
     # phase of the viscous friction left out). The estimate is forced to 200 ms here (under the
     # old bound, 5 % of these 6 s runs): the choice must not compensate it
-    import physid.offline.delay_choice as delay_choice
-    from physid.offline.delay import DelayEstimate
+    import physid.offline.choose.delay_choice as delay_choice
+    from physid.offline.choose.delay import DelayEstimate
 
     truth = mujoco.MjModel.from_xml_path(str(arm))
     for name, seed in (("train", 3), ("held", 4)):

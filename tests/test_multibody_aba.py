@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from physid.multibody.build import load_model
-from physid.multibody.simulate import simulate, state_from_joints
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import simulate, state_from_joints
 
 FURUTA = Path(__file__).resolve().parents[1] / "examples" / "multibody" / "furuta.urdf"
 G, K, JS, B2 = 9.81, 0.05, 1e-4, 1e-3

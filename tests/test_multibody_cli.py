@@ -126,8 +126,16 @@ def test_identify_writes_params_result_states_and_report(tmp_path):
     args += ["--out", str(out), "--dt", "5e-3", "--cross-validate"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "ignoring column(s) extra" in result.output
+    # an ok run prints the status, the key numbers and no info finding; --verbose adds them
+    assert result.output.startswith("status: ok - ") and "MB102" not in result.output
+    again = [str(tmp_path / "v") if a == str(out) else a for a in args[:-1]]  # no folds
+    verbose = CliRunner().invoke(main, [*again, "--verbose"])
+    assert verbose.exit_code == 0 and "info MB102: " in verbose.output
+    assert "ignoring column(s) extra" in verbose.output
     params = json.loads((out / "params.json").read_text())
+    assert params["status"] == "ok"
+    ignored = [f for f in params["findings"] if f["code"] == "MB102"]  # one per recording
+    assert len(ignored) == 2 and all(f["names"] == ["extra"] for f in ignored)
     assert params["format"] == "physid.params/1" and params["physically_consistent"]
     # truth of the simulation: Iyy (about the COM) = 0.01, viscous = 0.01
     iyy = params["bodies"]["pendulum"]["inertia"][1][1]
@@ -179,3 +187,12 @@ def test_identify_bad_input_is_one_line(tmp_path, text, extra, message):
     assert message in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_help_states_the_refinement_budget_the_workflow_uses():
+    """The command line keeps its own copy of the refinement's evaluations (its --help must not
+    import the workflow, which imports CasADi and Pinocchio)."""
+    from physid.cli.multibody_commands import REFINE_EVALUATIONS
+    from physid.multibody.workflow import REFINE_EVALUATIONS as USED
+
+    assert REFINE_EVALUATIONS == USED

@@ -11,12 +11,12 @@ import pytest
 import scipy.sparse as sp
 
 from physid.errors import InputError
-from physid.multibody.build import load_model
-from physid.multibody.covariance import parameter_sensitivity
-from physid.multibody.estimate import Recording, identify
-from physid.multibody.lm import box_qp
-from physid.multibody.problem import Problem, Segment, States
-from physid.multibody.simulate import simulate, state_from_joints
+from physid.multibody.estimate.covariance import parameter_sensitivity
+from physid.multibody.estimate.fit import MultibodyRecording, identify
+from physid.multibody.estimate.lm import box_qp
+from physid.multibody.estimate.problem import Problem, Segment, States
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import simulate, state_from_joints
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 
@@ -146,7 +146,7 @@ def test_pendulum_identification_recovers_inertia_and_damping():
     sim = simulate(model, 1e-3, 3000, q0, v0)
     rng = np.random.default_rng(2)
     angles = sim.angles + 1e-3 * rng.normal(size=sim.angles.shape)
-    rec = Recording(sim.t, angles, np.zeros_like(angles), "synthetic")
+    rec = MultibodyRecording(sim.t, angles, np.zeros_like(angles), "synthetic")
     start = {
         "gravity": [0, 0, -9.81],
         "defaults": {"compliance_linear": 1e-5, "compliance_rotational": 1e-5},
@@ -168,7 +168,7 @@ def test_unexcited_parameter_is_reported_not_identifiable():
     model = load_model(ROOT / "pendulum.urdf", {"gravity": [0, 0, -9.81], "defaults": soft})
     q0, v0 = state_from_joints(model, [0.5], [0.0])
     sim = simulate(model, 1e-3, 2000, q0, v0)
-    rec = Recording(sim.t, sim.angles, np.zeros_like(sim.angles), "synthetic")
+    rec = MultibodyRecording(sim.t, sim.angles, np.zeros_like(sim.angles), "synthetic")
     fit = identify(model, [rec], h=5e-3, names=["pendulum.Iyy", "pendulum.Izz"])
     # the pendulum never turns about its body z axis: Izz is not excited
     assert "pendulum.Izz" in fit.not_identifiable
@@ -180,7 +180,7 @@ def test_non_finite_data_is_an_input_error_naming_the_row():
     t = np.linspace(0, 1, 101)
     angles = np.zeros((101, 1))
     angles[7] = np.nan
-    rec = Recording(t, angles, np.zeros_like(angles), "run.npz")
+    rec = MultibodyRecording(t, angles, np.zeros_like(angles), "run.npz")
     with pytest.raises(InputError, match="run.npz: angles row 8"):
         identify(model, [rec], names=["pendulum.Iyy"])
 
@@ -200,7 +200,7 @@ def test_free_swing_scale_is_refused_and_really_free():
     a = simulate(model, 1e-3, 2000, q0, v0).angles
     b = simulate(scaled, 1e-3, 2000, q0, v0).angles
     assert np.abs(a - b).max() < 1e-9
-    rec = Recording(np.arange(2001) * 1e-3, a, np.zeros_like(a), "swing")
+    rec = MultibodyRecording(np.arange(2001) * 1e-3, a, np.zeros_like(a), "swing")
     with pytest.raises(InputError, match="^estimate: .*only their ratios"):
         identify(model, [rec], names=[*scaled_names, "pendulum.viscous"])
     fit = identify(model, [rec], h=5e-3, names=scaled_names[1:] + ["pendulum.viscous"])

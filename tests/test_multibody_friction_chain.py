@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.multibody.build import load_model
-from physid.multibody.problem import Problem, Segment, States
-from physid.multibody.simulate import simulate, state_from_joints
+from physid.multibody.estimate.problem import Problem, Segment, States
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import simulate, state_from_joints
 
 URDF = Path(__file__).resolve().parents[1] / "examples" / "multibody" / "multiarm_double.urdf"
 SOFT = {"compliance_linear": 1e-5, "compliance_rotational": 1e-5, "damping": 0.02}

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.errors import InputError
-from physid.multibody.build import load_model
-from physid.multibody.estimate import Recording, identify, resample
-from physid.multibody.observe import init_cutoff, noise_from_data, sample_steps
+from physid.multibody.estimate.fit import MultibodyRecording, identify, resample
+from physid.multibody.estimate.observe import init_cutoff, noise_from_data, sample_steps
+from physid.multibody.model.build import load_model
 from physid.multibody.outputs import estimated_angles
-from physid.multibody.simulate import simulate, state_from_joints
+from physid.multibody.step.simulate import simulate, state_from_joints
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 
@@ -44,13 +44,13 @@ def test_initialisation_filter_rule_and_sample_steps():
     np.testing.assert_array_equal(steps, [0, 1]) and np.testing.assert_array_equal(idx, [0, 1])
 
 
-def _pendulum_20hz(seed: int = 1) -> tuple[Recording, np.ndarray]:
+def _pendulum_20hz(seed: int = 1) -> tuple[MultibodyRecording, np.ndarray]:
     truth = {"gravity": [0, 0, -9.81], "joints": {"pendulum": {"viscous": 0.01}}}
     model = load_model(ROOT / "pendulum.urdf", truth)
     sim = simulate(model, 1e-3, 4000, *state_from_joints(model, [1.0], [0.0]))
     keep = slice(0, None, 50)  # 20 Hz
     noisy = sim.angles[keep] + 0.01 * np.random.default_rng(seed).normal(size=(81, 1))
-    return Recording(sim.t[keep], noisy, np.zeros_like(noisy), "20 Hz"), sim.angles[keep]
+    return MultibodyRecording(sim.t[keep], noisy, np.zeros_like(noisy), "20 Hz"), sim.angles[keep]
 
 
 def test_observations_only_at_samples_and_their_weights():
@@ -144,6 +144,6 @@ def test_a_recording_shorter_than_three_steps_is_refused_before_filtering():
     """Fuzzed: time stamps x 1e-9 made the 10 Hz initialisation filter singular (a LinAlgError
     traceback) before the length check could name the problem."""
     t = np.arange(200) * 1e-12
-    recording = Recording(t, np.zeros((200, 1)), np.zeros((200, 1)), "tiny.csv")
+    recording = MultibodyRecording(t, np.zeros((200, 1)), np.zeros((200, 1)), "tiny.csv")
     with pytest.raises(InputError, match="fewer than 3 steps of h = 0.01 s"):
         resample(recording, 0.01)

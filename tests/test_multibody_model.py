@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from physid.errors import InputError
-from physid.multibody.build import load_model
-from physid.multibody.kinematics import np_box_plus
-from physid.multibody.simulate import Stepper, state_from_joints
+from physid.multibody.model.build import load_model
+from physid.multibody.model.kinematics import np_box_plus
+from physid.multibody.step.simulate import Stepper, state_from_joints
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 FURUTA = EXAMPLES / "furuta.urdf"

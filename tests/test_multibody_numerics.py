@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from physid.multibody import Recording, identify, load_model, simulate, state_from_joints
-from physid.multibody.kinematics import (
+from physid.multibody import MultibodyRecording, identify, load_model, simulate, state_from_joints
+from physid.multibody.estimate.normal import NormalEquations
+from physid.multibody.estimate.residuals import build_residuals
+from physid.multibody.model.kinematics import (
     box_minus,
     np_box_minus,
     np_box_minus_rows,
     np_exp,
     np_quat_mul,
 )
-from physid.multibody.normal import NormalEquations
-from physid.multibody.residuals import build_residuals
-from physid.multibody.simulate import configurations_from_joints
+from physid.multibody.step.simulate import configurations_from_joints
 from physid.sim.furuta import table1_start, table_g5
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
@@ -132,7 +132,7 @@ def test_inverse_crime_is_recovered_exactly():
     truth = load_model(ROOT / "furuta.urdf", table_g5())
     q0, v0 = state_from_joints(truth, [0.0, np.pi - 0.03])
     sim = simulate(truth, 1e-2, 150, q0, v0)
-    rec = Recording(sim.t, sim.angles, np.zeros_like(sim.angles), "crime")
+    rec = MultibodyRecording(sim.t, sim.angles, np.zeros_like(sim.angles), "crime")
     model = load_model(ROOT / "furuta.urdf", table1_start(NAMES))
     fit = identify(model, [rec], h=1e-2, kappa=100.0, cutoff_hz=None, max_iterations=20)
     assert fit.converged, fit.status

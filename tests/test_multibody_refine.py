@@ -9,23 +9,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import physid.multibody.mlcp as mlcp
-from physid.multibody.build import load_model
-from physid.multibody.estimate import Recording, identify
-from physid.multibody.refine import refine, refined, skip_reason, stages_status
-from physid.multibody.simulate import Stepper, simulate, state_from_joints
+import physid.multibody.step.mlcp as mlcp
+from physid.multibody.estimate.fit import MultibodyRecording, identify
+from physid.multibody.model.build import load_model
+from physid.multibody.refine.output_error import refine, refined, skip_reason, stages_status
+from physid.multibody.step.simulate import Stepper, simulate, state_from_joints
 from physid.multibody.verdicts import simulation_errors
+from physid.status import Status
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
 FURUTA = {
     "gravity": [0, 0, -9.81],
     "defaults": {"compliance_linear": 1e-7, "compliance_rotational": 1e-7, "damping": 0.004},
     "joints": {
-        "hinge1": {"viscous": 1e-3, "coulomb": 0.05, "friction_damping": 0.0095,
-                   "friction_compliance": 0.05},
+        "hinge1": {
+            "viscous": 1e-3,
+            "coulomb": 0.05,
+            "friction_damping": 0.0095,
+            "friction_compliance": 0.05,
+        },
         "hinge2": {"viscous": 1e-5, "coulomb": 5e-5},
     },
-}  # fmt: skip
+}
 
 
 def test_box_friction_equals_lemke_through_stick_and_slip(monkeypatch):
@@ -77,7 +82,7 @@ def _sticking_pendulum(seconds: float = 6.0, noise: float = 0.01):
     keep = slice(0, None, 50)
     rng = np.random.default_rng(3)
     noisy = sim.angles[keep] + noise * rng.normal(size=sim.angles[keep].shape)
-    return Recording(sim.t[keep], noisy, np.zeros_like(noisy), "pendulum"), truth, sim
+    return MultibodyRecording(sim.t[keep], noisy, np.zeros_like(noisy), "pendulum"), truth, sim
 
 
 def test_refinement_recovers_coulomb_and_inertia_of_a_noisy_20_hz_pendulum():
@@ -106,8 +111,9 @@ def test_refinement_recovers_coulomb_and_inertia_of_a_noisy_20_hz_pendulum():
     assert values["pendulum.coulomb"] == pytest.approx(truth["coulomb"], rel=0.1)
     for name, true in (("pendulum.Iyy", 0.01), ("pendulum.coulomb", truth["coulomb"])):
         assert abs(values[name] - true) < 4 * std[name]  # the std describes the error
-    # the windows' angle errors fall to the noise (10 mrad), from far above it
-    assert result.rms_start["pendulum"] > 0.03 and result.rms["pendulum"] < 0.012
+    # the windows' angle errors fall to the noise (10 mrad), from above twice it (28 mrad from
+    # the equation-error fit's values, 36 mrad before the plausibility box and the prior)
+    assert result.rms_start["pendulum"] > 0.02 and result.rms["pendulum"] < 0.012
     done = refined(fit, result)
     assert done.model.values[done.model.index("pendulum.coulomb")] == values["pendulum.coulomb"]
     errors = simulation_errors(done)[0]["joints"]["pendulum"]
@@ -138,15 +144,31 @@ def test_identify_refine_through_the_command_line(tmp_path):
     rec, _, _ = _sticking_pendulum(seconds=3.0)
     args = [*_pendulum_csv(tmp_path, rec), "--max-iterations", "2"]
     out = tmp_path / "fit"
-    run = CliRunner().invoke(main, [*args, "--out", str(out), "--refine", "--refine-windows",
-                                    "whole", "--refine-evaluations", "4"])  # fmt: skip
-    # LM stops at --max-iterations 2: written, status max_iterations, exit code 3
-    assert run.exit_code == 3 and "status: max_iterations" in run.output, run.output
-    # how the simulation error moved is a report line, not a warning
-    (line,) = [ln for ln in run.stdout.splitlines() if ln.startswith("output-error refinement")]
-    assert "mrad" in line and "warning: output-error refinement" not in run.output
+    run = CliRunner().invoke(
+        main,
+        [
+            *args,
+            "--out",
+            str(out),
+            "--refine",
+            "--refine-windows",
+            "whole",
+            "--refine-evaluations",
+            "4",
+        ],
+    )
+    # the refinement stops at its 4 evaluations: written, status not_converged, exit code 3
+    assert run.exit_code == 3 and "status: not_converged" in run.output, run.output
     result = json.loads((out / "result.json").read_text())
     refinement = result["refinement"]
+    assert result["status"] == "not_converged" and refinement["stops"] == [0]
+    # how the simulation error moved is an info finding (its numbers in result.json), not a
+    # line of an ok run's terminal
+    (refined_finding,) = [f for f in result["findings"] if f["code"] == "MB301"]
+    assert refined_finding["numbers"]["pendulum_rms_rad"] == pytest.approx(
+        refinement["rms"]["pendulum"]
+    )
+    assert "MB301" not in run.output
     assert refinement["window_seconds"] == [None] and refinement["evaluations"] <= 4 + 1
     params = json.loads((out / "params.json").read_text())["extra"]["parameters"]
     coulomb = refinement["parameters"]["pendulum.coulomb"]
@@ -179,7 +201,7 @@ def _pendulum_1khz(seconds: float = 2.0, noise: float = 0.001):
     model = load_model(ROOT / "pendulum.urdf", config)
     sim = simulate(model, 1e-3, int(round(seconds / 1e-3)), *state_from_joints(model, [1.2], [0]))
     noisy = sim.angles + noise * np.random.default_rng(3).normal(size=sim.angles.shape)
-    return Recording(sim.t, noisy, np.zeros_like(noisy), "pendulum")
+    return MultibodyRecording(sim.t, noisy, np.zeros_like(noisy), "pendulum")
 
 
 PENDULUM_START = {
@@ -199,8 +221,9 @@ def test_a_refinement_far_worse_than_the_fit_is_not_used():
     from physid.multibody.outputs import result_document
 
     rec = _pendulum_1khz()
-    fit = identify(load_model(ROOT / "pendulum.urdf", PENDULUM_START), [rec], h=5e-3,
-                   max_iterations=3)  # fmt: skip
+    fit = identify(
+        load_model(ROOT / "pendulum.urdf", PENDULUM_START), [rec], h=5e-3, max_iterations=3
+    )
     bad = refine(fit, [rec], h=5e-3, window_seconds=[0.01], max_evaluations=2)
     assert not bad.used and "do not determine them" in bad.not_used_because
     assert np.any(bad.std > 100 * fit.std)
@@ -208,7 +231,7 @@ def test_a_refinement_far_worse_than_the_fit_is_not_used():
     np.testing.assert_array_equal(done.values, fit.values)
     np.testing.assert_array_equal(done.std, fit.std)
     assert done.model.values[done.model.index("pendulum.Iyy")] == fit.values[0]
-    assert any(n.startswith("output-error refinement not used") for n in done.notes)
+    assert [f.code for f in done.findings if f.code.startswith("MB30")] == ["MB302"]
     document = result_document(done, None, simulation_errors(done))["refinement"]
     assert document["used"] is False and document["not_used_because"]
     good = refine(fit, [rec], h=5e-3, window_seconds=[1.0], max_evaluations=2)
@@ -217,7 +240,7 @@ def test_a_refinement_far_worse_than_the_fit_is_not_used():
 
 
 def test_a_refinement_whose_cost_rose_above_the_fits_is_not_used():
-    from physid.multibody.refine import rejection
+    from physid.multibody.refine.output_error import rejection
 
     names, values, std = ["a.Izz"], np.array([1.0]), np.array([0.1])
     assert rejection(names, values, std, std, cost=10.0, cost_fit=20.0) is None
@@ -234,16 +257,29 @@ def _pendulum_csv(tmp_path: Path, rec) -> list[str]:
         "gravity: [0, 0, -9.81]\njoints: {pendulum: {viscous: 0.001, coulomb: 0.05}}\n"
         "estimate: [pendulum.viscous, pendulum.coulomb]\nnoise: {pendulum: 0.01}\n"
     )
-    return ["multibody", "identify", "--urdf", str(ROOT / "pendulum.urdf"), "--data", str(data),
-            "--config", str(config), "--dt", "0.005", "--quiet"]  # fmt: skip
+    return [
+        "multibody",
+        "identify",
+        "--urdf",
+        str(ROOT / "pendulum.urdf"),
+        "--data",
+        str(data),
+        "--config",
+        str(config),
+        "--dt",
+        "0.005",
+        "--quiet",
+    ]
 
 
 @pytest.mark.parametrize(
     ("extra", "option", "fragment"),
     [
         (["--refine-windows", "2"], "--refine-windows", "needs --refine"),
-        (["--refine-dt", "0.001"], "--refine-dt", "needs --refine"),
-        (["--refine-evaluations", "30"], "--refine-evaluations", "needs --refine"),
+        (["--no-refine", "--refine-dt", "0.001"], "--refine-dt", "needs a refinement"),
+        (["--no-refine", "--refine-evaluations", "30"], "--refine-evaluations", "needs a"),
+        # the default refinement's step is checked before the fit too
+        (["--refine-dt", "1"], "--refine-dt", "give at most 0.05 s"),
         # 20 Hz samples: a window must hold 3 of them (0.1 s)
         (["--refine", "--refine-windows", "0.001"], "--refine-windows", "at least 0.1 s"),
         (["--refine", "--refine-windows", "2,0.05"], "--refine-windows", "2 sample periods"),
@@ -252,8 +288,9 @@ def _pendulum_csv(tmp_path: Path, rec) -> list[str]:
     ],
 )
 def test_refine_options_that_cannot_refine_are_one_line_errors(tmp_path, extra, option, fragment):
-    """--refine-* without --refine were ignored; windows shorter than a step or a sample and a
-    refinement step far coarser than the samples ran silently (Izz 0.015 +- 1e6, truth 0.003)."""
+    """--refine-* that nothing would use were ignored (--refine-windows without --refine, any
+    with --no-refine); windows shorter than a step or a sample and a refinement step far
+    coarser than the samples ran silently (Izz 0.015 +- 1e6, truth 0.003)."""
     from click.testing import CliRunner
 
     from physid.cli import main
@@ -270,23 +307,30 @@ def test_refine_options_that_cannot_refine_are_one_line_errors(tmp_path, extra, 
 def test_identify_that_did_not_converge_exits_3(tmp_path):
     """A written fit whose LM stopped at --max-iterations is exit code 3 (as oe and simfit), said
     in --help; it exited 0."""
+    import json
+
     from click.testing import CliRunner
 
     from physid.cli import main
 
     rec, _, _ = _sticking_pendulum(seconds=3.0)
     out = tmp_path / "fit"
-    run = CliRunner().invoke(main, [*_pendulum_csv(tmp_path, rec), "--out", str(out),
-                                    "--max-iterations", "1"])  # fmt: skip
+    run = CliRunner().invoke(
+        main,
+        [*_pendulum_csv(tmp_path, rec), "--out", str(out), "--max-iterations", "1", "--no-refine"],
+    )
     assert run.exit_code == 3, run.output
-    assert "status: max_iterations" in run.output and (out / "params.json").exists()
+    assert "status: not_converged" in run.output and (out / "params.json").exists()
+    result = json.loads((out / "result.json").read_text())
+    assert result["termination"] == "max_iterations" and not result["converged"]
     text = " ".join(CliRunner().invoke(main, ["multibody", "identify", "--help"]).output.split())
-    assert "3 written, but Levenberg-Marquardt did not converge" in text
+    assert "3 written, but the status is not ok" in text
 
 
 def test_a_refinement_that_never_left_its_start_is_not_called_a_spent_budget():
     """The condensed solver's -1 (no step from the start decreased the cost) was reported as
-    "budget", as if more simulations would have helped."""
-    assert stages_status([2, 3]) == "converged"
-    assert stages_status([2, 0]) == "budget"
-    assert stages_status([-1]) == stages_status([2, -1]) == "no step decreased the cost"
+    "budget", as if more simulations would have helped: it is a stall; a spent budget is
+    not_converged (statuses are codes, physid.status)."""
+    assert stages_status([2, 3]) is Status.OK
+    assert stages_status([2, 0]) is Status.NOT_CONVERGED
+    assert stages_status([-1]) is stages_status([2, -1]) is Status.STALLED

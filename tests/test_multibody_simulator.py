@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from physid.errors import InputError
-from physid.multibody.build import load_model
-from physid.multibody.simulate import energy, simulate, state_from_joints
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import energy, simulate, state_from_joints
 
 ROOT = Path(__file__).resolve().parents[1]
 PENDULUM = ROOT / "examples" / "multibody" / "pendulum.urdf"
@@ -232,7 +232,7 @@ def test_relaxed_friction_row_follows_mujoco_frictionloss(tmp_path, torque):
     with mujoco_friction_row's constants at the same step: the creep and its rise while stuck, the
     slip above the bound. The instantaneous row (friction_damping 0) sticks without creep."""
     mujoco = pytest.importorskip("mujoco")
-    from physid.multibody.dynamics import mujoco_friction_row
+    from physid.multibody.model.dynamics import mujoco_friction_row
 
     xml = """<mujoco><option timestep="1e-4" gravity="0 0 -9.81"/><worldbody><body>
       <joint name="spin" type="hinge" axis="0 0 1" frictionloss="1.0"/>

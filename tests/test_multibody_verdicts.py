@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from physid.cli import main
-from physid.multibody.build import load_model
-from physid.multibody.estimate import collapsed, shrunk
-from physid.multibody.problem import Segment, States
-from physid.multibody.simulate import simulate, state_from_joints
-from physid.multibody.verdicts import at_bounds, bound_note, simulation_errors
+from physid.multibody.estimate.diagnose import at_bounds, bound_findings, collapsed, shrunk
+from physid.multibody.estimate.problem import Segment, States
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import simulate, state_from_joints
+from physid.multibody.verdicts import simulation_errors
 from physid.recordings.trajectory import read_table
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "multibody"
@@ -32,9 +32,22 @@ def test_every_parameter_at_a_bound_is_named_with_what_to_try():
     upper = np.array([np.inf, np.inf, 5e-3, 0.1, np.inf])
     found = at_bounds(names, values, start, lower, upper)
     assert found == [("a.coulomb", "lower"), ("a.Izz", "upper"), ("tilt_1", "upper")]
-    note = bound_note("a.coulomb", "lower", 1e-13)
-    assert "a.coulomb" in note and "lower bound" in note and "dry r*mu" in note
-    assert "bounds.a.Izz" in bound_note("a.Izz", "upper", 5e-3)
+    # as typed findings: the friction and the tilt at a bound (MB202), the inertia at the upper
+    # end of its box (MB209), each naming the parameter with its value and bound; what to try
+    # is the code's documentation (physid codes MB202)
+    findings, at_bound, down = bound_findings(names, values, start, lower, upper)
+    by_name = {f.names[0]: f for f in findings}
+    assert {n: f.code for n, f in by_name.items()} == {
+        "a.coulomb": "MB202",
+        "a.Izz": "MB209",
+        "tilt_1": "MB202",
+    }
+    assert by_name["a.Izz"].numbers == {"value": 5e-3, "bound": 5e-3, "start": 1e-3}
+    assert by_name["tilt_1"].numbers == {"value": 0.1, "bound": 0.1}
+    assert at_bound == ["a.Izz", "a.coulomb", "tilt_1"] and down == []
+    from physid.multibody import codes
+
+    assert "dry r*mu" in codes.AT_BOUND.do and "bounds.<name>" in codes.AT_BOUND.do
 
 
 def test_a_body_that_shrinks_far_below_its_start_is_named_though_not_at_its_bound():
@@ -94,9 +107,13 @@ def test_default_set_is_each_hinge_inertia_about_its_axis_and_friction(tmp_path)
     furuta = load_model(ROOT / "furuta.urdf", ROOT / "furuta.yaml", default_estimate=True)
     # paper A Table 1 estimates J_Azz and J_Byy of this Furuta: the inertias about the hinges
     assert furuta.estimate == [
-        "hinge1.Izz", "hinge1.viscous", "hinge1.coulomb",
-        "hinge2.Iyy", "hinge2.viscous", "hinge2.coulomb",
-    ]  # fmt: skip
+        "hinge1.Izz",
+        "hinge1.viscous",
+        "hinge1.coulomb",
+        "hinge2.Iyy",
+        "hinge2.viscous",
+        "hinge2.coulomb",
+    ]
     assert furuta.estimate_default and all(h.has_dry for h in furuta.hinges)
     assert load_model(ROOT / "furuta.urdf", ROOT / "furuta.yaml").estimate == []
     # the command line fits the default set and reports the simulation error
@@ -118,8 +135,10 @@ def test_default_set_is_each_hinge_inertia_about_its_axis_and_friction(tmp_path)
         main, [*args, "--config", str(cfg), "--out", str(out), "--dt", "5e-3"]
     )
     assert result.exit_code == 0, result.output
-    assert "estimating the default set" in result.output and "simulation error" in result.output
+    assert "simulation error" in result.output
     res = json.loads((out / "result.json").read_text())
+    (default,) = [f for f in res["findings"] if f["code"] == "MB101"]
+    assert default["names"] == res["names"]
     assert res["names"] == ["pendulum.Iyy", "pendulum.viscous", "pendulum.coulomb"]
     values = dict(zip(res["names"], res["values"], strict=True))
     assert values["pendulum.viscous"] == pytest.approx(0.01, rel=0.05)

@@ -1,4 +1,4 @@
-"""physid.offline.offset_drift: a torque offset that changed between training runs is named.
+"""physid.offline.checks.offset_drift: a torque offset that changed between training runs is named.
 
 Real KUKA LWR4+ recordings 2 and 3 (their first 15 s): as recorded, their mean residuals agree
 within a fraction of the residual spread; with +2 N m on lwr_1_joint in recording 3 only (a

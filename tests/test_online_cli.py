@@ -11,6 +11,12 @@ from click.testing import CliRunner
 from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
 from physid.cli import main
 from physid.files.io import table_csv_text
+from physid.findings import with_code
+from physid.online.codes import (
+    POSITIONS_OUTSIDE_LIMITS,
+    UNUSED_COLUMNS,
+    VELOCITIES_FROM_POSITIONS,
+)
 from physid.online.columns import OnlineSignals, signals_table
 from physid.online.results import QUANTITY_NAMES
 from physid.sim.legged import CONTACT_FRAMES, HUMANOID_URDF, SteppingScenario, simulate_stepping
@@ -103,7 +109,9 @@ def test_arm_replay_writes_the_specified_outputs(tmp_path, arm_columns, monkeypa
     bad = run(["--urdf", ARM_URDF, "--data", tmp_path / "rec.csv", "--body", "arm_joint_7",
                "--out", tmp_path / "bad", "--summary-window", "9:1", "--quiet"])  # fmt: skip
     assert bad.exit_code == 2 and "--summary-window '9:1'" in bad.output
-    assert any("ddq_arm_joint_1" in w for w in summary["warnings"])
+    (unused,) = [f for f in summary["findings"] if f["code"] == UNUSED_COLUMNS.code]
+    assert "ddq_arm_joint_1" in unused["names"] and unused["severity"] == "info"
+    assert summary["status"] == "ok" and "status: ok - 1 body estimated online" in result.output
     assert (out / "estimates.png").stat().st_size > 10_000
 
 
@@ -175,8 +183,13 @@ def test_bad_input_fails_cleanly_and_leaves_no_output(tmp_path, arm_columns):
     assert not out.exists()
     # a link's name (an online probe gave its MJCF body's): the joint that moves it is said
     result = run_bad(tmp_path / "rec.csv", "arm_link_7", out)
-    assert result.exit_code == 2 and ("'arm_link_7' is a link: the joint that moves it, which "
-                                      "names it here, is 'arm_joint_7'") in result.output
+    assert (
+        result.exit_code == 2
+        and (
+            "'arm_link_7' is a link: the joint that moves it, which names it here, is 'arm_joint_7'"
+        )
+        in result.output
+    )
     result = run_bad(tmp_path / "rec.csv", "base_link", out)
     assert "'base_link' is a link fixed to the base: no joint moves it" in result.output
 
@@ -246,7 +259,7 @@ def test_torques_in_milli_newton_metres_still_stream_consistent_bodies(tmp_path,
         assert np.linalg.eigvalsh(J)[0] > 0.0
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["every_estimate_consistent"]
-    assert summary["status"] == "suspect", summary["status_reasons"]
+    assert summary["status"] == "suspect", summary["findings"]
     assert summary["projected"] == int(rows[:, header.index("projected")].sum())
 
 
@@ -261,7 +274,8 @@ def test_a_fixed_arm_may_log_its_pedestal_pose(arm_columns):
     noise = np.random.default_rng(1).normal(0.0, 2e-4, len(columns["t"]))
     logged = {**columns, "base_x": 0.4 + noise, "base_qw": 1.0 + 0.0 * noise}
     signals = signals_from_table(Table(logged, "arm.csv"), load_arm())
-    assert any("unused column(s): base_qw, base_x" in n for n in signals.warnings)
+    (unused,) = with_code(signals.findings, UNUSED_COLUMNS)
+    assert unused.names == ("base_qw", "base_x") and not signals.warnings
     moved = {**logged, "base_x": 0.4 + 0.02 * np.sin(np.linspace(0.0, 6.0, noise.size))}
     with pytest.raises(InputError, match=r"logs a moving base \(base_x\)"):
         signals_from_table(Table(moved, "arm.csv"), load_arm())
@@ -341,9 +355,13 @@ def test_motor_currents_and_drive_gains_stream_the_torque_logs_estimates(tmp_pat
         assert not (tmp_path / "bad").exists()
 
 
-@pytest.mark.parametrize("factor, said", [(-1.0, "-1.01 x the robot's weight (673.9 N, the "
-                                                  "robot file's 68.7 kg): the sign flipped"),
-                                          (1 / 9.80665, "forces in kilogram-force?")])
+@pytest.mark.parametrize(
+    "factor, said",
+    [
+        (-1.0, "-1.01 x the robot's weight (673.9 N, the robot file's 68.7 kg): the sign flipped"),
+        (1 / 9.80665, "forces in kilogram-force?"),
+    ],
+)
 def test_contact_forces_that_do_not_carry_the_robot_are_named(tmp_path, factor, said):
     """The humanoid's stepping log with its sole wrenches negated (a sensor that reports what
     the robot applies) read a waist of 0.25 kg for 28.5, in kilogram-force 0.25 kg, both status
@@ -358,7 +376,8 @@ def test_contact_forces_that_do_not_carry_the_robot_are_named(tmp_path, factor, 
                             load_humanoid(), CONTACT_FRAMES)  # fmt: skip
     np.savez(tmp_path / "rec.npz", **columns)
     (tmp_path / "online.yaml").write_text(
-        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n")
+        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n"
+    )
     out = tmp_path / "out"
     result = run(["--urdf", HUMANOID_URDF, "--data", tmp_path / "rec.npz", "--body",
                   "waist_pitch", "--config", tmp_path / "online.yaml", "--out", out])  # fmt: skip
@@ -369,3 +388,59 @@ def test_contact_forces_that_do_not_carry_the_robot_are_named(tmp_path, factor, 
     loaded = simulate_stepping(np.random.default_rng(3), SteppingScenario(
         duration_s=1.2, payload_time_s=0.0))  # fmt: skip
     check_contact_weight(load_humanoid(), loaded.wrenches, "loaded.npz")
+
+
+def test_a_suspect_replay_names_its_finding_with_the_numbers(tmp_path, arm_columns):
+    """Positions in millidegrees-like units (x1000, no dq_ columns): status suspect, exit 3, the
+    ON104 finding on stderr with the column's own extremes and the URDF's limits as numbers (the
+    truth: the CSV's values and the robot file's); the info findings only with --verbose."""
+    columns, _ = arm_columns
+    scaled = {k: v * 1000 if k.startswith("q_") else v for k, v in columns.items()}
+    scaled = {k: v for k, v in scaled.items() if not k.startswith("dq_")}
+    write_csv(tmp_path / "mm.csv", scaled)
+    (tmp_path / "online.yaml").write_text(ARM_CONFIG)
+    args = ["--urdf", ARM_URDF, "--data", tmp_path / "mm.csv", "--body", "arm_joint_7",
+            "--config", tmp_path / "online.yaml", "--quiet"]  # fmt: skip
+    quiet = CliRunner().invoke(main, ["online", *map(str, args), "--out", str(tmp_path / "a")])
+    assert quiet.exit_code == 3, quiet.output
+    assert "status: suspect - the data cannot support the estimate" in quiet.stdout
+    assert f"suspect {POSITIONS_OUTSIDE_LIMITS.code}: q_arm_joint_1 spans" in quiet.stderr
+    assert VELOCITIES_FROM_POSITIONS.code not in quiet.output  # info: --verbose only
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    (outside,) = [f for f in summary["findings"] if f["code"] == POSITIONS_OUTSIDE_LIMITS.code]
+    q = scaled["q_arm_joint_1"]
+    model = load_arm()
+    index = model.joints[model.getJointId("arm_joint_1")].idx_q
+    assert outside["names"] == ["q_arm_joint_1"] and outside["severity"] == "suspect"
+    assert outside["numbers"]["lowest_rad_or_m"] == q.min()
+    assert outside["numbers"]["highest_rad_or_m"] == q.max()
+    assert outside["numbers"]["upper_limit_rad_or_m"] == model.upperPositionLimit[index]
+    assert summary["findings"][0]["severity"] == "suspect"  # most severe first
+    loud = CliRunner().invoke(main, ["online", *map(str, args), "--out", str(tmp_path / "b"),
+                                     "--verbose"])  # fmt: skip
+    assert f"info {VELOCITIES_FROM_POSITIONS.code}: " in loud.stdout
+
+
+def test_the_summary_window_is_a_pair_of_seconds_in_the_api(tmp_path, arm_columns):
+    """``summary_window=(start, None)`` is the command's ``START:``: the same window (its first
+    stamp the first sample at or after START); a window holding no sample is one error line."""
+    import physid
+    from physid.errors import InputError
+
+    columns, _ = arm_columns
+    write_csv(tmp_path / "rec.csv", columns)
+    (tmp_path / "online.yaml").write_text(ARM_CONFIG)
+    config = tmp_path / "online.yaml"
+    result = physid.online_replay(ARM_URDF, tmp_path / "rec.csv", "arm_joint_7", config=config,
+                                  summary_window=(1.0, None))  # fmt: skip
+    window = result.to_dict()["bodies"]["arm_joint_7"]["window"]
+    t = columns["t"]
+    assert window["start_s"] == t[t >= 1.0][0] and window["end_s"] == t[-1]
+    assert window["samples"] == np.count_nonzero(t >= 1.0)
+    args = ["--urdf", ARM_URDF, "--data", tmp_path / "rec.csv", "--body", "arm_joint_7"]
+    cli = run([*args, "--config", config, "--out", tmp_path / "cli", "--summary-window", "1:"])
+    cli_window = json.loads((tmp_path / "cli" / "summary.json").read_text())["bodies"]
+    assert cli_window["arm_joint_7"]["window"] == window and cli.exit_code == 0
+    with pytest.raises(InputError, match=r"summary window 50-60 s holds no sample"):
+        physid.online_replay(ARM_URDF, tmp_path / "rec.csv", "arm_joint_7", config=config,
+                             summary_window=(50.0, 60.0))  # fmt: skip

@@ -17,7 +17,10 @@ from click.testing import CliRunner
 import physid
 from physid.body.inertia import check_consistency
 from physid.cli import main
+from physid.findings import with_code
+from physid.offline.codes import COLUMN_FIX, GRAVITY_ABSENT
 from physid.online import InertialEKF, OnlineConfig
+from physid.online.codes import MANY_GATED, TORQUES_UNEXPLAINED
 from physid.online.columns import OnlineSignals
 from physid.online.config import Gating, MeasurementNoise, ThetaStd
 from physid.online.friction import JointFriction
@@ -32,6 +35,7 @@ from physid.sim.payload_arm import (
     load_arm,
     simulate_payload_arm,
 )
+from physid.status import Status
 
 CONFIG = OnlineConfig(
     calibration_s=0.5,
@@ -158,13 +162,16 @@ def test_cli_reads_friction_from_params_and_estimates_velocities(recording, tmp_
     assert result.exit_code == 3, result.output  # outputs written, status suspect
     summary = json.loads((tmp_path / "no_friction" / "summary.json").read_text())
     assert summary["status"] == "suspect"
-    assert any("does not explain the torques" in r for r in summary["status_reasons"])
+    (failed,) = [f for f in summary["findings"] if f["code"] == TORQUES_UNEXPLAINED.code]
+    assert failed["severity"] == "suspect" and "does not explain the torques" in failed["message"]
     window_mass = summary["bodies"][PAYLOAD_JOINT]["window"]["median"]["mass"]
     assert abs(window_mass / rec.body_mass[-1] - 1.0) > 0.05  # it failed (3.39 kg, 5.1 % gated)
-    assert "does not explain the torques" in result.output  # ... and says so
-    assert "nominal_params" in result.output
-    assert any("does not explain the torques" in w for w in summary["warnings"])
-    assert summary["nis_median_accepted"] > 3 * len(summary["measurement_rows"])
+    assert f"suspect {TORQUES_UNEXPLAINED.code}: the model does not explain" in result.output
+    assert "nominal_params" in result.output and "status: suspect" in result.output
+    rows = len(summary["measurement_rows"])
+    assert summary["nis_median_accepted"] > 3 * rows
+    assert failed["numbers"]["nis_median"] == summary["nis_median_accepted"]
+    assert failed["numbers"]["largest_nis_median"] == 3 * rows
 
 
 def test_torques_without_gravity_are_named_as_such(tmp_path: Path):
@@ -188,10 +195,10 @@ def test_torques_without_gravity_are_named_as_such(tmp_path: Path):
         np.savetxt(path, np.column_stack([rec.t, rec.q, tau]), delimiter=",", header=header,
                    comments="", fmt="%.10g")  # fmt: skip
         runs[label] = physid.online_replay(ARM_URDF, path, [PAYLOAD_JOINT])
-    reasons = runs["without"].document["status_reasons"]
-    assert runs["without"].status == "suspect"
-    assert "the torques carry none of the URDF's gravity torque" in reasons[0], reasons
-    assert not any("gravity torque" in r for r in runs["with"].document["status_reasons"])
+    (named,) = with_code(runs["without"].findings, GRAVITY_ABSENT)
+    assert runs["without"].status == Status.SUSPECT
+    assert "the torques carry none of the URDF's gravity torque" in named.message, named
+    assert not with_code(runs["with"].findings, GRAVITY_ABSENT, COLUMN_FIX)
 
 
 def test_a_torque_column_that_is_nan_in_every_row_is_named(recording, tmp_path: Path):
@@ -204,8 +211,21 @@ def test_a_torque_column_that_is_nan_in_every_row_is_named(recording, tmp_path: 
     tau[:, 1] = np.nan
     data = _plain_csv(rec, tmp_path / "nan_column.csv", tau)
     out = tmp_path / "online"
-    result = CliRunner().invoke(main, ["online", "--urdf", str(ARM_URDF), "--data", str(data),
-                                       "--body", PAYLOAD_JOINT, "--out", str(out), "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "online",
+            "--urdf",
+            str(ARM_URDF),
+            "--data",
+            str(data),
+            "--body",
+            PAYLOAD_JOINT,
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert (f"no sample has every signal the filter reads: tau_{names[1]} NaN in every row"
             in result.output), result.output  # fmt: skip
@@ -219,11 +239,14 @@ def test_a_model_that_does_not_explain_the_torques_is_said_once(recording, tmp_p
     (whose median innovation of no accepted update read "nan"); once now."""
     data = _plain_csv(recording, tmp_path / "plain.csv")
     config = tmp_path / "tight.yaml"
-    config.write_text("acceleration_window: 61\nmeasurement_noise: {joint_torque: 0.01}\n"
-                      "gating: {release_after_s: 100.0}\n")
+    config.write_text(
+        "acceleration_window: 61\nmeasurement_noise: {joint_torque: 0.01}\n"
+        "gating: {release_after_s: 100.0}\n"
+    )
     run = physid.online_replay(ARM_URDF, data, [PAYLOAD_JOINT], config=config)
-    reasons = run.document["status_reasons"]
-    assert run.status == "suspect"
-    assert "; ".join(reasons).count("does not explain the torques") == 1, reasons
-    (said,) = [r for r in reasons if "does not explain the torques" in r]
-    assert "100.0 % of the measurements were gated" in said and "nan" not in said
+    assert run.status == Status.SUSPECT
+    assert not with_code(run.findings, MANY_GATED), run.findings
+    (said,) = with_code(run.findings, TORQUES_UNEXPLAINED)
+    assert "100.0 % of the measurements were gated" in said.message and "nan" not in said.message
+    assert said.numbers["gated_share"] == 1.0 and np.isnan(said.numbers["nis_median"])
+    assert run.message.count("does not explain the torques") == 1, run.message

@@ -14,6 +14,7 @@ import pinocchio as pin
 import pytest
 from conftest import DATASETS, EXAMPLES, require_dataset
 
+from physid.offline.codes import COLUMN_FIX
 from physid.online import InertialEKF, OnlineConfig
 from physid.online.columns import OnlineSignals
 from physid.online.config import MeasurementNoise, parse_online_config
@@ -113,7 +114,7 @@ def test_ur10e_known_payload_holds_through_the_final_rest(tmp_path):
     outcome = online_replay(folder / "ur10e.urdf", example / "loaded.yaml", "wrist_3_joint",
                             config=tmp_path / "online.yaml")  # fmt: skip
     summary = outcome.to_dict()
-    assert summary["status"] == "ok", summary["status_reasons"]
+    assert summary["status"] == "ok", summary["findings"]
     assert summary["joint_torque_noise_source"] == "nominal residual"
     assert summary["drive_gains"]["shoulder_lift_joint"] == 13.26
     body = summary["bodies"]["wrist_3_joint"]
@@ -134,10 +135,11 @@ def test_ur10e_known_payload_holds_through_the_final_rest(tmp_path):
     flipped = online_replay(folder / "ur10e.urdf", tmp_path / "flipped.csv", "wrist_3_joint",
                             config=tmp_path / "online.yaml").to_dict()  # fmt: skip
     assert flipped["status"] == "suspect"
-    assert flipped["status_reasons"][0].startswith(
+    (first,) = [f for f in flipped["findings"] if f["code"] == COLUMN_FIX.code]
+    assert first["message"].startswith(
         f"{tmp_path / 'flipped.csv'}: the torque of 'elbow_joint' looks to have its sign "
         "flipped: with it negated, every gravity-loaded joint follows its gravity torque"
-    ), flipped["status_reasons"]
+    ), flipped["findings"]
 
 
 def test_the_windows_acceleration_noise_reaches_the_torque_through_the_mass_matrix(tmp_path):
@@ -184,7 +186,7 @@ def test_the_windows_acceleration_noise_reaches_the_torque_through_the_mass_matr
 def test_the_residuals_correlation_time_is_read_by_batch_means():
     # closed form: an AR(1) residual e_k = rho e_(k-1) + w_k has long-run variance
     # (1 + rho) / (1 - rho) times its variance, so tau = rho / (1 - rho) sample periods
-    from physid.offline.prediction import RecordingFit, residual_correlation_time
+    from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
 
     rng = np.random.default_rng(1)
     n, period, rho = 90_000, 0.01, 0.9

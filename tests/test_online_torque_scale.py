@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from physid.cli import main
 from physid.files.io import table_csv_text
+from physid.online.codes import TORQUE_SCALE
 from physid.online.columns import OnlineSignals, signals_table
 from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF
@@ -79,9 +80,11 @@ def test_online_calls_a_gain_error_suspect_and_reports_the_scale(tmp_path, loade
             "--out", str(out), "--quiet"], catch_exceptions=False)  # fmt: skip
         summary = json.loads((out / "summary.json").read_text())
         assert summary["torque_scale"]["scale"] == pytest.approx(gain, abs=0.01)
-        called = [r for r in summary["status_reasons"] if "measured torques read" in r]
+        called = [f for f in summary["findings"] if f["code"] == TORQUE_SCALE.code]
         if gain == 1.0:
-            assert not called, summary["status_reasons"]
+            assert not called, summary["findings"]
         else:
-            assert summary["status"] == "suspect" and result.exit_code != 0
-            assert "1.25" in called[0] and PAYLOAD_JOINT in called[0], called
+            assert summary["status"] == "suspect" and result.exit_code == 3
+            (scale,) = called
+            assert scale["numbers"]["scale"] == summary["torque_scale"]["scale"]
+            assert scale["names"] == [PAYLOAD_JOINT] and "1.25" in scale["message"], called

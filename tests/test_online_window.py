@@ -15,6 +15,7 @@ from simfit_data import simulate_arm, write_csv
 from test_mjcf import ARM
 
 from physid.cli import main
+from physid.online.codes import ACCELERATION_WINDOW
 from physid.online.config import parse_online_config
 from physid.online.stream import SampleWindow
 from physid.online.window import CANDIDATES, choose_window, noise_gain, position_noise
@@ -88,7 +89,10 @@ def test_online_on_noisy_encoders_reads_the_elbow_with_the_chosen_window(noisy_r
     run = _online(noisy_run, "--out", str(tmp_path / "auto"))
     summary = json.loads((tmp_path / "auto" / "summary.json").read_text())
     chosen = summary["acceleration_window"]
-    assert chosen["samples"] > 11 and "acceleration window" in run.output
+    assert chosen["samples"] > 11 and "acceleration window" not in run.output  # info
+    (said,) = [f for f in summary["findings"] if f["code"] == ACCELERATION_WINDOW.code]
+    assert said["numbers"]["samples"] == chosen["samples"]
+    assert said["numbers"]["lag_s"] == pytest.approx(chosen["lag_s"])
     elbow = summary["bodies"]["elbow"]
     assert elbow["final"]["com_x"] == pytest.approx(0.12, abs=3 * elbow["final_std"]["com_x"])
     assert elbow["final"]["com_x"] == pytest.approx(0.12, rel=0.05)

@@ -1,4 +1,4 @@
-"""Issue 25 item 5: one pass plan over a recording (physid.offline.passes).
+"""Issue 25 item 5: one pass plan over a recording (physid.offline.observe.passes).
 
 A ``physid identify`` run reads and validates each recording file once, and every trip back to
 the samples goes through the listed passes; the counts are those of the run itself, taken by
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import physid.offline.passes as passes
+import physid.offline.observe.passes as passes
 import physid.recordings.timebase as timebase
 import physid.recordings.trajectory as trajectory
 from physid.recordings.trajectory import write_trajectory_csv

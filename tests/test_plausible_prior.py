@@ -1,5 +1,5 @@
 """Issue 24 item 4: masses far from the URDF's are refitted with a tighter prior on the bodies
-(``physid.offline.against_prior.plausible_prior``), but strong data keep theirs.
+(``physid.offline.choose.against_prior.plausible_prior``), but strong data keep theirs.
 
 Known truth: the demo arm (``physid.sim.arm``) carrying on its last body 4x that body's
 pseudo-inertia (a tool the CAD does not have: 1.38 kg where the URDF says 0.4 kg). The data see
@@ -54,7 +54,7 @@ def test_a_moving_mass_the_static_torques_contradict_is_named():
     with the masses for something else (a MuJoCo Panda logged with its command before the
     actuator clipped it: 9 x, static torques 0.99-1.21 x). A URDF that is wrong by that much
     reads so in the static torques too (a tool, placeholder masses): not named then."""
-    from physid.offline.plausibility import static_contradiction
+    from physid.offline.checks.plausibility import static_contradiction
 
     model = arm6_model()
     prior = model.prior_parameters()
@@ -79,8 +79,8 @@ def test_implausible_masses_need_more_than_a_sliver_of_the_error():
     arm held still kept 9.2 kg on a 2.6 kg link for 0.0037 points of 2.26 % ("the data ask for
     these masses ... 2.26 % vs 2.26 %"). The implausible fit must also win by 1 % of the error;
     the real case that keeps one (the DFKI pendulum) does so by 23 %."""
-    from physid.offline.against_prior import plausibility_choice
-    from physid.offline.crossval import CVScore
+    from physid.offline.choose.against_prior import plausibility_choice
+    from physid.offline.observe.crossval import CVScore
 
     folds = np.array([0.0225, 0.0228, 0.0226, 0.0227])
     refit = CVScore("0.23", folds, 0.02264)

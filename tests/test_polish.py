@@ -1,4 +1,4 @@
-"""The Newton solve and polish of the consistent fit (physid.offline.polish): their point is the
+"""The Newton solve and polish of the consistent fit (physid.offline.fit.polish): their point is the
 optimum of the problem CVXPY states, checked through CVXPY's own evaluation of that objective
 and Clarabel's own solution (implementations the Newton steps share nothing with), and it does
 not move with the last bits of the data as the interior-point solver's stopping point does."""
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from physid.body.inertia import pseudo_inertia
-from physid.offline import polish as newton
-from physid.offline.consistent import ConsistentProblem, consistent_least_squares, solve_sdp
-from physid.offline.joint_prior import JointPrior
-from physid.offline.reduced import reduce_observations
+from physid.offline.fit import polish as newton
+from physid.offline.fit.consistent import ConsistentProblem, consistent_least_squares, solve_sdp
+from physid.offline.fit.joint_prior import JointPrior
+from physid.offline.observe.reduced import reduce_observations
 from physid.robot.regressor import observation_matrix
 from physid.sim.arm import arm6_model, true_parameters
 
@@ -204,7 +204,7 @@ def test_a_small_robot_gets_a_margin_its_bodies_can_keep():
     2.6e-7), so its prior sat on the constraint and every fit went to Clarabel, which stopped
     "optimal_inaccurate"; the shared real arms keep 1e-6."""
     from physid.files.config import parse_config, robot_for
-    from physid.offline.consistent import DEFAULT_MARGIN, default_margin
+    from physid.offline.fit.consistent import DEFAULT_MARGIN, default_margin
     from physid.sim.oe_robots import robot_urdf
 
     arm6 = arm6_model()
@@ -246,7 +246,7 @@ def test_a_sub_gram_body_sets_no_margin_and_is_lifted():
     # default margin to 7.5e-11 while its prior was lifted as a singular body's
     import pinocchio as pin
 
-    from physid.offline.consistent import DEFAULT_MARGIN, default_margin
+    from physid.offline.fit.consistent import DEFAULT_MARGIN, default_margin
 
     model = arm6_model()
     prior = model.prior_parameters().copy()

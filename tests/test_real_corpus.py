@@ -118,7 +118,8 @@ def test_ur10e_run_that_rests_for_a_third_of_its_rows(tmp_path):
     """20sec_7harm rests 35 % of its rows (before and after the motion) -> the first 15 s of
     ptp_10_points. With the rest rows scored, the folds chose a 3.36 Hz cut-off and a 0.05 x
     RMS-speed deadband: 7.50 % here (8.87 % on the whole held-out run); scored on the moving
-    rows, which every candidate reads as motion (offline/crossval.py): 6.41 % (6.69 %). Plain
+    rows, which every candidate reads as motion (offline/observe/crossval.py): 6.41 % (6.69 %).
+    Plain
     least squares: 16.2 %."""
     _, ours, ols = _ur10e_to_ptp(tmp_path, "20_02_10-20sec_7harm")
     assert ours <= ols and ours < 0.07
@@ -142,7 +143,7 @@ def test_one_joints_torque_on_another_scale_is_suspect_and_named(tmp_path):
     """Real UR10e, 30sec_12harm, currents x the literature gains, the shoulder-lift torque
     halved (its current read with half the torque constant): status ok, 49.4 % held out (clean
     6.4 %), nothing named. A free scale on that joint alone fits the training torque a third
-    better (offline/joint_scales.py) at x0.49: suspect, the joint named. The clean run is ok
+    better (offline/checks/joint_scales.py) at x0.49: suspect, the joint named. The clean run is ok
     (test_ur10e_slices; no real recording we have gains more than 5 %)."""
     folder = require_dataset(DATASETS / "ur10e")
     train, _ = read_ur10e(folder / "identification_data" / "ur-20_02_10-30sec_12harm.csv",
@@ -203,7 +204,7 @@ def test_a_held_out_run_faster_than_training_is_predicted_with_a_filter_for_its_
     from real_cases import dfki_case
 
     from physid.files.config import IdentifyConfig
-    from physid.offline.prediction import predict_recording, stacked_metrics
+    from physid.offline.observe.prediction import predict_recording, stacked_metrics
     from physid.workflows import load_trajectories, run_identify, run_validate
 
     require_dataset(DATASETS / "dfki_double_pendulum")

@@ -9,11 +9,11 @@ import pytest
 from conftest import DATASETS, EXAMPLES, KUKA, REPO, TX40, require_dataset
 
 from physid.files.config import load_config, parse_config, robot_for
-from physid.offline.least_squares import ordinary_least_squares
-from physid.offline.metrics import fit_metrics
-from physid.offline.observations import observations_of
-from physid.offline.pipeline import _excited
-from physid.offline.reduced import reduce_observations
+from physid.offline.observe.least_squares import ordinary_least_squares
+from physid.offline.observe.metrics import fit_metrics
+from physid.offline.observe.observations import observations_of
+from physid.offline.observe.reduced import reduce_observations
+from physid.offline.stages.base_fit import excited_parameters
 from physid.robot.regressor import base_parameters
 from physid.workflows import load_trajectories, run_identify
 
@@ -44,7 +44,7 @@ def test_kuka_plain_ols_reproduces_the_published_validation_error(kuka_files):
     )
     base = base_parameters(model)
     system = reduce_observations(train.W, train.tau)
-    columns = base.independent[_excited(system, base)]
+    columns = base.independent[excited_parameters(system, base)]
     ols = ordinary_least_squares(system, columns)
     error = fit_metrics(validation.tau, validation.W[:, :, columns] @ ols.theta).relative_error
     assert len(columns) == 64 and error == pytest.approx(0.0258, abs=0.0003)

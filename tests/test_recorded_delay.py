@@ -77,7 +77,7 @@ def test_a_delay_too_long_to_compensate_automatically_says_how_to_give_it():
     """The real UR10e with its torque shifted 80 ms read 59 +- 2.4 ms, reported 'not compensated'
     with a pointer to simfit only: a delay beyond the 50 ms compensated automatically now says
     its estimate reads long delays short and names the config key that compensates it."""
-    from physid.offline.delay import DelayEstimate
+    from physid.offline.choose.delay import DelayEstimate
 
     long = DelayEstimate(0.059, 0.0024, 0.008).note()
     assert "longer than the 50 ms compensated automatically" in long

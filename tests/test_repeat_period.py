@@ -1,4 +1,5 @@
-"""The period of a recording that repeats its motion (physid.offline.folds.repeat_period), and
+"""The period of a recording that repeats its motion (physid.offline.observe.folds.repeat_period),
+and
 the jackknife's blocks by phase (FoldPlan.by_phase): closed-form signals."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from physid.offline.folds import FoldPlan, repeat_period
+from physid.offline.observe.folds import FoldPlan, repeat_period
 
 
 def _excitation(t: np.ndarray, period: float, rng: np.random.Generator) -> np.ndarray:

@@ -12,23 +12,32 @@ from conftest import KUKA, REPO, kuka_slice
 
 import physid
 from physid.files.config import IdentifyConfig
-from physid.offline import consistent
-from physid.offline.metrics import FitMetrics
-from physid.offline.pipeline import identify
-from physid.report.flags import (
+from physid.offline.checks.fit_flags import (
     NEGATIVE_COULOMB_SIGMA,
     NON_NEGATIVE_TERMS,
     bodies_at_a_raised_margin,
     coulomb_below_zero,
+    fit_findings,
     missed_joints,
     parameters_at_bound,
-    report_warnings,
 )
+from physid.offline.fit import consistent
+from physid.offline.observe.metrics import FitMetrics
+from physid.offline.pipeline import identify
 from physid.sim.arm import arm6_model, simulate_random_excitation, true_parameters
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from real_cases import KUKA_JOINTS, write_contract_csv  # noqa: E402
 from scoring import Signals  # noqa: E402
+
+
+def report_warnings(result) -> list[str]:  # noqa: ANN001
+    return [f.message for f in fit_findings(result)]
+
+
+def with_fit(result, **changes):  # noqa: ANN001, ANN201
+    """``result`` with some of its fit's fields replaced."""
+    return replace(result, fit=replace(result.fit, **changes))
 
 
 def test_the_flagged_terms_are_the_ones_the_consistent_fit_constrains():
@@ -59,7 +68,7 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
     # the same result with joint_2's held-out error at 40 %: warned, by name and number
     per_joint = np.full(model.n_joints, 0.02)
     per_joint[1] = 0.4
-    bad = replace(result, validation=FitMetrics(0.05, np.ones(6), 100, per_joint))
+    bad = with_fit(result, validation=FitMetrics(0.05, np.ones(6), 100, per_joint))
     assert missed_joints(bad) == {"joint_2": 0.4}
     assert any("joint_2 40 %" in w for w in report_warnings(bad))
     # joint_2 crept in training (its speeds x0.02) and moves at full speed held out: the
@@ -68,12 +77,12 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
     slow = np.ones(model.n_joints)
     slow[1] = 0.02
     crept = tuple(replace(fit, dq=fit.dq * slow) for fit in result.train_fits)
-    moved = replace(bad, train_fits=crept, validation_fits=result.train_fits)
+    moved = with_fit(bad, train_fits=crept, validation_fits=result.train_fits)
     warnings = report_warnings(moved)
     assert any(w.startswith("joint_2: held-out torque error 40 %, and it moves 50 x faster")
                for w in warnings), warnings  # fmt: skip
     assert not any("joint_2 40 %" in w for w in warnings)
-    as_fast = replace(moved, train_fits=result.train_fits)
+    as_fast = with_fit(moved, train_fits=result.train_fits)
     assert any("joint_2 40 %" in w for w in report_warnings(as_fast))
 
 
@@ -84,8 +93,8 @@ def test_a_joint_whose_torque_is_only_noise_is_not_missed():
     model; one whose residual is 4 x its noise (a smooth misfit) is named."""
     from types import SimpleNamespace
 
-    from physid.offline.metrics import fit_metrics
-    from physid.offline.prediction import RecordingFit
+    from physid.offline.observe.metrics import fit_metrics
+    from physid.offline.observe.prediction import RecordingFit
 
     rng = np.random.default_rng(3)
     t = np.arange(4800) / 240.0
@@ -108,7 +117,7 @@ def test_a_joint_whose_torque_is_0_in_every_row_has_no_relative_error():
     """A passive joint's torque is 0 in every row: its relative error does not exist (NaN, "n/a"
     in the report; the floor of the division printed 1.3e302 % in ``physid validate``), its
     RMSE does, and the stacked error is the other joints'; in one piece or in chunks."""
-    from physid.offline.metrics import MetricsAccumulator, fit_metrics
+    from physid.offline.observe.metrics import MetricsAccumulator, fit_metrics
 
     tau = np.column_stack([np.linspace(-2.0, 2.0, 100), np.zeros(100)])
     predicted = tau + [0.1, 0.03]

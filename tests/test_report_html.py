@@ -15,14 +15,16 @@ from PIL import Image
 
 from physid.demo import DEMO_CONFIG
 from physid.files.config import parse_config
+from physid.findings import Finding, Severity
+from physid.offline.observe.prediction import RecordingFit
 from physid.offline.pipeline import identify
-from physid.offline.prediction import RecordingFit
 from physid.report.friction import friction_residuals
 from physid.report.identification import (
     params_json,
     report_html,
     write_identification,
 )
+from physid.status import Status
 
 
 class _Tables(HTMLParser):
@@ -145,7 +147,8 @@ def test_parameters_are_tabled_with_std_prior_and_source(written) -> None:
 
 def test_suspect_status_and_total_mass_prior_are_shown(written) -> None:
     result, _, _ = written
-    suspect = replace(result, status="suspect", suspect=("torque of joint_3 looks inverted",))
+    inverted = Finding("ID514", Severity.SUSPECT, "torque of joint_3 looks inverted")
+    suspect = replace(result, status=Status.SUSPECT, findings=(*result.findings, inverted))
     document = params_json(suspect, {"urdf": "arm6"})
     pngs = {"friction.png": b"\x89PNG"}
     text = report_html(suspect, document, pngs, total_mass_prior=0.2)

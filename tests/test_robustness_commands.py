@@ -397,10 +397,11 @@ def test_online_positions_x1000_are_flagged_not_ok(tmp_path, online_files):
     assert "one of the two in another unit?" in stderr and not (tmp_path / "out").exists()
     # without velocity columns: the positions beyond the URDF's limits make it suspect
     scaled = {k: v for k, v in scaled.items() if not k.startswith("dq_")}
-    code, _, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
-    assert code == 3 and "status suspect" in stderr and "outside its URDF limits" in stderr
+    code, stdout, stderr = invoke(*_online(tmp_path, scaled, config, "mm"))
+    assert code == 3 and "status: suspect" in stdout and "outside its URDF limits" in stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["status"] == "suspect" and summary["status_reasons"]
+    assert summary["status"] == "suspect"
+    assert any(f["code"] == "ON104" for f in summary["findings"])
     code, _, _ = invoke(*_online(tmp_path, columns, config, "valid"))
     assert code == 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["status"] == "ok"
@@ -505,7 +506,7 @@ def test_huge_cells_are_refused_and_a_broken_simulation_is_not_ok(files, tmp_pat
     control.write_text("t,u_pendulum\n0,1e4\n0.5,1e4\n")
     code, _, stderr = invoke(*base)
     status = json.loads((tmp_path / "m" / "simulation.json").read_text())["status"]
-    assert code == 3 and status.startswith("constraint violated") and "status constraint" in stderr
+    assert code == 3 and status == "suspect" and "MB402" in stderr
     violation = json.loads((tmp_path / "m" / "simulation.json").read_text())
     assert violation["max_constraint_violation"] > 0.01
     control.write_text("t,u_pendulum\n0,0.2\n0.5,0.2\n")

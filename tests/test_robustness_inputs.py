@@ -152,8 +152,9 @@ def test_mimic_joint_is_refused_where_it_would_be_fitted(seed, tmp_path):
     config = tmp_path / "joints.yaml"
     config.write_text("joints: [joint_1, joint_2, joint_3, joint_4, joint_5, joint_6]\n")
     assert_one_line_error(_identify(seed[0], "--config", config, urdf=bad), "mimic.urdf", "mimic")
-    code, stdout, stderr = invoke(*_identify(seed[0], urdf=bad, out=tmp_path / "recorded"))
-    assert code in (0, 3) and "(locked: {joint_1: recorded})" in stdout + stderr
+    code, stdout, stderr = invoke(*_identify(seed[0], "--verbose", urdf=bad,
+                                             out=tmp_path / "recorded"))  # fmt: skip
+    assert code in (0, 3) and "info ID702" in stdout and "(locked: {joint_1: recorded})" in stdout
 
 
 XACRO_NAMESPACE = '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" '
@@ -461,10 +462,10 @@ def test_time_gaps_split_the_recording_naming_the_row(seed, tmp_path, where):
         said = f"identified as 2 separate recordings (rows 1-300, rows 301-{len(values)})"
     bad = tmp_path / "gap.csv"
     bad.write_text(_csv(names, values))
-    code, _, stderr = invoke(*_identify(bad))
+    code, stdout, stderr = invoke(*_identify(bad, "--verbose"))
     assert code in (0, 3), stderr
-    assert "gap.csv: 1 gap in the time stamps" in stderr and f"at row {row}):" in stderr
-    assert said in stderr
+    assert "info D101" in stdout and "gap.csv: 1 gap in the time stamps" in stdout
+    assert f"at row {row}):" in stdout and said in stdout
 
 
 def test_a_streamed_recording_with_a_gap_fails_naming_the_row(seed, tmp_path, monkeypatch):
@@ -591,14 +592,15 @@ def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_na
     out = tmp_path / "out"
     code, _, stderr = invoke(*_identify(logged, out=out))
     assert code in (0, 3), stderr
-    assert (f"warning: the recorded derivatives are not the rates they stand for, and not used "
+    assert ("caution ID109: "
+            f"the recorded derivatives are not the rates they stand for, and not used "
             f"(the derivatives come from the positions): {logged}: d{names[positions[1]]} is -1 "
             "x the rate of the positions") in stderr  # fmt: skip
     assert "recorded dq_" not in (out / "params.json").read_text()
 
 
 def test_a_torque_paired_with_later_motion_is_said_so():
-    from physid.offline.delay import DelayEstimate
+    from physid.offline.choose.delay import DelayEstimate
 
     note = DelayEstimate(0.0005, 0.0002, 0.002, compensated_s=-0.01).note()
     assert "10 ms later" in note and "-10" not in note
@@ -615,9 +617,10 @@ def test_a_held_out_file_slower_than_a_configured_decimation_is_predicted_in_its
     slow.write_text(_csv(names, values[::4]))
     config = tmp_path / "config.yaml"
     config.write_text("filter: {decimation_factor: 8}\n")
-    code, _, stderr = invoke(*_identify(seed[0], "--config", config, "--validate", slow))
+    code, stdout, stderr = invoke(*_identify(seed[0], "--config", config, "--validate", slow,
+                                             "--verbose"))  # fmt: skip
     assert code in (0, 3) and "Traceback" not in stderr, stderr
-    assert "slow.csv: sampled at 50 Hz, too slowly for the training's cut-offs" in stderr
+    assert "slow.csv: sampled at 50 Hz, too slowly for the training's cut-offs" in stdout
 
 
 def test_the_api_with_a_given_filter_and_no_derivatives_raises_the_input_error(seed):

@@ -4,7 +4,6 @@ with their parent."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -138,39 +137,3 @@ def test_a_failed_run_leaves_no_folder_and_no_lock(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-_ORPHAN_SCRIPT = """
-import concurrent.futures, multiprocessing, os, sys, time
-from physid.report.identification import _die_with_parent
-pool = concurrent.futures.ProcessPoolExecutor(
-    1, mp_context=multiprocessing.get_context("fork"),
-    initializer=_die_with_parent, initargs=(os.getpid(),))
-print(pool.submit(os.getpid).result(), flush=True)
-pool.submit(time.sleep, 60)
-time.sleep(60)
-"""
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return "\nState:\tZ" in state
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
-def test_figure_workers_die_with_their_parent():
-    parent = subprocess.Popen(
-        [sys.executable, "-c", _ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        worker = int(parent.stdout.readline())
-        assert not _gone(worker)
-        parent.send_signal(signal.SIGKILL)
-        parent.wait()
-        deadline = time.monotonic() + 5.0
-        while not _gone(worker) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _gone(worker)
-    finally:
-        parent.kill()

@@ -17,6 +17,17 @@ from simfit_data import simulate_arm, write_csv
 from test_mjcf import ARM, JOINTS
 
 from physid.cli import main
+from physid.offline.codes import COLUMN_FIX as COLUMN_MISTAKE
+from physid.simfit.codes import (
+    ACTUATORS_SWITCHED_OFF,
+    GEOMS_OVERLAP,
+    GRAVITY_COMPENSATED,
+    JOINTS_HELD_STILL,
+    TRAINING_MISFIT,
+    WORSE_FOR_SOME_JOINTS,
+    WORSE_HELD_OUT,
+)
+from physid.status import Status
 
 TRUE_DELAY_S = 0.008
 SAMPLE_S = 0.002
@@ -90,8 +101,10 @@ def test_simfit_recovers_the_damping_and_the_delay(runs, tmp_path):
         (["--fit", "stiffness"], "--fit: unknown term"),
         (["--window", "0"], "--window"),
         (["--hold", "wrist"], "--hold: 'wrist' is neither a tuned joint (shoulder_pan, "),
-        (["--fit", "damping", "--no-delay", "--hold", "shoulder_pan,shoulder_lift,elbow,extend"],
-         "nothing is left to tune"),
+        (
+            ["--fit", "damping", "--no-delay", "--hold", "shoulder_pan,shoulder_lift,elbow,extend"],
+            "nothing is left to tune",
+        ),
     ],
 )
 def test_simfit_refuses_bad_options_in_one_line(runs, tmp_path, change, message):
@@ -144,6 +157,9 @@ def test_a_torque_logged_with_its_sign_flipped_is_named_before_the_fit(tmp_path)
     assert result["message"].startswith(
         f"{tmp_path / 'flipped.csv'}: the torque of 'elbow' looks to have its sign flipped"
     ), result["message"]
+    (mistake,) = [f for f in result["findings"] if f["code"] == COLUMN_MISTAKE.code]
+    assert mistake["severity"] == "suspect" and mistake["names"][0] == str(tmp_path / "flipped.csv")
+    assert f"suspect {COLUMN_MISTAKE.code}: " in run.stderr
     clean = _simfit(tmp_path / "start.xml", tmp_path / "train.csv", tmp_path / "clean",
                     "--fit", "damping", "--no-delay", "--max-evaluations", "10")  # fmt: skip
     assert "looks to have its sign flipped" not in clean.output
@@ -226,7 +242,8 @@ def test_the_api_and_the_fit_share_one_default_budget():
     importing the fit at start-up; the two defaults must not drift apart."""
     import inspect
 
-    from physid.api.robot_runs import SIMFIT_MAX_EVALUATIONS, simfit_tune
+    from physid.api.robot_runs import SIMFIT_MAX_EVALUATIONS
+    from physid.api.simfit_run import simfit_tune
     from physid.simfit.fit import fit_simulator
 
     for function in (fit_simulator, simfit_tune):
@@ -247,8 +264,10 @@ def test_a_fit_that_cannot_reach_the_noise_says_so(runs, tmp_path):
     assert "position noise" not in good.output
     ratio = bad_document["solver"]["rms_over_noise"]
     assert ratio > 3.0
-    (note,) = [n for n in bad_document["notes"] if "position noise" in n]
+    (finding,) = [f for f in bad_document["findings"] if f["code"] == TRAINING_MISFIT.code]
+    note = finding["message"]
     assert f"{ratio:.3g} x their position noise" in note and note in bad.output
+    assert finding["numbers"]["rms_over_noise"] == ratio and finding["severity"] == "caution"
     # per joint, over the window positions (the overall ratio also counts the windows' start
     # rows and the prior): the worst joint is named first
     per_joint = bad_document["solver"]["rms_over_noise_per_joint"]
@@ -352,17 +371,32 @@ def test_a_model_whose_geoms_cannot_touch_rolls_out_without_collision_detection(
 @pytest.mark.parametrize(
     "bodies, touch",
     [
-        ('<body name="a"><joint/><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/>'
-         "</body></body>", False),  # a body and its parent
-        ('<body name="a"><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/></body>'
-         "</body>", True),  # a's weld body is the world: the parent filter spares it
+        (
+            '<body name="a"><joint/><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/>'
+            "</body></body>",
+            False,
+        ),  # a body and its parent
+        (
+            '<body name="a"><geom size="0.1"/><body name="b"><joint/><geom size="0.1"/></body>'
+            "</body>",
+            True,
+        ),  # a's weld body is the world: the parent filter spares it
         ('<geom size="0.1"/><body name="a"><joint/><geom size="0.1"/></body>', True),  # world
-        ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
-         '<geom size="0.1"/></body>', True),
-        ('<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
-         '<geom size="0.1" contype="2" conaffinity="2"/></body>', False),  # no shared bit
-        ('<body name="a"><joint/><geom size="0.1"/><body name="b"><geom size="0.1"/></body>'
-         "</body>", False),  # welded together: one body
+        (
+            '<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
+            '<geom size="0.1"/></body>',
+            True,
+        ),
+        (
+            '<body name="a"><joint/><geom size="0.1"/></body><body name="b"><joint/>'
+            '<geom size="0.1" contype="2" conaffinity="2"/></body>',
+            False,
+        ),  # no shared bit
+        (
+            '<body name="a"><joint/><geom size="0.1"/><body name="b"><geom size="0.1"/></body>'
+            "</body>",
+            False,
+        ),  # welded together: one body
     ],
 )
 def test_which_models_can_touch(bodies, touch):
@@ -395,9 +429,11 @@ def test_logged_torques_drive_a_model_with_position_servos_as_if_it_had_none():
     bare = mujoco.MjModel.from_xml_string(ARM)
     run = run_from_table(simulate_arm(bare, 1.5, 4), JOINTS)
     start, end = ARM.index("<actuator>"), ARM.index("</actuator>") + len("</actuator>")
-    servos = "<actuator>" + "".join(
-        f'<position joint="{j}" kp="80" kv="4"/>' for j in JOINTS
-    ) + "</actuator>"
+    servos = (
+        "<actuator>"
+        + "".join(f'<position joint="{j}" kp="80" kv="4"/>' for j in JOINTS)
+        + "</actuator>"
+    )
     model = mujoco.MjModel.from_xml_string(ARM[:start] + servos + ARM[end:])
     without = mujoco.MjModel.from_xml_string(ARM[:start] + ARM[end:])
     assert model.nu == 4 and without.nu == 0
@@ -413,27 +449,32 @@ def test_gravity_compensated_bodies_under_logged_torques_are_named(runs, tmp_pat
     """Menagerie arms often set gravcomp on their links: logged drive torques (which hold the
     weight) would then be compensated twice. The run says so, naming the bodies; a model
     without gravcomp, or runs that drive its actuators, get no such note."""
-    from physid.simfit.fit import gravity_compensation_note
+    from physid.simfit.verdict import gravity_compensation_finding
 
     text = (runs / "start.xml").read_text()
     compensated = text.replace('<body name="link1"', '<body name="link1" gravcomp="1"').replace(
-        '<body name="link2"', '<body name="link2" gravcomp="1"')
+        '<body name="link2"', '<body name="link2" gravcomp="1"'
+    )
     model = mujoco.MjModel.from_xml_string(compensated)
-    note = gravity_compensation_note(model, driven=False)
+    said = gravity_compensation_finding(model, driven=False)
+    note = said.message
     assert note.startswith("2 bodies") and "link1, link2" in note
-    assert gravity_compensation_note(model, driven=True) is None
-    assert gravity_compensation_note(mujoco.MjModel.from_xml_string(text), False) is None
+    assert said.names == ("link1", "link2") and said.code == GRAVITY_COMPENSATED.code
+    assert gravity_compensation_finding(model, driven=True) is None
+    assert gravity_compensation_finding(mujoco.MjModel.from_xml_string(text), False) is None
     through_actuators = compensated.replace("<joint ", '<joint actuatorgravcomp="true" ')
-    assert gravity_compensation_note(mujoco.MjModel.from_xml_string(through_actuators),
-                                     False) is None  # fmt: skip
+    assert gravity_compensation_finding(mujoco.MjModel.from_xml_string(through_actuators),
+                                        False) is None  # fmt: skip
     (tmp_path / "gravcomp.xml").write_text(compensated)
     done = _simfit(tmp_path / "gravcomp.xml", runs / "train.csv", tmp_path / "out", "--fit",
                    "damping", "--no-delay", "--max-evaluations", "5")  # fmt: skip
-    notes = json.loads((tmp_path / "out" / "simfit.json").read_text())["notes"]
+    findings = json.loads((tmp_path / "out" / "simfit.json").read_text())["findings"]
+    notes = [f["message"] for f in findings]
     assert note in notes and note in done.output
     # the test arm's four motors did not act: the output says so
-    (switched,) = [n for n in notes if "actuators were switched off" in n]
-    assert switched.startswith("the model's 4 actuators") and switched in done.output
+    (switched,) = [f for f in findings if f["code"] == ACTUATORS_SWITCHED_OFF.code]
+    assert switched["message"].startswith("the model's 4 actuators")
+    assert switched["message"] in done.output and switched["numbers"] == {"actuators": 4}
 
 
 @pytest.mark.parametrize(
@@ -490,8 +531,9 @@ def test_a_joint_no_recording_logs_is_held_still_and_the_others_tuned(runs, tmp_
     for joint, value in {"shoulder_pan": 0.8, "shoulder_lift": 0.8, "elbow": 0.15}.items():
         assert result["parameters"][f"{joint}.damping"]["value"] == pytest.approx(value, rel=0.01)
     assert not any(name.startswith("finger") for name in result["parameters"])
-    (held,) = [n for n in result["notes"] if n.startswith("held still")]
-    assert held.endswith(": finger") and held in done.output
+    (held,) = [f for f in result["findings"] if f["code"] == JOINTS_HELD_STILL.code]
+    assert held["message"].endswith(": finger") and held["names"] == ["finger"]
+    assert held["severity"] == "info" and held["message"] not in done.output  # --verbose only
     after = result["held_out_rms_rad"]["after"]["shooting 0.5 s"]
     assert set(after["per_joint"]) == set(JOINTS) and after["all"] < 4e-4
     tuned = (out / "model_tuned.xml").read_text()
@@ -535,7 +577,7 @@ def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_
     lines nothing overlaps. (The test arm itself: its base 5 mm into its first link.)"""
     import re
 
-    from physid.simfit.contacts import recorded_contacts_note
+    from physid.simfit.contacts import recorded_contacts_finding
     from physid.simfit.problem import run_from_table
 
     log = simulate_arm(mujoco.MjModel.from_xml_string(ARM), 1.5, 5)
@@ -546,18 +588,21 @@ def test_geoms_that_overlap_at_the_recorded_positions_are_said_at_once_with_the_
     result = CliRunner().invoke(main, [
         "simfit", "--model", str(tmp_path / "crowded.xml"), "--data", str(tmp_path / "log.csv"),
         "--out", str(tmp_path / "tuned"), "--max-evaluations", "5"])  # fmt: skip
-    lines = result.stderr.splitlines()
+    lines = result.output.splitlines()
     said = [k for k, line in enumerate(lines) if "geoms overlap at the recorded" in line]
-    assert len(said) == 2 and said[0] < len(lines) // 2, result.stderr  # at once, and at the end
+    assert len(said) == 2 and said[0] < len(lines) // 2, result.output  # at once, and at the end
+    assert lines[said[0]].startswith(f"caution {GEOMS_OVERLAP.code}: ")
+    assert lines[said[1]].startswith(f"caution {GEOMS_OVERLAP.code}: ")
     assert re.search(r"link1 - world \d+ mm deep at 100 % of them", lines[said[0]])
     fix = re.search(r"<contact>.*</contact>", lines[said[0]]).group(0)
     assert '<exclude body1="link1" body2="world"/>' in fix
-    notes = json.loads((tmp_path / "tuned/simfit.json").read_text())["notes"]
-    assert sum("geoms overlap at the recorded" in n for n in notes) == 1
+    findings = json.loads((tmp_path / "tuned/simfit.json").read_text())["findings"]
+    (overlap,) = [f for f in findings if f["code"] == GEOMS_OVERLAP.code]
+    assert "link1" in overlap["names"] and overlap["numbers"]["link1-world_depth_m"] > 0
     fixed = mujoco.MjModel.from_xml_string(crowded.replace("</worldbody>", "</worldbody>" + fix))
     ids = [mujoco.mj_name2id(fixed, mujoco.mjtObj.mjOBJ_JOINT, j) for j in JOINTS]
-    assert recorded_contacts_note(fixed, [run_from_table(log, JOINTS)],
-                                  fixed.jnt_qposadr[ids]) is None  # fmt: skip
+    assert recorded_contacts_finding(fixed, [run_from_table(log, JOINTS)],
+                                     fixed.jnt_qposadr[ids]) is None  # fmt: skip
 
 
 def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
@@ -568,11 +613,16 @@ def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
     gains = {"shoulder_pan": 12.0, "shoulder_lift": 9.5, "elbow": 4.0, "extend": 25.0}
     (tmp_path / "arm.xml").write_text(ARM)
     write_csv(log, tmp_path / "torques.csv")
-    currents = {(f"i_{n[4:]}" if n.startswith("tau_") else n): (
-        v / gains[n[4:]] if n.startswith("tau_") else v) for n, v in log.columns.items()}
+    currents = {
+        (f"i_{n[4:]}" if n.startswith("tau_") else n): (
+            v / gains[n[4:]] if n.startswith("tau_") else v
+        )
+        for n, v in log.columns.items()
+    }
     write_csv(type(log)(currents, "currents.csv"), tmp_path / "currents.csv")
     (tmp_path / "gains.yaml").write_text(
-        "drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in gains.items()) + "}\n")
+        "drive_gains: {" + ", ".join(f"{j}: {g}" for j, g in gains.items()) + "}\n"
+    )
 
     def fit(data: str, *extra: str) -> tuple[int, str, dict]:
         out = tmp_path / f"tuned_{data}"
@@ -580,8 +630,11 @@ def test_currents_with_a_configs_drive_gains_fit_as_the_torques(tmp_path):
             "simfit", "--model", str(tmp_path / "arm.xml"), "--data", str(tmp_path / data),
             "--out", str(out), "--max-evaluations", "5", "--quiet", *extra])  # fmt: skip
         done = (out / "simfit.json").is_file()
-        return result.exit_code, result.stderr, (
-            json.loads((out / "simfit.json").read_text())["parameters"] if done else {})
+        return (
+            result.exit_code,
+            result.stderr,
+            (json.loads((out / "simfit.json").read_text())["parameters"] if done else {}),
+        )
 
     code, _, torques = fit("torques.csv")
     code_i, _, from_currents = fit("currents.csv", "--config", str(tmp_path / "gains.yaml"))
@@ -632,17 +685,17 @@ def test_coarse_windows_fit_every_other_window_first_to_the_same_values():
 def test_one_joint_far_above_its_noise_is_said_when_the_whole_is_not():
     """A barely moving joint's terms in a local minimum (a probe's six-joint arm: that joint at
     5.3x its position noise, all joints together at 2.3x, status ok) get the misfit note."""
-    from physid.simfit.fit import MISFIT_NOTE, SimfitResult, misfit_note
+    from physid.simfit.verdict import MISFIT_RATIO, misfit_finding
 
-    def result(total, per_joint):
-        solver = {"rms_over_noise": total, "rms_over_noise_per_joint": per_joint}
-        return SimfitResult("ok", "", {}, {}, {}, solver)
+    def solver(total, per_joint):
+        return {"rms_over_noise": total, "rms_over_noise_per_joint": per_joint}
 
     per_joint = {"j1": 0.9, "j2": 0.95, "j6": 5.34}
-    assert 2.33 < MISFIT_NOTE < 5.34
-    note = misfit_note(result(2.33, per_joint))
-    assert note is not None and "j6 5.34" in note
-    assert misfit_note(result(0.9, {"j1": 0.9, "j2": 1.1})) is None
+    assert 2.33 < MISFIT_RATIO < 5.34
+    said = misfit_finding(solver(2.33, per_joint))
+    assert said is not None and "j6 5.34" in said.message and said.names[0] == "j6"
+    assert said.numbers["worst_joint_rms_over_noise"] == 5.34
+    assert misfit_finding(solver(0.9, {"j1": 0.9, "j2": 1.1})) is None
 
 
 def test_a_tuned_model_that_simulates_the_held_out_runs_worse_open_loop_is_said():
@@ -650,18 +703,19 @@ def test_a_tuned_model_that_simulates_the_held_out_runs_worse_open_loop_is_said(
     error simulated its held-out run open loop worse at every horizon (2.22 -> 2.29, 5.93 ->
     8.56, 51 -> 135 mrad), status ok and nothing said. Now a note says it, with the numbers;
     none when the shortest horizon is no worse (the longer ones diverge under feedback)."""
-    from physid.simfit.fit import open_loop_note
+    from physid.simfit.verdict import HeldOutErrors, JointErrors, open_loop_finding
 
     def errors(shooting, *open_loop):
-        out = {f"open loop {h:g} s": {"all": e} for h, e in zip((0.5, 1, 2), open_loop,
-                                                               strict=True)}  # fmt: skip
-        return out | {"shooting 0.5 s": {"all": shooting}}
+        by_horizon = {h: JointErrors(e, {}) for h, e in zip((0.5, 1, 2), open_loop, strict=True)}
+        return HeldOutErrors(0.5, JointErrors(shooting, {}), by_horizon)
 
     before = errors(0.568e-3, 2.221e-3, 5.93e-3, 51e-3)
-    note = open_loop_note(before, errors(0.559e-3, 2.286e-3, 8.56e-3, 135e-3))
-    assert note is not None and "(0.5 s 2.22 -> 2.29, 1 s 5.93 -> 8.56, 2 s 51 -> 135 mrad)" in note
-    assert open_loop_note(before, errors(0.4e-3, 2.2e-3, 9e-3, 140e-3)) is None
-    assert open_loop_note({}, errors(0.4e-3, 2.2e-3, 9e-3, 140e-3)) is None
+    said = open_loop_finding(before, errors(0.559e-3, 2.286e-3, 8.56e-3, 135e-3))
+    assert said is not None
+    assert "(0.5 s 2.22 -> 2.29, 1 s 5.93 -> 8.56, 2 s 51 -> 135 mrad)" in said.message
+    assert said.numbers["open_loop_2s_after_rad"] == 135e-3
+    assert open_loop_finding(before, errors(0.4e-3, 2.2e-3, 9e-3, 140e-3)) is None
+    assert open_loop_finding(None, errors(0.4e-3, 2.2e-3, 9e-3, 140e-3)) is None
 
 
 def test_a_frictionloss_start_the_rollouts_do_not_depend_on_is_moved_off_the_plateau(runs):
@@ -693,8 +747,9 @@ def test_a_frictionloss_start_the_rollouts_do_not_depend_on_is_moved_off_the_pla
     start = at_file.blocks(at_file.x0, offsets)
     depends = [_depends(at_file, at_file.x0, k, offsets, start) for k in range(4)]
     assert depends == [True, True, False, False]  # the premise: the wrists on the plateau
-    notes = off_the_plateau(at_file, parameters, model, dofs)
-    assert [n.split(" ")[0] for n in notes] == ["elbow.frictionloss", "extend.frictionloss"]
+    said = off_the_plateau(at_file, parameters, model, dofs)
+    assert [f.names for f in said] == [("elbow.frictionloss",), ("extend.frictionloss",)]
+    assert [f.numbers["file_value"] for f in said] == [20.0, 20.0]
     moved = shooting()
     np.testing.assert_array_equal(moved.x0[:2], [0.2, 0.2])
     assert 17.5 / 2 < moved.x0[2] < 17.5 and 0.0 < moved.x0[3] < 9.92
@@ -711,28 +766,39 @@ def test_a_joint_the_tuned_model_follows_worse_on_held_out_runs_is_named():
 
     import numpy as np
 
-    from physid.simfit.fit import _status
+    from physid.simfit.verdict import HeldOutErrors, JointErrors, fit_status
 
     def errors(**per_joint):
-        return {"shooting 0.5 s": {"all": float(np.sqrt(np.mean(np.square(list(
-            per_joint.values()))))), "per_joint": per_joint}}  # fmt: skip
+        total = float(np.sqrt(np.mean(np.square(list(per_joint.values())))))
+        return HeldOutErrors(0.5, JointErrors(total, per_joint), {})
 
     solution = SimpleNamespace(status=2, message="converged")
     before = errors(joint1=19.4e-3, joint6=2.32e-3, joint7=0.686e-3)
-    status, message = _status(solution, before, errors(joint1=0.045e-3, joint6=0.092e-3,
-                                                       joint7=4.586e-3))  # fmt: skip
-    assert status == "worse_for_some_joints"
+    status, message, said = fit_status(solution, before, errors(joint1=0.045e-3, joint6=0.092e-3,
+                                                                joint7=4.586e-3))  # fmt: skip
+    assert status == Status.WORSE_FOR_SOME_JOINTS
     assert "joint7 0.686 -> 4.59 mrad" in message and "joint6" not in message
-    status, _ = _status(solution, before, errors(joint1=0.045e-3, joint6=0.092e-3,
-                                                 joint7=0.75e-3))  # fmt: skip
-    assert status == "ok"
+    (worse,) = said
+    assert worse.code == WORSE_FOR_SOME_JOINTS.code and worse.names == ("joint7",)
+    assert worse.numbers["joint7_after_rad"] == 4.586e-3
+    status, _, said = fit_status(solution, before, errors(joint1=0.045e-3, joint6=0.092e-3,
+                                                          joint7=0.75e-3))  # fmt: skip
+    assert status == Status.OK and not said
     # a joint at its noise (0.02 mrad) that moves by less than the noise is not named
     still = errors(joint1=19.4e-3, joint6=0.02e-3)
     noise = {"joint1": 0.02e-3, "joint6": 0.02e-3}
-    assert _status(solution, still, errors(joint1=0.03e-3, joint6=0.03e-3), noise)[0] == "ok"
-    assert _status(solution, still, errors(joint1=0.03e-3, joint6=0.05e-3), noise)[0] == (
-        "worse_for_some_joints"
+    assert fit_status(solution, still, errors(joint1=0.03e-3, joint6=0.03e-3), noise)[0] == "ok"
+    assert fit_status(solution, still, errors(joint1=0.03e-3, joint6=0.05e-3), noise)[0] == (
+        Status.WORSE_FOR_SOME_JOINTS
     )
+    # the tuned model worse as a whole: worse_than_urdf, the finding with both numbers
+    status, _, (worse,) = fit_status(solution, still, errors(joint1=30e-3, joint6=0.02e-3))
+    assert status == Status.WORSE_THAN_URDF and worse.code == WORSE_HELD_OUT.code
+    assert worse.numbers["before_rad"] == still.shooting.total
+    # the solver's own stops, by its termination code
+    for code, expected in ((0, Status.NOT_CONVERGED), (-1, Status.STALLED)):
+        stopped = SimpleNamespace(status=code, message="stopped", nfev=7)
+        assert fit_status(stopped, before, None)[0] == expected
 
 
 def _tick_logged(table, seed: int):
@@ -823,7 +889,7 @@ def test_the_local_polynomial_is_savitzky_golay_on_even_times_and_exact_on_uneve
         want = scipy.signal.savgol_filter(q, 11, 3, deriv=derivative, delta=0.002, axis=0)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * np.max(np.abs(want)))
     uneven = np.cumsum(rng.choice([0.008, 0.010, 0.012], 300))
-    cubic = np.column_stack([1 + 2 * uneven - uneven**2 + 0.5 * uneven**3, -uneven**3])
+    cubic = np.column_stack([1 + 2 * uneven - uneven**2 + 0.5 * uneven**3, -(uneven**3)])
     velocity = np.column_stack([2 - 2 * uneven + 1.5 * uneven**2, -3 * uneven**2])
     np.testing.assert_allclose(problem.local_polynomial(uneven, cubic, 1, 11, 3), velocity,
                                rtol=0, atol=1e-9)  # fmt: skip

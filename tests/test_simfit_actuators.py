@@ -15,6 +15,7 @@ from test_mjcf import ARM, JOINTS
 
 from physid.cli import main
 from physid.recordings.tables import Table
+from physid.simfit.codes import ACTUATORS_IDLE, JOINTS_HELD_STILL
 
 KP = (60.0, 120.0, 25.0, 400.0)
 KV = (4.0, 8.0, 1.0, 20.0)
@@ -104,8 +105,7 @@ def test_simfit_tunes_position_servos_from_their_targets(servo_runs, tmp_path):
         assert tuned.actuator_biasprm[k, 2] == pytest.approx(-parameters[f"p{k + 1}.kv"]["value"])
 
 
-def test_a_held_joint_keeps_its_servo_and_a_held_term_enters_the_others_start(servo_runs,
-                                                                             tmp_path):
+def test_a_held_joint_keeps_its_servo_and_a_held_term_enters_the_others_start(servo_runs, tmp_path):
     """``--hold shoulder_pan,elbow.damping`` with damping, kp and kv tuned: p1 (the servo of the
     held shoulder_pan) keeps the file's gains, which are the truth here, and the other servos
     reach theirs from twice kp and half kv. The elbow's held damping is a known term of the
@@ -203,12 +203,14 @@ def test_a_held_target_is_averaged_over_each_model_step_exactly():
     assert np.max(np.abs(shifted - means)) <= 1.0001 * jump * 1e-7 / 0.002  # Lipschitz
 
 
-HAND = ('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
-        '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
-        '<body name="left" pos="0.03 0.01 0"><joint name="left" type="slide" axis="0 1 0" '
-        'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>'
-        '<body name="right" pos="0.03 -0.01 0"><joint name="right" type="slide" axis="0 -1 0" '
-        'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>')
+HAND = (
+    '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+    '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
+    '<body name="left" pos="0.03 0.01 0"><joint name="left" type="slide" axis="0 1 0" '
+    'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>'
+    '<body name="right" pos="0.03 -0.01 0"><joint name="right" type="slide" axis="0 -1 0" '
+    'range="0 0.04"/><geom type="box" size="0.01 0.005 0.01" mass="0.04"/></body>',
+)
 SPLIT = ('<tendon><fixed name="split"><joint joint="left" coef="0.5"/>'
          '<joint joint="right" coef="0.5"/></fixed></tendon>')  # fmt: skip
 
@@ -224,8 +226,11 @@ def test_a_gripper_no_recording_commands_is_held_still_and_its_actuator_left_out
     )
     truth = mujoco.MjModel.from_xml_string(truth_xml)
     write_csv(servo_run(truth, 3.0, 1), tmp_path / "train.csv")
-    start = SERVO_ARM.replace(*HAND).replace("<actuator>", SPLIT + "<actuator>").replace(
-        SERVOS, SERVOS + '\n    <position name="grip" tendon="split" kp="80"/>')
+    start = (
+        SERVO_ARM.replace(*HAND)
+        .replace("<actuator>", SPLIT + "<actuator>")
+        .replace(SERVOS, SERVOS + '\n    <position name="grip" tendon="split" kp="80"/>')
+    )
     for kp, kv in zip(KP, KV, strict=True):
         start = start.replace(f'kp="{kp}" kv="{kv}"', f'kp="{2 * kp}" kv="{kv / 2}"')
     (tmp_path / "start.xml").write_text(start)
@@ -238,21 +243,33 @@ def test_a_gripper_no_recording_commands_is_held_still_and_its_actuator_left_out
         kp = result["parameters"][f"p{k + 1}.kp"]["value"]
         assert kp == pytest.approx(KP[k], rel=0.02), (k, kp)
     assert not any(name.startswith("grip") for name in result["parameters"])
-    notes = result["notes"]
-    assert any(n.startswith("held still") and n.endswith(": left, right") for n in notes)
-    assert any(n.endswith("actuator grip") for n in notes), notes
+    (held,) = [f for f in result["findings"] if f["code"] == JOINTS_HELD_STILL.code]
+    assert held["message"].startswith("held still") and held["names"] == ["left", "right"]
+    (idle,) = [f for f in result["findings"] if f["code"] == ACTUATORS_IDLE.code]
+    assert idle["message"].endswith("actuator grip") and idle["names"] == ["grip"]
     tuned = (out / "model_tuned.xml").read_text()
     assert '<position name="grip" tendon="split" kp="80" />' in tuned  # as the file had it
 
 
-@pytest.mark.parametrize("column, change, said", [
-    ("ctrl_p2", np.degrees, "ctrl_p2 read 55.4 x joint 'shoulder_lift''s position: targets in "
-     "degrees beside positions in radians?"),
-    ("ctrl_p1", np.negative, "ctrl_p1 read -0.908 x joint 'shoulder_pan''s position: the sign "
-     "flipped"),
-])
-def test_position_targets_in_degrees_or_negated_are_named(servo_runs, tmp_path, column, change,
-                                                           said):
+@pytest.mark.parametrize(
+    "column, change, said",
+    [
+        (
+            "ctrl_p2",
+            np.degrees,
+            "ctrl_p2 read 55.4 x joint 'shoulder_lift''s position: targets in "
+            "degrees beside positions in radians?",
+        ),
+        (
+            "ctrl_p1",
+            np.negative,
+            "ctrl_p1 read -0.908 x joint 'shoulder_pan''s position: the sign flipped",
+        ),
+    ],
+)
+def test_position_targets_in_degrees_or_negated_are_named(
+    servo_runs, tmp_path, column, change, said
+):
     """A LeRobot dataset's ``action`` is in degrees like its state: the positions converted and
     the targets left drive the servo 57.3x too far. Either mistake here ended with status ok and
     a tuned model (the servo's lag reads the slopes as 55.4 and -0.908); now one error line

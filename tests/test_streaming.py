@@ -11,14 +11,14 @@ import scipy.linalg
 
 from physid.errors import InputError
 from physid.files.config import EstimationConfig, FilterConfig, IdentifyConfig
-from physid.offline import prediction, store, windows
-from physid.offline.delay import compensated
-from physid.offline.least_squares import newey_west_covariance
-from physid.offline.observations import build_observations
+from physid.offline.choose.delay import compensated
+from physid.offline.observe import prediction, store, windows
+from physid.offline.observe.least_squares import newey_west_covariance
+from physid.offline.observe.observations import build_observations
+from physid.offline.observe.prediction import predict_recording
+from physid.offline.observe.preprocessing import resolve_preprocessing
+from physid.offline.observe.reduced import ReductionAccumulator, reduce_observations
 from physid.offline.pipeline import identify
-from physid.offline.prediction import predict_recording
-from physid.offline.preprocessing import resolve_preprocessing
-from physid.offline.reduced import ReductionAccumulator, reduce_observations
 from physid.recordings.streamed import open_recording
 from physid.recordings.trajectory import Trajectory, load_trajectory, write_trajectory_csv
 from physid.robot.regressor import observation_matrix
@@ -77,9 +77,9 @@ def test_gravity_regressors_at_the_kept_rows_equal_the_decimated_ones():
     filtered positions alone, whose band the decimation filter passes with unit gain. Both ways,
     window by window (measured here: 1e-7 of G's largest entry, 26x decimation; real TX40 7e-8, KUKA
     1e-8). One intermediate row off, they differ by 8e-3."""
-    from physid.offline.gravity import static_gravity_regressors
-    from physid.offline.observations import _second_stage, observation_chunks
-    from physid.offline.passes import filtered_windows
+    from physid.offline.observe.gravity import static_gravity_regressors
+    from physid.offline.observe.observations import _second_stage, observation_chunks
+    from physid.offline.observe.passes import filtered_windows
 
     model = arm6_model()
     trajectory = _recording(20_000)
@@ -108,9 +108,9 @@ def test_inertial_columns_at_the_kept_rows_equal_the_decimated_ones(monkeypatch)
     the KUKA LWR4+ (2 -> 1), 4e-5 on the Staubli TX40, 0.028 on the xMate7p at 50 Hz. The
     Kalman smoothers' states have no band limit: built and filtered there."""
     from physid.files.config import FilterConfig
-    from physid.offline import observations
-    from physid.offline.least_squares import least_squares
-    from physid.offline.reduced import reduce_observations
+    from physid.offline.observe import observations
+    from physid.offline.observe.least_squares import least_squares
+    from physid.offline.observe.reduced import reduce_observations
     from physid.robot import regressor
     from physid.robot.regressor import base_parameters
 
@@ -171,7 +171,7 @@ def test_chunked_reduction_equals_the_one_shot_reduction():
 def test_newey_west_in_column_blocks_equals_the_lag_sum(monkeypatch, block_columns):
     """The windowed-convolution evaluation, in blocks of 5 columns (8 blocks) or all at once,
     against the Bartlett-weighted lag sum written out."""
-    from physid.offline import least_squares
+    from physid.offline.observe import least_squares
 
     monkeypatch.setattr(least_squares, "_SMOOTHED_BYTES", 8 * 3000 * block_columns)
     rng = np.random.default_rng(2)
@@ -238,7 +238,7 @@ def test_a_streamed_file_validates_as_in_memory(tmp_path, monkeypatch):
     assert b.metrics.relative_error == pytest.approx(a.relative_error, rel=1e-9)
     np.testing.assert_allclose(b.metrics.rmse, a.rmse, rtol=1e-9)
     # validate's checks of the data read a streamed file through its preview (they crashed)
-    from physid.offline.suspect import suspect_reasons
+    from physid.offline.checks.suspect import suspect_reasons
     from physid.recordings.streamed import preview
 
     streamed = open_recording(path, model, block_rows=5_000)

@@ -1,4 +1,4 @@
-"""physid.offline.suspect: well-formed but wrong data are named, good data are left alone.
+"""physid.offline.checks.suspect: well-formed but wrong data are named, good data are left alone.
 
 Simulated arm data (known truth) corrupted one way at a time must give exactly one reason of
 the expected kind; the clean simulation and the shipped real recordings must give none.
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from conftest import DATASETS, EXAMPLES, KUKA, TX40, kuka_slice, require_dataset
 
-from physid.offline.suspect import gravity_comparison, suspect_reasons
+from physid.offline.checks.gravity_comparison import gravity_comparison
+from physid.offline.checks.suspect import suspect_reasons
 from physid.recordings.trajectory import Trajectory, split_by_fraction
 from physid.robot.model import with_gravity
 
@@ -124,10 +125,10 @@ def test_a_fast_arm_at_5_khz_stamped_in_ms_is_told_its_time_is_in_milliseconds()
     """The real Staubli TX40 (5 kHz) with t in ms reads as a 5 Hz log whose row-to-row speeds
     (noise included) peak at 11.5 rad/s once x 1000: above the old 10 rad/s bound it passed as
     seconds, status ok, a joint's mass x2.7. No arm's joints move at 50 rad/s."""
-    from physid.offline.suspect import time_reason
+    from physid.offline.checks.recording_checks import sample_rate_finding
 
-    assert "milliseconds" in time_reason(5.0, 11.5e-3)
-    assert time_reason(5.0, 1.1) is None  # the real KUKA kept at every 20th row: seconds
+    assert "milliseconds" in sample_rate_finding(5.0, 11.5e-3).message
+    assert sample_rate_finding(5.0, 1.1) is None  # the real KUKA kept at every 20th row: seconds
 
 
 def test_reported_values_of_the_corruptions(arm_experiment, clean):
@@ -290,7 +291,7 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     """Real KUKA LWR4+ file 2 (20 s). With the shoulder's position negated the verdict was
     "torque sign looks flipped"; with the elbow half a turn off, "lwr_2_joint does not follow
     its gravity torque". The single fix that makes every gravity-loaded joint follow its
-    gravity torque again is named instead (physid.offline.column_fixes); the file as recorded
+    gravity torque again is named instead (physid.offline.checks.column_fixes); the file as recorded
     stays unsuspected."""
     from physid.files.config import parse_config, robot_for
     from physid.recordings.tables import Table
@@ -462,8 +463,8 @@ def test_a_robot_that_never_moved_is_named_as_such_not_as_reordered_columns(arm_
     static identification) are not called motionless, and a still recording beside moving
     ones gets no torque verdict of its own."""
     from physid.files.config import IdentifyConfig
+    from physid.offline.checks.suspect import motionless_finding
     from physid.offline.pipeline import identify
-    from physid.offline.suspect import motionless_reason
 
     model = arm_experiment.model
     pose = np.array([0.3, -0.5, 0.8, 0.1, 0.4, -0.2])
@@ -473,12 +474,12 @@ def test_a_robot_that_never_moved_is_named_as_such_not_as_reordered_columns(arm_
     assert len(result.suspect) == 1 and "the robot did not move" in result.suspect[0]
     assert "'joint_3' 0.00026" in result.suspect[0]
     again = _held_still(arm_experiment, pose + np.r_[0.002, np.zeros(5)])  # the same pose
-    assert "the robot did not move" in motionless_reason(model, [still, again])
+    assert "the robot did not move" in motionless_finding(model, [still, again]).message
     other = _held_still(arm_experiment, pose + 0.3)
-    assert motionless_reason(model, [still, other]) is None
+    assert motionless_finding(model, [still, other]) is None
     assert suspect_reasons(model, [still, other]) == []
     moving = arm_experiment.train.recorded
-    assert motionless_reason(model, [moving, still]) is None
+    assert motionless_finding(model, [moving, still]) is None
     assert suspect_reasons(model, [moving, still]) == []
 
 
@@ -486,7 +487,7 @@ def test_a_robot_at_rest_on_12_bit_encoders_did_not_move(arm_experiment):
     """Held still, a 12-bit encoder toggles between two ticks (1.5 mrad, above the 1 mrad still
     bound): the verdict still says the robot did not move, and does not read the noise as
     motion."""
-    from physid.offline.suspect import motionless_reason
+    from physid.offline.checks.suspect import motionless_finding
 
     still = _held_still(arm_experiment, np.array([0.3, -0.5, 0.8, 0.1, 0.4, -0.2]))
     tick = 2 * np.pi / 4096
@@ -495,7 +496,8 @@ def test_a_robot_at_rest_on_12_bit_encoders_did_not_move(arm_experiment):
     )
     assert np.all(np.ptp(q, axis=0) > 1e-3)
     quantised = replace(still, q=q)
-    assert "the robot did not move" in motionless_reason(arm_experiment.model, [quantised])
+    assert "the robot did not move" in motionless_finding(arm_experiment.model,
+                                                         [quantised]).message
 
 
 def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
@@ -552,7 +554,7 @@ def test_a_prismatic_joint_in_millimetres_is_named_not_read_as_a_torque_scale():
     named with the URDF's travel (the arm5p of benchmarks/independent_sim.py so logged was
     told "torque scale implausible: 0.013 x"); in metres nothing is said of them."""
     from physid.files.config import parse_config, robot_for
-    from physid.offline.suspect import millimetres_reason
+    from physid.offline.checks.recording_checks import millimetres_finding
     from physid.sim.oe_robots import robot_urdf
 
     joints = ["torso_lift_joint", *(f"arm_{k}_joint" for k in range(1, 8))]
@@ -563,10 +565,10 @@ def test_a_prismatic_joint_in_millimetres_is_named_not_read_as_a_torque_scale():
     q[:, 0] = 0.15 + 0.1 * np.sin(0.5 * t)
     q[:, 1:] = 0.3 * np.sin(np.outer(t, np.linspace(0.3, 0.9, 7)))
     metres = Trajectory(t, q, np.zeros_like(q), model.joint_names)
-    assert millimetres_reason(model, metres) is None
+    assert millimetres_finding(model, metres) is None
     q_mm = q.copy()
     q_mm[:, 0] *= 1000.0
-    reason = millimetres_reason(model, replace(metres, q=q_mm))
+    reason = millimetres_finding(model, replace(metres, q=q_mm)).message
     assert reason.startswith("prismatic joint 'torso_lift_joint' positions reach 250, 714 x its "
                              "URDF limit of 0.35 m: are they in millimetres?"), reason  # fmt: skip
 
@@ -576,7 +578,7 @@ def test_a_streamed_recording_that_rests_before_it_moves_did_move(arm_experiment
     """A long log streamed from disk is read whole for the motion check, not through its
     preview (its first rows): the demo arm at rest for 10 s, then moving, with a preview of
     the first 2,000 rows (at rest) is not "did not move" (review 2026-11-27)."""
-    from physid.offline.suspect import motionless_reason
+    from physid.offline.checks.suspect import motionless_finding
     from physid.recordings import streamed
     from physid.recordings.trajectory import write_trajectory_csv
 
@@ -590,8 +592,8 @@ def test_a_streamed_recording_that_rests_before_it_moves_did_move(arm_experiment
     path = write_trajectory_csv(tmp_path / "rest_then_motion.csv", both)
     recording = streamed.open_recording(path, model, block_rows=3_000)
     monkeypatch.setattr(streamed, "PREVIEW_SAMPLES", 2_000)
-    assert "did not move" in motionless_reason(model, [streamed.preview(recording)])
-    assert motionless_reason(model, [recording]) is None
+    assert "did not move" in motionless_finding(model, [streamed.preview(recording)]).message
+    assert motionless_finding(model, [recording]) is None
 
 
 def test_a_position_sensor_that_stopped_is_named_and_a_joint_held_still_is_not(arm_experiment):
@@ -624,7 +626,8 @@ def test_a_10_hz_log_of_fast_motion_moves_in_memory_and_on_disk(tmp_path):
     disk (streamed) the noise came from second differences and every joint was still ("the
     robot did not move"); in memory, at 1 Hz, the smallest step of a sine sampled in step with
     its period was taken for an encoder's tick and two joints read as still."""
-    from physid.offline.suspect import _span_and_mean, motionless_reason
+    from physid.offline.checks.recording_checks import span_and_mean
+    from physid.offline.checks.suspect import motionless_finding
     from physid.recordings.streamed import open_recording
     from physid.recordings.trajectory import load_trajectory
     from physid.sim.arm import arm6_model
@@ -642,8 +645,8 @@ def test_a_10_hz_log_of_fast_motion_moves_in_memory_and_on_disk(tmp_path):
         np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=header,
                    comments="", fmt="%.17g")  # fmt: skip
         for recording in (load_trajectory(path, model), open_recording(path, model)):
-            assert np.all(_span_and_mean(recording)[2]), hz
-            assert motionless_reason(model, [recording]) is None
+            assert np.all(span_and_mean(recording)[2]), hz
+            assert motionless_finding(model, [recording]) is None
 
 
 def test_a_torque_of_noise_is_no_drive_gain(arm_experiment):

@@ -300,7 +300,9 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(PhysidError) as caught:
         import_ray()
-    assert str(caught.value).endswith('pip install "physid[sweep]"')
+    assert str(caught.value).endswith(
+        "pip install ray (or, in physid's checkout, pip install -e '.[sweep]')"
+    )
 
 
 def test_table_of_mixed_columns_round_trips(tmp_path):

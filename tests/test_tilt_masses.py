@@ -1,5 +1,5 @@
 """A gravity tilt that the folds prefer but that makes the masses implausible is not kept
-(offline/choices.py, _tilt_upsets_masses; issue 24 item 4).
+(offline/choose/choices.py, _tilt_upsets_masses; issue 24 item 4).
 
 The UR5 of example-robot-data simulated by MuJoCo (an engine physid shares no code with) on level
 ground, with MuJoCo's own joint damping, armature and frictionloss, torque-driven to track a
@@ -98,7 +98,7 @@ def test_a_failed_upright_fit_is_no_evidence_against_a_tilt():
     # FitContext.fit returns the prior itself when the solver fails: plausible by construction
     from types import SimpleNamespace
 
-    from physid.offline.choices import _tilt_upsets_masses
+    from physid.offline.choose.choices import _tilt_upsets_masses
     from physid.sim.arm import arm6_model
 
     model = arm6_model()

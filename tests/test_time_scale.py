@@ -1,4 +1,4 @@
-"""The time-scale check (physid.offline.time_scale, suspect check 4): torques tie inertia to
+"""The time-scale check (physid.offline.checks.time_scale, suspect check 4): torques tie inertia to
 gravity, so the motion's true time scale shows through least squares on the URDF's kinematics
 alone. Judged on a simulated arm whose time is known, and on the real KUKA LWR4+ with its
 stamps halved (a silent 88 kg arm before the check)."""
@@ -11,8 +11,12 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, KUKA, require_dataset
 
-from physid.offline.suspect import suspect_reasons, timeline_reason
-from physid.offline.time_scale import FACTORS, fit_by_time_scale
+from physid.offline.checks.suspect import suspect_reasons, timeline_finding
+from physid.offline.checks.time_scale import FACTORS, fit_by_time_scale
+
+
+def _message(finding):  # noqa: ANN001, ANN202
+    return None if finding is None else finding.message
 
 
 def _best_factor(model, trajectory) -> float:
@@ -34,7 +38,7 @@ def test_the_true_time_scale_fits_best_on_a_simulated_arm(arm_experiment, stretc
     clean = arm_experiment.validation.recorded
     stamped = replace(clean, t=clean.t * stretch)
     assert _best_factor(model, stamped) == pytest.approx(stretch, rel=0.13)
-    reason = timeline_reason(model, stamped)
+    reason = _message(timeline_finding(model, stamped))
     if stretch == 0.5:
         assert reason is not None and "longer timeline" in reason
     else:
@@ -50,7 +54,7 @@ def test_real_kuka_stamps_fit_and_halved_ones_do_not():
     model = robot_for(KUKA / "kuka_lwr4.urdf", config)
     (trajectory,) = load_trajectories([EXAMPLES / "kuka_lwr4" / "measurements_2.yaml"], model,
                                       config)  # fmt: skip
-    assert timeline_reason(model, trajectory) is None
+    assert _message(timeline_finding(model, trajectory)) is None
     halved = replace(trajectory, t=trajectory.t * 0.5)
     (reason,) = suspect_reasons(model, [halved])
     assert "time stamps do not match" in reason and "longer timeline" in reason
@@ -61,16 +65,16 @@ def test_a_preferred_time_scale_at_the_range_s_end_must_be_far_better():
     # ever faster motion: no verdict (3 s of the DFKI pendulum read 22-45 % "better" at the ends
     # of 0.25-4 x); the same improvement at an interior minimum is one, and so is a fit many
     # times better at the end (stamps 4-10 x off: 2.3-6.6 x on the real files)
-    from physid.offline.time_scale import time_scale_reason
+    from physid.offline.checks.time_scale import time_scale_finding
 
     log_c = np.log(FACTORS)
     falling = 0.2 - 0.02 * log_c  # lowest at the largest factor: 0.158 against 0.2 at c = 1
-    assert falling[-1] < 0.2 / 1.2 and time_scale_reason(falling) is None
+    assert falling[-1] < 0.2 / 1.2 and _message(time_scale_finding(falling)) is None
     dip = 0.2 + 0.05 * (log_c - np.log(0.4)) ** 2  # a minimum at c = 0.4
-    reason = time_scale_reason(dip)
+    reason = _message(time_scale_finding(dip))
     assert reason is not None and "longer timeline" in reason and "2.5 x their duration" in reason
     steep = 0.2 * np.exp(0.8 * log_c)  # the smallest factor fits 5.3 x better than c = 1
-    reason = time_scale_reason(steep)
+    reason = _message(time_scale_finding(steep))
     assert reason is not None and "longer timeline" in reason
 
 
@@ -115,12 +119,12 @@ def test_one_joint_off_scale_is_no_clock():
     each joint was weighted by its residual std, the lift's newtons decided the fit and the
     halved stamps went unnamed, with 1 N or 30 N of noise on the lift)."""
     model, light = _tiago_run(0.05)
-    assert timeline_reason(model, light) is None
+    assert _message(timeline_finding(model, light)) is None
     model, right = _tiago_run(1.0)
-    assert timeline_reason(model, right) is None
+    assert _message(timeline_finding(model, right)) is None
     halved = replace(right, t=right.t * 0.5)
-    reason = timeline_reason(model, halved)
+    reason = _message(timeline_finding(model, halved))
     assert reason is not None and "longer timeline" in reason
     model, loud = _tiago_run(1.0, lift_noise=30.0)
-    reason = timeline_reason(model, replace(loud, t=loud.t * 0.5))
+    reason = _message(timeline_finding(model, replace(loud, t=loud.t * 0.5)))
     assert reason is not None and "longer timeline" in reason

@@ -102,13 +102,13 @@ def test_validate_equals_an_independent_scorer_on_kuka(tmp_path):
     assert independent <= 0.027  # measured 2.64 % (vs_ols.py scorer at 10 Hz: 2.55 %)
     # the same file with its torques x1.25 (currents times another gain): the error is said to
     # be a scale, with the factor; the file as logged gets no such warning
-    assert not any("x the prediction" in w for w in report.warnings_from_data)
+    assert not any("x the prediction" in f.message for f in report.findings)
     t = trajectory.t - trajectory.t[0]  # the epoch stamps would not survive %.10g
     scaled = trajectory.__class__(t, trajectory.q, 1.25 * trajectory.tau,
                                   trajectory.joint_names, source="x1.25.csv")  # fmt: skip
     path = write_trajectory_csv(tmp_path / "x125.csv", scaled)
     off = run_validate(urdf, tmp_path / "out" / "params.json", [path])
-    named = [w for w in off.warnings_from_data if "x the prediction" in w]
+    named = [f.message for f in off.findings if "x the prediction" in f.message]
     assert off.overall["relative_error"] > 0.15 and len(named) == 1
     assert "reads 1.25 x the prediction" in named[0], named
 

@@ -20,8 +20,8 @@ from physid.body.inertia import check_consistency, is_consistent
 from physid.online import BaselineKF, InertialEKF, load_online_config
 from physid.online.columns import OnlineSignals
 from physid.online.metrics import mean_relative_error, settling_time
-from physid.online.plot import plot_replay
 from physid.online.replay import quantities_from_pi, replay
+from physid.report.online_plot import plot_replay
 from physid.sim.adaptive_arm import ELBOW, simulate_computed_torque
 from physid.sim.payload_arm import PAYLOAD_JOINT, PayloadProfile, load_arm, simulate_payload_arm
 

@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 from physid.online import InertialEKF, load_online_config
 from physid.online.columns import OnlineSignals
 from physid.online.metrics import mean_relative_error, peak_excursion, windows
-from physid.online.plot import plot_replay
 from physid.online.replay import quantities_from_pi, replay
+from physid.report.online_plot import plot_replay
 from physid.sim.legged import TORSO_JOINT, SteppingScenario, load_humanoid, simulate_stepping
 
 HERE = Path(__file__).resolve().parent

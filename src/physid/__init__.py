@@ -22,9 +22,9 @@ _API += ("ValidationResult", "Body", "Joint", "Parameter", "Result")
 # the other estimators' faces, by the module that holds them (physid.api.*)
 _FACES = {
     "payload": "robot_runs",
-    "excite_design": "robot_runs",
+    "excite_design": "excite_run",
     "export_model": "robot_runs",
-    "simfit_tune": "robot_runs",
+    "simfit_tune": "simfit_run",
     "online_replay": "online_run",
     "oe_estimate": "oe_run",
     "multibody_simulate": "multibody_runs",
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         load_params,
         validate,
     )
+    from physid.api.excite_run import excite_design  # noqa: F401
     from physid.api.impacts_runs import (  # noqa: F401
         Poses,
         impacts_identify,
@@ -60,12 +61,8 @@ if TYPE_CHECKING:
     from physid.api.multibody_runs import multibody_identify, multibody_simulate  # noqa: F401
     from physid.api.oe_run import oe_estimate  # noqa: F401
     from physid.api.online_run import online_replay  # noqa: F401
-    from physid.api.robot_runs import (  # noqa: F401
-        excite_design,
-        export_model,
-        payload,
-        simfit_tune,
-    )
+    from physid.api.robot_runs import export_model, payload  # noqa: F401
+    from physid.api.simfit_run import simfit_tune  # noqa: F401
 
 
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562 lazy attributes

@@ -15,8 +15,8 @@ import numpy as np
 
 from physid.files.config import parse_config
 from physid.files.io import atomic_output_dir, write_json_atomic
-from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import predict_recording
+from physid.offline.observe.prediction import predict_recording
+from physid.offline.result import IdentificationResult
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import read_table, write_trajectory_csv
 from physid.sim.arm import (
@@ -77,9 +77,13 @@ def run_demo(
         for name, duration in (("train", train_duration_s), ("validation", validation_duration_s)):
             note(f"simulating the {name} experiment ({duration:g} s)")
             simulation = simulate_random_excitation(
-                model, theta_true, duration_s=duration, sample_rate_hz=sample_rate_hz, rng=rng,
+                model,
+                theta_true,
+                duration_s=duration,
+                sample_rate_hz=sample_rate_hz,
+                rng=rng,
                 noise=noise,
-            )  # fmt: skip
+            )
             recorded[name] = simulation.recorded
             staged = write_trajectory_csv(staging / "data" / f"{name}.csv", simulation.recorded)
             tables[name] = Table(read_table(staged).columns, str(out_dir / "data" / staged.name))

@@ -23,10 +23,23 @@ class InputError(PhysidError, ValueError):
         super().__init__(" ".join(text.split()))
 
 
+class ConfigError(InputError):
+    """A config file's value that cannot be used (its message starts ``config <key>: ``): the
+    commands that read a config name the file with it
+    (:func:`physid.files.io.config_errors_name`)."""
+
+
+def install_hint(package: str, extra: str) -> str:
+    """How to install an optional dependency: physid is installed from its checkout (not from
+    PyPI), so ``pip install 'physid[extra]'`` would fail; the package itself, or the extra."""
+    return f"pip install {package} (or, in physid's checkout, pip install -e '.[{extra}]')"
+
+
 class Bound(NamedTuple):
     """The numbers a parameter accepts: [low, high], or (low, high] when ``low_open``; whole
     numbers only when ``integer`` (an iteration count, a seed). Each estimator keeps one table
-    ``{parameter: Bound}`` that its CLI options and its API function both check (issue 25)."""
+    ``{parameter: Bound}`` that its CLI options and its API function both check, so both
+    refuse the same numbers."""
 
     low: float
     high: float

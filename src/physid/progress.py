@@ -1,4 +1,4 @@
-"""One progress behaviour for every command (issue 28 item 9).
+"""One progress behaviour for every command.
 
 On a terminal: a tqdm bar redrawn in place. Anywhere else (a log file, a pipe, CI): one plain
 line every ``every_s`` seconds and one at the end, so a log holds readable lines instead of
@@ -107,7 +107,13 @@ def progress(
         from tqdm import tqdm
 
         return tqdm(
-            iterable, total=total, desc=desc, unit=unit, initial=initial, file=stream,
-            mininterval=0.5, **tqdm_options,
-        )  # fmt: skip
+            iterable,
+            total=total,
+            desc=desc,
+            unit=unit,
+            initial=initial,
+            file=stream,
+            mininterval=0.5,
+            **tqdm_options,
+        )
     return _Lines(iterable, total, desc, unit, initial, stream, every_s, enabled)

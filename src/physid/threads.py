@@ -5,9 +5,8 @@ few hundred variables, SVDs of a few hundred rows) on which OpenBLAS' worker thr
 instead of work. The command line sets ``OPENBLAS_NUM_THREADS=1`` before NumPy loads
 (:mod:`physid.cli`); a Python user has usually imported NumPy long before physid, so the API
 functions limit the BLAS pool for the duration of the call instead (``threadpoolctl``, made for
-this) and restore it afterwards. Measured: ``physid.identify`` on the KUKA LWR4+ file 2 of
-``benchmarks/real_corpus.py``, on 2 cores shared with other work: 83.9 CPU s / 86.6 s wall with
-OpenBLAS' default threads, 6.3 / 6.4 s with this limit.
+this) and restore it afterwards: on a busy machine the spinning threads can cost ten times the
+CPU and wall time of one thread.
 
 A user who sets ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` keeps
 that choice: the limit only replaces the library's default.

@@ -5,8 +5,9 @@ Nothing below this module imports it (docs/architecture.md layer 7).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,21 +31,37 @@ from physid.files.params_file import (
     require_sections,
     standard_parameters,
 )
-from physid.offline.crossval import moving_in
-from physid.offline.delay import compensated
-from physid.offline.drive_gains import DriveGainEstimate, identify_drive_gains
-from physid.offline.payload import PayloadResult, identify_payload
-from physid.offline.pipeline import STILL_REASON, IdentificationResult, identify
-from physid.offline.prediction import predict_recording, stacked_metrics, torque_scale_warning
-from physid.offline.preprocessing import (
+from physid.findings import Finding, Severity, as_dicts, unique
+from physid.offline.checks.suspect import loaded_robot_findings, suspect_findings
+from physid.offline.choose.delay import compensated
+from physid.offline.codes import (
+    GAIN_UNDECIDED,
+    SIMULATED_MODEL,
+    TORQUE_NOT_LOGGED,
+    TORQUE_SCALE_OFF,
+    UNLOGGED_LOCKED,
+    UNTRAINED_MOTION,
+    VALIDATION_FILTER,
+)
+from physid.offline.loads.drive_gains import DriveGainEstimate, identify_drive_gains
+from physid.offline.loads.payload import PayloadResult, identify_payload, suspect_status
+from physid.offline.observe.crossval import moving_in
+from physid.offline.observe.prediction import (
+    predict_recording,
+    stacked_metrics,
+    torque_scale_warning,
+)
+from physid.offline.observe.preprocessing import (
     Preprocessing,
     held_out_filter,
     is_resolved,
     preprocessing_from_dict,
     resolve_preprocessing,
 )
-from physid.offline.suspect import loaded_robot_reasons, suspect_reasons
-from physid.offline.windows import Recording, require_given_derivatives
+from physid.offline.observe.windows import Recording, require_given_derivatives
+from physid.offline.pipeline import identify
+from physid.offline.result import IdentificationResult
+from physid.offline.stages.base_fit import STILL_REASON
 from physid.recordings.streamed import (
     open_recording,
     preview,
@@ -64,6 +81,7 @@ from physid.recordings.trajectory import (
 from physid.report.identification import write_identification
 from physid.robot.model import RobotModel, is_revolute, revolute_mask, with_gravity
 from physid.robot.regressor import base_parameters
+from physid.status import Status
 
 Progress = Callable[[str], None]
 
@@ -85,9 +103,12 @@ def load_trajectories(
     whole = config.filter.method.startswith("irwsm") or gains == IDENTIFY_GAINS
     if gains == IDENTIFY_GAINS:
         gains = {joint: 1.0 for joint in model.joint_names}
-    options = {"drive_gains": gains, "allow_large_angles": config.allow_large_angles,
-               "corrupt_samples": config.corrupt_samples,
-               "angles_in_degrees": config.angle_unit == "degrees"}  # fmt: skip
+    options = {
+        "drive_gains": gains,
+        "allow_large_angles": config.allow_large_angles,
+        "corrupt_samples": config.corrupt_samples,
+        "angles_in_degrees": config.angle_unit == "degrees",
+    }
     in_memory = {**options, "time_base": config.time_base}
     recordings: list[Recording] = []
     for path in paths:
@@ -120,14 +141,18 @@ def unlogged_lock_warning(added: dict[str, float | str]) -> str:
     parts = []
     if still:
         listed = ", ".join(f"{j}: {v:g}" for j, v in still.items())
-        parts.append(f"joints of the robot file in no recording held still, as 'locked: "
-                     f"{{{listed}}}' (rad or m) in the config would hold them: their bodies "
-                     "ride on their parents; give the positions they were at if not "
-                     "these")  # fmt: skip
+        parts.append(
+            f"joints of the robot file in no recording held still, as 'locked: "
+            f"{{{listed}}}' (rad or m) in the config would hold them: their bodies "
+            "ride on their parents; give the positions they were at if not "
+            "these"
+        )
     if recorded:
         listed = ", ".join(f"{j}: {RECORDED}" for j in recorded)
-        parts.append(f"mimic joints moved by their recorded positions, their torques not "
-                     f"fitted (locked: {{{listed}}})")  # fmt: skip
+        parts.append(
+            f"mimic joints moved by their recorded positions, their torques not "
+            f"fitted (locked: {{{listed}}})"
+        )
     return "; ".join(parts)
 
 
@@ -162,8 +187,8 @@ def simulated_model_warnings(robot_file: str | Path, joints: tuple[str, ...]) ->
             f"MuJoCo cancels the weight of {len(bodies)} bodies of the model file by a passive "
             f"force (gravcomp: {shown}), not through the actuators of {', '.join(found)}: "
             "torques logged from a simulation of it (qfrc_actuator, actuator_force) leave that "
-            "weight out and are not its joint torques (set gravcomp=\"0\", or "
-            "actuatorgravcomp=\"true\", to log them); physid fits the torques as logged, as a "
+            'weight out and are not its joint torques (set gravcomp="0", or '
+            'actuatorgravcomp="true", to log them); physid fits the torques as logged, as a '
             "real robot's drives hold the weight"
         )
     extra = {j: v for j, v in implicit_actuator_armature(mj).items() if j in joints}
@@ -206,15 +231,18 @@ def unlogged_torque_warning(
     parts = []
     if not fitted:
         listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged)
-        raise InputError(f"no joint's torque was logged: {listed} hold one value in every "
-                         "row while the robot moves")  # fmt: skip
+        raise InputError(
+            f"no joint's torque was logged: {listed} hold one value in every "
+            "row while the robot moves"
+        )
     if dead:
-        listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged
-                           if joint in dead)  # fmt: skip
-        parts.append(f"{listed} holds one value in every row while the robot moves (a dead "
-                     "sensor or a column never filled): left out of the fit and of the "
-                     f"validation errors, as with fit_joints: [{', '.join(fitted)}] in the "
-                     "config")  # fmt: skip
+        listed = ", ".join(f"tau_{joint} ({value:g})" for joint, value in unlogged if joint in dead)
+        parts.append(
+            f"{listed} holds one value in every row while the robot moves (a dead "
+            "sensor or a column never filled): left out of the fit and of the "
+            f"validation errors, as with fit_joints: [{', '.join(fitted)}] in the "
+            "config"
+        )
     if held:
         parts.append(
             f"{', '.join(f'tau_{joint}' for joint in held)} is 0 in every row while the robot "
@@ -344,30 +372,19 @@ def _identify_and_write(
     not_logged: list[str] = []
     if unlogged is not None:
         before = model.fitted_joints or model.joint_names
-        model, warning = unlogged
+        model, _ = unlogged
         not_logged = [j for j in before if j not in (model.fitted_joints or model.joint_names)]
-    try:
+    with _numerical_failure_named(data):
         result = identify(model, train, config, validation=validation or None, progress=note)
-        # what the inputs were, before what the fit found
-        first = simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)
-        first += [unlogged_lock_warning(locked)] if locked else []
-        first += [warning] if unlogged is not None else []
+        # what the inputs were (reading, the model file, joints held or left out), first
+        read = unique(f for t in train + validation for f in t.warnings)
+        first = [*read, *_input_findings(urdf, model, locked, unlogged, not_logged)]
         if first:
-            result = dataclasses.replace(result, warnings=(*first, *result.warnings))
+            result = dataclasses.replace(result, findings=(*first, *result.findings))
         if gains is not None:
             result = _with_drive_gains(result, gains)
-    except BaseException as error:  # the estimators should end in a status instead
-        # LAPACK failures, and Rust solver panics (pyo3's PanicException is a BaseException)
-        if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
-            "PanicException"
-        ):
-            raise
-        raise InputError(
-            f"identification failed numerically ({error}); check the torque and position "
-            f"columns of {', '.join(source_name(p) for p in data)}"
-        ) from None
     if result.theta is None:
-        raise InputError(f"{result.status}; nothing was written")
+        raise InputError(f"{result.message}; nothing was written")
     note(result.preprocessing.summary())
     provenance = {
         "urdf": str(urdf),
@@ -379,17 +396,14 @@ def _identify_and_write(
         # commands that read this file hold them the same way
         "locked_unlogged": locked,
         # the config's locked joints: the commands that read this file hold them the same way
-        # without the config (validate stopped at a Panda's mimic fingers the config had locked;
-        # export took locked bodies out of their parent at 0, not where they were held)
+        # without the config
         "locked_by_config": {j: v for j, v in config.locked.items() if j not in locked},
         # joints whose torque column was no torque (unlogged_torque_warning): left out of the
         # fit, and out of the errors of the commands that read this file
         "torques_not_logged": not_logged,
         "train_fraction": None if validate else config.train_fraction,
         # once each: the parts of one file (split at gaps, or by train_fraction) share them
-        "warnings_from_data": list(
-            dict.fromkeys(w for t in train + validation for w in t.warnings)
-        ),
+        "warnings_from_data": [f.message for f in read],
     }
     run = Identified(result, provenance, config)
     if out_dir is not None:
@@ -398,20 +412,56 @@ def _identify_and_write(
     return run
 
 
+def _input_findings(
+    urdf: str | Path,
+    model: RobotModel,
+    locked: dict,
+    unlogged: tuple[RobotModel, str] | None,
+    not_logged: list[str],
+) -> list[Finding]:
+    """What the model file and the recordings make of the fit before it runs: a simulation's
+    own effects in an MJCF, joints held still because no recording logs them, torque columns
+    that are no torque."""
+    found = [
+        SIMULATED_MODEL(w)
+        for w in simulated_model_warnings(urdf, model.fitted_joints or model.joint_names)
+    ]
+    if locked:
+        found.append(UNLOGGED_LOCKED(unlogged_lock_warning(locked), names=list(locked)))
+    if unlogged is not None:
+        found.append(TORQUE_NOT_LOGGED(unlogged[1], names=not_logged))
+    return found
+
+
+@contextlib.contextmanager
+def _numerical_failure_named(data: list) -> Iterator[None]:
+    """A numerical failure of the estimators (which should end in a status instead) as one
+    error line naming the recordings: LAPACK failures, and Rust solver panics (pyo3's
+    PanicException is a BaseException)."""
+    try:
+        yield
+    except BaseException as error:
+        if not isinstance(error, np.linalg.LinAlgError) and type(error).__name__ != (
+            "PanicException"
+        ):
+            raise
+        raise InputError(
+            f"identification failed numerically ({error}); check the torque and position "
+            f"columns of {', '.join(source_name(p) for p in data)}"
+        ) from None
+
+
 def _with_drive_gains(
     result: IdentificationResult, gains: DriveGainEstimate
 ) -> IdentificationResult:
     """The result with its identified drive gains; a gain the recordings did not decide is a
-    warning and makes an ``ok`` status ``suspect`` (the data cannot support the scale)."""
-    undecided = gains.undecided()
-    result = dataclasses.replace(
-        result, drive_gains=gains.as_dict(), warnings=(*result.warnings, *undecided)
+    suspect finding (the data cannot support the scale)."""
+    undecided = [GAIN_UNDECIDED(text) for text in gains.undecided()]
+    fit = dataclasses.replace(result.fit, drive_gains=gains.as_dict())
+    status = Status.SUSPECT if undecided and result.status is Status.OK else result.status
+    return dataclasses.replace(
+        result, fit=fit, findings=(*result.findings, *undecided), status=status
     )
-    if undecided and result.status == "ok":
-        result = dataclasses.replace(
-            result, status="suspect", suspect=(*result.suspect, *undecided)
-        )
-    return result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -425,11 +475,20 @@ class ValidationReport:
     warnings_from_data: tuple[str, ...] = ()
     # params.json's torque delay: each logged torque paired with the motion this much earlier
     torque_delay_s: float = 0.0
-    # why the recordings look wrong though well formed (physid.offline.suspect), as identify
-    # checks its own: a large error on data with a wrong time scale or torque sign names it
-    suspect_reasons: tuple[str, ...] = ()
+    # what the checks found: the recordings as identify checks its own (a large error on data
+    # with a wrong time scale or torque sign names it), a faster motion, untrained joints
+    findings: tuple[Finding, ...] = ()
     # each joint's torque unit: "N m", or "N" for a prismatic joint (its RMSE is in it)
     units: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def suspect_reasons(self) -> tuple[str, ...]:
+        return tuple(f.message for f in self.findings if f.severity is Severity.SUSPECT)
+
+    @property
+    def status(self) -> Status:
+        """``suspect`` when the recordings look wrong, else ``ok``."""
+        return Status.SUSPECT if self.suspect_reasons else Status.OK
 
     def as_dict(self) -> dict:
         return {
@@ -440,6 +499,8 @@ class ValidationReport:
             "scored_on": "raw measured torque at the recordings' own samples",
             "torque_delay_compensated_s": self.torque_delay_s,
             "warnings_from_data": list(self.warnings_from_data),
+            "status": str(self.status),
+            "findings": as_dicts(self.findings),
             "suspect_reasons": list(self.suspect_reasons),
             "torque_units": dict(self.units),
         }
@@ -450,7 +511,7 @@ def recorded_delay(
 ) -> tuple[list[Trajectory], float]:
     """The recordings with each torque paired with the motion as much earlier as ``params``'
     identification paired it (:attr:`~physid.files.params_file.ParamsFile.torque_delay_s`,
-    :func:`~physid.offline.delay.compensated`): the delay is part of the identified model.
+    :func:`~physid.offline.choose.delay.compensated`): the delay is part of the identified model.
     Returns them and the delay [s] (0: as recorded)."""
     delay_s = params.torque_delay_s
     if delay_s == 0.0:
@@ -546,7 +607,7 @@ def run_validate(
 
     Positions are differentiated with the training filter recorded in ``params.json`` (a config's
     ``filter`` section overrides it), or for a recording that moves faster than the training runs
-    a filter for its own band (:func:`~physid.offline.preprocessing.held_out_filter`); the
+    a filter for its own band (:func:`~physid.offline.observe.preprocessing.held_out_filter`); the
     measured torque is used as recorded, at every sample.
     """
     note = progress or (lambda _message: None)
@@ -566,30 +627,41 @@ def run_validate(
             require_given_derivatives(trajectory, revolute_mask(model, trajectory.joint_names))
     note(preprocessing.summary())
     if delay_s:
-        note(f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
-             "identification compensated it")
-    per_file, fits, faster = {}, [], []
+        note(
+            f"torque paired with the motion {1e3 * delay_s:.3g} ms earlier, as the "
+            "identification compensated it"
+        )
+    per_file, fits, findings = {}, [], []
     for trajectory in trajectories:  # a file split at gaps of its stamps is several
         note(f"validating {Path(trajectory.source).name}")
         # as identify's own validation: a run faster than the training gets its own band
         options, moved = held_out_filter(
             preprocessing.filter, preprocessing.excitation_bandwidth_hz, trajectory
         )
-        faster += [moved] if moved else []
+        findings += [VALIDATION_FILTER(moved)] if moved else []
         fit = predict_recording(model, trajectory, options, theta, trajectory.source)
         per_file[trajectory.source] = fit.metrics.as_dict(model.joint_names)
         fits.append(fit)
     overall = stacked_metrics(fits)
-    data_warnings = tuple(dict.fromkeys(w for t in trajectories for w in t.warnings))
-    data_warnings += tuple(faster)
-    data_warnings += tuple(untrained_motion_warnings(params, model, trajectories))
+    read = unique(f for t in trajectories for f in t.warnings)
+    findings = [*read, *findings]
+    data_warnings = tuple(f.message for f in read)
+    untrained = untrained_motion_warnings(params, model, trajectories)
+    findings += [UNTRAINED_MOTION(w) for w in untrained]
     scale = torque_scale_warning(fits)
-    data_warnings += (scale,) if scale else ()
+    findings += [TORQUE_SCALE_OFF(scale)] if scale else []
     note("checking the recordings")
-    suspect = tuple(suspect_reasons(model, [preview(t) for t in trajectories]))  # streamed too
+    findings += suspect_findings(model, [preview(t) for t in trajectories])  # streamed too
     units = {j: "N m" if is_revolute(model, j) else "N" for j in model.joint_names}
-    return ValidationReport(per_file, overall.as_dict(model.joint_names), preprocessing,
-                            data_warnings, delay_s, suspect, units)  # fmt: skip
+    return ValidationReport(
+        per_file,
+        overall.as_dict(model.joint_names),
+        preprocessing,
+        data_warnings,
+        delay_s,
+        tuple(findings),
+        units,
+    )
 
 
 def untrained_motion_warnings(
@@ -665,10 +737,11 @@ def run_payload(
     # gravity and for column mistakes named by their fix only (a heavy payload is a torque scale
     # the URDF lacks: the real UR10e's loaded run with the elbow's current negated was told
     # "are --data (with the payload) and --unloaded swapped?")
-    data = suspect_reasons(model, [preview(t) for t in without]) + loaded_robot_reasons(
+    data = suspect_findings(model, [preview(t) for t in without]) + loaded_robot_findings(
         model, [preview(t) for t in with_payload]
     )
     if not data or not result.consistent:
         return result
-    fit = [] if result.status == "ok" else [result.status.removeprefix("suspect: ")]
-    return dataclasses.replace(result, status="suspect: " + "; ".join(data + fit))
+    findings = [*data, *result.findings]
+    status, message = suspect_status(findings)
+    return dataclasses.replace(result, status=status, message=message, findings=tuple(findings))

@@ -21,11 +21,13 @@ import numpy as np
 from physid.api.recording import Recording, sources
 from physid.api.results import Named, Parameter, Result  # noqa: F401 - Result re-exported
 from physid.errors import InputError
+from physid.findings import Finding
+from physid.status import Status
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.files.config import IdentifyConfig
-    from physid.offline.pipeline import IdentificationResult
+    from physid.offline.result import IdentificationResult
     from physid.workflows import Identified
 
     PathLike = str | Path
@@ -92,8 +94,20 @@ class Params:
 
     @property
     def status(self) -> str:
-        """``ok`` or ``suspect`` (reasons in ``document["suspect_reasons"]``)."""
+        """The :class:`physid.status.Status` code of the identification (``ok``, ``suspect``,
+        ``worse_than_urdf``); ``findings`` say why."""
         return str(self.document.get("status", "ok"))
+
+    @property
+    def success(self) -> bool:
+        """The parameters can be used as they are (status ``ok``)."""
+
+        return Status(self.status).success
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found (``params.json`` ``findings``): code, severity, numbers, names."""
+        return tuple(Finding.from_dict(raw) for raw in self.document.get("findings") or [])
 
     @property
     def gravity(self) -> np.ndarray | None:
@@ -103,7 +117,9 @@ class Params:
 
     @property
     def message(self) -> str:
-        """One line: the status and, when suspect, why."""
+        """One line: the status's verdict."""
+        if self.document.get("message"):
+            return str(self.document["message"])
         reasons = self.document.get("suspect_reasons") or []
         return (
             "; ".join(reasons) if reasons else f"{len(self.bodies)} bodies, physically consistent"
@@ -175,8 +191,13 @@ class IdentifyResult(Params):
 
     @property
     def status(self) -> str:
-        """``ok``, ``suspect`` (reasons in :attr:`suspect`), as the CLI prints it."""
-        return self.raw.status if self.raw is not None else super().status
+        """The status code, as the CLI prints it (reasons in :attr:`findings`)."""
+        return str(self.raw.status) if self.raw is not None else super().status
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found: code, severity, numbers, names."""
+        return tuple(self.raw.findings) if self.raw is not None else super().findings
 
     @property
     def suspect(self) -> tuple[str, ...]:
@@ -195,13 +216,13 @@ class IdentifyResult(Params):
 
     @property
     def message(self) -> str:
-        """One line: the fit's errors, and why the data look wrong when suspect."""
+        """One line: the status's verdict and the fit's errors."""
         if self.raw is None:
             return super().message
         text = f"training relative error {100 * self.train_error:.2f} %"
         if self.validation_error is not None:
             text += f", validation {100 * self.validation_error:.2f} %"
-        return "; ".join([text, *self.suspect])
+        return f"{self.raw.message}; {text}"
 
     def save(self, out: str | Path) -> Path:
         """Write params.json, report.html and the figures into the folder ``out``, as
@@ -234,10 +255,24 @@ def identify(
 ) -> IdentifyResult:
     """Identify physically consistent dynamic parameters (what ``physid identify`` runs).
 
-    ``data``/``validate``: recording files (CSV/NPZ/Parquet/YAML manifest), :class:`Recording`
-    objects, or lists of them. ``config``: a YAML path, a dict of the same keys, or an
-    ``IdentifyConfig``. ``out``: a folder for params.json, report.html and figures. Raises
-    :class:`InputError` when no consistent model exists (nothing written).
+    Args:
+        urdf: The robot file, URDF or MJCF (kinematics and a priori inertias).
+        data: The training recordings: files (CSV, NPZ or Parquet in the trajectory contract,
+            a YAML recording manifest, a ROS 2 bag, a LeRobot dataset), :class:`Recording`
+            objects, or a list of them.
+        config: The identify settings: a YAML path, a dict of the same keys, or an
+            ``IdentifyConfig`` (None: the defaults).
+        validate: Held-out recordings to predict, as ``data`` (None: none, or the config's
+            ``split.train_fraction``).
+        out: A folder to write params.json, report.html and the figures into, all or nothing
+            (None: nothing written; ``result.save(folder)`` writes them later).
+
+    Returns:
+        The parameters (``bodies``, ``joints``, ``parameters``), the ``status`` with its
+        ``message`` and ``findings``, and the training and held-out errors.
+
+    Raises:
+        InputError: Bad input, or no physically consistent model (nothing written).
     """
     from physid.report.identification import params_json
     from physid.workflows import identify_run
@@ -259,7 +294,14 @@ def identify(
 
 
 def load_params(path: PathLike) -> Params:
-    """Read a ``params.json`` (every body is checked to be physically consistent)."""
+    """Read a ``params.json`` (every body is checked to be physically consistent).
+
+    Args:
+        path: The ``params.json`` written by :func:`identify` or ``physid identify``.
+
+    Returns:
+        Its bodies, joint terms, status and findings.
+    """
     from physid.files.params_file import read_params
 
     return Params(read_params(path).document, Path(path))
@@ -267,7 +309,7 @@ def load_params(path: PathLike) -> Params:
 
 @dataclass(frozen=True)
 class ValidationResult:
-    """Prediction errors of a parameter file on recordings (raw measured torque)."""
+    """Prediction errors of a parameter file on recordings (raw recorded torque)."""
 
     overall: dict  # relative_error, relative_error_per_joint, rmse, n_samples
     per_file: dict  # the same per recording (keyed by path or Recording name)
@@ -280,8 +322,19 @@ class ValidationResult:
 
     @property
     def status(self) -> str:
-        """Always ``ok``: a prediction that could not be made raises :class:`InputError`."""
-        return "ok"
+        """``ok``, or ``suspect`` when the recordings look wrong (:attr:`findings` say why); a
+        prediction that could not be made raises :class:`InputError`."""
+        return str(self.document.get("status", "ok"))
+
+    @property
+    def success(self) -> bool:
+        """The recordings passed the checks (status ``ok``)."""
+        return self.status == Status.OK
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What the checks found: code, severity, numbers, names."""
+        return tuple(Finding.from_dict(raw) for raw in self.document.get("findings") or [])
 
     @property
     def message(self) -> str:
@@ -315,8 +368,16 @@ def validate(
 ) -> ValidationResult:
     """Predict the torques of recordings with a ``params.json`` (``physid validate``).
 
-    Positions are differentiated with the training filter recorded in the file, unless the
-    config (a YAML path) sets a ``filter`` section.
+    Args:
+        urdf: The robot file the parameters were identified on (URDF or MJCF).
+        params: The ``params.json`` of the identification.
+        data: The recordings to predict: files or :class:`Recording` objects, or a list.
+        config: An identify config (YAML path) whose ``filter`` section overrides the
+            training filter recorded in ``params`` (None: that filter).
+
+    Returns:
+        The relative torque error overall and per file and joint, the status (``suspect``
+        when the recordings look wrong) and the findings.
     """
     from physid.workflows import run_validate
 

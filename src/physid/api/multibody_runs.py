@@ -12,18 +12,19 @@ import numpy as np
 
 from physid.api.results import Named, Outcome, Parameter
 from physid.errors import Bound, check_numbers
+from physid.status import Status
 from physid.threads import one_blas_thread
 
 if TYPE_CHECKING:
     from physid.api.recording import PathLike
     from physid.recordings.tables import Table
 
-# simulation steps x hinges: about 35 s of a 1-hinge pendulum at 1,400 steps/s (2 cores,
-# loaded); a control file in ms asked for 5e5 steps (6 min, no output meanwhile)
+# simulation steps x hinges: well under a minute of a 1-hinge pendulum on a loaded machine; a
+# control file in ms asks for minutes of simulation with no output meanwhile
 MAX_STEP_HINGES = 50_000
 # the largest hinge opening [m] a simulation may show: 10x what the stiffest of the examples
-# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control of 1e4 on the
-# pendulum's 0.5 N m gain opened it by 0.15 m, 1e8 by 5.3 km, both reported "ok" before
+# shows at h = 1 ms and tau = 0.02 s (1.1 mm, docs/multibody.md); a control too strong for
+# the step opens the hinges by metres or more, which no "ok" may hide
 MAX_VIOLATION_M = 1e-2
 # The numbers the multibody faces accept, one table per command: the CLI's option callbacks
 # (physid.cli.multibody_commands) and the API functions below check them through
@@ -36,17 +37,16 @@ SIMULATE: dict[str, Bound] = {
 }
 IDENTIFY: dict[str, Bound] = {
     "dt": STEP_S,
-    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divided by zero; NaN gave a failed fit
+    "kappa": Bound(0.0, 1e12, True),  # kappa = 0 divides by zero; NaN would fail the fit
     "max_iterations": Bound(1, 1000, integer=True),
 }
-REFINE_EVALUATIONS = 30  # simulations of the windows per refinement stage, by default
 REFINE: dict[str, Bound] = {
     "refine_dt": STEP_S,
     "refine_evaluations": Bound(1, 1000, integer=True),
 }
 # |angle| [rad] and |rate| [rad/s] of a hinge's start: turns and speeds of any real mechanism
 JOINT_LIMITS = {"rad": 1e3, "rad/s": 1e4}
-# units of the model's parameters by slot (physid.multibody.model)
+# units of the model's parameters by slot (physid.multibody.model.spec)
 UNITS = {
     "mass": "kg",
     "Ixx": "kg m^2",
@@ -72,38 +72,22 @@ UNITS = {
 }
 
 
-@one_blas_thread
-def multibody_simulate(
-    urdf: PathLike,
-    *,
-    config: PathLike | None = None,
-    control: PathLike | None = None,
-    duration: float | None = None,
-    dt: float = 1e-3,
-    q0: str | Sequence[float] | None = None,
-    dq0: str | Sequence[float] | None = None,
-    every: int = 1,
-) -> Outcome:
-    """Simulate a URDF (+ YAML ``config``) with the SPOOK stepper under a ``control`` signal
-    file (or, unactuated, for ``duration`` seconds) from the joint angles ``q0`` and rates
-    ``dq0`` (``physid multibody simulate``). ``save(out)`` writes trajectory.csv (every
-    ``every``-th step) and simulation.json (``to_dict()``); ``status`` says when the hinges came
-    apart. Raises :class:`~physid.errors.InputError` on bad input or a diverged simulation."""
-    import numpy as np
+def _start_state(model: Any, q0: Any, dq0: Any) -> tuple[np.ndarray, np.ndarray]:
+    from physid.multibody.step.simulate import state_from_joints
 
-    from physid.errors import InputError
-    from physid.files.io import write_json_atomic, write_text_atomic
-    from physid.multibody.build import load_model
-    from physid.multibody.files import hold, read_control, trajectory_csv_text
-    from physid.multibody.simulate import simulate, state_from_joints
-
-    check_numbers(SIMULATE, {"duration": duration, "dt": dt, "every": every})
-    control = None if control is None else Path(control)
-    urdf, config = Path(urdf), None if config is None else Path(config)
-    model = load_model(urdf, config)
     m = len(model.hinges)
     angles = _joint_vector(q0, m, "--q0", "rad")
     rates = _joint_vector(dq0, m, "--dq0", "rad/s")
+    return state_from_joints(model, np.array(angles), np.array(rates))
+
+
+def _control(model: Any, control: Path | None, duration: float | None, dt: float) -> tuple:
+    """``(t, u, step times, held control)`` of a control file, or of an unactuated system over
+    ``duration``; InputError for a motor without control, no duration, too many steps."""
+    from physid.errors import InputError
+    from physid.multibody.step.files import hold, read_control
+
+    m = len(model.hinges)
     if control is not None:
         t, u = read_control(control, model)
     else:
@@ -133,9 +117,86 @@ def multibody_simulate(
             f"the simulated span is less than one step of {dt} s",
             source=str(control or "--duration"),
         )
-    state = state_from_joints(model, np.array(angles), np.array(rates))
-    with np.errstate(all="ignore"):  # a diverging state is refused below, not warned about
-        sim = simulate(model, dt, len(times), *state, u_steps)
+    return t, u, times, u_steps
+
+
+def _simulation_verdict(sim: Any, dt: float) -> tuple[Status, list]:
+    """The status of a simulation and its findings: ``suspect`` when the hinges open by more
+    than :data:`MAX_VIOLATION_M` (``MB402``), Lemke rays as ``MB403``."""
+    from physid.multibody import codes
+
+    violation = float(sim.constraint_violation.max())
+    findings, status = [], Status.OK
+    if violation > MAX_VIOLATION_M:
+        status = Status.SUSPECT
+        findings.append(
+            codes.CONSTRAINT_VIOLATED(
+                f"the hinges open by up to {violation:.3g} m (more than {MAX_VIOLATION_M:g} m): "
+                f"the control is too strong for h = {dt:g} s or the compliance too large",
+                numbers={"violation_m": violation, "limit_m": MAX_VIOLATION_M},
+            )
+        )
+    if sim.lcp_failures:
+        findings.append(
+            codes.LCP_FAILURES(
+                f"{sim.lcp_failures} steps ended on a Lemke ray",
+                numbers={"steps": sim.lcp_failures},
+            )
+        )
+    return status, findings
+
+
+@one_blas_thread
+def multibody_simulate(
+    urdf: PathLike,
+    *,
+    config: PathLike | None = None,
+    control: PathLike | None = None,
+    duration: float | None = None,
+    dt: float = 1e-3,
+    q0: str | Sequence[float] | None = None,
+    dq0: str | Sequence[float] | None = None,
+    every: int = 1,
+) -> Outcome:
+    """Simulate a multibody model with the SPOOK stepper of paper A (``physid multibody
+    simulate``).
+
+    Args:
+        urdf: The model (URDF; bodies, hinges, friction in its ``<dynamics>``).
+        config: A YAML config (gravity, joint gains, constraint regularisation; None: the
+            defaults).
+        control: A CSV of control signals ``t, u_<joint>`` (None: unactuated).
+        duration: The simulated time [s] (None: the control file's span; needed without one).
+        dt: The time step [s].
+        q0: The joint angles at the start [rad or m], one per joint (a comma-separated text
+            as the command line takes, or numbers; None: zeros).
+        dq0: The joint rates at the start, as ``q0``.
+        every: Write every ``every``-th step.
+
+    Returns:
+        The simulation: ``save(out)`` writes trajectory.csv and simulation.json
+        (``to_dict()``); ``status`` is ``suspect`` when the hinges came apart (finding
+        ``MB402``).
+
+    Raises:
+        InputError: Bad input, or a simulation that diverged (nothing written).
+    """
+    from physid.errors import InputError
+    from physid.files.io import write_json_atomic, write_text_atomic
+    from physid.findings import as_dicts
+    from physid.multibody.model.build import load_model
+    from physid.multibody.step.files import trajectory_csv_text
+    from physid.multibody.step.simulate import simulate
+    from physid.multibody.verdicts import caught_warnings
+
+    check_numbers(SIMULATE, {"duration": duration, "dt": dt, "every": every})
+    control = None if control is None else Path(control)
+    urdf, config = Path(urdf), None if config is None else Path(config)
+    model = load_model(urdf, config)
+    state = _start_state(model, q0, dq0)
+    t, _, times, u_steps = _control(model, control, duration, dt)
+    with caught_warnings() as numerics, np.errstate(all="ignore"):
+        sim = simulate(model, dt, len(times), *state, u_steps)  # divergence: refused below
     diverged = np.flatnonzero(~np.all(np.isfinite(sim.angles) & np.isfinite(sim.rates), axis=1))
     if diverged.size:
         raise InputError(
@@ -143,8 +204,16 @@ def multibody_simulate(
             "check the control's magnitude, --dq0 and the config's parameters",
             source="simulate",
         )
+    status, findings = _simulation_verdict(sim, dt)
+    findings += numerics
+    message = (
+        f"{len(sim.t[::every])} samples (h = {dt:g} s, max constraint violation "
+        f"{float(sim.constraint_violation.max()):.3g}, {sim.lcp_failures} LCP failures)"
+    )
     summary = {
         "format": "physid.multibody.simulation/1",
+        "status": str(status),
+        "findings": as_dicts(findings),
         "urdf": str(urdf),
         "config": None if config is None else str(config),
         "control": None if control is None else str(control),
@@ -156,14 +225,6 @@ def multibody_simulate(
         "max_constraint_violation": float(sim.constraint_violation.max()),
         "lcp_failures": sim.lcp_failures,
     }
-    violation = summary["max_constraint_violation"]
-    summary["status"] = "ok"
-    if violation > MAX_VIOLATION_M:
-        summary["status"] = (
-            f"constraint violated: the hinges open by up to {violation:.3g} m (more than "
-            f"{MAX_VIOLATION_M:g} m): the control is too strong for h = {dt:g} s or the "
-            "compliance too large; the trajectory is not the mechanism's"
-        )
 
     def write(staging: Path) -> None:
         write_text_atomic(staging / "trajectory.csv", trajectory_csv_text(model, sim, t[0], every))
@@ -172,11 +233,110 @@ def multibody_simulate(
     parameters = Named(
         {n: Parameter(float(v), None, "given", _unit(n)) for n, v in summary["parameters"].items()}
     )
-    message = (
-        f"{len(sim.t[::every])} samples (h = {dt:g} s, max constraint violation "
-        f"{summary['max_constraint_violation']:.3g}, {sim.lcp_failures} LCP failures)"
+    return Outcome(str(status), message, parameters, summary, sim, write, findings=tuple(findings))
+
+
+def _refine_options(
+    refine: bool | None,
+    windows: Sequence[float] | str | None,
+    refine_dt: float | None,
+    evaluations: int | None,
+) -> Any:
+    """The refinement's mode and options. ``refine_dt`` and ``evaluations`` also set the
+    default refinement's (``refine=None``); given with ``refine=False``, or ``windows`` without
+    ``refine=True``, they are an InputError naming the option (they would be ignored)."""
+    from physid.errors import InputError
+    from physid.multibody.workflow import REFINE_EVALUATIONS, RefineMode, RefineOptions
+
+    check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": evaluations})
+    ignored = {} if refine is True else {"--refine-windows": windows}
+    if refine is False:
+        ignored |= {"--refine-dt": refine_dt, "--refine-evaluations": evaluations}
+    for option, value in ignored.items():
+        if value is not None:
+            what = "--refine" if option == "--refine-windows" else "a refinement (not --no-refine)"
+            raise InputError(f"needs {what}: nothing would use it", source=option)
+    mode = {None: RefineMode.AUTO, True: RefineMode.ON, False: RefineMode.OFF}[refine]
+    return RefineOptions(
+        mode,
+        _refine_windows(windows),
+        refine_dt,
+        REFINE_EVALUATIONS if evaluations is None else evaluations,
     )
-    return Outcome(summary["status"], message, parameters, summary, sim, write)
+
+
+def _read(urdf: Path, config: Path | None, data: Any) -> tuple:
+    """The model (the default estimate set when the config lists none), the recordings, their
+    sources and the findings of reading them."""
+    from physid.multibody import codes
+    from physid.multibody.model.build import load_model
+    from physid.multibody.outputs import read_recording
+
+    data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
+    model = load_model(urdf, config, default_estimate=True)
+    recordings, findings = [], []
+    for path in data_files:
+        rec, ignored = read_recording(_table(path), model)
+        if ignored:
+            findings.append(
+                codes.IGNORED_COLUMNS(
+                    f"{_source(path)}: ignoring column(s) {', '.join(ignored)}",
+                    names=ignored,
+                )
+            )
+        recordings.append(rec)
+    if model.estimate_default:
+        findings.append(
+            codes.DEFAULT_ESTIMATE(
+                "the config lists no 'estimate': estimating the default set (per hinge the "
+                f"inertia about its axis, viscous and coulomb): {', '.join(model.estimate)}",
+                names=model.estimate,
+            )
+        )
+    return model, recordings, [_source(p) for p in data_files], findings
+
+
+def _identify_outcome(run: Any, urdf: Path, config: Path | None, sources: list) -> Outcome:
+    """The :class:`Outcome` of a workflow run: documents, writer, parameters, key lines."""
+
+    from physid.files.io import write_bytes_atomic, write_json_atomic
+    from physid.multibody.outputs import (
+        observation_summary,
+        params_document,
+        plot_report,
+        result_document,
+        states_arrays,
+    )
+    from physid.multibody.verdicts import simulation_lines
+
+    fit, findings, status = run.fit, run.findings, run.status
+    params = params_document(fit, urdf, config, sources, findings, status)
+    result = result_document(fit, run.folds, run.simulation, findings, status)
+    buffer = io.BytesIO()
+    np.savez(buffer, **states_arrays(fit))
+
+    def write(staging: Path) -> None:
+        write_json_atomic(staging / "params.json", params)
+        write_json_atomic(staging / "result.json", result)
+        write_bytes_atomic(staging / "states.npz", buffer.getvalue())
+        plot_report(fit, staging / "report.png", run.simulations[0])
+
+    parameters = Named(
+        {
+            n: Parameter(float(v), float(s), "data", _unit(n))
+            for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
+        }
+    )
+    lines = [observation_summary(fit), *simulation_lines(run.simulation, fit.noise, sources)]
+    how = (
+        "refined by output error"
+        if fit.refinement is not None and fit.refinement.used
+        else ("equation error")
+    )
+    message = f"{how}; {fit.iterations} equation-error iterations ({fit.termination})"
+    return Outcome(
+        str(status), message, parameters, result, fit, write, report=tuple(lines), findings=findings
+    )
 
 
 @one_blas_thread
@@ -188,169 +348,101 @@ def multibody_identify(
     dt: float = 0.01,
     kappa: float | None = None,
     max_iterations: int = 20,
-    init_filter: str = "auto",
+    init_filter: str | float | None = "auto",
     states_first: bool = False,
     compile_c: bool = False,
     cross_validate: bool = False,
-    refine: bool = False,
+    refine: bool | None = None,
     refine_windows: Sequence[float] | None = None,
     refine_dt: float | None = None,
     refine_evaluations: int | None = None,
     progress: bool = False,
 ) -> Outcome:
-    """Joint state and parameter estimation (``physid multibody identify``, paper A §3-4):
-    Levenberg-Marquardt on impulse and angle residuals. ``data``: recordings (files, tables or
-    mappings of columns ``t``, ``q_<joint>``, ``u_<joint>``) sharing the parameters.
-    ``refine``: then refine the parameters by output error (multiple shooting of the
-    identified model over windows of ``refine_windows`` seconds per stage, inf for the whole
-    recording, at step ``refine_dt`` (default ``dt``), ``refine_evaluations`` simulations per
-    stage, default :data:`REFINE_EVALUATIONS`: :mod:`physid.multibody.refine`); the values
-    written are the refinement's unless it did far worse than its start (then a warning says
-    so and the equation-error values stay). The three ``refine_*`` need ``refine``: given
-    without it they are an InputError, not silently ignored.
-    ``save(out)`` writes params.json, result.json (``to_dict()``), states.npz and report.png;
-    ``parameters`` are the estimated ones (name -> value, std); ``notes`` what the inputs left
-    unused, ``warnings`` the fit's."""
-    import numpy as np
+    """Joint state and parameter estimation of paper A (``physid multibody identify``, §3-4):
+    Levenberg-Marquardt on impulse and angle residuals, the URDF's bodies as a weak prior and a
+    plausibility box.
 
+    Args:
+        urdf: The model (URDF): its inertias are the start, the prior and the box's centre.
+        data: Recordings sharing the parameters: files, tables or mappings of columns ``t``,
+            ``q_<joint>`` and ``u_<joint>`` (the applied torque or force), or a list of them.
+        config: A YAML config (gravity, which parameters to estimate, bounds; None: defaults).
+        dt: The stepper's time step [s].
+        kappa: The constraint regularisation (None: the config's or the default).
+        max_iterations: Levenberg-Marquardt's iteration budget.
+        init_filter: The low-pass cut-off [Hz] of the angles the states start from:
+            ``"auto"`` (chosen from the recording), None (no filter), or a frequency (a number,
+            or its text as the command line takes it).
+        states_first: Fit the states alone before the parameters.
+        compile_c: Compile the residual functions with CasADi (faster long runs).
+        cross_validate: Fit every recording but one and score the one left out, in turn
+            (needs two recordings or more).
+        refine: True refines the parameters by output error (multiple shooting of the
+            identified model, :mod:`physid.multibody.refine`); None (the default) refines by
+            1 s windows only when a body collapsed or dry friction comes from low-rate samples;
+            False never. The values written are the refinement's unless it did worse than its
+            start (finding ``MB302``).
+        refine_windows: The refinement's window lengths [s] per stage, inf for the whole
+            recording (needs ``refine=True``).
+        refine_dt: The refinement's time step [s] (None: ``dt``; not with ``refine=False``).
+        refine_evaluations: Simulations per refinement stage (not with ``refine=False``).
+        progress: Show a progress bar of the refinement.
+
+    Returns:
+        The estimated parameters (``parameters``: name -> value, std), the ``status`` (a
+        :class:`~physid.status.Status`) and its ``findings`` (MB codes); ``save(out)`` writes
+        params.json, result.json (``to_dict()``), states.npz and report.png.
+
+    Raises:
+        InputError: Bad input (nothing written).
+    """
     from physid.errors import InputError
-    from physid.files.io import write_bytes_atomic, write_json_atomic
-    from physid.multibody.build import load_model
-    from physid.multibody.estimate import identify
-    from physid.multibody.outputs import (
-        observation_summary,
-        params_document,
-        plot_report,
-        read_recording,
-        result_document,
-        states_arrays,
-    )
-    from physid.multibody.verdicts import (
-        first_state_simulations,
-        simulation_errors,
-        simulation_lines,
-    )
+    from physid.multibody.refine.windows import check_refine_options
+    from physid.multibody.workflow import RefineMode, identify_run
+    from physid.progress import progress as progress_display
 
     check_numbers(IDENTIFY, {"dt": dt, "kappa": kappa, "max_iterations": max_iterations})
-    check_numbers(REFINE, {"refine_dt": refine_dt, "refine_evaluations": refine_evaluations})
-    if not refine:
-        given = {"--refine-windows": refine_windows, "--refine-dt": refine_dt,
-                 "--refine-evaluations": refine_evaluations}  # fmt: skip
-        for option, value in given.items():
-            if value is not None:
-                raise InputError("needs --refine (without it nothing is refined)", source=option)
-    windows = _refine_windows(refine_windows)
-    evaluations = REFINE_EVALUATIONS if refine_evaluations is None else refine_evaluations
-    data_files = [data] if isinstance(data, str | Path | Mapping) else list(data)
+    refine_options = _refine_options(refine, refine_windows, refine_dt, refine_evaluations)
     urdf, config = Path(urdf), None if config is None else Path(config)
-    if cross_validate and len(data_files) < 2:
+    model, recordings, sources, read_findings = _read(urdf, config, data)
+    if cross_validate and len(recordings) < 2:
         raise InputError("needs at least two --data files", source="--cross-validate")
-    model = load_model(urdf, config, default_estimate=True)
-    recordings, notes = [], []
-    for path in data_files:
-        rec, ignored = read_recording(_table(path), model)
-        if ignored:
-            notes.append(f"{path}: ignoring column(s) {', '.join(ignored)}")
-        recordings.append(rec)
-    if refine:  # before the fit: a refinement that cannot refine is refused, not minutes later
-        from physid.multibody.refine import check_refine_options
-
+    if refine_options.mode is not RefineMode.OFF:  # refused now, not after the fit
+        windows = refine_options.windows if refine_options.mode is RefineMode.ON else []
         check_refine_options(recordings, dt, refine_dt, windows)
-    options = {
+    fit_options = {
         "h": dt,
         "kappa": kappa,
         "max_iterations": max_iterations,
         "compile": compile_c,
         "cutoff_hz": _cutoff(init_filter),
+        "state_start": states_first,
     }
-    fit_options = {**options, "state_start": states_first}
-    fit = identify(model, recordings, **fit_options)
-    folds = None
-    if cross_validate:
-        folds = []
-        for i, rec in enumerate(recordings):
-            train = identify(model, recordings[:i] + recordings[i + 1 :], **fit_options)
-            check = identify(train.model, [rec], names=[], **options)
-            folds.append(
-                {
-                    "validation": rec.source,
-                    "values": train.values.tolist(),
-                    "status": check.status,
-                    "cost_per_step": check.cost_per_step,
-                    "observation_mse": check.observation_mse,
-                }
-            )
-    if refine:
-        from physid.multibody.refine import refine as refine_fit
-        from physid.multibody.refine import refined, skip_reason
 
-        why = skip_reason(fit)
-        if why is None:
-            from physid.progress import progress as progress_display
-
-            total = evaluations * len(windows)
-            with progress_display(total=total, desc="output-error refinement",
-                                  unit="step", enabled=progress) as bar:  # fmt: skip
-                result = refine_fit(
-                    fit,
-                    recordings,
-                    h=dt if refine_dt is None else refine_dt,
-                    window_seconds=windows,
-                    max_evaluations=evaluations,
-                    progress=lambda steps, evaluations, cost: bar.update(1),
-                )
-            fit = refined(fit, result)
-        else:
-            notes.append(f"output-error refinement skipped: {why}")
-    sources = [_source(p) for p in data_files]
-    simulations = first_state_simulations(fit)  # once: the errors and the report's figure
-    simulation = simulation_errors(fit, simulations=simulations)
-    if model.estimate_default:
-        notes.append(
-            "the config lists no 'estimate': estimating the default set (per hinge the inertia "
-            f"about its axis, viscous and coulomb): {', '.join(fit.names)}"
+    def bar(total: int) -> Any:
+        return progress_display(
+            total=total, desc="output-error refinement", unit="step", enabled=progress
         )
-    params = params_document(fit, urdf, config, sources)
-    result = result_document(fit, folds, simulation)
-    buffer = io.BytesIO()
-    np.savez(buffer, **states_arrays(fit))
 
-    def write(staging: Path) -> None:
-        write_json_atomic(staging / "params.json", params)
-        write_json_atomic(staging / "result.json", result)
-        write_bytes_atomic(staging / "states.npz", buffer.getvalue())
-        plot_report(fit, staging / "report.png", simulations[0])
-
-    parameters = Named(
-        {
-            n: Parameter(float(v), float(s), "data", _unit(n))
-            for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
-        }
+    run = identify_run(
+        model,
+        recordings,
+        sources,
+        fit_options=fit_options,
+        refine_options=refine_options,
+        cross_validate=cross_validate,
+        progress=bar,
     )
-    lines = [observation_summary(fit), *simulation_lines(simulation, fit.noise, sources)]
-    if fit.refinement is not None:
-        from physid.multibody.refine import summary
-
-        lines.append(summary(fit.refinement))
-    return Outcome(
-        fit.status,
-        f"{fit.iterations} iterations",
-        parameters,
-        result,
-        fit,
-        write,
-        notes=tuple(notes),
-        warnings=tuple(fit.notes),
-        report=tuple(lines),
-    )
+    run.findings = (*read_findings, *run.findings)
+    return _identify_outcome(run, urdf, config, sources)
 
 
 def _refine_windows(windows: Sequence[float] | str | None) -> list[float]:
     """The refinement's window lengths [s] per stage: a sequence, or text such as
     ``2,10,whole`` (``whole``/``inf``: the whole recording); default
-    :data:`physid.multibody.refine.WINDOW_SECONDS`."""
+    :data:`physid.multibody.refine.output_error.WINDOW_SECONDS`."""
     from physid.errors import InputError
-    from physid.multibody.refine import WINDOW_SECONDS
+    from physid.multibody.refine.output_error import WINDOW_SECONDS
 
     if windows is None:
         return list(WINDOW_SECONDS)
@@ -400,18 +492,20 @@ def _source(item: Any) -> str:
 MAX_INIT_FILTER_HZ = 1e6
 
 
-def _cutoff(text: str) -> float | str | None:
+def _cutoff(text: str | float | None) -> float | str | None:
     """``--init-filter``: ``auto``, ``none`` or a frequency [Hz] in (0, 1e6); the message
     names both limits, this one and the recording's Nyquist frequency
-    (:func:`physid.multibody.observe.init_cutoff`), so that '1e9' is not refused as if it
+    (:func:`physid.multibody.estimate.observe.init_cutoff`), so that '1e9' is not refused as if it
     were not > 0."""
     from physid.errors import InputError
 
-    if text.strip().lower() in ("auto", "none"):
+    if text is None:
+        return None
+    if isinstance(text, str) and text.strip().lower() in ("auto", "none"):
         return None if text.strip().lower() == "none" else "auto"
     try:
         value = float(text)
-    except ValueError:
+    except (TypeError, ValueError):
         value = float("nan")
     if not (value > 0 and value < MAX_INIT_FILTER_HZ):
         raise InputError(

@@ -173,8 +173,9 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
     return problem, xs, ws, soft, radius
 
 
-def _solve(inputs, problem, xs, ws, rollout, nullspace, max_iterations, time_budget,
-           progress) -> tuple:  # fmt: skip  # noqa: ANN001
+def _solve(
+    inputs, problem, xs, ws, rollout, nullspace, max_iterations, time_budget, progress
+) -> tuple:  # noqa: ANN001
     """``(result, bias_rounds)``: the solve, with the accelerometer-bias rounds when the log
     has acc_* columns and the config estimates the bias (None otherwise)."""
     import dataclasses

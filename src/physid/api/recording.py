@@ -20,14 +20,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Recording:
-    """A measured joint-side trajectory held in memory; columns are matched to the URDF's joints
+    """A recorded joint-side trajectory held in memory; columns are matched to the URDF's joints
     by ``joint_names`` when used (a missing or unknown name is an :class:`InputError`)."""
 
     t: np.ndarray  # (N,) s, strictly increasing
     q: np.ndarray  # (N, n) rad or m
     tau: np.ndarray  # (N, n) N m or N
     joint_names: tuple[str, ...]
-    dq: np.ndarray | None = None  # (N, n), optional measured velocities
+    dq: np.ndarray | None = None  # (N, n), optional recorded velocities
     name: str = "arrays"
 
     @classmethod

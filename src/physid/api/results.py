@@ -86,7 +86,7 @@ class Outcome:
     @property
     def success(self) -> bool:
         """The estimate can be used as it is (:class:`physid.status.Status` ``ok``)."""
-        return Status(self.status).success
+        return self.status == Status.OK
 
     def to_dict(self) -> dict:
         """The main JSON document written by :meth:`save` (a JSON-ready copy)."""

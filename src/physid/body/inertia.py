@@ -160,8 +160,8 @@ def pin_inertia(pi: ArrayLike) -> pin.Inertia:
     """Pinocchio's spatial inertia of one body's ``pi``, a massless body included.
 
     Why not ``pin.Inertia.FromDynamicParameters`` alone: it divides the first moment by the mass,
-    so a link without ``<inertial>`` (mass 0) got a NaN centre of mass and every torque through
-    it was NaN (``physid excite`` wrote them with exit 0). At mass 0 the first moment must be 0
+    so a link without ``<inertial>`` (mass 0) gets a NaN centre of mass and every torque through
+    it is NaN. At mass 0 the first moment must be 0
     too, and the rotational inertia about the origin is the one about any point.
     """
     pi = _as_pi(pi)
@@ -389,8 +389,8 @@ def log_cholesky_pi_and_jacobian(
     The same chart as :func:`pi_from_log_cholesky` and :func:`log_cholesky_jacobian`
     (``J = U U^T``, tested equal to them to rounding), evaluated by Pinocchio's
     ``LogCholeskyParameters`` in C++: about 3 us per body instead of 60 us for the vectorised
-    NumPy pair, which pays off only on large batches. The online EKF calls this once per sample
-    (its latency target in ``benchmarks/online_latency.py`` depends on it).
+    NumPy pair, which pays off only on large batches. The online EKF calls this once per sample,
+    so its latency per sample depends on it.
     """
     n = theta.shape[0]
     pi, G = np.empty((n, 10)), np.empty((n, 10, 10))

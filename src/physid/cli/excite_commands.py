@@ -10,9 +10,7 @@ import numpy as np
 
 from physid.api.robot_runs import EXCITE
 from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, number_in, robot_file_option
-
-#: The trajectory was written but its status is not ok (as ``physid simfit``, ``oe``).
-NOT_OK_EXIT_CODE = 3
+from physid.cli.verdict import codes_hint, print_verdict, verbose_option
 
 
 @click.command("excite")
@@ -88,7 +86,8 @@ NOT_OK_EXIT_CODE = 3
     default=None,
     help="Where to write the JSON summary (default: --out with the suffix .json).",
 )
-@click.option("--verbose", is_flag=True, help="Print IPOPT's iteration log.")
+@click.option("--ipopt-log", is_flag=True, help="Print IPOPT's iteration log.")
+@verbose_option
 def excite_command(
     urdf: Path,
     config_path: Path | None,
@@ -99,6 +98,7 @@ def excite_command(
     criterion: str,
     seed: int,
     summary_path: Path | None,
+    ipopt_log: bool,
     verbose: bool,
 ) -> None:
     """Design an excitation trajectory that identifies the base parameters well.
@@ -109,18 +109,22 @@ def excite_command(
     grid (limits from the URDF, overridable in the config; acceleration default: velocity limit
     x 2 pi x the highest harmonic), bodies kept apart by the URDF's collision geometry and, if
     configured, frames kept inside a workspace box. Stops at excitation.time_limit_s (default
-    180 s) and prints a progress line every 5 s on stderr. Prints the status, the criterion,
+    180 s) and prints a progress line every 5 s on stderr. Ends with the status, the criterion,
     condition number and log-det of the start and of the result (how far it got), the largest
-    use of each limit and the smallest distance between bodies. See docs/excitation.md.
+    use of each limit, the smallest distance between bodies, and the findings that should change
+    what you do (all of them in the summary; --verbose prints them all; 'physid codes EX201'
+    explains a code). See docs/excitation.md.
 
-    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok: not
-    converged (IPOPT's excitation.max_iterations or excitation.time_limit_s ran out: the
-    trajectory is its best iterate within the limits) or limits violated; the status says which.
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok:
+    not_converged (IPOPT's excitation.max_iterations ran out, or the dense check finds a limit
+    broken), time_limit (excitation.time_limit_s ran out: the trajectory is its best iterate
+    within the limits), stalled or numerical_failure; the findings say which.
     """
-    from physid.api.robot_runs import excite_design
+    from physid.api.excite_run import excite_design
     from physid.errors import InputError
     from physid.excite.workflow import check_trajectory_name, summary_path_for
     from physid.files.output_paths import check_output_file
+    from physid.status import Status
 
     summary = check_output_file(summary_path or summary_path_for(out), "--summary")
     if summary.resolve() == out.resolve():
@@ -134,40 +138,44 @@ def excite_command(
         base_frequency=base_frequency,
         criterion=criterion,
         seed=seed,
-        verbose=verbose,
-        progress=None if verbose else lambda line: click.echo(f"excite: {line}", err=True),
+        verbose=ipopt_log,
+        progress=None if ipopt_log else lambda line: click.echo(f"excite: {line}", err=True),
     )
     run.save(out, summary_path)
-    result = run.raw
+    status = Status(run.status)
+    print_verdict(status, run.message, _numbers(run.raw), run.findings, verbose=verbose)
+    click.echo(f"wrote {out} and {summary}")
+    click.echo(codes_hint(str(summary)))
+    if status.exit_code:
+        sys.exit(status.exit_code)
+
+
+def _numbers(result) -> list[str]:  # noqa: ANN001 - a physid.excite.design.ExcitationResult
+    """The key numbers: the start's and the result's information, the limits' use, the
+    smallest distance between bodies and the workspace excursion."""
     start, best, check = result.start_quality, result.quality, result.limit_check
-    click.echo(f"status: {result.status} ({result.iterations} IPOPT iterations, "
-               f"{result.seconds:.1f} s)")  # fmt: skip
-    click.echo(f"{'':24s}{'start':>12s}{'optimised':>12s}")
+    lines = [f"{'':22s}{'start':>12s}{'optimised':>12s}"]
     for label, attribute in (
         (f"criterion ({result.options.criterion})", "criterion"),
         ("condition number", "condition_number"),
         ("cond (columns scaled)", "condition_number_scaled"),
         ("log det(W^T W / rows)", "logdet"),
     ):
-        click.echo(f"{label:24s}{getattr(start, attribute):12.4g}{getattr(best, attribute):12.4g}")
-    click.echo(
+        lines.append(
+            f"{label:22s}{getattr(start, attribute):12.4g}{getattr(best, attribute):12.4g}"
+        )
+    lines.append(
         f"limit use (1 = at the limit): position {check.position:.3f}, velocity "
         f"{check.velocity:.3f}, acceleration {check.acceleration:.3f}, torque {check.torque:.3f}"
     )
     if np.isfinite(check.min_distance):
-        click.echo(
+        lines.append(
             f"self-collision: smallest distance between bodies {1000 * check.min_distance:.1f} mm "
             f"({len(result.geometry.collision.pairs)} pairs checked)"
         )
     if result.geometry is not None and result.geometry.workspace is not None:
-        click.echo(f"workspace: largest excursion out of the box {check.outside_workspace:.4f} m")
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    click.echo(f"wrote {out} and {summary}")
-    if result.status != "ok":
-        sys.exit(NOT_OK_EXIT_CODE)
+        lines.append(f"workspace: largest excursion out of the box {check.outside_workspace:.4f} m")
+    return lines
 
 
 def register(group: click.Group) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from physid.cli.options import EXISTING_FILE, OUTPUT_FILE, robot_file_option
+from physid.cli.verdict import print_findings
+from physid.export.codes import NOT_EXPORTED
 
 NOT_OK_EXIT_CODE = 3  # written, from an identification whose status is not ok
 
@@ -54,10 +56,9 @@ def export_command(params_path: Path, urdf: Path, fmt: str | None, out: Path) ->
     exported = export_model(params_path, urdf, out, fmt=fmt)
     for note in exported.notes:
         click.echo(f"not exported: {note}", err=True)
-    for warning in exported.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    print_findings(f for f in exported.findings if f.code != NOT_EXPORTED.code)
     click.echo(f"wrote {out}")
-    if exported.status != "ok":
+    if not exported.success:
         sys.exit(NOT_OK_EXIT_CODE)
 
 

@@ -1,10 +1,14 @@
-"""CLI commands ``physid impacts simulate`` and ``physid impacts identify`` (paper D).
+"""CLI commands ``physid impacts simulate``, ``identify`` and ``identify-snapshots`` (paper D).
 
-Heavy imports (CasADi, Matplotlib) happen inside the commands so ``--help`` stays fast.
+Each ends with the status and its verdict, the key numbers and the findings that should change
+what the user does (:func:`physid.cli.verdict.print_verdict`; ``--verbose``: all of them); the
+exit code follows the status (0 ok, 2 bad input, 3 written but not ok). Heavy imports (CasADi,
+Matplotlib) happen inside the commands so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -12,17 +16,15 @@ import click
 
 from physid.api.impacts_runs import IDENTIFY, MAX_DURATION_S, MAX_FPS, SIMULATE, SNAPSHOTS
 from physid.cli.options import OUTPUT_DIR, OUTPUT_FILE, number_in
+from physid.cli.verdict import codes_hint, print_verdict, verbose_option
+from physid.status import Status
 
-#: A result was written but its status is not ok (as ``physid simfit``, ``oe``, ``identify``).
-NOT_OK_EXIT_CODE = 3
 
-
-def status_ok(status: str) -> bool:
-    """Whether a written result's status lets the command exit 0: ``ok``, or ``ok; <a caveat>``
-    (identify-snapshots' mu that is only a lower bound, an estimate near a bound): everything
-    else (not converged, unidentifiable, a fit pinned at a bound) is exit code 3, so that a
-    script cannot take a best iterate or a bound for an estimate."""
-    return status == "ok" or status.startswith("ok;")
+def _exit(status: str) -> None:
+    """Exit with the status's code (0 ok, 3 written but not ok)."""
+    code = Status(status).exit_code
+    if code:
+        sys.exit(code)
 
 
 SHAPE_HELP = (
@@ -145,6 +147,7 @@ def impacts() -> None:
     required=True,
     help="Output CSV with columns t,x,y,theta (s, m, m, rad).",
 )
+@verbose_option
 def simulate_command(
     shape_text,
     surfaces,
@@ -162,8 +165,13 @@ def simulate_command(
     model,
     solver,
     out,
+    verbose,
 ):
-    """Simulate a throw with paper D's time-stepping model and write noisy camera poses."""
+    """Simulate a throw with paper D's time-stepping model and write noisy camera poses.
+
+    Exit codes: 0 ok; 2 bad input (one error line, nothing written); 3 a step's solver failed
+    (status numerical_failure): the poses up to that time are written.
+    """
     from physid.api.impacts_runs import impacts_simulate
 
     run = impacts_simulate(
@@ -186,10 +194,14 @@ def simulate_command(
     )
     run.save(out)
     done = run.document
-    click.echo(
-        f"wrote {done['samples']} poses to {out} (h = {done['dt'] * 1e3:.4g} ms, J/m = "
-        f"{done['inertia_ratio']:.6g} m², {done['contact_steps']} contact steps)"
+    print_verdict(
+        run.status,
+        run.message,
+        [f"wrote {done['samples']} poses to {out}"],
+        run.findings,
+        verbose=verbose,
     )
+    _exit(run.status)
 
 
 GRAVITY_HELP = (
@@ -250,6 +262,7 @@ GRAVITY_HELP = (
     required=True,
     help="Output folder: result.json, fit.png, impulses.png, trajectory.csv.",
 )
+@verbose_option
 def identify_command(  # noqa: ANN201, PLR0913
     data_paths,  # noqa: ANN001
     shape_text,  # noqa: ANN001
@@ -260,15 +273,18 @@ def identify_command(  # noqa: ANN201, PLR0913
     noise_angle,  # noqa: ANN001
     max_substep,  # noqa: ANN001
     out,  # noqa: ANN001
+    verbose,  # noqa: ANN001
 ):
     """Identify J/m [m²] and Coulomb's μ from camera poses (paper D §5.1, eq. 27), of one throw
     or pooled over several (trajectory.csv then runs on the pooled time axis; result.json gives
     each throw's time offset and initial state).
 
-    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok: not
-    converged (a time or iteration budget, IPOPT's failure: the estimates are its best iterate)
-    or unidentifiable (free flight, too little rotation at the contacts, J/m at a bound or
-    flat); the status says which.
+    Exit codes: 0 ok (mu only a lower bound, an ambiguous J/m or a fit above the noise are
+    cautions printed with their codes); 2 bad input (one error line, nothing written); 3
+    written, but the status is not ok: not_converged (the iteration budget; the estimates are
+    the best iterate), time_limit (the wall-clock safety stop), stalled or numerical_failure
+    (IPOPT), unidentifiable (free flight, too little change of spin at the contacts, a flat
+    objective) or at_bound (J/m ran to a bound); the finding printed says which.
     """
     from physid.api.impacts_runs import impacts_identify
 
@@ -276,7 +292,7 @@ def identify_command(  # noqa: ANN201, PLR0913
         data_paths,
         shape_text,
         surfaces,
-        gravity_text=gravity_text,
+        gravity=gravity_text,
         mass=mass,
         noise=noise,
         noise_angle=noise_angle,
@@ -284,21 +300,19 @@ def identify_command(  # noqa: ANN201, PLR0913
         progress=True,
     )
     run.save(out)
-    for note in run.notes:
-        click.echo(f"physid: note: {note}", err=True)
-    for warning in run.warnings:
-        click.echo(f"physid: warning: {warning}", err=True)
     result = run.raw
-    click.echo(
-        f"{run.message}; status: {result.status} "
-        f"({result.iterations} IPOPT iterations, {result.solve_time:.1f} s); wrote {out}"
+    std = result.inertia_ratio_std
+    spread = [f"standard deviation of J/m {std:.2g} m²"] if math.isfinite(std) else []
+    print_verdict(
+        run.status,
+        run.message,
+        [*spread, f"{result.iterations} IPOPT iterations, {result.solve_time:.1f} s"],
+        run.findings,
+        verbose=verbose,
+        details=[f"solver: IPOPT {result.solver_status}", f"fine steps: {result.q.shape[0] - 1}"],
     )
-    if not status_ok(result.status):
-        sys.exit(NOT_OK_EXIT_CODE)
-
-
-#: Flagged impacts printed as warnings; the rest are in result.json.
-MAX_FLAG_LINES = 10
+    click.echo(codes_hint(str(out)))
+    _exit(run.status)
 
 
 @impacts.command("identify-snapshots")
@@ -341,8 +355,9 @@ MAX_FLAG_LINES = 10
     "--out",
     type=OUTPUT_DIR,
     required=True,
-    help="Output folder: result.json (estimates, flags) and impacts.csv (per impact).",
+    help="Output folder: result.json (estimates, findings, flags) and impacts.csv (per impact).",
 )
+@verbose_option
 def identify_snapshots_command(  # noqa: ANN201
     data,  # noqa: ANN001
     gravity_text,  # noqa: ANN001
@@ -350,47 +365,40 @@ def identify_snapshots_command(  # noqa: ANN201
     max_inertia_ratio,  # noqa: ANN001
     mu_max,  # noqa: ANN001
     out,  # noqa: ANN001
+    verbose,  # noqa: ANN001
 ):
     """Identify J/m [m²] and Coulomb's μ from impact snapshots by paper D's impact law (eq. 4
     with eqs. 10-15 for one contact), with a restitution per impact; flag impacts no rigid body
-    could produce.
+    could produce, and name another sign convention of the contact geometry (jn, jt rows) that
+    makes clearly more impacts consistent, with J/m and mu under it.
 
-    Exit codes: 0 ok, also 'ok; ...' (mu only a lower bound; an estimate at a bound, or
-    residuals far above --noise-velocity, each with a warning); 2 bad input (nothing written);
-    3 written, but the status is not ok: J/m ran to a bound (the impacts do not determine it),
-    or an estimate is pinned at a bound with residuals far above the noise (the bound, not the
-    impacts, set it).
+    Exit codes: 0 ok (mu only a lower bound, an estimate near a bound, residuals far above
+    --noise-velocity or flagged impacts are cautions printed with their codes); 2 bad input
+    (one error line, nothing written); 3 written, but the status is not ok: suspect (another
+    sign convention of the contact geometry fits clearly more impacts: IM201 names it) or
+    at_bound (J/m ran to a bound, or an estimate pinned at a bound with residuals far above
+    the noise: the bound, not the impacts, set it).
     """
     from physid.api.impacts_runs import impacts_snapshots
 
     run = impacts_snapshots(
         data,
-        gravity_text=gravity_text,
+        gravity=gravity_text,
         noise_velocity=noise_velocity,
         max_inertia_ratio=max_inertia_ratio,
         mu_max=mu_max,
     )
     run.save(out)
     result = run.raw
-    for warning in result.warnings:
-        click.echo(f"physid: warning: {warning}", err=True)
-    for label, reason in result.flags[:MAX_FLAG_LINES]:
-        click.echo(f"physid: warning: {data}: {label}: {reason}", err=True)
-    if len(result.flags) > MAX_FLAG_LINES:
-        click.echo(
-            f"physid: warning: {data}: {len(result.flags) - MAX_FLAG_LINES} more impacts "
-            "flagged (result.json lists all)",
-            err=True,
-        )
-    bound = " (lower bound)" if result.friction_is_lower_bound else f" ± {result.friction_std:.2g}"
-    click.echo(
-        f"J/m = {result.inertia_ratio:.6g} ± {result.inertia_ratio_std:.2g} m², "
-        f"mu = {result.friction:.3g}{bound} {run.message} "
-        f"({int((result.sliding & result.used).sum())} sliding); status: "
-        f"{result.status}; wrote {out}"
+    print_verdict(
+        run.status,
+        run.message,
+        findings=run.findings,
+        verbose=verbose,
+        details=[f"robust residual sigma: {result.diagnostics['residual_robust_sigma']:.3g}"],
     )
-    if not status_ok(result.status):
-        sys.exit(NOT_OK_EXIT_CODE)
+    click.echo(codes_hint(str(out)))
+    _exit(run.status)
 
 
 def register(group: click.Group) -> None:

@@ -12,24 +12,21 @@ from pathlib import Path
 
 import click
 
-from physid.api.multibody_runs import (
-    IDENTIFY,
-    MAX_STEP_HINGES,
-    REFINE,
-    REFINE_EVALUATIONS,
-    SIMULATE,
-)
+from physid.api.multibody_runs import IDENTIFY, MAX_STEP_HINGES, REFINE, SIMULATE
 from physid.cli.options import OUTPUT_DIR, number_in
+from physid.cli.verdict import codes_hint, print_verdict, verbose_option
+from physid.status import Status
 
-#: Outputs written but their status is not ok (as ``physid simfit``, ``oe``, ``identify``).
-NOT_OK_EXIT_CODE = 3
+#: Simulations of the windows per refinement stage (physid.multibody.workflow, not imported
+#: here so that --help stays fast; tests/test_multibody_cli.py checks they agree).
+REFINE_EVALUATIONS = 30
 
 
 @click.group("multibody")
 def multibody() -> None:
     """Multibody dynamics in maximal coordinates with regularised, frictional hinges (paper A):
     simulate a URDF with SPOOK, or identify the parameters of that discrete model (with its
-    unmeasured states) from measured joint angles and the control. SI units; angles in radians."""
+    unmeasured states) from recorded joint angles and the control. SI units; angles in radians."""
 
 
 @multibody.command("simulate")
@@ -105,29 +102,38 @@ def multibody() -> None:
     help="Write every N-th simulation step to trajectory.csv (the sample period is N * dt), "
     f"N in 1-{MAX_STEP_HINGES:,}.",
 )
-def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every):  # noqa: ANN001, ANN201, PLR0913
+@verbose_option
+def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every, verbose):  # noqa: ANN001, ANN201, PLR0913
     """Simulate a URDF (+ YAML) with the SPOOK stepper under a control signal and write the joint
     trajectory in the physid contract.
 
     Exit codes: 0 ok; 2 bad input or a simulation that diverged (nothing written); 3 written,
-    but simulation.json's status says the hinges came apart (largest constraint violation over
-    MAX_VIOLATION_M: a control too strong for the step).
+    but the status is not ok (suspect: the hinges came apart, the largest constraint violation
+    over 1 cm: a control too strong for the step, finding MB402).
     """
     from physid.api.multibody_runs import multibody_simulate
 
     run = multibody_simulate(
-        urdf, config=config, control=control, duration=duration, dt=dt, q0=q0, dq0=dq0,
+        urdf,
+        config=config,
+        control=control,
+        duration=duration,
+        dt=dt,
+        q0=q0,
+        dq0=dq0,
         every=every,
-    )  # fmt: skip
-    run.save(out)
-    click.echo(
-        f"wrote {len(run.raw.t[::every])} samples to {out / 'trajectory.csv'} (h = {dt:g} s, max "
-        f"constraint violation {run.document['max_constraint_violation']:.3g}, "
-        f"{run.raw.lcp_failures} LCP failures)"
     )
-    if run.status != "ok":
-        click.echo(f"physid: warning: status {run.status}", err=True)
-        sys.exit(NOT_OK_EXIT_CODE)
+    run.save(out)
+    document = run.document
+    numbers = [
+        f"{len(run.raw.t[::every])} samples to {out / 'trajectory.csv'} (h = {dt:g} s)",
+        f"max constraint violation {document['max_constraint_violation']:.3g} m, "
+        f"{run.raw.lcp_failures} LCP failures",
+        codes_hint(str(out / "simulation.json")),
+    ]
+    verdict = "simulated" if run.success else "written, but the trajectory is not the mechanism's"
+    print_verdict(run.status, verdict, numbers, run.findings, verbose=verbose)
+    sys.exit(Status(run.status).exit_code)
 
 
 @multibody.command("identify")
@@ -193,8 +199,10 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     callback=number_in(*IDENTIFY["max_iterations"]),
     default=20,
     show_default=True,
-    help="Levenberg-Marquardt iteration cap (1-1000). LM also stops at a wall-time budget of "
-    "20 s + 3 ms per model step and iteration (status 'stopped by the time budget ...').",
+    help="Levenberg-Marquardt iteration cap (1-1000): it decides where a fit stops (status "
+    "not_converged when used up), so the same data give the same numbers on any machine. A "
+    "wall-clock safety stop of 20 s + 10 ms per model step and iteration ends only runs far "
+    "slower than they should be (status time_limit).",
 )
 @click.option(
     "--init-filter",
@@ -229,20 +237,20 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
 )
 @click.option(
     "--refine/--no-refine",
-    default=False,
-    show_default=True,
+    default=None,
     help="After the equation-error fit, refine the estimated parameters by output error: the "
     "identified model simulated by physid's stepper over windows of the recordings (each "
     "window's first state estimated too) to match the measured angles, each residual divided "
-    "by its joint's noise (docs/multibody.md). The values written are the refinement's; the "
-    "equation-error ones are in result.json 'refinement'. A refinement far worse than its "
-    "start (a higher windowed cost, or standard deviations above the values and 100x the "
-    "equation-error ones) is not used: a warning says so and the equation-error values are "
-    "written. Skipped (with a note) for r*mu or "
-    "Stribeck dry friction. Costs minutes to tens of minutes on tens of seconds of data at 1 "
-    "ms (a 40 s, 20 Hz MuJoCo Furuta: 26 min; its arm's Coulomb torque from 0 to -5.7 % of "
-    "the truth, its simulation error from 16x to 1.0x the noise). Not the default: on the "
-    "shared real pendulums it helped one rig and not the other (docs/multibody.md).",
+    "by its joint's noise (docs/multibody.md). --refine: windows of 2 s, 10 s and the whole "
+    "recording (--refine-windows). Neither (the default): windows of 1 s only, and only when "
+    "the equation-error fit collapses a body to the end of its plausibility box or estimates "
+    "dry friction from samples further apart than two model steps (where the equation error "
+    "trades it for viscous friction; finding MB305). --no-refine: never. The "
+    "values written are the refinement's (the equation-error ones in result.json "
+    "'refinement'); a refinement that did worse than its start is not used (finding MB302). "
+    "Skipped (finding MB304) for r*mu or Stribeck friction. Cost, measured: the default "
+    "refinement of a 40 s, 20 Hz Furuta took 11 s at --dt 0.01 (a 146 s fit), 130 s with "
+    "--refine-dt 0.002; the full refinement at 1 ms, 26 min (docs/multibody.md).",
 )
 @click.option(
     "--refine-windows",
@@ -258,9 +266,12 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     type=float,
     default=None,
     callback=number_in(*REFINE["refine_dt"]),
-    help="With --refine: model step [s] of the refinement's simulations (default: --dt), at "
-    "most the larger of --dt and the recordings' sample period (finer refines the model closer "
-    "to the data). The simulation error printed and in result.json is at this step.",
+    help="Model step [s] of the refinement's simulations, --refine's or the default one "
+    "(default: --dt), at most the larger of --dt and the recordings' sample period. Finer "
+    "refines a model closer to the data: on a 40 s, 20 Hz Furuta whose --dt 0.01 fit trades "
+    "the arm's dry friction for viscous, --refine-dt 0.002 (with damping 0.004 in the config) "
+    "gave the arm's Coulomb torque +0.6 %, 0.2 std, in 130 s (docs/multibody.md). The "
+    "simulation error printed and in result.json is at this step.",
 )
 @click.option(
     "--refine-evaluations",
@@ -268,12 +279,13 @@ def simulate_command(urdf, config, control, duration, out, dt, q0, dq0, every): 
     default=None,
     show_default=str(REFINE_EVALUATIONS),
     callback=number_in(*REFINE["refine_evaluations"]),
-    help="With --refine: simulations of the windows per refinement stage (1-1000); a Jacobian "
-    "costs one "
-    "batched simulation of every window per estimated parameter and state coordinate.",
+    help="Simulations of the windows per refinement stage, --refine's or the default one "
+    "(1-1000); a Jacobian costs one batched simulation of every window per estimated parameter "
+    "and state coordinate. Counted, so the result does not depend on the machine's speed.",
 )
 @click.option("--quiet", is_flag=True, help="No progress display.")
-def identify_command(
+@verbose_option
+def identify_command(  # noqa: PLR0913
     urdf,
     data_files,
     config,
@@ -290,17 +302,20 @@ def identify_command(
     refine_dt,
     refine_evaluations,
     quiet,
-):  # noqa: ANN001, ANN201, PLR0913, E501
+    verbose,
+):  # noqa: ANN001, ANN201
     """Joint state and parameter estimation (paper A §3-4): Levenberg-Marquardt on impulse and
     angle residuals; writes the parameters, their covariance and a report.
 
     The angles are observed only at the model steps nearest to their samples (the states in
     between follow the dynamics), each weighted by its joint's measurement noise: the
-    config's noise: {joint: rad}, or estimated from the data (printed).
+    config's noise: {joint: rad}, or estimated from the data. The estimated masses and
+    principal inertias keep the URDF's as a prior and stay within a factor 10 of it (the
+    config's bounds override the box); a body at the end of its box is named (MB201, MB209).
 
-    Exit codes: 0 converged; 2 bad input (nothing written); 3 written, but Levenberg-Marquardt
-    did not converge (max_iterations, no_progress, a time budget or a failure: the status says
-    which, and the values are its last iterate, not an estimate).
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok
+    (not_converged, time_limit, stalled, at_bound, numerical_failure: the status line and its
+    findings say why; 'physid codes <CODE>' explains a code).
     """
     from physid.api.multibody_runs import multibody_identify
 
@@ -322,21 +337,15 @@ def identify_command(
         progress=not quiet,
     )
     run.save(out)
-    for note in run.notes:
-        click.echo(f"physid: note: {note}", err=True)
-    for line in run.report:
-        click.echo(line)
-    for warning in run.warnings:
-        click.echo(f"physid: warning: {warning}", err=True)
     fit = run.raw
     values = ", ".join(
         f"{n} = {v:.6g} "
         + (f"(± {s:.2g})" if math.isfinite(s) else "(no std: at a bound or not identifiable)")
         for n, v, s in zip(fit.names, fit.values, fit.std, strict=True)
     )
-    click.echo(f"{values}; status: {fit.status} ({fit.iterations} iterations); wrote {out}")
-    if not fit.status.startswith("converged"):
-        sys.exit(NOT_OK_EXIT_CODE)
+    numbers = [values, *run.report, codes_hint(str(out / "result.json"))]
+    print_verdict(run.status, run.message, numbers, run.findings, verbose=verbose)
+    sys.exit(Status(run.status).exit_code)
 
 
 def register(main: click.Group) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
+import numpy as np
 
 from physid.api.robot_runs import EXCITE
 from physid.cli.options import (
@@ -24,55 +25,63 @@ from physid.cli.options import (
     robot_file_option,
     step_progress,
 )
+from physid.cli.verdict import print_findings, print_verdict, verbose_option
+from physid.findings import Severity, of_severity
 
 SUSPECT_EXIT_CODE = 3
 
 
-def _print_identification(result, out: Path | None, data_warnings: Sequence[str] = ()) -> None:
-    fit_line = f"training relative error {100 * result.train.relative_error:.2f} %"
+def _print_identification(
+    result, out: Path | None, data_warnings: Sequence[str] = (), *, verbose: bool = False
+) -> None:
+    """The status with its verdict, the key numbers, then the findings that should change what
+    the user does (``verbose``: every finding and the preprocessing's details)."""
+    numbers = []
+    check = result.prior_check
+    if check is not None:
+        numbers.append(
+            f"held-out torque error (blocked {len(check.urdf.fold_errors)}-fold cross-validation "
+            f"of the training recordings): {100 * check.identified.total:.3g} %; the URDF's own "
+            f"model {100 * check.urdf.total:.3g} %, plain least squares "
+            f"{100 * check.ols.total:.3g} %"
+        )
+    fit_line = f"training error {100 * result.train.relative_error:.2f} %"
     if result.validation is not None:
         fit_line += f", validation {100 * result.validation.relative_error:.2f} %"
-    fit_line += " (raw measured torque at every sample)"
-    click.echo(f"status: {result.status}")
-    for reason in result.suspect:
-        click.echo(f"suspect data: {reason}", err=True)
-    if result.preprocessing is not None:
-        click.echo(f"preprocessing: {result.preprocessing.summary()}")
-        for line in result.preprocessing.notes:
-            click.echo(f"  {line}")
-    if result.prior_check is not None:
-        click.echo(result.prior_check.note())
+    numbers.append(fit_line + " (raw measured torque at every sample)")
+    prior_mass = result.model.layout.total_mass(result.prior)
+    numbers.append(
+        f"moving mass {result.moving_mass():.3f} +- {result.moving_mass_std:.3f} kg (URDF "
+        f"{prior_mass:.3f} kg); {int(result.excited.sum())} of {result.base.size} base parameters "
+        "identifiable"
+    )
+    if result.gravity is not None:
+        tilt = np.degrees(result.gravity.tilt_rad)
+        std = np.degrees(result.gravity.tilt_std_rad)
+        numbers.append(
+            f"base tilt about x, y: {tilt[0]:.3f} +- {std[0]:.2g}, "
+            f"{tilt[1]:.3f} +- {std[1]:.2g} deg"
+        )
     if result.drive_gains is not None:
-        click.echo(
+        numbers.append(
             "drive gains (known payload): "
             + ", ".join(
                 f"{j} {g['value']:.5g} +- {g['std']:.2g}" for j, g in result.drive_gains.items()
             )
         )
-    click.echo(
-        f"{result.base.size} base parameters, {int(result.excited.sum())} identifiable, "
-        f"{len(result.essential.names)} essential; {fit_line}"
+    details = []
+    if result.preprocessing is not None:
+        details.append(f"preprocessing: {result.preprocessing.summary()}")
+    print_verdict(
+        result.status, result.message, numbers, result.findings, verbose=verbose, details=details
     )
-    click.echo(
-        f"total moving mass {result.moving_mass():.3f} +- {result.moving_mass_std:.3f} kg; "
-        f"every body physically consistent: {result.consistent.consistent}"
-    )
-    if result.gravity is not None:
-        tilt = [
-            f"{v:.3f} +- {s:.2g}"
-            for v, s in zip(
-                result.gravity.tilt_rad * 180 / 3.141592653589793,
-                result.gravity.tilt_std_rad * 180 / 3.141592653589793,
-                strict=True,
-            )
-        ]
-        click.echo(f"estimated base tilt [deg] about x, y: {', '.join(tilt)}")
-    from physid.report.flags import report_warnings
-
-    for warning in [*data_warnings, *result.warnings, *report_warnings(result)]:
-        click.echo(f"warning: {warning}", err=True)
     if out is not None:
-        click.echo(f"wrote {out / 'params.json'}, {out / 'report.html'} and figures")
+        shown = len(of_severity(result.findings, Severity.INFO if verbose else Severity.CAUTION))
+        more = len(result.findings) - shown
+        click.echo(
+            f"wrote {out / 'params.json'} and {out / 'report.html'}"
+            + (f" ({more} more findings there, or --verbose)" if more else "")
+        )
 
 
 @click.command("identify")
@@ -127,8 +136,9 @@ def _print_identification(result, out: Path | None, data_warnings: Sequence[str]
 )
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@verbose_option
 def identify_command(
-    urdf, data, config_path, validate, out, overwrite, loaded, topic, episodes, quiet
+    urdf, data, config_path, validate, out, overwrite, loaded, topic, episodes, quiet, verbose
 ) -> None:
     """Identify physically consistent dynamic parameters of a serial robot (paper C).
 
@@ -137,9 +147,15 @@ def identify_command(
     makes every body physically consistent. Fails with a one-line reason and writes nothing
     if the data cannot support a consistent model.
 
+    Prints the status with a one-line verdict, the key numbers (held-out error against the
+    URDF's own model and plain least squares, moving mass) and the findings that should change
+    what you do, each with its code ('physid codes CODE' explains one); params.json and
+    report.html hold every finding.
+
     Exit codes: 0 ok; 2 bad input or no consistent model (nothing written); 3 the outputs were
-    written but the data look wrong though well-formed (status "suspect": torque sign or scale
-    against the URDF, time not in seconds, degrees, joint columns out of order), with the reason.
+    written but the status is not ok: suspect (the data look wrong though well-formed: torque
+    sign or scale against the URDF, time not in seconds, degrees, joint columns out of order)
+    or worse_than_urdf, with the findings that say why.
     """
     from physid.workflows import identify_run
 
@@ -157,9 +173,11 @@ def identify_command(
         )
     result = run.result
     # what reading did to the recordings (time base rebuilt, rows repaired): said first
-    _print_identification(result, out, run.provenance.get("warnings_from_data", []))
-    if result.suspect or result.status != "ok":
-        sys.exit(SUSPECT_EXIT_CODE)
+    _print_identification(
+        result, out, run.provenance.get("warnings_from_data", []), verbose=verbose
+    )
+    if not result.status.success:
+        sys.exit(result.status.exit_code)
 
 
 @click.command("validate")
@@ -190,8 +208,9 @@ def identify_command(
 )
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@verbose_option
 def validate_command(
-    urdf, params_path, data, config_path, json_out, topic, episodes, quiet
+    urdf, params_path, data, config_path, json_out, topic, episodes, quiet, verbose
 ) -> None:
     """Predict measured torques with identified parameters and report the errors.
 
@@ -201,9 +220,12 @@ def validate_command(
     params.json records (printed). Prints the
     relative error of each recording and joint (RMSE in N m, or N for prismatic joints);
     --json writes them too. The recordings get identify's checks of well-formed but wrong data
-    (time unit and scale, degrees, torque sign, scale and column order): a reason is a warning.
+    (time unit and scale, degrees, torque sign, scale and column order): a suspect finding.
     A measured torque that reads a factor of the prediction (beyond 10 %, and that factor
     removes most of the error: a gain or unit other than the training's) is named with it.
+
+    Exit codes: 0 ok; 2 bad input; 3 the recordings look wrong (status suspect): the
+    findings say why.
     """
     from physid.files.io import write_json_atomic
     from physid.workflows import run_validate
@@ -235,16 +257,17 @@ def validate_command(
         unscored = [j for j in metrics["rmse"] if j not in scored]
         click.echo(
             "  per joint: "
-            + ", ".join(f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} "
-                        f"{report.units.get(j, '')})" for j, v in scored.items())  # fmt: skip
+            + ", ".join(
+                f"{j} {_relative_text(joints[j])} (RMSE {v:.3g} {report.units.get(j, '')})"
+                for j, v in scored.items()
+            )
             + (f"; not scored (torque not fitted): {', '.join(unscored)}" if unscored else "")
         )
-    for warning in report.warnings_from_data:
-        click.echo(f"warning: {warning}", err=True)
-    for reason in report.suspect_reasons:
-        click.echo(f"warning: the data look wrong: {reason}", err=True)
+    print_findings(report.findings, verbose=verbose)
     if json_out is not None:
         click.echo(f"wrote {json_out}")
+    if not report.status.success:
+        sys.exit(report.status.exit_code)
 
 
 @click.command("demo")
@@ -314,6 +337,18 @@ def demo_command(out, seed, duration, quiet) -> None:
         )
         click.echo(f"    {name:16s} {values['true']:9.4f} -> {values['identified']:9.4f}{note}")
     click.echo(f"wrote {out / 'truth_comparison.json'}")
+    click.echo("")
+    click.echo(f"open {out / 'identification' / 'report.html'} to read the report; then, on your")
+    click.echo("own robot (a URDF or MJCF and a recording in the trajectory contract):")
+    click.echo("  physid identify --urdf robot.urdf --data run1.csv --validate run2.csv --out fit")
+    click.echo(f"or on the real KUKA LWR4+ shipped with physid (see {_KUKA_HINT}):")
+    click.echo(
+        "  physid identify --urdf data/kuka_lwr4/kuka_lwr4.urdf "
+        "--data examples/kuka_lwr4/measurements_2.yaml --out kuka"
+    )
+
+
+_KUKA_HINT = "examples/kuka_lwr4/README.md"
 
 
 def register(group: click.Group) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from physid.findings import Finding
+
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
@@ -173,9 +175,10 @@ def number_in(
 @contextlib.contextmanager
 def step_progress(description: str, quiet: bool) -> Iterator:
     """A progress display advanced by each named pipeline step (which step runs, the time):
-    :func:`physid.progress.progress`, a bar on a terminal, periodic lines in a log. A message
-    that starts with ``note: `` is not a step but something the user must read before the run
-    ends: it is written as a line of its own at once (and the command repeats it at the end)."""
+    :func:`physid.progress.progress`, a bar on a terminal, periodic lines in a log. A
+    :class:`~physid.findings.Finding` given instead of a step's name is something the user must
+    read before the run ends: it is written as a line of its own at once (the outputs hold it
+    too)."""
     if quiet:
         yield lambda _message: None
         return
@@ -185,9 +188,9 @@ def step_progress(description: str, quiet: bool) -> Iterator:
         desc=description, unit="step", bar_format="{desc}: {n} steps [{elapsed}] {postfix}"
     ) as bar:
 
-        def advance(message: str) -> None:
-            if message.startswith("note: "):
-                bar.write(message, file=sys.stderr)  # above a terminal's bar (tqdm.write)
+        def advance(message: str | Finding) -> None:
+            if isinstance(message, Finding):  # above a terminal's bar (tqdm.write)
+                bar.write(f"{message.severity} {message.code}: {message.message}", file=sys.stderr)
                 return
             bar.set_postfix_str(message)
             bar.update(1)

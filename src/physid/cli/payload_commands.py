@@ -17,6 +17,7 @@ from physid.cli.options import (
     number_in,
     robot_file_option,
 )
+from physid.cli.verdict import print_verdict, verbose_option
 
 
 @click.command()
@@ -69,6 +70,7 @@ from physid.cli.options import (
     "their standard deviations and sources, the fit). Written atomically.",
 )
 @log_options
+@verbose_option
 def payload(
     urdf: Path,
     params: Path,
@@ -78,6 +80,7 @@ def payload(
     mass: float | None,
     config: Path | None,
     out: Path,
+    verbose: bool,
     topic: str | None,
     episodes: tuple[int, ...],
 ) -> None:
@@ -85,51 +88,50 @@ def payload(
 
     The robot's parameters come from --params (identified without the payload); the payload's
     torques are what the robot model does not explain in the --data recordings. The result is
-    physically consistent (pseudo-inertia positive definite). Exit code 2 on bad input, 4 when
-    no physically consistent payload fits, 3 when the payload.json written is suspect (a
-    payload heavier than twice the robot's moving mass, or loaded torques the robot's model
-    leaves more than 90 % unexplained: units or drive gains); the status says why.
+    physically consistent (pseudo-inertia positive definite).
+
+    Exit codes: 0 ok; 2 bad input, or no physically consistent payload fits (nothing
+    written); 3 payload.json written but suspect (a payload heavier than twice the robot's
+    moving mass, loaded torques the robot's model leaves more than 90 % unexplained, a column
+    mistake): its findings say why.
     """
     from physid.api.robot_runs import payload as run_payload
 
     loaded, unloaded_runs = expand_log_lists((data, unloaded), topic, episodes)
-    run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass,
-                      config=config)  # fmt: skip
+    run = run_payload(urdf, params, loaded, link, unloaded=unloaded_runs, mass=mass, config=config)
     run.save(out)
     result = run.raw
     std = result.std
-    com_mm = ", ".join(f"{1e3 * c:.1f} +- {1e3 * s:.1f}" if math.isfinite(s) else "undetermined"
-                       for c, s in zip(result.com_in_link, std["com"], strict=True))  # fmt: skip
-    mass_std = f"{std['mass']:.4f}" if math.isfinite(std["mass"]) else "(undetermined)"
-    click.echo(f"status: {result.status}")
-    click.echo(
-        f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
-        f"{mass_std} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}"
+    com_mm = ", ".join(
+        f"{1e3 * c:.1f} +- {1e3 * s:.1f}" if math.isfinite(s) else "undetermined"
+        for c, s in zip(result.com_in_link, std["com"], strict=True)
     )
-    click.echo(f"method: {result.method}")
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if result.held_offsets:
-        click.echo(
-            "warning: moved one way only, their offset correction is not separable from the "
-            f"Coulomb one and is held at 0: {', '.join(result.held_offsets)}",
-            err=True,
-        )
-    click.echo(result.gain_note())
-    if result.torque_delay_s:
-        click.echo(f"torques paired with the motion {1e3 * result.torque_delay_s:.3g} ms "
-                   "earlier, the delay the identification in --params compensated")  # fmt: skip
-    click.echo(
+    mass_std = f"{std['mass']:.4f}" if math.isfinite(std["mass"]) else "(undetermined)"
+    numbers = [
+        f"payload on {result.link} (joint {result.joint}): mass {result.mass:.4f} +- "
+        f"{mass_std} kg ({result.source['mass']}); com in {result.link} [mm]: {com_mm}",
         "loaded torques (filtered) relative error: robot alone "
         f"{100 * result.relative_error_robot_only:.2f} %, with the payload "
-        f"{100 * result.relative_error_with_payload:.2f} %"
+        f"{100 * result.relative_error_with_payload:.2f} %",
+    ]
+    details = [f"method: {result.method}", result.gain_note()]
+    if result.held_offsets:
+        held = ", ".join(result.held_offsets)
+        details.append(
+            "moved one way only, their offset correction is not separable from the "
+            f"Coulomb one and is held at 0: {held}"
+        )
+    if result.torque_delay_s:
+        details.append(
+            f"torques paired with the motion {1e3 * result.torque_delay_s:.3g} ms "
+            "earlier, the delay the identification in --params compensated"
+        )
+    print_verdict(
+        result.status, result.message, numbers, result.findings, verbose=verbose, details=details
     )
     click.echo(f"wrote {out / 'payload.json'}")
-    if not result.consistent:
-        raise SystemExit(4)
-    if result.status != "ok":
-        click.echo(f"physid: warning: status {result.status}", err=True)
-        raise SystemExit(3)
+    if not result.status.success:
+        raise SystemExit(result.status.exit_code)
 
 
 def register(group: click.Group) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -17,8 +16,7 @@ from physid.cli.options import (
     robot_file_option,
     step_progress,
 )
-
-NOT_OK_EXIT_CODE = 3
+from physid.cli.verdict import codes_hint, print_verdict, verbose_option
 
 
 def register(group: click.Group) -> None:
@@ -118,30 +116,51 @@ def register(group: click.Group) -> None:
 )
 @log_options
 @click.option("--quiet", is_flag=True, help="No progress display.")
+@verbose_option
 def simfit_command(
-    urdf, data, validate, fields, hold, no_delay, window_s, max_evaluations, coarse_windows,
-    config_path, out, topic, episodes, quiet,
-) -> None:  # fmt: skip
+    urdf,
+    data,
+    validate,
+    fields,
+    hold,
+    no_delay,
+    window_s,
+    max_evaluations,
+    coarse_windows,
+    config_path,
+    out,
+    topic,
+    episodes,
+    quiet,
+    verbose,
+) -> None:
     """Tune a MuJoCo model so that it simulates like the logged robot.
 
-    MuJoCo, driven by the logged joint torques, is fitted to the measured joint positions over
+    MuJoCo, driven by the logged joint torques, is fitted to the recorded joint positions over
     short windows (multiple shooting): joint damping, armature and frictionloss, and a constant
     command-to-motion delay, with standard deviations. Writes the tuned MJCF (the given file with
     those joint attributes changed) and simfit.json with the held-out errors before and after.
 
-    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the solver did not converge,
-    the tuned model simulates the held-out runs worse than the given one, or a training run's
-    columns look wrong (suspect: a torque negated, columns exchanged; status says which).
+    Ends with the status and its verdict, the tuned values, the held-out errors before and
+    after, and the findings that should change what you do (all of them in simfit.json;
+    --verbose prints them all; 'physid codes SF302' explains a code).
+
+    Exit codes: 0 ok; 2 bad input (nothing written); 3 written, but the status is not ok: the
+    solver did not converge (not_converged, stalled), the tuned model simulates the held-out
+    runs worse than the given one (worse_than_urdf, worse_for_some_joints), a training run's
+    columns look wrong (suspect: a torque negated, columns exchanged) or MuJoCo's simulation
+    went unstable (numerical_failure); the findings say which.
     """
-    from physid.api.robot_runs import simfit_drive_gains, simfit_tune
+    from physid.api.simfit_run import simfit_drive_gains, simfit_tune
+    from physid.status import Status
 
     run = simfit_tune(
         urdf,
         data,
         validate=validate,
         drive_gains=None if config_path is None else simfit_drive_gains(config_path),
-        fit=fields,
-        hold=hold,
+        fit=_names(fields),
+        hold=_names(hold),
         delay=not no_delay,
         window=window_s,
         max_evaluations=max_evaluations,
@@ -151,29 +170,34 @@ def simfit_command(
         display=lambda: step_progress("simfit", quiet),
     )
     run.save(out)
-    _print(run.raw, out)
     for line in run.notes_for(out):
-        click.echo(f"note: {line}", err=True)
-    if run.status != "ok":
-        sys.exit(NOT_OK_EXIT_CODE)
+        click.echo(f"physid: note: {line}", err=True)
+    status = Status(run.status)
+    print_verdict(status, run.message, _numbers(run.raw), run.findings, verbose=verbose)
+    click.echo(codes_hint(str(out / "simfit.json")))
+    if status.exit_code:
+        sys.exit(status.exit_code)
 
 
-def _print(result, out: Path) -> None:
-    click.echo(f"status: {result.status} ({result.message})")
-    for name, entry in result.parameters.items():
-        click.echo(
-            f"  {name}: {entry['value']:.6g} +- {entry['std']:.2g} {entry['unit']} "
-            f"(start {entry['start']:.4g}, {entry['source']})"
-        )
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated option as its names."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _numbers(result) -> list[str]:  # noqa: ANN001 - a physid.simfit.fit.SimfitResult
+    """The key numbers: each tuned value, the held values, the held-out errors, the CPU."""
+    lines = [
+        f"{name}: {entry['value']:.6g} +- {entry['std']:.2g} {entry['unit']} "
+        f"(start {entry['start']:.4g}, {entry['source']})"
+        for name, entry in result.parameters.items()
+    ]
     if result.hold:
         kept = ", ".join(f"{name} {value:.6g}" for name, value in result.hold.items())
-        click.echo(f"  held at the model's values (--hold): {kept}")
+        lines.append(f"held at the model's values (--hold): {kept}")
     held = result.held_out
-    if held.get("after"):
-        for horizon, after in held["after"].items():
-            before = held["before"][horizon]["all"]
-            click.echo(f"held-out RMS, {horizon}: {before:.4g} -> {after['all']:.4g} rad")
-    click.echo(
-        f"wrote {out / 'simfit.json'} and {out / 'model_tuned.xml'} "
-        f"(the fit took {result.solver['cpu_s']:.1f} CPU s)"
-    )
+    for horizon, after in held["after"].items():
+        before = held["before"][horizon]["all"]
+        lines.append(f"held-out RMS, {horizon}: {before:.4g} -> {after['all']:.4g} rad")
+    solver = result.solver
+    lines.append(f"the fit took {solver['cpu_s']:.1f} CPU s, {solver['evaluations']} evaluations")
+    return lines

@@ -32,7 +32,7 @@ Writes into --out:
 
 A job that fails is recorded with its one-line error and the sweep goes on; the exit code is 0
 when the sweep ran (failed jobs or not), 2 on a bad SPEC or option. Needs Ray:
-pip install "physid[sweep]".
+pip install ray (in physid's checkout: pip install -e '.[sweep]').
 """
 
 

@@ -1,8 +1,8 @@
 """How every command ends in the terminal: the status with a one-line verdict, a few key
 numbers, then the findings that should change the user's next step, one line each with its code.
 
-Without ``--verbose`` only findings of severity ``caution`` or worse are printed (suspect and
-error ones on stderr); ``--verbose`` adds the ``info`` ones. The output files hold them all.
+Without ``--verbose`` only findings of severity ``caution`` or worse are printed (on stderr);
+``--verbose`` adds the ``info`` ones (on stdout). The output files hold them all.
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ def print_verdict(
 
 
 def print_findings(findings: Iterable[Finding], *, verbose: bool = False) -> None:
-    """One line per finding, most severe first: ``<severity> <CODE>: <message>``; suspect and
-    error findings go to stderr."""
+    """One line per finding, most severe first: ``<severity> <CODE>: <message>``; cautions and
+    worse go to stderr (they are warnings), ``info`` to stdout."""
     for finding in of_severity(findings, Severity.INFO if verbose else Severity.CAUTION):
         click.echo(
             f"{finding.severity} {finding.code}: {finding.message}",
-            err=finding.severity.at_least(Severity.SUSPECT),
+            err=finding.severity.at_least(Severity.CAUTION),
         )
 
 

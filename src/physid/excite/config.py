@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import ConfigError, InputError
 from physid.excite.geometry import Workspace
 from physid.excite.limits import LIMIT_KEYS
 from physid.files.config import IdentifyConfig, parse_config
@@ -67,7 +67,7 @@ class ExcitationConfig:
 def _integer(raw: dict, key: str, default: int, low: int, high: int) -> int:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"config excitation.{key}: expected an integer in [{low}, {high}]")
+        raise ConfigError(f"config excitation.{key}: expected an integer in [{low}, {high}]")
     return value
 
 
@@ -77,7 +77,7 @@ def parse_excitation(raw: Any) -> ExcitationConfig:
     limits: dict[str, dict[str, float]] = {}
     joints = section.get("limits") or {}
     if not isinstance(joints, dict):
-        raise InputError("config excitation.limits: expected a mapping joint -> limits")
+        raise ConfigError("config excitation.limits: expected a mapping joint -> limits")
     for joint, entries in joints.items():
         entries = config_section(entries, set(LIMIT_KEYS), f"excitation.limits.{joint}")
         limits[str(joint)] = {
@@ -120,7 +120,7 @@ def parse_excitation(raw: Any) -> ExcitationConfig:
 def _flag(section: dict, key: str, default: bool) -> bool:
     value = section.get(key, default)
     if not isinstance(value, bool):
-        raise InputError(f"config excitation.{key}: expected true or false, got {value!r}")
+        raise ConfigError(f"config excitation.{key}: expected true or false, got {value!r}")
     return value
 
 
@@ -128,7 +128,7 @@ def _strings(raw: Any, key: str) -> tuple[str, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        raise InputError(f"config excitation.{key}: expected a list of strings, got {raw!r}")
+        raise ConfigError(f"config excitation.{key}: expected a list of strings, got {raw!r}")
     return tuple(raw)
 
 
@@ -139,12 +139,12 @@ def _workspace(raw: Any) -> Workspace | None:
     section = config_section(raw, {"frames", "lower", "upper"}, "excitation.workspace")
     frames = _strings(section.get("frames"), "workspace.frames")
     if not frames:
-        raise InputError("config excitation.workspace.frames: name at least one frame")
+        raise ConfigError("config excitation.workspace.frames: name at least one frame")
     bounds = {}
     for key in ("lower", "upper"):
         value = section.get(key)
         if not isinstance(value, list) or len(value) != 3:
-            raise InputError(f"config excitation.workspace.{key}: expected [x, y, z] in m")
+            raise ConfigError(f"config excitation.workspace.{key}: expected [x, y, z] in m")
         bounds[key] = np.array(
             [
                 config_number(v, f"excitation.workspace.{key}", positive=False, low=-1e3, high=1e3)
@@ -152,7 +152,7 @@ def _workspace(raw: Any) -> Workspace | None:
             ]
         )
     if np.any(bounds["lower"] >= bounds["upper"]):
-        raise InputError("config excitation.workspace: lower must be below upper on every axis")
+        raise ConfigError("config excitation.workspace: lower must be below upper on every axis")
     return Workspace(frames, bounds["lower"], bounds["upper"])
 
 

@@ -4,8 +4,9 @@ coefficients maximise the information on the base parameters under the joint lim
 :func:`design_excitation` starts from a random Fourier excitation scaled into the limits
 (:func:`scale_into_limits`, the same construction as the random baselines), solves the NLP of
 :mod:`physid.excite.nlp` by IPOPT, and checks every limit again on a grid ten times denser than
-the one the NLP used. Nothing is silently replaced: a solution that breaks a limit keeps
-``limits_ok = False`` and its status says so.
+the one the NLP used. Nothing is silently replaced: a solution that breaks a limit is said by
+the finding EX202 (its status is not ok), a solver that stopped early by EX201 and its status
+(IPOPT's return status mapped by :data:`physid.excite.nlp.IPOPT_STATUS`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from physid.errors import InputError
+from physid.excite.codes import LIMITS_VIOLATED, NO_IMPROVEMENT, SOLVER_STOPPED
 from physid.excite.criterion import CRITERIA, Criterion, condition_numbers
 from physid.excite.fourier import FourierBasis
 from physid.excite.geometry import GeometryConstraints
 from physid.excite.limits import JointLimits, LimitCheck, NominalTorques, check_limits
-from physid.excite.nlp import TIME_LIMIT, ExcitationProblem, solve
+from physid.excite.nlp import ExcitationProblem, SolveResult, solve
+from physid.findings import Finding, as_dicts
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters, base_parameters
+from physid.status import Status
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,8 @@ class ExcitationOptions:
     information_points: int = 0  # per period; 0: 12 L, at least 60
     max_iterations: int = 150
     starts: int = 3  # random starts (seeds seed, seed + 1, ...): the best criterion is kept
-    # Wall-clock budget of the whole design [s], shared by the starts: 150 iterations x 3
-    # starts took 185 s on the KUKA LWR4+ on 2 busy cores, and far longer under more load.
+    # Wall-clock budget of the whole design [s], shared by the starts: enough for the default
+    # starts and iterations on a 7-joint arm; a loaded machine ends at the best iterate so far.
     time_limit_s: float = 180.0
 
     def __post_init__(self) -> None:
@@ -85,27 +89,25 @@ class ExcitationResult:
     start_quality: Quality
     limits: JointLimits
     limit_check: LimitCheck  # of the dense verification grid, against the true limits
-    solver_status: str
+    solver_status: Status  # what IPOPT's end means (physid.excite.nlp.IPOPT_STATUS)
+    ipopt_status: str  # IPOPT's return status as it gave it (a solver detail)
     iterations: int
     seconds: float
     base: BaseParameters
     options: ExcitationOptions
-    warnings: tuple[str, ...] = field(default=())
-    notes: tuple[str, ...] = field(default=())  # what the geometry check covers and skips
+    # what the geometry check covers and skips, how the solve ended (codes EX1xx, EX2xx)
+    findings: tuple[Finding, ...] = field(default=())
     geometry: GeometryConstraints | None = None
 
     @property
-    def status(self) -> str:
-        """``ok``, ``limits violated`` (dense re-check, collisions and workspace included), or
-        ``not converged (<IPOPT status>)``; how far it got is in :attr:`start_quality` against
-        :attr:`quality`."""
+    def status(self) -> Status:
+        """The solver's status (``ok``, ``not_converged``, ``time_limit``, ``stalled``,
+        ``numerical_failure``), or ``not_converged`` when the dense re-check (collisions and
+        workspace included) finds a limit broken (the finding EX202 says which); how far it got
+        is in :attr:`start_quality` against :attr:`quality`."""
         if not self.limit_check.ok:
-            return "limits violated"
-        if self.solver_status in ("Solve_Succeeded", "Solved_To_Acceptable_Level"):
-            return "ok"
-        if self.solver_status == TIME_LIMIT:
-            return f"not converged (time limit, {self.options.time_limit_s:g} s)"
-        return f"not converged ({self.solver_status})"
+            return Status.NOT_CONVERGED
+        return self.solver_status
 
     def states(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.basis.evaluate(self.coefficients, t)
@@ -140,7 +142,7 @@ class ExcitationResult:
                 "acceleration": self.limit_check.acceleration,
                 "torque": self.limit_check.torque,
             },
-            "solver": {"status": self.solver_status, "iterations": self.iterations},
+            "solver": {"ipopt_status": self.ipopt_status, "iterations": self.iterations},
             "seconds": self.seconds,
             "time_limit_s": self.options.time_limit_s,
             "collision": {
@@ -156,14 +158,13 @@ class ExcitationResult:
                 else None,
             },
             "outside_workspace_m": self.limit_check.outside_workspace,
-            "notes": list(self.notes),
             "coefficients": {
                 "offset_rad": offset,
                 "a_rad_per_s": a,
                 "b_rad_per_s": b,
                 "convention": "q = q0 + sum_l a_l/(w l) sin(w l t) - b_l/(w l) cos(w l t)",
             },
-            "warnings": list(self.warnings),
+            "findings": as_dicts(self.findings),
         }
 
 
@@ -212,55 +213,20 @@ def scale_into_limits(
     The motion is centred in the middle of the joint ranges unless the torque limits leave it
     less than :data:`CENTRE_ROOM` of the kinematic scale there. Then each joint's centre is
     moved in turn, once, to the fraction of its range (:data:`CENTRE_FRACTIONS`) that allows
-    the largest scale. TALOS's left arm (example-robot-data) held horizontal by the middle of
-    its shoulder range needs 97 % of that joint's effort limit at rest: the start did not move,
-    and IPOPT, from a start with a singular regressor, returned it after 150 iterations."""
+    the largest scale. An arm held horizontal by the middle of its shoulder range can need
+    nearly all of that joint's effort at rest; a start that cannot move has a singular
+    regressor, and IPOPT never leaves it."""
     _check_joints_can_move(torques, limits)
-    X = np.asarray(x, float).reshape(basis.n_joints, basis.per_joint).copy()
-    X[:, 0] = 0.0
-    q, dq, ddq = basis.evaluate(X.reshape(-1), t)
-    unit = X.reshape(-1)
-    span = 0.5 * np.maximum(np.ptp(q, axis=0), 1e-12)
-    speed = limits.velocity / np.maximum(np.abs(dq).max(axis=0), 1e-12)
-    acceleration = limits.acceleration / np.maximum(np.abs(ddq).max(axis=0), 1e-12)
-
-    def fits(scale: float, centre: np.ndarray) -> bool:
-        states = basis.evaluate(_centred(basis, unit, scale, limits, t, centre), t)
-        if not check_limits(limits, *states, torques.torques(*states)).ok:
-            return False
-        if geometry is None:
-            return True
-        distance, outside = geometry.check(states[0])
-        return distance >= geometry.min_distance and outside <= 0.0
-
-    def kinematic(centre: np.ndarray) -> float:
-        """The largest scale about ``centre`` the position, velocity and acceleration limits
-        allow (closed form)."""
-        room = np.minimum(centre - limits.lower, limits.upper - centre) / span
-        return float(min(room.min(), speed.min(), acceleration.min()))
-
-    def largest(centre: np.ndarray) -> float:
-        """The largest scale about ``centre`` (-1 when even rest there breaks a limit)."""
-        high = kinematic(centre)
-        if high > 0.0 and fits(high, centre):
-            return high
-        if not fits(0.0, centre):
-            return -1.0
-        low = 0.0
-        for _ in range(_BISECTIONS):
-            middle = 0.5 * (low + high)
-            low, high = (middle, high) if fits(middle, centre) else (low, middle)
-        return low
-
+    scaling = _Scaling(basis, x, limits, torques, t, geometry)
     centre = 0.5 * (limits.lower + limits.upper)
-    best = largest(centre)
-    most = kinematic(centre)  # the middle leaves the joints their whole ranges
+    best = scaling.largest(centre)
+    most = scaling.kinematic(centre)  # the middle leaves the joints their whole ranges
     if best < CENTRE_ROOM * most:
         for j in range(basis.n_joints):
             for fraction in CENTRE_FRACTIONS:
                 moved = centre.copy()
                 moved[j] = limits.lower[j] + fraction * (limits.upper[j] - limits.lower[j])
-                scale = largest(moved)
+                scale = scaling.largest(moved)
                 if scale > best:
                     centre, best = moved, scale
     if best < STILL_SCALE * most:  # a start that does not move: IPOPT never leaves it
@@ -271,15 +237,69 @@ def scale_into_limits(
             "bodies are closer than excitation.min_distance; move the ranges "
             "(excitation.limits) or the box"
         )
-    return _centred(basis, unit, best, limits, t, centre)
+    return _centred(basis, scaling.unit, best, limits, t, centre)
+
+
+class _Scaling:
+    """The common scales of a start's amplitudes (offsets zero: :attr:`unit`) about a centre of
+    the joint ranges that the limits allow, on the times ``t`` (:func:`scale_into_limits`)."""
+
+    def __init__(
+        self,
+        basis: FourierBasis,
+        x: np.ndarray,
+        limits: JointLimits,
+        torques: NominalTorques,
+        t: np.ndarray,
+        geometry: GeometryConstraints | None,
+    ) -> None:
+        self.basis, self.limits, self.torques, self.t = basis, limits, torques, t
+        self.geometry = geometry
+        X = np.asarray(x, float).reshape(basis.n_joints, basis.per_joint).copy()
+        X[:, 0] = 0.0
+        q, dq, ddq = basis.evaluate(X.reshape(-1), t)
+        self.unit = X.reshape(-1)
+        self.span = 0.5 * np.maximum(np.ptp(q, axis=0), 1e-12)
+        self.speed = limits.velocity / np.maximum(np.abs(dq).max(axis=0), 1e-12)
+        self.acceleration = limits.acceleration / np.maximum(np.abs(ddq).max(axis=0), 1e-12)
+
+    def fits(self, scale: float, centre: np.ndarray) -> bool:
+        """Whether the motion scaled by ``scale`` about ``centre`` keeps every limit."""
+        basis, limits, t = self.basis, self.limits, self.t
+        states = basis.evaluate(_centred(basis, self.unit, scale, limits, t, centre), t)
+        if not check_limits(limits, *states, self.torques.torques(*states)).ok:
+            return False
+        if self.geometry is None:
+            return True
+        distance, outside = self.geometry.check(states[0])
+        return distance >= self.geometry.min_distance and outside <= 0.0
+
+    def kinematic(self, centre: np.ndarray) -> float:
+        """The largest scale about ``centre`` the position, velocity and acceleration limits
+        allow (closed form)."""
+        room = np.minimum(centre - self.limits.lower, self.limits.upper - centre) / self.span
+        return float(min(room.min(), self.speed.min(), self.acceleration.min()))
+
+    def largest(self, centre: np.ndarray) -> float:
+        """The largest scale about ``centre`` (-1 when even rest there breaks a limit): the
+        kinematic one if it fits, else by bisection."""
+        high = self.kinematic(centre)
+        if high > 0.0 and self.fits(high, centre):
+            return high
+        if not self.fits(0.0, centre):
+            return -1.0
+        low = 0.0
+        for _ in range(_BISECTIONS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if self.fits(middle, centre) else (low, middle)
+        return low
 
 
 def _check_joints_can_move(torques: NominalTorques, limits: JointLimits) -> None:
     """An error line naming every joint whose nominal Coulomb friction and offset alone reach
     its effort limit: a periodic motion turns both ways, so no motion of it fits, and with one
-    common amplitude scale no motion of any joint does. TALOS's left arm (example-robot-data:
-    friction 1 N m on every joint, gripper effort 1 N m) returned a start that did not move
-    after 2 minutes of IPOPT."""
+    common amplitude scale no motion of any joint does: IPOPT would spend its whole budget and
+    return a start that does not move."""
     least = np.abs(torques.coulomb) + np.abs(torques.offset)
     stuck = np.flatnonzero(least >= limits.effort)
     if stuck.size:
@@ -318,35 +338,66 @@ def evaluate_quality(criterion: Criterion, basis: FourierBasis, x: np.ndarray, t
     )
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """The result of one start: the coefficients returned and their quality and dense limit
+    check, the start and its quality, IPOPT's solution and what is to be said about it."""
+
+    x: np.ndarray
+    quality: Quality
+    check: LimitCheck
+    start: np.ndarray
+    start_quality: Quality
+    solution: SolveResult
+    findings: tuple[Finding, ...]
+
+
 def _solve_from(
     problem, basis, limits, inner, torques, start, options, verbose, seconds, report
-) -> tuple:
+) -> _Candidate:
     """IPOPT from one start for at most ``seconds``; the start itself is kept if the optimiser
-    ends worse (said so)."""
+    ends worse (said so: :data:`~physid.excite.codes.NO_IMPROVEMENT`)."""
     criterion = problem.criterion
     t_information = basis.grid(options.n_information, shift=0.5)
     t_check = basis.grid(10 * options.n_constraint)
     solution = solve(
-        problem, inner, start, max_iterations=options.max_iterations, verbose=verbose,
-        time_limit_s=seconds, report=report,
-    )  # fmt: skip
+        problem,
+        inner,
+        start,
+        max_iterations=options.max_iterations,
+        verbose=verbose,
+        time_limit_s=seconds,
+        report=report,
+    )
     x = basis.project_end_conditions(solution.x)  # remove IPOPT's ~1e-9 equality residual
     q, dq, ddq = basis.evaluate(x, t_check)
     check = check_limits(limits, q, dq, ddq, torques.torques(q, dq, ddq), problem.geometry)
     quality = evaluate_quality(criterion, basis, x, t_information)
     start_quality = evaluate_quality(criterion, basis, start, t_information)
-    warnings = []
+    findings = []
     if quality.criterion >= start_quality.criterion:
         q, dq, ddq = basis.evaluate(start, t_check)
         start_check = check_limits(
             limits, q, dq, ddq, torques.torques(q, dq, ddq), problem.geometry
         )
-        if start_check.ok:  # said in the warnings and the summary, never silent
-            warnings.append("the optimiser did not improve on its start: the start is returned")
+        numbers = {"criterion": quality.criterion, "start_criterion": start_quality.criterion}
+        if start_check.ok:  # said in the findings and the summary, never silent
+            findings.append(
+                NO_IMPROVEMENT(
+                    "the optimiser did not improve on its start: the start is returned",
+                    numbers=numbers,
+                )
+            )
             x, quality, check = start, start_quality, start_check
         else:
-            warnings.append("the optimiser did not improve on its start")
-    return x, quality, check, start, start_quality, solution, warnings
+            findings.append(
+                NO_IMPROVEMENT(
+                    "the optimiser did not improve on its start (which breaks a limit: the "
+                    "optimiser's result is returned)",
+                    numbers=numbers,
+                )
+            )
+    return _Candidate(x, quality, check, start, start_quality, solution, tuple(findings))
 
 
 def design_excitation(
@@ -357,12 +408,12 @@ def design_excitation(
     start: np.ndarray | None = None,
     verbose: bool = False,
     geometry: GeometryConstraints | None = None,
-    notes: tuple[str, ...] = (),
+    findings: tuple[Finding, ...] = (),
     progress: Callable[[str], None] | None = None,
 ) -> ExcitationResult:
     """Optimise a periodic Fourier excitation of ``model`` under ``limits`` (see the module
     docstring) and, if given, the self-collision and workspace constraints of ``geometry``
-    (``notes``: what its check covers, for the summary). ``start``: packed coefficients to
+    (``findings``: what its check covers, for the summary). ``start``: packed coefficients to
     start from (default: ``options.starts`` random excitations of seeds ``seed, seed + 1, ...``
     scaled into the limits; the result of the best is returned, with its own start as
     ``start``). ``progress`` receives a line every few seconds (the command prints it on
@@ -371,12 +422,6 @@ def design_excitation(
     deadline = time.monotonic() + options.time_limit_s
     basis = FourierBasis(options.base_frequency_hz, options.harmonics, model.n_joints)
     base = base_parameters(model)
-    prior = (
-        None
-        if options.prior_std_relative is None
-        else prior_std_of_base(model, base, options.prior_std_relative)
-    )
-    criterion = Criterion(model, base, options.criterion, prior, options.noise_std)
     torques = NominalTorques(model)
     inner = limits.shrunk(options.margin)
     t_constraint = basis.grid(options.n_constraint)
@@ -384,19 +429,18 @@ def design_excitation(
     if start is None:
         starts = [
             scale_into_limits(
-                basis, basis.random(np.random.default_rng(options.seed + k)), inner, torques,
-                t_constraint, geometry,
+                basis,
+                basis.random(np.random.default_rng(options.seed + k)),
+                inner,
+                torques,
+                t_constraint,
+                geometry,
             )
             for k in range(options.starts)
-        ]  # fmt: skip
+        ]
     else:
         starts = [np.asarray(start, float)]
-    if options.criterion == "cond" and prior is None:
-        # One fixed column scaling (of the first start) for every start: comparable criteria.
-        q0, dq0, ddq0 = basis.evaluate(starts[0], t_information)
-        W0 = criterion.base_regressor(q0, dq0, ddq0)
-        norms = np.linalg.norm(W0.reshape(-1, base.size), axis=0)
-        criterion = replace(criterion, column_scale=1.0 / np.maximum(norms, 1e-12 * norms.max()))
+    criterion = _criterion(model, base, options, basis, starts[0], t_information)
     problem = ExcitationProblem(basis, criterion, torques, t_information, t_constraint, geometry)
     candidates = []
     for k, x0 in enumerate(starts):
@@ -408,25 +452,95 @@ def design_excitation(
             )
         )
     # Within the limits first, then the lowest criterion.
-    best = min(candidates, key=lambda c: (not c[2].ok, c[1].criterion))
-    x, quality, check, start, start_quality, solution, warnings = best
+    best = min(candidates, key=lambda c: (not c.check.ok, c.quality.criterion))
     return ExcitationResult(
         basis=basis,
-        coefficients=x,
-        start=start,
-        quality=quality,
-        start_quality=start_quality,
+        coefficients=best.x,
+        start=best.start,
+        quality=best.quality,
+        start_quality=best.start_quality,
         limits=limits,
-        limit_check=check,
-        solver_status=solution.status,
-        iterations=solution.iterations,
+        limit_check=best.check,
+        solver_status=best.solution.status,
+        ipopt_status=best.solution.ipopt_status,
+        iterations=best.solution.iterations,
         seconds=time.perf_counter() - began,
         base=base,
         options=options,
-        warnings=tuple(warnings),
-        notes=tuple(notes),
+        findings=(*findings, *best.findings, *_verdict(best, options)),
         geometry=geometry,
     )
+
+
+def _criterion(
+    model: RobotModel,
+    base: BaseParameters,
+    options: ExcitationOptions,
+    basis: FourierBasis,
+    first_start: np.ndarray,
+    t_information: np.ndarray,
+) -> Criterion:
+    """The design criterion of ``options`` (with the prior of ``prior_std_relative``); ``cond``
+    without a prior scales the regressor's columns once, by the first start's norms, so that
+    every start's criterion compares."""
+    prior = (
+        None
+        if options.prior_std_relative is None
+        else prior_std_of_base(model, base, options.prior_std_relative)
+    )
+    criterion = Criterion(model, base, options.criterion, prior, options.noise_std)
+    if options.criterion != "cond" or prior is not None:
+        return criterion
+    q0, dq0, ddq0 = basis.evaluate(first_start, t_information)
+    W0 = criterion.base_regressor(q0, dq0, ddq0)
+    norms = np.linalg.norm(W0.reshape(-1, base.size), axis=0)
+    return replace(criterion, column_scale=1.0 / np.maximum(norms, 1e-12 * norms.max()))
+
+
+def _verdict(best: _Candidate, options: ExcitationOptions) -> list[Finding]:
+    """What ended the design early (:data:`~physid.excite.codes.SOLVER_STOPPED`) and a limit
+    the dense check finds broken (:data:`~physid.excite.codes.LIMITS_VIOLATED`)."""
+    findings = []
+    solution, check = best.solution, best.check
+    if not solution.status.success:
+        findings.append(
+            SOLVER_STOPPED(
+                f"IPOPT stopped before it converged ({solution.ipopt_status}, status "
+                f"{solution.status}) after {solution.iterations} iterations (budget "
+                f"{options.max_iterations}, time limit {options.time_limit_s:g} s): the trajectory "
+                "is its best iterate within the limits",
+                numbers={
+                    "iterations": solution.iterations,
+                    "max_iterations": options.max_iterations,
+                    "time_limit_s": options.time_limit_s,
+                },
+            )
+        )
+    if not check.ok:
+        use = {
+            "position": check.position,
+            "velocity": check.velocity,
+            "acceleration": check.acceleration,
+            "torque": check.torque,
+        }
+        broken = [name for name, value in use.items() if value > 1.0 + 1e-9]
+        if check.min_distance <= 0.0:  # LimitCheck.ok's tests
+            broken.append("self-collision")
+        if check.outside_workspace > 0.0:
+            broken.append("workspace")
+        findings.append(
+            LIMITS_VIOLATED(
+                "the trajectory breaks its limits on the dense check: "
+                f"{', '.join(broken) or 'a limit'} (use 1 = at the limit)",
+                numbers={
+                    **{f"{k}_use": v for k, v in use.items()},
+                    "min_distance_m": check.min_distance,
+                    "outside_workspace_m": check.outside_workspace,
+                },
+                names=broken,
+            )
+        )
+    return findings
 
 
 def _reporter(progress, start: int, starts: int, seconds: float, every_s: float = 5.0):

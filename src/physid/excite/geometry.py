@@ -1,8 +1,8 @@
 """Where an excitation puts the robot's bodies: self-collision and a workspace box.
 
-An excitation optimised for information alone sweeps every joint through its whole range; on a
-UR5 the shoulder went from -3.61 to 2.91 rad, through the table (issue 28). Two optional
-constraints keep it physical, both on the NLP's constraint grid and re-checked on the dense one:
+An excitation optimised for information alone sweeps every joint through its whole range, which
+can take the arm through itself or the table. Two optional constraints keep it physical, both on
+the NLP's constraint grid and re-checked on the dense one:
 
 * **self-collision**: Pinocchio's ``GeometryModel`` of the URDF's ``<collision>`` geometry and
   coal (hpp-fcl) distances between every pair of bodies that can meet — not the same joint, not
@@ -29,7 +29,15 @@ import numpy as np
 import pinocchio as pin
 
 from physid.errors import InputError
+from physid.excite.codes import (
+    CLOSE_PAIRS_UNCHECKED,
+    CONVEX_HULLS,
+    MESH_NOT_FOUND,
+    NO_COLLISION_CHECK,
+    NO_PAIR_CAN_MEET,
+)
 from physid.files.io import quiet_stderr
+from physid.findings import Finding
 from physid.robot.mjcf import is_mjcf
 from physid.robot.model import RobotModel
 
@@ -59,8 +67,9 @@ def _mesh_path(filename: str, urdf: Path, package_dirs: tuple[Path, ...]) -> Pat
     return next((c for c in candidates if c.is_file()), None)
 
 
-def _collision_xml(urdf: Path, package_dirs: tuple[Path, ...]) -> tuple[str, list[str]]:
-    """The URDF text without the collision elements whose mesh is missing, and a note each."""
+def _collision_xml(urdf: Path, package_dirs: tuple[Path, ...]) -> tuple[str, list[Finding]]:
+    """The URDF text without the collision elements whose mesh is missing, and a
+    :data:`~physid.excite.codes.MESH_NOT_FOUND` each."""
     root = ET.parse(urdf).getroot()
     notes = []
     for link in root.iter("link"):
@@ -72,8 +81,11 @@ def _collision_xml(urdf: Path, package_dirs: tuple[Path, ...]) -> tuple[str, lis
             if path is None:
                 link.remove(element)
                 notes.append(
-                    f"collision geometry of link {link.get('name')} not checked: mesh "
-                    f"{mesh.get('filename')} not found (excitation.package_dirs)"
+                    MESH_NOT_FOUND(
+                        f"collision geometry of link {link.get('name')} not checked: mesh "
+                        f"{mesh.get('filename')} not found (excitation.package_dirs)",
+                        names=(str(link.get("name")),),
+                    )
                 )
             else:
                 mesh.set("filename", str(path))
@@ -136,10 +148,11 @@ def collision_checker(
     reference: np.ndarray,
     min_distance: float,
     package_dirs: tuple[str | Path, ...] = (),
-) -> tuple[CollisionChecker | None, list[str]]:
-    """The checker of ``robot``'s self-collision from the URDF's collision geometry, and notes
-    (geometry left out, pairs not checked, or why there is no check at all). ``reference``: the
-    joint positions (the middle of the ranges) at which already-close pairs are disabled."""
+) -> tuple[CollisionChecker | None, list[Finding]]:
+    """The checker of ``robot``'s self-collision from the URDF's collision geometry, and the
+    findings on it (geometry left out, meshes as hulls, pairs not checked, or why there is no
+    check at all: codes EX101-EX104). ``reference``: the joint positions (the middle of the
+    ranges) at which already-close pairs are disabled."""
     urdf = Path(urdf)
     dirs = tuple(Path(d) for d in package_dirs)
     model = robot.pin_model
@@ -154,16 +167,23 @@ def collision_checker(
                     model, text, pin.COLLISION, package_dirs=[str(d) for d in dirs]
                 )
     except (ValueError, RuntimeError) as error:
-        return None, [*notes, f"no self-collision check: the collision geometry did not load "
-                      f"({' '.join(str(error).split())})"]  # fmt: skip
+        why = f"the collision geometry did not load ({' '.join(str(error).split())})"
+        return None, [*notes, NO_COLLISION_CHECK(f"no self-collision check: {why}")]
     if geometry.ngeoms < 2:
         kind = "MJCF" if is_mjcf(urdf) else "URDF"
-        why = ("fewer than two collision bodies are left once the meshes not found are set "
-               "aside" if notes else f"the {kind} has no collision geometry")  # fmt: skip
-        return None, [*notes, f"no self-collision check: {why}"]
+        why = (
+            "fewer than two collision bodies are left once the meshes not found are set aside"
+            if notes
+            else f"the {kind} has no collision geometry"
+        )
+        return None, [*notes, NO_COLLISION_CHECK(f"no self-collision check: {why}")]
     if _meshes_as_convex_hulls(geometry):
-        notes.append("collision meshes checked as their convex hulls (conservative: a hull "
-                     "encloses its mesh)")  # fmt: skip
+        notes.append(
+            CONVEX_HULLS(
+                "collision meshes checked as their convex hulls (conservative: a hull encloses "
+                "its mesh)"
+            )
+        )
     geometry.addAllCollisionPairs()
     objects = geometry.geometryObjects
     data, geometry_data = model.createData(), pin.GeometryData(geometry)
@@ -179,11 +199,18 @@ def collision_checker(
         pairs.append(k)
     if close:
         notes.append(
-            "pairs closer than excitation.min_distance at the middle of the joint ranges, not "
-            f"checked: {', '.join(close)}"
+            CLOSE_PAIRS_UNCHECKED(
+                "pairs closer than excitation.min_distance at the middle of the joint ranges, "
+                f"not checked: {', '.join(close)}",
+                numbers={"min_distance_m": min_distance},
+                names=close,
+            )
         )
     if not pairs:
-        return None, [*notes, "no self-collision check: no pair of bodies can meet"]
+        return None, [
+            *notes,
+            NO_PAIR_CAN_MEET("no self-collision check: no pair of bodies can meet"),
+        ]
     kept = [geometry.collisionPairs[k] for k in pairs]
     geometry.removeAllCollisionPairs()
     for pair in kept:
@@ -194,14 +221,12 @@ def collision_checker(
 def _meshes_as_convex_hulls(geometry: pin.GeometryModel) -> int:
     """Replace every triangle mesh of ``geometry`` by its convex hull; the number replaced.
 
-    A distance between two meshes walks their triangles' bounding-volume trees: the SO-101
-    arm's STL meshes (up to 14,000 vertices) took 220 ms per configuration, so the design's
-    first scaling of its start into the limits ran for over ten minutes before its time budget
-    began (measured 2026-11-27). Between convex hulls coal's GJK takes 0.9 ms, and a hull
-    encloses its mesh, so the distance is never larger than the mesh's (checked: the 84 pairs
-    of the SO-101, 0 to 2 mm closer): the constraint stays on the safe side. (coal's own
-    ``buildConvexRepresentation`` returned distances larger than the meshes' here; the hull is
-    built from the mesh's vertices instead.)"""
+    A distance between two meshes walks their triangles' bounding-volume trees, some hundred
+    times slower than coal's GJK between convex hulls; the design evaluates it at every sample
+    of every scaling and iteration. A hull encloses its mesh, so its distance is never larger
+    than the mesh's: the constraint stays on the safe side. The hull is built from the mesh's
+    vertices: coal's own ``buildConvexRepresentation`` can give distances larger than the
+    mesh's, which would not be safe."""
     try:
         import coal
     except ImportError:  # pragma: no cover - Pinocchio before 3.4 ships hpp-fcl

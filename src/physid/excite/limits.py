@@ -90,12 +90,19 @@ def joint_limits(
                 missing.setdefault(joint, []).append((key, value))
                 unbounded |= key in ("lower", "upper") and bool(np.isinf(value))
     if missing:  # every joint at once: a mobile manipulator has four wheels
-        listed = ", ".join(f"'{joint}' " + " ".join(f"{key} ({value:g})" for key, value in found)
-                           for joint, found in missing.items())  # fmt: skip
-        keys = ", ".join(f"excitation.limits.{joint}.{'/'.join(key for key, _ in found)}"
-                         for joint, found in missing.items())  # fmt: skip
-        why = (" (unbounded: a URDF continuous joint, or an MJCF hinge without a range)"
-               if unbounded else "")  # fmt: skip
+        listed = ", ".join(
+            f"'{joint}' " + " ".join(f"{key} ({value:g})" for key, value in found)
+            for joint, found in missing.items()
+        )
+        keys = ", ".join(
+            f"excitation.limits.{joint}.{'/'.join(key for key, _ in found)}"
+            for joint, found in missing.items()
+        )
+        why = (
+            " (unbounded: a URDF continuous joint, or an MJCF hinge without a range)"
+            if unbounded
+            else ""
+        )
         held = ", ".join(f"{joint}: 0.0" for joint in missing)
         raise InputError(
             f"no usable limit in the robot file (a URDF <limit>, an MJCF range or actuator) for "

@@ -16,9 +16,11 @@ enter as CasADi callbacks that evaluate Pinocchio numerically and give exact fir
 (chain rule through the linear Fourier basis); IPOPT uses a limited-memory Hessian.
 
 IPOPT's iterates are watched by an iteration callback: it reports progress, stops the solve at
-a wall-clock budget (the design must end on a 7-joint arm in minutes, issue 28), and keeps the
-best iterate within every constraint, which is what is returned: the log condition number is
-not smooth (the extreme singular values cross), so the last iterate is often not the best.
+a wall-clock budget (the design must end on a 7-joint arm in minutes), and keeps the best
+iterate within every constraint, which is what is returned: the log condition number is not
+smooth (the extreme singular values cross), so the last iterate is often not the best. IPOPT's
+return status becomes a :class:`physid.status.Status` through one table, :data:`IPOPT_STATUS`
+(the callback's stop: ``time_limit``); its own string is kept as a solver detail.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from physid.excite.criterion import Criterion
 from physid.excite.fourier import FourierBasis
 from physid.excite.geometry import GeometryConstraints
 from physid.excite.limits import JointLimits, NominalTorques
+from physid.status import Status
 
 
 class _Jacobian(ca.Callback):
@@ -170,16 +173,30 @@ class ExcitationProblem:
         return J.reshape(d_q.shape[0] * d_q.shape[1], -1)
 
 
+# IPOPT's return status (CasADi's ``stats()["return_status"]``, the ApplicationReturnStatus of
+# IPOPT's documentation) as a physid status; one not listed is a numerical failure.
+IPOPT_STATUS: dict[str, Status] = {
+    "Solve_Succeeded": Status.OK,
+    "Solved_To_Acceptable_Level": Status.OK,
+    "Feasible_Point_Found": Status.OK,
+    "Maximum_Iterations_Exceeded": Status.NOT_CONVERGED,
+    "User_Requested_Stop": Status.TIME_LIMIT,  # _Watch stops a solve at its time limit only
+    "Maximum_CpuTime_Exceeded": Status.TIME_LIMIT,
+    "Maximum_WallTime_Exceeded": Status.TIME_LIMIT,
+    "Search_Direction_Becomes_Too_Small": Status.STALLED,
+    "Restoration_Failed": Status.STALLED,
+    "Infeasible_Problem_Detected": Status.STALLED,
+}
+
+
 @dataclass(frozen=True)
 class SolveResult:
     x: np.ndarray  # the best iterate within the constraints (the last one if none was)
-    status: str  # IPOPT's return status, or TIME_LIMIT
+    status: Status  # what IPOPT's end means (IPOPT_STATUS; its wall-clock stop: time_limit)
+    ipopt_status: str  # IPOPT's return status as it gave it (a solver detail)
     success: bool
     iterations: int
     objective: float
-
-
-TIME_LIMIT = "Time_Limit_Reached"  # the solve stopped at its wall-clock budget
 
 
 class _Watch(ca.Callback):
@@ -309,13 +326,13 @@ def solve(
     solver = ca.nlpsol("excite", "ipopt", {"x": x, "f": objective(x), "g": g}, options)
     solution = solver(x0=ca.DM(x0), lbg=ca.DM(lbg), ubg=ca.DM(ubg))
     stats = solver.stats()
-    status = str(stats.get("return_status", "unknown"))
-    if watch.timed_out and status == "User_Requested_Stop":
-        status = TIME_LIMIT
+    ipopt_status = str(stats.get("return_status", "unknown"))
+    status = IPOPT_STATUS.get(ipopt_status, Status.NUMERICAL_FAILURE)
     last = np.asarray(solution["x"], float).reshape(-1)
     return SolveResult(
         x=last if watch.best_x is None else watch.best_x,
         status=status,
+        ipopt_status=ipopt_status,
         success=bool(stats.get("success", False)),
         iterations=int(stats.get("iter_count", -1)),
         objective=float(solution["f"]) if watch.best_x is None else watch.best_f,

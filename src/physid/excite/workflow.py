@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError, PhysidError
+from physid.excite.codes import COLLISION_OFF
 from physid.excite.config import load_excite_config
 from physid.excite.design import ExcitationOptions, ExcitationResult, design_excitation
 from physid.excite.geometry import (
@@ -27,6 +28,7 @@ from physid.excite.geometry import (
 from physid.excite.limits import NominalTorques, joint_limits
 from physid.files.config import robot_for
 from physid.files.io import write_json_atomic
+from physid.findings import Finding
 from physid.recordings.trajectory import Trajectory, write_trajectory_csv
 from physid.robot.regressor import base_parameters
 
@@ -65,10 +67,9 @@ def check_sampling(
 ) -> None:
     """InputError naming the option at fault (``options``: the one that set the base frequency,
     the one that set the duration) when the written trajectory cannot carry the design: its
-    highest harmonic (``harmonics`` x
-    ``base_frequency_hz``) at or above the Nyquist frequency of ``sample_rate_hz`` (the
-    samples alias it: --base-frequency 1000 wrote one row whose regressor had a condition number
-    of 8.6e15), or, with ``n_base``, fewer distinct samples x joints over ``duration_s`` than
+    highest harmonic (``harmonics`` x ``base_frequency_hz``) at or above the Nyquist frequency
+    of ``sample_rate_hz`` (the samples alias it and the regressor is singular), or, with
+    ``n_base``, fewer distinct samples x joints over ``duration_s`` than
     base parameters (no identification can use them: the regressor is rank deficient). The end
     sample repeats the first (a periodic excitation at rest), so it is not counted."""
     band, nyquist = harmonics * base_frequency_hz, 0.5 * sample_rate_hz
@@ -110,11 +111,11 @@ def excitation_trajectory(
     return Trajectory(t, q, tau, result.limits.joint_names, dq=dq, ddq=ddq, source="excitation")
 
 
-def geometry_constraints(
+def geometry_constraints(  # noqa: ANN001 - RobotModel, JointLimits, the excitation config
     model, urdf: str | Path, limits, excitation
-) -> tuple[GeometryConstraints | None, tuple[str, ...]]:
+) -> tuple[GeometryConstraints | None, tuple[Finding, ...]]:
     """The self-collision (unless ``excitation.collision`` is false) and workspace constraints
-    of the config, and notes on what they cover."""
+    of the config, and the findings on what they cover (codes EX1xx)."""
     collision, notes = None, []
     if excitation.collision:
         middle = 0.5 * (limits.lower + limits.upper)
@@ -122,7 +123,7 @@ def geometry_constraints(
             model, urdf, middle, excitation.min_distance, excitation.package_dirs
         )
     else:
-        notes = ["self-collision not checked (excitation.collision: false)"]
+        notes = [COLLISION_OFF("self-collision not checked (excitation.collision: false)")]
     workspace = None
     if excitation.workspace is not None:
         workspace = WorkspaceChecker(model, excitation.workspace)
@@ -132,7 +133,7 @@ def geometry_constraints(
 
 
 def _require_finite(trajectory: Trajectory, urdf: str | Path) -> None:
-    """No NaN is ever written (issue 31): a non-finite torque or state names its joint."""
+    """No NaN is ever written: a non-finite torque or state names its joint."""
     for kind, values in (("q", trajectory.q), ("dq", trajectory.dq), ("tau", trajectory.tau)):
         bad = np.flatnonzero(~np.all(np.isfinite(values), axis=0))
         if bad.size:
@@ -232,9 +233,15 @@ def design_run(
         default_acceleration=excitation.acceleration,
         highest_frequency_hz=harmonics * base_frequency_hz,
     )
-    geometry, notes = geometry_constraints(model, urdf, limits, excitation)
+    geometry, findings = geometry_constraints(model, urdf, limits, excitation)
     result = design_excitation(
-        model, limits, options, verbose=verbose, geometry=geometry, notes=notes, progress=progress
+        model,
+        limits,
+        options,
+        verbose=verbose,
+        geometry=geometry,
+        findings=findings,
+        progress=progress,
     )
     trajectory = excitation_trajectory(
         result, NominalTorques(model), duration_s, excitation.sample_rate_hz

@@ -1,17 +1,15 @@
 """The bodies of joints held still during identification, taken back out of their parents.
 
-A joint locked for the identification (``locked:`` in the config, or a gripper no recording
-logged: :func:`physid.files.config.lock_unlogged`) is merged into the body of its nearest
-identified ancestor: the identified parent carries the locked bodies, at the positions they
-were held at. An exported robot file keeps those joints and their own bodies, so writing the
-identified parent as it is counts them twice (MuJoCo Panda-style arm, fingers held still:
-exported moving mass 17.398 kg against 17.368 identified, inverse dynamics 1.5e-2 off). Here each
-locked body, placed at its lock position (``provenance.locked_by_config`` and
-``locked_unlogged``; 0 for a lock the file does not record: one written before they were), is
-subtracted from its identified parent in the parent's joint frame. What
-remains is projected onto the nearest physical body where the subtraction leaves it slightly
-outside (the identified parent's second moments are an estimate); a parent lighter than what it
-carries is written as identified, with a note.
+A joint locked for the identification (``locked:`` in the config, or a gripper no recording logged:
+:func:`physid.files.config.lock_unlogged`) is merged into the body of its nearest identified
+ancestor: the identified parent carries the locked bodies, at the positions they were held at. An
+exported robot file keeps those joints and their own bodies, so writing the identified parent as it
+is counts them twice (the fingers' mass and their torques). Here each locked body, placed at its
+lock position (``provenance.locked_by_config`` and ``locked_unlogged``; 0 for a lock the file does
+not record: one written before they were), is subtracted from its identified parent in the parent's
+joint frame. What remains is projected onto the nearest physical body where the subtraction leaves
+it slightly outside (the identified parent's second moments are an estimate); a parent lighter than
+what it carries is written as identified, with a note.
 """
 
 from __future__ import annotations
@@ -59,9 +57,11 @@ def without_locked_bodies(robot_file: str | Path, params: ParamsFile) -> tuple[P
         remaining = np.asarray(bodies[owner], float) - pi
         listed = f"{', '.join(names[owner])}, {pi[0]:.4g} kg"
         if remaining[0] <= 0.0:
-            notes.append(f"body of {owner} written as identified: it carries the locked bodies "
-                         f"({listed}), which the file also keeps, and is lighter than "
-                         "them")  # fmt: skip
+            notes.append(
+                f"body of {owner} written as identified: it carries the locked bodies "
+                f"({listed}), which the file also keeps, and is lighter than "
+                "them"
+            )
             continue
         bodies[owner], projected = project_consistent(remaining)
         notes.append(

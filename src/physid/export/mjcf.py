@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 from physid.export.urdf import ARMATURE_NOTE, export_urdf, linear_friction
 from physid.files.params_file import ParamsFile
 from physid.robot.collisions import overlapping_pairs
@@ -75,9 +75,7 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
     try:
         import mujoco
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError(
-            "MJCF export needs MuJoCo: pip install 'physid[mujoco]' (or pip install mujoco)"
-        ) from None
+        raise InputError(f"MJCF export needs MuJoCo: {install_hint('mujoco', 'mujoco')}") from None
     from physid.robot.mjcf import is_mjcf
 
     if is_mjcf(urdf):
@@ -135,15 +133,17 @@ def export_mjcf(urdf: str | Path, params: ParamsFile, out: str | Path | None = N
 
 def _exclude_overlaps(spec, notes: list[str]) -> None:  # noqa: ANN001 - mujoco.MjSpec
     """Contacts excluded between bodies whose collision shapes overlap at the URDF's zero pose:
-    a robot is not in collision there, so the shapes are coarser than it (the KUKA LWR4+'s base
-    box sits 70 mm into its first link; MuJoCo filters a body's contacts with its parent unless
+    a robot is not in collision there, so the shapes are coarser than it (a base box can sit
+    centimetres into the first link; MuJoCo filters a body's contacts with its parent unless
     that is the world), and simulated they would push the links apart wherever it moves."""
     model = spec.compile()
     for (first, second), (depth, _) in sorted(overlapping_pairs(model, model.qpos0).items()):
         spec.add_exclude(bodyname1=first, bodyname2=second)
-        notes.append(f"contacts between {first} and {second}: excluded (<contact><exclude>), "
-                     f"their collision shapes overlap by {1e3 * depth:.0f} mm at the URDF's zero "
-                     "pose, coarser than the robot")  # fmt: skip
+        notes.append(
+            f"contacts between {first} and {second}: excluded (<contact><exclude>), "
+            f"their collision shapes overlap by {1e3 * depth:.0f} mm at the URDF's zero "
+            "pose, coarser than the robot"
+        )
 
 
 def _numbers(values) -> str:

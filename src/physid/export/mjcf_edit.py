@@ -1,4 +1,4 @@
-"""Identified parameters written back into the user's own MJCF (issue 26 item 2).
+"""Identified parameters written back into the user's own MJCF.
 
 A robot described in MJCF (:mod:`physid.robot.mjcf`) is exported by editing that file's XML,
 so that everything physid did not identify stays as the user wrote it — meshes, actuators,
@@ -116,8 +116,9 @@ def set_actuator_attributes(
     section = [e for block in root.iter("actuator") for e in block]
     element = next((e for e in section if e.get("name") == actuator), None)
     if element is None:
-        raise InputError(f"actuator '{actuator}' is not an element of <actuator> in this file",
-                         source=source)  # fmt: skip
+        raise InputError(
+            f"actuator '{actuator}' is not an element of <actuator> in this file", source=source
+        )
     index = mujoco.mj_name2id(tuned, mujoco.mjtObj.mjOBJ_ACTUATOR, actuator)
     if element.tag == "position":
         for key in ("kp", "kv"):
@@ -174,11 +175,13 @@ def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> Non
         file = include.get("file")
         if file and not os.path.isabs(file):
             include.set("file", str((source_dir / file).resolve()))
-    # only the directories the file's assets use (a texturedir was added to files without
-    # textures); an included file's assets are not seen here: both, then
+    # only the directories the file's assets use (a file without textures gets no texturedir);
+    # an included file's assets are not seen here: both, then
     kinds = {e.tag for e in files}
-    directories = (("meshdir", {"mesh", "hfield", "skin", "include"}),
-                   ("texturedir", {"texture", "include"}))  # fmt: skip
+    directories = (
+        ("meshdir", {"mesh", "hfield", "skin", "include"}),
+        ("texturedir", {"texture", "include"}),
+    )
     used = [key for key, tags in directories if kinds & tags]
     changed = ["<include>"] if "include" in kinds else []
     compiler = root.find("compiler")
@@ -191,8 +194,10 @@ def _absolute_paths(root: ET.Element, source_dir: Path, notes: list[str]) -> Non
             compiler.set(key, str((source_dir / given).resolve()))
             changed.append(key)
     if changed:
-        notes.append(f"written to another folder than {source_dir}, the model's: "
-                     f"{', '.join(changed)} made absolute so its files are found")  # fmt: skip
+        notes.append(
+            f"written to another folder than {source_dir}, the model's: "
+            f"{', '.join(changed)} made absolute so its files are found"
+        )
 
 
 def export_into_mjcf(
@@ -294,8 +299,7 @@ def _compiled(root: ET.Element, mjcf: Path, what: str):
         if "Error opening file" in str(error):  # meshes not given: checked without them
             from physid.robot.mjcf import without_missing_meshes
 
-            model = without_missing_meshes(mujoco.MjSpec.from_string(text), Path("/"),
-                                           str(mjcf))  # fmt: skip
+            model = without_missing_meshes(mujoco.MjSpec.from_string(text), Path("/"), str(mjcf))
             if model is not None:
                 return model
         raise InputError(

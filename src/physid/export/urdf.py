@@ -40,8 +40,10 @@ from physid.robot.friction import COEFFICIENTS, coulomb_equivalent
 from physid.robot.model import drake_rotors
 
 _MOVING = ("revolute", "continuous", "prismatic")
-ARMATURE_NOTE = ("no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
-                 "<drake:gear_ratio> in the joint's <transmission> actuator)")  # fmt: skip
+ARMATURE_NOTE = (
+    "no URDF tag (MJCF: joint armature; Drake: <drake:rotor_inertia> and "
+    "<drake:gear_ratio> in the joint's <transmission> actuator)"
+)
 _WHERE = {"armature": ARMATURE_NOTE, "offset": "no URDF or MJCF field"}
 
 
@@ -58,7 +60,7 @@ class UrdfExport:
     def to_string(self) -> str:
         """The URDF as text (UTF-8 XML with a declaration), its namespace prefixes kept."""
         for prefix, uri in self.namespaces.items():
-            # ElementTree's prefix registry is per process; without it Drake's tags came out
+            # ElementTree's prefix registry is per process; without it Drake's tags come out
             # as ns0:rotor_inertia, which Drake ignores without a word
             if prefix and not re.fullmatch(r"ns\d+", prefix):
                 ET.register_namespace(prefix, uri)
@@ -150,7 +152,7 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
         for merged in _fixed_descendants(root, child):
             # an explicit zero, not a missing <inertial>: Pinocchio reads both as no mass, but
             # PyBullet gives a link without one 1 kg and 1 kg m^2 and MuJoCo the mass of its
-            # collision shapes (an exported Panda: 37.5 N m off in PyBullet, five such links)
+            # collision shapes (tens of N m off in PyBullet on an arm with several such links)
             _set_inertial(links[merged], 0.0, np.zeros(3), np.zeros((3, 3)))
             export.notes.append(
                 f"link {merged} (fixed to {child}): inertial set to zero mass, it is part of "
@@ -167,11 +169,16 @@ def export_urdf(urdf: str | Path, params: ParamsFile) -> UrdfExport:
 def offset_note(params: ParamsFile, name: str, offset: float) -> str:
     """The note for a joint's torque offset, which neither URDF nor MJCF can hold: with its share
     of the joint's RMS torque where ``params.json`` records it (``joint_prior.torque_rms``), since
-    the exported model's torque misses it by that much everywhere (a clean PyBullet iiwa: 0.36 %
-    held out with its offsets, 0.55 % as exported)."""
+    the exported model's torque misses it by that much everywhere."""
     rms = ((params.document.get("joint_prior") or {}).get("torque_rms") or {}).get(name)
-    share = (f" ({100 * abs(offset) / rms:.2g} % of the joint's RMS torque {rms:.3g}: the exported "
-             "model's torque misses it everywhere)") if rms else ""  # fmt: skip
+    share = (
+        (
+            f" ({100 * abs(offset) / rms:.2g} % of the joint's RMS torque {rms:.3g}: the exported "
+            "model's torque misses it everywhere)"
+        )
+        if rms
+        else ""
+    )
     return f"joint {name}: torque offset {offset:.6g}: {_WHERE['offset']}{share}"
 
 
@@ -230,8 +237,9 @@ def _write_joint_terms(joints: dict, params: ParamsFile, export: UrdfExport) -> 
             rotor, ratio = rotors[name]
             rotor.set("value", repr(float(terms["armature"]) / ratio**2))
         elif terms.get("armature"):
-            export.notes.append(f"joint {name}: armature {terms['armature']:.6g}: "
-                                f"{_WHERE['armature']}")  # fmt: skip
+            export.notes.append(
+                f"joint {name}: armature {terms['armature']:.6g}: {_WHERE['armature']}"
+            )
         if terms.get("offset"):
             export.notes.append(offset_note(params, name, terms["offset"]))
     coupled = dict(params.extra.get("coupled_motors") or {})

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from physid.body.inertia import check_consistency, pi_from_mass_com_inertia
-from physid.errors import InputError
+from physid.errors import ConfigError, InputError
 from physid.files.io import config_number, config_section, read_yaml
 from physid.recordings.trajectory import (
     ANGLE_UNITS,
@@ -88,24 +88,24 @@ class TransmissionConfig:
         """The :class:`Transmission` for a model with these joints (in model order)."""
         n = len(joint_names)
         if len(self.motors) != n or len(self.reduction) != n:
-            raise InputError(
+            raise ConfigError(
                 f"config transmission: {len(self.motors)} motors and {len(self.reduction)} "
                 f"reductions given, the model has {n} joints"
             )
         ratio = np.diag(np.asarray(self.reduction, dtype=float))
         for motor, entries in self.coupling.items():
             if motor not in self.motors:
-                raise InputError(f"config transmission.coupling: unknown motor '{motor}'")
+                raise ConfigError(f"config transmission.coupling: unknown motor '{motor}'")
             for joint, value in entries.items():
                 if joint not in joint_names:
-                    raise InputError(
+                    raise ConfigError(
                         f"config transmission.coupling.{motor}: unknown joint '{joint}'"
                     )
                 ratio[self.motors.index(motor), joint_names.index(joint)] = float(value)
         offset = np.zeros(n)
         for joint, value in self.joint_offset.items():
             if joint not in joint_names:
-                raise InputError(f"config transmission.joint_offset: unknown joint '{joint}'")
+                raise ConfigError(f"config transmission.joint_offset: unknown joint '{joint}'")
             offset[joint_names.index(joint)] = float(value)
         return Transmission(tuple(self.motors), ratio, offset)
 
@@ -185,8 +185,10 @@ def _torque_delay(estimation: dict[str, Any]) -> str | float:
     if value is None or value in ("report", "auto"):
         return value or "auto"
     if isinstance(value, str | bool):
-        raise InputError(f"config estimation.torque_delay: expected report, auto or a delay in "
-                         f"seconds, got {value!r}")  # fmt: skip
+        raise ConfigError(
+            f"config estimation.torque_delay: expected report, auto or a delay in "
+            f"seconds, got {value!r}"
+        )
     return _number(estimation, "torque_delay", "estimation")
 
 
@@ -198,7 +200,7 @@ def parse_drive_gains(raw: Any) -> dict[str, float] | str:
     gains = _numbers(raw, "drive_gains", RANGES["drive_gains"])
     for joint, gain in gains.items():
         if gain == 0:
-            raise InputError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
+            raise ConfigError(f"config drive_gains.{joint}: a gain of 0 makes every torque 0")
     return gains
 
 
@@ -209,121 +211,23 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
         set(IdentifyConfig.__dataclass_fields__) - {"train_fraction"} | {"split"},
         source,
     )
-    joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
-    if not isinstance(joint_terms, list | tuple) or not all(
-        isinstance(term, str) for term in joint_terms
-    ):
-        raise InputError(
-            f"config joint_terms: expected a list of {list(JOINT_TERM_NAMES)}, got {joint_terms!r}"
-        )
-    joint_terms = tuple(joint_terms)
-    bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
-    if bad_terms:
-        raise InputError(
-            f"config joint_terms: unknown {bad_terms}; allowed: {list(JOINT_TERM_NAMES)}"
-        )
-
-    transmission = None
-    if raw.get("transmission") is not None:
-        t = config_section(
-            raw["transmission"], set(TransmissionConfig.__dataclass_fields__), "transmission"
-        )
-        if "motors" not in t or "reduction" not in t:
-            raise InputError("config transmission: 'motors' and 'reduction' are required")
-        if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
-            raise InputError("config transmission: 'motors' and 'reduction' must be lists")
-        low, high = RANGES["transmission.reduction"]
-        reduction = [
-            config_number(r, "transmission.reduction", positive=False, low=low, high=high)
-            for r in t["reduction"]
-        ]
-        if any(r == 0 for r in reduction):
-            raise InputError("config transmission.reduction: a ratio of 0 is not invertible")
-        coupling = _mapping(t.get("coupling"), "transmission.coupling")
-        transmission = TransmissionConfig(
-            motors=tuple(str(m) for m in t["motors"]),
-            reduction=tuple(reduction),
-            coupling={
-                str(k): _numbers(e, f"transmission.coupling.{k}") for k, e in coupling.items()
-            },
-            joint_offset=_numbers(t.get("joint_offset"), "transmission.joint_offset"),
-            coupled_motor_terms=_flag(t, "coupled_motor_terms", True, "transmission"),
-        )
-
-    f = config_section(raw.get("filter") or {}, set(FilterConfig.__dataclass_fields__), "filter")
-    method = f.get("method", "classical")
-    if method not in METHODS:
-        raise InputError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
-    factor = f.get("decimation_factor")
-    if factor is not None and (
-        isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 10_000
-    ):
-        raise InputError(
-            f"config filter.decimation_factor: expected an integer in [1, 10000], got {factor!r}"
-        )
-    decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
-    if decimation_cutoff is not None and decimation_cutoff < 0:
-        raise InputError("config filter.decimation_cutoff_hz: must be >= 0 (0 = no decimation)")
-    filter_config = FilterConfig(
-        method=method,
-        butterworth_cutoff_hz=_number(f, "butterworth_cutoff_hz", "filter", positive=True),
-        decimation_cutoff_hz=decimation_cutoff,
-        decimation_factor=factor,
-        nvr=_number(f, "nvr", "filter", positive=True),
-    )
-
-    split = config_section(raw.get("split") or {}, {"train_fraction"}, "split")
-    train_fraction = _number(split, "train_fraction", "split")
-    if train_fraction is not None and not 0.0 < train_fraction < 1.0:
-        raise InputError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
-
-    e = config_section(
-        raw.get("estimation") or {}, set(EstimationConfig.__dataclass_fields__), "estimation"
-    )
-    prior_metric = e.get("prior_metric", "logdet")
-    if prior_metric not in ("logdet", "euclidean"):
-        raise InputError(
-            f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
-        )
-    weighting = e.get("weighting", "wls")
-    if weighting not in ("wls", "ols"):
-        raise InputError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
-    defaults = EstimationConfig()
-    estimation = EstimationConfig(
-        weighting=weighting,
-        essential_ratio=_number(e, "essential_ratio", "estimation", positive=True)
-        or defaults.essential_ratio,
-        consistency_margin=_number(e, "consistency_margin", "estimation")
-        if e.get("consistency_margin") is not None
-        else defaults.consistency_margin,
-        prior_std_relative=_number(e, "prior_std_relative", "estimation", positive=True)
-        if "prior_std_relative" in e
-        else defaults.prior_std_relative,
-        prior_total_mass_std_relative=_number(
-            e, "prior_total_mass_std_relative", "estimation", positive=True
-        )
-        if "prior_total_mass_std_relative" in e
-        else defaults.prior_total_mass_std_relative,
-        prior_metric=prior_metric,
-        # a prior strength the user states is not second-guessed
-        plausible_masses=_flag(e, "plausible_masses", "prior_std_relative" not in e, "estimation"),
-        estimate_gravity_direction="auto"
-        if e.get("estimate_gravity_direction", "auto") in ("auto", None)
-        else _flag(e, "estimate_gravity_direction", True, "estimation"),
-        torque_delay=_torque_delay(e),
-    )
+    joint_terms = _joint_terms(raw)
+    transmission = _transmission(raw.get("transmission"))
+    filter_config = _filter(raw.get("filter") or {})
+    train_fraction = _train_fraction(raw.get("split") or {})
+    estimation = _estimation(raw.get("estimation") or {})
     gains = parse_drive_gains(raw.get("drive_gains"))
     payload = _payload(raw.get("payload"))
     # 'identify' without a payload is identify's error (workflows.run_identify), not the
     # config's: validate and payload read it as the gains params.json holds
     if payload is not None and gains != IDENTIFY_GAINS:
-        raise InputError(
+        raise ConfigError(
             "config payload: the known payload of the --loaded-data recordings is used only with "
             "drive_gains: identify; remove the section, or set drive_gains: identify"
         )
     friction = _friction(raw.get("friction", "linear"))
     if gains == IDENTIFY_GAINS and friction not in ("linear", {}):
-        raise InputError(
+        raise ConfigError(
             "config drive_gains: identify fits the linear friction model only; identify the "
             "gains with friction: linear, then give them as numbers beside friction: "
             f"{friction if isinstance(friction, str) else 'sigmoid/stribeck'}"
@@ -349,14 +253,125 @@ def parse_config(raw: dict[str, Any] | None, source: str = "config") -> Identify
     )
 
 
+def _joint_terms(raw: dict[str, Any]) -> tuple[str, ...]:
+    joint_terms = raw.get("joint_terms", JOINT_TERM_NAMES)
+    if not isinstance(joint_terms, list | tuple) or not all(
+        isinstance(term, str) for term in joint_terms
+    ):
+        raise ConfigError(
+            f"config joint_terms: expected a list of {list(JOINT_TERM_NAMES)}, got {joint_terms!r}"
+        )
+    joint_terms = tuple(joint_terms)
+    bad_terms = sorted(set(joint_terms) - set(JOINT_TERM_NAMES))
+    if bad_terms:
+        raise ConfigError(
+            f"config joint_terms: unknown {bad_terms}; allowed: {list(JOINT_TERM_NAMES)}"
+        )
+
+    return joint_terms
+
+
+def _transmission(section: Any) -> TransmissionConfig | None:
+    if section is None:
+        return None
+    t = config_section(section, set(TransmissionConfig.__dataclass_fields__), "transmission")
+    if "motors" not in t or "reduction" not in t:
+        raise ConfigError("config transmission: 'motors' and 'reduction' are required")
+    if not isinstance(t["motors"], list) or not isinstance(t["reduction"], list):
+        raise ConfigError("config transmission: 'motors' and 'reduction' must be lists")
+    low, high = RANGES["transmission.reduction"]
+    reduction = [
+        config_number(r, "transmission.reduction", positive=False, low=low, high=high)
+        for r in t["reduction"]
+    ]
+    if any(r == 0 for r in reduction):
+        raise ConfigError("config transmission.reduction: a ratio of 0 is not invertible")
+    coupling = _mapping(t.get("coupling"), "transmission.coupling")
+    return TransmissionConfig(
+        motors=tuple(str(m) for m in t["motors"]),
+        reduction=tuple(reduction),
+        coupling={str(k): _numbers(e, f"transmission.coupling.{k}") for k, e in coupling.items()},
+        joint_offset=_numbers(t.get("joint_offset"), "transmission.joint_offset"),
+        coupled_motor_terms=_flag(t, "coupled_motor_terms", True, "transmission"),
+    )
+
+
+def _filter(section: Any) -> FilterConfig:
+    f = config_section(section, set(FilterConfig.__dataclass_fields__), "filter")
+    method = f.get("method", "classical")
+    if method not in METHODS:
+        raise ConfigError(f"config filter.method: '{method}' is not one of {list(METHODS)}")
+    factor = f.get("decimation_factor")
+    if factor is not None and (
+        isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 10_000
+    ):
+        raise ConfigError(
+            f"config filter.decimation_factor: expected an integer in [1, 10000], got {factor!r}"
+        )
+    decimation_cutoff = _number(f, "decimation_cutoff_hz", "filter")
+    if decimation_cutoff is not None and decimation_cutoff < 0:
+        raise ConfigError("config filter.decimation_cutoff_hz: must be >= 0 (0 = no decimation)")
+    return FilterConfig(
+        method=method,
+        butterworth_cutoff_hz=_number(f, "butterworth_cutoff_hz", "filter", positive=True),
+        decimation_cutoff_hz=decimation_cutoff,
+        decimation_factor=factor,
+        nvr=_number(f, "nvr", "filter", positive=True),
+    )
+
+
+def _train_fraction(section: Any) -> float | None:
+    split = config_section(section, {"train_fraction"}, "split")
+    train_fraction = _number(split, "train_fraction", "split")
+    if train_fraction is not None and not 0.0 < train_fraction < 1.0:
+        raise ConfigError(f"config split.train_fraction: must lie in (0, 1), got {train_fraction}")
+
+    return train_fraction
+
+
+def _estimation(section: Any) -> EstimationConfig:
+    e = config_section(section, set(EstimationConfig.__dataclass_fields__), "estimation")
+    prior_metric = e.get("prior_metric", "logdet")
+    if prior_metric not in ("logdet", "euclidean"):
+        raise ConfigError(
+            f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
+        )
+    weighting = e.get("weighting", "wls")
+    if weighting not in ("wls", "ols"):
+        raise ConfigError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
+    defaults = EstimationConfig()
+    return EstimationConfig(
+        weighting=weighting,
+        essential_ratio=_number(e, "essential_ratio", "estimation", positive=True)
+        or defaults.essential_ratio,
+        consistency_margin=_number(e, "consistency_margin", "estimation")
+        if e.get("consistency_margin") is not None
+        else defaults.consistency_margin,
+        prior_std_relative=_number(e, "prior_std_relative", "estimation", positive=True)
+        if "prior_std_relative" in e
+        else defaults.prior_std_relative,
+        prior_total_mass_std_relative=_number(
+            e, "prior_total_mass_std_relative", "estimation", positive=True
+        )
+        if "prior_total_mass_std_relative" in e
+        else defaults.prior_total_mass_std_relative,
+        prior_metric=prior_metric,
+        # a prior strength the user states is not second-guessed
+        plausible_masses=_flag(e, "plausible_masses", "prior_std_relative" not in e, "estimation"),
+        estimate_gravity_direction="auto"
+        if e.get("estimate_gravity_direction", "auto") in ("auto", None)
+        else _flag(e, "estimate_gravity_direction", True, "estimation"),
+        torque_delay=_torque_delay(e),
+    )
+
+
 def _gravity(raw: Any) -> tuple[float, float, float] | None:
     """Config ``gravity``: three finite numbers [m/s^2] in the base frame, or null."""
     if raw is None:
         return None
     if not isinstance(raw, list | tuple) or len(raw) != 3:
-        raise InputError(f"config gravity: expected [gx, gy, gz] in m/s^2, got {raw!r}"[:120])
-    values = tuple(config_number(v, "gravity", positive=False, low=-100.0, high=100.0)
-                   for v in raw)  # fmt: skip
+        raise ConfigError(f"config gravity: expected [gx, gy, gz] in m/s^2, got {raw!r}"[:120])
+    values = tuple(config_number(v, "gravity", positive=False, low=-100.0, high=100.0) for v in raw)
     return values  # type: ignore[return-value]
 
 
@@ -364,12 +379,12 @@ def _friction(raw: Any) -> str | dict[str, str]:
     """Config ``friction``: one model for every joint, or a mapping joint -> model."""
     if isinstance(raw, str):
         if raw not in FRICTION_MODELS:
-            raise InputError(f"config friction: '{raw}' is not one of {list(FRICTION_MODELS)}")
+            raise ConfigError(f"config friction: '{raw}' is not one of {list(FRICTION_MODELS)}")
         return raw
     mapping = _mapping(raw, "friction")
     for joint, kind in mapping.items():
         if kind not in FRICTION_MODELS:
-            raise InputError(
+            raise ConfigError(
                 f"config friction.{joint}: {kind!r} is not one of {list(FRICTION_MODELS)}"
             )
     return {str(joint): str(kind) for joint, kind in mapping.items()}
@@ -381,7 +396,7 @@ def _choice(raw: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
     if value is None:
         return choices[0]
     if value not in choices:
-        raise InputError(f"config {key}: {value!r} is not one of {list(choices)}")
+        raise ConfigError(f"config {key}: {value!r} is not one of {list(choices)}")
     return value
 
 
@@ -390,7 +405,7 @@ def _flag(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
         name = f"{where}.{key}" if where else key
-        raise InputError(f"config {name}: expected true or false, got {value!r}")
+        raise ConfigError(f"config {name}: expected true or false, got {value!r}")
     return value
 
 
@@ -399,7 +414,7 @@ def _mapping(raw: Any, where: str) -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(f"config {where}: expected a mapping, got {raw!r}")
+        raise ConfigError(f"config {where}: expected a mapping, got {raw!r}")
     return raw
 
 
@@ -418,7 +433,7 @@ def _deadband(raw: Any) -> float | dict[str, float] | str:
     if raw is None or raw == AUTO_DEADBAND:  # an empty YAML value means the default
         return AUTO_DEADBAND
     if isinstance(raw, str):
-        raise InputError(
+        raise ConfigError(
             f"config coulomb_deadband: expected auto, a number or a mapping, got {raw!r}"
         )
     values = raw if isinstance(raw, dict) else {None: raw}
@@ -436,11 +451,11 @@ def _payload(raw: Any) -> KnownPayload | None:
         return None
     section = config_section(raw, {"joint", "mass", "com", "inertia"}, "payload")
     if not isinstance(section.get("joint"), str):
-        raise InputError("config payload.joint: the joint whose body carries the payload")
+        raise ConfigError("config payload.joint: the joint whose body carries the payload")
     mass = config_number(section.get("mass"), "payload.mass", low=1e-6, high=1e4)
     moments_known = "com" in section
     if "inertia" in section and not moments_known:
-        raise InputError("config payload.inertia: give the centre of mass (payload.com) too")
+        raise ConfigError("config payload.inertia: give the centre of mass (payload.com) too")
     com = _vector(section.get("com", [0.0, 0.0, 0.0]), 3, "payload.com", 10.0)
     values = _vector(section.get("inertia", [0.0] * 6), 6, "payload.inertia", 1e4)
     xx, xy, yy, xz, yz, zz = values
@@ -448,13 +463,13 @@ def _payload(raw: Any) -> KnownPayload | None:
     pi = pi_from_mass_com_inertia(mass, com, inertia)
     report = check_consistency(pi, name="payload")
     if not report.consistent and np.any(values):
-        raise InputError(f"config payload: no rigid body has this inertia ({report.reason})")
+        raise ConfigError(f"config payload: no rigid body has this inertia ({report.reason})")
     return KnownPayload(section["joint"], pi, moments_known)
 
 
 def _vector(raw: Any, size: int, where: str, bound: float) -> np.ndarray:
     if not isinstance(raw, list) or len(raw) != size:
-        raise InputError(f"config {where}: expected a list of {size} numbers, got {raw!r}")
+        raise ConfigError(f"config {where}: expected a list of {size} numbers, got {raw!r}")
     return np.array([config_number(v, where, positive=False, low=-bound, high=bound) for v in raw])
 
 
@@ -462,7 +477,7 @@ def _joint_list(raw: Any, key: str = "joints") -> tuple[str, ...] | None:
     if raw is None:
         return None
     if not isinstance(raw, list) or not raw or not all(isinstance(j, str) for j in raw):
-        raise InputError(f"config {key}: expected a list of joint names, got {raw!r}")
+        raise ConfigError(f"config {key}: expected a list of joint names, got {raw!r}")
     return tuple(raw)
 
 
@@ -473,7 +488,7 @@ def _locked(raw: Any) -> dict[str, float | str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(
+        raise ConfigError(
             f"config locked: expected a mapping joint -> position or '{RECORDED}', got {raw!r}"
         )
     fixed = {joint: value for joint, value in raw.items() if value != RECORDED}
@@ -527,17 +542,24 @@ def lock_unlogged(
     is an error naming its column."""
     pin_model = load_robot_file(urdf)
     names = [pin_model.names[j] for j in range(1, pin_model.njoints)]
-    one_dof = [pin_model.names[j] for j in range(1, pin_model.njoints)
-               if pin_model.joints[j].nq == 1 and pin_model.joints[j].nv == 1]  # fmt: skip
+    one_dof = [
+        pin_model.names[j]
+        for j in range(1, pin_model.njoints)
+        if pin_model.joints[j].nq == 1 and pin_model.joints[j].nv == 1
+    ]
     candidates = [j for j in one_dof if j not in config.locked]
     unlogged = [j for j in candidates if j not in logged]
-    if (config.joints is not None or not logged or not (logged <= set(names))
-            or len(unlogged) == len(candidates)):  # fmt: skip
+    if (
+        config.joints is not None
+        or not logged
+        or not (logged <= set(names))
+        or len(unlogged) == len(candidates)
+    ):
         return config, {}
     # only the ends of the tree: a joint with a logged joint beyond it is a column missing
     # from the middle of the chain, not a hand. Said here: left to the loading, a gripper's
-    # coupled fingers beyond it were refused first (a probe's arm without its elbow column was
-    # told to leave the finger columns out, which it had)
+    # coupled fingers beyond it would be refused first, and the error would ask to leave out
+    # finger columns the log has
     for joint in unlogged:
         beyond = pin_model.subtrees[pin_model.getJointId(joint)]
         found = [pin_model.names[k] for k in beyond if pin_model.names[k] in logged]
@@ -575,11 +597,15 @@ def unlogged_holds(
     if not added or RECORDED in added.values():
         return {}, ()
     held = held or {}
-    positions = {joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
-                 for joint, value in added.items()}  # fmt: skip
+    positions = {
+        joint: float(held[joint]) if held.get(joint, RECORDED) != RECORDED else value
+        for joint, value in added.items()
+    }
     listed = ", ".join(f"{joint} at {value:g}" for joint, value in positions.items())
-    return positions, (f"joints of the robot file the recording does not log held still (rad or "
-                       f"m): {listed}; their bodies ride on their parents, as in physid identify",)
+    return positions, (
+        f"joints of the robot file the recording does not log held still (rad or "
+        f"m): {listed}; their bodies ride on their parents, as in physid identify",
+    )
 
 
 def robot_for(urdf: str | Path, config: IdentifyConfig) -> RobotModel:
@@ -635,7 +661,7 @@ def require_known_payload(config: IdentifyConfig, source: str | None = None) -> 
     the gains params.json holds, so the config parser cannot refuse it. Checked before any
     recording is read (and by a sweep's --dry-run)."""
     if config.drive_gains == IDENTIFY_GAINS and config.payload is None:
-        raise InputError(
+        raise ConfigError(
             "config drive_gains: identify needs a 'payload' section (the known payload of the "
             "--loaded-data recordings)",
             source=source,

@@ -8,9 +8,8 @@ with its default at once; ``tests/test_config_examples.py`` fails until it has a
 and runs every example end to end (they name the joints of the demo arm, ``physid demo``).
 
 Printing the defaults (and only commenting the examples out) matters: a template of example
-values, copied as is onto another robot, silently changed its fit (issue 28: a 6-motor
-transmission and example filter cut-offs turned 60 base parameters into 63 and a 2.81 % error
-into 4.75 %).
+values, copied as is onto another robot, silently changes its fit (an example transmission
+adds parameters, example filter cut-offs raise the error).
 """
 
 from __future__ import annotations

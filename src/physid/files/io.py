@@ -189,8 +189,9 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         try:
             payload = gzip.decompress(payload)
         except (OSError, EOFError, zlib.error) as error:
-            raise InputError(f"the {what} is a damaged gzip archive ({error})",
-                             source=str(path)) from None  # fmt: skip
+            raise InputError(
+                f"the {what} is a damaged gzip archive ({error})", source=str(path)
+            ) from None
     if payload.startswith((_GZIP_MAGIC, _ZIP_MAGIC)):
         kind = "gzip" if payload.startswith(_GZIP_MAGIC) else "zip"
         raise InputError(f"the {what} is a {kind} archive; decompress it first", source=str(path))
@@ -249,8 +250,8 @@ def is_file(path: str | os.PathLike[str]) -> bool:
 
 
 # YAML 1.2's floats: PyYAML follows YAML 1.1, where a float needs a dot, so ``1e-3`` (what
-# users write, and what YAML 1.2, JSON and Python read as a number) was the string '1e-3' and
-# a config refused it as "not a number".
+# users write, and what YAML 1.2, JSON and Python read as a number) would be the string '1e-3'
+# and a config would refuse it as "not a number".
 _FLOAT_1_2 = r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
     |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
@@ -268,8 +269,8 @@ def _yaml_loader() -> type:
 
     class Loader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN202 - PyYAML's API
-            # a key given twice silently kept the last (a second 'estimate:' dropped the first
-            # four names): refused, naming the key and both lines
+            # PyYAML silently keeps the last of a key given twice (a second 'estimate:' drops the
+            # first one's names): refused, naming the key and both lines
             seen: dict = {}
             for key_node, _ in node.value:
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
@@ -277,11 +278,12 @@ def _yaml_loader() -> type:
                 key = key_node.value
                 if key in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None,
+                        None,
+                        None,
                         f"key '{key}' given twice (lines {seen[key] + 1} and "
                         f"{key_node.start_mark.line + 1}): keep one",
                         key_node.start_mark,
-                    )  # fmt: skip
+                    )
                 seen[key] = key_node.start_mark.line
             return super().construct_mapping(node, deep=deep)
 
@@ -314,14 +316,14 @@ def read_yaml(path: str | os.PathLike[str], what: str) -> Any:
 @contextmanager
 def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
     """The InputErrors about a config's values (``config <key>: ...``) raised in the block name
-    the file they come from; without it the user read 'config gravity[2]: ...' not knowing
-    which of the files given it was."""
-    from physid.errors import InputError
+    the file they come from; without it the user reads 'config gravity[2]: ...' not knowing
+    which of the files given it is."""
+    from physid.errors import ConfigError, InputError
 
     try:
         yield
-    except InputError as error:
-        if path is None or not str(error).startswith("config "):
+    except ConfigError as error:
+        if path is None:
             raise
         raise InputError(str(error), source=str(path)) from None
 
@@ -329,17 +331,17 @@ def config_errors_name(path: str | os.PathLike[str] | None) -> Iterator[None]:
 def config_section(raw: Any, allowed: set[str], where: str) -> dict[str, Any]:
     """A YAML config mapping with only ``allowed`` keys (``None`` is an empty one).
 
-    Anything else is an InputError naming the section ``where``.
+    Anything else is a ConfigError naming the section ``where``.
     """
-    from physid.errors import InputError
+    from physid.errors import ConfigError
 
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(f"config {where}: expected a mapping, got {type(raw).__name__}")
+        raise ConfigError(f"config {where}: expected a mapping, got {type(raw).__name__}")
     unknown = sorted(set(map(str, raw)) - allowed)
     if unknown:
-        raise InputError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        raise ConfigError(f"config {where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
     return raw
 
 
@@ -353,23 +355,23 @@ def config_number(
     high: float = np.inf,
 ) -> float | None:
     """A finite YAML number as float (> 0 if ``positive``; within [low, high]; ``None`` allowed
-    if ``optional``). Anything else is an InputError naming the key ``where``.
+    if ``optional``). Anything else is a ConfigError naming the key ``where``.
     """
-    from physid.errors import InputError
+    from physid.errors import ConfigError
 
     if value is None and optional:
         return None
-    # (an int beyond a float's range, 400 digits in the YAML, raised OverflowError in isfinite)
+    # (an int beyond a float's range, 400 digits in the YAML, raises OverflowError in isfinite)
     finite = isinstance(value, float) and math.isfinite(value)
     finite |= isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e308
     if not finite:
         shown = f"{value!r}"[:40] + ("..." if len(f"{value!r}") > 40 else "")
-        raise InputError(f"config {where}: expected a finite number, got {shown}")
+        raise ConfigError(f"config {where}: expected a finite number, got {shown}")
     if positive and value <= 0:
-        raise InputError(f"config {where}: must be > 0, got {value!r}")
+        raise ConfigError(f"config {where}: must be > 0, got {value!r}")
     if not low <= value <= high:
         bound = f"be <= {high:g}" if low == -np.inf else f"lie in [{low:g}, {high:g}]"
-        raise InputError(f"config {where}: must {bound}, got {value!r}")
+        raise ConfigError(f"config {where}: must {bound}, got {value!r}")
     return float(value)
 
 
@@ -438,7 +440,7 @@ def _read_owner(lock: Path) -> int:
 def check_not_in_use(path: str | os.PathLike[str], option: str = "--out") -> None:
     """Fail early, naming ``option``, when another live run holds the folder's lock: the claim
     when the outputs are written would refuse it only after all the work (a demo or an online
-    replay ran in full, printing its progress, before the 'in use' error). Tested with a
+    replay would run in full, printing its progress, before the 'in use' error). Tested with a
     non-blocking ``flock`` taken and released at once; the claim stays the one that decides."""
     target = Path(path)
     lock = target / LOCK_NAME

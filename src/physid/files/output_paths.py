@@ -1,9 +1,9 @@
 """Where outputs may go: the one check of output paths that every command makes when its
 command line is parsed, before any work (``physid.cli.options.OUTPUT_DIR`` / ``OUTPUT_FILE``).
 
-Why one check: export, excite and impacts simulate raised FileExistsError or EBUSY from the
-atomic writer only after their work (``--out a_file/sub``, ``--out ''``), while identify, online
-and oe refused the same paths at once (issue 31). A path is refused with one line naming the
+Why one check: the atomic writer raises FileExistsError or EBUSY on such a path (``--out
+a_file/sub``, ``--out ''``) only after the work is done; checked when the command line is
+parsed, every command refuses the same paths at once. A path is refused with one line naming the
 option when it is empty, too long for the atomic writers' temporary siblings, a file where a
 folder is wanted (or the reverse), under a regular file, or in a folder where no file can be
 created (a read-only mount or /proc, where ``os.access`` says yes to root).
@@ -81,7 +81,7 @@ def check_output_dir(path: str | os.PathLike[str], option: str = "--out") -> Pat
 
 def _can_create_in(folder: Path) -> bool:
     """Whether a file can really be created in ``folder``: ``os.access`` says yes to root on
-    a read-only mount or under /proc, where the write only failed after all the work."""
+    a read-only mount or under /proc, where the write would only fail after all the work."""
     try:
         fd, name = tempfile.mkstemp(prefix=".physid-probe.", dir=folder)
     except OSError:

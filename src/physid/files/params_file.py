@@ -67,8 +67,9 @@ class ParamsFile:
         gains = {}
         for joint, entry in recorded.items():
             where = f"extra.drive_gains.{joint}.value"
-            value = _number(entry.get("value") if isinstance(entry, dict) else None, where,
-                            self.source)  # fmt: skip
+            value = _number(
+                entry.get("value") if isinstance(entry, dict) else None, where, self.source
+            )
             if value <= 0:
                 raise InputError(f"{where}: must be > 0, got {value!r}", source=self.source)
             gains[str(joint)] = value
@@ -120,11 +121,16 @@ class ParamsFile:
     def _locks(self, key: str) -> dict[str, float | str]:
         held = (self.document.get("provenance") or {}).get(key) or {}
         if not isinstance(held, dict):
-            raise InputError(f"provenance.{key}: expected a mapping of joints to positions, "
-                             f"got {held!r}", source=self.source)  # fmt: skip
-        return {str(joint): value if value == RECORDED
-                else _number(value, f"provenance.{key}.{joint}", self.source)
-                for joint, value in held.items()}  # fmt: skip
+            raise InputError(
+                f"provenance.{key}: expected a mapping of joints to positions, got {held!r}",
+                source=self.source,
+            )
+        return {
+            str(joint): value
+            if value == RECORDED
+            else _number(value, f"provenance.{key}.{joint}", self.source)
+            for joint, value in held.items()
+        }
 
     def residual_rms(self, joint_names: tuple[str, ...]) -> np.ndarray | None:
         """Per joint of ``joint_names``, the RMS torque residual of the identification on its
@@ -139,8 +145,9 @@ class ParamsFile:
         when the file does not give it for every joint."""
         values = self._train_per_joint("residual_correlation_time_s", joint_names)
         if values is not None and np.any(values < 0):
-            raise InputError("fit.train.residual_correlation_time_s: must be >= 0",
-                             source=self.source)  # fmt: skip
+            raise InputError(
+                "fit.train.residual_correlation_time_s: must be >= 0", source=self.source
+            )
         return values
 
     def _train_per_joint(self, key: str, joint_names: tuple[str, ...]) -> np.ndarray | None:
@@ -151,8 +158,12 @@ class ParamsFile:
         per_joint = train.get(key) if isinstance(train, dict) else None
         if not isinstance(per_joint, dict) or any(j not in per_joint for j in joint_names):
             return None
-        return np.array([_number(per_joint[joint], f"fit.train.{key}.{joint}", self.source)
-                         for joint in joint_names])  # fmt: skip
+        return np.array(
+            [
+                _number(per_joint[joint], f"fit.train.{key}.{joint}", self.source)
+                for joint in joint_names
+            ]
+        )
 
     def prior_decided(self) -> dict[str, str]:
         """Per body (joint name) whose ``mass``, ``com`` or ``inertia`` the URDF prior decides
@@ -172,9 +183,11 @@ class ParamsFile:
         quantities = self.prior_decided().get(joint)
         if quantities is None:
             return None
-        return (f" {PRIOR_MARK} the {quantities} of {joint}'s body: the "
-                "prior toward the URDF's values and the consistency constraints set them "
-                "(params.json source 'prior') ")
+        return (
+            f" {PRIOR_MARK} the {quantities} of {joint}'s body: the "
+            "prior toward the URDF's values and the consistency constraints set them "
+            "(params.json source 'prior') "
+        )
 
     def prior_note(self) -> str | None:
         """One line for an exporter's notes: the bodies :meth:`prior_comment` marks, or None."""
@@ -182,13 +195,16 @@ class ParamsFile:
         if not decided:
             return None
         listed = "; ".join(f"{joint} ({what})" for joint, what in decided.items())
-        return (f"the data do not determine these bodies' inertials (the prior sets them; marked "
-                f"in the file): {listed}")
+        return (
+            f"the data do not determine these bodies' inertials (the prior sets them; marked "
+            f"in the file): {listed}"
+        )
 
     @property
     def torque_delay_s(self) -> float:
         """The torque delay the identification compensated [s] (``fit.torque_delay.compensated_s``,
-        :func:`physid.offline.delay.compensated`; 0 when absent): part of the identified model."""
+        :func:`physid.offline.choose.delay.compensated`; 0 when absent): part of the identified
+        model."""
         fit = self.document.get("fit")
         delay = fit.get("torque_delay") if isinstance(fit, dict) else None
         value = delay.get("compensated_s") if isinstance(delay, dict) else None
@@ -198,8 +214,10 @@ class ParamsFile:
         low, high = RANGES["estimation.torque_delay"]
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not low <= value <= high:
-            raise InputError(f"{where}: expected a delay in seconds within [{low:g}, {high:g}], "
-                             f"got {value!r}", source=self.source)  # fmt: skip
+            raise InputError(
+                f"{where}: expected a delay in seconds within [{low:g}, {high:g}], got {value!r}",
+                source=self.source,
+            )
         return float(value)
 
     @property
@@ -332,7 +350,8 @@ def annotate_document(
     """Add, beside every body's and joint's values, its standard deviation, its ``source`` (``data``
     / ``regrouped`` / ``prior``) and the URDF prior value (docs/architecture.md: every reported
     quantity says where it came from). ``shape_std``: the standard deviation of every fitted
-    friction shape parameter, keyed ``<joint>.<shape>`` (:mod:`physid.offline.friction_shapes`).
+    friction shape parameter, keyed ``<joint>.<shape>``
+    (:mod:`physid.offline.choose.friction_shapes`).
     """
     layout = model.layout
     prior_doc = params_document(model, prior)
@@ -350,8 +369,8 @@ def annotate_document(
             JOINT_TERM_KEYS[term]: layout.index(f"{joint}.{term}")
             for term in layout.terms_of(joint)
         }
-        # (a joint left out of the fit, its torque not logged: null, not the 4e13 N m a prior
-        # std read from an empty column gave)
+        # (a joint left out of the fit, its torque not logged: null, not a prior std read from its
+        # empty column, which means nothing)
         terms["std"] = {key: float(theta_std[i]) for key, i in indices.items()}
         terms["source"] = {key: sources[i] for key, i in indices.items()}
         terms["prior"] = {key: float(prior[i]) for key, i in indices.items()}

@@ -5,10 +5,12 @@
 * :func:`simulate` — the implicit-Euler time-stepping simulator with restitution (IRC) or
   impulse–gap (IGC) contacts and Coulomb friction (§3.2–3.6), per-step LCP or IPOPT NLP;
 * :func:`identify` — the identification NLP of §5.1, eq. (27): J/m and μ from noisy poses;
-  :func:`identify_throws` — the same NLP over several throws of one body (shared J/m and μ);
+  :func:`identify_throws` — the same NLP over several throws of one body (shared J/m and μ)
+  (:mod:`~physid.impacts.identify`);
 * :func:`fit_snapshots` — J/m and μ from impact snapshots by the impact law (eq. 4, eqs. 10–15)
-  in closed form (:mod:`~physid.impacts.impact_law`), read by :func:`read_snapshots_csv`;
-* :mod:`~physid.impacts.poses` — pose files and simulated cameras; :mod:`~physid.impacts.figures`.
+  in closed form (:mod:`~physid.impacts.snapshot_fit`), read by :func:`read_snapshots_csv`;
+* :mod:`~physid.impacts.poses` — pose files and simulated cameras; :mod:`~physid.impacts.figures`;
+* :mod:`~physid.impacts.codes` — the finding codes (IM...) of every result.
 
 SI units everywhere, angles in radians. Only J/m is identifiable from poses (§5.2).
 """
@@ -23,10 +25,9 @@ from physid.impacts.geometry import (
     grasp_matrices,
     make_polygon,
 )
-from physid.impacts.identify import IdentifyOptions, identify
-from physid.impacts.pooled import identify_throws
+from physid.impacts.identify import IdentifyOptions, identify, identify_throws
 from physid.impacts.poses import camera_samples, read_poses_csv
-from physid.impacts.results import IdentificationResult, SimulationResult
+from physid.impacts.results import ImpactsIdentification, SimulationResult
 from physid.impacts.simulator import simulate
 from physid.impacts.snapshot_fit import SnapshotResult, fit_snapshots
 from physid.impacts.snapshots import Snapshots, read_snapshots_csv
@@ -36,8 +37,8 @@ __all__ = [
     "STANDARD_GRAVITY",
     "ContactFrames",
     "Ellipse",
-    "IdentificationResult",
     "IdentifyOptions",
+    "ImpactsIdentification",
     "Line",
     "Polygon",
     "SimulationResult",

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from physid.impacts.geometry import Ellipse, Line, Shape
-from physid.impacts.results import IdentificationResult
+from physid.impacts.results import ImpactsIdentification
 
 
 def _outline(shape: Shape, q: np.ndarray) -> np.ndarray:
@@ -28,9 +28,10 @@ def _outline(shape: Shape, q: np.ndarray) -> np.ndarray:
 
 
 def plot_fit(
-    result: IdentificationResult, shape: Shape, lines: list[Line], path: str | Path
+    result: ImpactsIdentification, shape: Shape, lines: list[Line], path: str | Path
 ) -> Path:
-    """Measured vs reconstructed x, y, θ over time, and the path in the plane with outlines."""
+    """The poses' x, y, θ against the reconstruction over time, and the path in the plane with
+    outlines."""
     fig = Figure(figsize=(12, 8), layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(2, 3, height_ratios=(1, 1.4))
@@ -72,14 +73,14 @@ def plot_fit(
             f"μ = {result.friction:.3f}{' (lower bound)' * result.friction_is_lower_bound}"
         )
     else:
-        title = "J/m and μ not identified"
-    ax.set_title(f"{title}\n{result.status}", fontsize=9, wrap=True)
+        title = f"J/m and μ not identified: {result.message}"
+    ax.set_title(f"{title}\nstatus: {result.status}", fontsize=9, wrap=True)
     path = Path(path)
     fig.savefig(path, dpi=110)
     return path
 
 
-def plot_impulses(result: IdentificationResult, path: str | Path) -> Path:
+def plot_impulses(result: ImpactsIdentification, path: str | Path) -> Path:
     """Normal impulses c_n and net friction impulses c_t [N·s] per contact candidate over time."""
     fig = Figure(figsize=(9, 5.5), layout="constrained")
     FigureCanvasAgg(fig)

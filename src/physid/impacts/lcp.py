@@ -4,7 +4,8 @@ The simulator's per-step problem (paper D eqs. 16–19, with the restitution con
 the switched-on contacts and the friction complementarity of eqs. 10–15) is a small LCP of the
 Stewart–Trinkle type (paper D ref. [40]); Lemke's complementary pivoting solves it exactly in a few
 pivots, which is why the default stepper uses it instead of the paper's per-step IPOPT solve.
-``solve_lcp_enumerate`` is the brute-force reference used to test ``lemke`` on small problems.
+``solve_lcp_enumerate`` is the brute-force reference the tests check ``lemke`` against on small
+problems.
 """
 
 from __future__ import annotations

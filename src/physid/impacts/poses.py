@@ -17,7 +17,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import read_text_file, table_csv_text
-from physid.impacts.results import IdentificationResult, SimulationResult
+from physid.impacts.results import ImpactsIdentification, SimulationResult
 
 POSE_COLUMNS = ("t", "x", "y", "theta")
 MAX_STRIDE = 1e9  # simulation steps per camera frame
@@ -141,12 +141,19 @@ def pose_file_body(path: str | Path) -> str | None:
     return labels[0] if labels else None
 
 
-def trajectory_csv_text(result: IdentificationResult) -> str:
+def csv_number(value: float) -> str:
+    """A number's CSV cell: its shortest exact form, or empty when it is not finite (no output
+    of physid holds ``nan``: an empty cell is a value that does not exist)."""
+    value = float(value)
+    return repr(value) if math.isfinite(value) else ""
+
+
+def trajectory_csv_text(result: ImpactsIdentification) -> str:
     """The reconstructed fine-grid trajectory with the impulses acting over [t, t + h] [N·s].
 
     Columns ``t,x,y,theta,vx,vy,omega,cn_<i>,ct_<i>`` for every contact candidate i (1-based,
     surface and vertex in the header). The last row ends the horizon: nothing acts after it, so
-    its impulses are 0 (every cell is a number, for any CSV reader).
+    its impulses are 0. A value IPOPT left non-finite (a failed solve) is an empty cell.
     """
     names = [f"s{j + 1}" + (f"v{f + 1}" if len(result.pairs) > 1 else "") for j, f in result.pairs]
     header = ["t", "x", "y", "theta", "vx", "vy", "omega"]
@@ -160,6 +167,6 @@ def trajectory_csv_text(result: IdentificationResult) -> str:
             cells += [*result.impulse_normal[k], *result.impulse_tangent[k]]
         else:
             cells += [0.0] * (2 * len(names))
-        text = [repr(float(c)) for c in cells]
+        text = [csv_number(c) for c in cells]
         out.write(",".join(text) + "\n")
     return out.getvalue()

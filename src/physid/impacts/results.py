@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from physid.budget import Stop
+from physid.findings import Finding, Severity, as_dicts, of_severity
 from physid.impacts.geometry import gravity_vector
+from physid.status import Status
 
 #: What §5.2 of paper D proves and every identification result repeats.
 IDENTIFIABILITY_NOTE = (
@@ -24,7 +27,8 @@ class SimulationResult:
     ``impulse_normal`` / ``impulse_tangent``: (N, nc) impulses c_n^{k+1} and net friction impulse
     c_t+ − c_t- along d+ [N·s] acting over step k → k+1, one column per candidate in ``pairs``
     (line index, feature index); ``active``: which candidates took part in each step.
-    ``status`` is ``"ok"`` or says where and why the step solver failed (then arrays are truncated).
+    ``status`` is ``ok``, or ``numerical_failure`` when a step's solver failed: ``message`` then
+    says where and why, the arrays end at that step and ``findings`` holds the IM301 finding.
     """
 
     t: np.ndarray
@@ -42,7 +46,9 @@ class SimulationResult:
     model: str
     solver: str
     gravity: float | tuple[float, float]  # magnitude along −y, or (g_x, g_y) [m/s²]
-    status: str = "ok"
+    status: Status = Status.OK
+    message: str = ""
+    findings: tuple[Finding, ...] = ()
 
     def energy(self) -> np.ndarray:
         """Total mechanical energy ½ m |v_G|² + ½ J ω² − m g·p_G at each instant [J]
@@ -57,27 +63,31 @@ class SimulationResult:
 
 
 @dataclass(frozen=True)
-class IdentificationResult:
-    """Outcome of the identification NLP of paper D eq. (27).
+class ImpactsIdentification:
+    """Outcome of the identification NLP of paper D eq. (27) (one throw, or several pooled).
 
-    ``inertia_ratio`` J/m [m²] and ``friction`` μ are ``nan`` when the data cannot determine them
-    (``identifiable`` is then False and ``status`` says why); ``inertia_ratio_std`` [m²] is the
-    standard deviation from the curvature of the objective (valid if the noise σ given is right);
-    ``friction_is_lower_bound`` says no contact slid, so μ is the least value the data allow.
-    ``t``/``q``/``v`` is the reconstructed trajectory on the fine grid (N+1 instants, eq. 25);
-    ``impulse_normal``/``impulse_tangent`` (N, nc) are the impulses [N·s] for the given ``mass``;
-    ``t_meas``/``q_meas`` the data and ``fit_residual`` (N_m, 3) the χ of eq. (24);
-    ``warnings`` what the user should know about an identified result (e.g. an ambiguous J/m).
+    ``inertia_ratio`` J/m [m²] and ``friction`` μ are ``nan`` when the status is not ``ok`` (the
+    best iterate is then in ``diagnostics["estimates_not_identified"]``); ``inertia_ratio_std``
+    [m²] is the standard deviation from the curvature of the objective (valid if the noise σ
+    given is right); ``friction_is_lower_bound`` says no contact slid, so μ is the least value
+    the data allow. ``status`` (:class:`physid.status.Status`), a one-line ``message`` and the
+    typed ``findings`` (codes IM0xx, IM1xx) say what to make of it; ``solver_status`` is IPOPT's
+    return status of the best solve and ``stopped_by`` the budget that ended the solves (None:
+    none did). ``t``/``q``/``v`` is the reconstructed trajectory on the fine grid (N+1 instants,
+    eq. 25); ``impulse_normal``/``impulse_tangent`` (N, nc) are the impulses [N·s] for the given
+    ``mass``; ``t_meas``/``q_meas`` the data and ``fit_residual`` (N_m, 3) the χ of eq. (24).
     """
 
     inertia_ratio: float
     inertia_ratio_std: float
     friction: float
     friction_is_lower_bound: bool
-    identifiable: bool
-    status: str
+    status: Status
+    message: str
+    findings: tuple[Finding, ...]
     solver_status: str
     converged: bool
+    stopped_by: Stop | None
     iterations: int
     solve_time: float
     mass: float
@@ -92,8 +102,18 @@ class IdentificationResult:
     q_meas: np.ndarray
     fit_residual: np.ndarray
     diagnostics: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
     note: str = IDENTIFIABILITY_NOTE
+
+    @property
+    def identifiable(self) -> bool:
+        """The estimates can be used (the status is ``ok``)."""
+        return self.status is Status.OK
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The messages of the findings of severity caution or worse (the typed findings are
+        what to test: physid.findings.with_code)."""
+        return tuple(f.message for f in of_severity(self.findings, Severity.CAUTION))
 
     @property
     def friction_note(self) -> str:
@@ -120,8 +140,9 @@ class IdentificationResult:
             "friction_is_lower_bound": self.friction_is_lower_bound,
             "friction_note": self.friction_note,
             "identifiable": self.identifiable,
-            "status": self.status,
-            "warnings": list(self.warnings),
+            "status": str(self.status),
+            "message": self.message,
+            "findings": as_dicts(self.findings),
             "identifiability_note": self.note,
             "mass": self.mass,
             "mass_note": "fixed, not estimated; the impulses (trajectory.csv, impulses.png) scale "
@@ -130,6 +151,7 @@ class IdentificationResult:
             "solver": {
                 "status": self.solver_status,
                 "converged": self.converged,
+                "stopped_by_budget": None if self.stopped_by is None else str(self.stopped_by),
                 "iterations": self.iterations,
                 "solve_time_s": self.solve_time,
                 "n_substeps": self.n_substeps,

@@ -18,6 +18,8 @@ from typing import Literal
 import numpy as np
 
 from physid.errors import InputError
+from physid.findings import Finding
+from physid.impacts.codes import STEP_FAILED
 from physid.impacts.geometry import (
     STANDARD_GRAVITY,
     Line,
@@ -29,8 +31,9 @@ from physid.impacts.geometry import (
     min_gap,
 )
 from physid.impacts.results import SimulationResult
-from physid.impacts.steppers import NlpStepper, StepData, solve_step_lcp
+from physid.impacts.steppers import NlpStepper, StepData, StepSolution, solve_step_lcp
 from physid.progress import progress as progress_display
+from physid.status import Status
 
 #: A contact whose gap at q^0 is below −this [m] means the body starts inside the environment.
 PENETRATION_TOLERANCE = 1e-9
@@ -67,25 +70,135 @@ def simulate(
     ``q0 = (x [m], y [m], θ [rad])``, ``v0 = (v_x [m/s], v_y [m/s], ω [rad/s])``;
     ``inertia_ratio`` is J/m [m²] (J about the COM), ``mu`` the Coulomb coefficient,
     ``restitution`` ε of eq. (4) (unused by IGC, which cannot model it). Raises
-    :class:`InputError` on bad parameters or a body that starts inside the environment.
+    :class:`InputError` on bad parameters or a body that starts inside the environment; a step
+    whose solver fails ends the trajectory there with status ``numerical_failure``.
     """
     q0, v0 = _vector3(q0, "q0"), _vector3(v0, "v0")
+    numbers = {"inertia_ratio": inertia_ratio, "mass": mass, "mu": mu, "dt": dt}
+    numbers |= {"duration": duration, "restitution": restitution}
+    g_vec = _check_inputs(shape, lines, q0, gravity, model, solver, **numbers)
+    n_steps = int(round(duration / dt))
+    pairs = candidate_pairs(shape, lines)
+    nc = len(pairs)
+    t = np.arange(n_steps + 1) * dt
+    q, v = np.zeros((n_steps + 1, 3)), np.zeros((n_steps + 1, 3))
+    cn, ct = np.zeros((n_steps, nc)), np.zeros((n_steps, nc))
+    active = np.zeros((n_steps, nc), dtype=bool)
+    q[0], v[0] = q0, v0
+    inv_m = np.array([1.0, 1.0, 1.0 / inertia_ratio])
+    gravity_dv = np.r_[g_vec * dt, 0.0]
+    nlp = NlpStepper(shape, lines) if solver == "nlp" else None
+    status, message, findings = Status.OK, "", ()
+    steps = progress_display(
+        range(n_steps), desc="simulate", unit="step", enabled=progress, leave=False
+    )
+    for k in steps:
+        v_free = v[k] + gravity_dv
+        idx, sol = _step(
+            shape, lines, pairs, q[k], v[k], v_free, model, nlp, inv_m, mu, restitution, dt
+        )
+        if sol is None:
+            v[k + 1] = v_free
+        elif not sol.ok:
+            status, message, findings = _failure(t[k], solver, sol.message)
+            q, v, t = q[: k + 1], v[: k + 1], t[: k + 1]
+            cn, ct, active = cn[:k], ct[:k], active[:k]
+            break
+        else:
+            v[k + 1] = sol.v_next
+            cn[k, idx] = mass * sol.cn
+            ct[k, idx] = mass * (sol.ct[0::2] - sol.ct[1::2])
+            active[k, idx] = True
+        q[k + 1] = q[k] + dt * v[k + 1]
+    given = {"inertia_ratio": inertia_ratio, "mu": mu, "restitution": restitution, "dt": dt}
+    return SimulationResult(
+        t,
+        q,
+        v,
+        cn,
+        ct,
+        active,
+        pairs,
+        mass,
+        **given,
+        model=model,
+        solver=solver,
+        gravity=gravity,
+        status=status,
+        message=message,
+        findings=findings,
+    )
+
+
+def _step(
+    shape: Shape,
+    lines: list[Line],
+    pairs: list[tuple[int, int]],
+    q: np.ndarray,
+    v: np.ndarray,
+    v_free: np.ndarray,
+    model: str,
+    nlp: NlpStepper | None,
+    inv_m: np.ndarray,
+    mu: float,
+    restitution: float,
+    dt: float,
+) -> tuple[np.ndarray, StepSolution | None]:
+    """The candidates switched on at (q^k, v^k) and the step's solution (None: no contact, the
+    free motion is the solution)."""
+    frames = contact_frames(shape, lines, q)
+    N_all, T_all = grasp_matrices(frames.arm, frames.normal, frames.tangent)
+    if model == "irc":  # eq. (6)
+        on = (frames.gap <= 0.0) & (N_all.T @ v <= SEPARATION_TOLERANCE)
+    else:  # IGC: only contacts the free motion would close can carry impulse
+        on = frames.gap + dt * (N_all.T @ v_free) < 0.0
+    idx = np.flatnonzero(on)
+    if idx.size == 0:
+        return idx, None
+    N, T = N_all[:, idx], T_all[:, np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()]
+    data = StepData(q, v, v_free, N, T, frames.gap[idx], inv_m, mu, restitution, dt)
+    if nlp is None:
+        return idx, solve_step_lcp(data, model)
+    return idx, nlp.solve(data, model, [pairs[i] for i in idx])
+
+
+def _failure(t: float, solver: str, detail: str) -> tuple[Status, str, tuple[Finding, ...]]:
+    """The status, message and finding of a step whose solver failed at time ``t`` [s]."""
+    other = "nlp" if solver == "lcp" else "lcp"
+    message = (
+        f"step solver failed at t = {t:.6g} s ({solver}: {detail}); the other per-step solver "
+        f"(--solver {other}) or a smaller --dt may get past it"
+    )
+    return Status.NUMERICAL_FAILURE, message, (STEP_FAILED(message, numbers={"t_s": t}),)
+
+
+def _check_inputs(
+    shape: Shape,
+    lines: list[Line],
+    q0: np.ndarray,
+    gravity: float | tuple[float, float],
+    model: str,
+    solver: str,
+    **numbers: float,
+) -> np.ndarray:
+    """The gravity vector; an InputError names a parameter out of range, an unknown model or
+    solver, no surface, or a body that starts inside one."""
     try:
         g_vec = gravity_vector(gravity)
     except ValueError as error:
         raise InputError(str(error)) from None
     if not (np.all(np.isfinite(g_vec)) and (np.ndim(gravity) > 0 or gravity >= 0)):
         raise InputError(f"gravity = {gravity!r} is out of range")
-    checks = {  # name: (value, admissible)
-        "inertia_ratio": (inertia_ratio, inertia_ratio > 0),
-        "mass": (mass, mass > 0),
-        "mu": (mu, mu >= 0),
-        "dt": (dt, dt > 0),
-        "duration": (duration, duration > 0),
-        "restitution": (restitution, 0.0 <= restitution <= 1.0),
+    admissible = {
+        "inertia_ratio": lambda x: x > 0,
+        "mass": lambda x: x > 0,
+        "mu": lambda x: x >= 0,
+        "dt": lambda x: x > 0,
+        "duration": lambda x: x > 0,
+        "restitution": lambda x: 0.0 <= x <= 1.0,
     }
-    for name, (value, ok) in checks.items():
-        if not (ok and np.isfinite(value)):
+    for name, value in numbers.items():
+        if not (admissible[name](value) and np.isfinite(value)):
             raise InputError(f"{name} = {value!r} is out of range")
     if model not in ("irc", "igc") or solver not in ("lcp", "nlp"):
         raise InputError(f"unknown model/solver {model!r}/{solver!r}")
@@ -97,67 +210,4 @@ def simulate(
             f"q0 = {q0.tolist()} starts inside surface {line0 + 1} ({lines[line0].spec()}): "
             f"penetration {-gap0 * 1e3:.3g} mm"
         )
-
-    n_steps = int(round(duration / dt))
-    pairs = candidate_pairs(shape, lines)
-    nc = len(pairs)
-    t = np.arange(n_steps + 1) * dt
-    q = np.zeros((n_steps + 1, 3))
-    v = np.zeros((n_steps + 1, 3))
-    cn = np.zeros((n_steps, nc))
-    ct = np.zeros((n_steps, nc))
-    active = np.zeros((n_steps, nc), dtype=bool)
-    q[0], v[0] = q0, v0
-    inv_m = np.array([1.0, 1.0, 1.0 / inertia_ratio])
-    gravity_dv = np.r_[g_vec * dt, 0.0]
-    nlp = NlpStepper(shape, lines) if solver == "nlp" else None
-    status = "ok"
-    steps = progress_display(
-        range(n_steps), desc="simulate", unit="step", enabled=progress, leave=False
-    )
-    for k in steps:
-        frames = contact_frames(shape, lines, q[k])
-        N_all, T_all = grasp_matrices(frames.arm, frames.normal, frames.tangent)
-        v_free = v[k] + gravity_dv
-        if model == "irc":  # eq. (6)
-            on = (frames.gap <= 0.0) & (N_all.T @ v[k] <= SEPARATION_TOLERANCE)
-        else:  # IGC: only contacts the free motion would close can carry impulse
-            on = frames.gap + dt * (N_all.T @ v_free) < 0.0
-        idx = np.flatnonzero(on)
-        if idx.size == 0:
-            v[k + 1] = v_free
-        else:
-            N, T = N_all[:, idx], T_all[:, np.stack([2 * idx, 2 * idx + 1], axis=1).ravel()]
-            data = StepData(q[k], v[k], v_free, N, T, frames.gap[idx], inv_m, mu, restitution, dt)
-            if nlp is None:
-                sol = solve_step_lcp(data, model)
-            else:
-                sol = nlp.solve(data, model, [pairs[i] for i in idx])
-            if not sol.ok:
-                status = f"step solver failed at t = {t[k]:.6g} s ({solver}: {sol.message})"
-                q, v, t = q[: k + 1], v[: k + 1], t[: k + 1]
-                cn, ct, active = cn[:k], ct[:k], active[:k]
-                break
-            v[k + 1] = sol.v_next
-            cn[k, idx] = mass * sol.cn
-            ct[k, idx] = mass * (sol.ct[0::2] - sol.ct[1::2])
-            active[k, idx] = True
-        q[k + 1] = q[k] + dt * v[k + 1]
-    return SimulationResult(
-        t=t,
-        q=q,
-        v=v,
-        impulse_normal=cn,
-        impulse_tangent=ct,
-        active=active,
-        pairs=pairs,
-        mass=mass,
-        inertia_ratio=inertia_ratio,
-        mu=mu,
-        restitution=restitution,
-        dt=dt,
-        model=model,
-        solver=solver,
-        gravity=gravity,
-        status=status,
-    )
+    return g_vec

@@ -47,7 +47,9 @@ UNIT_TOLERANCE = 1e-3
 @dataclass(frozen=True)
 class Snapshots:
     """Impacts of one body: ``v_pre``, ``v_post`` (n, 3) [m/s, m/s, rad/s], ``arm`` GQ (n, 2) [m],
-    ``normal`` (n, 2), ``duration`` (n,) [s], ``mass`` [kg], ``labels`` (n,) for messages."""
+    ``normal`` (n, 2), ``duration`` (n,) [s], ``mass`` [kg], ``labels`` (n,) for messages;
+    ``jacobian``: the file gave the contact Jacobian rows (the findings then name those
+    columns)."""
 
     v_pre: np.ndarray
     v_post: np.ndarray
@@ -56,6 +58,7 @@ class Snapshots:
     duration: np.ndarray
     mass: float
     labels: tuple[str, ...]
+    jacobian: bool = False
 
     def __len__(self) -> int:
         return int(self.v_pre.shape[0])
@@ -72,6 +75,42 @@ def _limit(name: str) -> float:
 def read_snapshots_csv(path: str | Path) -> Snapshots:
     """Read and check a snapshot file (see the module docstring for the columns)."""
     source = str(path)
+    header, data, jacobian = _table(path, source)
+    geometry = JACOBIAN_COLUMNS if jacobian else GEOMETRY_COLUMNS
+    numeric = [*VELOCITY_COLUMNS, *geometry] + [c for c in OPTIONAL_NUMBERS if c in header]
+    col = _numbers(header, data, numeric, source)
+    if jacobian:
+        col |= _geometry_from_jacobian(col, source)
+    length = np.hypot(col["nx"], col["ny"])
+    names = "jn_x,jn_y" if jacobian else "nx,ny"
+    bad = np.flatnonzero(np.abs(length - 1.0) > UNIT_TOLERANCE)
+    if bad.size:
+        raise InputError(
+            f"row {bad[0] + 1}, columns {names}: the normal has length {length[bad[0]]:.6g}, "
+            "not 1 (a unit vector is expected)",
+            source=source,
+        )
+    _check_optional(header, data, col, source)
+    labels = (
+        tuple(f"row {r} (id {row[header.index('id')].strip()})" for r, row in enumerate(data, 1))
+        if "id" in header
+        else tuple(f"row {r}" for r in range(1, len(data) + 1))
+    )
+    return Snapshots(
+        v_pre=np.column_stack([col[c] for c in VELOCITY_COLUMNS[:3]]),
+        v_post=np.column_stack([col[c] for c in VELOCITY_COLUMNS[3:]]),
+        arm=np.column_stack([col["px"], col["py"]]),
+        normal=np.column_stack([col["nx"], col["ny"]]) / length[:, None],
+        duration=col.get("duration", np.zeros(len(data))),
+        mass=float(col["mass"][0]) if "mass" in col else 1.0,
+        labels=labels,
+        jacobian=jacobian,
+    )
+
+
+def _table(path: str | Path, source: str) -> tuple[list[str], list[list[str]], bool]:
+    """The header, the data rows (trailing blank lines dropped) and whether the contact geometry
+    is given as Jacobian rows; an error names the missing columns."""
     rows = list(csv.reader(io.StringIO(read_text_file(path, "snapshot file"))))
     while rows and not any(cell.strip() for cell in rows[-1]):
         rows.pop()
@@ -89,10 +128,16 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
             f"{','.join(REQUIRED_COLUMNS)} (or {','.join(JACOBIAN_COLUMNS)} for px,py,nx,ny)",
             source=source,
         )
-    numeric = [*VELOCITY_COLUMNS, *geometry] + [c for c in OPTIONAL_NUMBERS if c in header]
-    data = rows[1:]
-    if not data:
+    if len(rows) < 2:
         raise InputError("no data rows after the header", source=source)
+    return header, rows[1:], jacobian
+
+
+def _numbers(
+    header: list[str], data: list[list[str]], numeric: list[str], source: str
+) -> dict[str, np.ndarray]:
+    """The ``numeric`` columns as arrays; an error names the row and column of a cell that is
+    not a finite number within its column's limit."""
     values = np.empty((len(data), len(numeric)))
     for r, row in enumerate(data, start=1):
         if len(row) != len(header):
@@ -113,18 +158,13 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
                     source=source,
                 )
             values[r - 1, c] = value
-    col = {name: values[:, i] for i, name in enumerate(numeric)}
-    if jacobian:
-        col |= _geometry_from_jacobian(col, source)
-    length = np.hypot(col["nx"], col["ny"])
-    names = "jn_x,jn_y" if jacobian else "nx,ny"
-    bad = np.flatnonzero(np.abs(length - 1.0) > UNIT_TOLERANCE)
-    if bad.size:
-        raise InputError(
-            f"row {bad[0] + 1}, columns {names}: the normal has length {length[bad[0]]:.6g}, "
-            "not 1 (a unit vector is expected)",
-            source=source,
-        )
+    return {name: values[:, i] for i, name in enumerate(numeric)}
+
+
+def _check_optional(
+    header: list[str], data: list[list[str]], col: dict[str, np.ndarray], source: str
+) -> None:
+    """``duration`` ≥ 0 and ``mass`` > 0; ``mass`` and ``body`` the same in every row."""
     for name in OPTIONAL_NUMBERS:
         if name in col and np.any(col[name] < 0 if name == "duration" else col[name] <= 0):
             r = int(np.flatnonzero(col[name] < 0 if name == "duration" else col[name] <= 0)[0])
@@ -148,20 +188,6 @@ def read_snapshots_csv(path: str | Path) -> Snapshots:
                     "mixed bodies; a snapshot file holds the impacts of one body",
                     source=source,
                 )
-    labels = (
-        tuple(f"row {r} (id {row[header.index('id')].strip()})" for r, row in enumerate(data, 1))
-        if "id" in header
-        else tuple(f"row {r}" for r in range(1, len(data) + 1))
-    )
-    return Snapshots(
-        v_pre=np.column_stack([col[c] for c in VELOCITY_COLUMNS[:3]]),
-        v_post=np.column_stack([col[c] for c in VELOCITY_COLUMNS[3:]]),
-        arm=np.column_stack([col["px"], col["py"]]),
-        normal=np.column_stack([col["nx"], col["ny"]]) / length[:, None],
-        duration=col.get("duration", np.zeros(len(data))),
-        mass=float(col["mass"][0]) if "mass" in col else 1.0,
-        labels=labels,
-    )
 
 
 def _geometry_from_jacobian(col: dict[str, np.ndarray], source: str) -> dict[str, np.ndarray]:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from physid.errors import InputError
-from physid.impacts.geometry import Ellipse, Line, Shape, make_polygon
+from physid.impacts.geometry import Ellipse, Line, Polygon, Shape, make_polygon
 
 _MIN_SIZE_M, _MAX_SIZE_M = 1e-6, 1e3  # a body between a micrometre and a kilometre
 
@@ -102,3 +102,82 @@ def parse_gravity(text: str, option: str = "--gravity") -> np.ndarray:
             source=option,
         )
     return g
+
+
+# --- typed values: what the Python API takes besides the command line's text -----------------
+
+ShapeLike = str | Shape | tuple[float, float] | np.ndarray
+SurfaceLike = str | Line | tuple[float, float]
+
+
+def _join(values: np.ndarray | tuple | list) -> str:
+    """Numbers as the command line writes them (``repr``: they read back exactly)."""
+    return ",".join(repr(float(v)) for v in values)
+
+
+def shape_of(value: ShapeLike, option: str = "shape") -> Shape:
+    """A body shape from its text (``ellipse:A,B``, ``polygon:...``), an :class:`Ellipse` or
+    :class:`~physid.impacts.geometry.Polygon`, two numbers (the ellipse's semi-axes A, B [m]) or
+    a (k, 2) array of convex polygon vertices [m]; checked as the command line checks it."""
+    if isinstance(value, str):
+        return parse_shape(value, option)
+    if isinstance(value, Ellipse | Polygon):
+        return parse_shape(value.spec(), option)
+    array = _array(value, option)
+    if array.shape == (2,):
+        return parse_shape(f"ellipse:{_join(array)}", option)
+    if array.ndim == 2 and array.shape[1] == 2:
+        return parse_shape("polygon:" + ";".join(_join(v) for v in array), option)
+    raise InputError(
+        f"shape {array.shape}: expected two semi-axes (A, B) or (k, 2) polygon vertices",
+        source=option,
+    )
+
+
+def surfaces_of(value: SurfaceLike | list | tuple, option: str = "surfaces") -> list[Line]:
+    """Surface lines from text (``line:ANGLE,OFFSET``), :class:`Line` objects or
+    ``(ANGLE [rad], OFFSET [m])`` pairs, one or a sequence of them."""
+    if isinstance(value, str | Line) or (
+        isinstance(value, tuple | list) and len(value) == 2 and all(_is_number(v) for v in value)
+    ):
+        value = [value]
+    lines = []
+    for item in value:
+        if isinstance(item, str):
+            lines.append(parse_surface(item, option))
+        elif isinstance(item, Line):
+            lines.append(parse_surface(item.spec(), option))
+        else:
+            lines.append(parse_surface(f"line:{_join(_array(item, option))}", option))
+    return lines
+
+
+def gravity_of(
+    value: str | tuple[float, float] | np.ndarray, option: str = "gravity"
+) -> np.ndarray:
+    """The gravity vector (g_x, g_y) [m/s²] from ``GX,GY`` text or two numbers."""
+    if isinstance(value, str):
+        return parse_gravity(value, option)
+    return parse_gravity(_join(_array(value, option).ravel()), option)
+
+
+def vector3_of(
+    value: str | tuple | list | np.ndarray,
+    option: str,
+    what: str,
+    limits: tuple[float, float, float] | None = None,
+) -> np.ndarray:
+    """Three numbers from ``A,B,C`` text or a sequence (:func:`parse_vector3`)."""
+    text = value if isinstance(value, str) else _join(_array(value, option).ravel())
+    return parse_vector3(text, option, what, limits)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | np.number) and not isinstance(value, bool)
+
+
+def _array(value: object, option: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{value!r} is not a sequence of numbers", source=option) from None

@@ -2,14 +2,14 @@
 frictional constraints (paper A): maximal-coordinate model, SPOOK simulator with an MLCP for dry
 friction, and a Levenberg–Marquardt estimator on impulse and observation residuals."""
 
-from physid.multibody.build import load_model
-from physid.multibody.estimate import MultibodyFit, Recording, identify
-from physid.multibody.simulate import Simulation, simulate, state_from_joints
+from physid.multibody.estimate.fit import MultibodyFit, MultibodyRecording, identify
+from physid.multibody.model.build import load_model
+from physid.multibody.step.simulate import MultibodySimulation, simulate, state_from_joints
 
 __all__ = [
     "MultibodyFit",
-    "Recording",
-    "Simulation",
+    "MultibodyRecording",
+    "MultibodySimulation",
     "identify",
     "load_model",
     "simulate",

@@ -1,28 +1,31 @@
 """Outputs of ``physid multibody identify``: recordings from contract files, ``params.json``
 (the physid contract, multibody terms under ``extra``), ``result.json``, ``states.npz`` and the
-report figure (measured vs estimated angles, impulse residuals of eqs. 3.7-3.8, simulation of the
+report figure (recorded vs estimated angles, impulse residuals of eqs. 3.7-3.8, simulation of the
 identified model from the first estimated state).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from physid.errors import InputError
-from physid.multibody.estimate import MultibodyFit, Recording
-from physid.multibody.model import MultibodyModel
-from physid.multibody.problem import Problem
+from physid.findings import Finding, as_dicts
+from physid.multibody.estimate.fit import MultibodyFit, MultibodyRecording
+from physid.multibody.estimate.problem import Problem
+from physid.multibody.model.spec import MultibodyModel
 from physid.multibody.verdicts import first_state_simulations, unwrap_like
 from physid.recordings.tables import Table
 from physid.recordings.trajectory import _check_magnitude, _check_time, read_table
+from physid.status import Status
 
 
 def read_recording(
     path: str | Path | Table, model: MultibodyModel
-) -> tuple[Recording, list[str]]:
+) -> tuple[MultibodyRecording, list[str]]:
     """``t``, ``q_<joint>`` for every hinge and ``u_<joint>`` for every motor hinge (a file, or
     a table in memory); returns the recording and the columns that were not used (reported by
     the caller)."""
@@ -51,7 +54,7 @@ def read_recording(
             raise InputError(f"column '{name}' row {bad[0] + 1} is {values[bad[0]]}", source=source)
     _check_magnitude(table, sorted(used - {"t"}))  # (|value| <= 1e8, as identify reads them)
     ignored = sorted(set(cols) - used - {f"dq_{n}" for n in model.joint_names})
-    return Recording(t, np.column_stack(angles), control, source), ignored
+    return MultibodyRecording(t, np.column_stack(angles), control, source), ignored
 
 
 def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
@@ -69,8 +72,8 @@ def impulse_residuals(fit: MultibodyFit) -> list[np.ndarray]:
 def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
     """Joint angles of the estimated states. The map from states to angles is kinematic, so it
     is read through a stepper at the fit's start values, which can be simulated: an estimate at
-    an inertia's bound 0 cannot (a stepper at it threw the finished fit away, exit 2)."""
-    from physid.multibody.simulate import Stepper
+    an inertia's bound 0 cannot (a stepper built at it would fail after the fit finished)."""
+    from physid.multibody.step.simulate import Stepper
 
     start = fit.model.values.copy()
     start[[fit.model.index(name) for name in fit.names]] = fit.initial_values
@@ -81,66 +84,111 @@ def estimated_angles(fit: MultibodyFit) -> list[np.ndarray]:
     ]
 
 
-def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]):
-    """``params.json`` (docs/architecture.md contract): bodies and joint terms, multibody terms in
-    extra."""
-    model, std = fit.model, dict(zip(fit.names, fit.std.tolist(), strict=True))
-    value = {n: float(v) for n, v in zip(model.names, model.values, strict=True)}
+def _body_entry(model: MultibodyModel, i: int, value: dict, std: dict) -> tuple[dict, bool]:
+    """``params.json``'s entry of the body moved by hinge ``i`` (1-based) and whether it is
+    physically consistent. A quantity not estimated is the model's (YAML/URDF) value: std null,
+    source prior; the inertia is "data" when any entry is estimated, the null entries of its std
+    saying which are not."""
+    n = model.hinges[i - 1].name
+    entries = [["Ixx", "Ixy", "Ixz"], ["Ixy", "Iyy", "Iyz"], ["Ixz", "Iyz", "Izz"]]
+    inertia = np.array([[value[f"{n}.{e}"] for e in row] for row in entries])
+    eig = np.sort(np.linalg.eigvalsh(inertia))
+    consistent = bool(value[f"{n}.mass"] > 0 and eig[0] > 0 and eig[0] + eig[1] >= eig[2])
+    estimated = any(f"{n}.{e}" in std for row in entries for e in row)
+    entry = {
+        "mass": value[f"{n}.mass"],
+        "com": model.pin_model.inertias[i].lever.tolist(),
+        "inertia": inertia.tolist(),
+        "std": {
+            "mass": std.get(f"{n}.mass"),
+            "com": [None] * 3,
+            "inertia": [[std.get(f"{n}.{e}") for e in row] for row in entries],
+        },
+        "source": {
+            "mass": "data" if f"{n}.mass" in std else "prior",
+            "com": "prior",
+            "inertia": "data" if estimated else "prior",
+        },
+    }
+    return entry, consistent
+
+
+def _joint_entry(n: str, value: dict, std: dict) -> dict:
+    """``params.json``'s joint terms of hinge ``n`` (the contract's viscous, coulomb, offset,
+    armature = the motor's shaft inertia)."""
 
     def origin(name: str) -> str:
         return "data" if name in std else "prior"
 
+    return {
+        "viscous": value[f"{n}.viscous"],
+        "coulomb": value[f"{n}.coulomb"],
+        "offset": 0.0,
+        "armature": value[f"{n}.shaft_inertia"],
+        "std": {
+            "viscous": std.get(f"{n}.viscous"),
+            "armature": std.get(f"{n}.shaft_inertia"),
+            "coulomb": std.get(f"{n}.coulomb"),
+        },
+        "source": {
+            "viscous": origin(f"{n}.viscous"),
+            "coulomb": origin(f"{n}.coulomb"),
+            "offset": "prior",
+            "armature": origin(f"{n}.shaft_inertia"),
+        },
+    }
+
+
+def _provenance(fit: MultibodyFit, urdf: Path, config: Path | None, sources: list[str]) -> dict:
+    model = fit.model
+    return {
+        "estimator": "physid.multibody (paper A)",
+        "robot": {
+            "urdf": str(urdf),
+            "urdf_sha256": hashlib.sha256(urdf.read_bytes()).hexdigest(),
+            "joints": {h.name: "revolute" for h in model.hinges},
+        },
+        "config": None if config is None else str(config),
+        "data": sources,
+        "preprocessing": {
+            "initialisation_filter": [
+                "none" if hz is None else f"butterworth order 2, {hz:.4g} Hz, zero-phase (§4.4)"
+                for hz in fit.init_filter_hz
+            ],
+            "observations": "angles at the model steps nearest to their samples, weighted "
+            "by min(noise) / noise of the joint",
+            "noise": fit.noise,
+            "resampled_step": fit.h,
+        },
+        "gravity": model.gravity.tolist(),
+    }
+
+
+def params_document(
+    fit: MultibodyFit,
+    urdf: Path,
+    config: Path | None,
+    sources: list[str],
+    findings: Sequence[Finding] = (),
+    status: Status | None = None,
+) -> dict:
+    """``params.json`` (docs/architecture.md contract): bodies and joint terms, multibody terms
+    in extra, the run's ``status`` and ``findings``."""
+    model, std = fit.model, dict(zip(fit.names, fit.std.tolist(), strict=True))
+    value = {n: float(v) for n, v in zip(model.names, model.values, strict=True)}
     bodies, joints, consistent = {}, {}, True
-    pm = model.pin_model
     for i, hinge in enumerate(model.hinges, start=1):
-        n = hinge.name
-        inertia = np.array(
-            [
-                [value[f"{n}.Ixx"], value[f"{n}.Ixy"], value[f"{n}.Ixz"]],
-                [value[f"{n}.Ixy"], value[f"{n}.Iyy"], value[f"{n}.Iyz"]],
-                [value[f"{n}.Ixz"], value[f"{n}.Iyz"], value[f"{n}.Izz"]],
-            ]
-        )
-        eig = np.sort(np.linalg.eigvalsh(inertia))
-        consistent &= bool(value[f"{n}.mass"] > 0 and eig[0] > 0 and eig[0] + eig[1] >= eig[2])
-        entries = [["Ixx", "Ixy", "Ixz"], ["Ixy", "Iyy", "Iyz"], ["Ixz", "Iyz", "Izz"]]
-        inertia_std = [[std.get(f"{n}.{e}") for e in row] for row in entries]
-        estimated = any(f"{n}.{e}" in std for row in entries for e in row)
-        # identify's per-body layout: a std and a source per quantity. A quantity not estimated
-        # is the model's (YAML/URDF) value: std null, source prior; the inertia is "data" when
-        # any entry is estimated, the null entries of its std saying which are not.
-        bodies[n] = {
-            "mass": value[f"{n}.mass"],
-            "com": pm.inertias[i].lever.tolist(),
-            "inertia": inertia.tolist(),
-            "std": {"mass": std.get(f"{n}.mass"), "com": [None] * 3, "inertia": inertia_std},
-            "source": {
-                "mass": origin(f"{n}.mass"),
-                "com": "prior",
-                "inertia": "data" if estimated else "prior",
-            },
-        }
-        joints[n] = {
-            "viscous": value[f"{n}.viscous"],
-            "coulomb": value[f"{n}.coulomb"],
-            "offset": 0.0,
-            "armature": value[f"{n}.shaft_inertia"],
-            "std": {
-                "viscous": std.get(f"{n}.viscous"),
-                "armature": std.get(f"{n}.shaft_inertia"),
-                "coulomb": std.get(f"{n}.coulomb"),
-            },
-            "source": {
-                "viscous": origin(f"{n}.viscous"),
-                "coulomb": origin(f"{n}.coulomb"),
-                "offset": "prior",
-                "armature": origin(f"{n}.shaft_inertia"),
-            },
-        }
+        bodies[hinge.name], ok = _body_entry(model, i, value, std)
+        consistent &= ok
+        joints[hinge.name] = _joint_entry(hinge.name, value, std)
     extra = {
         "format": "physid.multibody/1",
         "parameters": {
-            name: {"value": value[name], "std": std.get(name), "source": origin(name)}
+            name: {
+                "value": value[name],
+                "std": std.get(name),
+                "source": "data" if name in std else "prior",
+            }
             for name in model.names
         },
         "h": fit.h,
@@ -148,9 +196,11 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         "note": "coulomb is the constant Coulomb torque [N m]; the load-dependent dry friction "
         "is the hinge's r*mu [m] (paper A F.4) in parameters",
     }
-    digest = hashlib.sha256(urdf.read_bytes()).hexdigest()
+    status = fit.status if status is None else status
     return {
         "format": "physid.params/1",
+        "status": str(status),
+        "findings": as_dicts(findings or fit.findings),
         "bodies": bodies,
         "joints": joints,
         "extra": extra,
@@ -161,39 +211,25 @@ def params_document(fit: MultibodyFit, urdf: Path, config: Path | None, sources:
         },
         "physically_consistent": consistent,
         "fit": {
-            "status": fit.status,
+            "status": str(status),
+            "termination": str(fit.termination),
             "cost_per_step": fit.cost_per_step,
             "observation_mse": fit.observation_mse,
             "impulse_mse": fit.impulse_mse,
         },
-        "provenance": {
-            "estimator": "physid.multibody (paper A)",
-            "robot": {
-                "urdf": str(urdf),
-                "urdf_sha256": digest,
-                "joints": {h.name: "revolute" for h in model.hinges},
-            },
-            "config": None if config is None else str(config),
-            "data": sources,
-            "preprocessing": {
-                "initialisation_filter": [
-                    "none" if hz is None else f"butterworth order 2, {hz:.4g} Hz, zero-phase (§4.4)"
-                    for hz in fit.init_filter_hz
-                ],
-                "observations": "angles at the model steps nearest to their samples, weighted "
-                "by min(noise) / noise of the joint",
-                "noise": fit.noise,
-                "resampled_step": fit.h,
-            },
-            "gravity": model.gravity.tolist(),
-        },
+        "provenance": _provenance(fit, urdf, config, sources),
     }
 
 
 def result_document(
-    fit: MultibodyFit, cross_validation: list[dict] | None, simulation: list[dict] | None = None
+    fit: MultibodyFit,
+    cross_validation: list[dict] | None,
+    simulation: list[dict] | None = None,
+    findings: Sequence[Finding] = (),
+    status: Status | None = None,
 ) -> dict:
-    """``result.json``; ``simulation``: :func:`physid.multibody.verdicts.simulation_errors`."""
+    """``result.json``; ``simulation``: :func:`physid.multibody.verdicts.simulation_errors`;
+    ``findings`` and ``status``: the whole run's (default the fit's)."""
     model = fit.model
     compliances = {
         h.name: {
@@ -204,11 +240,15 @@ def result_document(
     }
     return {
         "format": "physid.multibody.result/1",
-        "status": fit.status,
+        "status": str(fit.status if status is None else status),
+        "findings": as_dicts(findings or fit.findings),
+        "termination": str(fit.termination),
+        "message": fit.message,
         "converged": fit.converged,
         "iterations": fit.iterations,
         "state_iterations": fit.state_iterations,
         "at_bound": fit.at_bound,
+        "collapsed": fit.collapsed,
         "seconds": fit.seconds,
         "cost": fit.cost,
         "cost_per_step": fit.cost_per_step,
@@ -220,6 +260,8 @@ def result_document(
         "values": fit.values.tolist(),
         "initial_values": fit.initial_values.tolist(),
         "std": fit.std.tolist(),
+        "lower": None if fit.lower is None else fit.lower.tolist(),
+        "upper": None if fit.upper is None else fit.upper.tolist(),
         "covariance": np.asarray(fit.covariance).tolist(),
         "singular_values": np.asarray(fit.singular_values).tolist(),
         "not_identifiable": fit.not_identifiable,
@@ -233,7 +275,6 @@ def result_document(
         "cross_validation": cross_validation,
         "simulation_error": simulation,
         "refinement": None if fit.refinement is None else fit.refinement.to_dict(),
-        "notes": fit.notes,
     }
 
 
@@ -266,15 +307,15 @@ def states_arrays(fit: MultibodyFit) -> dict[str, np.ndarray]:
 
 
 def _swing_limits(measured: np.ndarray) -> tuple[float, float]:
-    """Angle-axis limits around the measured swing (20 % margin): a simulation that runs away
-    must not squash a +-0.15 rad swing onto a 0-6 rad axis (issue 28)."""
+    """Angle-axis limits around the recorded swing (20 % margin): a simulation that runs away
+    must not squash a small swing onto an axis several radians wide."""
     low, high = float(np.nanmin(measured)), float(np.nanmax(measured))
     pad = 0.2 * max(high - low, 1e-3)
     return low - pad, high + pad
 
 
 def plot_report(fit: MultibodyFit, path: Path, simulation: tuple | str | None = None) -> None:
-    """Per joint, the measured, estimated and simulated (from the first state) angles on an
+    """Per joint, the recorded, estimated and simulated (from the first state) angles on an
     axis scaled to that joint's swing; the differences to the measurement [mrad]; the impulse
     residuals. ``simulation``: the first recording's entry of
     :func:`physid.multibody.verdicts.first_state_simulations` (computed when not given)."""
@@ -297,7 +338,7 @@ def plot_report(fit: MultibodyFit, path: Path, simulation: tuple | str | None = 
     fig, axes = plt.subplots(len(names) + 2, 1, figsize=(9, 3.0 * (len(names) + 2)), sharex=True)
     error_axis, impulse_axis = axes[-2], axes[-1]
     for j, name in enumerate(names):
-        axis, seen = axes[j], seg.w[:, j] > 0  # steps with a measured sample
+        axis, seen = axes[j], seg.w[:, j] > 0  # steps with a recorded sample
         axis.plot(t[seen], seg.y[seen, j], ".", ms=2, color="0.6", label="measured")
         axis.plot(t, est[:, j], "-", lw=1.2, label="estimated")
         axis.plot(t_sim, sim[:, j], "--", lw=1.0, label="simulated from the first state")

@@ -1,72 +1,34 @@
-"""What a fit of :mod:`physid.multibody.estimate` says about itself (issue 27): every estimated
+"""What a fit of :mod:`physid.multibody.estimate.fit` says about itself: every estimated
 parameter that ended at a bound, with what to try, and the simulation error of the identified
 model from the first estimated state (the validation of paper A §4.5), per joint over the first
-second and over the whole recording, at the measured samples.
+second and over the whole recording, at the recorded samples.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+import physid.multibody.codes as codes
 from physid.errors import InputError
-
-# what to try when a parameter of this slot ends at a bound (lower, upper)
-_ADVICE = {
-    "friction": "the data did not decide this friction term (too little sliding, or another "
-    "term took it): try --refine (output error; on low-rate, noisy data the equation-error "
-    "fit trades dry friction for viscous), the other dry-friction law (coulomb [N m] vs dry "
-    "r*mu [m]), fix viscous, a larger --kappa, or a recording with more sliding",
-    "inertial": "a collapsed or unexcited body: try --refine, a finer --dt, a larger --kappa, "
-    "another start, or fix it at a known value",
-    "other": "try another start or a larger --kappa, or fix it",
-}
-_FRICTION = {"viscous", "dry", "stribeck_delta", "stribeck_c", "coulomb"}
-_INERTIAL = {"mass", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "shaft_inertia"}
-
-
-def at_bounds(
-    names: list[str],
-    values: np.ndarray,
-    start: np.ndarray,
-    lower: np.ndarray,
-    upper: np.ndarray,
-) -> list[tuple[str, str]]:
-    """``(name, "lower" | "upper")`` of every estimated parameter within ``1e-6`` of the
-    magnitude of its start, its bound or the largest estimate of its kind (1e-9 absolute for
-    friction, whose bound 0 is common) of a finite bound."""
-    out = []
-    for k, name in enumerate(names):
-        slot = name.rsplit(".", 1)[-1]
-        kind = [v for n, v in zip(names, values, strict=True) if n.rsplit(".", 1)[-1] == slot]
-        scale = max(abs(start[k]), float(np.max(np.abs(kind))), 1e-300)
-        floor = 1e-9 if slot in _FRICTION else 0.0
-        for side, bound in (("lower", lower[k]), ("upper", upper[k])):
-            if np.isfinite(bound) and abs(values[k] - bound) <= max(floor, 1e-6 * scale):
-                out.append((name, side))
-    return out
-
-
-def bound_note(name: str, side: str, value: float) -> str:
-    """One warning: the parameter, its bound and what to try."""
-    slot = name.rsplit(".", 1)[-1]
-    kind = "friction" if slot in _FRICTION else "inertial" if slot in _INERTIAL else "other"
-    advice = _ADVICE[kind] if side == "lower" else f"widen bounds.{name} in the config"
-    return f"{name} = {value:.4g} ended at its {side} bound: not a measurement; {advice}"
+from physid.findings import Finding
 
 
 def first_state_simulation(fit: Any, segment: int = 0) -> tuple[np.ndarray, np.ndarray, Any]:
     """``(t, angles, seg)``: the identified model of ``fit`` (a
-    :class:`physid.multibody.estimate.MultibodyFit`) simulated over recording ``segment`` from
+    :class:`physid.multibody.estimate.fit.MultibodyFit`) simulated over recording ``segment`` from
     its first state, at every model step ``t`` [s], angles unwrapped onto the recording's, and
     the recording at those steps (``seg``: samples where ``seg.w > 0``). After an output-error
     refinement whose values the fit carries (``fit.refinement.used``) the first state and the
     step are the refinement's: its first window's estimated state at its step
-    (:mod:`physid.multibody.refine`); else the fit's
+    (:mod:`physid.multibody.refine.output_error`); else the fit's
     first estimated state at the fit's step. Raises ``InputError`` for a model that cannot be
     simulated (e.g. a body at zero mass)."""
-    from physid.multibody.simulate import simulate
+    from physid.multibody.step.simulate import simulate
 
     refinement = getattr(fit, "refinement", None)
     if refinement is not None and refinement.used:  # else the fit's values: its own state
@@ -100,10 +62,10 @@ def first_state_simulations(fit: Any) -> list[tuple | str]:
 def simulation_errors(
     fit: Any, horizon: float = 1.0, simulations: list[tuple | str] | None = None
 ) -> list[dict]:
-    """Per recording of ``fit`` (a :class:`physid.multibody.estimate.MultibodyFit`, not
+    """Per recording of ``fit`` (a :class:`physid.multibody.estimate.fit.MultibodyFit`, not
     imported: estimate imports this module): the identified model simulated from the first
     state (``simulations``, default :func:`first_state_simulations`), and per joint the RMS
-    angle error [rad] against the measured samples over the first ``horizon`` seconds and over
+    angle error [rad] against the recorded samples over the first ``horizon`` seconds and over
     the whole recording (``None`` and the reason when the model cannot be simulated, e.g. a
     body at zero mass)."""
     out = []
@@ -141,3 +103,47 @@ def simulation_lines(errors: list[dict], noise: dict[str, dict], sources: list[s
         ]
         lines.append(f"simulation error from the first state of {source}: {'; '.join(parts)}")
     return lines
+
+
+def simulation_findings(
+    errors: list[dict], noise: dict[str, dict], sources: list[str]
+) -> list[Finding]:
+    """Per recording ``MB405`` with the RMS errors and their ratio to the noise, or ``MB401``
+    when the model cannot be simulated."""
+    out = []
+    for source, entry in zip(sources, errors, strict=True):
+        if entry["joints"] is None:
+            out.append(codes.NOT_SIMULATABLE(f"{source}: {entry['error']}", names=(source,)))
+            continue
+        numbers = {}
+        for name, e in entry["joints"].items():
+            numbers[f"{name}_rms_first_s_rad"] = e["rms_first_s"]
+            numbers[f"{name}_rms_whole_rad"] = e["rms_whole"]
+            numbers[f"{name}_x_noise"] = e["rms_whole"] / noise[name]["std"]
+        line = simulation_lines([entry], noise, [source])[0]
+        out.append(codes.SIMULATION_ERROR(line, numbers=numbers, names=(source,)))
+    return out
+
+
+@contextmanager
+def caught_warnings() -> Iterator[list[Finding]]:
+    """Collect the RuntimeWarnings (NumPy's overflow and invalid values) raised inside the
+    block instead of printing them: the list yielded gets one ``MB404`` finding with their
+    count and first message when any was raised. The known sources are prevented (bounded LM
+    steps, guarded trigonometry); this keeps any other from reaching the terminal unread."""
+    found: list[Finding] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        yield found
+    runtime = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    for other in (w for w in caught if not issubclass(w.category, RuntimeWarning)):
+        warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
+    if runtime:
+        first = runtime[0]
+        where = f"{first.filename.rsplit('/', 1)[-1]}:{first.lineno}"
+        found.append(
+            codes.NUMERICAL_WARNING(
+                f"{len(runtime)} NumPy warning(s), the first '{first.message}' at {where}",
+                numbers={"warnings": len(runtime)},
+            )
+        )

@@ -14,8 +14,8 @@ are solved exactly by eliminating each window's ``dd_w`` (the Schur complement, 
 of multiple shooting): ``(H_xx + lam D_x - sum H_xw L_w^-1 H_wx) dx = -g_x + sum H_xw L_w^-1
 g_w`` with ``L_w = H_ww + lam D_w``, then ``dd_w = -L_w^-1 (g_w + H_wx dx)``. Each solve costs
 ``W`` small ``2n x 2n`` factorisations and one ``len(x)``-square one, against the hundreds of
-sparse products an iterative (LSMR) trust-region step took on the same system (measured on the
-UR10e benchmark: LSMR's steps were most of the non-MuJoCo CPU).
+sparse products an iterative (LSMR) trust-region step takes on the same system (there, most of
+the CPU outside the simulator).
 
 Bounds on ``x`` (each tuned number >= 0, the delay <= 0.1 s): a parameter at a bound whose
 gradient points outward is held (its row and column dropped from the condensed system); a step
@@ -76,21 +76,30 @@ class Normal:
     def of(cls, b: Blocks) -> Normal:
         Hxx = np.einsum("wri,wrj->ij", b.G, b.G) + np.diag(b.p**2)
         gxw = np.einsum("wri,wr->wi", b.G, b.r)
-        return cls(Hxx, np.einsum("wri,wrj->wij", b.G, b.S),
-                   np.einsum("wri,wrj->wij", b.S, b.S), gxw.sum(axis=0) + b.p * b.rp,
-                   np.einsum("wri,wr->wi", b.S, b.r), gxw)  # fmt: skip
+        return cls(
+            Hxx,
+            np.einsum("wri,wrj->wij", b.G, b.S),
+            np.einsum("wri,wrj->wij", b.S, b.S),
+            gxw.sum(axis=0) + b.p * b.rp,
+            np.einsum("wri,wr->wi", b.S, b.r),
+            gxw,
+        )
 
     def quadratic(self, dx: np.ndarray, dd: np.ndarray) -> float:
         """``|J d|^2`` of a step ``d = (dx, dd)``."""
-        return float(dx @ self.Hxx @ dx + 2.0 * np.einsum("i,wij,wj->", dx, self.Hxw, dd)
-                     + np.einsum("wi,wij,wj->", dd, self.Hww, dd))  # fmt: skip
+        return float(
+            dx @ self.Hxx @ dx
+            + 2.0 * np.einsum("i,wij,wj->", dx, self.Hxw, dd)
+            + np.einsum("wi,wij,wj->", dd, self.Hww, dd)
+        )
 
     def step(self, lam: float, Dx, Dw, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The damped Gauss-Newton step, windows condensed out (module docstring); the
         parameters not ``free`` held."""
         L = self.Hww + lam * Dw[:, :, None] * np.eye(Dw.shape[1])
-        solved = np.linalg.solve(L, np.concatenate([self.Hxw.transpose(0, 2, 1),
-                                                    self.gw[:, :, None]], axis=2))  # fmt: skip
+        solved = np.linalg.solve(
+            L, np.concatenate([self.Hxw.transpose(0, 2, 1), self.gw[:, :, None]], axis=2)
+        )
         K, k = solved[:, :, :-1], solved[:, :, -1]  # L^-1 H_wx, L^-1 g_w
         schur = self.Hxx + np.diag(lam * Dx) - np.einsum("wij,wjk->ik", self.Hxw, K)
         rhs = -self.gx + np.einsum("wij,wj->i", self.Hxw, k)
@@ -169,99 +178,185 @@ def solve(
     it the solve also stops (status 2) once the undamped Gauss-Newton step moves every free
     parameter by at most ``std_tolerance`` of its standard deviation: the minimum the local
     model predicts is closer than the data can tell apart, and more iterations would only
-    polish digits (measured on the real UR10e: the last 37 of 79 evaluations moved the
-    held-out shooting error by 0.15 %). Without ``final_jacobian`` a solve that ends on a
+    polish digits (nearly half the evaluations of a solve can move the held-out error by a
+    tenth of a per cent). Without ``final_jacobian`` a solve that ends on a
     secant Jacobian keeps it (the solution's ``normal`` then describes no standard deviation:
     for a stage whose only product is where the next one starts)."""
     lower, upper = bounds
-    x, d = np.clip(x0, lower, upper), offsets0.copy()
-    current = jacobian(x, d, evaluate(x, d))
-    nfev, njev, lam, nu = 1, 1, lam0, 2.0
-    accepted, secants = 0, 0  # secants: updates since the last finite-difference Jacobian
-    Dx = np.zeros(len(x))
-    Dw = np.zeros(d.shape)
-    status, message = None, ""
-    while status is None:
-        normal = Normal.of(current)
-        Dx = np.maximum(Dx, np.diag(normal.Hxx))
-        Dw = np.maximum(Dw, np.einsum("wii->wi", normal.Hww))
-        Dx[Dx == 0.0], Dw[Dw == 0.0] = 1.0, 1.0
+    x = np.clip(x0, lower, upper)
+    run = _Run(
+        x,
+        offsets0.copy(),
+        jacobian(x, offsets0, evaluate(x, offsets0)),
+        lam0,
+        Dx=np.zeros(len(x0)),
+        Dw=np.zeros(offsets0.shape),
+    )
+    options = _Options(evaluate, jacobian, bounds, max_nfev, ftol, xtol, progress, secant_steps)
+    normal = None
+    while run.status is None:
+        normal = Normal.of(run.current)
+        run.Dx = np.maximum(run.Dx, np.diag(normal.Hxx))
+        run.Dw = np.maximum(run.Dw, np.einsum("wii->wi", normal.Hww))
+        run.Dx[run.Dx == 0.0], run.Dw[run.Dw == 0.0] = 1.0, 1.0
+        x = run.x
         held = ((x <= lower) & (normal.gx > 0.0)) | ((x >= upper) & (normal.gx < 0.0))
         if (
             std_of is not None
-            and accepted
-            and _within_std(normal, current.cost, std_of, std_tolerance, Dx, Dw, ~held)
+            and run.accepted
+            and _within_std(normal, run.current.cost, std_of, std_tolerance, run.Dx, run.Dw, ~held)
         ):
-            status = 2
-            message = (f"the Gauss-Newton step is below {std_tolerance:g} standard deviation "
-                       "of every parameter")  # fmt: skip
-            break
-        while True:
-            dx, dd = normal.step(lam, Dx, Dw, ~held)
-            trial = np.clip(x + dx, lower, upper)
-            dx = trial - x
-            predicted = -(normal.gx @ dx + np.sum(normal.gw * dd)) - 0.5 * normal.quadratic(dx, dd)
-            candidate = evaluate(trial, d + dd)
-            nfev += 1
-            actual = current.cost - candidate.cost
-            rho = actual / predicted if predicted > 0.0 else -1.0
-            # in the Marquardt scaling, as MINPACK measures it: unscaled, one large parameter
-            # (a servo's kp of 1e6 N m/rad) made every step of the others "small" (1.2 for
-            # xtol 1e-6), and the fit stopped on its first rejected step with nothing fitted
-            small = np.sqrt(dx @ (Dx * dx) + np.sum(Dw * dd**2)) <= xtol * (
-                xtol + np.sqrt(x @ (Dx * x) + np.sum(Dw * d**2))
+            run.status = 2
+            run.message = (
+                f"the Gauss-Newton step is below {std_tolerance:g} standard "
+                "deviation of every parameter"
             )
-            if np.isfinite(candidate.cost) and rho > 1e-4:
-                lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
-                nu = 2.0
-                x, d = trial, d + dd
-                if actual < ftol * current.cost and rho > 0.25:
-                    status, message = 2, "the cost fell by less than ftol (relative)"
-                elif small:
-                    status, message = 3, "the step was smaller than xtol"
-                converged = status is not None
-                # at convergence the step is below the tolerances: the last Jacobian
-                # (``normal``) describes the solution, its standard deviations, as well as a
-                # new one would, and a new one costs len(x) + 2n rollouts
-                if converged:
-                    current = candidate
-                elif secants < secant_steps and rho > 0.25:
-                    current = secant_update(current, candidate, dx, dd, Dx, Dw)
-                    secants += 1
-                else:
-                    current, secants = jacobian(x, d, candidate), 0
-                    njev += 1
-                accepted += 1
-                if progress is not None:
-                    progress(accepted, nfev, float(candidate.cost))
-                break
-            if secants and nfev < max_nfev:  # the secant model may be what failed
-                current, secants = jacobian(x, d, current), 0
-                njev += 1
-                break
-            lam *= nu
-            nu *= 2.0
-            if small or not np.isfinite(lam) or lam > 1e20:
-                status, message = 3, "no decrease along ever shorter steps"
-                if not accepted:  # the start itself: nothing was fitted
-                    status = -1
-                    message = "no step from the start values decreased the cost: nothing fitted"
-                break
-            if nfev >= max_nfev:
-                break
-        if status is None and nfev >= max_nfev:
-            status, message = 0, "the evaluation budget was used up"
-    if secants and final_jacobian:  # the standard deviations need a finite-difference one
-        current = jacobian(x, d, current)
-        njev += 1
-        final = Normal.of(current)
+            break
+        _iterate(run, normal, held, options)
+        if run.status is None and run.nfev >= max_nfev:
+            run.status, run.message = 0, "the evaluation budget was used up"
+    return _solution(run, normal, bounds, jacobian, final_jacobian)
+
+
+@dataclass
+class _Options:
+    """What :func:`solve` was asked, as its steps read it."""
+
+    evaluate: Callable
+    jacobian: Callable
+    bounds: tuple[np.ndarray, np.ndarray]
+    max_nfev: int
+    ftol: float
+    xtol: float
+    progress: Callable | None
+    secant_steps: int
+
+
+@dataclass
+class _Run:
+    """The state of one solve: the point, its blocks, the damping and the counts."""
+
+    x: np.ndarray
+    d: np.ndarray
+    current: Blocks
+    lam: float
+    Dx: np.ndarray  # Marquardt scaling (MINPACK's running maximum of the diagonal)
+    Dw: np.ndarray
+    nu: float = 2.0
+    nfev: int = 1
+    njev: int = 1
+    accepted: int = 0
+    secants: int = 0  # updates since the last finite-difference Jacobian
+    status: int | None = None
+    message: str = ""
+
+
+def _iterate(run: _Run, normal: Normal, held: np.ndarray, o: _Options) -> None:
+    """Damped steps from ``run``'s point until one is accepted, the secant model is renewed, or
+    the solve ends (``run.status``)."""
+    lower, upper = o.bounds
+    x, d = run.x, run.d
+    while True:
+        dx, dd = normal.step(run.lam, run.Dx, run.Dw, ~held)
+        trial = np.clip(x + dx, lower, upper)
+        dx = trial - x
+        predicted = -(normal.gx @ dx + np.sum(normal.gw * dd)) - 0.5 * normal.quadratic(dx, dd)
+        candidate = o.evaluate(trial, d + dd)
+        run.nfev += 1
+        actual = run.current.cost - candidate.cost
+        rho = actual / predicted if predicted > 0.0 else -1.0
+        # in the Marquardt scaling, as MINPACK measures it: unscaled, one large parameter (a
+        # servo's kp of 1e6 N m/rad) makes every step of the others "small"
+        small = np.sqrt(dx @ (run.Dx * dx) + np.sum(run.Dw * dd**2)) <= o.xtol * (
+            o.xtol + np.sqrt(x @ (run.Dx * x) + np.sum(run.Dw * d**2))
+        )
+        if np.isfinite(candidate.cost) and rho > 1e-4:
+            _accept(run, candidate, trial, dx, dd, rho, actual, small, o)
+            return
+        if run.secants and run.nfev < o.max_nfev:  # the secant model may be what failed
+            run.current, run.secants = o.jacobian(x, d, run.current), 0
+            run.njev += 1
+            return
+        run.lam *= run.nu
+        run.nu *= 2.0
+        if small or not np.isfinite(run.lam) or run.lam > 1e20:
+            run.status, run.message = 3, "no decrease along ever shorter steps"
+            if not run.accepted:  # the start itself: nothing was fitted
+                run.status = -1
+                run.message = "no step from the start values decreased the cost: nothing fitted"
+            return
+        if run.nfev >= o.max_nfev:
+            return
+
+
+def _accept(
+    run: _Run,
+    candidate: Blocks,
+    trial: np.ndarray,
+    dx: np.ndarray,
+    dd: np.ndarray,
+    rho: float,
+    actual: float,
+    small: bool,
+    o: _Options,
+) -> None:
+    """Move to an accepted step, test convergence, and renew the Jacobian (a secant update
+    while the model agrees, else finite differences)."""
+    run.lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
+    run.nu = 2.0
+    run.x, run.d = trial, run.d + dd
+    if actual < o.ftol * run.current.cost and rho > 0.25:
+        run.status, run.message = 2, "the cost fell by less than ftol (relative)"
+    elif small:
+        run.status, run.message = 3, "the step was smaller than xtol"
+    # at convergence the step is below the tolerances: the last Jacobian describes the
+    # solution, its standard deviations, as well as a new one would, and a new one costs
+    # len(x) + 2n rollouts
+    if run.status is not None:
+        run.current = candidate
+    elif run.secants < o.secant_steps and rho > 0.25:
+        run.current = secant_update(run.current, candidate, dx, dd, run.Dx, run.Dw)
+        run.secants += 1
     else:
-        final = normal if status in (2, 3) else Normal.of(current)
+        run.current, run.secants = o.jacobian(run.x, run.d, candidate), 0
+        run.njev += 1
+    run.accepted += 1
+    if o.progress is not None:
+        o.progress(run.accepted, run.nfev, float(candidate.cost))
+
+
+def _solution(
+    run: _Run,
+    normal: Normal | None,
+    bounds: tuple[np.ndarray, np.ndarray],
+    jacobian: Callable,
+    final_jacobian: bool,
+) -> Solution:
+    """The solution, with the normal equations its standard deviations come from (a
+    finite-difference Jacobian when the solve ended on a secant one, unless not asked)."""
+    lower, upper = bounds
+    x, d = run.x, run.d
+    if run.secants and final_jacobian:
+        run.current = jacobian(x, d, run.current)
+        run.njev += 1
+        final = Normal.of(run.current)
+    else:
+        final = normal if run.status in (2, 3) and normal is not None else Normal.of(run.current)
     gx = final.gx.copy()
     gx[((x <= lower) & (gx > 0.0)) | ((x >= upper) & (gx < 0.0))] = 0.0
     optimality = float(np.max(np.abs(np.concatenate([gx, final.gw.ravel()])), initial=0.0))
-    return Solution(x, d, current.cost, nfev, njev, status, message, optimality, final,
-                    current.r)  # fmt: skip
+    return Solution(
+        x,
+        d,
+        run.current.cost,
+        run.nfev,
+        run.njev,
+        run.status,
+        run.message,
+        optimality,
+        final,
+        run.current.r,
+    )
 
 
 def _within_std(normal: Normal, cost: float, std_of, tolerance: float, Dx, Dw, free) -> bool:

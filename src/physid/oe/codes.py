@@ -20,7 +20,7 @@ HELD_JOINTS = define(
 )
 UNKNOWN_COLUMNS = define(
     "OE102",
-    "unknown-columns",
+    "unread-columns",
     Severity.CAUTION,
     "columns of the recording are not used",
     "The recording has columns physid oe does not read (their names are not in the trajectory "
@@ -49,7 +49,7 @@ SENSOR_NOT_USED = define(
 )
 FREE_FLIGHT = define(
     "OE105",
-    "free-flight",
+    "no-contact-flags",
     Severity.CAUTION,
     "no contact flags: the robot is modelled in free flight",
     "A floating base without contact_<frame> columns is modelled with no foot on the ground; a "

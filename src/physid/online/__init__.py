@@ -7,7 +7,7 @@ contact Jacobians), :mod:`~physid.online.stream` (finite-difference window, bias
 rate limiter), :mod:`~physid.online.results`, :mod:`~physid.online.config` (settings and YAML),
 :mod:`~physid.online.columns` (the trajectory-contract columns it reads: ``q_/dq_/tau_<joint>``,
 floating-base ``base_*`` pose and velocity, ``f_/m_<frame>_*`` contact wrenches),
-:mod:`~physid.online.replay`, :mod:`~physid.online.metrics`, :mod:`~physid.online.plot`.
+:mod:`~physid.online.replay`, :mod:`~physid.online.metrics`, :mod:`~physid.report.online_plot`.
 Guide: docs/online.md.
 """
 

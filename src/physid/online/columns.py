@@ -11,7 +11,7 @@ manifest):
   ``base_x, base_y, base_z`` [m] and unit quaternion ``base_qx, base_qy, base_qz, base_qw``, and
   the root velocity *in the root frame* (Pinocchio's free-flyer convention)
   ``base_vx, base_vy, base_vz`` [m/s] and ``base_wx, base_wy, base_wz`` [rad/s];
-* per contact frame ``<frame>`` (config ``contact_frames``), the measured wrench that the
+* per contact frame ``<frame>`` (config ``contact_frames``), the logged wrench that the
   environment applies to the robot, expressed in ``LOCAL_WORLD_ALIGNED`` at the frame (origin
   of the frame, world axes): force ``f_<frame>_x, f_<frame>_y, f_<frame>_z`` [N] and moment
   about the frame origin ``m_<frame>_x, m_<frame>_y, m_<frame>_z`` [N m]; zero when the contact
@@ -39,6 +39,8 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.findings import Finding
+from physid.online.codes import UNUSED_COLUMNS, VELOCITIES_FROM_POSITIONS
 from physid.online.measurement import is_floating_base
 from physid.recordings.base_rates import check_base_rates
 from physid.recordings.tables import Table, force_torque_columns
@@ -51,7 +53,7 @@ BASE_VELOCITY_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", 
 
 
 def wrench_columns(frame: str) -> tuple[str, ...]:
-    """The six columns of the measured wrench at ``frame`` (force, then moment)."""
+    """The six columns of the logged wrench at ``frame`` (force, then moment)."""
     return tuple(f"{kind}_{frame}_{axis}" for kind in ("f", "m") for axis in "xyz")
 
 
@@ -65,7 +67,9 @@ class OnlineSignals:
     tau: NDArray[np.float64]  # (N, n_actuated)
     wrenches: NDArray[np.float64] | None  # (N, n_contacts, 6)
     source: str = ""
+    # what physid.recordings read about the columns (velocities left out, time base), as text
     warnings: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()  # what this module saw (codes ON1xx)
 
     @property
     def n_samples(self) -> int:
@@ -85,8 +89,14 @@ def motion_read_earlier(signals: OnlineSignals, delay_s: float) -> OnlineSignals
         return None if values is None else interpolated(at, signals.t, values)
 
     wrenches = None if signals.wrenches is None else signals.wrenches[kept]
-    return replace(signals, t=signals.t[kept], q=earlier(signals.q), dq=earlier(signals.dq),
-                   tau=signals.tau[kept], wrenches=wrenches)  # fmt: skip
+    return replace(
+        signals,
+        t=signals.t[kept],
+        q=earlier(signals.q),
+        dq=earlier(signals.dq),
+        tau=signals.tau[kept],
+        wrenches=wrenches,
+    )
 
 
 def _column(table: Table, name: str, what: str) -> NDArray[np.float64]:
@@ -123,15 +133,71 @@ def signals_from_table(
     ``angles_in_degrees``: the revolute joints' ``q_`` and ``dq_`` are in degrees (config
     ``angle_unit: degrees``) and converted to radians (the base's columns stay SI)."""
     joints = actuated_joints(model)
-    used = {"t"}
     t = _column(table, "t", "time in seconds")
+    reader = _Reader(table, len(t))
+    _refuse_currents_without_gains(table, joints)
+    q = reader.block(tuple(f"q_{j}" for j in joints), "joint position")
+    dq = _logged_velocities(reader, model, joints)
+    findings, readings = [], []
+    if dq is None:  # a plain log: positions and torques only
+        findings.append(
+            VELOCITIES_FROM_POSITIONS(
+                f"{table.source}: no dq_ columns: velocities estimated from the positions (causal "
+                "quadratic fit over the acceleration window, same delay)",
+                names=(table.source,),
+            )
+        )
+    revolute = np.array(
+        [is_revolute_joint(model.joints[model.getJointId(j)]) for j in joints], dtype=bool
+    )
+    if angles_in_degrees:
+        q, dq = _radians(q, revolute), None if dq is None else _radians(dq, revolute)
+    if dq is not None:
+        left_out = check_velocities(
+            t,
+            q,
+            dq,
+            joints,
+            revolute,
+            table.source,
+            optional=not is_floating_base(model),
+            zeros_left_out=True,
+        )
+        if left_out is not None:
+            dq = None
+            readings.append(left_out)
+    tau = reader.block(tuple(f"tau_{j}" for j in joints), "joint torque")
+    _refuse_a_moving_base(table, model)
+    if is_floating_base(model):
+        q, dq = _with_base(reader, t, q, dq)
+    wrenches = _contact_wrenches(reader, model, q, contact_frames) if contact_frames else None
+    if wrenches is not None and is_floating_base(model):
+        check_contact_weight(model, wrenches, table.source)
+    unused = sorted(set(table.columns) - reader.used)
+    if unused:
+        findings.append(
+            UNUSED_COLUMNS(f"{table.source}: unused column(s): {', '.join(unused)}", names=unused)
+        )
+    return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(readings), tuple(findings))
 
-    def block(names: tuple[str, ...], what: str) -> NDArray[np.float64]:
-        used.update(names)
+
+class _Reader:
+    """The columns of ``table`` read so far (:attr:`used`), in blocks of ``rows`` rows."""
+
+    def __init__(self, table: Table, rows: int) -> None:
+        self.table, self.rows, self.used = table, rows, {"t"}
+
+    def block(self, names: tuple[str, ...], what: str) -> NDArray[np.float64]:
+        """The columns ``names`` side by side (a missing one: InputError naming it)."""
+        self.used.update(names)
         if not names:
-            return np.zeros((len(t), 0))
-        return np.column_stack([_column(table, n, what) for n in names])
+            return np.zeros((self.rows, 0))
+        return np.column_stack([_column(self.table, n, what) for n in names])
 
+
+def _refuse_currents_without_gains(table: Table, joints: tuple[str, ...]) -> None:
+    """An error line for a joint logged as a motor current (``i_``) without a torque column:
+    the api has converted the currents of the configured drive gains already."""
     for joint in joints:
         if f"tau_{joint}" not in table.columns and f"i_{joint}" in table.columns:
             raise InputError(
@@ -140,97 +206,117 @@ def signals_from_table(
                 "joint side}, or identify: those of the nominal params.json)",
                 source=table.source,
             )
-    q = block(tuple(f"q_{j}" for j in joints), "joint position")
-    velocity_names = tuple(f"dq_{j}" for j in joints)
-    notes: list[str] = []
-    if is_floating_base(model) or any(n in table.columns for n in velocity_names):
-        missing = [n for n in velocity_names if n not in table.columns]
-        if missing and not is_floating_base(model):  # a near name was suggested: q_ itself
-            raise InputError(
-                f"missing column '{missing[0]}' (joint velocity): the dq_ columns are all or "
-                f"none ({len(velocity_names) - len(missing)} of {len(velocity_names)} present; "
-                "without any, the velocities are estimated from the positions)",
-                source=table.source,
-            )
-        dq = block(velocity_names, "joint velocity")
-    else:  # a plain log: positions and torques only
-        dq = None
-        notes.append(
-            f"{table.source}: no dq_ columns: velocities estimated from the positions (causal "
-            "quadratic fit over the acceleration window, same delay)"
+
+
+def _logged_velocities(
+    reader: _Reader, model: pin.Model, joints: tuple[str, ...]
+) -> NDArray[np.float64] | None:
+    """The ``dq_`` columns of the joints: all or none (None: a fixed base logged without them,
+    the filter estimates them); a floating base needs them all."""
+    table = reader.table
+    names = tuple(f"dq_{j}" for j in joints)
+    if not (is_floating_base(model) or any(n in table.columns for n in names)):
+        return None
+    missing = [n for n in names if n not in table.columns]
+    if missing and not is_floating_base(model):  # a near name was suggested: q_ itself
+        raise InputError(
+            f"missing column '{missing[0]}' (joint velocity): the dq_ columns are all or "
+            f"none ({len(names) - len(missing)} of {len(names)} present; "
+            "without any, the velocities are estimated from the positions)",
+            source=table.source,
         )
-    revolute = np.array([is_revolute_joint(model.joints[model.getJointId(j)]) for j in joints],
-                        dtype=bool)  # fmt: skip
-    if angles_in_degrees:
-        q = q.copy()
-        q[:, revolute] = np.radians(q[:, revolute])
-        if dq is not None:
-            dq = dq.copy()
-            dq[:, revolute] = np.radians(dq[:, revolute])
-    if dq is not None:
-        left_out = check_velocities(t, q, dq, joints, revolute, table.source,
-                                    optional=not is_floating_base(model),
-                                    zeros_left_out=True)  # fmt: skip
-        if left_out is not None:
-            dq = None
-            notes.append(left_out)
-    tau = block(tuple(f"tau_{j}" for j in joints), "joint torque")
+    return reader.block(names, "joint velocity")
+
+
+def _radians(values: NDArray[np.float64], revolute: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """``values`` with the revolute joints' columns converted from degrees."""
+    values = values.copy()
+    values[:, revolute] = np.radians(values[:, revolute])
+    return values
+
+
+def _refuse_a_moving_base(table: Table, model: pin.Model) -> None:
+    """A legged robot's log read as a fixed-base arm: its base's motion and the ground's forces
+    land on the joints, and the estimated body absorbs them at several times its mass, status
+    ok."""
     logged_base = [
-        n for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
+        n
+        for n in (*BASE_POSE_COLUMNS, *BASE_VELOCITY_COLUMNS)
         if n in table.columns and _varies(table.columns[n], _BASE_MOTION[n[5]])
-    ]  # fmt: skip
+    ]
     if logged_base and not is_floating_base(model):
-        # a legged robot's log read as a fixed-base arm: its base's motion and the ground's
-        # forces land on the joints (a humanoid's 30 kg torso came out at 150 kg, status ok)
         raise InputError(
             f"the recording logs a moving base ({', '.join(logged_base[:3])}"
             f"{', ...' if len(logged_base) > 3 else ''}) but the robot is read with a fixed "
             "base: set floating_base: true in the online config (and its contact_frames)",
             source=table.source,
         )
-    if is_floating_base(model):
-        q = np.hstack([block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
-        dq = np.hstack([block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
-        check_base_rates(t, q[:, 3:7], (dq[:, 3:6], "base_wx, base_wy, base_wz"), table.source,
-                         linear=(q[:, :3], dq[:, :3], "base_vx, base_vy, base_vz"))  # fmt: skip
-    wrenches = None
-    if contact_frames:
-        local = [f for f in contact_frames if _sensor_frame_only(table, f)]
-        used.update(name for f in local for name in force_torque_columns(f))
-        rotated = _world_aligned(model, q, {f: np.column_stack(
-            [_column(table, n, f"wrench at contact frame '{f}'") for n in force_torque_columns(f)])
-            for f in local})  # fmt: skip
-        wrenches = np.stack(
-            [rotated[f] if f in rotated
-             else block(wrench_columns(f), f"wrench at contact frame '{f}'")
-             for f in contact_frames],
-            axis=1,
-        )  # fmt: skip
-    if wrenches is not None and is_floating_base(model):
-        check_contact_weight(model, wrenches, table.source)
-    unused = sorted(set(table.columns) - used)
-    if unused:
-        notes.append(f"{table.source}: unused column(s): {', '.join(unused)}")
-    return OnlineSignals(t, q, dq, tau, wrenches, table.source, tuple(notes))
+
+
+def _with_base(
+    reader: _Reader, t: NDArray[np.float64], q: NDArray[np.float64], dq: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``q`` and ``dq`` with the floating base's pose and velocity columns first, checked
+    against each other (:func:`physid.recordings.base_rates.check_base_rates`)."""
+    q = np.hstack([reader.block(BASE_POSE_COLUMNS, "floating-base pose, world frame"), q])
+    dq = np.hstack([reader.block(BASE_VELOCITY_COLUMNS, "floating-base velocity, root frame"), dq])
+    check_base_rates(
+        t,
+        q[:, 3:7],
+        (dq[:, 3:6], "base_wx, base_wy, base_wz"),
+        reader.table.source,
+        linear=(q[:, :3], dq[:, :3], "base_vx, base_vy, base_vz"),
+    )
+    return q, dq
+
+
+def _contact_wrenches(
+    reader: _Reader, model: pin.Model, q: NDArray[np.float64], contact_frames: tuple[str, ...]
+) -> NDArray[np.float64]:
+    """(N, frames, 6) world-aligned wrenches: the ``f_/m_`` columns, or a sensor's ``ft_``
+    columns in its frame's axes rotated with each sample's kinematics."""
+    table = reader.table
+
+    def what(frame: str) -> str:
+        return f"wrench at contact frame '{frame}'"
+
+    local = [f for f in contact_frames if _sensor_frame_only(table, f)]
+    reader.used.update(name for f in local for name in force_torque_columns(f))
+    in_frames = {
+        f: np.column_stack([_column(table, n, what(f)) for n in force_torque_columns(f)])
+        for f in local
+    }
+    rotated = _world_aligned(model, q, in_frames)
+    return np.stack(
+        [
+            rotated[f] if f in rotated else reader.block(wrench_columns(f), what(f))
+            for f in contact_frames
+        ],
+        axis=1,
+    )
 
 
 # The contacts of a floating base carry its weight on average over a log (the vertical momentum
 # it gains over the log is small against the weight times the duration). A mean vertical force
 # of these ratios to the model's weight is a mistake, not a payload or a harness: pushed down
 # (the sign of a sensor that reports what the robot applies), in kilogram-force, in mN or kN.
-_WEIGHT_MISTAKES = ((-1.0, "the sign flipped (wrenches the robot applies to the ground, not "
-                     "those the ground applies to it)"),
-                    (1.0 / 9.80665, "forces in kilogram-force?"),
-                    (1e3, "forces in mN?"), (1e-3, "forces in kN?"))  # fmt: skip
+_WEIGHT_MISTAKES = (
+    (
+        -1.0,
+        "the sign flipped (wrenches the robot applies to the ground, not "
+        "those the ground applies to it)",
+    ),
+    (1.0 / 9.80665, "forces in kilogram-force?"),
+    (1e3, "forces in mN?"),
+    (1e-3, "forces in kN?"),
+)
 
 
 def check_contact_weight(model: pin.Model, wrenches: NDArray[np.float64], source: str) -> None:
-    """One error line when the measured contact forces (N, frames, 6; world-aligned) of a
+    """One error line when the logged contact forces (N, frames, 6; world-aligned) of a
     floating base average to one of :data:`_WEIGHT_MISTAKES` times the model's weight (within
-    50 % for the sign, 15 % for the units). Measured on the simulated humanoid of
-    ``tests/test_online_cli.py`` (68.7 kg): its forces negated read a waist of 0.25 kg for 28.5,
-    in kilogram-force 0.25 kg, both status suspect with the generic hint "check the units, the
-    wrench signs and the quaternion order"."""
+    50 % for the sign, 15 % for the units). The filter would read them as a body of a small
+    fraction of its mass, status suspect with only a generic hint on units and signs."""
     vertical = wrenches[:, :, 2].sum(axis=1)
     vertical = vertical[np.isfinite(vertical)]
     mass = pin.computeTotalMass(model)

@@ -5,7 +5,7 @@ Every key is optional; unknown keys are an error (a typo must not be silently ig
     filter: ekf                  # ekf (log-Cholesky EKF, paper E eqs. 18-21) | kf (baseline on
                                  # raw pi, paper E eqs. 12 and 15)
     floating_base: false         # load the URDF with a free-flyer root joint named root_joint
-    contact_frames: []           # frames with measured wrenches f_<frame>_x..m_<frame>_z
+    contact_frames: []           # frames with logged wrenches f_<frame>_x..m_<frame>_z
     nominal_params: null         # params.json for the nominal bodies (relative to this file),
                                  # its joint friction and its torque delay (each torque paired
                                  # with the motion that much earlier); default: URDF inertias
@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import ConfigError, InputError
 from physid.files.config import IDENTIFY_GAINS, parse_drive_gains
 from physid.files.io import config_number, config_section, read_yaml
 from physid.recordings.trajectory import ANGLE_UNITS
@@ -151,28 +151,31 @@ class OnlineConfig:
 
     def __post_init__(self) -> None:
         if self.filter not in FILTERS:
-            raise InputError(f"config filter: '{self.filter}' is not one of {list(FILTERS)}")
+            raise ConfigError(f"config filter: '{self.filter}' is not one of {list(FILTERS)}")
         if self.angle_unit not in ANGLE_UNITS:
-            raise InputError(
+            raise ConfigError(
                 f"config angle_unit: '{self.angle_unit}' is not one of {list(ANGLE_UNITS)}"
             )
         window = self.acceleration_window
-        if window != AUTO_WINDOW and (isinstance(window, bool) or not isinstance(window, int)
-                                      or window < 3 or window % 2 == 0):  # fmt: skip
-            raise InputError(
+        if window != AUTO_WINDOW and (
+            isinstance(window, bool) or not isinstance(window, int) or window < 3 or window % 2 == 0
+        ):
+            raise ConfigError(
                 f"config acceleration_window: expected an odd integer >= 3 or 'auto', got "
                 f"{window!r}"
             )
         if not np.isfinite(self.calibration_s) or self.calibration_s < 0:
-            raise InputError(f"config calibration_s: must be >= 0, got {self.calibration_s!r}")
+            raise ConfigError(f"config calibration_s: must be >= 0, got {self.calibration_s!r}")
         if not self.max_update_std > 0:
-            raise InputError(f"config max_update_std: must be > 0, got {self.max_update_std!r}")
+            raise ConfigError(f"config max_update_std: must be > 0, got {self.max_update_std!r}")
         if self.drive_gains == IDENTIFY_GAINS and self.nominal_params is None:
-            raise InputError("config drive_gains: identify reads the gains of the nominal "
-                             "params.json: set nominal_params, or give the gains")  # fmt: skip
+            raise ConfigError(
+                "config drive_gains: identify reads the gains of the nominal "
+                "params.json: set nominal_params, or give the gains"
+            )
         p = self.gating.probability
         if p is not None and not 0.0 < p < 1.0:
-            raise InputError(f"config gating.probability: must lie in (0, 1), got {p!r}")
+            raise ConfigError(f"config gating.probability: must lie in (0, 1), got {p!r}")
 
     @property
     def window_samples(self) -> int:
@@ -191,7 +194,7 @@ def _flag(raw: dict[str, Any], key: str, default: bool) -> bool:
     """A YAML boolean (the string 'no' is not one: a quoted word must not flip a switch)."""
     value = raw.get(key, default)
     if not isinstance(value, bool):
-        raise InputError(f"config {key}: expected true or false, got {value!r}")
+        raise ConfigError(f"config {key}: expected true or false, got {value!r}")
     return value
 
 
@@ -233,7 +236,7 @@ def parse_online_config(raw: dict[str, Any] | None, base_dir: Path | None = None
     rate = config_section(raw.get("rate_limit"), set(RateLimit.__dataclass_fields__), "rate_limit")
     frames = raw.get("contact_frames") or []
     if not isinstance(frames, list) or not all(isinstance(f, str) for f in frames):
-        raise InputError(f"config contact_frames: expected a list of frame names, got {frames!r}")
+        raise ConfigError(f"config contact_frames: expected a list of frame names, got {frames!r}")
     nominal = raw.get("nominal_params")
     if nominal is not None:
         path = Path(str(nominal))

@@ -29,6 +29,7 @@ The baseline linear KF (:mod:`physid.online.baseline`) differs only in the state
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
 
 import numpy as np
 import pinocchio as pin
@@ -46,7 +47,15 @@ from physid.online.config import AUTO_NOISE, DEFAULT_JOINT_TORQUE_STD, OnlineCon
 from physid.online.friction import JointFriction
 from physid.online.measurement import SplitMeasurement
 from physid.online.results import BodyEstimate, OnlineEstimate
-from physid.online.stream import BiasCalibration, RateLimiter, SampleWindow
+from physid.online.stream import BiasCalibration, RateLimiter, SampleWindow, Skip
+
+
+class Gate(Enum):
+    """The innovation gate's decision on one measurement (paper E eq. 22)."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+    RELEASE = "release"  # rejected for release_after_s: a real change, accepted from now on
 
 
 def joseph_update(
@@ -69,10 +78,9 @@ def _joint_torque_std(configured: float | str, nominal: ArrayLike | None) -> tup
     :data:`DEFAULT_JOINT_TORQUE_STD`.
 
     Why the residual: the measurement of eq. 15 subtracts the nominal model, so its error is at
-    least that model's own misfit. On a real UR10e (currents x drive gains, misfit 0.5-4.6 N m
-    per joint) the 1 N m of paper E's simulations read the shoulders' systematic misfit while
-    the arm slowed into a stop as a 3.1 kg wrist load of 0.5 kg, and gated a quarter of the
-    measurements (docs/online.md)."""
+    least that model's own misfit. A fixed 1 N m (paper E's simulations) below a real arm's
+    misfit of several N m per joint reads that systematic misfit as load changes and gates many
+    of the measurements (docs/online.md)."""
     if configured != AUTO_NOISE:
         return "config", np.asarray(float(configured))
     if nominal is None:
@@ -89,8 +97,9 @@ MASS_FLOOR = 0.01  # the smallest mass an estimated body takes, as a share of it
 def robot_extent(model: pin.Model) -> float:
     """The robot's size [m] as a bound on any body's centre of mass: the length of its joint
     chain stretched out (the sum of the joint placements' translations)."""
-    return float(sum(np.linalg.norm(model.jointPlacements[j].translation)
-                     for j in range(1, model.njoints)))  # fmt: skip
+    return float(
+        sum(np.linalg.norm(model.jointPlacements[j].translation) for j in range(1, model.njoints))
+    )
 
 
 class RecursiveInertialFilter:
@@ -152,8 +161,11 @@ class RecursiveInertialFilter:
         p = config.gating.probability
         self.gamma = np.inf if p is None else float(scipy.stats.chi2.ppf(p, df=meas.n_rows))
         # eq. 22's threshold for each number of rows a measurement keeps (see _fresh_rows)
-        self._gammas = np.full(meas.n_rows + 1, np.inf) if p is None else np.concatenate(
-            ([0.0], scipy.stats.chi2.ppf(p, df=np.arange(1, meas.n_rows + 1))))  # fmt: skip
+        self._gammas = (
+            np.full(meas.n_rows + 1, np.inf)
+            if p is None
+            else np.concatenate(([0.0], scipy.stats.chi2.ppf(p, df=np.arange(1, meas.n_rows + 1))))
+        )
         self._resting = np.zeros(meas.n_rows, dtype=bool)  # rows held by static friction
         self._release_s = config.gating.release_after_s
         n_wrench = 6 * len(meas.frame_ids)
@@ -232,28 +244,44 @@ class RecursiveInertialFilter:
         """Feed one sample and return the current (streamed) estimate.
 
         ``q`` (nq; free flyer: position, quaternion x y z w, then joints), ``dq`` (nv; free flyer:
-        linear then angular velocity of the root in the root frame), ``tau`` the measured
-        actuated torques (nv, or nv - 6 with a free flyer), ``contacts`` the measured wrenches
+        linear then angular velocity of the root in the root frame), ``tau`` the sensed
+        actuated torques (nv, or nv - 6 with a free flyer), ``contacts`` the sensed wrenches
         ``[fx, fy, fz, mx, my, mz]`` per contact frame (mapping frame -> 6 values, or an array in
         the configured frame order), world-aligned axes at the frame origin. A bad sample is
-        skipped and flagged, never raises; wrong array sizes raise InputError.
+        skipped and flagged (:class:`~physid.online.stream.Skip`), never raises; wrong array
+        sizes raise InputError.
 
         ``dq=None`` (fixed base only; every sample alike): the velocities are estimated from the
         positions, by the same causal window as the accelerations (a quadratic least-squares fit
         over the window, valid at its middle sample: delay ``(W - 1) / 2`` samples, compensated
         by delaying positions and torques alike; :class:`~physid.online.stream.SampleWindow`).
         """
+        from_positions = dq is None
+        t, q, dq, tau = self._sample(t, q, dq, tau)
+        skip = self._window.push(
+            t, q, dq, tau, self._wrenches(contacts), velocity_from_positions=from_positions
+        )
+        if skip or not self._window.full:
+            # a non-finite time is flagged, never echoed: the row keeps the last time stamp
+            t_row = t if np.isfinite(t) else self._last.t
+            return self._hold(t_row, np.nan, skip or Skip.FILLING_WINDOW)
+        return self._measure(t)
+
+    def _sample(
+        self, t: float, q: ArrayLike, dq: ArrayLike | None, tau: ArrayLike
+    ) -> tuple[float, NDArray, NDArray, NDArray]:
+        """The sample of :meth:`update` as a float and arrays of the model's sizes (zeros for a
+        ``dq`` of None; a free flyer's quaternion normalised); InputError otherwise."""
         meas = self.measurement
         model = meas.model
-        from_positions = dq is None
-        if from_positions and meas.floating_base:
+        if dq is None and meas.floating_base:
             raise InputError(
                 "dq is required with a floating base (its velocity is not estimated from poses)"
             )
         try:
             t = float(t)
             q = np.asarray(q, dtype=float)
-            dq = np.zeros(model.nv) if from_positions else np.asarray(dq, dtype=float)
+            dq = np.zeros(model.nv) if dq is None else np.asarray(dq, dtype=float)
             tau = np.asarray(tau, dtype=float)
         except (TypeError, ValueError):
             raise InputError(
@@ -269,21 +297,20 @@ class RecursiveInertialFilter:
         if meas.floating_base:  # a state estimator's quaternion drifts off the unit sphere
             q = q.copy()
             q[3:7] /= np.linalg.norm(q[3:7])
-        reason = self._window.push(
-            t, q, dq, tau, self._wrenches(contacts), velocity_from_positions=from_positions
-        )
-        if reason or not self._window.full:
-            # a non-finite time is flagged, never echoed: the row keeps the last time stamp
-            t_row = t if np.isfinite(t) else self._last.t
-            return self._hold(t_row, np.nan, reason or "filling the acceleration window")
+        return t, q, dq, tau
+
+    def _measure(self, t: float) -> OnlineEstimate:
+        """Steps 2-3 of the module docstring on the window's middle sample (the measurement,
+        the bias calibration, the prediction), then :meth:`_correct`."""
+        meas = self.measurement
         t_meas, q_m, v_m, tau_m, wrench_m, a_m = self._window.middle()
         wrenches = wrench_m.reshape(-1, 6) if meas.frame_ids else None
         delta_tau, Y = meas.evaluate(q_m, v_m, a_m, tau_m, wrenches)
         if not np.isfinite(delta_tau.sum() + Y.sum()):
-            return self._hold(t, t_meas, "non-finite measurement")
+            return self._hold(t, t_meas, Skip.NON_FINITE_MEASUREMENT)
         h = Y @ self._pi.ravel()  # eq. 19 at the prior (random walk: prior mean = last mean)
         if self.calibration.add(t_meas, delta_tau - h):
-            return self._hold(t, t_meas, "", calibrating=True)
+            return self._hold(t, t_meas, None, calibrating=True)
         innovation = delta_tau - self.calibration.bias - h  # eq. 20
         dt = 0.0 if self._t_update is None else t_meas - self._t_update
         P = self._P + self._Q * dt  # eq. 18 (predict)
@@ -294,22 +321,29 @@ class RecursiveInertialFilter:
         if fresh is not None:
             if not fresh.any():  # a rest also ends a run of gated samples (release_after_s)
                 self._P, self._t_update, self._gated_since = P, t_meas, None
-                return self._hold(t, t_meas, "at rest: static friction holds every joint")
+                return self._hold(t, t_meas, Skip.AT_REST)
             H, innovation, r = H[fresh], innovation[fresh], r[fresh]
+        return self._correct(t, t_meas, P, H, innovation, r)
+
+    def _correct(
+        self, t: float, t_meas: float, P: NDArray, H: NDArray, innovation: NDArray, r: NDArray
+    ) -> OnlineEstimate:
+        """Steps 4-5 of the module docstring: the gated measurement update of the predicted
+        covariance ``P`` with the rows ``H``, ``innovation`` and noise variances ``r``."""
         X = self._solve(P, H, innovation, r)
         if X is None:
-            return self._hold(t, t_meas, "singular innovation covariance")
+            return self._hold(t, t_meas, Skip.SINGULAR_INNOVATION)
         nis = float(innovation @ X[:, 0])  # left side of eq. 22
         self._t_update = t_meas
         decision = self._gate(t_meas, nis, len(innovation))
-        if decision == "reject":
+        if decision is Gate.REJECT:
             self._P = P
             return self._emit(t, t_meas, gated=True, nis=nis)
-        if decision == "release":  # the load changed: reopen the prior uncertainty, re-solve
+        if decision is Gate.RELEASE:  # the load changed: reopen the prior uncertainty, re-solve
             P = P + self._P0
             X = self._solve(P, H, innovation, r)
             if X is None:
-                return self._hold(t, t_meas, "singular innovation covariance")
+                return self._hold(t, t_meas, Skip.SINGULAR_INNOVATION)
         K = X[:, 1:].T
         step = K @ innovation
         # Trust region: g grows like exp(2 alpha), so after a large load change the linearized
@@ -325,7 +359,7 @@ class RecursiveInertialFilter:
         pi_new, G_new = self._pi_and_jacobian(x_new)
         if not np.isfinite(P_new.sum() + pi_new.sum()):
             self._P = P
-            return self._hold(t, t_meas, "numerical failure of the update", nis=nis)
+            return self._hold(t, t_meas, Skip.NUMERICAL_FAILURE, nis=nis)
         self._x, self._P, self._pi, self._G = x_new, P_new, pi_new, G_new
         return self._emit(t, t_meas, gated=False, nis=nis)
 
@@ -357,12 +391,10 @@ class RecursiveInertialFilter:
         nominal model that holds part of the load in the body before, a transient) drives the
         mass to zero and the centre of mass away along ``m c``, where the measurement's
         Jacobian in ``alpha`` and ``t`` (both proportional to ``m``) vanishes: the filter can
-        never come back. Measured (physid's simulated 7-axis arm, nominal from identify, the
-        payload attached 0.5 s into the run, then 1 -> 3 kg): 1e-6 kg for the rest of the run,
-        through the 2 kg step, status ok (tests/test_online_rest.py); with the bounds the step
-        is followed. They are the robot's own extent and 1 % of the nominal mass, which no
-        plausible body reaches; near the floor the recovery is slow (the Jacobian is still
-        proportional to the mass)."""
+        never come back: a body can stay near 0 kg for the rest of a run, through later load
+        steps, status ok; with the bounds the steps are followed. They are the robot's own
+        extent and 1 % of the nominal mass, which no plausible body reaches; near the floor the
+        recovery is slow (the Jacobian is still proportional to the mass)."""
         if not self._trust_region:  # the baseline's raw pi: no chart to bound
             return x
         theta = x.reshape(self.n_bodies, 10).copy()
@@ -383,8 +415,8 @@ class RecursiveInertialFilter:
         which :meth:`JointFriction.torque_variance` counts as noise; but it is one draw that
         lasts as long as the joint rests, not noise that averages out. Its row therefore counts
         on the first sample of each rest only: counted on every sample, a few seconds at rest
-        read that one static torque as hundreds of independent measurements, and moved a real
-        arm's 3.1 kg wrist load to 20 kg in an uninformative pose (UR10e, docs/online.md)."""
+        read that one static torque as hundreds of independent measurements, enough to move a
+        wrist load several-fold in an uninformative pose (docs/online.md)."""
         resting = self.measurement.resting_rows(v)
         if resting is None:
             return None
@@ -392,20 +424,20 @@ class RecursiveInertialFilter:
         self._resting = resting
         return fresh
 
-    def _gate(self, t_meas: float, nis: float, n_rows: int) -> str:
-        """Eq. 22: ``"accept"`` or ``"reject"``; ``"release"`` after ``release_after_s`` of
-        uninterrupted rejection (then every sample is accepted until one passes the gate)."""
+    def _gate(self, t_meas: float, nis: float, n_rows: int) -> Gate:
+        """Eq. 22: accept or reject; release after ``release_after_s`` of uninterrupted
+        rejection (then every sample is accepted until one passes the gate)."""
         if nis <= self._gammas[n_rows]:
             self._gated_since, self._released = None, False
-            return "accept"
+            return Gate.ACCEPT
         if self._released:
-            return "accept"
+            return Gate.ACCEPT
         if self._gated_since is None:
             self._gated_since = t_meas
         if self._release_s is not None and t_meas - self._gated_since >= self._release_s:
             self._released = True  # a persistent innovation is a real change, not an impact
-            return "release"
-        return "reject"
+            return Gate.RELEASE
+        return Gate.REJECT
 
     def _bodies(self, streamed: NDArray[np.float64]) -> tuple[BodyEstimate, ...]:
         out = []
@@ -437,7 +469,7 @@ class RecursiveInertialFilter:
         self,
         t: float,
         t_meas: float,
-        reason: str,
+        reason: Skip | None,
         *,
         calibrating: bool = False,
         nis: float = np.nan,

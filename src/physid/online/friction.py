@@ -23,6 +23,8 @@ from numpy.typing import NDArray
 
 from physid.errors import InputError
 from physid.files.params_file import DEADBAND_KEY, JOINT_TERM_KEYS, ParamsFile
+from physid.findings import Finding
+from physid.online.codes import COUPLED_MOTOR_FRICTION, MISSING_JOINT_TERMS
 from physid.robot.friction import COEFFICIENTS, coulomb_sign, friction_torque
 
 
@@ -81,9 +83,11 @@ class JointFriction:
 
 def joint_friction_from_params(
     params: ParamsFile, joints: tuple[str, ...]
-) -> tuple[JointFriction, tuple[str, ...]]:
-    """The joint terms of ``params`` for the actuated ``joints`` (absent terms are 0), and notes
-    on what the online model cannot use (coupled-motor terms, joints the file does not name)."""
+) -> tuple[JointFriction, tuple[Finding, ...]]:
+    """The joint terms of ``params`` for the actuated ``joints`` (absent terms are 0), and the
+    findings on what the online model cannot use (joints the file does not name:
+    :data:`~physid.online.codes.MISSING_JOINT_TERMS`; coupled-motor terms:
+    :data:`~physid.online.codes.COUPLED_MOTOR_FRICTION`)."""
     values = {term: np.zeros(len(joints)) for term in JOINT_TERM_KEYS}
     deadband = np.zeros(len(joints))
     unknown = sorted(set(params.joints) - set(joints))
@@ -98,14 +102,22 @@ def joint_friction_from_params(
         for term, key in JOINT_TERM_KEYS.items():
             values[term][k] = float(terms.get(key, 0.0))
         deadband[k] = float(terms.get(DEADBAND_KEY) or 0.0)
-    notes = []
+    findings = []
     missing = [j for j in joints if j not in params.joints]
     if missing:
-        notes.append(f"{params.source}: no joint terms for {', '.join(missing)} (taken as 0)")
+        findings.append(
+            MISSING_JOINT_TERMS(
+                f"{params.source}: no joint terms for {', '.join(missing)} (taken as 0)",
+                names=missing,
+            )
+        )
     if params.extra.get("coupled_motors"):
-        notes.append(
-            f"{params.source}: coupled-motor friction terms are not modelled online (only each "
-            "joint's own terms)"
+        findings.append(
+            COUPLED_MOTOR_FRICTION(
+                f"{params.source}: coupled-motor friction terms are not modelled online (only "
+                "each joint's own terms)",
+                names=(str(params.source),),
+            )
         )
     nonlinear = {}
     shapes = params.friction_shapes(joints)
@@ -117,4 +129,4 @@ def joint_friction_from_params(
     friction = JointFriction(
         values["fv"], values["fc"], values["offset"], values["Ia"], deadband, nonlinear
     )
-    return friction, tuple(notes)
+    return friction, tuple(findings)

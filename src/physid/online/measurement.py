@@ -7,9 +7,9 @@ regressor, with one forward pass). The measurement is (eq. 14)
 
     delta_tau = S^T tau_obs - tau_nom + sum_c J_c^T lambda_c  ~=  Y_est pi_est   (eq. 15)
 
-with ``S^T tau_obs`` the measured actuated torques (zero on the six rows of a free-flyer root),
+with ``S^T tau_obs`` the observed actuated torques (zero on the six rows of a free-flyer root),
 ``J_c`` the 6 x nv Jacobian of contact frame ``c`` in ``LOCAL_WORLD_ALIGNED`` and
-``lambda_c = [f; m]`` the measured wrench that the environment applies to the robot: force ``f``
+``lambda_c = [f; m]`` the sensed wrench that the environment applies to the robot: force ``f``
 [N] at the frame origin and moment ``m`` [N m] about that origin, both along the world axes.
 With the joint terms of an offline identification (:mod:`physid.online.friction`), their torque
 is part of ``tau_nom`` (on the actuated rows).
@@ -64,7 +64,7 @@ class SplitMeasurement:
 
     ``model`` holds the nominal inertias of every body (it is copied, never modified);
     ``bodies`` are the names of the joints that move the estimated bodies (``root_joint`` for
-    the floating base itself); ``contact_frames`` the frames whose wrenches are measured.
+    the floating base itself); ``contact_frames`` the frames whose wrenches are sensed.
     Pinocchio ``Data`` buffers are allocated once here.
     """
 
@@ -216,8 +216,8 @@ class SplitMeasurement:
         # Y_est column block of body k = J_k^T A_k: the body regressor A_k (spatial force of the
         # body as a linear map of its pi, gravity as an acceleration) pulled back by the body's
         # LOCAL joint Jacobian. Equal to the columns of pin.computeJointTorqueRegressor (see
-        # regressor(), tested), but one forward pass instead of the whole regressor: 15 us
-        # instead of 34 us on the 36-DoF humanoid.
+        # regressor(), tested), but one forward pass instead of the whole regressor: about
+        # twice as fast on a humanoid.
         pin.forwardKinematics(model, data, q, v, a)
         body_regressors = [
             pin.bodyRegressor(data.v[j], data.a[j] - data.oMi[j].actInv(model.gravity))
@@ -250,7 +250,7 @@ class SplitMeasurement:
 
 def _joint_of(model: pin.Model, name: str) -> str:
     """What ``name`` is where it is a link or body of the model (a body is named by the joint
-    that moves it; an online probe gave its MJCF body's name), else ''."""
+    that moves it; a user may give an MJCF body's name), else ''."""
     if not model.existFrame(name):
         return ""
     joint = model.frames[model.getFrameId(name)].parentJoint

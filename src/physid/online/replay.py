@@ -14,12 +14,15 @@ from numpy.typing import NDArray
 
 from physid.body.inertia import inertia_vector_from_matrix, is_consistent, mass_com_inertia_from_pi
 from physid.files.params_file import apply_inertias, read_params
+from physid.findings import Finding
 from physid.online.baseline import BaselineKF
+from physid.online.codes import MODEL_FILE_FRICTION
 from physid.online.columns import OnlineSignals, actuated_joints
 from physid.online.config import OnlineConfig
 from physid.online.ekf import InertialEKF, RecursiveInertialFilter
 from physid.online.friction import JointFriction, joint_friction_from_params
 from physid.online.results import quantity_jacobian
+from physid.online.stream import Skip
 from physid.robot.joint_locking import hold_at
 from physid.robot.model import load_robot_file, refuse_coupled_mjcf
 
@@ -46,8 +49,9 @@ def make_filter(
     *,
     simulator_model: bool = False,
     signals: OnlineSignals | None = None,
-) -> tuple[RecursiveInertialFilter, tuple[str, ...]]:
-    """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`, and notes.
+) -> tuple[RecursiveInertialFilter, tuple[Finding, ...]]:
+    """:class:`InertialEKF` or, with ``filter: kf``, the :class:`BaselineKF`, and the findings
+    on its nominal joint terms.
 
     With ``config.nominal_params`` the joints' friction and armature of that file join the
     nominal model (:mod:`physid.online.friction`). Without it, a ``simulator_model`` (an MJCF:
@@ -65,19 +69,20 @@ def make_filter(
     standard deviations).
     """
     cls = BaselineKF if config.filter == "kf" else InertialEKF
-    friction, notes, residual = None, (), None
+    friction, findings, residual = None, (), None
     if config.nominal_params is not None:
         joints = actuated_joints(model)
         nominal = read_params(config.nominal_params)
-        friction, notes = joint_friction_from_params(nominal, joints)
+        friction, findings = joint_friction_from_params(nominal, joints)
         residual = nominal.residual_rms(joints)
         if residual is not None and signals is not None:
             factor = serial_correlation_factor(nominal.residual_correlation_time(joints), signals)
-            residual = np.hypot(residual * factor,
-                                differentiation_torque_std(model, signals, config))  # fmt: skip
+            residual = np.hypot(
+                residual * factor, differentiation_torque_std(model, signals, config)
+            )
     elif simulator_model:
-        friction, notes = model_joint_friction(model)
-    return cls(model, bodies, config, friction, residual), notes
+        friction, findings = model_joint_friction(model)
+    return cls(model, bodies, config, friction, residual), findings
 
 
 def serial_correlation_factor(
@@ -124,10 +129,11 @@ def differentiation_torque_std(
 MJCF_FRICTION_SPEED = 0.02
 
 
-def model_joint_friction(model: pin.Model) -> tuple[JointFriction | None, tuple[str, ...]]:
+def model_joint_friction(model: pin.Model) -> tuple[JointFriction | None, tuple[Finding, ...]]:
     """The robot file's own joint damping and dry friction (Pinocchio's ``damping`` and
     ``friction`` of the actuated joints, e.g. an MJCF's ``damping`` and ``frictionloss``) as the
-    online filter's nominal joint terms, and a note; None when it declares none."""
+    online filter's nominal joint terms, and the finding that says so; None when it declares
+    none."""
     joints = actuated_joints(model)
     first = model.nv - len(joints)  # after a free flyer's 6
     damping = np.asarray(model.damping, dtype=float)[first:]
@@ -135,12 +141,17 @@ def model_joint_friction(model: pin.Model) -> tuple[JointFriction | None, tuple[
     if not (np.any(damping) or np.any(dry)):
         return None, ()
     zeros = np.zeros(len(joints))
-    friction = JointFriction(damping.copy(), dry.copy(), zeros, zeros.copy(),
-                             np.full(len(joints), MJCF_FRICTION_SPEED))  # fmt: skip
-    note = ("the nominal model includes the MJCF's joint damping and frictionloss (as viscous "
-            f"and Coulomb friction, deadband {MJCF_FRICTION_SPEED:g}); a params.json "
-            "(nominal_params) replaces them")  # fmt: skip
-    return friction, (note,)
+    friction = JointFriction(
+        damping.copy(), dry.copy(), zeros, zeros.copy(), np.full(len(joints), MJCF_FRICTION_SPEED)
+    )
+    said = MODEL_FILE_FRICTION(
+        "the nominal model includes the MJCF's joint damping and frictionloss (as viscous and "
+        f"Coulomb friction, deadband {MJCF_FRICTION_SPEED:g}); a params.json (nominal_params) "
+        "replaces them",
+        numbers={"deadband_rad_per_s": MJCF_FRICTION_SPEED},
+        names=joints,
+    )
+    return friction, (said,)
 
 
 def quantities_from_pi(
@@ -187,7 +198,7 @@ class ReplayResult:
     calibrating: NDArray[np.bool_]
     nis: NDArray[np.float64]
     consistent: NDArray[np.bool_]
-    skip_reasons: dict[str, int] = field(default_factory=dict)
+    skip_reasons: dict[Skip, int] = field(default_factory=dict)
     bias: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     # rows whose emitted estimate was projected onto the consistent set (rounding, large scales)
     projected: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -211,7 +222,7 @@ def replay(
     covariance = np.empty((min(n, _CHUNK), nb, 10, 10))
     gated, skipped, calibrating, projected = (np.zeros(n, dtype=bool) for _ in range(4))
     nis = np.full(n, np.nan)
-    reasons: Counter[str] = Counter()
+    reasons: Counter[Skip] = Counter()
     wrenches = signals.wrenches
     steps = progress_display(range(n), desc="online", unit="sample", enabled=progress, leave=False)
     for k in steps:
@@ -228,14 +239,13 @@ def replay(
         gated[k], skipped[k], projected[k] = estimate.gated, estimate.skipped, estimate.projected
         calibrating[k], nis[k] = estimate.calibrating, estimate.nis
         if estimate.skipped:
-            # group "time gap of 0.0123 s (dropped samples)" and the like by their first words
-            reasons[estimate.reason.split(" of ")[0].split(" (")[0]] += 1
+            reasons[estimate.reason] += 1
         if k % _CHUNK == _CHUNK - 1 or k == n - 1:
             start = k - k % _CHUNK
             chunk = slice(start, k + 1)
             values[chunk], std[chunk] = quantities_from_pi(pi[chunk], covariance[: k + 1 - start])
-    # by chunks: the pseudo-inertias and eigenvalue workspace of every sample at once took
-    # 0.3 GB at 1e6 samples, the peak of such a replay
+    # by chunks: the pseudo-inertias and eigenvalue workspace of every sample at once would be
+    # a long replay's peak memory (some 0.3 GB at 1e6 samples)
     consistent = np.zeros((n, nb), dtype=bool)
     for start in range(0, n, _CHUNK):
         consistent[start : start + _CHUNK] = is_consistent(pi[start : start + _CHUNK])

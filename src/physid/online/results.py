@@ -15,10 +15,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from physid.body.inertia import inertia_vector_from_matrix, mass_com_inertia_from_pi
+from physid.online.stream import Skip
 
 #: Names of the streamed quantities of one body, in the order of :attr:`BodyEstimate.vector`
 #: and :attr:`BodyEstimate.covariance` (inertia about the centre of mass).
 QUANTITY_NAMES = ("mass", "com_x", "com_y", "com_z", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: The SI unit of each of :data:`QUANTITY_NAMES`.
+QUANTITY_UNITS = dict(zip(QUANTITY_NAMES, ("kg", "m", "m", "m", *(["kg m^2"] * 6)), strict=True))
 
 # (row, col) of (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) in the 3x3 matrix
 _SYM = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
@@ -106,8 +109,9 @@ class OnlineEstimate:
     ``t`` is the time of the sample passed to ``update``; the measurement used came from the
     window's middle sample at ``t_measurement`` (``(W-1)/2`` samples earlier, NaN if none).
     ``gated``: the innovation failed eq. 22 and the measurement update was not applied.
-    ``skipped``: no measurement update was possible (``reason`` says why: bad sample, dropped
-    samples, window refilling); ``calibrating``: the sample went into the bias calibration.
+    ``skipped``: no measurement update was possible (``reason``, a
+    :class:`~physid.online.stream.Skip`, says why: bad sample, dropped samples, window
+    refilling); ``calibrating``: the sample went into the bias calibration.
     In all three cases the bodies hold the previous estimate, never NaN.
     """
 
@@ -118,7 +122,7 @@ class OnlineEstimate:
     skipped: bool = False
     calibrating: bool = False
     nis: float = float("nan")  # normalized innovation squared, left side of eq. 22
-    reason: str = ""
+    reason: Skip | None = None
     # A body failed the consistency test after rounding and was projected onto the consistent
     # set (physid.body.inertia.project_consistent): the emitted estimate is consistent either way.
     projected: bool = False

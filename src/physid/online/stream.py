@@ -3,7 +3,7 @@
 * :class:`SampleWindow` — the last ``W`` samples; accelerations by a causal finite difference
   (least-squares slope of the velocity over the window, ``W = 3`` is the central difference),
   valid at the window's middle sample, so positions, torques and wrenches are delayed by
-  ``(W - 1) / 2`` samples to match (§III-D). Without measured velocities, velocity and
+  ``(W - 1) / 2`` samples to match (§III-D). Without logged velocities, velocity and
   acceleration both come from a least-squares quadratic in time fitted to the window's positions
   (a Savitzky-Golay derivative), valid at the same middle sample with the same delay. Bad samples
   (non-finite values, time not increasing) are rejected; a non-finite sample or a time gap
@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 import numpy as np
 import pinocchio as pin
@@ -27,6 +28,25 @@ from physid.online.config import RateLimit
 #: Without ``max_gap_s``, a step longer than this many times the median step of the first full
 #: window counts as dropped samples.
 GAP_FACTOR = 2.5
+
+
+class Skip(StrEnum):
+    """Why a sample did not update the estimate (:attr:`OnlineEstimate.reason
+    <physid.online.results.OnlineEstimate.reason>`; the keys of summary.json's
+    ``skip_reasons``)."""
+
+    NON_FINITE_TIME = "non-finite time"
+    TIME_NOT_INCREASING = "time does not increase"
+    NON_FINITE_Q = "non-finite q"
+    NON_FINITE_DQ = "non-finite dq"
+    NON_FINITE_TAU = "non-finite tau"
+    NON_FINITE_WRENCH = "non-finite contact wrench"
+    TIME_GAP = "time gap"  # dropped samples: the window starts again
+    FILLING_WINDOW = "filling the acceleration window"
+    NON_FINITE_MEASUREMENT = "non-finite measurement"
+    AT_REST = "at rest: static friction holds every joint"
+    SINGULAR_INNOVATION = "singular innovation covariance"
+    NUMERICAL_FAILURE = "numerical failure"  # of the update: the prior is kept
 
 
 class SampleWindow:
@@ -63,8 +83,9 @@ class SampleWindow:
         wrench: NDArray,
         *,
         velocity_from_positions: bool = False,
-    ) -> str:
-        """Add a sample; return '' if it was taken, else why it was not (the window may reset).
+    ) -> Skip | None:
+        """Add a sample; None if it was taken, else why it was not (the window may reset; a
+        sample after a time gap is taken into the emptied window).
 
         ``velocity_from_positions``: ``v`` is a placeholder, the velocity is estimated from the
         positions (every sample of a stream alike: mixing raises InputError).
@@ -77,18 +98,24 @@ class SampleWindow:
             raise InputError("give dq for every sample or for none (then it is estimated)")
         if not math.isfinite(t):
             self.reset()
-            return "non-finite time"
+            return Skip.NON_FINITE_TIME
         if t <= self._last_t:
-            return f"time does not increase ({t:.6g} s after {self._last_t:.6g} s)"
+            return Skip.TIME_NOT_INCREASING
         # one sum per signal: NaN or inf anywhere makes it non-finite (cheaper than isfinite)
-        for name, values in (("q", q), ("dq", v), ("tau", tau), ("contact wrench", wrench)):
+        signals = (
+            (Skip.NON_FINITE_Q, q),
+            (Skip.NON_FINITE_DQ, v),
+            (Skip.NON_FINITE_TAU, tau),
+            (Skip.NON_FINITE_WRENCH, wrench),
+        )
+        for skip, values in signals:
             if not np.isfinite(values.sum()):
                 self.reset()
                 self._last_t = t
-                return f"non-finite {name}"
-        reason = ""
+                return skip
+        reason = None
         if self._count and self.max_gap_s is not None and t - self._last_t > self.max_gap_s:
-            reason = f"time gap of {t - self._last_t:.4g} s (dropped samples)"
+            reason = Skip.TIME_GAP
             self.reset()
         self._head = (self._head + 1) % self.size
         k = self._head

@@ -1,13 +1,11 @@
-"""Whether the measured torques carry the nominal model's scale: a drive gain or a torque unit
+"""Whether the logged torques carry the nominal model's scale: a drive gain or a torque unit
 that is off is absorbed by the estimated bodies, which the filter cannot see.
 
 Why: the online filter explains ``tau - tau_nominal(rest)`` by the estimated bodies alone
 (paper E eq. 14-15). A torque logged ``s`` times too large (a current times a wrong gain, a
-torque in another unit) leaves ``(s - 1) tau_nominal(rest)`` for those bodies to explain: a
-probe's six-axis arm in MuJoCo with its torques x1.25 streamed a 3.5 kg end body where 2.25 kg
-was attached, status ok, its std 12 x smaller than the error. Its static torques cannot tell:
-a payload raises them too (the same arm read 1.24 / 1.39 x the URDF's gravity torque with the
-true 2 kg payload, 1.55 / 1.73 x with the gain error).
+torque in another unit) leaves ``(s - 1) tau_nominal(rest)`` for those bodies to explain: they
+stream a wrong mass with a small std and status ok. The static torques cannot tell: a payload
+raises them too, by as much as a gain error does.
 
 What can tell: ``tau = s (tau_rest + Y pi) = s tau_rest + Y (s pi)`` is linear in ``s`` and
 ``pi' = s pi``, and ``tau_rest`` (the nominal dynamics of every body not estimated) is not in
@@ -17,16 +15,10 @@ tau_rest``, with ``Y pi'``, a torque offset and viscous and Coulomb friction per
 each window (a load may change between windows; friction the nominal model lacks is not read
 as scale), gives one ``s`` per window; their median is the scale, their spread its uncertainty.
 
-Measured (a six-axis arm in MuJoCo, 20 s at 1 kHz, its end body estimated): gains 1.25 and 0.9
-read 1.258 and 0.906; a 2 kg payload attached at 4 s or present from the start, noise and
-17-bit encoders, jittered stamps, dropped rows, 500 Hz logging, velocities from positions, a
-3 ms torque delay: 1.004 to 1.010; unmodelled joint friction 1.066 +- 0.052. The 7-DoF arm of
-paper E's Table I holding 4.5 kg for 25 s: 0.999 (x1.25: 1.249); its 1 Hz sine and square
-payload, which no window's single body fits, 0.10 +- 0.39 (nothing said). Real data: the
-UR10e's four 50 s runs, loaded or not, with the params.json of ``physid identify`` on another
-run as the nominal model: 0.90-0.99; on the very run replayed: 0.90 +- 0.03 (its model is
-weighted per joint and fitted to filtered torques: its misfit correlates with its own torque);
-with the URDF alone: 0.88 (its identified moving mass is 0.86 x the URDF's). Hence
+A simulated arm's gain error reads to about 1 % through payloads, noise, jittered stamps,
+dropped rows and a torque delay; unmodelled joint friction moves it by a few percent; a payload
+that changes faster than a window holds one body gives a scale with a wide spread, which is not
+significant. Real arms read 0.88-0.99 with an identified nominal model or the URDF alone. Hence
 :data:`SCALE_TOLERANCE`: a gross gain or unit error is called out, a 10 % one only reported
 (``torque_scale`` in summary.json).
 """
@@ -38,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import savgol_filter
 
+from physid.findings import Finding
+from physid.online.codes import TORQUE_SCALE
 from physid.online.columns import OnlineSignals
 from physid.online.measurement import SplitMeasurement
 
@@ -45,22 +39,20 @@ WINDOW_S = 10.0  # long enough to move the arm through poses that separate tau_r
 MIN_WINDOW_ROWS = 200
 MAX_ROWS = 20_000  # samples evaluated over the whole recording (every k-th)
 # Savitzky-Golay window of the derivatives [s]: the scale lives in the slow torques (gravity,
-# the low-frequency inertial torque); differentiated over 11 samples, a velocity with 2e-3 rad/s
-# noise at 1 kHz gave accelerations whose noise, in both tau_rest and Y, biased the scale (a 7-DoF
-# arm with a constant payload read 1.38)
+# the low-frequency inertial torque); differentiated over a few samples, velocity noise at 1 kHz
+# gives accelerations whose noise, in both tau_rest and Y, biases the scale by tens of percent
 SMOOTHING_S = 0.1
-# A scale off by more than this, and by 3 std, is reported. Real data read 0.90-1.05 with a
-# nominal model identified on them: the real UR10e with the params.json of physid identify on
-# the very run replayed read 0.90 +- 0.03 (the identified model is weighted per joint and fitted
-# to filtered torques; its misfit correlates with its own torque); a gross gain or unit error
-# (x1.25, a gear ratio twice, mN m) is what the status calls out; a 10 % one is only reported.
+# A scale off by more than this, and by 3 std, is reported. Real arms read 0.90-1.05 with a
+# nominal model identified on them (weighted per joint and fitted to filtered torques, its misfit
+# correlates with its own torque); a gross gain or unit error (x1.25, a gear ratio twice, mN m)
+# is what the status calls out; a 10 % one is only reported.
 SCALE_TOLERANCE = 0.2
 SIGNIFICANCE = 3.0
 
 
 @dataclass(frozen=True)
 class TorqueScale:
-    """Measured torque over the nominal model's, read from the bodies not estimated."""
+    """Logged torque over the nominal model's, read from the bodies not estimated."""
 
     scale: float
     std: float  # of the median, from the windows' spread (1.4826 MAD / sqrt(windows))
@@ -74,22 +66,28 @@ class TorqueScale:
     def as_dict(self) -> dict:
         return {"scale": self.scale, "std": self.std, "windows": self.windows}
 
-    def reason(self, bodies: tuple[str, ...]) -> str:
-        """The status reason when :attr:`significant`."""
-        named = ", ".join(bodies)
-        return (
+    def finding(self, bodies: tuple[str, ...]) -> Finding:
+        """The suspect finding when :attr:`significant` (:data:`~physid.online.codes.TORQUE_SCALE`;
+        ``bodies``: the estimated ones, which absorb the scale)."""
+        return TORQUE_SCALE(
             f"the measured torques read {self.scale:.3g} +- {self.std:.2g} x the nominal model's "
             f"torques of the bodies not estimated (median of {self.windows} windows of "
             f"{WINDOW_S:g} s): a drive gain or torque unit that is off, or a nominal model off "
-            f"by that factor; the estimates of {named} absorb it. Check the gains (tau = gain x "
-            "current) or give nominal_params (a params.json from physid identify on torques "
-            "logged as these are)"
+            f"by that factor; the estimates of {', '.join(bodies)} absorb it. Check the gains "
+            "(tau = gain x current) or give nominal_params (a params.json from physid identify "
+            "on torques logged as these are)",
+            numbers={
+                "scale": self.scale,
+                "std": self.std,
+                "windows": self.windows,
+                "tolerance": SCALE_TOLERANCE,
+                "significance_std": SIGNIFICANCE,
+            },
+            names=bodies,
         )
 
 
-def torque_scale(
-    measurement: SplitMeasurement, signals: OnlineSignals
-) -> TorqueScale | None:
+def torque_scale(measurement: SplitMeasurement, signals: OnlineSignals) -> TorqueScale | None:
     """The scale of the module docstring; None for a floating base or contact wrenches (their
     rows carry no actuated torque to scale), or fewer than two windows of data."""
     if measurement.floating_base or measurement.frame_ids or signals.wrenches is not None:
@@ -105,8 +103,9 @@ def torque_scale(
     a = _derivative(v, step)
     stride = max(1, len(t) // MAX_ROWS)
     rows = np.arange(0, len(t), stride)
-    whole = np.all(np.isfinite(np.column_stack([signals.q[rows], v[rows], a[rows],
-                                                signals.tau[rows]])), axis=1)  # fmt: skip
+    whole = np.all(
+        np.isfinite(np.column_stack([signals.q[rows], v[rows], a[rows], signals.tau[rows]])), axis=1
+    )
     rows = rows[whole & finite[rows]]
     n = len(measurement.rows)
     delta = np.empty((len(rows), n))
@@ -155,10 +154,14 @@ def _window_scale(
     m, n = rest.shape
     eye = np.eye(n)[None]
     nuisance = np.concatenate(
-        [Y.reshape(m * n, -1), np.tile(np.eye(n), (m, 1)),
-         (v[:, :, None] * eye).reshape(m * n, n), (np.sign(v)[:, :, None] * eye).reshape(m * n, n)],
+        [
+            Y.reshape(m * n, -1),
+            np.tile(np.eye(n), (m, 1)),
+            (v[:, :, None] * eye).reshape(m * n, n),
+            (np.sign(v)[:, :, None] * eye).reshape(m * n, n),
+        ],
         axis=1,
-    )  # fmt: skip
+    )
     basis = np.linalg.qr(nuisance)[0]
     x, d = rest.reshape(-1), delta.reshape(-1)
     x = x - basis @ (basis.T @ x)

@@ -1,22 +1,20 @@
 """The acceleration window of ``physid online``, chosen from the recording (config
 ``acceleration_window: auto``, the default).
 
-The filter differentiates the positions (or the measured velocities) by a least-squares fit over
+The filter differentiates the positions (or the logged velocities) by a least-squares fit over
 the last ``W`` samples (:class:`physid.online.stream.SampleWindow`, paper E §III-D). The noise of
 the positions reaches the acceleration multiplied by the fit's gain, which grows as ``W^-2.5 /
 h^2`` with the sample period ``h``; in the regressor, acceleration noise is an error in the
 variables, which biases the inertial parameters toward zero (by ``noise^2 / (noise^2 +
-signal^2)``) and makes the bands too narrow. Measured on the MJCF test arm in MuJoCo (PD control
-at 500 Hz, 0.2 mrad position noise, nominal elbow 0.6 kg for 0.9 kg): with paper E's 11 samples
-the elbow's centre of mass read 0.072-0.079 m for 0.12 (7.7 std off, status ok) and one run's
-mass ended at 0.22 kg; with 41 samples 0.119-0.120 m and 0.86-0.91 kg, the truth inside every
-band; the rule below chooses 61 there (0.119-0.120 m, 0.85-0.90 kg). Without the noise it keeps
-11, which was right.
+signal^2)``) and makes the bands too narrow. At 500 Hz, sub-milliradian position noise is
+already enough for paper E's 11 samples to put a centre of mass many std off with status ok,
+where a window of some 40-60 samples puts the truth inside every band; without the noise 11 is
+right.
 
 So the window is the shortest of :data:`CANDIDATES` (11, paper E's default, the first) whose
 acceleration noise stays below :data:`NOISE_TO_SIGNAL` of the motion's acceleration on every
-joint that moves, within :data:`MAX_SPAN_S`: the position noise per joint
-is the robust spread of the positions about a local cubic (:func:`position_noise`), the gain is
+joint that moves, within :data:`MAX_SPAN_S`: the position noise per joint is the robust spread
+of the positions about a local cubic (:func:`position_noise`), the gain is
 the fit's own (:func:`noise_gain`), and the motion's acceleration is the windowed estimate's RMS
 less that noise. A longer window delays the estimates by half its span, which the summary says.
 """
@@ -49,9 +47,13 @@ class WindowChoice:
 
     def as_dict(self) -> dict:
         ratios = {str(k): v if np.isfinite(v) else None for k, v in self.noise_to_signal.items()}
-        return {"samples": self.samples, "span_s": (self.samples - 1) * self.period_s,
-                "lag_s": (self.samples - 1) / 2 * self.period_s, "reason": self.reason,
-                "noise_to_signal": ratios}  # fmt: skip
+        return {
+            "samples": self.samples,
+            "span_s": (self.samples - 1) * self.period_s,
+            "lag_s": (self.samples - 1) / 2 * self.period_s,
+            "reason": self.reason,
+            "noise_to_signal": ratios,
+        }
 
 
 def noise_gain(samples: int, period_s: float, from_positions: bool) -> float:
@@ -109,8 +111,9 @@ def choose_window(
     finite = np.all(np.isfinite(x), axis=1)
     x = x[finite]
     if period <= 0.0 or len(x) < 2 * CANDIDATES[-1]:
-        return WindowChoice(CANDIDATES[0], period, "paper E's (the recording is too short "
-                            "to read its noise)", {})  # fmt: skip
+        return WindowChoice(
+            CANDIDATES[0], period, "paper E's (the recording is too short to read its noise)", {}
+        )
     noise = position_noise(x)
     position = noise if from_positions else position_noise(q[finite])
     moving = np.ptp(q[finite], axis=0) > MOVING_NOISES * np.maximum(position, 1e-12)
@@ -118,9 +121,13 @@ def choose_window(
     allowed = [n for n in CANDIDATES if n == CANDIDATES[0] or (n - 1) * period <= MAX_SPAN_S]
     for samples in allowed:
         acceleration = scipy.signal.savgol_filter(
-            x, samples, 2 if from_positions else 1, deriv=2 if from_positions else 1,
-            delta=period, axis=0,
-        )  # fmt: skip
+            x,
+            samples,
+            2 if from_positions else 1,
+            deriv=2 if from_positions else 1,
+            delta=period,
+            axis=0,
+        )
         noise_std = noise * noise_gain(samples, period, from_positions)
         motion = np.sqrt(np.maximum(np.mean(acceleration**2, axis=0) - noise_std**2, 0.0))
         ratio = noise_std[moving] / np.maximum(motion[moving], 1e-300)
@@ -131,12 +138,17 @@ def choose_window(
             break  # else the loop ends on the longest window allowed
     worst = ratios[CANDIDATES[0]]
     if samples == CANDIDATES[0]:
-        reason = (f"paper E's: its acceleration noise is {100 * worst:.2g} % of the motion's "
-                  "acceleration (RMS) on every moving joint")  # fmt: skip
+        reason = (
+            f"paper E's: its acceleration noise is {100 * worst:.2g} % of the motion's "
+            "acceleration (RMS) on every moving joint"
+        )
     else:
         met = ratios[samples] <= NOISE_TO_SIGNAL
-        share = ("larger than the motion's own" if worst > 1.0
-                 else f"{100 * worst:.2g} % of the motion's")  # fmt: skip
+        share = (
+            "larger than the motion's own"
+            if worst > 1.0
+            else f"{100 * worst:.2g} % of the motion's"
+        )
         signal = "positions" if from_positions else "velocities"
         reason = (
             f"with {CANDIDATES[0]} samples the noise of the {signal} "

@@ -1,4 +1,4 @@
-"""Layer 3, recordings: measured motion in, checked, on the joint side.
+"""Layer 3, recordings: recorded motion in, checked, on the joint side.
 
 :mod:`.tables` (one file as named columns: CSV, NPZ, Parquet) -> :mod:`.manifest` (YAML
 manifests that map other layouts onto the contract) -> :mod:`.timebase` (time stamps checked

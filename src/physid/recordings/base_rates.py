@@ -50,8 +50,9 @@ def _misfit(logged: np.ndarray, expected: np.ndarray, bias: bool = False) -> flo
 def _usable(t: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...] | None:
     """The finite rows, or None when they cannot be judged (too few, stamps not increasing,
     no quaternion: the readers say so)."""
-    keep = np.all(np.column_stack([np.isfinite(a).reshape(len(a), -1) for a in (t, *arrays)]),
-                  axis=1)  # fmt: skip
+    keep = np.all(
+        np.column_stack([np.isfinite(a).reshape(len(a), -1) for a in (t, *arrays)]), axis=1
+    )
     t, *rest = (a[keep] for a in (t, *arrays))
     if len(t) < 3 or not np.all(np.diff(t) > 0.0) or np.any(np.linalg.norm(rest[0], axis=1) < 0.5):
         return None
@@ -89,8 +90,11 @@ def angular_rate_problem(
     def turns(stored: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         rotation = _rotation(stored)
         first, last = rotation[edges[:-1]], rotation[edges[1:]]
-        return ((first.inv() * last).as_rotvec(), (last * first.inv()).as_rotvec(),
-                orientation_noise(rotation))  # fmt: skip
+        return (
+            (first.inv() * last).as_rotvec(),
+            (last * first.inv()).as_rotvec(),
+            orientation_noise(rotation),
+        )
 
     body, world, noise = turns(quaternion)
     size = np.linalg.norm(body, axis=1)
@@ -107,21 +111,27 @@ def angular_rate_problem(
     if fits(body):
         return None
     if fits(world):
-        return (f"{columns} are the angular velocity in world axes, not in the base's own: "
-                "rotate them by the inverse of the base orientation")  # fmt: skip
+        return (
+            f"{columns} are the angular velocity in world axes, not in the base's own: "
+            "rotate them by the inverse of the base orientation"
+        )
     if fits(DEGREES * body):
         return f"{columns} read 57.3 x the orientation's rate (degrees per second?)"
     if fits(-body):
         return f"{columns} read -1 x the orientation's rate (the sign flipped)"
     w_first, _, _ = turns(quaternion[:, [1, 2, 3, 0]])
     if fits(w_first[judged] / spans):
-        return ("the base quaternion reads as stored w first (w, x, y, z) in the base_qx, "
-                "base_qy, base_qz, base_qw columns: the angular velocity follows it so; "
-                "store it x, y, z, w")  # fmt: skip
-    return (f"{columns} do not follow the base orientation's rate (misfit "
-            f"{100 * _misfit(logged, body, True):.0f} % in the base's axes, "
-            f"{100 * _misfit(logged, world, True):.0f} % in world axes): another frame's, or "
-            "another sensor's axes?")  # fmt: skip
+        return (
+            "the base quaternion reads as stored w first (w, x, y, z) in the base_qx, "
+            "base_qy, base_qz, base_qw columns: the angular velocity follows it so; "
+            "store it x, y, z, w"
+        )
+    return (
+        f"{columns} do not follow the base orientation's rate (misfit "
+        f"{100 * _misfit(logged, body, True):.0f} % in the base's axes, "
+        f"{100 * _misfit(logged, world, True):.0f} % in world axes): another frame's, or "
+        "another sensor's axes?"
+    )
 
 
 def linear_velocity_problem(
@@ -152,11 +162,15 @@ def linear_velocity_problem(
     if _misfit(body, moved) <= FITS:
         return None
     if _misfit(world, moved) <= FITS:
-        return (f"{columns} are the velocity in world axes, not in the base's own: rotate them "
-                "by the inverse of the base orientation")  # fmt: skip
-    return (f"{columns} do not follow the rate of base_x, base_y, base_z (misfit "
-            f"{100 * _misfit(body, moved):.0f} % in the base's axes, "
-            f"{100 * _misfit(world, moved):.0f} % in world axes)")  # fmt: skip
+        return (
+            f"{columns} are the velocity in world axes, not in the base's own: rotate them "
+            "by the inverse of the base orientation"
+        )
+    return (
+        f"{columns} do not follow the rate of base_x, base_y, base_z (misfit "
+        f"{100 * _misfit(body, moved):.0f} % in the base's axes, "
+        f"{100 * _misfit(world, moved):.0f} % in world axes)"
+    )
 
 
 def check_base_rates(
@@ -176,5 +190,7 @@ def check_base_rates(
         problems.append(linear_velocity_problem(t, position, quaternion_xyzw, velocity, names))
     said = [problem for problem in problems if problem]
     if said:
-        raise InputError("the floating base's logged velocities are not its pose's rate: "
-                         + "; ".join(said), source=source)  # fmt: skip
+        raise InputError(
+            "the floating base's logged velocities are not its pose's rate: " + "; ".join(said),
+            source=source,
+        )

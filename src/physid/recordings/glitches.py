@@ -3,49 +3,38 @@ wrapped into one turn (or a full turn off for a while), and isolated corrupt sam
 
 A continuous joint logged modulo one turn (ROS ``JointState`` of a continuous joint often is, in
 [-pi, pi)) jumps by 2 pi whenever it crosses the seam; differentiated, each jump is an impulse of
-acceleration. Measured on the real KUKA LWR4+ (file 2, its vertical base joint shifted by 3 rad
-and wrapped: the dynamics do not change), four such jumps made the consistent fit fail ("no
-physically consistent parameters"). A revolute column whose every value lies within one turn and
-that steps by 2 pi (within :data:`WRAP_TOLERANCE_RAD`) is unwrapped (:func:`unwrap_angles`): no
-motion turns a joint by nearly a full turn between two samples.
+acceleration that a consistent fit cannot explain. A revolute column whose every value lies within
+one turn and that steps by 2 pi (within :data:`WRAP_TOLERANCE_RAD`) is unwrapped
+(:func:`unwrap_angles`): no motion turns a joint by nearly a full turn between two samples.
 
 Real logs carry single-sample faults that simulations never have: a dropped encoder packet read
 as zero, a flipped bit in a torque word, a current logged in the wrong unit for one row. One such
-sample, differentiated twice and given to least squares, moves every parameter. Measured on the
-real KUKA LWR4+ (file 2 -> file 1, no config): one row of positions read as zero gave a 44.8 kg
-arm (24.1 kg without it) and 3.77 % held-out error (2.55 %), with status ``ok``; one torque of
-1e5 N m made the fit explain nothing, and the verdict blamed the column order.
+sample, differentiated twice and given to least squares, moves every parameter, while the fit's
+status stays ``ok``.
 
-A sample is *corrupt* when it departs from the running median of the samples around it (five
-for positions, seven for torques) by more than a threshold times that signal's ordinary step
-(:func:`step_scale`). A running median keeps every step edge and every monotone stretch of a
-signal exactly (those are its root signals), so a friction jump at a velocity reversal or a
-sample-and-hold staircase departs from it by nothing; a departure of up to two (positions) or
-three (torques) samples that comes back is what it removes. The thresholds sit far above what
-clean real recordings show, measured on every real recording in ``../shared/datasets`` and
-``data/`` (22 files: KUKA LWR4+, Staubli TX40, UR10e, xMate7p, DFKI pendulum): the largest
-departure was 0.33 ordinary steps in any position and 16 in any torque (the DFKI pendulum under
-a PD controller; the UR10e's stop at the end of a run: 6.6); with a median of seven, 2.2 in a
-position and 16.3 in a torque. The torques take the wider median: a corrupt torque burst of three
-samples (a logger that repeats a bad word) was left in, low-passed into the fit and blamed on the
-column order, while their threshold has a factor of three to spare; the positions keep five
-(their threshold's margin, 5 against 2.2, would be halved). Such transients are real and are
-kept; only departures that no motion can produce are repaired.
+A sample is *corrupt* when it departs from the running median of the samples around it (five for
+positions, seven for torques) by more than a threshold times that signal's ordinary step
+(:func:`step_scale`). A running median keeps every step edge and every monotone stretch of a signal
+exactly (those are its root signals), so a friction jump at a velocity reversal or a sample-and-hold
+staircase departs from it by nothing; a departure of up to two (positions) or three (torques)
+samples that comes back is what it removes. The thresholds sit far above what clean real recordings
+show (22 files of five robots: at most 0.33 ordinary steps in a position and 16 in a torque; with a
+median of seven, 2.2 and 16.3). The torques take the wider median, as a logger that repeats a bad
+word corrupts three samples and their threshold keeps a factor of three to spare; the positions keep
+five, as with seven their clean 2.2 would halve the margin to their threshold of 5. Real transients
+(a hard stop, a controller's kick) are kept; only departures that no motion can produce are
+repaired.
 
 A corrupt sample is replaced by linear interpolation between its nearest sound neighbours in the
 same column (the row and its other columns are kept: one bad word does not make a bad row), and
 reported by row, column, value and replacement.
 
 A *stuck torque* holds one value to the bit for a second or more while the robot moves
-(:func:`stuck_torque_runs`): a sensor or a logger that stopped updating one column. No measured
-torque does that: the longest run of one value in any torque or current column of the real
-recordings in ``../shared/datasets`` is 0.18 s (the xMate7p's quantised currents at 50 Hz, 10
-rows; 270 rows in 0.05 s of the Staubli TX40's at 5 kHz). Measured on the real KUKA LWR4+
-(file 2 -> file 1, no config): joint 5's torque frozen from row 2001 on gave 3.78 % held-out
-error with status ``ok`` (clean: 2.70 %); a base-joint torque of 0 in every row, 4.26 %.
-A torque of exactly 0 is not stuck: it is a motor switched off, and the motion then is free
-(the DFKI pendulum's commanded torque is 0 for 5 s of free swing in four of its runs), or a
-passive joint, whose torque is truly 0.
+(:func:`stuck_torque_runs`): a sensor or a logger that stopped updating one column. No real
+torque does that (the longest run of one value in a torque or current column of real recordings
+is 0.18 s, quantised currents at 50 Hz), and a frozen column biases the fit while its status
+stays ``ok``. A torque of exactly 0 is not stuck: it is a motor switched off, and the motion then
+is free, or a passive joint, whose torque is truly 0.
 """
 
 from __future__ import annotations
@@ -61,8 +50,8 @@ POSITION_MEDIAN_WIDTH = 5  # removes departures up to 2 samples wide
 TORQUE_MEDIAN_WIDTH = 7  # ... up to 3 samples wide (module docstring)
 # departure / ordinary step beyond which a sample is corrupt (module docstring: clean real
 # recordings reach 0.33 in positions and 16 in torques). A smooth position departs from the
-# median of five by at most about one step, at a turning point; 20 missed a zero read on the
-# 50 Hz xMate7p (0.48 rad there is 16 of that joint's steps, and the fit got 0.7 points worse).
+# median of five by at most about one step, at a turning point; a zero read on a slow log can
+# be as few as 16 steps from its neighbours, so the position threshold stays well below that.
 POSITION_THRESHOLD = 5.0
 TORQUE_THRESHOLD = 50.0
 ORDINARY_STEP_PERCENTILE = 99.0
@@ -78,9 +67,13 @@ class CorruptSample:
     departure_steps: float  # |value - running median| / the column's ordinary step
 
     def as_dict(self, first_row: int = 1) -> dict:
-        return {"row": self.row + first_row, "column": self.column, "value": self.value,
-                "replacement": self.replacement,
-                "departure_in_ordinary_steps": self.departure_steps}  # fmt: skip
+        return {
+            "row": self.row + first_row,
+            "column": self.column,
+            "value": self.value,
+            "replacement": self.replacement,
+            "departure_in_ordinary_steps": self.departure_steps,
+        }
 
 
 @dataclass(frozen=True)
@@ -144,10 +137,9 @@ def corrupt_mask(
     # sample is judged against real neighbours, not against copies of itself
     median = median_filter(x, size=(width, 1), mode="mirror")
     departure = np.abs(x - median)
-    # ... but a steep monotone stretch at an end (a servo catching the arm in the first rows:
-    # 19.3, 9.57, 3.43, -0.66 N m in a MuJoCo log at 500 Hz) is no root signal of the mirrored
-    # median and departed from it by 16 ordinary steps; such a sample continues the straight
-    # line of its two inner neighbours, which a corrupt sample does not
+    # ... but a steep monotone stretch at an end (a servo catching the arm in the first rows)
+    # is no root signal of the mirrored median and departs from it by many ordinary steps; such
+    # a sample continues the straight line of its two inner neighbours, a corrupt one does not
     half = min(width // 2, max(len(x) - 2, 0) // 2)
     for k in range(half):
         start = np.abs(x[k] - (2.0 * x[k + 1] - x[k + 2]))
@@ -171,13 +163,11 @@ MAX_ZERO_ROWS = 3  # an all-zero torque record this short between others is a dr
 
 
 def corrupt_rows(q_corrupt: np.ndarray, tau_corrupt: np.ndarray, tau: np.ndarray):
-    """``(whole (N,), torques (N,))`` bool: the rows that are corrupt records, every sample of
-    which is replaced, and those whose torques are. A row whose positions are corrupt in most
-    columns is corrupt whole: a packet dropped and read as zeros departs in every position, but
-    a small torque read as 0 departs from its neighbours by less than the torque threshold
-    (measured on the real xMate7p, 50 Hz, file 1 -> 2: one row of zeros, its positions repaired
-    and its seven torques kept, moved joint2 from 6.6 to 13.4 kg and the arm from 25.7 to 30.4
-    kg, status ok). A row whose torques are corrupt in most columns, or a run of at most
+    """``(whole (N,), torques (N,))`` bool: the rows that are corrupt records, every sample of which
+    is replaced, and those whose torques are. A row whose positions are corrupt in most columns is
+    corrupt whole: a packet dropped and read as zeros departs in every position, but a small torque
+    read as 0 departs from its neighbours by less than the torque threshold, and kept, those zeros
+    alone move the masses. A row whose torques are corrupt in most columns, or a run of at most
     :data:`MAX_ZERO_ROWS` rows whose every torque reads exactly 0 (its positions may be sound;
     between rows that do not, or at either end) has its torques replaced; a longer run of zero
     torques is a motor switched off."""
@@ -194,7 +184,7 @@ def corrupt_rows(q_corrupt: np.ndarray, tau_corrupt: np.ndarray, tau: np.ndarray
         edges = np.flatnonzero(np.diff(np.r_[0, zero.astype(int), 0]))
         for start, stop in zip(edges[::2], edges[1::2], strict=True):
             # at either end too: a simulator's logger records the torque before the first
-            # step as 0 (Drake's VectorLogSink: a Panda's training error 1.55 % for 1.01 %)
+            # step as 0 (Drake's VectorLogSink)
             if stop - start <= MAX_ZERO_ROWS:
                 torques[start:stop] = True
     whole = most(q_corrupt)
@@ -211,10 +201,13 @@ def repair_corrupt_samples(
         return q, tau, GlitchRepair(n_rows)
     found = []
     blocks = []
-    signals = [(prefix, np.asarray(x, float), *corrupt_mask(np.asarray(x, float), threshold, width))
-               for prefix, x, threshold, width in (
-                   ("q_", q, POSITION_THRESHOLD, POSITION_MEDIAN_WIDTH),
-                   ("tau_", tau, TORQUE_THRESHOLD, TORQUE_MEDIAN_WIDTH))]  # fmt: skip
+    signals = [
+        (prefix, np.asarray(x, float), *corrupt_mask(np.asarray(x, float), threshold, width))
+        for prefix, x, threshold, width in (
+            ("q_", q, POSITION_THRESHOLD, POSITION_MEDIAN_WIDTH),
+            ("tau_", tau, TORQUE_THRESHOLD, TORQUE_MEDIAN_WIDTH),
+        )
+    ]
     rows = corrupt_rows(signals[0][2], signals[1][2], signals[1][1])
     for (prefix, x, corrupt, departure), bad in zip(signals, rows, strict=True):
         corrupt = corrupt | bad[:, None]
@@ -223,8 +216,9 @@ def repair_corrupt_samples(
         for row, k in zip(*np.nonzero(corrupt), strict=True):
             column = f"{prefix}{joint_names[k]}"
             value, replacement = float(x[row, k]), float(repaired[row, k])
-            found.append(CorruptSample(int(row), column, value, replacement,
-                                       float(departure[row, k])))  # fmt: skip
+            found.append(
+                CorruptSample(int(row), column, value, replacement, float(departure[row, k]))
+            )
     found.sort(key=lambda s: (s.row, s.column))
     return blocks[0], blocks[1], GlitchRepair(n_rows, tuple(found))
 
@@ -241,9 +235,9 @@ def unwrap_angles(
     """``(q, {column: wraps undone})``: every revolute column of ``q`` (N, n) with at least one
     step within :data:`WRAP_TOLERANCE_RAD` of +-2 pi, either logged modulo one turn (all values
     within an interval of 2 pi + that tolerance: unwrapped) or carrying rows a full turn off
-    that come back (a turn counter misread for a while: those steps undone, when that leaves
-    the column within one turn; an 11-row burst of +2 pi was refused as "degrees"); the others
-    as they were."""
+    that come back (a turn counter misread for a while, which left in reads as a column in
+    degrees: those steps undone, when that leaves the column within one turn); the others as
+    they were."""
     unwrapped = q
     wraps = {}
     one_turn = 2.0 * np.pi + WRAP_TOLERANCE_RAD
@@ -284,7 +278,7 @@ def position_noise(q: np.ndarray, order: int = 2) -> np.ndarray:
     smallest non-zero step (an encoder's quantum). Motion adds about ``(omega dt)^order`` of
     its amplitude to the differences: a higher order reads the noise of faster motion."""
     difference = np.diff(q, n=order, axis=0)
-    if not len(difference):  # fewer rows than the order needs (fuzz seed 194: a 3-row log)
+    if not len(difference):  # fewer rows than the order needs (a 3-row log)
         return encoder_quantum(q)
     spread = 1.4826 * np.median(np.abs(difference - np.median(difference, axis=0)), axis=0)
     spread /= np.sqrt(math.comb(2 * order, order))
@@ -298,8 +292,8 @@ def encoder_quantum(q: np.ndarray) -> np.ndarray:
     """(n,) per column of ``q`` (N, n), its encoder's quantum: the smallest non-zero step when
     at least :data:`QUANTUM_SHARE` of the non-zero steps are whole multiples of it (within 5 %),
     else 0. A smooth motion sampled in step with its period (a noiseless sine, 10 samples a
-    period) has few step sizes, the smallest of them large, and no quantum: read as one, 0.09
-    rad of "noise" made a 1 rad motion at 10 Hz still."""
+    period) has few step sizes, the smallest of them large, and no quantum: taken for one, it
+    floors the noise so high that the motion reads as still."""
     steps = np.abs(np.diff(q, axis=0))
     out = np.zeros(q.shape[1])
     for k in range(q.shape[1]):
@@ -371,10 +365,9 @@ def stuck_torque_runs(t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> list[Stu
 
 
 # A torque that sits at its largest (or smallest) value to the bit in this share of the rows is an
-# actuator at its limit. No measured torque does that: the most rows at one extreme in any torque
-# or current column of the real recordings in ../shared/datasets and data/ is 0.3 % (the xMate7p's
-# quantised currents at 50 Hz, 3 of 1001 rows); a MuJoCo Panda whose wrist servo chattered at its
-# forcerange sat at +-12 N m in 32 % of them.
+# actuator at its limit. No real torque does that: the most rows at one extreme in any torque
+# or current column of the real recordings we have is 0.3 %; a servo chattering at its force
+# range sits there in a third of them.
 SATURATED_SHARE = 0.02
 SATURATED_MIN_ROWS = 20
 

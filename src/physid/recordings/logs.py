@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.errors import Bound, InputError, in_range
+from physid.errors import Bound, InputError, in_range, install_hint
 from physid.recordings.tables import Table, check_equal_lengths, force_torque_columns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -101,15 +101,24 @@ def read_log(
     kind = log_kind(path)
     if kind == "rosbag":
         if episodes:
-            raise InputError("--episode selects LeRobot episodes; this is a ROS 2 bag",
-                             source=str(path))  # fmt: skip
+            raise InputError(
+                "--episode selects LeRobot episodes; this is a ROS 2 bag", source=str(path)
+            )
         return [read_joint_states(path, topic, imu_topic, tuple(wrench_topics))]
     if kind == "lerobot":
-        named = [name for name, value in (("--topic", topic), ("--wrench-topic", wrench_topics),
-                 ("--imu-topic", None if imu_topic == AUTO else imu_topic)) if value]  # fmt: skip
+        named = [
+            name
+            for name, value in (
+                ("--topic", topic),
+                ("--wrench-topic", wrench_topics),
+                ("--imu-topic", None if imu_topic == AUTO else imu_topic),
+            )
+            if value
+        ]
         if named:
-            raise InputError(f"{named[0]} names a ROS 2 topic; this is a LeRobot dataset",
-                             source=str(path))  # fmt: skip
+            raise InputError(
+                f"{named[0]} names a ROS 2 topic; this is a LeRobot dataset", source=str(path)
+            )
         return read_lerobot(path, episodes, other_than)
     raise InputError("not a ROS 2 bag, MCAP file or LeRobot dataset folder", source=str(path))
 
@@ -120,7 +129,7 @@ def _rosbags():
         from rosbags.typesys import Stores, get_typestore
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
-            "reading ROS 2 bags and MCAP files needs rosbags: pip install 'physid[logs]'"
+            f"reading ROS 2 bags and MCAP files needs rosbags: {install_hint('rosbags', 'logs')}"
         ) from None
     return AnyReader, get_typestore(Stores.ROS2_HUMBLE)
 
@@ -131,12 +140,16 @@ def _one_topic(connections: list, msgtype: str, wanted: str | None, option: str,
     topics = sorted({c.topic for c in connections if c.msgtype == msgtype})
     if wanted == AUTO:
         if len(topics) > 1:
-            raise InputError(f"{len(topics)} {msgtype} topics ({', '.join(topics)}): name one "
-                             f"with {option}", source=source)  # fmt: skip
+            raise InputError(
+                f"{len(topics)} {msgtype} topics ({', '.join(topics)}): name one with {option}",
+                source=source,
+            )
         return topics[0] if topics else None
     if wanted not in topics:
-        raise InputError(f"no {msgtype} topic '{wanted}'; the bag has: "
-                         f"{', '.join(topics) or 'none'}", source=source)  # fmt: skip
+        raise InputError(
+            f"no {msgtype} topic '{wanted}'; the bag has: {', '.join(topics) or 'none'}",
+            source=source,
+        )
     return wanted
 
 
@@ -153,21 +166,28 @@ def read_joint_states(
     try:
         with any_reader([path], default_typestore=typestore) as reader:
             connections = list(reader.connections)
-            topic = _one_topic(connections, JOINT_STATE, AUTO if topic is None else topic,
-                               "--topic", source)  # fmt: skip
+            topic = _one_topic(
+                connections, JOINT_STATE, AUTO if topic is None else topic, "--topic", source
+            )
             if topic is None:  # what the bag holds instead (--topic picks JointState only)
                 held = sorted({f"{c.topic} ({c.msgtype})" for c in connections})
-                shown = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8
-                                               else "")  # fmt: skip
+                shown = ", ".join(held[:8]) + (
+                    f" and {len(held) - 8} more" if len(held) > 8 else ""
+                )
                 raise InputError(
                     f"no {JOINT_STATE} topic: physid reads joint positions and efforts from "
                     f"one; the bag has {shown or 'no topic'}",
                     source=source,
                 )
-            imu = None if imu_topic is None else _one_topic(connections, IMU, imu_topic,
-                                                           "--imu-topic", source)  # fmt: skip
-            wrenches = [_one_topic(connections, WRENCH, w, "--wrench-topic", source)
-                        for w in dict.fromkeys(wrench_topics)]  # fmt: skip
+            imu = (
+                None
+                if imu_topic is None
+                else _one_topic(connections, IMU, imu_topic, "--imu-topic", source)
+            )
+            wrenches = [
+                _one_topic(connections, WRENCH, w, "--wrench-topic", source)
+                for w in dict.fromkeys(wrench_topics)
+            ]
             wanted = [name for name in (topic, imu, *wrenches) if name is not None]
             messages: dict[str, list] = {name: [] for name in wanted}
             chosen = [c for c in connections if c.topic in messages]
@@ -181,12 +201,16 @@ def read_joint_states(
         message = " ".join(str(error).split()) or type(error).__name__
         if isinstance(error, OverflowError | struct.error):
             # a length field read from garbage: the reader's own words name no cause
-            message = (f"its contents are damaged ({type(error).__name__}: {message}); "
-                       "a copy that was cut or overwritten?")  # fmt: skip
+            message = (
+                f"its contents are damaged ({type(error).__name__}: {message}); "
+                "a copy that was cut or overwritten?"
+            )
         if "end magic" in message:  # rosbags' MCAP reader needs the footer a closed file has
-            message += (" (the file ends before its footer, as a recording that was never closed "
-                        "does: 'mcap recover' from the MCAP command-line tools rewrites the "
-                        "messages it holds)")  # fmt: skip
+            message += (
+                " (the file ends before its footer, as a recording that was never closed "
+                "does: 'mcap recover' from the MCAP command-line tools rewrites the "
+                "messages it holds)"
+            )
         raise InputError(f"cannot read the bag: {message}", source=source) from None
     for name in wanted:
         if not messages[name]:
@@ -209,8 +233,12 @@ def read_joint_states(
     table = _joint_state_table(groups, f"{source}:{topic}", origin, log_times)
     if problem is not None:
         every = " of every topic" if sensors_read or len(groups) > 1 else ""
-        table = Table(table.columns, table.source, notes=table.notes + (
-            f"{problem[1]} ({problem[0]}): the bag's log times are the time base{every}",))
+        table = Table(
+            table.columns,
+            table.source,
+            notes=table.notes
+            + (f"{problem[1]} ({problem[0]}): the bag's log times are the time base{every}",),
+        )
     sensors = {}
     if imu is not None:
         sensors[imu] = _imu_columns(messages[imu], f"{source}:{imu}", origin, log_times)
@@ -221,8 +249,9 @@ def read_joint_states(
 
 def _numbered(messages: list) -> list:
     """``(log time, message)`` pairs as ``(message number, log time, message)``, from 1."""
-    return [(number, log_time, message)
-            for number, (log_time, message) in enumerate(messages, start=1)]  # fmt: skip
+    return [
+        (number, log_time, message) for number, (log_time, message) in enumerate(messages, start=1)
+    ]
 
 
 def _stamp_problem(entries: list) -> str:
@@ -230,17 +259,20 @@ def _stamp_problem(entries: list) -> str:
     the time base, or "": every stamp zero (as some drivers leave them), or stamps that run back
     while the log times do not (a clock that jumped: the stamps would be refused, and sorting
     them would interleave two stretches of motion)."""
-    stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-                       for _, _, m in entries], dtype=np.int64)  # fmt: skip
+    stamps = np.array(
+        [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for _, _, m in entries], dtype=np.int64
+    )
     if not stamps.any():
         return "every header stamp is zero"
     logged = np.array([log_time for _, log_time, _ in entries], dtype=np.int64)
     back = np.flatnonzero(np.diff(stamps) < 0)
     if back.size and np.all(np.diff(logged) > 0):
         k = int(back[0])
-        return (f"the header stamps run back at message {entries[k + 1][0]} (by "
-                f"{1e-9 * (stamps[k] - stamps[k + 1]):.3g} s; {back.size} such jumps) while the "
-                "bag's log times do not: a clock that jumped")  # fmt: skip
+        return (
+            f"the header stamps run back at message {entries[k + 1][0]} (by "
+            f"{1e-9 * (stamps[k] - stamps[k + 1]):.3g} s; {back.size} such jumps) while the "
+            "bag's log times do not: a clock that jumped"
+        )
     return ""
 
 
@@ -249,8 +281,9 @@ def _times(messages: list, origin: int, log_times: bool) -> np.ndarray:
     (``(log time, message)``): their header stamps, or the bag's ``log_times``."""
     if log_times:
         return 1e-9 * np.array([t - origin * 10**9 for t, _ in messages], dtype=float)
-    return np.array([(m.header.stamp.sec - origin) + 1e-9 * m.header.stamp.nanosec
-                     for _, m in messages])  # fmt: skip
+    return np.array(
+        [(m.header.stamp.sec - origin) + 1e-9 * m.header.stamp.nanosec for _, m in messages]
+    )
 
 
 def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
@@ -259,8 +292,11 @@ def _increasing(t: np.ndarray, columns: dict, source: str) -> dict:
     t = t[order]
     repeated = np.flatnonzero(np.diff(t) <= 0)
     if repeated.size:
-        raise InputError(f"message {int(order[repeated[0] + 1]) + 1} repeats the time stamp "
-                         f"{t[repeated[0]]:.9f} s", source=source)  # fmt: skip
+        raise InputError(
+            f"message {int(order[repeated[0] + 1]) + 1} repeats the time stamp "
+            f"{t[repeated[0]]:.9f} s",
+            source=source,
+        )
     return {"t": t} | {name: values[order] for name, values in columns.items()}
 
 
@@ -269,37 +305,51 @@ def _imu_columns(messages: list, source: str, origin: int = 0, log_times: bool =
     ``acc_*`` columns, in time order, quaternions sign-aligned for interpolation."""
     first = messages[0][1]
     fields = {"angular_velocity": "gyro_", "linear_acceleration": "acc_"}
-    columns = {prefix + axis: np.array([getattr(getattr(m, field), axis) for _, m in messages])
-               for field, prefix in fields.items() for axis in "xyz"}  # fmt: skip
+    columns = {
+        prefix + axis: np.array([getattr(getattr(m, field), axis) for _, m in messages])
+        for field, prefix in fields.items()
+        for axis in "xyz"
+    }
     if float(first.orientation_covariance[0]) != -1.0:  # -1: "no orientation" (REP 145)
-        quaternion = np.array([[m.orientation.x, m.orientation.y, m.orientation.z,
-                                m.orientation.w] for _, m in messages])  # fmt: skip
+        quaternion = np.array(
+            [
+                [m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w]
+                for _, m in messages
+            ]
+        )
         norms = np.linalg.norm(quaternion, axis=1)
         bad = np.flatnonzero(~(np.abs(norms - 1.0) < 1e-2))
         if bad.size:
-            raise InputError(f"message {bad[0] + 1}: orientation is not a unit quaternion "
-                             f"(norm {norms[bad[0]]:.3g})", source=source)  # fmt: skip
+            raise InputError(
+                f"message {bad[0] + 1}: orientation is not a unit quaternion "
+                f"(norm {norms[bad[0]]:.3g})",
+                source=source,
+            )
         columns.update(zip(QUATERNION, quaternion.T, strict=True))
     columns = _increasing(_times(messages, origin, log_times), columns, source)
     if QUATERNION[0] in columns:
         quaternion = np.column_stack([columns[n] for n in QUATERNION])
-        flips = np.cumprod(np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1)
-                                              + 1e-300)])  # fmt: skip
+        flips = np.cumprod(
+            np.r_[1.0, np.sign(np.sum(quaternion[1:] * quaternion[:-1], axis=1) + 1e-300)]
+        )
         columns.update(zip(QUATERNION, (quaternion * flips[:, None]).T, strict=True))
     _finite(columns, source)
     return columns
 
 
-def _wrench_columns(messages: list, source: str, origin: int = 0,
-                    log_times: bool = False) -> dict:
+def _wrench_columns(messages: list, source: str, origin: int = 0, log_times: bool = False) -> dict:
     """A WrenchStamped topic's messages as ``t`` and ``ft_<frame_id>_*`` columns."""
     frames = {m.header.frame_id for _, m in messages}
     if len(frames) != 1 or not next(iter(frames)):
-        raise InputError(f"the wrench messages must name one frame_id (they name "
-                         f"{sorted(frames) or 'none'}): it becomes the ft_<frame>_ columns",
-                         source=source)  # fmt: skip
-    values = [[getattr(getattr(m.wrench, field), axis) for field in ("force", "torque")
-               for axis in "xyz"] for _, m in messages]  # fmt: skip
+        raise InputError(
+            f"the wrench messages must name one frame_id (they name "
+            f"{sorted(frames) or 'none'}): it becomes the ft_<frame>_ columns",
+            source=source,
+        )
+    values = [
+        [getattr(getattr(m.wrench, field), axis) for field in ("force", "torque") for axis in "xyz"]
+        for _, m in messages
+    ]
     columns = dict(zip(force_torque_columns(frames.pop()), np.array(values).T, strict=True))
     columns = _increasing(_times(messages, origin, log_times), columns, source)
     _finite(columns, source)
@@ -321,10 +371,14 @@ def _joined(table: Table, sensors: dict[str, dict]) -> Table:
     for columns in sensors.values():
         keep &= (t >= columns["t"][0]) & (t <= columns["t"][-1])
     if np.count_nonzero(keep) < 3:
-        spans = "; ".join(f"{name} {c['t'][0]:.6g}..{c['t'][-1]:.6g} s"
-                          for name, c in sensors.items())  # fmt: skip
-        raise InputError(f"the joint states ({t[0]:.6g}..{t[-1]:.6g} s) and the sensor topics "
-                         f"({spans}) share fewer than 3 samples", source=table.source)  # fmt: skip
+        spans = "; ".join(
+            f"{name} {c['t'][0]:.6g}..{c['t'][-1]:.6g} s" for name, c in sensors.items()
+        )
+        raise InputError(
+            f"the joint states ({t[0]:.6g}..{t[-1]:.6g} s) and the sensor topics "
+            f"({spans}) share fewer than 3 samples",
+            source=table.source,
+        )
     joined = {name: np.asarray(values)[keep] for name, values in table.columns.items()}
     t = joined["t"]
     for columns in sensors.values():
@@ -336,8 +390,12 @@ def _joined(table: Table, sensors: dict[str, dict]) -> Table:
             for name in QUATERNION:
                 joined[name] = joined[name] / norms
     dropped = int(keep.size - np.count_nonzero(keep))
-    notes = table.notes + ((f"{dropped} joint-state rows outside the sensor topics' time span "
-                            "dropped"),) if dropped else table.notes  # fmt: skip
+    notes = (
+        table.notes
+        + ((f"{dropped} joint-state rows outside the sensor topics' time span dropped"),)
+        if dropped
+        else table.notes
+    )
     return Table(joined, table.source, notes=notes)
 
 
@@ -354,8 +412,9 @@ def _publisher_groups(messages: list, source: str) -> list[list]:
     return sorted(groups.values(), key=lambda g: (-len(g), -len(g[0][2].name)))
 
 
-def _joint_state_table(groups: list, source: str, origin: int = 0,
-                       log_times: bool = False) -> Table:
+def _joint_state_table(
+    groups: list, source: str, origin: int = 0, log_times: bool = False
+) -> Table:
     """A JointState topic's messages, grouped by publisher (:func:`_publisher_groups`), as a
     table: per joint ``q_``, and ``dq_`` and ``tau_`` where the messages carry them.
 
@@ -377,50 +436,60 @@ def _joint_state_table(groups: list, source: str, origin: int = 0,
         notes += list(other.notes)
         if joints:
             named = sorted({name.split("_", 1)[1] for name in joints})
-            notes.append(f"{other.n_rows} messages of another publisher (joints "
-                         f"{', '.join(named)}) interpolated to the {main.n_rows} messages of "
-                         "the one with the most")  # fmt: skip
+            notes.append(
+                f"{other.n_rows} messages of another publisher (joints "
+                f"{', '.join(named)}) interpolated to the {main.n_rows} messages of "
+                "the one with the most"
+            )
     velocities = [name for name in columns if name.startswith("dq_")]
     if velocities and any(not any(n.startswith("dq_") for n in table.columns) for table in tables):
         for name in velocities:  # velocities of some publishers only: differentiate them all
             del columns[name]
-        notes.append("velocity left out: one publisher does not carry it (positions are "
-                     "differentiated)")  # fmt: skip
+        notes.append(
+            "velocity left out: one publisher does not carry it (positions are differentiated)"
+        )
     return Table(columns, source, notes=tuple(notes))
 
 
 _FIELDS = {"position": "q_", "velocity": "dq_", "effort": "tau_"}
 
 
-def _joint_state_group(group: list, source: str, origin: int = 0,
-                       log_times: bool = False) -> Table:
+def _joint_state_group(group: list, source: str, origin: int = 0, log_times: bool = False) -> Table:
     """One publisher's messages (``(message number, log time, message)``, all naming the same
     joints) as a table (:func:`_joint_state_table`)."""
     names = list(group[0][2].name)
-    whole = {field: np.array([len(getattr(m, field)) == len(names) for _, _, m in group])
-             for field in _FIELDS}  # fmt: skip
+    whole = {
+        field: np.array([len(getattr(m, field)) == len(names) for _, _, m in group])
+        for field in _FIELDS
+    }
     keep = whole["position"] & (whole["effort"] if whole["effort"].any() else True)
     notes = []
     if not keep.any():
-        raise InputError(f"no message naming {names} carries all of their positions"
-                         + (" and efforts" if whole["effort"].any() else ""), source=source)
+        raise InputError(
+            f"no message naming {names} carries all of their positions"
+            + (" and efforts" if whole["effort"].any() else ""),
+            source=source,
+        )
     if not keep.all():
         dropped = [number for (number, _, _), kept in zip(group, keep, strict=True) if not kept]
-        notes.append(f"{len(dropped)} messages without every joint's position or effort "
-                     f"dropped (message {dropped[0]}" + (" ..." if len(dropped) > 1 else "")
-                     + ")")  # fmt: skip
+        notes.append(
+            f"{len(dropped)} messages without every joint's position or effort "
+            f"dropped (message {dropped[0]}" + (" ..." if len(dropped) > 1 else "") + ")"
+        )
     group = [entry for entry, kept in zip(group, keep, strict=True) if kept]
     fields = [f for f in _FIELDS if whole[f][keep].all()]
     if whole["velocity"].any() and "velocity" not in fields:
-        notes.append("velocity left out: some messages do not carry it (positions are "
-                     "differentiated)")  # fmt: skip
+        notes.append(
+            "velocity left out: some messages do not carry it (positions are differentiated)"
+        )
     values = {f: np.empty((len(group), len(names))) for f in fields}
     for k, (_, _, message) in enumerate(group):
         index = [list(message.name).index(name) for name in names]
         for field, array in values.items():
             array[k] = np.asarray(getattr(message, field), dtype=float)[index]
-    columns = {"t": _times([(log_time, message) for _, log_time, message in group], origin,
-                           log_times)}
+    columns = {
+        "t": _times([(log_time, message) for _, log_time, message in group], origin, log_times)
+    }
     for field, array in values.items():
         for j, name in enumerate(names):
             columns[_FIELDS[field] + name] = array[:, j]
@@ -443,8 +512,10 @@ def _feature_names(feature: str, spec: dict, source: str) -> list[str]:
         names = next(iter(names.values()), None)
     shape = spec.get("shape") or [0]
     if not isinstance(names, list) or len(names) != int(np.prod(shape)):
-        raise InputError(f"feature '{feature}' needs a 'names' list of its {shape} entries "
-                         "(the joint names)", source=source)  # fmt: skip
+        raise InputError(
+            f"feature '{feature}' needs a 'names' list of its {shape} entries (the joint names)",
+            source=source,
+        )
     names = [str(name) for name in names]
     # LeRobot's robots name a motor's readings "<motor>.pos", ".vel", ... (the SO-100/101 arms
     # since 2025): the joint is the motor's name
@@ -465,14 +536,15 @@ def read_lerobot(
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the environment
-        raise InputError("reading LeRobot datasets needs pyarrow: pip install 'physid[logs]'") \
-            from None  # fmt: skip
+        hint = install_hint("pyarrow", "logs")
+        raise InputError(f"reading LeRobot datasets needs pyarrow: {hint}") from None
     source = str(path)
     features = _info(path)["features"]
     mapped = {f: p for f, p in LEROBOT_FEATURES.items() if f in features}
     if "observation.state" not in mapped:
-        raise InputError("the dataset has no 'observation.state' feature (joint positions)",
-                         source=source)  # fmt: skip
+        raise InputError(
+            "the dataset has no 'observation.state' feature (joint positions)", source=source
+        )
     names = {f: _feature_names(f, features[f], source) for f in mapped}
     files = sorted((path / "data").rglob("*.parquet"))
     if not files:
@@ -495,12 +567,18 @@ def read_lerobot(
     selected = list(episodes) or [e for e in present if e not in other_than]
     unknown = [e for e in selected if e not in present]
     if unknown:
-        raise InputError(f"episode(s) {unknown} not in the dataset; it has {present[0]}.."
-                         f"{present[-1]} ({len(present)} episodes)", source=source)  # fmt: skip
+        raise InputError(
+            f"episode(s) {unknown} not in the dataset; it has {present[0]}.."
+            f"{present[-1]} ({len(present)} episodes)",
+            source=source,
+        )
     if not selected:
-        raise InputError(f"every episode of the dataset ({len(present)}) is among the --data "
-                         "recordings (--episode): none is left to hold out; give another "
-                         "dataset, or select fewer episodes", source=source)  # fmt: skip
+        raise InputError(
+            f"every episode of the dataset ({len(present)}) is among the --data "
+            "recordings (--episode): none is left to hold out; give another "
+            "dataset, or select fewer episodes",
+            source=source,
+        )
     tables = []
     for episode in selected:
         rows = np.flatnonzero(data["episode_index"] == episode)
@@ -550,9 +628,16 @@ def expand_logs(
         path = Path(path)
         if log_kind(path) is not None:
             other_than = (taken or {}).get(path.resolve(), ())
-            expanded.extend(read_log(path, topic=topic, episodes=episodes, imu_topic=imu_topic,
-                                     wrench_topics=wrench_topics,
-                                     other_than=other_than))  # fmt: skip
+            expanded.extend(
+                read_log(
+                    path,
+                    topic=topic,
+                    episodes=episodes,
+                    imu_topic=imu_topic,
+                    wrench_topics=wrench_topics,
+                    other_than=other_than,
+                )
+            )
         elif path.is_dir():
             raise InputError(
                 f"{path}: a folder that is neither a ROS 2 bag (metadata.yaml) nor a LeRobot "
@@ -563,8 +648,9 @@ def expand_logs(
     return expanded
 
 
-def expand_log_lists(lists: Iterable[Iterable], topic: str | None = None,
-                     episodes: Iterable[int] = ()) -> list[list]:
+def expand_log_lists(
+    lists: Iterable[Iterable], topic: str | None = None, episodes: Iterable[int] = ()
+) -> list[list]:
     """Each of a command's recording lists (``--data``, ``--validate``, ...) expanded by
     :func:`expand_logs`, the selectors checked against all of them together: ``--data run.csv
     --validate bag --topic /x`` selects in the bag (each list checked alone refused the CSV's
@@ -575,24 +661,29 @@ def expand_log_lists(lists: Iterable[Iterable], topic: str | None = None,
     list took from the same dataset: ``--data ds --episode 0 --validate ds`` holds out the
     other episodes, and a recording is never both trained on and held out. Only when the first
     list holds no dataset do the episodes select in the others. Without ``episodes`` every
-    dataset is read whole. (Until 2026-11-28 they selected
-    in every list: ``--data a --episode 0 --validate b`` judged on episode 0 of ``b`` alone and
-    dropped its other episodes silently.)"""
+    dataset is read whole. (Selecting in every list would judge ``--data a --episode 0
+    --validate b`` on episode 0 of ``b`` alone, its other episodes dropped without a word.)"""
     lists = [list(paths) for paths in lists]
     episodes = tuple(episodes)
     check_selectors([p for paths in lists for p in paths], topic, episodes)
     if not lists:
         return []
-    datasets = [Path(p) for p in lists[0]
-                if isinstance(p, str | Path) and log_kind(Path(p)) == "lerobot"]  # fmt: skip
+    datasets = [
+        Path(p) for p in lists[0] if isinstance(p, str | Path) and log_kind(Path(p)) == "lerobot"
+    ]
     if not datasets:
         return [expand_logs(paths, topic, episodes, selectors_checked=False) for paths in lists]
     # without --episode every list reads whole datasets, as given (a --validate that repeats
     # --data is then said: its samples are training samples)
     taken = {path.resolve(): episodes for path in datasets} if episodes else {}
     first = expand_logs(lists[0], topic, episodes, selectors_checked=False)
-    return [first, *(expand_logs(paths, topic, (), selectors_checked=False, taken=taken)
-                     for paths in lists[1:])]  # fmt: skip
+    return [
+        first,
+        *(
+            expand_logs(paths, topic, (), selectors_checked=False, taken=taken)
+            for paths in lists[1:]
+        ),
+    ]
 
 
 def check_selectors(
@@ -604,8 +695,12 @@ def check_selectors(
 ) -> None:
     """A selector (``--topic``, ``--episode``, ``--imu-topic``, ``--wrench-topic``) needs a
     bag or LeRobot dataset among ``paths`` (every recording option of the command)."""
-    named = (topic is not None or tuple(episodes) or tuple(wrench_topics)
-             or imu_topic not in (None, AUTO))  # fmt: skip
+    named = (
+        topic is not None
+        or tuple(episodes)
+        or tuple(wrench_topics)
+        or imu_topic not in (None, AUTO)
+    )
     logs = [p for p in paths if isinstance(p, str | Path) and log_kind(Path(p)) is not None]
     if named and not logs:
         raise InputError(

@@ -26,15 +26,14 @@ A CSV without a header line (a controller's dump, MATLAB's ``writematrix``) says
 write it (``rostopic echo -p``'s ``%time`` in nanoseconds since 1970, 256 ns apart at double
 precision) or a controller counting milliseconds, without rewriting the file.
 
-``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not
-samples (the shared UR10e logs: other packets with another number of fields, 1e+259 values, a
-truncated last line, rows whose stamp runs back to 0): a line with another number of fields
-than most lines, a cell that is not a finite number of at most 1e8 in size, and (once ``t`` is
-mapped) a row out of time order (outside the longest run of rows whose stamps increase, or in
-a piece of it too short to identify) is dropped, and the lines dropped are named in the
-recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a source's lines (and more than
-:data:`MAX_BAD_ROWS_ANYWAY`) is an error: that is not a log with a few bad lines but another
-format.
+``bad_rows: drop`` (top level) reads a raw log whose logger also wrote lines that are not samples
+(other packets with another number of fields, 1e+259 values, a truncated last line, rows whose stamp
+runs back to 0): a line with another number of fields than most lines, a cell that is not a finite
+number of at most 1e8 in size, and (once ``t`` is mapped) a row out of time order (outside the
+longest run of rows whose stamps increase, or in a piece of it too short to identify) is dropped,
+and the lines dropped are named in the recording's notes. More than :data:`MAX_BAD_ROWS_SHARE` of a
+source's lines (and more than :data:`MAX_BAD_ROWS_ANYWAY`) is an error: that is not a log with a few
+bad lines but another format.
 """
 
 from __future__ import annotations
@@ -79,14 +78,16 @@ def _raw_columns(
             raise InputError(f"data file not found: {path}")
         return npz_arrays(path), []
     if header and drop_bad and is_csv(path):
-        # until 2026-11-28 bad_rows: drop was silently ignored under a header line: a probe's
-        # half-written last line and three empty cells still stopped the run
+        # bad_rows: drop holds under a header line too: a half-written last line or a few empty
+        # cells must not stop the run
         text = read_text_file(path, "data file")
         first, _, body = text.partition("\n")
         names = csv_header_names(first, str(path))
         values, dropped = _sound_rows(body, str(path), width=len(names))
-        return ({name: values[:, k] for k, name in enumerate(names)},
-                [line + 1 for line in dropped])  # fmt: skip
+        return (
+            {name: values[:, k] for k, name in enumerate(names)},
+            [line + 1 for line in dropped],
+        )
     if header:
         return dict(read_file_table(path).columns), []
     if not is_csv(path):
@@ -99,8 +100,9 @@ def _raw_columns(
     else:
         width = len(text.partition("\n")[0].split(","))
         # an empty header line in front: the file's first line is then line 1, data row 1
-        values = parse_csv_numbers("\n" + text, [str(k) for k in range(width)], str(path),
-                                   first_line=1, header=False)  # fmt: skip
+        values = parse_csv_numbers(
+            "\n" + text, [str(k) for k in range(width)], str(path), first_line=1, header=False
+        )
         dropped = []
     return {str(k): values[:, k] for k in range(values.shape[1])}, dropped
 
@@ -116,16 +118,21 @@ def _sound_rows(text: str, source: str, width: int | None = None) -> tuple[np.nd
         widths = [len(cells) for _, cells in split]
         width = max(set(widths), key=widths.count) if widths else 0
     complete = [cells for _, cells in split if len(cells) == width]
-    textual = {k for k in range(width)
-               if 2 * sum(not is_number(cells[k]) for cells in complete) > len(complete)}
+    textual = {
+        k
+        for k in range(width)
+        if 2 * sum(not is_number(cells[k]) for cells in complete) > len(complete)
+    }
     kept, dropped = [], []
     for number, cells in split:
         try:
             values = [np.nan if k in textual else float(cell) for k, cell in enumerate(cells)]
         except ValueError:
             values = []
-        if len(values) == width and all(k in textual or (np.isfinite(v) and abs(v) <= MAX_MAGNITUDE)
-                                        for k, v in enumerate(values)):  # fmt: skip
+        if len(values) == width and all(
+            k in textual or (np.isfinite(v) and abs(v) <= MAX_MAGNITUDE)
+            for k, v in enumerate(values)
+        ):
             kept.append(values)
         else:
             dropped.append(number)
@@ -175,12 +182,14 @@ def read_recording(path: str | Path):
         raise InputError("manifest has no 'sources' list", source=str(path))
     bad_rows = spec.get("bad_rows", "error")
     if bad_rows not in BAD_ROWS_CHOICES:
-        raise InputError(f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}",
-                         source=str(path))  # fmt: skip
+        raise InputError(
+            f"bad_rows: {bad_rows!r} is not one of {list(BAD_ROWS_CHOICES)}", source=str(path)
+        )
     time_unit = spec.get("time_unit", "s")
     if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
-        raise InputError(f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}",
-                         source=str(path))  # fmt: skip
+        raise InputError(
+            f"time_unit: {time_unit!r} is not one of {list(TIME_UNITS)}", source=str(path)
+        )
     columns: dict[str, np.ndarray] = {}
     origin: dict[str, str] = {}
     notes: list[str] = []
@@ -201,12 +210,15 @@ def read_recording(path: str | Path):
             )
         header = entry.get("header", True)
         if not isinstance(header, bool):
-            raise InputError(f"sources[{number}].header must be true or false, got {header!r}",
-                             source=str(path))  # fmt: skip
+            raise InputError(
+                f"sources[{number}].header must be true or false, got {header!r}", source=str(path)
+            )
         raw, dropped = _raw_columns(file, header, bad_rows == "drop")
         if dropped:
-            notes.append(f"{file.name}: {len(dropped)} lines that are not samples dropped "
-                         f"(lines {_listed(dropped)})")  # fmt: skip
+            notes.append(
+                f"{file.name}: {len(dropped)} lines that are not samples dropped "
+                f"(lines {_listed(dropped)})"
+            )
         for contract_name, selector in entry["columns"].items():
             if contract_name in columns:
                 raise InputError(f"column '{contract_name}' is mapped twice", source=str(path))
@@ -226,14 +238,19 @@ def read_recording(path: str | Path):
     if "t" in columns:
         columns["t"] = columns["t"] * TIME_UNITS[time_unit]
     elif "time_unit" in spec:
-        raise InputError("time_unit is the unit of a mapped 't' column, and none is mapped "
-                         "('sample_time' is in s)", source=str(path))  # fmt: skip
+        raise InputError(
+            "time_unit is the unit of a mapped 't' column, and none is mapped "
+            "('sample_time' is in s)",
+            source=str(path),
+        )
     if bad_rows == "drop" and "t" in columns:
         columns, late = _in_time_order(columns)
         _check_bad_share(len(late), lengths[first], str(path))
         if late:
-            notes.append(f"{len(late)} rows out of time order or stranded by a gap dropped "
-                         f"(rows {_listed(late)} of the lines kept)")  # fmt: skip
+            notes.append(
+                f"{len(late)} rows out of time order or stranded by a gap dropped "
+                f"(rows {_listed(late)} of the lines kept)"
+            )
     if "t" not in columns:
         sample_time = spec.get("sample_time")
         if not isinstance(sample_time, int | float) or sample_time <= 0:

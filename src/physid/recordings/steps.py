@@ -2,21 +2,15 @@
 as before — an encoder reset, a homing offset applied mid-run, a glitch of one axis
 (:func:`position_step_rows`). Lost rows (a logger that froze while the arm moved on) move every
 moving joint by the same number of periods' worth of its speed; a step moves only some joints,
-and the positions on its two sides disagree by that offset. Measured on the real KUKA LWR4+
-(file 2 -> file 1, no config): joint 3's positions 0.3 rad higher from row 3001 on were split
-there as "rows lost" and both sides identified, 4.48 % held-out error with status ``ok``; the
-rows before the step alone give 2.69 % (the whole clean file: 2.70 %); at row 2001 the step was
-read as nine lost ticks of the time base and fitted, 7.20 %.
+and the positions on its two sides disagree by that offset. Read as lost rows, a step splits
+the recording and both sides are identified in different frames, with status ``ok``.
 
 Which side of a step is right is read from the torques (:func:`plan_steps`): all rows are
 brought into the frame of each side in turn, and in each the URDF's rigid-body torque, with
 each joint's scale, friction and offset fitted to the smoothed torque, leaves a relative
-residual (:func:`urdf_agreement`). On the KUKA above, with the step at row 3001 or 2001 (where
-the longer side is the wrong one), out and back, twice, or on two joints, the right frame
-leaves 2.42 % and the others 7.5-7.8 %: the rows are shifted into it and the fit is the clean
-file's (2.70 %, 16.01 kg). A poor URDF can favour the wrong frame, though: 0.05 rad on joint 3
-of the xMate7p's 5 s run left 1.32 x more in the right frame than in the wrong one, and on the
-Staubli TX40 the frames differ by 3 % either way. So a frame is taken only when it is
+residual (:func:`urdf_agreement`). With a good URDF the right frame leaves about a third of
+the others' residual, and the rows are shifted into it; a poor URDF can favour the wrong frame
+by a third, or leave the frames a few per cent apart. So a frame is taken only when it is
 :data:`FRAME_CLEAR` (2 x) better than every other; a step that changes no torque (a vertical
 base axis: every frame within :data:`FRAME_NEUTRAL`) is undone in the longest piece's frame;
 otherwise the rows at the longest piece's offset are kept, the others dropped, and the choice
@@ -36,14 +30,14 @@ from physid.recordings.tables import MAX_GAP_PERIODS
 from physid.robot.model import RobotModel
 
 # An increment (and an offset) past this many ordinary steps (the 99th percentile of the
-# joint's row-to-row steps) is a jump no motion makes between two rows: on every real recording
-# we have (KUKA, TX40, UR10e, xMate7p, DFKI) the largest is 1.56. At 10 (the time base's gap
-# rule) 0.3 rad on the xMate7p at 50 Hz (9.8) was missed, split as "rows lost", 14.7 % held out.
+# joint's row-to-row steps) is a jump no motion makes between two rows: real recordings of five
+# robots reach 1.56. It sits below the time base's gap rule (10), which a step of a slow log
+# (a few samples a swing) can fall short of.
 STEP_THRESHOLD = 5.0
 STEP_SPEED_ROWS = 3  # rows on each side of a break that give a joint's speed there
 # a joint moves at a break when its speed there is this many times its position noise per row
-# (a joint in a slow phase is evidence too: 0.2 ordinary steps left a 0.3 rad step of KUKA
-# joint 1 at row 4021 with one moving witness, read as lost ticks, 8.17 % held out)
+# (a joint in a slow phase is evidence too: a bound in ordinary steps leaves too few moving
+# witnesses, and the step is read as lost ticks)
 STEP_MOVING_NOISE = 5.0
 
 
@@ -85,9 +79,9 @@ def position_steps(
         offset = jump - lost * speed
         stepped = np.abs(offset) > STEP_THRESHOLD * scale
         smooth = np.count_nonzero(moving & ~stepped)
-        # rows lost as well, up to the time base's gap rule (a step with 3 rows lost at it, on
-        # KUKA file 2, was read as 4 lost ticks: 6.71 % held out; undone, 2.70 %); over a longer
-        # gap a curving motion departs from its speeds too, and is not told from a step
+        # rows lost as well, up to the time base's gap rule (a step with a few rows lost at it
+        # is still a step, not lost ticks); over a longer gap a curving motion departs from its
+        # speeds too, and is not told from a step
         if abs(lost) > MAX_GAP_PERIODS:
             continue
         if np.any(stepped) and smooth >= 2 and smooth > np.count_nonzero(moving & stepped):
@@ -120,15 +114,19 @@ SMOOTHING_S = 0.125  # moving average of positions and torques (twice): about 3.
 
 
 def urdf_agreement(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> float:
-    """How far the URDF's rigid-body torque at ``q`` is from the measured ``tau`` (N, n): the
+    """How far the URDF's rigid-body torque at ``q`` is from the recorded ``tau`` (N, n): the
     relative residual, over the fitted joints, of a per-joint least-squares fit of the smoothed
     torque on that joint's URDF torque (scale free), viscous and Coulomb friction and an offset.
     A moving average stands in for a low-pass (differentiated twice it is smooth enough for a
     comparison of frames)."""
     rate = 1.0 / float(np.median(np.diff(t)))
     width = max(1, int(round(SMOOTHING_S * rate)))
-    smooth = lambda x: uniform_filter1d(uniform_filter1d(x, width, axis=0, mode="nearest"),  # noqa: E731
-                                        width, axis=0, mode="nearest")  # fmt: skip
+    smooth = lambda x: uniform_filter1d(  # noqa: E731
+        uniform_filter1d(x, width, axis=0, mode="nearest"),
+        width,
+        axis=0,
+        mode="nearest",
+    )
     qs = smooth(np.asarray(q, float))
     dq = smooth(np.gradient(qs, t, axis=0))
     ddq = np.gradient(dq, t, axis=0)
@@ -142,8 +140,9 @@ def urdf_agreement(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndar
     residual, total = 0.0, 0.0
     for j in np.flatnonzero(model.fitted):
         y = measured[rows, j]
-        columns = np.column_stack([urdf[:, j], dq[rows, j], np.sign(dq[rows, j]),
-                                   np.ones(rows.size)])  # fmt: skip
+        columns = np.column_stack(
+            [urdf[:, j], dq[rows, j], np.sign(dq[rows, j]), np.ones(rows.size)]
+        )
         coefficients = np.linalg.lstsq(columns, y, rcond=None)[0]
         residual += float(np.sum((y - columns @ coefficients) ** 2))
         total += float(np.sum((y - y.mean()) ** 2))
@@ -190,8 +189,17 @@ def plan_steps(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndarray)
     values = np.array(list(residuals.values()))
     ranked = sorted(residuals, key=lambda k: residuals[k])
     best = ranked[0]
-    plan = lambda frame, how: StepPlan(rows, steps, pieces, offsets, frame, how, residuals,  # noqa: E731
-                                       frames.get(frame), level)  # fmt: skip
+    plan = lambda frame, how: StepPlan(  # noqa: E731
+        rows,
+        steps,
+        pieces,
+        offsets,
+        frame,
+        how,
+        residuals,
+        frames.get(frame),
+        level,
+    )
     if not np.all(np.isfinite(values)):
         return plan(-1, "guessed")
     if np.max(values) <= (1.0 + FRAME_NEUTRAL) * np.min(values):

@@ -1,14 +1,13 @@
 """Recordings too long to hold in memory: validated in one pass, re-read in row ranges.
 
-A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (issue 10:
-memory must not grow with the recording). Every block passes the same row checks as an in-memory
-file (:func:`physid.recordings.trajectory.trajectory_block`: columns, finiteness, magnitudes,
-units, with the file's
-own 1-based row numbers), the time stamps are checked as a whole at the end (they are the only
-column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
+A CSV or Parquet recording larger than :data:`STREAM_BYTES` is read block by block (memory must not
+grow with the recording). Every block passes the same row checks as an in-memory file
+(:func:`physid.recordings.trajectory.trajectory_block`: columns, finiteness, magnitudes, units, with
+the file's own 1-based row numbers), the time stamps are checked as a whole at the end (they are the
+only column kept in memory: 8 bytes per sample), and the joint-side arrays are spilled to a private
 temporary folder as ``.npy`` blocks. :meth:`RecordingFile.time_slice` then returns any row range as
 an ordinary :class:`~physid.recordings.trajectory.Trajectory`, so the windowed pipeline
-(:mod:`physid.offline.windows`) treats an in-memory trajectory and a long file alike.
+(:mod:`physid.offline.observe.windows`) treats an in-memory trajectory and a long file alike.
 
 The temporary folder is removed when the last :class:`RecordingFile` on it is garbage-collected
 or the interpreter exits; one left by a killed process (``physid-recording-<pid>-*`` in the
@@ -30,6 +29,8 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import is_gzipped_csv, open_data_file, scratch_dir
+from physid.findings import Finding
+from physid.recordings.codes import SAMPLES_REPAIRED
 from physid.recordings.tables import (
     Table,
     csv_header_names,
@@ -80,8 +81,8 @@ class _Rows:
     def __getitem__(self, rows: slice) -> np.ndarray:
         start, stop, step = rows.indices(len(self))
         values = self._recording._read(self._name, start, stop)
-        # a copy: a strided view would keep every row read alive (1e7 samples read every 50th
-        # row: 480 MB held for 9.6 MB of positions)
+        # a copy: a strided view would keep every row read alive (every 50th row read holds 50
+        # times the memory of the positions kept)
         return values if step == 1 else values[::step].copy()
 
 
@@ -90,7 +91,7 @@ class _EarlierMotion:
     """Where a recording read with its motion ``delay_s`` earlier takes the motion from: the
     rows of the spilled recording whose time stamps are ``t`` (``t[0]`` at spilled row
     ``row_offset``), interpolated linearly at ``t - delay_s`` as
-    :func:`physid.offline.delay.compensated` does in memory."""
+    :func:`physid.offline.choose.delay.compensated` does in memory."""
 
     t: np.ndarray  # (M,) s
     row_offset: int
@@ -107,7 +108,7 @@ class RecordingFile:
     t: np.ndarray  # (N,) s, every time stamp
     joint_names: tuple[str, ...]
     source: str
-    warnings: tuple[str, ...]
+    warnings: tuple[Finding, ...]  # what reading did (physid.recordings.codes)
     spill: _Spill  # the folder of blocks block_<k>_<field>.npy
     block_starts: np.ndarray  # (blocks + 1,) first row of each block, then the row count
     has_velocities: bool
@@ -198,8 +199,10 @@ def read_once(items: list) -> list:
     disk (:func:`should_stream`) and tables as they are."""
     from physid.recordings import trajectory
 
-    return [item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
-            for item in items]  # fmt: skip
+    return [
+        item if isinstance(item, Table) or should_stream(item) else trajectory.read_table(item)
+        for item in items
+    ]
 
 
 def streamed_column_names(path: str | Path) -> tuple[str, ...]:
@@ -277,8 +280,9 @@ def _csv_blocks(path: Path, block_rows: int) -> Iterator[tuple[int, Table]]:
                         raise ValueError
                 except ValueError:  # text in a column physid does not read: NaN, noted
                     text = "header\n" + "".join(lines)
-                    values = parse_csv_numbers(text, names, source, first_line=line_number + 1,
-                                               notes=[])  # fmt: skip
+                    values = parse_csv_numbers(
+                        text, names, source, first_line=line_number + 1, notes=[]
+                    )
                 line_number += len(lines)
                 if len(values):
                     columns = {name: values[:, k] for k, name in enumerate(names)}
@@ -350,7 +354,7 @@ def open_recording(
             raise InputError("no data rows", source=str(path))
         t = _check_time(Table({"t": np.concatenate(times)} if times else {}, str(path)))
         repair = GlitchRepair(len(t), tuple(repaired))
-        notes = (repair.note(str(path)),) if repaired else ()
+        notes = (SAMPLES_REPAIRED(repair.note(str(path))),) if repaired else ()
         recording = RecordingFile(
             t,
             model.joint_names,
@@ -384,7 +388,7 @@ PREVIEW_SAMPLES = 200_000  # what the data-plausibility checks read of a long re
 
 def preview(recording: Trajectory | RecordingFile) -> Trajectory:
     """The recording in memory, or the first :data:`PREVIEW_SAMPLES` of a long one (for the
-    plausibility checks of :mod:`physid.offline.suspect`: units, swapped columns, sign)."""
+    plausibility checks of :mod:`physid.offline.checks.suspect`: units, swapped columns, sign)."""
     if isinstance(recording, Trajectory):
         return recording
     return recording.time_slice(0, min(recording.n_samples, PREVIEW_SAMPLES))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 from physid.files.io import first_text_line, is_gzipped_csv, read_text_file
 
 # a six-axis force/torque sensor's wrench in its own frame's axes: ft_<frame>_<axis> columns
@@ -74,11 +74,23 @@ def read_file_table(path: str | Path) -> Table:
 # ctrl_) and the sensor columns of oe and online (ft_, base_, acc_, gyro_, contact_, f_). A cell
 # that is not a number there is an error naming it; in any other column (a logger's mode, a ROS
 # frame id, an empty spare column) it is read as missing (NaN), and the column is named in a
-# note: physid does not read it. Until 2026-11-28 any such column stopped the run (a probe: a
-# 'mode' column of RUN, rostopic's field.header.frame_id), against the README's "other columns
-# are ignored".
-CONTRACT_PREFIXES = ("q_", "dq_", "ddq_", "tau_", "i_", "qm_", "taum_", "ctrl_", "ft_", "base_",
-                     "acc_", "gyro_", "contact_", "f_")  # fmt: skip
+# note: physid does not read it (the README's "other columns are ignored").
+CONTRACT_PREFIXES = (
+    "q_",
+    "dq_",
+    "ddq_",
+    "tau_",
+    "i_",
+    "qm_",
+    "taum_",
+    "ctrl_",
+    "ft_",
+    "base_",
+    "acc_",
+    "gyro_",
+    "contact_",
+    "f_",
+)
 
 
 def is_contract_column(name: str) -> bool:
@@ -145,7 +157,7 @@ def csv_header_names(line: str, source: str) -> list[str]:
 
 def _read_csv(path: Path, notes: list[str] | None = None) -> dict[str, np.ndarray]:
     # the fast parser reads the file itself: the whole text (and its bytes, twice the file) is
-    # read only when it cannot (a 1e6-row online log: 2 x 241 MB of text that was never used)
+    # read only when it cannot, so a large file's text is not held for nothing
     header = first_text_line(path)
     values = None
     if header is not None:
@@ -182,12 +194,15 @@ def parse_csv_numbers(
             continue
         cells = next(csv.reader([line])) if '"' in line else line.split(",")
         if len(cells) != len(names):
-            expected = f"the header names {len(names)} columns" if header else (
-                f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
-                "the manifest)"
+            expected = (
+                f"the header names {len(names)} columns"
+                if header
+                else (
+                    f"line 1 has {len(names)} (a raw log with a few such lines: bad_rows: drop in "
+                    "the manifest)"
+                )
             )
-            raise InputError(f"line {number} has {len(cells)} values but {expected}",
-                             source=source)  # fmt: skip
+            raise InputError(f"line {number} has {len(cells)} values but {expected}", source=source)
         rows.append(cells)
         numbers.append(number)
     if not rows:
@@ -213,13 +228,19 @@ def parse_csv_numbers(
     strict = {k: i for k, i in failed.items() if notes is None or is_contract_column(names[k])}
     if strict:
         k, i = min(strict.items(), key=lambda item: (item[1], item[0]))  # the first in the file
-        # an empty cell is how pandas' to_csv writes NaN (a probe's online log): said, with the
-        # spelling the commands that skip NaN rows read
-        empty = ("; an empty cell is how pandas writes a missing value: drop or repair the "
-                 "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
-                 if not rows[i][k].strip() else "")  # fmt: skip
-        iso = (" or an ISO 8601 date-time" if _may_be_time(names[k])
-               and iso_seconds(rows[0][k]) is not None else "")  # fmt: skip
+        # an empty cell is how pandas' to_csv writes NaN: said, with the spelling the commands that
+        # skip NaN rows read
+        empty = (
+            "; an empty cell is how pandas writes a missing value: drop or repair the "
+            "row (physid online skips rows written as nan: to_csv(..., na_rep='nan'))"
+            if not rows[i][k].strip()
+            else ""
+        )
+        iso = (
+            " or an ISO 8601 date-time"
+            if _may_be_time(names[k]) and iso_seconds(rows[0][k]) is not None
+            else ""
+        )
         raise InputError(
             f"column '{names[k]}' row {numbers[i] - header_lines} (line {numbers[i]}): "
             f"{rows[i][k].strip()[:40]!r} is not a number{iso}{empty}",
@@ -228,17 +249,22 @@ def parse_csv_numbers(
     for k, i in failed.items():
         column = [row[k] for row in rows]
         values[:, k] = [float(cell) if is_number(cell) else np.nan for cell in column]
-        what = ("is empty" if all(not cell.strip() for cell in column) else
-                f"holds text (row {numbers[i] - header_lines}, line {numbers[i]}: "
-                f"{rows[i][k].strip()[:40]!r})")  # fmt: skip
+        what = (
+            "is empty"
+            if all(not cell.strip() for cell in column)
+            else f"holds text (row {numbers[i] - header_lines}, line {numbers[i]}: "
+            f"{rows[i][k].strip()[:40]!r})"
+        )
         notes.append(f"column '{names[k]}' {what}: physid does not read it (read as missing)")
     return values
 
 
 def iso_time_note(column: str) -> str:
     """The note of a column read from ISO 8601 date-times (:func:`iso_seconds`)."""
-    return (f"column '{column}' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
-            "(a stamp without a time zone taken as UTC)")
+    return (
+        f"column '{column}' holds ISO 8601 date-times: read as seconds since 1970-01-01 UTC "
+        "(a stamp without a time zone taken as UTC)"
+    )
 
 
 def _may_be_time(column: str) -> bool:
@@ -248,7 +274,7 @@ def _may_be_time(column: str) -> bool:
 
 
 def iso_seconds(text: str) -> float | None:
-    """Seconds since 1970-01-01 UTC of an ISO 8601 date-time (``2026-11-28T10:00:00.125``,
+    """Seconds since 1970-01-01 UTC of an ISO 8601 date-time (``1999-12-31T23:59:59.125``,
     a space for the ``T``, ``Z`` or ``+01:00``; without a zone: UTC), None for anything else.
     A logger's stamp (ROS 2 bag exports, pandas' ``to_csv`` of a datetime index): seconds since
     the epoch are what physid already reads from a numeric ``t`` (float64 keeps 0.4 us there)."""
@@ -277,7 +303,7 @@ def _iso_column(cells: tuple[str, ...]) -> tuple[np.ndarray, int | None]:
 
 def parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
     """The numbers under the header with pyarrow's multi-threaded CSV parser (about 6x faster
-    than ``np.loadtxt`` on a 45,000-row recording), when pyarrow is installed (``physid[parquet]``).
+    than ``np.loadtxt``), when pyarrow is installed (``physid[parquet]``).
 
     None when it is not, or when the file is anything but a plain, complete table of numbers
     (empty cells, comments, text, ragged rows): :func:`parse_csv_numbers` then reads it, or
@@ -303,8 +329,8 @@ def parse_csv_numbers_fast(path: Path, names: list[str]) -> np.ndarray | None:
         return None
     values = np.column_stack([_float64_values(table.column(name)) for name in names])
     del table
-    # Arrow's allocator keeps what the parse used (the text buffers): 200 MB for a 1e6-row,
-    # 241 MB file, held for the rest of the run unless handed back
+    # Arrow's allocator keeps what the parse used (the text buffers, nearly the file's size),
+    # held for the rest of the run unless handed back
     pa.default_memory_pool().release_unused()
     return values
 
@@ -313,7 +339,7 @@ def _float64_values(column) -> np.ndarray:  # noqa: ANN001 - a pyarrow ChunkedAr
     """The values of a null-free float64 column, read from its data buffers.
 
     ``to_numpy`` would do the same, but pyarrow imports pandas for it (0.3 s of every run's
-    start-up, issue 24's CPU budget); the parser above allows no nulls, so each chunk's second
+    start-up); the parser above allows no nulls, so each chunk's second
     buffer holds exactly its values."""
     parts = [
         np.frombuffer(chunk.buffers()[1], np.float64, count=len(chunk), offset=8 * chunk.offset)
@@ -378,7 +404,7 @@ def _pyarrow_parquet(path: Path):  # noqa: ANN202
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError(
-            "reading Parquet needs pyarrow: pip install 'physid[parquet]'", source=str(path)
+            f"reading Parquet needs pyarrow: {install_hint('pyarrow', 'parquet')}", source=str(path)
         ) from None
     return pq
 
@@ -401,8 +427,9 @@ def parquet_columns(table, source: str) -> dict[str, np.ndarray]:  # noqa: ANN00
             columns[name] = np.asarray(column, dtype=float).reshape(-1)
         except Exception:  # noqa: BLE001 - strings, structs, dictionaries, ...
             kind = table.schema.field(k).type
-            raise InputError(f"column '{name}' holds {kind} values, not numbers",
-                             source=source) from None  # fmt: skip
+            raise InputError(
+                f"column '{name}' holds {kind} values, not numbers", source=source
+            ) from None
     if not columns:
         raise InputError("the Parquet file has no columns", source=source)
     return columns
@@ -436,8 +463,9 @@ def repeats_previous(columns) -> np.ndarray:  # noqa: ANN001 - 1-D arrays of equ
     columns = list(columns)
     repeated = np.zeros(len(columns[0]) if columns else 0, dtype=bool)
     if len(repeated) > 1:
-        repeated[1:] = np.all([(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1]))
-                               for c in columns], axis=0)  # fmt: skip
+        repeated[1:] = np.all(
+            [(c[1:] == c[:-1]) | (np.isnan(c[1:]) & np.isnan(c[:-1])) for c in columns], axis=0
+        )
     return repeated
 
 

@@ -1,12 +1,12 @@
 """The time base of a recording, checked against its own motion before anything is filtered.
 
-Real logs are not sampled when their time stamps say. A controller that logs every tick may send
-a row late (two ticks in one row) or twice (no new sample), while the stamp is taken when the
-row is written: on a real 7-axis arm at 1 kHz, rows advancing 0, 1 and 2 ticks were stamped
-0.89, 1.00 and 1.28 ms apart on average. Differentiating the positions twice on such stamps
-turns the timing error into false acceleration (6-9 rad/s^2 against 1-1.5 of real motion
-there), which the fit then explains with wrong masses. The positions themselves say when they
-were sampled: a smooth motion advances in proportion to the time that passed.
+Real logs are not sampled when their time stamps say. A controller that logs every tick may send a
+row late (two ticks in one row) or twice (no new sample), while the stamp is taken when the row is
+written, so rows that advance 0, 1 and 2 ticks are stamped nearly the same step apart.
+Differentiating the positions twice on such stamps turns the timing error into false acceleration,
+several times that of the real motion, which the fit then explains with wrong masses. The positions
+themselves say when they were sampled: a smooth motion advances in proportion to the time that
+passed.
 
 :func:`check_time_base` therefore
 
@@ -29,9 +29,8 @@ were sampled: a smooth motion advances in proportion to the time that passed.
    or backward (a logger that froze while the arm moved on, rows lost under stamps that went on
    ticking, a block sent again with new stamps). The stamps cannot show such a gap; whatever
    timeline is kept, differentiating across it turns the jump into a burst of false
-   acceleration (measured on the KUKA LWR4+ file 2 with 1 s of rows lost or frozen, or 200 rows
-   replayed: moving mass 39-91 kg against 16.0, held-out error up to 3x). The caller splits the
-   recording there, as at a gap in the stamps
+   acceleration, which a fit explains with a moving mass several times the arm's. The caller
+   splits the recording there, as at a gap in the stamps
    (:func:`physid.recordings.trajectory.split_at_motion_breaks`).
 
 What was done is returned with counts (:class:`TimeBaseCheck`) for the output and ``params.json``.
@@ -56,11 +55,9 @@ ON_TICK_TOLERANCE = 0.2
 FAST_ROW_SNR = 8.0  # per-step increment over the position noise for a row to be evidence
 # The ticks the rows are counted in must span the stamps' duration at the stamps' own step for
 # one tick (the median stamp step of the rows counted as one): a tick that has to shrink or grow
-# by more than this to do so was counted from the motion, not from a clock. Measured: simulated
-# tick logs (sim.log_quirks, 8 seeds) within 0.5 %; 0.5 s of the real xMate7p, at rest then
-# starting (its positions step by 1e-4 rad in one row, a start-up jolt over four rows), "rebuilt"
-# with a 16-tick gap and a 0.947 ms tick (5.3 % off; 1 s of it: 2.6 %), its uniform stamps
-# called 12.5 ms off.
+# by more than this to do so was counted from the motion, not from a clock: ticks counted from
+# a clock land within 0.5 % (sim.log_quirks), ticks counted from a start-up jolt several per
+# cent off.
 TICK_MATCH = 0.02
 
 
@@ -118,10 +115,11 @@ class TimeBaseCheck:
             "stamp_error_rms_s": self.stamp_error_rms_s,
             "position_roughness": dict(self.roughness),
             "evidence_rows": self.evidence_rows,
-            "motion_breaks": [{"row": int(r), "from_row": int(f), "ticks": float(k)}
-                              for r, f, k in zip(self.breaks, self.break_from, self.break_ticks,
-                                                 strict=True)],
-        }  # fmt: skip
+            "motion_breaks": [
+                {"row": int(r), "from_row": int(f), "ticks": float(k)}
+                for r, f, k in zip(self.breaks, self.break_from, self.break_ticks, strict=True)
+            ],
+        }
 
 
 def _windows(x: np.ndarray, half: int, centres: np.ndarray | None = None) -> np.ndarray:
@@ -176,7 +174,7 @@ def _design(tw: np.ndarray) -> np.ndarray:
 def _batched_lstsq(A: np.ndarray, b: np.ndarray):
     """Least squares of every row's small system (normal equations: 3 well-scaled columns)."""
     At = A.transpose(0, 2, 1)
-    AtA = At @ A  # batched matmul: 5x faster than the same einsum (reading a 5,000-row log)
+    AtA = At @ A  # batched matmul: 5x faster than the same einsum
     Atb = At @ b
     AtA += 1e-12 * np.eye(3)
     return (np.linalg.solve(AtA, Atb),)
@@ -226,9 +224,8 @@ def _position_noise(
     """Per joint: the position noise of the rows that moved, the smaller of its readings on the
     stamps and on a uniform grid. Resent rows make the positions look rough, and a noise read
     with them raises the bar that finds them; stamps that do not track the samples add their
-    timing error too, which a uniform grid may not (KUKA LWR4+ file 2, every third row sent
-    twice under even stamps: 20 of ~1,680 resent rows found and the stamps kept, the mass 17 %
-    off; read so: every one found and the uniform grid chosen)."""
+    timing error too, which a uniform grid may not (a noise read on even stamps over resent
+    rows finds few of them)."""
     distinct = np.r_[True, np.any(q[1:] != q[:-1], axis=1)]
     if np.sum(distinct) < 8 * (2 * HALF_WINDOW + 1):
         return _noise(q, t, fit)
@@ -266,8 +263,11 @@ def _tick_counts(t, q, tick, weights, iterations=3, fit: QuadraticFit = local_qu
         speed2 = np.sum(v_mid**2, axis=1)
         ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
         fast = np.sqrt(speed2) * tick > FAST_ROW_SNR
-        halve = (iteration == 0 and np.any(fast)
-                 and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3)  # fmt: skip
+        halve = (
+            iteration == 0
+            and np.any(fast)
+            and np.median(np.abs(ratio[fast] - np.rint(ratio[fast]))) > 0.3
+        )
         if halve:
             tick = tick / 2.0
             ratio = np.sum(increment * v_mid, axis=1) / np.maximum(speed2 * tick, 1e-300)
@@ -287,8 +287,7 @@ def check_time_base(
     ``t`` (N,) strictly increasing stamps [s], ``q`` (N, n) positions. ``fresh`` (N,) bool: rows
     known to be new samples (their logged torque or command changed), never dropped as
     repeated: a sample resent by the logger repeats every value, while a hobby servo's frame
-    at 30 fps may leave all its quantised positions unchanged as the arm starts to move (a
-    probe's LeRobot arm: 29 of 1800 frames dropped, with their commands).
+    at 30 fps may leave all its quantised positions unchanged as the arm starts to move.
     Returns the rows to keep (indices), their times on the timeline chosen, and what was found.
     """
     n_rows = len(t)
@@ -324,11 +323,16 @@ def check_time_base(
     values, numbers = np.unique(counts, return_counts=True)
     tick_counts = {int(k): int(n) for k, n in zip(values, numbers, strict=True)}
     jumps = np.flatnonzero(fast & (np.abs(ratio) > MAX_GAP_PERIODS))
-    base = dict(n_rows=n_rows, repeated_rows=int(np.sum(repeats)), jitter=jitter,
-                roughness=rough, evidence_rows=evidence,
-                breaks=tuple(int(keep[k + 1]) for k in jumps),
-                break_from=tuple(int(keep[k]) for k in jumps),
-                break_ticks=tuple(float(ratio[k]) for k in jumps))  # fmt: skip
+    base = dict(
+        n_rows=n_rows,
+        repeated_rows=int(np.sum(repeats)),
+        jitter=jitter,
+        roughness=rough,
+        evidence_rows=evidence,
+        breaks=tuple(int(keep[k + 1]) for k in jumps),
+        break_from=tuple(int(keep[k]) for k in jumps),
+        break_ticks=tuple(float(ratio[k]) for k in jumps),
+    )
     candidates = []  # (timeline key, action, times)
     ticked_log = evidence >= MIN_EVIDENCE_ROWS and on_tick >= ON_TICK_SHARE
     if ticked_log and len(tick_counts) > 1 and clock:
@@ -340,8 +344,12 @@ def check_time_base(
         if rough["stamps"] > CLEAR_EVIDENCE * rough[key]:
             error = float(np.sqrt(np.mean((t_kept - times) ** 2)))
             ticked = key == "ticks"
-            check = TimeBaseCheck(action, tick_s=tick if ticked else None,
-                                  tick_counts=tick_counts if ticked else {},
-                                  stamp_error_rms_s=error, **base)  # fmt: skip
+            check = TimeBaseCheck(
+                action,
+                tick_s=tick if ticked else None,
+                tick_counts=tick_counts if ticked else {},
+                stamp_error_rms_s=error,
+                **base,
+            )
             return keep, times, check
     return keep, t_kept, TimeBaseCheck("kept", **base)

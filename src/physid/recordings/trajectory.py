@@ -1,4 +1,4 @@
-"""Measured trajectories: reading, validation and conversion to the joint side.
+"""Recorded trajectories: reading, validation and conversion to the joint side.
 
 The trajectory contract (docs/architecture.md): a table with ``t`` [s] strictly increasing,
 ``q_<joint>``, optional ``dq_<joint>`` and ``ddq_<joint>``, and ``tau_<joint>`` (joint torque/force)
@@ -22,6 +22,19 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.io import table_csv_text, write_text_atomic
+from physid.findings import Code, Finding
+from physid.recordings.codes import (
+    DUPLICATE_ROWS,
+    FRAME_SHIFT,
+    FROZEN_TORQUE,
+    GAP_SPLIT,
+    MOTION_BREAK,
+    READING_NOTE,
+    SAMPLES_REPAIRED,
+    STALE_ROWS,
+    TIME_BASE,
+    TORQUE_AT_LIMIT,
+)
 from physid.recordings.manifest import FORMAT as MANIFEST_FORMAT
 from physid.recordings.manifest import read_recording
 from physid.recordings.tables import (
@@ -57,7 +70,8 @@ class Trajectory:
     dq: np.ndarray | None = None
     ddq: np.ndarray | None = None
     source: str = ""
-    warnings: tuple[str, ...] = field(default=())
+    # what reading did to the rows and saw in them (physid.recordings.codes)
+    warnings: tuple[Finding, ...] = field(default=())
     # what physid.recordings.timebase found and did to the time stamps (as_dict), when checked
     time_base: dict | None = None
     # rows dropped as duplicates and samples repaired (physid.recordings.glitches), when checked
@@ -103,8 +117,13 @@ class Trajectory:
         """The rows ``index`` (a slice or indices) as a new trajectory, with ``changes``
         (other field values, e.g. new time stamps) applied."""
         pick = lambda x: None if x is None else x[index]  # noqa: E731
-        fields = {"t": self.t[index], "q": self.q[index], "tau": self.tau[index],
-                  "dq": pick(self.dq), "ddq": pick(self.ddq)}  # fmt: skip
+        fields = {
+            "t": self.t[index],
+            "q": self.q[index],
+            "tau": self.tau[index],
+            "dq": pick(self.dq),
+            "ddq": pick(self.ddq),
+        }
         return replace(self, **{**fields, **changes})
 
 
@@ -153,18 +172,22 @@ def _require(table: Table, name: str, what: str) -> np.ndarray:
         bare = {c: re.sub(r"\[.*?\]|[^a-z_.]", "", c.lower()).rsplit(".", 1)[-1] for c in unclaimed}
         hint = [c for c in unclaimed if bare[c] in _TIME_NAMES][:1] or hint
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-    with_units = {c: _UNIT_SUFFIX.match(c).group(1) for c in table.columns
-                  if _UNIT_SUFFIX.match(c)}  # fmt: skip
-    contract = [c for c, bare in with_units.items()
-                if bare == "t" or bare.startswith(_CONTRACT_PREFIXES)]  # fmt: skip
+    with_units = {c: _UNIT_SUFFIX.match(c).group(1) for c in table.columns if _UNIT_SUFFIX.match(c)}
+    contract = [
+        c for c, bare in with_units.items() if bare == "t" or bare.startswith(_CONTRACT_PREFIXES)
+    ]
     if name == "t" and not hint and not contract:
-        suggestion = (" (a file without a time column: a YAML recording manifest gives it with "
-                      "sample_time: <the sample period in s>)")  # fmt: skip
+        suggestion = (
+            " (a file without a time column: a YAML recording manifest gives it with "
+            "sample_time: <the sample period in s>)"
+        )
     if contract:
         listed = ", ".join(f"'{c}'" for c in contract[:3]) + (" ..." if len(contract) > 3 else "")
-        suggestion += (f"; the column names carry units ({listed}) and the contract's do not "
-                       "(t in s, q_ in rad or m, tau_ in N m or N): rename the columns without "
-                       "them")  # fmt: skip
+        suggestion += (
+            f"; the column names carry units ({listed}) and the contract's do not "
+            "(t in s, q_ in rad or m, tau_ in N m or N): rename the columns without "
+            "them"
+        )
     positions = [c for c in table.columns if c.startswith("q_")]
     if name.startswith("q_") and positions and not hint:
         # a joint between logged ones (its own position absent, not a misspelt one): the
@@ -199,8 +222,6 @@ def _check_finite(table: Table, names: list[str]) -> None:
             )
 
 
-
-
 def _check_magnitude(table: Table, names: list[str]) -> None:
     for name in names:
         values = table.columns[name]
@@ -215,10 +236,8 @@ def _check_magnitude(table: Table, names: list[str]) -> None:
             )
 
 
-
-
-# a robot sampled at 1 Hz or slower is a time column in other units (a 1 kHz log in ms steps by
-# exactly 1: it passed a strict bound, and the fit failed with "regressor is rank deficient")
+# a robot sampled at 1 Hz or slower is a time column in other units; the bound is inclusive, as
+# a 1 kHz log in ms steps by exactly 1
 MAX_SAMPLE_PERIOD_S = 1.0
 
 
@@ -260,13 +279,17 @@ def _check_time(
         period = float(np.median(steps[steps > 0])) if np.any(steps > 0) else 0.0
         if period > 0.0 and all(_starts_again(t, int(k) + 1, period) for k in bad):
             times = "" if bad.size == 1 else f" {bad.size} times"
-            advice = (f"the stamps start again{times}: recordings appended in one file? give "
-                      "each part as its own --data file")  # fmt: skip
+            advice = (
+                f"the stamps start again{times}: recordings appended in one file? give "
+                "each part as its own --data file"
+            )
         elif abs(t[0]) >= 1e6 and np.sum(steps == 0) > 0.1 * len(steps):
             # epoch seconds (1.7e9) printed with 9-10 significant digits keep whole seconds
-            advice = (f"the stamps repeat ({int(np.sum(steps == 0))} steps of 0 s) at "
-                      f"t = {t[0]:.10g} s: clock time written with too few digits? write them "
-                      "with 6 decimals, or relative to the first sample")  # fmt: skip
+            advice = (
+                f"the stamps repeat ({int(np.sum(steps == 0))} steps of 0 s) at "
+                f"t = {t[0]:.10g} s: clock time written with too few digits? write them "
+                "with 6 decimals, or relative to the first sample"
+            )
         raise InputError(
             f"column 't' is not strictly increasing at row {row + 1} "
             f"(t = {t[row]:.10g} s, {t[row] - t[row - 1]:.3g} s after the previous row; "
@@ -388,9 +411,13 @@ def trajectory_from_table(
     the revolute joints' (and motors') positions, velocities and accelerations are in degrees
     and converted to radians on reading (config ``angle_unit: degrees``).
     """
-    options = dict(drive_gains=drive_gains, allow_large_angles=allow_large_angles,
-                   time_base=time_base, corrupt_samples=corrupt_samples,
-                   angles_in_degrees=angles_in_degrees)  # fmt: skip
+    options = dict(
+        drive_gains=drive_gains,
+        allow_large_angles=allow_large_angles,
+        time_base=time_base,
+        corrupt_samples=corrupt_samples,
+        angles_in_degrees=angles_in_degrees,
+    )
     return trajectory_segments(table, model, split_gaps=False, **options)[0]
 
 
@@ -414,15 +441,21 @@ def trajectory_segments(
     duplicates = duplicate_rows(table)
     _check_time(table, duplicates, allow_gaps=split_gaps)
     t = table.columns["t"]
-    whole = trajectory_block(table, model, t, drive_gains=drive_gains,
-                             allow_large_angles=allow_large_angles,
-                             angles_in_degrees=angles_in_degrees)  # fmt: skip
+    whole = trajectory_block(
+        table,
+        model,
+        t,
+        drive_gains=drive_gains,
+        allow_large_angles=allow_large_angles,
+        angles_in_degrees=angles_in_degrees,
+    )
     check_some_torque(whole.tau, table.source)
     whole = _with_saturation_note(whole)
     pieces = gap_pieces(t, duplicates)
     if len(pieces) == 1:
-        return _checked_piece(whole, duplicates, table.first_row, time_base, corrupt_samples,
-                              model, split_gaps)  # fmt: skip
+        return _checked_piece(
+            whole, duplicates, table.first_row, time_base, corrupt_samples, model, split_gaps
+        )
     kept = [(a, b) for a, b in pieces if long_enough(t, a, b)]
     first = table.first_row
     if not kept:
@@ -432,33 +465,25 @@ def trajectory_segments(
             f"({MIN_SEGMENT_ROWS} rows); physid does not fill gaps: fix the time stamps",
             source=table.source,
         )
-    rows = lambda a, b: f"rows {a + first}-{b - 1 + first}"  # noqa: E731 - as in the file
-    gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
-    dropped = [rows(a, b) for a, b in pieces if (a, b) not in kept]
-    spans = ", ".join(rows(a, b) for a, b in kept)
-    note = (
-        f"{table.source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
-        f"(longest {max(gaps):.4g} s, at row {pieces[1 + int(np.argmax(gaps))][0] + first}): "
-        + (f"identified as {len(kept)} separate recordings ({spans})" if len(kept) > 1
-           else f"identified on {spans}")
-        + (f"; dropped as shorter than {MIN_SEGMENT_S:g} s: {', '.join(dropped)}"
-           if dropped else "")
-        + "; physid does not fill gaps"
-    )  # fmt: skip
+    rows = _row_span(first)
+    note = _gap_note(table.source, t, pieces, kept, first)
     segments, stale = [], []
     for a, b in kept:
-        piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}",
-                           warnings=(*whole.warnings, note) if not segments else ())  # fmt: skip
+        said = (*whole.warnings, GAP_SPLIT(note)) if not segments else ()
+        piece = whole.rows(slice(a, b), source=f"{table.source} {rows(a, b)}", warnings=said)
         try:
-            segments.extend(_checked_piece(piece, duplicates[a:b], first + a, time_base,
-                                           corrupt_samples, model, split_gaps))  # fmt: skip
+            segments.extend(
+                _checked_piece(
+                    piece, duplicates[a:b], first + a, time_base, corrupt_samples, model, split_gaps
+                )
+            )
         except MostlyStaleError as error:  # dropped like a piece too short, unless all are
             stale.append(error)
     if not segments:
         raise stale[0]
     if stale:
         dropped = "; ".join(f"dropped {error}" for error in stale)
-        segments[0] = replace(segments[0], warnings=(*segments[0].warnings, dropped))
+        segments[0] = replace(segments[0], warnings=(*segments[0].warnings, STALE_ROWS(dropped)))
     return segments
 
 
@@ -491,16 +516,15 @@ class MostlyStaleError(InputError):
 
 def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
     """``trajectory`` without its *stale* rows: every position and every torque equal to the
-    previous row's to the bit, under a new stamp — a logger that froze or resent a packet. A
-    measured torque is never bit-identical on every joint twice in a row, even at rest (every
-    real recording we have: 0 such rows, but one in the xMate7p's 5 s run 2, among 2-3,500 rows
-    whose positions alone repeat). Left in, a frozen logger reads as the robot standing still
-    for that time, then jumping (KUKA LWR4+ file 2, 1 s frozen: 86 kg against 16). A
+    previous row's to the bit, under a new stamp — a logger that froze or resent a packet. A real
+    torque is almost never bit-identical on every joint twice in a row, even at rest, while
+    positions alone often repeat. Left in, a frozen logger reads as the robot standing still for
+    that time, then jumping, which the fit explains with masses several times the arm's. A
     :class:`MostlyStaleError` when at least half the rows are stale and fewer than
-    :data:`MIN_SEGMENT_ROWS` are left: a constant file, or a logger frozen for nearly all of it,
-    has nothing to identify from (it failed inside the cut-off's spectrum with a traceback, or
-    was fitted on its four moving rows); a piece between gaps that is so is dropped like a piece
-    too short (:func:`trajectory_segments`)."""
+    :data:`MIN_SEGMENT_ROWS` are left: a constant file, or a logger frozen for nearly all of it, has
+    nothing to identify from (the cut-off's spectrum would fail, or the fit would rest on a few
+    moving rows); a piece between gaps that is so is dropped like a piece too short
+    (:func:`trajectory_segments`)."""
     same = np.zeros(trajectory.n_samples, dtype=bool)
     same[1:] = np.all(trajectory.q[1:] == trajectory.q[:-1], axis=1) & np.all(
         trajectory.tau[1:] == trajectory.tau[:-1], axis=1
@@ -517,13 +541,19 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
         )
     t = np.asarray(trajectory.t, float)
     first = ", ".join(f"{t[k]:.6g}" for k in np.flatnonzero(same)[:5])
-    note = (f"{trajectory.source}: {int(same.sum())} rows dropped as stale (every position and "
-            f"torque equal to the row before, under a new stamp: a logger that froze or resent; "
-            f"at t = {first}{' ...' if same.sum() > 5 else ''} s)")  # fmt: skip
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "stale_rows_dropped": int(same.sum())}  # fmt: skip
-    return trajectory.rows(np.flatnonzero(~same), row_repairs=record,
-                           warnings=(*trajectory.warnings, note))  # fmt: skip
+    note = (
+        f"{trajectory.source}: {int(same.sum())} rows dropped as stale (every position and "
+        f"torque equal to the row before, under a new stamp: a logger that froze or resent; "
+        f"at t = {first}{' ...' if same.sum() > 5 else ''} s)"
+    )
+    record = {
+        "source": trajectory.source,
+        **(trajectory.row_repairs or {}),
+        "stale_rows_dropped": int(same.sum()),
+    }
+    return trajectory.rows(
+        np.flatnonzero(~same), row_repairs=record, warnings=(*trajectory.warnings, STALE_ROWS(note))
+    )
 
 
 MAX_LISTED_RUNS = 3  # stuck stretches named in the one-line note (all in params.json)
@@ -619,15 +649,20 @@ def split_at_motion_breaks(trajectory: Trajectory, *, split: bool = True) -> lis
     result = []
     for a, b in kept:
         piece = trajectory.rows(
-            slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
-            warnings=(*trajectory.warnings, note) if not result else (),
-        )  # fmt: skip
+            slice(a, b),
+            source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
+            warnings=(*trajectory.warnings, MOTION_BREAK(note)) if not result else (),
+        )
         result.extend(split_at_motion_breaks(piece, split=split))
     return result
 
 
 def _kept_pieces(
-    trajectory: Trajectory, pieces: list[tuple[int, int]], what: str, split: bool
+    trajectory: Trajectory,
+    pieces: list[tuple[int, int]],
+    what: str,
+    split: bool,
+    code: Code = MOTION_BREAK,
 ) -> list[Trajectory]:
     """The ``pieces`` (row ranges) of ``trajectory`` that physid keeps after dropping rows for
     ``what`` (a fault it found): those long enough (:func:`long_enough`; the longest if none
@@ -642,16 +677,21 @@ def _kept_pieces(
         kept = [max(kept, key=lambda piece: piece[1] - piece[0])]
     spans = ", ".join(f"t = {at(a)}-{at(b - 1)} s" for a, b in kept)
     n_kept = sum(b - a for a, b in kept)
-    note = (f"{trajectory.source}: {what}: {len(t) - n_kept} of {len(t)} rows dropped, "
-            f"identified on {spans}")  # fmt: skip
+    note = (
+        f"{trajectory.source}: {what}: {len(t) - n_kept} of {len(t)} rows dropped, "
+        f"identified on {spans}"
+    )
     if len(kept) == 1 and kept[0] == (0, len(t)):
-        return [replace(trajectory, warnings=(*trajectory.warnings, note))]
+        return [replace(trajectory, warnings=(*trajectory.warnings, code(note)))]
     result = []
     for a, b in kept:
-        result.append(trajectory.rows(
-            slice(a, b), source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
-            warnings=(*trajectory.warnings, note) if not result else (),
-        ))  # fmt: skip
+        result.append(
+            trajectory.rows(
+                slice(a, b),
+                source=f"{trajectory.source} t = {at(a)}-{at(b - 1)} s",
+                warnings=(*trajectory.warnings, code(note)) if not result else (),
+            )
+        )
     return result
 
 
@@ -672,34 +712,60 @@ def without_position_steps(
     at = _stamps(t)
     names = trajectory.joint_names
     where = "; ".join(
-        f"t = {at(r)} s (" + ", ".join(f"{names[k]} {step[k]:+.3g}" for k in np.flatnonzero(step))
+        f"t = {at(r)} s ("
+        + ", ".join(f"{names[k]} {step[k]:+.3g}" for k in np.flatnonzero(step))
         + ")"
         for r, step in zip(plan.rows, plan.steps, strict=True)
     )
     span = lambda k: f"t = {at(plan.pieces[k][0])}-{at(plan.pieces[k][1] - 1)} s"  # noqa: E731
     ranked = sorted(plan.residuals.items(), key=lambda item: item[1])
-    agreement = ", ".join(f"{100 * r:.3g} % in the frame of {span(k)}" for k, r in ranked
-                          if np.isfinite(r))  # fmt: skip
-    compared = (f"with each joint's scale, friction and offset fitted, the URDF's torque leaves "
-                f"{agreement} of the smoothed torque" if agreement
-                else "too short to compare the frames by their torques")  # fmt: skip
-    what = (f"the positions of some joints step while the other joints move on smoothly (an "
-            f"encoder reset, a homing offset or a glitch, not lost rows) at {where} [rad or m]; "
-            f"{compared}")  # fmt: skip
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "position_steps": {"t": [float(t[r]) for r in plan.rows],
-                                 "steps": [{names[k]: float(step[k])
-                                            for k in np.flatnonzero(step)} for step in plan.steps],
-                                 "frame": plan.how}}  # fmt: skip
+    agreement = ", ".join(
+        f"{100 * r:.3g} % in the frame of {span(k)}" for k, r in ranked if np.isfinite(r)
+    )
+    compared = (
+        f"with each joint's scale, friction and offset fitted, the URDF's torque leaves "
+        f"{agreement} of the smoothed torque"
+        if agreement
+        else "too short to compare the frames by their torques"
+    )
+    what = (
+        f"the positions of some joints step while the other joints move on smoothly (an "
+        f"encoder reset, a homing offset or a glitch, not lost rows) at {where} [rad or m]; "
+        f"{compared}"
+    )
+    record = {
+        "source": trajectory.source,
+        **(trajectory.row_repairs or {}),
+        "position_steps": {
+            "t": [float(t[r]) for r in plan.rows],
+            "steps": [
+                {names[k]: float(step[k]) for k in np.flatnonzero(step)} for step in plan.steps
+            ],
+            "frame": plan.how,
+        },
+    }
     if plan.corrected is not None:
-        why = ("clearly best" if plan.how == "torques"
-               else "no torque depends on the step: the longest piece's")  # fmt: skip
-        note = (f"{trajectory.source}: {what}: the rows in other frames were shifted into the "
-                f"frame of {span(plan.frame)} ({why}; no row dropped)")  # fmt: skip
-        return [replace(trajectory, q=plan.corrected, row_repairs=record,
-                        warnings=(*trajectory.warnings, note))]  # fmt: skip
-    what += (": the torques cannot tell which side is right (no frame 2 x better), so the rows "
-             "at the longest piece's offset are kept and the others dropped, a guess")
+        why = (
+            "clearly best"
+            if plan.how == "torques"
+            else "no torque depends on the step: the longest piece's"
+        )
+        note = (
+            f"{trajectory.source}: {what}: the rows in other frames were shifted into the "
+            f"frame of {span(plan.frame)} ({why}; no row dropped)"
+        )
+        return [
+            replace(
+                trajectory,
+                q=plan.corrected,
+                row_repairs=record,
+                warnings=(*trajectory.warnings, FRAME_SHIFT(note)),
+            )
+        ]
+    what += (
+        ": the torques cannot tell which side is right (no frame 2 x better), so the rows "
+        "at the longest piece's offset are kept and the others dropped, a guess"
+    )
     return _kept_pieces(replace(trajectory, row_repairs=record), plan.level_pieces, what, split)
 
 
@@ -727,10 +793,17 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
     whole = [r for r in runs if r.stop - r.start == n]
     if whole:
         listed = ", ".join(f"{names[r.column]} ({r.value:g})" for r in whole)
-        trajectory = replace(trajectory, warnings=(*trajectory.warnings, (
-            f"{trajectory.source}: the torque of {listed} holds one value in every row while "
-            "the robot moves: not logged? (a joint so in every training recording is left out "
-            "of the fit; otherwise give fit_joints without it)")))  # fmt: skip
+        trajectory = replace(
+            trajectory,
+            warnings=(
+                *trajectory.warnings,
+                FROZEN_TORQUE(
+                    f"{trajectory.source}: the torque of {listed} holds one value in every row "
+                    "while the robot moves: not logged? (a joint so in every training recording is "
+                    "left out of the fit; otherwise give fit_joints without it)"
+                ),
+            ),
+        )
     runs = [r for r in runs if r.stop - r.start < n]
     if not runs:
         return [trajectory]
@@ -748,15 +821,25 @@ def _without_stuck_torques(trajectory: Trajectory, *, split: bool = True) -> lis
         f"{at(r.stop - 1)} s"
         for r in runs[:MAX_LISTED_RUNS]
     ) + (f"; and {len(runs) - MAX_LISTED_RUNS} more" if len(runs) > MAX_LISTED_RUNS else "")
-    what = (f"a torque stopped changing while the robot moved (a sensor or logger that froze "
-            f"one column; no measured torque holds one value to the bit for {STUCK_MIN_S:g} "
-            f"s): {listed}")  # fmt: skip
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "stuck_torques": [
-                  {"joint": names[r.column], "value": r.value,
-                   "t": [float(t[r.start]), float(t[r.stop - 1])], "rows": r.stop - r.start}
-                  for r in runs]}  # fmt: skip
-    return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split)
+    what = (
+        f"a torque stopped changing while the robot moved (a sensor or logger that froze "
+        f"one column; no measured torque holds one value to the bit for {STUCK_MIN_S:g} "
+        f"s): {listed}"
+    )
+    record = {
+        "source": trajectory.source,
+        **(trajectory.row_repairs or {}),
+        "stuck_torques": [
+            {
+                "joint": names[r.column],
+                "value": r.value,
+                "t": [float(t[r.start]), float(t[r.stop - 1])],
+                "rows": r.stop - r.start,
+            }
+            for r in runs
+        ],
+    }
+    return _kept_pieces(replace(trajectory, row_repairs=record), pieces, what, split, FROZEN_TORQUE)
 
 
 def _with_saturation_note(trajectory: Trajectory) -> Trajectory:
@@ -780,18 +863,26 @@ def _with_saturation_note(trajectory: Trajectory) -> Trajectory:
         f"(an actuator at its torque limit): {listed}. Kept as logged (a clipped torque is still "
         "the torque applied); where it chatters between its limits, that joint's error is high"
     )
-    return replace(trajectory, warnings=(*trajectory.warnings, note))
+    return replace(trajectory, warnings=(*trajectory.warnings, TORQUE_AT_LIMIT(note)))
 
 
 def _without_duplicates(trajectory: Trajectory, duplicates: np.ndarray, first_row: int):
     rows = np.flatnonzero(duplicates) + first_row
     listed = ", ".join(str(r) for r in rows[:5]) + (" ..." if rows.size > 5 else "")
-    note = (f"{trajectory.source}: {rows.size} rows dropped as exact copies of the row before "
-            f"them (rows {listed})")  # fmt: skip
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "duplicate_rows_dropped": rows.tolist()}  # fmt: skip
-    return trajectory.rows(np.flatnonzero(~duplicates), row_repairs=record,
-                           warnings=(*trajectory.warnings, note))  # fmt: skip
+    note = (
+        f"{trajectory.source}: {rows.size} rows dropped as exact copies of the row before "
+        f"them (rows {listed})"
+    )
+    record = {
+        "source": trajectory.source,
+        **(trajectory.row_repairs or {}),
+        "duplicate_rows_dropped": rows.tolist(),
+    }
+    return trajectory.rows(
+        np.flatnonzero(~duplicates),
+        row_repairs=record,
+        warnings=(*trajectory.warnings, DUPLICATE_ROWS(note)),
+    )
 
 
 def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int = 1) -> Trajectory:
@@ -805,20 +896,25 @@ def repaired_samples(trajectory: Trajectory, model: RobotModel, first_row: int =
     q, wraps = unwrap_angles(trajectory.q, revolute)
     q, tau, repair = repair_corrupt_samples(q, trajectory.tau, trajectory.joint_names)
     names = trajectory.joint_names
-    record = {"source": trajectory.source, **(trajectory.row_repairs or {}),
-              "angles_unwrapped": {names[k]: n for k, n in wraps.items()},
-              **repair.as_dict(first_row)}  # fmt: skip
+    record = {
+        "source": trajectory.source,
+        **(trajectory.row_repairs or {}),
+        "angles_unwrapped": {names[k]: n for k, n in wraps.items()},
+        **repair.as_dict(first_row),
+    }
     notes = []
     if wraps:
         listed = ", ".join(f"{names[k]} ({n} wraps)" for k, n in wraps.items())
-        notes.append(f"{trajectory.source}: angles that step by a full turn between two rows "
-                     f"(logged modulo one turn, or a turn counter misread), unwrapped: {listed}")
+        notes.append(
+            f"{trajectory.source}: angles that step by a full turn between two rows "
+            f"(logged modulo one turn, or a turn counter misread), unwrapped: {listed}"
+        )
     if repair.samples:
         notes.append(repair.note(trajectory.source, first_row))
     if not notes:
         return replace(trajectory, row_repairs=record)
-    return replace(trajectory, q=q, tau=tau, row_repairs=record,
-                   warnings=(*trajectory.warnings, *notes))  # fmt: skip
+    said = (*trajectory.warnings, *(SAMPLES_REPAIRED(n) for n in notes))
+    return replace(trajectory, q=q, tau=tau, row_repairs=record, warnings=said)
 
 
 def checked_time_base(trajectory: Trajectory) -> Trajectory:
@@ -832,19 +928,23 @@ def checked_time_base(trajectory: Trajectory) -> Trajectory:
     if not check.changed:
         return replace(trajectory, time_base=record)
     note = check.note(trajectory.source)
-    return trajectory.rows(keep, t=t, warnings=(*trajectory.warnings, note), time_base=record)
+    said = (*trajectory.warnings, TIME_BASE(note))
+    return trajectory.rows(keep, t=t, warnings=said, time_base=record)
 
 
 def rows_with_motion_earlier(t: np.ndarray, delay_s: float, source: str | None) -> np.ndarray:
     """The rows whose motion can be read ``delay_s`` earlier, ``t - delay_s`` within the
-    recording (a torque delay compensated: physid.offline.delay); InputError naming the
+    recording (a torque delay compensated: physid.offline.choose.delay); InputError naming the
     recording when fewer than 3 remain."""
     t = np.asarray(t, dtype=float)
     shifted = t - delay_s
     kept = np.flatnonzero((shifted >= t[0]) & (shifted <= t[-1]))
     if kept.size < 3:
-        raise InputError(f"the recording ({t[-1] - t[0]:.3g} s) is too short to compensate a "
-                         f"torque delay of {1e3 * delay_s:.3g} ms", source=source)  # fmt: skip
+        raise InputError(
+            f"the recording ({t[-1] - t[0]:.3g} s) is too short to compensate a "
+            f"torque delay of {1e3 * delay_s:.3g} ms",
+            source=source,
+        )
     return kept
 
 
@@ -913,9 +1013,13 @@ def trajectory_block(
     if not allow_large_angles:
         _check_radians(q, model, table.source)
     unknown = sorted(set(table.columns) - used - {"t"})
-    warnings = tuple(f"{table.source}: {note}" for note in table.notes) + (
-        (f"{table.source}: ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
-    )
+    warnings = tuple(READING_NOTE(f"{table.source}: {note}") for note in table.notes)
+    if unknown:
+        warnings += (
+            READING_NOTE(
+                f"{table.source}: ignored unknown column(s): {', '.join(unknown)}", names=unknown
+            ),
+        )
     return Trajectory(t, q, tau, model.joint_names, dq, ddq, table.source, warnings)
 
 
@@ -993,8 +1097,11 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
                 kind = "motor" if prefix in ("qm_", "taum_") else "joint"
                 choices = sorted(allowed) or ["(none: no transmission configured)"]
                 bare = _UNIT_SUFFIX.match(name)
-                unit = (f" (the name carries a unit: rename the column '{prefix}{bare.group(1)}')"
-                        if bare and bare.group(1) in allowed else "")  # fmt: skip
+                unit = (
+                    f" (the name carries a unit: rename the column '{prefix}{bare.group(1)}')"
+                    if bare and bare.group(1) in allowed
+                    else ""
+                )
                 hint = unit or _affix_hint(table, prefix, motors if motor else known)
                 raise InputError(
                     f"column '{column}' names {kind} '{name}', which is not in the model "
@@ -1007,8 +1114,8 @@ def _check_unknown_joints(table: Table, model: RobotModel, motor_side: bool) -> 
 def _affix_hint(table: Table, prefix: str, allowed: set[str]) -> str:
     """Where every name of the model appears in the columns of ``prefix`` inside one common
     affix (a logger that namespaces its joints: ``q_ur5_shoulder_pan_joint``, ``q_joint1_pos``),
-    the affix, said; else ''. A newcomer probe's UR5 log got only "which is not in the model"."""
-    names = [c[len(prefix):] for c in table.columns if c.startswith(prefix)]
+    the affix, said (the columns are otherwise only "not in the model"); else ''."""
+    names = [c[len(prefix) :] for c in table.columns if c.startswith(prefix)]
     affixes = set()
     for joint in allowed:
         found = [n for n in names if joint in n and n != joint]
@@ -1022,9 +1129,11 @@ def _affix_hint(table: Table, prefix: str, allowed: set[str]) -> str:
     where = " and ".join(
         [f"the prefix '{head}'"] * bool(head) + [f"the suffix '{tail}'"] * bool(tail)
     )
-    return (f" (every joint of the model is in the columns with {where}: rename the columns "
-            "to the model's joint names, or map them with a YAML recording manifest, "
-            "examples/kuka_lwr4/measurements_1.yaml)")
+    return (
+        f" (every joint of the model is in the columns with {where}: rename the columns "
+        "to the model's joint names, or map them with a YAML recording manifest, "
+        "examples/kuka_lwr4/measurements_1.yaml)"
+    )
 
 
 def _check_radians(q: np.ndarray, model: RobotModel, source: str) -> None:
@@ -1090,3 +1199,29 @@ def load_segments(path: str | Path, model: RobotModel, **options) -> list[Trajec
     """Read a file (or manifest): its validated joint-side trajectory, split where its time
     stamps have gaps (:func:`trajectory_segments`)."""
     return trajectory_segments(read_table(path), model, **options)
+
+
+def _row_span(first: int):  # noqa: ANN202
+    """``rows(a, b)``: a piece's rows as the file numbers them."""
+    return lambda a, b: f"rows {a + first}-{b - 1 + first}"
+
+
+def _gap_note(source: str, t: np.ndarray, pieces: list, kept: list, first: int) -> str:
+    """The one line that says where the time stamps have gaps and which pieces were kept."""
+    rows = _row_span(first)
+    gaps = [t[a] - t[a - 1] for a, _ in pieces[1:]]
+    dropped = [rows(a, b) for a, b in pieces if (a, b) not in kept]
+    spans = ", ".join(rows(a, b) for a, b in kept)
+    at_row = pieces[1 + int(np.argmax(gaps))][0] + first
+    kept_said = (
+        f"identified as {len(kept)} separate recordings ({spans})"
+        if len(kept) > 1
+        else f"identified on {spans}"
+    )
+    dropped_said = f"; dropped as shorter than {MIN_SEGMENT_S:g} s: {', '.join(dropped)}"
+    return (
+        f"{source}: {len(gaps)} gap{'s' if len(gaps) > 1 else ''} in the time stamps "
+        f"(longest {max(gaps):.4g} s, at row {at_row}): {kept_said}"
+        + (dropped_said if dropped else "")
+        + "; physid does not fill gaps"
+    )

@@ -4,24 +4,19 @@ A ``dq_`` column that is not the rate of its ``q_`` column is used as it is by t
 read logged velocities (``physid online``), and the estimate is wrong without a word. Real logs
 have such columns: a driver that publishes ``velocity`` as zeros (ROS 2 ``JointState`` allows
 any content), degrees per second beside positions in radians, a velocity with the other sign
-convention, a commanded velocity of another joint. Measured before this check on the real
-UR10e's loaded run (``examples/ur10e``, 2.805 kg on the flange; the wrist body read 3.65 kg with
-its logged velocities, 3.86 kg with velocities estimated from the positions): the velocities all
-zero read 0.56 kg ("only 1 update ... the estimate is mostly the nominal body": every sample
-looked like a rest), negated 16.0 kg ("the model does not explain the torques"), both status
-``suspect`` without naming a column; on ``examples/online``'s simulated arm (no joint friction)
-zeros and a flipped sign passed with status ``ok``, 7.80 and 7.77 kg for 7.78.
+convention, a commanded velocity of another joint. Such a column passes every other check: all
+zeros reads as an arm at rest, a flipped sign as a model that does not explain the torques, and
+on a frictionless arm both pass with status ``ok``.
 
 The test integrates each logged velocity over windows of :data:`WINDOW_S` (shorter on a short
-recording) and compares it with
-the position change over the same window (the trapezoid rule: noise averages out, and a
-filter's lag of a few samples barely matters). Over the windows where the joint clearly moves,
-the position change against the integrated velocity has a slope near 1 for a velocity that is
-the positions' rate; far from 1 (another unit, the sign flipped), or uncorrelated (another
-joint's column), or a column of zeros, the column is named. The same test judges a
-recording's ``ddq_`` columns against its velocities (:func:`given_derivative_problems`), for
-identify and validate, which use recorded derivatives as they are under filter method
-``given`` and as a candidate of the cut-off choice.
+recording) and compares it with the position change over the same window (the trapezoid rule: noise
+averages out, and a filter's lag of a few samples barely matters). Over the windows where the joint
+clearly moves, the position change against the integrated velocity has a slope near 1 for a velocity
+that is the positions' rate; far from 1 (another unit, the sign flipped), or uncorrelated (another
+joint's column), or a column of zeros, the column is named. The same test judges a recording's
+``ddq_`` columns against its velocities (:func:`given_derivative_problems`), for identify and
+validate, which use recorded derivatives as they are under filter method ``given`` and as a
+candidate of the cut-off choice.
 """
 
 from __future__ import annotations
@@ -45,8 +40,9 @@ def window_edges(t: np.ndarray, min_steps: float) -> np.ndarray:
     """Sample indices of the edges of windows of :data:`WINDOW_S` over the increasing times
     ``t``: shorter on a short recording (oe's are a second or two, and :data:`MIN_WINDOWS`
     windows must fit twice), ``min_steps`` median sample steps at least."""
-    window = max(min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)),
-                 min_steps * np.median(np.diff(t)))  # fmt: skip
+    window = max(
+        min(WINDOW_S, (t[-1] - t[0]) / (2 * MIN_WINDOWS)), min_steps * np.median(np.diff(t))
+    )
     return np.unique(np.minimum(np.searchsorted(t, np.arange(t[0], t[-1], window)), len(t) - 1))
 
 
@@ -54,8 +50,9 @@ def window_integrals(t: np.ndarray, rate: np.ndarray, edges: np.ndarray) -> np.n
     """The trapezoid integral of ``rate`` (N, k) over each window between ``edges``: noise
     averages out, and a filter's lag of a few samples barely matters."""
     steps = np.diff(t)[:, None]
-    integral = np.vstack([np.zeros((1, rate.shape[1])),
-                          np.cumsum(0.5 * (rate[1:] + rate[:-1]) * steps, axis=0)])  # fmt: skip
+    integral = np.vstack(
+        [np.zeros((1, rate.shape[1])), np.cumsum(0.5 * (rate[1:] + rate[:-1]) * steps, axis=0)]
+    )
     return np.diff(integral[edges], axis=0)
 
 
@@ -97,8 +94,7 @@ def velocity_problems(
             problems.append((name, "unrelated", correlation))
             continue
         # logged velocity / positions' rate: the median over the windows, not a least-squares
-        # slope, which a few spikes move (a simulator's ddq_ at its friction's reversals, 98
-        # rad/s^2 in single samples, read 1.45 by least squares and 1.02 by the median)
+        # slope, which a few spikes move (a simulator's ddq_ at its friction's reversals)
         ratio = float(np.median(rate / change))
         if SLOPE[0] <= 1.0 / ratio <= SLOPE[1]:
             continue
@@ -125,13 +121,22 @@ class RatePair:
     of_in_degrees: str  # and when it reads 1/57.3
 
 
-VELOCITIES = RatePair("dq", "q", "positions", "move",
-                      "degrees per second beside positions in radians",
-                      "positions in degrees beside velocities in radians per second")  # fmt: skip
-ACCELERATIONS = RatePair("ddq", "dq", "velocities", "change",
-                         "degrees per second squared beside velocities in radians per second",
-                         "velocities in degrees per second beside accelerations in radians per "
-                         "second squared")  # fmt: skip
+VELOCITIES = RatePair(
+    "dq",
+    "q",
+    "positions",
+    "move",
+    "degrees per second beside positions in radians",
+    "positions in degrees beside velocities in radians per second",
+)
+ACCELERATIONS = RatePair(
+    "ddq",
+    "dq",
+    "velocities",
+    "change",
+    "degrees per second squared beside velocities in radians per second",
+    "velocities in degrees per second beside accelerations in radians per second squared",
+)
 
 _SAID = {
     "zero": "{columns} {verb} 0 in every row while the {things} {moves}",
@@ -149,14 +154,19 @@ def _said(problems: list[tuple[str, str, float]], pair: RatePair = VELOCITIES) -
         columns = [f"{pair.rate}_{name}" for name, found, _ in problems if found == kind]
         if columns:
             verb = "is" if len(columns) == 1 else "are"
-            clauses.append(text.format(columns=", ".join(columns), verb=verb,
-                                       **asdict(pair)))  # fmt: skip
-    clauses += [f"{pair.rate}_{name} reads {number:.3g} x the rate of {pair.of}_{name} (one of "
-                "the two in another unit?)" for name, kind, number in problems
-                if kind == "scale"]  # fmt: skip
-    clauses += [f"{pair.rate}_{name} does not follow the rate of {pair.of}_{name} (correlation "
-                f"{number:.2f}: another joint's column?)"
-                for name, kind, number in problems if kind == "unrelated"]  # fmt: skip
+            clauses.append(text.format(columns=", ".join(columns), verb=verb, **asdict(pair)))
+    clauses += [
+        f"{pair.rate}_{name} reads {number:.3g} x the rate of {pair.of}_{name} (one of "
+        "the two in another unit?)"
+        for name, kind, number in problems
+        if kind == "scale"
+    ]
+    clauses += [
+        f"{pair.rate}_{name} does not follow the rate of {pair.of}_{name} (correlation "
+        f"{number:.2f}: another joint's column?)"
+        for name, kind, number in problems
+        if kind == "unrelated"
+    ]
     return "; ".join(clauses)
 
 
@@ -182,10 +192,16 @@ def check_velocities(
         return None
     logged = np.asarray(dq, float)
     if optional and zeros_left_out and not np.any(logged[np.isfinite(logged)] != 0.0):
-        return (f"{source}: the logged velocities (dq_) are 0 in every row while the positions "
-                "move: left out, the velocities are estimated from the positions")  # fmt: skip
-    remedy = ("correct them, or leave the dq_ columns out (the velocities are then estimated "
-              "from the positions)" if optional else "correct them")  # fmt: skip
+        return (
+            f"{source}: the logged velocities (dq_) are 0 in every row while the positions "
+            "move: left out, the velocities are estimated from the positions"
+        )
+    remedy = (
+        "correct them, or leave the dq_ columns out (the velocities are then estimated "
+        "from the positions)"
+        if optional
+        else "correct them"
+    )
     raise InputError(
         f"the logged velocities are not the positions' rate: {_said(problems)}: {remedy}",
         source=source,
@@ -206,8 +222,13 @@ def given_derivative_problems(
     1/57.3: one mistake, named once)."""
     velocity = velocity_problems(t, q, dq, names, revolute)
     wrong = {name for name, _, _ in velocity}
-    acceleration = [problem for problem in velocity_problems(
-        t, dq, ddq, names, np.zeros(len(names), dtype=bool)) if problem[0] not in wrong]
-    return "; ".join(_said(found, pair) for found, pair in ((velocity, VELOCITIES),
-                                                            (acceleration, ACCELERATIONS))
-                     if found)  # fmt: skip
+    acceleration = [
+        problem
+        for problem in velocity_problems(t, dq, ddq, names, np.zeros(len(names), dtype=bool))
+        if problem[0] not in wrong
+    ]
+    return "; ".join(
+        _said(found, pair)
+        for found, pair in ((velocity, VELOCITIES), (acceleration, ACCELERATIONS))
+        if found
+    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import RecordingFit
+from physid.offline.observe.prediction import RecordingFit
+from physid.offline.result import IdentificationResult
 from physid.robot.friction import SHAPE_PARAMETERS
 from physid.robot.model import RobotModel, is_revolute
 from physid.robot.regressor import joint_friction_torque

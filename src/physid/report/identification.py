@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import base64
-import concurrent.futures
 import datetime as _dt
-import gc
 import html
-import multiprocessing
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,17 +14,19 @@ from physid.body.inertia import mass_com_inertia_from_pi
 from physid.errors import PhysidError
 from physid.files.io import atomic_output_dir, to_json_text
 from physid.files.params_file import FORMAT, annotate_document, params_document
-from physid.offline.pipeline import IdentificationResult
-from physid.offline.prediction import RecordingFit, residual_correlation_time
-from physid.offline.uncertainty import SOURCES
+from physid.findings import Severity, as_dicts, of_severity
+from physid.offline.checks.fit_flags import MISSED_JOINT_ERROR, parameters_at_bound
+from physid.offline.fit.uncertainty import SOURCES
+from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
+from physid.offline.result import IdentificationResult
 from physid.report import figures
-from physid.report.flags import MISSED_JOINT_ERROR, parameters_at_bound, report_warnings
 from physid.report.friction import (
     friction_curves,
     friction_descriptions,
     friction_residuals,
 )
 from physid.robot.model import RobotModel, is_revolute
+from physid.status import Status
 from physid.version import __version__
 
 
@@ -36,10 +34,12 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     """The ``params.json`` document (docs/architecture.md contract) of a successful
     identification."""
     if result.theta is None:
-        raise PhysidError(result.status)
+        raise PhysidError(result.message)
     model, base, ls = result.model, result.base, result.least_squares
     document = {"format": FORMAT, **params_document(model, result.theta)}
-    document["status"] = "suspect" if result.suspect else result.status
+    document["status"] = str(result.status)
+    document["message"] = result.message
+    document["findings"] = as_dicts(result.findings)
     document["suspect_reasons"] = list(result.suspect)
     if result.drive_gains is not None:  # N m/A (N/A), estimated with the known payload
         document["extra"]["drive_gains"] = result.drive_gains
@@ -48,7 +48,8 @@ def params_json(result: IdentificationResult, provenance: dict) -> dict:
     if result.preprocessing is not None:
         document["preprocessing"] = result.preprocessing.as_dict()
         # the choices the training data made (blocked cross-validation), with every score
-        document["preprocessing"]["selection"] = {c.what: c.as_dict() for c in result.choices}
+        selection = {c.what: c.as_dict() for c in result.choices.scored}
+        document["preprocessing"]["selection"] = selection
     if result.joint_prior is not None:
         document["joint_prior"] = result.joint_prior.as_dict(model)
     if result.theta_covariance is not None:
@@ -115,10 +116,16 @@ def fit_summary(result: IdentificationResult) -> dict:
     joints = result.model.joint_names
     ls = result.least_squares
     return {
-        "status": result.status,
-        "train": {**result.train.as_dict(joints), "residual_correlation_time_s":
-                  residual_correlation_time(list(result.train_fits), joints)},  # fmt: skip
-        "validation": None if result.validation is None else {
+        "status": str(result.status),
+        "train": {
+            **result.train.as_dict(joints),
+            "residual_correlation_time_s": residual_correlation_time(
+                list(result.train_fits), joints
+            ),
+        },
+        "validation": None
+        if result.validation is None
+        else {
             **result.validation.as_dict(joints),
             "urdf_relative_error": result.validation_urdf,  # the URDF's own model, same samples
         },
@@ -143,7 +150,7 @@ def fit_summary(result: IdentificationResult) -> dict:
         "cross_validation": None if result.prior_check is None else result.prior_check.as_dict(),
         "torque_delay": None if result.delay is None else result.delay.as_dict(),
         "jackknife": None if result.jackknife is None else result.jackknife.as_dict(),
-        "warnings": list(result.warnings) + report_warnings(result),
+        "warnings": list(result.warnings),
     }
 
 
@@ -319,69 +326,17 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
 
 
 def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np.ndarray, ...]:
-    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, and
-    the worker process that draws it should not be sent (pickled) hours of samples."""
+    """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, not
+    hours of samples."""
     rows = figures.stride(len(arrays[0]), max_rows)
     return tuple(a[rows] for a in arrays)
 
 
-def _die_with_parent(parent: int) -> None:
-    """In a figure worker: end when the parent process dies (a SIGKILLed ``physid identify``
-    must not leave workers waiting forever). Linux: the kernel's parent-death signal; elsewhere
-    a watcher thread notices the worker was re-parented."""
-    import signal
-    import threading
-    import time
-
-    from physid.files.io import forget_inherited_locks
-
-    forget_inherited_locks()
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    if os.getppid() != parent:  # died before the signal was armed
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
-    """Render the figures, on every core where processes can be forked cheaply.
-
-    Matplotlib's text rendering dominates the cost of a report (about 0.3 s per figure), and
-    the figures are independent, so they are drawn in parallel worker processes.
-    """
-    workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return {name: function(*args) for name, (function, args) in jobs.items()}
-    context = multiprocessing.get_context("fork")
-    # Frozen objects are skipped by the garbage collector: without this, each worker's first
-    # full collection walks (and copies on write) the whole inherited heap of Pinocchio, CVXPY
-    # and CasADi objects, which doubled the time of its first figure (Python docs, gc.freeze).
-    # (An application that froze objects itself keeps its own freeze: we unfreeze only ours.)
-    ours = gc.get_freeze_count() == 0
-    if ours:
-        gc.freeze()
-    try:
-        with concurrent.futures.ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {
-                name: pool.submit(function, *args) for name, (function, args) in jobs.items()
-            }
-            return {name: future.result() for name, future in futures.items()}
-    finally:
-        if ours:
-            gc.unfreeze()
+    """Render the figures in this process, one after the other: no worker can outlive the
+    command, and the figures cost less CPU than forked workers (which copy the parent's heap
+    and each draw on their own Matplotlib state)."""
+    return {name: function(*args) for name, (function, args) in jobs.items()}
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -606,17 +561,24 @@ def _drive_gain_table(result: IdentificationResult) -> str:
             if name not in result.model.joint_names or is_revolute(result.model, name)
             else "N"
         )
-        rows.append([name, _Cell(f"{html.escape(_fmt(gain['value'], 6))} "
-                     f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'),
-                     f"{unit} per unit of current",
-                     f"{100 * gain.get('payload_share', float('nan')):.2g} %"])  # fmt: skip
+        rows.append(
+            [
+                name,
+                _Cell(
+                    f"{html.escape(_fmt(gain['value'], 6))} "
+                    f'<span class="std">± {html.escape(_fmt(gain["std"], 2))}</span>'
+                ),
+                f"{unit} per unit of current",
+                f"{100 * gain.get('payload_share', float('nan')):.2g} %",
+            ]
+        )
     return (
         "<h3>Drive gains (identified with the known payload of the loaded recordings)</h3>"
         + _table(
             ["joint", "gain ± std", "unit", "payload's share of the joint torque"],
             rows,
             "drive-gains",
-        )  # fmt: skip
+        )
     )
 
 
@@ -667,17 +629,33 @@ def _error_tables(result: IdentificationResult) -> str:
 
 
 def _status_box(result: IdentificationResult) -> str:
-    """The verdict first: ok, suspect (with every reason) or failed."""
-    status = result.status
-    if status == "ok" and not result.suspect:
-        return '<div class="status ok"><b>Status: ok</b></div>'
-    if status == "suspect" or result.suspect:
-        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in result.suspect)
-        return (
-            '<div class="status suspect"><b>Status: suspect</b> — the data look wrong although '
-            f"they are well-formed; check before using these parameters:<ul>{reasons}</ul></div>"
+    """The verdict first: the status, its one-line message, and the findings that should change
+    what the reader does (suspect and caution), each with its code."""
+    kind = {Status.OK: "ok", Status.SUSPECT: "suspect"}.get(result.status, "failed")
+    shown = of_severity(result.findings, Severity.CAUTION)
+    items = "".join(
+        f"<li><b>{html.escape(f.severity)}</b> <code>{html.escape(f.code)}</code> "
+        f"{html.escape(f.message)}</li>"
+        for f in shown
+    )
+    return (
+        f'<div class="status {kind}"><b>Status: {html.escape(str(result.status))}</b> — '
+        f"{html.escape(result.message)}" + (f"<ul>{items}</ul>" if items else "") + "</div>"
+    )
+
+
+def _findings_html(result: IdentificationResult) -> str:
+    """Every finding, grouped by severity (most severe first), with its code."""
+    groups = []
+    for severity in reversed(list(Severity)):
+        found = [f for f in result.findings if f.severity is severity]
+        if not found:
+            continue
+        items = "".join(
+            f"<li><code>{html.escape(f.code)}</code> {html.escape(f.message)}</li>" for f in found
         )
-    return f'<div class="status failed"><b>Status: {html.escape(status)}</b></div>'
+        groups.append(f"<h3>{html.escape(str(severity))}</h3><ul>{items}</ul>")
+    return "".join(groups) or "<p>none</p>"
 
 
 def _moving_mass_text(result: IdentificationResult, total_mass_prior: float | None) -> str:
@@ -721,31 +699,39 @@ th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
 .bound{font-size:11px;padding:0 4px;border-radius:3px;background:#ffe4b3;border:1px solid #e90}"""
 
 
-def report_html(
-    result: IdentificationResult,
-    document: dict,
-    pngs: dict[str, bytes],
-    captions: dict[str, str] | None = None,
-    *,
-    total_mass_prior: float | None = None,
-) -> str:
-    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
-    moved or mailed without the folder it was written into.
+_GLOSSARY = """<h2 id="glossary">Glossary</h2>
+<dl class=note>
+<dt>status, findings</dt><dd>The status is one code (ok, suspect, worse_than_urdf, ...); each
+finding has a stable code (ID301, D109, ...) that <code>physid codes CODE</code> explains, with
+what to do. Severities: info (context, a choice made), caution (read that part differently),
+suspect (the data look wrong), error.</dd>
+<dt>blocked 4-fold cross-validation, held-out folds</dt><dd>Each training recording cut into 4
+contiguous blocks of time (quarters of the period when it repeats its motion); a candidate is
+fitted on 3 and predicts the 4th, four times; its score is the relative torque error on the
+blocks it did not see.</dd>
+<dt>conservative choice, the folds' spread</dt><dd>The candidate kept unless another scores
+better by more than the scatter of the paired per-fold differences: paper C's cut-off (10 x the
+excitation bandwidth), no deadband, no delay, the URDF's gravity.</dd>
+<dt>relative error</dt><dd>||tau - tau_hat|| / ||tau|| over all joints, on the raw measured
+torque at every recorded sample.</dd>
+<dt>base parameters (identifiable / essential)</dt><dd>"58 (58 / 22)": 58 combinations of
+inertial and joint parameters the torques can determine at all, 58 of them excited by this
+motion, 22 essential (what is left after dropping the worst-determined ones).</dd>
+<dt>(R)</dt><dd>A regrouped base parameter: the name is its leading term; the last column gives
+the combination the torques see.</dd>
+<dt>std (eq. 6), std (Newey-West)</dt><dd>Paper C's eq. 6 assumes white residuals and is
+optimistic when they are serially correlated; Newey-West's stays valid then, and is what
+params.json reports as std.</dd>
+<dt>source: data, regrouped, prior</dt><dd>Whether the data determine a quantity on their own,
+only in a combination, or not: then the URDF's value and its prior decide it.</dd>
+</dl>"""
 
-    ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
-    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
-    standard deviation of the total-mass prior when the estimation used one.
-    """
-    captions = captions or {}
-    model, fit = result.model, document["fit"]
-    method = html.escape(result.least_squares.method.upper())
-    provenance = document["provenance"]
 
-    def figure(name: str) -> str:
-        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
-
-    summary_rows = [
-        ["status", result.status],
+def _summary_rows(
+    result: IdentificationResult, fit: dict, document: dict, total_mass_prior: float | None
+) -> list[list[str]]:
+    rows = [
+        ["status", str(result.status)],
         ["physically consistent", str(document["physically_consistent"])],
         [
             "base parameters (identifiable / essential) [-]",
@@ -761,32 +747,25 @@ def report_html(
     ]
     if result.gravity is not None:
         tilt = np.degrees(result.gravity.tilt_rad)
-        summary_rows.append(
+        rows.append(
             ["estimated base tilt (about x, then y) [deg]", f"{tilt[0]:.3f}, {tilt[1]:.3f}"]
         )
-    if result.preprocessing is not None:
-        preprocessing = html.escape(result.preprocessing.summary())
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.notes)
-        preprocessing_html = f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
-    else:
-        preprocessing_html = (
-            f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
-        )
-    all_warnings = list(fit["warnings"]) + list(provenance.get("warnings_from_data") or [])
-    warnings = "".join(f"<li>{html.escape(w)}</li>" for w in all_warnings) or "<li>none</li>"
-    prior_mass = model.layout.total_mass(_prior_of(result))
-    mass_prior_html = (
-        f"<p><b>{html.escape(_total_mass_prior_text(prior_mass, total_mass_prior))}</b>: the "
-        "moving mass was pulled toward the URDF total with this weight.</p>"
-        if total_mass_prior is not None
-        else "<p class=note>No total-mass prior was used.</p>"
-    )
-    torque_figures = "".join(figure(name) for name in pngs if name.startswith("torque_"))
-    if not torque_figures:
-        torque_figures = "<p>No per-recording prediction is available.</p>"
-    base = document["base_parameters"]
+    return rows
+
+
+def _preprocessing_html(result: IdentificationResult) -> str:
+    if result.preprocessing is None:
+        return f"<p>{html.escape(_preprocessing_text(result.train_observations.info))}</p>"
+    preprocessing = html.escape(result.preprocessing.summary())
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.preprocessing.all_notes)
+    return f"<p>{preprocessing}</p>" + (f"<ul>{notes}</ul>" if notes else "")
+
+
+def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], list[list[str]]]:
+    """The base-parameter table: header and rows."""
+    model = result.model
     layout_names = model.layout.names
-    base_rows = [
+    rows = [
         [
             short,
             _parameter_unit(model, layout_names[index]),
@@ -809,7 +788,7 @@ def report_html(
             strict=True,
         )
     ]
-    base_header = [
+    header = [
         "parameter",
         "unit",
         "value [unit]",
@@ -819,6 +798,46 @@ def report_html(
         "identifiable",
         "combination",
     ]
+    return header, rows
+
+
+def report_html(
+    result: IdentificationResult,
+    document: dict,
+    pngs: dict[str, bytes],
+    captions: dict[str, str] | None = None,
+    *,
+    total_mass_prior: float | None = None,
+) -> str:
+    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
+    moved or mailed without the folder it was written into.
+
+    ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
+    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
+    standard deviation of the total-mass prior when the estimation used one.
+    """
+    captions = captions or {}
+    model = result.model
+    method = html.escape(result.least_squares.method.upper())
+    provenance = document["provenance"]
+
+    def figure(name: str) -> str:
+        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
+
+    summary_rows = _summary_rows(result, document["fit"], document, total_mass_prior)
+    preprocessing_html = _preprocessing_html(result)
+    findings_html = _findings_html(result)
+    prior_mass = model.layout.total_mass(_prior_of(result))
+    mass_prior_html = (
+        f"<p><b>{html.escape(_total_mass_prior_text(prior_mass, total_mass_prior))}</b>: the "
+        "moving mass was pulled toward the URDF total with this weight.</p>"
+        if total_mass_prior is not None
+        else "<p class=note>No total-mass prior was used.</p>"
+    )
+    torque_figures = "".join(figure(name) for name in pngs if name.startswith("torque_"))
+    if not torque_figures:
+        torque_figures = "<p>No per-recording prediction is available.</p>"
+    base_header, base_rows = _base_rows(result, document["base_parameters"])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>physid identification report</title>
 <style>{_CSS}</style></head><body>
@@ -828,7 +847,9 @@ URDF: {html.escape(_file_name(str(provenance.get("urdf", ""))))}</p>
 {_status_box(result)}
 <h2>Summary</h2>{_table(["quantity", "value"], summary_rows, "summary")}
 <h2>Preprocessing</h2>{preprocessing_html}
-<h2>Warnings</h2><ul id="warnings">{warnings}</ul>
+<h2>Findings</h2><div id="findings">{findings_html}
+<p class=note>Each code is explained, with what to do, by <code>physid codes CODE</code> and in
+the documentation's findings page.</p></div>
 <h2>Torque prediction</h2>
 <p class=note>Errors of the raw measured torque at every recorded sample (not filtered, not
 decimated); the figures draw each curve through its min/max envelope.</p>
@@ -867,5 +888,6 @@ correlated (params.json "std").</p>
 <h2>Essential parameters</h2><p>{
         html.escape(", ".join(document["essential_parameters"]["names"]))
     }</p>
+{_GLOSSARY}
 </body></html>
 """

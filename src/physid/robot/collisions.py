@@ -31,8 +31,12 @@ def overlapping_pairs(model, qpos_rows: np.ndarray) -> dict[tuple[str, str], tup
             depth = -float(contact.dist)
             if depth <= DEPTH_TOLERANCE_M:
                 continue
-            pair = tuple(sorted(_body_name(model, int(model.geom_bodyid[g]))
-                                for g in (contact.geom1, contact.geom2)))  # fmt: skip
+            pair = tuple(
+                sorted(
+                    _body_name(model, int(model.geom_bodyid[g]))
+                    for g in (contact.geom1, contact.geom2)
+                )
+            )
             deepest[pair] = max(deepest.get(pair, 0.0), depth)
             seen.add(pair)
         for pair in seen:

@@ -7,8 +7,8 @@ MJCF a ``type="sphere"`` geom on the foot body. Pinocchio's collision model of t
 geometry's parent joint and placement; a sphere belongs to a contact frame when it rides on the
 frame's joint and holds the frame's origin (its centre within its radius of it; the nearest
 such sphere): the foot rolls on that sphere, about its centre, whose offset from the frame is
-returned too (an ANYmal's sphere taken only when centred on the frame was ignored, and the
-contact placed at the frame: its trunk read 17.8 kg for 18.8). Meshes are never loaded: the
+returned too (a foot whose sphere sits above its frame rolls about the sphere's centre: a
+contact placed at the frame instead biases the trunk's mass). Meshes are never loaded: the
 URDF's mesh collisions are dropped before Pinocchio reads it (a foot's sphere is all this
 looks for).
 """
@@ -59,8 +59,7 @@ def contact_spheres(
             if obj.parentJoint != frame.parentJoint or distance > radius + CENTRE_TOLERANCE:
                 continue
             if best is None or distance < best[0]:
-                best = (distance, float(radius), np.where(distance < CENTRE_TOLERANCE, 0.0,
-                                                          offset))  # fmt: skip
+                best = (distance, float(radius), np.where(distance < CENTRE_TOLERANCE, 0.0, offset))
         if best is not None:
             found[name] = (best[1], np.asarray(best[2], float))
     return found, None

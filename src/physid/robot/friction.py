@@ -1,5 +1,4 @@
-"""Joint friction models: the linear one of docs/architecture.md and two nonlinear ones (issue 11
-item 4).
+"""Joint friction models: the linear one of docs/architecture.md and two nonlinear ones.
 
 Per joint, with ``dq`` the joint speed (rad/s or m/s):
 
@@ -21,7 +20,7 @@ Per joint, with ``dq`` the joint speed (rad/s or m/s):
 
 The linear coefficients (``fc``, ``fs``, ``phi1``, with ``fv``, ``offset``, ``Ia``) are part of the
 standard parameter vector; the *shape* parameters (``phi2``, ``phi3``; ``vs``) are not: the
-regressor is linear in the others for fixed shapes, and :mod:`physid.offline.friction_shapes`
+regressor is linear in the others for fixed shapes, and :mod:`physid.offline.choose.friction_shapes`
 finds the shapes by variable projection.
 """
 

@@ -44,8 +44,9 @@ def lock_joints(
     names = list(pin_model.names[1:])
     for name in list(keep or []) + list(positions):
         if name not in names:
-            raise InputError(f"joint '{name}' is not in the URDF (joints: {', '.join(names)})",
-                             source=source)  # fmt: skip
+            raise InputError(
+                f"joint '{name}' is not in the URDF (joints: {', '.join(names)})", source=source
+            )
     notes: list[str] = []
     locked: list[str] = []
     for joint_id, name in enumerate(names, start=1):
@@ -76,15 +77,17 @@ def lock_joints(
     for name, value in positions.items():
         joint = pin_model.joints[pin_model.getJointId(name)]
         if joint.nq != 1:
-            raise InputError(f"locked.{name}: a position can only be given to a 1-DoF joint",
-                             source=source)  # fmt: skip
+            raise InputError(
+                f"locked.{name}: a position can only be given to a 1-DoF joint", source=source
+            )
         if not np.isfinite(value):
             raise InputError(f"locked.{name}: not a finite number", source=source)
         q[joint.idx_q] = float(value)
     automatic = [n for n in locked if not _identifiable(pin_model.joints[pin_model.getJointId(n)])]
     if keep is None and automatic:
-        kinds = ", ".join(f"{n} ({_kind(pin_model.joints[pin_model.getJointId(n)])})"
-                          for n in automatic)  # fmt: skip
+        kinds = ", ".join(
+            f"{n} ({_kind(pin_model.joints[pin_model.getJointId(n)])})" for n in automatic
+        )
         notes.append(f"locked automatically (not 1-DoF revolute/prismatic): {kinds}")
     notes.append(
         f"{len(locked)} joint(s) locked (bodies beyond them merged into their parents): "

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from physid.errors import InputError
+from physid.errors import InputError, install_hint
 
 # Relative agreement of the Pinocchio model with mj_inverse below which the MJCF is accepted.
-# Both compute the same rigid-body dynamics in double precision (measured: 1e-13 relative).
+# Both compute the same rigid-body dynamics in double precision (they agree to about 1e-13).
 AGREEMENT_RELATIVE = 1e-8
 ROOT_JOINT = "root_joint"  # the floating base added to a model without a free joint
 
@@ -58,16 +58,30 @@ def _mujoco():
         import mujoco
     except ImportError:  # pragma: no cover - depends on the environment
         raise InputError(
-            "reading an MJCF model needs MuJoCo: pip install 'physid[mujoco]' (or mujoco)"
+            f"reading an MJCF model needs MuJoCo: {install_hint('mujoco', 'mujoco')}"
         ) from None
     return mujoco
 
 
 # compiled numbers a NaN or infinity in the XML would reach (MuJoCo only warns on stderr)
-FINITE_FIELDS = ("body_pos", "body_quat", "body_ipos", "body_iquat", "body_mass",
-                 "body_inertia", "jnt_axis", "jnt_pos", "jnt_range", "dof_damping",
-                 "dof_armature", "dof_frictionloss", "qpos0", "geom_size", "geom_pos",
-                 "actuator_gear")  # fmt: skip
+FINITE_FIELDS = (
+    "body_pos",
+    "body_quat",
+    "body_ipos",
+    "body_iquat",
+    "body_mass",
+    "body_inertia",
+    "jnt_axis",
+    "jnt_pos",
+    "jnt_range",
+    "dof_damping",
+    "dof_armature",
+    "dof_frictionloss",
+    "qpos0",
+    "geom_size",
+    "geom_pos",
+    "actuator_gear",
+)
 
 
 def compile_mjcf(path: str | Path, held_still: tuple[str, ...] = ()):
@@ -78,15 +92,20 @@ def compile_mjcf(path: str | Path, held_still: tuple[str, ...] = ()):
     (:func:`hold_still`)."""
     model = _compiled(path, None)
     if held_still:
-        model = _compiled(path, lambda spec: hold_still(spec, held_still,
-                                                        idle_actuators(model, held_still)))
-    numbers = {"option timestep": np.atleast_1d(model.opt.timestep), "option gravity":
-               model.opt.gravity}  # fmt: skip
+        model = _compiled(
+            path, lambda spec: hold_still(spec, held_still, idle_actuators(model, held_still))
+        )
+    numbers = {
+        "option timestep": np.atleast_1d(model.opt.timestep),
+        "option gravity": model.opt.gravity,
+    }
     numbers.update({field: getattr(model, field) for field in FINITE_FIELDS})
     for field, values in numbers.items():
         if not np.all(np.isfinite(values)):
-            raise InputError(f"MuJoCo compiled non-finite {field} values (nan or inf in the "
-                             "XML?)", source=str(path))  # fmt: skip
+            raise InputError(
+                f"MuJoCo compiled non-finite {field} values (nan or inf in the XML?)",
+                source=str(path),
+            )
     return model
 
 
@@ -112,8 +131,7 @@ def _compiled(path: str | Path, edit: Callable | None):  # noqa: ANN202 - mujoco
                 edit(spec)
             model = without_missing_meshes(spec, Path(path).parent, str(path))
         if model is None:
-            raise InputError(f"MuJoCo cannot load the MJCF: {message}",
-                             source=str(path)) from None  # fmt: skip
+            raise InputError(f"MuJoCo cannot load the MJCF: {message}", source=str(path)) from None
         return model
 
 
@@ -131,8 +149,11 @@ def idle_actuators(model, joints: tuple[str, ...]) -> tuple[str, ...]:  # noqa: 
         elif kind == int(mujoco.mjtTrn.mjTRN_TENDON):
             first = int(model.tendon_adr[target])
             wraps = range(first, first + int(model.tendon_num[target]))
-            only_held = all(int(model.wrap_type[w]) == int(mujoco.mjtWrap.mjWRAP_JOINT)
-                            and int(model.wrap_objid[w]) in held for w in wraps)  # fmt: skip
+            only_held = all(
+                int(model.wrap_type[w]) == int(mujoco.mjtWrap.mjWRAP_JOINT)
+                and int(model.wrap_objid[w]) in held
+                for w in wraps
+            )
         else:
             only_held = False
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
@@ -170,14 +191,14 @@ def without_missing_meshes(spec, folder: Path, source: str):  # noqa: ANN001, AN
     come from the missing file, which is an error naming it."""
     mujoco = _mujoco()
     folder = folder / (spec.meshdir or "")
+
     def found(file: str) -> bool:
         return (folder / file).is_file() or Path(file).is_file()
 
     missing = {mesh.name: mesh for mesh in spec.meshes if mesh.file and not found(mesh.file)}
     if not missing:
         return None
-    lost = [g for g in spec.geoms
-            if g.type == mujoco.mjtGeom.mjGEOM_MESH and g.meshname in missing]  # fmt: skip
+    lost = [g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH and g.meshname in missing]
     from_geoms = spec.compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_TRUE
     for geom in lost:
         body = geom.parent
@@ -185,7 +206,9 @@ def without_missing_meshes(spec, folder: Path, source: str):  # noqa: ANN001, AN
             raise InputError(
                 f"mesh file '{missing[geom.meshname].file}' not found in {folder}, and body "
                 f"'{body.name}' takes its inertia from it: give the meshes, or an <inertial> "
-                "for that body", source=source)  # fmt: skip
+                "for that body",
+                source=source,
+            )
         spec.delete(geom)
     for mesh in missing.values():
         spec.delete(mesh)
@@ -235,9 +258,11 @@ def _refuse_unsupported(mj, source: str) -> None:
     for k in range(mj.ntendon):  # a fixed tendon couples joints (coupled_joints); others pull
         wraps = range(mj.tendon_adr[k], mj.tendon_adr[k] + mj.tendon_num[k])
         if any(int(mj.wrap_type[w]) != fixed for w in wraps):
-            raise InputError(f"tendon '{name(mujoco.mjtObj.mjOBJ_TENDON, k)}' is spatial: "
-                             "tendon forces are not part of physid's joint model",
-                             source=source)  # fmt: skip
+            raise InputError(
+                f"tendon '{name(mujoco.mjtObj.mjOBJ_TENDON, k)}' is spatial: "
+                "tendon forces are not part of physid's joint model",
+                source=source,
+            )
 
 
 def gravity_compensated_joints(mj) -> dict[str, list[str]]:  # noqa: ANN001 - mujoco.MjModel
@@ -249,8 +274,7 @@ def gravity_compensated_joints(mj) -> dict[str, list[str]]:  # noqa: ANN001 - mu
     body = lambda b: mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b) or f"body {b}"  # noqa: E731
 
     def beyond(root: int) -> list[int]:
-        return [b for b in range(mj.nbody)
-                if any(a == root for a in _ancestors(mj, b))]  # fmt: skip
+        return [b for b in range(mj.nbody) if any(a == root for a in _ancestors(mj, b))]
 
     found = {}
     for j in range(mj.njnt):
@@ -355,8 +379,10 @@ def _inertias_from_mujoco(pm: pin.Model, mj) -> list[pin.Inertia]:
             joint_id = pm.getJointId(mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, joint))
         name = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, body)
         if not name or not pm.existFrame(name, pin.FrameType.BODY):
-            raise InputError(f"body #{body} of the MJCF has mass but no name Pinocchio knows "
-                             "it by: name every body that has mass")  # fmt: skip
+            raise InputError(
+                f"body #{body} of the MJCF has mass but no name Pinocchio knows "
+                "it by: name every body that has mass"
+            )
         rotation = np.zeros(9)
         mujoco.mju_quat2Mat(rotation, mj.body_iquat[body])
         local = _spatial_inertia(
@@ -417,7 +443,9 @@ def check_against_mujoco(pm: pin.Model, mj, source: str, samples: int = 5) -> fl
     if pm.nq != mj.nq or pm.nv != mj.nv:
         raise InputError(
             f"Pinocchio reads {pm.nv} degrees of freedom, MuJoCo {mj.nv}: an MJCF construct "
-            "physid cannot map", source=source)  # fmt: skip
+            "physid cannot map",
+            source=source,
+        )
     check = mj  # the caller's compiled model: only its simulation flags are changed
     check.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     check.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_DAMPER
@@ -427,8 +455,11 @@ def check_against_mujoco(pm: pin.Model, mj, source: str, samples: int = 5) -> fl
     worst, where = 0.0, ""
     free = pm.nq != pm.nv
     for _ in range(samples):
-        q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq)) if free else \
-            rng.uniform(-1.0, 1.0, pm.nq)  # fmt: skip
+        q = (
+            pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
+            if free
+            else rng.uniform(-1.0, 1.0, pm.nq)
+        )
         v, a = rng.normal(size=pm.nv), rng.normal(size=pm.nv)
         qpos = q.copy()
         if free:  # Pinocchio stores the quaternion x, y, z, w; MuJoCo w, x, y, z

@@ -200,7 +200,7 @@ class RobotModel:
     coulomb_deadband: np.ndarray | None = None
     # What was done to the URDF's tree (joints locked: physid.robot.joint_locking).
     notes: tuple[str, ...] = ()
-    # The joints whose torques are measured and fitted (config fit_joints); None: all. The others
+    # The joints whose torques are recorded and fitted (config fit_joints); None: all. The others
     # move the model by their recorded positions, but their torque rows are left out.
     fitted_joints: tuple[str, ...] | None = None
     # Per joint, the shape parameters of its friction model (physid.robot.friction.SHAPE_PARAMETERS;
@@ -327,7 +327,9 @@ def load_urdf(path: str | Path, *, floating_base: bool = False) -> pin.Model:
     for name in continuous:  # unbounded, as an MJCF hinge without a range is
         joint = model.joints[model.getJointId(name)]
         model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q] = (
-            -np.inf, np.inf)  # fmt: skip
+            -np.inf,
+            np.inf,
+        )
         for limits in (model.effortLimit, model.velocityLimit):  # none given (1e300): unlimited
             if limits[joint.idx_v] >= 1e300:
                 limits[joint.idx_v] = np.inf
@@ -360,19 +362,24 @@ def drake_rotors(document, source: str) -> dict[str, tuple]:  # noqa: ANN001 - a
             except ValueError:
                 inertia = ratio = float("nan")
             if not (np.isfinite(inertia) and np.isfinite(ratio) and inertia >= 0 and ratio > 0):
-                raise InputError(f"actuator {actuator.get('name')}: drake:rotor_inertia "
-                                 f"{values[0]!r} and drake:gear_ratio {values[1]!r} must be "
-                                 "numbers (>= 0, > 0)", source=source)  # fmt: skip
+                raise InputError(
+                    f"actuator {actuator.get('name')}: drake:rotor_inertia "
+                    f"{values[0]!r} and drake:gear_ratio {values[1]!r} must be "
+                    "numbers (>= 0, > 0)",
+                    source=source,
+                )
             rotors[joints[0]] = (rotor, ratio)
     return rotors
 
 
 def drake_armatures(document, source: str) -> dict[str, float]:  # noqa: ANN001 - an Element
     """Per joint, the armature a URDF written for Drake gives it (:func:`drake_rotors`):
-    Pinocchio's parser ignores the tags, so the URDF's own model lacked the rotor inertia Drake
-    simulates (a Drake Panda: 0.2 kg m^2 on two joints)."""
-    return {joint: float(rotor.get("value")) * ratio**2
-            for joint, (rotor, ratio) in drake_rotors(document, source).items()}  # fmt: skip
+    Pinocchio's parser ignores the tags, so the URDF's own model would lack the rotor inertia
+    Drake simulates (up to 0.2 kg m^2 on a Panda's joints)."""
+    return {
+        joint: float(rotor.get("value")) * ratio**2
+        for joint, (rotor, ratio) in drake_rotors(document, source).items()
+    }
 
 
 def _continuous_joints(document) -> tuple[str, ...]:  # noqa: ANN001 - an ElementTree element
@@ -380,7 +387,8 @@ def _continuous_joints(document) -> tuple[str, ...]:  # noqa: ANN001 - an Elemen
     return tuple(
         joint.get("name", "")
         for joint in document.iter()
-        if isinstance(joint.tag, str) and _local(joint.tag) == "joint"
+        if isinstance(joint.tag, str)
+        and _local(joint.tag) == "joint"
         and joint.get("type") == "continuous"
     )
 
@@ -391,10 +399,9 @@ def _continuous_as_revolute(document) -> str:  # noqa: ANN001 - an ElementTree e
 
     Pinocchio reads a continuous joint as "revolute unbounded": two configuration coordinates
     (cos, sin) for one velocity. Every 1-DoF pipeline of physid takes one angle per joint, so
-    such joints were locked at 0 as "not 1-DoF" — a Kinova arm's three continuous joints with
-    it, their recorded columns ignored and the fit 16 % held out instead of 1.4 % (status
-    ok). As a revolute joint it has the same dynamics, its angle unwrapped over any number of
-    turns."""
+    read so such a joint would be locked at 0 as "not 1-DoF", its recorded column ignored and
+    the fit worse with status ``ok``. As a revolute joint it has the same dynamics, its angle
+    unwrapped over any number of turns."""
     import xml.etree.ElementTree as ET
 
     for element in document.iter():  # a default namespace (Drake's URDFs) would be written ns0:
@@ -523,8 +530,11 @@ def refuse_mimic_joints(
     giving the ``locked:`` line that holds every one of them (and the joints they mimic, where
     the model has them) still, each follower at its offset (its leader at 0). Those moved by
     their recorded positions (``recorded``: ``locked: {joint: recorded}``) are no unknowns."""
-    present = {joint: mimic for joint, mimic in mimic_joints(path).items()
-               if pin_model.existJointName(joint) and joint not in recorded}  # fmt: skip
+    present = {
+        joint: mimic
+        for joint, mimic in mimic_joints(path).items()
+        if pin_model.existJointName(joint) and joint not in recorded
+    }
     if not present:
         return
     from physid.robot.mjcf import is_mjcf
@@ -559,15 +569,19 @@ def refuse_coupled_mjcf(
     if not is_mjcf(path):
         return
     if present is None:
-        present = {joint: mimic for joint, mimic in mimic_joints(path).items()
-                   if pin_model.existJointName(joint)}  # fmt: skip
+        present = {
+            joint: mimic
+            for joint, mimic in mimic_joints(path).items()
+            if pin_model.existJointName(joint)
+        }
     if not present:
         return
     first, (other, _) = next(iter(present.items()))
     listed = ", ".join(f"{joint}: 0.0" for joint in present)
     raise InputError(
         f"{len(present)} joint(s) coupled by a tendon or an equality ('{first}' with '{other}'"
-        + (", ..." if len(present) > 1 else "") + "): coupled joints are not supported; hold "
+        + (", ..." if len(present) > 1 else "")
+        + "): coupled joints are not supported; hold "
         f"them still in the config (locked: {{{listed}}}, rad or m), or leave their columns "
         "out of the recordings (joints at the ends of the tree are then held still)",
         source=str(path),

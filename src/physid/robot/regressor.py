@@ -35,8 +35,8 @@ _BODY_COLUMN_ORDER = (9, 4, 5, 7, 8, 1, 2, 6, 3, 0)  # Izz Ixx Ixy Ixz Iyz mx my
 
 def torque_regressor(pin_model: pin.Model, data: pin.Data, q, v, a) -> np.ndarray:  # noqa: ANN001
     """Pinocchio's joint-torque regressor as an (nv, 10 bodies) matrix: for a one-DoF model
-    Pinocchio returns a vector (10,), which indexed as a matrix raised in ``physid oe`` (a
-    fuzzed two-link URDF with one joint made fixed) or picked single values elsewhere."""
+    Pinocchio returns a vector (10,), which indexed as a matrix raises or picks single
+    values."""
     return np.atleast_2d(pin.computeJointTorqueRegressor(pin_model, data, q, v, a))
 
 
@@ -80,7 +80,7 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
     coupled = layout.coupled_motor_names
     n_own = sum(len(layout.terms_of(joint)) for joint in model.joint_names)
     # filled in place: the columns are mostly zeros; allocating one (N, n) array per term and
-    # stacking them made this function 20-40 % slower (5000 rows of the TX40, the arm6)
+    # stacking them made this function 20-40 % slower
     out = np.zeros((n_samples, n_joints, n_own + 3 * len(coupled)))
     deadband = model.coulomb_deadband
     per_term = {"fv": dq, "offset": np.ones_like(dq), "Ia": ddq}
@@ -106,8 +106,9 @@ def joint_term_regressor(model: RobotModel, dq: np.ndarray, ddq: np.ndarray) -> 
             # |s| keeps fcm = |s| * (motor Coulomb torque) >= 0 whatever the gear direction.
             motor_speed = dq @ row / abs(scale)  # joint-side units, comparable to the deadband
             deadband_k = None if deadband is None else deadband[k]
-            out[:, :, column + 2] = np.outer(coulomb_sign(motor_speed, deadband_k),
-                                             row / abs(scale))  # fmt: skip
+            out[:, :, column + 2] = np.outer(
+                coulomb_sign(motor_speed, deadband_k), row / abs(scale)
+            )
             column += 3
     return out
 

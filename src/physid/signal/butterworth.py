@@ -19,7 +19,7 @@ from physid.errors import InputError
 
 DERIVATIVE_ORDER = 2  # n_d: we need ddq
 BANDWIDTH_ENERGY = 0.99  # share of the position power below the excitation bandwidth
-MEASURABLE_SIGNAL_TO_NOISE = 100.0  # position power over its noise floor, up to the measured band
+MEASURABLE_SIGNAL_TO_NOISE = 100.0  # position power over its noise floor, up to the measurable band
 
 
 def _check_cutoff(cutoff_hz: float, sample_rate_hz: float, name: str) -> None:
@@ -166,13 +166,9 @@ class MultirateDecimation:
     at ``omega_f``), so regressor and torques still see the same filter, and regressor content
     aliased by the reduced rate lands above ``omega_f``. Band-limiting the states also removes
     products of out-of-band derivative noise (dq_i dq_j) that leak into the band and bias the
-    single-rate regressor. Measured: on the TX40 recording the estimates differ from the
-    single-rate ones by at most 0.04 standard deviations, for ten times fewer regressor
-    evaluations. On the simulated arm (8 seeds of 20 s at 1 kHz, Butterworth 20 Hz; mean
-    squared z-score of the base parameters, 1 for a perfect estimator) multi-rate and
-    single-rate are alike: 1.90 / 1.60 at a 5 Hz decimation cut-off, 1.97 / 1.72 at 10 Hz,
-    2.16 / 2.17 at 20 Hz (one seed once read 1.8 / 2.8). Halving the intermediate rate (12.5
-    cut-offs) saved 2 of the TX40's 12 CPU seconds but read 2.45 at 20 Hz: not taken.
+    single-rate regressor. The estimates differ from the single-rate ones by a few hundredths
+    of a standard deviation, for ten times fewer regressor evaluations; a lower intermediate
+    rate (12.5 cut-offs) saves little time and loses accuracy at high decimation cut-offs.
     """
 
     sample_rate_hz: float
@@ -188,8 +184,8 @@ class MultirateDecimation:
         if factor is None:
             # Automatic: the largest first stage, and the second stage's factor rounded down
             # (a total one or two below the ideal keeps the cut-off further from the Nyquist
-            # frequency). Requiring a divisor made a prime total (79 at 999.99 Hz for 5 Hz)
-            # build the regressor at the full rate: 80 times the memory and time.
+            # frequency). Requiring a divisor would build the regressor at the full rate for a prime
+            # total (79 at 999.99 Hz for 5 Hz): 80 times the memory and time.
             total = Decimation.for_cutoff(sample_rate_hz, cutoff_hz).factor
             first = min(limit, total)
             return cls(
@@ -295,9 +291,9 @@ def measurable_bandwidth_hz(
 ) -> float:
     """Highest frequency at which the position spectrum stands ``signal_to_noise`` above its
     noise floor (the median power of the upper half of the band: encoder quantisation and
-    sensor noise are white there). Motion up to it is measured, not guessed: the accelerations
+    sensor noise are white there). Motion up to it is recorded, not guessed: the accelerations
     that a controller's corrections and a trajectory's corners put above the excitation's
-    nominal band are real, and the measured torque contains them.
+    nominal band are real, and the recorded torque contains them.
     """
     return _noise_edge(*_pooled_spectrum(recordings), signal_to_noise)
 
@@ -318,9 +314,9 @@ def rule_of_thumb_cutoffs(
     and ``omega_f = 2 omega_dyn``, both capped at 40 % of the lowest sample rate. ``omega_q`` is
     physid's conservative derivative cut-off; wider ones (up to :func:`measurable_bandwidth_hz`)
     are candidates that only the user's own data may choose
-    (:mod:`physid.offline.selection`): a rule that reads the whole measurable band as motion
-    read a real arm's logging pattern (a 60 Hz peak of repeated rows) as motion and took its
-    held-out error from 2.8 % to 24.5 % (issue 24).
+    (:mod:`physid.offline.choose.selection`): a rule that reads the whole measurable band as motion
+    takes a logger's pattern (a peak of repeated rows) for motion and filters it into the fit,
+    several times the held-out error.
     """
     rate = min(r for _, r in recordings)
     longest = max(len(q) / r for q, r in recordings)

@@ -9,7 +9,7 @@ The arm of :mod:`physid.sim.payload_arm` holds a posture while its elbow follows
 with ``M_hat, c_hat`` from the nominal model (URDF, no payload), whose payload body is replaced at
 every tick by what ``estimator(t, q, dq, tau)`` returns (pi of that body, or None to keep it).
 The plant is integrated with Pinocchio's ABA (semi-implicit Euler at the control rate) with the
-true, time-varying payload. The controller and the estimator see measured signals (noise as
+true, time-varying payload. The controller and the estimator see recorded signals (noise as
 :class:`~physid.sim.payload_arm.ArmNoise`, torque offsets excluded). The estimator is injected,
 so this simulator never imports an estimator.
 """

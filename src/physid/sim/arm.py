@@ -93,7 +93,7 @@ class FourierExcitation:
 class DriftingExcitation:
     """A Fourier excitation plus a constant drift ``velocity`` (n,) rad/s: with oscillations
     slower than the drift, a joint turns one way only (short moves, a wrist that never
-    reverses: issue 32)."""
+    reverses)."""
 
     base: FourierExcitation
     velocity: np.ndarray
@@ -193,6 +193,8 @@ def simulate_random_excitation(
     rng: np.random.Generator,
     noise: SensorNoise | None = None,
     amplitude_rad: np.ndarray | None = None,
+    kp: float = 400.0,
+    kd: float = 40.0,
 ) -> Simulation:
     """:func:`simulate_tracking` of a fresh random Fourier excitation (drawn from ``rng`` first)
     with per-joint excursions ``amplitude_rad`` (default :data:`EXCURSION_RAD`, the demo arm's)
@@ -207,14 +209,16 @@ def simulate_random_excitation(
         sample_rate_hz=sample_rate_hz,
         noise=SensorNoise() if noise is None else noise,
         rng=rng,
+        kp=kp,
+        kd=kd,
     )
 
 
 def _friction_law(model: RobotModel, theta: np.ndarray):  # noqa: ANN202 - dq -> torque
     """The joint terms' torque at rest acceleration, ``dq -> fv dq + fc sign(dq) + offset``
     (the regressor's columns times theta). Linear friction without coupled motors: from
-    vectors taken once (the regressor rebuilt its columns at each of the 4 RK4 stages of every
-    sample: 27 of 29 s of a 20 s run at 1 kHz); otherwise the regressor itself."""
+    vectors taken once (rebuilding the regressor's columns at each of the 4 RK4 stages of every
+    sample would take most of a run's time); otherwise the regressor itself."""
     layout = model.layout
     linear = all(layout.friction_of(j) == "linear" for j in model.joint_names)
     if layout.coupled_motor_names or not linear:

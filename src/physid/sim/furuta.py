@@ -9,7 +9,7 @@ Gaussian angle noise (the rig's encoder rate, §4.1):
   2000) drives the motor; the recorded control signal is then what the estimator sees, as the
   paper uses its swing-up recording open loop (§4.6, Appendix G.2).
 
-The truth is a :class:`~physid.multibody.model.MultibodyModel` whose parameters the caller can
+The truth is a :class:`~physid.multibody.model.spec.MultibodyModel` whose parameters the caller can
 read back by name. Table G.5 is only available as a poor scan: the values read with confidence
 are used; ``b1`` reads "101 kg s^-1" (the exponent's sign is lost) and the pendulum offset
 "0.92 m" (0.092 m in ``examples/multibody/furuta.urdf``), see docs/multibody.md.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from physid.multibody import Recording, load_model, simulate, state_from_joints
-from physid.multibody.model import MultibodyModel
-from physid.multibody.simulate import Stepper
+from physid.multibody import MultibodyRecording, load_model, simulate, state_from_joints
+from physid.multibody.model.spec import MultibodyModel
+from physid.multibody.step.simulate import Stepper
 
 G = [0.0, 0.0, -9.82]  # Table G.5, gravity magnitude 9.82 m/s^2 (§4.2)
 SAMPLE = 1e-3  # s, the rig's sample period (§4.1)
@@ -105,7 +105,7 @@ def thirteen_start() -> dict:
 class Synthetic:
     """A noisy recording (1 kHz), its noise-free angles, and the model that generated it."""
 
-    recording: Recording
+    recording: MultibodyRecording
     clean: np.ndarray  # (N, 2) noise-free angles at the recording's times
     truth: MultibodyModel
     lcp_failures: int
@@ -118,7 +118,7 @@ def _sampled(
     clean = sim.angles[::every]
     rng = np.random.default_rng(seed)
     angles = clean + noise * rng.normal(size=clean.shape)
-    rec = Recording(sim.t[::every], angles, sim.u[::every], name)
+    rec = MultibodyRecording(sim.t[::every], angles, sim.u[::every], name)
     return Synthetic(rec, clean, truth, sim.lcp_failures)
 
 
@@ -182,3 +182,107 @@ def swing_up(
     q0, v0 = state_from_joints(truth, [0.0, 0.0], [0.0, 0.0])
     sim = simulate(truth, h_sim, int(round(duration / h_sim)), q0, v0, controller=controller)
     return _sampled(sim, truth, h_sim, noise, seed, "synthetic Furuta swing-up")
+
+
+# ---------------------------------------------------------------------- a sticking arm at 20 Hz
+
+#: The truth of :func:`sticking_release` (the geometry and inertias of
+#: examples/multibody/furuta.urdf): viscous [N m s/rad] and Coulomb [N m] friction per hinge;
+#: the arm's Coulomb torque makes it stick after about 15 s of a release near upright.
+STICKING_TRUTH = {
+    "hinge1.Izz": 3e-3,
+    "hinge1.viscous": 1e-3,
+    "hinge1.coulomb": 0.05,
+    "hinge2.Iyy": 4e-3,
+    "hinge2.viscous": 1e-5,
+    "hinge2.coulomb": 5e-5,
+}
+#: The release of :func:`sticking_release`: arm at 0, pendulum 30 deg from upright, at rest.
+STICKING_START = (0.0, np.pi - np.radians(30.0))
+_MJCF = """<mujoco model="furuta">
+  <option timestep="{step}" gravity="0 0 {g}" integrator="implicitfast"/>
+  <default><joint {friction_row}/></default>
+  <worldbody>
+    <body name="arm_a">
+      <joint name="hinge1" type="hinge" axis="0 0 1" damping="{b1}" frictionloss="{c1}"/>
+      <inertial pos="0.128 0 0" mass="0.238" diaginertia="1e-4 {ja} {ja}"/>
+      <body name="pendulum_b" pos="0.248 0 0" xyaxes="0 0 -1 1 0 0">
+        <joint name="hinge2" type="hinge" axis="0 1 0" damping="{b2}" frictionloss="{c2}"/>
+        <inertial pos="0.092 0 0" mass="0.428" diaginertia="1e-4 {jb} {jb}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+#: MuJoCo's friction constraint made hard (its reference time 0.2 ms, impedance 0.999): the
+#: instantaneous dry-friction row of physid's default hinge (friction_damping 0), which it
+#: matches to 0.4 / 1.4 mrad over 3 s at 1e-4 s (docs/multibody.md). MuJoCo's default soft row
+#: relaxes a stick in 9.5 ms and creeps.
+HARD_FRICTION = 'solreffriction="0.0002 1" solimpfriction="0.999 0.999 0.001 0.5 2"'
+
+
+def mujoco_furuta(
+    seconds: float,
+    rate: float = 20.0,
+    step: float = 1e-4,
+    gravity: float = -9.81,
+    hard_friction: bool = True,
+    truth: dict[str, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(t, angles)``: the Furuta of :data:`_MJCF` with ``truth``'s inertias and friction
+    (default :data:`STICKING_TRUTH`) simulated by MuJoCo at ``step`` from
+    :data:`STICKING_START` at rest, sampled at ``rate`` [Hz] for ``seconds``."""
+    import mujoco
+
+    values = STICKING_TRUTH if truth is None else truth
+    xml = _MJCF.format(
+        step=step,
+        g=gravity,
+        ja=values["hinge1.Izz"],
+        jb=values["hinge2.Iyy"],
+        b1=values["hinge1.viscous"],
+        c1=values["hinge1.coulomb"],
+        b2=values["hinge2.viscous"],
+        c2=values["hinge2.coulomb"],
+        friction_row=HARD_FRICTION if hard_friction else "",
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    data.qpos[:] = STICKING_START
+    every = int(round(1.0 / (rate * step)))
+    n = int(round(seconds * rate)) + 1
+    t, angles = np.empty(n), np.empty((n, 2))
+    for k in range(n):
+        t[k], angles[k] = data.time, data.qpos
+        for _ in range(every if k < n - 1 else 0):
+            mujoco.mj_step(model, data)
+    return t, angles
+
+
+def sticking_release(
+    seconds: float = 40.0,
+    rate: float = 20.0,
+    counts: int = 2048,
+    seed: int = 0,
+    step: float = 1e-4,
+    gravity: float = -9.81,
+    hard_friction: bool = True,
+) -> Synthetic:
+    """An arm that sticks: the Furuta of examples/multibody/furuta.urdf simulated by **MuJoCo** (an
+    independent simulator) at ``step`` with :data:`STICKING_TRUTH`'s friction (its ``damping`` and
+    ``frictionloss``, hard by default: :data:`HARD_FRICTION`), released from :data:`STICKING_START`
+    at rest, the arm sticking after about 15 s; sampled at ``rate`` [Hz] by ``counts``-per-turn
+    encoders (angles rounded to whole counts from a random phase of the count grid per joint:
+    encoder-like noise, std ``2 pi / counts / sqrt(12)``, 0.89 mrad at 2048). ``truth`` is physid's
+    model of the same mechanism (URDF inertias, the truth's friction, the given gravity)."""
+    urdf = Path(__file__).resolve().parents[3] / "examples" / "multibody" / "furuta.urdf"
+    t, clean = mujoco_furuta(seconds, rate, step, gravity, hard_friction)
+    quantum = 2 * np.pi / counts
+    phase = np.random.default_rng(seed).uniform(0.0, quantum, 2)
+    angles = np.round((clean + phase) / quantum) * quantum - phase
+    joints = {
+        j: {k: STICKING_TRUTH[f"{j}.{k}"] for k in ("viscous", "coulomb")}
+        for j in ("hinge1", "hinge2")
+    }
+    truth = load_model(urdf, {"gravity": [0.0, 0.0, gravity], "joints": joints})
+    rec = MultibodyRecording(t, angles, np.zeros_like(angles), "MuJoCo Furuta, sticking arm")
+    return Synthetic(rec, clean, truth, 0)

@@ -70,10 +70,15 @@ def _contact_wrench(model: mujoco.MjModel, data: mujoco.MjData) -> tuple[float, 
 
 
 def throw_snapshots(
-    body: MujocoEllipse, q0: tuple[float, float, float], v0: tuple[float, float, float],
-    duration: float, *, model: mujoco.MjModel | None = None, min_approach: float = 0.1,
+    body: MujocoEllipse,
+    q0: tuple[float, float, float],
+    v0: tuple[float, float, float],
+    duration: float,
+    *,
+    model: mujoco.MjModel | None = None,
+    min_approach: float = 0.1,
     max_event: float = 0.01,
-) -> Snapshots:  # fmt: skip
+) -> Snapshots:
     """Throw the body from planar pose ``q0`` with velocity ``v0`` and cut every contact event
     (consecutive steps with a contact) into a snapshot: pre = the velocity at the last contact-free
     step, post = the one at the first contact-free step after it, duration the time between; the

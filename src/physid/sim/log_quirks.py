@@ -1,10 +1,10 @@
 """What real loggers do to a clean recording (test data for :mod:`physid.recordings.timebase`).
 
-:func:`tick_log` reproduces the pattern measured on a real 7-axis arm logged at a nominal 1 kHz
-(issue 24): each row advances 0, 1 or 2 controller ticks (865, 12,391 and 979 of 14,235 rows: a
-row sent twice, or late), and its time stamp is taken when the row is written, stepping 0.89,
-1.00 and 1.28 ticks on average after a 0-, 1- or 2-tick row. The stamps follow the true clock
-over long spans (a real clock) but not from row to row.
+:func:`tick_log` reproduces the pattern of a real 7-axis arm logged at a nominal 1 kHz: each row
+advances 0, 1 or 2 controller ticks (865, 12,391 and 979 of 14,235 rows: a row sent twice, or late),
+and its time stamp is taken when the row is written, stepping 0.89, 1.00 and 1.28 ticks on average
+after a 0-, 1- or 2-tick row. The stamps follow the true clock over long spans (a real clock) but
+not from row to row.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from physid.recordings.trajectory import Trajectory
 
-# Rows advancing 0, 1, 2 ticks, and their mean stamp step in ticks (measured, issue 24).
+# Rows advancing 0, 1, 2 ticks, and their mean stamp step in ticks (that real log's).
 TICK_SHARES = np.array([865.0, 12_391.0, 979.0]) / 14_235.0
 STAMP_STEPS = np.array([0.89, 1.00, 1.28])
 
@@ -29,9 +29,14 @@ def tick_log(
 ) -> Trajectory:
     """Rows of ``recorded`` (sampled every tick) as such a logger writes them
     (:func:`tick_rows`)."""
-    index, stamps = tick_rows(np.asarray(recorded.t, float), rng, shares=shares,
-                              stamp_steps=stamp_steps, stamp_jitter=stamp_jitter,
-                              clock_window=clock_window)  # fmt: skip
+    index, stamps = tick_rows(
+        np.asarray(recorded.t, float),
+        rng,
+        shares=shares,
+        stamp_steps=stamp_steps,
+        stamp_jitter=stamp_jitter,
+        clock_window=clock_window,
+    )
     return recorded.rows(index, t=stamps, source=f"{recorded.source} (tick log)")
 
 

@@ -247,8 +247,9 @@ def simulate_go1(
     u = np.zeros((n, nv - 6))
     for k in range(n):
         u[k] = controller(k, x[k], flags)
-        x[k + 1] = _go1_step(true_model, cache, x[k], u[k], flags[k], flags[k + 1], dt,
-                             substeps, integrator)  # fmt: skip
+        x[k + 1] = _go1_step(
+            true_model, cache, x[k], u[k], flags[k], flags[k + 1], dt, substeps, integrator
+        )
     meas = measure(true_model, x, rng, noise or NoiseStd())
     return FloatingRecording(dt, x, u, meas, GO1_FEET, flags)
 

@@ -81,9 +81,13 @@ def _imu_world_velocity(x: NDArray, nq: int, placement: pin.SE3) -> NDArray[np.f
 
 
 def measure_imu(
-    model: pin.Model, x: NDArray, dt: float, rng: np.random.Generator, spec: ImuSpec | None = None,
+    model: pin.Model,
+    x: NDArray,
+    dt: float,
+    rng: np.random.Generator,
+    spec: ImuSpec | None = None,
     frame: str = "imu_link",
-) -> ImuLog:  # fmt: skip
+) -> ImuLog:
     """Noisy IMU, encoder and joint-velocity samples of the true states ``x (N+1, nq+nv)``."""
     spec = spec or ImuSpec()
     nq, n = model.nq, x.shape[0]

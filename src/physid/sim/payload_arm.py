@@ -146,7 +146,7 @@ class ArmRecording:
     """Simulated measurements and the truth; arrays over the N samples."""
 
     t: NDArray[np.float64]
-    q: NDArray[np.float64]  # measured (N, 7)
+    q: NDArray[np.float64]  # recorded (N, 7)
     dq: NDArray[np.float64]
     tau: NDArray[np.float64]
     q_true: NDArray[np.float64]
@@ -176,7 +176,7 @@ def simulate_payload_arm(
     friction: ArmFriction | None = None,
 ) -> ArmRecording:
     """Sample the excitation at ``rate_hz`` with the payload of ``profile`` (see the module),
-    and the joint ``friction`` (none by default) in the measured torques."""
+    and the joint ``friction`` (none by default) in the recorded torques."""
     profile = profile or PayloadProfile()
     noise = noise or ArmNoise()
     model = load_arm()

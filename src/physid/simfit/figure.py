@@ -1,5 +1,5 @@
-"""The held-out rollouts of ``physid simfit``: measured joint positions against MuJoCo's open-loop
-simulations from the measured states, with the model as given and as tuned."""
+"""The held-out rollouts of ``physid simfit``: recorded joint positions against MuJoCo's open-loop
+simulations from the recorded states, with the model as given and as tuned."""
 
 from __future__ import annotations
 
@@ -17,8 +17,13 @@ SHOWN_S = 4.0
 def _rollouts(model, run: Run, dofs, qpos, delay_s: float):
     """(times, positions) of back-to-back open-loop simulations of :data:`HORIZON_S`."""
     kept = run.t <= SHOWN_S
-    shown = Run(run.t[kept], run.q[kept], None if run.tau is None else run.tau[kept], run.source,
-                ctrl=None if run.ctrl is None else run.ctrl[kept])  # fmt: skip
+    shown = Run(
+        run.t[kept],
+        run.q[kept],
+        None if run.tau is None else run.tau[kept],
+        run.source,
+        ctrl=None if run.ctrl is None else run.ctrl[kept],
+    )
     shooting = Shooting(
         model, [shown], Parameters((), (), delay=True), HORIZON_S, np.ones(len(dofs)), dofs, qpos
     )
@@ -35,7 +40,7 @@ def _rollouts(model, run: Run, dofs, qpos, delay_s: float):
 def plot_rollouts(
     before, after, run: Run, joints: tuple[str, ...], dofs, qpos, delay_s: float, path: Path
 ) -> None:
-    """One panel per joint: measured, simulated with ``before`` and with ``after`` (PNG)."""
+    """One panel per joint: recorded, simulated with ``before`` and with ``after`` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -10,12 +10,7 @@ complement). A parameter whose posterior standard deviation is not clearly below
 (the motion did not reveal it) is marked ``prior``.
 
 Held-out judgement, before (the model as given) and after, as RMS joint-position error on the
-held-out runs: the shooting error (windows of the training length whose initial states are
-estimated with the model fixed: what the model can follow; the status compares these), and
-open-loop simulations of 0.5, 1 and 2 s from the measured states (an unstable system — an arm
-under gravity whose controller's feedback is not in the model — diverges from any initial-state
-error there, whatever its parameters: measured on the test arm, its true model drifts by
-81 / 128 / 170 mrad).
+held-out runs, its status and findings: :mod:`physid.simfit.verdict`.
 """
 
 from __future__ import annotations
@@ -27,8 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from physid.errors import InputError
+from physid.findings import Finding, as_dicts
 from physid.numerics.condensed_lm import Solution, parameter_std
-from physid.simfit.contacts import recorded_contacts_note
+from physid.simfit.codes import JOINTS_HELD_STILL, UNSTABLE_SIMULATION
+from physid.simfit.contacts import recorded_contacts_finding
 from physid.simfit.initial import apply_start, initial_values
 from physid.simfit.plateau import off_the_plateau
 from physid.simfit.problem import (
@@ -43,48 +40,63 @@ from physid.simfit.problem import (
     tuned_actuators,
     windows,
 )
-from physid.simfit.shooting import (
-    TOLERANCE,
-    Shooting,
-    open_loop_error,
-    shooting_error,
-)
+from physid.simfit.shooting import TOLERANCE, Shooting
 from physid.simfit.stages import staged_solve
+from physid.simfit.verdict import (
+    HeldOutErrors,
+    actuators_finding,
+    at_bound_finding,
+    delay_finding,
+    fit_status,
+    gravity_compensation_finding,
+    held_out_errors,
+    misfit_finding,
+    open_loop_finding,
+)
+from physid.status import Status
 
-HORIZONS_S = (0.5, 1.0, 2.0)
 STD_TOLERANCE = 0.1  # stop when no parameter would move by more than this share of its std
 INITIAL_DAMPING = 1.0  # Levenberg-Marquardt's first lambda, relative to diag(J^T J)
-MISFIT_NOTE = 3.0  # training RMS / position noise above which the output says so
 PRIOR_DECIDED = 0.5  # posterior std above this share of the prior std: the prior decided ...
 # ... unless the value moved more than this many prior std from its start: the prior did not
-# hold it there (an iiwa's wrist armature 0.062 from a start of 0.0025, prior std 0.01, was
-# labelled "prior" because the misfit inflated its std)
+# hold it there (a misfit inflates the posterior std of a value the data did move)
 PRIOR_HELD = 3.0
 
 
 @dataclass
 class SimfitResult:
     """What ``physid simfit`` reports: status, the tuned parameters (value, std, start, source,
-    unit), the held-out open-loop errors before and after, and how the solve went."""
+    unit), the held-out errors before and after, how the solve went, and the findings."""
 
-    status: str
+    status: Status
     message: str
     parameters: dict[str, dict]
-    held_out: dict[str, dict]
+    before: HeldOutErrors | None  # on the held-out runs, the model as given (None: no runs)
+    after: HeldOutErrors | None  # ... and as tuned
     noise_rad: dict[str, float]
     solver: dict
     tuned_model: object = field(repr=False, default=None)
     delay_s: float = 0.0
-    notes: tuple[str, ...] = ()  # what the user must know about the model as it was fitted
+    findings: tuple[Finding, ...] = ()  # what the user must know (codes SF1xx-SF3xx)
+    # what the check of the runs' stamps said (physid.recordings, as text)
+    notes: tuple[str, ...] = ()
     # per run, training then held out: what the check of its stamps found (problem.Run)
     time_base: tuple[dict, ...] = ()
     # the terms --hold kept at the given model's values: {name: value}
     hold: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def held_out(self) -> dict[str, dict]:
+        """simfit.json's ``held_out_rms_rad``: ``before`` and ``after`` (empty without runs)."""
+        return {
+            "before": {} if self.before is None else self.before.as_dict(),
+            "after": {} if self.after is None else self.after.as_dict(),
+        }
+
     def to_dict(self) -> dict:
         return {
             "format": "physid.simfit/1",
-            "status": self.status,
+            "status": str(self.status),
             "message": self.message,
             "parameters": self.parameters,
             "held_out_rms_rad": self.held_out,
@@ -92,6 +104,7 @@ class SimfitResult:
             "solver": self.solver,
             "time_base": list(self.time_base),
             "hold": self.hold,
+            "findings": as_dicts(self.findings),
         }
 
 
@@ -142,8 +155,10 @@ def unlogged_joints(  # noqa: ANN001 - mujoco.MjModel
     if not logged:
         return ()
     unlogged = tuple(j for j in joints if j not in logged)
-    body_of = {j: int(model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
-               for j in joints}  # fmt: skip
+    body_of = {
+        j: int(model.jnt_bodyid[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
+        for j in joints
+    }
 
     def beyond(body: int, joint: str) -> bool:  # joint's body is body or a descendant of it
         b = body_of[joint]
@@ -186,8 +201,10 @@ def check_model_joints(model) -> None:  # noqa: ANN001 - mujoco.MjModel
                 "mechanism (weld that body to its parent: remove the joint)"
             )
         if not name:
-            raise InputError(f"joint number {j} of {where} has no name: name it so that the "
-                             "recordings' q_<joint> columns can give its motion")  # fmt: skip
+            raise InputError(
+                f"joint number {j} of {where} has no name: name it so that the "
+                "recordings' q_<joint> columns can give its motion"
+            )
 
 
 def model_actuators(model) -> tuple[str, ...]:
@@ -208,34 +225,21 @@ def check_drive(model, runs: list[Run], fields: tuple[str, ...] = ()) -> None:  
     ctrl-driven runs need every actuator named; actuator terms need ctrl-driven runs."""
     kinds = {run.ctrl is not None for run in runs}
     if len(kinds) > 1:
-        raise InputError("some recordings log ctrl_<actuator> commands and others tau_<joint> "
-                         "torques: give all of one kind")  # fmt: skip
+        raise InputError(
+            "some recordings log ctrl_<actuator> commands and others tau_<joint> "
+            "torques: give all of one kind"
+        )
     if kinds == {True} and len(model_actuators(model)) != model.nu:
-        raise InputError("ctrl_ columns drive the model's actuators, and one of them has no "
-                         "name: name every <actuator> element")  # fmt: skip
+        raise InputError(
+            "ctrl_ columns drive the model's actuators, and one of them has no "
+            "name: name every <actuator> element"
+        )
     tuned = [f for f in fields if f in ACTUATOR_FIELDS]
     if tuned and kinds != {True}:
-        raise InputError(f"--fit {tuned[0]} tunes the model's actuators, which only recordings "
-                         "with ctrl_<actuator> columns drive")  # fmt: skip
-
-
-def _errors(
-    model, runs: list[Run], dofs, qpos, joints, delay_s: float, window_s: float, noise: np.ndarray
-) -> dict[str, dict]:
-    """Open-loop RMS position errors over :data:`HORIZONS_S` and the shooting error (initial
-    states estimated, :func:`.shooting.shooting_error`) over windows of ``window_s``."""
-
-    def entry(total: float, per_joint: np.ndarray) -> dict:
-        return {"all": total, "per_joint": dict(zip(joints, per_joint.tolist(), strict=True))}
-
-    out = {
-        f"open loop {h:g} s": entry(*open_loop_error(model, runs, h, dofs, qpos, delay_s))
-        for h in HORIZONS_S
-    }
-    out[f"shooting {window_s:g} s"] = entry(
-        *shooting_error(model, runs, window_s, noise, dofs, qpos, delay_s)
-    )
-    return out
+        raise InputError(
+            f"--fit {tuned[0]} tunes the model's actuators, which only recordings "
+            "with ctrl_<actuator> columns drive"
+        )
 
 
 MAX_WINDOW_STEPS = 1e6  # model steps per shooting window (a 0.5 s window at 0.5 us)
@@ -258,8 +262,8 @@ def _check_duration(run, timestep_s: float) -> None:  # noqa: ANN001 - a Run
 def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
     """One error line when a limited hinge's positions leave its MJCF range by more than the
     range's own span and reach beyond a turn: angles in degrees (LeRobot arms store them so),
-    which simfit reads as the MJCF's radians. A probe's 30 fps arm in degrees ended
-    ``numerical_failure`` ("torques in another unit") with a tuned elbow kp of 4474."""
+    which simfit reads as the MJCF's radians: the fit would tune absurd gains to motions 57x too
+    large, or fail numerically."""
     import mujoco
 
     hinge = int(mujoco.mjtJoint.mjJNT_HINGE)
@@ -281,11 +285,11 @@ def _check_radians(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
 
 
 # position targets against their joint's positions: a factor of these is a mistake, not lag
-_TARGET_MISTAKES = ((float(np.degrees(1.0)), 0.1, "targets in degrees beside positions in "
-                     "radians?"),
-                    (float(np.radians(1.0)), 0.1, "positions in degrees beside targets in "
-                     "radians?"),
-                    (-1.0, 0.25, "the sign flipped"))  # fmt: skip
+_TARGET_MISTAKES = (
+    (float(np.degrees(1.0)), 0.1, "targets in degrees beside positions in radians?"),
+    (float(np.radians(1.0)), 0.1, "positions in degrees beside targets in radians?"),
+    (-1.0, 0.25, "the sign flipped"),
+)
 TARGET_MOTION_RAD = 0.05  # a joint's range of motion below which its targets are not judged
 
 
@@ -320,9 +324,11 @@ def _check_targets(model, run, joints: tuple[str, ...]) -> None:  # noqa: ANN001
                     continue  # a slide's metres have no degrees
                 if abs(slope / factor - 1.0) <= tolerance:
                     name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
-                    raise InputError(f"the position targets ctrl_{name} read {slope:.3g} x "
-                                     f"joint '{joint}''s position: {cause}",
-                                     source=run.source)  # fmt: skip
+                    raise InputError(
+                        f"the position targets ctrl_{name} read {slope:.3g} x "
+                        f"joint '{joint}''s position: {cause}",
+                        source=run.source,
+                    )
 
 
 def check_runs(  # noqa: ANN001 - mujoco.MjModel
@@ -337,16 +343,20 @@ def check_runs(  # noqa: ANN001 - mujoco.MjModel
     if not (np.isfinite(timestep) and timestep > 0.0):
         raise InputError(f"the model's timestep is {timestep:g}: it must be a positive time [s]")
     if window_s / timestep > MAX_WINDOW_STEPS:
-        raise InputError(f"the model's timestep {timestep:g} s makes more than "
-                         f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window")  # fmt: skip
+        raise InputError(
+            f"the model's timestep {timestep:g} s makes more than "
+            f"{MAX_WINDOW_STEPS:.0e} steps per {window_s:g} s window"
+        )
     for run in runs:
         _check_duration(run, timestep)
         _check_radians(model, run, joints)
         if run.ctrl is not None:
             _check_targets(model, run, joints)
         if not windows(run.t, window_s):
-            raise InputError(f"no {window_s:g} s shooting window holds 3 samples (is t in "
-                             "seconds?)", source=run.source)  # fmt: skip
+            raise InputError(
+                f"no {window_s:g} s shooting window holds 3 samples (is t in seconds?)",
+                source=run.source,
+            )
 
 
 def fit_simulator(
@@ -370,8 +380,105 @@ def fit_simulator(
     ``joints``: the joints the runs log (None: every joint of the model); the others must be
     held by the model (:func:`unlogged_joints`: ``compile_mjcf(..., held_still=...)``).
     ``hold``: tuned joints or terms kept at the model's values
-    (:func:`~physid.simfit.problem.held_parameters`)."""
+    (:func:`~physid.simfit.problem.held_parameters`). ``note`` receives each step's name, and
+    at once, as a :class:`~physid.findings.Finding`, what should be read before the fit ends."""
     note = note or (lambda _message: None)
+    setup = _set_up(model, train, validate, fields, delay, window_s, joints, hold, note)
+    parameters, dofs = setup.parameters, setup.dofs
+    before = setup.held_out(model, 0.0, window_s, note, "given")
+    file_values = dict(zip(parameters.names, parameters.values(model, dofs), strict=True))
+    note("start values from inverse dynamics")
+    # the tuning's CPU: its start values, window states and solve (what mujoco.sysid's
+    # optimize does), not the held-out judgement before and after, files or figures
+    began = time.process_time()
+    shooting, solution, stages, bounds, plateau = _tune(
+        model, setup, window_s, delay, max_evaluations, coarse_windows, note
+    )
+    cpu = time.process_time() - began
+    delay_s = parameters.apply(model, dofs, solution.x)
+    table = _parameter_table(model, parameters, solution, shooting, file_values, bounds)
+    after = setup.held_out(model, delay_s, window_s, note, "tuned")
+    noise = dict(zip(setup.joints, setup.noise.tolist(), strict=True))
+    status, message, verdict = fit_status(solution, before, after, noise)
+    unstable = shooting.unstable_steps()
+    if unstable:  # MuJoCo reset diverging states: the fit followed a broken simulation
+        status = Status.NUMERICAL_FAILURE
+        message = (
+            f"MuJoCo's simulation went unstable {unstable} times during the fit "
+            "(huge or non-finite accelerations: torques in another unit, or a model "
+            "that cannot carry them); the values are not a fit"
+        )
+        verdict.append(UNSTABLE_SIMULATION(message, numbers={"unstable_steps": unstable}))
+    solver = _solver_record(solution, shooting, stages, window_s, cpu, setup.joints)
+    said = (
+        *setup.findings,
+        *plateau,
+        actuators_finding(model, shooting.driven),
+        gravity_compensation_finding(model, shooting.driven),
+        *verdict,
+        open_loop_finding(before, after),
+        at_bound_finding(table),
+        misfit_finding(solver),
+        delay_finding(delay_s, table.get("delay", {}).get("std", 0.0)),
+    )
+    every = [*setup.runs, *setup.held]
+    return SimfitResult(
+        status,
+        message,
+        table,
+        before,
+        after,
+        noise,
+        solver,
+        model,
+        delay_s,
+        tuple(f for f in said if f is not None),
+        tuple(n for run in every if (n := run.time_base_note)),
+        tuple(run.time_base for run in every if run.time_base is not None),
+        setup.hold_values,
+    )
+
+
+@dataclass
+class _Setup:
+    """The runs read and checked, the joints and their indices, the position noise, the
+    parameters to tune (and the values --hold keeps), and the findings on the inputs."""
+
+    runs: list[Run]
+    held: list[Run]
+    joints: tuple[str, ...]
+    dofs: np.ndarray
+    qpos: np.ndarray
+    noise: np.ndarray
+    parameters: Parameters
+    hold_values: dict[str, float]
+    findings: list[Finding]
+
+    def held_out(  # noqa: ANN001 - mujoco.MjModel, the note callback
+        self, model, delay_s: float, window_s: float, note, which: str
+    ) -> HeldOutErrors | None:
+        """The held-out runs' errors under ``model`` (``which``: given or tuned, for the
+        progress line); None without held-out runs."""
+        if not self.held:
+            return None
+        note(f"held-out runs under the {which} model")  # window states fitted: can take a while
+        return held_out_errors(
+            model, self.held, self.dofs, self.qpos, self.joints, delay_s, window_s, self.noise
+        )
+
+
+def _set_up(  # noqa: ANN001 - mujoco.MjModel, tables or runs, the note callback
+    model,
+    train,
+    validate,
+    fields: tuple[str, ...],
+    delay: bool,
+    window_s: float,
+    joints: tuple[str, ...] | None,
+    hold: tuple[str, ...],
+    note,
+) -> _Setup:
+    """Check the model and the runs (every refusal before any work), and what the fit tunes."""
     check_model_joints(model)
     joints = model_joints(model) if joints is None else joints
     if not joints:
@@ -382,35 +489,50 @@ def fit_simulator(
     check_runs(model, [*runs, *held], window_s, joints)
     check_drive(model, [*runs, *held], tuple(fields))
     dofs, qpos = joint_indices(model, joints, "")
+    findings = []
     still = [j for j in model_joints(model) if j not in joints]
-    still_note = (
-        f"held still at the MJCF's reference position by a joint equality (no recording logs "
-        f"{'it' if len(still) == 1 else 'them'}; not tuned): {', '.join(still)}"
-        if still else None
-    )  # fmt: skip
-    contacts = recorded_contacts_note(model, [*runs, *held], qpos)
-    if contacts:
-        note(f"note: {contacts}")  # now, not only after a fit that it slows down
+    if still:
+        findings.append(
+            JOINTS_HELD_STILL(
+                "held still at the MJCF's reference position by a joint equality (no recording "
+                f"logs {'it' if len(still) == 1 else 'them'}; not tuned): {', '.join(still)}",
+                names=still,
+            )
+        )
+    contacts = recorded_contacts_finding(model, [*runs, *held], qpos)
+    if contacts is not None:
+        note(contacts)  # now, not after a fit it slows down
+        findings.append(contacts)
     noise = np.median([run.position_noise() for run in runs], axis=0)
     joint_fields = tuple(f for f in fields if f in JOINT_FIELDS)
-    actuator_fields = tuple(f for f in fields if f in ACTUATOR_FIELDS)
-    every_actuator = tuned_actuators(model, actuator_fields)
+    every_actuator = tuned_actuators(model, tuple(f for f in fields if f in ACTUATOR_FIELDS))
     held_terms, actuators_tuned = held_parameters(
         model, tuple(hold), joints, joint_fields, every_actuator
     )
     parameters = Parameters(joints, joint_fields, delay, actuators_tuned, held_terms)
     if not parameters.names:
-        raise InputError("--hold holds every term of --fit and --no-delay leaves no delay: "
-                         "nothing is left to tune")  # fmt: skip
+        raise InputError(
+            "--hold holds every term of --fit and --no-delay leaves no delay: "
+            "nothing is left to tune"
+        )
     hold_values = _hold_values(model, parameters, dofs, every_actuator)
-    if held:
-        note("held-out runs under the given model")  # window states fitted: can take a while
-    before = _errors(model, held, dofs, qpos, joints, 0.0, window_s, noise) if held else {}
-    file_values = dict(zip(parameters.names, parameters.values(model, dofs), strict=True))
-    note("start values from inverse dynamics")
-    # the tuning's CPU: its start values, window states and solve (what mujoco.sysid's
-    # optimize does), not the held-out judgement before and after, files or figures
-    began = time.process_time()
+    return _Setup(runs, held, joints, dofs, qpos, noise, parameters, hold_values, findings)
+
+
+def _tune(  # noqa: ANN001 - mujoco.MjModel, the note callback
+    model,
+    setup: _Setup,
+    window_s: float,
+    delay: bool,
+    max_evaluations: int,
+    coarse_windows: int,
+    note,
+) -> tuple[Shooting, Solution, list[dict], tuple[np.ndarray, np.ndarray], list[Finding]]:
+    """The start values (inverse dynamics, frictionlosses off MuJoCo's plateau) and the staged
+    Levenberg-Marquardt solve: the shooting of every window, its solution, one record per
+    stage, the bounds and the findings on the starts."""
+    runs, parameters, noise = setup.runs, setup.parameters, setup.noise
+    dofs, qpos = setup.dofs, setup.qpos
     starts = initial_values(model, runs, parameters, qpos, dofs)
     written = apply_start(model, parameters, starts)  # a linear inverse-dynamics start
     if written:
@@ -419,13 +541,12 @@ def fit_simulator(
     plateau = off_the_plateau(every_window, parameters, model, dofs)
     if plateau:  # the starts, and the prior about them, as the model now has them
         every_window = Shooting(model, runs, parameters, window_s, noise, dofs, qpos)
-        for line in plateau:
-            note(f"note: {line}")
+        for finding in plateau:
+            note(finding)
     lower = np.zeros(every_window.n_global)
     upper = np.full(every_window.n_global, np.inf)
     if delay:
         upper[-1] = 0.1  # s: a longer "delay" is a different controller
-    bounds = (lower, upper)
 
     def shooting_of(stride: int) -> Shooting:
         if stride == 1:
@@ -435,37 +556,46 @@ def fit_simulator(
     shooting, solution, stages = staged_solve(
         shooting_of,
         every_window.x0,
-        bounds,
+        (lower, upper),
         max_evaluations,
-        {
-            # Marquardt's damping starts at the Jacobian's own scale (tau = 1 of Madsen,
-            # Nielsen & Tingleff 2004, sec. 3.1, for a start that is not believed close): the
-            # model to tune is by definition untuned. With 1e-3 the first near-Gauss-Newton
-            # steps threw the simulated arm of benchmarks/simfit.py (run seed 3, its last joint
-            # nearly still) into a local minimum at 61x the noise (armature 80x the truth);
-            # with 1 it reaches the truth. Real UR10e: 35 instead of 39 evaluations, held-out
-            # errors within 0.4 %. (A second stage starts near its optimum: 1e-3 there.)
-            "lam0": INITIAL_DAMPING,
-            # two secant updates per finite-difference Jacobian (each of those is len(x) + 2n
-            # batched rollouts): benchmarks/simfit.py 20.5 -> 9.4 CPU s, same errors; real
-            # UR10e 40 -> 30 Jacobians, same values; 4 left the UR10e fit unconverged at 100
-            # evaluations
-            "secant_steps": 2,
-            # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's
-            # 1e-8 spent half the evaluations of the benchmark on the last digits
-            "ftol": TOLERANCE,
-            "xtol": TOLERANCE,
-            # and once the Gauss-Newton step is below a tenth of every parameter's std: the
-            # real UR10e's last 37 of 79 evaluations changed its held-out shooting error by
-            # 0.15 %
-            "std_tolerance": STD_TOLERANCE,
-        },
+        _SOLVER_OPTIONS,
         note,
         coarse_windows,
     )
-    cpu = time.process_time() - began
-    x = solution.x
-    delay_s = parameters.apply(model, dofs, x)
+    return shooting, solution, stages, (lower, upper), plateau
+
+
+_SOLVER_OPTIONS = {
+    # Marquardt's damping starts at the Jacobian's own scale (tau = 1 of Madsen, Nielsen &
+    # Tingleff 2004, sec. 3.1, for a start that is not believed close): the model to tune is by
+    # definition untuned, and near-Gauss-Newton first steps (1e-3) can throw a barely moving
+    # joint's terms into a distant local minimum. (A second stage starts near its optimum: 1e-3.)
+    "lam0": INITIAL_DAMPING,
+    # two secant updates per finite-difference Jacobian (each of those is len(x) + 2n batched
+    # rollouts): fewer Jacobians for the same values; more secant steps drift far enough that
+    # the fit no longer converges within its evaluations
+    "secant_steps": 2,
+    # a cost change of 1e-6 (relative) is far below what the noise decides; SciPy's 1e-8
+    # spends evaluations on digits that change no estimate
+    "ftol": TOLERANCE,
+    "xtol": TOLERANCE,
+    # and once the Gauss-Newton step is below a tenth of every parameter's std: steps that
+    # small no longer change the held-out error
+    "std_tolerance": STD_TOLERANCE,
+}
+
+
+def _parameter_table(  # noqa: ANN001 - mujoco.MjModel
+    model,
+    parameters: Parameters,
+    solution: Solution,
+    shooting: Shooting,
+    file_values: dict[str, float],
+    bounds: tuple[np.ndarray, np.ndarray],
+) -> dict[str, dict]:
+    """simfit.json's ``parameters``: per tuned name its value, std, start, the file's value,
+    source (:func:`parameter_source`), unit and whether it is at a bound."""
+    x, (lower, upper) = solution.x, bounds
     std = _global_std(solution, shooting.residual_count, shooting.size)
     table = {}
     for k, name in enumerate(parameters.names):
@@ -484,51 +614,38 @@ def fit_simulator(
             # delay: the positions late, not the torque)
             "at_bound": bool(min(x[k] - lower[k], upper[k] - x[k]) <= 1e-6 * span),
         }
-    if held:
-        note("held-out runs under the tuned model")
-    after = _errors(model, held, dofs, qpos, joints, delay_s, window_s, noise) if held else {}
-    status, message = _status(solution, before, after, dict(zip(joints, noise, strict=True)))
-    unstable = shooting.unstable_steps()
-    if unstable:  # MuJoCo reset diverging states: the fit followed a broken simulation
-        status = "numerical_failure"
-        message = (f"MuJoCo's simulation went unstable {unstable} times during the fit "
-                   "(huge or non-finite accelerations: torques in another unit, or a model "
-                   "that cannot carry them); the values are not a fit")  # fmt: skip
-    return SimfitResult(
-        status,
-        message,
-        table,
-        {"before": before, "after": after},
-        dict(zip(joints, noise.tolist(), strict=True)),
-        {
-            "evaluations": sum(stage["evaluations"] for stage in stages),
-            "cost": float(solution.cost),
-            "optimality": float(solution.optimality),
-            "windows": len(shooting.windows),
-            "window_s": window_s,
-            "timestep_s": shooting.h,
-            "cpu_s": cpu,
-            "solver_status": int(solution.status),
-            "jacobians": sum(stage["jacobians"] for stage in stages),
-            # with coarse_windows, a coarse stage on every k-th window first (.stages)
-            "stages": stages,
-            # the training windows' RMS position error in units of the position noise (1: the
-            # model follows the runs to their noise; see misfit_note)
-            "rms_over_noise": float(np.sqrt(2.0 * solution.cost / shooting.residual_count)),
-            # the same, per joint, over the window positions alone: which joint the model
-            # cannot follow
-            "rms_over_noise_per_joint": _per_joint_misfit(solution, shooting, joints),
-        },
-        model,
-        delay_s,
-        tuple(n for n in (*(run.time_base_note for run in [*runs, *held]), still_note, contacts,
-                          *plateau,
-                          actuators_note(model, shooting.driven),
-                          gravity_compensation_note(model, shooting.driven),
-                          open_loop_note(before, after)) if n),
-        tuple(run.time_base for run in [*runs, *held] if run.time_base is not None),
-        hold_values,
-    )
+    return table
+
+
+def _solver_record(  # noqa: ANN001 - the shooting's joints
+    solution: Solution,
+    shooting: Shooting,
+    stages: list[dict],
+    window_s: float,
+    cpu: float,
+    joints,
+) -> dict:
+    """simfit.json's ``solver``: evaluations, cost, termination code, stages and the misfit."""
+    return {
+        "evaluations": sum(stage["evaluations"] for stage in stages),
+        "cost": float(solution.cost),
+        "optimality": float(solution.optimality),
+        "windows": len(shooting.windows),
+        "window_s": window_s,
+        "timestep_s": shooting.h,
+        "cpu_s": cpu,
+        # condensed_lm's termination code (2, 3 converged; 0 budget; -1 no decrease)
+        "solver_status": int(solution.status),
+        "jacobians": sum(stage["jacobians"] for stage in stages),
+        # with coarse_windows, a coarse stage on every k-th window first (.stages)
+        "stages": stages,
+        # the training windows' RMS position error in units of the position noise (1: the
+        # model follows the runs to their noise; see verdict.misfit_finding)
+        "rms_over_noise": float(np.sqrt(2.0 * solution.cost / shooting.residual_count)),
+        # the same, per joint, over the window positions alone: which joint the model
+        # cannot follow
+        "rms_over_noise_per_joint": _per_joint_misfit(solution, shooting, joints),
+    }
 
 
 def _hold_values(model, parameters: Parameters, dofs, actuators) -> dict[str, float]:  # noqa: ANN001
@@ -537,43 +654,13 @@ def _hold_values(model, parameters: Parameters, dofs, actuators) -> dict[str, fl
     every = Parameters(parameters.joints, parameters.fields, False, actuators)
     tuned = set(parameters.names)
     values = every.values(model, dofs)
-    return {name: float(v) for name, v in zip(every.names, values, strict=True)
-            if name not in tuned}  # fmt: skip
-
-
-def actuators_note(model, driven: bool) -> str | None:  # noqa: ANN001 - mujoco.MjModel
-    """A note when logged joint torques drove a model that has actuators: they were switched
-    off in every simulation of the fit (:func:`.shooting.simulation_flags`), so the tuned model
-    reproduces the runs when the torques are applied to its joints, not through its actuators."""
-    if driven or model.nu == 0:
-        return None
-    return (f"the model's {model.nu} actuators were switched off in the fit: the logged tau_ "
-            "torques drove the joints directly (qfrc_applied); simulate the tuned model the "
-            "same way, or drive its actuators with ctrl_ recordings")
-
-
-def gravity_compensation_note(model, driven: bool) -> str | None:  # noqa: ANN001
-    """A note when logged joint torques drive a model whose bodies carry MuJoCo's gravity
-    compensation (``gravcomp``, common in Menagerie arms): the simulation then cancels those
-    bodies' weight itself, which is right only if the logged torque leaves gravity out (a
-    controller's torque above its own gravity compensation); a drive's total torque holds
-    the weight too, and the arm would be compensated twice."""
-    from physid.robot.mjcf import gravity_compensated_joints
-
-    # joints with actuatorgravcomp take that force through the actuators, which simulations
-    # of logged torques switch off (shooting.simulation_flags): the weight is then not cancelled
-    compensated = sorted({b for bodies in gravity_compensated_joints(model).values()
-                          for b in bodies})  # fmt: skip
-    if driven or not compensated:
-        return None
-    shown = ", ".join(compensated[:4]) + (" ..." if len(compensated) > 4 else "")
-    return (f"{len(compensated)} bodies of the model cancel their own weight (gravcomp: "
-            f"{shown}): right only if the logged tau_ columns leave gravity out; a drive's "
-            "total torque holds the weight too (set gravcomp=\"0\" for such logs)")
+    return {
+        name: float(v) for name, v in zip(every.names, values, strict=True) if name not in tuned
+    }
 
 
 def _per_joint_misfit(solution: Solution, shooting: Shooting, joints) -> dict[str, float]:
-    """{joint: RMS of the training windows' simulated minus measured positions over that
+    """{joint: RMS of the training windows' simulated minus recorded positions over that
     joint's position noise}."""
     n = len(joints)
     positions = solution.residual[:, :-n].reshape(len(shooting.windows), -1, n)[shooting.valid]
@@ -607,97 +694,6 @@ def parameter_source(value: float, start: float, std: float, prior_std: float) -
     moved = abs(value - start) > PRIOR_HELD * prior_std
     narrowed = bool(np.isfinite(std)) and std < PRIOR_DECIDED * prior_std
     return "data" if moved or narrowed else "prior"
-
-
-def _status(
-    solution, before: dict, after: dict, noise: dict[str, float] | None = None
-) -> tuple[str, str]:
-    """The status and its message: the solver's, then the held-out judgement (the shooting
-    errors; per joint, a growth beyond :data:`JOINT_WORSE` and the joint's position noise
-    ``noise`` [rad or m])."""
-    if solution.status <= 0:
-        return "not converged", f"the solver stopped: {solution.message}"
-    if before and after:
-        key = next(k for k in after if k.startswith("shooting"))
-        if after[key]["all"] > before[key]["all"] * 1.001:
-            return (
-                "worse_than_start",
-                "the tuned model follows the held-out runs worse than the model as given "
-                f"({key}: {after[key]['all']:.3g} vs {before[key]['all']:.3g} rad): keep the "
-                "original values",
-            )
-        noise = noise or {}
-        worse = {j: (b, e) for j, e in after[key]["per_joint"].items()
-                 if e > JOINT_WORSE * (b := before[key]["per_joint"][j])
-                 and e - b > noise.get(j, 0.0)}  # fmt: skip
-        if worse:
-            listed = ", ".join(f"{j} {1e3 * b:.3g} -> {1e3 * a:.3g} mrad"
-                               for j, (b, a) in worse.items())  # fmt: skip
-            return (
-                "worse_for_some_joints",
-                f"the tuned model follows the held-out runs better as a whole ({key}: "
-                f"{before[key]['all']:.3g} -> {after[key]['all']:.3g} rad) but worse on "
-                f"{listed}: their terms are not what the runs show (a local minimum, or "
-                "terms the training runs cannot inform); tune again with --hold "
-                f"{','.join(worse)} (their terms keep the given values), or from other start "
-                "values",
-            )
-    return "ok", str(solution.message)
-
-
-# A joint whose held-out shooting error grows by more than this factor (and by more than its
-# position noise) under the tuned model is named (status worse_for_some_joints): before
-# :mod:`.plateau` moved its start, xArm7's wrist went 0.69 -> 4.6 mrad while the whole improved
-# 11x (its frictionloss at 15x the truth, where the rollouts no longer depend on it); on the
-# real UR10e every joint improves 9-22x
-JOINT_WORSE = 1.1
-
-
-def open_loop_note(before: dict, after: dict) -> str | None:
-    """A note when the tuned model simulates the held-out runs open loop worse than the model as
-    given at the shortest horizon, whatever the status (which compares the shooting errors:
-    under feedback an open-loop simulation diverges from any initial-state error, so only its
-    short horizons compare models). A probe's Menagerie-style arm: shooting 0.568 -> 0.559 mrad,
-    status ok, exit 0, while open loop went 2.22 -> 2.29 / 5.93 -> 8.56 / 51 -> 135 mrad at
-    0.5 / 1 / 2 s, with nothing said."""
-    horizons = [key for key in after if key.startswith("open loop")]
-    first = horizons[0] if horizons and before else None
-    if first is None or after[first]["all"] <= 1.01 * before[first]["all"]:
-        return None
-    changes = ", ".join(f"{key.removeprefix('open loop ')} {1e3 * before[key]['all']:.3g} -> "
-                        f"{1e3 * after[key]['all']:.3g}" for key in horizons)  # fmt: skip
-    return (
-        f"the tuned model simulates the held-out runs open loop worse than the model as given "
-        f"({changes} mrad): the status compares the shooting errors (the windows' states "
-        "fitted); if open-loop simulation is the use, the given values may serve it better"
-    )
-
-
-def misfit_note(result: SimfitResult) -> str | None:
-    """A note when the tuned model follows its own training runs far worse than their position
-    noise (RMS above :data:`MISFIT_NOTE` x, over all joints or on one): a status ``ok`` then
-    says only that the solver
-    converged. Measured on benchmarks/simfit.py's arm: run seed 1 fits to 0.89x; run seed 3
-    (its last joint moved 0.058 rad) stopped at 61x, that joint's armature 80x the truth and the
-    training shooting error 1.80 mrad against the true model's 0.26 (a local minimum); the real
-    UR10e 6.5x (the model does not hold everything the arm does)."""
-    ratio = result.solver.get("rms_over_noise")
-    per_joint = result.solver.get("rms_over_noise_per_joint") or {}
-    # one joint far off is said too: over six joints a joint at 5.3x (a barely moving joint's
-    # terms in a local minimum) left the whole at 2.3x
-    if ratio is None or not (ratio > MISFIT_NOTE or max(per_joint.values(), default=0.0)
-                             > MISFIT_NOTE):  # fmt: skip
-        return None
-    worst = sorted(per_joint.items(), key=lambda item: -item[1])[:3]
-    by_joint = ", ".join(f"{joint} {value:.3g}" for joint, value in worst)
-    return (
-        f"the tuned model follows the training runs to {ratio:.3g} x their position noise, not "
-        "to the noise" + (f" (worst joints: {by_joint} x)" if by_joint else "") + ": effects "
-        "the model lacks, or a local minimum (a joint that barely moves lets its terms trade "
-        "off: hold its terms with --hold, or fit from other start values); the standard "
-        "deviations are "
-        "window-clustered and include this misfit"
-    )
 
 
 def tuned_joint_values(result: SimfitResult) -> dict[str, dict[str, float]]:

@@ -1,12 +1,12 @@
 """Starting values of the actuators' numbers from inverse dynamics (``physid simfit``).
 
-The shooting fit (:mod:`.shooting`) is a local method: started with a motor gain 2.5x off, every
-0.5 s window diverges, the trust region collapses and the solver stops far from the optimum
-(measured on the test arm: cost 11.6e6 against 1.9e4 at the truth). The actuators' numbers and
+The shooting fit (:mod:`.shooting`) is a local method: started with a motor gain a few times
+off, every 0.5 s window diverges, the trust region collapses and the solver stops far from the
+optimum. The actuators' numbers and
 the joint terms enter the dynamics linearly (``frictionloss`` as ``fl sign(dq)`` once the joint
 slides), so a linear least squares gives a start that is already close, as an identification
 would. MuJoCo's inverse dynamics (``mj_inverse``, with the tuned joint terms set to 0) of the
-smoothed measured motion give the generalized force ``f0`` the motion needed beyond the model's
+smoothed recorded motion give the generalized force ``f0`` the motion needed beyond the model's
 other forces; per joint, over every sample of every run,
 
     actuation = f0 + damping dq + armature ddq + frictionloss sign(dq)
@@ -18,10 +18,9 @@ b0 + b1 q + b2 dq)``, whose tuned numbers — a motor's ``gain``, a servo's ``kp
 
 Only the actuators' numbers take these starts (:func:`apply_start`), so without tuned actuator
 numbers nothing is computed; the joint terms are unknowns of the same least squares (so they do
-not bias the actuators') but start from the file: on benchmarks/simfit.py (joint terms from x2 /
-x0.5) an inverse-dynamics start put the dampings and frictionlosses within 5 % but left the
-armatures (their ``ddq`` column is noise and a held command's delay) where they were, and the
-fit then used its 60 evaluations instead of 27 for the same values.
+not bias the actuators') but start from the file: an inverse-dynamics start gets the dampings
+and frictionlosses close but not the armatures (their ``ddq`` column is noise and a held
+command's delay), and from it the fit spends more evaluations to reach the same values.
 """
 
 from __future__ import annotations

@@ -4,30 +4,29 @@ MuJoCo's joint ``frictionloss`` is a soft constraint: its force is what the join
 slow down, regularised, and at most the frictionloss. Above every force a joint needs over the
 windows the bound is never reached and the rollouts do not depend on its value at all: a flat
 cost, no gradient that leads back. A start there (a file's frictionloss too high for the
-motion) leaves the fit wandering. Measured on xArm7 (example-robot-data) simulated by MuJoCo
-with known values and started at twice its damping and frictionloss: four of its seven
-frictionlosses were on the plateau at the start (a 0.1 % change moved no residual by more than
-1e-11), and the wrist's walked to 17 N m (truth 1.13), its held-out error 7x the untuned
-model's. Halved until the rollouts depend on them, the same fit reached the truth on every
-joint (held-out shooting error 1.983e-5 rad, the true model's 1.983e-5).
+motion) leaves the fit wandering: a frictionloss can walk to many times its truth and the
+held-out error grow beyond the untuned model's. Starts halved until the rollouts depend on
+them let the fit reach the truth.
 
 :func:`off_the_plateau` halves such a start until the rollouts depend on it, at most
 :data:`HALVINGS` times; a frictionloss that no halving makes matter (a joint the runs never
-move) keeps the file's value, for its prior to decide. Only off the plateau: halving on while
-the cost falls (the windows' states as measured) took xArm7's third and fifth frictionloss to
-1/2000 of the truth, the other joints' start dampings (2x) making up for the dissipation, and
-the fit ran out of evaluations. A start hundreds of times too high is left at the plateau's
-edge, which may still be far: the test arm of tests/test_simfit.py started at 400x its wrist
-friction ended at 2.2x and 0 with this rule, 1.4x and 0 without.
+move) keeps the file's value, for its prior to decide. Only off the plateau, no further:
+halving on while the cost falls (the windows' states as recorded) takes frictionlosses orders
+of magnitude below the truth while the other joints' start dampings make up for the
+dissipation, a start the fit cannot recover from. A start hundreds of times too high is left at
+the plateau's edge, which may still be far.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from physid.findings import Finding
+from physid.simfit.codes import FRICTIONLOSS_OFF_PLATEAU
+
 PROBE = 1e-3  # relative decrease of a frictionloss that tests whether the rollouts depend on it
 # ... they do not when no residual moves by more than this share of the largest residual
-# (xArm7: 1e-11 absolute on the plateau, 0.2 and more off it, residuals of order 1e3)
+# (on the plateau residuals move by round-off, ~1e-14 of the largest; off it by 1e-4 and more)
 UNMOVED = 1e-8
 HALVINGS = 12
 
@@ -40,19 +39,23 @@ def _depends(shooting, x: np.ndarray, k: int, offsets, base) -> bool:  # noqa: A
     return bool(moved > UNMOVED * max(float(np.abs(base.r).max()), 1.0))
 
 
-def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: ANN001
+def off_the_plateau(shooting, parameters, model, dofs) -> list[Finding]:  # noqa: ANN001
     """Halve every tuned frictionloss start the rollouts of ``shooting`` (window states as
-    measured) do not depend on until they do; write the starts into ``model`` and return a note
-    per start moved (module docstring). ``shooting`` is left stale: build it again."""
+    recorded) do not depend on until they do; write the starts into ``model`` and return a
+    :data:`~physid.simfit.codes.FRICTIONLOSS_OFF_PLATEAU` per start moved (module docstring).
+    ``shooting`` is left stale: build it again."""
     names = list(parameters.names)
     x = shooting.x0.copy()
-    tuned = [names.index(f"{joint}.frictionloss") for joint in parameters.joints
-             if f"{joint}.frictionloss" in names]  # fmt: skip
+    tuned = [
+        names.index(f"{joint}.frictionloss")
+        for joint in parameters.joints
+        if f"{joint}.frictionloss" in names
+    ]
     if not any(x[k] > 0.0 for k in tuned):  # no rollout spent on a fit without friction
         return []
     offsets = np.zeros((len(shooting.windows), shooting.n_state))
     base = shooting.blocks(x, offsets)
-    notes = []
+    findings = []
     for k in tuned:
         name = names[k]
         if x[k] <= 0.0 or _depends(shooting, x, k, offsets, base):
@@ -66,10 +69,14 @@ def off_the_plateau(shooting, parameters, model, dofs) -> list[str]:  # noqa: AN
         else:
             continue  # nothing the runs show depends on it: the file's value, for its prior
         x, base = trial, at
-        notes.append(
-            f"{name} started at {x[k]:.4g} instead of the file's {shooting.x0[k]:.4g}: at "
-            "the file's value the rollouts did not depend on it (MuJoCo's friction never "
-            "reached it), where the fit has no gradient"
+        findings.append(
+            FRICTIONLOSS_OFF_PLATEAU(
+                f"{name} started at {x[k]:.4g} instead of the file's {shooting.x0[k]:.4g}: at "
+                "the file's value the rollouts did not depend on it (MuJoCo's friction never "
+                "reached it), where the fit has no gradient",
+                numbers={"start": x[k], "file_value": shooting.x0[k]},
+                names=(name,),
+            )
         )
     parameters.apply(model, dofs, x)  # the model as the starts now are (blocks applied each)
-    return notes
+    return findings

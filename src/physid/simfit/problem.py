@@ -1,13 +1,13 @@
 """The simulator-matching problem: a MuJoCo model, a logged run, and the parameters to tune.
 
-``physid simfit`` (issue 26 item 3) refines what a MuJoCo model says about each joint — viscous
+``physid simfit`` refines what a MuJoCo model says about each joint — viscous
 ``damping``, rotor ``armature``, dry ``frictionloss`` — and a constant delay between the logged
 torque commands and the motion, so that MuJoCo, driven by the logged torques, reproduces the
-measured joint trajectories. The run is cut into short windows (multiple shooting, as papers A
+recorded joint trajectories. The run is cut into short windows (multiple shooting, as papers A
 and B do for their state estimates): each window starts from its own state, a decision variable
-started at the measured position and a Savitzky-Golay velocity, and is simulated open loop
+started at the recorded position and a Savitzky-Golay velocity, and is simulated open loop
 through MuJoCo's ``rollout`` (every window of an evaluation in one batched call). The residual
-is the simulated minus the measured position at every recorded sample inside the window,
+is the simulated minus the recorded position at every recorded sample inside the window,
 divided by the position noise (estimated from the data).
 
 Torques enter as ``qfrc_applied`` on each joint's degree of freedom (columns ``tau_<joint>``,
@@ -21,11 +21,9 @@ actuators' own numbers can be tuned (:data:`ACTUATOR_FIELDS`): a position servo'
 The time stamps are checked against the motion before anything else reads them, as identify
 checks them (:mod:`physid.recordings.timebase`): the residual compares the simulation with each
 sample at its stamp, so a stamp that does not say when the sample was taken is a model error the
-fit cannot remove. Measured on the test arm at 1 kHz with 0.02 mrad noise, logged with a real
-arm's tick pattern (tests/test_simfit.py): the true model's held-out open loop over 0.5 s 37.7
-mrad on the stamps, 7.5 on the rebuilt timeline and on the clean log. With 0.2 mrad noise the
-check finds too little evidence to rebuild (one tick moves the arm 5x the noise) and keeps the
-stamps: open loop 48 against 13 mrad for the fitted values, which stay within 3.2 % of the truth.
+fit cannot remove: even the true model's held-out errors grow several times. When the noise
+leaves too little evidence to rebuild the timeline the check keeps the stamps: the fitted values
+stay close to the truth, but the held-out errors carry the timing error.
 """
 
 from __future__ import annotations
@@ -47,10 +45,24 @@ JOINT_FIELDS = {
     "frictionloss": "dof_frictionloss",
 }
 ACTUATOR_FIELDS = ("kp", "kv", "gain")
-UNITS = {"damping": "N m s/rad", "armature": "kg m^2", "frictionloss": "N m", "delay": "s",
-         "kp": "N m/rad", "kv": "N m s/rad", "gain": "N m per unit of ctrl"}  # fmt: skip
-LINEAR_UNITS = {"damping": "N s/m", "armature": "kg", "frictionloss": "N", "delay": "s",
-                "kp": "N/m", "kv": "N s/m", "gain": "N per unit of ctrl"}  # fmt: skip
+UNITS = {
+    "damping": "N m s/rad",
+    "armature": "kg m^2",
+    "frictionloss": "N m",
+    "delay": "s",
+    "kp": "N m/rad",
+    "kv": "N m s/rad",
+    "gain": "N m per unit of ctrl",
+}
+LINEAR_UNITS = {
+    "damping": "N s/m",
+    "armature": "kg",
+    "frictionloss": "N",
+    "delay": "s",
+    "kp": "N/m",
+    "kv": "N s/m",
+    "gain": "N per unit of ctrl",
+}
 
 
 @dataclass(frozen=True)
@@ -83,12 +95,10 @@ class Run:
         if not evenly_spaced(self.t):
             return local_polynomial(self.t, self.q, derivative, length, order)
         dt = float(np.median(np.diff(self.t)))
-        return scipy.signal.savgol_filter(
-            self.q, length, order, deriv=derivative, delta=dt, axis=0
-        )
+        return scipy.signal.savgol_filter(self.q, length, order, deriv=derivative, delta=dt, axis=0)
 
     def position_noise(self) -> np.ndarray:
-        """Per joint std of the measured positions about a local cubic (the residual of a
+        """Per joint std of the recorded positions about a local cubic (the residual of a
         Savitzky-Golay fit, scaled for its degrees of freedom), floored at 1e-6."""
         window = smoothing_window(1.0 / float(np.median(np.diff(self.t))))
         length = min(window, len(self.t) - (1 - len(self.t) % 2))
@@ -107,12 +117,12 @@ SMOOTHING_BAND_HZ = 5.0
 
 def smoothing_window(rate_hz: float) -> int:
     """The longest cubic Savitzky-Golay window (5 to 11 samples) that keeps
-    :data:`SMOOTHING_BAND_HZ` of the motion: 11 from 51 Hz up (every rate physid's simfit saw
-    until 2026-11-28), 9 at 50 Hz, 5 at a LeRobot arm's 30 fps. At 30 fps an 11-sample window
-    (0.37 s, a 3 Hz band) flattened a teleoperated arm's motion: its position noise read 5-12.6
-    mrad against 0.5, and its servos' kp started at 0.04 (truth 5) and 3.1 (truth 12)."""
-    fitting = [length for length, band in SAVGOL_BAND.items()
-               if band * rate_hz >= SMOOTHING_BAND_HZ]  # fmt: skip
+    :data:`SMOOTHING_BAND_HZ` of the motion: 11 from 51 Hz up, 9 at 50 Hz, 5 at a LeRobot arm's
+    30 fps. A longer window flattens a slow-sampled motion: the motion it removes reads as
+    position noise, and the inverse-dynamics starts of the servo gains collapse."""
+    fitting = [
+        length for length, band in SAVGOL_BAND.items() if band * rate_hz >= SMOOTHING_BAND_HZ
+    ]
     return max(fitting, default=5)
 
 
@@ -144,8 +154,9 @@ def local_polynomial(
         normal = np.einsum("nwi,nwj->nij", design, design)
         moments = np.einsum("nwi,nwk->nik", design, q[rows])
         coefficients = np.linalg.solve(normal, moments)  # (rows, p, joints)
-        out[centres] = (coefficients[:, derivative] * math.factorial(derivative)
-                        / scale[:, None] ** derivative)  # fmt: skip
+        out[centres] = (
+            coefficients[:, derivative] * math.factorial(derivative) / scale[:, None] ** derivative
+        )
     return out
 
 
@@ -158,14 +169,18 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
     of a contract table."""
     columns = table.columns
     driven = any(name.startswith("ctrl_") for name in columns)
-    commands = (tuple(f"ctrl_{a}" for a in actuators) if driven
-                else tuple(f"tau_{j}" for j in joints))  # fmt: skip
+    commands = (
+        tuple(f"ctrl_{a}" for a in actuators) if driven else tuple(f"tau_{j}" for j in joints)
+    )
     missing = [c for c in ("t", *(f"q_{j}" for j in joints), *commands) if c not in columns]
     if driven and not actuators:
         missing = ["(the model has no named actuator for the ctrl_ columns)"]
     if missing:
-        need = ("ctrl_<actuator> of every named actuator of the model" if driven
-                else "the applied torque tau_<joint> of every joint")  # fmt: skip
+        need = (
+            "ctrl_<actuator> of every named actuator of the model"
+            if driven
+            else "the applied torque tau_<joint> of every joint"
+        )
         unlogged = [j for j in joints if f"q_{j}" in missing]
         # joints this recording lacks but another logs: simfit holds a joint still only when no
         # recording logs it (fit.unlogged_joints)
@@ -177,8 +192,7 @@ def run_from_table(table, joints: tuple[str, ...], actuators: tuple[str, ...] = 
             else ""
         )
         raise InputError(
-            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need})"
-            f"{still}",
+            f"missing column(s) {', '.join(missing)} (simfit needs t, q_<joint> and {need}){still}",
             source=table.source,
         )
     used = [*(f"q_{j}" for j in joints), *commands]
@@ -248,8 +262,9 @@ class Parameters:
 
     @property
     def names(self) -> tuple[str, ...]:
-        names = [f"{j}.{f}" for f in self.fields for j in self.joints
-                 if f"{j}.{f}" not in self.held]  # fmt: skip
+        names = [
+            f"{j}.{f}" for f in self.fields for j in self.joints if f"{j}.{f}" not in self.held
+        ]
         names += [f"{a}.{f}" for f, tuned in self.actuators for a, _ in tuned]
         return (*names, "delay") if self.delay else tuple(names)
 
@@ -282,8 +297,8 @@ class Parameters:
             # MuJoCo derives constants from the mass matrix at qpos0 when it compiles a model
             # (dof_invweight0 scales the regulariser of frictionloss and limit constraints):
             # without recomputing them the tuned model moves differently from its exported
-            # MJCF reloaded (held-out 2.017 vs 1.967 mrad on the UR10e, stop 39). Only when the
-            # armature moved: 0.75 ms a call, and most Jacobian columns perturb something else
+            # MJCF reloaded. Only when the armature moved: the call costs as much as a short
+            # rollout, and most Jacobian columns perturb something else
             import mujoco
 
             mujoco.mj_setConst(model, mujoco.MjData(model))
@@ -317,8 +332,10 @@ def tuned_actuators(model, fields: tuple[str, ...]) -> tuple:
             and mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
         )
         if not tuned:
-            raise InputError(f"--fit {field}: the model has no named {kind} actuator "
-                             f"({'<position>' if kind == 'position' else '<motor>'})")  # fmt: skip
+            raise InputError(
+                f"--fit {field}: the model has no named {kind} actuator "
+                f"({'<position>' if kind == 'position' else '<motor>'})"
+            )
         out.append((field, tuned))
     return tuple(out)
 
@@ -328,8 +345,12 @@ def actuators_of(model, dof: int) -> list[int]:  # noqa: ANN001 - mujoco.MjModel
     import mujoco
 
     joint = int(mujoco.mjtTrn.mjTRN_JOINT)
-    return [a for a in range(model.nu) if int(model.actuator_trntype[a]) == joint
-            and int(model.jnt_dofadr[model.actuator_trnid[a, 0]]) == dof]  # fmt: skip
+    return [
+        a
+        for a in range(model.nu)
+        if int(model.actuator_trntype[a]) == joint
+        and int(model.jnt_dofadr[model.actuator_trnid[a, 0]]) == dof
+    ]
 
 
 def held_parameters(
@@ -353,8 +374,9 @@ def held_parameters(
         if entry in joints:
             held.update(f"{entry}.{f}" for f in fields)
             ids = driving(entry)
-            held_actuators.update(f"{a}.{f}" for f, tuned in actuators for a, i in tuned
-                                  if i in ids)  # fmt: skip
+            held_actuators.update(
+                f"{a}.{f}" for f, tuned in actuators for a, i in tuned if i in ids
+            )
         elif entry in joint_terms:
             held.add(entry)
         elif entry in actuator_terms:
@@ -365,8 +387,10 @@ def held_parameters(
                 f"--hold: '{entry}' is neither a tuned joint ({', '.join(joints) or 'none'}) "
                 f"nor a tuned term (joint.field or actuator.field of --fit{example})"
             )
-    kept = ((f, tuple((a, i) for a, i in tuned if f"{a}.{f}" not in held_actuators))
-            for f, tuned in actuators)  # fmt: skip
+    kept = (
+        (f, tuple((a, i) for a, i in tuned if f"{a}.{f}" not in held_actuators))
+        for f, tuned in actuators
+    )
     return frozenset(held), tuple((f, tuned) for f, tuned in kept if tuned)
 
 

@@ -2,8 +2,8 @@
 
 Decision variables ``z = [x, d_1, ..., d_W]``: the tuned parameters ``x`` (:class:`Parameters`)
 and, per window ``w``, the offsets ``d_w = (dq, dv)`` of its initial position and velocity from
-the measured position and the Savitzky-Golay velocity. Residuals, all divided by the position
-noise: for every window, the simulated minus measured position at each recorded sample in it,
+the recorded position and the Savitzky-Golay velocity. Residuals, all divided by the position
+noise: for every window, the simulated minus recorded position at each recorded sample in it,
 and the initial position offset itself (the first sample is a measurement too); plus a weak
 prior ``(x - x0) / s`` that keeps a parameter the motion cannot reveal at its starting value
 (and says so through its standard deviation). Window offsets touch only their own window's
@@ -26,13 +26,20 @@ from physid.numerics.condensed_lm import Blocks, solve
 from physid.simfit.problem import Parameters, Run, windows
 
 # Relative finite-difference step: MuJoCo's iterative constraint solver (frictionloss, limits)
-# leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors;
-# measured on benchmarks/simfit.py: 57 evaluations and 42 CPU s with it, 27 and 19 s with 1e-5.
+# leaves ~1e-10 noise in a state, which SciPy's default 1.5e-8 step turns into Jacobian errors
+# that cost the fit about twice the evaluations; 1e-5 stays well above that noise.
 DIFF_STEP = 1e-5
 TOLERANCE = 1e-6  # the solver's ftol and xtol, for the fit and the held-out scorer alike
 PRIOR_RELATIVE = 3.0  # prior std of a parameter: this many times its start value (or scale)
-PRIOR_FLOOR = {"damping": 0.1, "armature": 0.01, "frictionloss": 0.1, "delay": 0.01,
-               "kp": 1.0, "kv": 0.1, "gain": 0.1}  # fmt: skip
+PRIOR_FLOOR = {
+    "damping": 0.1,
+    "armature": 0.01,
+    "frictionloss": 0.1,
+    "delay": 0.01,
+    "kp": 1.0,
+    "kv": 0.1,
+    "gain": 0.1,
+}
 
 
 class Shooting:
@@ -61,8 +68,9 @@ class Shooting:
             (r, a, b) for r, run in enumerate(runs) for a, b in windows(run.t, window_s)
         ][::stride]
         if not self.windows:
-            raise InputError(f"the recordings are shorter than one {window_s:g} s window "
-                             "(is t in seconds?)")  # fmt: skip
+            raise InputError(
+                f"the recordings are shorter than one {window_s:g} s window (is t in seconds?)"
+            )
         self.velocities = [run.velocity() for run in runs]
         spans = [runs[r].t[b] - runs[r].t[a] for r, a, b in self.windows]
         self.nstep = int(np.ceil(max(spans) / self.h)) + 1
@@ -83,7 +91,7 @@ class Shooting:
         self._controls_cache: dict[float, np.ndarray] = {}
 
     def _precompute(self) -> None:
-        """Per window, zero-padded to the longest: the measured positions after the start,
+        """Per window, zero-padded to the longest: the recorded positions after the start,
         the model step each falls in and its linear-interpolation weight (the residual's
         ``np.interp`` onto the step grid, as index arithmetic), and the starting state."""
         grid = self.h * np.arange(self.nstep + 1)
@@ -188,8 +196,9 @@ class Shooting:
         predicted = low + self.weight[:, :, None] * (high - low)
         error = np.where(self.valid[:, :, None], (predicted - self.measured) / self.noise, 0.0)
         n = len(self.dofs)
-        r = np.concatenate([error.reshape(len(self.windows), -1), offsets[:, :n] / self.noise],
-                           axis=1)  # fmt: skip
+        r = np.concatenate(
+            [error.reshape(len(self.windows), -1), offsets[:, :n] / self.noise], axis=1
+        )
         return Blocks(r, (x - self.x0) / self.prior_std)
 
     def jacobian(
@@ -221,27 +230,27 @@ class Shooting:
         return Blocks(at.r, at.rp, G, S, 1.0 / self.prior_std)
 
 
-def held_step_means(
-    t: np.ndarray, values: np.ndarray, starts: np.ndarray, h: float
-) -> np.ndarray:
+def held_step_means(t: np.ndarray, values: np.ndarray, starts: np.ndarray, h: float) -> np.ndarray:
     """The mean over each model step ``[start, start + h)`` of ``values`` (N, k) held from each
     sample time ``t`` to the next (zero-order hold; the first value before ``t[0]``, the last
     after ``t[-1]``): exact for a servo that holds each target, and, unlike the held value at
     the step's start, continuous in a delay that shifts ``starts`` (its finite-difference
     derivative exists). Linear interpolation of a target held at 30 Hz leads the hold by half a
-    frame: a probe's LeRobot arm read a 19.8 ms "delay" (the truth: none), and its model driven
-    as the servo was, with that delay, followed a held-out run to 27.8 mrad against 4.7."""
+    frame, which the fit would read as a command delay that is not there."""
     steps = np.diff(t)
     # the integral of the held signal at each sample time, extended linearly beyond the ends
-    integral = np.vstack([np.zeros((1, values.shape[1])),
-                          np.cumsum(values[:-1] * steps[:, None], axis=0)])  # fmt: skip
+    integral = np.vstack(
+        [np.zeros((1, values.shape[1])), np.cumsum(values[:-1] * steps[:, None], axis=0)]
+    )
 
     def at(times: np.ndarray) -> np.ndarray:
-        inside = np.column_stack([np.interp(times, t, integral[:, k])
-                                  for k in range(values.shape[1])])  # fmt: skip
+        inside = np.column_stack(
+            [np.interp(times, t, integral[:, k]) for k in range(values.shape[1])]
+        )
         before = np.minimum(times - t[0], 0.0)[:, None] * values[0]
         after = np.maximum(times - t[-1], 0.0)[:, None] * values[-1]
         return inside + before + after
+
     return (at(starts + h) - at(starts)) / h
 
 
@@ -256,13 +265,12 @@ def simulation_flags(model, driven: bool, touches: bool | None = None):  # noqa:
       on top of the logged torque;
     - sensors never change the motion, and the fit reads positions from the state;
     - a one-tree model's constraints (joint frictionloss and limits, contacts within the
-      tree) form one island whatever the state, so island discovery is pure overhead:
-      measured on the UR10e model of benchmarks/simfit_ur10e.py (six frictionloss rows), the
-      same rollouts bit for bit in 9 % less CPU per step;
+      tree) form one island whatever the state, so island discovery is pure overhead: off,
+      the same rollouts bit for bit in about a tenth less CPU per step;
     - a model in which no two geoms can touch (:func:`physid.robot.collisions.can_touch`: an
       arm exported from a URDF without collision shapes) still runs MuJoCo's collision
-      pipeline every step: contacts off, the same rollouts bit for bit, 7 % less CPU per step
-      on that UR10e model (``touches``: its answer, computed once per model by the caller)."""
+      pipeline every step: contacts off, the same rollouts bit for bit in less CPU per step
+      (``touches``: its answer, computed once per model by the caller)."""
     import mujoco
 
     from physid.robot.collisions import can_touch
@@ -292,7 +300,7 @@ def open_loop_error(
     delay_s: float = 0.0,
 ) -> tuple[float, np.ndarray]:
     """RMS position error (all joints, and per joint) of open-loop simulations of ``horizon_s``
-    from the measured positions and Savitzky-Golay velocities, back to back over the runs
+    from the recorded positions and Savitzky-Golay velocities, back to back over the runs
     (``model`` as it is; the logged torque ``delay_s`` earlier)."""
     parameters = Parameters((), (), delay=True)
     shooting = Shooting(model, runs, parameters, horizon_s, np.ones(len(dofs)), dofs, qpos)

@@ -5,29 +5,20 @@ Far from the optimum each Levenberg-Marquardt step needs only the direction the 
 subset of the windows gives it at a fraction of the rollouts (a finite-difference Jacobian costs
 ``len(x) + 2 n`` batched rollouts of every window). Near the optimum every window counts: the
 second stage starts at the coarse optimum (the windows the first stage skipped start at the
-measured state, as every window does in a one-stage fit) with a small Marquardt damping, and its
+recorded state, as every window does in a one-stage fit) with a small Marquardt damping, and its
 stopping rules and standard deviations are those of the whole data set. This is the
 subsampled-then-full ("progressive sampling") use of Gauss-Newton: the coarse stage's result only
 chooses where the full fit starts.
 
-Measured (``benchmarks/simfit_ur10e.py``, the real UR10e, 61 windows of 0.5 s): one stage, 35
-evaluations and 13 Jacobians, 33.9 CPU s; coarse every 2nd window, 28 evaluations and 9
-Jacobians on 31 windows then 8 and 4 on all, 18.1 s, training cost 0.14 % lower, held-out
-shooting error 1.986 -> 1.972 mrad, open loop 0.5 s 8.77 -> 8.85 mrad. Every 3rd / 4th window:
-25.3 / 22.2 s (the second stage had further to go). On the 10 s simulated arm of
-``benchmarks/simfit.py`` (20 windows) a coarse stage of 10 windows took as many Jacobians as
-the one-stage fit (3.7 -> 4.7 s): hence only from 2 N windows. With 30 s of training there (60
-windows): 20.5 -> 16.2 s, the same cost.
+It pays on long recordings: every 2nd window first roughly halves the CPU of a real arm's fit
+for the same cost and held-out errors, while on a few tens of windows the coarse stage takes as
+many Jacobians as the one-stage fit, hence only from 2 N windows. Sparser strides leave the
+second stage further to go.
 
-Not the default: on a 6-joint arm in MuJoCo whose last joint barely moved (0.047 rad over 40 s,
-80 windows, every 2nd first) the coarse stage settled where that joint's damping and armature
-sit at 0, and the second stage stayed there: cost 6.8x the one-stage fit's, that joint 5.3x its
-position noise, held-out shooting 0.72 against 0.20 mrad, status ok. The one-stage fit found
-the truth (77 evaluations). The same 40 s split into two files went the other way (one stage
-out of budget at 100 evaluations in that minimum, two stages out of it at 99): a barely moving
-joint gives this problem several minima, and the coarse stage changes which one is reached.
-(A coarse-to-fine start tried at stop 48, every third window to 1 std, sank into such a minimum
-on the 30 s simulated arm: docs/simfit.md.)
+Not the default: a barely moving joint gives this problem several minima, and the coarse stage
+changes which one is reached; it can settle where that joint's damping and armature sit at 0,
+which the second stage keeps (status ok, the joint several times its position noise), where
+the one-stage fit would find the truth, or the other way round (docs/simfit.md).
 """
 
 from __future__ import annotations
@@ -78,10 +69,19 @@ def staged_solve(
     stage_options = dict(options)
     if stride > 1:
         coarse = shooting_of(stride)
-        note(f"coarse stage: {coarse.n_global} parameters over {len(coarse.windows)} of the "
-             f"{len(shooting.windows)} windows (every {stride})")  # fmt: skip
-        first = _solve(coarse, x0, offsets[::stride], bounds, max(budget // 2, 1),
-                       {**stage_options, "final_jacobian": False}, note)  # fmt: skip
+        note(
+            f"coarse stage: {coarse.n_global} parameters over {len(coarse.windows)} of the "
+            f"{len(shooting.windows)} windows (every {stride})"
+        )
+        first = _solve(
+            coarse,
+            x0,
+            offsets[::stride],
+            bounds,
+            max(budget // 2, 1),
+            {**stage_options, "final_jacobian": False},
+            note,
+        )
         stages.append(_record(coarse, first))
         budget = max(budget - first.nfev, 1)
         merged = offsets.copy()

@@ -7,7 +7,8 @@
 * :mod:`~physid.sweep.execute` — one job on a worker; :mod:`~physid.sweep.runner` — the Ray
   driver; :mod:`~physid.sweep.table` — ``results.csv`` / ``results.parquet``.
 
-Ray is an optional dependency (``pip install "physid[sweep]"``); only the runner imports it.
+Ray is an optional dependency (``pip install ray``, or ``pip install -e ".[sweep]"`` in the
+checkout); only the runner imports it.
 Nothing in physid imports this package.
 """
 

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from physid.errors import InputError
+from physid.findings import Severity, with_code
+from physid.impacts.codes import AMBIGUOUS_INERTIA_RATIO
+from physid.status import Status
 
 Args = dict[str, Any]
 
@@ -174,7 +177,7 @@ def _run_identify(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
         out_dir=out / "output",
     )
     metrics: dict[str, Any] = {
-        "result_status": result.status,
+        "result_status": str(result.status),
         "train_relative_error": result.train.relative_error,
         "validation_relative_error": None
         if result.validation is None
@@ -238,7 +241,7 @@ def _run_payload(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
     )
     write_json_atomic(out / "output" / "payload.json", result.as_dict())
     return {
-        "result_status": result.status,
+        "result_status": str(result.status),
         "consistent": bool(result.consistent),
         "mass": result.mass,
         "mass_std": _flatten(result.std, "", {}).get("mass"),
@@ -386,8 +389,8 @@ def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
             solver=spec.get("solver", "lcp"),
             **truth,
         )
-        if sim.status != "ok":
-            raise InputError(sim.status, source="simulate")
+        if sim.status != Status.OK:
+            raise InputError(sim.message, source="simulate")
         t, q = camera_samples(
             sim,
             fps,
@@ -415,10 +418,10 @@ def _run_impacts(args: Args, out: Path, seed: int | None) -> dict[str, Any]:
         "solve_time_s": result.solve_time,
         "frames": int(t.size),
         "fit_chi2": result.diagnostics.get("fit_chi2"),
-        # what result.json warns (a table row read "ok" at 24 % J/m error, 12 std, while its
-        # warning said J/m was ambiguous between two warm starts)
-        "ambiguous_inertia_ratio": any(w.startswith("ambiguous J/m") for w in result.warnings),
-        "warnings": len(result.warnings),
+        # what result.json warns (a table row would otherwise read "ok" while its result warns that
+        # J/m is ambiguous between two warm starts)
+        "ambiguous_inertia_ratio": bool(with_code(result.findings, AMBIGUOUS_INERTIA_RATIO)),
+        "warnings": sum(f.severity.at_least(Severity.CAUTION) for f in result.findings),
     }
     if truth is not None:
         metrics["inertia_ratio_error_pct"] = (

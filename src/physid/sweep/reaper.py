@@ -1,12 +1,11 @@
-"""Stop the local Ray instance with its driver, even when the driver is killed (issue 31 item 5).
+"""Stop the local Ray instance with its driver, even when the driver is killed.
 
 ``ray.init(address="local")`` starts Ray's own processes (GCS server, raylet and the workers it
-forks) as children of the ``physid sweep`` process. ``ray.shutdown()`` stops them on a normal
-exit, but a SIGKILLed driver runs no cleanup: measured, Ray's processes then live on for about
-60 s (until their heartbeats time out), holding CPU and memory. Ray does not let us arm a
-parent-death signal in its processes, so a tiny reaper does it: started right before
-``ray.init``, it records the driver's descendants while the driver lives, and once it is gone
-kills them. Linux only (it reads ``/proc``);
+forks) as children of the ``physid sweep`` process. ``ray.shutdown()`` stops them on a normal exit,
+but a SIGKILLed driver runs no cleanup: Ray's processes then live on until their heartbeats time out
+(about a minute), holding CPU and memory. Ray does not let us arm a parent-death signal in its
+processes, so a tiny reaper does it: started right before ``ray.init``, it records the driver's
+descendants while the driver lives, and once it is gone kills them. Linux only (it reads ``/proc``);
 elsewhere no reaper is started and Ray's own timeout applies.
 """
 
@@ -19,13 +18,13 @@ from pathlib import Path
 
 _PROC = Path("/proc")
 
-# Runs in its own interpreter (no physid import: it must start in milliseconds). argv: the
-# driver's pid. While the driver lives, it records the driver's descendants every 0.2 s (Ray's
-# processes appear during ray.init, which takes seconds, and its workers later); once the
-# driver is gone it kills every one recorded that still runs. Descendants, not only children:
-# the raylet dies with the driver and its agents and workers are re-parented at once, out of
-# reach of a walk made afterwards (measured: they then lived 60 s). A process is known by its
-# pid and start time, so a pid the system has given to another process since is never killed.
+# Runs in its own interpreter (no physid import: it must start in milliseconds). argv: the driver's
+# pid. While the driver lives, it records the driver's descendants every 0.2 s (Ray's processes
+# appear during ray.init, which takes seconds, and its workers later); once the driver is gone it
+# kills every one recorded that still runs. Descendants, not only children: the raylet dies with the
+# driver and its agents and workers are re-parented at once, out of reach of a walk made afterwards
+# (they would live on until Ray's timeout). A process is known by its pid and start time, so a pid
+# the system has given to another process since is never killed.
 _REAPER = """
 import os, signal, sys, time
 from pathlib import Path

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from physid.errors import InputError, PhysidError
+from physid.errors import InputError, PhysidError, install_hint
 from physid.files.io import claim_output_dir, folder_mode, write_bytes_atomic, write_json_atomic
 from physid.sweep.execute import execute_job, one_line
 from physid.sweep.reaper import start_reaper, stop_reaper
 from physid.sweep.spec import Job, SweepSpec, load_spec
 from physid.sweep.table import job_row, write_table
 
-INSTALL_HINT = 'the sweep runs on Ray, which is not installed: pip install "physid[sweep]"'
+INSTALL_HINT = f"the sweep runs on Ray, which is not installed: {install_hint('ray', 'sweep')}"
 
 
 @dataclass(frozen=True)

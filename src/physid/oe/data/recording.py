@@ -162,9 +162,15 @@ def read_recording(
     if v is not None:  # estimated from the positions without them
         joints = [joint for _, joint in contract_joints(model)]
         angles = np.column_stack([np.asarray(cols["q_" + n], dtype=float) for n in names])
-        check_velocities(t, angles, v, tuple(names),
-                         np.array([is_revolute_joint(j) for j in joints], dtype=bool), path,
-                         optional=True)  # fmt: skip
+        check_velocities(
+            t,
+            angles,
+            v,
+            tuple(names),
+            np.array([is_revolute_joint(j) for j in joints], dtype=bool),
+            path,
+            optional=True,
+        )
     _check_informative(cols, names, tau, path)
     used = {"t"} | {p + n for n in names for p in ("q_", "tau_", "dq_")}
     wrench = read_wrenches(cols, model, path)

@@ -58,9 +58,12 @@ class Accelerometer:
         v_l, w = x[nq : nq + 3], x[nq + 3 : nq + 6]
         r = self.lever
         return (
-            a[0:3] + np.cross(w, v_l) + np.cross(a[3:6], r) + np.cross(w, np.cross(w, r))
+            a[0:3]
+            + np.cross(w, v_l)
+            + np.cross(a[3:6], r)
+            + np.cross(w, np.cross(w, r))
             - R.T @ self.gravity
-        )  # fmt: skip
+        )
 
     def residual_and_jacobians(
         self,
@@ -113,8 +116,9 @@ def check_specific_force(
     subtracted by the driver), or a vector away from the vertical (the IMU's axes are not
     ``frame``'s: set imu.frame)."""
     sensor = Accelerometer(model, frame)
-    finite = np.all(np.isfinite(readings), axis=1) & np.all(np.isfinite(base_quaternion_xyzw),
-                                                             axis=1)  # fmt: skip
+    finite = np.all(np.isfinite(readings), axis=1) & np.all(
+        np.isfinite(base_quaternion_xyzw), axis=1
+    )
     if not finite.any():
         return
     in_base = readings[finite] @ sensor.rotation_T  # rows: placement.rotation @ reading

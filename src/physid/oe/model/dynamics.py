@@ -124,8 +124,11 @@ class ParametrizedModel:
         self.estimate = estimate
         if estimate is not None and max(estimate.dofs) >= model.nv:
             raise InputError(f"estimated joint terms on dofs {estimate.dofs} of nv = {model.nv}")
-        self._set_joints(self.joints if estimate is None else estimate.apply(
-            self.joints, estimate.start(self.joints)[0]))  # fmt: skip
+        self._set_joints(
+            self.joints
+            if estimate is None
+            else estimate.apply(self.joints, estimate.start(self.joints)[0])
+        )
         self.data = self.model.createData()
         self.chart = chart
         self.dt = float(dt)

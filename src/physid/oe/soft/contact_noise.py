@@ -144,11 +144,11 @@ def _trust_region_step(
     """The Levenberg-Marquardt step ``s = (F^T F + lam I)^-1 F^T d`` with the least ``lam >=
     0`` that moves no body's logarithmic coordinate (nor exp-eig rotation) by more than the
     solver's default ``max_log_step``
-    (:meth:`~physid.oe.model.dynamics.ParametrizedModel.step_limit`): a trust region. Scaling the least-squares step down to that limit instead would shrink its
-    well-determined part with the rest (the Go2 crawl's log payload mass step 0.59 to 0.018,
-    as one unobserved log moment asked for -32) and keep nothing of the fit; damping shortens the
-    directions of small singular value first. Singular values below ``rcond`` times the
-    largest are dropped, as ``lstsq`` did."""
+    (:meth:`~physid.oe.model.dynamics.ParametrizedModel.step_limit`): a trust region. Scaling
+    the least-squares step down to that limit instead would shrink its well-determined part
+    with the rest (one unobserved log moment asking for a huge step would leave nothing of the
+    fit); damping shortens the directions of small singular value first. Singular values below
+    ``rcond`` times the largest are dropped, as ``lstsq`` did."""
     U, sv, Vt = np.linalg.svd(F, full_matrices=False)
     keep = sv > rcond * sv.max(initial=0.0)
     U, sv, Vt = U[:, keep], sv[keep], Vt[keep]
@@ -200,19 +200,37 @@ def choose_change_floor(
     window = reach * dt
     counts = (s_near, s_far, int(near.sum()), int((~near).sum()))
     if gain < np.log(n * m / width):  # BIC: two more parameters (a variance and the window)
-        return ChangeFloor(None, window, *counts, (
-            f"the one-step defects near flag changes (RMS {np.sqrt(s_near):.3g}) are not "
-            f"larger than elsewhere ({np.sqrt(s_far):.3g}) by the BIC: no floor"))  # fmt: skip
+        return ChangeFloor(
+            None,
+            window,
+            *counts,
+            (
+                f"the one-step defects near flag changes (RMS {np.sqrt(s_near):.3g}) are not "
+                f"larger than elsewhere ({np.sqrt(s_far):.3g}) by the BIC: no floor"
+            ),
+        )
     floor = float(np.sqrt(max(s_near - s_far, 0.0)))
     if floor <= process_v:
-        return ChangeFloor(None, window, *counts, (
-            f"the defects' excess near flag changes ({floor:.3g}) is below process_v "
-            f"({process_v:.3g}): no floor"))  # fmt: skip
-    return ChangeFloor(floor, window, *counts, (
-        f"one-step joint-velocity defects within {1e3 * window:.0f} ms of a flag change RMS "
-        f"{np.sqrt(s_near):.3g} ({counts[2]} nodes), elsewhere {np.sqrt(s_far):.3g}: floor "
-        f"sqrt(difference) = {floor:.3g} (variance components; window by maximum likelihood "
-        f"on {1e3 * width * dt:.0f} ms averages)"))  # fmt: skip
+        return ChangeFloor(
+            None,
+            window,
+            *counts,
+            (
+                f"the defects' excess near flag changes ({floor:.3g}) is below process_v "
+                f"({process_v:.3g}): no floor"
+            ),
+        )
+    return ChangeFloor(
+        floor,
+        window,
+        *counts,
+        (
+            f"one-step joint-velocity defects within {1e3 * window:.0f} ms of a flag change RMS "
+            f"{np.sqrt(s_near):.3g} ({counts[2]} nodes), elsewhere {np.sqrt(s_far):.3g}: floor "
+            f"sqrt(difference) = {floor:.3g} (variance components; window by maximum likelihood "
+            f"on {1e3 * width * dt:.0f} ms averages)"
+        ),
+    )
 
 
 def _window(

@@ -116,21 +116,38 @@ def estimate_foot_radius(
     sxx = float(np.sum(x * x))
     if x.shape[0] < 10 or sxx <= 0.0:
         return RadiusEstimate(
-            0.0, np.nan, np.nan, x.shape[0],
+            0.0,
+            np.nan,
+            np.nan,
+            x.shape[0],
             "too few nodes with two feet in contact to see the feet roll: point feet",
-        )  # fmt: skip
+        )
     r = float(np.sum(x * y) / sxx)
     score = np.sum(x * (y - r * x), axis=1)  # each row's share of sum x e
     per_block = np.bincount(np.unique(block, return_inverse=True)[1], weights=score)
     std = float(np.sqrt(np.sum(per_block**2) * per_block.size / max(per_block.size - 1, 1)) / sxx)
     if r < -DECIDED_SIGMAS * std:
-        return RadiusEstimate(0.0, r, std, x.shape[0], (
-            f"rolling fit {1e3 * r:.2f} +- {1e3 * std:.2f} mm is below 0: the stance feet creep "
-            "or slide, they do not roll without slipping: point feet"))  # fmt: skip
+        return RadiusEstimate(
+            0.0,
+            r,
+            std,
+            x.shape[0],
+            (
+                f"rolling fit {1e3 * r:.2f} +- {1e3 * std:.2f} mm is below 0: the stance "
+                "feet creep or slide, they do not roll without slipping: point feet"
+            ),
+        )
     if r < DECIDED_SIGMAS * std:
-        return RadiusEstimate(0.0, r, std, x.shape[0], (
-            f"rolling fit {1e3 * r:.2f} +- {1e3 * std:.2f} mm is not {DECIDED_SIGMAS:g} std "
-            "above 0: the data cannot tell round feet from points: point feet"))  # fmt: skip
+        return RadiusEstimate(
+            0.0,
+            r,
+            std,
+            x.shape[0],
+            (
+                f"rolling fit {1e3 * r:.2f} +- {1e3 * std:.2f} mm is not {DECIDED_SIGMAS:g} std "
+                "above 0: the data cannot tell round feet from points: point feet"
+            ),
+        )
     reason = f"rolling fit over {x.shape[0]} foot-nodes: {1e3 * r:.2f} +- {1e3 * std:.2f} mm"
     return RadiusEstimate(r, r, std, x.shape[0], reason)
 

@@ -7,7 +7,7 @@ noise ``w_k`` is white, as eq. 16 models it. When the dynamics model is systemat
 does not match) the estimated ``w_k`` is the model error, slow and strongly correlated from
 node to node; then the parameters' spread is the long-run variance of the scores, not their
 variance, as in the Newey-West covariance of least squares (paper C section 4.3,
-:mod:`physid.offline.least_squares`). Here one scalar stands for that ratio: the Bartlett-
+:mod:`physid.offline.observe.least_squares`). Here one scalar stands for that ratio: the Bartlett-
 weighted long-run variance of the whitened velocity noise ``w_v,k / sigma`` summed over its
 components, over their variance (Andrews' AR(1) plug-in bandwidth from the pooled lag-1
 correlation). It is 1 for white noise and is applied only above 1. A scalar inflation is an

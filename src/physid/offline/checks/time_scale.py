@@ -1,0 +1,176 @@
+"""Which time scale the torques say the motion ran at: a check of the stamps' unit and step.
+
+A recording whose stamps run at the wrong rate — a manifest's ``sample_time`` of 10 ms for a
+200 Hz log, stamps written at a fixed step while rows came one or two controller ticks apart,
+a clock in other units — still differentiates and still fits: velocities come out ``1/c`` and
+accelerations ``1/c^2`` times the true ones, and the free inertial parameters absorb much of it.
+A real arm with its stamps halved fits with several times its mass and its held-out error, with
+status ``ok`` and no warning.
+
+What the free parameters cannot absorb is the tie between gravity and inertia: a body's mass and
+first moment set both its gravity torque and its share of the inertial torque. Scaling the
+velocities by ``c`` scales every rigid-body torque but gravity by ``c^2``
+(``M(q) c^2 ddq + C(q, c dq) c dq``, Pinocchio's joint-torque regressor ``Y(q, dq, ddq)``
+split into its static part ``Y(q, 0, 0)`` and the rest), viscous friction by ``c`` and armature
+by ``c^2``; Coulomb friction and offsets not at all. So least squares of the recorded torque on
+``Y(q, 0, 0) + c^2 (Y(q, dq, ddq) - Y(q, 0, 0))`` plus per-joint friction, offset and armature
+columns, every parameter free (the URDF's kinematics only, none of its inertias), fits best
+near the true ``c``. The friction and armature columns span the same space at every ``c``; their
+projection is taken out once (one QR), and each ``c`` costs a small least squares.
+
+Robots that barely accelerate (slow, quasi-static excitation) give a flat curve: nothing is
+said then; nor on robots whose moving joints gravity does not load (a SCARA: its quill's
+constant weight is one column with its offset), which leave no mass tied to gravity. The
+check is one-sided in practice: stamps too *short* (the motion looks faster than it was)
+inflate the inertial torques against gravity, which no inertia can undo (stamps x0.5 fit about a
+quarter better at the right scale); stamps too *long* shrink them, and larger free inertias undo
+most of it (x2: the right scale fits best by a few per cent at most, under the threshold). A
+recording stamped too slowly still passes unnoticed.
+
+On real recordings of five robots the stamps' own scale fits within 2.2 % of the best one
+(:data:`CLEAR_IMPROVEMENT` asks for 10 %); stamps x0.5, or made up at a fixed step over rows one
+or two ticks apart, 29-38 %.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from physid.findings import Finding
+from physid.offline.codes import TIME_SCALE
+from physid.robot.model import RobotModel
+from physid.robot.regressor import torque_regressor
+
+# factors on the velocities (c: the stamps' intervals are c times the true ones), log-spaced
+# (12 % apart); a best factor at either end must fit far better (time_scale_reason)
+FACTORS = tuple(float(f) for f in np.exp(np.linspace(np.log(0.125), np.log(8.0), 37)))
+# the best factor must fit the torques this much better (relative error ratio) than c = 1 ...
+CLEAR_IMPROVEMENT = 1.1
+# ... at the end of the range searched, this much better (see time_scale_reason) ...
+END_IMPROVEMENT = 2.0
+# ... and lie outside this band (a 20 % rate error is within what a user may not notice, and
+# the curve is too flat there to tell)
+TOLERATED = (0.7, 1.4)
+
+
+def time_scale_regressors(
+    model: RobotModel, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(full, static) joint-torque regressors (N, n, p) of the samples: ``Y(q, dq, ddq)`` and
+    ``Y(q, 0, 0)`` (module docstring)."""
+    pin_model = model.pin_model
+    data = pin_model.createData()
+    zero = np.zeros(pin_model.nv)
+    full = np.array(
+        [torque_regressor(pin_model, data, *s).copy() for s in zip(q, dq, ddq, strict=True)]
+    )
+    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy() for row in q])
+    return full, static
+
+
+def fit_by_time_scale(
+    model: RobotModel,
+    q: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    tau: np.ndarray,
+    joints: np.ndarray | None = None,
+    regressors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Relative error of the least-squares fit of ``tau`` (N, n) at every factor of
+    :data:`FACTORS` (module docstring); ``dq``, ``ddq`` per second on the stamps' timeline.
+    ``joints``: (n,) bool, the joints whose torques are fitted (default: the model's fitted);
+    ``regressors``: :func:`time_scale_regressors` of the samples, when already computed."""
+    full, static = regressors or time_scale_regressors(model, q, dq, ddq)
+    n_rows, n_joints = tau.shape
+    fitted = np.flatnonzero(model.fitted if joints is None else joints)
+    nuisance = np.zeros((n_rows, n_joints, 4 * n_joints))
+    for j in range(n_joints):  # viscous, Coulomb, offset, armature of each joint
+        nuisance[:, j, 4 * j : 4 * j + 4] = np.column_stack(
+            [dq[:, j], np.sign(dq[:, j]), np.ones(n_rows), ddq[:, j]]
+        )
+
+    def rows(x: np.ndarray, weights: np.ndarray | float = 1.0) -> np.ndarray:
+        """The fitted joints' rows of ``x`` (N, n, k), each joint's times its weight, stacked
+        sample by sample."""
+        weighted = x[:, fitted] * np.reshape(weights, (1, -1, 1))
+        return weighted.reshape(n_rows * fitted.size, -1)
+
+    weights = _joint_weights(
+        rows(np.concatenate([nuisance, full], axis=2)), rows(tau[:, :, None])[:, 0], fitted.size
+    )
+    blocks = [rows(x, weights) for x in (nuisance, static, full - static, tau[:, :, None])]
+    widths = np.cumsum([0, *(b.shape[1] for b in blocks)])
+    stacked = np.hstack(blocks)
+    scale = np.linalg.norm(stacked, axis=0)
+    scale[scale == 0.0] = 1.0
+    triangle = scipy.linalg.qr(stacked / scale, mode="r", check_finite=False)[0]
+    square = triangle[: stacked.shape[1]] * scale  # the same normal equations, columns restored
+    F, G, D, y = (square[:, a:b] for a, b in zip(widths[:-1], widths[1:], strict=True))
+    total = float(np.linalg.norm(y))
+    errors = []
+    for factor in FACTORS:
+        X = np.hstack([F, G + factor**2 * D])
+        norms = np.linalg.norm(X, axis=0)
+        norms[norms == 0.0] = 1.0  # columns of one size: rcond truncates by conditioning only
+        solution, *_ = np.linalg.lstsq(X / norms, y[:, 0], rcond=1e-10)
+        errors.append(float(np.linalg.norm(y[:, 0] - (X / norms) @ solution)) / max(total, 1e-300))
+    return np.array(errors)
+
+
+def _joint_weights(X: np.ndarray, y: np.ndarray, n_joints: int) -> np.ndarray:
+    """(n_joints,) each joint's weight in the fit, the inverse of its residual std at the stamps'
+    own scale (paper C's weighted least squares): unweighted, a lift's force in newtons decides
+    for the arm's newton metres, and correct stamps can read "19 % better on a shorter
+    timeline" from the lift alone. ``X``, ``y``: the joints' rows stacked sample by sample,
+    unweighted."""
+    norms = np.linalg.norm(X, axis=0)
+    norms[norms == 0.0] = 1.0
+    solution, *_ = np.linalg.lstsq(X / norms, y, rcond=1e-10)
+    residual = (y - (X / norms) @ solution).reshape(-1, n_joints)
+    sigma = np.sqrt(np.mean(residual**2, axis=0))
+    return 1.0 / np.maximum(sigma, 1e-9 * max(float(sigma.max()), 1e-300))
+
+
+# Without any one joint, a clock's error still leaves the best factor outside TOLERATED and fitting
+# this much better than the stamps' (halved stamps still read about 1.07 x without their most
+# telling joint); a torque column of another scale is one joint's, and without that joint the
+# stamps' own scale fits best
+CLOCK_IN_EVERY_JOINT = 1.02
+
+
+def still_a_clock(errors: np.ndarray) -> bool:
+    """Whether ``errors`` (:func:`fit_by_time_scale` of all joints but one) still point at
+    another time scale (:data:`CLOCK_IN_EVERY_JOINT`)."""
+    at_one = float(np.interp(0.0, np.log(FACTORS), errors))
+    best = int(np.argmin(errors))
+    outside = not TOLERATED[0] <= FACTORS[best] <= TOLERATED[1]
+    return outside and at_one > CLOCK_IN_EVERY_JOINT * errors[best]
+
+
+def time_scale_finding(errors: np.ndarray) -> Finding | None:
+    """A finding when another time scale fits the torques clearly better than the stamps'. A
+    best factor at the end of the range searched must fit :data:`END_IMPROVEMENT` times better:
+    a curve still falling there, by a modest margin, prefers ever faster (or slower) motion,
+    the free inertias absorbing a short recording's noise rather than a clock (a few seconds of
+    a correct run can read "45 % better" at an end of the range), while stamps 4-10 x off
+    overshoot the range's end with fits 2.3-6.6 x better (halved stamps have their minima
+    inside)."""
+    at_one = float(np.interp(0.0, np.log(FACTORS), errors))
+    best = int(np.argmin(errors))
+    factor = FACTORS[best]
+    if best in (0, len(FACTORS) - 1) and at_one < END_IMPROVEMENT * errors[best]:
+        return None
+    if TOLERATED[0] <= factor <= TOLERATED[1] or at_one <= CLEAR_IMPROVEMENT * errors[best]:
+        return None
+    longer = "longer" if factor < 1.0 else "shorter"
+    return TIME_SCALE(
+        f"the time stamps do not match how fast the robot moved: on a {longer} timeline than "
+        f"the stamps' the torques follow the motion {100 * (at_one / errors[best] - 1):.0f} % "
+        f"better (best of {FACTORS[0]:g}-{FACTORS[-1]:g} x: {1 / factor:.2g} x their duration; "
+        "gravity and inertia share each body's mass): a wrong sample_time or time unit, or "
+        "stamps written at a fixed step while rows came late or twice",
+        numbers={"best_factor": float(factor), "gain": float(at_one / errors[best] - 1)},
+        names=("t",),
+    )

@@ -1,0 +1,178 @@
+"""The apparent direction of gravity in the base frame, from the torque data.
+
+A base mounted a degree off level (or a URDF whose base frame is not exactly level) leaves a
+gravity torque that no physically consistent set of inertial parameters can explain, while an
+unconstrained fit silently absorbs it into inconsistent first moments. The regressor is affine in
+the gravity vector ``g``: ``W(q, dq, ddq; g) = W(q, dq, ddq; g0) + sum_i (g - g0)_i G_i(q)`` with
+``G_i`` the static regressor for unit gravity along base axis ``i``. So for each candidate tilt
+the base-parameter least squares is linear, and the two tilt angles are found by minimising its
+residual (separable least squares, Nelder–Mead on two variables) on the reduced system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+import scipy.linalg
+import scipy.optimize
+
+from physid.offline.observe.reduced import ReducedSystem
+from physid.robot.model import RobotModel
+
+# Tilts (about base x, then y) of the other usual mountings: on a wall (four ways) and hanging
+# from a ceiling
+MOUNTING_TILTS_RAD = tuple(
+    np.radians(t) for t in ((90.0, 0.0), (-90.0, 0.0), (0.0, 90.0), (0.0, -90.0), (180.0, 0.0))
+)
+
+
+@dataclass(frozen=True)
+class GravityEstimate:
+    """Gravity vector in the base frame and the tilt that turns the URDF's into it."""
+
+    gravity: np.ndarray  # (3,) m/s^2, base frame
+    tilt_rad: np.ndarray  # (2,) rotation about base x, then about base y, of the URDF gravity
+    tilt_std_rad: np.ndarray  # (2,) standard deviations from the residual's curvature
+    residual_ratio: float  # residual norm with this gravity / with the URDF gravity
+    evaluations: int
+
+
+def static_gravity_regressors(model: RobotModel, q: np.ndarray) -> np.ndarray:
+    """``G`` (N, n, 3 p_inertial): inertial regressors at rest for unit gravity along x, y, z.
+
+    Column ``a * p_inertial + i`` is inertial column ``i`` for gravity along base axis ``a``.
+    """
+    pin_model = model.pin_model.copy()
+    data = pin_model.createData()
+    zeros = np.zeros(model.n_joints)
+    n_inertial = model.layout.n_inertial
+    out = np.empty((q.shape[0], model.n_joints, 3 * n_inertial))
+    for axis in range(3):
+        pin_model.gravity = pin.Motion(np.eye(3)[axis], np.zeros(3))
+        block = slice(axis * n_inertial, (axis + 1) * n_inertial)
+        for k in range(q.shape[0]):
+            out[k, :, block] = pin.computeJointTorqueRegressor(pin_model, data, q[k], zeros, zeros)
+    return out
+
+
+def tilted_gravity(gravity_urdf: np.ndarray, tilt_rad: np.ndarray) -> np.ndarray:
+    """URDF gravity rotated by ``tilt_rad[0]`` about base x, then ``tilt_rad[1]`` about base y."""
+    rotation = pin.rpy.rpyToMatrix(float(tilt_rad[0]), float(tilt_rad[1]), 0.0)
+    return rotation @ np.asarray(gravity_urdf, float)
+
+
+def gravity_shift(system: ReducedSystem, n_inertial: int, delta: np.ndarray) -> ReducedSystem:
+    """The reduced system re-expressed for gravity ``g0 + delta`` (its extras are ``G``)."""
+    p = system.n_standard
+    return system.shifted(
+        [(p + axis * n_inertial + np.arange(n_inertial), float(delta[axis])) for axis in range(3)]
+    )
+
+
+def estimate_gravity_direction(
+    system: ReducedSystem,
+    columns: np.ndarray,
+    n_inertial: int,
+    gravity_urdf: np.ndarray,
+    weights: np.ndarray,
+) -> GravityEstimate:
+    """Tilt minimising the weighted least-squares residual of the regressor columns ``columns``.
+
+    ``system`` was reduced with the static unit-gravity regressors as extra columns; ``columns``
+    should be the base columns for a *generic* gravity direction, because a tilt makes first
+    moments identifiable that vertical gravity regroups (e.g. those of the first link).
+    """
+
+    # Every system the search visits lives in the span of the same columns: the upright
+    # columns, their unit-gravity extras along x, y, z (gravity_shift) and the torques. One QR
+    # of those compresses each evaluation to a square triangle of at most 4 b + 1 rows, with the
+    # same singular values and residuals as the stacked system (Q has orthonormal columns).
+    n_columns = len(columns)
+    tilted = np.flatnonzero(columns < n_inertial)  # the columns that gravity moves
+    p = system.n_standard
+    upright, u = system.stacked(columns, weights)
+    extras = [
+        system.stacked(p + axis * n_inertial + columns[tilted], weights)[0] for axis in range(3)
+    ]
+    stacked = np.column_stack([upright, *extras, u])
+    triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][: stacked.shape[1]]
+    blocks = [
+        triangle[:, n_columns + k * tilted.size : n_columns + (k + 1) * tilted.size]
+        for k in range(3)
+    ]
+    u_small = triangle[:, -1]
+
+    def residual(tilt: np.ndarray) -> float:
+        delta = tilted_gravity(gravity_urdf, tilt) - gravity_urdf
+        X = triangle[:, :n_columns].copy()
+        X[:, tilted] += sum(delta[axis] * blocks[axis] for axis in range(3))
+        # SVD-based: near zero tilt some columns vanish, and a QR would then misplace the
+        # residual (its free directions absorb part of u).
+        theta = np.linalg.lstsq(X, u_small, rcond=1e-12)[0]
+        return float(np.sum((u_small - X @ theta) ** 2))
+
+    reference = residual(np.zeros(2))
+
+    def search(start: np.ndarray):  # noqa: ANN202 - scipy's OptimizeResult
+        step = np.eye(2) * 0.01
+        return scipy.optimize.minimize(
+            residual,
+            start,
+            method="Nelder-Mead",
+            options={
+                "xatol": 1e-7,
+                "fatol": 1e-12 * reference,
+                "initial_simplex": [start, start + step[0], start + step[1]],
+            },
+        )
+
+    solution = search(np.zeros(2))
+    evaluations = int(solution.nfev)
+    # A base on a wall or a ceiling is a quarter or half turn from level, beyond the basin of
+    # the level start (a ceiling-mounted arm's search stopped at 1.5 deg). Each such mounting is
+    # searched only when its own residual already beats the level optimum's (five evaluations
+    # on an upright robot).
+    for start in MOUNTING_TILTS_RAD:
+        if residual(start) < solution.fun:
+            candidate = search(start)
+            evaluations += int(candidate.nfev) + 1
+            if candidate.fun < solution.fun:
+                solution = candidate
+        else:
+            evaluations += 1
+    tilt = np.asarray(solution.x, float)
+    n_rows = system.n_rows
+    sigma2 = solution.fun / max(n_rows - len(columns) - 2, 1)
+    # Gauss-Newton: Cov(tilt) = 2 sigma^2 H^-1 with H the Hessian of the residual sum of squares.
+    hessian = _hessian(residual, tilt, step=1e-4)
+    try:
+        covariance = 2.0 * sigma2 * np.linalg.inv(hessian)
+        std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    except np.linalg.LinAlgError:
+        std = np.full(2, np.inf)
+    return GravityEstimate(
+        tilted_gravity(gravity_urdf, tilt),
+        tilt,
+        std,
+        float(np.sqrt(solution.fun / max(reference, 1e-300))),
+        evaluations,
+    )
+
+
+def _hessian(function, x: np.ndarray, step: float) -> np.ndarray:
+    """Central finite-difference Hessian of a scalar function of two variables."""
+    hessian = np.empty((2, 2))
+    basis = np.eye(2) * step
+    center = function(x)
+    for i in range(2):
+        hessian[i, i] = (function(x + basis[i]) - 2 * center + function(x - basis[i])) / step**2
+    cross = (
+        function(x + basis[0] + basis[1])
+        - function(x + basis[0] - basis[1])
+        - function(x - basis[0] + basis[1])
+        + function(x - basis[0] - basis[1])
+    ) / (4 * step**2)
+    hessian[0, 1] = hessian[1, 0] = cross
+    return hessian

@@ -1,0 +1,49 @@
+"""The raw scoring samples of the cross-validation (physid.offline.observe.crossval.RowPool): the
+folds of any fold plan partition them, and the regressor built once for the pool, sliced, is
+the regressor of each fold's own states."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from physid.files.config import FilterConfig
+from physid.offline.observe.crossval import raw_rows, row_pool
+from physid.offline.observe.folds import FoldPlan
+from physid.robot.regressor import inertial_regressor, joint_term_regressor
+
+
+def test_folds_of_any_plan_partition_the_pool_and_share_its_regressor(arm_experiment) -> None:
+    model = arm_experiment.model
+    recording = arm_experiment.train.recorded
+    options = FilterConfig()
+    pool = row_pool(model, [recording], options)
+    by_time = FoldPlan.of([recording])
+    by_phase = FoldPlan(by_time.edges, (3.0,))  # quarters of a 3 s "period"
+    for plan in (by_time, by_phase):
+        folds = pool.split(plan)
+        index = np.concatenate([fold.rows for fold in folds])
+        assert np.array_equal(np.sort(index), np.arange(len(pool.t)))  # each sample once
+        for k, fold in enumerate(folds):
+            assert np.all(np.diff(fold.rows) > 0)  # in recording order
+            assert np.all(plan.fold(0, pool.t[fold.rows]) == k)
+            np.testing.assert_array_equal(fold.q, pool.q[fold.rows])
+            direct = np.concatenate(
+                [
+                    inertial_regressor(model, fold.q, fold.dq, fold.ddq),
+                    joint_term_regressor(model, fold.dq, fold.ddq),
+                ],
+                axis=-1,
+            )
+            np.testing.assert_array_equal(fold.regressor(model), direct)
+            theta = arm_experiment.theta_true
+            np.testing.assert_allclose(
+                fold.predict(model, theta),
+                direct @ theta,
+                rtol=1e-12,
+                atol=1e-12 * np.abs(direct @ theta).max(),
+            )
+    assert len(pool._inertial) == 1  # one regressor for both plans' folds
+    again = raw_rows(model, [recording], options, by_time)
+    for fold, same in zip(again, pool.split(by_time), strict=True):
+        np.testing.assert_array_equal(fold.tau, same.tau)
+        assert (fold.scored is None) == (same.scored is None)
