@@ -48,7 +48,7 @@ def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float | None]:
 def read_angle_unit(path: Path | None) -> str:
     """``angle_unit`` of a ``physid oe --config`` YAML: ``radians`` (default) or ``degrees``,
     the unit of the revolute joints' ``q_`` and ``dq_`` columns (as identify's config)."""
-    from physid.errors import InputError
+    from physid.errors import ConfigError
     from physid.files.io import config_errors_name, config_section, read_yaml
     from physid.recordings.trajectory import ANGLE_UNITS
 
@@ -58,7 +58,7 @@ def read_angle_unit(path: Path | None) -> str:
         raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
         unit = raw.get("angle_unit", "radians")
         if unit not in ANGLE_UNITS:
-            raise InputError(f"config angle_unit: {unit!r} is not one of {list(ANGLE_UNITS)}")
+            raise ConfigError(f"config angle_unit: {unit!r} is not one of {list(ANGLE_UNITS)}")
         return str(unit)
 
 
@@ -92,7 +92,7 @@ def read_joint_estimate(path: Path | None, model):  # noqa: ANN001, ANN201
 
 
 def _joint_estimate(path: Path, model):  # noqa: ANN001, ANN202
-    from physid.errors import InputError
+    from physid.errors import ConfigError
     from physid.files.io import config_number
     from physid.oe.model.joint_estimate import CONFIG_NAMES, JointEstimate
     from physid.oe.model.measurements import base_dofs
@@ -106,7 +106,7 @@ def _joint_estimate(path: Path, model):  # noqa: ANN001, ANN202
         isinstance(n, str) and n in CONFIG_NAMES for n in names
     ):
         choices = ", ".join(CONFIG_NAMES)
-        raise InputError(f"joints.estimate: expected 'all' or a list of {choices}, got {names!r}")
+        raise ConfigError(f"joints.estimate: expected 'all' or a list of {choices}, got {names!r}")
     kinds = tuple(dict.fromkeys(CONFIG_NAMES[n] for n in names))
     std = config_number(section.get("prior_std", 1.0), "joints.prior_std")
     return JointEstimate(kinds, tuple(range(base_dofs(model)[1], model.nv)), float(std))
@@ -140,7 +140,7 @@ def _joints_section(path: Path) -> dict | None:
 def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
     import numpy as np
 
-    from physid.errors import InputError
+    from physid.errors import ConfigError
     from physid.files.io import config_number
     from physid.oe.model.dynamics import COULOMB_SPEED, JointTerms
     from physid.oe.model.measurements import base_dofs
@@ -159,7 +159,7 @@ def _joint_terms(path: Path, model):  # noqa: ANN001, ANN202
             continue
         items = value if isinstance(value, list) else [value] * n
         if len(items) != n:
-            raise InputError(f"joints.{key}: expected one number or {n} (one per joint)")
+            raise ConfigError(f"joints.{key}: expected one number or {n} (one per joint)")
         numbers = [config_number(v, f"joints.{key}", positive=False, low=0.0) for v in items]
         values[key] = np.r_[np.zeros(bv), numbers]
     speed = config_number(section.get("coulomb_speed", COULOMB_SPEED), "joints.coulomb_speed")

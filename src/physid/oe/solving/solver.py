@@ -70,10 +70,10 @@ class OEOptions:
     max_iterations: int = 100
     tolerance: float = 1e-9
     feasibility_tolerance: float = 1e-6
-    # the statistical convergence test (_small_step): posterior std, per unknown, whitened gaps
-    parameter_tolerance: float = 1e-3
-    decrease_tolerance: float = 1e-6
-    gap_tolerance: float = 1e-3
+    # the statistical convergence test (_small_step), each far below what the data can tell:
+    parameter_tolerance: float = 1e-3  # the parameter step, in posterior std (Mahalanobis)
+    decrease_tolerance: float = 1e-6  # |g^T d| per unknown: the RMS move 1e-3 std
+    gap_tolerance: float = 1e-3  # RMS of the gaps, in process-noise std
     mu_init: float = 1e-8
     mu_min: float = 1e-10
     mu_max: float = 1e8
@@ -329,30 +329,46 @@ def _iterate(problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, it: 
 
 
 def _small_step(problem: OEProblem, run: _Run, opt: OEOptions, step: Step) -> bool:
-    """The convergence test on the Newton step: either the classical one (its predicted
-    decrease ``|g^T d|`` below ``tolerance (1 + cost)`` and the gaps below
-    ``feasibility_tolerance``) or the statistical one: the step moves the parameters by less
-    than ``parameter_tolerance`` posterior standard deviations (Mahalanobis length in the
-    marginal Gauss-Newton Hessian of theta), its predicted decrease is below
-    ``decrease_tolerance`` per unknown (each state and noise moved by about sqrt(2 x that)
-    standard deviations: 1.4e-3) and the gaps' RMS is below ``gap_tolerance`` process-noise
-    standard deviations. Where the residuals are large and serially correlated (soft feet:
-    chi2 2.6, std inflation x11 on the Go2-like crawl) Gauss-Newton converges only
-    linearly and the merit's end game dithers: the trunk's mass stood still to 0.1 g from
-    iteration 30 while the classical test was still unmet at iteration 300."""
+    """The convergence test on the Newton step ``d = (dx, dw, dtheta)`` at the iterate: the
+    classical one,
+
+        |g^T d| <= tolerance (1 + cost)   and   sum_k |fbar_k|_1 <= feasibility_tolerance,
+
+    or the statistical one, all three of
+
+        dtheta^T H_theta dtheta <= parameter_tolerance^2,
+        |g^T d| <= decrease_tolerance n,
+        sqrt(mean_k,i (fbar_k,i / sigma_w,k,i)^2) <= gap_tolerance,
+
+    with ``H_theta = Vtt - Vxt^T Vxx^-1 Vxt`` the marginal Gauss-Newton Hessian of theta
+    (:func:`physid.oe.solving.riccati.parameter_hessian`, the inverse of its Laplace
+    covariance), ``n`` the number of unknowns (states, noises, parameters) and ``sigma_w``
+    the process-noise std of each gap. The cost is ``1/2 |r|^2`` of whitened residuals, so
+    ``H`` is the inverse posterior covariance and, for the Newton step of a feasible iterate,
+    ``-g^T d = d^T H d``: the squared Mahalanobis length of the step. The first line bounds
+    the move of every linear combination ``c^T theta`` by ``parameter_tolerance`` of its
+    posterior std (Cauchy-Schwarz in the ``H_theta`` metric; the std reported, inflated for
+    serial correlation and chi2, are larger still); the second the RMS move of the states and
+    noises by ``sqrt(decrease_tolerance)`` of their std, a change of the log-likelihood far
+    below what any test could tell; the third the gaps to a small fraction of the process
+    noise that closes them. The classical test is absolute: with residuals that the model does
+    not explain (soft feet, unmodelled joint terms) Gauss-Newton converges only linearly and
+    its end game dithers about an estimate that no longer moves, above that bound."""
     lin = run.lin
-    if abs(step.gradient_dot) <= opt.tolerance * (1.0 + abs(run.cost)):
-        if run.infeas <= opt.feasibility_tolerance:
-            return True
+    decrease = abs(step.gradient_dot)
+    if (
+        decrease <= opt.tolerance * (1.0 + abs(run.cost))
+        and run.infeas <= opt.feasibility_tolerance
+    ):
+        return True
     unknowns = lin.lx.size + lin.lw.size + lin.lt.size
-    if abs(step.gradient_dot) > opt.decrease_tolerance * unknowns:
+    if decrease > opt.decrease_tolerance * unknowns:
         return False
     whitened = lin.gaps / problem.process_std_nodes
     if float(np.sqrt(np.mean(whitened**2))) > opt.gap_tolerance:
         return False
-    dtheta = step.dtheta
     H = parameter_hessian(step.policy)
-    return float(dtheta @ (0.5 * (H + H.T)) @ dtheta) <= opt.parameter_tolerance**2
+    return float(step.dtheta @ (0.5 * (H + H.T)) @ step.dtheta) <= opt.parameter_tolerance**2
 
 
 def _newton_step(problem: OEProblem, run: _Run, opt: OEOptions) -> Step | None:
