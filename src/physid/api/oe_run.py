@@ -69,7 +69,9 @@ def oe_estimate(
             (multiple shooting whose gaps the process noise takes up after every step).
         nullspace: the nullspace parameter step (eq. 31); False: the plain Schur complement.
         prior_std: the std of the prior on every chart coordinate about the robot file's
-            inertias (None: no prior on the bodies, as in paper B VI-A).
+            inertias (None: none on masses, CoMs and axes, as in paper B VI-A, and a wide
+            log-normal one on the principal second moments, exp_eig only:
+            :data:`physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD`).
         max_iterations: the Gauss-Newton iterations of the whole solve, all accelerometer-bias
             rounds together: the budget that decides (status ``not_converged`` when spent).
         time_budget: the wall-clock safety stop [s] (None: 10 min + 50 ms per node and

@@ -5,7 +5,7 @@ The step is semi-implicit Euler on the state manifold::
     a  = ABA(q, v, B u; pi(theta))          (paper B eq. 2 with lambda_c = 0)
     v' = v + dt a,   q' = q (+) dt v'
 
-The joint terms of a real robot (issue 29) enter as known generalized forces and inertia:
+The joint terms of a real robot enter as known generalized forces and inertia:
 the rotor ``armature`` on the diagonal of M (Pinocchio's ``model.armature``, which ABA, CRBA,
 ``constraintDynamics`` and ``impulseDynamics`` include), and per joint a viscous and a
 smoothed Coulomb friction (:class:`JointTerms`)::
@@ -20,9 +20,7 @@ friction linearized at v_k (MuJoCo's Euler integrator treats joint damping the s
 is Pinocchio's dynamics with the armature ``armature + dt D_eff(v_k)``, set by
 :meth:`ParametrizedModel.tau`. ``da/dv`` then gains ``K^-1 (dtau/dv - dt dD_eff/dv a)``,
 ``K^-1`` the top block of the (KKT) inverse: ``M_eff^-1`` in the free phase, eq. 18 in
-contact. Measured on the MuJoCo Go2-like robot of benchmarks/oe_mujoco_go2.py (2 ms nodes,
-true parameters, RMS one-step velocity error): sway 1.4e-3 (explicit friction) -> 9.0e-4;
-crawl, swing legs 1.4e-2 -> 6e-3 (without any joint term: 6.6e-2 on the sway).
+contact.
 
 Derivatives with respect to x = (q, v) come from Pinocchio's analytical ABA derivatives; with
 respect to the inertial parameters theta of the estimated bodies they follow paper B eq. 17,

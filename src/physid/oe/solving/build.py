@@ -101,8 +101,8 @@ def rolling_contact_points(
     or one per frame) centred on each frame, in that frame's coordinates, ``R_f^T (0, 0,
     -radius)`` with ``R_f`` the frame's world orientation at the measured configuration
     (encoders and IMU orientation): where a round foot touches a horizontal floor while it
-    rolls (paper B's point contact is the frame's origin; on a 2 cm Go1 foot that put the
-    torso CoM 2.7 mm low)."""
+    rolls (paper B's point contact is the frame's origin, a foot's radius too low, which
+    the estimate takes up in the torso's CoM)."""
     radii = np.asarray(radius, dtype=float)
     if radii.ndim > 1 or (radii.ndim == 1 and radii.size != len(frames)):
         raise InputError(f"contact radius must be one number or {len(frames)} (one per frame)")
@@ -132,8 +132,8 @@ def leg_odometry(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.fl
     from the feet in contact (each does not move: ``v_b = -R^T v_foot(v_b = 0)``, averaged
     over the feet in contact; the last known value at a node without one) and the position
     ``(N+1, 3)`` integrated from it, from the arrival prior's. None without encoders, IMU
-    orientation and gyro, or contact flags (issue 29 item 3: the warm start of a recording
-    without base_v* columns, whose base otherwise starts at rest where it walks)."""
+    orientation and gyro, or contact flags (the warm start of a recording without base_v*
+    columns, whose base otherwise starts at rest where it walks)."""
     model, meas, sched = problem.dynamics.model, problem.measurements, problem.contacts
     if sched is None or meas.q is None or meas.base_quat is None or meas.gyro is None:
         return None

@@ -303,10 +303,8 @@ class OEProblem:
         prior's, ``(s0 - s) / std^2``. Where the data pull a value below its prior's centre (a
         friction the motion shows to be about 0, a trunk's second moment run towards the
         consistency boundary) the data term grows like ``e^s`` and Gauss-Newton sees too
-        little curvature: its steps overshot upwards and the line search halved every one (a
-        Kinova arm without friction, its 18 joint terms at e^-10: 267 iterations to converge,
-        34 with this term). Only the positive part is added, which shortens those steps and
-        never lengthens one."""
+        little curvature: its steps overshoot upwards and the line search halves every one.
+        Only the positive part is added, which shortens those steps and never lengthens one."""
         out = np.zeros(self.dynamics.n_theta)
         if self.theta_prior_std is not None:
             std = self.theta_prior_std

@@ -11,13 +11,12 @@ parameters (:func:`physid.oe.solving.riccati.arrival_step`) follows the scheme o
 [21] (Crocoddyl's nullspace solver): after an accepted step of length ``alpha`` (the fraction
 of the Newton step taken) above ``mu_decrease_above`` it is divided by ``mu_decrease_factor``,
 at or below ``mu_increase_below`` multiplied by ``mu_factor``, as after a failed line search or
-a singular factorization. Without the increase after short accepted steps (and without mu on
-the parameter block) the feasibility-driven rollout on a two-body Kinova crawled at alpha ~
-3e-4 for 100 iterations (docs/oe.md, "Feasibility-driven rollout"). A step cut short by the
-limit on logarithmic and rotation coordinates (``max_log_step``) counts as short: that limit
-is a trust region, and mu is what shortens the flat directions that hit it (the exp_eig axes
-of a nearly symmetric trunk asked for 26 rad per iteration, and every other coordinate then
-moved by 3-6 % of its Newton step for 260 iterations).
+a singular factorization: without the increase after short accepted steps (and without mu on
+the parameter block) a direction the line search must cut keeps being proposed, and the
+iterates crawl at tiny step lengths (docs/oe.md, "Feasibility-driven rollout"). A step cut
+short by the limit on logarithmic and rotation coordinates (``max_log_step``) counts as short:
+that limit is a trust region, and mu is what shortens the flat directions that hit it (else
+every other coordinate moves by only the fraction of its Newton step the limit leaves).
 
 Budgets (:class:`physid.budget.Budget`): the iteration budget decides, so the same data give the
 same result on any machine; the wall clock is a safety stop (checked before every iteration and
@@ -101,9 +100,9 @@ class OEOptions:
 
 def default_time_budget(nodes: int, max_iterations: int) -> float:
     """The wall-clock safety stop [s] of a solve over ``nodes`` nodes: 10 min + 50 ms per node
-    and allowed iteration, far above what the iterations take even on a loaded machine (an
-    iteration of the 2,000-node Go2 crawl, 46 parameters, took 3-10 s on 2 shared cores), so
-    that the iteration budget decides and the result does not depend on the machine."""
+    and allowed iteration, ten times what an iteration of a floating-base robot with its joint
+    terms takes on a loaded core, so that the iteration budget decides and the result does not
+    depend on the machine."""
     return 600.0 + 0.05 * nodes * max_iterations
 
 
@@ -176,10 +175,9 @@ def _single_shooting_start(
     problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, cost: float, gaps: NDArray
 ) -> tuple[NDArray, float, NDArray, str | None]:
     """``(xs, cost, gaps, failure)`` single shooting starts from: the open-loop rollout of
-    the guess, or, when that rollout diverges (an open-loop unstable robot, docs/oe.md
-    Table I: the Go1 walk is non-finite from node 138 of 160), the guess ``xs`` itself with
-    its gaps and the reason, so that the result written is a finite iterate and not the NaN
-    rows of the rollout."""
+    the guess, or, when that rollout diverges (an open-loop unstable robot: a legged one's,
+    docs/oe.md Table I), the guess ``xs`` itself with its gaps and the reason, so that the
+    result written is a finite iterate and not the NaN rows of the rollout."""
     with np.errstate(all="ignore"):  # a diverging rollout is reported in the status
         closed = close_gaps(problem, xs, ws, theta)
         closed_cost, closed_gaps = problem.evaluate(closed, ws, theta)
