@@ -132,8 +132,9 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     default=None,
     callback=number_in(*NUMBERS["prior_std"]),
     help="Prior around the URDF's inertias: standard deviation of every chart coordinate "
-    "(default: none on masses, CoMs and axes, as in paper B VI-A; a wide log-normal one, "
-    "std 3, on each body's principal second moments). The log coordinates (mass, second moments) take it "
+    "(default: none on masses and CoMs, as in paper B VI-A; wide ones on each body's shape: "
+    "log-normal, std 3, on its principal second moments, 1 rad on its principal axes). The "
+    "log coordinates (mass, second moments) take it "
     "as a relative spread (0.3 ~ +-30 %), the first moments m c as kg m, the exp_eig axes "
     "as rad. Give one (e.g. 0.3-1) when the motion cannot determine every body parameter "
     "(a body that barely moves or turns; large reported std): the prior then decides those "

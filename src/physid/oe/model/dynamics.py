@@ -45,9 +45,10 @@ from physid.oe.model.state import ARG0, ARG1
 from physid.robot.regressor import torque_regressor
 
 COULOMB_SPEED = 0.1  # [rad/s] the default tanh smoothing of the Coulomb friction
-# physid oe's default log-normal prior on each body's principal second moments (a factor 20 at
-# one std; make_problem's second_moment_std): where the data cannot tell one, it holds it
-SECOND_MOMENT_LOG_STD = 3.0
+# physid oe's default priors on each body's shape (exp_eig; make_problem's second_moment_std
+# and axes_std), which hold what the data cannot tell and leave what they do:
+SECOND_MOMENT_LOG_STD = 3.0  # log principal second moments: a factor 20 at one std
+PRINCIPAL_AXES_STD = 1.0  # [rad] the axes between two nearly equal moments turn freely
 
 
 @dataclass(frozen=True)
@@ -166,15 +167,20 @@ class ParametrizedModel:
         return np.r_[theta, self.estimate.start(self.declared_joints)[0]]
 
     def theta_prior_std(
-        self, inertial_std: float | NDArray, second_moment_std: float | None = None
+        self,
+        inertial_std: float | NDArray,
+        second_moment_std: float | None = None,
+        axes_std: float | None = None,
     ) -> NDArray[np.float64]:
         """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates
-        (``second_moment_std`` instead on each body's log principal second moments, exp_eig
-        only), the log-normal priors of :mod:`physid.oe.model.joint_estimate` on the joint
-        terms."""
+        (exp_eig only: ``second_moment_std`` instead on each body's log principal second
+        moments, ``axes_std`` [rad] on the rotation of its principal axes), the log-normal
+        priors of :mod:`physid.oe.model.joint_estimate` on the joint terms."""
         std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,)).copy()
         if second_moment_std is not None and self.chart == "exp_eig":
             std.reshape(-1, 10)[:, 7:10] = second_moment_std
+        if axes_std is not None and self.chart == "exp_eig":
+            std.reshape(-1, 10)[:, 4:7] = axes_std
         if self.estimate is None:
             return std
         return np.r_[std, self.estimate.start(self.declared_joints)[1]]

@@ -44,6 +44,7 @@ def make_problem(
     contact_radius: float | Sequence[float] = 0.0,
     joint_estimate: JointEstimate | None = None,
     second_moment_std: float | None = None,
+    axes_std: float | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
@@ -58,9 +59,11 @@ def make_problem(
     origins); ``joint_estimate``: joint terms estimated with the bodies (their ``joints``
     values the start and prior, :mod:`physid.oe.model.joint_estimate`; their log-normal prior
     applies even when ``theta_prior_std`` is None, the bodies' prior then infinitely wide);
-    ``second_moment_std``: when ``theta_prior_std`` is None, a log-normal prior of that std on
-    each body's principal second moments alone (exp_eig coordinates 7-9; ``physid oe``'s
-    default, :data:`physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD`)."""
+    ``second_moment_std`` / ``axes_std``: when ``theta_prior_std`` is None, a log-normal
+    prior of that std on each body's principal second moments, and one [rad] on the rotation
+    of its principal axes, about the model's (exp_eig coordinates 7-9 and 4-6; ``physid oe``'s
+    defaults, :data:`physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD` and
+    :data:`~physid.oe.model.dynamics.PRINCIPAL_AXES_STD`)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -68,8 +71,9 @@ def make_problem(
     dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
-    if theta_prior_std is None and (joint_estimate is not None or second_moment_std is not None):
-        std = dyn.theta_prior_std(np.inf, second_moment_std)  # the joint terms keep theirs
+    shape = second_moment_std is not None or axes_std is not None
+    if theta_prior_std is None and (joint_estimate is not None or shape):
+        std = dyn.theta_prior_std(np.inf, second_moment_std, axes_std)  # joint terms keep theirs
     elif theta_prior_std is not None:
         std = np.asarray(theta_prior_std, float)
         if std.size <= 1:  # one number: the bodies' std; the joint terms keep their own
