@@ -25,8 +25,8 @@ NUMBERS: dict[str, Bound] = {
     "max_iterations": Bound(1, 10_000, integer=True),
     "time_budget": Bound(0.0, 1e7, True),  # [s]
 }
-# Gauss-Newton iterations of a whole solve, every accelerometer-bias round included: the
-# benchmarks' longest converged in 174 (the Go2-like crawl with its joint terms estimated)
+# Gauss-Newton iterations of a whole solve, every accelerometer-bias round included: room for
+# the linear end game of a long floating-base log with its joint terms estimated
 MAX_ITERATIONS = 300
 AUTO = "auto"  # imu_topic: the bag's only sensor_msgs/Imu topic, for a floating base
 
