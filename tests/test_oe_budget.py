@@ -52,7 +52,7 @@ def test_the_wall_clock_stop_is_named_in_the_status(kinova_payload_arm, monkeypa
     _slow_clock(monkeypatch, 1.0)
     stopped = solve(problem, xs, ws, theta, OEOptions(time_budget_s=4.0))
     assert stopped.status is Status.TIME_LIMIT and stopped.termination is Termination.TIME
-    assert stopped.message.startswith("stopped by the wall-clock safety stop, the time budget")
+    assert stopped.message.startswith("stopped by the wall-clock safety stop of 4 s after")
     assert 0 < stopped.iterations < 4
     cost, _ = problem.evaluate(stopped.xs, stopped.ws, stopped.theta)
     assert cost == pytest.approx(stopped.cost, rel=1e-12)
@@ -111,7 +111,9 @@ def test_oe_command_stopped_by_its_budget_exits_3_with_the_status(tmp_path):
             "--body", BODY, "--out", str(out), "--max-iterations", "1"]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 3, result.output
-    assert result.output.startswith("status: not_converged - stopped by the iteration budget")
+    assert result.output.startswith(
+        "status: not_converged - stopped by the iteration budget of 1 after 1 iterations"
+    )
     saved = json.loads((out / "result.json").read_text())
     assert saved["status"] == "not_converged" and saved["termination"] == "iterations"
     assert saved["iterations"] == 1 and isinstance(saved["findings"], list)

@@ -25,8 +25,8 @@ NUMBERS: dict[str, Bound] = {
     "max_iterations": Bound(1, 10_000, integer=True),
     "time_budget": Bound(0.0, 1e7, True),  # [s]
 }
-# Gauss-Newton iterations of a whole solve, every accelerometer-bias round included: the
-# benchmarks' longest converged in 174 (the Go2-like crawl with its joint terms estimated)
+# Gauss-Newton iterations of a whole solve, every accelerometer-bias round included: room for
+# the linear end game of a long floating-base log with its joint terms estimated
 MAX_ITERATIONS = 300
 AUTO = "auto"  # imu_topic: the bag's only sensor_msgs/Imu topic, for a floating base
 
@@ -69,7 +69,10 @@ def oe_estimate(
             (multiple shooting whose gaps the process noise takes up after every step).
         nullspace: the nullspace parameter step (eq. 31); False: the plain Schur complement.
         prior_std: the std of the prior on every chart coordinate about the robot file's
-            inertias (None: no prior on the bodies, as in paper B VI-A).
+            inertias (None: none on masses and CoMs, as in paper B VI-A; with exp_eig wide ones
+            on each body's shape, log-normal on the principal second moments and about the
+            robot file's principal axes: :data:`physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD`,
+            :data:`~physid.oe.model.dynamics.PRINCIPAL_AXES_STD`).
         max_iterations: the Gauss-Newton iterations of the whole solve, all accelerometer-bias
             rounds together: the budget that decides (status ``not_converged`` when spent).
         time_budget: the wall-clock safety stop [s] (None: 10 min + 50 ms per node and
@@ -136,6 +139,7 @@ def _choice(kind: type, value: object, name: str):  # noqa: ANN202
 def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
     """``(problem, xs, ws, soft, radius)``: the eq. 16 problem of the run with the soft-contact
     settings chosen (findings added to ``inputs``) and its initial guess."""
+    from physid.oe.model.dynamics import PRINCIPAL_AXES_STD, SECOND_MOMENT_LOG_STD
     from physid.oe.model.measurements import NoiseStd
     from physid.oe.soft.choose import choose_floor, floor_finding, soft_contact_inputs
     from physid.oe.solving.build import initial_guess, make_problem
@@ -162,6 +166,8 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         joints=config.joints.joints,
         contact_radius=radius,
         joint_estimate=config.joints.estimate,
+        second_moment_std=SECOND_MOMENT_LOG_STD,
+        axes_std=PRINCIPAL_AXES_STD,
     )
     xs, ws = initial_guess(problem)
     if "contact_change" not in soft and problem.contacts is not None:

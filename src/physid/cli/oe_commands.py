@@ -82,8 +82,9 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     "alternating rounds, reported in result.json); a 'joints' mapping with armature "
     "[kg m^2], damping (viscous) [N m s/rad], friction (Coulomb) [N m] (one number, a list "
     "per joint, or 'model' for the robot file's values) and coulomb_speed [rad/s] (default "
-    "0.02): the joint terms of the dynamics (default: none for a URDF, which is named in a "
-    "note when it declares some; an MJCF's own armature, damping and frictionloss), with "
+    "0.1): the joint terms of the dynamics (default: an MJCF's own armature, damping and "
+    "frictionloss; for any other robot file all three estimated with the bodies, from its "
+    "declared values as priors), with "
     "estimate ('all' or a list of armature, damping, friction: estimated with the bodies, "
     "reported under 'joints' in result.json and params.json) and prior_std (default 1: the "
     "log-normal prior's std about a value given; a value of 0 starts small under a wide "
@@ -132,7 +133,9 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     default=None,
     callback=number_in(*NUMBERS["prior_std"]),
     help="Prior around the URDF's inertias: standard deviation of every chart coordinate "
-    "(default: none, as in paper B VI-A). The log coordinates (mass, second moments) take it "
+    "(default: none on masses and CoMs, as in paper B VI-A; wide ones on each body's shape: "
+    "log-normal, std 3, on its principal second moments, 1 rad on its principal axes). The "
+    "log coordinates (mass, second moments) take it "
     "as a relative spread (0.3 ~ +-30 %), the first moments m c as kg m, the exp_eig axes "
     "as rad. Give one (e.g. 0.3-1) when the motion cannot determine every body parameter "
     "(a body that barely moves or turns; large reported std): the prior then decides those "

@@ -68,7 +68,8 @@ def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
     ``damping`` (viscous) [N m s/rad], ``friction`` (Coulomb) [N m], each one number for every
     joint, a list with one per joint (the free-flyer excluded), or ``model``: the robot file's
     values (URDF ``<dynamics damping friction>``, MJCF ``damping frictionloss armature``);
-    ``coulomb_speed`` [rad/s] (default 0.02): the tanh smoothing of the Coulomb friction."""
+    ``coulomb_speed`` [rad/s] (default :data:`physid.oe.model.dynamics.COULOMB_SPEED`): the
+    tanh smoothing of the Coulomb friction."""
     from physid.files.io import config_errors_name
 
     if path is None:

@@ -5,7 +5,7 @@ The step is semi-implicit Euler on the state manifold::
     a  = ABA(q, v, B u; pi(theta))          (paper B eq. 2 with lambda_c = 0)
     v' = v + dt a,   q' = q (+) dt v'
 
-The joint terms of a real robot (issue 29) enter as known generalized forces and inertia:
+The joint terms of a real robot enter as known generalized forces and inertia:
 the rotor ``armature`` on the diagonal of M (Pinocchio's ``model.armature``, which ABA, CRBA,
 ``constraintDynamics`` and ``impulseDynamics`` include), and per joint a viscous and a
 smoothed Coulomb friction (:class:`JointTerms`)::
@@ -20,9 +20,7 @@ friction linearized at v_k (MuJoCo's Euler integrator treats joint damping the s
 is Pinocchio's dynamics with the armature ``armature + dt D_eff(v_k)``, set by
 :meth:`ParametrizedModel.tau`. ``da/dv`` then gains ``K^-1 (dtau/dv - dt dD_eff/dv a)``,
 ``K^-1`` the top block of the (KKT) inverse: ``M_eff^-1`` in the free phase, eq. 18 in
-contact. Measured on the MuJoCo Go2-like robot of benchmarks/oe_mujoco_go2.py (2 ms nodes,
-true parameters, RMS one-step velocity error): sway 1.4e-3 (explicit friction) -> 9.0e-4;
-crawl, swing legs 1.4e-2 -> 6e-3 (without any joint term: 6.6e-2 on the sway).
+contact.
 
 Derivatives with respect to x = (q, v) come from Pinocchio's analytical ABA derivatives; with
 respect to the inertial parameters theta of the estimated bodies they follow paper B eq. 17,
@@ -47,6 +45,10 @@ from physid.oe.model.state import ARG0, ARG1
 from physid.robot.regressor import torque_regressor
 
 COULOMB_SPEED = 0.1  # [rad/s] the default tanh smoothing of the Coulomb friction
+# physid oe's default priors on each body's shape (exp_eig; make_problem's second_moment_std
+# and axes_std), which hold what the data cannot tell and leave what they do:
+SECOND_MOMENT_LOG_STD = 3.0  # log principal second moments: a factor 20 at one std
+PRINCIPAL_AXES_STD = 1.0  # [rad] the axes between two nearly equal moments turn freely
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,36 @@ class ParametrizedModel:
             return theta
         return np.r_[theta, self.estimate.start(self.declared_joints)[0]]
 
-    def theta_prior_std(self, inertial_std: float | NDArray) -> NDArray[np.float64]:
-        """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates,
-        the log-normal priors of :mod:`physid.oe.model.joint_estimate` on the joint terms."""
-        std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,))
+    def theta_prior_std(
+        self,
+        inertial_std: float | NDArray,
+        second_moment_std: float | None = None,
+        axes_std: float | None = None,
+    ) -> NDArray[np.float64]:
+        """Prior standard deviations of theta: ``inertial_std`` on the bodies' coordinates
+        (exp_eig only: ``second_moment_std`` instead on each body's log principal second
+        moments, ``axes_std`` [rad] on the rotation of its principal axes), the log-normal
+        priors of :mod:`physid.oe.model.joint_estimate` on the joint terms."""
+        std = np.broadcast_to(np.asarray(inertial_std, float), (self.n_inertial,)).copy()
+        if second_moment_std is not None and self.chart == "exp_eig":
+            std.reshape(-1, 10)[:, 7:10] = second_moment_std
+        if axes_std is not None and self.chart == "exp_eig":
+            std.reshape(-1, 10)[:, 4:7] = axes_std
         if self.estimate is None:
-            return std.copy()
+            return std
         return np.r_[std, self.estimate.start(self.declared_joints)[1]]
+
+    @property
+    def log_linear(self) -> NDArray[np.bool_]:
+        """The coordinates ``s`` of theta that pi (or the joint torque) depends on through
+        ``e^s`` linearly: each body's log principal second moments (exp_eig) and the joint
+        terms' logarithms (:meth:`physid.oe.solving.problem.OEProblem.linearize` adds the
+        curvature Gauss-Newton misses there)."""
+        mask = np.zeros(self.n_theta, dtype=bool)
+        if self.chart == "exp_eig":
+            mask[: self.n_inertial].reshape(-1, 10)[:, 7:10] = True
+        mask[self.n_inertial :] = True
+        return mask
 
     def set_theta(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """Write ``pi(theta)`` (and the estimated joint terms) into the model; keeps

@@ -43,6 +43,8 @@ def make_problem(
     joints: JointTerms | None = None,
     contact_radius: float | Sequence[float] = 0.0,
     joint_estimate: JointEstimate | None = None,
+    second_moment_std: float | None = None,
+    axes_std: float | None = None,
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
@@ -56,7 +58,12 @@ def make_problem(
     point at the sphere's lowest point (:func:`rolling_contact_points`; 0: the frames'
     origins); ``joint_estimate``: joint terms estimated with the bodies (their ``joints``
     values the start and prior, :mod:`physid.oe.model.joint_estimate`; their log-normal prior
-    applies even when ``theta_prior_std`` is None, the bodies' prior then infinitely wide)."""
+    applies even when ``theta_prior_std`` is None, the bodies' prior then infinitely wide);
+    ``second_moment_std`` / ``axes_std``: when ``theta_prior_std`` is None, a log-normal
+    prior of that std on each body's principal second moments, and one [rad] on the rotation
+    of its principal axes, about the model's (exp_eig coordinates 7-9 and 4-6; ``physid oe``'s
+    defaults, :data:`physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD` and
+    :data:`~physid.oe.model.dynamics.PRINCIPAL_AXES_STD`)."""
     if not (dt > 0 and np.isfinite(dt)):
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
@@ -64,8 +71,9 @@ def make_problem(
     dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
-    if theta_prior_std is None and joint_estimate is not None:  # the joint terms keep theirs
-        std = dyn.theta_prior_std(np.inf)
+    shape = second_moment_std is not None or axes_std is not None
+    if theta_prior_std is None and (joint_estimate is not None or shape):
+        std = dyn.theta_prior_std(np.inf, second_moment_std, axes_std)  # joint terms keep theirs
     elif theta_prior_std is not None:
         std = np.asarray(theta_prior_std, float)
         if std.size <= 1:  # one number: the bodies' std; the joint terms keep their own
@@ -97,8 +105,8 @@ def rolling_contact_points(
     or one per frame) centred on each frame, in that frame's coordinates, ``R_f^T (0, 0,
     -radius)`` with ``R_f`` the frame's world orientation at the measured configuration
     (encoders and IMU orientation): where a round foot touches a horizontal floor while it
-    rolls (paper B's point contact is the frame's origin; on a 2 cm Go1 foot that put the
-    torso CoM 2.7 mm low)."""
+    rolls (paper B's point contact is the frame's origin, a foot's radius too low, which
+    the estimate takes up in the torso's CoM)."""
     radii = np.asarray(radius, dtype=float)
     if radii.ndim > 1 or (radii.ndim == 1 and radii.size != len(frames)):
         raise InputError(f"contact radius must be one number or {len(frames)} (one per frame)")
@@ -128,8 +136,8 @@ def leg_odometry(problem: OEProblem) -> tuple[NDArray[np.float64], NDArray[np.fl
     from the feet in contact (each does not move: ``v_b = -R^T v_foot(v_b = 0)``, averaged
     over the feet in contact; the last known value at a node without one) and the position
     ``(N+1, 3)`` integrated from it, from the arrival prior's. None without encoders, IMU
-    orientation and gyro, or contact flags (issue 29 item 3: the warm start of a recording
-    without base_v* columns, whose base otherwise starts at rest where it walks)."""
+    orientation and gyro, or contact flags (the warm start of a recording without base_v*
+    columns, whose base otherwise starts at rest where it walks)."""
     model, meas, sched = problem.dynamics.model, problem.measurements, problem.contacts
     if sched is None or meas.q is None or meas.base_quat is None or meas.gyro is None:
         return None

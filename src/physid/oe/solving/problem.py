@@ -296,20 +296,20 @@ class OEProblem:
         return float(cost + self._fixed_costs(xs[0], theta, ws)), gaps
 
     def _log_curvature(self, prior_residual: NDArray) -> NDArray[np.float64]:
-        """The second-order term the Gauss-Newton Hessian leaves out for the estimated joint
-        terms' logarithms ``s`` (zeros on the bodies' coordinates). A value ``e^s`` enters the
-        dynamics about linearly, so ``d^2/ds^2 = d/ds`` and the term is the data's gradient in
-        ``s``; at a stationary point that is minus the prior's, ``(s0 - s) / std^2``. Where
-        the data pull a value below its prior's centre (a friction the motion shows to be
-        about 0) the data term grows like ``e^(2 s)`` and Gauss-Newton sees half its curvature:
-        its steps overshot upwards and the line search halved every one (a Kinova arm without
-        friction, its 18 joint terms at e^-10: 267 iterations to converge). Only the positive
-        part is added, which shortens those steps and never lengthens one."""
-        n = self.dynamics.n_inertial
+        """The second-order term the Gauss-Newton Hessian leaves out for the coordinates
+        ``s`` that enter through ``e^s`` linearly (the joint terms' logarithms, exp_eig's log
+        principal second moments: ``ParametrizedModel.log_linear``): there ``d^2/ds^2 = d/ds``
+        and the term is the data's gradient in ``s``; at a stationary point that is minus the
+        prior's, ``(s0 - s) / std^2``. Where the data pull a value below its prior's centre (a
+        friction the motion shows to be about 0, a trunk's second moment run towards the
+        consistency boundary) the data term grows like ``e^s`` and Gauss-Newton sees too
+        little curvature: its steps overshoot upwards and the line search halves every one.
+        Only the positive part is added, which shortens those steps and never lengthens one."""
         out = np.zeros(self.dynamics.n_theta)
         if self.theta_prior_std is not None:
-            std = self.theta_prior_std[n:]
-            out[n:] = np.where(np.isfinite(std), np.maximum(-prior_residual[n:], 0.0), 0.0) / std**2
+            std = self.theta_prior_std
+            use = self.dynamics.log_linear & np.isfinite(std)
+            out[use] = np.maximum(-prior_residual[use], 0.0) / std[use] ** 2
         return out
 
     def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:

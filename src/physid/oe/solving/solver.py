@@ -11,13 +11,12 @@ parameters (:func:`physid.oe.solving.riccati.arrival_step`) follows the scheme o
 [21] (Crocoddyl's nullspace solver): after an accepted step of length ``alpha`` (the fraction
 of the Newton step taken) above ``mu_decrease_above`` it is divided by ``mu_decrease_factor``,
 at or below ``mu_increase_below`` multiplied by ``mu_factor``, as after a failed line search or
-a singular factorization. Without the increase after short accepted steps (and without mu on
-the parameter block) the feasibility-driven rollout on a two-body Kinova crawled at alpha ~
-3e-4 for 100 iterations (docs/oe.md, "Feasibility-driven rollout"). A step cut short by the
-limit on logarithmic and rotation coordinates (``max_log_step``) counts as short: that limit
-is a trust region, and mu is what shortens the flat directions that hit it (the exp_eig axes
-of a nearly symmetric trunk asked for 26 rad per iteration, and every other coordinate then
-moved by 3-6 % of its Newton step for 260 iterations).
+a singular factorization: without the increase after short accepted steps (and without mu on
+the parameter block) a direction the line search must cut keeps being proposed, and the
+iterates crawl at tiny step lengths (docs/oe.md, "Feasibility-driven rollout"). A step cut
+short by the limit on logarithmic and rotation coordinates (``max_log_step``) counts as short:
+that limit is a trust region, and mu is what shortens the flat directions that hit it (else
+every other coordinate moves by only the fraction of its Newton step the limit leaves).
 
 Budgets (:class:`physid.budget.Budget`): the iteration budget decides, so the same data give the
 same result on any machine; the wall clock is a safety stop (checked before every iteration and
@@ -57,7 +56,9 @@ from physid.oe.solving.serial import process_noise_inflation
 @dataclass(frozen=True)
 class OEOptions:
     """Solver settings. ``tolerance``: stop when the predicted reduction ``|g^T d|`` is below
-    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1).
+    ``tolerance * (1 + cost)`` and the gaps below ``feasibility_tolerance`` (sum of |.|_1), or
+    when the step is statistically negligible (``parameter_tolerance``, ``decrease_tolerance``,
+    ``gap_tolerance``: :func:`_small_step`).
     ``max_iterations`` is the budget that decides (status ``not_converged`` when spent);
     ``time_budget_s`` the wall-clock safety stop (None: :func:`default_time_budget`; status
     ``time_limit``); either way the solve keeps its lowest-merit accepted iterate."""
@@ -68,6 +69,10 @@ class OEOptions:
     max_iterations: int = 100
     tolerance: float = 1e-9
     feasibility_tolerance: float = 1e-6
+    # the statistical convergence test (_small_step), each far below what the data can tell:
+    parameter_tolerance: float = 1e-3  # the parameter step, in posterior std (Mahalanobis)
+    decrease_tolerance: float = 1e-6  # |g^T d| per unknown: the RMS move 1e-3 std
+    gap_tolerance: float = 1e-3  # RMS of the gaps, in process-noise std
     mu_init: float = 1e-8
     mu_min: float = 1e-10
     mu_max: float = 1e8
@@ -95,9 +100,9 @@ class OEOptions:
 
 def default_time_budget(nodes: int, max_iterations: int) -> float:
     """The wall-clock safety stop [s] of a solve over ``nodes`` nodes: 10 min + 50 ms per node
-    and allowed iteration, far above what the iterations take even on a loaded machine (an
-    iteration of the 2,000-node Go2 crawl, 46 parameters, took 3-10 s on 2 shared cores), so
-    that the iteration budget decides and the result does not depend on the machine."""
+    and allowed iteration, ten times what an iteration of a floating-base robot with its joint
+    terms takes on a loaded core, so that the iteration budget decides and the result does not
+    depend on the machine."""
     return 600.0 + 0.05 * nodes * max_iterations
 
 
@@ -170,10 +175,9 @@ def _single_shooting_start(
     problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, cost: float, gaps: NDArray
 ) -> tuple[NDArray, float, NDArray, str | None]:
     """``(xs, cost, gaps, failure)`` single shooting starts from: the open-loop rollout of
-    the guess, or, when that rollout diverges (an open-loop unstable robot, docs/oe.md
-    Table I: the Go1 walk is non-finite from node 138 of 160), the guess ``xs`` itself with
-    its gaps and the reason, so that the result written is a finite iterate and not the NaN
-    rows of the rollout."""
+    the guess, or, when that rollout diverges (an open-loop unstable robot: a legged one's,
+    docs/oe.md Table I), the guess ``xs`` itself with its gaps and the reason, so that the
+    result written is a finite iterate and not the NaN rows of the rollout."""
     with np.errstate(all="ignore"):  # a diverging rollout is reported in the status
         closed = close_gaps(problem, xs, ws, theta)
         closed_cost, closed_gaps = problem.evaluate(closed, ws, theta)
@@ -300,7 +304,7 @@ def _iterate(problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, it: 
     if step is None:
         return False
     d1, d2 = step.gradient_dot, step.curvature
-    if abs(d1) <= opt.tolerance * (1.0 + abs(run.cost)) and run.infeas <= opt.feasibility_tolerance:
+    if _small_step(problem, run, opt, step):
         if run.mu <= opt.mu_init:
             run.termination = Termination.CONVERGED
         else:
@@ -320,6 +324,49 @@ def _iterate(problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, it: 
         return False
     _accept(problem, run, opt, step, trial, it)
     return True
+
+
+def _small_step(problem: OEProblem, run: _Run, opt: OEOptions, step: Step) -> bool:
+    """The convergence test on the Newton step ``d = (dx, dw, dtheta)`` at the iterate: the
+    classical one,
+
+        |g^T d| <= tolerance (1 + cost)   and   sum_k |fbar_k|_1 <= feasibility_tolerance,
+
+    or the statistical one, all three of
+
+        dtheta^T H_theta dtheta <= parameter_tolerance^2,
+        |g^T d| <= decrease_tolerance n,
+        sqrt(mean_k,i (fbar_k,i / sigma_w,k,i)^2) <= gap_tolerance,
+
+    with ``H_theta = Vtt - Vxt^T Vxx^-1 Vxt`` the marginal Gauss-Newton Hessian of theta
+    (:func:`physid.oe.solving.riccati.parameter_hessian`, the inverse of its Laplace
+    covariance), ``n`` the number of unknowns (states, noises, parameters) and ``sigma_w``
+    the process-noise std of each gap. The cost is ``1/2 |r|^2`` of whitened residuals, so
+    ``H`` is the inverse posterior covariance and, for the Newton step of a feasible iterate,
+    ``-g^T d = d^T H d``: the squared Mahalanobis length of the step. The first line bounds
+    the move of every linear combination ``c^T theta`` by ``parameter_tolerance`` of its
+    posterior std (Cauchy-Schwarz in the ``H_theta`` metric; the std reported, inflated for
+    serial correlation and chi2, are larger still); the second the RMS move of the states and
+    noises by ``sqrt(decrease_tolerance)`` of their std, a change of the log-likelihood far
+    below what any test could tell; the third the gaps to a small fraction of the process
+    noise that closes them. The classical test is absolute: with residuals that the model does
+    not explain (soft feet, unmodelled joint terms) Gauss-Newton converges only linearly and
+    its end game dithers about an estimate that no longer moves, above that bound."""
+    lin = run.lin
+    decrease = abs(step.gradient_dot)
+    if (
+        decrease <= opt.tolerance * (1.0 + abs(run.cost))
+        and run.infeas <= opt.feasibility_tolerance
+    ):
+        return True
+    unknowns = lin.lx.size + lin.lw.size + lin.lt.size
+    if decrease > opt.decrease_tolerance * unknowns:
+        return False
+    whitened = lin.gaps / problem.process_std_nodes
+    if float(np.sqrt(np.mean(whitened**2))) > opt.gap_tolerance:
+        return False
+    H = parameter_hessian(step.policy)
+    return float(step.dtheta @ (0.5 * (H + H.T)) @ step.dtheta) <= opt.parameter_tolerance**2
 
 
 def _newton_step(problem: OEProblem, run: _Run, opt: OEOptions) -> Step | None:
@@ -423,11 +470,12 @@ def _keep_best(run: _Run) -> int | None:
 
 
 def _message(run: _Run, budget: Budget, iterations: int, kept: int | None) -> str:
-    """The one-line message of a solve: how it ended, in how many iterations."""
+    """The one-line message of a solve: how it ended, in how many iterations (no seconds: the
+    same data give the same message on any machine, unless the wall clock stopped it)."""
     how = {
         Termination.CONVERGED: "converged",
-        Termination.ITERATIONS: f"stopped by {budget.describe()} before converging",
-        Termination.TIME: f"stopped by the wall-clock safety stop, {budget.describe()}",
+        Termination.ITERATIONS: f"stopped by the iteration budget of {budget.iterations}",
+        Termination.TIME: f"stopped by the wall-clock safety stop of {budget.seconds:.3g} s",
         Termination.LINE_SEARCH: "stalled",
         Termination.NON_FINITE: "numerical failure",
         Termination.SINGULAR: "numerical failure",

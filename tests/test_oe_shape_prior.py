@@ -1,0 +1,70 @@
+"""physid oe's default priors on each estimated body's shape (exp_eig): log-normal on its
+principal second moments (physid.oe.model.dynamics.SECOND_MOMENT_LOG_STD) and about its
+principal axes (PRINCIPAL_AXES_STD): their cost terms, and that they leave what the data
+decide where it was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import KINOVA_PAYLOAD_BODY
+
+from physid.oe.model.dynamics import PRINCIPAL_AXES_STD, SECOND_MOMENT_LOG_STD
+from physid.oe.model.measurements import Measurements, NoiseStd
+from physid.oe.solving.build import initial_guess, make_problem
+from physid.oe.solving.solver import solve
+
+
+def _problems(arm) -> tuple:  # noqa: ANN001
+    """The payload arm's exp_eig problem without and with the shape priors."""
+    nominal, _, rec = arm
+    meas = Measurements(q=rec.q_meas, v=rec.v_meas)
+    return tuple(
+        make_problem(
+            nominal,
+            [KINOVA_PAYLOAD_BODY],
+            "exp_eig",
+            rec.dt,
+            rec.tau,
+            meas,
+            NoiseStd(),
+            second_moment_std=moments,
+            axes_std=axes,
+        )
+        for moments, axes in ((None, None), (SECOND_MOMENT_LOG_STD, PRINCIPAL_AXES_STD))
+    )
+
+
+def test_the_shape_priors_cost_their_closed_form(kinova_payload_arm):
+    """The cost with the priors minus the cost without, at the nominal body with its
+    principal axes turned by (0.2, -0.4, 0.1) rad, its three log principal second moments
+    moved by (0.3, -0.6, 0.9) and its mass by 0.5 in log: the closed form
+    1/2 |domega|^2 / 1^2 + 1/2 sum (ds / 3)^2 (the mass and the CoM keep no prior)."""
+    free, held = _problems(kinova_payload_arm)
+    assert np.isinf(held.theta_prior_std[:4]).all()
+    assert held.theta_prior_std[4:7] == pytest.approx([PRINCIPAL_AXES_STD] * 3)
+    assert held.theta_prior_std[7:10] == pytest.approx([SECOND_MOMENT_LOG_STD] * 3)
+    xs, ws = initial_guess(free)
+    turn, shift = np.array([0.2, -0.4, 0.1]), np.array([0.3, -0.6, 0.9])
+    step = np.r_[0.5, 0.0, 0.0, 0.0, turn, shift]
+    theta = free.dynamics.retract(free.dynamics.nominal_theta(), step)
+    difference = held.evaluate(xs, ws, theta)[0] - free.evaluate(xs, ws, theta)[0]
+    closed_form = 0.5 * np.sum((turn / PRINCIPAL_AXES_STD) ** 2)
+    closed_form += 0.5 * np.sum((shift / SECOND_MOMENT_LOG_STD) ** 2)
+    assert difference == pytest.approx(closed_form, rel=1e-9)
+
+
+def test_the_shape_priors_leave_what_the_data_decide(kinova_payload_arm):
+    """On the payload arm, whose motion decides every parameter of the link: the same mass,
+    CoM and inertia with and without the priors, each within 2e-2 of its std, the mass
+    within its std of the simulation's truth."""
+    results = []
+    for problem in _problems(kinova_payload_arm):
+        xs, ws = initial_guess(problem)
+        results.append(solve(problem, xs, ws, problem.dynamics.nominal_theta()))
+    free, held = results
+    assert free.converged and held.converged
+    assert np.all(np.abs(held.pis[0] - free.pis[0]) <= 2e-2 * free.pi_std[0])
+    _, true, _ = kinova_payload_arm
+    mass = true.inertias[true.getJointId(KINOVA_PAYLOAD_BODY)].mass
+    assert abs(held.pis[0][0] - mass) <= held.pi_std[0][0]
