@@ -48,7 +48,7 @@ def make_problem(
 ) -> OEProblem:
     """An eq. 16 problem. The parameter prior defaults to the model's inertias of the bodies
     (omitted from the cost when ``theta_prior_std`` is None); the arrival prior defaults to the
-    first measured configuration (its base part as in the model's neutral pose) at rest.
+    first recorded configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
     ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
@@ -103,7 +103,7 @@ def rolling_contact_points(
 ) -> NDArray[np.float64]:
     """``(N+1, n_frames, 3)``: per node the lowest point of a sphere of ``radius`` [m] (one,
     or one per frame) centred on each frame, in that frame's coordinates, ``R_f^T (0, 0,
-    -radius)`` with ``R_f`` the frame's world orientation at the measured configuration
+    -radius)`` with ``R_f`` the frame's world orientation at the recorded configuration
     (encoders and IMU orientation): where a round foot touches a horizontal floor while it
     rolls (paper B's point contact is the frame's origin, a foot's radius too low, which
     the estimate takes up in the torso's CoM)."""

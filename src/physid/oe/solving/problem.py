@@ -167,7 +167,7 @@ class OEProblem:
         self._accel_obs.acc_bias = np.asarray(bias, dtype=float).reshape(3).copy()
 
     def accelerometer_residuals(self, xs: NDArray, ws: NDArray, theta: NDArray) -> NDArray:
-        """Measured minus modelled accelerometer readings ``(n, 3)`` [m/s^2], bias included,
+        """Recorded minus modelled accelerometer readings ``(n, 3)`` [m/s^2], bias included,
         at the nodes that observe it (sets theta on the dynamics)."""
         obs = self._accel_obs
         if obs.imu is None:

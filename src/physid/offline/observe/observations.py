@@ -18,11 +18,10 @@ as the motion's. A linear model fitted on those rows carries the mismatch into t
 most where the Coulomb force is large against the viscous one at the joint's speeds, as on a
 slow linear axis. Such a joint's own equation is left out on the rows of each passage (every
 other joint's equation is kept); a joint resting for longer (a static pose, the pauses of a run)
-keeps them: those rows carry the gravity torque. A revolute joint keeps every row: on the real
-arm recordings of ``benchmarks/real_corpus.py`` leaving its passages out moved the held-out
-error both ways by more than the folds resolve (docs/benchmarks.md, "Against the simplest
-consistent fit"); how far its estimate moves when they are left out widens its standard
-deviation instead (:func:`physid.offline.fit.uncertainty.reversal_std`).
+keeps them: those rows carry the gravity torque. A revolute joint keeps every row: on real
+arms leaving its passages out moves the held-out error either way by more than the folds
+resolve (docs/benchmarks.md, "Against the simplest consistent fit"); how far its estimate moves
+when they are left out widens its standard deviation instead (:func:`physid.offline.fit.uncertainty.reversal_std`).
 """
 
 from __future__ import annotations
