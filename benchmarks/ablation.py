@@ -19,9 +19,6 @@ tilt                      ``estimation.estimate_gravity_direction: false``
 plausibility              ``estimation.plausible_masses: false``
 body prior                ``estimation.prior_std_relative: null`` (no prior on the bodies)
 joint prior               the joint terms' prior std x 1e6 (launcher)
-reversals                 every row of the linear-friction joints fitted, their passages
-                          through zero speed too, and the friction model's std not in the
-                          consistent fit's covariance (launcher)
 weighting                 ``estimation.weighting: ols``
 all off                   all of the above at once: physid's consistent least squares on
                           its own preprocessing
@@ -68,24 +65,15 @@ from scoring import (  # noqa: E402
 from vs_ols import Z_LIMIT, Case, from_real, joint_terms_z, sim_case  # noqa: E402
 
 # Choices without a config key, turned off by the launcher before physid's CLI runs: the joint
-# terms' prior widened to no prior at all; every row fitted, the passages through zero speed too.
+# terms' prior widened to no prior at all.
 NO_JOINT_PRIOR = (
     "import physid.offline.fit.joint_prior as p; "
     "p.JOINT_TERM_PRIOR_RELATIVE = p.OFFSET_PRIOR_RELATIVE = 1e6; "
 )
-NO_REVERSALS = (
-    "import numpy as np; "
-    "import physid.offline.observe.observations as o; "
-    "import physid.offline.stages.quantify as q; "
-    "o.reversal_rows = lambda *args, **kwargs: None; "
-    "q.reversal_std = lambda model, store, columns, *args: np.zeros(len(columns)); "
-    "q._with_friction_model_error = lambda covariance, *args: covariance; "
-)
 _MAIN = "from physid.cli import main; main()"
 LAUNCHERS = {
     "joint prior": NO_JOINT_PRIOR + _MAIN,
-    "reversals": NO_REVERSALS + _MAIN,
-    "all off": NO_JOINT_PRIOR + NO_REVERSALS + _MAIN,
+    "all off": NO_JOINT_PRIOR + _MAIN,
 }
 CONSERVATIVE_CUTOFF = "conservative cut-off"  # filled per case from the defaults' run
 
@@ -98,7 +86,6 @@ ABLATIONS: dict[str, dict] = {
     "plausibility": {"estimation": {"plausible_masses": False}},
     "body prior": {"estimation": {"prior_std_relative": None}},
     "joint prior": {},
-    "reversals": {},
     "weighting": {"estimation": {"weighting": "ols"}},
     "all off": {
         "filter": {"butterworth_cutoff_hz": CONSERVATIVE_CUTOFF},

@@ -35,14 +35,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physid.body.inertia import mass_com_inertia_from_pi
-from physid.errors import InputError
 from physid.numerics.linalg import scaled_pinv
 from physid.offline.fit.gaussian_prior import gaussian_prior
 from physid.offline.fit.joint_prior import JointPrior
-from physid.offline.observe.least_squares import least_squares
-from physid.offline.observe.observations import REVERSAL_FRACTION, passage_joints, short_runs
-from physid.offline.observe.reduced import ReducedSystem, ReductionAccumulator
-from physid.offline.observe.store import ObservationStore
+from physid.offline.observe.reduced import ReducedSystem
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
 
@@ -72,44 +68,6 @@ class BodyUncertainty:
                 "inertia": self.inertia_source,
             },
         }
-
-
-def reversal_std(
-    model: RobotModel,
-    store: ObservationStore,
-    columns: np.ndarray,
-    weighting: str,
-    theta: np.ndarray,
-) -> np.ndarray:
-    """Model-error standard deviation (b,) of the least-squares estimate ``theta`` of
-    ``columns``: its change when the passages through zero speed of every joint of
-    :func:`~physid.offline.observe.observations.passage_joints` are left out of the fit over
-    twice the band (:data:`~physid.offline.observe.observations.REVERSAL_FRACTION` x 2 of its
-    RMS speed at the stored rows), the friction's transition reaching further than the prismatic
-    joints' rows already left out; for the joint terms (friction, armature) that are base
-    parameters (``columns`` at or after the inertial ones), 0 for the others and when there is
-    no such joint.
-
-    The friction near zero speed is the least determined part of the linear model, and what of
-    it the rows kept still hold biases friction and armature, which the residual-based standard
-    deviations do not see. ``store`` holds the training observations as fitted (:mod:`.store`).
-    """
-    joints = passage_joints(model)
-    if not joints.any() or store.n_rows == 0:
-        return np.zeros(len(columns))
-    speed2 = sum(np.sum(chunk.dq**2, axis=0) for chunk in store)
-    rms = np.sqrt(speed2 / store.n_rows)
-    total = ReductionAccumulator()
-    for chunk in store:
-        slow = (np.abs(chunk.dq) < 2.0 * REVERSAL_FRACTION * rms) & joints
-        wider = short_runs(slow, chunk.t)
-        total.add(np.where(wider[..., None], 0.0, chunk.W), np.where(wider, 0.0, chunk.tau))
-    try:
-        change = least_squares(total.system(), columns, weighting).theta - theta
-    except InputError:  # the wider band leaves a column unexcited: no estimate to compare
-        return np.zeros(len(columns))
-    # the inertial parameters' change is the rows' own noise, which their std already holds
-    return np.where(np.asarray(columns) >= model.layout.n_inertial, np.abs(change), 0.0)
 
 
 def parameter_sources(base: BaseParameters, excited: np.ndarray) -> tuple[str, ...]:

@@ -9,19 +9,6 @@ decimation cut-off, the inertial columns are built at the kept rows instead
 (:func:`inertial_at_kept_rows`): the filter would pass them unchanged. A recording is processed
 in overlapping windows (:mod:`.windows`), so only one window's regressor is ever in memory;
 :func:`observation_chunks` yields them one at a time.
-
-**A prismatic joint's passages through zero speed are not fitted** (:func:`reversal_rows`).
-Where a joint passes through zero speed, its friction force is neither ``fc sign(dq)`` nor the 0
-a Coulomb deadband says: it switches over the friction's transition (pre-sliding, Stribeck, a
-joint that sticks for a moment) and the estimated velocity's sign there is the filter's as much
-as the motion's. A linear model fitted on those rows carries the mismatch into the viscous term,
-most where the Coulomb force is large against the viscous one at the joint's speeds, as on a
-slow linear axis. Such a joint's own equation is left out on the rows of each passage (every
-other joint's equation is kept); a joint resting for longer (a static pose, the pauses of a run)
-keeps them: those rows carry the gravity torque. A revolute joint keeps every row: on real
-arms leaving its passages out moves the held-out error either way by more than the folds
-resolve (docs/benchmarks.md, "Against the simplest consistent fit"); how far its estimate moves
-when they are left out widens its standard deviation instead (:func:`physid.offline.fit.uncertainty.reversal_std`).
 """
 
 from __future__ import annotations
@@ -40,7 +27,7 @@ from physid.offline.observe.windows import (
     RecordingPlan,
     plan_recording,
 )
-from physid.robot.model import RobotModel, revolute_mask
+from physid.robot.model import RobotModel
 from physid.robot.regressor import (
     friction_shape_derivatives,
     inertial_regressor,
@@ -84,67 +71,6 @@ def stack(observations: list[Observations]) -> Observations:
     return Observations(
         cat("t"), cat("W"), cat("tau"), cat("q"), cat("dq"), cat("ddq"), info, G, blocks
     )
-
-
-# A passage through zero speed: |dq| below this share of the joint's RMS speed in the window,
-# for less than REVERSAL_S (longer: a rest, kept). The widest automatic Coulomb deadband is
-# this share too (offline.choose.deadband.CANDIDATE_FRACTIONS), so no deadband's sign-0 rows
-# of those joints are fitted.
-REVERSAL_FRACTION = 0.05
-REVERSAL_S = 0.5
-
-
-def passage_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
-    """(n,) bool: the joints whose friction switches at their passages through zero speed as
-    the linear model says it does not: linear friction, and a Coulomb deadband above 0 in
-    ``model`` or one of ``models`` when they have one (``coulomb_deadband: 0`` in the config
-    asks for plain ``sign(dq)`` on every row)."""
-    on = np.array([model.layout.friction_of(j) == "linear" for j in model.joint_names])
-    bands = [m.coulomb_deadband for m in (model, *models) if m.coulomb_deadband is not None]
-    if bands:
-        on &= np.any(np.stack(bands) > 0, axis=0)
-    return on
-
-
-def reversal_joints(model: RobotModel, models: tuple[RobotModel, ...] = ()) -> np.ndarray:
-    """(n,) bool: the joints of :func:`passage_joints` whose passages are left out of the fit:
-    the prismatic ones (module docstring)."""
-    return passage_joints(model, models) & ~revolute_mask(model, model.joint_names)
-
-
-def short_runs(slow: np.ndarray, t: np.ndarray, longest_s: float = REVERSAL_S) -> np.ndarray:
-    """(N, n) bool: the runs of ``slow`` (N, n) rows, joint by joint, that last less than
-    ``longest_s`` at the sample times ``t`` (N,): passages, not rests."""
-    marked = np.zeros_like(slow)
-    for k in np.flatnonzero(slow.any(axis=0)):
-        edges = np.flatnonzero(np.diff(np.r_[0, slow[:, k].astype(np.int8), 0]))
-        for start, stop in zip(edges[::2], edges[1::2], strict=True):
-            if t[stop - 1] - t[start] < longest_s:
-                marked[start:stop, k] = True
-    return marked
-
-
-def reversal_rows(
-    model: RobotModel, window: PreparedWindow, models: tuple[RobotModel, ...] = ()
-) -> np.ndarray | None:
-    """(M, n) bool at the window's kept rows: the rows of each passage through zero speed of
-    the joints of :func:`reversal_joints` (module docstring), read on the window's velocities
-    at the intermediate rate; None when there is none."""
-    on = reversal_joints(model, models)
-    if not on.any() or len(window.t) < 2:
-        return None
-    rms = np.sqrt(np.mean(window.dq[window.owned] ** 2, axis=0))
-    slow = (np.abs(window.dq) < REVERSAL_FRACTION * rms) & on
-    kept = short_runs(slow, window.t)[window.kept]
-    return kept if kept.any() else None
-
-
-def _without_rows(rows: np.ndarray | None, x: np.ndarray | None) -> np.ndarray | None:
-    """``x`` (M, n[, k]) with the ``rows`` (M, n) of each joint's equation set to zero: they
-    then add nothing to any reduction, residual or score (as an unfitted joint's rows)."""
-    if rows is None or x is None:
-        return x
-    return np.where(rows[..., None] if x.ndim == 3 else rows, 0.0, x)
 
 
 def _structural_columns(W: np.ndarray) -> np.ndarray:
@@ -275,17 +201,16 @@ def observation_chunks(
         if plan.decimation is not None:
             note("parallel decimation")
         tau = window.tau if plan.decimation is None else plan.decimation.second.filter(window.tau)
-        reversals = reversal_rows(model, window, joint_term_models)
         yield Observations(
             window.t[rows],
-            _without_rows(reversals, W_decimated),
-            _without_rows(reversals, tau[rows]),
+            W_decimated,
+            tau[rows],
             q[rows],
             dq[rows],
             ddq[rows],
             info,
-            _without_rows(reversals, G),
-            tuple(_without_rows(reversals, b) for b in _decimated_blocks(window, blocks)),
+            G,
+            _decimated_blocks(window, blocks),
         )
 
 
@@ -330,9 +255,9 @@ def joint_term_chunks(
     Coulomb deadband): the regressor's rigid-body part is not rebuilt."""
     plan = plan_recording(model, recording, options)
     for window in filtered_windows("joint_terms", recording, plan):
-        reversals = reversal_rows(model, window, tuple(models))
-        blocks = (joint_term_regressor(m, window.dq, window.ddq) for m in models)
-        yield tuple(_without_rows(reversals, _second_stage(window, block)) for block in blocks)
+        yield tuple(
+            _second_stage(window, joint_term_regressor(m, window.dq, window.ddq)) for m in models
+        )
 
 
 def friction_chunks(
@@ -348,14 +273,9 @@ def friction_chunks(
     if windows is None:
         windows = filtered_windows("friction", recording, plan_recording(model, recording, options))
     for window in windows:
-        reversals = reversal_rows(model, window)
         yield (
-            _without_rows(
-                reversals, _second_stage(window, joint_term_regressor(model, window.dq, window.ddq))
-            ),
-            _without_rows(
-                reversals, _second_stage(window, friction_shape_derivatives(model, window.dq))
-            ),
+            _second_stage(window, joint_term_regressor(model, window.dq, window.ddq)),
+            _second_stage(window, friction_shape_derivatives(model, window.dq)),
         )
 
 

@@ -1,10 +1,9 @@
 """Stage 5: how sure the estimate is, and what the data or the prior decide.
 
 Paper C eq. 6 standard deviations, Newey-West ones for serially correlated residuals with the
-friction model's own terms in quadrature (the Coulomb deadband halved and doubled, the
-passages through zero speed left out twice as wide), the Laplace covariance of the consistent
-MAP fit (:mod:`physid.offline.fit.uncertainty`), widened to the time blocks' disagreement (the
-blocked jackknife); then, per reported quantity, whether the data or the prior decides it.
+friction model's own term in quadrature, the Laplace covariance of the consistent MAP fit
+(:mod:`physid.offline.fit.uncertainty`), widened to the time blocks' disagreement (the blocked
+jackknife); then, per reported quantity, whether the data or the prior decides it.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from physid.offline.fit.uncertainty import (
     prior_covariance,
     prior_decided,
     prior_limited_sources,
-    reversal_std,
 )
 from physid.offline.result import Uncertainty
 from physid.offline.stages.base_fit import BaseFit
@@ -71,7 +69,15 @@ def quantify(
     base, excited, ls = base_fit.base, base_fit.excited, base_fit.least_squares
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
-    friction_std = _joint_model_std(prepared, base_fit, config)
+    friction_std = friction_model_std(
+        model,
+        prepared.train,
+        training.preprocessing.filter,
+        training.store,
+        base_fit.columns,
+        config.estimation.weighting,
+        ls.theta,
+    )
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = np.hypot(
         robust_std(training.store, base_fit.columns, ls), friction_std
@@ -92,9 +98,6 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
-    covariance = _with_friction_model_error(
-        covariance, base_fit.columns, friction_std, model.layout.n_inertial
-    )
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -108,72 +111,28 @@ def quantify(
     )
     findings += decided
     findings += _total_mass_findings(prepared, base_fit, consistent, config, inflation, record)
-    findings += _tilt_mass_findings(prepared, consistent, config, record)
-    return Quantified(record, inflation, tuple(findings))
-
-
-def _joint_model_std(prepared: Prepared, base_fit: BaseFit, config: IdentifyConfig) -> np.ndarray:
-    """The friction model's own std of the base parameters: the Coulomb deadband halved and
-    doubled, and the passages through zero speed left out twice as wide, in quadrature."""
-    training, ls = prepared.training, base_fit.least_squares
-    weighting = config.estimation.weighting
-    deadband = friction_model_std(
-        prepared.model,
-        prepared.train,
-        training.preprocessing.filter,
-        training.store,
-        base_fit.columns,
-        weighting,
-        ls.theta,
-    )
-    reversals = reversal_std(prepared.model, training.store, base_fit.columns, weighting, ls.theta)
-    return np.hypot(deadband, reversals)
-
-
-def _tilt_mass_findings(
-    prepared: Prepared, consistent: Consistent, config: IdentifyConfig, record: Uncertainty
-) -> list[Finding]:
-    """TILT_MOVES_MASS when estimating the base tilt moves the moving mass by more than its
-    std."""
-    if prepared.gravity is None:
-        return []
-    change = tilt_mass_change(
-        prepared.upright_model,
-        prepared.upright,
-        prepared.model,
-        prepared.training,
-        config,
-        consistent.fits.problem,
-        consistent.scale,
-        consistent.body_scale,
-    )
-    if abs(change) <= record.moving_mass_std:
-        return []
-    tilt = np.degrees(prepared.gravity.tilt_rad)
-    return [
-        TILT_MOVES_MASS(
-            f"estimating the base tilt ({tilt[0]:.2f}, {tilt[1]:.2f} deg) moves the "
-            f"moving mass by {change:+.3g} kg, more than its std "
-            f"{record.moving_mass_std:.2g} kg",
-            numbers={"mass_change_kg": change, "mass_std_kg": record.moving_mass_std},
+    if prepared.gravity is not None:
+        change = tilt_mass_change(
+            prepared.upright_model,
+            prepared.upright,
+            model,
+            training,
+            config,
+            consistent.fits.problem,
+            consistent.scale,
+            consistent.body_scale,
         )
-    ]
-
-
-def _with_friction_model_error(
-    covariance: np.ndarray, columns: np.ndarray, friction_std: np.ndarray, n_inertial: int
-) -> np.ndarray:
-    """``covariance`` with the friction model's own variance (``friction_std``, per base
-    column) added to the joint terms that are base parameters of their own.
-
-    The Laplace covariance reads the residuals, which a bias of the friction model near zero
-    speed does not show (its deadband, its passages through zero speed).
-    """
-    covariance = covariance.copy()
-    for column, std in zip(columns, friction_std, strict=True):
-        if column >= n_inertial and std > 0.0:
-            covariance[column, column] += std**2
-    return covariance
+        if abs(change) > record.moving_mass_std:
+            tilt = np.degrees(prepared.gravity.tilt_rad)
+            findings.append(
+                TILT_MOVES_MASS(
+                    f"estimating the base tilt ({tilt[0]:.2f}, {tilt[1]:.2f} deg) moves the "
+                    f"moving mass by {change:+.3g} kg, more than its std "
+                    f"{record.moving_mass_std:.2g} kg",
+                    numbers={"mass_change_kg": change, "mass_std_kg": record.moving_mass_std},
+                )
+            )
+    return Quantified(record, inflation, tuple(findings))
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
