@@ -272,8 +272,14 @@ def main() -> None:
     def stat(label: str, pick) -> Row:
         values = {
             f: pick([getattr(r, f) for r in random_rows])
-            for f in ("cond", "cond_scaled", "error_ls", "error_consistent", "limit_use",
-                      "held_out")
+            for f in (
+                "cond",
+                "cond_scaled",
+                "error_ls",
+                "error_consistent",
+                "limit_use",
+                "held_out",
+            )
         }
         return Row(label, **values)
 

@@ -240,8 +240,11 @@ def main() -> None:
     train, held = simulate(truth, args.seconds, 1), simulate(truth, 6.0, 2)
     rows = [("truth", truth, 0.0, 0.0), ("start (x2 / x0.5)", model(START), 0.0, 0.0)]
     tuned, cpu, delay, solver = run_physid(train)
-    print(f"physid simfit: {solver['evaluations']} evaluations, {solver['jacobians']} "
-          "finite-difference Jacobians", flush=True)
+    print(
+        f"physid simfit: {solver['evaluations']} evaluations, {solver['jacobians']} "
+        "finite-difference Jacobians",
+        flush=True,
+    )
     rows.append((f"physid simfit (delay {1e3 * delay:.2f} ms)", tuned, cpu, delay))
     if not args.no_sysid:
         for windows, label in (

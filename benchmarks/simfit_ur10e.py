@@ -328,8 +328,12 @@ def main() -> None:
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     parser.add_argument("--keep", type=Path, default=None, help="keep the files here")
     parser.add_argument("--no-sysid", action="store_true", help="physid only")
-    parser.add_argument("--coarse-windows", type=int, default=0,
-                        help="physid simfit's --coarse-windows (0: its default, one stage)")
+    parser.add_argument(
+        "--coarse-windows",
+        type=int,
+        default=0,
+        help="physid simfit's --coarse-windows (0: its default, one stage)",
+    )
     args = parser.parse_args()
     folder = args.datasets / "ur10e"
     found = {p.stem: p for p in folder.glob("*_data/*.csv")}
@@ -369,18 +373,22 @@ def main() -> None:
                 rows.append(("mujoco.sysid, 0.5 s windows", *score(tuned, csv[HELD]), cpu, None))
             except Exception as error:  # noqa: BLE001 - a peer's failure is a row
                 print(f"mujoco.sysid failed: {type(error).__name__}: {error}")
-    print(f"\nUR10e, train {TRAIN}, held out {HELD}; RMS joint position [mrad], CPU [s] "
-          f"(identify {cpu_identify:.1f} s, export {cpu_export:.1f} s before tuning)")
+    print(
+        f"\nUR10e, train {TRAIN}, held out {HELD}; RMS joint position [mrad], CPU [s] "
+        f"(identify {cpu_identify:.1f} s, export {cpu_export:.1f} s before tuning)"
+    )
     print(f"{'model':46s} {'shooting':>9s} {'open 0.5s':>10s} {'tuning':>7s} {'command':>8s}")
     for label, shooting, open_loop, tuning, command in rows:
         cpu_text = " ".join("      -" if c is None else f"{c:7.1f}" for c in (tuning, command))
         print(f"{label:46s} {1e3 * shooting:9.3f} {1e3 * open_loop:10.2f} {cpu_text}")
     physid, sysid = rows[2], rows[3] if len(rows) > 3 else None
     if sysid is not None:
-        print(f"mujoco.sysid's tuning took {sysid[3] / physid[3]:.1f}x the CPU of physid's tuning "
-              f"(start values, window states and solve) and {sysid[3] / physid[4]:.1f}x that of "
-              "physid's whole simfit command (imports, held-out runs before and after, report "
-              "and figures included); target >= 5x")
+        print(
+            f"mujoco.sysid's tuning took {sysid[3] / physid[3]:.1f}x the CPU of physid's tuning "
+            f"(start values, window states and solve) and {sysid[3] / physid[4]:.1f}x that of "
+            "physid's whole simfit command (imports, held-out runs before and after, report "
+            "and figures included); target >= 5x"
+        )
 
 
 if __name__ == "__main__":

@@ -145,7 +145,8 @@ def test_online_refuses_a_base_angular_velocity_in_world_axes(tmp_path):
         columns[f"base_w{axis}"] = rotation.apply(angular)[:, k]
     np.savez(tmp_path / "rec.npz", **columns)
     (tmp_path / "online.yaml").write_text(
-        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n")
+        "floating_base: true\ncontact_frames: [left_sole, right_sole]\n"
+    )
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["online", "--urdf", str(HUMANOID_URDF), "--data",
                                        str(tmp_path / "rec.npz"), "--body", "waist_pitch",

@@ -55,8 +55,9 @@ def test_a_kinova_arm_with_continuous_joints_logged_modulo_a_turn_is_identified(
     assert result.status == "ok" and result.consistent.consistent
     assert result.model.joint_names == model.joint_names
     said = [f for f in result.findings if f.code in ("D110", "ID702", "ID704")]
-    assert not any("locked" in f.message or "ignored unknown column" in f.message
-                   for f in said), said
+    assert not any("locked" in f.message or "ignored unknown column" in f.message for f in said), (
+        said
+    )
     floor = predict_recording(result.model, recordings[1], result.preprocessing.filter, theta)
     assert result.validation.relative_error < 1.05 * floor.metrics.relative_error
 

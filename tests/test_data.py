@@ -238,8 +238,11 @@ def test_the_csvs_users_bring_read_as_the_plain_file(tmp_path):
                  lambda k, r: f'"{k + 1}",' + ",".join(f'"{float(v)!r}"' for v in r)))  # fmt: skip
     index = same(written("index.csv", ",".join(["", *names]), lambda k, r: f"{k},{cells(r)}"))
     assert any("Unnamed: 0" in w for w in index), index
-    bad = written("bad.csv", ",".join(names),
-                  lambda k, r: cells(r).replace(repr(float(r[3])), "x", 1) if k == 4 else cells(r))
+    bad = written(
+        "bad.csv",
+        ",".join(names),
+        lambda k, r: cells(r).replace(repr(float(r[3])), "x", 1) if k == 4 else cells(r),
+    )
     expect_error(bad, rf"column '{names[3]}' row 5 \(line 6\): 'x' is not a number")
 
 
@@ -360,8 +363,9 @@ def test_iso_8601_time_stamps_read_as_seconds_since_the_epoch(tmp_path, zone):
     # a logger's 'stamp' column that a recording manifest maps onto t
     (tmp_path / "stamp.csv").write_text("\n".join(["stamp" + lines[0][1:], *lines[1:]]) + "\n")
     mapped = ", ".join(["t: stamp", *(f"{n}: {n}" for n in names[1:])])
-    (tmp_path / "stamp.yaml").write_text("format: physid.recording/1\nsources:\n"
-                                         f"  - file: stamp.csv\n    columns: {{{mapped}}}\n")
+    (tmp_path / "stamp.yaml").write_text(
+        f"format: physid.recording/1\nsources:\n  - file: stamp.csv\n    columns: {{{mapped}}}\n"
+    )
     manifest = load_trajectory(tmp_path / "stamp.yaml", MODEL)
     np.testing.assert_allclose(manifest.t - epoch, plain.t, rtol=0, atol=2e-6)
     lines[9] = lines[9].replace(stamps[8], "28/11/2026 09:30:00.08", 1)
@@ -384,13 +388,17 @@ def test_a_gzipped_csv_reads_as_the_plain_file(tmp_path, monkeypatch):
     packed = tmp_path / "run.csv.gz"
     packed.write_bytes(gzip.compress(plain_path.read_bytes()))
     mapped = ", ".join(f"{name}: {name}" for name in columns)
-    (tmp_path / "run.yaml").write_text("format: physid.recording/1\nbad_rows: drop\nsources:\n"
-                                       f"  - file: run.csv.gz\n    columns: {{{mapped}}}\n")
+    (tmp_path / "run.yaml").write_text(
+        "format: physid.recording/1\nbad_rows: drop\nsources:\n"
+        f"  - file: run.csv.gz\n    columns: {{{mapped}}}\n"
+    )
     monkeypatch.setattr(streamed, "STREAM_BYTES", 1_000)  # the 300 rows are read in blocks
     assert streamed.should_stream(packed) and not streamed.should_stream(tmp_path / "x.csv.gz")
-    readers = (lambda: load_trajectory(packed, MODEL),  # fmt: skip
-               lambda: load_trajectory(tmp_path / "run.yaml", MODEL),
-               lambda: streamed.open_recording(packed, MODEL, block_rows=64).in_memory())
+    readers = (
+        lambda: load_trajectory(packed, MODEL),  # fmt: skip
+        lambda: load_trajectory(tmp_path / "run.yaml", MODEL),
+        lambda: streamed.open_recording(packed, MODEL, block_rows=64).in_memory(),
+    )
     for trajectory in (read() for read in readers):
         np.testing.assert_array_equal(trajectory.t, plain.t)
         np.testing.assert_array_equal(trajectory.q, plain.q)

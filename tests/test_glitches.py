@@ -209,7 +209,6 @@ def test_real_recordings_have_nothing_to_repair():
     assert checked >= 3
 
 
-
 @pytest.mark.slow
 def test_one_corrupt_row_of_a_real_log_no_longer_moves_the_fit(tmp_path):
     """Real KUKA LWR4+ (12 s of file 2 -> 12 s of file 1): a row of positions read as zero and
@@ -298,8 +297,9 @@ def test_a_row_of_zeros_in_a_real_log_no_longer_moves_a_mass(tmp_path):
     13.4 kg and the arm from 25.7 to 30.4 kg with status ok; now the fit is the clean one's."""
     root = DATASETS / "xmate7p"
     urdf = root / "XM7p.urdf"
-    train, held = (read_xmate(root / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02)
-                   for k in (1, 2))
+    train, held = (
+        read_xmate(root / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02) for k in (1, 2)
+    )
     joints = tuple(f"joint{k}" for k in range(1, train.q.shape[1] + 1))
     q, tau = train.q.copy(), train.tau.copy()
     q[len(q) // 2] = tau[len(q) // 2] = 0.0
@@ -336,8 +336,9 @@ def test_a_dead_and_a_stuck_torque_of_a_real_log_are_left_out_of_the_fit(tmp_pat
     reference = physid.identify(urdf, sound, validate=held, config={"fit_joints": others})
     result = physid.identify(urdf, faulty, validate=held)
     assert result.raw.model.fitted_joints == tuple(others)
-    assert any(w.startswith("torque not logged? tau_lwr_0_joint (0.35) holds")
-               for w in result.warnings), result.warnings
+    assert any(
+        w.startswith("torque not logged? tau_lwr_0_joint (0.35) holds") for w in result.warnings
+    ), result.warnings
     (stuck,) = result.document["preprocessing"]["row_repairs"][0]["stuck_torques"]
     assert (stuck["joint"], stuck["rows"]) == ("lwr_4_joint", len(clean.t) - cut)
     assert stuck["t"] == [clean.t[cut], clean.t[-1]]
@@ -479,9 +480,12 @@ def test_a_real_joint_a_full_turn_off_for_eleven_rows(tmp_path):
     assert loaded.row_repairs["angles_unwrapped"] == {"lwr_3_joint": 2}
     q = s.q.copy()
     q[300:311, lwr_3] += 2.0 * np.pi * np.sign(q[300, lwr_3])  # away from zero: past 2 pi
-    with pytest.raises(InputError, match=r"turn.csv: position of joint 'lwr_3_joint' reaches .*"
-                                         r"steps by a full turn .* 2 times \(between data "
-                                         r"rows 300-301, 311-312, .*\): a turn counter"):
+    with pytest.raises(
+        InputError,
+        match=r"turn.csv: position of joint 'lwr_3_joint' reaches .*"
+        r"steps by a full turn .* 2 times \(between data "
+        r"rows 300-301, 311-312, .*\): a turn counter",
+    ):
         load_trajectory(_write(tmp_path / "turn.csv", s.t, q, s.tau), _kuka_model())
 
 

@@ -1,7 +1,6 @@
 """Tests of physid.body.inertia (and physid.body.expeig) against independent truths: Pinocchio,
 point-mass clouds, closed forms, finite differences and the papers' equations as printed."""
 
-
 import numpy as np
 import pinocchio as pin
 import pytest

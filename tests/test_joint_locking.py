@@ -134,8 +134,10 @@ def test_the_reduced_model_equals_the_full_model_with_locked_joints_held_still()
     [
         ({"joints": ["arm_9_joint"]}, "joint 'arm_9_joint' is not in the URDF"),
         ({"joints": "arm_1_joint"}, "config joints: expected a list"),
-        ({"joints": TIAGO_ARM, "locked": {"arm_7_joint": 0.1}},
-         "joint 'arm_7_joint' is both identified \\(joints:\\) and held still \\(locked:\\)"),
+        (
+            {"joints": TIAGO_ARM, "locked": {"arm_7_joint": 0.1}},
+            "joint 'arm_7_joint' is both identified \\(joints:\\) and held still \\(locked:\\)",
+        ),
     ],
 )
 def test_bad_joint_selections_are_named(raw, message):
@@ -232,7 +234,10 @@ def test_joints_no_recording_logs_are_held_still_without_a_config(tmp_path):
         q, v, a = rng.uniform(-1.0, 1.0, (3, 7))
         np.testing.assert_allclose(
             pin.rnea(exported, exported.createData(), *(np.r_[x, 0.0, 0.0] for x in (q, v, a)))[:7],
-            pin.rnea(identified, identified.createData(), q, v, a), rtol=1e-9, atol=1e-9)
+            pin.rnea(identified, identified.createData(), q, v, a),
+            rtol=1e-9,
+            atol=1e-9,
+        )
     report = run_validate(urdf, tmp_path / "auto" / "params.json", files[1:])
     assert report.overall["relative_error"] == pytest.approx(
         automatic.validation.relative_error, rel=1e-9

@@ -60,6 +60,7 @@ def write_bag(folder: Path, columns: dict, plugin: StoragePlugin, topics=("/join
 def write_lerobot(folder: Path, episodes: list[dict], suffixed: bool = False) -> None:
     """A LeRobot v2-layout dataset: meta/info.json and one Parquet file per episode;
     ``suffixed``: the readings named "<joint>.pos", ".vel", ".effort" as LeRobot's robots do."""
+
     def feature(suffix: str) -> dict:
         names = [joint + (suffix if suffixed else "") for joint in JOINTS]
         return {"dtype": "float32", "shape": [len(JOINTS)], "names": names}
@@ -71,8 +72,10 @@ def write_lerobot(folder: Path, episodes: list[dict], suffixed: bool = False) ->
         "features": {
             "observation.state": feature(".pos"),
             "observation.velocity": feature(".vel"),
-            "observation.effort": {**feature(".effort"),
-                                   "names": {"motors": feature(".effort")["names"]}},
+            "observation.effort": {
+                **feature(".effort"),
+                "names": {"motors": feature(".effort")["names"]},
+            },
             "timestamp": {"dtype": "float32", "shape": [1], "names": None},
             "episode_index": {"dtype": "int64", "shape": [1], "names": None},
         },
@@ -161,11 +164,17 @@ def test_episode_selects_the_training_runs_and_the_held_out_runs_keep_the_rest(l
     other = tmp_path / "held"
     shutil.copytree(dataset, other)
     assert sources(expand_log_lists(([dataset], [other]), None, (0,))) == [
-        ["episode 0"], ["episode 0", "episode 1"]]
+        ["episode 0"],
+        ["episode 0", "episode 1"],
+    ]
     assert sources(expand_log_lists(([dataset], [dataset]), None, (0,))) == [
-        ["episode 0"], ["episode 1"]]
-    assert sources(expand_log_lists(([dataset], [dataset]), None, ())) == [
-        ["episode 0", "episode 1"]] * 2  # whole, as given: identify then says so
+        ["episode 0"],
+        ["episode 1"],
+    ]
+    assert (
+        sources(expand_log_lists(([dataset], [dataset]), None, ()))
+        == [["episode 0", "episode 1"]] * 2
+    )  # whole, as given: identify then says so
     # no dataset among the training runs: the episodes select in the held-out ones
     (csv,), held = expand_log_lists(([logged["train"]], [other]), None, (1,))
     assert csv == logged["train"] and sources([held]) == [["episode 1"]]
@@ -262,9 +271,15 @@ def test_the_cli_refuses_folders_and_selectors_that_are_not_logs(logged, tmp_pat
             writer.write(connection, 10**9 + k * 10**6,
                          TYPESTORE.serialize_cdr(string(data="x"), string.__msgtype__))  # fmt: skip
     run = runner.invoke(main, [*base, "--data", str(tmp_path / "chatter")])
-    assert run.exit_code == 2 and ("no sensor_msgs/msg/JointState topic: physid reads joint "
-                                   "positions and efforts from one; the bag has /chatter "
-                                   "(std_msgs/msg/String)") in run.output, run.output
+    assert (
+        run.exit_code == 2
+        and (
+            "no sensor_msgs/msg/JointState topic: physid reads joint "
+            "positions and efforts from one; the bag has /chatter "
+            "(std_msgs/msg/String)"
+        )
+        in run.output
+    ), run.output
     # a recording stopped before it was closed: its messages are there, its footer is not
     truncated = tmp_path / "truncated.mcap"
     data = (logged["folder"] / "run.mcap").read_bytes()
@@ -383,9 +398,17 @@ def test_header_stamps_that_jump_back_give_way_to_the_log_times(logged, tmp_path
     train = logged["train_columns"]
     stamps = np.round(train["t"] * 1e9).astype(np.int64)
     half = len(stamps) // 2
-    messages = [(stamp, stamp - (500_000_000 if k >= half else 0), JOINTS,
-                 [train[f"q_{j}"][k] for j in JOINTS], [train[f"dq_{j}"][k] for j in JOINTS],
-                 [train[f"tau_{j}"][k] for j in JOINTS]) for k, stamp in enumerate(stamps)]
+    messages = [
+        (
+            stamp,
+            stamp - (500_000_000 if k >= half else 0),
+            JOINTS,
+            [train[f"q_{j}"][k] for j in JOINTS],
+            [train[f"dq_{j}"][k] for j in JOINTS],
+            [train[f"tau_{j}"][k] for j in JOINTS],
+        )
+        for k, stamp in enumerate(stamps)
+    ]
     folder = write_messages(tmp_path / "clock_jump", messages)
     (table,) = read_log(folder)
     np.testing.assert_allclose(table.columns["t"], train["t"], rtol=0, atol=1e-9)

@@ -158,8 +158,10 @@ def test_one_time_base_for_every_topic(tmp_path):
     np.testing.assert_allclose(table.columns["t"], t, rtol=0, atol=1e-9)
     np.testing.assert_allclose(table.columns["gyro_y"], s["gyro"][:, 1], rtol=0, atol=1e-9)
     (note,) = table.notes
-    assert note == ("every header stamp is zero (/joint_states): the bag's log times are the time "
-                    "base of every topic")
+    assert note == (
+        "every header stamp is zero (/joint_states): the bag's log times are the time "
+        "base of every topic"
+    )
 
 
 def test_an_imu_without_orientation_gives_no_quaternion(tmp_path):

@@ -191,8 +191,10 @@ def test_a_gripper_coupled_by_a_tendon_is_held_still_when_its_joints_are_not_log
     welded = ARM.replace('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
                          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>'
                          + re.sub(r"<joint [^>]*/>", "", FINGERS))  # fmt: skip
-    gripper = ARM.replace('<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
-                          '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>' + FINGERS)
+    gripper = ARM.replace(
+        '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>',
+        '<geom type="box" size="0.025 0.02 0.02" mass="0.35"/>' + FINGERS,
+    )
     gripper = gripper.replace("<actuator>", COUPLING + "<actuator>")
     (tmp_path / "welded.xml").write_text(welded, encoding="utf-8")
     model_file = tmp_path / "gripper.xml"
@@ -209,8 +211,9 @@ def test_a_gripper_coupled_by_a_tendon_is_held_still_when_its_joints_are_not_log
     # beyond it (they were named first: "leave their columns out", which the log had done)
     header, *rows = (tmp_path / "train.csv").read_text().splitlines()
     keep = [k for k, name in enumerate(header.split(",")) if not name.endswith("_elbow")]
-    (tmp_path / "no_elbow.csv").write_text("\n".join(
-        ",".join(line.split(",")[k] for k in keep) for line in [header, *rows]) + "\n")
+    (tmp_path / "no_elbow.csv").write_text(
+        "\n".join(",".join(line.split(",")[k] for k in keep) for line in [header, *rows]) + "\n"
+    )
     with pytest.raises(InputError, match=r"missing column 'q_elbow' \(joint position\) in every "
                        r"recording, while joints beyond it are logged \(extend\)"):  # fmt: skip
         run_identify(model_file, [tmp_path / "no_elbow.csv"])
@@ -691,8 +694,7 @@ def test_with_nonlinear_friction_the_delay_is_only_reported(arm, tmp_path):
     assert "torque delay compensated" not in params["preprocessing"]["selection"]
 
 
-def test_a_delay_longer_than_drives_and_loggers_make_is_not_compensated(arm, tmp_path,
-                                                                        monkeypatch):
+def test_a_delay_longer_than_drives_and_loggers_make_is_not_compensated(arm, tmp_path, monkeypatch):
     # the folds prefer any "delay" the data show; beyond MAX_DELAY_S (50 ms) it stands in for
     # dynamics the model lacks (the real UR10e with joint_terms: [] had 321 ms compensated, the
     # phase of the viscous friction left out). The estimate is forced to 200 ms here (under the
@@ -796,12 +798,15 @@ def test_a_model_written_into_another_folder_finds_its_meshes_and_gains_no_textu
 
     (tmp_path / "assets").mkdir()
     (tmp_path / "assets" / "shell.obj").write_text(
-        "v 0 0 0\nv 0.05 0 0\nv 0 0.05 0\nv 0 0 0.05\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
-    text = ARM.replace("<worldbody>", '<asset><mesh name="shell" file="shell.obj"/></asset>'
-                       "<worldbody>").replace('<compiler angle="degree"',
-                                              '<compiler angle="degree" meshdir="assets"')
-    text = text.replace('<geom fromto="0 0 0 0 0 0.18"/>',
-                        '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>')
+        "v 0 0 0\nv 0.05 0 0\nv 0 0.05 0\nv 0 0 0.05\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+    )
+    text = ARM.replace(
+        "<worldbody>", '<asset><mesh name="shell" file="shell.obj"/></asset><worldbody>'
+    ).replace('<compiler angle="degree"', '<compiler angle="degree" meshdir="assets"')
+    text = text.replace(
+        '<geom fromto="0 0 0 0 0 0.18"/>',
+        '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>',
+    )
     (tmp_path / "arm.xml").write_text(text, encoding="utf-8")
     (tmp_path / "out").mkdir()
     written, notes = with_joint_values(tmp_path / "arm.xml", {"elbow": {"damping": 0.2}},
@@ -822,12 +827,16 @@ def test_mesh_files_that_are_missing_are_left_out_where_the_bodies_state_their_i
     meshes = ARM.replace("<worldbody>", asset).replace(
         '<compiler angle="degree"', '<compiler angle="degree" meshdir="assets"'
     )
-    stated = meshes.replace('<geom fromto="0 0 0 0 0 0.18"/>',
-                            '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>')
+    stated = meshes.replace(
+        '<geom fromto="0 0 0 0 0 0.18"/>',
+        '<geom fromto="0 0 0 0 0 0.18"/><geom type="mesh" mesh="shell"/>',
+    )
     (tmp_path / "stated.xml").write_text(stated, encoding="utf-8")
     np.testing.assert_allclose(load_mjcf(tmp_path / "stated.xml").inertias[1].mass, 2.4)
-    derived = meshes.replace('<geom fromto="0 0 0 0.32 0 0"/>',
-                             '<geom fromto="0 0 0 0.32 0 0"/><geom type="mesh" mesh="shell"/>')
+    derived = meshes.replace(
+        '<geom fromto="0 0 0 0.32 0 0"/>',
+        '<geom fromto="0 0 0 0.32 0 0"/><geom type="mesh" mesh="shell"/>',
+    )
     (tmp_path / "derived.xml").write_text(derived, encoding="utf-8")
     with pytest.raises(InputError, match="'shell.stl' not found .* body 'link2' takes its inertia"):
         load_mjcf(tmp_path / "derived.xml")

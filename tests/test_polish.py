@@ -239,7 +239,6 @@ def test_a_small_body_is_fitted_by_newton_steps_under_the_default_margin(arm):
     np.testing.assert_allclose(fit.theta, clarabel.theta, rtol=1e-6, atol=1e-9)
 
 
-
 def test_a_sub_gram_body_sets_no_margin_and_is_lifted():
     # one criterion for "singular" (smallest pseudo-inertia eigenvalue below 1e-6 of its trace,
     # the trace floored at 1e-3): a 0.5 g body whose eigenvalue is 7.5e-10 kg m^2 once set the

@@ -86,7 +86,6 @@ def test_a_frictionless_joint_is_flagged_at_the_bound_and_a_missed_joint_is_warn
     assert any("joint_2 40 %" in w for w in report_warnings(as_fast))
 
 
-
 def test_a_joint_whose_torque_is_only_noise_is_not_missed():
     """A wrist joint whose held-out torque is its sensor's noise (a PyBullet iiwa's last joint:
     0.05 N m RMS, all noise) is predicted with ~100 % error and nothing is missing from the
@@ -105,8 +104,13 @@ def test_a_joint_whose_torque_is_only_noise_is_not_missed():
     fit = RecordingFit("held.csv", t, tau, predicted, np.zeros_like(tau))
     metrics = fit_metrics(tau, predicted)
     assert metrics.relative_error_per_joint[2] > 0.9  # joint c: only noise, "100 %"
-    result = SimpleNamespace(validation=metrics, train=metrics, validation_fits=(fit,),
-                             train_fits=(fit,), model=SimpleNamespace(joint_names=("a", "b", "c")))
+    result = SimpleNamespace(
+        validation=metrics,
+        train=metrics,
+        validation_fits=(fit,),
+        train_fits=(fit,),
+        model=SimpleNamespace(joint_names=("a", "b", "c")),
+    )
     assert list(missed_joints(result)) == ["b"]
     # without recordings to read the noise from, the relative error alone decides (as before)
     result.validation_fits = ()

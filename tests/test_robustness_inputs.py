@@ -574,9 +574,7 @@ def test_validate_with_a_given_filter_names_a_file_without_its_derivatives(seed,
                           f"d{names[positions[0]]} is -1 x the rate of the positions")  # fmt: skip
 
 
-def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_named(
-    seed, tmp_path
-):
+def test_recorded_derivatives_that_are_not_the_rates_are_no_candidate_and_are_named(seed, tmp_path):
     # without a config every recording's dq_/ddq_ columns compete with the cut-offs; one
     # velocity negated competed too (the real KUKA's scored 3.8 % against 2.57 % and lost,
     # unsaid): now it is no candidate and the warning names the column
@@ -640,8 +638,11 @@ def test_the_api_with_a_given_filter_and_no_derivatives_raises_the_input_error(s
 
 @pytest.mark.parametrize(
     ("current", "gain", "said"),
-    [(np.inf, 10.0, "is inf"), (1e200, 10.0, "beyond any plausible"),
-     (100.0, 1e307, "is not a finite torque")],  # fmt: skip
+    [
+        (np.inf, 10.0, "is inf"),
+        (1e200, 10.0, "beyond any plausible"),
+        (100.0, 1e307, "is not a finite torque"),
+    ],  # fmt: skip
 )
 def test_a_bad_current_is_named_by_its_own_column(current, gain, said):
     """A current log converted to torque (simfit, sweep: ``with_torques_from_currents``) names

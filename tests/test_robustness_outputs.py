@@ -135,5 +135,3 @@ def test_a_failed_run_leaves_no_folder_and_no_lock(tmp_path):
         (staging / "params.json").write_text("{}")
         raise RuntimeError("killed")
     assert list(tmp_path.iterdir()) == []
-
-

@@ -95,9 +95,13 @@ def test_data_chosen_defaults_are_not_worse_than_paper_c_rules(arm_experiment,
     conservative = identify(
         model,
         [arm_experiment.train.recorded],
-        parse_config({"filter": {"butterworth_cutoff_hz": float(cutoff.split()[0])},
-                      "coulomb_deadband": 0,
-                      "estimation": {"estimate_gravity_direction": False}}),  # fmt: skip
+        parse_config(
+            {
+                "filter": {"butterworth_cutoff_hz": float(cutoff.split()[0])},
+                "coulomb_deadband": 0,
+                "estimation": {"estimate_gravity_direction": False},
+            }
+        ),  # fmt: skip
         validation=[arm_experiment.validation.recorded],
     )
     chosen = demo_identification.validation.relative_error

@@ -102,10 +102,12 @@ def test_nothing_branches_on_the_text_of_a_status_or_message() -> None:
                     and node.func.attr in ("startswith", "endswith", "removeprefix", "split")
                     and _text_of_field(node.func.value)):  # fmt: skip
                 found.append(f"{path.relative_to(SRC)}:{node.lineno}")
-            if isinstance(node, ast.Compare) and any(
-                isinstance(op, ast.In | ast.NotIn) for op in node.ops
-            ) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) and any(
-                _text_of_field(c) for c in node.comparators
+            if (
+                isinstance(node, ast.Compare)
+                and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+                and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)
+                and any(_text_of_field(c) for c in node.comparators)
             ):
                 found.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert not found, found

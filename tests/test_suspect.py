@@ -88,20 +88,46 @@ def test_clean_simulation_is_not_suspect(arm_experiment, clean):
         (lambda tr: _one_joint_constant(tr, 2), "the torque of 'joint_3' (0) is the same in"),
         (lambda tr: _copied(tr, "tau", 4, 5), "torque columns of 'joint_5' and 'joint_6' are "),
         (lambda tr: _copied(tr, "q", 5, 4), "position columns of 'joint_5' and 'joint_6' are "),
-        (lambda tr: _one_joint_scaled(tr, 2, 1000.0),
-         "'joint_3' 931.7 x, where the other gravity-loaded joint reads 0.95 x (a factor of 1000"),
-        (lambda tr: _one_joint_scaled(tr, 1, 0.01),
-         "'joint_2' 0.009541 x, where the other gravity-loaded joint reads 0.93 x (another unit"),
-        (lambda tr: _position_changed(tr, 2, -1.0, 0.0),
-         "the position of 'joint_3' looks negated (the joint counts the other way than the URDF"),
-        (lambda tr: _position_changed(tr, 1, 1.0, np.pi / 2),
-         "the position of 'joint_2' looks +90 deg off the URDF's zero: with +90 deg taken off"),
-        (lambda tr: replace(tr, q=tr.q[:, [0, 2, 1, 3, 4, 5]]),
-         "the position columns of 'joint_2' and 'joint_3' look exchanged: exchanged back"),
+        (
+            lambda tr: _one_joint_scaled(tr, 2, 1000.0),
+            "'joint_3' 931.7 x, where the other gravity-loaded joint reads 0.95 x "
+            "(a factor of 1000",
+        ),
+        (
+            lambda tr: _one_joint_scaled(tr, 1, 0.01),
+            "'joint_2' 0.009541 x, where the other gravity-loaded joint reads 0.93 x (another unit",
+        ),
+        (
+            lambda tr: _position_changed(tr, 2, -1.0, 0.0),
+            "the position of 'joint_3' looks negated (the joint counts the other way than the URDF",
+        ),
+        (
+            lambda tr: _position_changed(tr, 1, 1.0, np.pi / 2),
+            "the position of 'joint_2' looks +90 deg off the URDF's zero: with +90 deg taken off",
+        ),
+        (
+            lambda tr: replace(tr, q=tr.q[:, [0, 2, 1, 3, 4, 5]]),
+            "the position columns of 'joint_2' and 'joint_3' look exchanged: exchanged back",
+        ),
     ],
-    ids=["sign", "scale-0.1", "scale-10", "milliseconds", "degrees", "swap-2-3", "swap-2-5", "j3",
-         "j3-not-logged", "wrist-torque-copied", "wrist-position-copied", "j3-in-mNm",
-         "j2-motor-side", "q3-negated", "q2-quarter-turn", "q2-q3-exchanged"],  # fmt: skip
+    ids=[
+        "sign",
+        "scale-0.1",
+        "scale-10",
+        "milliseconds",
+        "degrees",
+        "swap-2-3",
+        "swap-2-5",
+        "j3",
+        "j3-not-logged",
+        "wrist-torque-copied",
+        "wrist-position-copied",
+        "j3-in-mNm",
+        "j2-motor-side",
+        "q3-negated",
+        "q2-quarter-turn",
+        "q2-q3-exchanged",
+    ],  # fmt: skip
 )
 def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, corrupt, keyword):
     reasons = suspect_reasons(arm_experiment.model, [corrupt(clean)])
@@ -333,8 +359,10 @@ def test_real_kuka_position_mistakes_are_named_by_their_fix():
     roll_half_turn[:, 2] += np.pi
     roll_negated[:, 2] *= -1.0
     (half,) = suspect_reasons(model, [recording(roll_half_turn)])
-    assert half.startswith("kuka_2: the position of 'lwr_2_joint' looks +180 deg off the URDF's "
-                           "zero (alike in gravity: the axis of 'lwr_1_joint' looks reversed"), half
+    assert half.startswith(
+        "kuka_2: the position of 'lwr_2_joint' looks +180 deg off the URDF's "
+        "zero (alike in gravity: the axis of 'lwr_1_joint' looks reversed"
+    ), half
     (negated,) = suspect_reasons(model, [recording(roll_negated)])
     assert negated.startswith("kuka_2: the position of 'lwr_2_joint' looks negated"), negated
     assert negated.count("; or ") == 2, negated
@@ -377,8 +405,9 @@ def test_a_short_stretch_of_a_correct_ur10e_run_is_not_called_swapped():
     assert suspect_reasons(model, [similar]) == []
     one_sided = suspect_reasons(model, [stretch(21.0)])
     assert len(one_sided) == 1 and "another order:" not in one_sided[0]
-    assert "'shoulder_lift_joint' torque does not follow its gravity torque (correlation 0.1" in (
-        one_sided[0]
+    assert (
+        "'shoulder_lift_joint' torque does not follow its gravity torque (correlation 0.1"
+        in (one_sided[0])
     )
     assert "no exchange of two columns explains it" in one_sided[0]
 
@@ -430,8 +459,8 @@ def test_short_stretches_of_the_real_pendulum_runs_are_not_suspect():
     columns |= {f"q_{j}": signals.q[:, k] for k, j in enumerate(DFKI_JOINTS)}
     columns |= {f"tau_{j}": 10.0 * signals.tau[:, k] for k, j in enumerate(DFKI_JOINTS)}
     scaled = suspect_reasons(model, [trajectory_from_table(Table(columns, "x10"), model)])
-    assert len(scaled) == 1 and "torque scale implausible: measured torques are 5.7 x" in (
-        scaled[0]
+    assert (
+        len(scaled) == 1 and "torque scale implausible: measured torques are 5.7 x" in (scaled[0])
     ), scaled
 
 
@@ -496,8 +525,7 @@ def test_a_robot_at_rest_on_12_bit_encoders_did_not_move(arm_experiment):
     )
     assert np.all(np.ptp(q, axis=0) > 1e-3)
     quantised = replace(still, q=q)
-    assert "the robot did not move" in motionless_finding(arm_experiment.model,
-                                                         [quantised]).message
+    assert "the robot did not move" in motionless_finding(arm_experiment.model, [quantised]).message
 
 
 def test_torques_with_gravity_already_subtracted_are_not_called_flipped():
@@ -705,8 +733,9 @@ def _pressed_against(trajectory: Trajectory, joint: int, limit: float, stiffness
     return replace(trajectory, q=q, tau=tau)
 
 
-def test_a_joint_pressed_against_its_limit_is_named_not_called_a_wrong_column(arm_experiment,
-                                                                               clean):
+def test_a_joint_pressed_against_its_limit_is_named_not_called_a_wrong_column(
+    arm_experiment, clean
+):
     """A MuJoCo Panda whose 4th joint was driven into its limit (8.5 % of the rows, 4.8 mrad
     beyond) read "not this joint's torque (columns in another order?)". The stop is named; the
     clean run (every real recording we have stays 49 mrad or more inside) and a joint logged

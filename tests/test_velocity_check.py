@@ -156,16 +156,26 @@ def test_given_derivatives_that_are_the_rates_pass_and_a_lagging_reference_too()
 @pytest.mark.parametrize(
     "change, said",
     [
-        (lambda dq, ddq: (dq, ddq * [DEGREES, 1.0]), "ddq_a is 57.3 x the rate of the velocities "
-         "(degrees per second squared beside velocities in radians per second?)"),
-        (lambda dq, ddq: (dq, 0.0 * ddq), "ddq_a, ddq_b are 0 in every row while the velocities "
-         "change"),
+        (
+            lambda dq, ddq: (dq, ddq * [DEGREES, 1.0]),
+            "ddq_a is 57.3 x the rate of the velocities "
+            "(degrees per second squared beside velocities in radians per second?)",
+        ),
+        (
+            lambda dq, ddq: (dq, 0.0 * ddq),
+            "ddq_a, ddq_b are 0 in every row while the velocities change",
+        ),
         (lambda dq, ddq: (dq, ddq[:, ::-1]), "ddq_a does not follow the rate of dq_a"),
-        (lambda dq, ddq: (dq * [1.0, -1.0], ddq), "dq_b is -1 x the rate of the positions (the "
-         "sign flipped)"),
+        (
+            lambda dq, ddq: (dq * [1.0, -1.0], ddq),
+            "dq_b is -1 x the rate of the positions (the sign flipped)",
+        ),
         # velocities in degrees per second beside right accelerations: one mistake, said once
-        (lambda dq, ddq: (dq * [DEGREES, 1.0], ddq), "dq_a is 57.3 x the rate of the positions "
-         "(degrees per second beside positions in radians?)"),
+        (
+            lambda dq, ddq: (dq * [DEGREES, 1.0], ddq),
+            "dq_a is 57.3 x the rate of the positions "
+            "(degrees per second beside positions in radians?)",
+        ),
     ],
 )
 def test_given_derivatives_that_are_not_the_rates_are_named(change, said):
@@ -201,16 +211,20 @@ def test_the_real_recorded_derivatives_pass_the_check():
 @pytest.mark.parametrize(
     "field, change, said",
     [
-        ("velocities", lambda v: v * np.where(np.arange(7) == 2, -1.0, 1.0),
-         "dq_lwr_2_joint is -1 x the rate of the positions"),
-        ("accelerations", lambda a: a[:, [0, 3, 2, 1, 4, 5, 6]],
-         "ddq_lwr_1_joint does not follow the rate of dq_lwr_1_joint"),
+        (
+            "velocities",
+            lambda v: v * np.where(np.arange(7) == 2, -1.0, 1.0),
+            "dq_lwr_2_joint is -1 x the rate of the positions",
+        ),
+        (
+            "accelerations",
+            lambda a: a[:, [0, 3, 2, 1, 4, 5, 6]],
+            "ddq_lwr_1_joint does not follow the rate of dq_lwr_1_joint",
+        ),
         ("accelerations", np.degrees, "are 57.3 x the rate of the velocities"),
     ],
 )
-def test_identify_with_given_derivatives_names_a_wrong_column(
-    tmp_path, field, change, said
-):
+def test_identify_with_given_derivatives_names_a_wrong_column(tmp_path, field, change, said):
     """Filter method ``given`` used the recorded derivatives as they came. On the real KUKA file
     2 (examples/kuka_lwr4/config.yaml): one joint's velocity negated or two joints'
     accelerations exchanged gave status ok (3.98 and 3.81 % held out for 2.33 %, the latter at
@@ -227,7 +241,8 @@ def test_identify_with_given_derivatives_names_a_wrong_column(
     np.savez(tmp_path / "changed.npz", **arrays)
     manifest = (EXAMPLES / "kuka_lwr4" / "measurements_2.yaml").read_text()
     (tmp_path / "changed.yaml").write_text(
-        manifest.replace("../../data/kuka_lwr4/measurements_2.npz", "changed.npz"))
+        manifest.replace("../../data/kuka_lwr4/measurements_2.npz", "changed.npz")
+    )
     urdf = str(KUKA / "kuka_lwr4.urdf")
     config = str(EXAMPLES / "kuka_lwr4" / "config.yaml")
     out = tmp_path / "out"
