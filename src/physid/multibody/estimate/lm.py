@@ -266,6 +266,16 @@ def _converged(
     return None
 
 
+def _budget_spent(budget: Budget | None, result: LMResult) -> bool:
+    """True (and ``result``'s termination and message set) when ``budget`` is spent."""
+    if budget is None or not budget.spend():
+        return False
+    timed = budget.reason is Stop.TIME
+    result.termination = LMTermination.BUDGET_TIME if timed else LMTermination.BUDGET_ITERATIONS
+    result.message = budget.describe()
+    return True
+
+
 def levenberg_marquardt(
     residual: Callable,
     retract: Callable,
@@ -307,16 +317,16 @@ def levenberg_marquardt(
         return start
     r, J, result = start
     cost = result.cost_history[0]
-    tolerances = dict(eps_step=eps_step, ptol=ptol, ftol=ftol)  # noqa: C408
-    tolerances.update(stall_window=stall_window, stall_tol=stall_tol)
+    tolerances = {
+        "eps_step": eps_step,
+        "ptol": ptol,
+        "ftol": ftol,
+        "stall_window": stall_window,
+        "stall_tol": stall_tol,
+    }
     alpha, nu = alpha0, 2.0
     for it in range(1, max_iterations + 1):
-        if budget is not None and budget.spend():
-            timed = budget.reason is Stop.TIME
-            result.termination = (
-                LMTermination.BUDGET_TIME if timed else LMTermination.BUDGET_ITERATIONS
-            )
-            result.message = budget.describe()
+        if _budget_spent(budget, result):
             break
         normal = NormalEquations(J, r, n_state)
         if np.abs(normal.g).max() <= eps_gradient * max(cost, 1e-300):
