@@ -17,6 +17,12 @@ def _run(*args: str):  # noqa: ANN202
     return CliRunner().invoke(main, ["impacts", *args])
 
 
+def _identify(data: Path, out: Path, *extra: str):  # noqa: ANN202
+    """``physid impacts identify`` of ``data`` with the test's shape and ground into ``out``."""
+    where = ("--data", str(data), "--shape", SHAPE, "--surface", "line:0,0")
+    return _run("identify", *where, *extra, "--out", str(out))
+
+
 def _simulate(
     out: Path, *extra: str, noise: str = "0.001", fps: str = "240", duration: str = "0.3"
 ):  # noqa: ANN202
@@ -64,19 +70,7 @@ def test_simulate_writes_poses_with_the_requested_noise(tmp_path: Path) -> None:
 def test_identify_writes_result_and_figures(tmp_path: Path) -> None:
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
-    result = _run(
-        "identify",
-        "--data",
-        str(data),
-        "--shape",
-        SHAPE,
-        "--surface",
-        "line:0,0",
-        "--mass",
-        "0.064",
-        "--out",
-        str(out),
-    )
+    result = _identify(data, out, "--mass", "0.064")
     assert result.exit_code == 0, result.output
     payload = json.loads((out / "result.json").read_text())
     assert payload["status"] == "ok" and payload["identifiable"] is True
@@ -127,17 +121,7 @@ def test_trajectory_without_contact_says_unidentifiable(tmp_path: Path) -> None:
         str(data),
     )
     assert sim.exit_code == 0, sim.output
-    result = _run(
-        "identify",
-        "--data",
-        str(data),
-        "--shape",
-        SHAPE,
-        "--surface",
-        "line:0,0",
-        "--out",
-        str(out),
-    )
+    result = _identify(data, out)
     # written, status unidentifiable: exit code 3, as every written result whose status is not ok
     assert result.exit_code == 3, result.output
     assert result.output.startswith("status: unidentifiable - the poses are explained by free")
@@ -158,17 +142,7 @@ def test_identify_stopped_by_its_budget_exits_3(tmp_path: Path, monkeypatch) -> 
     data, out = tmp_path / "poses.csv", tmp_path / "fit"
     assert _simulate(data).exit_code == 0
     monkeypatch.setattr(options, "default_budget", lambda _n, _throws=1: Budget(1e9, 3))
-    result = _run(
-        "identify",
-        "--data",
-        str(data),
-        "--shape",
-        SHAPE,
-        "--surface",
-        "line:0,0",
-        "--out",
-        str(out),
-    )
+    result = _identify(data, out)
     assert result.exit_code == 3, result.output
     assert "status: not_converged - stopped by the iteration budget of 3" in result.output
     payload = json.loads((out / "result.json").read_text())
