@@ -4,6 +4,7 @@ physid's simulator and from MuJoCo (known truth), flags for impossible impacts, 
 import csv
 import json
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -194,6 +195,13 @@ def test_contact_jacobian_columns_give_the_same_contact_geometry(tmp_path: Path)
     data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
     with pytest.raises(InputError, match=r"row 2, columns jt_x,jt_y"):
         read_snapshots_csv(data)
+    table[1, 9:11] = t[1]
+    table[2, 6:8] = 0.0  # a zero normal: named, not divided by (no stray warning)
+    data.write_text(header + "\n" + "\n".join(",".join(f"{v:.17g}" for v in r) for r in table))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"row 3, columns jn_x,jn_y: the normal has length 0"):
+            read_snapshots_csv(data)
 
 
 def _noisy(snaps: Snapshots) -> Snapshots:

@@ -195,6 +195,14 @@ def _geometry_from_jacobian(col: dict[str, np.ndarray], source: str) -> dict[str
     GQ from GQ × n = jn_w, GQ × t = jt_w (a 2×2 system of determinant n × t = ±1)."""
     n = np.column_stack([col["jn_x"], col["jn_y"]])
     t = np.column_stack([col["jt_x"], col["jt_y"]])
+    n_len = np.hypot(n[:, 0], n[:, 1])
+    short = np.flatnonzero(~(np.abs(n_len - 1.0) <= UNIT_TOLERANCE))  # NaN included
+    if short.size:
+        raise InputError(
+            f"row {short[0] + 1}, columns jn_x,jn_y: the normal has length "
+            f"{n_len[short[0]]:.6g}; a unit vector is expected",
+            source=source,
+        )
     t_len, dot = np.hypot(t[:, 0], t[:, 1]), np.abs(np.einsum("ij,ij->i", n, t))
     bad = np.flatnonzero((np.abs(t_len - 1.0) > UNIT_TOLERANCE) | (dot > UNIT_TOLERANCE))
     if bad.size:
