@@ -1,23 +1,22 @@
-"""Issue item 7: report.html is one self-contained file with per-recording torque figures, HTML
+"""Issue item 7: report.html is one self-contained file with per-recording torque charts, HTML
 tables of the per-joint errors and of every parameter with its std, URDF prior and source."""
 
 from __future__ import annotations
 
-import base64
-import io
+import json
 import re
 from dataclasses import replace
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from physid.demo import DEMO_CONFIG
 from physid.files.config import parse_config
 from physid.findings import Finding, Severity
 from physid.offline.observe.prediction import RecordingFit
 from physid.offline.pipeline import identify
+from physid.report import charts
 from physid.report.friction import friction_residuals
 from physid.report.identification import (
     params_json,
@@ -79,23 +78,40 @@ def written(arm_experiment, tmp_path_factory):
     return result, out, (out / "report.html").read_text(encoding="utf-8")
 
 
+def _page_specs(text: str) -> dict:
+    """The chart specifications the page's script draws."""
+    found = re.search(r"const PHYSID_CHARTS = (\{.*?\});\n", text, re.S)
+    assert found
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
 def test_the_report_is_one_self_contained_file(written) -> None:
     _, out, text = written
-    assert not re.search(r'src="(?!data:)', text)  # no reference to a file beside it
-    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
-    assert images
-    for payload in images:
-        assert Image.open(io.BytesIO(base64.b64decode(payload))).format == "PNG"
-    assert not (out / "parameters.png").exists() and "parameters.png" not in text
-    assert (out / "friction.png").stat().st_size > 1000 and 'id="fig-friction.png"' in text
+    page = re.sub(r"<script>.*?</script>", "", text, flags=re.S)
+    assert not re.search(r"(src|href)=", page)  # no reference to a file beside it or on the web
+    assert re.search(r"<script>/\*\*\n\* plotly\.js v\d", text)  # the library in the page
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "params.json",
+        "report.html",
+    ]
+    specs = _page_specs(text)
+    panels = re.findall(r'<div class="chart" id="([^"]+)"></div>', text)
+    assert sorted(panels) == sorted(specs)  # every element has its chart and no chart is lost
+    assert 'id="fig-friction"' in text and "chart-friction-0" in specs
 
 
-def test_one_torque_figure_per_recording(written) -> None:
-    result, out, text = written
+def test_one_torque_chart_per_recording(written) -> None:
+    result, _, text = written
     assert (len(result.train_fits), len(result.validation_fits)) == (1, 2)
-    expected = ["torque_train_1.png", "torque_validation_1.png", "torque_validation_2.png"]
-    assert sorted(p.name for p in out.glob("torque_*.png")) == sorted(expected)
-    assert re.findall(r'id="fig-(torque_[a-z]+_\d+\.png)"', text) == expected
+    expected = ["torque_train_1", "torque_validation_1", "torque_validation_2"]
+    assert re.findall(r'id="fig-(torque_[a-z]+_\d+)"', text) == expected
+    specs = _page_specs(text)
+    fit = result.validation_fits[1]
+    joint = result.model.joint_names.index("joint_2")
+    measured = specs[f"chart-torque_validation_2-{joint}"]["data"][1]
+    drawn = charts.decoded(measured["y"])  # min/max envelope: its extremes are the samples'
+    assert drawn.max() == pytest.approx(np.max(fit.tau[:, joint]), rel=1e-6)
+    assert drawn.min() == pytest.approx(np.min(fit.tau[:, joint]), rel=1e-6)
 
 
 def test_per_joint_errors_are_tabled_as_percent_per_recording_and_stacked(written) -> None:
@@ -150,12 +166,12 @@ def test_suspect_status_and_total_mass_prior_are_shown(written) -> None:
     inverted = Finding("ID514", Severity.SUSPECT, "torque of joint_3 looks inverted")
     suspect = replace(result, status=Status.SUSPECT, findings=(*result.findings, inverted))
     document = params_json(suspect, {"urdf": "arm6"})
-    pngs = {"friction.png": b"\x89PNG"}
-    text = report_html(suspect, document, pngs, total_mass_prior=0.2)
+    figures = {"friction": charts.Chart("friction", ())}
+    text = report_html(suspect, document, figures, total_mass_prior=0.2)
     box = re.search(r'<div class="status suspect">(.*?)</div>', text, re.S)
     assert box and "torque of joint_3 looks inverted" in box.group(1)
     assert "total-mass prior used" in text and "± 20 %" in text
-    ok_text = report_html(result, params_json(result, {}), pngs)
+    ok_text = report_html(result, params_json(result, {}), figures)
     assert '<div class="status ok">' in ok_text and "No total-mass prior was used" in ok_text
 
 

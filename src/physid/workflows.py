@@ -301,7 +301,7 @@ class Identified:
     def write(
         self, out_dir: str | Path, *, overwrite: bool | None = None, document: dict | None = None
     ) -> Path:
-        """params.json, report.html and the figures into ``out_dir`` (all or nothing);
+        """params.json and report.html into ``out_dir`` (all or nothing);
         ``document``: the params.json document already made of this run (its creation time)."""
         return write_identification(
             self.result,

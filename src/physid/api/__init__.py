@@ -225,7 +225,7 @@ class IdentifyResult(Params):
         return f"{self.raw.message}; {text}"
 
     def save(self, out: str | Path) -> Path:
-        """Write params.json, report.html and the figures into the folder ``out``, as
+        """Write params.json and report.html into the folder ``out``, as
         ``physid identify --out`` does (all or nothing)."""
         if self.run is None:
             return super().save(out)
@@ -264,7 +264,7 @@ def identify(
             ``IdentifyConfig`` (None: the defaults).
         validate: Held-out recordings to predict, as ``data`` (None: none, or the config's
             ``split.train_fraction``).
-        out: A folder to write params.json, report.html and the figures into, all or nothing
+        out: A folder to write params.json and report.html into, all or nothing
             (None: nothing written; ``result.save(folder)`` writes them later).
 
     Returns:

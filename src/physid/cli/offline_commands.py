@@ -115,7 +115,8 @@ def _print_identification(
     "--out",
     required=True,
     type=OUTPUT_DIR,
-    help="Output folder: params.json, report.html and PNG figures (written atomically). The "
+    help="Output folder: params.json and report.html (its charts drawn by your browser; written "
+    "atomically). The "
     "run owns it: a second run into it fails while this one runs, and files of an earlier run "
     "that this one does not rewrite are removed. A folder holding other files is refused "
     "unless --overwrite.",
@@ -275,8 +276,8 @@ def validate_command(
     "--out",
     required=True,
     type=OUTPUT_DIR,
-    help="Output folder: simulated data/, identification/ (params.json, report.html, "
-    "figures) and truth_comparison.json.",
+    help="Output folder: simulated data/, identification/ (params.json, report.html) "
+    "and truth_comparison.json.",
 )
 @click.option(
     "--seed",

@@ -1,8 +1,8 @@
-"""Outputs of ``physid identify``: params.json, report.html and PNG figures, written atomically."""
+"""Outputs of ``physid identify``: params.json and report.html (its charts drawn by the browser),
+written atomically."""
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import html
 from dataclasses import dataclass
@@ -19,7 +19,8 @@ from physid.offline.checks.fit_flags import MISSED_JOINT_ERROR, parameters_at_bo
 from physid.offline.fit.uncertainty import SOURCES
 from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
 from physid.offline.result import IdentificationResult
-from physid.report import figures
+from physid.report import charts
+from physid.report.charts import Chart
 from physid.report.friction import (
     friction_curves,
     friction_descriptions,
@@ -164,28 +165,21 @@ def write_identification(
     overwrite: bool | None = None,
     document: dict | None = None,
 ) -> Path:
-    """Write params.json, report.html and the figures into ``out_dir`` (all or nothing).
+    """Write params.json and report.html into ``out_dir`` (all or nothing).
 
     ``total_mass_prior`` is the relative standard deviation of the total-mass prior when the
     estimation used one (``prior_total_mass_std_relative``): the report must say that the
-    moving mass was pulled toward the URDF's, and how hard. The PNG files are written beside
-    the report for reuse; the report embeds its own copies, so it can be mailed alone.
-    Files of an earlier run that this one does not rewrite are removed (``overwrite``: see
-    :func:`physid.files.io.atomic_output_dir`).
+    moving mass was pulled toward the URDF's, and how hard. The report carries its charts' data
+    and plotly.js, so it can be moved or mailed alone. Files of an earlier run that this one
+    does not rewrite are removed (``overwrite``: see :func:`physid.files.io.atomic_output_dir`).
     """
     if document is None:  # else the params_json document of this result, made earlier
         document = params_json(result, provenance)
-    jobs = _figure_jobs(result, margin)
+    figures, captions = report_charts(result, margin)
+    text = report_html(result, document, figures, captions, total_mass_prior=total_mass_prior)
     with atomic_output_dir(out_dir, overwrite=overwrite) as staging:
-        pngs = _render({name: (function, args) for name, (function, args, _) in jobs.items()})
-        for name, payload in pngs.items():
-            (staging / name).write_bytes(payload)
         (staging / "params.json").write_text(to_json_text(document), encoding="utf-8")
-        captions = {name: caption for name, (_, _, caption) in jobs.items()}
-        (staging / "report.html").write_text(
-            report_html(result, document, pngs, captions, total_mass_prior=total_mass_prior),
-            encoding="utf-8",
-        )
+        (staging / "report.html").write_text(text, encoding="utf-8")
     return Path(out_dir)
 
 
@@ -258,12 +252,16 @@ def _recording_label(kind: str, number: int, fit: RecordingFit) -> str:
 # --- figures -------------------------------------------------------------------------------------
 
 
-def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple]:
-    """``{file name: (figure function, arguments, caption)}`` for every figure of the report."""
+def report_charts(
+    result: IdentificationResult, margin: float
+) -> tuple[dict[str, Chart], dict[str, str]]:
+    """The report's charts by name, and their captions: one torque chart per recording, the
+    friction per joint, the residual autocorrelation and the bodies' consistency."""
     model, theta = result.model, result.theta
     joints = model.joint_names
     units = tuple(_joint_units(model, j)["torque"] for j in joints)
-    jobs: dict[str, tuple] = {}
+    made: dict[str, Chart] = {}
+    captions: dict[str, str] = {}
     for kind, number, fit in _recordings(result):
         label = _recording_label(kind, number, fit)
         duration = float(fit.t[-1]) if len(fit.t) else 0.0
@@ -271,11 +269,11 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
             f"{label[0].upper()}{label[1:]} ({len(fit.t)} samples, {duration:.4g} s; "
             f"relative error {100 * fit.metrics.relative_error:.2f} %)"
         )
-        jobs[f"torque_{kind}_{number}.png"] = (
-            figures.torque_fit_png,
-            (fit.t, fit.tau, fit.tau_predicted, joints, title, units, MISSED_JOINT_ERROR),
-            f"Measured (raw) vs predicted torque, {label}",
+        name = f"torque_{kind}_{number}"
+        made[name] = charts.torque_chart(
+            fit.t, fit.tau, fit.tau_predicted, joints, title, units, MISSED_JOINT_ERROR
         )
+        captions[name] = f"Measured (raw) vs predicted torque, {label}"
     layout = model.layout
     has_friction = any(
         term in ("fv", "fc", "fs", "phi1", "offset") for j in joints for term in layout.terms_of(j)
@@ -287,56 +285,44 @@ def _figure_jobs(result: IdentificationResult, margin: float) -> dict[str, tuple
     ]
     if has_friction and groups:
         top = np.max([np.max(np.abs(v), axis=0, initial=0.0) for _, (v, _) in groups], axis=0)
-        jobs["friction.png"] = (
-            figures.friction_png,
-            (
-                [velocity for _, (velocity, _) in groups],
-                [residual for _, (_, residual) in groups],
-                [label for label, _ in groups],
-                joints,
-                friction_curves(model, theta, top),
-                friction_descriptions(model, theta, frozenset(parameters_at_bound(result))),
-                tuple(
-                    (_joint_units(model, j)["speed"], _joint_units(model, j)["torque"])
-                    for j in joints
-                ),
+        made["friction"] = charts.friction_chart(
+            [velocity for _, (velocity, _) in groups],
+            [residual for _, (_, residual) in groups],
+            [label for label, _ in groups],
+            joints,
+            friction_curves(model, theta, top),
+            friction_descriptions(model, theta, frozenset(parameters_at_bound(result))),
+            tuple(
+                (_joint_units(model, j)["speed"], _joint_units(model, j)["torque"]) for j in joints
             ),
-            "Friction per joint: measured torque minus the predicted rigid-body torque against "
-            "the velocity estimate (subsampled dots), and the identified friction model (line)",
         )
-    train = result.train_observations
-    jobs["autocorrelation.png"] = (
-        figures.autocorrelation_png,
-        (result.autocorrelation, train.n_samples, joints),
-        "Residual autocorrelation of the fitted (filtered, decimated) training data",
+        captions["friction"] = (
+            "Friction per joint: measured torque minus the predicted rigid-body torque against "
+            "the velocity estimate (subsampled dots), and the identified friction model (line)"
+        )
+    made["autocorrelation"] = charts.autocorrelation_chart(
+        result.autocorrelation, result.train_observations.n_samples, joints
+    )
+    captions["autocorrelation"] = (
+        "Residual autocorrelation of the fitted (filtered, decimated) training data"
     )
     bodies = layout.body_joints
     reports = result.consistent.bodies
-    jobs["consistency.png"] = (
-        figures.consistency_png,
-        (
-            bodies,
-            np.array([reports[b].min_eigenvalue for b in bodies]),
-            np.array([theta[layout.body_slice(b)][0] for b in bodies]),
-            margin,
-        ),
-        "Physical consistency of every body",
+    made["consistency"] = charts.consistency_chart(
+        bodies,
+        np.array([reports[b].min_eigenvalue for b in bodies]),
+        np.array([theta[layout.body_slice(b)][0] for b in bodies]),
+        margin,
     )
-    return jobs
+    captions["consistency"] = "Physical consistency of every body"
+    return made, captions
 
 
 def _thinned(arrays: tuple[np.ndarray, ...], max_rows: int = 20_000) -> tuple[np.ndarray, ...]:
     """Evenly spread rows of stacked recordings: a scatter plot draws a few thousand dots, not
     hours of samples."""
-    rows = figures.stride(len(arrays[0]), max_rows)
+    rows = charts.stride(len(arrays[0]), max_rows)
     return tuple(a[rows] for a in arrays)
-
-
-def _render(jobs: dict[str, tuple]) -> dict[str, bytes]:
-    """Render the figures in this process, one after the other: no worker can outlive the
-    command, and the figures cost less CPU than forked workers (which copy the parent's heap
-    and each draw on their own Matplotlib state)."""
-    return {name: function(*args) for name, (function, args) in jobs.items()}
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -674,19 +660,27 @@ def _total_mass_prior_text(prior_mass: float, relative_std: float) -> str:
     )
 
 
-def _figure_html(name: str, png: bytes, caption: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
+def _chart_html(name: str, chart: Chart, caption: str) -> str:
+    """A chart's place in the page: its panels' elements, which the page's script fills."""
+    cells = "".join(
+        f'<div class="chart" id="{charts.panel_id(name, k)}"></div>'
+        for k in range(len(chart.panels))
+    )
+    linked = " data-linked-x" if chart.linked_x else ""
     return (
-        f'<figure id="fig-{html.escape(name)}"><img src="data:image/png;base64,{data}" '
-        f'alt="{html.escape(caption)}"><figcaption>{html.escape(caption)} '
-        f"({html.escape(name)})</figcaption></figure>"
+        f'<figure id="fig-{html.escape(name)}"><div class="chart-title">'
+        f"{html.escape(chart.title)}</div>"
+        f'<div class="panels cols{chart.columns}"{linked}>{cells}</div>'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
     )
 
 
 _CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#eee}img{max-width:100%}figure{margin:1.5em 0}
+th{background:#eee}figure{margin:1.5em 0}
+.chart-title{font-weight:bold;margin:.4em 0}.panels{display:grid;gap:4px}
+.panels.cols1{grid-template-columns:1fr}.panels.cols2{grid-template-columns:1fr 1fr}
 .status{padding:.8em 1.2em;border-radius:4px;margin:1em 0;font-size:15px}
 .status.ok{background:#e6f4e6;border:2px solid #3a3}
 .status.suspect{background:#fff3d6;border:2px solid #e90}
@@ -804,17 +798,17 @@ def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], lis
 def report_html(
     result: IdentificationResult,
     document: dict,
-    pngs: dict[str, bytes],
+    figures: dict[str, Chart],
     captions: dict[str, str] | None = None,
     *,
     total_mass_prior: float | None = None,
 ) -> str:
-    """The self-contained report: every figure embedded as a PNG data URI, so the file can be
-    moved or mailed without the folder it was written into.
+    """The self-contained report: the charts' data and plotly.js are in the page, which the
+    browser draws, so the file can be moved or mailed without the folder it was written into.
 
     ``document`` is :func:`params_json`'s (provenance, base and essential parameters, fit
-    summary); ``pngs`` the rendered figures by file name; ``total_mass_prior`` the relative
-    standard deviation of the total-mass prior when the estimation used one.
+    summary); ``figures`` the charts by name (:func:`report_charts`); ``total_mass_prior`` the
+    relative standard deviation of the total-mass prior when the estimation used one.
     """
     captions = captions or {}
     model = result.model
@@ -822,7 +816,7 @@ def report_html(
     provenance = document["provenance"]
 
     def figure(name: str) -> str:
-        return _figure_html(name, pngs[name], captions.get(name, name)) if name in pngs else ""
+        return _chart_html(name, figures[name], captions.get(name, name)) if name in figures else ""
 
     summary_rows = _summary_rows(result, document["fit"], document, total_mass_prior)
     preprocessing_html = _preprocessing_html(result)
@@ -834,7 +828,7 @@ def report_html(
         if total_mass_prior is not None
         else "<p class=note>No total-mass prior was used.</p>"
     )
-    torque_figures = "".join(figure(name) for name in pngs if name.startswith("torque_"))
+    torque_figures = "".join(figure(name) for name in figures if name.startswith("torque_"))
     if not torque_figures:
         torque_figures = "<p>No per-recording prediction is available.</p>"
     base_header, base_rows = _base_rows(result, document["base_parameters"])
@@ -852,11 +846,12 @@ URDF: {html.escape(_file_name(str(provenance.get("urdf", ""))))}</p>
 the documentation's findings page.</p></div>
 <h2>Torque prediction</h2>
 <p class=note>Errors of the raw measured torque at every recorded sample (not filtered, not
-decimated); the figures draw each curve through its min/max envelope.</p>
+decimated); the charts draw each curve through its min/max envelope (zoom with the mouse: the
+time axes of one recording zoom together; double-click resets).</p>
 {_error_tables(result)}
 {torque_figures}
 <h2>Friction</h2>
-{figure("friction.png") or "<p>No friction terms modelled.</p>"}
+{figure("friction") or "<p>No friction terms modelled.</p>"}
 <h2>Bodies</h2>
 <p class=note>Estimate ± standard deviation (Laplace approximation of the consistent estimate),
 URDF prior in brackets. Source: <span class="flag flag-data">data</span> identified on its own,
@@ -871,7 +866,7 @@ undetermined; one that moved beyond 3 prior std is marked regrouped and named in
 {_body_tables(result)}
 <h3>Physical consistency</h3>
 {_consistency_table(result)}
-{figure("consistency.png")}
+{figure("consistency")}
 <h2>Joint terms</h2>
 <p class=note>tau_f = fv*dq + fc*sign(dq) + offset, armature Ia*ddq (a sigmoid joint:
 phi1/(1+exp(-phi2 (dq+phi3))) - phi1/(1+exp(-phi2 phi3)) in place of fc*sign(dq); a Stribeck
@@ -884,10 +879,12 @@ deviations are those of the {method} estimate: paper C eq. 6, valid only if the 
 white (see the autocorrelation figure), and Newey-West's, valid when they are serially
 correlated (params.json "std").</p>
 {_table(base_header, base_rows, "base-parameters")}
-{figure("autocorrelation.png")}
+{figure("autocorrelation")}
 <h2>Essential parameters</h2><p>{
         html.escape(", ".join(document["essential_parameters"]["names"]))
     }</p>
 {_GLOSSARY}
+<script>{charts.plotly_js()}</script>
+<script>const PHYSID_CHARTS = {charts.specs_json(figures)};{charts.DRAW_SCRIPT}</script>
 </body></html>
 """
