@@ -10,7 +10,7 @@ import pytest
 from physid.report import charts
 
 
-def _specs(made: dict[str, charts.Chart]) -> dict:
+def _specs(made: dict[str, charts.ReportChart]) -> dict:
     """The specifications as the page's script reads them (the object after the assignment)."""
     return json.loads(charts.specs_json(made).replace("<\\/", "</"))
 

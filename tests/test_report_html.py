@@ -166,7 +166,7 @@ def test_suspect_status_and_total_mass_prior_are_shown(written) -> None:
     inverted = Finding("ID514", Severity.SUSPECT, "torque of joint_3 looks inverted")
     suspect = replace(result, status=Status.SUSPECT, findings=(*result.findings, inverted))
     document = params_json(suspect, {"urdf": "arm6"})
-    figures = {"friction": charts.Chart("friction", ())}
+    figures = {"friction": charts.ReportChart("friction", ())}
     text = report_html(suspect, document, figures, total_mass_prior=0.2)
     box = re.search(r'<div class="status suspect">(.*?)</div>', text, re.S)
     assert box and "torque of joint_3 looks inverted" in box.group(1)

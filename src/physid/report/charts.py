@@ -5,7 +5,7 @@ format of https://plotly.com/javascript/reference/): the numbers travel in repor
 base64 float32 arrays and the browser draws them, with zoom, pan, hover values and a PNG
 download button. Drawing them in Python costs more CPU than the identification's own choices
 (text and tick layout of about twenty panels), and a picture cannot be zoomed into a long
-torque trace. A :class:`Chart` is one titled figure of the report made of one or more panels.
+torque trace. A :class:`ReportChart` is one titled figure of the report made of one or more panels.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _FONT = {"size": 11}
 
 
 @dataclass(frozen=True)
-class Chart:
+class ReportChart:
     """One figure of the report: a title, its panels (plotly.js specifications, drawn in one
     column, or two when there are more than three or ``side_by_side``) and whether zooming one
     panel's time axis zooms the others."""
@@ -67,7 +67,7 @@ def decoded(typed: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(typed["bdata"]), dtype="<f4")
 
 
-def specs_json(charts: dict[str, Chart]) -> str:
+def specs_json(charts: dict[str, ReportChart]) -> str:
     """Every panel's specification as one object ``{element id: spec}`` to place inside a
     ``<script>`` element: ``</`` escaped, so no title can close it; a NaN (a range the data
     could not give) is JavaScript's own NaN there, which plotly.js ignores."""
@@ -158,7 +158,7 @@ def torque_chart(
     title: str,
     units: tuple[str, ...] | None = None,
     missed_above: float = np.inf,
-) -> Chart:
+) -> ReportChart:
     """Recorded vs predicted torque and the error, one panel per joint (paper C Fig. 4 style).
 
     ``t`` is one recording's own time axis (a line across several recordings would bridge the
@@ -196,7 +196,7 @@ def torque_chart(
                 legend=k == 0,
             )
         )
-    return Chart(title, tuple(panels), linked_x=True)
+    return ReportChart(title, tuple(panels), linked_x=True)
 
 
 def _cloud_range(curve: np.ndarray, cloud: np.ndarray) -> list[float] | None:
@@ -223,7 +223,7 @@ def friction_chart(
     curves: list[tuple[np.ndarray, np.ndarray]],
     descriptions: tuple[str, ...],
     units: tuple[tuple[str, str], ...],
-) -> Chart:
+) -> ReportChart:
     """Per joint, the torque the rigid-body model leaves over against the velocity, with the
     identified friction model drawn over it.
 
@@ -268,7 +268,7 @@ def friction_chart(
                 yaxis={"range": y_range} if y_range else {},
             )
         )
-    return Chart(
+    return ReportChart(
         "Friction: measured minus predicted rigid-body torque (dots) and identified model (line)",
         tuple(panels),
     )
@@ -276,7 +276,7 @@ def friction_chart(
 
 def autocorrelation_chart(
     autocorrelation: np.ndarray, n_samples: int, joint_names: tuple[str, ...]
-) -> Chart:
+) -> ReportChart:
     """Residual autocorrelation per joint with the 95 % whiteness band (paper C Figs. 2-3): the
     joints side by side in one panel, lags 0..L-1 of each joint in its own group."""
     n_lags = autocorrelation.shape[1]
@@ -319,12 +319,12 @@ def autocorrelation_chart(
             }
         ],
     )
-    return Chart("Residual autocorrelation", (panel,))
+    return ReportChart("Residual autocorrelation", (panel,))
 
 
 def consistency_chart(
     body_names: tuple[str, ...], min_eigenvalues: np.ndarray, masses: np.ndarray, margin: float
-) -> Chart:
+) -> ReportChart:
     """Smallest pseudo-inertia eigenvalue and mass of every body (all must be > 0)."""
     names = list(body_names)
     colours = ["#2ca02c" if value > 0 else "#d62728" for value in min_eigenvalues]
@@ -362,7 +362,7 @@ def consistency_chart(
         "mass [kg]",
         height=300,
     )
-    return Chart("Physical consistency", (eigen, mass), side_by_side=True)
+    return ReportChart("Physical consistency", (eigen, mass), side_by_side=True)
 
 
 # The page's script: draw every panel from its specification, and keep the time axes of a

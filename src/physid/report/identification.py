@@ -20,7 +20,7 @@ from physid.offline.fit.uncertainty import SOURCES
 from physid.offline.observe.prediction import RecordingFit, residual_correlation_time
 from physid.offline.result import IdentificationResult
 from physid.report import charts
-from physid.report.charts import Chart
+from physid.report.charts import ReportChart
 from physid.report.friction import (
     friction_curves,
     friction_descriptions,
@@ -254,13 +254,13 @@ def _recording_label(kind: str, number: int, fit: RecordingFit) -> str:
 
 def report_charts(
     result: IdentificationResult, margin: float
-) -> tuple[dict[str, Chart], dict[str, str]]:
+) -> tuple[dict[str, ReportChart], dict[str, str]]:
     """The report's charts by name, and their captions: one torque chart per recording, the
     friction per joint, the residual autocorrelation and the bodies' consistency."""
     model, theta = result.model, result.theta
     joints = model.joint_names
     units = tuple(_joint_units(model, j)["torque"] for j in joints)
-    made: dict[str, Chart] = {}
+    made: dict[str, ReportChart] = {}
     captions: dict[str, str] = {}
     for kind, number, fit in _recordings(result):
         label = _recording_label(kind, number, fit)
@@ -660,7 +660,7 @@ def _total_mass_prior_text(prior_mass: float, relative_std: float) -> str:
     )
 
 
-def _chart_html(name: str, chart: Chart, caption: str) -> str:
+def _chart_html(name: str, chart: ReportChart, caption: str) -> str:
     """A chart's place in the page: its panels' elements, which the page's script fills."""
     cells = "".join(
         f'<div class="chart" id="{charts.panel_id(name, k)}"></div>'
@@ -798,7 +798,7 @@ def _base_rows(result: IdentificationResult, base: dict) -> tuple[list[str], lis
 def report_html(
     result: IdentificationResult,
     document: dict,
-    figures: dict[str, Chart],
+    figures: dict[str, ReportChart],
     captions: dict[str, str] | None = None,
     *,
     total_mass_prior: float | None = None,
