@@ -141,7 +141,7 @@ def _panel(
             "xaxis": {"title": {"text": xlabel}, "zeroline": False, **layout.pop("xaxis", {})},
             "yaxis": {"title": {"text": ylabel}, **layout.pop("yaxis", {})},
             "height": height,
-            "margin": {"l": 60, "r": 10, "t": 60 if legend else 36, "b": 42},
+            "margin": {"l": 60, "r": 24, "t": 60 if legend else 36, "b": 42},
             "showlegend": legend,
             "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
             "font": _FONT,
@@ -371,7 +371,8 @@ DRAW_SCRIPT = """
 const config = {responsive: true, displaylogo: false,
   toImageButtonOptions: {format: 'png', scale: 2}};
 for (const [id, spec] of Object.entries(PHYSID_CHARTS)) {
-  Plotly.newPlot(id, spec.data, spec.layout, config);
+  const element = document.getElementById(id);  // absent from a page cut for a summary
+  if (element) Plotly.newPlot(element, spec.data, spec.layout, config);
 }
 for (const group of document.querySelectorAll('.panels[data-linked-x]')) {
   const panels = [...group.querySelectorAll('.chart')];
