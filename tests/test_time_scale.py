@@ -128,3 +128,36 @@ def test_one_joint_off_scale_is_no_clock():
     model, loud = _tiago_run(1.0, lift_noise=30.0)
     reason = _message(timeline_finding(model, replace(loud, t=loud.t * 0.5)))
     assert reason is not None and "longer timeline" in reason
+
+
+def test_the_reduced_fit_is_the_least_squares_of_the_stacked_rows(arm_experiment):
+    """Every factor's relative error equals that of a plain weighted least squares on the
+    stacked rows (joint weights: inverse residual std of the unweighted fit at c = 1)."""
+    from physid.offline.checks.time_scale import time_scale_regressors
+
+    model = arm_experiment.model
+    run = arm_experiment.validation.recorded
+    q, tau = run.q[::7], run.tau[::7]
+    dt = 7 * float(np.median(np.diff(run.t)))
+    dq = np.gradient(q, dt, axis=0)
+    ddq = np.gradient(dq, dt, axis=0)
+    full, static = time_scale_regressors(model, q, dq, ddq)
+    n_rows, n = tau.shape
+    nuisance = np.zeros((n_rows, n, 4 * n))
+    for j in range(n):
+        nuisance[:, j, 4 * j : 4 * j + 4] = np.column_stack(
+            [dq[:, j], np.sign(dq[:, j]), np.ones(n_rows), ddq[:, j]]
+        )
+    X1 = np.concatenate([nuisance, full], axis=2)
+    solution, *_ = np.linalg.lstsq(X1.reshape(n_rows * n, -1), tau.reshape(-1), rcond=None)
+    sigma = np.sqrt(np.mean((tau - X1 @ solution) ** 2, axis=0))
+    w = (1.0 / sigma)[None, :, None]
+    expected = []
+    for c in FACTORS:
+        X = (np.concatenate([nuisance, static + c**2 * (full - static)], axis=2) * w).reshape(
+            n_rows * n, -1
+        )
+        y = (tau[:, :, None] * w).reshape(-1)
+        solution, *_ = np.linalg.lstsq(X, y, rcond=None)
+        expected.append(np.linalg.norm(y - X @ solution) / np.linalg.norm(y))
+    np.testing.assert_allclose(fit_by_time_scale(model, q, dq, ddq, tau), expected, rtol=1e-8)

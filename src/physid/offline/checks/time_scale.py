@@ -36,10 +36,10 @@ are").
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from physid.findings import Finding
 from physid.offline.codes import TIME_SCALE
+from physid.offline.observe.reduced import triangular_factor
 from physid.robot.model import RobotModel
 from physid.robot.regressor import torque_regressor
 
@@ -82,32 +82,26 @@ def fit_by_time_scale(
     """Relative error of the least-squares fit of ``tau`` (N, n) at every factor of
     :data:`FACTORS` (module docstring); ``dq``, ``ddq`` per second on the stamps' timeline.
     ``joints``: (n,) bool, the joints whose torques are fitted (default: the model's fitted);
-    ``regressors``: :func:`time_scale_regressors` of the samples, when already computed."""
+    ``regressors``: :func:`time_scale_regressors` of the samples, when already computed.
+
+    Each joint's rows ``[nuisance | static | full - static | tau]`` are reduced to their
+    triangular factor first (:func:`_joint_factors`): every least squares below, weighted or
+    not, is the same on the stacked factors as on the stacked rows."""
     full, static = regressors or time_scale_regressors(model, q, dq, ddq)
-    n_rows, n_joints = tau.shape
     fitted = np.flatnonzero(model.fitted if joints is None else joints)
-    nuisance = np.zeros((n_rows, n_joints, 4 * n_joints))
-    for j in range(n_joints):  # viscous, Coulomb, offset, armature of each joint
-        nuisance[:, j, 4 * j : 4 * j + 4] = np.column_stack(
-            [dq[:, j], np.sign(dq[:, j]), np.ones(n_rows), ddq[:, j]]
-        )
-
-    def rows(x: np.ndarray, weights: np.ndarray | float = 1.0) -> np.ndarray:
-        """The fitted joints' rows of ``x`` (N, n, k), each joint's times its weight, stacked
-        sample by sample."""
-        weighted = x[:, fitted] * np.reshape(weights, (1, -1, 1))
-        return weighted.reshape(n_rows * fitted.size, -1)
-
-    weights = _joint_weights(
-        rows(np.concatenate([nuisance, full], axis=2)), rows(tau[:, :, None])[:, 0], fitted.size
-    )
-    blocks = [rows(x, weights) for x in (nuisance, static, full - static, tau[:, :, None])]
-    widths = np.cumsum([0, *(b.shape[1] for b in blocks)])
-    stacked = np.hstack(blocks)
+    factors = _joint_factors(full, static, dq, ddq, tau, fitted)
+    n_nuisance, n_inertial = 4 * tau.shape[1], full.shape[2]
+    F = factors[:, :, :n_nuisance]
+    G = factors[:, :, n_nuisance : n_nuisance + n_inertial]
+    D = factors[:, :, n_nuisance + n_inertial : n_nuisance + 2 * n_inertial]
+    y = factors[:, :, -1:]
+    weights = _joint_weights(np.concatenate([F, G + D], axis=2), y, len(tau))
+    stacked = (factors * weights[:, None, None]).reshape(-1, factors.shape[2])
     scale = np.linalg.norm(stacked, axis=0)
     scale[scale == 0.0] = 1.0
-    triangle = scipy.linalg.qr(stacked / scale, mode="r", check_finite=False)[0]
-    square = triangle[: stacked.shape[1]] * scale  # the same normal equations, columns restored
+    triangle = triangular_factor(stacked / scale)
+    square = triangle * scale  # the same normal equations, columns restored
+    widths = np.cumsum([0, n_nuisance, n_inertial, n_inertial, 1])
     F, G, D, y = (square[:, a:b] for a, b in zip(widths[:-1], widths[1:], strict=True))
     total = float(np.linalg.norm(y))
     errors = []
@@ -120,17 +114,47 @@ def fit_by_time_scale(
     return np.array(errors)
 
 
-def _joint_weights(X: np.ndarray, y: np.ndarray, n_joints: int) -> np.ndarray:
-    """(n_joints,) each joint's weight in the fit, the inverse of its residual std at the stamps'
+def _joint_factors(
+    full: np.ndarray,
+    static: np.ndarray,
+    dq: np.ndarray,
+    ddq: np.ndarray,
+    tau: np.ndarray,
+    fitted: np.ndarray,
+) -> np.ndarray:
+    """(fitted joints, k, k): the triangular factor of each fitted joint's rows ``[viscous,
+    Coulomb, offset, armature of every joint | static | full - static | tau]`` (k columns).
+    Only the columns that are not zero on that joint's rows enter its QR (the joint's own four
+    nuisance columns, the bodies it carries): a third of the work of the dense rows."""
+    n_rows, n_joints = tau.shape
+    n_nuisance, n_inertial = 4 * n_joints, full.shape[2]
+    k = n_nuisance + 2 * n_inertial + 1
+    factors = np.zeros((fitted.size, k, k))
+    for row, j in enumerate(fitted):
+        nuisance = np.zeros((n_rows, n_nuisance))
+        nuisance[:, 4 * j : 4 * j + 4] = np.column_stack(
+            [dq[:, j], np.sign(dq[:, j]), np.ones(n_rows), ddq[:, j]]
+        )
+        block = np.hstack([nuisance, static[:, j], full[:, j] - static[:, j], tau[:, j : j + 1]])
+        active = np.flatnonzero(np.any(block != 0.0, axis=0))
+        triangle = triangular_factor(block[:, active])
+        factors[row, : triangle.shape[0], active] = triangle.T
+    return factors
+
+
+def _joint_weights(X: np.ndarray, y: np.ndarray, n_rows: int) -> np.ndarray:
+    """(joints,) each joint's weight in the fit, the inverse of its residual std at the stamps'
     own scale (paper C's weighted least squares): unweighted, a lift's force in newtons decides
     for the arm's newton metres, and correct stamps can read "19 % better on a shorter
-    timeline" from the lift alone. ``X``, ``y``: the joints' rows stacked sample by sample,
-    unweighted."""
-    norms = np.linalg.norm(X, axis=0)
+    timeline" from the lift alone. ``X`` (joints, k, c), ``y`` (joints, k, 1): each joint's
+    triangular factors of its ``n_rows`` unweighted rows, whose residual norm is the rows'."""
+    n_joints = X.shape[0]
+    stacked, target = X.reshape(-1, X.shape[2]), y.reshape(-1)
+    norms = np.linalg.norm(stacked, axis=0)
     norms[norms == 0.0] = 1.0
-    solution, *_ = np.linalg.lstsq(X / norms, y, rcond=1e-10)
-    residual = (y - (X / norms) @ solution).reshape(-1, n_joints)
-    sigma = np.sqrt(np.mean(residual**2, axis=0))
+    solution, *_ = np.linalg.lstsq(stacked / norms, target, rcond=1e-10)
+    residual = (target - (stacked / norms) @ solution).reshape(n_joints, -1)
+    sigma = np.sqrt(np.sum(residual**2, axis=1) / n_rows)
     return 1.0 / np.maximum(sigma, 1e-9 * max(float(sigma.max()), 1e-300))
 
 
