@@ -75,7 +75,7 @@ def quantify(
         training.preprocessing.filter,
         training.store,
         base_fit.columns,
-        config.estimation.weighting,
+        ls.method,
         ls.theta,
     )
     base_std_robust = np.full(base.size, np.nan)
