@@ -59,7 +59,7 @@ class FilterConfig:
 @dataclass(frozen=True)
 class EstimationConfig:
     # wls | ols | auto: the training folds choose (offline.choose.weighting)
-    weighting: str = "wls"
+    weighting: str = "auto"
     essential_ratio: float = 30.0
     consistency_margin: float | None = None  # None: offline.consistent.default_margin
     prior_std_relative: float | None = 0.3
