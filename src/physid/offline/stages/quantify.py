@@ -18,7 +18,9 @@ from physid.findings import Finding
 from physid.offline.choose.choices import tilt_mass_change
 from physid.offline.choose.deadband import friction_model_std
 from physid.offline.choose.training import robust_std
+from physid.offline.choose.transition import transition_error, widened
 from physid.offline.codes import (
+    DEADBAND_CHOICE,
     PRIOR_DECIDES,
     REGROUPED,
     REPEATED_MOTION,
@@ -98,6 +100,7 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
+    covariance = _transition_widened(prepared, base_fit, covariance, friction_std)
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -133,6 +136,23 @@ def quantify(
                 )
             )
     return Quantified(record, inflation, tuple(findings))
+
+
+def _transition_widened(
+    prepared: Prepared, base_fit: BaseFit, covariance: np.ndarray, friction_std: np.ndarray
+) -> np.ndarray:
+    """The covariance with the joint terms' friction-transition error
+    (:mod:`physid.offline.choose.transition`)."""
+    deadband = next((c for c in prepared.choices if c.code == DEADBAND_CHOICE.code), None)
+    error = transition_error(
+        prepared.model,
+        deadband,
+        prepared.training,
+        prepared.train,
+        base_fit.least_squares,
+        friction_std,
+    )
+    return widened(covariance, prepared.model, base_fit.columns, error.std)
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
