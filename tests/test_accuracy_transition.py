@@ -39,3 +39,24 @@ def test_viscous_and_coulomb_lie_within_three_sigma_under_a_tanh_transition(tmp_
     }
     assert len(z) == 8
     assert max(abs(v) for v in z.values()) < 3.0, z
+
+
+def test_the_model_error_follows_the_linear_gaussian_gain_of_each_term():
+    """A term the data decide alone (posterior variance = the least squares') takes the model
+    error whole; one the prior holds to a quarter of the least-squares variance takes a quarter
+    of its swing (the posterior mean's gain sigma_post^2 / sigma_ls^2); inertial columns and
+    other joint terms keep their variance."""
+    from physid.offline.choose.transition import widened
+    from physid.sim.arm import arm6_model
+
+    model = arm6_model()
+    layout = model.layout
+    fv, fc = layout.joint_term_index("joint_1", "fv"), layout.joint_term_index("joint_2", "fc")
+    offset = layout.joint_term_index("joint_3", "offset")
+    columns = np.array([0, fv, fc, offset])
+    covariance = np.diag(np.full(layout.size, 0.04))
+    variance = np.array([0.04, 0.04, 0.16, 0.04])  # least squares: fc 4 x its posterior
+    out = widened(covariance, model, columns, np.array([1.0, 0.3, 0.8, 5.0]), variance)
+    assert out[fv, fv] == pytest.approx(0.04 + 0.3**2)
+    assert out[fc, fc] == pytest.approx(0.04 + (0.25 * 0.8) ** 2)
+    assert out[0, 0] == out[offset, offset] == 0.04

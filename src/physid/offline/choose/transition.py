@@ -8,8 +8,10 @@ is not worse by more than the folds' spread, :mod:`.selection`) describe the dat
 viscous and Coulomb estimates' change between them is an error of the model, not noise, which
 neither the residuals' (Newey-West) nor the time blocks' (jackknife) spread sees, since every
 block shares it. Its RMS over those candidates and the chosen band halved and doubled
-(:func:`~.deadband.friction_model_std`) is added in quadrature to the variance of each joint's
-viscous and Coulomb terms in the consistent fit's covariance.
+(:func:`~.deadband.friction_model_std`), the change of the least-squares estimate, times the
+gain with which the prior-weighted estimate follows it (:func:`widened`), is added in
+quadrature to the variance of each joint's viscous and Coulomb terms in the consistent fit's
+covariance.
 """
 
 from __future__ import annotations
@@ -122,11 +124,20 @@ def probes(model: RobotModel, undecided: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def widened(
-    covariance: np.ndarray, model: RobotModel, columns: np.ndarray, std: np.ndarray
+    covariance: np.ndarray,
+    model: RobotModel,
+    columns: np.ndarray,
+    std: np.ndarray,
+    least_squares_variance: np.ndarray,
 ) -> np.ndarray:
-    """``covariance`` (p, p) of the standard parameters with ``std`` (the model error of the
-    excited base ``columns``, standard indices) added to the variance of every joint's
-    :data:`WIDENED_TERMS` (a joint term's base parameter is that term alone)."""
+    """``covariance`` (p, p) of the consistent fit's standard parameters with the model error
+    ``std`` of the least-squares estimate of the excited base ``columns`` (standard indices)
+    added to the variance of every joint's :data:`WIDENED_TERMS` (a joint term's base parameter
+    is that term alone). A prior-weighted estimate follows its data's least squares by the
+    posterior over the least-squares variance (``least_squares_variance``, per column; the
+    linear-Gaussian posterior mean's gain, at most 1): a term the data barely decide, whose
+    least-squares estimate any change of the model swings, moves only as far as the prior lets
+    it."""
     layout = model.layout
     terms = {
         index
@@ -136,6 +147,8 @@ def widened(
     }
     out = covariance.copy()
     for k, index in enumerate(columns):
-        if int(index) in terms and np.isfinite(std[k]):
-            out[index, index] += std[k] ** 2
+        if int(index) not in terms or not np.isfinite(std[k]) or least_squares_variance[k] <= 0:
+            continue
+        gain = min(1.0, covariance[index, index] / least_squares_variance[k])
+        out[index, index] += (gain * std[k]) ** 2
     return out

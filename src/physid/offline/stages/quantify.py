@@ -100,7 +100,7 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
-    covariance = _transition_widened(prepared, base_fit, covariance, friction_std)
+    covariance = _transition_widened(prepared, base_fit, covariance, friction_std, inflation)
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -139,10 +139,15 @@ def quantify(
 
 
 def _transition_widened(
-    prepared: Prepared, base_fit: BaseFit, covariance: np.ndarray, friction_std: np.ndarray
+    prepared: Prepared,
+    base_fit: BaseFit,
+    covariance: np.ndarray,
+    friction_std: np.ndarray,
+    inflation: float,
 ) -> np.ndarray:
     """The covariance with the joint terms' friction-transition error
-    (:mod:`physid.offline.choose.transition`)."""
+    (:mod:`physid.offline.choose.transition`), against the least squares' variance under the
+    same noise model as the posterior's (eq. 6 times the Newey-West ``inflation``)."""
     deadband = next((c for c in prepared.choices if c.code == DEADBAND_CHOICE.code), None)
     error = transition_error(
         prepared.model,
@@ -152,7 +157,8 @@ def _transition_widened(
         base_fit.least_squares,
         friction_std,
     )
-    return widened(covariance, prepared.model, base_fit.columns, error.std)
+    variance = base_fit.least_squares.std**2 * inflation
+    return widened(covariance, prepared.model, base_fit.columns, error.std, variance)
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
