@@ -58,7 +58,8 @@ class FilterConfig:
 
 @dataclass(frozen=True)
 class EstimationConfig:
-    weighting: str = "wls"
+    # wls | ols | auto: the training folds choose (offline.choose.weighting)
+    weighting: str = "auto"
     essential_ratio: float = 30.0
     consistency_margin: float | None = None  # None: offline.consistent.default_margin
     prior_std_relative: float | None = 0.3
@@ -336,9 +337,9 @@ def _estimation(section: Any) -> EstimationConfig:
         raise ConfigError(
             f"config estimation.prior_metric: '{prior_metric}' is not logdet|euclidean"
         )
-    weighting = e.get("weighting", "wls")
-    if weighting not in ("wls", "ols"):
-        raise ConfigError(f"config estimation.weighting: '{weighting}' is not 'wls' or 'ols'")
+    weighting = e.get("weighting", EstimationConfig.weighting)
+    if weighting not in ("wls", "ols", "auto"):
+        raise ConfigError(f"config estimation.weighting: '{weighting}' is not wls|ols|auto")
     defaults = EstimationConfig()
     return EstimationConfig(
         weighting=weighting,

@@ -54,7 +54,7 @@ COMMENTS: dict[str, str] = {
     "split.train_fraction": "train on this leading fraction of each recording, validate on "
     "the tail; null: train on everything",
     "estimation": "least squares and the physically consistent fit",
-    "estimation.weighting": "wls (per-joint weighted least squares, paper C) | ols",
+    "estimation.weighting": "auto (the folds choose) | wls (per joint, paper C) | ols",
     "estimation.essential_ratio": "max/min relative std of the essential parameters",
     "estimation.consistency_margin": "pseudo-inertia >= margin x identity [kg m^2]; null: 1e-6, "
     "or 10 % of the URDF's smallest body eigenvalue where that is smaller (small robots)",

@@ -97,6 +97,16 @@ DERIVATIVES_WRONG = define(
     "another joint's column, zeros): they are not used; the derivatives come from the positions.",
     "Fix the columns named; a mistake there may run through the rest of the log.",
 )
+WEIGHTING_CHOICE = define(
+    "ID110",
+    "weighting-choice",
+    INFO,
+    "the least squares' row weighting the folds chose",
+    "Per-joint weights (each joint's rows by its residual level, paper C's WLS) or plain least "
+    "squares (every row alike) was chosen by the folds for the consistent fit; WLS stays unless "
+    "the plain weighting beats it by more than the folds' spread.",
+    "Nothing; to impose one, set estimation.weighting to ols or wls in the config.",
+)
 # ID2xx: the fit and its solvers
 SDP_INACCURATE = define(
     "ID201",

@@ -105,7 +105,7 @@ def identify_once(
     inputs = read_inputs(model, train, config, validation)
     prepared = prepare(inputs, config, note)
     note("base parameters")
-    base_fit = fit_base(prepared, config)
+    base_fit = fit_base(prepared, config, inputs.problem)
     consistent = fit_consistent(prepared, base_fit, inputs.model_urdf, inputs.problem, config, note)
     note("uncertainty")
     quantified = quantify(prepared, base_fit, consistent, config, note)

@@ -137,9 +137,11 @@ def friction_model_std(
     columns: np.ndarray,
     weighting: str,
     theta: np.ndarray,
+    bands: list[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Model-error standard deviation (b,) of the least-squares estimate ``theta`` of
-    ``columns``: the RMS change of the estimate when the Coulomb deadband is halved and doubled.
+    ``columns``: the RMS change of the estimate when the Coulomb deadband is halved and doubled
+    (or set to each of ``bands``, per joint).
 
     The friction model near zero speed is the least determined part of the linear model (the
     true transition is neither a sign nor a deadband), and its error is not noise: it biases
@@ -150,10 +152,11 @@ def friction_model_std(
     holds the training observations (:mod:`.store`) of ``trajectories``, in order.
     """
     band = model.coulomb_deadband
-    if band is None or not np.any(band > 0):
+    if bands is None and (band is None or not np.any(band > 0)):
         return np.zeros(len(columns))
     n_inertial = model.layout.n_inertial
-    scaled = [replace(model, coulomb_deadband=s * band) for s in SENSITIVITY_SCALES]
+    bands = [s * band for s in SENSITIVITY_SCALES] if bands is None else bands
+    scaled = [replace(model, coulomb_deadband=b) for b in bands]
     sums = [ReductionAccumulator() for _ in scaled]
     for k, trajectory in enumerate(trajectories):
         blocks_of = joint_term_chunks(model, trajectory, options, scaled)

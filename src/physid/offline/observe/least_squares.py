@@ -108,12 +108,13 @@ def weighted_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastS
 def least_squares(
     system: ReducedSystem, columns: np.ndarray, weighting: str = "wls"
 ) -> LeastSquaresResult:
-    """Dispatch on ``weighting`` ("wls" or "ols")."""
+    """Dispatch on ``weighting`` ("wls" or "ols"; "auto", which the folds decide after the
+    preprocessing choices (:mod:`physid.offline.choose.weighting`), is "wls" until then)."""
     if weighting == "ols":
         return ordinary_least_squares(system, columns)
-    if weighting == "wls":
+    if weighting in ("wls", "auto"):
         return weighted_least_squares(system, columns)
-    raise InputError(f"weighting must be 'wls' or 'ols', got '{weighting}'")
+    raise InputError(f"weighting must be 'wls', 'ols' or 'auto', got '{weighting}'")
 
 
 def residual_autocorrelation(residual: np.ndarray, max_lag: int) -> np.ndarray:

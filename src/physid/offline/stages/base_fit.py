@@ -1,5 +1,6 @@
-"""Stage 3: base parameters, what the data excite, (weighted) least squares (paper C eqs. 4-6),
-essential parameters, and the joint terms' prior.
+"""Stage 3: base parameters, what the data excite, (weighted) least squares (paper C eqs. 4-6)
+under the weighting the folds choose (:mod:`physid.offline.choose.weighting`), essential
+parameters, and the joint terms' prior.
 
 A joint that barely moves cannot decide its velocity-driven terms (its ``sign(dq)`` column is the
 sign of velocity noise): they are not excited, and are held at their prior without a std.
@@ -15,6 +16,7 @@ from physid.body.inertia import check_consistency
 from physid.files.config import IdentifyConfig
 from physid.findings import Finding
 from physid.offline.choose.training import still_joints
+from physid.offline.choose.weighting import Weighting, choose_weighting
 from physid.offline.codes import (
     INCONSISTENT_PRIOR,
     JOINT_TERMS_UNDECIDED,
@@ -22,9 +24,10 @@ from physid.offline.codes import (
     STILL_JOINT,
     UNIDENTIFIABLE,
 )
+from physid.offline.fit.consistent import ConsistentProblem
 from physid.offline.fit.essential import EssentialParameters, essential_parameters
 from physid.offline.fit.joint_prior import JointPrior, joint_prior
-from physid.offline.observe.crossval import moving_in
+from physid.offline.observe.crossval import CVScore, moving_in
 from physid.offline.observe.least_squares import LeastSquaresResult, least_squares
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.stages.prepare import Prepared
@@ -48,10 +51,19 @@ class BaseFit:
     joint: JointPrior  # the joint terms' prior, still joints held
     still: dict[str, str]  # joint -> how it barely moves
     findings: tuple[Finding, ...]
+    weighting: Weighting | None = None  # how the least squares' weighting was chosen
+
+    @property
+    def score(self) -> CVScore | None:
+        """The consistent fit's cross-validated score under the weighting used, if scored."""
+        return None if self.weighting is None else self.weighting.score
 
 
-def fit_base(prepared: Prepared, config: IdentifyConfig) -> BaseFit:
-    """Stage 3 (module docstring)."""
+def fit_base(
+    prepared: Prepared, config: IdentifyConfig, problem: ConsistentProblem | None = None
+) -> BaseFit:
+    """Stage 3 (module docstring); ``problem``: the compiled consistent fit, for the folds'
+    choice of the weighting (without it, an ``auto`` weighting is WLS)."""
     model, training = prepared.model, prepared.training
     store, system = training.store, training.system
     estimation = config.estimation
@@ -60,7 +72,15 @@ def fit_base(prepared: Prepared, config: IdentifyConfig) -> BaseFit:
     excited = excited_parameters(system, base, tuple(still))
     columns = base.independent[excited]
     prior = model.prior_parameters()
-    ls = least_squares(system, columns, estimation.weighting)
+    raw_joint = joint_prior(model, store, prior, training.preprocessing.velocity_noise_std)
+    weighting = None
+    if problem is not None and prepared.shapes is None:  # the folds hold the linear model
+        weighting = choose_weighting(
+            model, training, columns, estimation, problem, raw_joint, prepared.score
+        )
+        ls = weighting.least_squares
+    else:
+        ls = least_squares(system, columns, estimation.weighting)
     essential = essential_parameters(
         system,
         columns,
@@ -68,7 +88,7 @@ def fit_base(prepared: Prepared, config: IdentifyConfig) -> BaseFit:
         ls.weights,
         ratio=estimation.essential_ratio,
     )
-    joint = joint_prior(model, store, prior, training.preprocessing.velocity_noise_std)
+    joint = raw_joint
     # a still joint's friction is held whole, and a joint left out of the fit has no equation:
     # their one-way offset is not news
     unfitted = {j for k, j in enumerate(model.joint_names) if not model.fitted[k]}
@@ -79,6 +99,7 @@ def fit_base(prepared: Prepared, config: IdentifyConfig) -> BaseFit:
     }
     joint = held_still(model, replace(joint, reasons=kept), still)
     findings = [ROBOT_NOTE(n) for n in model.notes]
+    findings += [] if weighting is None else weighting.findings()
     findings += [
         STILL_JOINT(
             f"joint '{j}' barely moves ({how}): its friction and armature are held at the URDF's "
@@ -99,7 +120,9 @@ def fit_base(prepared: Prepared, config: IdentifyConfig) -> BaseFit:
                 names=unexcited,
             )
         )
-    return BaseFit(base, excited, columns, ls, essential, prior, joint, still, tuple(findings))
+    return BaseFit(
+        base, excited, columns, ls, essential, prior, joint, still, tuple(findings), weighting
+    )
 
 
 def excited_parameters(

@@ -124,7 +124,7 @@ def fit_consistent(
             base_fit.prior,
             fits.theta,
             note,
-            first=prepared.score,
+            first=prepared.score if base_fit.weighting is None else base_fit.score,
         )
         if estimation.prior_std_relative is not None and estimation.plausible_masses:
             by_phase = None if phase is None else _by_phase(prepared, phase, phase_systems)

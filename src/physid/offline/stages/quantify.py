@@ -18,7 +18,9 @@ from physid.findings import Finding
 from physid.offline.choose.choices import tilt_mass_change
 from physid.offline.choose.deadband import friction_model_std
 from physid.offline.choose.training import robust_std
+from physid.offline.choose.transition import transition_error, widened
 from physid.offline.codes import (
+    DEADBAND_CHOICE,
     PRIOR_DECIDES,
     REGROUPED,
     REPEATED_MOTION,
@@ -75,7 +77,7 @@ def quantify(
         training.preprocessing.filter,
         training.store,
         base_fit.columns,
-        config.estimation.weighting,
+        ls.method,
         ls.theta,
     )
     base_std_robust = np.full(base.size, np.nan)
@@ -98,6 +100,7 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
+    covariance = _transition_widened(prepared, base_fit, covariance, friction_std, inflation)
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -133,6 +136,29 @@ def quantify(
                 )
             )
     return Quantified(record, inflation, tuple(findings))
+
+
+def _transition_widened(
+    prepared: Prepared,
+    base_fit: BaseFit,
+    covariance: np.ndarray,
+    friction_std: np.ndarray,
+    inflation: float,
+) -> np.ndarray:
+    """The covariance with the joint terms' friction-transition error
+    (:mod:`physid.offline.choose.transition`), against the least squares' variance under the
+    same noise model as the posterior's (eq. 6 times the Newey-West ``inflation``)."""
+    deadband = next((c for c in prepared.choices if c.code == DEADBAND_CHOICE.code), None)
+    error = transition_error(
+        prepared.model,
+        deadband,
+        prepared.training,
+        prepared.train,
+        base_fit.least_squares,
+        friction_std,
+    )
+    variance = base_fit.least_squares.std**2 * inflation
+    return widened(covariance, prepared.model, base_fit.columns, error.std, variance)
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
