@@ -7,8 +7,8 @@ elsewhere. ``NoiseStd.contact_change_v`` (a floor on the process_v standard devi
 numbers from the recording, as a variance-component estimate on one-step defects.
 
 At a kinematic state estimate ``x_k`` (:func:`physid.oe.solving.build.initial_guess`: encoders,
-joint velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, moved by one
-trust-region Gauss-Newton step on the defects themselves, :func:`fitted_defects`) the defect
+joint velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, moved by a few
+trust-region Gauss-Newton steps on the defects themselves, :func:`fitted_defects`) the defect
 of node k is
 ``d_k = x_{k+1} (-) f(x_k; theta | u_k)``; its joint-velocity part (the joint velocities are
 sensed, the base's linear velocity is only leg odometry, which fails exactly where a
@@ -32,7 +32,7 @@ account for the rest) removed. It is kept only if the two-variance model beats t
 one-variance model by the Bayesian information criterion (two more parameters: ``log n``
 each, n the effective sample count) and the floor exceeds process_v; otherwise there is no
 floor, and the reason says so. The choice at the initial guess agrees with the one at the
-true states, which is why the prior is first moved by one step: its parameter error would
+true states, which is why the prior is first moved by those steps: its parameter error would
 otherwise shorten the window (docs/benchmarks.md, "Why the defaults are what they are").
 """
 
