@@ -10,6 +10,20 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
+RESULTS, third round (2026-11-29 morning, seed 0, defaults, budget 300; each row adds a change;
+docs/oe.md "Third round")::
+
+    case                     status       it  CPU s | payload error  std | CoM mm std | chi2
+    sway, all changes        ok           41    100 | 5.008 +0.16 % 0.5 | 1.4   0.2 | 0.65
+      the same bits as before them (digest 10b2b32a)
+    crawl, Coulomb widths    not_conv.   300    633 | 5.163 +3.26 % 2.5 | 6.5   2.5 | 2.61
+      round 1 converged after 256 iterations (not in 300 before)
+    + half-turn axes prior,  not_conv.   300    610 | 5.164 +3.28 % 2.5 | 6.5   2.5 | 2.61
+      bias rounds cut at 60
+    the same, --hog 1        not_conv.   300    665 | the same bits (digest 6526c56e), wall 2136 s
+    + floor fit in steps     not_conv.   300    645 | 5.147 +2.93 % 3.1 | 7.9   1.7 | 6.32
+      floor 0.091 within 28 ms (one step: 0.39 within 100 ms, 68 % of the nodes)
+
 RESULTS, the defaults on a URDF without joint terms (issue 74 item 4; 2026-11-29, seed 0,
 ``--gait sway|crawl`` and nothing else: 12 joints' armature, viscous and Coulomb estimated
 with the trunk, budget 300; box loaded by other jobs, load 3-7)::

@@ -68,3 +68,33 @@ def test_the_shape_priors_leave_what_the_data_decide(kinova_payload_arm):
     _, true, _ = kinova_payload_arm
     mass = true.inertias[true.getJointId(KINOVA_PAYLOAD_BODY)].mass
     assert abs(held.pis[0][0] - mass) <= held.pi_std[0][0]
+
+
+def test_the_axes_prior_measures_to_the_nearest_half_turn():
+    """A body whose principal axes are the prior's turned by pi - 0.1 rad about its x axis has
+    the prior's inertia turned by 0.1 rad (a half-turn about a principal axis changes no
+    inertia): the residual is 0.1 rad, not 3.04, and its Jacobian matches central
+    differences of the retraction there."""
+    import pinocchio as pin
+
+    from physid.oe.model.charts import pis_and_jacobians, prior_residual, retract
+
+    prior = np.r_[0.3, 0.01, 0.02, 0.03, 0.1, -0.2, 0.3, -4.0, -3.0, -2.5]
+    theta = prior.copy()
+    turned = pin.exp3(prior[4:7]) @ pin.exp3(np.array([np.pi - 0.1, 0.0, 0.0]))
+    theta[4:7] = pin.log3(turned)
+    near = prior.copy()
+    near[4:7] = pin.log3(pin.exp3(prior[4:7]) @ pin.exp3(np.array([-0.1, 0.0, 0.0])))
+    (pi_theta, pi_near), _ = pis_and_jacobians("exp_eig", np.stack([theta, near]))
+    assert np.allclose(pi_theta, pi_near, atol=1e-12)  # the same inertia as a 0.1 rad turn
+    r, J = prior_residual("exp_eig", theta, prior)
+    assert np.linalg.norm(r[4:7]) == pytest.approx(0.1, abs=1e-12)
+    h, numeric = 1e-6, np.zeros((10, 10))
+    for i in range(10):
+        step = np.zeros(10)
+        step[i] = h
+        numeric[:, i] = (
+            prior_residual("exp_eig", retract("exp_eig", theta, step), prior)[0]
+            - prior_residual("exp_eig", retract("exp_eig", theta, -step), prior)[0]
+        ) / (2 * h)
+    assert np.allclose(J, numeric, atol=1e-7)

@@ -127,6 +127,18 @@ NO_JOINT_TERMS = define(
     "solve.",
     "Drop the 'joints' entry (they are then estimated), or give 'joints: {estimate: all}'.",
 )
+COULOMB_WIDTHS = define(
+    "OE113",
+    "coulomb-widths",
+    Severity.INFO,
+    "the Coulomb friction's smoothing widened on fast-reversing joints",
+    "Each joint's Coulomb friction is smoothed as tanh(v / v_c). Where the recorded joint "
+    "velocity jumps across zero by more than 2 v_c between two samples (a swinging leg's "
+    "reversal), the friction would flip sign within one node, where the solver's linear model of "
+    "it is wrong and the gaps there do not close; v_c of those joints is widened to half their "
+    "largest such jump. Joints that reverse slowly keep the default.",
+    "Nothing; give joints.coulomb_speed to set one width for every joint.",
+)
 NOISE_MISFIT = define(
     "OE201",
     "noise-model-misfit",

@@ -78,6 +78,17 @@ def read_joint_terms(path: Path | None, model):  # noqa: ANN001, ANN201
         return _joint_terms(path, model)
 
 
+def coulomb_speed_given(path: Path | None) -> bool:
+    """Whether the config's ``joints`` mapping gives ``coulomb_speed`` (else it is chosen per
+    joint from the data: :func:`physid.oe.data.joints.coulomb_widths`)."""
+    from physid.files.io import config_errors_name
+
+    if path is None:
+        return False
+    with config_errors_name(path):
+        return "coulomb_speed" in (_joints_section(path) or {})
+
+
 def read_joint_estimate(path: Path | None, model):  # noqa: ANN001, ANN201
     """The ``joints.estimate`` of a ``physid oe --config`` YAML as
     :class:`physid.oe.model.joint_estimate.JointEstimate` on every joint but a free-flyer (None

@@ -78,11 +78,16 @@ def read_inputs(
         if model.existJointName(b)
     }
     settings = _read_config(config, model, urdf, floating)
-    from physid.oe.data.config import read_angle_unit
+    from physid.oe.data.config import coulomb_speed_given, read_angle_unit
+    from physid.oe.data.joints import with_coulomb_widths
     from physid.oe.data.recording import read_recording
+    from physid.oe.model.dynamics import dof_names
 
     degrees = read_angle_unit(config) == "degrees"
     recording = read_recording(table, model, angles_in_degrees=degrees)
+    if not coulomb_speed_given(config):  # chosen per joint from the recorded velocities
+        joints = with_coulomb_widths(settings.joints, recording.measurements.v, dof_names(model))
+        settings = dataclasses.replace(settings, joints=joints)
     inputs = OEInputs(model, recording, label, settings, masses)
     inputs.notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))
     if held:

@@ -16,19 +16,22 @@ Without one:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 from physid.findings import Finding
 from physid.oe.codes import (
+    COULOMB_WIDTHS,
     JOINT_TERMS_ESTIMATED,
     JOINT_TERMS_FROM_MJCF,
     NO_JOINT_TERMS,
 )
 from physid.oe.data.config import model_joint_terms
-from physid.oe.model.dynamics import JointTerms
+from physid.oe.model.dynamics import COULOMB_SPEED, JointTerms
 from physid.oe.model.joint_estimate import (
     KINDS,
     START,
@@ -84,7 +87,7 @@ def choose_joint_terms(
         values = ", ".join(f"{DECLARED[k]} up to {v:.3g}" for k, v in declared.items())
         finding = JOINT_TERMS_FROM_MJCF(
             f"{label}: the dynamics include the MJCF's joint terms ({values}; Coulomb smoothed "
-            "over 0.02 rad/s), held",
+            "by a tanh), held",
             numbers={f"{k}_max": v for k, v in declared.items()},
         )
         return JointChoice(model_joint_terms(model), None, (finding,))
@@ -135,4 +138,56 @@ def estimate_finding(estimate: JointEstimate, joints: JointTerms, label: str) ->
         + "; ".join(parts),
         numbers=numbers,
         names=estimate.kinds,
+    )
+
+
+def coulomb_widths(v: NDArray, floor: float = COULOMB_SPEED) -> NDArray[np.float64]:
+    """Per joint, the Coulomb friction's tanh width ``v_c`` [rad/s] for the recorded joint
+    velocities ``v`` ``(nodes, joints)``: half the largest change between two samples across
+    which the velocity changes sign, at least ``floor``.
+
+    The linearly implicit friction step linearizes ``F_c tanh(v / v_c)`` at ``v_k``: a jump
+    across zero wider than the tanh's near-linear band ``±v_c`` flips the friction within one
+    node, where that model is wrong by up to ``2 F_c`` and Gauss-Newton's steps stall on the
+    gap. A band as wide as half the jump keeps the flip over at least two nodes. Velocity
+    noise alone (0.03-0.05 rad/s, jumps across zero below 0.2) leaves the floor."""
+    v = np.asarray(v, dtype=float)
+    if v.ndim != 2 or v.shape[0] < 2:
+        return np.full(v.shape[-1] if v.ndim == 2 else 0, float(floor))
+    jump = np.abs(np.diff(v, axis=0))
+    flips = (v[1:] * v[:-1] < 0) & np.isfinite(jump)
+    largest = np.max(np.where(flips, jump, 0.0), axis=0, initial=0.0)
+    return np.maximum(float(floor), 0.5 * largest)
+
+
+def with_coulomb_widths(
+    choice: JointChoice, v: NDArray | None, dof_names: Sequence[str]
+) -> JointChoice:
+    """``choice`` with each joint's Coulomb width from the recorded joint velocities ``v``
+    ``(nodes, joints)`` (:func:`coulomb_widths`) and the finding naming the widened joints;
+    unchanged without joint terms or velocities, or when no joint reverses faster."""
+    joints = choice.joints
+    if joints is None or v is None or not np.any(joints.coulomb) and choice.estimate is None:
+        return choice
+    nv = joints.armature.size
+    bv = nv - np.asarray(v).shape[1]
+    widths = coulomb_widths(v)
+    speed = np.full(nv, float(np.max(joints.coulomb_speed)))
+    speed[bv:] = np.maximum(speed[bv:], widths)
+    wide = [i for i in range(bv, nv) if speed[i] > float(np.max(joints.coulomb_speed))]
+    if not wide:
+        return choice
+    names = tuple(dof_names[i] for i in wide)
+    listed = ", ".join(f"{n} {speed[i]:.2g}" for n, i in zip(names, wide, strict=True))
+    finding = COULOMB_WIDTHS(
+        f"the Coulomb friction's tanh widened on {len(wide)} joints whose velocity jumps across "
+        f"zero within one sample (rad/s): {listed}",
+        numbers={
+            "default_rad_s": float(np.max(joints.coulomb_speed)),
+            "widest_rad_s": float(np.max(speed)),
+        },
+        names=names,
+    )
+    return replace(
+        choice, joints=replace(joints, coulomb_speed=speed), findings=(*choice.findings, finding)
     )

@@ -76,15 +76,33 @@ def prior_residual(
     chart: str, theta: NDArray, prior: NDArray
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``theta (-) prior`` and its Jacobian with respect to the increment of :func:`retract`;
-    for the exponential-eigenvalue rotation ``Log(R_prior^T R)`` with ``Jlog3``."""
+    for the exponential-eigenvalue rotation ``Log(R_prior^T R S)`` with ``Jlog3 S^T``, ``S``
+    the half-turn about a principal axis (or none) nearest the prior.
+
+    ``R`` and ``R S`` (``S`` in :data:`HALF_TURNS`) give the same inertia: the columns of R
+    keep their moments and only their signs flip. The prior is on the body's inertia, so it
+    measures the rotation to the nearest of the four; measured to R itself it would push a
+    body whose axes drift near a half-turn back through 90 degrees of a different inertia,
+    where ``Log`` also jumps."""
     r = np.asarray(theta, dtype=float) - prior
     J = np.eye(r.size)
     if chart == "exp_eig":
         for b in range(r.size // 10):
             s = slice(10 * b + 4, 10 * b + 7)
             error = pin.exp3(prior[s]).T @ pin.exp3(theta[s])
-            r[s], J[s, s] = pin.log3(error), pin.Jlog3(error)
+            flip = min(HALF_TURNS, key=lambda S: np.linalg.norm(pin.log3(error @ S)))
+            r[s], J[s, s] = pin.log3(error @ flip), pin.Jlog3(error @ flip) @ flip.T
     return r, J
+
+
+# the rotations about a body's principal axes that leave its inertia as it is (identity first,
+# so ties keep the plain residual)
+HALF_TURNS = (
+    np.eye(3),
+    np.diag([1.0, -1.0, -1.0]),
+    np.diag([-1.0, 1.0, -1.0]),
+    np.diag([-1.0, -1.0, 1.0]),
+)
 
 
 _LOG_COORDINATES = {"exp_eig": [0, 7, 8, 9], "log_cholesky": [0, 1, 2, 3]}

@@ -57,20 +57,24 @@ class JointTerms:
     free-flyer's 6): ``armature`` [kg m^2] (rotor inertia on M's diagonal), ``viscous``
     [N m s/rad] (URDF ``<dynamics damping>``, MJCF ``damping``), ``coulomb`` [N m] (URDF
     ``<dynamics friction>``, MJCF ``frictionloss``), smoothed as ``F_c tanh(v / coulomb_speed)``
-    (``coulomb_speed`` [rad/s] > 0: the speed below which the friction fades linearly,
-    ``F_c / coulomb_speed`` N m s/rad at rest; the derivatives stay bounded)."""
+    (``coulomb_speed`` [rad/s] > 0, one number or one per velocity coordinate: the speed below
+    which the friction fades linearly, ``F_c / coulomb_speed`` N m s/rad at rest; the
+    derivatives stay bounded)."""
 
     armature: NDArray[np.float64]
     viscous: NDArray[np.float64]
     coulomb: NDArray[np.float64]
-    coulomb_speed: float = COULOMB_SPEED
+    coulomb_speed: float | NDArray[np.float64] = COULOMB_SPEED
 
     def __post_init__(self) -> None:
         for name in ("armature", "viscous", "coulomb"):
             values = np.asarray(getattr(self, name), dtype=float)
             if values.ndim != 1 or not np.all(np.isfinite(values)) or np.any(values < 0):
                 raise InputError(f"joint {name} must be finite and >= 0 per joint, got {values}")
-        if not (np.isfinite(self.coulomb_speed) and self.coulomb_speed > 0):
+        speed = np.asarray(self.coulomb_speed, dtype=float)
+        if speed.ndim > 1 or speed.size not in (1, len(self.armature)):
+            raise InputError(f"joint coulomb_speed: one number or nv, got {speed.shape}")
+        if not (np.all(np.isfinite(speed)) and np.all(speed > 0)):
             raise InputError(f"joint coulomb_speed must be > 0 [rad/s], got {self.coulomb_speed}")
 
     @classmethod

@@ -43,7 +43,7 @@ class _JointValues(Protocol):
     armature: NDArray[np.float64]
     viscous: NDArray[np.float64]
     coulomb: NDArray[np.float64]
-    coulomb_speed: float
+    coulomb_speed: float | NDArray[np.float64]
 
 
 JointTerms = TypeVar("JointTerms", bound=_JointValues)
@@ -116,7 +116,8 @@ class JointEstimate:
         nv, dofs = v.size, np.asarray(self.dofs)
         out = np.zeros((nv, self.size))
         vd, ad = v[dofs], a[dofs]
-        t = np.tanh(vd / joints.coulomb_speed)
+        speed = np.broadcast_to(np.asarray(joints.coulomb_speed, dtype=float), v.shape)[dofs]
+        t = np.tanh(vd / speed)
         for i, kind in enumerate(self.kinds):
             if kind == "armature":
                 column = ad
@@ -125,7 +126,7 @@ class JointEstimate:
             elif kind == "viscous":
                 column = vd + dt * ad
             else:
-                column = t + dt * ad * (1.0 - t * t) / joints.coulomb_speed
+                column = t + dt * ad * (1.0 - t * t) / speed
             cols = i * len(dofs) + np.arange(len(dofs))
             out[dofs, cols] = column * self.values(joints, kind)
         return out

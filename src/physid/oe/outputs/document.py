@@ -115,7 +115,7 @@ def provenance(inputs, problem, run: dict) -> dict:  # noqa: ANN001
             "armature": joints.armature.tolist(),
             "damping": joints.viscous.tolist(),
             "friction": joints.coulomb.tolist(),
-            "coulomb_speed": joints.coulomb_speed,
+            "coulomb_speed": np.asarray(joints.coulomb_speed, dtype=float).tolist(),
             "estimated": [] if estimate is None else list(estimate.kinds),
             "prior_std": None if estimate is None else estimate.prior_log_std,
         },

@@ -7,8 +7,8 @@ elsewhere. ``NoiseStd.contact_change_v`` (a floor on the process_v standard devi
 numbers from the recording, as a variance-component estimate on one-step defects.
 
 At a kinematic state estimate ``x_k`` (:func:`physid.oe.solving.build.initial_guess`: encoders,
-joint velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, moved by one
-trust-region Gauss-Newton step on the defects themselves, :func:`fitted_defects`) the defect
+joint velocities, IMU, leg odometry) and the parameters ``theta`` (the prior's, moved by a few
+trust-region Gauss-Newton steps on the defects themselves, :func:`fitted_defects`) the defect
 of node k is
 ``d_k = x_{k+1} (-) f(x_k; theta | u_k)``; its joint-velocity part (the joint velocities are
 sensed, the base's linear velocity is only leg odometry, which fails exactly where a
@@ -32,7 +32,7 @@ account for the rest) removed. It is kept only if the two-variance model beats t
 one-variance model by the Bayesian information criterion (two more parameters: ``log n``
 each, n the effective sample count) and the floor exceeds process_v; otherwise there is no
 floor, and the reason says so. The choice at the initial guess agrees with the one at the
-true states, which is why the prior is first moved by one step: its parameter error would
+true states, which is why the prior is first moved by those steps: its parameter error would
 otherwise shorten the window (docs/benchmarks.md, "Why the defaults are what they are").
 """
 
@@ -54,6 +54,9 @@ from physid.oe.solving.solver import OEOptions
 MAX_WINDOW_S = 0.1  # longest window tried [s]: beyond a soft touch-down's settling
 SMOOTH_S = 0.01  # the window is chosen on defects averaged over this [s] (module docstring)
 FIT_HALVINGS = 4  # of fitted_defects' step: each try re-simulates one step per node
+# fitted_defects' steps: a joint value from 1e-2 of its size needs five factor-e steps
+FIT_STEPS = 8
+FIT_GAIN = 0.01  # a step that lowers the defects' mean square by less than this ends them
 TRUST_BISECTIONS = 30  # on the LM damping, within a decade: the limit met to ~1e-9
 
 
@@ -84,19 +87,42 @@ def velocity_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray
 
 
 def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[np.float64]:
-    """:func:`velocity_defects` at ``theta`` moved by one Gauss-Newton step on the defects
-    themselves, the states held at ``xs``: ``d(theta (+) s) ~ d(theta) - F_theta s`` with
-    ``F_theta`` the joint-velocity rows of ``df/dtheta`` (eqs. 18-19). The prior's parameter
-    error (a missing payload) is a mean in the defects, not a variance; it is removed as a
-    fixed effect before the variances are estimated (the REML habit). ``s`` is the
-    trust-region step of :func:`_trust_region_step`, applied by the chart's retraction
-    (``F_theta``'s rotation columns are local increments) and halved up to ``FIT_HALVINGS``
-    times until it lowers the defects' RMS; the defects at ``theta`` are kept when none does.
-    The plain least-squares step moves the directions the defects barely see without bound
-    (a log second moment by thousands, where ``exp`` overflows): hence the trust region."""
+    """:func:`velocity_defects` at ``theta`` moved by up to ``FIT_STEPS`` Gauss-Newton steps
+    on the defects themselves (:func:`_fit_step`), the states held at ``xs``. The prior's
+    parameter error (a missing payload, joint terms the robot file does not declare) is a
+    mean in the defects, not a variance; it is removed as a fixed effect before the variances
+    are estimated (the REML habit). Each step is a trust region (a factor e at most on a log
+    coordinate or a joint value), so joint terms that start at 1e-2 of their value need
+    several: after one, the friction a URDF leaves out still dominates the defects and the
+    floor is that friction's, not the contact's. The steps end when one lowers the defects'
+    mean square by less than ``FIT_GAIN`` of it."""
+    dyn, start = problem.dynamics, theta
+    kept = velocity_defects(problem, xs, theta)
+    for _ in range(FIT_STEPS):
+        moved = _fit_step(problem, xs, theta, kept)
+        if moved is None:
+            break
+        theta, after = moved
+        gain = 1.0 - float(np.mean(after**2)) / float(np.mean(kept**2))
+        kept = after
+        if gain < FIT_GAIN:
+            break
+    dyn.set_theta(start)  # the model holds the start's inertias again (the solve starts there)
+    return kept
+
+
+def _fit_step(problem: OEProblem, xs: NDArray, theta: NDArray, before: NDArray) -> tuple | None:
+    """``(theta', defects')``: one Gauss-Newton step on the defects ``before`` at ``theta``,
+    ``d(theta (+) s) ~ d(theta) - F_theta s`` with ``F_theta`` the joint-velocity rows of
+    ``df/dtheta`` (eqs. 18-19); ``s`` the trust-region step of :func:`_trust_region_step`,
+    applied by the chart's retraction (``F_theta``'s rotation columns are local increments)
+    and halved up to ``FIT_HALVINGS`` times until it lowers the defects' mean square; None
+    when none does. The plain least-squares step moves the directions the defects barely see
+    without bound (a log second moment by thousands, where ``exp`` overflows): hence the
+    trust region."""
     dyn = problem.dynamics
     nv, bv = dyn.model.nv, base_dofs(dyn.model)[1]
-    before = velocity_defects(problem, xs, theta)
+    dyn.set_theta(theta)
     rows = [step_derivatives(problem, k, xs[k])[2][nv + bv :] for k in range(problem.horizon)]
     F = np.concatenate(rows)
     # the estimated joint terms enter the defects about linearly in their values, not their
@@ -104,20 +130,19 @@ def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
     # their columns are taken per unit of value, the step kept positive by _with_joint_values
     n = dyn.n_inertial
     F[:, n:] = F[:, n:] / np.exp(theta[n:])
-    kept, rms = before, float(np.mean(before**2))
-    if np.isfinite(rms) and np.all(np.isfinite(F)):  # the SVD raises on NaN
-        s = _trust_region_step(F, before.ravel(), dyn)
-        for _ in range(FIT_HALVINGS + 1):
-            trial = _with_joint_values(dyn, theta, s)
-            if dyn.representable(trial):  # else a body beyond floating point: shorter
-                with np.errstate(all="ignore"):  # a diverging step is refused by its RMS
-                    after = velocity_defects(problem, xs, trial)
-                    if float(np.mean(after**2)) < rms:  # False on NaN too
-                        kept = after
-                        break
-            s = 0.5 * s
-    dyn.set_theta(theta)  # the model holds theta's inertias again (the solve starts there)
-    return kept
+    rms = float(np.mean(before**2))
+    if not (np.isfinite(rms) and np.all(np.isfinite(F))):  # the SVD raises on NaN
+        return None
+    s = _trust_region_step(F, before.ravel(), dyn)
+    for _ in range(FIT_HALVINGS + 1):
+        trial = _with_joint_values(dyn, theta, s)
+        if dyn.representable(trial):  # else a body beyond floating point: shorter
+            with np.errstate(all="ignore"):  # a diverging step is refused by its RMS
+                after = velocity_defects(problem, xs, trial)
+                if float(np.mean(after**2)) < rms:  # False on NaN too
+                    return trial, after
+        s = 0.5 * s
+    return None
 
 
 def _with_joint_values(dyn: ParametrizedModel, theta: NDArray, s: NDArray) -> NDArray:

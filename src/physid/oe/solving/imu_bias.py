@@ -12,6 +12,12 @@ linearly (each round removes only part of the remaining bias); each
 bias step is therefore extrapolated by the geometric tail of the last two steps,
 ``s / (1 - rho)``, ``rho = s . s_prev / |s_prev|^2`` clipped to [0, 0.9] (Aitken's
 acceleration), which settles in a few rounds.
+
+Every round but the one at the settled bias stops at :data:`ROUND_SHARE` of the iteration
+budget, converged or not: block-coordinate descent needs only a descent in each block, and a
+round that cannot converge at a wrong bias (its residual drift is the model error it fits)
+would otherwise spend the whole budget at that bias. Once the bias settles, the solve at it
+continues with what the budget has left.
 """
 
 from __future__ import annotations
@@ -22,9 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from physid.budget import Budget, Stop
 from physid.oe.outputs.result import OEResult
 from physid.oe.solving.problem import OEProblem
 from physid.oe.solving.solver import OEOptions, solve, solve_budget
+from physid.status import Status
+
+# the iterations one round at a not yet settled bias may take, as a fraction of the budget:
+# five such rounds leave the settled one a budget's share again
+ROUND_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,7 @@ def solve_with_accelerometer_bias(
     no round starts once it is spent. The result's message counts every round's iterations."""
     opt = options or OEOptions()
     budget = solve_budget(opt, len(xs))
+    share = max(1, round(ROUND_SHARE * opt.max_iterations))
     history = [tuple(float(v) for v in problem.accelerometer_bias)]
     converged, result, previous = False, None, None
     for n in range(rounds):
@@ -64,7 +77,7 @@ def solve_with_accelerometer_bias(
             break
         if progress is not None:
             progress(f"oe: accelerometer bias round {n + 1}, bias {np.round(history[-1], 4)}")
-        result = solve(problem, xs, ws, theta, opt, progress=progress, budget=budget)
+        result = _round(problem, xs, ws, theta, opt, budget, share, progress)
         if not np.all(np.isfinite(result.xs)):
             break
         xs, ws, theta = result.xs, result.ws, result.theta
@@ -79,4 +92,20 @@ def solve_with_accelerometer_bias(
         problem.accelerometer_bias = problem.accelerometer_bias + step / (1.0 - ratio)
         history.append(tuple(float(v) for v in problem.accelerometer_bias))
         previous = step
+    if converged and result.status is Status.NOT_CONVERGED and not budget.exhausted():
+        if progress is not None:
+            progress("oe: accelerometer bias settled; the solve at it continues")
+        result = solve(problem, xs, ws, theta, opt, progress=progress, budget=budget)
     return BiasRounds(result, tuple(history), budget.used, converged)
+
+
+def _round(problem, xs, ws, theta, opt, budget: Budget, share: int, progress) -> OEResult:  # noqa: ANN001
+    """One round's solve, stopped after ``share`` iterations (or by ``budget``, whose count
+    and wall-clock stop it shares)."""
+    cap = Budget(budget.seconds, min(budget.iterations, budget.used + share), budget.started)
+    cap.used = budget.used
+    result = solve(problem, xs, ws, theta, opt, progress=progress, budget=cap)
+    budget.used = cap.used
+    if cap.reason is Stop.TIME:
+        budget.reason = Stop.TIME
+    return result
