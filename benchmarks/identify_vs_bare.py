@@ -25,14 +25,15 @@ pivoted QR and ``lstsq``, both in this process with their imports done before ti
 Run: python benchmarks/identify_vs_bare.py [--case kuka|tx40] [--repeat N] [--datasets PATH]
 [--no-pyarrow] (tx40 only)
 
-RESULTS (2 shared vCPUs, load 5-10 from other jobs; both sides in the same run):
-KUKA 2 + 3, best of 5: bare 0.83 s CPU (1.25 s wall); physid 2.90 s CPU (4.41 s wall): ratio
-3.48 CPU, 3.52 wall. The code before this benchmark's KUKA case was added, run by it: 4.57 s
-CPU, ratio 5.53 CPU, 5.32 wall. Of physid's 2.9 s, about 0.85 s are imports (0.55 s of them
-scipy.signal, which the Butterworth filters need and which imports scipy.stats), 1.8-1.9 s the
-identification (its cross-validated choices about 1 s) and 0.22 s the report.
-TX40 with its config (imports excluded, wall): bare 0.59 s, physid 1.66 s, ratio 2.84 (the code
-before: 2.69 s, ratio 4.30); without the report 1.32 s.
+RESULTS (2 vCPUs, quiet, 2026-11-29 08:27 UTC; both sides in the same run):
+KUKA 2 + 3, best of 5: bare 1.01 s CPU; physid 2.61 s CPU: ratio 2.59 (3.87 at 07:03 the same
+day, before the report's charts were drawn by the browser instead of Matplotlib and the
+time-scale check reduced each joint's rows first). Of physid's 2.6 s, about 1.0 s are the
+interpreter and imports (scipy.signal alone 0.45-0.56 s: it imports scipy.stats and rewrites
+its functions' docstrings at import), about 1.5 s the identification (the cross-validated
+choices about 1.0 s of it) and 0.13 s the report.
+TX40 with its config (imports excluded, wall), 2026-11-27: bare 0.59 s, physid 1.66 s, ratio
+2.84; without the report 1.32 s (the report was Matplotlib's then).
 """
 
 from __future__ import annotations
