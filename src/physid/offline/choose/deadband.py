@@ -1,5 +1,5 @@
 """The automatic Coulomb deadband (as small as the data allow, as large as the data ask for),
-and the friction-model term of the parameter uncertainty (:func:`friction_model_std`).
+and the friction-model term of the parameter uncertainty (:func:`halved_doubled_changes`).
 
 The linear friction model ``fc sign(dq)`` jumps at zero speed. Two things make the jump wrong
 near zero, and both are read from the training data, not assumed:
@@ -129,7 +129,7 @@ def choose_deadband(
 SENSITIVITY_SCALES = (0.5, 2.0)  # the deadband halved and doubled: the friction-model term
 
 
-def friction_model_std(
+def halved_doubled_changes(
     model: RobotModel,
     trajectories: list[Recording],
     options: FilterConfig,
@@ -137,25 +137,44 @@ def friction_model_std(
     columns: np.ndarray,
     weighting: str,
     theta: np.ndarray,
-    bands: list[np.ndarray] | None = None,
-) -> np.ndarray:
-    """Model-error standard deviation (b,) of the least-squares estimate ``theta`` of
-    ``columns``: the RMS change of the estimate when the Coulomb deadband is halved and doubled
-    (or set to each of ``bands``, per joint).
+) -> list[np.ndarray]:
+    """The friction-model term of the parameter uncertainty: the changes (b,) of the
+    least-squares estimate ``theta`` of ``columns`` when the Coulomb deadband is halved and
+    doubled (:func:`friction_model_changes`); its RMS (:func:`rms_change`) is the model-error
+    standard deviation.
 
     The friction model near zero speed is the least determined part of the linear model (the
     true transition is neither a sign nor a deadband), and its error is not noise: it biases
     friction, armature and, through the correlated columns, inertial estimates, which the
     residual-based (Newey-West) standard deviations do not see; added in quadrature, it brings
     the 3-sigma coverage of the base parameters near its nominal value on a simulator whose
-    friction is not physid's (docs/benchmarks.md). Zero when the model has no deadband. ``store``
-    holds the training observations (:mod:`.store`) of ``trajectories``, in order.
+    friction is not physid's (docs/benchmarks.md). Zero changes when the model has no deadband
+    (halving or doubling none is the model itself). ``store`` holds the training observations
+    (:mod:`.store`) of ``trajectories``, in order.
     """
     band = model.coulomb_deadband
-    if bands is None and (band is None or not np.any(band > 0)):
-        return np.zeros(len(columns))
+    if band is None or not np.any(band > 0):
+        return [np.zeros(len(columns)) for _ in SENSITIVITY_SCALES]
+    bands = [s * band for s in SENSITIVITY_SCALES]
+    return friction_model_changes(
+        model, trajectories, options, store, columns, weighting, theta, bands
+    )
+
+
+def friction_model_changes(
+    model: RobotModel,
+    trajectories: list[Recording],
+    options: FilterConfig,
+    store: ObservationStore,
+    columns: np.ndarray,
+    weighting: str,
+    theta: np.ndarray,
+    bands: list[np.ndarray],
+) -> list[np.ndarray]:
+    """The change (b,) of the least-squares estimate ``theta`` of ``columns`` with the Coulomb
+    deadband set to each of ``bands`` (per joint), in their order; a band that leaves a column
+    unexcited gives none. One pass over the recordings for all of them."""
     n_inertial = model.layout.n_inertial
-    bands = [s * band for s in SENSITIVITY_SCALES] if bands is None else bands
     scaled = [replace(model, coulomb_deadband=b) for b in bands]
     sums = [ReductionAccumulator() for _ in scaled]
     for k, trajectory in enumerate(trajectories):
@@ -170,6 +189,11 @@ def friction_model_std(
             changes.append(least_squares(total.system(), columns, weighting).theta - theta)
         except InputError:  # the widened band leaves a column unexcited (a Stribeck static
             continue  # level seen only below ~vs): that perturbation has no estimate to compare
+    return changes
+
+
+def rms_change(changes: list[np.ndarray], size: int) -> np.ndarray:
+    """The RMS (size,) of ``changes``; zeros when there are none."""
     if not changes:
-        return np.zeros(len(columns))
+        return np.zeros(size)
     return np.sqrt(np.mean(np.square(changes), axis=0))

@@ -8,7 +8,7 @@ is not worse by more than the folds' spread, :mod:`.selection`) describe the dat
 viscous and Coulomb estimates' change between them is an error of the model, not noise, which
 neither the residuals' (Newey-West) nor the time blocks' (jackknife) spread sees, since every
 block shares it. Its RMS over those candidates and the chosen band halved and doubled
-(:func:`~.deadband.friction_model_std`), the change of the least-squares estimate, times the
+(:func:`~.deadband.friction_model_changes`), the change of the least-squares estimate, times the
 gain with which the prior-weighted estimate follows it (:func:`widened`), is added in
 quadrature to the variance of each joint's viscous and Coulomb terms in the consistent fit's
 covariance.
@@ -23,7 +23,8 @@ import numpy as np
 from physid.offline.choose.deadband import (
     SENSITIVITY_SCALES,
     candidate_models,
-    friction_model_std,
+    friction_model_changes,
+    rms_change,
 )
 from physid.offline.choose.selection import Choice
 from physid.offline.choose.training import TrainingData
@@ -49,27 +50,27 @@ def transition_error(
     training: TrainingData,
     trajectories: list[Recording],
     ls: LeastSquaresResult,
-    halved_doubled: np.ndarray,
+    halved_doubled: list[np.ndarray],
 ) -> TransitionError:
     """The model error (module docstring) of the least squares ``ls`` of ``training`` (the
     observations of ``trajectories``) under the deadband ``choice``; ``halved_doubled``: the
-    std of the chosen band halved and doubled alone, already computed (kept where the folds
-    ruled every other candidate out)."""
+    estimate's changes with the chosen band halved and doubled, already computed
+    (:func:`~.deadband.halved_doubled_changes`): only the undecided candidates' are added."""
     undecided = undecided_bands(model, choice, training)
     bands = probes(model, undecided)
-    if not undecided:
-        return TransitionError(tuple(bands), 0, halved_doubled)
-    std = friction_model_std(
-        model,
-        trajectories,
-        training.preprocessing.filter,
-        training.store,
-        ls.columns,
-        ls.method,
-        ls.theta,
-        bands=bands,
-    )
-    return TransitionError(tuple(bands), len(undecided), std)
+    changes = list(halved_doubled)
+    if undecided:
+        changes += friction_model_changes(
+            model,
+            trajectories,
+            training.preprocessing.filter,
+            training.store,
+            ls.columns,
+            ls.method,
+            ls.theta,
+            undecided,
+        )
+    return TransitionError(tuple(bands), len(undecided), rms_change(changes, len(ls.columns)))
 
 
 def undecided_bands(

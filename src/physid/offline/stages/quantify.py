@@ -16,7 +16,7 @@ import numpy as np
 from physid.files.config import IdentifyConfig
 from physid.findings import Finding
 from physid.offline.choose.choices import tilt_mass_change
-from physid.offline.choose.deadband import friction_model_std
+from physid.offline.choose.deadband import halved_doubled_changes, rms_change
 from physid.offline.choose.training import robust_std
 from physid.offline.choose.transition import transition_error, widened
 from physid.offline.codes import (
@@ -71,7 +71,7 @@ def quantify(
     base, excited, ls = base_fit.base, base_fit.excited, base_fit.least_squares
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
-    friction_std = friction_model_std(
+    halved_doubled = halved_doubled_changes(
         model,
         prepared.train,
         training.preprocessing.filter,
@@ -80,6 +80,7 @@ def quantify(
         ls.method,
         ls.theta,
     )
+    friction_std = rms_change(halved_doubled, len(base_fit.columns))
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = np.hypot(
         robust_std(training.store, base_fit.columns, ls), friction_std
@@ -100,7 +101,7 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
-    covariance = _transition_widened(prepared, base_fit, covariance, friction_std, inflation)
+    covariance = _transition_widened(prepared, base_fit, covariance, halved_doubled, inflation)
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -142,7 +143,7 @@ def _transition_widened(
     prepared: Prepared,
     base_fit: BaseFit,
     covariance: np.ndarray,
-    friction_std: np.ndarray,
+    halved_doubled: list[np.ndarray],
     inflation: float,
 ) -> np.ndarray:
     """The covariance with the joint terms' friction-transition error
@@ -155,7 +156,7 @@ def _transition_widened(
         prepared.training,
         prepared.train,
         base_fit.least_squares,
-        friction_std,
+        halved_doubled,
     )
     variance = base_fit.least_squares.std**2 * inflation
     return widened(covariance, prepared.model, base_fit.columns, error.std, variance)
