@@ -39,7 +39,7 @@ import numpy as np
 
 from physid.findings import Finding
 from physid.offline.codes import TIME_SCALE
-from physid.offline.observe.reduced import triangular_factor
+from physid.offline.observe.reduced import reduce_observations, triangular_factor
 from physid.robot.model import RobotModel
 from physid.robot.regressor import torque_regressor
 
@@ -123,23 +123,17 @@ def _joint_factors(
     fitted: np.ndarray,
 ) -> np.ndarray:
     """(fitted joints, k, k): the triangular factor of each fitted joint's rows ``[viscous,
-    Coulomb, offset, armature of every joint | static | full - static | tau]`` (k columns).
-    Only the columns that are not zero on that joint's rows enter its QR (the joint's own four
-    nuisance columns, the bodies it carries): a third of the work of the dense rows."""
+    Coulomb, offset, armature of every joint | static | full - static | tau]`` (k columns), as
+    :func:`~physid.offline.observe.reduced.reduce_observations` reduces the observations (the
+    columns zero on a joint's rows left out of its QR)."""
     n_rows, n_joints = tau.shape
-    n_nuisance, n_inertial = 4 * n_joints, full.shape[2]
-    k = n_nuisance + 2 * n_inertial + 1
-    factors = np.zeros((fitted.size, k, k))
-    for row, j in enumerate(fitted):
-        nuisance = np.zeros((n_rows, n_nuisance))
-        nuisance[:, 4 * j : 4 * j + 4] = np.column_stack(
+    nuisance = np.zeros((n_rows, n_joints, 4 * n_joints))
+    for j in range(n_joints):
+        nuisance[:, j, 4 * j : 4 * j + 4] = np.column_stack(
             [dq[:, j], np.sign(dq[:, j]), np.ones(n_rows), ddq[:, j]]
         )
-        block = np.hstack([nuisance, static[:, j], full[:, j] - static[:, j], tau[:, j : j + 1]])
-        active = np.flatnonzero(np.any(block != 0.0, axis=0))
-        triangle = triangular_factor(block[:, active])
-        factors[row, : triangle.shape[0], active] = triangle.T
-    return factors
+    system = reduce_observations((nuisance, static, full - static), tau)
+    return np.concatenate([system.R, system.z[:, :, None]], axis=2)[fitted]
 
 
 def _joint_weights(X: np.ndarray, y: np.ndarray, n_rows: int) -> np.ndarray:
