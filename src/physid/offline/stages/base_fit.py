@@ -72,11 +72,11 @@ def fit_base(
     excited = excited_parameters(system, base, tuple(still))
     columns = base.independent[excited]
     prior = model.prior_parameters()
-    raw_joint = joint_prior(model, store, prior, training.preprocessing.velocity_noise_std)
+    joint = joint_prior(model, store, prior, training.preprocessing.velocity_noise_std)
     weighting = None
     if problem is not None and prepared.shapes is None:  # the folds hold the linear model
         weighting = choose_weighting(
-            model, training, columns, estimation, problem, raw_joint, prepared.score
+            model, training, columns, estimation, problem, joint, prepared.score
         )
         ls = weighting.least_squares
     else:
@@ -88,7 +88,6 @@ def fit_base(
         ls.weights,
         ratio=estimation.essential_ratio,
     )
-    joint = raw_joint
     # a still joint's friction is held whole, and a joint left out of the fit has no equation:
     # their one-way offset is not news
     unfitted = {j for k, j in enumerate(model.joint_names) if not model.fitted[k]}
