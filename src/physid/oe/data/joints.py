@@ -171,10 +171,10 @@ def with_coulomb_widths(
         return choice
     nv = joints.armature.size
     bv = nv - np.asarray(v).shape[1]
-    widths = coulomb_widths(v)
-    speed = np.full(nv, float(np.max(joints.coulomb_speed)))
-    speed[bv:] = np.maximum(speed[bv:], widths)
-    wide = [i for i in range(bv, nv) if speed[i] > float(np.max(joints.coulomb_speed))]
+    default = float(np.max(joints.coulomb_speed))
+    speed = np.full(nv, default)
+    speed[bv:] = np.maximum(speed[bv:], coulomb_widths(v))
+    wide = [i for i in range(bv, nv) if speed[i] > default]
     if not wide:
         return choice
     names = tuple(dof_names[i] for i in wide)
@@ -183,7 +183,7 @@ def with_coulomb_widths(
         f"the Coulomb friction's tanh widened on {len(wide)} joints whose velocity jumps across "
         f"zero within one sample (rad/s): {listed}",
         numbers={
-            "default_rad_s": float(np.max(joints.coulomb_speed)),
+            "default_rad_s": default,
             "widest_rad_s": float(np.max(speed)),
         },
         names=names,
