@@ -84,3 +84,22 @@ def test_levenberg_marquardt_keeps_its_best_iterate_when_the_budget_stops_it():
     assert cost == pytest.approx(stopped.cost_history[-1]) and cost < stopped.cost_history[0]
     free = levenberg_marquardt(*args, max_iterations=50)
     assert free.converged and free.cost_history[-1] < cost
+
+
+def test_a_portion_stops_at_its_share_and_counts_back():
+    from physid.budget import Stop
+
+    budget = Budget(seconds=1e6, iterations=10)
+    budget.spend(3)
+    part = budget.portion(4)
+    spent = [part.spend() for _ in range(4)]
+    assert spent == [False, False, False, True] and part.reason is Stop.ITERATIONS
+    budget.absorb(part)
+    assert budget.used == 7 and budget.reason is None  # the portion's cap is not the budget's
+    last = budget.portion(8)  # only 3 left in the budget
+    while not last.spend():
+        pass
+    budget.absorb(last)
+    assert budget.used == 10 and budget.exhausted() and budget.reason is Stop.ITERATIONS
+    clock = Budget(seconds=0.0, iterations=10).portion(5)
+    assert clock.exhausted() and clock.reason is Stop.TIME

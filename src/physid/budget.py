@@ -56,6 +56,20 @@ class Budget:
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
+    def portion(self, iterations: int) -> Budget:
+        """A budget for at most the next ``iterations`` of this one, on the same clock: a stage
+        of a solve that must leave the rest to later stages. :meth:`absorb` counts it back."""
+        part = Budget(self.seconds, min(self.iterations, self.used + iterations), self.started)
+        part.used = self.used
+        return part
+
+    def absorb(self, part: Budget) -> None:
+        """Count the iterations a :meth:`portion` used, and its wall-clock stop, as this one's
+        (its own iteration cap is not this budget's end)."""
+        self.used = part.used
+        if part.reason is Stop.TIME:
+            self.reason = Stop.TIME
+
     @property
     def status(self) -> Status | None:
         """The status a solve stopped by this budget has (None: not spent)."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from physid.budget import Budget, Stop
+from physid.budget import Budget
 from physid.oe.outputs.result import OEResult
 from physid.oe.solving.problem import OEProblem
 from physid.oe.solving.solver import OEOptions, solve, solve_budget
@@ -102,10 +102,7 @@ def solve_with_accelerometer_bias(
 def _round(problem, xs, ws, theta, opt, budget: Budget, share: int, progress) -> OEResult:  # noqa: ANN001
     """One round's solve, stopped after ``share`` iterations (or by ``budget``, whose count
     and wall-clock stop it shares)."""
-    cap = Budget(budget.seconds, min(budget.iterations, budget.used + share), budget.started)
-    cap.used = budget.used
-    result = solve(problem, xs, ws, theta, opt, progress=progress, budget=cap)
-    budget.used = cap.used
-    if cap.reason is Stop.TIME:
-        budget.reason = Stop.TIME
+    part = budget.portion(share)
+    result = solve(problem, xs, ws, theta, opt, progress=progress, budget=part)
+    budget.absorb(part)
     return result
