@@ -28,11 +28,7 @@ from physid.offline.codes import WEIGHTING_CHOICE
 from physid.offline.fit.consistent import ConsistentProblem
 from physid.offline.fit.joint_prior import JointPrior
 from physid.offline.observe.crossval import CVScore, cv_score
-from physid.offline.observe.least_squares import (
-    LeastSquaresResult,
-    ordinary_least_squares,
-    weighted_least_squares,
-)
+from physid.offline.observe.least_squares import LeastSquaresResult, least_squares
 from physid.robot.model import RobotModel
 
 AUTO = "auto"  # config estimation.weighting: the folds choose
@@ -70,12 +66,8 @@ def choose_weighting(
     computed for the same estimator on the same folds (under the weighting given, WLS for
     ``auto``)."""
     if estimation.weighting != AUTO:
-        fit = ordinary_least_squares if estimation.weighting == "ols" else weighted_least_squares
-        return Weighting(fit(training.system, columns), None, given)
-    fits = {
-        "ols": ordinary_least_squares(training.system, columns),
-        "wls": weighted_least_squares(training.system, columns),
-    }
+        return Weighting(least_squares(training.system, columns, estimation.weighting), None, given)
+    fits = {label: least_squares(training.system, columns, label) for label in CANDIDATES}
     scores = []
     for label in CANDIDATES:
         if label == "wls" and given is not None:
