@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import scipy.signal
 
 from physid.errors import InputError
+from physid.signal.iir import butter_lowpass_sos, hann_periodogram, sos_response, sosfiltfilt
 
 DERIVATIVE_ORDER = 2  # n_d: we need ddq
 BANDWIDTH_ENERGY = 0.99  # share of the position power below the excitation bandwidth
@@ -32,16 +32,15 @@ def _check_cutoff(cutoff_hz: float, sample_rate_hz: float, name: str) -> None:
 
 
 def butterworth_sos(order: int, cutoff_hz: float, sample_rate_hz: float) -> np.ndarray:
-    """Second-order sections of a low-pass Butterworth (a fresh copy: SciPy's ``sosfilt``
-    needs a writable array), designed once per (order, cut-off, rate): an identification
-    filters hundreds of windows and columns with a handful of designs, and SciPy's ``butter``
-    costs about as much as filtering a window."""
+    """Second-order sections of a low-pass Butterworth (a fresh copy of the cached design),
+    designed once per (order, cut-off, rate): an identification filters hundreds of windows and
+    columns with a handful of designs."""
     return _butterworth_design(int(order), float(cutoff_hz), float(sample_rate_hz)).copy()
 
 
 @lru_cache(maxsize=64)
 def _butterworth_design(order: int, cutoff_hz: float, sample_rate_hz: float) -> np.ndarray:
-    return scipy.signal.butter(order, cutoff_hz, fs=sample_rate_hz, output="sos")
+    return butter_lowpass_sos(order, cutoff_hz, sample_rate_hz)
 
 
 def zero_phase_lowpass(
@@ -55,9 +54,9 @@ def zero_phase_lowpass(
     n_fit = int(np.ceil(2.0 * per_period))
     if x.shape[0] < 2 * n_fit:  # too short to extrapolate: odd extension
         padlen = min(n_pad, x.shape[0] - 1)
-        return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+        return sosfiltfilt(sos, x, padlen=padlen)
     padded = _cubic_extension(np.asarray(x, float), n_fit, n_pad)
-    return scipy.signal.sosfiltfilt(sos, padded, axis=0, padlen=0)[n_pad:-n_pad]
+    return sosfiltfilt(sos, padded, padlen=0)[n_pad:-n_pad]
 
 
 def _cubic_extension(x: np.ndarray, n_fit: int, n_pad: int) -> np.ndarray:
@@ -136,7 +135,7 @@ class Decimation:
 
     def filter(self, x: np.ndarray) -> np.ndarray:
         """Zero-phase low-pass along axis 0, without down-sampling."""
-        return scipy.signal.sosfiltfilt(self.sos, x, axis=0)
+        return sosfiltfilt(self.sos, x)
 
     def kept_rows(self, n_samples: int) -> np.ndarray:
         """Indices of the samples kept: every ``factor``-th, away from the distorted ends."""
@@ -205,7 +204,7 @@ class MultirateDecimation:
         if self.first_factor == 1:
             return x
         sos = butterworth_sos(8, 0.4 * self.intermediate_rate_hz, self.sample_rate_hz)
-        return scipy.signal.sosfiltfilt(sos, x, axis=0)[:: self.first_factor]
+        return sosfiltfilt(sos, x)[:: self.first_factor]
 
 
 def position_spectra(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
@@ -217,23 +216,16 @@ def position_spectra(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray, 
     Returns ``(frequencies_hz (F,), power (F, n))``, power in ``unit^2 / Hz`` (one-sided).
 
     ``q`` is an (N, n) array or anything with ``len`` and row slicing (a long recording on disk,
-    :class:`physid.recordings.streamed.RecordingFile`): the segments are read one at a time (scipy's
-    ``welch`` per segment, averaged: the same estimate as one ``welch`` call over the array).
+    :class:`physid.recordings.streamed.RecordingFile`): the segments are read one at a time (a Hann
+    periodogram each, averaged: the same estimate as SciPy's ``welch`` over the array).
     """
     n = len(q)
     segment = int(min(n, max(16, min(20.0 * sample_rate_hz, n // 2 if n >= 64 else n))))
-    step = segment - segment // 2  # scipy's default overlap: half a segment
+    step = segment - segment // 2  # Welch's usual overlap: half a segment
     starts = range(0, n - segment + 1, step)
     total = None
     for start in starts:
-        frequencies, psd = scipy.signal.welch(
-            np.asarray(q[start : start + segment], float),
-            fs=sample_rate_hz,
-            window="hann",
-            nperseg=segment,
-            detrend="linear",
-            axis=0,
-        )
+        frequencies, psd = hann_periodogram(np.asarray(q[start : start + segment]), sample_rate_hz)
         total = psd if total is None else total + psd
     power = total / len(starts)
     return frequencies, power.reshape(len(frequencies), -1)
@@ -344,7 +336,7 @@ def derivative_noise_std(
     _check_cutoff(cutoff_hz, rate, "Butterworth cut-off")
     frequencies = np.linspace(0.0, rate / 2.0, 4097)
     sos = butterworth_sos(DERIVATIVE_ORDER + 2, cutoff_hz, rate)
-    _, response = scipy.signal.sosfreqz(sos, worN=frequencies, fs=rate)
+    response = sos_response(sos, frequencies, rate)
     difference = np.sin(2.0 * np.pi * frequencies / rate) * rate
     gain = np.trapezoid(np.abs(response) ** 4 * difference**2, frequencies)
     return np.sqrt(noise * gain)

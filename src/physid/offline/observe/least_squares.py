@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.signal
 
 from physid.errors import InputError
 from physid.offline.observe.reduced import ReducedSystem
@@ -149,8 +148,8 @@ def autocorrelation_robust_covariance(
     return newey_west_covariance(np.einsum("tjb,tj->tb", X, residual), residual, XtX_inv)
 
 
-# bytes of scores smoothed by the lag window at a time (the overlap-add convolution needs about
-# 4.5 x that): the columns' zero-padded complex spectra would otherwise take hundreds of MB on
+# bytes of scores smoothed by the lag window at a time (the FFT convolution needs about
+# 4 x that): the columns' zero-padded complex spectra would otherwise take hundreds of MB on
 # a long recording; 32 MB blocks keep them below the regressor's own share of the memory
 _SMOOTHED_BYTES = 8 * 1024**2
 
@@ -162,8 +161,8 @@ def newey_west_covariance(
     (M, b) and the residual (M, n), which a long recording accumulates window by window.
 
     ``Omega = sum_l w_l Gamma_l = sum_t s_t u_t^T`` with ``u_t = sum_l w_l s_{t-l}``: each
-    score column convolved with the Bartlett window (overlap-add FFT convolution, so any lag
-    count costs about the same), a block of columns at a time (:data:`_SMOOTHED_BYTES`), and
+    score column convolved with the Bartlett window (an FFT convolution, so any lag count costs
+    about the same), a block of columns at a time (:data:`_SMOOTHED_BYTES`), and
     ``Omega`` one matrix product per block: beyond the scores, memory of one block."""
     n_samples = scores.shape[0]
     centred = residual - residual.mean(axis=0)
@@ -178,9 +177,16 @@ def newey_west_covariance(
     omega = np.empty((n_scores, n_scores))
     for first in range(0, n_scores, width):
         columns = slice(first, first + width)
-        smoothed = scipy.signal.oaconvolve(
-            scores[:, columns], window[:, None], mode="same", axes=0
-        )  # u_t = sum_s w_{|t - s|} s_s: "same" centres the odd window on t
+        smoothed = _lag_window_smoothed(scores[:, columns], window)
         omega[:, columns] = scores.T @ smoothed
     omega = 0.5 * (omega + omega.T)  # symmetric but for rounding
     return XtX_inv @ omega @ XtX_inv, lags
+
+
+def _lag_window_smoothed(scores: np.ndarray, window: np.ndarray) -> np.ndarray:
+    """``u_t = sum_s w_{t - s + L} s_s`` for the odd window ``w`` (2L + 1,): the centred part of
+    the full convolution along axis 0, through zero-padded real FFTs."""
+    n_samples, lags = scores.shape[0], (len(window) - 1) // 2
+    size = 1 << int(np.ceil(np.log2(n_samples + 2 * lags)))
+    spectrum = np.fft.rfft(scores, size, axis=0) * np.fft.rfft(window, size)[:, None]
+    return np.fft.irfft(spectrum, size, axis=0)[lags : lags + n_samples]
