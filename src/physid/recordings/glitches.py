@@ -41,7 +41,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.ndimage import median_filter
+
+from physid.recordings.running import running_median
 
 WRAP_TOLERANCE_RAD = 0.5  # a step within this of +-2 pi is a wrap, not motion
 POSITION_MEDIAN_WIDTH = 5  # removes departures up to 2 samples wide
@@ -133,7 +134,7 @@ def corrupt_mask(
     against their running median of ``width`` samples."""
     # "mirror" reflects about the end sample (x2, x1, x0, x1, x2): a corrupt first or last
     # sample is judged against real neighbours, not against copies of itself
-    median = median_filter(x, size=(width, 1), mode="mirror")
+    median = running_median(x, width)
     departure = np.abs(x - median)
     # ... but a steep monotone stretch at an end (a servo catching the arm in the first rows)
     # is no root signal of the mirrored median and departs from it by many ordinary steps; such

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from scipy.ndimage import uniform_filter1d
 
 from physid.recordings.glitches import position_noise, step_scale
+from physid.recordings.running import running_mean
 from physid.recordings.tables import MAX_GAP_PERIODS
 from physid.robot.model import RobotModel
 
@@ -121,12 +121,7 @@ def urdf_agreement(model: RobotModel, t: np.ndarray, q: np.ndarray, tau: np.ndar
     comparison of frames)."""
     rate = 1.0 / float(np.median(np.diff(t)))
     width = max(1, int(round(SMOOTHING_S * rate)))
-    smooth = lambda x: uniform_filter1d(  # noqa: E731
-        uniform_filter1d(x, width, axis=0, mode="nearest"),
-        width,
-        axis=0,
-        mode="nearest",
-    )
+    smooth = lambda x: running_mean(running_mean(x, width), width)  # noqa: E731
     qs = smooth(np.asarray(q, float))
     dq = smooth(np.gradient(qs, t, axis=0))
     ddq = np.gradient(dq, t, axis=0)
