@@ -73,16 +73,13 @@ def test_on_the_real_kuka_no_mass_far_from_the_urdf_is_said_to_be_the_priors(
             marked_prior += 1
             assert 0.5 <= ratio <= 2.0, (joint, body["mass"], body["prior"]["mass"])
     assert marked_prior >= 1  # the first link's mass: no joint torque sees it
-    # With the default prior this file puts 12.6 kg on the 2.7 kg body after lwr_1_joint; the
-    # folds do not show the refit with the bodies' prior std x0.23 better by more than their
-    # spread, so the fit with the default prior is kept (held out on file 1: 2.56 % against the
-    # refit's 2.62 %, consistent least squares 2.67 %), and every mass outside [0.5, 2] x the
-    # URDF's is named in the implausible-masses finding.
-    messages = {f["code"]: f["message"] for f in document["findings"]}
-    assert "ID403" in messages  # the refit was not shown better
-    for joint, body in document["bodies"].items():
-        if not 0.5 <= body["mass"] / body["prior"]["mass"] <= 2.0:
-            assert joint in messages["ID404"], (joint, body["mass"])
+    # With the default prior this file put 12.6 kg on the 2.7 kg body after lwr_1_joint (named
+    # in the "not the URDF's values" warning); the folds cannot tell that fit from one with the
+    # bodies' prior std x0.23 (2.17 / 2.18 %), which is kept and said (against_prior.py), and
+    # whose masses all lie within [0.5, 2] x the URDF's (16.0 kg moving, URDF 14.4).
+    assert any(w.startswith("the prior decides the masses") for w in result.warnings)
+    ratios = [b["mass"] / b["prior"]["mass"] for b in document["bodies"].values()]
+    assert all(0.5 <= r <= 2.0 for r in ratios), ratios
 
 
 def test_with_plausible_masses_off_the_departed_masses_are_named(tmp_path):

@@ -44,7 +44,7 @@ def test_a_tool_the_urdf_lacks_keeps_its_mass_and_is_named(tmp_path):
     truth = theta[model.layout.body_slice(last)][0]
     assert body["mass"] > 2.0 * body["prior"]["mass"]
     assert abs(body["mass"] - truth) <= 2.0 * body["std"]["mass"]
-    assert "ID403" in [f["code"] for f in document["findings"]]
+    assert any(w.startswith("the data ask for these masses") for w in document["fit"]["warnings"])
     assert document["fit"]["validation"]["relative_error"] < 0.05  # measured 3.76 %
 
 
@@ -74,20 +74,18 @@ def test_a_moving_mass_the_static_torques_contradict_is_named():
     assert "is 0.25 x the URDF's" in static_contradiction(model, light, prior, agree)
 
 
-def test_a_plausible_refit_must_show_itself_better_on_the_folds():
-    """The fit with the default prior is the conservative candidate: a refit with a tighter body
-    prior replaces it only if it predicts the folds better by more than their spread (a choice
-    whose benefit the folds cannot show must not move the estimate away from the consistent
-    fit: on the real xMate7p, 1 period -> period 2, the refit cost 4 % held out)."""
+def test_implausible_masses_need_more_than_a_sliver_of_the_error():
+    """On nearly noise-free data the folds' spread is tiny: a dual-arm robot in MuJoCo with one
+    arm held still kept 9.2 kg on a 2.6 kg link for 0.0037 points of 2.26 % ("the data ask for
+    these masses ... 2.26 % vs 2.26 %"). The implausible fit must also win by 1 % of the error;
+    the real case that keeps one (the DFKI pendulum) does so by 23 %."""
     from physid.offline.choose.against_prior import plausibility_choice
     from physid.offline.observe.crossval import CVScore
 
     folds = np.array([0.0225, 0.0228, 0.0226, 0.0227])
-    given = CVScore("1", folds, 0.02265)
-    within = CVScore("0.23", folds + np.array([-0.0004, 0.0003, -0.0002, 0.0001]), 0.02260)
-    assert plausibility_choice(within, given).chosen == 1  # better on average, not beyond spread
-    clear = CVScore("0.23", folds - 0.0005, 0.02215)  # better on every fold by 2.2 %
-    choice = plausibility_choice(clear, given)
-    assert choice.chosen == 0 and "better than the conservative choice" in choice.reason
-    worse = CVScore("0.23", folds + 0.0005, 0.02315)
-    assert plausibility_choice(worse, given).chosen == 1
+    refit = CVScore("0.23", folds, 0.02264)
+    sliver = CVScore("1", folds - 0.00004, 0.02260)  # wins every fold, by 0.18 % of the error
+    choice = plausibility_choice(refit, sliver)
+    assert choice.chosen == 0 and "0.18 % of the error" in choice.reason
+    clear = CVScore("1", folds - 0.0005, 0.02214)  # by 2.2 %
+    assert plausibility_choice(refit, clear).chosen == 1

@@ -77,22 +77,21 @@ def test_kuka_slices(tmp_path):
 
 
 def test_xmate_slices(tmp_path):
-    """traj1 -> traj3 (50 Hz, 20 s each). With the default prior the masses are implausible
-    (the shoulder link 15.7 kg against the URDF's 4.68); the folds do not show the refit with
-    the bodies' prior std x0.17 better by more than their spread, so that fit is kept and every
-    mass outside 0.5-2 x the URDF's is named. Measured: physid 4.00 %, OLS 4.48 %."""
+    """traj1 -> traj3 (50 Hz, 20 s each). Measured: physid 3.96 %, OLS 4.48 %. With the default
+    prior the masses were implausible (32.4 kg against the URDF's 20.7, the shoulder link 15.7 kg
+    against 4.68: 4.03 % held out); the folds cannot tell that fit from one with the bodies'
+    prior std x0.17 (4.48 % vs 4.40 %): 25.7 kg is kept, 1.24 x the URDF's (the dataset README
+    measures holding torques 1.1-1.3 x the URDF's), every body within 0.5-2 x."""
     folder = require_dataset(DATASETS / "xmate7p")
     read = lambda k: read_xmate(folder / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02)  # noqa: E731
     result, ours, ols = _compare(tmp_path, folder / "XM7p.urdf", XMATE_JOINTS, [read(1)],
                                  [read(3)], armature=False)  # fmt: skip
     assert ours <= ols
-    checked = result.document["fit"]["cross_validation"]
-    assert checked["body_prior_scale"] == 1.0 and checked["implausible_masses"]
-    messages = {f["code"]: f["message"] for f in result.document["findings"]}
-    assert "ID403" in messages  # the refit was not shown better
-    for joint, body in result.document["bodies"].items():
-        if not 0.5 <= body["mass"] / body["prior"]["mass"] <= 2.0:
-            assert joint in messages["ID404"], (joint, body["mass"])
+    bodies = result.document["bodies"].values()
+    masses = np.array([[body["mass"], body["prior"]["mass"]] for body in bodies])
+    assert np.all((masses[:, 0] >= 0.5 * masses[:, 1]) & (masses[:, 0] <= 2.0 * masses[:, 1]))
+    assert 0.8 <= masses[:, 0].sum() / masses[:, 1].sum() <= 1.25
+    assert result.document["fit"]["cross_validation"]["body_prior_scale"] < 1.0
 
 
 def _ur10e_to_ptp(tmp_path, train_run: str):

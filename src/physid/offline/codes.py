@@ -103,9 +103,8 @@ WEIGHTING_CHOICE = define(
     INFO,
     "the least squares' row weighting the folds chose",
     "Per-joint weights (each joint's rows by its residual level, paper C's WLS) or plain least "
-    "squares (every row alike) was chosen by the folds for the consistent fit; the plain "
-    "weighting (the simplest consistent fit's) stays unless WLS beats it by more than the folds' "
-    "spread.",
+    "squares (every row alike) was chosen by the folds for the consistent fit; WLS stays unless "
+    "the plain weighting beats it by more than the folds' spread.",
     "Nothing; to impose one, set estimation.weighting to ols or wls in the config.",
 )
 # ID2xx: the fit and its solvers
@@ -251,21 +250,18 @@ PLAUSIBILITY_PRIOR = define(
     "prior-for-plausibility",
     INFO,
     "the bodies' prior tightened for plausible masses",
-    "With the default prior the fit had implausible masses; a tighter body prior makes them "
-    "plausible and is reported, because the folds show it predicts better, or because the "
-    "recordings' static torques contradict the implausible fit.",
+    "With the default prior the fit had implausible masses; a tighter body prior that the folds "
+    "cannot tell apart from it makes them plausible, and is reported.",
     "Nothing; the prior decides the masses the data cannot.",
 )
 DATA_ASK_IMPLAUSIBLE = define(
     "ID403",
     "implausible-masses-kept",
-    INFO,
-    "implausible masses kept: the folds do not show a plausible refit better",
-    "The nearest plausible fit does not predict the training folds better by more than their "
-    "spread: the fit with the default prior is kept (a prior that the data cannot show helps "
-    "does not move the estimate); finding ID404 names the masses and what the data show.",
-    "Check the robot file (a tool it lacks?) and the torque columns; to have the prior decide "
-    "the masses, give estimation.prior_std_relative a smaller value.",
+    CAUTION,
+    "the data ask for implausible masses",
+    "The nearest plausible fit predicts the training folds clearly worse: the implausible "
+    "masses are kept.",
+    "Check the robot file (a tool it lacks?) and the torque columns.",
 )
 IMPLAUSIBLE = define(
     "ID404",

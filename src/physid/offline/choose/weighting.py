@@ -7,10 +7,10 @@ efficient estimator) or a misfit of the model (a joint the model explains worst 
 and its misfit moves into the parameters it shares with the others). With ``estimation.weighting:
 auto`` the training folds choose (:mod:`.selection`): the consistent fit with the default prior
 under each weighting predicts the held-out folds' raw torque (:func:`~.crossval.cv_score`), and
-paper C's WLS replaces plain OLS only where it beats it by more than the folds' spread. OLS is the
-conservative candidate: it is the simplest consistent fit's weighting, the yardstick physid must
-never fall behind, and a choice whose benefit the folds cannot show must not move the estimate
-away from it. ``wls`` or ``ols`` imposes one.
+plain OLS replaces paper C's WLS only where it beats it by more than the folds' spread. WLS is the
+conservative candidate, not OLS: on real arms the folds rarely separate the two, and where they
+cannot, WLS predicted held-out recordings better as often as not, by up to 3 % (a double
+pendulum) where plain weighting lost. ``wls`` or ``ols`` imposes one.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from physid.offline.observe.least_squares import LeastSquaresResult, least_squar
 from physid.robot.model import RobotModel
 
 AUTO = "auto"  # config estimation.weighting: the folds choose
-CANDIDATES = ("ols", "wls")  # the conservative one first (module docstring)
+CANDIDATES = ("wls", "ols")  # the conservative one first (module docstring)
 
 
 @dataclass(frozen=True)
