@@ -10,6 +10,18 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
+RESULTS, fourth round (2026-11-29, seed 0, defaults, budget 300, quiet box; docs/oe.md
+"Fourth round")::
+
+    case                     status       it  CPU s | payload error  std | CoM mm std | chi2
+    crawl, axes' curvature   ok          193    328 | 5.153 +3.06 % 3.3 | 2.6   1.1 | 6.32
+    + secant bias steps      ok          181    312 | 5.154 +3.08 % 3.3 | 2.6   1.1 | 6.32
+      4 rounds, bias (0.043, -0.037, 0.119): the fixed point (truth 0.04, -0.03, 0.05)
+    the same, --hog 1        ok          181    296 | the same bits (digest 094bda39), wall 466 s
+    sway, both               ok           41     83 | 5.008 +0.17 % 0.5 | 1.4   0.2 | 0.65
+    crawl, one width 0.1     ok          289    527 | 5.122 +2.44 % 2.5 | 6.5   1.5 | 6.17
+      (--joint-terms estimate-free --coulomb-speed 0.1; not the default)
+
 RESULTS, third round (2026-11-29 morning, seed 0, defaults, budget 300; each row adds a change;
 docs/oe.md "Third round")::
 

@@ -105,6 +105,29 @@ HALF_TURNS = (
 )
 
 
+def rotation_curvature(theta: NDArray, log_gradient: NDArray) -> NDArray[np.float64]:
+    """The second derivative of a cost along each exp-eig rotation increment, ``(n 10,)``
+    (zero off the rotation coordinates 4:7), that Gauss-Newton leaves out: the cost's
+    gradient ``g`` in the log second moments ``s`` (``log_gradient``, theta's layout) times
+    the chart's own curvature. ``Sigma_c = R Exp(d) diag(L) Exp(d)^T R^T`` (paper B eq. 11) is
+    linear in ``L = e^s``, and with ``Gamma = R^T dcost/dSigma_c R`` (``Gamma_ii = g_i / L_i``),
+
+        d^2 cost / d d_k^2 = 2 (L_j - L_i) (Gamma_ii - Gamma_jj),   (i, j, k) a cycle,
+
+    the squared derivative of the rotation's exponential in the plane of moments i, j. Where
+    the data pull two second moments far below their prior (a trunk's towards zero) this
+    term is many times the rotation prior's 1/std^2 and Gauss-Newton, which sees only that,
+    overshoots the axes by radians (polar coordinates near their origin)."""
+    blocks = np.asarray(theta, dtype=float).reshape(-1, 10)
+    g = np.asarray(log_gradient, dtype=float).reshape(-1, 10)[:, 7:10]
+    moments = np.exp(blocks[:, 7:10])
+    gamma = g / moments
+    out = np.zeros_like(blocks)
+    for k, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
+        out[:, 4 + k] = 2.0 * (moments[:, j] - moments[:, i]) * (gamma[:, i] - gamma[:, j])
+    return out.reshape(-1)
+
+
 _LOG_COORDINATES = {"exp_eig": [0, 7, 8, 9], "log_cholesky": [0, 1, 2, 3]}
 
 

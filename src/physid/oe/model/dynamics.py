@@ -201,6 +201,15 @@ class ParametrizedModel:
         mask[self.n_inertial :] = True
         return mask
 
+    def rotation_curvature(self, theta: NDArray, log_gradient: NDArray) -> NDArray[np.float64]:
+        """:func:`physid.oe.model.charts.rotation_curvature` of the bodies (exp_eig; zeros
+        otherwise and on the joint terms), ``(n_theta,)``."""
+        out = np.zeros(self.n_theta)
+        if self.chart == "exp_eig":
+            n = self.n_inertial
+            out[:n] = charts.rotation_curvature(theta[:n], log_gradient[:n])
+        return out
+
     def set_theta(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """Write ``pi(theta)`` (and the estimated joint terms) into the model; keeps
         ``dpi/dtheta`` in ``self.G``; returns pis."""

@@ -295,22 +295,28 @@ class OEProblem:
                 cost += 0.5 * rf @ rf
         return float(cost + self._fixed_costs(xs[0], theta, ws)), gaps
 
-    def _log_curvature(self, prior_residual: NDArray) -> NDArray[np.float64]:
-        """The second-order term the Gauss-Newton Hessian leaves out for the coordinates
-        ``s`` that enter through ``e^s`` linearly (the joint terms' logarithms, exp_eig's log
-        principal second moments: ``ParametrizedModel.log_linear``): there ``d^2/ds^2 = d/ds``
-        and the term is the data's gradient in ``s``; at a stationary point that is minus the
-        prior's, ``(s0 - s) / std^2``. Where the data pull a value below its prior's centre (a
-        friction the motion shows to be about 0, a trunk's second moment run towards the
-        consistency boundary) the data term grows like ``e^s`` and Gauss-Newton sees too
-        little curvature: its steps overshoot upwards and the line search halves every one.
-        Only the positive part is added, which shortens those steps and never lengthens one."""
+    def _chart_curvature(self, theta: NDArray, prior_residual: NDArray) -> NDArray[np.float64]:
+        """The second-order terms the Gauss-Newton Hessian leaves out where the chart itself is
+        curved, with the data's gradient taken at a stationary point: minus the prior's,
+        ``g = (s0 - s) / std^2`` on the coordinates ``s`` that enter through ``e^s`` linearly
+        (the joint terms' logarithms, exp_eig's log principal second moments:
+        ``ParametrizedModel.log_linear``). There ``d^2/ds^2 = d/ds`` and the term is ``g``
+        itself; on exp_eig's rotation it is ``g`` through the rotated moments
+        (:func:`physid.oe.model.charts.rotation_curvature`). Where the data pull a value below
+        its prior's centre (a friction the motion shows to be about 0, a trunk's second
+        moments run towards the consistency boundary) the data term grows like ``e^s`` and
+        Gauss-Newton sees too little curvature, in ``s`` and in the axes between two such
+        moments: its steps overshoot and the line search halves every one, or the axes swing
+        by radians from one iteration to the next. Only the positive part is added, which
+        shortens those steps and never lengthens one."""
         out = np.zeros(self.dynamics.n_theta)
         if self.theta_prior_std is not None:
             std = self.theta_prior_std
             use = self.dynamics.log_linear & np.isfinite(std)
-            out[use] = np.maximum(-prior_residual[use], 0.0) / std[use] ** 2
-        return out
+            g = np.zeros_like(out)
+            g[use] = -prior_residual[use] / std[use] ** 2
+            out = np.maximum(g, 0.0) + self.dynamics.rotation_curvature(theta, g)
+        return np.maximum(out, 0.0)
 
     def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:
         """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``."""
@@ -358,7 +364,7 @@ class OEProblem:
         if self.theta_prior_std is not None:
             rt, Jt = dyn.prior_residual(theta, self.theta_prior)
             Jt = Jt / self.theta_prior_std[:, None]
-            Ltt += Jt.T @ Jt + np.diag(self._log_curvature(rt))
+            Ltt += Jt.T @ Jt + np.diag(self._chart_curvature(theta, rt))
             lt += Jt.T @ (rt / self.theta_prior_std)
         return Linearization(
             A,
