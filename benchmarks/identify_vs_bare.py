@@ -25,13 +25,16 @@ pivoted QR and ``lstsq``, both in this process with their imports done before ti
 Run: python benchmarks/identify_vs_bare.py [--case kuka|tx40] [--repeat N] [--datasets PATH]
 [--no-pyarrow] (tx40 only)
 
-RESULTS (2 vCPUs, quiet, 2026-11-29 08:27 UTC; both sides in the same run):
-KUKA 2 + 3, best of 5: bare 1.01 s CPU; physid 2.61 s CPU: ratio 2.59 (3.87 at 07:03 the same
-day, before the report's charts were drawn by the browser instead of Matplotlib and the
-time-scale check reduced each joint's rows first). Of physid's 2.6 s, about 1.0 s are the
-interpreter and imports (scipy.signal alone 0.45-0.56 s: it imports scipy.stats and rewrites
-its functions' docstrings at import), about 1.5 s the identification (the cross-validated
-choices about 1.0 s of it) and 0.13 s the report.
+RESULTS (2 vCPUs, quiet, 2026-11-29 10:28 UTC; both sides in the same run):
+KUKA 2 + 3, best of 7: bare 0.70 s CPU; physid 1.83 s CPU: ratio 2.60 (target 2 not met).
+physid's own CPU was 2.61 s at 08:27 (3.9 s that morning): identify no longer imports
+scipy.signal, scipy.optimize, scipy.special or scipy.ndimage (signal/iir.py, the tilt by
+variable projection, recordings/running.py), so its imports cost about what the bare loop's do
+(0.4 s). The bare loop's own time is bimodal on this machine, 0.70 or 0.95-1.0 s (its system
+time 0.06 or 0.3 s), so one run's ratio reads 2.1-2.6; at 08:27 the bare loop read 1.01 s. Of
+physid's 1.8 s, about 0.4 s are the interpreter and imports, 1.3 s the identification (the
+cross-validated choices about 0.6 s of it: five cut-off candidates observed and scored) and
+0.06 s the report.
 TX40 with its config (imports excluded, wall), 2026-11-27: bare 0.59 s, physid 1.66 s, ratio
 2.84; without the report 1.32 s (the report was Matplotlib's then).
 """
