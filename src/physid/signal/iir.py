@@ -9,7 +9,9 @@ filtering of an identification.
 A second-order section is the difference equation
 ``y[t] + a1 y[t-1] + a2 y[t-2] = b0 x[t] + b1 x[t-1] + b2 x[t-2]``: given ``x``, a lower-triangular
 banded Toeplitz system in ``y``, which LAPACK's ``dtbtrs`` solves for every column at once (the
-same recursion as a direct-form filter), applied block by block as matrix products.
+same recursion as a direct-form filter). Long signals run through the cascade in blocks of
+samples, each block one matrix product whose operators those banded solves computed once per
+design (:func:`_sosfilt_from_rest`).
 """
 
 from __future__ import annotations
