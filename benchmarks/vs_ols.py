@@ -76,8 +76,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pinocchio as pin
+# One BLAS thread for physid and the OLS alike, as the physid command sets for itself: this
+# script calls physid in-process, where OpenBLAS's default threads spin on its small
+# factorisations (an 8-joint case took 100-400 s beside another job, 5 s through the command).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
