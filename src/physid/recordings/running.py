@@ -34,10 +34,15 @@ def running_median(x: np.ndarray, width: int) -> np.ndarray:
 def running_mean(x: np.ndarray, width: int) -> np.ndarray:
     """Mean of ``width`` rows around each row of ``x`` (N, ...), rows ``k - width // 2`` to
     ``k + (width - 1) // 2``, the ends continued by the end rows
-    (``scipy.ndimage.uniform_filter1d(axis=0, mode="nearest")``), by a cumulative sum."""
+    (``scipy.ndimage.uniform_filter1d(axis=0, mode="nearest")``)."""
     x = np.asarray(x, float)
     before = width // 2
     index = np.clip(np.arange(-before, len(x) + width - 1 - before), 0, len(x) - 1)
-    sums = np.cumsum(x[index], axis=0)
-    sums = np.concatenate([np.zeros((1, *x.shape[1:])), sums])
+    return window_means(x[index], width)
+
+
+def window_means(x: np.ndarray, width: int) -> np.ndarray:
+    """Mean of every ``width`` consecutive rows of ``x`` (N, ...): ``(N - width + 1, ...)``, by
+    a cumulative sum (the windows that fit, no extension)."""
+    sums = np.cumsum(np.concatenate([np.zeros_like(x[:1]), x]), axis=0)
     return (sums[width:] - sums[:-width]) / width

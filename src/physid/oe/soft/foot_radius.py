@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from physid.oe.model.measurements import Measurements, base_dofs
 from physid.oe.model.phases import flag_changes
+from physid.recordings.running import window_means
 
 SMOOTH_S = 0.05  # moving average of both sides [s]: 25 nodes at 500 Hz
 BLOCK_WIDTHS = 4  # the std sums x e over blocks of this many smoothing widths (see above)
@@ -96,7 +97,7 @@ def rolling_regression(
         if feet.size < 2 or stop - start < width:
             continue
         for series, out in ((roll, xs), (centre, ys)):
-            part = _moving_average(series[start:stop, feet], width)
+            part = window_means(series[start:stop, feet], width)
             out.append((part - part.mean(axis=1, keepdims=True)).reshape(-1, 2))
         nodes = np.arange(stop - start - width + 1) // (BLOCK_WIDTHS * width)
         blocks.append(np.repeat(start + nodes, feet.size))
