@@ -6,9 +6,10 @@ model ``tau = W(s) theta`` is linear, so the problem is separable (Golub and Per
 
     min_s  V(s) = min_theta ||w (tau - W(s) theta)||^2.
 
-:func:`fit_friction_shapes` minimises V by Levenberg-Marquardt on Kaufman's (1975) variable-
-projection Jacobian ``J = P_perp (dW/ds theta)``, where ``P_perp`` projects out the columns of
-``W`` (the step is the Gauss-Newton step of the joint problem with ``theta`` at its optimum).
+:func:`fit_friction_shapes` minimises V by Levenberg-Marquardt (:mod:`physid.numerics.small_lm`)
+on Kaufman's (1975) variable-projection Jacobian ``J = P_perp (dW/ds theta)``, where ``P_perp``
+projects out the columns of ``W`` (the step is the Gauss-Newton step of the joint problem with
+``theta`` at its optimum).
 Everything runs on the exact per-joint reduction (:mod:`.reduced`) of ``[W(s) | dW/ds]``, one pass
 over the training windows per evaluation: the derivative columns are low-passed and decimated
 like the others (the filter is linear, so ``dW/ds theta`` of the filtered columns is the filtered
@@ -21,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 import numpy as np
 
 from physid.files.config import FilterConfig
 from physid.findings import Finding
+from physid.numerics.small_lm import LMStop, minimise
 from physid.offline.choose.deadband import DEADBAND_NOISE_STDS
 from physid.offline.codes import FRICTION_SHAPES, SHAPES_AT_BOUND, SHAPES_NOT_CONVERGED
 from physid.offline.observe.least_squares import least_squares
@@ -47,12 +48,8 @@ SHIFT_LIMIT = 3.0  # |phi3| <= SHIFT_LIMIT x RMS speed
 SCALE_LIMITS = (1e-4, 30.0)
 
 
-class ShapeSearch(StrEnum):
-    """How the variable-projection search ended."""
-
-    CONVERGED = "converged"
-    MAX_ITERATIONS = "max_iterations"
-    NO_PROGRESS = "no_progress"
+# How the variable-projection search ended: the shared Levenberg-Marquardt's stop
+ShapeSearch = LMStop
 
 
 @dataclass(frozen=True)
@@ -340,34 +337,26 @@ def fit_friction_shapes(
         for joint in model.joint_names
         for name in SHAPE_PARAMETERS[model.layout.friction_of(joint)]
     )
-    y = chart.to_chart(_shapes_of(current.model))
-    history = [current.cost / tau2]
-    damping, status, iterations = 1e-3, ShapeSearch.MAX_ITERATIONS, 0
-    jacobian = np.zeros((0, len(names)))
-    for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - reported
-        jacobian = passes.jacobian(current, pairs, len(names)) * chart.slope(y)
-        residual = _residual(passes, current)
-        gradient = jacobian.T @ residual
-        normal = jacobian.T @ jacobian
-        accepted = False
-        while damping < 1e10:
-            step = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-12), -gradient)
-            trial_y = chart.clip(y + step)
-            trial = passes.evaluate(_with_shapes(model, chart.from_chart(trial_y)))
-            if trial.cost < current.cost:
-                accepted = True
-                break
-            damping *= 10.0
-        if not accepted:
-            status = ShapeSearch.NO_PROGRESS if iterations == 1 else ShapeSearch.CONVERGED
-            break
-        gain = (current.cost - trial.cost) / current.cost
-        current, y = trial, trial_y
-        damping = max(damping / 10.0, 1e-9)
-        history.append(current.cost / tau2)
-        if gain < RELATIVE_TOLERANCE:
-            status = ShapeSearch.CONVERGED
-            break
+
+    def evaluate(y: np.ndarray) -> tuple[float, _Evaluation]:
+        evaluation = passes.evaluate(_with_shapes(model, chart.from_chart(y)))
+        return evaluation.cost, evaluation
+
+    def linearize(y: np.ndarray, evaluation: _Evaluation) -> tuple[np.ndarray, np.ndarray]:
+        jacobian = passes.jacobian(evaluation, pairs, len(names)) * chart.slope(y)
+        return jacobian, _residual(passes, evaluation)
+
+    search = minimise(
+        evaluate,
+        linearize,
+        chart.to_chart(_shapes_of(current.model)),
+        max_iterations=MAX_ITERATIONS,
+        converged=lambda _y0, _y1, before, after: (before - after) / before < RELATIVE_TOLERANCE,
+        project=chart.clip,
+        start=(current.cost, current),
+    )
+    y, current, status, iterations = search.y, search.state, search.stop, search.iterations
+    history = [cost / tau2 for cost in search.costs]
     values = chart.from_chart(y)
     margin = 1e-6 * np.maximum(1.0, np.abs(y))
     on_box = (y <= chart.low + margin) | (y >= chart.high - margin)

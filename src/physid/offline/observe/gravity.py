@@ -12,13 +12,13 @@ variable-projection functional (Golub and Pereyra).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
 
+from physid.numerics.small_lm import minimise
 from physid.offline.observe.reduced import ReducedSystem
 from physid.robot.model import RobotModel
 
@@ -76,6 +76,95 @@ def gravity_shift(system: ReducedSystem, n_inertial: int, delta: np.ndarray) -> 
     )
 
 
+class _TiltProblem:
+    """The residual of the base-parameter least squares as a function of the tilt, on one QR
+    of every column the search can visit: the upright columns, their unit-gravity extras along
+    x, y, z (:func:`gravity_shift`) and the torques. Each evaluation then works on a square
+    triangle of at most 4 b + 1 rows, with the same singular values and residuals as the
+    stacked system (Q has orthonormal columns)."""
+
+    def __init__(
+        self,
+        system: ReducedSystem,
+        columns: np.ndarray,
+        n_inertial: int,
+        gravity_urdf: np.ndarray,
+        weights: np.ndarray,
+    ) -> None:
+        self.n_columns = len(columns)
+        self.tilted = np.flatnonzero(columns < n_inertial)  # the columns that gravity moves
+        self.gravity_urdf = gravity_urdf
+        p = system.n_standard
+        upright, u = system.stacked(columns, weights)
+        extras = [
+            system.stacked(p + axis * n_inertial + columns[self.tilted], weights)[0]
+            for axis in range(3)
+        ]
+        stacked = np.column_stack([upright, *extras, u])
+        self.triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][
+            : stacked.shape[1]
+        ]
+        width = self.tilted.size
+        self.blocks = [
+            self.triangle[:, self.n_columns + k * width : self.n_columns + (k + 1) * width]
+            for k in range(3)
+        ]
+        self.u = self.triangle[:, -1]
+
+    def design(self, tilt: np.ndarray) -> np.ndarray:
+        delta = tilted_gravity(self.gravity_urdf, tilt) - self.gravity_urdf
+        X = self.triangle[:, : self.n_columns].copy()
+        X[:, self.tilted] += sum(delta[axis] * self.blocks[axis] for axis in range(3))
+        return X
+
+    def evaluate(self, tilt: np.ndarray) -> tuple[float, tuple]:
+        """``(residual sum of squares, ((u - X theta, orthonormal basis of X's range),
+        theta))``: the least squares by SVD, as ``lstsq`` with ``rcond=1e-12`` (near zero tilt
+        some columns vanish, and a QR would then misplace the residual: its free directions
+        absorb part of u)."""
+        U, singular, Vt = np.linalg.svd(self.design(tilt), full_matrices=False)
+        rank = int(np.sum(singular > 1e-12 * singular[0])) if singular.size else 0
+        coordinates = U[:, :rank].T @ self.u
+        theta = Vt[:rank].T @ (coordinates / singular[:rank])
+        r = self.u - U[:, :rank] @ coordinates
+        return float(r @ r), ((r, U[:, :rank]), theta)
+
+    def residual(self, tilt: np.ndarray) -> float:
+        return self.evaluate(tilt)[0]
+
+    def linearize(self, tilt: np.ndarray, state: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Kaufman's Jacobian ``-(I - P) dX/dtilt theta`` and the projected residual; gravity's
+        derivative by central differences (a rotation of a 3-vector: exact to about 1e-11)."""
+        (r, basis), theta = state
+        h = 1e-6
+        moved = np.empty((self.u.size, 2))
+        for i in range(2):
+            shift = np.eye(2)[i] * h
+            dg = (
+                tilted_gravity(self.gravity_urdf, tilt + shift)
+                - tilted_gravity(self.gravity_urdf, tilt - shift)
+            ) / (2 * h)
+            moved[:, i] = sum(
+                dg[axis] * (self.blocks[axis] @ theta[self.tilted]) for axis in range(3)
+            )
+        return -(moved - basis @ (basis.T @ moved)), r
+
+    def search(self, start: np.ndarray, reference: float) -> tuple[np.ndarray, float, int]:
+        """Levenberg-Marquardt on the variable-projection functional (Golub and Pereyra) from
+        ``start``: converged when a step moves the tilt by under 1e-9 rad or lowers the
+        residual by under 1e-13 of ``reference`` (the URDF gravity's)."""
+        found = minimise(
+            self.evaluate,
+            self.linearize,
+            start,
+            max_iterations=_MAX_ITERATIONS,
+            converged=lambda y0, y1, before, after: bool(
+                np.max(np.abs(y1 - y0)) < 1e-9 or before - after < 1e-13 * reference
+            ),
+        )
+        return found.y, found.cost, found.evaluations
+
+
 def estimate_gravity_direction(
     system: ReducedSystem,
     columns: np.ndarray,
@@ -89,80 +178,23 @@ def estimate_gravity_direction(
     should be the base columns for a *generic* gravity direction, because a tilt makes first
     moments identifiable that vertical gravity regroups (e.g. those of the first link).
     """
-
-    # Every system the search visits lives in the span of the same columns: the upright
-    # columns, their unit-gravity extras along x, y, z (gravity_shift) and the torques. One QR
-    # of those compresses each evaluation to a square triangle of at most 4 b + 1 rows, with the
-    # same singular values and residuals as the stacked system (Q has orthonormal columns).
-    n_columns = len(columns)
-    tilted = np.flatnonzero(columns < n_inertial)  # the columns that gravity moves
-    p = system.n_standard
-    upright, u = system.stacked(columns, weights)
-    extras = [
-        system.stacked(p + axis * n_inertial + columns[tilted], weights)[0] for axis in range(3)
-    ]
-    stacked = np.column_stack([upright, *extras, u])
-    triangle = scipy.linalg.qr(stacked, mode="r", check_finite=False)[0][: stacked.shape[1]]
-    blocks = [
-        triangle[:, n_columns + k * tilted.size : n_columns + (k + 1) * tilted.size]
-        for k in range(3)
-    ]
-    u_small = triangle[:, -1]
-
-    def design(tilt: np.ndarray) -> np.ndarray:
-        delta = tilted_gravity(gravity_urdf, tilt) - gravity_urdf
-        X = triangle[:, :n_columns].copy()
-        X[:, tilted] += sum(delta[axis] * blocks[axis] for axis in range(3))
-        return X
-
-    def projected(tilt: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-        """``((u - X theta, orthonormal basis of X's range), theta)``: the least squares by
-        SVD, as ``lstsq`` with ``rcond=1e-12`` (near zero tilt some columns vanish, and a QR
-        would then misplace the residual: its free directions absorb part of u)."""
-        U, singular, Vt = np.linalg.svd(design(tilt), full_matrices=False)
-        rank = int(np.sum(singular > 1e-12 * singular[0])) if singular.size else 0
-        coordinates = U[:, :rank].T @ u_small
-        theta = Vt[:rank].T @ (coordinates / singular[:rank])
-        return (u_small - U[:, :rank] @ coordinates, U[:, :rank]), theta
-
-    def residual(tilt: np.ndarray) -> float:
-        r = projected(tilt)[0][0]
-        return float(r @ r)
-
-    def design_derivative(tilt: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        """``dX/dtilt_i theta`` (rows, 2): gravity's derivative by central differences (a
-        rotation of a 3-vector: exact to about 1e-11)."""
-        h = 1e-6
-        moved = np.empty((u_small.size, 2))
-        for i in range(2):
-            shift = np.eye(2)[i] * h
-            dg = (
-                tilted_gravity(gravity_urdf, tilt + shift)
-                - tilted_gravity(gravity_urdf, tilt - shift)
-            ) / (2 * h)
-            moved[:, i] = sum(dg[axis] * (blocks[axis] @ theta[tilted]) for axis in range(3))
-        return moved
-
-    reference = residual(np.zeros(2))
-
-    def search(start: np.ndarray) -> tuple[np.ndarray, float, int]:
-        return _variable_projection_search(projected, design_derivative, start, reference)
-
-    tilt, value, evaluations = search(np.zeros(2))
+    problem = _TiltProblem(system, columns, n_inertial, gravity_urdf, weights)
+    reference = problem.residual(np.zeros(2))
+    tilt, value, evaluations = problem.search(np.zeros(2), reference)
     # A base on a wall or a ceiling is a quarter or half turn from level, beyond the basin of
     # the level start. Each such mounting is searched only when its own residual already beats
     # the level optimum's (five evaluations on an upright robot).
     for start in MOUNTING_TILTS_RAD:
         evaluations += 1
-        if residual(start) < value:
-            candidate = search(start)
+        if problem.residual(start) < value:
+            candidate = problem.search(start, reference)
             evaluations += candidate[2]
             if candidate[1] < value:
                 tilt, value = candidate[0], candidate[1]
     n_rows = system.n_rows
     sigma2 = value / max(n_rows - len(columns) - 2, 1)
     # Gauss-Newton: Cov(tilt) = 2 sigma^2 H^-1 with H the Hessian of the residual sum of squares.
-    hessian = _hessian(residual, tilt, step=1e-4)
+    hessian = _hessian(problem.residual, tilt, step=1e-4)
     try:
         covariance = 2.0 * sigma2 * np.linalg.inv(hessian)
         std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
@@ -175,54 +207,6 @@ def estimate_gravity_direction(
         float(np.sqrt(value / max(reference, 1e-300))),
         evaluations,
     )
-
-
-def _variable_projection_search(
-    residual_vector: Callable[[np.ndarray], tuple[tuple[np.ndarray, np.ndarray], np.ndarray]],
-    design_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    start: np.ndarray,
-    reference: float,
-) -> tuple[np.ndarray, float, int]:
-    """The tilt minimising the projected residual ``||(I - P(tilt)) u||^2`` from ``start`` by
-    Levenberg-Marquardt on the variable-projection functional (Golub and Pereyra, 1973) with
-    Kaufman's Jacobian ``J_i = -(I - P) dX/dtilt_i theta``. Returns ``(tilt, residual sum of
-    squares, evaluations)``: converged when a step moves the tilt by under 1e-9 rad or lowers
-    the residual by under 1e-13 of the URDF gravity's."""
-    tilt = np.asarray(start, float)
-    (residual, basis), theta = residual_vector(tilt)
-    value = float(residual @ residual)
-    evaluations, damping = 1, 1e-3
-    for _ in range(_MAX_ITERATIONS):
-        moved = design_derivative(tilt, theta)  # (rows, 2): dX/dtilt_i theta
-        jacobian = -(moved - basis @ (basis.T @ moved))
-        if not np.any(jacobian.T @ residual):
-            break
-        scale = np.sqrt(np.sum(jacobian**2, axis=0))  # Marquardt's scaling of the damping
-        while damping < 1e12:
-            # the damped normal equations as a least squares: a tilt that moves nothing
-            # (a zero column) gets no step instead of a singular system
-            damped = np.vstack([jacobian, np.diag(np.sqrt(damping) * scale)])
-            step = np.linalg.lstsq(damped, -np.append(residual, np.zeros(2)), rcond=None)[0]
-            (trial_residual, trial_basis), trial_theta = residual_vector(tilt + step)
-            evaluations += 1
-            trial = float(trial_residual @ trial_residual)
-            if trial < value:
-                break
-            damping *= 10.0
-        else:
-            break
-        decrease = value - trial
-        tilt, residual, basis, theta, value = (
-            tilt + step,
-            trial_residual,
-            trial_basis,
-            trial_theta,
-            trial,
-        )
-        damping = max(damping / 10.0, 1e-12)
-        if np.max(np.abs(step)) < 1e-9 or decrease < 1e-13 * reference:
-            break
-    return tilt, value, evaluations
 
 
 def _hessian(function, x: np.ndarray, step: float) -> np.ndarray:
