@@ -32,7 +32,13 @@ from physid.body.inertia import (
 )
 from physid.files.io import quiet_stderr
 from physid.offline.fit.joint_prior import JointPrior
-from physid.offline.fit.polish import MapObjective, polish, solve_from, solve_from_prior
+from physid.offline.fit.polish import (
+    MapObjective,
+    nearest_start,
+    polish,
+    solve_from,
+    solve_from_prior,
+)
 from physid.offline.observe.reduced import ReducedSystem, triangular_factor
 from physid.robot.model import RobotModel
 from physid.robot.regressor import BaseParameters
@@ -55,6 +61,8 @@ DIRECT_SOLVE_METHOD = "qdldl"
 # iterations without changing a score or a choice.
 DEFAULT_TOLERANCE = 1e-8
 FOLD_TOLERANCE = 1e-6
+# optima kept as Newton starts: a candidate's four folds and the fit of its whole data
+RECENT_OPTIMA = 5
 
 
 @dataclass(frozen=True)
@@ -347,9 +355,10 @@ class ConsistentProblem:
         self.non_negative = np.zeros(layout.size, bool)
         self.non_negative[_non_negative_indices(model)] = True
         self._sdp: _CompiledSdp | None = None
-        # the last solve's optimum (scaled variable): the next solve's Newton steps start there
-        # (folds of one candidate share three quarters of their rows), else at the prior
-        self._last_optimum: np.ndarray | None = None
+        # the last solves' optima (scaled variable): the next solve's Newton steps start at the
+        # one nearest its optimum (nearest_start; folds of one candidate share three quarters
+        # of their rows, a fold of the next candidate most of its numbers), else at the prior
+        self._recent_optima: list[np.ndarray] = []
 
     @property
     def newton_start(self) -> bool:
@@ -443,8 +452,9 @@ class ConsistentProblem:
         # Newton steps from the prior crawl to the boundary and give up, 0.1 s per fit
         newton = method == "auto" and self.newton_start
         if newton and terms.get("prior_std_relative") is not None:
-            if self._last_optimum is not None:
-                x = solve_from(objective, self._last_optimum)
+            start = nearest_start(objective, self._recent_optima)
+            if start is not None:
+                x = solve_from(objective, start)
             if x is None:
                 x = solve_from_prior(objective)
         status, used, polished = "optimal", "newton", True
@@ -468,7 +478,7 @@ class ConsistentProblem:
             polished = refined is not None
             x = x if refined is None else refined
         elapsed = time.perf_counter() - started
-        self._last_optimum = x
+        self._recent_optima = [x, *self._recent_optima[: RECENT_OPTIMA - 1]]
         prior, held = self.prior, objective.held
         value = _clean_signs(self.model, prior + self.scales * x, self.scales)
         value[held] = prior[held]  # exactly, not to the solver's tolerance
