@@ -332,3 +332,34 @@ def test_a_killed_runs_spilled_recording_is_removed_by_the_next(tmp_path, monkey
     recording = open_recording(path, arm6_model(), block_rows=1_000)
     assert not stale.exists() and live.exists()
     assert recording.spill.folder.parent == tmp_path
+
+
+def test_a_store_view_keeps_what_is_read_again_and_gives_it_back_when_dropped():
+    """A chain of views keeps the transformed chunks of the view read (its parent, read only
+    through it, keeps none), within the budget, and a dropped view's bytes return to it: the
+    views of rejected candidates must not stop the chosen ones from keeping theirs."""
+    import gc
+
+    from physid.offline.observe.observations import Observations
+
+    calls = {"outer": 0}
+
+    def outer(chunk: Observations) -> Observations:
+        calls["outer"] += 1
+        return replace(chunk, W=2.0 * chunk.W)
+
+    kept = store.ObservationStore()
+    rows = np.arange(50.0)
+    chunk = Observations(rows, np.ones((50, 2, 3)), np.ones((50, 2)), *(np.ones((50, 2)),) * 3, {})
+    for recording in (0, 1):
+        kept.append(chunk, recording)
+    inner = kept.mapped(lambda c: replace(c, W=c.W + 1.0))
+    view = inner.mapped(outer)
+    for _ in range(3):
+        assert [float(c.W[0, 0, 0]) for c in view] == [4.0, 4.0]
+    assert calls["outer"] == 2  # transformed once per chunk, then read from what it keeps
+    assert inner._kept == {} and len(view._kept) == 2
+    assert kept._chunks.kept_bytes == 2 * store._bytes(view._kept[0]) > 0
+    del view
+    gc.collect()
+    assert kept._chunks.kept_bytes == 0

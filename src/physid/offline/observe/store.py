@@ -111,6 +111,10 @@ class ObservationStore:
         self._transforms = transforms
         self._parent = parent
         self._kept: dict[int, Observations] = {}
+        # the bytes this view keeps, given back to the budget when the view is dropped (the
+        # views of the candidates a choice rejected would otherwise hold it for good)
+        self._kept_bytes = [0]
+        weakref.finalize(self, _release, self._chunks, self._kept_bytes)
 
     def append(self, chunk: Observations, recording: int) -> None:
         """Keep ``chunk`` (of training recording number ``recording``), as given."""
@@ -120,7 +124,10 @@ class ObservationStore:
         """A view whose chunks pass through ``transform`` (after this view's own)."""
         return ObservationStore(self._chunks, (*self._transforms, transform), parent=self)
 
-    def _read(self, k: int) -> Observations:
+    def _read(self, k: int, keep: bool = True) -> Observations:
+        """Chunk ``k`` through this view's transforms; ``keep``: kept within the budget (a
+        view read only through its children's transforms keeps nothing: their chunks are the
+        ones read again)."""
         if k in self._kept:
             return self._kept[k]
         if self._parent is None:
@@ -128,10 +135,12 @@ class ObservationStore:
             for transform in self._transforms:
                 chunk = transform(chunk)
         else:  # the parent's transforms, then the last one
-            chunk = self._transforms[-1](self._parent._read(k))
-        if self._transforms and self._chunks.kept_bytes < MEMORY_BYTES:
+            chunk = self._transforms[-1](self._parent._read(k, keep=False))
+        if keep and self._transforms and self._chunks.kept_bytes < MEMORY_BYTES:
             self._kept[k] = chunk
-            self._chunks.kept_bytes += _bytes(chunk)
+            size = _bytes(chunk)
+            self._chunks.kept_bytes += size
+            self._kept_bytes[0] += size
         return chunk
 
     def __iter__(self) -> Iterator[Observations]:
@@ -172,6 +181,11 @@ class ObservationStore:
         if every > 1:
             info = {**info, "display_every": every}
         return replace(stacked, info=info)
+
+
+def _release(chunks: _Chunks, kept_bytes: list[int]) -> None:
+    """Give a dropped view's kept bytes back to its store's budget."""
+    chunks.kept_bytes -= kept_bytes[0]
 
 
 def _rows(chunk: Observations, rows: np.ndarray) -> Observations:
