@@ -1,5 +1,6 @@
 """The automatic Coulomb deadband (as small as the data allow, as large as the data ask for),
-and the friction-model term of the parameter uncertainty (:func:`halved_doubled_changes`).
+and the friction-model term of the parameter uncertainty (:func:`halved_doubled_bands`,
+:func:`friction_model_changes`).
 
 The linear friction model ``fc sign(dq)`` jumps at zero speed. Two things make the jump wrong
 near zero, and both are read from the training data, not assumed:
@@ -129,36 +130,22 @@ def choose_deadband(
 SENSITIVITY_SCALES = (0.5, 2.0)  # the deadband halved and doubled: the friction-model term
 
 
-def halved_doubled_changes(
-    model: RobotModel,
-    trajectories: list[Recording],
-    options: FilterConfig,
-    store: ObservationStore,
-    columns: np.ndarray,
-    weighting: str,
-    theta: np.ndarray,
-) -> list[np.ndarray]:
-    """The friction-model term of the parameter uncertainty: the changes (b,) of the
-    least-squares estimate ``theta`` of ``columns`` when the Coulomb deadband is halved and
-    doubled (:func:`friction_model_changes`); its RMS (:func:`rms_change`) is the model-error
-    standard deviation.
+def halved_doubled_bands(model: RobotModel) -> list[np.ndarray]:
+    """The chosen Coulomb deadband halved and doubled (:data:`SENSITIVITY_SCALES`), the probes
+    of the friction-model term of the parameter uncertainty; none without a band.
 
     The friction model near zero speed is the least determined part of the linear model (the
     true transition is neither a sign nor a deadband), and its error is not noise: it biases
     friction, armature and, through the correlated columns, inertial estimates, which the
-    residual-based (Newey-West) standard deviations do not see; added in quadrature, it brings
-    the 3-sigma coverage of the base parameters near its nominal value on a simulator whose
-    friction is not physid's (docs/benchmarks.md). Zero changes when the model has no deadband
-    (halving or doubling none is the model itself). ``store`` holds the training observations
-    (:mod:`.store`) of ``trajectories``, in order.
-    """
+    residual-based (Newey-West) standard deviations do not see; the RMS change of the estimate
+    under these probes (:func:`friction_model_changes`, :func:`rms_change`), added in
+    quadrature, brings the 3-sigma coverage of the base parameters near its nominal value on a
+    simulator whose friction is not physid's (docs/benchmarks.md). Without a deadband there is
+    nothing to probe (halving or doubling none is the model itself)."""
     band = model.coulomb_deadband
     if band is None or not np.any(band > 0):
-        return [np.zeros(len(columns)) for _ in SENSITIVITY_SCALES]
-    bands = [s * band for s in SENSITIVITY_SCALES]
-    return friction_model_changes(
-        model, trajectories, options, store, columns, weighting, theta, bands
-    )
+        return []
+    return [s * band for s in SENSITIVITY_SCALES]
 
 
 def friction_model_changes(
@@ -170,10 +157,11 @@ def friction_model_changes(
     weighting: str,
     theta: np.ndarray,
     bands: list[np.ndarray],
-) -> list[np.ndarray]:
+) -> list[np.ndarray | None]:
     """The change (b,) of the least-squares estimate ``theta`` of ``columns`` with the Coulomb
-    deadband set to each of ``bands`` (per joint), in their order; a band that leaves a column
-    unexcited gives none. One pass over the recordings for all of them."""
+    deadband set to each of ``bands`` (per joint), in their order; None for a band that leaves
+    a column unexcited. One pass over the recordings for all of them; ``store`` holds the
+    training observations (:mod:`.store`) of ``trajectories``, in order."""
     n_inertial = model.layout.n_inertial
     scaled = [replace(model, coulomb_deadband=b) for b in bands]
     sums = [ReductionAccumulator() for _ in scaled]
@@ -183,12 +171,12 @@ def friction_model_changes(
             inertial = chunk.W[..., :n_inertial]
             for total, block in zip(sums, blocks, strict=True):
                 total.add((inertial, block), chunk.tau)
-    changes = []
+    changes: list[np.ndarray | None] = []
     for total in sums:
         try:
             changes.append(least_squares(total.system(), columns, weighting).theta - theta)
         except InputError:  # the widened band leaves a column unexcited (a Stribeck static
-            continue  # level seen only below ~vs): that perturbation has no estimate to compare
+            changes.append(None)  # level seen only below ~vs): no estimate to compare
     return changes
 
 

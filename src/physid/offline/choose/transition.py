@@ -24,6 +24,7 @@ from physid.offline.choose.deadband import (
     SENSITIVITY_SCALES,
     candidate_models,
     friction_model_changes,
+    halved_doubled_bands,
     rms_change,
 )
 from physid.offline.choose.selection import Choice
@@ -44,33 +45,47 @@ class TransitionError:
     std: np.ndarray  # (b,) RMS change of the least-squares estimate over the probes
 
 
-def transition_error(
+@dataclass(frozen=True)
+class FrictionModelError:
+    """The least-squares estimate's changes with the chosen deadband halved and doubled (the
+    friction-model term of the base parameters' std; zeros without a band) and the transition
+    error of the joint terms (module docstring)."""
+
+    halved_doubled: list[np.ndarray]
+    transition: TransitionError
+
+
+def friction_model_error(
     model: RobotModel,
     choice: Choice | None,
     training: TrainingData,
     trajectories: list[Recording],
     ls: LeastSquaresResult,
-    halved_doubled: list[np.ndarray],
-) -> TransitionError:
-    """The model error (module docstring) of the least squares ``ls`` of ``training`` (the
-    observations of ``trajectories``) under the deadband ``choice``; ``halved_doubled``: the
-    estimate's changes with the chosen band halved and doubled, already computed
-    (:func:`~.deadband.halved_doubled_changes`): only the undecided candidates' are added."""
+) -> FrictionModelError:
+    """The friction-model error of the least squares ``ls`` of ``training`` (the observations
+    of ``trajectories``) under the deadband ``choice``: every probe (the band halved and
+    doubled, the undecided candidates) in one pass over the recordings."""
     undecided = undecided_bands(model, choice, training)
+    scaled = halved_doubled_bands(model)
+    changes = friction_model_changes(
+        model,
+        trajectories,
+        training.preprocessing.filter,
+        training.store,
+        ls.columns,
+        ls.method,
+        ls.theta,
+        [*scaled, *undecided],
+    )
+    size = len(ls.columns)
+    if scaled:
+        halved_doubled = [c for c in changes[: len(scaled)] if c is not None]
+    else:
+        halved_doubled = [np.zeros(size) for _ in SENSITIVITY_SCALES]
+    probed = [*halved_doubled, *(c for c in changes[len(scaled) :] if c is not None)]
     bands = probes(model, undecided)
-    changes = list(halved_doubled)
-    if undecided:
-        changes += friction_model_changes(
-            model,
-            trajectories,
-            training.preprocessing.filter,
-            training.store,
-            ls.columns,
-            ls.method,
-            ls.theta,
-            undecided,
-        )
-    return TransitionError(tuple(bands), len(undecided), rms_change(changes, len(ls.columns)))
+    transition = TransitionError(tuple(bands), len(undecided), rms_change(probed, size))
+    return FrictionModelError(halved_doubled, transition)
 
 
 def undecided_bands(

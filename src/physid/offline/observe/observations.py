@@ -255,9 +255,8 @@ def joint_term_chunks(
     Coulomb deadband): the regressor's rigid-body part is not rebuilt."""
     plan = plan_recording(model, recording, options)
     for window in filtered_windows("joint_terms", recording, plan):
-        yield tuple(
-            _second_stage(window, joint_term_regressor(m, window.dq, window.ddq)) for m in models
-        )
+        blocks = [joint_term_regressor(m, window.dq, window.ddq) for m in models]
+        yield _decimated_blocks(window, blocks)
 
 
 def friction_chunks(

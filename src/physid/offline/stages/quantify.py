@@ -16,9 +16,9 @@ import numpy as np
 from physid.files.config import IdentifyConfig
 from physid.findings import Finding
 from physid.offline.choose.choices import tilt_mass_change
-from physid.offline.choose.deadband import halved_doubled_changes, rms_change
+from physid.offline.choose.deadband import rms_change
 from physid.offline.choose.training import robust_std
-from physid.offline.choose.transition import transition_error, widened
+from physid.offline.choose.transition import FrictionModelError, friction_model_error, widened
 from physid.offline.codes import (
     DEADBAND_CHOICE,
     PRIOR_DECIDES,
@@ -71,16 +71,9 @@ def quantify(
     base, excited, ls = base_fit.base, base_fit.excited, base_fit.least_squares
     base_std = np.full(base.size, np.nan)
     base_std[excited] = ls.std
-    halved_doubled = halved_doubled_changes(
-        model,
-        prepared.train,
-        training.preprocessing.filter,
-        training.store,
-        base_fit.columns,
-        ls.method,
-        ls.theta,
-    )
-    friction_std = rms_change(halved_doubled, len(base_fit.columns))
+    deadband = next((c for c in prepared.choices if c.code == DEADBAND_CHOICE.code), None)
+    friction = friction_model_error(model, deadband, training, prepared.train, ls)
+    friction_std = rms_change(friction.halved_doubled, len(base_fit.columns))
     base_std_robust = np.full(base.size, np.nan)
     base_std_robust[excited] = np.hypot(
         robust_std(training.store, base_fit.columns, ls), friction_std
@@ -101,7 +94,7 @@ def quantify(
         covariance, spread, findings = _jackknife(consistent, base_fit, covariance, training)
         if spread is not None:
             base_std_robust[excited] = np.maximum(base_std_robust[excited], spread.base_std)
-    covariance = _transition_widened(prepared, base_fit, covariance, halved_doubled, inflation)
+    covariance = _transition_widened(prepared, base_fit, covariance, friction, inflation)
     record, decided = _decided(prepared, base_fit, consistent, config, covariance)
     record = Uncertainty(
         base_std,
@@ -143,23 +136,15 @@ def _transition_widened(
     prepared: Prepared,
     base_fit: BaseFit,
     covariance: np.ndarray,
-    halved_doubled: list[np.ndarray],
+    friction: FrictionModelError,
     inflation: float,
 ) -> np.ndarray:
     """The covariance with the joint terms' friction-transition error
     (:mod:`physid.offline.choose.transition`), against the least squares' variance under the
     same noise model as the posterior's (eq. 6 times the Newey-West ``inflation``)."""
-    deadband = next((c for c in prepared.choices if c.code == DEADBAND_CHOICE.code), None)
-    error = transition_error(
-        prepared.model,
-        deadband,
-        prepared.training,
-        prepared.train,
-        base_fit.least_squares,
-        halved_doubled,
-    )
     variance = base_fit.least_squares.std**2 * inflation
-    return widened(covariance, prepared.model, base_fit.columns, error.std, variance)
+    std = friction.transition.std
+    return widened(covariance, prepared.model, base_fit.columns, std, variance)
 
 
 def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
