@@ -82,3 +82,34 @@ def test_column_blocks_side_by_side_reduce_as_their_concatenation() -> None:
     assert a.n_standard == b.n_standard == 30 and a.R.shape == b.R.shape
     _assert_joint_grams(a, np.concatenate([W, E], axis=2), tau)
     np.testing.assert_allclose(a.R, b.R, rtol=0, atol=1e-12 * np.abs(b.R).max())
+
+
+def test_alternatives_reduced_side_by_side_are_each_ones_reduction() -> None:
+    """Deadband models reduced once as ``[shared | block_0 | block_1 | block_2]`` (two chunks,
+    blocks equal but in one column, as the Coulomb candidates' are) and taken apart by
+    ``column_subset``: each is the reduction of its own rows ``[shared | block_k]`` (their
+    Gram matrices), triangular, with the counts of the rows; an empty fold stays empty."""
+    from dataclasses import replace
+
+    from physid.offline.observe.folds import column_subset, side_by_side_columns
+
+    rng = np.random.default_rng(6)
+    shared, _, tau = _rows(rng, 3, 30, 0, 180)
+    base = rng.normal(size=(180, 3, 4))
+    blocks = []
+    for k in range(3):
+        block = base.copy()
+        block[:, :, 1] = np.sign(rng.normal(size=(180, 3))) * (k + 1)  # the "Coulomb" column
+        blocks.append(block)
+    together = ReductionAccumulator()
+    for rows in (slice(0, 100), slice(100, 180)):
+        together.add((shared[rows], *(b[rows] for b in blocks)), tau[rows])
+    system = together.system()
+    for k, block in enumerate(blocks):
+        alone = column_subset(system, side_by_side_columns(30, 4, k))
+        assert alone.R.shape == (3, 35, 34) and alone.n_standard == 34
+        assert alone.n_samples == 180 and np.allclose(alone.tau_norm2, np.sum(tau**2, axis=0))
+        assert np.all(np.tril(alone.R[:, :34], -1) == 0.0)
+        _assert_joint_grams(alone, np.concatenate([shared, block], axis=2), tau)
+    empty = replace(system, R=np.zeros_like(system.R), z=np.zeros_like(system.z), n_samples=0)
+    assert not np.any(column_subset(empty, side_by_side_columns(30, 4, 1)).R)

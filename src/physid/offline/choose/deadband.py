@@ -30,6 +30,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.config import FilterConfig
+from physid.offline.observe.folds import column_subset, side_by_side_columns
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.metrics import MetricsAccumulator
 from physid.offline.observe.observations import joint_term_chunks
@@ -162,19 +163,22 @@ def friction_model_changes(
     deadband set to each of ``bands`` (per joint), in their order; None for a band that leaves
     a column unexcited. One pass over the recordings for all of them; ``store`` holds the
     training observations (:mod:`.store`) of ``trajectories``, in order."""
+    if not bands:
+        return []
     n_inertial = model.layout.n_inertial
     scaled = [replace(model, coulomb_deadband=b) for b in bands]
-    sums = [ReductionAccumulator() for _ in scaled]
+    total = ReductionAccumulator()  # [inertial | every band's block], taken apart below
     for k, trajectory in enumerate(trajectories):
         blocks_of = joint_term_chunks(model, trajectory, options, scaled)
         for chunk, blocks in zip(store.of_recording(k), blocks_of, strict=True):
-            inertial = chunk.W[..., :n_inertial]
-            for total, block in zip(sums, blocks, strict=True):
-                total.add((inertial, block), chunk.tau)
+            total.add((chunk.W[..., :n_inertial], *blocks), chunk.tau)
+    system = total.system()
+    width = (system.n_standard - n_inertial) // len(bands)
     changes: list[np.ndarray | None] = []
-    for total in sums:
+    for index in range(len(bands)):
+        band_system = column_subset(system, side_by_side_columns(n_inertial, width, index))
         try:
-            changes.append(least_squares(total.system(), columns, weighting).theta - theta)
+            changes.append(least_squares(band_system, columns, weighting).theta - theta)
         except InputError:  # the widened band leaves a column unexcited (a Stribeck static
             changes.append(None)  # level seen only below ~vs): no estimate to compare
     return changes

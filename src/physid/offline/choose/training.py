@@ -22,7 +22,14 @@ from physid.files.config import AUTO_DEADBAND, IdentifyConfig
 from physid.offline.choose.deadband import candidate_models
 from physid.offline.fit.joint_prior import ColumnStatistics
 from physid.offline.observe.crossval import RawRows, RowPool, row_pool
-from physid.offline.observe.folds import FoldAccumulator, FoldPlan, combine, store_systems
+from physid.offline.observe.folds import (
+    FoldAccumulator,
+    FoldPlan,
+    column_subset,
+    combine,
+    side_by_side_columns,
+    store_systems,
+)
 from physid.offline.observe.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.offline.observe.metrics import FitMetrics, MetricsAccumulator
 from physid.offline.observe.observations import Observations, observation_chunks
@@ -151,7 +158,9 @@ def observe_candidate(
     n_inertial = model.layout.n_inertial
     store = ObservationStore()
     statistics = ColumnStatistics(n_inertial) if scoring_only else None
-    sums = [FoldAccumulator(folds) for _ in candidates or [model]]
+    # every deadband model's block side by side with the inertial columns, reduced once and
+    # taken apart per model (folds.column_subset): the blocks differ in their Coulomb columns
+    total = FoldAccumulator(folds)
     for k, recording in enumerate(train):
         chunks = observation_chunks(
             model,
@@ -165,20 +174,26 @@ def observe_candidate(
             if not scoring_only:
                 store.append(chunk, k)
             if not candidates:
-                sums[0].add(k, chunk.t, chunk.W, chunk.tau, chunk.G)
+                total.add(k, chunk.t, chunk.W, chunk.tau, chunk.G)
                 if statistics is not None:
                     statistics.add(chunk)
-            for index, (total, block) in enumerate(zip(sums, chunk.joint_terms, strict=False)):
-                W = (chunk.W[..., :n_inertial], block)  # side by side, not copied together
-                # the gravity columns (3 x the inertial ones) tripled every deadband model's
-                # reduction; they are reduced for the chosen model only (training(extras))
-                total.add(k, chunk.t, W, chunk.tau)
-                if statistics is not None and index == 0:
-                    statistics.add(replace(chunk, W=np.concatenate(W, axis=-1), joint_terms=()))
+                continue
+            blocks = chunk.joint_terms[: len(candidates)]
+            # the gravity columns (3 x the inertial ones) would triple the reduction: they are
+            # reduced for the chosen model only (training(extras))
+            total.add(k, chunk.t, (chunk.W[..., :n_inertial], *blocks), chunk.tau)
+            if statistics is not None:
+                W = np.concatenate([chunk.W[..., :n_inertial], blocks[0]], axis=-1)
+                statistics.add(replace(chunk, W=W, joint_terms=()))
     fitted = None if np.all(model.fitted) else model.fitted
-    fold_systems = [
-        [replace(system, fitted=fitted) for system in total.systems()] for total in sums
-    ]
+    systems = [replace(system, fitted=fitted) for system in total.systems()]
+    fold_systems = [systems]
+    if len(candidates) > 1:
+        width = model.layout.size - n_inertial
+        fold_systems = [
+            [column_subset(s, side_by_side_columns(n_inertial, width, index)) for s in systems]
+            for index in range(len(candidates))
+        ]
     return CandidateObservations(
         candidates or [model],
         preprocessing,

@@ -240,6 +240,29 @@ def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     )
 
 
+def column_subset(system: ReducedSystem, columns: np.ndarray) -> ReducedSystem:
+    """The reduced system of ``columns`` of ``system`` alone, in their order (every column
+    standard), triangular again: exact, since ``[R_S | z]`` reproduces the sums of squares of
+    the rows for any subset S. Several joint-term models that differ in a few columns (the
+    Coulomb deadband candidates) are reduced once side by side, then taken apart this way,
+    instead of reducing the rows once per model."""
+    columns = np.asarray(columns)
+    subset = replace(system, R=system.R[:, :, columns], n_standard=columns.size)
+    if system.n_samples == 0:
+        n = system.n_joints
+        shape = (n, columns.size + 1)
+        return replace(subset, R=np.zeros((*shape, columns.size)), z=np.zeros(shape))
+    return combine([subset])
+
+
+def side_by_side_columns(n_shared: int, width: int, index: int) -> np.ndarray:
+    """The columns of alternative ``index`` in a system reduced as ``[shared | block_0 |
+    block_1 | ...]`` (``n_shared`` shared columns, blocks ``width`` wide): the shared ones and its
+    block (:func:`column_subset`)."""
+    block = n_shared + index * width + np.arange(width)
+    return np.concatenate([np.arange(n_shared), block])
+
+
 def leave_out(systems: list[ReducedSystem], fold: int) -> ReducedSystem:
     """The reduced system of every fold but ``fold``, on the standard columns only."""
     kept = [s.standard_only() for k, s in enumerate(systems) if k != fold and s.n_samples > 0]
