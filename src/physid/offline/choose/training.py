@@ -183,8 +183,7 @@ def observe_candidate(
             # reduced for the chosen model only (training(extras))
             total.add(k, chunk.t, (chunk.W[..., :n_inertial], *blocks), chunk.tau)
             if statistics is not None:
-                W = np.concatenate([chunk.W[..., :n_inertial], blocks[0]], axis=-1)
-                statistics.add(replace(chunk, W=W, joint_terms=()))
+                statistics.add_terms(chunk.tau, blocks[0], chunk.dq)
     fitted = None if np.all(model.fitted) else model.fitted
     systems = [replace(system, fitted=fitted) for system in total.systems()]
     fold_systems = [systems]

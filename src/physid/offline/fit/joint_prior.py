@@ -135,12 +135,16 @@ class ColumnStatistics:
         self._rows = 0
 
     def add(self, chunk: Observations) -> None:
-        tau2 = np.sum(chunk.tau**2, axis=0)
-        column2 = np.sum(chunk.W[:, :, self.n_inertial :] ** 2, axis=0)  # (n, t)
+        self.add_terms(chunk.tau, chunk.W[:, :, self.n_inertial :], chunk.dq)
+
+    def add_terms(self, tau: np.ndarray, terms: np.ndarray, dq: np.ndarray) -> None:
+        """Rows given as their torque (M, n), joint-term block (M, n, t) and velocities."""
+        tau2 = np.sum(tau**2, axis=0)
+        column2 = np.sum(terms**2, axis=0)  # (n, t)
         self._tau2 = tau2 if self._tau2 is None else self._tau2 + tau2
         self._column2 = column2 if self._column2 is None else self._column2 + column2
-        self._speeds.append(chunk.dq)
-        self._rows += len(chunk.tau)
+        self._speeds.append(dq)
+        self._rows += len(tau)
 
     @classmethod
     def of(cls, model: RobotModel, chunks: Iterable[Observations]) -> ColumnStatistics:

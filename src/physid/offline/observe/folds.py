@@ -178,7 +178,7 @@ class FoldAccumulator:
         (``W`` as one array or its column blocks, :meth:`ReductionAccumulator.add`)."""
         folds = self.plan.fold(recording, t)
         for k in np.unique(folds):
-            rows = folds == k
+            rows = _rows_of(folds, k)
             part = tuple(w[rows] for w in W) if isinstance(W, tuple) else W[rows]
             self.sums[k].add(part, tau[rows], None if extras is None else extras[rows])
 
@@ -194,6 +194,15 @@ class FoldAccumulator:
             np.zeros_like(template.tau_norm2),
         )
         return [empty if s is None else s for s in filled]
+
+
+def _rows_of(folds: np.ndarray, k: int) -> slice | np.ndarray:
+    """The rows of fold ``k``: a slice (views, not copies) when they are contiguous, as a time
+    block's rows are."""
+    rows = np.flatnonzero(folds == k)
+    if rows[-1] - rows[0] + 1 == rows.size:
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
 
 
 def store_systems(
