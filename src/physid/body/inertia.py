@@ -238,18 +238,33 @@ def check_consistency(
     pi = _as_float_array(pi, (10,), "inertial parameters pi", source)
     if pi.shape != (10,):
         raise InputError(f"expected one body, shape (10,), got {pi.shape}", source=source)
-    min_eig = float(np.linalg.eigvalsh(pseudo_inertia(pi))[0])
-    mass = float(pi[0])
-    moments, triangle = (np.nan, np.nan, np.nan), np.nan
-    if mass > 0.0:
-        moments = tuple(float(v) for v in np.linalg.eigvalsh(mass_com_inertia_from_pi(pi)[2]))
-        triangle = moments[0] + moments[1] - moments[2]  # the smallest of the three sums
+    return bodies_consistency(pi[None], margin)[0]
+
+
+def bodies_consistency(pis: NDArray[np.float64], margin: float = 0.0) -> list[ConsistencyReport]:
+    """:func:`check_consistency` of every body of ``pis`` (b, 10), finite, in one batch of
+    eigenvalue problems (a consistent fit checks every body of every fold fit)."""
+    min_eigs = np.linalg.eigvalsh(pseudo_inertia(pis))[:, 0]
+    masses = pis[:, 0]
+    moments_of = np.full((len(pis), 3), np.nan)
+    positive = masses > 0.0
+    if np.any(positive):
+        moments_of[positive] = np.linalg.eigvalsh(mass_com_inertia_from_pi(pis[positive])[2])
+    return [
+        _report(float(min_eig), float(mass), tuple(float(v) for v in moments), margin)
+        for min_eig, mass, moments in zip(min_eigs, masses, moments_of, strict=True)
+    ]
+
+
+def _report(
+    min_eig: float, mass: float, moments: tuple[float, float, float], margin: float
+) -> ConsistencyReport:
+    triangle = moments[0] + moments[1] - moments[2]  # the smallest of the three sums
     consistent = min_eig > margin
-    reason = ""
-    text = "(" + ", ".join(f"{v:.6g}" for v in moments) + ") kg m^2"
     if consistent:
-        pass
-    elif mass <= 0.0:
+        return ConsistencyReport(consistent, min_eig, mass, moments, triangle, "")
+    text = "(" + ", ".join(f"{v:.6g}" for v in moments) + ") kg m^2"
+    if mass <= 0.0:
         reason = f"mass {mass:.6g} kg is not positive"
     elif moments[0] <= 0.0:
         reason = (

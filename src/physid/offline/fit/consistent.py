@@ -26,6 +26,7 @@ import numpy as np
 from physid.body.inertia import (
     PSEUDO_INERTIA_BASIS,
     ConsistencyReport,
+    bodies_consistency,
     check_consistency,
     pi_from_pseudo_inertia,
     pseudo_inertia,
@@ -268,10 +269,14 @@ def body_onto_cone(pi: np.ndarray, margin: float) -> np.ndarray:
 
 
 def _verify(model: RobotModel, theta: np.ndarray) -> tuple[bool, dict[str, ConsistencyReport]]:
-    reports = {
-        joint: check_consistency(theta[model.layout.body_slice(joint)])
-        for joint in model.layout.body_joints
-    }
+    joints = model.layout.body_joints
+    if not np.all(np.isfinite(theta[: model.layout.n_inertial])):  # named by check_consistency
+        reports = {
+            joint: check_consistency(theta[model.layout.body_slice(joint)]) for joint in joints
+        }
+    else:
+        bodies = np.array([theta[model.layout.body_slice(joint)] for joint in joints])
+        reports = dict(zip(joints, bodies_consistency(bodies), strict=True))
     return all(r.consistent for r in reports.values()), reports
 
 
