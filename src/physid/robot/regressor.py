@@ -285,14 +285,12 @@ def _column_order(model: RobotModel) -> np.ndarray:
 
 def _combination_name(lead: str, coefficients: np.ndarray, names: list[str]) -> str:
     text = lead
-    for c, name in zip(coefficients, names, strict=True):
-        if c == 0.0:
-            continue
+    for k in np.flatnonzero(coefficients):
+        c, name = float(coefficients[k]), names[k]
         sign = "-" if c < 0 else "+"
         magnitude = abs(c)
-        text += (
-            f" {sign} {name}" if np.isclose(magnitude, 1.0) else f" {sign} {magnitude:.6g}*{name}"
-        )
+        unit = abs(magnitude - 1.0) <= 1e-8 + 1e-5  # np.isclose(magnitude, 1.0)
+        text += f" {sign} {name}" if unit else f" {sign} {magnitude:.6g}*{name}"
     return text
 
 
