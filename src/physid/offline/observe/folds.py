@@ -229,13 +229,15 @@ def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     R = np.zeros((n_joints, n_columns + 1, n_columns))
     z = np.zeros((n_joints, n_columns + 1))
     filled = [s.filled() for s in systems]  # (rows, columns) of each
+    # every system's [R | z] rows one under another: one selection per joint, not one per system
+    rows_filled = np.concatenate([rows for rows, _ in filled], axis=1)
+    columns_filled = np.any([columns for _, columns in filled], axis=0)
+    stacked = np.concatenate([np.concatenate([s.R, s.z[:, :, None]], axis=2) for s in systems], 1)
     for j in range(n_joints):
-        active = np.flatnonzero(np.any([columns[j] for _, columns in filled], axis=0))
-        parts = []
-        for s, (rows, _) in zip(systems, filled, strict=True):
-            kept = np.flatnonzero(rows[j])
-            parts.append(np.column_stack([s.R[j][np.ix_(kept, active)], s.z[j][kept]]))
-        factor = triangular_factor(np.vstack(parts))
+        active = np.flatnonzero(columns_filled[j])
+        factor = triangular_factor(
+            stacked[j][np.ix_(np.flatnonzero(rows_filled[j]), np.append(active, n_columns))]
+        )
         rows = min(factor.shape[0], active.size + 1)
         R[j][:rows, active] = factor[:rows, : active.size]
         z[j, :rows] = factor[:rows, active.size]

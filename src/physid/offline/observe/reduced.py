@@ -18,16 +18,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.linalg.lapack import dgeqrf
 
+# dgeqrf's workspace per column: LAPACK's optimal one is its block size (32 here); twice that
+# runs the same blocked algorithm without a workspace query (a second call per factorisation)
+_QR_BLOCK_WORKSPACE = 64
+
 
 def triangular_factor(block: np.ndarray) -> np.ndarray:
     """The first ``min(M, N)`` rows of the R of ``block``'s Householder QR (M, N): what
-    ``scipy.linalg.qr(block, mode="r")`` computes (LAPACK's dgeqrf with its optimal workspace),
+    ``scipy.linalg.qr(block, mode="r")`` computes (LAPACK's dgeqrf, its blocked algorithm),
     without its wrappers, which cost more than the small factorisations here."""
     block = np.asarray(block, dtype=float)
     if block.size == 0:
         return np.zeros((min(block.shape), block.shape[1]))
-    lwork = int(dgeqrf(block, lwork=-1)[2][0])
-    qr, _, _, info = dgeqrf(block, lwork=max(lwork, 1), overwrite_a=1)
+    qr, _, _, info = dgeqrf(block, lwork=_QR_BLOCK_WORKSPACE * block.shape[1], overwrite_a=1)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of dgeqrf")
     return np.triu(qr[: min(block.shape)])
