@@ -198,9 +198,9 @@ def choose_training(
             rests=rests,
         )
 
-    scores, pools = [], []
+    scores, pools, conservative = [], [], None
     if several:
-        scores, pools = _score_cutoffs(candidates, observe, config, base, problem)
+        scores, pools, conservative = _score_cutoffs(candidates, observe, config, base, problem)
     choices = []
     index = 0
     chosen_score = None
@@ -210,8 +210,12 @@ def choose_training(
         index = choice.chosen
         chosen_score = scores[index]
     # the chosen cut-off in full: stored chunks, every deadband's block, gravity regressors
-    pool = pools[index] if pools else None
-    chosen = _with_choice_notes(observe(candidates[index], False, pool), choices)
+    # (the conservative one was observed in full already)
+    if index == 0 and conservative is not None:
+        observed = conservative
+    else:
+        observed = observe(candidates[index], False, pools[index] if pools else None)
+    chosen = _with_choice_notes(observed, choices)
     rest = rest_note(chosen.rows)
     if rest is not None:
         chosen = replace(
@@ -262,23 +266,27 @@ def _score_cutoffs(
     config: IdentifyConfig,
     base: BaseParameters,
     problem: ConsistentProblem,
-) -> tuple[list[CVScore], list[RowPool]]:
-    """Each cut-off candidate's cross-validated score (its scoring pass) and raw scoring
-    samples, which the chosen one's full pass reads again. The chosen one is the conservative
-    (first) or the best scoring: the others' regressors (15 MB a candidate on a 7-joint arm)
-    are dropped as soon as they are out of the running."""
+) -> tuple[list[CVScore], list[RowPool], CandidateObservations]:
+    """Each cut-off candidate's cross-validated score, its raw scoring samples (which the
+    chosen one's full pass reads again), and the conservative (first) candidate observed in
+    full: it is chosen on most recordings, and its full pass then serves as its scoring pass
+    too (its narrowest deadband's folds). The others are observed for scoring only and their
+    regressors (15 MB a candidate on a 7-joint arm) dropped as soon as they are out of the
+    running (the chosen one is the conservative or the best scoring)."""
     scores, pools = [], []
-    for preprocessing in candidates:
-        training = observe(preprocessing, scoring_only=True).training(0)
+    conservative = observe(candidates[0], scoring_only=False)
+    for k, preprocessing in enumerate(candidates):
+        observed = conservative if k == 0 else observe(preprocessing, scoring_only=True)
+        training = observed.training(0)
         pools.append(training.rows[0].pool)
         context = fit_context(training.model, training, config, base, problem)
         score = _score(_derivatives_label(preprocessing), training.model, training, context)
         scores.append(replace(score, value=preprocessing.filter.butterworth_cutoff_hz))
         best = min(range(len(scores)), key=lambda k: scores[k].total)
-        for k, kept in enumerate(pools):
-            if k not in (0, best):
+        for j, kept in enumerate(pools):
+            if j not in (0, best):
                 kept.forget()
-    return scores, pools
+    return scores, pools, conservative
 
 
 def _per_joint_label(joints: tuple[str, ...], picks: np.ndarray) -> str:
