@@ -19,12 +19,13 @@ def test_folds_of_any_plan_partition_the_pool_and_share_its_regressor(arm_experi
     pool = row_pool(model, [recording], options)
     by_time = FoldPlan.of([recording])
     by_phase = FoldPlan(by_time.edges, (3.0,))  # quarters of a 3 s "period"
+    samples = np.arange(len(pool.t))
     for plan in (by_time, by_phase):
         folds = pool.split(plan)
-        index = np.concatenate([fold.rows for fold in folds])
-        assert np.array_equal(np.sort(index), np.arange(len(pool.t)))  # each sample once
+        index = np.concatenate([samples[fold.rows] for fold in folds])
+        assert np.array_equal(np.sort(index), samples)  # each sample once
         for k, fold in enumerate(folds):
-            assert np.all(np.diff(fold.rows) > 0)  # in recording order
+            assert np.all(np.diff(samples[fold.rows]) > 0)  # in recording order
             assert np.all(plan.fold(0, pool.t[fold.rows]) == k)
             np.testing.assert_array_equal(fold.q, pool.q[fold.rows])
             direct = np.concatenate(
@@ -47,3 +48,25 @@ def test_folds_of_any_plan_partition_the_pool_and_share_its_regressor(arm_experi
     for fold, same in zip(again, pool.split(by_time), strict=True):
         np.testing.assert_array_equal(fold.tau, same.tau)
         assert (fold.scored is None) == (same.scored is None)
+
+
+def test_a_pool_by_fold_hands_out_views_with_the_same_scores(arm_experiment) -> None:
+    """Two recordings' pool (recording order: a time block's rows lie apart) put fold by fold:
+    each fold's regressor rows are a view of the pool's (no copy), and every fold holds the
+    same samples, in the same order, with the same predictions."""
+    model = arm_experiment.model
+    recording = arm_experiment.train.recorded
+    half = len(recording.t) // 2
+    first, second = recording.time_slice(0, half), recording.time_slice(half, len(recording.t))
+    pool = row_pool(model, [first, second], FilterConfig())
+    plan = FoldPlan.of([first, second])
+    theta = arm_experiment.theta_true
+    as_recorded = pool.split(plan)
+    grouped = pool.by_fold(plan)
+    assert grouped is not pool and grouped.by_fold(plan) is grouped
+    for before, after in zip(as_recorded, grouped.split(plan), strict=True):
+        assert isinstance(after.rows, slice) and not isinstance(before.rows, slice)
+        np.testing.assert_array_equal(after.q, before.q)
+        np.testing.assert_array_equal(after.tau, before.tau)
+        assert np.shares_memory(after.inertial(model), grouped.inertial(model))
+        np.testing.assert_array_equal(after.predict(model, theta), before.predict(model, theta))

@@ -144,7 +144,7 @@ def observe_candidate(
     options = preprocessing.filter
     noise = preprocessing.velocity_noise_std
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
-    rows = (pool or row_pool(model, train, options, rests=rests)).split(folds)
+    rows = (pool or row_pool(model, train, options, rests=rests)).by_fold(folds).split(folds)
     candidates: list[RobotModel] = []
     if options.method == "given" and noise is None:  # recorded velocities: their noise is
         noise = np.zeros(model.n_joints)  # not known, the fractions of the RMS speed decide

@@ -77,15 +77,35 @@ class RowPool:
         """Drop the regressors built so far (they are built again when asked for)."""
         self._inertial.clear()
 
-    def split(self, folds: FoldPlan) -> list[RawRows]:
-        """The samples of each fold of ``folds``, in recording order."""
+    def _fold_of(self, folds: FoldPlan) -> np.ndarray:
         fold_of = np.empty(len(self.t), dtype=int)
         for index in range(len(folds.edges)):
             mine = self.recording == index
             fold_of[mine] = folds.fold(index, self.t[mine])
+        return fold_of
+
+    def by_fold(self, folds: FoldPlan) -> RowPool:
+        """The same samples with each fold's together (recording order within a fold; the
+        regressors built so far reordered alike), so that :meth:`split` hands out each fold's
+        regressor rows as a view of the pool's, not a copy (a fold of a 4,000-row pool of a
+        7-joint arm: 4 MB)."""
+        order = np.argsort(self._fold_of(folds), kind="stable")
+        if np.array_equal(order, np.arange(order.size)):
+            return self
+        arrays = (self.q, self.dq, self.ddq, self.tau, self.t, self.recording, self.moving)
+        pool = RowPool(*(a[order] for a in arrays))
+        pool._inertial.update({key: value[order] for key, value in self._inertial.items()})
+        return pool
+
+    def split(self, folds: FoldPlan) -> list[RawRows]:
+        """The samples of each fold of ``folds``, in recording order (their rows a slice of
+        the pool's when they are contiguous: :meth:`by_fold`)."""
+        fold_of = self._fold_of(folds)
         parts = []
         for k in range(folds.n_folds):
             rows = np.flatnonzero(fold_of == k)
+            if rows.size and rows[-1] - rows[0] + 1 == rows.size:
+                rows = slice(int(rows[0]), int(rows[-1]) + 1)
             moving = self.moving[rows]
             parts.append(
                 RawRows(
@@ -112,7 +132,8 @@ class RawRows:
     tau: np.ndarray
     scored: np.ndarray | None = None  # (M,) bool
     pool: RowPool | None = field(default=None, repr=False, compare=False)  # the samples of
-    rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # ... these rows
+    # ... these rows (a slice when they are contiguous there)
+    rows: np.ndarray | slice | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_scored(self) -> int:
@@ -198,7 +219,7 @@ def raw_rows(
 ) -> list[RawRows]:
     """Every k-th raw sample of the training recordings, grouped by fold, with the states of
     ``options``' filter (:func:`row_pool` split by ``folds``)."""
-    return row_pool(model, recordings, options, max_rows).split(folds)
+    return row_pool(model, recordings, options, max_rows).by_fold(folds).split(folds)
 
 
 def rest_note(folds: list[RawRows]) -> str | None:

@@ -13,7 +13,7 @@ in overlapping windows (:mod:`.windows`), so only one window's regressor is ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -98,17 +98,22 @@ def _second_stage(window: PreparedWindow, columns: np.ndarray) -> np.ndarray:
     return decimated.reshape(rows.size, *columns.shape[1:])
 
 
-def _decimated_blocks(window: PreparedWindow, blocks: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+def _decimated_blocks(
+    window: PreparedWindow, blocks: Iterable[np.ndarray]
+) -> tuple[np.ndarray, ...]:
     """:func:`_second_stage` of joint-term blocks that differ in a few columns (the Coulomb
     deadband candidates change the sign columns only): each later block filters only the
     columns where it differs from the first and copies the rest (the filter acts column by
-    column: the same values)."""
-    if not blocks:
+    column: the same values). ``blocks`` may be a generator: only the first and the current
+    block are then held at the window's rate."""
+    blocks = iter(blocks)
+    reference = next(blocks, None)
+    if reference is None:
         return ()
-    first = _second_stage(window, blocks[0])
+    first = _second_stage(window, reference)
     decimated = [first]
-    for block in blocks[1:]:
-        differs = np.any(block != blocks[0], axis=0)  # (n, k)
+    for block in blocks:
+        differs = np.any(block != reference, axis=0)  # (n, k)
         out = first.copy()
         if np.any(differs):
             out[:, differs] = _second_stage(window, block[:, differs][:, None, :])[:, 0, :]
@@ -197,7 +202,7 @@ def observation_chunks(
         # filter passes with unit gain, so G at the kept rows equals the decimated G to
         # rounding, at a fraction of the cost on highly decimated recordings
         G = static_gravity_regressors(model, q[rows]) if gravity_regressors else None
-        blocks = [joint_term_regressor(m, dq, ddq) for m in joint_term_models]
+        blocks = (joint_term_regressor(m, dq, ddq) for m in joint_term_models)
         if plan.decimation is not None:
             note("parallel decimation")
         tau = window.tau if plan.decimation is None else plan.decimation.second.filter(window.tau)
@@ -255,7 +260,7 @@ def joint_term_chunks(
     Coulomb deadband): the regressor's rigid-body part is not rebuilt."""
     plan = plan_recording(model, recording, options)
     for window in filtered_windows("joint_terms", recording, plan):
-        blocks = [joint_term_regressor(m, window.dq, window.ddq) for m in models]
+        blocks = (joint_term_regressor(m, window.dq, window.ddq) for m in models)
         yield _decimated_blocks(window, blocks)
 
 
