@@ -25,16 +25,17 @@ pivoted QR and ``lstsq``, both in this process with their imports done before ti
 Run: python benchmarks/identify_vs_bare.py [--case kuka|tx40] [--repeat N] [--datasets PATH]
 [--no-pyarrow] (tx40 only)
 
-RESULTS (2 vCPUs, quiet, 2026-11-29 10:28 UTC; both sides in the same run):
-KUKA 2 + 3, best of 7: bare 0.70 s CPU; physid 1.83 s CPU: ratio 2.60 (target 2 not met).
-physid's own CPU was 2.61 s at 08:27 (3.9 s that morning): identify no longer imports
-scipy.signal, scipy.optimize, scipy.special or scipy.ndimage (signal/iir.py, the tilt by
-variable projection, recordings/running.py), so its imports cost about what the bare loop's do
-(0.4 s). The bare loop's own time is bimodal on this machine, 0.70 or 0.95-1.0 s (its system
-time 0.06 or 0.3 s), so one run's ratio reads 2.1-2.6; at 08:27 the bare loop read 1.01 s. Of
-physid's 1.8 s, about 0.4 s are the interpreter and imports, 1.3 s the identification (the
-cross-validated choices about 0.6 s of it: five cut-off candidates observed and scored) and
-0.06 s the report.
+RESULTS (2 vCPUs, 2026-11-29 12:00-12:20 UTC; both sides in the same run, best of 7 each):
+KUKA 2 + 3, ten runs: physid 1.69-1.95 s CPU, bare 0.73-1.11 s: ratio 1.76-2.34, median 2.22
+(target 2 met in 2 of 10). At 10:28 UTC: physid 1.83 s, bare 0.70 s, 2.60.
+The VM's speed drifts by 15-25 % over minutes and the bare loop's system time is bimodal (0.06
+or 0.3-0.5 s), so only one run's ratio means anything. What took physid's CPU down by about
+0.25 s, every choice and number the same: Newton steps of the consistent fit from the nearest
+recent optimum, the deadband models reduced side by side, the conservative cut-off observed
+once in full, a losing torque delay scored without its full pass, the friction probes in one
+pass, fewer fresh pages (page faults 50k -> 40k, about 3 us each here). Of physid's 1.7 s,
+about 0.37 s are the interpreter and imports (the bare loop's 0.25 s), 1.2 s the
+identification, 0.07 s the report.
 TX40 with its config (imports excluded, wall), 2026-11-27: bare 0.59 s, physid 1.66 s, ratio
 2.84; without the report 1.32 s (the report was Matplotlib's then).
 """
