@@ -114,8 +114,8 @@ def choose_delay(
             scoring_only=scoring_only,
         )
 
-    # scored first (folds only: most delays lose, on 13 of the 15 real_corpus cases), observed
-    # in full (stored chunks, gravity regressors) only when the delay wins the time blocks
+    # scored first (folds only: most delays lose), observed in full (stored chunks, gravity
+    # regressors) only when the delay wins the time blocks
     late = observe(scoring_only=True).training(0)
     late_context = fit_context(model, late, config, base, problem)
     scores = [
