@@ -606,6 +606,7 @@ def run_case(args: argparse.Namespace) -> dict:
         "chi2": result.get("chi2_reduced"),
         "inflation": result.get("std_inflation", 1.0),
         "bias": result.get("accelerometer_bias", {}).get("estimate"),
+        "bias_std": result.get("accelerometer_bias", {}).get("std"),
         "soft": result.get("soft_contacts", {}),
     }
     for key, value in row["soft"].items():
@@ -627,7 +628,8 @@ def run_case(args: argparse.Namespace) -> dict:
         f"{row['mass_sigma']:.2f} std) | CoM error {np.round(1e3 * com_err, 1)} mm "
         f"(|.| {row['com_err_mm']:.1f} mm, worst axis {row['com_sigma']:.1f} std) | chi2 "
         f"{row['chi2']:.3g}, std inflation x{np.sqrt(row['inflation']):.1f} | bias "
-        f"{np.round(row['bias'] or [], 3)} (truth {ACC_BIAS}) | result digest {row['digest'][:16]}",
+        f"{np.round(row['bias'] or [], 3)} std {np.round(row['bias_std'] or [], 3)} (truth "
+        f"{ACC_BIAS}) | result digest {row['digest'][:16]}",
         flush=True,
     )
     return row

@@ -26,6 +26,7 @@ continues with what the budget has left.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -75,7 +76,8 @@ def solve_with_accelerometer_bias(
     (:func:`~physid.oe.solving.solver.solve_budget`: ``max_iterations`` and the wall-clock
     safety stop) is for all rounds together: each round gets what the earlier ones left, and
     no round starts once it is spent. The result's message counts every round's iterations."""
-    opt = options or OEOptions()
+    # every round's covariance with the bias unknown too: the last round's is the one reported
+    opt = dataclasses.replace(options or OEOptions(), bias_in_covariance=True)
     budget = solve_budget(opt, len(xs))
     share = max(1, round(ROUND_SHARE * opt.max_iterations))
     history = [tuple(float(v) for v in problem.accelerometer_bias)]
