@@ -533,9 +533,10 @@ def _result(
     if inflation != 1.0:
         theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
         pi_cov = pi_cov * inflation
-    bias_std = (
-        None if bias_cov is None else np.sqrt(np.clip(np.diag(bias_cov), 0, None) * inflation)
-    )
+    bias_std = None
+    if bias_cov is not None:
+        bias_cov = bias_cov * inflation
+        bias_std = np.sqrt(np.clip(np.diag(bias_cov), 0, None))
     dyn = problem.dynamics
     return OEResult(
         status=STATUS_OF[run.termination],
@@ -562,4 +563,5 @@ def _result(
         joints=dyn.joint_summary(theta_std, problem.theta_prior_std, cov),
         best_iteration=kept,
         accelerometer_bias_std=bias_std,
+        accelerometer_bias_covariance=bias_cov,
     )
