@@ -22,7 +22,7 @@ covariance; std before -> after; docs/oe.md "Fifth round")::
       bias z 0.119, 0.259, 0.098 (truth 0.05); seed 1 with the true bias given: +7.11 %:
       the payload does not follow the bias, the std still misses the model error
     + profile bias step: crawl seeds 0-2 ok in 170, 63, 80 it (272, 107, 134 s), sway 40 it
-      (70 s); the same payloads (to 5 g), std off and bias fixed points (to 1e-3 m/s^2)
+      (70 s); the same payloads (to 5 mg), std off and bias fixed points (to 1e-3 m/s^2)
 
 RESULTS, fourth round (2026-11-29, seed 0, defaults, budget 300, quiet box; docs/oe.md
 "Fourth round")::
