@@ -229,8 +229,8 @@ def _run_with_accelerometer(walk, acc, tmp_path, config: str):
 def test_bias_rounds_stop_at_their_share_and_the_bias_still_moves(go1_payload_walk):
     """A budget of 5 iterations (round share 1): each round stops after its one iteration and
     the bias is updated after it, so 5 iterations reach the 0.15 m/s^2 bias within 0.01
-    (measured 0.149, -0.096, 0.085 for 0.15, -0.10, 0.08); a first round that took the whole
-    budget left it at (0.068, -0.046, 0.043)."""
+    (measured 0.149, -0.095, 0.083 for 0.15, -0.10, 0.08, four moves and settled in the
+    fifth round); a first round that took the whole budget left it at (0.068, -0.046, 0.043)."""
     from physid.oe.solving.imu_bias import ROUND_SHARE, solve_with_accelerometer_bias
     from physid.oe.solving.solver import OEOptions
 
@@ -245,7 +245,7 @@ def test_bias_rounds_stop_at_their_share_and_the_bias_still_moves(go1_payload_wa
     rounds = solve_with_accelerometer_bias(
         problem, xs, ws, problem.dynamics.nominal_theta(), options
     )
-    assert rounds.iterations == 5 and len(rounds.bias_history) == 6
+    assert rounds.iterations == 5 and len(rounds.bias_history) >= 5
     assert np.array(rounds.bias_history[-1]) == pytest.approx(bias, abs=0.01)
 
 
@@ -254,9 +254,11 @@ def test_bias_rounds_reach_the_fixed_point_when_the_process_noise_takes_most_of_
 ):
     """With a process noise of 1e-2 rad/s (10x the default) the first solve leaves 4 % of the
     0.15 m/s^2 bias in the mean residual (measured 0.0058, -0.004, 0.0037 for 0.15, -0.10,
-    0.08): the secant steps of physid.oe.solving.imu_bias reach it within 6e-3 in 3 rounds
-    (0.145, -0.095, 0.085); the Aitken steps before (ratio clipped at 0.9, stopping on the
-    residual) stopped 0.03 short after 6 (0.120, -0.081, 0.074)."""
+    0.08): the profile Gauss-Newton step of physid.oe.solving.imu_bias (the bias block of the
+    joint Laplace covariance times the residual's gradient) reaches it within 6e-3 after the
+    first round (0.1446, -0.0949, 0.0851) and it settles in the second; the secant steps
+    before took 3 rounds to the same point, the Aitken steps before them stopped 0.03 short
+    after 6 (0.120, -0.081, 0.074)."""
     from physid.oe.model.measurements import NoiseStd
     from physid.oe.solving.imu_bias import solve_with_accelerometer_bias
     from physid.oe.solving.solver import OEOptions
@@ -277,6 +279,6 @@ def test_bias_rounds_reach_the_fixed_point_when_the_process_noise_takes_most_of_
         problem, xs, ws, problem.dynamics.nominal_theta(), OEOptions()
     )
     assert rounds.converged and rounds.result.status is Status.OK
-    assert np.abs(np.array(rounds.bias_history[1]) / bias).max() < 0.06  # most of it absorbed
+    assert np.array(rounds.bias_history[1]) == pytest.approx(bias, abs=6e-3)
     assert np.array(rounds.bias_history[-1]) == pytest.approx(bias, abs=6e-3)
-    assert len(rounds.bias_history) <= 4
+    assert len(rounds.bias_history) <= 3

@@ -80,8 +80,10 @@ def result_document(
     payload["inputs"] = provenance | {"ignored_columns": list(ignored)}
     payload["soft_contacts"] = soft
     if bias_rounds is not None:
+        bias_std = result.accelerometer_bias_std  # the Laplace std, inflated as theta's
         payload["accelerometer_bias"] = {
             "estimate": list(bias_rounds.bias_history[-1]),
+            "std": None if bias_std is None else [float(v) for v in bias_std],
             "history": [list(b) for b in bias_rounds.bias_history],
             "converged": bias_rounds.converged,
             "iterations_all_rounds": bias_rounds.iterations,

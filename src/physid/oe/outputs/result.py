@@ -82,6 +82,10 @@ class OEResult:
     std_inflation: float = 1.0  # variance factor (serial x chi-square), already in the std
     joints: dict[str, dict] = field(default_factory=dict)  # estimated joint terms, by joint
     best_iteration: int | None = None  # the iterate kept, when not the last one
+    # [m/s^2] of the estimated accelerometer bias (OEOptions.bias_in_covariance), else None;
+    # its covariance (3, 3), inflated as pi_covariance
+    accelerometer_bias_std: NDArray[np.float64] | None = None
+    accelerometer_bias_covariance: NDArray[np.float64] | None = None
 
     @property
     def converged(self) -> bool:

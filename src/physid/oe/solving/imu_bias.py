@@ -10,12 +10,17 @@ form for b, until b moves by less than ``tolerance``; at a fixed point both bloc
 stationary. The process noise absorbs part of a bias, so the plain alternation converges only
 linearly: with ``s(b)`` the mean residual after the solve at ``b``, ``s(b) ~ k (b* - b)`` where
 ``k`` is the fraction of a bias error the solve leaves in the residuals (about 0.03 on the
-Go2-like crawl: 97 % is taken up by the process noise). Each bias step after the first is
-therefore the secant step of that linear map along the last move, ``s / k`` with
-``k = -(ds . db) / |db|^2`` clipped to [:data:`MIN_FRACTION`, 1], exact for a linear map
-whatever the earlier steps were; the rounds end when that step is below ``tolerance``, the
-distance to the fixed point rather than the residual ``s``, which at ``k = 0.03`` is 30x
-smaller.
+Go2-like crawl: 97 % is taken up by the process noise). Each bias step is therefore the
+profile Gauss-Newton step ``K^-1 s``: the solve's Laplace covariance has the bias beside
+theta (``OEOptions.bias_in_covariance``), and its bias block ``Sigma_b`` is the inverse of the
+cost's curvature in the bias once trajectory and theta follow it, so ``K^-1 = Sigma_b n /
+sigma^2`` (n observed nodes, sigma the accelerometer noise), the matrix of the fractions per
+axis and their coupling. Where that covariance is unavailable the step is the secant of the
+linear map along the last move, ``s / k`` with ``k = -(ds . db) / |db|^2`` clipped to
+[:data:`MIN_FRACTION`, 1] (a plain step in the first round): one scalar for all axes, which
+zigzags when the axes leave different fractions (a z bias nearly confounded with a mass
+leaves 0.005). The rounds end when the step is below ``tolerance``, the distance to the fixed
+point rather than the residual ``s``, which at ``k = 0.03`` is 30x smaller.
 
 Every round but the one at the settled bias stops at :data:`ROUND_SHARE` of the iteration
 budget, converged or not: block-coordinate descent needs only a descent in each block, and a
@@ -26,6 +31,7 @@ continues with what the budget has left.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,13 +75,14 @@ def solve_with_accelerometer_bias(
     tolerance: float = 1e-3,
     progress: Callable[[str], None] | None = None,
 ) -> BiasRounds:
-    """Alternate the eq. 16 solve and the bias' closed form (module docstring) until the mean
-    residual is below ``tolerance`` [m/s^2] (``converged``); the last solve is at the final
+    """Alternate the eq. 16 solve and the bias step (module docstring) until that step is
+    below ``tolerance`` [m/s^2] (``converged``); the last solve is at the final
     bias, which the problem's ``accelerometer_bias`` keeps. The options' budget
     (:func:`~physid.oe.solving.solver.solve_budget`: ``max_iterations`` and the wall-clock
     safety stop) is for all rounds together: each round gets what the earlier ones left, and
     no round starts once it is spent. The result's message counts every round's iterations."""
-    opt = options or OEOptions()
+    # every round's covariance with the bias unknown too: the last round's is the one reported
+    opt = dataclasses.replace(options or OEOptions(), bias_in_covariance=True)
     budget = solve_budget(opt, len(xs))
     share = max(1, round(ROUND_SHARE * opt.max_iterations))
     history = [tuple(float(v) for v in problem.accelerometer_bias)]
@@ -92,7 +99,9 @@ def solve_with_accelerometer_bias(
         residual = problem.accelerometer_residuals(xs, ws, theta)
         mean = residual.mean(axis=0) if residual.size else np.zeros(3)
         bias = problem.accelerometer_bias
-        step = mean / _fraction_left(previous, bias, mean)
+        step = _profile_step(problem, result, residual.shape[0], mean)
+        if step is None:
+            step = mean / _fraction_left(previous, bias, mean)
         if float(np.abs(step).max()) < tolerance:
             converged = True
             break
@@ -113,6 +122,19 @@ def _round(problem, xs, ws, theta, opt, budget: Budget, share: int, progress) ->
     result = solve(problem, xs, ws, theta, opt, progress=progress, budget=part)
     budget.absorb(part)
     return result
+
+
+def _profile_step(problem: OEProblem, result: OEResult, n: int, mean: NDArray) -> NDArray | None:
+    """The Gauss-Newton step of the bias with the trajectory and theta following it: ``Sigma_b
+    n / sigma^2 mean``, ``Sigma_b`` the bias block of the joint Laplace covariance (before its
+    inflation), the inverse of the cost's curvature in the bias once the rest is minimised out,
+    ``n / sigma^2 mean`` the cost's gradient in it (the matrix ``k^-1`` of the module docstring,
+    per axis and their coupling). None when that covariance is unavailable."""
+    cov = result.accelerometer_bias_covariance
+    if cov is None or not np.all(np.isfinite(cov)) or not result.std_inflation > 0:
+        return None
+    sigma = problem.noise.accelerometer
+    return (cov / result.std_inflation) @ mean * (n / sigma**2)
 
 
 def _fraction_left(previous: tuple | None, bias: NDArray, mean: NDArray) -> float:

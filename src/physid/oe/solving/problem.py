@@ -318,10 +318,17 @@ class OEProblem:
             out = np.maximum(g, 0.0) + self.dynamics.rotation_curvature(theta, g)
         return np.maximum(out, 0.0)
 
-    def linearize(self, xs: NDArray, ws: NDArray, theta: NDArray) -> Linearization:
-        """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``."""
+    def linearize(
+        self, xs: NDArray, ws: NDArray, theta: NDArray, bias_columns: bool = False
+    ) -> Linearization:
+        """Gauss-Newton linearization (the data of eq. 21) at ``(xs, ws, theta)``.
+        ``bias_columns``: the accelerometer bias as three more parameters after theta (the
+        parameter blocks ``C``, ``Ltt``, ``lt`` and the coupling have ``n_theta + 3`` columns;
+        the dynamics do not see it, the accelerometer residual has ``d r / d b = I / sigma``),
+        for the Laplace covariance of theta and the bias together."""
         model, dyn = self.dynamics.model, self.dynamics
-        N, nx, nt = self.horizon, dyn.nx, dyn.n_theta
+        nb = 3 if bias_columns and self._accel_obs.imu is not None else 0
+        N, nx, nt = self.horizon, dyn.nx, dyn.n_theta + nb
         dyn.set_theta(theta)
         cost = self._fixed_costs(xs[0], theta, ws)
         A, B, C = np.empty((N, nx, nx)), np.empty((N, nx, nx)), np.empty((N, nx, nt))
@@ -344,10 +351,15 @@ class OEProblem:
             accel = acceleration_derivatives(self, k, xs[k])
             f0, Fx, Ft = step_derivatives(self, k, xs[k], accel)
             to_f0 = state.d_integrate(model, f0, ws[k], 0)
-            A[k], B[k], C[k] = to_f0 @ Fx, state.d_integrate(model, f0, ws[k], 1), to_f0 @ Ft
+            A[k], B[k] = to_f0 @ Fx, state.d_integrate(model, f0, ws[k], 1)
+            C[k, :, : nt - nb], C[k, :, nt - nb :] = to_f0 @ Ft, 0.0
             gaps[k] = state.difference(model, xs[k + 1], state.integrate(model, f0, ws[k]))
             if self.acceleration_observed(k):
                 r, Jx, Jw, Jt = self.acceleration_terms(k, xs[k], ws[k], accel)
+                if nb:  # the accelerometer's rows are the last three
+                    Jb = np.zeros((r.size, nb))
+                    Jb[-3:] = np.eye(3) / self._accel_obs.acc_std
+                    Jt = np.hstack([Jt, Jb])
                 cost += 0.5 * float(r @ r)
                 Lxx[k] += Jx.T @ Jx
                 lx[k] += Jx.T @ r
@@ -364,8 +376,9 @@ class OEProblem:
         if self.theta_prior_std is not None:
             rt, Jt = dyn.prior_residual(theta, self.theta_prior)
             Jt = Jt / self.theta_prior_std[:, None]
-            Ltt += Jt.T @ Jt + np.diag(self._chart_curvature(theta, rt))
-            lt += Jt.T @ (rt / self.theta_prior_std)
+            p = slice(0, nt - nb)
+            Ltt[p, p] += Jt.T @ Jt + np.diag(self._chart_curvature(theta, rt))
+            lt[p] += Jt.T @ (rt / self.theta_prior_std)
         return Linearization(
             A,
             B,

@@ -92,6 +92,10 @@ class OEOptions:
     # std x sqrt(reduced chi-square) where it is above 1: residuals larger than the noise model
     # says (Birge ratio; what least squares does with an estimated noise level)
     chi2_inflation: bool = True
+    # the accelerometer bias as three more unknowns of the Laplace covariance (the estimate
+    # is the rounds' fixed point, a stationary point of the joint cost): theta's std then
+    # includes what the bias's own uncertainty moves it by (set by the bias rounds)
+    bias_in_covariance: bool = False
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -112,18 +116,24 @@ def solve_budget(options: OEOptions, nodes: int) -> Budget:
     return Budget(seconds=seconds, iterations=options.max_iterations)
 
 
-def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float):  # noqa: ANN202
+def _std(  # noqa: ANN202
+    problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float, bias: bool = False
+):
     """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta, and
     theta's posterior covariance (the joint terms' in their values; NaN on the entries a null
-    direction touches)."""
-    lin = problem.linearize(xs, ws, theta)
+    direction touches). With ``bias`` the Hessian has the accelerometer bias's three entries
+    after theta's (paper B's Laplace covariance, the bias in eq. 28's augmented parameters):
+    the inverse's theta block is then theta's covariance with the bias unknown too, and its
+    bias block, returned last, the bias's (else None)."""
+    lin = problem.linearize(xs, ws, theta, bias_columns=bias)
     H = parameter_hessian(backward_pass(lin, 0.0))
+    nt = theta.size
     # the joint terms' std in their values, not their logarithms: at a value drifting to 0 a
     # log coordinate loses its curvature and its coupling to what it is confounded with (an
     # armature with a body's inertia), which the null-space test below must still see
     n = problem.dynamics.n_inertial
-    scale = np.ones(theta.size)
-    scale[n:] = np.exp(theta[n:])
+    scale = np.ones(H.shape[0])
+    scale[n:nt] = np.exp(theta[n:])
     H = 0.5 * (H + H.T) / np.outer(scale, scale)
     # null directions judged on the Jacobi-scaled Hessian (unit diagonal), whose spectrum does
     # not depend on the units: a friction the data put at 1e-6 N m has a value-curvature 1e12
@@ -132,19 +142,21 @@ def _std(problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: flo
     lam, vec = np.linalg.eigh(H / np.outer(unit, unit))
     keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
     cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T / np.outer(unit, unit)
+    bias_cov = cov[nt:, nt:] if H.shape[0] > nt else None
+    cov, vec, unit = cov[:nt, :nt], vec[:nt], unit[:nt]
     leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
     touched = leak > 1e-6
     # a joint term is unknown when a null direction really moves it, not when it brushes one:
     # a body's log moment drifting to -inf (a trunk that barely turns) is flat and mixes
     # 1e-4-sized components into the leg frictions, which the legs' own motion decides
     touched[n:] = leak[n:] > 1e-2
-    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: std of log value
+    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale[:nt]  # the tail: of log value
     theta_std[touched] = np.nan
     null = vec[:, ~keep] / unit[:, None]  # the null directions in theta's coordinates
     null = null / np.maximum(np.linalg.norm(null, axis=0), 1e-300)
     pi_std, pi_cov = _body_std(problem, cov, null, touched)
     cov[touched] = cov[:, touched] = np.nan
-    return theta_std, pi_std, pi_cov, cov
+    return theta_std, pi_std, pi_cov, cov, bias_cov
 
 
 def _body_std(problem: OEProblem, cov: NDArray, null: NDArray, touched: NDArray) -> tuple:
@@ -503,9 +515,11 @@ def _result(
     xs, ws, theta, cost = run.xs, run.ws, run.theta, run.cost
     try:
         with np.errstate(all="ignore"):
-            theta_std, pi_std, pi_cov, cov = _std(problem, xs, ws, theta, opt.nullspace_rtol)
+            theta_std, pi_std, pi_cov, cov, bias_cov = _std(
+                problem, xs, ws, theta, opt.nullspace_rtol, opt.bias_in_covariance
+            )
     except (SingularStepError, np.linalg.LinAlgError):
-        bodies = len(problem.dynamics.body_joints)
+        bodies, bias_cov = len(problem.dynamics.body_joints), None
         theta_std, cov = np.full(theta.shape, np.nan), np.full((theta.size,) * 2, np.nan)
         pi_std, pi_cov = np.full((bodies, 10), np.nan), np.full((bodies, 10, 10), np.nan)
     inflation = 1.0
@@ -519,6 +533,10 @@ def _result(
     if inflation != 1.0:
         theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
         pi_cov = pi_cov * inflation
+    bias_std = None
+    if bias_cov is not None:
+        bias_cov = bias_cov * inflation
+        bias_std = np.sqrt(np.clip(np.diag(bias_cov), 0, None))
     dyn = problem.dynamics
     return OEResult(
         status=STATUS_OF[run.termination],
@@ -544,4 +562,6 @@ def _result(
         std_inflation=inflation,
         joints=dyn.joint_summary(theta_std, problem.theta_prior_std, cov),
         best_iteration=kept,
+        accelerometer_bias_std=bias_std,
+        accelerometer_bias_covariance=bias_cov,
     )
