@@ -77,7 +77,7 @@ class ConsistentFit:
     solve_time_s: float = 0.0
     message: str = ""  # one line; why it failed, or how far the base parameters had to move
     polished: bool = False  # the solver's point refined to the optimum (physid.offline.fit.polish)
-    method: str = ""  # "newton" (physid.offline.fit.polish: from the last optimum or the prior) or
+    method: str = ""  # "newton" (physid.offline.fit.polish: from a recent optimum or the prior) or
     # "clarabel" (then polished); solve_time_s is that method's (Clarabel's with its compilation)
     margin: float = 0.0  # every body's pseudo-inertia was held at least this [kg m^2] x identity
 
@@ -446,8 +446,8 @@ class ConsistentProblem:
         """The fit of :func:`consistent_least_squares` on ``system`` (module docstring there);
         ``terms``: the noise variance and prior strengths of :meth:`objective`; ``tolerance``:
         Clarabel's when it solves (:func:`solve_sdp`; :data:`FOLD_TOLERANCE` for fold fits);
-        ``method``: ``auto`` (Newton steps from the last optimum or the prior, else Clarabel) or
-        ``sdp`` (Clarabel, then the polish)."""
+        ``method``: ``auto`` (Newton steps from the nearest recent optimum or the prior, else
+        Clarabel) or ``sdp`` (Clarabel, then the polish)."""
         if method not in ("auto", "sdp"):
             raise ValueError(f"method must be auto or sdp, not {method!r}")
         objective = self.objective(system, weights, **terms)
