@@ -87,11 +87,11 @@ def test_column_blocks_side_by_side_reduce_as_their_concatenation() -> None:
 def test_alternatives_reduced_side_by_side_are_each_ones_reduction() -> None:
     """Deadband models reduced once as ``[shared | block_0 | block_1 | block_2]`` (two chunks,
     blocks equal but in one column, as the Coulomb candidates' are) and taken apart by
-    ``column_subset``: each is the reduction of its own rows ``[shared | block_k]`` (their
+    ``taken_apart``: each is the reduction of its own rows ``[shared | block_k]`` (their
     Gram matrices), triangular, with the counts of the rows; an empty fold stays empty."""
     from dataclasses import replace
 
-    from physid.offline.observe.folds import column_subset, side_by_side_columns
+    from physid.offline.observe.folds import taken_apart
 
     rng = np.random.default_rng(6)
     shared, _, tau = _rows(rng, 3, 30, 0, 180)
@@ -105,11 +105,10 @@ def test_alternatives_reduced_side_by_side_are_each_ones_reduction() -> None:
     for rows in (slice(0, 100), slice(100, 180)):
         together.add((shared[rows], *(b[rows] for b in blocks)), tau[rows])
     system = together.system()
-    for k, block in enumerate(blocks):
-        alone = column_subset(system, side_by_side_columns(30, 4, k))
+    for alone, block in zip(taken_apart(system, 30, 3), blocks, strict=True):
         assert alone.R.shape == (3, 35, 34) and alone.n_standard == 34
         assert alone.n_samples == 180 and np.allclose(alone.tau_norm2, np.sum(tau**2, axis=0))
         assert np.all(np.tril(alone.R[:, :34], -1) == 0.0)
         _assert_joint_grams(alone, np.concatenate([shared, block], axis=2), tau)
     empty = replace(system, R=np.zeros_like(system.R), z=np.zeros_like(system.z), n_samples=0)
-    assert not np.any(column_subset(empty, side_by_side_columns(30, 4, 1)).R)
+    assert not any(np.any(s.R) or s.n_samples for s in taken_apart(empty, 30, 3))

@@ -30,7 +30,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.config import FilterConfig
-from physid.offline.observe.folds import column_subset, side_by_side_columns
+from physid.offline.observe.folds import taken_apart
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.metrics import MetricsAccumulator
 from physid.offline.observe.observations import joint_term_chunks
@@ -172,11 +172,8 @@ def friction_model_changes(
         blocks_of = joint_term_chunks(model, trajectory, options, scaled)
         for chunk, blocks in zip(store.of_recording(k), blocks_of, strict=True):
             total.add((chunk.W[..., :n_inertial], *blocks), chunk.tau)
-    system = total.system()
-    width = (system.n_standard - n_inertial) // len(bands)
     changes: list[np.ndarray | None] = []
-    for index in range(len(bands)):
-        band_system = column_subset(system, side_by_side_columns(n_inertial, width, index))
+    for band_system in taken_apart(total.system(), n_inertial, len(bands)):
         try:
             changes.append(least_squares(band_system, columns, weighting).theta - theta)
         except InputError:  # the widened band leaves a column unexcited (a Stribeck static

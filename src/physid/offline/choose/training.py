@@ -25,10 +25,9 @@ from physid.offline.observe.crossval import RawRows, RowPool, row_pool
 from physid.offline.observe.folds import (
     FoldAccumulator,
     FoldPlan,
-    column_subset,
     combine,
-    side_by_side_columns,
     store_systems,
+    taken_apart,
 )
 from physid.offline.observe.least_squares import LeastSquaresResult, newey_west_covariance
 from physid.offline.observe.metrics import FitMetrics, MetricsAccumulator
@@ -187,12 +186,9 @@ def observe_candidate(
     fitted = None if np.all(model.fitted) else model.fitted
     systems = [replace(system, fitted=fitted) for system in total.systems()]
     fold_systems = [systems]
-    if len(candidates) > 1:
-        width = model.layout.size - n_inertial
-        fold_systems = [
-            [column_subset(s, side_by_side_columns(n_inertial, width, index)) for s in systems]
-            for index in range(len(candidates))
-        ]
+    if len(candidates) > 1:  # [fold][model] -> [model][fold]
+        apart = [taken_apart(s, n_inertial, len(candidates)) for s in systems]
+        fold_systems = [list(models) for models in zip(*apart, strict=True)]
     return CandidateObservations(
         candidates or [model],
         preprocessing,

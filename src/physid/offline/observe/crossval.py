@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physid.files.config import FilterConfig
-from physid.offline.observe.folds import FoldPlan, leave_out
+from physid.offline.observe.folds import FoldPlan, contiguous, leave_out
 from physid.offline.observe.passes import recorded_windows
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.observe.windows import Recording, plan_recording
@@ -103,9 +103,7 @@ class RowPool:
         fold_of = self._fold_of(folds)
         parts = []
         for k in range(folds.n_folds):
-            rows = np.flatnonzero(fold_of == k)
-            if rows.size and rows[-1] - rows[0] + 1 == rows.size:
-                rows = slice(int(rows[0]), int(rows[-1]) + 1)
+            rows = contiguous(np.flatnonzero(fold_of == k))
             moving = self.moving[rows]
             parts.append(
                 RawRows(

@@ -178,7 +178,7 @@ class FoldAccumulator:
         (``W`` as one array or its column blocks, :meth:`ReductionAccumulator.add`)."""
         folds = self.plan.fold(recording, t)
         for k in np.unique(folds):
-            rows = _rows_of(folds, k)
+            rows = contiguous(np.flatnonzero(folds == k))
             part = tuple(w[rows] for w in W) if isinstance(W, tuple) else W[rows]
             self.sums[k].add(part, tau[rows], None if extras is None else extras[rows])
 
@@ -196,11 +196,10 @@ class FoldAccumulator:
         return [empty if s is None else s for s in filled]
 
 
-def _rows_of(folds: np.ndarray, k: int) -> slice | np.ndarray:
-    """The rows of fold ``k``: a slice (views, not copies) when they are contiguous, as a time
-    block's rows are."""
-    rows = np.flatnonzero(folds == k)
-    if rows[-1] - rows[0] + 1 == rows.size:
+def contiguous(rows: np.ndarray) -> slice | np.ndarray:
+    """Row indices (ascending) as a slice when they are contiguous, as a time block's rows are:
+    indexing with it gives views, not copies."""
+    if rows.size and rows[-1] - rows[0] + 1 == rows.size:
         return slice(int(rows[0]), int(rows[-1]) + 1)
     return rows
 
@@ -254,24 +253,23 @@ def combine(systems: list[ReducedSystem]) -> ReducedSystem:
 def column_subset(system: ReducedSystem, columns: np.ndarray) -> ReducedSystem:
     """The reduced system of ``columns`` of ``system`` alone, in their order (every column
     standard), triangular again: exact, since ``[R_S | z]`` reproduces the sums of squares of
-    the rows for any subset S. Several joint-term models that differ in a few columns (the
-    Coulomb deadband candidates) are reduced once side by side, then taken apart this way,
-    instead of reducing the rows once per model."""
+    the rows for any subset S."""
     columns = np.asarray(columns)
-    subset = replace(system, R=system.R[:, :, columns], n_standard=columns.size)
-    if system.n_samples == 0:
-        n = system.n_joints
-        shape = (n, columns.size + 1)
-        return replace(subset, R=np.zeros((*shape, columns.size)), z=np.zeros(shape))
-    return combine([subset])
+    return combine([replace(system, R=system.R[:, :, columns], n_standard=columns.size)])
 
 
-def side_by_side_columns(n_shared: int, width: int, index: int) -> np.ndarray:
-    """The columns of alternative ``index`` in a system reduced as ``[shared | block_0 |
-    block_1 | ...]`` (``n_shared`` shared columns, blocks ``width`` wide): the shared ones and its
-    block (:func:`column_subset`)."""
-    block = n_shared + index * width + np.arange(width)
-    return np.concatenate([np.arange(n_shared), block])
+def taken_apart(system: ReducedSystem, n_shared: int, count: int) -> list[ReducedSystem]:
+    """The ``count`` systems of a system reduced as ``[shared | block_0 | block_1 | ...]``
+    (``n_shared`` shared columns, then ``count`` blocks of one width): each the shared columns
+    and its block (:func:`column_subset`). Several joint-term models that differ in a few
+    columns (the Coulomb deadband candidates) are reduced once side by side, then taken apart,
+    instead of reducing the rows once per model."""
+    width = (system.n_standard - n_shared) // count
+    shared = np.arange(n_shared)
+    return [
+        column_subset(system, np.concatenate([shared, n_shared + k * width + np.arange(width)]))
+        for k in range(count)
+    ]
 
 
 def leave_out(systems: list[ReducedSystem], fold: int) -> ReducedSystem:
