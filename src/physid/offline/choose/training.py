@@ -158,7 +158,7 @@ def observe_candidate(
     store = ObservationStore()
     statistics = ColumnStatistics(n_inertial) if scoring_only else None
     # every deadband model's block side by side with the inertial columns, reduced once and
-    # taken apart per model (folds.column_subset): the blocks differ in their Coulomb columns
+    # taken apart per model (folds.taken_apart): the blocks differ in their Coulomb columns
     total = FoldAccumulator(folds)
     for k, recording in enumerate(train):
         chunks = observation_chunks(
