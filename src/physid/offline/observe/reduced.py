@@ -87,6 +87,8 @@ class ReducedSystem:
         """The same system without its extra columns (``n_standard`` columns): exact for every
         least-squares quantity of the standard columns (the torque's part along the extras
         joins the residual row), and a much smaller factor to combine (:mod:`.folds`)."""
+        if self.R.shape[2] == self.n_standard:
+            return self  # not cached: a reference to itself would keep it alive until a GC pass
         cached = self.__dict__.get("_standard_only")
         if cached is None:  # the whole training system is fitted a dozen times: reduced once
             cached = self._standard_only()
@@ -95,8 +97,6 @@ class ReducedSystem:
 
     def _standard_only(self) -> ReducedSystem:
         p = self.n_standard
-        if self.R.shape[2] == p:
-            return self
         R = np.zeros((self.n_joints, p + 1, p))
         z = np.zeros((self.n_joints, p + 1))
         R[:, :p] = self.R[:, :p, :p]
