@@ -103,15 +103,71 @@ def fit_by_time_scale(
     square = triangle * scale  # the same normal equations, columns restored
     widths = np.cumsum([0, n_nuisance, n_inertial, n_inertial, 1])
     F, G, D, y = (square[:, a:b] for a, b in zip(widths[:-1], widths[1:], strict=True))
-    total = float(np.linalg.norm(y))
+    total = max(float(np.linalg.norm(y)), 1e-300)
+    spanning = _spanning_columns(F, G, D)
     errors = []
     for factor in FACTORS:
         X = np.hstack([F, G + factor**2 * D])
-        norms = np.linalg.norm(X, axis=0)
-        norms[norms == 0.0] = 1.0  # columns of one size: rcond truncates by conditioning only
-        solution, *_ = np.linalg.lstsq(X / norms, y[:, 0], rcond=1e-10)
-        errors.append(float(np.linalg.norm(y[:, 0] - (X / norms) @ solution)) / max(total, 1e-300))
+        residual = None if spanning is None else _spanned_residual(X[:, spanning], y[:, 0])
+        if residual is None:
+            residual = _truncated_residual(X, y[:, 0])
+        errors.append(residual / total)
     return np.array(errors)
+
+
+# singular values below this share of the largest are dropped (numpy's lstsq rcond): the
+# columns' exact dependencies (regrouped inertial parameters, bodies no fitted joint carries)
+_RCOND = 1e-10
+
+
+def _normalised(X: np.ndarray) -> np.ndarray:
+    """Columns of one size (zero columns left zero): the rank is then a matter of conditioning."""
+    norms = np.linalg.norm(X, axis=0)
+    norms[norms == 0.0] = 1.0
+    return X / norms
+
+
+def _truncated_residual(X: np.ndarray, y: np.ndarray) -> float:
+    """||y - X b|| for the least squares with singular values below :data:`_RCOND` dropped."""
+    scaled = _normalised(X)
+    solution, *_ = np.linalg.lstsq(scaled, y, rcond=_RCOND)
+    return float(np.linalg.norm(y - scaled @ solution))
+
+
+def _rank(X: np.ndarray) -> int:
+    singular = np.linalg.svd(_normalised(X), compute_uv=False)
+    return int(np.sum(singular > _RCOND * singular[0])) if singular.size else 0
+
+
+def _spanning_columns(F: np.ndarray, G: np.ndarray, D: np.ndarray) -> np.ndarray | None:
+    """Columns of ``[F, G + c^2 D]`` that span its column space at every factor c, or None
+    when they cannot be chosen once. What the truncated least squares drops are the regressor's
+    structural dependencies (regrouped inertial parameters, bodies no fitted joint carries, a
+    rotor's inertia along its body's): their number is the same at every c, so one pivoted QR
+    at c = 1 picks the columns, and each factor costs a QR of those instead of an SVD of all
+    of them. None (an SVD per factor) when the ends of the range have another rank than c = 1."""
+    import scipy.linalg
+
+    at_one = np.hstack([F, G + D])
+    rank = _rank(at_one)
+    ends = (np.hstack([F, G + c**2 * D]) for c in (FACTORS[0], FACTORS[-1]))
+    if rank == 0 or any(_rank(end) != rank for end in ends):
+        return None
+    _, _, pivots = scipy.linalg.qr(_normalised(at_one), mode="economic", pivoting=True)
+    return np.sort(pivots[:rank])
+
+
+def _spanned_residual(X: np.ndarray, y: np.ndarray) -> float | None:
+    """||y - X b|| of the least squares on ``X``'s columns (full column rank), from the last
+    diagonal entry of ``[X | y]``'s triangular factor; None when the columns are close to
+    dependent here (a factor c where the columns picked at c = 1 lose their rank)."""
+    scaled = _normalised(X)
+    square = triangular_factor(np.column_stack([scaled, y]))
+    diagonal = np.abs(np.diag(square))
+    rank = X.shape[1]
+    if square.shape[0] <= rank or diagonal[:rank].min() <= 1e3 * _RCOND * diagonal[:rank].max():
+        return None
+    return float(diagonal[rank])
 
 
 def _joint_factors(
@@ -144,10 +200,9 @@ def _joint_weights(X: np.ndarray, y: np.ndarray, n_rows: int) -> np.ndarray:
     triangular factors of its ``n_rows`` unweighted rows, whose residual norm is the rows'."""
     n_joints = X.shape[0]
     stacked, target = X.reshape(-1, X.shape[2]), y.reshape(-1)
-    norms = np.linalg.norm(stacked, axis=0)
-    norms[norms == 0.0] = 1.0
-    solution, *_ = np.linalg.lstsq(stacked / norms, target, rcond=1e-10)
-    residual = (target - (stacked / norms) @ solution).reshape(n_joints, -1)
+    scaled = _normalised(stacked)
+    solution, *_ = np.linalg.lstsq(scaled, target, rcond=_RCOND)
+    residual = (target - scaled @ solution).reshape(n_joints, -1)
     sigma = np.sqrt(np.sum(residual**2, axis=1) / n_rows)
     return 1.0 / np.maximum(sigma, 1e-9 * max(float(sigma.max()), 1e-300))
 
