@@ -97,9 +97,11 @@ def envelope(t: np.ndarray, y: np.ndarray, max_points: int = MAX_CURVE_POINTS) -
     size = -(-n // max(1, max_points // 2))  # samples per bucket
     buckets = -(-n // size)
     padded = np.concatenate([y, np.repeat(y[-1:], buckets * size - n)]).reshape(buckets, size)
-    first = np.arange(buckets) * size
-    extremes = np.concatenate([first + padded.argmin(axis=1), first + padded.argmax(axis=1)])
-    index = np.unique(np.minimum(extremes, n - 1))  # sorted: the curve stays in time order
+    first = np.arange(buckets)[:, None] * size
+    extremes = np.column_stack([padded.argmin(axis=1), padded.argmax(axis=1)])
+    # in time order (buckets in turn, each one's two in order); a flat bucket's are one sample
+    index = np.minimum(first + np.sort(extremes, axis=1), n - 1).reshape(-1)
+    index = index[np.r_[True, index[1:] != index[:-1]]]
     return t[index], y[index]
 
 
