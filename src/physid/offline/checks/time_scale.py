@@ -41,7 +41,7 @@ from physid.findings import Finding
 from physid.offline.codes import TIME_SCALE
 from physid.offline.observe.reduced import reduce_observations, triangular_factor
 from physid.robot.model import RobotModel
-from physid.robot.regressor import torque_regressor
+from physid.robot.regressor import inertial_regressor
 
 # factors on the velocities (c: the stamps' intervals are c times the true ones), log-spaced
 # (12 % apart); a best factor at either end must fit far better (time_scale_reason)
@@ -60,14 +60,8 @@ def time_scale_regressors(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(full, static) joint-torque regressors (N, n, p) of the samples: ``Y(q, dq, ddq)`` and
     ``Y(q, 0, 0)`` (module docstring)."""
-    pin_model = model.pin_model
-    data = pin_model.createData()
-    zero = np.zeros(pin_model.nv)
-    full = np.array(
-        [torque_regressor(pin_model, data, *s).copy() for s in zip(q, dq, ddq, strict=True)]
-    )
-    static = np.array([torque_regressor(pin_model, data, row, zero, zero).copy() for row in q])
-    return full, static
+    zero = np.zeros_like(q)
+    return inertial_regressor(model, q, dq, ddq), inertial_regressor(model, q, zero, zero)
 
 
 def fit_by_time_scale(
