@@ -70,3 +70,36 @@ def test_a_pool_by_fold_hands_out_views_with_the_same_scores(arm_experiment) -> 
         np.testing.assert_array_equal(after.tau, before.tau)
         assert np.shares_memory(after.inertial(model), grouped.inertial(model))
         np.testing.assert_array_equal(after.predict(model, theta), before.predict(model, theta))
+
+
+def test_the_pool_and_the_observations_share_one_filtering(arm_experiment, monkeypatch) -> None:
+    """A cut-off candidate's scoring rows and observations of a one-window recording filter
+    it once when they share a LastWindowStates, with the same rows, states and regressors as
+    each pass filtering on its own."""
+    import physid.offline.observe.windows as windows
+    from physid.offline.observe.observations import observation_chunks
+    from physid.offline.observe.preprocessing import resolve_preprocessing
+
+    model = arm_experiment.model
+    recording = arm_experiment.train.recorded
+    options = resolve_preprocessing(FilterConfig(), [recording], model.layout.size).filter
+    filtered = []
+    estimate = windows.estimate_states
+    monkeypatch.setattr(windows, "estimate_states", lambda *a: filtered.append(1) or estimate(*a))
+    alone = (
+        row_pool(model, [recording], options),
+        list(observation_chunks(model, recording, options)),
+    )
+    filtered_alone = len(filtered)
+    states = windows.LastWindowStates()
+    shared = (
+        row_pool(model, [recording], options, states=states),
+        list(observation_chunks(model, recording, options, states=states)),
+    )
+    assert filtered_alone == 2 and len(filtered) - filtered_alone == 1
+    for name in ("q", "dq", "ddq", "tau", "t"):
+        np.testing.assert_array_equal(getattr(shared[0], name), getattr(alone[0], name))
+    assert len(shared[1]) == len(alone[1])
+    for mine, theirs in zip(shared[1], alone[1], strict=True):
+        np.testing.assert_array_equal(mine.W, theirs.W)
+        np.testing.assert_array_equal(mine.tau, theirs.tau)

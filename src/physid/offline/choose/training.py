@@ -35,7 +35,7 @@ from physid.offline.observe.observations import Observations, observation_chunks
 from physid.offline.observe.preprocessing import Preprocessing
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.observe.store import ObservationStore
-from physid.offline.observe.windows import Recording
+from physid.offline.observe.windows import LastWindowStates, Recording
 from physid.recordings.glitches import MOVING_SPAN
 from physid.robot.model import RobotModel
 
@@ -143,7 +143,9 @@ def observe_candidate(
     options = preprocessing.filter
     noise = preprocessing.velocity_noise_std
     given = config.coulomb_deadband != AUTO_DEADBAND or model.coulomb_deadband is not None
-    rows = (pool or row_pool(model, train, options, rests=rests)).by_fold(folds).split(folds)
+    states = LastWindowStates()  # the pool's windows, filtered again by the observations
+    rows = (pool or row_pool(model, train, options, rests=rests, states=states)).by_fold(folds)
+    rows = rows.split(folds)
     candidates: list[RobotModel] = []
     if options.method == "given" and noise is None:  # recorded velocities: their noise is
         noise = np.zeros(model.n_joints)  # not known, the fractions of the RMS speed decide
@@ -168,6 +170,7 @@ def observe_candidate(
             gravity_regressors=gravity_regressors,
             joint_term_models=tuple(candidates),
             progress=note,
+            states=states,
         )
         for chunk in map(lambda c: without_unfitted(c, model.fitted), chunks):  # noqa: C417
             if not scoring_only:

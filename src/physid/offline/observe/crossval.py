@@ -33,7 +33,7 @@ from physid.files.config import FilterConfig
 from physid.offline.observe.folds import FoldPlan, contiguous, leave_out
 from physid.offline.observe.passes import recorded_windows
 from physid.offline.observe.reduced import ReducedSystem
-from physid.offline.observe.windows import Recording, plan_recording
+from physid.offline.observe.windows import LastWindowStates, Recording, plan_recording
 from physid.recordings.glitches import moving_joints
 from physid.robot.model import RobotModel, gravity_of
 from physid.robot.regressor import inertial_regressor, joint_term_regressor
@@ -170,11 +170,13 @@ def row_pool(
     options: FilterConfig,
     max_rows: int = MAX_SCORING_ROWS,
     rests: list[np.ndarray] | None = None,
+    states: LastWindowStates | None = None,
 ) -> RowPool:
     """Every k-th raw sample of the training recordings (at most ``max_rows``) with the states
     of ``options``' filter (the edges left out as in the fit, :class:`~.windows.RecordingPlan`),
     and whether each lies outside the recording's rests (``rests``: each recording's
-    :func:`rest_intervals`, when known: they do not depend on the filter)."""
+    :func:`rest_intervals`, when known: they do not depend on the filter; ``states``: shared
+    with the candidate's observations, :mod:`.passes`)."""
     total = sum(r.n_samples for r in recordings)
     stride = max(1, int(np.ceil(total / max_rows)))
     parts: list[tuple[np.ndarray, ...]] = []
@@ -183,7 +185,7 @@ def row_pool(
         t0, t1 = recording.t[0] + plan.edge_s, recording.t[-1] - plan.edge_s
         stops = rest_intervals(recording) if rests is None else rests[index]
         start = 0
-        for owned, q, dq, ddq in recorded_windows("crossval", recording, plan):
+        for owned, q, dq, ddq in recorded_windows("crossval", recording, plan, states=states):
             rows = np.flatnonzero((start + np.arange(owned.n_samples)) % stride == 0)
             start += owned.n_samples
             t = owned.t[rows]

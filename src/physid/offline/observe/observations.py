@@ -22,6 +22,7 @@ from physid.files.config import FilterConfig
 from physid.offline.observe.gravity import static_gravity_regressors
 from physid.offline.observe.passes import filtered_windows
 from physid.offline.observe.windows import (
+    LastWindowStates,
     PreparedWindow,
     Recording,
     RecordingPlan,
@@ -161,6 +162,7 @@ def observation_chunks(
     gravity_regressors: bool = False,
     joint_term_models: tuple[RobotModel, ...] = (),
     progress: Callable[[str], None] | None = None,
+    states: LastWindowStates | None = None,
 ) -> Iterator[Observations]:
     """The observations of one recording, window by window (:mod:`.windows`): concatenated,
     they are those of the whole recording, while only one window's regressor is in memory.
@@ -171,13 +173,14 @@ def observation_chunks(
     With ``gravity_regressors`` the static unit-gravity regressors (:mod:`.gravity`) are built at
     the kept rows, for estimating the direction of gravity; ``joint_term_models`` adds the
     joint-term block under each of those models (``Observations.joint_terms``), and ``W`` then
-    holds the inertial columns only.
+    holds the inertial columns only; ``states``: shared with the candidate's cross-validation
+    rows (:mod:`.passes`).
     """
     note = progress or (lambda _message: None)
     plan = plan_recording(model, recording, options)
     info = _decimation_info(plan)
     at_kept_rows = inertial_at_kept_rows(plan)
-    for window in filtered_windows("observations", recording, plan, note):
+    for window in filtered_windows("observations", recording, plan, note, states):
         note("regressor")
         q, dq, ddq = window.q, window.dq, window.ddq
         rows = window.kept

@@ -37,7 +37,9 @@ scores and, if the delay is kept, once in full).
 The delay estimate (.delay) works on the store and the jackknife (.jackknife) on the fitted
 systems: neither goes back to the samples. The filtered states are not kept between passes: with
 a long recording they are, like its regressor, bounded to one window in memory; the
-filters are deterministic, so every pass sees the same states.
+filters are deterministic, so every pass sees the same states. One cut-off candidate's
+``crossval`` and ``observations`` passes share a :class:`~.windows.LastWindowStates`: a
+recording that fits in one window is filtered once for both.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from physid.offline.observe.windows import (
+    LastWindowStates,
     PreparedWindow,
     Recording,
     RecordingPlan,
@@ -70,15 +73,22 @@ def filtered_windows(
     recording: Recording,
     plan: RecordingPlan,
     note: Callable[[str], None] | None = None,
+    states: LastWindowStates | None = None,
 ) -> Iterator[PreparedWindow]:
-    """The windows of ``recording`` filtered by ``plan`` for the listed pass ``name``."""
+    """The windows of ``recording`` filtered by ``plan`` for the listed pass ``name``
+    (``states``: shared with another pass, module docstring)."""
     _known(name, FILTERED_PASSES)
-    return prepared_windows(recording, plan, note)
+    return prepared_windows(recording, plan, note, states)
 
 
 def recorded_windows(
-    name: str, recording: Recording, plan: RecordingPlan, samples: int | None = None
+    name: str,
+    recording: Recording,
+    plan: RecordingPlan,
+    samples: int | None = None,
+    states: LastWindowStates | None = None,
 ) -> Iterator[tuple[Trajectory, np.ndarray, np.ndarray, np.ndarray]]:
-    """``(owned recorded samples, q, dq, ddq)`` per window for the listed pass ``name``."""
+    """``(owned recorded samples, q, dq, ddq)`` per window for the listed pass ``name``
+    (``states``: shared with another pass, module docstring)."""
     _known(name, RECORDED_PASSES)
-    return raw_windows(recording, plan, samples)
+    return raw_windows(recording, plan, samples, states)

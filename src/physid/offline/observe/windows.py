@@ -262,6 +262,36 @@ def estimate_states(
     return q_hat, dq_hat, ddq_hat
 
 
+class LastWindowStates:
+    """Each recording's last window and its states (:func:`estimate_states`), handed to the
+    next pass that asks for the same window under the same filter: one cut-off candidate's
+    cross-validation rows (:func:`raw_windows`) and observations (:func:`prepared_windows`)
+    filter a recording that fits in one window once. One window per recording is held, as
+    each pass holds one."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple] = {}  # id(recording) -> (recording, key, states, info)
+
+    def estimate(
+        self,
+        recording: Recording,
+        window: Trajectory,
+        bounds: tuple[int, int],
+        plan: RecordingPlan,
+        info: dict,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`estimate_states` of ``window`` (grid rows ``bounds`` of ``recording``)."""
+        key = (bounds, plan.options, plan.dt)
+        held = self._last.get(id(recording))
+        if held is None or held[0] is not recording or held[1] != key:
+            noted: dict = {}
+            states = estimate_states(window, plan.options, plan.dt, noted)
+            held = (recording, key, states, noted)
+            self._last[id(recording)] = held
+        info.update(held[3])
+        return held[2]
+
+
 @dataclass(frozen=True)
 class PreparedWindow:
     """States and torques of one window at the intermediate rate (after the first decimation
@@ -279,17 +309,21 @@ class PreparedWindow:
 
 
 def prepared_windows(
-    recording: Recording, plan: RecordingPlan, note: Callable[[str], None] | None = None
+    recording: Recording,
+    plan: RecordingPlan,
+    note: Callable[[str], None] | None = None,
+    states: LastWindowStates | None = None,
 ) -> Iterator[PreparedWindow]:
     """The recording's windows, filtered, differentiated and through the first decimation
-    stage, in order."""
+    stage, in order (``states``: another pass's, to share)."""
     say = note or (lambda _message: None)
+    states = states or LastWindowStates()
     first = plan.first_factor
     for start, stop in plan.owned_ranges():
         low, high = max(0, start - plan.margin), min(plan.n_grid, stop + plan.margin)
         window = grid_window(recording, plan, low, high)
         say(f"derivatives ({plan.options.method})")
-        q, dq, ddq = estimate_states(window, plan.options, plan.dt, plan.info)
+        q, dq, ddq = states.estimate(recording, window, (low, high), plan, plan.info)
         t, tau = window.t, window.tau
         if plan.decimation is not None:
             say("anti-aliasing")
@@ -304,11 +338,16 @@ def prepared_windows(
 
 
 def raw_windows(
-    recording: Recording, plan: RecordingPlan, samples: int | None = None
+    recording: Recording,
+    plan: RecordingPlan,
+    samples: int | None = None,
+    states: LastWindowStates | None = None,
 ) -> Iterator[tuple[Trajectory, np.ndarray, np.ndarray, np.ndarray]]:
     """``(owned recorded samples, q, dq, ddq)`` per window: the states at the recorded time
     stamps by the plan's filter (derivatives on the grid, interpolated back to the recorded
-    instants when the grid was resampled), as differentiating the whole recording would."""
+    instants when the grid was resampled), as differentiating the whole recording would
+    (``states``: another pass's, to share)."""
+    states = states or LastWindowStates()
     t = recording.t
     n = len(t)
     samples = samples or RAW_WINDOW_SAMPLES
@@ -332,7 +371,7 @@ def raw_windows(
             low, high = start - plan.margin, stop + plan.margin
         low, high = max(low, 0), min(high, plan.n_grid)
         window = grid_window(recording, plan, low, high)
-        _, dq, ddq = estimate_states(window, plan.options, plan.dt, {})
+        _, dq, ddq = states.estimate(recording, window, (low, high), plan, {})
         if plan.resample:
             dq, ddq = (interpolate_columns(owned.t, window.t, x) for x in (dq, ddq))
         else:
