@@ -45,8 +45,8 @@ def test_identify_reads_and_validates_each_recording_file_once(
 ) -> None:
     reads = _counting(monkeypatch, trajectory, "read_table", lambda path: Path(path).name)
     checks = _counting(monkeypatch, timebase, "check_time_base", lambda t, q: len(t))
-    windows = _counting(monkeypatch, passes, "prepared_windows", lambda r, plan, note=None: id(r))
-    recorded = _counting(monkeypatch, passes, "raw_windows", lambda r, plan, samples=None: id(r))
+    windows = _counting(monkeypatch, passes, "prepared_windows", lambda r, *_: id(r))
+    recorded = _counting(monkeypatch, passes, "raw_windows", lambda r, *_: id(r))
     train, validate = recording_files
     run_identify(arm6_urdf_path(), [train], validate=[validate], out_dir=tmp_path / "out")
     assert reads == {"train.csv": 1, "validate.csv": 1}
