@@ -562,6 +562,50 @@ def run_physid(args: argparse.Namespace, urdf: Path, csv: Path, config: Path, ou
     return json.loads(result_file.read_text()), cpu, wall, output[-800:]
 
 
+def run_in_process(args: argparse.Namespace, urdf: Path, csv: Path, config: Path):  # noqa: ANN201
+    """``physid oe``'s steps in this process, then the cost's split by channel, contact phase
+    and joint-velocity reversal (:mod:`oe_go2_split`, written to ``split.json``): (result.json's
+    document, CPU s, wall s, "")."""
+    import oe_go2_split
+
+    from physid.api.oe_run import MAX_ITERATIONS, _outcome, _problem, _solve
+    from physid.oe.data.inputs import read_inputs
+
+    start, cpu0 = time.perf_counter(), os.times()
+    logs = {"topic": None, "episode": None, "imu_topic": None, "wrench_topics": ()}
+    inputs = read_inputs(urdf, csv, ["root_joint"], True, config, logs)
+    problem, xs, ws, soft, radius = _problem(inputs, urdf, ["root_joint"], "exp_eig", None)
+    iterations = args.max_iterations or MAX_ITERATIONS
+    result, rounds = _solve(
+        inputs, problem, xs, ws, "multiple", True, iterations, args.time_budget, None
+    )
+    run = {
+        "urdf": urdf,
+        "data": csv,
+        "floating_base": True,
+        "chart": "exp_eig",
+        "rollout": "multiple",
+    }
+    payload = _outcome(inputs, problem, result, rounds, soft, run | {"contact_radius": radius})
+    cpu1 = os.times()
+    split = oe_go2_split.split(problem, result, inputs.recording.measurements.v, 2 * result.cost)
+    truth = load_urdf(urdf, floating_base=True).inertias[1].mass + PAYLOAD.mass
+    split["std"] = oe_go2_split.std_check(problem, result, result.pis[0][0] - truth)
+    (args.out / "split.json").write_text(json.dumps(split, indent=1))
+    terms = oe_go2_split.node_terms(problem, result.xs, result.ws, result.theta)
+    np.savez(
+        args.out / "split.npz",
+        flags=problem.contacts.flags,
+        v=inputs.recording.measurements.v,
+        xs=result.xs,
+        ws=result.ws,
+        w_std=problem.process_std_nodes,
+        **terms,
+    )
+    cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    return payload.to_dict(), cpu, time.perf_counter() - start, ""
+
+
 def run_case(args: argparse.Namespace) -> dict:
     """Simulate one gait, run physid oe, return the table row."""
     args.out.mkdir(parents=True, exist_ok=True)
@@ -573,6 +617,8 @@ def run_case(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     run, check = simulate(args, nominal, torso)
     flags = go1.detect_contacts(run.force_at_row, args.debounce)
+    if args.flags == "ideal":  # diagnosis: in contact over the row's interval, no detector lag
+        flags = run.force_mean > 1.0
     stance = flags
     sag = run.penetration[stance]
     print(
@@ -592,7 +638,10 @@ def run_case(args: argparse.Namespace) -> dict:
     go1.write_csv(csv, cols)
     config = args.out / "oe.yaml"
     oe_config(args, config)
-    result, cpu, wall, err = run_physid(args, urdf, csv, config, args.out / "oe")
+    if args.split:
+        result, cpu, wall, err = run_in_process(args, urdf, csv, config)
+    else:
+        result, cpu, wall, err = run_physid(args, urdf, csv, config, args.out / "oe")
     est = go1.torso_estimate(result)
     row = {"gait": args.gait, "cpu": cpu, "wall": wall, "sag_mm": 1e3 * float(sag.mean())}
     if est is None:
@@ -659,6 +708,13 @@ def main() -> None:
     parser.add_argument("--debounce", type=int, default=2, help="contact detector rows")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--flags",
+        choices=("detector", "ideal"),
+        default="detector",
+        help="contact flags: the causal force detector, or (diagnosis) the mean normal force "
+        "over each row's interval above 1 N",
+    )
+    parser.add_argument(
         "--joint-terms",
         choices=("default", "model", "none", "estimate", "estimate-free"),
         default="default",
@@ -700,6 +756,12 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=None, help="physid oe [s]")
     parser.add_argument("--noise", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--extra", default="", help="extra physid oe arguments")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="diagnosis: solve in this process and split the cost by channel, contact phase "
+        "and joint-velocity reversal (split.json)",
+    )
     parser.add_argument("--hog", type=int, default=0, help="busy processes beside physid oe")
     parser.add_argument("--out", type=Path, default=Path("out/oe_mujoco_go2"))
     args = parser.parse_args()
