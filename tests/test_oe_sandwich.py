@@ -27,10 +27,11 @@ def _free_body(inertia: pin.Inertia) -> pin.Model:
     return model
 
 
-def _problem(seed: int, rho: float = 0.0, n: int = 400) -> tuple:
+def _problem(seed: int, rho: float = 0.0, n: int = 400, lift: float = 0.0) -> tuple:
     """A thrust-driven free body (2 s at 5 ms): process noise on the velocities of std 1e-3
     per node (AR(1) with lag-1 correlation ``rho``, the same marginal std), gyro, orientation
-    and accelerometer at the noise told; ``(problem, xs, ws, theta0)``."""
+    and accelerometer at the noise told, and ``lift`` [N] of vertical force in the world that
+    the commands do not hold (a model error); ``(problem, xs, ws, theta0)``."""
     true = _free_body(pin.Inertia(MASS, np.zeros(3), np.diag([0.02, 0.03, 0.04])))
     nominal = _free_body(pin.Inertia(1.6, np.zeros(3), np.diag([0.02, 0.03, 0.045])))
     dt = 0.005
@@ -51,7 +52,9 @@ def _problem(seed: int, rho: float = 0.0, n: int = 400) -> tuple:
     w = np.zeros(6)
     for k in range(n):  # semi-implicit Euler, as physid.oe.model.dynamics steps
         w = rho * w + np.sqrt(1 - rho**2) * 1e-3 * rng.standard_normal(6)
-        a = pin.aba(true, data, x[k, :7], x[k, 7:], u[k])
+        R = pin.Quaternion(x[k, 3:7]).toRotationMatrix()
+        wrench = u[k] + np.r_[R.T @ [0.0, 0.0, lift], np.zeros(3)]
+        a = pin.aba(true, data, x[k, :7], x[k, 7:], wrench)
         v = x[k, 7:] + dt * a + w
         x[k + 1] = np.r_[pin.integrate(true, x[k, :7], dt * v), v]
     acc = accelerometer_readings(true, x, dt) + 0.1 * rng.standard_normal((n + 1, 3))
@@ -116,3 +119,42 @@ def test_the_sandwich_is_the_laplace_covariance_when_the_noise_model_holds(seed)
     G = problem.dynamics.G[0]
     sandwich = np.sqrt((G @ cov[:10, :10] @ G.T)[0, 0])
     assert sandwich == pytest.approx(res.pi_std[0][0], rel=0.25)
+
+
+def test_mean_base_force_is_the_momentum_the_noise_adds():
+    """physid.oe.solving.base_force at a free body's true states with a process noise of known
+    mean 2e-4 m/s per node on the world-vertical base velocity: F_z = m mean / dt = 0.08 N
+    (2 kg, 5 ms), its standard error m sigma / (sqrt(N) dt) = 0.02 N at sigma 1e-3 over 400
+    nodes, and the mass it is worth sqrt(F_z^2 - se^2) / g; no bound without a mean."""
+    from physid.oe.solving.base_force import mean_base_force
+
+    problem, xs, _, _ = _problem(0)
+    model = problem.dynamics.model
+    rng = np.random.default_rng(4)
+    ws = np.zeros((problem.horizon, 12))
+    rotations = [pin.Quaternion(x[3:7]).toRotationMatrix() for x in xs[:-1]]
+    world = 2e-4 * np.array([0.0, 0.0, 1.0]) + 1e-5 * rng.standard_normal((problem.horizon, 3))
+    ws[:, 6:9] = [R.T @ w for R, w in zip(rotations, world, strict=True)]  # base frame
+    force = mean_base_force(model, xs, ws, problem.process_std_nodes, problem.dynamics.dt)
+    mass = pin.computeTotalMass(model)
+    assert force.force[2] == pytest.approx(mass * world[:, 2].mean() / 0.005, rel=1e-9)
+    assert force.standard_error == pytest.approx(mass * 1e-3 / (20.0 * 0.005), rel=1e-9)
+    expected = np.sqrt(force.force[2] ** 2 - force.standard_error**2) / 9.81
+    assert force.significant and force.mass_bound == pytest.approx(expected, rel=1e-9)
+    quiet = mean_base_force(model, xs, 0 * ws, problem.process_std_nodes, 0.005)
+    assert quiet.mass_bound == 0.0 and not quiet.significant
+
+
+def test_a_significant_base_force_is_a_finding_and_widens_the_base_mass():
+    """A solve of the free body reports its BaseForce; a significant one (here put in by
+    hand) is finding OE205 with its numbers."""
+    from physid.oe.outputs.document import result_findings
+    from physid.oe.solving.base_force import BaseForce
+
+    problem, xs, ws, theta = _problem(0)
+    res = solve(problem, xs, ws, theta, OEOptions())
+    assert res.base_force is not None and not res.base_force.significant
+    assert not [f for f in result_findings(res, {}) if f.code == "OE205"]
+    pushed = dataclasses.replace(res, base_force=BaseForce((0.0, 0.0, 2.0), 0.1, 0.2))
+    (found,) = [f for f in result_findings(pushed, {}) if f.code == "OE205"]
+    assert found.numbers["mass_bound_kg"] == 0.2 and found.numbers["force_z_N"] == 2.0

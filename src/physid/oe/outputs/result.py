@@ -86,6 +86,9 @@ class OEResult:
     # its covariance (3, 3), inflated as pi_covariance
     accelerometer_bias_std: NDArray[np.float64] | None = None
     accelerometer_bias_covariance: NDArray[np.float64] | None = None
+    # a floating base's mean unmodelled force and the mass bound added to the base body's mass
+    # variance (physid.oe.solving.base_force.BaseForce), else None
+    base_force: object | None = None
 
     @property
     def converged(self) -> bool:
@@ -133,6 +136,13 @@ class OEResult:
             "chi2_reduced": self.chi2_reduced,
             "std_inflation": self.std_inflation,
             "solve_time_s": self.solve_time,
+            "base_force": None
+            if self.base_force is None
+            else {
+                "force_N": list(self.base_force.force),
+                "standard_error_N": self.base_force.standard_error,
+                "mass_bound_kg": self.base_force.mass_bound,
+            },
             "theta": self.theta.tolist(),
             "theta_std": self.theta_std.tolist(),
             "bodies": self.body_summary(),

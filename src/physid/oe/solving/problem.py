@@ -124,7 +124,12 @@ class OEProblem:
 
     def _node_process_std(self, nv: int) -> NDArray[np.float64] | None:
         """``(N, 2 nv)`` process standard deviations per node when ``contact_change_v`` raises
-        them near contact flag changes, else None (the same at every node)."""
+        the joint velocities' near contact flag changes, else None (the same at every node).
+
+        Not a floating base's velocity: the floor is measured on joint-velocity defects
+        (:mod:`physid.oe.soft.contact_noise`), and on the base's linear velocity, which no
+        sensor sees directly, it let each contact change kick the whole robot by up to that
+        many m/s for free, kicks whose mean is a vertical force that holds up a heavier base."""
         extra, sched = self.noise.contact_change_v, self.contacts
         if extra is None or sched is None:
             return None
@@ -133,7 +138,8 @@ class OEProblem:
             raise InputError("noise contact_change_v must be > 0 and contact_change_window >= 0")
         near = change_distance(sched.flags, self.horizon) <= int(round(window / self.dynamics.dt))
         std = np.tile(self._w_std, (self.horizon, 1))
-        std[near, nv:] = np.maximum(std[near, nv:], extra)
+        joints = nv + base_dofs(self.dynamics.model)[1]
+        std[near, joints:] = np.maximum(std[near, joints:], extra)
         return std
 
     @property
