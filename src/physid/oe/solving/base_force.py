@@ -7,7 +7,10 @@ momentum change ``M w_k`` the model did not produce, ``M`` the robot's total mas
 over the record, ``F = M mean_k(R_k w_k) / dt`` (world frame, ``R_k`` the base orientation),
 is a force the model lacks: soft feet that sink under load and creep, which a rigid point
 contact cannot follow, leave one. Under the noise model ``F`` is zero within its standard
-error ``M sqrt(sum_k sigma_k^2) / (N dt)`` (``sigma_k`` the node's process std). A constant
+error ``M sigma / (sqrt(N) dt)``, ``sigma`` the base's process std away from contact changes:
+the floor near a change (``NoiseStd.contact_change_v``) is room for the soft touch-downs'
+model error, not noise, and the mean of the kicks it allows is exactly such a force (on the
+Go2-like crawl nearly all of it: docs/oe.md, "Sixth round"). A constant
 vertical force and a mass on the base are confounded (``m g`` against ``F_z``): whatever
 pushed the estimate away from the momentum balance the model could have met with a mass
 ``|F_z| / g`` different, so that bound, beyond its standard error, is a systematic
@@ -47,15 +50,15 @@ def mean_base_force(
 ) -> BaseForce:
     """:class:`BaseForce` of a free-flyer ``model`` (inertias as estimated) from the states
     ``xs`` ``(N + 1, nq + nv)``, the process noise ``ws`` ``(N, 2 nv)`` and its per-node
-    standard deviations ``w_std`` ``(N, 2 nv)``."""
+    standard deviations ``w_std`` ``(N, 2 nv)`` (the smallest per axis is the noise's)."""
     nq, nv = model.nq, model.nv
     n = ws.shape[0]
     total = float(pin.computeTotalMass(model))
     rotations = (pin.Quaternion(q[3:7]).normalized().toRotationMatrix() for q in xs[:n, :nq])
     world = np.array([R @ w for R, w in zip(rotations, ws[:, nv : nv + 3], strict=True)])
     force = total * world.mean(axis=0) / dt
-    sigma = float(np.sqrt(np.sum(w_std[:, nv : nv + 3] ** 2) / 3.0))
-    se = total * sigma / (n * dt)
+    sigma = float(np.sqrt(np.mean(np.min(w_std[:, nv : nv + 3], axis=0) ** 2)))
+    se = total * sigma / (np.sqrt(n) * dt)
     g = float(np.linalg.norm(model.gravity.linear)) or 9.81
     bound = float(np.sqrt(max(force[2] ** 2 - se**2, 0.0))) / g
     return BaseForce(tuple(float(f) for f in force), float(se), bound)

@@ -124,12 +124,7 @@ class OEProblem:
 
     def _node_process_std(self, nv: int) -> NDArray[np.float64] | None:
         """``(N, 2 nv)`` process standard deviations per node when ``contact_change_v`` raises
-        the joint velocities' near contact flag changes, else None (the same at every node).
-
-        Not a floating base's velocity: the floor is measured on joint-velocity defects
-        (:mod:`physid.oe.soft.contact_noise`), and on the base's linear velocity, which no
-        sensor sees directly, it let each contact change kick the whole robot by up to that
-        many m/s for free, kicks whose mean is a vertical force that holds up a heavier base."""
+        them near contact flag changes, else None (the same at every node)."""
         extra, sched = self.noise.contact_change_v, self.contacts
         if extra is None or sched is None:
             return None
@@ -138,8 +133,7 @@ class OEProblem:
             raise InputError("noise contact_change_v must be > 0 and contact_change_window >= 0")
         near = change_distance(sched.flags, self.horizon) <= int(round(window / self.dynamics.dt))
         std = np.tile(self._w_std, (self.horizon, 1))
-        joints = nv + base_dofs(self.dynamics.model)[1]
-        std[near, joints:] = np.maximum(std[near, joints:], extra)
+        std[near, nv:] = np.maximum(std[near, nv:], extra)
         return std
 
     @property
