@@ -57,6 +57,9 @@ class OEResult:
     the plain variance of the whitened process noise (:mod:`physid.oe.solving.serial`), far above 1
     when the model errors are slow and systematic (soft contacts) rather than white, times
     ``chi2_reduced`` where that is above 1 (residuals larger than the noise model allows).
+    ``base_force`` (a floating base whose body is estimated): the process noise's mean force
+    on the base and the mass it is worth, already added to that body's mass variance in
+    ``pi_std``/``pi_covariance`` (:mod:`physid.oe.solving.base_force`), else None.
     """
 
     status: Status

@@ -52,7 +52,6 @@ from physid.oe.solving.riccati import (
     solve_step,
 )
 from physid.oe.solving.rollouts import ROLLOUTS, close_gaps, rollout
-from physid.oe.solving.sandwich import sandwich_covariance
 from physid.oe.solving.serial import process_noise_inflation
 
 
@@ -99,10 +98,6 @@ class OEOptions:
     # is the rounds' fixed point, a stationary point of the joint cost): theta's std then
     # includes what the bias's own uncertainty moves it by (set by the bias rounds)
     bias_in_covariance: bool = False
-    # theta's reported covariance from the node scores' serial (Newey-West) long-run
-    # covariance, physid.oe.solving.sandwich, where that is wider than the Laplace one
-    # widened by the scalar factors above
-    sandwich: bool = False
     # a floating base's mass variance + the mass its process noise's mean vertical force is
     # worth (physid.oe.solving.base_force): the model error's bias bound, beyond the noise
     base_force_bound: bool = True
@@ -127,22 +122,14 @@ def solve_budget(options: OEOptions, nodes: int) -> Budget:
 
 
 def _std(  # noqa: ANN202
-    problem: OEProblem,
-    xs: NDArray,
-    ws: NDArray,
-    theta: NDArray,
-    rtol: float,
-    bias: bool = False,
-    sandwich: bool = False,
+    problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float, bias: bool = False
 ):
     """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta, and
     theta's posterior covariance (the joint terms' in their values; NaN on the entries a null
     direction touches). With ``bias`` the Hessian has the accelerometer bias's three entries
     after theta's (paper B's Laplace covariance, the bias in eq. 28's augmented parameters):
     the inverse's theta block is then theta's covariance with the bias unknown too, and its
-    bias block, the bias's (else None). With ``sandwich`` a last item: the same four of
-    theta and pi from :func:`physid.oe.solving.sandwich.sandwich_covariance` in the Laplace
-    covariance's kept directions (None when its factorization fails)."""
+    bias block, returned last, the bias's (else None)."""
     lin = problem.linearize(xs, ws, theta, bias_columns=bias)
     H = parameter_hessian(backward_pass(lin, 0.0))
     nt = theta.size
@@ -161,8 +148,6 @@ def _std(  # noqa: ANN202
     keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
     cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T / np.outer(unit, unit)
     bias_cov = cov[nt:, nt:] if H.shape[0] > nt else None
-    # the kept directions' projector (unit-scaled coordinates, bias included) for the sandwich
-    kept = (vec[:, keep] @ vec[:, keep].T, unit) if sandwich else None
     cov, vec, unit = cov[:nt, :nt], vec[:nt], unit[:nt]
     leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
     touched = leak > 1e-6
@@ -170,32 +155,13 @@ def _std(  # noqa: ANN202
     # a body's log moment drifting to -inf (a trunk that barely turns) is flat and mixes
     # 1e-4-sized components into the leg frictions, which the legs' own motion decides
     touched[n:] = leak[n:] > 1e-2
+    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale[:nt]  # the tail: of log value
+    theta_std[touched] = np.nan
     null = vec[:, ~keep] / unit[:, None]  # the null directions in theta's coordinates
     null = null / np.maximum(np.linalg.norm(null, axis=0), 1e-300)
-    laplace = _theta_pi(problem, cov, scale[:nt], null, touched)
-    if not sandwich:
-        return (*laplace, bias_cov)
-    robust = None
-    try:
-        S = sandwich_covariance(lin)[0] * np.outer(scale, scale)
-    except (SingularStepError, np.linalg.LinAlgError):  # no robust covariance
-        S = None
-    if S is not None and np.all(np.isfinite(S)):
-        P, units = kept  # in the kept directions of the Laplace inverse, as it
-        S = (P @ (S * np.outer(units, units)) @ P) / np.outer(units, units)
-        robust = _theta_pi(problem, S[:nt, :nt], scale[:nt], null, touched)
-    return (*laplace, bias_cov, robust)
-
-
-def _theta_pi(problem: OEProblem, cov: NDArray, scale: NDArray, null: NDArray, touched) -> tuple:  # noqa: ANN001
-    """``(theta_std, pi_std, pi_cov, cov)`` of theta's covariance ``cov`` (joint terms in their
-    values; ``scale`` their values), NaN on the entries the null directions touch."""
-    cov = cov.copy()
-    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale  # the tail: of log value
-    theta_std[touched] = np.nan
     pi_std, pi_cov = _body_std(problem, cov, null, touched)
     cov[touched] = cov[:, touched] = np.nan
-    return theta_std, pi_std, pi_cov, cov
+    return theta_std, pi_std, pi_cov, cov, bias_cov
 
 
 def _body_std(problem: OEProblem, cov: NDArray, null: NDArray, touched: NDArray) -> tuple:
