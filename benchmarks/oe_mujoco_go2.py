@@ -10,6 +10,21 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
+RESULTS, sixth round (2026-11-29, defaults, budget 300; the same estimates as the fifth round
+(digests 2711d973, 143cc3fd, 7f554ae7 seeds 0-2, 80d113b2 sway); the mass std now adds the
+mass bound of the base's mean unmodelled force, OE205; docs/oe.md "Sixth round")::
+
+    case          status  it  CPU s | payload error  std off      | force z  bound    | chi2
+    crawl seed 0  ok     170    272 | 5.154 +3.08 % 3.25 -> 0.57 | 2.62 N  0.266 kg | 6.32
+    crawl seed 1  ok      63    107 | 5.363 +7.25 % 5.30 -> 0.83 | 4.26 N  0.434 kg | 9.92
+    crawl seed 2  ok      80    136 | 5.080 +1.60 % 1.31 -> 0.51 | 1.44 N  0.145 kg | 6.48
+    sway seed 0   ok      40     70 | 5.008 +0.17 % 0.52 -> 0.52 | 0.02 N  0     kg | 0.65
+      what removes the error (seed 1, --split): MuJoCo's feet 5.5x stiffer (--mj-solref 0.01)
+      +0.47 %, chi2 2.33; frictionloss 0 +5.66 %, chi2 11.4; ideal flags +7.21 %, chi2 8.11;
+      process_v 0.01 +15.08 %, chi2 1.47; base process_v 2e-4 +7.35 %, chi2 10.2
+      std off (seeds 0, 1, 2 / sway): sandwich 4.88, 6.66, 2.18 / 2.55; time thirds 3.23,
+      3.11, 2.43 / 3.43; eighths 3.28, 3.61, 1.93 / 0.95: the error is a bias, not a spread
+
 RESULTS, fifth round (2026-11-29, defaults, budget 300; the accelerometer bias in the Laplace
 covariance; std before -> after; docs/oe.md "Fifth round")::
 
@@ -166,6 +181,9 @@ one foot at a time (2 s cycle).
         [--duration 4] [--joint-terms model|none|estimate|estimate-free] [--max-iterations 60]
         [--time-budget 480]
         [--urdf-feet sphere|none] [--hand-settings] [--contact-radius R]
+        [--split] [--flags detector|ideal] [--contact-damping KD] [--mj-solref S]
+        [--mj-frictionloss F]   (diagnosis: the cost's split by channel and phase, the std
+        candidates of oe_go2_split.std_check)
 """
 
 from __future__ import annotations
@@ -506,8 +524,11 @@ def oe_config(args: argparse.Namespace, path: Path) -> None:
     elif args.joint_terms == "estimate-free":  # nothing given: every value from the data
         text += f"joints:\n  estimate: all\n  coulomb_speed: {args.coulomb_speed}\n"
     radius = FOOT_RADIUS if args.hand_settings else args.contact_radius
-    if radius is not None:  # else physid chooses: the URDF's foot spheres, or the data's fit
-        text += f"contacts:\n  radius: {radius}\n"
+    contacts = {} if radius is None else {"radius": radius}  # else physid chooses
+    if args.contact_damping is not None:  # diagnosis: the contacts' Baumgarte velocity gain
+        contacts["damping"] = args.contact_damping
+    if contacts:
+        text += "contacts:\n" + "".join(f"  {k}: {v}\n" for k, v in contacts.items())
     path.write_text(text)
 
 
@@ -671,7 +692,16 @@ def run_case(args: argparse.Namespace) -> dict:
         "bias": result.get("accelerometer_bias", {}).get("estimate"),
         "bias_std": result.get("accelerometer_bias", {}).get("std"),
         "soft": result.get("soft_contacts", {}),
+        "base_force": result.get("base_force"),
     }
+    if row["base_force"]:  # the unmodelled mean force on the base and its mass bound (OE205)
+        force = row["base_force"]
+        print(
+            f"base force (world) {np.round(force['force_N'], 2)} N, standard error "
+            f"{force['standard_error_N']:.2f} N: mass bound {force['mass_bound_kg']:.3f} kg "
+            "(in the mass std)",
+            flush=True,
+        )
     for key, value in row["soft"].items():
         print(f"physid chose {key}: {json.dumps(value, default=str)}", flush=True)
     joints = result.get("joints") or {}
@@ -728,6 +758,12 @@ def main() -> None:
         type=float,
         default=None,
         help="oe.yaml contacts.radius [m] (default: none given, physid chooses)",
+    )
+    parser.add_argument(
+        "--contact-damping",
+        type=float,
+        default=None,
+        help="diagnosis: oe.yaml contacts.damping [1/s] (the Baumgarte velocity gain)",
     )
     parser.add_argument(
         "--urdf-feet",
