@@ -21,7 +21,9 @@ mass bound of the base's mean unmodelled force, OE205; docs/oe.md "Sixth round")
     sway seed 0   ok      40     70 | 5.008 +0.17 % 0.52 -> 0.52 | 0.02 N  0     kg | 0.65
       what removes the error (seed 1, --split): MuJoCo's feet 5.5x stiffer (--mj-solref 0.01)
       +0.47 %, chi2 2.33; frictionloss 0 +5.66 %, chi2 11.4; ideal flags +7.21 %, chi2 8.11;
-      process_v 0.01 +15.08 %, chi2 1.47; base process_v 2e-4 +7.35 %, chi2 10.2
+      process_v 0.01 +15.08 %, chi2 1.47; base process_v 2e-4 +7.35 %, chi2 10.2; 1 ms nodes
+      +8.52 %, chi2 5.83; joint terms given +5.61 %, chi2 10.0; contacts.radius 0.011 +7.28 %;
+      floor 0.1 within 40 ms +4.46 %, chi2 1.74; contacts.damping 36 -12.17 %, chi2 12.2
       std off (seeds 0, 1, 2 / sway): sandwich 4.88, 6.66, 2.18 / 2.55; time thirds 3.23,
       3.11, 2.43 / 3.43; eighths 3.28, 3.61, 1.93 / 0.95: the error is a bias, not a spread
 
