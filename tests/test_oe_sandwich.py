@@ -1,6 +1,7 @@
 """The robust (sandwich) covariance of theta (physid.oe.solving.sandwich): the node influences
 against the sparse KKT solve, and the sandwich against the Laplace covariance on a free body
-whose noise is the noise model's (the information identity)."""
+whose noise is the noise model's (the information identity); the mean unmodelled force on a
+floating base (physid.oe.solving.base_force) against its closed form, and its finding."""
 
 from __future__ import annotations
 

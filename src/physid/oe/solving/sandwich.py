@@ -8,6 +8,10 @@ under a rigid point-contact model) the process noise is the model error: slow, c
 and larger where the contacts change. :mod:`physid.oe.solving.serial` widens the Laplace std
 by one scalar, the long-run ratio of the noise summed over its components, which assumes that
 theta's scores correlate as the noise does. The sandwich measures the scores themselves.
+It is a diagnosis (``benchmarks/oe_mujoco_go2.py --split``), not the reported covariance:
+on the Go2-like crawl it gives about the scalar-inflated spread and misses the payload's
+error as that does, the error being a bias of the soft contacts, not a spread
+(:mod:`physid.oe.solving.base_force` bounds it; docs/oe.md, "Sixth round").
 
 At the estimate the KKT system ``K = [[H, G^T], [G, 0]]`` of eq. 21
 (:mod:`physid.oe.solving.kkt`) maps a change ``dg`` of the cost's gradient to ``dtheta =
