@@ -178,3 +178,16 @@ BIAS_UNSETTLED = define(
     "Check the acc_* columns against imu.frame (a wrong frame reads as a bias that keeps "
     "moving); set imu.estimate_bias: false when the accelerometer is calibrated.",
 )
+UNMODELLED_BASE_FORCE = define(
+    "OE205",
+    "unmodelled-base-force",
+    Severity.CAUTION,
+    "the process noise holds the floating base up: a force the model lacks",
+    "The process noise on the floating base's linear velocity has a mean beyond 3 standard "
+    "errors of the noise model: a vertical force the dynamics do not produce (soft feet that "
+    "sink and creep under the rigid point contacts, late contact flags). A mass on the base "
+    "and a constant vertical force are confounded, so the base body's mass may be off by about "
+    "|F_z| / g; that bound is added to its mass variance (the reported mass std includes it).",
+    "Read the mass with that std; stiffer or better-timed contacts (or a contact model that "
+    "follows the feet) remove the force.",
+)

@@ -7,7 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from physid.findings import Finding, as_dicts
-from physid.oe.codes import CONFOUNDED_JOINT_TERM, MASS_CHANGE, NOISE_MISFIT
+from physid.oe.codes import (
+    CONFOUNDED_JOINT_TERM,
+    MASS_CHANGE,
+    NOISE_MISFIT,
+    UNMODELLED_BASE_FORCE,
+)
 from physid.oe.outputs.result import OEResult
 
 # reduced chi-square above which the fit is reported as not matching the noise model: the
@@ -33,6 +38,21 @@ def result_findings(result: OEResult, file_masses: dict[str, float]) -> list[Fin
                     "chi2_reduced": chi2,
                     "threshold": CHI2_WARNING,
                     "std_inflation": result.std_inflation,
+                },
+            )
+        )
+    force = result.base_force
+    if force is not None and force.significant and force.mass_bound > 0:
+        findings.append(
+            UNMODELLED_BASE_FORCE(
+                f"the base's process noise holds it up with {force.force[2]:+.3g} N on average "
+                f"(standard error {force.standard_error:.2g} N): the base mass may be off by "
+                f"about {force.mass_bound:.3g} kg, added to its std",
+                numbers={
+                    "force_z_N": force.force[2],
+                    "standard_error_N": force.standard_error,
+                    "mass_bound_kg": force.mass_bound,
+                    "threshold_standard_errors": 3.0,
                 },
             )
         )

@@ -57,6 +57,9 @@ class OEResult:
     the plain variance of the whitened process noise (:mod:`physid.oe.solving.serial`), far above 1
     when the model errors are slow and systematic (soft contacts) rather than white, times
     ``chi2_reduced`` where that is above 1 (residuals larger than the noise model allows).
+    ``base_force`` (a floating base whose body is estimated): the process noise's mean force
+    on the base and the mass it is worth, already added to that body's mass variance in
+    ``pi_std``/``pi_covariance`` (:mod:`physid.oe.solving.base_force`), else None.
     """
 
     status: Status
@@ -86,6 +89,9 @@ class OEResult:
     # its covariance (3, 3), inflated as pi_covariance
     accelerometer_bias_std: NDArray[np.float64] | None = None
     accelerometer_bias_covariance: NDArray[np.float64] | None = None
+    # a floating base's mean unmodelled force and the mass bound added to the base body's mass
+    # variance (physid.oe.solving.base_force.BaseForce), else None
+    base_force: object | None = None
 
     @property
     def converged(self) -> bool:
@@ -133,6 +139,13 @@ class OEResult:
             "chi2_reduced": self.chi2_reduced,
             "std_inflation": self.std_inflation,
             "solve_time_s": self.solve_time,
+            "base_force": None
+            if self.base_force is None
+            else {
+                "force_N": list(self.base_force.force),
+                "standard_error_N": self.base_force.standard_error,
+                "mass_bound_kg": self.base_force.mass_bound,
+            },
             "theta": self.theta.tolist(),
             "theta_std": self.theta_std.tolist(),
             "bodies": self.body_summary(),

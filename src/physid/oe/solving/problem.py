@@ -79,6 +79,9 @@ class Linearization:
     cost: float
     infeasibility: float  # sum_k |fbar_k|_1 (eq. 37)
     coupling: ObservationCoupling | None = None  # force/torque sensors, accelerometer only
+    # (N, nt): each node's share of lt from those observations (the parameter prior's is not
+    # a node's), for the node scores of physid.oe.solving.sandwich; None without them
+    lt_nodes: NDArray[np.float64] | None = None
 
 
 @dataclass
@@ -336,7 +339,9 @@ class OEProblem:
         w_std = self._w_std if self._w_nodes is None else self._w_nodes
         lw = ws / w_std**2
         Ltt, lt = np.zeros((nt, nt)), np.zeros(nt)
-        coupling = None
+        coupling, lt_nodes = None, None
+        if self._accel_obs.active:
+            lt_nodes = np.zeros((N, nt))
         if self._accel_obs.active or self._w_nodes is not None:
             coupling = ObservationCoupling(*(np.zeros((N, nx, n)) for n in (nx, nx, nt, nt)))
         if self._w_nodes is not None:  # per-node noise: its difference to Lww, node by node
@@ -368,7 +373,8 @@ class OEProblem:
                 coupling.Lww[k] += Jw.T @ Jw
                 coupling.Lxt[k], coupling.Lwt[k] = Jx.T @ Jt, Jw.T @ Jt
                 Ltt += Jt.T @ Jt
-                lt += Jt.T @ r
+                lt_nodes[k] = Jt.T @ r
+                lt += lt_nodes[k]
         J0 = state.d_difference(model, self.x0_prior, xs[0], 1) / self._x0_std[:, None]
         r0 = state.difference(model, self.x0_prior, xs[0]) / self._x0_std
         Lxx[0] += J0.T @ J0
@@ -393,4 +399,5 @@ class OEProblem:
             cost,
             float(np.abs(gaps).sum()),
             coupling,
+            lt_nodes,
         )

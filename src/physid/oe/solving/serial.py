@@ -31,15 +31,22 @@ def long_run_ratio(z: NDArray) -> tuple[float, int]:
     variance = float(np.sum(e * e))
     if variance <= 0:
         return 1.0, 0
-    rho = float(np.clip(np.sum(e[1:] * e[:-1]) / max(np.sum(e[:-1] ** 2), 1e-300), -0.99, 0.99))
-    alpha = 4 * rho**2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
-    lags = int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n - 1))
+    lags = bartlett_lags(e)
     size = 1 << int(np.ceil(np.log2(2 * n)))
     spectrum = np.fft.rfft(e, n=size, axis=0)
     gamma = np.fft.irfft(np.abs(spectrum) ** 2, n=size, axis=0)[: lags + 1].sum(axis=1)
     weights = 1.0 - np.arange(1, lags + 1) / (lags + 1.0)
     long_run = gamma[0] + 2.0 * float(weights @ gamma[1:])
     return max(long_run / variance, 0.0), lags
+
+
+def bartlett_lags(e: NDArray) -> int:
+    """Andrews' (1991) AR(1) plug-in bandwidth of the Bartlett kernel for the centred columns
+    of ``e`` ``(n, m)``, from their pooled lag-1 correlation (at most n - 1)."""
+    n = e.shape[0]
+    rho = float(np.clip(np.sum(e[1:] * e[:-1]) / max(np.sum(e[:-1] ** 2), 1e-300), -0.99, 0.99))
+    alpha = 4 * rho**2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
+    return int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n - 1))
 
 
 def process_noise_inflation(ws: NDArray, w_std: NDArray, nv: int) -> float:

@@ -40,7 +40,9 @@ from numpy.typing import NDArray
 
 from physid.budget import Budget, Stop
 from physid.errors import InputError
+from physid.oe.model.measurements import base_dofs
 from physid.oe.outputs.result import STATUS_OF, OEResult, Termination
+from physid.oe.solving.base_force import mean_base_force
 from physid.oe.solving.problem import Linearization, OEProblem
 from physid.oe.solving.riccati import (
     SingularStepError,
@@ -96,6 +98,9 @@ class OEOptions:
     # is the rounds' fixed point, a stationary point of the joint cost): theta's std then
     # includes what the bias's own uncertainty moves it by (set by the bias rounds)
     bias_in_covariance: bool = False
+    # a floating base's mass variance + the mass its process noise's mean vertical force is
+    # worth (physid.oe.solving.base_force): the model error's bias bound, beyond the noise
+    base_force_bound: bool = True
 
     def __post_init__(self) -> None:
         if self.rollout not in ROLLOUTS:
@@ -538,6 +543,10 @@ def _result(
         bias_cov = bias_cov * inflation
         bias_std = np.sqrt(np.clip(np.diag(bias_cov), 0, None))
     dyn = problem.dynamics
+    pis = dyn.set_theta(theta)
+    base_force = None
+    if opt.base_force_bound and np.all(np.isfinite(ws)):
+        base_force, pi_std, pi_cov = _base_force_bound(problem, xs, ws, pi_std, pi_cov)
     return OEResult(
         status=STATUS_OF[run.termination],
         termination=run.termination,
@@ -547,7 +556,7 @@ def _result(
         rollout=opt.rollout,
         body_joints=dyn.body_joints,
         theta=theta,
-        pis=dyn.set_theta(theta),
+        pis=pis,
         theta_std=theta_std,
         pi_std=pi_std,
         xs=xs,
@@ -564,4 +573,21 @@ def _result(
         best_iteration=kept,
         accelerometer_bias_std=bias_std,
         accelerometer_bias_covariance=bias_cov,
+        base_force=base_force,
     )
+
+
+def _base_force_bound(problem: OEProblem, xs, ws, pi_std, pi_cov) -> tuple:  # noqa: ANN001
+    """``(BaseForce or None, pi_std, pi_cov)``: a floating base's estimated body's mass
+    variance plus the square of :func:`physid.oe.solving.base_force.mean_base_force`'s mass
+    bound (the dynamics' theta already set); None and the inputs unchanged without a
+    free-flyer or when the base's body is not estimated."""
+    model = problem.dynamics.model
+    if base_dofs(model)[1] != 6 or model.names[1] not in problem.dynamics.body_joints:
+        return None, pi_std, pi_cov
+    force = mean_base_force(model, xs, ws, problem.process_std_nodes, problem.dynamics.dt)
+    b = problem.dynamics.body_joints.index(model.names[1])
+    pi_std, pi_cov = pi_std.copy(), pi_cov.copy()
+    pi_cov[b, 0, 0] += force.mass_bound**2
+    pi_std[b, 0] = np.sqrt(pi_std[b, 0] ** 2 + force.mass_bound**2)
+    return force, pi_std, pi_cov
