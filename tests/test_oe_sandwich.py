@@ -146,7 +146,7 @@ def test_mean_base_force_is_the_momentum_the_noise_adds():
     assert quiet.mass_bound == 0.0 and not quiet.significant
 
 
-def test_a_significant_base_force_is_a_finding_and_widens_the_base_mass():
+def test_a_significant_base_force_is_a_finding_and_widens_the_base_mass(monkeypatch):
     """A solve of the free body reports its BaseForce; a significant one (here put in by
     hand) is finding OE205 with its numbers."""
     from physid.oe.outputs.document import result_findings
@@ -155,6 +155,18 @@ def test_a_significant_base_force_is_a_finding_and_widens_the_base_mass():
     problem, xs, ws, theta = _problem(0)
     res = solve(problem, xs, ws, theta, OEOptions())
     assert res.base_force is not None and not res.base_force.significant
+    # a 0.2 kg bound (a force put in by hand) is added to the mass variance, nothing else moves
+    plain = solve(problem, xs, ws, theta, OEOptions(base_force_bound=False))
+    assert plain.base_force is None
+    import physid.oe.solving.solver as solver
+
+    bound = BaseForce((0.0, 0.0, 2.0), 0.1, 0.2)
+    monkeypatch.setattr(solver, "mean_base_force", lambda *_: bound)
+    bounded = solve(problem, xs, ws, theta, OEOptions())
+    np.testing.assert_array_equal(plain.theta, bounded.theta)
+    widened = plain.pi_std[0][0] ** 2 + 0.2**2
+    assert bounded.pi_std[0][0] ** 2 == pytest.approx(widened, rel=1e-12)
+    np.testing.assert_array_equal(plain.pi_std[0][1:], bounded.pi_std[0][1:])
     assert not [f for f in result_findings(res, {}) if f.code == "OE205"]
     pushed = dataclasses.replace(res, base_force=BaseForce((0.0, 0.0, 2.0), 0.1, 0.2))
     (found,) = [f for f in result_findings(pushed, {}) if f.code == "OE205"]
