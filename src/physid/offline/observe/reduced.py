@@ -14,6 +14,7 @@ least squares, covariances, essential-parameter elimination and the consistency 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from scipy.linalg.lapack import dgeqrf
@@ -33,7 +34,16 @@ def triangular_factor(block: np.ndarray) -> np.ndarray:
     qr, _, _, info = dgeqrf(block, lwork=_QR_BLOCK_WORKSPACE * block.shape[1], overwrite_a=1)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of dgeqrf")
-    return np.triu(qr[: min(block.shape)])
+    rows = min(block.shape)
+    return np.where(_upper_triangle(rows, block.shape[1]), qr[:rows], 0.0)  # np.triu's result
+
+
+@lru_cache(maxsize=64)
+def _upper_triangle(rows: int, columns: int) -> np.ndarray:
+    """np.triu's mask, kept: a few shapes recur over a thousand factorisations a run."""
+    mask = np.triu(np.ones((rows, columns), dtype=bool))
+    mask.flags.writeable = False
+    return mask
 
 
 @dataclass(frozen=True)
