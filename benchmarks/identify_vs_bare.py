@@ -28,12 +28,13 @@ Run: python benchmarks/identify_vs_bare.py [--case kuka|tx40] [--repeat N] [--da
 RESULTS (2 vCPUs, 2026-11-29 14:46-15:13 UTC; both sides in the same run, best of 7 each):
 KUKA 2 + 3, 22 runs: physid 1.48-1.69 s CPU, bare 0.70-0.94 s: ratio 1.78-2.17, median 2.02
 (target 2 met in 10 of 22): with the bare loop at 0.76-0.94 s 1.78-2.10 (9 of 16), at
-0.70-0.76 s 1.99-2.17 (1 of 6). At 13:34: physid 1.43 s, bare 0.68 s, 2.09. What took physid's CPU down since 12:20, every choice and number the same: the
-time-scale check's 37 least squares per recording as QRs of the columns that span (0.070 ->
-0.031 s), the cycle collector every 100 000 allocations and not at exit (132 passes and the
-exit's collections, about 0.08 s), no reference cycle keeping the reduced systems (peak RSS
-326 -> 308 MB), a cut-off candidate's scoring rows and observations filtering a one-window
-recording once, the report's envelopes without np.unique.
+0.70-0.76 s 1.99-2.17 (1 of 6). At 13:34: physid 1.43 s, bare 0.68 s, 2.09. What took
+physid's CPU down since 12:20, every choice and number the same: the time-scale check's 37
+least squares per recording as QRs of the columns that span (0.070 -> 0.031 s), the cycle
+collector every 100 000 allocations and not at exit (132 passes and the exit's collections,
+about 0.08 s), no reference cycle keeping the reduced systems (peak RSS 326 -> 308 MB), a
+cut-off candidate's scoring rows and observations filtering a one-window recording once, the
+report's envelopes without np.unique, np.triu through a kept mask.
 Earlier (12:00-12:20 UTC):
 KUKA 2 + 3, ten runs: physid 1.69-1.95 s CPU, bare 0.73-1.11 s: ratio 1.76-2.34, median 2.22
 (target 2 met in 2 of 10). At 10:28 UTC: physid 1.83 s, bare 0.70 s, 2.60.
