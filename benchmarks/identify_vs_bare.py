@@ -46,8 +46,11 @@ once in full, a losing torque delay scored without its full pass, the friction p
 pass, fewer fresh pages (page faults 50k -> 40k, about 3 us each here). Of physid's 1.7 s,
 about 0.37 s are the interpreter and imports (the bare loop's 0.25 s), 1.2 s the
 identification, 0.07 s the report.
-TX40 with its config (imports excluded, wall), 2026-11-27: bare 0.59 s, physid 1.66 s, ratio
-2.84; without the report 1.32 s (the report was Matplotlib's then).
+TX40 with its config (imports excluded, wall), 2026-11-29 15:30 UTC: bare 0.38 s, physid 0.88 s,
+ratio 2.31 (2.40 before the time base's local fits became one matrix product); without the
+report 0.83 s, 2.18. Of physid's 1.0 s under a profiler: filtering 0.21 s (45,000 x 6 at
+5 kHz), the time-base check 0.33 -> 0.17 s, the raw-torque prediction 0.08 s. 2026-11-27: bare
+0.59 s, physid 1.66 s, 2.84 (the report was Matplotlib's then).
 """
 
 from __future__ import annotations
