@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def unit_norm_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(matrix / norms, norms)``: the columns scaled to unit norm (zero columns left zero,
+    their norm taken as 1), so that a least squares' relative cut-off on singular values
+    truncates by conditioning only, not by the columns' units; divide a solution of the
+    scaled matrix by ``norms`` for the original one."""
+    norms = np.linalg.norm(matrix, axis=0)
+    norms[norms == 0.0] = 1.0
+    return matrix / norms, norms
+
+
 def scaled_pinv(matrix: np.ndarray, rcond: float = 1e-14) -> np.ndarray:
     """Pseudo-inverse of a symmetric positive semidefinite ``matrix`` (a precision or a
     Hessian) taken at unit diagonal (Jacobi scaling) and scaled back: the parameters' units

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from physid.findings import Finding
+from physid.numerics.linalg import unit_norm_columns
 from physid.offline.codes import TIME_SCALE
 from physid.offline.observe.reduced import reduce_observations, triangular_factor
 from physid.robot.model import RobotModel
@@ -114,22 +115,15 @@ def fit_by_time_scale(
 _RCOND = 1e-10
 
 
-def _normalised(X: np.ndarray) -> np.ndarray:
-    """Columns of one size (zero columns left zero): the rank is then a matter of conditioning."""
-    norms = np.linalg.norm(X, axis=0)
-    norms[norms == 0.0] = 1.0
-    return X / norms
-
-
 def _truncated_residual(X: np.ndarray, y: np.ndarray) -> float:
     """||y - X b|| for the least squares with singular values below :data:`_RCOND` dropped."""
-    scaled = _normalised(X)
+    scaled, _ = unit_norm_columns(X)
     solution, *_ = np.linalg.lstsq(scaled, y, rcond=_RCOND)
     return float(np.linalg.norm(y - scaled @ solution))
 
 
 def _rank(X: np.ndarray) -> int:
-    singular = np.linalg.svd(_normalised(X), compute_uv=False)
+    singular = np.linalg.svd(unit_norm_columns(X)[0], compute_uv=False)
     return int(np.sum(singular > _RCOND * singular[0])) if singular.size else 0
 
 
@@ -147,7 +141,7 @@ def _spanning_columns(F: np.ndarray, G: np.ndarray, D: np.ndarray) -> np.ndarray
     ends = (np.hstack([F, G + c**2 * D]) for c in (FACTORS[0], FACTORS[-1]))
     if rank == 0 or any(_rank(end) != rank for end in ends):
         return None
-    _, _, pivots = scipy.linalg.qr(_normalised(at_one), mode="economic", pivoting=True)
+    _, _, pivots = scipy.linalg.qr(unit_norm_columns(at_one)[0], mode="economic", pivoting=True)
     return np.sort(pivots[:rank])
 
 
@@ -155,7 +149,7 @@ def _spanned_residual(X: np.ndarray, y: np.ndarray) -> float | None:
     """||y - X b|| of the least squares on ``X``'s columns (full column rank), from the last
     diagonal entry of ``[X | y]``'s triangular factor; None when the columns are close to
     dependent here (a factor c where the columns picked at c = 1 lose their rank)."""
-    scaled = _normalised(X)
+    scaled, _ = unit_norm_columns(X)
     square = triangular_factor(np.column_stack([scaled, y]))
     diagonal = np.abs(np.diag(square))
     rank = X.shape[1]
@@ -194,7 +188,7 @@ def _joint_weights(X: np.ndarray, y: np.ndarray, n_rows: int) -> np.ndarray:
     triangular factors of its ``n_rows`` unweighted rows, whose residual norm is the rows'."""
     n_joints = X.shape[0]
     stacked, target = X.reshape(-1, X.shape[2]), y.reshape(-1)
-    scaled = _normalised(stacked)
+    scaled, _ = unit_norm_columns(stacked)
     solution, *_ = np.linalg.lstsq(scaled, target, rcond=_RCOND)
     residual = (target - scaled @ solution).reshape(n_joints, -1)
     sigma = np.sqrt(np.sum(residual**2, axis=1) / n_rows)

@@ -30,6 +30,7 @@ import numpy as np
 
 from physid.errors import InputError
 from physid.files.config import FilterConfig
+from physid.offline.observe.crossval import least_squares_fit
 from physid.offline.observe.folds import taken_apart
 from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.metrics import MetricsAccumulator
@@ -83,20 +84,6 @@ def candidate_models(
     ]
 
 
-def _least_squares(system: ReducedSystem, columns: np.ndarray) -> np.ndarray:
-    """Standard parameters (p,) whose base ``columns`` solve the (reduced) observations by
-    least squares (columns normalised), the other entries 0. Solving for the base columns
-    only matters: a minimum-norm solution over all standard columns puts huge, cancelling
-    values on the near-null directions, which RNEA then predicts with round-off (1e25 %)."""
-    A, u = system.stacked(columns)
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0.0] = 1.0
-    solution, *_ = np.linalg.lstsq(A / norms, u, rcond=1e-10)
-    theta = np.zeros(system.n_standard)
-    theta[columns] = solution / norms
-    return theta
-
-
 def choose_deadband(
     candidates: list[RobotModel],
     systems: list[ReducedSystem],
@@ -107,7 +94,7 @@ def choose_deadband(
     given each one's reduced training observations ``systems`` (standard columns: the inertial
     ones, then the candidate's joint terms), by the raw residual of each one's least squares."""
     columns = base_parameters(candidates[0]).independent
-    thetas = [_least_squares(system, columns) for system in systems]
+    thetas = [least_squares_fit(columns, system.n_standard)(system) for system in systems]
     sums = [MetricsAccumulator(candidates[0].fitted) for _ in candidates]
     for trajectory in trajectories:
         plan = plan_recording(candidates[0], trajectory, options)

@@ -27,6 +27,7 @@ import numpy as np
 
 from physid.files.config import FilterConfig
 from physid.findings import Finding
+from physid.numerics.linalg import unit_norm_columns
 from physid.numerics.small_lm import LMStop, minimise
 from physid.offline.choose.deadband import DEADBAND_NOISE_STDS
 from physid.offline.codes import FRICTION_SHAPES, SHAPES_AT_BOUND, SHAPES_NOT_CONVERGED
@@ -278,9 +279,8 @@ class _Passes:
             self.columns = np.delete(columns, data_rank_deficiency(X))
             self.weights = least_squares(system, self.columns, self.weighting).weights
         X, u = system.stacked(self.columns, self.weights)
-        norms = np.linalg.norm(X, axis=0)
-        norms[norms == 0.0] = 1.0
-        solution, *_ = np.linalg.lstsq(X / norms, u, rcond=1e-12)
+        scaled, norms = unit_norm_columns(X)
+        solution, *_ = np.linalg.lstsq(scaled, u, rcond=1e-12)
         theta = np.zeros(system.n_standard)
         theta[self.columns] = solution / norms
         residual = u - X @ theta[self.columns]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from physid.files.config import FilterConfig
+from physid.numerics.linalg import unit_norm_columns
 from physid.offline.observe.folds import FoldPlan, contiguous, leave_out
 from physid.offline.observe.passes import recorded_windows
 from physid.offline.observe.reduced import ReducedSystem
@@ -369,13 +370,14 @@ def fixed_score(label: str, model: RobotModel, rows: list[RawRows], theta: np.nd
 
 def least_squares_fit(columns: np.ndarray, n_standard: int) -> Fit:
     """Plain least squares of the base ``columns`` (normalised; minimum norm), others 0: the
-    OLS baseline, on the same folds."""
+    OLS baseline, on the same folds. Solving for the base columns only matters: a minimum-norm
+    solution over all standard columns puts huge, cancelling values on the near-null
+    directions, which RNEA then predicts with round-off (1e25 %)."""
 
     def fit(system: ReducedSystem) -> np.ndarray:
         A, u = system.stacked(columns)
-        norms = np.linalg.norm(A, axis=0)
-        norms[norms == 0.0] = 1.0
-        solution = np.linalg.lstsq(A / norms, u, rcond=1e-10)[0]
+        scaled, norms = unit_norm_columns(A)
+        solution = np.linalg.lstsq(scaled, u, rcond=1e-10)[0]
         theta = np.zeros(n_standard)
         theta[columns] = solution / norms
         return theta
