@@ -22,6 +22,12 @@ from physid.threads import BLAS_THREAD_VARIABLES  # noqa: E402 - os and typing o
 for _variable in BLAS_THREAD_VARIABLES:
     os.environ.setdefault(_variable, "1")
 
+# NumPy asks Linux for 2 MB pages for every array of 4 MB or more; each such page is zeroed whole
+# (and compacted for, when none is free) at its first touch, which for a command's short-lived
+# arrays costs more system time than the fewer page faults save (docs/benchmarks.md). Export
+# NUMPY_MADVISE_HUGEPAGE=1 to override.
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
 
 def _keep_freed_memory() -> None:
     """Let the C allocator keep the memory of freed arrays for the next ones (glibc's mallopt;
