@@ -11,6 +11,7 @@ from physid.signal.butterworth import (
     classical_derivatives,
     excitation_bandwidth_hz,
     measurable_bandwidth_hz,
+    pooled_spectra,
     rule_of_thumb_cutoffs,
     zero_phase_lowpass,
 )
@@ -79,7 +80,14 @@ def test_bandwidth_does_not_leak_on_a_segment_cut_mid_motion():
     cut = q[int(0.3 * len(t)) :]
     assert excitation_bandwidth_hz([(cut, 200.0)]) < 0.6
     # Pooled with a second recording at another rate, still the same band.
-    assert excitation_bandwidth_hz([(cut, 200.0), (q[::2], 100.0)]) < 0.6
+    pairs = [(cut, 200.0), (q[::2], 100.0)]
+    assert excitation_bandwidth_hz(pairs) < 0.6
+    # computed once for several rules: the same numbers as each rule computing them
+    spectra = pooled_spectra(pairs)
+    assert spectra.lowest_rate_hz == 100.0 and spectra.longest_s == pytest.approx(37.3, abs=0.01)
+    assert spectra.frequencies_hz[-1] <= 50.0  # the grid ends at the lower rate's Nyquist
+    assert rule_of_thumb_cutoffs(spectra) == rule_of_thumb_cutoffs(pairs)
+    assert measurable_bandwidth_hz(spectra) == measurable_bandwidth_hz(pairs)
 
 
 def test_bad_cutoffs_are_named():

@@ -237,26 +237,31 @@ def position_spectrum(q: np.ndarray, sample_rate_hz: float) -> tuple[np.ndarray,
     return frequencies, power.sum(axis=1)
 
 
-def excitation_bandwidth_hz(
-    recordings: list[tuple[np.ndarray, float]], energy: float = BANDWIDTH_ENERGY
-) -> float:
-    """Frequency below which ``energy`` of the position power lies, all recordings pooled.
+@dataclass(frozen=True)
+class PooledSpectra:
+    """Per-joint Welch spectra (:func:`position_spectra`) of several recordings, each weighted by
+    its duration and interpolated onto the finest frequency grid: what every rule of this module
+    reads from the recordings, computed once when several of them do (:func:`pooled_spectra`)."""
 
-    ``recordings`` holds ``(q, sample_rate_hz)`` pairs; each Welch spectrum
-    (:func:`position_spectrum`) is weighted by its duration and interpolated onto the finest
-    frequency grid. Paper C §2.3 lets the cut-offs follow the excitation spectrum instead of the
-    (unknown) highest mode ``omega_dyn``; this is that spectrum's effective bandwidth.
-    """
-    return _energy_point(*_pooled_spectrum(recordings), energy)
+    frequencies_hz: np.ndarray  # (F,)
+    power: np.ndarray  # (F, n) per joint, unit^2 / Hz
+    lowest_rate_hz: float
+    longest_s: float  # the longest recording's duration
+
+    @property
+    def summed(self) -> np.ndarray:
+        """(F,) the power summed over joints."""
+        return self.power.sum(axis=1)
 
 
-def _energy_point(grid: np.ndarray, power: np.ndarray, energy: float) -> float:
-    cumulative = np.cumsum(power) / max(float(power.sum()), 1e-300)
-    return float(grid[min(np.searchsorted(cumulative, energy), len(grid) - 1)])
+Recordings = list[tuple[np.ndarray, float]] | PooledSpectra  # (q, sample_rate_hz) pairs
 
 
-def _pooled_spectra(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-joint spectra of all recordings, weighted by duration, on the finest common grid."""
+def pooled_spectra(recordings: Recordings) -> PooledSpectra:
+    """The :class:`PooledSpectra` of ``(q, sample_rate_hz)`` pairs (given already computed:
+    returned as they are)."""
+    if isinstance(recordings, PooledSpectra):
+        return recordings
     spectra = [position_spectra(q, rate) + (len(q) / rate,) for q, rate in recordings]
     grid = min((f for f, _, _ in spectra), key=lambda f: f[1] if len(f) > 1 else np.inf)
     grid = grid[grid <= min(f[-1] for f, _, _ in spectra)]
@@ -264,12 +269,30 @@ def _pooled_spectra(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndar
         duration * np.column_stack([np.interp(grid, f, p[:, k]) for k in range(p.shape[1])])
         for f, p, duration in spectra
     )
-    return grid, pooled / sum(duration for _, _, duration in spectra)
+    return PooledSpectra(
+        grid,
+        pooled / sum(duration for _, _, duration in spectra),
+        min(rate for _, rate in recordings),
+        max(len(q) / rate for q, rate in recordings),
+    )
 
 
-def _pooled_spectrum(recordings: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, np.ndarray]:
-    grid, pooled = _pooled_spectra(recordings)
-    return grid, pooled.sum(axis=1)
+def excitation_bandwidth_hz(recordings: Recordings, energy: float = BANDWIDTH_ENERGY) -> float:
+    """Frequency below which ``energy`` of the position power lies, all recordings pooled.
+
+    ``recordings`` holds ``(q, sample_rate_hz)`` pairs (or their :func:`pooled_spectra`); each
+    Welch spectrum (:func:`position_spectrum`) is weighted by its duration and interpolated onto
+    the finest frequency grid. Paper C §2.3 lets the cut-offs follow the excitation spectrum
+    instead of the (unknown) highest mode ``omega_dyn``; this is that spectrum's effective
+    bandwidth.
+    """
+    spectra = pooled_spectra(recordings)
+    return _energy_point(spectra.frequencies_hz, spectra.summed, energy)
+
+
+def _energy_point(grid: np.ndarray, power: np.ndarray, energy: float) -> float:
+    cumulative = np.cumsum(power) / max(float(power.sum()), 1e-300)
+    return float(grid[min(np.searchsorted(cumulative, energy), len(grid) - 1)])
 
 
 def _noise_floor(grid: np.ndarray, power: np.ndarray) -> np.ndarray:
@@ -278,8 +301,7 @@ def _noise_floor(grid: np.ndarray, power: np.ndarray) -> np.ndarray:
 
 
 def measurable_bandwidth_hz(
-    recordings: list[tuple[np.ndarray, float]],
-    signal_to_noise: float = MEASURABLE_SIGNAL_TO_NOISE,
+    recordings: Recordings, signal_to_noise: float = MEASURABLE_SIGNAL_TO_NOISE
 ) -> float:
     """Highest frequency at which the position spectrum stands ``signal_to_noise`` above its
     noise floor (the median power of the upper half of the band: encoder quantisation and
@@ -287,7 +309,8 @@ def measurable_bandwidth_hz(
     that a controller's corrections and a trajectory's corners put above the excitation's
     nominal band are real, and the recorded torque contains them.
     """
-    return _noise_edge(*_pooled_spectrum(recordings), signal_to_noise)
+    spectra = pooled_spectra(recordings)
+    return _noise_edge(spectra.frequencies_hz, spectra.summed, signal_to_noise)
 
 
 def _noise_edge(grid: np.ndarray, power: np.ndarray, signal_to_noise: float) -> float:
@@ -296,9 +319,7 @@ def _noise_edge(grid: np.ndarray, power: np.ndarray, signal_to_noise: float) -> 
     return float(grid[above[-1]]) if above.size else float(grid[-1])
 
 
-def rule_of_thumb_cutoffs(
-    recordings: list[tuple[np.ndarray, float]],
-) -> tuple[float, float, float]:
+def rule_of_thumb_cutoffs(recordings: Recordings) -> tuple[float, float, float]:
     """``(omega_dyn, omega_q, omega_f)`` in Hz from paper C §2.3's rules of thumb.
 
     ``omega_dyn`` is taken as the excitation bandwidth of all recordings together (floored at the
@@ -310,17 +331,14 @@ def rule_of_thumb_cutoffs(
     takes a logger's pattern (a peak of repeated rows) for motion and filters it into the fit,
     several times the held-out error.
     """
-    rate = min(r for _, r in recordings)
-    longest = max(len(q) / r for q, r in recordings)
-    grid, power = _pooled_spectrum(recordings)
-    omega_dyn = max(_energy_point(grid, power, BANDWIDTH_ENERGY), 10.0 / longest)
-    cap = 0.4 * rate
+    spectra = pooled_spectra(recordings)
+    energy_point = _energy_point(spectra.frequencies_hz, spectra.summed, BANDWIDTH_ENERGY)
+    omega_dyn = max(energy_point, 10.0 / spectra.longest_s)
+    cap = 0.4 * spectra.lowest_rate_hz
     return omega_dyn, min(10.0 * omega_dyn, cap), min(2.0 * omega_dyn, cap)
 
 
-def derivative_noise_std(
-    recordings: list[tuple[np.ndarray, float]], cutoff_hz: float
-) -> np.ndarray:
+def derivative_noise_std(recordings: Recordings, cutoff_hz: float) -> np.ndarray:
     """Standard deviation (n,) of the velocity noise of :func:`classical_derivatives` at
     ``cutoff_hz``, per joint, in the joint's units per second.
 
@@ -330,9 +348,9 @@ def derivative_noise_std(
     ``integral N0 |H(f)|^4 (sin(2 pi f dt) / dt)^2 df`` over ``[0, fs/2]``, at the lowest sample
     rate of the recordings. A velocity below a few times this value cannot be told from zero.
     """
-    grid, pooled = _pooled_spectra(recordings)
-    noise = _noise_floor(grid, pooled)
-    rate = min(r for _, r in recordings)
+    spectra = pooled_spectra(recordings)
+    noise = _noise_floor(spectra.frequencies_hz, spectra.power)
+    rate = spectra.lowest_rate_hz
     _check_cutoff(cutoff_hz, rate, "Butterworth cut-off")
     frequencies = np.linspace(0.0, rate / 2.0, 4097)
     sos = butterworth_sos(DERIVATIVE_ORDER + 2, cutoff_hz, rate)

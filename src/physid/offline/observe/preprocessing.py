@@ -32,8 +32,10 @@ from physid.files.config import METHODS, FilterConfig
 from physid.recordings.trajectory import Trajectory
 from physid.signal.butterworth import (
     Decimation,
+    PooledSpectra,
     derivative_noise_std,
     measurable_bandwidth_hz,
+    pooled_spectra,
     rule_of_thumb_cutoffs,
 )
 
@@ -180,8 +182,10 @@ def resolve_preprocessing(
     n_parameters: int,
     *,
     decimation_per_cutoff: float = DECIMATION_PER_CUTOFF,
+    spectra: PooledSpectra | None = None,
 ) -> Preprocessing:
-    """Make every cut-off of ``options`` concrete for these training recordings.
+    """Make every cut-off of ``options`` concrete for these training recordings (``spectra``:
+    their :func:`~physid.signal.butterworth.pooled_spectra`, when the caller has them).
 
     An unset Butterworth cut-off is ``omega_q = 10 omega_dyn`` of the pooled excitation bandwidth;
     an unset decimation cut-off is ``omega_q`` as well (module docstring), raised until at least
@@ -191,8 +195,9 @@ def resolve_preprocessing(
     The ``given`` method is not decimated unless asked to.
     """
     notes: list[str] = []
-    recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
-    omega_dyn, omega_q, _ = rule_of_thumb_cutoffs(recordings)
+    if spectra is None:
+        spectra = pooled_spectra([(t.q, t.sample_rate_hz) for t in trajectories])
+    omega_dyn, omega_q, _ = rule_of_thumb_cutoffs(spectra)
     butterworth = options.butterworth_cutoff_hz
     cutoff_note = None
     if options.method == "classical" and butterworth is None:
@@ -207,7 +212,7 @@ def resolve_preprocessing(
     velocity_noise = None
     if options.method != "given":
         cutoff = butterworth if options.method == "classical" else omega_q
-        velocity_noise = tuple(float(x) for x in derivative_noise_std(recordings, cutoff))
+        velocity_noise = tuple(float(x) for x in derivative_noise_std(spectra, cutoff))
         if options.method != "classical":
             notes.append(
                 f"velocity noise estimated for a Butterworth at {omega_q:.3g} Hz (the smoother's "
@@ -311,18 +316,18 @@ def cutoff_candidates(
     decimation). A simulator logs its exact ones, which follow a transient (a servo's start)
     that no cut-off of the positions can. A cut-off the user set, or another
     derivative method, has no alternatives."""
-    per = {"decimation_per_cutoff": decimation_per_cutoff}
+    spectra = pooled_spectra([(t.q, t.sample_rate_hz) for t in trajectories])
+    per = {"decimation_per_cutoff": decimation_per_cutoff, "spectra": spectra}
     conservative = resolve_preprocessing(options, trajectories, n_parameters, **per)
     if options.method != "classical" or options.butterworth_cutoff_hz is not None:
         return [conservative]
-    recordings = [(t.q, t.sample_rate_hz) for t in trajectories]
     base = conservative.filter.butterworth_cutoff_hz
     # a configured decimation factor bounds the band the decimated data keep: a cut-off above
     # it would differentiate what the decimation then removes (and its own decimation cut-off
     # would alias above the decimated Nyquist frequency)
-    cap = decimation_ceiling_hz(min(rate for _, rate in recordings), options.decimation_factor)
+    cap = decimation_ceiling_hz(spectra.lowest_rate_hz, options.decimation_factor)
     wanted = [base * f for f in CUTOFF_FACTORS[1:]]
-    wanted.append(min(measurable_bandwidth_hz(recordings), cap))
+    wanted.append(min(measurable_bandwidth_hz(spectra), cap))
     kept = [base]
     for cutoff in wanted:
         cutoff = min(cutoff, cap)
