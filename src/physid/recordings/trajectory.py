@@ -16,6 +16,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from physid.recordings.codes import (
     TIME_BASE,
     TORQUE_AT_LIMIT,
 )
+from physid.recordings.glitches import moving_joints
 from physid.recordings.manifest import FORMAT as MANIFEST_FORMAT
 from physid.recordings.manifest import read_recording
 from physid.recordings.tables import (
@@ -96,13 +98,22 @@ class Trajectory:
     def n_samples(self) -> int:
         return len(self.t)
 
-    @property
+    @cached_property
     def sample_rate_hz(self) -> float:
         """Median sample rate [1/unit of t]; the median ignores dropped samples and jitter."""
         if self.n_samples < 2:
             return float("nan")
         step = float(np.median(np.diff(np.asarray(self.t, float))))
         return 1.0 / step if step > 0.0 else float("nan")
+
+    @cached_property
+    def moving(self) -> np.ndarray:
+        """(n,) bool, read-only: the joints that move in ``q``
+        (:func:`~physid.recordings.glitches.moving_joints`), read once for the dozen checks and
+        choices that ask (each reads the medians of the whole recording's differences)."""
+        moving = moving_joints(self.q)
+        moving.flags.writeable = False
+        return moving
 
     def part(self, start: int, stop: int) -> Trajectory:
         """Rows ``start:stop`` (as :meth:`time_slice`; a long recording on disk,
@@ -563,12 +574,8 @@ def unlogged_torque_joints(trajectories: list[Trajectory]) -> list[tuple[str, fl
     """``(joint, value)`` of the torque columns that hold one value in every row of every
     recording given while the robot moves in some: a torque that was not logged (a dead sensor,
     an empty column). None is found among recordings streamed from disk (not read for it)."""
-    from physid.recordings.glitches import moving_joints
-
     held = [t for t in trajectories if isinstance(getattr(t, "tau", None), np.ndarray)]
-    if len(held) < len(trajectories) or not any(
-        np.any(moving_joints(t.q)) for t in held if t.n_samples > 1
-    ):
+    if len(held) < len(trajectories) or not any(np.any(t.moving) for t in held if t.n_samples > 1):
         return []
     names = held[0].joint_names
     found = []

@@ -53,7 +53,7 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
         for k, joint in enumerate(model.joint_names)
         if model.fitted[k] and not is_revolute(model, joint)
     ]
-    moving = moving_joints(q)
+    moving = trajectory.moving if isinstance(trajectory, Trajectory) else moving_joints(q)
     lifts = [k for k in lifts if moving[k]]
     if not lifts:
         return {}

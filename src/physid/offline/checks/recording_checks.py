@@ -432,6 +432,8 @@ def span_and_mean(recording: Trajectory) -> tuple[np.ndarray, np.ndarray, np.nda
     streamed from disk (its preview may be a rest before the motion; the noise is read on the
     first block)."""
     positions = recording.q
+    if isinstance(recording, Trajectory):
+        return np.ptp(positions, axis=0), np.mean(positions, axis=0), recording.moving
     if isinstance(positions, np.ndarray):
         span = np.ptp(positions, axis=0)
         return span, np.mean(positions, axis=0), moving_joints(positions)
