@@ -116,11 +116,16 @@ class FitContext:
 
 
 def excited_columns(system, base: BaseParameters) -> np.ndarray:
-    """The base columns within the numerical rank of the data."""
-    X, _ = system.stacked(base.independent)
-    excited = np.ones(base.size, dtype=bool)
-    excited[data_rank_deficiency(X)] = False
-    return base.independent[excited]
+    """The base columns within the numerical rank of the data (read once per system and base
+    columns: the delay, gravity and tilt choices ask of the same training system)."""
+
+    def excited() -> np.ndarray:
+        X, _ = system.stacked(base.independent)
+        within = np.ones(base.size, dtype=bool)
+        within[data_rank_deficiency(X)] = False
+        return base.independent[within]
+
+    return system.remembered(("excited", base.independent.tobytes()), excited).copy()
 
 
 def fit_context(

@@ -91,12 +91,29 @@ def _fit(
 
 
 def ordinary_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
-    """OLS of the selected regressor columns (paper C eqs. 5–7)."""
-    return _fit(system, columns, np.ones(system.n_joints), "ols")
+    """OLS of the selected regressor columns (paper C eqs. 5–7), computed once per system and
+    columns (:meth:`~.reduced.ReducedSystem.remembered`: the choices ask for the same fits)."""
+    key = ("ols", np.asarray(columns).tobytes())
+    ones = np.ones(system.n_joints)
+    return system.remembered(key, lambda: _read_only(_fit(system, columns, ones, "ols")))
 
 
 def weighted_least_squares(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
-    """Per-joint WLS: rows of joint j divided by its OLS residual standard deviation."""
+    """Per-joint WLS: rows of joint j divided by its OLS residual standard deviation (computed
+    once per system and columns, as :func:`ordinary_least_squares`)."""
+    key = ("wls", np.asarray(columns).tobytes())
+    return system.remembered(key, lambda: _read_only(_wls(system, columns)))
+
+
+def _read_only(result: LeastSquaresResult) -> LeastSquaresResult:
+    """The result with its arrays read-only: one fit is handed to every choice that asks."""
+    for value in vars(result).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return result
+
+
+def _wls(system: ReducedSystem, columns: np.ndarray) -> LeastSquaresResult:
     sigma = ordinary_least_squares(system, columns).joint_sigma
     floor = 1e-9 * max(float(np.nanmax(sigma)), 1e-300)
     weights = 1.0 / np.maximum(sigma, floor)

@@ -13,8 +13,10 @@ least squares, covariances, essential-parameter elimination and the consistency 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 from scipy.linalg.lapack import dgeqrf
@@ -22,6 +24,8 @@ from scipy.linalg.lapack import dgeqrf
 # dgeqrf's workspace per column: LAPACK's optimal one is its block size (32 here); twice that
 # runs the same blocked algorithm without a workspace query (a second call per factorisation)
 _QR_BLOCK_WORKSPACE = 64
+
+T = TypeVar("T")
 
 
 def triangular_factor(block: np.ndarray) -> np.ndarray:
@@ -80,6 +84,18 @@ class ReducedSystem:
             cached = (nonzero.any(axis=2) | (self.z != 0.0), nonzero.any(axis=1))
             object.__setattr__(self, "_filled", cached)
         return cached
+
+    def remembered(self, key: tuple, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` for this system (immutable: the same rows and
+        factors): the least squares and data ranks that several choices ask of one training
+        system (what is kept must not refer back to the system: no reference cycle)."""
+        memo = self.__dict__.get("_remembered")
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_remembered", memo)
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     def acting(self, columns: np.ndarray) -> np.ndarray:
         """Number of the selected parameters that act on each joint (non-zero columns)."""
