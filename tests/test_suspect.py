@@ -136,6 +136,20 @@ def test_each_corruption_gives_one_reason_of_its_kind(arm_experiment, clean, cor
     assert "\n" not in reasons[0]
 
 
+def test_the_checks_of_one_recording_low_pass_its_signals_once(arm_experiment, clean, monkeypatch):
+    # the unit, torque, dead-encoder and time-scale checks read the same low-passed positions
+    # and torques (CheckBand): filtered once per recording, not once per check
+    import physid.offline.checks.gravity_comparison as comparison_module
+
+    filtered = []
+    lowpass = comparison_module.lowpass
+    monkeypatch.setattr(
+        comparison_module, "lowpass", lambda x, rate: filtered.append(x.shape) or lowpass(x, rate)
+    )
+    assert suspect_reasons(arm_experiment.model, [clean]) == []
+    assert filtered == [clean.q.shape, clean.tau.shape]
+
+
 def test_a_slow_log_in_seconds_is_not_told_its_time_is_in_milliseconds(arm_experiment, clean):
     """5 Hz is below the rates robots log at, but were its stamps in ms this arm's joints would
     move 1000 x faster than they read, beyond 50 rad/s: the motion says seconds (the real KUKA

@@ -11,6 +11,7 @@ column is in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pinocchio as pin
@@ -98,6 +99,7 @@ def gravity_comparison(
     *,
     diagnostics: bool = True,
     loaded_joints: tuple[str, ...] | None = None,
+    band: CheckBand | None = None,
 ) -> GravityComparison | None:
     """Compare the recorded torques with the URDF's static gravity torque ``g(q)``.
 
@@ -118,9 +120,10 @@ def gravity_comparison(
     ``model_correlations`` None): the scales and correlations alone, for the many comparisons of
     :func:`physid.offline.checks.column_fixes.best_fix`. ``loaded_joints``: compare these joints
     instead of the ones this recording's gravity loads (every fix is judged on the joints the
-    recording as given was judged on).
+    recording as given was judged on). ``band``: the recording's :class:`CheckBand`, when the
+    caller holds it.
     """
-    signals = check_signals(trajectory, columns_removed=NUISANCE_COLUMNS)
+    signals = check_signals(trajectory, columns_removed=NUISANCE_COLUMNS, band=band)
     if signals is None:
         return None
     q, tau, seconds_per_row = signals
@@ -179,22 +182,43 @@ def independent_samples(trajectory: Trajectory) -> float:
     return 2.0 * cutoff_hz(rate) * trajectory.n_samples / rate
 
 
+class CheckBand:
+    """One recording's positions and torques low-passed for the torque checks (:func:`lowpass`
+    at its sample rate), each filtered once, when a check first asks: the unit, torque,
+    dead-encoder and time-scale checks of one recording read the same signals."""
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+
+    @cached_property
+    def rate_hz(self) -> float:
+        return self.trajectory.sample_rate_hz
+
+    @cached_property
+    def q(self) -> np.ndarray:
+        return lowpass(np.asarray(self.trajectory.q, float), self.rate_hz)
+
+    @cached_property
+    def tau(self) -> np.ndarray:
+        return lowpass(np.asarray(self.trajectory.tau, float), self.rate_hz)
+
+
 def check_signals(
-    trajectory: Trajectory, columns_removed: int
+    trajectory: Trajectory, columns_removed: int, band: CheckBand | None = None
 ) -> tuple[np.ndarray, np.ndarray, float] | None:
     """The positions and torques the torque checks judge: low-passed at :func:`cutoff_hz` and
     kept at about ten rows per cut-off period, with the stamps' seconds per kept row; None when
     the recording is too short to judge (fewer than :data:`MIN_DEGREES_OF_FREEDOM` independent
-    samples once ``columns_removed`` nuisance columns are taken out)."""
+    samples once ``columns_removed`` nuisance columns are taken out). ``band``: the recording's
+    :class:`CheckBand`, when the caller holds it."""
     rate = trajectory.sample_rate_hz
     if not np.isfinite(rate) or trajectory.n_samples <= 4 * MIN_SAMPLES:
         return None
     if independent_samples(trajectory) - columns_removed < MIN_DEGREES_OF_FREEDOM:
         return None
-    q = lowpass(np.asarray(trajectory.q, float), rate)
-    tau = lowpass(np.asarray(trajectory.tau, float), rate)
+    band = CheckBand(trajectory) if band is None else band
     step = max(1, int(rate / (10.0 * cutoff_hz(rate))))
-    return q[::step], tau[::step], step / rate
+    return band.q[::step], band.tau[::step], step / rate
 
 
 def _model_correlations(

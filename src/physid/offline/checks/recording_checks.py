@@ -16,6 +16,7 @@ import numpy as np
 from physid.findings import Finding
 from physid.offline.checks.gravity_comparison import (
     MIN_SAMPLES,
+    CheckBand,
     check_signals,
     lowpass,
     prior_torques,
@@ -163,15 +164,19 @@ def degrees_finding(
     trajectory: Trajectory,
     rate_hz: float | None,
     th: UnitThresholds = UnitThresholds(),
+    band: CheckBand | None = None,
 ) -> Finding | None:
     """A revolute joint's angles look like degrees: its peak ``|q|`` beyond its bound (a turn,
     or the URDF limit where that is wider) by the angle margin, or, when ``rate_hz`` is given
     (time trusted), its 99th-percentile speed above :attr:`~UnitThresholds.max_joint_speed_rad_s`.
     A joint without URDF limits is flagged only on both counts (a user may record several turns
-    on purpose)."""
+    on purpose). ``band``: the recording's low-passed signals, when the caller holds them."""
     speeds = None
     if rate_hz is not None and trajectory.n_samples > MIN_SAMPLES:
-        q = lowpass(np.asarray(trajectory.q, float), rate_hz)
+        if band is not None and band.rate_hz == rate_hz:
+            q = band.q
+        else:
+            q = lowpass(np.asarray(trajectory.q, float), rate_hz)
         speeds = np.percentile(np.abs(np.gradient(q, axis=0)) * rate_hz, 99.0, axis=0)
     hint = "(then set angle_unit: degrees in the config)"
     for k, joint in enumerate(model.joint_names):
@@ -334,13 +339,15 @@ def dead_encoder_finding(
     trajectory: Trajectory,
     moving: np.ndarray,
     th: DeadEncoderThresholds = DeadEncoderThresholds(),
+    band: CheckBand | None = None,
 ) -> Finding | None:
     """A joint stays within its position noise while others move (``moving``:
     :func:`~physid.recordings.glitches.moving_joints`) but its torque varies in ways the URDF's
     model of the recorded motion cannot give it: a position sensor that stopped. Read on the
-    torque checks' signals with derivatives per row (free scales: whatever unit t is in)."""
+    torque checks' signals with derivatives per row (free scales: whatever unit t is in;
+    ``band``: as :func:`degrees_finding`)."""
     still = [j for j in np.flatnonzero(~np.asarray(moving, bool)) if model.fitted[j]]
-    signals = check_signals(trajectory, columns_removed=3) if still else None
+    signals = check_signals(trajectory, columns_removed=3, band=band) if still else None
     if signals is None:
         return None
     q, tau, _ = signals

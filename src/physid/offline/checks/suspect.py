@@ -27,7 +27,7 @@ import numpy as np
 
 from physid.findings import Code, Finding
 from physid.offline.checks import recording_checks as rc
-from physid.offline.checks.gravity_comparison import check_signals
+from physid.offline.checks.gravity_comparison import CheckBand, check_signals
 from physid.offline.checks.lift_load import lift_sign_finding
 from physid.offline.checks.time_scale import (
     fit_by_time_scale,
@@ -104,6 +104,11 @@ class RecordingContext:
     def moving(self) -> np.ndarray:
         return rc.span_and_mean(self.trajectory)[2]
 
+    @cached_property
+    def band(self) -> CheckBand:
+        """The low-passed signals the unit, torque, encoder and time-scale checks read."""
+        return CheckBand(self.trajectory)
+
     def saw(self, *codes: Code) -> bool:
         wanted = {c.code for c in codes}
         return any(f.code in wanted for f in self.found)
@@ -140,12 +145,13 @@ def _units(context: RecordingContext) -> list[Finding]:
     # the speed rule needs seconds: not applied when the time base looks wrong
     rate = None if context.saw(SAMPLE_RATE) else context.rate_hz
     model, trajectory = context.model, context.trajectory
-    found = rc.degrees_finding(model, trajectory, rate)
+    found = rc.degrees_finding(model, trajectory, rate, band=context.band)
     return _one(found or rc.millimetres_finding(model, trajectory))
 
 
 def _dead_encoder(context: RecordingContext) -> list[Finding]:
-    return _one(rc.dead_encoder_finding(context.model, context.trajectory, context.moving))
+    model, trajectory, moving = context.model, context.trajectory, context.moving
+    return _one(rc.dead_encoder_finding(model, trajectory, moving, band=context.band))
 
 
 TIMELINE_ROWS = 1500  # rows of the time-scale fit: its question has a handful of answers
@@ -157,7 +163,7 @@ def _timeline(context: RecordingContext) -> list[Finding]:
     clock runs in every joint's torque, a column of another scale in one: the evidence must
     stand without any one joint."""
     model = context.model
-    signals = check_signals(context.trajectory, columns_removed=0)
+    signals = check_signals(context.trajectory, columns_removed=0, band=context.band)
     if signals is None:
         return []
     q, tau, seconds_per_row = signals
@@ -210,7 +216,7 @@ RECORDING_CHECKS: tuple[Check, ...] = (
     Check(
         "torques against gravity",
         TORQUE_CODES,
-        lambda c: torque_findings(c.model, c.trajectory, TorqueThresholds()),
+        lambda c: torque_findings(c.model, c.trajectory, TorqueThresholds(), c.band),
         _moves,
     ),
     Check(

@@ -31,6 +31,7 @@ from physid.offline.checks.gravity_comparison import (
     MIN_CORRELATION,
     MIN_DEGREES_OF_FREEDOM,
     NUISANCE_COLUMNS,
+    CheckBand,
     GravityComparison,
     gravity_comparison,
     independent_samples,
@@ -87,12 +88,15 @@ def _numbers(comparison: GravityComparison) -> dict[str, float]:
 
 
 def torque_findings(
-    model: RobotModel, trajectory: Trajectory, th: TorqueThresholds = TorqueThresholds()
+    model: RobotModel,
+    trajectory: Trajectory,
+    th: TorqueThresholds = TorqueThresholds(),
+    band: CheckBand | None = None,
 ) -> list[Finding]:
     """At most one finding on the sign, scale and column order of the torques (module
     docstring); none when no joint carries a significant gravity torque or the recording is too
-    short to judge."""
-    comparison = gravity_comparison(model, trajectory)
+    short to judge (``band``: the recording's low-passed signals, when the caller holds them)."""
+    comparison = gravity_comparison(model, trajectory, band=band)
     if comparison is None:
         return []
     first = _constant(trajectory, comparison) or _absent_gravity(comparison, th)
