@@ -3,7 +3,7 @@ every form of them gives the sums of squares of the rows they stand for, to roun
 
 import numpy as np
 
-from physid.offline.observe.folds import combine, leave_out
+from physid.offline.observe.folds import FoldSystems, combine, leave_out
 from physid.offline.observe.reduced import ReductionAccumulator
 
 
@@ -66,6 +66,11 @@ def test_combined_folds_are_the_reduction_of_their_rows() -> None:
     kept = [part for k, part in enumerate(parts) if k != 2]
     W, _, tau = (np.concatenate([part[k] for part in kept]) for k in range(3))
     _assert_joint_grams(leave_out(folds, 2), W, tau)
+    # the folds as FoldSystems: the same complement, combined once however often it is asked
+    shared = FoldSystems(folds)
+    complement = leave_out(shared, 2)
+    _assert_joint_grams(complement, W, tau)
+    assert leave_out(shared, 2) is complement and leave_out(shared, 1) is not complement
 
 
 def test_column_blocks_side_by_side_reduce_as_their_concatenation() -> None:

@@ -48,7 +48,7 @@ from physid.offline.observe.crossval import (
     rest_intervals,
     rest_note,
 )
-from physid.offline.observe.folds import FoldPlan
+from physid.offline.observe.folds import FoldPlan, FoldSystems
 from physid.offline.observe.gravity import (
     GravityEstimate,
     estimate_gravity_direction,
@@ -352,7 +352,7 @@ def choose_gravity(
     tilted = replace(
         training,
         system=gravity_shift(training.system, n_inertial, delta),
-        folds=[gravity_shift(s, n_inertial, delta) for s in training.folds],
+        folds=FoldSystems(gravity_shift(s, n_inertial, delta) for s in training.folds),
     )
     choice = None
     if mode == AUTO:

@@ -13,7 +13,7 @@ never formed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -25,6 +25,7 @@ from physid.offline.observe.crossval import RawRows, RowPool, row_pool
 from physid.offline.observe.folds import (
     FoldAccumulator,
     FoldPlan,
+    FoldSystems,
     combine,
     store_systems,
     taken_apart,
@@ -50,7 +51,7 @@ class TrainingData:
     preprocessing: Preprocessing
     store: ObservationStore
     system: ReducedSystem
-    folds: list[ReducedSystem]
+    folds: Sequence[ReducedSystem]  # a FoldSystems: each fold's complement combined once
     rows: list[RawRows]
     # what the joint-term prior reads, when the chunks were not stored (a scoring pass)
     statistics: ColumnStatistics | None = None
@@ -68,7 +69,7 @@ class CandidateObservations:
     models: list[RobotModel]
     preprocessing: Preprocessing
     store: ObservationStore  # every model's joint-term block in chunk.joint_terms
-    folds: list[list[ReducedSystem]]  # [model][fold]
+    folds: list[FoldSystems]  # [model][fold]
     rows: list[RawRows]
     n_inertial: int
     blocks: bool  # the stored chunks carry one joint-term block per model
@@ -188,10 +189,10 @@ def observe_candidate(
                 statistics.add_terms(chunk.tau, blocks[0], chunk.dq)
     fitted = None if np.all(model.fitted) else model.fitted
     systems = [replace(system, fitted=fitted) for system in total.systems()]
-    fold_systems = [systems]
+    fold_systems = [FoldSystems(systems)]
     if len(candidates) > 1:  # [fold][model] -> [model][fold]
         apart = [taken_apart(s, n_inertial, len(candidates)) for s in systems]
-        fold_systems = [list(models) for models in zip(*apart, strict=True)]
+        fold_systems = [FoldSystems(models) for models in zip(*apart, strict=True)]
     return CandidateObservations(
         candidates or [model],
         preprocessing,

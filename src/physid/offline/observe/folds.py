@@ -206,7 +206,7 @@ def contiguous(rows: np.ndarray) -> slice | np.ndarray:
 
 def store_systems(
     store, plan: FoldPlan, fitted: np.ndarray | None = None, *, gravity: bool = False
-) -> list[ReducedSystem]:
+) -> FoldSystems:
     """The per-fold reduced systems of the stored observations (``store``: an
     :class:`~.store.ObservationStore`, its standard regressor as fitted) under ``plan``;
     ``gravity``: with the chunks' gravity regressors ``G`` as extra columns."""
@@ -215,7 +215,7 @@ def store_systems(
         for chunk in store.of_recording(recording):
             extras = chunk.G if gravity else None
             accumulator.add(recording, chunk.t, chunk.W, chunk.tau, extras)
-    return [replace(system, fitted=fitted) for system in accumulator.systems()]
+    return FoldSystems(replace(system, fitted=fitted) for system in accumulator.systems())
 
 
 def combine(systems: list[ReducedSystem]) -> ReducedSystem:
@@ -273,6 +273,26 @@ def taken_apart(system: ReducedSystem, n_shared: int, count: int) -> list[Reduce
 
 
 def leave_out(systems: list[ReducedSystem], fold: int) -> ReducedSystem:
-    """The reduced system of every fold but ``fold``, on the standard columns only."""
+    """The reduced system of every fold but ``fold``, on the standard columns only (of
+    :class:`FoldSystems`: computed once)."""
+    if isinstance(systems, FoldSystems):
+        return systems.left_out(fold)
+    return _combined_without(systems, fold)
+
+
+def _combined_without(systems: list[ReducedSystem], fold: int) -> ReducedSystem:
     kept = [s.standard_only() for k, s in enumerate(systems) if k != fold and s.n_samples > 0]
     return combine(kept)
+
+
+class FoldSystems(tuple):
+    """The reduced systems of one training's cross-validation folds, each fold's complement
+    (:func:`leave_out`) combined once: the cut-off's, deadband's, weighting's and prior's
+    scores of the chosen training all fit on the same complements."""
+
+    def left_out(self, fold: int) -> ReducedSystem:
+        """The reduced system of every fold but ``fold`` (:func:`leave_out`)."""
+        combined = self.__dict__.setdefault("_left_out", {})
+        if fold not in combined:
+            combined[fold] = _combined_without(self, fold)
+        return combined[fold]
