@@ -296,7 +296,9 @@ def _newton(
     value, gradient, hessian = objective.value_gradient_hessian(x)
     for _ in range(max_steps):
         free = ~objective.held & ~bound
-        g, H = gradient[free], hessian[np.ix_(free, free)]
+        # take by index twice: np.ix_ of two masks costs as much as the Cholesky factorisation
+        index = np.flatnonzero(free)
+        g, H = gradient[index], hessian.take(index, axis=0).take(index, axis=1)
         step = _newton_step(H, g)
         if step is None:
             return None

@@ -234,9 +234,9 @@ def combine(systems: list[ReducedSystem]) -> ReducedSystem:
     stacked = np.concatenate([np.concatenate([s.R, s.z[:, :, None]], axis=2) for s in systems], 1)
     for j in range(n_joints):
         active = np.flatnonzero(columns_filled[j])
-        factor = triangular_factor(
-            stacked[j][np.ix_(np.flatnonzero(rows_filled[j]), np.append(active, n_columns))]
-        )
+        filled_rows = np.flatnonzero(rows_filled[j])  # take twice: a third of np.ix_'s time
+        block = stacked[j].take(filled_rows, 0).take(np.append(active, n_columns), 1)
+        factor = triangular_factor(block)
         rows = min(factor.shape[0], active.size + 1)
         R[j][:rows, active] = factor[:rows, : active.size]
         z[j, :rows] = factor[:rows, active.size]
