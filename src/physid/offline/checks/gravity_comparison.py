@@ -120,8 +120,7 @@ def gravity_comparison(
     ``model_correlations`` None): the scales and correlations alone, for the many comparisons of
     :func:`physid.offline.checks.column_fixes.best_fix`. ``loaded_joints``: compare these joints
     instead of the ones this recording's gravity loads (every fix is judged on the joints the
-    recording as given was judged on). ``band``: the recording's :class:`CheckBand`, when the
-    caller holds it.
+    recording as given was judged on). ``band``: the recording's :class:`CheckBand`, if held.
     """
     signals = check_signals(trajectory, columns_removed=NUISANCE_COLUMNS, band=band)
     if signals is None:
