@@ -27,6 +27,7 @@ import pinocchio as pin
 from physid.body.inertia import PARAMETER_NAMES as INERTIAL_NAMES
 from physid.body.inertia import pin_inertia
 from physid.errors import InputError
+from physid.memo import Remembers
 from physid.robot.friction import COEFFICIENTS, FRICTION_MODELS, SHAPE_PARAMETERS
 
 JOINT_TERM_NAMES = ("fv", "fc", "offset", "Ia")  # what config joint_terms may list
@@ -182,11 +183,12 @@ class ParameterLayout:
 
 
 @dataclass(frozen=True)
-class RobotModel:
+class RobotModel(Remembers):
     """A fixed-base robot: Pinocchio model, joint names, transmission and parameter layout.
 
     Constant data only (the Pinocchio habit); work buffers live in ``pin.Data`` objects that the
-    algorithms create.
+    algorithms create. What is derived from it (its base parameters) is kept on it
+    (:meth:`remembered`).
     """
 
     pin_model: pin.Model

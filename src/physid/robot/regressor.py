@@ -302,7 +302,15 @@ def base_parameters(
     Columns are offered in :data:`_BODY_COLUMN_ORDER` (bodies from the base outward, then joint
     and motor terms); a column whose QR diagonal is below ``tolerance`` times its norm is a
     combination of earlier ones, and its coefficients ``beta`` follow from ``R11^-1 R12``.
+    Computed once per model and arguments (:meth:`RobotModel.remembered`: every stage asks).
     """
+    key = ("base_parameters", n_samples, seed, tolerance)
+    return model.remembered(key, lambda: _base_parameters(model, n_samples, seed, tolerance))
+
+
+def _base_parameters(
+    model: RobotModel, n_samples: int, seed: int, tolerance: float
+) -> BaseParameters:
     rng = np.random.default_rng(seed)
     p = model.layout.size
     if model.layout.nonlinear_friction and not model.friction_shape:
@@ -336,6 +344,8 @@ def base_parameters(
     for i, row in zip(independent, beta, strict=True):
         long_names.append(_combination_name(names_all[i], row, dependent_names))
         short_names.append(names_all[i] + (" (R)" if np.any(row != 0.0) else ""))
+    for shared in (independent, dependent, beta):  # one result for every stage that asks
+        shared.flags.writeable = False
     return BaseParameters(independent, dependent, beta, tuple(long_names), tuple(short_names))
 
 

@@ -13,19 +13,17 @@ least squares, covariances, essential-parameter elimination and the consistency 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TypeVar
 
 import numpy as np
 from scipy.linalg.lapack import dgeqrf
 
+from physid.memo import Remembers
+
 # dgeqrf's workspace per column: LAPACK's optimal one is its block size (32 here); twice that
 # runs the same blocked algorithm without a workspace query (a second call per factorisation)
 _QR_BLOCK_WORKSPACE = 64
-
-T = TypeVar("T")
 
 
 def triangular_factor(block: np.ndarray) -> np.ndarray:
@@ -51,8 +49,9 @@ def _upper_triangle(rows: int, columns: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ReducedSystem:
-    """Per-joint triangular factors of ``[W | extras]`` and the matching torque projections."""
+class ReducedSystem(Remembers):
+    """Per-joint triangular factors of ``[W | extras]`` and the matching torque projections
+    (:meth:`remembered`: the least squares and data ranks several choices ask of one system)."""
 
     R: np.ndarray  # (n, c + 1, c): columns 0..p-1 standard regressor, then the extras
     z: np.ndarray  # (n, c + 1)
@@ -84,18 +83,6 @@ class ReducedSystem:
             cached = (nonzero.any(axis=2) | (self.z != 0.0), nonzero.any(axis=1))
             object.__setattr__(self, "_filled", cached)
         return cached
-
-    def remembered(self, key: tuple, compute: Callable[[], T]) -> T:
-        """``compute()``, once per ``key`` for this system (immutable: the same rows and
-        factors): the least squares and data ranks that several choices ask of one training
-        system (what is kept must not refer back to the system: no reference cycle)."""
-        memo = self.__dict__.get("_remembered")
-        if memo is None:
-            memo = {}
-            object.__setattr__(self, "_remembered", memo)
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
 
     def acting(self, columns: np.ndarray) -> np.ndarray:
         """Number of the selected parameters that act on each joint (non-zero columns)."""
