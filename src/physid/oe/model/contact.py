@@ -20,6 +20,10 @@ soft foot. It is fixed per node from the recorded configuration (encoders and IM
 the point moves along the sole from node to node as the foot rolls, and the derivatives stay
 exact (:meth:`ContactModels.set_points`).
 
+Soft feet: with a compliance ``C > 0`` (``dyn.compliance``, :mod:`physid.oe.model.compliance`)
+the lower right block of the KKT matrix is ``-C I`` (the foot yields under its force); the
+impact at touch-down stays plastic and rigid.
+
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
 
@@ -43,6 +47,12 @@ from physid.errors import InputError
 from physid.oe.model.dynamics import ParametrizedModel
 
 _PROX = pin.ProximalSettings(1e-12, 0.0, 1)
+
+
+def _prox(compliance: float) -> pin.ProximalSettings:
+    """One proximal iteration from lambda = 0 with ``mu = C`` solves the compliant KKT
+    system exactly (``mu = 0``: the rigid one)."""
+    return _PROX if compliance == 0.0 else pin.ProximalSettings(1e-12, compliance, 1)
 
 
 class ContactModels:
@@ -96,8 +106,11 @@ class ContactModels:
         return data, cms, cds
 
 
-def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray):  # noqa: ANN202
-    """Top block of ``[[M, Jc^T], [Jc, 0]]^-1 [rhs; 0]`` by the Schur complement (eq. 18)."""
+def _kkt_solve(  # noqa: ANN202
+    model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray, compliance=0.0
+):
+    """Top block of ``[[M, Jc^T], [Jc, -C I]]^-1 [rhs; 0]`` by the Schur complement (eq. 18;
+    ``C = 0``: rigid)."""
     M = pin.crba(model, data, q)
     M = np.triu(M) + np.triu(M, 1).T
     chol = sla.cho_factor(M, lower=True, check_finite=False)
@@ -105,8 +118,53 @@ def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: N
     if Jc.shape[0] == 0:
         return Minv_rhs
     Minv_JT = sla.cho_solve(chol, Jc.T, check_finite=False)
-    S = Jc @ Minv_JT
+    S = Jc @ Minv_JT + compliance * np.eye(Jc.shape[0])
     return Minv_rhs - Minv_JT @ np.linalg.solve(S, Jc @ Minv_rhs)
+
+
+def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compliance: float):  # noqa: ANN202
+    """``[[M, Jc^T], [Jc, -C I]]`` (dense: nv + 3 feet is small)."""
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    nc = Jc.shape[0]
+    return np.block([[M, Jc.T], [Jc, -compliance * np.eye(nc)]])
+
+
+def _compliant_state_derivatives(  # noqa: ANN202
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], q, v, tau
+):
+    """``(a, da/dq, da/dv, Jc, lambda)`` of the compliant contact (module docstring of
+    :mod:`physid.oe.model.compliance`): Pinocchio's rigid derivatives of the same motion
+    held by a position gain ``Kp = 1`` about the anchor ``p - C lambda``, mapped through
+    ``K_C^-1 K_0``."""
+    model, C, nv = dyn.model, dyn.compliance, dyn.model.nv
+    data, cms, cds = contacts.get(active)
+    a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _prox(C)).copy()
+    lam = data.lambda_c.copy()
+    for i, cm in enumerate(cms):
+        point = data.oMi[cm.joint1_id].act(cm.joint1_placement).translation
+        cm.joint2_placement = pin.SE3(np.eye(3), point - C * lam[3 * i : 3 * i + 3])
+        gains = cm.m_baumgarte_parameters
+        gains.Kp = 1.0
+        cm.setBaumgarteCorrectorParameters(gains)
+    try:
+        pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX)
+        d = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
+        Jc = _jacobian(model, data, cms, cds)
+    finally:
+        for cm in cms:
+            gains = cm.m_baumgarte_parameters
+            gains.Kp = 0.0
+            cm.setBaumgarteCorrectorParameters(gains)
+            cm.joint2_placement = pin.SE3.Identity()
+    K0 = _kkt_matrix(model, data, q, Jc, 0.0)
+    KC = K0.copy()
+    KC[nv:, nv:] = -C * np.eye(Jc.shape[0])
+    z_q = K0 @ np.vstack([d[0], -d[3]])
+    z_q[nv:] += Jc
+    z_v = K0 @ np.vstack([d[1], -d[4]])
+    z = np.linalg.solve(KC, np.hstack([z_q, z_v]))
+    return a, z[:nv, :nv], z[:nv, nv:], Jc, lam
 
 
 def _jacobian(model: pin.Model, data: pin.Data, cms, cds) -> NDArray[np.float64]:  # noqa: ANN001
@@ -122,7 +180,7 @@ def contact_acceleration(
     if not active:
         return pin.aba(dyn.model, dyn.data, q, v, tau).copy()
     data, cms, cds = contacts.get(active)
-    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, _PROX).copy()
+    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, _prox(dyn.compliance)).copy()
 
 
 def contact_step(
@@ -138,21 +196,38 @@ def contact_acceleration_derivatives(
     dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
     """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18, and the joint
-    friction's ``dtau/dv`` through the same KKT matrix."""
+    friction's ``dtau/dv`` through the same KKT matrix; with a compliance (module docstring)
+    the compliant KKT matrix's, and an estimated compliance's column ``C d a / d C``."""
     if not active:
         return dyn.free_acceleration_derivatives(x, u)
-    model, nq = dyn.model, dyn.model.nq
+    model, nq, C = dyn.model, dyn.model.nq, dyn.compliance
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
-    a = pin.constraintDynamics(model, data, q, v, dyn.tau(x, u), cms, cds, _PROX).copy()
-    derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
-    da_dx = np.hstack([derivatives[0], derivatives[1]])
-    Jc = _jacobian(model, data, cms, cds)
+    tau = dyn.tau(x, u)
+    if C == 0.0:
+        a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX).copy()
+        lam = data.lambda_c.copy()
+        derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
+        da_dx = np.hstack([derivatives[0], derivatives[1]])
+        Jc = _jacobian(model, data, cms, cds)
+    else:
+        a, da_dq, da_dv, Jc, lam = _compliant_state_derivatives(dyn, contacts, active, q, v, tau)
+        da_dx = np.hstack([da_dq, da_dv])
     friction = dyn.friction_dv(x, a)
     if friction is not None:
-        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction)
-    da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
+        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction, C)
+    da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a), C)
+    if dyn.n_compliance:  # d a / d log C = C top(K_C^-1 [0; lambda]) (module docstring)
+        da_dtheta[:, -1] = C * _compliance_column(model, data, q, Jc, lam, C)
     return a, da_dx, da_dtheta
+
+
+def _compliance_column(model: pin.Model, data: pin.Data, q, Jc, lam, C: float):  # noqa: ANN001, ANN202
+    """``d a / d C``: ``K_C z = [tau - h; -gamma]``, ``z = [a; -lambda]``, ``dK_C/dC =
+    [[0, 0], [0, -I]]``, so ``K_C dz/dC = [0; -lambda]``: the top of ``K_C^-1 [0; -lambda]``."""
+    K = _kkt_matrix(model, data, q, Jc, C)
+    rhs = np.r_[np.zeros(model.nv), -lam]
+    return np.linalg.solve(K, rhs)[: model.nv]
 
 
 def contact_step_derivatives(
