@@ -704,6 +704,9 @@ def run_case(args: argparse.Namespace) -> dict:
             "(in the mass std)",
             flush=True,
         )
+    row["compliance"] = result.get("contact_compliance")
+    if row["compliance"]:
+        print(f"contact compliance: {json.dumps(row['compliance'])}", flush=True)
     for key, value in row["soft"].items():
         print(f"physid chose {key}: {json.dumps(value, default=str)}", flush=True)
     joints = result.get("joints") or {}

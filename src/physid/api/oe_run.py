@@ -162,6 +162,7 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         contact_frames=recording.contact_frames,
         contact_flags=recording.contact_flags,
         contact_damping=config.contact_damping,
+        contact_compliance=_compliance(model, config.compliance),
         imu_frame=config.imu["frame"],
         joints=config.joints.joints,
         contact_radius=radius,
@@ -175,6 +176,18 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         problem, soft["contact_change"] = choose_floor(problem, xs, given_window)
         inputs.findings.append(floor_finding(soft["contact_change"]))
     return problem, xs, ws, soft, radius
+
+
+def _compliance(model, fixed: float | None):  # noqa: ANN001, ANN202
+    """The config's fixed compliance, or (None) the estimated one started at
+    :meth:`~physid.oe.model.compliance.ContactCompliance.for_mass` of the robot's mass."""
+    import pinocchio as pin
+
+    from physid.oe.model.compliance import ContactCompliance
+
+    if fixed is not None:
+        return fixed
+    return ContactCompliance.for_mass(pin.computeTotalMass(model))
 
 
 def _solve(

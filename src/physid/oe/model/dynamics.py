@@ -351,6 +351,19 @@ class ParametrizedModel:
                 out[joint].setdefault("confounded_with", {})[kind] = bodies
         return out
 
+    def compliance_summary(self, theta_std: NDArray) -> dict:
+        """The contacts' compliance [1/kg] for result.json: ``value``, ``estimated``, and when
+        estimated its std (of the value, from the log's) and the prior's median and log std."""
+        out: dict = {"value": self.compliance, "estimated": self.compliance_estimate is not None}
+        if self.compliance_estimate is not None:
+            s_std = float(np.asarray(theta_std)[-1])
+            out |= {
+                "std": self.compliance * s_std if np.isfinite(s_std) else None,
+                "prior_median": self.compliance_estimate.start,
+                "prior_log_std": self.compliance_estimate.prior_log_std,
+            }
+        return out
+
     def tau(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:
         """Generalized force of the commands and the joint friction, ``B u - D v - F_c tanh``,
         at the state x; also puts the implicit friction of x in the model's armature

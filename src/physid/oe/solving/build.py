@@ -9,6 +9,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.oe.model.compliance import ContactCompliance
 from physid.oe.model.contact import ContactModels
 from physid.oe.model.dynamics import JointTerms, ParametrizedModel
 from physid.oe.model.joint_estimate import JointEstimate
@@ -39,6 +40,7 @@ def make_problem(
     contact_frames: Sequence[str] = (),
     contact_flags: NDArray | None = None,
     contact_damping: float = 0.0,
+    contact_compliance: float | ContactCompliance = 0.0,
     imu_frame: str | None = None,
     joints: JointTerms | None = None,
     contact_radius: float | Sequence[float] = 0.0,
@@ -51,6 +53,8 @@ def make_problem(
     first recorded configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
+    ``contact_compliance``: the contacts' compliance [1/kg], fixed (0: rigid) or estimated as
+    theta's last entry (:mod:`physid.oe.model.compliance`);
     ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
     ``joints``: armature and joint friction (:class:`~physid.oe.model.dynamics.JointTerms`; default
     none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius (one
@@ -68,7 +72,8 @@ def make_problem(
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
     act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
-    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
+    compliance = contact_compliance if contact_flags is not None else 0.0
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate, compliance)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     shape = second_moment_std is not None or axes_std is not None
