@@ -9,8 +9,13 @@ import pinocchio as pin
 import pytest
 
 from physid.oe.model import state
-from physid.oe.model.compliance import ContactCompliance
-from physid.oe.model.contact import ContactModels, contact_acceleration, contact_step, contact_step_derivatives
+from physid.oe.model.compliance import SoftContact
+from physid.oe.model.contact import (
+    ContactModels,
+    contact_acceleration,
+    contact_step,
+    contact_step_derivatives,
+)
 from physid.oe.model.dynamics import JointTerms, ParametrizedModel
 from physid.oe.solving.build import default_actuation
 from physid.sim.oe_robots import GO1, load_model
@@ -44,12 +49,18 @@ def test_compliant_step_derivatives(go1, damping, friction):
     if friction:
         joints = JointTerms(np.full(nv, 0.01), np.full(nv, 0.5), np.full(nv, 0.2))
     dyn = ParametrizedModel(
-        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005, joints,
-        compliance=ContactCompliance(0.05),
+        go1,
+        ["root_joint"],
+        "exp_eig",
+        default_actuation(go1),
+        0.005,
+        joints,
+        soft=SoftContact(0.05, 0.08, estimate=True),
     )
     theta = dyn.nominal_theta() + 0.05 * rng.standard_normal(dyn.n_theta)
     dyn.set_theta(theta)
     contacts = ContactModels(dyn.model, FEET, damping)
+    contacts.ground = -0.2
     contacts.set_points({"FL_foot": np.array([0.0, 0.01, -0.02])})
     q = pin.randomConfiguration(go1, -np.ones(go1.nq), np.ones(go1.nq))
     x = np.r_[q, rng.standard_normal(nv)]
@@ -69,7 +80,7 @@ def test_compliant_step_derivatives(go1, damping, friction):
         cols.append(state.difference(go1, minus, plus) / 2e-6)
     dyn.set_theta(theta)
     ref = np.column_stack(cols)
-    assert np.abs(ref[:, -1]).max() > 1e-4  # the compliance moves the step
+    assert np.all(np.abs(ref[:, -2:]).max(axis=0) > 1e-5)  # C and tau both move the step
     np.testing.assert_allclose(Ft, ref, atol=1e-5 * max(1.0, np.abs(ref).max()))
 
 
@@ -78,7 +89,7 @@ def test_compliant_contact_yields_under_its_force(go1):
     rng = np.random.default_rng(4)
     C = 0.03
     dyn = ParametrizedModel(
-        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005, compliance=C
+        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005, soft=SoftContact(C)
     )
     rigid = ParametrizedModel(go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005)
     q = pin.randomConfiguration(go1, -np.ones(go1.nq), np.ones(go1.nq))
@@ -91,7 +102,7 @@ def test_compliant_contact_yields_under_its_force(go1):
     a0 = contact_acceleration(rigid, ContactModels(rigid.model, FEET), active, q, v, tau)
     data = dyn.model.createData()
     point_acc = []
-    for name, acc in (("C", a), ("rigid", a0)):
+    for acc in (a, a0):
         pin.forwardKinematics(dyn.model, data, q, v, acc)
         pin.updateFramePlacements(dyn.model, data)
         point_acc.append(
@@ -118,3 +129,69 @@ def test_compliant_contact_yields_under_its_force(go1):
         ]
     )
     np.testing.assert_allclose(M @ a + h - tau, J.T @ lam, atol=1e-8)
+
+
+PAYLOAD = pin.Inertia(3.0, np.array([0.02, -0.01, 0.03]), np.diag([0.02, 0.04, 0.05]))
+
+
+def _standing_go1(monkeypatch, compliance: float):
+    """1 s of a Go1 swaying on its four feet (no touch-down), simulated by
+    :func:`physid.sim.oe_floating.simulate_go1` with its contacts made compliant (its one
+    proximal iteration with ``mu = C``: the compliant KKT system, rigid at 0)."""
+    from physid.sim import oe_floating
+
+    nominal = load_model(GO1, floating=True)
+    true = nominal.copy()
+    true.inertias[1] = nominal.inertias[1] + PAYLOAD
+    monkeypatch.setattr(oe_floating, "_PROX", pin.ProximalSettings(1e-12, compliance, 1))
+    rec = oe_floating.simulate_go1(
+        true,
+        nominal,
+        np.random.default_rng(0),
+        duration=1.0,
+        dt=0.005,
+        flags_fn=lambda n, dt: np.ones((n, 4), dtype=bool),
+    )
+    return nominal, true, rec
+
+
+def _estimate(nominal, rec, compliance):
+    from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve
+
+    problem = make_problem(
+        nominal,
+        ["root_joint"],
+        "exp_eig",
+        rec.dt,
+        rec.u,
+        rec.measurements,
+        NoiseStd(),
+        x0_prior=np.r_[rec.x[0, : nominal.nq], np.zeros(nominal.nv)],
+        contact_frames=rec.contact_frames,
+        contact_flags=rec.contact_flags,
+        contact_compliance=compliance,
+    )
+    xs, ws = initial_guess(problem)
+    theta0 = problem.dynamics.nominal_theta()
+    result = solve(problem, xs, ws, theta0, OEOptions(max_iterations=60))
+    mass = pin.Inertia.FromDynamicParameters(result.pis[0]).mass
+    return result, mass
+
+
+@pytest.mark.parametrize("truth", [0.0, 0.01])
+def test_compliance_and_mass_recovered(monkeypatch, truth):
+    """The compliance and the trunk's mass from data with a known compliance (0: rigid feet,
+    where the estimate must come out near 0), and the rigid model's mass on the same data."""
+    nominal, true, rec = _standing_go1(monkeypatch, truth)
+    result, mass = _estimate(nominal, rec, ContactCompliance(1e-3))
+    c = result.contact_compliance
+    true_mass = true.inertias[1].mass
+    print(truth, c, mass, true_mass, result.pi_std[0, 0], result.status, result.iterations)
+    assert abs(mass - true_mass) < 3 * result.pi_std[0, 0] + 1e-3
+    if truth == 0.0:
+        assert c["value"] < 1e-4
+    else:
+        assert abs(c["value"] - truth) < max(3 * c["std"], 0.05 * truth)
+        _, rigid_mass = _estimate(nominal, rec, 0.0)
+        print("rigid", rigid_mass)
+        assert abs(rigid_mass - true_mass) > 10 * abs(mass - true_mass)

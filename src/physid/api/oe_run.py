@@ -162,7 +162,7 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         contact_frames=recording.contact_frames,
         contact_flags=recording.contact_flags,
         contact_damping=config.contact_damping,
-        contact_compliance=_compliance(model, config.compliance),
+        soft_contact=_soft_contact(model, config.compliance),
         imu_frame=config.imu["frame"],
         joints=config.joints.joints,
         contact_radius=radius,
@@ -178,16 +178,17 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
     return problem, xs, ws, soft, radius
 
 
-def _compliance(model, fixed: float | None):  # noqa: ANN001, ANN202
-    """The config's fixed compliance, or (None) the estimated one started at
-    :meth:`~physid.oe.model.compliance.ContactCompliance.for_mass` of the robot's mass."""
+def _soft_contact(model, fixed: float | None):  # noqa: ANN001, ANN202
+    """The config's ``contacts.compliance``: 0 rigid (paper B), else (``estimate``, the
+    default) estimated from :meth:`~physid.oe.model.compliance.SoftContact.estimated_for_mass`
+    of the robot's mass."""
     import pinocchio as pin
 
-    from physid.oe.model.compliance import ContactCompliance
+    from physid.oe.model.compliance import SoftContact
 
     if fixed is not None:
-        return fixed
-    return ContactCompliance.for_mass(pin.computeTotalMass(model))
+        return SoftContact()
+    return SoftContact.estimated_for_mass(pin.computeTotalMass(model))
 
 
 def _solve(

@@ -216,9 +216,10 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
 
 
 def read_contact_compliance(path: Path | None) -> float | None:
-    """``contacts.compliance`` [1/kg]: a fixed value (0: rigid feet, paper B), or ``estimate``
-    (the default; None): theta estimates it (:mod:`physid.oe.model.compliance`)."""
-    from physid.files.io import config_number
+    """``contacts.compliance``: 0 (rigid feet, paper B) or ``estimate`` (the default; None):
+    theta estimates the feet's compliance and spring (:mod:`physid.oe.model.compliance`)."""
+    from physid.errors import InputError
+    from physid.files.io import config_number, config_section, read_yaml
 
     if path is None:
         return None
@@ -227,4 +228,6 @@ def read_contact_compliance(path: Path | None) -> float | None:
     value = value.get("compliance", "estimate")
     if value == "estimate":
         return None
-    return float(config_number(value, "contacts.compliance", positive=False, low=0))
+    if config_number(value, "contacts.compliance", positive=False, low=0) != 0:
+        raise InputError(f"contacts.compliance: estimate or 0 (rigid), got {value!r}")
+    return 0.0

@@ -1,28 +1,35 @@
-"""A contact that yields under its load: the compliant constraint of soft-contact engines.
+"""Soft feet: a contact that sinks with its load (MuJoCo's soft contact, in the estimator).
 
-Paper B's contact (eq. 3) is rigid: the foot point's acceleration is the Baumgarte drift
-``a_c = -Kd v_c`` whatever the force. A soft foot (rubber, a soft floor, MuJoCo's contacts)
-yields: the point accelerates against the force it carries. The compliant constraint, MuJoCo's
-``J a = a_ref - R f`` (Todorov 2014, the regularizer R) and Pinocchio's proximal KKT with
-``mu = C``, is::
+Paper B's contact (eq. 3) is rigid: a foot point in contact does not accelerate (up to the
+Baumgarte velocity gain ``Kd``), whatever it carries, so it cannot sink as a soft foot or floor
+lets it. The soft contact is MuJoCo's (Todorov 2014: ``J a = a_ref - R f``,
+``a_ref = -b v - k d``), one constraint per foot point, in the world's axes::
 
-    [M  Jc^T ] [ a      ]   [tau - h            ]
-    [Jc  -C I] [-lambda ] = [-Jc_dot v - Kd Jc v]
+    Jc a + Jc_dot v + Kd Jc v + Kp e = -C lambda,   e = (0, 0, p_z - h)
 
-so ``lambda = -(Jc M^-1 Jc^T + C I)^-1 (Jc a_free + gamma)``: with ``C = 0`` eqs. 2-3, with
-``C > 0`` a foot carrying ``lambda`` moves at ``-C lambda`` against it (isotropic: the normal
-sinks, the tangential directions creep). ``C`` [1/kg = m/s^2 per N] is one number for all
-feet, theta's last entry as ``log C`` with a log-normal prior when estimated
-(:class:`ContactCompliance`), so that the data decide it; ``C = 0`` (a fixed value) is the
-rigid contact of paper B.
+``C`` [1/kg] the compliance (MuJoCo's regularizer R: a point carrying ``lambda`` yields along
+it, the normal sinks and the tangential directions creep), ``Kp = 1/tau^2`` and
+``Kd = 2/tau`` the critically damped spring of time constant ``tau`` [s] that returns the
+point's height ``p_z`` to the ground's ``h`` (MuJoCo's ``solref (tau, 1)``; the tangential
+rows have no position reference, as MuJoCo's friction rows). In equilibrium the point sinks
+``C tau^2 lambda_z`` below ``h``: the sag follows the load, and every term depends on the
+node's own state, so the Riccati recursion's Markov structure stays. ``h`` is the data's: the
+mean height of the feet in contact at the arrival prior's configuration (a flat floor). The
+KKT system (eq. 18) gains ``-C I`` in its lower right block::
 
-Derivatives (exact): with respect to theta and C from the compliant KKT matrix ``K_C``
-(``d a / d C`` is the top of ``K_C^-1 [0; lambda]``); with respect to (q, v) from Pinocchio's
-rigid derivatives of the same motion written as a rigid contact with a Baumgarte position gain
-``Kp = 1`` about the anchor ``p(q) - C lambda``: that rigid problem has this node's (a,
-lambda), its derivatives ``z_0`` hold the partials ``R = -K_0 z_0 - [0; Jc]`` (the anchor's
-term taken out), and the compliant derivatives are ``-K_C^-1 R``
-(:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
+    [M  Jc^T ] [ a      ]   [tau - h(q, v)                  ]
+    [Jc  -C I] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
+
+``C = 0`` with no spring (``tau`` infinite) is paper B's rigid contact, the default of a fixed
+setting; ``physid oe`` estimates ``log C`` and ``log tau`` as theta's last two entries, each
+under a log-normal prior (:class:`SoftContact`), so that the data decide both.
+
+Derivatives (exact): with respect to theta from the compliant KKT matrix ``K_C``; with respect
+to (q, v) from Pinocchio's rigid derivatives of the same motion written as a rigid contact
+held by a unit position gain about the anchor ``p - Kp e - C lambda`` (that rigid problem has
+this node's ``a`` and ``lambda``): its derivatives ``z_0`` give the partials ``R = -K_0 z_0 -
+[0; Jc] + [0; Kp P_z Jc]`` (the anchor's term replaced by the spring's), and the derivatives
+are ``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
 """
 
 from __future__ import annotations
@@ -33,34 +40,47 @@ import numpy as np
 
 from physid.errors import InputError
 
-# The start and prior median as a fraction of the robot's inverse total mass: a foot that
-# yields 1 % of what a free robot would accelerate under the same force (nearly rigid).
+# The start and prior median of an estimated soft contact. The compliance: 1 % of the
+# robot's inverse mass (nearly rigid); the time constant: 0.1 s, a slow spring. Both priors
+# are wide (a factor 20 at one std): the data decide, the prior only bounds.
 START_FRACTION = 0.01
-PRIOR_LOG_STD = 3.0  # a factor 20 at one std: the data decide, the prior only bounds
+START_TIME_CONSTANT = 0.1  # [s]
+PRIOR_LOG_STD = 3.0
 
 
 @dataclass(frozen=True)
-class ContactCompliance:
-    """An estimated contact compliance: ``start`` [1/kg] is the start and the log-normal
-    prior's median, ``prior_log_std`` its std in ``log C``."""
+class SoftContact:
+    """The contacts' compliance ``compliance`` [1/kg] (0: rigid) and spring ``time_constant``
+    [s] (``inf``: none); ``estimate``: theta estimates both (these values the start and the
+    log-normal priors' medians, ``prior_log_std`` their std in the logarithms)."""
 
-    start: float
+    compliance: float = 0.0
+    time_constant: float = float("inf")
+    estimate: bool = False
     prior_log_std: float = PRIOR_LOG_STD
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.start) and self.start > 0):
-            raise InputError(f"contact compliance start must be > 0 [1/kg], got {self.start}")
+        if not (np.isfinite(self.compliance) and self.compliance >= 0):
+            raise InputError(f"contact compliance must be >= 0 [1/kg], got {self.compliance}")
+        if not (self.time_constant > 0):  # inf allowed: no spring
+            raise InputError(f"contact time constant must be > 0 [s], got {self.time_constant}")
+        if self.estimate and not (self.compliance > 0 and np.isfinite(self.time_constant)):
+            raise InputError("an estimated soft contact starts at a compliance > 0, finite tau")
         if not (np.isfinite(self.prior_log_std) and self.prior_log_std > 0):
-            raise InputError(f"contact compliance prior std must be > 0, got {self.prior_log_std}")
+            raise InputError(f"soft contact prior std must be > 0, got {self.prior_log_std}")
+
+    @property
+    def rigid(self) -> bool:
+        return self.compliance == 0.0 and not np.isfinite(self.time_constant)
 
     @classmethod
-    def for_mass(cls, total_mass: float) -> ContactCompliance:
-        """The default: :data:`START_FRACTION` of the inverse of the robot's total mass."""
-        return cls(START_FRACTION / float(total_mass))
+    def estimated_for_mass(cls, total_mass: float) -> SoftContact:
+        """``physid oe``'s default: estimated, from :data:`START_FRACTION` of the inverse of
+        the robot's total mass and :data:`START_TIME_CONSTANT`."""
+        return cls(START_FRACTION / float(total_mass), START_TIME_CONSTANT, estimate=True)
 
-
-def check_compliance(value: float) -> float:
-    """A fixed compliance [1/kg]: finite and >= 0 (0: rigid)."""
-    if not (np.isfinite(value) and value >= 0.0):
-        raise InputError(f"contact compliance must be >= 0 [1/kg], got {value!r}")
-    return float(value)
+    def gains(self) -> tuple[float, float]:
+        """``(Kp, Kd)`` of the spring [1/s^2, 1/s]; (0, 0) without one."""
+        if not np.isfinite(self.time_constant):
+            return 0.0, 0.0
+        return 1.0 / self.time_constant**2, 2.0 / self.time_constant

@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.model import charts
 from physid.oe.model.charts import pis_and_jacobians, theta_from_pis
-from physid.oe.model.compliance import ContactCompliance, check_compliance
+from physid.oe.model.compliance import SoftContact
 from physid.oe.model.joint_estimate import JointEstimate
 from physid.oe.model.state import ARG0, ARG1
 from physid.robot.regressor import torque_regressor
@@ -106,10 +106,9 @@ class ParametrizedModel:
     ``joints``: armature and joint friction (:class:`JointTerms`, default none: paper B);
     ``estimate``: the joint terms theta carries after the bodies' 10 each
     (:class:`~physid.oe.model.joint_estimate.JointEstimate`; their ``joints`` values are the start
-    and the prior). ``compliance``: the contacts' compliance [1/kg]
-    (:mod:`physid.oe.model.compliance`), a fixed value (0: rigid) or a
-    :class:`~physid.oe.model.compliance.ContactCompliance` that theta estimates as its last
-    entry, ``log C``. theta's layout is owned here: its retraction, prior residual and step
+    and the prior). ``soft``: the contacts' compliance and spring
+    (:class:`~physid.oe.model.compliance.SoftContact`; default rigid), which theta's last two
+    entries ``(log C, log tau)`` estimate when ``soft.estimate``. theta's layout is owned here: its retraction, prior residual and step
     limit are this class's methods.
     """
 
@@ -122,7 +121,7 @@ class ParametrizedModel:
         dt: float,
         joints: JointTerms | None = None,
         estimate: JointEstimate | None = None,
-        compliance: float | ContactCompliance = 0.0,
+        soft: SoftContact | None = None,
     ) -> None:
         self.model = model.copy()
         self.joints = JointTerms.none(model.nv) if joints is None else joints
@@ -154,13 +153,9 @@ class ParametrizedModel:
         self.joint_ids = tuple(int(i) for i in ids)
         self.n_inertial = 10 * len(ids)
         self.n_joint_terms = 0 if estimate is None else estimate.size
-        if isinstance(compliance, ContactCompliance):
-            self.compliance_estimate: ContactCompliance | None = compliance
-            self.compliance = compliance.start
-        else:
-            self.compliance_estimate = None
-            self.compliance = check_compliance(compliance)
-        self.n_theta = self.n_inertial + self.n_joint_terms + self.n_compliance
+        self.soft_start = SoftContact() if soft is None else soft
+        self.soft = self.soft_start  # the current values (set_theta)
+        self.n_theta = self.n_inertial + self.n_joint_terms + self.n_soft
         self.G = np.zeros((len(ids), 10, 10))
 
     def _set_joints(self, joints: JointTerms) -> None:
@@ -170,20 +165,20 @@ class ParametrizedModel:
         self._friction = bool(np.any(joints.viscous) or np.any(joints.coulomb))
 
     @property
-    def n_compliance(self) -> int:
-        """1 when theta's last entry is the contacts' ``log C``, else 0."""
-        return 0 if self.compliance_estimate is None else 1
+    def n_soft(self) -> int:
+        """2 when theta's last entries are the contacts' ``(log C, log tau)``, else 0."""
+        return 2 if self.soft_start.estimate else 0
 
     def _joint_tail(self, theta: NDArray) -> NDArray:
         n = self.n_inertial
         return np.asarray(theta, dtype=float)[n : n + self.n_joint_terms]
 
     def _compliance_tail(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(start, prior std)`` of the compliance entry (empty when fixed)."""
-        if self.compliance_estimate is None:
+        """``(start, prior std)`` of the soft contact's entries (empty when fixed)."""
+        if not self.n_soft:
             return np.zeros(0), np.zeros(0)
-        c = self.compliance_estimate
-        return np.array([np.log(c.start)]), np.array([c.prior_log_std])
+        s = self.soft_start
+        return np.log([s.compliance, s.time_constant]), np.full(2, s.prior_log_std)
 
     @property
     def nx(self) -> int:
@@ -247,8 +242,9 @@ class ParametrizedModel:
             self.model.inertias[int(j)] = pin.Inertia.FromDynamicParameters(pi)
         if self.estimate is not None:
             self._set_joints(self.estimate.apply(self.declared_joints, self._joint_tail(theta)))
-        if self.compliance_estimate is not None:
-            self.compliance = float(np.exp(theta[-1]))
+        if self.n_soft:
+            c, tau = np.exp(np.asarray(theta[-2:], dtype=float))
+            self.soft = SoftContact(float(c), float(tau))
         return pis
 
     def representable(self, theta: NDArray[np.float64]) -> bool:
@@ -266,7 +262,9 @@ class ParametrizedModel:
                 pis, G = pis_and_jacobians(self.chart, theta[: self.n_inertial])
                 if self.estimate is not None:
                     self.estimate.apply(self.declared_joints, self._joint_tail(theta))
-                if self.compliance_estimate is not None and not np.isfinite(np.exp(theta[-1])):
+                if self.n_soft and not np.all(np.isfinite(np.exp(theta[-2:]))):
+                    return False
+                if self.n_soft and np.exp(theta[-2]) <= 0.0:  # underflow: not a compliance
                     return False
             except InputError:  # how the chart maps and JointTerms refuse non-finite values
                 return False
@@ -284,7 +282,7 @@ class ParametrizedModel:
         ]
         if self.estimate is not None:
             cols.append(self.estimate.torque_columns(self.joints, v, a, self.dt, friction))
-        cols.append(np.zeros((self.model.nv, self.n_compliance)))  # no torque: the contacts'
+        cols.append(np.zeros((self.model.nv, self.n_soft)))  # no torque: the contacts'
         return np.hstack(cols)
 
     def retract(self, theta: NDArray, dtheta: NDArray) -> NDArray[np.float64]:
@@ -352,15 +350,22 @@ class ParametrizedModel:
         return out
 
     def compliance_summary(self, theta_std: NDArray) -> dict:
-        """The contacts' compliance [1/kg] for result.json: ``value``, ``estimated``, and when
-        estimated its std (of the value, from the log's) and the prior's median and log std."""
-        out: dict = {"value": self.compliance, "estimated": self.compliance_estimate is not None}
-        if self.compliance_estimate is not None:
-            s_std = float(np.asarray(theta_std)[-1])
+        """The soft contact for result.json: ``compliance`` [1/kg], ``time_constant`` [s]
+        (None: no spring), ``estimated``, and when estimated their std (of the values, from
+        the logs'), the sag per newton ``C tau^2`` [m/N] and the priors' medians and log std."""
+        s = self.soft
+        tau = s.time_constant if np.isfinite(s.time_constant) else None
+        out: dict = {"compliance": s.compliance, "time_constant": tau, "estimated": self.n_soft > 0}
+        if self.n_soft:
+            log_std = np.asarray(theta_std, dtype=float)[-2:]
+            values = np.array([s.compliance, s.time_constant])
+            std = [float(v * e) if np.isfinite(e) else None for v, e in zip(values, log_std)]
             out |= {
-                "std": self.compliance * s_std if np.isfinite(s_std) else None,
-                "prior_median": self.compliance_estimate.start,
-                "prior_log_std": self.compliance_estimate.prior_log_std,
+                "compliance_std": std[0],
+                "time_constant_std": std[1],
+                "sag_m_per_N": s.compliance * s.time_constant**2,
+                "prior_median": [self.soft_start.compliance, self.soft_start.time_constant],
+                "prior_log_std": self.soft_start.prior_log_std,
             }
         return out
 
