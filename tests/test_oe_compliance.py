@@ -132,30 +132,42 @@ def test_compliant_contact_yields_under_its_force(go1):
 
 
 PAYLOAD = pin.Inertia(3.0, np.array([0.02, -0.01, 0.03]), np.diag([0.02, 0.04, 0.05]))
+SOFT = SoftContact(0.05, 0.06)  # 1/kg, s: a sag of C tau^2 = 0.18 mm per N, 7 mm at 40 N
 
 
-def _standing_go1(monkeypatch, compliance: float):
-    """1 s of a Go1 swaying on its four feet (no touch-down), simulated by
-    :func:`physid.sim.oe_floating.simulate_go1` with its contacts made compliant (its one
-    proximal iteration with ``mu = C``: the compliant KKT system, rigid at 0)."""
+def _standing_go1(monkeypatch, soft: SoftContact, duration: float = 0.8):
+    """A Go1 swaying on its four feet (no touch-down; :func:`physid.sim.oe_floating.simulate_go1`'s
+    controller, which knows only the nominal model) integrated by the soft contact's own
+    step with known ``soft`` (rigid: the plain simulation), the floor at the feet's standing
+    height."""
     from physid.sim import oe_floating
 
     nominal = load_model(GO1, floating=True)
     true = nominal.copy()
     true.inertias[1] = nominal.inertias[1] + PAYLOAD
-    monkeypatch.setattr(oe_floating, "_PROX", pin.ProximalSettings(1e-12, compliance, 1))
+    dyn = ParametrizedModel(true, ["root_joint"], "exp_eig", default_actuation(true), 0.005, soft=soft)
+    contacts = ContactModels(dyn.model, FEET)
+    data = true.createData()
+    pin.framesForwardKinematics(true, data, oe_floating.go1_standing(true))
+    contacts.ground = float(np.mean([data.oMf[true.getFrameId(f)].translation[2] for f in FEET]))
+
+    def soft_step(model, cache, x, u, flags, flags_next, dt, substeps, integrator):  # noqa: ANN001, ANN202, ARG001
+        return contact_step(dyn, contacts, FEET, x, u)
+
+    if not soft.rigid:
+        monkeypatch.setattr(oe_floating, "_go1_step", soft_step)
     rec = oe_floating.simulate_go1(
         true,
         nominal,
         np.random.default_rng(0),
-        duration=1.0,
+        duration=duration,
         dt=0.005,
         flags_fn=lambda n, dt: np.ones((n, 4), dtype=bool),
     )
     return nominal, true, rec
 
 
-def _estimate(nominal, rec, compliance):
+def _estimate(nominal, rec, soft):
     from physid.oe import NoiseStd, OEOptions, initial_guess, make_problem, solve
 
     problem = make_problem(
@@ -169,7 +181,7 @@ def _estimate(nominal, rec, compliance):
         x0_prior=np.r_[rec.x[0, : nominal.nq], np.zeros(nominal.nv)],
         contact_frames=rec.contact_frames,
         contact_flags=rec.contact_flags,
-        contact_compliance=compliance,
+        soft_contact=soft,
     )
     xs, ws = initial_guess(problem)
     theta0 = problem.dynamics.nominal_theta()
@@ -178,20 +190,22 @@ def _estimate(nominal, rec, compliance):
     return result, mass
 
 
-@pytest.mark.parametrize("truth", [0.0, 0.01])
-def test_compliance_and_mass_recovered(monkeypatch, truth):
-    """The compliance and the trunk's mass from data with a known compliance (0: rigid feet,
-    where the estimate must come out near 0), and the rigid model's mass on the same data."""
+@pytest.mark.parametrize("truth", [SoftContact(), SOFT])
+def test_soft_contact_and_mass_recovered(monkeypatch, truth):
+    """The compliance, the spring and the trunk's mass from data with a known soft contact
+    (rigid feet: the compliance must come out near 0), and the rigid model's mass on them."""
     nominal, true, rec = _standing_go1(monkeypatch, truth)
-    result, mass = _estimate(nominal, rec, ContactCompliance(1e-3))
+    start = SoftContact.estimated_for_mass(pin.computeTotalMass(nominal))
+    result, mass = _estimate(nominal, rec, start)
     c = result.contact_compliance
     true_mass = true.inertias[1].mass
     print(truth, c, mass, true_mass, result.pi_std[0, 0], result.status, result.iterations)
     assert abs(mass - true_mass) < 3 * result.pi_std[0, 0] + 1e-3
-    if truth == 0.0:
-        assert c["value"] < 1e-4
+    if truth.rigid:
+        assert c["compliance"] < 0.02 * SOFT.compliance
     else:
-        assert abs(c["value"] - truth) < max(3 * c["std"], 0.05 * truth)
-        _, rigid_mass = _estimate(nominal, rec, 0.0)
+        assert abs(c["compliance"] - truth.compliance) < 3 * c["compliance_std"]
+        assert abs(c["time_constant"] - truth.time_constant) < 3 * c["time_constant_std"]
+        _, rigid_mass = _estimate(nominal, rec, None)
         print("rigid", rigid_mass)
         assert abs(rigid_mass - true_mass) > 10 * abs(mass - true_mass)
