@@ -145,7 +145,9 @@ def _standing_go1(monkeypatch, soft: SoftContact, duration: float = 0.8):
     nominal = load_model(GO1, floating=True)
     true = nominal.copy()
     true.inertias[1] = nominal.inertias[1] + PAYLOAD
-    dyn = ParametrizedModel(true, ["root_joint"], "exp_eig", default_actuation(true), 0.005, soft=soft)
+    dyn = ParametrizedModel(
+        true, ["root_joint"], "exp_eig", default_actuation(true), 0.005, soft=soft
+    )
     contacts = ContactModels(dyn.model, FEET)
     data = true.createData()
     pin.framesForwardKinematics(true, data, oe_floating.go1_standing(true))

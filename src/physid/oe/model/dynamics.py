@@ -108,8 +108,8 @@ class ParametrizedModel:
     (:class:`~physid.oe.model.joint_estimate.JointEstimate`; their ``joints`` values are the start
     and the prior). ``soft``: the contacts' compliance and spring
     (:class:`~physid.oe.model.compliance.SoftContact`; default rigid), which theta's last two
-    entries ``(log C, log tau)`` estimate when ``soft.estimate``. theta's layout is owned here: its retraction, prior residual and step
-    limit are this class's methods.
+    entries ``(log C, log tau)`` estimate when ``soft.estimate``. theta's layout is owned
+    here: its retraction, prior residual and step limit are this class's methods.
     """
 
     def __init__(
@@ -154,6 +154,7 @@ class ParametrizedModel:
         self.n_inertial = 10 * len(ids)
         self.n_joint_terms = 0 if estimate is None else estimate.size
         self.soft_start = SoftContact() if soft is None else soft
+        self.soft_prior = self.soft_start  # the prior's medians (the start may move)
         self.soft = self.soft_start  # the current values (set_theta)
         self.n_theta = self.n_inertial + self.n_joint_terms + self.n_soft
         self.G = np.zeros((len(ids), 10, 10))
@@ -359,13 +360,17 @@ class ParametrizedModel:
         if self.n_soft:
             log_std = np.asarray(theta_std, dtype=float)[-2:]
             values = np.array([s.compliance, s.time_constant])
-            std = [float(v * e) if np.isfinite(e) else None for v, e in zip(values, log_std)]
+            std = [
+                float(v * e) if np.isfinite(e) else None
+                for v, e in zip(values, log_std, strict=True)
+            ]
             out |= {
                 "compliance_std": std[0],
                 "time_constant_std": std[1],
                 "sag_m_per_N": s.compliance * s.time_constant**2,
-                "prior_median": [self.soft_start.compliance, self.soft_start.time_constant],
-                "prior_log_std": self.soft_start.prior_log_std,
+                "start": [self.soft_start.compliance, self.soft_start.time_constant],
+                "prior_median": [self.soft_prior.compliance, self.soft_prior.time_constant],
+                "prior_log_std": self.soft_prior.prior_log_std,
             }
         return out
 

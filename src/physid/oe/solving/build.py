@@ -96,7 +96,9 @@ def make_problem(
         schedule = ContactSchedule(dyn.model, contact_frames, contact_flags, points)
         # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
         schedule.models = ContactModels(dyn.model, contact_frames, contact_damping)
-        schedule.models.ground = floor_height(model, contact_frames, contact_flags, x0_prior, points)
+        schedule.models.ground = floor_height(
+            model, contact_frames, contact_flags, x0_prior, points
+        )
     x0 = np.asarray(x0_prior, float)
     noise = noise or NoiseStd()
     return OEProblem(dyn, u, measurements, noise, x0, prior, std, schedule, imu_frame)
