@@ -210,9 +210,17 @@ def choose_soft(rigid: OEProblem, soft: OEProblem, xs: NDArray) -> tuple[OEProbl
     Bayesian information criterion, ``n log(ms_rigid / ms_soft) > 2 log n`` (two more
     parameters; ``n`` the defects counted as :mod:`physid.oe.soft.contact_noise` counts
     them, one per component and ``SMOOTH_S`` of nodes: the model error is slow).
+    Without a contact flag change (every foot down throughout) the feet stay rigid: the
+    compliance and the spring are told by the load moving from foot to foot at touch-downs
+    and lift-offs; under a constant contact set the solve leaves them to their prior and
+    crawls along it even where the defects alone prefer soft feet (docs/oe.md, "Seventh
+    round").
     The soft problem's solve then starts at the fitted compliance and spring (its prior stays
     where it was). ``record``: both mean squares, the soft fit's values, the choice and a
     one-line detail."""
+    if rigid.contacts is None or flag_changes(rigid.contacts.flags).size == 0:
+        detail = "no contact flag change: rigid feet (nothing tells the compliance)"
+        return rigid, {"feet": "rigid", "source": "data", "detail": detail}
     _, d_rigid = fit_defects(rigid, xs, rigid.dynamics.nominal_theta())
     theta, d_soft = fit_defects(soft, xs, soft.dynamics.nominal_theta())
     ms_rigid, ms_soft = float(np.mean(d_rigid**2)), float(np.mean(d_soft**2))
