@@ -23,7 +23,8 @@ exact (:meth:`ContactModels.set_points`).
 Soft feet (``dyn.soft``, :mod:`physid.oe.model.compliance`): a compliance ``C`` puts ``-C I``
 in the KKT matrix's lower right block (the foot yields under its force) and a spring of time
 constant ``tau`` returns its height to the floor's (``ContactModels.ground``) as Pinocchio's
-Baumgarte position gain; the impact at touch-down stays plastic and rigid.
+Baumgarte position gain; a soft foot lands without an impulse (the spring-damper stops it),
+so the reset map below is the rigid contact's only (:mod:`physid.oe.model.phases`).
 
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.

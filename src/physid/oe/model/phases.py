@@ -7,6 +7,9 @@ node k+1 to the result::
 
     x_{k+1} = Delta_{c_{k+1}}( f_{c_k}(x_k; theta | u_k) ) (+) w_k     (touch-down at k+1)
     x_{k+1} = f_{c_k}(x_k; theta | u_k) (+) w_k                        (otherwise)
+
+Soft feet (:mod:`physid.oe.model.compliance`) have no reset map: their contact force is
+finite, and the spring-damper lands the foot over the nodes that follow the touch-down.
 """
 
 from __future__ import annotations
