@@ -20,6 +20,8 @@ round")::
     crawl seed 2  time_limit 142    327 | 4.920 -1.60 %   0.86   |  0.6  1.8  | 1.47 | 0.161 0.0389
     sway seed 0   ok          40     71 | 5.008 +0.17 %   0.52   |  1.4  0.2  | 0.65 | rigid
       (sixth round: +3.08, +7.25, +1.60, +0.17 %; chi2 6.32, 9.92, 6.48, 0.65; all ok)
+      seed 2 at --time-budget 600: time_limit, 276 it, 621 s, the same 4.920 kg: the second
+      bias round's iterates alternate from iteration 92 (cost 48492.44 / 48492.63)
       seed 1 on the way: C alone (no spring) +20.87 %; C and spring with the plastic
       touch-down -5.15 %, chi2 5.14; sway with soft feet forced: C -> 3e-6, +7.97 %, time limit
 
