@@ -10,6 +10,21 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
+RESULTS, seventh round (2026-11-29, defaults, --time-budget 300; soft feet: the data choose
+rigid or soft, the soft ones' compliance C and floor spring tau estimated; docs/oe.md "Seventh
+round")::
+
+    case          status      it  CPU s | payload error  std off | CoM mm std | chi2 | C 1/kg tau s
+    crawl seed 0  time_limit 141    329 | 5.015 +0.29 %   0.11   |  9.7  6.1  | 1.12 | 0.152 0.0395
+    crawl seed 1  ok          57    149 | 4.740 -5.20 %   1.29   |  0.5  1.3  | 4.63 | 0.185 0.0402
+    crawl seed 2  time_limit 142    327 | 4.920 -1.60 %   0.86   |  0.6  1.8  | 1.47 | 0.161 0.0389
+    sway seed 0   ok          40     71 | 5.008 +0.17 %   0.52   |  1.4  0.2  | 0.65 | rigid
+      (sixth round: +3.08, +7.25, +1.60, +0.17 %; chi2 6.32, 9.92, 6.48, 0.65; all ok)
+      seed 2 at --time-budget 600: time_limit, 276 it, 621 s, the same 4.920 kg: the second
+      bias round's iterates alternate from iteration 92 (cost 48492.44 / 48492.63)
+      seed 1 on the way: C alone (no spring) +20.87 %; C and spring with the plastic
+      touch-down -5.15 %, chi2 5.14; sway with soft feet forced: C -> 3e-6, +7.97 %, time limit
+
 RESULTS, sixth round (2026-11-29, defaults, budget 300; the same estimates as the fifth round
 (digests 2711d973, 143cc3fd, 7f554ae7 seeds 0-2, 80d113b2 sway); the mass std now adds the
 mass bound of the base's mean unmodelled force, OE205; docs/oe.md "Sixth round")::
@@ -704,6 +719,9 @@ def run_case(args: argparse.Namespace) -> dict:
             "(in the mass std)",
             flush=True,
         )
+    row["compliance"] = result.get("contact_compliance")
+    if row["compliance"]:
+        print(f"contact compliance: {json.dumps(row['compliance'])}", flush=True)
     for key, value in row["soft"].items():
         print(f"physid chose {key}: {json.dumps(value, default=str)}", flush=True)
     joints = result.get("joints") or {}

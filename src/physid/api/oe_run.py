@@ -141,7 +141,7 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
     settings chosen (findings added to ``inputs``) and its initial guess."""
     from physid.oe.model.dynamics import PRINCIPAL_AXES_STD, SECOND_MOMENT_LOG_STD
     from physid.oe.model.measurements import NoiseStd
-    from physid.oe.soft.choose import choose_floor, floor_finding, soft_contact_inputs
+    from physid.oe.soft.choose import choose_floor, choose_soft, floor_finding, soft_contact_inputs
     from physid.oe.solving.build import initial_guess, make_problem
 
     model, recording, config = inputs.model, inputs.recording, inputs.config
@@ -149,32 +149,51 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
         config.noise, config.radius, urdf, model, recording
     )
     inputs.findings.extend(found)
-    problem = make_problem(
-        model,
-        list(bodies),
-        chart,
-        recording.dt,
-        recording.u,
-        recording.measurements,
-        NoiseStd(**noise),
-        theta_prior_std=prior_std,
-        x0_prior=recording.x0_prior,
-        contact_frames=recording.contact_frames,
-        contact_flags=recording.contact_flags,
-        contact_damping=config.contact_damping,
-        imu_frame=config.imu["frame"],
-        joints=config.joints.joints,
-        contact_radius=radius,
-        joint_estimate=config.joints.estimate,
-        second_moment_std=SECOND_MOMENT_LOG_STD,
-        axes_std=PRINCIPAL_AXES_STD,
-    )
+
+    def build(soft_contact):  # noqa: ANN001, ANN202
+        return make_problem(
+            model,
+            list(bodies),
+            chart,
+            recording.dt,
+            recording.u,
+            recording.measurements,
+            NoiseStd(**noise),
+            theta_prior_std=prior_std,
+            x0_prior=recording.x0_prior,
+            contact_frames=recording.contact_frames,
+            contact_flags=recording.contact_flags,
+            contact_damping=config.contact_damping,
+            soft_contact=soft_contact,
+            imu_frame=config.imu["frame"],
+            joints=config.joints.joints,
+            contact_radius=radius,
+            joint_estimate=config.joints.estimate,
+            second_moment_std=SECOND_MOMENT_LOG_STD,
+            axes_std=PRINCIPAL_AXES_STD,
+        )
+
+    problem = build(None)  # rigid feet
     xs, ws = initial_guess(problem)
+    if config.compliance is None and problem.contacts is not None:  # the data choose the feet
+        soft_problem = build(_soft_contact(model))
+        problem, soft["feet"] = choose_soft(problem, soft_problem, xs)
     if "contact_change" not in soft and problem.contacts is not None:
         given_window = "contact_change_window" in noise
         problem, soft["contact_change"] = choose_floor(problem, xs, given_window)
         inputs.findings.append(floor_finding(soft["contact_change"]))
     return problem, xs, ws, soft, radius
+
+
+def _soft_contact(model):  # noqa: ANN001, ANN202
+    """Soft feet to estimate (``contacts.compliance: estimate``, the default), started at
+    :meth:`~physid.oe.model.compliance.SoftContact.estimated_for_mass` of the robot's mass;
+    :func:`physid.oe.soft.choose.choose_soft` decides whether the run uses them."""
+    import pinocchio as pin
+
+    from physid.oe.model.compliance import SoftContact
+
+    return SoftContact.estimated_for_mass(pin.computeTotalMass(model))
 
 
 def _solve(

@@ -139,6 +139,20 @@ COULOMB_WIDTHS = define(
     "largest such jump. Joints that reverse slowly keep the default.",
     "Nothing; give joints.coulomb_speed to set one width for every joint.",
 )
+SOFT_FEET = define(
+    "OE114",
+    "soft-feet-estimated",
+    Severity.INFO,
+    "the feet's compliance and floor spring estimated with the bodies",
+    "The contacts are soft (MuJoCo's soft contact): a foot point yields under its force by a "
+    "compliance C and a critically damped spring of time constant tau returns it to the "
+    "floor's height, so a loaded foot sinks by C tau^2 per newton and lands without an "
+    "impulse. Both were estimated from the data under wide priors; result.json "
+    "contact_compliance has them with their std. A compliance near its prior's floor means "
+    "rigid feet.",
+    "Nothing; give contacts.compliance: 0 for paper B's rigid feet (then a touch-down is a "
+    "plastic impact).",
+)
 NOISE_MISFIT = define(
     "OE201",
     "noise-model-misfit",

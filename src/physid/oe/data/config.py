@@ -198,7 +198,7 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
             noise[key] = config_number(value, f"noise.{key}", positive=False, low=0.0)
         else:
             noise[key] = config_number(value, f"noise.{key}")
-    contacts = config_section(raw.get("contacts"), {"damping", "radius"}, "contacts")
+    contacts = config_section(raw.get("contacts"), {"damping", "radius", "compliance"}, "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
     radius = config_number(
         contacts.get("radius"), "contacts.radius", positive=False, optional=True, low=0, high=1.0
@@ -213,3 +213,21 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
         )
     radius = None if radius is None else float(radius)
     return noise, float(damping), {"frame": frame, "estimate_bias": estimate_bias}, radius
+
+
+def read_contact_compliance(path: Path | None) -> float | None:
+    """``contacts.compliance``: 0 (rigid feet, paper B) or ``estimate`` (the default; None):
+    theta estimates the feet's compliance and spring (:mod:`physid.oe.model.compliance`)."""
+    from physid.errors import InputError
+    from physid.files.io import config_number, config_section, read_yaml
+
+    if path is None:
+        return None
+    raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
+    value = config_section(raw.get("contacts"), {"damping", "radius", "compliance"}, "contacts")
+    value = value.get("compliance", "estimate")
+    if value == "estimate":
+        return None
+    if config_number(value, "contacts.compliance", positive=False, low=0) != 0:
+        raise InputError(f"contacts.compliance: estimate or 0 (rigid), got {value!r}")
+    return 0.0

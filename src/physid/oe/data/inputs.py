@@ -35,6 +35,7 @@ class OEConfig:
     imu: dict  # frame (None: the base), estimate_bias
     radius: float | None  # contacts.radius; None: physid chooses
     joints: JointChoice
+    compliance: float | None = None  # contacts.compliance [1/kg]; None: estimated
 
 
 @dataclass
@@ -137,14 +138,19 @@ def _read_config(
 ) -> OEConfig:
     """The config's sections; the joint terms by
     :func:`~physid.oe.data.joints.choose_joint_terms`."""
-    from physid.oe.data.config import read_joint_estimate, read_joint_terms, read_oe_config
+    from physid.oe.data.config import (
+        read_contact_compliance,
+        read_joint_estimate,
+        read_joint_terms,
+        read_oe_config,
+    )
     from physid.oe.data.joints import choose_joint_terms
     from physid.robot.mjcf import is_mjcf
 
     noise, damping, imu, radius = read_oe_config(config)
     given, estimate = read_joint_terms(config, model), read_joint_estimate(config, model)
     joints = choose_joint_terms(model, Path(urdf).name, is_mjcf(urdf), floating, given, estimate)
-    return OEConfig(noise, damping, imu, radius, joints)
+    return OEConfig(noise, damping, imu, radius, joints, read_contact_compliance(config))
 
 
 def _check_recording(inputs: OEInputs, bodies: Sequence[str], floating: bool) -> None:

@@ -20,6 +20,12 @@ soft foot. It is fixed per node from the recorded configuration (encoders and IM
 the point moves along the sole from node to node as the foot rolls, and the derivatives stay
 exact (:meth:`ContactModels.set_points`).
 
+Soft feet (``dyn.soft``, :mod:`physid.oe.model.compliance`): a compliance ``C`` puts ``-C I``
+in the KKT matrix's lower right block (the foot yields under its force) and a spring of time
+constant ``tau`` returns its height to the floor's (``ContactModels.ground``) as Pinocchio's
+Baumgarte position gain; a soft foot lands without an impulse (the spring-damper stops it),
+so the reset map below is the rigid contact's only (:mod:`physid.oe.model.phases`).
+
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
 
@@ -45,6 +51,12 @@ from physid.oe.model.dynamics import ParametrizedModel
 _PROX = pin.ProximalSettings(1e-12, 0.0, 1)
 
 
+def _prox(compliance: float) -> pin.ProximalSettings:
+    """One proximal iteration from lambda = 0 with ``mu = C`` solves the compliant KKT
+    system exactly (``mu = 0``: the rigid one)."""
+    return _PROX if compliance == 0.0 else pin.ProximalSettings(1e-12, compliance, 1)
+
+
 class ContactModels:
     """Pinocchio rigid-constraint models and work data, one set per contact combination."""
 
@@ -57,6 +69,7 @@ class ContactModels:
         if not (np.isfinite(damping) and damping >= 0.0):
             raise InputError(f"contact damping must be >= 0 [1/s], got {damping!r}")
         self.damping = float(damping)
+        self.ground = 0.0  # [m] the floor's height h of a soft contact (compliance module)
         self._cache: dict[tuple[str, ...], tuple] = {}
         self._points: dict[str, NDArray[np.float64]] = {}
 
@@ -96,8 +109,11 @@ class ContactModels:
         return data, cms, cds
 
 
-def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray):  # noqa: ANN202
-    """Top block of ``[[M, Jc^T], [Jc, 0]]^-1 [rhs; 0]`` by the Schur complement (eq. 18)."""
+def _kkt_solve(  # noqa: ANN202
+    model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray, compliance=0.0
+):
+    """Top block of ``[[M, Jc^T], [Jc, -C I]]^-1 [rhs; 0]`` by the Schur complement (eq. 18;
+    ``C = 0``: rigid)."""
     M = pin.crba(model, data, q)
     M = np.triu(M) + np.triu(M, 1).T
     chol = sla.cho_factor(M, lower=True, check_finite=False)
@@ -105,8 +121,84 @@ def _kkt_solve(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: N
     if Jc.shape[0] == 0:
         return Minv_rhs
     Minv_JT = sla.cho_solve(chol, Jc.T, check_finite=False)
-    S = Jc @ Minv_JT
+    S = Jc @ Minv_JT + compliance * np.eye(Jc.shape[0])
     return Minv_rhs - Minv_JT @ np.linalg.solve(S, Jc @ Minv_rhs)
+
+
+def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compliance: float):  # noqa: ANN202
+    """``[[M, Jc^T], [Jc, -C I]]`` (dense: nv + 3 feet is small)."""
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    nc = Jc.shape[0]
+    return np.block([[M, Jc.T], [Jc, -compliance * np.eye(nc)]])
+
+
+def _soft_gains(dyn: ParametrizedModel, contacts: ContactModels, active, q) -> NDArray:  # noqa: ANN001
+    """Sets the soft contact's spring on the constraint models of ``active`` at ``q``
+    (:mod:`physid.oe.model.compliance`: ``Kp e`` as Pinocchio's position gain about the
+    anchor ``(p_x, p_y, h)``, the velocity gain ``damping + Kd``); returns the points' height
+    errors ``e`` stacked ``(3 n,)``."""
+    model = dyn.model
+    data, cms, _ = contacts.get(active)
+    kp, kd = dyn.soft.gains()
+    pin.forwardKinematics(model, data, q)
+    errors = np.zeros(3 * len(cms))
+    for i, cm in enumerate(cms):
+        point = data.oMi[cm.joint1_id].act(cm.joint1_placement).translation
+        errors[3 * i + 2] = point[2] - contacts.ground
+        cm.joint2_placement = pin.SE3(np.eye(3), np.array([point[0], point[1], contacts.ground]))
+        gains = cm.m_baumgarte_parameters
+        gains.Kp, gains.Kd = kp, contacts.damping + kd
+        cm.setBaumgarteCorrectorParameters(gains)
+    return errors
+
+
+def _soft_state_derivatives(  # noqa: ANN202
+    dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], q, v, tau
+):
+    """``(a, da/dq, da/dv, Jc, lambda, e)`` of the soft contact (module docstring of
+    :mod:`physid.oe.model.compliance`): Pinocchio's rigid derivatives of the same motion
+    held by a unit position gain about the anchor ``p - Kp e - C lambda``, mapped through
+    ``K_C^-1 (K_0 z_0 + [0; Jc - Kp P_z Jc])``."""
+    model, C, nv = dyn.model, dyn.soft.compliance, dyn.model.nv
+    kp = dyn.soft.gains()[0]
+    data, cms, cds = contacts.get(active)
+    e = _soft_gains(dyn, contacts, active, q)
+    a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _prox(C)).copy()
+    lam = data.lambda_c.copy()
+    for i, cm in enumerate(cms):
+        rows = slice(3 * i, 3 * i + 3)
+        point = data.oMi[cm.joint1_id].act(cm.joint1_placement).translation
+        cm.joint2_placement = pin.SE3(np.eye(3), point - kp * e[rows] - C * lam[rows])
+        gains = cm.m_baumgarte_parameters
+        gains.Kp = 1.0
+        cm.setBaumgarteCorrectorParameters(gains)
+    pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX)
+    d = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
+    Jc = _jacobian(model, data, cms, cds)
+    K0 = _kkt_matrix(model, data, q, Jc, 0.0)
+    KC = K0.copy()
+    KC[nv:, nv:] = -C * np.eye(Jc.shape[0])
+    spring = Jc.copy()
+    spring[2::3] *= 1.0 - kp  # the anchor's unit gain out, the spring's Kp on the heights in
+    z_q = K0 @ np.vstack([d[0], -d[3]])
+    z_q[nv:] += spring
+    z_v = K0 @ np.vstack([d[1], -d[4]])
+    z = np.linalg.solve(KC, np.hstack([z_q, z_v]))
+    return a, z[:nv, :nv], z[:nv, nv:], Jc, lam, e
+
+
+def _soft_columns(dyn: ParametrizedModel, data: pin.Data, q, v, Jc, lam, e):  # noqa: ANN001, ANN202
+    """``d a / d (log C, log tau)`` ``(nv, 2)``: ``K_C z = [tau - h; -gamma - Kd v_c - Kp e]``
+    with ``z = [a; -lambda]``; ``dK_C/dlog C = [[0, 0], [0, -C I]]`` gives ``[0; -C lambda]``,
+    ``dKp/dlog tau = -2 Kp`` and ``dKd/dlog tau = -2/tau`` give ``[0; 2/tau v_c + 2 Kp e]``."""
+    soft, nv = dyn.soft, dyn.model.nv
+    kp = soft.gains()[0]
+    K = _kkt_matrix(dyn.model, data, q, Jc, soft.compliance)
+    rhs = np.zeros((nv + Jc.shape[0], 2))
+    rhs[nv:, 0] = -soft.compliance * lam
+    rhs[nv:, 1] = 2.0 / soft.time_constant * (Jc @ v) + 2.0 * kp * e
+    return np.linalg.solve(K, rhs)[:nv]
 
 
 def _jacobian(model: pin.Model, data: pin.Data, cms, cds) -> NDArray[np.float64]:  # noqa: ANN001
@@ -122,7 +214,10 @@ def contact_acceleration(
     if not active:
         return pin.aba(dyn.model, dyn.data, q, v, tau).copy()
     data, cms, cds = contacts.get(active)
-    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, _PROX).copy()
+    if not dyn.soft.rigid:
+        _soft_gains(dyn, contacts, active, q)
+    prox = _prox(dyn.soft.compliance)
+    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, prox).copy()
 
 
 def contact_step(
@@ -138,20 +233,28 @@ def contact_acceleration_derivatives(
     dyn: ParametrizedModel, contacts: ContactModels, active: tuple[str, ...], x: NDArray, u
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:  # noqa: ANN001
     """``(a, da/dx (nv, 2 nv), da/dtheta)`` of eqs. 2-3; da/dtheta by eq. 18, and the joint
-    friction's ``dtau/dv`` through the same KKT matrix."""
+    friction's ``dtau/dv`` through the same KKT matrix; with a compliance (module docstring)
+    the compliant KKT matrix's, and an estimated compliance's column ``C d a / d C``."""
     if not active:
         return dyn.free_acceleration_derivatives(x, u)
-    model, nq = dyn.model, dyn.model.nq
+    model, nq, C = dyn.model, dyn.model.nq, dyn.soft.compliance
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
-    a = pin.constraintDynamics(model, data, q, v, dyn.tau(x, u), cms, cds, _PROX).copy()
-    derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
-    da_dx = np.hstack([derivatives[0], derivatives[1]])
-    Jc = _jacobian(model, data, cms, cds)
+    tau = dyn.tau(x, u)
+    if dyn.soft.rigid:
+        a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX).copy()
+        derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
+        da_dx = np.hstack([derivatives[0], derivatives[1]])
+        Jc = _jacobian(model, data, cms, cds)
+    else:
+        a, da_dq, da_dv, Jc, lam, e = _soft_state_derivatives(dyn, contacts, active, q, v, tau)
+        da_dx = np.hstack([da_dq, da_dv])
     friction = dyn.friction_dv(x, a)
     if friction is not None:
-        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction)
-    da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a))
+        da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction, C)
+    da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a), C)
+    if dyn.n_soft:
+        da_dtheta[:, -2:] = _soft_columns(dyn, data, q, v, Jc, lam, e)
     return a, da_dx, da_dtheta
 
 

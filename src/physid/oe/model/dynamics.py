@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from physid.errors import InputError
 from physid.oe.model import charts
 from physid.oe.model.charts import pis_and_jacobians, theta_from_pis
+from physid.oe.model.compliance import SoftContact
 from physid.oe.model.joint_estimate import JointEstimate
 from physid.oe.model.state import ARG0, ARG1
 from physid.robot.regressor import torque_regressor
@@ -105,8 +106,10 @@ class ParametrizedModel:
     ``joints``: armature and joint friction (:class:`JointTerms`, default none: paper B);
     ``estimate``: the joint terms theta carries after the bodies' 10 each
     (:class:`~physid.oe.model.joint_estimate.JointEstimate`; their ``joints`` values are the start
-    and the prior). theta's layout is owned here: its retraction, prior residual and step
-    limit are this class's methods.
+    and the prior). ``soft``: the contacts' compliance and spring
+    (:class:`~physid.oe.model.compliance.SoftContact`; default rigid), which theta's last two
+    entries ``(log C, log tau)`` estimate when ``soft.estimate``. theta's layout is owned
+    here: its retraction, prior residual and step limit are this class's methods.
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class ParametrizedModel:
         dt: float,
         joints: JointTerms | None = None,
         estimate: JointEstimate | None = None,
+        soft: SoftContact | None = None,
     ) -> None:
         self.model = model.copy()
         self.joints = JointTerms.none(model.nv) if joints is None else joints
@@ -148,7 +152,11 @@ class ParametrizedModel:
         self.body_joints = tuple(body_joints)
         self.joint_ids = tuple(int(i) for i in ids)
         self.n_inertial = 10 * len(ids)
-        self.n_theta = self.n_inertial + (0 if estimate is None else estimate.size)
+        self.n_joint_terms = 0 if estimate is None else estimate.size
+        self.soft_start = SoftContact() if soft is None else soft
+        self.soft_prior = self.soft_start  # the prior's medians (the start may move)
+        self.soft = self.soft_start  # the current values (set_theta)
+        self.n_theta = self.n_inertial + self.n_joint_terms + self.n_soft
         self.G = np.zeros((len(ids), 10, 10))
 
     def _set_joints(self, joints: JointTerms) -> None:
@@ -156,6 +164,22 @@ class ParametrizedModel:
         self.model.armature[:] = joints.armature
         # Pinocchio's ABA ignores model.damping / friction; tau() applies them
         self._friction = bool(np.any(joints.viscous) or np.any(joints.coulomb))
+
+    @property
+    def n_soft(self) -> int:
+        """2 when theta's last entries are the contacts' ``(log C, log tau)``, else 0."""
+        return 2 if self.soft_start.estimate else 0
+
+    def _joint_tail(self, theta: NDArray) -> NDArray:
+        n = self.n_inertial
+        return np.asarray(theta, dtype=float)[n : n + self.n_joint_terms]
+
+    def _compliance_tail(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(start, prior std)`` of the soft contact's entries (empty when fixed)."""
+        if not self.n_soft:
+            return np.zeros(0), np.zeros(0)
+        s = self.soft_start
+        return np.log([s.compliance, s.time_constant]), np.full(2, s.prior_log_std)
 
     @property
     def nx(self) -> int:
@@ -166,9 +190,9 @@ class ParametrizedModel:
         the log of the estimated joint terms' start values."""
         pis = np.array([self.model.inertias[j].toDynamicParameters() for j in self.joint_ids])
         theta = theta_from_pis(self.chart, pis)
-        if self.estimate is None:
-            return theta
-        return np.r_[theta, self.estimate.start(self.declared_joints)[0]]
+        if self.estimate is not None:
+            theta = np.r_[theta, self.estimate.start(self.declared_joints)[0]]
+        return np.r_[theta, self._compliance_tail()[0]]
 
     def theta_prior_std(
         self,
@@ -185,9 +209,9 @@ class ParametrizedModel:
             std.reshape(-1, 10)[:, 7:10] = second_moment_std
         if axes_std is not None and self.chart == "exp_eig":
             std.reshape(-1, 10)[:, 4:7] = axes_std
-        if self.estimate is None:
-            return std
-        return np.r_[std, self.estimate.start(self.declared_joints)[1]]
+        if self.estimate is not None:
+            std = np.r_[std, self.estimate.start(self.declared_joints)[1]]
+        return np.r_[std, self._compliance_tail()[1]]
 
     @property
     def log_linear(self) -> NDArray[np.bool_]:
@@ -198,7 +222,7 @@ class ParametrizedModel:
         mask = np.zeros(self.n_theta, dtype=bool)
         if self.chart == "exp_eig":
             mask[: self.n_inertial].reshape(-1, 10)[:, 7:10] = True
-        mask[self.n_inertial :] = True
+        mask[self.n_inertial : self.n_inertial + self.n_joint_terms] = True
         return mask
 
     def rotation_curvature(self, theta: NDArray, log_gradient: NDArray) -> NDArray[np.float64]:
@@ -218,8 +242,10 @@ class ParametrizedModel:
         for j, pi in zip(self.joint_ids, pis, strict=True):
             self.model.inertias[int(j)] = pin.Inertia.FromDynamicParameters(pi)
         if self.estimate is not None:
-            tail = theta[self.n_inertial :]
-            self._set_joints(self.estimate.apply(self.declared_joints, tail))
+            self._set_joints(self.estimate.apply(self.declared_joints, self._joint_tail(theta)))
+        if self.n_soft:
+            c, tau = np.exp(np.asarray(theta[-2:], dtype=float))
+            self.soft = SoftContact(float(c), float(tau))
         return pis
 
     def representable(self, theta: NDArray[np.float64]) -> bool:
@@ -236,7 +262,11 @@ class ParametrizedModel:
             try:
                 pis, G = pis_and_jacobians(self.chart, theta[: self.n_inertial])
                 if self.estimate is not None:
-                    self.estimate.apply(self.declared_joints, theta[self.n_inertial :])
+                    self.estimate.apply(self.declared_joints, self._joint_tail(theta))
+                if self.n_soft and not np.all(np.isfinite(np.exp(theta[-2:]))):
+                    return False
+                if self.n_soft and np.exp(theta[-2]) <= 0.0:  # underflow: not a compliance
+                    return False
             except InputError:  # how the chart maps and JointTerms refuse non-finite values
                 return False
         return bool(np.all(np.isfinite(pis)) and np.all(np.isfinite(G)))
@@ -253,6 +283,7 @@ class ParametrizedModel:
         ]
         if self.estimate is not None:
             cols.append(self.estimate.torque_columns(self.joints, v, a, self.dt, friction))
+        cols.append(np.zeros((self.model.nv, self.n_soft)))  # no torque: the contacts'
         return np.hstack(cols)
 
     def retract(self, theta: NDArray, dtheta: NDArray) -> NDArray[np.float64]:
@@ -294,10 +325,11 @@ class ParametrizedModel:
         if self.estimate is None:
             return {}
         n = self.n_inertial
-        prior = np.full(self.estimate.size, np.inf) if prior_std is None else prior_std[n:]
+        m = n + self.n_joint_terms
+        prior = np.full(self.estimate.size, np.inf) if prior_std is None else prior_std[n:m]
         names = dof_names(self.model)
         out = self.estimate.summary(
-            self.joints, self.declared_joints, np.asarray(theta_std)[n:], prior, names
+            self.joints, self.declared_joints, np.asarray(theta_std)[n:m], prior, names
         )
         if covariance is None:
             return out
@@ -316,6 +348,30 @@ class ParametrizedModel:
                     bodies.append(name)
             if bodies:
                 out[joint].setdefault("confounded_with", {})[kind] = bodies
+        return out
+
+    def compliance_summary(self, theta_std: NDArray) -> dict:
+        """The soft contact for result.json: ``compliance`` [1/kg], ``time_constant`` [s]
+        (None: no spring), ``estimated``, and when estimated their std (of the values, from
+        the logs'), the sag per newton ``C tau^2`` [m/N] and the priors' medians and log std."""
+        s = self.soft
+        tau = s.time_constant if np.isfinite(s.time_constant) else None
+        out: dict = {"compliance": s.compliance, "time_constant": tau, "estimated": self.n_soft > 0}
+        if self.n_soft:
+            log_std = np.asarray(theta_std, dtype=float)[-2:]
+            values = np.array([s.compliance, s.time_constant])
+            std = [
+                float(v * e) if np.isfinite(e) else None
+                for v, e in zip(values, log_std, strict=True)
+            ]
+            out |= {
+                "compliance_std": std[0],
+                "time_constant_std": std[1],
+                "sag_m_per_N": s.compliance * s.time_constant**2,
+                "start": [self.soft_start.compliance, self.soft_start.time_constant],
+                "prior_median": [self.soft_prior.compliance, self.soft_prior.time_constant],
+                "prior_log_std": self.soft_prior.prior_log_std,
+            }
         return out
 
     def tau(self, x: NDArray, u: NDArray) -> NDArray[np.float64]:

@@ -7,6 +7,9 @@ node k+1 to the result::
 
     x_{k+1} = Delta_{c_{k+1}}( f_{c_k}(x_k; theta | u_k) ) (+) w_k     (touch-down at k+1)
     x_{k+1} = f_{c_k}(x_k; theta | u_k) (+) w_k                        (otherwise)
+
+Soft feet (:mod:`physid.oe.model.compliance`) have no reset map: their contact force is
+finite, and the spring-damper lands the foot over the nodes that follow the touch-down.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ def step(
     ``a``: :func:`acceleration` at ``(k, x)`` if already computed."""
     sched = problem.contacts
     y = problem.dynamics.euler_step(x, acceleration(problem, k, x) if a is None else a)
-    if sched is not None and sched.touchdown(k + 1):
+    if sched is not None and sched.touchdown(k + 1) and problem.dynamics.soft_start.rigid:
         sched.use(k + 1)
         y = impulse(problem.dynamics, sched.models, sched.active(k + 1), y)
     return y
@@ -133,7 +136,7 @@ def step_derivatives(
     ``accel``: :func:`acceleration_derivatives` at ``(k, x)`` if already computed."""
     dyn, sched = problem.dynamics, problem.contacts
     y, Fx, Ft = dyn.euler_derivatives(x, *(accel or acceleration_derivatives(problem, k, x)))
-    if sched is not None and sched.touchdown(k + 1):
+    if sched is not None and sched.touchdown(k + 1) and dyn.soft_start.rigid:
         sched.use(k + 1)
         y, Dx, Dt = impulse_derivatives(dyn, sched.models, sched.active(k + 1), y)
         Fx, Ft = Dx @ Fx, Dx @ Ft + Dt

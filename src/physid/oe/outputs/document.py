@@ -11,6 +11,7 @@ from physid.oe.codes import (
     CONFOUNDED_JOINT_TERM,
     MASS_CHANGE,
     NOISE_MISFIT,
+    SOFT_FEET,
     UNMODELLED_BASE_FORCE,
 )
 from physid.oe.outputs.result import OEResult
@@ -53,6 +54,20 @@ def result_findings(result: OEResult, file_masses: dict[str, float]) -> list[Fin
                     "standard_error_N": force.standard_error,
                     "mass_bound_kg": force.mass_bound,
                     "threshold_standard_errors": 3.0,
+                },
+            )
+        )
+    soft = result.contact_compliance
+    if soft and soft["estimated"]:
+        findings.append(
+            SOFT_FEET(
+                f"soft feet estimated: compliance {soft['compliance']:.3g} 1/kg, floor spring "
+                f"time constant {soft['time_constant']:.3g} s: a foot sinks "
+                f"{1e3 * soft['sag_m_per_N']:.3g} mm per N of load",
+                numbers={
+                    "compliance_per_kg": soft["compliance"],
+                    "time_constant_s": soft["time_constant"],
+                    "sag_mm_per_N": 1e3 * soft["sag_m_per_N"],
                 },
             )
         )

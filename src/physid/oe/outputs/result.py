@@ -92,6 +92,7 @@ class OEResult:
     # a floating base's mean unmodelled force and the mass bound added to the base body's mass
     # variance (physid.oe.solving.base_force.BaseForce), else None
     base_force: object | None = None
+    contact_compliance: dict | None = None  # ParametrizedModel.compliance_summary
 
     @property
     def converged(self) -> bool:
@@ -150,5 +151,6 @@ class OEResult:
             "theta_std": self.theta_std.tolist(),
             "bodies": self.body_summary(),
             "joints": self.joints,
+            "contact_compliance": self.contact_compliance,
             "history": {k: np.asarray(v).tolist() for k, v in self.history.items()},
         }

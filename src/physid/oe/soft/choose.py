@@ -4,9 +4,11 @@ and the process-noise floor near contact flag changes, each with where it came f
 Radius, in order: the config's ``contacts.radius`` (never second-guessed); the robot file's
 collision spheres centred on the contact frames (:mod:`physid.robot.contact_spheres`); the
 rolling fit of the stance kinematics (:mod:`physid.oe.soft.foot_radius`), 0 when the data cannot
-decide. Floor: the config's ``noise.contact_change_v`` (0: none); else the variance-component
-choice of :mod:`physid.oe.soft.contact_noise` at the initial guess (the prior's parameters moved
-by one Gauss-Newton step on the defects).
+decide. Feet: rigid (paper B) or soft (:mod:`physid.oe.model.compliance`), whichever the
+one-step defects at the initial guess prefer by the BIC (:func:`choose_soft`). Floor: the
+config's ``noise.contact_change_v`` (0: none); else the variance-component choice of
+:mod:`physid.oe.soft.contact_noise` at the initial guess (the prior's parameters moved by a
+few Gauss-Newton steps on the defects).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from physid.findings import Finding
 from physid.oe.codes import CONTACT_AT_SPHERE, FLOOR_CHOSEN, RADIUS_CHOSEN
 from physid.oe.model.measurements import Measurements
 from physid.oe.model.phases import change_distance, flag_changes
-from physid.oe.soft.contact_noise import choose_change_floor, fitted_defects
+from physid.oe.soft.contact_noise import SMOOTH_S, choose_change_floor, fit_defects, fitted_defects
 from physid.oe.soft.foot_radius import estimate_foot_radius
 from physid.oe.solving.problem import OEProblem
 
@@ -198,3 +200,56 @@ def floor_finding(record: dict) -> Finding:
     return FLOOR_CHOSEN(
         f"noise.contact_change_v chosen from the data: {record['detail']}", numbers=numbers
     )
+
+
+def choose_soft(rigid: OEProblem, soft: OEProblem, xs: NDArray) -> tuple[OEProblem, dict]:
+    """``(problem, record)``: rigid or soft feet, as the data choose. Each model's parameters
+    are fitted to the joint-velocity one-step defects at the initial guess ``xs``
+    (:func:`~physid.oe.soft.contact_noise.fit_defects`, the soft one's compliance and spring
+    with them); the soft feet are kept when they lower the defects' mean square by the
+    Bayesian information criterion, ``n log(ms_rigid / ms_soft) > 2 log n`` (two more
+    parameters; ``n`` the defects counted as :mod:`physid.oe.soft.contact_noise` counts
+    them, one per component and ``SMOOTH_S`` of nodes: the model error is slow).
+    Without a contact flag change (every foot down throughout) the feet stay rigid: the
+    compliance and the spring are told by the load moving from foot to foot at touch-downs
+    and lift-offs; under a constant contact set the solve leaves them to their prior and
+    crawls along it even where the defects alone prefer soft feet (docs/oe.md, "Seventh
+    round").
+    The soft problem's solve then starts at the fitted compliance and spring (its prior stays
+    where it was). ``record``: both mean squares, the soft fit's values, the choice and a
+    one-line detail."""
+    if rigid.contacts is None or flag_changes(rigid.contacts.flags).size == 0:
+        detail = "no contact flag change: rigid feet (nothing tells the compliance)"
+        return rigid, {"feet": "rigid", "source": "data", "detail": detail}
+    _, d_rigid = fit_defects(rigid, xs, rigid.dynamics.nominal_theta())
+    theta, d_soft = fit_defects(soft, xs, soft.dynamics.nominal_theta())
+    ms_rigid, ms_soft = float(np.mean(d_rigid**2)), float(np.mean(d_soft**2))
+    width = max(3, int(round(SMOOTH_S / rigid.dynamics.dt)))
+    n = d_rigid.size / width
+    with np.errstate(all="ignore"):
+        gain = float(n * np.log(ms_rigid / ms_soft))
+    chosen = bool(np.isfinite(gain) and gain > 2.0 * np.log(n))
+    compliance, tau = np.exp(theta[-2:])
+    record = {
+        "feet": "soft" if chosen else "rigid",
+        "source": "data",
+        "defects_ms_rigid": ms_rigid,
+        "defects_ms_soft": ms_soft,
+        "bic_gain": gain,
+        "bic_threshold": 2.0 * np.log(n),
+        "fitted_compliance": float(compliance),
+        "fitted_time_constant": float(tau),
+        "detail": (
+            f"one-step joint-velocity defects RMS {np.sqrt(ms_rigid):.4g} with rigid feet, "
+            f"{np.sqrt(ms_soft):.4g} with soft ones (compliance {compliance:.3g} 1/kg, "
+            f"time constant {tau:.3g} s): BIC gain {gain:.3g} against {2.0 * np.log(n):.3g}: "
+            + ("soft feet" if chosen else "rigid feet")
+        ),
+    }
+    if chosen:
+        dyn = soft.dynamics
+        dyn.soft_start = dataclasses.replace(
+            dyn.soft_start, compliance=float(compliance), time_constant=float(tau)
+        )
+        dyn.set_theta(dyn.nominal_theta())
+    return (soft if chosen else rigid), record

@@ -87,7 +87,15 @@ def velocity_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray
 
 
 def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[np.float64]:
-    """:func:`velocity_defects` at ``theta`` moved by up to ``FIT_STEPS`` Gauss-Newton steps
+    """:func:`fit_defects`'s defects."""
+    return fit_defects(problem, xs, theta)[1]
+
+
+def fit_defects(
+    problem: OEProblem, xs: NDArray, theta: NDArray
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(theta', defects)``: :func:`velocity_defects` at ``theta`` moved (to ``theta'``) by
+    up to ``FIT_STEPS`` Gauss-Newton steps
     on the defects themselves (:func:`_fit_step`), the states held at ``xs``. The prior's
     parameter error (a missing payload, joint terms the robot file does not declare) is a
     mean in the defects, not a variance; it is removed as a fixed effect before the variances
@@ -98,6 +106,9 @@ def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
     mean square by less than ``FIT_GAIN`` of it."""
     dyn, start = problem.dynamics, theta
     kept = velocity_defects(problem, xs, theta)
+    if not np.all(np.isfinite(kept)):
+        dyn.set_theta(start)
+        return theta, kept
     for _ in range(FIT_STEPS):
         moved = _fit_step(problem, xs, theta, kept)
         if moved is None:
@@ -108,7 +119,7 @@ def fitted_defects(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
         if gain < FIT_GAIN:
             break
     dyn.set_theta(start)  # the model holds the start's inertias again (the solve starts there)
-    return kept
+    return theta, kept
 
 
 def _fit_step(problem: OEProblem, xs: NDArray, theta: NDArray, before: NDArray) -> tuple | None:

@@ -9,6 +9,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.errors import InputError
+from physid.oe.model.compliance import SoftContact
 from physid.oe.model.contact import ContactModels
 from physid.oe.model.dynamics import JointTerms, ParametrizedModel
 from physid.oe.model.joint_estimate import JointEstimate
@@ -39,6 +40,7 @@ def make_problem(
     contact_frames: Sequence[str] = (),
     contact_flags: NDArray | None = None,
     contact_damping: float = 0.0,
+    soft_contact: SoftContact | None = None,
     imu_frame: str | None = None,
     joints: JointTerms | None = None,
     contact_radius: float | Sequence[float] = 0.0,
@@ -51,6 +53,9 @@ def make_problem(
     first recorded configuration (its base part as in the model's neutral pose) at rest.
     ``contact_flags`` ``(N+1, len(contact_frames))``: the known contact sequence (eq. 16);
     ``contact_damping``: Baumgarte velocity gain of the contacts [1/s] (``ContactModels``);
+    ``soft_contact``: the contacts' compliance and spring, fixed or estimated as theta's last
+    two entries (:mod:`physid.oe.model.compliance`; default rigid), the floor at the height
+    of the feet in contact at the arrival prior's configuration;
     ``imu_frame``: the frame of the accelerometer on the base (default: the base frame);
     ``joints``: armature and joint friction (:class:`~physid.oe.model.dynamics.JointTerms`; default
     none, the rigid bodies of paper B); ``contact_radius`` [m]: round feet of that radius (one
@@ -68,7 +73,8 @@ def make_problem(
         raise InputError(f"node spacing dt must be positive, got {dt!r}")
     u = np.atleast_2d(np.asarray(u, dtype=float))
     act = default_actuation(model) if actuation is None else np.asarray(actuation, float)
-    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate)
+    soft = soft_contact if contact_flags is not None else None
+    dyn = ParametrizedModel(model, body_joints, chart, act, dt, joints, joint_estimate, soft)
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     shape = second_moment_std is not None or axes_std is not None
@@ -90,9 +96,29 @@ def make_problem(
         schedule = ContactSchedule(dyn.model, contact_frames, contact_flags, points)
         # the schedule's models carry the Baumgarte gain (phases.py is not this option's owner)
         schedule.models = ContactModels(dyn.model, contact_frames, contact_damping)
+        schedule.models.ground = floor_height(
+            model, contact_frames, contact_flags, x0_prior, points
+        )
     x0 = np.asarray(x0_prior, float)
     noise = noise or NoiseStd()
     return OEProblem(dyn, u, measurements, noise, x0, prior, std, schedule, imu_frame)
+
+
+def floor_height(
+    model: pin.Model, frames: Sequence[str], flags: NDArray, x0: NDArray, points: NDArray | None
+) -> float:
+    """The floor's height [m] under a soft contact (:mod:`physid.oe.model.compliance`): the
+    mean height of the contact points in contact at node 0 (all of them if none is) at the
+    arrival prior's configuration ``x0``."""
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, np.asarray(x0, float)[: model.nq])
+    on = np.asarray(flags, dtype=bool)[0]
+    heights = []
+    for i, name in enumerate(frames):
+        offset = np.zeros(3) if points is None else points[0, i]
+        heights.append((data.oMf[model.getFrameId(name)].act(offset))[2])
+    heights = np.asarray(heights)
+    return float(np.mean(heights[on] if np.any(on) else heights))
 
 
 def rolling_contact_points(

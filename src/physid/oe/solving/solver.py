@@ -574,6 +574,7 @@ def _result(
         accelerometer_bias_std=bias_std,
         accelerometer_bias_covariance=bias_cov,
         base_force=base_force,
+        contact_compliance=dyn.compliance_summary(theta_std),
     )
 
 

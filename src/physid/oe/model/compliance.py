@@ -1,0 +1,86 @@
+"""Soft feet: a contact that sinks with its load (MuJoCo's soft contact, in the estimator).
+
+Paper B's contact (eq. 3) is rigid: a foot point in contact does not accelerate (up to the
+Baumgarte velocity gain ``Kd``), whatever it carries, so it cannot sink as a soft foot or floor
+lets it. The soft contact is MuJoCo's (Todorov 2014: ``J a = a_ref - R f``,
+``a_ref = -b v - k d``), one constraint per foot point, in the world's axes::
+
+    Jc a + Jc_dot v + Kd Jc v + Kp e = -C lambda,   e = (0, 0, p_z - h)
+
+``C`` [1/kg] the compliance (MuJoCo's regularizer R: a point carrying ``lambda`` yields along
+it, the normal sinks and the tangential directions creep), ``Kp = 1/tau^2`` and
+``Kd = 2/tau`` the critically damped spring of time constant ``tau`` [s] that returns the
+point's height ``p_z`` to the ground's ``h`` (MuJoCo's ``solref (tau, 1)``; the tangential
+rows have no position reference, as MuJoCo's friction rows). In equilibrium the point sinks
+``C tau^2 lambda_z`` below ``h``: the sag follows the load, and every term depends on the
+node's own state, so the Riccati recursion's Markov structure stays. ``h`` is the data's: the
+mean height of the feet in contact at the arrival prior's configuration (a flat floor). The
+KKT system (eq. 18) gains ``-C I`` in its lower right block::
+
+    [M  Jc^T ] [ a      ]   [tau - h(q, v)                  ]
+    [Jc  -C I] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
+
+``C = 0`` with no spring (``tau`` infinite) is paper B's rigid contact, the default of a fixed
+setting; ``physid oe`` estimates ``log C`` and ``log tau`` as theta's last two entries, each
+under a log-normal prior (:class:`SoftContact`), so that the data decide both.
+
+Derivatives (exact): with respect to theta from the compliant KKT matrix ``K_C``; with respect
+to (q, v) from Pinocchio's rigid derivatives of the same motion written as a rigid contact
+held by a unit position gain about the anchor ``p - Kp e - C lambda`` (that rigid problem has
+this node's ``a`` and ``lambda``): its derivatives ``z_0`` give the partials ``R = -K_0 z_0 -
+[0; Jc] + [0; Kp P_z Jc]`` (the anchor's term replaced by the spring's), and the derivatives
+are ``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from physid.errors import InputError
+
+# The start and prior median of an estimated soft contact. The compliance: 1 % of the
+# robot's inverse mass (nearly rigid); the time constant: 0.1 s, a slow spring. Both priors
+# are wide (a factor 20 at one std): the data decide, the prior only bounds.
+START_FRACTION = 0.01
+START_TIME_CONSTANT = 0.1  # [s]
+PRIOR_LOG_STD = 3.0
+
+
+@dataclass(frozen=True)
+class SoftContact:
+    """The contacts' compliance ``compliance`` [1/kg] (0: rigid) and spring ``time_constant``
+    [s] (``inf``: none); ``estimate``: theta estimates both (these values the start and the
+    log-normal priors' medians, ``prior_log_std`` their std in the logarithms)."""
+
+    compliance: float = 0.0
+    time_constant: float = float("inf")
+    estimate: bool = False
+    prior_log_std: float = PRIOR_LOG_STD
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.compliance) and self.compliance >= 0):
+            raise InputError(f"contact compliance must be >= 0 [1/kg], got {self.compliance}")
+        if not (self.time_constant > 0):  # inf allowed: no spring
+            raise InputError(f"contact time constant must be > 0 [s], got {self.time_constant}")
+        if self.estimate and not (self.compliance > 0 and np.isfinite(self.time_constant)):
+            raise InputError("an estimated soft contact starts at a compliance > 0, finite tau")
+        if not (np.isfinite(self.prior_log_std) and self.prior_log_std > 0):
+            raise InputError(f"soft contact prior std must be > 0, got {self.prior_log_std}")
+
+    @property
+    def rigid(self) -> bool:
+        return self.compliance == 0.0 and not np.isfinite(self.time_constant)
+
+    @classmethod
+    def estimated_for_mass(cls, total_mass: float) -> SoftContact:
+        """``physid oe``'s default: estimated, from :data:`START_FRACTION` of the inverse of
+        the robot's total mass and :data:`START_TIME_CONSTANT`."""
+        return cls(START_FRACTION / float(total_mass), START_TIME_CONSTANT, estimate=True)
+
+    def gains(self) -> tuple[float, float]:
+        """``(Kp, Kd)`` of the spring [1/s^2, 1/s]; (0, 0) without one."""
+        if not np.isfinite(self.time_constant):
+            return 0.0, 0.0
+        return 1.0 / self.time_constant**2, 2.0 / self.time_constant
