@@ -10,9 +10,9 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
-RESULTS, seventh round (2026-11-29, defaults, --time-budget 300; soft feet: the data choose
-rigid or soft, the soft ones' compliance C and floor spring tau estimated; docs/oe.md "Seventh
-round")::
+RESULTS, seventh round (2026-11-29, --soft-feet --time-budget 300, the choice then the
+default; the default is rigid again since: docs/oe.md "Seventh round". Soft feet: the data
+choose rigid or soft, the soft ones' compliance C and floor spring tau estimated)::
 
     case          status      it  CPU s | payload error  std off | CoM mm std | chi2 | C 1/kg tau s
     crawl seed 0  time_limit 141    329 | 5.015 +0.29 %   0.11   |  9.7  6.1  | 1.12 | 0.152 0.0395
@@ -544,6 +544,8 @@ def oe_config(args: argparse.Namespace, path: Path) -> None:
     contacts = {} if radius is None else {"radius": radius}  # else physid chooses
     if args.contact_damping is not None:  # diagnosis: the contacts' Baumgarte velocity gain
         contacts["damping"] = args.contact_damping
+    if args.soft_feet:  # the data choose rigid or soft feet (docs/oe.md "Seventh round")
+        contacts["compliance"] = "estimate"
     if contacts:
         text += "contacts:\n" + "".join(f"  {k}: {v}\n" for k, v in contacts.items())
     path.write_text(text)
@@ -810,6 +812,11 @@ def main() -> None:
         "--mj-solref", type=float, default=SOLREF[0], help="diagnosis: MuJoCo's timeconst [s]"
     )
     parser.add_argument("--time-budget", type=float, default=None, help="physid oe [s]")
+    parser.add_argument(
+        "--soft-feet",
+        action="store_true",
+        help="oe.yaml contacts.compliance: estimate (the data choose rigid or soft feet)",
+    )
     parser.add_argument("--noise", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--extra", default="", help="extra physid oe arguments")
     parser.add_argument(

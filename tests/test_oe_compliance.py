@@ -229,3 +229,22 @@ def test_soft_contact_and_mass_recovered(monkeypatch):
     _, rigid_mass = _estimate(nominal, rec, None)
     print("rigid", rigid_mass)
     assert abs(rigid_mass - true_mass) > 10 * abs(mass - true_mass)
+
+
+def test_rigid_feet_are_the_default_and_soft_ones_are_asked_for(tmp_path):
+    # contacts.compliance: 0 (paper B's rigid feet) unless the config says estimate; another
+    # number is refused with the key named
+    from physid.errors import InputError
+    from physid.oe.data.config import read_contact_compliance
+
+    def read(text):
+        path = tmp_path / "oe.yaml"
+        path.write_text(text)
+        return read_contact_compliance(path)
+
+    assert read_contact_compliance(None) == 0.0
+    assert read("contacts: {damping: 0.0}\n") == 0.0
+    assert read("contacts: {compliance: 0}\n") == 0.0
+    assert read("contacts: {compliance: estimate}\n") is None
+    with pytest.raises(InputError, match="contacts.compliance"):
+        read("contacts: {compliance: 0.1}\n")

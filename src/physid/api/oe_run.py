@@ -186,7 +186,7 @@ def _problem(inputs, urdf, bodies, chart, prior_std) -> tuple:  # noqa: ANN001
 
 
 def _soft_contact(model):  # noqa: ANN001, ANN202
-    """Soft feet to estimate (``contacts.compliance: estimate``, the default), started at
+    """Soft feet to estimate (``contacts.compliance: estimate``), started at
     :meth:`~physid.oe.model.compliance.SoftContact.estimated_for_mass` of the robot's mass;
     :func:`physid.oe.soft.choose.choose_soft` decides whether the run uses them."""
     import pinocchio as pin

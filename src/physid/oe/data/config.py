@@ -216,16 +216,17 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
 
 
 def read_contact_compliance(path: Path | None) -> float | None:
-    """``contacts.compliance``: 0 (rigid feet, paper B) or ``estimate`` (the default; None):
-    theta estimates the feet's compliance and spring (:mod:`physid.oe.model.compliance`)."""
+    """``contacts.compliance``: 0 (rigid feet, paper B; the default) or ``estimate`` (None): the
+    data choose rigid or soft feet, a soft foot's compliance and spring estimated in theta
+    (:mod:`physid.oe.model.compliance`)."""
     from physid.errors import InputError
     from physid.files.io import config_number, config_section, read_yaml
 
     if path is None:
-        return None
+        return 0.0
     raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
     value = config_section(raw.get("contacts"), {"damping", "radius", "compliance"}, "contacts")
-    value = value.get("compliance", "estimate")
+    value = value.get("compliance", 0)
     if value == "estimate":
         return None
     if config_number(value, "contacts.compliance", positive=False, low=0) != 0:
