@@ -25,7 +25,15 @@ pivoted QR and ``lstsq``, both in this process with their imports done before ti
 Run: python benchmarks/identify_vs_bare.py [--case kuka|tx40] [--repeat N] [--datasets PATH]
 [--no-pyarrow] (tx40 only)
 
-RESULTS (2 vCPUs, 2026-11-29 14:46-15:13 UTC; both sides in the same run, best of 7 each):
+RESULTS (2 vCPUs, 2026-11-29 17:15-17:19 UTC, quiet; both sides in the same run, best of 7 each):
+KUKA 2 + 3, 8 runs with the bare loop in its fast state (0.69-0.75 s): physid 1.36-1.43 s CPU,
+ratio 1.89-1.97, median 1.945 (target 2 met in 8 of 8). Since 15:39, every choice and number
+the same: no 2 MB pages for NumPy's arrays in the command (system time median 0.245 -> 0.150 s),
+and work done twice done once (pooled spectra, moving joints, the checks' filtering, the
+training system's least squares and rank, the folds' complements, the base parameters, Newton
+steps' free terms by take). TX40 with its config (17:20 UTC): bare 0.37-0.38 s, physid
+0.75-0.78 s, 2.00-2.11 (without the report 1.85-1.92).
+Before (14:46-15:13 UTC):
 KUKA 2 + 3, 22 runs: physid 1.48-1.69 s CPU, bare 0.70-0.94 s: ratio 1.78-2.17, median 2.02
 (target 2 met in 10 of 22): with the bare loop at 0.76-0.94 s 1.78-2.10 (9 of 16), at
 0.70-0.76 s 1.99-2.17 (1 of 6). At 13:34: physid 1.43 s, bare 0.68 s, 2.09. What took
