@@ -38,6 +38,22 @@ def node_jacobians_by_central_differences(
     return tuple(np.column_stack(c) for c in columns)
 
 
+def state_jacobian_by_central_differences(
+    fun: Callable[[NDArray], NDArray], model: pin.Model, x: NDArray, eps: float
+) -> NDArray:
+    """The Jacobian of a state-to-state map ``fun`` at ``x`` by central differences along the
+    state's tangent space (``state.integrate`` / ``state.difference``)."""
+    y0 = fun(x)
+    cols = []
+    for i in range(2 * model.nv):
+        e = np.zeros(2 * model.nv)
+        e[i] = eps
+        plus = state.difference(model, y0, fun(state.integrate(model, x, e)))
+        minus = state.difference(model, y0, fun(state.integrate(model, x, -e)))
+        cols.append((plus - minus) / (2 * eps))
+    return np.column_stack(cols)
+
+
 def torso_payload_mass(walk: tuple) -> float:
     """Mass [kg] added to the torso (joint 1) by a ``(nominal, true, recording)`` fixture."""
     nominal, true, _ = walk

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from oe_checks import state_jacobian_by_central_differences
 
 from physid.oe.model import state
 from physid.oe.model.compliance import SoftContact
@@ -28,16 +29,8 @@ def go1() -> pin.Model:
     return load_model(GO1, floating=True)
 
 
-def _fd(fun, model, x, eps=1e-6):
-    y0 = fun(x)
-    cols = []
-    for i in range(2 * model.nv):
-        e = np.zeros(2 * model.nv)
-        e[i] = eps
-        plus = state.difference(model, y0, fun(state.integrate(model, x, e)))
-        minus = state.difference(model, y0, fun(state.integrate(model, x, -e)))
-        cols.append((plus - minus) / (2 * eps))
-    return np.column_stack(cols)
+def _fd(fun, model, x, eps=1e-6):  # noqa: ANN001, ANN202
+    return state_jacobian_by_central_differences(fun, model, x, eps)
 
 
 @pytest.mark.parametrize("damping", [0.0, 20.0])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from oe_checks import state_jacobian_by_central_differences
 
 from physid.errors import InputError
 from physid.oe.model import state
@@ -46,16 +47,8 @@ def _setup(model, chart, seed):
     return dyn, theta, x, rng.standard_normal(model.nv - 6)
 
 
-def _fd_x(fun, model, x, eps=EPS):
-    y0 = fun(x)
-    cols = []
-    for i in range(2 * model.nv):
-        e = np.zeros(2 * model.nv)
-        e[i] = eps
-        plus = state.difference(model, y0, fun(state.integrate(model, x, e)))
-        minus = state.difference(model, y0, fun(state.integrate(model, x, -e)))
-        cols.append((plus - minus) / (2 * eps))
-    return np.column_stack(cols)
+def _fd_x(fun, model, x, eps=EPS):  # noqa: ANN001, ANN202
+    return state_jacobian_by_central_differences(fun, model, x, eps)
 
 
 def _fd_theta(fun, dyn, theta, chart, eps=1e-6):
