@@ -150,8 +150,8 @@ SOFT_FEET = define(
     "impulse. Both were estimated from the data under wide priors; result.json "
     "contact_compliance has them with their std. A compliance near its prior's floor means "
     "rigid feet.",
-    "Nothing; give contacts.compliance: 0 for paper B's rigid feet (then a touch-down is a "
-    "plastic impact).",
+    "Nothing (contacts.compliance: estimate asked for it); 0, the default, gives paper B's "
+    "rigid feet (then a touch-down is a plastic impact).",
 )
 NOISE_MISFIT = define(
     "OE201",

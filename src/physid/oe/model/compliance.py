@@ -20,9 +20,9 @@ KKT system (eq. 18) gains ``-C I`` in its lower right block::
     [M  Jc^T ] [ a      ]   [tau - h(q, v)                  ]
     [Jc  -C I] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
 
-``C = 0`` with no spring (``tau`` infinite) is paper B's rigid contact, the default of a fixed
-setting; ``physid oe`` estimates ``log C`` and ``log tau`` as theta's last two entries, each
-under a log-normal prior (:class:`SoftContact`), so that the data decide both.
+``C = 0`` with no spring (``tau`` infinite) is paper B's rigid contact, ``physid oe``'s default;
+with ``contacts.compliance: estimate`` it estimates ``log C`` and ``log tau`` as theta's last two
+entries, each under a log-normal prior (:class:`SoftContact`), so that the data decide both.
 
 Derivatives (exact): with respect to theta from the compliant KKT matrix ``K_C``; with respect
 to (q, v) from Pinocchio's rigid derivatives of the same motion written as a rigid contact
@@ -75,8 +75,8 @@ class SoftContact:
 
     @classmethod
     def estimated_for_mass(cls, total_mass: float) -> SoftContact:
-        """``physid oe``'s default: estimated, from :data:`START_FRACTION` of the inverse of
-        the robot's total mass and :data:`START_TIME_CONSTANT`."""
+        """``contacts.compliance: estimate``: estimated, from :data:`START_FRACTION` of the
+        inverse of the robot's total mass and :data:`START_TIME_CONSTANT`."""
         return cls(START_FRACTION / float(total_mass), START_TIME_CONSTANT, estimate=True)
 
     def gains(self) -> tuple[float, float]:
