@@ -1,7 +1,8 @@
 """Values derived from an immutable object, computed once and kept on the object.
 
-physid's data objects (a robot model, a reduced observation system) are frozen dataclasses of
-which several stages ask the same derived quantity (the base parameters, a least-squares fit).
+physid's data objects (a robot model, a reduced observation system, a training's fold systems)
+are immutable, and several stages ask them the same derived quantity (the base parameters, a
+least-squares fit, a fold's complement).
 They keep it in their own ``__dict__`` under a key: no module-level cache, and the value dies
 with its object. What is kept must not refer back to the object: a reference cycle would keep
 both alive until a cyclic collection (tests/test_reference_cycles.py).
@@ -16,7 +17,7 @@ T = TypeVar("T")
 
 
 class Remembers:
-    """Mixin of a frozen dataclass: :meth:`remembered`."""
+    """Mixin of an immutable object (a frozen dataclass, a tuple): :meth:`remembered`."""
 
     def remembered(self, key: tuple, compute: Callable[[], T]) -> T:
         """``compute()``, once per ``key`` for this (immutable) object."""

@@ -570,6 +570,15 @@ def _without_stale_rows(trajectory: Trajectory) -> Trajectory:
 MAX_LISTED_RUNS = 3  # stuck stretches named in the one-line note (all in params.json)
 
 
+def moving_joints_of(recording: object, q: np.ndarray) -> np.ndarray:
+    """:func:`~physid.recordings.glitches.moving_joints` of the positions ``q`` of
+    ``recording``: the recording's own (:attr:`Trajectory.moving`, read once) when they are all
+    its rows, else read from ``q`` (a sample of a long or streamed recording)."""
+    if isinstance(recording, Trajectory) and len(q) == recording.n_samples:
+        return recording.moving
+    return moving_joints(q)
+
+
 def unlogged_torque_joints(trajectories: list[Trajectory]) -> list[tuple[str, float]]:
     """``(joint, value)`` of the torque columns that hold one value in every row of every
     recording given while the robot moves in some: a torque that was not logged (a dead sensor,

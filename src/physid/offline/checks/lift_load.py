@@ -26,8 +26,7 @@ import pinocchio as pin
 
 from physid.findings import Finding
 from physid.offline.codes import LIFT_LOAD, LIFT_SIGN
-from physid.recordings.glitches import moving_joints
-from physid.recordings.trajectory import Trajectory
+from physid.recordings.trajectory import Trajectory, moving_joints_of
 from physid.robot.model import RobotModel, is_revolute
 
 CONSTANT_LOAD = 0.1  # the gravity force's std below this share of its mean: a constant load
@@ -53,7 +52,7 @@ def lift_loads(model: RobotModel, trajectory: Trajectory) -> dict[str, tuple[flo
         for k, joint in enumerate(model.joint_names)
         if model.fitted[k] and not is_revolute(model, joint)
     ]
-    moving = trajectory.moving if isinstance(trajectory, Trajectory) else moving_joints(q)
+    moving = moving_joints_of(trajectory, q)
     lifts = [k for k in lifts if moving[k]]
     if not lifts:
         return {}

@@ -35,8 +35,7 @@ from physid.offline.observe.folds import FoldPlan, contiguous, leave_out
 from physid.offline.observe.passes import recorded_windows
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.observe.windows import LastWindowStates, Recording, plan_recording
-from physid.recordings.glitches import moving_joints
-from physid.recordings.trajectory import Trajectory
+from physid.recordings.trajectory import moving_joints_of
 from physid.robot.model import RobotModel, gravity_of
 from physid.robot.regressor import inertial_regressor, joint_term_regressor
 
@@ -259,7 +258,7 @@ def rest_intervals(recording: Recording) -> np.ndarray:
         ]
     )
     rms = np.sqrt(np.mean(speed**2, axis=0))
-    moving = (rms > 0.0) & _moving(recording, q)
+    moving = (rms > 0.0) & moving_joints_of(recording, q)
     if not np.any(moving):
         return none
     slow = np.all(np.abs(speed[:, moving]) <= REST_FRACTION * rms[moving], axis=1)
@@ -279,15 +278,7 @@ REST_ROWS = 200_000  # positions read for finding rests (every k-th row of a lon
 def moving_in(recordings: list[Recording]) -> np.ndarray:
     """(n,) bool: the joints that move beyond their position noise in any of ``recordings``
     (:func:`~physid.recordings.glitches.moving_joints` of their sampled positions)."""
-    return np.any([_moving(r, sampled_positions(r)[1]) for r in recordings], axis=0)
-
-
-def _moving(recording: Recording, q: np.ndarray) -> np.ndarray:
-    """:func:`~physid.recordings.glitches.moving_joints` of ``q``, the recording's
-    :func:`sampled_positions`: the recording's own, read once, when those are all its rows."""
-    if isinstance(recording, Trajectory) and len(q) == recording.n_samples:
-        return recording.moving
-    return moving_joints(q)
+    return np.any([moving_joints_of(r, sampled_positions(r)[1]) for r in recordings], axis=0)
 
 
 def sampled_positions(recording: Recording) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from physid.memo import Remembers
 from physid.offline.observe.reduced import (
     ReducedSystem,
     ReductionAccumulator,
@@ -285,14 +286,11 @@ def _combined_without(systems: list[ReducedSystem], fold: int) -> ReducedSystem:
     return combine(kept)
 
 
-class FoldSystems(tuple):
+class FoldSystems(Remembers, tuple):
     """The reduced systems of one training's cross-validation folds, each fold's complement
     (:func:`leave_out`) combined once: the cut-off's, deadband's, weighting's and prior's
     scores of the chosen training all fit on the same complements."""
 
     def left_out(self, fold: int) -> ReducedSystem:
         """The reduced system of every fold but ``fold`` (:func:`leave_out`)."""
-        combined = self.__dict__.setdefault("_left_out", {})
-        if fold not in combined:
-            combined[fold] = _combined_without(self, fold)
-        return combined[fold]
+        return self.remembered(("left_out", fold), lambda: _combined_without(self, fold))
