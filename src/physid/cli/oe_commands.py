@@ -119,7 +119,9 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     "is a full open-loop simulation; only for a good initial model and an open-loop stable "
     "system (it failed every random start on the test arm and quadruped: docs/oe.md). When "
     "the open-loop rollout of the guess diverges, it stops at once with a numerical_failure "
-    "status and writes the guess.",
+    "status and writes the guess. closed: the states move with the linear step as in multiple, "
+    "and the process noise is always the one that closes every gap, so the line search judges "
+    "the cost itself with no penalty on gaps (docs/oe.md, Ninth round).",
 )
 @click.option(
     "--no-nullspace",

@@ -86,6 +86,9 @@ class OEOptions:
     window: int = 5  # non-monotone Armijo: compare with the worst of the last `window` merits
     alpha_min: float = 2.0**-12
     max_log_step: float = 1.0  # see physid.oe.model.charts.step_limit
+    # a first trial that does not lower the merit is followed by the minimiser of its
+    # quadratic interpolation (_interpolated) before plain halving
+    interpolate: bool = True
     nu_init: float = 1.0
     rho: float = 0.5  # eq. 38
     beta_nu: float = 0.9  # eq. 38
@@ -424,27 +427,74 @@ def _line_search(
     d1, d2, nu = step.gradient_dot, step.curvature, run.nu
     reference = max(run.merit(c, f) for c, f in run.recent[-opt.window :])
     alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
-    dyn = problem.dynamics
+    first = True
     while alpha >= opt.alpha_min and budget.elapsed() < budget.seconds:
-        if dyn.representable(dyn.retract(run.theta, alpha * step.dtheta)):
-            with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
-                trial = rollout(
-                    problem, opt.rollout, run.xs, run.ws, run.theta, step, alpha, run.lin.gaps
-                )
-                if opt.rollout == "closed":
-                    cost, ws, gaps = problem.evaluate_closed(trial[0], trial[2])
-                    trial = (trial[0], ws, trial[2])
-                else:
-                    cost, gaps = problem.evaluate(*trial)
-        else:  # a body beyond floating point: an infinite cost, so alpha is halved
-            trial, cost, gaps = None, float("inf"), run.lin.gaps
-        infeas = float(np.abs(gaps).sum())
+        trial, cost, gaps, merit = _trial(problem, run, opt, step, alpha)
         predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * run.infeas
-        merit = cost + nu * infeas
-        if np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0):
+        accepted = np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0)
+        if first and opt.interpolate and opt.rollout in ("multiple", "closed"):
+            first = False
+            shorter = _interpolated(problem, run, opt, step, alpha, merit, reference)
+            if shorter is not None and (not accepted or shorter[-1] < merit):
+                return shorter[:-1]
+        if accepted:
             return (*trial, cost, gaps, alpha)
         alpha *= 0.5
     return None
+
+
+def _trial(problem: OEProblem, run: _Run, opt: OEOptions, step: Step, alpha: float) -> tuple:
+    """``(trial, cost, gaps, merit)`` of step length ``alpha`` (``trial``: ``(xs, ws, theta)``,
+    None with an infinite merit when a body leaves floating point)."""
+    dyn = problem.dynamics
+    if not dyn.representable(dyn.retract(run.theta, alpha * step.dtheta)):
+        return None, float("inf"), run.lin.gaps, float("inf")
+    with np.errstate(all="ignore"):  # a diverging trial is rejected by its merit
+        trial = rollout(problem, opt.rollout, run.xs, run.ws, run.theta, step, alpha, run.lin.gaps)
+        if opt.rollout == "closed":
+            cost, ws, gaps = problem.evaluate_closed(trial[0], trial[2])
+            trial = (trial[0], ws, trial[2])
+        else:
+            cost, gaps = problem.evaluate(*trial)
+    return trial, cost, gaps, cost + run.nu * float(np.abs(gaps).sum())
+
+
+def _interpolated(
+    problem: OEProblem,
+    run: _Run,
+    opt: OEOptions,
+    step: Step,
+    alpha: float,
+    merit: float,
+    reference: float,
+) -> tuple | None:
+    """The minimiser of the merit's quadratic interpolation along the step, when the first
+    trial ``alpha`` did not lower the merit (Nocedal & Wright, Numerical Optimization, 2nd
+    ed., eq. 3.58): ``phi(a) ~ phi(0) + s a + c a^2`` through ``phi(alpha)``, with ``s`` the
+    merit's predicted slope ``g^T d - nu sum|fbar|_1``, gives ``a* = -s / (2 c)``, safeguarded
+    to ``[alpha / 10, alpha / 2]``. ``(xs, ws, theta, cost, gaps, a*, merit)`` when ``a*``
+    passes the Armijo test, else None.
+
+    Gauss-Newton leaves out the residuals' curvature (and the dynamics' curvature times the
+    multipliers); where that curvature is as large as the model's, the full step overshoots
+    the minimum along its line by about its own length, and halving alternates between the
+    two sides of it without settling (docs/oe.md, "Ninth round"); the interpolated length
+    lands near the minimum instead. Only where the trials lie on the step's line (the
+    ``multiple`` and ``closed`` rollouts); the nonlinear rollouts bend it."""
+    m0 = run.merit(run.cost, run.infeas)
+    slope = step.gradient_dot - run.nu * run.infeas
+    if not (np.isfinite(merit) and merit >= m0 and slope < 0):
+        return None
+    curvature = (merit - m0 - slope * alpha) / alpha**2  # > 0: merit >= m0, slope < 0
+    shorter = float(np.clip(-slope / (2.0 * curvature), 0.1 * alpha, 0.5 * alpha))
+    if shorter < opt.alpha_min:
+        return None
+    trial, cost, gaps, value = _trial(problem, run, opt, step, shorter)
+    d1, d2 = step.gradient_dot, step.curvature
+    predicted = shorter * d1 + 0.5 * shorter**2 * d2 - shorter * run.nu * run.infeas
+    if not (np.isfinite(value) and value <= reference + opt.armijo * min(predicted, 0.0)):
+        return None
+    return (*trial, cost, gaps, shorter, value)
 
 
 def _accept(
