@@ -73,7 +73,7 @@ def test_compliant_step_derivatives(go1, damping, friction):
         cols.append(state.difference(go1, minus, plus) / 2e-6)
     dyn.set_theta(theta)
     ref = np.column_stack(cols)
-    assert np.all(np.abs(ref[:, -2:]).max(axis=0) > 1e-5)  # C and tau both move the step
+    assert np.all(np.abs(ref[:, -3:]).max(axis=0) > 1e-5)  # C, tau and rho move the step
     np.testing.assert_allclose(Ft, ref, atol=1e-5 * max(1.0, np.abs(ref).max()))
 
 
