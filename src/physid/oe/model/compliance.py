@@ -18,11 +18,13 @@ elliptic cone: ``rho = 1 / impratio``, 1 by default). ``diagApprox``, R's scale,
 ``C`` serves every foot and node. ``Kp = 1/tau^2`` and ``Kd = 2/tau`` the critically damped
 spring of time constant ``tau`` [s] that returns the point's height ``p_z`` to the ground's
 ``h`` (MuJoCo's ``solref (tau, 1)``; the tangential rows have no position reference, as
-MuJoCo's friction rows). In equilibrium the point sinks ``C tau^2 lambda_z`` below ``h``: the
-sag follows the load, and every term depends on the node's own state, so the Riccati
-recursion's Markov structure stays. ``h`` is the data's: the mean height of the feet in contact
-at the arrival prior's configuration (a flat floor). The KKT system (eq. 18) gains
-``-diag(C_rows)`` in its lower right block::
+MuJoCo's friction rows). MuJoCo's constraint is on ``Jc a`` without the drift ``Jc_dot v``
+(its ``a_ref = -b Jc v - k imp r``); ``drift=False`` drops it here too, at the cost of the
+drift's derivatives (a kinematics-derivative pass per contact node). In equilibrium the point
+sinks ``C tau^2 lambda_z`` below ``h``: the sag follows the load, and every term depends on the
+node's own state, so the Riccati recursion's Markov structure stays. ``h`` is the data's: the
+mean height of the feet in contact at the arrival prior's configuration (a flat floor). The
+KKT system (eq. 18) gains ``-diag(C_rows)`` in its lower right block::
 
     [M  Jc^T       ] [ a      ]   [tau - h(q, v)                  ]
     [Jc  -diag(C_r)] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
@@ -34,10 +36,11 @@ data decide them.
 
 Derivatives (exact): with respect to theta from the compliant KKT matrix ``K_C``; with respect
 to (q, v) from Pinocchio's rigid derivatives of the same motion written as a rigid contact
-held by a unit position gain about the anchor ``p - Kp e - C_rows lambda`` (that rigid problem
-has this node's ``a`` and ``lambda``): its derivatives ``z_0`` give the partials ``R = -K_0 z_0
-- [0; Jc] + [0; Kp P_z Jc]`` (the anchor's term replaced by the spring's), and the derivatives
-are ``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
+held by a unit position gain about the anchor ``p - Kp e - C_rows lambda`` (``+ Jc_dot v``
+without the drift; that rigid problem has this node's ``a`` and ``lambda``): its derivatives
+``z_0`` give the partials ``R = -K_0 z_0 - [0; Jc] + [0; Kp P_z Jc]`` (the anchor's term
+replaced by the spring's; ``- [0; d(Jc_dot v)]`` without the drift), and the derivatives are
+``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ class SoftContact:
     ``time_constant`` [s] (``inf``: none) and the tangential rows' compliance over the normal's
     ``tangential_ratio``; ``estimate``: theta estimates the three (these values the start and
     the log-normal priors' medians, ``prior_log_std`` the first two's std in the logarithms,
-    ``ratio_log_std`` the ratio's)."""
+    ``ratio_log_std`` the ratio's); ``drift``: the constraint carries ``Jc_dot v`` (the points'
+    classical acceleration; False: MuJoCo's ``Jc a``)."""
 
     compliance: float = 0.0
     time_constant: float = float("inf")
@@ -75,6 +79,7 @@ class SoftContact:
     prior_log_std: float = PRIOR_LOG_STD
     tangential_ratio: float = START_RATIO
     ratio_log_std: float = RATIO_LOG_STD
+    drift: bool = True
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.compliance) and self.compliance >= 0):

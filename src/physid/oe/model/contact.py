@@ -67,6 +67,7 @@ class ContactModels:
         self.ground = 0.0  # [m] the floor's height h of a soft contact (compliance module)
         self._cache: dict[tuple[str, ...], tuple] = {}
         self._points: dict[str, NDArray[np.float64]] = {}
+        self.work = model.createData()  # the soft contact's drift (kinematics only)
 
     def set_points(self, points: dict[str, NDArray] | None) -> None:
         """Contact points [m] in each foot frame (default its origin) for the next calls of
@@ -129,11 +130,43 @@ def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compl
     return np.block([[M, Jc.T], [Jc, -np.diag(np.broadcast_to(compliance, (nc,)))]])
 
 
+def _drift(contacts: ContactModels, cms, q, v, derivatives: bool):  # noqa: ANN001, ANN202
+    """``gamma = Jc_dot v`` ``(3 n,)`` in the world's axes, the contact points' classical
+    acceleration at ``a = 0``, and with ``derivatives`` ``(d gamma/dq, d gamma/dv)`` ``(3 n,
+    nv)`` each (Pinocchio's LOCAL point derivatives rotated to the world, ``d(R g_l) = R (dg_l
+    - g_l x dtheta)``, as :func:`feet_velocity`); ``None`` for them otherwise."""
+    model, data = contacts.model, contacts.work
+    zero = np.zeros(model.nv)
+    if derivatives:
+        pin.computeForwardKinematicsDerivatives(model, data, q, v, zero)
+        g_q, g_v = np.zeros((3 * len(cms), model.nv)), np.zeros((3 * len(cms), model.nv))
+    else:
+        pin.forwardKinematics(model, data, q, v, zero)
+        g_q = g_v = None
+    gamma = np.zeros(3 * len(cms))
+    for i, cm in enumerate(cms):
+        rows, joint, placement = slice(3 * i, 3 * i + 3), cm.joint1_id, cm.joint1_placement
+        vel, acc, p = data.v[joint], data.a[joint], placement.translation
+        point_v = vel.linear + np.cross(vel.angular, p)
+        point_a = acc.linear + np.cross(acc.angular, p) + np.cross(vel.angular, point_v)
+        gamma[rows] = data.oMi[joint].rotation @ point_a
+        if derivatives:
+            _, da_dq, da_dv, _ = pin.getPointClassicAccelerationDerivatives(
+                model, data, joint, placement, pin.LOCAL
+            )
+            R = data.oMi[joint].rotation @ placement.rotation
+            omega = placement.rotation.T @ pin.getJointJacobian(model, data, joint, pin.LOCAL)[3:]
+            g_q[rows] = R @ (da_dq - pin.skew(R.T @ gamma[rows]) @ omega)
+            g_v[rows] = R @ da_dv
+    return gamma, g_q, g_v
+
+
 def _soft_solve(dyn: ParametrizedModel, contacts: ContactModels, active, q, v, tau):  # noqa: ANN001, ANN202
     """``(a, lambda, e, Jc)`` of the soft contact (:mod:`physid.oe.model.compliance`) from
-    Pinocchio's rigid solve ``(a0, lambda0)`` with the spring's gains: the two KKT systems
-    share their right-hand side, so ``(A + diag C_rows) lambda = A lambda0`` with ``A = Jc
-    M^-1 Jc^T`` and ``a = a0 + M^-1 Jc^T (lambda - lambda0)`` (a compliance per row, which
+    Pinocchio's rigid solve ``(a0, lambda0)`` with the spring's gains: the two KKT systems'
+    right-hand sides differ by MuJoCo's dropped drift ``[0; gamma]`` (none with
+    ``soft.drift``), so ``(A + diag C_rows) lambda = A lambda0 + gamma`` with ``A = Jc M^-1
+    Jc^T`` and ``a = a0 + M^-1 Jc^T (lambda - lambda0)`` (a compliance per row, which
     Pinocchio's proximal solver with its one scalar cannot take). ``lambda`` is left in
     ``data.lambda_c``."""
     model = dyn.model
@@ -146,7 +179,10 @@ def _soft_solve(dyn: ParametrizedModel, contacts: ContactModels, active, q, v, t
     M = np.triu(M) + np.triu(M, 1).T
     Minv_JT = sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), Jc.T)
     A = Jc @ Minv_JT
-    lam = np.linalg.solve(A + np.diag(dyn.soft.row_compliance(len(cms))), A @ lam0)
+    rhs = A @ lam0
+    if not dyn.soft.drift:
+        rhs += _drift(contacts, cms, q, v, False)[0]
+    lam = np.linalg.solve(A + np.diag(dyn.soft.row_compliance(len(cms))), rhs)
     data.lambda_c[:] = lam
     return a0 + Minv_JT @ (lam - lam0), lam, e, Jc
 
@@ -176,17 +212,22 @@ def _soft_state_derivatives(  # noqa: ANN202
 ):
     """``(a, da/dq, da/dv, Jc, lambda, e)`` of the soft contact (module docstring of
     :mod:`physid.oe.model.compliance`): Pinocchio's rigid derivatives of the same motion
-    held by a unit position gain about the anchor ``p - Kp e - C_rows lambda``, mapped
-    through ``K_C^-1 (K_0 z_0 + [0; Jc - Kp P_z Jc])``."""
+    held by a unit position gain about the anchor ``p - Kp e - C_rows lambda + gamma``
+    (MuJoCo's rule, no drift; without ``gamma`` under ``soft.drift``), mapped through ``K_C^-1
+    (K_0 z_0 + [0; Jc - Kp P_z Jc + d gamma])``."""
     model, nv = dyn.model, dyn.model.nv
     kp = dyn.soft.gains()[0]
     data, cms, cds = contacts.get(active)
     a, lam, e, _ = _soft_solve(dyn, contacts, active, q, v, tau)
     C = dyn.soft.row_compliance(len(cms))
+    gamma = g_q = g_v = None
+    if not dyn.soft.drift:
+        gamma, g_q, g_v = _drift(contacts, cms, q, v, True)
     for i, cm in enumerate(cms):
         rows = slice(3 * i, 3 * i + 3)
         point = data.oMi[cm.joint1_id].act(cm.joint1_placement).translation
-        cm.joint2_placement = pin.SE3(np.eye(3), point - kp * e[rows] - C[rows] * lam[rows])
+        anchor = point - kp * e[rows] - C[rows] * lam[rows]
+        cm.joint2_placement = pin.SE3(np.eye(3), anchor if gamma is None else anchor + gamma[rows])
         gains = cm.m_baumgarte_parameters
         gains.Kp = 1.0
         cm.setBaumgarteCorrectorParameters(gains)
@@ -201,6 +242,9 @@ def _soft_state_derivatives(  # noqa: ANN202
     z_q = K0 @ np.vstack([d[0], -d[3]])
     z_q[nv:] += spring
     z_v = K0 @ np.vstack([d[1], -d[4]])
+    if gamma is not None:  # the rigid problem's drift, which MuJoCo's contact does not have
+        z_q[nv:] += g_q
+        z_v[nv:] += g_v
     z = np.linalg.solve(KC, np.hstack([z_q, z_v]))
     return a, z[:nv, :nv], z[:nv, nv:], Jc, lam, e
 

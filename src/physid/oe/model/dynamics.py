@@ -246,7 +246,8 @@ class ParametrizedModel:
             self._set_joints(self.estimate.apply(self.declared_joints, self._joint_tail(theta)))
         if self.n_soft:
             c, tau, rho = np.exp(np.asarray(theta[-3:], dtype=float))
-            self.soft = SoftContact(float(c), float(tau), tangential_ratio=float(rho))
+            drift = self.soft_start.drift
+            self.soft = SoftContact(float(c), float(tau), tangential_ratio=float(rho), drift=drift)
         return pis
 
     def representable(self, theta: NDArray[np.float64]) -> bool:
