@@ -10,6 +10,25 @@ radius (the URDF's spheres; ``--urdf-feet none``: a fit of the stance rolling) a
 process-noise floor near contact flag changes (variance components of the one-step
 defects); ``--hand-settings``: the values chosen by hand before (0.022, 0.1 within 40 ms).
 
+RESULTS, ninth round (2026-11-29, --soft-feet --time-budget 450; the soft contact row by row:
+C_rows = C (rho, rho, 1), the tangential rows' ratio rho estimated too; docs/oe.md "Ninth
+round"; the default stays rigid)::
+
+    case          status      it  CPU s | payload error  std | CoM mm std | chi2 | C 1/kg tau s rho
+    crawl seed 0  time_limit 161    480 | 5.142 +2.84 % 0.59 | 12.6  8.2  | 0.94 | 0.149 0.0389 2.28
+    crawl seed 1  ok          51    168 | 4.790 -4.20 % 1.19 |  0.7  2.3  | 3.74 | 0.163 0.0418 3.10
+    crawl seed 2  time_limit 178    484 | 5.007 +0.13 % 0.06 |  1.1  2.1  | 1.22 | 0.158 0.0386 2.26
+    sway seed 0   ok          40     72 | 5.008 +0.17 % 0.52 |  1.4  0.2  | 0.65 | rigid
+      (seventh round: +0.29, -5.20, -1.60 %; chi2 1.12, 4.63, 1.47; CoM 9.7, 0.5, 0.6 mm;
+      accelerometer bias z 0.066, 0.107, 0.066 -> 0.065, 0.093, 0.057, truth 0.05; the sway
+      the same bits, digest 80d113b2)
+      MuJoCo's contact here (mu 1 and solref 0.0375 s, the geoms' mixed values): normal
+      compliance 0.162, tangential 0.325 1/kg (rho 2), Kp 748 1/s^2, Kd 56.1 1/s
+      seed 1 on the way: rho held near 2: -4.88 %, chi2 4.02; without Jc_dot v (MuJoCo's
+      J a): -4.19 %, chi2 3.69, 251 s; ideal flags: -4.49 %, chi2 2.45
+      seed 0's CoM z: --contact-radius 0.0156 (MuJoCo's contact point, halfway into the sag):
+      +3.39 %, CoM z -12.7 mm, chi2 0.94; without Jc_dot v: +2.62 %, -12.7 mm, chi2 0.93
+
 RESULTS, seventh round (2026-11-29, --soft-feet --time-budget 300, the choice then the
 default; the default is rigid again since: docs/oe.md "Seventh round". Soft feet: the data
 choose rigid or soft, the soft ones' compliance C and floor spring tau estimated)::

@@ -4,6 +4,8 @@ simulation with a known compliance, against the rigid model's bias."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -35,7 +37,8 @@ def _fd(fun, model, x, eps=1e-6):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize("damping", [0.0, 20.0])
 @pytest.mark.parametrize("friction", [False, True])
-def test_compliant_step_derivatives(go1, damping, friction):
+@pytest.mark.parametrize("drift", [False, True])
+def test_compliant_step_derivatives(go1, damping, friction, drift):
     rng = np.random.default_rng(3)
     nv = go1.nv
     joints = None
@@ -48,7 +51,7 @@ def test_compliant_step_derivatives(go1, damping, friction):
         default_actuation(go1),
         0.005,
         joints,
-        soft=SoftContact(0.05, 0.08, estimate=True),
+        soft=SoftContact(0.05, 0.08, estimate=True, tangential_ratio=2.5, drift=drift),
     )
     theta = dyn.nominal_theta() + 0.05 * rng.standard_normal(dyn.n_theta)
     dyn.set_theta(theta)
@@ -73,16 +76,21 @@ def test_compliant_step_derivatives(go1, damping, friction):
         cols.append(state.difference(go1, minus, plus) / 2e-6)
     dyn.set_theta(theta)
     ref = np.column_stack(cols)
-    assert np.all(np.abs(ref[:, -2:]).max(axis=0) > 1e-5)  # C and tau both move the step
+    assert np.all(np.abs(ref[:, -3:]).max(axis=0) > 1e-5)  # C, tau and rho move the step
     np.testing.assert_allclose(Ft, ref, atol=1e-5 * max(1.0, np.abs(ref).max()))
 
 
-def test_compliant_contact_yields_under_its_force(go1):
-    """``Jc a + gamma = -C lambda``: the foot points accelerate against their forces."""
+@pytest.mark.parametrize("drift", [False, True])
+def test_compliant_contact_yields_under_its_force(go1, drift):
+    """``Jc a = -C_rows lambda`` (MuJoCo's rule: no drift ``gamma = Jc_dot v``; ``drift``:
+    ``Jc a + gamma``, the points' classical acceleration): the foot points accelerate against
+    their forces, the tangential rows ``rho`` times as compliant as the normal (world z)
+    ones."""
     rng = np.random.default_rng(4)
-    C = 0.03
+    C, rho = 0.03, 3.0
+    soft = SoftContact(C, tangential_ratio=rho, drift=drift)
     dyn = ParametrizedModel(
-        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005, soft=SoftContact(C)
+        go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005, soft=soft
     )
     rigid = ParametrizedModel(go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.005)
     q = pin.randomConfiguration(go1, -np.ones(go1.nq), np.ones(go1.nq))
@@ -95,7 +103,7 @@ def test_compliant_contact_yields_under_its_force(go1):
     a0 = contact_acceleration(rigid, ContactModels(rigid.model, FEET), active, q, v, tau)
     data = dyn.model.createData()
     point_acc = []
-    for acc in (a, a0):
+    for acc in (a, a0, np.zeros(go1.nv)):
         pin.forwardKinematics(dyn.model, data, q, v, acc)
         pin.updateFramePlacements(dyn.model, data)
         point_acc.append(
@@ -109,7 +117,11 @@ def test_compliant_contact_yields_under_its_force(go1):
             )
         )
     np.testing.assert_allclose(point_acc[1], 0.0, atol=1e-8)
-    np.testing.assert_allclose(point_acc[0], -C * lam, atol=1e-8)
+    gamma = point_acc[2]
+    assert np.abs(gamma).max() > 1.0
+    yielded = point_acc[0] if drift else point_acc[0] - gamma
+    np.testing.assert_allclose(yielded, -np.tile([rho * C, rho * C, C], 2) * lam, atol=1e-8)
+    assert np.abs(lam.reshape(2, 3)[:, :2]).max() > 1.0  # the tangential rows carry force
     M = pin.crba(dyn.model, data, q)
     M = np.triu(M) + np.triu(M, 1).T
     h = pin.rnea(dyn.model, data, q, v, np.zeros(go1.nv))
@@ -125,7 +137,9 @@ def test_compliant_contact_yields_under_its_force(go1):
 
 
 PAYLOAD = pin.Inertia(3.0, np.array([0.02, -0.01, 0.03]), np.diag([0.02, 0.04, 0.05]))
-SOFT = SoftContact(0.05, 0.06)  # 1/kg, s: a sag of C tau^2 = 0.18 mm per N, 7 mm at 40 N
+# 1/kg, s: a sag of C tau^2 = 0.18 mm per N, 7 mm at 40 N; the tangential rows 3x as
+# compliant as the normal (MuJoCo's pyramidal cone: 2 / mu^2)
+SOFT = SoftContact(0.05, 0.06, tangential_ratio=3.0)
 
 
 def _walking_go1(monkeypatch, soft: SoftContact, duration: float = 0.8):
@@ -162,7 +176,7 @@ def _walking_go1(monkeypatch, soft: SoftContact, duration: float = 0.8):
     return nominal, true, rec
 
 
-def _problem(nominal, rec, soft):
+def _problem(nominal, rec, soft, theta_prior_std=None):
     from physid.oe import NoiseStd, make_problem
 
     return make_problem(
@@ -177,13 +191,14 @@ def _problem(nominal, rec, soft):
         contact_frames=rec.contact_frames,
         contact_flags=rec.contact_flags,
         soft_contact=soft,
+        theta_prior_std=theta_prior_std,
     )
 
 
-def _estimate(nominal, rec, soft):
+def _estimate(nominal, rec, soft, theta_prior_std=None):
     from physid.oe import OEOptions, initial_guess, solve
 
-    problem = _problem(nominal, rec, soft)
+    problem = _problem(nominal, rec, soft, theta_prior_std)
     xs, ws = initial_guess(problem)
     theta0 = problem.dynamics.nominal_theta()
     result = solve(problem, xs, ws, theta0, OEOptions(max_iterations=60))
@@ -208,20 +223,29 @@ def test_data_choose_the_feet(monkeypatch, truth):
 
 
 def test_soft_contact_and_mass_recovered(monkeypatch):
-    """The compliance, the spring and the trunk's mass from walking data with a known soft
-    contact, within 3 std; the rigid model's mass on the same data is off by 10x more."""
+    """The compliance, the spring, the tangential rows' ratio and the trunk's mass from walking
+    data with a known soft contact, within 3 std; the rigid model's mass on the same data is off
+    by 10x more, and one compliance for every row (the ratio held at 1) misses the truth."""
     nominal, true, rec = _walking_go1(monkeypatch, SOFT)
     start = SoftContact.estimated_for_mass(pin.computeTotalMass(nominal))
-    result, mass = _estimate(nominal, rec, start)
+    result, mass = _estimate(nominal, rec, start, theta_prior_std=1e6)  # the soft priors only
     c = result.contact_compliance
     true_mass = true.inertias[1].mass
     print(c, mass, true_mass, result.pi_std[0, 0], result.status, result.iterations)
     assert abs(mass - true_mass) < 3 * result.pi_std[0, 0]
     assert abs(c["compliance"] - SOFT.compliance) < 3 * c["compliance_std"]
     assert abs(c["time_constant"] - SOFT.time_constant) < 3 * c["time_constant_std"]
+    assert abs(c["tangential_ratio"] - SOFT.tangential_ratio) < 3 * c["tangential_ratio_std"]
     _, rigid_mass = _estimate(nominal, rec, None)
     print("rigid", rigid_mass)
     assert abs(rigid_mass - true_mass) > 10 * abs(mass - true_mass)
+    # the bodies' prior flat, the soft entries' own: rho held at 1 by its std
+    one = dataclasses.replace(start, ratio_log_std=1e-4)
+    scalar, scalar_mass = _estimate(nominal, rec, one, theta_prior_std=1e6)
+    s = scalar.contact_compliance
+    print("one compliance", s, scalar_mass, scalar.pi_std[0, 0], scalar.cost, result.cost)
+    assert s["tangential_ratio"] == pytest.approx(1.0, abs=1e-3)
+    assert 2.0 * (scalar.cost - result.cost) > 10.83  # the likelihood ratio rejects rho = 1
 
 
 def test_rigid_feet_are_the_default_and_soft_ones_are_asked_for(tmp_path):

@@ -5,31 +5,42 @@ Baumgarte velocity gain ``Kd``), whatever it carries, so it cannot sink as a sof
 lets it. The soft contact is MuJoCo's (Todorov 2014: ``J a = a_ref - R f``,
 ``a_ref = -b v - k d``), one constraint per foot point, in the world's axes::
 
-    Jc a + Jc_dot v + Kd Jc v + Kp e = -C lambda,   e = (0, 0, p_z - h)
+    Jc a + Jc_dot v + Kd Jc v + Kp e = -C_rows lambda,   e = (0, 0, p_z - h)
 
-``C`` [1/kg] the compliance (MuJoCo's regularizer R: a point carrying ``lambda`` yields along
-it, the normal sinks and the tangential directions creep), ``Kp = 1/tau^2`` and
-``Kd = 2/tau`` the critically damped spring of time constant ``tau`` [s] that returns the
-point's height ``p_z`` to the ground's ``h`` (MuJoCo's ``solref (tau, 1)``; the tangential
-rows have no position reference, as MuJoCo's friction rows). In equilibrium the point sinks
-``C tau^2 lambda_z`` below ``h``: the sag follows the load, and every term depends on the
+``C_rows = C diag(rho, rho, 1)`` per point [1/kg]: the normal compliance ``C`` and the
+tangential rows' ``rho C`` (MuJoCo's regularizer R: a point carrying ``lambda`` yields along
+it, the normal sinks and the tangential directions creep). MuJoCo's pyramidal cone gives every
+edge ``J_n +- mu J_t`` one ``R`` (``engine_core_constraint.c``, ``mj_makeImpedance``: ``Rpy =
+2 mu^2 R[0]``), and its four edge rows, all carrying force, are the 3D contact above with the
+normal compliance ``Rpy / 4`` and the tangential ``Rpy / (2 mu^2)``: ``rho = 2 / mu^2`` (the
+elliptic cone: ``rho = 1 / impratio``, 1 by default). ``diagApprox``, R's scale, is
+``body_invweight0`` of the foot body, fixed at the model's reference configuration, so one
+``C`` serves every foot and node. ``Kp = 1/tau^2`` and ``Kd = 2/tau`` the critically damped
+spring of time constant ``tau`` [s] that returns the point's height ``p_z`` to the ground's
+``h`` (MuJoCo's ``solref (tau, 1)``; the tangential rows have no position reference, as
+MuJoCo's friction rows). MuJoCo's constraint is on ``Jc a`` without the drift ``Jc_dot v``
+(its ``a_ref = -b Jc v - k imp r``); ``drift=False`` drops it here too, at the cost of the
+drift's derivatives (a kinematics-derivative pass per contact node). In equilibrium the point
+sinks ``C tau^2 lambda_z`` below ``h``: the sag follows the load, and every term depends on the
 node's own state, so the Riccati recursion's Markov structure stays. ``h`` is the data's: the
 mean height of the feet in contact at the arrival prior's configuration (a flat floor). The
-KKT system (eq. 18) gains ``-C I`` in its lower right block::
+KKT system (eq. 18) gains ``-diag(C_rows)`` in its lower right block::
 
-    [M  Jc^T ] [ a      ]   [tau - h(q, v)                  ]
-    [Jc  -C I] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
+    [M  Jc^T       ] [ a      ]   [tau - h(q, v)                  ]
+    [Jc  -diag(C_r)] [-lambda ] = [-Jc_dot v - Kd Jc v - Kp e     ]
 
 ``C = 0`` with no spring (``tau`` infinite) is paper B's rigid contact, ``physid oe``'s default;
-with ``contacts.compliance: estimate`` it estimates ``log C`` and ``log tau`` as theta's last two
-entries, each under a log-normal prior (:class:`SoftContact`), so that the data decide both.
+with ``contacts.compliance: estimate`` it estimates ``log C``, ``log tau`` and ``log rho`` as
+theta's last three entries, each under a log-normal prior (:class:`SoftContact`), so that the
+data decide them.
 
 Derivatives (exact): with respect to theta from the compliant KKT matrix ``K_C``; with respect
 to (q, v) from Pinocchio's rigid derivatives of the same motion written as a rigid contact
-held by a unit position gain about the anchor ``p - Kp e - C lambda`` (that rigid problem has
-this node's ``a`` and ``lambda``): its derivatives ``z_0`` give the partials ``R = -K_0 z_0 -
-[0; Jc] + [0; Kp P_z Jc]`` (the anchor's term replaced by the spring's), and the derivatives
-are ``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
+held by a unit position gain about the anchor ``p - Kp e - C_rows lambda`` (``+ Jc_dot v``
+without the drift; that rigid problem has this node's ``a`` and ``lambda``): its derivatives
+``z_0`` give the partials ``R = -K_0 z_0 - [0; Jc] + [0; Kp P_z Jc]`` (the anchor's term
+replaced by the spring's; ``- [0; d(Jc_dot v)]`` without the drift), and the derivatives are
+``-K_C^-1 R`` (:func:`physid.oe.model.contact.contact_acceleration_derivatives`).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from physid.errors import InputError
 
@@ -46,18 +58,28 @@ from physid.errors import InputError
 START_FRACTION = 0.01
 START_TIME_CONSTANT = 0.1  # [s]
 PRIOR_LOG_STD = 3.0
+# The tangential rows' compliance over the normal's: isotropic at the start and prior median
+# (MuJoCo's elliptic cone), a factor e at one std (MuJoCo's pyramid with mu 0.5-1: 8-2).
+START_RATIO = 1.0
+RATIO_LOG_STD = 1.0
 
 
 @dataclass(frozen=True)
 class SoftContact:
-    """The contacts' compliance ``compliance`` [1/kg] (0: rigid) and spring ``time_constant``
-    [s] (``inf``: none); ``estimate``: theta estimates both (these values the start and the
-    log-normal priors' medians, ``prior_log_std`` their std in the logarithms)."""
+    """The contacts' normal compliance ``compliance`` [1/kg] (0: rigid), spring
+    ``time_constant`` [s] (``inf``: none) and the tangential rows' compliance over the normal's
+    ``tangential_ratio``; ``estimate``: theta estimates the three (these values the start and
+    the log-normal priors' medians, ``prior_log_std`` the first two's std in the logarithms,
+    ``ratio_log_std`` the ratio's); ``drift``: the constraint carries ``Jc_dot v`` (the points'
+    classical acceleration; False: MuJoCo's ``Jc a``)."""
 
     compliance: float = 0.0
     time_constant: float = float("inf")
     estimate: bool = False
     prior_log_std: float = PRIOR_LOG_STD
+    tangential_ratio: float = START_RATIO
+    ratio_log_std: float = RATIO_LOG_STD
+    drift: bool = True
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.compliance) and self.compliance >= 0):
@@ -68,6 +90,10 @@ class SoftContact:
             raise InputError("an estimated soft contact starts at a compliance > 0, finite tau")
         if not (np.isfinite(self.prior_log_std) and self.prior_log_std > 0):
             raise InputError(f"soft contact prior std must be > 0, got {self.prior_log_std}")
+        if not (np.isfinite(self.tangential_ratio) and self.tangential_ratio > 0):
+            raise InputError(f"contact tangential ratio must be > 0, got {self.tangential_ratio}")
+        if not (np.isfinite(self.ratio_log_std) and self.ratio_log_std > 0):
+            raise InputError(f"tangential ratio prior std must be > 0, got {self.ratio_log_std}")
 
     @property
     def rigid(self) -> bool:
@@ -84,3 +110,12 @@ class SoftContact:
         if not np.isfinite(self.time_constant):
             return 0.0, 0.0
         return 1.0 / self.time_constant**2, 2.0 / self.time_constant
+
+    def row_compliance(self, n_points: int) -> NDArray[np.float64]:
+        """``C_rows`` ``(3 n_points,)``: ``C (rho, rho, 1)`` per point, world axes x, y, z."""
+        rows = self.compliance * np.array([self.tangential_ratio, self.tangential_ratio, 1.0])
+        return np.tile(rows, n_points)
+
+    def tangential_rows(self, n_points: int) -> NDArray[np.float64]:
+        """``d C_rows / d log rho`` ``(3 n_points,)``: the tangential rows' compliance."""
+        return self.row_compliance(n_points) * np.tile([1.0, 1.0, 0.0], n_points)

@@ -20,11 +20,12 @@ soft foot. It is fixed per node from the recorded configuration (encoders and IM
 the point moves along the sole from node to node as the foot rolls, and the derivatives stay
 exact (:meth:`ContactModels.set_points`).
 
-Soft feet (``dyn.soft``, :mod:`physid.oe.model.compliance`): a compliance ``C`` puts ``-C I``
-in the KKT matrix's lower right block (the foot yields under its force) and a spring of time
-constant ``tau`` returns its height to the floor's (``ContactModels.ground``) as Pinocchio's
-Baumgarte position gain; a soft foot lands without an impulse (the spring-damper stops it),
-so the reset map below is the rigid contact's only (:mod:`physid.oe.model.phases`).
+Soft feet (``dyn.soft``, :mod:`physid.oe.model.compliance`): a compliance per row ``C_rows``
+puts ``-diag(C_rows)`` in the KKT matrix's lower right block (the foot yields under its
+force) and a spring of time constant ``tau`` returns its height to the floor's
+(``ContactModels.ground``) as Pinocchio's Baumgarte position gain; a soft foot lands without
+an impulse (the spring-damper stops it), so the reset map below is the rigid contact's only
+(:mod:`physid.oe.model.phases`).
 
 The reset map at touch-down is ``pin.impulseDynamics`` (perfectly plastic impact of every foot
 of the new contact set): ``M (v+ - v) = Jc^T Lambda``, ``Jc v+ = 0``, q unchanged.
@@ -51,12 +52,6 @@ from physid.oe.model.dynamics import ParametrizedModel
 _PROX = pin.ProximalSettings(1e-12, 0.0, 1)
 
 
-def _prox(compliance: float) -> pin.ProximalSettings:
-    """One proximal iteration from lambda = 0 with ``mu = C`` solves the compliant KKT
-    system exactly (``mu = 0``: the rigid one)."""
-    return _PROX if compliance == 0.0 else pin.ProximalSettings(1e-12, compliance, 1)
-
-
 class ContactModels:
     """Pinocchio rigid-constraint models and work data, one set per contact combination."""
 
@@ -72,6 +67,7 @@ class ContactModels:
         self.ground = 0.0  # [m] the floor's height h of a soft contact (compliance module)
         self._cache: dict[tuple[str, ...], tuple] = {}
         self._points: dict[str, NDArray[np.float64]] = {}
+        self.work = model.createData()  # the soft contact's drift (kinematics only)
 
     def set_points(self, points: dict[str, NDArray] | None) -> None:
         """Contact points [m] in each foot frame (default its origin) for the next calls of
@@ -112,8 +108,8 @@ class ContactModels:
 def _kkt_solve(  # noqa: ANN202
     model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray, compliance=0.0
 ):
-    """Top block of ``[[M, Jc^T], [Jc, -C I]]^-1 [rhs; 0]`` by the Schur complement (eq. 18;
-    ``C = 0``: rigid)."""
+    """Top block of ``[[M, Jc^T], [Jc, -diag(C)]]^-1 [rhs; 0]`` by the Schur complement (eq. 18;
+    ``compliance`` a scalar or one value per row, 0: rigid)."""
     M = pin.crba(model, data, q)
     M = np.triu(M) + np.triu(M, 1).T
     chol = sla.cho_factor(M, lower=True, check_finite=False)
@@ -121,16 +117,74 @@ def _kkt_solve(  # noqa: ANN202
     if Jc.shape[0] == 0:
         return Minv_rhs
     Minv_JT = sla.cho_solve(chol, Jc.T, check_finite=False)
-    S = Jc @ Minv_JT + compliance * np.eye(Jc.shape[0])
+    S = Jc @ Minv_JT + np.diag(np.broadcast_to(compliance, (Jc.shape[0],)))
     return Minv_rhs - Minv_JT @ np.linalg.solve(S, Jc @ Minv_rhs)
 
 
-def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compliance: float):  # noqa: ANN202
-    """``[[M, Jc^T], [Jc, -C I]]`` (dense: nv + 3 feet is small)."""
+def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compliance):  # noqa: ANN001, ANN202
+    """``[[M, Jc^T], [Jc, -diag(C)]]`` (dense: nv + 3 feet is small; ``compliance`` a scalar
+    or one value per row)."""
     M = pin.crba(model, data, q)
     M = np.triu(M) + np.triu(M, 1).T
     nc = Jc.shape[0]
-    return np.block([[M, Jc.T], [Jc, -compliance * np.eye(nc)]])
+    return np.block([[M, Jc.T], [Jc, -np.diag(np.broadcast_to(compliance, (nc,)))]])
+
+
+def _drift(contacts: ContactModels, cms, q, v, derivatives: bool):  # noqa: ANN001, ANN202
+    """``gamma = Jc_dot v`` ``(3 n,)`` in the world's axes, the contact points' classical
+    acceleration at ``a = 0``, and with ``derivatives`` ``(d gamma/dq, d gamma/dv)`` ``(3 n,
+    nv)`` each (Pinocchio's LOCAL point derivatives rotated to the world, ``d(R g_l) = R (dg_l
+    - g_l x dtheta)``, as :func:`feet_velocity`); ``None`` for them otherwise."""
+    model, data = contacts.model, contacts.work
+    zero = np.zeros(model.nv)
+    if derivatives:
+        pin.computeForwardKinematicsDerivatives(model, data, q, v, zero)
+        g_q, g_v = np.zeros((3 * len(cms), model.nv)), np.zeros((3 * len(cms), model.nv))
+    else:
+        pin.forwardKinematics(model, data, q, v, zero)
+        g_q = g_v = None
+    gamma = np.zeros(3 * len(cms))
+    for i, cm in enumerate(cms):
+        rows, joint, placement = slice(3 * i, 3 * i + 3), cm.joint1_id, cm.joint1_placement
+        vel, acc, p = data.v[joint], data.a[joint], placement.translation
+        point_v = vel.linear + np.cross(vel.angular, p)
+        point_a = acc.linear + np.cross(acc.angular, p) + np.cross(vel.angular, point_v)
+        gamma[rows] = data.oMi[joint].rotation @ point_a
+        if derivatives:
+            _, da_dq, da_dv, _ = pin.getPointClassicAccelerationDerivatives(
+                model, data, joint, placement, pin.LOCAL
+            )
+            R = data.oMi[joint].rotation @ placement.rotation
+            omega = placement.rotation.T @ pin.getJointJacobian(model, data, joint, pin.LOCAL)[3:]
+            g_q[rows] = R @ (da_dq - pin.skew(R.T @ gamma[rows]) @ omega)
+            g_v[rows] = R @ da_dv
+    return gamma, g_q, g_v
+
+
+def _soft_solve(dyn: ParametrizedModel, contacts: ContactModels, active, q, v, tau):  # noqa: ANN001, ANN202
+    """``(a, lambda, e, Jc)`` of the soft contact (:mod:`physid.oe.model.compliance`) from
+    Pinocchio's rigid solve ``(a0, lambda0)`` with the spring's gains: the two KKT systems'
+    right-hand sides differ by MuJoCo's dropped drift ``[0; gamma]`` (none with
+    ``soft.drift``), so ``(A + diag C_rows) lambda = A lambda0 + gamma`` with ``A = Jc M^-1
+    Jc^T`` and ``a = a0 + M^-1 Jc^T (lambda - lambda0)`` (a compliance per row, which
+    Pinocchio's proximal solver with its one scalar cannot take). ``lambda`` is left in
+    ``data.lambda_c``."""
+    model = dyn.model
+    data, cms, cds = contacts.get(active)
+    e = _soft_gains(dyn, contacts, active, q)
+    a0 = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX).copy()
+    lam0 = data.lambda_c.copy()
+    Jc = _jacobian(model, data, cms, cds)
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    Minv_JT = sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), Jc.T)
+    A = Jc @ Minv_JT
+    rhs = A @ lam0
+    if not dyn.soft.drift:
+        rhs += _drift(contacts, cms, q, v, False)[0]
+    lam = np.linalg.solve(A + np.diag(dyn.soft.row_compliance(len(cms))), rhs)
+    data.lambda_c[:] = lam
+    return a0 + Minv_JT @ (lam - lam0), lam, e, Jc
 
 
 def _soft_gains(dyn: ParametrizedModel, contacts: ContactModels, active, q) -> NDArray:  # noqa: ANN001
@@ -158,18 +212,22 @@ def _soft_state_derivatives(  # noqa: ANN202
 ):
     """``(a, da/dq, da/dv, Jc, lambda, e)`` of the soft contact (module docstring of
     :mod:`physid.oe.model.compliance`): Pinocchio's rigid derivatives of the same motion
-    held by a unit position gain about the anchor ``p - Kp e - C lambda``, mapped through
-    ``K_C^-1 (K_0 z_0 + [0; Jc - Kp P_z Jc])``."""
-    model, C, nv = dyn.model, dyn.soft.compliance, dyn.model.nv
+    held by a unit position gain about the anchor ``p - Kp e - C_rows lambda + gamma``
+    (MuJoCo's rule, no drift; without ``gamma`` under ``soft.drift``), mapped through ``K_C^-1
+    (K_0 z_0 + [0; Jc - Kp P_z Jc + d gamma])``."""
+    model, nv = dyn.model, dyn.model.nv
     kp = dyn.soft.gains()[0]
     data, cms, cds = contacts.get(active)
-    e = _soft_gains(dyn, contacts, active, q)
-    a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _prox(C)).copy()
-    lam = data.lambda_c.copy()
+    a, lam, e, _ = _soft_solve(dyn, contacts, active, q, v, tau)
+    C = dyn.soft.row_compliance(len(cms))
+    gamma = g_q = g_v = None
+    if not dyn.soft.drift:
+        gamma, g_q, g_v = _drift(contacts, cms, q, v, True)
     for i, cm in enumerate(cms):
         rows = slice(3 * i, 3 * i + 3)
         point = data.oMi[cm.joint1_id].act(cm.joint1_placement).translation
-        cm.joint2_placement = pin.SE3(np.eye(3), point - kp * e[rows] - C * lam[rows])
+        anchor = point - kp * e[rows] - C[rows] * lam[rows]
+        cm.joint2_placement = pin.SE3(np.eye(3), anchor if gamma is None else anchor + gamma[rows])
         gains = cm.m_baumgarte_parameters
         gains.Kp = 1.0
         cm.setBaumgarteCorrectorParameters(gains)
@@ -178,26 +236,31 @@ def _soft_state_derivatives(  # noqa: ANN202
     Jc = _jacobian(model, data, cms, cds)
     K0 = _kkt_matrix(model, data, q, Jc, 0.0)
     KC = K0.copy()
-    KC[nv:, nv:] = -C * np.eye(Jc.shape[0])
+    KC[nv:, nv:] = -np.diag(C)
     spring = Jc.copy()
     spring[2::3] *= 1.0 - kp  # the anchor's unit gain out, the spring's Kp on the heights in
     z_q = K0 @ np.vstack([d[0], -d[3]])
     z_q[nv:] += spring
     z_v = K0 @ np.vstack([d[1], -d[4]])
+    if gamma is not None:  # the rigid problem's drift, which MuJoCo's contact does not have
+        z_q[nv:] += g_q
+        z_v[nv:] += g_v
     z = np.linalg.solve(KC, np.hstack([z_q, z_v]))
     return a, z[:nv, :nv], z[:nv, nv:], Jc, lam, e
 
 
 def _soft_columns(dyn: ParametrizedModel, data: pin.Data, q, v, Jc, lam, e):  # noqa: ANN001, ANN202
-    """``d a / d (log C, log tau)`` ``(nv, 2)``: ``K_C z = [tau - h; -gamma - Kd v_c - Kp e]``
-    with ``z = [a; -lambda]``; ``dK_C/dlog C = [[0, 0], [0, -C I]]`` gives ``[0; -C lambda]``,
-    ``dKp/dlog tau = -2 Kp`` and ``dKd/dlog tau = -2/tau`` give ``[0; 2/tau v_c + 2 Kp e]``."""
-    soft, nv = dyn.soft, dyn.model.nv
+    """``d a / d (log C, log tau, log rho)`` ``(nv, 3)``: ``K_C z = [tau - h; -gamma - Kd v_c -
+    Kp e]`` with ``z = [a; -lambda]``; ``dK_C/dlog C = [[0, 0], [0, -diag C_rows]]`` gives
+    ``[0; -C_rows lambda]``, ``log rho`` the same on the tangential rows only, ``dKp/dlog tau
+    = -2 Kp`` and ``dKd/dlog tau = -2/tau`` give ``[0; 2/tau v_c + 2 Kp e]``."""
+    soft, nv, n = dyn.soft, dyn.model.nv, Jc.shape[0] // 3
     kp = soft.gains()[0]
-    K = _kkt_matrix(dyn.model, data, q, Jc, soft.compliance)
-    rhs = np.zeros((nv + Jc.shape[0], 2))
-    rhs[nv:, 0] = -soft.compliance * lam
+    K = _kkt_matrix(dyn.model, data, q, Jc, soft.row_compliance(n))
+    rhs = np.zeros((nv + Jc.shape[0], 3))
+    rhs[nv:, 0] = -soft.row_compliance(n) * lam
     rhs[nv:, 1] = 2.0 / soft.time_constant * (Jc @ v) + 2.0 * kp * e
+    rhs[nv:, 2] = -soft.tangential_rows(n) * lam
     return np.linalg.solve(K, rhs)[:nv]
 
 
@@ -213,11 +276,10 @@ def contact_acceleration(
     """``a`` of eqs. 2-3 (``lambda`` stays in ``data.lambda_c``)."""
     if not active:
         return pin.aba(dyn.model, dyn.data, q, v, tau).copy()
-    data, cms, cds = contacts.get(active)
     if not dyn.soft.rigid:
-        _soft_gains(dyn, contacts, active, q)
-    prox = _prox(dyn.soft.compliance)
-    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, prox).copy()
+        return _soft_solve(dyn, contacts, active, q, v, tau)[0]
+    data, cms, cds = contacts.get(active)
+    return pin.constraintDynamics(dyn.model, data, q, v, tau, cms, cds, _PROX).copy()
 
 
 def contact_step(
@@ -237,10 +299,11 @@ def contact_acceleration_derivatives(
     the compliant KKT matrix's, and an estimated compliance's column ``C d a / d C``."""
     if not active:
         return dyn.free_acceleration_derivatives(x, u)
-    model, nq, C = dyn.model, dyn.model.nq, dyn.soft.compliance
+    model, nq = dyn.model, dyn.model.nq
     q, v = x[:nq], x[nq:]
     data, cms, cds = contacts.get(active)
     tau = dyn.tau(x, u)
+    C = dyn.soft.row_compliance(len(active))
     if dyn.soft.rigid:
         a = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX).copy()
         derivatives = pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, _PROX)
@@ -254,7 +317,7 @@ def contact_acceleration_derivatives(
         da_dx[:, model.nv :] += _kkt_solve(model, data, q, Jc, friction, C)
     da_dtheta = -_kkt_solve(model, data, q, Jc, dyn.torque_theta_jacobian(q, v, a), C)
     if dyn.n_soft:
-        da_dtheta[:, -2:] = _soft_columns(dyn, data, q, v, Jc, lam, e)
+        da_dtheta[:, -3:] = _soft_columns(dyn, data, q, v, Jc, lam, e)
     return a, da_dx, da_dtheta
 
 

@@ -107,8 +107,8 @@ class ParametrizedModel:
     ``estimate``: the joint terms theta carries after the bodies' 10 each
     (:class:`~physid.oe.model.joint_estimate.JointEstimate`; their ``joints`` values are the start
     and the prior). ``soft``: the contacts' compliance and spring
-    (:class:`~physid.oe.model.compliance.SoftContact`; default rigid), which theta's last two
-    entries ``(log C, log tau)`` estimate when ``soft.estimate``. theta's layout is owned
+    (:class:`~physid.oe.model.compliance.SoftContact`; default rigid), which theta's last three
+    entries ``(log C, log tau, log rho)`` estimate when ``soft.estimate``. theta's layout is owned
     here: its retraction, prior residual and step limit are this class's methods.
     """
 
@@ -167,8 +167,8 @@ class ParametrizedModel:
 
     @property
     def n_soft(self) -> int:
-        """2 when theta's last entries are the contacts' ``(log C, log tau)``, else 0."""
-        return 2 if self.soft_start.estimate else 0
+        """3 when theta's last entries are the contacts' ``(log C, log tau, log rho)``, else 0."""
+        return 3 if self.soft_start.estimate else 0
 
     def _joint_tail(self, theta: NDArray) -> NDArray:
         n = self.n_inertial
@@ -179,7 +179,8 @@ class ParametrizedModel:
         if not self.n_soft:
             return np.zeros(0), np.zeros(0)
         s = self.soft_start
-        return np.log([s.compliance, s.time_constant]), np.full(2, s.prior_log_std)
+        std = np.array([s.prior_log_std, s.prior_log_std, s.ratio_log_std])
+        return np.log([s.compliance, s.time_constant, s.tangential_ratio]), std
 
     @property
     def nx(self) -> int:
@@ -244,8 +245,9 @@ class ParametrizedModel:
         if self.estimate is not None:
             self._set_joints(self.estimate.apply(self.declared_joints, self._joint_tail(theta)))
         if self.n_soft:
-            c, tau = np.exp(np.asarray(theta[-2:], dtype=float))
-            self.soft = SoftContact(float(c), float(tau))
+            c, tau, rho = np.exp(np.asarray(theta[-3:], dtype=float))
+            drift = self.soft_start.drift
+            self.soft = SoftContact(float(c), float(tau), tangential_ratio=float(rho), drift=drift)
         return pis
 
     def representable(self, theta: NDArray[np.float64]) -> bool:
@@ -263,10 +265,11 @@ class ParametrizedModel:
                 pis, G = pis_and_jacobians(self.chart, theta[: self.n_inertial])
                 if self.estimate is not None:
                     self.estimate.apply(self.declared_joints, self._joint_tail(theta))
-                if self.n_soft and not np.all(np.isfinite(np.exp(theta[-2:]))):
-                    return False
-                if self.n_soft and np.exp(theta[-2]) <= 0.0:  # underflow: not a compliance
-                    return False
+                if self.n_soft:
+                    values = np.exp(theta[-3:])
+                    # overflow, or an underflow to 0: not a compliance, spring or ratio
+                    if not (np.all(np.isfinite(values)) and np.all(values > 0.0)):
+                        return False
             except InputError:  # how the chart maps and JointTerms refuse non-finite values
                 return False
         return bool(np.all(np.isfinite(pis)) and np.all(np.isfinite(G)))
@@ -351,26 +354,35 @@ class ParametrizedModel:
         return out
 
     def compliance_summary(self, theta_std: NDArray) -> dict:
-        """The soft contact for result.json: ``compliance`` [1/kg], ``time_constant`` [s]
-        (None: no spring), ``estimated``, and when estimated their std (of the values, from
-        the logs'), the sag per newton ``C tau^2`` [m/N] and the priors' medians and log std."""
+        """The soft contact for result.json: ``compliance`` [1/kg] (the normal rows'),
+        ``time_constant`` [s] (None: no spring), ``tangential_ratio`` (the tangential rows'
+        compliance over the normal's), ``estimated``, and when estimated their std (of the
+        values, from the logs'), the sag per newton ``C tau^2`` [m/N] and the priors' medians
+        and log std."""
         s = self.soft
         tau = s.time_constant if np.isfinite(s.time_constant) else None
-        out: dict = {"compliance": s.compliance, "time_constant": tau, "estimated": self.n_soft > 0}
+        out: dict = {
+            "compliance": s.compliance,
+            "time_constant": tau,
+            "tangential_ratio": s.tangential_ratio,
+            "estimated": self.n_soft > 0,
+        }
         if self.n_soft:
-            log_std = np.asarray(theta_std, dtype=float)[-2:]
-            values = np.array([s.compliance, s.time_constant])
+            log_std = np.asarray(theta_std, dtype=float)[-3:]
+            values = np.array([s.compliance, s.time_constant, s.tangential_ratio])
             std = [
                 float(v * e) if np.isfinite(e) else None
                 for v, e in zip(values, log_std, strict=True)
             ]
+            start, prior = self.soft_start, self.soft_prior
             out |= {
                 "compliance_std": std[0],
                 "time_constant_std": std[1],
+                "tangential_ratio_std": std[2],
                 "sag_m_per_N": s.compliance * s.time_constant**2,
-                "start": [self.soft_start.compliance, self.soft_start.time_constant],
-                "prior_median": [self.soft_prior.compliance, self.soft_prior.time_constant],
-                "prior_log_std": self.soft_prior.prior_log_std,
+                "start": [start.compliance, start.time_constant, start.tangential_ratio],
+                "prior_median": [prior.compliance, prior.time_constant, prior.tangential_ratio],
+                "prior_log_std": [prior.prior_log_std, prior.prior_log_std, prior.ratio_log_std],
             }
         return out
 

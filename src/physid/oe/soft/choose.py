@@ -205,17 +205,17 @@ def floor_finding(record: dict) -> Finding:
 def choose_soft(rigid: OEProblem, soft: OEProblem, xs: NDArray) -> tuple[OEProblem, dict]:
     """``(problem, record)``: rigid or soft feet, as the data choose. Each model's parameters
     are fitted to the joint-velocity one-step defects at the initial guess ``xs``
-    (:func:`~physid.oe.soft.contact_noise.fit_defects`, the soft one's compliance and spring
-    with them); the soft feet are kept when they lower the defects' mean square by the
-    Bayesian information criterion, ``n log(ms_rigid / ms_soft) > 2 log n`` (two more
-    parameters; ``n`` the defects counted as :mod:`physid.oe.soft.contact_noise` counts
-    them, one per component and ``SMOOTH_S`` of nodes: the model error is slow).
+    (:func:`~physid.oe.soft.contact_noise.fit_defects`, the soft one's compliance, spring and
+    tangential ratio with them); the soft feet are kept when they lower the defects' mean
+    square by the Bayesian information criterion, ``n log(ms_rigid / ms_soft) > 3 log n``
+    (three more parameters; ``n`` the defects counted as :mod:`physid.oe.soft.contact_noise`
+    counts them, one per component and ``SMOOTH_S`` of nodes: the model error is slow).
     Without a contact flag change (every foot down throughout) the feet stay rigid: the
     compliance and the spring are told by the load moving from foot to foot at touch-downs
     and lift-offs; under a constant contact set the solve leaves them to their prior and
     crawls along it even where the defects alone prefer soft feet (docs/oe.md, "Seventh
     round").
-    The soft problem's solve then starts at the fitted compliance and spring (its prior stays
+    The soft problem's solve then starts at the fitted values (its prior stays
     where it was). ``record``: both mean squares, the soft fit's values, the choice and a
     one-line detail."""
     if rigid.contacts is None or flag_changes(rigid.contacts.flags).size == 0:
@@ -228,28 +228,33 @@ def choose_soft(rigid: OEProblem, soft: OEProblem, xs: NDArray) -> tuple[OEProbl
     n = d_rigid.size / width
     with np.errstate(all="ignore"):
         gain = float(n * np.log(ms_rigid / ms_soft))
-    chosen = bool(np.isfinite(gain) and gain > 2.0 * np.log(n))
-    compliance, tau = np.exp(theta[-2:])
+    threshold = float(theta.size - rigid.dynamics.n_theta) * np.log(n)
+    chosen = bool(np.isfinite(gain) and gain > threshold)
+    compliance, tau, ratio = np.exp(theta[-3:])
     record = {
         "feet": "soft" if chosen else "rigid",
         "source": "data",
         "defects_ms_rigid": ms_rigid,
         "defects_ms_soft": ms_soft,
         "bic_gain": gain,
-        "bic_threshold": 2.0 * np.log(n),
+        "bic_threshold": threshold,
         "fitted_compliance": float(compliance),
         "fitted_time_constant": float(tau),
+        "fitted_tangential_ratio": float(ratio),
         "detail": (
             f"one-step joint-velocity defects RMS {np.sqrt(ms_rigid):.4g} with rigid feet, "
             f"{np.sqrt(ms_soft):.4g} with soft ones (compliance {compliance:.3g} 1/kg, "
-            f"time constant {tau:.3g} s): BIC gain {gain:.3g} against {2.0 * np.log(n):.3g}: "
-            + ("soft feet" if chosen else "rigid feet")
+            f"time constant {tau:.3g} s, tangential ratio {ratio:.3g}): BIC gain {gain:.3g} "
+            f"against {threshold:.3g}: " + ("soft feet" if chosen else "rigid feet")
         ),
     }
     if chosen:
         dyn = soft.dynamics
         dyn.soft_start = dataclasses.replace(
-            dyn.soft_start, compliance=float(compliance), time_constant=float(tau)
+            dyn.soft_start,
+            compliance=float(compliance),
+            time_constant=float(tau),
+            tangential_ratio=float(ratio),
         )
         dyn.set_theta(dyn.nominal_theta())
     return (soft if chosen else rigid), record
