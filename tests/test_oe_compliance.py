@@ -228,7 +228,7 @@ def test_soft_contact_and_mass_recovered(monkeypatch):
     by 10x more, and one compliance for every row (the ratio held at 1) misses the truth."""
     nominal, true, rec = _walking_go1(monkeypatch, SOFT)
     start = SoftContact.estimated_for_mass(pin.computeTotalMass(nominal))
-    result, mass = _estimate(nominal, rec, start, theta_prior_std=1e6)  # the soft priors only
+    result, mass = _estimate(nominal, rec, start)  # the soft priors only
     c = result.contact_compliance
     true_mass = true.inertias[1].mass
     print(c, mass, true_mass, result.pi_std[0, 0], result.status, result.iterations)
@@ -241,7 +241,7 @@ def test_soft_contact_and_mass_recovered(monkeypatch):
     assert abs(rigid_mass - true_mass) > 10 * abs(mass - true_mass)
     # the bodies' prior flat, the soft entries' own: rho held at 1 by its std
     one = dataclasses.replace(start, ratio_log_std=1e-4)
-    scalar, scalar_mass = _estimate(nominal, rec, one, theta_prior_std=1e6)
+    scalar, scalar_mass = _estimate(nominal, rec, one)
     s = scalar.contact_compliance
     print("one compliance", s, scalar_mass, scalar.pi_std[0, 0], scalar.cost, result.cost)
     assert s["tangential_ratio"] == pytest.approx(1.0, abs=1e-3)
@@ -265,3 +265,17 @@ def test_rigid_feet_are_the_default_and_soft_ones_are_asked_for(tmp_path):
     assert read("contacts: {compliance: estimate}\n") is None
     with pytest.raises(InputError, match="contacts.compliance"):
         read("contacts: {compliance: 0.1}\n")
+
+
+def test_soft_priors_kept_without_a_body_prior(monkeypatch):
+    """``make_problem`` without ``theta_prior_std`` keeps the soft contact's log-normal priors
+    (the bodies' then infinitely wide), as it keeps the joint terms': it dropped the whole
+    prior, so an API user's compliance, spring and ratio ran free."""
+    nominal, _, rec = _walking_go1(monkeypatch, SOFT)
+    start = SoftContact.estimated_for_mass(pin.computeTotalMass(nominal))
+    problem = _problem(nominal, rec, start)
+    std = problem.theta_prior_std
+    assert std is not None and np.all(np.isinf(std[:-3]))
+    np.testing.assert_array_equal(
+        std[-3:], [start.prior_log_std, start.prior_log_std, start.ratio_log_std]
+    )

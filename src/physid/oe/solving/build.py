@@ -78,8 +78,9 @@ def make_problem(
     prior = dyn.nominal_theta() if theta_prior is None else np.asarray(theta_prior, float)
     std = None
     shape = second_moment_std is not None or axes_std is not None
-    if theta_prior_std is None and (joint_estimate is not None or shape):
-        std = dyn.theta_prior_std(np.inf, second_moment_std, axes_std)  # joint terms keep theirs
+    if theta_prior_std is None and (joint_estimate is not None or shape or dyn.n_soft):
+        # joint terms and soft contact keep their log-normal priors
+        std = dyn.theta_prior_std(np.inf, second_moment_std, axes_std)
     elif theta_prior_std is not None:
         std = np.asarray(theta_prior_std, float)
         if std.size <= 1:  # one number: the bodies' std; the joint terms keep their own
