@@ -121,7 +121,7 @@ from physid.cli.verdict import codes_hint, print_verdict, verbose_option
     "the open-loop rollout of the guess diverges, it stops at once with a numerical_failure "
     "status and writes the guess. closed: the states move with the linear step as in multiple, "
     "and the process noise is always the one that closes every gap, so the line search judges "
-    "the cost itself with no penalty on gaps (docs/oe.md, Ninth round).",
+    "the cost itself with no penalty on gaps (docs/oe.md, Tenth round).",
 )
 @click.option(
     "--no-nullspace",

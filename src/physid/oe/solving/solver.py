@@ -478,7 +478,7 @@ def _interpolated(
     Gauss-Newton leaves out the residuals' curvature (and the dynamics' curvature times the
     multipliers); where that curvature is as large as the model's, the full step overshoots
     the minimum along its line by about its own length, and halving alternates between the
-    two sides of it without settling (docs/oe.md, "Ninth round"); the interpolated length
+    two sides of it without settling (docs/oe.md, "Tenth round"); the interpolated length
     lands near the minimum instead. Only where the trials lie on the step's line (the
     ``multiple`` and ``closed`` rollouts); the nonlinear rollouts bend it."""
     m0 = run.merit(run.cost, run.infeas)
