@@ -434,7 +434,7 @@ def _line_search(
         accepted = np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0)
         if first and opt.interpolate and opt.rollout in ("multiple", "closed"):
             first = False
-            shorter = _interpolated(problem, run, opt, step, alpha, merit, reference)
+            shorter = _interpolated(problem, run, opt, step, alpha, merit, reference, accepted)
             if shorter is not None and (not accepted or shorter[-1] < merit):
                 return shorter[:-1]
         if accepted:
@@ -467,13 +467,17 @@ def _interpolated(
     alpha: float,
     merit: float,
     reference: float,
+    accepted: bool,
 ) -> tuple | None:
     """The minimiser of the merit's quadratic interpolation along the step, when the first
     trial ``alpha`` did not lower the merit (Nocedal & Wright, Numerical Optimization, 2nd
     ed., eq. 3.58): ``phi(a) ~ phi(0) + s a + c a^2`` through ``phi(alpha)``, with ``s`` the
     merit's predicted slope ``g^T d - nu sum|fbar|_1``, gives ``a* = -s / (2 c)``, safeguarded
     to ``[alpha / 10, alpha / 2]``. ``(xs, ws, theta, cost, gaps, a*, merit)`` when ``a*``
-    passes the Armijo test, else None.
+    passes the Armijo test, else None; also None when the first trial was ``accepted`` (by the
+    non-monotone window) and ``a* < alpha / 4``: a merit that rose by more than the step's
+    predicted decrease ``|s| alpha`` means a model off by more than a factor 4, the regime far
+    from the solution where the window is meant to let the merit rise.
 
     Gauss-Newton leaves out the residuals' curvature (and the dynamics' curvature times the
     multipliers); where that curvature is as large as the model's, the full step overshoots
@@ -486,7 +490,10 @@ def _interpolated(
     if not (np.isfinite(merit) and merit >= m0 and slope < 0):
         return None
     curvature = (merit - m0 - slope * alpha) / alpha**2  # > 0: merit >= m0, slope < 0
-    shorter = float(np.clip(-slope / (2.0 * curvature), 0.1 * alpha, 0.5 * alpha))
+    minimiser = -slope / (2.0 * curvature)
+    if accepted and minimiser < 0.25 * alpha:
+        return None
+    shorter = float(np.clip(minimiser, 0.1 * alpha, 0.5 * alpha))
     if shorter < opt.alpha_min:
         return None
     trial, cost, gaps, value = _trial(problem, run, opt, step, shorter)
