@@ -28,17 +28,19 @@ def overshoot(kinova_payload_arm):
     return problem, result, theta
 
 
-def _search(problem, result, theta, interpolate):  # noqa: ANN001, ANN202
+def _search(problem, result, theta, interpolate, factor=3.0, window_high=False):  # noqa: ANN001, ANN202
     options = solver.OEOptions(rollout="closed", interpolate=interpolate)
     run = solver._start(problem, result.xs, result.ws, theta, options)
+    if window_high:  # an earlier merit far above: the window accepts any finite full step
+        run.recent.insert(0, (1e12, 0.0))
     step = solver._newton_step(problem, run, options)
     long = dataclasses.replace(
         step,
-        dx=3.0 * step.dx,
-        dw=3.0 * step.dw,
-        dtheta=3.0 * step.dtheta,
-        gradient_dot=3.0 * step.gradient_dot,
-        curvature=9.0 * step.curvature,
+        dx=factor * step.dx,
+        dw=factor * step.dw,
+        dtheta=factor * step.dtheta,
+        gradient_dot=factor * step.gradient_dot,
+        curvature=factor**2 * step.curvature,
     )
     exact = solver._trial(problem, run, options, step, 1.0)[1]  # the minimum along the line
     budget = Budget(seconds=60.0, iterations=1)
@@ -57,3 +59,16 @@ def test_an_overshooting_step_is_cut_to_the_minimum_along_its_line(overshoot):
     _, _, halved, alpha_halved = _search(problem, result, theta, interpolate=False)
     assert alpha_halved == 0.5
     assert halved - exact > 0.2 * (start - exact)
+
+
+def test_the_window_keeps_a_full_step_far_from_the_model(overshoot):
+    """When the non-monotone window accepts the full step, the interpolation replaces it only
+    within a factor 4 of the model: the three-times-long step is still cut to a third (near
+    the solution the window would let it alternate about the minimum), the ten-times-long one
+    (the interpolation's minimiser 0.1, a merit far above the model's) is kept whole, as the
+    window lets the merit rise far from a solution."""
+    problem, result, theta = overshoot
+    *_, alpha = _search(problem, result, theta, True, factor=3.0, window_high=True)
+    assert abs(alpha - 1.0 / 3.0) < 0.02 / 3.0
+    *_, alpha = _search(problem, result, theta, True, factor=10.0, window_high=True)
+    assert alpha == 1.0
