@@ -1,6 +1,7 @@
 """Diagnosis: ``oe_mujoco_go2.py`` in-process (``--split``) with the solver's stopping tests and
-every line-search trial logged to stderr (lines ``DIAG test`` / ``DIAG trial``); the solve
-itself is unchanged (docs/oe.md "Eighth round"). Usage, from the repository root::
+every line-search trial logged to stderr (lines ``DIAG test`` / ``DIAG trial``, the solver's
+own ``_trial`` wrapped, so the interpolated trials too); the solve itself is unchanged
+(docs/oe.md "Eighth round"). Usage, from the repository root::
 
     PYTHONPATH=src:benchmarks python benchmarks/oe_go2_trace.py --gait crawl --seed 2 \
         --soft-feet --split --time-budget 430 --out out/trace
@@ -15,7 +16,6 @@ import numpy as np
 import physid.api.oe_run as R  # noqa: N812
 import physid.oe.solving.solver as S  # noqa: N812
 from physid.oe.solving.riccati import parameter_hessian
-from physid.oe.solving.rollouts import rollout
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # oe_mujoco_go2 imports its sibling modules
@@ -53,33 +53,27 @@ def small(problem, run, opt, step):
 S._small_step = small
 
 
-def line_search(problem, run, opt, budget, step):
-    d1, d2, nu = step.gradient_dot, step.curvature, run.nu
-    reference = max(run.merit(c, f) for c, f in run.recent[-opt.window :])
-    alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
+orig_trial = S._trial
+
+
+def trial(problem, run, opt, step, alpha):
+    """The solver's own trial, logged: the line search (and its interpolation) is unchanged."""
+    out = orig_trial(problem, run, opt, step, alpha)
+    _, cost, gaps, merit = out
     m0 = run.merit(run.cost, run.infeas)
-    while alpha >= opt.alpha_min and budget.elapsed() < budget.seconds:
-        with np.errstate(all="ignore"):
-            trial = rollout(
-                problem, opt.rollout, run.xs, run.ws, run.theta, step, alpha, run.lin.gaps
-            )
-            cost, gaps = problem.evaluate(*trial)
-        infeas = float(np.abs(gaps).sum())
-        predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * run.infeas
-        merit = cost + nu * infeas
-        ok = np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0)
-        log(
-            f"DIAG trial a {alpha:.4g} cost {cost:.6f} infeas {infeas:.4g} merit {merit:.6f} "
-            f"m0 {m0:.6f} ref {reference:.6f} pred {predicted:.4g} actual {merit - m0:.4g} "
-            f"dcost {cost - run.cost:.4g} qmodel {alpha * d1 + 0.5 * alpha**2 * d2:.4g} ok {ok}"
-        )
-        if ok:
-            return (*trial, cost, gaps, alpha)
-        alpha *= 0.5
-    return None
+    reference = max(run.merit(c, f) for c, f in run.recent[-opt.window :])
+    d1, d2 = step.gradient_dot, step.curvature
+    predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * run.nu * run.infeas
+    log(
+        f"DIAG trial a {alpha:.4g} cost {cost:.6f} infeas {float(np.abs(gaps).sum()):.4g} "
+        f"merit {merit:.6f} m0 {m0:.6f} ref {reference:.6f} pred {predicted:.4g} "
+        f"actual {merit - m0:.4g} dcost {cost - run.cost:.4g} "
+        f"qmodel {alpha * d1 + 0.5 * alpha**2 * d2:.4g}"
+    )
+    return out
 
 
-S._line_search = line_search
+S._trial = trial
 
 orig_solve = R._solve
 
