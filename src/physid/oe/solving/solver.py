@@ -422,16 +422,15 @@ def _line_search(
     problem: OEProblem, run: _Run, opt: OEOptions, budget: Budget, step: Step
 ) -> tuple | None:
     """``(xs, ws, theta, cost, gaps, alpha)`` of the first step length 1, 1/2, ... that the
-    non-monotone Armijo test on the merit accepts; None when none does (or the wall-clock
-    safety stop comes first)."""
-    d1, d2, nu = step.gradient_dot, step.curvature, run.nu
+    non-monotone Armijo test on the merit accepts (:func:`_armijo`), or after a first trial
+    that did not lower the merit the interpolated one (:func:`_interpolated`); None when none
+    does (or the wall-clock safety stop comes first)."""
     reference = max(run.merit(c, f) for c, f in run.recent[-opt.window :])
     alpha = problem.dynamics.step_limit(step.dtheta, opt.max_log_step)
     first = True
     while alpha >= opt.alpha_min and budget.elapsed() < budget.seconds:
         trial, cost, gaps, merit = _trial(problem, run, opt, step, alpha)
-        predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * nu * run.infeas
-        accepted = np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0)
+        accepted = _armijo(run, opt, step, alpha, merit, reference)
         if first and opt.interpolate and opt.rollout in ("multiple", "closed"):
             first = False
             shorter = _interpolated(problem, run, opt, step, alpha, merit, reference, accepted)
@@ -441,6 +440,17 @@ def _line_search(
             return (*trial, cost, gaps, alpha)
         alpha *= 0.5
     return None
+
+
+def _armijo(
+    run: _Run, opt: OEOptions, step: Step, alpha: float, merit: float, reference: float
+) -> bool:
+    """The non-monotone Armijo test of a trial of length ``alpha`` with merit ``merit``: at or
+    below ``reference`` (the worst of the window) plus ``armijo`` times the predicted change
+    ``alpha g^T d + alpha^2/2 d^T H d - alpha nu sum|fbar|_1`` (module docstring)."""
+    d1, d2 = step.gradient_dot, step.curvature
+    predicted = alpha * d1 + 0.5 * alpha**2 * d2 - alpha * run.nu * run.infeas
+    return bool(np.isfinite(merit) and merit <= reference + opt.armijo * min(predicted, 0.0))
 
 
 def _trial(problem: OEProblem, run: _Run, opt: OEOptions, step: Step, alpha: float) -> tuple:
@@ -497,9 +507,7 @@ def _interpolated(
     if shorter < opt.alpha_min:
         return None
     trial, cost, gaps, value = _trial(problem, run, opt, step, shorter)
-    d1, d2 = step.gradient_dot, step.curvature
-    predicted = shorter * d1 + 0.5 * shorter**2 * d2 - shorter * run.nu * run.infeas
-    if not (np.isfinite(value) and value <= reference + opt.armijo * min(predicted, 0.0)):
+    if not _armijo(run, opt, step, shorter, value, reference):
         return None
     return (*trial, cost, gaps, shorter, value)
 
