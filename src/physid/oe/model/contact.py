@@ -105,13 +105,19 @@ class ContactModels:
         return data, cms, cds
 
 
+def _mass_matrix(model: pin.Model, data: pin.Data, q: NDArray) -> NDArray[np.float64]:
+    """The joint-space inertia matrix at ``q``, both triangles (Pinocchio's CRBA fills the upper
+    one)."""
+    M = pin.crba(model, data, q)
+    return np.triu(M) + np.triu(M, 1).T
+
+
 def _kkt_solve(  # noqa: ANN202
     model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, rhs: NDArray, compliance=0.0
 ):
     """Top block of ``[[M, Jc^T], [Jc, -diag(C)]]^-1 [rhs; 0]`` by the Schur complement (eq. 18;
     ``compliance`` a scalar or one value per row, 0: rigid)."""
-    M = pin.crba(model, data, q)
-    M = np.triu(M) + np.triu(M, 1).T
+    M = _mass_matrix(model, data, q)
     chol = sla.cho_factor(M, lower=True, check_finite=False)
     Minv_rhs = sla.cho_solve(chol, rhs, check_finite=False)
     if Jc.shape[0] == 0:
@@ -124,8 +130,7 @@ def _kkt_solve(  # noqa: ANN202
 def _kkt_matrix(model: pin.Model, data: pin.Data, q: NDArray, Jc: NDArray, compliance):  # noqa: ANN001, ANN202
     """``[[M, Jc^T], [Jc, -diag(C)]]`` (dense: nv + 3 feet is small; ``compliance`` a scalar
     or one value per row)."""
-    M = pin.crba(model, data, q)
-    M = np.triu(M) + np.triu(M, 1).T
+    M = _mass_matrix(model, data, q)
     nc = Jc.shape[0]
     return np.block([[M, Jc.T], [Jc, -np.diag(np.broadcast_to(compliance, (nc,)))]])
 
@@ -175,8 +180,7 @@ def _soft_solve(dyn: ParametrizedModel, contacts: ContactModels, active, q, v, t
     a0 = pin.constraintDynamics(model, data, q, v, tau, cms, cds, _PROX).copy()
     lam0 = data.lambda_c.copy()
     Jc = _jacobian(model, data, cms, cds)
-    M = pin.crba(model, data, q)
-    M = np.triu(M) + np.triu(M, 1).T
+    M = _mass_matrix(model, data, q)
     Minv_JT = sla.cho_solve(sla.cho_factor(M, lower=True, check_finite=False), Jc.T)
     A = Jc @ Minv_JT
     rhs = A @ lam0
