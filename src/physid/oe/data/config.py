@@ -28,6 +28,7 @@ PER_DOF_KEYS = ("process_q", "process_v")  # one number, or a list of nv numbers
 
 SECTIONS = {"noise", "contacts", "imu", "joints", "angle_unit"}
 JOINT_KEYS = ("armature", "damping", "friction", "coulomb_speed", "estimate", "prior_std")
+CONTACT_KEYS = ("damping", "radius", "compliance")
 
 
 def read_oe_config(path: Path | None) -> tuple[dict, float, dict, float | None]:
@@ -198,7 +199,7 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
             noise[key] = config_number(value, f"noise.{key}", positive=False, low=0.0)
         else:
             noise[key] = config_number(value, f"noise.{key}")
-    contacts = config_section(raw.get("contacts"), {"damping", "radius", "compliance"}, "contacts")
+    contacts = config_section(raw.get("contacts"), set(CONTACT_KEYS), "contacts")
     damping = config_number(contacts.get("damping", 0.0), "contacts.damping", positive=False, low=0)
     radius = config_number(
         contacts.get("radius"), "contacts.radius", positive=False, optional=True, low=0, high=1.0
@@ -225,7 +226,7 @@ def read_contact_compliance(path: Path | None) -> float | None:
     if path is None:
         return 0.0
     raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
-    value = config_section(raw.get("contacts"), {"damping", "radius", "compliance"}, "contacts")
+    value = config_section(raw.get("contacts"), set(CONTACT_KEYS), "contacts")
     value = value.get("compliance", 0)
     if value == "estimate":
         return None
