@@ -13,7 +13,7 @@ import pytest
 from physid.oe.model.measurements import Measurements, NoiseStd
 from physid.oe.solving.build import initial_guess, make_problem
 from physid.oe.solving.imu_bias import solve_with_accelerometer_bias
-from physid.oe.solving.solver import _std
+from physid.oe.solving.uncertainty import parameter_covariance
 from physid.sim.oe_floating import accelerometer_readings
 
 MASS, BIAS = 2.0, np.array([0.0, 0.0, 0.3])
@@ -62,7 +62,7 @@ def _fit(seed: int) -> tuple:
     xs, ws = initial_guess(problem)
     rounds = solve_with_accelerometer_bias(problem, xs, ws, problem.dynamics.nominal_theta())
     res = rounds.result
-    bias_known = _std(problem, res.xs, res.ws, res.theta, 1e-12)[1][0][0]
+    bias_known = parameter_covariance(problem, res.xs, res.ws, res.theta, 1e-12)[1][0][0]
     return rounds, res.pis[0][0] - MASS, bias_known * np.sqrt(res.std_inflation)
 
 

@@ -158,10 +158,10 @@ def test_a_significant_base_force_is_a_finding_and_widens_the_base_mass(monkeypa
     # a 0.2 kg bound (a force put in by hand) is added to the mass variance, nothing else moves
     plain = solve(problem, xs, ws, theta, OEOptions(base_force_bound=False))
     assert plain.base_force is None
-    import physid.oe.solving.solver as solver
+    import physid.oe.solving.uncertainty as uncertainty
 
     bound = BaseForce((0.0, 0.0, 2.0), 0.1, 0.2)
-    monkeypatch.setattr(solver, "mean_base_force", lambda *_: bound)
+    monkeypatch.setattr(uncertainty, "mean_base_force", lambda *_: bound)
     bounded = solve(problem, xs, ws, theta, OEOptions())
     np.testing.assert_array_equal(plain.theta, bounded.theta)
     widened = plain.pi_std[0][0] ** 2 + 0.2**2

@@ -51,7 +51,7 @@ def test_mass_and_com_std_survive_a_chart_gauge(kinova_payload_arm):
 
     from physid.oe.model.measurements import Measurements, NoiseStd
     from physid.oe.solving.build import initial_guess, make_problem
-    from physid.oe.solving.solver import _std
+    from physid.oe.solving.uncertainty import parameter_covariance
 
     nominal, _, rec = kinova_payload_arm
     body = "j2s6s200_joint_6"
@@ -62,7 +62,9 @@ def test_mass_and_com_std_survive_a_chart_gauge(kinova_payload_arm):
     meas = Measurements(q=rec.q_meas, v=rec.v_meas)
     problem = make_problem(model, [body], "exp_eig", rec.dt, rec.tau, meas, NoiseStd())
     xs, ws = initial_guess(problem)
-    theta_std, pi_std, *_ = _std(problem, xs, ws, problem.dynamics.nominal_theta(), 1e-12)
+    theta_std, pi_std, *_ = parameter_covariance(
+        problem, xs, ws, problem.dynamics.nominal_theta(), 1e-12
+    )
     assert np.isnan(theta_std).sum() >= 3
     assert np.all(np.isfinite(pi_std[0, :4])) and np.all(pi_std[0, :4] > 0)
 

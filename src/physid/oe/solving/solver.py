@@ -26,7 +26,8 @@ iterations take (:func:`default_time_budget`), and a solve it ends says so in it
 of lowest merit at the final penalty ``nu`` (with the non-monotone test the last accepted one can
 be worse), with its status (:data:`STATUS_OF`) and the detail of why it stopped
 (:class:`Termination`). ``progress`` (e.g. the CLI's stderr writer) receives one line per
-accepted iteration: iteration, cost, sum and max of the gaps, step length, mu, seconds.
+accepted iteration: iteration, cost, sum and max of the gaps, step length, mu, seconds. The
+result's standard deviations are :mod:`physid.oe.solving.uncertainty`'s.
 """
 
 from __future__ import annotations
@@ -40,19 +41,11 @@ from numpy.typing import NDArray
 
 from physid.budget import Budget, Stop
 from physid.errors import InputError
-from physid.oe.model.measurements import base_dofs
 from physid.oe.outputs.result import STATUS_OF, OEResult, Termination
-from physid.oe.solving.base_force import mean_base_force
 from physid.oe.solving.problem import Linearization, OEProblem
-from physid.oe.solving.riccati import (
-    SingularStepError,
-    Step,
-    backward_pass,
-    parameter_hessian,
-    solve_step,
-)
+from physid.oe.solving.riccati import SingularStepError, Step, parameter_hessian, solve_step
 from physid.oe.solving.rollouts import ROLLOUTS, close_gaps, rollout
-from physid.oe.solving.serial import process_noise_inflation
+from physid.oe.solving.uncertainty import estimate_uncertainty
 
 
 @dataclass(frozen=True)
@@ -122,73 +115,6 @@ def solve_budget(options: OEOptions, nodes: int) -> Budget:
     """The budget of one solve (or of all accelerometer-bias rounds together)."""
     seconds = options.time_budget_s or default_time_budget(nodes, options.max_iterations)
     return Budget(seconds=seconds, iterations=options.max_iterations)
-
-
-def _std(  # noqa: ANN202
-    problem: OEProblem, xs: NDArray, ws: NDArray, theta: NDArray, rtol: float, bias: bool = False
-):
-    """Standard deviations of theta and pi from the inverse marginal GN Hessian of theta, and
-    theta's posterior covariance (the joint terms' in their values; NaN on the entries a null
-    direction touches). With ``bias`` the Hessian has the accelerometer bias's three entries
-    after theta's (paper B's Laplace covariance, the bias in eq. 28's augmented parameters):
-    the inverse's theta block is then theta's covariance with the bias unknown too, and its
-    bias block, returned last, the bias's (else None)."""
-    lin = problem.linearize(xs, ws, theta, bias_columns=bias)
-    H = parameter_hessian(backward_pass(lin, 0.0))
-    nt = theta.size
-    # the joint terms' std in their values, not their logarithms: at a value drifting to 0 a
-    # log coordinate loses its curvature and its coupling to what it is confounded with (an
-    # armature with a body's inertia), which the null-space test below must still see
-    n = problem.dynamics.n_inertial
-    scale = np.ones(H.shape[0])
-    scale[n:nt] = np.exp(theta[n:])
-    H = 0.5 * (H + H.T) / np.outer(scale, scale)
-    # null directions judged on the Jacobi-scaled Hessian (unit diagonal), whose spectrum does
-    # not depend on the units: a friction the data put at 1e-6 N m has a value-curvature 1e12
-    # times a body's, and the bodies' well-determined directions fell below rtol of it
-    unit = np.sqrt(np.clip(np.diag(H), 1e-300, None))
-    lam, vec = np.linalg.eigh(H / np.outer(unit, unit))
-    keep = lam > rtol * max(lam.max(initial=0.0), 1e-300)
-    cov = (vec[:, keep] / lam[keep]) @ vec[:, keep].T / np.outer(unit, unit)
-    bias_cov = cov[nt:, nt:] if H.shape[0] > nt else None
-    cov, vec, unit = cov[:nt, :nt], vec[:nt], unit[:nt]
-    leak = np.abs(vec[:, ~keep]).max(axis=1, initial=0.0)
-    touched = leak > 1e-6
-    # a joint term is unknown when a null direction really moves it, not when it brushes one:
-    # a body's log moment drifting to -inf (a trunk that barely turns) is flat and mixes
-    # 1e-4-sized components into the leg frictions, which the legs' own motion decides
-    touched[n:] = leak[n:] > 1e-2
-    theta_std = np.sqrt(np.clip(np.diag(cov), 0, None)) / scale[:nt]  # the tail: of log value
-    theta_std[touched] = np.nan
-    null = vec[:, ~keep] / unit[:, None]  # the null directions in theta's coordinates
-    null = null / np.maximum(np.linalg.norm(null, axis=0), 1e-300)
-    pi_std, pi_cov = _body_std(problem, cov, null, touched)
-    cov[touched] = cov[:, touched] = np.nan
-    return theta_std, pi_std, pi_cov, cov, bias_cov
-
-
-def _body_std(problem: OEProblem, cov: NDArray, null: NDArray, touched: NDArray) -> tuple:
-    """``(pi_std (n_bodies, 10), pi_cov (n_bodies, 10, 10))`` through each body's chart
-    Jacobian ``G``; NaN where a dropped (null) direction moves the entry."""
-    G = problem.dynamics.G
-    pi_std, pi_cov = [], []
-    for b in range(G.shape[0]):
-        s = slice(10 * b, 10 * b + 10)
-        c = G[b] @ cov[s, s] @ G[b].T
-        std = np.sqrt(np.clip(np.diag(c), 0, None))
-        if touched[s].any():
-            unknown = np.abs(G[b][:, touched[s]]).max(axis=1) > 0
-            # mass and first moments that no dropped direction moves (the exp_eig rotation at
-            # two nearly equal principal moments turns the inertia only) keep their std: they
-            # are invariant along those directions, so the covariance on the kept ones holds
-            moved = np.abs(G[b] @ null[s]).max(axis=1, initial=0.0)
-            scale = max(float(np.abs(G[b]).max()), 1e-300)
-            unknown[:4] = moved[:4] > 1e-6 * scale
-            std[unknown] = np.nan
-            c[unknown, :] = c[:, unknown] = np.nan
-        pi_std.append(std)
-        pi_cov.append(c)
-    return np.array(pi_std), np.array(pi_cov)
 
 
 def _single_shooting_start(
@@ -580,38 +506,23 @@ def _result(
     message: str,
     seconds: float,
 ) -> OEResult:
-    """The :class:`OEResult` of a finished solve: standard deviations (widened by the serial
-    correlation of the process noise and the reduced chi-square) and the joint terms."""
+    """The :class:`OEResult` of a finished solve, with the uncertainty of
+    :func:`physid.oe.solving.uncertainty.estimate_uncertainty` and the joint terms."""
     xs, ws, theta, cost = run.xs, run.ws, run.theta, run.cost
-    try:
-        with np.errstate(all="ignore"):
-            theta_std, pi_std, pi_cov, cov, bias_cov = _std(
-                problem, xs, ws, theta, opt.nullspace_rtol, opt.bias_in_covariance
-            )
-    except (SingularStepError, np.linalg.LinAlgError):
-        bodies, bias_cov = len(problem.dynamics.body_joints), None
-        theta_std, cov = np.full(theta.shape, np.nan), np.full((theta.size,) * 2, np.nan)
-        pi_std, pi_cov = np.full((bodies, 10), np.nan), np.full((bodies, 10, 10), np.nan)
-    inflation = 1.0
-    if opt.serial_inflation and np.all(np.isfinite(ws)):
-        inflation = process_noise_inflation(
-            ws, problem.process_std_nodes, problem.dynamics.model.nv
-        )
-    chi2 = problem.reduced_chi_square(cost) if np.isfinite(cost) else float("nan")
-    if opt.chi2_inflation and np.isfinite(chi2) and chi2 > 1.0:
-        inflation *= chi2
-    if inflation != 1.0:
-        theta_std, pi_std = theta_std * np.sqrt(inflation), pi_std * np.sqrt(inflation)
-        pi_cov = pi_cov * inflation
-    bias_std = None
-    if bias_cov is not None:
-        bias_cov = bias_cov * inflation
-        bias_std = np.sqrt(np.clip(np.diag(bias_cov), 0, None))
+    u = estimate_uncertainty(
+        problem,
+        xs,
+        ws,
+        theta,
+        cost,
+        rtol=opt.nullspace_rtol,
+        bias=opt.bias_in_covariance,
+        serial_inflation=opt.serial_inflation,
+        chi2_inflation=opt.chi2_inflation,
+        base_force_bound=opt.base_force_bound,
+    )
     dyn = problem.dynamics
     pis = dyn.set_theta(theta)
-    base_force = None
-    if opt.base_force_bound and np.all(np.isfinite(ws)):
-        base_force, pi_std, pi_cov = _base_force_bound(problem, xs, ws, pi_std, pi_cov)
     return OEResult(
         status=STATUS_OF[run.termination],
         termination=run.termination,
@@ -622,8 +533,8 @@ def _result(
         body_joints=dyn.body_joints,
         theta=theta,
         pis=pis,
-        theta_std=theta_std,
-        pi_std=pi_std,
+        theta_std=u.theta_std,
+        pi_std=u.pi_std,
         xs=xs,
         ws=ws,
         cost=cost,
@@ -631,29 +542,13 @@ def _result(
         null_dim=run.null_dim,
         solve_time=seconds,
         history=run.history,
-        chi2_reduced=chi2,
-        pi_covariance=pi_cov,
-        std_inflation=inflation,
-        joints=dyn.joint_summary(theta_std, problem.theta_prior_std, cov),
+        chi2_reduced=u.chi2,
+        pi_covariance=u.pi_cov,
+        std_inflation=u.inflation,
+        joints=dyn.joint_summary(u.theta_std, problem.theta_prior_std, u.cov),
         best_iteration=kept,
-        accelerometer_bias_std=bias_std,
-        accelerometer_bias_covariance=bias_cov,
-        base_force=base_force,
-        contact_compliance=dyn.compliance_summary(theta_std),
+        accelerometer_bias_std=u.bias_std,
+        accelerometer_bias_covariance=u.bias_cov,
+        base_force=u.base_force,
+        contact_compliance=dyn.compliance_summary(u.theta_std),
     )
-
-
-def _base_force_bound(problem: OEProblem, xs, ws, pi_std, pi_cov) -> tuple:  # noqa: ANN001
-    """``(BaseForce or None, pi_std, pi_cov)``: a floating base's estimated body's mass
-    variance plus the square of :func:`physid.oe.solving.base_force.mean_base_force`'s mass
-    bound (the dynamics' theta already set); None and the inputs unchanged without a
-    free-flyer or when the base's body is not estimated."""
-    model = problem.dynamics.model
-    if base_dofs(model)[1] != 6 or model.names[1] not in problem.dynamics.body_joints:
-        return None, pi_std, pi_cov
-    force = mean_base_force(model, xs, ws, problem.process_std_nodes, problem.dynamics.dt)
-    b = problem.dynamics.body_joints.index(model.names[1])
-    pi_std, pi_cov = pi_std.copy(), pi_cov.copy()
-    pi_cov[b, 0, 0] += force.mass_bound**2
-    pi_std[b, 0] = np.sqrt(pi_std[b, 0] ** 2 + force.mass_bound**2)
-    return force, pi_std, pi_cov
