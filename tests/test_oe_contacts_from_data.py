@@ -242,7 +242,10 @@ def test_go1_point_feet_solved_with_the_urdf_spheres_as_before(go1_payload_walk,
     for body, _ in found.values():
         assert abs(body["mass"] - true.inertias[1].mass) < 0.01 * payload
         assert abs(body["mass"] - true.inertias[1].mass) < 2 * body["std"]["mass"]
-        assert np.linalg.norm(np.array(body["com"]) - true.inertias[1].lever) < 1e-3
+        com_error = np.array(body["com"]) - true.inertias[1].lever
+        # each axis within 3 of its std (0.13-3 mm), the whole within 1.5 mm
+        assert np.all(np.abs(com_error) < 3 * np.array(body["std"]["com"]))
+        assert np.linalg.norm(com_error) < 1.5e-3
 
 
 def test_fitted_defects_take_the_prior_parameter_error_out(go1_payload_walk):

@@ -1,7 +1,8 @@
-"""The Coulomb friction's tanh width chosen per joint from the recorded velocities
-(:func:`physid.oe.data.joints.coulomb_widths`): a joint whose velocity jumps across zero
-within one sample gets a band as wide as half that jump, so the friction cannot flip inside
-one node, where the linearly implicit step's model of it is wrong."""
+"""The Coulomb friction's tanh width chosen per node from the recorded velocities
+(:func:`physid.oe.data.joints.coulomb_widths`): around a sample pair across which a joint's
+velocity jumps through zero, the band is as wide as half that jump, so the friction cannot flip
+inside one node, where the linearly implicit step's model of it is wrong; everywhere else it
+keeps the default, so slow motion keeps its full friction."""
 
 from __future__ import annotations
 
@@ -63,15 +64,42 @@ def _simulate(seconds: float = 2.0, dt: float = 0.005) -> dict:
     return cols
 
 
-def test_widths_are_half_the_largest_jump_across_zero():
-    """Closed form: a velocity that jumps 0.3 -> -0.5 rad/s in one sample gets 0.4; one that
-    only crosses zero slowly, or white noise of 0.03 rad/s (2,000 samples), keeps the floor."""
+def test_widths_are_half_the_jump_through_the_band_around_it():
+    """Closed form: a velocity that jumps 0.3 -> -0.5 rad/s between samples 999 and 1000 gets
+    0.4 on nodes 997-1001 (that node and 2 either side) and the default elsewhere; a start from
+    rest, 0.02 -> 0.62, gets 0.3 there (the friction saturates within the node); one that only
+    crosses zero slowly, white noise of 0.03 rad/s (2,000 samples), or a jump far from zero
+    (2.3 -> 1.5) keep the default everywhere."""
     rng = np.random.default_rng(0)
     slow = np.linspace(-1.0, 1.0, 2000)  # 1 mrad/s per sample across zero
     fast = np.r_[np.full(1000, 0.3), np.full(1000, -0.5)]
+    start = np.r_[np.full(1000, 0.02), np.full(1000, 0.62)]
     noise = 0.03 * rng.standard_normal(2000)
-    widths = coulomb_widths(np.c_[slow, fast, noise, fast + 2.0])
-    assert widths == pytest.approx([COULOMB_SPEED, 0.4, COULOMB_SPEED, COULOMB_SPEED])
+    widths = coulomb_widths(np.c_[slow, fast, noise, fast + 2.0, start])
+    assert widths.shape == (2000, 5)
+    for j, wide in ((1, 0.4), (4, 0.3)):
+        expected = np.full(2000, COULOMB_SPEED)
+        expected[997:1002] = wide
+        assert widths[:, j] == pytest.approx(expected)
+    for j in (0, 2, 3):
+        assert widths[:, j] == pytest.approx(np.full(2000, COULOMB_SPEED))
+
+
+def test_widths_near_a_contact_change_are_each_joints_widest():
+    """With contact flags, the 2 nodes either side of a flag change (a foot down from sample
+    501 on) take each joint's widest band of the record: the velocities above, 0.4 and 0.3
+    on nodes 498-502 as well; joints that never widen keep the default there."""
+    fast = np.r_[np.full(1000, 0.3), np.full(1000, -0.5)]
+    start = np.r_[np.full(1000, 0.02), np.full(1000, 0.62)]
+    still = np.zeros(2000)
+    flags = np.zeros((2000, 2), dtype=bool)
+    flags[501:, 0] = True
+    widths = coulomb_widths(np.c_[fast, start, still], flags=flags)
+    for j, wide in ((0, 0.4), (1, 0.3), (2, COULOMB_SPEED)):
+        expected = np.full(2000, COULOMB_SPEED)
+        expected[997:1002] = wide
+        expected[498:503] = wide
+        assert widths[:, j] == pytest.approx(expected)
 
 
 @pytest.fixture(scope="module")
@@ -90,19 +118,22 @@ def _solve(root, config: str):  # noqa: ANN001, ANN202
 
 
 def test_chosen_widths_let_a_reversing_arm_converge(arm, tmp_path):
-    """With the widths chosen from the data (j1 0.12, j2 0.40 rad/s) the solve converges within
-    15 iterations and the link's mass is within 2 % of MuJoCo's 0.4 kg; with one width of
-    0.1 rad/s for both (the default before), the friction flips inside a node at every
-    reversal and 15 iterations do not reach convergence (it takes 28)."""
+    """With the widths chosen from the data (widest j1 0.13, j2 0.42 rad/s, around each
+    reversal only) the solve converges within 15 iterations and the link's mass is within 2 %
+    of MuJoCo's 0.4 kg; with one width of 0.1 rad/s everywhere the friction flips inside a
+    node at every reversal and 15 iterations do not reach convergence (it takes 28)."""
     chosen = _solve(arm, JOINTS + "}\n")
     assert str(chosen.status) == "ok", chosen.message
     assert chosen.raw.body_summary()["j2"]["mass"] == pytest.approx(0.4, rel=0.02)
     chosen.save(tmp_path / "out")
     used = json.loads((tmp_path / "out" / "result.json").read_text())["inputs"]["joints"]
-    assert used["coulomb_speed"] == pytest.approx([0.122, 0.398], abs=2e-3)
+    assert used["coulomb_speed"] == pytest.approx(COULOMB_SPEED)
+    assert used["coulomb_speed_widest"] == pytest.approx([0.132, 0.422], abs=2e-3)
     (said,) = [f for f in chosen.findings if f.code == "OE113"]
     assert said.names == ("j1", "j2") and said.numbers["widest_rad_s"] == pytest.approx(
-        0.398, abs=2e-3
+        0.422, abs=2e-3
     )
+    # the arm passes through rest several times a second, 5 nodes widened each: not all of them
+    assert 0.05 < said.numbers["widened_fraction"] < 0.4
     narrow = _solve(arm, JOINTS + f", coulomb_speed: {COULOMB_SPEED}}}\n")
     assert str(narrow.status) == "not_converged"

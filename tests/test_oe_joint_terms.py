@@ -84,6 +84,39 @@ def test_joint_terms_step_derivatives_match_finite_differences(go1, active):
     np.testing.assert_allclose(Ft, Ft_fd, rtol=1e-4, atol=1e-6 * np.abs(Ft).max())
 
 
+def test_a_node_uses_its_own_coulomb_widths(go1):
+    """``coulomb_speed_nodes``: after ``use_node(k)`` the step, its state and theta Jacobians
+    (the estimated Coulomb columns included) are those of a model whose one width per joint
+    is row k's; at node 0 they differ (else the row would not have been used)."""
+    rng = np.random.default_rng(3)
+    nv = go1.nv
+    rows = np.c_[np.full((3, 6), 0.1), 0.05 + rng.uniform(size=(3, nv - 6))]
+    estimate = JointEstimate(KINDS, tuple(range(6, nv)), 1.0)
+    _, theta, x, u = _setup(go1, seed=7, estimate=estimate)
+    t = _terms(nv)
+
+    def model(speed, nodes=None):  # noqa: ANN001, ANN202
+        terms = JointTerms(t.armature, t.viscous, t.coulomb, speed, nodes)
+        dyn = ParametrizedModel(
+            go1, ["root_joint"], "exp_eig", default_actuation(go1), 0.01, terms, estimate
+        )
+        dyn.set_theta(theta)
+        return dyn
+
+    per_node, one = model(0.3, rows), model(rows[2])
+    want = contact_step_derivatives(one, ContactModels(one.model, FEET), FEET[:2], x, u)
+    same = []
+    for node in (2, 0):
+        per_node.use_node(node)
+        got = contact_step_derivatives(
+            per_node, ContactModels(per_node.model, FEET), FEET[:2], x, u
+        )
+        same.append(
+            [np.allclose(g, w, rtol=1e-10, atol=1e-12) for g, w in zip(got, want, strict=True)]
+        )
+    assert same == [[True, True, True], [False, False, False]]
+
+
 def test_joint_terms_change_the_derivatives(go1):
     """The friction's share of da/dv is not negligible here (else the test above proves
     nothing about it): at least 2 on the joint diagonal of df/dv / dt."""

@@ -131,12 +131,13 @@ COULOMB_WIDTHS = define(
     "OE113",
     "coulomb-widths",
     Severity.INFO,
-    "the Coulomb friction's smoothing widened on fast-reversing joints",
+    "the Coulomb friction's smoothing widened around fast reversals",
     "Each joint's Coulomb friction is smoothed as tanh(v / v_c). Where the recorded joint "
     "velocity jumps across zero by more than 2 v_c between two samples (a swinging leg's "
     "reversal), the friction would flip sign within one node, where the solver's linear model of "
-    "it is wrong and the gaps there do not close; v_c of those joints is widened to half their "
-    "largest such jump. Joints that reverse slowly keep the default.",
+    "it is wrong and the gaps there do not close; around each such reversal (2 nodes either "
+    "side) v_c is widened to half the jump. Everywhere else, and on joints that reverse slowly, "
+    "v_c keeps the default, so slow motion keeps its full friction.",
     "Nothing; give joints.coulomb_speed to set one width for every joint.",
 )
 SOFT_FEET = define(

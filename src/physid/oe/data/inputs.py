@@ -86,8 +86,10 @@ def read_inputs(
 
     degrees = read_angle_unit(config) == "degrees"
     recording = read_recording(table, model, angles_in_degrees=degrees)
-    if not coulomb_speed_given(config):  # chosen per joint from the recorded velocities
-        joints = with_coulomb_widths(settings.joints, recording.measurements.v, dof_names(model))
+    if not coulomb_speed_given(config):  # chosen per node from the recorded velocities
+        joints = with_coulomb_widths(
+            settings.joints, recording.measurements.v, dof_names(model), recording.contact_flags
+        )
         settings = dataclasses.replace(settings, joints=joints)
     inputs = OEInputs(model, recording, label, settings, masses)
     inputs.notes.extend(f"{label}: {note}" for note in getattr(source, "notes", ()))

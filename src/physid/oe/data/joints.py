@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
+from scipy.ndimage import maximum_filter1d
 
 from physid.findings import Finding
 from physid.oe.codes import (
@@ -40,7 +41,11 @@ from physid.oe.model.joint_estimate import (
     JointEstimate,
 )
 from physid.oe.model.measurements import base_dofs
+from physid.oe.model.phases import flag_changes
 
+# nodes either side of a recorded fast reversal whose Coulomb band is widened
+# (coulomb_widths): an estimate may reverse a node or two from the record
+REVERSAL_WINDOW = 2
 DECLARED = {"armature": "armature", "viscous": "damping", "coulomb": "friction"}
 
 
@@ -141,53 +146,86 @@ def estimate_finding(estimate: JointEstimate, joints: JointTerms, label: str) ->
     )
 
 
-def coulomb_widths(v: NDArray, floor: float = COULOMB_SPEED) -> NDArray[np.float64]:
-    """Per joint, the Coulomb friction's tanh width ``v_c`` [rad/s] for the recorded joint
-    velocities ``v`` ``(nodes, joints)``: half the largest change between two samples across
-    which the velocity changes sign, at least ``floor``.
+def coulomb_widths(
+    v: NDArray,
+    floor: float = COULOMB_SPEED,
+    window: int = REVERSAL_WINDOW,
+    flags: NDArray | None = None,
+) -> NDArray[np.float64]:
+    """Per node and joint, the Coulomb friction's tanh width ``v_c`` [rad/s] for the recorded
+    joint velocities ``v`` ``(nodes, joints)``: ``floor``, widened to half the change between
+    two samples on the ``window`` nodes either side of a change that starts or ends within
+    half its own size of zero (every jump across zero, and a start from or stop to rest).
 
-    The linearly implicit friction step linearizes ``F_c tanh(v / v_c)`` at ``v_k``: a jump
-    across zero wider than the tanh's near-linear band ``±v_c`` flips the friction within one
-    node, where that model is wrong by up to ``2 F_c`` and Gauss-Newton's steps stall on the
-    gap. A band as wide as half the jump keeps the flip over at least two nodes. Velocity
-    noise alone (0.03-0.05 rad/s, jumps across zero below 0.2) leaves the floor."""
+    The linearly implicit friction step linearizes ``F_c tanh(v / v_c)`` at ``v_k``: a change
+    through the tanh's curved band ``|v| < v_c`` that is wider than the band flips or saturates
+    the friction within one node, where that model is wrong by up to ``2 F_c`` and
+    Gauss-Newton's steps stall on the gap. A band as wide as half the change keeps the flip over
+    at least two nodes; the window covers an estimate that reverses a node or two from the
+    record. Elsewhere the band stays narrow: a joint that moves slowly between fast reversals
+    (a stance leg between swings) keeps its full friction, which one wide band for the whole
+    record would fade. Velocity noise alone (0.03-0.05 rad/s, changes below 0.2) leaves the
+    floor. With contact ``flags`` ``(nodes, feet)``, the ``window`` nodes either side of a flag
+    change get each joint's widest band of the record: at a touch-down the estimate's
+    velocities can jump through zero where the record's do not (a soft foot's landing)."""
     v = np.asarray(v, dtype=float)
-    if v.ndim != 2 or v.shape[0] < 2:
-        return np.full(v.shape[-1] if v.ndim == 2 else 0, float(floor))
-    jump = np.abs(np.diff(v, axis=0))
-    flips = (v[1:] * v[:-1] < 0) & np.isfinite(jump)
-    largest = np.max(np.where(flips, jump, 0.0), axis=0, initial=0.0)
-    return np.maximum(float(floor), 0.5 * largest)
+    if v.ndim != 2:
+        return np.full((0, 0), float(floor))
+    widths = np.full(v.shape, float(floor))
+    if v.shape[0] < 2:
+        return widths
+    half = 0.5 * np.abs(np.diff(v, axis=0))
+    through = (np.minimum(np.abs(v[1:]), np.abs(v[:-1])) < half) & np.isfinite(half)
+    at_flip = np.where(through, half, 0.0)  # node k: between rows k and k + 1
+    spread = maximum_filter1d(at_flip, size=2 * window + 1, axis=0, mode="constant")
+    widths[:-1] = np.maximum(widths[:-1], spread)
+    if flags is not None and len(flags) == len(v):
+        changes = np.zeros(len(v))
+        changes[flag_changes(np.asarray(flags, dtype=bool))] = 1.0
+        near = maximum_filter1d(changes, size=2 * window + 1, mode="constant") > 0
+        widths[near] = np.maximum(widths[near], widths.max(axis=0))
+    return widths
 
 
 def with_coulomb_widths(
-    choice: JointChoice, v: NDArray | None, dof_names: Sequence[str]
+    choice: JointChoice,
+    v: NDArray | None,
+    dof_names: Sequence[str],
+    flags: NDArray | None = None,
 ) -> JointChoice:
-    """``choice`` with each joint's Coulomb width from the recorded joint velocities ``v``
-    ``(nodes, joints)`` (:func:`coulomb_widths`) and the finding naming the widened joints;
-    unchanged without joint terms or velocities, or when no joint reverses faster."""
+    """``choice`` with the Coulomb widths of each node from the recorded joint velocities ``v``
+    ``(nodes, joints)`` and contact ``flags`` (:func:`coulomb_widths`,
+    ``JointTerms.coulomb_speed_nodes``) and the
+    finding naming the joints widened somewhere; unchanged without joint terms or velocities,
+    or when no joint reverses faster."""
     joints = choice.joints
     if joints is None or v is None or not np.any(joints.coulomb) and choice.estimate is None:
         return choice
     nv = joints.armature.size
     bv = nv - np.asarray(v).shape[1]
     default = float(np.max(joints.coulomb_speed))
-    speed = np.full(nv, default)
-    speed[bv:] = np.maximum(speed[bv:], coulomb_widths(v))
-    wide = [i for i in range(bv, nv) if speed[i] > default]
+    chosen = coulomb_widths(v, default, flags=flags)
+    wide = [j for j in range(chosen.shape[1]) if np.any(chosen[:, j] > default)]
     if not wide:
         return choice
-    names = tuple(dof_names[i] for i in wide)
-    listed = ", ".join(f"{n} {speed[i]:.2g}" for n, i in zip(names, wide, strict=True))
+    speed = np.full((chosen.shape[0], nv), default)
+    speed[:, bv:] = chosen
+    names = tuple(dof_names[bv + j] for j in wide)
+    listed = ", ".join(f"{n} {chosen[:, j].max():.2g}" for n, j in zip(names, wide, strict=True))
+    widened = chosen > default
     finding = COULOMB_WIDTHS(
-        f"the Coulomb friction's tanh widened on {len(wide)} joints whose velocity jumps across "
-        f"zero within one sample (rad/s): {listed}",
+        f"the Coulomb friction's tanh widened around fast reversals on {len(wide)} joints, "
+        f"{widened.sum()} of {widened.size} joint-nodes ({100 * widened.mean():.1f} %; widest, "
+        f"rad/s: {listed}); elsewhere {default:g} rad/s",
         numbers={
             "default_rad_s": default,
-            "widest_rad_s": float(np.max(speed)),
+            "widest_rad_s": float(chosen.max()),
+            "widened_fraction": float(widened.mean()),
         },
         names=names,
     )
     return replace(
-        choice, joints=replace(joints, coulomb_speed=speed), findings=(*choice.findings, finding)
+        choice,
+        joints=replace(joints, coulomb_speed=default, coulomb_speed_nodes=speed),
+        findings=(*choice.findings, finding),
     )

@@ -60,12 +60,15 @@ class JointTerms:
     ``<dynamics friction>``, MJCF ``frictionloss``), smoothed as ``F_c tanh(v / coulomb_speed)``
     (``coulomb_speed`` [rad/s] > 0, one number or one per velocity coordinate: the speed below
     which the friction fades linearly, ``F_c / coulomb_speed`` N m s/rad at rest; the
-    derivatives stay bounded)."""
+    derivatives stay bounded). ``coulomb_speed_nodes`` ``(nodes, nv)``: the width at each node
+    instead (:meth:`speed`; widened only where the recorded velocity reverses within a node,
+    :func:`physid.oe.data.joints.coulomb_widths`)."""
 
     armature: NDArray[np.float64]
     viscous: NDArray[np.float64]
     coulomb: NDArray[np.float64]
     coulomb_speed: float | NDArray[np.float64] = COULOMB_SPEED
+    coulomb_speed_nodes: NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
         for name in ("armature", "viscous", "coulomb"):
@@ -77,25 +80,42 @@ class JointTerms:
             raise InputError(f"joint coulomb_speed: one number or nv, got {speed.shape}")
         if not (np.all(np.isfinite(speed)) and np.all(speed > 0)):
             raise InputError(f"joint coulomb_speed must be > 0 [rad/s], got {self.coulomb_speed}")
+        nodes = self.coulomb_speed_nodes
+        if nodes is not None and (
+            np.ndim(nodes) != 2
+            or np.shape(nodes)[1] != len(self.armature)
+            or not np.all(np.isfinite(nodes))
+            or not np.all(np.asarray(nodes) > 0)
+        ):
+            raise InputError(f"joint coulomb_speed_nodes: (nodes, nv) > 0, got {np.shape(nodes)}")
 
     @classmethod
     def none(cls, nv: int) -> JointTerms:
         zero = np.zeros(nv)
         return cls(zero, zero, zero)
 
-    def torque(self, v: NDArray) -> NDArray[np.float64]:
-        """Friction torque ``-D v - F_c tanh(v / v_c)`` ``(nv,)``."""
-        return -self.viscous * v - self.coulomb * np.tanh(v / self.coulomb_speed)
+    def speed(self, node: int | None = None) -> float | NDArray[np.float64]:
+        """The tanh width ``v_c`` [rad/s] at ``node`` (its row of ``coulomb_speed_nodes``; the
+        last row past the end), else ``coulomb_speed``."""
+        if node is None or self.coulomb_speed_nodes is None:
+            return self.coulomb_speed
+        return self.coulomb_speed_nodes[min(node, len(self.coulomb_speed_nodes) - 1)]
 
-    def torque_dv(self, v: NDArray) -> NDArray[np.float64]:
+    def torque(self, v: NDArray, node: int | None = None) -> NDArray[np.float64]:
+        """Friction torque ``-D v - F_c tanh(v / v_c)`` ``(nv,)`` (``v_c`` of ``node``)."""
+        return -self.viscous * v - self.coulomb * np.tanh(v / self.speed(node))
+
+    def torque_dv(self, v: NDArray, node: int | None = None) -> NDArray[np.float64]:
         """Diagonal of ``d torque / dv`` ``(nv,)``: ``-D_eff(v)``."""
-        t = np.tanh(v / self.coulomb_speed)
-        return -self.viscous - self.coulomb / self.coulomb_speed * (1.0 - t * t)
+        speed = self.speed(node)
+        t = np.tanh(v / speed)
+        return -self.viscous - self.coulomb / speed * (1.0 - t * t)
 
-    def torque_dvv(self, v: NDArray) -> NDArray[np.float64]:
+    def torque_dvv(self, v: NDArray, node: int | None = None) -> NDArray[np.float64]:
         """Diagonal of ``d^2 torque / dv^2`` ``(nv,)``: ``-dD_eff/dv``."""
-        t = np.tanh(v / self.coulomb_speed)
-        return 2.0 * self.coulomb / self.coulomb_speed**2 * t * (1.0 - t * t)
+        speed = self.speed(node)
+        t = np.tanh(v / speed)
+        return 2.0 * self.coulomb / speed**2 * t * (1.0 - t * t)
 
 
 class ParametrizedModel:
@@ -158,6 +178,13 @@ class ParametrizedModel:
         self.soft = self.soft_start  # the current values (set_theta)
         self.n_theta = self.n_inertial + self.n_joint_terms + self.n_soft
         self.G = np.zeros((len(ids), 10, 10))
+        self.node: int | None = None  # the node whose friction width applies (use_node)
+
+    def use_node(self, k: int) -> None:
+        """Make node k's Coulomb widths (``JointTerms.coulomb_speed_nodes``) the ones the
+        calls that follow use, as :meth:`physid.oe.model.phases.ContactSchedule.use` does for
+        its contact points."""
+        self.node = k
 
     def _set_joints(self, joints: JointTerms) -> None:
         self.joints = joints
@@ -285,7 +312,9 @@ class ParametrizedModel:
             Y[:, 10 * (j - 1) : 10 * j] @ G for j, G in zip(self.joint_ids, self.G, strict=True)
         ]
         if self.estimate is not None:
-            cols.append(self.estimate.torque_columns(self.joints, v, a, self.dt, friction))
+            cols.append(
+                self.estimate.torque_columns(self.joints, v, a, self.dt, friction, self.node)
+            )
         cols.append(np.zeros((self.model.nv, self.n_soft)))  # no torque: the contacts'
         return np.hstack(cols)
 
@@ -393,8 +422,10 @@ class ParametrizedModel:
         tau = self.actuation @ u
         if self._friction:
             v = x[self.model.nq :]
-            tau = tau + self.joints.torque(v)
-            self.model.armature[:] = self.joints.armature - self.dt * self.joints.torque_dv(v)
+            tau = tau + self.joints.torque(v, self.node)
+            self.model.armature[:] = self.joints.armature - self.dt * self.joints.torque_dv(
+                v, self.node
+            )
         return tau
 
     def rigid(self) -> None:
@@ -410,7 +441,8 @@ class ParametrizedModel:
         if not self._friction:
             return None
         v = x[self.model.nq :]
-        return np.diag(self.joints.torque_dv(v) + self.dt * self.joints.torque_dvv(v) * a)
+        joints, node = self.joints, self.node
+        return np.diag(joints.torque_dv(v, node) + self.dt * joints.torque_dvv(v, node) * a)
 
     def euler_step(self, x: NDArray, a: NDArray) -> NDArray[np.float64]:
         """One semi-implicit Euler step from the acceleration ``a`` of any phase:

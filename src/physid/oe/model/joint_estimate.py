@@ -45,6 +45,8 @@ class _JointValues(Protocol):
     coulomb: NDArray[np.float64]
     coulomb_speed: float | NDArray[np.float64]
 
+    def speed(self, node: int | None = None) -> float | NDArray[np.float64]: ...
+
 
 JointTerms = TypeVar("JointTerms", bound=_JointValues)
 
@@ -109,14 +111,21 @@ class JointEstimate:
         return replace(joints, **changes)
 
     def torque_columns(
-        self, joints: JointTerms, v: NDArray, a: NDArray, dt: float, friction: bool = True
+        self,
+        joints: JointTerms,
+        v: NDArray,
+        a: NDArray,
+        dt: float,
+        friction: bool = True,
+        node: int | None = None,
     ) -> NDArray[np.float64]:
         """``d residual / d s`` ``(nv, size)`` (module docstring); ``friction=False``: an
-        impact's columns (``a`` then the velocity jump, only the armature acts)."""
+        impact's columns (``a`` then the velocity jump, only the armature acts); ``node``: whose
+        Coulomb width (:meth:`JointTerms.speed`)."""
         nv, dofs = v.size, np.asarray(self.dofs)
         out = np.zeros((nv, self.size))
         vd, ad = v[dofs], a[dofs]
-        speed = np.broadcast_to(np.asarray(joints.coulomb_speed, dtype=float), v.shape)[dofs]
+        speed = np.broadcast_to(np.asarray(joints.speed(node), dtype=float), v.shape)[dofs]
         t = np.tanh(vd / speed)
         for i, kind in enumerate(self.kinds):
             if kind == "armature":

@@ -106,6 +106,7 @@ def step(
 def acceleration(problem: PhasedProblem, k: int, x: NDArray) -> NDArray[np.float64]:
     """Acceleration ``a_k`` of node k's phase (before a touch-down reset at k+1)."""
     dyn, sched, nq = problem.dynamics, problem.contacts, problem.dynamics.model.nq
+    dyn.use_node(k)
     tau = dyn.tau(x, problem.u[k])
     if sched is None:
         return pin.aba(dyn.model, dyn.data, x[:nq], x[nq:], tau).copy()
@@ -118,6 +119,7 @@ def acceleration_derivatives(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``(a_k, da_k/dx, da_k/dtheta)`` of node k's phase (eqs. 17-18)."""
     sched = problem.contacts
+    problem.dynamics.use_node(k)
     if sched is None:
         return problem.dynamics.free_acceleration_derivatives(x, problem.u[k])
     sched.use(k)

@@ -153,6 +153,9 @@ def provenance(inputs, problem, run: dict) -> dict:  # noqa: ANN001
             "damping": joints.viscous.tolist(),
             "friction": joints.coulomb.tolist(),
             "coulomb_speed": np.asarray(joints.coulomb_speed, dtype=float).tolist(),
+            "coulomb_speed_widest": None
+            if joints.coulomb_speed_nodes is None
+            else np.max(joints.coulomb_speed_nodes, axis=0).tolist(),
             "estimated": [] if estimate is None else list(estimate.kinds),
             "prior_std": None if estimate is None else estimate.prior_log_std,
         },

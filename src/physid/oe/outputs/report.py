@@ -93,6 +93,7 @@ def contact_forces(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
             continue
         q, v = xs[k, :nq], xs[k, nq:]
         sched.use(k)
+        dyn.use_node(k)
         contact_acceleration(dyn, sched.models, active, q, v, dyn.tau(xs[k], problem.u[k]))
         lam = np.asarray(sched.models.get(active)[0].lambda_c).reshape(len(active), 3)
         for name, f in zip(active, lam, strict=True):
