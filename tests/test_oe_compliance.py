@@ -248,9 +248,9 @@ def test_soft_contact_and_mass_recovered(monkeypatch):
     assert 2.0 * (scalar.cost - result.cost) > 10.83  # the likelihood ratio rejects rho = 1
 
 
-def test_rigid_feet_are_the_default_and_soft_ones_are_asked_for(tmp_path):
-    # contacts.compliance: 0 (paper B's rigid feet) unless the config says estimate; another
-    # number is refused with the key named
+def test_the_data_choose_the_feet_by_default_and_rigid_ones_are_asked_for(tmp_path):
+    # contacts.compliance: estimate (the data choose rigid or soft feet) unless the config
+    # says 0 (paper B's rigid feet); another number is refused with the key named
     from physid.errors import InputError
     from physid.oe.data.config import read_contact_compliance
 
@@ -259,10 +259,10 @@ def test_rigid_feet_are_the_default_and_soft_ones_are_asked_for(tmp_path):
         path.write_text(text)
         return read_contact_compliance(path)
 
-    assert read_contact_compliance(None) == 0.0
-    assert read("contacts: {damping: 0.0}\n") == 0.0
-    assert read("contacts: {compliance: 0}\n") == 0.0
+    assert read_contact_compliance(None) is None
+    assert read("contacts: {damping: 0.0}\n") is None
     assert read("contacts: {compliance: estimate}\n") is None
+    assert read("contacts: {compliance: 0}\n") == 0.0
     with pytest.raises(InputError, match="contacts.compliance"):
         read("contacts: {compliance: 0.1}\n")
 

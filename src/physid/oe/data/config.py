@@ -217,17 +217,18 @@ def _oe_config(path: Path) -> tuple[dict, float, dict, float | None]:
 
 
 def read_contact_compliance(path: Path | None) -> float | None:
-    """``contacts.compliance``: 0 (rigid feet, paper B; the default) or ``estimate`` (None): the
-    data choose rigid or soft feet, a soft foot's compliance and spring estimated in theta
-    (:mod:`physid.oe.model.compliance`)."""
+    """``contacts.compliance``: ``estimate`` (None, the default): the data choose rigid or
+    soft feet, a soft foot's compliance and spring estimated in theta
+    (:mod:`physid.oe.model.compliance`, :func:`physid.oe.soft.choose.choose_soft`); or 0:
+    rigid feet (paper B)."""
     from physid.errors import InputError
     from physid.files.io import config_number, config_section, read_yaml
 
     if path is None:
-        return 0.0
+        return None
     raw = config_section(read_yaml(path, "config file"), SECTIONS, str(path))
     value = config_section(raw.get("contacts"), set(CONTACT_KEYS), "contacts")
-    value = value.get("compliance", 0)
+    value = value.get("compliance", "estimate")
     if value == "estimate":
         return None
     if config_number(value, "contacts.compliance", positive=False, low=0) != 0:

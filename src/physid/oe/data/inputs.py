@@ -35,7 +35,7 @@ class OEConfig:
     imu: dict  # frame (None: the base), estimate_bias
     radius: float | None  # contacts.radius; None: physid chooses
     joints: JointChoice
-    compliance: float | None = 0.0  # contacts.compliance [1/kg]: 0 rigid; None: estimated
+    compliance: float | None = None  # contacts.compliance: None, the data choose; 0 rigid
 
 
 @dataclass
