@@ -3,6 +3,13 @@ integrator), not by physid's Pinocchio simulators: a 7.2 kg payload on the torso
 from the encoders, the IMU, the torque commands and contact flags detected from MuJoCo's
 contact forces.
 
+RESULTS, crawl with 2026-11-29's defaults (seed 0; the data choose soft feet, the Coulomb band
+per node; docs/oe.md "Eleventh round"; the sway not rerun)::
+
+    crawl, detector flags         base_v*  ok         31    157 s |  7.252   +0.73 % |  0.7 mm
+    crawl, detector flags         acc_*    ok        101 a  490 s |  7.315   +1.60 % |  1.7 mm
+    a: 2 rounds of the bias estimation; estimate (-19, -4, 2) mm/s^2, truth 0
+
 RESULTS (2026-11-23, seed 0, 6 s at ``--dt 0.002``: 3,000 nodes; MuJoCo 4.0.0 at 0.5 ms;
 library defaults + foot_velocity 2.24e-2 m/s; time = wall seconds of the ``physid oe`` child
 process on the shared 2 cores; truth 12.7611 kg = URDF torso 5.5611 + 7.2; out/oe_mujoco_go1/
