@@ -1,12 +1,12 @@
 """Serial correlation of the process noise at the estimate, and the standard deviations it
 inflates (honest std on soft-contact data).
 
-The Laplace standard deviations of :func:`physid.oe.solving.solver.solve` assume that the process
-noise ``w_k`` is white, as eq. 16 models it. When the dynamics model is systematically wrong
-(soft feet that sink and roll under a rigid point-contact model, a joint friction the tanh
-does not match) the estimated ``w_k`` is the model error, slow and strongly correlated from
-node to node; then the parameters' spread is the long-run variance of the scores, not their
-variance, as in the Newey-West covariance of least squares (paper C section 4.3,
+The Laplace standard deviations of a solve (:mod:`physid.oe.solving.uncertainty`) assume that the
+process noise ``w_k`` is white, as eq. 16 models it. When the dynamics model is systematically
+wrong (soft feet that sink and roll under a rigid point-contact model, a joint friction the tanh
+does not match) the estimated ``w_k`` is the model error, slow and strongly correlated from node to
+node; then the parameters' spread is the long-run variance of the scores, not their variance, as in
+the Newey-West covariance of least squares (paper C section 4.3,
 :mod:`physid.offline.observe.least_squares`). Here one scalar stands for that ratio: the Bartlett-
 weighted long-run variance of the whitened velocity noise ``w_v,k / sigma`` summed over its
 components, over their variance (Andrews' AR(1) plug-in bandwidth from the pooled lag-1
