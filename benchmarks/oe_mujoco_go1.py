@@ -3,12 +3,15 @@ integrator), not by physid's Pinocchio simulators: a 7.2 kg payload on the torso
 from the encoders, the IMU, the torque commands and contact flags detected from MuJoCo's
 contact forces.
 
-RESULTS, crawl with 2026-11-29's defaults (seed 0; the data choose soft feet, the Coulomb band
-per node; docs/oe.md "Eleventh round"; the sway not rerun)::
+RESULTS with 2026-11-29's defaults (seed 0; the data choose the feet, the Coulomb band per
+node; docs/oe.md "Eleventh round"; CPU seconds)::
 
-    crawl, detector flags         base_v*  ok         31    157 s |  7.252   +0.73 % |  0.7 mm
+    sway (4 feet down: rigid)     base_v*  ok         35     72 s |  7.207   +0.10 % |  0.2 mm
+    sway                          acc_*    ok         41 a  117 s |  7.207   +0.10 % |  0.2 mm
+    crawl, detector flags (soft)  base_v*  ok         31    157 s |  7.252   +0.73 % |  0.7 mm
     crawl, detector flags         acc_*    ok        101 a  490 s |  7.315   +1.60 % |  1.7 mm
-    a: 2 rounds of the bias estimation; estimate (-19, -4, 2) mm/s^2, truth 0
+    a: 2 rounds of the bias estimation, iterations of both; estimates (-4, -0.3, -0.3) and
+       (-19, -4, 2) mm/s^2, truth 0
 
 RESULTS (2026-11-23, seed 0, 6 s at ``--dt 0.002``: 3,000 nodes; MuJoCo 4.0.0 at 0.5 ms;
 library defaults + foot_velocity 2.24e-2 m/s; time = wall seconds of the ``physid oe`` child
