@@ -23,7 +23,6 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from physid.body.inertia import mass_com_inertia_from_pi
-from physid.oe.model.contact import contact_acceleration
 from physid.oe.model.phases import acceleration
 from physid.oe.model.wrench import WRENCH_AXES
 from physid.oe.solving.problem import OEProblem
@@ -85,16 +84,12 @@ def contact_forces(problem: OEProblem, xs: NDArray, theta: NDArray) -> NDArray[n
     if sched is None:
         raise ValueError("the problem has no contact schedule")
     dyn.set_theta(np.asarray(theta, dtype=float))
-    nq = dyn.model.nq
     forces = np.zeros((problem.horizon, len(sched.frames), 3))
     for k in range(problem.horizon):
         active = sched.active(k)
         if not active:
             continue
-        q, v = xs[k, :nq], xs[k, nq:]
-        sched.use(k)
-        dyn.use_node(k)
-        contact_acceleration(dyn, sched.models, active, q, v, dyn.tau(xs[k], problem.u[k]))
+        acceleration(problem, k, xs[k])  # node k's contact solve: its forces in lambda_c
         lam = np.asarray(sched.models.get(active)[0].lambda_c).reshape(len(active), 3)
         for name, f in zip(active, lam, strict=True):
             forces[k, sched.frames.index(name)] = f
