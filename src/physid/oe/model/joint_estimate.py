@@ -43,7 +43,6 @@ class _JointValues(Protocol):
     armature: NDArray[np.float64]
     viscous: NDArray[np.float64]
     coulomb: NDArray[np.float64]
-    coulomb_speed: float | NDArray[np.float64]
 
     def speed(self, node: int | None = None) -> float | NDArray[np.float64]: ...
 
