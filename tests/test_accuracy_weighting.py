@@ -7,6 +7,7 @@ import pytest
 
 from physid.errors import ConfigError
 from physid.files.config import parse_config
+from physid.offline.choose.weighting import MISFIT_INFLATION
 from physid.offline.codes import WEIGHTING_CHOICE
 from physid.offline.pipeline import identify
 from physid.sim.arm import SensorNoise, arm6_model, simulate_random_excitation, true_parameters
@@ -40,7 +41,9 @@ def test_auto_weighting_keeps_wls_where_the_noise_differs_by_joint():
     result, theta = _identified("auto")
     (choice,) = [f for f in result.findings if f.code == WEIGHTING_CHOICE.code]
     assert choice.names == ("wls",) and result.fit.least_squares.method == "wls"
-    assert set(choice.numbers) == {"wls", "ols"}
+    assert set(choice.numbers) == {"wls", "ols", "serial_inflation"}
+    # white noise: the residuals' serial correlation barely inflates the variance (1.08)
+    assert choice.numbers["serial_inflation"] < MISFIT_INFLATION
     plain, _ = _identified("ols")
     assert _relative_error(result, theta) < 0.5 * _relative_error(plain, theta)
     excited = result.excited

@@ -15,6 +15,8 @@ import numpy as np
 from conftest import EXAMPLES, KUKA, require_dataset
 
 from physid.files.config import parse_config, robot_for
+from physid.offline.choose.weighting import MISFIT_INFLATION
+from physid.offline.codes import DATA_ASK_IMPLAUSIBLE, WEIGHTING_CHOICE
 from physid.offline.fit.uncertainty import (
     DEPARTED_PRIOR_STD,
     body_uncertainties,
@@ -73,13 +75,17 @@ def test_on_the_real_kuka_no_mass_far_from_the_urdf_is_said_to_be_the_priors(
             marked_prior += 1
             assert 0.5 <= ratio <= 2.0, (joint, body["mass"], body["prior"]["mass"])
     assert marked_prior >= 1  # the first link's mass: no joint torque sees it
-    # With the default prior this file put 12.6 kg on the 2.7 kg body after lwr_1_joint (named
-    # in the "not the URDF's values" warning); the folds cannot tell that fit from one with the
-    # bodies' prior std x0.23 (2.17 / 2.18 %), which is kept and said (against_prior.py), and
-    # whose masses all lie within [0.5, 2] x the URDF's (16.0 kg moving, URDF 14.4).
-    assert any(w.startswith("the prior decides the masses") for w in result.warnings)
-    ratios = [b["mass"] / b["prior"]["mass"] for b in document["bodies"].values()]
-    assert all(0.5 <= r <= 2.0 for r in ratios), ratios
+    # The residuals are mostly the model's misfit (Newey-West variance inflation 8.7), so the
+    # fit with the default prior is the conservative candidate: it puts 11.8 kg on the 2.7 kg
+    # body after lwr_1_joint, and the folds cannot show the plausible refit (the bodies' prior
+    # std x0.23) better. The masses stay, said to be the data's and named (against_prior.py).
+    findings = {f["code"]: f for f in document["findings"]}
+    assert findings[WEIGHTING_CHOICE.code]["numbers"]["serial_inflation"] >= MISFIT_INFLATION
+    kept = findings[DATA_ASK_IMPLAUSIBLE.code]["message"]
+    assert kept.startswith("the data decide these masses"), kept
+    outside = [j for j, b in document["bodies"].items()
+               if not 0.5 <= b["mass"] / b["prior"]["mass"] <= 2.0]  # fmt: skip
+    assert outside and all(joint in kept for joint in outside), (outside, kept)
 
 
 def test_with_plausible_masses_off_the_departed_masses_are_named(tmp_path):

@@ -12,6 +12,7 @@ import numpy as np
 from conftest import KUKA, kuka_slice, require_dataset
 
 from physid.files.config import parse_config, robot_for
+from physid.offline.codes import OFFSET_DRIFT
 from physid.offline.pipeline import identify
 from physid.recordings.trajectory import Trajectory
 
@@ -32,6 +33,10 @@ def test_a_torque_offset_that_changed_between_runs_is_named():
     assert not any("offset differs" in w for w in clean.warnings)
     biased = identify(model, [_recording(2, model, zero), _recording(3, model, bias)],
                       parse_config({}))  # fmt: skip
-    (drift,) = [w for w in biased.warnings if "offset differs" in w]
-    assert "lwr_1_joint +2" in drift and "in kuka_3 against kuka_2" in drift, drift
-    assert "lwr_0_joint" not in drift and "lwr_2_joint" not in drift
+    (drift,) = [f for f in biased.findings if f.code == OFFSET_DRIFT.code]
+    assert "lwr_1_joint" in drift.message and "in kuka_3 against kuka_2" in drift.message
+    # the KUKA's residuals are mostly the model's misfit, so the fit weights every row alike
+    # (physid.offline.choose.weighting), and its parameters take up a quarter of the change
+    # (read 1.47 N m; 2.0 under paper C's per-joint weighting, which the folds cannot show better)
+    assert 1.3 < drift.numbers["lwr_1_joint.difference"] < 2.1, drift.message
+    assert drift.names == ("lwr_1_joint",), drift.message

@@ -17,6 +17,8 @@ import pytest
 from conftest import DATASETS, KUKA, kuka_slice, require_dataset
 
 import physid
+from physid.offline.choose.weighting import MISFIT_INFLATION
+from physid.offline.codes import DATA_ASK_IMPLAUSIBLE, WEIGHTING_CHOICE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from real_cases import (  # noqa: E402
@@ -33,6 +35,7 @@ from real_cases import (  # noqa: E402
 from scoring import (  # noqa: E402
     Signals,
     butterworth_states,
+    consistent_ols_fit,
     ols_fit,
     ols_regressor,
     params_prediction,
@@ -76,22 +79,35 @@ def test_kuka_slices(tmp_path):
     assert ours <= ols
 
 
-def test_xmate_slices(tmp_path):
-    """traj1 -> traj3 (50 Hz, 20 s each). Measured: physid 3.96 %, OLS 4.48 %. With the default
-    prior the masses were implausible (32.4 kg against the URDF's 20.7, the shoulder link 15.7 kg
-    against 4.68: 4.03 % held out); the folds cannot tell that fit from one with the bodies'
-    prior std x0.17 (4.48 % vs 4.40 %): 25.7 kg is kept, 1.24 x the URDF's (the dataset README
-    measures holding torques 1.1-1.3 x the URDF's), every body within 0.5-2 x."""
+@pytest.mark.parametrize("held_run", [2, 3])
+def test_xmate_slices(tmp_path, held_run):
+    """traj1 -> traj2 and traj3 (50 Hz, 20 s each; real_corpus's xmate_1_2 and xmate_1_3).
+    The residuals are mostly the model's misfit (Newey-West variance inflation 2.5), so the
+    simplest consistent fit is the conservative candidate of both choices: plain weighting (the
+    folds prefer WLS by 0.02 points, spread 0.07) and the default prior (the folds cannot show
+    the plausible refit, the bodies' prior std x0.17, better). Measured: held out 3.74 / 4.00 %
+    against the consistent least squares' 3.73 / 4.07 % (with WLS and the refit, the old
+    default: 3.90 / 3.96 %). The data put 16.6 kg on the 4.68 kg shoulder link (32.9 kg
+    moving, URDF 20.7; the dataset README measures holding torques 1.1-1.3 x the URDF's): kept,
+    and named where it is implausible."""
     folder = require_dataset(DATASETS / "xmate7p")
     read = lambda k: read_xmate(folder / "50Hz_1period" / f"xMate7p_traj{k}_results.csv", 0.02)  # noqa: E731
     result, ours, ols = _compare(tmp_path, folder / "XM7p.urdf", XMATE_JOINTS, [read(1)],
-                                 [read(3)], armature=False)  # fmt: skip
-    assert ours <= ols
-    bodies = result.document["bodies"].values()
-    masses = np.array([[body["mass"], body["prior"]["mass"]] for body in bodies])
-    assert np.all((masses[:, 0] >= 0.5 * masses[:, 1]) & (masses[:, 0] <= 2.0 * masses[:, 1]))
-    assert 0.8 <= masses[:, 0].sum() / masses[:, 1].sum() <= 1.25
-    assert result.document["fit"]["cross_validation"]["body_prior_scale"] < 1.0
+                                 [read(held_run)], armature=False)  # fmt: skip
+    model = pin.buildModelFromUrdf(str(folder / "XM7p.urdf"))
+    train, held = [butterworth_states(read(1))], [butterworth_states(read(held_run))]
+    theta = consistent_ols_fit(model, train, False, False)[0]
+    consistent = relative_error(held, [(ols_regressor(model, s, False, False) @ theta)
+                                       .reshape(-1, model.nv) for s in held])  # fmt: skip
+    assert ours <= 1.01 * consistent, (ours, consistent, ols)
+    findings = {f["code"]: f for f in result.document["findings"]}
+    assert findings[WEIGHTING_CHOICE.code]["numbers"]["serial_inflation"] >= MISFIT_INFLATION
+    assert result.document["fit"]["cross_validation"]["body_prior_scale"] == 1.0
+    kept = findings[DATA_ASK_IMPLAUSIBLE.code]["message"]
+    assert kept.startswith("the data decide these masses"), kept
+    for joint, body in result.document["bodies"].items():
+        if not 0.5 <= body["mass"] / body["prior"]["mass"] <= 2.0:
+            assert joint in kept, (joint, kept)
 
 
 def _ur10e_to_ptp(tmp_path, train_run: str):

@@ -103,8 +103,9 @@ WEIGHTING_CHOICE = define(
     INFO,
     "the least squares' row weighting the folds chose",
     "Per-joint weights (each joint's rows by its residual level, paper C's WLS) or plain least "
-    "squares (every row alike) was chosen by the folds for the consistent fit; WLS stays unless "
-    "the plain weighting beats it by more than the folds' spread.",
+    "squares (every row alike) was chosen by the folds for the consistent fit. The conservative "
+    "one (WLS where the residuals are white noise, plain where they are mostly misfit) stays "
+    "unless the other beats it by more than the folds' spread.",
     "Nothing; to impose one, set estimation.weighting to ols or wls in the config.",
 )
 # ID2xx: the fit and its solvers
@@ -250,8 +251,9 @@ PLAUSIBILITY_PRIOR = define(
     "prior-for-plausibility",
     INFO,
     "the bodies' prior tightened for plausible masses",
-    "With the default prior the fit had implausible masses; a tighter body prior that the folds "
-    "cannot tell apart from it makes them plausible, and is reported.",
+    "With the default prior the fit had implausible masses; a tighter body prior makes them "
+    "plausible and is reported: the folds cannot tell it apart from the default one, or (residuals "
+    "that are mostly the model's misfit) predict better with it beyond their spread.",
     "Nothing; the prior decides the masses the data cannot.",
 )
 DATA_ASK_IMPLAUSIBLE = define(
@@ -259,8 +261,9 @@ DATA_ASK_IMPLAUSIBLE = define(
     "implausible-masses-kept",
     CAUTION,
     "the data ask for implausible masses",
-    "The nearest plausible fit predicts the training folds clearly worse: the implausible "
-    "masses are kept.",
+    "The nearest plausible fit predicts the training folds clearly worse, or (residuals that are "
+    "mostly the model's misfit) not better beyond the folds' spread: the implausible masses are "
+    "kept.",
     "Check the robot file (a tool it lacks?) and the torque columns.",
 )
 IMPLAUSIBLE = define(

@@ -137,13 +137,27 @@ class PriorCheck:
                 )
             ]
         if self.body_scale != 1.0:
+            told = (
+                "predict better with it" if self.plausible.conservative == 1
+                else "cannot tell the two fits apart"
+            )  # fmt: skip
             return [
                 PLAUSIBILITY_PRIOR(
                     f"the prior decides the masses: with the default prior the fit had implausible "
                     f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
-                    f"plausible and the {folds} cannot tell the two fits apart "
+                    f"plausible and the {folds} {told} "
                     f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %, "
                     f"{self.plausible.reason})",
+                    numbers=numbers,
+                )
+            ]
+        if self.plausible.conservative == 1:
+            return [
+                DATA_ASK_IMPLAUSIBLE(
+                    f"the data decide these masses ({seen}): the residuals are mostly the model's "
+                    f"misfit, so the prior is tightened only where the {folds} show the plausible "
+                    f"fit (the bodies' prior std x{refit.label}) better; they do not "
+                    f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %)",
                     numbers=numbers,
                 )
             ]
@@ -264,11 +278,16 @@ def plausible_prior(
     note: Callable[[str], None],
     by_phase: Callable[[], TrainingData] | None = None,
     static_ratios: Callable[[], dict[str, float]] | None = None,
+    refit_conservative: bool = True,
 ) -> PriorCheck:
     """``check`` with the bodies' prior tightened where the masses are implausible and the
     folds cannot tell (module docstring); ``check`` itself when the masses are plausible or no
-    tighter prior makes them so. ``by_phase``: the training data with folds by phase
-    (:meth:`~.folds.FoldPlan.by_phase`), built when needed, for runs that repeat their motion:
+    tighter prior makes them so. ``refit_conservative`` False (residuals mostly misfit,
+    :attr:`~.weighting.Weighting.misfit_dominated`): the fit with the default prior is the
+    conservative candidate, and the tighter prior must predict the folds better beyond their
+    spread: the prior decides only the masses the data leave undecided. ``by_phase``: the
+    training data with folds by phase (:meth:`~.folds.FoldPlan.by_phase`), built when needed,
+    for runs that repeat their motion:
     the two fits are then judged on motion the other folds do not contain (time blocks of a
     repeated excitation reward a fit that absorbs that motion's misfit into the masses).
     ``static_ratios``: the recordings' static torques against the URDF's gravity torque
@@ -295,7 +314,7 @@ def plausible_prior(
         if by_phase is None
         else cv_score("1", model, judge.folds, judge.rows, at(1.0))
     )
-    choice = plausibility_choice(refit, given)
+    choice = plausibility_choice(refit, given, refit_conservative)
     contradiction = None
     if choice.chosen == 1 and static_ratios is not None and theta is not None:
         contradiction = static_contradiction(model, theta, prior, static_ratios())
@@ -322,10 +341,13 @@ def plausible_prior(
     return replace(check, plausible=choice, implausible=seen, by_phase=phased)
 
 
-def plausibility_choice(refit: CVScore, given: CVScore) -> Choice:
+def plausibility_choice(refit: CVScore, given: CVScore, refit_conservative: bool = True) -> Choice:
     """The plausible fit (``refit``, the conservative choice) or the one with the default prior
     (``given``, implausible masses): the latter only if it beats the former by more than the
-    folds' spread and by :data:`IMPLAUSIBLE_GAIN` of the error."""
+    folds' spread and by :data:`IMPLAUSIBLE_GAIN` of the error. ``refit_conservative`` False:
+    ``given`` is the conservative choice, and ``refit`` must beat it beyond the spread."""
+    if not refit_conservative:
+        return choose("bodies' prior", [refit, given], conservative=1)
     choice = choose("bodies' prior", [refit, given], conservative=0)
     gain = (refit.total - given.total) / refit.total if refit.total > 0 else 0.0
     if choice.chosen == 1 and gain < IMPLAUSIBLE_GAIN:

@@ -269,6 +269,16 @@ def robust_std(store: ObservationStore, columns: np.ndarray, ls: LeastSquaresRes
     return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
 
 
+def variance_inflation(std: np.ndarray, std_robust: np.ndarray) -> float:
+    """How much serially correlated residuals inflate the estimates' variance: the median over
+    parameters of ``(std_robust / std)^2`` (Newey-West over paper C's eq. 6), at least 1. About 1
+    where the residuals are white noise; large where they are a misfit of the model, smooth in
+    time like the motion that causes it."""
+    ratio = (np.asarray(std_robust) / np.asarray(std)) ** 2
+    ratio = ratio[np.isfinite(ratio)]
+    return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
+
+
 def filtered_fit(
     model: RobotModel,
     store: ObservationStore,

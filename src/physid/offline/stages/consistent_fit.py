@@ -115,6 +115,7 @@ def fit_consistent(
         lambda: static_torque_ratios(prepared.upright_model, prepared.train)
     )
     check, findings = None, []
+    misfit = base_fit.weighting is not None and base_fit.weighting.misfit_dominated
     if prepared.shapes is None:  # the folds hold the linear model's observations only
         check = check_against_prior(
             model,
@@ -137,6 +138,7 @@ def fit_consistent(
                 note,
                 by_phase=by_phase,
                 static_ratios=static_ratios,
+                refit_conservative=not misfit,
             )
         findings += check.findings()
     scale, body_scale = (1.0, 1.0) if check is None else (check.scale, check.body_scale)

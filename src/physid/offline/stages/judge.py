@@ -21,6 +21,7 @@ from physid.offline.checks.plausibility import plausibility_findings
 from physid.offline.checks.suspect import unexplained_torque_finding
 from physid.offline.choose.against_prior import PriorCheck
 from physid.offline.codes import CORRELATED_RESIDUALS, WORSE_THAN_URDF
+from physid.offline.observe.least_squares import least_squares
 from physid.offline.observe.reduced import ReducedSystem
 from physid.offline.result import IdentificationResult
 from physid.recordings.trajectory import Trajectory
@@ -46,7 +47,7 @@ def judge(
     fit, findings = result.fit, list(result.findings)
     if fit.theta is None:
         return replace(result, status=Status.INCONSISTENT, findings=unique(findings))
-    model, ls = fit.model, fit.least_squares
+    model = fit.model
     findings += lift_load_findings(model, previews)
     findings += plausibility_findings(
         model, fit.theta, fit.prior, result.joint_prior, result.gravity, static_ratios
@@ -59,9 +60,12 @@ def judge(
     )
     findings += [] if unexplained is None else [unexplained]
     # only when nothing else is wrong: it reads the other joints' torques as right (a joint
-    # whose torque is noise makes a coupled one's scale "fit" better)
+    # whose torque is noise makes a coupled one's scale "fit" better); a test, so under the
+    # per-joint noise model (WLS's weights) whichever weighting the point estimate took: under
+    # plain weighting the largest torques' misfit would pass for a gain
     if not any(f.severity is Severity.SUSPECT for f in findings):
-        scale = joint_scale_finding(system, base_columns, ls.weights, model.joint_names)
+        noise_model = least_squares(system, base_columns, "wls").weights
+        scale = joint_scale_finding(system, base_columns, noise_model, model.joint_names)
         findings += [] if scale is None else [scale]
     findings += correlated_residual_findings(model.joint_names, fit.autocorrelation)
     held_out = worse_held_out(fit.validation, fit.validation_urdf, result.prior_check)

@@ -17,7 +17,7 @@ from physid.files.config import IdentifyConfig
 from physid.findings import Finding
 from physid.offline.choose.choices import tilt_mass_change
 from physid.offline.choose.deadband import rms_change
-from physid.offline.choose.training import robust_std
+from physid.offline.choose.training import robust_std, variance_inflation
 from physid.offline.choose.transition import FrictionModelError, friction_model_error, widened
 from physid.offline.codes import (
     DEADBAND_CHOICE,
@@ -80,7 +80,7 @@ def quantify(
     )
     base_std_friction = np.full(base.size, np.nan)
     base_std_friction[excited] = friction_std
-    inflation = _inflation(base_std, base_std_robust)
+    inflation = variance_inflation(base_std, base_std_robust)
     fit = consistent.fit
     if fit.theta is None or not fit.consistent:
         sources = parameter_sources(base, excited)
@@ -145,13 +145,6 @@ def _transition_widened(
     variance = base_fit.least_squares.std**2 * inflation
     std = friction.transition.std
     return widened(covariance, prepared.model, base_fit.columns, std, variance)
-
-
-def _inflation(base_std: np.ndarray, base_std_robust: np.ndarray) -> float:
-    """Variance inflation of serially correlated residuals (Newey-West over eq. 6), >= 1."""
-    ratio = (base_std_robust / base_std) ** 2
-    ratio = ratio[np.isfinite(ratio)]
-    return float(max(np.median(ratio), 1.0)) if ratio.size else 1.0
 
 
 def _uncertainty_options(
