@@ -16,7 +16,7 @@ from conftest import EXAMPLES, KUKA, require_dataset
 
 from physid.files.config import parse_config, robot_for
 from physid.offline.choose.weighting import MISFIT_INFLATION
-from physid.offline.codes import DATA_ASK_IMPLAUSIBLE, WEIGHTING_CHOICE
+from physid.offline.codes import IMPLAUSIBLE, MASSES_LEFT_TO_DATA, WEIGHTING_CHOICE
 from physid.offline.fit.uncertainty import (
     DEPARTED_PRIOR_STD,
     body_uncertainties,
@@ -81,11 +81,12 @@ def test_on_the_real_kuka_no_mass_far_from_the_urdf_is_said_to_be_the_priors(
     # std x0.23) better. The masses stay, said to be the data's and named (against_prior.py).
     findings = {f["code"]: f for f in document["findings"]}
     assert findings[WEIGHTING_CHOICE.code]["numbers"]["serial_inflation"] >= MISFIT_INFLATION
-    kept = findings[DATA_ASK_IMPLAUSIBLE.code]["message"]
-    assert kept.startswith("the data decide these masses"), kept
+    kept = findings[MASSES_LEFT_TO_DATA.code]["message"]
+    named = findings[IMPLAUSIBLE.code]["message"]
+    assert kept.startswith("the data decide the implausible masses"), kept
     outside = [j for j, b in document["bodies"].items()
                if not 0.5 <= b["mass"] / b["prior"]["mass"] <= 2.0]  # fmt: skip
-    assert outside and all(joint in kept for joint in outside), (outside, kept)
+    assert outside and all(joint in named for joint in outside), (outside, named)
 
 
 def test_with_plausible_masses_off_the_departed_masses_are_named(tmp_path):

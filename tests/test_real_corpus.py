@@ -18,7 +18,7 @@ from conftest import DATASETS, KUKA, kuka_slice, require_dataset
 
 import physid
 from physid.offline.choose.weighting import MISFIT_INFLATION
-from physid.offline.codes import DATA_ASK_IMPLAUSIBLE, WEIGHTING_CHOICE
+from physid.offline.codes import IMPLAUSIBLE, MASSES_LEFT_TO_DATA, WEIGHTING_CHOICE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from real_cases import (  # noqa: E402
@@ -103,11 +103,12 @@ def test_xmate_slices(tmp_path, held_run):
     findings = {f["code"]: f for f in result.document["findings"]}
     assert findings[WEIGHTING_CHOICE.code]["numbers"]["serial_inflation"] >= MISFIT_INFLATION
     assert result.document["fit"]["cross_validation"]["body_prior_scale"] == 1.0
-    kept = findings[DATA_ASK_IMPLAUSIBLE.code]["message"]
-    assert kept.startswith("the data decide these masses"), kept
+    kept = findings[MASSES_LEFT_TO_DATA.code]["message"]
+    named = findings[IMPLAUSIBLE.code]["message"]
+    assert kept.startswith("the data decide the implausible masses"), kept
     for joint, body in result.document["bodies"].items():
         if not 0.5 <= body["mass"] / body["prior"]["mass"] <= 2.0:
-            assert joint in kept, (joint, kept)
+            assert joint in named, (joint, named)
 
 
 def _ur10e_to_ptp(tmp_path, train_run: str):

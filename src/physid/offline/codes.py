@@ -261,9 +261,8 @@ DATA_ASK_IMPLAUSIBLE = define(
     "implausible-masses-kept",
     CAUTION,
     "the data ask for implausible masses",
-    "The nearest plausible fit predicts the training folds clearly worse, or (residuals that are "
-    "mostly the model's misfit) not better beyond the folds' spread: the implausible masses are "
-    "kept.",
+    "The nearest plausible fit predicts the training folds clearly worse: the implausible masses "
+    "are kept.",
     "Check the robot file (a tool it lacks?) and the torque columns.",
 )
 IMPLAUSIBLE = define(
@@ -283,6 +282,17 @@ PRIOR_TIGHTENED = define(
     "the data cannot support that much freedom, and the prior's standard deviations were scaled "
     "down until it does not.",
     "Record a longer, richer excitation.",
+)
+MASSES_LEFT_TO_DATA = define(
+    "ID406",
+    "implausible-masses-left-to-data",
+    INFO,
+    "the prior was not tightened for the implausible masses",
+    "The residuals are mostly the model's misfit, so the fit with the default prior is the "
+    "conservative candidate; the folds do not show the plausible fit (a tighter body prior) "
+    "better beyond their spread, and the masses the data chose stay (named in ID404).",
+    "Nothing; if you trust the URDF's masses more than these data, state a tighter "
+    "estimation.prior_std_relative.",
 )
 # ID5xx: suspect data
 SAMPLE_RATE = define(

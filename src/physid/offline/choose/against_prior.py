@@ -39,6 +39,7 @@ from physid.offline.choose.selection import Choice, choose
 from physid.offline.choose.training import TrainingData
 from physid.offline.codes import (
     DATA_ASK_IMPLAUSIBLE,
+    MASSES_LEFT_TO_DATA,
     PLAUSIBILITY_PRIOR,
     PRIOR_TIGHTENED,
     WORSE_THAN_URDF,
@@ -153,10 +154,10 @@ class PriorCheck:
             ]
         if self.plausible.conservative == 1:
             return [
-                DATA_ASK_IMPLAUSIBLE(
-                    f"the data decide these masses ({seen}): the residuals are mostly the model's "
-                    f"misfit, so the prior is tightened only where the {folds} show the plausible "
-                    f"fit (the bodies' prior std x{refit.label}) better; they do not "
+                MASSES_LEFT_TO_DATA(
+                    f"the data decide the implausible masses (ID404): the residuals are mostly the "
+                    f"model's misfit, so the prior is tightened only where the {folds} show the "
+                    f"plausible fit (the bodies' prior std x{refit.label}) better; they do not "
                     f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %)",
                     numbers=numbers,
                 )
