@@ -17,6 +17,7 @@ import pytest
 from conftest import DATASETS, KUKA, kuka_slice, require_dataset
 
 import physid
+from physid.offline.choose.against_prior import UNDECIDED_STD
 from physid.offline.choose.weighting import MISFIT_INFLATION
 from physid.offline.codes import IMPLAUSIBLE, MASSES_LEFT_TO_DATA, WEIGHTING_CHOICE
 
@@ -104,6 +105,8 @@ def test_xmate_slices(tmp_path, held_run):
     assert findings[WEIGHTING_CHOICE.code]["numbers"]["serial_inflation"] >= MISFIT_INFLATION
     assert result.document["fit"]["cross_validation"]["body_prior_scale"] == 1.0
     kept = findings[MASSES_LEFT_TO_DATA.code]["message"]
+    # the plausible refit would move the shoulder link 2.7 std: the data decide against it
+    assert findings[MASSES_LEFT_TO_DATA.code]["numbers"]["mass_shift_std"] > UNDECIDED_STD
     named = findings[IMPLAUSIBLE.code]["message"]
     assert kept.startswith("the data decide the implausible masses"), kept
     for joint, body in result.document["bodies"].items():

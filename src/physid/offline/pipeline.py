@@ -2,7 +2,8 @@
 
 :func:`identify` runs the stages of :mod:`physid.offline.stages` in order: read and check the
 recordings, choose the preprocessing on the training folds, base least squares, the consistent
-fit with the prior, its uncertainty, the predictions, and the verdict. When the fit with the
+fit with the prior, its uncertainty (and the masses the data leave undecided), the
+predictions, and the verdict. When the fit with the
 data-chosen preprocessing explains too little of the torque, it is refitted with the
 conservative choices; if that one is not suspect, the first was physid's failure, and the
 conservative fit is returned with a finding that says so.
@@ -26,6 +27,7 @@ from physid.offline.stages.predict import predict
 from physid.offline.stages.prepare import prepare
 from physid.offline.stages.quantify import quantify
 from physid.offline.stages.read import read_inputs
+from physid.offline.stages.undecided import settle_undecided
 from physid.robot.model import RobotModel
 from physid.status import Status
 
@@ -109,6 +111,9 @@ def identify_once(
     consistent = fit_consistent(prepared, base_fit, inputs.model_urdf, inputs.problem, config, note)
     note("uncertainty")
     quantified = quantify(prepared, base_fit, consistent, config, note)
+    consistent, quantified = settle_undecided(
+        prepared, base_fit, consistent, quantified, config, note
+    )
     note("prediction at the recorded samples")
     prediction = predict(
         prepared,

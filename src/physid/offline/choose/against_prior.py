@@ -54,6 +54,10 @@ PRIOR_SCALES = (1.0, 0.3, 0.1, 0.03)  # every prior std times this, tried in ord
 # of a per cent is no reason to accept a link several times its CAD mass, while data that truly
 # need other masses win by far more.
 IMPLAUSIBLE_GAIN = 0.01
+# Residuals mostly misfit: the plausible refit is taken where the data leave the masses
+# undecided, every body's mass and the moving mass within this many of their posterior std
+# (the fit with the default prior's) from where the data put them: 95 %, two-sided.
+UNDECIDED_STD = 2.0
 # The identified model predicts the folds "at least as well as the URDF" within this factor of
 # the URDF's error. Where the URDF is the truth (a simulator's own model), both sit at the noise
 # floor, and the fit's estimation error adds about p / 2N to it (1e-3 for 70 parameters over
@@ -94,10 +98,32 @@ class PriorCheck:
     by_phase: bool = False  # the plausibility choice judged on folds by phase (repeated runs)
     # the folds preferred the implausible fit, which the static torques contradict
     contradicted: bool = False
+    # the plausible refit the misfit rule did not take (its bodies' prior scale and its score
+    # on the time folds), for the check of what the data decide (stages.undecided)
+    refit_scale: float | None = None
+    refit_on_time: CVScore | None = None
+    # the largest shift of a mass from the default fit to the refit, in the default fit's std
+    mass_shift_std: float | None = None
 
     @property
     def better_than_urdf(self) -> bool:
         return as_good_as(self.identified, self.urdf)
+
+    @property
+    def refit_pending(self) -> bool:
+        """A plausible refit the folds could not show better under the misfit rule, not yet
+        weighed against what the data decide (:mod:`physid.offline.stages.undecided`)."""
+        return self.refit_scale is not None and self.mass_shift_std is None
+
+    def weighed(self, mass_shift_std: float) -> PriorCheck:
+        """The check once the refit's largest mass shift (in the default fit's std) is known:
+        the refit taken where the data leave the masses undecided (:data:`UNDECIDED_STD`) and
+        it predicts the time folds as well as the URDF, else the default prior's fit kept."""
+        kept = replace(self, mass_shift_std=mass_shift_std)
+        on_time = self.refit_on_time
+        if mass_shift_std > UNDECIDED_STD or on_time is None or not as_good_as(on_time, self.urdf):
+            return kept
+        return replace(kept, identified=on_time, body_scale=self.refit_scale)
 
     def note(self) -> str:
         line = (
@@ -137,6 +163,18 @@ class PriorCheck:
                     numbers=numbers,
                 )
             ]
+        if self.body_scale != 1.0 and self.mass_shift_std is not None:
+            return [
+                PLAUSIBILITY_PRIOR(
+                    f"the prior decides the masses: with the default prior the fit had implausible "
+                    f"masses ({seen}); with the bodies' prior std x{self.body_scale:.2g} they are "
+                    f"plausible, and every mass stays within {self.mass_shift_std:.2g} of its std "
+                    "from where the data put it: the data leave them undecided, and the "
+                    f"{folds} cannot tell the two fits apart ({100 * refit.total:.3g} % vs "
+                    f"{100 * given.total:.3g} %)",
+                    numbers={**numbers, "mass_shift_std": self.mass_shift_std},
+                )
+            ]
         if self.body_scale != 1.0:
             told = (
                 "predict better with it" if self.plausible.conservative == 1
@@ -153,13 +191,21 @@ class PriorCheck:
                 )
             ]
         if self.plausible.conservative == 1:
+            shift = (
+                ""
+                if self.mass_shift_std is None
+                else f" and moves a mass {self.mass_shift_std:.2g} of its std"
+            )
             return [
                 MASSES_LEFT_TO_DATA(
                     f"the data decide the implausible masses (ID404): the residuals are mostly the "
                     f"model's misfit, so the prior is tightened only where the {folds} show the "
-                    f"plausible fit (the bodies' prior std x{refit.label}) better; they do not "
-                    f"({100 * refit.total:.3g} % vs {100 * given.total:.3g} %)",
-                    numbers=numbers,
+                    f"plausible fit (the bodies' prior std x{refit.label}) better, or where it "
+                    f"keeps every mass within {UNDECIDED_STD:g} of its std; it predicts "
+                    f"{100 * refit.total:.3g} % against {100 * given.total:.3g} %" + shift,
+                    numbers=numbers
+                    if self.mass_shift_std is None
+                    else {**numbers, "mass_shift_std": self.mass_shift_std},
                 )
             ]
         return [
@@ -322,13 +368,26 @@ def plausible_prior(
     if contradiction is not None:
         choice = replace(choice, chosen=0, reason=f"{choice.reason}, but {contradiction}")
     phased = by_phase is not None
-    if choice.chosen == 0:
-        # the check against the URDF stays on the time blocks it was made on
-        on_time = (
-            refit
-            if not phased
-            else cv_score(label, model, training.folds, training.rows, at(body_scale))
+
+    def time_score() -> CVScore:  # the check against the URDF stays on the time blocks
+        if not phased:
+            return refit
+        return cv_score(label, model, training.folds, training.rows, at(body_scale))
+
+    if choice.chosen == 1 and not refit_conservative and contradiction is None:
+        asked = plausibility_choice(refit, given)  # do the folds show the default fit better?
+        if asked.chosen == 1:
+            return replace(check, plausible=asked, implausible=seen, by_phase=phased)
+        return replace(
+            check,
+            plausible=choice,
+            implausible=seen,
+            by_phase=phased,
+            refit_scale=body_scale,
+            refit_on_time=time_score(),
         )
+    if choice.chosen == 0:
+        on_time = time_score()
         if as_good_as(on_time, check.urdf):
             return replace(
                 check,

@@ -9,6 +9,8 @@ testable alone with a small typed state between them:
 4. :mod:`.consistent_fit` - the physically consistent fit with the prior, checked against the
    URDF's own model and for plausible masses;
 5. :mod:`.quantify` - standard deviations, the jackknife, what the data and the prior decide;
+   :mod:`.undecided` - where the residuals are mostly misfit, the plausible refit taken when
+   the data leave the masses undecided (then quantified again);
 6. :mod:`.predict` - predictions at the recorded samples, training and held out;
 7. :mod:`.judge` - the findings on the fit and the one status.
 

@@ -90,6 +90,14 @@ class Consistent:
     static_ratios: Callable[[], dict[str, float]]
     findings: tuple[Finding, ...]
 
+    def with_check(self, check: PriorCheck) -> Consistent:
+        """The consistent fit at ``check``'s bodies' prior scale (the prior scale unchanged),
+        with its findings."""
+        fit = self.fits.fit(self.fits.system, check.scale, check.body_scale)
+        return replace(
+            self, fit=fit, check=check, body_scale=check.body_scale, findings=_findings(check, fit)
+        )
+
 
 def fit_consistent(
     prepared: Prepared,
@@ -114,7 +122,7 @@ def fit_consistent(
     static_ratios = functools.cache(
         lambda: static_torque_ratios(prepared.upright_model, prepared.train)
     )
-    check, findings = None, []
+    check = None
     misfit = base_fit.weighting is not None and base_fit.weighting.misfit_dominated
     if prepared.shapes is None:  # the folds hold the linear model's observations only
         check = check_against_prior(
@@ -140,19 +148,10 @@ def fit_consistent(
                 static_ratios=static_ratios,
                 refit_conservative=not misfit,
             )
-        findings += check.findings()
     scale, body_scale = (1.0, 1.0) if check is None else (check.scale, check.body_scale)
     joint = base_fit.joint if scale == 1.0 else base_fit.joint.scaled(scale)
     note("physically consistent fit (SDP)")
     fit = fits.fit(training.system, scale, body_scale)
-    if fit.inaccurate and not fit.polished:
-        findings.append(
-            SDP_INACCURATE(
-                "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
-                "the bodies were checked and are consistent, but the fit may be slightly "
-                "suboptimal (the Newton polish did not reach the optimum either)"
-            )
-        )
     return Consistent(
         fit,
         check,
@@ -163,8 +162,22 @@ def fit_consistent(
         phase,
         phase_systems,
         static_ratios,
-        tuple(findings),
+        _findings(check, fit),
     )
+
+
+def _findings(check: PriorCheck | None, fit: ConsistentFit) -> tuple[Finding, ...]:
+    """What the check against the prior found, and a fit the SDP solved inaccurately."""
+    findings = [] if check is None else check.findings()
+    if fit.inaccurate and not fit.polished:
+        findings.append(
+            SDP_INACCURATE(
+                "the consistency SDP stopped at reduced accuracy (Clarabel: optimal_inaccurate); "
+                "the bodies were checked and are consistent, but the fit may be slightly "
+                "suboptimal (the Newton polish did not reach the optimum either)"
+            )
+        )
+    return tuple(findings)
 
 
 def _by_phase(
