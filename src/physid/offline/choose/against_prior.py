@@ -28,6 +28,7 @@ by this step.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -332,11 +333,11 @@ def plausible_prior(
     tighter prior makes them so. ``refit_conservative`` False (residuals mostly misfit,
     :attr:`~.weighting.Weighting.misfit_dominated`): the fit with the default prior is the
     conservative candidate, and the tighter prior must predict the folds better beyond their
-    spread: the prior decides only the masses the data leave undecided. ``by_phase``: the
-    training data with folds by phase (:meth:`~.folds.FoldPlan.by_phase`), built when needed,
-    for runs that repeat their motion:
-    the two fits are then judged on motion the other folds do not contain (time blocks of a
-    repeated excitation reward a fit that absorbs that motion's misfit into the masses).
+    spread, or the data leave the masses undecided (``refit_scale`` kept for stage 5b).
+    ``by_phase``: the training data with folds by phase (:meth:`~.folds.FoldPlan.by_phase`),
+    built when needed, for runs that repeat their motion: the two fits are then judged on
+    motion the other folds do not contain (time blocks of a repeated excitation reward a fit
+    that absorbs that motion's misfit into the masses).
     ``static_ratios``: the recordings' static torques against the URDF's gravity torque
     (:func:`~.plausibility.static_torque_ratios`), computed only when the masses are
     implausible: a fit they contradict (:func:`~.plausibility.static_contradiction`) is not
@@ -356,38 +357,26 @@ def plausible_prior(
     label = f"{body_scale:.2g}"
     judge = training if by_phase is None else by_phase()
     refit = cv_score(label, model, judge.folds, judge.rows, at(body_scale))
-    given = (
-        replace(check.identified, label="1")
-        if by_phase is None
-        else cv_score("1", model, judge.folds, judge.rows, at(1.0))
-    )
+    given = replace(check.identified, label="1")
+    if by_phase is not None:
+        given = cv_score("1", model, judge.folds, judge.rows, at(1.0))
     choice = plausibility_choice(refit, given, refit_conservative)
     contradiction = None
     if choice.chosen == 1 and static_ratios is not None and theta is not None:
         contradiction = static_contradiction(model, theta, prior, static_ratios())
-    if contradiction is not None:
-        choice = replace(choice, chosen=0, reason=f"{choice.reason}, but {contradiction}")
+        choice = _contradicted(choice, contradiction)
     phased = by_phase is not None
-
-    def time_score() -> CVScore:  # the check against the URDF stays on the time blocks
-        if not phased:
-            return refit
-        return cv_score(label, model, training.folds, training.rows, at(body_scale))
-
+    # the check against the URDF stays on the time blocks
+    time_score = functools.partial(cv_score, label, model, training.folds, training.rows)
     if choice.chosen == 1 and not refit_conservative and contradiction is None:
         asked = plausibility_choice(refit, given)  # do the folds show the default fit better?
         if asked.chosen == 1:
             return replace(check, plausible=asked, implausible=seen, by_phase=phased)
-        return replace(
-            check,
-            plausible=choice,
-            implausible=seen,
-            by_phase=phased,
-            refit_scale=body_scale,
-            refit_on_time=time_score(),
-        )
+        on_time = time_score(at(body_scale)) if phased else refit
+        kept = replace(check, plausible=choice, implausible=seen, by_phase=phased)
+        return replace(kept, refit_scale=body_scale, refit_on_time=on_time)
     if choice.chosen == 0:
-        on_time = time_score()
+        on_time = time_score(at(body_scale)) if phased else refit
         if as_good_as(on_time, check.urdf):
             return replace(
                 check,
@@ -399,6 +388,13 @@ def plausible_prior(
                 contradicted=contradiction is not None,
             )
     return replace(check, plausible=choice, implausible=seen, by_phase=phased)
+
+
+def _contradicted(choice: Choice, contradiction: str | None) -> Choice:
+    """``choice`` turned to the plausible fit when the static torques contradict the other."""
+    if contradiction is None:
+        return choice
+    return replace(choice, chosen=0, reason=f"{choice.reason}, but {contradiction}")
 
 
 def plausibility_choice(refit: CVScore, given: CVScore, refit_conservative: bool = True) -> Choice:
