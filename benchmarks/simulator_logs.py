@@ -58,13 +58,14 @@ consistent least squares, issue 72's yardstick)::
 Targets met on 15 of 16; physid <= 1.01 x OLS+c on all 16. The miss is the issue 72 rule's
 price: since 2026-11-29 residuals that are mostly misfit (here the clipped command's request,
 Newey-West variance inflation 5.4) make the fit with the default prior the conservative
-candidate, and the folds by phase cannot show the plausible refit better (4.96 % against
-4.90 %), so the UR5 keeps a 24.4 kg shoulder link (URDF 8.39) with a -17 N m offset, named
-in ID404, and predicts its held-out run at 3.65 % where the refit predicted 3.02 % (moving
-mass 19.49 kg). Every other row is as before the rule, digit for digit. Before the stop of
-2026-11-27 the gravcomp logs were ``ok`` (moving mass 0.54-0.63 x), the Panda pressed on its
-limit was told "columns in another order?", and a Panda logged with its clipped command's
-request kept a 140 kg link (moving mass 9 x).
+candidate; the folds by phase cannot show the plausible refit better (4.96 % against
+4.90 %), and the refit would move the shoulder link 4.3 of its std (the data decide it,
+stages/undecided.py), so the UR5 keeps a 24.4 kg shoulder link (URDF 8.39) with a -17 N m
+offset, named in ID404, and predicts its held-out run at 3.65 % where the refit predicted
+3.02 % (moving mass 19.49 kg). Every other row is as before the rule, digit for digit.
+Before the stop of 2026-11-27 the gravcomp logs were ``ok`` (moving mass 0.54-0.63 x), the
+Panda pressed on its limit was told "columns in another order?", and a Panda logged with its
+clipped command's request kept a 140 kg link (moving mass 9 x).
 
 Run: python benchmarks/simulator_logs.py [--robots panda,ur5] [--only panda_clean,ur5_gear]
 [--keep DIR]   (16 cases; a few minutes on one core; files in a temporary folder by default)
