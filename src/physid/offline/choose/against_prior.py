@@ -195,15 +195,16 @@ class PriorCheck:
             shift = (
                 ""
                 if self.mass_shift_std is None
-                else f" and moves a mass {self.mass_shift_std:.2g} of its std"
+                else f", and moves a mass {self.mass_shift_std:.2g} of its std"
             )
             return [
                 MASSES_LEFT_TO_DATA(
                     f"the data decide the implausible masses (ID404): the residuals are mostly the "
                     f"model's misfit, so the prior is tightened only where the {folds} show the "
                     f"plausible fit (the bodies' prior std x{refit.label}) better, or where it "
-                    f"keeps every mass within {UNDECIDED_STD:g} of its std; it predicts "
-                    f"{100 * refit.total:.3g} % against {100 * given.total:.3g} %" + shift,
+                    f"keeps every mass within {UNDECIDED_STD:g} of its std; it predicts them at "
+                    f"{100 * refit.total:.3g} % against the default fit's {100 * given.total:.3g} "
+                    "%, within their spread" + shift,
                     numbers=numbers
                     if self.mass_shift_std is None
                     else {**numbers, "mass_shift_std": self.mass_shift_std},
