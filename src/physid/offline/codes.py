@@ -253,7 +253,8 @@ PLAUSIBILITY_PRIOR = define(
     "the bodies' prior tightened for plausible masses",
     "With the default prior the fit had implausible masses; a tighter body prior makes them "
     "plausible and is reported: the folds cannot tell it apart from the default one, or (residuals "
-    "that are mostly the model's misfit) predict better with it beyond their spread.",
+    "that are mostly the model's misfit) predict better with it beyond their spread, or it moves "
+    "no mass beyond 2 of its std (the data leave the masses undecided).",
     "Nothing; the prior decides the masses the data cannot.",
 )
 DATA_ASK_IMPLAUSIBLE = define(
@@ -290,7 +291,8 @@ MASSES_LEFT_TO_DATA = define(
     "the prior was not tightened for the implausible masses",
     "The residuals are mostly the model's misfit, so the fit with the default prior is the "
     "conservative candidate; the folds do not show the plausible fit (a tighter body prior) "
-    "better beyond their spread, and the masses the data chose stay (named in ID404).",
+    "better beyond their spread, and it would move a mass beyond 2 of its std from where the "
+    "data put it: the masses the data chose stay (named in ID404).",
     "Nothing; if you trust the URDF's masses more than these data, state a tighter "
     "estimation.prior_std_relative.",
 )

@@ -41,7 +41,7 @@ AUTO = "auto"  # config estimation.weighting: the folds choose
 CANDIDATES = ("wls", "ols")
 # Newey-West over eq. 6 variance from which the residuals count as mostly misfit: their serially
 # correlated part then contributes at least as much to the estimates' variance as a white noise
-# of the same level would. Simulated noise reads 1.1-1.4, every real recording 2.3-9.9.
+# of the same level would (measured values: docs/benchmarks.md, why the defaults are what they are)
 MISFIT_INFLATION = 2.0
 
 
