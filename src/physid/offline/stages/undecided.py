@@ -68,12 +68,9 @@ def mass_shift_std(
     """The largest change of a body's mass, or of the moving mass, from the standard parameters
     ``theta`` to ``other``, in ``theta``'s posterior std (``bodies``, ``moving_mass_std``)."""
     layout = model.layout
-    shifts = [
-        abs(other[layout.body_slice(joint)][0] - theta[layout.body_slice(joint)][0]) / body.mass
-        for joint, body in bodies.items()
-        if body.mass > 0.0
-    ]
+    change = (np.asarray(other) - np.asarray(theta))[layout.mass_indices]
+    by_body = dict(zip(layout.body_joints, change, strict=True))
+    shifts = [abs(by_body[joint]) / body.mass for joint, body in bodies.items() if body.mass > 0.0]
     if moving_mass_std > 0.0:
-        moving = layout.total_mass(other) - layout.total_mass(theta)
-        shifts.append(abs(moving) / moving_mass_std)
+        shifts.append(abs(float(change.sum())) / moving_mass_std)
     return float(max(shifts, default=np.inf))
