@@ -154,6 +154,8 @@ class PriorCheck:
             "plausible_fit": refit.total,
             "implausible_fit": given.total,
         }
+        if self.mass_shift_std is not None:  # weighed by stage 5b
+            numbers["mass_shift_std"] = self.mass_shift_std
         if self.body_scale != 1.0 and self.contradicted:
             return [
                 PLAUSIBILITY_PRIOR(
@@ -173,7 +175,7 @@ class PriorCheck:
                     "from where the data put it: the data leave them undecided, and the "
                     f"{folds} cannot tell the two fits apart ({100 * refit.total:.3g} % vs "
                     f"{100 * given.total:.3g} %)",
-                    numbers={**numbers, "mass_shift_std": self.mass_shift_std},
+                    numbers=numbers,
                 )
             ]
         if self.body_scale != 1.0:
@@ -205,9 +207,7 @@ class PriorCheck:
                     f"keeps every mass within {UNDECIDED_STD:g} of its std; it predicts them at "
                     f"{100 * refit.total:.3g} % against the default fit's {100 * given.total:.3g} "
                     "%, within their spread" + shift,
-                    numbers=numbers
-                    if self.mass_shift_std is None
-                    else {**numbers, "mass_shift_std": self.mass_shift_std},
+                    numbers=numbers,
                 )
             ]
         return [

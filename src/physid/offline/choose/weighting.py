@@ -45,6 +45,12 @@ CANDIDATES = ("wls", "ols")
 MISFIT_INFLATION = 2.0
 
 
+def misfit_dominated(inflation: float) -> bool:
+    """Residuals whose variance ``inflation`` says they are mostly a serially correlated misfit:
+    the simplest consistent fit is then every choice's conservative candidate."""
+    return inflation >= MISFIT_INFLATION
+
+
 @dataclass(frozen=True)
 class Weighting:
     """The weighting used, its least-squares fit, and how it was chosen."""
@@ -60,9 +66,8 @@ class Weighting:
 
     @property
     def misfit_dominated(self) -> bool:
-        """The residuals are mostly a serially correlated misfit: the simplest consistent fit
-        is every choice's conservative candidate (here and for the plausibility refit)."""
-        return self.serial_inflation >= MISFIT_INFLATION
+        """:func:`misfit_dominated` of these residuals (here and for the plausibility refit)."""
+        return misfit_dominated(self.serial_inflation)
 
     def findings(self) -> list[Finding]:
         if self.choice is None:
@@ -100,7 +105,7 @@ def choose_weighting(
     if estimation.weighting != AUTO:
         ls = least_squares(training.system, columns, estimation.weighting)
         return Weighting(ls, None, given, inflation)
-    order = ("ols", "wls") if inflation >= MISFIT_INFLATION else CANDIDATES
+    order = CANDIDATES[::-1] if misfit_dominated(inflation) else CANDIDATES  # conservative first
     scores = []
     for label in order:
         if label == "wls" and given is not None:
