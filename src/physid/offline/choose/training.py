@@ -250,9 +250,16 @@ def still_joints(
     }
 
 
-def robust_std(store: ObservationStore, columns: np.ndarray, ls: LeastSquaresResult) -> np.ndarray:
-    """Standard deviations valid for serially correlated residuals (Newey–West), from the
-    weighted scores accumulated chunk by chunk."""
+def robust_std(training: TrainingData, columns: np.ndarray, ls: LeastSquaresResult) -> np.ndarray:
+    """Standard deviations valid for serially correlated residuals (Newey–West) of ``ls``, a
+    least-squares fit of ``training``'s system, once per fit (the weighting's choice and the
+    uncertainty both ask for WLS's); read-only."""
+    key = ("robust_std", np.asarray(columns).tobytes(), np.asarray(ls.weights).tobytes())
+    return training.system.remembered(key, lambda: _robust_std(training.store, columns, ls))
+
+
+def _robust_std(store: ObservationStore, columns: np.ndarray, ls: LeastSquaresResult) -> np.ndarray:
+    """:func:`robust_std` from the weighted scores accumulated chunk by chunk."""
     weights = ls.weights[None, :]
     # filled in place: a list of chunks' scores and its concatenation held twice the scores
     # (1e7 samples: 2 x 184 MB)
@@ -266,7 +273,9 @@ def robust_std(store: ObservationStore, columns: np.ndarray, ls: LeastSquaresRes
         scores[rows] = np.einsum("tjb,tj->tb", W * weights[:, :, None], residuals[rows])
         start = rows.stop
     covariance, _ = newey_west_covariance(scores, residuals, ls.covariance / ls.sigma2)
-    return np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    std.flags.writeable = False
+    return std
 
 
 def variance_inflation(std: np.ndarray, std_robust: np.ndarray) -> float:

@@ -101,7 +101,7 @@ def choose_weighting(
     computed for the same estimator on the same folds (under the weighting given, WLS for
     ``auto``)."""
     wls = least_squares(training.system, columns, "wls")
-    inflation = variance_inflation(wls.std, robust_std(training.store, columns, wls))
+    inflation = variance_inflation(wls.std, robust_std(training, columns, wls))
     if estimation.weighting != AUTO:
         ls = least_squares(training.system, columns, estimation.weighting)
         return Weighting(ls, None, given, inflation)

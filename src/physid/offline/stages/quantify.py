@@ -75,9 +75,7 @@ def quantify(
     friction = friction_model_error(model, deadband, training, prepared.train, ls)
     friction_std = rms_change(friction.halved_doubled, len(base_fit.columns))
     base_std_robust = np.full(base.size, np.nan)
-    base_std_robust[excited] = np.hypot(
-        robust_std(training.store, base_fit.columns, ls), friction_std
-    )
+    base_std_robust[excited] = np.hypot(robust_std(training, base_fit.columns, ls), friction_std)
     base_std_friction = np.full(base.size, np.nan)
     base_std_friction[excited] = friction_std
     inflation = variance_inflation(base_std, base_std_robust)
